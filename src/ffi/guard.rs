@@ -1,0 +1,176 @@
+//! The panic boundary, the NULL checks and the handle plumbing that every
+//! `extern "C"` function goes through.
+//!
+//! Each `extern "C"` body is one call to a function here: [`guard`] or
+//! [`guard_status`] for calls without a handle, [`on`] or [`status_on`] for
+//! calls on a handle, [`new_handle`] and [`free_handle`] for the life of one.
+//! They check pointers for NULL, run the body inside `catch_unwind` so no
+//! panic reaches C, and poison a handle whose operation panicked so that it
+//! refuses everything afterwards instead of acting on half-updated state.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+use super::status::weir_status::{self, *};
+
+/// A handle's state with the flag that an earlier panic sets.
+pub(crate) struct Guarded<S> {
+    poisoned: AtomicBool,
+    state: S,
+}
+
+impl<S> Guarded<S> {
+    pub(crate) fn new(state: S) -> Self {
+        Guarded {
+            poisoned: AtomicBool::new(false),
+            state,
+        }
+    }
+}
+
+/// An opaque C handle: a struct whose only field is a [`Guarded`] state.
+pub(crate) trait Handle {
+    type State;
+    fn guarded(&self) -> &Guarded<Self::State>;
+}
+
+/// Why a call on a handle could not run its body.
+enum Fault {
+    Null,
+    Poisoned,
+    Panicked,
+}
+
+impl From<Fault> for weir_status {
+    fn from(fault: Fault) -> weir_status {
+        match fault {
+            Fault::Null => WEIR_ERR_NULL,
+            Fault::Poisoned => WEIR_ERR_POISONED,
+            Fault::Panicked => WEIR_ERR_PANIC,
+        }
+    }
+}
+
+/// Runs `body` on the state behind `handle`, unless `handle` is NULL or
+/// poisoned; a panic in `body` poisons the handle.
+fn run<H: Handle, R>(handle: *const H, body: impl FnOnce(&H::State) -> R) -> Result<R, Fault> {
+    // SAFETY: a non-NULL handle pointer came from `new_handle` and has not
+    // been passed to `free_handle` (the header states this contract).
+    let handle = unsafe { handle.as_ref() }.ok_or(Fault::Null)?;
+    let guarded = handle.guarded();
+    if guarded.poisoned.load(Ordering::Relaxed) {
+        return Err(Fault::Poisoned);
+    }
+    catch_unwind(AssertUnwindSafe(|| body(&guarded.state))).map_err(|_| {
+        guarded.poisoned.store(true, Ordering::Relaxed);
+        Fault::Panicked
+    })
+}
+
+/// A decision or a reading on a handle: `body`'s answer, or `neutral` when
+/// the handle is NULL or poisoned or `body` panicked.
+pub(crate) fn on<H: Handle, R>(
+    handle: *const H,
+    neutral: R,
+    body: impl FnOnce(&H::State) -> R,
+) -> R {
+    run(handle, body).unwrap_or(neutral)
+}
+
+/// A call on a handle that reports a status: NULL, poisoned and panicked
+/// handles get `WEIR_ERR_NULL`, `WEIR_ERR_POISONED` and `WEIR_ERR_PANIC`.
+pub(crate) fn status_on<H: Handle>(
+    handle: *const H,
+    body: impl FnOnce(&H::State) -> Result<(), weir_status>,
+) -> weir_status {
+    match run(handle, body) {
+        Ok(result) => result.err().unwrap_or(WEIR_OK),
+        Err(fault) => fault.into(),
+    }
+}
+
+/// A call without a handle: `body`'s answer, or `neutral` if it panicked.
+pub(crate) fn guard<R>(neutral: R, body: impl FnOnce() -> R) -> R {
+    catch_unwind(AssertUnwindSafe(body)).unwrap_or(neutral)
+}
+
+/// A call without a handle that reports a status; a panic is `WEIR_ERR_PANIC`.
+pub(crate) fn guard_status(body: impl FnOnce() -> Result<(), weir_status>) -> weir_status {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(result) => result.err().unwrap_or(WEIR_OK),
+        Err(_) => WEIR_ERR_PANIC,
+    }
+}
+
+/// Makes a handle with `make` and writes it to `*out`; `*out` is written
+/// only on success.
+pub(crate) fn new_handle<H>(
+    out: *mut *mut H,
+    make: impl FnOnce() -> Result<H, weir_status>,
+) -> weir_status {
+    guard_status(|| {
+        if out.is_null() {
+            return Err(WEIR_ERR_NULL);
+        }
+        let handle = Box::into_raw(Box::new(make()?));
+        // SAFETY: `out` is non-NULL and, by the header's contract, points to
+        // writable storage for one pointer.
+        unsafe { out.write(handle) };
+        Ok(())
+    })
+}
+
+/// Frees a handle made by `new_handle`; NULL is accepted and ignored.
+pub(crate) fn free_handle<H>(handle: *mut H) {
+    guard((), || {
+        if !handle.is_null() {
+            // SAFETY: a non-NULL handle came from `Box::into_raw` in
+            // `new_handle` and, by the header's contract, is freed only once.
+            drop(unsafe { Box::from_raw(handle) });
+        }
+    })
+}
+
+/// Writes `value` to the caller's `*out`, or fails with `WEIR_ERR_NULL`.
+pub(crate) fn write_out<T>(out: *mut T, value: T) -> Result<(), weir_status> {
+    if out.is_null() {
+        return Err(WEIR_ERR_NULL);
+    }
+    // SAFETY: `out` is non-NULL and, by the header's contract, points to
+    // writable, aligned storage for a `T`.
+    unsafe { out.write(value) };
+    Ok(())
+}
+
+/// Reads the caller's `*input`, or fails with `WEIR_ERR_NULL`.
+pub(crate) fn read_in<T: Copy>(input: *const T) -> Result<T, weir_status> {
+    // SAFETY: a non-NULL `input` points, by the header's contract, to a
+    // readable, aligned `T` whose every bit pattern is valid (only plain
+    // integer and float fields cross the boundary this way).
+    unsafe { input.as_ref() }.copied().ok_or(WEIR_ERR_NULL)
+}
+
+/// A policy the caller passes by pointer, or `preset` when it passes NULL.
+pub(crate) fn policy_or<T: Copy>(policy: *const T, preset: T) -> T {
+    read_in(policy).unwrap_or(preset)
+}
+
+/// The caller's value behind `value` for updating in place, or `None` when
+/// it is NULL.
+pub(crate) fn value_mut<'a, T>(value: *mut T) -> Option<&'a mut T> {
+    // SAFETY: a non-NULL `value` points, by the header's contract, to a
+    // writable, aligned `T` that no other thread uses during this call, and
+    // only types whose every bit pattern is valid are passed this way.
+    unsafe { value.as_mut() }
+}
+
+/// Locks a per-handle mutex. A poisoned mutex means another thread
+/// panicked while holding it; the handle's own flag is set by that thread's
+/// guard, and this call refuses by panicking into its own guard.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    match mutex.lock() {
+        Ok(guard) => guard,
+        Err(_) => panic!("weir: handle mutex poisoned by an earlier panic"),
+    }
+}

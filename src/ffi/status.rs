@@ -1,0 +1,112 @@
+//! `weir_status`: the one status type of the C surface, and its messages.
+
+/// What a call that can fail reports. `WEIR_OK` is 0; every other value is
+/// an error. Codes are grouped by area and are never renumbered or reused:
+/// 1–99 general, 100–199 the limiter, 200–299 the pool,
+/// 300–399 breaker, shedder and window, 400–499 rate and bloom.
+/// `weir_status_str` describes any value, known or not.
+#[repr(i32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(non_camel_case_types)]
+pub enum weir_status {
+    /// Success.
+    WEIR_OK = 0,
+
+    // 1–99: general.
+    /// A pointer the call needs was NULL.
+    WEIR_ERR_NULL = 1,
+    /// An argument is outside the range the call documents.
+    WEIR_ERR_INVALID_ARGUMENT = 2,
+    /// An argument is NaN or infinite where a finite number is needed.
+    WEIR_ERR_NOT_FINITE = 3,
+    /// An argument is negative where it must not be.
+    WEIR_ERR_NEGATIVE = 4,
+    /// A size is too large to allocate or to represent.
+    WEIR_ERR_TOO_LARGE = 5,
+    /// Memory could not be allocated.
+    WEIR_ERR_NO_MEMORY = 6,
+    /// The call panicked inside the library; the handle is now poisoned.
+    WEIR_ERR_PANIC = 7,
+    /// An earlier call on this handle panicked; the handle refuses everything.
+    WEIR_ERR_POISONED = 8,
+    /// The call was already settled; settling it again changes nothing.
+    WEIR_ERR_SETTLED = 9,
+    /// An enumeration field holds a value that names no known case.
+    WEIR_ERR_UNKNOWN_KIND = 10,
+}
+
+/// The status as its integer code.
+impl From<weir_status> for i32 {
+    fn from(status: weir_status) -> i32 {
+        status as i32
+    }
+}
+
+/// A static, NUL-terminated, human-readable description of a status code.
+/// Any value is accepted: a code weir does not define gets
+/// "unknown status code". The string must not be freed.
+#[no_mangle]
+pub extern "C" fn weir_status_str(code: i32) -> *const core::ffi::c_char {
+    weir_status::from_code(code)
+        .map_or(c"unknown status code", weir_status::text)
+        .as_ptr()
+}
+
+/// Every status, for turning a code from C back into a status.
+const ALL: &[weir_status] = {
+    use weir_status::*;
+    &[
+        WEIR_OK,
+        WEIR_ERR_NULL,
+        WEIR_ERR_INVALID_ARGUMENT,
+        WEIR_ERR_NOT_FINITE,
+        WEIR_ERR_NEGATIVE,
+        WEIR_ERR_TOO_LARGE,
+        WEIR_ERR_NO_MEMORY,
+        WEIR_ERR_PANIC,
+        WEIR_ERR_POISONED,
+        WEIR_ERR_SETTLED,
+        WEIR_ERR_UNKNOWN_KIND,
+    ]
+};
+
+impl weir_status {
+    /// The status a code from C names, if it names one.
+    pub fn from_code(code: i32) -> Option<weir_status> {
+        ALL.iter().copied().find(|status| *status as i32 == code)
+    }
+
+    /// What the status means, in one line.
+    pub fn text(self) -> &'static core::ffi::CStr {
+        use weir_status::*;
+        match self {
+            WEIR_OK => c"ok",
+            WEIR_ERR_NULL => c"a required pointer was NULL",
+            WEIR_ERR_INVALID_ARGUMENT => c"an argument is out of its documented range",
+            WEIR_ERR_NOT_FINITE => c"an argument is NaN or infinite",
+            WEIR_ERR_NEGATIVE => c"an argument is negative",
+            WEIR_ERR_TOO_LARGE => c"a size is too large to allocate or represent",
+            WEIR_ERR_NO_MEMORY => c"out of memory",
+            WEIR_ERR_PANIC => c"internal panic; the handle is now poisoned",
+            WEIR_ERR_POISONED => c"the handle was poisoned by an earlier panic",
+            WEIR_ERR_SETTLED => c"already settled",
+            WEIR_ERR_UNKNOWN_KIND => c"an enumeration field holds an unknown value",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_round_trip_and_messages_are_distinct() {
+        let mut seen = std::collections::HashSet::new();
+        for status in ALL {
+            assert_eq!(weir_status::from_code(*status as i32), Some(*status));
+            assert!(seen.insert(status.text()), "{status:?} repeats a message");
+        }
+        assert_eq!(weir_status::from_code(-1), None);
+        assert_eq!(weir_status::from_code(i32::MAX), None);
+    }
+}

@@ -1,0 +1,30 @@
+/* weir_status_str answers every value; the version macros match the library. */
+#include <limits.h>
+#include <string.h>
+
+#include "check.h"
+#include "weir.h"
+
+int main(void) {
+    CHECK(strcmp(weir_version(), WEIR_VERSION) == 0);
+    char expected[32];
+    snprintf(expected, sizeof expected, "%d.%d.%d", WEIR_VERSION_MAJOR, WEIR_VERSION_MINOR,
+             WEIR_VERSION_PATCH);
+    CHECK(strcmp(weir_version(), expected) == 0);
+
+    CHECK(strcmp(weir_status_str(WEIR_OK), "ok") == 0);
+    const char *unknown = weir_status_str(-1);
+    CHECK(unknown != NULL && strlen(unknown) > 0);
+    CHECK(strcmp(weir_status_str(INT_MIN), unknown) == 0);
+    CHECK(strcmp(weir_status_str(INT_MAX), unknown) == 0);
+    /* Every defined code has its own message, distinct from the unknown one. */
+    const weir_status codes[] = {WEIR_ERR_NULL,      WEIR_ERR_INVALID_ARGUMENT, WEIR_ERR_NOT_FINITE,
+                                 WEIR_ERR_NEGATIVE,  WEIR_ERR_TOO_LARGE,        WEIR_ERR_NO_MEMORY,
+                                 WEIR_ERR_PANIC,     WEIR_ERR_POISONED,         WEIR_ERR_SETTLED,
+                                 WEIR_ERR_UNKNOWN_KIND};
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+        CHECK(strcmp(weir_status_str(codes[i]), unknown) != 0);
+        CHECK(strcmp(weir_status_str(codes[i]), "ok") != 0);
+    }
+    CHECK_DONE();
+}

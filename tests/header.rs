@@ -1,0 +1,67 @@
+//! `include/weir.h` is generated from `src/ffi` by cbindgen and committed.
+//! This test regenerates it and fails when the committed file is stale.
+//! Regenerate with: WEIR_BLESS=1 cargo test --test header
+
+use std::path::PathBuf;
+
+/// The header as cbindgen makes it from the current source.
+fn generate() -> String {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let config =
+        cbindgen::Config::from_file(root.join("cbindgen.toml")).expect("read cbindgen.toml");
+    let version = format!(
+        "\n#define WEIR_VERSION \"{}\"\n#define WEIR_VERSION_MAJOR {}\n#define WEIR_VERSION_MINOR {}\n#define WEIR_VERSION_PATCH {}\n",
+        env!("CARGO_PKG_VERSION"),
+        env!("CARGO_PKG_VERSION_MAJOR"),
+        env!("CARGO_PKG_VERSION_MINOR"),
+        env!("CARGO_PKG_VERSION_PATCH"),
+    );
+    let mut out = Vec::new();
+    cbindgen::Builder::new()
+        .with_config(config)
+        .with_src(root.join("src/ffi/mod.rs"))
+        .with_after_include(version)
+        .generate()
+        .expect("cbindgen generates the header")
+        .write(&mut out);
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn header_is_current() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("include/weir.h");
+    let fresh = generate();
+    if std::env::var_os("WEIR_BLESS").is_some() {
+        std::fs::write(&path, &fresh).unwrap();
+        return;
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == fresh,
+        "include/weir.h is stale; regenerate it with: WEIR_BLESS=1 cargo test --test header"
+    );
+}
+
+#[test]
+fn every_exported_name_carries_the_prefix() {
+    let header = generate();
+    for line in header.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let name = match words.as_slice() {
+            ["#define", name, ..] => *name,
+            ["typedef", "struct", name, ..] => *name,
+            ["enum", name, ..] | ["struct", name, ..] => *name,
+            _ => match line.find('(') {
+                // A function declaration at the start of a line.
+                Some(open) if !line.starts_with([' ', '/', '#']) && line.ends_with(");") => {
+                    line[..open].rsplit([' ', '*']).next().unwrap()
+                }
+                _ => continue,
+            },
+        };
+        assert!(
+            name.starts_with("weir_") || name.starts_with("WEIR_"),
+            "exported name without the weir_/WEIR_ prefix: {line}"
+        );
+    }
+}
