@@ -192,19 +192,27 @@ impl Backoff {
         (self.attempts - 1) as usize
     }
 
-    /// Writes the delays of a whole run of retries, one per retry in order,
-    /// into `out` (as many as fit) and returns how many the whole schedule
-    /// has ([`Backoff::retries`]), whatever fitted. Retry `i` uses
-    /// `randoms[i − 1]`, or 0 once `randoms` runs short; Decorrelated's
-    /// previous delay starts at the base and then follows the delays drawn.
-    pub fn schedule(&self, randoms: &[f64], out: &mut [i64]) -> usize {
+    /// The delays of a whole run of retries, one per retry in order
+    /// ([`Backoff::retries`] of them). Retry `i` uses `randoms[i − 1]`, or 0
+    /// once `randoms` runs short; Decorrelated's previous delay starts at
+    /// the base and then follows the delays drawn. Lazy: only the delays
+    /// taken are computed.
+    pub fn delays<'a>(&'a self, randoms: &'a [f64]) -> impl Iterator<Item = i64> + 'a {
         let mut previous = self.base_ns;
-        for (index, slot) in out.iter_mut().take(self.retries()).enumerate() {
-            // index < retries < i32::MAX, so the retry number fits.
-            let retry = index as i32 + 1;
-            let random = randoms.get(index).copied().unwrap_or(0.0);
+        // retries < i32::MAX, so every retry number fits in an i32.
+        (1..=self.retries() as i32).map(move |retry| {
+            let random = randoms.get(retry as usize - 1).copied().unwrap_or(0.0);
             previous = self.delay(retry, random, previous);
-            *slot = previous;
+            previous
+        })
+    }
+
+    /// Writes [`Backoff::delays`] into `out`, as many as fit, and returns
+    /// how many the whole schedule has ([`Backoff::retries`]) whatever
+    /// fitted, so a caller can size its buffer.
+    pub fn schedule(&self, randoms: &[f64], out: &mut [i64]) -> usize {
+        for (slot, delay) in out.iter_mut().zip(self.delays(randoms)) {
+            *slot = delay;
         }
         self.retries()
     }
