@@ -78,29 +78,18 @@ impl Backoff {
         spread: f64,
     ) -> Result<Backoff, BackoffError> {
         use BackoffError::*;
-        if base_ns < 0 {
-            return Err(NegativeBase);
-        }
-        if !factor.is_finite() {
-            return Err(FactorNotFinite);
-        }
-        if factor < 1.0 {
-            return Err(FactorBelowOne);
-        }
-        if cap_ns < 0 {
-            return Err(NegativeCap);
-        }
-        if attempts < 1 {
-            return Err(NoAttempts);
-        }
-        if !spread.is_finite() {
-            return Err(SpreadNotFinite);
-        }
-        if spread < 0.0 {
-            return Err(NegativeSpread);
-        }
-        if spread > 1.0 {
-            return Err(SpreadAboveOne);
+        let faults = [
+            (base_ns < 0, NegativeBase),
+            (!factor.is_finite(), FactorNotFinite),
+            (factor < 1.0, FactorBelowOne),
+            (cap_ns < 0, NegativeCap),
+            (attempts < 1, NoAttempts),
+            (!spread.is_finite(), SpreadNotFinite),
+            (spread < 0.0, NegativeSpread),
+            (spread > 1.0, SpreadAboveOne),
+        ];
+        if let Some(&(_, fault)) = faults.iter().find(|(failed, _)| *failed) {
+            return Err(fault);
         }
         Ok(Backoff {
             base_ns,
