@@ -33,6 +33,27 @@
 #define WEIR_VERSION_PATCH 0
 
 
+// `weir_backoff.jitter`: the delay is the ceiling itself. Reproducible, but
+// clients that failed together retry together.
+#define WEIR_JITTER_RIGID 0
+
+// `weir_backoff.jitter`: uniform over [0, ceiling]; spreads clients furthest.
+#define WEIR_JITTER_FULL 1
+
+// `weir_backoff.jitter`: uniform over [ceiling − ceiling / 2, ceiling]; half
+// the ceiling stays as a floor under the wait.
+#define WEIR_JITTER_EQUAL 2
+
+// `weir_backoff.jitter`: uniform over
+// [min(base, cap), min(max(3 × previous, base), cap)]; grows from where the
+// previous delay landed. Never inverted, never past the cap.
+#define WEIR_JITTER_DECORRELATED 3
+
+// `weir_backoff.jitter`: uniform over
+// [ceiling × (1 − spread), ceiling × (1 + spread)], so the wait may pass the
+// cap by the spread fraction.
+#define WEIR_JITTER_SPREAD 4
+
 // What a call that can fail reports. `WEIR_OK` is 0; every other value is
 // an error. Codes are grouped by area and are never renumbered or reused:
 // 1–99 general, 100–199 the limiter, 200–299 the pool,
@@ -79,9 +100,130 @@ typedef int32_t weir_status;
 // Made by `weir_gate_new`, freed by `weir_gate_free`.
 typedef struct weir_gate weir_gate;
 
+// A retry policy: when to try again and how long to wait first. The
+// ceiling before the `retry`-th retry (the first retry is 1) is
+// `min(base_ns × factor^(retry − 1), cap_ns)`; `jitter` (a `WEIR_JITTER_*`
+// value) says how a delay is drawn from it, and `spread` is the fraction
+// `WEIR_JITTER_SPREAD` uses. `attempts` counts every call, the first one
+// included. Valid when `base_ns` and `cap_ns` are at least 0, `factor` is
+// finite and at least 1, `attempts` is at least 1, `spread` is in [0, 1]
+// (whatever the jitter) and `jitter` names a known kind; `weir_backoff_check`
+// says which field is wrong. By-value plain data with no heap: the caller
+// guards it (every call only reads it). 40 bytes, 8-byte aligned on 64-bit
+// targets.
+typedef struct {
+  // The ceiling before the first retry, in nanoseconds.
+  int64_t base_ns;
+  // What each ceiling is multiplied by for the next retry.
+  double factor;
+  // The most a ceiling grows to, in nanoseconds.
+  int64_t cap_ns;
+  // Calls allowed in all, the first one included.
+  int32_t attempts;
+  // How a delay is drawn: one of the `WEIR_JITTER_*` values.
+  int32_t jitter;
+  // The fraction `WEIR_JITTER_SPREAD` spreads each ceiling by, either way.
+  double spread;
+} weir_backoff;
+
+// A time budget of `budget_ns` measured from `start` (the caller's clock
+// reading when it began). A budget of zero or less means none: such a
+// deadline never expires. Only the time since `start` matters, so no
+// clock value overflows it. By-value plain data with no heap: the caller
+// guards it (every call only reads it). 16 bytes.
+typedef struct {
+  // The caller's clock reading, in nanoseconds, when the budget started.
+  int64_t start;
+  // The budget in nanoseconds; zero or less: none, never expires.
+  int64_t budget_ns;
+} weir_deadline;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+// The preset policy: 3 attempts, 100 ms doubling to a 1 s cap, each delay
+// spread by a fifth either way (`WEIR_JITTER_SPREAD`, spread 0.2: ×U(0.8,
+// 1.2), the rule gRPC's retry design uses). A NULL policy means this one.
+weir_backoff weir_backoff_preset(void);
+
+// The preset's schedule with full jitter (`WEIR_JITTER_FULL`: uniform over
+// [0, ceiling(retry)]), the strategy AWS's measurements favour. `spread`
+// keeps the preset's 0.2, which only `WEIR_JITTER_SPREAD` reads.
+weir_backoff weir_backoff_full_jitter(void);
+
+// Checks a policy. `WEIR_OK` when it is valid (a NULL policy is the preset,
+// which is); otherwise the first fault in this order: `WEIR_ERR_UNKNOWN_KIND`
+// (`jitter` names no `WEIR_JITTER_*`), `WEIR_ERR_NEGATIVE` (`base_ns`),
+// `WEIR_ERR_NOT_FINITE` (`factor` NaN or infinite),
+// `WEIR_ERR_INVALID_ARGUMENT` (`factor` below 1), `WEIR_ERR_NEGATIVE`
+// (`cap_ns`), `WEIR_ERR_INVALID_ARGUMENT` (`attempts` below 1),
+// `WEIR_ERR_NOT_FINITE` / `WEIR_ERR_NEGATIVE` / `WEIR_ERR_INVALID_ARGUMENT`
+// (`spread` NaN or infinite / below 0 / above 1). The other calls answer an
+// invalid policy with a neutral value, so check a policy once where it is
+// configured.
+weir_status weir_backoff_check(const weir_backoff *policy);
+
+// The undelayed ceiling before the `retry`-th retry (the first retry is
+// 1): `min(base_ns × factor^(retry − 1), cap_ns)`, what a client without
+// jitter sleeps. 0 for `retry <= 0`. Costs O(1) for any retry and never
+// overflows: growth past the cap is the cap (retry 10000 at factor 2 is the
+// cap). NULL policy: the preset. An invalid policy answers -1, which no
+// valid policy ever does.
+int64_t weir_backoff_ceiling(const weir_backoff *policy, int32_t retry);
+
+// How long to wait before the `retry`-th retry (the first retry is 1),
+// drawn from the range the policy's jitter documents (see
+// `WEIR_JITTER_*`) with the caller's draw `random` in [0, 1) (clamped into
+// range, NaN as 0; the same draw gives the same delay). `previous_ns` is
+// the delay the last retry waited; only `WEIR_JITTER_DECORRELATED` reads it
+// (pass `base_ns` before the first retry; anything below the base,
+// negative included, counts as the base). 0 for `retry <= 0`; otherwise
+// never negative. NULL policy: the preset. An invalid policy answers -1,
+// which no valid policy ever does.
+int64_t weir_backoff_delay(const weir_backoff *policy,
+                           int32_t retry,
+                           double random,
+                           int64_t previous_ns);
+
+// Whether a call that has made `made` attempts (the first attempt is 1)
+// may make another: `0 <= made < attempts`, so 3 attempts allow two
+// retries. A negative `made` cannot be judged and is refused (false), and
+// so is an invalid policy. NULL policy: the preset.
+bool weir_backoff_more(const weir_backoff *policy, int32_t made);
+
+// Every delay of a whole run of retries, one per retry in order
+// (`attempts − 1` of them), as `weir_backoff_delay` draws them: retry `i`
+// uses `randoms[i − 1]`, or 0 once the `randoms_len` draws run short, and
+// `WEIR_JITTER_DECORRELATED`'s previous delay starts at `base_ns` and then
+// follows the delays drawn. Writes at most `cap` delays to `out` and
+// returns how many the whole schedule has, whether or not they all fitted
+// (as `snprintf` does): call it with `out` NULL and `cap` 0 to size the
+// buffer. A NULL `out` writes nothing (as `cap` 0); NULL `randoms` is no
+// draws. NULL policy: the preset. An invalid policy returns 0 and writes
+// nothing.
+size_t weir_backoff_schedule(const weir_backoff *policy,
+                             const double *randoms,
+                             size_t randoms_len,
+                             int64_t *out,
+                             size_t cap);
+
+// A deadline of `budget_ns` starting at `now`. Any values are accepted: a
+// budget of zero or less never expires.
+weir_deadline weir_deadline_start(int64_t budget_ns, int64_t now);
+
+// Whether the budget is spent at `now`: true once the time since `start`
+// reaches `budget_ns` (inclusive); never true when there is no budget. A
+// `now` before `start` is no time passing. A NULL deadline is true: a
+// caller that cannot tell must stop, not run unbounded.
+bool weir_deadline_expired(const weir_deadline *deadline, int64_t now);
+
+// What is left of the budget at `now`, never negative (0 once expired),
+// written to `*out`; returns true. A `now` before `start` is no time
+// passing (the whole budget is left). Returns false and writes nothing
+// when there is no budget (it has no finite remainder), or when
+// `deadline` or `out` is NULL.
+bool weir_deadline_remaining(const weir_deadline *deadline, int64_t now, int64_t *out);
 
 // Makes a gate that nothing has entered and writes it to `*out`. A `limit`
 // of zero or less means no ceiling. `WEIR_ERR_NULL` if `out` is NULL;

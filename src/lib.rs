@@ -10,6 +10,8 @@
 
 extern crate alloc;
 
+pub mod backoff;
+pub mod deadline;
 pub mod draw;
 pub mod gate;
 pub mod time;

@@ -8,6 +8,7 @@
 //! panic reaches C, and poison a handle whose operation panicked so that it
 //! refuses everything afterwards instead of acting on half-updated state.
 
+use std::mem::MaybeUninit;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -173,6 +174,31 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         Ok(guard) => guard,
         Err(_) => panic!("weir: handle mutex poisoned by an earlier panic"),
     }
+}
+
+/// The caller's array of `len` values at `items` for reading: empty when
+/// `items` is NULL or `len` is too large for any array to have.
+pub(crate) fn slice_in<'a, T>(items: *const T, len: usize) -> &'a [T] {
+    if items.is_null() || len > isize::MAX as usize / core::mem::size_of::<T>().max(1) {
+        return &[];
+    }
+    // SAFETY: `items` is non-NULL and, by the header's contract, points to
+    // `len` readable, aligned values of a type whose every bit pattern is
+    // valid, which no other thread writes during this call.
+    unsafe { core::slice::from_raw_parts(items, len) }
+}
+
+/// The caller's buffer of `cap` values at `items` for writing, which may be
+/// uninitialised: empty when `items` is NULL or `cap` is too large for any
+/// buffer to have. Callers pass only as many as they will write.
+pub(crate) fn slice_out<'a, T>(items: *mut T, cap: usize) -> &'a mut [MaybeUninit<T>] {
+    if items.is_null() || cap > isize::MAX as usize / core::mem::size_of::<T>().max(1) {
+        return &mut [];
+    }
+    // SAFETY: `items` is non-NULL and, by the header's contract, points to
+    // `cap` writable, aligned slots for `T` that no other thread uses during
+    // this call; `MaybeUninit` asks nothing of their contents.
+    unsafe { core::slice::from_raw_parts_mut(items.cast::<MaybeUninit<T>>(), cap) }
 }
 
 #[cfg(test)]

@@ -8,6 +8,8 @@
 
 #![allow(non_camel_case_types)]
 
+pub mod backoff;
+pub mod deadline;
 pub mod gate;
 // Helpers not every type uses yet.
 #[allow(dead_code)]
