@@ -9,6 +9,7 @@
 #![allow(non_camel_case_types)]
 
 pub mod gate;
+pub mod limiter;
 // Helpers not every type uses yet.
 #[allow(dead_code)]
 pub(crate) mod guard;
