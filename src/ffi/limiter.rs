@@ -502,4 +502,71 @@ mod tests {
             assert_eq!(value, before);
         }
     }
+
+    #[test]
+    fn a_failed_constructor_leaves_out_untouched() {
+        let mut out = bucket();
+        let before = out;
+        let failures = [
+            weir_limiter_bucket(&mut out, 0, 1, 1, 0, 0, 0),
+            weir_limiter_bucket(&mut out, 1, 1, 1, 5, 0, 0),
+            weir_limiter_fixed_window(&mut out, 1, 0, 0, 0, 0),
+            weir_limiter_cooldown(&mut out, 1, 1, 9, 1, 0),
+        ];
+        assert_eq!(
+            failures,
+            [
+                WEIR_ERR_ZERO_CAPACITY,
+                WEIR_ERR_BUCKET_ANCHOR_IN_FUTURE,
+                WEIR_ERR_ZERO_WINDOW,
+                WEIR_ERR_COOLDOWN_ARMED_WITH_TOKENS
+            ]
+        );
+        assert_eq!(out, before);
+        assert_eq!(
+            weir_limiter_bucket(core::ptr::null_mut(), 1, 1, 1, 0, 0, 0),
+            WEIR_ERR_NULL
+        );
+    }
+
+    #[test]
+    fn an_embedded_value_survives_a_byte_copy() {
+        /// A caller's record with the limiter inside (no padding, so every
+        /// byte copied is initialised).
+        #[repr(C)]
+        struct User {
+            id: u64,
+            quota: weir_limiter,
+        }
+        let mut user = User {
+            id: 7,
+            quota: bucket(),
+        };
+        assert!(weir_limiter_try_consume(&mut user.quota, 3, 4));
+        let mut bytes = [0u8; core::mem::size_of::<User>()];
+        let mut back = core::mem::MaybeUninit::<User>::uninit();
+        // SAFETY: both copies are between a fully initialised `User` (plain
+        // integers, no padding) and a byte buffer of exactly its size.
+        let mut back = unsafe {
+            core::ptr::copy_nonoverlapping(
+                (&user as *const User).cast::<u8>(),
+                bytes.as_mut_ptr(),
+                bytes.len(),
+            );
+            core::ptr::copy_nonoverlapping(bytes.as_ptr(), back.as_mut_ptr().cast(), bytes.len());
+            back.assume_init()
+        };
+        assert_eq!((back.id, back.quota), (7, user.quota));
+        for (now, amount) in [(5, 1), (12, 3), (12, 1), (40, 5), (41, 1)] {
+            assert_eq!(
+                weir_limiter_available(&back.quota, now),
+                weir_limiter_available(&user.quota, now)
+            );
+            assert_eq!(
+                weir_limiter_consume(&mut back.quota, now, amount),
+                weir_limiter_consume(&mut user.quota, now, amount)
+            );
+        }
+        assert_eq!(back.quota, user.quota);
+    }
 }
