@@ -419,6 +419,11 @@ int main(void) {
     snapshot_and_rebuild();
     embedded_and_copied();
     corrupt_values();
-    CHECK(strcmp(weir_status_str(WEIR_ERR_LIMITER_CORRUPT), "unknown status code") != 0);
+    /* Every limiter status has its own message. */
+    for (int code = WEIR_ERR_ZERO_CAPACITY; code <= WEIR_ERR_LIMITER_CORRUPT; code++) {
+        CHECK(strcmp(weir_status_str(code), weir_status_str(-1)) != 0);
+        for (int other = WEIR_ERR_ZERO_CAPACITY; other < code; other++)
+            CHECK(strcmp(weir_status_str(code), weir_status_str(other)) != 0);
+    }
     CHECK_DONE();
 }
