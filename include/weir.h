@@ -86,6 +86,38 @@ enum weir_status
   WEIR_ERR_SETTLED = 9,
   // An enumeration field holds a value that names no known case.
   WEIR_ERR_UNKNOWN_KIND = 10,
+  // A limiter constructor was given a capacity of zero.
+  WEIR_ERR_ZERO_CAPACITY = 100,
+  // A bucket limiter was given a refill amount of zero.
+  WEIR_ERR_ZERO_REFILL_AMOUNT = 101,
+  // A bucket limiter was given a refill interval of zero or less.
+  WEIR_ERR_ZERO_REFILL_INTERVAL = 102,
+  // A fixed-window limiter was given a window of zero or less.
+  WEIR_ERR_ZERO_WINDOW = 103,
+  // A cooldown limiter was given a cooldown of zero or less.
+  WEIR_ERR_ZERO_COOLDOWN = 104,
+  // A limiter constructor was given more initial units than its capacity.
+  WEIR_ERR_INITIAL_ABOVE_CAPACITY = 105,
+  // A bucket limiter's refill anchor (`last_refill`) is later than `now`.
+  WEIR_ERR_BUCKET_ANCHOR_IN_FUTURE = 106,
+  // A fixed-window limiter's anchor (`window_start`) is later than `now`.
+  WEIR_ERR_WINDOW_ANCHOR_IN_FUTURE = 107,
+  // A cooldown limiter was given units while its gate (`cooldown_end`) is
+  // still armed at `now`: a contradiction.
+  WEIR_ERR_COOLDOWN_ARMED_WITH_TOKENS = 108,
+  // Draining a cooldown limiter would arm a gate whose deadline
+  // (`now + cooldown_ns`) does not fit in an int64_t; nothing was changed.
+  WEIR_ERR_COOLDOWN_DEADLINE_OVERFLOW = 109,
+  // The limiter cannot grant the amount now; nothing was taken.
+  WEIR_ERR_RATE_LIMITED = 110,
+  // A limiter consume asked for zero units.
+  WEIR_ERR_INVALID_AMOUNT = 111,
+  // A limiter getter for one variant was asked of another; check with
+  // `weir_limiter_is_bucket` and friends first.
+  WEIR_ERR_WRONG_VARIANT = 112,
+  // The `weir_limiter` value is not one a constructor made: zeroed,
+  // never initialised, or overwritten. It refuses every call until rebuilt.
+  WEIR_ERR_LIMITER_CORRUPT = 113,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -137,6 +169,63 @@ typedef struct {
   // The budget in nanoseconds; zero or less: none, never expires.
   int64_t budget_ns;
 } weir_deadline;
+
+// An embeddable integer limiter: a plain 48-byte value (alignment 8) that
+// the caller places inside its own struct — no handle, no heap, no pointer
+// inside. By-value: the caller guards it (one thread at a time per value).
+//
+// Build one with `weir_limiter_bucket`, `weir_limiter_fixed_window` or
+// `weir_limiter_cooldown`; a zeroed value is not a limiter (calls on it get
+// `WEIR_ERR_LIMITER_CORRUPT` or refuse). The fields are private: use the
+// functions. Every call checks the value, so a corrupted one is refused,
+// never undefined behaviour. Copying the bytes (assignment, `memcpy`) is
+// allowed, but a copy is a second limiter with its own units, so copying
+// multiplies the configured capacity; the bytes are not a storage format
+// across library versions.
+//
+// Three variants, each holding a capacity and the units available now:
+// - bucket: `refill_amount` units every `refill_interval_ns`, up to the
+//   capacity. Only whole intervals count; the part of an interval already
+//   run is kept toward the next unit, and intervals that pass while the
+//   bucket is full are lost, not banked.
+// - fixed window: windows of `window_ns` laid end to end from
+//   `window_start` (the grid follows the anchor, not the clock); entering a
+//   later window resets the units to the capacity.
+// - cooldown: up to the capacity may be taken in any split; the call that
+//   takes the last unit arms a gate until `now + cooldown_ns`, and at that
+//   deadline (inclusive) the whole capacity comes back.
+//
+// Time: any int64_t is an instant of the caller's clock, negative values
+// included; only differences matter (and a window's grid is laid from its
+// anchor). A `now` earlier than the anchor counts as no time passing. No
+// arithmetic overflows for any uint64_t amount or capacity and any int64_t
+// time.
+//
+// Snapshot and rebuild (to change a setting, or to move a limiter) keeps
+// the phase: at the latest `now`, read `weir_limiter_available(l, now)` and
+// the projected anchor (`weir_limiter_last_refill` for a bucket,
+// `weir_limiter_window_start` for a window, `weir_limiter_cooldown_end` for
+// a cooldown), then call the same constructor with them and the same `now`.
+// With unchanged settings the new value answers every later call exactly as
+// the old one would. A new capacity at least the available units is safe;
+// a bucket rebuilt with a different rate should start from `now` as its
+// anchor, since an old anchor credits the time already run at the new rate.
+typedef struct {
+  // Private: which variant, checked on every call.
+  uint32_t tag;
+  // Private: zero.
+  uint32_t reserved;
+  // Private: the most units the limiter holds.
+  uint64_t capacity;
+  // Private: the units left, as last committed.
+  uint64_t available;
+  // Private: a bucket's refill amount; zero otherwise.
+  uint64_t amount;
+  // Private: the refill interval, window or cooldown length.
+  int64_t period_ns;
+  // Private: the last refill, the window start or the cooldown deadline.
+  int64_t anchor;
+} weir_limiter;
 
 #ifdef __cplusplus
 extern "C" {
@@ -243,6 +332,121 @@ void weir_gate_leave(const weir_gate *gate);
 
 // How many are inside now; 0 for a NULL gate.
 int64_t weir_gate_held(const weir_gate *gate);
+
+// Makes a token bucket of `capacity` units holding `initial_available`,
+// crediting `refill_amount` every `refill_interval_ns` counted from
+// `last_refill` (pass `now` for a new limiter; an earlier anchor keeps an
+// old limiter's phase), and writes it to `*out`. Checks, in this order,
+// each failure its own status and `*out` untouched: `WEIR_ERR_NULL` (`out`
+// is NULL), `WEIR_ERR_ZERO_CAPACITY`, `WEIR_ERR_ZERO_REFILL_AMOUNT`,
+// `WEIR_ERR_ZERO_REFILL_INTERVAL` (zero or negative),
+// `WEIR_ERR_INITIAL_ABOVE_CAPACITY`, `WEIR_ERR_BUCKET_ANCHOR_IN_FUTURE`
+// (`last_refill` later than `now`).
+weir_status weir_limiter_bucket(weir_limiter *out,
+                                uint64_t capacity,
+                                uint64_t refill_amount,
+                                int64_t refill_interval_ns,
+                                int64_t last_refill,
+                                uint64_t initial_available,
+                                int64_t now);
+
+// Makes a fixed-window limiter: windows of `window_ns` laid from
+// `window_start` (pass `now` for a new limiter), `initial_available` of
+// `capacity` units left in the current one, and writes it to `*out`.
+// Checks, in this order, each failure its own status and `*out` untouched:
+// `WEIR_ERR_NULL`, `WEIR_ERR_ZERO_CAPACITY`, `WEIR_ERR_ZERO_WINDOW` (zero or
+// negative), `WEIR_ERR_INITIAL_ABOVE_CAPACITY`,
+// `WEIR_ERR_WINDOW_ANCHOR_IN_FUTURE` (`window_start` later than `now`).
+weir_status weir_limiter_fixed_window(weir_limiter *out,
+                                      uint64_t capacity,
+                                      int64_t window_ns,
+                                      int64_t window_start,
+                                      uint64_t initial_available,
+                                      int64_t now);
+
+// Makes a cooldown limiter: batches of `capacity` units, a gate of
+// `cooldown_ns` after each, and writes it to `*out`. `cooldown_end` at or
+// before `now` means no gate is armed. Valid seeds: units with no gate
+// (only `initial_available` units before the first gate), no units with a
+// gate (throttled until `cooldown_end`), no units and no gate (full at
+// once). Checks, in this order, each failure its own status and `*out`
+// untouched: `WEIR_ERR_NULL`, `WEIR_ERR_ZERO_CAPACITY`,
+// `WEIR_ERR_ZERO_COOLDOWN` (zero or negative),
+// `WEIR_ERR_INITIAL_ABOVE_CAPACITY`, `WEIR_ERR_COOLDOWN_ARMED_WITH_TOKENS`
+// (units while `cooldown_end` is later than `now`).
+weir_status weir_limiter_cooldown(weir_limiter *out,
+                                  uint64_t capacity,
+                                  int64_t cooldown_ns,
+                                  int64_t cooldown_end,
+                                  uint64_t initial_available,
+                                  int64_t now);
+
+// Brings the limiter forward to `now` (refill, rollover, release) and takes
+// `amount` units, all or nothing. Returns whether it took them. A refusal
+// leaves `*limiter` untouched; so do an `amount` of 0, a NULL or corrupted
+// limiter, and a drained cooldown whose deadline would overflow, which all
+// answer false. `weir_limiter_consume` tells these apart.
+bool weir_limiter_try_consume(weir_limiter *limiter, int64_t now, uint64_t amount);
+
+// `weir_limiter_try_consume` with the reason: `WEIR_OK` when the units were
+// taken; otherwise `*limiter` is untouched and the status is
+// `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`, `WEIR_ERR_INVALID_AMOUNT`
+// (`amount` is 0), `WEIR_ERR_RATE_LIMITED` (not enough units now) or
+// `WEIR_ERR_COOLDOWN_DEADLINE_OVERFLOW` (`now + cooldown_ns` would not fit).
+weir_status weir_limiter_consume(weir_limiter *limiter, int64_t now, uint64_t amount);
+
+// The units a consume at `now` could take, projected (refill, rollover,
+// release) without changing `*limiter`. 0 for a NULL or corrupted limiter.
+uint64_t weir_limiter_available(const weir_limiter *limiter, int64_t now);
+
+// The limiter's capacity, whatever its variant. 0 (never a valid capacity)
+// for a NULL or corrupted limiter.
+uint64_t weir_limiter_capacity(const weir_limiter *limiter);
+
+// Whether the limiter is a bucket; false for a NULL or corrupted one.
+bool weir_limiter_is_bucket(const weir_limiter *limiter);
+
+// Whether the limiter is a fixed window; false for a NULL or corrupted one.
+bool weir_limiter_is_fixed_window(const weir_limiter *limiter);
+
+// Whether the limiter is a cooldown; false for a NULL or corrupted one.
+bool weir_limiter_is_cooldown(const weir_limiter *limiter);
+
+// Writes a bucket's units per refill interval to `*out`.
+// `WEIR_ERR_WRONG_VARIANT` if it is not a bucket; `WEIR_ERR_NULL`,
+// `WEIR_ERR_LIMITER_CORRUPT`. `*out` is written only on success, as by
+// every getter below.
+weir_status weir_limiter_refill_amount(const weir_limiter *limiter, uint64_t *out);
+
+// Writes a bucket's refill interval to `*out`. `WEIR_ERR_WRONG_VARIANT` if
+// it is not a bucket; `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`.
+weir_status weir_limiter_refill_interval_ns(const weir_limiter *limiter, int64_t *out);
+
+// Writes a bucket's refill anchor projected to `now` (the stored one when
+// `now` is earlier) to `*out`: with `weir_limiter_available` at the same
+// `now`, what a rebuild needs to keep the phase. `WEIR_ERR_WRONG_VARIANT`
+// if it is not a bucket; `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`.
+weir_status weir_limiter_last_refill(const weir_limiter *limiter, int64_t now, int64_t *out);
+
+// Writes a fixed window's length to `*out`. `WEIR_ERR_WRONG_VARIANT` if it
+// is not a fixed window; `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`.
+weir_status weir_limiter_window_ns(const weir_limiter *limiter, int64_t *out);
+
+// Writes the start of the window that holds `now` (the stored one when
+// `now` is earlier) to `*out`: with `weir_limiter_available` at the same
+// `now`, what a rebuild needs. `WEIR_ERR_WRONG_VARIANT` if it is not a
+// fixed window; `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`.
+weir_status weir_limiter_window_start(const weir_limiter *limiter, int64_t now, int64_t *out);
+
+// Writes a cooldown's gate length to `*out`. `WEIR_ERR_WRONG_VARIANT` if it
+// is not a cooldown; `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`.
+weir_status weir_limiter_cooldown_ns(const weir_limiter *limiter, int64_t *out);
+
+// Writes a cooldown's stored gate deadline to `*out`, as it is (a deadline
+// does not move with time); it gates only while `weir_limiter_available`
+// is 0. `WEIR_ERR_WRONG_VARIANT` if it is not a cooldown; `WEIR_ERR_NULL`,
+// `WEIR_ERR_LIMITER_CORRUPT`.
+weir_status weir_limiter_cooldown_end(const weir_limiter *limiter, int64_t *out);
 
 // A static, NUL-terminated, human-readable description of a status code.
 // Any value is accepted: a code weir does not define gets

@@ -14,6 +14,7 @@ pub mod backoff;
 pub mod deadline;
 pub mod draw;
 pub mod gate;
+pub mod limiter;
 pub mod time;
 
 #[cfg(feature = "std")]

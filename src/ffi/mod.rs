@@ -11,6 +11,7 @@
 pub mod backoff;
 pub mod deadline;
 pub mod gate;
+pub mod limiter;
 // Helpers not every type uses yet.
 #[allow(dead_code)]
 pub(crate) mod guard;
