@@ -10,8 +10,11 @@
 
 extern crate alloc;
 
+pub mod bucket;
 pub mod draw;
 pub mod gate;
+pub mod period;
+pub mod sliding;
 pub mod time;
 
 #[cfg(feature = "std")]

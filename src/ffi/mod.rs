@@ -8,9 +8,12 @@
 
 #![allow(non_camel_case_types)]
 
+pub mod bucket;
 pub mod gate;
 // Helpers not every type uses yet.
 #[allow(dead_code)]
 pub(crate) mod guard;
+pub mod period;
+pub mod sliding;
 pub mod status;
 pub mod version;
