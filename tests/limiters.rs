@@ -94,67 +94,53 @@ fn on_threads(work: impl Fn(usize) -> i64 + Sync) -> i64 {
     })
 }
 
-// Handles cross threads as addresses: the C surface's pointers are not
-// `Send`, though every handle may be used from many threads at once.
+/// How many of the calls `take` admits when every thread walks the same
+/// clock, `step` a round, each at its own pace. The handle crosses threads
+/// as an address: the C surface's pointers are not `Send`, though every
+/// handle may be used from many threads at once.
+fn admitted<H>(handle: *mut H, step: i64, take: impl Fn(*const H, i64) -> bool + Sync) -> i64 {
+    let address = handle as usize;
+    on_threads(|_| {
+        (0..ROUNDS)
+            .map(|round| i64::from(take(address as *const H, round * step)))
+            .sum()
+    })
+}
 
 #[test]
 fn threads_sharing_one_bucket_never_take_more_than_it_allows() {
+    let take = |bucket, now| weir_bucket_take(bucket, now, 1.0);
     // All at one instant: exactly the burst passes, no more and no less.
     let mut bucket = std::ptr::null_mut();
     assert_eq!(weir_bucket_new(1.0, 1_000.0, 0, &mut bucket), WEIR_OK);
-    let address = bucket as usize;
-    let admitted = on_threads(|_| {
-        let bucket = address as *const weir_bucket;
-        (0..ROUNDS)
-            .map(|_| i64::from(weir_bucket_take(bucket, 0, 1.0)))
-            .sum()
-    });
-    assert_eq!(admitted, 1_000);
+    assert_eq!(admitted(bucket, 0, take), 1_000);
     assert_eq!(weir_bucket_tokens(bucket, 0), 0.0);
     weir_bucket_free(bucket);
 
-    // With time moving (every thread walks the same clock, 1 ms a round, at
-    // its own pace): at most the burst plus what a second of 1000/s refills
-    // per second walked.
+    // With the clock moving 1 ms a round: at most the burst of 10 plus one
+    // token a millisecond.
     let mut bucket = std::ptr::null_mut();
     assert_eq!(weir_bucket_new(1_000.0, 10.0, 0, &mut bucket), WEIR_OK);
-    let address = bucket as usize;
-    let admitted = on_threads(|_| {
-        let bucket = address as *const weir_bucket;
-        (0..ROUNDS)
-            .map(|round| i64::from(weir_bucket_take(bucket, round * MS, 1.0)))
-            .sum()
-    });
-    assert!(admitted <= 10 + (ROUNDS - 1), "{admitted}");
-    assert!(admitted >= ROUNDS / 2, "{admitted}");
+    let total = admitted(bucket, MS, take);
+    assert!(total <= 10 + (ROUNDS - 1), "{total}");
+    assert!(total >= ROUNDS / 2, "{total}");
     weir_bucket_free(bucket);
 }
 
 #[test]
 fn threads_sharing_one_sliding_window_never_exceed_its_quota() {
+    let take = |sliding, now| weir_sliding_take(sliding, now);
     let mut sliding = std::ptr::null_mut();
     assert_eq!(weir_sliding_new(100, SECOND, &mut sliding), WEIR_OK);
-    let address = sliding as usize;
-    let admitted = on_threads(|_| {
-        let sliding = address as *const weir_sliding;
-        (0..ROUNDS)
-            .map(|_| i64::from(weir_sliding_take(sliding, 0)))
-            .sum()
-    });
-    assert_eq!(admitted, 100);
+    assert_eq!(admitted(sliding, 0, take), 100);
+    assert_eq!(weir_sliding_left(sliding, 0), 0);
     weir_sliding_free(sliding);
 
     // 1 ms a round over 5 s: no more than 100 in each of the five seconds.
     let mut sliding = std::ptr::null_mut();
     assert_eq!(weir_sliding_new(100, SECOND, &mut sliding), WEIR_OK);
-    let address = sliding as usize;
-    let admitted = on_threads(|_| {
-        let sliding = address as *const weir_sliding;
-        (0..ROUNDS)
-            .map(|round| i64::from(weir_sliding_take(sliding, round * MS)))
-            .sum()
-    });
-    assert!((100..=500).contains(&admitted), "{admitted}");
+    let total = admitted(sliding, MS, take);
+    assert!((100..=500).contains(&total), "{total}");
     weir_sliding_free(sliding);
 }
 
