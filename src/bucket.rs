@@ -42,7 +42,8 @@ pub enum BucketError {
     /// The rate is negative.
     Negative,
     /// Refilling the whole burst would take longer than
-    /// [`MAX_TOLERANCE_NS`].
+    /// [`MAX_TOLERANCE_NS`] (with a rate of zero, whose tokens are counted
+    /// as seconds of refill: a burst over about 2.3 × 10^9).
     TooLarge,
 }
 

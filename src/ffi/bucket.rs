@@ -36,7 +36,8 @@ impl From<BucketError> for weir_status {
 /// `WEIR_ERR_NOT_FINITE` for a NaN or infinite rate or burst,
 /// `WEIR_ERR_NEGATIVE` for a negative rate, and `WEIR_ERR_TOO_LARGE` when
 /// refilling the whole burst (burst / rate) would take more than about 73
-/// years. `*out` is written only on success.
+/// years (with a rate of 0: for a burst over about 2.3 × 10^9). `*out` is
+/// written only on success.
 ///
 /// Refill is kept in whole nanoseconds: a take costs at least 1 ns of
 /// refill, so one bucket admits at most 10^9 takes a second (express higher
