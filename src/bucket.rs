@@ -334,6 +334,18 @@ mod tests {
     }
 
     #[test]
+    fn rates_with_inexact_intervals_hold_their_burst_and_rate() {
+        // A third of a second per token is not a whole number of
+        // nanoseconds: the full burst still passes, and rounding never adds
+        // up to an extra token over a long run.
+        let bucket = Bucket::new(3.0, 3.0, 0).unwrap();
+        assert!((0..3).all(|_| bucket.take(0, 1.0)));
+        assert!(!bucket.take(0, 1.0));
+        let passed = (1..=100_000).filter(|ms| bucket.take(ms * MS, 1.0)).count();
+        assert_eq!(passed, 300);
+    }
+
+    #[test]
     fn next_is_exactly_when_take_passes() {
         let bucket = Bucket::new(3.0, 2.0, 7).unwrap();
         assert!(bucket.take(7, 2.0));
