@@ -127,10 +127,51 @@ typedef int32_t weir_status;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// Where a period's quota stands after `weir_period_take`.
+enum weir_quota
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // Admitted, and more may follow in this period.
+  WEIR_QUOTA_UNDER = 0,
+  // Admitted, and it was the last event this period allows: the moment
+  // to warn that the next will be refused.
+  WEIR_QUOTA_HIT = 1,
+  // Refused: this period's quota was already spent.
+  WEIR_QUOTA_OVER = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum weir_quota weir_quota;
+#else
+typedef int32_t weir_quota;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+// A token bucket: `rate` tokens a second accrue up to `burst`, and each
+// call spends what it costs. Lock-free (its whole state is one atomic word)
+// and safe to use from many threads at once; 56 bytes of heap per handle.
+// Made by `weir_bucket_new`, freed by `weir_bucket_free`.
+typedef struct weir_bucket weir_bucket;
+
 // A concurrency ceiling: at most `limit` calls inside at once. Lock-free and
 // safe to use from many threads at once; 24 bytes of heap per handle.
 // Made by `weir_gate_new`, freed by `weir_gate_free`.
 typedef struct weir_gate weir_gate;
+
+// A fixed-window counter: at most `quota` events per period. Takes a short
+// per-handle lock and is safe to use from many threads at once; 72 bytes
+// of heap per handle. Made by `weir_period_new`, freed by
+// `weir_period_free`.
+typedef struct weir_period weir_period;
+
+// An exact sliding-window counter: at most `quota` events in any stretch
+// of `window_ns`. Takes a short per-handle lock and is safe to use from
+// many threads at once; 80 bytes of heap per handle plus 8 bytes per unit
+// of quota (one stamp per event it counts), allocated once by
+// `weir_sliding_new`. Freed by `weir_sliding_free`.
+typedef struct weir_sliding weir_sliding;
 
 // A retry policy: when to try again and how long to wait first. The
 // ceiling before the `retry`-th retry (the first retry is 1) is
@@ -297,6 +338,46 @@ size_t weir_backoff_schedule(const weir_backoff *policy,
                              int64_t *out,
                              size_t cap);
 
+// Makes a full bucket at `now` and writes it to `*out`.
+//
+// `rate` is tokens per second; 0 is a bucket that never refills. `burst`
+// is the most it holds: 0 or less means the rate, and a burst under one is
+// raised to one. Returns `WEIR_ERR_NULL` if `out` is NULL,
+// `WEIR_ERR_NOT_FINITE` for a NaN or infinite rate or burst,
+// `WEIR_ERR_NEGATIVE` for a negative rate, and `WEIR_ERR_TOO_LARGE` when
+// refilling the whole burst (burst / rate) would take more than about 73
+// years (with a rate of 0: for a burst over about 2.3 × 10^9). `*out` is
+// written only on success.
+//
+// Refill is kept in whole nanoseconds: a take costs at least 1 ns of
+// refill, so one bucket admits at most 10^9 takes a second (express higher
+// rates with larger costs). The bucket's clock runs for about 146 years
+// after `now`; later readings count as that instant.
+weir_status weir_bucket_new(double rate, double burst, int64_t now, weir_bucket **out);
+
+// Frees a bucket. NULL is accepted and ignored.
+void weir_bucket_free(weir_bucket *bucket);
+
+// Takes `n` tokens at `now` if the bucket holds them; whether it did.
+// Fractional costs are allowed. Refuses (false, taking nothing) a NULL
+// bucket and an `n` that is 0, negative, NaN, infinite or more than the
+// burst: a cost of zero is refused rather than admitted for free. An
+// earlier `now` than one already used sees the bucket as it stood then,
+// so it never admits more than the latest reading would.
+bool weir_bucket_take(const weir_bucket *bucket, int64_t now, double n);
+
+// Nanoseconds from `now` until `n` tokens will be there, without taking
+// them (what a Retry-After header needs): 0 when they are there now.
+// `INT64_MAX` when `n` is more than the burst, when the bucket will not
+// refill enough (a rate of 0, or the instant lies past the end of the
+// clock), and for a NULL bucket or an `n` that is 0, negative, NaN or
+// infinite.
+int64_t weir_bucket_next(const weir_bucket *bucket, int64_t now, double n);
+
+// How many tokens the bucket holds at `now`, from 0 up to the burst; 0 for
+// a NULL bucket.
+double weir_bucket_tokens(const weir_bucket *bucket, int64_t now);
+
 // A deadline of `budget_ns` starting at `now`. Any values are accepted: a
 // budget of zero or less never expires.
 weir_deadline weir_deadline_start(int64_t budget_ns, int64_t now);
@@ -447,6 +528,64 @@ weir_status weir_limiter_cooldown_ns(const weir_limiter *limiter, int64_t *out);
 // is 0. `WEIR_ERR_WRONG_VARIANT` if it is not a cooldown; `WEIR_ERR_NULL`,
 // `WEIR_ERR_LIMITER_CORRUPT`.
 weir_status weir_limiter_cooldown_end(const weir_limiter *limiter, int64_t *out);
+
+// Makes a counter no event has touched, allowing `quota` events per
+// `period_ns`, and writes it to `*out`. A period under one nanosecond is
+// raised to one. Without `align`, a period opens with the first event
+// after the previous one closed; with `align`, periods open on multiples
+// of `period_ns` on the caller's clock (floor division, so negative
+// readings align too; with a Unix clock a daily quota resets at midnight
+// UTC). Returns `WEIR_ERR_NULL` if `out` is NULL,
+// `WEIR_ERR_INVALID_ARGUMENT` for a quota of 0 and `WEIR_ERR_NEGATIVE` for
+// a negative one. `*out` is written only on success.
+weir_status weir_period_new(int64_t quota, int64_t period_ns, bool align, weir_period **out);
+
+// Frees a period counter. NULL is accepted and ignored.
+void weir_period_free(weir_period *period);
+
+// Counts one event at `now` and says where the quota stands:
+// `WEIR_QUOTA_UNDER` and `WEIR_QUOTA_HIT` are admitted, `WEIR_QUOTA_OVER`
+// is refused. An earlier `now` than one already seen counts as the latest.
+// A NULL counter answers `WEIR_QUOTA_OVER`.
+weir_quota weir_period_take(const weir_period *period, int64_t now);
+
+// How many more events the open period admits at `now`; the whole quota
+// when no period is open; 0 for a NULL counter.
+int64_t weir_period_left(const weir_period *period, int64_t now);
+
+// Nanoseconds from `now` until the open period ends; 0 when no period is
+// open (the next event opens one). `INT64_MAX` when the open period
+// reaches the end of the clock, and for a NULL counter.
+int64_t weir_period_next(const weir_period *period, int64_t now);
+
+// Makes an empty window that counts at most `quota` events in any
+// `window_ns`-long stretch, and writes it to `*out`. An event stamped `t`
+// is counted while `now < t + window_ns` and falls out at exactly
+// `t + window_ns`.
+//
+// Returns `WEIR_ERR_NULL` if `out` is NULL, `WEIR_ERR_INVALID_ARGUMENT`
+// for a quota or window of 0, `WEIR_ERR_NEGATIVE` for a negative one,
+// `WEIR_ERR_TOO_LARGE` when `quota` stamps (8 bytes each) cannot be
+// represented, and `WEIR_ERR_NO_MEMORY` when they cannot be allocated.
+// `*out` is written only on success.
+weir_status weir_sliding_new(int64_t quota, int64_t window_ns, weir_sliding **out);
+
+// Frees a sliding window. NULL is accepted and ignored.
+void weir_sliding_free(weir_sliding *sliding);
+
+// Counts an event at `now` if the window has room; whether it did. O(1)
+// amortised; never allocates. An earlier `now` than one already seen
+// counts as the latest. False for a NULL window.
+bool weir_sliding_take(const weir_sliding *sliding, int64_t now);
+
+// How many more events the window would count at `now`; 0 for a NULL
+// window.
+int64_t weir_sliding_left(const weir_sliding *sliding, int64_t now);
+
+// Nanoseconds from `now` until the window has room: 0 when it has room
+// now, otherwise when its oldest counted event falls out. `INT64_MAX` when
+// that instant is past the end of the clock, and for a NULL window.
+int64_t weir_sliding_next(const weir_sliding *sliding, int64_t now);
 
 // A static, NUL-terminated, human-readable description of a status code.
 // Any value is accepted: a code weir does not define gets

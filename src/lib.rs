@@ -11,10 +11,13 @@
 extern crate alloc;
 
 pub mod backoff;
+pub mod bucket;
 pub mod deadline;
 pub mod draw;
 pub mod gate;
 pub mod limiter;
+pub mod period;
+pub mod sliding;
 pub mod time;
 
 #[cfg(feature = "std")]
