@@ -12,6 +12,7 @@ extern crate alloc;
 
 pub mod draw;
 pub mod gate;
+pub mod pool;
 pub mod time;
 
 #[cfg(feature = "std")]
