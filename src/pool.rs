@@ -86,7 +86,7 @@ pub enum Taken {
     Stale(usize),
     /// Nothing idle but room for one more: room is reserved. The caller
     /// makes one and reports it with [`Pool::made`] (or [`Pool::give`] /
-    /// [`Pool::drop`] it unregistered), or reports failure with
+    /// [`Pool::drop_item`] it unregistered), or reports failure with
     /// [`Pool::unmade`].
     Make,
     /// Nothing idle and no room: the caller's own queue decides what next.
@@ -98,10 +98,10 @@ pub enum Taken {
 /// changes when one is returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Misuse {
-    /// The item is idle in the pool, not lent (`give` or `drop` of it).
+    /// The item is idle in the pool, not lent (`give` or `drop_item` of it).
     Idle,
     /// The pool never lent the item and no reservation is open to take it
-    /// (`give` or `drop`).
+    /// (`give` or `drop_item`).
     NotLent,
     /// No reservation is open (`made` or `unmade` without a `Make`).
     NoReservation,
@@ -125,7 +125,7 @@ pub struct Counters {
     /// Resources retired for living `life` or longer: removed by `evict`
     /// (when not already due for idleness) or not kept by `give`.
     pub evicted_age: u64,
-    /// Lent resources reported broken with `drop`.
+    /// Lent resources reported broken with `drop_item`.
     pub dropped: u64,
     /// Resources `give` did not keep because enough were idle.
     pub refused: u64,
@@ -471,7 +471,7 @@ impl Pool {
     /// Forgets a lent resource that broke and is not coming back; the caller
     /// closes it. An unknown item dropped while a reservation is open fills
     /// and ends the reservation (counted as made and dropped).
-    pub fn drop(&mut self, item: usize) -> Result<(), Misuse> {
+    pub fn drop_item(&mut self, item: usize) -> Result<(), Misuse> {
         let slot = match self.table.find(item) {
             Some(slot) if self.table.tags[slot] == IDLE => return Err(Misuse::Idle),
             Some(slot) => slot,
@@ -785,19 +785,19 @@ mod tests {
         let mut p = pool(2, 2, 0, 0);
         assert_eq!(p.made(1, 0), Err(Misuse::NoReservation));
         assert_eq!(p.give(1, 0), Err(Misuse::NotLent));
-        assert_eq!(p.drop(1), Err(Misuse::NotLent));
+        assert_eq!(p.drop_item(1), Err(Misuse::NotLent));
         make(&mut p, 1, 0);
         assert_eq!(p.take(0), Taken::Make);
         assert_eq!(p.made(1, 0), Err(Misuse::Known));
         assert_eq!(p.give(1, 0), Ok(true));
         assert_eq!(p.give(1, 0), Err(Misuse::Idle));
-        assert_eq!(p.drop(1), Err(Misuse::Idle));
+        assert_eq!(p.drop_item(1), Err(Misuse::Idle));
         assert_eq!(p.made(1, 0), Err(Misuse::Known));
         assert_eq!((p.live(), p.idle(), p.busy()), (2, 1, 1));
         p.made(2, 0).unwrap();
         assert_eq!(p.counters().made, 2);
-        assert_eq!(p.drop(2), Ok(()));
-        assert_eq!(p.drop(2), Err(Misuse::NotLent));
+        assert_eq!(p.drop_item(2), Ok(()));
+        assert_eq!(p.drop_item(2), Err(Misuse::NotLent));
         assert_eq!((p.live(), p.idle(), p.busy()), (1, 1, 0));
     }
 
@@ -806,10 +806,10 @@ mod tests {
         let mut p = pool(1, 1, 0, 0);
         make(&mut p, 1, 0);
         assert_eq!(p.take(0), Taken::Wait);
-        p.drop(1).unwrap();
+        p.drop_item(1).unwrap();
         assert_eq!(p.live(), 0);
         assert_eq!(p.take(0), Taken::Make);
-        p.drop(8).unwrap();
+        p.drop_item(8).unwrap();
         assert_eq!(p.live(), 0);
         let c = p.counters();
         assert_eq!((c.made, c.dropped), (2, 2));
@@ -950,7 +950,7 @@ mod tests {
         }
         for round in 0..50usize {
             for k in (0..size as usize).filter(|k| (k + round) % 3 == 0) {
-                p.drop(item(k)).unwrap();
+                p.drop_item(item(k)).unwrap();
                 make(&mut p, item(k), 0);
             }
         }

@@ -49,6 +49,9 @@ fn every_exported_name_carries_the_prefix() {
         let words: Vec<&str> = line.split_whitespace().collect();
         let name = match words.as_slice() {
             ["#define", name, ..] => *name,
+            // `typedef struct { ... } name;`: the name is on the closing line.
+            ["typedef", "struct", "{"] => continue,
+            ["}", name] => name.trim_end_matches(';'),
             ["typedef", "struct", name, ..] => *name,
             ["enum", name, ..] | ["struct", name, ..] => *name,
             _ => match line.find('(') {

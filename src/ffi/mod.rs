@@ -12,5 +12,6 @@ pub mod gate;
 // Helpers not every type uses yet.
 #[allow(dead_code)]
 pub(crate) mod guard;
+pub mod pool;
 pub mod status;
 pub mod version;

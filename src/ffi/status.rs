@@ -33,6 +33,20 @@ pub enum weir_status {
     WEIR_ERR_SETTLED = 9,
     /// An enumeration field holds a value that names no known case.
     WEIR_ERR_UNKNOWN_KIND = 10,
+
+    // 200–299: the pool.
+    /// The item is idle in the pool, not lent: it cannot be given or
+    /// dropped. Nothing changed.
+    WEIR_ERR_POOL_ITEM_IDLE = 200,
+    /// The pool did not lend the item and no reservation is open for it to
+    /// fill. Nothing changed.
+    WEIR_ERR_POOL_NOT_LENT = 201,
+    /// No reservation is open: `made` or `unmade` without a take that
+    /// answered WEIR_TAKEN_MAKE. Nothing changed.
+    WEIR_ERR_POOL_NO_RESERVATION = 202,
+    /// `made` with an item the pool already holds, idle or lent. Nothing
+    /// changed.
+    WEIR_ERR_POOL_ITEM_KNOWN = 203,
 }
 
 /// The status as its integer code.
@@ -67,6 +81,10 @@ const ALL: &[weir_status] = {
         WEIR_ERR_POISONED,
         WEIR_ERR_SETTLED,
         WEIR_ERR_UNKNOWN_KIND,
+        WEIR_ERR_POOL_ITEM_IDLE,
+        WEIR_ERR_POOL_NOT_LENT,
+        WEIR_ERR_POOL_NO_RESERVATION,
+        WEIR_ERR_POOL_ITEM_KNOWN,
     ]
 };
 
@@ -91,6 +109,10 @@ impl weir_status {
             WEIR_ERR_POISONED => c"the handle was poisoned by an earlier panic",
             WEIR_ERR_SETTLED => c"already settled",
             WEIR_ERR_UNKNOWN_KIND => c"an enumeration field holds an unknown value",
+            WEIR_ERR_POOL_ITEM_IDLE => c"the item is idle in the pool, not lent",
+            WEIR_ERR_POOL_NOT_LENT => c"the pool did not lend this item and no reservation is open",
+            WEIR_ERR_POOL_NO_RESERVATION => c"no reservation is open: take did not answer MAKE",
+            WEIR_ERR_POOL_ITEM_KNOWN => c"the item is already in the pool, idle or lent",
         }
     }
 }
