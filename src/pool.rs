@@ -110,30 +110,30 @@ pub enum Misuse {
 }
 
 /// Running totals since the pool was made, for a dashboard (modelled on Go's
-/// `database/sql` DBStats).
+/// `database/sql` DBStats). Every resource made ends up counted once in
+/// `stale`, `evicted_idle`, `evicted_age`, `dropped`, `refused` or
+/// `closed`, or is still idle or lent.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counters {
-    /// Resources registered as made: by `made`, or given or dropped
-    /// unregistered into an open reservation.
+    /// By `made`, or an unknown item given or dropped into a reservation.
     pub made: u64,
-    /// Takes answered with an idle resource (`Ready`).
+    /// `Ready` answers.
     pub reused: u64,
-    /// Idle resources handed back by `take` as `Stale`.
+    /// `Stale` answers.
     pub stale: u64,
-    /// Idle resources `evict` removed for sitting `keep` or longer.
+    /// Removed by `evict` for idleness.
     pub evicted_idle: u64,
-    /// Resources retired for living `life` or longer: removed by `evict`
-    /// (when not already due for idleness) or not kept by `give`.
+    /// Removed by `evict` for age only, or not kept by `give` for age.
     pub evicted_age: u64,
-    /// Lent resources reported broken with `drop_item`.
+    /// Reported broken with `drop_item`.
     pub dropped: u64,
-    /// Resources `give` did not keep because enough were idle.
+    /// Not kept by `give`: enough were idle.
     pub refused: u64,
-    /// Takes answered `Wait`.
+    /// `Wait` answers.
     pub waits: u64,
     /// Reservations released by `unmade`.
     pub unmade: u64,
-    /// Resources handed back by `close`, or not kept by a `give` after it.
+    /// Handed back by `close`, or not kept by a `give` after it.
     pub closed: u64,
 }
 
