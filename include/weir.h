@@ -54,6 +54,25 @@
 // cap by the spread fraction.
 #define WEIR_JITTER_SPREAD 4
 
+// The largest `size` a pool accepts (2^24).
+#define WEIR_POOL_MAX_SIZE 16777216
+
+// `weir_taken.kind`: an idle resource, now lent to the caller.
+#define WEIR_TAKEN_READY 1
+
+// `weir_taken.kind`: an idle resource past `keep_ns` or `life_ns`, already
+// out of the pool and its count. The caller closes `item` and takes again.
+#define WEIR_TAKEN_STALE 2
+
+// `weir_taken.kind`: nothing idle, room for one more, and the room is
+// reserved. The caller makes a resource and calls `weir_pool_made` (or, if
+// making failed, `weir_pool_unmade`). `item` is 0.
+#define WEIR_TAKEN_MAKE 3
+
+// `weir_taken.kind`: nothing idle and no room (or the pool is closed, or
+// NULL). The caller's own queue decides what next. `item` is 0.
+#define WEIR_TAKEN_WAIT 4
+
 // What a call that can fail reports. `WEIR_OK` is 0; every other value is
 // an error. Codes are grouped by area and are never renumbered or reused:
 // 1–99 general, 100–199 the limiter, 200–299 the pool,
@@ -118,6 +137,18 @@ enum weir_status
   // The `weir_limiter` value is not one a constructor made: zeroed,
   // never initialised, or overwritten. It refuses every call until rebuilt.
   WEIR_ERR_LIMITER_CORRUPT = 113,
+  // The item is idle in the pool, not lent: it cannot be given or
+  // dropped. Nothing changed.
+  WEIR_ERR_POOL_ITEM_IDLE = 200,
+  // The pool did not lend the item and no reservation is open for it to
+  // fill. Nothing changed.
+  WEIR_ERR_POOL_NOT_LENT = 201,
+  // No reservation is open: `made` or `unmade` without a take that
+  // answered WEIR_TAKEN_MAKE. Nothing changed.
+  WEIR_ERR_POOL_NO_RESERVATION = 202,
+  // `made` with an item the pool already holds, idle or lent. Nothing
+  // changed.
+  WEIR_ERR_POOL_ITEM_KNOWN = 203,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -165,6 +196,32 @@ typedef struct weir_gate weir_gate;
 // of heap per handle. Made by `weir_period_new`, freed by
 // `weir_period_free`.
 typedef struct weir_period weir_period;
+
+// The bookkeeping of a pool of resources (connections, descriptors,
+// handles), each known only by a `uintptr_t` identity. It never opens,
+// closes, sleeps or waits: each call says what the caller should do, and
+// the caller does it.
+//
+// Who closes what: the caller always. Every resource the pool stops
+// holding is handed back to be closed: a STALE take, every item
+// `weir_pool_evict` and `weir_pool_close` write out, and every give that
+// answers `*kept == false`. A resource reported with `weir_pool_drop` is the
+// caller's to close too. Freeing the pool hands back nothing: close it
+// first.
+//
+// Newest first: the resource returned most recently is lent first. A lent
+// resource is found again by its identity (an O(1) hash lookup) and keeps
+// the birth it was made with, so `life_ns` retires it however often it is
+// reused. Misuse (giving an idle item, giving or dropping one the pool
+// never lent, `made` without a reservation) is a status and changes
+// nothing.
+//
+// Takes a short per-handle lock; safe to use from many threads at once.
+// Heap per handle on 64-bit: about 300 bytes, plus 24 bytes per idle place
+// (min(idle, size)), plus 17 bytes per table slot (the power of two at
+// least 2 × size), all allocated by `weir_pool_new` and never again; about
+// 1.1 KiB for the preset.
+typedef struct weir_pool weir_pool;
 
 // An exact sliding-window counter: at most `quota` events in any stretch
 // of `window_ns`. Takes a short per-handle lock and is safe to use from
@@ -267,6 +324,63 @@ typedef struct {
   // Private: the last refill, the window start or the cooldown deadline.
   int64_t anchor;
 } weir_limiter;
+
+// The limits a pool holds itself to. Durations are nanoseconds; a zero
+// `keep_ns` or `life_ns` means no limit. Validated by `weir_pool_new`:
+// negative fields are `WEIR_ERR_NEGATIVE`, a `size` of 0 is
+// `WEIR_ERR_INVALID_ARGUMENT`, a `size` above `WEIR_POOL_MAX_SIZE` is
+// `WEIR_ERR_TOO_LARGE`; an `idle` above `size` counts as `size`, and an
+// `idle` of 0 keeps nothing idle.
+typedef struct {
+  // The most resources alive at once: idle, lent and being made (≥ 1).
+  int64_t size;
+  // The most kept idle (0: none; above `size`: `size`).
+  int64_t idle;
+  // How long a resource may sit idle before it is closed (0: no limit).
+  int64_t keep_ns;
+  // How long a resource may live from its making (0: no limit).
+  int64_t life_ns;
+} weir_limits;
+
+// What `weir_pool_take` answers: `kind` is one of `WEIR_TAKEN_READY`,
+// `_STALE`, `_MAKE`, `_WAIT` (never 0, so a zeroed struct is recognisably
+// not an answer); `item` is the resource for READY and STALE, 0 otherwise.
+// Layout: `kind` at offset 0, `item` at offset `sizeof(uintptr_t)`, size
+// `2 * sizeof(uintptr_t)`.
+typedef struct {
+  // One of the `WEIR_TAKEN_*` constants.
+  int32_t kind;
+  // The resource, for READY and STALE; 0 for MAKE and WAIT.
+  uintptr_t item;
+} weir_taken;
+
+// Running totals since the pool was made (modelled on Go's database/sql
+// DBStats). Read with `weir_pool_stats`.
+typedef struct {
+  // Resources registered as made: by `weir_pool_made`, or given or
+  // dropped unregistered into an open reservation.
+  uint64_t made;
+  // Takes answered READY.
+  uint64_t reused;
+  // Idle resources handed back by take as STALE.
+  uint64_t stale;
+  // Idle resources `weir_pool_evict` removed for sitting `keep_ns`.
+  uint64_t evicted_idle;
+  // Resources retired for living `life_ns`: removed by `weir_pool_evict`
+  // (when not already due for idleness) or not kept by `weir_pool_give`.
+  uint64_t evicted_age;
+  // Lent resources reported broken with `weir_pool_drop`.
+  uint64_t dropped;
+  // Resources `weir_pool_give` did not keep because enough were idle.
+  uint64_t refused;
+  // Takes answered WAIT.
+  uint64_t waits;
+  // Reservations released by `weir_pool_unmade`.
+  uint64_t unmade;
+  // Resources handed back by `weir_pool_close`, or not kept by a give
+  // after it.
+  uint64_t closed;
+} weir_pool_counters;
 
 #ifdef __cplusplus
 extern "C" {
@@ -557,6 +671,103 @@ int64_t weir_period_left(const weir_period *period, int64_t now);
 // open (the next event opens one). `INT64_MAX` when the open period
 // reaches the end of the clock, and for a NULL counter.
 int64_t weir_period_next(const weir_period *period, int64_t now);
+
+// The preset limits: 10 live, 10 idle, closed after 30 minutes idle, no
+// maximum age (the default size of HikariCP and Go's database/sql, which
+// also keeps idle equal to size).
+weir_limits weir_limits_preset(void);
+
+// Makes an empty pool with `limits` (NULL: `weir_limits_preset()`) and
+// writes it to `*out`; all its memory is allocated here. Bad limits get
+// `WEIR_ERR_NEGATIVE`, `WEIR_ERR_INVALID_ARGUMENT` (size 0) or
+// `WEIR_ERR_TOO_LARGE` (size above `WEIR_POOL_MAX_SIZE`); `WEIR_ERR_NULL`
+// if `out` is NULL. `*out` is written only on success.
+weir_status weir_pool_new(const weir_limits *limits, weir_pool **out);
+
+// Frees a pool. NULL is accepted and ignored. Resources still idle or
+// lent are not closed (the pool never held more than their identities):
+// call `weir_pool_close` first and close what it hands back.
+void weir_pool_free(weir_pool *pool);
+
+// Asks for a resource at `now`. READY: the newest idle one, now lent.
+// STALE: the newest idle one was past `keep_ns` or `life_ns`; it is out of
+// the pool, the caller closes it and takes again. MAKE: room is reserved
+// for one more; the caller makes it and calls `weir_pool_made` (or
+// `weir_pool_unmade` if making failed). WAIT: no room, or the pool is
+// closed. A NULL or poisoned pool answers WAIT.
+weir_taken weir_pool_take(const weir_pool *pool, int64_t now);
+
+// Registers `item`, made after a MAKE, as lent and born at `now`; it fills
+// the reservation. `WEIR_ERR_POOL_ITEM_KNOWN` if the pool already holds
+// `item`, `WEIR_ERR_POOL_NO_RESERVATION` if no MAKE is outstanding;
+// `WEIR_ERR_NULL` for a NULL pool. On an error nothing changes.
+weir_status weir_pool_made(const weir_pool *pool, uintptr_t item, int64_t now);
+
+// Releases the room a MAKE reserved, because making failed, so a failing
+// factory does not shrink the pool for good. `WEIR_ERR_POOL_NO_RESERVATION`
+// if no MAKE is outstanding; `WEIR_ERR_NULL` for a NULL pool.
+weir_status weir_pool_unmade(const weir_pool *pool);
+
+// Gives a lent resource back at `now` and writes to `*kept` whether the
+// pool kept it. `*kept == false`: the caller closes `item` (enough were
+// idle, it has lived `life_ns`, or the pool is closed). The resource keeps
+// the birth it was lent with. An `item` the pool does not know, given while
+// a MAKE is outstanding, fills that reservation, born at `now`.
+//
+// A broken resource goes to `weir_pool_drop` instead. Errors change
+// nothing and leave `*kept` unwritten: `WEIR_ERR_POOL_ITEM_IDLE` (already
+// idle in the pool: do not close it), `WEIR_ERR_POOL_NOT_LENT` (never lent
+// and no reservation open: the pool does not hold it), `WEIR_ERR_NULL`
+// (NULL pool or `kept`).
+weir_status weir_pool_give(const weir_pool *pool, uintptr_t item, int64_t now, bool *kept);
+
+// Says a lent resource broke and is not coming back; its room is free and
+// the caller closes it. An `item` the pool does not know, dropped while a
+// MAKE is outstanding, ends that reservation (counted as made and
+// dropped). Errors change nothing: `WEIR_ERR_POOL_ITEM_IDLE`,
+// `WEIR_ERR_POOL_NOT_LENT`, `WEIR_ERR_NULL` (NULL pool).
+weir_status weir_pool_drop(const weir_pool *pool, uintptr_t item);
+
+// Removes the idle resources due at `now` — those idle for `keep_ns` or
+// more, or alive for `life_ns` or more (the boundary included) — oldest
+// first, and writes up to `cap` of them to `out` for the caller to close.
+//
+// Returns how many were due in all. The first `min(returned, cap)` entries
+// of `out` are written and those resources removed; when the return value
+// exceeds `cap`, the rest stay idle for the next call (call again until it
+// is at most `cap`). `out == NULL` counts as `cap == 0`: it counts the due
+// resources and removes none. A NULL pool answers 0.
+size_t weir_pool_evict(const weir_pool *pool, int64_t now, uintptr_t *out, size_t cap);
+
+// Closes the pool for shutdown and empties it: writes up to `cap` idle
+// resources to `out`, oldest first, for the caller to close. Returns how
+// many were idle in all; the first `min(returned, cap)` entries are written
+// and when the return value exceeds `cap` the rest stay for the next call.
+// From then on take answers WAIT and give keeps nothing (`*kept == false`),
+// so each lent resource is closed by its borrower when it comes back.
+// `out == NULL` counts as `cap == 0`. A NULL pool answers 0.
+size_t weir_pool_close(const weir_pool *pool, uintptr_t *out, size_t cap);
+
+// How many resources exist: idle, lent and being made. 0 for a NULL pool.
+int64_t weir_pool_live(const weir_pool *pool);
+
+// How many are sitting idle. 0 for a NULL pool.
+int64_t weir_pool_idle(const weir_pool *pool);
+
+// How many are lent out or being made (reserved by MAKE). 0 for a NULL
+// pool.
+int64_t weir_pool_busy(const weir_pool *pool);
+
+// Nanoseconds from `now` until the next idle resource becomes due: 0 if
+// one is due already, `INT64_MAX` if none ever will (nothing idle, or no
+// `keep_ns` and no `life_ns`). `weir_pool_evict` at `now` plus this removes
+// at least one, so one timer armed with it replaces polling. It only
+// reads: `now` does not move the pool's clock. `INT64_MAX` for a NULL pool.
+int64_t weir_pool_next_expiry(const weir_pool *pool, int64_t now);
+
+// Writes the pool's running totals to `*out`. `WEIR_ERR_NULL` if `pool`
+// or `out` is NULL; `*out` is written only on success.
+weir_status weir_pool_stats(const weir_pool *pool, weir_pool_counters *out);
 
 // Makes an empty window that counts at most `quota` events in any
 // `window_ns`-long stretch, and writes it to `*out`. An event stamped `t`

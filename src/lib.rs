@@ -17,6 +17,7 @@ pub mod draw;
 pub mod gate;
 pub mod limiter;
 pub mod period;
+pub mod pool;
 pub mod sliding;
 pub mod time;
 

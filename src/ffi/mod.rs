@@ -17,6 +17,7 @@ pub mod limiter;
 #[allow(dead_code)]
 pub(crate) mod guard;
 pub mod period;
+pub mod pool;
 pub mod sliding;
 pub mod status;
 pub mod version;

@@ -67,6 +67,19 @@ pub enum weir_status {
     /// The `weir_limiter` value is not one a constructor made: zeroed,
     /// never initialised, or overwritten. It refuses every call until rebuilt.
     WEIR_ERR_LIMITER_CORRUPT = 113,
+    // 200–299: the pool.
+    /// The item is idle in the pool, not lent: it cannot be given or
+    /// dropped. Nothing changed.
+    WEIR_ERR_POOL_ITEM_IDLE = 200,
+    /// The pool did not lend the item and no reservation is open for it to
+    /// fill. Nothing changed.
+    WEIR_ERR_POOL_NOT_LENT = 201,
+    /// No reservation is open: `made` or `unmade` without a take that
+    /// answered WEIR_TAKEN_MAKE. Nothing changed.
+    WEIR_ERR_POOL_NO_RESERVATION = 202,
+    /// `made` with an item the pool already holds, idle or lent. Nothing
+    /// changed.
+    WEIR_ERR_POOL_ITEM_KNOWN = 203,
 }
 
 /// The status as its integer code.
@@ -115,6 +128,10 @@ const ALL: &[weir_status] = {
         WEIR_ERR_INVALID_AMOUNT,
         WEIR_ERR_WRONG_VARIANT,
         WEIR_ERR_LIMITER_CORRUPT,
+        WEIR_ERR_POOL_ITEM_IDLE,
+        WEIR_ERR_POOL_NOT_LENT,
+        WEIR_ERR_POOL_NO_RESERVATION,
+        WEIR_ERR_POOL_ITEM_KNOWN,
     ]
 };
 
@@ -163,6 +180,10 @@ impl weir_status {
             WEIR_ERR_INVALID_AMOUNT => c"a limiter consume asked for zero units",
             WEIR_ERR_WRONG_VARIANT => c"the limiter is not of the variant this getter needs",
             WEIR_ERR_LIMITER_CORRUPT => c"the limiter value is zeroed or corrupted; rebuild it",
+            WEIR_ERR_POOL_ITEM_IDLE => c"the item is idle in the pool, not lent",
+            WEIR_ERR_POOL_NOT_LENT => c"the pool did not lend this item and no reservation is open",
+            WEIR_ERR_POOL_NO_RESERVATION => c"no reservation is open: take did not answer MAKE",
+            WEIR_ERR_POOL_ITEM_KNOWN => c"the item is already in the pool, idle or lent",
         }
     }
 }
