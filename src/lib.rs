@@ -10,8 +10,15 @@
 
 extern crate alloc;
 
+pub mod backoff;
+pub mod bucket;
+pub mod deadline;
 pub mod draw;
 pub mod gate;
+pub mod limiter;
+pub mod period;
+pub mod pool;
+pub mod sliding;
 pub mod time;
 
 #[cfg(feature = "std")]
