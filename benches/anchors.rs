@@ -98,7 +98,7 @@ pub fn benches(c: &mut Criterion) {
         "anchor",
         id("cas_loop", "1thread"),
         || AtomicU64::new(0),
-        cas_loop,
+        |word| cas_loop(word),
         |_| {},
     );
     fresh(
@@ -106,7 +106,7 @@ pub fn benches(c: &mut Criterion) {
         "anchor",
         id("fetch_add", "1thread"),
         || AtomicU64::new(0),
-        fetch_add,
+        |word| fetch_add(word),
         |_| {},
     );
     fresh(
@@ -114,7 +114,7 @@ pub fn benches(c: &mut Criterion) {
         "anchor",
         id("mutex_lock_unlock", "1thread"),
         || Mutex::new(0),
-        mutex_lock_unlock,
+        |count| mutex_lock_unlock(count),
         |_| {},
     );
     two_threads(
@@ -139,7 +139,7 @@ pub fn benches(c: &mut Criterion) {
         "governor_check",
         id("allow", "direct"),
         governor_allowing,
-        Direct::check,
+        |limiter| limiter.check(),
         |limiter| assert!(limiter.check().is_ok()),
     );
     fresh(
@@ -147,7 +147,7 @@ pub fn benches(c: &mut Criterion) {
         "governor_check",
         id("refuse", "direct"),
         governor_spent,
-        Direct::check,
+        |limiter| limiter.check(),
         |limiter| assert!(limiter.check().is_err()),
     );
     two_threads(

@@ -16,108 +16,150 @@
 
 use std::time::SystemTime;
 
-use table::{Row, CAS, CAS_2T, GOV_ALLOW, GOV_ALLOW_2T, GOV_KEYED, GOV_REFUSE, MUTEX};
+use table::{
+    Row, CAS, CAS_2T, GOV_ALLOW, GOV_ALLOW_2T, GOV_KEYED, GOV_KEYED_REFUSE, GOV_REFUSE,
+    GOV_REFUSE_2T, MUTEX, MUTEX_2T,
+};
 
 mod anchors;
+mod backoff;
 mod gate;
+mod limiter;
+mod limiters;
+mod pool;
 mod support;
 mod table;
 
 /// The table's lines, in order: each benchmark with its anchor and target
-/// (DESIGN.md, "Performance targets").
+/// (DESIGN.md, "Performance targets"; the target binds the C ABI rows, the
+/// Rust core rows are shown beside them for orientation).
 const ROWS: &[Row] = &[
     // The anchors themselves.
-    Row {
-        bench: CAS,
-        anchor: CAS,
-        target: None,
-    },
-    Row {
-        bench: "anchor/fetch_add/1thread",
-        anchor: CAS,
-        target: None,
-    },
-    Row {
-        bench: MUTEX,
-        anchor: CAS,
-        target: None,
-    },
-    Row {
-        bench: GOV_ALLOW,
-        anchor: CAS,
-        target: None,
-    },
-    Row {
-        bench: GOV_REFUSE,
-        anchor: CAS,
-        target: None,
-    },
-    Row {
-        bench: GOV_KEYED,
-        anchor: GOV_ALLOW,
-        target: None,
-    },
-    Row {
-        bench: table::GOV_KEYED_REFUSE,
-        anchor: GOV_KEYED,
-        target: None,
-    },
-    // weir_gate (no target of its own; read against the CAS floor: an
-    // enter+leave pair is two compare-and-swap loops).
-    Row {
-        bench: "weir_gate_enter+leave/allow/c_abi",
-        anchor: CAS,
-        target: None,
-    },
-    Row {
-        bench: "weir_gate_enter+leave/allow/rust",
-        anchor: CAS,
-        target: None,
-    },
-    Row {
-        bench: "weir_gate_enter/refuse/c_abi",
-        anchor: CAS,
-        target: None,
-    },
-    Row {
-        bench: "weir_gate_enter/refuse/rust",
-        anchor: CAS,
-        target: None,
-    },
+    row(CAS, CAS, None),
+    row("anchor/fetch_add/1thread", CAS, None),
+    row(MUTEX, CAS, None),
+    row(GOV_ALLOW, CAS, None),
+    row(GOV_REFUSE, CAS, None),
+    row(GOV_KEYED, GOV_ALLOW, None),
+    row(GOV_KEYED_REFUSE, GOV_KEYED, None),
+    // weir_bucket: parity with governor's direct check().
+    row("weir_bucket_take/allow/c_abi", GOV_ALLOW, Some(1.1)),
+    row("weir_bucket_take/allow/rust", GOV_ALLOW, None),
+    row("weir_bucket_take/refuse/c_abi", GOV_REFUSE, Some(1.1)),
+    row("weir_bucket_take/refuse/rust", GOV_REFUSE, None),
+    // The locked types: each decision, with its settle, within 4 mutexes.
+    row("weir_sliding_take/allow/c_abi_advancing", MUTEX, Some(4.0)),
+    row("weir_sliding_take/allow/rust_advancing", MUTEX, None),
+    row("weir_sliding_take/refuse/c_abi", MUTEX, Some(4.0)),
+    row("weir_sliding_take/refuse/rust", MUTEX, None),
+    row("weir_period_take/allow/c_abi", MUTEX, Some(4.0)),
+    row("weir_period_take/allow/rust", MUTEX, None),
+    row("weir_period_take/refuse/c_abi", MUTEX, Some(4.0)),
+    row("weir_period_take/refuse/rust", MUTEX, None),
+    row("weir_pool_take+give/allow/c_abi", MUTEX, Some(4.0)),
+    row("weir_pool_take+give/allow/rust", MUTEX, None),
+    row("weir_pool_take/refuse/c_abi", MUTEX, Some(4.0)),
+    row("weir_pool_take/refuse/rust", MUTEX, None),
+    // The by-value limiter: no lock at all, held to the same bound.
+    row(
+        "weir_limiter_try_consume_bucket/allow/c_abi",
+        MUTEX,
+        Some(4.0),
+    ),
+    row("weir_limiter_try_consume_bucket/allow/rust", MUTEX, None),
+    row(
+        "weir_limiter_try_consume_bucket/refuse/c_abi",
+        MUTEX,
+        Some(4.0),
+    ),
+    row("weir_limiter_try_consume_bucket/refuse/rust", MUTEX, None),
+    row(
+        "weir_limiter_try_consume_fixed_window/allow/c_abi",
+        MUTEX,
+        Some(4.0),
+    ),
+    row(
+        "weir_limiter_try_consume_fixed_window/allow/rust",
+        MUTEX,
+        None,
+    ),
+    row(
+        "weir_limiter_try_consume_fixed_window/refuse/c_abi",
+        MUTEX,
+        Some(4.0),
+    ),
+    row(
+        "weir_limiter_try_consume_fixed_window/refuse/rust",
+        MUTEX,
+        None,
+    ),
+    row(
+        "weir_limiter_try_consume_cooldown/allow/c_abi",
+        MUTEX,
+        Some(4.0),
+    ),
+    row("weir_limiter_try_consume_cooldown/allow/rust", MUTEX, None),
+    row(
+        "weir_limiter_try_consume_cooldown/refuse/c_abi",
+        MUTEX,
+        Some(4.0),
+    ),
+    row("weir_limiter_try_consume_cooldown/refuse/rust", MUTEX, None),
+    // weir_gate (no target of its own; an enter+leave pair is two
+    // compare-and-swap loops).
+    row("weir_gate_enter+leave/allow/c_abi", CAS, None),
+    row("weir_gate_enter+leave/allow/rust", CAS, None),
+    row("weir_gate_enter/refuse/c_abi", CAS, None),
+    row("weir_gate_enter/refuse/rust", CAS, None),
+    // weir_backoff: arithmetic only (no target; against the mutex floor).
+    row("weir_backoff_delay/rigid/c_abi", MUTEX, None),
+    row("weir_backoff_delay/rigid/rust", MUTEX, None),
+    row("weir_backoff_delay/full/c_abi", MUTEX, None),
+    row("weir_backoff_delay/full/rust", MUTEX, None),
+    row("weir_backoff_delay/equal/c_abi", MUTEX, None),
+    row("weir_backoff_delay/equal/rust", MUTEX, None),
+    row("weir_backoff_delay/decorrelated/c_abi", MUTEX, None),
+    row("weir_backoff_delay/decorrelated/rust", MUTEX, None),
+    row("weir_backoff_delay/spread/c_abi", MUTEX, None),
+    row("weir_backoff_delay/spread/rust", MUTEX, None),
+    row("weir_backoff_delay/preset_null_policy/c_abi", MUTEX, None),
     // Two threads on one shared state.
-    Row {
-        bench: CAS_2T,
-        anchor: CAS,
-        target: None,
-    },
-    Row {
-        bench: table::MUTEX_2T,
-        anchor: MUTEX,
-        target: None,
-    },
-    Row {
-        bench: GOV_ALLOW_2T,
-        anchor: GOV_ALLOW,
-        target: None,
-    },
-    Row {
-        bench: table::GOV_REFUSE_2T,
-        anchor: GOV_REFUSE,
-        target: None,
-    },
-    Row {
-        bench: "weir_gate_enter+leave/allow/c_abi_2threads",
-        anchor: CAS_2T,
-        target: None,
-    },
+    row(CAS_2T, CAS, None),
+    row(MUTEX_2T, MUTEX, None),
+    row(GOV_ALLOW_2T, GOV_ALLOW, None),
+    row(GOV_REFUSE_2T, GOV_REFUSE, None),
+    row(
+        "weir_bucket_take/allow/c_abi_2threads",
+        GOV_ALLOW_2T,
+        Some(1.0),
+    ),
+    row(
+        "weir_bucket_take/refuse/c_abi_2threads",
+        GOV_REFUSE_2T,
+        Some(1.0),
+    ),
+    row("weir_gate_enter+leave/allow/c_abi_2threads", CAS_2T, None),
+    row("weir_pool_take+give/allow/c_abi_2threads", MUTEX_2T, None),
 ];
+
+const fn row(bench: &'static str, anchor: &'static str, target: Option<f64>) -> Row {
+    Row {
+        bench,
+        anchor,
+        target,
+    }
+}
 
 fn main() {
     let started = SystemTime::now();
     let mut c = support::config().configure_from_args();
 
     anchors::benches(&mut c);
+    limiters::benches(&mut c);
+    pool::benches(&mut c);
+    limiter::benches(&mut c);
     gate::benches(&mut c);
+    backoff::benches(&mut c);
 
     c.final_summary();
     // Only a measuring run (cargo bench passes --bench) has fresh estimates.

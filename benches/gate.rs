@@ -82,7 +82,7 @@ pub fn benches(c: &mut Criterion) {
             assert!(gate.enter());
             gate
         },
-        Gate::enter,
+        |gate| gate.enter(),
         |gate| assert!(!gate.enter()),
     );
 }

@@ -2,9 +2,10 @@
 //! with the state made outside the timing, two-thread runs on one shared
 //! state, owned C handles, and the 1,000,000 keys of the keyed paths.
 
+use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::ptr;
-use std::sync::{Barrier, OnceLock};
+use std::sync::{Barrier, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion};
@@ -24,8 +25,23 @@ pub fn config() -> Criterion {
 /// The id of one benchmark: the decision path it measures, the path it
 /// takes (`allow`, `refuse`, ...), and how it is reached (`c_abi`, `rust`,
 /// `c_abi_2threads`, ...). criterion files it as `path/outcome/via`.
-pub fn id(outcome: &str, via: &str) -> BenchmarkId {
-    BenchmarkId::new(outcome, via)
+pub fn id(outcome: &str, via: &str) -> Id {
+    Id {
+        outcome: outcome.to_owned(),
+        via: via.to_owned(),
+    }
+}
+
+/// See [`id`].
+pub struct Id {
+    outcome: String,
+    via: String,
+}
+
+impl Id {
+    fn bench(&self) -> BenchmarkId {
+        BenchmarkId::new(&self.outcome, &self.via)
+    }
 }
 
 /// Times `iters` calls of `step` on a state that `make` builds afresh for
@@ -36,20 +52,20 @@ pub fn id(outcome: &str, via: &str) -> BenchmarkId {
 pub fn fresh<S, R>(
     c: &mut Criterion,
     path: &str,
-    id: BenchmarkId,
+    id: Id,
     make: impl Fn() -> S,
-    step: impl Fn(&S) -> R,
-    check: impl Fn(&S),
+    mut step: impl FnMut(&mut S) -> R,
+    check: impl Fn(&mut S),
 ) {
-    c.benchmark_group(path).bench_function(id, |b| {
+    c.benchmark_group(path).bench_function(id.bench(), |b| {
         b.iter_custom(|iters| {
-            let state = make();
+            let mut state = make();
             let start = Instant::now();
             for _ in 0..iters {
-                black_box(step(black_box(&state)));
+                black_box(step(black_box(&mut state)));
             }
             let spent = start.elapsed();
-            check(&state);
+            check(&mut state);
             spent
         })
     });
@@ -59,35 +75,73 @@ pub fn fresh<S, R>(
 /// once, `iters` times each. The time reported per iteration is the wall
 /// time from the common start until both finish, divided by all the
 /// decisions made (2 × `iters`): the cost of one decision under that load.
+///
+/// On a machine shared with other work the two threads may not really run
+/// at once; each sample also records the threads' CPU time against the wall
+/// time (see [`parallelism`]), which the table shows beside the figure.
 pub fn two_threads<S: Sync, R>(
     c: &mut Criterion,
     path: &str,
-    id: BenchmarkId,
+    id: Id,
     make: impl Fn() -> S,
     step: impl Fn(&S) -> R + Sync,
     check: impl Fn(&S),
 ) {
-    c.benchmark_group(path).bench_function(id, |b| {
+    let name = format!("{path}/{}/{}", id.outcome, id.via);
+    c.benchmark_group(path).bench_function(id.bench(), |b| {
         b.iter_custom(|iters| {
             let state = make();
             let barrier = Barrier::new(3);
-            let start = std::thread::scope(|scope| {
-                for _ in 0..2 {
-                    scope.spawn(|| {
-                        barrier.wait();
-                        for _ in 0..iters {
-                            black_box(step(black_box(&state)));
-                        }
-                    });
-                }
+            let run = || {
                 barrier.wait();
-                Instant::now()
+                let cpu = on_cpu_ns();
+                for _ in 0..iters {
+                    black_box(step(black_box(&state)));
+                }
+                on_cpu_ns().zip(cpu).map(|(end, start)| end - start)
+            };
+            let (start, cpu) = std::thread::scope(|scope| {
+                let threads = [scope.spawn(run), scope.spawn(run)];
+                barrier.wait();
+                let start = Instant::now();
+                let cpu: Option<u64> = threads.map(|t| t.join().unwrap()).into_iter().sum();
+                (start, cpu)
             });
             let spent = start.elapsed();
+            if let Some(cpu) = cpu {
+                record_parallelism(&name, cpu, spent);
+            }
             check(&state);
             spent / 2
         })
     });
+}
+
+/// Nanoseconds the calling thread has spent on a CPU, from Linux's
+/// `/proc/thread-self/schedstat`; `None` where that is not available.
+fn on_cpu_ns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_whitespace().next()?.parse().ok()
+}
+
+/// Per two-thread benchmark: the CPU time and the wall time of its samples.
+static PARALLELISM: Mutex<BTreeMap<String, (u128, u128)>> = Mutex::new(BTreeMap::new());
+
+fn record_parallelism(name: &str, cpu_ns: u64, wall: Duration) {
+    let mut map = PARALLELISM.lock().unwrap();
+    let entry = map.entry(name.to_owned()).or_default();
+    entry.0 += u128::from(cpu_ns);
+    entry.1 += wall.as_nanos();
+}
+
+/// For a two-thread benchmark measured in this run, the two threads' CPU
+/// time over the wall time: 2 when both ran all along, 1 when together they
+/// had one CPU's worth (on a busy machine they may then have taken turns,
+/// and the figure shows little of the contention it is meant to show).
+pub fn parallelism(name: &str) -> Option<f64> {
+    let map = PARALLELISM.lock().unwrap();
+    let &(cpu, wall) = map.get(name)?;
+    (wall > 0).then(|| cpu as f64 / wall as f64)
 }
 
 /// Times `iters` calls of `step`, each with the next of the 1,000,000
@@ -98,17 +152,17 @@ pub fn two_threads<S: Sync, R>(
 pub fn keyed<S, R>(
     c: &mut Criterion,
     path: &str,
-    id: BenchmarkId,
+    id: Id,
     make: impl FnOnce(&[[u8; 16]]) -> S,
     step: impl Fn(&S, &[u8; 16]) -> R,
     check: impl Fn(&S),
 ) {
-    let keys = keys();
     // Made on first use, so that a run filtered to other benchmarks does not
-    // pay for filling a map with a million keys.
+    // pay for making a million keys and filling a map with them.
     let mut make = Some(make);
     let mut state = None;
-    c.benchmark_group(path).bench_function(id, |b| {
+    c.benchmark_group(path).bench_function(id.bench(), |b| {
+        let keys = keys();
         let state: &S = state.get_or_insert_with(|| (make.take().unwrap())(keys));
         b.iter_custom(|iters| {
             let mut at = 0;

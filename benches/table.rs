@@ -65,8 +65,8 @@ fn estimate(home: &std::path::Path, bench: &str, since: SystemTime) -> Option<(f
 pub fn write(rows: &[Row], since: SystemTime) {
     let home = criterion_home();
     let mut table = String::from(
-        "| benchmark (path/outcome/via) | median ns | spread (MAD) ns | anchor | anchor median ns | ratio | target | met |\n\
-         |---|---:|---:|---|---:|---:|---:|:-:|\n",
+        "| benchmark (path/outcome/via) | median ns | spread (MAD) ns | anchor | anchor median ns | ratio | target | met | 2-thread CPU ÷ wall |\n\
+         |---|---:|---:|---|---:|---:|---:|:-:|---:|\n",
     );
     let mut any = false;
     for row in rows {
@@ -95,13 +95,15 @@ pub fn write(rows: &[Row], since: SystemTime) {
             (None, _) => ("–".into(), ""),
         };
         let anchor_name = if row.anchor == row.bench {
-            "–"
+            "–".to_owned()
         } else {
-            row.anchor
+            format!("`{}`", row.anchor)
         };
+        let parallelism =
+            crate::support::parallelism(row.bench).map_or(String::new(), |p| format!("{p:.2}"));
         let _ = writeln!(
             table,
-            "| `{}` | {median:.2} | ±{mad:.2} | `{anchor_name}` | {anchor_median} | {ratio_text} | {target_text} | {met} |",
+            "| `{}` | {median:.2} | ±{mad:.2} | {anchor_name} | {anchor_median} | {ratio_text} | {target_text} | {met} | {parallelism} |",
             row.bench
         );
     }
