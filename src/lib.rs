@@ -10,9 +10,12 @@
 
 extern crate alloc;
 
+pub mod breaker;
 pub mod draw;
 pub mod gate;
+pub mod shedder;
 pub mod time;
+pub mod window;
 
 #[cfg(feature = "std")]
 pub mod ffi;
