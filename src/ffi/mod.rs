@@ -8,9 +8,12 @@
 
 #![allow(non_camel_case_types)]
 
+pub mod breaker;
 pub mod gate;
 // Helpers not every type uses yet.
 #[allow(dead_code)]
 pub(crate) mod guard;
+pub mod shedder;
 pub mod status;
 pub mod version;
+pub mod window;
