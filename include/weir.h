@@ -33,6 +33,46 @@
 #define WEIR_VERSION_PATCH 0
 
 
+// `weir_backoff.jitter`: the delay is the ceiling itself. Reproducible, but
+// clients that failed together retry together.
+#define WEIR_JITTER_RIGID 0
+
+// `weir_backoff.jitter`: uniform over [0, ceiling]; spreads clients furthest.
+#define WEIR_JITTER_FULL 1
+
+// `weir_backoff.jitter`: uniform over [ceiling − ceiling / 2, ceiling]; half
+// the ceiling stays as a floor under the wait.
+#define WEIR_JITTER_EQUAL 2
+
+// `weir_backoff.jitter`: uniform over
+// [min(base, cap), min(max(3 × previous, base), cap)]; grows from where the
+// previous delay landed. Never inverted, never past the cap.
+#define WEIR_JITTER_DECORRELATED 3
+
+// `weir_backoff.jitter`: uniform over
+// [ceiling × (1 − spread), ceiling × (1 + spread)], so the wait may pass the
+// cap by the spread fraction.
+#define WEIR_JITTER_SPREAD 4
+
+// The largest `size` a pool accepts (2^24).
+#define WEIR_POOL_MAX_SIZE 16777216
+
+// `weir_taken.kind`: an idle resource, now lent to the caller.
+#define WEIR_TAKEN_READY 1
+
+// `weir_taken.kind`: an idle resource past `keep_ns` or `life_ns`, already
+// out of the pool and its count. The caller closes `item` and takes again.
+#define WEIR_TAKEN_STALE 2
+
+// `weir_taken.kind`: nothing idle, room for one more, and the room is
+// reserved. The caller makes a resource and calls `weir_pool_made` (or, if
+// making failed, `weir_pool_unmade`). `item` is 0.
+#define WEIR_TAKEN_MAKE 3
+
+// `weir_taken.kind`: nothing idle and no room (or the pool is closed, or
+// NULL). The caller's own queue decides what next. `item` is 0.
+#define WEIR_TAKEN_WAIT 4
+
 // What a call that can fail reports. `WEIR_OK` is 0; every other value is
 // an error. Codes are grouped by area and are never renumbered or reused:
 // 1–99 general, 100–199 the limiter, 200–299 the pool,
@@ -65,6 +105,50 @@ enum weir_status
   WEIR_ERR_SETTLED = 9,
   // An enumeration field holds a value that names no known case.
   WEIR_ERR_UNKNOWN_KIND = 10,
+  // A limiter constructor was given a capacity of zero.
+  WEIR_ERR_ZERO_CAPACITY = 100,
+  // A bucket limiter was given a refill amount of zero.
+  WEIR_ERR_ZERO_REFILL_AMOUNT = 101,
+  // A bucket limiter was given a refill interval of zero or less.
+  WEIR_ERR_ZERO_REFILL_INTERVAL = 102,
+  // A fixed-window limiter was given a window of zero or less.
+  WEIR_ERR_ZERO_WINDOW = 103,
+  // A cooldown limiter was given a cooldown of zero or less.
+  WEIR_ERR_ZERO_COOLDOWN = 104,
+  // A limiter constructor was given more initial units than its capacity.
+  WEIR_ERR_INITIAL_ABOVE_CAPACITY = 105,
+  // A bucket limiter's refill anchor (`last_refill`) is later than `now`.
+  WEIR_ERR_BUCKET_ANCHOR_IN_FUTURE = 106,
+  // A fixed-window limiter's anchor (`window_start`) is later than `now`.
+  WEIR_ERR_WINDOW_ANCHOR_IN_FUTURE = 107,
+  // A cooldown limiter was given units while its gate (`cooldown_end`) is
+  // still armed at `now`: a contradiction.
+  WEIR_ERR_COOLDOWN_ARMED_WITH_TOKENS = 108,
+  // Draining a cooldown limiter would arm a gate whose deadline
+  // (`now + cooldown_ns`) does not fit in an int64_t; nothing was changed.
+  WEIR_ERR_COOLDOWN_DEADLINE_OVERFLOW = 109,
+  // The limiter cannot grant the amount now; nothing was taken.
+  WEIR_ERR_RATE_LIMITED = 110,
+  // A limiter consume asked for zero units.
+  WEIR_ERR_INVALID_AMOUNT = 111,
+  // A limiter getter for one variant was asked of another; check with
+  // `weir_limiter_is_bucket` and friends first.
+  WEIR_ERR_WRONG_VARIANT = 112,
+  // The `weir_limiter` value is not one a constructor made: zeroed,
+  // never initialised, or overwritten. It refuses every call until rebuilt.
+  WEIR_ERR_LIMITER_CORRUPT = 113,
+  // The item is idle in the pool, not lent: it cannot be given or
+  // dropped. Nothing changed.
+  WEIR_ERR_POOL_ITEM_IDLE = 200,
+  // The pool did not lend the item and no reservation is open for it to
+  // fill. Nothing changed.
+  WEIR_ERR_POOL_NOT_LENT = 201,
+  // No reservation is open: `made` or `unmade` without a take that
+  // answered WEIR_TAKEN_MAKE. Nothing changed.
+  WEIR_ERR_POOL_NO_RESERVATION = 202,
+  // `made` with an item the pool already holds, idle or lent. Nothing
+  // changed.
+  WEIR_ERR_POOL_ITEM_KNOWN = 203,
   // A window's `window_ns` is zero or negative.
   WEIR_ERR_WINDOW_SPAN = 300,
   // A breaker policy's `k` is NaN, infinite or below its `floor`.
@@ -94,6 +178,28 @@ typedef int32_t weir_status;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// Where a period's quota stands after `weir_period_take`.
+enum weir_quota
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // Admitted, and more may follow in this period.
+  WEIR_QUOTA_UNDER = 0,
+  // Admitted, and it was the last event this period allows: the moment
+  // to warn that the next will be refused.
+  WEIR_QUOTA_HIT = 1,
+  // Refused: this period's quota was already spent.
+  WEIR_QUOTA_OVER = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum weir_quota weir_quota;
+#else
+typedef int32_t weir_quota;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
 // A circuit breaker that refuses a fraction of calls rather than all of
 // them: no open, half-open and closed, but a refusal probability that grows
 // with the failures in a rolling window of outcomes:
@@ -114,10 +220,48 @@ typedef int32_t weir_status;
 // at the preset). Made by `weir_breaker_new`, freed by `weir_breaker_free`.
 typedef struct weir_breaker weir_breaker;
 
+// A token bucket: `rate` tokens a second accrue up to `burst`, and each
+// call spends what it costs. Lock-free (its whole state is one atomic word)
+// and safe to use from many threads at once; 56 bytes of heap per handle.
+// Made by `weir_bucket_new`, freed by `weir_bucket_free`.
+typedef struct weir_bucket weir_bucket;
+
 // A concurrency ceiling: at most `limit` calls inside at once. Lock-free and
 // safe to use from many threads at once; 24 bytes of heap per handle.
 // Made by `weir_gate_new`, freed by `weir_gate_free`.
 typedef struct weir_gate weir_gate;
+
+// A fixed-window counter: at most `quota` events per period. Takes a short
+// per-handle lock and is safe to use from many threads at once; 72 bytes
+// of heap per handle. Made by `weir_period_new`, freed by
+// `weir_period_free`.
+typedef struct weir_period weir_period;
+
+// The bookkeeping of a pool of resources (connections, descriptors,
+// handles), each known only by a `uintptr_t` identity. It never opens,
+// closes, sleeps or waits: each call says what the caller should do, and
+// the caller does it.
+//
+// Who closes what: the caller always. Every resource the pool stops
+// holding is handed back to be closed: a STALE take, every item
+// `weir_pool_evict` and `weir_pool_close` write out, and every give that
+// answers `*kept == false`. A resource reported with `weir_pool_drop` is the
+// caller's to close too. Freeing the pool hands back nothing: close it
+// first.
+//
+// Newest first: the resource returned most recently is lent first. A lent
+// resource is found again by its identity (an O(1) hash lookup) and keeps
+// the birth it was made with, so `life_ns` retires it however often it is
+// reused. Misuse (giving an idle item, giving or dropping one the pool
+// never lent, `made` without a reservation) is a status and changes
+// nothing.
+//
+// Takes a short per-handle lock; safe to use from many threads at once.
+// Heap per handle on 64-bit: about 300 bytes, plus 24 bytes per idle place
+// (min(idle, size)), plus 17 bytes per table slot (the power of two at
+// least 2 × size), all allocated by `weir_pool_new` and never again; about
+// 1.1 KiB for the preset.
+typedef struct weir_pool weir_pool;
 
 // Adaptive load shedding: a call is refused only when the server is both
 // hot and full. Hot: the CPU the caller reads is at or over the threshold,
@@ -136,6 +280,13 @@ typedef struct weir_gate weir_gate;
 // by `weir_shedder_free`.
 typedef struct weir_shedder weir_shedder;
 
+// An exact sliding-window counter: at most `quota` events in any stretch
+// of `window_ns`. Takes a short per-handle lock and is safe to use from
+// many threads at once; 80 bytes of heap per handle plus 8 bytes per unit
+// of quota (one stamp per event it counts), allocated once by
+// `weir_sliding_new`. Freed by `weir_sliding_free`.
+typedef struct weir_sliding weir_sliding;
+
 // A rolling window: `size` buckets that together cover the last `window_ns`,
 // each bucket a sum and a count. Writing at a later `now` clears the
 // buckets the gap swept past and snaps the head to a bucket boundary;
@@ -145,6 +296,32 @@ typedef struct weir_shedder weir_shedder;
 // per-handle lock. Heap per handle: 16 bytes per bucket plus about 100
 // bytes. Made by `weir_window_new`, freed by `weir_window_free`.
 typedef struct weir_window weir_window;
+
+// A retry policy: when to try again and how long to wait first. The
+// ceiling before the `retry`-th retry (the first retry is 1) is
+// `min(base_ns × factor^(retry − 1), cap_ns)`; `jitter` (a `WEIR_JITTER_*`
+// value) says how a delay is drawn from it, and `spread` is the fraction
+// `WEIR_JITTER_SPREAD` uses. `attempts` counts every call, the first one
+// included. Valid when `base_ns` and `cap_ns` are at least 0, `factor` is
+// finite and at least 1, `attempts` is at least 1, `spread` is in [0, 1]
+// (whatever the jitter) and `jitter` names a known kind; `weir_backoff_check`
+// says which field is wrong. By-value plain data with no heap: the caller
+// guards it (every call only reads it). 40 bytes, 8-byte aligned on 64-bit
+// targets.
+typedef struct {
+  // The ceiling before the first retry, in nanoseconds.
+  int64_t base_ns;
+  // What each ceiling is multiplied by for the next retry.
+  double factor;
+  // The most a ceiling grows to, in nanoseconds.
+  int64_t cap_ns;
+  // Calls allowed in all, the first one included.
+  int32_t attempts;
+  // How a delay is drawn: one of the `WEIR_JITTER_*` values.
+  int32_t jitter;
+  // The fraction `WEIR_JITTER_SPREAD` spreads each ceiling by, either way.
+  double spread;
+} weir_backoff;
 
 // The constants of the breaker's probability-based throttling. Start from
 // `weir_sre_preset()` and change what you need; every field is checked
@@ -184,6 +361,132 @@ typedef struct {
   // Calls refused.
   int64_t drop;
 } weir_tally;
+
+// A time budget of `budget_ns` measured from `start` (the caller's clock
+// reading when it began). A budget of zero or less means none: such a
+// deadline never expires. Only the time since `start` matters, so no
+// clock value overflows it. By-value plain data with no heap: the caller
+// guards it (every call only reads it). 16 bytes.
+typedef struct {
+  // The caller's clock reading, in nanoseconds, when the budget started.
+  int64_t start;
+  // The budget in nanoseconds; zero or less: none, never expires.
+  int64_t budget_ns;
+} weir_deadline;
+
+// An embeddable integer limiter: a plain 48-byte value (alignment 8) that
+// the caller places inside its own struct — no handle, no heap, no pointer
+// inside. By-value: the caller guards it (one thread at a time per value).
+//
+// Build one with `weir_limiter_bucket`, `weir_limiter_fixed_window` or
+// `weir_limiter_cooldown`; a zeroed value is not a limiter (calls on it get
+// `WEIR_ERR_LIMITER_CORRUPT` or refuse). The fields are private: use the
+// functions. Every call checks the value, so a corrupted one is refused,
+// never undefined behaviour. Copying the bytes (assignment, `memcpy`) is
+// allowed, but a copy is a second limiter with its own units, so copying
+// multiplies the configured capacity; the bytes are not a storage format
+// across library versions.
+//
+// Three variants, each holding a capacity and the units available now:
+// - bucket: `refill_amount` units every `refill_interval_ns`, up to the
+//   capacity. Only whole intervals count; the part of an interval already
+//   run is kept toward the next unit, and intervals that pass while the
+//   bucket is full are lost, not banked.
+// - fixed window: windows of `window_ns` laid end to end from
+//   `window_start` (the grid follows the anchor, not the clock); entering a
+//   later window resets the units to the capacity.
+// - cooldown: up to the capacity may be taken in any split; the call that
+//   takes the last unit arms a gate until `now + cooldown_ns`, and at that
+//   deadline (inclusive) the whole capacity comes back.
+//
+// Time: any int64_t is an instant of the caller's clock, negative values
+// included; only differences matter (and a window's grid is laid from its
+// anchor). A `now` earlier than the anchor counts as no time passing. No
+// arithmetic overflows for any uint64_t amount or capacity and any int64_t
+// time.
+//
+// Snapshot and rebuild (to change a setting, or to move a limiter) keeps
+// the phase: at the latest `now`, read `weir_limiter_available(l, now)` and
+// the projected anchor (`weir_limiter_last_refill` for a bucket,
+// `weir_limiter_window_start` for a window, `weir_limiter_cooldown_end` for
+// a cooldown), then call the same constructor with them and the same `now`.
+// With unchanged settings the new value answers every later call exactly as
+// the old one would. A new capacity at least the available units is safe;
+// a bucket rebuilt with a different rate should start from `now` as its
+// anchor, since an old anchor credits the time already run at the new rate.
+typedef struct {
+  // Private: which variant, checked on every call.
+  uint32_t tag;
+  // Private: zero.
+  uint32_t reserved;
+  // Private: the most units the limiter holds.
+  uint64_t capacity;
+  // Private: the units left, as last committed.
+  uint64_t available;
+  // Private: a bucket's refill amount; zero otherwise.
+  uint64_t amount;
+  // Private: the refill interval, window or cooldown length.
+  int64_t period_ns;
+  // Private: the last refill, the window start or the cooldown deadline.
+  int64_t anchor;
+} weir_limiter;
+
+// The limits a pool holds itself to. Durations are nanoseconds; a zero
+// `keep_ns` or `life_ns` means no limit. Validated by `weir_pool_new`:
+// negative fields are `WEIR_ERR_NEGATIVE`, a `size` of 0 is
+// `WEIR_ERR_INVALID_ARGUMENT`, a `size` above `WEIR_POOL_MAX_SIZE` is
+// `WEIR_ERR_TOO_LARGE`; an `idle` above `size` counts as `size`, and an
+// `idle` of 0 keeps nothing idle.
+typedef struct {
+  // The most resources alive at once: idle, lent and being made (≥ 1).
+  int64_t size;
+  // The most kept idle (0: none; above `size`: `size`).
+  int64_t idle;
+  // How long a resource may sit idle before it is closed (0: no limit).
+  int64_t keep_ns;
+  // How long a resource may live from its making (0: no limit).
+  int64_t life_ns;
+} weir_limits;
+
+// What `weir_pool_take` answers: `kind` is one of `WEIR_TAKEN_READY`,
+// `_STALE`, `_MAKE`, `_WAIT` (never 0, so a zeroed struct is recognisably
+// not an answer); `item` is the resource for READY and STALE, 0 otherwise.
+// Layout: `kind` at offset 0, `item` at offset `sizeof(uintptr_t)`, size
+// `2 * sizeof(uintptr_t)`.
+typedef struct {
+  // One of the `WEIR_TAKEN_*` constants.
+  int32_t kind;
+  // The resource, for READY and STALE; 0 for MAKE and WAIT.
+  uintptr_t item;
+} weir_taken;
+
+// Running totals since the pool was made (modelled on Go's database/sql
+// DBStats). Read with `weir_pool_stats`.
+typedef struct {
+  // Resources registered as made: by `weir_pool_made`, or given or
+  // dropped unregistered into an open reservation.
+  uint64_t made;
+  // Takes answered READY.
+  uint64_t reused;
+  // Idle resources handed back by take as STALE.
+  uint64_t stale;
+  // Idle resources `weir_pool_evict` removed for sitting `keep_ns`.
+  uint64_t evicted_idle;
+  // Resources retired for living `life_ns`: removed by `weir_pool_evict`
+  // (when not already due for idleness) or not kept by `weir_pool_give`.
+  uint64_t evicted_age;
+  // Lent resources reported broken with `weir_pool_drop`.
+  uint64_t dropped;
+  // Resources `weir_pool_give` did not keep because enough were idle.
+  uint64_t refused;
+  // Takes answered WAIT.
+  uint64_t waits;
+  // Reservations released by `weir_pool_unmade`.
+  uint64_t unmade;
+  // Resources handed back by `weir_pool_close`, or not kept by a give
+  // after it.
+  uint64_t closed;
+} weir_pool_counters;
 
 // The constants of adaptive load shedding. Start from `weir_shed_preset()`
 // and change what you need; every field is checked when a shedder is made
@@ -255,6 +558,72 @@ typedef struct {
 extern "C" {
 #endif // __cplusplus
 
+// The preset policy: 3 attempts, 100 ms doubling to a 1 s cap, each delay
+// spread by a fifth either way (`WEIR_JITTER_SPREAD`, spread 0.2: ×U(0.8,
+// 1.2), the rule gRPC's retry design uses). A NULL policy means this one.
+weir_backoff weir_backoff_preset(void);
+
+// The preset's schedule with full jitter (`WEIR_JITTER_FULL`: uniform over
+// [0, ceiling(retry)]), the strategy AWS's measurements favour. `spread`
+// keeps the preset's 0.2, which only `WEIR_JITTER_SPREAD` reads.
+weir_backoff weir_backoff_full_jitter(void);
+
+// Checks a policy. `WEIR_OK` when it is valid (a NULL policy is the preset,
+// which is); otherwise the first fault in this order: `WEIR_ERR_UNKNOWN_KIND`
+// (`jitter` names no `WEIR_JITTER_*`), `WEIR_ERR_NEGATIVE` (`base_ns`),
+// `WEIR_ERR_NOT_FINITE` (`factor` NaN or infinite),
+// `WEIR_ERR_INVALID_ARGUMENT` (`factor` below 1), `WEIR_ERR_NEGATIVE`
+// (`cap_ns`), `WEIR_ERR_INVALID_ARGUMENT` (`attempts` below 1),
+// `WEIR_ERR_NOT_FINITE` / `WEIR_ERR_NEGATIVE` / `WEIR_ERR_INVALID_ARGUMENT`
+// (`spread` NaN or infinite / below 0 / above 1). The other calls answer an
+// invalid policy with a neutral value, so check a policy once where it is
+// configured.
+weir_status weir_backoff_check(const weir_backoff *policy);
+
+// The undelayed ceiling before the `retry`-th retry (the first retry is
+// 1): `min(base_ns × factor^(retry − 1), cap_ns)`, what a client without
+// jitter sleeps. 0 for `retry <= 0`. Costs O(1) for any retry and never
+// overflows: growth past the cap is the cap (retry 10000 at factor 2 is the
+// cap). NULL policy: the preset. An invalid policy answers -1, which no
+// valid policy ever does.
+int64_t weir_backoff_ceiling(const weir_backoff *policy, int32_t retry);
+
+// How long to wait before the `retry`-th retry (the first retry is 1),
+// drawn from the range the policy's jitter documents (see
+// `WEIR_JITTER_*`) with the caller's draw `random` in [0, 1) (clamped into
+// range, NaN as 0; the same draw gives the same delay). `previous_ns` is
+// the delay the last retry waited; only `WEIR_JITTER_DECORRELATED` reads it
+// (pass `base_ns` before the first retry; anything below the base,
+// negative included, counts as the base). 0 for `retry <= 0`; otherwise
+// never negative. NULL policy: the preset. An invalid policy answers -1,
+// which no valid policy ever does.
+int64_t weir_backoff_delay(const weir_backoff *policy,
+                           int32_t retry,
+                           double random,
+                           int64_t previous_ns);
+
+// Whether a call that has made `made` attempts (the first attempt is 1)
+// may make another: `0 <= made < attempts`, so 3 attempts allow two
+// retries. A negative `made` cannot be judged and is refused (false), and
+// so is an invalid policy. NULL policy: the preset.
+bool weir_backoff_more(const weir_backoff *policy, int32_t made);
+
+// Every delay of a whole run of retries, one per retry in order
+// (`attempts − 1` of them), as `weir_backoff_delay` draws them: retry `i`
+// uses `randoms[i − 1]`, or 0 once the `randoms_len` draws run short, and
+// `WEIR_JITTER_DECORRELATED`'s previous delay starts at `base_ns` and then
+// follows the delays drawn. Writes at most `cap` delays to `out` and
+// returns how many the whole schedule has, whether or not they all fitted
+// (as `snprintf` does): call it with `out` NULL and `cap` 0 to size the
+// buffer. A NULL `out` writes nothing (as `cap` 0); NULL `randoms` is no
+// draws. NULL policy: the preset. An invalid policy returns 0 and writes
+// nothing.
+size_t weir_backoff_schedule(const weir_backoff *policy,
+                             const double *randoms,
+                             size_t randoms_len,
+                             int64_t *out,
+                             size_t cap);
+
 // The preset: k 1.5 decaying to 1.1, protection 5, a probe after 1 s with
 // nothing let through, 40 buckets over 10 s.
 weir_sre weir_sre_preset(void);
@@ -294,6 +663,63 @@ double weir_breaker_ratio(const weir_breaker *breaker, int64_t now);
 // `breaker` or `out` is NULL.
 weir_status weir_breaker_tally(const weir_breaker *breaker, int64_t now, weir_tally *out);
 
+// Makes a full bucket at `now` and writes it to `*out`.
+//
+// `rate` is tokens per second; 0 is a bucket that never refills. `burst`
+// is the most it holds: 0 or less means the rate, and a burst under one is
+// raised to one. Returns `WEIR_ERR_NULL` if `out` is NULL,
+// `WEIR_ERR_NOT_FINITE` for a NaN or infinite rate or burst,
+// `WEIR_ERR_NEGATIVE` for a negative rate, and `WEIR_ERR_TOO_LARGE` when
+// refilling the whole burst (burst / rate) would take more than about 73
+// years (with a rate of 0: for a burst over about 2.3 × 10^9). `*out` is
+// written only on success.
+//
+// Refill is kept in whole nanoseconds: a take costs at least 1 ns of
+// refill, so one bucket admits at most 10^9 takes a second (express higher
+// rates with larger costs). The bucket's clock runs for about 146 years
+// after `now`; later readings count as that instant.
+weir_status weir_bucket_new(double rate, double burst, int64_t now, weir_bucket **out);
+
+// Frees a bucket. NULL is accepted and ignored.
+void weir_bucket_free(weir_bucket *bucket);
+
+// Takes `n` tokens at `now` if the bucket holds them; whether it did.
+// Fractional costs are allowed. Refuses (false, taking nothing) a NULL
+// bucket and an `n` that is 0, negative, NaN, infinite or more than the
+// burst: a cost of zero is refused rather than admitted for free. An
+// earlier `now` than one already used sees the bucket as it stood then,
+// so it never admits more than the latest reading would.
+bool weir_bucket_take(const weir_bucket *bucket, int64_t now, double n);
+
+// Nanoseconds from `now` until `n` tokens will be there, without taking
+// them (what a Retry-After header needs): 0 when they are there now.
+// `INT64_MAX` when `n` is more than the burst, when the bucket will not
+// refill enough (a rate of 0, or the instant lies past the end of the
+// clock), and for a NULL bucket or an `n` that is 0, negative, NaN or
+// infinite.
+int64_t weir_bucket_next(const weir_bucket *bucket, int64_t now, double n);
+
+// How many tokens the bucket holds at `now`, from 0 up to the burst; 0 for
+// a NULL bucket.
+double weir_bucket_tokens(const weir_bucket *bucket, int64_t now);
+
+// A deadline of `budget_ns` starting at `now`. Any values are accepted: a
+// budget of zero or less never expires.
+weir_deadline weir_deadline_start(int64_t budget_ns, int64_t now);
+
+// Whether the budget is spent at `now`: true once the time since `start`
+// reaches `budget_ns` (inclusive); never true when there is no budget. A
+// `now` before `start` is no time passing. A NULL deadline is true: a
+// caller that cannot tell must stop, not run unbounded.
+bool weir_deadline_expired(const weir_deadline *deadline, int64_t now);
+
+// What is left of the budget at `now`, never negative (0 once expired),
+// written to `*out`; returns true. A `now` before `start` is no time
+// passing (the whole budget is left). Returns false and writes nothing
+// when there is no budget (it has no finite remainder), or when
+// `deadline` or `out` is NULL.
+bool weir_deadline_remaining(const weir_deadline *deadline, int64_t now, int64_t *out);
+
 // Makes a gate that nothing has entered and writes it to `*out`. A `limit`
 // of zero or less means no ceiling. `WEIR_ERR_NULL` if `out` is NULL;
 // `*out` is written only on success.
@@ -312,6 +738,247 @@ void weir_gate_leave(const weir_gate *gate);
 
 // How many are inside now; 0 for a NULL gate.
 int64_t weir_gate_held(const weir_gate *gate);
+
+// Makes a token bucket of `capacity` units holding `initial_available`,
+// crediting `refill_amount` every `refill_interval_ns` counted from
+// `last_refill` (pass `now` for a new limiter; an earlier anchor keeps an
+// old limiter's phase), and writes it to `*out`. Checks, in this order,
+// each failure its own status and `*out` untouched: `WEIR_ERR_NULL` (`out`
+// is NULL), `WEIR_ERR_ZERO_CAPACITY`, `WEIR_ERR_ZERO_REFILL_AMOUNT`,
+// `WEIR_ERR_ZERO_REFILL_INTERVAL` (zero or negative),
+// `WEIR_ERR_INITIAL_ABOVE_CAPACITY`, `WEIR_ERR_BUCKET_ANCHOR_IN_FUTURE`
+// (`last_refill` later than `now`).
+weir_status weir_limiter_bucket(weir_limiter *out,
+                                uint64_t capacity,
+                                uint64_t refill_amount,
+                                int64_t refill_interval_ns,
+                                int64_t last_refill,
+                                uint64_t initial_available,
+                                int64_t now);
+
+// Makes a fixed-window limiter: windows of `window_ns` laid from
+// `window_start` (pass `now` for a new limiter), `initial_available` of
+// `capacity` units left in the current one, and writes it to `*out`.
+// Checks, in this order, each failure its own status and `*out` untouched:
+// `WEIR_ERR_NULL`, `WEIR_ERR_ZERO_CAPACITY`, `WEIR_ERR_ZERO_WINDOW` (zero or
+// negative), `WEIR_ERR_INITIAL_ABOVE_CAPACITY`,
+// `WEIR_ERR_WINDOW_ANCHOR_IN_FUTURE` (`window_start` later than `now`).
+weir_status weir_limiter_fixed_window(weir_limiter *out,
+                                      uint64_t capacity,
+                                      int64_t window_ns,
+                                      int64_t window_start,
+                                      uint64_t initial_available,
+                                      int64_t now);
+
+// Makes a cooldown limiter: batches of `capacity` units, a gate of
+// `cooldown_ns` after each, and writes it to `*out`. `cooldown_end` at or
+// before `now` means no gate is armed. Valid seeds: units with no gate
+// (only `initial_available` units before the first gate), no units with a
+// gate (throttled until `cooldown_end`), no units and no gate (full at
+// once). Checks, in this order, each failure its own status and `*out`
+// untouched: `WEIR_ERR_NULL`, `WEIR_ERR_ZERO_CAPACITY`,
+// `WEIR_ERR_ZERO_COOLDOWN` (zero or negative),
+// `WEIR_ERR_INITIAL_ABOVE_CAPACITY`, `WEIR_ERR_COOLDOWN_ARMED_WITH_TOKENS`
+// (units while `cooldown_end` is later than `now`).
+weir_status weir_limiter_cooldown(weir_limiter *out,
+                                  uint64_t capacity,
+                                  int64_t cooldown_ns,
+                                  int64_t cooldown_end,
+                                  uint64_t initial_available,
+                                  int64_t now);
+
+// Brings the limiter forward to `now` (refill, rollover, release) and takes
+// `amount` units, all or nothing. Returns whether it took them. A refusal
+// leaves `*limiter` untouched; so do an `amount` of 0, a NULL or corrupted
+// limiter, and a drained cooldown whose deadline would overflow, which all
+// answer false. `weir_limiter_consume` tells these apart.
+bool weir_limiter_try_consume(weir_limiter *limiter, int64_t now, uint64_t amount);
+
+// `weir_limiter_try_consume` with the reason: `WEIR_OK` when the units were
+// taken; otherwise `*limiter` is untouched and the status is
+// `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`, `WEIR_ERR_INVALID_AMOUNT`
+// (`amount` is 0), `WEIR_ERR_RATE_LIMITED` (not enough units now) or
+// `WEIR_ERR_COOLDOWN_DEADLINE_OVERFLOW` (`now + cooldown_ns` would not fit).
+weir_status weir_limiter_consume(weir_limiter *limiter, int64_t now, uint64_t amount);
+
+// The units a consume at `now` could take, projected (refill, rollover,
+// release) without changing `*limiter`. 0 for a NULL or corrupted limiter.
+uint64_t weir_limiter_available(const weir_limiter *limiter, int64_t now);
+
+// The limiter's capacity, whatever its variant. 0 (never a valid capacity)
+// for a NULL or corrupted limiter.
+uint64_t weir_limiter_capacity(const weir_limiter *limiter);
+
+// Whether the limiter is a bucket; false for a NULL or corrupted one.
+bool weir_limiter_is_bucket(const weir_limiter *limiter);
+
+// Whether the limiter is a fixed window; false for a NULL or corrupted one.
+bool weir_limiter_is_fixed_window(const weir_limiter *limiter);
+
+// Whether the limiter is a cooldown; false for a NULL or corrupted one.
+bool weir_limiter_is_cooldown(const weir_limiter *limiter);
+
+// Writes a bucket's units per refill interval to `*out`.
+// `WEIR_ERR_WRONG_VARIANT` if it is not a bucket; `WEIR_ERR_NULL`,
+// `WEIR_ERR_LIMITER_CORRUPT`. `*out` is written only on success, as by
+// every getter below.
+weir_status weir_limiter_refill_amount(const weir_limiter *limiter, uint64_t *out);
+
+// Writes a bucket's refill interval to `*out`. `WEIR_ERR_WRONG_VARIANT` if
+// it is not a bucket; `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`.
+weir_status weir_limiter_refill_interval_ns(const weir_limiter *limiter, int64_t *out);
+
+// Writes a bucket's refill anchor projected to `now` (the stored one when
+// `now` is earlier) to `*out`: with `weir_limiter_available` at the same
+// `now`, what a rebuild needs to keep the phase. `WEIR_ERR_WRONG_VARIANT`
+// if it is not a bucket; `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`.
+weir_status weir_limiter_last_refill(const weir_limiter *limiter, int64_t now, int64_t *out);
+
+// Writes a fixed window's length to `*out`. `WEIR_ERR_WRONG_VARIANT` if it
+// is not a fixed window; `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`.
+weir_status weir_limiter_window_ns(const weir_limiter *limiter, int64_t *out);
+
+// Writes the start of the window that holds `now` (the stored one when
+// `now` is earlier) to `*out`: with `weir_limiter_available` at the same
+// `now`, what a rebuild needs. `WEIR_ERR_WRONG_VARIANT` if it is not a
+// fixed window; `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`.
+weir_status weir_limiter_window_start(const weir_limiter *limiter, int64_t now, int64_t *out);
+
+// Writes a cooldown's gate length to `*out`. `WEIR_ERR_WRONG_VARIANT` if it
+// is not a cooldown; `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`.
+weir_status weir_limiter_cooldown_ns(const weir_limiter *limiter, int64_t *out);
+
+// Writes a cooldown's stored gate deadline to `*out`, as it is (a deadline
+// does not move with time); it gates only while `weir_limiter_available`
+// is 0. `WEIR_ERR_WRONG_VARIANT` if it is not a cooldown; `WEIR_ERR_NULL`,
+// `WEIR_ERR_LIMITER_CORRUPT`.
+weir_status weir_limiter_cooldown_end(const weir_limiter *limiter, int64_t *out);
+
+// Makes a counter no event has touched, allowing `quota` events per
+// `period_ns`, and writes it to `*out`. A period under one nanosecond is
+// raised to one. Without `align`, a period opens with the first event
+// after the previous one closed; with `align`, periods open on multiples
+// of `period_ns` on the caller's clock (floor division, so negative
+// readings align too; with a Unix clock a daily quota resets at midnight
+// UTC). Returns `WEIR_ERR_NULL` if `out` is NULL,
+// `WEIR_ERR_INVALID_ARGUMENT` for a quota of 0 and `WEIR_ERR_NEGATIVE` for
+// a negative one. `*out` is written only on success.
+weir_status weir_period_new(int64_t quota, int64_t period_ns, bool align, weir_period **out);
+
+// Frees a period counter. NULL is accepted and ignored.
+void weir_period_free(weir_period *period);
+
+// Counts one event at `now` and says where the quota stands:
+// `WEIR_QUOTA_UNDER` and `WEIR_QUOTA_HIT` are admitted, `WEIR_QUOTA_OVER`
+// is refused. An earlier `now` than one already seen counts as the latest.
+// A NULL counter answers `WEIR_QUOTA_OVER`.
+weir_quota weir_period_take(const weir_period *period, int64_t now);
+
+// How many more events the open period admits at `now`; the whole quota
+// when no period is open; 0 for a NULL counter.
+int64_t weir_period_left(const weir_period *period, int64_t now);
+
+// Nanoseconds from `now` until the open period ends; 0 when no period is
+// open (the next event opens one). `INT64_MAX` when the open period
+// reaches the end of the clock, and for a NULL counter.
+int64_t weir_period_next(const weir_period *period, int64_t now);
+
+// The preset limits: 10 live, 10 idle, closed after 30 minutes idle, no
+// maximum age (the default size of HikariCP and Go's database/sql, which
+// also keeps idle equal to size).
+weir_limits weir_limits_preset(void);
+
+// Makes an empty pool with `limits` (NULL: `weir_limits_preset()`) and
+// writes it to `*out`; all its memory is allocated here. Bad limits get
+// `WEIR_ERR_NEGATIVE`, `WEIR_ERR_INVALID_ARGUMENT` (size 0) or
+// `WEIR_ERR_TOO_LARGE` (size above `WEIR_POOL_MAX_SIZE`); `WEIR_ERR_NULL`
+// if `out` is NULL. `*out` is written only on success.
+weir_status weir_pool_new(const weir_limits *limits, weir_pool **out);
+
+// Frees a pool. NULL is accepted and ignored. Resources still idle or
+// lent are not closed (the pool never held more than their identities):
+// call `weir_pool_close` first and close what it hands back.
+void weir_pool_free(weir_pool *pool);
+
+// Asks for a resource at `now`. READY: the newest idle one, now lent.
+// STALE: the newest idle one was past `keep_ns` or `life_ns`; it is out of
+// the pool, the caller closes it and takes again. MAKE: room is reserved
+// for one more; the caller makes it and calls `weir_pool_made` (or
+// `weir_pool_unmade` if making failed). WAIT: no room, or the pool is
+// closed. A NULL or poisoned pool answers WAIT.
+weir_taken weir_pool_take(const weir_pool *pool, int64_t now);
+
+// Registers `item`, made after a MAKE, as lent and born at `now`; it fills
+// the reservation. `WEIR_ERR_POOL_ITEM_KNOWN` if the pool already holds
+// `item`, `WEIR_ERR_POOL_NO_RESERVATION` if no MAKE is outstanding;
+// `WEIR_ERR_NULL` for a NULL pool. On an error nothing changes.
+weir_status weir_pool_made(const weir_pool *pool, uintptr_t item, int64_t now);
+
+// Releases the room a MAKE reserved, because making failed, so a failing
+// factory does not shrink the pool for good. `WEIR_ERR_POOL_NO_RESERVATION`
+// if no MAKE is outstanding; `WEIR_ERR_NULL` for a NULL pool.
+weir_status weir_pool_unmade(const weir_pool *pool);
+
+// Gives a lent resource back at `now` and writes to `*kept` whether the
+// pool kept it. `*kept == false`: the caller closes `item` (enough were
+// idle, it has lived `life_ns`, or the pool is closed). The resource keeps
+// the birth it was lent with. An `item` the pool does not know, given while
+// a MAKE is outstanding, fills that reservation, born at `now`.
+//
+// A broken resource goes to `weir_pool_drop` instead. Errors change
+// nothing and leave `*kept` unwritten: `WEIR_ERR_POOL_ITEM_IDLE` (already
+// idle in the pool: do not close it), `WEIR_ERR_POOL_NOT_LENT` (never lent
+// and no reservation open: the pool does not hold it), `WEIR_ERR_NULL`
+// (NULL pool or `kept`).
+weir_status weir_pool_give(const weir_pool *pool, uintptr_t item, int64_t now, bool *kept);
+
+// Says a lent resource broke and is not coming back; its room is free and
+// the caller closes it. An `item` the pool does not know, dropped while a
+// MAKE is outstanding, ends that reservation (counted as made and
+// dropped). Errors change nothing: `WEIR_ERR_POOL_ITEM_IDLE`,
+// `WEIR_ERR_POOL_NOT_LENT`, `WEIR_ERR_NULL` (NULL pool).
+weir_status weir_pool_drop(const weir_pool *pool, uintptr_t item);
+
+// Removes the idle resources due at `now` — those idle for `keep_ns` or
+// more, or alive for `life_ns` or more (the boundary included) — oldest
+// first, and writes up to `cap` of them to `out` for the caller to close.
+//
+// Returns how many were due in all. The first `min(returned, cap)` entries
+// of `out` are written and those resources removed; when the return value
+// exceeds `cap`, the rest stay idle for the next call (call again until it
+// is at most `cap`). `out == NULL` counts as `cap == 0`: it counts the due
+// resources and removes none. A NULL pool answers 0.
+size_t weir_pool_evict(const weir_pool *pool, int64_t now, uintptr_t *out, size_t cap);
+
+// Closes the pool for shutdown and empties it: writes up to `cap` idle
+// resources to `out`, oldest first, for the caller to close. Returns how
+// many were idle in all; the first `min(returned, cap)` entries are written
+// and when the return value exceeds `cap` the rest stay for the next call.
+// From then on take answers WAIT and give keeps nothing (`*kept == false`),
+// so each lent resource is closed by its borrower when it comes back.
+// `out == NULL` counts as `cap == 0`. A NULL pool answers 0.
+size_t weir_pool_close(const weir_pool *pool, uintptr_t *out, size_t cap);
+
+// How many resources exist: idle, lent and being made. 0 for a NULL pool.
+int64_t weir_pool_live(const weir_pool *pool);
+
+// How many are sitting idle. 0 for a NULL pool.
+int64_t weir_pool_idle(const weir_pool *pool);
+
+// How many are lent out or being made (reserved by MAKE). 0 for a NULL
+// pool.
+int64_t weir_pool_busy(const weir_pool *pool);
+
+// Nanoseconds from `now` until the next idle resource becomes due: 0 if
+// one is due already, `INT64_MAX` if none ever will (nothing idle, or no
+// `keep_ns` and no `life_ns`). `weir_pool_evict` at `now` plus this removes
+// at least one, so one timer armed with it replaces polling. It only
+// reads: `now` does not move the pool's clock. `INT64_MAX` for a NULL pool.
+int64_t weir_pool_next_expiry(const weir_pool *pool, int64_t now);
+
+// Writes the pool's running totals to `*out`. `WEIR_ERR_NULL` if `pool`
+// or `out` is NULL; `*out` is written only on success.
+weir_status weir_pool_stats(const weir_pool *pool, weir_pool_counters *out);
 
 // The preset: 50 buckets over 5 s, hot at 900‰ CPU, 1 s assumed response
 // time, average weighted 0.9, 1 s to cool, never under 0.1 of capacity.
@@ -356,6 +1023,35 @@ int64_t weir_shedder_flying(const weir_shedder *shedder);
 // Writes what the shedder knows at `now` to `*out`. `WEIR_ERR_NULL` if
 // `shedder` or `out` is NULL.
 weir_status weir_shedder_stats(const weir_shedder *shedder, int64_t now, weir_shed_stats *out);
+
+// Makes an empty window that counts at most `quota` events in any
+// `window_ns`-long stretch, and writes it to `*out`. An event stamped `t`
+// is counted while `now < t + window_ns` and falls out at exactly
+// `t + window_ns`.
+//
+// Returns `WEIR_ERR_NULL` if `out` is NULL, `WEIR_ERR_INVALID_ARGUMENT`
+// for a quota or window of 0, `WEIR_ERR_NEGATIVE` for a negative one,
+// `WEIR_ERR_TOO_LARGE` when `quota` stamps (8 bytes each) cannot be
+// represented, and `WEIR_ERR_NO_MEMORY` when they cannot be allocated.
+// `*out` is written only on success.
+weir_status weir_sliding_new(int64_t quota, int64_t window_ns, weir_sliding **out);
+
+// Frees a sliding window. NULL is accepted and ignored.
+void weir_sliding_free(weir_sliding *sliding);
+
+// Counts an event at `now` if the window has room; whether it did. O(1)
+// amortised; never allocates. An earlier `now` than one already seen
+// counts as the latest. False for a NULL window.
+bool weir_sliding_take(const weir_sliding *sliding, int64_t now);
+
+// How many more events the window would count at `now`; 0 for a NULL
+// window.
+int64_t weir_sliding_left(const weir_sliding *sliding, int64_t now);
+
+// Nanoseconds from `now` until the window has room: 0 when it has room
+// now, otherwise when its oldest counted event falls out. `INT64_MAX` when
+// that instant is past the end of the clock, and for a NULL window.
+int64_t weir_sliding_next(const weir_sliding *sliding, int64_t now);
 
 // A static, NUL-terminated, human-readable description of a status code.
 // Any value is accepted: a code weir does not define gets

@@ -10,10 +10,17 @@
 
 extern crate alloc;
 
+pub mod backoff;
 pub mod breaker;
+pub mod bucket;
+pub mod deadline;
 pub mod draw;
 pub mod gate;
+pub mod limiter;
+pub mod period;
+pub mod pool;
 pub mod shedder;
+pub mod sliding;
 pub mod time;
 pub mod window;
 

@@ -49,7 +49,9 @@ fn every_exported_name_carries_the_prefix() {
         let words: Vec<&str> = line.split_whitespace().collect();
         let name = match words.as_slice() {
             ["#define", name, ..] => *name,
-            ["typedef", "struct", name, ..] => *name,
+            ["typedef", "struct", name, ..] if *name != "{" => *name,
+            // The closing line of `typedef struct { ... } name;`.
+            ["}", name] if name.ends_with(';') => name.trim_end_matches(';'),
             ["enum", name, ..] | ["struct", name, ..] => *name,
             _ => match line.find('(') {
                 // A function declaration at the start of a line.

@@ -8,6 +8,7 @@
 //! panic reaches C, and poison a handle whose operation panicked so that it
 //! refuses everything afterwards instead of acting on half-updated state.
 
+use std::mem::MaybeUninit;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -172,5 +173,127 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     match mutex.lock() {
         Ok(guard) => guard,
         Err(_) => panic!("weir: handle mutex poisoned by an earlier panic"),
+    }
+}
+
+/// The caller's array of `len` values at `items` for reading: empty when
+/// `items` is NULL or `len` is too large for any array to have.
+pub(crate) fn slice_in<'a, T>(items: *const T, len: usize) -> &'a [T] {
+    if items.is_null() || len > isize::MAX as usize / core::mem::size_of::<T>().max(1) {
+        return &[];
+    }
+    // SAFETY: `items` is non-NULL and, by the header's contract, points to
+    // `len` readable, aligned values of a type whose every bit pattern is
+    // valid, which no other thread writes during this call.
+    unsafe { core::slice::from_raw_parts(items, len) }
+}
+
+/// The caller's buffer of `cap` values at `items` for writing, which may be
+/// uninitialised: empty when `items` is NULL or `cap` is too large for any
+/// buffer to have. Callers pass only as many as they will write.
+pub(crate) fn slice_out<'a, T>(items: *mut T, cap: usize) -> &'a mut [MaybeUninit<T>] {
+    if items.is_null() || cap > isize::MAX as usize / core::mem::size_of::<T>().max(1) {
+        return &mut [];
+    }
+    // SAFETY: `items` is non-NULL and, by the header's contract, points to
+    // `cap` writable, aligned slots for `T` that no other thread uses during
+    // this call; `MaybeUninit` asks nothing of their contents.
+    unsafe { core::slice::from_raw_parts_mut(items.cast::<MaybeUninit<T>>(), cap) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ptr;
+
+    /// A handle whose operations can be told to panic.
+    struct Probe(Guarded<Mutex<i64>>);
+
+    impl Handle for Probe {
+        type State = Mutex<i64>;
+        fn guarded(&self) -> &Guarded<Mutex<i64>> {
+            &self.0
+        }
+    }
+
+    fn bump(state: &Mutex<i64>, explode: bool) -> i64 {
+        let mut count = lock(state);
+        *count += 1;
+        assert!(!explode, "probe told to panic");
+        *count
+    }
+
+    #[test]
+    fn null_handles_get_the_neutral_answer_or_null_status() {
+        let null: *const Probe = ptr::null();
+        assert_eq!(on(null, -1, |s| bump(s, false)), -1);
+        assert_eq!(status_on(null, |_| Ok(())), WEIR_ERR_NULL);
+    }
+
+    #[test]
+    fn a_panic_poisons_the_handle_and_it_refuses_afterwards() {
+        let probe = Probe(Guarded::new(Mutex::new(0)));
+        assert_eq!(on(&probe, -1, |s| bump(s, false)), 1);
+        assert_eq!(on(&probe, -1, |s| bump(s, true)), -1);
+        assert_eq!(on(&probe, -1, |s| bump(s, false)), -1);
+        assert_eq!(status_on(&probe, |_| Ok(())), WEIR_ERR_POISONED);
+
+        let fresh = Probe(Guarded::new(Mutex::new(0)));
+        let status = status_on(&fresh, |s| {
+            bump(s, true);
+            Ok(())
+        });
+        assert_eq!(status, WEIR_ERR_PANIC);
+        assert_eq!(status_on(&fresh, |_| Ok(())), WEIR_ERR_POISONED);
+    }
+
+    #[test]
+    fn a_poisoned_mutex_refuses_even_before_the_flag_is_seen() {
+        let state = Mutex::new(0_i64);
+        let _ = catch_unwind(AssertUnwindSafe(|| bump(&state, true)));
+        assert!(state.is_poisoned());
+        assert_eq!(guard(-1, || bump(&state, false)), -1);
+    }
+
+    #[test]
+    fn guards_without_a_handle_turn_panics_into_answers() {
+        assert_eq!(guard(7, || panic!("boom")), 7);
+        assert_eq!(guard_status(|| panic!("boom")), WEIR_ERR_PANIC);
+        assert_eq!(guard_status(|| Err(WEIR_ERR_NEGATIVE)), WEIR_ERR_NEGATIVE);
+        assert_eq!(guard_status(|| Ok(())), WEIR_OK);
+    }
+
+    #[test]
+    fn handles_are_written_only_on_success_and_free_accepts_null() {
+        let mut out: *mut Probe = ptr::null_mut();
+        assert_eq!(
+            new_handle(&mut out, || Err(WEIR_ERR_NEGATIVE)),
+            WEIR_ERR_NEGATIVE
+        );
+        assert!(out.is_null());
+        assert_eq!(
+            new_handle::<Probe>(ptr::null_mut(), || unreachable!()),
+            WEIR_ERR_NULL
+        );
+        assert_eq!(
+            new_handle(&mut out, || Ok(Probe(Guarded::new(Mutex::new(5))))),
+            WEIR_OK
+        );
+        assert_eq!(on(out, -1, |s| bump(s, false)), 6);
+        free_handle(out);
+        free_handle::<Probe>(ptr::null_mut());
+    }
+
+    #[test]
+    fn out_and_in_pointers_are_checked() {
+        assert_eq!(write_out(ptr::null_mut::<i64>(), 1), Err(WEIR_ERR_NULL));
+        let mut slot = 0_i64;
+        assert_eq!(write_out(&mut slot, 9), Ok(()));
+        assert_eq!(slot, 9);
+        assert_eq!(read_in(ptr::null::<i64>()), Err(WEIR_ERR_NULL));
+        assert_eq!(read_in(&slot), Ok(9));
+        assert_eq!(policy_or(ptr::null::<i64>(), 3), 3);
+        assert_eq!(policy_or(&slot, 3), 9);
+        assert!(value_mut(ptr::null_mut::<i64>()).is_none());
     }
 }

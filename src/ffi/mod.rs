@@ -8,12 +8,19 @@
 
 #![allow(non_camel_case_types)]
 
+pub mod backoff;
 pub mod breaker;
+pub mod bucket;
+pub mod deadline;
 pub mod gate;
+pub mod limiter;
 // Helpers not every type uses yet.
 #[allow(dead_code)]
 pub(crate) mod guard;
+pub mod period;
+pub mod pool;
 pub mod shedder;
+pub mod sliding;
 pub mod status;
 pub mod version;
 pub mod window;

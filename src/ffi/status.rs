@@ -34,6 +34,52 @@ pub enum weir_status {
     /// An enumeration field holds a value that names no known case.
     WEIR_ERR_UNKNOWN_KIND = 10,
 
+    // 100–199: the limiter.
+    /// A limiter constructor was given a capacity of zero.
+    WEIR_ERR_ZERO_CAPACITY = 100,
+    /// A bucket limiter was given a refill amount of zero.
+    WEIR_ERR_ZERO_REFILL_AMOUNT = 101,
+    /// A bucket limiter was given a refill interval of zero or less.
+    WEIR_ERR_ZERO_REFILL_INTERVAL = 102,
+    /// A fixed-window limiter was given a window of zero or less.
+    WEIR_ERR_ZERO_WINDOW = 103,
+    /// A cooldown limiter was given a cooldown of zero or less.
+    WEIR_ERR_ZERO_COOLDOWN = 104,
+    /// A limiter constructor was given more initial units than its capacity.
+    WEIR_ERR_INITIAL_ABOVE_CAPACITY = 105,
+    /// A bucket limiter's refill anchor (`last_refill`) is later than `now`.
+    WEIR_ERR_BUCKET_ANCHOR_IN_FUTURE = 106,
+    /// A fixed-window limiter's anchor (`window_start`) is later than `now`.
+    WEIR_ERR_WINDOW_ANCHOR_IN_FUTURE = 107,
+    /// A cooldown limiter was given units while its gate (`cooldown_end`) is
+    /// still armed at `now`: a contradiction.
+    WEIR_ERR_COOLDOWN_ARMED_WITH_TOKENS = 108,
+    /// Draining a cooldown limiter would arm a gate whose deadline
+    /// (`now + cooldown_ns`) does not fit in an int64_t; nothing was changed.
+    WEIR_ERR_COOLDOWN_DEADLINE_OVERFLOW = 109,
+    /// The limiter cannot grant the amount now; nothing was taken.
+    WEIR_ERR_RATE_LIMITED = 110,
+    /// A limiter consume asked for zero units.
+    WEIR_ERR_INVALID_AMOUNT = 111,
+    /// A limiter getter for one variant was asked of another; check with
+    /// `weir_limiter_is_bucket` and friends first.
+    WEIR_ERR_WRONG_VARIANT = 112,
+    /// The `weir_limiter` value is not one a constructor made: zeroed,
+    /// never initialised, or overwritten. It refuses every call until rebuilt.
+    WEIR_ERR_LIMITER_CORRUPT = 113,
+    // 200–299: the pool.
+    /// The item is idle in the pool, not lent: it cannot be given or
+    /// dropped. Nothing changed.
+    WEIR_ERR_POOL_ITEM_IDLE = 200,
+    /// The pool did not lend the item and no reservation is open for it to
+    /// fill. Nothing changed.
+    WEIR_ERR_POOL_NOT_LENT = 201,
+    /// No reservation is open: `made` or `unmade` without a take that
+    /// answered WEIR_TAKEN_MAKE. Nothing changed.
+    WEIR_ERR_POOL_NO_RESERVATION = 202,
+    /// `made` with an item the pool already holds, idle or lent. Nothing
+    /// changed.
+    WEIR_ERR_POOL_ITEM_KNOWN = 203,
     // 300–399: breaker, shedder and window.
     /// A window's `window_ns` is zero or negative.
     WEIR_ERR_WINDOW_SPAN = 300,
@@ -89,6 +135,24 @@ const ALL: &[weir_status] = {
         WEIR_ERR_POISONED,
         WEIR_ERR_SETTLED,
         WEIR_ERR_UNKNOWN_KIND,
+        WEIR_ERR_ZERO_CAPACITY,
+        WEIR_ERR_ZERO_REFILL_AMOUNT,
+        WEIR_ERR_ZERO_REFILL_INTERVAL,
+        WEIR_ERR_ZERO_WINDOW,
+        WEIR_ERR_ZERO_COOLDOWN,
+        WEIR_ERR_INITIAL_ABOVE_CAPACITY,
+        WEIR_ERR_BUCKET_ANCHOR_IN_FUTURE,
+        WEIR_ERR_WINDOW_ANCHOR_IN_FUTURE,
+        WEIR_ERR_COOLDOWN_ARMED_WITH_TOKENS,
+        WEIR_ERR_COOLDOWN_DEADLINE_OVERFLOW,
+        WEIR_ERR_RATE_LIMITED,
+        WEIR_ERR_INVALID_AMOUNT,
+        WEIR_ERR_WRONG_VARIANT,
+        WEIR_ERR_LIMITER_CORRUPT,
+        WEIR_ERR_POOL_ITEM_IDLE,
+        WEIR_ERR_POOL_NOT_LENT,
+        WEIR_ERR_POOL_NO_RESERVATION,
+        WEIR_ERR_POOL_ITEM_KNOWN,
         WEIR_ERR_WINDOW_SPAN,
         WEIR_ERR_SRE_K,
         WEIR_ERR_SRE_FLOOR,
@@ -123,6 +187,34 @@ impl weir_status {
             WEIR_ERR_POISONED => c"the handle was poisoned by an earlier panic",
             WEIR_ERR_SETTLED => c"already settled",
             WEIR_ERR_UNKNOWN_KIND => c"an enumeration field holds an unknown value",
+            WEIR_ERR_ZERO_CAPACITY => c"a limiter's capacity is zero",
+            WEIR_ERR_ZERO_REFILL_AMOUNT => c"a bucket limiter's refill amount is zero",
+            WEIR_ERR_ZERO_REFILL_INTERVAL => {
+                c"a bucket limiter's refill interval is zero or negative"
+            }
+            WEIR_ERR_ZERO_WINDOW => c"a fixed-window limiter's window is zero or negative",
+            WEIR_ERR_ZERO_COOLDOWN => c"a cooldown limiter's cooldown is zero or negative",
+            WEIR_ERR_INITIAL_ABOVE_CAPACITY => c"a limiter's initial units exceed its capacity",
+            WEIR_ERR_BUCKET_ANCHOR_IN_FUTURE => {
+                c"a bucket limiter's refill anchor is later than now"
+            }
+            WEIR_ERR_WINDOW_ANCHOR_IN_FUTURE => {
+                c"a fixed-window limiter's anchor is later than now"
+            }
+            WEIR_ERR_COOLDOWN_ARMED_WITH_TOKENS => {
+                c"a cooldown limiter was given units while its gate is armed"
+            }
+            WEIR_ERR_COOLDOWN_DEADLINE_OVERFLOW => {
+                c"a cooldown limiter's gate deadline would overflow"
+            }
+            WEIR_ERR_RATE_LIMITED => c"the limiter cannot grant the amount now",
+            WEIR_ERR_INVALID_AMOUNT => c"a limiter consume asked for zero units",
+            WEIR_ERR_WRONG_VARIANT => c"the limiter is not of the variant this getter needs",
+            WEIR_ERR_LIMITER_CORRUPT => c"the limiter value is zeroed or corrupted; rebuild it",
+            WEIR_ERR_POOL_ITEM_IDLE => c"the item is idle in the pool, not lent",
+            WEIR_ERR_POOL_NOT_LENT => c"the pool did not lend this item and no reservation is open",
+            WEIR_ERR_POOL_NO_RESERVATION => c"no reservation is open: take did not answer MAKE",
+            WEIR_ERR_POOL_ITEM_KNOWN => c"the item is already in the pool, idle or lent",
             WEIR_ERR_WINDOW_SPAN => c"window_ns is zero or negative",
             WEIR_ERR_SRE_K => c"sre k is not finite or is below floor",
             WEIR_ERR_SRE_FLOOR => c"sre floor is not finite or is below 1",

@@ -4,7 +4,9 @@ use std::sync::Mutex;
 
 use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
 
-use super::guard::{free_handle, lock, new_handle, on, status_on, write_out, Guarded, Handle};
+use super::guard::{
+    free_handle, lock, new_handle, on, slice_out, status_on, write_out, Guarded, Handle,
+};
 use super::status::weir_status::{self, *};
 use crate::window::{Total, Window, WindowError};
 
@@ -131,25 +133,18 @@ pub extern "C" fn weir_window_buckets(
     cap: usize,
 ) -> usize {
     on(window, 0, |state| {
-        if out.is_null() {
-            return 0;
-        }
         let window = lock(state);
         let live = window.size() - usize::from(!current);
-        let skip = live.saturating_sub(cap);
-        let mut written = 0;
-        let mut seen = 0;
+        let room = slice_out(out, cap.min(live));
+        let skip = live - room.len();
+        let mut seen: usize = 0;
         window.each(now, current, |bucket| {
-            if seen >= skip {
-                // SAFETY: `out` is non-NULL and, by the header's contract,
-                // has room for `cap` totals; `written < cap` because at most
-                // `live - skip <= cap` buckets get here.
-                unsafe { out.add(written).write((*bucket).into()) };
-                written += 1;
+            if let Some(slot) = seen.checked_sub(skip).and_then(|at| room.get_mut(at)) {
+                slot.write((*bucket).into());
             }
             seen += 1;
         });
-        written
+        room.len()
     })
 }
 

@@ -1,0 +1,115 @@
+//! C face of [`crate::period`].
+
+use std::sync::Mutex;
+
+use super::guard::{free_handle, lock, new_handle, on, Guarded, Handle};
+use super::status::weir_status::{self, *};
+use crate::period::{Period, PeriodError, Quota};
+use crate::time::NEVER;
+
+/// A fixed-window counter: at most `quota` events per period. Takes a short
+/// per-handle lock and is safe to use from many threads at once; 72 bytes
+/// of heap per handle. Made by `weir_period_new`, freed by
+/// `weir_period_free`.
+pub struct weir_period(Guarded<Mutex<Period>>);
+
+impl Handle for weir_period {
+    type State = Mutex<Period>;
+    fn guarded(&self) -> &Guarded<Mutex<Period>> {
+        &self.0
+    }
+}
+
+/// Where a period's quota stands after `weir_period_take`.
+#[repr(i32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum weir_quota {
+    /// Admitted, and more may follow in this period.
+    WEIR_QUOTA_UNDER = 0,
+    /// Admitted, and it was the last event this period allows: the moment
+    /// to warn that the next will be refused.
+    WEIR_QUOTA_HIT = 1,
+    /// Refused: this period's quota was already spent.
+    WEIR_QUOTA_OVER = 2,
+}
+
+impl From<Quota> for weir_quota {
+    fn from(quota: Quota) -> weir_quota {
+        match quota {
+            Quota::Under => weir_quota::WEIR_QUOTA_UNDER,
+            Quota::Hit => weir_quota::WEIR_QUOTA_HIT,
+            Quota::Over => weir_quota::WEIR_QUOTA_OVER,
+        }
+    }
+}
+
+impl From<PeriodError> for weir_status {
+    fn from(error: PeriodError) -> weir_status {
+        match error {
+            PeriodError::Zero => WEIR_ERR_INVALID_ARGUMENT,
+            PeriodError::Negative => WEIR_ERR_NEGATIVE,
+        }
+    }
+}
+
+/// Makes a counter no event has touched, allowing `quota` events per
+/// `period_ns`, and writes it to `*out`. A period under one nanosecond is
+/// raised to one. Without `align`, a period opens with the first event
+/// after the previous one closed; with `align`, periods open on multiples
+/// of `period_ns` on the caller's clock (floor division, so negative
+/// readings align too; with a Unix clock a daily quota resets at midnight
+/// UTC). Returns `WEIR_ERR_NULL` if `out` is NULL,
+/// `WEIR_ERR_INVALID_ARGUMENT` for a quota of 0 and `WEIR_ERR_NEGATIVE` for
+/// a negative one. `*out` is written only on success.
+#[no_mangle]
+pub extern "C" fn weir_period_new(
+    quota: i64,
+    period_ns: i64,
+    align: bool,
+    out: *mut *mut weir_period,
+) -> weir_status {
+    new_handle(out, || {
+        let period = Period::new(quota, period_ns, align)?;
+        Ok(weir_period(Guarded::new(Mutex::new(period))))
+    })
+}
+
+/// Frees a period counter. NULL is accepted and ignored.
+#[no_mangle]
+pub extern "C" fn weir_period_free(period: *mut weir_period) {
+    free_handle(period)
+}
+
+/// Counts one event at `now` and says where the quota stands:
+/// `WEIR_QUOTA_UNDER` and `WEIR_QUOTA_HIT` are admitted, `WEIR_QUOTA_OVER`
+/// is refused. An earlier `now` than one already seen counts as the latest.
+/// A NULL counter answers `WEIR_QUOTA_OVER`.
+#[no_mangle]
+pub extern "C" fn weir_period_take(period: *const weir_period, now: i64) -> weir_quota {
+    on(period, weir_quota::WEIR_QUOTA_OVER, |period| {
+        lock(period).take(now).into()
+    })
+}
+
+/// How many more events the open period admits at `now`; the whole quota
+/// when no period is open; 0 for a NULL counter.
+#[no_mangle]
+pub extern "C" fn weir_period_left(period: *const weir_period, now: i64) -> i64 {
+    on(period, 0, |period| lock(period).left(now))
+}
+
+/// Nanoseconds from `now` until the open period ends; 0 when no period is
+/// open (the next event opens one). `INT64_MAX` when the open period
+/// reaches the end of the clock, and for a NULL counter.
+#[no_mangle]
+pub extern "C" fn weir_period_next(period: *const weir_period, now: i64) -> i64 {
+    on(period, NEVER, |period| lock(period).next(now))
+}
+
+#[cfg(all(test, target_pointer_width = "64", target_os = "linux"))]
+mod tests {
+    #[test]
+    fn the_documented_handle_size_is_right() {
+        assert_eq!(core::mem::size_of::<super::weir_period>(), 72);
+    }
+}

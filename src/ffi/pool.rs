@@ -1,0 +1,440 @@
+//! C face of [`crate::pool`].
+
+use std::sync::Mutex;
+
+use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
+
+use super::guard::{free_handle, lock, new_handle, on, policy_or, status_on, write_out};
+use super::guard::{Guarded, Handle};
+use super::status::weir_status::{self, *};
+use crate::pool::{Counters, Limits, LimitsError, Misuse, Pool, Taken};
+
+/// A resource's identity: C's `uintptr_t`. cbindgen.toml renames it to
+/// `uintptr_t` and does not emit it, since `<stdint.h>` declares that.
+pub type weir_item = usize;
+
+/// The limits a pool holds itself to. Durations are nanoseconds; a zero
+/// `keep_ns` or `life_ns` means no limit. Validated by `weir_pool_new`:
+/// negative fields are `WEIR_ERR_NEGATIVE`, a `size` of 0 is
+/// `WEIR_ERR_INVALID_ARGUMENT`, a `size` above `WEIR_POOL_MAX_SIZE` is
+/// `WEIR_ERR_TOO_LARGE`; an `idle` above `size` counts as `size`, and an
+/// `idle` of 0 keeps nothing idle.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct weir_limits {
+    /// The most resources alive at once: idle, lent and being made (≥ 1).
+    pub size: i64,
+    /// The most kept idle (0: none; above `size`: `size`).
+    pub idle: i64,
+    /// How long a resource may sit idle before it is closed (0: no limit).
+    pub keep_ns: i64,
+    /// How long a resource may live from its making (0: no limit).
+    pub life_ns: i64,
+}
+
+assert_eq_size!(weir_limits, [u8; 32]);
+assert_eq_align!(weir_limits, u64);
+const_assert_eq!(core::mem::offset_of!(weir_limits, size), 0);
+const_assert_eq!(core::mem::offset_of!(weir_limits, idle), 8);
+const_assert_eq!(core::mem::offset_of!(weir_limits, keep_ns), 16);
+const_assert_eq!(core::mem::offset_of!(weir_limits, life_ns), 24);
+
+impl From<weir_limits> for Limits {
+    fn from(limits: weir_limits) -> Limits {
+        Limits {
+            size: limits.size,
+            idle: limits.idle,
+            keep_ns: limits.keep_ns,
+            life_ns: limits.life_ns,
+        }
+    }
+}
+
+/// The largest `size` a pool accepts (2^24).
+pub const WEIR_POOL_MAX_SIZE: i64 = 16_777_216;
+const_assert_eq!(WEIR_POOL_MAX_SIZE, crate::pool::MAX_SIZE);
+
+/// The preset limits: 10 live, 10 idle, closed after 30 minutes idle, no
+/// maximum age (the default size of HikariCP and Go's database/sql, which
+/// also keeps idle equal to size).
+#[no_mangle]
+pub extern "C" fn weir_limits_preset() -> weir_limits {
+    let Limits {
+        size,
+        idle,
+        keep_ns,
+        life_ns,
+    } = Limits::PRESET;
+    weir_limits {
+        size,
+        idle,
+        keep_ns,
+        life_ns,
+    }
+}
+
+/// `weir_taken.kind`: an idle resource, now lent to the caller.
+pub const WEIR_TAKEN_READY: i32 = 1;
+/// `weir_taken.kind`: an idle resource past `keep_ns` or `life_ns`, already
+/// out of the pool and its count. The caller closes `item` and takes again.
+pub const WEIR_TAKEN_STALE: i32 = 2;
+/// `weir_taken.kind`: nothing idle, room for one more, and the room is
+/// reserved. The caller makes a resource and calls `weir_pool_made` (or, if
+/// making failed, `weir_pool_unmade`). `item` is 0.
+pub const WEIR_TAKEN_MAKE: i32 = 3;
+/// `weir_taken.kind`: nothing idle and no room (or the pool is closed, or
+/// NULL). The caller's own queue decides what next. `item` is 0.
+pub const WEIR_TAKEN_WAIT: i32 = 4;
+
+/// What `weir_pool_take` answers: `kind` is one of `WEIR_TAKEN_READY`,
+/// `_STALE`, `_MAKE`, `_WAIT` (never 0, so a zeroed struct is recognisably
+/// not an answer); `item` is the resource for READY and STALE, 0 otherwise.
+/// Layout: `kind` at offset 0, `item` at offset `sizeof(uintptr_t)`, size
+/// `2 * sizeof(uintptr_t)`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct weir_taken {
+    /// One of the `WEIR_TAKEN_*` constants.
+    pub kind: i32,
+    /// The resource, for READY and STALE; 0 for MAKE and WAIT.
+    pub item: weir_item,
+}
+
+assert_eq_size!(weir_taken, [usize; 2]);
+assert_eq_align!(weir_taken, usize);
+const_assert_eq!(core::mem::offset_of!(weir_taken, kind), 0);
+const_assert_eq!(
+    core::mem::offset_of!(weir_taken, item),
+    core::mem::size_of::<usize>()
+);
+
+impl From<Taken> for weir_taken {
+    fn from(taken: Taken) -> weir_taken {
+        let (kind, item) = match taken {
+            Taken::Ready(item) => (WEIR_TAKEN_READY, item),
+            Taken::Stale(item) => (WEIR_TAKEN_STALE, item),
+            Taken::Make => (WEIR_TAKEN_MAKE, 0),
+            Taken::Wait => (WEIR_TAKEN_WAIT, 0),
+        };
+        weir_taken { kind, item }
+    }
+}
+
+/// Running totals since the pool was made (modelled on Go's database/sql
+/// DBStats). Read with `weir_pool_stats`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct weir_pool_counters {
+    /// Resources registered as made: by `weir_pool_made`, or given or
+    /// dropped unregistered into an open reservation.
+    pub made: u64,
+    /// Takes answered READY.
+    pub reused: u64,
+    /// Idle resources handed back by take as STALE.
+    pub stale: u64,
+    /// Idle resources `weir_pool_evict` removed for sitting `keep_ns`.
+    pub evicted_idle: u64,
+    /// Resources retired for living `life_ns`: removed by `weir_pool_evict`
+    /// (when not already due for idleness) or not kept by `weir_pool_give`.
+    pub evicted_age: u64,
+    /// Lent resources reported broken with `weir_pool_drop`.
+    pub dropped: u64,
+    /// Resources `weir_pool_give` did not keep because enough were idle.
+    pub refused: u64,
+    /// Takes answered WAIT.
+    pub waits: u64,
+    /// Reservations released by `weir_pool_unmade`.
+    pub unmade: u64,
+    /// Resources handed back by `weir_pool_close`, or not kept by a give
+    /// after it.
+    pub closed: u64,
+}
+
+assert_eq_size!(weir_pool_counters, [u64; 10]);
+assert_eq_align!(weir_pool_counters, u64);
+const_assert_eq!(core::mem::offset_of!(weir_pool_counters, made), 0);
+const_assert_eq!(core::mem::offset_of!(weir_pool_counters, waits), 56);
+const_assert_eq!(core::mem::offset_of!(weir_pool_counters, closed), 72);
+
+impl From<Counters> for weir_pool_counters {
+    fn from(c: Counters) -> weir_pool_counters {
+        weir_pool_counters {
+            made: c.made,
+            reused: c.reused,
+            stale: c.stale,
+            evicted_idle: c.evicted_idle,
+            evicted_age: c.evicted_age,
+            dropped: c.dropped,
+            refused: c.refused,
+            waits: c.waits,
+            unmade: c.unmade,
+            closed: c.closed,
+        }
+    }
+}
+
+/// The bookkeeping of a pool of resources (connections, descriptors,
+/// handles), each known only by a `uintptr_t` identity. It never opens,
+/// closes, sleeps or waits: each call says what the caller should do, and
+/// the caller does it.
+///
+/// Who closes what: the caller always. Every resource the pool stops
+/// holding is handed back to be closed: a STALE take, every item
+/// `weir_pool_evict` and `weir_pool_close` write out, and every give that
+/// answers `*kept == false`. A resource reported with `weir_pool_drop` is the
+/// caller's to close too. Freeing the pool hands back nothing: close it
+/// first.
+///
+/// Newest first: the resource returned most recently is lent first. A lent
+/// resource is found again by its identity (an O(1) hash lookup) and keeps
+/// the birth it was made with, so `life_ns` retires it however often it is
+/// reused. Misuse (giving an idle item, giving or dropping one the pool
+/// never lent, `made` without a reservation) is a status and changes
+/// nothing.
+///
+/// Takes a short per-handle lock; safe to use from many threads at once.
+/// Heap per handle on 64-bit: about 300 bytes, plus 24 bytes per idle place
+/// (min(idle, size)), plus 17 bytes per table slot (the power of two at
+/// least 2 × size), all allocated by `weir_pool_new` and never again; about
+/// 1.1 KiB for the preset.
+pub struct weir_pool(Guarded<Mutex<Pool>>);
+
+impl Handle for weir_pool {
+    type State = Mutex<Pool>;
+    fn guarded(&self) -> &Guarded<Mutex<Pool>> {
+        &self.0
+    }
+}
+
+impl From<LimitsError> for weir_status {
+    fn from(error: LimitsError) -> weir_status {
+        match error {
+            LimitsError::Negative => WEIR_ERR_NEGATIVE,
+            LimitsError::ZeroSize => WEIR_ERR_INVALID_ARGUMENT,
+            LimitsError::TooLarge => WEIR_ERR_TOO_LARGE,
+            LimitsError::NoMemory => WEIR_ERR_NO_MEMORY,
+        }
+    }
+}
+
+impl From<Misuse> for weir_status {
+    fn from(misuse: Misuse) -> weir_status {
+        match misuse {
+            Misuse::Idle => WEIR_ERR_POOL_ITEM_IDLE,
+            Misuse::NotLent => WEIR_ERR_POOL_NOT_LENT,
+            Misuse::NoReservation => WEIR_ERR_POOL_NO_RESERVATION,
+            Misuse::Known => WEIR_ERR_POOL_ITEM_KNOWN,
+        }
+    }
+}
+
+/// Makes an empty pool with `limits` (NULL: `weir_limits_preset()`) and
+/// writes it to `*out`; all its memory is allocated here. Bad limits get
+/// `WEIR_ERR_NEGATIVE`, `WEIR_ERR_INVALID_ARGUMENT` (size 0) or
+/// `WEIR_ERR_TOO_LARGE` (size above `WEIR_POOL_MAX_SIZE`); `WEIR_ERR_NULL`
+/// if `out` is NULL. `*out` is written only on success.
+#[no_mangle]
+pub extern "C" fn weir_pool_new(
+    limits: *const weir_limits,
+    out: *mut *mut weir_pool,
+) -> weir_status {
+    let limits = policy_or(limits, weir_limits_preset());
+    new_handle(out, || {
+        let pool = Pool::new(limits.into())?;
+        Ok(weir_pool(Guarded::new(Mutex::new(pool))))
+    })
+}
+
+/// Frees a pool. NULL is accepted and ignored. Resources still idle or
+/// lent are not closed (the pool never held more than their identities):
+/// call `weir_pool_close` first and close what it hands back.
+#[no_mangle]
+pub extern "C" fn weir_pool_free(pool: *mut weir_pool) {
+    free_handle(pool)
+}
+
+/// Asks for a resource at `now`. READY: the newest idle one, now lent.
+/// STALE: the newest idle one was past `keep_ns` or `life_ns`; it is out of
+/// the pool, the caller closes it and takes again. MAKE: room is reserved
+/// for one more; the caller makes it and calls `weir_pool_made` (or
+/// `weir_pool_unmade` if making failed). WAIT: no room, or the pool is
+/// closed. A NULL or poisoned pool answers WAIT.
+#[no_mangle]
+pub extern "C" fn weir_pool_take(pool: *const weir_pool, now: i64) -> weir_taken {
+    let wait = weir_taken {
+        kind: WEIR_TAKEN_WAIT,
+        item: 0,
+    };
+    on(pool, wait, |pool| lock(pool).take(now).into())
+}
+
+/// Registers `item`, made after a MAKE, as lent and born at `now`; it fills
+/// the reservation. `WEIR_ERR_POOL_ITEM_KNOWN` if the pool already holds
+/// `item`, `WEIR_ERR_POOL_NO_RESERVATION` if no MAKE is outstanding;
+/// `WEIR_ERR_NULL` for a NULL pool. On an error nothing changes.
+#[no_mangle]
+pub extern "C" fn weir_pool_made(pool: *const weir_pool, item: weir_item, now: i64) -> weir_status {
+    status_on(pool, |pool| Ok(lock(pool).made(item, now)?))
+}
+
+/// Releases the room a MAKE reserved, because making failed, so a failing
+/// factory does not shrink the pool for good. `WEIR_ERR_POOL_NO_RESERVATION`
+/// if no MAKE is outstanding; `WEIR_ERR_NULL` for a NULL pool.
+#[no_mangle]
+pub extern "C" fn weir_pool_unmade(pool: *const weir_pool) -> weir_status {
+    status_on(pool, |pool| Ok(lock(pool).unmade()?))
+}
+
+/// Gives a lent resource back at `now` and writes to `*kept` whether the
+/// pool kept it. `*kept == false`: the caller closes `item` (enough were
+/// idle, it has lived `life_ns`, or the pool is closed). The resource keeps
+/// the birth it was lent with. An `item` the pool does not know, given while
+/// a MAKE is outstanding, fills that reservation, born at `now`.
+///
+/// A broken resource goes to `weir_pool_drop` instead. Errors change
+/// nothing and leave `*kept` unwritten: `WEIR_ERR_POOL_ITEM_IDLE` (already
+/// idle in the pool: do not close it), `WEIR_ERR_POOL_NOT_LENT` (never lent
+/// and no reservation open: the pool does not hold it), `WEIR_ERR_NULL`
+/// (NULL pool or `kept`).
+#[no_mangle]
+pub extern "C" fn weir_pool_give(
+    pool: *const weir_pool,
+    item: weir_item,
+    now: i64,
+    kept: *mut bool,
+) -> weir_status {
+    status_on(pool, |pool| {
+        if kept.is_null() {
+            return Err(WEIR_ERR_NULL);
+        }
+        let was_kept = lock(pool).give(item, now)?;
+        write_out(kept, was_kept)
+    })
+}
+
+/// Says a lent resource broke and is not coming back; its room is free and
+/// the caller closes it. An `item` the pool does not know, dropped while a
+/// MAKE is outstanding, ends that reservation (counted as made and
+/// dropped). Errors change nothing: `WEIR_ERR_POOL_ITEM_IDLE`,
+/// `WEIR_ERR_POOL_NOT_LENT`, `WEIR_ERR_NULL` (NULL pool).
+#[no_mangle]
+pub extern "C" fn weir_pool_drop(pool: *const weir_pool, item: weir_item) -> weir_status {
+    status_on(pool, |pool| Ok(lock(pool).drop_item(item)?))
+}
+
+/// Passes each item `put` receives to the caller's buffer `out` of `cap`
+/// entries, in order, and never more than `cap`.
+fn into_buffer(out: *mut weir_item, cap: usize) -> (usize, impl FnMut(weir_item)) {
+    let cap = if out.is_null() { 0 } else { cap };
+    let mut at = 0;
+    let put = move |item| {
+        if at < cap {
+            // SAFETY: `out` is non-NULL here (cap is 0 otherwise) and, by
+            // the header's contract, points to `cap` writable entries;
+            // `at < cap`.
+            unsafe { out.add(at).write(item) };
+            at += 1;
+        }
+    };
+    (cap, put)
+}
+
+/// Removes the idle resources due at `now` — those idle for `keep_ns` or
+/// more, or alive for `life_ns` or more (the boundary included) — oldest
+/// first, and writes up to `cap` of them to `out` for the caller to close.
+///
+/// Returns how many were due in all. The first `min(returned, cap)` entries
+/// of `out` are written and those resources removed; when the return value
+/// exceeds `cap`, the rest stay idle for the next call (call again until it
+/// is at most `cap`). `out == NULL` counts as `cap == 0`: it counts the due
+/// resources and removes none. A NULL pool answers 0.
+#[no_mangle]
+pub extern "C" fn weir_pool_evict(
+    pool: *const weir_pool,
+    now: i64,
+    out: *mut weir_item,
+    cap: usize,
+) -> usize {
+    let (cap, put) = into_buffer(out, cap);
+    on(pool, 0, |pool| lock(pool).evict_with(now, cap, put))
+}
+
+/// Closes the pool for shutdown and empties it: writes up to `cap` idle
+/// resources to `out`, oldest first, for the caller to close. Returns how
+/// many were idle in all; the first `min(returned, cap)` entries are written
+/// and when the return value exceeds `cap` the rest stay for the next call.
+/// From then on take answers WAIT and give keeps nothing (`*kept == false`),
+/// so each lent resource is closed by its borrower when it comes back.
+/// `out == NULL` counts as `cap == 0`. A NULL pool answers 0.
+#[no_mangle]
+pub extern "C" fn weir_pool_close(
+    pool: *const weir_pool,
+    out: *mut weir_item,
+    cap: usize,
+) -> usize {
+    let (cap, put) = into_buffer(out, cap);
+    on(pool, 0, |pool| lock(pool).close_with(cap, put))
+}
+
+/// How many resources exist: idle, lent and being made. 0 for a NULL pool.
+#[no_mangle]
+pub extern "C" fn weir_pool_live(pool: *const weir_pool) -> i64 {
+    on(pool, 0, |pool| lock(pool).live() as i64)
+}
+
+/// How many are sitting idle. 0 for a NULL pool.
+#[no_mangle]
+pub extern "C" fn weir_pool_idle(pool: *const weir_pool) -> i64 {
+    on(pool, 0, |pool| lock(pool).idle() as i64)
+}
+
+/// How many are lent out or being made (reserved by MAKE). 0 for a NULL
+/// pool.
+#[no_mangle]
+pub extern "C" fn weir_pool_busy(pool: *const weir_pool) -> i64 {
+    on(pool, 0, |pool| lock(pool).busy() as i64)
+}
+
+/// Nanoseconds from `now` until the next idle resource becomes due: 0 if
+/// one is due already, `INT64_MAX` if none ever will (nothing idle, or no
+/// `keep_ns` and no `life_ns`). `weir_pool_evict` at `now` plus this removes
+/// at least one, so one timer armed with it replaces polling. It only
+/// reads: `now` does not move the pool's clock. `INT64_MAX` for a NULL pool.
+#[no_mangle]
+pub extern "C" fn weir_pool_next_expiry(pool: *const weir_pool, now: i64) -> i64 {
+    on(pool, i64::MAX, |pool| lock(pool).next_expiry(now))
+}
+
+/// Writes the pool's running totals to `*out`. `WEIR_ERR_NULL` if `pool`
+/// or `out` is NULL; `*out` is written only on success.
+#[no_mangle]
+pub extern "C" fn weir_pool_stats(
+    pool: *const weir_pool,
+    out: *mut weir_pool_counters,
+) -> weir_status {
+    status_on(pool, |pool| {
+        let counters = lock(pool).counters();
+        write_out(out, counters.into())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heap_per_handle_is_as_the_header_says() {
+        let mut pool = std::ptr::null_mut();
+        assert_eq!(weir_pool_new(std::ptr::null(), &mut pool), WEIR_OK);
+        let handle = core::mem::size_of::<weir_pool>();
+        let heap = handle + on(pool, 0, |p| lock(p).heap_bytes());
+        // "about 300 bytes, plus 24 per idle place, plus 17 per slot; about
+        // 1.1 KiB for the preset" (64-bit).
+        if cfg!(target_pointer_width = "64") {
+            assert!((250..=330).contains(&handle), "{handle}");
+            assert_eq!(heap - handle, 10 * 24 + 32 * 17);
+            assert!((1000..=1200).contains(&heap), "{heap}");
+        }
+        weir_pool_free(pool);
+    }
+}

@@ -1,0 +1,92 @@
+//! C face of [`crate::sliding`].
+
+use std::sync::Mutex;
+
+use super::guard::{free_handle, lock, new_handle, on, Guarded, Handle};
+use super::status::weir_status::{self, *};
+use crate::sliding::{Sliding, SlidingError};
+use crate::time::NEVER;
+
+/// An exact sliding-window counter: at most `quota` events in any stretch
+/// of `window_ns`. Takes a short per-handle lock and is safe to use from
+/// many threads at once; 80 bytes of heap per handle plus 8 bytes per unit
+/// of quota (one stamp per event it counts), allocated once by
+/// `weir_sliding_new`. Freed by `weir_sliding_free`.
+pub struct weir_sliding(Guarded<Mutex<Sliding>>);
+
+impl Handle for weir_sliding {
+    type State = Mutex<Sliding>;
+    fn guarded(&self) -> &Guarded<Mutex<Sliding>> {
+        &self.0
+    }
+}
+
+impl From<SlidingError> for weir_status {
+    fn from(error: SlidingError) -> weir_status {
+        match error {
+            SlidingError::Zero => WEIR_ERR_INVALID_ARGUMENT,
+            SlidingError::Negative => WEIR_ERR_NEGATIVE,
+            SlidingError::TooLarge => WEIR_ERR_TOO_LARGE,
+            SlidingError::NoMemory => WEIR_ERR_NO_MEMORY,
+        }
+    }
+}
+
+/// Makes an empty window that counts at most `quota` events in any
+/// `window_ns`-long stretch, and writes it to `*out`. An event stamped `t`
+/// is counted while `now < t + window_ns` and falls out at exactly
+/// `t + window_ns`.
+///
+/// Returns `WEIR_ERR_NULL` if `out` is NULL, `WEIR_ERR_INVALID_ARGUMENT`
+/// for a quota or window of 0, `WEIR_ERR_NEGATIVE` for a negative one,
+/// `WEIR_ERR_TOO_LARGE` when `quota` stamps (8 bytes each) cannot be
+/// represented, and `WEIR_ERR_NO_MEMORY` when they cannot be allocated.
+/// `*out` is written only on success.
+#[no_mangle]
+pub extern "C" fn weir_sliding_new(
+    quota: i64,
+    window_ns: i64,
+    out: *mut *mut weir_sliding,
+) -> weir_status {
+    new_handle(out, || {
+        let sliding = Sliding::new(quota, window_ns)?;
+        Ok(weir_sliding(Guarded::new(Mutex::new(sliding))))
+    })
+}
+
+/// Frees a sliding window. NULL is accepted and ignored.
+#[no_mangle]
+pub extern "C" fn weir_sliding_free(sliding: *mut weir_sliding) {
+    free_handle(sliding)
+}
+
+/// Counts an event at `now` if the window has room; whether it did. O(1)
+/// amortised; never allocates. An earlier `now` than one already seen
+/// counts as the latest. False for a NULL window.
+#[no_mangle]
+pub extern "C" fn weir_sliding_take(sliding: *const weir_sliding, now: i64) -> bool {
+    on(sliding, false, |sliding| lock(sliding).take(now))
+}
+
+/// How many more events the window would count at `now`; 0 for a NULL
+/// window.
+#[no_mangle]
+pub extern "C" fn weir_sliding_left(sliding: *const weir_sliding, now: i64) -> i64 {
+    on(sliding, 0, |sliding| lock(sliding).left(now))
+}
+
+/// Nanoseconds from `now` until the window has room: 0 when it has room
+/// now, otherwise when its oldest counted event falls out. `INT64_MAX` when
+/// that instant is past the end of the clock, and for a NULL window.
+#[no_mangle]
+pub extern "C" fn weir_sliding_next(sliding: *const weir_sliding, now: i64) -> i64 {
+    on(sliding, NEVER, |sliding| lock(sliding).next(now))
+}
+
+#[cfg(all(test, target_pointer_width = "64", target_os = "linux"))]
+mod tests {
+    #[test]
+    fn the_documented_handle_size_is_right() {
+        assert_eq!(core::mem::size_of::<super::weir_sliding>(), 80);
+    }
+}

@@ -1,0 +1,122 @@
+/* weir_bucket through the header: starts full, refills at the rate, the
+ * burst clamp, fractional costs, next and tokens, and bad input of every
+ * kind, each followed by proof that the bucket still behaves. */
+#include <math.h>
+
+#include "check.h"
+#include "weir.h"
+
+#define MS INT64_C(1000000)
+#define SECOND INT64_C(1000000000)
+
+int main(void) {
+    weir_bucket *bucket = NULL;
+
+    /* Ten a second, five at most: starts full, then one every 100 ms. */
+    CHECK_STATUS(weir_bucket_new(10.0, 5.0, 0, &bucket), WEIR_OK);
+    CHECK(bucket != NULL);
+    CHECK(weir_bucket_tokens(bucket, 0) == 5.0);
+    CHECK(weir_bucket_next(bucket, 0, 5.0) == 0);
+    for (int i = 0; i < 5; i++) CHECK(weir_bucket_take(bucket, 0, 1.0));
+    CHECK(!weir_bucket_take(bucket, 0, 1.0));
+    CHECK(weir_bucket_tokens(bucket, 0) == 0.0);
+    CHECK(weir_bucket_next(bucket, 0, 1.0) == 100 * MS);
+    CHECK(weir_bucket_next(bucket, 0, 2.5) == 250 * MS);
+    CHECK(!weir_bucket_take(bucket, 100 * MS - 1, 1.0));
+    CHECK(weir_bucket_take(bucket, 100 * MS, 1.0));
+    CHECK(weir_bucket_tokens(bucket, 350 * MS) == 2.5);
+    CHECK(weir_bucket_take(bucket, 350 * MS, 2.5)); /* a fractional cost */
+    CHECK(weir_bucket_tokens(bucket, 3600 * SECOND) == 5.0);
+
+    /* Bad costs: refused, and they take nothing. */
+    double bad_costs[] = {0.0, -0.0, -1.0, NAN, INFINITY, -INFINITY, 5.5};
+    for (size_t i = 0; i < sizeof bad_costs / sizeof bad_costs[0]; i++) {
+        CHECK(!weir_bucket_take(bucket, 3600 * SECOND, bad_costs[i]));
+        CHECK(weir_bucket_next(bucket, 3600 * SECOND, bad_costs[i]) == INT64_MAX);
+    }
+    CHECK(weir_bucket_tokens(bucket, 3600 * SECOND) == 5.0);
+
+    /* Time going backwards: an earlier reading sees the bucket as it was
+     * then and admits nothing more. */
+    CHECK(weir_bucket_take(bucket, 3600 * SECOND, 5.0));
+    CHECK(!weir_bucket_take(bucket, 3599 * SECOND, 1.0));
+    CHECK(!weir_bucket_take(bucket, INT64_MIN, 1.0));
+    CHECK(weir_bucket_tokens(bucket, 0) == 0.0);
+    CHECK(weir_bucket_take(bucket, 3600 * SECOND + 100 * MS, 1.0));
+    CHECK(!weir_bucket_take(bucket, 3600 * SECOND + 100 * MS, 1.0));
+    weir_bucket_free(bucket);
+
+    /* The burst: 0 or less means the rate, and never under one. */
+    CHECK_STATUS(weir_bucket_new(3.0, 0.0, 0, &bucket), WEIR_OK);
+    CHECK(weir_bucket_tokens(bucket, 0) == 3.0);
+    weir_bucket_free(bucket);
+    CHECK_STATUS(weir_bucket_new(3.0, -7.0, 0, &bucket), WEIR_OK);
+    CHECK(weir_bucket_tokens(bucket, 0) == 3.0);
+    weir_bucket_free(bucket);
+    CHECK_STATUS(weir_bucket_new(0.5, 0.0, 0, &bucket), WEIR_OK);
+    CHECK(weir_bucket_tokens(bucket, 0) == 1.0);
+    weir_bucket_free(bucket);
+    CHECK_STATUS(weir_bucket_new(1.0, 0.25, 0, &bucket), WEIR_OK);
+    CHECK(weir_bucket_tokens(bucket, 0) == 1.0);
+    CHECK(weir_bucket_take(bucket, 0, 1.0));
+    CHECK(!weir_bucket_take(bucket, 0, 0.25));
+    CHECK(weir_bucket_next(bucket, 0, 1.0) == SECOND);
+    weir_bucket_free(bucket);
+
+    /* A rate of zero: starts full and never refills. */
+    CHECK_STATUS(weir_bucket_new(0.0, 2.0, 0, &bucket), WEIR_OK);
+    CHECK(weir_bucket_next(bucket, 0, 2.0) == 0);
+    CHECK(weir_bucket_take(bucket, 0, 1.5));
+    CHECK(!weir_bucket_take(bucket, INT64_MAX, 1.0));
+    CHECK(weir_bucket_take(bucket, INT64_MAX, 0.5));
+    CHECK(weir_bucket_tokens(bucket, INT64_MAX) == 0.0);
+    CHECK(weir_bucket_next(bucket, INT64_MAX, 1.0) == INT64_MAX);
+    weir_bucket_free(bucket);
+
+    /* Bad parameters: a status, and *out is left alone. */
+    weir_bucket *untouched = (weir_bucket *)&bucket;
+    double not_finite[] = {NAN, INFINITY, -INFINITY};
+    for (size_t i = 0; i < 3; i++) {
+        bucket = untouched;
+        CHECK_STATUS(weir_bucket_new(not_finite[i], 1.0, 0, &bucket), WEIR_ERR_NOT_FINITE);
+        CHECK_STATUS(weir_bucket_new(1.0, not_finite[i], 0, &bucket), WEIR_ERR_NOT_FINITE);
+        CHECK(bucket == untouched);
+    }
+    CHECK_STATUS(weir_bucket_new(-1.0, 1.0, 0, &bucket), WEIR_ERR_NEGATIVE);
+    CHECK_STATUS(weir_bucket_new(-1e-300, 0.0, 0, &bucket), WEIR_ERR_NEGATIVE);
+    CHECK_STATUS(weir_bucket_new(1.0, 1e12, 0, &bucket), WEIR_ERR_TOO_LARGE);
+    CHECK_STATUS(weir_bucket_new(1e-300, 0.0, 0, &bucket), WEIR_ERR_TOO_LARGE);
+    CHECK(bucket == untouched);
+    CHECK_STATUS(weir_bucket_new(1.0, 1.0, 0, NULL), WEIR_ERR_NULL);
+    CHECK_STATUS(weir_bucket_new(NAN, 1.0, 0, NULL), WEIR_ERR_NULL);
+
+    /* NULL handles: a refusal or a neutral answer, never a crash. */
+    CHECK(!weir_bucket_take(NULL, 0, 1.0));
+    CHECK(weir_bucket_next(NULL, 0, 1.0) == INT64_MAX);
+    CHECK(weir_bucket_tokens(NULL, 0) == 0.0);
+    weir_bucket_free(NULL);
+
+    /* The ends of the clock: made at INT64_MAX, nothing wraps and a wait
+     * the clock cannot reach is "never". */
+    CHECK_STATUS(weir_bucket_new(1.0, 2.0, INT64_MAX, &bucket), WEIR_OK);
+    CHECK(weir_bucket_take(bucket, INT64_MAX, 2.0));
+    CHECK(!weir_bucket_take(bucket, INT64_MAX, 1.0));
+    CHECK(weir_bucket_next(bucket, INT64_MAX, 1.0) == INT64_MAX);
+    CHECK(weir_bucket_tokens(bucket, INT64_MIN) == 0.0);
+    weir_bucket_free(bucket);
+    /* Made at INT64_MIN: full at INT64_MAX, and then no more. */
+    CHECK_STATUS(weir_bucket_new(1.0, 2.0, INT64_MIN, &bucket), WEIR_OK);
+    CHECK(weir_bucket_tokens(bucket, INT64_MAX) == 2.0);
+    CHECK(weir_bucket_take(bucket, INT64_MAX, 2.0));
+    CHECK(!weir_bucket_take(bucket, INT64_MAX, 1.0));
+    CHECK(weir_bucket_next(bucket, INT64_MAX, 1.0) == INT64_MAX);
+    weir_bucket_free(bucket);
+    /* Made at zero, asked at INT64_MIN: empty there, and it still works. */
+    CHECK_STATUS(weir_bucket_new(5.0, 5.0, 0, &bucket), WEIR_OK);
+    CHECK(!weir_bucket_take(bucket, INT64_MIN, 1.0));
+    CHECK(weir_bucket_next(bucket, INT64_MIN, 1.0) > 0);
+    CHECK(weir_bucket_take(bucket, 0, 5.0));
+    CHECK(weir_bucket_next(bucket, 0, 1.0) == 200 * MS);
+    weir_bucket_free(bucket);
+    CHECK_DONE();
+}

@@ -1,0 +1,522 @@
+//! The pool against the seed's scenario, against a simple model under random
+//! operation sequences, and under several threads through the C ABI.
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
+
+use proptest::prelude::*;
+use weir::ffi::pool::*;
+use weir::ffi::status::weir_status::*;
+use weir::pool::{Limits, Misuse, Pool, Taken};
+
+const SECOND: i64 = 1_000_000_000;
+
+fn pool(size: i64, idle: i64, keep_ns: i64, life_ns: i64) -> Pool {
+    Pool::new(Limits {
+        size,
+        idle,
+        keep_ns,
+        life_ns,
+    })
+    .unwrap()
+}
+
+/// Scenario 4 of DESIGN.md, in one pass over the clock.
+#[test]
+fn scenario_pool() {
+    let mut p = pool(3, 3, 60 * SECOND, 600 * SECOND);
+    // Reservations up to size, then WAIT; unmade frees the room.
+    assert_eq!(p.take(0), Taken::Make);
+    assert_eq!(p.take(0), Taken::Make);
+    assert_eq!(p.take(0), Taken::Make);
+    assert_eq!(p.take(0), Taken::Wait);
+    p.unmade().unwrap();
+    assert_eq!(p.live(), 2);
+    p.made(10, 0).unwrap();
+    // An unregistered item given after MAKE takes the reservation.
+    assert_eq!(p.give(20, 0), Ok(true));
+    assert_eq!(p.take(0), Taken::Ready(20));
+    assert_eq!(p.take(0), Taken::Make);
+    p.made(30, 5 * SECOND).unwrap();
+    // Newest first: give a, b, c; take returns c, b, a.
+    for item in [20, 10, 30] {
+        assert_eq!(p.give(item, 6 * SECOND), Ok(true));
+    }
+    assert_eq!(
+        [p.take(7 * SECOND), p.take(7 * SECOND), p.take(7 * SECOND)],
+        [Taken::Ready(30), Taken::Ready(10), Taken::Ready(20)]
+    );
+    // Lent and returned every 50 s, so none ever sits idle for keep (60 s);
+    // birth survives give, so life (600 s) still retires them.
+    let mut now = 7 * SECOND;
+    for item in [20, 10, 30] {
+        p.give(item, now).unwrap();
+    }
+    while now + 50 * SECOND < 600 * SECOND {
+        now += 50 * SECOND;
+        let taken: Vec<Taken> = (0..3).map(|_| p.take(now)).collect();
+        assert!(
+            taken.iter().all(|t| matches!(t, Taken::Ready(_))),
+            "{now}: {taken:?}"
+        );
+        for t in taken.iter().rev() {
+            if let Taken::Ready(item) = t {
+                p.give(*item, now).unwrap();
+            }
+        }
+    }
+    // At 600 s, evict hands back exactly the two born at 0; the one born at
+    // 5 s stays, and next_expiry says when it is due.
+    let mut out = [0; 3];
+    assert_eq!(p.evict(600 * SECOND, &mut out), 2);
+    out[..2].sort();
+    assert_eq!(out[..2], [10, 20]);
+    assert_eq!(p.live(), 1);
+    assert_eq!(p.next_expiry(600 * SECOND), 5 * SECOND);
+    assert_eq!(p.take(604 * SECOND), Taken::Ready(30));
+    p.give(30, 604 * SECOND).unwrap();
+    // A stale idle item comes back from take, out of the count.
+    assert_eq!(p.take(605 * SECOND), Taken::Stale(30));
+    assert_eq!(p.live(), 0);
+    let c = p.counters();
+    assert_eq!(
+        (c.made, c.evicted_age, c.stale, c.unmade, c.waits),
+        (3, 2, 1, 1, 1)
+    );
+    assert_eq!(c.reused, 1 + 3 + 3 * 11 + 1);
+}
+
+#[test]
+fn evict_hands_back_exactly_the_due_in_a_small_buffer() {
+    let mut p = pool(8, 8, 10 * SECOND, 0);
+    for item in 0..8 {
+        assert_eq!(p.take(0), Taken::Make);
+        p.made(item, 0).unwrap();
+    }
+    for item in 0..8 {
+        p.give(item, item as i64 * SECOND).unwrap();
+    }
+    // At 15 s, items given at 0..=5 s are due: six of them.
+    let now = 15 * SECOND;
+    let mut buffer = [0usize; 4];
+    let mut handed = Vec::new();
+    loop {
+        let due = p.evict(now, &mut buffer);
+        handed.extend_from_slice(&buffer[..due.min(buffer.len())]);
+        if due <= buffer.len() {
+            break;
+        }
+    }
+    assert_eq!(handed, [0, 1, 2, 3, 4, 5]);
+    assert_eq!(p.idle(), 2);
+    let mut all = [0usize; 8];
+    assert_eq!(p.close(&mut all), 2);
+    assert_eq!(&all[..2], &[6, 7]);
+}
+
+// ---------------------------------------------------------------------
+// The model: the same rules written the plainest way, with linear scans.
+
+#[derive(Debug)]
+struct Model {
+    size: usize,
+    idle_cap: usize,
+    keep: i64,
+    life: i64,
+    /// (item, birth, since), newest on top.
+    idle: Vec<(usize, i64, i64)>,
+    /// (item, birth).
+    lent: Vec<(usize, i64)>,
+    reserved: usize,
+    clock: i64,
+}
+
+impl Model {
+    fn new(l: Limits) -> Model {
+        Model {
+            size: l.size as usize,
+            idle_cap: l.idle.min(l.size) as usize,
+            keep: l.keep_ns,
+            life: l.life_ns,
+            idle: vec![],
+            lent: vec![],
+            reserved: 0,
+            clock: i64::MIN,
+        }
+    }
+    fn tick(&mut self, now: i64) {
+        self.clock = self.clock.max(now);
+    }
+    fn too_old(&self, birth: i64) -> bool {
+        self.life > 0 && birth.saturating_add(self.life) <= self.clock
+    }
+    fn due(&self, (_, birth, since): (usize, i64, i64)) -> bool {
+        (self.keep > 0 && since.saturating_add(self.keep) <= self.clock) || self.too_old(birth)
+    }
+    fn knows(&self, item: usize) -> bool {
+        self.idle.iter().any(|e| e.0 == item) || self.lent.iter().any(|e| e.0 == item)
+    }
+    fn live(&self) -> usize {
+        self.idle.len() + self.lent.len() + self.reserved
+    }
+    fn take(&mut self, now: i64) -> Taken {
+        self.tick(now);
+        match self.idle.pop() {
+            Some(top) if self.due(top) => Taken::Stale(top.0),
+            Some((item, birth, _)) => {
+                self.lent.push((item, birth));
+                Taken::Ready(item)
+            }
+            None if self.live() < self.size => {
+                self.reserved += 1;
+                Taken::Make
+            }
+            None => Taken::Wait,
+        }
+    }
+    fn made(&mut self, item: usize, now: i64) -> Result<(), Misuse> {
+        self.tick(now);
+        if self.knows(item) {
+            return Err(Misuse::Known);
+        }
+        if self.reserved == 0 {
+            return Err(Misuse::NoReservation);
+        }
+        self.reserved -= 1;
+        self.lent.push((item, self.clock));
+        Ok(())
+    }
+    fn unmade(&mut self) -> Result<(), Misuse> {
+        if self.reserved == 0 {
+            return Err(Misuse::NoReservation);
+        }
+        self.reserved -= 1;
+        Ok(())
+    }
+    /// The birth of a lent item taken out of `lent`, or of an unknown one
+    /// filling a reservation.
+    fn take_back(&mut self, item: usize) -> Result<i64, Misuse> {
+        if self.idle.iter().any(|e| e.0 == item) {
+            return Err(Misuse::Idle);
+        }
+        if let Some(at) = self.lent.iter().position(|e| e.0 == item) {
+            return Ok(self.lent.remove(at).1);
+        }
+        if self.reserved == 0 {
+            return Err(Misuse::NotLent);
+        }
+        self.reserved -= 1;
+        Ok(self.clock)
+    }
+    fn give(&mut self, item: usize, now: i64) -> Result<bool, Misuse> {
+        self.tick(now);
+        let birth = self.take_back(item)?;
+        if self.too_old(birth) || self.idle.len() >= self.idle_cap {
+            return Ok(false);
+        }
+        self.idle.push((item, birth, self.clock));
+        Ok(true)
+    }
+    fn drop_item(&mut self, item: usize) -> Result<(), Misuse> {
+        self.take_back(item).map(|_| ())
+    }
+    fn evict(&mut self, now: i64, cap: usize) -> (usize, Vec<usize>) {
+        self.tick(now);
+        let due: Vec<usize> = (0..self.idle.len())
+            .filter(|&at| self.due(self.idle[at]))
+            .collect();
+        let out: Vec<usize> = due.iter().take(cap).map(|&at| self.idle[at].0).collect();
+        self.idle.retain(|e| !out.contains(&e.0));
+        (due.len(), out)
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    /// Time moves by this many seconds (negative: backwards) before the op.
+    Take(i64),
+    /// `made` of a fresh item (misuse when no reservation is open).
+    Made(i64),
+    /// `made` of an item the caller holds or the pool holds idle.
+    MadeKnown(usize),
+    Unmade,
+    /// Give back one of the caller's lent items.
+    Give(usize, i64),
+    /// Give an item the pool never saw.
+    GiveStranger(i64),
+    /// Give an item that is idle in the pool.
+    GiveIdle(usize),
+    Drop(usize),
+    DropStranger,
+    DropIdle(usize),
+    Evict(i64, usize),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let dt = -3i64..12;
+    prop_oneof![
+        4 => dt.clone().prop_map(Op::Take),
+        3 => dt.clone().prop_map(Op::Made),
+        1 => any::<usize>().prop_map(Op::MadeKnown),
+        1 => Just(Op::Unmade),
+        4 => (any::<usize>(), dt.clone()).prop_map(|(k, t)| Op::Give(k, t)),
+        1 => dt.clone().prop_map(Op::GiveStranger),
+        1 => any::<usize>().prop_map(Op::GiveIdle),
+        1 => any::<usize>().prop_map(Op::Drop),
+        1 => Just(Op::DropStranger),
+        1 => any::<usize>().prop_map(Op::DropIdle),
+        2 => (dt, 0usize..4).prop_map(|(t, cap)| Op::Evict(t, cap)),
+    ]
+}
+
+/// The caller's side: what it made and has not closed, and what of that it
+/// holds lent. Everything else it made is idle in the pool.
+#[derive(Default)]
+struct World {
+    exists: BTreeSet<usize>,
+    lent: BTreeSet<usize>,
+    next_id: usize,
+}
+
+impl World {
+    fn fresh(&mut self) -> usize {
+        self.next_id += 1;
+        self.next_id * 0x1000 // aligned, like pointers
+    }
+    fn pick(set: &BTreeSet<usize>, k: usize) -> Option<usize> {
+        (!set.is_empty()).then(|| *set.iter().nth(k % set.len()).unwrap())
+    }
+    fn idle(&self) -> BTreeSet<usize> {
+        self.exists.difference(&self.lent).copied().collect()
+    }
+    /// The caller closes an item the pool handed back.
+    fn closes(&mut self, item: usize) {
+        assert!(self.exists.remove(&item), "{item} handed back but unknown");
+        assert!(!self.lent.contains(&item), "{item} handed back while lent");
+    }
+}
+
+fn run(limits: Limits, ops: Vec<Op>) {
+    let mut pool = Pool::new(limits).unwrap();
+    let mut model = Model::new(limits);
+    let mut world = World::default();
+    let mut now = 0i64;
+    let size = limits.size as usize;
+    for op in ops {
+        let at = |dt: i64| now + dt * SECOND;
+        match op {
+            Op::Take(dt) => {
+                now = at(dt);
+                let got = pool.take(now);
+                assert_eq!(got, model.take(now));
+                match got {
+                    Taken::Ready(item) => {
+                        assert!(world.exists.contains(&item));
+                        assert!(world.lent.insert(item), "{item} lent twice");
+                    }
+                    Taken::Stale(item) => world.closes(item),
+                    Taken::Make | Taken::Wait => {}
+                }
+            }
+            Op::Made(dt) => {
+                now = at(dt);
+                let item = world.fresh();
+                let got = pool.made(item, now);
+                assert_eq!(got, model.made(item, now));
+                if got.is_ok() {
+                    world.exists.insert(item);
+                    world.lent.insert(item);
+                }
+            }
+            Op::MadeKnown(k) => {
+                if let Some(item) = World::pick(&world.exists, k) {
+                    assert_eq!(pool.made(item, now), Err(Misuse::Known));
+                    assert_eq!(model.made(item, now), Err(Misuse::Known));
+                }
+            }
+            Op::Unmade => assert_eq!(pool.unmade(), model.unmade()),
+            Op::Give(k, dt) => {
+                if let Some(item) = World::pick(&world.lent, k) {
+                    now = at(dt);
+                    let kept = pool.give(item, now);
+                    assert_eq!(kept, model.give(item, now));
+                    world.lent.remove(&item);
+                    if !kept.unwrap() {
+                        world.exists.remove(&item);
+                    }
+                }
+            }
+            Op::GiveStranger(dt) => {
+                now = at(dt);
+                let item = world.fresh();
+                let kept = pool.give(item, now);
+                assert_eq!(kept, model.give(item, now));
+                if kept == Ok(true) {
+                    world.exists.insert(item);
+                }
+            }
+            Op::GiveIdle(k) => {
+                if let Some(item) = World::pick(&world.idle(), k) {
+                    assert_eq!(pool.give(item, now), Err(Misuse::Idle));
+                    assert_eq!(model.give(item, now), Err(Misuse::Idle));
+                }
+            }
+            Op::Drop(k) => {
+                if let Some(item) = World::pick(&world.lent, k) {
+                    assert_eq!(pool.drop_item(item), Ok(()));
+                    assert_eq!(model.drop_item(item), Ok(()));
+                    world.lent.remove(&item);
+                    world.exists.remove(&item);
+                }
+            }
+            Op::DropStranger => {
+                let item = world.fresh();
+                assert_eq!(pool.drop_item(item), model.drop_item(item));
+            }
+            Op::DropIdle(k) => {
+                if let Some(item) = World::pick(&world.idle(), k) {
+                    assert_eq!(pool.drop_item(item), Err(Misuse::Idle));
+                    assert_eq!(model.drop_item(item), Err(Misuse::Idle));
+                }
+            }
+            Op::Evict(dt, cap) => {
+                now = at(dt);
+                let next = pool.next_expiry(now);
+                let mut out = vec![0; cap];
+                let due = pool.evict(now, &mut out);
+                let (model_due, model_out) = model.evict(now, cap);
+                assert_eq!(due, model_due);
+                assert_eq!(&out[..due.min(cap)], &model_out[..]);
+                // next_expiry agrees: something is due exactly when it says 0.
+                assert_eq!(next == 0, due > 0, "next_expiry {next}, due {due}");
+                for item in model_out {
+                    world.closes(item);
+                }
+            }
+        }
+        // live = idle + lent + reserved, never above size.
+        assert_eq!(pool.live(), pool.idle() + pool.busy());
+        assert_eq!(pool.busy(), world.lent.len() + model.reserved);
+        assert_eq!(pool.live(), model.live());
+        assert_eq!(pool.idle(), model.idle.len());
+        assert!(pool.live() <= size);
+        // No item lost: everything made and not yet handed back is idle in
+        // the pool or lent to the caller.
+        assert_eq!(world.exists.len(), pool.idle() + world.lent.len());
+        let c = pool.counters();
+        let gone = c.stale + c.evicted_idle + c.evicted_age + c.dropped + c.refused + c.closed;
+        assert_eq!(c.made, gone + world.exists.len() as u64);
+    }
+    // Shutdown hands back exactly the idle ones; the lent ones come back
+    // unkept.
+    let mut out = vec![0; size];
+    let idle = pool.close(&mut out);
+    let closed: BTreeSet<usize> = out[..idle].iter().copied().collect();
+    assert_eq!(closed, world.idle());
+    for item in world.lent.clone() {
+        assert_eq!(pool.give(item, now), Ok(false));
+    }
+    assert_eq!(pool.live(), model.reserved);
+}
+
+fn limits() -> impl Strategy<Value = Limits> {
+    (
+        1i64..6,
+        0i64..7,
+        prop_oneof![Just(0), 1i64..30],
+        prop_oneof![Just(0), 1i64..80],
+    )
+        .prop_map(|(size, idle, keep, life)| Limits {
+            size,
+            idle,
+            keep_ns: keep * SECOND,
+            life_ns: life * SECOND,
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+    #[test]
+    fn pool_matches_the_model(limits in limits(), ops in proptest::collection::vec(op(), 0..120)) {
+        run(limits, ops);
+    }
+}
+
+// ---------------------------------------------------------------------
+// Threads, through the C ABI: no item lent twice, counts right at the end.
+
+#[test]
+fn threads_share_one_pool() {
+    const THREADS: usize = 4;
+    const ROUNDS: usize = 5_000;
+    let limits = weir_limits {
+        size: 6,
+        idle: 4,
+        keep_ns: 3,
+        life_ns: 40,
+    };
+    let mut handle = std::ptr::null_mut();
+    assert_eq!(weir_pool_new(&limits, &mut handle), WEIR_OK);
+    let address = handle as usize;
+    let clock = AtomicI64::new(0);
+    let next_id = AtomicUsize::new(1);
+    // `out[id]`: whether the item is lent to some thread right now.
+    let out: Vec<AtomicBool> = (0..THREADS * ROUNDS + 1)
+        .map(|_| AtomicBool::new(false))
+        .collect();
+    std::thread::scope(|scope| {
+        for thread in 0..THREADS {
+            let (clock, next_id, out) = (&clock, &next_id, &out);
+            scope.spawn(move || {
+                let pool = address as *const weir_pool;
+                for round in 0..ROUNDS {
+                    let now = clock.fetch_add(1, Ordering::Relaxed);
+                    let taken = weir_pool_take(pool, now);
+                    let item = match taken.kind {
+                        WEIR_TAKEN_READY => taken.item,
+                        WEIR_TAKEN_MAKE if round % 17 == thread => {
+                            assert_eq!(weir_pool_unmade(pool), WEIR_OK);
+                            continue;
+                        }
+                        WEIR_TAKEN_MAKE => {
+                            let item = next_id.fetch_add(1, Ordering::Relaxed);
+                            assert_eq!(weir_pool_made(pool, item, now), WEIR_OK);
+                            item
+                        }
+                        WEIR_TAKEN_STALE => {
+                            assert!(!out[taken.item].load(Ordering::SeqCst));
+                            continue;
+                        }
+                        _ => continue,
+                    };
+                    assert!(!out[item].swap(true, Ordering::SeqCst), "{item} lent twice");
+                    assert!(weir_pool_live(pool) <= limits.size);
+                    out[item].store(false, Ordering::SeqCst);
+                    if round % 11 == 0 {
+                        assert_eq!(weir_pool_drop(pool, item), WEIR_OK);
+                    } else {
+                        let mut kept = false;
+                        let now = clock.load(Ordering::Relaxed);
+                        assert_eq!(weir_pool_give(pool, item, now, &mut kept), WEIR_OK);
+                    }
+                }
+            });
+        }
+    });
+    assert_eq!(weir_pool_busy(handle), 0);
+    assert_eq!(weir_pool_live(handle), weir_pool_idle(handle));
+    let mut c = weir_pool_counters::default();
+    assert_eq!(weir_pool_stats(handle, &mut c), WEIR_OK);
+    let idle = weir_pool_idle(handle) as u64;
+    let gone = c.stale + c.evicted_idle + c.evicted_age + c.dropped + c.refused + c.closed;
+    assert_eq!(c.made, gone + idle);
+    assert!(c.made > 0 && c.reused > 0 && c.dropped > 0 && c.unmade > 0);
+    let mut buffer = [0usize; 8];
+    assert_eq!(
+        weir_pool_close(handle, buffer.as_mut_ptr(), buffer.len()),
+        idle as usize
+    );
+    assert_eq!(weir_pool_live(handle), 0);
+    weir_pool_free(handle);
+}
