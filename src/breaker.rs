@@ -173,6 +173,8 @@ impl Tally {
 #[derive(Clone, Debug)]
 pub struct Breaker {
     sre: Sre,
+    /// How much `w` falls per bucket of the failing run: (k - floor) / size.
+    decay: f64,
     window: Window<Tally>,
     /// The sums of every bucket in the window.
     sum: Tally,
@@ -200,6 +202,7 @@ impl Breaker {
             Window::new(i64::from(sre.size), sre.window_ns, now).map_err(SreError::Window)?;
         Ok(Breaker {
             sre,
+            decay: (sre.k - sre.floor) / f64::from(sre.size),
             window,
             sum: Tally::default(),
             working: 0,
@@ -218,6 +221,7 @@ impl Breaker {
 
     /// Brings the window to `now` (an earlier `now` than one seen counts as
     /// the latest), taking expired buckets out of the sums and runs.
+    #[inline]
     fn advance(&mut self, now: i64) -> i64 {
         let now = now.max(self.latest);
         self.latest = now;
@@ -243,6 +247,7 @@ impl Breaker {
     }
 
     /// Records an outcome in the head bucket, keeping the sums and runs.
+    #[inline]
     fn record(&mut self, outcome: Outcome) {
         let number = self.window.epoch();
         let bucket = self.window.head_mut();
@@ -268,23 +273,24 @@ impl Breaker {
         }
     }
 
-    /// The refusal fraction before the working run scales it; at or below
-    /// zero when the window is healthy.
-    fn base_drop(&self) -> f64 {
+    /// The refusal fraction before the working run scales it, or `None`
+    /// while the window is healthy (the fraction at or below zero).
+    #[inline]
+    fn base_drop(&self) -> Option<f64> {
         let Sre {
             k,
             floor,
             protection,
-            size,
             ..
         } = self.sre;
-        let size = f64::from(size);
-        let w = (k - (k - floor) * self.failing as f64 / size).max(floor);
+        let w = (k - self.decay * self.failing as f64).max(floor);
         let total = self.sum.total as f64;
-        (total - protection - w * self.sum.success as f64) / (total + 1.0)
+        let excess = total - protection - w * self.sum.success as f64;
+        (excess > 0.0).then(|| excess / (total + 1.0))
     }
 
     /// How much of the base fraction the working run leaves standing.
+    #[inline]
     fn scale(&self) -> f64 {
         let size = f64::from(self.sre.size);
         (size - self.working as f64) / size
@@ -294,12 +300,16 @@ impl Breaker {
     /// [0, 1) (clamped into range; NaN counts as 0). True means go ahead, and
     /// the caller settles the call with [`Breaker::pass`] or
     /// [`Breaker::fail`]; false is a refusal, recorded as a drop.
+    #[inline]
     pub fn allow(&mut self, now: i64, roll: f64) -> bool {
         let now = self.advance(now);
-        let drop = self.base_drop();
-        let pass = drop <= 0.0
-            || elapsed(self.last_pass, now) > self.sre.probe_ns
-            || draw::clamp(roll) >= drop * self.scale();
+        let pass = match self.base_drop() {
+            None => true,
+            Some(drop) => {
+                elapsed(self.last_pass, now) > self.sre.probe_ns
+                    || draw::clamp(roll) >= drop * self.scale()
+            }
+        };
         if pass {
             self.last_pass = now;
         } else {
@@ -309,12 +319,14 @@ impl Breaker {
     }
 
     /// A call let through succeeded, finishing at `now`.
+    #[inline]
     pub fn pass(&mut self, now: i64) {
         self.advance(now);
         self.record(Outcome::Success);
     }
 
     /// A call let through failed, finishing at `now`.
+    #[inline]
     pub fn fail(&mut self, now: i64) {
         self.advance(now);
         self.record(Outcome::Failure);
@@ -325,12 +337,7 @@ impl Breaker {
     /// throttle a dashboard or an alert wants.
     pub fn ratio(&mut self, now: i64) -> f64 {
         self.advance(now);
-        let drop = self.base_drop();
-        if drop <= 0.0 {
-            0.0
-        } else {
-            drop * self.scale()
-        }
+        self.base_drop().map_or(0.0, |drop| drop * self.scale())
     }
 
     /// The outcomes in the window at `now`.

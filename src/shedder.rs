@@ -153,6 +153,8 @@ pub struct Stats {
 #[derive(Clone, Debug)]
 pub struct Shedder {
     shed: Shed,
+    /// 1 / (1000 - threshold), for scaling the capacity by the CPU.
+    per_cpu: f64,
     /// Per bucket: the response times of passed calls (sum) and the passes
     /// (count).
     window: Window<Total>,
@@ -181,6 +183,7 @@ impl Shedder {
             Window::new(i64::from(shed.size), shed.window_ns, now).map_err(ShedError::Window)?;
         let mut shedder = Shedder {
             shed,
+            per_cpu: 1.0 / f64::from(CPU_MAX - shed.cpu),
             window,
             flying: 0,
             average: 0.0,
@@ -203,6 +206,7 @@ impl Shedder {
 
     /// Brings the window to `now` (an earlier `now` than one seen counts as
     /// the latest) and the capacity with it.
+    #[inline]
     fn advance(&mut self, now: i64) -> i64 {
         let now = now.max(self.latest);
         self.latest = now;
@@ -232,13 +236,15 @@ impl Shedder {
     }
 
     /// The capacity scaled by how near `cpu` is to all of it.
+    #[inline]
     fn limit(&self, cpu: i32) -> f64 {
-        let factor = f64::from(CPU_MAX - cpu) / f64::from(CPU_MAX - self.shed.cpu);
+        let factor = f64::from(CPU_MAX - cpu) * self.per_cpu;
         (self.capacity * factor.clamp(self.shed.floor, 1.0)).max(1.0)
     }
 
     /// Hot at `now` with the CPU at `cpu`: over the threshold, or within the
     /// cooling time of the last time it was and refused since.
+    #[inline]
     fn hot(&mut self, now: i64, cpu: i32) -> bool {
         if cpu >= self.shed.cpu {
             return true;
@@ -258,6 +264,7 @@ impl Shedder {
     /// Asks to start one call at `now` with the CPU at `cpu` thousandths
     /// (held to [0, 1000]). `Some` means go ahead: the caller keeps the
     /// ticket and settles it once the call has finished.
+    #[inline]
     pub fn allow(&mut self, now: i64, cpu: i32) -> Option<Ticket> {
         let now = self.advance(now);
         let cpu = cpu.clamp(0, CPU_MAX);
@@ -280,6 +287,7 @@ impl Shedder {
     }
 
     /// A call leaves flight: the moving average moves with the count left.
+    #[inline]
     fn leave(&mut self) {
         self.flying = (self.flying - 1).max(0);
         let beta = self.shed.beta;
@@ -289,6 +297,7 @@ impl Shedder {
     /// The call behind `ticket` succeeded at `now`: it leaves flight, and its
     /// response time and its pass count towards capacity. A ticket already
     /// settled is an error and changes nothing.
+    #[inline]
     pub fn pass(&mut self, ticket: &mut Ticket, now: i64) -> Result<(), Settled> {
         if !ticket.open {
             return Err(Settled);
@@ -303,6 +312,7 @@ impl Shedder {
     /// The call behind `ticket` failed: it leaves flight but says nothing
     /// about capacity. A ticket already settled is an error and changes
     /// nothing.
+    #[inline]
     pub fn fail(&mut self, ticket: &mut Ticket) -> Result<(), Settled> {
         if !ticket.open {
             return Err(Settled);

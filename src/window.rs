@@ -129,10 +129,15 @@ impl<B: Copy + Default> Window<B> {
     /// opening; zero for a `now` inside it or before it.
     #[inline]
     fn span(&self, now: i64) -> u64 {
-        // In i128 the difference is exact (it can exceed i64::MAX), and
-        // divided by a width of at least 1 it fits in a u64.
-        let gap = (i128::from(now) - i128::from(self.start)).max(0);
-        (gap / i128::from(self.width)) as u64
+        match now.checked_sub(self.start) {
+            Some(gap) if gap < self.width => 0,
+            Some(gap) => (gap / self.width) as u64,
+            // The difference overflows only across most of the clock's
+            // range. In i128 it is exact, and divided by a width of at least
+            // 1 it fits in a u64.
+            None if now < self.start => 0,
+            None => ((i128::from(now) - i128::from(self.start)) / i128::from(self.width)) as u64,
+        }
     }
 
     /// Moves the head to the bucket `now` falls in, clearing the buckets the
@@ -140,6 +145,7 @@ impl<B: Copy + Default> Window<B> {
     /// before it is cleared, so an owner that keeps running totals can take
     /// it out of them. A `now` inside the head bucket, or earlier, does
     /// nothing.
+    #[inline]
     pub fn advance(&mut self, now: i64, mut gone: impl FnMut(u64, &B)) {
         let span = self.span(now);
         if span == 0 {
