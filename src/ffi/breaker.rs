@@ -130,12 +130,9 @@ impl From<Tally> for weir_tally {
 /// A circuit breaker that refuses a fraction of calls rather than all of
 /// them: no open, half-open and closed, but a refusal probability that grows
 /// with the failures in a rolling window of outcomes:
-///
-///     w     = max(k - (k - floor) * failing / size, floor)
-///     drop  = (total - protection - w * accepts) / (total + 1)
-///     drop *= (size - working) / size
-///
-/// where `total` counts every call in the window (refusals included),
+/// `w = max(k - (k - floor) * failing / size, floor)`,
+/// `drop = (total - protection - w * accepts) / (total + 1)`, and then
+/// `drop *= (size - working) / size`, where `total` counts every call in the window (refusals included),
 /// `accepts` its successes, and `failing` / `working` are the runs of
 /// failure-only / success-only buckets at the window's head (buckets with
 /// neither, or only refusals, leave both runs as they are). At or below zero
