@@ -205,15 +205,16 @@ typedef int32_t weir_quota;
 // with the failures in a rolling window of outcomes:
 // `w = max(k - (k - floor) * failing / size, floor)`,
 // `drop = (total - protection - w * accepts) / (total + 1)`, and then
-// `drop *= (size - working) / size`, where `total` counts every call in the window (refusals included),
-// `accepts` its successes, and `failing` / `working` are the runs of
-// failure-only / success-only buckets at the window's head (buckets with
-// neither, or only refusals, leave both runs as they are). At or below zero
+// `drop *= (size - working) / size`, where `total` counts every call in the
+// window (refusals included), `accepts` its successes, and `failing` /
+// `working` are the runs of failure-only / success-only buckets at the
+// window's head (buckets with neither, or only refusals, leave both runs as
+// they are). At or below zero
 // everything goes; otherwise, once `probe_ns` has passed with nothing let
 // through one call goes anyway (the probe), and the rest are refused when
 // the caller's roll falls under `drop`. Safe to share between threads: each
 // call takes a short per-handle lock, and a decision never rescans the
-// window. Heap per handle: 32 bytes per bucket plus about 150 bytes (1.4 KB
+// window. Heap per handle: 32 bytes per bucket plus about 210 bytes (1.5 KB
 // at the preset). Made by `weir_breaker_new`, freed by `weir_breaker_free`.
 typedef struct weir_breaker weir_breaker;
 
@@ -273,7 +274,7 @@ typedef struct weir_pool weir_pool;
 // pass the response time is the policy's `latency_ns`. Safe to share
 // between threads: each call takes a short per-handle lock, and a decision
 // never rescans the window. Heap per handle: 16 bytes per bucket plus about
-// 150 bytes (under 1 KB at the preset). Made by `weir_shedder_new`, freed
+// 190 bytes (under 1 KB at the preset). Made by `weir_shedder_new`, freed
 // by `weir_shedder_free`.
 typedef struct weir_shedder weir_shedder;
 
@@ -290,7 +291,7 @@ typedef struct weir_sliding weir_sliding;
 // reading at a later `now` skips them without clearing, so two reads at the
 // same `now` agree; a `now` before the head bucket opened counts as no time
 // passing. Safe to share between threads: each call takes a short
-// per-handle lock. Heap per handle: 16 bytes per bucket plus about 100
+// per-handle lock. Heap per handle: 16 bytes per bucket plus about 70
 // bytes. Made by `weir_window_new`, freed by `weir_window_free`.
 typedef struct weir_window weir_window;
 

@@ -132,15 +132,16 @@ impl From<Tally> for weir_tally {
 /// with the failures in a rolling window of outcomes:
 /// `w = max(k - (k - floor) * failing / size, floor)`,
 /// `drop = (total - protection - w * accepts) / (total + 1)`, and then
-/// `drop *= (size - working) / size`, where `total` counts every call in the window (refusals included),
-/// `accepts` its successes, and `failing` / `working` are the runs of
-/// failure-only / success-only buckets at the window's head (buckets with
-/// neither, or only refusals, leave both runs as they are). At or below zero
+/// `drop *= (size - working) / size`, where `total` counts every call in the
+/// window (refusals included), `accepts` its successes, and `failing` /
+/// `working` are the runs of failure-only / success-only buckets at the
+/// window's head (buckets with neither, or only refusals, leave both runs as
+/// they are). At or below zero
 /// everything goes; otherwise, once `probe_ns` has passed with nothing let
 /// through one call goes anyway (the probe), and the rest are refused when
 /// the caller's roll falls under `drop`. Safe to share between threads: each
 /// call takes a short per-handle lock, and a decision never rescans the
-/// window. Heap per handle: 32 bytes per bucket plus about 150 bytes (1.4 KB
+/// window. Heap per handle: 32 bytes per bucket plus about 210 bytes (1.5 KB
 /// at the preset). Made by `weir_breaker_new`, freed by `weir_breaker_free`.
 pub struct weir_breaker(Guarded<Mutex<Breaker>>);
 

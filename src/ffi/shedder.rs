@@ -181,7 +181,7 @@ impl From<Stats> for weir_shed_stats {
 /// pass the response time is the policy's `latency_ns`. Safe to share
 /// between threads: each call takes a short per-handle lock, and a decision
 /// never rescans the window. Heap per handle: 16 bytes per bucket plus about
-/// 150 bytes (under 1 KB at the preset). Made by `weir_shedder_new`, freed
+/// 190 bytes (under 1 KB at the preset). Made by `weir_shedder_new`, freed
 /// by `weir_shedder_free`.
 pub struct weir_shedder(Guarded<Mutex<Shedder>>);
 
