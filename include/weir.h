@@ -664,12 +664,15 @@ void weir_period_free(weir_period *period);
 weir_quota weir_period_take(const weir_period *period, int64_t now);
 
 // How many more events the open period admits at `now`; the whole quota
-// when no period is open; 0 for a NULL counter.
+// when no period is open; 0 for a NULL counter. A reading counts as a `now`
+// seen, as a take does: a later take at an earlier `now` counts as this
+// one, so it never admits more than this reading said.
 int64_t weir_period_left(const weir_period *period, int64_t now);
 
 // Nanoseconds from `now` until the open period ends; 0 when no period is
 // open (the next event opens one). `INT64_MAX` when the open period
-// reaches the end of the clock, and for a NULL counter.
+// reaches the end of the clock, and for a NULL counter. Like
+// `weir_period_left`, it counts as a `now` seen.
 int64_t weir_period_next(const weir_period *period, int64_t now);
 
 // The preset limits: 10 live, 10 idle, closed after 30 minutes idle, no
