@@ -476,8 +476,11 @@ void weir_bucket_free(weir_bucket *bucket);
 // Fractional costs are allowed. Refuses (false, taking nothing) a NULL
 // bucket and an `n` that is 0, negative, NaN, infinite or more than the
 // burst: a cost of zero is refused rather than admitted for free. An
-// earlier `now` than one already used sees the bucket as it stood then,
-// so it never admits more than the latest reading would.
+// earlier `now` than one a take already used sees the bucket as it stood
+// then, so it never admits more than that take's `now` would. The
+// readings `weir_bucket_tokens` and `weir_bucket_next` write nothing (the
+// bucket is one word) and so set no such time: a take at a `now` earlier
+// than a reading's is judged at its own `now`. Pass a monotonic clock.
 bool weir_bucket_take(const weir_bucket *bucket, int64_t now, double n);
 
 // Nanoseconds from `now` until `n` tokens will be there, without taking
