@@ -6,8 +6,10 @@
  *
  * Conventions (README.md says more):
  *  - Time is int64_t nanoseconds of the caller's clock; pass a monotonic
- *    clock. A `now` earlier than one already seen counts as no time passing.
- *    Durations are int64_t nanoseconds, named *_ns. Time arithmetic saturates.
+ *    clock. A `now` earlier than one already seen counts as no time passing
+ *    (weir_bucket and weir_limiter keep less state than that needs; their
+ *    docs say what an earlier `now` does there). Durations are int64_t
+ *    nanoseconds, named *_ns. Time arithmetic saturates.
  *  - Draws are doubles in [0, 1) from the caller; values outside are clamped,
  *    NaN counts as 0.
  *  - Handles are opaque: weir_x_new(..., &out) returns a weir_status and
