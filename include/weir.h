@@ -6,8 +6,10 @@
  *
  * Conventions (README.md says more):
  *  - Time is int64_t nanoseconds of the caller's clock; pass a monotonic
- *    clock. A `now` earlier than one already seen counts as no time passing.
- *    Durations are int64_t nanoseconds, named *_ns. Time arithmetic saturates.
+ *    clock. A `now` earlier than one already seen counts as no time passing
+ *    (weir_bucket and weir_limiter keep less state than that needs; their
+ *    docs say what an earlier `now` does there). Durations are int64_t
+ *    nanoseconds, named *_ns. Time arithmetic saturates.
  *  - Draws are doubles in [0, 1) from the caller; values outside are clamped,
  *    NaN counts as 0.
  *  - Handles are opaque: weir_x_new(..., &out) returns a weir_status and
@@ -254,6 +256,11 @@ typedef struct weir_period weir_period;
 // never lent, `made` without a reservation) is a status and changes
 // nothing.
 //
+// Time: a `now` earlier than the latest one a take, made, give or evict
+// was given counts as that latest one, so a resource never grows younger
+// and an idle clock never starts earlier than it should (`weir_pool_drop`
+// and `weir_pool_unmade` take no time; `weir_pool_next_expiry` only reads).
+//
 // Takes a short per-handle lock; safe to use from many threads at once.
 // Heap per handle on 64-bit: about 300 bytes, plus 24 bytes per idle place
 // (min(idle, size)), plus 17 bytes per table slot (the power of two at
@@ -401,7 +408,12 @@ typedef struct {
 // included; only differences matter (and a window's grid is laid from its
 // anchor). A `now` earlier than the anchor counts as no time passing. No
 // arithmetic overflows for any uint64_t amount or capacity and any int64_t
-// time.
+// time. The value keeps no record of the latest `now` it was given, so
+// pass a monotonic clock: a bucket or a window asked at a `now` earlier
+// than a committed consume's never admits more than at that consume's
+// `now`, but a cooldown drained at an earlier `now` arms its gate from
+// that earlier `now`, so the gate opens sooner than the latest `now` would
+// have opened it.
 //
 // Snapshot and rebuild (to change a setting, or to move a limiter) keeps
 // the phase: at the latest `now`, read `weir_limiter_available(l, now)` and
@@ -685,8 +697,11 @@ void weir_bucket_free(weir_bucket *bucket);
 // Fractional costs are allowed. Refuses (false, taking nothing) a NULL
 // bucket and an `n` that is 0, negative, NaN, infinite or more than the
 // burst: a cost of zero is refused rather than admitted for free. An
-// earlier `now` than one already used sees the bucket as it stood then,
-// so it never admits more than the latest reading would.
+// earlier `now` than one a take already used sees the bucket as it stood
+// then, so it never admits more than that take's `now` would. The
+// readings `weir_bucket_tokens` and `weir_bucket_next` write nothing (the
+// bucket is one word) and so set no such time: a take at a `now` earlier
+// than a reading's is judged at its own `now`. Pass a monotonic clock.
 bool weir_bucket_take(const weir_bucket *bucket, int64_t now, double n);
 
 // Nanoseconds from `now` until `n` tokens will be there, without taking
@@ -873,12 +888,15 @@ void weir_period_free(weir_period *period);
 weir_quota weir_period_take(const weir_period *period, int64_t now);
 
 // How many more events the open period admits at `now`; the whole quota
-// when no period is open; 0 for a NULL counter.
+// when no period is open; 0 for a NULL counter. A reading counts as a `now`
+// seen, as a take does: a later take at an earlier `now` counts as this
+// one, so it never admits more than this reading said.
 int64_t weir_period_left(const weir_period *period, int64_t now);
 
 // Nanoseconds from `now` until the open period ends; 0 when no period is
 // open (the next event opens one). `INT64_MAX` when the open period
-// reaches the end of the clock, and for a NULL counter.
+// reaches the end of the clock, and for a NULL counter. Like
+// `weir_period_left`, it counts as a `now` seen.
 int64_t weir_period_next(const weir_period *period, int64_t now);
 
 // The preset limits: 10 live, 10 idle, closed after 30 minutes idle, no
