@@ -208,9 +208,13 @@ static void timer_ticks(int64_t until) {
         if (wait == INT64_MAX || now + wait > until) return;
         now += wait;
         uintptr_t due[4];
+        /* evict returns how many were due; it wrote (and removed) at most
+         * 4. Any left over are still due, so the next round's wait is 0. */
         size_t count = weir_pool_evict(pool, now, due, 4);
-        for (size_t i = 0; i < count && i < 4; i++) close((int)due[i]);
-        snprintf(line, sizeof line, "timer, %.0fs later: evicted %zu, closed", (double)wait / 1e9, count);
+        size_t written = count < 4 ? count : 4;
+        for (size_t i = 0; i < written; i++) close((int)due[i]);
+        snprintf(line, sizeof line, "timer, %.0fs later: evicted %zu, closed", (double)wait / 1e9,
+                 written);
         say(line);
     }
 }

@@ -6,8 +6,10 @@
  *
  * Conventions (README.md says more):
  *  - Time is int64_t nanoseconds of the caller's clock; pass a monotonic
- *    clock. A `now` earlier than one already seen counts as no time passing.
- *    Durations are int64_t nanoseconds, named *_ns. Time arithmetic saturates.
+ *    clock. A `now` earlier than one already seen counts as no time passing
+ *    (weir_bucket and weir_limiter keep less state than that needs; their
+ *    docs say what an earlier `now` does there). Durations are int64_t
+ *    nanoseconds, named *_ns. Time arithmetic saturates.
  *  - Draws are doubles in [0, 1) from the caller; values outside are clamped,
  *    NaN counts as 0.
  *  - Handles are opaque: weir_x_new(..., &out) returns a weir_status and
@@ -149,6 +151,26 @@ enum weir_status
   // `made` with an item the pool already holds, idle or lent. Nothing
   // changed.
   WEIR_ERR_POOL_ITEM_KNOWN = 203,
+  // A window's `window_ns` is zero or negative.
+  WEIR_ERR_WINDOW_SPAN = 300,
+  // A breaker policy's `k` is NaN, infinite or below its `floor`.
+  WEIR_ERR_SRE_K = 301,
+  // A breaker policy's `floor` is NaN, infinite or below 1.
+  WEIR_ERR_SRE_FLOOR = 302,
+  // A breaker policy's `protection` is NaN, infinite or negative.
+  WEIR_ERR_SRE_PROTECTION = 303,
+  // A breaker policy's `probe_ns` is zero or negative.
+  WEIR_ERR_SRE_PROBE = 304,
+  // A shedder policy's CPU threshold is outside [0, 1000).
+  WEIR_ERR_SHED_CPU = 305,
+  // A shedder policy's `latency_ns` is zero or negative.
+  WEIR_ERR_SHED_LATENCY = 306,
+  // A shedder policy's `beta` is NaN or outside [0, 1).
+  WEIR_ERR_SHED_BETA = 307,
+  // A shedder policy's `floor` is NaN or outside (0, 1].
+  WEIR_ERR_SHED_FLOOR = 308,
+  // A shedder policy's `cool_ns` is negative.
+  WEIR_ERR_SHED_COOL = 309,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -179,6 +201,24 @@ typedef enum weir_quota weir_quota;
 typedef int32_t weir_quota;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
+
+// A circuit breaker that refuses a fraction of calls rather than all of
+// them: no open, half-open and closed, but a refusal probability that grows
+// with the failures in a rolling window of outcomes:
+// `w = max(k - (k - floor) * failing / size, floor)`,
+// `drop = (total - protection - w * accepts) / (total + 1)`, and then
+// `drop *= (size - working) / size`, where `total` counts every call in the
+// window (refusals included), `accepts` its successes, and `failing` /
+// `working` are the runs of failure-only / success-only buckets at the
+// window's head (buckets with neither, or only refusals, leave both runs as
+// they are). At or below zero
+// everything goes; otherwise, once `probe_ns` has passed with nothing let
+// through one call goes anyway (the probe), and the rest are refused when
+// the caller's roll falls under `drop`. Safe to share between threads: each
+// call takes a short per-handle lock, and a decision never rescans the
+// window. Heap per handle: 32 bytes per bucket plus about 210 bytes (1.5 KB
+// at the preset). Made by `weir_breaker_new`, freed by `weir_breaker_free`.
+typedef struct weir_breaker weir_breaker;
 
 // A token bucket: `rate` tokens a second accrue up to `burst`, and each
 // call spends what it costs. Lock-free (its whole state is one atomic word)
@@ -216,6 +256,11 @@ typedef struct weir_period weir_period;
 // never lent, `made` without a reservation) is a status and changes
 // nothing.
 //
+// Time: a `now` earlier than the latest one a take, made, give or evict
+// was given counts as that latest one, so a resource never grows younger
+// and an idle clock never starts earlier than it should (`weir_pool_drop`
+// and `weir_pool_unmade` take no time; `weir_pool_next_expiry` only reads).
+//
 // Takes a short per-handle lock; safe to use from many threads at once.
 // Heap per handle on 64-bit: about 300 bytes, plus 24 bytes per idle place
 // (min(idle, size)), plus 17 bytes per table slot (the power of two at
@@ -223,12 +268,39 @@ typedef struct weir_period weir_period;
 // 1.1 KiB for the preset.
 typedef struct weir_pool weir_pool;
 
+// Adaptive load shedding: a call is refused only when the server is both
+// hot and full. Hot: the CPU the caller reads is at or over the threshold,
+// or was within `cool_ns` and the shedder has refused since. Full: both the
+// moving average and the current count of calls in flight exceed the limit
+// (see `weir_shed_stats`): the busiest complete bucket's passes per
+// nanosecond times the fastest complete bucket's mean response time,
+// scaled by `(1000 - cpu) / (1000 - threshold)` held to [floor, 1], and
+// never under one call. The moving average moves on every completion (pass
+// or fail) with the count left in flight, starting from 0, so nothing is
+// refused before a call has completed; with no complete bucket holding a
+// pass the response time is the policy's `latency_ns`. Safe to share
+// between threads: each call takes a short per-handle lock, and a decision
+// never rescans the window. Heap per handle: 16 bytes per bucket plus about
+// 190 bytes (under 1 KB at the preset). Made by `weir_shedder_new`, freed
+// by `weir_shedder_free`.
+typedef struct weir_shedder weir_shedder;
+
 // An exact sliding-window counter: at most `quota` events in any stretch
 // of `window_ns`. Takes a short per-handle lock and is safe to use from
 // many threads at once; 80 bytes of heap per handle plus 8 bytes per unit
 // of quota (one stamp per event it counts), allocated once by
 // `weir_sliding_new`. Freed by `weir_sliding_free`.
 typedef struct weir_sliding weir_sliding;
+
+// A rolling window: `size` buckets that together cover the last `window_ns`,
+// each bucket a sum and a count. Writing at a later `now` clears the
+// buckets the gap swept past and snaps the head to a bucket boundary;
+// reading at a later `now` skips them without clearing, so two reads at the
+// same `now` agree; a `now` before the head bucket opened counts as no time
+// passing. Safe to share between threads: each call takes a short
+// per-handle lock. Heap per handle: 16 bytes per bucket plus about 70
+// bytes. Made by `weir_window_new`, freed by `weir_window_free`.
+typedef struct weir_window weir_window;
 
 // A retry policy: when to try again and how long to wait first. The
 // ceiling before the `retry`-th retry (the first retry is 1) is
@@ -255,6 +327,45 @@ typedef struct {
   // The fraction `WEIR_JITTER_SPREAD` spreads each ceiling by, either way.
   double spread;
 } weir_backoff;
+
+// The constants of the breaker's probability-based throttling. Start from
+// `weir_sre_preset()` and change what you need; every field is checked
+// when a breaker is made from it. 48 bytes.
+typedef struct {
+  // How many calls each success pays for while nothing is failing; finite
+  // and at least `floor`. The preset's 1.5 leaves a backend alone until
+  // more than a third of its calls fail.
+  double k;
+  // What `k` decays to as the failing run fills the window; finite and at
+  // least 1.
+  double floor;
+  // Calls in the window that are never refused, however they went; finite
+  // and not negative.
+  double protection;
+  // How long with nothing let through before one call goes anyway (the
+  // probe); positive.
+  int64_t probe_ns;
+  // Buckets in the window; below one is raised to one, above 1048576 is
+  // `WEIR_ERR_TOO_LARGE`.
+  int32_t size;
+  // Must be 0.
+  int32_t reserved;
+  // How far back the window reaches; positive.
+  int64_t window_ns;
+} weir_sre;
+
+// Outcomes counted over a breaker's window. `total` counts every call,
+// refused ones included; `total = success + failure + drop`. 32 bytes.
+typedef struct {
+  // Every call: successes, failures and drops.
+  int64_t total;
+  // Calls let through that succeeded.
+  int64_t success;
+  // Calls let through that failed.
+  int64_t failure;
+  // Calls refused.
+  int64_t drop;
+} weir_tally;
 
 // A time budget of `budget_ns` measured from `start` (the caller's clock
 // reading when it began). A budget of zero or less means none: such a
@@ -297,7 +408,12 @@ typedef struct {
 // included; only differences matter (and a window's grid is laid from its
 // anchor). A `now` earlier than the anchor counts as no time passing. No
 // arithmetic overflows for any uint64_t amount or capacity and any int64_t
-// time.
+// time. The value keeps no record of the latest `now` it was given, so
+// pass a monotonic clock: a bucket or a window asked at a `now` earlier
+// than a committed consume's never admits more than at that consume's
+// `now`, but a cooldown drained at an earlier `now` arms its gate from
+// that earlier `now`, so the gate opens sooner than the latest `now` would
+// have opened it.
 //
 // Snapshot and rebuild (to change a setting, or to move a limiter) keeps
 // the phase: at the latest `now`, read `weir_limiter_available(l, now)` and
@@ -382,6 +498,72 @@ typedef struct {
   uint64_t closed;
 } weir_pool_counters;
 
+// The constants of adaptive load shedding. Start from `weir_shed_preset()`
+// and change what you need; every field is checked when a shedder is made
+// from it. 48 bytes.
+typedef struct {
+  // Buckets in the window; below one is raised to one, above 1048576 is
+  // `WEIR_ERR_TOO_LARGE`.
+  int32_t size;
+  // CPU use in thousandths at or above which the server is hot; in
+  // [0, 1000).
+  int32_t cpu;
+  // How far back the window reaches; positive.
+  int64_t window_ns;
+  // Response time assumed while no complete bucket holds a pass; positive.
+  int64_t latency_ns;
+  // Weight of the old value in the moving average of calls in flight; in
+  // [0, 1).
+  double beta;
+  // How long the server stays hot after the CPU falls, if the shedder has
+  // refused since; zero or more.
+  int64_t cool_ns;
+  // The least share of capacity admitted however hot the CPU; in (0, 1].
+  double floor;
+} weir_shed;
+
+// A call the shedder let through: a plain value the caller keeps (on its
+// stack, in its request struct) and hands back to `weir_shedder_pass` or
+// `weir_shedder_fail` exactly once. `weir_shedder_allow` fills it in; the
+// caller does not. 16 bytes.
+typedef struct {
+  // When the call started, on the caller's clock.
+  int64_t start;
+  // 1 while the call is in flight, 0 once settled (or refused).
+  int32_t flying;
+  // Always 0.
+  int32_t reserved;
+} weir_ticket;
+
+// What a shedder knows at a moment, for a dashboard. 40 bytes.
+typedef struct {
+  // Calls in flight now.
+  int64_t flying;
+  // The moving average of calls in flight.
+  double average;
+  // Calls the server has shown it can hold at once: the busiest complete
+  // bucket's passes per nanosecond times the fastest complete bucket's
+  // mean response time; at least 1.
+  double capacity;
+  // `capacity` scaled by the last CPU reading: what both `flying` and
+  // `average` must exceed, while hot, for a refusal; at least 1.
+  double limit;
+  // The last CPU reading, in thousandths, clamped into [0, 1000].
+  int32_t cpu;
+  // 1 if the shedder counts as hot, else 0.
+  int32_t hot;
+} weir_shed_stats;
+
+// A sum and how many values went into it (a mean once `count` is
+// positive). Both saturate at `INT64_MAX` / `INT64_MIN` instead of wrapping.
+// 16 bytes.
+typedef struct {
+  // The values added, summed.
+  int64_t sum;
+  // How many values were added.
+  int64_t count;
+} weir_total;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -452,6 +634,45 @@ size_t weir_backoff_schedule(const weir_backoff *policy,
                              int64_t *out,
                              size_t cap);
 
+// The preset: k 1.5 decaying to 1.1, protection 5, a probe after 1 s with
+// nothing let through, 40 buckets over 10 s.
+weir_sre weir_sre_preset(void);
+
+// Makes a breaker with an empty window opening at `now` and writes it to
+// `*out`; the probe counts from `now` too. `policy` NULL means the preset.
+// A bad policy gets its own status: `WEIR_ERR_SRE_K`, `WEIR_ERR_SRE_FLOOR`,
+// `WEIR_ERR_SRE_PROTECTION`, `WEIR_ERR_SRE_PROBE`, `WEIR_ERR_WINDOW_SPAN`,
+// `WEIR_ERR_TOO_LARGE`, or `WEIR_ERR_INVALID_ARGUMENT` for a non-zero
+// `reserved`. `WEIR_ERR_NULL` if `out` is NULL; `*out` is written only on
+// success.
+weir_status weir_breaker_new(const weir_sre *policy, int64_t now, weir_breaker **out);
+
+// Frees a breaker. NULL is accepted and ignored.
+void weir_breaker_free(weir_breaker *breaker);
+
+// Asks to make one call at `now`, with `roll` a draw from [0, 1) (clamped
+// into range; NaN counts as 0). True: go ahead, then settle the call with
+// `weir_breaker_pass` or `weir_breaker_fail`. False: refused, and recorded
+// as a drop. False for a NULL breaker.
+bool weir_breaker_allow(const weir_breaker *breaker, int64_t now, double roll);
+
+// Records that a call let through succeeded, finishing at `now`.
+// `WEIR_ERR_NULL` for a NULL breaker.
+weir_status weir_breaker_pass(const weir_breaker *breaker, int64_t now);
+
+// Records that a call let through failed, finishing at `now`.
+// `WEIR_ERR_NULL` for a NULL breaker.
+weir_status weir_breaker_fail(const weir_breaker *breaker, int64_t now);
+
+// The fraction of calls the breaker would refuse at `now`, in [0, 1): zero
+// while the window is healthy. The probe is left out; this is the standing
+// throttle a dashboard or an alert wants. 0 for a NULL breaker.
+double weir_breaker_ratio(const weir_breaker *breaker, int64_t now);
+
+// Writes the outcomes in the window at `now` to `*out`. `WEIR_ERR_NULL` if
+// `breaker` or `out` is NULL.
+weir_status weir_breaker_tally(const weir_breaker *breaker, int64_t now, weir_tally *out);
+
 // Makes a full bucket at `now` and writes it to `*out`.
 //
 // `rate` is tokens per second; 0 is a bucket that never refills. `burst`
@@ -476,8 +697,11 @@ void weir_bucket_free(weir_bucket *bucket);
 // Fractional costs are allowed. Refuses (false, taking nothing) a NULL
 // bucket and an `n` that is 0, negative, NaN, infinite or more than the
 // burst: a cost of zero is refused rather than admitted for free. An
-// earlier `now` than one already used sees the bucket as it stood then,
-// so it never admits more than the latest reading would.
+// earlier `now` than one a take already used sees the bucket as it stood
+// then, so it never admits more than that take's `now` would. The
+// readings `weir_bucket_tokens` and `weir_bucket_next` write nothing (the
+// bucket is one word) and so set no such time: a take at a `now` earlier
+// than a reading's is judged at its own `now`. Pass a monotonic clock.
 bool weir_bucket_take(const weir_bucket *bucket, int64_t now, double n);
 
 // Nanoseconds from `now` until `n` tokens will be there, without taking
@@ -664,12 +888,15 @@ void weir_period_free(weir_period *period);
 weir_quota weir_period_take(const weir_period *period, int64_t now);
 
 // How many more events the open period admits at `now`; the whole quota
-// when no period is open; 0 for a NULL counter.
+// when no period is open; 0 for a NULL counter. A reading counts as a `now`
+// seen, as a take does: a later take at an earlier `now` counts as this
+// one, so it never admits more than this reading said.
 int64_t weir_period_left(const weir_period *period, int64_t now);
 
 // Nanoseconds from `now` until the open period ends; 0 when no period is
 // open (the next event opens one). `INT64_MAX` when the open period
-// reaches the end of the clock, and for a NULL counter.
+// reaches the end of the clock, and for a NULL counter. Like
+// `weir_period_left`, it counts as a `now` seen.
 int64_t weir_period_next(const weir_period *period, int64_t now);
 
 // The preset limits: 10 live, 10 idle, closed after 30 minutes idle, no
@@ -769,6 +996,50 @@ int64_t weir_pool_next_expiry(const weir_pool *pool, int64_t now);
 // or `out` is NULL; `*out` is written only on success.
 weir_status weir_pool_stats(const weir_pool *pool, weir_pool_counters *out);
 
+// The preset: 50 buckets over 5 s, hot at 900‰ CPU, 1 s assumed response
+// time, average weighted 0.9, 1 s to cool, never under 0.1 of capacity.
+weir_shed weir_shed_preset(void);
+
+// Makes a shedder with an empty window opening at `now` and writes it to
+// `*out`. `policy` NULL means the preset. A bad policy gets its own status:
+// `WEIR_ERR_SHED_CPU`, `WEIR_ERR_SHED_LATENCY`, `WEIR_ERR_SHED_BETA`,
+// `WEIR_ERR_SHED_FLOOR`, `WEIR_ERR_SHED_COOL`, `WEIR_ERR_WINDOW_SPAN`,
+// `WEIR_ERR_TOO_LARGE`. `WEIR_ERR_NULL` if `out` is NULL; `*out` is written
+// only on success.
+weir_status weir_shedder_new(const weir_shed *policy, int64_t now, weir_shedder **out);
+
+// Frees a shedder. NULL is accepted and ignored.
+void weir_shedder_free(weir_shedder *shedder);
+
+// Asks to start one call at `now`, with the CPU at `cpu_permille`
+// thousandths (values outside [0, 1000] are clamped into it). True: go
+// ahead; `*ticket` now holds the call, to be settled once with
+// `weir_shedder_pass` or `weir_shedder_fail`. False: refused, and `*ticket`
+// is written as already settled. False, changing nothing, for a NULL
+// shedder or a NULL `ticket`.
+bool weir_shedder_allow(const weir_shedder *shedder,
+                        int64_t now,
+                        int32_t cpu_permille,
+                        weir_ticket *ticket);
+
+// The call behind `*ticket` succeeded at `now`: it leaves flight, and its
+// response time and its pass count towards capacity. `WEIR_ERR_SETTLED`,
+// changing nothing, if the ticket was already settled (or refused);
+// `WEIR_ERR_INVALID_ARGUMENT` if its `flying` is neither 0 nor 1;
+// `WEIR_ERR_NULL` if `shedder` or `ticket` is NULL.
+weir_status weir_shedder_pass(const weir_shedder *shedder, weir_ticket *ticket, int64_t now);
+
+// The call behind `*ticket` failed: it leaves flight but feeds neither the
+// pass count nor the response times. Statuses as for `weir_shedder_pass`.
+weir_status weir_shedder_fail(const weir_shedder *shedder, weir_ticket *ticket);
+
+// How many calls are in flight; 0 for a NULL shedder.
+int64_t weir_shedder_flying(const weir_shedder *shedder);
+
+// Writes what the shedder knows at `now` to `*out`. `WEIR_ERR_NULL` if
+// `shedder` or `out` is NULL.
+weir_status weir_shedder_stats(const weir_shedder *shedder, int64_t now, weir_shed_stats *out);
+
 // Makes an empty window that counts at most `quota` events in any
 // `window_ns`-long stretch, and writes it to `*out`. An event stamped `t`
 // is counted while `now < t + window_ns` and falls out at exactly
@@ -807,6 +1078,51 @@ const char *weir_status_str(int32_t code);
 // that must not be freed. Compare it with `WEIR_VERSION` from the header to
 // catch a header and a library from different releases.
 const char *weir_version(void);
+
+// Makes an empty window of `size` buckets covering `window_ns`, its first
+// bucket opening at `now`, and writes it to `*out`. A `size` below one is
+// raised to one; each bucket is `window_ns / size` wide, and at least 1 ns.
+// `WEIR_ERR_WINDOW_SPAN` if `window_ns` is zero or negative,
+// `WEIR_ERR_TOO_LARGE` above 1048576 buckets, `WEIR_ERR_NO_MEMORY` if the
+// buckets cannot be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is
+// written only on success.
+weir_status weir_window_new(int32_t size, int64_t window_ns, int64_t now, weir_window **out);
+
+// Frees a window. NULL is accepted and ignored.
+void weir_window_free(weir_window *window);
+
+// Adds `value` to the bucket `now` falls in (its sum saturates), after
+// clearing what the gap since the last write swept past. `WEIR_ERR_NULL`
+// for a NULL window.
+weir_status weir_window_add(const weir_window *window, int64_t now, int64_t value);
+
+// Writes to `*out` the sum and count over the buckets inside the window at
+// `now`, with the bucket `now` falls in when `current` is true and without
+// it (complete buckets only) when false. Clears nothing. `WEIR_ERR_NULL` if
+// `window` or `out` is NULL.
+weir_status weir_window_total(const weir_window *window,
+                              int64_t now,
+                              bool current,
+                              weir_total *out);
+
+// Copies the buckets inside the window at `now` into `out`, oldest first,
+// and returns how many it wrote. With `current` true there are `size` of
+// them, the last being the bucket `now` falls in; with `current` false that
+// one is left out (`size - 1`). Buckets a write at `now` would clear are
+// copied as empty, so each position always covers the same stretch of time
+// relative to `now`. With room for fewer (`cap`), the newest `cap` are
+// written. Clears nothing. Returns 0 for a NULL window, or a NULL `out`.
+size_t weir_window_buckets(const weir_window *window,
+                           int64_t now,
+                           bool current,
+                           weir_total *out,
+                           size_t cap);
+
+// How many buckets the window has; 0 for a NULL window.
+int32_t weir_window_size(const weir_window *window);
+
+// How much time one bucket covers, in nanoseconds; 0 for a NULL window.
+int64_t weir_window_width(const weir_window *window);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -145,8 +145,9 @@ impl Bucket {
     /// Takes `n` tokens at `now` if the bucket holds them; whether it did.
     /// Fractional costs are allowed. A cost that is zero, negative, NaN,
     /// infinite or more than the burst is refused. An earlier `now` than one
-    /// already used sees the bucket as it stood then, so it never admits
-    /// more than the latest reading would.
+    /// a take already used sees the bucket as it stood then, so it never
+    /// admits more than that take's `now` would. Readings ([`Bucket::tokens`],
+    /// [`Bucket::next`]) write nothing and so set no such time.
     pub fn take(&self, now: i64, n: f64) -> bool {
         let Some(cost) = self.cost(n) else {
             return false;
@@ -367,6 +368,25 @@ mod tests {
         // And the handle carries on normally.
         assert!(bucket.take(SECOND + 100 * MS, 1.0));
         assert!(!bucket.take(SECOND + 100 * MS, 1.0));
+    }
+
+    #[test]
+    fn only_takes_set_the_time_an_earlier_now_is_measured_against() {
+        // Once a take has used a `now`, an earlier one never admits more
+        // (here less: at 5 s the bucket stood owed what 10 s spent).
+        let bucket = Bucket::new(10.0, 2.0, 0).unwrap();
+        assert!(bucket.take(10 * SECOND, 1.0));
+        assert!(!bucket.take(5 * SECOND, 1.0));
+        assert!(bucket.take(10 * SECOND, 1.0));
+        assert!(!bucket.take(10 * SECOND, 1.0));
+        // A reading sets nothing (the state is one word, the TAT): after
+        // `tokens` at 10 s, takes at 5 s see the bucket as it stood at 5 s,
+        // and their cost has refilled by 10 s. The header says so.
+        let bucket = Bucket::new(10.0, 2.0, 0).unwrap();
+        assert_eq!(bucket.tokens(10 * SECOND), 2.0);
+        assert!(bucket.take(5 * SECOND, 2.0));
+        assert_eq!(bucket.tokens(10 * SECOND), 2.0);
+        assert!(bucket.take(10 * SECOND, 2.0));
     }
 
     #[test]

@@ -11,6 +11,7 @@
 extern crate alloc;
 
 pub mod backoff;
+pub mod breaker;
 pub mod bucket;
 pub mod deadline;
 pub mod draw;
@@ -18,8 +19,10 @@ pub mod gate;
 pub mod limiter;
 pub mod period;
 pub mod pool;
+pub mod shedder;
 pub mod sliding;
 pub mod time;
+pub mod window;
 
 #[cfg(feature = "std")]
 pub mod ffi;

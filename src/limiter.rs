@@ -529,6 +529,28 @@ mod tests {
     }
 
     #[test]
+    fn an_earlier_now_than_a_committed_consume() {
+        // Bucket and window: never more than at the consume's `now`.
+        let mut lim = bucket(4, 1, 10, 0);
+        assert!(lim.try_consume(95, 3));
+        assert_eq!(lim.available(60), lim.available(95));
+        assert!(lim.try_consume(60, 1));
+        assert!(!lim.try_consume(60, 1) && !lim.try_consume(95, 1));
+        let mut window = Limiter::fixed_window(2, 100, 0, 2, 0).unwrap();
+        assert!(window.try_consume(250, 2));
+        assert!(!window.try_consume(150, 1));
+        assert_eq!(window.available(299), 0);
+        // Cooldown: the value does not know the latest `now`, so a drain at
+        // an earlier one arms the gate from it (the header says so): here
+        // the gate opens at 600, not at the 1 100 a drain at 1 000 gives.
+        let mut lim = Limiter::cooldown(2, 100, 0, 2, 0).unwrap();
+        assert!(lim.try_consume(1_000, 1));
+        assert!(lim.try_consume(500, 1));
+        assert_eq!(lim.cooldown_end(), Ok(600));
+        assert_eq!(lim.available(1_050), 2);
+    }
+
+    #[test]
     fn window_grid_follows_the_anchor() {
         let mut lim = Limiter::fixed_window(3, 100 * MS, 99 * MS, 3, 99 * MS).unwrap();
         assert!(lim.try_consume(99 * MS, 3));

@@ -47,7 +47,8 @@ pub struct Period {
     end: Option<i64>,
     /// Events admitted in the open period, at most `quota`.
     count: i64,
-    /// The latest `now` an event came at; an earlier one counts as this.
+    /// The latest `now` any call was given (a take or a reading); an
+    /// earlier one counts as this.
     latest: i64,
 }
 
@@ -89,11 +90,17 @@ impl Period {
         now.saturating_add(rest)
     }
 
+    /// Moves the counter's clock to `now`, or keeps it where it is when
+    /// `now` is earlier than one already seen.
+    fn clock(&mut self, now: i64) -> i64 {
+        self.latest = self.latest.max(now);
+        self.latest
+    }
+
     /// Counts one event at `now` and says where the quota stands. `Under`
     /// and `Hit` are admitted; `Over` is refused.
     pub fn take(&mut self, now: i64) -> Quota {
-        let now = now.max(self.latest);
-        self.latest = now;
+        let now = self.clock(now);
         if self.open_at(now).is_none() {
             self.end = Some(self.end_of_period_from(now));
             self.count = 0;
@@ -110,9 +117,11 @@ impl Period {
     }
 
     /// How many more events the open period admits at `now`; the whole
-    /// quota when no period is open.
-    pub fn left(&self, now: i64) -> i64 {
-        match self.open_at(now.max(self.latest)) {
+    /// quota when no period is open. A reading moves the clock as a take
+    /// does, so a later take at an earlier `now` counts as this one.
+    pub fn left(&mut self, now: i64) -> i64 {
+        let now = self.clock(now);
+        match self.open_at(now) {
             Some(_) => self.quota - self.count,
             None => self.quota,
         }
@@ -120,9 +129,10 @@ impl Period {
 
     /// Nanoseconds from `now` until the open period ends; 0 when no period
     /// is open (the next event opens one); [`NEVER`] when the open period
-    /// reaches the end of the clock.
-    pub fn next(&self, now: i64) -> i64 {
-        let now = now.max(self.latest);
+    /// reaches the end of the clock. Moves the clock as [`Period::left`]
+    /// does.
+    pub fn next(&mut self, now: i64) -> i64 {
+        let now = self.clock(now);
         match self.open_at(now) {
             None => 0,
             Some(NEVER) => NEVER,
@@ -227,6 +237,29 @@ mod tests {
             assert_eq!(period.left(0), 0);
             assert_eq!(period.next(0), 100);
             assert_eq!(period.take(1_100), Quota::Hit);
+        }
+    }
+
+    #[test]
+    fn a_reading_moves_the_clock_as_a_take_does() {
+        // Asked at 1 000 and then taken at 500: the take counts as 1 000,
+        // so the period it opens runs to 1 100, not 600, and a second take
+        // at 1 000 is refused. (Before, only takes moved the clock, and
+        // 500 opened a period that had closed by 1 000: two events passed
+        // where the latest reading allows one.)
+        for align in [false, true] {
+            let mut period = Period::new(1, 100, align).unwrap();
+            assert_eq!(period.left(1_000), 1);
+            assert_eq!(period.take(500), Quota::Hit);
+            assert_eq!(period.take(1_000), Quota::Over);
+            assert_eq!(period.next(1_000), 100);
+
+            let mut period = Period::new(1, 100, align).unwrap();
+            assert_eq!(period.next(2_000), 0);
+            assert_eq!(period.take(i64::MIN), Quota::Hit);
+            assert_eq!(period.take(2_000), Quota::Over);
+            assert_eq!(period.left(2_099), 0);
+            assert_eq!(period.take(2_100), Quota::Hit);
         }
     }
 

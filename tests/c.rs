@@ -81,3 +81,22 @@ fn c_tests_pass() {
 fn c_examples_run() {
     build_and_run_all("c-examples");
 }
+
+#[test]
+fn native_libs_can_be_asked_from_many_threads_at_once() {
+    // Every C program is compiled on its own thread, and each asks for the
+    // link line: all must get the same one, and none may fail.
+    let answers: Vec<Vec<String>> = std::thread::scope(|scope| {
+        let askers: Vec<_> = (0..8).map(|_| scope.spawn(cbuild::native_libs)).collect();
+        askers.into_iter().map(|a| a.join().unwrap()).collect()
+    });
+    assert!(
+        answers[0].iter().any(|lib| lib == "-lc"),
+        "{:?}",
+        answers[0]
+    );
+    assert!(
+        answers.iter().all(|libs| *libs == answers[0]),
+        "{answers:?}"
+    );
+}

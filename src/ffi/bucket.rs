@@ -65,8 +65,11 @@ pub extern "C" fn weir_bucket_free(bucket: *mut weir_bucket) {
 /// Fractional costs are allowed. Refuses (false, taking nothing) a NULL
 /// bucket and an `n` that is 0, negative, NaN, infinite or more than the
 /// burst: a cost of zero is refused rather than admitted for free. An
-/// earlier `now` than one already used sees the bucket as it stood then,
-/// so it never admits more than the latest reading would.
+/// earlier `now` than one a take already used sees the bucket as it stood
+/// then, so it never admits more than that take's `now` would. The
+/// readings `weir_bucket_tokens` and `weir_bucket_next` write nothing (the
+/// bucket is one word) and so set no such time: a take at a `now` earlier
+/// than a reading's is judged at its own `now`. Pass a monotonic clock.
 #[no_mangle]
 pub extern "C" fn weir_bucket_take(bucket: *const weir_bucket, now: i64, n: f64) -> bool {
     on(bucket, false, |bucket| bucket.take(now, n))

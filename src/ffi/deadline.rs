@@ -33,16 +33,24 @@ impl From<weir_deadline> for Deadline {
     }
 }
 
+impl From<Deadline> for weir_deadline {
+    fn from(d: Deadline) -> weir_deadline {
+        weir_deadline {
+            start: d.start,
+            budget_ns: d.budget_ns,
+        }
+    }
+}
+
 /// A deadline of `budget_ns` starting at `now`. Any values are accepted: a
 /// budget of zero or less never expires.
 #[no_mangle]
 pub extern "C" fn weir_deadline_start(budget_ns: i64, now: i64) -> weir_deadline {
-    let d = Deadline::start(budget_ns, now);
-    let value = weir_deadline {
-        start: d.start,
-        budget_ns: d.budget_ns,
+    let plain = weir_deadline {
+        start: now,
+        budget_ns,
     };
-    guard(value, || value)
+    guard(plain, || Deadline::start(budget_ns, now).into())
 }
 
 /// Whether the budget is spent at `now`: true once the time since `start`

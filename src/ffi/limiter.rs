@@ -40,7 +40,12 @@ use crate::limiter::{Kind, Limiter, LimiterError};
 /// included; only differences matter (and a window's grid is laid from its
 /// anchor). A `now` earlier than the anchor counts as no time passing. No
 /// arithmetic overflows for any uint64_t amount or capacity and any int64_t
-/// time.
+/// time. The value keeps no record of the latest `now` it was given, so
+/// pass a monotonic clock: a bucket or a window asked at a `now` earlier
+/// than a committed consume's never admits more than at that consume's
+/// `now`, but a cooldown drained at an earlier `now` arms its gate from
+/// that earlier `now`, so the gate opens sooner than the latest `now` would
+/// have opened it.
 ///
 /// Snapshot and rebuild (to change a setting, or to move a limiter) keeps
 /// the phase: at the latest `now`, read `weir_limiter_available(l, now)` and

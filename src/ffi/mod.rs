@@ -9,6 +9,7 @@
 #![allow(non_camel_case_types)]
 
 pub mod backoff;
+pub mod breaker;
 pub mod bucket;
 pub mod deadline;
 pub mod gate;
@@ -18,6 +19,8 @@ pub mod limiter;
 pub(crate) mod guard;
 pub mod period;
 pub mod pool;
+pub mod shedder;
 pub mod sliding;
 pub mod status;
 pub mod version;
+pub mod window;

@@ -92,7 +92,9 @@ pub extern "C" fn weir_period_take(period: *const weir_period, now: i64) -> weir
 }
 
 /// How many more events the open period admits at `now`; the whole quota
-/// when no period is open; 0 for a NULL counter.
+/// when no period is open; 0 for a NULL counter. A reading counts as a `now`
+/// seen, as a take does: a later take at an earlier `now` counts as this
+/// one, so it never admits more than this reading said.
 #[no_mangle]
 pub extern "C" fn weir_period_left(period: *const weir_period, now: i64) -> i64 {
     on(period, 0, |period| lock(period).left(now))
@@ -100,7 +102,8 @@ pub extern "C" fn weir_period_left(period: *const weir_period, now: i64) -> i64 
 
 /// Nanoseconds from `now` until the open period ends; 0 when no period is
 /// open (the next event opens one). `INT64_MAX` when the open period
-/// reaches the end of the clock, and for a NULL counter.
+/// reaches the end of the clock, and for a NULL counter. Like
+/// `weir_period_left`, it counts as a `now` seen.
 #[no_mangle]
 pub extern "C" fn weir_period_next(period: *const weir_period, now: i64) -> i64 {
     on(period, NEVER, |period| lock(period).next(now))

@@ -80,6 +80,27 @@ pub enum weir_status {
     /// `made` with an item the pool already holds, idle or lent. Nothing
     /// changed.
     WEIR_ERR_POOL_ITEM_KNOWN = 203,
+    // 300–399: breaker, shedder and window.
+    /// A window's `window_ns` is zero or negative.
+    WEIR_ERR_WINDOW_SPAN = 300,
+    /// A breaker policy's `k` is NaN, infinite or below its `floor`.
+    WEIR_ERR_SRE_K = 301,
+    /// A breaker policy's `floor` is NaN, infinite or below 1.
+    WEIR_ERR_SRE_FLOOR = 302,
+    /// A breaker policy's `protection` is NaN, infinite or negative.
+    WEIR_ERR_SRE_PROTECTION = 303,
+    /// A breaker policy's `probe_ns` is zero or negative.
+    WEIR_ERR_SRE_PROBE = 304,
+    /// A shedder policy's CPU threshold is outside [0, 1000).
+    WEIR_ERR_SHED_CPU = 305,
+    /// A shedder policy's `latency_ns` is zero or negative.
+    WEIR_ERR_SHED_LATENCY = 306,
+    /// A shedder policy's `beta` is NaN or outside [0, 1).
+    WEIR_ERR_SHED_BETA = 307,
+    /// A shedder policy's `floor` is NaN or outside (0, 1].
+    WEIR_ERR_SHED_FLOOR = 308,
+    /// A shedder policy's `cool_ns` is negative.
+    WEIR_ERR_SHED_COOL = 309,
 }
 
 /// The status as its integer code.
@@ -132,6 +153,16 @@ const ALL: &[weir_status] = {
         WEIR_ERR_POOL_NOT_LENT,
         WEIR_ERR_POOL_NO_RESERVATION,
         WEIR_ERR_POOL_ITEM_KNOWN,
+        WEIR_ERR_WINDOW_SPAN,
+        WEIR_ERR_SRE_K,
+        WEIR_ERR_SRE_FLOOR,
+        WEIR_ERR_SRE_PROTECTION,
+        WEIR_ERR_SRE_PROBE,
+        WEIR_ERR_SHED_CPU,
+        WEIR_ERR_SHED_LATENCY,
+        WEIR_ERR_SHED_BETA,
+        WEIR_ERR_SHED_FLOOR,
+        WEIR_ERR_SHED_COOL,
     ]
 };
 
@@ -184,6 +215,16 @@ impl weir_status {
             WEIR_ERR_POOL_NOT_LENT => c"the pool did not lend this item and no reservation is open",
             WEIR_ERR_POOL_NO_RESERVATION => c"no reservation is open: take did not answer MAKE",
             WEIR_ERR_POOL_ITEM_KNOWN => c"the item is already in the pool, idle or lent",
+            WEIR_ERR_WINDOW_SPAN => c"window_ns is zero or negative",
+            WEIR_ERR_SRE_K => c"sre k is not finite or is below floor",
+            WEIR_ERR_SRE_FLOOR => c"sre floor is not finite or is below 1",
+            WEIR_ERR_SRE_PROTECTION => c"sre protection is not finite or is negative",
+            WEIR_ERR_SRE_PROBE => c"sre probe_ns is zero or negative",
+            WEIR_ERR_SHED_CPU => c"shed cpu threshold is outside [0, 1000)",
+            WEIR_ERR_SHED_LATENCY => c"shed latency_ns is zero or negative",
+            WEIR_ERR_SHED_BETA => c"shed beta is NaN or outside [0, 1)",
+            WEIR_ERR_SHED_FLOOR => c"shed floor is NaN or outside (0, 1]",
+            WEIR_ERR_SHED_COOL => c"shed cool_ns is negative",
         }
     }
 }

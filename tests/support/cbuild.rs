@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
 /// The flags every C file of the project compiles with.
 pub const C_FLAGS: &[&str] = &[
@@ -52,8 +53,15 @@ pub fn static_lib() -> PathBuf {
 }
 
 /// The system libraries a Rust static library needs on this target, as
-/// `rustc --print native-static-libs` lists them.
+/// `rustc --print native-static-libs` lists them. Asked once per process:
+/// the C programs compile on many threads at once, and each asking rustc in
+/// one shared scratch directory let one thread delete it under another.
 pub fn native_libs() -> Vec<String> {
+    static LIBS: OnceLock<Vec<String>> = OnceLock::new();
+    LIBS.get_or_init(ask_rustc_for_native_libs).clone()
+}
+
+fn ask_rustc_for_native_libs() -> Vec<String> {
     let dir = std::env::temp_dir().join(format!("weir-native-libs-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let src = dir.join("empty.rs");

@@ -1,0 +1,208 @@
+/* The weir tour: what each type answers, shown on traffic you can read.
+ *
+ *   1. a breaker in front of a backend that fails every call for 30 s and
+ *      then recovers, one line a second;
+ *   2. a shedder under load that rises and falls while the CPU climbs and
+ *      cools, one line per half second;
+ *   3. one step through each limiter.
+ *
+ * weir reads no clock and draws no random numbers: the tour drives time
+ * itself (`now`, in nanoseconds) and takes its draws from a small generator
+ * with a fixed seed, so it prints the same thing every run. */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "weir.h"
+
+#define MS INT64_C(1000000)
+#define SECOND (1000 * MS)
+
+/* splitmix64 with a fixed seed: the tour's only source of chance. */
+static uint64_t seed = 42;
+
+static uint64_t next_draw(void) {
+    uint64_t z = (seed += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+/* A draw from [0, 1). */
+static double roll(void) { return (double)(next_draw() >> 11) / 9007199254740992.0; }
+
+static int breaker_tour(void) {
+    weir_breaker *breaker = NULL;
+    if (weir_breaker_new(NULL, 0, &breaker) != WEIR_OK) return 1;
+    printf("1. A breaker in front of a backend, 100 calls a second (weir_breaker)\n"
+           "   The backend works for 5 s, fails every call for 30 s, then recovers.\n\n"
+           "   second  backend  through  refused  ratio\n");
+    for (int64_t second = 0; second < 50; second++) {
+        bool down = second >= 5 && second < 35;
+        int through = 0, refused = 0;
+        for (int64_t call = 0; call < 100; call++) {
+            int64_t now = second * SECOND + call * 10 * MS;
+            if (!weir_breaker_allow(breaker, now, roll())) {
+                refused++;
+                continue;
+            }
+            through++;
+            if (down) {
+                weir_breaker_fail(breaker, now);
+            } else {
+                weir_breaker_pass(breaker, now);
+            }
+        }
+        double ratio = weir_breaker_ratio(breaker, (second + 1) * SECOND);
+        printf("   %6" PRId64 "  %-7s  %7d  %7d  %5.3f\n", second, down ? "down" : "up", through,
+               refused, ratio);
+    }
+    weir_tally tally;
+    weir_breaker_tally(breaker, 50 * SECOND, &tally);
+    printf("\n   The breaker never opens outright: while the backend is down it lets\n"
+           "   through a call or two a second (the probe, and the draws that land\n"
+           "   above the ratio), so it sees the recovery and backs off within about\n"
+           "   one window. Last 10 s: %" PRId64 " calls, %" PRId64 " passed, %" PRId64
+           " failed, %" PRId64 " refused.\n\n",
+           tally.total, tally.success, tally.failure, tally.drop);
+    weir_breaker_free(breaker);
+    return 0;
+}
+
+/* One half-second step of the shedder tour: calls offered a second and
+ * the CPU reading, in thousandths. */
+struct step {
+    int rate;
+    int32_t cpu;
+    const char *note;
+};
+
+enum { OPEN_MAX = 1024 };
+
+static int shedder_tour(void) {
+    static const struct step steps[] = {
+        {200, 300, "quiet"},
+        {200, 300, ""},
+        {50, 970, "a CPU spike with nothing queued"},
+        {50, 970, ""},
+        {1200, 500, "a long queue on a cool CPU"},
+        {1200, 600, ""},
+        {1400, 800, ""},
+        {1400, 920, "hot and full"},
+        {1400, 960, ""},
+        {1400, 990, ""},
+        {1000, 950, ""},
+        {1400, 850, "the CPU falls: hot for one more second"},
+        {1400, 800, ""},
+        {1400, 700, "cooled: the queue alone is let through"},
+        {600, 500, ""},
+        {200, 400, "quiet again"},
+    };
+    weir_shedder *shedder = NULL;
+    if (weir_shedder_new(NULL, 0, &shedder) != WEIR_OK) return 1;
+    static weir_ticket open[OPEN_MAX];
+    static int64_t due[OPEN_MAX];
+    int held = 0;
+    int64_t now = 0;
+    printf("2. A shedder under rising load (weir_shedder)\n"
+           "   A call takes 10 ms plus 0.5 ms for every call in flight beside it,\n"
+           "   so a queue slows everything down. The CPU is read by the server.\n\n"
+           "   time   calls/s  cpu   through  refused  flying  limit  hot (at the step's end)\n");
+    for (size_t s = 0; s < sizeof steps / sizeof steps[0]; s++) {
+        int through = 0, refused = 0, owed = 0;
+        for (int ms = 0; ms < 500; ms++, now += MS) {
+            for (int i = 0; i < held;) { /* the calls due finish */
+                if (due[i] > now) {
+                    i++;
+                    continue;
+                }
+                weir_shedder_pass(shedder, &open[i], due[i]);
+                held--;
+                open[i] = open[held];
+                due[i] = due[held];
+            }
+            owed += steps[s].rate;
+            for (; owed >= 1000; owed -= 1000) { /* the calls that arrive */
+                if (held == OPEN_MAX ||
+                    !weir_shedder_allow(shedder, now, steps[s].cpu, &open[held])) {
+                    refused++;
+                    continue;
+                }
+                int64_t took = 10 * MS + held * MS / 2 + (int64_t)(roll() * 2 * MS);
+                due[held++] = now + took;
+                through++;
+            }
+        }
+        weir_shed_stats stats;
+        weir_shedder_stats(shedder, now, &stats);
+        const char *gap = !*steps[s].note ? "" : stats.hot ? "  " : "   ";
+        printf("   %4.1fs  %7d  %4d  %7d  %7d  %6" PRId64 "  %5.1f  %s%s%s\n",
+               (double)(now - 500 * MS) / SECOND, steps[s].rate, steps[s].cpu, through, refused,
+               stats.flying, stats.limit, stats.hot ? "yes" : "no", gap, steps[s].note);
+    }
+    printf("\n   Refusals need both: a hot CPU alone, or a queue alone, is let through.\n"
+           "   The limit is what the server has shown it can hold (busiest passes\n"
+           "   per ms times fastest response), shrunk as the CPU nears 100%%.\n\n");
+    for (int i = 0; i < held; i++) weir_shedder_fail(shedder, &open[i]);
+    weir_shedder_free(shedder);
+    return 0;
+}
+
+static int limiters_tour(void) {
+    printf("3. One step through each limiter\n");
+
+    weir_bucket *bucket = NULL;
+    if (weir_bucket_new(2.0, 3.0, 0, &bucket) != WEIR_OK) return 1;
+    printf("   weir_bucket, 2 a second, burst 3, four calls at once:");
+    for (int i = 0; i < 4; i++) printf(" %s", weir_bucket_take(bucket, 0, 1.0) ? "yes" : "no");
+    printf("; the next token in %" PRId64 " ms\n", weir_bucket_next(bucket, 0, 1.0) / MS);
+    weir_bucket_free(bucket);
+
+    weir_sliding *sliding = NULL;
+    if (weir_sliding_new(3, SECOND, &sliding) != WEIR_OK) return 1;
+    printf("   weir_sliding, 3 in any second, calls 100 ms apart:");
+    for (int64_t i = 0; i < 4; i++) {
+        printf(" %s", weir_sliding_take(sliding, i * 100 * MS) ? "yes" : "no");
+    }
+    printf("; room again in %" PRId64 " ms\n", weir_sliding_next(sliding, 300 * MS) / MS);
+    weir_sliding_free(sliding);
+
+    weir_period *period = NULL;
+    if (weir_period_new(3, SECOND, true, &period) != WEIR_OK) return 1;
+    static const char *const quota[] = {"under", "hit", "over"};
+    printf("   weir_period, 3 a second on the second, four calls at 0.9 s:");
+    for (int i = 0; i < 4; i++) printf(" %s", quota[weir_period_take(period, 900 * MS)]);
+    printf("; at 1.0 s: %s\n", quota[weir_period_take(period, SECOND)]);
+    weir_period_free(period);
+
+    weir_gate *gate = NULL;
+    if (weir_gate_new(2, &gate) != WEIR_OK) return 1;
+    printf("   weir_gate, 2 at once: enter");
+    for (int i = 0; i < 3; i++) printf(" %s", weir_gate_enter(gate) ? "yes" : "no");
+    weir_gate_leave(gate);
+    printf("; one leaves, enter %s\n", weir_gate_enter(gate) ? "yes" : "no");
+    weir_gate_free(gate);
+
+    weir_backoff backoff = weir_backoff_preset();
+    const double draws[] = {0.5, 0.5};
+    int64_t delays[2];
+    size_t retries = weir_backoff_schedule(&backoff, draws, 2, delays, 2);
+    printf("   weir_backoff, the preset with draws of 0.5: %zu retries, after", retries);
+    for (size_t i = 0; i < retries && i < 2; i++) printf(" %" PRId64 " ms", delays[i] / MS);
+    printf("\n");
+
+    weir_deadline deadline = weir_deadline_start(250 * MS, 0);
+    int64_t left = 0;
+    weir_deadline_remaining(&deadline, 100 * MS, &left);
+    printf("   weir_deadline, 250 ms from 0: at 100 ms %" PRId64 " ms left; expired at 300 ms: %s\n",
+           left / MS, weir_deadline_expired(&deadline, 300 * MS) ? "yes" : "no");
+    return 0;
+}
+
+int main(void) {
+    printf("weir: should this call go ahead?\n\n");
+    if (breaker_tour() != 0 || shedder_tour() != 0 || limiters_tour() != 0) {
+        fprintf(stderr, "tour: could not make a handle\n");
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,311 @@
+//! C face of [`crate::shedder`].
+
+use std::sync::Mutex;
+
+use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
+
+use super::guard::{
+    free_handle, lock, new_handle, on, policy_or, status_on, value_mut, write_out, Guarded, Handle,
+};
+use super::status::weir_status::{self, *};
+use crate::shedder::{Settled, Shed, ShedError, Shedder, Stats, Ticket};
+
+/// The constants of adaptive load shedding. Start from `weir_shed_preset()`
+/// and change what you need; every field is checked when a shedder is made
+/// from it. 48 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct weir_shed {
+    /// Buckets in the window; below one is raised to one, above 1048576 is
+    /// `WEIR_ERR_TOO_LARGE`.
+    pub size: i32,
+    /// CPU use in thousandths at or above which the server is hot; in
+    /// [0, 1000).
+    pub cpu: i32,
+    /// How far back the window reaches; positive.
+    pub window_ns: i64,
+    /// Response time assumed while no complete bucket holds a pass; positive.
+    pub latency_ns: i64,
+    /// Weight of the old value in the moving average of calls in flight; in
+    /// [0, 1).
+    pub beta: f64,
+    /// How long the server stays hot after the CPU falls, if the shedder has
+    /// refused since; zero or more.
+    pub cool_ns: i64,
+    /// The least share of capacity admitted however hot the CPU; in (0, 1].
+    pub floor: f64,
+}
+
+assert_eq_size!(weir_shed, [u8; 48]);
+assert_eq_align!(weir_shed, u64);
+const_assert_eq!(core::mem::offset_of!(weir_shed, size), 0);
+const_assert_eq!(core::mem::offset_of!(weir_shed, cpu), 4);
+const_assert_eq!(core::mem::offset_of!(weir_shed, window_ns), 8);
+const_assert_eq!(core::mem::offset_of!(weir_shed, latency_ns), 16);
+const_assert_eq!(core::mem::offset_of!(weir_shed, beta), 24);
+const_assert_eq!(core::mem::offset_of!(weir_shed, cool_ns), 32);
+const_assert_eq!(core::mem::offset_of!(weir_shed, floor), 40);
+
+impl From<Shed> for weir_shed {
+    fn from(shed: Shed) -> weir_shed {
+        weir_shed {
+            size: shed.size,
+            cpu: shed.cpu,
+            window_ns: shed.window_ns,
+            latency_ns: shed.latency_ns,
+            beta: shed.beta,
+            cool_ns: shed.cool_ns,
+            floor: shed.floor,
+        }
+    }
+}
+
+impl From<weir_shed> for Shed {
+    fn from(shed: weir_shed) -> Shed {
+        Shed {
+            size: shed.size,
+            cpu: shed.cpu,
+            window_ns: shed.window_ns,
+            latency_ns: shed.latency_ns,
+            beta: shed.beta,
+            cool_ns: shed.cool_ns,
+            floor: shed.floor,
+        }
+    }
+}
+
+impl From<ShedError> for weir_status {
+    fn from(error: ShedError) -> weir_status {
+        match error {
+            ShedError::Cpu => WEIR_ERR_SHED_CPU,
+            ShedError::Latency => WEIR_ERR_SHED_LATENCY,
+            ShedError::Beta => WEIR_ERR_SHED_BETA,
+            ShedError::Floor => WEIR_ERR_SHED_FLOOR,
+            ShedError::Cool => WEIR_ERR_SHED_COOL,
+            ShedError::Window(error) => error.into(),
+        }
+    }
+}
+
+/// The preset: 50 buckets over 5 s, hot at 900‰ CPU, 1 s assumed response
+/// time, average weighted 0.9, 1 s to cool, never under 0.1 of capacity.
+#[no_mangle]
+pub extern "C" fn weir_shed_preset() -> weir_shed {
+    Shed::PRESET.into()
+}
+
+/// A call the shedder let through: a plain value the caller keeps (on its
+/// stack, in its request struct) and hands back to `weir_shedder_pass` or
+/// `weir_shedder_fail` exactly once. `weir_shedder_allow` fills it in; the
+/// caller does not. 16 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct weir_ticket {
+    /// When the call started, on the caller's clock.
+    pub start: i64,
+    /// 1 while the call is in flight, 0 once settled (or refused).
+    pub flying: i32,
+    /// Always 0.
+    pub reserved: i32,
+}
+
+assert_eq_size!(weir_ticket, [u8; 16]);
+assert_eq_align!(weir_ticket, u64);
+const_assert_eq!(core::mem::offset_of!(weir_ticket, start), 0);
+const_assert_eq!(core::mem::offset_of!(weir_ticket, flying), 8);
+const_assert_eq!(core::mem::offset_of!(weir_ticket, reserved), 12);
+
+impl From<Ticket> for weir_ticket {
+    fn from(ticket: Ticket) -> weir_ticket {
+        weir_ticket {
+            start: ticket.start,
+            flying: i32::from(ticket.open),
+            reserved: 0,
+        }
+    }
+}
+
+/// What a shedder knows at a moment, for a dashboard. 40 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct weir_shed_stats {
+    /// Calls in flight now.
+    pub flying: i64,
+    /// The moving average of calls in flight.
+    pub average: f64,
+    /// Calls the server has shown it can hold at once: the busiest complete
+    /// bucket's passes per nanosecond times the fastest complete bucket's
+    /// mean response time; at least 1.
+    pub capacity: f64,
+    /// `capacity` scaled by the last CPU reading: what both `flying` and
+    /// `average` must exceed, while hot, for a refusal; at least 1.
+    pub limit: f64,
+    /// The last CPU reading, in thousandths, clamped into [0, 1000].
+    pub cpu: i32,
+    /// 1 if the shedder counts as hot, else 0.
+    pub hot: i32,
+}
+
+assert_eq_size!(weir_shed_stats, [u8; 40]);
+assert_eq_align!(weir_shed_stats, u64);
+const_assert_eq!(core::mem::offset_of!(weir_shed_stats, flying), 0);
+const_assert_eq!(core::mem::offset_of!(weir_shed_stats, average), 8);
+const_assert_eq!(core::mem::offset_of!(weir_shed_stats, capacity), 16);
+const_assert_eq!(core::mem::offset_of!(weir_shed_stats, limit), 24);
+const_assert_eq!(core::mem::offset_of!(weir_shed_stats, cpu), 32);
+const_assert_eq!(core::mem::offset_of!(weir_shed_stats, hot), 36);
+
+impl From<Stats> for weir_shed_stats {
+    fn from(stats: Stats) -> weir_shed_stats {
+        weir_shed_stats {
+            flying: stats.flying,
+            average: stats.average,
+            capacity: stats.capacity,
+            limit: stats.limit,
+            cpu: stats.cpu,
+            hot: i32::from(stats.hot),
+        }
+    }
+}
+
+/// Adaptive load shedding: a call is refused only when the server is both
+/// hot and full. Hot: the CPU the caller reads is at or over the threshold,
+/// or was within `cool_ns` and the shedder has refused since. Full: both the
+/// moving average and the current count of calls in flight exceed the limit
+/// (see `weir_shed_stats`): the busiest complete bucket's passes per
+/// nanosecond times the fastest complete bucket's mean response time,
+/// scaled by `(1000 - cpu) / (1000 - threshold)` held to [floor, 1], and
+/// never under one call. The moving average moves on every completion (pass
+/// or fail) with the count left in flight, starting from 0, so nothing is
+/// refused before a call has completed; with no complete bucket holding a
+/// pass the response time is the policy's `latency_ns`. Safe to share
+/// between threads: each call takes a short per-handle lock, and a decision
+/// never rescans the window. Heap per handle: 16 bytes per bucket plus about
+/// 190 bytes (under 1 KB at the preset). Made by `weir_shedder_new`, freed
+/// by `weir_shedder_free`.
+pub struct weir_shedder(Guarded<Mutex<Shedder>>);
+
+impl Handle for weir_shedder {
+    type State = Mutex<Shedder>;
+    fn guarded(&self) -> &Guarded<Self::State> {
+        &self.0
+    }
+}
+
+/// Makes a shedder with an empty window opening at `now` and writes it to
+/// `*out`. `policy` NULL means the preset. A bad policy gets its own status:
+/// `WEIR_ERR_SHED_CPU`, `WEIR_ERR_SHED_LATENCY`, `WEIR_ERR_SHED_BETA`,
+/// `WEIR_ERR_SHED_FLOOR`, `WEIR_ERR_SHED_COOL`, `WEIR_ERR_WINDOW_SPAN`,
+/// `WEIR_ERR_TOO_LARGE`. `WEIR_ERR_NULL` if `out` is NULL; `*out` is written
+/// only on success.
+#[no_mangle]
+pub extern "C" fn weir_shedder_new(
+    policy: *const weir_shed,
+    now: i64,
+    out: *mut *mut weir_shedder,
+) -> weir_status {
+    new_handle(out, || {
+        let shed = policy_or(policy, weir_shed_preset());
+        let shedder = Shedder::new(shed.into(), now)?;
+        Ok(weir_shedder(Guarded::new(Mutex::new(shedder))))
+    })
+}
+
+/// Frees a shedder. NULL is accepted and ignored.
+#[no_mangle]
+pub extern "C" fn weir_shedder_free(shedder: *mut weir_shedder) {
+    free_handle(shedder)
+}
+
+/// Asks to start one call at `now`, with the CPU at `cpu_permille`
+/// thousandths (values outside [0, 1000] are clamped into it). True: go
+/// ahead; `*ticket` now holds the call, to be settled once with
+/// `weir_shedder_pass` or `weir_shedder_fail`. False: refused, and `*ticket`
+/// is written as already settled. False, changing nothing, for a NULL
+/// shedder or a NULL `ticket`.
+#[no_mangle]
+pub extern "C" fn weir_shedder_allow(
+    shedder: *const weir_shedder,
+    now: i64,
+    cpu_permille: i32,
+    ticket: *mut weir_ticket,
+) -> bool {
+    on(shedder, false, |state| {
+        if ticket.is_null() {
+            return false;
+        }
+        let issued = lock(state).allow(now, cpu_permille);
+        let written = issued.unwrap_or(Ticket {
+            start: now,
+            open: false,
+        });
+        write_out(ticket, written.into()).is_ok() && issued.is_some()
+    })
+}
+
+/// Settles the call behind `*ticket` with `settle`, after checking the
+/// ticket, and writes it back as settled.
+fn settle(
+    shedder: *const weir_shedder,
+    ticket: *mut weir_ticket,
+    settle: impl FnOnce(&mut Shedder, &mut Ticket) -> Result<(), Settled>,
+) -> weir_status {
+    status_on(shedder, |state| {
+        let held = value_mut(ticket).ok_or(WEIR_ERR_NULL)?;
+        let mut open = match held.flying {
+            0 => return Err(WEIR_ERR_SETTLED),
+            1 => Ticket {
+                start: held.start,
+                open: true,
+            },
+            _ => return Err(WEIR_ERR_INVALID_ARGUMENT),
+        };
+        settle(&mut lock(state), &mut open).map_err(|Settled| WEIR_ERR_SETTLED)?;
+        *held = open.into();
+        Ok(())
+    })
+}
+
+/// The call behind `*ticket` succeeded at `now`: it leaves flight, and its
+/// response time and its pass count towards capacity. `WEIR_ERR_SETTLED`,
+/// changing nothing, if the ticket was already settled (or refused);
+/// `WEIR_ERR_INVALID_ARGUMENT` if its `flying` is neither 0 nor 1;
+/// `WEIR_ERR_NULL` if `shedder` or `ticket` is NULL.
+#[no_mangle]
+pub extern "C" fn weir_shedder_pass(
+    shedder: *const weir_shedder,
+    ticket: *mut weir_ticket,
+    now: i64,
+) -> weir_status {
+    settle(shedder, ticket, |shedder, ticket| shedder.pass(ticket, now))
+}
+
+/// The call behind `*ticket` failed: it leaves flight but feeds neither the
+/// pass count nor the response times. Statuses as for `weir_shedder_pass`.
+#[no_mangle]
+pub extern "C" fn weir_shedder_fail(
+    shedder: *const weir_shedder,
+    ticket: *mut weir_ticket,
+) -> weir_status {
+    settle(shedder, ticket, Shedder::fail)
+}
+
+/// How many calls are in flight; 0 for a NULL shedder.
+#[no_mangle]
+pub extern "C" fn weir_shedder_flying(shedder: *const weir_shedder) -> i64 {
+    on(shedder, 0, |state| lock(state).flying())
+}
+
+/// Writes what the shedder knows at `now` to `*out`. `WEIR_ERR_NULL` if
+/// `shedder` or `out` is NULL.
+#[no_mangle]
+pub extern "C" fn weir_shedder_stats(
+    shedder: *const weir_shedder,
+    now: i64,
+    out: *mut weir_shed_stats,
+) -> weir_status {
+    status_on(shedder, |state| {
+        let stats = lock(state).stats(now);
+        write_out(out, stats.into())
+    })
+}

@@ -1,0 +1,162 @@
+//! C face of [`crate::window`].
+
+use std::sync::Mutex;
+
+use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
+
+use super::guard::{
+    free_handle, lock, new_handle, on, slice_out, status_on, write_out, Guarded, Handle,
+};
+use super::status::weir_status::{self, *};
+use crate::window::{Total, Window, WindowError};
+
+impl From<WindowError> for weir_status {
+    fn from(error: WindowError) -> weir_status {
+        match error {
+            WindowError::Span => WEIR_ERR_WINDOW_SPAN,
+            WindowError::TooLarge => WEIR_ERR_TOO_LARGE,
+            WindowError::NoMemory => WEIR_ERR_NO_MEMORY,
+        }
+    }
+}
+
+/// A sum and how many values went into it (a mean once `count` is
+/// positive). Both saturate at `INT64_MAX` / `INT64_MIN` instead of wrapping.
+/// 16 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct weir_total {
+    /// The values added, summed.
+    pub sum: i64,
+    /// How many values were added.
+    pub count: i64,
+}
+
+assert_eq_size!(weir_total, [u8; 16]);
+assert_eq_align!(weir_total, u64);
+const_assert_eq!(core::mem::offset_of!(weir_total, sum), 0);
+const_assert_eq!(core::mem::offset_of!(weir_total, count), 8);
+
+impl From<Total> for weir_total {
+    fn from(total: Total) -> weir_total {
+        weir_total {
+            sum: total.sum,
+            count: total.count,
+        }
+    }
+}
+
+/// A rolling window: `size` buckets that together cover the last `window_ns`,
+/// each bucket a sum and a count. Writing at a later `now` clears the
+/// buckets the gap swept past and snaps the head to a bucket boundary;
+/// reading at a later `now` skips them without clearing, so two reads at the
+/// same `now` agree; a `now` before the head bucket opened counts as no time
+/// passing. Safe to share between threads: each call takes a short
+/// per-handle lock. Heap per handle: 16 bytes per bucket plus about 70
+/// bytes. Made by `weir_window_new`, freed by `weir_window_free`.
+pub struct weir_window(Guarded<Mutex<Window<Total>>>);
+
+impl Handle for weir_window {
+    type State = Mutex<Window<Total>>;
+    fn guarded(&self) -> &Guarded<Self::State> {
+        &self.0
+    }
+}
+
+/// Makes an empty window of `size` buckets covering `window_ns`, its first
+/// bucket opening at `now`, and writes it to `*out`. A `size` below one is
+/// raised to one; each bucket is `window_ns / size` wide, and at least 1 ns.
+/// `WEIR_ERR_WINDOW_SPAN` if `window_ns` is zero or negative,
+/// `WEIR_ERR_TOO_LARGE` above 1048576 buckets, `WEIR_ERR_NO_MEMORY` if the
+/// buckets cannot be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is
+/// written only on success.
+#[no_mangle]
+pub extern "C" fn weir_window_new(
+    size: i32,
+    window_ns: i64,
+    now: i64,
+    out: *mut *mut weir_window,
+) -> weir_status {
+    new_handle(out, || {
+        let window = Window::new(i64::from(size), window_ns, now)?;
+        Ok(weir_window(Guarded::new(Mutex::new(window))))
+    })
+}
+
+/// Frees a window. NULL is accepted and ignored.
+#[no_mangle]
+pub extern "C" fn weir_window_free(window: *mut weir_window) {
+    free_handle(window)
+}
+
+/// Adds `value` to the bucket `now` falls in (its sum saturates), after
+/// clearing what the gap since the last write swept past. `WEIR_ERR_NULL`
+/// for a NULL window.
+#[no_mangle]
+pub extern "C" fn weir_window_add(window: *const weir_window, now: i64, value: i64) -> weir_status {
+    status_on(window, |state| {
+        lock(state).add(now, value);
+        Ok(())
+    })
+}
+
+/// Writes to `*out` the sum and count over the buckets inside the window at
+/// `now`, with the bucket `now` falls in when `current` is true and without
+/// it (complete buckets only) when false. Clears nothing. `WEIR_ERR_NULL` if
+/// `window` or `out` is NULL.
+#[no_mangle]
+pub extern "C" fn weir_window_total(
+    window: *const weir_window,
+    now: i64,
+    current: bool,
+    out: *mut weir_total,
+) -> weir_status {
+    status_on(window, |state| {
+        let total = lock(state).total(now, current);
+        write_out(out, total.into())
+    })
+}
+
+/// Copies the buckets inside the window at `now` into `out`, oldest first,
+/// and returns how many it wrote. With `current` true there are `size` of
+/// them, the last being the bucket `now` falls in; with `current` false that
+/// one is left out (`size - 1`). Buckets a write at `now` would clear are
+/// copied as empty, so each position always covers the same stretch of time
+/// relative to `now`. With room for fewer (`cap`), the newest `cap` are
+/// written. Clears nothing. Returns 0 for a NULL window, or a NULL `out`.
+#[no_mangle]
+pub extern "C" fn weir_window_buckets(
+    window: *const weir_window,
+    now: i64,
+    current: bool,
+    out: *mut weir_total,
+    cap: usize,
+) -> usize {
+    on(window, 0, |state| {
+        let window = lock(state);
+        let live = window.size() - usize::from(!current);
+        let room = slice_out(out, cap.min(live));
+        let skip = live - room.len();
+        let mut seen: usize = 0;
+        window.each(now, current, |bucket| {
+            if let Some(slot) = seen.checked_sub(skip).and_then(|at| room.get_mut(at)) {
+                slot.write((*bucket).into());
+            }
+            seen += 1;
+        });
+        room.len()
+    })
+}
+
+/// How many buckets the window has; 0 for a NULL window.
+#[no_mangle]
+pub extern "C" fn weir_window_size(window: *const weir_window) -> i32 {
+    // The size is at most 1048576, so it fits.
+    on(window, 0, |state| lock(state).size() as i32)
+}
+
+/// How much time one bucket covers, in nanoseconds; 0 for a NULL window.
+#[no_mangle]
+pub extern "C" fn weir_window_width(window: *const weir_window) -> i64 {
+    on(window, 0, |state| lock(state).width())
+}

@@ -1,0 +1,275 @@
+//! The breaker's scenarios: a healthy backend, the protection, constant
+//! failure fractions, a 30 s outage and its recovery, and determinism (also
+//! through the C handle from several threads). Time is driven through `now`;
+//! the draws come from a fixed-seed generator.
+
+use weir::breaker::{Breaker, Sre};
+
+const MS: i64 = 1_000_000;
+const SECOND: i64 = 1_000 * MS;
+
+/// splitmix64: a small generator with a fixed seed, so every run draws the
+/// same numbers.
+struct Draws(u64);
+
+impl Draws {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A draw from [0, 1).
+    fn roll(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// One call offered to the breaker.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Call {
+    now: i64,
+    allowed: bool,
+}
+
+/// Offers `rate` calls a second for `seconds` to a preset breaker; a call let
+/// through fails when `failing(now, draws)` says so. Returns every call.
+fn drive(
+    rate: i64,
+    seconds: i64,
+    seed: u64,
+    mut failing: impl FnMut(i64, &mut Draws) -> bool,
+) -> (Breaker, Vec<Call>) {
+    let mut breaker = Breaker::new(Sre::PRESET, 0).unwrap();
+    let mut draws = Draws(seed);
+    let step = SECOND / rate;
+    let mut calls = Vec::new();
+    for i in 0..rate * seconds {
+        let now = i * step;
+        let allowed = breaker.allow(now, draws.roll());
+        if allowed {
+            if failing(now, &mut draws) {
+                breaker.fail(now);
+            } else {
+                breaker.pass(now);
+            }
+        }
+        calls.push(Call { now, allowed });
+    }
+    (breaker, calls)
+}
+
+fn refused(calls: &[Call]) -> usize {
+    calls.iter().filter(|c| !c.allowed).count()
+}
+
+#[test]
+fn a_healthy_backend_is_never_refused_at_any_rate() {
+    for rate in [1, 10, 100, 1_000, 10_000] {
+        let (mut breaker, calls) = drive(rate, 30, 7, |_, _| false);
+        assert_eq!(refused(&calls), 0, "rate {rate}");
+        assert_eq!(breaker.ratio(30 * SECOND), 0.0);
+    }
+}
+
+#[test]
+fn the_protection_lets_five_failing_calls_through() {
+    let mut breaker = Breaker::new(Sre::PRESET, 0).unwrap();
+    // Five at once, every one failing, each with the worst draw.
+    for _ in 0..5 {
+        assert!(breaker.allow(0, 0.0));
+        breaker.fail(0);
+    }
+    // Then one every 2.5 s for a minute: never more than five in the window.
+    let mut now = 10 * SECOND + 1;
+    while now < 70 * SECOND {
+        assert!(breaker.allow(now, 0.0), "refused at {now}");
+        breaker.fail(now);
+        assert!(breaker.tally(now).total <= 5);
+        now += 2_500 * MS;
+    }
+}
+
+#[test]
+fn constant_failure_fractions() {
+    for (percent, seed) in [(10, 11), (20, 12)] {
+        let (_, calls) = drive(100, 60, seed, |_, d| d.next() % 100 < percent);
+        assert_eq!(refused(&calls), 0, "{percent}% failing");
+    }
+    let (_, calls) = drive(100, 60, 13, |_, d| d.next() % 100 < 50);
+    let late: Vec<Call> = calls.into_iter().filter(|c| c.now >= 20 * SECOND).collect();
+    let fraction = refused(&late) as f64 / late.len() as f64;
+    assert!(fraction > 0.75, "50% failing: refused {fraction:.3}");
+}
+
+/// 10 s healthy, 30 s of total outage, then healthy again, at 100 calls/s.
+fn outage(seed: u64) -> (Breaker, Vec<Call>, Vec<f64>) {
+    let (start, end) = (10 * SECOND, 40 * SECOND);
+    let mut breaker = Breaker::new(Sre::PRESET, 0).unwrap();
+    let mut draws = Draws(seed);
+    let mut calls = Vec::new();
+    let mut ratios = Vec::new();
+    for i in 0..100 * 70 {
+        let now = i * 10 * MS;
+        if now % SECOND == 0 {
+            ratios.push(breaker.ratio(now));
+        }
+        let allowed = breaker.allow(now, draws.roll());
+        if allowed {
+            if (start..end).contains(&now) {
+                breaker.fail(now);
+            } else {
+                breaker.pass(now);
+            }
+        }
+        calls.push(Call { now, allowed });
+    }
+    (breaker, calls, ratios)
+}
+
+#[test]
+fn a_thirty_second_outage_and_its_recovery() {
+    let (start, end) = (10 * SECOND, 40 * SECOND);
+    let (_, calls, ratios) = outage(2024);
+    let during = |from: i64, to: i64| calls.iter().filter(move |c| (from..to).contains(&c.now));
+
+    // Nothing refused before the outage, nor in its first 2 s.
+    assert_eq!(
+        during(0, start + 2 * SECOND).filter(|c| !c.allowed).count(),
+        0
+    );
+    // The ratio passes 0.95 within 15 s of the start and stays there.
+    for (second, ratio) in ratios.iter().enumerate().take(40).skip(25) {
+        assert!(*ratio > 0.95, "ratio {ratio} at {second} s");
+    }
+    // From 10 s in to the end the backend still gets a call in every 1.1 s
+    // stretch (the probe), and never more than 5 in any second.
+    let through: Vec<i64> = during(start + 10 * SECOND, end)
+        .filter(|c| c.allowed)
+        .map(|c| c.now)
+        .collect();
+    let mut previous = start + 10 * SECOND;
+    for &now in through.iter().chain([end].iter()) {
+        assert!(
+            now - previous <= 1_100 * MS,
+            "a gap from {previous} to {now}"
+        );
+        previous = now;
+    }
+    for (i, &now) in through.iter().enumerate() {
+        let in_second = through[i..]
+            .iter()
+            .take_while(|&&t| t < now + SECOND)
+            .count();
+        assert!(in_second <= 5, "{in_second} calls in the second from {now}");
+    }
+    // After recovery: refusals stop within 13 s, the ratio is 0 within 15 s.
+    assert_eq!(
+        during(end + 13 * SECOND, 70 * SECOND)
+            .filter(|c| !c.allowed)
+            .count(),
+        0
+    );
+    for (second, ratio) in ratios.iter().enumerate().skip(55) {
+        assert_eq!(*ratio, 0.0, "ratio at {second} s");
+    }
+}
+
+#[test]
+fn the_same_draws_give_the_same_decisions() {
+    let (mut first, calls, ratios) = outage(99);
+    let (mut second, again, ratios_again) = outage(99);
+    assert_eq!(calls, again);
+    assert_eq!(ratios, ratios_again);
+    assert_eq!(first.tally(70 * SECOND), second.tally(70 * SECOND));
+    // And a different seed draws differently.
+    let (_, other, _) = outage(100);
+    assert_ne!(calls, other);
+}
+
+#[test]
+fn every_call_is_counted_once() {
+    let mut breaker = Breaker::new(Sre::PRESET, 0).unwrap();
+    let mut draws = Draws(5);
+    let (mut allowed, mut calls) = (0, 0);
+    // All within one window, so the tally holds every call.
+    for i in 0..5_000 {
+        let now = i * MS;
+        calls += 1;
+        if breaker.allow(now, draws.roll()) {
+            allowed += 1;
+            if draws.next() % 100 < 70 {
+                breaker.fail(now);
+            } else {
+                breaker.pass(now);
+            }
+        }
+    }
+    let tally = breaker.tally(5 * SECOND);
+    assert!(allowed < calls, "70% failing should refuse something");
+    assert_eq!(tally.success + tally.failure, allowed);
+    assert_eq!(tally.success + tally.failure + tally.drop, calls);
+    assert_eq!(tally.total, calls);
+}
+
+mod through_c {
+    //! The same count through the C handle, from several threads at once.
+    use super::*;
+    use weir::ffi::breaker::*;
+    use weir::ffi::status::weir_status::WEIR_OK;
+
+    struct Shared(*mut weir_breaker);
+    // SAFETY: the handle is documented as safe to share between threads.
+    unsafe impl Send for Shared {}
+    unsafe impl Sync for Shared {}
+
+    #[test]
+    fn threads_count_every_call_once() {
+        const THREADS: u64 = 4;
+        const CALLS: i64 = 5_000;
+        let mut handle = std::ptr::null_mut();
+        assert_eq!(weir_breaker_new(std::ptr::null(), 0, &mut handle), WEIR_OK);
+        let shared = Shared(handle);
+        let allowed: i64 = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..THREADS)
+                .map(|t| {
+                    let shared = &shared;
+                    scope.spawn(move || {
+                        let mut draws = Draws(t + 1);
+                        let mut allowed = 0;
+                        for i in 0..CALLS {
+                            // Each thread's clock runs on its own: the
+                            // handle sees time jump back and forth.
+                            let now = i * MS;
+                            if weir_breaker_allow(shared.0, now, draws.roll()) {
+                                allowed += 1;
+                                let status = if draws.next() % 100 < 70 {
+                                    weir_breaker_fail(shared.0, now)
+                                } else {
+                                    weir_breaker_pass(shared.0, now)
+                                };
+                                assert_eq!(status, WEIR_OK);
+                            }
+                        }
+                        allowed
+                    })
+                })
+                .collect();
+            workers.into_iter().map(|w| w.join().unwrap()).sum()
+        });
+        let mut tally = weir_tally {
+            total: 0,
+            success: 0,
+            failure: 0,
+            drop: 0,
+        };
+        assert_eq!(weir_breaker_tally(handle, 0, &mut tally), WEIR_OK);
+        let calls = THREADS as i64 * CALLS;
+        assert!(allowed < calls);
+        assert_eq!(tally.success + tally.failure, allowed);
+        assert_eq!(tally.success + tally.failure + tally.drop, calls);
+        weir_breaker_free(handle);
+    }
+}

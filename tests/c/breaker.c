@@ -1,0 +1,281 @@
+/* weir_breaker through the header: the layouts, the preset, a healthy
+ * backend, the protection, constant failure fractions, the 30 s outage and
+ * its recovery, determinism, many threads, and bad input (bad policies,
+ * NULL, NaN and out-of-range rolls, INT64 extremes, time going backwards). */
+#include <math.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "check.h"
+#include "weir.h"
+
+_Static_assert(sizeof(weir_sre) == 48, "weir_sre size");
+_Static_assert(_Alignof(weir_sre) == 8, "weir_sre align");
+_Static_assert(offsetof(weir_sre, k) == 0, "weir_sre.k");
+_Static_assert(offsetof(weir_sre, floor) == 8, "weir_sre.floor");
+_Static_assert(offsetof(weir_sre, protection) == 16, "weir_sre.protection");
+_Static_assert(offsetof(weir_sre, probe_ns) == 24, "weir_sre.probe_ns");
+_Static_assert(offsetof(weir_sre, size) == 32, "weir_sre.size");
+_Static_assert(offsetof(weir_sre, reserved) == 36, "weir_sre.reserved");
+_Static_assert(offsetof(weir_sre, window_ns) == 40, "weir_sre.window_ns");
+_Static_assert(sizeof(weir_tally) == 32, "weir_tally size");
+_Static_assert(_Alignof(weir_tally) == 8, "weir_tally align");
+_Static_assert(offsetof(weir_tally, total) == 0, "weir_tally.total");
+_Static_assert(offsetof(weir_tally, success) == 8, "weir_tally.success");
+_Static_assert(offsetof(weir_tally, failure) == 16, "weir_tally.failure");
+_Static_assert(offsetof(weir_tally, drop) == 24, "weir_tally.drop");
+
+#define MS INT64_C(1000000)
+#define SEC (1000 * MS)
+
+/* splitmix64 with a fixed seed: the same draws every run. */
+static uint64_t next(uint64_t *state) {
+    uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+static double roll(uint64_t *state) { return (double)(next(state) >> 11) / 9007199254740992.0; }
+
+static weir_breaker *preset(int64_t now) {
+    weir_breaker *breaker = NULL;
+    CHECK_STATUS(weir_breaker_new(NULL, now, &breaker), WEIR_OK);
+    CHECK(breaker != NULL);
+    return breaker;
+}
+
+/* Offers `rate` calls a second for `seconds`; a call let through fails with
+ * probability percent/100. Returns the refusals from `from` on and counts
+ * the calls from then in *offered. */
+static long drive(int64_t rate, int64_t seconds, unsigned percent, uint64_t seed, int64_t from,
+                  long *offered) {
+    weir_breaker *breaker = preset(0);
+    long refused = 0;
+    *offered = 0;
+    for (int64_t i = 0; i < rate * seconds; i++) {
+        int64_t now = i * (SEC / rate);
+        bool allowed = weir_breaker_allow(breaker, now, roll(&seed));
+        if (allowed) {
+            bool fails = next(&seed) % 100 < percent;
+            CHECK_STATUS(fails ? weir_breaker_fail(breaker, now) : weir_breaker_pass(breaker, now),
+                         WEIR_OK);
+        }
+        if (now >= from) {
+            (*offered)++;
+            refused += !allowed;
+        }
+    }
+    weir_breaker_free(breaker);
+    return refused;
+}
+
+enum { OUTAGE_CALLS = 7000 };
+
+/* 10 s healthy, 30 s of total outage, then healthy, at 100 calls/s. Fills
+ * `allowed` per call and `ratios` per second. */
+static void outage(uint64_t seed, bool allowed[OUTAGE_CALLS], double ratios[70]) {
+    weir_breaker *breaker = preset(0);
+    for (int64_t i = 0; i < OUTAGE_CALLS; i++) {
+        int64_t now = i * 10 * MS;
+        if (i % 100 == 0) ratios[i / 100] = weir_breaker_ratio(breaker, now);
+        allowed[i] = weir_breaker_allow(breaker, now, roll(&seed));
+        if (allowed[i]) {
+            bool down = now >= 10 * SEC && now < 40 * SEC;
+            CHECK_STATUS(down ? weir_breaker_fail(breaker, now) : weir_breaker_pass(breaker, now),
+                         WEIR_OK);
+        }
+    }
+    weir_breaker_free(breaker);
+}
+
+static void check_outage(void) {
+    static bool allowed[OUTAGE_CALLS], again[OUTAGE_CALLS];
+    double ratios[70], ratios_again[70];
+    outage(2024, allowed, ratios);
+    /* Nothing refused before the outage or in its first 2 s. */
+    for (int i = 0; i < 1200; i++) CHECK(allowed[i]);
+    /* The ratio passes 0.95 within 15 s and stays there to the end. */
+    for (int s = 25; s < 40; s++) CHECK(ratios[s] > 0.95);
+    /* From 10 s in to the end: a call in every 1.1 s, at most 5 a second. */
+    int last = 2000;
+    for (int i = 2000; i < 4000; i++) {
+        if (!allowed[i]) continue;
+        CHECK(i - last <= 110);
+        last = i;
+        int in_second = 0;
+        for (int j = i; j < i + 100 && j < 4000; j++) in_second += allowed[j];
+        CHECK(in_second <= 5);
+    }
+    CHECK(4000 - last <= 110);
+    /* Recovery: refusals stop within 13 s, the ratio is 0 within 15 s. */
+    for (int i = 5300; i < OUTAGE_CALLS; i++) CHECK(allowed[i]);
+    for (int s = 55; s < 70; s++) CHECK(ratios[s] == 0.0);
+    /* The same draws give the same decisions. */
+    outage(2024, again, ratios_again);
+    CHECK(memcmp(allowed, again, sizeof allowed) == 0);
+    CHECK(memcmp(ratios, ratios_again, sizeof ratios) == 0);
+}
+
+enum { THREADS = 4, ROUNDS = 5000 };
+
+struct worker {
+    weir_breaker *breaker;
+    uint64_t seed;
+    long allowed;
+};
+
+static void *hammer(void *arg) {
+    struct worker *w = arg;
+    for (int64_t i = 0; i < ROUNDS; i++) {
+        int64_t now = i * MS; /* each thread's clock: the handle sees it jump back */
+        if (weir_breaker_allow(w->breaker, now, roll(&w->seed))) {
+            w->allowed++;
+            if (next(&w->seed) % 100 < 70) {
+                if (weir_breaker_fail(w->breaker, now) != WEIR_OK) return (void *)1;
+            } else if (weir_breaker_pass(w->breaker, now) != WEIR_OK) {
+                return (void *)1;
+            }
+        }
+    }
+    return NULL;
+}
+
+static void check_threads(void) {
+    weir_breaker *breaker = preset(0);
+    pthread_t threads[THREADS];
+    struct worker workers[THREADS];
+    for (int t = 0; t < THREADS; t++) {
+        workers[t] = (struct worker){breaker, (uint64_t)t + 1, 0};
+        CHECK(pthread_create(&threads[t], NULL, hammer, &workers[t]) == 0);
+    }
+    long allowed = 0;
+    for (int t = 0; t < THREADS; t++) {
+        void *result;
+        CHECK(pthread_join(threads[t], &result) == 0);
+        CHECK(result == NULL);
+        allowed += workers[t].allowed;
+    }
+    weir_tally tally;
+    CHECK_STATUS(weir_breaker_tally(breaker, 0, &tally), WEIR_OK);
+    CHECK(allowed < THREADS * ROUNDS);
+    CHECK(tally.success + tally.failure == allowed);
+    CHECK(tally.success + tally.failure + tally.drop == THREADS * ROUNDS);
+    CHECK(tally.total == THREADS * ROUNDS);
+    weir_breaker_free(breaker);
+}
+
+static void check_policies(void) {
+    weir_sre sre = weir_sre_preset();
+    CHECK(sre.k == 1.5 && sre.floor == 1.1 && sre.protection == 5.0);
+    CHECK(sre.probe_ns == SEC && sre.size == 40 && sre.window_ns == 10 * SEC && sre.reserved == 0);
+
+    weir_breaker *breaker = NULL;
+    struct {
+        weir_sre sre;
+        weir_status status;
+    } bad[] = {
+        {{NAN, 1.1, 5, SEC, 40, 0, 10 * SEC}, WEIR_ERR_SRE_K},
+        {{1.0, 1.1, 5, SEC, 40, 0, 10 * SEC}, WEIR_ERR_SRE_K},
+        {{INFINITY, 1.1, 5, SEC, 40, 0, 10 * SEC}, WEIR_ERR_SRE_K},
+        {{1.5, 0.5, 5, SEC, 40, 0, 10 * SEC}, WEIR_ERR_SRE_FLOOR},
+        {{1.5, NAN, 5, SEC, 40, 0, 10 * SEC}, WEIR_ERR_SRE_FLOOR},
+        {{1.5, 1.1, -1, SEC, 40, 0, 10 * SEC}, WEIR_ERR_SRE_PROTECTION},
+        {{1.5, 1.1, NAN, SEC, 40, 0, 10 * SEC}, WEIR_ERR_SRE_PROTECTION},
+        {{1.5, 1.1, 5, 0, 40, 0, 10 * SEC}, WEIR_ERR_SRE_PROBE},
+        {{1.5, 1.1, 5, INT64_MIN, 40, 0, 10 * SEC}, WEIR_ERR_SRE_PROBE},
+        {{1.5, 1.1, 5, SEC, 40, 0, 0}, WEIR_ERR_WINDOW_SPAN},
+        {{1.5, 1.1, 5, SEC, 40, 0, INT64_MIN}, WEIR_ERR_WINDOW_SPAN},
+        {{1.5, 1.1, 5, SEC, INT32_MAX, 0, 10 * SEC}, WEIR_ERR_TOO_LARGE},
+        {{1.5, 1.1, 5, SEC, 40, 7, 10 * SEC}, WEIR_ERR_INVALID_ARGUMENT},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK_STATUS(weir_breaker_new(&bad[i].sre, 0, &breaker), bad[i].status);
+        CHECK(breaker == NULL); /* not written on failure */
+        CHECK(strcmp(weir_status_str(bad[i].status), weir_status_str(-1)) != 0);
+    }
+    CHECK_STATUS(weir_breaker_new(&sre, 0, NULL), WEIR_ERR_NULL);
+
+    /* A size below one is raised to one: a one-bucket breaker works. */
+    sre.size = -4;
+    CHECK_STATUS(weir_breaker_new(&sre, 0, &breaker), WEIR_OK);
+    for (int i = 0; i < 100; i++) CHECK_STATUS(weir_breaker_fail(breaker, 0), WEIR_OK);
+    CHECK(weir_breaker_ratio(breaker, 0) > 0.9);
+    weir_breaker_free(breaker);
+}
+
+static void check_bad_input(void) {
+    /* NULL handles: refusals, statuses, neutral answers. */
+    weir_tally tally;
+    CHECK(!weir_breaker_allow(NULL, 0, 0.5));
+    CHECK_STATUS(weir_breaker_pass(NULL, 0), WEIR_ERR_NULL);
+    CHECK_STATUS(weir_breaker_fail(NULL, 0), WEIR_ERR_NULL);
+    CHECK(weir_breaker_ratio(NULL, 0) == 0.0);
+    CHECK_STATUS(weir_breaker_tally(NULL, 0, &tally), WEIR_ERR_NULL);
+    weir_breaker_free(NULL);
+
+    weir_breaker *breaker = preset(5 * SEC);
+    CHECK_STATUS(weir_breaker_tally(breaker, 5 * SEC, NULL), WEIR_ERR_NULL);
+    for (int i = 0; i < 100; i++) CHECK_STATUS(weir_breaker_fail(breaker, 5 * SEC), WEIR_OK);
+    /* NaN counts as 0 (refused); +inf and 7 are held under 1 (let through). */
+    CHECK(!weir_breaker_allow(breaker, 5 * SEC, NAN));
+    CHECK(!weir_breaker_allow(breaker, 5 * SEC, -INFINITY));
+    CHECK(weir_breaker_allow(breaker, 5 * SEC, INFINITY));
+    CHECK(weir_breaker_allow(breaker, 5 * SEC, 7.0));
+    /* Earlier times count as the latest: nothing ages out, no probe. */
+    CHECK(!weir_breaker_allow(breaker, INT64_MIN, 0.0));
+    CHECK(!weir_breaker_allow(breaker, 0, 0.0));
+    CHECK_STATUS(weir_breaker_tally(breaker, INT64_MIN, &tally), WEIR_OK);
+    CHECK(tally.failure == 100 && tally.drop == 4 && tally.total == 104);
+    /* INT64_MAX: the window has aged out; everything goes again. */
+    CHECK(weir_breaker_allow(breaker, INT64_MAX, 0.0));
+    CHECK(weir_breaker_ratio(breaker, INT64_MAX) == 0.0);
+    CHECK_STATUS(weir_breaker_tally(breaker, INT64_MAX, &tally), WEIR_OK);
+    CHECK(tally.total == 0);
+    CHECK_STATUS(weir_breaker_fail(breaker, INT64_MIN), WEIR_OK); /* lands at INT64_MAX */
+    CHECK_STATUS(weir_breaker_tally(breaker, INT64_MAX, &tally), WEIR_OK);
+    CHECK(tally.failure == 1);
+    weir_breaker_free(breaker);
+
+    /* A breaker made at INT64_MIN ages across the whole clock. */
+    breaker = preset(INT64_MIN);
+    CHECK(weir_breaker_allow(breaker, INT64_MIN, 0.0));
+    CHECK_STATUS(weir_breaker_fail(breaker, INT64_MIN), WEIR_OK);
+    CHECK(weir_breaker_allow(breaker, INT64_MAX, 0.0));
+    weir_breaker_free(breaker);
+}
+
+int main(void) {
+    check_policies();
+    check_bad_input();
+
+    /* A healthy backend is never refused, at any rate. */
+    long offered;
+    const int64_t rates[] = {1, 10, 100, 1000, 10000};
+    for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++) {
+        CHECK(drive(rates[i], 30, 0, 7, 0, &offered) == 0);
+    }
+
+    /* The protection: five failing calls at once, then one every 2.5 s. */
+    weir_breaker *breaker = preset(0);
+    for (int i = 0; i < 5; i++) {
+        CHECK(weir_breaker_allow(breaker, 0, 0.0));
+        CHECK_STATUS(weir_breaker_fail(breaker, 0), WEIR_OK);
+    }
+    for (int64_t now = 10 * SEC + 1; now < 70 * SEC; now += 2500 * MS) {
+        CHECK(weir_breaker_allow(breaker, now, 0.0));
+        CHECK_STATUS(weir_breaker_fail(breaker, now), WEIR_OK);
+    }
+    weir_breaker_free(breaker);
+
+    /* Constant failure fractions at 100 calls/s for 60 s. */
+    CHECK(drive(100, 60, 10, 11, 0, &offered) == 0);
+    CHECK(drive(100, 60, 20, 12, 0, &offered) == 0);
+    long refused = drive(100, 60, 50, 13, 20 * SEC, &offered);
+    CHECK(refused > offered * 3 / 4);
+
+    check_outage();
+    check_threads();
+    CHECK_DONE();
+}
