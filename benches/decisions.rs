@@ -21,6 +21,7 @@ use table::{
     GOV_REFUSE_2T, MUTEX, MUTEX_2T,
 };
 
+mod adaptive;
 mod anchors;
 mod backoff;
 mod gate;
@@ -60,6 +61,14 @@ const ROWS: &[Row] = &[
     row("weir_pool_take+give/allow/rust", MUTEX, None),
     row("weir_pool_take/refuse/c_abi", MUTEX, Some(4.0)),
     row("weir_pool_take/refuse/rust", MUTEX, None),
+    row("weir_breaker_allow+pass/allow/c_abi", MUTEX, Some(4.0)),
+    row("weir_breaker_allow+pass/allow/rust", MUTEX, None),
+    row("weir_breaker_allow/refuse/c_abi", MUTEX, Some(4.0)),
+    row("weir_breaker_allow/refuse/rust", MUTEX, None),
+    row("weir_shedder_allow+pass/allow/c_abi", MUTEX, Some(4.0)),
+    row("weir_shedder_allow+pass/allow/rust", MUTEX, None),
+    row("weir_shedder_allow/refuse/c_abi", MUTEX, Some(4.0)),
+    row("weir_shedder_allow/refuse/rust", MUTEX, None),
     // The by-value limiter: no lock at all, held to the same bound.
     row(
         "weir_limiter_try_consume_bucket/allow/c_abi",
@@ -140,6 +149,11 @@ const ROWS: &[Row] = &[
     ),
     row("weir_gate_enter+leave/allow/c_abi_2threads", CAS_2T, None),
     row("weir_pool_take+give/allow/c_abi_2threads", MUTEX_2T, None),
+    row(
+        "weir_breaker_allow+pass/allow/c_abi_2threads",
+        MUTEX_2T,
+        None,
+    ),
 ];
 
 const fn row(bench: &'static str, anchor: &'static str, target: Option<f64>) -> Row {
@@ -157,6 +171,7 @@ fn main() {
     anchors::benches(&mut c);
     limiters::benches(&mut c);
     pool::benches(&mut c);
+    adaptive::benches(&mut c);
     limiter::benches(&mut c);
     gate::benches(&mut c);
     backoff::benches(&mut c);
