@@ -618,16 +618,16 @@ int64_t weir_backoff_delay(const weir_backoff *policy,
 // so is an invalid policy. NULL policy: the preset.
 bool weir_backoff_more(const weir_backoff *policy, int32_t made);
 
-// Every delay of a whole run of retries, one per retry in order
-// (`attempts − 1` of them), as `weir_backoff_delay` draws them: retry `i`
-// uses `randoms[i − 1]`, or 0 once the `randoms_len` draws run short, and
-// `WEIR_JITTER_DECORRELATED`'s previous delay starts at `base_ns` and then
-// follows the delays drawn. Writes at most `cap` delays to `out` and
-// returns how many the whole schedule has, whether or not they all fitted
-// (as `snprintf` does): call it with `out` NULL and `cap` 0 to size the
-// buffer. A NULL `out` writes nothing (as `cap` 0); NULL `randoms` is no
-// draws. NULL policy: the preset. An invalid policy returns 0 and writes
-// nothing.
+// The delays of a whole run of retries, one per retry in order, as
+// `weir_backoff_delay` draws them: retry `i` uses `randoms[i − 1]`, or 0
+// once the `randoms_len` draws run short, and `WEIR_JITTER_DECORRELATED`'s
+// previous delay starts at `base_ns` and then follows the delays drawn.
+// Writes the first `min(cap, attempts − 1)` delays to `out` and returns how
+// many it wrote. The whole schedule has `attempts − 1` delays, so size
+// `out` from the policy; a return below that means `cap` cut it short. A
+// NULL `out` or a `cap` of 0 writes nothing and returns 0; NULL `randoms`
+// is no draws. NULL policy: the preset. An invalid policy returns 0 and
+// writes nothing.
 size_t weir_backoff_schedule(const weir_backoff *policy,
                              const double *randoms,
                              size_t randoms_len,
@@ -957,22 +957,26 @@ weir_status weir_pool_drop(const weir_pool *pool, uintptr_t item);
 
 // Removes the idle resources due at `now` — those idle for `keep_ns` or
 // more, or alive for `life_ns` or more (the boundary included) — oldest
-// first, and writes up to `cap` of them to `out` for the caller to close.
+// first, writes at most `cap` of them to `out` for the caller to close, and
+// returns how many it wrote: only `out[0]` to `out[returned - 1]` are
+// written, and only those resources are removed.
 //
-// Returns how many were due in all. The first `min(returned, cap)` entries
-// of `out` are written and those resources removed; when the return value
-// exceeds `cap`, the rest stay idle for the next call (call again until it
-// is at most `cap`). `out == NULL` counts as `cap == 0`: it counts the due
-// resources and removes none. A NULL pool answers 0.
+// What did not fit stays idle for the next call. A return of `cap` means
+// more may be due: call again, until it returns less than `cap` or
+// `weir_pool_next_expiry(pool, now)` is no longer 0. `out == NULL` or
+// `cap == 0` writes and removes nothing and returns 0. A NULL pool
+// answers 0.
 size_t weir_pool_evict(const weir_pool *pool, int64_t now, uintptr_t *out, size_t cap);
 
-// Closes the pool for shutdown and empties it: writes up to `cap` idle
-// resources to `out`, oldest first, for the caller to close. Returns how
-// many were idle in all; the first `min(returned, cap)` entries are written
-// and when the return value exceeds `cap` the rest stay for the next call.
-// From then on take answers WAIT and give keeps nothing (`*kept == false`),
-// so each lent resource is closed by its borrower when it comes back.
-// `out == NULL` counts as `cap == 0`. A NULL pool answers 0.
+// Closes the pool for shutdown and empties it: writes at most `cap` idle
+// resources to `out`, oldest first, for the caller to close, and returns
+// how many it wrote: only `out[0]` to `out[returned - 1]` are written.
+// What did not fit stays for the next call; a return of `cap` means more
+// may be waiting, so call again until `weir_pool_idle(pool)` is 0. From
+// the first call on, take answers WAIT and give keeps nothing
+// (`*kept == false`), so each lent resource is closed by its borrower when
+// it comes back. `out == NULL` or `cap == 0` writes nothing and returns 0,
+// but still closes the pool. A NULL pool answers 0.
 size_t weir_pool_close(const weir_pool *pool, uintptr_t *out, size_t cap);
 
 // How many resources exist: idle, lent and being made. 0 for a NULL pool.

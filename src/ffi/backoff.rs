@@ -179,16 +179,16 @@ pub extern "C" fn weir_backoff_more(policy: *const weir_backoff, made: i32) -> b
     guard(false, || checked(policy).is_ok_and(|p| p.more(made)))
 }
 
-/// Every delay of a whole run of retries, one per retry in order
-/// (`attempts − 1` of them), as `weir_backoff_delay` draws them: retry `i`
-/// uses `randoms[i − 1]`, or 0 once the `randoms_len` draws run short, and
-/// `WEIR_JITTER_DECORRELATED`'s previous delay starts at `base_ns` and then
-/// follows the delays drawn. Writes at most `cap` delays to `out` and
-/// returns how many the whole schedule has, whether or not they all fitted
-/// (as `snprintf` does): call it with `out` NULL and `cap` 0 to size the
-/// buffer. A NULL `out` writes nothing (as `cap` 0); NULL `randoms` is no
-/// draws. NULL policy: the preset. An invalid policy returns 0 and writes
-/// nothing.
+/// The delays of a whole run of retries, one per retry in order, as
+/// `weir_backoff_delay` draws them: retry `i` uses `randoms[i − 1]`, or 0
+/// once the `randoms_len` draws run short, and `WEIR_JITTER_DECORRELATED`'s
+/// previous delay starts at `base_ns` and then follows the delays drawn.
+/// Writes the first `min(cap, attempts − 1)` delays to `out` and returns how
+/// many it wrote. The whole schedule has `attempts − 1` delays, so size
+/// `out` from the policy; a return below that means `cap` cut it short. A
+/// NULL `out` or a `cap` of 0 writes nothing and returns 0; NULL `randoms`
+/// is no draws. NULL policy: the preset. An invalid policy returns 0 and
+/// writes nothing.
 #[no_mangle]
 pub extern "C" fn weir_backoff_schedule(
     policy: *const weir_backoff,
@@ -206,7 +206,7 @@ pub extern "C" fn weir_backoff_schedule(
         for (slot, delay) in out.iter_mut().zip(p.delays(randoms)) {
             slot.write(delay);
         }
-        p.retries()
+        out.len()
     })
 }
 
@@ -259,14 +259,18 @@ mod tests {
         let n = weir_backoff_schedule(core::ptr::null(), randoms.as_ptr(), 2, out.as_mut_ptr(), 3);
         assert_eq!(n, 2);
         assert_eq!(out, [100 * MS, 200 * MS, 0]);
-        // Sizing call.
+        // Room for one of the two: it says it wrote one, not that two were due.
+        let mut one = [0i64; 1];
+        let n = weir_backoff_schedule(core::ptr::null(), randoms.as_ptr(), 2, one.as_mut_ptr(), 1);
+        assert_eq!((n, one), (1, [100 * MS]));
+        // No buffer: nothing written, and it says so.
         let n = weir_backoff_schedule(
             core::ptr::null(),
             core::ptr::null(),
             0,
             core::ptr::null_mut(),
-            0,
+            5,
         );
-        assert_eq!(n, 2);
+        assert_eq!(n, 0);
     }
 }
