@@ -35,7 +35,9 @@ const MS: i64 = 1_000_000;
 /// (whatever the jitter) and `jitter` names a known kind; `weir_backoff_check`
 /// says which field is wrong. By-value plain data with no heap: the caller
 /// guards it (every call only reads it). 40 bytes, 8-byte aligned on 64-bit
-/// targets.
+/// targets; a pointer to a policy that is not aligned so is refused
+/// (`WEIR_ERR_MISALIGNED` from `weir_backoff_check`, the neutral answer from
+/// the rest), never read and never replaced by the preset.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct weir_backoff {
@@ -116,7 +118,7 @@ impl From<BackoffError> for weir_status {
 
 /// The checked policy behind `policy` (NULL: the preset).
 fn checked(policy: *const weir_backoff) -> Result<Backoff, weir_status> {
-    let p = policy_or(policy, PRESET);
+    let p = policy_or(policy, PRESET)?;
     let jitter = jitter(p.jitter).ok_or(WEIR_ERR_UNKNOWN_KIND)?;
     Ok(Backoff::new(
         p.base_ns, p.factor, p.cap_ns, p.attempts, jitter, p.spread,
@@ -124,7 +126,8 @@ fn checked(policy: *const weir_backoff) -> Result<Backoff, weir_status> {
 }
 
 /// Checks a policy. `WEIR_OK` when it is valid (a NULL policy is the preset,
-/// which is); otherwise the first fault in this order: `WEIR_ERR_UNKNOWN_KIND`
+/// which is); otherwise the first fault in this order: `WEIR_ERR_MISALIGNED`
+/// (`policy` is not aligned for a `weir_backoff`), `WEIR_ERR_UNKNOWN_KIND`
 /// (`jitter` names no `WEIR_JITTER_*`), `WEIR_ERR_NEGATIVE` (`base_ns`),
 /// `WEIR_ERR_NOT_FINITE` (`factor` NaN or infinite),
 /// `WEIR_ERR_INVALID_ARGUMENT` (`factor` below 1), `WEIR_ERR_NEGATIVE`
@@ -187,8 +190,8 @@ pub extern "C" fn weir_backoff_more(policy: *const weir_backoff, made: i32) -> b
 /// many it wrote. The whole schedule has `attempts − 1` delays, so size
 /// `out` from the policy; a return below that means `cap` cut it short. A
 /// NULL `out` or a `cap` of 0 writes nothing and returns 0; NULL `randoms`
-/// is no draws. NULL policy: the preset. An invalid policy returns 0 and
-/// writes nothing.
+/// is no draws. NULL policy: the preset. An invalid policy, or a misaligned
+/// `randoms` or `out`, returns 0 and writes nothing.
 #[no_mangle]
 pub extern "C" fn weir_backoff_schedule(
     policy: *const weir_backoff,
@@ -201,8 +204,12 @@ pub extern "C" fn weir_backoff_schedule(
         let Ok(p) = checked(policy) else {
             return 0;
         };
-        let randoms = slice_in(randoms, randoms_len.min(p.retries()));
-        let out = slice_out(out, cap.min(p.retries()));
+        let (Ok(randoms), Ok(out)) = (
+            slice_in(randoms, randoms_len.min(p.retries())),
+            slice_out(out, cap.min(p.retries())),
+        ) else {
+            return 0;
+        };
         for (slot, delay) in out.iter_mut().zip(p.delays(randoms)) {
             slot.write(delay);
         }

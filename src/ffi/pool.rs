@@ -4,7 +4,9 @@ use std::sync::Mutex;
 
 use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
 
-use super::guard::{free_handle, lock, new_handle, on, policy_or, slice_out, status_on, write_out};
+use super::guard::{
+    free_handle, lock, new_handle, on, policy_or, slice_out, status_on, usable, write_out,
+};
 use super::guard::{Guarded, Handle};
 use super::status::weir_status::{self, *};
 use crate::pool::{Counters, Limits, LimitsError, Misuse, Pool, Taken};
@@ -243,8 +245,8 @@ pub extern "C" fn weir_pool_new(
     limits: *const weir_limits,
     out: *mut *mut weir_pool,
 ) -> weir_status {
-    let limits = policy_or(limits, weir_limits_preset());
     new_handle(out, || {
+        let limits = policy_or(limits, weir_limits_preset())?;
         let pool = Pool::new(limits.into())?;
         Ok(weir_pool(Guarded::new(Mutex::new(pool))))
     })
@@ -309,9 +311,7 @@ pub extern "C" fn weir_pool_give(
     kept: *mut bool,
 ) -> weir_status {
     status_on(pool, |pool| {
-        if kept.is_null() {
-            return Err(WEIR_ERR_NULL);
-        }
+        usable(kept)?;
         let was_kept = lock(pool).give(item, now)?;
         write_out(kept, was_kept)
     })
@@ -337,7 +337,9 @@ fn into_buffer(
     cap: usize,
     fill: impl FnOnce(&mut Pool, usize, &mut dyn FnMut(weir_item)) -> usize,
 ) -> usize {
-    let room = slice_out(out, cap.min(pool.idle()));
+    let Ok(room) = slice_out(out, cap.min(pool.idle())) else {
+        return 0;
+    };
     let mut at = 0;
     fill(pool, room.len(), &mut |item| {
         room[at].write(item);
@@ -354,8 +356,8 @@ fn into_buffer(
 /// What did not fit stays idle for the next call. A return of `cap` means
 /// more may be due: call again, until it returns less than `cap` or
 /// `weir_pool_next_expiry(pool, now)` is no longer 0. `out == NULL` or
-/// `cap == 0` writes and removes nothing and returns 0. A NULL pool
-/// answers 0.
+/// `cap == 0` writes and removes nothing and returns 0, and so does an
+/// `out` not aligned for a `uintptr_t`. A NULL pool answers 0.
 #[no_mangle]
 pub extern "C" fn weir_pool_evict(
     pool: *const weir_pool,
@@ -378,7 +380,9 @@ pub extern "C" fn weir_pool_evict(
 /// the first call on, take answers WAIT and give keeps nothing
 /// (`*kept == false`), so each lent resource is closed by its borrower when
 /// it comes back. `out == NULL` or `cap == 0` writes nothing and returns 0,
-/// but still closes the pool. A NULL pool answers 0.
+/// but still closes the pool. An `out` not aligned for a `uintptr_t` is
+/// refused whole: it returns 0 and the pool stays open. A NULL pool answers
+/// 0.
 #[no_mangle]
 pub extern "C" fn weir_pool_close(
     pool: *const weir_pool,
@@ -422,7 +426,8 @@ pub extern "C" fn weir_pool_next_expiry(pool: *const weir_pool, now: i64) -> i64
 }
 
 /// Writes the pool's running totals to `*out`. `WEIR_ERR_NULL` if `pool`
-/// or `out` is NULL; `*out` is written only on success.
+/// or `out` is NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned; `*out`
+/// is written only on success.
 #[no_mangle]
 pub extern "C" fn weir_pool_stats(
     pool: *const weir_pool,

@@ -33,6 +33,9 @@ pub enum weir_status {
     WEIR_ERR_SETTLED = 9,
     /// An enumeration field holds a value that names no known case.
     WEIR_ERR_UNKNOWN_KIND = 10,
+    /// A pointer is not aligned for the type it points to; nothing was read
+    /// through it or written to it.
+    WEIR_ERR_MISALIGNED = 11,
 
     // 100–199: the limiter.
     /// A limiter constructor was given a capacity of zero.
@@ -135,6 +138,7 @@ const ALL: &[weir_status] = {
         WEIR_ERR_POISONED,
         WEIR_ERR_SETTLED,
         WEIR_ERR_UNKNOWN_KIND,
+        WEIR_ERR_MISALIGNED,
         WEIR_ERR_ZERO_CAPACITY,
         WEIR_ERR_ZERO_REFILL_AMOUNT,
         WEIR_ERR_ZERO_REFILL_INTERVAL,
@@ -187,6 +191,7 @@ impl weir_status {
             WEIR_ERR_POISONED => c"the handle was poisoned by an earlier panic",
             WEIR_ERR_SETTLED => c"already settled",
             WEIR_ERR_UNKNOWN_KIND => c"an enumeration field holds an unknown value",
+            WEIR_ERR_MISALIGNED => c"a pointer is not aligned for its type",
             WEIR_ERR_ZERO_CAPACITY => c"a limiter's capacity is zero",
             WEIR_ERR_ZERO_REFILL_AMOUNT => c"a bucket limiter's refill amount is zero",
             WEIR_ERR_ZERO_REFILL_INTERVAL => {
