@@ -145,8 +145,9 @@ enum weir_status
   // A limiter getter for one variant was asked of another; check with
   // `weir_limiter_is_bucket` and friends first.
   WEIR_ERR_WRONG_VARIANT = 112,
-  // The `weir_limiter` value is not one a constructor made: zeroed,
-  // never initialised, or overwritten. It refuses every call until rebuilt.
+  // The `weir_limiter` value is not one a constructor made: zeroed or
+  // overwritten. It refuses every call until rebuilt. (A value never
+  // initialised must not be passed at all: see `weir_limiter`.)
   WEIR_ERR_LIMITER_CORRUPT = 113,
   // The item is idle in the pool, not lent: it cannot be given or
   // dropped. Nothing changed.
@@ -398,11 +399,14 @@ typedef struct {
 // Build one with `weir_limiter_bucket`, `weir_limiter_fixed_window` or
 // `weir_limiter_cooldown`; a zeroed value is not a limiter (calls on it get
 // `WEIR_ERR_LIMITER_CORRUPT` or refuse). The fields are private: use the
-// functions. Every call checks the value, so a corrupted one is refused,
-// never undefined behaviour. Every call checks the pointer too: one that is
-// not 8-byte aligned (the struct's alignment, which a limiter placed inside
-// a packed struct or at an odd offset of a byte buffer may lack) is never
-// read or written; calls answer `WEIR_ERR_MISALIGNED` or refuse. Copying the bytes (assignment, `memcpy`) is
+// functions. Every call checks the value, so a zeroed or overwritten one is
+// refused, not trusted. A value never initialised must not be passed: its
+// bytes are indeterminate, and reading them is undefined in C before weir sees
+// them, so build (or at least zero) a limiter before its first use. Every call
+// checks the pointer too: one that is not 8-byte aligned (the struct's
+// alignment, which a limiter placed inside a packed struct or at an odd offset
+// of a byte buffer may lack) is never read or written; calls answer
+// `WEIR_ERR_MISALIGNED` or refuse. Copying the bytes (assignment, `memcpy`) is
 // allowed, but a copy is a second limiter with its own units, so copying
 // multiplies the configured capacity; the bytes are not a storage format
 // across library versions.

@@ -67,8 +67,9 @@ pub enum weir_status {
     /// A limiter getter for one variant was asked of another; check with
     /// `weir_limiter_is_bucket` and friends first.
     WEIR_ERR_WRONG_VARIANT = 112,
-    /// The `weir_limiter` value is not one a constructor made: zeroed,
-    /// never initialised, or overwritten. It refuses every call until rebuilt.
+    /// The `weir_limiter` value is not one a constructor made: zeroed or
+    /// overwritten. It refuses every call until rebuilt. (A value never
+    /// initialised must not be passed at all: see `weir_limiter`.)
     WEIR_ERR_LIMITER_CORRUPT = 113,
     // 200–299: the pool.
     /// The item is idle in the pool, not lent: it cannot be given or
