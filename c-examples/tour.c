@@ -187,7 +187,7 @@ static int limiters_tour(void) {
     int64_t delays[2];
     size_t retries = weir_backoff_schedule(&backoff, draws, 2, delays, 2);
     printf("   weir_backoff, the preset with draws of 0.5: %zu retries, after", retries);
-    for (size_t i = 0; i < retries && i < 2; i++) printf(" %" PRId64 " ms", delays[i] / MS);
+    for (size_t i = 0; i < retries; i++) printf(" %" PRId64 " ms", delays[i] / MS);
     printf("\n");
 
     weir_deadline deadline = weir_deadline_start(250 * MS, 0);

@@ -15,6 +15,12 @@
  *  - Handles are opaque: weir_x_new(..., &out) returns a weir_status and
  *    writes *out only on success; weir_x_free(x) accepts NULL. A handle must
  *    not be used after it is freed.
+ *  - Pointers the caller passes (out-pointers, policies, buffers, and the
+ *    by-value structs weir_limiter, weir_deadline, weir_backoff and
+ *    weir_ticket) must be aligned for their type. A misaligned one is never
+ *    read or written: calls that return a weir_status answer
+ *    WEIR_ERR_MISALIGNED; the others refuse (false, 0, or their documented
+ *    neutral answer).
  *  - Decisions return bool: false means refused, and also answers a call that
  *    cannot decide (NULL or poisoned handle, invalid argument). Constructors
  *    validate up front and return a weir_status.
@@ -107,6 +113,9 @@ enum weir_status
   WEIR_ERR_SETTLED = 9,
   // An enumeration field holds a value that names no known case.
   WEIR_ERR_UNKNOWN_KIND = 10,
+  // A pointer is not aligned for the type it points to; nothing was read
+  // through it or written to it.
+  WEIR_ERR_MISALIGNED = 11,
   // A limiter constructor was given a capacity of zero.
   WEIR_ERR_ZERO_CAPACITY = 100,
   // A bucket limiter was given a refill amount of zero.
@@ -136,8 +145,9 @@ enum weir_status
   // A limiter getter for one variant was asked of another; check with
   // `weir_limiter_is_bucket` and friends first.
   WEIR_ERR_WRONG_VARIANT = 112,
-  // The `weir_limiter` value is not one a constructor made: zeroed,
-  // never initialised, or overwritten. It refuses every call until rebuilt.
+  // The `weir_limiter` value is not one a constructor made: zeroed or
+  // overwritten. It refuses every call until rebuilt. (A value never
+  // initialised must not be passed at all: see `weir_limiter`.)
   WEIR_ERR_LIMITER_CORRUPT = 113,
   // The item is idle in the pool, not lent: it cannot be given or
   // dropped. Nothing changed.
@@ -312,7 +322,9 @@ typedef struct weir_window weir_window;
 // (whatever the jitter) and `jitter` names a known kind; `weir_backoff_check`
 // says which field is wrong. By-value plain data with no heap: the caller
 // guards it (every call only reads it). 40 bytes, 8-byte aligned on 64-bit
-// targets.
+// targets; a pointer to a policy that is not aligned so is refused
+// (`WEIR_ERR_MISALIGNED` from `weir_backoff_check`, the neutral answer from
+// the rest), never read and never replaced by the preset.
 typedef struct {
   // The ceiling before the first retry, in nanoseconds.
   int64_t base_ns;
@@ -371,7 +383,8 @@ typedef struct {
 // reading when it began). A budget of zero or less means none: such a
 // deadline never expires. Only the time since `start` matters, so no
 // clock value overflows it. By-value plain data with no heap: the caller
-// guards it (every call only reads it). 16 bytes.
+// guards it (every call only reads it). 16 bytes; a pointer to one must be
+// aligned as an int64_t, and a misaligned one is treated as NULL.
 typedef struct {
   // The caller's clock reading, in nanoseconds, when the budget started.
   int64_t start;
@@ -386,8 +399,14 @@ typedef struct {
 // Build one with `weir_limiter_bucket`, `weir_limiter_fixed_window` or
 // `weir_limiter_cooldown`; a zeroed value is not a limiter (calls on it get
 // `WEIR_ERR_LIMITER_CORRUPT` or refuse). The fields are private: use the
-// functions. Every call checks the value, so a corrupted one is refused,
-// never undefined behaviour. Copying the bytes (assignment, `memcpy`) is
+// functions. Every call checks the value, so a zeroed or overwritten one is
+// refused, not trusted. A value never initialised must not be passed: its
+// bytes are indeterminate, and reading them is undefined in C before weir sees
+// them, so build (or at least zero) a limiter before its first use. Every call
+// checks the pointer too: one that is not 8-byte aligned (the struct's
+// alignment, which a limiter placed inside a packed struct or at an odd offset
+// of a byte buffer may lack) is never read or written; calls answer
+// `WEIR_ERR_MISALIGNED` or refuse. Copying the bytes (assignment, `memcpy`) is
 // allowed, but a copy is a second limiter with its own units, so copying
 // multiplies the configured capacity; the bytes are not a storage format
 // across library versions.
@@ -525,7 +544,8 @@ typedef struct {
 // A call the shedder let through: a plain value the caller keeps (on its
 // stack, in its request struct) and hands back to `weir_shedder_pass` or
 // `weir_shedder_fail` exactly once. `weir_shedder_allow` fills it in; the
-// caller does not. 16 bytes.
+// caller does not. 16 bytes, aligned as an int64_t: a misaligned ticket is
+// refused (`WEIR_ERR_MISALIGNED`), never read or written.
 typedef struct {
   // When the call started, on the caller's clock.
   int64_t start;
@@ -579,7 +599,8 @@ weir_backoff weir_backoff_preset(void);
 weir_backoff weir_backoff_full_jitter(void);
 
 // Checks a policy. `WEIR_OK` when it is valid (a NULL policy is the preset,
-// which is); otherwise the first fault in this order: `WEIR_ERR_UNKNOWN_KIND`
+// which is); otherwise the first fault in this order: `WEIR_ERR_MISALIGNED`
+// (`policy` is not aligned for a `weir_backoff`), `WEIR_ERR_UNKNOWN_KIND`
 // (`jitter` names no `WEIR_JITTER_*`), `WEIR_ERR_NEGATIVE` (`base_ns`),
 // `WEIR_ERR_NOT_FINITE` (`factor` NaN or infinite),
 // `WEIR_ERR_INVALID_ARGUMENT` (`factor` below 1), `WEIR_ERR_NEGATIVE`
@@ -618,16 +639,16 @@ int64_t weir_backoff_delay(const weir_backoff *policy,
 // so is an invalid policy. NULL policy: the preset.
 bool weir_backoff_more(const weir_backoff *policy, int32_t made);
 
-// Every delay of a whole run of retries, one per retry in order
-// (`attempts − 1` of them), as `weir_backoff_delay` draws them: retry `i`
-// uses `randoms[i − 1]`, or 0 once the `randoms_len` draws run short, and
-// `WEIR_JITTER_DECORRELATED`'s previous delay starts at `base_ns` and then
-// follows the delays drawn. Writes at most `cap` delays to `out` and
-// returns how many the whole schedule has, whether or not they all fitted
-// (as `snprintf` does): call it with `out` NULL and `cap` 0 to size the
-// buffer. A NULL `out` writes nothing (as `cap` 0); NULL `randoms` is no
-// draws. NULL policy: the preset. An invalid policy returns 0 and writes
-// nothing.
+// The delays of a whole run of retries, one per retry in order, as
+// `weir_backoff_delay` draws them: retry `i` uses `randoms[i − 1]`, or 0
+// once the `randoms_len` draws run short, and `WEIR_JITTER_DECORRELATED`'s
+// previous delay starts at `base_ns` and then follows the delays drawn.
+// Writes the first `min(cap, attempts − 1)` delays to `out` and returns how
+// many it wrote. The whole schedule has `attempts − 1` delays, so size
+// `out` from the policy; a return below that means `cap` cut it short. A
+// NULL `out` or a `cap` of 0 writes nothing and returns 0; NULL `randoms`
+// is no draws. NULL policy: the preset. An invalid policy, or a misaligned
+// `randoms` or `out`, returns 0 and writes nothing.
 size_t weir_backoff_schedule(const weir_backoff *policy,
                              const double *randoms,
                              size_t randoms_len,
@@ -722,15 +743,15 @@ weir_deadline weir_deadline_start(int64_t budget_ns, int64_t now);
 
 // Whether the budget is spent at `now`: true once the time since `start`
 // reaches `budget_ns` (inclusive); never true when there is no budget. A
-// `now` before `start` is no time passing. A NULL deadline is true: a
-// caller that cannot tell must stop, not run unbounded.
+// `now` before `start` is no time passing. A NULL or misaligned deadline
+// is true: a caller that cannot tell must stop, not run unbounded.
 bool weir_deadline_expired(const weir_deadline *deadline, int64_t now);
 
 // What is left of the budget at `now`, never negative (0 once expired),
 // written to `*out`; returns true. A `now` before `start` is no time
 // passing (the whole budget is left). Returns false and writes nothing
 // when there is no budget (it has no finite remainder), or when
-// `deadline` or `out` is NULL.
+// `deadline` or `out` is NULL or misaligned.
 bool weir_deadline_remaining(const weir_deadline *deadline, int64_t now, int64_t *out);
 
 // Makes a gate that nothing has entered and writes it to `*out`. A `limit`
@@ -757,7 +778,8 @@ int64_t weir_gate_held(const weir_gate *gate);
 // `last_refill` (pass `now` for a new limiter; an earlier anchor keeps an
 // old limiter's phase), and writes it to `*out`. Checks, in this order,
 // each failure its own status and `*out` untouched: `WEIR_ERR_NULL` (`out`
-// is NULL), `WEIR_ERR_ZERO_CAPACITY`, `WEIR_ERR_ZERO_REFILL_AMOUNT`,
+// is NULL), `WEIR_ERR_MISALIGNED` (`out` is not 8-byte aligned),
+// `WEIR_ERR_ZERO_CAPACITY`, `WEIR_ERR_ZERO_REFILL_AMOUNT`,
 // `WEIR_ERR_ZERO_REFILL_INTERVAL` (zero or negative),
 // `WEIR_ERR_INITIAL_ABOVE_CAPACITY`, `WEIR_ERR_BUCKET_ANCHOR_IN_FUTURE`
 // (`last_refill` later than `now`).
@@ -773,7 +795,8 @@ weir_status weir_limiter_bucket(weir_limiter *out,
 // `window_start` (pass `now` for a new limiter), `initial_available` of
 // `capacity` units left in the current one, and writes it to `*out`.
 // Checks, in this order, each failure its own status and `*out` untouched:
-// `WEIR_ERR_NULL`, `WEIR_ERR_ZERO_CAPACITY`, `WEIR_ERR_ZERO_WINDOW` (zero or
+// `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_ZERO_CAPACITY`,
+// `WEIR_ERR_ZERO_WINDOW` (zero or
 // negative), `WEIR_ERR_INITIAL_ABOVE_CAPACITY`,
 // `WEIR_ERR_WINDOW_ANCHOR_IN_FUTURE` (`window_start` later than `now`).
 weir_status weir_limiter_fixed_window(weir_limiter *out,
@@ -789,7 +812,7 @@ weir_status weir_limiter_fixed_window(weir_limiter *out,
 // (only `initial_available` units before the first gate), no units with a
 // gate (throttled until `cooldown_end`), no units and no gate (full at
 // once). Checks, in this order, each failure its own status and `*out`
-// untouched: `WEIR_ERR_NULL`, `WEIR_ERR_ZERO_CAPACITY`,
+// untouched: `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_ZERO_CAPACITY`,
 // `WEIR_ERR_ZERO_COOLDOWN` (zero or negative),
 // `WEIR_ERR_INITIAL_ABOVE_CAPACITY`, `WEIR_ERR_COOLDOWN_ARMED_WITH_TOKENS`
 // (units while `cooldown_end` is later than `now`).
@@ -802,39 +825,46 @@ weir_status weir_limiter_cooldown(weir_limiter *out,
 
 // Brings the limiter forward to `now` (refill, rollover, release) and takes
 // `amount` units, all or nothing. Returns whether it took them. A refusal
-// leaves `*limiter` untouched; so do an `amount` of 0, a NULL or corrupted
-// limiter, and a drained cooldown whose deadline would overflow, which all
-// answer false. `weir_limiter_consume` tells these apart.
+// leaves `*limiter` untouched; so do an `amount` of 0, a NULL, misaligned
+// or corrupted limiter, and a drained cooldown whose deadline would
+// overflow, which all answer false. `weir_limiter_consume` tells these
+// apart.
 bool weir_limiter_try_consume(weir_limiter *limiter, int64_t now, uint64_t amount);
 
 // `weir_limiter_try_consume` with the reason: `WEIR_OK` when the units were
 // taken; otherwise `*limiter` is untouched and the status is
-// `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`, `WEIR_ERR_INVALID_AMOUNT`
-// (`amount` is 0), `WEIR_ERR_RATE_LIMITED` (not enough units now) or
+// `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED` (`limiter` is not 8-byte aligned),
+// `WEIR_ERR_LIMITER_CORRUPT`, `WEIR_ERR_INVALID_AMOUNT` (`amount` is 0),
+// `WEIR_ERR_RATE_LIMITED` (not enough units now) or
 // `WEIR_ERR_COOLDOWN_DEADLINE_OVERFLOW` (`now + cooldown_ns` would not fit).
 weir_status weir_limiter_consume(weir_limiter *limiter, int64_t now, uint64_t amount);
 
 // The units a consume at `now` could take, projected (refill, rollover,
-// release) without changing `*limiter`. 0 for a NULL or corrupted limiter.
+// release) without changing `*limiter`. 0 for a NULL, misaligned or
+// corrupted limiter.
 uint64_t weir_limiter_available(const weir_limiter *limiter, int64_t now);
 
 // The limiter's capacity, whatever its variant. 0 (never a valid capacity)
-// for a NULL or corrupted limiter.
+// for a NULL, misaligned or corrupted limiter.
 uint64_t weir_limiter_capacity(const weir_limiter *limiter);
 
-// Whether the limiter is a bucket; false for a NULL or corrupted one.
+// Whether the limiter is a bucket; false for a NULL, misaligned or
+// corrupted one.
 bool weir_limiter_is_bucket(const weir_limiter *limiter);
 
-// Whether the limiter is a fixed window; false for a NULL or corrupted one.
+// Whether the limiter is a fixed window; false for a NULL, misaligned or
+// corrupted one.
 bool weir_limiter_is_fixed_window(const weir_limiter *limiter);
 
-// Whether the limiter is a cooldown; false for a NULL or corrupted one.
+// Whether the limiter is a cooldown; false for a NULL, misaligned or
+// corrupted one.
 bool weir_limiter_is_cooldown(const weir_limiter *limiter);
 
 // Writes a bucket's units per refill interval to `*out`.
 // `WEIR_ERR_WRONG_VARIANT` if it is not a bucket; `WEIR_ERR_NULL`,
-// `WEIR_ERR_LIMITER_CORRUPT`. `*out` is written only on success, as by
-// every getter below.
+// `WEIR_ERR_LIMITER_CORRUPT`, and `WEIR_ERR_MISALIGNED` if `limiter` or
+// `out` is not aligned for its type. `*out` is written only on success, as
+// by every getter below, and each can answer these three.
 weir_status weir_limiter_refill_amount(const weir_limiter *limiter, uint64_t *out);
 
 // Writes a bucket's refill interval to `*out`. `WEIR_ERR_WRONG_VARIANT` if
@@ -957,22 +987,28 @@ weir_status weir_pool_drop(const weir_pool *pool, uintptr_t item);
 
 // Removes the idle resources due at `now` — those idle for `keep_ns` or
 // more, or alive for `life_ns` or more (the boundary included) — oldest
-// first, and writes up to `cap` of them to `out` for the caller to close.
+// first, writes at most `cap` of them to `out` for the caller to close, and
+// returns how many it wrote: only `out[0]` to `out[returned - 1]` are
+// written, and only those resources are removed.
 //
-// Returns how many were due in all. The first `min(returned, cap)` entries
-// of `out` are written and those resources removed; when the return value
-// exceeds `cap`, the rest stay idle for the next call (call again until it
-// is at most `cap`). `out == NULL` counts as `cap == 0`: it counts the due
-// resources and removes none. A NULL pool answers 0.
+// What did not fit stays idle for the next call. A return of `cap` means
+// more may be due: call again, until it returns less than `cap` or
+// `weir_pool_next_expiry(pool, now)` is no longer 0. `out == NULL` or
+// `cap == 0` writes and removes nothing and returns 0, and so does an
+// `out` not aligned for a `uintptr_t`. A NULL pool answers 0.
 size_t weir_pool_evict(const weir_pool *pool, int64_t now, uintptr_t *out, size_t cap);
 
-// Closes the pool for shutdown and empties it: writes up to `cap` idle
-// resources to `out`, oldest first, for the caller to close. Returns how
-// many were idle in all; the first `min(returned, cap)` entries are written
-// and when the return value exceeds `cap` the rest stay for the next call.
-// From then on take answers WAIT and give keeps nothing (`*kept == false`),
-// so each lent resource is closed by its borrower when it comes back.
-// `out == NULL` counts as `cap == 0`. A NULL pool answers 0.
+// Closes the pool for shutdown and empties it: writes at most `cap` idle
+// resources to `out`, oldest first, for the caller to close, and returns
+// how many it wrote: only `out[0]` to `out[returned - 1]` are written.
+// What did not fit stays for the next call; a return of `cap` means more
+// may be waiting, so call again until `weir_pool_idle(pool)` is 0. From
+// the first call on, take answers WAIT and give keeps nothing
+// (`*kept == false`), so each lent resource is closed by its borrower when
+// it comes back. `out == NULL` or `cap == 0` writes nothing and returns 0,
+// but still closes the pool. An `out` not aligned for a `uintptr_t` is
+// refused whole: it returns 0 and the pool stays open. A NULL pool answers
+// 0.
 size_t weir_pool_close(const weir_pool *pool, uintptr_t *out, size_t cap);
 
 // How many resources exist: idle, lent and being made. 0 for a NULL pool.
@@ -993,7 +1029,8 @@ int64_t weir_pool_busy(const weir_pool *pool);
 int64_t weir_pool_next_expiry(const weir_pool *pool, int64_t now);
 
 // Writes the pool's running totals to `*out`. `WEIR_ERR_NULL` if `pool`
-// or `out` is NULL; `*out` is written only on success.
+// or `out` is NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned; `*out`
+// is written only on success.
 weir_status weir_pool_stats(const weir_pool *pool, weir_pool_counters *out);
 
 // The preset: 50 buckets over 5 s, hot at 900‰ CPU, 1 s assumed response
@@ -1016,7 +1053,7 @@ void weir_shedder_free(weir_shedder *shedder);
 // ahead; `*ticket` now holds the call, to be settled once with
 // `weir_shedder_pass` or `weir_shedder_fail`. False: refused, and `*ticket`
 // is written as already settled. False, changing nothing, for a NULL
-// shedder or a NULL `ticket`.
+// shedder or a NULL or misaligned `ticket`.
 bool weir_shedder_allow(const weir_shedder *shedder,
                         int64_t now,
                         int32_t cpu_permille,
@@ -1026,7 +1063,8 @@ bool weir_shedder_allow(const weir_shedder *shedder,
 // response time and its pass count towards capacity. `WEIR_ERR_SETTLED`,
 // changing nothing, if the ticket was already settled (or refused);
 // `WEIR_ERR_INVALID_ARGUMENT` if its `flying` is neither 0 nor 1;
-// `WEIR_ERR_NULL` if `shedder` or `ticket` is NULL.
+// `WEIR_ERR_NULL` if `shedder` or `ticket` is NULL; `WEIR_ERR_MISALIGNED`,
+// changing nothing, if `ticket` is misaligned.
 weir_status weir_shedder_pass(const weir_shedder *shedder, weir_ticket *ticket, int64_t now);
 
 // The call behind `*ticket` failed: it leaves flight but feeds neither the
@@ -1037,7 +1075,7 @@ weir_status weir_shedder_fail(const weir_shedder *shedder, weir_ticket *ticket);
 int64_t weir_shedder_flying(const weir_shedder *shedder);
 
 // Writes what the shedder knows at `now` to `*out`. `WEIR_ERR_NULL` if
-// `shedder` or `out` is NULL.
+// `shedder` or `out` is NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned.
 weir_status weir_shedder_stats(const weir_shedder *shedder, int64_t now, weir_shed_stats *out);
 
 // Makes an empty window that counts at most `quota` events in any
@@ -1099,7 +1137,7 @@ weir_status weir_window_add(const weir_window *window, int64_t now, int64_t valu
 // Writes to `*out` the sum and count over the buckets inside the window at
 // `now`, with the bucket `now` falls in when `current` is true and without
 // it (complete buckets only) when false. Clears nothing. `WEIR_ERR_NULL` if
-// `window` or `out` is NULL.
+// `window` or `out` is NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned.
 weir_status weir_window_total(const weir_window *window,
                               int64_t now,
                               bool current,
@@ -1111,7 +1149,8 @@ weir_status weir_window_total(const weir_window *window,
 // one is left out (`size - 1`). Buckets a write at `now` would clear are
 // copied as empty, so each position always covers the same stretch of time
 // relative to `now`. With room for fewer (`cap`), the newest `cap` are
-// written. Clears nothing. Returns 0 for a NULL window, or a NULL `out`.
+// written. Clears nothing. Returns 0 for a NULL window, or a NULL or
+// misaligned `out`.
 size_t weir_window_buckets(const weir_window *window,
                            int64_t now,
                            bool current,

@@ -197,13 +197,15 @@ impl Backoff {
     }
 
     /// Writes [`Backoff::delays`] into `out`, as many as fit, and returns
-    /// how many the whole schedule has ([`Backoff::retries`]) whatever
-    /// fitted, so a caller can size its buffer.
+    /// how many it wrote: `min(out.len(), retries())`. The whole schedule
+    /// has [`Backoff::retries`] delays, so a caller sizes `out` from that.
     pub fn schedule(&self, randoms: &[f64], out: &mut [i64]) -> usize {
+        let mut written = 0;
         for (slot, delay) in out.iter_mut().zip(self.delays(randoms)) {
             *slot = delay;
+            written += 1;
         }
-        self.retries()
+        written
     }
 }
 
@@ -497,9 +499,10 @@ mod tests {
         assert_eq!(policy.schedule(&[0.5], &mut out), 4);
         assert_eq!(out, [5 * MS, 0, 0, 0, -1, -1]);
         let mut small = [-1; 2];
-        assert_eq!(policy.schedule(&[0.5, 0.5, 0.5, 0.5], &mut small), 4);
+        assert_eq!(policy.schedule(&[0.5, 0.5, 0.5, 0.5], &mut small), 2);
         assert_eq!(small, [5 * MS, 10 * MS]);
-        assert_eq!(policy.schedule(&[], &mut []), 4);
+        assert_eq!(policy.schedule(&[], &mut []), 0);
+        assert_eq!(policy.retries(), 4);
     }
 
     #[test]
@@ -515,7 +518,8 @@ mod tests {
     fn a_huge_attempt_count_is_counted_not_walked() {
         let policy = Backoff::new(MS, 2.0, MS, i32::MAX, Jitter::Rigid, 0.0).unwrap();
         let mut out = [0; 3];
-        assert_eq!(policy.schedule(&[], &mut out), (i32::MAX - 1) as usize);
+        assert_eq!(policy.schedule(&[], &mut out), 3);
         assert_eq!(out, [MS; 3]);
+        assert_eq!(policy.retries(), (i32::MAX - 1) as usize);
     }
 }

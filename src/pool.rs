@@ -488,16 +488,16 @@ impl Pool {
 
     /// Removes the idle resources due at `now` (past `keep` or `life`),
     /// oldest first, passing at most `cap` of them to `put` for the caller to
-    /// close. Returns how many were due in all: when that is more than
-    /// `cap`, the rest stay idle for the next call.
+    /// close. Returns how many it passed (at most `cap`); when that is `cap`,
+    /// more may be due and stay idle for the next call.
     pub fn evict_with(&mut self, now: i64, cap: usize, mut put: impl FnMut(usize)) -> usize {
         let now = self.clock(now);
-        let (mut due, mut kept) = (0, 0);
+        let (mut written, mut kept) = (0, 0);
         for at in 0..self.idle.len() {
             let idle = self.idle[at];
-            if let Some(why) = self.due(&idle, now) {
-                due += 1;
-                if due <= cap {
+            if written < cap {
+                if let Some(why) = self.due(&idle, now) {
+                    written += 1;
                     self.forget(idle.item);
                     *match why {
                         Due::Idle => &mut self.counters.evicted_idle,
@@ -511,11 +511,11 @@ impl Pool {
             kept += 1;
         }
         self.idle.truncate(kept);
-        due
+        written
     }
 
-    /// [`Pool::evict_with`] into a slice: the first `min(returned, out.len())`
-    /// entries are written.
+    /// [`Pool::evict_with`] into a slice: the first `returned` entries are
+    /// written.
     pub fn evict(&mut self, now: i64, out: &mut [usize]) -> usize {
         let mut at = 0;
         self.evict_with(now, out.len(), |item| {
@@ -526,13 +526,13 @@ impl Pool {
 
     /// Closes the pool for shutdown and empties it: passes at most `cap` idle
     /// resources to `put`, oldest first, for the caller to close. Returns
-    /// how many were idle in all; when more than `cap`, the rest stay for the
-    /// next call. From then on `take` answers `Wait` and `give` keeps
-    /// nothing, so every lent resource comes back to its borrower to close.
+    /// how many it passed (at most `cap`); the rest stay for the next call,
+    /// so call again until [`Pool::idle`] is 0. From then on `take` answers
+    /// `Wait` and `give` keeps nothing, so every lent resource comes back to
+    /// its borrower to close.
     pub fn close_with(&mut self, cap: usize, mut put: impl FnMut(usize)) -> usize {
         self.closed = true;
-        let idle = self.idle.len();
-        let written = idle.min(cap);
+        let written = self.idle.len().min(cap);
         for at in 0..written {
             let item = self.idle[at].item;
             self.forget(item);
@@ -540,11 +540,11 @@ impl Pool {
             put(item);
         }
         self.idle.drain(..written);
-        idle
+        written
     }
 
-    /// [`Pool::close_with`] into a slice: the first `min(returned,
-    /// out.len())` entries are written.
+    /// [`Pool::close_with`] into a slice: the first `returned` entries are
+    /// written.
     pub fn close(&mut self, out: &mut [usize]) -> usize {
         let mut at = 0;
         self.close_with(out.len(), |item| {
@@ -832,11 +832,13 @@ mod tests {
         assert_eq!(p.evict(13 * SECOND, &mut out), 2);
         assert_eq!(out, [3, 4]);
         assert_eq!(p.evict(13 * SECOND, &mut out), 0);
-        // Three due, room for two: the third stays for the next call.
+        // Two due, room for one: it returns what it wrote (never more than
+        // the room), and the other stays for the next call.
         let mut out = [0; 2];
-        assert_eq!(p.evict(20 * SECOND, &mut out[..1]), 2);
-        assert_eq!(out[0], 5);
+        assert_eq!(p.evict(20 * SECOND, &mut out[..1]), 1);
+        assert_eq!(out, [5, 0]);
         assert_eq!(p.idle(), 1);
+        assert_eq!(p.next_expiry(20 * SECOND), 0);
         assert_eq!(p.evict(20 * SECOND, &mut out), 1);
         assert_eq!(out[0], 6);
         assert_eq!(p.live(), 0);
@@ -850,7 +852,8 @@ mod tests {
         make(&mut p, 2, 5 * SECOND);
         p.give(2, 6 * SECOND).unwrap();
         p.give(1, 7 * SECOND).unwrap();
-        assert_eq!(p.evict(12 * SECOND, &mut []), 1);
+        // No room: nothing written, nothing removed.
+        assert_eq!(p.evict(12 * SECOND, &mut []), 0);
         assert_eq!(p.idle(), 2);
         let mut out = [0; 3];
         assert_eq!(p.evict(12 * SECOND, &mut out), 1);
@@ -925,8 +928,9 @@ mod tests {
             p.give(item, 0).unwrap();
         }
         let mut out = [0; 2];
-        assert_eq!(p.close(&mut out), 3);
+        assert_eq!(p.close(&mut out), 2);
         assert_eq!(out, [1, 2]);
+        assert_eq!(p.idle(), 1);
         assert_eq!(p.close(&mut out), 1);
         assert_eq!(out[0], 3);
         assert_eq!(p.close(&mut out), 0);

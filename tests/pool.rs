@@ -98,17 +98,25 @@ fn evict_hands_back_exactly_the_due_in_a_small_buffer() {
     }
     // At 15 s, items given at 0..=5 s are due: six of them.
     let now = 15 * SECOND;
+    // Each call returns how many it wrote (never more than the buffer); a
+    // full buffer means more may be due, and next_expiry says whether.
     let mut buffer = [0usize; 4];
     let mut handed = Vec::new();
+    let mut calls = Vec::new();
     loop {
-        let due = p.evict(now, &mut buffer);
-        handed.extend_from_slice(&buffer[..due.min(buffer.len())]);
-        if due <= buffer.len() {
+        let written = p.evict(now, &mut buffer);
+        assert!(written <= buffer.len());
+        calls.push(written);
+        handed.extend_from_slice(&buffer[..written]);
+        if written < buffer.len() {
             break;
         }
+        assert_eq!(p.next_expiry(now), 0);
     }
+    assert_eq!(calls, [4, 2]);
     assert_eq!(handed, [0, 1, 2, 3, 4, 5]);
     assert_eq!(p.idle(), 2);
+    assert!(p.next_expiry(now) > 0);
     let mut all = [0usize; 8];
     assert_eq!(p.close(&mut all), 2);
     assert_eq!(&all[..2], &[6, 7]);
@@ -220,6 +228,7 @@ impl Model {
     fn drop_item(&mut self, item: usize) -> Result<(), Misuse> {
         self.take_back(item).map(|_| ())
     }
+    /// How many were due in all, and the first `cap` of them, removed.
     fn evict(&mut self, now: i64, cap: usize) -> (usize, Vec<usize>) {
         self.tick(now);
         let due: Vec<usize> = (0..self.idle.len())
@@ -383,12 +392,18 @@ fn run(limits: Limits, ops: Vec<Op>) {
                 now = at(dt);
                 let next = pool.next_expiry(now);
                 let mut out = vec![0; cap];
-                let due = pool.evict(now, &mut out);
+                let written = pool.evict(now, &mut out);
                 let (model_due, model_out) = model.evict(now, cap);
-                assert_eq!(due, model_due);
-                assert_eq!(&out[..due.min(cap)], &model_out[..]);
-                // next_expiry agrees: something is due exactly when it says 0.
-                assert_eq!(next == 0, due > 0, "next_expiry {next}, due {due}");
+                assert_eq!(written, model_due.min(cap));
+                assert_eq!(&out[..written], &model_out[..]);
+                // next_expiry agrees: something is due exactly when it says
+                // 0, and still is after a call that filled its buffer.
+                assert_eq!(
+                    next == 0,
+                    model_due > 0,
+                    "next_expiry {next}, due {model_due}"
+                );
+                assert_eq!(pool.next_expiry(now) == 0, model_due > cap);
                 for item in model_out {
                     world.closes(item);
                 }
@@ -410,7 +425,8 @@ fn run(limits: Limits, ops: Vec<Op>) {
     // Shutdown hands back exactly the idle ones; the lent ones come back
     // unkept.
     let mut out = vec![0; size];
-    let idle = pool.close(&mut out);
+    let idle = pool.idle();
+    assert_eq!(pool.close(&mut out), idle);
     let closed: BTreeSet<usize> = out[..idle].iter().copied().collect();
     assert_eq!(closed, world.idle());
     for item in world.lent.clone() {

@@ -35,7 +35,9 @@ const MS: i64 = 1_000_000;
 /// (whatever the jitter) and `jitter` names a known kind; `weir_backoff_check`
 /// says which field is wrong. By-value plain data with no heap: the caller
 /// guards it (every call only reads it). 40 bytes, 8-byte aligned on 64-bit
-/// targets.
+/// targets; a pointer to a policy that is not aligned so is refused
+/// (`WEIR_ERR_MISALIGNED` from `weir_backoff_check`, the neutral answer from
+/// the rest), never read and never replaced by the preset.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct weir_backoff {
@@ -116,7 +118,7 @@ impl From<BackoffError> for weir_status {
 
 /// The checked policy behind `policy` (NULL: the preset).
 fn checked(policy: *const weir_backoff) -> Result<Backoff, weir_status> {
-    let p = policy_or(policy, PRESET);
+    let p = policy_or(policy, PRESET)?;
     let jitter = jitter(p.jitter).ok_or(WEIR_ERR_UNKNOWN_KIND)?;
     Ok(Backoff::new(
         p.base_ns, p.factor, p.cap_ns, p.attempts, jitter, p.spread,
@@ -124,7 +126,8 @@ fn checked(policy: *const weir_backoff) -> Result<Backoff, weir_status> {
 }
 
 /// Checks a policy. `WEIR_OK` when it is valid (a NULL policy is the preset,
-/// which is); otherwise the first fault in this order: `WEIR_ERR_UNKNOWN_KIND`
+/// which is); otherwise the first fault in this order: `WEIR_ERR_MISALIGNED`
+/// (`policy` is not aligned for a `weir_backoff`), `WEIR_ERR_UNKNOWN_KIND`
 /// (`jitter` names no `WEIR_JITTER_*`), `WEIR_ERR_NEGATIVE` (`base_ns`),
 /// `WEIR_ERR_NOT_FINITE` (`factor` NaN or infinite),
 /// `WEIR_ERR_INVALID_ARGUMENT` (`factor` below 1), `WEIR_ERR_NEGATIVE`
@@ -179,16 +182,16 @@ pub extern "C" fn weir_backoff_more(policy: *const weir_backoff, made: i32) -> b
     guard(false, || checked(policy).is_ok_and(|p| p.more(made)))
 }
 
-/// Every delay of a whole run of retries, one per retry in order
-/// (`attempts − 1` of them), as `weir_backoff_delay` draws them: retry `i`
-/// uses `randoms[i − 1]`, or 0 once the `randoms_len` draws run short, and
-/// `WEIR_JITTER_DECORRELATED`'s previous delay starts at `base_ns` and then
-/// follows the delays drawn. Writes at most `cap` delays to `out` and
-/// returns how many the whole schedule has, whether or not they all fitted
-/// (as `snprintf` does): call it with `out` NULL and `cap` 0 to size the
-/// buffer. A NULL `out` writes nothing (as `cap` 0); NULL `randoms` is no
-/// draws. NULL policy: the preset. An invalid policy returns 0 and writes
-/// nothing.
+/// The delays of a whole run of retries, one per retry in order, as
+/// `weir_backoff_delay` draws them: retry `i` uses `randoms[i − 1]`, or 0
+/// once the `randoms_len` draws run short, and `WEIR_JITTER_DECORRELATED`'s
+/// previous delay starts at `base_ns` and then follows the delays drawn.
+/// Writes the first `min(cap, attempts − 1)` delays to `out` and returns how
+/// many it wrote. The whole schedule has `attempts − 1` delays, so size
+/// `out` from the policy; a return below that means `cap` cut it short. A
+/// NULL `out` or a `cap` of 0 writes nothing and returns 0; NULL `randoms`
+/// is no draws. NULL policy: the preset. An invalid policy, or a misaligned
+/// `randoms` or `out`, returns 0 and writes nothing.
 #[no_mangle]
 pub extern "C" fn weir_backoff_schedule(
     policy: *const weir_backoff,
@@ -201,12 +204,16 @@ pub extern "C" fn weir_backoff_schedule(
         let Ok(p) = checked(policy) else {
             return 0;
         };
-        let randoms = slice_in(randoms, randoms_len.min(p.retries()));
-        let out = slice_out(out, cap.min(p.retries()));
+        let (Ok(randoms), Ok(out)) = (
+            slice_in(randoms, randoms_len.min(p.retries())),
+            slice_out(out, cap.min(p.retries())),
+        ) else {
+            return 0;
+        };
         for (slot, delay) in out.iter_mut().zip(p.delays(randoms)) {
             slot.write(delay);
         }
-        p.retries()
+        out.len()
     })
 }
 
@@ -259,14 +266,18 @@ mod tests {
         let n = weir_backoff_schedule(core::ptr::null(), randoms.as_ptr(), 2, out.as_mut_ptr(), 3);
         assert_eq!(n, 2);
         assert_eq!(out, [100 * MS, 200 * MS, 0]);
-        // Sizing call.
+        // Room for one of the two: it says it wrote one, not that two were due.
+        let mut one = [0i64; 1];
+        let n = weir_backoff_schedule(core::ptr::null(), randoms.as_ptr(), 2, one.as_mut_ptr(), 1);
+        assert_eq!((n, one), (1, [100 * MS]));
+        // No buffer: nothing written, and it says so.
         let n = weir_backoff_schedule(
             core::ptr::null(),
             core::ptr::null(),
             0,
             core::ptr::null_mut(),
-            0,
+            5,
         );
-        assert_eq!(n, 2);
+        assert_eq!(n, 0);
     }
 }

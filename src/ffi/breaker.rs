@@ -166,7 +166,7 @@ pub extern "C" fn weir_breaker_new(
     out: *mut *mut weir_breaker,
 ) -> weir_status {
     new_handle(out, || {
-        let sre = policy_or(policy, weir_sre_preset());
+        let sre = policy_or(policy, weir_sre_preset())?;
         if sre.reserved != 0 {
             return Err(WEIR_ERR_INVALID_ARGUMENT);
         }

@@ -9,7 +9,8 @@ use crate::deadline::Deadline;
 /// reading when it began). A budget of zero or less means none: such a
 /// deadline never expires. Only the time since `start` matters, so no
 /// clock value overflows it. By-value plain data with no heap: the caller
-/// guards it (every call only reads it). 16 bytes.
+/// guards it (every call only reads it). 16 bytes; a pointer to one must be
+/// aligned as an int64_t, and a misaligned one is treated as NULL.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct weir_deadline {
@@ -55,8 +56,8 @@ pub extern "C" fn weir_deadline_start(budget_ns: i64, now: i64) -> weir_deadline
 
 /// Whether the budget is spent at `now`: true once the time since `start`
 /// reaches `budget_ns` (inclusive); never true when there is no budget. A
-/// `now` before `start` is no time passing. A NULL deadline is true: a
-/// caller that cannot tell must stop, not run unbounded.
+/// `now` before `start` is no time passing. A NULL or misaligned deadline
+/// is true: a caller that cannot tell must stop, not run unbounded.
 #[no_mangle]
 pub extern "C" fn weir_deadline_expired(deadline: *const weir_deadline, now: i64) -> bool {
     guard(true, || {
@@ -68,7 +69,7 @@ pub extern "C" fn weir_deadline_expired(deadline: *const weir_deadline, now: i64
 /// written to `*out`; returns true. A `now` before `start` is no time
 /// passing (the whole budget is left). Returns false and writes nothing
 /// when there is no budget (it has no finite remainder), or when
-/// `deadline` or `out` is NULL.
+/// `deadline` or `out` is NULL or misaligned.
 #[no_mangle]
 pub extern "C" fn weir_deadline_remaining(
     deadline: *const weir_deadline,

@@ -104,19 +104,38 @@ pub(crate) fn guard_status(body: impl FnOnce() -> Result<(), weir_status>) -> we
     }
 }
 
+/// `Ok` when `ptr` can point to a `T` at all: `WEIR_ERR_NULL` when it is
+/// NULL, `WEIR_ERR_MISALIGNED` when its address is not a multiple of `T`'s
+/// alignment (reading or writing through it would be undefined behaviour).
+/// A call that must not act unless it can write its answer checks its
+/// out-pointer with this first.
+pub(crate) fn usable<T>(ptr: *const T) -> Result<(), weir_status> {
+    if ptr.is_null() {
+        Err(WEIR_ERR_NULL)
+    } else if !aligned(ptr) {
+        Err(WEIR_ERR_MISALIGNED)
+    } else {
+        Ok(())
+    }
+}
+
+/// Whether `ptr`'s address is a multiple of `T`'s alignment. (The same test
+/// as `<*const T>::is_aligned`, which needs Rust 1.79.)
+fn aligned<T>(ptr: *const T) -> bool {
+    ptr as usize % core::mem::align_of::<T>() == 0
+}
+
 /// Makes a handle with `make` and writes it to `*out`; `*out` is written
-/// only on success.
+/// only on success. A NULL or misaligned `out` fails before `make` runs.
 pub(crate) fn new_handle<H>(
     out: *mut *mut H,
     make: impl FnOnce() -> Result<H, weir_status>,
 ) -> weir_status {
     guard_status(|| {
-        if out.is_null() {
-            return Err(WEIR_ERR_NULL);
-        }
+        usable(out)?;
         let handle = Box::into_raw(Box::new(make()?));
-        // SAFETY: `out` is non-NULL and, by the header's contract, points to
-        // writable storage for one pointer.
+        // SAFETY: `out` is non-NULL and aligned and, by the header's
+        // contract, points to writable storage for one pointer.
         unsafe { out.write(handle) };
         Ok(())
     })
@@ -133,37 +152,44 @@ pub(crate) fn free_handle<H>(handle: *mut H) {
     })
 }
 
-/// Writes `value` to the caller's `*out`, or fails with `WEIR_ERR_NULL`.
+/// Writes `value` to the caller's `*out`, or fails with `WEIR_ERR_NULL` or
+/// `WEIR_ERR_MISALIGNED` and writes nothing.
 pub(crate) fn write_out<T>(out: *mut T, value: T) -> Result<(), weir_status> {
-    if out.is_null() {
-        return Err(WEIR_ERR_NULL);
-    }
-    // SAFETY: `out` is non-NULL and, by the header's contract, points to
-    // writable, aligned storage for a `T`.
+    usable(out)?;
+    // SAFETY: `out` is non-NULL and aligned and, by the header's contract,
+    // points to writable storage for a `T`.
     unsafe { out.write(value) };
     Ok(())
 }
 
-/// Reads the caller's `*input`, or fails with `WEIR_ERR_NULL`.
+/// Reads the caller's `*input`, or fails with `WEIR_ERR_NULL` or
+/// `WEIR_ERR_MISALIGNED`.
 pub(crate) fn read_in<T: Copy>(input: *const T) -> Result<T, weir_status> {
-    // SAFETY: a non-NULL `input` points, by the header's contract, to a
-    // readable, aligned `T` whose every bit pattern is valid (only plain
+    usable(input)?;
+    // SAFETY: `input` is non-NULL and aligned and, by the header's contract,
+    // points to a readable `T` whose every bit pattern is valid (only plain
     // integer and float fields cross the boundary this way).
-    unsafe { input.as_ref() }.copied().ok_or(WEIR_ERR_NULL)
+    Ok(unsafe { input.read() })
 }
 
-/// A policy the caller passes by pointer, or `preset` when it passes NULL.
-pub(crate) fn policy_or<T: Copy>(policy: *const T, preset: T) -> T {
-    read_in(policy).unwrap_or(preset)
+/// A policy the caller passes by pointer, or `preset` when it passes NULL;
+/// `WEIR_ERR_MISALIGNED` for a misaligned one (never the preset in its
+/// place: the caller meant a policy of its own).
+pub(crate) fn policy_or<T: Copy>(policy: *const T, preset: T) -> Result<T, weir_status> {
+    if policy.is_null() {
+        return Ok(preset);
+    }
+    read_in(policy)
 }
 
-/// The caller's value behind `value` for updating in place, or `None` when
-/// it is NULL.
-pub(crate) fn value_mut<'a, T>(value: *mut T) -> Option<&'a mut T> {
-    // SAFETY: a non-NULL `value` points, by the header's contract, to a
-    // writable, aligned `T` that no other thread uses during this call, and
+/// The caller's value behind `value` for updating in place, or
+/// `WEIR_ERR_NULL` / `WEIR_ERR_MISALIGNED`.
+pub(crate) fn value_mut<'a, T>(value: *mut T) -> Result<&'a mut T, weir_status> {
+    usable(value)?;
+    // SAFETY: `value` is non-NULL and aligned and, by the header's contract,
+    // points to a writable `T` that no other thread uses during this call;
     // only types whose every bit pattern is valid are passed this way.
-    unsafe { value.as_mut() }
+    Ok(unsafe { &mut *value })
 }
 
 /// Locks a per-handle mutex. A poisoned mutex means another thread
@@ -176,29 +202,45 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     }
 }
 
+/// Whether `len` values of `T` are more than any array can hold.
+fn too_long<T>(len: usize) -> bool {
+    len > isize::MAX as usize / core::mem::size_of::<T>().max(1)
+}
+
 /// The caller's array of `len` values at `items` for reading: empty when
-/// `items` is NULL or `len` is too large for any array to have.
-pub(crate) fn slice_in<'a, T>(items: *const T, len: usize) -> &'a [T] {
-    if items.is_null() || len > isize::MAX as usize / core::mem::size_of::<T>().max(1) {
-        return &[];
+/// `items` is NULL or `len` is too large for any array to have;
+/// `WEIR_ERR_MISALIGNED` when `items` is not aligned for a `T`.
+pub(crate) fn slice_in<'a, T>(items: *const T, len: usize) -> Result<&'a [T], weir_status> {
+    if items.is_null() || too_long::<T>(len) {
+        return Ok(&[]);
     }
-    // SAFETY: `items` is non-NULL and, by the header's contract, points to
-    // `len` readable, aligned values of a type whose every bit pattern is
+    if !aligned(items) {
+        return Err(WEIR_ERR_MISALIGNED);
+    }
+    // SAFETY: `items` is non-NULL and aligned and, by the header's contract,
+    // points to `len` readable values of a type whose every bit pattern is
     // valid, which no other thread writes during this call.
-    unsafe { core::slice::from_raw_parts(items, len) }
+    Ok(unsafe { core::slice::from_raw_parts(items, len) })
 }
 
 /// The caller's buffer of `cap` values at `items` for writing, which may be
 /// uninitialised: empty when `items` is NULL or `cap` is too large for any
-/// buffer to have. Callers pass only as many as they will write.
-pub(crate) fn slice_out<'a, T>(items: *mut T, cap: usize) -> &'a mut [MaybeUninit<T>] {
-    if items.is_null() || cap > isize::MAX as usize / core::mem::size_of::<T>().max(1) {
-        return &mut [];
+/// buffer to have; `WEIR_ERR_MISALIGNED` when `items` is not aligned for a
+/// `T`. Callers pass only as many as they will write.
+pub(crate) fn slice_out<'a, T>(
+    items: *mut T,
+    cap: usize,
+) -> Result<&'a mut [MaybeUninit<T>], weir_status> {
+    if items.is_null() || too_long::<T>(cap) {
+        return Ok(&mut []);
     }
-    // SAFETY: `items` is non-NULL and, by the header's contract, points to
-    // `cap` writable, aligned slots for `T` that no other thread uses during
-    // this call; `MaybeUninit` asks nothing of their contents.
-    unsafe { core::slice::from_raw_parts_mut(items.cast::<MaybeUninit<T>>(), cap) }
+    if !aligned(items) {
+        return Err(WEIR_ERR_MISALIGNED);
+    }
+    // SAFETY: `items` is non-NULL and aligned and, by the header's contract,
+    // points to `cap` writable slots for `T` that no other thread uses
+    // during this call; `MaybeUninit` asks nothing of their contents.
+    Ok(unsafe { core::slice::from_raw_parts_mut(items.cast::<MaybeUninit<T>>(), cap) })
 }
 
 #[cfg(test)]
@@ -292,8 +334,66 @@ mod tests {
         assert_eq!(slot, 9);
         assert_eq!(read_in(ptr::null::<i64>()), Err(WEIR_ERR_NULL));
         assert_eq!(read_in(&slot), Ok(9));
-        assert_eq!(policy_or(ptr::null::<i64>(), 3), 3);
-        assert_eq!(policy_or(&slot, 3), 9);
-        assert!(value_mut(ptr::null_mut::<i64>()).is_none());
+        assert_eq!(policy_or(ptr::null::<i64>(), 3), Ok(3));
+        assert_eq!(policy_or(&slot, 3), Ok(9));
+        assert_eq!(value_mut(ptr::null_mut::<i64>()), Err(WEIR_ERR_NULL));
+        assert_eq!(value_mut(&mut slot).map(|v| *v), Ok(9));
+    }
+
+    /// Eight-aligned storage for a few `i64`s, and a pointer one byte into it:
+    /// never aligned for an `i64`, never dereferenced by the tests.
+    #[repr(C, align(8))]
+    struct Storage([u8; 40]);
+
+    fn misaligned(storage: &mut Storage) -> *mut i64 {
+        storage.0.as_mut_ptr().wrapping_add(1).cast::<i64>()
+    }
+
+    #[test]
+    fn misaligned_pointers_are_a_status_and_never_touched() {
+        let mut storage = Storage([0xAB; 40]);
+        let odd = misaligned(&mut storage);
+        assert_eq!(usable(odd.cast_const()), Err(WEIR_ERR_MISALIGNED));
+        assert_eq!(usable(ptr::null::<i64>()), Err(WEIR_ERR_NULL));
+        assert_eq!(write_out(odd, 1), Err(WEIR_ERR_MISALIGNED));
+        assert_eq!(read_in(odd.cast_const()), Err(WEIR_ERR_MISALIGNED));
+        // A misaligned policy is refused, not replaced by the preset.
+        assert_eq!(policy_or(odd.cast_const(), 3), Err(WEIR_ERR_MISALIGNED));
+        assert_eq!(value_mut(odd).map(|v| *v), Err(WEIR_ERR_MISALIGNED));
+        assert_eq!(slice_in(odd.cast_const(), 2), Err(WEIR_ERR_MISALIGNED));
+        assert_eq!(slice_in(odd.cast_const(), 0), Err(WEIR_ERR_MISALIGNED));
+        assert_eq!(slice_out(odd, 2).map(|s| s.len()), Err(WEIR_ERR_MISALIGNED));
+        let mut out: *mut Probe = ptr::null_mut();
+        let odd_out = (&mut out as *mut *mut Probe)
+            .cast::<u8>()
+            .wrapping_add(1)
+            .cast::<*mut Probe>();
+        assert_eq!(
+            new_handle::<Probe>(odd_out, || unreachable!("made before out was checked")),
+            WEIR_ERR_MISALIGNED
+        );
+        assert!(out.is_null());
+        // Nothing was written anywhere.
+        assert_eq!(storage.0, [0xAB; 40]);
+        // Every offset that is a multiple of the alignment is accepted.
+        let base = storage.0.as_mut_ptr();
+        for offset in 0..16 {
+            let at = base.wrapping_add(offset).cast::<i64>();
+            assert_eq!(usable(at.cast_const()).is_ok(), offset % 8 == 0, "{offset}");
+        }
+        // A type aligned to 1 is aligned anywhere.
+        assert_eq!(read_in(base.wrapping_add(3).cast_const()), Ok(0xAB_u8));
+    }
+
+    #[test]
+    fn aligned_slices_are_the_callers_memory_and_null_is_empty() {
+        let mut items = [1_i64, 2, 3];
+        assert_eq!(slice_in(items.as_ptr(), 3), Ok(&[1, 2, 3][..]));
+        assert_eq!(slice_in(ptr::null::<i64>(), 3), Ok(&[][..]));
+        assert_eq!(slice_in(items.as_ptr(), usize::MAX), Ok(&[][..]));
+        let room = slice_out(items.as_mut_ptr(), 2).unwrap();
+        room[1].write(7);
+        assert_eq!(items, [1, 7, 3]);
+        assert_eq!(slice_out(ptr::null_mut::<i64>(), 2).map(|s| s.len()), Ok(0));
     }
 }

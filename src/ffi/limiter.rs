@@ -7,7 +7,7 @@
 
 use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
 
-use super::guard::{guard, guard_status, read_in, value_mut, write_out};
+use super::guard::{guard, guard_status, read_in, usable, value_mut, write_out};
 use super::status::weir_status::{self, *};
 use crate::limiter::{Kind, Limiter, LimiterError};
 
@@ -18,8 +18,14 @@ use crate::limiter::{Kind, Limiter, LimiterError};
 /// Build one with `weir_limiter_bucket`, `weir_limiter_fixed_window` or
 /// `weir_limiter_cooldown`; a zeroed value is not a limiter (calls on it get
 /// `WEIR_ERR_LIMITER_CORRUPT` or refuse). The fields are private: use the
-/// functions. Every call checks the value, so a corrupted one is refused,
-/// never undefined behaviour. Copying the bytes (assignment, `memcpy`) is
+/// functions. Every call checks the value, so a zeroed or overwritten one is
+/// refused, not trusted. A value never initialised must not be passed: its
+/// bytes are indeterminate, and reading them is undefined in C before weir sees
+/// them, so build (or at least zero) a limiter before its first use. Every call
+/// checks the pointer too: one that is not 8-byte aligned (the struct's
+/// alignment, which a limiter placed inside a packed struct or at an odd offset
+/// of a byte buffer may lack) is never read or written; calls answer
+/// `WEIR_ERR_MISALIGNED` or refuse. Copying the bytes (assignment, `memcpy`) is
 /// allowed, but a copy is a second limiter with its own units, so copying
 /// multiplies the configured capacity; the bytes are not a storage format
 /// across library versions.
@@ -175,9 +181,7 @@ fn build(
     make: impl FnOnce() -> Result<Limiter, LimiterError>,
 ) -> weir_status {
     guard_status(|| {
-        if out.is_null() {
-            return Err(WEIR_ERR_NULL);
-        }
+        usable(out)?;
         write_out(out, weir_limiter::store(&make()?))
     })
 }
@@ -204,9 +208,7 @@ fn getter<T>(
     get: impl FnOnce(&Limiter) -> Result<T, LimiterError>,
 ) -> weir_status {
     guard_status(|| {
-        if out.is_null() {
-            return Err(WEIR_ERR_NULL);
-        }
+        usable(out)?;
         let value = get(&read_in(limiter)?.load()?)?;
         write_out(out, value)
     })
@@ -217,7 +219,8 @@ fn getter<T>(
 /// `last_refill` (pass `now` for a new limiter; an earlier anchor keeps an
 /// old limiter's phase), and writes it to `*out`. Checks, in this order,
 /// each failure its own status and `*out` untouched: `WEIR_ERR_NULL` (`out`
-/// is NULL), `WEIR_ERR_ZERO_CAPACITY`, `WEIR_ERR_ZERO_REFILL_AMOUNT`,
+/// is NULL), `WEIR_ERR_MISALIGNED` (`out` is not 8-byte aligned),
+/// `WEIR_ERR_ZERO_CAPACITY`, `WEIR_ERR_ZERO_REFILL_AMOUNT`,
 /// `WEIR_ERR_ZERO_REFILL_INTERVAL` (zero or negative),
 /// `WEIR_ERR_INITIAL_ABOVE_CAPACITY`, `WEIR_ERR_BUCKET_ANCHOR_IN_FUTURE`
 /// (`last_refill` later than `now`).
@@ -247,7 +250,8 @@ pub extern "C" fn weir_limiter_bucket(
 /// `window_start` (pass `now` for a new limiter), `initial_available` of
 /// `capacity` units left in the current one, and writes it to `*out`.
 /// Checks, in this order, each failure its own status and `*out` untouched:
-/// `WEIR_ERR_NULL`, `WEIR_ERR_ZERO_CAPACITY`, `WEIR_ERR_ZERO_WINDOW` (zero or
+/// `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_ZERO_CAPACITY`,
+/// `WEIR_ERR_ZERO_WINDOW` (zero or
 /// negative), `WEIR_ERR_INITIAL_ABOVE_CAPACITY`,
 /// `WEIR_ERR_WINDOW_ANCHOR_IN_FUTURE` (`window_start` later than `now`).
 #[no_mangle]
@@ -270,7 +274,7 @@ pub extern "C" fn weir_limiter_fixed_window(
 /// (only `initial_available` units before the first gate), no units with a
 /// gate (throttled until `cooldown_end`), no units and no gate (full at
 /// once). Checks, in this order, each failure its own status and `*out`
-/// untouched: `WEIR_ERR_NULL`, `WEIR_ERR_ZERO_CAPACITY`,
+/// untouched: `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_ZERO_CAPACITY`,
 /// `WEIR_ERR_ZERO_COOLDOWN` (zero or negative),
 /// `WEIR_ERR_INITIAL_ABOVE_CAPACITY`, `WEIR_ERR_COOLDOWN_ARMED_WITH_TOKENS`
 /// (units while `cooldown_end` is later than `now`).
@@ -290,9 +294,10 @@ pub extern "C" fn weir_limiter_cooldown(
 
 /// Brings the limiter forward to `now` (refill, rollover, release) and takes
 /// `amount` units, all or nothing. Returns whether it took them. A refusal
-/// leaves `*limiter` untouched; so do an `amount` of 0, a NULL or corrupted
-/// limiter, and a drained cooldown whose deadline would overflow, which all
-/// answer false. `weir_limiter_consume` tells these apart.
+/// leaves `*limiter` untouched; so do an `amount` of 0, a NULL, misaligned
+/// or corrupted limiter, and a drained cooldown whose deadline would
+/// overflow, which all answer false. `weir_limiter_consume` tells these
+/// apart.
 #[no_mangle]
 pub extern "C" fn weir_limiter_try_consume(
     limiter: *mut weir_limiter,
@@ -304,8 +309,9 @@ pub extern "C" fn weir_limiter_try_consume(
 
 /// `weir_limiter_try_consume` with the reason: `WEIR_OK` when the units were
 /// taken; otherwise `*limiter` is untouched and the status is
-/// `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`, `WEIR_ERR_INVALID_AMOUNT`
-/// (`amount` is 0), `WEIR_ERR_RATE_LIMITED` (not enough units now) or
+/// `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED` (`limiter` is not 8-byte aligned),
+/// `WEIR_ERR_LIMITER_CORRUPT`, `WEIR_ERR_INVALID_AMOUNT` (`amount` is 0),
+/// `WEIR_ERR_RATE_LIMITED` (not enough units now) or
 /// `WEIR_ERR_COOLDOWN_DEADLINE_OVERFLOW` (`now + cooldown_ns` would not fit).
 #[no_mangle]
 pub extern "C" fn weir_limiter_consume(
@@ -314,7 +320,7 @@ pub extern "C" fn weir_limiter_consume(
     amount: u64,
 ) -> weir_status {
     guard_status(|| {
-        let value = value_mut(limiter).ok_or(WEIR_ERR_NULL)?;
+        let value = value_mut(limiter)?;
         let mut core = value.load()?;
         core.consume(now, amount)?;
         *value = weir_limiter::store(&core);
@@ -323,32 +329,36 @@ pub extern "C" fn weir_limiter_consume(
 }
 
 /// The units a consume at `now` could take, projected (refill, rollover,
-/// release) without changing `*limiter`. 0 for a NULL or corrupted limiter.
+/// release) without changing `*limiter`. 0 for a NULL, misaligned or
+/// corrupted limiter.
 #[no_mangle]
 pub extern "C" fn weir_limiter_available(limiter: *const weir_limiter, now: i64) -> u64 {
     reading(limiter, 0, |core| core.available(now))
 }
 
 /// The limiter's capacity, whatever its variant. 0 (never a valid capacity)
-/// for a NULL or corrupted limiter.
+/// for a NULL, misaligned or corrupted limiter.
 #[no_mangle]
 pub extern "C" fn weir_limiter_capacity(limiter: *const weir_limiter) -> u64 {
     reading(limiter, 0, Limiter::capacity)
 }
 
-/// Whether the limiter is a bucket; false for a NULL or corrupted one.
+/// Whether the limiter is a bucket; false for a NULL, misaligned or
+/// corrupted one.
 #[no_mangle]
 pub extern "C" fn weir_limiter_is_bucket(limiter: *const weir_limiter) -> bool {
     reading(limiter, false, Limiter::is_bucket)
 }
 
-/// Whether the limiter is a fixed window; false for a NULL or corrupted one.
+/// Whether the limiter is a fixed window; false for a NULL, misaligned or
+/// corrupted one.
 #[no_mangle]
 pub extern "C" fn weir_limiter_is_fixed_window(limiter: *const weir_limiter) -> bool {
     reading(limiter, false, Limiter::is_fixed_window)
 }
 
-/// Whether the limiter is a cooldown; false for a NULL or corrupted one.
+/// Whether the limiter is a cooldown; false for a NULL, misaligned or
+/// corrupted one.
 #[no_mangle]
 pub extern "C" fn weir_limiter_is_cooldown(limiter: *const weir_limiter) -> bool {
     reading(limiter, false, Limiter::is_cooldown)
@@ -356,8 +366,9 @@ pub extern "C" fn weir_limiter_is_cooldown(limiter: *const weir_limiter) -> bool
 
 /// Writes a bucket's units per refill interval to `*out`.
 /// `WEIR_ERR_WRONG_VARIANT` if it is not a bucket; `WEIR_ERR_NULL`,
-/// `WEIR_ERR_LIMITER_CORRUPT`. `*out` is written only on success, as by
-/// every getter below.
+/// `WEIR_ERR_LIMITER_CORRUPT`, and `WEIR_ERR_MISALIGNED` if `limiter` or
+/// `out` is not aligned for its type. `*out` is written only on success, as
+/// by every getter below, and each can answer these three.
 #[no_mangle]
 pub extern "C" fn weir_limiter_refill_amount(
     limiter: *const weir_limiter,

@@ -13,10 +13,8 @@ pub mod breaker;
 pub mod bucket;
 pub mod deadline;
 pub mod gate;
-pub mod limiter;
-// Helpers not every type uses yet.
-#[allow(dead_code)]
 pub(crate) mod guard;
+pub mod limiter;
 pub mod period;
 pub mod pool;
 pub mod shedder;

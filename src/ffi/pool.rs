@@ -4,7 +4,9 @@ use std::sync::Mutex;
 
 use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
 
-use super::guard::{free_handle, lock, new_handle, on, policy_or, status_on, write_out};
+use super::guard::{
+    free_handle, lock, new_handle, on, policy_or, slice_out, status_on, usable, write_out,
+};
 use super::guard::{Guarded, Handle};
 use super::status::weir_status::{self, *};
 use crate::pool::{Counters, Limits, LimitsError, Misuse, Pool, Taken};
@@ -243,8 +245,8 @@ pub extern "C" fn weir_pool_new(
     limits: *const weir_limits,
     out: *mut *mut weir_pool,
 ) -> weir_status {
-    let limits = policy_or(limits, weir_limits_preset());
     new_handle(out, || {
+        let limits = policy_or(limits, weir_limits_preset())?;
         let pool = Pool::new(limits.into())?;
         Ok(weir_pool(Guarded::new(Mutex::new(pool))))
     })
@@ -309,9 +311,7 @@ pub extern "C" fn weir_pool_give(
     kept: *mut bool,
 ) -> weir_status {
     status_on(pool, |pool| {
-        if kept.is_null() {
-            return Err(WEIR_ERR_NULL);
-        }
+        usable(kept)?;
         let was_kept = lock(pool).give(item, now)?;
         write_out(kept, was_kept)
     })
@@ -327,32 +327,37 @@ pub extern "C" fn weir_pool_drop(pool: *const weir_pool, item: weir_item) -> wei
     status_on(pool, |pool| Ok(lock(pool).drop_item(item)?))
 }
 
-/// Passes each item `put` receives to the caller's buffer `out` of `cap`
-/// entries, in order, and never more than `cap`.
-fn into_buffer(out: *mut weir_item, cap: usize) -> (usize, impl FnMut(weir_item)) {
-    let cap = if out.is_null() { 0 } else { cap };
-    let mut at = 0;
-    let put = move |item| {
-        if at < cap {
-            // SAFETY: `out` is non-NULL here (cap is 0 otherwise) and, by
-            // the header's contract, points to `cap` writable entries;
-            // `at < cap`.
-            unsafe { out.add(at).write(item) };
-            at += 1;
-        }
+/// Runs `fill` on `pool` with room for the first `cap` entries of the
+/// caller's buffer `out` (no more than the idle resources it could hand back)
+/// and a `put` that writes each item it receives to the next entry; returns
+/// what `fill` returns, how many it wrote.
+fn into_buffer(
+    pool: &mut Pool,
+    out: *mut weir_item,
+    cap: usize,
+    fill: impl FnOnce(&mut Pool, usize, &mut dyn FnMut(weir_item)) -> usize,
+) -> usize {
+    let Ok(room) = slice_out(out, cap.min(pool.idle())) else {
+        return 0;
     };
-    (cap, put)
+    let mut at = 0;
+    fill(pool, room.len(), &mut |item| {
+        room[at].write(item);
+        at += 1;
+    })
 }
 
 /// Removes the idle resources due at `now` — those idle for `keep_ns` or
 /// more, or alive for `life_ns` or more (the boundary included) — oldest
-/// first, and writes up to `cap` of them to `out` for the caller to close.
+/// first, writes at most `cap` of them to `out` for the caller to close, and
+/// returns how many it wrote: only `out[0]` to `out[returned - 1]` are
+/// written, and only those resources are removed.
 ///
-/// Returns how many were due in all. The first `min(returned, cap)` entries
-/// of `out` are written and those resources removed; when the return value
-/// exceeds `cap`, the rest stay idle for the next call (call again until it
-/// is at most `cap`). `out == NULL` counts as `cap == 0`: it counts the due
-/// resources and removes none. A NULL pool answers 0.
+/// What did not fit stays idle for the next call. A return of `cap` means
+/// more may be due: call again, until it returns less than `cap` or
+/// `weir_pool_next_expiry(pool, now)` is no longer 0. `out == NULL` or
+/// `cap == 0` writes and removes nothing and returns 0, and so does an
+/// `out` not aligned for a `uintptr_t`. A NULL pool answers 0.
 #[no_mangle]
 pub extern "C" fn weir_pool_evict(
     pool: *const weir_pool,
@@ -360,25 +365,35 @@ pub extern "C" fn weir_pool_evict(
     out: *mut weir_item,
     cap: usize,
 ) -> usize {
-    let (cap, put) = into_buffer(out, cap);
-    on(pool, 0, |pool| lock(pool).evict_with(now, cap, put))
+    on(pool, 0, |pool| {
+        into_buffer(&mut lock(pool), out, cap, |pool, cap, put| {
+            pool.evict_with(now, cap, put)
+        })
+    })
 }
 
-/// Closes the pool for shutdown and empties it: writes up to `cap` idle
-/// resources to `out`, oldest first, for the caller to close. Returns how
-/// many were idle in all; the first `min(returned, cap)` entries are written
-/// and when the return value exceeds `cap` the rest stay for the next call.
-/// From then on take answers WAIT and give keeps nothing (`*kept == false`),
-/// so each lent resource is closed by its borrower when it comes back.
-/// `out == NULL` counts as `cap == 0`. A NULL pool answers 0.
+/// Closes the pool for shutdown and empties it: writes at most `cap` idle
+/// resources to `out`, oldest first, for the caller to close, and returns
+/// how many it wrote: only `out[0]` to `out[returned - 1]` are written.
+/// What did not fit stays for the next call; a return of `cap` means more
+/// may be waiting, so call again until `weir_pool_idle(pool)` is 0. From
+/// the first call on, take answers WAIT and give keeps nothing
+/// (`*kept == false`), so each lent resource is closed by its borrower when
+/// it comes back. `out == NULL` or `cap == 0` writes nothing and returns 0,
+/// but still closes the pool. An `out` not aligned for a `uintptr_t` is
+/// refused whole: it returns 0 and the pool stays open. A NULL pool answers
+/// 0.
 #[no_mangle]
 pub extern "C" fn weir_pool_close(
     pool: *const weir_pool,
     out: *mut weir_item,
     cap: usize,
 ) -> usize {
-    let (cap, put) = into_buffer(out, cap);
-    on(pool, 0, |pool| lock(pool).close_with(cap, put))
+    on(pool, 0, |pool| {
+        into_buffer(&mut lock(pool), out, cap, |pool, cap, put| {
+            pool.close_with(cap, put)
+        })
+    })
 }
 
 /// How many resources exist: idle, lent and being made. 0 for a NULL pool.
@@ -411,7 +426,8 @@ pub extern "C" fn weir_pool_next_expiry(pool: *const weir_pool, now: i64) -> i64
 }
 
 /// Writes the pool's running totals to `*out`. `WEIR_ERR_NULL` if `pool`
-/// or `out` is NULL; `*out` is written only on success.
+/// or `out` is NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned; `*out`
+/// is written only on success.
 #[no_mangle]
 pub extern "C" fn weir_pool_stats(
     pool: *const weir_pool,

@@ -5,7 +5,8 @@ use std::sync::Mutex;
 use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
 
 use super::guard::{
-    free_handle, lock, new_handle, on, policy_or, status_on, value_mut, write_out, Guarded, Handle,
+    free_handle, lock, new_handle, on, policy_or, status_on, usable, value_mut, write_out, Guarded,
+    Handle,
 };
 use super::status::weir_status::{self, *};
 use crate::shedder::{Settled, Shed, ShedError, Shedder, Stats, Ticket};
@@ -97,7 +98,8 @@ pub extern "C" fn weir_shed_preset() -> weir_shed {
 /// A call the shedder let through: a plain value the caller keeps (on its
 /// stack, in its request struct) and hands back to `weir_shedder_pass` or
 /// `weir_shedder_fail` exactly once. `weir_shedder_allow` fills it in; the
-/// caller does not. 16 bytes.
+/// caller does not. 16 bytes, aligned as an int64_t: a misaligned ticket is
+/// refused (`WEIR_ERR_MISALIGNED`), never read or written.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct weir_ticket {
@@ -205,7 +207,7 @@ pub extern "C" fn weir_shedder_new(
     out: *mut *mut weir_shedder,
 ) -> weir_status {
     new_handle(out, || {
-        let shed = policy_or(policy, weir_shed_preset());
+        let shed = policy_or(policy, weir_shed_preset())?;
         let shedder = Shedder::new(shed.into(), now)?;
         Ok(weir_shedder(Guarded::new(Mutex::new(shedder))))
     })
@@ -222,7 +224,7 @@ pub extern "C" fn weir_shedder_free(shedder: *mut weir_shedder) {
 /// ahead; `*ticket` now holds the call, to be settled once with
 /// `weir_shedder_pass` or `weir_shedder_fail`. False: refused, and `*ticket`
 /// is written as already settled. False, changing nothing, for a NULL
-/// shedder or a NULL `ticket`.
+/// shedder or a NULL or misaligned `ticket`.
 #[no_mangle]
 pub extern "C" fn weir_shedder_allow(
     shedder: *const weir_shedder,
@@ -231,7 +233,7 @@ pub extern "C" fn weir_shedder_allow(
     ticket: *mut weir_ticket,
 ) -> bool {
     on(shedder, false, |state| {
-        if ticket.is_null() {
+        if usable(ticket).is_err() {
             return false;
         }
         let issued = lock(state).allow(now, cpu_permille);
@@ -251,7 +253,7 @@ fn settle(
     settle: impl FnOnce(&mut Shedder, &mut Ticket) -> Result<(), Settled>,
 ) -> weir_status {
     status_on(shedder, |state| {
-        let held = value_mut(ticket).ok_or(WEIR_ERR_NULL)?;
+        let held = value_mut(ticket)?;
         let mut open = match held.flying {
             0 => return Err(WEIR_ERR_SETTLED),
             1 => Ticket {
@@ -270,7 +272,8 @@ fn settle(
 /// response time and its pass count towards capacity. `WEIR_ERR_SETTLED`,
 /// changing nothing, if the ticket was already settled (or refused);
 /// `WEIR_ERR_INVALID_ARGUMENT` if its `flying` is neither 0 nor 1;
-/// `WEIR_ERR_NULL` if `shedder` or `ticket` is NULL.
+/// `WEIR_ERR_NULL` if `shedder` or `ticket` is NULL; `WEIR_ERR_MISALIGNED`,
+/// changing nothing, if `ticket` is misaligned.
 #[no_mangle]
 pub extern "C" fn weir_shedder_pass(
     shedder: *const weir_shedder,
@@ -297,7 +300,7 @@ pub extern "C" fn weir_shedder_flying(shedder: *const weir_shedder) -> i64 {
 }
 
 /// Writes what the shedder knows at `now` to `*out`. `WEIR_ERR_NULL` if
-/// `shedder` or `out` is NULL.
+/// `shedder` or `out` is NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned.
 #[no_mangle]
 pub extern "C" fn weir_shedder_stats(
     shedder: *const weir_shedder,

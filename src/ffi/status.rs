@@ -33,6 +33,9 @@ pub enum weir_status {
     WEIR_ERR_SETTLED = 9,
     /// An enumeration field holds a value that names no known case.
     WEIR_ERR_UNKNOWN_KIND = 10,
+    /// A pointer is not aligned for the type it points to; nothing was read
+    /// through it or written to it.
+    WEIR_ERR_MISALIGNED = 11,
 
     // 100–199: the limiter.
     /// A limiter constructor was given a capacity of zero.
@@ -64,8 +67,9 @@ pub enum weir_status {
     /// A limiter getter for one variant was asked of another; check with
     /// `weir_limiter_is_bucket` and friends first.
     WEIR_ERR_WRONG_VARIANT = 112,
-    /// The `weir_limiter` value is not one a constructor made: zeroed,
-    /// never initialised, or overwritten. It refuses every call until rebuilt.
+    /// The `weir_limiter` value is not one a constructor made: zeroed or
+    /// overwritten. It refuses every call until rebuilt. (A value never
+    /// initialised must not be passed at all: see `weir_limiter`.)
     WEIR_ERR_LIMITER_CORRUPT = 113,
     // 200–299: the pool.
     /// The item is idle in the pool, not lent: it cannot be given or
@@ -135,6 +139,7 @@ const ALL: &[weir_status] = {
         WEIR_ERR_POISONED,
         WEIR_ERR_SETTLED,
         WEIR_ERR_UNKNOWN_KIND,
+        WEIR_ERR_MISALIGNED,
         WEIR_ERR_ZERO_CAPACITY,
         WEIR_ERR_ZERO_REFILL_AMOUNT,
         WEIR_ERR_ZERO_REFILL_INTERVAL,
@@ -187,6 +192,7 @@ impl weir_status {
             WEIR_ERR_POISONED => c"the handle was poisoned by an earlier panic",
             WEIR_ERR_SETTLED => c"already settled",
             WEIR_ERR_UNKNOWN_KIND => c"an enumeration field holds an unknown value",
+            WEIR_ERR_MISALIGNED => c"a pointer is not aligned for its type",
             WEIR_ERR_ZERO_CAPACITY => c"a limiter's capacity is zero",
             WEIR_ERR_ZERO_REFILL_AMOUNT => c"a bucket limiter's refill amount is zero",
             WEIR_ERR_ZERO_REFILL_INTERVAL => {

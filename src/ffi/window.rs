@@ -103,7 +103,7 @@ pub extern "C" fn weir_window_add(window: *const weir_window, now: i64, value: i
 /// Writes to `*out` the sum and count over the buckets inside the window at
 /// `now`, with the bucket `now` falls in when `current` is true and without
 /// it (complete buckets only) when false. Clears nothing. `WEIR_ERR_NULL` if
-/// `window` or `out` is NULL.
+/// `window` or `out` is NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned.
 #[no_mangle]
 pub extern "C" fn weir_window_total(
     window: *const weir_window,
@@ -123,7 +123,8 @@ pub extern "C" fn weir_window_total(
 /// one is left out (`size - 1`). Buckets a write at `now` would clear are
 /// copied as empty, so each position always covers the same stretch of time
 /// relative to `now`. With room for fewer (`cap`), the newest `cap` are
-/// written. Clears nothing. Returns 0 for a NULL window, or a NULL `out`.
+/// written. Clears nothing. Returns 0 for a NULL window, or a NULL or
+/// misaligned `out`.
 #[no_mangle]
 pub extern "C" fn weir_window_buckets(
     window: *const weir_window,
@@ -135,7 +136,9 @@ pub extern "C" fn weir_window_buckets(
     on(window, 0, |state| {
         let window = lock(state);
         let live = window.size() - usize::from(!current);
-        let room = slice_out(out, cap.min(live));
+        let Ok(room) = slice_out(out, cap.min(live)) else {
+            return 0;
+        };
         let skip = live - room.len();
         let mut seen: usize = 0;
         window.each(now, current, |bucket| {

@@ -1,7 +1,7 @@
 /* weir_backoff through the header: the presets, ceilings, each jitter's
- * range, more, the schedule (and its sizing call), and bad input: NULL
- * policies and buffers, invalid policies, NaN and out-of-range draws,
- * negative previous delays, INT32/INT64 extremes. */
+ * range, more, the schedule (and what it writes into a short buffer), and
+ * bad input: NULL policies and buffers, invalid policies, NaN and
+ * out-of-range draws, negative previous delays, INT32/INT64 extremes. */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -185,10 +185,13 @@ static void more_counts_the_first_attempt(void) {
 }
 
 static void schedules(void) {
-    /* Sizing call, then the same draws give the same schedule. */
+    /* The caller sizes the buffer from the policy (attempts - 1 delays);
+     * with no buffer nothing is written and 0 comes back. The same draws
+     * give the same schedule. */
     weir_backoff p = with_jitter(WEIR_JITTER_DECORRELATED);
     p.attempts = 6;
-    CHECK(weir_backoff_schedule(&p, NULL, 0, NULL, 0) == 5);
+    CHECK(weir_backoff_schedule(&p, NULL, 0, NULL, 0) == 0);
+    CHECK(weir_backoff_schedule(&p, NULL, 0, NULL, 5) == 0);
     const double randoms[] = {0.3, 0.9, 0.1, 0.7, 0.5};
     int64_t a[5], b[5];
     CHECK(weir_backoff_schedule(&p, randoms, 5, a, 5) == 5);
@@ -207,11 +210,17 @@ static void schedules(void) {
     CHECK(out[0] == 30 * MS && out[1] == 0 && out[2] == 0);
     CHECK(weir_backoff_schedule(&full, NULL, 3, out, 3) == 3);
     CHECK(out[0] == 0 && out[1] == 0 && out[2] == 0);
-    /* A short buffer gets what fits; a NULL one gets nothing. */
+    /* A short buffer gets what fits, and the return says how many that
+     * was, so out[0..returned) is always inside the buffer; a NULL one gets
+     * nothing and 0. */
+    int64_t two[3] = {-1, -1, -1};
+    CHECK(weir_backoff_schedule(&full, randoms, 5, two, 2) == 2);
+    CHECK(two[0] == 30 * MS && two[1] == 180 * MS && two[2] == -1);
     int64_t one[1] = {-1};
-    CHECK(weir_backoff_schedule(&full, randoms, 5, one, 1) == 3);
+    CHECK(weir_backoff_schedule(&full, randoms, 5, one, 1) == 1);
     CHECK(one[0] == 30 * MS);
-    CHECK(weir_backoff_schedule(&full, randoms, 5, NULL, 99) == 3);
+    CHECK(weir_backoff_schedule(&full, randoms, 5, one, 0) == 0);
+    CHECK(weir_backoff_schedule(&full, randoms, 5, NULL, 99) == 0);
     /* NaN draws in a schedule are zeros. */
     const double nans[] = {NAN, NAN, NAN};
     CHECK(weir_backoff_schedule(&full, nans, 3, out, 3) == 3);
@@ -221,9 +230,9 @@ static void schedules(void) {
     out[0] = -1;
     CHECK(weir_backoff_schedule(&full, randoms, 5, out, 3) == 0);
     CHECK(out[0] == -1);
-    /* The most attempts there can be: counted, not walked. */
+    /* The most attempts there can be: only what fits is walked. */
     full.attempts = INT32_MAX;
-    CHECK(weir_backoff_schedule(&full, NULL, 0, out, 3) == (size_t)INT32_MAX - 1);
+    CHECK(weir_backoff_schedule(&full, NULL, 0, out, 3) == 3);
     CHECK(out[0] == 0);
 }
 

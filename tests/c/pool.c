@@ -199,16 +199,23 @@ static void test_evict_and_close(void) {
     weir_pool *pool = make_pool(8, 8, 10 * SEC, 0);
     for (uintptr_t item = 1; item <= 8; item++) make(pool, item, 0);
     for (uintptr_t item = 1; item <= 8; item++) CHECK(give(pool, item, (int64_t)item * SEC));
-    /* At 16 s, items given at 1..6 s are due: six, into a buffer of four. */
-    uintptr_t out[4];
+    /* At 16 s, items given at 1..6 s are due: six, into a buffer of four.
+     * The return is how many were written, never more than cap, so
+     * out[0..returned) is always inside the buffer; a return of cap means
+     * more may wait, and next_expiry says so (0). */
+    uintptr_t out[5];
     memset(out, 0, sizeof out);
-    CHECK(weir_pool_evict(pool, 16 * SEC, NULL, 4) == 6); /* counts only */
+    CHECK(weir_pool_evict(pool, 16 * SEC, NULL, 4) == 0); /* no buffer: nothing */
+    CHECK(weir_pool_evict(pool, 16 * SEC, out, 0) == 0);
     CHECK(weir_pool_idle(pool) == 8);
-    CHECK(weir_pool_evict(pool, 16 * SEC, out, 4) == 6);
+    CHECK(weir_pool_evict(pool, 16 * SEC, out, 4) == 4);
     for (uintptr_t i = 0; i < 4; i++) CHECK(out[i] == i + 1);
+    CHECK(out[4] == 0); /* the fifth slot is past cap: untouched */
     CHECK(weir_pool_idle(pool) == 4);
+    CHECK(weir_pool_next_expiry(pool, 16 * SEC) == 0); /* the rest are still due */
     CHECK(weir_pool_evict(pool, 16 * SEC, out, 4) == 2);
     CHECK(out[0] == 5 && out[1] == 6);
+    CHECK(weir_pool_next_expiry(pool, 16 * SEC) > 0);
     CHECK(weir_pool_evict(pool, 16 * SEC, out, 4) == 0);
     check_counts(pool, 2, 2, 0);
     CHECK(counters(pool).evicted_idle == 6);
@@ -223,14 +230,18 @@ static void test_evict_and_close(void) {
     CHECK(counters(pool).closed == 2);
     weir_pool_free(pool);
 
-    /* close with a small buffer: the rest stay for the next call. */
+    /* close with a small buffer: it returns what it wrote, and the rest
+     * stay for the next call (idle says how many). */
     pool = make_pool(3, 3, 0, 0);
     for (uintptr_t item = 1; item <= 3; item++) make(pool, item, 0);
     for (uintptr_t item = 1; item <= 3; item++) CHECK(give(pool, item, 0));
-    CHECK(weir_pool_close(pool, out, 2) == 3);
-    CHECK(out[0] == 1 && out[1] == 2);
+    out[2] = 0;
+    CHECK(weir_pool_close(pool, out, 2) == 2);
+    CHECK(out[0] == 1 && out[1] == 2 && out[2] == 0);
+    CHECK(weir_pool_idle(pool) == 1);
     CHECK(weir_pool_close(pool, out, 2) == 1);
     CHECK(out[0] == 3);
+    CHECK(weir_pool_idle(pool) == 0);
     CHECK(weir_pool_live(pool) == 0);
     weir_pool_free(pool);
 }
@@ -364,10 +375,12 @@ static void test_null(void) {
     CHECK_STATUS(weir_pool_stats(pool, NULL), WEIR_ERR_NULL);
     make(pool, 1, 0);
     CHECK(give(pool, 1, 0));
-    /* out NULL with a cap: counts, removes nothing. */
-    CHECK(weir_pool_evict(pool, 5 * SEC, NULL, 8) == 1);
-    CHECK(weir_pool_close(pool, NULL, 8) == 1);
+    /* out NULL with a cap: writes nothing, removes nothing, returns 0
+     * (close still closes the pool). */
+    CHECK(weir_pool_evict(pool, 5 * SEC, NULL, 8) == 0);
+    CHECK(weir_pool_close(pool, NULL, 8) == 0);
     CHECK(weir_pool_idle(pool) == 1);
+    CHECK(weir_pool_take(pool, 5 * SEC).kind == WEIR_TAKEN_WAIT);
     CHECK(weir_pool_close(pool, out, 1) == 1 && out[0] == 1);
     weir_pool_free(pool);
 }

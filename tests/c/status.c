@@ -21,10 +21,12 @@ int main(void) {
     const weir_status codes[] = {WEIR_ERR_NULL,      WEIR_ERR_INVALID_ARGUMENT, WEIR_ERR_NOT_FINITE,
                                  WEIR_ERR_NEGATIVE,  WEIR_ERR_TOO_LARGE,        WEIR_ERR_NO_MEMORY,
                                  WEIR_ERR_PANIC,     WEIR_ERR_POISONED,         WEIR_ERR_SETTLED,
-                                 WEIR_ERR_UNKNOWN_KIND};
+                                 WEIR_ERR_UNKNOWN_KIND, WEIR_ERR_MISALIGNED};
     for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
         CHECK(strcmp(weir_status_str(codes[i]), unknown) != 0);
         CHECK(strcmp(weir_status_str(codes[i]), "ok") != 0);
     }
+    CHECK(WEIR_ERR_MISALIGNED == 11);
+    CHECK(strcmp(weir_status_str(WEIR_ERR_MISALIGNED), "a pointer is not aligned for its type") == 0);
     CHECK_DONE();
 }
