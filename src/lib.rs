@@ -10,8 +10,11 @@
 
 extern crate alloc;
 
+pub mod bloom;
 pub mod draw;
 pub mod gate;
+pub mod rate;
+pub mod siphash;
 pub mod time;
 
 #[cfg(feature = "std")]

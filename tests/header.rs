@@ -49,6 +49,9 @@ fn every_exported_name_carries_the_prefix() {
         let words: Vec<&str> = line.split_whitespace().collect();
         let name = match words.as_slice() {
             ["#define", name, ..] => *name,
+            // `typedef struct { ... } name;`: the name closes the body.
+            ["typedef", "struct", "{"] => continue,
+            ["}", name] if name.ends_with(';') => name.trim_end_matches(';'),
             ["typedef", "struct", name, ..] => *name,
             ["enum", name, ..] | ["struct", name, ..] => *name,
             _ => match line.find('(') {

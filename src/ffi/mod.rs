@@ -8,9 +8,11 @@
 
 #![allow(non_camel_case_types)]
 
+pub mod bloom;
 pub mod gate;
 // Helpers not every type uses yet.
 #[allow(dead_code)]
 pub(crate) mod guard;
+pub mod rate;
 pub mod status;
 pub mod version;
