@@ -393,6 +393,41 @@ mod tests {
         assert_eq!(next(&word, &limit, 0), 333 * SECOND - 1);
     }
 
+    /// A small deterministic generator (xorshift64) for the walk below.
+    fn xorshift(state: &mut u64) -> u64 {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        *state
+    }
+
+    #[test]
+    fn next_names_the_first_instant_allow_succeeds_on_a_wandering_clock() {
+        let mut seed = 0x2545_f491_4f6c_dd1d;
+        for (per_s, burst) in [(1.0, 3), (3.0, 1), (1e6, 100), (7.5, 1023)] {
+            let limit = limit(per_s, burst);
+            let word = AtomicU64::new(0);
+            let mut now: i64 = 1 << 40;
+            for _ in 0..20_000 {
+                // Mostly forward, sometimes back: steps of -1/8 to +7/8 of
+                // an interval.
+                let interval = (1e9 / per_s) as i64;
+                let step = (xorshift(&mut seed) % 8) as i64 - 1;
+                now = (now + step * interval / 8 + (xorshift(&mut seed) % 1000) as i64).max(0);
+                let wait = next(&word, &limit, now);
+                let before = word.load(Ordering::Relaxed);
+                if wait > 0 {
+                    assert!(!allow(&word, &limit, now));
+                    assert!(!allow(&word, &limit, now + wait - 1));
+                    assert_eq!(word.load(Ordering::Relaxed), before, "a refusal wrote");
+                    assert_eq!(next(&word, &limit, now + wait), 0);
+                } else {
+                    assert!(allow(&word, &limit, now));
+                }
+            }
+        }
+    }
+
     #[test]
     fn new_rejects_what_the_word_cannot_do() {
         use RateError::*;
