@@ -258,6 +258,18 @@ mod tests {
         RateLimit::new(per_s, burst).unwrap()
     }
 
+    /// Asserts that `word`, fresh or expired at `at`, takes exactly `burst`
+    /// events at `at`, `at` + 1 ns, ... and refuses the next.
+    fn fills(word: &AtomicU64, limit: &RateLimit, at: i64, burst: i64) {
+        for i in 0..burst {
+            assert!(allow(word, limit, at + i), "event {i} at {at}");
+        }
+        assert!(
+            !allow(word, limit, at + burst),
+            "one past the burst at {at}"
+        );
+    }
+
     #[test]
     fn window_semantics_step_by_step() {
         let limit = limit(1.0, 3);
@@ -275,10 +287,7 @@ mod tests {
         assert_eq!(next(&word, &limit, 3 * SECOND - 1), 1);
         assert_eq!(next(&word, &limit, 3 * SECOND), 0);
         // Expired: a new window of three opens at 3 s.
-        assert!(allow(&word, &limit, 3 * SECOND));
-        assert!(allow(&word, &limit, 3 * SECOND + 1));
-        assert!(allow(&word, &limit, 3 * SECOND + 2));
-        assert!(!allow(&word, &limit, 3 * SECOND + 3));
+        fills(&word, &limit, 3 * SECOND, 3);
     }
 
     #[test]
@@ -296,13 +305,8 @@ mod tests {
         // One event alone expires after one interval.
         let word = AtomicU64::new(0);
         assert!(allow(&word, &limit, 10 * SECOND));
-        assert!(
-            allow(&word, &limit, 11 * SECOND),
-            "new window, not the old one"
-        );
-        assert!(allow(&word, &limit, 11 * SECOND + 1));
-        assert!(allow(&word, &limit, 11 * SECOND + 2));
-        assert!(!allow(&word, &limit, 11 * SECOND + 3));
+        // At 11 s a new window of three opens, not the old one of one.
+        fills(&word, &limit, 11 * SECOND, 3);
     }
 
     #[test]

@@ -110,6 +110,28 @@ fn region_at<'a>(mem: *const c_void, len: usize) -> Result<&'a [AtomicU64], weir
     Ok(unsafe { std::slice::from_raw_parts(mem.cast::<AtomicU64>(), words) })
 }
 
+/// `body` on the array laid at `mem` (`len` bytes) and the caller's key, or
+/// `neutral` when the region does not hold a valid array or the key is
+/// NULL.
+fn on_region<R: Copy>(
+    mem: *const c_void,
+    len: usize,
+    key: *const c_void,
+    key_len: usize,
+    neutral: R,
+    body: impl FnOnce(&Shape, &[AtomicU64], &[u8]) -> R,
+) -> R {
+    guard(neutral, || {
+        let Some(key) = key_at(key, key_len) else {
+            return neutral;
+        };
+        match region_at(mem, len).map(bloom::open_in) {
+            Ok(Ok((shape, words))) => body(&shape, words, key),
+            _ => neutral,
+        }
+    })
+}
+
 /// Makes a bloom array of 2^`size_log2` fresh words, `hashes` words per
 /// key, each limited by `*limit`, keyed by (`seed0`, `seed1`) — pass
 /// secret random values — and writes it to `*out`. `WEIR_ERR_NULL` if `out`
@@ -236,14 +258,8 @@ pub extern "C" fn weir_bloom_allow_in(
     key: *const c_void,
     key_len: usize,
 ) -> bool {
-    guard(false, || {
-        let Some(key) = key_at(key, key_len) else {
-            return false;
-        };
-        match region_at(mem, len).ok().map(bloom::open_in) {
-            Some(Ok((shape, words))) => shape.allow(words, now, key),
-            _ => false,
-        }
+    on_region(mem, len, key, key_len, false, |shape, words, key| {
+        shape.allow(words, now, key)
     })
 }
 
@@ -258,13 +274,7 @@ pub extern "C" fn weir_bloom_next_in(
     key: *const c_void,
     key_len: usize,
 ) -> i64 {
-    guard(NEVER, || {
-        let Some(key) = key_at(key, key_len) else {
-            return NEVER;
-        };
-        match region_at(mem, len).ok().map(bloom::open_in) {
-            Some(Ok((shape, words))) => shape.next(words, now, key),
-            _ => NEVER,
-        }
+    on_region(mem, len, key, key_len, NEVER, |shape, words, key| {
+        shape.next(words, now, key)
     })
 }

@@ -8,11 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "check.h"
 #include "weir.h"
+#include "workers.h"
 
 _Static_assert(WEIR_BLOOM_HEADER_BYTES == 64, "the header is one cache line");
 _Static_assert(WEIR_BLOOM_MAX_SIZE_LOG2 == 32, "the stated maximum");
@@ -120,42 +119,25 @@ static void threads(void) {
     }
 }
 
+static long hammer_region(void *arg) {
+    struct hammered *h = arg;
+    if (weir_bloom_check_in(h->region, h->len) != WEIR_OK) return -1000000;
+    return (long)hammer(h);
+}
+
 /* Forked workers hammer one key in one shared region. */
 static void processes(void) {
     const uint32_t size_log2 = 12;
     size_t len = weir_bloom_footprint(size_log2);
     CHECK(len == WEIR_BLOOM_HEADER_BYTES + 8 * ((size_t)1 << size_log2));
-    size_t counts_at = (len + 63) / 64 * 64;
-    size_t size = counts_at + WORKERS * sizeof(long);
     for (uint32_t k = 1; k <= 3; k += 2) {
-        void *region = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        void *region = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         CHECK(region != MAP_FAILED);
-        long *counts = (long *)(void *)((char *)region + counts_at);
         weir_rate_limit limit = make(1.0, BURST);
         CHECK_STATUS(weir_bloom_init_in(region, len, size_log2, k, &limit, SEED0, SEED1), WEIR_OK);
         CHECK_STATUS(weir_bloom_check_in(region, len), WEIR_OK);
-        pid_t pids[WORKERS];
-        for (int w = 0; w < WORKERS; w++) {
-            pid_t pid = fork();
-            CHECK(pid >= 0);
-            if (pid == 0) {
-                if (weir_bloom_check_in(region, len) != WEIR_OK) _exit(2);
-                long allowed = 0;
-                for (int i = 0; i < CALLS; i++) {
-                    allowed += weir_bloom_allow_in(region, len, SEC, "hot", 3);
-                }
-                counts[w] = allowed;
-                _exit(0);
-            }
-            pids[w] = pid;
-        }
-        long total = 0;
-        for (int w = 0; w < WORKERS; w++) {
-            int status;
-            CHECK(waitpid(pids[w], &status, 0) == pids[w]);
-            CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-            total += counts[w];
-        }
+        struct hammered h = {.region = region, .len = len};
+        long total = fork_workers(WORKERS, hammer_region, &h);
         printf("processes: k=%u, %d forked workers x %d calls for one key, %ld allowed (burst %d)\n",
                k, WORKERS, CALLS, total, BURST);
         CHECK(total >= BURST);
@@ -163,7 +145,7 @@ static void processes(void) {
         if (k == 1) CHECK(total == BURST);
         CHECK(weir_bloom_next_in(region, len, SEC, "hot", 3) == SEC * BURST);
         CHECK(weir_bloom_allow_in(region, len, SEC, "cold", 4));
-        CHECK(munmap(region, size) == 0);
+        CHECK(munmap(region, len) == 0);
     }
 }
 

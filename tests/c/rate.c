@@ -9,11 +9,10 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "check.h"
 #include "weir.h"
+#include "workers.h"
 
 _Static_assert(sizeof(weir_rate) == 8, "weir_rate is one word");
 _Static_assert(_Alignof(weir_rate) == _Alignof(uint64_t), "weir_rate aligns as a uint64_t");
@@ -187,35 +186,19 @@ static void threads(void) {
     CHECK(total == BURST);
 }
 
+static long hammer_in_process(void *arg) {
+    return (long)hammer(arg);
+}
+
 static void processes(void) {
-    /* One page shared by the parent and its forked workers: the word, the
-     * limit, and one allowed-count per worker. */
+    /* One page shared by the parent and its forked workers. */
     size_t size = 4096;
     void *page = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     CHECK(page != MAP_FAILED);
     struct shared *s = page;
-    long *counts = (long *)(s + 1);
     s->word.state = 0;
     s->limit = make(10.0, BURST);
-    pid_t pids[WORKERS];
-    for (int w = 0; w < WORKERS; w++) {
-        pid_t pid = fork();
-        CHECK(pid >= 0);
-        if (pid == 0) {
-            long allowed = 0;
-            for (int i = 0; i < CALLS; i++) allowed += weir_rate_allow(&s->word, &s->limit, SEC);
-            counts[w] = allowed;
-            _exit(0);
-        }
-        pids[w] = pid;
-    }
-    long total = 0;
-    for (int w = 0; w < WORKERS; w++) {
-        int status;
-        CHECK(waitpid(pids[w], &status, 0) == pids[w]);
-        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-        total += counts[w];
-    }
+    long total = fork_workers(WORKERS, hammer_in_process, s);
     printf("processes: %d forked workers x %d calls on one shared word, %ld allowed (burst %d)\n",
            WORKERS, CALLS, total, BURST);
     CHECK(total == BURST);
