@@ -100,34 +100,35 @@ impl RateLimit {
         // saturates, and anything that large is refused below.
         let scaled = 1e9 / limit_per_s * (1u64 << FRAC_BITS) as f64;
         let fixed = scaled.round() as u128;
-        Self::from_fixed(fixed, burst as u32)
+        let interval_ns = u64::try_from(fixed >> FRAC_BITS).map_err(|_| RateError::TooSlow)?;
+        Self::checked(interval_ns, fixed as u32, burst as u32)
     }
 
     /// Rebuilds a limit from the parts [`RateLimit::parts`] gave, checking
-    /// them as [`RateLimit::new`] checks its window.
+    /// them as [`RateLimit::new`] checks them.
     #[inline]
     pub fn from_parts(interval_ns: u64, interval_frac: u32, burst: u32) -> Result<Self, RateError> {
-        let fixed = (u128::from(interval_ns) << FRAC_BITS) | u128::from(interval_frac);
         if !(1..=MAX_BURST as u32).contains(&burst) {
             return Err(RateError::Invalid);
         }
-        Self::from_fixed(fixed, burst).map_err(|_| RateError::Invalid)
+        Self::checked(interval_ns, interval_frac, burst).map_err(|_| RateError::Invalid)
     }
 
+    /// The limit, if its window floor(burst × interval) is within
+    /// [`MIN_WINDOW_NS`]..=`i64::MAX`. Integer work only: this runs on every
+    /// call that takes a limit from C.
     #[inline]
-    fn from_fixed(fixed: u128, burst: u32) -> Result<Self, RateError> {
-        let window = fixed.saturating_mul(u128::from(burst));
-        if window > (i64::MAX as u128) << FRAC_BITS {
-            return Err(RateError::TooSlow);
-        }
-        if window < (MIN_WINDOW_NS as u128) << FRAC_BITS {
-            return Err(RateError::TooFast);
-        }
-        Ok(RateLimit {
-            interval_ns: (fixed >> FRAC_BITS) as u64,
-            interval_frac: fixed as u32,
+    fn checked(interval_ns: u64, interval_frac: u32, burst: u32) -> Result<Self, RateError> {
+        let limit = RateLimit {
+            interval_ns,
+            interval_frac,
             burst,
-        })
+        };
+        match limit.span(u64::from(burst)) {
+            window if window > i64::MAX as u64 => Err(RateError::TooSlow),
+            window if window < MIN_WINDOW_NS as u64 => Err(RateError::TooFast),
+            _ => Ok(limit),
+        }
     }
 
     /// The parts: whole nanoseconds of the interval, its fraction in

@@ -80,12 +80,13 @@ fn sip128<const C: usize, const D: usize>(k0: u64, k1: u64, data: &[u8]) -> (u64
         bytes.copy_from_slice(block);
         s.compress::<C>(u64::from_le_bytes(bytes));
     }
-    // The last block: the leftover bytes, and the length's low byte on top.
-    let mut last = [0u8; 8];
-    let tail = blocks.remainder();
-    last[..tail.len()].copy_from_slice(tail);
-    last[7] = data.len() as u8;
-    s.compress::<C>(u64::from_le_bytes(last));
+    // The last block: the leftover bytes, and the length's low byte on top
+    // (a loop over at most seven bytes, cheaper than a call to memcpy).
+    let mut last = (data.len() as u64) << 56;
+    for (i, byte) in blocks.remainder().iter().enumerate() {
+        last |= u64::from(*byte) << (8 * i);
+    }
+    s.compress::<C>(last);
     s.0[2] ^= 0xee;
     s.rounds(D);
     let low = s.fold();
