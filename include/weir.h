@@ -62,6 +62,16 @@
 // cap by the spread fraction.
 #define WEIR_JITTER_SPREAD 4
 
+// The largest size_log2 of a bloom array (2^32 words, 32 GiB).
+#define WEIR_BLOOM_MAX_SIZE_LOG2 32
+
+// The most hashes (words per key) of a bloom array.
+#define WEIR_BLOOM_MAX_HASHES 8
+
+// The bytes of the header before the words of a bloom array laid into
+// caller memory.
+#define WEIR_BLOOM_HEADER_BYTES 64
+
 // The largest `size` a pool accepts (2^24).
 #define WEIR_POOL_MAX_SIZE 16777216
 
@@ -80,6 +90,15 @@
 // `weir_taken.kind`: nothing idle and no room (or the pool is closed, or
 // NULL). The caller's own queue decides what next. `item` is 0.
 #define WEIR_TAKEN_WAIT 4
+
+// The rate word's time unit, in nanoseconds.
+#define WEIR_RATE_GRANULARITY_NS 512
+
+// The largest burst a rate word holds.
+#define WEIR_RATE_MAX_BURST 1023
+
+// The shortest window (burst × interval) a rate limit may have, in ns.
+#define WEIR_RATE_MIN_WINDOW_NS 51200
 
 // What a call that can fail reports. `WEIR_OK` is 0; every other value is
 // an error. Codes are grouped by area and are never renumbered or reused:
@@ -181,6 +200,31 @@ enum weir_status
   WEIR_ERR_SHED_FLOOR = 308,
   // A shedder policy's `cool_ns` is negative.
   WEIR_ERR_SHED_COOL = 309,
+  // A rate limit's burst is outside 1..1023.
+  WEIR_ERR_RATE_BURST = 400,
+  // A rate limit of zero events a second.
+  WEIR_ERR_RATE_ZERO = 401,
+  // A rate so slow that burst × interval overflows the rate word's time
+  // range (2^63 ns).
+  WEIR_ERR_RATE_TOO_SLOW = 402,
+  // A rate so fast that burst × interval is under 100 × 512 ns, where the
+  // rate word's granularity would cost more than 1 % accuracy.
+  WEIR_ERR_RATE_TOO_FAST = 403,
+  // A `weir_rate_limit` that `weir_rate_limit_new` did not make.
+  WEIR_ERR_RATE_LIMIT_INVALID = 404,
+  // A bloom array's size_log2 is above WEIR_BLOOM_MAX_SIZE_LOG2.
+  WEIR_ERR_BLOOM_SIZE = 410,
+  // A bloom array's hash count is 0, above WEIR_BLOOM_MAX_HASHES, or above
+  // its word count.
+  WEIR_ERR_BLOOM_HASHES = 411,
+  // A memory region is too small for a bloom array's header and words.
+  WEIR_ERR_BLOOM_TOO_SMALL = 412,
+  // A memory region is not aligned to 8 bytes.
+  WEIR_ERR_BLOOM_MISALIGNED = 413,
+  // A memory region holds no valid bloom array header.
+  WEIR_ERR_BLOOM_FOREIGN = 414,
+  // A memory region holds a bloom array of another layout version.
+  WEIR_ERR_BLOOM_VERSION = 415,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -211,6 +255,28 @@ typedef enum weir_quota weir_quota;
 typedef int32_t weir_quota;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
+
+// An array of 2^size_log2 rate words (see `weir_rate`) for limiting a
+// key space too large to give each key its own: per client address, API
+// key or object name, in fixed memory. A key maps to `hashes` (k) words;
+// it is allowed when any of them allows, and each word that allows is
+// charged. Keys are hashed with SipHash-1-3 (128-bit output, one pass per
+// key; the k indexes follow by double hashing) under the caller's 128-bit
+// seed: the keyed hash Rust's and Python's hash tables use against
+// flooding, so without the seed nobody can aim keys at the same words.
+//
+// Bounds: a key alone gets exactly `burst` per window; with k = 1 that
+// holds under any contention, but with k ≥ 2 concurrent calls for one key
+// can each find a different word open, so up to k × burst may pass in a
+// window. Keys that share all k words with others are limited together
+// (rarely: about (1 − e^(−kN/M))^k of N keys in M words).
+//
+// Lock-free and safe to use from many threads at once. Memory per handle:
+// 8 × 2^size_log2 bytes of heap plus under 100 bytes. size_log2 is at most
+// WEIR_BLOOM_MAX_SIZE_LOG2 (32: 32 GiB), hashes 1..WEIR_BLOOM_MAX_HASHES.
+// Made by `weir_bloom_new`, freed by `weir_bloom_free`; for memory shared
+// between processes see `weir_bloom_init_in`.
+typedef struct weir_bloom weir_bloom;
 
 // A circuit breaker that refuses a fraction of calls rather than all of
 // them: no open, half-open and closed, but a refusal probability that grows
@@ -339,6 +405,20 @@ typedef struct {
   // The fraction `WEIR_JITTER_SPREAD` spreads each ceiling by, either way.
   double spread;
 } weir_backoff;
+
+// A rate limit checked once by `weir_rate_limit_new`, so that decisions do
+// integer work only. A plain value (16 bytes, no heap): copy it, keep it
+// anywhere, share it read-only between threads and processes. Read its
+// fields freely but do not write them: a value `weir_rate_limit_new`
+// could not have made is refused by every call that takes it.
+typedef struct {
+  // Whole nanoseconds of one interval (1 / limit).
+  uint64_t interval_ns;
+  // The interval's fraction of a nanosecond, in units of 2^-32 ns.
+  uint32_t interval_frac;
+  // Events per window, 1..1023.
+  uint32_t burst;
+} weir_rate_limit;
 
 // The constants of the breaker's probability-based throttling. Start from
 // `weir_sre_preset()` and change what you need; every field is checked
@@ -517,6 +597,32 @@ typedef struct {
   uint64_t closed;
 } weir_pool_counters;
 
+// A rate limiter that is one 64-bit word: up to `burst` events per window,
+// where the first event after a window expired opens a new one and each
+// allowed event pushes the expiry back by one interval (1 / limit). A
+// fixed window, not a token bucket: once `burst` events are in, nothing
+// passes until the window expires.
+//
+// Layout: bits 63..10 hold the window's start in units of 512 ns (54 bits,
+// covering every non-negative int64_t nanosecond), bits 9..0 the count of
+// events in it. The expiry is start + floor(count × interval), the
+// interval kept to 2^-32 ns, so rounding happens once per window, never
+// per event. Resolution: a window starts up to 511 ns early, so the
+// admitted rate is at most 512 ns ÷ (burst × interval) above the limit;
+// `weir_rate_limit_new` refuses limits where that exceeds 1 %.
+//
+// Zero-initialise it (`weir_rate r = {0};`) and it is ready; never write
+// it yourself. It holds no pointer and no process-local state, so it may
+// live in a struct, an array, or memory shared between processes
+// (mmap(MAP_SHARED)): lock-free, safe from many threads and processes at
+// once (each update is a compare-and-swap loop, exact under contention).
+// It must be 8-byte aligned; calls on a misaligned word refuse. Memory:
+// 8 bytes, the caller's; no heap.
+typedef struct {
+  // The word. Zero is a fresh limiter; weir alone writes it.
+  uint64_t state;
+} weir_rate;
+
 // The constants of adaptive load shedding. Start from `weir_shed_preset()`
 // and change what you need; every field is checked when a shedder is made
 // from it. 48 bytes.
@@ -654,6 +760,82 @@ size_t weir_backoff_schedule(const weir_backoff *policy,
                              size_t randoms_len,
                              int64_t *out,
                              size_t cap);
+
+// Makes a bloom array of 2^`size_log2` fresh words, `hashes` words per
+// key, each limited by `*limit`, keyed by (`seed0`, `seed1`) — pass
+// secret random values — and writes it to `*out`. `WEIR_ERR_NULL` if `out`
+// or `limit` is NULL; `WEIR_ERR_RATE_LIMIT_INVALID` for a limit
+// `weir_rate_limit_new` did not make; `WEIR_ERR_BLOOM_SIZE` for size_log2
+// above WEIR_BLOOM_MAX_SIZE_LOG2; `WEIR_ERR_BLOOM_HASHES` for hashes 0,
+// above WEIR_BLOOM_MAX_HASHES or above 2^size_log2; `WEIR_ERR_NO_MEMORY`.
+// `*out` is written only on success.
+weir_status weir_bloom_new(uint32_t size_log2,
+                           uint32_t hashes,
+                           const weir_rate_limit *limit,
+                           uint64_t seed0,
+                           uint64_t seed1,
+                           weir_bloom **out);
+
+// Frees a bloom array. NULL is accepted and ignored.
+void weir_bloom_free(weir_bloom *bloom);
+
+// Whether the key (`len` bytes at `key`) may have one event at `now`,
+// charging each of its words that allows. A zero-length key is a key (the
+// empty one). Refuses (false) a NULL bloom or key and a negative `now`; a
+// refusal writes nothing.
+bool weir_bloom_allow(const weir_bloom *bloom, int64_t now, const void *key, size_t len);
+
+// Nanoseconds from `now` until the key would be allowed: the soonest any
+// of its words frees up, 0 if one would now. Reads only. INT64_MAX for a
+// NULL bloom or key or a negative `now`.
+int64_t weir_bloom_next(const weir_bloom *bloom, int64_t now, const void *key, size_t len);
+
+// The bytes a region for a bloom array of 2^`size_log2` words needs:
+// WEIR_BLOOM_HEADER_BYTES + 8 × 2^size_log2. 0 when size_log2 is above
+// WEIR_BLOOM_MAX_SIZE_LOG2 or the size does not fit a size_t.
+size_t weir_bloom_footprint(uint32_t size_log2);
+
+// Lays a bloom array into the caller's memory: `len` bytes at `mem`,
+// 8-byte aligned (page-aligned memory from mmap is), at least
+// `weir_bloom_footprint(size_log2)` long. Writes a 64-byte header (a magic,
+// the layout version, the shape, the limit and the seed) then zeroes the
+// words; bytes past the footprint are left alone. The region holds no
+// pointer: map it MAP_SHARED and every process that maps it (forked or
+// not, at any address) shares one limiter through `weir_bloom_allow_in`,
+// lock-free. Lay it once, before anyone uses it; laying it again resets it.
+// The arguments are checked as `weir_bloom_new` checks them; then
+// `WEIR_ERR_NULL` for a NULL `mem`, `WEIR_ERR_BLOOM_MISALIGNED`,
+// `WEIR_ERR_BLOOM_TOO_SMALL`. Nothing is written unless it returns
+// `WEIR_OK`.
+weir_status weir_bloom_init_in(void *mem,
+                               size_t len,
+                               uint32_t size_log2,
+                               uint32_t hashes,
+                               const weir_rate_limit *limit,
+                               uint64_t seed0,
+                               uint64_t seed1);
+
+// Whether `len` bytes at `mem` hold a bloom array laid by
+// `weir_bloom_init_in`: `WEIR_OK`, or `WEIR_ERR_NULL`,
+// `WEIR_ERR_BLOOM_MISALIGNED`, `WEIR_ERR_BLOOM_FOREIGN` (no valid header),
+// `WEIR_ERR_BLOOM_VERSION` (another layout version),
+// `WEIR_ERR_BLOOM_TOO_SMALL` (shorter than the header or its shape). A
+// process that attaches to an existing region checks it once here.
+weir_status weir_bloom_check_in(const void *mem, size_t len);
+
+// `weir_bloom_allow` on the array laid at `mem` (`len` bytes): safe from
+// many threads and processes at once. Refuses (false) whatever
+// `weir_bloom_check_in` would not accept, a NULL key and a negative `now`.
+bool weir_bloom_allow_in(void *mem, size_t len, int64_t now, const void *key, size_t key_len);
+
+// `weir_bloom_next` on the array laid at `mem` (`len` bytes). Reads only.
+// INT64_MAX for whatever `weir_bloom_check_in` would not accept, a NULL
+// key and a negative `now`.
+int64_t weir_bloom_next_in(const void *mem,
+                           size_t len,
+                           int64_t now,
+                           const void *key,
+                           size_t key_len);
 
 // The preset: k 1.5 decaying to 1.1, protection 5, a probe after 1 s with
 // nothing let through, 40 buckets over 10 s.
@@ -1032,6 +1214,32 @@ int64_t weir_pool_next_expiry(const weir_pool *pool, int64_t now);
 // or `out` is NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned; `*out`
 // is written only on success.
 weir_status weir_pool_stats(const weir_pool *pool, weir_pool_counters *out);
+
+// Checks a rate and a burst once and writes the limit to `*out`.
+// `burst` must be 1..1023 (`WEIR_ERR_RATE_BURST`); `limit_per_s` must be
+// finite (`WEIR_ERR_NOT_FINITE`), not negative (`WEIR_ERR_NEGATIVE`) and
+// not zero (`WEIR_ERR_RATE_ZERO`); the window burst / limit_per_s must be
+// at least WEIR_RATE_MIN_WINDOW_NS (`WEIR_ERR_RATE_TOO_FAST`: the word's
+// 512 ns would cost more than 1 % accuracy; e.g. burst 1 allows up to
+// 19,531.25/s, burst 100 up to 1.95 million/s) and at most 2^63 ns
+// (`WEIR_ERR_RATE_TOO_SLOW`). Checked in that order. `WEIR_ERR_NULL` if
+// `out` is NULL; `*out` is written only on success.
+weir_status weir_rate_limit_new(double limit_per_s, int64_t burst, weir_rate_limit *out);
+
+// Whether one event may happen at `now`, charging `*rate` if so: lock-free
+// and exact under contention, from any number of threads or processes. A
+// refusal writes nothing. A `now` earlier than the window's start counts
+// against the open window (no time passing). Refuses (false) a negative
+// `now`, a NULL or misaligned `rate`, and a NULL or invalid `limit`.
+// Use one limit per word: a word read under another limit is judged by
+// that limit's interval.
+bool weir_rate_allow(weir_rate *rate, const weir_rate_limit *limit, int64_t now);
+
+// Nanoseconds from `now` until `*rate` would allow an event: 0 if it would
+// now, else until its window expires (what a Retry-After header needs).
+// Reads the word only. INT64_MAX for a negative `now`, a NULL or
+// misaligned `rate`, or a NULL or invalid `limit`.
+int64_t weir_rate_next(const weir_rate *rate, const weir_rate_limit *limit, int64_t now);
 
 // The preset: 50 buckets over 5 s, hot at 900‰ CPU, 1 s assumed response
 // time, average weighted 0.9, 1 s to cool, never under 0.1 of capacity.

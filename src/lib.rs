@@ -11,6 +11,7 @@
 extern crate alloc;
 
 pub mod backoff;
+pub mod bloom;
 pub mod breaker;
 pub mod bucket;
 pub mod deadline;
@@ -19,7 +20,9 @@ pub mod gate;
 pub mod limiter;
 pub mod period;
 pub mod pool;
+pub mod rate;
 pub mod shedder;
+pub mod siphash;
 pub mod sliding;
 pub mod time;
 pub mod window;

@@ -9,6 +9,7 @@
 #![allow(non_camel_case_types)]
 
 pub mod backoff;
+pub mod bloom;
 pub mod breaker;
 pub mod bucket;
 pub mod deadline;
@@ -17,6 +18,7 @@ pub(crate) mod guard;
 pub mod limiter;
 pub mod period;
 pub mod pool;
+pub mod rate;
 pub mod shedder;
 pub mod sliding;
 pub mod status;

@@ -105,6 +105,33 @@ pub enum weir_status {
     WEIR_ERR_SHED_FLOOR = 308,
     /// A shedder policy's `cool_ns` is negative.
     WEIR_ERR_SHED_COOL = 309,
+
+    // 400–499: rate and bloom.
+    /// A rate limit's burst is outside 1..1023.
+    WEIR_ERR_RATE_BURST = 400,
+    /// A rate limit of zero events a second.
+    WEIR_ERR_RATE_ZERO = 401,
+    /// A rate so slow that burst × interval overflows the rate word's time
+    /// range (2^63 ns).
+    WEIR_ERR_RATE_TOO_SLOW = 402,
+    /// A rate so fast that burst × interval is under 100 × 512 ns, where the
+    /// rate word's granularity would cost more than 1 % accuracy.
+    WEIR_ERR_RATE_TOO_FAST = 403,
+    /// A `weir_rate_limit` that `weir_rate_limit_new` did not make.
+    WEIR_ERR_RATE_LIMIT_INVALID = 404,
+    /// A bloom array's size_log2 is above WEIR_BLOOM_MAX_SIZE_LOG2.
+    WEIR_ERR_BLOOM_SIZE = 410,
+    /// A bloom array's hash count is 0, above WEIR_BLOOM_MAX_HASHES, or above
+    /// its word count.
+    WEIR_ERR_BLOOM_HASHES = 411,
+    /// A memory region is too small for a bloom array's header and words.
+    WEIR_ERR_BLOOM_TOO_SMALL = 412,
+    /// A memory region is not aligned to 8 bytes.
+    WEIR_ERR_BLOOM_MISALIGNED = 413,
+    /// A memory region holds no valid bloom array header.
+    WEIR_ERR_BLOOM_FOREIGN = 414,
+    /// A memory region holds a bloom array of another layout version.
+    WEIR_ERR_BLOOM_VERSION = 415,
 }
 
 /// The status as its integer code.
@@ -168,6 +195,17 @@ const ALL: &[weir_status] = {
         WEIR_ERR_SHED_BETA,
         WEIR_ERR_SHED_FLOOR,
         WEIR_ERR_SHED_COOL,
+        WEIR_ERR_RATE_BURST,
+        WEIR_ERR_RATE_ZERO,
+        WEIR_ERR_RATE_TOO_SLOW,
+        WEIR_ERR_RATE_TOO_FAST,
+        WEIR_ERR_RATE_LIMIT_INVALID,
+        WEIR_ERR_BLOOM_SIZE,
+        WEIR_ERR_BLOOM_HASHES,
+        WEIR_ERR_BLOOM_TOO_SMALL,
+        WEIR_ERR_BLOOM_MISALIGNED,
+        WEIR_ERR_BLOOM_FOREIGN,
+        WEIR_ERR_BLOOM_VERSION,
     ]
 };
 
@@ -231,6 +269,23 @@ impl weir_status {
             WEIR_ERR_SHED_BETA => c"shed beta is NaN or outside [0, 1)",
             WEIR_ERR_SHED_FLOOR => c"shed floor is NaN or outside (0, 1]",
             WEIR_ERR_SHED_COOL => c"shed cool_ns is negative",
+            WEIR_ERR_RATE_BURST => c"rate burst is outside 1..1023",
+            WEIR_ERR_RATE_ZERO => c"rate limit is zero",
+            WEIR_ERR_RATE_TOO_SLOW => c"rate too slow: burst x interval exceeds the word's 2^63 ns",
+            WEIR_ERR_RATE_TOO_FAST => {
+                c"rate too fast: burst x interval under 100 x 512 ns (over 1 % error)"
+            }
+            WEIR_ERR_RATE_LIMIT_INVALID => c"not a weir_rate_limit made by weir_rate_limit_new",
+            WEIR_ERR_BLOOM_SIZE => c"bloom size_log2 is above the maximum",
+            WEIR_ERR_BLOOM_HASHES => {
+                c"bloom hash count is 0, above the maximum, or above the word count"
+            }
+            WEIR_ERR_BLOOM_TOO_SMALL => c"memory region too small for the bloom array",
+            WEIR_ERR_BLOOM_MISALIGNED => c"memory region not aligned to 8 bytes",
+            WEIR_ERR_BLOOM_FOREIGN => c"memory region holds no valid bloom array header",
+            WEIR_ERR_BLOOM_VERSION => {
+                c"memory region holds a bloom array of another layout version"
+            }
         }
     }
 }

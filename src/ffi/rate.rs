@@ -1,0 +1,174 @@
+//! C face of [`crate::rate`].
+
+use std::sync::atomic::AtomicU64;
+
+use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
+
+use super::guard::{guard, guard_status, read_in, write_out};
+use super::status::weir_status::{self, *};
+use crate::rate::{self, RateError, RateLimit};
+use crate::time::NEVER;
+
+/// A rate limiter that is one 64-bit word: up to `burst` events per window,
+/// where the first event after a window expired opens a new one and each
+/// allowed event pushes the expiry back by one interval (1 / limit). A
+/// fixed window, not a token bucket: once `burst` events are in, nothing
+/// passes until the window expires.
+///
+/// Layout: bits 63..10 hold the window's start in units of 512 ns (54 bits,
+/// covering every non-negative int64_t nanosecond), bits 9..0 the count of
+/// events in it. The expiry is start + floor(count × interval), the
+/// interval kept to 2^-32 ns, so rounding happens once per window, never
+/// per event. Resolution: a window starts up to 511 ns early, so the
+/// admitted rate is at most 512 ns ÷ (burst × interval) above the limit;
+/// `weir_rate_limit_new` refuses limits where that exceeds 1 %.
+///
+/// Zero-initialise it (`weir_rate r = {0};`) and it is ready; never write
+/// it yourself. It holds no pointer and no process-local state, so it may
+/// live in a struct, an array, or memory shared between processes
+/// (mmap(MAP_SHARED)): lock-free, safe from many threads and processes at
+/// once (each update is a compare-and-swap loop, exact under contention).
+/// It must be 8-byte aligned; calls on a misaligned word refuse. Memory:
+/// 8 bytes, the caller's; no heap.
+#[repr(C)]
+pub struct weir_rate {
+    /// The word. Zero is a fresh limiter; weir alone writes it.
+    pub state: u64,
+}
+
+/// A rate limit checked once by `weir_rate_limit_new`, so that decisions do
+/// integer work only. A plain value (16 bytes, no heap): copy it, keep it
+/// anywhere, share it read-only between threads and processes. Read its
+/// fields freely but do not write them: a value `weir_rate_limit_new`
+/// could not have made is refused by every call that takes it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct weir_rate_limit {
+    /// Whole nanoseconds of one interval (1 / limit).
+    pub interval_ns: u64,
+    /// The interval's fraction of a nanosecond, in units of 2^-32 ns.
+    pub interval_frac: u32,
+    /// Events per window, 1..1023.
+    pub burst: u32,
+}
+
+assert_eq_size!(weir_rate, u64);
+assert_eq_align!(weir_rate, u64);
+assert_eq_size!(weir_rate_limit, [u64; 2]);
+assert_eq_align!(weir_rate_limit, u64);
+const_assert_eq!(core::mem::offset_of!(weir_rate_limit, interval_ns), 0);
+const_assert_eq!(core::mem::offset_of!(weir_rate_limit, interval_frac), 8);
+const_assert_eq!(core::mem::offset_of!(weir_rate_limit, burst), 12);
+
+/// The rate word's time unit, in nanoseconds.
+pub const WEIR_RATE_GRANULARITY_NS: i64 = 512;
+/// The largest burst a rate word holds.
+pub const WEIR_RATE_MAX_BURST: i64 = 1023;
+/// The shortest window (burst × interval) a rate limit may have, in ns.
+pub const WEIR_RATE_MIN_WINDOW_NS: i64 = 51200;
+
+const_assert_eq!(WEIR_RATE_GRANULARITY_NS, rate::GRANULARITY_NS);
+const_assert_eq!(WEIR_RATE_MAX_BURST, rate::MAX_BURST);
+const_assert_eq!(WEIR_RATE_MIN_WINDOW_NS, rate::MIN_WINDOW_NS);
+
+impl From<RateLimit> for weir_rate_limit {
+    fn from(limit: RateLimit) -> Self {
+        let (interval_ns, interval_frac, burst) = limit.parts();
+        weir_rate_limit {
+            interval_ns,
+            interval_frac,
+            burst,
+        }
+    }
+}
+
+/// The status for a rate limit's error.
+pub(crate) fn rate_status(error: RateError) -> weir_status {
+    match error {
+        RateError::NotFinite => WEIR_ERR_NOT_FINITE,
+        RateError::Negative => WEIR_ERR_NEGATIVE,
+        RateError::Zero => WEIR_ERR_RATE_ZERO,
+        RateError::Burst => WEIR_ERR_RATE_BURST,
+        RateError::TooSlow => WEIR_ERR_RATE_TOO_SLOW,
+        RateError::TooFast => WEIR_ERR_RATE_TOO_FAST,
+        RateError::Invalid => WEIR_ERR_RATE_LIMIT_INVALID,
+    }
+}
+
+/// The caller's limit, checked: `WEIR_ERR_NULL` or
+/// `WEIR_ERR_RATE_LIMIT_INVALID` when it is not one weir made.
+#[inline]
+pub(crate) fn limit_in(limit: *const weir_rate_limit) -> Result<RateLimit, weir_status> {
+    let limit = read_in(limit)?;
+    RateLimit::from_parts(limit.interval_ns, limit.interval_frac, limit.burst).map_err(rate_status)
+}
+
+/// `rate` as the atomic word it is, unless it is NULL or misaligned.
+#[inline]
+fn word_at<'a>(rate: *const weir_rate) -> Option<&'a AtomicU64> {
+    if rate.is_null() || rate as usize % core::mem::align_of::<AtomicU64>() != 0 {
+        return None;
+    }
+    // SAFETY: `rate` is non-NULL and aligned for an AtomicU64 (checked
+    // above), and by the header's contract points to a weir_rate that stays
+    // valid for this call and is only ever changed by weir's atomic
+    // operations, from whatever thread or process. AtomicU64 has the size
+    // and bit validity of u64.
+    Some(unsafe { &*rate.cast::<AtomicU64>() })
+}
+
+/// Checks a rate and a burst once and writes the limit to `*out`.
+/// `burst` must be 1..1023 (`WEIR_ERR_RATE_BURST`); `limit_per_s` must be
+/// finite (`WEIR_ERR_NOT_FINITE`), not negative (`WEIR_ERR_NEGATIVE`) and
+/// not zero (`WEIR_ERR_RATE_ZERO`); the window burst / limit_per_s must be
+/// at least WEIR_RATE_MIN_WINDOW_NS (`WEIR_ERR_RATE_TOO_FAST`: the word's
+/// 512 ns would cost more than 1 % accuracy; e.g. burst 1 allows up to
+/// 19,531.25/s, burst 100 up to 1.95 million/s) and at most 2^63 ns
+/// (`WEIR_ERR_RATE_TOO_SLOW`). Checked in that order. `WEIR_ERR_NULL` if
+/// `out` is NULL; `*out` is written only on success.
+#[no_mangle]
+pub extern "C" fn weir_rate_limit_new(
+    limit_per_s: f64,
+    burst: i64,
+    out: *mut weir_rate_limit,
+) -> weir_status {
+    guard_status(|| {
+        let limit = RateLimit::new(limit_per_s, burst).map_err(rate_status)?;
+        write_out(out, limit.into())
+    })
+}
+
+/// Whether one event may happen at `now`, charging `*rate` if so: lock-free
+/// and exact under contention, from any number of threads or processes. A
+/// refusal writes nothing. A `now` earlier than the window's start counts
+/// against the open window (no time passing). Refuses (false) a negative
+/// `now`, a NULL or misaligned `rate`, and a NULL or invalid `limit`.
+/// Use one limit per word: a word read under another limit is judged by
+/// that limit's interval.
+#[no_mangle]
+pub extern "C" fn weir_rate_allow(
+    rate: *mut weir_rate,
+    limit: *const weir_rate_limit,
+    now: i64,
+) -> bool {
+    guard(false, || match (word_at(rate), limit_in(limit)) {
+        (Some(word), Ok(limit)) => rate::allow(word, &limit, now),
+        _ => false,
+    })
+}
+
+/// Nanoseconds from `now` until `*rate` would allow an event: 0 if it would
+/// now, else until its window expires (what a Retry-After header needs).
+/// Reads the word only. INT64_MAX for a negative `now`, a NULL or
+/// misaligned `rate`, or a NULL or invalid `limit`.
+#[no_mangle]
+pub extern "C" fn weir_rate_next(
+    rate: *const weir_rate,
+    limit: *const weir_rate_limit,
+    now: i64,
+) -> i64 {
+    guard(NEVER, || match (word_at(rate), limit_in(limit)) {
+        (Some(word), Ok(limit)) => rate::next(word, &limit, now),
+        _ => NEVER,
+    })
+}
