@@ -28,6 +28,7 @@ mod gate;
 mod limiter;
 mod limiters;
 mod pool;
+mod rate;
 mod support;
 mod table;
 
@@ -43,6 +44,27 @@ const ROWS: &[Row] = &[
     row(GOV_REFUSE, CAS, None),
     row(GOV_KEYED, GOV_ALLOW, None),
     row(GOV_KEYED_REFUSE, GOV_KEYED, None),
+    // weir_rate: within a quarter of the compare-and-swap floor; weir_bloom
+    // within a tenth of governor's keyed limiter.
+    row("weir_rate_allow/allow/c_abi_advancing", CAS, Some(1.25)),
+    row("weir_rate_allow/allow/rust_advancing", CAS, None),
+    row("weir_rate_allow/refuse/c_abi", CAS, Some(1.25)),
+    row("weir_rate_allow/refuse/rust", CAS, None),
+    row(
+        "weir_bloom_allow/allow/c_abi_k3_2pow20_1e6keys",
+        GOV_KEYED,
+        Some(1.1),
+    ),
+    row(
+        "weir_bloom_allow/allow/rust_k3_2pow20_1e6keys",
+        GOV_KEYED,
+        None,
+    ),
+    row(
+        "weir_bloom_allow/refuse/c_abi_k3_2pow20_1e6keys",
+        GOV_KEYED_REFUSE,
+        Some(1.1),
+    ),
     // weir_bucket: parity with governor's direct check().
     row("weir_bucket_take/allow/c_abi", GOV_ALLOW, Some(1.1)),
     row("weir_bucket_take/allow/rust", GOV_ALLOW, None),
@@ -169,6 +191,7 @@ fn main() {
     let mut c = support::config().configure_from_args();
 
     anchors::benches(&mut c);
+    rate::benches(&mut c);
     limiters::benches(&mut c);
     pool::benches(&mut c);
     adaptive::benches(&mut c);
