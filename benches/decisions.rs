@@ -169,6 +169,12 @@ const ROWS: &[Row] = &[
         GOV_REFUSE_2T,
         Some(1.0),
     ),
+    row(
+        "weir_rate_allow/allow/c_abi_2threads_advancing",
+        CAS_2T,
+        None,
+    ),
+    row("weir_rate_allow/refuse/c_abi_2threads", CAS_2T, None),
     row("weir_gate_enter+leave/allow/c_abi_2threads", CAS_2T, None),
     row("weir_pool_take+give/allow/c_abi_2threads", MUTEX_2T, None),
     row(
