@@ -12,12 +12,12 @@ use criterion::{BenchmarkId, Criterion};
 use weir::ffi::status::weir_status;
 
 /// Settings short enough that the whole suite runs in a few minutes on two
-/// cores: each benchmark warms up for 0.4 s and measures for 1.2 s.
+/// cores: each benchmark warms up for 0.5 s and measures for 2 s (50 samples).
 pub fn config() -> Criterion {
     Criterion::default()
-        .warm_up_time(Duration::from_millis(400))
-        .measurement_time(Duration::from_millis(1200))
-        .sample_size(40)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
+        .sample_size(50)
         .nresamples(20_000)
         .without_plots()
 }
