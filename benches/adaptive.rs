@@ -18,10 +18,8 @@ use weir::ffi::shedder::{
 use weir::ffi::status::weir_status::{self, WEIR_OK};
 use weir::shedder::{Shed, Shedder};
 
-use crate::support::{fresh, id, two_threads, Owned};
+use crate::support::{fresh, id, two_threads, Owned, NOW};
 
-/// The fixed instant of every call.
-const NOW: i64 = 1_000_000_000;
 /// A draw that passes any throttle but a full one.
 const ROLL_PASS: f64 = 0.99;
 /// A draw that every throttle refuses.

@@ -23,22 +23,28 @@ fn full() -> Handle {
     gate
 }
 
+type Enter = extern "C" fn(*const weir_gate) -> bool;
+type Leave = extern "C" fn(*const weir_gate);
+
+/// Enters and leaves through the C ABI; whether it entered.
+fn enter_leave(enter: Enter, leave: Leave, gate: &Handle) -> bool {
+    let entered = enter(gate.get());
+    leave(gate.get());
+    entered
+}
+
 pub fn benches(c: &mut Criterion) {
     // The entry points as plain function pointers the optimiser cannot see
     // through: each call below is a real call, as it is from C.
-    let enter: extern "C" fn(*const weir_gate) -> bool = black_box(weir_gate_enter);
-    let leave: extern "C" fn(*const weir_gate) = black_box(weir_gate_leave);
+    let enter: Enter = black_box(weir_gate_enter);
+    let leave: Leave = black_box(weir_gate_leave);
 
     fresh(
         c,
         "weir_gate_enter+leave",
         id("allow", "c_abi"),
         || handle(2),
-        |gate| {
-            let entered = enter(gate.get());
-            leave(gate.get());
-            entered
-        },
+        |gate| enter_leave(enter, leave, gate),
         |gate| assert!(enter(gate.get())),
     );
     fresh(
@@ -58,11 +64,7 @@ pub fn benches(c: &mut Criterion) {
         "weir_gate_enter+leave",
         id("allow", "c_abi_2threads"),
         || handle(2),
-        |gate| {
-            let entered = enter(gate.get());
-            leave(gate.get());
-            entered
-        },
+        |gate| enter_leave(enter, leave, gate),
         |gate| assert!(enter(gate.get())),
     );
     fresh(

@@ -13,10 +13,8 @@ use weir::ffi::limiter::{
 use weir::ffi::status::weir_status::{self, WEIR_OK};
 use weir::limiter::Limiter;
 
-use crate::support::{fresh, id};
+use crate::support::{fresh, id, NOW};
 
-/// The fixed instant of every call.
-const NOW: i64 = 1_000_000_000;
 const SECOND: i64 = 1_000_000_000;
 /// Units enough that held at [`NOW`] a limiter never runs out.
 const ALL: u64 = u64::MAX;

@@ -14,10 +14,7 @@ use weir::ffi::sliding::{weir_sliding, weir_sliding_free, weir_sliding_new, weir
 use weir::period::{Period, Quota};
 use weir::sliding::Sliding;
 
-use crate::support::{fresh, id, two_threads, Owned};
-
-/// The fixed instant of every call.
-const NOW: i64 = 1_000_000_000;
+use crate::support::{fresh, id, two_threads, Owned, NOW};
 
 /// One token per nanosecond with a burst of 2^32 − 1: held at [`NOW`] it
 /// admits about four billion takes, as governor's allowing quota does.

@@ -12,10 +12,7 @@ use weir::ffi::pool::{
 use weir::ffi::status::weir_status::{self, WEIR_OK};
 use weir::pool::{Limits, Pool, Taken};
 
-use crate::support::{fresh, id, two_threads, Owned};
-
-/// The fixed instant of every call.
-const NOW: i64 = 1_000_000_000;
+use crate::support::{fresh, id, two_threads, Owned, NOW};
 
 type Take = extern "C" fn(*const weir_pool, i64) -> weir_taken;
 type Give = extern "C" fn(*const weir_pool, usize, i64, *mut bool) -> weir_status;
@@ -38,6 +35,23 @@ fn pool(size: i64, idle: usize) -> Owned<weir_pool> {
     for item in 1..=idle {
         assert_eq!(weir_pool_give(pool.get(), item, NOW, &mut kept), WEIR_OK);
         assert!(kept);
+    }
+    pool
+}
+
+/// The Rust core of a pool of one place, holding the resource 1, idle
+/// or lent.
+fn core_pool(idle: bool) -> Pool {
+    let mut pool = Pool::new(Limits {
+        size: 1,
+        idle: 1,
+        ..Limits::PRESET
+    })
+    .unwrap();
+    assert_eq!(pool.take(NOW), Taken::Make);
+    pool.made(1, NOW).unwrap();
+    if idle {
+        assert!(pool.give(1, NOW).unwrap());
     }
     pool
 }
@@ -66,18 +80,7 @@ pub fn benches(c: &mut Criterion) {
         c,
         "weir_pool_take+give",
         id("allow", "rust"),
-        || {
-            let mut pool = Pool::new(Limits {
-                size: 1,
-                idle: 1,
-                ..Limits::PRESET
-            })
-            .unwrap();
-            assert_eq!(pool.take(NOW), Taken::Make);
-            pool.made(1, NOW).unwrap();
-            assert!(pool.give(1, NOW).unwrap());
-            pool
-        },
+        || core_pool(true),
         |p| match p.take(NOW) {
             Taken::Ready(item) => p.give(item, NOW) == Ok(true),
             _ => false,
@@ -107,17 +110,7 @@ pub fn benches(c: &mut Criterion) {
         c,
         "weir_pool_take",
         id("refuse", "rust"),
-        || {
-            let mut pool = Pool::new(Limits {
-                size: 1,
-                idle: 1,
-                ..Limits::PRESET
-            })
-            .unwrap();
-            assert_eq!(pool.take(NOW), Taken::Make);
-            pool.made(1, NOW).unwrap();
-            pool
-        },
+        || core_pool(false),
         |p| p.take(NOW),
         |p| assert_eq!(p.take(NOW), Taken::Wait),
     );

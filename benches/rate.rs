@@ -14,10 +14,7 @@ use weir::ffi::rate::{weir_rate, weir_rate_allow, weir_rate_limit, weir_rate_lim
 use weir::ffi::status::weir_status::WEIR_OK;
 use weir::rate::{self, RateLimit};
 
-use crate::support::{fresh, id, keyed, two_threads, Owned};
-
-/// The fixed instant of the refusing calls.
-const NOW: i64 = 1_000_000_000;
+use crate::support::{fresh, id, keyed, two_threads, Owned, NOW};
 
 /// The rate word's limit for the allow path: a million events a second,
 /// bursts of 100 (a 100 µs window).

@@ -11,6 +11,10 @@ use std::time::{Duration, Instant};
 use criterion::{BenchmarkId, Criterion};
 use weir::ffi::status::weir_status;
 
+/// The fixed instant of the calls on the caller's clock (an arbitrary
+/// second after its zero), shared by every module.
+pub const NOW: i64 = 1_000_000_000;
+
 /// Settings short enough that the whole suite runs in a few minutes on two
 /// cores: each benchmark warms up for 0.5 s and measures for 2 s (50 samples).
 pub fn config() -> Criterion {
