@@ -648,10 +648,14 @@ typedef struct {
 } weir_shed;
 
 // A call the shedder let through: a plain value the caller keeps (on its
-// stack, in its request struct) and hands back to `weir_shedder_pass` or
-// `weir_shedder_fail` exactly once. `weir_shedder_allow` fills it in; the
-// caller does not. 16 bytes, aligned as an int64_t: a misaligned ticket is
-// refused (`WEIR_ERR_MISALIGNED`), never read or written.
+// stack, in its request struct) and hands back, by address, to
+// `weir_shedder_pass` or `weir_shedder_fail` of the same shedder exactly
+// once. `weir_shedder_allow` fills it in; the caller does not. Settle the
+// ticket itself, not a copy: each copy would settle on its own. Two threads
+// may settle one ticket at once (a completion racing a timeout): weir reads
+// and writes it under the shedder's lock, so one settles it and the other
+// gets `WEIR_ERR_SETTLED`. 16 bytes, aligned as an int64_t: a misaligned
+// ticket is refused (`WEIR_ERR_MISALIGNED`), never read or written.
 typedef struct {
   // When the call started, on the caller's clock.
   int64_t start;
