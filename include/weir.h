@@ -809,6 +809,7 @@ size_t weir_bloom_footprint(uint32_t size_log2);
 // lock-free. Lay it once, before anyone uses it; laying it again resets it.
 // The arguments are checked as `weir_bloom_new` checks them; then
 // `WEIR_ERR_NULL` for a NULL `mem`, `WEIR_ERR_BLOOM_MISALIGNED`,
+// `WEIR_ERR_TOO_LARGE` for a `len` no object can have (above PTRDIFF_MAX),
 // `WEIR_ERR_BLOOM_TOO_SMALL`. Nothing is written unless it returns
 // `WEIR_OK`.
 weir_status weir_bloom_init_in(void *mem,
@@ -823,7 +824,8 @@ weir_status weir_bloom_init_in(void *mem,
 // `weir_bloom_init_in`: `WEIR_OK`, or `WEIR_ERR_NULL`,
 // `WEIR_ERR_BLOOM_MISALIGNED`, `WEIR_ERR_BLOOM_FOREIGN` (no valid header),
 // `WEIR_ERR_BLOOM_VERSION` (another layout version),
-// `WEIR_ERR_BLOOM_TOO_SMALL` (shorter than the header or its shape). A
+// `WEIR_ERR_BLOOM_TOO_SMALL` (shorter than the header or its shape),
+// `WEIR_ERR_TOO_LARGE` (a `len` above PTRDIFF_MAX, which no region has). A
 // process that attaches to an existing region checks it once here.
 weir_status weir_bloom_check_in(const void *mem, size_t len);
 

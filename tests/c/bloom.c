@@ -226,6 +226,17 @@ static void bad_input(void) {
     CHECK(!weir_bloom_allow_in(mem, len, -1, "k", 1));
     CHECK(weir_bloom_next_in(crooked, len, 0, "k", 1) == INT64_MAX);
     CHECK(weir_bloom_next_in(mem, len, 0, NULL, 0) == INT64_MAX);
+    /* A length no object can have (past PTRDIFF_MAX) is a status, never a
+     * crash. */
+    const size_t absurd[] = {SIZE_MAX, (size_t)PTRDIFF_MAX + 1};
+    for (size_t i = 0; i < sizeof absurd / sizeof absurd[0]; i++) {
+        CHECK_STATUS(weir_bloom_check_in(mem, absurd[i]), WEIR_ERR_TOO_LARGE);
+        CHECK_STATUS(weir_bloom_init_in(mem, absurd[i], size_log2, 2, &limit, 1, 2),
+                     WEIR_ERR_TOO_LARGE);
+        CHECK(!weir_bloom_allow_in(mem, absurd[i], 0, "k", 1));
+        CHECK(weir_bloom_next_in(mem, absurd[i], 0, "k", 1) == INT64_MAX);
+    }
+    CHECK(weir_bloom_next_in(mem, len, 0, "k", 1) == 0); /* nothing was charged */
     /* Another layout version, and a broken magic. */
     words[1] += 1;
     CHECK_STATUS(weir_bloom_check_in(mem, len), WEIR_ERR_BLOOM_VERSION);
