@@ -16,16 +16,18 @@
  *    writes *out only on success; weir_x_free(x) accepts NULL. A handle must
  *    not be used after it is freed.
  *  - Pointers the caller passes (out-pointers, policies, buffers, and the
- *    by-value structs weir_limiter, weir_deadline, weir_backoff and
- *    weir_ticket) must be aligned for their type. A misaligned one is never
- *    read or written: calls that return a weir_status answer
- *    WEIR_ERR_MISALIGNED; the others refuse (false, 0, or their documented
- *    neutral answer).
+ *    by-value structs weir_limiter, weir_deadline, weir_backoff,
+ *    weir_ticket, weir_rate and weir_rate_limit) must be aligned for their
+ *    type. A misaligned one is never read or written: calls that return a
+ *    weir_status answer WEIR_ERR_MISALIGNED (a bloom region given to
+ *    weir_bloom_*_in answers its own WEIR_ERR_BLOOM_MISALIGNED); the others
+ *    refuse (false, 0, or their documented neutral answer).
  *  - Decisions return bool: false means refused, and also answers a call that
  *    cannot decide (NULL or poisoned handle, invalid argument). Constructors
  *    validate up front and return a weir_status.
  *  - Every opaque handle may be used from many threads at once. By-value
- *    structs are plain data: the caller guards them.
+ *    structs are plain data: the caller guards them, except a weir_rate
+ *    word and a bloom region, which weir only ever updates atomically.
  */
 
 #ifndef WEIR_H
