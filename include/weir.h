@@ -212,7 +212,8 @@ enum weir_status
   // A rate so fast that burst × interval is under 100 × 512 ns, where the
   // rate word's granularity would cost more than 1 % accuracy.
   WEIR_ERR_RATE_TOO_FAST = 403,
-  // A `weir_rate_limit` that `weir_rate_limit_new` did not make.
+  // A `weir_rate_limit` whose fields are out of range: not one that
+  // `weir_rate_limit_new` makes.
   WEIR_ERR_RATE_LIMIT_INVALID = 404,
   // A bloom array's size_log2 is above WEIR_BLOOM_MAX_SIZE_LOG2.
   WEIR_ERR_BLOOM_SIZE = 410,
@@ -411,8 +412,11 @@ typedef struct {
 // A rate limit checked once by `weir_rate_limit_new`, so that decisions do
 // integer work only. A plain value (16 bytes, no heap): copy it, keep it
 // anywhere, share it read-only between threads and processes. Read its
-// fields freely but do not write them: a value `weir_rate_limit_new`
-// could not have made is refused by every call that takes it.
+// fields freely but fill it only with `weir_rate_limit_new`. Every call
+// that takes one checks its ranges again (burst 1..1023, a window
+// burst × interval from WEIR_RATE_MIN_WINDOW_NS to 2^63 ns) and refuses a
+// value outside them: `WEIR_ERR_RATE_LIMIT_INVALID` from a constructor,
+// false or INT64_MAX from a decision.
 typedef struct {
   // Whole nanoseconds of one interval (1 / limit).
   uint64_t interval_ns;
@@ -770,8 +774,8 @@ size_t weir_backoff_schedule(const weir_backoff *policy,
 // Makes a bloom array of 2^`size_log2` fresh words, `hashes` words per
 // key, each limited by `*limit`, keyed by (`seed0`, `seed1`) — pass
 // secret random values — and writes it to `*out`. `WEIR_ERR_NULL` if `out`
-// or `limit` is NULL; `WEIR_ERR_RATE_LIMIT_INVALID` for a limit
-// `weir_rate_limit_new` did not make; `WEIR_ERR_BLOOM_SIZE` for size_log2
+// or `limit` is NULL; `WEIR_ERR_RATE_LIMIT_INVALID` for a limit whose
+// fields are out of range; `WEIR_ERR_BLOOM_SIZE` for size_log2
 // above WEIR_BLOOM_MAX_SIZE_LOG2; `WEIR_ERR_BLOOM_HASHES` for hashes 0,
 // above WEIR_BLOOM_MAX_HASHES or above 2^size_log2; `WEIR_ERR_NO_MEMORY`.
 // `*out` is written only on success.

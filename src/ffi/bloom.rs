@@ -141,8 +141,8 @@ fn on_region<R: Copy>(
 /// Makes a bloom array of 2^`size_log2` fresh words, `hashes` words per
 /// key, each limited by `*limit`, keyed by (`seed0`, `seed1`) — pass
 /// secret random values — and writes it to `*out`. `WEIR_ERR_NULL` if `out`
-/// or `limit` is NULL; `WEIR_ERR_RATE_LIMIT_INVALID` for a limit
-/// `weir_rate_limit_new` did not make; `WEIR_ERR_BLOOM_SIZE` for size_log2
+/// or `limit` is NULL; `WEIR_ERR_RATE_LIMIT_INVALID` for a limit whose
+/// fields are out of range; `WEIR_ERR_BLOOM_SIZE` for size_log2
 /// above WEIR_BLOOM_MAX_SIZE_LOG2; `WEIR_ERR_BLOOM_HASHES` for hashes 0,
 /// above WEIR_BLOOM_MAX_HASHES or above 2^size_log2; `WEIR_ERR_NO_MEMORY`.
 /// `*out` is written only on success.
