@@ -39,8 +39,11 @@ pub struct weir_rate {
 /// A rate limit checked once by `weir_rate_limit_new`, so that decisions do
 /// integer work only. A plain value (16 bytes, no heap): copy it, keep it
 /// anywhere, share it read-only between threads and processes. Read its
-/// fields freely but do not write them: a value `weir_rate_limit_new`
-/// could not have made is refused by every call that takes it.
+/// fields freely but fill it only with `weir_rate_limit_new`. Every call
+/// that takes one checks its ranges again (burst 1..1023, a window
+/// burst × interval from WEIR_RATE_MIN_WINDOW_NS to 2^63 ns) and refuses a
+/// value outside them: `WEIR_ERR_RATE_LIMIT_INVALID` from a constructor,
+/// false or INT64_MAX from a decision.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct weir_rate_limit {

@@ -117,7 +117,8 @@ pub enum weir_status {
     /// A rate so fast that burst × interval is under 100 × 512 ns, where the
     /// rate word's granularity would cost more than 1 % accuracy.
     WEIR_ERR_RATE_TOO_FAST = 403,
-    /// A `weir_rate_limit` that `weir_rate_limit_new` did not make.
+    /// A `weir_rate_limit` whose fields are out of range: not one that
+    /// `weir_rate_limit_new` makes.
     WEIR_ERR_RATE_LIMIT_INVALID = 404,
     /// A bloom array's size_log2 is above WEIR_BLOOM_MAX_SIZE_LOG2.
     WEIR_ERR_BLOOM_SIZE = 410,
