@@ -20,7 +20,7 @@
  *    weir_ticket, weir_rate and weir_rate_limit) must be aligned for their
  *    type. A misaligned one is never read or written: calls that return a
  *    weir_status answer WEIR_ERR_MISALIGNED (a bloom region given to
- *    weir_bloom_*_in answers its own WEIR_ERR_BLOOM_MISALIGNED); the others
+ *    weir_bloom_*_in too); the others
  *    refuse (false, 0, or their documented neutral answer).
  *  - Decisions return bool: false means refused, and also answers a call that
  *    cannot decide (NULL or poisoned handle, invalid argument). Constructors
@@ -222,8 +222,6 @@ enum weir_status
   WEIR_ERR_BLOOM_HASHES = 411,
   // A memory region is too small for a bloom array's header and words.
   WEIR_ERR_BLOOM_TOO_SMALL = 412,
-  // A memory region is not aligned to 8 bytes.
-  WEIR_ERR_BLOOM_MISALIGNED = 413,
   // A memory region holds no valid bloom array header.
   WEIR_ERR_BLOOM_FOREIGN = 414,
   // A memory region holds a bloom array of another layout version.
@@ -814,7 +812,7 @@ size_t weir_bloom_footprint(uint32_t size_log2);
 // not, at any address) shares one limiter through `weir_bloom_allow_in`,
 // lock-free. Lay it once, before anyone uses it; laying it again resets it.
 // The arguments are checked as `weir_bloom_new` checks them; then
-// `WEIR_ERR_NULL` for a NULL `mem`, `WEIR_ERR_BLOOM_MISALIGNED`,
+// `WEIR_ERR_NULL` for a NULL `mem`, `WEIR_ERR_MISALIGNED`,
 // `WEIR_ERR_TOO_LARGE` for a `len` no object can have (above PTRDIFF_MAX),
 // `WEIR_ERR_BLOOM_TOO_SMALL`. Nothing is written unless it returns
 // `WEIR_OK`.
@@ -828,7 +826,7 @@ weir_status weir_bloom_init_in(void *mem,
 
 // Whether `len` bytes at `mem` hold a bloom array laid by
 // `weir_bloom_init_in`: `WEIR_OK`, or `WEIR_ERR_NULL`,
-// `WEIR_ERR_BLOOM_MISALIGNED`, `WEIR_ERR_BLOOM_FOREIGN` (no valid header),
+// `WEIR_ERR_MISALIGNED`, `WEIR_ERR_BLOOM_FOREIGN` (no valid header),
 // `WEIR_ERR_BLOOM_VERSION` (another layout version),
 // `WEIR_ERR_BLOOM_TOO_SMALL` (shorter than the header or its shape),
 // `WEIR_ERR_TOO_LARGE` (a `len` above PTRDIFF_MAX, which no region has). A

@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicU64;
 
 use static_assertions::const_assert_eq;
 
-use super::guard::{free_handle, guard, guard_status, new_handle, on, Guarded, Handle};
+use super::guard::{free_handle, guard, guard_status, new_handle, on, usable, Guarded, Handle};
 use super::rate::{limit_in, weir_rate_limit};
 use super::status::weir_status::{self, *};
 use crate::bloom::{self, Bloom, BloomError, Shape};
@@ -91,18 +91,13 @@ fn key_at<'a>(key: *const c_void, len: usize) -> Option<&'a [u8]> {
 }
 
 /// The caller's region as words: `WEIR_ERR_NULL` when NULL,
-/// `WEIR_ERR_BLOOM_MISALIGNED` when not 8-byte aligned, `WEIR_ERR_TOO_LARGE`
+/// `WEIR_ERR_MISALIGNED` when not 8-byte aligned, `WEIR_ERR_TOO_LARGE`
 /// when `len` is more than any object can be (above `isize::MAX`, or running
 /// past the end of the address space). A trailing part shorter than a word
 /// is left out.
 #[inline]
 fn region_at<'a>(mem: *const c_void, len: usize) -> Result<&'a [AtomicU64], weir_status> {
-    if mem.is_null() {
-        return Err(WEIR_ERR_NULL);
-    }
-    if mem as usize % core::mem::align_of::<AtomicU64>() != 0 {
-        return Err(WEIR_ERR_BLOOM_MISALIGNED);
-    }
+    usable(mem.cast::<AtomicU64>())?;
     if len > isize::MAX as usize || (mem as usize).checked_add(len).is_none() {
         return Err(WEIR_ERR_TOO_LARGE);
     }
@@ -220,7 +215,7 @@ pub extern "C" fn weir_bloom_footprint(size_log2: u32) -> usize {
 /// not, at any address) shares one limiter through `weir_bloom_allow_in`,
 /// lock-free. Lay it once, before anyone uses it; laying it again resets it.
 /// The arguments are checked as `weir_bloom_new` checks them; then
-/// `WEIR_ERR_NULL` for a NULL `mem`, `WEIR_ERR_BLOOM_MISALIGNED`,
+/// `WEIR_ERR_NULL` for a NULL `mem`, `WEIR_ERR_MISALIGNED`,
 /// `WEIR_ERR_TOO_LARGE` for a `len` no object can have (above PTRDIFF_MAX),
 /// `WEIR_ERR_BLOOM_TOO_SMALL`. Nothing is written unless it returns
 /// `WEIR_OK`.
@@ -242,7 +237,7 @@ pub extern "C" fn weir_bloom_init_in(
 
 /// Whether `len` bytes at `mem` hold a bloom array laid by
 /// `weir_bloom_init_in`: `WEIR_OK`, or `WEIR_ERR_NULL`,
-/// `WEIR_ERR_BLOOM_MISALIGNED`, `WEIR_ERR_BLOOM_FOREIGN` (no valid header),
+/// `WEIR_ERR_MISALIGNED`, `WEIR_ERR_BLOOM_FOREIGN` (no valid header),
 /// `WEIR_ERR_BLOOM_VERSION` (another layout version),
 /// `WEIR_ERR_BLOOM_TOO_SMALL` (shorter than the header or its shape),
 /// `WEIR_ERR_TOO_LARGE` (a `len` above PTRDIFF_MAX, which no region has). A

@@ -4,7 +4,7 @@ use std::sync::atomic::AtomicU64;
 
 use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
 
-use super::guard::{guard, guard_status, read_in, write_out};
+use super::guard::{guard, guard_status, read_in, usable, write_out};
 use super::status::weir_status::{self, *};
 use crate::rate::{self, RateError, RateLimit};
 use crate::time::NEVER;
@@ -109,9 +109,7 @@ pub(crate) fn limit_in(limit: *const weir_rate_limit) -> Result<RateLimit, weir_
 /// `rate` as the atomic word it is, unless it is NULL or misaligned.
 #[inline]
 fn word_at<'a>(rate: *const weir_rate) -> Option<&'a AtomicU64> {
-    if rate.is_null() || rate as usize % core::mem::align_of::<AtomicU64>() != 0 {
-        return None;
-    }
+    usable(rate.cast::<AtomicU64>()).ok()?;
     // SAFETY: `rate` is non-NULL and aligned for an AtomicU64 (checked
     // above), and by the header's contract points to a weir_rate that stays
     // valid for this call and is only ever changed by weir's atomic

@@ -127,8 +127,8 @@ pub enum weir_status {
     WEIR_ERR_BLOOM_HASHES = 411,
     /// A memory region is too small for a bloom array's header and words.
     WEIR_ERR_BLOOM_TOO_SMALL = 412,
-    /// A memory region is not aligned to 8 bytes.
-    WEIR_ERR_BLOOM_MISALIGNED = 413,
+    // 413 is retired, never to be reused: a misaligned region answers the
+    // general WEIR_ERR_MISALIGNED like every other pointer.
     /// A memory region holds no valid bloom array header.
     WEIR_ERR_BLOOM_FOREIGN = 414,
     /// A memory region holds a bloom array of another layout version.
@@ -204,7 +204,6 @@ const ALL: &[weir_status] = {
         WEIR_ERR_BLOOM_SIZE,
         WEIR_ERR_BLOOM_HASHES,
         WEIR_ERR_BLOOM_TOO_SMALL,
-        WEIR_ERR_BLOOM_MISALIGNED,
         WEIR_ERR_BLOOM_FOREIGN,
         WEIR_ERR_BLOOM_VERSION,
     ]
@@ -282,7 +281,6 @@ impl weir_status {
                 c"bloom hash count is 0, above the maximum, or above the word count"
             }
             WEIR_ERR_BLOOM_TOO_SMALL => c"memory region too small for the bloom array",
-            WEIR_ERR_BLOOM_MISALIGNED => c"memory region not aligned to 8 bytes",
             WEIR_ERR_BLOOM_FOREIGN => c"memory region holds no valid bloom array header",
             WEIR_ERR_BLOOM_VERSION => {
                 c"memory region holds a bloom array of another layout version"

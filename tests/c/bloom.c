@@ -233,7 +233,7 @@ static void bad_input(void) {
     CHECK_STATUS(weir_bloom_init_in(mem, 0, size_log2, 2, &limit, 1, 2), WEIR_ERR_BLOOM_TOO_SMALL);
     void *crooked = (char *)mem + 4;
     CHECK_STATUS(weir_bloom_init_in(crooked, len, size_log2, 2, &limit, 1, 2),
-                 WEIR_ERR_BLOOM_MISALIGNED);
+                 WEIR_ERR_MISALIGNED);
     for (size_t i = 0; i < len / 8 + 1; i++) CHECK(words[i] == 0); /* nothing written */
 
     /* A region no one laid (zeros, then noise) is foreign. */
@@ -247,7 +247,7 @@ static void bad_input(void) {
     CHECK_STATUS(weir_bloom_init_in(mem, len, size_log2, 2, &limit, 1, 2), WEIR_OK);
     CHECK_STATUS(weir_bloom_check_in(mem, len), WEIR_OK);
     CHECK_STATUS(weir_bloom_check_in(NULL, len), WEIR_ERR_NULL);
-    CHECK_STATUS(weir_bloom_check_in(crooked, len), WEIR_ERR_BLOOM_MISALIGNED);
+    CHECK_STATUS(weir_bloom_check_in(crooked, len), WEIR_ERR_MISALIGNED);
     CHECK_STATUS(weir_bloom_check_in(mem, len - 1), WEIR_ERR_BLOOM_TOO_SMALL);
     CHECK_STATUS(weir_bloom_check_in(mem, WEIR_BLOOM_HEADER_BYTES - 1), WEIR_ERR_BLOOM_TOO_SMALL);
     CHECK(!weir_bloom_allow_in(NULL, len, 0, "k", 1));
@@ -286,7 +286,8 @@ static void bad_input(void) {
     free(words);
 
     for (int code = 410; code <= 415; code++) {
-        CHECK(strcmp(weir_status_str(code), weir_status_str(-1)) != 0);
+        /* 413 is retired: misaligned regions answer WEIR_ERR_MISALIGNED. */
+        CHECK((strcmp(weir_status_str(code), weir_status_str(-1)) != 0) == (code != 413));
     }
 }
 
