@@ -4,7 +4,7 @@
  *      then recovers, one line a second;
  *   2. a shedder under load that rises and falls while the CPU climbs and
  *      cools, one line per half second;
- *   3. one step through each limiter.
+ *   3. one step through every other type.
  *
  * weir reads no clock and draws no random numbers: the tour drives time
  * itself (`now`, in nanoseconds) and takes its draws from a small generator
