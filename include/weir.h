@@ -611,9 +611,12 @@ typedef struct {
 // covering every non-negative int64_t nanosecond), bits 9..0 the count of
 // events in it. The expiry is start + floor(count × interval), the
 // interval kept to 2^-32 ns, so rounding happens once per window, never
-// per event. Resolution: a window starts up to 511 ns early, so the
-// admitted rate is at most 512 ns ÷ (burst × interval) above the limit;
-// `weir_rate_limit_new` refuses limits where that exceeds 1 %.
+// per event. Resolution: a window starts up to 511 ns early and its end is
+// rounded down to a nanosecond, so it is less than 512 ns shorter than
+// burst × interval, and the admitted rate is at most 512 ns ÷
+// (burst × interval − 512 ns) above the limit: about 1 % at the smallest
+// window `weir_rate_limit_new` accepts (WEIR_RATE_MIN_WINDOW_NS), 0.5 % at
+// twice that.
 //
 // Zero-initialise it (`weir_rate r = {0};`) and it is ready; never write
 // it yourself. It holds no pointer and no process-local state, so it may

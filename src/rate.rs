@@ -19,9 +19,9 @@
 //! The time field holds the window's start, rounded down to 512 ns; the
 //! expiry follows as `start + floor(count × interval)`, with the interval
 //! kept to 2^-32 ns. Rounding therefore happens once per window (when it
-//! opens), never once per event, and a window is never more than 511 ns
-//! short: the accuracy bound is 512 ns ÷ (burst × interval), which
-//! [`RateLimit::new`] keeps under 1 %. 54 bits of 512 ns cover every
+//! opens), never once per event, and a window is always less than 512 ns
+//! short: at most 512 ns ÷ (burst × interval − 512 ns) too many events get
+//! through, which [`RateLimit::new`] keeps to about 1 %. 54 bits of 512 ns cover every
 //! non-negative `i64` nanosecond. The zero word is a window that expired
 //! long ago: ready to use.
 //!
