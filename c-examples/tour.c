@@ -4,7 +4,7 @@
  *      then recovers, one line a second;
  *   2. a shedder under load that rises and falls while the CPU climbs and
  *      cools, one line per half second;
- *   3. one step through each limiter.
+ *   3. one step through every other type.
  *
  * weir reads no clock and draws no random numbers: the tour drives time
  * itself (`now`, in nanoseconds) and takes its draws from a small generator
@@ -148,7 +148,7 @@ static int shedder_tour(void) {
 }
 
 static int limiters_tour(void) {
-    printf("3. One step through each limiter\n");
+    printf("3. One step through each of the others\n");
 
     weir_bucket *bucket = NULL;
     if (weir_bucket_new(2.0, 3.0, 0, &bucket) != WEIR_OK) return 1;
@@ -195,6 +195,32 @@ static int limiters_tour(void) {
     weir_deadline_remaining(&deadline, 100 * MS, &left);
     printf("   weir_deadline, 250 ms from 0: at 100 ms %" PRId64 " ms left; expired at 300 ms: %s\n",
            left / MS, weir_deadline_expired(&deadline, 300 * MS) ? "yes" : "no");
+
+    weir_rate_limit limit;
+    if (weir_rate_limit_new(10.0, 3, &limit) != WEIR_OK) return 1;
+    weir_rate word = {0};
+    printf("   weir_rate, one 8-byte word, 3 per window at 10 a second, four calls at once:");
+    for (int i = 0; i < 4; i++) printf(" %s", weir_rate_allow(&word, &limit, SECOND) ? "yes" : "no");
+    printf("; open again in %" PRId64 " ms\n", weir_rate_next(&word, &limit, SECOND) / MS);
+
+    weir_limiter cooldown;
+    if (weir_limiter_cooldown(&cooldown, 2, 500 * MS, 0, 2, 0) != WEIR_OK) return 1;
+    printf("   weir_limiter, 2 units then a 500 ms cooldown, three calls at once:");
+    for (int i = 0; i < 3; i++) printf(" %s", weir_limiter_try_consume(&cooldown, 0, 1) ? "yes" : "no");
+    printf("; at 500 ms: %s\n", weir_limiter_try_consume(&cooldown, 500 * MS, 1) ? "yes" : "no");
+
+    weir_pool *pool = NULL;
+    if (weir_pool_new(NULL, &pool) != WEIR_OK) return 1;
+    static const char *const taken[] = {"?", "ready", "stale", "make", "wait"};
+    weir_taken first = weir_pool_take(pool, 0);
+    bool kept = false;
+    weir_pool_made(pool, 42, 0);
+    weir_pool_give(pool, 42, 0, &kept);
+    weir_taken second = weir_pool_take(pool, MS);
+    printf("   weir_pool: take says %s; item 42 made and given back (kept: %s); take says %s, %zu\n",
+           taken[first.kind], kept ? "yes" : "no", taken[second.kind], (size_t)second.item);
+    weir_pool_give(pool, second.item, MS, &kept);
+    weir_pool_free(pool);
     return 0;
 }
 

@@ -16,16 +16,18 @@
  *    writes *out only on success; weir_x_free(x) accepts NULL. A handle must
  *    not be used after it is freed.
  *  - Pointers the caller passes (out-pointers, policies, buffers, and the
- *    by-value structs weir_limiter, weir_deadline, weir_backoff and
- *    weir_ticket) must be aligned for their type. A misaligned one is never
- *    read or written: calls that return a weir_status answer
- *    WEIR_ERR_MISALIGNED; the others refuse (false, 0, or their documented
- *    neutral answer).
+ *    by-value structs weir_limiter, weir_deadline, weir_backoff,
+ *    weir_ticket, weir_rate and weir_rate_limit) must be aligned for their
+ *    type. A misaligned one is never read or written: calls that return a
+ *    weir_status answer WEIR_ERR_MISALIGNED (a bloom region given to
+ *    weir_bloom_*_in too); the others
+ *    refuse (false, 0, or their documented neutral answer).
  *  - Decisions return bool: false means refused, and also answers a call that
  *    cannot decide (NULL or poisoned handle, invalid argument). Constructors
  *    validate up front and return a weir_status.
  *  - Every opaque handle may be used from many threads at once. By-value
- *    structs are plain data: the caller guards them.
+ *    structs are plain data: the caller guards them, except a weir_rate
+ *    word and a bloom region, which weir only ever updates atomically.
  */
 
 #ifndef WEIR_H
@@ -210,7 +212,8 @@ enum weir_status
   // A rate so fast that burst × interval is under 100 × 512 ns, where the
   // rate word's granularity would cost more than 1 % accuracy.
   WEIR_ERR_RATE_TOO_FAST = 403,
-  // A `weir_rate_limit` that `weir_rate_limit_new` did not make.
+  // A `weir_rate_limit` whose fields are out of range: not one that
+  // `weir_rate_limit_new` makes.
   WEIR_ERR_RATE_LIMIT_INVALID = 404,
   // A bloom array's size_log2 is above WEIR_BLOOM_MAX_SIZE_LOG2.
   WEIR_ERR_BLOOM_SIZE = 410,
@@ -219,8 +222,6 @@ enum weir_status
   WEIR_ERR_BLOOM_HASHES = 411,
   // A memory region is too small for a bloom array's header and words.
   WEIR_ERR_BLOOM_TOO_SMALL = 412,
-  // A memory region is not aligned to 8 bytes.
-  WEIR_ERR_BLOOM_MISALIGNED = 413,
   // A memory region holds no valid bloom array header.
   WEIR_ERR_BLOOM_FOREIGN = 414,
   // A memory region holds a bloom array of another layout version.
@@ -409,8 +410,11 @@ typedef struct {
 // A rate limit checked once by `weir_rate_limit_new`, so that decisions do
 // integer work only. A plain value (16 bytes, no heap): copy it, keep it
 // anywhere, share it read-only between threads and processes. Read its
-// fields freely but do not write them: a value `weir_rate_limit_new`
-// could not have made is refused by every call that takes it.
+// fields freely but fill it only with `weir_rate_limit_new`. Every call
+// that takes one checks its ranges again (burst 1..1023, a window
+// burst × interval from WEIR_RATE_MIN_WINDOW_NS to 2^63 ns) and refuses a
+// value outside them: `WEIR_ERR_RATE_LIMIT_INVALID` from a constructor,
+// false or INT64_MAX from a decision.
 typedef struct {
   // Whole nanoseconds of one interval (1 / limit).
   uint64_t interval_ns;
@@ -607,9 +611,12 @@ typedef struct {
 // covering every non-negative int64_t nanosecond), bits 9..0 the count of
 // events in it. The expiry is start + floor(count × interval), the
 // interval kept to 2^-32 ns, so rounding happens once per window, never
-// per event. Resolution: a window starts up to 511 ns early, so the
-// admitted rate is at most 512 ns ÷ (burst × interval) above the limit;
-// `weir_rate_limit_new` refuses limits where that exceeds 1 %.
+// per event. Resolution: a window starts up to 511 ns early and its end is
+// rounded down to a nanosecond, so it is less than 512 ns shorter than
+// burst × interval, and the admitted rate is at most 512 ns ÷
+// (burst × interval − 512 ns) above the limit: about 1 % at the smallest
+// window `weir_rate_limit_new` accepts (WEIR_RATE_MIN_WINDOW_NS), 0.5 % at
+// twice that.
 //
 // Zero-initialise it (`weir_rate r = {0};`) and it is ready; never write
 // it yourself. It holds no pointer and no process-local state, so it may
@@ -648,10 +655,14 @@ typedef struct {
 } weir_shed;
 
 // A call the shedder let through: a plain value the caller keeps (on its
-// stack, in its request struct) and hands back to `weir_shedder_pass` or
-// `weir_shedder_fail` exactly once. `weir_shedder_allow` fills it in; the
-// caller does not. 16 bytes, aligned as an int64_t: a misaligned ticket is
-// refused (`WEIR_ERR_MISALIGNED`), never read or written.
+// stack, in its request struct) and hands back, by address, to
+// `weir_shedder_pass` or `weir_shedder_fail` of the same shedder exactly
+// once. `weir_shedder_allow` fills it in; the caller does not. Settle the
+// ticket itself, not a copy: each copy would settle on its own. Two threads
+// may settle one ticket at once (a completion racing a timeout): weir reads
+// and writes it under the shedder's lock, so one settles it and the other
+// gets `WEIR_ERR_SETTLED`. 16 bytes, aligned as an int64_t: a misaligned
+// ticket is refused (`WEIR_ERR_MISALIGNED`), never read or written.
 typedef struct {
   // When the call started, on the caller's clock.
   int64_t start;
@@ -764,8 +775,8 @@ size_t weir_backoff_schedule(const weir_backoff *policy,
 // Makes a bloom array of 2^`size_log2` fresh words, `hashes` words per
 // key, each limited by `*limit`, keyed by (`seed0`, `seed1`) — pass
 // secret random values — and writes it to `*out`. `WEIR_ERR_NULL` if `out`
-// or `limit` is NULL; `WEIR_ERR_RATE_LIMIT_INVALID` for a limit
-// `weir_rate_limit_new` did not make; `WEIR_ERR_BLOOM_SIZE` for size_log2
+// or `limit` is NULL; `WEIR_ERR_RATE_LIMIT_INVALID` for a limit whose
+// fields are out of range; `WEIR_ERR_BLOOM_SIZE` for size_log2
 // above WEIR_BLOOM_MAX_SIZE_LOG2; `WEIR_ERR_BLOOM_HASHES` for hashes 0,
 // above WEIR_BLOOM_MAX_HASHES or above 2^size_log2; `WEIR_ERR_NO_MEMORY`.
 // `*out` is written only on success.
@@ -804,7 +815,8 @@ size_t weir_bloom_footprint(uint32_t size_log2);
 // not, at any address) shares one limiter through `weir_bloom_allow_in`,
 // lock-free. Lay it once, before anyone uses it; laying it again resets it.
 // The arguments are checked as `weir_bloom_new` checks them; then
-// `WEIR_ERR_NULL` for a NULL `mem`, `WEIR_ERR_BLOOM_MISALIGNED`,
+// `WEIR_ERR_NULL` for a NULL `mem`, `WEIR_ERR_MISALIGNED`,
+// `WEIR_ERR_TOO_LARGE` for a `len` no object can have (above PTRDIFF_MAX),
 // `WEIR_ERR_BLOOM_TOO_SMALL`. Nothing is written unless it returns
 // `WEIR_OK`.
 weir_status weir_bloom_init_in(void *mem,
@@ -817,9 +829,10 @@ weir_status weir_bloom_init_in(void *mem,
 
 // Whether `len` bytes at `mem` hold a bloom array laid by
 // `weir_bloom_init_in`: `WEIR_OK`, or `WEIR_ERR_NULL`,
-// `WEIR_ERR_BLOOM_MISALIGNED`, `WEIR_ERR_BLOOM_FOREIGN` (no valid header),
+// `WEIR_ERR_MISALIGNED`, `WEIR_ERR_BLOOM_FOREIGN` (no valid header),
 // `WEIR_ERR_BLOOM_VERSION` (another layout version),
-// `WEIR_ERR_BLOOM_TOO_SMALL` (shorter than the header or its shape). A
+// `WEIR_ERR_BLOOM_TOO_SMALL` (shorter than the header or its shape),
+// `WEIR_ERR_TOO_LARGE` (a `len` above PTRDIFF_MAX, which no region has). A
 // process that attaches to an existing region checks it once here.
 weir_status weir_bloom_check_in(const void *mem, size_t len);
 

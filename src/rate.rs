@@ -19,9 +19,9 @@
 //! The time field holds the window's start, rounded down to 512 ns; the
 //! expiry follows as `start + floor(count × interval)`, with the interval
 //! kept to 2^-32 ns. Rounding therefore happens once per window (when it
-//! opens), never once per event, and a window is never more than 511 ns
-//! short: the accuracy bound is 512 ns ÷ (burst × interval), which
-//! [`RateLimit::new`] keeps under 1 %. 54 bits of 512 ns cover every
+//! opens), never once per event, and a window is always less than 512 ns
+//! short: at most 512 ns ÷ (burst × interval − 512 ns) too many events get
+//! through, which [`RateLimit::new`] keeps to about 1 %. 54 bits of 512 ns cover every
 //! non-negative `i64` nanosecond. The zero word is a window that expired
 //! long ago: ready to use.
 //!
@@ -96,10 +96,8 @@ impl RateLimit {
         if limit_per_s == 0.0 {
             return Err(RateError::Zero);
         }
-        // The interval in units of 2^-32 ns; a float-to-integer cast
-        // saturates, and anything that large is refused below.
-        let scaled = 1e9 / limit_per_s * (1u64 << FRAC_BITS) as f64;
-        let fixed = scaled.round() as u128;
+        // The interval in units of 2^-32 ns, to the nearest unit.
+        let fixed = nearest(1e9 / limit_per_s * (1u64 << FRAC_BITS) as f64);
         let interval_ns = u64::try_from(fixed >> FRAC_BITS).map_err(|_| RateError::TooSlow)?;
         Self::checked(interval_ns, fixed as u32, burst as u32)
     }
@@ -183,6 +181,21 @@ impl RateLimit {
         } else {
             i64::try_from(expiry - now).unwrap_or(NEVER)
         }
+    }
+}
+
+/// `x` (positive, perhaps infinite) rounded to the nearest integer, halves
+/// up: `f64::round` without std (this module is core-only). The cast
+/// saturates, so anything past `u128::MAX` is `u128::MAX`.
+fn nearest(x: f64) -> u128 {
+    let whole = x as u128;
+    // Exact: below 2^53 `whole` is a float and `x - whole` its fraction;
+    // above it `x` has no fraction and the difference is 0 (or, past
+    // u128::MAX, positive, and the add saturates).
+    if x - whole as f64 >= 0.5 {
+        whole.saturating_add(1)
+    } else {
+        whole
     }
 }
 
@@ -457,6 +470,29 @@ mod tests {
         assert_eq!(RateLimit::new(f64::MIN_POSITIVE, 1), Err(TooSlow));
         assert_eq!(RateLimit::new(2e-10, 1023), Err(TooSlow));
         assert!(RateLimit::new(1.0 / 3600.0, 1023).is_ok());
+    }
+
+    #[test]
+    fn nearest_rounds_as_f64_round_does() {
+        let halves = [
+            0.5,
+            1.5,
+            2.5,
+            4_503_599_627_370_495.5,
+            1e9 * 4_294_967_296.0 / 3.0,
+        ];
+        let edges = [
+            0.0,
+            0.5 - f64::EPSILON / 4.0,
+            1.0,
+            9_007_199_254_740_994.0,
+            1e30,
+        ];
+        for x in halves.into_iter().chain(edges) {
+            assert_eq!(nearest(x), x.round() as u128, "{x}");
+        }
+        assert_eq!(nearest(f64::MAX), u128::MAX);
+        assert_eq!(nearest(f64::INFINITY), u128::MAX);
     }
 
     #[test]

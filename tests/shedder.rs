@@ -255,4 +255,58 @@ mod through_c {
         assert_eq!(weir_shedder_flying(handle), 0);
         weir_shedder_free(handle);
     }
+
+    struct Tickets(Vec<std::cell::UnsafeCell<weir_ticket>>);
+    // SAFETY: weir reads and writes a ticket only inside the shedder's lock
+    // (that is what the test checks); the test reads them after the threads.
+    unsafe impl Sync for Tickets {}
+
+    #[test]
+    fn a_ticket_settled_from_two_threads_at_once_settles_once() {
+        const TICKETS: usize = 5_000;
+        let mut handle = std::ptr::null_mut();
+        assert_eq!(weir_shedder_new(std::ptr::null(), 0, &mut handle), WEIR_OK);
+        let shared = Shared(handle);
+        let tickets = Tickets(
+            (0..TICKETS)
+                .map(|_| std::cell::UnsafeCell::new(weir_ticket::default()))
+                .collect(),
+        );
+        for ticket in &tickets.0 {
+            assert!(weir_shedder_allow(handle, 0, 500, ticket.get()));
+        }
+        // A completion and a timeout race to settle each call, released
+        // together by a spinning barrier.
+        let arrived = std::sync::atomic::AtomicUsize::new(0);
+        let settled: usize = std::thread::scope(|scope| {
+            let racers: Vec<_> = (0..2)
+                .map(|t| {
+                    let (shared, tickets, arrived) = (&shared, &tickets, &arrived);
+                    scope.spawn(move || {
+                        let mut ok = 0;
+                        for (i, ticket) in tickets.0.iter().enumerate() {
+                            arrived.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                            while arrived.load(std::sync::atomic::Ordering::SeqCst) < 2 * (i + 1) {
+                                std::hint::spin_loop();
+                            }
+                            let status = if t == 0 {
+                                weir_shedder_pass(shared.0, ticket.get(), 1_000_000)
+                            } else {
+                                weir_shedder_fail(shared.0, ticket.get())
+                            };
+                            match status {
+                                WEIR_OK => ok += 1,
+                                other => assert_eq!(other, WEIR_ERR_SETTLED),
+                            }
+                        }
+                        ok
+                    })
+                })
+                .collect();
+            racers.into_iter().map(|r| r.join().unwrap()).sum()
+        });
+        assert_eq!(settled, TICKETS, "some ticket settled twice");
+        assert_eq!(weir_shedder_flying(handle), 0);
+        weir_shedder_free(handle);
+    }
 }

@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicU64;
 
 use static_assertions::const_assert_eq;
 
-use super::guard::{free_handle, guard, guard_status, new_handle, on, Guarded, Handle};
+use super::guard::{free_handle, guard, guard_status, new_handle, on, usable, Guarded, Handle};
 use super::rate::{limit_in, weir_rate_limit};
 use super::status::weir_status::{self, *};
 use crate::bloom::{self, Bloom, BloomError, Shape};
@@ -91,19 +91,20 @@ fn key_at<'a>(key: *const c_void, len: usize) -> Option<&'a [u8]> {
 }
 
 /// The caller's region as words: `WEIR_ERR_NULL` when NULL,
-/// `WEIR_ERR_BLOOM_MISALIGNED` when not 8-byte aligned. A trailing part
-/// shorter than a word is left out.
+/// `WEIR_ERR_MISALIGNED` when not 8-byte aligned, `WEIR_ERR_TOO_LARGE`
+/// when `len` is more than any object can be (above `isize::MAX`, or running
+/// past the end of the address space). A trailing part shorter than a word
+/// is left out.
 #[inline]
 fn region_at<'a>(mem: *const c_void, len: usize) -> Result<&'a [AtomicU64], weir_status> {
-    if mem.is_null() {
-        return Err(WEIR_ERR_NULL);
-    }
-    if mem as usize % core::mem::align_of::<AtomicU64>() != 0 {
-        return Err(WEIR_ERR_BLOOM_MISALIGNED);
+    usable(mem.cast::<AtomicU64>())?;
+    if len > isize::MAX as usize || (mem as usize).checked_add(len).is_none() {
+        return Err(WEIR_ERR_TOO_LARGE);
     }
     let words = len / core::mem::size_of::<AtomicU64>();
-    // SAFETY: `mem` is non-NULL and aligned for AtomicU64 (checked above),
-    // and by the header's contract `len` bytes from it stay readable and
+    // SAFETY: `mem` is non-NULL and aligned for AtomicU64, and `len` bytes
+    // from it neither exceed isize::MAX nor wrap the address space (all
+    // checked above); by the header's contract they stay readable and
     // writable for this call. weir touches the region only through atomic
     // operations, so other threads and processes may use it at the same
     // time; AtomicU64 has the size and bit validity of u64.
@@ -135,8 +136,8 @@ fn on_region<R: Copy>(
 /// Makes a bloom array of 2^`size_log2` fresh words, `hashes` words per
 /// key, each limited by `*limit`, keyed by (`seed0`, `seed1`) — pass
 /// secret random values — and writes it to `*out`. `WEIR_ERR_NULL` if `out`
-/// or `limit` is NULL; `WEIR_ERR_RATE_LIMIT_INVALID` for a limit
-/// `weir_rate_limit_new` did not make; `WEIR_ERR_BLOOM_SIZE` for size_log2
+/// or `limit` is NULL; `WEIR_ERR_RATE_LIMIT_INVALID` for a limit whose
+/// fields are out of range; `WEIR_ERR_BLOOM_SIZE` for size_log2
 /// above WEIR_BLOOM_MAX_SIZE_LOG2; `WEIR_ERR_BLOOM_HASHES` for hashes 0,
 /// above WEIR_BLOOM_MAX_HASHES or above 2^size_log2; `WEIR_ERR_NO_MEMORY`.
 /// `*out` is written only on success.
@@ -214,7 +215,8 @@ pub extern "C" fn weir_bloom_footprint(size_log2: u32) -> usize {
 /// not, at any address) shares one limiter through `weir_bloom_allow_in`,
 /// lock-free. Lay it once, before anyone uses it; laying it again resets it.
 /// The arguments are checked as `weir_bloom_new` checks them; then
-/// `WEIR_ERR_NULL` for a NULL `mem`, `WEIR_ERR_BLOOM_MISALIGNED`,
+/// `WEIR_ERR_NULL` for a NULL `mem`, `WEIR_ERR_MISALIGNED`,
+/// `WEIR_ERR_TOO_LARGE` for a `len` no object can have (above PTRDIFF_MAX),
 /// `WEIR_ERR_BLOOM_TOO_SMALL`. Nothing is written unless it returns
 /// `WEIR_OK`.
 #[no_mangle]
@@ -235,9 +237,10 @@ pub extern "C" fn weir_bloom_init_in(
 
 /// Whether `len` bytes at `mem` hold a bloom array laid by
 /// `weir_bloom_init_in`: `WEIR_OK`, or `WEIR_ERR_NULL`,
-/// `WEIR_ERR_BLOOM_MISALIGNED`, `WEIR_ERR_BLOOM_FOREIGN` (no valid header),
+/// `WEIR_ERR_MISALIGNED`, `WEIR_ERR_BLOOM_FOREIGN` (no valid header),
 /// `WEIR_ERR_BLOOM_VERSION` (another layout version),
-/// `WEIR_ERR_BLOOM_TOO_SMALL` (shorter than the header or its shape). A
+/// `WEIR_ERR_BLOOM_TOO_SMALL` (shorter than the header or its shape),
+/// `WEIR_ERR_TOO_LARGE` (a `len` above PTRDIFF_MAX, which no region has). A
 /// process that attaches to an existing region checks it once here.
 #[no_mangle]
 pub extern "C" fn weir_bloom_check_in(mem: *const c_void, len: usize) -> weir_status {

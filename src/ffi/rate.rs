@@ -4,7 +4,7 @@ use std::sync::atomic::AtomicU64;
 
 use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
 
-use super::guard::{guard, guard_status, read_in, write_out};
+use super::guard::{guard, guard_status, read_in, usable, write_out};
 use super::status::weir_status::{self, *};
 use crate::rate::{self, RateError, RateLimit};
 use crate::time::NEVER;
@@ -19,9 +19,12 @@ use crate::time::NEVER;
 /// covering every non-negative int64_t nanosecond), bits 9..0 the count of
 /// events in it. The expiry is start + floor(count × interval), the
 /// interval kept to 2^-32 ns, so rounding happens once per window, never
-/// per event. Resolution: a window starts up to 511 ns early, so the
-/// admitted rate is at most 512 ns ÷ (burst × interval) above the limit;
-/// `weir_rate_limit_new` refuses limits where that exceeds 1 %.
+/// per event. Resolution: a window starts up to 511 ns early and its end is
+/// rounded down to a nanosecond, so it is less than 512 ns shorter than
+/// burst × interval, and the admitted rate is at most 512 ns ÷
+/// (burst × interval − 512 ns) above the limit: about 1 % at the smallest
+/// window `weir_rate_limit_new` accepts (WEIR_RATE_MIN_WINDOW_NS), 0.5 % at
+/// twice that.
 ///
 /// Zero-initialise it (`weir_rate r = {0};`) and it is ready; never write
 /// it yourself. It holds no pointer and no process-local state, so it may
@@ -39,8 +42,11 @@ pub struct weir_rate {
 /// A rate limit checked once by `weir_rate_limit_new`, so that decisions do
 /// integer work only. A plain value (16 bytes, no heap): copy it, keep it
 /// anywhere, share it read-only between threads and processes. Read its
-/// fields freely but do not write them: a value `weir_rate_limit_new`
-/// could not have made is refused by every call that takes it.
+/// fields freely but fill it only with `weir_rate_limit_new`. Every call
+/// that takes one checks its ranges again (burst 1..1023, a window
+/// burst × interval from WEIR_RATE_MIN_WINDOW_NS to 2^63 ns) and refuses a
+/// value outside them: `WEIR_ERR_RATE_LIMIT_INVALID` from a constructor,
+/// false or INT64_MAX from a decision.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct weir_rate_limit {
@@ -106,9 +112,7 @@ pub(crate) fn limit_in(limit: *const weir_rate_limit) -> Result<RateLimit, weir_
 /// `rate` as the atomic word it is, unless it is NULL or misaligned.
 #[inline]
 fn word_at<'a>(rate: *const weir_rate) -> Option<&'a AtomicU64> {
-    if rate.is_null() || rate as usize % core::mem::align_of::<AtomicU64>() != 0 {
-        return None;
-    }
+    usable(rate.cast::<AtomicU64>()).ok()?;
     // SAFETY: `rate` is non-NULL and aligned for an AtomicU64 (checked
     // above), and by the header's contract points to a weir_rate that stays
     // valid for this call and is only ever changed by weir's atomic

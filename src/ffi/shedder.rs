@@ -96,10 +96,14 @@ pub extern "C" fn weir_shed_preset() -> weir_shed {
 }
 
 /// A call the shedder let through: a plain value the caller keeps (on its
-/// stack, in its request struct) and hands back to `weir_shedder_pass` or
-/// `weir_shedder_fail` exactly once. `weir_shedder_allow` fills it in; the
-/// caller does not. 16 bytes, aligned as an int64_t: a misaligned ticket is
-/// refused (`WEIR_ERR_MISALIGNED`), never read or written.
+/// stack, in its request struct) and hands back, by address, to
+/// `weir_shedder_pass` or `weir_shedder_fail` of the same shedder exactly
+/// once. `weir_shedder_allow` fills it in; the caller does not. Settle the
+/// ticket itself, not a copy: each copy would settle on its own. Two threads
+/// may settle one ticket at once (a completion racing a timeout): weir reads
+/// and writes it under the shedder's lock, so one settles it and the other
+/// gets `WEIR_ERR_SETTLED`. 16 bytes, aligned as an int64_t: a misaligned
+/// ticket is refused (`WEIR_ERR_MISALIGNED`), never read or written.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct weir_ticket {
@@ -236,7 +240,8 @@ pub extern "C" fn weir_shedder_allow(
         if usable(ticket).is_err() {
             return false;
         }
-        let issued = lock(state).allow(now, cpu_permille);
+        let mut shedder = lock(state);
+        let issued = shedder.allow(now, cpu_permille);
         let written = issued.unwrap_or(Ticket {
             start: now,
             open: false,
@@ -246,13 +251,16 @@ pub extern "C" fn weir_shedder_allow(
 }
 
 /// Settles the call behind `*ticket` with `settle`, after checking the
-/// ticket, and writes it back as settled.
+/// ticket, and writes it back as settled. The ticket is read and written
+/// under the shedder's lock, so two threads settling one ticket at once
+/// (a completion racing a timeout) settle it once between them.
 fn settle(
     shedder: *const weir_shedder,
     ticket: *mut weir_ticket,
     settle: impl FnOnce(&mut Shedder, &mut Ticket) -> Result<(), Settled>,
 ) -> weir_status {
     status_on(shedder, |state| {
+        let mut shedder = lock(state);
         let held = value_mut(ticket)?;
         let mut open = match held.flying {
             0 => return Err(WEIR_ERR_SETTLED),
@@ -262,7 +270,7 @@ fn settle(
             },
             _ => return Err(WEIR_ERR_INVALID_ARGUMENT),
         };
-        settle(&mut lock(state), &mut open).map_err(|Settled| WEIR_ERR_SETTLED)?;
+        settle(&mut shedder, &mut open).map_err(|Settled| WEIR_ERR_SETTLED)?;
         *held = open.into();
         Ok(())
     })

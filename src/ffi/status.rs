@@ -117,7 +117,8 @@ pub enum weir_status {
     /// A rate so fast that burst × interval is under 100 × 512 ns, where the
     /// rate word's granularity would cost more than 1 % accuracy.
     WEIR_ERR_RATE_TOO_FAST = 403,
-    /// A `weir_rate_limit` that `weir_rate_limit_new` did not make.
+    /// A `weir_rate_limit` whose fields are out of range: not one that
+    /// `weir_rate_limit_new` makes.
     WEIR_ERR_RATE_LIMIT_INVALID = 404,
     /// A bloom array's size_log2 is above WEIR_BLOOM_MAX_SIZE_LOG2.
     WEIR_ERR_BLOOM_SIZE = 410,
@@ -126,8 +127,8 @@ pub enum weir_status {
     WEIR_ERR_BLOOM_HASHES = 411,
     /// A memory region is too small for a bloom array's header and words.
     WEIR_ERR_BLOOM_TOO_SMALL = 412,
-    /// A memory region is not aligned to 8 bytes.
-    WEIR_ERR_BLOOM_MISALIGNED = 413,
+    // 413 is retired, never to be reused: a misaligned region answers the
+    // general WEIR_ERR_MISALIGNED like every other pointer.
     /// A memory region holds no valid bloom array header.
     WEIR_ERR_BLOOM_FOREIGN = 414,
     /// A memory region holds a bloom array of another layout version.
@@ -203,7 +204,6 @@ const ALL: &[weir_status] = {
         WEIR_ERR_BLOOM_SIZE,
         WEIR_ERR_BLOOM_HASHES,
         WEIR_ERR_BLOOM_TOO_SMALL,
-        WEIR_ERR_BLOOM_MISALIGNED,
         WEIR_ERR_BLOOM_FOREIGN,
         WEIR_ERR_BLOOM_VERSION,
     ]
@@ -281,7 +281,6 @@ impl weir_status {
                 c"bloom hash count is 0, above the maximum, or above the word count"
             }
             WEIR_ERR_BLOOM_TOO_SMALL => c"memory region too small for the bloom array",
-            WEIR_ERR_BLOOM_MISALIGNED => c"memory region not aligned to 8 bytes",
             WEIR_ERR_BLOOM_FOREIGN => c"memory region holds no valid bloom array header",
             WEIR_ERR_BLOOM_VERSION => {
                 c"memory region holds a bloom array of another layout version"

@@ -1,9 +1,10 @@
 /* Misaligned caller pointers are a status (WEIR_ERR_MISALIGNED) or a
  * refusal, never undefined behaviour: a by-value limiter, deadline, backoff
- * policy or shedder ticket placed one byte off its alignment, a policy
- * passed to a constructor that way, an out-pointer for a handle, a value or
- * a buffer. Each call below gets such a pointer and must neither read nor
- * write through it; the bytes around it are compared before and after.
+ * policy or shedder ticket placed one byte off its alignment, a policy or
+ * rate limit passed to a constructor or a decision that way, an out-pointer
+ * for a handle, a value or a buffer. Each call below gets such a pointer
+ * and must neither read nor write through it; the bytes around it are
+ * compared before and after.
  *
  * This file never dereferences a misaligned pointer itself: values are put
  * in place with memcpy, and the pointers are made from an integer (an
@@ -209,6 +210,35 @@ static void handles(void) {
     weir_window_free(window);
 }
 
+static void rate_and_bloom(void) {
+    weir_rate_limit limit;
+    CHECK_STATUS(weir_rate_limit_new(1.0, 2, &limit), WEIR_OK);
+    weir_rate word = {0};
+
+    /* A sound limit, one byte off: refused, never read. */
+    place(&limit, sizeof limit);
+    const weir_rate_limit *odd = MISALIGNED(const weir_rate_limit);
+    CHECK(!weir_rate_allow(&word, odd, 0));
+    CHECK(weir_rate_next(&word, odd, 0) == INT64_MAX);
+    CHECK(word.state == 0);
+    weir_bloom *bloom = NULL;
+    CHECK_STATUS(weir_bloom_new(4, 2, odd, 1, 2, &bloom), WEIR_ERR_MISALIGNED);
+    CHECK(bloom == NULL);
+    CHECK(untouched());
+
+    /* Misaligned out-pointers: nothing made, nothing written. */
+    place(NULL, 0);
+    CHECK_STATUS(weir_rate_limit_new(1.0, 2, MISALIGNED(weir_rate_limit)), WEIR_ERR_MISALIGNED);
+    CHECK_STATUS(weir_bloom_new(4, 2, &limit, 1, 2, MISALIGNED(weir_bloom *)), WEIR_ERR_MISALIGNED);
+    CHECK(untouched());
+
+    /* The aligned ones still work. */
+    CHECK(weir_rate_allow(&word, &limit, 0));
+    CHECK_STATUS(weir_bloom_new(4, 2, &limit, 1, 2, &bloom), WEIR_OK);
+    CHECK(weir_bloom_allow(bloom, 0, "k", 1));
+    weir_bloom_free(bloom);
+}
+
 int main(void) {
     limiter();
     deadline();
@@ -216,5 +246,6 @@ int main(void) {
     pool();
     shedder();
     handles();
+    rate_and_bloom();
     CHECK_DONE();
 }

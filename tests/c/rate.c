@@ -142,9 +142,11 @@ static void bad_input(void) {
     CHECK(!weir_rate_allow(&word, &limit, INT64_MIN));
     CHECK(weir_rate_next(&word, &limit, INT64_MIN) == INT64_MAX);
     CHECK(word.state == 0);
-    /* A misaligned word is refused. */
+    /* A misaligned word is refused. (The pointer is made from an integer:
+     * converting a char pointer to a misaligned weir_rate pointer would
+     * itself be undefined in C.) */
     alignas(8) unsigned char bytes[16] = {0};
-    weir_rate *crooked = (weir_rate *)(void *)(bytes + 4);
+    weir_rate *crooked = (weir_rate *)((uintptr_t)bytes + 4);
     CHECK(!weir_rate_allow(crooked, &limit, 0));
     CHECK(weir_rate_next(crooked, &limit, 0) == INT64_MAX);
     for (size_t i = 0; i < sizeof bytes; i++) CHECK(bytes[i] == 0);

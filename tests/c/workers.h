@@ -23,6 +23,9 @@ static long fork_workers(int workers, long (*work)(void *arg), void *arg) {
                         MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     CHECK(counts != MAP_FAILED);
     pid_t pids[WORKERS_MAX];
+    /* A worker whose CHECK fails exits through exit(), which would print
+     * the parent's unflushed output a second time. */
+    fflush(NULL);
     for (int w = 0; w < workers; w++) {
         pids[w] = fork();
         CHECK(pids[w] >= 0);
