@@ -55,6 +55,7 @@ impl From<Fault> for weir_status {
 
 /// Runs `body` on the state behind `handle`, unless `handle` is NULL or
 /// poisoned; a panic in `body` poisons the handle.
+#[inline]
 fn run<H: Handle, R>(handle: *const H, body: impl FnOnce(&H::State) -> R) -> Result<R, Fault> {
     // SAFETY: a non-NULL handle pointer came from `new_handle` and has not
     // been passed to `free_handle` (the header states this contract).
@@ -71,6 +72,7 @@ fn run<H: Handle, R>(handle: *const H, body: impl FnOnce(&H::State) -> R) -> Res
 
 /// A decision or a reading on a handle: `body`'s answer, or `neutral` when
 /// the handle is NULL or poisoned or `body` panicked.
+#[inline]
 pub(crate) fn on<H: Handle, R>(
     handle: *const H,
     neutral: R,
@@ -81,6 +83,7 @@ pub(crate) fn on<H: Handle, R>(
 
 /// A call on a handle that reports a status: NULL, poisoned and panicked
 /// handles get `WEIR_ERR_NULL`, `WEIR_ERR_POISONED` and `WEIR_ERR_PANIC`.
+#[inline]
 pub(crate) fn status_on<H: Handle>(
     handle: *const H,
     body: impl FnOnce(&H::State) -> Result<(), weir_status>,
@@ -92,11 +95,13 @@ pub(crate) fn status_on<H: Handle>(
 }
 
 /// A call without a handle: `body`'s answer, or `neutral` if it panicked.
+#[inline]
 pub(crate) fn guard<R>(neutral: R, body: impl FnOnce() -> R) -> R {
     catch_unwind(AssertUnwindSafe(body)).unwrap_or(neutral)
 }
 
 /// A call without a handle that reports a status; a panic is `WEIR_ERR_PANIC`.
+#[inline]
 pub(crate) fn guard_status(body: impl FnOnce() -> Result<(), weir_status>) -> weir_status {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(result) => result.err().unwrap_or(WEIR_OK),
@@ -109,6 +114,7 @@ pub(crate) fn guard_status(body: impl FnOnce() -> Result<(), weir_status>) -> we
 /// alignment (reading or writing through it would be undefined behaviour).
 /// A call that must not act unless it can write its answer checks its
 /// out-pointer with this first.
+#[inline]
 pub(crate) fn usable<T>(ptr: *const T) -> Result<(), weir_status> {
     if ptr.is_null() {
         Err(WEIR_ERR_NULL)
@@ -121,6 +127,7 @@ pub(crate) fn usable<T>(ptr: *const T) -> Result<(), weir_status> {
 
 /// Whether `ptr`'s address is a multiple of `T`'s alignment. (The same test
 /// as `<*const T>::is_aligned`, which needs Rust 1.79.)
+#[inline]
 fn aligned<T>(ptr: *const T) -> bool {
     ptr as usize % core::mem::align_of::<T>() == 0
 }
@@ -154,6 +161,7 @@ pub(crate) fn free_handle<H>(handle: *mut H) {
 
 /// Writes `value` to the caller's `*out`, or fails with `WEIR_ERR_NULL` or
 /// `WEIR_ERR_MISALIGNED` and writes nothing.
+#[inline]
 pub(crate) fn write_out<T>(out: *mut T, value: T) -> Result<(), weir_status> {
     usable(out)?;
     // SAFETY: `out` is non-NULL and aligned and, by the header's contract,
@@ -164,6 +172,7 @@ pub(crate) fn write_out<T>(out: *mut T, value: T) -> Result<(), weir_status> {
 
 /// Reads the caller's `*input`, or fails with `WEIR_ERR_NULL` or
 /// `WEIR_ERR_MISALIGNED`.
+#[inline]
 pub(crate) fn read_in<T: Copy>(input: *const T) -> Result<T, weir_status> {
     usable(input)?;
     // SAFETY: `input` is non-NULL and aligned and, by the header's contract,
@@ -184,6 +193,7 @@ pub(crate) fn policy_or<T: Copy>(policy: *const T, preset: T) -> Result<T, weir_
 
 /// The caller's value behind `value` for updating in place, or
 /// `WEIR_ERR_NULL` / `WEIR_ERR_MISALIGNED`.
+#[inline]
 pub(crate) fn value_mut<'a, T>(value: *mut T) -> Result<&'a mut T, weir_status> {
     usable(value)?;
     // SAFETY: `value` is non-NULL and aligned and, by the header's contract,
@@ -195,6 +205,7 @@ pub(crate) fn value_mut<'a, T>(value: *mut T) -> Result<&'a mut T, weir_status> 
 /// Locks a per-handle mutex. A poisoned mutex means another thread
 /// panicked while holding it; the handle's own flag is set by that thread's
 /// guard, and this call refuses by panicking into its own guard.
+#[inline]
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     match mutex.lock() {
         Ok(guard) => guard,
