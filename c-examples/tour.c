@@ -182,6 +182,16 @@ static int limiters_tour(void) {
     printf("; one leaves, enter %s\n", weir_gate_enter(gate) ? "yes" : "no");
     weir_gate_free(gate);
 
+    weir_window *window = NULL;
+    if (weir_window_new(10, SECOND, 0, &window) != WEIR_OK) return 1;
+    for (int64_t i = 0; i < 4; i++) weir_window_add(window, i * 300 * MS, 10 * (i + 1));
+    weir_total total;
+    weir_window_total(window, 1200 * MS, true, &total);
+    printf("   weir_window, the last second in 10 buckets, 10 20 30 40 added 300 ms apart: "
+           "at 1.2 s the first is out, %" PRId64 " values, sum %" PRId64 "\n",
+           total.count, total.sum);
+    weir_window_free(window);
+
     weir_backoff backoff = weir_backoff_preset();
     const double draws[] = {0.5, 0.5};
     int64_t delays[2];
@@ -202,6 +212,19 @@ static int limiters_tour(void) {
     printf("   weir_rate, one 8-byte word, 3 per window at 10 a second, four calls at once:");
     for (int i = 0; i < 4; i++) printf(" %s", weir_rate_allow(&word, &limit, SECOND) ? "yes" : "no");
     printf("; open again in %" PRId64 " ms\n", weir_rate_next(&word, &limit, SECOND) / MS);
+
+    weir_bloom *bloom = NULL;
+    if (weir_bloom_new(10, 3, &limit, UINT64_C(0x243f6a8885a308d3), UINT64_C(0x13198a2e03707344),
+                       &bloom) != WEIR_OK) {
+        return 1;
+    }
+    printf("   weir_bloom, 1024 such words shared by every key, the same limit, four calls from "
+           "10.0.0.1:");
+    for (int i = 0; i < 4; i++) {
+        printf(" %s", weir_bloom_allow(bloom, SECOND, "10.0.0.1", 8) ? "yes" : "no");
+    }
+    printf("; 10.0.0.2: %s\n", weir_bloom_allow(bloom, SECOND, "10.0.0.2", 8) ? "yes" : "no");
+    weir_bloom_free(bloom);
 
     weir_limiter cooldown;
     if (weir_limiter_cooldown(&cooldown, 2, 500 * MS, 0, 2, 0) != WEIR_OK) return 1;
