@@ -288,13 +288,12 @@ typedef struct weir_bloom weir_bloom;
 // window (refusals included), `accepts` its successes, and `failing` /
 // `working` are the runs of failure-only / success-only buckets at the
 // window's head (buckets with neither, or only refusals, leave both runs as
-// they are). At or below zero
-// everything goes; otherwise, once `probe_ns` has passed with nothing let
-// through one call goes anyway (the probe), and the rest are refused when
-// the caller's roll falls under `drop`. Safe to share between threads: each
-// call takes a short per-handle lock, and a decision never rescans the
-// window. Heap per handle: 32 bytes per bucket plus about 210 bytes (1.5 KB
-// at the preset). Made by `weir_breaker_new`, freed by `weir_breaker_free`.
+// they are). At or below zero everything goes; otherwise, once `probe_ns`
+// has passed with nothing let through one call goes anyway (the probe),
+// and the rest are refused when the caller's roll falls under `drop`. Safe
+// to share between threads: each call takes a short per-handle lock, and a
+// decision never rescans the window. Heap per handle: 32 bytes per bucket
+// plus about 210 bytes (1.5 KiB at the preset). Made by `weir_breaker_new`, freed by `weir_breaker_free`.
 typedef struct weir_breaker weir_breaker;
 
 // A token bucket: `rate` tokens a second accrue up to `burst`, and each
