@@ -1,0 +1,1457 @@
+//! A hostile sweep of the whole C surface: every `extern "C"` function in
+//! include/weir.h, called many thousands of times with the numbers C callers
+//! get wrong — INT_MIN/INT_MAX and their neighbours, -1, 0, NaN, ±inf, -0.0,
+//! subnormals, huge values, `now` jumping both ways, sizes of 0 and huge,
+//! scribbled by-value structs — on handles made from valid and hostile
+//! policies, interleaving decisions and settles.
+//!
+//! Every call runs inside the panic guard, which hides a panic from the
+//! caller (a refusal, a status, a poisoned handle). So this file installs a
+//! panic hook that counts every panic, and each test asserts the count is
+//! still zero: under `cargo test` (debug, overflow checks on) an arithmetic
+//! overflow anywhere is a failure here. Alongside, invariants that hold
+//! whatever the input: gate held ≥ 0, pool live = idle + busy ≤ size,
+//! quota left in [0, quota], bucket tokens finite in [0, burst], breaker
+//! ratio in [0, 1), limiter available ≤ capacity, backoff delays ≥ 0,
+//! waits ≥ 0, and no status is ever WEIR_ERR_PANIC or WEIR_ERR_POISONED.
+//!
+//! Deterministic: each test draws from its own fixed-seed xorshift.
+
+use std::collections::BTreeSet;
+use std::ffi::{c_void, CStr};
+use std::ptr::{null, null_mut};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, Once};
+
+use weir::ffi::backoff::*;
+use weir::ffi::bloom::*;
+use weir::ffi::breaker::*;
+use weir::ffi::bucket::*;
+use weir::ffi::deadline::*;
+use weir::ffi::gate::*;
+use weir::ffi::limiter::*;
+use weir::ffi::period::*;
+use weir::ffi::pool::*;
+use weir::ffi::rate::*;
+use weir::ffi::shedder::*;
+use weir::ffi::sliding::*;
+use weir::ffi::status::weir_status::{self, *};
+use weir::ffi::status::*;
+use weir::ffi::version::*;
+use weir::ffi::window::*;
+
+// ---------------------------------------------------------------------------
+// The panic counter.
+
+static PANICS: AtomicUsize = AtomicUsize::new(0);
+static WHERE: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+static HOOK: Once = Once::new();
+
+/// Installs (once per test binary) a hook that counts every panic raised
+/// outside this file (inside weir) and remembers each distinct location and
+/// message. The default hook still prints it.
+fn count_panics() {
+    HOOK.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            // This file's own assertions fail as usual; count the rest.
+            let ours = info
+                .location()
+                .is_some_and(|l| l.file().ends_with("hostile.rs"));
+            if ours {
+                return default(info);
+            }
+            PANICS.fetch_add(1, Ordering::SeqCst);
+            let at = info
+                .location()
+                .map_or_else(|| "?".to_string(), |l| format!("{}:{}", l.file(), l.line()));
+            let what = info
+                .payload()
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| info.payload().downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            if let Ok(mut seen) = WHERE.lock() {
+                seen.insert(format!("{at}: {what}"));
+            }
+            default(info);
+        }));
+    });
+}
+
+/// Fails if any panic happened anywhere in this binary so far.
+fn assert_no_panics(test: &str) {
+    let count = PANICS.load(Ordering::SeqCst);
+    let seen = WHERE.lock().map(|s| s.clone()).unwrap_or_default();
+    assert_eq!(count, 0, "{test}: {count} panic(s) inside weir: {seen:#?}");
+}
+
+/// A status a call may answer: anything but a panic or a poisoned handle.
+#[track_caller]
+fn sane(status: weir_status, what: &str) -> weir_status {
+    assert!(
+        status != WEIR_ERR_PANIC && status != WEIR_ERR_POISONED,
+        "{what} answered {status:?}"
+    );
+    status
+}
+
+// ---------------------------------------------------------------------------
+// The hostile numbers.
+
+/// A test's fixed seed, mixed with `WEIR_HOSTILE_SEED` when that is set, so
+/// that a longer hunt can run the same sweep over other sequences:
+/// `WEIR_HOSTILE_SEED=7 cargo test --test hostile`.
+fn seed(fixed: u64) -> u64 {
+    let extra = std::env::var("WEIR_HOSTILE_SEED")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .unwrap_or(0);
+    fixed ^ extra.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+/// xorshift64*: small, fast, and the same sequence on every run.
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Self {
+        Rng(seed | 1)
+    }
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+    fn one_in(&mut self, n: u64) -> bool {
+        self.below(n) == 0
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn pick<T: Copy>(&mut self, from: &[T]) -> T {
+        from[self.below(from.len() as u64) as usize]
+    }
+
+    /// INT64_MIN, +1, -1, 0, 1, 2, small, large, INT64_MAX-1, INT64_MAX.
+    fn i64(&mut self) -> i64 {
+        match self.below(10) {
+            0 => i64::MIN,
+            1 => i64::MIN + 1,
+            2 => -1,
+            3 => 0,
+            4 => 1,
+            5 => 2,
+            6 => self.below(2001) as i64 - 1000,
+            7 => self.next() as i64,
+            8 => i64::MAX - 1,
+            _ => i64::MAX,
+        }
+    }
+    fn i32(&mut self) -> i32 {
+        match self.below(10) {
+            0 => i32::MIN,
+            1 => i32::MIN + 1,
+            2 => -1,
+            3 => 0,
+            4 => 1,
+            5 => 2,
+            6 => self.below(2001) as i32 - 1000,
+            7 => self.next() as i32,
+            8 => i32::MAX - 1,
+            _ => i32::MAX,
+        }
+    }
+    fn u64(&mut self) -> u64 {
+        match self.below(8) {
+            0 => 0,
+            1 => 1,
+            2 => 2,
+            3 => self.below(1000),
+            4 => self.next(),
+            5 => u64::MAX - 1,
+            6 => u64::MAX,
+            _ => 1 << self.below(64),
+        }
+    }
+    fn u32(&mut self) -> u32 {
+        match self.below(8) {
+            0 => 0,
+            1 => 1,
+            2 => 2,
+            3 => self.below(100) as u32,
+            4 => self.next() as u32,
+            5 => u32::MAX - 1,
+            6 => u32::MAX,
+            _ => 1 << self.below(32),
+        }
+    }
+    /// NaN, ±inf, ±0, the smallest subnormal and normal, ±huge, [0, 1),
+    /// 1, 1e308, and a random magnitude of either sign.
+    fn f64(&mut self) -> f64 {
+        match self.below(14) {
+            0 => f64::NAN,
+            1 => f64::NEG_INFINITY,
+            2 => f64::INFINITY,
+            3 => -0.0,
+            4 => 0.0,
+            5 => f64::from_bits(1),
+            6 => f64::MIN_POSITIVE,
+            7 => 1e300,
+            8 => -1e300,
+            9 => self.unit(),
+            10 => 1.0,
+            11 => 1e308,
+            12 => f64::MAX,
+            _ => {
+                let m = self.unit() * 10f64.powi(self.below(40) as i32 - 20);
+                if self.one_in(2) {
+                    -m
+                } else {
+                    m
+                }
+            }
+        }
+    }
+    /// A positive duration (1 ns to ~1000 s, or a large fraction of the
+    /// clock's range), so that many constructions succeed and the handles
+    /// then see hostile calls.
+    fn span(&mut self) -> i64 {
+        match self.below(5) {
+            0 => 1 + self.below(1000) as i64,
+            1 => 1 + self.below(1_000_000) as i64,
+            2 => 1 + self.below(1_000_000_000) as i64,
+            3 => 1 + self.below(1_000_000_000_000) as i64,
+            _ => i64::MAX / (2 + self.below(1000) as i64),
+        }
+    }
+    /// A duration: mostly plausible, sometimes hostile.
+    fn duration(&mut self) -> i64 {
+        if self.one_in(3) {
+            self.i64()
+        } else {
+            self.span()
+        }
+    }
+    /// A double draw: mostly in [0, 1), sometimes hostile.
+    fn draw(&mut self) -> f64 {
+        if self.one_in(3) {
+            self.f64()
+        } else {
+            self.unit()
+        }
+    }
+    /// Random bytes of a random length: up to 64, now and then up to 4 KiB.
+    fn key(&mut self) -> Vec<u8> {
+        let len = if self.one_in(50) {
+            self.below(4097)
+        } else {
+            self.below(65)
+        } as usize;
+        (0..len).map(|_| self.next() as u8).collect()
+    }
+}
+
+/// A caller's clock that mostly runs forwards, sometimes jumps backwards,
+/// and sometimes reads a hostile value outright.
+struct Clock {
+    now: i64,
+}
+
+impl Clock {
+    /// Starts anywhere: a hostile value, or a plausible distance from zero
+    /// or from either end of the clock.
+    fn new(rng: &mut Rng) -> Self {
+        let now = match rng.below(5) {
+            0 | 1 => rng.i64(),
+            2 => i64::MAX - rng.span(),
+            3 => i64::MIN + rng.span(),
+            _ => rng.span(),
+        };
+        Clock { now }
+    }
+    fn tick(&mut self, rng: &mut Rng) -> i64 {
+        match rng.below(12) {
+            0 => self.now = rng.i64(),
+            1 => self.now = self.now.saturating_sub(rng.span()),
+            2 => self.now = self.now.saturating_sub(rng.next() as i64 & i64::MAX),
+            3 => self.now = self.now.saturating_add(rng.next() as i64 & i64::MAX),
+            4 => return rng.i64(),
+            5 => {}
+            _ => self.now = self.now.saturating_add(rng.span() / 1000),
+        }
+        self.now
+    }
+}
+
+/// `value` unless it lies in `(cap, huge)`, where it would make a real but
+/// costly allocation; then a small stand-in. Values past `huge` stay, for
+/// the constructors to refuse.
+fn tame(value: i64, cap: i64, huge: i64, rng: &mut Rng) -> i64 {
+    if value > cap && value < huge {
+        1 + rng.below(cap as u64) as i64
+    } else {
+        value
+    }
+}
+
+/// A pointer one byte past an aligned one: misaligned for anything wider.
+fn misaligned<T>(buffer: &mut [u64; 8]) -> *mut T {
+    (buffer.as_mut_ptr() as *mut u8).wrapping_add(1) as *mut T
+}
+
+fn key_ptr(key: &[u8], rng: &mut Rng) -> *const c_void {
+    if rng.one_in(50) {
+        null()
+    } else {
+        key.as_ptr() as *const c_void
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Plain functions and by-value structs.
+
+#[test]
+fn status_and_version_answer_every_code() {
+    count_panics();
+    let mut rng = Rng::new(seed(0x5ea7));
+    for _ in 0..100_000 {
+        let code = rng.i32();
+        let text = weir_status_str(code);
+        assert!(!text.is_null());
+        // SAFETY: weir_status_str returns a static NUL-terminated string.
+        let text = unsafe { CStr::from_ptr(text) };
+        assert!(!text.to_bytes().is_empty());
+    }
+    for code in -10..1000 {
+        let text = weir_status_str(code);
+        // SAFETY: as above.
+        assert!(!unsafe { CStr::from_ptr(text) }.to_bytes().is_empty());
+    }
+    // SAFETY: weir_version returns a static NUL-terminated string.
+    let version = unsafe { CStr::from_ptr(weir_version()) };
+    assert_eq!(version.to_str().unwrap(), env!("CARGO_PKG_VERSION"));
+    assert_no_panics("status");
+}
+
+fn hostile_backoff(rng: &mut Rng) -> weir_backoff {
+    let mut policy = if rng.one_in(2) {
+        weir_backoff_preset()
+    } else {
+        weir_backoff_full_jitter()
+    };
+    if rng.one_in(2) {
+        policy.jitter = rng.below(5) as i32;
+        policy.attempts = 1 + rng.below(20) as i32;
+        policy.base_ns = rng.span();
+        policy.cap_ns = rng.span();
+        policy.factor = 1.0 + rng.unit() * 4.0;
+        policy.spread = rng.unit();
+    }
+    for _ in 0..rng.below(4) {
+        match rng.below(6) {
+            0 => policy.base_ns = rng.i64(),
+            1 => policy.factor = rng.f64(),
+            2 => policy.cap_ns = rng.i64(),
+            3 => policy.attempts = rng.i32(),
+            4 => policy.jitter = rng.i32(),
+            _ => policy.spread = rng.f64(),
+        }
+    }
+    policy
+}
+
+#[test]
+fn backoff_never_panics_and_never_waits_negative() {
+    count_panics();
+    let mut rng = Rng::new(seed(0xbac0ff));
+    let mut calls = 0u64;
+    let mut odd = [0u64; 8];
+    for _ in 0..100_000 {
+        let policy = hostile_backoff(&mut rng);
+        let ptr: *const weir_backoff = match rng.below(20) {
+            0 => null(),
+            1 => misaligned(&mut odd),
+            _ => &policy,
+        };
+        let valid = ptr.is_null() || std::ptr::eq(ptr, &policy);
+        let status = sane(weir_backoff_check(ptr), "weir_backoff_check");
+        let ok = status == WEIR_OK;
+        let cap = if ptr.is_null() {
+            weir_backoff_preset().cap_ns
+        } else {
+            policy.cap_ns
+        };
+        let jitter = if ptr.is_null() {
+            weir_backoff_preset().jitter
+        } else {
+            policy.jitter
+        };
+        for _ in 0..4 {
+            let retry = if rng.one_in(2) {
+                rng.i32()
+            } else {
+                rng.below(80) as i32
+            };
+            let ceiling = weir_backoff_ceiling(ptr, retry);
+            let delay = weir_backoff_delay(ptr, retry, rng.draw(), rng.i64());
+            let more = weir_backoff_more(ptr, rng.i32());
+            calls += 3;
+            if ok {
+                assert!(ceiling >= 0, "{policy:?} retry {retry}: ceiling {ceiling}");
+                assert!(
+                    ceiling <= cap,
+                    "{policy:?} retry {retry}: ceiling {ceiling}"
+                );
+                assert!(delay >= 0, "{policy:?} retry {retry}: delay {delay}");
+                if retry <= 0 {
+                    assert_eq!((ceiling, delay), (0, 0));
+                }
+                if jitter != WEIR_JITTER_SPREAD {
+                    assert!(delay <= cap, "{policy:?} retry {retry}: delay {delay}");
+                }
+            } else if valid {
+                assert_eq!((ceiling, delay), (-1, -1), "{policy:?} ({status:?})");
+                assert!(!more);
+            } else {
+                // A misaligned policy: the neutral answers.
+                assert!(ceiling <= 0 && delay <= 0 && !more);
+            }
+        }
+        if ok {
+            // The ceiling never falls as retries grow.
+            let start = if rng.one_in(2) {
+                rng.below(100) as i32
+            } else {
+                rng.i32().max(0)
+            };
+            let mut last = weir_backoff_ceiling(ptr, start);
+            for retry in start.saturating_add(1)..=start.saturating_add(8) {
+                let ceiling = weir_backoff_ceiling(ptr, retry);
+                assert!(
+                    ceiling >= last,
+                    "{policy:?}: ceiling({retry}) {ceiling} < {last}"
+                );
+                last = ceiling;
+            }
+            calls += 9;
+        }
+        let randoms: Vec<f64> = (0..rng.below(8)).map(|_| rng.draw()).collect();
+        let mut out = [0i64; 32];
+        let room = rng.pick(&[0usize, 1, 5, 32]);
+        let randoms_ptr = if rng.one_in(10) {
+            null()
+        } else {
+            randoms.as_ptr()
+        };
+        let randoms_len = if randoms_ptr.is_null() {
+            rng.u64() as usize
+        } else {
+            rng.below(randoms.len() as u64 + 1) as usize
+        };
+        let out_ptr = if rng.one_in(10) {
+            null_mut()
+        } else {
+            out.as_mut_ptr()
+        };
+        let wrote = weir_backoff_schedule(ptr, randoms_ptr, randoms_len, out_ptr, room);
+        assert_eq!(
+            weir_backoff_schedule(ptr, randoms_ptr, randoms_len, null_mut(), usize::MAX),
+            0
+        );
+        calls += 2;
+        assert!(wrote <= room);
+        if !ok {
+            assert_eq!(wrote, 0);
+        }
+        assert!(out[..wrote].iter().all(|&d| d >= 0), "{policy:?}: {out:?}");
+    }
+    eprintln!("backoff: {calls} calls");
+    assert_no_panics("backoff");
+}
+
+#[test]
+fn deadline_never_panics_and_remaining_stays_in_the_budget() {
+    count_panics();
+    let mut rng = Rng::new(seed(0xdead));
+    let mut odd = [0u64; 8];
+    for _ in 0..250_000 {
+        let mut deadline = weir_deadline_start(rng.i64(), rng.i64());
+        if rng.one_in(3) {
+            deadline.start = rng.i64();
+        }
+        let now = rng.i64();
+        let ptr: *const weir_deadline = match rng.below(20) {
+            0 => null(),
+            1 => misaligned(&mut odd),
+            _ => &deadline,
+        };
+        let expired = weir_deadline_expired(ptr, now);
+        let mut left = -7;
+        let has = weir_deadline_remaining(ptr, now, &mut left);
+        if !std::ptr::eq(ptr, &deadline) {
+            assert!(expired && !has);
+            continue;
+        }
+        if deadline.budget_ns <= 0 {
+            assert!(!expired && !has && left == -7, "{deadline:?} at {now}");
+        } else {
+            assert!(has, "{deadline:?} at {now}");
+            assert!(
+                (0..=deadline.budget_ns).contains(&left),
+                "{deadline:?} at {now}: {left}"
+            );
+            assert_eq!(expired, left == 0, "{deadline:?} at {now}");
+        }
+        let mut spare = [0u64; 8];
+        assert!(!weir_deadline_remaining(ptr, now, misaligned(&mut spare)));
+        assert!(!weir_deadline_remaining(ptr, now, null_mut()));
+    }
+    assert_no_panics("deadline");
+}
+
+/// Builds a limiter from hostile arguments through one of the three
+/// constructors; `None` when the constructor refused.
+fn hostile_limiter(rng: &mut Rng) -> Option<weir_limiter> {
+    let mut out = weir_limiter_preset_for_tests();
+    let now = rng.i64();
+    let anchor = if rng.one_in(2) {
+        now.saturating_sub(rng.span())
+    } else {
+        rng.i64()
+    };
+    let capacity = rng.u64();
+    let initial = if rng.one_in(2) {
+        rng.u64()
+    } else {
+        rng.below(capacity.saturating_add(1))
+    };
+    let period = rng.duration();
+    let status = match rng.below(3) {
+        0 => weir_limiter_bucket(&mut out, capacity, rng.u64(), period, anchor, initial, now),
+        1 => weir_limiter_fixed_window(&mut out, capacity, period, anchor, initial, now),
+        _ => weir_limiter_cooldown(&mut out, capacity, period, anchor, initial, now),
+    };
+    (sane(status, "limiter constructor") == WEIR_OK).then_some(out)
+}
+
+/// A valid limiter to start from (constructors only write on success).
+fn weir_limiter_preset_for_tests() -> weir_limiter {
+    let mut out = std::mem::MaybeUninit::<weir_limiter>::zeroed();
+    assert_eq!(
+        weir_limiter_bucket(out.as_mut_ptr(), 10, 1, 1000, 0, 10, 0),
+        WEIR_OK
+    );
+    // SAFETY: the constructor answered WEIR_OK, so it wrote the value.
+    unsafe { out.assume_init() }
+}
+
+#[test]
+fn limiter_never_panics_and_available_stays_under_capacity() {
+    count_panics();
+    let mut rng = Rng::new(seed(0x11b17e5));
+    let mut calls = 0u64;
+    let mut odd = [0u64; 8];
+    for _ in 0..30_000 {
+        let Some(mut limiter) = hostile_limiter(&mut rng) else {
+            calls += 1;
+            continue;
+        };
+        if rng.one_in(4) {
+            // Scribble over the private fields (the tag included now and
+            // then): every call must check the value, not trust it.
+            // SAFETY: weir_limiter is 48 bytes of plain integers, aligned
+            // as a u64 (pinned by static assertions in src/ffi/limiter.rs).
+            let words = unsafe { &mut *(&mut limiter as *mut weir_limiter as *mut [u64; 6]) };
+            let at = if rng.one_in(8) { 0 } else { 1 + rng.below(5) } as usize;
+            words[at] = rng.u64();
+        }
+        let mut clock = Clock::new(&mut rng);
+        for _ in 0..20 {
+            let now = clock.tick(&mut rng);
+            let ptr: *mut weir_limiter = match rng.below(40) {
+                0 => null_mut(),
+                1 => misaligned(&mut odd),
+                _ => &mut limiter,
+            };
+            let before = weir_limiter_available(ptr, now);
+            let amount = if rng.one_in(2) {
+                rng.u64()
+            } else {
+                rng.below(before.saturating_add(2))
+            };
+            let status = if rng.one_in(2) {
+                if weir_limiter_try_consume(ptr, now, amount) {
+                    WEIR_OK
+                } else {
+                    WEIR_ERR_RATE_LIMITED
+                }
+            } else {
+                sane(
+                    weir_limiter_consume(ptr, now, amount),
+                    "weir_limiter_consume",
+                )
+            };
+            let capacity = weir_limiter_capacity(ptr);
+            let available = weir_limiter_available(ptr, now);
+            assert!(available <= capacity, "{limiter:?} at {now}: {available}");
+            let at = format!("{limiter:?} at {now}: {amount} of {before} -> {status:?}");
+            if status == WEIR_OK {
+                // A grant takes exactly what was asked, from what was there.
+                assert!(amount >= 1 && amount <= before, "{at}");
+                assert_eq!(available, before - amount, "{at}");
+            } else {
+                assert_eq!(available, before, "{at}: a refusal changed the units");
+                // Only a cooldown may refuse what is there: when the gate
+                // its last unit would arm does not fit in an int64_t.
+                if amount >= 1 && amount <= before {
+                    let cooldown = weir_limiter_is_cooldown(ptr) && amount == before;
+                    assert!(cooldown, "{at}: refused what was available");
+                    assert!(
+                        status == WEIR_ERR_COOLDOWN_DEADLINE_OVERFLOW
+                            || status == WEIR_ERR_RATE_LIMITED,
+                        "{at}"
+                    );
+                }
+            }
+            let kinds = [
+                weir_limiter_is_bucket(ptr),
+                weir_limiter_is_fixed_window(ptr),
+                weir_limiter_is_cooldown(ptr),
+            ];
+            assert!(kinds.iter().filter(|&&k| k).count() <= 1);
+            let (mut u, mut i) = (0u64, 0i64);
+            let statuses = [
+                weir_limiter_refill_amount(ptr, &mut u),
+                weir_limiter_refill_interval_ns(ptr, &mut i),
+                weir_limiter_last_refill(ptr, now, &mut i),
+                weir_limiter_window_ns(ptr, &mut i),
+                weir_limiter_window_start(ptr, now, &mut i),
+                weir_limiter_cooldown_ns(ptr, &mut i),
+                weir_limiter_cooldown_end(ptr, &mut i),
+                weir_limiter_refill_amount(ptr, misaligned(&mut odd)),
+                weir_limiter_last_refill(ptr, now, null_mut()),
+            ];
+            for status in statuses {
+                sane(status, "limiter getter");
+            }
+            calls += 16;
+        }
+    }
+    eprintln!("limiter: {calls} calls");
+    assert_no_panics("limiter");
+}
+
+fn hostile_rate_limit(rng: &mut Rng) -> weir_rate_limit {
+    let mut limit = weir_rate_limit {
+        interval_ns: 0,
+        interval_frac: 0,
+        burst: 0,
+    };
+    let (per_s, burst) = if rng.one_in(2) {
+        (rng.unit() * 1e4 + 1e-3, 1 + rng.below(1023) as i64)
+    } else {
+        (rng.f64(), rng.i64())
+    };
+    let status = sane(
+        weir_rate_limit_new(per_s, burst, &mut limit),
+        "weir_rate_limit_new",
+    );
+    if status != WEIR_OK || rng.one_in(8) {
+        match rng.below(3) {
+            0 => limit.interval_ns = rng.u64(),
+            1 => limit.interval_frac = rng.u32(),
+            _ => limit.burst = rng.u32(),
+        }
+    }
+    limit
+}
+
+#[test]
+fn rate_word_never_panics_and_next_agrees_with_allow() {
+    count_panics();
+    let mut rng = Rng::new(seed(0x4a7e));
+    let mut calls = 0u64;
+    let mut odd = [0u64; 8];
+    for _ in 0..20_000 {
+        let limit = hostile_rate_limit(&mut rng);
+        let mut rate = weir_rate { state: 0 };
+        if rng.one_in(4) {
+            rate.state = rng.u64();
+        }
+        let mut clock = Clock::new(&mut rng);
+        if rng.one_in(2) {
+            clock.now = clock.now.saturating_abs();
+        }
+        for _ in 0..30 {
+            let now = clock.tick(&mut rng);
+            let limit_ptr: *const weir_rate_limit = if rng.one_in(40) { null() } else { &limit };
+            let rate_ptr: *mut weir_rate = match rng.below(40) {
+                0 => null_mut(),
+                1 => misaligned(&mut odd),
+                _ => &mut rate,
+            };
+            let next = weir_rate_next(rate_ptr, limit_ptr, now);
+            let allowed = weir_rate_allow(rate_ptr, limit_ptr, now);
+            calls += 2;
+            assert!(
+                next >= 0,
+                "{limit:?} {:#x} at {now}: next {next}",
+                rate.state
+            );
+            if now < 0 {
+                assert!(!allowed && next == i64::MAX);
+            }
+            if next == 0 {
+                assert!(
+                    allowed,
+                    "{limit:?} {:#x} at {now}: next 0 but refused",
+                    rate.state
+                );
+            }
+        }
+    }
+    eprintln!("rate: {calls} calls");
+    assert_no_panics("rate");
+}
+
+// ---------------------------------------------------------------------------
+// Bloom arrays: on the heap and in caller memory.
+
+#[test]
+fn bloom_never_panics_on_the_heap() {
+    count_panics();
+    let mut rng = Rng::new(seed(0xb100));
+    let mut calls = 0u64;
+    for _ in 0..15_000 {
+        let limit = hostile_rate_limit(&mut rng);
+        // size_log2 from 13 to 32 would allocate up to 32 GiB: keep it small,
+        // or past the maximum for the constructor to refuse.
+        let mut size_log2 = if rng.one_in(3) {
+            rng.u32()
+        } else {
+            rng.below(13) as u32
+        };
+        if (13..=WEIR_BLOOM_MAX_SIZE_LOG2).contains(&size_log2) {
+            size_log2 = rng.below(13) as u32;
+        }
+        let hashes = if rng.one_in(3) {
+            rng.u32()
+        } else {
+            1 + rng.below(8) as u32
+        };
+        let limit_ptr: *const weir_rate_limit = if rng.one_in(20) { null() } else { &limit };
+        let mut bloom = null_mut();
+        let status = sane(
+            weir_bloom_new(
+                size_log2,
+                hashes,
+                limit_ptr,
+                rng.next(),
+                rng.next(),
+                &mut bloom,
+            ),
+            "weir_bloom_new",
+        );
+        calls += 2;
+        weir_bloom_footprint(rng.u32());
+        if status != WEIR_OK {
+            assert!(bloom.is_null());
+            continue;
+        }
+        let mut clock = Clock::new(&mut rng);
+        let keys: Vec<Vec<u8>> = (0..4).map(|_| rng.key()).collect();
+        for _ in 0..40 {
+            let now = clock.tick(&mut rng);
+            let key = &keys[rng.below(4) as usize];
+            let k = key_ptr(key, &mut rng);
+            let next = weir_bloom_next(bloom, now, k, key.len());
+            let allowed = weir_bloom_allow(bloom, now, k, key.len());
+            calls += 2;
+            assert!(next >= 0);
+            if now < 0 || k.is_null() {
+                assert!(!allowed && next == i64::MAX);
+            } else if next == 0 {
+                assert!(allowed, "bloom: next 0 at {now} but refused");
+            }
+        }
+        weir_bloom_free(bloom);
+    }
+    eprintln!("bloom: {calls} calls");
+    assert_no_panics("bloom");
+}
+
+#[test]
+fn bloom_never_panics_in_caller_memory() {
+    count_panics();
+    let mut rng = Rng::new(seed(0xb1001));
+    let mut calls = 0u64;
+    for _ in 0..7_500 {
+        let size_log2 = rng.below(8) as u32;
+        let footprint = weir_bloom_footprint(size_log2);
+        assert_eq!(footprint, WEIR_BLOOM_HEADER_BYTES + (8 << size_log2));
+        let words = footprint / 8 + rng.below(3) as usize;
+        let mut region = vec![0u64; words];
+        let bytes = words * 8;
+        // Lengths the region really has, or past PTRDIFF_MAX (refused).
+        let len = |rng: &mut Rng| match rng.below(8) {
+            0 => 0,
+            1 => 1,
+            2 => WEIR_BLOOM_HEADER_BYTES - 1,
+            3 => WEIR_BLOOM_HEADER_BYTES,
+            4 => footprint - 1,
+            5 => footprint,
+            6 => bytes,
+            _ => usize::MAX - rng.below(2) as usize,
+        };
+        let init_len = len(&mut rng);
+        let limit = hostile_rate_limit(&mut rng);
+        let hashes = if rng.one_in(3) {
+            rng.u32()
+        } else {
+            1 + rng.below(8) as u32
+        };
+        let shape = if rng.one_in(4) { rng.u32() } else { size_log2 };
+        let mem = region.as_mut_ptr() as *mut c_void;
+        let status = sane(
+            weir_bloom_init_in(mem, init_len, shape, hashes, &limit, rng.next(), rng.next()),
+            "weir_bloom_init_in",
+        );
+        let mut misaligned_region = [0u64; 8];
+        sane(
+            weir_bloom_init_in(misaligned(&mut misaligned_region), 63, 0, 1, &limit, 1, 2),
+            "weir_bloom_init_in",
+        );
+        calls += 2;
+        if status == WEIR_OK && rng.one_in(3) {
+            // Scribble over the header or the words.
+            let at = rng.below(words as u64) as usize;
+            region[at] = rng.u64();
+        }
+        let mut clock = Clock::new(&mut rng);
+        for _ in 0..20 {
+            let now = clock.tick(&mut rng);
+            let key = rng.key();
+            let k = key_ptr(&key, &mut rng);
+            let l = len(&mut rng);
+            let mem = region.as_mut_ptr() as *mut c_void;
+            let checked = sane(weir_bloom_check_in(mem, l), "weir_bloom_check_in");
+            let next = weir_bloom_next_in(mem, l, now, k, key.len());
+            let allowed = weir_bloom_allow_in(mem, l, now, k, key.len());
+            calls += 3;
+            assert!(next >= 0);
+            if checked != WEIR_OK || now < 0 || k.is_null() {
+                assert!(!allowed && next == i64::MAX, "{checked:?} at {now}");
+            } else if next == 0 {
+                assert!(allowed, "bloom region: next 0 at {now} but refused");
+            }
+        }
+    }
+    eprintln!("bloom region: {calls} calls");
+    assert_no_panics("bloom region");
+}
+
+// ---------------------------------------------------------------------------
+// Handles.
+
+#[test]
+fn gate_never_panics_and_held_stays_in_range() {
+    count_panics();
+    let mut rng = Rng::new(seed(0x6a7e));
+    let mut calls = 0u64;
+    for _ in 0..10_000 {
+        let limit = rng.i64();
+        let mut gate = null_mut();
+        sane(weir_gate_new(limit, &mut gate), "weir_gate_new");
+        assert_eq!(weir_gate_new(limit, null_mut()), WEIR_ERR_NULL);
+        let mut inside = 0i64;
+        for _ in 0..50 {
+            match rng.below(3) {
+                0 => inside += weir_gate_enter(gate) as i64,
+                1 => {
+                    weir_gate_leave(gate);
+                    inside = (inside - 1).max(0);
+                }
+                _ => {
+                    weir_gate_leave(null());
+                    assert!(!weir_gate_enter(null()));
+                }
+            }
+            let held = weir_gate_held(gate);
+            assert_eq!(held, inside);
+            assert!(held >= 0 && (limit <= 0 || held <= limit));
+            calls += 2;
+        }
+        weir_gate_free(gate);
+    }
+    weir_gate_free(null_mut());
+    eprintln!("gate: {calls} calls");
+    assert_no_panics("gate");
+}
+
+#[test]
+fn bucket_never_panics_and_tokens_stay_in_the_burst() {
+    count_panics();
+    let mut rng = Rng::new(seed(0xb0c4e7));
+    let mut calls = 0u64;
+    for _ in 0..15_000 {
+        let (rate, burst) = if rng.one_in(2) {
+            (rng.unit() * 1e6, rng.unit() * 1e3)
+        } else {
+            (rng.f64(), rng.f64())
+        };
+        let mut clock = Clock::new(&mut rng);
+        let mut bucket = null_mut();
+        let status = sane(
+            weir_bucket_new(rate, burst, clock.now, &mut bucket),
+            "weir_bucket_new",
+        );
+        calls += 1;
+        if status != WEIR_OK {
+            assert!(bucket.is_null());
+            continue;
+        }
+        let most = if burst <= 0.0 { rate } else { burst }.max(1.0);
+        let mut latest = i64::MIN;
+        for _ in 0..40 {
+            let now = clock.tick(&mut rng);
+            let n = if rng.one_in(2) {
+                rng.f64()
+            } else {
+                rng.unit() * most
+            };
+            let next = weir_bucket_next(bucket, now, n);
+            let took = weir_bucket_take(bucket, now, n);
+            let tokens = weir_bucket_tokens(bucket, now);
+            calls += 3;
+            if next == 0 && now >= latest {
+                assert!(
+                    took,
+                    "rate {rate} burst {burst} n {n} at {now}: next 0 but refused"
+                );
+            }
+            if took {
+                latest = latest.max(now);
+            }
+            assert!(
+                next >= 0,
+                "rate {rate} burst {burst} n {n} at {now}: next {next}"
+            );
+            assert!(
+                tokens.is_finite() && tokens >= 0.0 && tokens <= most * (1.0 + 1e-9),
+                "rate {rate} burst {burst} at {now}: tokens {tokens}"
+            );
+        }
+        weir_bucket_free(bucket);
+    }
+    assert!(!weir_bucket_take(null(), 0, 1.0));
+    eprintln!("bucket: {calls} calls");
+    assert_no_panics("bucket");
+}
+
+#[test]
+fn period_and_sliding_never_panic_and_left_stays_in_the_quota() {
+    count_panics();
+    let mut rng = Rng::new(seed(0x9e410d));
+    let mut calls = 0u64;
+    for _ in 0..15_000 {
+        let quota = if rng.one_in(2) {
+            1 + rng.below(20) as i64
+        } else {
+            rng.i64()
+        };
+        let span = rng.duration();
+        let mut clock = Clock::new(&mut rng);
+        let mut period = null_mut();
+        let status = sane(
+            weir_period_new(quota, span, rng.one_in(2), &mut period),
+            "weir_period_new",
+        );
+        // A sliding window reserves 8 bytes a unit of quota.
+        let sliding_quota = tame(quota, 4096, 1 << 60, &mut rng);
+        let mut sliding = null_mut();
+        let sliding_status = sane(
+            weir_sliding_new(sliding_quota, span, &mut sliding),
+            "weir_sliding_new",
+        );
+        calls += 2;
+        for _ in 0..40 {
+            let now = clock.tick(&mut rng);
+            // An earlier `now` counts as the latest seen: it never finds
+            // more room than the latest did.
+            let earlier = now.saturating_sub(1 + rng.below(1000) as i64);
+            if status == WEIR_OK {
+                let at = format!("period {quota}/{span} at {now}");
+                let before = weir_period_left(period, now);
+                let answer = weir_period_take(period, now);
+                assert_eq!(answer == weir_quota::WEIR_QUOTA_OVER, before == 0, "{at}");
+                assert_eq!(answer == weir_quota::WEIR_QUOTA_HIT, before == 1, "{at}");
+                let left = weir_period_left(period, now);
+                let next = weir_period_next(period, now);
+                assert!((0..=quota).contains(&left), "{at}: {left}");
+                assert_eq!(left, (before - 1).max(0), "{at}");
+                assert!(next >= 0, "{at}: next {next}");
+                assert!(weir_period_left(period, earlier) <= left, "{at}");
+                calls += 5;
+            }
+            if sliding_status == WEIR_OK {
+                let at = format!("sliding {sliding_quota}/{span} at {now}");
+                let before = weir_sliding_left(sliding, now);
+                let took = weir_sliding_take(sliding, now);
+                assert_eq!(took, before > 0, "{at}");
+                let left = weir_sliding_left(sliding, now);
+                let next = weir_sliding_next(sliding, now);
+                assert!((0..=sliding_quota).contains(&left), "{at}: {left}");
+                assert_eq!(left, (before - 1).max(0), "{at}");
+                assert!(next >= 0, "{at}: next {next}");
+                assert_eq!(next == 0, left > 0, "{at}: next {next}, left {left}");
+                assert!(weir_sliding_left(sliding, earlier) <= left, "{at}");
+                calls += 5;
+            }
+        }
+        weir_period_free(period);
+        weir_sliding_free(sliding);
+    }
+    assert_eq!(weir_period_left(null(), 0), 0);
+    assert_eq!(weir_sliding_left(null(), 0), 0);
+    eprintln!("period+sliding: {calls} calls");
+    assert_no_panics("period/sliding");
+}
+
+#[test]
+fn window_never_panics_and_counts_stay_sane() {
+    count_panics();
+    let mut rng = Rng::new(seed(0x3170));
+    let mut calls = 0u64;
+    let mut odd = [0u64; 8];
+    for _ in 0..7_500 {
+        let size = if rng.one_in(2) {
+            rng.below(64) as i32
+        } else {
+            rng.i32()
+        };
+        let span = rng.duration();
+        let mut clock = Clock::new(&mut rng);
+        let mut window = null_mut();
+        let status = sane(
+            weir_window_new(size, span, clock.now, &mut window),
+            "weir_window_new",
+        );
+        calls += 1;
+        if status != WEIR_OK {
+            continue;
+        }
+        let buckets = weir_window_size(window);
+        assert!(buckets >= 1 && buckets >= size.min(1));
+        assert!(weir_window_width(window) >= 1);
+        let mut out = vec![weir_total::default(); 70];
+        for _ in 0..40 {
+            let now = clock.tick(&mut rng);
+            assert_eq!(weir_window_add(window, now, rng.i64()), WEIR_OK);
+            // NULL and misaligned outs, a huge cap with nowhere to write.
+            assert_eq!(
+                weir_window_buckets(window, now, true, null_mut(), usize::MAX),
+                0
+            );
+            assert_eq!(
+                weir_window_buckets(window, now, true, misaligned(&mut odd), 4),
+                0
+            );
+            assert_eq!(
+                weir_window_total(window, now, true, misaligned(&mut odd)),
+                WEIR_ERR_MISALIGNED
+            );
+            let mut total = weir_total::default();
+            sane(
+                weir_window_total(window, now, rng.one_in(2), &mut total),
+                "weir_window_total",
+            );
+            assert!(total.count >= 0, "window at {now}: {total:?}");
+            let current = rng.one_in(2);
+            let cap = rng.pick(&[0usize, 1, 3, 70]);
+            let wrote = weir_window_buckets(window, now, current, out.as_mut_ptr(), cap);
+            assert!(wrote <= cap && wrote <= buckets as usize);
+            assert!(out[..wrote].iter().all(|t| t.count >= 0));
+            if buckets <= 70 {
+                // The total is the (saturating) sum of the buckets.
+                let all = weir_window_buckets(window, now, current, out.as_mut_ptr(), 70);
+                assert_eq!(all, buckets as usize - usize::from(!current));
+                let mut total = weir_total::default();
+                assert_eq!(weir_window_total(window, now, current, &mut total), WEIR_OK);
+                let count = out[..all]
+                    .iter()
+                    .fold(0i64, |a, t| a.saturating_add(t.count));
+                let sum = out[..all].iter().fold(0i64, |a, t| a.saturating_add(t.sum));
+                assert_eq!(total.count, count, "window at {now}");
+                // Saturation depends on the order of the adds, so compare
+                // only sums that did not saturate.
+                if sum.unsigned_abs() < u64::MAX / 4
+                    && out[..all]
+                        .iter()
+                        .all(|t| t.sum.unsigned_abs() < u64::MAX / 256)
+                {
+                    assert_eq!(total.sum, sum, "window at {now}");
+                }
+            }
+            calls += 3;
+        }
+        weir_window_free(window);
+    }
+    eprintln!("window: {calls} calls");
+    assert_no_panics("window");
+}
+
+fn hostile_sre(rng: &mut Rng) -> weir_sre {
+    let mut policy = weir_sre_preset();
+    if rng.one_in(2) {
+        policy.size = rng.below(50) as i32;
+        policy.window_ns = rng.span();
+        policy.probe_ns = rng.span();
+        policy.protection = rng.unit() * 10.0;
+    }
+    for _ in 0..rng.below(4) {
+        match rng.below(7) {
+            0 => policy.k = rng.f64(),
+            1 => policy.floor = rng.f64(),
+            2 => policy.protection = rng.f64(),
+            3 => policy.probe_ns = rng.i64(),
+            4 => policy.size = rng.i32(),
+            5 => policy.reserved = rng.i32(),
+            _ => policy.window_ns = rng.i64(),
+        }
+    }
+    policy
+}
+
+#[test]
+fn breaker_never_panics_and_ratio_stays_a_fraction() {
+    count_panics();
+    let mut rng = Rng::new(seed(0xb7ea));
+    let mut calls = 0u64;
+    let mut odd = [0u64; 8];
+    for _ in 0..10_000 {
+        let policy = hostile_sre(&mut rng);
+        let mut clock = Clock::new(&mut rng);
+        let mut breaker = null_mut();
+        let ptr: *const weir_sre = if rng.one_in(20) { null() } else { &policy };
+        let status = sane(
+            weir_breaker_new(ptr, clock.now, &mut breaker),
+            "weir_breaker_new",
+        );
+        calls += 1;
+        if status != WEIR_OK {
+            continue;
+        }
+        for _ in 0..50 {
+            let now = clock.tick(&mut rng);
+            match rng.below(4) {
+                0 | 1 => {
+                    weir_breaker_allow(breaker, now, rng.draw());
+                }
+                2 => assert_eq!(weir_breaker_pass(breaker, now), WEIR_OK),
+                _ => assert_eq!(weir_breaker_fail(breaker, now), WEIR_OK),
+            }
+            let ratio = weir_breaker_ratio(breaker, now);
+            assert!(
+                (0.0..1.0).contains(&ratio),
+                "{policy:?} at {now}: ratio {ratio}"
+            );
+            let mut tally = weir_tally::default();
+            assert_eq!(weir_breaker_tally(breaker, now, &mut tally), WEIR_OK);
+            sane(
+                weir_breaker_tally(breaker, now, misaligned(&mut odd)),
+                "weir_breaker_tally",
+            );
+            assert!(tally.success >= 0 && tally.failure >= 0 && tally.drop >= 0);
+            assert_eq!(
+                tally.total,
+                tally
+                    .success
+                    .saturating_add(tally.failure)
+                    .saturating_add(tally.drop),
+                "{policy:?} at {now}: {tally:?}"
+            );
+            calls += 3;
+        }
+        weir_breaker_free(breaker);
+    }
+    eprintln!("breaker: {calls} calls");
+    assert_no_panics("breaker");
+}
+
+fn hostile_shed(rng: &mut Rng) -> weir_shed {
+    let mut policy = weir_shed_preset();
+    if rng.one_in(2) {
+        policy.size = rng.below(50) as i32;
+        policy.window_ns = rng.span();
+        policy.latency_ns = rng.span();
+        policy.cool_ns = rng.span();
+        policy.cpu = rng.below(1000) as i32;
+        policy.beta = rng.unit();
+        policy.floor = 1.0 - rng.unit();
+    }
+    for _ in 0..rng.below(4) {
+        match rng.below(7) {
+            0 => policy.size = rng.i32(),
+            1 => policy.cpu = rng.i32(),
+            2 => policy.window_ns = rng.i64(),
+            3 => policy.latency_ns = rng.i64(),
+            4 => policy.beta = rng.f64(),
+            5 => policy.cool_ns = rng.i64(),
+            _ => policy.floor = rng.f64(),
+        }
+    }
+    policy
+}
+
+#[test]
+fn shedder_never_panics_and_stats_stay_sane() {
+    count_panics();
+    let mut rng = Rng::new(seed(0x5ed));
+    let mut calls = 0u64;
+    let mut odd = [0u64; 8];
+    for _ in 0..7_500 {
+        let policy = hostile_shed(&mut rng);
+        let mut clock = Clock::new(&mut rng);
+        let mut shedder = null_mut();
+        let ptr: *const weir_shed = if rng.one_in(20) { null() } else { &policy };
+        let status = sane(
+            weir_shedder_new(ptr, clock.now, &mut shedder),
+            "weir_shedder_new",
+        );
+        calls += 1;
+        if status != WEIR_OK {
+            continue;
+        }
+        // Tickets in flight, settled in random order; now and then a forged
+        // or twice-settled one.
+        let mut tickets: Vec<Box<weir_ticket>> = Vec::new();
+        let mut in_flight = 0i64;
+        for _ in 0..60 {
+            let now = clock.tick(&mut rng);
+            match rng.below(5) {
+                0 | 1 => {
+                    let mut ticket = Box::new(weir_ticket::default());
+                    let cpu = if rng.one_in(2) {
+                        rng.i32()
+                    } else {
+                        rng.below(1001) as i32
+                    };
+                    if weir_shedder_allow(shedder, now, cpu, &mut *ticket) {
+                        in_flight += 1;
+                        tickets.push(ticket);
+                    } else {
+                        assert_eq!(ticket.flying, 0);
+                    }
+                    assert!(!weir_shedder_allow(shedder, now, cpu, misaligned(&mut odd)));
+                }
+                2 | 3 if !tickets.is_empty() => {
+                    let at = rng.below(tickets.len() as u64) as usize;
+                    let mut ticket = tickets.swap_remove(at);
+                    if rng.one_in(10) {
+                        ticket.start = rng.i64();
+                    }
+                    let s = if rng.one_in(2) {
+                        weir_shedder_pass(shedder, &mut *ticket, now)
+                    } else {
+                        weir_shedder_fail(shedder, &mut *ticket)
+                    };
+                    assert_eq!(s, WEIR_OK);
+                    in_flight -= 1;
+                    // Settling again changes nothing.
+                    assert_eq!(
+                        weir_shedder_pass(shedder, &mut *ticket, now),
+                        WEIR_ERR_SETTLED
+                    );
+                }
+                _ => {
+                    let mut forged = weir_ticket {
+                        start: rng.i64(),
+                        flying: rng.i32(),
+                        reserved: rng.i32(),
+                    };
+                    sane(
+                        weir_shedder_pass(shedder, &mut forged, now),
+                        "weir_shedder_pass",
+                    );
+                    sane(weir_shedder_fail(shedder, &mut forged), "weir_shedder_fail");
+                    sane(
+                        weir_shedder_fail(shedder, misaligned(&mut odd)),
+                        "weir_shedder_fail",
+                    );
+                    // A forged ticket that claims to fly leaves flight.
+                    in_flight = weir_shedder_flying(shedder);
+                }
+            }
+            let flying = weir_shedder_flying(shedder);
+            assert!(flying >= 0, "{policy:?}: flying {flying}");
+            assert!(flying <= in_flight.max(0) + tickets.len() as i64);
+            let mut stats = weir_shed_stats::default();
+            assert_eq!(weir_shedder_stats(shedder, now, &mut stats), WEIR_OK);
+            assert_eq!(stats.flying, flying);
+            assert!(
+                stats.average.is_finite() && stats.average >= 0.0,
+                "{stats:?}"
+            );
+            assert!(
+                stats.capacity.is_finite() && stats.capacity >= 1.0,
+                "{stats:?}"
+            );
+            assert!(stats.limit.is_finite() && stats.limit >= 1.0, "{stats:?}");
+            assert!(
+                stats.limit <= stats.capacity.max(1.0) * (1.0 + 1e-12),
+                "{stats:?}"
+            );
+            assert!((0..=1000).contains(&stats.cpu) && (0..=1).contains(&stats.hot));
+            calls += 4;
+        }
+        for mut ticket in tickets {
+            assert_eq!(weir_shedder_fail(shedder, &mut *ticket), WEIR_OK);
+        }
+        weir_shedder_free(shedder);
+    }
+    eprintln!("shedder: {calls} calls");
+    assert_no_panics("shedder");
+}
+
+#[test]
+fn pool_never_panics_and_live_is_idle_plus_busy() {
+    count_panics();
+    let mut rng = Rng::new(seed(0x9001));
+    let mut calls = 0u64;
+    let mut odd = [0u64; 8];
+    for _ in 0..7_500 {
+        let mut limits = weir_limits_preset();
+        if rng.one_in(2) {
+            limits.size = 1 + rng.below(8) as i64;
+            limits.idle = rng.below(10) as i64;
+            limits.keep_ns = rng.below(3) as i64 * rng.span();
+            limits.life_ns = rng.below(3) as i64 * rng.span();
+        }
+        for _ in 0..rng.below(3) {
+            match rng.below(4) {
+                // A table for 2^24 items is half a gigabyte: stay small or
+                // past the maximum.
+                0 => limits.size = tame(rng.i64(), 64, WEIR_POOL_MAX_SIZE + 1, &mut rng),
+                1 => limits.idle = rng.i64(),
+                2 => limits.keep_ns = rng.i64(),
+                _ => limits.life_ns = rng.i64(),
+            }
+        }
+        let mut pool = null_mut();
+        let ptr: *const weir_limits = if rng.one_in(20) { null() } else { &limits };
+        let status = sane(weir_pool_new(ptr, &mut pool), "weir_pool_new");
+        calls += 1;
+        if status != WEIR_OK {
+            continue;
+        }
+        let used = if ptr.is_null() {
+            weir_limits_preset()
+        } else {
+            limits
+        };
+        let (size, idle_cap) = (used.size, used.idle.min(used.size));
+        let mut clock = Clock::new(&mut rng);
+        let mut lent: Vec<usize> = Vec::new();
+        let mut next_item = 1usize;
+        let mut out = [0usize; 8];
+        for _ in 0..60 {
+            let now = clock.tick(&mut rng);
+            match rng.below(9) {
+                0 | 1 => {
+                    let taken = weir_pool_take(pool, now);
+                    match taken.kind {
+                        WEIR_TAKEN_READY => lent.push(taken.item),
+                        WEIR_TAKEN_MAKE => {
+                            if rng.one_in(5) {
+                                assert_eq!(weir_pool_unmade(pool), WEIR_OK);
+                            } else {
+                                // The extremes of uintptr_t first, then 2, 3, ...
+                                next_item += 1;
+                                let item = match next_item {
+                                    2 => 0,
+                                    3 => usize::MAX,
+                                    4 => usize::MAX - 1,
+                                    n => n,
+                                };
+                                assert_eq!(weir_pool_made(pool, item, now), WEIR_OK);
+                                lent.push(item);
+                            }
+                        }
+                        WEIR_TAKEN_STALE | WEIR_TAKEN_WAIT => {}
+                        kind => panic!("take answered kind {kind}"),
+                    }
+                }
+                2 | 3 if !lent.is_empty() => {
+                    let at = rng.below(lent.len() as u64) as usize;
+                    let item = lent.swap_remove(at);
+                    let mut kept = false;
+                    assert_eq!(weir_pool_give(pool, item, now, &mut kept), WEIR_OK);
+                }
+                4 if !lent.is_empty() => {
+                    let at = rng.below(lent.len() as u64) as usize;
+                    let item = lent.swap_remove(at);
+                    assert_eq!(weir_pool_drop(pool, item), WEIR_OK);
+                }
+                5 => {
+                    // Misuse: items the pool never lent, made and unmade
+                    // without a reservation, NULL and misaligned outs.
+                    let bogus = rng.u64() as usize | (1 << 40);
+                    let mut kept = false;
+                    sane(
+                        weir_pool_give(pool, bogus, now, &mut kept),
+                        "weir_pool_give",
+                    );
+                    sane(weir_pool_drop(pool, bogus), "weir_pool_drop");
+                    sane(weir_pool_made(pool, bogus, rng.i64()), "weir_pool_made");
+                    sane(weir_pool_unmade(pool), "weir_pool_unmade");
+                    sane(weir_pool_give(pool, 1, now, null_mut()), "weir_pool_give");
+                    sane(
+                        weir_pool_stats(pool, misaligned(&mut odd)),
+                        "weir_pool_stats",
+                    );
+                    // Reservations the misuse may have opened or filled are
+                    // not tracked here; resync from the pool.
+                    lent.retain(|&i| i != bogus);
+                }
+                6 => {
+                    let cap = rng.pick(&[0usize, 1, 8]);
+                    let wrote = weir_pool_evict(pool, now, out.as_mut_ptr(), cap);
+                    assert!(wrote <= cap);
+                    assert_eq!(weir_pool_evict(pool, now, null_mut(), usize::MAX), 0);
+                    weir_pool_evict(pool, now, misaligned(&mut odd), 8);
+                }
+                7 if rng.one_in(8) => {
+                    let cap = rng.pick(&[0usize, 1, 8]);
+                    let wrote = weir_pool_close(pool, out.as_mut_ptr(), cap);
+                    assert!(wrote <= cap);
+                }
+                _ => {
+                    let expiry = weir_pool_next_expiry(pool, now);
+                    assert!(expiry >= 0, "pool {limits:?} at {now}: expiry {expiry}");
+                }
+            }
+            let (live, idle, busy) = (
+                weir_pool_live(pool),
+                weir_pool_idle(pool),
+                weir_pool_busy(pool),
+            );
+            assert!(idle >= 0 && busy >= 0, "{limits:?}: {live} {idle} {busy}");
+            assert_eq!(live, idle + busy, "{limits:?}");
+            assert!(live <= size, "{limits:?}: live {live}");
+            assert!(idle <= idle_cap, "{limits:?}: idle {idle}");
+            let mut stats = weir_pool_counters::default();
+            assert_eq!(weir_pool_stats(pool, &mut stats), WEIR_OK);
+            calls += 5;
+        }
+        weir_pool_free(pool);
+    }
+    assert_eq!(weir_pool_take(null(), 0).kind, WEIR_TAKEN_WAIT);
+    eprintln!("pool: {calls} calls");
+    assert_no_panics("pool");
+}
