@@ -1,0 +1,3 @@
+module weir.example/go-example
+
+go 1.21
