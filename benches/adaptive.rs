@@ -6,17 +6,17 @@
 use std::hint::black_box;
 
 use criterion::Criterion;
-use weir::breaker::{Breaker, Sre};
-use weir::ffi::breaker::{
+use weir::breaker::{
     weir_breaker, weir_breaker_allow, weir_breaker_fail, weir_breaker_free, weir_breaker_new,
     weir_breaker_pass,
 };
-use weir::ffi::shedder::{
+use weir::shedder::{
     weir_shedder, weir_shedder_allow, weir_shedder_free, weir_shedder_new, weir_shedder_pass,
     weir_ticket,
 };
-use weir::ffi::status::weir_status::{self, WEIR_OK};
-use weir::shedder::{Shed, Shedder};
+use weir::status::weir_status::{self, WEIR_OK};
+use weir_core::breaker::{Breaker, Sre};
+use weir_core::shedder::{Shed, Shedder};
 
 use crate::support::{fresh, id, two_threads, Owned, NOW};
 

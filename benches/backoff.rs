@@ -4,11 +4,11 @@
 use std::hint::black_box;
 
 use criterion::Criterion;
-use weir::backoff::{Backoff, Jitter};
-use weir::ffi::backoff::{
+use weir::backoff::{
     weir_backoff, weir_backoff_delay, weir_backoff_preset, WEIR_JITTER_DECORRELATED,
     WEIR_JITTER_EQUAL, WEIR_JITTER_FULL, WEIR_JITTER_RIGID, WEIR_JITTER_SPREAD,
 };
+use weir_core::backoff::{Backoff, Jitter};
 
 use crate::support::{fresh, id};
 

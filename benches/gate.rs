@@ -5,8 +5,8 @@
 use std::hint::black_box;
 
 use criterion::Criterion;
-use weir::ffi::gate::{weir_gate, weir_gate_enter, weir_gate_free, weir_gate_leave, weir_gate_new};
-use weir::gate::Gate;
+use weir::gate::{weir_gate, weir_gate_enter, weir_gate_free, weir_gate_leave, weir_gate_new};
+use weir_core::gate::Gate;
 
 use crate::support::{fresh, id, two_threads, Owned};
 

@@ -6,12 +6,12 @@ use std::hint::black_box;
 use std::mem::MaybeUninit;
 
 use criterion::Criterion;
-use weir::ffi::limiter::{
+use weir::limiter::{
     weir_limiter, weir_limiter_bucket, weir_limiter_cooldown, weir_limiter_fixed_window,
     weir_limiter_try_consume,
 };
-use weir::ffi::status::weir_status::{self, WEIR_OK};
-use weir::limiter::Limiter;
+use weir::status::weir_status::{self, WEIR_OK};
+use weir_core::limiter::Limiter;
 
 use crate::support::{fresh, id, NOW};
 

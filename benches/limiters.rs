@@ -5,14 +5,12 @@
 use std::hint::black_box;
 
 use criterion::Criterion;
-use weir::bucket::Bucket;
-use weir::ffi::bucket::{weir_bucket, weir_bucket_free, weir_bucket_new, weir_bucket_take};
-use weir::ffi::period::{
-    weir_period, weir_period_free, weir_period_new, weir_period_take, weir_quota,
-};
-use weir::ffi::sliding::{weir_sliding, weir_sliding_free, weir_sliding_new, weir_sliding_take};
-use weir::period::{Period, Quota};
-use weir::sliding::Sliding;
+use weir::bucket::{weir_bucket, weir_bucket_free, weir_bucket_new, weir_bucket_take};
+use weir::period::{weir_period, weir_period_free, weir_period_new, weir_period_take, weir_quota};
+use weir::sliding::{weir_sliding, weir_sliding_free, weir_sliding_new, weir_sliding_take};
+use weir_core::bucket::Bucket;
+use weir_core::period::{Period, Quota};
+use weir_core::sliding::Sliding;
 
 use crate::support::{fresh, id, two_threads, Owned, NOW};
 

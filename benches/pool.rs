@@ -5,12 +5,12 @@
 use std::hint::black_box;
 
 use criterion::Criterion;
-use weir::ffi::pool::{
+use weir::pool::{
     weir_limits, weir_limits_preset, weir_pool, weir_pool_free, weir_pool_give, weir_pool_made,
     weir_pool_new, weir_pool_take, weir_taken, WEIR_TAKEN_MAKE, WEIR_TAKEN_READY, WEIR_TAKEN_WAIT,
 };
-use weir::ffi::status::weir_status::{self, WEIR_OK};
-use weir::pool::{Limits, Pool, Taken};
+use weir::status::weir_status::{self, WEIR_OK};
+use weir_core::pool::{Limits, Pool, Taken};
 
 use crate::support::{fresh, id, two_threads, Owned, NOW};
 

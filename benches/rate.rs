@@ -8,11 +8,11 @@ use std::mem::MaybeUninit;
 use std::sync::atomic::AtomicU64;
 
 use criterion::Criterion;
-use weir::bloom::{Bloom, Shape};
-use weir::ffi::bloom::{weir_bloom, weir_bloom_allow, weir_bloom_free, weir_bloom_new};
-use weir::ffi::rate::{weir_rate, weir_rate_allow, weir_rate_limit, weir_rate_limit_new};
-use weir::ffi::status::weir_status::WEIR_OK;
-use weir::rate::{self, RateLimit};
+use weir::bloom::{weir_bloom, weir_bloom_allow, weir_bloom_free, weir_bloom_new};
+use weir::rate::{weir_rate, weir_rate_allow, weir_rate_limit, weir_rate_limit_new};
+use weir::status::weir_status::WEIR_OK;
+use weir_core::bloom::{Bloom, Shape};
+use weir_core::rate::{self, RateLimit};
 
 use crate::support::{fresh, id, keyed, two_threads, Owned, NOW};
 

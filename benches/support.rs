@@ -9,7 +9,7 @@ use std::sync::{Barrier, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion};
-use weir::ffi::status::weir_status;
+use weir::status::weir_status;
 
 /// The fixed instant of the calls on the caller's clock (an arbitrary
 /// second after its zero), shared by every module.

@@ -1,100 +1,85 @@
-//! A time budget measured from the moment it started.
-//!
-//! A budget of zero or less never expires: that is how most configurations
-//! spell "no timeout", and leaving the timeout unset should not time every
-//! call out at once. Only the time since `start` matters, so a deadline
-//! never computes `start + budget` and cannot overflow.
+//! C face of [`weir_core::deadline`].
 
-use crate::time;
+use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
 
-/// A budget of `budget_ns` starting at `start`. Plain data: copy it freely.
+use crate::guard::{guard, read_in, write_out};
+use weir_core::deadline::Deadline;
+
+/// A time budget of `budget_ns` measured from `start` (the caller's clock
+/// reading when it began). A budget of zero or less means none: such a
+/// deadline never expires. Only the time since `start` matters, so no
+/// clock value overflows it. By-value plain data with no heap: the caller
+/// guards it (every call only reads it). 16 bytes; a pointer to one must be
+/// aligned as an int64_t, and a misaligned one is treated as NULL.
+#[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Deadline {
-    /// The caller's clock reading when the budget started.
+pub struct weir_deadline {
+    /// The caller's clock reading, in nanoseconds, when the budget started.
     pub start: i64,
-    /// The budget in nanoseconds; zero or less means none (never expires).
+    /// The budget in nanoseconds; zero or less: none, never expires.
     pub budget_ns: i64,
 }
 
-impl Deadline {
-    /// A budget of `budget_ns` starting at `now`.
-    pub fn start(budget_ns: i64, now: i64) -> Deadline {
+assert_eq_size!(weir_deadline, [u8; 16]);
+assert_eq_align!(weir_deadline, i64);
+const_assert_eq!(core::mem::offset_of!(weir_deadline, start), 0);
+const_assert_eq!(core::mem::offset_of!(weir_deadline, budget_ns), 8);
+
+impl From<weir_deadline> for Deadline {
+    fn from(d: weir_deadline) -> Deadline {
         Deadline {
-            start: now,
-            budget_ns,
+            start: d.start,
+            budget_ns: d.budget_ns,
         }
-    }
-
-    /// Whether there is a budget at all.
-    pub fn has_budget(&self) -> bool {
-        self.budget_ns > 0
-    }
-
-    /// Whether the budget is spent at `now`: true once the time since the
-    /// start reaches the budget (inclusive). Never true without a budget.
-    /// A `now` before the start is no time passing.
-    pub fn expired(&self, now: i64) -> bool {
-        self.remaining(now) == Some(0)
-    }
-
-    /// What is left of the budget at `now`, never negative; `None` when
-    /// there is no budget, which has no finite remainder. A `now` before the
-    /// start is no time passing: the whole budget is left.
-    pub fn remaining(&self, now: i64) -> Option<i64> {
-        self.has_budget()
-            .then(|| (self.budget_ns - time::elapsed(self.start, now)).max(0))
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn spends_the_budget_and_expires_at_its_end() {
-        let deadline = Deadline::start(100, 1_000);
-        assert_eq!(deadline.remaining(1_000), Some(100));
-        assert_eq!(deadline.remaining(1_040), Some(60));
-        assert!(!deadline.expired(1_099));
-        assert_eq!(deadline.remaining(1_100), Some(0));
-        assert!(deadline.expired(1_100));
-        assert_eq!(deadline.remaining(5_000), Some(0));
-        assert!(deadline.expired(5_000));
-    }
-
-    #[test]
-    fn no_budget_never_expires_and_has_no_remainder() {
-        for budget in [0, -1, i64::MIN] {
-            let deadline = Deadline::start(budget, 0);
-            for now in [i64::MIN, -1, 0, 1, 1_000_000_000, i64::MAX] {
-                assert!(!deadline.expired(now));
-                assert_eq!(deadline.remaining(now), None);
-            }
+impl From<Deadline> for weir_deadline {
+    fn from(d: Deadline) -> weir_deadline {
+        weir_deadline {
+            start: d.start,
+            budget_ns: d.budget_ns,
         }
     }
+}
 
-    #[test]
-    fn time_going_backwards_is_no_time_passing() {
-        let deadline = Deadline::start(100, 1_000);
-        assert_eq!(deadline.remaining(10), Some(100));
-        assert!(!deadline.expired(i64::MIN));
-        assert_eq!(deadline.remaining(i64::MIN), Some(100));
-    }
+/// A deadline of `budget_ns` starting at `now`. Any values are accepted: a
+/// budget of zero or less never expires.
+#[no_mangle]
+pub extern "C" fn weir_deadline_start(budget_ns: i64, now: i64) -> weir_deadline {
+    let plain = weir_deadline {
+        start: now,
+        budget_ns,
+    };
+    guard(plain, || Deadline::start(budget_ns, now).into())
+}
 
-    #[test]
-    fn clock_extremes_saturate() {
-        let early = Deadline::start(i64::MAX, i64::MIN);
-        assert_eq!(early.remaining(i64::MIN), Some(i64::MAX));
-        assert_eq!(early.remaining(i64::MAX), Some(0));
-        assert!(early.expired(i64::MAX));
-        assert!(!early.expired(-2));
-        let late = Deadline::start(i64::MAX, i64::MAX);
-        assert_eq!(late.remaining(i64::MAX), Some(i64::MAX));
-        assert!(!late.expired(i64::MAX));
-        let one = Deadline::start(1, i64::MAX);
-        assert_eq!(one.remaining(i64::MAX), Some(1));
-        let tiny = Deadline::start(1, i64::MIN);
-        assert!(tiny.expired(i64::MIN + 1));
-        assert!(tiny.expired(i64::MAX));
-    }
+/// Whether the budget is spent at `now`: true once the time since `start`
+/// reaches `budget_ns` (inclusive); never true when there is no budget. A
+/// `now` before `start` is no time passing. A NULL or misaligned deadline
+/// is true: a caller that cannot tell must stop, not run unbounded.
+#[no_mangle]
+pub extern "C" fn weir_deadline_expired(deadline: *const weir_deadline, now: i64) -> bool {
+    guard(true, || {
+        read_in(deadline).map_or(true, |d| Deadline::from(d).expired(now))
+    })
+}
+
+/// What is left of the budget at `now`, never negative (0 once expired),
+/// written to `*out`; returns true. A `now` before `start` is no time
+/// passing (the whole budget is left). Returns false and writes nothing
+/// when there is no budget (it has no finite remainder), or when
+/// `deadline` or `out` is NULL or misaligned.
+#[no_mangle]
+pub extern "C" fn weir_deadline_remaining(
+    deadline: *const weir_deadline,
+    now: i64,
+    out: *mut i64,
+) -> bool {
+    guard(false, || {
+        read_in(deadline)
+            .ok()
+            .and_then(|d| Deadline::from(d).remaining(now))
+            .is_some_and(|left| write_out(out, left).is_ok())
+    })
 }

@@ -1,31 +1,30 @@
-//! weir decides whether a call should go ahead: circuit breaking, load
-//! shedding, rate limits, quotas, concurrency limits, retry backoff,
-//! deadlines and resource-pool bookkeeping — with no I/O, no clock and no
-//! randomness inside. The caller passes `now` (nanoseconds of its own clock)
-//! and, where a decision is a roll, a draw from [0, 1).
+//! weir's C library: the `extern "C"` surface over the behaviour types of
+//! the `weir-core` crate. `include/weir.h` is generated from these files by
+//! cbindgen, and this crate builds `libweir.a` and `libweir.so`.
 //!
-//! Each type's behaviour lives in its own module in plain, safe Rust; the C
-//! surface lives in [`ffi`] and is what `include/weir.h` declares.
-#![cfg_attr(not(feature = "std"), no_std)]
+//! One module per C type, plus the status enum and the guard every call
+//! goes through. Every function is thin: it checks its arguments, calls the
+//! type in `weir-core/src/<type>.rs`, and converts the answer. This crate
+//! holds weir's `unsafe` code; the core crate has none.
+//!
+//! Rust programs that want the behaviour types without a C library depend on
+//! `weir-core` instead.
 
-extern crate alloc;
+#![allow(non_camel_case_types)]
 
 pub mod backoff;
 pub mod bloom;
 pub mod breaker;
 pub mod bucket;
 pub mod deadline;
-pub mod draw;
 pub mod gate;
+pub(crate) mod guard;
 pub mod limiter;
 pub mod period;
 pub mod pool;
 pub mod rate;
 pub mod shedder;
-pub mod siphash;
 pub mod sliding;
-pub mod time;
+pub mod status;
+pub mod version;
 pub mod window;
-
-#[cfg(feature = "std")]
-pub mod ffi;

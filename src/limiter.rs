@@ -1,725 +1,588 @@
-//! An embeddable integer limiter: one small value with three variants.
+//! C face of [`weir_core::limiter`]: the by-value `weir_limiter` and its calls.
 //!
-//! - **Bucket**: `refill_amount` units are credited every
-//!   `refill_interval_ns`, up to the capacity. Only whole intervals count;
-//!   the anchor moves forward by whole intervals, so the part of an interval
-//!   already run is kept, and intervals that arrive while the bucket is full
-//!   are lost rather than banked.
-//! - **Fixed window**: windows of `window_ns` laid on a grid that starts at
-//!   the anchor (not at multiples of the window on the clock); crossing into
-//!   a later window resets the headroom to the capacity.
-//! - **Cooldown**: up to the capacity may be used, in any split; the call
-//!   that uses the last unit arms a gate of `cooldown_ns`, and at the gate's
-//!   deadline (inclusive) the whole capacity comes back.
-//!
-//! Every call projects the state forward to `now` first (refill, rollover,
-//! release). A consume is all or nothing: a refusal leaves the stored state
-//! as it was. Reads project without committing.
-//!
-//! Time is `i64` nanoseconds; any value, negative ones included, is an
-//! instant of the caller's clock, and only differences matter (a window's
-//! grid is laid from its anchor). A `now` earlier than the anchor counts as
-//! no time passing. Amounts are `u64` and no arithmetic here can overflow:
-//! the span from anchor to `now` is taken exactly as a `u64`, accrual is a
-//! count of whole intervals and is never multiplied past the capacity, and
-//! arming a gate whose deadline does not fit in an `i64` is an error.
-//!
-//! A limiter is snapshotted by reading `available(now)` with the projected
-//! anchor (or, for a cooldown, the stored deadline) and rebuilt by passing
-//! them to the same constructor with the same `now`: the rebuilt value then
-//! answers every later call (any `now` at or after the snapshot's) exactly as
-//! the original would.
+//! Each call reads the caller's value, checks it into a
+//! [`weir_core::limiter::Limiter`] (a zeroed or corrupted value is
+//! `WEIR_ERR_LIMITER_CORRUPT` or a refusal), runs the core, and writes the
+//! value back only when the core committed a change.
 
-/// Why a limiter could not be built, or a call on it could not go ahead.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LimiterError {
-    /// A constructor was given a capacity of zero.
-    ZeroCapacity,
-    /// A bucket was given a refill amount of zero.
-    ZeroRefillAmount,
-    /// A bucket was given a refill interval of zero or less.
-    ZeroRefillInterval,
-    /// A fixed window was given a window length of zero or less.
-    ZeroWindow,
-    /// A cooldown was given a cooldown length of zero or less.
-    ZeroCooldown,
-    /// A constructor was given more initial units than the capacity.
-    InitialAboveCapacity,
-    /// A bucket's refill anchor is later than `now`.
-    BucketAnchorInFuture,
-    /// A fixed window's anchor is later than `now`.
-    WindowAnchorInFuture,
-    /// A cooldown was given units while its gate is still armed at `now`.
-    CooldownArmedWithTokens,
-    /// Draining a cooldown would arm a gate whose deadline overflows `i64`.
-    CooldownDeadlineOverflow,
-    /// The limiter cannot grant the amount now.
-    RateLimited,
-    /// A consume asked for zero units.
-    InvalidAmount,
-    /// A getter for one variant was asked of another.
-    WrongVariant,
-}
+use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
 
-use LimiterError::*;
+use crate::guard::{guard, guard_status, read_in, usable, value_mut, write_out};
+use crate::status::weir_status::{self, *};
+use weir_core::limiter::{Kind, Limiter, LimiterError};
 
-/// The part of a limiter that differs by variant: its setting and its
-/// anchor. Periods are positive nanoseconds in any value a [`Limiter`]
-/// holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    /// `refill_amount` units every `refill_interval_ns`, counted from
-    /// `last_refill`.
-    Bucket {
-        refill_amount: u64,
-        refill_interval_ns: i64,
-        last_refill: i64,
-    },
-    /// Windows of `window_ns` on the grid that starts at `window_start`.
-    FixedWindow { window_ns: i64, window_start: i64 },
-    /// A gate of `cooldown_ns` after the last unit goes; `cooldown_end` is
-    /// the deadline of the gate armed most recently (or the one it was built
-    /// with).
-    Cooldown { cooldown_ns: i64, cooldown_end: i64 },
-}
-
-/// An integer limiter: a capacity, the units left, and a variant.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Limiter {
-    capacity: u64,
-    available: u64,
-    kind: Kind,
-}
-
-/// Whole periods from `anchor` to `now`, and the anchor moved forward by
-/// that many periods (still at or before `now`). `period` must be positive.
+/// An embeddable integer limiter: a plain 48-byte value (alignment 8) that
+/// the caller places inside its own struct — no handle, no heap, no pointer
+/// inside. By-value: the caller guards it (one thread at a time per value).
 ///
-/// The span is taken exactly as a `u64` (`crate::time::elapsed` would
-/// saturate it at `i64::MAX`, which would shift the phase when the anchor is
-/// far below zero), and the new anchor is `now` minus the part of a period
-/// already run, which lies between `anchor` and `now` and so cannot
-/// overflow.
-#[inline]
-fn whole_periods(anchor: i64, period: i64, now: i64) -> (u64, i64) {
-    let span = if now > anchor {
-        now.abs_diff(anchor)
-    } else {
-        0
-    };
-    let period = period as u64;
-    if span < period {
-        return (0, anchor);
-    }
-    let run = span % period;
-    (span / period, now - run as i64)
+/// Build one with `weir_limiter_bucket`, `weir_limiter_fixed_window` or
+/// `weir_limiter_cooldown`; a zeroed value is not a limiter (calls on it get
+/// `WEIR_ERR_LIMITER_CORRUPT` or refuse). The fields are private: use the
+/// functions. Every call checks the value, so a zeroed or overwritten one is
+/// refused, not trusted. A value never initialised must not be passed: its
+/// bytes are indeterminate, and reading them is undefined in C before weir sees
+/// them, so build (or at least zero) a limiter before its first use. Every call
+/// checks the pointer too: one that is not 8-byte aligned (the struct's
+/// alignment, which a limiter placed inside a packed struct or at an odd offset
+/// of a byte buffer may lack) is never read or written; calls answer
+/// `WEIR_ERR_MISALIGNED` or refuse. Copying the bytes (assignment, `memcpy`) is
+/// allowed, but a copy is a second limiter with its own units, so copying
+/// multiplies the configured capacity; the bytes are not a storage format
+/// across library versions.
+///
+/// Three variants, each holding a capacity and the units available now:
+/// - bucket: `refill_amount` units every `refill_interval_ns`, up to the
+///   capacity. Only whole intervals count; the part of an interval already
+///   run is kept toward the next unit, and intervals that pass while the
+///   bucket is full are lost, not banked.
+/// - fixed window: windows of `window_ns` laid end to end from
+///   `window_start` (the grid follows the anchor, not the clock); entering a
+///   later window resets the units to the capacity.
+/// - cooldown: up to the capacity may be taken in any split; the call that
+///   takes the last unit arms a gate until `now + cooldown_ns`, and at that
+///   deadline (inclusive) the whole capacity comes back.
+///
+/// Time: any int64_t is an instant of the caller's clock, negative values
+/// included; only differences matter (and a window's grid is laid from its
+/// anchor). A `now` earlier than the anchor counts as no time passing. No
+/// arithmetic overflows for any uint64_t amount or capacity and any int64_t
+/// time. The value keeps no record of the latest `now` it was given, so
+/// pass a monotonic clock: a bucket or a window asked at a `now` earlier
+/// than a committed consume's never admits more than at that consume's
+/// `now`, but a cooldown drained at an earlier `now` arms its gate from
+/// that earlier `now`, so the gate opens sooner than the latest `now` would
+/// have opened it.
+///
+/// Snapshot and rebuild (to change a setting, or to move a limiter) keeps
+/// the phase: at the latest `now`, read `weir_limiter_available(l, now)` and
+/// the projected anchor (`weir_limiter_last_refill` for a bucket,
+/// `weir_limiter_window_start` for a window, `weir_limiter_cooldown_end` for
+/// a cooldown), then call the same constructor with them and the same `now`.
+/// With unchanged settings the new value answers every later call exactly as
+/// the old one would. A new capacity at least the available units is safe;
+/// a bucket rebuilt with a different rate should start from `now` as its
+/// anchor, since an old anchor credits the time already run at the new rate.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct weir_limiter {
+    /// Private: which variant, checked on every call.
+    tag: u32,
+    /// Private: zero.
+    reserved: u32,
+    /// Private: the most units the limiter holds.
+    capacity: u64,
+    /// Private: the units left, as last committed.
+    available: u64,
+    /// Private: a bucket's refill amount; zero otherwise.
+    amount: u64,
+    /// Private: the refill interval, window or cooldown length.
+    period_ns: i64,
+    /// Private: the last refill, the window start or the cooldown deadline.
+    anchor: i64,
 }
 
-impl Limiter {
-    /// A token bucket holding `initial_available` of `capacity` units, with
-    /// `refill_amount` credited every `refill_interval_ns` counted from
-    /// `last_refill`. Checks, in this order: capacity, refill amount,
-    /// refill interval (zero or less), initial above capacity, anchor later
-    /// than `now`.
-    pub fn bucket(
-        capacity: u64,
-        refill_amount: u64,
-        refill_interval_ns: i64,
-        last_refill: i64,
-        initial_available: u64,
-        now: i64,
-    ) -> Result<Limiter, LimiterError> {
-        if capacity == 0 {
-            return Err(ZeroCapacity);
-        }
-        if refill_amount == 0 {
-            return Err(ZeroRefillAmount);
-        }
-        if refill_interval_ns <= 0 {
-            return Err(ZeroRefillInterval);
-        }
-        if initial_available > capacity {
-            return Err(InitialAboveCapacity);
-        }
-        if last_refill > now {
-            return Err(BucketAnchorInFuture);
-        }
-        Ok(Limiter {
-            capacity,
-            available: initial_available,
-            kind: Kind::Bucket {
-                refill_amount,
-                refill_interval_ns,
-                last_refill,
-            },
-        })
-    }
+assert_eq_size!(weir_limiter, [u8; 48]);
+assert_eq_align!(weir_limiter, u64);
+const_assert_eq!(core::mem::offset_of!(weir_limiter, tag), 0);
+const_assert_eq!(core::mem::offset_of!(weir_limiter, reserved), 4);
+const_assert_eq!(core::mem::offset_of!(weir_limiter, capacity), 8);
+const_assert_eq!(core::mem::offset_of!(weir_limiter, available), 16);
+const_assert_eq!(core::mem::offset_of!(weir_limiter, amount), 24);
+const_assert_eq!(core::mem::offset_of!(weir_limiter, period_ns), 32);
+const_assert_eq!(core::mem::offset_of!(weir_limiter, anchor), 40);
 
-    /// A fixed window of `window_ns` on the grid that starts at
-    /// `window_start`, with `initial_available` of `capacity` units left in
-    /// the window that holds `now`. Checks, in this order: capacity, window
-    /// (zero or less), initial above capacity, anchor later than `now`.
-    pub fn fixed_window(
-        capacity: u64,
-        window_ns: i64,
-        window_start: i64,
-        initial_available: u64,
-        now: i64,
-    ) -> Result<Limiter, LimiterError> {
-        if capacity == 0 {
-            return Err(ZeroCapacity);
-        }
-        if window_ns <= 0 {
-            return Err(ZeroWindow);
-        }
-        if initial_available > capacity {
-            return Err(InitialAboveCapacity);
-        }
-        if window_start > now {
-            return Err(WindowAnchorInFuture);
-        }
-        Ok(Limiter {
-            capacity,
-            available: initial_available,
-            kind: Kind::FixedWindow {
-                window_ns,
-                window_start,
-            },
-        })
-    }
+// The variant tags: far from zero and from each other, so that a zeroed or
+// scribbled-over value is not taken for a limiter.
+const TAG_BUCKET: u32 = 0x574c_4231;
+const TAG_FIXED_WINDOW: u32 = 0x574c_5732;
+const TAG_COOLDOWN: u32 = 0x574c_4333;
 
-    /// A cooldown of `capacity` units per batch and a gate of `cooldown_ns`
-    /// after each batch, holding `initial_available` units, with a gate
-    /// armed until `cooldown_end` when that is later than `now`. Checks, in
-    /// this order: capacity, cooldown (zero or less), initial above
-    /// capacity, units given while the gate is armed.
-    pub fn cooldown(
-        capacity: u64,
-        cooldown_ns: i64,
-        cooldown_end: i64,
-        initial_available: u64,
-        now: i64,
-    ) -> Result<Limiter, LimiterError> {
-        if capacity == 0 {
-            return Err(ZeroCapacity);
+impl From<LimiterError> for weir_status {
+    fn from(error: LimiterError) -> weir_status {
+        match error {
+            LimiterError::ZeroCapacity => WEIR_ERR_ZERO_CAPACITY,
+            LimiterError::ZeroRefillAmount => WEIR_ERR_ZERO_REFILL_AMOUNT,
+            LimiterError::ZeroRefillInterval => WEIR_ERR_ZERO_REFILL_INTERVAL,
+            LimiterError::ZeroWindow => WEIR_ERR_ZERO_WINDOW,
+            LimiterError::ZeroCooldown => WEIR_ERR_ZERO_COOLDOWN,
+            LimiterError::InitialAboveCapacity => WEIR_ERR_INITIAL_ABOVE_CAPACITY,
+            LimiterError::BucketAnchorInFuture => WEIR_ERR_BUCKET_ANCHOR_IN_FUTURE,
+            LimiterError::WindowAnchorInFuture => WEIR_ERR_WINDOW_ANCHOR_IN_FUTURE,
+            LimiterError::CooldownArmedWithTokens => WEIR_ERR_COOLDOWN_ARMED_WITH_TOKENS,
+            LimiterError::CooldownDeadlineOverflow => WEIR_ERR_COOLDOWN_DEADLINE_OVERFLOW,
+            LimiterError::RateLimited => WEIR_ERR_RATE_LIMITED,
+            LimiterError::InvalidAmount => WEIR_ERR_INVALID_AMOUNT,
+            LimiterError::WrongVariant => WEIR_ERR_WRONG_VARIANT,
         }
-        if cooldown_ns <= 0 {
-            return Err(ZeroCooldown);
-        }
-        if initial_available > capacity {
-            return Err(InitialAboveCapacity);
-        }
-        if initial_available > 0 && cooldown_end > now {
-            return Err(CooldownArmedWithTokens);
-        }
-        Ok(Limiter {
-            capacity,
-            available: initial_available,
-            kind: Kind::Cooldown {
-                cooldown_ns,
-                cooldown_end,
-            },
-        })
     }
+}
 
-    /// A limiter from stored parts, when they are ones a limiter can hold:
-    /// a positive capacity, no more units than the capacity, a positive
-    /// refill amount and positive periods. Used to take a value back from
-    /// memory the library does not own; time-dependent checks (anchors in
-    /// the future) are the constructors' and are not repeated here.
-    pub fn from_parts(capacity: u64, available: u64, kind: Kind) -> Option<Limiter> {
-        let sound = match kind {
-            Kind::Bucket {
-                refill_amount,
-                refill_interval_ns,
-                ..
-            } => refill_amount > 0 && refill_interval_ns > 0,
-            Kind::FixedWindow { window_ns, .. } => window_ns > 0,
-            Kind::Cooldown { cooldown_ns, .. } => cooldown_ns > 0,
-        };
-        (sound && capacity > 0 && available <= capacity).then_some(Limiter {
-            capacity,
-            available,
-            kind,
-        })
-    }
-
-    /// The stored units and variant, as they are (not projected): the
-    /// inverse of [`Limiter::from_parts`].
-    pub fn parts(&self) -> (u64, Kind) {
-        (self.available, self.kind)
-    }
-
-    /// The state as it would be at `now`: refill, rollover or release
-    /// applied, nothing committed.
+impl weir_limiter {
+    /// The core limiter this value holds, if it holds a sound one.
     #[inline]
-    fn projected(&self, now: i64) -> Limiter {
-        let mut next = *self;
-        match &mut next.kind {
+    fn load(&self) -> Result<Limiter, weir_status> {
+        let kind = match self.tag {
+            TAG_BUCKET => Kind::Bucket {
+                refill_amount: self.amount,
+                refill_interval_ns: self.period_ns,
+                last_refill: self.anchor,
+            },
+            TAG_FIXED_WINDOW if self.amount == 0 => Kind::FixedWindow {
+                window_ns: self.period_ns,
+                window_start: self.anchor,
+            },
+            TAG_COOLDOWN if self.amount == 0 => Kind::Cooldown {
+                cooldown_ns: self.period_ns,
+                cooldown_end: self.anchor,
+            },
+            _ => return Err(WEIR_ERR_LIMITER_CORRUPT),
+        };
+        if self.reserved != 0 {
+            return Err(WEIR_ERR_LIMITER_CORRUPT);
+        }
+        Limiter::from_parts(self.capacity, self.available, kind).ok_or(WEIR_ERR_LIMITER_CORRUPT)
+    }
+
+    /// The value that holds `limiter`.
+    #[inline]
+    fn store(limiter: &Limiter) -> weir_limiter {
+        let (available, kind) = limiter.parts();
+        let (tag, amount, period_ns, anchor) = match kind {
             Kind::Bucket {
                 refill_amount,
                 refill_interval_ns,
                 last_refill,
-            } => {
-                let (intervals, anchor) = whole_periods(*last_refill, *refill_interval_ns, now);
-                if intervals > 0 {
-                    let room = self.capacity - self.available;
-                    next.available = match intervals.checked_mul(*refill_amount) {
-                        Some(credit) if credit < room => self.available + credit,
-                        _ => self.capacity,
-                    };
-                    *last_refill = anchor;
-                }
-            }
+            } => (TAG_BUCKET, refill_amount, refill_interval_ns, last_refill),
             Kind::FixedWindow {
                 window_ns,
                 window_start,
-            } => {
-                let (windows, anchor) = whole_periods(*window_start, *window_ns, now);
-                if windows > 0 {
-                    next.available = self.capacity;
-                    *window_start = anchor;
-                }
-            }
-            Kind::Cooldown { cooldown_end, .. } => {
-                if self.available == 0 && now >= *cooldown_end {
-                    next.available = self.capacity;
-                }
-            }
+            } => (TAG_FIXED_WINDOW, 0, window_ns, window_start),
+            Kind::Cooldown {
+                cooldown_ns,
+                cooldown_end,
+            } => (TAG_COOLDOWN, 0, cooldown_ns, cooldown_end),
+        };
+        weir_limiter {
+            tag,
+            reserved: 0,
+            capacity: limiter.capacity(),
+            available,
+            amount,
+            period_ns,
+            anchor,
         }
-        next
     }
+}
 
-    /// Takes `amount` units at `now`, all or nothing. Zero is
-    /// [`LimiterError::InvalidAmount`], too many is
-    /// [`LimiterError::RateLimited`], and a drained cooldown whose deadline
-    /// would overflow is [`LimiterError::CooldownDeadlineOverflow`]; on any
-    /// error the limiter is unchanged.
-    #[inline]
-    pub fn consume(&mut self, now: i64, amount: u64) -> Result<(), LimiterError> {
-        if amount == 0 {
-            return Err(InvalidAmount);
+/// Writes the limiter `make` builds to `*out`; `*out` is written only on
+/// success.
+fn build(
+    out: *mut weir_limiter,
+    make: impl FnOnce() -> Result<Limiter, LimiterError>,
+) -> weir_status {
+    guard_status(|| {
+        usable(out)?;
+        write_out(out, weir_limiter::store(&make()?))
+    })
+}
+
+/// `read` applied to the limiter behind `limiter`, or `neutral` when it is
+/// NULL or not a sound value.
+fn reading<R: Copy>(
+    limiter: *const weir_limiter,
+    neutral: R,
+    read: impl FnOnce(&Limiter) -> R,
+) -> R {
+    guard(neutral, || {
+        match read_in(limiter).and_then(|value| value.load()) {
+            Ok(core) => read(&core),
+            Err(_) => neutral,
         }
-        let mut next = self.projected(now);
-        if amount > next.available {
-            return Err(RateLimited);
-        }
-        next.available -= amount;
-        if let Kind::Cooldown {
-            cooldown_ns,
-            cooldown_end,
-        } = &mut next.kind
-        {
-            if next.available == 0 {
-                *cooldown_end = now
-                    .checked_add(*cooldown_ns)
-                    .ok_or(CooldownDeadlineOverflow)?;
-            }
-        }
-        *self = next;
+    })
+}
+
+/// Writes what `get` reads from the limiter behind `limiter` to `*out`.
+fn getter<T>(
+    limiter: *const weir_limiter,
+    out: *mut T,
+    get: impl FnOnce(&Limiter) -> Result<T, LimiterError>,
+) -> weir_status {
+    guard_status(|| {
+        usable(out)?;
+        let value = get(&read_in(limiter)?.load()?)?;
+        write_out(out, value)
+    })
+}
+
+/// Makes a token bucket of `capacity` units holding `initial_available`,
+/// crediting `refill_amount` every `refill_interval_ns` counted from
+/// `last_refill` (pass `now` for a new limiter; an earlier anchor keeps an
+/// old limiter's phase), and writes it to `*out`. Checks, in this order,
+/// each failure its own status and `*out` untouched: `WEIR_ERR_NULL` (`out`
+/// is NULL), `WEIR_ERR_MISALIGNED` (`out` is not 8-byte aligned),
+/// `WEIR_ERR_ZERO_CAPACITY`, `WEIR_ERR_ZERO_REFILL_AMOUNT`,
+/// `WEIR_ERR_ZERO_REFILL_INTERVAL` (zero or negative),
+/// `WEIR_ERR_INITIAL_ABOVE_CAPACITY`, `WEIR_ERR_BUCKET_ANCHOR_IN_FUTURE`
+/// (`last_refill` later than `now`).
+#[no_mangle]
+pub extern "C" fn weir_limiter_bucket(
+    out: *mut weir_limiter,
+    capacity: u64,
+    refill_amount: u64,
+    refill_interval_ns: i64,
+    last_refill: i64,
+    initial_available: u64,
+    now: i64,
+) -> weir_status {
+    build(out, || {
+        Limiter::bucket(
+            capacity,
+            refill_amount,
+            refill_interval_ns,
+            last_refill,
+            initial_available,
+            now,
+        )
+    })
+}
+
+/// Makes a fixed-window limiter: windows of `window_ns` laid from
+/// `window_start` (pass `now` for a new limiter), `initial_available` of
+/// `capacity` units left in the current one, and writes it to `*out`.
+/// Checks, in this order, each failure its own status and `*out` untouched:
+/// `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_ZERO_CAPACITY`,
+/// `WEIR_ERR_ZERO_WINDOW` (zero or
+/// negative), `WEIR_ERR_INITIAL_ABOVE_CAPACITY`,
+/// `WEIR_ERR_WINDOW_ANCHOR_IN_FUTURE` (`window_start` later than `now`).
+#[no_mangle]
+pub extern "C" fn weir_limiter_fixed_window(
+    out: *mut weir_limiter,
+    capacity: u64,
+    window_ns: i64,
+    window_start: i64,
+    initial_available: u64,
+    now: i64,
+) -> weir_status {
+    build(out, || {
+        Limiter::fixed_window(capacity, window_ns, window_start, initial_available, now)
+    })
+}
+
+/// Makes a cooldown limiter: batches of `capacity` units, a gate of
+/// `cooldown_ns` after each, and writes it to `*out`. `cooldown_end` at or
+/// before `now` means no gate is armed. Valid seeds: units with no gate
+/// (only `initial_available` units before the first gate), no units with a
+/// gate (throttled until `cooldown_end`), no units and no gate (full at
+/// once). Checks, in this order, each failure its own status and `*out`
+/// untouched: `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_ZERO_CAPACITY`,
+/// `WEIR_ERR_ZERO_COOLDOWN` (zero or negative),
+/// `WEIR_ERR_INITIAL_ABOVE_CAPACITY`, `WEIR_ERR_COOLDOWN_ARMED_WITH_TOKENS`
+/// (units while `cooldown_end` is later than `now`).
+#[no_mangle]
+pub extern "C" fn weir_limiter_cooldown(
+    out: *mut weir_limiter,
+    capacity: u64,
+    cooldown_ns: i64,
+    cooldown_end: i64,
+    initial_available: u64,
+    now: i64,
+) -> weir_status {
+    build(out, || {
+        Limiter::cooldown(capacity, cooldown_ns, cooldown_end, initial_available, now)
+    })
+}
+
+/// Brings the limiter forward to `now` (refill, rollover, release) and takes
+/// `amount` units, all or nothing. Returns whether it took them. A refusal
+/// leaves `*limiter` untouched; so do an `amount` of 0, a NULL, misaligned
+/// or corrupted limiter, and a drained cooldown whose deadline would
+/// overflow, which all answer false. `weir_limiter_consume` tells these
+/// apart.
+#[no_mangle]
+pub extern "C" fn weir_limiter_try_consume(
+    limiter: *mut weir_limiter,
+    now: i64,
+    amount: u64,
+) -> bool {
+    weir_limiter_consume(limiter, now, amount) == WEIR_OK
+}
+
+/// `weir_limiter_try_consume` with the reason: `WEIR_OK` when the units were
+/// taken; otherwise `*limiter` is untouched and the status is
+/// `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED` (`limiter` is not 8-byte aligned),
+/// `WEIR_ERR_LIMITER_CORRUPT`, `WEIR_ERR_INVALID_AMOUNT` (`amount` is 0),
+/// `WEIR_ERR_RATE_LIMITED` (not enough units now) or
+/// `WEIR_ERR_COOLDOWN_DEADLINE_OVERFLOW` (`now + cooldown_ns` would not fit).
+#[no_mangle]
+pub extern "C" fn weir_limiter_consume(
+    limiter: *mut weir_limiter,
+    now: i64,
+    amount: u64,
+) -> weir_status {
+    guard_status(|| {
+        let value = value_mut(limiter)?;
+        let mut core = value.load()?;
+        core.consume(now, amount)?;
+        *value = weir_limiter::store(&core);
         Ok(())
-    }
+    })
+}
 
-    /// Whether `amount` units were taken at `now` (see [`Limiter::consume`]);
-    /// false, with nothing changed, for zero or on any error.
-    #[inline]
-    pub fn try_consume(&mut self, now: i64, amount: u64) -> bool {
-        self.consume(now, amount).is_ok()
-    }
+/// The units a consume at `now` could take, projected (refill, rollover,
+/// release) without changing `*limiter`. 0 for a NULL, misaligned or
+/// corrupted limiter.
+#[no_mangle]
+pub extern "C" fn weir_limiter_available(limiter: *const weir_limiter, now: i64) -> u64 {
+    reading(limiter, 0, |core| core.available(now))
+}
 
-    /// The units a consume at `now` could take, without committing the
-    /// projection.
-    pub fn available(&self, now: i64) -> u64 {
-        self.projected(now).available
-    }
+/// The limiter's capacity, whatever its variant. 0 (never a valid capacity)
+/// for a NULL, misaligned or corrupted limiter.
+#[no_mangle]
+pub extern "C" fn weir_limiter_capacity(limiter: *const weir_limiter) -> u64 {
+    reading(limiter, 0, Limiter::capacity)
+}
 
-    /// The capacity, whatever the variant.
-    pub fn capacity(&self) -> u64 {
-        self.capacity
-    }
+/// Whether the limiter is a bucket; false for a NULL, misaligned or
+/// corrupted one.
+#[no_mangle]
+pub extern "C" fn weir_limiter_is_bucket(limiter: *const weir_limiter) -> bool {
+    reading(limiter, false, Limiter::is_bucket)
+}
 
-    /// Whether this is a bucket.
-    pub fn is_bucket(&self) -> bool {
-        matches!(self.kind, Kind::Bucket { .. })
-    }
+/// Whether the limiter is a fixed window; false for a NULL, misaligned or
+/// corrupted one.
+#[no_mangle]
+pub extern "C" fn weir_limiter_is_fixed_window(limiter: *const weir_limiter) -> bool {
+    reading(limiter, false, Limiter::is_fixed_window)
+}
 
-    /// Whether this is a fixed window.
-    pub fn is_fixed_window(&self) -> bool {
-        matches!(self.kind, Kind::FixedWindow { .. })
-    }
+/// Whether the limiter is a cooldown; false for a NULL, misaligned or
+/// corrupted one.
+#[no_mangle]
+pub extern "C" fn weir_limiter_is_cooldown(limiter: *const weir_limiter) -> bool {
+    reading(limiter, false, Limiter::is_cooldown)
+}
 
-    /// Whether this is a cooldown.
-    pub fn is_cooldown(&self) -> bool {
-        matches!(self.kind, Kind::Cooldown { .. })
-    }
+/// Writes a bucket's units per refill interval to `*out`.
+/// `WEIR_ERR_WRONG_VARIANT` if it is not a bucket; `WEIR_ERR_NULL`,
+/// `WEIR_ERR_LIMITER_CORRUPT`, and `WEIR_ERR_MISALIGNED` if `limiter` or
+/// `out` is not aligned for its type. `*out` is written only on success, as
+/// by every getter below, and each can answer these three.
+#[no_mangle]
+pub extern "C" fn weir_limiter_refill_amount(
+    limiter: *const weir_limiter,
+    out: *mut u64,
+) -> weir_status {
+    getter(limiter, out, Limiter::refill_amount)
+}
 
-    /// A bucket's units per interval.
-    pub fn refill_amount(&self) -> Result<u64, LimiterError> {
-        match self.kind {
-            Kind::Bucket { refill_amount, .. } => Ok(refill_amount),
-            _ => Err(WrongVariant),
-        }
-    }
+/// Writes a bucket's refill interval to `*out`. `WEIR_ERR_WRONG_VARIANT` if
+/// it is not a bucket; `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`.
+#[no_mangle]
+pub extern "C" fn weir_limiter_refill_interval_ns(
+    limiter: *const weir_limiter,
+    out: *mut i64,
+) -> weir_status {
+    getter(limiter, out, Limiter::refill_interval_ns)
+}
 
-    /// A bucket's refill interval.
-    pub fn refill_interval_ns(&self) -> Result<i64, LimiterError> {
-        match self.kind {
-            Kind::Bucket {
-                refill_interval_ns, ..
-            } => Ok(refill_interval_ns),
-            _ => Err(WrongVariant),
-        }
-    }
+/// Writes a bucket's refill anchor projected to `now` (the stored one when
+/// `now` is earlier) to `*out`: with `weir_limiter_available` at the same
+/// `now`, what a rebuild needs to keep the phase. `WEIR_ERR_WRONG_VARIANT`
+/// if it is not a bucket; `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`.
+#[no_mangle]
+pub extern "C" fn weir_limiter_last_refill(
+    limiter: *const weir_limiter,
+    now: i64,
+    out: *mut i64,
+) -> weir_status {
+    getter(limiter, out, |core| core.last_refill(now))
+}
 
-    /// A bucket's refill anchor projected to `now`: with `available(now)`,
-    /// what a rebuild needs to keep the phase.
-    pub fn last_refill(&self, now: i64) -> Result<i64, LimiterError> {
-        match self.projected(now).kind {
-            Kind::Bucket { last_refill, .. } => Ok(last_refill),
-            _ => Err(WrongVariant),
-        }
-    }
+/// Writes a fixed window's length to `*out`. `WEIR_ERR_WRONG_VARIANT` if it
+/// is not a fixed window; `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`.
+#[no_mangle]
+pub extern "C" fn weir_limiter_window_ns(
+    limiter: *const weir_limiter,
+    out: *mut i64,
+) -> weir_status {
+    getter(limiter, out, Limiter::window_ns)
+}
 
-    /// A fixed window's length.
-    pub fn window_ns(&self) -> Result<i64, LimiterError> {
-        match self.kind {
-            Kind::FixedWindow { window_ns, .. } => Ok(window_ns),
-            _ => Err(WrongVariant),
-        }
-    }
+/// Writes the start of the window that holds `now` (the stored one when
+/// `now` is earlier) to `*out`: with `weir_limiter_available` at the same
+/// `now`, what a rebuild needs. `WEIR_ERR_WRONG_VARIANT` if it is not a
+/// fixed window; `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`.
+#[no_mangle]
+pub extern "C" fn weir_limiter_window_start(
+    limiter: *const weir_limiter,
+    now: i64,
+    out: *mut i64,
+) -> weir_status {
+    getter(limiter, out, |core| core.window_start(now))
+}
 
-    /// The start of the window that holds `now` (the stored one when `now`
-    /// is earlier): with `available(now)`, what a rebuild needs.
-    pub fn window_start(&self, now: i64) -> Result<i64, LimiterError> {
-        match self.projected(now).kind {
-            Kind::FixedWindow { window_start, .. } => Ok(window_start),
-            _ => Err(WrongVariant),
-        }
-    }
+/// Writes a cooldown's gate length to `*out`. `WEIR_ERR_WRONG_VARIANT` if it
+/// is not a cooldown; `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`.
+#[no_mangle]
+pub extern "C" fn weir_limiter_cooldown_ns(
+    limiter: *const weir_limiter,
+    out: *mut i64,
+) -> weir_status {
+    getter(limiter, out, Limiter::cooldown_ns)
+}
 
-    /// A cooldown's gate length.
-    pub fn cooldown_ns(&self) -> Result<i64, LimiterError> {
-        match self.kind {
-            Kind::Cooldown { cooldown_ns, .. } => Ok(cooldown_ns),
-            _ => Err(WrongVariant),
-        }
-    }
-
-    /// A cooldown's stored deadline, as it is: a deadline does not move with
-    /// time. It gates only while `available(now)` is 0.
-    pub fn cooldown_end(&self) -> Result<i64, LimiterError> {
-        match self.kind {
-            Kind::Cooldown { cooldown_end, .. } => Ok(cooldown_end),
-            _ => Err(WrongVariant),
-        }
-    }
+/// Writes a cooldown's stored gate deadline to `*out`, as it is (a deadline
+/// does not move with time); it gates only while `weir_limiter_available`
+/// is 0. `WEIR_ERR_WRONG_VARIANT` if it is not a cooldown; `WEIR_ERR_NULL`,
+/// `WEIR_ERR_LIMITER_CORRUPT`.
+#[no_mangle]
+pub extern "C" fn weir_limiter_cooldown_end(
+    limiter: *const weir_limiter,
+    out: *mut i64,
+) -> weir_status {
+    getter(limiter, out, Limiter::cooldown_end)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const MS: i64 = 1_000_000;
-
-    fn bucket(capacity: u64, amount: u64, interval: i64, initial: u64) -> Limiter {
-        Limiter::bucket(capacity, amount, interval, 0, initial, 0).unwrap()
-    }
-
-    #[test]
-    fn every_constructor_error_is_reachable() {
-        assert_eq!(Limiter::bucket(0, 1, 1, 0, 0, 0), Err(ZeroCapacity));
-        assert_eq!(Limiter::bucket(1, 0, 1, 0, 0, 0), Err(ZeroRefillAmount));
-        assert_eq!(Limiter::bucket(1, 1, 0, 0, 0, 0), Err(ZeroRefillInterval));
+    fn bucket() -> weir_limiter {
+        let mut out = core::mem::MaybeUninit::<weir_limiter>::zeroed();
         assert_eq!(
-            Limiter::bucket(1, 1, i64::MIN, 0, 0, 0),
-            Err(ZeroRefillInterval)
+            weir_limiter_bucket(out.as_mut_ptr(), 5, 1, 10, 0, 5, 0),
+            WEIR_OK
         );
-        assert_eq!(Limiter::bucket(1, 1, 1, 0, 2, 0), Err(InitialAboveCapacity));
-        assert_eq!(Limiter::bucket(1, 1, 1, 1, 0, 0), Err(BucketAnchorInFuture));
-        assert_eq!(Limiter::fixed_window(0, 1, 0, 0, 0), Err(ZeroCapacity));
-        assert_eq!(Limiter::fixed_window(1, 0, 0, 0, 0), Err(ZeroWindow));
-        assert_eq!(Limiter::fixed_window(1, -1, 0, 0, 0), Err(ZeroWindow));
-        assert_eq!(
-            Limiter::fixed_window(1, 1, 0, 2, 0),
-            Err(InitialAboveCapacity)
-        );
-        assert_eq!(
-            Limiter::fixed_window(1, 1, 1, 0, 0),
-            Err(WindowAnchorInFuture)
-        );
-        assert_eq!(Limiter::cooldown(0, 1, 0, 0, 0), Err(ZeroCapacity));
-        assert_eq!(Limiter::cooldown(1, 0, 0, 0, 0), Err(ZeroCooldown));
-        assert_eq!(Limiter::cooldown(1, -1, 0, 0, 0), Err(ZeroCooldown));
-        assert_eq!(Limiter::cooldown(1, 1, 0, 2, 0), Err(InitialAboveCapacity));
-        assert_eq!(
-            Limiter::cooldown(1, 1, 1, 1, 0),
-            Err(CooldownArmedWithTokens)
-        );
-        let mut lim = Limiter::cooldown(1, i64::MAX, 0, 1, 0).unwrap();
-        assert_eq!(lim.consume(1, 1), Err(CooldownDeadlineOverflow));
-        assert_eq!(lim.consume(0, 0), Err(InvalidAmount));
-        assert_eq!(lim.consume(0, 2), Err(RateLimited));
-        assert_eq!(lim.window_ns(), Err(WrongVariant));
+        // SAFETY: the constructor succeeded, so it wrote the value.
+        unsafe { out.assume_init() }
     }
 
     #[test]
-    fn checks_run_in_the_seed_order() {
-        // Several faults at once report the first in the documented order.
-        assert_eq!(Limiter::bucket(0, 0, 0, 9, 9, 0), Err(ZeroCapacity));
-        assert_eq!(Limiter::bucket(1, 0, 0, 9, 9, 0), Err(ZeroRefillAmount));
-        assert_eq!(Limiter::bucket(1, 1, 1, 9, 9, 0), Err(InitialAboveCapacity));
-        assert_eq!(
-            Limiter::fixed_window(1, 1, 9, 9, 0),
-            Err(InitialAboveCapacity)
-        );
-        assert_eq!(Limiter::cooldown(1, 1, 9, 9, 0), Err(InitialAboveCapacity));
+    fn a_value_round_trips_through_the_core() {
+        let value = bucket();
+        assert_eq!(weir_limiter::store(&value.load().unwrap()), value);
     }
 
     #[test]
-    fn bucket_refills_whole_intervals_and_keeps_the_rest() {
-        // Empty, 1 per 10 ms: a consume at 15 ms leaves the 5 ms already run
-        // counting toward the next unit, due at 20 ms.
-        let mut lim = bucket(5, 1, 10 * MS, 0);
-        assert_eq!(lim.available(9 * MS), 0);
-        assert!(lim.try_consume(15 * MS, 1));
-        assert_eq!(lim.last_refill(15 * MS), Ok(10 * MS));
-        assert_eq!(lim.available(19 * MS), 0);
-        assert_eq!(lim.available(20 * MS), 1);
-        assert!(!lim.try_consume(19 * MS, 1));
-        assert!(lim.try_consume(20 * MS, 1));
-    }
-
-    #[test]
-    fn bucket_discards_intervals_that_arrive_while_full() {
-        let mut lim = bucket(10, 1, 100 * MS, 8);
-        assert!(lim.try_consume(1000 * MS, 10));
-        assert!(!lim.try_consume(1000 * MS, 1));
-        assert_eq!(lim.available(1099 * MS), 0);
-        assert_eq!(lim.available(1100 * MS), 1);
-    }
-
-    #[test]
-    fn bucket_reads_do_not_commit() {
-        let lim = bucket(10, 2, 10, 0);
-        assert_eq!(lim.available(35), 6);
-        assert_eq!(lim.last_refill(35), Ok(30));
-        assert_eq!(lim.parts().0, 0);
-        assert_eq!(lim.last_refill(-5), Ok(0));
-    }
-
-    #[test]
-    fn refusal_leaves_the_state_untouched() {
-        let mut lim = bucket(10, 1, 10, 3);
-        let before = lim;
-        assert!(!lim.try_consume(25, 6));
-        assert_eq!(lim, before);
-        assert!(!lim.try_consume(25, 0));
-        assert_eq!(lim, before);
-    }
-
-    #[test]
-    fn time_going_backwards_counts_as_none_passing() {
-        let mut lim = bucket(10, 1, 10, 0);
-        assert!(lim.try_consume(50, 5));
-        assert_eq!(lim.available(10), 0);
-        assert!(!lim.try_consume(i64::MIN, 1));
-        let mut window = Limiter::fixed_window(3, 100, 0, 0, 0).unwrap();
-        assert!(window.try_consume(250, 3));
-        assert_eq!(window.available(120), 0);
-        assert_eq!(window.window_start(120), Ok(200));
-    }
-
-    #[test]
-    fn an_earlier_now_than_a_committed_consume() {
-        // Bucket and window: never more than at the consume's `now`.
-        let mut lim = bucket(4, 1, 10, 0);
-        assert!(lim.try_consume(95, 3));
-        assert_eq!(lim.available(60), lim.available(95));
-        assert!(lim.try_consume(60, 1));
-        assert!(!lim.try_consume(60, 1) && !lim.try_consume(95, 1));
-        let mut window = Limiter::fixed_window(2, 100, 0, 2, 0).unwrap();
-        assert!(window.try_consume(250, 2));
-        assert!(!window.try_consume(150, 1));
-        assert_eq!(window.available(299), 0);
-        // Cooldown: the value does not know the latest `now`, so a drain at
-        // an earlier one arms the gate from it (the header says so): here
-        // the gate opens at 600, not at the 1 100 a drain at 1 000 gives.
-        let mut lim = Limiter::cooldown(2, 100, 0, 2, 0).unwrap();
-        assert!(lim.try_consume(1_000, 1));
-        assert!(lim.try_consume(500, 1));
-        assert_eq!(lim.cooldown_end(), Ok(600));
-        assert_eq!(lim.available(1_050), 2);
-    }
-
-    #[test]
-    fn window_grid_follows_the_anchor() {
-        let mut lim = Limiter::fixed_window(3, 100 * MS, 99 * MS, 3, 99 * MS).unwrap();
-        assert!(lim.try_consume(99 * MS, 3));
-        assert_eq!(lim.available(100 * MS), 0);
-        assert_eq!(lim.available(198 * MS), 0);
-        assert_eq!(lim.available(199 * MS), 3);
-        assert_eq!(lim.window_start(250 * MS), Ok(199 * MS));
-        assert_eq!(lim.window_start(1000 * MS), Ok(999 * MS));
-    }
-
-    #[test]
-    fn back_dated_window_headroom_is_replaced_after_one_window() {
-        let lim = Limiter::fixed_window(5, 100, 0, 1, 50).unwrap();
-        assert_eq!(lim.available(99), 1);
-        assert_eq!(lim.available(100), 5);
-    }
-
-    #[test]
-    fn cooldown_seeded_gate_releases_at_its_deadline() {
-        let lim = Limiter::cooldown(4, 1000, 500, 0, 100).unwrap();
-        assert_eq!(lim.available(100), 0);
-        assert_eq!(lim.available(499), 0);
-        assert_eq!(lim.available(500), 4);
-        assert_eq!(lim.cooldown_end(), Ok(500));
-    }
-
-    #[test]
-    fn cooldown_draining_arms_the_gate() {
-        let mut lim = Limiter::cooldown(3, 1000, 0, 3, 0).unwrap();
-        assert!(lim.try_consume(10, 2));
-        assert_eq!(lim.cooldown_end(), Ok(0));
-        assert!(lim.try_consume(20, 1));
-        assert_eq!(lim.cooldown_end(), Ok(1020));
-        assert!(!lim.try_consume(1019, 1));
-        assert!(lim.try_consume(1020, 3));
-        assert_eq!(lim.cooldown_end(), Ok(2020));
-    }
-
-    #[test]
-    fn cooldown_granted_gives_only_its_initial_units() {
-        let mut lim = Limiter::cooldown(10, 100, -50, 3, 0).unwrap();
-        assert_eq!(lim.available(1000), 3);
-        assert!(!lim.try_consume(1000, 4));
-        assert!(lim.try_consume(1000, 3));
-        assert_eq!(lim.available(1099), 0);
-        assert_eq!(lim.available(1100), 10);
-    }
-
-    #[test]
-    fn cooldown_released_seed_is_full_at_once() {
-        let lim = Limiter::cooldown(7, 100, 0, 0, 0).unwrap();
-        assert_eq!(lim.available(0), 7);
-    }
-
-    #[test]
-    fn cooldown_split_consumes_match_one_consume_of_their_sum() {
-        let start = Limiter::cooldown(10, 50, 0, 10, 0).unwrap();
-        let mut split = start;
-        let mut whole = start;
-        for part in [3, 3, 4] {
-            assert!(split.try_consume(7, part));
-        }
-        assert!(whole.try_consume(7, 10));
-        assert_eq!(split, whole);
-        assert_eq!(split.cooldown_end(), Ok(57));
-    }
-
-    #[test]
-    fn cooldown_overflowing_deadline_changes_nothing() {
-        let mut lim = Limiter::cooldown(2, 10, 0, 2, 0).unwrap();
-        let before = lim;
-        assert_eq!(lim.consume(i64::MAX - 5, 2), Err(CooldownDeadlineOverflow));
-        assert_eq!(lim, before);
-        assert!(lim.try_consume(i64::MAX - 10, 2));
-        assert_eq!(lim.cooldown_end(), Ok(i64::MAX));
-        assert_eq!(lim.available(i64::MAX), 2);
-    }
-
-    #[test]
-    fn huge_amounts_and_times_never_overflow() {
-        let max = u64::MAX;
-        let mut lim = Limiter::bucket(max, max, 1, i64::MIN, 0, i64::MAX).unwrap();
-        assert_eq!(lim.available(i64::MIN), 0);
-        assert_eq!(lim.available(i64::MIN + 1), max);
-        assert_eq!(lim.available(i64::MAX), max);
-        assert_eq!(lim.last_refill(i64::MAX), Ok(i64::MAX));
-        assert!(lim.try_consume(i64::MAX, max));
-        assert!(!lim.try_consume(i64::MAX, 1));
-
-        // The longest span with the longest interval: two whole intervals,
-        // and the product of intervals and amount would overflow.
-        let lim = Limiter::bucket(max, max - 1, i64::MAX, i64::MIN, 1, i64::MAX).unwrap();
-        assert_eq!(lim.available(-2), 1);
-        assert_eq!(lim.available(-1), max);
-        assert_eq!(lim.last_refill(-1), Ok(-1));
-        assert_eq!(lim.available(i64::MAX), max);
-        assert_eq!(lim.last_refill(i64::MAX), Ok(i64::MAX - 1));
-
-        // Many intervals of a large amount: the product would overflow.
-        let lim = Limiter::bucket(max, 1 << 40, 1, 0, 5, 0).unwrap();
-        assert_eq!(lim.available(1 << 30), max);
-        assert_eq!(lim.available(3), 5 + 3 * (1 << 40));
-
-        let lim = Limiter::fixed_window(max, i64::MAX, i64::MIN, 0, i64::MIN).unwrap();
-        assert_eq!(lim.available(-2), 0);
-        assert_eq!(lim.available(-1), max);
-        assert_eq!(lim.window_start(i64::MAX), Ok(i64::MAX - 1));
-
-        let mut lim = Limiter::cooldown(max, i64::MAX, i64::MIN, max, i64::MIN).unwrap();
-        assert!(lim.try_consume(-1, max - 1));
-        assert!(lim.try_consume(-1, 1));
-        assert_eq!(lim.cooldown_end(), Ok(i64::MAX - 1));
-    }
-
-    #[test]
-    fn from_parts_accepts_only_sound_values() {
-        let bucket = Kind::Bucket {
-            refill_amount: 1,
-            refill_interval_ns: 1,
-            last_refill: 0,
+    fn corrupted_values_are_refused_not_trusted() {
+        let good = bucket();
+        let zeroed = weir_limiter {
+            tag: 0,
+            reserved: 0,
+            capacity: 0,
+            available: 0,
+            amount: 0,
+            period_ns: 0,
+            anchor: 0,
         };
-        assert!(Limiter::from_parts(1, 1, bucket).is_some());
-        assert!(Limiter::from_parts(0, 0, bucket).is_none());
-        assert!(Limiter::from_parts(1, 2, bucket).is_none());
-        let no_amount = Kind::Bucket {
-            refill_amount: 0,
-            refill_interval_ns: 1,
-            last_refill: 0,
-        };
-        assert!(Limiter::from_parts(1, 0, no_amount).is_none());
-        let window = Kind::FixedWindow {
-            window_ns: 0,
-            window_start: 0,
-        };
-        assert!(Limiter::from_parts(1, 0, window).is_none());
-        let cooldown = Kind::Cooldown {
-            cooldown_ns: -3,
-            cooldown_end: 0,
-        };
-        assert!(Limiter::from_parts(1, 0, cooldown).is_none());
-        let lim = Limiter::cooldown(4, 9, 2, 0, 1).unwrap();
-        let (available, kind) = lim.parts();
-        assert_eq!(Limiter::from_parts(4, available, kind), Some(lim));
+        let corruptions: [fn(&mut weir_limiter); 9] = [
+            |v| v.tag = 0xdead_beef,
+            |v| v.tag = TAG_BUCKET ^ 1,
+            |v| v.reserved = 1,
+            |v| v.capacity = 0,
+            |v| v.available = v.capacity + 1,
+            |v| v.amount = 0,
+            |v| v.period_ns = 0,
+            |v| v.period_ns = i64::MIN,
+            |v| {
+                v.tag = TAG_COOLDOWN;
+                v.amount = 7;
+            },
+        ];
+        let mut bad: Vec<weir_limiter> = vec![zeroed];
+        for corrupt in corruptions {
+            let mut value = good;
+            corrupt(&mut value);
+            bad.push(value);
+        }
+        for mut value in bad {
+            let before = value;
+            assert_eq!(value.load(), Err(WEIR_ERR_LIMITER_CORRUPT), "{value:?}");
+            assert!(!weir_limiter_try_consume(&mut value, 100, 1));
+            assert_eq!(
+                weir_limiter_consume(&mut value, 100, 1),
+                WEIR_ERR_LIMITER_CORRUPT
+            );
+            assert_eq!(weir_limiter_available(&value, 100), 0);
+            assert_eq!(weir_limiter_capacity(&value), 0);
+            assert!(!weir_limiter_is_bucket(&value));
+            assert!(!weir_limiter_is_fixed_window(&value));
+            assert!(!weir_limiter_is_cooldown(&value));
+            let mut out = 0u64;
+            assert_eq!(
+                weir_limiter_refill_amount(&value, &mut out),
+                WEIR_ERR_LIMITER_CORRUPT
+            );
+            assert_eq!(value, before);
+        }
     }
 
     #[test]
-    fn getters_answer_only_their_variant() {
-        let b = bucket(3, 2, 7, 1);
-        let w = Limiter::fixed_window(3, 7, 0, 1, 0).unwrap();
-        let c = Limiter::cooldown(3, 7, 0, 1, 0).unwrap();
-        assert!(b.is_bucket() && !b.is_fixed_window() && !b.is_cooldown());
-        assert!(w.is_fixed_window() && !w.is_bucket() && !w.is_cooldown());
-        assert!(c.is_cooldown() && !c.is_bucket() && !c.is_fixed_window());
-        assert_eq!((b.refill_amount(), b.refill_interval_ns()), (Ok(2), Ok(7)));
-        assert_eq!(w.window_ns(), Ok(7));
-        assert_eq!(c.cooldown_ns(), Ok(7));
-        for other in [w, c] {
-            assert_eq!(other.refill_amount(), Err(WrongVariant));
-            assert_eq!(other.refill_interval_ns(), Err(WrongVariant));
-            assert_eq!(other.last_refill(0), Err(WrongVariant));
+    fn a_failed_constructor_leaves_out_untouched() {
+        let mut out = bucket();
+        let before = out;
+        let failures = [
+            weir_limiter_bucket(&mut out, 0, 1, 1, 0, 0, 0),
+            weir_limiter_bucket(&mut out, 1, 1, 1, 5, 0, 0),
+            weir_limiter_fixed_window(&mut out, 1, 0, 0, 0, 0),
+            weir_limiter_cooldown(&mut out, 1, 1, 9, 1, 0),
+        ];
+        assert_eq!(
+            failures,
+            [
+                WEIR_ERR_ZERO_CAPACITY,
+                WEIR_ERR_BUCKET_ANCHOR_IN_FUTURE,
+                WEIR_ERR_ZERO_WINDOW,
+                WEIR_ERR_COOLDOWN_ARMED_WITH_TOKENS
+            ]
+        );
+        assert_eq!(out, before);
+        assert_eq!(
+            weir_limiter_bucket(core::ptr::null_mut(), 1, 1, 1, 0, 0, 0),
+            WEIR_ERR_NULL
+        );
+    }
+
+    #[test]
+    fn an_embedded_value_survives_a_byte_copy() {
+        /// A caller's record with the limiter inside (no padding, so every
+        /// byte copied is initialised).
+        #[repr(C)]
+        struct User {
+            id: u64,
+            quota: weir_limiter,
         }
-        for other in [b, c] {
-            assert_eq!(other.window_ns(), Err(WrongVariant));
-            assert_eq!(other.window_start(0), Err(WrongVariant));
+        let mut user = User {
+            id: 7,
+            quota: bucket(),
+        };
+        assert!(weir_limiter_try_consume(&mut user.quota, 3, 4));
+        let mut bytes = [0u8; core::mem::size_of::<User>()];
+        let mut back = core::mem::MaybeUninit::<User>::uninit();
+        // SAFETY: both copies are between a fully initialised `User` (plain
+        // integers, no padding) and a byte buffer of exactly its size.
+        let mut back = unsafe {
+            core::ptr::copy_nonoverlapping(
+                (&user as *const User).cast::<u8>(),
+                bytes.as_mut_ptr(),
+                bytes.len(),
+            );
+            core::ptr::copy_nonoverlapping(bytes.as_ptr(), back.as_mut_ptr().cast(), bytes.len());
+            back.assume_init()
+        };
+        assert_eq!((back.id, back.quota), (7, user.quota));
+        for (now, amount) in [(5, 1), (12, 3), (12, 1), (40, 5), (41, 1)] {
+            assert_eq!(
+                weir_limiter_available(&back.quota, now),
+                weir_limiter_available(&user.quota, now)
+            );
+            assert_eq!(
+                weir_limiter_consume(&mut back.quota, now, amount),
+                weir_limiter_consume(&mut user.quota, now, amount)
+            );
         }
-        for other in [b, w] {
-            assert_eq!(other.cooldown_ns(), Err(WrongVariant));
-            assert_eq!(other.cooldown_end(), Err(WrongVariant));
-        }
-        assert_eq!([b, w, c].map(|l| l.capacity()), [3, 3, 3]);
+        assert_eq!(back.quota, user.quota);
     }
 }

@@ -1,300 +1,118 @@
-//! A fixed-window counter: at most `quota` events per period, the count
-//! starting again when a period ends.
-//!
-//! Cheaper than a sliding window, which keeps every stamp, and coarser: a
-//! client can spend a quota at the end of one period and another at the
-//! start of the next, so twice the quota can pass within one period's
-//! length. That is the trade a fixed window makes.
-//!
-//! A period opens with the first event after the previous one has closed.
-//! With `align`, periods instead open on multiples of the period on the
-//! caller's clock (floor division, so negative readings align too): with a
-//! Unix clock a daily quota then resets at midnight UTC rather than a day
-//! after first use.
+//! C face of [`weir_core::period`].
 
-use crate::time::NEVER;
+use std::sync::Mutex;
 
-/// Where the quota stands after an event.
+use crate::guard::{free_handle, lock, new_handle, on, Guarded, Handle};
+use crate::status::weir_status::{self, *};
+use weir_core::period::{Period, PeriodError, Quota};
+use weir_core::time::NEVER;
+
+/// A fixed-window counter: at most `quota` events per period. Takes a short
+/// per-handle lock and is safe to use from many threads at once; 72 bytes
+/// of heap per handle. Made by `weir_period_new`, freed by
+/// `weir_period_free`.
+pub struct weir_period(Guarded<Mutex<Period>>);
+
+impl Handle for weir_period {
+    type State = Mutex<Period>;
+    fn guarded(&self) -> &Guarded<Mutex<Period>> {
+        &self.0
+    }
+}
+
+/// Where a period's quota stands after `weir_period_take`.
+#[repr(i32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Quota {
+pub enum weir_quota {
     /// Admitted, and more may follow in this period.
-    Under,
-    /// Admitted, and it was the last one this period allows.
-    Hit,
-    /// Refused: the period's quota was already spent.
-    Over,
+    WEIR_QUOTA_UNDER = 0,
+    /// Admitted, and it was the last event this period allows: the moment
+    /// to warn that the next will be refused.
+    WEIR_QUOTA_HIT = 1,
+    /// Refused: this period's quota was already spent.
+    WEIR_QUOTA_OVER = 2,
 }
 
-/// Why a period counter could not be made.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PeriodError {
-    /// The quota is zero.
-    Zero,
-    /// The quota is negative.
-    Negative,
-}
-
-/// A fixed-window counter. Not synchronised: the C handle wraps it in a
-/// mutex.
-#[derive(Debug)]
-pub struct Period {
-    quota: i64,
-    /// The length of a period, in nanoseconds (at least one).
-    period: i64,
-    align: bool,
-    /// When the open period ends (exclusive), or `None` before any event.
-    /// Saturates at `i64::MAX`, which means never: the clock cannot pass it.
-    end: Option<i64>,
-    /// Events admitted in the open period, at most `quota`.
-    count: i64,
-    /// The latest `now` any call was given (a take or a reading); an
-    /// earlier one counts as this.
-    latest: i64,
-}
-
-impl Period {
-    /// A counter no event has touched: `quota` events per `period_ns`. A
-    /// period under one nanosecond is raised to one.
-    pub fn new(quota: i64, period_ns: i64, align: bool) -> Result<Period, PeriodError> {
+impl From<Quota> for weir_quota {
+    fn from(quota: Quota) -> weir_quota {
         match quota {
-            q if q < 0 => Err(PeriodError::Negative),
-            0 => Err(PeriodError::Zero),
-            _ => Ok(Period {
-                quota,
-                period: period_ns.max(1),
-                align,
-                end: None,
-                count: 0,
-                latest: i64::MIN,
-            }),
-        }
-    }
-
-    /// The period's length after the clamp.
-    pub fn period(&self) -> i64 {
-        self.period
-    }
-
-    /// The open period's end, if one is open at `now`.
-    fn open_at(&self, now: i64) -> Option<i64> {
-        self.end.filter(|&end| now < end || end == NEVER)
-    }
-
-    /// When a period opened at `now` ends.
-    fn end_of_period_from(&self, now: i64) -> i64 {
-        let rest = if self.align {
-            self.period - now.rem_euclid(self.period)
-        } else {
-            self.period
-        };
-        now.saturating_add(rest)
-    }
-
-    /// Moves the counter's clock to `now`, or keeps it where it is when
-    /// `now` is earlier than one already seen.
-    fn clock(&mut self, now: i64) -> i64 {
-        self.latest = self.latest.max(now);
-        self.latest
-    }
-
-    /// Counts one event at `now` and says where the quota stands. `Under`
-    /// and `Hit` are admitted; `Over` is refused.
-    pub fn take(&mut self, now: i64) -> Quota {
-        let now = self.clock(now);
-        if self.open_at(now).is_none() {
-            self.end = Some(self.end_of_period_from(now));
-            self.count = 0;
-        }
-        if self.count >= self.quota {
-            return Quota::Over;
-        }
-        self.count += 1;
-        if self.count == self.quota {
-            Quota::Hit
-        } else {
-            Quota::Under
-        }
-    }
-
-    /// How many more events the open period admits at `now`; the whole
-    /// quota when no period is open. A reading moves the clock as a take
-    /// does, so a later take at an earlier `now` counts as this one.
-    pub fn left(&mut self, now: i64) -> i64 {
-        let now = self.clock(now);
-        match self.open_at(now) {
-            Some(_) => self.quota - self.count,
-            None => self.quota,
-        }
-    }
-
-    /// Nanoseconds from `now` until the open period ends; 0 when no period
-    /// is open (the next event opens one); [`NEVER`] when the open period
-    /// reaches the end of the clock. Moves the clock as [`Period::left`]
-    /// does.
-    pub fn next(&mut self, now: i64) -> i64 {
-        let now = self.clock(now);
-        match self.open_at(now) {
-            None => 0,
-            Some(NEVER) => NEVER,
-            Some(end) => end - now,
+            Quota::Under => weir_quota::WEIR_QUOTA_UNDER,
+            Quota::Hit => weir_quota::WEIR_QUOTA_HIT,
+            Quota::Over => weir_quota::WEIR_QUOTA_OVER,
         }
     }
 }
 
-#[cfg(test)]
+impl From<PeriodError> for weir_status {
+    fn from(error: PeriodError) -> weir_status {
+        match error {
+            PeriodError::Zero => WEIR_ERR_INVALID_ARGUMENT,
+            PeriodError::Negative => WEIR_ERR_NEGATIVE,
+        }
+    }
+}
+
+/// Makes a counter no event has touched, allowing `quota` events per
+/// `period_ns`, and writes it to `*out`. A period under one nanosecond is
+/// raised to one. Without `align`, a period opens with the first event
+/// after the previous one closed; with `align`, periods open on multiples
+/// of `period_ns` on the caller's clock (floor division, so negative
+/// readings align too; with a Unix clock a daily quota resets at midnight
+/// UTC). Returns `WEIR_ERR_NULL` if `out` is NULL,
+/// `WEIR_ERR_INVALID_ARGUMENT` for a quota of 0 and `WEIR_ERR_NEGATIVE` for
+/// a negative one. `*out` is written only on success.
+#[no_mangle]
+pub extern "C" fn weir_period_new(
+    quota: i64,
+    period_ns: i64,
+    align: bool,
+    out: *mut *mut weir_period,
+) -> weir_status {
+    new_handle(out, || {
+        let period = Period::new(quota, period_ns, align)?;
+        Ok(weir_period(Guarded::new(Mutex::new(period))))
+    })
+}
+
+/// Frees a period counter. NULL is accepted and ignored.
+#[no_mangle]
+pub extern "C" fn weir_period_free(period: *mut weir_period) {
+    free_handle(period)
+}
+
+/// Counts one event at `now` and says where the quota stands:
+/// `WEIR_QUOTA_UNDER` and `WEIR_QUOTA_HIT` are admitted, `WEIR_QUOTA_OVER`
+/// is refused. An earlier `now` than one already seen counts as the latest.
+/// A NULL counter answers `WEIR_QUOTA_OVER`.
+#[no_mangle]
+pub extern "C" fn weir_period_take(period: *const weir_period, now: i64) -> weir_quota {
+    on(period, weir_quota::WEIR_QUOTA_OVER, |period| {
+        lock(period).take(now).into()
+    })
+}
+
+/// How many more events the open period admits at `now`; the whole quota
+/// when no period is open; 0 for a NULL counter. A reading counts as a `now`
+/// seen, as a take does: a later take at an earlier `now` counts as this
+/// one, so it never admits more than this reading said.
+#[no_mangle]
+pub extern "C" fn weir_period_left(period: *const weir_period, now: i64) -> i64 {
+    on(period, 0, |period| lock(period).left(now))
+}
+
+/// Nanoseconds from `now` until the open period ends; 0 when no period is
+/// open (the next event opens one). `INT64_MAX` when the open period
+/// reaches the end of the clock, and for a NULL counter. Like
+/// `weir_period_left`, it counts as a `now` seen.
+#[no_mangle]
+pub extern "C" fn weir_period_next(period: *const weir_period, now: i64) -> i64 {
+    on(period, NEVER, |period| lock(period).next(now))
+}
+
+#[cfg(all(test, target_pointer_width = "64", target_os = "linux"))]
 mod tests {
-    use super::*;
-    use crate::time::SECOND;
-
     #[test]
-    fn counts_to_the_quota_then_refuses_until_the_period_ends() {
-        let mut period = Period::new(3, 100, false).unwrap();
-        assert_eq!(period.left(0), 3);
-        assert_eq!(period.next(0), 0);
-        // The first event opens the period at 30: it runs to 130.
-        assert_eq!(period.take(30), Quota::Under);
-        assert_eq!(period.take(40), Quota::Under);
-        assert_eq!(period.left(40), 1);
-        assert_eq!(period.take(50), Quota::Hit);
-        assert_eq!(period.take(60), Quota::Over);
-        assert_eq!(period.take(129), Quota::Over);
-        assert_eq!(period.left(129), 0);
-        assert_eq!(period.next(129), 1);
-        // Closed at 130; nothing opens until the next event.
-        assert_eq!(period.left(130), 3);
-        assert_eq!(period.next(200), 0);
-        assert_eq!(period.take(200), Quota::Under);
-        assert_eq!(period.next(200), 100);
-    }
-
-    #[test]
-    fn a_quota_of_one_hits_at_once() {
-        let mut period = Period::new(1, 10, false).unwrap();
-        assert_eq!(period.take(0), Quota::Hit);
-        assert_eq!(period.take(1), Quota::Over);
-        assert_eq!(period.take(10), Quota::Hit);
-    }
-
-    #[test]
-    fn aligned_periods_open_on_multiples_of_the_period() {
-        let mut period = Period::new(2, 100, true).unwrap();
-        assert_eq!(period.take(150), Quota::Under);
-        assert_eq!(period.next(150), 50);
-        assert_eq!(period.take(199), Quota::Hit);
-        assert_eq!(period.take(199), Quota::Over);
-        assert_eq!(period.take(200), Quota::Under);
-        assert_eq!(period.next(250), 50);
-    }
-
-    #[test]
-    fn alignment_uses_floor_division_for_negative_readings() {
-        let mut period = Period::new(1, 100, true).unwrap();
-        // -150 lies in [-200, -100), not in (-200, -100] or [-100, 0).
-        assert_eq!(period.take(-150), Quota::Hit);
-        assert_eq!(period.next(-150), 50);
-        assert_eq!(period.take(-101), Quota::Over);
-        assert_eq!(period.take(-100), Quota::Hit);
-        assert_eq!(period.next(-100), 100);
-        assert_eq!(period.take(-1), Quota::Over);
-        assert_eq!(period.take(0), Quota::Hit);
-    }
-
-    #[test]
-    fn a_period_under_a_nanosecond_is_raised_to_one() {
-        for raw in [0, -5, i64::MIN] {
-            let mut period = Period::new(1, raw, true).unwrap();
-            assert_eq!(period.period(), 1);
-            assert_eq!(period.take(7), Quota::Hit);
-            assert_eq!(period.take(7), Quota::Over);
-            assert_eq!(period.take(8), Quota::Hit);
-        }
-    }
-
-    #[test]
-    fn bad_quotas_are_errors() {
-        assert_eq!(
-            Period::new(0, SECOND, false).unwrap_err(),
-            PeriodError::Zero
-        );
-        assert_eq!(
-            Period::new(-1, SECOND, true).unwrap_err(),
-            PeriodError::Negative
-        );
-        assert_eq!(
-            Period::new(i64::MIN, SECOND, true).unwrap_err(),
-            PeriodError::Negative
-        );
-    }
-
-    #[test]
-    fn time_going_backwards_counts_as_no_time_passing() {
-        for align in [false, true] {
-            let mut period = Period::new(1, 100, align).unwrap();
-            assert_eq!(period.take(1_000), Quota::Hit);
-            // Earlier than the open period's start: still the same period.
-            assert_eq!(period.take(900), Quota::Over);
-            assert_eq!(period.take(i64::MIN), Quota::Over);
-            assert_eq!(period.left(0), 0);
-            assert_eq!(period.next(0), 100);
-            assert_eq!(period.take(1_100), Quota::Hit);
-        }
-    }
-
-    #[test]
-    fn a_reading_moves_the_clock_as_a_take_does() {
-        // Asked at 1 000 and then taken at 500: the take counts as 1 000,
-        // so the period it opens runs to 1 100, not 600, and a second take
-        // at 1 000 is refused. (Before, only takes moved the clock, and
-        // 500 opened a period that had closed by 1 000: two events passed
-        // where the latest reading allows one.)
-        for align in [false, true] {
-            let mut period = Period::new(1, 100, align).unwrap();
-            assert_eq!(period.left(1_000), 1);
-            assert_eq!(period.take(500), Quota::Hit);
-            assert_eq!(period.take(1_000), Quota::Over);
-            assert_eq!(period.next(1_000), 100);
-
-            let mut period = Period::new(1, 100, align).unwrap();
-            assert_eq!(period.next(2_000), 0);
-            assert_eq!(period.take(i64::MIN), Quota::Hit);
-            assert_eq!(period.take(2_000), Quota::Over);
-            assert_eq!(period.left(2_099), 0);
-            assert_eq!(period.take(2_100), Quota::Hit);
-        }
-    }
-
-    #[test]
-    fn extreme_times_saturate() {
-        for align in [false, true] {
-            let mut period = Period::new(2, SECOND, align).unwrap();
-            assert_eq!(period.take(i64::MIN), Quota::Under);
-            assert!(period.next(i64::MIN) > 0);
-            let mut period = Period::new(2, SECOND, align).unwrap();
-            assert_eq!(period.take(i64::MAX), Quota::Under);
-            assert_eq!(period.take(i64::MAX), Quota::Hit);
-            // The last period never ends: the clock cannot pass its end.
-            assert_eq!(period.take(i64::MAX), Quota::Over);
-            assert_eq!(period.left(i64::MAX), 0);
-            assert_eq!(period.next(i64::MAX), NEVER);
-        }
-        // The longest period.
-        let mut period = Period::new(1, i64::MAX, true).unwrap();
-        assert_eq!(period.take(-1), Quota::Hit);
-        assert_eq!(period.next(-1), 1);
-        assert_eq!(period.take(0), Quota::Hit);
-        assert_eq!(period.next(0), NEVER);
-        assert_eq!(period.take(1), Quota::Over);
-    }
-
-    #[test]
-    fn counting_past_the_quota_never_overflows() {
-        let mut period = Period::new(i64::MAX, 10, false).unwrap();
-        period.count = i64::MAX - 1;
-        period.end = Some(10);
-        period.latest = 0;
-        assert_eq!(period.take(0), Quota::Hit);
-        assert_eq!(period.take(0), Quota::Over);
-        assert_eq!(period.take(0), Quota::Over);
-        assert_eq!(period.left(0), 0);
+    fn the_documented_handle_size_is_right() {
+        assert_eq!(core::mem::size_of::<super::weir_period>(), 72);
     }
 }

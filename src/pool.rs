@@ -1,993 +1,461 @@
-//! The bookkeeping of a pool of resources: which to hand out, when to make
-//! another, when to wait, and which have sat or lived long enough to close.
-//!
-//! The pool never opens, closes, sleeps or waits. It knows resources only by
-//! an identity (`usize`: a pointer, a file descriptor, a handle) and tells
-//! the caller what to do with them; the caller does it. Time is the caller's
-//! `now` in nanoseconds, and only differences matter.
-//!
-//! Three promises shape it:
-//! - **Newest first.** The resource returned most recently is lent first: it
-//!   is the likeliest to still be good, and the oldest are left to age past
-//!   `keep` and be evicted, which is how a pool shrinks after a burst.
-//! - **Never lost.** An idle resource too old to lend comes back from
-//!   [`Pool::take`] as [`Taken::Stale`] for the caller to close, whether or
-//!   not the eviction timer has run; [`Pool::evict`] and [`Pool::close`] hand
-//!   back every resource they remove; `give` says when it did not keep one.
-//! - **Never younger than it is.** Each lent resource is found again by its
-//!   identity when it comes back, so it keeps the birth it was made with and
-//!   `life` retires it however often it has been reused.
-//!
-//! Every resource the pool knows (idle or lent) sits in an open-addressing
-//! table sized once from `size`, so a lookup is O(1) and no operation
-//! allocates after construction.
+//! C face of [`weir_core::pool`].
 
-use alloc::vec::Vec;
-use core::mem::size_of;
+use std::sync::Mutex;
 
-use crate::time::{after, NEVER};
+use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
 
-/// The largest `size` a pool accepts: 2^24 resources.
-pub const MAX_SIZE: i64 = 1 << 24;
+use crate::guard::{
+    free_handle, lock, new_handle, on, policy_or, slice_out, status_on, usable, write_out,
+};
+use crate::guard::{Guarded, Handle};
+use crate::status::weir_status::{self, *};
+use weir_core::pool::{Counters, Limits, LimitsError, Misuse, Pool, Taken};
+
+/// A resource's identity: C's `uintptr_t`. cbindgen.toml renames it to
+/// `uintptr_t` and does not emit it, since `<stdint.h>` declares that.
+pub type weir_item = usize;
 
 /// The limits a pool holds itself to. Durations are nanoseconds; a zero
-/// `keep_ns` or `life_ns` means no limit.
+/// `keep_ns` or `life_ns` means no limit. Validated by `weir_pool_new`:
+/// negative fields are `WEIR_ERR_NEGATIVE`, a `size` of 0 is
+/// `WEIR_ERR_INVALID_ARGUMENT`, a `size` above `WEIR_POOL_MAX_SIZE` is
+/// `WEIR_ERR_TOO_LARGE`; an `idle` above `size` counts as `size`, and an
+/// `idle` of 0 keeps nothing idle.
+#[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Limits {
-    /// The most resources alive at once: idle, lent and being made.
+pub struct weir_limits {
+    /// The most resources alive at once: idle, lent and being made (≥ 1).
     pub size: i64,
-    /// The most kept idle; above `size` it counts as `size`.
+    /// The most kept idle (0: none; above `size`: `size`).
     pub idle: i64,
-    /// How long a resource may sit idle before it is closed (0: for ever).
+    /// How long a resource may sit idle before it is closed (0: no limit).
     pub keep_ns: i64,
-    /// How long a resource may live from its making (0: for ever).
+    /// How long a resource may live from its making (0: no limit).
     pub life_ns: i64,
 }
 
-impl Limits {
-    /// Ten live, ten idle, closed after thirty minutes idle, no maximum age:
-    /// the default pool size of HikariCP and Go's `database/sql`, with idle
-    /// equal to size as `database/sql` keeps it, so a pool that grew under
-    /// load does not throw its resources away at once.
-    pub const PRESET: Limits = Limits {
-        size: 10,
-        idle: 10,
-        keep_ns: 30 * 60 * crate::time::SECOND,
-        life_ns: 0,
-    };
-}
+assert_eq_size!(weir_limits, [u8; 32]);
+assert_eq_align!(weir_limits, u64);
+const_assert_eq!(core::mem::offset_of!(weir_limits, size), 0);
+const_assert_eq!(core::mem::offset_of!(weir_limits, idle), 8);
+const_assert_eq!(core::mem::offset_of!(weir_limits, keep_ns), 16);
+const_assert_eq!(core::mem::offset_of!(weir_limits, life_ns), 24);
 
-impl Default for Limits {
-    fn default() -> Limits {
-        Limits::PRESET
+impl From<weir_limits> for Limits {
+    fn from(limits: weir_limits) -> Limits {
+        Limits {
+            size: limits.size,
+            idle: limits.idle,
+            keep_ns: limits.keep_ns,
+            life_ns: limits.life_ns,
+        }
     }
 }
 
-/// Why limits were refused.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LimitsError {
-    /// A field is negative.
-    Negative,
-    /// `size` is zero: such a pool could never lend anything.
-    ZeroSize,
-    /// `size` is above [`MAX_SIZE`].
-    TooLarge,
-    /// The table for `size` resources could not be allocated.
-    NoMemory,
+/// The largest `size` a pool accepts (2^24).
+pub const WEIR_POOL_MAX_SIZE: i64 = 16_777_216;
+const_assert_eq!(WEIR_POOL_MAX_SIZE, weir_core::pool::MAX_SIZE);
+
+/// The preset limits: 10 live, 10 idle, closed after 30 minutes idle, no
+/// maximum age (the default size of HikariCP and Go's database/sql, which
+/// also keeps idle equal to size).
+#[no_mangle]
+pub extern "C" fn weir_limits_preset() -> weir_limits {
+    let Limits {
+        size,
+        idle,
+        keep_ns,
+        life_ns,
+    } = Limits::PRESET;
+    weir_limits {
+        size,
+        idle,
+        keep_ns,
+        life_ns,
+    }
 }
 
-/// What [`Pool::take`] answers.
+/// `weir_taken.kind`: an idle resource, now lent to the caller.
+pub const WEIR_TAKEN_READY: i32 = 1;
+/// `weir_taken.kind`: an idle resource past `keep_ns` or `life_ns`, already
+/// out of the pool and its count. The caller closes `item` and takes again.
+pub const WEIR_TAKEN_STALE: i32 = 2;
+/// `weir_taken.kind`: nothing idle, room for one more, and the room is
+/// reserved. The caller makes a resource and calls `weir_pool_made` (or, if
+/// making failed, `weir_pool_unmade`). `item` is 0.
+pub const WEIR_TAKEN_MAKE: i32 = 3;
+/// `weir_taken.kind`: nothing idle and no room (or the pool is closed, or
+/// NULL). The caller's own queue decides what next. `item` is 0.
+pub const WEIR_TAKEN_WAIT: i32 = 4;
+
+/// What `weir_pool_take` answers: `kind` is one of `WEIR_TAKEN_READY`,
+/// `_STALE`, `_MAKE`, `_WAIT` (never 0, so a zeroed struct is recognisably
+/// not an answer); `item` is the resource for READY and STALE, 0 otherwise.
+/// Layout: `kind` at offset 0, `item` at offset `sizeof(uintptr_t)`, size
+/// `2 * sizeof(uintptr_t)`.
+#[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Taken {
-    /// An idle resource, now lent to the caller.
-    Ready(usize),
-    /// An idle resource past `keep` or `life`: already out of the pool and
-    /// its count. The caller closes it and takes again.
-    Stale(usize),
-    /// Nothing idle but room for one more: room is reserved. The caller
-    /// makes one and reports it with [`Pool::made`] (or [`Pool::give`] /
-    /// [`Pool::drop_item`] it unregistered), or reports failure with
-    /// [`Pool::unmade`].
-    Make,
-    /// Nothing idle and no room: the caller's own queue decides what next.
-    /// A closed pool always answers this.
-    Wait,
+pub struct weir_taken {
+    /// One of the `WEIR_TAKEN_*` constants.
+    pub kind: i32,
+    /// The resource, for READY and STALE; 0 for MAKE and WAIT.
+    pub item: weir_item,
 }
 
-/// A call the pool refused because it would have miscounted. Nothing
-/// changes when one is returned.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Misuse {
-    /// The item is idle in the pool, not lent (`give` or `drop_item` of it).
-    Idle,
-    /// The pool never lent the item and no reservation is open to take it
-    /// (`give` or `drop_item`).
-    NotLent,
-    /// No reservation is open (`made` or `unmade` without a `Make`).
-    NoReservation,
-    /// `made` with an item the pool already holds, idle or lent.
-    Known,
+assert_eq_size!(weir_taken, [usize; 2]);
+assert_eq_align!(weir_taken, usize);
+const_assert_eq!(core::mem::offset_of!(weir_taken, kind), 0);
+const_assert_eq!(
+    core::mem::offset_of!(weir_taken, item),
+    core::mem::size_of::<usize>()
+);
+
+impl From<Taken> for weir_taken {
+    fn from(taken: Taken) -> weir_taken {
+        let (kind, item) = match taken {
+            Taken::Ready(item) => (WEIR_TAKEN_READY, item),
+            Taken::Stale(item) => (WEIR_TAKEN_STALE, item),
+            Taken::Make => (WEIR_TAKEN_MAKE, 0),
+            Taken::Wait => (WEIR_TAKEN_WAIT, 0),
+        };
+        weir_taken { kind, item }
+    }
 }
 
-/// Running totals since the pool was made, for a dashboard (modelled on Go's
-/// `database/sql` DBStats). Every resource made ends up counted once in
-/// `stale`, `evicted_idle`, `evicted_age`, `dropped`, `refused` or
-/// `closed`, or is still idle or lent.
+/// Running totals since the pool was made (modelled on Go's database/sql
+/// DBStats). Read with `weir_pool_stats`.
+#[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Counters {
-    /// By `made`, or an unknown item given or dropped into a reservation.
+pub struct weir_pool_counters {
+    /// Resources registered as made: by `weir_pool_made`, or given or
+    /// dropped unregistered into an open reservation.
     pub made: u64,
-    /// `Ready` answers.
+    /// Takes answered READY.
     pub reused: u64,
-    /// `Stale` answers.
+    /// Idle resources handed back by take as STALE.
     pub stale: u64,
-    /// Removed by `evict` for idleness.
+    /// Idle resources `weir_pool_evict` removed for sitting `keep_ns`.
     pub evicted_idle: u64,
-    /// Removed by `evict` for age only, or not kept by `give` for age.
+    /// Resources retired for living `life_ns`: removed by `weir_pool_evict`
+    /// (when not already due for idleness) or not kept by `weir_pool_give`.
     pub evicted_age: u64,
-    /// Reported broken with `drop_item`.
+    /// Lent resources reported broken with `weir_pool_drop`.
     pub dropped: u64,
-    /// Not kept by `give`: enough were idle.
+    /// Resources `weir_pool_give` did not keep because enough were idle.
     pub refused: u64,
-    /// `Wait` answers.
+    /// Takes answered WAIT.
     pub waits: u64,
-    /// Reservations released by `unmade`.
+    /// Reservations released by `weir_pool_unmade`.
     pub unmade: u64,
-    /// Handed back by `close`, or not kept by a `give` after it.
+    /// Resources handed back by `weir_pool_close`, or not kept by a give
+    /// after it.
     pub closed: u64,
 }
 
-/// An idle resource: its identity, when it was made, since when it is idle.
-#[derive(Clone, Copy, Debug)]
-struct Idle {
-    item: usize,
-    birth: i64,
-    since: i64,
-}
+assert_eq_size!(weir_pool_counters, [u64; 10]);
+assert_eq_align!(weir_pool_counters, u64);
+const_assert_eq!(core::mem::offset_of!(weir_pool_counters, made), 0);
+const_assert_eq!(core::mem::offset_of!(weir_pool_counters, waits), 56);
+const_assert_eq!(core::mem::offset_of!(weir_pool_counters, closed), 72);
 
-/// Why an idle resource is due to be closed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Due {
-    Idle,
-    Age,
-}
-
-/// A table slot's state.
-const EMPTY: u8 = 0;
-const LENT: u8 = 1;
-const IDLE: u8 = 2;
-
-/// Every resource the pool knows, by identity: an open-addressing table with
-/// linear probing and backward-shift deletion (no tombstones), sized once to
-/// a power of two at least twice the pool's size, so it is never more than
-/// half full and a probe always ends.
-#[derive(Debug)]
-struct Table {
-    items: Vec<usize>,
-    births: Vec<i64>,
-    tags: Vec<u8>,
-    /// 64 minus log2 of the slot count: a hash's top bits pick the slot.
-    shift: u32,
-}
-
-impl Table {
-    fn new(size: usize) -> Result<Table, LimitsError> {
-        let slots = (size * 2).next_power_of_two();
-        let mut table = Table {
-            items: Vec::new(),
-            births: Vec::new(),
-            tags: Vec::new(),
-            shift: 64 - slots.trailing_zeros(),
-        };
-        let no_memory = |_| LimitsError::NoMemory;
-        table.items.try_reserve_exact(slots).map_err(no_memory)?;
-        table.births.try_reserve_exact(slots).map_err(no_memory)?;
-        table.tags.try_reserve_exact(slots).map_err(no_memory)?;
-        table.items.resize(slots, 0);
-        table.births.resize(slots, 0);
-        table.tags.resize(slots, EMPTY);
-        Ok(table)
-    }
-
-    fn mask(&self) -> usize {
-        self.tags.len() - 1
-    }
-
-    /// The slot an item's probe starts at (Fibonacci hashing: spreads
-    /// aligned pointers and consecutive descriptors alike).
-    fn home(&self, item: usize) -> usize {
-        ((item as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
-    }
-
-    fn find(&self, item: usize) -> Option<usize> {
-        let mut slot = self.home(item);
-        loop {
-            match self.tags[slot] {
-                EMPTY => return None,
-                _ if self.items[slot] == item => return Some(slot),
-                _ => slot = (slot + 1) & self.mask(),
-            }
+impl From<Counters> for weir_pool_counters {
+    fn from(c: Counters) -> weir_pool_counters {
+        weir_pool_counters {
+            made: c.made,
+            reused: c.reused,
+            stale: c.stale,
+            evicted_idle: c.evicted_idle,
+            evicted_age: c.evicted_age,
+            dropped: c.dropped,
+            refused: c.refused,
+            waits: c.waits,
+            unmade: c.unmade,
+            closed: c.closed,
         }
-    }
-
-    /// Puts an item the table does not hold; returns its slot.
-    fn insert(&mut self, item: usize, birth: i64, tag: u8) -> usize {
-        let mut slot = self.home(item);
-        while self.tags[slot] != EMPTY {
-            slot = (slot + 1) & self.mask();
-        }
-        self.items[slot] = item;
-        self.births[slot] = birth;
-        self.tags[slot] = tag;
-        slot
-    }
-
-    /// Empties `slot`, shifting back the entries after it whose probe
-    /// passed through it so that every lookup still finds them.
-    fn remove(&mut self, mut slot: usize) {
-        let mask = self.mask();
-        let mut next = slot;
-        loop {
-            self.tags[slot] = EMPTY;
-            loop {
-                next = (next + 1) & mask;
-                if self.tags[next] == EMPTY {
-                    return;
-                }
-                // An entry may move back to `slot` unless its home lies
-                // cyclically in (slot, next].
-                let home = self.home(self.items[next]);
-                let stays = if slot <= next {
-                    slot < home && home <= next
-                } else {
-                    slot < home || home <= next
-                };
-                if !stays {
-                    break;
-                }
-            }
-            self.items[slot] = self.items[next];
-            self.births[slot] = self.births[next];
-            self.tags[slot] = self.tags[next];
-            slot = next;
-        }
-    }
-
-    fn heap_bytes(&self) -> usize {
-        self.tags.len() * (size_of::<usize>() + size_of::<i64>() + 1)
     }
 }
 
-/// A pool's bookkeeping. Not synchronised: share it behind a lock (the C
-/// handle does).
-#[derive(Debug)]
-pub struct Pool {
-    size: usize,
-    /// The most kept idle: `min(limits.idle, size)`.
-    idle_cap: usize,
-    keep_ns: i64,
-    life_ns: i64,
-    /// Idle resources, oldest-returned at the bottom, newest on top.
-    idle: Vec<Idle>,
-    table: Table,
-    lent: usize,
-    reserved: usize,
-    /// The latest `now` seen: an earlier one counts as this one.
-    latest: i64,
-    /// Set by `close`: nothing more is made or kept.
-    closed: bool,
-    counters: Counters,
+/// The bookkeeping of a pool of resources (connections, descriptors,
+/// handles), each known only by a `uintptr_t` identity. It never opens,
+/// closes, sleeps or waits: each call says what the caller should do, and
+/// the caller does it.
+///
+/// Who closes what: the caller always. Every resource the pool stops
+/// holding is handed back to be closed: a STALE take, every item
+/// `weir_pool_evict` and `weir_pool_close` write out, and every give that
+/// answers `*kept == false`. A resource reported with `weir_pool_drop` is the
+/// caller's to close too. Freeing the pool hands back nothing: close it
+/// first.
+///
+/// Newest first: the resource returned most recently is lent first. A lent
+/// resource is found again by its identity (an O(1) hash lookup) and keeps
+/// the birth it was made with, so `life_ns` retires it however often it is
+/// reused. Misuse (giving an idle item, giving or dropping one the pool
+/// never lent, `made` without a reservation) is a status and changes
+/// nothing.
+///
+/// Time: a `now` earlier than the latest one a take, made, give or evict
+/// was given counts as that latest one, so a resource never grows younger
+/// and an idle clock never starts earlier than it should (`weir_pool_drop`
+/// and `weir_pool_unmade` take no time; `weir_pool_next_expiry` only reads).
+///
+/// Takes a short per-handle lock; safe to use from many threads at once.
+/// Heap per handle on 64-bit: about 300 bytes, plus 24 bytes per idle place
+/// (min(idle, size)), plus 17 bytes per table slot (the power of two at
+/// least 2 × size), all allocated by `weir_pool_new` and never again; about
+/// 1.1 KiB for the preset.
+pub struct weir_pool(Guarded<Mutex<Pool>>);
+
+impl Handle for weir_pool {
+    type State = Mutex<Pool>;
+    fn guarded(&self) -> &Guarded<Mutex<Pool>> {
+        &self.0
+    }
 }
 
-impl Pool {
-    /// An empty pool, every allocation it will ever make done here.
-    ///
-    /// Negative fields are refused, and so is a `size` of zero or above
-    /// [`MAX_SIZE`]; an `idle` above `size` counts as `size`; an `idle` of
-    /// zero keeps nothing (every `give` answers "not kept").
-    pub fn new(limits: Limits) -> Result<Pool, LimitsError> {
-        let Limits {
-            size,
-            idle,
-            keep_ns,
-            life_ns,
-        } = limits;
-        if size < 0 || idle < 0 || keep_ns < 0 || life_ns < 0 {
-            return Err(LimitsError::Negative);
+impl From<LimitsError> for weir_status {
+    fn from(error: LimitsError) -> weir_status {
+        match error {
+            LimitsError::Negative => WEIR_ERR_NEGATIVE,
+            LimitsError::ZeroSize => WEIR_ERR_INVALID_ARGUMENT,
+            LimitsError::TooLarge => WEIR_ERR_TOO_LARGE,
+            LimitsError::NoMemory => WEIR_ERR_NO_MEMORY,
         }
-        if size == 0 {
-            return Err(LimitsError::ZeroSize);
+    }
+}
+
+impl From<Misuse> for weir_status {
+    fn from(misuse: Misuse) -> weir_status {
+        match misuse {
+            Misuse::Idle => WEIR_ERR_POOL_ITEM_IDLE,
+            Misuse::NotLent => WEIR_ERR_POOL_NOT_LENT,
+            Misuse::NoReservation => WEIR_ERR_POOL_NO_RESERVATION,
+            Misuse::Known => WEIR_ERR_POOL_ITEM_KNOWN,
         }
-        if size > MAX_SIZE {
-            return Err(LimitsError::TooLarge);
-        }
-        // Both fit: 0 < size <= 2^24.
-        let size = size as usize;
-        let idle_cap = idle.min(size as i64) as usize;
-        let mut stack = Vec::new();
-        stack
-            .try_reserve_exact(idle_cap)
-            .map_err(|_| LimitsError::NoMemory)?;
-        Ok(Pool {
-            size,
-            idle_cap,
-            keep_ns,
-            life_ns,
-            idle: stack,
-            table: Table::new(size)?,
-            lent: 0,
-            reserved: 0,
-            latest: i64::MIN,
-            closed: false,
-            counters: Counters::default(),
+    }
+}
+
+/// Makes an empty pool with `limits` (NULL: `weir_limits_preset()`) and
+/// writes it to `*out`; all its memory is allocated here. Bad limits get
+/// `WEIR_ERR_NEGATIVE`, `WEIR_ERR_INVALID_ARGUMENT` (size 0) or
+/// `WEIR_ERR_TOO_LARGE` (size above `WEIR_POOL_MAX_SIZE`); `WEIR_ERR_NULL`
+/// if `out` is NULL. `*out` is written only on success.
+#[no_mangle]
+pub extern "C" fn weir_pool_new(
+    limits: *const weir_limits,
+    out: *mut *mut weir_pool,
+) -> weir_status {
+    new_handle(out, || {
+        let limits = policy_or(limits, weir_limits_preset())?;
+        let pool = Pool::new(limits.into())?;
+        Ok(weir_pool(Guarded::new(Mutex::new(pool))))
+    })
+}
+
+/// Frees a pool. NULL is accepted and ignored. Resources still idle or
+/// lent are not closed (the pool never held more than their identities):
+/// call `weir_pool_close` first and close what it hands back.
+#[no_mangle]
+pub extern "C" fn weir_pool_free(pool: *mut weir_pool) {
+    free_handle(pool)
+}
+
+/// Asks for a resource at `now`. READY: the newest idle one, now lent.
+/// STALE: the newest idle one was past `keep_ns` or `life_ns`; it is out of
+/// the pool, the caller closes it and takes again. MAKE: room is reserved
+/// for one more; the caller makes it and calls `weir_pool_made` (or
+/// `weir_pool_unmade` if making failed). WAIT: no room, or the pool is
+/// closed. A NULL or poisoned pool answers WAIT.
+#[no_mangle]
+pub extern "C" fn weir_pool_take(pool: *const weir_pool, now: i64) -> weir_taken {
+    let wait = weir_taken {
+        kind: WEIR_TAKEN_WAIT,
+        item: 0,
+    };
+    on(pool, wait, |pool| lock(pool).take(now).into())
+}
+
+/// Registers `item`, made after a MAKE, as lent and born at `now`; it fills
+/// the reservation. `WEIR_ERR_POOL_ITEM_KNOWN` if the pool already holds
+/// `item`, `WEIR_ERR_POOL_NO_RESERVATION` if no MAKE is outstanding;
+/// `WEIR_ERR_NULL` for a NULL pool. On an error nothing changes.
+#[no_mangle]
+pub extern "C" fn weir_pool_made(pool: *const weir_pool, item: weir_item, now: i64) -> weir_status {
+    status_on(pool, |pool| Ok(lock(pool).made(item, now)?))
+}
+
+/// Releases the room a MAKE reserved, because making failed, so a failing
+/// factory does not shrink the pool for good. `WEIR_ERR_POOL_NO_RESERVATION`
+/// if no MAKE is outstanding; `WEIR_ERR_NULL` for a NULL pool.
+#[no_mangle]
+pub extern "C" fn weir_pool_unmade(pool: *const weir_pool) -> weir_status {
+    status_on(pool, |pool| Ok(lock(pool).unmade()?))
+}
+
+/// Gives a lent resource back at `now` and writes to `*kept` whether the
+/// pool kept it. `*kept == false`: the caller closes `item` (enough were
+/// idle, it has lived `life_ns`, or the pool is closed). The resource keeps
+/// the birth it was lent with. An `item` the pool does not know, given while
+/// a MAKE is outstanding, fills that reservation, born at `now`.
+///
+/// A broken resource goes to `weir_pool_drop` instead. Errors change
+/// nothing and leave `*kept` unwritten: `WEIR_ERR_POOL_ITEM_IDLE` (already
+/// idle in the pool: do not close it), `WEIR_ERR_POOL_NOT_LENT` (never lent
+/// and no reservation open: the pool does not hold it), `WEIR_ERR_NULL`
+/// (NULL pool or `kept`).
+#[no_mangle]
+pub extern "C" fn weir_pool_give(
+    pool: *const weir_pool,
+    item: weir_item,
+    now: i64,
+    kept: *mut bool,
+) -> weir_status {
+    status_on(pool, |pool| {
+        usable(kept)?;
+        let was_kept = lock(pool).give(item, now)?;
+        write_out(kept, was_kept)
+    })
+}
+
+/// Says a lent resource broke and is not coming back; its room is free and
+/// the caller closes it. An `item` the pool does not know, dropped while a
+/// MAKE is outstanding, ends that reservation (counted as made and
+/// dropped). Errors change nothing: `WEIR_ERR_POOL_ITEM_IDLE`,
+/// `WEIR_ERR_POOL_NOT_LENT`, `WEIR_ERR_NULL` (NULL pool).
+#[no_mangle]
+pub extern "C" fn weir_pool_drop(pool: *const weir_pool, item: weir_item) -> weir_status {
+    status_on(pool, |pool| Ok(lock(pool).drop_item(item)?))
+}
+
+/// Runs `fill` on `pool` with room for the first `cap` entries of the
+/// caller's buffer `out` (no more than the idle resources it could hand back)
+/// and a `put` that writes each item it receives to the next entry; returns
+/// what `fill` returns, how many it wrote.
+fn into_buffer(
+    pool: &mut Pool,
+    out: *mut weir_item,
+    cap: usize,
+    fill: impl FnOnce(&mut Pool, usize, &mut dyn FnMut(weir_item)) -> usize,
+) -> usize {
+    let Ok(room) = slice_out(out, cap.min(pool.idle())) else {
+        return 0;
+    };
+    let mut at = 0;
+    fill(pool, room.len(), &mut |item| {
+        room[at].write(item);
+        at += 1;
+    })
+}
+
+/// Removes the idle resources due at `now` — those idle for `keep_ns` or
+/// more, or alive for `life_ns` or more (the boundary included) — oldest
+/// first, writes at most `cap` of them to `out` for the caller to close, and
+/// returns how many it wrote: only `out[0]` to `out[returned - 1]` are
+/// written, and only those resources are removed.
+///
+/// What did not fit stays idle for the next call. A return of `cap` means
+/// more may be due: call again, until it returns less than `cap` or
+/// `weir_pool_next_expiry(pool, now)` is no longer 0. `out == NULL` or
+/// `cap == 0` writes and removes nothing and returns 0, and so does an
+/// `out` not aligned for a `uintptr_t`. A NULL pool answers 0.
+#[no_mangle]
+pub extern "C" fn weir_pool_evict(
+    pool: *const weir_pool,
+    now: i64,
+    out: *mut weir_item,
+    cap: usize,
+) -> usize {
+    on(pool, 0, |pool| {
+        into_buffer(&mut lock(pool), out, cap, |pool, cap, put| {
+            pool.evict_with(now, cap, put)
         })
-    }
+    })
+}
 
-    /// The pool's clock: `now`, or the latest seen if that is later.
-    fn clock(&mut self, now: i64) -> i64 {
-        self.latest = self.latest.max(now);
-        self.latest
-    }
-
-    /// The instant an idle resource becomes due, if it ever does.
-    fn expiry(&self, idle: &Idle) -> Option<i64> {
-        let keep = (self.keep_ns > 0).then(|| after(idle.since, self.keep_ns));
-        let life = (self.life_ns > 0).then(|| after(idle.birth, self.life_ns));
-        match (keep, life) {
-            (Some(keep), Some(life)) => Some(keep.min(life)),
-            (keep, life) => keep.or(life),
-        }
-    }
-
-    /// Whether an idle resource is due at `now`, and why: idleness first
-    /// when both apply. Due means its expiry instant is at or before `now`.
-    fn due(&self, idle: &Idle, now: i64) -> Option<Due> {
-        if self.keep_ns > 0 && after(idle.since, self.keep_ns) <= now {
-            Some(Due::Idle)
-        } else if self.too_old(idle.birth, now) {
-            Some(Due::Age)
-        } else {
-            None
-        }
-    }
-
-    fn too_old(&self, birth: i64, now: i64) -> bool {
-        self.life_ns > 0 && after(birth, self.life_ns) <= now
-    }
-
-    /// Lends the newest idle resource, hands back a stale one, reserves room
-    /// for one more, or says to wait.
-    ///
-    /// The newest idle resource is looked at first; if it is past `keep` or
-    /// `life` it comes back as [`Taken::Stale`], already out of the pool,
-    /// and the caller closes it and takes again.
-    pub fn take(&mut self, now: i64) -> Taken {
-        let now = self.clock(now);
-        if self.closed {
-            self.counters.waits += 1;
-            return Taken::Wait;
-        }
-        if let Some(top) = self.idle.pop() {
-            let slot = self.table.find(top.item);
-            if self.due(&top, now).is_some() {
-                if let Some(slot) = slot {
-                    self.table.remove(slot);
-                }
-                self.counters.stale += 1;
-                return Taken::Stale(top.item);
-            }
-            if let Some(slot) = slot {
-                self.table.tags[slot] = LENT;
-            }
-            self.lent += 1;
-            self.counters.reused += 1;
-            return Taken::Ready(top.item);
-        }
-        if self.live() < self.size {
-            self.reserved += 1;
-            Taken::Make
-        } else {
-            self.counters.waits += 1;
-            Taken::Wait
-        }
-    }
-
-    /// Registers a resource made after [`Taken::Make`], as lent and born at
-    /// `now`; it fills the reservation.
-    pub fn made(&mut self, item: usize, now: i64) -> Result<(), Misuse> {
-        let now = self.clock(now);
-        if self.table.find(item).is_some() {
-            return Err(Misuse::Known);
-        }
-        if self.reserved == 0 {
-            return Err(Misuse::NoReservation);
-        }
-        self.reserved -= 1;
-        self.table.insert(item, now, LENT);
-        self.lent += 1;
-        self.counters.made += 1;
-        Ok(())
-    }
-
-    /// Releases a reservation whose make failed, so a failing factory does
-    /// not shrink the pool for good.
-    pub fn unmade(&mut self) -> Result<(), Misuse> {
-        if self.reserved == 0 {
-            return Err(Misuse::NoReservation);
-        }
-        self.reserved -= 1;
-        self.counters.unmade += 1;
-        Ok(())
-    }
-
-    /// Takes back a lent resource; whether the pool kept it. When not, the
-    /// caller closes it: enough were idle, it is past `life`, or the pool is
-    /// closed.
-    ///
-    /// The resource keeps the birth it was lent with. An item the pool does
-    /// not know, given while a reservation is open, is one made after
-    /// `Make` without `made`: it fills the reservation, born at `now`.
-    pub fn give(&mut self, item: usize, now: i64) -> Result<bool, Misuse> {
-        let now = self.clock(now);
-        let slot = match self.table.find(item) {
-            Some(slot) if self.table.tags[slot] == IDLE => return Err(Misuse::Idle),
-            Some(slot) => slot,
-            None => self.register_unmade(item, now)?,
-        };
-        let birth = self.table.births[slot];
-        self.lent -= 1;
-        let counter = if self.closed {
-            &mut self.counters.closed
-        } else if self.too_old(birth, now) {
-            &mut self.counters.evicted_age
-        } else if self.idle.len() >= self.idle_cap {
-            &mut self.counters.refused
-        } else {
-            self.table.tags[slot] = IDLE;
-            self.idle.push(Idle {
-                item,
-                birth,
-                since: now,
-            });
-            return Ok(true);
-        };
-        *counter += 1;
-        self.table.remove(slot);
-        Ok(false)
-    }
-
-    /// An unknown item arriving while a reservation is open fills it: it is
-    /// registered as made and lent, born at `now`.
-    fn register_unmade(&mut self, item: usize, now: i64) -> Result<usize, Misuse> {
-        if self.reserved == 0 {
-            return Err(Misuse::NotLent);
-        }
-        self.reserved -= 1;
-        self.lent += 1;
-        self.counters.made += 1;
-        Ok(self.table.insert(item, now, LENT))
-    }
-
-    /// Forgets a lent resource that broke and is not coming back; the caller
-    /// closes it. An unknown item dropped while a reservation is open fills
-    /// and ends the reservation (counted as made and dropped).
-    pub fn drop_item(&mut self, item: usize) -> Result<(), Misuse> {
-        let slot = match self.table.find(item) {
-            Some(slot) if self.table.tags[slot] == IDLE => return Err(Misuse::Idle),
-            Some(slot) => slot,
-            None => {
-                let now = self.latest;
-                self.register_unmade(item, now)?
-            }
-        };
-        self.table.remove(slot);
-        self.lent -= 1;
-        self.counters.dropped += 1;
-        Ok(())
-    }
-
-    /// Removes the idle resources due at `now` (past `keep` or `life`),
-    /// oldest first, passing at most `cap` of them to `put` for the caller to
-    /// close. Returns how many it passed (at most `cap`); when that is `cap`,
-    /// more may be due and stay idle for the next call.
-    pub fn evict_with(&mut self, now: i64, cap: usize, mut put: impl FnMut(usize)) -> usize {
-        let now = self.clock(now);
-        let (mut written, mut kept) = (0, 0);
-        for at in 0..self.idle.len() {
-            let idle = self.idle[at];
-            if written < cap {
-                if let Some(why) = self.due(&idle, now) {
-                    written += 1;
-                    self.forget(idle.item);
-                    *match why {
-                        Due::Idle => &mut self.counters.evicted_idle,
-                        Due::Age => &mut self.counters.evicted_age,
-                    } += 1;
-                    put(idle.item);
-                    continue;
-                }
-            }
-            self.idle[kept] = idle;
-            kept += 1;
-        }
-        self.idle.truncate(kept);
-        written
-    }
-
-    /// [`Pool::evict_with`] into a slice: the first `returned` entries are
-    /// written.
-    pub fn evict(&mut self, now: i64, out: &mut [usize]) -> usize {
-        let mut at = 0;
-        self.evict_with(now, out.len(), |item| {
-            out[at] = item;
-            at += 1;
+/// Closes the pool for shutdown and empties it: writes at most `cap` idle
+/// resources to `out`, oldest first, for the caller to close, and returns
+/// how many it wrote: only `out[0]` to `out[returned - 1]` are written.
+/// What did not fit stays for the next call; a return of `cap` means more
+/// may be waiting, so call again until `weir_pool_idle(pool)` is 0. From
+/// the first call on, take answers WAIT and give keeps nothing
+/// (`*kept == false`), so each lent resource is closed by its borrower when
+/// it comes back. `out == NULL` or `cap == 0` writes nothing and returns 0,
+/// but still closes the pool. An `out` not aligned for a `uintptr_t` is
+/// refused whole: it returns 0 and the pool stays open. A NULL pool answers
+/// 0.
+#[no_mangle]
+pub extern "C" fn weir_pool_close(
+    pool: *const weir_pool,
+    out: *mut weir_item,
+    cap: usize,
+) -> usize {
+    on(pool, 0, |pool| {
+        into_buffer(&mut lock(pool), out, cap, |pool, cap, put| {
+            pool.close_with(cap, put)
         })
-    }
+    })
+}
 
-    /// Closes the pool for shutdown and empties it: passes at most `cap` idle
-    /// resources to `put`, oldest first, for the caller to close. Returns
-    /// how many it passed (at most `cap`); the rest stay for the next call,
-    /// so call again until [`Pool::idle`] is 0. From then on `take` answers
-    /// `Wait` and `give` keeps nothing, so every lent resource comes back to
-    /// its borrower to close.
-    pub fn close_with(&mut self, cap: usize, mut put: impl FnMut(usize)) -> usize {
-        self.closed = true;
-        let written = self.idle.len().min(cap);
-        for at in 0..written {
-            let item = self.idle[at].item;
-            self.forget(item);
-            self.counters.closed += 1;
-            put(item);
-        }
-        self.idle.drain(..written);
-        written
-    }
+/// How many resources exist: idle, lent and being made. 0 for a NULL pool.
+#[no_mangle]
+pub extern "C" fn weir_pool_live(pool: *const weir_pool) -> i64 {
+    on(pool, 0, |pool| lock(pool).live() as i64)
+}
 
-    /// [`Pool::close_with`] into a slice: the first `returned` entries are
-    /// written.
-    pub fn close(&mut self, out: &mut [usize]) -> usize {
-        let mut at = 0;
-        self.close_with(out.len(), |item| {
-            out[at] = item;
-            at += 1;
-        })
-    }
+/// How many are sitting idle. 0 for a NULL pool.
+#[no_mangle]
+pub extern "C" fn weir_pool_idle(pool: *const weir_pool) -> i64 {
+    on(pool, 0, |pool| lock(pool).idle() as i64)
+}
 
-    /// Removes an item from the table, if it is there.
-    fn forget(&mut self, item: usize) {
-        if let Some(slot) = self.table.find(item) {
-            self.table.remove(slot);
-        }
-    }
+/// How many are lent out or being made (reserved by MAKE). 0 for a NULL
+/// pool.
+#[no_mangle]
+pub extern "C" fn weir_pool_busy(pool: *const weir_pool) -> i64 {
+    on(pool, 0, |pool| lock(pool).busy() as i64)
+}
 
-    /// How long from `now` until the next idle resource becomes due: 0 if
-    /// one is due already, [`NEVER`] if none ever will (nothing idle, or no
-    /// `keep` and no `life`). [`Pool::evict`] at `now` plus this removes at
-    /// least one. Reads only: `now` does not move the pool's clock.
-    pub fn next_expiry(&self, now: i64) -> i64 {
-        let clock = self.latest.max(now);
-        match self.idle.iter().filter_map(|idle| self.expiry(idle)).min() {
-            None => NEVER,
-            Some(at) if at <= clock => 0,
-            Some(at) => at.saturating_sub(now),
-        }
-    }
+/// Nanoseconds from `now` until the next idle resource becomes due: 0 if
+/// one is due already, `INT64_MAX` if none ever will (nothing idle, or no
+/// `keep_ns` and no `life_ns`). `weir_pool_evict` at `now` plus this removes
+/// at least one, so one timer armed with it replaces polling. It only
+/// reads: `now` does not move the pool's clock. `INT64_MAX` for a NULL pool.
+#[no_mangle]
+pub extern "C" fn weir_pool_next_expiry(pool: *const weir_pool, now: i64) -> i64 {
+    on(pool, i64::MAX, |pool| lock(pool).next_expiry(now))
+}
 
-    /// How many resources exist: idle, lent, and being made.
-    pub fn live(&self) -> usize {
-        self.idle.len() + self.lent + self.reserved
-    }
-
-    /// How many are sitting idle.
-    pub fn idle(&self) -> usize {
-        self.idle.len()
-    }
-
-    /// How many are lent out or being made.
-    pub fn busy(&self) -> usize {
-        self.lent + self.reserved
-    }
-
-    /// Whether `close` has been called.
-    pub fn is_closed(&self) -> bool {
-        self.closed
-    }
-
-    /// The running totals.
-    pub fn counters(&self) -> Counters {
-        self.counters
-    }
-
-    /// The heap this pool allocated at construction (and never changes):
-    /// 24 bytes per idle slot plus 17 bytes per table slot on 64-bit.
-    pub fn heap_bytes(&self) -> usize {
-        self.idle.capacity() * size_of::<Idle>() + self.table.heap_bytes()
-    }
+/// Writes the pool's running totals to `*out`. `WEIR_ERR_NULL` if `pool`
+/// or `out` is NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned; `*out`
+/// is written only on success.
+#[no_mangle]
+pub extern "C" fn weir_pool_stats(
+    pool: *const weir_pool,
+    out: *mut weir_pool_counters,
+) -> weir_status {
+    status_on(pool, |pool| {
+        let counters = lock(pool).counters();
+        write_out(out, counters.into())
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::SECOND;
-
-    const MINUTE: i64 = 60 * SECOND;
-
-    fn pool(size: i64, idle: i64, keep_ns: i64, life_ns: i64) -> Pool {
-        Pool::new(Limits {
-            size,
-            idle,
-            keep_ns,
-            life_ns,
-        })
-        .unwrap()
-    }
-
-    /// Takes MAKE and registers `item` at `now`.
-    fn make(pool: &mut Pool, item: usize, now: i64) {
-        assert_eq!(pool.take(now), Taken::Make);
-        pool.made(item, now).unwrap();
-    }
 
     #[test]
-    fn preset_is_ten_ten_thirty_minutes_no_life() {
-        assert_eq!(
-            Limits::default(),
-            Limits {
-                size: 10,
-                idle: 10,
-                keep_ns: 30 * MINUTE,
-                life_ns: 0
-            }
-        );
-    }
-
-    #[test]
-    fn limits_are_validated() {
-        let bad = |size, idle, keep_ns, life_ns| {
-            Pool::new(Limits {
-                size,
-                idle,
-                keep_ns,
-                life_ns,
-            })
-            .unwrap_err()
-        };
-        assert_eq!(bad(-1, 1, 0, 0), LimitsError::Negative);
-        assert_eq!(bad(1, -1, 0, 0), LimitsError::Negative);
-        assert_eq!(bad(1, 1, -1, 0), LimitsError::Negative);
-        assert_eq!(bad(1, 1, 0, i64::MIN), LimitsError::Negative);
-        assert_eq!(bad(0, 0, 0, 0), LimitsError::ZeroSize);
-        assert_eq!(bad(MAX_SIZE + 1, 0, 0, 0), LimitsError::TooLarge);
-        assert_eq!(bad(i64::MAX, 0, 0, 0), LimitsError::TooLarge);
-        assert!(Pool::new(Limits {
-            size: 1,
-            idle: i64::MAX,
-            keep_ns: i64::MAX,
-            life_ns: i64::MAX
-        })
-        .is_ok());
-    }
-
-    #[test]
-    fn newest_returned_is_lent_first() {
-        let mut p = pool(3, 3, 0, 0);
-        for item in [1, 2, 3] {
-            make(&mut p, item, 0);
+    fn heap_per_handle_is_as_the_header_says() {
+        let mut pool = std::ptr::null_mut();
+        assert_eq!(weir_pool_new(std::ptr::null(), &mut pool), WEIR_OK);
+        let handle = core::mem::size_of::<weir_pool>();
+        let heap = handle + on(pool, 0, |p| lock(p).heap_bytes());
+        // "about 300 bytes, plus 24 per idle place, plus 17 per slot; about
+        // 1.1 KiB for the preset" (64-bit).
+        if cfg!(target_pointer_width = "64") {
+            assert!((250..=330).contains(&handle), "{handle}");
+            assert_eq!(heap - handle, 10 * 24 + 32 * 17);
+            assert!((1000..=1200).contains(&heap), "{heap}");
         }
-        for item in [1, 2, 3] {
-            assert_eq!(p.give(item, 1), Ok(true));
-        }
-        assert_eq!(p.take(2), Taken::Ready(3));
-        assert_eq!(p.take(2), Taken::Ready(2));
-        assert_eq!(p.take(2), Taken::Ready(1));
-        assert_eq!(p.take(2), Taken::Wait);
-        assert_eq!(p.counters().reused, 3);
-        assert_eq!(p.counters().waits, 1);
-    }
-
-    #[test]
-    fn idle_past_keep_comes_back_stale_and_out_of_the_count() {
-        let mut p = pool(2, 2, MINUTE, 0);
-        make(&mut p, 7, 0);
-        assert_eq!(p.give(7, 0), Ok(true));
-        assert_eq!(p.take(MINUTE - 1), Taken::Ready(7));
-        assert_eq!(p.give(7, MINUTE), Ok(true));
-        assert_eq!(p.live(), 1);
-        // Idle exactly `keep`: due (the boundary is included).
-        assert_eq!(p.take(2 * MINUTE), Taken::Stale(7));
-        assert_eq!(p.live(), 0);
-        assert_eq!(p.idle(), 0);
-        assert_eq!(p.counters().stale, 1);
-        // The item is gone: giving it again is misuse.
-        assert_eq!(p.give(7, 2 * MINUTE), Err(Misuse::NotLent));
-        assert_eq!(p.take(2 * MINUTE), Taken::Make);
-    }
-
-    #[test]
-    fn life_counts_from_birth_across_many_loans() {
-        let mut p = pool(1, 1, 0, 10 * SECOND);
-        make(&mut p, 9, 0);
-        // Lent and returned every second: give never resets the age.
-        for t in 1..10 {
-            assert_eq!(p.give(9, t * SECOND), Ok(true));
-            assert_eq!(p.take(t * SECOND), Taken::Ready(9));
-        }
-        assert_eq!(p.give(9, 9 * SECOND), Ok(true));
-        assert_eq!(p.take(10 * SECOND), Taken::Stale(9));
-        assert_eq!(p.live(), 0);
-    }
-
-    #[test]
-    fn give_past_life_is_not_kept() {
-        let mut p = pool(1, 1, 0, SECOND);
-        make(&mut p, 4, 0);
-        assert_eq!(p.give(4, SECOND), Ok(false));
-        assert_eq!(p.live(), 0);
-        assert_eq!(p.counters().evicted_age, 1);
-    }
-
-    #[test]
-    fn reservations_fill_to_size_then_wait_and_unmade_frees_room() {
-        let mut p = pool(2, 2, 0, 0);
-        assert_eq!(p.take(0), Taken::Make);
-        assert_eq!(p.take(0), Taken::Make);
-        assert_eq!(p.take(0), Taken::Wait);
-        assert_eq!((p.live(), p.busy()), (2, 2));
-        p.unmade().unwrap();
-        assert_eq!(p.live(), 1);
-        assert_eq!(p.take(0), Taken::Make);
-        p.unmade().unwrap();
-        p.unmade().unwrap();
-        assert_eq!(p.unmade(), Err(Misuse::NoReservation));
-        assert_eq!(p.live(), 0);
-        assert_eq!(p.counters().unmade, 3);
-    }
-
-    #[test]
-    fn unregistered_item_given_after_make_fills_the_reservation_born_now() {
-        let mut p = pool(1, 1, 0, 10 * SECOND);
-        assert_eq!(p.take(0), Taken::Make);
-        assert_eq!(p.give(5, 4 * SECOND), Ok(true));
-        assert_eq!(p.live(), 1);
-        assert_eq!(p.busy(), 0);
-        assert_eq!(p.counters().made, 1);
-        // Born at 4 s, not at the take: still fresh at 13.9 s.
-        assert_eq!(p.take(14 * SECOND - 1), Taken::Ready(5));
-        assert_eq!(p.give(5, 14 * SECOND - 1), Ok(true));
-        assert_eq!(p.take(14 * SECOND), Taken::Stale(5));
-    }
-
-    #[test]
-    fn give_beyond_idle_is_not_kept() {
-        let mut p = pool(3, 1, 0, 0);
-        make(&mut p, 1, 0);
-        make(&mut p, 2, 0);
-        assert_eq!(p.give(1, 0), Ok(true));
-        assert_eq!(p.give(2, 0), Ok(false));
-        assert_eq!((p.live(), p.idle(), p.busy()), (1, 1, 0));
-        assert_eq!(p.counters().refused, 1);
-        assert_eq!(p.give(2, 0), Err(Misuse::NotLent));
-    }
-
-    #[test]
-    fn idle_above_size_counts_as_size_and_zero_keeps_nothing() {
-        let mut p = pool(1, 5, 0, 0);
-        assert_eq!(p.idle_cap, 1);
-        let mut p0 = pool(1, 0, 0, 0);
-        make(&mut p0, 1, 0);
-        assert_eq!(p0.give(1, 0), Ok(false));
-        make(&mut p, 1, 0);
-        assert_eq!(p.give(1, 0), Ok(true));
-    }
-
-    #[test]
-    fn misuse_is_reported_and_changes_nothing() {
-        let mut p = pool(2, 2, 0, 0);
-        assert_eq!(p.made(1, 0), Err(Misuse::NoReservation));
-        assert_eq!(p.give(1, 0), Err(Misuse::NotLent));
-        assert_eq!(p.drop_item(1), Err(Misuse::NotLent));
-        make(&mut p, 1, 0);
-        assert_eq!(p.take(0), Taken::Make);
-        assert_eq!(p.made(1, 0), Err(Misuse::Known));
-        assert_eq!(p.give(1, 0), Ok(true));
-        assert_eq!(p.give(1, 0), Err(Misuse::Idle));
-        assert_eq!(p.drop_item(1), Err(Misuse::Idle));
-        assert_eq!(p.made(1, 0), Err(Misuse::Known));
-        assert_eq!((p.live(), p.idle(), p.busy()), (2, 1, 1));
-        p.made(2, 0).unwrap();
-        assert_eq!(p.counters().made, 2);
-        assert_eq!(p.drop_item(2), Ok(()));
-        assert_eq!(p.drop_item(2), Err(Misuse::NotLent));
-        assert_eq!((p.live(), p.idle(), p.busy()), (1, 1, 0));
-    }
-
-    #[test]
-    fn drop_frees_room_and_unknown_drop_ends_a_reservation() {
-        let mut p = pool(1, 1, 0, 0);
-        make(&mut p, 1, 0);
-        assert_eq!(p.take(0), Taken::Wait);
-        p.drop_item(1).unwrap();
-        assert_eq!(p.live(), 0);
-        assert_eq!(p.take(0), Taken::Make);
-        p.drop_item(8).unwrap();
-        assert_eq!(p.live(), 0);
-        let c = p.counters();
-        assert_eq!((c.made, c.dropped), (2, 2));
-    }
-
-    #[test]
-    fn evict_returns_exactly_the_due_oldest_first_and_leaves_the_rest() {
-        let mut p = pool(6, 6, 10 * SECOND, 100 * SECOND);
-        for item in 1..=6 {
-            make(&mut p, item, 0);
-        }
-        // Given at 0,1,2,3,4,5 s: due for idleness at 10..15 s.
-        for item in 1..=6 {
-            p.give(item, (item as i64 - 1) * SECOND).unwrap();
-        }
-        let mut out = [0; 2];
-        assert_eq!(p.evict(12 * SECOND - 1, &mut out), 2);
-        assert_eq!(out, [1, 2]);
-        assert_eq!(p.idle(), 4);
-        assert_eq!(p.evict(13 * SECOND, &mut out), 2);
-        assert_eq!(out, [3, 4]);
-        assert_eq!(p.evict(13 * SECOND, &mut out), 0);
-        // Two due, room for one: it returns what it wrote (never more than
-        // the room), and the other stays for the next call.
-        let mut out = [0; 2];
-        assert_eq!(p.evict(20 * SECOND, &mut out[..1]), 1);
-        assert_eq!(out, [5, 0]);
-        assert_eq!(p.idle(), 1);
-        assert_eq!(p.next_expiry(20 * SECOND), 0);
-        assert_eq!(p.evict(20 * SECOND, &mut out), 1);
-        assert_eq!(out[0], 6);
-        assert_eq!(p.live(), 0);
-        assert_eq!(p.counters().evicted_idle, 6);
-    }
-
-    #[test]
-    fn evict_for_age_and_count_only_with_no_room() {
-        let mut p = pool(3, 3, 0, 10 * SECOND);
-        make(&mut p, 1, 0);
-        make(&mut p, 2, 5 * SECOND);
-        p.give(2, 6 * SECOND).unwrap();
-        p.give(1, 7 * SECOND).unwrap();
-        // No room: nothing written, nothing removed.
-        assert_eq!(p.evict(12 * SECOND, &mut []), 0);
-        assert_eq!(p.idle(), 2);
-        let mut out = [0; 3];
-        assert_eq!(p.evict(12 * SECOND, &mut out), 1);
-        assert_eq!(out[0], 1);
-        assert_eq!(p.counters().evicted_age, 1);
-        assert_eq!(p.take(12 * SECOND), Taken::Ready(2));
-    }
-
-    #[test]
-    fn next_expiry_agrees_with_evict() {
-        let mut p = pool(3, 3, 10 * SECOND, 25 * SECOND);
-        assert_eq!(p.next_expiry(0), NEVER);
-        make(&mut p, 1, 0);
-        make(&mut p, 2, 0);
-        p.give(1, 3 * SECOND).unwrap();
-        p.give(2, 4 * SECOND).unwrap();
-        let now = 5 * SECOND;
-        let wait = p.next_expiry(now);
-        assert_eq!(wait, 8 * SECOND);
-        let mut out = [0; 3];
-        assert_eq!(p.evict(now + wait - 1, &mut out), 0);
-        assert_eq!(p.evict(now + wait, &mut out), 1);
-        assert_eq!(out[0], 1);
-        assert_eq!(p.next_expiry(now + wait), SECOND);
-        assert_eq!(p.take(now + wait), Taken::Ready(2));
-        p.give(2, 20 * SECOND).unwrap();
-        // Item 2: idle until 30 s, but born at 0 with life 25 s.
-        assert_eq!(p.next_expiry(21 * SECOND), 4 * SECOND);
-        assert_eq!(p.evict(25 * SECOND - 1, &mut out), 0);
-        assert_eq!(p.next_expiry(25 * SECOND - 1), 1);
-        assert_eq!(p.next_expiry(25 * SECOND), 0);
-        assert_eq!(p.evict(25 * SECOND, &mut out), 1);
-        assert_eq!(p.next_expiry(25 * SECOND), NEVER);
-    }
-
-    #[test]
-    fn no_keep_no_life_never_expires() {
-        let mut p = pool(1, 1, 0, 0);
-        make(&mut p, 1, i64::MIN);
-        p.give(1, i64::MIN).unwrap();
-        assert_eq!(p.next_expiry(i64::MAX), NEVER);
-        assert_eq!(p.evict(i64::MAX, &mut [0]), 0);
-        assert_eq!(p.take(i64::MAX), Taken::Ready(1));
-    }
-
-    #[test]
-    fn time_going_backwards_is_no_time_passing() {
-        let mut p = pool(1, 1, 10 * SECOND, 0);
-        make(&mut p, 1, 100 * SECOND);
-        p.give(1, 100 * SECOND).unwrap();
-        // An earlier `now` does not make the item younger than at 100 s...
-        assert_eq!(p.take(0), Taken::Ready(1));
-        p.give(1, 0).unwrap();
-        // ...and its idle clock started at 100 s, the latest seen.
-        assert_eq!(p.next_expiry(100 * SECOND), 10 * SECOND);
-        assert_eq!(p.take(110 * SECOND), Taken::Stale(1));
-        // Extreme times saturate.
-        let mut p = pool(1, 1, i64::MAX, i64::MAX);
-        make(&mut p, 1, i64::MAX - 1);
-        p.give(1, i64::MAX - 1).unwrap();
-        assert_eq!(p.next_expiry(i64::MAX - 1), 1);
-        assert_eq!(p.take(i64::MAX), Taken::Stale(1));
-    }
-
-    #[test]
-    fn close_hands_back_every_idle_item_and_shuts_the_pool() {
-        let mut p = pool(4, 4, 0, 0);
-        for item in 1..=4 {
-            make(&mut p, item, 0);
-        }
-        for item in 1..=3 {
-            p.give(item, 0).unwrap();
-        }
-        let mut out = [0; 2];
-        assert_eq!(p.close(&mut out), 2);
-        assert_eq!(out, [1, 2]);
-        assert_eq!(p.idle(), 1);
-        assert_eq!(p.close(&mut out), 1);
-        assert_eq!(out[0], 3);
-        assert_eq!(p.close(&mut out), 0);
-        assert!(p.is_closed());
-        assert_eq!(p.take(0), Taken::Wait);
-        // The lent one comes back to be closed by its borrower.
-        assert_eq!(p.give(4, 0), Ok(false));
-        assert_eq!(p.live(), 0);
-        assert_eq!(p.counters().closed, 4);
-    }
-
-    #[test]
-    fn table_survives_many_inserts_and_removals() {
-        // Items that collide heavily (multiples of a large power of two),
-        // lent and returned and dropped in a shuffled order.
-        let size = 64;
-        let mut p = pool(size, size, 0, 0);
-        let item = |k: usize| k << 40 | k;
-        for k in 0..size as usize {
-            make(&mut p, item(k), 0);
-        }
-        for round in 0..50usize {
-            for k in (0..size as usize).filter(|k| (k + round) % 3 == 0) {
-                p.drop_item(item(k)).unwrap();
-                make(&mut p, item(k), 0);
-            }
-        }
-        for k in 0..size as usize {
-            assert_eq!(p.give(item(k), 0), Ok(true));
-        }
-        assert_eq!(p.live(), size as usize);
-        for k in (0..size as usize).rev() {
-            assert_eq!(p.take(0), Taken::Ready(item(k)));
-        }
-    }
-
-    #[test]
-    fn memory_is_allocated_once() {
-        let mut p = pool(10, 10, MINUTE, 0);
-        let bytes = p.heap_bytes();
-        assert_eq!(
-            bytes,
-            10 * size_of::<Idle>() + 32 * (size_of::<usize>() + 9)
-        );
-        for round in 0..100 {
-            for item in 0..10 {
-                if round == 0 {
-                    make(&mut p, item, 0);
-                } else {
-                    assert!(matches!(p.take(round), Taken::Ready(_)));
-                }
-            }
-            for item in 0..10 {
-                p.give(item, round).unwrap();
-            }
-        }
-        assert_eq!(p.heap_bytes(), bytes);
-        assert_eq!(p.idle.capacity(), 10);
+        weir_pool_free(pool);
     }
 }

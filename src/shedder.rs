@@ -1,461 +1,322 @@
-//! Adaptive load shedding: refuse work only when the server is both hot and
-//! full.
-//!
-//! - **Hot**: the CPU (read by the caller, in thousandths) is at or over the
-//!   threshold, or it was within the last `cool_ns` and the shedder has
-//!   refused since.
-//! - **Full**: both the moving average and the current count of calls in
-//!   flight exceed the limit: the busiest complete bucket's passes per
-//!   nanosecond times the fastest complete bucket's mean response time (the
-//!   capacity the server has shown), scaled by
-//!   `(1000 - cpu) / (1000 - threshold)` held to `[floor, 1]`.
-//!
-//! A CPU spike with nothing queued refuses nothing, and neither does a long
-//! queue on an idle CPU. As go-zero's adaptive shedder does: the moving
-//! average of calls in flight moves on every completion (pass or fail), with
-//! the count after the call leaves; it starts at zero, so nothing is refused
-//! before a call has completed. Passes and response times come from complete
-//! buckets only; the busiest pass count is at least one, the capacity at
-//! least one call, and the limit at least one call. With no complete bucket
-//! holding a pass, the response time is the policy's assumed `latency_ns`.
-//! A failed call leaves flight without feeding passes or response times.
-//!
-//! The capacity is worked out once each time the window's head moves on (at
-//! most once per bucket width) and kept, so a decision does not rescan the
-//! window.
+//! C face of [`weir_core::shedder`].
 
-use crate::time::elapsed;
-use crate::window::{Total, Window, WindowError};
+use std::sync::Mutex;
 
-/// CPU use, in thousandths, that is all of it.
-pub const CPU_MAX: i32 = 1000;
+use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
 
-/// The constants of adaptive load shedding.
+use crate::guard::{
+    free_handle, lock, new_handle, on, policy_or, status_on, usable, value_mut, write_out, Guarded,
+    Handle,
+};
+use crate::status::weir_status::{self, *};
+use weir_core::shedder::{Settled, Shed, ShedError, Shedder, Stats, Ticket};
+
+/// The constants of adaptive load shedding. Start from `weir_shed_preset()`
+/// and change what you need; every field is checked when a shedder is made
+/// from it. 48 bytes.
+#[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Shed {
-    /// Buckets in the window; below one is raised to one.
+pub struct weir_shed {
+    /// Buckets in the window; below one is raised to one, above 1048576 is
+    /// `WEIR_ERR_TOO_LARGE`.
     pub size: i32,
-    /// How far back the window reaches.
-    pub window_ns: i64,
-    /// CPU use in thousandths at or above which the server is hot, in
+    /// CPU use in thousandths at or above which the server is hot; in
     /// [0, 1000).
     pub cpu: i32,
-    /// Response time assumed while no complete bucket holds a pass.
+    /// How far back the window reaches; positive.
+    pub window_ns: i64,
+    /// Response time assumed while no complete bucket holds a pass; positive.
     pub latency_ns: i64,
-    /// Weight of the old value in the moving average of calls in flight, in
+    /// Weight of the old value in the moving average of calls in flight; in
     /// [0, 1).
     pub beta: f64,
     /// How long the server stays hot after the CPU falls, if the shedder has
-    /// refused since. Zero: not at all.
+    /// refused since; zero or more.
     pub cool_ns: i64,
-    /// The least share of capacity admitted however hot the CPU, in (0, 1].
+    /// The least share of capacity admitted however hot the CPU; in (0, 1].
     pub floor: f64,
 }
 
-impl Shed {
-    /// The preset: 50 buckets over 5 s, hot at 900‰, 1 s assumed response
-    /// time, average weighted 0.9, 1 s to cool, never under 0.1 of capacity.
-    pub const PRESET: Shed = Shed {
-        size: 50,
-        window_ns: 5_000_000_000,
-        cpu: 900,
-        latency_ns: 1_000_000_000,
-        beta: 0.9,
-        cool_ns: 1_000_000_000,
-        floor: 0.1,
-    };
+assert_eq_size!(weir_shed, [u8; 48]);
+assert_eq_align!(weir_shed, u64);
+const_assert_eq!(core::mem::offset_of!(weir_shed, size), 0);
+const_assert_eq!(core::mem::offset_of!(weir_shed, cpu), 4);
+const_assert_eq!(core::mem::offset_of!(weir_shed, window_ns), 8);
+const_assert_eq!(core::mem::offset_of!(weir_shed, latency_ns), 16);
+const_assert_eq!(core::mem::offset_of!(weir_shed, beta), 24);
+const_assert_eq!(core::mem::offset_of!(weir_shed, cool_ns), 32);
+const_assert_eq!(core::mem::offset_of!(weir_shed, floor), 40);
 
-    /// The policy checked: threshold in [0, 1000), `latency_ns` and
-    /// `window_ns` positive, `beta` in [0, 1), `floor` in (0, 1], `cool_ns`
-    /// not negative.
-    pub fn check(self) -> Result<Shed, ShedError> {
-        if !(0..CPU_MAX).contains(&self.cpu) {
-            return Err(ShedError::Cpu);
+impl From<Shed> for weir_shed {
+    fn from(shed: Shed) -> weir_shed {
+        weir_shed {
+            size: shed.size,
+            cpu: shed.cpu,
+            window_ns: shed.window_ns,
+            latency_ns: shed.latency_ns,
+            beta: shed.beta,
+            cool_ns: shed.cool_ns,
+            floor: shed.floor,
         }
-        if self.window_ns <= 0 {
-            return Err(ShedError::Window(WindowError::Span));
-        }
-        if self.latency_ns <= 0 {
-            return Err(ShedError::Latency);
-        }
-        if !(0.0..1.0).contains(&self.beta) {
-            return Err(ShedError::Beta);
-        }
-        if !(self.floor > 0.0 && self.floor <= 1.0) {
-            return Err(ShedError::Floor);
-        }
-        if self.cool_ns < 0 {
-            return Err(ShedError::Cool);
-        }
-        Ok(self)
     }
 }
 
-impl Default for Shed {
-    fn default() -> Shed {
-        Shed::PRESET
+impl From<weir_shed> for Shed {
+    fn from(shed: weir_shed) -> Shed {
+        Shed {
+            size: shed.size,
+            cpu: shed.cpu,
+            window_ns: shed.window_ns,
+            latency_ns: shed.latency_ns,
+            beta: shed.beta,
+            cool_ns: shed.cool_ns,
+            floor: shed.floor,
+        }
     }
 }
 
-/// Why a shedder could not be made from a policy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ShedError {
-    /// The CPU threshold is outside [0, 1000).
-    Cpu,
-    /// `latency_ns` is zero or negative.
-    Latency,
-    /// `beta` is outside [0, 1) or NaN.
-    Beta,
-    /// `floor` is outside (0, 1] or NaN.
-    Floor,
-    /// `cool_ns` is negative.
-    Cool,
-    /// The window could not be made.
-    Window(WindowError),
+impl From<ShedError> for weir_status {
+    fn from(error: ShedError) -> weir_status {
+        match error {
+            ShedError::Cpu => WEIR_ERR_SHED_CPU,
+            ShedError::Latency => WEIR_ERR_SHED_LATENCY,
+            ShedError::Beta => WEIR_ERR_SHED_BETA,
+            ShedError::Floor => WEIR_ERR_SHED_FLOOR,
+            ShedError::Cool => WEIR_ERR_SHED_COOL,
+            ShedError::Window(error) => error.into(),
+        }
+    }
 }
 
-/// A call the shedder let through, kept by the caller until it settles the
-/// call with [`Shedder::pass`] or [`Shedder::fail`], exactly once.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Ticket {
-    /// When the call started.
+/// The preset: 50 buckets over 5 s, hot at 900‰ CPU, 1 s assumed response
+/// time, average weighted 0.9, 1 s to cool, never under 0.1 of capacity.
+#[no_mangle]
+pub extern "C" fn weir_shed_preset() -> weir_shed {
+    Shed::PRESET.into()
+}
+
+/// A call the shedder let through: a plain value the caller keeps (on its
+/// stack, in its request struct) and hands back, by address, to
+/// `weir_shedder_pass` or `weir_shedder_fail` of the same shedder exactly
+/// once. `weir_shedder_allow` fills it in; the caller does not. Settle the
+/// ticket itself, not a copy: each copy would settle on its own. Two threads
+/// may settle one ticket at once (a completion racing a timeout): weir reads
+/// and writes it under the shedder's lock, so one settles it and the other
+/// gets `WEIR_ERR_SETTLED`. 16 bytes, aligned as an int64_t: a misaligned
+/// ticket is refused (`WEIR_ERR_MISALIGNED`), never read or written.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct weir_ticket {
+    /// When the call started, on the caller's clock.
     pub start: i64,
-    /// Whether the call is still in flight (not yet settled).
-    pub open: bool,
+    /// 1 while the call is in flight, 0 once settled (or refused).
+    pub flying: i32,
+    /// Always 0.
+    pub reserved: i32,
 }
 
-/// A ticket was settled a second time; nothing changed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Settled;
+assert_eq_size!(weir_ticket, [u8; 16]);
+assert_eq_align!(weir_ticket, u64);
+const_assert_eq!(core::mem::offset_of!(weir_ticket, start), 0);
+const_assert_eq!(core::mem::offset_of!(weir_ticket, flying), 8);
+const_assert_eq!(core::mem::offset_of!(weir_ticket, reserved), 12);
 
-/// What the shedder knows at a moment, for a dashboard.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Stats {
+impl From<Ticket> for weir_ticket {
+    fn from(ticket: Ticket) -> weir_ticket {
+        weir_ticket {
+            start: ticket.start,
+            flying: i32::from(ticket.open),
+            reserved: 0,
+        }
+    }
+}
+
+/// What a shedder knows at a moment, for a dashboard. 40 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct weir_shed_stats {
     /// Calls in flight now.
     pub flying: i64,
     /// The moving average of calls in flight.
     pub average: f64,
-    /// Calls the server has shown it can hold at once, before the CPU
-    /// scaling; at least one.
+    /// Calls the server has shown it can hold at once: the busiest complete
+    /// bucket's passes per nanosecond times the fastest complete bucket's
+    /// mean response time; at least 1.
     pub capacity: f64,
-    /// The capacity scaled by the last CPU reading: what both `flying` and
-    /// `average` must exceed for a refusal; at least one.
+    /// `capacity` scaled by the last CPU reading: what both `flying` and
+    /// `average` must exceed, while hot, for a refusal; at least 1.
     pub limit: f64,
-    /// The last CPU reading, in thousandths (clamped into [0, 1000]).
+    /// The last CPU reading, in thousandths, clamped into [0, 1000].
     pub cpu: i32,
-    /// Whether the shedder counts as hot.
-    pub hot: bool,
+    /// 1 if the shedder counts as hot, else 0.
+    pub hot: i32,
 }
 
-/// Load shedding that refuses work only when the server is both hot and
-/// full. Not synchronised: its owner guards it (the C handle takes a short
-/// lock).
-#[derive(Clone, Debug)]
-pub struct Shedder {
-    shed: Shed,
-    /// 1 / (1000 - threshold), for scaling the capacity by the CPU.
-    per_cpu: f64,
-    /// Per bucket: the response times of passed calls (sum) and the passes
-    /// (count).
-    window: Window<Total>,
-    flying: i64,
-    average: f64,
-    /// When the CPU was last at or over the threshold.
-    overloaded_at: Option<i64>,
-    /// Whether the shedder has refused since it last cooled.
-    dropped: bool,
-    /// The last CPU reading, clamped.
-    cpu: i32,
-    /// The capacity worked out from the complete buckets, and the head
-    /// bucket's number it was worked out for.
-    capacity: f64,
-    capacity_epoch: u64,
-    /// The latest `now` seen; an earlier one counts as this one.
-    latest: i64,
+assert_eq_size!(weir_shed_stats, [u8; 40]);
+assert_eq_align!(weir_shed_stats, u64);
+const_assert_eq!(core::mem::offset_of!(weir_shed_stats, flying), 0);
+const_assert_eq!(core::mem::offset_of!(weir_shed_stats, average), 8);
+const_assert_eq!(core::mem::offset_of!(weir_shed_stats, capacity), 16);
+const_assert_eq!(core::mem::offset_of!(weir_shed_stats, limit), 24);
+const_assert_eq!(core::mem::offset_of!(weir_shed_stats, cpu), 32);
+const_assert_eq!(core::mem::offset_of!(weir_shed_stats, hot), 36);
+
+impl From<Stats> for weir_shed_stats {
+    fn from(stats: Stats) -> weir_shed_stats {
+        weir_shed_stats {
+            flying: stats.flying,
+            average: stats.average,
+            capacity: stats.capacity,
+            limit: stats.limit,
+            cpu: stats.cpu,
+            hot: i32::from(stats.hot),
+        }
+    }
 }
 
-impl Shedder {
-    /// A shedder with an empty window opening at `now`.
-    pub fn new(shed: Shed, now: i64) -> Result<Shedder, ShedError> {
-        let mut shed = shed.check()?;
-        shed.size = shed.size.max(1);
-        let window =
-            Window::new(i64::from(shed.size), shed.window_ns, now).map_err(ShedError::Window)?;
-        let mut shedder = Shedder {
-            shed,
-            per_cpu: 1.0 / f64::from(CPU_MAX - shed.cpu),
-            window,
-            flying: 0,
-            average: 0.0,
-            overloaded_at: None,
-            dropped: false,
-            cpu: 0,
-            capacity: 1.0,
-            capacity_epoch: 0,
-            latest: now,
-        };
-        shedder.capacity = shedder.measure();
-        shedder.capacity_epoch = shedder.window.epoch();
-        Ok(shedder)
-    }
+/// Adaptive load shedding: a call is refused only when the server is both
+/// hot and full. Hot: the CPU the caller reads is at or over the threshold,
+/// or was within `cool_ns` and the shedder has refused since. Full: both the
+/// moving average and the current count of calls in flight exceed the limit
+/// (see `weir_shed_stats`): the busiest complete bucket's passes per
+/// nanosecond times the fastest complete bucket's mean response time,
+/// scaled by `(1000 - cpu) / (1000 - threshold)` held to [floor, 1], and
+/// never under one call. The moving average moves on every completion (pass
+/// or fail) with the count left in flight, starting from 0, so nothing is
+/// refused before a call has completed; with no complete bucket holding a
+/// pass the response time is the policy's `latency_ns`. Safe to share
+/// between threads: each call takes a short per-handle lock, and a decision
+/// never rescans the window. Heap per handle: 16 bytes per bucket plus about
+/// 190 bytes (under 1 KB at the preset). Made by `weir_shedder_new`, freed
+/// by `weir_shedder_free`.
+pub struct weir_shedder(Guarded<Mutex<Shedder>>);
 
-    /// The policy in force (its size raised to at least one).
-    pub fn shed(&self) -> Shed {
-        self.shed
+impl Handle for weir_shedder {
+    type State = Mutex<Shedder>;
+    fn guarded(&self) -> &Guarded<Self::State> {
+        &self.0
     }
+}
 
-    /// Brings the window to `now` (an earlier `now` than one seen counts as
-    /// the latest) and the capacity with it.
-    #[inline]
-    fn advance(&mut self, now: i64) -> i64 {
-        let now = now.max(self.latest);
-        self.latest = now;
-        self.window.advance(now, |_, _| {});
-        if self.window.epoch() != self.capacity_epoch {
-            self.capacity = self.measure();
-            self.capacity_epoch = self.window.epoch();
-        }
-        now
-    }
+/// Makes a shedder with an empty window opening at `now` and writes it to
+/// `*out`. `policy` NULL means the preset. A bad policy gets its own status:
+/// `WEIR_ERR_SHED_CPU`, `WEIR_ERR_SHED_LATENCY`, `WEIR_ERR_SHED_BETA`,
+/// `WEIR_ERR_SHED_FLOOR`, `WEIR_ERR_SHED_COOL`, `WEIR_ERR_WINDOW_SPAN`,
+/// `WEIR_ERR_TOO_LARGE`. `WEIR_ERR_NULL` if `out` is NULL; `*out` is written
+/// only on success.
+#[no_mangle]
+pub extern "C" fn weir_shedder_new(
+    policy: *const weir_shed,
+    now: i64,
+    out: *mut *mut weir_shedder,
+) -> weir_status {
+    new_handle(out, || {
+        let shed = policy_or(policy, weir_shed_preset())?;
+        let shedder = Shedder::new(shed.into(), now)?;
+        Ok(weir_shedder(Guarded::new(Mutex::new(shedder))))
+    })
+}
 
-    /// The capacity from the complete buckets: busiest passes per bucket
-    /// times fastest mean response time, over the bucket width.
-    fn measure(&self) -> f64 {
-        let mut busiest: i64 = 1;
-        let mut fastest = f64::INFINITY;
-        self.window.each(self.latest, false, |bucket| {
-            busiest = busiest.max(bucket.count);
-            if bucket.count > 0 {
-                fastest = fastest.min(bucket.sum as f64 / bucket.count as f64);
-            }
-        });
-        if fastest == f64::INFINITY {
-            fastest = self.shed.latency_ns as f64;
-        }
-        (busiest as f64 * fastest / self.window.width() as f64).max(1.0)
-    }
+/// Frees a shedder. NULL is accepted and ignored.
+#[no_mangle]
+pub extern "C" fn weir_shedder_free(shedder: *mut weir_shedder) {
+    free_handle(shedder)
+}
 
-    /// The capacity scaled by how near `cpu` is to all of it.
-    #[inline]
-    fn limit(&self, cpu: i32) -> f64 {
-        let factor = f64::from(CPU_MAX - cpu) * self.per_cpu;
-        (self.capacity * factor.clamp(self.shed.floor, 1.0)).max(1.0)
-    }
-
-    /// Hot at `now` with the CPU at `cpu`: over the threshold, or within the
-    /// cooling time of the last time it was and refused since.
-    #[inline]
-    fn hot(&mut self, now: i64, cpu: i32) -> bool {
-        if cpu >= self.shed.cpu {
-            return true;
-        }
-        if !self.dropped {
+/// Asks to start one call at `now`, with the CPU at `cpu_permille`
+/// thousandths (values outside [0, 1000] are clamped into it). True: go
+/// ahead; `*ticket` now holds the call, to be settled once with
+/// `weir_shedder_pass` or `weir_shedder_fail`. False: refused, and `*ticket`
+/// is written as already settled. False, changing nothing, for a NULL
+/// shedder or a NULL or misaligned `ticket`.
+#[no_mangle]
+pub extern "C" fn weir_shedder_allow(
+    shedder: *const weir_shedder,
+    now: i64,
+    cpu_permille: i32,
+    ticket: *mut weir_ticket,
+) -> bool {
+    on(shedder, false, |state| {
+        if usable(ticket).is_err() {
             return false;
         }
-        match self.overloaded_at {
-            Some(at) if elapsed(at, now) < self.shed.cool_ns => true,
-            _ => {
-                self.dropped = false;
-                false
-            }
-        }
-    }
-
-    /// Asks to start one call at `now` with the CPU at `cpu` thousandths
-    /// (held to [0, 1000]). `Some` means go ahead: the caller keeps the
-    /// ticket and settles it once the call has finished.
-    #[inline]
-    pub fn allow(&mut self, now: i64, cpu: i32) -> Option<Ticket> {
-        let now = self.advance(now);
-        let cpu = cpu.clamp(0, CPU_MAX);
-        self.cpu = cpu;
-        if cpu >= self.shed.cpu {
-            self.overloaded_at = Some(now);
-        }
-        if self.hot(now, cpu) {
-            let limit = self.limit(cpu);
-            if self.average > limit && self.flying as f64 > limit {
-                self.dropped = true;
-                return None;
-            }
-        }
-        self.flying = self.flying.saturating_add(1);
-        Some(Ticket {
+        let mut shedder = lock(state);
+        let issued = shedder.allow(now, cpu_permille);
+        let written = issued.unwrap_or(Ticket {
             start: now,
-            open: true,
-        })
-    }
-
-    /// A call leaves flight: the moving average moves with the count left.
-    #[inline]
-    fn leave(&mut self) {
-        self.flying = (self.flying - 1).max(0);
-        let beta = self.shed.beta;
-        self.average = self.average * beta + self.flying as f64 * (1.0 - beta);
-    }
-
-    /// The call behind `ticket` succeeded at `now`: it leaves flight, and its
-    /// response time and its pass count towards capacity. A ticket already
-    /// settled is an error and changes nothing.
-    #[inline]
-    pub fn pass(&mut self, ticket: &mut Ticket, now: i64) -> Result<(), Settled> {
-        if !ticket.open {
-            return Err(Settled);
-        }
-        ticket.open = false;
-        let now = self.advance(now);
-        self.leave();
-        self.window.head_mut().add(elapsed(ticket.start, now));
-        Ok(())
-    }
-
-    /// The call behind `ticket` failed: it leaves flight but says nothing
-    /// about capacity. A ticket already settled is an error and changes
-    /// nothing.
-    #[inline]
-    pub fn fail(&mut self, ticket: &mut Ticket) -> Result<(), Settled> {
-        if !ticket.open {
-            return Err(Settled);
-        }
-        ticket.open = false;
-        self.leave();
-        Ok(())
-    }
-
-    /// How many calls are in flight.
-    pub fn flying(&self) -> i64 {
-        self.flying
-    }
-
-    /// What the shedder knows at `now`.
-    pub fn stats(&mut self, now: i64) -> Stats {
-        let now = self.advance(now);
-        let cpu = self.cpu;
-        Stats {
-            flying: self.flying,
-            average: self.average,
-            capacity: self.capacity,
-            limit: self.limit(cpu),
-            cpu,
-            hot: self.hot(now, cpu),
-        }
-    }
+            open: false,
+        });
+        write_out(ticket, written.into()).is_ok() && issued.is_some()
+    })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// Settles the call behind `*ticket` with `settle`, after checking the
+/// ticket, and writes it back as settled. The ticket is read and written
+/// under the shedder's lock, so two threads settling one ticket at once
+/// (a completion racing a timeout) settle it once between them.
+fn settle(
+    shedder: *const weir_shedder,
+    ticket: *mut weir_ticket,
+    settle: impl FnOnce(&mut Shedder, &mut Ticket) -> Result<(), Settled>,
+) -> weir_status {
+    status_on(shedder, |state| {
+        let mut shedder = lock(state);
+        let held = value_mut(ticket)?;
+        let mut open = match held.flying {
+            0 => return Err(WEIR_ERR_SETTLED),
+            1 => Ticket {
+                start: held.start,
+                open: true,
+            },
+            _ => return Err(WEIR_ERR_INVALID_ARGUMENT),
+        };
+        settle(&mut shedder, &mut open).map_err(|Settled| WEIR_ERR_SETTLED)?;
+        *held = open.into();
+        Ok(())
+    })
+}
 
-    const MS: i64 = 1_000_000;
+/// The call behind `*ticket` succeeded at `now`: it leaves flight, and its
+/// response time and its pass count towards capacity. `WEIR_ERR_SETTLED`,
+/// changing nothing, if the ticket was already settled (or refused);
+/// `WEIR_ERR_INVALID_ARGUMENT` if its `flying` is neither 0 nor 1;
+/// `WEIR_ERR_NULL` if `shedder` or `ticket` is NULL; `WEIR_ERR_MISALIGNED`,
+/// changing nothing, if `ticket` is misaligned.
+#[no_mangle]
+pub extern "C" fn weir_shedder_pass(
+    shedder: *const weir_shedder,
+    ticket: *mut weir_ticket,
+    now: i64,
+) -> weir_status {
+    settle(shedder, ticket, |shedder, ticket| shedder.pass(ticket, now))
+}
 
-    #[test]
-    fn the_policy_is_checked() {
-        let bad = |shed: Shed| Shedder::new(shed, 0).unwrap_err();
-        let p = Shed::PRESET;
-        assert_eq!(bad(Shed { cpu: 1000, ..p }), ShedError::Cpu);
-        assert_eq!(bad(Shed { cpu: -1, ..p }), ShedError::Cpu);
-        assert_eq!(bad(Shed { latency_ns: 0, ..p }), ShedError::Latency);
-        assert_eq!(bad(Shed { beta: 1.0, ..p }), ShedError::Beta);
-        assert_eq!(
-            bad(Shed {
-                beta: f64::NAN,
-                ..p
-            }),
-            ShedError::Beta
-        );
-        assert_eq!(bad(Shed { floor: 0.0, ..p }), ShedError::Floor);
-        assert_eq!(bad(Shed { floor: 1.5, ..p }), ShedError::Floor);
-        assert_eq!(
-            bad(Shed {
-                floor: f64::NAN,
-                ..p
-            }),
-            ShedError::Floor
-        );
-        assert_eq!(bad(Shed { cool_ns: -1, ..p }), ShedError::Cool);
-        assert_eq!(
-            bad(Shed { window_ns: 0, ..p }),
-            ShedError::Window(WindowError::Span)
-        );
-        let one = Shedder::new(Shed { size: 0, ..p }, 0).unwrap();
-        assert_eq!(one.shed().size, 1);
-    }
+/// The call behind `*ticket` failed: it leaves flight but feeds neither the
+/// pass count nor the response times. Statuses as for `weir_shedder_pass`.
+#[no_mangle]
+pub extern "C" fn weir_shedder_fail(
+    shedder: *const weir_shedder,
+    ticket: *mut weir_ticket,
+) -> weir_status {
+    settle(shedder, ticket, Shedder::fail)
+}
 
-    #[test]
-    fn starts_from_the_assumed_latency_and_one_pass() {
-        let mut shedder = Shedder::new(Shed::PRESET, 0).unwrap();
-        let stats = shedder.stats(0);
-        // One pass per 100 ms bucket, 1 s each: ten in flight.
-        assert_eq!(stats.capacity, 10.0);
-        assert_eq!(stats.average, 0.0);
-        assert_eq!(stats.flying, 0);
-        assert!(!stats.hot);
-    }
+/// How many calls are in flight; 0 for a NULL shedder.
+#[no_mangle]
+pub extern "C" fn weir_shedder_flying(shedder: *const weir_shedder) -> i64 {
+    on(shedder, 0, |state| lock(state).flying())
+}
 
-    #[test]
-    fn the_capacity_uses_complete_buckets_only() {
-        let mut shedder = Shedder::new(Shed::PRESET, 0).unwrap();
-        let mut tickets = [Ticket {
-            start: 0,
-            open: false,
-        }; 40];
-        for ticket in &mut tickets {
-            *ticket = shedder.allow(0, 0).unwrap();
-        }
-        for ticket in &mut tickets {
-            shedder.pass(ticket, 5 * MS).unwrap();
-        }
-        // Still in the first bucket: it is not complete.
-        assert_eq!(shedder.stats(99 * MS).capacity, 10.0);
-        // Complete now: 40 passes per 100 ms at 5 ms each is 2 in flight.
-        assert_eq!(shedder.stats(100 * MS).capacity, 2.0);
-        // The limit is never under one call.
-        let mut fast = Shedder::new(Shed::PRESET, 0).unwrap();
-        let mut ticket = fast.allow(0, 0).unwrap();
-        fast.pass(&mut ticket, 1).unwrap();
-        assert_eq!(fast.stats(100 * MS).capacity, 1.0);
-        assert_eq!(fast.stats(100 * MS).limit, 1.0);
-    }
-
-    #[test]
-    fn a_ticket_settles_once() {
-        let mut shedder = Shedder::new(Shed::PRESET, 0).unwrap();
-        let mut ticket = shedder.allow(0, 0).unwrap();
-        let mut other = shedder.allow(0, 0).unwrap();
-        assert_eq!(shedder.flying(), 2);
-        assert_eq!(shedder.pass(&mut ticket, 10 * MS), Ok(()));
-        let before = shedder.stats(10 * MS);
-        assert_eq!(shedder.pass(&mut ticket, 20 * MS), Err(Settled));
-        assert_eq!(shedder.fail(&mut ticket), Err(Settled));
-        assert_eq!(shedder.stats(10 * MS), before);
-        assert_eq!(shedder.fail(&mut other), Ok(()));
-        assert_eq!(shedder.fail(&mut other), Err(Settled));
-        assert_eq!(shedder.flying(), 0);
-    }
-
-    #[test]
-    fn the_average_moves_on_each_completion_with_the_count_left() {
-        let mut shedder = Shedder::new(Shed::PRESET, 0).unwrap();
-        let mut a = shedder.allow(0, 0).unwrap();
-        let mut b = shedder.allow(0, 0).unwrap();
-        let mut c = shedder.allow(0, 0).unwrap();
-        assert_eq!(shedder.stats(0).average, 0.0);
-        shedder.pass(&mut a, 1).unwrap();
-        assert!((shedder.stats(1).average - 0.2).abs() < 1e-12);
-        shedder.fail(&mut b).unwrap();
-        assert!((shedder.stats(1).average - (0.18 + 0.1)).abs() < 1e-12);
-        shedder.pass(&mut c, 2).unwrap();
-        assert!((shedder.stats(2).average - 0.252).abs() < 1e-12);
-    }
-
-    #[test]
-    fn cpu_readings_are_clamped() {
-        let mut shedder = Shedder::new(Shed::PRESET, 0).unwrap();
-        shedder.allow(0, -50).unwrap();
-        assert_eq!(shedder.stats(0).cpu, 0);
-        shedder.allow(0, 5_000).unwrap();
-        let stats = shedder.stats(0);
-        assert_eq!(stats.cpu, 1000);
-        assert!(stats.hot);
-    }
+/// Writes what the shedder knows at `now` to `*out`. `WEIR_ERR_NULL` if
+/// `shedder` or `out` is NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned.
+#[no_mangle]
+pub extern "C" fn weir_shedder_stats(
+    shedder: *const weir_shedder,
+    now: i64,
+    out: *mut weir_shed_stats,
+) -> weir_status {
+    status_on(shedder, |state| {
+        let stats = lock(state).stats(now);
+        write_out(out, stats.into())
+    })
 }

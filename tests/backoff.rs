@@ -3,8 +3,8 @@
 //! documented range, and the preset's schedule for draws of 0.5 is exactly
 //! 100 ms, 200 ms.
 
-use weir::backoff::{Backoff, Jitter};
-use weir::ffi::backoff::*;
+use weir::backoff::*;
+use weir_core::backoff::{Backoff, Jitter};
 
 const MS: i64 = 1_000_000;
 

@@ -3,7 +3,7 @@
 //! through the C handle from several threads). Time is driven through `now`;
 //! the draws come from a fixed-seed generator.
 
-use weir::breaker::{Breaker, Sre};
+use weir_core::breaker::{Breaker, Sre};
 
 const MS: i64 = 1_000_000;
 const SECOND: i64 = 1_000 * MS;
@@ -217,8 +217,8 @@ fn every_call_is_counted_once() {
 mod through_c {
     //! The same count through the C handle, from several threads at once.
     use super::*;
-    use weir::ffi::breaker::*;
-    use weir::ffi::status::weir_status::WEIR_OK;
+    use weir::breaker::*;
+    use weir::status::weir_status::WEIR_OK;
 
     struct Shared(*mut weir_breaker);
     // SAFETY: the handle is documented as safe to share between threads.

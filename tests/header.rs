@@ -1,4 +1,4 @@
-//! `include/weir.h` is generated from `src/ffi` by cbindgen and committed.
+//! `include/weir.h` is generated from the C crate (`src/`) by cbindgen and committed.
 //! This test regenerates it and fails when the committed file is stale.
 //! Regenerate with: WEIR_BLESS=1 cargo test --test header
 
@@ -19,7 +19,7 @@ fn generate() -> String {
     let mut out = Vec::new();
     cbindgen::Builder::new()
         .with_config(config)
-        .with_src(root.join("src/ffi/mod.rs"))
+        .with_src(root.join("src/lib.rs"))
         .with_after_include(version)
         .generate()
         .expect("cbindgen generates the header")

@@ -23,22 +23,22 @@ use std::ptr::{null, null_mut};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, Once};
 
-use weir::ffi::backoff::*;
-use weir::ffi::bloom::*;
-use weir::ffi::breaker::*;
-use weir::ffi::bucket::*;
-use weir::ffi::deadline::*;
-use weir::ffi::gate::*;
-use weir::ffi::limiter::*;
-use weir::ffi::period::*;
-use weir::ffi::pool::*;
-use weir::ffi::rate::*;
-use weir::ffi::shedder::*;
-use weir::ffi::sliding::*;
-use weir::ffi::status::weir_status::{self, *};
-use weir::ffi::status::*;
-use weir::ffi::version::*;
-use weir::ffi::window::*;
+use weir::backoff::*;
+use weir::bloom::*;
+use weir::breaker::*;
+use weir::bucket::*;
+use weir::deadline::*;
+use weir::gate::*;
+use weir::limiter::*;
+use weir::period::*;
+use weir::pool::*;
+use weir::rate::*;
+use weir::shedder::*;
+use weir::sliding::*;
+use weir::status::weir_status::{self, *};
+use weir::status::*;
+use weir::version::*;
+use weir::window::*;
 
 // ---------------------------------------------------------------------------
 // The panic counter.
@@ -566,7 +566,7 @@ fn limiter_never_panics_and_available_stays_under_capacity() {
             // Scribble over the private fields (the tag included now and
             // then): every call must check the value, not trust it.
             // SAFETY: weir_limiter is 48 bytes of plain integers, aligned
-            // as a u64 (pinned by static assertions in src/ffi/limiter.rs).
+            // as a u64 (pinned by static assertions in src/limiter.rs).
             let words = unsafe { &mut *(&mut limiter as *mut weir_limiter as *mut [u64; 6]) };
             let at = if rng.one_in(8) { 0 } else { 1 + rng.below(5) } as usize;
             words[at] = rng.u64();

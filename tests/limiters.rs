@@ -2,15 +2,15 @@
 //! straddle a second boundary) through the Rust types and through the C
 //! surface, and many threads sharing one handle of each.
 
-use weir::bucket::Bucket;
-use weir::ffi::bucket::*;
-use weir::ffi::gate::*;
-use weir::ffi::period::*;
-use weir::ffi::sliding::*;
-use weir::ffi::status::weir_status::WEIR_OK;
-use weir::period::{Period, Quota};
-use weir::sliding::Sliding;
-use weir::time::SECOND;
+use weir::bucket::*;
+use weir::gate::*;
+use weir::period::*;
+use weir::sliding::*;
+use weir::status::weir_status::WEIR_OK;
+use weir_core::bucket::Bucket;
+use weir_core::period::{Period, Quota};
+use weir_core::sliding::Sliding;
+use weir_core::time::SECOND;
 
 const MS: i64 = 1_000_000;
 

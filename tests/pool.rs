@@ -5,9 +5,9 @@ use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 
 use proptest::prelude::*;
-use weir::ffi::pool::*;
-use weir::ffi::status::weir_status::*;
-use weir::pool::{Limits, Misuse, Pool, Taken};
+use weir::pool::*;
+use weir::status::weir_status::*;
+use weir_core::pool::{Limits, Misuse, Pool, Taken};
 
 const SECOND: i64 = 1_000_000_000;
 

@@ -3,7 +3,7 @@
 //! failures, and the start. Time is driven through `now`, one millisecond
 //! per tick.
 
-use weir::shedder::{Shed, Shedder, Ticket};
+use weir_core::shedder::{Shed, Shedder, Ticket};
 
 const MS: i64 = 1_000_000;
 const SECOND: i64 = 1_000 * MS;
@@ -219,8 +219,8 @@ fn nothing_is_refused_before_a_call_has_completed() {
 
 mod through_c {
     //! Several threads through one C handle: every call leaves flight.
-    use weir::ffi::shedder::*;
-    use weir::ffi::status::weir_status::{WEIR_ERR_SETTLED, WEIR_OK};
+    use weir::shedder::*;
+    use weir::status::weir_status::{WEIR_ERR_SETTLED, WEIR_OK};
 
     struct Shared(*mut weir_shedder);
     // SAFETY: the handle is documented as safe to share between threads.

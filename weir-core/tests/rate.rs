@@ -4,8 +4,8 @@
 use std::sync::atomic::AtomicU64;
 use std::thread;
 
-use weir::bloom::{Bloom, Shape};
-use weir::rate::{self, RateLimit};
+use weir_core::bloom::{Bloom, Shape};
+use weir_core::rate::{self, RateLimit};
 
 const SECOND: i64 = 1_000_000_000;
 const MS: i64 = 1_000_000;

@@ -1,14 +1,14 @@
 //! The rate word's compare-and-swap loop under loom: every interleaving of
 //! a few threads (and every value a relaxed load may see) is run, and the
 //! bounds must hold in each. The rate and bloom code is generic over
-//! [`weir::rate::Word`], so the code checked here is the code that ships,
+//! [`weir_core::rate::Word`], so the code checked here is the code that ships,
 //! with loom's atomic standing in for `AtomicU64`.
 
 use loom::sync::atomic::{AtomicU64, Ordering};
 use loom::sync::Arc;
 use loom::thread;
-use weir::bloom::Shape;
-use weir::rate::{self, RateLimit, Word};
+use weir_core::bloom::Shape;
+use weir_core::rate::{self, RateLimit, Word};
 
 const SECOND: i64 = 1_000_000_000;
 

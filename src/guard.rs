@@ -13,7 +13,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
-use super::status::weir_status::{self, *};
+use crate::status::weir_status::{self, *};
 
 /// A handle's state with the flag that an earlier panic sets.
 pub(crate) struct Guarded<S> {

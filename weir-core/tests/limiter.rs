@@ -5,7 +5,7 @@
 //! small (where refusals are common) to the extremes of `u64` and `i64`.
 
 use proptest::prelude::*;
-use weir::limiter::{Limiter, LimiterError};
+use weir_core::limiter::{Limiter, LimiterError};
 
 /// Which variant, and the settings a constructor takes besides `now`.
 #[derive(Clone, Copy, Debug)]

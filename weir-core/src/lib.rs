@@ -1,0 +1,42 @@
+//! weir's behaviour types: should this call go ahead? Circuit breaking,
+//! load shedding, rate limits, quotas, concurrency limits, retry backoff,
+//! deadlines and resource-pool bookkeeping — with no I/O, no clock and no
+//! randomness inside. The caller passes `now` (nanoseconds of its own clock)
+//! and, where a decision is a roll, a draw from [0, 1).
+//!
+//! Each type's behaviour lives in its own module in plain, safe Rust. This
+//! crate is `no_std`; the types whose size is chosen at run time (window,
+//! breaker, shedder, sliding, pool, bloom) need the `alloc` feature (on by
+//! default; `std` adds nothing but
+//! the thread tests). The C library (the `weir` crate at the workspace root) puts its
+//! `extern "C"` surface over these types.
+#![no_std]
+#![forbid(unsafe_code)]
+
+#[cfg(feature = "alloc")]
+extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
+
+pub mod backoff;
+#[cfg(feature = "alloc")]
+pub mod bloom;
+#[cfg(feature = "alloc")]
+pub mod breaker;
+pub mod bucket;
+pub mod deadline;
+pub mod draw;
+pub mod gate;
+pub mod limiter;
+pub mod period;
+#[cfg(feature = "alloc")]
+pub mod pool;
+pub mod rate;
+#[cfg(feature = "alloc")]
+pub mod shedder;
+pub mod siphash;
+#[cfg(feature = "alloc")]
+pub mod sliding;
+pub mod time;
+#[cfg(feature = "alloc")]
+pub mod window;

@@ -1,0 +1,461 @@
+//! Adaptive load shedding: refuse work only when the server is both hot and
+//! full.
+//!
+//! - **Hot**: the CPU (read by the caller, in thousandths) is at or over the
+//!   threshold, or it was within the last `cool_ns` and the shedder has
+//!   refused since.
+//! - **Full**: both the moving average and the current count of calls in
+//!   flight exceed the limit: the busiest complete bucket's passes per
+//!   nanosecond times the fastest complete bucket's mean response time (the
+//!   capacity the server has shown), scaled by
+//!   `(1000 - cpu) / (1000 - threshold)` held to `[floor, 1]`.
+//!
+//! A CPU spike with nothing queued refuses nothing, and neither does a long
+//! queue on an idle CPU. As go-zero's adaptive shedder does: the moving
+//! average of calls in flight moves on every completion (pass or fail), with
+//! the count after the call leaves; it starts at zero, so nothing is refused
+//! before a call has completed. Passes and response times come from complete
+//! buckets only; the busiest pass count is at least one, the capacity at
+//! least one call, and the limit at least one call. With no complete bucket
+//! holding a pass, the response time is the policy's assumed `latency_ns`.
+//! A failed call leaves flight without feeding passes or response times.
+//!
+//! The capacity is worked out once each time the window's head moves on (at
+//! most once per bucket width) and kept, so a decision does not rescan the
+//! window.
+
+use crate::time::elapsed;
+use crate::window::{Total, Window, WindowError};
+
+/// CPU use, in thousandths, that is all of it.
+pub const CPU_MAX: i32 = 1000;
+
+/// The constants of adaptive load shedding.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Shed {
+    /// Buckets in the window; below one is raised to one.
+    pub size: i32,
+    /// How far back the window reaches.
+    pub window_ns: i64,
+    /// CPU use in thousandths at or above which the server is hot, in
+    /// [0, 1000).
+    pub cpu: i32,
+    /// Response time assumed while no complete bucket holds a pass.
+    pub latency_ns: i64,
+    /// Weight of the old value in the moving average of calls in flight, in
+    /// [0, 1).
+    pub beta: f64,
+    /// How long the server stays hot after the CPU falls, if the shedder has
+    /// refused since. Zero: not at all.
+    pub cool_ns: i64,
+    /// The least share of capacity admitted however hot the CPU, in (0, 1].
+    pub floor: f64,
+}
+
+impl Shed {
+    /// The preset: 50 buckets over 5 s, hot at 900‰, 1 s assumed response
+    /// time, average weighted 0.9, 1 s to cool, never under 0.1 of capacity.
+    pub const PRESET: Shed = Shed {
+        size: 50,
+        window_ns: 5_000_000_000,
+        cpu: 900,
+        latency_ns: 1_000_000_000,
+        beta: 0.9,
+        cool_ns: 1_000_000_000,
+        floor: 0.1,
+    };
+
+    /// The policy checked: threshold in [0, 1000), `latency_ns` and
+    /// `window_ns` positive, `beta` in [0, 1), `floor` in (0, 1], `cool_ns`
+    /// not negative.
+    pub fn check(self) -> Result<Shed, ShedError> {
+        if !(0..CPU_MAX).contains(&self.cpu) {
+            return Err(ShedError::Cpu);
+        }
+        if self.window_ns <= 0 {
+            return Err(ShedError::Window(WindowError::Span));
+        }
+        if self.latency_ns <= 0 {
+            return Err(ShedError::Latency);
+        }
+        if !(0.0..1.0).contains(&self.beta) {
+            return Err(ShedError::Beta);
+        }
+        if !(self.floor > 0.0 && self.floor <= 1.0) {
+            return Err(ShedError::Floor);
+        }
+        if self.cool_ns < 0 {
+            return Err(ShedError::Cool);
+        }
+        Ok(self)
+    }
+}
+
+impl Default for Shed {
+    fn default() -> Shed {
+        Shed::PRESET
+    }
+}
+
+/// Why a shedder could not be made from a policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShedError {
+    /// The CPU threshold is outside [0, 1000).
+    Cpu,
+    /// `latency_ns` is zero or negative.
+    Latency,
+    /// `beta` is outside [0, 1) or NaN.
+    Beta,
+    /// `floor` is outside (0, 1] or NaN.
+    Floor,
+    /// `cool_ns` is negative.
+    Cool,
+    /// The window could not be made.
+    Window(WindowError),
+}
+
+/// A call the shedder let through, kept by the caller until it settles the
+/// call with [`Shedder::pass`] or [`Shedder::fail`], exactly once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ticket {
+    /// When the call started.
+    pub start: i64,
+    /// Whether the call is still in flight (not yet settled).
+    pub open: bool,
+}
+
+/// A ticket was settled a second time; nothing changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Settled;
+
+/// What the shedder knows at a moment, for a dashboard.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Stats {
+    /// Calls in flight now.
+    pub flying: i64,
+    /// The moving average of calls in flight.
+    pub average: f64,
+    /// Calls the server has shown it can hold at once, before the CPU
+    /// scaling; at least one.
+    pub capacity: f64,
+    /// The capacity scaled by the last CPU reading: what both `flying` and
+    /// `average` must exceed for a refusal; at least one.
+    pub limit: f64,
+    /// The last CPU reading, in thousandths (clamped into [0, 1000]).
+    pub cpu: i32,
+    /// Whether the shedder counts as hot.
+    pub hot: bool,
+}
+
+/// Load shedding that refuses work only when the server is both hot and
+/// full. Not synchronised: its owner guards it (the C handle takes a short
+/// lock).
+#[derive(Clone, Debug)]
+pub struct Shedder {
+    shed: Shed,
+    /// 1 / (1000 - threshold), for scaling the capacity by the CPU.
+    per_cpu: f64,
+    /// Per bucket: the response times of passed calls (sum) and the passes
+    /// (count).
+    window: Window<Total>,
+    flying: i64,
+    average: f64,
+    /// When the CPU was last at or over the threshold.
+    overloaded_at: Option<i64>,
+    /// Whether the shedder has refused since it last cooled.
+    dropped: bool,
+    /// The last CPU reading, clamped.
+    cpu: i32,
+    /// The capacity worked out from the complete buckets, and the head
+    /// bucket's number it was worked out for.
+    capacity: f64,
+    capacity_epoch: u64,
+    /// The latest `now` seen; an earlier one counts as this one.
+    latest: i64,
+}
+
+impl Shedder {
+    /// A shedder with an empty window opening at `now`.
+    pub fn new(shed: Shed, now: i64) -> Result<Shedder, ShedError> {
+        let mut shed = shed.check()?;
+        shed.size = shed.size.max(1);
+        let window =
+            Window::new(i64::from(shed.size), shed.window_ns, now).map_err(ShedError::Window)?;
+        let mut shedder = Shedder {
+            shed,
+            per_cpu: 1.0 / f64::from(CPU_MAX - shed.cpu),
+            window,
+            flying: 0,
+            average: 0.0,
+            overloaded_at: None,
+            dropped: false,
+            cpu: 0,
+            capacity: 1.0,
+            capacity_epoch: 0,
+            latest: now,
+        };
+        shedder.capacity = shedder.measure();
+        shedder.capacity_epoch = shedder.window.epoch();
+        Ok(shedder)
+    }
+
+    /// The policy in force (its size raised to at least one).
+    pub fn shed(&self) -> Shed {
+        self.shed
+    }
+
+    /// Brings the window to `now` (an earlier `now` than one seen counts as
+    /// the latest) and the capacity with it.
+    #[inline]
+    fn advance(&mut self, now: i64) -> i64 {
+        let now = now.max(self.latest);
+        self.latest = now;
+        self.window.advance(now, |_, _| {});
+        if self.window.epoch() != self.capacity_epoch {
+            self.capacity = self.measure();
+            self.capacity_epoch = self.window.epoch();
+        }
+        now
+    }
+
+    /// The capacity from the complete buckets: busiest passes per bucket
+    /// times fastest mean response time, over the bucket width.
+    fn measure(&self) -> f64 {
+        let mut busiest: i64 = 1;
+        let mut fastest = f64::INFINITY;
+        self.window.each(self.latest, false, |bucket| {
+            busiest = busiest.max(bucket.count);
+            if bucket.count > 0 {
+                fastest = fastest.min(bucket.sum as f64 / bucket.count as f64);
+            }
+        });
+        if fastest == f64::INFINITY {
+            fastest = self.shed.latency_ns as f64;
+        }
+        (busiest as f64 * fastest / self.window.width() as f64).max(1.0)
+    }
+
+    /// The capacity scaled by how near `cpu` is to all of it.
+    #[inline]
+    fn limit(&self, cpu: i32) -> f64 {
+        let factor = f64::from(CPU_MAX - cpu) * self.per_cpu;
+        (self.capacity * factor.clamp(self.shed.floor, 1.0)).max(1.0)
+    }
+
+    /// Hot at `now` with the CPU at `cpu`: over the threshold, or within the
+    /// cooling time of the last time it was and refused since.
+    #[inline]
+    fn hot(&mut self, now: i64, cpu: i32) -> bool {
+        if cpu >= self.shed.cpu {
+            return true;
+        }
+        if !self.dropped {
+            return false;
+        }
+        match self.overloaded_at {
+            Some(at) if elapsed(at, now) < self.shed.cool_ns => true,
+            _ => {
+                self.dropped = false;
+                false
+            }
+        }
+    }
+
+    /// Asks to start one call at `now` with the CPU at `cpu` thousandths
+    /// (held to [0, 1000]). `Some` means go ahead: the caller keeps the
+    /// ticket and settles it once the call has finished.
+    #[inline]
+    pub fn allow(&mut self, now: i64, cpu: i32) -> Option<Ticket> {
+        let now = self.advance(now);
+        let cpu = cpu.clamp(0, CPU_MAX);
+        self.cpu = cpu;
+        if cpu >= self.shed.cpu {
+            self.overloaded_at = Some(now);
+        }
+        if self.hot(now, cpu) {
+            let limit = self.limit(cpu);
+            if self.average > limit && self.flying as f64 > limit {
+                self.dropped = true;
+                return None;
+            }
+        }
+        self.flying = self.flying.saturating_add(1);
+        Some(Ticket {
+            start: now,
+            open: true,
+        })
+    }
+
+    /// A call leaves flight: the moving average moves with the count left.
+    #[inline]
+    fn leave(&mut self) {
+        self.flying = (self.flying - 1).max(0);
+        let beta = self.shed.beta;
+        self.average = self.average * beta + self.flying as f64 * (1.0 - beta);
+    }
+
+    /// The call behind `ticket` succeeded at `now`: it leaves flight, and its
+    /// response time and its pass count towards capacity. A ticket already
+    /// settled is an error and changes nothing.
+    #[inline]
+    pub fn pass(&mut self, ticket: &mut Ticket, now: i64) -> Result<(), Settled> {
+        if !ticket.open {
+            return Err(Settled);
+        }
+        ticket.open = false;
+        let now = self.advance(now);
+        self.leave();
+        self.window.head_mut().add(elapsed(ticket.start, now));
+        Ok(())
+    }
+
+    /// The call behind `ticket` failed: it leaves flight but says nothing
+    /// about capacity. A ticket already settled is an error and changes
+    /// nothing.
+    #[inline]
+    pub fn fail(&mut self, ticket: &mut Ticket) -> Result<(), Settled> {
+        if !ticket.open {
+            return Err(Settled);
+        }
+        ticket.open = false;
+        self.leave();
+        Ok(())
+    }
+
+    /// How many calls are in flight.
+    pub fn flying(&self) -> i64 {
+        self.flying
+    }
+
+    /// What the shedder knows at `now`.
+    pub fn stats(&mut self, now: i64) -> Stats {
+        let now = self.advance(now);
+        let cpu = self.cpu;
+        Stats {
+            flying: self.flying,
+            average: self.average,
+            capacity: self.capacity,
+            limit: self.limit(cpu),
+            cpu,
+            hot: self.hot(now, cpu),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: i64 = 1_000_000;
+
+    #[test]
+    fn the_policy_is_checked() {
+        let bad = |shed: Shed| Shedder::new(shed, 0).unwrap_err();
+        let p = Shed::PRESET;
+        assert_eq!(bad(Shed { cpu: 1000, ..p }), ShedError::Cpu);
+        assert_eq!(bad(Shed { cpu: -1, ..p }), ShedError::Cpu);
+        assert_eq!(bad(Shed { latency_ns: 0, ..p }), ShedError::Latency);
+        assert_eq!(bad(Shed { beta: 1.0, ..p }), ShedError::Beta);
+        assert_eq!(
+            bad(Shed {
+                beta: f64::NAN,
+                ..p
+            }),
+            ShedError::Beta
+        );
+        assert_eq!(bad(Shed { floor: 0.0, ..p }), ShedError::Floor);
+        assert_eq!(bad(Shed { floor: 1.5, ..p }), ShedError::Floor);
+        assert_eq!(
+            bad(Shed {
+                floor: f64::NAN,
+                ..p
+            }),
+            ShedError::Floor
+        );
+        assert_eq!(bad(Shed { cool_ns: -1, ..p }), ShedError::Cool);
+        assert_eq!(
+            bad(Shed { window_ns: 0, ..p }),
+            ShedError::Window(WindowError::Span)
+        );
+        let one = Shedder::new(Shed { size: 0, ..p }, 0).unwrap();
+        assert_eq!(one.shed().size, 1);
+    }
+
+    #[test]
+    fn starts_from_the_assumed_latency_and_one_pass() {
+        let mut shedder = Shedder::new(Shed::PRESET, 0).unwrap();
+        let stats = shedder.stats(0);
+        // One pass per 100 ms bucket, 1 s each: ten in flight.
+        assert_eq!(stats.capacity, 10.0);
+        assert_eq!(stats.average, 0.0);
+        assert_eq!(stats.flying, 0);
+        assert!(!stats.hot);
+    }
+
+    #[test]
+    fn the_capacity_uses_complete_buckets_only() {
+        let mut shedder = Shedder::new(Shed::PRESET, 0).unwrap();
+        let mut tickets = [Ticket {
+            start: 0,
+            open: false,
+        }; 40];
+        for ticket in &mut tickets {
+            *ticket = shedder.allow(0, 0).unwrap();
+        }
+        for ticket in &mut tickets {
+            shedder.pass(ticket, 5 * MS).unwrap();
+        }
+        // Still in the first bucket: it is not complete.
+        assert_eq!(shedder.stats(99 * MS).capacity, 10.0);
+        // Complete now: 40 passes per 100 ms at 5 ms each is 2 in flight.
+        assert_eq!(shedder.stats(100 * MS).capacity, 2.0);
+        // The limit is never under one call.
+        let mut fast = Shedder::new(Shed::PRESET, 0).unwrap();
+        let mut ticket = fast.allow(0, 0).unwrap();
+        fast.pass(&mut ticket, 1).unwrap();
+        assert_eq!(fast.stats(100 * MS).capacity, 1.0);
+        assert_eq!(fast.stats(100 * MS).limit, 1.0);
+    }
+
+    #[test]
+    fn a_ticket_settles_once() {
+        let mut shedder = Shedder::new(Shed::PRESET, 0).unwrap();
+        let mut ticket = shedder.allow(0, 0).unwrap();
+        let mut other = shedder.allow(0, 0).unwrap();
+        assert_eq!(shedder.flying(), 2);
+        assert_eq!(shedder.pass(&mut ticket, 10 * MS), Ok(()));
+        let before = shedder.stats(10 * MS);
+        assert_eq!(shedder.pass(&mut ticket, 20 * MS), Err(Settled));
+        assert_eq!(shedder.fail(&mut ticket), Err(Settled));
+        assert_eq!(shedder.stats(10 * MS), before);
+        assert_eq!(shedder.fail(&mut other), Ok(()));
+        assert_eq!(shedder.fail(&mut other), Err(Settled));
+        assert_eq!(shedder.flying(), 0);
+    }
+
+    #[test]
+    fn the_average_moves_on_each_completion_with_the_count_left() {
+        let mut shedder = Shedder::new(Shed::PRESET, 0).unwrap();
+        let mut a = shedder.allow(0, 0).unwrap();
+        let mut b = shedder.allow(0, 0).unwrap();
+        let mut c = shedder.allow(0, 0).unwrap();
+        assert_eq!(shedder.stats(0).average, 0.0);
+        shedder.pass(&mut a, 1).unwrap();
+        assert!((shedder.stats(1).average - 0.2).abs() < 1e-12);
+        shedder.fail(&mut b).unwrap();
+        assert!((shedder.stats(1).average - (0.18 + 0.1)).abs() < 1e-12);
+        shedder.pass(&mut c, 2).unwrap();
+        assert!((shedder.stats(2).average - 0.252).abs() < 1e-12);
+    }
+
+    #[test]
+    fn cpu_readings_are_clamped() {
+        let mut shedder = Shedder::new(Shed::PRESET, 0).unwrap();
+        shedder.allow(0, -50).unwrap();
+        assert_eq!(shedder.stats(0).cpu, 0);
+        shedder.allow(0, 5_000).unwrap();
+        let stats = shedder.stats(0);
+        assert_eq!(stats.cpu, 1000);
+        assert!(stats.hot);
+    }
+}

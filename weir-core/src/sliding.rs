@@ -1,0 +1,284 @@
+//! An exact sliding-window counter: at most `quota` events in any stretch
+//! of time `window` long.
+//!
+//! Where a bucket smooths, a window counts: "a thousand a day" is a window,
+//! not a rate, and a bucket would let a client spend the whole day's
+//! allowance in its first minute. The window keeps the stamp of every event
+//! it still counts, so the count is exact rather than the estimate a
+//! two-counter scheme gives.
+//!
+//! The stamps live in a ring of `quota` slots reserved once, when the
+//! window is made; an event is counted while `now < stamp + window` and falls
+//! out at exactly `stamp + window`. Each call first drops the stamps that
+//! have fallen out, oldest first, so a call costs O(1) amortised and never
+//! allocates.
+
+use alloc::vec::Vec;
+
+use crate::time::{elapsed, NEVER};
+
+/// Why a sliding window could not be made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SlidingError {
+    /// The quota or the window is zero.
+    Zero,
+    /// The quota or the window is negative.
+    Negative,
+    /// The ring of `quota` stamps is too large to represent.
+    TooLarge,
+    /// The ring of `quota` stamps could not be allocated.
+    NoMemory,
+}
+
+/// A sliding-window counter. Not synchronised: the C handle wraps it in a
+/// mutex.
+#[derive(Debug)]
+pub struct Sliding {
+    /// How long a window is, in nanoseconds (positive).
+    window: i64,
+    /// The ring of stamps, oldest at `head`. Its capacity is the quota and
+    /// is reserved up front; slots are filled as the ring first goes round
+    /// and overwritten afterwards, so it never reallocates.
+    stamps: Vec<i64>,
+    /// The ring's size: the quota.
+    quota: usize,
+    /// Where the oldest counted stamp is.
+    head: usize,
+    /// How many stamps are counted.
+    live: usize,
+    /// The latest `now` seen; an earlier one counts as this.
+    latest: i64,
+}
+
+impl Sliding {
+    /// An empty window allowing `quota` events in any `window_ns`-long
+    /// stretch. Reserves `quota` stamps of 8 bytes each.
+    pub fn new(quota: i64, window_ns: i64) -> Result<Sliding, SlidingError> {
+        if quota < 0 || window_ns < 0 {
+            return Err(SlidingError::Negative);
+        }
+        if quota == 0 || window_ns == 0 {
+            return Err(SlidingError::Zero);
+        }
+        let size = usize::try_from(quota).map_err(|_| SlidingError::TooLarge)?;
+        if size > isize::MAX as usize / core::mem::size_of::<i64>() {
+            return Err(SlidingError::TooLarge);
+        }
+        let mut stamps = Vec::new();
+        stamps
+            .try_reserve_exact(size)
+            .map_err(|_| SlidingError::NoMemory)?;
+        Ok(Sliding {
+            window: window_ns,
+            stamps,
+            quota: size,
+            head: 0,
+            live: 0,
+            latest: i64::MIN,
+        })
+    }
+
+    /// The quota the window was made with.
+    pub fn quota(&self) -> i64 {
+        self.quota as i64
+    }
+
+    /// A ring index brought back into range: `index` is below twice the
+    /// quota, so one subtraction does what `%` would, without a division on
+    /// every call.
+    #[inline]
+    fn wrap(&self, index: usize) -> usize {
+        if index >= self.quota {
+            index - self.quota
+        } else {
+            index
+        }
+    }
+
+    /// Moves the window's clock to `now` (an earlier `now` than one seen
+    /// counts as the latest) and drops the stamps that have fallen out.
+    fn advance(&mut self, now: i64) -> i64 {
+        let now = now.max(self.latest);
+        self.latest = now;
+        while self.live > 0 && elapsed(self.stamps[self.head], now) >= self.window {
+            self.head = self.wrap(self.head + 1);
+            self.live -= 1;
+        }
+        now
+    }
+
+    /// Counts an event at `now` if the window has room for it; whether it
+    /// did.
+    pub fn take(&mut self, now: i64) -> bool {
+        let now = self.advance(now);
+        if self.live == self.quota {
+            return false;
+        }
+        let tail = self.wrap(self.head + self.live);
+        if tail == self.stamps.len() {
+            // The first time round: the slot is within the reserved capacity.
+            self.stamps.push(now);
+        } else {
+            self.stamps[tail] = now;
+        }
+        self.live += 1;
+        true
+    }
+
+    /// How many more events the window would count at `now`.
+    pub fn left(&mut self, now: i64) -> i64 {
+        self.advance(now);
+        (self.quota - self.live) as i64
+    }
+
+    /// Nanoseconds from `now` until the window has room: 0 when it has room
+    /// now, otherwise when its oldest event falls out ([`NEVER`] if that
+    /// instant is past the end of the clock).
+    pub fn next(&mut self, now: i64) -> i64 {
+        let now = self.advance(now);
+        if self.live < self.quota {
+            return 0;
+        }
+        match self.stamps[self.head].checked_add(self.window) {
+            // Not yet fallen out, so `out > now`.
+            Some(out) => out - now,
+            None => NEVER,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::SECOND;
+
+    #[test]
+    fn counts_exactly_to_the_window_edge() {
+        let mut sliding = Sliding::new(2, 100).unwrap();
+        assert_eq!(sliding.left(0), 2);
+        assert!(sliding.take(10));
+        assert!(sliding.take(50));
+        assert!(!sliding.take(60));
+        assert_eq!(sliding.left(60), 0);
+        assert_eq!(sliding.next(60), 50);
+        // The event at 10 is counted until 109 and falls out at 110.
+        assert!(!sliding.take(109));
+        assert_eq!(sliding.next(109), 1);
+        assert_eq!(sliding.left(110), 1);
+        assert_eq!(sliding.next(110), 0);
+        assert!(sliding.take(110));
+        assert!(!sliding.take(149));
+        assert!(sliding.take(150));
+        assert_eq!(sliding.next(150), 60);
+    }
+
+    #[test]
+    fn no_stretch_of_a_window_holds_more_than_the_quota() {
+        let (quota, window) = (7, 1_000);
+        let mut sliding = Sliding::new(quota, window).unwrap();
+        let mut passed = Vec::new();
+        for now in (0..20_000).step_by(37) {
+            if sliding.take(now) {
+                passed.push(now);
+            }
+        }
+        for (i, &start) in passed.iter().enumerate() {
+            let inside = passed[i..]
+                .iter()
+                .take_while(|&&t| t < start + window)
+                .count();
+            assert!(inside <= quota as usize);
+        }
+        // And it is not stingier than that: each refusal had a full window.
+        assert!(passed.len() >= 20_000 / window as usize * quota as usize);
+    }
+
+    #[test]
+    fn the_ring_is_reserved_once_and_never_grows() {
+        let mut sliding = Sliding::new(3, 10).unwrap();
+        let capacity = sliding.stamps.capacity();
+        assert_eq!(capacity, 3);
+        for now in 0..1_000 {
+            sliding.take(now);
+        }
+        assert_eq!(sliding.stamps.capacity(), capacity);
+        assert_eq!(sliding.stamps.len(), 3);
+    }
+
+    #[test]
+    fn the_ring_goes_round_many_times_and_stays_exact() {
+        // Quota 3, window 10, one take a tick: each 10-tick stretch passes
+        // exactly 3 (at its first three ticks), however often the ring of
+        // three slots has gone round.
+        let mut sliding = Sliding::new(3, 10).unwrap();
+        for now in 0..1_000 {
+            assert_eq!(sliding.take(now), now % 10 < 3, "{now}");
+            // Each stamp falls out exactly as its successor comes in.
+            assert_eq!(sliding.left(now), (2 - now).max(0), "{now}");
+            let wait = match now % 10 {
+                _ if now < 2 => 0,
+                0 | 1 => 1,
+                tick => 10 - tick,
+            };
+            assert_eq!(sliding.next(now), wait, "{now}");
+        }
+    }
+
+    #[test]
+    fn bad_sizes_are_errors() {
+        assert_eq!(Sliding::new(0, SECOND).unwrap_err(), SlidingError::Zero);
+        assert_eq!(Sliding::new(5, 0).unwrap_err(), SlidingError::Zero);
+        assert_eq!(
+            Sliding::new(-1, SECOND).unwrap_err(),
+            SlidingError::Negative
+        );
+        assert_eq!(
+            Sliding::new(5, i64::MIN).unwrap_err(),
+            SlidingError::Negative
+        );
+        assert_eq!(
+            Sliding::new(i64::MAX, SECOND).unwrap_err(),
+            SlidingError::TooLarge
+        );
+        // Representable but far more than any machine has.
+        let huge = (isize::MAX as usize / 8) as i64;
+        assert_eq!(
+            Sliding::new(huge, SECOND).unwrap_err(),
+            SlidingError::NoMemory
+        );
+    }
+
+    #[test]
+    fn time_going_backwards_counts_as_no_time_passing() {
+        let mut sliding = Sliding::new(2, 100).unwrap();
+        assert!(sliding.take(1_000));
+        assert!(sliding.take(1_050));
+        // Earlier readings are the latest one: still full.
+        assert!(!sliding.take(0));
+        assert!(!sliding.take(i64::MIN));
+        assert_eq!(sliding.left(500), 0);
+        assert_eq!(sliding.next(500), 50);
+        // The window carries on from its latest reading.
+        assert!(sliding.take(1_100));
+        assert!(!sliding.take(1_100));
+    }
+
+    #[test]
+    fn extreme_times_saturate() {
+        let mut sliding = Sliding::new(1, 10).unwrap();
+        assert!(sliding.take(i64::MIN));
+        assert_eq!(sliding.next(i64::MIN), 10);
+        assert!(sliding.take(i64::MAX));
+        // At the end of the clock the stamp can never fall out.
+        assert!(!sliding.take(i64::MAX));
+        assert_eq!(sliding.next(i64::MAX), NEVER);
+        assert_eq!(sliding.left(i64::MAX), 0);
+
+        let mut sliding = Sliding::new(1, i64::MAX).unwrap();
+        // The longest window: the stamp at the very start falls out at -1.
+        assert!(sliding.take(i64::MIN));
+        assert!(!sliding.take(-2));
+        assert_eq!(sliding.next(-2), 1);
+        assert!(sliding.take(-1));
+    }
+}

@@ -1,0 +1,367 @@
+//! The rolling window: `size` buckets that together cover the last
+//! `window_ns` of the caller's clock, the oldest dropping off as time moves
+//! on.
+//!
+//! One generic window serves three types: the breaker keeps a tally of
+//! outcomes per bucket, the shedder a [`Total`] of response times, and the C
+//! `weir_window` a [`Total`] of whatever the caller adds. Anything `Copy +
+//! Default` can be a bucket; the default is what a bucket is cleared back to.
+//!
+//! Time never moves on its own: every call carries the `now` it happens at.
+//! Writing at a later `now` clears the buckets the gap swept past and snaps
+//! the head to a bucket boundary, so buckets keep their width instead of
+//! drifting with each write. Reading at a later `now` skips those buckets
+//! without clearing them, so a window nobody writes to still ages out and
+//! two reads at the same `now` agree. A `now` before the head bucket opened
+//! counts as no time passing: it lands in the head bucket and clears
+//! nothing.
+//!
+//! The buckets are allocated once, at construction; nothing afterwards
+//! allocates.
+
+use alloc::vec::Vec;
+
+/// The most buckets a window may have. Far above any useful resolution, and
+/// low enough that a mistaken size cannot ask for gigabytes.
+pub const MAX_SIZE: i64 = 1 << 20;
+
+/// Why a window could not be made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WindowError {
+    /// The time the window covers is zero or negative.
+    Span,
+    /// More buckets than [`MAX_SIZE`].
+    TooLarge,
+    /// The buckets could not be allocated.
+    NoMemory,
+}
+
+/// A sum and how many values went into it: a mean once `count` is positive.
+/// Both saturate instead of wrapping.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Total {
+    /// The values added, summed.
+    pub sum: i64,
+    /// How many values were added.
+    pub count: i64,
+}
+
+impl Total {
+    /// Folds one value in.
+    #[inline]
+    pub fn add(&mut self, value: i64) {
+        self.sum = self.sum.saturating_add(value);
+        self.count = self.count.saturating_add(1);
+    }
+
+    /// Folds another total in.
+    #[inline]
+    pub fn merge(&mut self, other: &Total) {
+        self.sum = self.sum.saturating_add(other.sum);
+        self.count = self.count.saturating_add(other.count);
+    }
+}
+
+/// A rolling window of `B` buckets. Not synchronised: its owner guards it.
+#[derive(Clone, Debug)]
+pub struct Window<B> {
+    /// How much time one bucket covers, at least 1 ns.
+    width: i64,
+    buckets: Vec<B>,
+    /// Index of the bucket `start` opens.
+    head: usize,
+    /// When the head bucket opened: the first `now`, then snapped forward by
+    /// whole widths.
+    start: i64,
+    /// The head bucket's number. Buckets are numbered in time order; the
+    /// bucket `j` places after the head in the ring is `epoch - size + j`.
+    epoch: u64,
+}
+
+impl<B: Copy + Default> Window<B> {
+    /// An empty window of `size` buckets covering `window_ns`, its first
+    /// bucket opening at `now`. A size below one is raised to one, and a
+    /// bucket narrower than a nanosecond is widened to one.
+    pub fn new(size: i64, window_ns: i64, now: i64) -> Result<Window<B>, WindowError> {
+        if window_ns <= 0 {
+            return Err(WindowError::Span);
+        }
+        let size = size.max(1);
+        if size > MAX_SIZE {
+            return Err(WindowError::TooLarge);
+        }
+        // Both fit: 1 <= size <= MAX_SIZE.
+        let count = size as usize;
+        let mut buckets = Vec::new();
+        buckets
+            .try_reserve_exact(count)
+            .map_err(|_| WindowError::NoMemory)?;
+        buckets.resize(count, B::default());
+        Ok(Window {
+            width: (window_ns / size).max(1),
+            buckets,
+            head: 0,
+            start: now,
+            epoch: count as u64,
+        })
+    }
+
+    /// How many buckets the window has.
+    #[inline]
+    pub fn size(&self) -> usize {
+        self.buckets.len()
+    }
+
+    /// How much time one bucket covers, in nanoseconds.
+    #[inline]
+    pub fn width(&self) -> i64 {
+        self.width
+    }
+
+    /// The number of the head bucket (see [`Window::advance`]); it grows by
+    /// one for every bucket the head moves on.
+    #[inline]
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// How many whole bucket widths `now` lies past the head bucket's
+    /// opening; zero for a `now` inside it or before it.
+    #[inline]
+    fn span(&self, now: i64) -> u64 {
+        match now.checked_sub(self.start) {
+            Some(gap) if gap < self.width => 0,
+            Some(gap) => (gap / self.width) as u64,
+            // The difference overflows only across most of the clock's
+            // range. In i128 it is exact, and divided by a width of at least
+            // 1 it fits in a u64.
+            None if now < self.start => 0,
+            None => ((i128::from(now) - i128::from(self.start)) / i128::from(self.width)) as u64,
+        }
+    }
+
+    /// Moves the head to the bucket `now` falls in, clearing the buckets the
+    /// gap swept past. Each bucket is handed to `gone` with its number just
+    /// before it is cleared, so an owner that keeps running totals can take
+    /// it out of them. A `now` inside the head bucket, or earlier, does
+    /// nothing.
+    #[inline]
+    pub fn advance(&mut self, now: i64, mut gone: impl FnMut(u64, &B)) {
+        let span = self.span(now);
+        if span == 0 {
+            return;
+        }
+        let size = self.buckets.len();
+        let steps = span.min(size as u64) as usize;
+        for j in 1..=steps {
+            let index = (self.head + j) % size;
+            gone(self.epoch + j as u64 - size as u64, &self.buckets[index]);
+            self.buckets[index] = B::default();
+        }
+        self.head = (self.head + steps) % size;
+        self.epoch += steps as u64;
+        // start + span * width lies between start and now, so it is an i64.
+        self.start = (i128::from(self.start) + i128::from(span) * i128::from(self.width)) as i64;
+    }
+
+    /// The bucket `now` falls in, for the caller to add to, after clearing
+    /// what the gap since the last write swept past.
+    pub fn slot(&mut self, now: i64) -> &mut B {
+        self.advance(now, |_, _| {});
+        self.head_mut()
+    }
+
+    /// The head bucket as it stands, without moving it.
+    #[inline]
+    pub fn head_mut(&mut self) -> &mut B {
+        &mut self.buckets[self.head]
+    }
+
+    /// Visits the buckets inside the window at `now`, oldest first, without
+    /// clearing anything. The last bucket visited is the one `now` falls in
+    /// when `current` is true; with `current` false that bucket is left out,
+    /// as it has seen only part of its time. Buckets a write at `now` would
+    /// clear are visited as empty, so the count is always `size` (or
+    /// `size - 1` without the current one) and each position covers the same
+    /// stretch of time relative to `now`.
+    pub fn each(&self, now: i64, current: bool, mut visit: impl FnMut(&B)) {
+        let size = self.buckets.len();
+        let span = self.span(now).min(size as u64) as usize;
+        let empty = B::default();
+        // The stored buckets still inside: the head and the size - span - 1
+        // before it; then span fresh ones, the last of them current.
+        let stored = size - span;
+        for j in 0..stored {
+            let index = (self.head + span + 1 + j) % size;
+            let is_current = span == 0 && j + 1 == stored;
+            if current || !is_current {
+                visit(&self.buckets[index]);
+            }
+        }
+        let fresh = if current {
+            span
+        } else {
+            span.saturating_sub(1)
+        };
+        for _ in 0..fresh {
+            visit(&empty);
+        }
+    }
+}
+
+impl Window<Total> {
+    /// Adds `value` to the bucket `now` falls in.
+    pub fn add(&mut self, now: i64, value: i64) {
+        self.slot(now).add(value);
+    }
+
+    /// The sum and count over the buckets inside the window at `now`, with or
+    /// without the current one.
+    pub fn total(&self, now: i64, current: bool) -> Total {
+        let mut total = Total::default();
+        self.each(now, current, |bucket| total.merge(bucket));
+        total
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec;
+
+    const MS: i64 = 1_000_000;
+
+    fn buckets(window: &Window<Total>, now: i64, current: bool) -> Vec<(i64, i64)> {
+        let mut seen = Vec::new();
+        window.each(now, current, |b| seen.push((b.sum, b.count)));
+        seen
+    }
+
+    #[test]
+    fn size_below_one_is_raised_and_width_is_at_least_a_nanosecond() {
+        let window = Window::<Total>::new(0, 10, 0).unwrap();
+        assert_eq!(window.size(), 1);
+        assert_eq!(window.width(), 10);
+        let window = Window::<Total>::new(-7, 10, 0).unwrap();
+        assert_eq!(window.size(), 1);
+        let window = Window::<Total>::new(100, 10, 0).unwrap();
+        assert_eq!(window.width(), 1);
+    }
+
+    #[test]
+    fn bad_spans_and_sizes_are_errors() {
+        assert_eq!(
+            Window::<Total>::new(4, 0, 0).unwrap_err(),
+            WindowError::Span
+        );
+        assert_eq!(
+            Window::<Total>::new(4, -1, 0).unwrap_err(),
+            WindowError::Span
+        );
+        assert_eq!(
+            Window::<Total>::new(MAX_SIZE + 1, 1_000, 0).unwrap_err(),
+            WindowError::TooLarge
+        );
+    }
+
+    #[test]
+    fn writes_land_in_the_bucket_now_falls_in() {
+        let mut window = Window::<Total>::new(4, 400 * MS, 0).unwrap();
+        window.add(0, 5);
+        window.add(99 * MS, 6);
+        window.add(100 * MS, 7);
+        window.add(350 * MS, 8);
+        assert_eq!(
+            buckets(&window, 350 * MS, true),
+            vec![(11, 2), (7, 1), (0, 0), (8, 1)]
+        );
+        assert_eq!(window.total(350 * MS, true), Total { sum: 26, count: 4 });
+        assert_eq!(window.total(350 * MS, false), Total { sum: 18, count: 3 });
+    }
+
+    #[test]
+    fn writing_later_clears_what_the_gap_swept_and_snaps_the_head() {
+        let mut window = Window::<Total>::new(4, 400 * MS, 0).unwrap();
+        for i in 0..4 {
+            window.add(i * 100 * MS, 1 + i);
+        }
+        // 250 ms past the last bucket's opening: two buckets swept.
+        window.add(550 * MS, 10);
+        assert_eq!(
+            buckets(&window, 550 * MS, true),
+            vec![(3, 1), (4, 1), (0, 0), (10, 1)]
+        );
+        // The head opened at 500 ms, not at 550 ms: 599 ms is still in it.
+        window.add(599 * MS, 1);
+        assert_eq!(buckets(&window, 599 * MS, true)[3], (11, 2));
+        window.add(600 * MS, 1);
+        assert_eq!(buckets(&window, 600 * MS, true)[3], (1, 1));
+        // A gap longer than the window clears everything.
+        window.add(10_000 * MS, 2);
+        assert_eq!(
+            buckets(&window, 10_000 * MS, true),
+            vec![(0, 0), (0, 0), (0, 0), (2, 1)]
+        );
+    }
+
+    #[test]
+    fn reading_later_skips_without_clearing_and_reads_agree() {
+        let mut window = Window::<Total>::new(4, 400 * MS, 0).unwrap();
+        for i in 0..4 {
+            window.add(i * 100 * MS, 1 + i);
+        }
+        let later = 550 * MS;
+        let first = buckets(&window, later, true);
+        assert_eq!(first, vec![(3, 1), (4, 1), (0, 0), (0, 0)]);
+        assert_eq!(buckets(&window, later, true), first);
+        assert_eq!(buckets(&window, later, false), vec![(3, 1), (4, 1), (0, 0)]);
+        // Nothing was cleared: the earlier view is intact.
+        assert_eq!(
+            buckets(&window, 300 * MS, true),
+            vec![(1, 1), (2, 1), (3, 1), (4, 1)]
+        );
+        // A window nobody writes to ages out.
+        assert_eq!(window.total(5_000 * MS, true), Total::default());
+        assert_eq!(buckets(&window, 5_000 * MS, true).len(), 4);
+    }
+
+    #[test]
+    fn time_going_backwards_changes_nothing() {
+        let mut window = Window::<Total>::new(4, 400 * MS, 1_000 * MS).unwrap();
+        window.add(1_250 * MS, 3);
+        let before = buckets(&window, 1_250 * MS, true);
+        // Earlier than the head opened: into the head, nothing cleared.
+        window.add(0, 4);
+        window.add(i64::MIN, 5);
+        let after = buckets(&window, 1_250 * MS, true);
+        assert_eq!(after[..3], before[..3]);
+        assert_eq!(after[3], (12, 3));
+        assert_eq!(buckets(&window, i64::MIN, true), after);
+    }
+
+    #[test]
+    fn extreme_times_saturate() {
+        let mut window = Window::<Total>::new(3, 3, i64::MIN).unwrap();
+        window.add(i64::MIN, 1);
+        window.add(i64::MAX, 2);
+        assert_eq!(window.total(i64::MAX, true), Total { sum: 2, count: 1 });
+        window.add(i64::MAX, i64::MAX);
+        assert_eq!(window.total(i64::MAX, true).sum, i64::MAX);
+        window.add(i64::MIN, 1);
+        assert_eq!(window.total(i64::MAX, true).count, 3);
+    }
+
+    #[test]
+    fn advance_reports_each_cleared_bucket_with_its_number() {
+        let mut window = Window::<Total>::new(3, 30, 0).unwrap();
+        window.add(0, 1);
+        window.add(10, 2);
+        let head = window.epoch();
+        let mut gone = Vec::new();
+        // 35 ns past the head's opening at 10: three widths, the whole ring.
+        window.advance(45, |number, b| gone.push((number, b.sum)));
+        assert_eq!(gone, vec![(head - 2, 0), (head - 1, 1), (head, 2)]);
+        assert_eq!(window.epoch(), head + 3);
+        assert_eq!(window.total(45, true), Total::default());
+    }
+}
