@@ -29,7 +29,7 @@ fn concurrent(
     clients: usize,
     calls: usize,
     command: &str,
-    allowed: fn(&Value) -> bool,
+    allowed: Allowed,
 ) -> usize {
     let threads: Vec<_> = (0..clients)
         .map(|_| {
@@ -41,6 +41,9 @@ fn concurrent(
     threads.into_iter().map(|t| t.join().unwrap()).sum()
 }
 
+/// Whether a reply says the call was allowed.
+type Allowed = fn(&Value) -> bool;
+
 fn five_allowed(v: &Value) -> bool {
     v.ints()[0] == 0
 }
@@ -49,7 +52,7 @@ fn five_allowed(v: &Value) -> bool {
 fn exact_counts_under_many_concurrent_clients() {
     let server = Server::start(&[]);
     // 50 clients, 6 attempts each: 300 attempts on a limit of 100.
-    let cases: [(&str, fn(&Value) -> bool); 7] = [
+    let cases: [(&str, Allowed); 7] = [
         ("WEIR.BUCKET b 0.001 100", five_allowed),
         ("WEIR.BUCKET c 0.001 100 COST 2", five_allowed),
         ("WEIR.WINDOW w 100 3600000", five_allowed),
