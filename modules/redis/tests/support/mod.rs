@@ -12,6 +12,7 @@ use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// A RESP reply.
@@ -139,22 +140,32 @@ impl Conn {
     }
 }
 
-/// The module cargo built: `WEIR_REDIS_MODULE`, or the newest
-/// `libweir_redis.so` under the workspace's target dir.
+/// The module to load: `WEIR_REDIS_MODULE`, or else the cdylib this
+/// package builds, built here once per test run (`cargo test` builds only
+/// the rlib, and an older .so must never be the one tested).
 pub fn module_path() -> PathBuf {
-    if let Ok(path) = std::env::var("WEIR_REDIS_MODULE") {
-        return PathBuf::from(path);
-    }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target");
-    let target = std::env::var("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or(root);
-    ["debug", "release"]
-        .iter()
-        .map(|p| target.join(p).join("libweir_redis.so"))
-        .filter(|p| p.exists())
-        .max_by_key(|p| p.metadata().and_then(|m| m.modified()).ok())
-        .expect("libweir_redis.so not built: run `cargo build -p weir-redis` (or set WEIR_REDIS_MODULE)")
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            if let Ok(path) = std::env::var("WEIR_REDIS_MODULE") {
+                return PathBuf::from(path);
+            }
+            let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+            let status = Command::new(cargo)
+                .args(["build", "--lib", "--manifest-path"])
+                .arg(&manifest)
+                .status()
+                .expect("cargo runs");
+            assert!(status.success(), "building the module failed");
+            let target = std::env::var("CARGO_TARGET_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"));
+            let path = target.join("debug").join("libweir_redis.so");
+            assert!(path.exists(), "{} was not built", path.display());
+            path
+        })
+        .clone()
 }
 
 fn free_port() -> u16 {
