@@ -471,3 +471,32 @@ fn errors_reply_clearly_and_write_nothing() {
     c.call(&[b"SET", b"short", b"wrB\x01abc"]);
     assert!(c.cmd("WEIR.BUCKET short 1 1").error().contains("corrupt"));
 }
+
+#[test]
+fn cluster_routes_weir_all_by_its_declared_keys() {
+    // A one-node cluster owning every slot: Redis checks the slots of the
+    // keys a command declares, as it would across nodes.
+    let server = Server::start(&[
+        "--cluster-enabled",
+        "yes",
+        "--cluster-config-file",
+        "nodes.conf",
+    ]);
+    let mut c = server.conn();
+    assert_eq!(
+        c.cmd("CLUSTER ADDSLOTSRANGE 0 16383"),
+        Value::Simple("OK".into())
+    );
+    wait_for("the cluster to come up", Duration::from_secs(20), || {
+        c.cmd("CLUSTER INFO").text().contains("cluster_state:ok")
+    });
+    // Keys in different slots: refused by Redis before the command runs.
+    let crossed = c.cmd("WEIR.ALL 2 user:1:minute user:1:day BUCKET 1 10 PERIOD 1000 86400000");
+    assert!(crossed.error().starts_with("CROSSSLOT"), "{crossed:?}");
+    assert_eq!(c.cmd("EXISTS user:1:minute").int(), 0);
+    assert_eq!(c.cmd("EXISTS user:1:day").int(), 0);
+    // A hash tag puts them in one slot.
+    let tagged = c.cmd("WEIR.ALL 2 {user:1}:minute {user:1}:day BUCKET 1 10 PERIOD 1000 86400000");
+    assert_eq!(tagged.items()[0].int(), 0);
+    assert_eq!(c.cmd("EXISTS {user:1}:minute {user:1}:day").int(), 2);
+}
