@@ -23,5 +23,8 @@ cargo build --locked -p weir-redis --lib
 export WEIR_REDIS_MODULE="${CARGO_TARGET_DIR:-$PWD/target}/debug/libweir_redis.so"
 test -f "$WEIR_REDIS_MODULE"
 
+echo "== modules/redis: the README's fleet example"
+modules/redis/examples/fleet.sh
+
 echo "== modules/redis: unit tests and server tests"
 cargo test --locked -p weir-redis
