@@ -9,6 +9,8 @@
 #
 # Usage: modules/redis/bench.sh [rounds] [requests]   (defaults 3, 200000)
 # Needs redis-server and redis-benchmark (Debian: redis-server, redis-tools).
+# With REDIS_CELL_MODULE=/path/to/libredis_cell.so (redis-cell built from
+# crates.io; not part of this repository) CL.THROTTLE is measured too.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -21,7 +23,7 @@ module="$PWD/target/release/libweir_redis.so"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 dir=$(mktemp -d)
 redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --save "" --appendonly no \
-  --loadmodule "$module" --daemonize no >"$dir/log" 2>&1 &
+  --loadmodule "$module" ${REDIS_CELL_MODULE:+--loadmodule "$REDIS_CELL_MODULE"} --daemonize no >"$dir/log" 2>&1 &
 pid=$!
 trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$dir"' EXIT
 cli() { redis-cli -p "$port" "$@"; }
@@ -41,6 +43,14 @@ scenarios=(
   "lua refused|evalsha|EVALSHA $sha 1 l:no 0.001 1"
   "SET PX (ceiling)|set|SET s:k v PX 100000"
 )
+if [ -n "${REDIS_CELL_MODULE:-}" ]; then
+  # CL.THROTTLE key max_burst count period: its burst is max_burst + 1.
+  scenarios+=(
+    "cell allowed|cl.throttle|CL.THROTTLE c:ok 999999 1000000 1"
+    "cell refused|cl.throttle|CL.THROTTLE c:no 0 1 1000"
+  )
+  cli CL.THROTTLE c:no 0 1 1000 >/dev/null
+fi
 # The refused keys are drained first: every later call is refused.
 cli WEIR.BUCKET b:no 0.001 1 >/dev/null
 cli EVALSHA "$sha" 1 l:no 0.001 1 >/dev/null
@@ -65,27 +75,35 @@ done
 # Check the refused scenarios really refused.
 [ "$(cli WEIR.BUCKET b:no 0.001 1 | head -1)" = 1 ] || { echo "weir refused scenario was allowed"; exit 1; }
 [ "$(cli EVALSHA "$sha" 1 l:no 0.001 1 | head -1)" = 1 ] || { echo "lua refused scenario was allowed"; exit 1; }
+if [ -n "${REDIS_CELL_MODULE:-}" ]; then
+  [ "$(cli CL.THROTTLE c:no 0 1 1000 | head -1)" = 1 ] || { echo "cell refused scenario was allowed"; exit 1; }
+fi
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+# One scenario's ops/s in each round, in round order.
+per_round() { grep "^$1|$2|" "$results" | sort -t'|' -k5 -n | cut -d'|' -f3; }
+# The median over rounds of (ops/s of $2) / (ops/s of $3), each pair taken
+# in the same round, seconds apart, so that load shifts between rounds
+# cancel.
+ratio() {
+  paste -d' ' <(per_round "$1" "$2") <(per_round "$1" "$3") |
+    awk '{printf "%.4f\n", $1 / $2}' | median
+}
+row() {
+  local pipeline=$1 name=$2 anchor=$3
+  rps=$(grep "^$pipeline|$name|" "$results" | cut -d'|' -f3 | median)
+  usec=$(grep "^$pipeline|$name|" "$results" | cut -d'|' -f4 | median)
+  printf '| -P %s | %s | %.0f | %s | %.2f× |\n' "$pipeline" "$name" "$rps" "$usec" "$(ratio "$pipeline" "$name" "$anchor")"
+}
 echo "redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/'), $rounds rounds of $requests requests, -c 50, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| pipeline | scenario | ops/s (median) | server µs/call | vs Lua (ops/s) |"
+echo "| pipeline | scenario | ops/s (median) | server µs/call (median) | vs Lua, same round (median) |"
 echo "|---|---|---:|---:|---:|"
 for pipeline in 1 16; do
   for kind in allowed refused; do
-    for who in weir lua; do
-      name="$who $kind"
-      rps=$(grep "^$pipeline|$name|" "$results" | cut -d'|' -f3 | median)
-      usec=$(grep "^$pipeline|$name|" "$results" | cut -d'|' -f4 | median)
-      lua=$(grep "^$pipeline|lua $kind|" "$results" | cut -d'|' -f3 | median)
-      ratio=$(awk -v a="$rps" -v b="$lua" 'BEGIN {printf "%.2f×", a / b}')
-      printf '| -P %s | %s | %.0f | %s | %s |\n' "$pipeline" "$name" "$rps" "$usec" "$ratio"
+    for who in weir lua ${REDIS_CELL_MODULE:+cell}; do
+      row "$pipeline" "$who $kind" "lua $kind"
     done
   done
-  name="SET PX (ceiling)"
-  rps=$(grep "^$pipeline|$name|" "$results" | cut -d'|' -f3 | median)
-  usec=$(grep "^$pipeline|$name|" "$results" | cut -d'|' -f4 | median)
-  lua=$(grep "^$pipeline|lua allowed|" "$results" | cut -d'|' -f3 | median)
-  ratio=$(awk -v a="$rps" -v b="$lua" 'BEGIN {printf "%.2f×", a / b}')
-  printf '| -P %s | %s | %.0f | %s | %s |\n' "$pipeline" "$name" "$rps" "$usec" "$ratio"
+  row "$pipeline" "SET PX (ceiling)" "lua allowed"
 done
