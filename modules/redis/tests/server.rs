@@ -22,6 +22,13 @@ fn snapshot(c: &mut Conn, keys: &[&str]) -> Vec<(Value, i64)> {
         .collect()
 }
 
+/// Every key's `DUMP` (nil for a missing key).
+fn dumps(c: &mut Conn, keys: &[&str]) -> Vec<Value> {
+    keys.iter()
+        .map(|k| c.call(&[b"DUMP", k.as_bytes()]))
+        .collect()
+}
+
 /// Runs `calls` attempts of `command` from each of `clients` connections
 /// at once; how many were allowed by `allowed`.
 fn concurrent(
@@ -101,6 +108,16 @@ fn bucket_replies_in_cl_throttle_units() {
     assert_eq!(ms[..3], [1, 3, 0]);
     assert!((9_000..=10_000).contains(&ms[3]), "{ms:?}");
     assert_eq!(c.cmd("WEIR.BUCKET k 0.1 3 MS").ints()[..3], [1, 3, 0]);
+    // A full bucket admits exactly its burst at once, at a rate whose
+    // interval is not a whole number of nanoseconds.
+    assert_eq!(
+        c.cmd("WEIR.BUCKET big 0.003 6000 COST 6000").ints()[..3],
+        [0, 6000, 0]
+    );
+    assert_eq!(
+        c.cmd("WEIR.BUCKET big 0.003 6000").ints()[..3],
+        [1, 6000, 0]
+    );
     // A peek takes nothing.
     let before = c.cmd("GET k");
     assert_eq!(c.cmd("WEIR.BUCKET.PEEK k 0.1 3").ints()[..3], [1, 3, 0]);
@@ -308,12 +325,7 @@ fn all_with_one_refusing_key_changes_no_key() {
     c.cmd("WEIR.WINDOW {u}:b 2 3600000 COST 2");
     c.cmd("WEIR.PERIOD {u}:c 5 3600000");
     let keys = ["{u}:a", "{u}:b", "{u}:c", "{u}:d"];
-    let dumps = |c: &mut Conn| -> Vec<Value> {
-        keys.iter()
-            .map(|k| c.call(&[b"DUMP", k.as_bytes()]))
-            .collect()
-    };
-    let before = dumps(&mut c);
+    let before = dumps(&mut c, &keys);
     let reply = c.cmd(
         "WEIR.ALL 4 {u}:a {u}:b {u}:c {u}:d BUCKET 0.001 5 WINDOW 2 3600000 PERIOD 5 3600000 ALIGN BUCKET 1 1",
     );
@@ -323,7 +335,7 @@ fn all_with_one_refusing_key_changes_no_key() {
     let flags: Vec<i64> = items[1..].iter().map(|r| r.ints()[0]).collect();
     assert_eq!(flags, [0, 1, 0, 0]);
     assert_eq!(items[1].ints()[2], 4);
-    assert_eq!(dumps(&mut c), before);
+    assert_eq!(dumps(&mut c, &keys), before);
     assert_eq!(c.cmd("EXISTS {u}:d").int(), 0);
     // Without the refusing key, all are taken.
     let reply = c.cmd("WEIR.ALL 2 {u}:a {u}:c BUCKET 0.001 5 PERIOD 5 3600000");
@@ -372,12 +384,7 @@ fn errors_reply_clearly_and_write_nothing() {
     c.cmd("WEIR.WINDOW win 5 3600000");
     c.cmd("WEIR.LIMITER cool COOLDOWN 2 3600000");
     let keys = ["list", "plain", "win", "cool"];
-    let dumps = |c: &mut Conn| -> Vec<Value> {
-        keys.iter()
-            .map(|k| c.call(&[b"DUMP", k.as_bytes()]))
-            .collect()
-    };
-    let before = dumps(&mut c);
+    let before = dumps(&mut c, &keys);
     let cases: &[(&str, &str)] = &[
         // Arity.
         ("WEIR.BUCKET", "wrong number of arguments"),
@@ -460,7 +467,7 @@ fn errors_reply_clearly_and_write_nothing() {
         };
         assert!(message.contains(expected), "{command}: {message}");
         assert_eq!(c.cmd("DBSIZE").int(), 4, "{command} created a key");
-        assert_eq!(dumps(&mut c), before, "{command} changed a key");
+        assert_eq!(dumps(&mut c, &keys), before, "{command} changed a key");
     }
     // A weir value of a future format version is refused, not misread.
     c.call(&[b"SET", b"future", b"wrB\x02aaaaaaaaaaaaaaaaaaaaaaaa"]);
