@@ -225,8 +225,22 @@ impl Server {
         replica
     }
 
+    /// Starts redis-server on a free port; if it exits at once (another
+    /// process took the port between the check and the bind), tries
+    /// another port, a few times.
     fn launch(&mut self) {
+        for attempt in 1..=3 {
+            match self.try_launch() {
+                Ok(()) => return,
+                Err(log) if attempt == 3 => panic!("redis-server exited: {log}"),
+                Err(_) => {}
+            }
+        }
+    }
+
+    fn try_launch(&mut self) -> Result<(), String> {
         self.port = free_port();
+        let log = self.dir.join("server.log");
         let mut cmd = Command::new("redis-server");
         cmd.arg("--port")
             .arg(self.port.to_string())
@@ -237,35 +251,31 @@ impl Server {
             .arg(module_path())
             .args(&self.extra)
             .stdin(Stdio::null())
-            .stdout(Stdio::from(
-                std::fs::File::create(self.dir.join("server.log")).expect("log"),
-            ))
+            .stdout(Stdio::from(std::fs::File::create(&log).expect("log")))
             .stderr(Stdio::null());
-        self.child = Some(
-            cmd.spawn()
-                .expect("redis-server runs (apt-get install redis-server)"),
-        );
-        let port = self.port;
-        let log = self.dir.join("server.log");
-        wait_for(
-            "redis-server to answer PING",
-            Duration::from_secs(10),
-            || {
-                if let Some(status) = self
-                    .child
-                    .as_mut()
-                    .and_then(|c| c.try_wait().ok().flatten())
-                {
-                    panic!(
-                        "redis-server exited ({status}): {}",
-                        std::fs::read_to_string(&log).unwrap_or_default()
-                    );
-                }
-                Conn::open(port)
-                    .map(|mut c| c.cmd("PING") == Value::Simple("PONG".into()))
-                    .unwrap_or(false)
-            },
-        );
+        let mut child = cmd
+            .spawn()
+            .expect("redis-server runs (apt-get install redis-server)");
+        let start = Instant::now();
+        loop {
+            if let Ok(Some(status)) = child.try_wait() {
+                let text = std::fs::read_to_string(&log).unwrap_or_default();
+                return Err(format!("{status}: {text}"));
+            }
+            let up = Conn::open(self.port)
+                .map(|mut c| c.cmd("PING") == Value::Simple("PONG".into()))
+                .unwrap_or(false);
+            if up {
+                self.child = Some(child);
+                return Ok(());
+            }
+            if start.elapsed() > Duration::from_secs(10) {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("redis-server did not answer PING within 10 s");
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
 
     pub fn conn(&self) -> Conn {
