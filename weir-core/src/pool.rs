@@ -802,6 +802,22 @@ mod tests {
     }
 
     #[test]
+    fn a_refused_call_does_not_move_the_clock() {
+        // Issue 11, bug 4: `made` and `give` moved the pool's clock before
+        // they validated, so a refused call at 20 s made an item given at 0
+        // stale at 5 s (keep 10 s).
+        let mut p = pool(4, 4, 10 * SECOND, 0);
+        make(&mut p, 1, 0);
+        assert_eq!(p.give(1, 0), Ok(true));
+        assert_eq!(p.made(99, 20 * SECOND), Err(Misuse::NoReservation));
+        assert_eq!(p.made(1, 20 * SECOND), Err(Misuse::Known));
+        assert_eq!(p.give(1, 20 * SECOND), Err(Misuse::Idle));
+        assert_eq!(p.give(98, 20 * SECOND), Err(Misuse::NotLent));
+        assert_eq!(p.next_expiry(5 * SECOND), 5 * SECOND);
+        assert_eq!(p.take(5 * SECOND), Taken::Ready(1));
+    }
+
+    #[test]
     fn drop_frees_room_and_unknown_drop_ends_a_reservation() {
         let mut p = pool(1, 1, 0, 0);
         make(&mut p, 1, 0);
