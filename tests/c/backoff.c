@@ -159,10 +159,14 @@ static void jitter_ranges(void) {
     CHECK(weir_backoff_delay(&full, 2, 0.5, 0) == 100 * MS);
     CHECK(weir_backoff_delay(NULL, 1, NAN, 0) == 80 * MS);
     CHECK(weir_backoff_delay(NULL, 1, 0.5, 0) == 100 * MS);
-    /* Decorrelated: a previous below the base (negative too) is the base. */
+    /* Decorrelated: a previous below the base (negative too, and 0 before
+     * the first retry) counts as the base, so it draws from [base, 3 × base]. */
     weir_backoff dec = with_jitter(WEIR_JITTER_DECORRELATED);
-    CHECK(weir_backoff_delay(&dec, 1, 0.999, -5) == 100 * MS);
-    CHECK(weir_backoff_delay(&dec, 1, 0.999, INT64_MIN) == 100 * MS);
+    CHECK(weir_backoff_delay(&dec, 1, 0.0, 0) == 100 * MS);
+    CHECK(weir_backoff_delay(&dec, 1, 0.5, 0) == 200 * MS);
+    CHECK(weir_backoff_delay(&dec, 1, 0.5, -5) == 200 * MS);
+    CHECK(weir_backoff_delay(&dec, 1, 0.5, INT64_MIN) == 200 * MS);
+    CHECK(weir_backoff_delay(&dec, 1, 0.999, 0) > 299 * MS);
     CHECK(weir_backoff_delay(&dec, 1, 0.5, 100 * MS) == 200 * MS);
     CHECK(weir_backoff_delay(&dec, 1, 0.999, INT64_MAX) <= 1000 * MS);
     /* A base above the cap: the range closes at the cap, never inverted. */

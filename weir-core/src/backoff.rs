@@ -440,13 +440,35 @@ mod tests {
             }
         }
         let policy = preset(Jitter::Decorrelated);
-        // Below the base counts as the base: the range closes to one point.
-        assert_eq!(policy.range(1, -5), (100 * MS, 100 * MS));
-        assert_eq!(policy.range(1, 10 * MS), (100 * MS, 100 * MS));
+        // Below the base counts as the base: [base, 3 × base].
+        assert_eq!(policy.range(1, -5), (100 * MS, 300 * MS));
+        assert_eq!(policy.range(1, 10 * MS), (100 * MS, 300 * MS));
         assert_eq!(policy.range(1, 100 * MS), (100 * MS, 300 * MS));
         assert_eq!(policy.range(7, 200 * MS), (100 * MS, 600 * MS));
         assert_eq!(policy.range(1, i64::MAX), (100 * MS, 1000 * MS));
         assert_eq!(policy.delay(1, 0.5, 100 * MS), 200 * MS);
+    }
+
+    #[test]
+    fn decorrelated_first_retry_draws_from_base_to_three_bases() {
+        // Issue 11, bug 5: uniform over [base, min(3 × max(previous, base),
+        // cap)], so previous = 0 (no retry yet) still jitters.
+        let policy = preset(Jitter::Decorrelated);
+        assert_eq!(policy.range(1, 0), (100 * MS, 300 * MS));
+        assert_eq!(policy.delay(1, 0.0, 0), 100 * MS);
+        assert_eq!(policy.delay(1, 0.5, 0), 200 * MS);
+        assert!(policy.delay(1, 1.0, 0) > 299 * MS);
+        assert_eq!(policy.range(1, i64::MIN), (100 * MS, 300 * MS));
+        assert_eq!(policy.range(1, 250 * MS), (100 * MS, 750 * MS));
+        // A cap below the base: every delay is the cap (the ceiling every
+        // other jitter uses too), and the range never inverts.
+        let low_cap = Backoff::new(500 * MS, 2.0, 200 * MS, 3, Jitter::Decorrelated, 0.0).unwrap();
+        for previous in [i64::MIN, 0, 100 * MS, 500 * MS, i64::MAX] {
+            assert_eq!(low_cap.range(1, previous), (200 * MS, 200 * MS));
+        }
+        // A cap between base and 3 × base cuts the top only.
+        let mid_cap = Backoff::new(100 * MS, 2.0, 250 * MS, 3, Jitter::Decorrelated, 0.0).unwrap();
+        assert_eq!(mid_cap.range(1, 0), (100 * MS, 250 * MS));
     }
 
     #[test]
