@@ -194,10 +194,12 @@ impl From<Counters> for weir_pool_counters {
 /// never lent, `made` without a reservation) is a status and changes
 /// nothing.
 ///
-/// Time: a `now` earlier than the latest one a take, made, give or evict
-/// was given counts as that latest one, so a resource never grows younger
-/// and an idle clock never starts earlier than it should (`weir_pool_drop`
-/// and `weir_pool_unmade` take no time; `weir_pool_next_expiry` only reads).
+/// Time: a `now` earlier than the latest one a take, evict, or successful
+/// made or give was given counts as that latest one, so a resource never
+/// grows younger and an idle clock never starts earlier than it should
+/// (`weir_pool_drop` and `weir_pool_unmade` take no time;
+/// `weir_pool_next_expiry` only reads). A call that returns an error moves
+/// nothing, the pool's clock included.
 ///
 /// Takes a short per-handle lock; safe to use from many threads at once.
 /// Heap per handle on 64-bit: about 300 bytes, plus 24 bytes per idle place

@@ -323,10 +323,16 @@ impl Pool {
         })
     }
 
-    /// The pool's clock: `now`, or the latest seen if that is later.
-    fn clock(&mut self, now: i64) -> i64 {
-        self.latest = self.latest.max(now);
-        self.latest
+    /// The pool's clock at `now`: `now`, or the latest seen if that is
+    /// later. Only reads; [`Pool::commit_clock`] moves it, once a call knows
+    /// it will succeed, so a refused call leaves the clock where it was.
+    fn clock(&self, now: i64) -> i64 {
+        self.latest.max(now)
+    }
+
+    /// Moves the pool's clock to `now` (already [`Pool::clock`]ed).
+    fn commit_clock(&mut self, now: i64) {
+        self.latest = now;
     }
 
     /// The instant an idle resource becomes due, if it ever does.
@@ -363,6 +369,7 @@ impl Pool {
     /// and the caller closes it and takes again.
     pub fn take(&mut self, now: i64) -> Taken {
         let now = self.clock(now);
+        self.commit_clock(now);
         if self.closed {
             self.counters.waits += 1;
             return Taken::Wait;
@@ -393,7 +400,8 @@ impl Pool {
     }
 
     /// Registers a resource made after [`Taken::Make`], as lent and born at
-    /// `now`; it fills the reservation.
+    /// `now`; it fills the reservation. On an error nothing changes, the
+    /// clock included.
     pub fn made(&mut self, item: usize, now: i64) -> Result<(), Misuse> {
         let now = self.clock(now);
         if self.table.find(item).is_some() {
@@ -402,6 +410,7 @@ impl Pool {
         if self.reserved == 0 {
             return Err(Misuse::NoReservation);
         }
+        self.commit_clock(now);
         self.reserved -= 1;
         self.table.insert(item, now, LENT);
         self.lent += 1;
@@ -426,7 +435,8 @@ impl Pool {
     ///
     /// The resource keeps the birth it was lent with. An item the pool does
     /// not know, given while a reservation is open, is one made after
-    /// `Make` without `made`: it fills the reservation, born at `now`.
+    /// `Make` without `made`: it fills the reservation, born at `now`. On
+    /// an error nothing changes, the clock included.
     pub fn give(&mut self, item: usize, now: i64) -> Result<bool, Misuse> {
         let now = self.clock(now);
         let slot = match self.table.find(item) {
@@ -434,6 +444,7 @@ impl Pool {
             Some(slot) => slot,
             None => self.register_unmade(item, now)?,
         };
+        self.commit_clock(now);
         let birth = self.table.births[slot];
         self.lent -= 1;
         let counter = if self.closed {
@@ -492,6 +503,7 @@ impl Pool {
     /// more may be due and stay idle for the next call.
     pub fn evict_with(&mut self, now: i64, cap: usize, mut put: impl FnMut(usize)) -> usize {
         let now = self.clock(now);
+        self.commit_clock(now);
         let (mut written, mut kept) = (0, 0);
         for at in 0..self.idle.len() {
             let idle = self.idle[at];
@@ -565,7 +577,7 @@ impl Pool {
     /// `keep` and no `life`). [`Pool::evict`] at `now` plus this removes at
     /// least one. Reads only: `now` does not move the pool's clock.
     pub fn next_expiry(&self, now: i64) -> i64 {
-        let clock = self.latest.max(now);
+        let clock = self.clock(now);
         match self.idle.iter().filter_map(|idle| self.expiry(idle)).min() {
             None => NEVER,
             Some(at) if at <= clock => 0,
