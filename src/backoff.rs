@@ -15,8 +15,11 @@ pub const WEIR_JITTER_FULL: i32 = 1;
 /// the ceiling stays as a floor under the wait.
 pub const WEIR_JITTER_EQUAL: i32 = 2;
 /// `weir_backoff.jitter`: uniform over
-/// [min(base, cap), min(max(3 × previous, base), cap)]; grows from where the
-/// previous delay landed. Never inverted, never past the cap.
+/// [base, min(3 × max(previous, base), cap)]; grows from where the previous
+/// delay landed. A previous below the base (0 before the first retry,
+/// negative too) counts as the base, so the first retry draws from
+/// [base, 3 × base]. A `cap_ns` below `base_ns` makes every delay `cap_ns`
+/// (the range is [cap, cap]): never inverted, never past the cap.
 pub const WEIR_JITTER_DECORRELATED: i32 = 3;
 /// `weir_backoff.jitter`: uniform over
 /// [ceiling × (1 − spread), ceiling × (1 + spread)], so the wait may pass the
@@ -157,8 +160,9 @@ pub extern "C" fn weir_backoff_ceiling(policy: *const weir_backoff, retry: i32) 
 /// `WEIR_JITTER_*`) with the caller's draw `random` in [0, 1) (clamped into
 /// range, NaN as 0; the same draw gives the same delay). `previous_ns` is
 /// the delay the last retry waited; only `WEIR_JITTER_DECORRELATED` reads it
-/// (pass `base_ns` before the first retry; anything below the base,
-/// negative included, counts as the base). 0 for `retry <= 0`; otherwise
+/// (pass 0 or `base_ns` before the first retry: anything below the base,
+/// negative included, counts as the base, so the first retry draws from
+/// [base, min(3 × base, cap)]). 0 for `retry <= 0`; otherwise
 /// never negative. NULL policy: the preset. An invalid policy answers -1,
 /// which no valid policy ever does.
 #[no_mangle]
