@@ -55,8 +55,11 @@
 #define WEIR_JITTER_EQUAL 2
 
 // `weir_backoff.jitter`: uniform over
-// [min(base, cap), min(max(3 × previous, base), cap)]; grows from where the
-// previous delay landed. Never inverted, never past the cap.
+// [base, min(3 × max(previous, base), cap)]; grows from where the previous
+// delay landed. A previous below the base (0 before the first retry,
+// negative too) counts as the base, so the first retry draws from
+// [base, 3 × base]. A `cap_ns` below `base_ns` makes every delay `cap_ns`
+// (the range is [cap, cap]): never inverted, never past the cap.
 #define WEIR_JITTER_DECORRELATED 3
 
 // `weir_backoff.jitter`: uniform over
@@ -332,10 +335,12 @@ typedef struct weir_period weir_period;
 // never lent, `made` without a reservation) is a status and changes
 // nothing.
 //
-// Time: a `now` earlier than the latest one a take, made, give or evict
-// was given counts as that latest one, so a resource never grows younger
-// and an idle clock never starts earlier than it should (`weir_pool_drop`
-// and `weir_pool_unmade` take no time; `weir_pool_next_expiry` only reads).
+// Time: a `now` earlier than the latest one a take, evict, or successful
+// made or give was given counts as that latest one, so a resource never
+// grows younger and an idle clock never starts earlier than it should
+// (`weir_pool_drop` and `weir_pool_unmade` take no time;
+// `weir_pool_next_expiry` only reads). A call that returns an error moves
+// nothing, the pool's clock included.
 //
 // Takes a short per-handle lock; safe to use from many threads at once.
 // Heap per handle on 64-bit: about 300 bytes, plus 24 bytes per idle place
@@ -740,8 +745,9 @@ int64_t weir_backoff_ceiling(const weir_backoff *policy, int32_t retry);
 // `WEIR_JITTER_*`) with the caller's draw `random` in [0, 1) (clamped into
 // range, NaN as 0; the same draw gives the same delay). `previous_ns` is
 // the delay the last retry waited; only `WEIR_JITTER_DECORRELATED` reads it
-// (pass `base_ns` before the first retry; anything below the base,
-// negative included, counts as the base). 0 for `retry <= 0`; otherwise
+// (pass 0 or `base_ns` before the first retry: anything below the base,
+// negative included, counts as the base, so the first retry draws from
+// [base, min(3 × base, cap)]). 0 for `retry <= 0`; otherwise
 // never negative. NULL policy: the preset. An invalid policy answers -1,
 // which no valid policy ever does.
 int64_t weir_backoff_delay(const weir_backoff *policy,
