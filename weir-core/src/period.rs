@@ -241,25 +241,24 @@ mod tests {
     }
 
     #[test]
-    fn a_reading_moves_the_clock_as_a_take_does() {
-        // Asked at 1 000 and then taken at 500: the take counts as 1 000,
-        // so the period it opens runs to 1 100, not 600, and a second take
-        // at 1 000 is refused. (Before, only takes moved the clock, and
-        // 500 opened a period that had closed by 1 000: two events passed
-        // where the latest reading allows one.)
+    fn readings_are_pure() {
+        // Issue 11: a reading used to move the clock, so `left(1 000)` made
+        // a later take at 500 count as 1 000. A reading now changes no
+        // later answer: the takes below answer as they would without it.
         for align in [false, true] {
-            let mut period = Period::new(1, 100, align).unwrap();
-            assert_eq!(period.left(1_000), 1);
-            assert_eq!(period.take(500), Quota::Hit);
-            assert_eq!(period.take(1_000), Quota::Over);
-            assert_eq!(period.next(1_000), 100);
-
-            let mut period = Period::new(1, 100, align).unwrap();
-            assert_eq!(period.next(2_000), 0);
-            assert_eq!(period.take(i64::MIN), Quota::Hit);
-            assert_eq!(period.take(2_000), Quota::Over);
-            assert_eq!(period.left(2_099), 0);
-            assert_eq!(period.take(2_100), Quota::Hit);
+            let mut read = Period::new(1, 100, align).unwrap();
+            let mut plain = Period::new(1, 100, align).unwrap();
+            assert_eq!(read.left(1_000), 1);
+            assert_eq!(read.next(2_000), 0);
+            for p in [&mut read, &mut plain] {
+                assert_eq!(p.take(500), Quota::Hit);
+                assert_eq!(p.take(550), Quota::Over);
+                assert_eq!(p.take(1_000), Quota::Hit);
+            }
+            // A reading at an earlier `now` answers as of the latest take.
+            assert_eq!(read.left(0), 0);
+            assert_eq!(read.next(0), 100);
+            assert_eq!(read.take(1_099), Quota::Over);
         }
     }
 

@@ -264,6 +264,24 @@ mod tests {
     }
 
     #[test]
+    fn readings_are_pure() {
+        // Issue 11: `left` and `next` used to move the window's clock and
+        // drop stamps, so a take at an earlier `now` after a reading
+        // counted as the reading's `now`.
+        let mut read = Sliding::new(1, 100).unwrap();
+        assert!(read.take(0));
+        assert_eq!(read.left(1_000), 1);
+        assert_eq!(read.next(1_000), 0);
+        // Without the readings, 50 is inside the window of the take at 0.
+        assert!(!read.take(50));
+        assert_eq!(read.next(50), 50);
+        assert!(read.take(100));
+        // A reading at an earlier `now` answers as of the latest take.
+        assert_eq!(read.left(0), 0);
+        assert_eq!(read.next(0), 100);
+    }
+
+    #[test]
     fn extreme_times_saturate() {
         let mut sliding = Sliding::new(1, 10).unwrap();
         assert!(sliding.take(i64::MIN));
