@@ -14,6 +14,10 @@
 
 use crate::time::NEVER;
 
+/// `Period::end` before any event: no `now` is below it, so no period is
+/// open, and no period ever ends there (an end is at least `now + 1`).
+const CLOSED: i64 = i64::MIN;
+
 /// Where the quota stands after an event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Quota {
@@ -42,9 +46,12 @@ pub struct Period {
     /// The length of a period, in nanoseconds (at least one).
     period: i64,
     align: bool,
-    /// When the open period ends (exclusive), or `None` before any event.
+    /// When the open period ends (exclusive); [`CLOSED`] before any event.
     /// Saturates at `i64::MAX`, which means never: the clock cannot pass it.
-    end: Option<i64>,
+    /// A plain `i64` rather than an `Option<i64>`: the compiled code of an
+    /// `Option` compared its unused payload, which valgrind's memcheck
+    /// rightly reports as a jump on an uninitialised value.
+    end: i64,
     /// Events admitted in the open period, at most `quota`.
     count: i64,
     /// The latest `now` any call was given (a take or a reading); an
@@ -63,7 +70,7 @@ impl Period {
                 quota,
                 period: period_ns.max(1),
                 align,
-                end: None,
+                end: CLOSED,
                 count: 0,
                 latest: i64::MIN,
             }),
@@ -75,9 +82,11 @@ impl Period {
         self.period
     }
 
-    /// The open period's end, if one is open at `now`.
+    /// The open period's end, if one is open at `now`. [`CLOSED`] is
+    /// below every `now`, so it is never open.
     fn open_at(&self, now: i64) -> Option<i64> {
-        self.end.filter(|&end| now < end || end == NEVER)
+        let end = self.end;
+        (now < end || end == NEVER).then_some(end)
     }
 
     /// When a period opened at `now` ends.
@@ -102,7 +111,7 @@ impl Period {
     pub fn take(&mut self, now: i64) -> Quota {
         let now = self.clock(now);
         if self.open_at(now).is_none() {
-            self.end = Some(self.end_of_period_from(now));
+            self.end = self.end_of_period_from(now);
             self.count = 0;
         }
         if self.count >= self.quota {
@@ -289,7 +298,7 @@ mod tests {
     fn counting_past_the_quota_never_overflows() {
         let mut period = Period::new(i64::MAX, 10, false).unwrap();
         period.count = i64::MAX - 1;
-        period.end = Some(10);
+        period.end = 10;
         period.latest = 0;
         assert_eq!(period.take(0), Quota::Hit);
         assert_eq!(period.take(0), Quota::Over);
