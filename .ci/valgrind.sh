@@ -9,12 +9,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 command -v valgrind >/dev/null || { echo "valgrind is not installed"; exit 1; }
-cmake --preset default >/dev/null
+build_log=$(mktemp)
+build() {
+    if ! "$@" >"$build_log" 2>&1; then
+        cat "$build_log"
+        echo "valgrind: 0 passed, 1 failed (the build failed)"
+        exit 1
+    fi
+}
+build cmake --preset default
 if [ "$#" -gt 0 ]; then
-    cmake --build --preset default --target "$@" >/dev/null
+    build cmake --build --preset default --target "$@"
     programs=("$@")
 else
-    cmake --build --preset default >/dev/null
+    build cmake --build --preset default
     programs=()
     for exe in build/default/test_* build/default/example_*; do
         [ -f "$exe" ] && [ -x "$exe" ] && programs+=("$(basename "$exe")")
@@ -36,6 +44,6 @@ for name in "${programs[@]}"; do
         failed=$((failed + 1))
     fi
 done
-rm -rf "$log"
+rm -rf "$log" "$build_log"
 echo "valgrind: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

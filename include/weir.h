@@ -1117,16 +1117,16 @@ void weir_period_free(weir_period *period);
 // A NULL counter answers `WEIR_QUOTA_OVER`.
 weir_quota weir_period_take(const weir_period *period, int64_t now);
 
-// How many more events the open period admits at `now`; the whole quota
-// when no period is open; 0 for a NULL counter. A reading counts as a `now`
-// seen, as a take does: a later take at an earlier `now` counts as this
-// one, so it never admits more than this reading said.
+// How many more events the open period admits at `now` (a `now` earlier
+// than the latest take's counts as that one); the whole quota when no
+// period is open; 0 for a NULL counter. A pure reading: it changes no later
+// answer, and only takes move the counter's clock.
 int64_t weir_period_left(const weir_period *period, int64_t now);
 
 // Nanoseconds from `now` until the open period ends; 0 when no period is
 // open (the next event opens one). `INT64_MAX` when the open period
-// reaches the end of the clock, and for a NULL counter. Like
-// `weir_period_left`, it counts as a `now` seen.
+// reaches the end of the clock, and for a NULL counter. A pure reading, as
+// `weir_period_left` is.
 int64_t weir_period_next(const weir_period *period, int64_t now);
 
 // The preset limits: 10 live, 10 idle, closed after 30 minutes idle, no
@@ -1324,13 +1324,15 @@ void weir_sliding_free(weir_sliding *sliding);
 // counts as the latest. False for a NULL window.
 bool weir_sliding_take(const weir_sliding *sliding, int64_t now);
 
-// How many more events the window would count at `now`; 0 for a NULL
-// window.
+// How many more events the window would count at `now` (a `now` earlier
+// than the latest take's counts as that one); 0 for a NULL window. A pure
+// reading: it drops no stamp and changes no later answer. O(log quota).
 int64_t weir_sliding_left(const weir_sliding *sliding, int64_t now);
 
 // Nanoseconds from `now` until the window has room: 0 when it has room
 // now, otherwise when its oldest counted event falls out. `INT64_MAX` when
-// that instant is past the end of the clock, and for a NULL window.
+// that instant is past the end of the clock, and for a NULL window. A pure
+// reading, as `weir_sliding_left` is.
 int64_t weir_sliding_next(const weir_sliding *sliding, int64_t now);
 
 // A static, NUL-terminated, human-readable description of a status code.

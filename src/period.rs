@@ -91,10 +91,10 @@ pub extern "C" fn weir_period_take(period: *const weir_period, now: i64) -> weir
     })
 }
 
-/// How many more events the open period admits at `now`; the whole quota
-/// when no period is open; 0 for a NULL counter. A reading counts as a `now`
-/// seen, as a take does: a later take at an earlier `now` counts as this
-/// one, so it never admits more than this reading said.
+/// How many more events the open period admits at `now` (a `now` earlier
+/// than the latest take's counts as that one); the whole quota when no
+/// period is open; 0 for a NULL counter. A pure reading: it changes no later
+/// answer, and only takes move the counter's clock.
 #[no_mangle]
 pub extern "C" fn weir_period_left(period: *const weir_period, now: i64) -> i64 {
     on(period, 0, |period| lock(period).left(now))
@@ -102,8 +102,8 @@ pub extern "C" fn weir_period_left(period: *const weir_period, now: i64) -> i64 
 
 /// Nanoseconds from `now` until the open period ends; 0 when no period is
 /// open (the next event opens one). `INT64_MAX` when the open period
-/// reaches the end of the clock, and for a NULL counter. Like
-/// `weir_period_left`, it counts as a `now` seen.
+/// reaches the end of the clock, and for a NULL counter. A pure reading, as
+/// `weir_period_left` is.
 #[no_mangle]
 pub extern "C" fn weir_period_next(period: *const weir_period, now: i64) -> i64 {
     on(period, NEVER, |period| lock(period).next(now))

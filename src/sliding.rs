@@ -68,8 +68,9 @@ pub extern "C" fn weir_sliding_take(sliding: *const weir_sliding, now: i64) -> b
     on(sliding, false, |sliding| lock(sliding).take(now))
 }
 
-/// How many more events the window would count at `now`; 0 for a NULL
-/// window.
+/// How many more events the window would count at `now` (a `now` earlier
+/// than the latest take's counts as that one); 0 for a NULL window. A pure
+/// reading: it drops no stamp and changes no later answer. O(log quota).
 #[no_mangle]
 pub extern "C" fn weir_sliding_left(sliding: *const weir_sliding, now: i64) -> i64 {
     on(sliding, 0, |sliding| lock(sliding).left(now))
@@ -77,7 +78,8 @@ pub extern "C" fn weir_sliding_left(sliding: *const weir_sliding, now: i64) -> i
 
 /// Nanoseconds from `now` until the window has room: 0 when it has room
 /// now, otherwise when its oldest counted event falls out. `INT64_MAX` when
-/// that instant is past the end of the clock, and for a NULL window.
+/// that instant is past the end of the clock, and for a NULL window. A pure
+/// reading, as `weir_sliding_left` is.
 #[no_mangle]
 pub extern "C" fn weir_sliding_next(sliding: *const weir_sliding, now: i64) -> i64 {
     on(sliding, NEVER, |sliding| lock(sliding).next(now))

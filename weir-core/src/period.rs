@@ -54,8 +54,8 @@ pub struct Period {
     end: i64,
     /// Events admitted in the open period, at most `quota`.
     count: i64,
-    /// The latest `now` any call was given (a take or a reading); an
-    /// earlier one counts as this.
+    /// The latest `now` a take was given; an earlier one counts as this.
+    /// Readings do not move it: they answer as of `max(now, latest)`.
     latest: i64,
 }
 
@@ -99,17 +99,17 @@ impl Period {
         now.saturating_add(rest)
     }
 
-    /// Moves the counter's clock to `now`, or keeps it where it is when
-    /// `now` is earlier than one already seen.
-    fn clock(&mut self, now: i64) -> i64 {
-        self.latest = self.latest.max(now);
-        self.latest
+    /// The counter's clock at `now`: `now`, or the latest take's when that
+    /// is later. Only reads.
+    fn clock(&self, now: i64) -> i64 {
+        self.latest.max(now)
     }
 
     /// Counts one event at `now` and says where the quota stands. `Under`
     /// and `Hit` are admitted; `Over` is refused.
     pub fn take(&mut self, now: i64) -> Quota {
         let now = self.clock(now);
+        self.latest = now;
         if self.open_at(now).is_none() {
             self.end = self.end_of_period_from(now);
             self.count = 0;
@@ -125,10 +125,10 @@ impl Period {
         }
     }
 
-    /// How many more events the open period admits at `now`; the whole
-    /// quota when no period is open. A reading moves the clock as a take
-    /// does, so a later take at an earlier `now` counts as this one.
-    pub fn left(&mut self, now: i64) -> i64 {
+    /// How many more events the open period admits at `now` (an earlier
+    /// `now` than the latest take's counts as that one); the whole quota
+    /// when no period is open. Pure: it changes no later answer.
+    pub fn left(&self, now: i64) -> i64 {
         let now = self.clock(now);
         match self.open_at(now) {
             Some(_) => self.quota - self.count,
@@ -138,9 +138,9 @@ impl Period {
 
     /// Nanoseconds from `now` until the open period ends; 0 when no period
     /// is open (the next event opens one); [`NEVER`] when the open period
-    /// reaches the end of the clock. Moves the clock as [`Period::left`]
-    /// does.
-    pub fn next(&mut self, now: i64) -> i64 {
+    /// reaches the end of the clock. Pure, and reads time as
+    /// [`Period::left`] does.
+    pub fn next(&self, now: i64) -> i64 {
         let now = self.clock(now);
         match self.open_at(now) {
             None => 0,

@@ -46,7 +46,8 @@ pub struct Sliding {
     head: usize,
     /// How many stamps are counted.
     live: usize,
-    /// The latest `now` seen; an earlier one counts as this.
+    /// The latest `now` a take was given; an earlier one counts as this.
+    /// Readings do not move it.
     latest: i64,
 }
 
@@ -125,20 +126,42 @@ impl Sliding {
         true
     }
 
-    /// How many more events the window would count at `now`.
-    pub fn left(&mut self, now: i64) -> i64 {
-        self.advance(now);
-        (self.quota - self.live) as i64
+    /// How many of the stamps held are still counted at `now` (already
+    /// clocked): the ring is in time order, so the ones fallen out are a
+    /// prefix, found by binary search without dropping them. O(log quota).
+    fn counted_at(&self, now: i64) -> usize {
+        let (mut fallen, mut rest) = (0, self.live);
+        while rest > 0 {
+            let half = rest / 2;
+            let stamp = self.stamps[self.wrap(self.head + fallen + half)];
+            if elapsed(stamp, now) >= self.window {
+                fallen += half + 1;
+                rest -= half + 1;
+            } else {
+                rest = half;
+            }
+        }
+        self.live - fallen
+    }
+
+    /// How many more events the window would count at `now` (an earlier
+    /// `now` than the latest take's counts as that one). Pure: it changes
+    /// no later answer.
+    pub fn left(&self, now: i64) -> i64 {
+        let now = now.max(self.latest);
+        (self.quota - self.counted_at(now)) as i64
     }
 
     /// Nanoseconds from `now` until the window has room: 0 when it has room
     /// now, otherwise when its oldest event falls out ([`NEVER`] if that
-    /// instant is past the end of the clock).
-    pub fn next(&mut self, now: i64) -> i64 {
-        let now = self.advance(now);
-        if self.live < self.quota {
+    /// instant is past the end of the clock). Pure, and reads time as
+    /// [`Sliding::left`] does.
+    pub fn next(&self, now: i64) -> i64 {
+        let now = now.max(self.latest);
+        if self.counted_at(now) < self.quota {
             return 0;
         }
+        // All `quota` stamps are still counted, so the oldest is at `head`.
         match self.stamps[self.head].checked_add(self.window) {
             // Not yet fallen out, so `out > now`.
             Some(out) => out - now,
