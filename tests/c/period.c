@@ -87,9 +87,9 @@ int main(void) {
     /* Bad quotas: a status, and *out is left alone. */
     weir_period *untouched = (weir_period *)&period;
     period = untouched;
-    CHECK_STATUS(weir_period_new(0, 100, false, &period), WEIR_ERR_INVALID_ARGUMENT);
-    CHECK_STATUS(weir_period_new(-1, 100, true, &period), WEIR_ERR_NEGATIVE);
-    CHECK_STATUS(weir_period_new(INT64_MIN, 100, true, &period), WEIR_ERR_NEGATIVE);
+    CHECK_STATUS(weir_period_new(0, 100, false, &period), WEIR_ERR_QUOTA);
+    CHECK_STATUS(weir_period_new(-1, 100, true, &period), WEIR_ERR_QUOTA);
+    CHECK_STATUS(weir_period_new(INT64_MIN, 100, true, &period), WEIR_ERR_QUOTA);
     CHECK(period == untouched);
     CHECK_STATUS(weir_period_new(1, 100, false, NULL), WEIR_ERR_NULL);
 

@@ -63,15 +63,19 @@ impl Default for Limits {
     }
 }
 
-/// Why limits were refused.
+/// Why limits were refused: the field that is wrong, checked in field
+/// order (size, idle, keep, life).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LimitsError {
-    /// A field is negative.
-    Negative,
-    /// `size` is zero: such a pool could never lend anything.
-    ZeroSize,
-    /// `size` is above [`MAX_SIZE`].
-    TooLarge,
+    /// `size` is outside 1..=[`MAX_SIZE`]: zero (such a pool could never
+    /// lend anything), negative, or too large.
+    Size,
+    /// `idle` is negative.
+    Idle,
+    /// `keep_ns` is negative.
+    Keep,
+    /// `life_ns` is negative.
+    Life,
     /// The table for `size` resources could not be allocated.
     NoMemory,
 }
@@ -282,9 +286,10 @@ pub struct Pool {
 impl Pool {
     /// An empty pool, every allocation it will ever make done here.
     ///
-    /// Negative fields are refused, and so is a `size` of zero or above
-    /// [`MAX_SIZE`]; an `idle` above `size` counts as `size`; an `idle` of
-    /// zero keeps nothing (every `give` answers "not kept").
+    /// A `size` outside 1..=[`MAX_SIZE`] is refused, and so is a negative
+    /// `idle`, `keep_ns` or `life_ns`, each with its own error (the first
+    /// wrong field in that order); an `idle` above `size` counts as `size`;
+    /// an `idle` of zero keeps nothing (every `give` answers "not kept").
     pub fn new(limits: Limits) -> Result<Pool, LimitsError> {
         let Limits {
             size,
@@ -292,14 +297,14 @@ impl Pool {
             keep_ns,
             life_ns,
         } = limits;
-        if size < 0 || idle < 0 || keep_ns < 0 || life_ns < 0 {
-            return Err(LimitsError::Negative);
-        }
-        if size == 0 {
-            return Err(LimitsError::ZeroSize);
-        }
-        if size > MAX_SIZE {
-            return Err(LimitsError::TooLarge);
+        let faults = [
+            (!(1..=MAX_SIZE).contains(&size), LimitsError::Size),
+            (idle < 0, LimitsError::Idle),
+            (keep_ns < 0, LimitsError::Keep),
+            (life_ns < 0, LimitsError::Life),
+        ];
+        if let Some(&(_, fault)) = faults.iter().find(|(failed, _)| *failed) {
+            return Err(fault);
         }
         // Both fit: 0 < size <= 2^24.
         let size = size as usize;
@@ -664,13 +669,16 @@ mod tests {
             })
             .unwrap_err()
         };
-        assert_eq!(bad(-1, 1, 0, 0), LimitsError::Negative);
-        assert_eq!(bad(1, -1, 0, 0), LimitsError::Negative);
-        assert_eq!(bad(1, 1, -1, 0), LimitsError::Negative);
-        assert_eq!(bad(1, 1, 0, i64::MIN), LimitsError::Negative);
-        assert_eq!(bad(0, 0, 0, 0), LimitsError::ZeroSize);
-        assert_eq!(bad(MAX_SIZE + 1, 0, 0, 0), LimitsError::TooLarge);
-        assert_eq!(bad(i64::MAX, 0, 0, 0), LimitsError::TooLarge);
+        assert_eq!(bad(-1, 1, 0, 0), LimitsError::Size);
+        assert_eq!(bad(1, -1, 0, 0), LimitsError::Idle);
+        assert_eq!(bad(1, 1, -1, 0), LimitsError::Keep);
+        assert_eq!(bad(1, 1, 0, i64::MIN), LimitsError::Life);
+        assert_eq!(bad(0, 0, 0, 0), LimitsError::Size);
+        assert_eq!(bad(MAX_SIZE + 1, 0, 0, 0), LimitsError::Size);
+        assert_eq!(bad(i64::MAX, 0, 0, 0), LimitsError::Size);
+        // Several wrong fields: the first in field order.
+        assert_eq!(bad(0, -1, -1, -1), LimitsError::Size);
+        assert_eq!(bad(1, 1, -1, -1), LimitsError::Keep);
         assert!(Pool::new(Limits {
             size: 1,
             idle: i64::MAX,

@@ -20,10 +20,10 @@ use crate::time::{elapsed, NEVER};
 /// Why a sliding window could not be made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SlidingError {
-    /// The quota or the window is zero.
-    Zero,
-    /// The quota or the window is negative.
-    Negative,
+    /// The quota is zero or negative.
+    Quota,
+    /// The window is zero or negative.
+    Window,
     /// The ring of `quota` stamps is too large to represent.
     TooLarge,
     /// The ring of `quota` stamps could not be allocated.
@@ -55,11 +55,11 @@ impl Sliding {
     /// An empty window allowing `quota` events in any `window_ns`-long
     /// stretch. Reserves `quota` stamps of 8 bytes each.
     pub fn new(quota: i64, window_ns: i64) -> Result<Sliding, SlidingError> {
-        if quota < 0 || window_ns < 0 {
-            return Err(SlidingError::Negative);
+        if quota <= 0 {
+            return Err(SlidingError::Quota);
         }
-        if quota == 0 || window_ns == 0 {
-            return Err(SlidingError::Zero);
+        if window_ns <= 0 {
+            return Err(SlidingError::Window);
         }
         let size = usize::try_from(quota).map_err(|_| SlidingError::TooLarge)?;
         if size > isize::MAX as usize / core::mem::size_of::<i64>() {
@@ -249,16 +249,11 @@ mod tests {
 
     #[test]
     fn bad_sizes_are_errors() {
-        assert_eq!(Sliding::new(0, SECOND).unwrap_err(), SlidingError::Zero);
-        assert_eq!(Sliding::new(5, 0).unwrap_err(), SlidingError::Zero);
-        assert_eq!(
-            Sliding::new(-1, SECOND).unwrap_err(),
-            SlidingError::Negative
-        );
-        assert_eq!(
-            Sliding::new(5, i64::MIN).unwrap_err(),
-            SlidingError::Negative
-        );
+        assert_eq!(Sliding::new(0, SECOND).unwrap_err(), SlidingError::Quota);
+        assert_eq!(Sliding::new(5, 0).unwrap_err(), SlidingError::Window);
+        assert_eq!(Sliding::new(-1, SECOND).unwrap_err(), SlidingError::Quota);
+        assert_eq!(Sliding::new(5, i64::MIN).unwrap_err(), SlidingError::Window);
+        assert_eq!(Sliding::new(0, 0).unwrap_err(), SlidingError::Quota);
         assert_eq!(
             Sliding::new(i64::MAX, SECOND).unwrap_err(),
             SlidingError::TooLarge
