@@ -115,6 +115,11 @@ proptest! {
         prop_assert!(policy.ceiling(retry.saturating_add(1)) >= c);
         let (low, high) = documented_range(&policy, base, cap, spread, jitter, retry, previous);
         prop_assert!(low <= high);
+        // The range is the documented one, not only inside it (a range that
+        // closed to one point would pass a containment check alone).
+        if !matches!(jitter, Jitter::Spread) {
+            prop_assert_eq!(policy.range(retry, previous), (low, high), "{:?} retry {} previous {}", jitter, retry, previous);
+        }
         // Spread's float offset may differ from the code's by one ns.
         let slack = if matches!(jitter, Jitter::Spread) { 1 } else { 0 };
         prop_assert!(delay >= low.saturating_sub(slack) && delay <= high.saturating_add(slack),
