@@ -37,9 +37,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define WEIR_VERSION "0.1.0"
+#define WEIR_VERSION "0.2.0"
 #define WEIR_VERSION_MAJOR 0
-#define WEIR_VERSION_MINOR 1
+#define WEIR_VERSION_MINOR 2
 #define WEIR_VERSION_PATCH 0
 
 
