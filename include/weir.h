@@ -557,6 +557,7 @@ typedef struct {
 //   `latest + cooldown_ns` would overflow). A cooldown asked at a `now`
 //   before its deadline stays shut even when `latest` is past it, so it
 //   may refuse what `latest` would grant, never the reverse.
+//
 // Readings (`weir_limiter_available` and the getters) never change the
 // value; a call that returns an error leaves it untouched.
 //
