@@ -5,35 +5,16 @@
 //! make nothing), and time going backwards admits exactly what the latest
 //! `now` would have.
 
+#[path = "support/counter_ops.rs"]
+mod counter_ops;
 #[path = "support/instants.rs"]
 mod instants;
 
-use instants::{now, repeat, span};
+use counter_ops::{op, Op};
+use instants::span;
 use proptest::prelude::*;
 use weir_core::period::{Period, PeriodError, Quota};
 use weir_core::time::NEVER;
-
-#[derive(Clone, Copy, Debug)]
-enum Op {
-    /// `take` at `now`, repeated at that one instant.
-    Take(i64, usize),
-    Left(i64),
-    Next(i64),
-}
-
-impl Op {
-    fn is_reading(self) -> bool {
-        !matches!(self, Op::Take(..))
-    }
-}
-
-fn op() -> impl Strategy<Value = Op> {
-    prop_oneof![
-        4 => (now(), repeat()).prop_map(|(now, n)| Op::Take(now, n)),
-        1 => now().prop_map(Op::Left),
-        1 => now().prop_map(Op::Next),
-    ]
-}
 
 fn quota() -> impl Strategy<Value = i64> {
     prop_oneof![4 => 1..6i64, 2 => 6..200i64, 1 => Just(i64::MAX)]
@@ -152,14 +133,7 @@ proptest! {
         let mut clocked = Period::new(quota, period_ns, align).unwrap();
         let mut latest = i64::MIN;
         for op in ops {
-            let raised = match op {
-                Op::Take(now, n) => {
-                    latest = latest.max(now);
-                    Op::Take(latest, n)
-                }
-                Op::Left(now) => Op::Left(now.max(latest)),
-                Op::Next(now) => Op::Next(now.max(latest)),
-            };
+            let raised = op.raised(&mut latest);
             prop_assert_eq!(apply(&mut raw, op), apply(&mut clocked, raised), "{:?}", op);
         }
     }

@@ -5,35 +5,16 @@
 //! constructor's refusals make nothing), and time going backwards admits
 //! exactly what the latest `now` would have.
 
+#[path = "support/counter_ops.rs"]
+mod counter_ops;
 #[path = "support/instants.rs"]
 mod instants;
 
-use instants::{now, repeat, span};
+use counter_ops::{op, Op};
+use instants::span;
 use proptest::prelude::*;
 use weir_core::sliding::{Sliding, SlidingError};
 use weir_core::time::{elapsed, NEVER};
-
-#[derive(Clone, Copy, Debug)]
-enum Op {
-    /// `take` at `now`, repeated at that one instant.
-    Take(i64, usize),
-    Left(i64),
-    Next(i64),
-}
-
-impl Op {
-    fn is_reading(self) -> bool {
-        !matches!(self, Op::Take(..))
-    }
-}
-
-fn op() -> impl Strategy<Value = Op> {
-    prop_oneof![
-        4 => (now(), repeat()).prop_map(|(now, n)| Op::Take(now, n)),
-        1 => now().prop_map(Op::Left),
-        1 => now().prop_map(Op::Next),
-    ]
-}
 
 fn quota() -> impl Strategy<Value = i64> {
     prop_oneof![4 => 1..6i64, 2 => 6..200i64, 1 => Just(1000i64)]
@@ -123,14 +104,7 @@ proptest! {
         let mut clocked = Sliding::new(quota, window).unwrap();
         let mut latest = i64::MIN;
         for op in ops {
-            let raised = match op {
-                Op::Take(now, n) => {
-                    latest = latest.max(now);
-                    Op::Take(latest, n)
-                }
-                Op::Left(now) => Op::Left(now.max(latest)),
-                Op::Next(now) => Op::Next(now.max(latest)),
-            };
+            let raised = op.raised(&mut latest);
             prop_assert_eq!(apply(&mut raw, op), apply(&mut clocked, raised), "{:?}", op);
         }
     }
