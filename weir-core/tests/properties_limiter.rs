@@ -123,7 +123,7 @@ fn periods(from: i64, to: i64, period: i64) -> u128 {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     /// Within the allowance, over any trace (time going back included): a
     /// bucket lets through at most its initial units plus one refill per
