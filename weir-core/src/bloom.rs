@@ -23,7 +23,7 @@
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicU64, Ordering};
+use crate::atomic::{AtomicU64, Ordering};
 
 use crate::rate::{self, RateLimit, Word};
 use crate::siphash::sip13_128;
