@@ -1,6 +1,6 @@
 //! C face of [`weir_core::rate`].
 
-use std::sync::atomic::AtomicU64;
+use weir_core::atomic::AtomicU64;
 
 use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
 
