@@ -1,0 +1,13 @@
+/* What the firmware example needs from its board (startup.c). */
+#ifndef WEIR_FIRMWARE_BOARD_H
+#define WEIR_FIRMWARE_BOARD_H
+
+#include <stdint.h>
+
+/* Prints a NUL-terminated string through semihosting. */
+void board_print(const char *text);
+
+/* Ends the program with `code` as QEMU's exit status. */
+void board_exit(uint32_t code) __attribute__((noreturn));
+
+#endif
