@@ -3,8 +3,9 @@
 # (thumbv7em-none-eabihf) and Cortex-M0 (thumbv6m-none-eabi), links the
 # firmware example (c-examples/firmware/) against each with arm-none-eabi-gcc
 # -nostdlib, and runs it under qemu-system-arm on mps2-an386 (M4) and
-# microbit (M0): the M4 and the M0 with weir's own critical section
-# (feature single-core), and the M0 again with the SDK's
+# microbit (M0): each with interrupts masked around word updates (feature
+# single-core), the M4 again with a spinlock taken with interrupts masked
+# (feature privileged), and the M0 again with the SDK's critical section
 # (feature sdk-critical-section, the example defining the two hooks).
 # Each run prints its checks and exits (semihosting SYS_EXIT_EXTENDED) with
 # its failure count. Closes with "N passed, N failed" over all checks.
@@ -84,17 +85,46 @@ m4="-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16"
 m0="-mcpu=cortex-m0 -mthumb -mfloat-abi=soft"
 
 library thumbv7em-none-eabihf single-core "$out/m4/libweir.a"
+library thumbv7em-none-eabihf privileged "$out/m4-privileged/libweir.a"
 library thumbv6m-none-eabi single-core "$out/m0/libweir.a"
 library thumbv6m-none-eabi sdk-critical-section "$out/m0-sdk/libweir.a"
 
 example cortex-m4 "$m4" mps2-an386 "$out/m4/libweir.a"
+example cortex-m4-privileged "$m4" mps2-an386 "$out/m4-privileged/libweir.a"
 example cortex-m0 "$m0" microbit "$out/m0/libweir.a"
 example cortex-m0-sdk "$m0" microbit "$out/m0-sdk/libweir.a" -DWEIR_EXAMPLE_SDK_CRITICAL_SECTION
 
 run cortex-m4 mps2-an386
+run cortex-m4-privileged mps2-an386
 run cortex-m0 microbit
 run cortex-m0-sdk microbit
 
-echo "firmware: $runs_failed of 3 runs failed"
+# How each build locks a word update, read off the linked programs: every
+# build masks interrupts (cpsid, which the example's own code never uses
+# outside the SDK hooks), and only privileged keeps portable-atomic's table
+# of spinlocks.
+lock_check() { # name expect-spinlocks(yes|no)
+  local elf="$out/$1.elf" ok=1 code symbols
+  code=$(arm-none-eabi-objdump -d "$elf")
+  symbols=$(arm-none-eabi-nm "$elf")
+  grep -q "cpsid" <<<"$code" || ok=0
+  if grep -q "portable_atomic.*fallback.*LOCKS" <<<"$symbols"; then
+    [ "$2" = yes ] || ok=0
+  else
+    [ "$2" = no ] || ok=0
+  fi
+  if [ "$ok" -eq 1 ]; then
+    echo "lock check $1: interrupts masked, spinlock table: $2"
+    passed=$((passed + 1))
+  else
+    echo "!! lock check $1: expected interrupts masked, spinlock table: $2"
+    failed=$((failed + 1))
+  fi
+}
+lock_check cortex-m4 no
+lock_check cortex-m4-privileged yes
+lock_check cortex-m0 no
+
+echo "firmware: $runs_failed of 4 runs failed"
 echo "$passed passed, $failed failed"
 [ "$runs_failed" -eq 0 ] && [ "$failed" -eq 0 ]

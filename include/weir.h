@@ -67,11 +67,15 @@
  *    weir_words_shareable() and weir_bloom_init_in/check_in answer
  *    WEIR_ERR_WORDS_NOT_SHAREABLE, the other weir_bloom_*_in calls refuse.
  *  - firmware without 64-bit atomics (Cortex-M0/M0+/M3/M4/M7/M33): each
- *    update runs in the critical section the build chose, interrupts masked
- *    (feature single-core) or the SDK's weir_critical_enter/exit (feature
- *    sdk-critical-section). Exact between tasks and interrupt handlers of one
- *    program on one core (with the SDK's section, as far as it reaches), not
- *    lock-free, and never shareable with another core's program.
+ *    update takes the lock the build chose. Feature single-core: interrupts
+ *    masked; exact between the tasks and interrupt handlers of one core.
+ *    Feature privileged (M3 and later): a spinlock taken with interrupts
+ *    masked; exact across the cores running this one program too. Feature
+ *    sdk-critical-section (M0/M0+): the SDK's weir_critical_enter/exit; as
+ *    far as that section reaches. All need privileged mode but the last;
+ *    none is lock-free, and a word is never shareable with a program built
+ *    separately (another core's image): weir_words_shareable() answers
+ *    WEIR_ERR_WORDS_NOT_SHAREABLE.
  * WEIR_WORDS_LOCK_FREE is this compiler's view of the first case (its 64-bit
  * atomics are always lock-free); weir_words_shareable() is the library's own
  * answer. Define WEIR_REQUIRE_SHAREABLE_WORDS before including this header
@@ -726,6 +730,9 @@ typedef struct {
 // live in a struct, an array, or memory shared between processes
 // (mmap(MAP_SHARED)): lock-free, safe from many threads and processes at
 // once (each update is a compare-and-swap loop, exact under contention).
+// That holds where the target has 64-bit atomics; where it has none
+// (Cortex-M, riscv32, 32-bit MIPS) an update takes a lock inside the one
+// program, and `weir_words_shareable` says so.
 // It must be 8-byte aligned; calls on a misaligned word refuse. Memory:
 // 8 bytes, the caller's; no heap.
 typedef struct {

@@ -14,25 +14,32 @@
 //!
 //! # The critical section
 //!
-//! Cortex-M0 has no compare-and-swap and Cortex-M3/M4/M7/M33 no 64-bit one,
-//! so there a rate word is updated inside a critical section. A C SDK does
-//! not provide the `critical-section` crate's Rust symbols, so the library
-//! provides them itself, in one of two ways chosen at build time:
+//! Cortex-M3/M4/M7/M33 have no 64-bit atomics and Cortex-M0/M0+ no
+//! compare-and-swap at all, so there a word update takes a lock. The
+//! default lock of `portable-atomic` on M3 and later, a spinlock, would
+//! deadlock when an interrupt handler preempts an update of a word whose
+//! lock it then needs, and on M0 it needs a critical section that a C SDK
+//! does not provide (the `critical-section` crate's symbols are Rust
+//! functions). So the firmware build makes the choice explicit, one feature
+//! of three, and stops with a message without one:
 //!
-//! - feature `single-core`: weir masks interrupts (PRIMASK) for the few
-//!   instructions of each update. Sound on a single-core part whose code
-//!   calls weir in privileged mode (the default on bare metal; an RTOS task
-//!   running unprivileged must use the next way). Safe from interrupt
-//!   handlers.
-//! - feature `sdk-critical-section`: weir calls two functions the SDK
+//! - `single-core`: interrupts are masked (PRIMASK) for the few
+//!   instructions of each update: weir's own critical section below on M0,
+//!   portable-atomic's `unsafe-assume-single-core` on M3 and later. Sound
+//!   on a single-core part whose code calls weir in privileged mode (the
+//!   default on bare metal: `cpsid` is ignored unprivileged). Safe from
+//!   interrupt handlers.
+//! - `privileged` (M3 and later): a spinlock per update taken with
+//!   interrupts masked (portable-atomic's `unsafe-assume-privileged`), for
+//!   several cores running one image; privileged mode too.
+//! - `sdk-critical-section` (M0/M0+): weir calls two functions the SDK
 //!   defines, `uint32_t weir_critical_enter(void)` and
 //!   `void weir_critical_exit(uint32_t state)` (the header declares them):
-//!   enter masks whatever must be masked (interrupts, the other core through
-//!   a hardware spinlock, the scheduler) and returns what exit needs to
-//!   restore it. They nest as any critical section does: exit receives the
-//!   value its own enter returned.
+//!   enter masks whatever must be masked (interrupts, the other core
+//!   through a hardware spinlock, the scheduler) and returns what exit
+//!   needs to restore; exit receives the value its own enter returned.
 //!
-//! On a target with 64-bit atomics neither is used.
+//! On a target with 64-bit atomics none of this is used.
 
 #[panic_handler]
 fn panic(_info: &core::panic::PanicInfo) -> ! {
@@ -47,17 +54,26 @@ fn panic(_info: &core::panic::PanicInfo) -> ! {
     }
 }
 
-#[cfg(all(feature = "single-core", feature = "sdk-critical-section"))]
-compile_error!("weir: choose one of the features single-core and sdk-critical-section");
+#[cfg(any(
+    all(feature = "single-core", feature = "privileged"),
+    all(feature = "single-core", feature = "sdk-critical-section"),
+    all(feature = "privileged", feature = "sdk-critical-section"),
+))]
+compile_error!("weir: choose one of the features single-core, privileged and sdk-critical-section");
 
 #[cfg(all(
     not(target_has_atomic = "64"),
-    not(any(feature = "single-core", feature = "sdk-critical-section"))
+    not(any(
+        feature = "single-core",
+        feature = "privileged",
+        feature = "sdk-critical-section"
+    ))
 ))]
 compile_error!(
-    "weir: this target has no 64-bit atomics, so the firmware build needs a critical section: \
-     build with --features single-core (weir masks interrupts; single-core parts, privileged \
-     mode) or --features sdk-critical-section (the SDK defines weir_critical_enter/exit)"
+    "weir: this target has no 64-bit atomics, so the firmware build needs to know how to lock a \
+     word update: build with --features single-core (weir masks interrupts; one core, privileged \
+     mode), privileged (Cortex-M3 and later: spinlock with interrupts masked, several cores) or \
+     sdk-critical-section (Cortex-M0/M0+: the SDK defines weir_critical_enter/exit)"
 );
 
 #[cfg(all(
@@ -66,20 +82,48 @@ compile_error!(
 ))]
 compile_error!("weir: the single-core feature masks interrupts with cpsid: bare-metal Arm only");
 
-/// The critical section of the `single-core` feature: interrupts masked
-/// through PRIMASK, and restored only if they were enabled before, so that
-/// it nests inside the caller's own critical sections.
-#[cfg(all(feature = "single-core", target_arch = "arm", target_os = "none"))]
+#[cfg(all(feature = "privileged", not(target_has_atomic = "ptr")))]
+compile_error!(
+    "weir: the privileged feature needs a compare-and-swap, which this target lacks: use \
+     single-core, or sdk-critical-section with the SDK's own lock"
+);
+
+#[cfg(all(feature = "sdk-critical-section", target_has_atomic = "ptr"))]
+compile_error!(
+    "weir: sdk-critical-section is for targets without compare-and-swap (Cortex-M0/M0+); on this \
+     target portable-atomic locks 64-bit words itself: use single-core or privileged"
+);
+
+/// The critical section of the `single-core` feature on Cortex-M0/M0+:
+/// interrupts masked through PRIMASK, and restored only if they were
+/// enabled before, so that it nests inside the caller's own critical
+/// sections.
+#[cfg(all(
+    feature = "single-core",
+    target_arch = "arm",
+    target_os = "none",
+    not(target_has_atomic = "ptr")
+))]
 struct SingleCore;
 
-#[cfg(all(feature = "single-core", target_arch = "arm", target_os = "none"))]
+#[cfg(all(
+    feature = "single-core",
+    target_arch = "arm",
+    target_os = "none",
+    not(target_has_atomic = "ptr")
+))]
 critical_section::set_impl!(SingleCore);
 
 // SAFETY: on a single-core part in privileged mode, masking interrupts
 // keeps every other context out until the mask is restored (the feature's
 // documented requirement). The asm blocks are not `nomem`, so they order
 // memory accesses like a compiler fence.
-#[cfg(all(feature = "single-core", target_arch = "arm", target_os = "none"))]
+#[cfg(all(
+    feature = "single-core",
+    target_arch = "arm",
+    target_os = "none",
+    not(target_has_atomic = "ptr")
+))]
 unsafe impl critical_section::Impl for SingleCore {
     unsafe fn acquire() -> u32 {
         let primask: u32;
