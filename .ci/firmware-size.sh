@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-out=target/firmware-example
+out=${CARGO_TARGET_DIR:-target}/firmware-example
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

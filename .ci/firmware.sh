@@ -30,8 +30,24 @@ for target in thumbv7em-none-eabihf thumbv6m-none-eabi; do
   fi
 done
 
-out=target/firmware-example
+target_dir=${CARGO_TARGET_DIR:-target}
+out=$target_dir/firmware-example
 mkdir -p "$out"
+
+# The core crate builds for both targets, with and without an allocator, and
+# the firmware C crate is lint-clean under every lock (host clippy never
+# sees these cfgs).
+for target in thumbv7em-none-eabihf thumbv6m-none-eabi; do
+  echo "== weir-core for $target"
+  cargo build --locked -p weir-core --no-default-features --target "$target"
+  cargo build --locked -p weir-core --no-default-features --features alloc --target "$target"
+done
+for build in thumbv7em-none-eabihf:single-core thumbv7em-none-eabihf:privileged \
+  thumbv6m-none-eabi:single-core thumbv6m-none-eabi:sdk-critical-section; do
+  echo "== clippy, firmware build ${build%%:*} (${build##*:})"
+  cargo clippy --locked -p weir --lib --no-default-features --features "${build##*:}" \
+    --target "${build%%:*}" -- -D warnings
+done
 
 # The library: a staticlib only (cargo rustc --crate-type), since the crate's
 # cdylib cannot be built for these targets.
@@ -40,7 +56,7 @@ library() { # target features dest
   cargo rustc --locked -p weir --lib --crate-type staticlib --profile firmware \
     --target "$1" --no-default-features --features "$2"
   mkdir -p "$(dirname "$3")"
-  cp "target/$1/firmware/libweir.a" "$3"
+  cp "$target_dir/$1/firmware/libweir.a" "$3"
 }
 
 cflags=(-std=c99 -ffreestanding -nostdlib -Os -ffunction-sections -fdata-sections
@@ -124,6 +140,40 @@ lock_check() { # name expect-spinlocks(yes|no)
 lock_check cortex-m4 no
 lock_check cortex-m4-privileged yes
 lock_check cortex-m0 no
+
+# One header for hosts and firmware: it compiles in both modes as C99 and
+# C++11 with the strict flags, and in firmware mode a host-only call is a
+# compile error that names the reason.
+header_check() { # description expect(ok|refused) compiler flags...
+  local what=$1 expect=$2 log="$out/header.log"
+  shift 2
+  local status=0
+  printf '#include "weir.h"\nint use(void);\nint use(void) { return (int)%s; }\n' \
+    "$HEADER_CALL" >"$out/header.c"
+  "$@" -Wall -Wextra -Wpedantic -Werror -Iinclude -c "$out/header.c" -o "$out/header.o" \
+    >"$log" 2>&1 || status=$?
+  if { [ "$expect" = ok ] && [ "$status" -eq 0 ]; } ||
+    { [ "$expect" = refused ] && [ "$status" -ne 0 ] &&
+      grep -q "needs the hosted weir library" "$log"; }; then
+    echo "header check $what: $expect"
+    passed=$((passed + 1))
+  else
+    cat "$log"
+    echo "!! header check $what: expected $expect"
+    failed=$((failed + 1))
+  fi
+}
+for cpu in cortex-m4 cortex-m0; do
+  HEADER_CALL="weir_words_shareable()"
+  header_check "$cpu c99 hosted" ok arm-none-eabi-gcc -mcpu=$cpu -mthumb -std=c99 -ffreestanding
+  header_check "$cpu c99 freestanding" ok arm-none-eabi-gcc -mcpu=$cpu -mthumb -std=c99 \
+    -ffreestanding -DWEIR_FREESTANDING
+  header_check "$cpu c++11 freestanding" ok arm-none-eabi-g++ -x c++ -mcpu=$cpu -mthumb \
+    -std=c++11 -ffreestanding -DWEIR_FREESTANDING
+  HEADER_CALL="weir_bloom_footprint(4)"
+  header_check "$cpu host-only call" refused arm-none-eabi-gcc -mcpu=$cpu -mthumb -std=c99 \
+    -ffreestanding -DWEIR_FREESTANDING
+done
 
 echo "firmware: $runs_failed of 4 runs failed"
 echo "$passed passed, $failed failed"
