@@ -59,6 +59,23 @@ void reset_handler(void) {
     board_exit((uint32_t)main());
 }
 
+/* SysTick: control and status, reload value, current value. */
+#define SYST_CSR (*(volatile uint32_t *)0xE000E010)
+#define SYST_RVR (*(volatile uint32_t *)0xE000E014)
+#define SYST_CVR (*(volatile uint32_t *)0xE000E018)
+
+void board_ticks_start(uint32_t cycles) {
+    SYST_RVR = cycles - 1;
+    SYST_CVR = 0;
+    SYST_CSR = 7; /* enable, interrupt, processor clock */
+    __asm__ volatile("cpsie i" ::: "memory");
+}
+
+void board_ticks_stop(void) {
+    __asm__ volatile("cpsid i" ::: "memory");
+    SYST_CSR = 0;
+}
+
 /* Any fault (a weir panic traps with `udf` and lands here too) ends the run
  * with a code no failure count reaches. */
 static void fault_handler(void) {
@@ -67,7 +84,7 @@ static void fault_handler(void) {
 }
 
 /* The Cortex-M vector table: the initial stack pointer, then the handlers
- * for reset and the system exceptions. Interrupts are never enabled. */
+ * for reset and the system exceptions; SysTick calls board_tick. */
 __attribute__((section(".vectors"), used)) static void (*const vectors[16])(void) = {
     (void (*)(void))(uintptr_t)__stack_top,
     reset_handler,
@@ -81,5 +98,5 @@ __attribute__((section(".vectors"), used)) static void (*const vectors[16])(void
     fault_handler, /* DebugMonitor */
     0,
     fault_handler, /* PendSV */
-    fault_handler, /* SysTick */
+    board_tick,    /* SysTick */
 };
