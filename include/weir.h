@@ -79,7 +79,9 @@
  * WEIR_WORDS_LOCK_FREE is this compiler's view of the first case (its 64-bit
  * atomics are always lock-free); weir_words_shareable() is the library's own
  * answer. Define WEIR_REQUIRE_SHAREABLE_WORDS before including this header
- * to stop the build on a target where words are not lock-free.
+ * to stop the build on a target where words are not lock-free. A static
+ * inline fast path over a word in this header is compiled only under
+ * `#if WEIR_WORDS_LOCK_FREE`, never where the library takes a lock.
  */
 #if defined(__GCC_ATOMIC_LLONG_LOCK_FREE)
 #define WEIR_WORDS_LOCK_FREE (__GCC_ATOMIC_LLONG_LOCK_FREE == 2)
