@@ -15,9 +15,13 @@ out=${CARGO_TARGET_DIR:-target}/firmware-example
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-functions=$(grep -oE '^[a-z_0-9 *]*\bweir_[a-z_0-9]+\(' include/weir.h >/dev/null; \
-  arm-none-eabi-nm -g --defined-only "$out/m0/libweir.a" 2>/dev/null \
-  | awk '$2 == "T" && $3 ~ /^weir_/ {print $3}' | sort -u)
+# The firmware build's functions: what its library defines.
+functions=$(arm-none-eabi-nm -g --defined-only "$out/m0/libweir.a" 2>/dev/null |
+  awk '$2 == "T" && $3 ~ /^weir_/ {print $3}' | sort -u)
+if [ -z "$functions" ]; then
+  echo "no firmware library in $out: run .ci/firmware.sh first" >&2
+  exit 1
+fi
 
 flash() { # cpu-flags lib source
   # shellcheck disable=SC2086
