@@ -39,6 +39,7 @@ program() { # names...
     echo 'any_fn volatile weir_size_keep[] = {(any_fn)0'
     for name in "$@"; do echo ", (any_fn)$name"; done
     echo '};'
+    echo 'void board_tick(void) {}'
     echo 'int main(void) { return weir_size_keep[0] != 0; }'
   } >"$tmp/p.c"
   echo "$tmp/p.c"
