@@ -2,7 +2,7 @@
 
 /// What a call that can fail reports. `WEIR_OK` is 0; every other value is
 /// an error. Codes are grouped by area and are never renumbered or reused:
-/// 1–99 general, 100–199 the limiter, 200–299 the pool,
+/// 1–99 general (30–39 targets and builds), 100–199 the limiter, 200–299 the pool,
 /// 300–399 breaker, shedder and window, 400–499 rate and bloom.
 /// `weir_status_str` describes any value, known or not.
 #[repr(i32)]
@@ -53,6 +53,13 @@ pub enum weir_status {
     WEIR_ERR_QUOTA = 18,
     /// A sliding window's `window_ns` is zero or negative.
     WEIR_ERR_SLIDING_WINDOW = 19,
+
+    // 30–39: targets and builds (firmware).
+    /// This build updates weir's 64-bit words under a lock kept in this
+    /// program, not with lock-free instructions (the target has no 64-bit
+    /// atomics), so a rate word or bloom region cannot be shared with another
+    /// process or program: see `weir_words_shareable`.
+    WEIR_ERR_WORDS_NOT_SHAREABLE = 30,
 
     // 100–199: the limiter.
     /// A limiter constructor was given a capacity of zero.
@@ -202,6 +209,7 @@ const ALL: &[weir_status] = {
         WEIR_ERR_BACKOFF_SPREAD,
         WEIR_ERR_QUOTA,
         WEIR_ERR_SLIDING_WINDOW,
+        WEIR_ERR_WORDS_NOT_SHAREABLE,
         WEIR_ERR_ZERO_CAPACITY,
         WEIR_ERR_ZERO_REFILL_AMOUNT,
         WEIR_ERR_ZERO_REFILL_INTERVAL,
@@ -277,6 +285,9 @@ impl weir_status {
             WEIR_ERR_BACKOFF_SPREAD => c"backoff spread is NaN, infinite or outside [0, 1]",
             WEIR_ERR_QUOTA => c"quota is zero or negative",
             WEIR_ERR_SLIDING_WINDOW => c"sliding window_ns is zero or negative",
+            WEIR_ERR_WORDS_NOT_SHAREABLE => {
+                c"this target's words take a lock in this program: not shareable between processes"
+            }
             WEIR_ERR_ZERO_CAPACITY => c"a limiter's capacity is zero",
             WEIR_ERR_ZERO_REFILL_AMOUNT => c"a bucket limiter's refill amount is zero",
             WEIR_ERR_ZERO_REFILL_INTERVAL => {
