@@ -295,6 +295,16 @@ mod tests {
     }
 
     #[test]
+    fn a_key_alone_gets_exactly_its_burst_at_511_ns() {
+        // Issue 11: with one hash a key is one rate word, and a word whose
+        // window opened at 511 ns used to admit every call.
+        let shape = Shape::new(4, 1, limit(19e6, 1023), 5, 6).unwrap();
+        let bloom = Bloom::new(shape).unwrap();
+        let admitted = (0..100_000).filter(|_| bloom.allow(511, b"key")).count();
+        assert_eq!(admitted, 1023);
+    }
+
+    #[test]
     fn two_keys_are_independent() {
         let bloom = Bloom::new(shape(16, 3, 1, 1)).unwrap();
         let alice: Vec<usize> = bloom.shape().slots(b"alice").collect();

@@ -446,6 +446,45 @@ mod tests {
         }
     }
 
+    /// The most events the header lets through in `span` ns:
+    /// burst + floor(span / interval), with the interval exactly as kept.
+    fn bound(limit: &RateLimit, span: u64) -> u64 {
+        let (ns, frac, burst) = limit.parts();
+        let fixed = (u128::from(ns) << FRAC_BITS) + u128::from(frac);
+        u64::from(burst) + ((u128::from(span) << FRAC_BITS) / fixed) as u64
+    }
+
+    #[test]
+    fn a_window_opened_at_511_ns_holds_exactly_its_burst() {
+        // Issue 11: an interval under 512 ns. A window opened at 511 used
+        // to read as expired on the next call, and every call opened a new
+        // window of one.
+        let limit = limit(19e6, 1023);
+        for now in [0, 1, 511, 512, 1023, 5 * SECOND + 511] {
+            let word = AtomicU64::new(0);
+            let admitted = (0..100_000).filter(|_| allow(&word, &limit, now)).count();
+            assert_eq!(admitted, 1023, "at {now}");
+        }
+    }
+
+    #[test]
+    fn calls_511_ns_past_the_grid_stay_within_the_bound() {
+        // Issue 11: an interval of 512..1023 ns, calls at 511 + 512 i for
+        // one second. It used to admit 1,953,125, twice the limit.
+        let limit = limit(977_517.0, 100);
+        let word = AtomicU64::new(0);
+        let mut admitted = 0;
+        let mut now = 511;
+        while now < 511 + SECOND {
+            admitted += u64::from(allow(&word, &limit, now));
+            now += 512;
+        }
+        let most = bound(&limit, SECOND as u64);
+        assert!(admitted <= most, "{admitted} admitted, bound {most}");
+        // And the rounding costs less than 1 % the other way.
+        assert!(admitted as f64 >= 0.99 * 977_517.0, "{admitted} admitted");
+    }
+
     #[test]
     fn new_rejects_what_the_word_cannot_do() {
         use RateError::*;
