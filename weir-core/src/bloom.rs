@@ -11,10 +11,12 @@
 //! Without the caller's 128-bit seed nobody can aim two keys at the same
 //! words.
 //!
-//! Each word is a [`crate::rate`] word, exact on its own. With k ≥ 2, a key
+//! Each word is a [`crate::rate`] word, exact on its own at every phase of
+//! its 512 ns grid. With k = 1 a key is one word and keeps the word's bound
+//! (`burst + floor(T / interval)` in any `T` ns). With k ≥ 2, a key
 //! hammered from several threads can be allowed up to k × burst in a
-//! window (racing calls can each find a different word still open);
-//! k = 1 keeps the single word's exact bound.
+//! window (racing calls can each find a different word still open), and
+//! k times the word's bound in any `T` ns.
 //!
 //! The same structure can be laid into caller memory ([`init_in`],
 //! [`open_in`]): a 64-byte header (magic, layout version, shape) then the
