@@ -390,6 +390,42 @@ mod tests {
     }
 
     #[test]
+    fn a_full_bucket_admits_its_whole_burst_at_once() {
+        // Issue 11: the cost of a token rounded up while the capacity was
+        // rounded on its own, so (7, 7) read 7 tokens and refused the 7th.
+        let bucket = Bucket::new(7.0, 7.0, 0).unwrap();
+        assert_eq!(bucket.tokens(0), 7.0);
+        assert!((0..7).all(|_| bucket.take(0, 1.0)));
+        assert!(!bucket.take(0, 1.0));
+        // governor's `accurate_not_until`: rate = burst = r admits r at once.
+        for r in 1..=200 {
+            let bucket = Bucket::new(f64::from(r), f64::from(r), 12_345).unwrap();
+            let admitted = (0..r + 5).filter(|_| bucket.take(12_345, 1.0)).count();
+            assert_eq!(admitted, r as usize, "rate = burst = {r}");
+        }
+    }
+
+    /// Unit takes at every nanosecond for `span` ns from a bucket of burst
+    /// one: how many passed.
+    fn flood(rate: f64, span: i64) -> u64 {
+        let bucket = Bucket::new(rate, 1.0, 0).unwrap();
+        (0..span).filter(|&now| bucket.take(now, 1.0)).count() as u64
+    }
+
+    #[test]
+    fn high_rates_never_pass_more_than_the_rate() {
+        // Issue 11: a take cost round(interval) whole ns, so 7.5e8/s
+        // admitted 1.33 times the rate and 3e8/s 1.11 times. The bound:
+        // burst + rate × span.
+        for rate in [7.5e8, 3e8, 1e9, 1e8, 9.5e7] {
+            let admitted = flood(rate, MS);
+            let most = 1.0 + rate * MS as f64 / SECOND as f64;
+            assert!(admitted as f64 <= most, "{rate}/s: {admitted} > {most}");
+            assert!(admitted as f64 >= 0.94 * (most - 1.0), "{rate}/s: {admitted}");
+        }
+    }
+
+    #[test]
     fn extreme_times_saturate() {
         // Made at the far end of the clock: nothing wraps.
         let bucket = Bucket::new(1.0, 2.0, i64::MAX).unwrap();
