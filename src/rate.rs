@@ -31,6 +31,7 @@ use weir_core::time::NEVER;
 ///   one compare-and-swap of the whole word, retried on the value found.
 /// - next: 0 if count = 0, t ≥ E or count < B; else INT64_MAX if
 ///   E > WEIR_RATE_MAX_NOW; else E − now.
+///
 /// The zero word is a window that expired long ago: ready to use. The
 /// encoding uses all 64 bits, so it carries no version: every later weir
 /// reads and writes these bits exactly so, and a future encoding will be a

@@ -391,7 +391,12 @@ mod tests {
     #[test]
     fn a_window_opened_off_the_grid_is_never_short_and_at_most_511_ns_long() {
         let limit = limit(1000.0, 1); // 1 ms windows
-        for open in [5 * SECOND, 5 * SECOND + 1, 5 * SECOND + 700, 5 * SECOND + 511] {
+        for open in [
+            5 * SECOND,
+            5 * SECOND + 1,
+            5 * SECOND + 700,
+            5 * SECOND + 511,
+        ] {
             let word = AtomicU64::new(0);
             assert!(allow(&word, &limit, open));
             // The start rounds up to the 512 ns grid: the window runs from
