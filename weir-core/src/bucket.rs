@@ -121,6 +121,13 @@ impl Bucket {
         self.tolerance as f64 / self.per_token as f64
     }
 
+    /// Whether `n` is a cost the bucket takes at all: positive, finite and
+    /// at most what a full bucket holds. [`Bucket::take`] refuses any
+    /// other outright, and [`Bucket::next`] answers [`NEVER`] for it.
+    pub fn holds(&self, n: f64) -> bool {
+        self.cost(n).is_some()
+    }
+
     /// Where `now` falls on the bucket's clock, in ticks (0 for a bucket
     /// that never refills: its clock stands still).
     #[inline]
