@@ -143,11 +143,7 @@ impl Bucket {
     /// finite number or is more than the bucket holds.
     #[inline]
     fn cost(&self, n: f64) -> Option<i64> {
-        let tick = Tick {
-            shift: 0,
-            per_token: self.per_token,
-        };
-        tick.cost(n, self.tolerance)
+        gcra::cost(self.per_token, n, self.tolerance)
     }
 
     /// Takes `n` tokens at `now` if the bucket holds them; whether it did.

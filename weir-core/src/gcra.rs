@@ -145,24 +145,30 @@ impl Tick {
         }
     }
 
-    /// The ticks a full bucket of `burst` tokens holds,
-    /// `floor(burst × per_token)`, if positive and within [`MAX_TOLERANCE`].
+    /// See [`tolerance`].
     pub fn tolerance_for(&self, burst: f64) -> Option<i64> {
-        let ticks = mul_floor(burst, self.per_token)?;
-        (1..=MAX_TOLERANCE as u64)
-            .contains(&ticks)
-            .then_some(ticks as i64)
+        tolerance(self.per_token, burst)
     }
+}
 
-    /// The ticks `n` tokens cost, `ceil(n × per_token)`, if `n` is positive
-    /// and finite and the cost at most `tolerance`.
-    pub fn cost(&self, n: f64, tolerance: i64) -> Option<i64> {
-        if !(n > 0.0 && n.is_finite()) {
-            return None;
-        }
-        let ticks = mul_ceil(n, self.per_token)?;
-        (ticks <= tolerance as u64).then_some(ticks as i64)
+/// The ticks a full bucket of `burst` tokens of `per_token` ticks holds,
+/// `floor(burst × per_token)`, if positive and within [`MAX_TOLERANCE`].
+pub fn tolerance(per_token: u64, burst: f64) -> Option<i64> {
+    let ticks = mul_floor(burst, per_token)?;
+    (1..=MAX_TOLERANCE as u64)
+        .contains(&ticks)
+        .then_some(ticks as i64)
+}
+
+/// The ticks `n` tokens of `per_token` ticks cost, `ceil(n × per_token)`,
+/// if `n` is positive and finite and the cost at most `tolerance`.
+#[inline]
+pub fn cost(per_token: u64, n: f64, tolerance: i64) -> Option<i64> {
+    if !(n > 0.0 && n.is_finite()) {
+        return None;
     }
+    let ticks = mul_ceil(n, per_token)?;
+    (ticks <= tolerance as u64).then_some(ticks as i64)
 }
 
 /// A clock in ticks after an origin.
