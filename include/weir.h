@@ -647,7 +647,8 @@ typedef struct {
 // I = interval_ns + interval_frac / 2^32 ns and burst B, S = start × 512
 // and span(c) = c × interval_ns + ceil(c × interval_frac / 2^32) (that is,
 // ceil(c × I)), the window expires at E = S + span(count), in uint64_t
-// arithmetic. Time is `now` in ns from 0 to WEIR_RATE_MAX_NOW
+// arithmetic saturating at UINT64_MAX (only a word charged under another
+// limit gets near it). Time is `now` in ns from 0 to WEIR_RATE_MAX_NOW
 // (2^63 − 512); a later `now` counts as WEIR_RATE_MAX_NOW (time stands
 // still there) and a negative one is refused without a write. With
 // t = min(now, WEIR_RATE_MAX_NOW):

@@ -20,7 +20,7 @@
 //! limit, rounded *up* to 2^-32 ns) and a burst `B` (1..=1023). With
 //! `S = start × 512` ns and `span(c) = c × interval_ns + ceil(c ×
 //! interval_frac / 2^32)` (that is, `ceil(c × I)`), the window expires at
-//! `E = S + span(count)` (u64 arithmetic, saturating). The time axis is the
+//! `E = S + span(count)` (u64 arithmetic, saturating at `u64::MAX`). The time axis is the
 //! caller's `now` in nanoseconds, from 0 to [`MAX_NOW`] (= 2^63 − 512); a
 //! later `now` is judged as [`MAX_NOW`] (time stands still there), and a
 //! negative one is refused without a write. With `t = min(now, MAX_NOW)`:
