@@ -258,12 +258,14 @@ fn mul(x: f64, k: u64, up: bool) -> Option<u64> {
     u64::try_from(value).ok()
 }
 
-/// `floor(x × k)`, exactly; see [`mul`].
+/// `floor(x × k)`, exactly, if `x` is finite and not negative and the
+/// result fits a `u64`.
 pub fn mul_floor(x: f64, k: u64) -> Option<u64> {
     mul(x, k, false)
 }
 
-/// `ceil(x × k)`, exactly; see [`mul`].
+/// `ceil(x × k)`, exactly, if `x` is finite and not negative and the
+/// result fits a `u64`.
 pub fn mul_ceil(x: f64, k: u64) -> Option<u64> {
     mul(x, k, true)
 }
