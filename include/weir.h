@@ -174,6 +174,10 @@
 // The shortest window (burst × interval) a rate limit may have, in ns.
 #define WEIR_RATE_MIN_WINDOW_NS 51200
 
+// The latest `now` a rate word tells apart (2^63 − 512 ns, the last
+// instant of its 512 ns grid); a later `now` counts as this one.
+#define WEIR_RATE_MAX_NOW 9223372036854775296
+
 // What a call that can fail reports. `WEIR_OK` is 0; every other value is
 // an error. Codes are grouped by area and are never renumbered or reused:
 // 1–99 general (30–39 targets and builds), 100–199 the limiter, 200–299 the pool,
@@ -378,10 +382,13 @@ typedef int32_t weir_quota;
 // seed: the keyed hash Rust's and Python's hash tables use against
 // flooding, so without the seed nobody can aim keys at the same words.
 //
-// Bounds: a key alone gets exactly `burst` per window; with k = 1 that
-// holds under any contention, but with k ≥ 2 concurrent calls for one key
-// can each find a different word open, so up to k × burst may pass in a
-// window. Keys that share all k words with others are limited together
+// Bounds: a key alone gets exactly `burst` per window, at every phase of
+// the words' 512 ns grid. With k = 1 a key is one word and gets at most
+// the word's bound, burst + floor(T / interval) in any T ns, under any
+// contention (less if other keys share the word). With k ≥ 2 concurrent
+// calls for one key can each find a different word open, and words shared
+// with other keys fall out of step, so up to k × burst may pass in a
+// window and k times the word's bound in any T ns. Keys that share all k words with others are limited together
 // (rarely: about (1 − e^(−kN/M))^k of N keys in M words).
 //
 // Lock-free and safe to use from many threads at once. Memory per handle:
@@ -416,6 +423,32 @@ typedef struct weir_breaker weir_breaker;
 // call spends what it costs. Lock-free (its whole state is one atomic word)
 // and safe to use from many threads at once; 56 bytes of heap per handle.
 // Made by `weir_bucket_new`, freed by `weir_bucket_free`.
+//
+// The word is a GCRA theoretical arrival time (TAT) in ticks of 2^-s ns
+// after the `now` the bucket was made. s (0..4) is the coarsest that makes
+// a token worth at least 128 ticks (4 above 1.25 × 10^8 tokens/s). A token
+// is worth per_token = ceil(2^s × 10^9 / rate) ticks, exactly; a full
+// bucket holds floor(burst × per_token) ticks and a take of n tokens costs
+// ceil(n × per_token) ticks. The capacity and the costs share the one
+// rounded per_token, and every rounding runs against admitting. For every
+// rate and burst `weir_bucket_new` accepts:
+// - a full bucket admits exactly floor(burst) unit takes at one instant
+//   (all of a whole burst);
+// - the tokens taken at instants within any T seconds are at most
+//   burst + rate × T, whatever the order of the instants;
+// - a token is worth at most one tick more than 1 / rate, so a steady
+//   stream of unit takes, one at least every d seconds, with a burst of at
+//   least 1 + rate × d (a token more than the spacing), gets at least
+//   128/129 of the rate (over 99.2 %) up to 1.25 × 10^8/s, and at least
+//   rate × r0 / (r0 + rate) above, with r0 = 1.6 × 10^10 (94 % at 10^9/s);
+//   never more than 1.6 × 10^10 unit takes a second.
+//
+// A fractional burst is held to a tick, rounded down, so a take of all of
+// it may never pass (`weir_bucket_next` answers INT64_MAX for it); whole
+// tokens up to floor(burst) always fit. These hold for every `now`; the
+// clock runs for 2^62 ticks after the bucket was made (146 years at rates
+// up to 7.8 × 10^6/s, halving with each finer tick to 9.1 years above
+// 6.25 × 10^7/s), and stands still after that.
 typedef struct weir_bucket weir_bucket;
 #endif
 
@@ -538,7 +571,8 @@ typedef struct {
 } weir_backoff;
 
 // A rate limit checked once by `weir_rate_limit_new`, so that decisions do
-// integer work only. A plain value (16 bytes, no heap): copy it, keep it
+// integer work only: the interval (1 / limit, rounded up to 2^-32 ns) as
+// a binary fixed-point number, and the burst. A plain value (16 bytes, no heap): copy it, keep it
 // anywhere, share it read-only between threads and processes. Read its
 // fields freely but fill it only with `weir_rate_limit_new`. Every call
 // that takes one checks its ranges again (burst 1..1023, a window
@@ -546,7 +580,8 @@ typedef struct {
 // value outside them: `WEIR_ERR_RATE_LIMIT_INVALID` from a constructor,
 // false or INT64_MAX from a decision.
 typedef struct {
-  // Whole nanoseconds of one interval (1 / limit).
+  // Whole nanoseconds of one interval (1 / limit, rounded up to 2^-32
+  // ns).
   uint64_t interval_ns;
   // The interval's fraction of a nanosecond, in units of 2^-32 ns.
   uint32_t interval_frac;
@@ -762,16 +797,41 @@ typedef struct {
 // fixed window, not a token bucket: once `burst` events are in, nothing
 // passes until the window expires.
 //
-// Layout: bits 63..10 hold the window's start in units of 512 ns (54 bits,
-// covering every non-negative int64_t nanosecond), bits 9..0 the count of
-// events in it. The expiry is start + floor(count × interval), the
-// interval kept to 2^-32 ns, so rounding happens once per window, never
-// per event. Resolution: a window starts up to 511 ns early and its end is
-// rounded down to a nanosecond, so it is less than 512 ns shorter than
-// burst × interval, and the admitted rate is at most 512 ns ÷
-// (burst × interval − 512 ns) above the limit: about 1 % at the smallest
-// window `weir_rate_limit_new` accepts (WEIR_RATE_MIN_WINDOW_NS), 0.5 % at
-// twice that.
+// The encoding (frozen from weir 0.2 on). Bits 63..10 hold `start`, the
+// window's start in units of 512 ns (54 bits), bits 9..0 hold `count`, the
+// events in the window (0..1023). With a limit's interval
+// I = interval_ns + interval_frac / 2^32 ns and burst B, S = start × 512
+// and span(c) = c × interval_ns + ceil(c × interval_frac / 2^32) (that is,
+// ceil(c × I)), the window expires at E = S + span(count), in uint64_t
+// arithmetic saturating at UINT64_MAX (only a word charged under another
+// limit gets near it). Time is `now` in ns from 0 to WEIR_RATE_MAX_NOW
+// (2^63 − 512); a later `now` counts as WEIR_RATE_MAX_NOW (time stands
+// still there) and a negative one is refused without a write. With
+// t = min(now, WEIR_RATE_MAX_NOW):
+// - allow: if count = 0 or t ≥ E the window has expired, and the word
+//   becomes (ceil(t / 512) << 10) | 1; else if count < B it becomes
+//   word + 1; else the call is refused and writes nothing. The write is
+//   one compare-and-swap of the whole word, retried on the value found.
+// - next: 0 if count = 0, t ≥ E or count < B; else INT64_MAX if
+//   E > WEIR_RATE_MAX_NOW; else E − now.
+//
+// The zero word is a window that expired long ago: ready to use. The
+// encoding uses all 64 bits, so it carries no version: every later weir
+// reads and writes these bits exactly so, and a future encoding will be a
+// new type, never a new reading of this one.
+//
+// What it promises. A window's start is rounded up to the 512 ns grid and
+// its span up to a nanosecond (the interval itself is 1 / limit rounded up
+// to 2^-32 ns), so rounding only ever lengthens a window: none is shorter
+// than count × I, none is 512 ns longer. For a word used with one limit:
+// a window admits exactly `burst` events; a `now` earlier than the latest
+// one a `weir_rate_allow` on the word used is judged as that latest `now`
+// (time going backwards never admits more); over any T ns of judged
+// instants at most burst + floor(T / I) events are admitted, at every
+// phase of the 512 ns grid; and a steady stream of calls gets at least
+// `burst` events per burst × I + 512 ns, which is at least 99 % of the
+// limit at the shortest window `weir_rate_limit_new` accepts
+// (WEIR_RATE_MIN_WINDOW_NS), 99.5 % at twice that.
 //
 // Zero-initialise it (`weir_rate r = {0};`) and it is ready; never write
 // it yourself. It holds no pointer and no process-local state, so it may
@@ -1119,10 +1179,12 @@ weir_status weir_breaker_tally(const weir_breaker *breaker, int64_t now, weir_ta
 // years (with a rate of 0: for a burst over about 2.3 × 10^9). `*out` is
 // written only on success.
 //
-// Refill is kept in whole nanoseconds: a take costs at least 1 ns of
-// refill, so one bucket admits at most 10^9 takes a second (express higher
-// rates with larger costs). The bucket's clock runs for about 146 years
-// after `now`; later readings count as that instant.
+// Refill is kept in ticks of 2^-s ns (see `weir_bucket`): a take costs at
+// least one tick, so one bucket admits at most 1.6 × 10^10 takes a second
+// (express higher rates with larger costs). The bucket's clock runs for
+// 2^62 ticks after `now` (146 years at rates up to 7.8 × 10^6/s, at least
+// 9.1 years at any rate); later readings count as that instant. A burst
+// whose refill does not fit a fine tick gets a coarser one.
 weir_status weir_bucket_new(double rate, double burst, int64_t now, weir_bucket **out);
 #endif
 
@@ -1135,23 +1197,28 @@ void weir_bucket_free(weir_bucket *bucket);
 // Takes `n` tokens at `now` if the bucket holds them; whether it did.
 // Fractional costs are allowed. Refuses (false, taking nothing) a NULL
 // bucket and an `n` that is 0, negative, NaN, infinite or more than the
-// burst: a cost of zero is refused rather than admitted for free. An
-// earlier `now` than one a take already used sees the bucket as it stood
-// then, so it never admits more than that take's `now` would. The
-// readings `weir_bucket_tokens` and `weir_bucket_next` write nothing (the
-// bucket is one word) and so set no such time: a take at a `now` earlier
+// bucket holds (the burst, held to a tick): a cost of zero is refused
+// rather than admitted for free. An earlier `now` than one a take already
+// used (passed, or refused for want of tokens) sees the bucket as it stood then: it passes
+// only if that take's `now` would have, and then leaves the bucket as
+// that would have. The readings `weir_bucket_tokens` and
+// `weir_bucket_next` write nothing (the bucket is one word), so they
+// change no later answer and set no such time: a take at a `now` earlier
 // than a reading's is judged at its own `now`. Pass a monotonic clock.
 bool weir_bucket_take(const weir_bucket *bucket, int64_t now, double n);
 #endif
 
 #if defined(WEIR_HOSTED)
 // Nanoseconds from `now` until `n` tokens will be there, without taking
-// them (what a Retry-After header needs): 0 when they are there now.
-// `INT64_MAX` when `n` is more than the burst, when the bucket will not
-// refill enough (a rate of 0, or the instant lies past the end of the
+// them (what a Retry-After header needs): 0 when they are there now, else
+// the wait until the first instant from which `weir_bucket_take(n)`
+// passes, if nothing is taken before. `INT64_MAX` when `n` is more than
+// the bucket holds, when the bucket will not refill enough (a rate of 0, or the instant lies past the end of the
 // clock), and for a NULL bucket or an `n` that is 0, negative, NaN or
 // infinite.
-int64_t weir_bucket_next(const weir_bucket *bucket, int64_t now, double n);
+int64_t weir_bucket_next(const weir_bucket *bucket,
+                         int64_t now,
+                         double n);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -1532,20 +1599,30 @@ weir_status weir_pool_stats(const weir_pool *pool, weir_pool_counters *out);
 // 19,531.25/s, burst 100 up to 1.95 million/s) and at most 2^63 ns
 // (`WEIR_ERR_RATE_TOO_SLOW`). Checked in that order. `WEIR_ERR_NULL` if
 // `out` is NULL; `*out` is written only on success.
+//
+// The interval is 1 / limit_per_s rounded up to 2^-32 ns. For every limit
+// this accepts, a word admits at most burst + floor(T / interval) events
+// in any T ns and exactly `burst` per window, at every phase of the
+// 512 ns grid, and at least 99 % of the limit under a steady stream (see
+// `weir_rate`).
 weir_status weir_rate_limit_new(double limit_per_s, int64_t burst, weir_rate_limit *out);
 
 // Whether one event may happen at `now`, charging `*rate` if so: lock-free
 // and exact under contention, from any number of threads or processes. A
-// refusal writes nothing. A `now` earlier than the window's start counts
-// against the open window (no time passing). Refuses (false) a negative
-// `now`, a NULL or misaligned `rate`, and a NULL or invalid `limit`.
+// refusal writes nothing. A `now` earlier than the latest one an allow on
+// this word used is judged as that latest `now` (time going backwards is
+// no time passing; the window cannot expire before it), and a `now` past
+// WEIR_RATE_MAX_NOW counts as WEIR_RATE_MAX_NOW. Refuses (false) a
+// negative `now`, a NULL or misaligned `rate`, and a NULL or invalid
+// `limit`.
 // Use one limit per word: a word read under another limit is judged by
 // that limit's interval.
 bool weir_rate_allow(weir_rate *rate, const weir_rate_limit *limit, int64_t now);
 
 // Nanoseconds from `now` until `*rate` would allow an event: 0 if it would
 // now, else until its window expires (what a Retry-After header needs).
-// Reads the word only. INT64_MAX for a negative `now`, a NULL or
+// Reads the word only, so it changes no later answer. INT64_MAX for a
+// window that ends past WEIR_RATE_MAX_NOW, a negative `now`, a NULL or
 // misaligned `rate`, or a NULL or invalid `limit`.
 int64_t weir_rate_next(const weir_rate *rate, const weir_rate_limit *limit, int64_t now);
 

@@ -21,10 +21,13 @@ use weir_core::time::NEVER;
 /// seed: the keyed hash Rust's and Python's hash tables use against
 /// flooding, so without the seed nobody can aim keys at the same words.
 ///
-/// Bounds: a key alone gets exactly `burst` per window; with k = 1 that
-/// holds under any contention, but with k ≥ 2 concurrent calls for one key
-/// can each find a different word open, so up to k × burst may pass in a
-/// window. Keys that share all k words with others are limited together
+/// Bounds: a key alone gets exactly `burst` per window, at every phase of
+/// the words' 512 ns grid. With k = 1 a key is one word and gets at most
+/// the word's bound, burst + floor(T / interval) in any T ns, under any
+/// contention (less if other keys share the word). With k ≥ 2 concurrent
+/// calls for one key can each find a different word open, and words shared
+/// with other keys fall out of step, so up to k × burst may pass in a
+/// window and k times the word's bound in any T ns. Keys that share all k words with others are limited together
 /// (rarely: about (1 − e^(−kN/M))^k of N keys in M words).
 ///
 /// Lock-free and safe to use from many threads at once. Memory per handle:

@@ -28,6 +28,7 @@ pub mod bucket;
 pub mod deadline;
 pub mod draw;
 pub mod gate;
+pub mod gcra;
 pub mod limiter;
 pub mod period;
 #[cfg(feature = "alloc")]
