@@ -2,7 +2,7 @@
 //! structure laid into caller memory (`weir_bloom_*_in`).
 
 use core::ffi::c_void;
-use std::sync::atomic::AtomicU64;
+use weir_core::atomic::AtomicU64;
 
 use static_assertions::const_assert_eq;
 
@@ -21,10 +21,13 @@ use weir_core::time::NEVER;
 /// seed: the keyed hash Rust's and Python's hash tables use against
 /// flooding, so without the seed nobody can aim keys at the same words.
 ///
-/// Bounds: a key alone gets exactly `burst` per window; with k = 1 that
-/// holds under any contention, but with k ≥ 2 concurrent calls for one key
-/// can each find a different word open, so up to k × burst may pass in a
-/// window. Keys that share all k words with others are limited together
+/// Bounds: a key alone gets exactly `burst` per window, at every phase of
+/// the words' 512 ns grid. With k = 1 a key is one word and gets at most
+/// the word's bound, burst + floor(T / interval) in any T ns, under any
+/// contention (less if other keys share the word). With k ≥ 2 concurrent
+/// calls for one key can each find a different word open, and words shared
+/// with other keys fall out of step, so up to k × burst may pass in a
+/// window and k times the word's bound in any T ns. Keys that share all k words with others are limited together
 /// (rarely: about (1 − e^(−kN/M))^k of N keys in M words).
 ///
 /// Lock-free and safe to use from many threads at once. Memory per handle:
@@ -97,6 +100,7 @@ fn key_at<'a>(key: *const c_void, len: usize) -> Option<&'a [u8]> {
 /// is left out.
 #[inline]
 fn region_at<'a>(mem: *const c_void, len: usize) -> Result<&'a [AtomicU64], weir_status> {
+    crate::atomic::shareable()?;
     usable(mem.cast::<AtomicU64>())?;
     if len > isize::MAX as usize || (mem as usize).checked_add(len).is_none() {
         return Err(WEIR_ERR_TOO_LARGE);
@@ -217,7 +221,8 @@ pub extern "C" fn weir_bloom_footprint(size_log2: u32) -> usize {
 /// The arguments are checked as `weir_bloom_new` checks them; then
 /// `WEIR_ERR_NULL` for a NULL `mem`, `WEIR_ERR_MISALIGNED`,
 /// `WEIR_ERR_TOO_LARGE` for a `len` no object can have (above PTRDIFF_MAX),
-/// `WEIR_ERR_BLOOM_TOO_SMALL`. Nothing is written unless it returns
+/// `WEIR_ERR_BLOOM_TOO_SMALL`; `WEIR_ERR_WORDS_NOT_SHAREABLE` on a target
+/// whose words take a lock (see `weir_words_shareable`). Nothing is written unless it returns
 /// `WEIR_OK`.
 #[no_mangle]
 pub extern "C" fn weir_bloom_init_in(

@@ -9,6 +9,32 @@ use weir_core::time::NEVER;
 /// call spends what it costs. Lock-free (its whole state is one atomic word)
 /// and safe to use from many threads at once; 56 bytes of heap per handle.
 /// Made by `weir_bucket_new`, freed by `weir_bucket_free`.
+///
+/// The word is a GCRA theoretical arrival time (TAT) in ticks of 2^-s ns
+/// after the `now` the bucket was made. s (0..4) is the coarsest that makes
+/// a token worth at least 128 ticks (4 above 1.25 × 10^8 tokens/s). A token
+/// is worth per_token = ceil(2^s × 10^9 / rate) ticks, exactly; a full
+/// bucket holds floor(burst × per_token) ticks and a take of n tokens costs
+/// ceil(n × per_token) ticks. The capacity and the costs share the one
+/// rounded per_token, and every rounding runs against admitting. For every
+/// rate and burst `weir_bucket_new` accepts:
+/// - a full bucket admits exactly floor(burst) unit takes at one instant
+///   (all of a whole burst);
+/// - the tokens taken at instants within any T seconds are at most
+///   burst + rate × T, whatever the order of the instants;
+/// - a token is worth at most one tick more than 1 / rate, so a steady
+///   stream of unit takes, one at least every d seconds, with a burst of at
+///   least 1 + rate × d (a token more than the spacing), gets at least
+///   128/129 of the rate (over 99.2 %) up to 1.25 × 10^8/s, and at least
+///   rate × r0 / (r0 + rate) above, with r0 = 1.6 × 10^10 (94 % at 10^9/s);
+///   never more than 1.6 × 10^10 unit takes a second.
+///
+/// A fractional burst is held to a tick, rounded down, so a take of all of
+/// it may never pass (`weir_bucket_next` answers INT64_MAX for it); whole
+/// tokens up to floor(burst) always fit. These hold for every `now`; the
+/// clock runs for 2^62 ticks after the bucket was made (146 years at rates
+/// up to 7.8 × 10^6/s, halving with each finer tick to 9.1 years above
+/// 6.25 × 10^7/s), and stands still after that.
 pub struct weir_bucket(Guarded<Bucket>);
 
 impl Handle for weir_bucket {
@@ -39,10 +65,12 @@ impl From<BucketError> for weir_status {
 /// years (with a rate of 0: for a burst over about 2.3 × 10^9). `*out` is
 /// written only on success.
 ///
-/// Refill is kept in whole nanoseconds: a take costs at least 1 ns of
-/// refill, so one bucket admits at most 10^9 takes a second (express higher
-/// rates with larger costs). The bucket's clock runs for about 146 years
-/// after `now`; later readings count as that instant.
+/// Refill is kept in ticks of 2^-s ns (see `weir_bucket`): a take costs at
+/// least one tick, so one bucket admits at most 1.6 × 10^10 takes a second
+/// (express higher rates with larger costs). The bucket's clock runs for
+/// 2^62 ticks after `now` (146 years at rates up to 7.8 × 10^6/s, at least
+/// 9.1 years at any rate); later readings count as that instant. A burst
+/// whose refill does not fit a fine tick gets a coarser one.
 #[no_mangle]
 pub extern "C" fn weir_bucket_new(
     rate: f64,
@@ -64,11 +92,13 @@ pub extern "C" fn weir_bucket_free(bucket: *mut weir_bucket) {
 /// Takes `n` tokens at `now` if the bucket holds them; whether it did.
 /// Fractional costs are allowed. Refuses (false, taking nothing) a NULL
 /// bucket and an `n` that is 0, negative, NaN, infinite or more than the
-/// burst: a cost of zero is refused rather than admitted for free. An
-/// earlier `now` than one a take already used sees the bucket as it stood
-/// then, so it never admits more than that take's `now` would. The
-/// readings `weir_bucket_tokens` and `weir_bucket_next` write nothing (the
-/// bucket is one word) and so set no such time: a take at a `now` earlier
+/// bucket holds (the burst, held to a tick): a cost of zero is refused
+/// rather than admitted for free. An earlier `now` than one a take already
+/// used (passed, or refused for want of tokens) sees the bucket as it stood then: it passes
+/// only if that take's `now` would have, and then leaves the bucket as
+/// that would have. The readings `weir_bucket_tokens` and
+/// `weir_bucket_next` write nothing (the bucket is one word), so they
+/// change no later answer and set no such time: a take at a `now` earlier
 /// than a reading's is judged at its own `now`. Pass a monotonic clock.
 #[no_mangle]
 pub extern "C" fn weir_bucket_take(bucket: *const weir_bucket, now: i64, n: f64) -> bool {
@@ -76,9 +106,10 @@ pub extern "C" fn weir_bucket_take(bucket: *const weir_bucket, now: i64, n: f64)
 }
 
 /// Nanoseconds from `now` until `n` tokens will be there, without taking
-/// them (what a Retry-After header needs): 0 when they are there now.
-/// `INT64_MAX` when `n` is more than the burst, when the bucket will not
-/// refill enough (a rate of 0, or the instant lies past the end of the
+/// them (what a Retry-After header needs): 0 when they are there now, else
+/// the wait until the first instant from which `weir_bucket_take(n)`
+/// passes, if nothing is taken before. `INT64_MAX` when `n` is more than
+/// the bucket holds, when the bucket will not refill enough (a rate of 0, or the instant lies past the end of the
 /// clock), and for a NULL bucket or an `n` that is 0, negative, NaN or
 /// infinite.
 #[no_mangle]

@@ -1,6 +1,6 @@
 //! C face of [`weir_core::rate`].
 
-use std::sync::atomic::AtomicU64;
+use weir_core::atomic::AtomicU64;
 
 use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
 
@@ -15,22 +15,50 @@ use weir_core::time::NEVER;
 /// fixed window, not a token bucket: once `burst` events are in, nothing
 /// passes until the window expires.
 ///
-/// Layout: bits 63..10 hold the window's start in units of 512 ns (54 bits,
-/// covering every non-negative int64_t nanosecond), bits 9..0 the count of
-/// events in it. The expiry is start + floor(count × interval), the
-/// interval kept to 2^-32 ns, so rounding happens once per window, never
-/// per event. Resolution: a window starts up to 511 ns early and its end is
-/// rounded down to a nanosecond, so it is less than 512 ns shorter than
-/// burst × interval, and the admitted rate is at most 512 ns ÷
-/// (burst × interval − 512 ns) above the limit: about 1 % at the smallest
-/// window `weir_rate_limit_new` accepts (WEIR_RATE_MIN_WINDOW_NS), 0.5 % at
-/// twice that.
+/// The encoding (frozen from weir 0.2 on). Bits 63..10 hold `start`, the
+/// window's start in units of 512 ns (54 bits), bits 9..0 hold `count`, the
+/// events in the window (0..1023). With a limit's interval
+/// I = interval_ns + interval_frac / 2^32 ns and burst B, S = start × 512
+/// and span(c) = c × interval_ns + ceil(c × interval_frac / 2^32) (that is,
+/// ceil(c × I)), the window expires at E = S + span(count), in uint64_t
+/// arithmetic saturating at UINT64_MAX (only a word charged under another
+/// limit gets near it). Time is `now` in ns from 0 to WEIR_RATE_MAX_NOW
+/// (2^63 − 512); a later `now` counts as WEIR_RATE_MAX_NOW (time stands
+/// still there) and a negative one is refused without a write. With
+/// t = min(now, WEIR_RATE_MAX_NOW):
+/// - allow: if count = 0 or t ≥ E the window has expired, and the word
+///   becomes (ceil(t / 512) << 10) | 1; else if count < B it becomes
+///   word + 1; else the call is refused and writes nothing. The write is
+///   one compare-and-swap of the whole word, retried on the value found.
+/// - next: 0 if count = 0, t ≥ E or count < B; else INT64_MAX if
+///   E > WEIR_RATE_MAX_NOW; else E − now.
+///
+/// The zero word is a window that expired long ago: ready to use. The
+/// encoding uses all 64 bits, so it carries no version: every later weir
+/// reads and writes these bits exactly so, and a future encoding will be a
+/// new type, never a new reading of this one.
+///
+/// What it promises. A window's start is rounded up to the 512 ns grid and
+/// its span up to a nanosecond (the interval itself is 1 / limit rounded up
+/// to 2^-32 ns), so rounding only ever lengthens a window: none is shorter
+/// than count × I, none is 512 ns longer. For a word used with one limit:
+/// a window admits exactly `burst` events; a `now` earlier than the latest
+/// one a `weir_rate_allow` on the word used is judged as that latest `now`
+/// (time going backwards never admits more); over any T ns of judged
+/// instants at most burst + floor(T / I) events are admitted, at every
+/// phase of the 512 ns grid; and a steady stream of calls gets at least
+/// `burst` events per burst × I + 512 ns, which is at least 99 % of the
+/// limit at the shortest window `weir_rate_limit_new` accepts
+/// (WEIR_RATE_MIN_WINDOW_NS), 99.5 % at twice that.
 ///
 /// Zero-initialise it (`weir_rate r = {0};`) and it is ready; never write
 /// it yourself. It holds no pointer and no process-local state, so it may
 /// live in a struct, an array, or memory shared between processes
 /// (mmap(MAP_SHARED)): lock-free, safe from many threads and processes at
 /// once (each update is a compare-and-swap loop, exact under contention).
+/// That holds where the target has 64-bit atomics; where it has none
+/// (Cortex-M, riscv32, 32-bit MIPS) an update takes a lock inside the one
+/// program, and `weir_words_shareable` says so.
 /// It must be 8-byte aligned; calls on a misaligned word refuse. Memory:
 /// 8 bytes, the caller's; no heap.
 #[repr(C)]
@@ -40,7 +68,8 @@ pub struct weir_rate {
 }
 
 /// A rate limit checked once by `weir_rate_limit_new`, so that decisions do
-/// integer work only. A plain value (16 bytes, no heap): copy it, keep it
+/// integer work only: the interval (1 / limit, rounded up to 2^-32 ns) as
+/// a binary fixed-point number, and the burst. A plain value (16 bytes, no heap): copy it, keep it
 /// anywhere, share it read-only between threads and processes. Read its
 /// fields freely but fill it only with `weir_rate_limit_new`. Every call
 /// that takes one checks its ranges again (burst 1..1023, a window
@@ -50,7 +79,8 @@ pub struct weir_rate {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct weir_rate_limit {
-    /// Whole nanoseconds of one interval (1 / limit).
+    /// Whole nanoseconds of one interval (1 / limit, rounded up to 2^-32
+    /// ns).
     pub interval_ns: u64,
     /// The interval's fraction of a nanosecond, in units of 2^-32 ns.
     pub interval_frac: u32,
@@ -72,10 +102,14 @@ pub const WEIR_RATE_GRANULARITY_NS: i64 = 512;
 pub const WEIR_RATE_MAX_BURST: i64 = 1023;
 /// The shortest window (burst × interval) a rate limit may have, in ns.
 pub const WEIR_RATE_MIN_WINDOW_NS: i64 = 51200;
+/// The latest `now` a rate word tells apart (2^63 − 512 ns, the last
+/// instant of its 512 ns grid); a later `now` counts as this one.
+pub const WEIR_RATE_MAX_NOW: i64 = 9223372036854775296;
 
 const_assert_eq!(WEIR_RATE_GRANULARITY_NS, rate::GRANULARITY_NS);
 const_assert_eq!(WEIR_RATE_MAX_BURST, rate::MAX_BURST);
 const_assert_eq!(WEIR_RATE_MIN_WINDOW_NS, rate::MIN_WINDOW_NS);
+const_assert_eq!(WEIR_RATE_MAX_NOW, rate::MAX_NOW);
 
 impl From<RateLimit> for weir_rate_limit {
     fn from(limit: RateLimit) -> Self {
@@ -130,6 +164,12 @@ fn word_at<'a>(rate: *const weir_rate) -> Option<&'a AtomicU64> {
 /// 19,531.25/s, burst 100 up to 1.95 million/s) and at most 2^63 ns
 /// (`WEIR_ERR_RATE_TOO_SLOW`). Checked in that order. `WEIR_ERR_NULL` if
 /// `out` is NULL; `*out` is written only on success.
+///
+/// The interval is 1 / limit_per_s rounded up to 2^-32 ns. For every limit
+/// this accepts, a word admits at most burst + floor(T / interval) events
+/// in any T ns and exactly `burst` per window, at every phase of the
+/// 512 ns grid, and at least 99 % of the limit under a steady stream (see
+/// `weir_rate`).
 #[no_mangle]
 pub extern "C" fn weir_rate_limit_new(
     limit_per_s: f64,
@@ -144,9 +184,12 @@ pub extern "C" fn weir_rate_limit_new(
 
 /// Whether one event may happen at `now`, charging `*rate` if so: lock-free
 /// and exact under contention, from any number of threads or processes. A
-/// refusal writes nothing. A `now` earlier than the window's start counts
-/// against the open window (no time passing). Refuses (false) a negative
-/// `now`, a NULL or misaligned `rate`, and a NULL or invalid `limit`.
+/// refusal writes nothing. A `now` earlier than the latest one an allow on
+/// this word used is judged as that latest `now` (time going backwards is
+/// no time passing; the window cannot expire before it), and a `now` past
+/// WEIR_RATE_MAX_NOW counts as WEIR_RATE_MAX_NOW. Refuses (false) a
+/// negative `now`, a NULL or misaligned `rate`, and a NULL or invalid
+/// `limit`.
 /// Use one limit per word: a word read under another limit is judged by
 /// that limit's interval.
 #[no_mangle]
@@ -163,7 +206,8 @@ pub extern "C" fn weir_rate_allow(
 
 /// Nanoseconds from `now` until `*rate` would allow an event: 0 if it would
 /// now, else until its window expires (what a Retry-After header needs).
-/// Reads the word only. INT64_MAX for a negative `now`, a NULL or
+/// Reads the word only, so it changes no later answer. INT64_MAX for a
+/// window that ends past WEIR_RATE_MAX_NOW, a negative `now`, a NULL or
 /// misaligned `rate`, or a NULL or invalid `limit`.
 #[no_mangle]
 pub extern "C" fn weir_rate_next(

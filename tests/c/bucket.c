@@ -73,6 +73,27 @@ int main(void) {
     CHECK(weir_bucket_next(bucket, INT64_MAX, 1.0) == INT64_MAX);
     weir_bucket_free(bucket);
 
+    /* Issue 11: a full bucket admits its whole burst at once, at every
+     * rate = burst = r (the capacity and the costs share one rounding). */
+    CHECK_STATUS(weir_bucket_new(7.0, 7.0, 0, &bucket), WEIR_OK);
+    CHECK(weir_bucket_tokens(bucket, 0) == 7.0);
+    for (int i = 0; i < 7; i++) CHECK(weir_bucket_take(bucket, 0, 1.0));
+    CHECK(!weir_bucket_take(bucket, 0, 1.0));
+    weir_bucket_free(bucket);
+    for (int r = 1; r <= 200; r++) {
+        CHECK_STATUS(weir_bucket_new(r, r, 0, &bucket), WEIR_OK);
+        int admitted = 0;
+        for (int i = 0; i < r + 5; i++) admitted += weir_bucket_take(bucket, 0, 1.0);
+        CHECK(admitted == r);
+        weir_bucket_free(bucket);
+    }
+    /* And high rates never pass more than burst + rate × span. */
+    CHECK_STATUS(weir_bucket_new(7.5e8, 1.0, 0, &bucket), WEIR_OK);
+    long passed = 0;
+    for (int64_t now = 0; now < MS; now++) passed += weir_bucket_take(bucket, now, 1.0);
+    CHECK(passed <= 1 + 750000);
+    weir_bucket_free(bucket);
+
     /* Bad parameters: a status, and *out is left alone. */
     weir_bucket *untouched = (weir_bucket *)&bucket;
     double not_finite[] = {NAN, INFINITY, -INFINITY};

@@ -208,8 +208,28 @@ static void processes(void) {
     CHECK(munmap(page, size) == 0);
 }
 
+/* Issue 11: windows opened 511 ns past the 512 ns grid. Each holds exactly
+ * its burst, and calls on that phase stay within burst + span / interval. */
+static void phase_511(void) {
+    weir_rate_limit fast = make(19e6, 1023);
+    weir_rate word = {0};
+    long admitted = 0;
+    for (int i = 0; i < 100000; i++) admitted += weir_rate_allow(&word, &fast, 511);
+    CHECK(admitted == 1023);
+
+    weir_rate_limit limit = make(977517.0, 100);
+    word.state = 0;
+    admitted = 0;
+    for (int64_t now = 511; now < 511 + SEC; now += 512) admitted += weir_rate_allow(&word, &limit, now);
+    /* interval 1023.000... ns: burst + floor(1e9 / interval) = 100 + 977,516. */
+    printf("phase 511: %ld admitted in 1 s at 977517/s, burst 100\n", admitted);
+    CHECK(admitted <= 100 + 977516);
+    CHECK(admitted >= 977517 * 99 / 100);
+}
+
 int main(void) {
     window_step_by_step();
+    phase_511();
     accuracy();
     bad_limits();
     bad_input();

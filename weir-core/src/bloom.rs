@@ -11,19 +11,21 @@
 //! Without the caller's 128-bit seed nobody can aim two keys at the same
 //! words.
 //!
-//! Each word is a [`crate::rate`] word, exact on its own. With k ≥ 2, a key
+//! Each word is a [`crate::rate`] word, exact on its own at every phase of
+//! its 512 ns grid. With k = 1 a key is one word and keeps the word's bound
+//! (`burst + floor(T / interval)` in any `T` ns). With k ≥ 2, a key
 //! hammered from several threads can be allowed up to k × burst in a
-//! window (racing calls can each find a different word still open);
-//! k = 1 keeps the single word's exact bound.
+//! window (racing calls can each find a different word still open), and
+//! k times the word's bound in any `T` ns.
 //!
 //! The same structure can be laid into caller memory ([`init_in`],
 //! [`open_in`]): a 64-byte header (magic, layout version, shape) then the
 //! words, nothing else — no pointer — so processes share one array through
 //! shared memory.
 
+use crate::atomic::{AtomicU64, Ordering};
 use alloc::boxed::Box;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicU64, Ordering};
 
 use crate::rate::{self, RateLimit, Word};
 use crate::siphash::sip13_128;
@@ -292,6 +294,16 @@ mod tests {
         assert!(!bloom.allow(2, b"alice"));
         assert_eq!(bloom.next(2, b"alice"), 2 * SECOND - 2);
         assert!(bloom.allow(2 * SECOND, b"alice"));
+    }
+
+    #[test]
+    fn a_key_alone_gets_exactly_its_burst_at_511_ns() {
+        // Issue 11: with one hash a key is one rate word, and a word whose
+        // window opened at 511 ns used to admit every call.
+        let shape = Shape::new(4, 1, limit(19e6, 1023), 5, 6).unwrap();
+        let bloom = Bloom::new(shape).unwrap();
+        let admitted = (0..100_000).filter(|_| bloom.allow(511, b"key")).count();
+        assert_eq!(admitted, 1023);
     }
 
     #[test]

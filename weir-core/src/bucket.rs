@@ -7,32 +7,49 @@
 //!
 //! The state is a single number, the *theoretical arrival time* (TAT) of
 //! the generic cell rate algorithm: the instant at which the bucket would be
-//! full again if nothing more were taken. It is kept in whole nanoseconds
-//! relative to the instant the bucket was made. A token is worth
-//! `interval` nanoseconds of refill and the bucket holds at most `tolerance`
-//! nanoseconds of them, so the tokens at `now` are
-//! `burst - (tat - now) / interval` (all of `burst` once `tat <= now`).
-//! Taking `n` tokens moves the TAT to `max(tat, now) + n × interval` if that
-//! stays within `now + tolerance`. `take` is a load, integer arithmetic and
-//! one compare-and-swap; a refusal writes nothing.
+//! full again if nothing more were taken. It is kept in the time format of
+//! [`crate::gcra`]: ticks of 2^-shift ns after the instant the bucket was
+//! made, a token worth `per_token = ceil(2^shift × 10^9 / rate)` ticks, a
+//! full bucket `tolerance = floor(burst × per_token)` ticks, a take of `n`
+//! tokens `ceil(n × per_token)` ticks. Taking moves the TAT to
+//! `max(tat, now) + cost` if that stays within `now + tolerance`
+//! ([`gcra::take`]). `take` is a load, integer arithmetic and one
+//! compare-and-swap; a refusal writes nothing.
+//!
+//! # What it promises
+//!
+//! Every rounding runs against admitting, and the capacity and the costs
+//! share the one rounded `per_token`. For every rate and burst
+//! [`Bucket::new`] accepts:
+//!
+//! - a full bucket admits exactly `floor(burst)` unit takes at one instant
+//!   (all of `burst` for a whole burst);
+//! - the tokens taken at instants within any `T` ns are at most
+//!   `burst + rate × T` (T in seconds), whatever the order of the instants;
+//! - a token is worth at most one tick more than `1 / rate`, so a steady
+//!   stream of unit takes (one at least every `d` seconds, with a burst
+//!   of at least `1 + rate × d`: a token more than the stream's spacing) gets at
+//!   least `rate × 128 / 129` (over 99.2 %) up to 1.25 × 10^8 tokens a
+//!   second; above that the tick is 2^-4 ns at the finest, so at least
+//!   `rate × r₀ / (r₀ + rate)` with r₀ = 1.6 × 10^10 (94 % at 10^9/s), and
+//!   never more than 1.6 × 10^10 unit takes a second. With a burst of one,
+//!   takes at whole nanoseconds pass at most once per `ceil(1 / rate)` ns.
+//!
+//! A fractional burst is held to a tick, rounded down, so a take of all of
+//! it may never pass; takes of whole tokens up to `floor(burst)` always do.
+//! The clock runs for [`gcra::HORIZON`] ticks after the bucket was made:
+//! 146 years at rates up to 7.8 × 10^6 tokens a second (a tick of 1 ns),
+//! halving with each finer tick to 9.1 years at 2^-4 ns; later readings
+//! count as that instant.
 
-use core::sync::atomic::{AtomicI64, Ordering};
+use crate::atomic::{AtomicI64, Ordering};
 
+use crate::gcra::{self, Clock, Tick};
 use crate::time::{NEVER, SECOND};
 
 /// The most refill time a bucket may hold, `burst / rate` in nanoseconds
-/// (about 73 years). Keeping the TAT, `now` and a cost each within a
-/// quarter or a half of `i64` makes every sum below fit without wrapping.
-pub const MAX_TOLERANCE_NS: i64 = i64::MAX / 4;
-
-/// How far after the bucket's start its clock runs (about 146 years): a
-/// later `now` counts as that instant, so time saturates there.
-const HORIZON: i64 = i64::MAX / 2;
-
-/// How far before the bucket's start a `now` is followed. Earlier readings
-/// count as this one; the bucket is already empty there (see
-/// [`MAX_TOLERANCE_NS`]), so that never admits more.
-const PAST: i64 = -(i64::MAX / 4);
+/// (about 73 years); a finer tick holds less (see [`crate::gcra`]).
+pub const MAX_TOLERANCE_NS: i64 = gcra::MAX_TOLERANCE;
 
 /// Why a bucket could not be made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,23 +70,15 @@ pub enum BucketError {
 pub struct Bucket {
     /// Tokens per second; zero means the bucket never refills.
     rate: f64,
-    /// The most tokens the bucket holds (at least one).
-    burst: f64,
-    /// Nanoseconds of refill one token is worth. With a rate of zero the
-    /// clock stands still and this is only a unit of account.
-    interval: f64,
-    /// Nanoseconds of refill a full bucket holds: `burst × interval`.
+    /// Ticks one token is worth. With a rate of zero the clock stands still
+    /// and a token is a second of it, only a unit of account.
+    per_token: u64,
+    /// Ticks of refill a full bucket holds: `floor(burst × per_token)`.
     tolerance: i64,
-    /// The caller's clock reading the bucket was made at.
-    anchor: i64,
-    /// The theoretical arrival time, in nanoseconds after `anchor`.
+    /// Ticks of 2^-shift ns after the instant the bucket was made.
+    clock: Clock,
+    /// The theoretical arrival time, in ticks of `clock`.
     tat: AtomicI64,
-}
-
-/// `x` (finite, non-negative) rounded to the nearest whole number; `core`
-/// has no `f64::round`.
-fn round(x: f64) -> i64 {
-    (x + 0.5) as i64
 }
 
 impl Bucket {
@@ -86,22 +95,18 @@ impl Bucket {
         }
         let rate = rate.max(0.0); // -0.0 is zero
         let burst = if burst <= 0.0 { rate } else { burst }.max(1.0);
-        let interval = if rate > 0.0 {
-            SECOND as f64 / rate
+        let tick = if rate > 0.0 {
+            Tick::for_rate(rate, burst)
         } else {
-            SECOND as f64
+            Some(Tick::whole(SECOND as u64))
         };
-        let tolerance = burst * interval;
-        // Infinite when the rate is too slow for one token to be represented.
-        if tolerance > MAX_TOLERANCE_NS as f64 {
-            return Err(BucketError::TooLarge);
-        }
+        let tick = tick.ok_or(BucketError::TooLarge)?;
+        let tolerance = tick.tolerance_for(burst).ok_or(BucketError::TooLarge)?;
         Ok(Bucket {
             rate,
-            burst,
-            interval,
-            tolerance: round(tolerance).max(1),
-            anchor: now,
+            per_token: tick.per_token,
+            tolerance,
+            clock: Clock::new(now, tick.shift),
             tat: AtomicI64::new(0),
         })
     }
@@ -111,92 +116,88 @@ impl Bucket {
         self.rate
     }
 
-    /// The most tokens the bucket holds.
+    /// The most tokens the bucket holds: the burst, held to a tick.
     pub fn burst(&self) -> f64 {
-        self.burst
+        self.tolerance as f64 / self.per_token as f64
     }
 
-    /// Where `now` falls on the bucket's own clock, and whether that clock
-    /// is still running there (it stands still with a rate of zero and past
-    /// the horizon).
-    fn clock(&self, now: i64) -> (i64, bool) {
+    /// Whether `n` is a cost the bucket takes at all: positive, finite and
+    /// at most what a full bucket holds. [`Bucket::take`] refuses any
+    /// other outright, and [`Bucket::next`] answers [`NEVER`] for it.
+    pub fn holds(&self, n: f64) -> bool {
+        self.cost(n).is_some()
+    }
+
+    /// Where `now` falls on the bucket's clock, in ticks (0 for a bucket
+    /// that never refills: its clock stands still).
+    #[inline]
+    fn at(&self, now: i64) -> i64 {
         if self.rate == 0.0 {
-            return (0, false);
-        }
-        let since = i128::from(now) - i128::from(self.anchor);
-        if since >= i128::from(HORIZON) {
-            (HORIZON, false)
+            0
         } else {
-            // In range: PAST <= since < HORIZON.
-            (since.max(i128::from(PAST)) as i64, true)
+            self.clock.ticks(now)
         }
     }
 
-    /// The refill time `n` tokens are worth, in whole nanoseconds (at least
-    /// one), or `None` when `n` is not a positive finite number or is more
-    /// than the bucket holds.
+    /// The ticks `n` tokens cost, or `None` when `n` is not a positive
+    /// finite number or is more than the bucket holds.
+    #[inline]
     fn cost(&self, n: f64) -> Option<i64> {
-        if !(n > 0.0 && n <= self.burst) {
-            return None;
-        }
-        Some(round(n * self.interval).clamp(1, self.tolerance))
+        gcra::cost(self.per_token, n, self.tolerance)
     }
 
     /// Takes `n` tokens at `now` if the bucket holds them; whether it did.
     /// Fractional costs are allowed. A cost that is zero, negative, NaN,
-    /// infinite or more than the burst is refused. An earlier `now` than one
-    /// a take already used sees the bucket as it stood then, so it never
-    /// admits more than that take's `now` would. Readings ([`Bucket::tokens`],
-    /// [`Bucket::next`]) write nothing and so set no such time.
+    /// infinite or more than the bucket holds is refused and changes
+    /// nothing. A take (passed or refused) leaves the TAT at or after its
+    /// `now`, so a later take at an earlier `now` is judged against the
+    /// same TAT from further back: it passes only if the later `now` would,
+    /// and then leaves the bucket as that would. Readings
+    /// ([`Bucket::tokens`], [`Bucket::next`]) write nothing and so set no
+    /// such time: a take at a `now` earlier than a reading's is judged at
+    /// its own `now`.
     pub fn take(&self, now: i64, n: f64) -> bool {
         let Some(cost) = self.cost(n) else {
             return false;
         };
-        let (at, _) = self.clock(now);
-        // `at + tolerance` and `max(tat, at) + cost` stay within i64: the
-        // TAT never passes HORIZON + MAX_TOLERANCE_NS and a cost never
-        // passes the tolerance.
-        let limit = at + self.tolerance;
+        let at = self.at(now);
         self.tat
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |tat| {
-                let next = tat.max(at) + cost;
-                (next <= limit).then_some(next)
+                gcra::take(tat, at, cost, self.tolerance)
             })
             .is_ok()
     }
 
-    /// How many tokens the bucket holds at `now`, between 0 and the burst.
+    /// How many tokens the bucket holds at `now`, between 0 and
+    /// [`Bucket::burst`].
     pub fn tokens(&self, now: i64) -> f64 {
-        let (at, _) = self.clock(now);
-        let owed = self.tat.load(Ordering::Relaxed) - at;
-        if owed <= 0 {
-            return self.burst;
+        let tat = self.tat.load(Ordering::Relaxed);
+        let room = gcra::room(tat, self.at(now), self.tolerance);
+        if room == self.tolerance {
+            return self.burst();
         }
-        ((self.tolerance - owed) as f64 / self.interval).clamp(0.0, self.burst)
+        (room as f64 / self.per_token as f64).clamp(0.0, self.burst())
     }
 
     /// Nanoseconds from `now` until `n` tokens will be there, without
     /// taking them: 0 when they are there now; [`NEVER`] when `n` is more
-    /// than the burst, is not a positive finite number, or the bucket will
-    /// not refill enough (a rate of zero, or a clock past its horizon).
+    /// than the bucket holds, is not a positive finite number, or the
+    /// bucket will not refill enough (a rate of zero, or a clock past its
+    /// horizon).
     pub fn next(&self, now: i64, n: f64) -> i64 {
         let Some(cost) = self.cost(n) else {
             return NEVER;
         };
-        let (at, running) = self.clock(now);
-        // The instant, on the bucket's clock, from which `take(n)` passes.
-        let due = self.tat.load(Ordering::Relaxed) + cost - self.tolerance;
+        let at = self.at(now);
+        let due = gcra::due(self.tat.load(Ordering::Relaxed), cost, self.tolerance);
         if due <= at {
             0
-        } else if !running || due >= HORIZON {
+        } else if self.rate == 0.0 {
             NEVER
         } else {
-            // The caller's clock must be able to reach that instant.
-            let instant = i128::from(self.anchor) + i128::from(due);
-            if instant > i128::from(i64::MAX) {
-                NEVER
-            } else {
-                i64::try_from(instant - i128::from(now)).unwrap_or(NEVER)
+            match self.clock.instant(due) {
+                Some(instant) => instant.saturating_sub(now),
+                None => NEVER,
             }
         }
     }
@@ -338,12 +339,15 @@ mod tests {
     fn rates_with_inexact_intervals_hold_their_burst_and_rate() {
         // A third of a second per token is not a whole number of
         // nanoseconds: the full burst still passes, and rounding never adds
-        // up to an extra token over a long run.
+        // up to an extra token over a long run. A token is worth
+        // 333,333,334 ns (rounded up), so the 300th refill lands 200 ns
+        // after 100 s.
         let bucket = Bucket::new(3.0, 3.0, 0).unwrap();
         assert!((0..3).all(|_| bucket.take(0, 1.0)));
         assert!(!bucket.take(0, 1.0));
         let passed = (1..=100_000).filter(|ms| bucket.take(ms * MS, 1.0)).count();
-        assert_eq!(passed, 300);
+        assert_eq!(passed, 299);
+        assert!(bucket.take(100 * SECOND + 200, 1.0));
     }
 
     #[test]
@@ -387,6 +391,58 @@ mod tests {
         assert!(bucket.take(5 * SECOND, 2.0));
         assert_eq!(bucket.tokens(10 * SECOND), 2.0);
         assert!(bucket.take(10 * SECOND, 2.0));
+    }
+
+    #[test]
+    fn a_full_bucket_admits_its_whole_burst_at_once() {
+        // Issue 11: the cost of a token rounded up while the capacity was
+        // rounded on its own, so (7, 7) read 7 tokens and refused the 7th.
+        let bucket = Bucket::new(7.0, 7.0, 0).unwrap();
+        assert_eq!(bucket.tokens(0), 7.0);
+        assert!((0..7).all(|_| bucket.take(0, 1.0)));
+        assert!(!bucket.take(0, 1.0));
+        // governor's `accurate_not_until`: rate = burst = r admits r at once.
+        for r in 1..=200 {
+            let bucket = Bucket::new(f64::from(r), f64::from(r), 12_345).unwrap();
+            let admitted = (0..r + 5).filter(|_| bucket.take(12_345, 1.0)).count();
+            assert_eq!(admitted, r as usize, "rate = burst = {r}");
+        }
+    }
+
+    /// Unit takes at every nanosecond for `span` ns from a bucket of
+    /// `burst`: how many passed.
+    fn flood(rate: f64, burst: f64, span: i64) -> u64 {
+        let bucket = Bucket::new(rate, burst, 0).unwrap();
+        (0..span).filter(|&now| bucket.take(now, 1.0)).count() as u64
+    }
+
+    #[test]
+    fn high_rates_never_pass_more_than_the_rate() {
+        // Issue 11: a take cost round(interval) whole ns, so 7.5e8/s
+        // admitted 1.33 times the rate and 3e8/s 1.11 times. The bound:
+        // burst + rate × span.
+        for rate in [1e9, 7.5e8, 3e8, 1e8, 9.5e7, 1e6 / 7.0] {
+            for burst in [1.0, 2.0, 1000.0] {
+                let admitted = flood(rate, burst, MS);
+                let most = burst + rate * MS as f64 / SECOND as f64;
+                assert!(admitted as f64 <= most, "{rate}/s: {admitted} > {most}");
+                // With a token more than a nanosecond's refill, takes every
+                // nanosecond get the rate to a tick: 128/129 of it to
+                // 1.25e8/s, 16/17 at 1e9/s.
+                if burst - 1.0 >= rate / SECOND as f64 {
+                    let least = if rate <= 1.25e8 {
+                        128.0 / 129.0
+                    } else {
+                        16.0 / 17.0
+                    };
+                    let fair = least * (most - burst);
+                    assert!(
+                        admitted as f64 >= fair,
+                        "{rate}/s burst {burst}: {admitted}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -18,6 +18,7 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod atomic;
 pub mod backoff;
 #[cfg(feature = "alloc")]
 pub mod bloom;
@@ -27,6 +28,7 @@ pub mod bucket;
 pub mod deadline;
 pub mod draw;
 pub mod gate;
+pub mod gcra;
 pub mod limiter;
 pub mod period;
 #[cfg(feature = "alloc")]

@@ -7,29 +7,60 @@
 //! expiry back by one interval (1 / limit); up to `burst` events are
 //! allowed while it is open, and then nothing until it expires.
 //!
-//! # The word
+//! # The word (frozen)
 //!
 //! ```text
-//!  63                                       10 9          0
-//! +-------------------------------------------+------------+
-//! | window start, in units of 512 ns (54 bits) | count (10) |
-//! +-------------------------------------------+------------+
+//!  63                                          10 9          0
+//! +----------------------------------------------+------------+
+//! | start: the window's start / 512 ns (54 bits) | count (10) |
+//! +----------------------------------------------+------------+
 //! ```
 //!
-//! The time field holds the window's start, rounded down to 512 ns; the
-//! expiry follows as `start + floor(count × interval)`, with the interval
-//! kept to 2^-32 ns. Rounding therefore happens once per window (when it
-//! opens), never once per event, and a window is always less than 512 ns
-//! short: at most 512 ns ÷ (burst × interval − 512 ns) too many events get
-//! through, which [`RateLimit::new`] keeps to about 1 %. 54 bits of 512 ns cover every
-//! non-negative `i64` nanosecond. The zero word is a window that expired
-//! long ago: ready to use.
+//! A limit is an interval `I = interval_ns + interval_frac / 2^32` ns (1 /
+//! limit, rounded *up* to 2^-32 ns) and a burst `B` (1..=1023). With
+//! `S = start × 512` ns and `span(c) = c × interval_ns + ceil(c ×
+//! interval_frac / 2^32)` (that is, `ceil(c × I)`), the window expires at
+//! `E = S + span(count)` (u64 arithmetic, saturating at `u64::MAX`). The time axis is the
+//! caller's `now` in nanoseconds, from 0 to [`MAX_NOW`] (= 2^63 − 512); a
+//! later `now` is judged as [`MAX_NOW`] (time stands still there), and a
+//! negative one is refused without a write. With `t = min(now, MAX_NOW)`:
+//!
+//! - [`allow`]: if `t − S ≥ span(count)` (reading `t < S` as no time
+//!   passing: so `t ≥ E`, or `count = 0`), the window has expired and the
+//!   word becomes `(ceil(t / 512) << 10) | 1`; otherwise, if `count < B`,
+//!   it becomes `word + 1`; otherwise the call is refused and writes
+//!   nothing. The write is one compare-and-swap of the whole word, retried
+//!   against the value it found.
+//! - [`next`]: 0 if `count = 0`, `t ≥ E` or `count < B`; else
+//!   [`NEVER`] if `E > MAX_NOW`; else `E − now`.
+//!
+//! The zero word is a window that expired long ago: ready to use. The
+//! encoding uses all 64 bits, so it carries no version: it is frozen from
+//! weir 0.2 on, and a future encoding will be a new type, never a new
+//! reading of these bits.
+//!
+//! # What it promises
+//!
+//! A window's start is rounded *up* to the 512 ns grid and its span up to a
+//! nanosecond, so every rounding lengthens a window: no window is shorter
+//! than `count × I`, and none is more than 512 ns longer. For a word used
+//! with one limit:
+//!
+//! - a window admits exactly `B` events;
+//! - a `now` earlier than the latest one an [`allow`] on the word used is
+//!   judged as that latest `now` (the word cannot expire before it), so
+//!   time going backwards never admits more;
+//! - over any `T` ns of judged instants, at most `B + floor(T / I)` events
+//!   are admitted, however the calls fall on the 512 ns grid;
+//! - a steady stream of calls gets at least `B` events per `B × I + 512`
+//!   ns: at least 99 % of the limit at the shortest window
+//!   ([`MIN_WINDOW_NS`]) [`RateLimit::new`] accepts.
 //!
 //! Updates are a compare-and-swap loop over the word, so the count never
 //! passes the burst however many threads (or processes) race; a refusal
 //! writes nothing.
 
-use core::sync::atomic::{AtomicU64, Ordering};
+use crate::atomic::{AtomicU64, Ordering};
 
 use crate::time::NEVER;
 
@@ -40,6 +71,9 @@ pub const MAX_BURST: i64 = COUNT_MASK as i64;
 /// The shortest window (burst × interval) a limit may have: below it the
 /// word's granularity would cost more than 1 % accuracy.
 pub const MIN_WINDOW_NS: i64 = 100 * GRANULARITY_NS;
+/// The latest `now` the word tells apart: 2^63 − 512 ns, the last instant
+/// on its 512 ns grid. A later `now` counts as this one.
+pub const MAX_NOW: i64 = i64::MAX - (GRANULARITY_NS - 1);
 
 const TIME_SHIFT: u32 = 9;
 const COUNT_BITS: u32 = 10;
@@ -51,7 +85,8 @@ const FRAC_BITS: u32 = 32;
 /// only.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RateLimit {
-    /// Whole nanoseconds of one interval (1 / limit).
+    /// Whole nanoseconds of one interval (1 / limit, rounded up to 2^-32
+    /// ns).
     interval_ns: u64,
     /// The interval's fraction of a nanosecond, in units of 2^-32 ns.
     interval_frac: u32,
@@ -96,8 +131,9 @@ impl RateLimit {
         if limit_per_s == 0.0 {
             return Err(RateError::Zero);
         }
-        // The interval in units of 2^-32 ns, to the nearest unit.
-        let fixed = nearest(1e9 / limit_per_s * (1u64 << FRAC_BITS) as f64);
+        // The interval in units of 2^-32 ns, rounded up: a longer interval
+        // never admits more.
+        let fixed = up(1e9 / limit_per_s * (1u64 << FRAC_BITS) as f64);
         let interval_ns = u64::try_from(fixed >> FRAC_BITS).map_err(|_| RateError::TooSlow)?;
         Self::checked(interval_ns, fixed as u32, burst as u32)
     }
@@ -112,7 +148,7 @@ impl RateLimit {
         Self::checked(interval_ns, interval_frac, burst).map_err(|_| RateError::Invalid)
     }
 
-    /// The limit, if its window floor(burst × interval) is within
+    /// The limit, if its window ceil(burst × interval) is within
     /// [`MIN_WINDOW_NS`]..=`i64::MAX`. Integer work only: this runs on every
     /// call that takes a limit from C.
     #[inline]
@@ -141,16 +177,18 @@ impl RateLimit {
     }
 
     /// Nanoseconds from a window's start to its expiry after `count`
-    /// events: `floor(count × interval)`, saturating.
+    /// events: `ceil(count × interval)`, saturating. Rounded up, so that a
+    /// window is never shorter than its events' intervals.
     #[inline]
     fn span(&self, count: u64) -> u64 {
-        let fraction = (count * u64::from(self.interval_frac)) >> FRAC_BITS;
+        // count < 2^10 and the fraction < 2^32: the product fits.
+        let fraction = (count * u64::from(self.interval_frac)).div_ceil(1 << FRAC_BITS);
         count
             .saturating_mul(self.interval_ns)
             .saturating_add(fraction)
     }
 
-    /// The word after one more event at `now` (non-negative), or `None`
+    /// The word after one more event at `now` (0..=[`MAX_NOW`]), or `None`
     /// when the window is open and full.
     #[inline]
     fn step(&self, word: u64, now: u64) -> Option<u64> {
@@ -158,8 +196,12 @@ impl RateLimit {
         let start = (word >> COUNT_BITS) << TIME_SHIFT;
         // An earlier `now` than the start is no time passing.
         if now.saturating_sub(start) >= self.span(count) {
-            // Expired (or never opened): this event opens a new window.
-            Some(((now >> TIME_SHIFT) << COUNT_BITS) | 1)
+            // Expired (or never opened): this event opens a new window,
+            // whose start is rounded up to the grid so that the window can
+            // never read as expired before `now + span`. `now` is at most
+            // MAX_NOW, so the rounded start fits the 54 bits.
+            let start = now.div_ceil(GRANULARITY_NS as u64);
+            Some((start << COUNT_BITS) | 1)
         } else if count < u64::from(self.burst) {
             Some(word + 1)
         } else {
@@ -168,7 +210,7 @@ impl RateLimit {
     }
 
     /// Nanoseconds until `word` allows an event, seen at `now`
-    /// (non-negative).
+    /// (0..=[`MAX_NOW`]).
     #[inline]
     fn wait(&self, word: u64, now: u64) -> i64 {
         let count = word & COUNT_MASK;
@@ -178,21 +220,31 @@ impl RateLimit {
         let expiry = start.saturating_add(self.span(count));
         if now >= expiry || count < u64::from(self.burst) {
             0
+        } else if expiry > MAX_NOW as u64 {
+            // The clock stands still at MAX_NOW: this window never expires.
+            NEVER
         } else {
-            i64::try_from(expiry - now).unwrap_or(NEVER)
+            (expiry - now) as i64
         }
     }
 }
 
-/// `x` (positive, perhaps infinite) rounded to the nearest integer, halves
-/// up: `f64::round` without std (this module is core-only). The cast
-/// saturates, so anything past `u128::MAX` is `u128::MAX`.
-fn nearest(x: f64) -> u128 {
+/// `now` on the word's time axis: [`MAX_NOW`] for anything later, `None`
+/// for a negative `now` (the word holds no time before zero).
+#[inline]
+fn on_axis(now: i64) -> Option<u64> {
+    (now >= 0).then(|| now.min(MAX_NOW) as u64)
+}
+
+/// `x` (positive, perhaps infinite) rounded up to an integer: `f64::ceil`
+/// without std (this module is core-only). The cast saturates, so anything
+/// past `u128::MAX` is `u128::MAX`.
+fn up(x: f64) -> u128 {
     let whole = x as u128;
     // Exact: below 2^53 `whole` is a float and `x - whole` its fraction;
     // above it `x` has no fraction and the difference is 0 (or, past
     // u128::MAX, positive, and the add saturates).
-    if x - whole as f64 >= 0.5 {
+    if x - whole as f64 > 0.0 {
         whole.saturating_add(1)
     } else {
         whole
@@ -225,20 +277,21 @@ impl Word for AtomicU64 {
 }
 
 /// Whether `word` allows one event at `now`, charging it if so. A negative
-/// `now` is refused (the word holds no time before zero). A refusal writes
-/// nothing.
+/// `now` is refused (the word holds no time before zero), and one past
+/// [`MAX_NOW`] counts as [`MAX_NOW`]. A refusal writes nothing.
 #[inline]
 pub fn allow<W: Word>(word: &W, limit: &RateLimit, now: i64) -> bool {
-    if now < 0 {
-        return false;
+    match on_axis(now) {
+        Some(now) => allow_seen(word, word.get(), limit, now),
+        None => false,
     }
-    allow_seen(word, word.get(), limit, now as u64)
 }
 
 /// [`allow`] from a value of the word already read (perhaps stale; the loop
 /// corrects it), with a non-negative `now`.
 #[inline]
 pub(crate) fn allow_seen<W: Word>(word: &W, seen: u64, limit: &RateLimit, now: u64) -> bool {
+    let now = now.min(MAX_NOW as u64);
     let mut current = seen;
     loop {
         let Some(new) = limit.step(current, now) else {
@@ -252,13 +305,14 @@ pub(crate) fn allow_seen<W: Word>(word: &W, seen: u64, limit: &RateLimit, now: u
 }
 
 /// Nanoseconds from `now` until `word` would allow an event: 0 when it
-/// would now, [`NEVER`] for a negative `now`. Reads the word only.
+/// would now, [`NEVER`] for a negative `now` or a window that outlasts
+/// [`MAX_NOW`]. Reads the word only.
 #[inline]
 pub fn next<W: Word>(word: &W, limit: &RateLimit, now: i64) -> i64 {
-    if now < 0 {
-        return NEVER;
+    match on_axis(now) {
+        Some(now) => limit.wait(word.get(), now),
+        None => NEVER,
     }
-    limit.wait(word.get(), now as u64)
 }
 
 #[cfg(test)]
@@ -335,14 +389,23 @@ mod tests {
     }
 
     #[test]
-    fn a_window_opened_off_the_grid_is_never_more_than_511_ns_short() {
+    fn a_window_opened_off_the_grid_is_never_short_and_at_most_511_ns_long() {
         let limit = limit(1000.0, 1); // 1 ms windows
-        let word = AtomicU64::new(0);
-        let open = 5 * SECOND + 700; // 188 ns past a multiple of 512
-        assert!(allow(&word, &limit, open));
-        let shortfall = open % GRANULARITY_NS;
-        assert!(!allow(&word, &limit, open + MS - shortfall - 1));
-        assert!(allow(&word, &limit, open + MS - shortfall));
+        for open in [
+            5 * SECOND,
+            5 * SECOND + 1,
+            5 * SECOND + 700,
+            5 * SECOND + 511,
+        ] {
+            let word = AtomicU64::new(0);
+            assert!(allow(&word, &limit, open));
+            // The start rounds up to the 512 ns grid: the window runs from
+            // there for the full millisecond.
+            let late = (GRANULARITY_NS - open % GRANULARITY_NS) % GRANULARITY_NS;
+            assert!(!allow(&word, &limit, open + MS + late - 1), "open {open}");
+            assert_eq!(next(&word, &limit, open), MS + late);
+            assert!(allow(&word, &limit, open + MS + late), "open {open}");
+        }
     }
 
     #[test]
@@ -401,14 +464,14 @@ mod tests {
     #[test]
     fn fractional_intervals_do_not_drift() {
         // 3/s: an interval of 333,333,333.33 ns. 999 events push the expiry
-        // 332,999,999,999.67 ns out; an interval cut to whole ns would lose
-        // 333 ns, one cut to 512 ns would lose 85 µs.
+        // ceil(332,999,999,999.67) ns out; an interval cut to whole ns would
+        // lose 333 ns, one cut to 512 ns would lose 85 µs.
         let limit = limit(3.0, 999);
         let word = AtomicU64::new(0);
         for _ in 0..999 {
             assert!(allow(&word, &limit, 0));
         }
-        assert_eq!(next(&word, &limit, 0), 333 * SECOND - 1);
+        assert_eq!(next(&word, &limit, 0), 333 * SECOND);
     }
 
     /// A small deterministic generator (xorshift64) for the walk below.
@@ -446,6 +509,45 @@ mod tests {
         }
     }
 
+    /// The most events the header lets through in `span` ns:
+    /// burst + floor(span / interval), with the interval exactly as kept.
+    fn bound(limit: &RateLimit, span: u64) -> u64 {
+        let (ns, frac, burst) = limit.parts();
+        let fixed = (u128::from(ns) << FRAC_BITS) + u128::from(frac);
+        u64::from(burst) + ((u128::from(span) << FRAC_BITS) / fixed) as u64
+    }
+
+    #[test]
+    fn a_window_opened_at_511_ns_holds_exactly_its_burst() {
+        // Issue 11: an interval under 512 ns. A window opened at 511 used
+        // to read as expired on the next call, and every call opened a new
+        // window of one.
+        let limit = limit(19e6, 1023);
+        for now in [0, 1, 511, 512, 1023, 5 * SECOND + 511] {
+            let word = AtomicU64::new(0);
+            let admitted = (0..100_000).filter(|_| allow(&word, &limit, now)).count();
+            assert_eq!(admitted, 1023, "at {now}");
+        }
+    }
+
+    #[test]
+    fn calls_511_ns_past_the_grid_stay_within_the_bound() {
+        // Issue 11: an interval of 512..1023 ns, calls at 511 + 512 i for
+        // one second. It used to admit 1,953,125, twice the limit.
+        let limit = limit(977_517.0, 100);
+        let word = AtomicU64::new(0);
+        let mut admitted = 0;
+        let mut now = 511;
+        while now < 511 + SECOND {
+            admitted += u64::from(allow(&word, &limit, now));
+            now += 512;
+        }
+        let most = bound(&limit, SECOND as u64);
+        assert!(admitted <= most, "{admitted} admitted, bound {most}");
+        // And the rounding costs less than 1 % the other way.
+        assert!(admitted as f64 >= 0.99 * 977_517.0, "{admitted} admitted");
+    }
+
     #[test]
     fn new_rejects_what_the_word_cannot_do() {
         use RateError::*;
@@ -473,26 +575,23 @@ mod tests {
     }
 
     #[test]
-    fn nearest_rounds_as_f64_round_does() {
-        let halves = [
+    fn up_rounds_as_f64_ceil_does() {
+        let xs = [
+            0.0,
             0.5,
-            1.5,
+            1.0,
+            1.0 + f64::EPSILON,
             2.5,
             4_503_599_627_370_495.5,
-            1e9 * 4_294_967_296.0 / 3.0,
-        ];
-        let edges = [
-            0.0,
-            0.5 - f64::EPSILON / 4.0,
-            1.0,
             9_007_199_254_740_994.0,
+            1e9 * 4_294_967_296.0 / 3.0,
             1e30,
         ];
-        for x in halves.into_iter().chain(edges) {
-            assert_eq!(nearest(x), x.round() as u128, "{x}");
+        for x in xs {
+            assert_eq!(up(x), x.ceil() as u128, "{x}");
         }
-        assert_eq!(nearest(f64::MAX), u128::MAX);
-        assert_eq!(nearest(f64::INFINITY), u128::MAX);
+        assert_eq!(up(f64::MAX), u128::MAX);
+        assert_eq!(up(f64::INFINITY), u128::MAX);
     }
 
     #[test]
@@ -521,6 +620,25 @@ mod tests {
         assert!(!allow(&word, &small, SECOND));
         assert_eq!(next(&word, &small, SECOND), 9 * SECOND);
         assert!(allow(&word, &small, 10 * SECOND));
+    }
+
+    #[test]
+    fn time_stands_still_past_max_now() {
+        let limit = limit(1.0, 2);
+        let word = AtomicU64::new(0);
+        // Opened at the last instant of the grid: the start fits, and
+        // later instants are that one.
+        assert!(allow(&word, &limit, MAX_NOW));
+        assert!(allow(&word, &limit, i64::MAX));
+        assert!(!allow(&word, &limit, i64::MAX));
+        assert_eq!(next(&word, &limit, MAX_NOW), NEVER);
+        assert_eq!(next(&word, &limit, i64::MAX), NEVER);
+        // A window that ends past MAX_NOW never comes, even seen earlier.
+        let word = AtomicU64::new(0);
+        assert!(allow(&word, &limit, MAX_NOW - SECOND));
+        assert!(allow(&word, &limit, MAX_NOW - SECOND));
+        assert_eq!(next(&word, &limit, MAX_NOW - SECOND), NEVER);
+        assert!(!allow(&word, &limit, i64::MAX));
     }
 
     #[test]

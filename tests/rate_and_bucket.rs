@@ -1,0 +1,247 @@
+//! The rate word, the bloom array and the token bucket through the C ABI,
+//! over random traces (issue 11): every call that returns an error (NULL,
+//! misaligned or foreign pointers, a limit weir did not make, a negative
+//! `now`, a cost refused outright) and every reading, slipped in anywhere,
+//! leaves every later answer as it was; the word's bound holds at every
+//! phase of the 512 ns grid; and a rate word in shared memory (laid in
+//! caller memory, as C does) answers as the one on the stack.
+
+#[path = "../weir-core/tests/grid/mod.rs"]
+mod grid;
+
+use std::ffi::c_void;
+use std::ptr::{null, null_mut};
+
+use grid::{instants, start, step};
+use proptest::prelude::*;
+use weir::bloom::*;
+use weir::bucket::*;
+use weir::rate::*;
+use weir::status::weir_status::WEIR_OK;
+
+const NEVER: i64 = i64::MAX;
+
+fn limit() -> impl Strategy<Value = weir_rate_limit> {
+    let burst = prop_oneof![Just(1i64), Just(100i64), Just(1023i64), 1..=1023i64];
+    let window = prop_oneof![
+        2 => Just(WEIR_RATE_MIN_WINDOW_NS),
+        2 => WEIR_RATE_MIN_WINDOW_NS..=2_000_000i64,
+        1 => WEIR_RATE_MIN_WINDOW_NS..=1i64 << 50,
+    ];
+    (burst, window).prop_filter_map("accepted", |(burst, window)| {
+        let mut limit = weir_rate_limit {
+            interval_ns: 0,
+            interval_frac: 0,
+            burst: 0,
+        };
+        let per_s = burst as f64 * 1e9 / window as f64;
+        (weir_rate_limit_new(per_s, burst, &mut limit) == WEIR_OK).then_some(limit)
+    })
+}
+
+/// Ways to call the rate word that must fail and change nothing.
+#[derive(Clone, Copy, Debug)]
+enum Fault {
+    NullWord,
+    Misaligned,
+    NullLimit,
+    ForeignLimit(u8),
+    NegativeNow(i64),
+    /// Not a fault: a reading at this `now`.
+    Reading(i64),
+}
+
+fn fault() -> impl Strategy<Value = Fault> {
+    prop_oneof![
+        Just(Fault::NullWord),
+        Just(Fault::Misaligned),
+        Just(Fault::NullLimit),
+        any::<u8>().prop_map(Fault::ForeignLimit),
+        (i64::MIN..0).prop_map(Fault::NegativeNow),
+        any::<i64>().prop_map(Fault::Reading),
+    ]
+}
+
+fn foreign(limit: &weir_rate_limit, k: u8) -> weir_rate_limit {
+    let mut bad = *limit;
+    match k % 4 {
+        0 => bad.burst = 0,
+        1 => bad.burst = 1024,
+        2 => (bad.interval_ns, bad.interval_frac) = (0, 0),
+        _ => bad.interval_ns = u64::MAX,
+    }
+    bad
+}
+
+fn rate_trace() -> impl Strategy<Value = (weir_rate_limit, Vec<i64>)> {
+    (limit(), start(), prop::collection::vec(step(), 1..200)).prop_map(|(limit, start, steps)| {
+        let window = limit.interval_ns.saturating_mul(u64::from(limit.burst));
+        let unit = i64::try_from(window).unwrap_or(i64::MAX);
+        (limit, instants(unit, start, &steps))
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    #[test]
+    fn rate_word_faults_and_readings_change_nothing(
+        (limit, nows) in rate_trace(),
+        inserted in prop::collection::vec((fault(), any::<prop::sample::Index>()), 0..60),
+    ) {
+        let mut plain = weir_rate { state: 0 };
+        let answers: Vec<bool> = nows.iter().map(|&now| weir_rate_allow(&mut plain, &limit, now)).collect();
+        let mut at: Vec<Vec<Fault>> = vec![Vec::new(); nows.len()];
+        for (fault, index) in inserted {
+            at[index.index(nows.len())].push(fault);
+        }
+        let mut word = weir_rate { state: 0 };
+        // A spare buffer for misaligned pointers, holding a copy of the word.
+        let mut spare = [0u64; 3];
+        for (i, &now) in nows.iter().enumerate() {
+            for &fault in &at[i] {
+                let before = word.state;
+                let (allowed, next) = match fault {
+                    Fault::NullWord => (
+                        weir_rate_allow(null_mut(), &limit, now),
+                        weir_rate_next(null(), &limit, now),
+                    ),
+                    Fault::Misaligned => {
+                        spare[1] = word.state;
+                        let odd = (spare.as_mut_ptr() as *mut u8).wrapping_add(4) as *mut weir_rate;
+                        (weir_rate_allow(odd, &limit, now), weir_rate_next(odd, &limit, now))
+                    }
+                    Fault::NullLimit => (
+                        weir_rate_allow(&mut word, null(), now),
+                        weir_rate_next(&word, null(), now),
+                    ),
+                    Fault::ForeignLimit(k) => {
+                        let bad = foreign(&limit, k);
+                        (weir_rate_allow(&mut word, &bad, now), weir_rate_next(&word, &bad, now))
+                    }
+                    Fault::NegativeNow(negative) => (
+                        weir_rate_allow(&mut word, &limit, negative),
+                        weir_rate_next(&word, &limit, negative),
+                    ),
+                    Fault::Reading(other) => {
+                        weir_rate_next(&word, &limit, other);
+                        (false, NEVER)
+                    }
+                };
+                prop_assert!(!allowed, "{:?} allowed", fault);
+                prop_assert_eq!(next, NEVER, "{:?}", fault);
+                prop_assert_eq!(word.state, before, "{:?} wrote", fault);
+            }
+            prop_assert_eq!(weir_rate_allow(&mut word, &limit, now), answers[i], "call {} at {}", i, now);
+        }
+        prop_assert_eq!(word.state, plain.state);
+    }
+
+    #[test]
+    fn a_bloom_in_caller_memory_answers_as_the_word_and_faults_change_nothing(
+        (limit, nows) in rate_trace(),
+        faults in prop::collection::vec(0..4u8, 200),
+    ) {
+        // One hash: the key is one word, so it answers exactly as a lone
+        // rate word does.
+        let size_log2 = 3;
+        let bytes = weir_bloom_footprint(size_log2);
+        let mut region = vec![0u64; bytes / 8];
+        let mem = region.as_mut_ptr() as *mut c_void;
+        prop_assert_eq!(weir_bloom_init_in(mem, bytes, size_log2, 1, &limit, 1, 2), WEIR_OK);
+        let mut heap = null_mut();
+        prop_assert_eq!(weir_bloom_new(size_log2, 1, &limit, 1, 2, &mut heap), WEIR_OK);
+        let mut word = weir_rate { state: 0 };
+        for (i, &now) in nows.iter().enumerate() {
+            let before = region.clone();
+            let mem = region.as_mut_ptr() as *mut c_void;
+            let refused = match faults[i] {
+                0 => weir_bloom_allow_in(null_mut(), bytes, now, b"k".as_ptr().cast(), 1),
+                1 => weir_bloom_allow_in(mem, bytes - 8, now, b"k".as_ptr().cast(), 1),
+                2 => weir_bloom_allow_in(mem, bytes, now, null(), 1),
+                _ => weir_bloom_allow(null(), now, b"k".as_ptr().cast(), 1),
+            };
+            prop_assert!(!refused);
+            prop_assert_eq!(&region, &before);
+            let expected = weir_rate_allow(&mut word, &limit, now);
+            let mem = region.as_mut_ptr() as *mut c_void;
+            prop_assert_eq!(weir_bloom_allow_in(mem, bytes, now, b"k".as_ptr().cast(), 1), expected);
+            prop_assert_eq!(weir_bloom_allow(heap, now, b"k".as_ptr().cast(), 1), expected);
+            let wait = weir_rate_next(&word, &limit, now);
+            prop_assert_eq!(weir_bloom_next_in(mem, bytes, now, b"k".as_ptr().cast(), 1), wait);
+            prop_assert_eq!(weir_bloom_next(heap, now, b"k".as_ptr().cast(), 1), wait);
+        }
+        weir_bloom_free(heap);
+    }
+
+    #[test]
+    fn bucket_faults_and_readings_change_nothing(
+        rate in prop_oneof![Just(0.0), Just(7.0), Just(20.0), Just(3e8), Just(7.5e8), Just(1e9), (-3.0..9.0f64).prop_map(|e| 10f64.powf(e))],
+        burst in prop_oneof![Just(0.0), Just(1.0), Just(2.5), Just(7.0), 1.0..1000.0f64],
+        made in start(),
+        steps in prop::collection::vec(step(), 1..150),
+        inserted in prop::collection::vec((0..8u8, any::<i64>(), any::<prop::sample::Index>()), 0..50),
+    ) {
+        let interval = if rate > 0.0 { 1e9 / rate } else { 1e9 };
+        let nows = instants(interval.clamp(8.0, 1e15) as i64, made, &steps);
+        let mut plain = null_mut();
+        if weir_bucket_new(rate, burst, made, &mut plain) != WEIR_OK {
+            return Ok(());
+        }
+        let answers: Vec<bool> = nows.iter().map(|&now| weir_bucket_take(plain, now, 1.0)).collect();
+        let mut at: Vec<Vec<(u8, i64)>> = vec![Vec::new(); nows.len()];
+        for (kind, other, index) in inserted {
+            at[index.index(nows.len())].push((kind, other));
+        }
+        let mut bucket = null_mut();
+        prop_assert_eq!(weir_bucket_new(rate, burst, made, &mut bucket), WEIR_OK);
+        for (i, &now) in nows.iter().enumerate() {
+            for &(kind, other) in &at[i] {
+                let bad = [0.0, -1.0, f64::NAN, f64::INFINITY, 1e300][usize::from(kind % 5)];
+                match kind {
+                    0..=4 => {
+                        prop_assert!(!weir_bucket_take(bucket, now, bad));
+                        prop_assert_eq!(weir_bucket_next(bucket, now, bad), NEVER);
+                    }
+                    5 => {
+                        prop_assert!(!weir_bucket_take(null(), now, 1.0));
+                        prop_assert_eq!(weir_bucket_tokens(null(), now), 0.0);
+                    }
+                    6 => {
+                        weir_bucket_tokens(bucket, other);
+                    }
+                    _ => {
+                        weir_bucket_next(bucket, other, 1.0);
+                    }
+                }
+            }
+            prop_assert_eq!(weir_bucket_take(bucket, now, 1.0), answers[i], "take {} at {}", i, now);
+        }
+        weir_bucket_free(bucket);
+        weir_bucket_free(plain);
+    }
+}
+
+#[test]
+fn the_issue_s_cases_through_the_header() {
+    let mut limit = weir_rate_limit {
+        interval_ns: 0,
+        interval_frac: 0,
+        burst: 0,
+    };
+    assert_eq!(weir_rate_limit_new(19e6, 1023, &mut limit), WEIR_OK);
+    let mut word = weir_rate { state: 0 };
+    let admitted = (0..100_000)
+        .filter(|_| weir_rate_allow(&mut word, &limit, 511))
+        .count();
+    assert_eq!(admitted, 1023);
+
+    let mut bucket = null_mut();
+    assert_eq!(weir_bucket_new(7.0, 7.0, 0, &mut bucket), WEIR_OK);
+    assert_eq!(weir_bucket_tokens(bucket, 0), 7.0);
+    assert_eq!(
+        (0..8).filter(|_| weir_bucket_take(bucket, 0, 1.0)).count(),
+        7
+    );
+    weir_bucket_free(bucket);
+}
