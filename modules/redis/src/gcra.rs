@@ -1,27 +1,26 @@
 //! The GCRA arithmetic behind `WEIR.BUCKET`: the one adapter between the
-//! module and a token bucket's time format.
+//! module and weir-core's bucket time format ([`weir_core::gcra`]).
 //!
-//! MERGE NOTE: weir-core's `Bucket` keeps its state in an atomic relative to
-//! an anchor and cannot take a stored TAT, and issue 11 is rewriting its
-//! time format to expose a small pure GCRA step. Until that lands, this file
-//! does the step itself under the same rules, and nothing else in the module
-//! touches bucket arithmetic: switching to the core's function means
-//! replacing the bodies of [`Gcra::new`], [`Gcra::take`], [`Gcra::peek`]
-//! and [`Gcra::refund`], keeping their tests.
+//! The decision itself is the core's: [`weir_core::gcra::take`], `wait`
+//! and `room` on a TAT, so a Redis bucket and an in-process `weir_bucket`
+//! agree to the tick. What this file adds is the part a Redis key needs:
+//! the tick is 1 ns (`shift` 0; the state is a Unix-time TAT in
+//! nanoseconds, which needs no origin), and the rate arrives as an exact
+//! decimal, so `per_token = ceil(10^9 / rate)` is computed in integers (the
+//! same value the core's `Tick` settles on for that rate at shift 0). The
+//! burst and a cost are whole tokens, so `tolerance = burst × per_token` and
+//! `cost = n × per_token` are the core's `floor(burst × per_token)` and
+//! `ceil(n × per_token)` exactly, with no f64 in between (a burst above
+//! 2^53 would not survive an f64); a unit test checks that they agree.
 //!
-//! The rules (the correctness issue's): a token is worth `interval` whole
-//! nanoseconds, rounded up from `1 s / rate` (rounding runs against
-//! admitting), a cost of `n` tokens is exactly `n × interval`, and a full
-//! bucket holds `tolerance = burst × interval`, so exactly `burst` tokens
-//! fit at one instant, at any rate. The state is one number, the
-//! theoretical arrival time (TAT) in Unix nanoseconds: the instant the
-//! bucket is full again. A bucket is full (and its key may go) once
-//! `tat <= now`. Time going backwards (`now < tat - tolerance`) admits
-//! nothing more: the TAT is never moved back.
+//! The rules (the core's): rounding runs against admitting, a full bucket
+//! holds exactly `burst` tokens at one instant at any rate, and a bucket is
+//! full (its key may go) once `tat <= now`. Time going backwards (`now`
+//! before the TAT's window) admits nothing more: the TAT never moves back.
 
 /// The longest span any limit may hold, in nanoseconds (about 73 years):
 /// a TAT, `now` and a span then add up without overflow for centuries.
-pub const MAX_SPAN_NS: i64 = i64::MAX / 4;
+pub const MAX_SPAN_NS: i64 = weir_core::gcra::MAX_TOLERANCE;
 
 /// The most tokens per second: one nanosecond per token.
 pub const MAX_RATE: u64 = 1_000_000_000;
@@ -29,6 +28,8 @@ pub const MAX_RATE: u64 = 1_000_000_000;
 /// Rates are given in billionths of a token per second, so that a decimal
 /// rate such as `0.5` or `1000.25` is exact.
 pub const RATE_SCALE: u64 = 1_000_000_000;
+
+use weir_core::gcra;
 
 /// Why a bucket's parameters were refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,8 +101,7 @@ impl Gcra {
 
     /// The whole tokens a bucket whose TAT is `tat` holds at `now`.
     fn tokens(&self, tat: i64, now: i64) -> u64 {
-        let owed = tat.saturating_sub(now).max(0);
-        (self.tolerance.saturating_sub(owed).max(0) / self.interval) as u64
+        (gcra::room(tat, now, self.tolerance) / self.interval) as u64
     }
 
     /// Takes `cost` tokens at `now` from a bucket whose TAT is `tat`
@@ -109,25 +109,23 @@ impl Gcra {
     /// (the caller checks).
     pub fn take(&self, tat: Option<i64>, now: i64, cost: u64) -> Step {
         let base = tat.map_or(now, |tat| tat.max(now));
-        // cost ≤ burst, so cost × interval ≤ tolerance ≤ MAX_SPAN_NS.
+        // cost ≤ burst, so cost × interval ≤ tolerance ≤ MAX_TOLERANCE.
         let spend = self.interval.saturating_mul(cost as i64);
-        let next = base.saturating_add(spend);
-        if next.saturating_sub(now) <= self.tolerance {
-            Step {
+        match gcra::take(base, now, spend, self.tolerance) {
+            Some(next) => Step {
                 allowed: true,
                 tat: next,
                 remaining: self.tokens(next, now),
                 retry_after: 0,
                 reset_after: next - now,
-            }
-        } else {
-            Step {
+            },
+            None => Step {
                 allowed: false,
                 tat: base,
                 remaining: self.tokens(base, now),
-                retry_after: next.saturating_sub(self.tolerance).saturating_sub(now),
+                retry_after: gcra::wait(base, now, spend, self.tolerance),
                 reset_after: base - now,
-            }
+            },
         }
     }
 
@@ -259,6 +257,34 @@ mod tests {
         assert!(!g.take(Some(first.tat), NOW - 100 * S, 1).allowed);
         assert_eq!(g.take(Some(first.tat), NOW - 100 * S, 1).remaining, 0);
         assert!(g.take(Some(first.tat), NOW + S, 1).allowed);
+    }
+
+    #[test]
+    fn the_format_is_the_cores() {
+        // per_token, tolerance and costs are the core's, for rates it can
+        // take as f64 and bursts and costs f64 holds exactly.
+        for (r, burst) in [
+            (3.0, 3u64),
+            (7.0, 13),
+            (1e9, 1_000_000),
+            (0.001, 1),
+            (10.0, 20),
+        ] {
+            let g = Gcra::new(rate(r), burst).unwrap();
+            let tick = gcra::Tick::whole(g.interval as u64);
+            assert_eq!(tick.tolerance_for(burst as f64), Some(g.tolerance), "{r}");
+            for n in [1, burst / 2 + 1, burst] {
+                assert_eq!(
+                    gcra::cost(g.interval as u64, n as f64, g.tolerance),
+                    Some(g.interval * n as i64)
+                );
+            }
+            // ceil(1e9 / rate) is the least whole per_token not faster
+            // than the rate.
+            let per_token = g.interval as f64;
+            assert!(per_token * r >= 1e9 * (1.0 - 1e-15));
+            assert!((per_token - 1.0) * r < 1e9);
+        }
     }
 
     #[test]
