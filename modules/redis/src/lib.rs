@@ -684,8 +684,9 @@ command!(cmd_limiter_peek, |c| limiter_command(c, false));
 command!(cmd_refund, refund_command);
 command!(cmd_all, all_command);
 
-/// The module's version as Redis shows it (`MODULE LIST`): 0.1.0.
-const MODULE_VERSION: c_int = 100;
+/// The module's version as Redis shows it (`MODULE LIST`): 0.2.0, the
+/// workspace's.
+const MODULE_VERSION: c_int = 200;
 
 /// Called by Redis when it loads the module.
 ///
