@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# CI for the Redis module (modules/redis, issue 18): builds the module and
+# runs its unit tests and its tests against real redis-servers (a primary
+# and a replica on 127.0.0.1, started and stopped by the tests). Installs
+# Debian's redis-server when it is missing. Needs no libclang: the module
+# binds the Redis module API by hand. Runs from the repo root, no stdin;
+# closes on cargo test's own result line.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v redis-server >/dev/null 2>&1; then
+  echo "== installing redis-server"
+  apt-get update
+  DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server
+fi
+echo "== $(redis-server --version)"
+
+echo "== modules/redis: clippy"
+cargo clippy --locked -p weir-redis --all-targets -- -D warnings
+
+echo "== modules/redis: build the module"
+cargo build --locked -p weir-redis --lib
+export WEIR_REDIS_MODULE="${CARGO_TARGET_DIR:-$PWD/target}/debug/libweir_redis.so"
+test -f "$WEIR_REDIS_MODULE"
+
+echo "== modules/redis: the README's fleet example"
+modules/redis/examples/fleet.sh
+
+echo "== modules/redis: unit tests and server tests"
+cargo test --locked -p weir-redis
