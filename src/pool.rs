@@ -15,7 +15,8 @@ use weir_core::pool::{Counters, Limits, LimitsError, Misuse, Pool, Taken};
 /// `uintptr_t` and does not emit it, since `<stdint.h>` declares that.
 pub type weir_item = usize;
 
-/// The limits a pool holds itself to. Durations are nanoseconds; a zero
+/// The pool's policy (for `weir_pool_new`): the limits a pool holds itself
+/// to. Durations are nanoseconds; a zero
 /// `keep_ns` or `life_ns` means no limit. Validated by `weir_pool_new`:
 /// negative fields are `WEIR_ERR_NEGATIVE`, a `size` of 0 is
 /// `WEIR_ERR_INVALID_ARGUMENT`, a `size` above `WEIR_POOL_MAX_SIZE` is
@@ -239,7 +240,8 @@ impl From<Misuse> for weir_status {
 /// writes it to `*out`; all its memory is allocated here. Bad limits get
 /// `WEIR_ERR_NEGATIVE`, `WEIR_ERR_INVALID_ARGUMENT` (size 0) or
 /// `WEIR_ERR_TOO_LARGE` (size above `WEIR_POOL_MAX_SIZE`); `WEIR_ERR_NULL`
-/// if `out` is NULL. `*out` is written only on success.
+/// if `out` is NULL. `*out` is written only on success. The limits are
+/// copied: the caller may change or free them after.
 #[no_mangle]
 pub extern "C" fn weir_pool_new(
     limits: *const weir_limits,
