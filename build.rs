@@ -20,7 +20,8 @@ fn main() {
     // ELF targets only: Mach-O and PE name their libraries differently.
     let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     let elf = !matches!(os.as_str(), "macos" | "ios" | "windows" | "none" | "")
-        && std::env::var("CARGO_CFG_TARGET_FAMILY").is_ok_and(|f| f.split(',').any(|f| f == "unix"));
+        && std::env::var("CARGO_CFG_TARGET_FAMILY")
+            .is_ok_and(|f| f.split(',').any(|f| f == "unix"));
     if elf {
         println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,{soname}");
     }
