@@ -208,6 +208,10 @@ const INDEX: &[Entry] = &[
             ),
             ("calls", &["weir_rate_allow"]),
             ("reads", &["weir_rate_next"]),
+            (
+                "shared",
+                &["weir_words_shareable (may words be shared between programs?)"],
+            ),
         ],
     },
     Entry {
@@ -275,6 +279,11 @@ const INDEX: &[Entry] = &[
         ],
     },
     Entry {
+        name: "firmware",
+        what: "defined by the SDK, not by weir (sdk-critical-section)",
+        rows: &[("SDK", &["weir_critical_enter", "weir_critical_exit"])],
+    },
+    Entry {
         name: "weir_status",
         what: "what a call that can fail reports (WEIR_OK is 0)",
         rows: &[("reads", &["weir_status_str", "weir_version (WEIR_VERSION)"])],
@@ -323,7 +332,7 @@ fn index_comment() -> String {
 }
 
 /// The names of the functions a header declares: `type name(` at the start
-/// of a line.
+/// of a line (with `extern` for the two the firmware SDK defines).
 fn declared_functions(header: &str) -> BTreeSet<String> {
     header
         .lines()
@@ -333,7 +342,10 @@ fn declared_functions(header: &str) -> BTreeSet<String> {
         .filter_map(|line| {
             let open = line.find('(')?;
             let name = line[..open].rsplit([' ', '*']).next()?;
-            name.starts_with("weir_").then(|| name.to_owned())
+            // The firmware stubs that make a hosted-only call a compile
+            // error are not functions of the library.
+            (name.starts_with("weir_") && !name.starts_with("weir_hosted_only_"))
+                .then(|| name.to_owned())
         })
         .collect()
 }
@@ -355,15 +367,85 @@ fn generate() -> String {
         env!("CARGO_PKG_VERSION_MINOR"),
         env!("CARGO_PKG_VERSION_PATCH"),
     );
+    // cbindgen.toml's own after_includes (the hosted/firmware switch) follow
+    // the version block.
+    let after = format!(
+        "{version}{}",
+        config.after_includes.clone().unwrap_or_default()
+    );
     let mut out = Vec::new();
     cbindgen::Builder::new()
         .with_config(config)
         .with_src(root.join("src/lib.rs"))
-        .with_after_include(version)
+        .with_after_include(after)
         .generate()
         .expect("cbindgen generates the header")
         .write(&mut out);
-    String::from_utf8(out).unwrap()
+    with_hosted_only_block(String::from_utf8(out).unwrap())
+}
+
+/// The functions declared under `#if defined(WEIR_HOSTED)`: what the
+/// firmware build lacks.
+fn hosted_only_functions(header: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut hosted = false;
+    for line in header.lines() {
+        match line {
+            "#if defined(WEIR_HOSTED)" => hosted = true,
+            "#endif" => hosted = false,
+            _ if hosted && !line.starts_with([' ', '/', '#']) => {
+                if let Some(open) = line.find('(') {
+                    let name = line[..open].rsplit([' ', '*']).next().unwrap();
+                    names.push(name.to_owned());
+                }
+            }
+            _ => {}
+        }
+    }
+    names
+}
+
+/// The header with, before its closing `extern "C"` brace, the block that
+/// turns a firmware program's call to a host-only function into a compile
+/// error naming the reason. Generated here from the header itself, so it
+/// follows every function that is added under the `std` feature.
+fn with_hosted_only_block(header: String) -> String {
+    let mut block = String::from(
+        "#if !defined(WEIR_HOSTED)
+/*
+ * WEIR_FREESTANDING: the firmware build has none of the functions above that
+ * sit under `#if defined(WEIR_HOSTED)`. Each such name below expands to a
+ * call of a function the compiler refuses with a message that names it (GCC
+ * 12+ and clang: `unavailable`; older GCC: `error`). Those are defined
+ * nowhere, so any other compiler stops at the link.
+ */
+#if defined(__has_attribute)
+#if __has_attribute(unavailable)
+#define WEIR_HOSTED_ONLY_(name) __attribute__((unavailable(WEIR_HOSTED_ONLY_MESSAGE_(name))))
+#elif __has_attribute(error)
+#define WEIR_HOSTED_ONLY_(name) __attribute__((error(WEIR_HOSTED_ONLY_MESSAGE_(name))))
+#endif
+#endif
+#ifndef WEIR_HOSTED_ONLY_
+#define WEIR_HOSTED_ONLY_(name)
+#endif
+#define WEIR_HOSTED_ONLY_MESSAGE_(name) \\
+  #name \" needs the hosted weir library: the firmware build \" \\
+  \"(WEIR_FREESTANDING) has no heap handles; see README.md, Firmware\"
+",
+    );
+    for name in hosted_only_functions(&header) {
+        block.push_str(&format!(
+            "int weir_hosted_only_{name}(void) WEIR_HOSTED_ONLY_({name});\n\
+             #define {name}(...) weir_hosted_only_{name}()\n"
+        ));
+    }
+    block.push_str("#endif  // !defined(WEIR_HOSTED)\n\n");
+    let close = "#ifdef __cplusplus\n}  // extern \"C\"";
+    let at = header.rfind(close).expect("the header closes extern \"C\"");
+    let mut header = header;
+    header.insert_str(at, &block);
+    header
 }
 
 #[test]
@@ -437,4 +519,33 @@ fn index_lists_every_function() {
         "weir.h's index (INDEX in tests/header.rs) is out of step with the header:\n  \
          functions missing from it: {missing:?}\n  names in it that the header lacks, or listed twice: {unknown:?}"
     );
+}
+
+/// One version for the whole release: the crates (the workspace's
+/// version), the header's block (generated from it) and CMake's project
+/// version (read from Cargo.toml) must agree, and the root crate must depend
+/// on the weir-core of the same version.
+#[test]
+fn every_version_agrees() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let version = env!("CARGO_PKG_VERSION");
+    let cmake = std::fs::read_to_string(root.join("CMakeLists.txt")).unwrap();
+    assert!(
+        cmake.contains("project(weir VERSION ${weir_version} ")
+            && cmake.contains(
+                "file(STRINGS \"${CMAKE_CURRENT_LIST_DIR}/Cargo.toml\" weir_version_line"
+            ),
+        "CMakeLists.txt no longer takes its project VERSION from Cargo.toml"
+    );
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let dependency = manifest
+        .lines()
+        .find(|line| line.starts_with("weir-core = {"))
+        .expect("Cargo.toml depends on weir-core");
+    assert!(
+        dependency.contains(&format!("version = \"{version}\"")),
+        "Cargo.toml's weir-core dependency is not version {version}: {dependency}"
+    );
+    let header = std::fs::read_to_string(root.join("include/weir.h")).unwrap();
+    assert!(header.contains(&format!("#define WEIR_VERSION \"{version}\"")));
 }

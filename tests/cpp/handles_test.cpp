@@ -120,7 +120,7 @@ TEST(Sliding, CountsAQuotaOverAnyWindow) {
     EXPECT_EQ(sliding->left(weir::instant(0) + 600ms), 0);
     EXPECT_EQ(sliding->next(weir::instant(0) + 600ms), 400ms);
     EXPECT_TRUE(sliding->take(weir::instant(0) + 1s));
-    EXPECT_EQ(weir::Sliding::make(0, 1s).error(), std::error_code(WEIR_ERR_INVALID_ARGUMENT));
+    EXPECT_EQ(weir::Sliding::make(0, 1s).error(), std::error_code(WEIR_ERR_QUOTA));
     weir::Sliding moved = std::move(*sliding);
     EXPECT_FALSE(sliding->take(0));  // NOLINT(bugprone-use-after-move)
     EXPECT_EQ(moved.left(weir::instant(0) + 10s), 2);
@@ -247,9 +247,10 @@ TEST(Pool, MakesLendsAndTakesBack) {
 TEST(Pool, RefusesBadLimitsAndAMovedFromPoolWaits) {
     weir::Limits limits;
     limits.size = 0;
-    EXPECT_EQ(weir::Pool::make(limits).error(), std::error_code(WEIR_ERR_INVALID_ARGUMENT));
-    limits.size = -1;
-    EXPECT_EQ(weir::Pool::make(limits).error(), std::error_code(WEIR_ERR_NEGATIVE));
+    EXPECT_EQ(weir::Pool::make(limits).error(), std::error_code(WEIR_ERR_POOL_SIZE));
+    limits = weir::Limits{};
+    limits.idle = -1;
+    EXPECT_EQ(weir::Pool::make(limits).error(), std::error_code(WEIR_ERR_POOL_IDLE));
     weir::Pool pool = weir::Pool::make().value();
     weir::Pool moved = std::move(pool);
     EXPECT_EQ(pool.take(0).kind, weir::Taken::Kind::wait);  // NOLINT(bugprone-use-after-move)
@@ -352,6 +353,6 @@ TEST(Backoff, SchedulesRetries) {
     policy.jitter = WEIR_JITTER_RIGID;
     EXPECT_EQ(policy.delay(2, 0.5), 200ms);
     policy.factor = 0.5;
-    EXPECT_EQ(policy.check(), std::error_code(WEIR_ERR_INVALID_ARGUMENT));
+    EXPECT_EQ(policy.check(), std::error_code(WEIR_ERR_BACKOFF_FACTOR));
     EXPECT_EQ(policy.ceiling(1), weir::nanoseconds(-1));
 }
