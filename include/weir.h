@@ -30,6 +30,102 @@
  *    word and a bloom region, which weir only ever updates atomically.
  */
 
+/*
+ * Index: every type, whose policy it takes, how it is made and its calls.
+ * Constructors copy the policy or limit they are given: the caller may
+ * change or free it after the call. Keys given to weir_bloom_* are hashed
+ * during the call and not kept.
+ *
+ * weir_breaker — circuit breaker: refuses more calls as failures pile up
+ *   policy   weir_sre (the breaker's), weir_sre_preset
+ *   make     weir_breaker_new (copies the policy), weir_breaker_free
+ *   calls    weir_breaker_allow, weir_breaker_pass, weir_breaker_fail
+ *   reads    weir_breaker_ratio, weir_breaker_tally (weir_tally)
+ *
+ * weir_shedder — load shedder: refuses when the server is both hot and full
+ *   policy   weir_shed (the shedder's), weir_shed_preset
+ *   make     weir_shedder_new (copies the policy), weir_shedder_free
+ *   calls    weir_shedder_allow (fills a weir_ticket), weir_shedder_pass,
+ *            weir_shedder_fail
+ *   reads    weir_shedder_flying, weir_shedder_stats (weir_shed_stats)
+ *
+ * weir_window — rolling window of sums and counts
+ *   make     weir_window_new, weir_window_free
+ *   calls    weir_window_add
+ *   reads    weir_window_total (weir_total), weir_window_buckets,
+ *            weir_window_size, weir_window_width
+ *
+ * weir_bucket — token bucket, lock-free
+ *   make     weir_bucket_new, weir_bucket_free
+ *   calls    weir_bucket_take
+ *   reads    weir_bucket_next (Retry-After), weir_bucket_tokens
+ *
+ * weir_sliding — exact sliding-window quota
+ *   make     weir_sliding_new, weir_sliding_free
+ *   calls    weir_sliding_take
+ *   reads    weir_sliding_left, weir_sliding_next
+ *
+ * weir_period — fixed-window quota per period
+ *   make     weir_period_new, weir_period_free
+ *   calls    weir_period_take (weir_quota)
+ *   reads    weir_period_left, weir_period_next
+ *
+ * weir_gate — concurrency ceiling, lock-free
+ *   make     weir_gate_new, weir_gate_free
+ *   calls    weir_gate_enter, weir_gate_leave
+ *   reads    weir_gate_held
+ *
+ * weir_backoff — retry policy, by value (WEIR_JITTER_*)
+ *   policy   weir_backoff (its own), weir_backoff_preset,
+ *            weir_backoff_full_jitter, weir_backoff_check
+ *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
+ *            weir_backoff_schedule
+ *
+ * weir_deadline — time budget, by value
+ *   make     weir_deadline_start
+ *   reads    weir_deadline_expired, weir_deadline_remaining
+ *
+ * weir_pool — resource-pool bookkeeping (items are uintptr_t)
+ *   policy   weir_limits (the pool's), weir_limits_preset
+ *   make     weir_pool_new (copies the limits), weir_pool_free
+ *   calls    weir_pool_take (weir_taken, WEIR_TAKEN_*), weir_pool_made,
+ *            weir_pool_unmade, weir_pool_give, weir_pool_drop,
+ *            weir_pool_evict, weir_pool_close
+ *   reads    weir_pool_live, weir_pool_idle, weir_pool_busy,
+ *            weir_pool_next_expiry, weir_pool_stats (weir_pool_counters)
+ *
+ * weir_rate — one-word rate limiter in the caller's (shared) memory
+ *   policy   weir_rate_limit (the rate word's and the bloom's),
+ *            weir_rate_limit_new
+ *   calls    weir_rate_allow
+ *   reads    weir_rate_next
+ *   shared   weir_words_shareable (may words be shared between programs?)
+ *
+ * weir_bloom — rate words for millions of keys in fixed memory
+ *   make     weir_bloom_new (copies the limit), weir_bloom_free
+ *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
+ *   in place weir_bloom_footprint, weir_bloom_init_in, weir_bloom_check_in,
+ *            weir_bloom_allow_in, weir_bloom_next_in
+ *
+ * weir_limiter — embeddable integer quota, by value
+ *   make     weir_limiter_bucket, weir_limiter_fixed_window,
+ *            weir_limiter_cooldown
+ *   calls    weir_limiter_try_consume, weir_limiter_consume
+ *   reads    weir_limiter_available, weir_limiter_capacity,
+ *            weir_limiter_is_bucket, weir_limiter_is_fixed_window,
+ *            weir_limiter_is_cooldown
+ *   snapshot weir_limiter_refill_amount, weir_limiter_refill_interval_ns,
+ *            weir_limiter_last_refill, weir_limiter_window_ns,
+ *            weir_limiter_window_start, weir_limiter_cooldown_ns,
+ *            weir_limiter_cooldown_end
+ *
+ * firmware — defined by the SDK, not by weir (sdk-critical-section)
+ *   SDK      weir_critical_enter, weir_critical_exit
+ *
+ * weir_status — what a call that can fail reports (WEIR_OK is 0)
+ *   reads    weir_status_str, weir_version (WEIR_VERSION)
+ */
+
 #ifndef WEIR_H
 #define WEIR_H
 
@@ -570,9 +666,10 @@ typedef struct {
   double spread;
 } weir_backoff;
 
-// A rate limit checked once by `weir_rate_limit_new`, so that decisions do
-// integer work only: the interval (1 / limit, rounded up to 2^-32 ns) as
-// a binary fixed-point number, and the burst. A plain value (16 bytes, no heap): copy it, keep it
+// The rate word's policy (for `weir_rate_allow`, and for every word of a
+// `weir_bloom`): a rate limit checked once by `weir_rate_limit_new`, so that
+// decisions do integer work only: the interval (1 / limit, rounded up to
+// 2^-32 ns) as a binary fixed-point number, and the burst. A plain value (16 bytes, no heap): copy it, keep it
 // anywhere, share it read-only between threads and processes. Read its
 // fields freely but fill it only with `weir_rate_limit_new`. Every call
 // that takes one checks its ranges again (burst 1..1023, a window
@@ -590,7 +687,8 @@ typedef struct {
 } weir_rate_limit;
 
 #if defined(WEIR_HOSTED)
-// The constants of the breaker's probability-based throttling. Start from
+// The breaker's policy (for `weir_breaker_new`; SRE: Google's client-side
+// throttling): the constants of its probability-based throttling. Start from
 // `weir_sre_preset()` and change what you need; every field is checked
 // when a breaker is made from it. 48 bytes.
 typedef struct {
@@ -727,8 +825,9 @@ typedef struct {
 } weir_limiter;
 
 #if defined(WEIR_HOSTED)
-// The limits a pool holds itself to. Durations are nanoseconds; a zero
-// `keep_ns` or `life_ns` means no limit. Validated by `weir_pool_new`,
+// The pool's policy (for `weir_pool_new`): the limits a pool holds itself
+// to. Durations are nanoseconds; a zero `keep_ns` or `life_ns` means no
+// limit. Validated by `weir_pool_new`,
 // each field with its own status, the first wrong one in field order: a
 // `size` outside 1..`WEIR_POOL_MAX_SIZE` is `WEIR_ERR_POOL_SIZE`, a
 // negative `idle` `WEIR_ERR_POOL_IDLE`, a negative `keep_ns`
@@ -849,8 +948,8 @@ typedef struct {
 } weir_rate;
 
 #if defined(WEIR_HOSTED)
-// The constants of adaptive load shedding. Start from `weir_shed_preset()`
-// and change what you need; every field is checked when a shedder is made
+// The shedder's policy (for `weir_shedder_new`): the constants of adaptive
+// load shedding. Start from `weir_shed_preset()` and change what you need; every field is checked when a shedder is made
 // from it. 48 bytes.
 typedef struct {
   // Buckets in the window; below one is raised to one, above 1048576 is
@@ -1023,7 +1122,8 @@ size_t weir_backoff_schedule(const weir_backoff *policy,
 // fields are out of range; `WEIR_ERR_BLOOM_SIZE` for size_log2
 // above WEIR_BLOOM_MAX_SIZE_LOG2; `WEIR_ERR_BLOOM_HASHES` for hashes 0,
 // above WEIR_BLOOM_MAX_HASHES or above 2^size_log2; `WEIR_ERR_NO_MEMORY`.
-// `*out` is written only on success.
+// `*out` is written only on success. The limit is copied: the caller may
+// change or free it after.
 weir_status weir_bloom_new(uint32_t size_log2,
                            uint32_t hashes,
                            const weir_rate_limit *limit,
@@ -1040,8 +1140,9 @@ void weir_bloom_free(weir_bloom *bloom);
 #if defined(WEIR_HOSTED)
 // Whether the key (`len` bytes at `key`) may have one event at `now`,
 // charging each of its words that allows. A zero-length key is a key (the
-// empty one). Refuses (false) a NULL bloom or key and a negative `now`; a
-// refusal writes nothing.
+// empty one). The key is hashed during the call and not kept: its memory
+// is the caller's again on return. Refuses (false) a NULL bloom or key and
+// a negative `now`; a refusal writes nothing.
 bool weir_bloom_allow(const weir_bloom *bloom, int64_t now, const void *key, size_t len);
 #endif
 
@@ -1125,7 +1226,7 @@ weir_sre weir_sre_preset(void);
 // `WEIR_ERR_SRE_PROTECTION`, `WEIR_ERR_SRE_PROBE`, `WEIR_ERR_WINDOW_SPAN`,
 // `WEIR_ERR_TOO_LARGE`, or `WEIR_ERR_RESERVED` for a non-zero
 // `reserved`. `WEIR_ERR_NULL` if `out` is NULL; `*out` is written only on
-// success.
+// success. The policy is copied: the caller may change or free it after.
 weir_status weir_breaker_new(const weir_sre *policy, int64_t now, weir_breaker **out);
 #endif
 
@@ -1468,7 +1569,8 @@ weir_limits weir_limits_preset(void);
 // `_KEEP`, `_LIFE`: see `weir_limits`), `WEIR_ERR_NO_MEMORY` when the table
 // cannot be allocated; `WEIR_ERR_NULL` if `out` is NULL,
 // `WEIR_ERR_MISALIGNED` if `limits` or `out` is misaligned. `*out` is
-// written only on success.
+// written only on success. The limits are copied: the caller may change
+// or free them after.
 weir_status weir_pool_new(const weir_limits *limits, weir_pool **out);
 #endif
 
@@ -1638,7 +1740,8 @@ weir_shed weir_shed_preset(void);
 // `WEIR_ERR_SHED_CPU`, `WEIR_ERR_SHED_LATENCY`, `WEIR_ERR_SHED_BETA`,
 // `WEIR_ERR_SHED_FLOOR`, `WEIR_ERR_SHED_COOL`, `WEIR_ERR_WINDOW_SPAN`,
 // `WEIR_ERR_TOO_LARGE`. `WEIR_ERR_NULL` if `out` is NULL; `*out` is written
-// only on success.
+// only on success. The policy is copied: the caller may change or free it
+// after.
 weir_status weir_shedder_new(const weir_shed *policy, int64_t now, weir_shedder **out);
 #endif
 

@@ -10,7 +10,8 @@ use crate::guard::{
 use crate::status::weir_status::{self, *};
 use weir_core::breaker::{Breaker, Sre, SreError, Tally};
 
-/// The constants of the breaker's probability-based throttling. Start from
+/// The breaker's policy (for `weir_breaker_new`; SRE: Google's client-side
+/// throttling): the constants of its probability-based throttling. Start from
 /// `weir_sre_preset()` and change what you need; every field is checked
 /// when a breaker is made from it. 48 bytes.
 #[repr(C)]
@@ -157,7 +158,7 @@ impl Handle for weir_breaker {
 /// `WEIR_ERR_SRE_PROTECTION`, `WEIR_ERR_SRE_PROBE`, `WEIR_ERR_WINDOW_SPAN`,
 /// `WEIR_ERR_TOO_LARGE`, or `WEIR_ERR_RESERVED` for a non-zero
 /// `reserved`. `WEIR_ERR_NULL` if `out` is NULL; `*out` is written only on
-/// success.
+/// success. The policy is copied: the caller may change or free it after.
 #[no_mangle]
 pub extern "C" fn weir_breaker_new(
     policy: *const weir_sre,

@@ -11,8 +11,8 @@ use crate::guard::{
 use crate::status::weir_status::{self, *};
 use weir_core::shedder::{Settled, Shed, ShedError, Shedder, Stats, Ticket};
 
-/// The constants of adaptive load shedding. Start from `weir_shed_preset()`
-/// and change what you need; every field is checked when a shedder is made
+/// The shedder's policy (for `weir_shedder_new`): the constants of adaptive
+/// load shedding. Start from `weir_shed_preset()` and change what you need; every field is checked when a shedder is made
 /// from it. 48 bytes.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -203,7 +203,8 @@ impl Handle for weir_shedder {
 /// `WEIR_ERR_SHED_CPU`, `WEIR_ERR_SHED_LATENCY`, `WEIR_ERR_SHED_BETA`,
 /// `WEIR_ERR_SHED_FLOOR`, `WEIR_ERR_SHED_COOL`, `WEIR_ERR_WINDOW_SPAN`,
 /// `WEIR_ERR_TOO_LARGE`. `WEIR_ERR_NULL` if `out` is NULL; `*out` is written
-/// only on success.
+/// only on success. The policy is copied: the caller may change or free it
+/// after.
 #[no_mangle]
 pub extern "C" fn weir_shedder_new(
     policy: *const weir_shed,
