@@ -448,6 +448,53 @@ mod tests {
         assert!((shedder.stats(2).average - 0.252).abs() < 1e-12);
     }
 
+    /// The sequence: refused at 0 s; hot again at 1.6 s without a
+    /// refusal; then a decision at 1.7 s on a cool CPU, with 20 in flight and
+    /// an average of 23. A reading at 1.5 s (after the cool-off from the
+    /// refusal at 0 s has run out) must not change that decision.
+    fn the_cool_off_sequence(read_at_1_5_s: bool) -> bool {
+        use alloc::vec::Vec;
+        let mut shedder = Shedder::new(Shed::PRESET, 0).unwrap();
+        let mut early: Vec<Ticket> = (0..20).map(|_| shedder.allow(0, 0).unwrap()).collect();
+        for ticket in &mut early[..10] {
+            shedder.fail(ticket).unwrap();
+        }
+        // Hot and full (limit 5 at 950): refused. Then a call at 899, just
+        // under the threshold, fits the limit of 10 and goes.
+        assert!(shedder.allow(0, 950).is_none(), "refused at 0 s");
+        early.push(shedder.allow(0, 899).unwrap());
+        // Ten passes of 1.5 s each in the bucket at 1.5 s: a capacity of 150.
+        for ticket in &mut early[10..20] {
+            shedder.pass(ticket, 1_500 * MS).unwrap();
+        }
+        if read_at_1_5_s {
+            shedder.stats(1_500 * MS);
+        }
+        assert!(shedder.allow(1_600 * MS, 900).is_some(), "hot, not refused");
+        let mut late: Vec<Ticket> = (0..37)
+            .map(|_| shedder.allow(1_600 * MS, 0).unwrap())
+            .collect();
+        for ticket in &mut late[..19] {
+            shedder.fail(ticket).unwrap();
+        }
+        // One pass of 1 ns: once its bucket is complete, the capacity is 1.
+        let mut quick = shedder.allow(1_600 * MS, 0).unwrap();
+        shedder.pass(&mut quick, 1_600 * MS + 1).unwrap();
+        assert_eq!(shedder.flying(), 20);
+        assert_eq!(shedder.average.round(), 23.0);
+        shedder.allow(1_700 * MS, 100).is_some()
+    }
+
+    #[test]
+    fn a_stats_reading_changes_no_later_decision() {
+        let without = the_cool_off_sequence(false);
+        let with = the_cool_off_sequence(true);
+        // Still hot at 1.7 s: the CPU was over the threshold 0.1 s before,
+        // and the shedder has refused since it last cooled.
+        assert!(!without, "refused: hot and full");
+        assert_eq!(with, without, "a reading at 1.5 s changed the decision");
+    }
+
     #[test]
     fn cpu_readings_are_clamped() {
         let mut shedder = Shedder::new(Shed::PRESET, 0).unwrap();
