@@ -243,22 +243,16 @@ impl Shedder {
     }
 
     /// Hot at `now` with the CPU at `cpu`: over the threshold, or within the
-    /// cooling time of the last time it was and refused since.
+    /// cooling time of the last time it was and refused since. A reading:
+    /// it changes nothing (a decision forgets the refusal once it has
+    /// cooled, see [`Shedder::allow`]).
     #[inline]
-    fn hot(&mut self, now: i64, cpu: i32) -> bool {
+    fn hot(&self, now: i64, cpu: i32) -> bool {
         if cpu >= self.shed.cpu {
             return true;
         }
-        if !self.dropped {
-            return false;
-        }
-        match self.overloaded_at {
-            Some(at) if elapsed(at, now) < self.shed.cool_ns => true,
-            _ => {
-                self.dropped = false;
-                false
-            }
-        }
+        self.dropped
+            && matches!(self.overloaded_at, Some(at) if elapsed(at, now) < self.shed.cool_ns)
     }
 
     /// Asks to start one call at `now` with the CPU at `cpu` thousandths
@@ -278,6 +272,10 @@ impl Shedder {
                 self.dropped = true;
                 return None;
             }
+        } else {
+            // Cooled: the refusal is forgotten, as go-zero's stillHot
+            // forgets it, but only here, in a decision, never in a reading.
+            self.dropped = false;
         }
         self.flying = self.flying.saturating_add(1);
         Some(Ticket {
