@@ -494,6 +494,35 @@ mod tests {
     }
 
     #[test]
+    fn a_decision_never_rescans_the_window() {
+        // Every decision opens a new bucket, the case that used to walk the
+        // whole window: the work per decision must not grow with the size.
+        for size in [10, 50, 400] {
+            let shed = Shed {
+                size,
+                window_ns: i64::from(size) * 100 * MS,
+                ..Shed::PRESET
+            };
+            let mut shedder = Shedder::new(shed, 0).unwrap();
+            let mut worst = 0;
+            for i in 0..3 * i64::from(size) {
+                let now = i * 100 * MS;
+                let before = shedder.window.visits();
+                let ticket = shedder.allow(now, (i % 1000) as i32);
+                worst = worst.max(shedder.window.visits() - before);
+                if let Some(mut ticket) = ticket {
+                    shedder.pass(&mut ticket, now + (i % 7) * MS).unwrap();
+                }
+            }
+            // Moving on by one bucket clears one bucket; nothing else walks.
+            assert!(
+                worst <= 1,
+                "{worst} buckets visited by one decision at size {size}"
+            );
+        }
+    }
+
+    #[test]
     fn cpu_readings_are_clamped() {
         let mut shedder = Shedder::new(Shed::PRESET, 0).unwrap();
         shedder.allow(0, -50).unwrap();

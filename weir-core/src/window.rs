@@ -76,6 +76,10 @@ pub struct Window<B> {
     /// The head bucket's number. Buckets are numbered in time order; the
     /// bucket `j` places after the head in the ring is `epoch - size + j`.
     epoch: u64,
+    /// Buckets visited so far, by any walk: the unit tests bound the work
+    /// of an owner's decisions with it.
+    #[cfg(test)]
+    visits: core::cell::Cell<u64>,
 }
 
 impl<B: Copy + Default> Window<B> {
@@ -103,6 +107,8 @@ impl<B: Copy + Default> Window<B> {
             head: 0,
             start: now,
             epoch: count as u64,
+            #[cfg(test)]
+            visits: core::cell::Cell::new(0),
         })
     }
 
@@ -124,6 +130,22 @@ impl<B: Copy + Default> Window<B> {
     pub fn epoch(&self) -> u64 {
         self.epoch
     }
+
+    /// How many buckets every walk so far has visited.
+    #[cfg(test)]
+    pub(crate) fn visits(&self) -> u64 {
+        self.visits.get()
+    }
+
+    #[cfg(test)]
+    #[inline]
+    fn visited(&self) {
+        self.visits.set(self.visits.get() + 1);
+    }
+
+    #[cfg(not(test))]
+    #[inline(always)]
+    fn visited(&self) {}
 
     /// How many whole bucket widths `now` lies past the head bucket's
     /// opening; zero for a `now` inside it or before it.
@@ -155,6 +177,7 @@ impl<B: Copy + Default> Window<B> {
         let steps = span.min(size as u64) as usize;
         for j in 1..=steps {
             let index = (self.head + j) % size;
+            self.visited();
             gone(self.epoch + j as u64 - size as u64, &self.buckets[index]);
             self.buckets[index] = B::default();
         }
@@ -195,6 +218,7 @@ impl<B: Copy + Default> Window<B> {
             let index = (self.head + span + 1 + j) % size;
             let is_current = span == 0 && j + 1 == stored;
             if current || !is_current {
+                self.visited();
                 visit(&self.buckets[index]);
             }
         }
@@ -204,6 +228,7 @@ impl<B: Copy + Default> Window<B> {
             span.saturating_sub(1)
         };
         for _ in 0..fresh {
+            self.visited();
             visit(&empty);
         }
     }
