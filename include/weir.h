@@ -356,9 +356,13 @@ typedef struct weir_pool weir_pool;
 // refused before a call has completed; with no complete bucket holding a
 // pass the response time is the policy's `latency_ns`. Safe to share
 // between threads: each call takes a short per-handle lock, and a decision
-// never rescans the window. Heap per handle: 16 bytes per bucket plus about
-// 190 bytes (under 1 KB at the preset). Made by `weir_shedder_new`, freed
-// by `weir_shedder_free`.
+// never rescans the window: the busiest pass count and the fastest mean
+// response time are kept in two monotonic queues over the complete
+// buckets, so a decision's work is O(1) amortised at any bucket count.
+// Heap per handle: 48 bytes per bucket (the bucket and room for its entry
+// in each queue, reserved at construction) plus about 260 bytes (under
+// 3 KB at the preset). Made by `weir_shedder_new`, freed by
+// `weir_shedder_free`.
 typedef struct weir_shedder weir_shedder;
 
 // An exact sliding-window counter: at most `quota` events in any stretch
