@@ -10,6 +10,7 @@ use crate::guard::{
 };
 use crate::status::weir_status::{self, *};
 use weir_core::shedder::{Settled, Shed, ShedError, Shedder, Stats, Ticket};
+use weir_core::window::WindowError;
 
 /// The constants of adaptive load shedding. Start from `weir_shed_preset()`
 /// and change what you need; every field is checked when a shedder is made
@@ -18,7 +19,7 @@ use weir_core::shedder::{Settled, Shed, ShedError, Shedder, Stats, Ticket};
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct weir_shed {
     /// Buckets in the window; below one is raised to one, above 1048576 is
-    /// `WEIR_ERR_TOO_LARGE`.
+    /// `WEIR_ERR_SHED_SIZE`.
     pub size: i32,
     /// CPU use in thousandths at or above which the server is hot; in
     /// [0, 1000).
@@ -83,7 +84,9 @@ impl From<ShedError> for weir_status {
             ShedError::Beta => WEIR_ERR_SHED_BETA,
             ShedError::Floor => WEIR_ERR_SHED_FLOOR,
             ShedError::Cool => WEIR_ERR_SHED_COOL,
-            ShedError::Window(error) => error.into(),
+            ShedError::Window(WindowError::Span) => WEIR_ERR_SHED_WINDOW,
+            ShedError::Window(WindowError::TooLarge) => WEIR_ERR_SHED_SIZE,
+            ShedError::Window(WindowError::NoMemory) => WEIR_ERR_NO_MEMORY,
         }
     }
 }
@@ -203,11 +206,13 @@ impl Handle for weir_shedder {
 }
 
 /// Makes a shedder with an empty window opening at `now` and writes it to
-/// `*out`. `policy` NULL means the preset. A bad policy gets its own status:
-/// `WEIR_ERR_SHED_CPU`, `WEIR_ERR_SHED_LATENCY`, `WEIR_ERR_SHED_BETA`,
-/// `WEIR_ERR_SHED_FLOOR`, `WEIR_ERR_SHED_COOL`, `WEIR_ERR_WINDOW_SPAN`,
-/// `WEIR_ERR_TOO_LARGE`. `WEIR_ERR_NULL` if `out` is NULL; `*out` is written
-/// only on success.
+/// `*out`. `policy` NULL means the preset. A bad policy gets a status naming
+/// the field, the fields checked in this order (with several bad, the first
+/// is named): `WEIR_ERR_SHED_CPU`, `WEIR_ERR_SHED_WINDOW`,
+/// `WEIR_ERR_SHED_LATENCY`, `WEIR_ERR_SHED_BETA`, `WEIR_ERR_SHED_FLOOR`,
+/// `WEIR_ERR_SHED_COOL`, `WEIR_ERR_SHED_SIZE`. `WEIR_ERR_NO_MEMORY` if the
+/// buckets cannot be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is
+/// written only on success.
 #[no_mangle]
 pub extern "C" fn weir_shedder_new(
     policy: *const weir_shed,
