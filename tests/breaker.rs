@@ -220,12 +220,68 @@ mod through_c {
     //! The same count through the C handle, from several threads at once.
     use super::*;
     use weir::breaker::*;
-    use weir::status::weir_status::WEIR_OK;
+    use weir::status::weir_status::{WEIR_ERR_SETTLED, WEIR_OK};
 
     struct Shared(*mut weir_breaker);
     // SAFETY: the handle is documented as safe to share between threads.
     unsafe impl Send for Shared {}
     unsafe impl Sync for Shared {}
+
+    struct Tickets(Vec<std::cell::UnsafeCell<weir_breaker_ticket>>);
+    // SAFETY: weir reads and writes a ticket only under the breaker's lock,
+    // which is what the race below checks.
+    unsafe impl Sync for Tickets {}
+
+    #[test]
+    fn a_ticket_settled_from_two_threads_at_once_settles_once() {
+        const TICKETS: usize = 2_000;
+        let mut handle = std::ptr::null_mut();
+        assert_eq!(weir_breaker_new(std::ptr::null(), 0, &mut handle), WEIR_OK);
+        let shared = Shared(handle);
+        let tickets = Tickets(
+            (0..TICKETS)
+                .map(|_| std::cell::UnsafeCell::new(weir_breaker_ticket::default()))
+                .collect(),
+        );
+        for ticket in &tickets.0 {
+            assert!(weir_breaker_allow(handle, 0, 0.5, ticket.get()));
+        }
+        // A completion and a timeout race to settle each call, released
+        // together by a spinning barrier.
+        let arrived = std::sync::atomic::AtomicUsize::new(0);
+        let settled: usize = std::thread::scope(|scope| {
+            let racers: Vec<_> = (0..2)
+                .map(|t| {
+                    let (shared, tickets, arrived) = (&shared, &tickets, &arrived);
+                    scope.spawn(move || {
+                        let mut ok = 0;
+                        for (i, ticket) in tickets.0.iter().enumerate() {
+                            arrived.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                            while arrived.load(std::sync::atomic::Ordering::SeqCst) < 2 * (i + 1) {
+                                std::hint::spin_loop();
+                            }
+                            let status = if t == 0 {
+                                weir_breaker_pass(shared.0, ticket.get(), MS)
+                            } else {
+                                weir_breaker_fail(shared.0, ticket.get(), MS)
+                            };
+                            match status {
+                                WEIR_OK => ok += 1,
+                                other => assert_eq!(other, WEIR_ERR_SETTLED),
+                            }
+                        }
+                        ok
+                    })
+                })
+                .collect();
+            racers.into_iter().map(|r| r.join().unwrap()).sum()
+        });
+        assert_eq!(settled, TICKETS, "some ticket settled twice");
+        let mut tally = weir_tally::default();
+        assert_eq!(weir_breaker_tally(handle, MS, &mut tally), WEIR_OK);
+        assert_eq!(tally.success + tally.failure, TICKETS as i64);
+        weir_breaker_free(handle);
+    }
 
     #[test]
     fn threads_count_every_call_once() {
