@@ -5,6 +5,9 @@
 
 use weir_core::breaker::{Breaker, Sre};
 
+#[path = "support/race.rs"]
+mod race;
+
 const MS: i64 = 1_000_000;
 const SECOND: i64 = 1_000 * MS;
 
@@ -219,18 +222,22 @@ fn every_call_is_counted_once() {
 mod through_c {
     //! The same count through the C handle, from several threads at once.
     use super::*;
+    use crate::race;
     use weir::breaker::*;
-    use weir::status::weir_status::{WEIR_ERR_SETTLED, WEIR_OK};
+    use weir::status::weir_status::WEIR_OK;
 
     struct Shared(*mut weir_breaker);
     // SAFETY: the handle is documented as safe to share between threads.
     unsafe impl Send for Shared {}
     unsafe impl Sync for Shared {}
 
-    struct Tickets(Vec<std::cell::UnsafeCell<weir_breaker_ticket>>);
-    // SAFETY: weir reads and writes a ticket only under the breaker's lock,
-    // which is what the race below checks.
-    unsafe impl Sync for Tickets {}
+    impl Shared {
+        /// The handle; a closure calling this captures the whole `Shared`
+        /// (which is Sync), not the bare pointer inside it.
+        fn get(&self) -> *mut weir_breaker {
+            self.0
+        }
+    }
 
     #[test]
     fn a_ticket_settled_from_two_threads_at_once_settles_once() {
@@ -238,44 +245,17 @@ mod through_c {
         let mut handle = std::ptr::null_mut();
         assert_eq!(weir_breaker_new(std::ptr::null(), 0, &mut handle), WEIR_OK);
         let shared = Shared(handle);
-        let tickets = Tickets(
-            (0..TICKETS)
-                .map(|_| std::cell::UnsafeCell::new(weir_breaker_ticket::default()))
-                .collect(),
-        );
-        for ticket in &tickets.0 {
-            assert!(weir_breaker_allow(handle, 0, 0.5, ticket.get()));
-        }
-        // A completion and a timeout race to settle each call, released
-        // together by a spinning barrier.
-        let arrived = std::sync::atomic::AtomicUsize::new(0);
-        let settled: usize = std::thread::scope(|scope| {
-            let racers: Vec<_> = (0..2)
-                .map(|t| {
-                    let (shared, tickets, arrived) = (&shared, &tickets, &arrived);
-                    scope.spawn(move || {
-                        let mut ok = 0;
-                        for (i, ticket) in tickets.0.iter().enumerate() {
-                            arrived.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                            while arrived.load(std::sync::atomic::Ordering::SeqCst) < 2 * (i + 1) {
-                                std::hint::spin_loop();
-                            }
-                            let status = if t == 0 {
-                                weir_breaker_pass(shared.0, ticket.get(), MS)
-                            } else {
-                                weir_breaker_fail(shared.0, ticket.get(), MS)
-                            };
-                            match status {
-                                WEIR_OK => ok += 1,
-                                other => assert_eq!(other, WEIR_ERR_SETTLED),
-                            }
-                        }
-                        ok
-                    })
+        let settled = race::settle_each_from_two_threads(
+            TICKETS,
+            |ticket| assert!(weir_breaker_allow(handle, 0, 0.5, ticket)),
+            |thread, ticket| {
+                race::went_through(if thread == 0 {
+                    weir_breaker_pass(shared.get(), ticket, MS)
+                } else {
+                    weir_breaker_fail(shared.get(), ticket, MS)
                 })
-                .collect();
-            racers.into_iter().map(|r| r.join().unwrap()).sum()
-        });
+            },
+        );
         assert_eq!(settled, TICKETS, "some ticket settled twice");
         let mut tally = weir_tally::default();
         assert_eq!(weir_breaker_tally(handle, MS, &mut tally), WEIR_OK);

@@ -155,12 +155,9 @@ fn run(case: &Case, skip_reads: bool, skip_errors: bool) -> Vec<(usize, Answer)>
                 let now = at.from(cursor);
                 cursor = now;
                 let effective = now.max(latest);
-                // Backwards time admits no more than the latest now would.
-                if now < latest {
-                    let at_latest = breaker.clone().allow(latest, roll).is_some();
-                    let at_now = breaker.clone().allow(now, roll).is_some();
-                    assert!(at_latest || !at_now, "admitted at {now}, not at {latest}");
-                }
+                timeline::no_more_than_at_latest(now, latest, |at| {
+                    breaker.clone().allow(at, roll).is_some()
+                });
                 let standing = breaker.ratio(now);
                 let ticket = breaker.allow(now, roll);
                 latest = effective;

@@ -164,11 +164,9 @@ fn run(case: &Case, skip_reads: bool, skip_errors: bool) -> Vec<(usize, Answer)>
                 let now = at.from(cursor);
                 cursor = now;
                 let effective = now.max(latest);
-                if now < latest {
-                    let at_latest = shedder.clone().allow(latest, cpu).is_some();
-                    let at_now = shedder.clone().allow(now, cpu).is_some();
-                    assert!(at_latest || !at_now, "admitted at {now}, not at {latest}");
-                }
+                timeline::no_more_than_at_latest(now, latest, |at| {
+                    shedder.clone().allow(at, cpu).is_some()
+                });
                 let before = shedder.stats(now);
                 let clamped = cpu.clamp(0, CPU_MAX);
                 if clamped >= shed.cpu {

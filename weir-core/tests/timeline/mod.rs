@@ -67,3 +67,16 @@ pub fn start() -> impl Strategy<Value = i64> {
         1 => Just(i64::MAX - 1_000),
     ]
 }
+
+/// Checks that a decision at `now` admits no more than one at `latest`
+/// would, when `now` is the earlier: `admits` answers for a copy of the
+/// state, so neither try changes it.
+#[allow(dead_code)] // the window has no decision to check
+pub fn no_more_than_at_latest(now: i64, latest: i64, admits: impl Fn(i64) -> bool) {
+    if now < latest {
+        assert!(
+            admits(latest) || !admits(now),
+            "admitted at {now}, not at the latest {latest}"
+        );
+    }
+}
