@@ -477,7 +477,7 @@ typedef struct {
 // another breaker, or one overwritten, answers `WEIR_ERR_BREAKER_TICKET`
 // and changes nothing. Settle the ticket itself, not a copy: a copy of a
 // settled ticket is caught while no other call of that breaker is in
-// flight, but while one is, it would settle that call's share. Two threads
+// flight, but while one is, it is counted in that call's place. Two threads
 // may settle one ticket at once (a completion racing a timeout): weir
 // reads and writes it under the breaker's lock, so one settles it and the
 // other gets `WEIR_ERR_SETTLED`. 16 bytes, aligned as an int64_t: a
@@ -1360,8 +1360,11 @@ weir_status weir_shedder_fail(const weir_shedder *shedder, weir_ticket *ticket);
 // How many calls are in flight; 0 for a NULL shedder.
 int64_t weir_shedder_flying(const weir_shedder *shedder);
 
-// Writes what the shedder knows at `now` to `*out`. `WEIR_ERR_NULL` if
-// `shedder` or `out` is NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned.
+// Writes what the shedder knows at `now` to `*out`. A reading: it changes
+// nothing, at any `now` (an earlier one than seen counts as the latest),
+// so no later decision depends on whether or when it was asked.
+// `WEIR_ERR_NULL` if `shedder` or `out` is NULL, `WEIR_ERR_MISALIGNED` if
+// `out` is misaligned.
 weir_status weir_shedder_stats(const weir_shedder *shedder, int64_t now, weir_shed_stats *out);
 
 // Makes an empty window that counts at most `quota` events in any

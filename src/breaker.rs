@@ -150,7 +150,7 @@ impl From<Tally> for weir_tally {
 /// another breaker, or one overwritten, answers `WEIR_ERR_BREAKER_TICKET`
 /// and changes nothing. Settle the ticket itself, not a copy: a copy of a
 /// settled ticket is caught while no other call of that breaker is in
-/// flight, but while one is, it would settle that call's share. Two threads
+/// flight, but while one is, it is counted in that call's place. Two threads
 /// may settle one ticket at once (a completion racing a timeout): weir
 /// reads and writes it under the breaker's lock, so one settles it and the
 /// other gets `WEIR_ERR_SETTLED`. 16 bytes, aligned as an int64_t: a

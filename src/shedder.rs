@@ -316,8 +316,11 @@ pub extern "C" fn weir_shedder_flying(shedder: *const weir_shedder) -> i64 {
     on(shedder, 0, |state| lock(state).flying())
 }
 
-/// Writes what the shedder knows at `now` to `*out`. `WEIR_ERR_NULL` if
-/// `shedder` or `out` is NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned.
+/// Writes what the shedder knows at `now` to `*out`. A reading: it changes
+/// nothing, at any `now` (an earlier one than seen counts as the latest),
+/// so no later decision depends on whether or when it was asked.
+/// `WEIR_ERR_NULL` if `shedder` or `out` is NULL, `WEIR_ERR_MISALIGNED` if
+/// `out` is misaligned.
 #[no_mangle]
 pub extern "C" fn weir_shedder_stats(
     shedder: *const weir_shedder,
