@@ -37,10 +37,63 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define WEIR_VERSION "0.1.0"
+#define WEIR_VERSION "0.2.0"
 #define WEIR_VERSION_MAJOR 0
-#define WEIR_VERSION_MINOR 1
+#define WEIR_VERSION_MINOR 2
 #define WEIR_VERSION_PATCH 0
+/*
+ * Hosted or firmware. A program that links the firmware build of libweir.a
+ * (built without the `std` feature; README.md, "Firmware") defines
+ * WEIR_FREESTANDING before including this header (-DWEIR_FREESTANDING). The
+ * header then leaves out what that build lacks (every declaration under
+ * `#if defined(WEIR_HOSTED)`: the heap handles bucket, sliding, period, gate,
+ * window, breaker, shedder, pool and bloom), and a call to one of those is a
+ * compile error that says so, not a link error. Hosts define nothing.
+ */
+#if !defined(WEIR_FREESTANDING) && !defined(WEIR_HOSTED)
+#define WEIR_HOSTED 1
+#endif
+
+/*
+ * What a word guarantees, per target (weir_rate, and the bloom regions of
+ * weir_bloom_*_in):
+ *  - 64-bit atomics in hardware (x86_64, aarch64, i686, Armv7-A/Armv8-A,
+ *    riscv64, ...): lock-free; exact between threads, cores and processes,
+ *    so a word may live in memory shared between processes.
+ *    WEIR_WORDS_LOCK_FREE is 1 and weir_words_shareable() answers WEIR_OK.
+ *  - no 64-bit atomics, hosted (riscv32, 32-bit MIPS and PowerPC): each
+ *    update takes a spinlock from a table inside this program. Exact between
+ *    its threads, not lock-free, not shareable with another process:
+ *    weir_words_shareable() and weir_bloom_init_in/check_in answer
+ *    WEIR_ERR_WORDS_NOT_SHAREABLE, the other weir_bloom_*_in calls refuse.
+ *  - firmware without 64-bit atomics (Cortex-M0/M0+/M3/M4/M7/M33): each
+ *    update takes the lock the build chose. Feature single-core: interrupts
+ *    masked; exact between the tasks and interrupt handlers of one core.
+ *    Feature privileged (M3 and later): a spinlock taken with interrupts
+ *    masked; exact across the cores running this one program too. Feature
+ *    sdk-critical-section (M0/M0+): the SDK's weir_critical_enter/exit; as
+ *    far as that section reaches. All need privileged mode but the last;
+ *    none is lock-free, and a word is never shareable with a program built
+ *    separately (another core's image): weir_words_shareable() answers
+ *    WEIR_ERR_WORDS_NOT_SHAREABLE.
+ * WEIR_WORDS_LOCK_FREE is this compiler's view of the first case (its 64-bit
+ * atomics are always lock-free); weir_words_shareable() is the library's own
+ * answer. Define WEIR_REQUIRE_SHAREABLE_WORDS before including this header
+ * to stop the build on a target where words are not lock-free. A static
+ * inline fast path over a word in this header is compiled only under
+ * `#if WEIR_WORDS_LOCK_FREE`, never where the library takes a lock.
+ */
+#if defined(__GCC_ATOMIC_LLONG_LOCK_FREE)
+#define WEIR_WORDS_LOCK_FREE (__GCC_ATOMIC_LLONG_LOCK_FREE == 2)
+#elif defined(_MSC_VER)
+#define WEIR_WORDS_LOCK_FREE 1
+#else
+#define WEIR_WORDS_LOCK_FREE 0
+#endif
+#if defined(WEIR_REQUIRE_SHAREABLE_WORDS) && !WEIR_WORDS_LOCK_FREE
+#error "weir: WEIR_REQUIRE_SHAREABLE_WORDS is defined, but this target has no lock-free 64-bit atomics: weir's words take a lock inside one program here and cannot be shared between processes"
+#endif
+
 
 
 // `weir_backoff.jitter`: the delay is the ceiling itself. Reproducible, but
@@ -55,8 +108,11 @@
 #define WEIR_JITTER_EQUAL 2
 
 // `weir_backoff.jitter`: uniform over
-// [min(base, cap), min(max(3 × previous, base), cap)]; grows from where the
-// previous delay landed. Never inverted, never past the cap.
+// [base, min(3 × max(previous, base), cap)]; grows from where the previous
+// delay landed. A previous below the base (0 before the first retry,
+// negative too) counts as the base, so the first retry draws from
+// [base, 3 × base]. A `cap_ns` below `base_ns` makes every delay `cap_ns`
+// (the range is [cap, cap]): never inverted, never past the cap.
 #define WEIR_JITTER_DECORRELATED 3
 
 // `weir_backoff.jitter`: uniform over
@@ -64,34 +120,50 @@
 // cap by the spread fraction.
 #define WEIR_JITTER_SPREAD 4
 
+#if defined(WEIR_HOSTED)
 // The largest size_log2 of a bloom array (2^32 words, 32 GiB).
 #define WEIR_BLOOM_MAX_SIZE_LOG2 32
+#endif
 
+#if defined(WEIR_HOSTED)
 // The most hashes (words per key) of a bloom array.
 #define WEIR_BLOOM_MAX_HASHES 8
+#endif
 
+#if defined(WEIR_HOSTED)
 // The bytes of the header before the words of a bloom array laid into
 // caller memory.
 #define WEIR_BLOOM_HEADER_BYTES 64
+#endif
 
+#if defined(WEIR_HOSTED)
 // The largest `size` a pool accepts (2^24).
 #define WEIR_POOL_MAX_SIZE 16777216
+#endif
 
+#if defined(WEIR_HOSTED)
 // `weir_taken.kind`: an idle resource, now lent to the caller.
 #define WEIR_TAKEN_READY 1
+#endif
 
+#if defined(WEIR_HOSTED)
 // `weir_taken.kind`: an idle resource past `keep_ns` or `life_ns`, already
 // out of the pool and its count. The caller closes `item` and takes again.
 #define WEIR_TAKEN_STALE 2
+#endif
 
+#if defined(WEIR_HOSTED)
 // `weir_taken.kind`: nothing idle, room for one more, and the room is
 // reserved. The caller makes a resource and calls `weir_pool_made` (or, if
 // making failed, `weir_pool_unmade`). `item` is 0.
 #define WEIR_TAKEN_MAKE 3
+#endif
 
+#if defined(WEIR_HOSTED)
 // `weir_taken.kind`: nothing idle and no room (or the pool is closed, or
 // NULL). The caller's own queue decides what next. `item` is 0.
 #define WEIR_TAKEN_WAIT 4
+#endif
 
 // The rate word's time unit, in nanoseconds.
 #define WEIR_RATE_GRANULARITY_NS 512
@@ -104,7 +176,7 @@
 
 // What a call that can fail reports. `WEIR_OK` is 0; every other value is
 // an error. Codes are grouped by area and are never renumbered or reused:
-// 1–99 general, 100–199 the limiter, 200–299 the pool,
+// 1–99 general (30–39 targets and builds), 100–199 the limiter, 200–299 the pool,
 // 300–399 breaker, shedder and window, 400–499 rate and bloom.
 // `weir_status_str` describes any value, known or not.
 enum weir_status
@@ -137,6 +209,28 @@ enum weir_status
   // A pointer is not aligned for the type it points to; nothing was read
   // through it or written to it.
   WEIR_ERR_MISALIGNED = 11,
+  // A field marked reserved is not zero (a policy from a newer header, or
+  // one not zero-initialised).
+  WEIR_ERR_RESERVED = 12,
+  // A backoff policy's `base_ns` is negative.
+  WEIR_ERR_BACKOFF_BASE = 13,
+  // A backoff policy's `factor` is NaN, infinite or below 1.
+  WEIR_ERR_BACKOFF_FACTOR = 14,
+  // A backoff policy's `cap_ns` is negative.
+  WEIR_ERR_BACKOFF_CAP = 15,
+  // A backoff policy's `attempts` is below 1.
+  WEIR_ERR_BACKOFF_ATTEMPTS = 16,
+  // A backoff policy's `spread` is NaN, infinite or outside [0, 1].
+  WEIR_ERR_BACKOFF_SPREAD = 17,
+  // A sliding window's or a period counter's `quota` is zero or negative.
+  WEIR_ERR_QUOTA = 18,
+  // A sliding window's `window_ns` is zero or negative.
+  WEIR_ERR_SLIDING_WINDOW = 19,
+  // This build updates weir's 64-bit words under a lock kept in this
+  // program, not with lock-free instructions (the target has no 64-bit
+  // atomics), so a rate word or bloom region cannot be shared with another
+  // process or program: see `weir_words_shareable`.
+  WEIR_ERR_WORDS_NOT_SHAREABLE = 30,
   // A limiter constructor was given a capacity of zero.
   WEIR_ERR_ZERO_CAPACITY = 100,
   // A bucket limiter was given a refill amount of zero.
@@ -182,6 +276,15 @@ enum weir_status
   // `made` with an item the pool already holds, idle or lent. Nothing
   // changed.
   WEIR_ERR_POOL_ITEM_KNOWN = 203,
+  // A pool's `weir_limits.size` is outside 1..WEIR_POOL_MAX_SIZE: zero,
+  // negative or too large.
+  WEIR_ERR_POOL_SIZE = 204,
+  // A pool's `weir_limits.idle` is negative.
+  WEIR_ERR_POOL_IDLE = 205,
+  // A pool's `weir_limits.keep_ns` is negative.
+  WEIR_ERR_POOL_KEEP = 206,
+  // A pool's `weir_limits.life_ns` is negative.
+  WEIR_ERR_POOL_LIFE = 207,
   // `weir_window_new`'s `window_ns` is zero or negative.
   WEIR_ERR_WINDOW_SPAN = 300,
   // A breaker policy's `k` is NaN, infinite or below its `floor`.
@@ -209,14 +312,12 @@ enum weir_status
   WEIR_ERR_SRE_SIZE = 311,
   // A breaker policy's `window_ns` is zero or negative.
   WEIR_ERR_SRE_WINDOW = 312,
-  // A breaker policy's `reserved` is not 0.
-  WEIR_ERR_SRE_RESERVED = 313,
   // A shedder policy's `size` is above 1048576 buckets.
-  WEIR_ERR_SHED_SIZE = 314,
+  WEIR_ERR_SHED_SIZE = 313,
   // A shedder policy's `window_ns` is zero or negative.
-  WEIR_ERR_SHED_WINDOW = 315,
+  WEIR_ERR_SHED_WINDOW = 314,
   // `weir_window_new`'s `size` is above 1048576 buckets.
-  WEIR_ERR_WINDOW_SIZE = 316,
+  WEIR_ERR_WINDOW_SIZE = 315,
   // A rate limit's burst is outside 1..1023.
   WEIR_ERR_RATE_BURST = 400,
   // A rate limit of zero events a second.
@@ -250,19 +351,26 @@ typedef int32_t weir_status;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+#if defined(WEIR_HOSTED)
 // Where a period's quota stands after `weir_period_take`.
 enum weir_quota
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
   : int32_t
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
+#if defined(WEIR_HOSTED)
   // Admitted, and more may follow in this period.
   WEIR_QUOTA_UNDER = 0,
+#endif
+#if defined(WEIR_HOSTED)
   // Admitted, and it was the last event this period allows: the moment
   // to warn that the next will be refused.
   WEIR_QUOTA_HIT = 1,
+#endif
+#if defined(WEIR_HOSTED)
   // Refused: this period's quota was already spent.
   WEIR_QUOTA_OVER = 2,
+#endif
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -271,7 +379,9 @@ typedef enum weir_quota weir_quota;
 typedef int32_t weir_quota;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
+#endif
 
+#if defined(WEIR_HOSTED)
 // An array of 2^size_log2 rate words (see `weir_rate`) for limiting a
 // key space too large to give each key its own: per client address, API
 // key or object name, in fixed memory. A key maps to `hashes` (k) words;
@@ -293,7 +403,9 @@ typedef int32_t weir_quota;
 // Made by `weir_bloom_new`, freed by `weir_bloom_free`; for memory shared
 // between processes see `weir_bloom_init_in`.
 typedef struct weir_bloom weir_bloom;
+#endif
 
+#if defined(WEIR_HOSTED)
 // A circuit breaker that refuses a fraction of calls rather than all of
 // them: no open, half-open and closed, but a refusal probability that grows
 // with the failures in a rolling window of outcomes:
@@ -310,24 +422,32 @@ typedef struct weir_bloom weir_bloom;
 // decision never rescans the window. Heap per handle: 32 bytes per bucket
 // plus about 230 bytes (1.5 KiB at the preset). Made by `weir_breaker_new`, freed by `weir_breaker_free`.
 typedef struct weir_breaker weir_breaker;
+#endif
 
+#if defined(WEIR_HOSTED)
 // A token bucket: `rate` tokens a second accrue up to `burst`, and each
 // call spends what it costs. Lock-free (its whole state is one atomic word)
 // and safe to use from many threads at once; 56 bytes of heap per handle.
 // Made by `weir_bucket_new`, freed by `weir_bucket_free`.
 typedef struct weir_bucket weir_bucket;
+#endif
 
+#if defined(WEIR_HOSTED)
 // A concurrency ceiling: at most `limit` calls inside at once. Lock-free and
 // safe to use from many threads at once; 24 bytes of heap per handle.
 // Made by `weir_gate_new`, freed by `weir_gate_free`.
 typedef struct weir_gate weir_gate;
+#endif
 
+#if defined(WEIR_HOSTED)
 // A fixed-window counter: at most `quota` events per period. Takes a short
-// per-handle lock and is safe to use from many threads at once; 72 bytes
+// per-handle lock and is safe to use from many threads at once; 64 bytes
 // of heap per handle. Made by `weir_period_new`, freed by
 // `weir_period_free`.
 typedef struct weir_period weir_period;
+#endif
 
+#if defined(WEIR_HOSTED)
 // The bookkeeping of a pool of resources (connections, descriptors,
 // handles), each known only by a `uintptr_t` identity. It never opens,
 // closes, sleeps or waits: each call says what the caller should do, and
@@ -347,10 +467,12 @@ typedef struct weir_period weir_period;
 // never lent, `made` without a reservation) is a status and changes
 // nothing.
 //
-// Time: a `now` earlier than the latest one a take, made, give or evict
-// was given counts as that latest one, so a resource never grows younger
-// and an idle clock never starts earlier than it should (`weir_pool_drop`
-// and `weir_pool_unmade` take no time; `weir_pool_next_expiry` only reads).
+// Time: a `now` earlier than the latest one a take, evict, or successful
+// made or give was given counts as that latest one, so a resource never
+// grows younger and an idle clock never starts earlier than it should
+// (`weir_pool_drop` and `weir_pool_unmade` take no time;
+// `weir_pool_next_expiry` only reads). A call that returns an error moves
+// nothing, the pool's clock included.
 //
 // Takes a short per-handle lock; safe to use from many threads at once.
 // Heap per handle on 64-bit: about 300 bytes, plus 24 bytes per idle place
@@ -358,7 +480,9 @@ typedef struct weir_period weir_period;
 // least 2 × size), all allocated by `weir_pool_new` and never again; about
 // 1.1 KiB for the preset.
 typedef struct weir_pool weir_pool;
+#endif
 
+#if defined(WEIR_HOSTED)
 // Adaptive load shedding: a call is refused only when the server is both
 // hot and full. Hot: the CPU the caller reads is at or over the threshold,
 // or was within `cool_ns` and the shedder has refused since. Full: both the
@@ -379,14 +503,18 @@ typedef struct weir_pool weir_pool;
 // 3 KB at the preset). Made by `weir_shedder_new`, freed by
 // `weir_shedder_free`.
 typedef struct weir_shedder weir_shedder;
+#endif
 
+#if defined(WEIR_HOSTED)
 // An exact sliding-window counter: at most `quota` events in any stretch
 // of `window_ns`. Takes a short per-handle lock and is safe to use from
 // many threads at once; 80 bytes of heap per handle plus 8 bytes per unit
 // of quota (one stamp per event it counts), allocated once by
 // `weir_sliding_new`. Freed by `weir_sliding_free`.
 typedef struct weir_sliding weir_sliding;
+#endif
 
+#if defined(WEIR_HOSTED)
 // A rolling window: `size` buckets that together cover the last `window_ns`,
 // each bucket a sum and a count. Writing at a later `now` clears the
 // buckets the gap swept past and snaps the head to a bucket boundary;
@@ -396,6 +524,7 @@ typedef struct weir_sliding weir_sliding;
 // per-handle lock. Heap per handle: 16 bytes per bucket plus about 70
 // bytes. Made by `weir_window_new`, freed by `weir_window_free`.
 typedef struct weir_window weir_window;
+#endif
 
 // A retry policy: when to try again and how long to wait first. The
 // ceiling before the `retry`-th retry (the first retry is 1) is
@@ -405,7 +534,7 @@ typedef struct weir_window weir_window;
 // included. Valid when `base_ns` and `cap_ns` are at least 0, `factor` is
 // finite and at least 1, `attempts` is at least 1, `spread` is in [0, 1]
 // (whatever the jitter) and `jitter` names a known kind; `weir_backoff_check`
-// says which field is wrong. By-value plain data with no heap: the caller
+// says which field is wrong, with a status of its own per field. By-value plain data with no heap: the caller
 // guards it (every call only reads it). 40 bytes, 8-byte aligned on 64-bit
 // targets; a pointer to a policy that is not aligned so is refused
 // (`WEIR_ERR_MISALIGNED` from `weir_backoff_check`, the neutral answer from
@@ -442,6 +571,7 @@ typedef struct {
   uint32_t burst;
 } weir_rate_limit;
 
+#if defined(WEIR_HOSTED)
 // The constants of the breaker's probability-based throttling. Start from
 // `weir_sre_preset()` and change what you need; every field is checked
 // when a breaker is made from it. 48 bytes.
@@ -462,12 +592,14 @@ typedef struct {
   // Buckets in the window; below one is raised to one, above 1048576 is
   // `WEIR_ERR_SRE_SIZE`.
   int32_t size;
-  // Must be 0 (`WEIR_ERR_SRE_RESERVED` otherwise).
+  // Must be 0; anything else is `WEIR_ERR_RESERVED`.
   int32_t reserved;
   // How far back the window reaches; positive.
   int64_t window_ns;
 } weir_sre;
+#endif
 
+#if defined(WEIR_HOSTED)
 // A call the breaker let through: a plain value the caller keeps (on its
 // stack, in its request struct) and hands back, by address, to
 // `weir_breaker_pass` or `weir_breaker_fail` of the same breaker exactly
@@ -494,7 +626,9 @@ typedef struct {
   // 1 while the call is in flight, 0 once settled (or refused).
   int32_t flying;
 } weir_breaker_ticket;
+#endif
 
+#if defined(WEIR_HOSTED)
 // Outcomes counted over a breaker's window. `total` counts every call,
 // refused ones included; `total = success + failure + drop`. 32 bytes.
 typedef struct {
@@ -507,6 +641,7 @@ typedef struct {
   // Calls refused.
   int64_t drop;
 } weir_tally;
+#endif
 
 // A time budget of `budget_ns` measured from `start` (the caller's clock
 // reading when it began). A budget of zero or less means none: such a
@@ -556,12 +691,25 @@ typedef struct {
 // included; only differences matter (and a window's grid is laid from its
 // anchor). A `now` earlier than the anchor counts as no time passing. No
 // arithmetic overflows for any uint64_t amount or capacity and any int64_t
-// time. The value keeps no record of the latest `now` it was given, so
-// pass a monotonic clock: a bucket or a window asked at a `now` earlier
-// than a committed consume's never admits more than at that consume's
-// `now`, but a cooldown drained at an earlier `now` arms its gate from
-// that earlier `now`, so the gate opens sooner than the latest `now` would
-// have opened it.
+// time. The value keeps no record of the latest `now` it was given (the
+// 48-byte layout is fixed), so pass a monotonic clock. What a `now`
+// earlier than `latest`, the latest `now` of a consume that succeeded,
+// does, exactly (before the first one, a `now` earlier than the
+// constructor's credits fewer intervals or windows, never more):
+// - bucket and fixed window: the call answers, and leaves the value, as
+//   the same call at `latest` would (a committed consume has already
+//   moved the anchor past any interval or window an earlier `now` could
+//   credit);
+// - cooldown, the one exception: a consume at such a `now` that takes the
+//   last unit arms the gate until `now + cooldown_ns`, not
+//   `latest + cooldown_ns`, so the capacity comes back
+//   `latest − now` sooner (and the drain succeeds even where
+//   `latest + cooldown_ns` would overflow). A cooldown asked at a `now`
+//   before its deadline stays shut even when `latest` is past it, so it
+//   may refuse what `latest` would grant, never the reverse.
+//
+// Readings (`weir_limiter_available` and the getters) never change the
+// value; a call that returns an error leaves it untouched.
 //
 // Snapshot and rebuild (to change a setting, or to move a limiter) keeps
 // the phase: at the latest `now`, read `weir_limiter_available(l, now)` and
@@ -589,12 +737,15 @@ typedef struct {
   int64_t anchor;
 } weir_limiter;
 
+#if defined(WEIR_HOSTED)
 // The limits a pool holds itself to. Durations are nanoseconds; a zero
-// `keep_ns` or `life_ns` means no limit. Validated by `weir_pool_new`:
-// negative fields are `WEIR_ERR_NEGATIVE`, a `size` of 0 is
-// `WEIR_ERR_INVALID_ARGUMENT`, a `size` above `WEIR_POOL_MAX_SIZE` is
-// `WEIR_ERR_TOO_LARGE`; an `idle` above `size` counts as `size`, and an
-// `idle` of 0 keeps nothing idle.
+// `keep_ns` or `life_ns` means no limit. Validated by `weir_pool_new`,
+// each field with its own status, the first wrong one in field order: a
+// `size` outside 1..`WEIR_POOL_MAX_SIZE` is `WEIR_ERR_POOL_SIZE`, a
+// negative `idle` `WEIR_ERR_POOL_IDLE`, a negative `keep_ns`
+// `WEIR_ERR_POOL_KEEP`, a negative `life_ns` `WEIR_ERR_POOL_LIFE`; an
+// `idle` above `size` counts as `size`, and an `idle` of 0 keeps nothing
+// idle.
 typedef struct {
   // The most resources alive at once: idle, lent and being made (≥ 1).
   int64_t size;
@@ -605,7 +756,9 @@ typedef struct {
   // How long a resource may live from its making (0: no limit).
   int64_t life_ns;
 } weir_limits;
+#endif
 
+#if defined(WEIR_HOSTED)
 // What `weir_pool_take` answers: `kind` is one of `WEIR_TAKEN_READY`,
 // `_STALE`, `_MAKE`, `_WAIT` (never 0, so a zeroed struct is recognisably
 // not an answer); `item` is the resource for READY and STALE, 0 otherwise.
@@ -617,7 +770,9 @@ typedef struct {
   // The resource, for READY and STALE; 0 for MAKE and WAIT.
   uintptr_t item;
 } weir_taken;
+#endif
 
+#if defined(WEIR_HOSTED)
 // Running totals since the pool was made (modelled on Go's database/sql
 // DBStats). Read with `weir_pool_stats`.
 typedef struct {
@@ -645,6 +800,7 @@ typedef struct {
   // after it.
   uint64_t closed;
 } weir_pool_counters;
+#endif
 
 // A rate limiter that is one 64-bit word: up to `burst` events per window,
 // where the first event after a window expired opens a new one and each
@@ -668,6 +824,9 @@ typedef struct {
 // live in a struct, an array, or memory shared between processes
 // (mmap(MAP_SHARED)): lock-free, safe from many threads and processes at
 // once (each update is a compare-and-swap loop, exact under contention).
+// That holds where the target has 64-bit atomics; where it has none
+// (Cortex-M, riscv32, 32-bit MIPS) an update takes a lock inside the one
+// program, and `weir_words_shareable` says so.
 // It must be 8-byte aligned; calls on a misaligned word refuse. Memory:
 // 8 bytes, the caller's; no heap.
 typedef struct {
@@ -675,6 +834,7 @@ typedef struct {
   uint64_t state;
 } weir_rate;
 
+#if defined(WEIR_HOSTED)
 // The constants of adaptive load shedding. Start from `weir_shed_preset()`
 // and change what you need; every field is checked when a shedder is made
 // from it. 48 bytes.
@@ -698,7 +858,9 @@ typedef struct {
   // The least share of capacity admitted however hot the CPU; in (0, 1].
   double floor;
 } weir_shed;
+#endif
 
+#if defined(WEIR_HOSTED)
 // A call the shedder let through: a plain value the caller keeps (on its
 // stack, in its request struct) and hands back, by address, to
 // `weir_shedder_pass` or `weir_shedder_fail` of the same shedder exactly
@@ -716,7 +878,9 @@ typedef struct {
   // Always 0.
   int32_t reserved;
 } weir_ticket;
+#endif
 
+#if defined(WEIR_HOSTED)
 // What a shedder knows at a moment, for a dashboard. 40 bytes.
 typedef struct {
   // Calls in flight now.
@@ -735,7 +899,9 @@ typedef struct {
   // 1 if the shedder counts as hot, else 0.
   int32_t hot;
 } weir_shed_stats;
+#endif
 
+#if defined(WEIR_HOSTED)
 // A sum and how many values went into it (a mean once `count` is
 // positive). Both saturate at `INT64_MAX` / `INT64_MIN` instead of wrapping.
 // 16 bytes.
@@ -745,10 +911,27 @@ typedef struct {
   // How many values were added.
   int64_t count;
 } weir_total;
+#endif
 
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+// Whether this build may share its words (a `weir_rate`, a bloom region of
+// `weir_bloom_*_in`) with another process or another core's program.
+// `WEIR_OK` where word updates are the target's own lock-free 64-bit
+// atomic instructions (x86_64, aarch64, i686, Armv7-A, riscv64, …): a
+// word in shared memory is exact for every process that maps it.
+// `WEIR_ERR_WORDS_NOT_SHAREABLE` where the target has no 64-bit atomics
+// (Cortex-M, riscv32, 32-bit MIPS and PowerPC): each update takes a lock
+// that lives in this program (a spinlock, or on firmware the critical
+// section the build chose), so a word is exact between this program's
+// threads (and, on firmware, its interrupt handlers) but not between
+// programs. `weir_bloom_init_in` and `weir_bloom_check_in` answer the
+// same status there, and the other `weir_bloom_*_in` calls refuse; a
+// program that keeps a `weir_rate` in shared memory calls this once at
+// start-up. `WEIR_WORDS_LOCK_FREE` says the same at compile time.
+weir_status weir_words_shareable(void);
 
 // The preset policy: 3 attempts, 100 ms doubling to a 1 s cap, each delay
 // spread by a fifth either way (`WEIR_JITTER_SPREAD`, spread 0.2: ×U(0.8,
@@ -761,16 +944,16 @@ weir_backoff weir_backoff_preset(void);
 weir_backoff weir_backoff_full_jitter(void);
 
 // Checks a policy. `WEIR_OK` when it is valid (a NULL policy is the preset,
-// which is); otherwise the first fault in this order: `WEIR_ERR_MISALIGNED`
-// (`policy` is not aligned for a `weir_backoff`), `WEIR_ERR_UNKNOWN_KIND`
-// (`jitter` names no `WEIR_JITTER_*`), `WEIR_ERR_NEGATIVE` (`base_ns`),
-// `WEIR_ERR_NOT_FINITE` (`factor` NaN or infinite),
-// `WEIR_ERR_INVALID_ARGUMENT` (`factor` below 1), `WEIR_ERR_NEGATIVE`
-// (`cap_ns`), `WEIR_ERR_INVALID_ARGUMENT` (`attempts` below 1),
-// `WEIR_ERR_NOT_FINITE` / `WEIR_ERR_NEGATIVE` / `WEIR_ERR_INVALID_ARGUMENT`
-// (`spread` NaN or infinite / below 0 / above 1). The other calls answer an
-// invalid policy with a neutral value, so check a policy once where it is
-// configured.
+// which is); otherwise the status naming the first wrong field, in this
+// order: `WEIR_ERR_MISALIGNED` (`policy` is not aligned for a
+// `weir_backoff`), `WEIR_ERR_UNKNOWN_KIND` (`jitter` names no
+// `WEIR_JITTER_*`; the policy's only enumeration field),
+// `WEIR_ERR_BACKOFF_BASE` (`base_ns` negative), `WEIR_ERR_BACKOFF_FACTOR`
+// (`factor` NaN, infinite or below 1), `WEIR_ERR_BACKOFF_CAP` (`cap_ns`
+// negative), `WEIR_ERR_BACKOFF_ATTEMPTS` (`attempts` below 1),
+// `WEIR_ERR_BACKOFF_SPREAD` (`spread` NaN, infinite, below 0 or above 1).
+// The other calls answer an invalid policy with a neutral value, so check
+// a policy once where it is configured.
 weir_status weir_backoff_check(const weir_backoff *policy);
 
 // The undelayed ceiling before the `retry`-th retry (the first retry is
@@ -786,8 +969,9 @@ int64_t weir_backoff_ceiling(const weir_backoff *policy, int32_t retry);
 // `WEIR_JITTER_*`) with the caller's draw `random` in [0, 1) (clamped into
 // range, NaN as 0; the same draw gives the same delay). `previous_ns` is
 // the delay the last retry waited; only `WEIR_JITTER_DECORRELATED` reads it
-// (pass `base_ns` before the first retry; anything below the base,
-// negative included, counts as the base). 0 for `retry <= 0`; otherwise
+// (pass 0 or `base_ns` before the first retry: anything below the base,
+// negative included, counts as the base, so the first retry draws from
+// [base, min(3 × base, cap)]). 0 for `retry <= 0`; otherwise
 // never negative. NULL policy: the preset. An invalid policy answers -1,
 // which no valid policy ever does.
 int64_t weir_backoff_delay(const weir_backoff *policy,
@@ -817,6 +1001,7 @@ size_t weir_backoff_schedule(const weir_backoff *policy,
                              int64_t *out,
                              size_t cap);
 
+#if defined(WEIR_HOSTED)
 // Makes a bloom array of 2^`size_log2` fresh words, `hashes` words per
 // key, each limited by `*limit`, keyed by (`seed0`, `seed1`) — pass
 // secret random values — and writes it to `*out`. `WEIR_ERR_NULL` if `out`
@@ -831,26 +1016,36 @@ weir_status weir_bloom_new(uint32_t size_log2,
                            uint64_t seed0,
                            uint64_t seed1,
                            weir_bloom **out);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Frees a bloom array. NULL is accepted and ignored.
 void weir_bloom_free(weir_bloom *bloom);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Whether the key (`len` bytes at `key`) may have one event at `now`,
 // charging each of its words that allows. A zero-length key is a key (the
 // empty one). Refuses (false) a NULL bloom or key and a negative `now`; a
 // refusal writes nothing.
 bool weir_bloom_allow(const weir_bloom *bloom, int64_t now, const void *key, size_t len);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Nanoseconds from `now` until the key would be allowed: the soonest any
 // of its words frees up, 0 if one would now. Reads only. INT64_MAX for a
 // NULL bloom or key or a negative `now`.
 int64_t weir_bloom_next(const weir_bloom *bloom, int64_t now, const void *key, size_t len);
+#endif
 
+#if defined(WEIR_HOSTED)
 // The bytes a region for a bloom array of 2^`size_log2` words needs:
 // WEIR_BLOOM_HEADER_BYTES + 8 × 2^size_log2. 0 when size_log2 is above
 // WEIR_BLOOM_MAX_SIZE_LOG2 or the size does not fit a size_t.
 size_t weir_bloom_footprint(uint32_t size_log2);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Lays a bloom array into the caller's memory: `len` bytes at `mem`,
 // 8-byte aligned (page-aligned memory from mmap is), at least
 // `weir_bloom_footprint(size_log2)` long. Writes a 64-byte header (a magic,
@@ -862,7 +1057,8 @@ size_t weir_bloom_footprint(uint32_t size_log2);
 // The arguments are checked as `weir_bloom_new` checks them; then
 // `WEIR_ERR_NULL` for a NULL `mem`, `WEIR_ERR_MISALIGNED`,
 // `WEIR_ERR_TOO_LARGE` for a `len` no object can have (above PTRDIFF_MAX),
-// `WEIR_ERR_BLOOM_TOO_SMALL`. Nothing is written unless it returns
+// `WEIR_ERR_BLOOM_TOO_SMALL`; `WEIR_ERR_WORDS_NOT_SHAREABLE` on a target
+// whose words take a lock (see `weir_words_shareable`). Nothing is written unless it returns
 // `WEIR_OK`.
 weir_status weir_bloom_init_in(void *mem,
                                size_t len,
@@ -871,7 +1067,9 @@ weir_status weir_bloom_init_in(void *mem,
                                const weir_rate_limit *limit,
                                uint64_t seed0,
                                uint64_t seed1);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Whether `len` bytes at `mem` hold a bloom array laid by
 // `weir_bloom_init_in`: `WEIR_OK`, or `WEIR_ERR_NULL`,
 // `WEIR_ERR_MISALIGNED`, `WEIR_ERR_BLOOM_FOREIGN` (no valid header),
@@ -880,12 +1078,16 @@ weir_status weir_bloom_init_in(void *mem,
 // `WEIR_ERR_TOO_LARGE` (a `len` above PTRDIFF_MAX, which no region has). A
 // process that attaches to an existing region checks it once here.
 weir_status weir_bloom_check_in(const void *mem, size_t len);
+#endif
 
+#if defined(WEIR_HOSTED)
 // `weir_bloom_allow` on the array laid at `mem` (`len` bytes): safe from
 // many threads and processes at once. Refuses (false) whatever
 // `weir_bloom_check_in` would not accept, a NULL key and a negative `now`.
 bool weir_bloom_allow_in(void *mem, size_t len, int64_t now, const void *key, size_t key_len);
+#endif
 
+#if defined(WEIR_HOSTED)
 // `weir_bloom_next` on the array laid at `mem` (`len` bytes). Reads only.
 // INT64_MAX for whatever `weir_bloom_check_in` would not accept, a NULL
 // key and a negative `now`.
@@ -894,24 +1096,33 @@ int64_t weir_bloom_next_in(const void *mem,
                            int64_t now,
                            const void *key,
                            size_t key_len);
+#endif
 
+#if defined(WEIR_HOSTED)
 // The preset: k 1.5 decaying to 1.1, protection 5, a probe after 1 s with
 // nothing let through, 40 buckets over 10 s.
 weir_sre weir_sre_preset(void);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Makes a breaker with an empty window opening at `now` and writes it to
 // `*out`; the probe counts from `now` too. `policy` NULL means the preset.
 // A bad policy gets a status naming the field, the fields checked in this
 // order (with several bad, the first is named): `WEIR_ERR_SRE_FLOOR`,
 // `WEIR_ERR_SRE_K`, `WEIR_ERR_SRE_PROTECTION`, `WEIR_ERR_SRE_PROBE`,
-// `WEIR_ERR_SRE_WINDOW`, `WEIR_ERR_SRE_SIZE`, `WEIR_ERR_SRE_RESERVED`.
-// `WEIR_ERR_NO_MEMORY` if the buckets cannot be allocated, `WEIR_ERR_NULL`
-// if `out` is NULL; `*out` is written only on success.
+// `WEIR_ERR_SRE_WINDOW`, `WEIR_ERR_SRE_SIZE`, then `WEIR_ERR_RESERVED`
+// for a non-zero `reserved`. `WEIR_ERR_NO_MEMORY` if the buckets cannot
+// be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is written only
+// on success.
 weir_status weir_breaker_new(const weir_sre *policy, int64_t now, weir_breaker **out);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Frees a breaker. NULL is accepted and ignored.
 void weir_breaker_free(weir_breaker *breaker);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Asks to make one call at `now`, with `roll` a draw from [0, 1) (clamped
 // into range; NaN counts as 0). True: go ahead; `*ticket` now holds the
 // call, to be settled once with `weir_breaker_pass` or `weir_breaker_fail`.
@@ -922,7 +1133,9 @@ bool weir_breaker_allow(const weir_breaker *breaker,
                         int64_t now,
                         double roll,
                         weir_breaker_ticket *ticket);
+#endif
 
+#if defined(WEIR_HOSTED)
 // The call behind `*ticket` succeeded, finishing at `now`.
 // `WEIR_ERR_SETTLED`, changing nothing, if the ticket was already settled
 // (or is a refusal's); `WEIR_ERR_BREAKER_TICKET`, changing nothing, if this
@@ -933,25 +1146,33 @@ bool weir_breaker_allow(const weir_breaker *breaker,
 weir_status weir_breaker_pass(const weir_breaker *breaker,
                               weir_breaker_ticket *ticket,
                               int64_t now);
+#endif
 
+#if defined(WEIR_HOSTED)
 // The call behind `*ticket` failed, finishing at `now`. Statuses as for
 // `weir_breaker_pass`.
 weir_status weir_breaker_fail(const weir_breaker *breaker,
                               weir_breaker_ticket *ticket,
                               int64_t now);
+#endif
 
+#if defined(WEIR_HOSTED)
 // The fraction of calls the breaker would refuse at `now`, in [0, 1): zero
 // while the window is healthy. The probe is left out; this is the standing
 // throttle a dashboard or an alert wants. A reading: it changes nothing, at
 // any `now` (an earlier one than seen counts as the latest). 0 for a NULL
 // breaker.
 double weir_breaker_ratio(const weir_breaker *breaker, int64_t now);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Writes the outcomes in the window at `now` to `*out`. A reading: it
 // changes nothing, at any `now`. `WEIR_ERR_NULL` if `breaker` or `out` is
 // NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned.
 weir_status weir_breaker_tally(const weir_breaker *breaker, int64_t now, weir_tally *out);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Makes a full bucket at `now` and writes it to `*out`.
 //
 // `rate` is tokens per second; 0 is a bucket that never refills. `burst`
@@ -968,10 +1189,14 @@ weir_status weir_breaker_tally(const weir_breaker *breaker, int64_t now, weir_ta
 // rates with larger costs). The bucket's clock runs for about 146 years
 // after `now`; later readings count as that instant.
 weir_status weir_bucket_new(double rate, double burst, int64_t now, weir_bucket **out);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Frees a bucket. NULL is accepted and ignored.
 void weir_bucket_free(weir_bucket *bucket);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Takes `n` tokens at `now` if the bucket holds them; whether it did.
 // Fractional costs are allowed. Refuses (false, taking nothing) a NULL
 // bucket and an `n` that is 0, negative, NaN, infinite or more than the
@@ -982,7 +1207,9 @@ void weir_bucket_free(weir_bucket *bucket);
 // bucket is one word) and so set no such time: a take at a `now` earlier
 // than a reading's is judged at its own `now`. Pass a monotonic clock.
 bool weir_bucket_take(const weir_bucket *bucket, int64_t now, double n);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Nanoseconds from `now` until `n` tokens will be there, without taking
 // them (what a Retry-After header needs): 0 when they are there now.
 // `INT64_MAX` when `n` is more than the burst, when the bucket will not
@@ -990,10 +1217,13 @@ bool weir_bucket_take(const weir_bucket *bucket, int64_t now, double n);
 // clock), and for a NULL bucket or an `n` that is 0, negative, NaN or
 // infinite.
 int64_t weir_bucket_next(const weir_bucket *bucket, int64_t now, double n);
+#endif
 
+#if defined(WEIR_HOSTED)
 // How many tokens the bucket holds at `now`, from 0 up to the burst; 0 for
 // a NULL bucket.
 double weir_bucket_tokens(const weir_bucket *bucket, int64_t now);
+#endif
 
 // A deadline of `budget_ns` starting at `now`. Any values are accepted: a
 // budget of zero or less never expires.
@@ -1012,24 +1242,50 @@ bool weir_deadline_expired(const weir_deadline *deadline, int64_t now);
 // `deadline` or `out` is NULL or misaligned.
 bool weir_deadline_remaining(const weir_deadline *deadline, int64_t now, int64_t *out);
 
+#if !defined(WEIR_HOSTED)
+// Defined by the SDK when the firmware library is built with the
+// `sdk-critical-section` feature (other builds never call it): keeps
+// out every other context that may touch a weir word (masks
+// interrupts, takes a hardware spinlock, ...) and returns what
+// `weir_critical_exit` needs to restore the state before. Each word
+// update calls the pair once, around a few instructions.
+extern uint32_t weir_critical_enter(void);
+#endif
+
+#if !defined(WEIR_HOSTED)
+// Defined by the SDK with `weir_critical_enter`: ends the critical
+// section, given the value its own `weir_critical_enter` returned.
+extern void weir_critical_exit(uint32_t state);
+#endif
+
+#if defined(WEIR_HOSTED)
 // Makes a gate that nothing has entered and writes it to `*out`. A `limit`
 // of zero or less means no ceiling. `WEIR_ERR_NULL` if `out` is NULL;
 // `*out` is written only on success.
 weir_status weir_gate_new(int64_t limit, weir_gate **out);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Frees a gate. NULL is accepted and ignored.
 void weir_gate_free(weir_gate *gate);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Takes room if there is some. Returns whether it did; false for a NULL
 // gate.
 bool weir_gate_enter(const weir_gate *gate);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Gives room back. Leaving more often than entering never takes the count
 // below zero. Does nothing for a NULL gate.
 void weir_gate_leave(const weir_gate *gate);
+#endif
 
+#if defined(WEIR_HOSTED)
 // How many are inside now; 0 for a NULL gate.
 int64_t weir_gate_held(const weir_gate *gate);
+#endif
 
 // Makes a token bucket of `capacity` units holding `initial_available`,
 // crediting `refill_amount` every `refill_interval_ns` counted from
@@ -1155,55 +1411,73 @@ weir_status weir_limiter_cooldown_ns(const weir_limiter *limiter, int64_t *out);
 // `WEIR_ERR_LIMITER_CORRUPT`.
 weir_status weir_limiter_cooldown_end(const weir_limiter *limiter, int64_t *out);
 
+#if defined(WEIR_HOSTED)
 // Makes a counter no event has touched, allowing `quota` events per
 // `period_ns`, and writes it to `*out`. A period under one nanosecond is
 // raised to one. Without `align`, a period opens with the first event
 // after the previous one closed; with `align`, periods open on multiples
 // of `period_ns` on the caller's clock (floor division, so negative
 // readings align too; with a Unix clock a daily quota resets at midnight
-// UTC). Returns `WEIR_ERR_NULL` if `out` is NULL,
-// `WEIR_ERR_INVALID_ARGUMENT` for a quota of 0 and `WEIR_ERR_NEGATIVE` for
-// a negative one. `*out` is written only on success.
+// UTC). Returns `WEIR_ERR_NULL` if `out` is NULL and `WEIR_ERR_QUOTA` for
+// a quota of 0 or less. `*out` is written only on success.
 weir_status weir_period_new(int64_t quota, int64_t period_ns, bool align, weir_period **out);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Frees a period counter. NULL is accepted and ignored.
 void weir_period_free(weir_period *period);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Counts one event at `now` and says where the quota stands:
 // `WEIR_QUOTA_UNDER` and `WEIR_QUOTA_HIT` are admitted, `WEIR_QUOTA_OVER`
 // is refused. An earlier `now` than one already seen counts as the latest.
 // A NULL counter answers `WEIR_QUOTA_OVER`.
 weir_quota weir_period_take(const weir_period *period, int64_t now);
+#endif
 
-// How many more events the open period admits at `now`; the whole quota
-// when no period is open; 0 for a NULL counter. A reading counts as a `now`
-// seen, as a take does: a later take at an earlier `now` counts as this
-// one, so it never admits more than this reading said.
+#if defined(WEIR_HOSTED)
+// How many more events the open period admits at `now` (a `now` earlier
+// than the latest take's counts as that one); the whole quota when no
+// period is open; 0 for a NULL counter. A pure reading: it changes no later
+// answer, and only takes move the counter's clock.
 int64_t weir_period_left(const weir_period *period, int64_t now);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Nanoseconds from `now` until the open period ends; 0 when no period is
 // open (the next event opens one). `INT64_MAX` when the open period
-// reaches the end of the clock, and for a NULL counter. Like
-// `weir_period_left`, it counts as a `now` seen.
+// reaches the end of the clock, and for a NULL counter. A pure reading, as
+// `weir_period_left` is.
 int64_t weir_period_next(const weir_period *period, int64_t now);
+#endif
 
+#if defined(WEIR_HOSTED)
 // The preset limits: 10 live, 10 idle, closed after 30 minutes idle, no
 // maximum age (the default size of HikariCP and Go's database/sql, which
 // also keeps idle equal to size).
 weir_limits weir_limits_preset(void);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Makes an empty pool with `limits` (NULL: `weir_limits_preset()`) and
 // writes it to `*out`; all its memory is allocated here. Bad limits get
-// `WEIR_ERR_NEGATIVE`, `WEIR_ERR_INVALID_ARGUMENT` (size 0) or
-// `WEIR_ERR_TOO_LARGE` (size above `WEIR_POOL_MAX_SIZE`); `WEIR_ERR_NULL`
-// if `out` is NULL. `*out` is written only on success.
+// the status of the first wrong field (`WEIR_ERR_POOL_SIZE`, `_IDLE`,
+// `_KEEP`, `_LIFE`: see `weir_limits`), `WEIR_ERR_NO_MEMORY` when the table
+// cannot be allocated; `WEIR_ERR_NULL` if `out` is NULL,
+// `WEIR_ERR_MISALIGNED` if `limits` or `out` is misaligned. `*out` is
+// written only on success.
 weir_status weir_pool_new(const weir_limits *limits, weir_pool **out);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Frees a pool. NULL is accepted and ignored. Resources still idle or
 // lent are not closed (the pool never held more than their identities):
 // call `weir_pool_close` first and close what it hands back.
 void weir_pool_free(weir_pool *pool);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Asks for a resource at `now`. READY: the newest idle one, now lent.
 // STALE: the newest idle one was past `keep_ns` or `life_ns`; it is out of
 // the pool, the caller closes it and takes again. MAKE: room is reserved
@@ -1211,18 +1485,24 @@ void weir_pool_free(weir_pool *pool);
 // `weir_pool_unmade` if making failed). WAIT: no room, or the pool is
 // closed. A NULL or poisoned pool answers WAIT.
 weir_taken weir_pool_take(const weir_pool *pool, int64_t now);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Registers `item`, made after a MAKE, as lent and born at `now`; it fills
 // the reservation. `WEIR_ERR_POOL_ITEM_KNOWN` if the pool already holds
 // `item`, `WEIR_ERR_POOL_NO_RESERVATION` if no MAKE is outstanding;
 // `WEIR_ERR_NULL` for a NULL pool. On an error nothing changes.
 weir_status weir_pool_made(const weir_pool *pool, uintptr_t item, int64_t now);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Releases the room a MAKE reserved, because making failed, so a failing
 // factory does not shrink the pool for good. `WEIR_ERR_POOL_NO_RESERVATION`
 // if no MAKE is outstanding; `WEIR_ERR_NULL` for a NULL pool.
 weir_status weir_pool_unmade(const weir_pool *pool);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Gives a lent resource back at `now` and writes to `*kept` whether the
 // pool kept it. `*kept == false`: the caller closes `item` (enough were
 // idle, it has lived `life_ns`, or the pool is closed). The resource keeps
@@ -1235,14 +1515,18 @@ weir_status weir_pool_unmade(const weir_pool *pool);
 // and no reservation open: the pool does not hold it), `WEIR_ERR_NULL`
 // (NULL pool or `kept`).
 weir_status weir_pool_give(const weir_pool *pool, uintptr_t item, int64_t now, bool *kept);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Says a lent resource broke and is not coming back; its room is free and
 // the caller closes it. An `item` the pool does not know, dropped while a
 // MAKE is outstanding, ends that reservation (counted as made and
 // dropped). Errors change nothing: `WEIR_ERR_POOL_ITEM_IDLE`,
 // `WEIR_ERR_POOL_NOT_LENT`, `WEIR_ERR_NULL` (NULL pool).
 weir_status weir_pool_drop(const weir_pool *pool, uintptr_t item);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Removes the idle resources due at `now` — those idle for `keep_ns` or
 // more, or alive for `life_ns` or more (the boundary included) — oldest
 // first, writes at most `cap` of them to `out` for the caller to close, and
@@ -1255,7 +1539,9 @@ weir_status weir_pool_drop(const weir_pool *pool, uintptr_t item);
 // `cap == 0` writes and removes nothing and returns 0, and so does an
 // `out` not aligned for a `uintptr_t`. A NULL pool answers 0.
 size_t weir_pool_evict(const weir_pool *pool, int64_t now, uintptr_t *out, size_t cap);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Closes the pool for shutdown and empties it: writes at most `cap` idle
 // resources to `out`, oldest first, for the caller to close, and returns
 // how many it wrote: only `out[0]` to `out[returned - 1]` are written.
@@ -1268,28 +1554,39 @@ size_t weir_pool_evict(const weir_pool *pool, int64_t now, uintptr_t *out, size_
 // refused whole: it returns 0 and the pool stays open. A NULL pool answers
 // 0.
 size_t weir_pool_close(const weir_pool *pool, uintptr_t *out, size_t cap);
+#endif
 
+#if defined(WEIR_HOSTED)
 // How many resources exist: idle, lent and being made. 0 for a NULL pool.
 int64_t weir_pool_live(const weir_pool *pool);
+#endif
 
+#if defined(WEIR_HOSTED)
 // How many are sitting idle. 0 for a NULL pool.
 int64_t weir_pool_idle(const weir_pool *pool);
+#endif
 
+#if defined(WEIR_HOSTED)
 // How many are lent out or being made (reserved by MAKE). 0 for a NULL
 // pool.
 int64_t weir_pool_busy(const weir_pool *pool);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Nanoseconds from `now` until the next idle resource becomes due: 0 if
 // one is due already, `INT64_MAX` if none ever will (nothing idle, or no
 // `keep_ns` and no `life_ns`). `weir_pool_evict` at `now` plus this removes
 // at least one, so one timer armed with it replaces polling. It only
 // reads: `now` does not move the pool's clock. `INT64_MAX` for a NULL pool.
 int64_t weir_pool_next_expiry(const weir_pool *pool, int64_t now);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Writes the pool's running totals to `*out`. `WEIR_ERR_NULL` if `pool`
 // or `out` is NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned; `*out`
 // is written only on success.
 weir_status weir_pool_stats(const weir_pool *pool, weir_pool_counters *out);
+#endif
 
 // Checks a rate and a burst once and writes the limit to `*out`.
 // `burst` must be 1..1023 (`WEIR_ERR_RATE_BURST`); `limit_per_s` must be
@@ -1317,10 +1614,13 @@ bool weir_rate_allow(weir_rate *rate, const weir_rate_limit *limit, int64_t now)
 // misaligned `rate`, or a NULL or invalid `limit`.
 int64_t weir_rate_next(const weir_rate *rate, const weir_rate_limit *limit, int64_t now);
 
+#if defined(WEIR_HOSTED)
 // The preset: 50 buckets over 5 s, hot at 900‰ CPU, 1 s assumed response
 // time, average weighted 0.9, 1 s to cool, never under 0.1 of capacity.
 weir_shed weir_shed_preset(void);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Makes a shedder with an empty window opening at `now` and writes it to
 // `*out`. `policy` NULL means the preset. A bad policy gets a status naming
 // the field, the fields checked in this order (with several bad, the first
@@ -1330,10 +1630,14 @@ weir_shed weir_shed_preset(void);
 // buckets cannot be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is
 // written only on success.
 weir_status weir_shedder_new(const weir_shed *policy, int64_t now, weir_shedder **out);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Frees a shedder. NULL is accepted and ignored.
 void weir_shedder_free(weir_shedder *shedder);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Asks to start one call at `now`, with the CPU at `cpu_permille`
 // thousandths (values outside [0, 1000] are clamped into it). True: go
 // ahead; `*ticket` now holds the call, to be settled once with
@@ -1344,7 +1648,9 @@ bool weir_shedder_allow(const weir_shedder *shedder,
                         int64_t now,
                         int32_t cpu_permille,
                         weir_ticket *ticket);
+#endif
 
+#if defined(WEIR_HOSTED)
 // The call behind `*ticket` succeeded at `now`: it leaves flight, and its
 // response time and its pass count towards capacity. `WEIR_ERR_SETTLED`,
 // changing nothing, if the ticket was already settled (or refused);
@@ -1352,49 +1658,69 @@ bool weir_shedder_allow(const weir_shedder *shedder,
 // `WEIR_ERR_NULL` if `shedder` or `ticket` is NULL; `WEIR_ERR_MISALIGNED`,
 // changing nothing, if `ticket` is misaligned.
 weir_status weir_shedder_pass(const weir_shedder *shedder, weir_ticket *ticket, int64_t now);
+#endif
 
+#if defined(WEIR_HOSTED)
 // The call behind `*ticket` failed: it leaves flight but feeds neither the
 // pass count nor the response times. Statuses as for `weir_shedder_pass`.
 weir_status weir_shedder_fail(const weir_shedder *shedder, weir_ticket *ticket);
+#endif
 
+#if defined(WEIR_HOSTED)
 // How many calls are in flight; 0 for a NULL shedder.
 int64_t weir_shedder_flying(const weir_shedder *shedder);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Writes what the shedder knows at `now` to `*out`. A reading: it changes
 // nothing, at any `now` (an earlier one than seen counts as the latest),
 // so no later decision depends on whether or when it was asked.
 // `WEIR_ERR_NULL` if `shedder` or `out` is NULL, `WEIR_ERR_MISALIGNED` if
 // `out` is misaligned.
 weir_status weir_shedder_stats(const weir_shedder *shedder, int64_t now, weir_shed_stats *out);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Makes an empty window that counts at most `quota` events in any
 // `window_ns`-long stretch, and writes it to `*out`. An event stamped `t`
 // is counted while `now < t + window_ns` and falls out at exactly
 // `t + window_ns`.
 //
-// Returns `WEIR_ERR_NULL` if `out` is NULL, `WEIR_ERR_INVALID_ARGUMENT`
-// for a quota or window of 0, `WEIR_ERR_NEGATIVE` for a negative one,
-// `WEIR_ERR_TOO_LARGE` when `quota` stamps (8 bytes each) cannot be
-// represented, and `WEIR_ERR_NO_MEMORY` when they cannot be allocated.
+// Returns `WEIR_ERR_NULL` if `out` is NULL, `WEIR_ERR_QUOTA` for a quota
+// of 0 or less, `WEIR_ERR_SLIDING_WINDOW` for a window of 0 or less (the
+// quota is checked first), `WEIR_ERR_TOO_LARGE` when `quota` stamps (8
+// bytes each) cannot be represented, and `WEIR_ERR_NO_MEMORY` when they
+// cannot be allocated.
 // `*out` is written only on success.
 weir_status weir_sliding_new(int64_t quota, int64_t window_ns, weir_sliding **out);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Frees a sliding window. NULL is accepted and ignored.
 void weir_sliding_free(weir_sliding *sliding);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Counts an event at `now` if the window has room; whether it did. O(1)
 // amortised; never allocates. An earlier `now` than one already seen
 // counts as the latest. False for a NULL window.
 bool weir_sliding_take(const weir_sliding *sliding, int64_t now);
+#endif
 
-// How many more events the window would count at `now`; 0 for a NULL
-// window.
+#if defined(WEIR_HOSTED)
+// How many more events the window would count at `now` (a `now` earlier
+// than the latest take's counts as that one); 0 for a NULL window. A pure
+// reading: it drops no stamp and changes no later answer. O(log quota).
 int64_t weir_sliding_left(const weir_sliding *sliding, int64_t now);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Nanoseconds from `now` until the window has room: 0 when it has room
 // now, otherwise when its oldest counted event falls out. `INT64_MAX` when
-// that instant is past the end of the clock, and for a NULL window.
+// that instant is past the end of the clock, and for a NULL window. A pure
+// reading, as `weir_sliding_left` is.
 int64_t weir_sliding_next(const weir_sliding *sliding, int64_t now);
+#endif
 
 // A static, NUL-terminated, human-readable description of a status code.
 // Any value is accepted: a code weir does not define gets
@@ -1406,6 +1732,7 @@ const char *weir_status_str(int32_t code);
 // catch a header and a library from different releases.
 const char *weir_version(void);
 
+#if defined(WEIR_HOSTED)
 // Makes an empty window of `size` buckets covering `window_ns`, its first
 // bucket opening at `now`, and writes it to `*out`. A `size` below one is
 // raised to one; each bucket is `window_ns / size` wide, and at least 1 ns.
@@ -1414,15 +1741,21 @@ const char *weir_version(void);
 // buckets cannot be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is
 // written only on success.
 weir_status weir_window_new(int32_t size, int64_t window_ns, int64_t now, weir_window **out);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Frees a window. NULL is accepted and ignored.
 void weir_window_free(weir_window *window);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Adds `value` to the bucket `now` falls in (its sum saturates), after
 // clearing what the gap since the last write swept past. `WEIR_ERR_NULL`
 // for a NULL window.
 weir_status weir_window_add(const weir_window *window, int64_t now, int64_t value);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Writes to `*out` the sum and count over the buckets inside the window at
 // `now`, with the bucket `now` falls in when `current` is true and without
 // it (complete buckets only) when false. Clears nothing. `WEIR_ERR_NULL` if
@@ -1431,7 +1764,9 @@ weir_status weir_window_total(const weir_window *window,
                               int64_t now,
                               bool current,
                               weir_total *out);
+#endif
 
+#if defined(WEIR_HOSTED)
 // Copies the buckets inside the window at `now` into `out`, oldest first,
 // and returns how many it wrote. With `current` true there are `size` of
 // them, the last being the bucket `now` falls in; with `current` false that
@@ -1445,12 +1780,174 @@ size_t weir_window_buckets(const weir_window *window,
                            bool current,
                            weir_total *out,
                            size_t cap);
+#endif
 
+#if defined(WEIR_HOSTED)
 // How many buckets the window has; 0 for a NULL window.
 int32_t weir_window_size(const weir_window *window);
+#endif
 
+#if defined(WEIR_HOSTED)
 // How much time one bucket covers, in nanoseconds; 0 for a NULL window.
 int64_t weir_window_width(const weir_window *window);
+#endif
+
+#if !defined(WEIR_HOSTED)
+/*
+ * WEIR_FREESTANDING: the firmware build has none of the functions above that
+ * sit under `#if defined(WEIR_HOSTED)`. Each such name below expands to a
+ * call of a function the compiler refuses with a message that names it (GCC
+ * 12+ and clang: `unavailable`; older GCC: `error`). Those are defined
+ * nowhere, so any other compiler stops at the link.
+ */
+#if defined(__has_attribute)
+#if __has_attribute(unavailable)
+#define WEIR_HOSTED_ONLY_(name) __attribute__((unavailable(WEIR_HOSTED_ONLY_MESSAGE_(name))))
+#elif __has_attribute(error)
+#define WEIR_HOSTED_ONLY_(name) __attribute__((error(WEIR_HOSTED_ONLY_MESSAGE_(name))))
+#endif
+#endif
+#ifndef WEIR_HOSTED_ONLY_
+#define WEIR_HOSTED_ONLY_(name)
+#endif
+#define WEIR_HOSTED_ONLY_MESSAGE_(name) \
+  #name " needs the hosted weir library: the firmware build " \
+  "(WEIR_FREESTANDING) has no heap handles; see README.md, Firmware"
+int weir_hosted_only_weir_bloom_new(void) WEIR_HOSTED_ONLY_(weir_bloom_new);
+#define weir_bloom_new(...) weir_hosted_only_weir_bloom_new()
+int weir_hosted_only_weir_bloom_free(void) WEIR_HOSTED_ONLY_(weir_bloom_free);
+#define weir_bloom_free(...) weir_hosted_only_weir_bloom_free()
+int weir_hosted_only_weir_bloom_allow(void) WEIR_HOSTED_ONLY_(weir_bloom_allow);
+#define weir_bloom_allow(...) weir_hosted_only_weir_bloom_allow()
+int weir_hosted_only_weir_bloom_next(void) WEIR_HOSTED_ONLY_(weir_bloom_next);
+#define weir_bloom_next(...) weir_hosted_only_weir_bloom_next()
+int weir_hosted_only_weir_bloom_footprint(void) WEIR_HOSTED_ONLY_(weir_bloom_footprint);
+#define weir_bloom_footprint(...) weir_hosted_only_weir_bloom_footprint()
+int weir_hosted_only_weir_bloom_init_in(void) WEIR_HOSTED_ONLY_(weir_bloom_init_in);
+#define weir_bloom_init_in(...) weir_hosted_only_weir_bloom_init_in()
+int weir_hosted_only_weir_bloom_check_in(void) WEIR_HOSTED_ONLY_(weir_bloom_check_in);
+#define weir_bloom_check_in(...) weir_hosted_only_weir_bloom_check_in()
+int weir_hosted_only_weir_bloom_allow_in(void) WEIR_HOSTED_ONLY_(weir_bloom_allow_in);
+#define weir_bloom_allow_in(...) weir_hosted_only_weir_bloom_allow_in()
+int weir_hosted_only_weir_bloom_next_in(void) WEIR_HOSTED_ONLY_(weir_bloom_next_in);
+#define weir_bloom_next_in(...) weir_hosted_only_weir_bloom_next_in()
+int weir_hosted_only_weir_sre_preset(void) WEIR_HOSTED_ONLY_(weir_sre_preset);
+#define weir_sre_preset(...) weir_hosted_only_weir_sre_preset()
+int weir_hosted_only_weir_breaker_new(void) WEIR_HOSTED_ONLY_(weir_breaker_new);
+#define weir_breaker_new(...) weir_hosted_only_weir_breaker_new()
+int weir_hosted_only_weir_breaker_free(void) WEIR_HOSTED_ONLY_(weir_breaker_free);
+#define weir_breaker_free(...) weir_hosted_only_weir_breaker_free()
+int weir_hosted_only_weir_breaker_allow(void) WEIR_HOSTED_ONLY_(weir_breaker_allow);
+#define weir_breaker_allow(...) weir_hosted_only_weir_breaker_allow()
+int weir_hosted_only_weir_breaker_pass(void) WEIR_HOSTED_ONLY_(weir_breaker_pass);
+#define weir_breaker_pass(...) weir_hosted_only_weir_breaker_pass()
+int weir_hosted_only_weir_breaker_fail(void) WEIR_HOSTED_ONLY_(weir_breaker_fail);
+#define weir_breaker_fail(...) weir_hosted_only_weir_breaker_fail()
+int weir_hosted_only_weir_breaker_ratio(void) WEIR_HOSTED_ONLY_(weir_breaker_ratio);
+#define weir_breaker_ratio(...) weir_hosted_only_weir_breaker_ratio()
+int weir_hosted_only_weir_breaker_tally(void) WEIR_HOSTED_ONLY_(weir_breaker_tally);
+#define weir_breaker_tally(...) weir_hosted_only_weir_breaker_tally()
+int weir_hosted_only_weir_bucket_new(void) WEIR_HOSTED_ONLY_(weir_bucket_new);
+#define weir_bucket_new(...) weir_hosted_only_weir_bucket_new()
+int weir_hosted_only_weir_bucket_free(void) WEIR_HOSTED_ONLY_(weir_bucket_free);
+#define weir_bucket_free(...) weir_hosted_only_weir_bucket_free()
+int weir_hosted_only_weir_bucket_take(void) WEIR_HOSTED_ONLY_(weir_bucket_take);
+#define weir_bucket_take(...) weir_hosted_only_weir_bucket_take()
+int weir_hosted_only_weir_bucket_next(void) WEIR_HOSTED_ONLY_(weir_bucket_next);
+#define weir_bucket_next(...) weir_hosted_only_weir_bucket_next()
+int weir_hosted_only_weir_bucket_tokens(void) WEIR_HOSTED_ONLY_(weir_bucket_tokens);
+#define weir_bucket_tokens(...) weir_hosted_only_weir_bucket_tokens()
+int weir_hosted_only_weir_gate_new(void) WEIR_HOSTED_ONLY_(weir_gate_new);
+#define weir_gate_new(...) weir_hosted_only_weir_gate_new()
+int weir_hosted_only_weir_gate_free(void) WEIR_HOSTED_ONLY_(weir_gate_free);
+#define weir_gate_free(...) weir_hosted_only_weir_gate_free()
+int weir_hosted_only_weir_gate_enter(void) WEIR_HOSTED_ONLY_(weir_gate_enter);
+#define weir_gate_enter(...) weir_hosted_only_weir_gate_enter()
+int weir_hosted_only_weir_gate_leave(void) WEIR_HOSTED_ONLY_(weir_gate_leave);
+#define weir_gate_leave(...) weir_hosted_only_weir_gate_leave()
+int weir_hosted_only_weir_gate_held(void) WEIR_HOSTED_ONLY_(weir_gate_held);
+#define weir_gate_held(...) weir_hosted_only_weir_gate_held()
+int weir_hosted_only_weir_period_new(void) WEIR_HOSTED_ONLY_(weir_period_new);
+#define weir_period_new(...) weir_hosted_only_weir_period_new()
+int weir_hosted_only_weir_period_free(void) WEIR_HOSTED_ONLY_(weir_period_free);
+#define weir_period_free(...) weir_hosted_only_weir_period_free()
+int weir_hosted_only_weir_period_take(void) WEIR_HOSTED_ONLY_(weir_period_take);
+#define weir_period_take(...) weir_hosted_only_weir_period_take()
+int weir_hosted_only_weir_period_left(void) WEIR_HOSTED_ONLY_(weir_period_left);
+#define weir_period_left(...) weir_hosted_only_weir_period_left()
+int weir_hosted_only_weir_period_next(void) WEIR_HOSTED_ONLY_(weir_period_next);
+#define weir_period_next(...) weir_hosted_only_weir_period_next()
+int weir_hosted_only_weir_limits_preset(void) WEIR_HOSTED_ONLY_(weir_limits_preset);
+#define weir_limits_preset(...) weir_hosted_only_weir_limits_preset()
+int weir_hosted_only_weir_pool_new(void) WEIR_HOSTED_ONLY_(weir_pool_new);
+#define weir_pool_new(...) weir_hosted_only_weir_pool_new()
+int weir_hosted_only_weir_pool_free(void) WEIR_HOSTED_ONLY_(weir_pool_free);
+#define weir_pool_free(...) weir_hosted_only_weir_pool_free()
+int weir_hosted_only_weir_pool_take(void) WEIR_HOSTED_ONLY_(weir_pool_take);
+#define weir_pool_take(...) weir_hosted_only_weir_pool_take()
+int weir_hosted_only_weir_pool_made(void) WEIR_HOSTED_ONLY_(weir_pool_made);
+#define weir_pool_made(...) weir_hosted_only_weir_pool_made()
+int weir_hosted_only_weir_pool_unmade(void) WEIR_HOSTED_ONLY_(weir_pool_unmade);
+#define weir_pool_unmade(...) weir_hosted_only_weir_pool_unmade()
+int weir_hosted_only_weir_pool_give(void) WEIR_HOSTED_ONLY_(weir_pool_give);
+#define weir_pool_give(...) weir_hosted_only_weir_pool_give()
+int weir_hosted_only_weir_pool_drop(void) WEIR_HOSTED_ONLY_(weir_pool_drop);
+#define weir_pool_drop(...) weir_hosted_only_weir_pool_drop()
+int weir_hosted_only_weir_pool_evict(void) WEIR_HOSTED_ONLY_(weir_pool_evict);
+#define weir_pool_evict(...) weir_hosted_only_weir_pool_evict()
+int weir_hosted_only_weir_pool_close(void) WEIR_HOSTED_ONLY_(weir_pool_close);
+#define weir_pool_close(...) weir_hosted_only_weir_pool_close()
+int weir_hosted_only_weir_pool_live(void) WEIR_HOSTED_ONLY_(weir_pool_live);
+#define weir_pool_live(...) weir_hosted_only_weir_pool_live()
+int weir_hosted_only_weir_pool_idle(void) WEIR_HOSTED_ONLY_(weir_pool_idle);
+#define weir_pool_idle(...) weir_hosted_only_weir_pool_idle()
+int weir_hosted_only_weir_pool_busy(void) WEIR_HOSTED_ONLY_(weir_pool_busy);
+#define weir_pool_busy(...) weir_hosted_only_weir_pool_busy()
+int weir_hosted_only_weir_pool_next_expiry(void) WEIR_HOSTED_ONLY_(weir_pool_next_expiry);
+#define weir_pool_next_expiry(...) weir_hosted_only_weir_pool_next_expiry()
+int weir_hosted_only_weir_pool_stats(void) WEIR_HOSTED_ONLY_(weir_pool_stats);
+#define weir_pool_stats(...) weir_hosted_only_weir_pool_stats()
+int weir_hosted_only_weir_shed_preset(void) WEIR_HOSTED_ONLY_(weir_shed_preset);
+#define weir_shed_preset(...) weir_hosted_only_weir_shed_preset()
+int weir_hosted_only_weir_shedder_new(void) WEIR_HOSTED_ONLY_(weir_shedder_new);
+#define weir_shedder_new(...) weir_hosted_only_weir_shedder_new()
+int weir_hosted_only_weir_shedder_free(void) WEIR_HOSTED_ONLY_(weir_shedder_free);
+#define weir_shedder_free(...) weir_hosted_only_weir_shedder_free()
+int weir_hosted_only_weir_shedder_allow(void) WEIR_HOSTED_ONLY_(weir_shedder_allow);
+#define weir_shedder_allow(...) weir_hosted_only_weir_shedder_allow()
+int weir_hosted_only_weir_shedder_pass(void) WEIR_HOSTED_ONLY_(weir_shedder_pass);
+#define weir_shedder_pass(...) weir_hosted_only_weir_shedder_pass()
+int weir_hosted_only_weir_shedder_fail(void) WEIR_HOSTED_ONLY_(weir_shedder_fail);
+#define weir_shedder_fail(...) weir_hosted_only_weir_shedder_fail()
+int weir_hosted_only_weir_shedder_flying(void) WEIR_HOSTED_ONLY_(weir_shedder_flying);
+#define weir_shedder_flying(...) weir_hosted_only_weir_shedder_flying()
+int weir_hosted_only_weir_shedder_stats(void) WEIR_HOSTED_ONLY_(weir_shedder_stats);
+#define weir_shedder_stats(...) weir_hosted_only_weir_shedder_stats()
+int weir_hosted_only_weir_sliding_new(void) WEIR_HOSTED_ONLY_(weir_sliding_new);
+#define weir_sliding_new(...) weir_hosted_only_weir_sliding_new()
+int weir_hosted_only_weir_sliding_free(void) WEIR_HOSTED_ONLY_(weir_sliding_free);
+#define weir_sliding_free(...) weir_hosted_only_weir_sliding_free()
+int weir_hosted_only_weir_sliding_take(void) WEIR_HOSTED_ONLY_(weir_sliding_take);
+#define weir_sliding_take(...) weir_hosted_only_weir_sliding_take()
+int weir_hosted_only_weir_sliding_left(void) WEIR_HOSTED_ONLY_(weir_sliding_left);
+#define weir_sliding_left(...) weir_hosted_only_weir_sliding_left()
+int weir_hosted_only_weir_sliding_next(void) WEIR_HOSTED_ONLY_(weir_sliding_next);
+#define weir_sliding_next(...) weir_hosted_only_weir_sliding_next()
+int weir_hosted_only_weir_window_new(void) WEIR_HOSTED_ONLY_(weir_window_new);
+#define weir_window_new(...) weir_hosted_only_weir_window_new()
+int weir_hosted_only_weir_window_free(void) WEIR_HOSTED_ONLY_(weir_window_free);
+#define weir_window_free(...) weir_hosted_only_weir_window_free()
+int weir_hosted_only_weir_window_add(void) WEIR_HOSTED_ONLY_(weir_window_add);
+#define weir_window_add(...) weir_hosted_only_weir_window_add()
+int weir_hosted_only_weir_window_total(void) WEIR_HOSTED_ONLY_(weir_window_total);
+#define weir_window_total(...) weir_hosted_only_weir_window_total()
+int weir_hosted_only_weir_window_buckets(void) WEIR_HOSTED_ONLY_(weir_window_buckets);
+#define weir_window_buckets(...) weir_hosted_only_weir_window_buckets()
+int weir_hosted_only_weir_window_size(void) WEIR_HOSTED_ONLY_(weir_window_size);
+#define weir_window_size(...) weir_hosted_only_weir_window_size()
+int weir_hosted_only_weir_window_width(void) WEIR_HOSTED_ONLY_(weir_window_width);
+#define weir_window_width(...) weir_hosted_only_weir_window_width()
+#endif  // !defined(WEIR_HOSTED)
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -2,7 +2,7 @@
 //! structure laid into caller memory (`weir_bloom_*_in`).
 
 use core::ffi::c_void;
-use std::sync::atomic::AtomicU64;
+use weir_core::atomic::AtomicU64;
 
 use static_assertions::const_assert_eq;
 
@@ -97,6 +97,7 @@ fn key_at<'a>(key: *const c_void, len: usize) -> Option<&'a [u8]> {
 /// is left out.
 #[inline]
 fn region_at<'a>(mem: *const c_void, len: usize) -> Result<&'a [AtomicU64], weir_status> {
+    crate::atomic::shareable()?;
     usable(mem.cast::<AtomicU64>())?;
     if len > isize::MAX as usize || (mem as usize).checked_add(len).is_none() {
         return Err(WEIR_ERR_TOO_LARGE);
@@ -217,7 +218,8 @@ pub extern "C" fn weir_bloom_footprint(size_log2: u32) -> usize {
 /// The arguments are checked as `weir_bloom_new` checks them; then
 /// `WEIR_ERR_NULL` for a NULL `mem`, `WEIR_ERR_MISALIGNED`,
 /// `WEIR_ERR_TOO_LARGE` for a `len` no object can have (above PTRDIFF_MAX),
-/// `WEIR_ERR_BLOOM_TOO_SMALL`. Nothing is written unless it returns
+/// `WEIR_ERR_BLOOM_TOO_SMALL`; `WEIR_ERR_WORDS_NOT_SHAREABLE` on a target
+/// whose words take a lock (see `weir_words_shareable`). Nothing is written unless it returns
 /// `WEIR_OK`.
 #[no_mangle]
 pub extern "C" fn weir_bloom_init_in(

@@ -35,7 +35,7 @@ pub struct weir_sre {
     /// Buckets in the window; below one is raised to one, above 1048576 is
     /// `WEIR_ERR_SRE_SIZE`.
     pub size: i32,
-    /// Must be 0 (`WEIR_ERR_SRE_RESERVED` otherwise).
+    /// Must be 0; anything else is `WEIR_ERR_RESERVED`.
     pub reserved: i32,
     /// How far back the window reaches; positive.
     pub window_ns: i64,
@@ -227,9 +227,10 @@ impl Handle for weir_breaker {
 /// A bad policy gets a status naming the field, the fields checked in this
 /// order (with several bad, the first is named): `WEIR_ERR_SRE_FLOOR`,
 /// `WEIR_ERR_SRE_K`, `WEIR_ERR_SRE_PROTECTION`, `WEIR_ERR_SRE_PROBE`,
-/// `WEIR_ERR_SRE_WINDOW`, `WEIR_ERR_SRE_SIZE`, `WEIR_ERR_SRE_RESERVED`.
-/// `WEIR_ERR_NO_MEMORY` if the buckets cannot be allocated, `WEIR_ERR_NULL`
-/// if `out` is NULL; `*out` is written only on success.
+/// `WEIR_ERR_SRE_WINDOW`, `WEIR_ERR_SRE_SIZE`, then `WEIR_ERR_RESERVED`
+/// for a non-zero `reserved`. `WEIR_ERR_NO_MEMORY` if the buckets cannot
+/// be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is written only
+/// on success.
 #[no_mangle]
 pub extern "C" fn weir_breaker_new(
     policy: *const weir_sre,
@@ -243,7 +244,7 @@ pub extern "C" fn weir_breaker_new(
             return Err(WEIR_ERR_SRE_SIZE);
         }
         if sre.reserved != 0 {
-            return Err(WEIR_ERR_SRE_RESERVED);
+            return Err(WEIR_ERR_RESERVED);
         }
         let breaker = Breaker::new(core, now)?.tagged(next_tag());
         Ok(weir_breaker(Guarded::new(Mutex::new(breaker))))

@@ -7,20 +7,31 @@
 //! They check pointers for NULL, run the body inside `catch_unwind` so no
 //! panic reaches C, and poison a handle whose operation panicked so that it
 //! refuses everything afterwards instead of acting on half-updated state.
+//!
+//! Without `std` (the firmware build) there is no unwinding and no
+//! `catch_unwind`: [`guard`] and [`guard_status`] run the body directly, and
+//! a panic (which no code path is meant to reach) stops the program in the
+//! firmware panic handler (src/firmware.rs), never returning into C. The
+//! handle helpers exist only with `std`, as the handles do.
 
-use std::mem::MaybeUninit;
+use core::mem::MaybeUninit;
+#[cfg(feature = "std")]
 use std::panic::{catch_unwind, AssertUnwindSafe};
+#[cfg(feature = "std")]
 use std::sync::atomic::{AtomicBool, Ordering};
+#[cfg(feature = "std")]
 use std::sync::{Mutex, MutexGuard};
 
 use crate::status::weir_status::{self, *};
 
 /// A handle's state with the flag that an earlier panic sets.
+#[cfg(feature = "std")]
 pub(crate) struct Guarded<S> {
     poisoned: AtomicBool,
     state: S,
 }
 
+#[cfg(feature = "std")]
 impl<S> Guarded<S> {
     pub(crate) fn new(state: S) -> Self {
         Guarded {
@@ -31,18 +42,21 @@ impl<S> Guarded<S> {
 }
 
 /// An opaque C handle: a struct whose only field is a [`Guarded`] state.
+#[cfg(feature = "std")]
 pub(crate) trait Handle {
     type State;
     fn guarded(&self) -> &Guarded<Self::State>;
 }
 
 /// Why a call on a handle could not run its body.
+#[cfg(feature = "std")]
 enum Fault {
     Null,
     Poisoned,
     Panicked,
 }
 
+#[cfg(feature = "std")]
 impl From<Fault> for weir_status {
     fn from(fault: Fault) -> weir_status {
         match fault {
@@ -55,6 +69,7 @@ impl From<Fault> for weir_status {
 
 /// Runs `body` on the state behind `handle`, unless `handle` is NULL or
 /// poisoned; a panic in `body` poisons the handle.
+#[cfg(feature = "std")]
 #[inline]
 fn run<H: Handle, R>(handle: *const H, body: impl FnOnce(&H::State) -> R) -> Result<R, Fault> {
     // SAFETY: a non-NULL handle pointer came from `new_handle` and has not
@@ -72,6 +87,7 @@ fn run<H: Handle, R>(handle: *const H, body: impl FnOnce(&H::State) -> R) -> Res
 
 /// A decision or a reading on a handle: `body`'s answer, or `neutral` when
 /// the handle is NULL or poisoned or `body` panicked.
+#[cfg(feature = "std")]
 #[inline]
 pub(crate) fn on<H: Handle, R>(
     handle: *const H,
@@ -83,6 +99,7 @@ pub(crate) fn on<H: Handle, R>(
 
 /// A call on a handle that reports a status: NULL, poisoned and panicked
 /// handles get `WEIR_ERR_NULL`, `WEIR_ERR_POISONED` and `WEIR_ERR_PANIC`.
+#[cfg(feature = "std")]
 #[inline]
 pub(crate) fn status_on<H: Handle>(
     handle: *const H,
@@ -95,18 +112,37 @@ pub(crate) fn status_on<H: Handle>(
 }
 
 /// A call without a handle: `body`'s answer, or `neutral` if it panicked.
+#[cfg(feature = "std")]
 #[inline]
 pub(crate) fn guard<R>(neutral: R, body: impl FnOnce() -> R) -> R {
     catch_unwind(AssertUnwindSafe(body)).unwrap_or(neutral)
 }
 
 /// A call without a handle that reports a status; a panic is `WEIR_ERR_PANIC`.
+#[cfg(feature = "std")]
 #[inline]
 pub(crate) fn guard_status(body: impl FnOnce() -> Result<(), weir_status>) -> weir_status {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(result) => result.err().unwrap_or(WEIR_OK),
         Err(_) => WEIR_ERR_PANIC,
     }
+}
+
+/// A call without a handle, in the firmware build: `body`'s answer. A panic
+/// cannot be caught without unwinding; it stops in the panic handler and
+/// never returns, so `neutral` is never needed.
+#[cfg(not(feature = "std"))]
+#[inline]
+pub(crate) fn guard<R>(_neutral: R, body: impl FnOnce() -> R) -> R {
+    body()
+}
+
+/// A call without a handle that reports a status, in the firmware build (a
+/// panic stops in the panic handler, as for [`guard`]).
+#[cfg(not(feature = "std"))]
+#[inline]
+pub(crate) fn guard_status(body: impl FnOnce() -> Result<(), weir_status>) -> weir_status {
+    body().err().unwrap_or(WEIR_OK)
 }
 
 /// `Ok` when `ptr` can point to a `T` at all: `WEIR_ERR_NULL` when it is
@@ -134,6 +170,7 @@ fn aligned<T>(ptr: *const T) -> bool {
 
 /// Makes a handle with `make` and writes it to `*out`; `*out` is written
 /// only on success. A NULL or misaligned `out` fails before `make` runs.
+#[cfg(feature = "std")]
 pub(crate) fn new_handle<H>(
     out: *mut *mut H,
     make: impl FnOnce() -> Result<H, weir_status>,
@@ -149,6 +186,7 @@ pub(crate) fn new_handle<H>(
 }
 
 /// Frees a handle made by `new_handle`; NULL is accepted and ignored.
+#[cfg(feature = "std")]
 pub(crate) fn free_handle<H>(handle: *mut H) {
     guard((), || {
         if !handle.is_null() {
@@ -205,6 +243,7 @@ pub(crate) fn value_mut<'a, T>(value: *mut T) -> Result<&'a mut T, weir_status> 
 /// Locks a per-handle mutex. A poisoned mutex means another thread
 /// panicked while holding it; the handle's own flag is set by that thread's
 /// guard, and this call refuses by panicking into its own guard.
+#[cfg(feature = "std")]
 #[inline]
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     match mutex.lock() {
@@ -254,7 +293,7 @@ pub(crate) fn slice_out<'a, T>(
     Ok(unsafe { core::slice::from_raw_parts_mut(items.cast::<MaybeUninit<T>>(), cap) })
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "std"))]
 mod tests {
     use super::*;
     use std::ptr;

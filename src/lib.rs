@@ -10,21 +10,42 @@
 //! Rust programs that want the behaviour types without a C library depend on
 //! `weir-core` instead.
 
-#![allow(non_camel_case_types)]
+//!
+//! Without the default `std` feature this is the firmware build
+//! (README.md, "Firmware"): only the faces that need no heap compile
+//! (limiter, backoff, deadline, rate, status, version, atomic), a panic
+//! aborts through [`firmware`]'s handler, and the handles, which need an
+//! allocator and a lock, are left out. The header declares those under
+//! `#if defined(WEIR_HOSTED)` (cbindgen.toml maps the `std` feature to it).
 
+#![allow(non_camel_case_types)]
+#![cfg_attr(not(feature = "std"), no_std)]
+
+pub mod atomic;
 pub mod backoff;
+#[cfg(feature = "std")]
 pub mod bloom;
+#[cfg(feature = "std")]
 pub mod breaker;
+#[cfg(feature = "std")]
 pub mod bucket;
 pub mod deadline;
+#[cfg(not(feature = "std"))]
+mod firmware;
+#[cfg(feature = "std")]
 pub mod gate;
 pub(crate) mod guard;
 pub mod limiter;
+#[cfg(feature = "std")]
 pub mod period;
+#[cfg(feature = "std")]
 pub mod pool;
 pub mod rate;
+#[cfg(feature = "std")]
 pub mod shedder;
+#[cfg(feature = "std")]
 pub mod sliding;
 pub mod status;
 pub mod version;
+#[cfg(feature = "std")]
 pub mod window;

@@ -1,6 +1,6 @@
 //! C face of [`weir_core::rate`].
 
-use std::sync::atomic::AtomicU64;
+use weir_core::atomic::AtomicU64;
 
 use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
 
@@ -31,6 +31,9 @@ use weir_core::time::NEVER;
 /// live in a struct, an array, or memory shared between processes
 /// (mmap(MAP_SHARED)): lock-free, safe from many threads and processes at
 /// once (each update is a compare-and-swap loop, exact under contention).
+/// That holds where the target has 64-bit atomics; where it has none
+/// (Cortex-M, riscv32, 32-bit MIPS) an update takes a lock inside the one
+/// program, and `weir_words_shareable` says so.
 /// It must be 8-byte aligned; calls on a misaligned word refuse. Memory:
 /// 8 bytes, the caller's; no heap.
 #[repr(C)]

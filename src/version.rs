@@ -1,12 +1,23 @@
 //! The library's version, for a caller to check against the header's.
 
-/// NUL-terminated crate version, e.g. "0.1.0".
-const VERSION: &core::ffi::CStr = {
-    match core::ffi::CStr::from_bytes_with_nul(concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes())
-    {
-        Ok(version) => version,
-        Err(_) => panic!("the crate version contains a NUL byte"),
+/// The crate version with its NUL, e.g. "0.2.0\0".
+const TEXT: &[u8] = concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes();
+
+/// NUL-terminated crate version. A `static` array rather than a string
+/// literal, so that it sits in a section of its own: a string literal lands
+/// in the merged string pool with every status message, and a firmware
+/// image that links only `weir_version` would carry all of them (2 KB).
+static VERSION: [u8; TEXT.len()] = {
+    if core::ffi::CStr::from_bytes_with_nul(TEXT).is_err() {
+        panic!("the crate version contains a NUL byte");
     }
+    let mut out = [0; TEXT.len()];
+    let mut i = 0;
+    while i < TEXT.len() {
+        out[i] = TEXT[i];
+        i += 1;
+    }
+    out
 };
 
 /// The version of the linked library as "MAJOR.MINOR.PATCH", a static string
@@ -14,5 +25,5 @@ const VERSION: &core::ffi::CStr = {
 /// catch a header and a library from different releases.
 #[no_mangle]
 pub extern "C" fn weir_version() -> *const core::ffi::c_char {
-    VERSION.as_ptr()
+    VERSION.as_ptr().cast()
 }

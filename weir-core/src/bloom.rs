@@ -21,9 +21,9 @@
 //! words, nothing else — no pointer — so processes share one array through
 //! shared memory.
 
+use crate::atomic::{AtomicU64, Ordering};
 use alloc::boxed::Box;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicU64, Ordering};
 
 use crate::rate::{self, RateLimit, Word};
 use crate::siphash::sip13_128;

@@ -16,7 +16,7 @@
 //! stays within `now + tolerance`. `take` is a load, integer arithmetic and
 //! one compare-and-swap; a refusal writes nothing.
 
-use core::sync::atomic::{AtomicI64, Ordering};
+use crate::atomic::{AtomicI64, Ordering};
 
 use crate::time::{NEVER, SECOND};
 

@@ -4,7 +4,7 @@
 //! at once rather than queueing, which keeps a queue from becoming the
 //! outage. The count is one atomic word, so a gate is lock-free.
 
-use core::sync::atomic::{AtomicI64, Ordering};
+use crate::atomic::{AtomicI64, Ordering};
 
 /// A count with a ceiling. Safe to share between threads: `enter` and
 /// `leave` are compare-and-swap loops on one word.

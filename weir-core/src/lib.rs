@@ -18,6 +18,7 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod atomic;
 pub mod backoff;
 #[cfg(feature = "alloc")]
 pub mod bloom;

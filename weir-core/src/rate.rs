@@ -29,7 +29,7 @@
 //! passes the burst however many threads (or processes) race; a refusal
 //! writes nothing.
 
-use core::sync::atomic::{AtomicU64, Ordering};
+use crate::atomic::{AtomicU64, Ordering};
 
 use crate::time::NEVER;
 

@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# The firmware build, run: builds libweir.a without std for Cortex-M4F
+# (thumbv7em-none-eabihf) and Cortex-M0 (thumbv6m-none-eabi), links the
+# firmware example (c-examples/firmware/) against each with arm-none-eabi-gcc
+# -nostdlib, and runs it under qemu-system-arm on mps2-an386 (M4) and
+# microbit (M0): each with interrupts masked around word updates (feature
+# single-core), the M4 again with a spinlock taken with interrupts masked
+# (feature privileged), and the M0 again with the SDK's critical section
+# (feature sdk-critical-section, the example defining the two hooks).
+# Each run prints its checks and exits (semihosting SYS_EXIT_EXTENDED) with
+# its failure count. Closes with "N passed, N failed" over all checks.
+#
+# Needs: rustup targets thumbv7em-none-eabihf and thumbv6m-none-eabi; Debian
+# packages gcc-arm-none-eabi and qemu-system-arm (installed when missing).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v arm-none-eabi-gcc >/dev/null 2>&1 || need_apt+=(gcc-arm-none-eabi)
+command -v qemu-system-arm >/dev/null 2>&1 || need_apt+=(qemu-system-arm)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "== installing ${need_apt[*]}"
+  apt-get update
+  apt-get install -y --no-install-recommends "${need_apt[@]}"
+fi
+for target in thumbv7em-none-eabihf thumbv6m-none-eabi; do
+  if ! rustup target list --installed 2>/dev/null | grep -qx "$target"; then
+    echo "== rustup target add $target"
+    rustup target add "$target"
+  fi
+done
+
+target_dir=${CARGO_TARGET_DIR:-target}
+out=$target_dir/firmware-example
+mkdir -p "$out"
+
+# The core crate builds for both targets, with and without an allocator, and
+# the firmware C crate is lint-clean under every lock (host clippy never
+# sees these cfgs).
+for target in thumbv7em-none-eabihf thumbv6m-none-eabi; do
+  echo "== weir-core for $target"
+  cargo build --locked -p weir-core --no-default-features --target "$target"
+  cargo build --locked -p weir-core --no-default-features --features alloc --target "$target"
+done
+for build in thumbv7em-none-eabihf:single-core thumbv7em-none-eabihf:privileged \
+  thumbv6m-none-eabi:single-core thumbv6m-none-eabi:sdk-critical-section; do
+  echo "== clippy, firmware build ${build%%:*} (${build##*:})"
+  cargo clippy --locked -p weir --lib --no-default-features --features "${build##*:}" \
+    --target "${build%%:*}" -- -D warnings
+done
+
+# The library: a staticlib only (cargo rustc --crate-type), since the crate's
+# cdylib cannot be built for these targets.
+library() { # target features dest
+  echo "== libweir.a for $1 ($2)"
+  cargo rustc --locked -p weir --lib --crate-type staticlib --profile firmware \
+    --target "$1" --no-default-features --features "$2"
+  mkdir -p "$(dirname "$3")"
+  cp "$target_dir/$1/firmware/libweir.a" "$3"
+}
+
+cflags=(-std=c99 -ffreestanding -nostdlib -Os -ffunction-sections -fdata-sections
+  -Wall -Wextra -Wpedantic -Werror -DWEIR_FREESTANDING -Iinclude)
+
+example() { # name cpu-flags machine library extra-cflags...
+  local name=$1 cpu=$2 machine=$3 lib=$4
+  shift 4
+  echo "== example $name: build"
+  # shellcheck disable=SC2086
+  arm-none-eabi-gcc $cpu "${cflags[@]}" "$@" -DWEIR_EXAMPLE_MACHINE="\"$name\"" \
+    c-examples/firmware/main.c c-examples/firmware/startup.c \
+    -Lc-examples/firmware -T"$machine.ld" -Wl,--gc-sections -Wl,-z,noexecstack \
+    "$lib" -lgcc -o "$out/$name.elf"
+}
+
+passed=0
+failed=0
+runs_failed=0
+run() { # name machine
+  local name=$1 machine=$2 log="$out/$1.log" status=0
+  echo "== example $name: qemu-system-arm -M $machine"
+  timeout 60 qemu-system-arm -M "$machine" -nographic -monitor none -serial none \
+    -semihosting-config enable=on,target=native -kernel "$out/$name.elf" \
+    </dev/null >"$log" 2>&1 || status=$?
+  cat "$log"
+  local line
+  line=$(grep -E "^$name: [0-9]+ passed, [0-9]+ failed$" "$log" || true)
+  if [ -z "$line" ] || [ "$status" -ne 0 ]; then
+    echo "!! $name: exit status $status${line:+ ($line)}${line:- (no closing line)}"
+    runs_failed=$((runs_failed + 1))
+  fi
+  if [ -n "$line" ]; then
+    passed=$((passed + $(echo "$line" | sed -E 's/.*: ([0-9]+) passed.*/\1/')))
+    failed=$((failed + $(echo "$line" | sed -E 's/.* ([0-9]+) failed$/\1/')))
+  else
+    failed=$((failed + 1))
+  fi
+}
+
+m4="-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16"
+m0="-mcpu=cortex-m0 -mthumb -mfloat-abi=soft"
+
+library thumbv7em-none-eabihf single-core "$out/m4/libweir.a"
+library thumbv7em-none-eabihf privileged "$out/m4-privileged/libweir.a"
+library thumbv6m-none-eabi single-core "$out/m0/libweir.a"
+library thumbv6m-none-eabi sdk-critical-section "$out/m0-sdk/libweir.a"
+
+example cortex-m4 "$m4" mps2-an386 "$out/m4/libweir.a"
+example cortex-m4-privileged "$m4" mps2-an386 "$out/m4-privileged/libweir.a"
+example cortex-m0 "$m0" microbit "$out/m0/libweir.a"
+example cortex-m0-sdk "$m0" microbit "$out/m0-sdk/libweir.a" -DWEIR_EXAMPLE_SDK_CRITICAL_SECTION
+
+run cortex-m4 mps2-an386
+run cortex-m4-privileged mps2-an386
+run cortex-m0 microbit
+run cortex-m0-sdk microbit
+
+# How each build locks a word update, read off the linked programs: every
+# build masks interrupts (cpsid, which the example's own code never uses
+# outside the SDK hooks), and only privileged keeps portable-atomic's table
+# of spinlocks.
+lock_check() { # name expect-spinlocks(yes|no)
+  local elf="$out/$1.elf" ok=1 code symbols
+  code=$(arm-none-eabi-objdump -d "$elf")
+  symbols=$(arm-none-eabi-nm "$elf")
+  grep -q "cpsid" <<<"$code" || ok=0
+  if grep -q "portable_atomic.*fallback.*LOCKS" <<<"$symbols"; then
+    [ "$2" = yes ] || ok=0
+  else
+    [ "$2" = no ] || ok=0
+  fi
+  if [ "$ok" -eq 1 ]; then
+    echo "lock check $1: interrupts masked, spinlock table: $2"
+    passed=$((passed + 1))
+  else
+    echo "!! lock check $1: expected interrupts masked, spinlock table: $2"
+    failed=$((failed + 1))
+  fi
+}
+lock_check cortex-m4 no
+lock_check cortex-m4-privileged yes
+lock_check cortex-m0 no
+
+# One header for hosts and firmware: it compiles in both modes as C99 and
+# C++11 with the strict flags, and in firmware mode a host-only call is a
+# compile error that names the reason.
+header_check() { # description expect(ok|refused) compiler flags...
+  local what=$1 expect=$2 log="$out/header.log"
+  shift 2
+  local status=0
+  printf '#include "weir.h"\nint use(void);\nint use(void) { return (int)%s; }\n' \
+    "$HEADER_CALL" >"$out/header.c"
+  "$@" -Wall -Wextra -Wpedantic -Werror -Iinclude -c "$out/header.c" -o "$out/header.o" \
+    >"$log" 2>&1 || status=$?
+  if { [ "$expect" = ok ] && [ "$status" -eq 0 ]; } ||
+    { [ "$expect" = refused ] && [ "$status" -ne 0 ] &&
+      grep -q "needs the hosted weir library" "$log"; }; then
+    echo "header check $what: $expect"
+    passed=$((passed + 1))
+  else
+    cat "$log"
+    echo "!! header check $what: expected $expect"
+    failed=$((failed + 1))
+  fi
+}
+for cpu in cortex-m4 cortex-m0; do
+  HEADER_CALL="weir_words_shareable()"
+  header_check "$cpu c99 hosted" ok arm-none-eabi-gcc -mcpu=$cpu -mthumb -std=c99 -ffreestanding
+  header_check "$cpu c99 freestanding" ok arm-none-eabi-gcc -mcpu=$cpu -mthumb -std=c99 \
+    -ffreestanding -DWEIR_FREESTANDING
+  header_check "$cpu c++11 freestanding" ok arm-none-eabi-g++ -x c++ -mcpu=$cpu -mthumb \
+    -std=c++11 -ffreestanding -DWEIR_FREESTANDING
+  HEADER_CALL="weir_bloom_footprint(4)"
+  header_check "$cpu host-only call" refused arm-none-eabi-gcc -mcpu=$cpu -mthumb -std=c99 \
+    -ffreestanding -DWEIR_FREESTANDING
+done
+
+echo "firmware: $runs_failed of 4 runs failed"
+echo "$passed passed, $failed failed"
+[ "$runs_failed" -eq 0 ] && [ "$failed" -eq 0 ]
