@@ -51,31 +51,33 @@ int main() {
             limited++;  // a 429 with Retry-After: bucket->next(now)
             continue;
         }
-        if (!breaker->allow(now, draw(rng))) {
+        weir::BreakerTicket call;
+        if (!breaker->allow(now, draw(rng), call)) {
             shed++;  // a fast 503: the backend is failing
             continue;
         }
         weir::Taken taken = pool->take(now);
+        while (taken.kind == weir::Taken::Kind::stale) {
+            taken = pool->take(now);  // close taken.item first; a stale item is out of the pool's count
+        }
         std::uintptr_t connection = taken.item;
         if (taken.kind == weir::Taken::Kind::make) {
             connection = next_connection++;  // connect here
             (void)pool->made(connection, now);
-        } else if (taken.kind == weir::Taken::Kind::stale) {
-            continue;  // close taken.item; the next request takes again
         } else if (taken.kind == weir::Taken::Kind::wait) {
             waited++;
-            (void)breaker->fail(now);  // the call never happened: count it against the backend
+            (void)breaker->fail(call, now);  // the call never happened: count it against the backend
             continue;
         }
         bool good = call_backend(connection, now);
         if (good) {
             ok++;
-            (void)breaker->pass(now);
+            (void)breaker->pass(call, now);
             auto kept = pool->give(connection, now);
             (void)kept;  // if !*kept, close the connection
         } else {
             failed++;
-            (void)breaker->fail(now);
+            (void)breaker->fail(call, now);
             (void)pool->drop(connection);  // a failed call's connection is closed
         }
         if (now.ns() >= weir::instant(5'000'000'000).ns()) {

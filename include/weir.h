@@ -39,7 +39,8 @@
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
  *   policy   weir_sre (the breaker's), weir_sre_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
- *   calls    weir_breaker_allow, weir_breaker_pass, weir_breaker_fail
+ *   calls    weir_breaker_allow (fills a weir_breaker_ticket),
+ *            weir_breaker_pass, weir_breaker_fail
  *   reads    weir_breaker_ratio, weir_breaker_tally (weir_tally)
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
@@ -385,7 +386,7 @@ enum weir_status
   WEIR_ERR_POOL_KEEP = 206,
   // A pool's `weir_limits.life_ns` is negative.
   WEIR_ERR_POOL_LIFE = 207,
-  // A window's `window_ns` is zero or negative.
+  // `weir_window_new`'s `window_ns` is zero or negative.
   WEIR_ERR_WINDOW_SPAN = 300,
   // A breaker policy's `k` is NaN, infinite or below its `floor`.
   WEIR_ERR_SRE_K = 301,
@@ -405,6 +406,19 @@ enum weir_status
   WEIR_ERR_SHED_FLOOR = 308,
   // A shedder policy's `cool_ns` is negative.
   WEIR_ERR_SHED_COOL = 309,
+  // A breaker ticket this breaker did not hand out: another breaker's, a
+  // zeroed or overwritten one. Nothing changed.
+  WEIR_ERR_BREAKER_TICKET = 310,
+  // A breaker policy's `size` is above 1048576 buckets.
+  WEIR_ERR_SRE_SIZE = 311,
+  // A breaker policy's `window_ns` is zero or negative.
+  WEIR_ERR_SRE_WINDOW = 312,
+  // A shedder policy's `size` is above 1048576 buckets.
+  WEIR_ERR_SHED_SIZE = 313,
+  // A shedder policy's `window_ns` is zero or negative.
+  WEIR_ERR_SHED_WINDOW = 314,
+  // `weir_window_new`'s `size` is above 1048576 buckets.
+  WEIR_ERR_WINDOW_SIZE = 315,
   // A rate limit's burst is outside 1..1023.
   WEIR_ERR_RATE_BURST = 400,
   // A rate limit of zero events a second.
@@ -510,7 +524,7 @@ typedef struct weir_bloom weir_bloom;
 // and the rest are refused when the caller's roll falls under `drop`. Safe
 // to share between threads: each call takes a short per-handle lock, and a
 // decision never rescans the window. Heap per handle: 32 bytes per bucket
-// plus about 210 bytes (1.5 KiB at the preset). Made by `weir_breaker_new`, freed by `weir_breaker_free`.
+// plus about 230 bytes (1.5 KiB at the preset). Made by `weir_breaker_new`, freed by `weir_breaker_free`.
 typedef struct weir_breaker weir_breaker;
 #endif
 
@@ -611,9 +625,13 @@ typedef struct weir_pool weir_pool;
 // refused before a call has completed; with no complete bucket holding a
 // pass the response time is the policy's `latency_ns`. Safe to share
 // between threads: each call takes a short per-handle lock, and a decision
-// never rescans the window. Heap per handle: 16 bytes per bucket plus about
-// 190 bytes (under 1 KB at the preset). Made by `weir_shedder_new`, freed
-// by `weir_shedder_free`.
+// never rescans the window: the busiest pass count and the fastest mean
+// response time are kept in two monotonic queues over the complete
+// buckets, so a decision's work is O(1) amortised at any bucket count.
+// Heap per handle: 48 bytes per bucket (the bucket and room for its entry
+// in each queue, reserved at construction) plus about 260 bytes (under
+// 3 KB at the preset). Made by `weir_shedder_new`, freed by
+// `weir_shedder_free`.
 typedef struct weir_shedder weir_shedder;
 #endif
 
@@ -706,13 +724,42 @@ typedef struct {
   // probe); positive.
   int64_t probe_ns;
   // Buckets in the window; below one is raised to one, above 1048576 is
-  // `WEIR_ERR_TOO_LARGE`.
+  // `WEIR_ERR_SRE_SIZE`.
   int32_t size;
   // Must be 0; anything else is `WEIR_ERR_RESERVED`.
   int32_t reserved;
   // How far back the window reaches; positive.
   int64_t window_ns;
 } weir_sre;
+#endif
+
+#if defined(WEIR_HOSTED)
+// A call the breaker let through: a plain value the caller keeps (on its
+// stack, in its request struct) and hands back, by address, to
+// `weir_breaker_pass` or `weir_breaker_fail` of the same breaker exactly
+// once. `weir_breaker_allow` fills it in; the caller does not. A second
+// settle answers `WEIR_ERR_SETTLED` and changes nothing, so an outcome
+// counts only for a call the breaker let through, and once. A ticket from
+// another breaker, or one overwritten, answers `WEIR_ERR_BREAKER_TICKET`
+// and changes nothing. Settle the ticket itself, not a copy: a copy of a
+// settled ticket is caught while no other call of that breaker is in
+// flight, but while one is, it is counted in that call's place. Two threads
+// may settle one ticket at once (a completion racing a timeout): weir
+// reads and writes it under the breaker's lock, so one settles it and the
+// other gets `WEIR_ERR_SETTLED`. 16 bytes, aligned as an int64_t: a
+// misaligned ticket is refused (`WEIR_ERR_MISALIGNED`), never read or
+// written. Its own type, not the shedder's `weir_ticket`, so that a
+// compiler rejects a shedder's ticket handed to a breaker.
+typedef struct {
+  // Which call: the breaker numbers the calls it lets through from 1; 0
+  // for a refusal.
+  uint64_t serial;
+  // The breaker that handed the ticket out, by a tag each breaker gets
+  // when it is made (never 0).
+  uint32_t breaker;
+  // 1 while the call is in flight, 0 once settled (or refused).
+  int32_t flying;
+} weir_breaker_ticket;
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -953,7 +1000,7 @@ typedef struct {
 // from it. 48 bytes.
 typedef struct {
   // Buckets in the window; below one is raised to one, above 1048576 is
-  // `WEIR_ERR_TOO_LARGE`.
+  // `WEIR_ERR_SHED_SIZE`.
   int32_t size;
   // CPU use in thousandths at or above which the server is hot; in
   // [0, 1000).
@@ -1222,11 +1269,14 @@ weir_sre weir_sre_preset(void);
 #if defined(WEIR_HOSTED)
 // Makes a breaker with an empty window opening at `now` and writes it to
 // `*out`; the probe counts from `now` too. `policy` NULL means the preset.
-// A bad policy gets its own status: `WEIR_ERR_SRE_K`, `WEIR_ERR_SRE_FLOOR`,
-// `WEIR_ERR_SRE_PROTECTION`, `WEIR_ERR_SRE_PROBE`, `WEIR_ERR_WINDOW_SPAN`,
-// `WEIR_ERR_TOO_LARGE`, or `WEIR_ERR_RESERVED` for a non-zero
-// `reserved`. `WEIR_ERR_NULL` if `out` is NULL; `*out` is written only on
-// success. The policy is copied: the caller may change or free it after.
+// A bad policy gets a status naming the field, the fields checked in this
+// order (with several bad, the first is named): `WEIR_ERR_SRE_FLOOR`,
+// `WEIR_ERR_SRE_K`, `WEIR_ERR_SRE_PROTECTION`, `WEIR_ERR_SRE_PROBE`,
+// `WEIR_ERR_SRE_WINDOW`, `WEIR_ERR_SRE_SIZE`, then `WEIR_ERR_RESERVED`
+// for a non-zero `reserved`. `WEIR_ERR_NO_MEMORY` if the buckets cannot
+// be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is written only
+// on success.
+// The policy is copied: the caller may change or free it after.
 weir_status weir_breaker_new(const weir_sre *policy, int64_t now, weir_breaker **out);
 #endif
 
@@ -1237,34 +1287,51 @@ void weir_breaker_free(weir_breaker *breaker);
 
 #if defined(WEIR_HOSTED)
 // Asks to make one call at `now`, with `roll` a draw from [0, 1) (clamped
-// into range; NaN counts as 0). True: go ahead, then settle the call with
-// `weir_breaker_pass` or `weir_breaker_fail`. False: refused, and recorded
-// as a drop. False for a NULL breaker.
-bool weir_breaker_allow(const weir_breaker *breaker, int64_t now, double roll);
+// into range; NaN counts as 0). True: go ahead; `*ticket` now holds the
+// call, to be settled once with `weir_breaker_pass` or `weir_breaker_fail`.
+// False: refused, recorded as a drop, and `*ticket` is written as already
+// settled. False, changing nothing, for a NULL breaker or a NULL or
+// misaligned `ticket`.
+bool weir_breaker_allow(const weir_breaker *breaker,
+                        int64_t now,
+                        double roll,
+                        weir_breaker_ticket *ticket);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Records that a call let through succeeded, finishing at `now`.
-// `WEIR_ERR_NULL` for a NULL breaker.
-weir_status weir_breaker_pass(const weir_breaker *breaker, int64_t now);
+// The call behind `*ticket` succeeded, finishing at `now`.
+// `WEIR_ERR_SETTLED`, changing nothing, if the ticket was already settled
+// (or is a refusal's); `WEIR_ERR_BREAKER_TICKET`, changing nothing, if this
+// breaker did not hand it out (another breaker's, a zeroed or overwritten
+// one, or `flying` neither 0 nor 1); `WEIR_ERR_NULL` if `breaker` or
+// `ticket` is NULL; `WEIR_ERR_MISALIGNED`, changing nothing, if `ticket` is
+// misaligned.
+weir_status weir_breaker_pass(const weir_breaker *breaker,
+                              weir_breaker_ticket *ticket,
+                              int64_t now);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Records that a call let through failed, finishing at `now`.
-// `WEIR_ERR_NULL` for a NULL breaker.
-weir_status weir_breaker_fail(const weir_breaker *breaker, int64_t now);
+// The call behind `*ticket` failed, finishing at `now`. Statuses as for
+// `weir_breaker_pass`.
+weir_status weir_breaker_fail(const weir_breaker *breaker,
+                              weir_breaker_ticket *ticket,
+                              int64_t now);
 #endif
 
 #if defined(WEIR_HOSTED)
 // The fraction of calls the breaker would refuse at `now`, in [0, 1): zero
 // while the window is healthy. The probe is left out; this is the standing
-// throttle a dashboard or an alert wants. 0 for a NULL breaker.
+// throttle a dashboard or an alert wants. A reading: it changes nothing, at
+// any `now` (an earlier one than seen counts as the latest). 0 for a NULL
+// breaker.
 double weir_breaker_ratio(const weir_breaker *breaker, int64_t now);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Writes the outcomes in the window at `now` to `*out`. `WEIR_ERR_NULL` if
-// `breaker` or `out` is NULL.
+// Writes the outcomes in the window at `now` to `*out`. A reading: it
+// changes nothing, at any `now`. `WEIR_ERR_NULL` if `breaker` or `out` is
+// NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned.
 weir_status weir_breaker_tally(const weir_breaker *breaker, int64_t now, weir_tally *out);
 #endif
 
@@ -1736,12 +1803,14 @@ weir_shed weir_shed_preset(void);
 
 #if defined(WEIR_HOSTED)
 // Makes a shedder with an empty window opening at `now` and writes it to
-// `*out`. `policy` NULL means the preset. A bad policy gets its own status:
-// `WEIR_ERR_SHED_CPU`, `WEIR_ERR_SHED_LATENCY`, `WEIR_ERR_SHED_BETA`,
-// `WEIR_ERR_SHED_FLOOR`, `WEIR_ERR_SHED_COOL`, `WEIR_ERR_WINDOW_SPAN`,
-// `WEIR_ERR_TOO_LARGE`. `WEIR_ERR_NULL` if `out` is NULL; `*out` is written
-// only on success. The policy is copied: the caller may change or free it
-// after.
+// `*out`. `policy` NULL means the preset. A bad policy gets a status naming
+// the field, the fields checked in this order (with several bad, the first
+// is named): `WEIR_ERR_SHED_CPU`, `WEIR_ERR_SHED_WINDOW`,
+// `WEIR_ERR_SHED_LATENCY`, `WEIR_ERR_SHED_BETA`, `WEIR_ERR_SHED_FLOOR`,
+// `WEIR_ERR_SHED_COOL`, `WEIR_ERR_SHED_SIZE`. `WEIR_ERR_NO_MEMORY` if the
+// buckets cannot be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is
+// written only on success.
+// The policy is copied: the caller may change or free it after.
 weir_status weir_shedder_new(const weir_shed *policy, int64_t now, weir_shedder **out);
 #endif
 
@@ -1785,8 +1854,11 @@ int64_t weir_shedder_flying(const weir_shedder *shedder);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Writes what the shedder knows at `now` to `*out`. `WEIR_ERR_NULL` if
-// `shedder` or `out` is NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned.
+// Writes what the shedder knows at `now` to `*out`. A reading: it changes
+// nothing, at any `now` (an earlier one than seen counts as the latest),
+// so no later decision depends on whether or when it was asked.
+// `WEIR_ERR_NULL` if `shedder` or `out` is NULL, `WEIR_ERR_MISALIGNED` if
+// `out` is misaligned.
 weir_status weir_shedder_stats(const weir_shedder *shedder, int64_t now, weir_shed_stats *out);
 #endif
 
@@ -1847,7 +1919,7 @@ const char *weir_version(void);
 // bucket opening at `now`, and writes it to `*out`. A `size` below one is
 // raised to one; each bucket is `window_ns / size` wide, and at least 1 ns.
 // `WEIR_ERR_WINDOW_SPAN` if `window_ns` is zero or negative,
-// `WEIR_ERR_TOO_LARGE` above 1048576 buckets, `WEIR_ERR_NO_MEMORY` if the
+// `WEIR_ERR_WINDOW_SIZE` above 1048576 buckets, `WEIR_ERR_NO_MEMORY` if the
 // buckets cannot be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is
 // written only on success.
 weir_status weir_window_new(int32_t size, int64_t window_ns, int64_t now, weir_window **out);

@@ -620,10 +620,6 @@ struct Backoff {
 };
 
 // --------------------------------------------------------------- breaker
-//
-// The breaker is kept in this one section: its C API changes in 0.2.0
-// (weir_breaker_allow hands out a ticket that pass/fail settle once), and
-// only this section follows it.
 
 // The breaker's policy (weir_sre); the defaults are weir_sre_preset().
 struct Sre {
@@ -646,6 +642,28 @@ struct Sre {
     }
 };
 
+// One call a breaker let through (weir_breaker_ticket), settled once with
+// Breaker::pass or Breaker::fail. Move-only, so that a copy cannot be
+// settled in the original's place; a moved-from ticket is empty and its
+// settle answers WEIR_ERR_BREAKER_TICKET.
+class BreakerTicket {
+public:
+    BreakerTicket() noexcept = default;
+    BreakerTicket(const BreakerTicket&) = delete;
+    BreakerTicket& operator=(const BreakerTicket&) = delete;
+    BreakerTicket(BreakerTicket&& other) noexcept : ticket_(std::exchange(other.ticket_, weir_breaker_ticket{})) {}
+    BreakerTicket& operator=(BreakerTicket&& other) noexcept {
+        ticket_ = std::exchange(other.ticket_, weir_breaker_ticket{});
+        return *this;
+    }
+    // True while the call is let through and not yet settled.
+    bool flying() const noexcept { return ticket_.flying == 1; }
+    weir_breaker_ticket* get() noexcept { return &ticket_; }
+
+private:
+    weir_breaker_ticket ticket_{};
+};
+
 // A circuit breaker that refuses a growing fraction of calls (weir_breaker).
 class Breaker : public detail::handle<weir_breaker, weir_breaker_free> {
 public:
@@ -659,10 +677,18 @@ public:
     }
     static result<Breaker> make(instant now) noexcept { return make(Sre{}, now); }
 
-    // `roll` is a draw from [0, 1). True: go ahead, then pass or fail.
-    bool allow(instant now, double roll) const noexcept { return weir_breaker_allow(get(), now.ns(), roll); }
-    std::error_code pass(instant now) const noexcept { return detail::code(weir_breaker_pass(get(), now.ns())); }
-    std::error_code fail(instant now) const noexcept { return detail::code(weir_breaker_fail(get(), now.ns())); }
+    // `roll` is a draw from [0, 1). True: go ahead, and `ticket` holds the
+    // call until pass or fail settles it, once (a second settle answers
+    // WEIR_ERR_SETTLED and changes nothing).
+    bool allow(instant now, double roll, BreakerTicket& ticket) const noexcept {
+        return weir_breaker_allow(get(), now.ns(), roll, ticket.get());
+    }
+    std::error_code pass(BreakerTicket& ticket, instant now) const noexcept {
+        return detail::code(weir_breaker_pass(get(), ticket.get(), now.ns()));
+    }
+    std::error_code fail(BreakerTicket& ticket, instant now) const noexcept {
+        return detail::code(weir_breaker_fail(get(), ticket.get(), now.ns()));
+    }
     double ratio(instant now) const noexcept { return weir_breaker_ratio(get(), now.ns()); }
     result<weir_tally> tally(instant now) const noexcept {
         weir_tally out{};

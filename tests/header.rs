@@ -31,7 +31,7 @@ const INDEX: &[Entry] = &[
             (
                 "calls",
                 &[
-                    "weir_breaker_allow",
+                    "weir_breaker_allow (fills a weir_breaker_ticket)",
                     "weir_breaker_pass",
                     "weir_breaker_fail",
                 ],

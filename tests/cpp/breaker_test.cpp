@@ -1,6 +1,4 @@
-// weir.hpp's Breaker. Kept apart from the other classes' tests: the
-// breaker's C API changes in 0.2.0 (a settle-once ticket from allow), and
-// this file and weir.hpp's breaker section are what follow it.
+// weir.hpp's Breaker and its settle-once BreakerTicket.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -18,8 +16,11 @@ TEST(Breaker, LetsAHealthyBackendThroughAndTallies) {
     ASSERT_TRUE(breaker);
     for (int i = 0; i < 10; i++) {
         weir::instant at = weir::instant(0) + weir::nanoseconds(i);
-        ASSERT_TRUE(breaker->allow(at, 0.5));
-        EXPECT_FALSE(breaker->pass(at));
+        weir::BreakerTicket ticket;
+        ASSERT_TRUE(breaker->allow(at, 0.5, ticket));
+        EXPECT_TRUE(ticket.flying());
+        EXPECT_FALSE(breaker->pass(ticket, at));
+        EXPECT_FALSE(ticket.flying());
     }
     EXPECT_EQ(breaker->ratio(10), 0.0);
     auto tally = breaker->tally(10);
@@ -33,8 +34,9 @@ TEST(Breaker, ThrottlesAFailingBackend) {
     ASSERT_TRUE(breaker);
     for (int i = 0; i < 100; i++) {
         weir::instant at = weir::instant(0) + weir::nanoseconds(i);
-        if (breaker->allow(at, 0.999)) {
-            EXPECT_FALSE(breaker->fail(at));
+        weir::BreakerTicket ticket;
+        if (breaker->allow(at, 0.999, ticket)) {
+            EXPECT_FALSE(breaker->fail(ticket, at));
         }
     }
     EXPECT_GT(breaker->ratio(100), 0.5);
@@ -50,13 +52,51 @@ TEST(Breaker, RefusesABadPolicy) {
     EXPECT_EQ(weir::Breaker::make(policy, 0).error(), std::error_code(WEIR_ERR_SRE_PROBE));
 }
 
+TEST(Breaker, ATicketSettlesOnce) {
+    auto breaker = weir::Breaker::make(0);
+    ASSERT_TRUE(breaker);
+    weir::BreakerTicket ticket;
+    ASSERT_TRUE(breaker->allow(0, 0.5, ticket));
+    EXPECT_FALSE(breaker->pass(ticket, 1));
+    EXPECT_EQ(breaker->pass(ticket, 2), std::error_code(WEIR_ERR_SETTLED));
+    EXPECT_EQ(breaker->fail(ticket, 2), std::error_code(WEIR_ERR_SETTLED));
+    EXPECT_EQ(breaker->tally(3)->total, 1);
+    EXPECT_EQ(breaker->tally(3)->success, 1);
+}
+
+TEST(Breaker, ATicketBelongsToItsBreaker) {
+    auto first = weir::Breaker::make(0);
+    auto second = weir::Breaker::make(0);
+    ASSERT_TRUE(first && second);
+    weir::BreakerTicket ticket;
+    ASSERT_TRUE(first->allow(0, 0.5, ticket));
+    EXPECT_EQ(second->pass(ticket, 1), std::error_code(WEIR_ERR_BREAKER_TICKET));
+    EXPECT_EQ(second->tally(1)->total, 0);
+    EXPECT_FALSE(first->pass(ticket, 1));
+}
+
+TEST(Breaker, AMovedTicketLeavesAnEmptyOne) {
+    auto breaker = weir::Breaker::make(0);
+    ASSERT_TRUE(breaker);
+    weir::BreakerTicket ticket;
+    ASSERT_TRUE(breaker->allow(0, 0.5, ticket));
+    weir::BreakerTicket moved = std::move(ticket);
+    EXPECT_FALSE(ticket.flying());  // NOLINT(bugprone-use-after-move)
+    EXPECT_TRUE(moved.flying());
+    EXPECT_EQ(breaker->pass(ticket, 1), std::error_code(WEIR_ERR_BREAKER_TICKET));  // the empty one settles nothing
+    EXPECT_EQ(breaker->tally(1)->total, 0);
+    EXPECT_FALSE(breaker->pass(moved, 1));
+    EXPECT_EQ(breaker->tally(1)->total, 1);
+}
+
 TEST(Breaker, MovedFromRefuses) {
     weir::Breaker breaker = weir::Breaker::make(0).value();
     weir::Breaker moved = std::move(breaker);
-    EXPECT_FALSE(breaker.allow(0, 0.5));  // NOLINT(bugprone-use-after-move)
-    EXPECT_EQ(breaker.pass(0), std::error_code(WEIR_ERR_NULL));
+    weir::BreakerTicket ticket;
+    EXPECT_FALSE(breaker.allow(0, 0.5, ticket));  // NOLINT(bugprone-use-after-move)
+    EXPECT_EQ(breaker.pass(ticket, 0), std::error_code(WEIR_ERR_NULL));
     EXPECT_EQ(breaker.tally(0).error(), std::error_code(WEIR_ERR_NULL));
-    EXPECT_TRUE(moved.allow(0, 0.5));
+    EXPECT_TRUE(moved.allow(0, 0.5, ticket));
 }
 
 TEST(Breaker, ThreadsShareOneBreaker) {
@@ -66,7 +106,8 @@ TEST(Breaker, ThreadsShareOneBreaker) {
         threads.emplace_back([&, t] {
             for (int i = 0; i < 500; i++) {
                 weir::instant at = weir::instant(0) + weir::nanoseconds(i * 4 + t);
-                if (breaker.allow(at, 0.5)) (void)breaker.pass(at);
+                weir::BreakerTicket ticket;
+                if (breaker.allow(at, 0.5, ticket)) (void)breaker.pass(ticket, at);
             }
         });
     }

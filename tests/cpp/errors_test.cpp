@@ -75,6 +75,7 @@ static_assert(move_only<weir::Ticket>, "Ticket is move-only");
 static_assert(move_only<weir::Pool>, "Pool is move-only");
 static_assert(move_only<weir::Bloom>, "Bloom is move-only");
 static_assert(move_only<weir::Breaker>, "Breaker is move-only");
+static_assert(move_only<weir::BreakerTicket>, "BreakerTicket is move-only");
 static_assert(!std::is_copy_constructible<weir::Rate>::value, "a Rate word is not copied");
 // Policies are aggregates.
 static_assert(std::is_aggregate<weir::Sre>::value, "Sre is an aggregate");
