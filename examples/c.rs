@@ -1,11 +1,13 @@
 //! Builds one C example from `c-examples/` against the freshly built static
 //! library and runs it: `cargo run --example c -- tour` runs
-//! `c-examples/tour.c`. With no name it lists the examples.
+//! `c-examples/tour.c`. With no name it lists the examples. With
+//! `--target <triple>` it builds with that target's C compiler and runs the
+//! program through `CARGO_TARGET_<TRIPLE>_RUNNER` when one is set.
 
 #[path = "../tests/support/cbuild.rs"]
 mod cbuild;
 
-use std::process::{exit, Command};
+use std::process::exit;
 
 fn main() {
     let examples = cbuild::root().join("c-examples");
@@ -35,7 +37,7 @@ fn main() {
         eprintln!("{message}");
         exit(1);
     }
-    let status = Command::new(&exe)
+    let status = cbuild::command(&exe)
         .args(std::env::args().skip(2))
         .status()
         .expect("run the example");

@@ -2,12 +2,18 @@
 //! `tests/c/` (C11, and C++ for `.cpp` files) and every example in
 //! `c-examples/`, each compiled with -Wall -Wextra -Wpedantic -Werror against
 //! the freshly built static library and run. A program passes when it exits 0.
+//!
+//! It follows `cargo test --target <triple>`: the target's C compiler, its
+//! native libraries, and its `CARGO_TARGET_<TRIPLE>_RUNNER` (tests/support/
+//! cbuild.rs). Each program run is named on stderr as it finishes, past the
+//! test harness's capture, so a log shows which programs ran on which
+//! target.
 
 #[path = "support/cbuild.rs"]
 mod cbuild;
 
+use std::io::Write;
 use std::path::PathBuf;
-use std::process::Command;
 use std::sync::Mutex;
 
 /// The C and C++ programs in `dir`, sorted by name.
@@ -40,7 +46,7 @@ fn build_and_run_all(dir: &str) {
                 let cpp = source.extension().is_some_and(|e| e == "cpp");
                 let exe = out_dir.join(&name);
                 let result = cbuild::build(&source, &exe, cpp).and_then(|()| {
-                    let output = Command::new(&exe)
+                    let output = cbuild::command(&exe)
                         .current_dir(cbuild::root())
                         .output()
                         .map_err(|e| format!("{name}: {e}"))?;
@@ -56,6 +62,11 @@ fn build_and_run_all(dir: &str) {
                         Err(format!("{name} exited with {}:\n{text}", output.status))
                     }
                 });
+                announce(&format!(
+                    "{dir}/{}: {}",
+                    source.file_name().unwrap().to_string_lossy(),
+                    if result.is_ok() { "ok" } else { "FAILED" }
+                ));
                 if let Err(message) = result {
                     failures.lock().unwrap().push(message);
                 }
@@ -63,6 +74,11 @@ fn build_and_run_all(dir: &str) {
         }
     });
     let failures = failures.into_inner().unwrap();
+    announce(&format!(
+        "{dir}: {} passed, {} failed",
+        sources.len() - failures.len(),
+        failures.len()
+    ));
     assert!(
         failures.is_empty(),
         "{} of {} programs in {dir} failed:\n\n{}",
@@ -70,6 +86,19 @@ fn build_and_run_all(dir: &str) {
         sources.len(),
         failures.join("\n\n")
     );
+}
+
+/// Writes one line to the process's stderr itself, which the test harness
+/// does not capture (it captures `print!` and `eprint!` only), naming the
+/// target and, when there is one, the runner.
+fn announce(line: &str) {
+    let runner = cbuild::runner();
+    let on = if runner.is_empty() {
+        cbuild::target().to_string()
+    } else {
+        format!("{} via {}", cbuild::target(), runner.join(" "))
+    };
+    let _ = writeln!(std::io::stderr().lock(), "c [{on}] {line}");
 }
 
 #[test]
