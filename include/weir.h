@@ -37,6 +37,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Aligns a struct type to n bytes, spelled for the compiler at hand; the
+ * structs with 64-bit fields use it, so that their layout is the same on 32-
+ * and 64-bit hosts. Define WEIR_ALIGN(n) before including weir.h to supply a
+ * spelling for another compiler. */
+#ifndef WEIR_ALIGN
+#  if defined(__cplusplus) && __cplusplus >= 201103L
+#    define WEIR_ALIGN(n) alignas(n)
+#  elif defined(__GNUC__) || defined(__clang__)
+#    define WEIR_ALIGN(n) __attribute__((aligned(n)))
+#  elif defined(_MSC_VER)
+#    define WEIR_ALIGN(n) __declspec(align(n))
+#  else
+#    error "weir.h: define WEIR_ALIGN(n) to align a struct type to n bytes"
+#  endif
+#endif
+
 #define WEIR_VERSION "0.1.0"
 #define WEIR_VERSION_MAJOR 0
 #define WEIR_VERSION_MINOR 1
@@ -391,7 +407,7 @@ typedef struct weir_window weir_window;
 // targets; a pointer to a policy that is not aligned so is refused
 // (`WEIR_ERR_MISALIGNED` from `weir_backoff_check`, the neutral answer from
 // the rest), never read and never replaced by the preset.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // The ceiling before the first retry, in nanoseconds.
   int64_t base_ns;
   // What each ceiling is multiplied by for the next retry.
@@ -414,7 +430,7 @@ typedef struct {
 // burst × interval from WEIR_RATE_MIN_WINDOW_NS to 2^63 ns) and refuses a
 // value outside them: `WEIR_ERR_RATE_LIMIT_INVALID` from a constructor,
 // false or INT64_MAX from a decision.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // Whole nanoseconds of one interval (1 / limit).
   uint64_t interval_ns;
   // The interval's fraction of a nanosecond, in units of 2^-32 ns.
@@ -426,7 +442,7 @@ typedef struct {
 // The constants of the breaker's probability-based throttling. Start from
 // `weir_sre_preset()` and change what you need; every field is checked
 // when a breaker is made from it. 48 bytes.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // How many calls each success pays for while nothing is failing; finite
   // and at least `floor`. The preset's 1.5 leaves a backend alone until
   // more than a third of its calls fail.
@@ -451,7 +467,7 @@ typedef struct {
 
 // Outcomes counted over a breaker's window. `total` counts every call,
 // refused ones included; `total = success + failure + drop`. 32 bytes.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // Every call: successes, failures and drops.
   int64_t total;
   // Calls let through that succeeded.
@@ -468,7 +484,7 @@ typedef struct {
 // clock value overflows it. By-value plain data with no heap: the caller
 // guards it (every call only reads it). 16 bytes; a pointer to one must be
 // aligned as an int64_t, and a misaligned one is treated as NULL.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // The caller's clock reading, in nanoseconds, when the budget started.
   int64_t start;
   // The budget in nanoseconds; zero or less: none, never expires.
@@ -526,7 +542,7 @@ typedef struct {
 // the old one would. A new capacity at least the available units is safe;
 // a bucket rebuilt with a different rate should start from `now` as its
 // anchor, since an old anchor credits the time already run at the new rate.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // Private: which variant, checked on every call.
   uint32_t tag;
   // Private: zero.
@@ -549,7 +565,7 @@ typedef struct {
 // `WEIR_ERR_INVALID_ARGUMENT`, a `size` above `WEIR_POOL_MAX_SIZE` is
 // `WEIR_ERR_TOO_LARGE`; an `idle` above `size` counts as `size`, and an
 // `idle` of 0 keeps nothing idle.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // The most resources alive at once: idle, lent and being made (≥ 1).
   int64_t size;
   // The most kept idle (0: none; above `size`: `size`).
@@ -574,7 +590,7 @@ typedef struct {
 
 // Running totals since the pool was made (modelled on Go's database/sql
 // DBStats). Read with `weir_pool_stats`.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // Resources registered as made: by `weir_pool_made`, or given or
   // dropped unregistered into an open reservation.
   uint64_t made;
@@ -624,7 +640,7 @@ typedef struct {
 // once (each update is a compare-and-swap loop, exact under contention).
 // It must be 8-byte aligned; calls on a misaligned word refuse. Memory:
 // 8 bytes, the caller's; no heap.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // The word. Zero is a fresh limiter; weir alone writes it.
   uint64_t state;
 } weir_rate;
@@ -632,7 +648,7 @@ typedef struct {
 // The constants of adaptive load shedding. Start from `weir_shed_preset()`
 // and change what you need; every field is checked when a shedder is made
 // from it. 48 bytes.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // Buckets in the window; below one is raised to one, above 1048576 is
   // `WEIR_ERR_TOO_LARGE`.
   int32_t size;
@@ -662,7 +678,7 @@ typedef struct {
 // and writes it under the shedder's lock, so one settles it and the other
 // gets `WEIR_ERR_SETTLED`. 16 bytes, aligned as an int64_t: a misaligned
 // ticket is refused (`WEIR_ERR_MISALIGNED`), never read or written.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // When the call started, on the caller's clock.
   int64_t start;
   // 1 while the call is in flight, 0 once settled (or refused).
@@ -672,7 +688,7 @@ typedef struct {
 } weir_ticket;
 
 // What a shedder knows at a moment, for a dashboard. 40 bytes.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // Calls in flight now.
   int64_t flying;
   // The moving average of calls in flight.
@@ -693,7 +709,7 @@ typedef struct {
 // A sum and how many values went into it (a mean once `count` is
 // positive). Both saturate at `INT64_MAX` / `INT64_MIN` instead of wrapping.
 // 16 bytes.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // The values added, summed.
   int64_t sum;
   // How many values were added.

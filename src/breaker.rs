@@ -2,7 +2,7 @@
 
 use std::sync::Mutex;
 
-use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
+use static_assertions::{assert_eq_size, const_assert_eq};
 
 use crate::guard::{
     free_handle, lock, new_handle, on, policy_or, status_on, write_out, Guarded, Handle,
@@ -13,7 +13,7 @@ use weir_core::breaker::{Breaker, Sre, SreError, Tally};
 /// The constants of the breaker's probability-based throttling. Start from
 /// `weir_sre_preset()` and change what you need; every field is checked
 /// when a breaker is made from it. 48 bytes.
-#[repr(C)]
+#[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct weir_sre {
     /// How many calls each success pays for while nothing is failing; finite
@@ -39,7 +39,7 @@ pub struct weir_sre {
 }
 
 assert_eq_size!(weir_sre, [u8; 48]);
-assert_eq_align!(weir_sre, u64);
+const_assert_eq!(core::mem::align_of::<weir_sre>(), 8);
 const_assert_eq!(core::mem::offset_of!(weir_sre, k), 0);
 const_assert_eq!(core::mem::offset_of!(weir_sre, floor), 8);
 const_assert_eq!(core::mem::offset_of!(weir_sre, protection), 16);
@@ -96,7 +96,7 @@ pub extern "C" fn weir_sre_preset() -> weir_sre {
 
 /// Outcomes counted over a breaker's window. `total` counts every call,
 /// refused ones included; `total = success + failure + drop`. 32 bytes.
-#[repr(C)]
+#[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct weir_tally {
     /// Every call: successes, failures and drops.
@@ -110,7 +110,7 @@ pub struct weir_tally {
 }
 
 assert_eq_size!(weir_tally, [u8; 32]);
-assert_eq_align!(weir_tally, u64);
+const_assert_eq!(core::mem::align_of::<weir_tally>(), 8);
 const_assert_eq!(core::mem::offset_of!(weir_tally, total), 0);
 const_assert_eq!(core::mem::offset_of!(weir_tally, success), 8);
 const_assert_eq!(core::mem::offset_of!(weir_tally, failure), 16);

@@ -129,3 +129,94 @@ fn native_libs_can_be_asked_from_many_threads_at_once() {
         "{answers:?}"
     );
 }
+
+/// The structs with a 64-bit field, which the header aligns to 8 bytes.
+const ALIGNED_STRUCTS: &[&str] = &[
+    "weir_backoff",
+    "weir_sre",
+    "weir_tally",
+    "weir_deadline",
+    "weir_limiter",
+    "weir_limits",
+    "weir_pool_counters",
+    "weir_rate",
+    "weir_rate_limit",
+    "weir_shed",
+    "weir_ticket",
+    "weir_shed_stats",
+    "weir_total",
+];
+
+#[test]
+fn the_header_compiles_as_c99_with_its_structs_8_aligned() {
+    // C99 has no _Alignof or _Static_assert: WEIR_ALIGN is the compiler's
+    // attribute there, and a member's offset after a char shows the
+    // alignment (a negative array size fails the compile otherwise).
+    let mut source = String::from("#include <stddef.h>\n#include \"weir.h\"\n");
+    for name in ALIGNED_STRUCTS {
+        source += &format!(
+            "struct probe_{name} {{ char c; {name} x; }};\n\
+             typedef char {name}_is_8_aligned[offsetof(struct probe_{name}, x) == 8 ? 1 : -1];\n"
+        );
+    }
+    let dir = cbuild::out_dir();
+    let path = dir.join("header_c99.c");
+    std::fs::write(&path, source).unwrap();
+    let mut cmd = cbuild::compiler(false).to_command();
+    cmd.args(["-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Werror"])
+        .arg("-I")
+        .arg(cbuild::root().join("include"))
+        .args(["-fsyntax-only"])
+        .arg(&path);
+    let output = cmd.output().unwrap();
+    assert!(
+        output.status.success(),
+        "{cmd:?}:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    announce("include/weir.h as C99: ok");
+}
+
+#[test]
+fn every_struct_with_a_64_bit_field_is_8_aligned_and_pinned() {
+    // Read from the generated header: the structs with an int64_t, uint64_t
+    // or double field, and those declared WEIR_ALIGN(8), must both be the
+    // list above, and the C++ check pins each.
+    let header = std::fs::read_to_string(cbuild::root().join("include/weir.h")).unwrap();
+    let cpp = std::fs::read_to_string(cbuild::root().join("tests/c/header.cpp")).unwrap();
+    let (mut wide, mut aligned) = (Vec::new(), Vec::new());
+    let mut body: Option<(bool, bool)> = None; // (declared aligned, has a 64-bit field)
+    for line in header.lines() {
+        if line.starts_with("typedef struct") && line.ends_with('{') {
+            body = Some((line.contains("WEIR_ALIGN(8)"), false));
+        } else if let Some((is_aligned, has_wide)) = body.as_mut() {
+            if let Some(name) = line.strip_prefix("} ") {
+                let name = name.trim_end_matches(';').to_string();
+                if *is_aligned {
+                    aligned.push(name.clone());
+                }
+                if *has_wide {
+                    wide.push(name);
+                }
+                body = None;
+            } else if ["int64_t ", "uint64_t ", "double "]
+                .iter()
+                .any(|t| line.trim_start().starts_with(t))
+            {
+                *has_wide = true;
+            }
+        }
+    }
+    let mut expected: Vec<String> = ALIGNED_STRUCTS.iter().map(|s| s.to_string()).collect();
+    expected.sort();
+    wide.sort();
+    aligned.sort();
+    assert_eq!(wide, expected, "the header's structs with a 64-bit field");
+    assert_eq!(aligned, expected, "the header's WEIR_ALIGN(8) structs");
+    for name in ALIGNED_STRUCTS {
+        assert!(
+            cpp.contains(&format!("static_assert(alignof({name}) == 8")),
+            "tests/c/header.cpp does not pin {name}"
+        );
+    }
+}

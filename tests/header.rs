@@ -16,11 +16,14 @@ fn generate() -> String {
         env!("CARGO_PKG_VERSION_MINOR"),
         env!("CARGO_PKG_VERSION_PATCH"),
     );
+    // cbindgen.toml's after_includes (the WEIR_ALIGN macro) comes first;
+    // with_after_include would replace it, so the version joins it.
+    let after_includes = config.after_includes.clone().unwrap_or_default() + &version;
     let mut out = Vec::new();
     cbindgen::Builder::new()
         .with_config(config)
         .with_src(root.join("src/lib.rs"))
-        .with_after_include(version)
+        .with_after_include(after_includes)
         .generate()
         .expect("cbindgen generates the header")
         .write(&mut out);

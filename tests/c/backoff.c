@@ -10,7 +10,7 @@
 #include "weir.h"
 
 _Static_assert(sizeof(weir_backoff) == 40, "weir_backoff size");
-_Static_assert(_Alignof(weir_backoff) == _Alignof(int64_t), "weir_backoff alignment");
+_Static_assert(_Alignof(weir_backoff) == 8, "weir_backoff alignment");
 _Static_assert(offsetof(weir_backoff, base_ns) == 0, "base_ns offset");
 _Static_assert(offsetof(weir_backoff, factor) == 8, "factor offset");
 _Static_assert(offsetof(weir_backoff, cap_ns) == 16, "cap_ns offset");
