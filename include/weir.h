@@ -53,9 +53,9 @@
 #  endif
 #endif
 
-#define WEIR_VERSION "0.1.0"
+#define WEIR_VERSION "0.2.0"
 #define WEIR_VERSION_MAJOR 0
-#define WEIR_VERSION_MINOR 1
+#define WEIR_VERSION_MINOR 2
 #define WEIR_VERSION_PATCH 0
 
 
@@ -71,8 +71,11 @@
 #define WEIR_JITTER_EQUAL 2
 
 // `weir_backoff.jitter`: uniform over
-// [min(base, cap), min(max(3 × previous, base), cap)]; grows from where the
-// previous delay landed. Never inverted, never past the cap.
+// [base, min(3 × max(previous, base), cap)]; grows from where the previous
+// delay landed. A previous below the base (0 before the first retry,
+// negative too) counts as the base, so the first retry draws from
+// [base, 3 × base]. A `cap_ns` below `base_ns` makes every delay `cap_ns`
+// (the range is [cap, cap]): never inverted, never past the cap.
 #define WEIR_JITTER_DECORRELATED 3
 
 // `weir_backoff.jitter`: uniform over
@@ -153,6 +156,23 @@ enum weir_status
   // A pointer is not aligned for the type it points to; nothing was read
   // through it or written to it.
   WEIR_ERR_MISALIGNED = 11,
+  // A field marked reserved is not zero (a policy from a newer header, or
+  // one not zero-initialised).
+  WEIR_ERR_RESERVED = 12,
+  // A backoff policy's `base_ns` is negative.
+  WEIR_ERR_BACKOFF_BASE = 13,
+  // A backoff policy's `factor` is NaN, infinite or below 1.
+  WEIR_ERR_BACKOFF_FACTOR = 14,
+  // A backoff policy's `cap_ns` is negative.
+  WEIR_ERR_BACKOFF_CAP = 15,
+  // A backoff policy's `attempts` is below 1.
+  WEIR_ERR_BACKOFF_ATTEMPTS = 16,
+  // A backoff policy's `spread` is NaN, infinite or outside [0, 1].
+  WEIR_ERR_BACKOFF_SPREAD = 17,
+  // A sliding window's or a period counter's `quota` is zero or negative.
+  WEIR_ERR_QUOTA = 18,
+  // A sliding window's `window_ns` is zero or negative.
+  WEIR_ERR_SLIDING_WINDOW = 19,
   // A limiter constructor was given a capacity of zero.
   WEIR_ERR_ZERO_CAPACITY = 100,
   // A bucket limiter was given a refill amount of zero.
@@ -198,6 +218,15 @@ enum weir_status
   // `made` with an item the pool already holds, idle or lent. Nothing
   // changed.
   WEIR_ERR_POOL_ITEM_KNOWN = 203,
+  // A pool's `weir_limits.size` is outside 1..WEIR_POOL_MAX_SIZE: zero,
+  // negative or too large.
+  WEIR_ERR_POOL_SIZE = 204,
+  // A pool's `weir_limits.idle` is negative.
+  WEIR_ERR_POOL_IDLE = 205,
+  // A pool's `weir_limits.keep_ns` is negative.
+  WEIR_ERR_POOL_KEEP = 206,
+  // A pool's `weir_limits.life_ns` is negative.
+  WEIR_ERR_POOL_LIFE = 207,
   // A window's `window_ns` is zero or negative.
   WEIR_ERR_WINDOW_SPAN = 300,
   // A breaker policy's `k` is NaN, infinite or below its `floor`.
@@ -325,7 +354,7 @@ typedef struct weir_bucket weir_bucket;
 typedef struct weir_gate weir_gate;
 
 // A fixed-window counter: at most `quota` events per period. Takes a short
-// per-handle lock and is safe to use from many threads at once; 72 bytes
+// per-handle lock and is safe to use from many threads at once; 64 bytes
 // of heap per handle. Made by `weir_period_new`, freed by
 // `weir_period_free`.
 typedef struct weir_period weir_period;
@@ -349,10 +378,12 @@ typedef struct weir_period weir_period;
 // never lent, `made` without a reservation) is a status and changes
 // nothing.
 //
-// Time: a `now` earlier than the latest one a take, made, give or evict
-// was given counts as that latest one, so a resource never grows younger
-// and an idle clock never starts earlier than it should (`weir_pool_drop`
-// and `weir_pool_unmade` take no time; `weir_pool_next_expiry` only reads).
+// Time: a `now` earlier than the latest one a take, evict, or successful
+// made or give was given counts as that latest one, so a resource never
+// grows younger and an idle clock never starts earlier than it should
+// (`weir_pool_drop` and `weir_pool_unmade` take no time;
+// `weir_pool_next_expiry` only reads). A call that returns an error moves
+// nothing, the pool's clock included.
 //
 // Takes a short per-handle lock; safe to use from many threads at once.
 // Heap per handle on 64-bit: about 300 bytes, plus 24 bytes per idle place
@@ -403,7 +434,7 @@ typedef struct weir_window weir_window;
 // included. Valid when `base_ns` and `cap_ns` are at least 0, `factor` is
 // finite and at least 1, `attempts` is at least 1, `spread` is in [0, 1]
 // (whatever the jitter) and `jitter` names a known kind; `weir_backoff_check`
-// says which field is wrong. By-value plain data with no heap: the caller
+// says which field is wrong, with a status of its own per field. By-value plain data with no heap: the caller
 // guards it (every call only reads it). 40 bytes, 8-byte aligned on 64-bit
 // targets; a pointer to a policy that is not aligned so is refused
 // (`WEIR_ERR_MISALIGNED` from `weir_backoff_check`, the neutral answer from
@@ -460,7 +491,7 @@ typedef struct WEIR_ALIGN(8) {
   // Buckets in the window; below one is raised to one, above 1048576 is
   // `WEIR_ERR_TOO_LARGE`.
   int32_t size;
-  // Must be 0.
+  // Must be 0; anything else is `WEIR_ERR_RESERVED`.
   int32_t reserved;
   // How far back the window reaches; positive.
   int64_t window_ns;
@@ -527,12 +558,25 @@ typedef struct WEIR_ALIGN(8) {
 // included; only differences matter (and a window's grid is laid from its
 // anchor). A `now` earlier than the anchor counts as no time passing. No
 // arithmetic overflows for any uint64_t amount or capacity and any int64_t
-// time. The value keeps no record of the latest `now` it was given, so
-// pass a monotonic clock: a bucket or a window asked at a `now` earlier
-// than a committed consume's never admits more than at that consume's
-// `now`, but a cooldown drained at an earlier `now` arms its gate from
-// that earlier `now`, so the gate opens sooner than the latest `now` would
-// have opened it.
+// time. The value keeps no record of the latest `now` it was given (the
+// 48-byte layout is fixed), so pass a monotonic clock. What a `now`
+// earlier than `latest`, the latest `now` of a consume that succeeded,
+// does, exactly (before the first one, a `now` earlier than the
+// constructor's credits fewer intervals or windows, never more):
+// - bucket and fixed window: the call answers, and leaves the value, as
+//   the same call at `latest` would (a committed consume has already
+//   moved the anchor past any interval or window an earlier `now` could
+//   credit);
+// - cooldown, the one exception: a consume at such a `now` that takes the
+//   last unit arms the gate until `now + cooldown_ns`, not
+//   `latest + cooldown_ns`, so the capacity comes back
+//   `latest − now` sooner (and the drain succeeds even where
+//   `latest + cooldown_ns` would overflow). A cooldown asked at a `now`
+//   before its deadline stays shut even when `latest` is past it, so it
+//   may refuse what `latest` would grant, never the reverse.
+//
+// Readings (`weir_limiter_available` and the getters) never change the
+// value; a call that returns an error leaves it untouched.
 //
 // Snapshot and rebuild (to change a setting, or to move a limiter) keeps
 // the phase: at the latest `now`, read `weir_limiter_available(l, now)` and
@@ -561,11 +605,13 @@ typedef struct WEIR_ALIGN(8) {
 } weir_limiter;
 
 // The limits a pool holds itself to. Durations are nanoseconds; a zero
-// `keep_ns` or `life_ns` means no limit. Validated by `weir_pool_new`:
-// negative fields are `WEIR_ERR_NEGATIVE`, a `size` of 0 is
-// `WEIR_ERR_INVALID_ARGUMENT`, a `size` above `WEIR_POOL_MAX_SIZE` is
-// `WEIR_ERR_TOO_LARGE`; an `idle` above `size` counts as `size`, and an
-// `idle` of 0 keeps nothing idle.
+// `keep_ns` or `life_ns` means no limit. Validated by `weir_pool_new`,
+// each field with its own status, the first wrong one in field order: a
+// `size` outside 1..`WEIR_POOL_MAX_SIZE` is `WEIR_ERR_POOL_SIZE`, a
+// negative `idle` `WEIR_ERR_POOL_IDLE`, a negative `keep_ns`
+// `WEIR_ERR_POOL_KEEP`, a negative `life_ns` `WEIR_ERR_POOL_LIFE`; an
+// `idle` above `size` counts as `size`, and an `idle` of 0 keeps nothing
+// idle.
 typedef struct WEIR_ALIGN(8) {
   // The most resources alive at once: idle, lent and being made (≥ 1).
   int64_t size;
@@ -732,16 +778,16 @@ weir_backoff weir_backoff_preset(void);
 weir_backoff weir_backoff_full_jitter(void);
 
 // Checks a policy. `WEIR_OK` when it is valid (a NULL policy is the preset,
-// which is); otherwise the first fault in this order: `WEIR_ERR_MISALIGNED`
-// (`policy` is not aligned for a `weir_backoff`), `WEIR_ERR_UNKNOWN_KIND`
-// (`jitter` names no `WEIR_JITTER_*`), `WEIR_ERR_NEGATIVE` (`base_ns`),
-// `WEIR_ERR_NOT_FINITE` (`factor` NaN or infinite),
-// `WEIR_ERR_INVALID_ARGUMENT` (`factor` below 1), `WEIR_ERR_NEGATIVE`
-// (`cap_ns`), `WEIR_ERR_INVALID_ARGUMENT` (`attempts` below 1),
-// `WEIR_ERR_NOT_FINITE` / `WEIR_ERR_NEGATIVE` / `WEIR_ERR_INVALID_ARGUMENT`
-// (`spread` NaN or infinite / below 0 / above 1). The other calls answer an
-// invalid policy with a neutral value, so check a policy once where it is
-// configured.
+// which is); otherwise the status naming the first wrong field, in this
+// order: `WEIR_ERR_MISALIGNED` (`policy` is not aligned for a
+// `weir_backoff`), `WEIR_ERR_UNKNOWN_KIND` (`jitter` names no
+// `WEIR_JITTER_*`; the policy's only enumeration field),
+// `WEIR_ERR_BACKOFF_BASE` (`base_ns` negative), `WEIR_ERR_BACKOFF_FACTOR`
+// (`factor` NaN, infinite or below 1), `WEIR_ERR_BACKOFF_CAP` (`cap_ns`
+// negative), `WEIR_ERR_BACKOFF_ATTEMPTS` (`attempts` below 1),
+// `WEIR_ERR_BACKOFF_SPREAD` (`spread` NaN, infinite, below 0 or above 1).
+// The other calls answer an invalid policy with a neutral value, so check
+// a policy once where it is configured.
 weir_status weir_backoff_check(const weir_backoff *policy);
 
 // The undelayed ceiling before the `retry`-th retry (the first retry is
@@ -757,8 +803,9 @@ int64_t weir_backoff_ceiling(const weir_backoff *policy, int32_t retry);
 // `WEIR_JITTER_*`) with the caller's draw `random` in [0, 1) (clamped into
 // range, NaN as 0; the same draw gives the same delay). `previous_ns` is
 // the delay the last retry waited; only `WEIR_JITTER_DECORRELATED` reads it
-// (pass `base_ns` before the first retry; anything below the base,
-// negative included, counts as the base). 0 for `retry <= 0`; otherwise
+// (pass 0 or `base_ns` before the first retry: anything below the base,
+// negative included, counts as the base, so the first retry draws from
+// [base, min(3 × base, cap)]). 0 for `retry <= 0`; otherwise
 // never negative. NULL policy: the preset. An invalid policy answers -1,
 // which no valid policy ever does.
 int64_t weir_backoff_delay(const weir_backoff *policy,
@@ -876,7 +923,7 @@ weir_sre weir_sre_preset(void);
 // `*out`; the probe counts from `now` too. `policy` NULL means the preset.
 // A bad policy gets its own status: `WEIR_ERR_SRE_K`, `WEIR_ERR_SRE_FLOOR`,
 // `WEIR_ERR_SRE_PROTECTION`, `WEIR_ERR_SRE_PROBE`, `WEIR_ERR_WINDOW_SPAN`,
-// `WEIR_ERR_TOO_LARGE`, or `WEIR_ERR_INVALID_ARGUMENT` for a non-zero
+// `WEIR_ERR_TOO_LARGE`, or `WEIR_ERR_RESERVED` for a non-zero
 // `reserved`. `WEIR_ERR_NULL` if `out` is NULL; `*out` is written only on
 // success.
 weir_status weir_breaker_new(const weir_sre *policy, int64_t now, weir_breaker **out);
@@ -1116,9 +1163,8 @@ weir_status weir_limiter_cooldown_end(const weir_limiter *limiter, int64_t *out)
 // after the previous one closed; with `align`, periods open on multiples
 // of `period_ns` on the caller's clock (floor division, so negative
 // readings align too; with a Unix clock a daily quota resets at midnight
-// UTC). Returns `WEIR_ERR_NULL` if `out` is NULL,
-// `WEIR_ERR_INVALID_ARGUMENT` for a quota of 0 and `WEIR_ERR_NEGATIVE` for
-// a negative one. `*out` is written only on success.
+// UTC). Returns `WEIR_ERR_NULL` if `out` is NULL and `WEIR_ERR_QUOTA` for
+// a quota of 0 or less. `*out` is written only on success.
 weir_status weir_period_new(int64_t quota, int64_t period_ns, bool align, weir_period **out);
 
 // Frees a period counter. NULL is accepted and ignored.
@@ -1130,16 +1176,16 @@ void weir_period_free(weir_period *period);
 // A NULL counter answers `WEIR_QUOTA_OVER`.
 weir_quota weir_period_take(const weir_period *period, int64_t now);
 
-// How many more events the open period admits at `now`; the whole quota
-// when no period is open; 0 for a NULL counter. A reading counts as a `now`
-// seen, as a take does: a later take at an earlier `now` counts as this
-// one, so it never admits more than this reading said.
+// How many more events the open period admits at `now` (a `now` earlier
+// than the latest take's counts as that one); the whole quota when no
+// period is open; 0 for a NULL counter. A pure reading: it changes no later
+// answer, and only takes move the counter's clock.
 int64_t weir_period_left(const weir_period *period, int64_t now);
 
 // Nanoseconds from `now` until the open period ends; 0 when no period is
 // open (the next event opens one). `INT64_MAX` when the open period
-// reaches the end of the clock, and for a NULL counter. Like
-// `weir_period_left`, it counts as a `now` seen.
+// reaches the end of the clock, and for a NULL counter. A pure reading, as
+// `weir_period_left` is.
 int64_t weir_period_next(const weir_period *period, int64_t now);
 
 // The preset limits: 10 live, 10 idle, closed after 30 minutes idle, no
@@ -1149,9 +1195,11 @@ weir_limits weir_limits_preset(void);
 
 // Makes an empty pool with `limits` (NULL: `weir_limits_preset()`) and
 // writes it to `*out`; all its memory is allocated here. Bad limits get
-// `WEIR_ERR_NEGATIVE`, `WEIR_ERR_INVALID_ARGUMENT` (size 0) or
-// `WEIR_ERR_TOO_LARGE` (size above `WEIR_POOL_MAX_SIZE`); `WEIR_ERR_NULL`
-// if `out` is NULL. `*out` is written only on success.
+// the status of the first wrong field (`WEIR_ERR_POOL_SIZE`, `_IDLE`,
+// `_KEEP`, `_LIFE`: see `weir_limits`), `WEIR_ERR_NO_MEMORY` when the table
+// cannot be allocated; `WEIR_ERR_NULL` if `out` is NULL,
+// `WEIR_ERR_MISALIGNED` if `limits` or `out` is misaligned. `*out` is
+// written only on success.
 weir_status weir_pool_new(const weir_limits *limits, weir_pool **out);
 
 // Frees a pool. NULL is accepted and ignored. Resources still idle or
@@ -1322,10 +1370,11 @@ weir_status weir_shedder_stats(const weir_shedder *shedder, int64_t now, weir_sh
 // is counted while `now < t + window_ns` and falls out at exactly
 // `t + window_ns`.
 //
-// Returns `WEIR_ERR_NULL` if `out` is NULL, `WEIR_ERR_INVALID_ARGUMENT`
-// for a quota or window of 0, `WEIR_ERR_NEGATIVE` for a negative one,
-// `WEIR_ERR_TOO_LARGE` when `quota` stamps (8 bytes each) cannot be
-// represented, and `WEIR_ERR_NO_MEMORY` when they cannot be allocated.
+// Returns `WEIR_ERR_NULL` if `out` is NULL, `WEIR_ERR_QUOTA` for a quota
+// of 0 or less, `WEIR_ERR_SLIDING_WINDOW` for a window of 0 or less (the
+// quota is checked first), `WEIR_ERR_TOO_LARGE` when `quota` stamps (8
+// bytes each) cannot be represented, and `WEIR_ERR_NO_MEMORY` when they
+// cannot be allocated.
 // `*out` is written only on success.
 weir_status weir_sliding_new(int64_t quota, int64_t window_ns, weir_sliding **out);
 
@@ -1337,13 +1386,15 @@ void weir_sliding_free(weir_sliding *sliding);
 // counts as the latest. False for a NULL window.
 bool weir_sliding_take(const weir_sliding *sliding, int64_t now);
 
-// How many more events the window would count at `now`; 0 for a NULL
-// window.
+// How many more events the window would count at `now` (a `now` earlier
+// than the latest take's counts as that one); 0 for a NULL window. A pure
+// reading: it drops no stamp and changes no later answer. O(log quota).
 int64_t weir_sliding_left(const weir_sliding *sliding, int64_t now);
 
 // Nanoseconds from `now` until the window has room: 0 when it has room
 // now, otherwise when its oldest counted event falls out. `INT64_MAX` when
-// that instant is past the end of the clock, and for a NULL window.
+// that instant is past the end of the clock, and for a NULL window. A pure
+// reading, as `weir_sliding_left` is.
 int64_t weir_sliding_next(const weir_sliding *sliding, int64_t now);
 
 // A static, NUL-terminated, human-readable description of a status code.

@@ -15,8 +15,11 @@ pub const WEIR_JITTER_FULL: i32 = 1;
 /// the ceiling stays as a floor under the wait.
 pub const WEIR_JITTER_EQUAL: i32 = 2;
 /// `weir_backoff.jitter`: uniform over
-/// [min(base, cap), min(max(3 × previous, base), cap)]; grows from where the
-/// previous delay landed. Never inverted, never past the cap.
+/// [base, min(3 × max(previous, base), cap)]; grows from where the previous
+/// delay landed. A previous below the base (0 before the first retry,
+/// negative too) counts as the base, so the first retry draws from
+/// [base, 3 × base]. A `cap_ns` below `base_ns` makes every delay `cap_ns`
+/// (the range is [cap, cap]): never inverted, never past the cap.
 pub const WEIR_JITTER_DECORRELATED: i32 = 3;
 /// `weir_backoff.jitter`: uniform over
 /// [ceiling × (1 − spread), ceiling × (1 + spread)], so the wait may pass the
@@ -33,7 +36,7 @@ const MS: i64 = 1_000_000;
 /// included. Valid when `base_ns` and `cap_ns` are at least 0, `factor` is
 /// finite and at least 1, `attempts` is at least 1, `spread` is in [0, 1]
 /// (whatever the jitter) and `jitter` names a known kind; `weir_backoff_check`
-/// says which field is wrong. By-value plain data with no heap: the caller
+/// says which field is wrong, with a status of its own per field. By-value plain data with no heap: the caller
 /// guards it (every call only reads it). 40 bytes, 8-byte aligned on 64-bit
 /// targets; a pointer to a policy that is not aligned so is refused
 /// (`WEIR_ERR_MISALIGNED` from `weir_backoff_check`, the neutral answer from
@@ -108,10 +111,14 @@ fn jitter(code: i32) -> Option<Jitter> {
 impl From<BackoffError> for weir_status {
     fn from(error: BackoffError) -> weir_status {
         use BackoffError::*;
+        // One status per field, so a caller knows which to fix; the core's
+        // finer reasons (NaN, below one, ...) are in each status's text.
         match error {
-            NegativeBase | NegativeCap | NegativeSpread => WEIR_ERR_NEGATIVE,
-            FactorNotFinite | SpreadNotFinite => WEIR_ERR_NOT_FINITE,
-            FactorBelowOne | NoAttempts | SpreadAboveOne => WEIR_ERR_INVALID_ARGUMENT,
+            NegativeBase => WEIR_ERR_BACKOFF_BASE,
+            FactorNotFinite | FactorBelowOne => WEIR_ERR_BACKOFF_FACTOR,
+            NegativeCap => WEIR_ERR_BACKOFF_CAP,
+            NoAttempts => WEIR_ERR_BACKOFF_ATTEMPTS,
+            SpreadNotFinite | NegativeSpread | SpreadAboveOne => WEIR_ERR_BACKOFF_SPREAD,
         }
     }
 }
@@ -126,16 +133,16 @@ fn checked(policy: *const weir_backoff) -> Result<Backoff, weir_status> {
 }
 
 /// Checks a policy. `WEIR_OK` when it is valid (a NULL policy is the preset,
-/// which is); otherwise the first fault in this order: `WEIR_ERR_MISALIGNED`
-/// (`policy` is not aligned for a `weir_backoff`), `WEIR_ERR_UNKNOWN_KIND`
-/// (`jitter` names no `WEIR_JITTER_*`), `WEIR_ERR_NEGATIVE` (`base_ns`),
-/// `WEIR_ERR_NOT_FINITE` (`factor` NaN or infinite),
-/// `WEIR_ERR_INVALID_ARGUMENT` (`factor` below 1), `WEIR_ERR_NEGATIVE`
-/// (`cap_ns`), `WEIR_ERR_INVALID_ARGUMENT` (`attempts` below 1),
-/// `WEIR_ERR_NOT_FINITE` / `WEIR_ERR_NEGATIVE` / `WEIR_ERR_INVALID_ARGUMENT`
-/// (`spread` NaN or infinite / below 0 / above 1). The other calls answer an
-/// invalid policy with a neutral value, so check a policy once where it is
-/// configured.
+/// which is); otherwise the status naming the first wrong field, in this
+/// order: `WEIR_ERR_MISALIGNED` (`policy` is not aligned for a
+/// `weir_backoff`), `WEIR_ERR_UNKNOWN_KIND` (`jitter` names no
+/// `WEIR_JITTER_*`; the policy's only enumeration field),
+/// `WEIR_ERR_BACKOFF_BASE` (`base_ns` negative), `WEIR_ERR_BACKOFF_FACTOR`
+/// (`factor` NaN, infinite or below 1), `WEIR_ERR_BACKOFF_CAP` (`cap_ns`
+/// negative), `WEIR_ERR_BACKOFF_ATTEMPTS` (`attempts` below 1),
+/// `WEIR_ERR_BACKOFF_SPREAD` (`spread` NaN, infinite, below 0 or above 1).
+/// The other calls answer an invalid policy with a neutral value, so check
+/// a policy once where it is configured.
 #[no_mangle]
 pub extern "C" fn weir_backoff_check(policy: *const weir_backoff) -> weir_status {
     guard_status(|| checked(policy).map(drop))
@@ -157,8 +164,9 @@ pub extern "C" fn weir_backoff_ceiling(policy: *const weir_backoff, retry: i32) 
 /// `WEIR_JITTER_*`) with the caller's draw `random` in [0, 1) (clamped into
 /// range, NaN as 0; the same draw gives the same delay). `previous_ns` is
 /// the delay the last retry waited; only `WEIR_JITTER_DECORRELATED` reads it
-/// (pass `base_ns` before the first retry; anything below the base,
-/// negative included, counts as the base). 0 for `retry <= 0`; otherwise
+/// (pass 0 or `base_ns` before the first retry: anything below the base,
+/// negative included, counts as the base, so the first retry draws from
+/// [base, min(3 × base, cap)]). 0 for `retry <= 0`; otherwise
 /// never negative. NULL policy: the preset. An invalid policy answers -1,
 /// which no valid policy ever does.
 #[no_mangle]

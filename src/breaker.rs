@@ -32,7 +32,7 @@ pub struct weir_sre {
     /// Buckets in the window; below one is raised to one, above 1048576 is
     /// `WEIR_ERR_TOO_LARGE`.
     pub size: i32,
-    /// Must be 0.
+    /// Must be 0; anything else is `WEIR_ERR_RESERVED`.
     pub reserved: i32,
     /// How far back the window reaches; positive.
     pub window_ns: i64,
@@ -155,7 +155,7 @@ impl Handle for weir_breaker {
 /// `*out`; the probe counts from `now` too. `policy` NULL means the preset.
 /// A bad policy gets its own status: `WEIR_ERR_SRE_K`, `WEIR_ERR_SRE_FLOOR`,
 /// `WEIR_ERR_SRE_PROTECTION`, `WEIR_ERR_SRE_PROBE`, `WEIR_ERR_WINDOW_SPAN`,
-/// `WEIR_ERR_TOO_LARGE`, or `WEIR_ERR_INVALID_ARGUMENT` for a non-zero
+/// `WEIR_ERR_TOO_LARGE`, or `WEIR_ERR_RESERVED` for a non-zero
 /// `reserved`. `WEIR_ERR_NULL` if `out` is NULL; `*out` is written only on
 /// success.
 #[no_mangle]
@@ -167,7 +167,7 @@ pub extern "C" fn weir_breaker_new(
     new_handle(out, || {
         let sre = policy_or(policy, weir_sre_preset())?;
         if sre.reserved != 0 {
-            return Err(WEIR_ERR_INVALID_ARGUMENT);
+            return Err(WEIR_ERR_RESERVED);
         }
         let breaker = Breaker::new(sre.into(), now)?;
         Ok(weir_breaker(Guarded::new(Mutex::new(breaker))))

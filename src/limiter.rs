@@ -46,12 +46,25 @@ use weir_core::limiter::{Kind, Limiter, LimiterError};
 /// included; only differences matter (and a window's grid is laid from its
 /// anchor). A `now` earlier than the anchor counts as no time passing. No
 /// arithmetic overflows for any uint64_t amount or capacity and any int64_t
-/// time. The value keeps no record of the latest `now` it was given, so
-/// pass a monotonic clock: a bucket or a window asked at a `now` earlier
-/// than a committed consume's never admits more than at that consume's
-/// `now`, but a cooldown drained at an earlier `now` arms its gate from
-/// that earlier `now`, so the gate opens sooner than the latest `now` would
-/// have opened it.
+/// time. The value keeps no record of the latest `now` it was given (the
+/// 48-byte layout is fixed), so pass a monotonic clock. What a `now`
+/// earlier than `latest`, the latest `now` of a consume that succeeded,
+/// does, exactly (before the first one, a `now` earlier than the
+/// constructor's credits fewer intervals or windows, never more):
+/// - bucket and fixed window: the call answers, and leaves the value, as
+///   the same call at `latest` would (a committed consume has already
+///   moved the anchor past any interval or window an earlier `now` could
+///   credit);
+/// - cooldown, the one exception: a consume at such a `now` that takes the
+///   last unit arms the gate until `now + cooldown_ns`, not
+///   `latest + cooldown_ns`, so the capacity comes back
+///   `latest − now` sooner (and the drain succeeds even where
+///   `latest + cooldown_ns` would overflow). A cooldown asked at a `now`
+///   before its deadline stays shut even when `latest` is past it, so it
+///   may refuse what `latest` would grant, never the reverse.
+///
+/// Readings (`weir_limiter_available` and the getters) never change the
+/// value; a call that returns an error leaves it untouched.
 ///
 /// Snapshot and rebuild (to change a setting, or to move a limiter) keeps
 /// the phase: at the latest `now`, read `weir_limiter_available(l, now)` and

@@ -8,7 +8,7 @@ use weir_core::period::{Period, PeriodError, Quota};
 use weir_core::time::NEVER;
 
 /// A fixed-window counter: at most `quota` events per period. Takes a short
-/// per-handle lock and is safe to use from many threads at once; 72 bytes
+/// per-handle lock and is safe to use from many threads at once; 64 bytes
 /// of heap per handle. Made by `weir_period_new`, freed by
 /// `weir_period_free`.
 pub struct weir_period(Guarded<Mutex<Period>>);
@@ -46,8 +46,7 @@ impl From<Quota> for weir_quota {
 impl From<PeriodError> for weir_status {
     fn from(error: PeriodError) -> weir_status {
         match error {
-            PeriodError::Zero => WEIR_ERR_INVALID_ARGUMENT,
-            PeriodError::Negative => WEIR_ERR_NEGATIVE,
+            PeriodError::Zero | PeriodError::Negative => WEIR_ERR_QUOTA,
         }
     }
 }
@@ -58,9 +57,8 @@ impl From<PeriodError> for weir_status {
 /// after the previous one closed; with `align`, periods open on multiples
 /// of `period_ns` on the caller's clock (floor division, so negative
 /// readings align too; with a Unix clock a daily quota resets at midnight
-/// UTC). Returns `WEIR_ERR_NULL` if `out` is NULL,
-/// `WEIR_ERR_INVALID_ARGUMENT` for a quota of 0 and `WEIR_ERR_NEGATIVE` for
-/// a negative one. `*out` is written only on success.
+/// UTC). Returns `WEIR_ERR_NULL` if `out` is NULL and `WEIR_ERR_QUOTA` for
+/// a quota of 0 or less. `*out` is written only on success.
 #[no_mangle]
 pub extern "C" fn weir_period_new(
     quota: i64,
@@ -91,10 +89,10 @@ pub extern "C" fn weir_period_take(period: *const weir_period, now: i64) -> weir
     })
 }
 
-/// How many more events the open period admits at `now`; the whole quota
-/// when no period is open; 0 for a NULL counter. A reading counts as a `now`
-/// seen, as a take does: a later take at an earlier `now` counts as this
-/// one, so it never admits more than this reading said.
+/// How many more events the open period admits at `now` (a `now` earlier
+/// than the latest take's counts as that one); the whole quota when no
+/// period is open; 0 for a NULL counter. A pure reading: it changes no later
+/// answer, and only takes move the counter's clock.
 #[no_mangle]
 pub extern "C" fn weir_period_left(period: *const weir_period, now: i64) -> i64 {
     on(period, 0, |period| lock(period).left(now))
@@ -102,8 +100,8 @@ pub extern "C" fn weir_period_left(period: *const weir_period, now: i64) -> i64 
 
 /// Nanoseconds from `now` until the open period ends; 0 when no period is
 /// open (the next event opens one). `INT64_MAX` when the open period
-/// reaches the end of the clock, and for a NULL counter. Like
-/// `weir_period_left`, it counts as a `now` seen.
+/// reaches the end of the clock, and for a NULL counter. A pure reading, as
+/// `weir_period_left` is.
 #[no_mangle]
 pub extern "C" fn weir_period_next(period: *const weir_period, now: i64) -> i64 {
     on(period, NEVER, |period| lock(period).next(now))
@@ -113,6 +111,6 @@ pub extern "C" fn weir_period_next(period: *const weir_period, now: i64) -> i64 
 mod tests {
     #[test]
     fn the_documented_handle_size_is_right() {
-        assert_eq!(core::mem::size_of::<super::weir_period>(), 72);
+        assert_eq!(core::mem::size_of::<super::weir_period>(), 64);
     }
 }

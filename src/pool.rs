@@ -16,11 +16,13 @@ use weir_core::pool::{Counters, Limits, LimitsError, Misuse, Pool, Taken};
 pub type weir_item = usize;
 
 /// The limits a pool holds itself to. Durations are nanoseconds; a zero
-/// `keep_ns` or `life_ns` means no limit. Validated by `weir_pool_new`:
-/// negative fields are `WEIR_ERR_NEGATIVE`, a `size` of 0 is
-/// `WEIR_ERR_INVALID_ARGUMENT`, a `size` above `WEIR_POOL_MAX_SIZE` is
-/// `WEIR_ERR_TOO_LARGE`; an `idle` above `size` counts as `size`, and an
-/// `idle` of 0 keeps nothing idle.
+/// `keep_ns` or `life_ns` means no limit. Validated by `weir_pool_new`,
+/// each field with its own status, the first wrong one in field order: a
+/// `size` outside 1..`WEIR_POOL_MAX_SIZE` is `WEIR_ERR_POOL_SIZE`, a
+/// negative `idle` `WEIR_ERR_POOL_IDLE`, a negative `keep_ns`
+/// `WEIR_ERR_POOL_KEEP`, a negative `life_ns` `WEIR_ERR_POOL_LIFE`; an
+/// `idle` above `size` counts as `size`, and an `idle` of 0 keeps nothing
+/// idle.
 #[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct weir_limits {
@@ -194,10 +196,12 @@ impl From<Counters> for weir_pool_counters {
 /// never lent, `made` without a reservation) is a status and changes
 /// nothing.
 ///
-/// Time: a `now` earlier than the latest one a take, made, give or evict
-/// was given counts as that latest one, so a resource never grows younger
-/// and an idle clock never starts earlier than it should (`weir_pool_drop`
-/// and `weir_pool_unmade` take no time; `weir_pool_next_expiry` only reads).
+/// Time: a `now` earlier than the latest one a take, evict, or successful
+/// made or give was given counts as that latest one, so a resource never
+/// grows younger and an idle clock never starts earlier than it should
+/// (`weir_pool_drop` and `weir_pool_unmade` take no time;
+/// `weir_pool_next_expiry` only reads). A call that returns an error moves
+/// nothing, the pool's clock included.
 ///
 /// Takes a short per-handle lock; safe to use from many threads at once.
 /// Heap per handle on 64-bit: about 300 bytes, plus 24 bytes per idle place
@@ -216,9 +220,10 @@ impl Handle for weir_pool {
 impl From<LimitsError> for weir_status {
     fn from(error: LimitsError) -> weir_status {
         match error {
-            LimitsError::Negative => WEIR_ERR_NEGATIVE,
-            LimitsError::ZeroSize => WEIR_ERR_INVALID_ARGUMENT,
-            LimitsError::TooLarge => WEIR_ERR_TOO_LARGE,
+            LimitsError::Size => WEIR_ERR_POOL_SIZE,
+            LimitsError::Idle => WEIR_ERR_POOL_IDLE,
+            LimitsError::Keep => WEIR_ERR_POOL_KEEP,
+            LimitsError::Life => WEIR_ERR_POOL_LIFE,
             LimitsError::NoMemory => WEIR_ERR_NO_MEMORY,
         }
     }
@@ -237,9 +242,11 @@ impl From<Misuse> for weir_status {
 
 /// Makes an empty pool with `limits` (NULL: `weir_limits_preset()`) and
 /// writes it to `*out`; all its memory is allocated here. Bad limits get
-/// `WEIR_ERR_NEGATIVE`, `WEIR_ERR_INVALID_ARGUMENT` (size 0) or
-/// `WEIR_ERR_TOO_LARGE` (size above `WEIR_POOL_MAX_SIZE`); `WEIR_ERR_NULL`
-/// if `out` is NULL. `*out` is written only on success.
+/// the status of the first wrong field (`WEIR_ERR_POOL_SIZE`, `_IDLE`,
+/// `_KEEP`, `_LIFE`: see `weir_limits`), `WEIR_ERR_NO_MEMORY` when the table
+/// cannot be allocated; `WEIR_ERR_NULL` if `out` is NULL,
+/// `WEIR_ERR_MISALIGNED` if `limits` or `out` is misaligned. `*out` is
+/// written only on success.
 #[no_mangle]
 pub extern "C" fn weir_pool_new(
     limits: *const weir_limits,

@@ -24,8 +24,8 @@ impl Handle for weir_sliding {
 impl From<SlidingError> for weir_status {
     fn from(error: SlidingError) -> weir_status {
         match error {
-            SlidingError::Zero => WEIR_ERR_INVALID_ARGUMENT,
-            SlidingError::Negative => WEIR_ERR_NEGATIVE,
+            SlidingError::Quota => WEIR_ERR_QUOTA,
+            SlidingError::Window => WEIR_ERR_SLIDING_WINDOW,
             SlidingError::TooLarge => WEIR_ERR_TOO_LARGE,
             SlidingError::NoMemory => WEIR_ERR_NO_MEMORY,
         }
@@ -37,10 +37,11 @@ impl From<SlidingError> for weir_status {
 /// is counted while `now < t + window_ns` and falls out at exactly
 /// `t + window_ns`.
 ///
-/// Returns `WEIR_ERR_NULL` if `out` is NULL, `WEIR_ERR_INVALID_ARGUMENT`
-/// for a quota or window of 0, `WEIR_ERR_NEGATIVE` for a negative one,
-/// `WEIR_ERR_TOO_LARGE` when `quota` stamps (8 bytes each) cannot be
-/// represented, and `WEIR_ERR_NO_MEMORY` when they cannot be allocated.
+/// Returns `WEIR_ERR_NULL` if `out` is NULL, `WEIR_ERR_QUOTA` for a quota
+/// of 0 or less, `WEIR_ERR_SLIDING_WINDOW` for a window of 0 or less (the
+/// quota is checked first), `WEIR_ERR_TOO_LARGE` when `quota` stamps (8
+/// bytes each) cannot be represented, and `WEIR_ERR_NO_MEMORY` when they
+/// cannot be allocated.
 /// `*out` is written only on success.
 #[no_mangle]
 pub extern "C" fn weir_sliding_new(
@@ -68,8 +69,9 @@ pub extern "C" fn weir_sliding_take(sliding: *const weir_sliding, now: i64) -> b
     on(sliding, false, |sliding| lock(sliding).take(now))
 }
 
-/// How many more events the window would count at `now`; 0 for a NULL
-/// window.
+/// How many more events the window would count at `now` (a `now` earlier
+/// than the latest take's counts as that one); 0 for a NULL window. A pure
+/// reading: it drops no stamp and changes no later answer. O(log quota).
 #[no_mangle]
 pub extern "C" fn weir_sliding_left(sliding: *const weir_sliding, now: i64) -> i64 {
     on(sliding, 0, |sliding| lock(sliding).left(now))
@@ -77,7 +79,8 @@ pub extern "C" fn weir_sliding_left(sliding: *const weir_sliding, now: i64) -> i
 
 /// Nanoseconds from `now` until the window has room: 0 when it has room
 /// now, otherwise when its oldest counted event falls out. `INT64_MAX` when
-/// that instant is past the end of the clock, and for a NULL window.
+/// that instant is past the end of the clock, and for a NULL window. A pure
+/// reading, as `weir_sliding_left` is.
 #[no_mangle]
 pub extern "C" fn weir_sliding_next(sliding: *const weir_sliding, now: i64) -> i64 {
     on(sliding, NEVER, |sliding| lock(sliding).next(now))

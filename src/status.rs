@@ -36,6 +36,23 @@ pub enum weir_status {
     /// A pointer is not aligned for the type it points to; nothing was read
     /// through it or written to it.
     WEIR_ERR_MISALIGNED = 11,
+    /// A field marked reserved is not zero (a policy from a newer header, or
+    /// one not zero-initialised).
+    WEIR_ERR_RESERVED = 12,
+    /// A backoff policy's `base_ns` is negative.
+    WEIR_ERR_BACKOFF_BASE = 13,
+    /// A backoff policy's `factor` is NaN, infinite or below 1.
+    WEIR_ERR_BACKOFF_FACTOR = 14,
+    /// A backoff policy's `cap_ns` is negative.
+    WEIR_ERR_BACKOFF_CAP = 15,
+    /// A backoff policy's `attempts` is below 1.
+    WEIR_ERR_BACKOFF_ATTEMPTS = 16,
+    /// A backoff policy's `spread` is NaN, infinite or outside [0, 1].
+    WEIR_ERR_BACKOFF_SPREAD = 17,
+    /// A sliding window's or a period counter's `quota` is zero or negative.
+    WEIR_ERR_QUOTA = 18,
+    /// A sliding window's `window_ns` is zero or negative.
+    WEIR_ERR_SLIDING_WINDOW = 19,
 
     // 100–199: the limiter.
     /// A limiter constructor was given a capacity of zero.
@@ -84,6 +101,15 @@ pub enum weir_status {
     /// `made` with an item the pool already holds, idle or lent. Nothing
     /// changed.
     WEIR_ERR_POOL_ITEM_KNOWN = 203,
+    /// A pool's `weir_limits.size` is outside 1..WEIR_POOL_MAX_SIZE: zero,
+    /// negative or too large.
+    WEIR_ERR_POOL_SIZE = 204,
+    /// A pool's `weir_limits.idle` is negative.
+    WEIR_ERR_POOL_IDLE = 205,
+    /// A pool's `weir_limits.keep_ns` is negative.
+    WEIR_ERR_POOL_KEEP = 206,
+    /// A pool's `weir_limits.life_ns` is negative.
+    WEIR_ERR_POOL_LIFE = 207,
     // 300–399: breaker, shedder and window.
     /// A window's `window_ns` is zero or negative.
     WEIR_ERR_WINDOW_SPAN = 300,
@@ -168,6 +194,14 @@ const ALL: &[weir_status] = {
         WEIR_ERR_SETTLED,
         WEIR_ERR_UNKNOWN_KIND,
         WEIR_ERR_MISALIGNED,
+        WEIR_ERR_RESERVED,
+        WEIR_ERR_BACKOFF_BASE,
+        WEIR_ERR_BACKOFF_FACTOR,
+        WEIR_ERR_BACKOFF_CAP,
+        WEIR_ERR_BACKOFF_ATTEMPTS,
+        WEIR_ERR_BACKOFF_SPREAD,
+        WEIR_ERR_QUOTA,
+        WEIR_ERR_SLIDING_WINDOW,
         WEIR_ERR_ZERO_CAPACITY,
         WEIR_ERR_ZERO_REFILL_AMOUNT,
         WEIR_ERR_ZERO_REFILL_INTERVAL,
@@ -186,6 +220,10 @@ const ALL: &[weir_status] = {
         WEIR_ERR_POOL_NOT_LENT,
         WEIR_ERR_POOL_NO_RESERVATION,
         WEIR_ERR_POOL_ITEM_KNOWN,
+        WEIR_ERR_POOL_SIZE,
+        WEIR_ERR_POOL_IDLE,
+        WEIR_ERR_POOL_KEEP,
+        WEIR_ERR_POOL_LIFE,
         WEIR_ERR_WINDOW_SPAN,
         WEIR_ERR_SRE_K,
         WEIR_ERR_SRE_FLOOR,
@@ -231,6 +269,14 @@ impl weir_status {
             WEIR_ERR_SETTLED => c"already settled",
             WEIR_ERR_UNKNOWN_KIND => c"an enumeration field holds an unknown value",
             WEIR_ERR_MISALIGNED => c"a pointer is not aligned for its type",
+            WEIR_ERR_RESERVED => c"a reserved field is not zero",
+            WEIR_ERR_BACKOFF_BASE => c"backoff base_ns is negative",
+            WEIR_ERR_BACKOFF_FACTOR => c"backoff factor is NaN, infinite or below 1",
+            WEIR_ERR_BACKOFF_CAP => c"backoff cap_ns is negative",
+            WEIR_ERR_BACKOFF_ATTEMPTS => c"backoff attempts is below 1",
+            WEIR_ERR_BACKOFF_SPREAD => c"backoff spread is NaN, infinite or outside [0, 1]",
+            WEIR_ERR_QUOTA => c"quota is zero or negative",
+            WEIR_ERR_SLIDING_WINDOW => c"sliding window_ns is zero or negative",
             WEIR_ERR_ZERO_CAPACITY => c"a limiter's capacity is zero",
             WEIR_ERR_ZERO_REFILL_AMOUNT => c"a bucket limiter's refill amount is zero",
             WEIR_ERR_ZERO_REFILL_INTERVAL => {
@@ -259,6 +305,10 @@ impl weir_status {
             WEIR_ERR_POOL_NOT_LENT => c"the pool did not lend this item and no reservation is open",
             WEIR_ERR_POOL_NO_RESERVATION => c"no reservation is open: take did not answer MAKE",
             WEIR_ERR_POOL_ITEM_KNOWN => c"the item is already in the pool, idle or lent",
+            WEIR_ERR_POOL_SIZE => c"pool size is outside 1..WEIR_POOL_MAX_SIZE",
+            WEIR_ERR_POOL_IDLE => c"pool idle is negative",
+            WEIR_ERR_POOL_KEEP => c"pool keep_ns is negative",
+            WEIR_ERR_POOL_LIFE => c"pool life_ns is negative",
             WEIR_ERR_WINDOW_SPAN => c"window_ns is zero or negative",
             WEIR_ERR_SRE_K => c"sre k is not finite or is below floor",
             WEIR_ERR_SRE_FLOOR => c"sre floor is not finite or is below 1",

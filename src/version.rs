@@ -1,6 +1,6 @@
 //! The library's version, for a caller to check against the header's.
 
-/// NUL-terminated crate version, e.g. "0.1.0".
+/// NUL-terminated crate version, e.g. "0.2.0".
 const VERSION: &core::ffi::CStr = {
     match core::ffi::CStr::from_bytes_with_nul(concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes())
     {

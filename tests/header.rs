@@ -70,3 +70,27 @@ fn every_exported_name_carries_the_prefix() {
         );
     }
 }
+
+/// One version for the whole release: the crates (the workspace's
+/// version), the header's block (generated from it) and CMake's
+/// `project(weir VERSION ...)` must agree, and the root crate must depend
+/// on the weir-core of the same version.
+#[test]
+fn every_version_agrees() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let version = env!("CARGO_PKG_VERSION");
+    let cmake = std::fs::read_to_string(root.join("CMakeLists.txt")).unwrap();
+    assert!(
+        cmake.contains(&format!("project(weir VERSION {version} ")),
+        "CMakeLists.txt's project VERSION is not {version}"
+    );
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    assert!(
+        manifest.contains(&format!(
+            "weir-core = {{ path = \"weir-core\", version = \"{version}\" }}"
+        )),
+        "Cargo.toml's weir-core dependency is not version {version}"
+    );
+    let header = std::fs::read_to_string(root.join("include/weir.h")).unwrap();
+    assert!(header.contains(&format!("#define WEIR_VERSION \"{version}\"")));
+}

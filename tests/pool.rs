@@ -183,13 +183,14 @@ impl Model {
         }
     }
     fn made(&mut self, item: usize, now: i64) -> Result<(), Misuse> {
-        self.tick(now);
+        // A refused call moves nothing, the clock included (issue 11).
         if self.knows(item) {
             return Err(Misuse::Known);
         }
         if self.reserved == 0 {
             return Err(Misuse::NoReservation);
         }
+        self.tick(now);
         self.reserved -= 1;
         self.lent.push((item, self.clock));
         Ok(())
@@ -217,8 +218,9 @@ impl Model {
         Ok(self.clock)
     }
     fn give(&mut self, item: usize, now: i64) -> Result<bool, Misuse> {
+        let before = self.clock;
         self.tick(now);
-        let birth = self.take_back(item)?;
+        let birth = self.take_back(item).inspect_err(|_| self.clock = before)?;
         if self.too_old(birth) || self.idle.len() >= self.idle_cap {
             return Ok(false);
         }

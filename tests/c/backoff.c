@@ -51,6 +51,7 @@ static void presets(void) {
 }
 
 static void check_each_field(void) {
+    /* Each field has its own status: the one that names it. */
     weir_backoff p;
     p = with_jitter(-1);
     CHECK_STATUS(weir_backoff_check(&p), WEIR_ERR_UNKNOWN_KIND);
@@ -59,30 +60,30 @@ static void check_each_field(void) {
     p = with_jitter(INT32_MIN);
     CHECK_STATUS(weir_backoff_check(&p), WEIR_ERR_UNKNOWN_KIND);
     p = weir_backoff_preset(); p.base_ns = -1;
-    CHECK_STATUS(weir_backoff_check(&p), WEIR_ERR_NEGATIVE);
+    CHECK_STATUS(weir_backoff_check(&p), WEIR_ERR_BACKOFF_BASE);
     p = weir_backoff_preset(); p.base_ns = INT64_MIN;
-    CHECK_STATUS(weir_backoff_check(&p), WEIR_ERR_NEGATIVE);
+    CHECK_STATUS(weir_backoff_check(&p), WEIR_ERR_BACKOFF_BASE);
     p = weir_backoff_preset(); p.factor = NAN;
-    CHECK_STATUS(weir_backoff_check(&p), WEIR_ERR_NOT_FINITE);
+    CHECK_STATUS(weir_backoff_check(&p), WEIR_ERR_BACKOFF_FACTOR);
     p = weir_backoff_preset(); p.factor = INFINITY;
-    CHECK_STATUS(weir_backoff_check(&p), WEIR_ERR_NOT_FINITE);
+    CHECK_STATUS(weir_backoff_check(&p), WEIR_ERR_BACKOFF_FACTOR);
     p = weir_backoff_preset(); p.factor = 0.5;
-    CHECK_STATUS(weir_backoff_check(&p), WEIR_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(weir_backoff_check(&p), WEIR_ERR_BACKOFF_FACTOR);
     p = weir_backoff_preset(); p.cap_ns = -5;
-    CHECK_STATUS(weir_backoff_check(&p), WEIR_ERR_NEGATIVE);
+    CHECK_STATUS(weir_backoff_check(&p), WEIR_ERR_BACKOFF_CAP);
     p = weir_backoff_preset(); p.attempts = 0;
-    CHECK_STATUS(weir_backoff_check(&p), WEIR_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(weir_backoff_check(&p), WEIR_ERR_BACKOFF_ATTEMPTS);
     p = weir_backoff_preset(); p.attempts = INT32_MIN;
-    CHECK_STATUS(weir_backoff_check(&p), WEIR_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(weir_backoff_check(&p), WEIR_ERR_BACKOFF_ATTEMPTS);
     p = weir_backoff_preset(); p.spread = NAN;
-    CHECK_STATUS(weir_backoff_check(&p), WEIR_ERR_NOT_FINITE);
+    CHECK_STATUS(weir_backoff_check(&p), WEIR_ERR_BACKOFF_SPREAD);
     p = weir_backoff_preset(); p.spread = -0.1;
-    CHECK_STATUS(weir_backoff_check(&p), WEIR_ERR_NEGATIVE);
+    CHECK_STATUS(weir_backoff_check(&p), WEIR_ERR_BACKOFF_SPREAD);
     p = weir_backoff_preset(); p.spread = 1.5;
-    CHECK_STATUS(weir_backoff_check(&p), WEIR_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(weir_backoff_check(&p), WEIR_ERR_BACKOFF_SPREAD);
     /* The spread is checked whatever the jitter. */
     p = weir_backoff_full_jitter(); p.spread = 2.0;
-    CHECK_STATUS(weir_backoff_check(&p), WEIR_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(weir_backoff_check(&p), WEIR_ERR_BACKOFF_SPREAD);
     /* The edges are valid. */
     p = weir_backoff_preset();
     p.base_ns = 0; p.factor = 1.0; p.cap_ns = 0; p.attempts = 1; p.spread = 0.0;
@@ -162,10 +163,14 @@ static void jitter_ranges(void) {
     CHECK(weir_backoff_delay(&full, 2, 0.5, 0) == 100 * MS);
     CHECK(weir_backoff_delay(NULL, 1, NAN, 0) == 80 * MS);
     CHECK(weir_backoff_delay(NULL, 1, 0.5, 0) == 100 * MS);
-    /* Decorrelated: a previous below the base (negative too) is the base. */
+    /* Decorrelated: a previous below the base (negative too, and 0 before
+     * the first retry) counts as the base, so it draws from [base, 3 × base]. */
     weir_backoff dec = with_jitter(WEIR_JITTER_DECORRELATED);
-    CHECK(weir_backoff_delay(&dec, 1, 0.999, -5) == 100 * MS);
-    CHECK(weir_backoff_delay(&dec, 1, 0.999, INT64_MIN) == 100 * MS);
+    CHECK(weir_backoff_delay(&dec, 1, 0.0, 0) == 100 * MS);
+    CHECK(weir_backoff_delay(&dec, 1, 0.5, 0) == 200 * MS);
+    CHECK(weir_backoff_delay(&dec, 1, 0.5, -5) == 200 * MS);
+    CHECK(weir_backoff_delay(&dec, 1, 0.5, INT64_MIN) == 200 * MS);
+    CHECK(weir_backoff_delay(&dec, 1, 0.999, 0) > 299 * MS);
     CHECK(weir_backoff_delay(&dec, 1, 0.5, 100 * MS) == 200 * MS);
     CHECK(weir_backoff_delay(&dec, 1, 0.999, INT64_MAX) <= 1000 * MS);
     /* A base above the cap: the range closes at the cap, never inverted. */

@@ -191,7 +191,7 @@ static void check_policies(void) {
         {{1.5, 1.1, 5, SEC, 40, 0, 0}, WEIR_ERR_WINDOW_SPAN},
         {{1.5, 1.1, 5, SEC, 40, 0, INT64_MIN}, WEIR_ERR_WINDOW_SPAN},
         {{1.5, 1.1, 5, SEC, INT32_MAX, 0, 10 * SEC}, WEIR_ERR_TOO_LARGE},
-        {{1.5, 1.1, 5, SEC, 40, 7, 10 * SEC}, WEIR_ERR_INVALID_ARGUMENT},
+        {{1.5, 1.1, 5, SEC, 40, 7, 10 * SEC}, WEIR_ERR_RESERVED},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         CHECK_STATUS(weir_breaker_new(&bad[i].sre, 0, &breaker), bad[i].status);

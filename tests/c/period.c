@@ -70,22 +70,26 @@ int main(void) {
         weir_period_free(period);
     }
 
-    /* A reading is a `now` seen: asked at 1000, a take at 500 counts as
-     * 1000, so its period runs to 1100 and a second take at 1000 is refused. */
+    /* Readings are pure: asked at 1000, a take at 500 still opens the
+     * period [500, 600), and a take at 1000 opens the next one. */
     CHECK_STATUS(weir_period_new(1, 100, false, &period), WEIR_OK);
     CHECK(weir_period_left(period, 1000) == 1);
+    CHECK(weir_period_next(period, 2000) == 0);
     CHECK(weir_period_take(period, 500) == WEIR_QUOTA_HIT);
-    CHECK(weir_period_take(period, 1000) == WEIR_QUOTA_OVER);
+    CHECK(weir_period_take(period, 550) == WEIR_QUOTA_OVER);
+    CHECK(weir_period_take(period, 1000) == WEIR_QUOTA_HIT);
     CHECK(weir_period_next(period, 1000) == 100);
+    /* An earlier reading answers as of the latest take. */
+    CHECK(weir_period_next(period, 0) == 100);
     CHECK(weir_period_take(period, 1100) == WEIR_QUOTA_HIT);
     weir_period_free(period);
 
     /* Bad quotas: a status, and *out is left alone. */
     weir_period *untouched = (weir_period *)&period;
     period = untouched;
-    CHECK_STATUS(weir_period_new(0, 100, false, &period), WEIR_ERR_INVALID_ARGUMENT);
-    CHECK_STATUS(weir_period_new(-1, 100, true, &period), WEIR_ERR_NEGATIVE);
-    CHECK_STATUS(weir_period_new(INT64_MIN, 100, true, &period), WEIR_ERR_NEGATIVE);
+    CHECK_STATUS(weir_period_new(0, 100, false, &period), WEIR_ERR_QUOTA);
+    CHECK_STATUS(weir_period_new(-1, 100, true, &period), WEIR_ERR_QUOTA);
+    CHECK_STATUS(weir_period_new(INT64_MIN, 100, true, &period), WEIR_ERR_QUOTA);
     CHECK(period == untouched);
     CHECK_STATUS(weir_period_new(1, 100, false, NULL), WEIR_ERR_NULL);
 

@@ -52,11 +52,11 @@ int main(void) {
     /* Bad sizes: a status, and *out is left alone. */
     weir_sliding *untouched = (weir_sliding *)&sliding;
     sliding = untouched;
-    CHECK_STATUS(weir_sliding_new(0, 100, &sliding), WEIR_ERR_INVALID_ARGUMENT);
-    CHECK_STATUS(weir_sliding_new(5, 0, &sliding), WEIR_ERR_INVALID_ARGUMENT);
-    CHECK_STATUS(weir_sliding_new(-1, 100, &sliding), WEIR_ERR_NEGATIVE);
-    CHECK_STATUS(weir_sliding_new(5, -100, &sliding), WEIR_ERR_NEGATIVE);
-    CHECK_STATUS(weir_sliding_new(INT64_MIN, INT64_MIN, &sliding), WEIR_ERR_NEGATIVE);
+    CHECK_STATUS(weir_sliding_new(0, 100, &sliding), WEIR_ERR_QUOTA);
+    CHECK_STATUS(weir_sliding_new(5, 0, &sliding), WEIR_ERR_SLIDING_WINDOW);
+    CHECK_STATUS(weir_sliding_new(-1, 100, &sliding), WEIR_ERR_QUOTA);
+    CHECK_STATUS(weir_sliding_new(5, -100, &sliding), WEIR_ERR_SLIDING_WINDOW);
+    CHECK_STATUS(weir_sliding_new(INT64_MIN, INT64_MIN, &sliding), WEIR_ERR_QUOTA);
     /* Stamps of 8 bytes each: INT64_MAX of them cannot be represented. (A
      * quota that is representable but too large for the machine gets
      * WEIR_ERR_NO_MEMORY; that is tested in Rust, because a sanitizer's

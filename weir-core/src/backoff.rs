@@ -21,9 +21,13 @@ pub enum Jitter {
     /// Uniform over [ceiling − ceiling / 2, ceiling]: keeps half the ceiling
     /// as a floor under the wait.
     Equal,
-    /// Uniform over [min(base, cap), min(max(3 × previous, base), cap)]: each
-    /// delay grows from where the last one landed, not from the retry
-    /// number. The range is never inverted and never passes the cap.
+    /// Uniform over [base, min(3 × max(previous, base), cap)]: each delay
+    /// grows from where the last one landed, not from the retry number. A
+    /// previous below the base (0 before the first retry, negative too)
+    /// counts as the base, so the first retry draws from [base, 3 × base].
+    /// A cap below the base makes every delay the cap (the range is
+    /// [cap, cap], as every other jitter's ceiling is `min(base, cap)`), so
+    /// the range is never inverted and never passes the cap.
     Decorrelated,
     /// Uniform over [ceiling × (1 − spread), ceiling × (1 + spread)], so the
     /// wait may pass the cap by the spread fraction.
@@ -136,8 +140,8 @@ impl Backoff {
     /// How long to wait before the `retry`-th retry, given the caller's
     /// draw `random` (clamped into [0, 1), NaN as 0) and, for
     /// [`Jitter::Decorrelated`] only, the delay the previous retry waited
-    /// (`previous_ns`; anything below the base, negative included, counts
-    /// as the base). Zero for `retry <= 0`. Never negative. The same
+    /// (`previous_ns`; anything below the base, 0 and negatives included,
+    /// counts as the base, so the first retry draws from [base, 3 × base]). Zero for `retry <= 0`. Never negative. The same
     /// arguments always give the same delay.
     pub fn delay(&self, retry: i32, random: f64, previous_ns: i64) -> i64 {
         if retry <= 0 {
@@ -156,8 +160,11 @@ impl Backoff {
             Jitter::Full => (0, ceiling),
             Jitter::Equal => (ceiling - ceiling / 2, ceiling),
             Jitter::Decorrelated => {
-                let grown = previous_ns.saturating_mul(3).max(self.base_ns);
-                (self.base_ns.min(self.cap_ns), grown.min(self.cap_ns))
+                // [base, min(3 × max(previous, base), cap)]; with cap < base
+                // both ends are the cap, so the range never inverts.
+                let low = self.base_ns.min(self.cap_ns);
+                let grown = previous_ns.max(self.base_ns).saturating_mul(3);
+                (low, grown.min(self.cap_ns))
             }
             Jitter::Spread => {
                 // spread is in [0, 1], so the offset is in [0, ceiling].
@@ -440,13 +447,35 @@ mod tests {
             }
         }
         let policy = preset(Jitter::Decorrelated);
-        // Below the base counts as the base: the range closes to one point.
-        assert_eq!(policy.range(1, -5), (100 * MS, 100 * MS));
-        assert_eq!(policy.range(1, 10 * MS), (100 * MS, 100 * MS));
+        // Below the base counts as the base: [base, 3 × base].
+        assert_eq!(policy.range(1, -5), (100 * MS, 300 * MS));
+        assert_eq!(policy.range(1, 10 * MS), (100 * MS, 300 * MS));
         assert_eq!(policy.range(1, 100 * MS), (100 * MS, 300 * MS));
         assert_eq!(policy.range(7, 200 * MS), (100 * MS, 600 * MS));
         assert_eq!(policy.range(1, i64::MAX), (100 * MS, 1000 * MS));
         assert_eq!(policy.delay(1, 0.5, 100 * MS), 200 * MS);
+    }
+
+    #[test]
+    fn decorrelated_first_retry_draws_from_base_to_three_bases() {
+        // Issue 11, bug 5: uniform over [base, min(3 × max(previous, base),
+        // cap)], so previous = 0 (no retry yet) still jitters.
+        let policy = preset(Jitter::Decorrelated);
+        assert_eq!(policy.range(1, 0), (100 * MS, 300 * MS));
+        assert_eq!(policy.delay(1, 0.0, 0), 100 * MS);
+        assert_eq!(policy.delay(1, 0.5, 0), 200 * MS);
+        assert!(policy.delay(1, 1.0, 0) > 299 * MS);
+        assert_eq!(policy.range(1, i64::MIN), (100 * MS, 300 * MS));
+        assert_eq!(policy.range(1, 250 * MS), (100 * MS, 750 * MS));
+        // A cap below the base: every delay is the cap (the ceiling every
+        // other jitter uses too), and the range never inverts.
+        let low_cap = Backoff::new(500 * MS, 2.0, 200 * MS, 3, Jitter::Decorrelated, 0.0).unwrap();
+        for previous in [i64::MIN, 0, 100 * MS, 500 * MS, i64::MAX] {
+            assert_eq!(low_cap.range(1, previous), (200 * MS, 200 * MS));
+        }
+        // A cap between base and 3 × base cuts the top only.
+        let mid_cap = Backoff::new(100 * MS, 2.0, 250 * MS, 3, Jitter::Decorrelated, 0.0).unwrap();
+        assert_eq!(mid_cap.range(1, 0), (100 * MS, 250 * MS));
     }
 
     #[test]

@@ -14,6 +14,10 @@
 
 use crate::time::NEVER;
 
+/// `Period::end` before any event: no `now` is below it, so no period is
+/// open, and no period ever ends there (an end is at least `now + 1`).
+const CLOSED: i64 = i64::MIN;
+
 /// Where the quota stands after an event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Quota {
@@ -42,13 +46,16 @@ pub struct Period {
     /// The length of a period, in nanoseconds (at least one).
     period: i64,
     align: bool,
-    /// When the open period ends (exclusive), or `None` before any event.
+    /// When the open period ends (exclusive); [`CLOSED`] before any event.
     /// Saturates at `i64::MAX`, which means never: the clock cannot pass it.
-    end: Option<i64>,
+    /// A plain `i64` rather than an `Option<i64>`: the compiled code of an
+    /// `Option` compared its unused payload, which valgrind's memcheck
+    /// rightly reports as a jump on an uninitialised value.
+    end: i64,
     /// Events admitted in the open period, at most `quota`.
     count: i64,
-    /// The latest `now` any call was given (a take or a reading); an
-    /// earlier one counts as this.
+    /// The latest `now` a take was given; an earlier one counts as this.
+    /// Readings do not move it: they answer as of `max(now, latest)`.
     latest: i64,
 }
 
@@ -63,7 +70,7 @@ impl Period {
                 quota,
                 period: period_ns.max(1),
                 align,
-                end: None,
+                end: CLOSED,
                 count: 0,
                 latest: i64::MIN,
             }),
@@ -75,9 +82,11 @@ impl Period {
         self.period
     }
 
-    /// The open period's end, if one is open at `now`.
+    /// The open period's end, if one is open at `now`. [`CLOSED`] is
+    /// below every `now`, so it is never open.
     fn open_at(&self, now: i64) -> Option<i64> {
-        self.end.filter(|&end| now < end || end == NEVER)
+        let end = self.end;
+        (now < end || end == NEVER).then_some(end)
     }
 
     /// When a period opened at `now` ends.
@@ -90,19 +99,19 @@ impl Period {
         now.saturating_add(rest)
     }
 
-    /// Moves the counter's clock to `now`, or keeps it where it is when
-    /// `now` is earlier than one already seen.
-    fn clock(&mut self, now: i64) -> i64 {
-        self.latest = self.latest.max(now);
-        self.latest
+    /// The counter's clock at `now`: `now`, or the latest take's when that
+    /// is later. Only reads.
+    fn clock(&self, now: i64) -> i64 {
+        self.latest.max(now)
     }
 
     /// Counts one event at `now` and says where the quota stands. `Under`
     /// and `Hit` are admitted; `Over` is refused.
     pub fn take(&mut self, now: i64) -> Quota {
         let now = self.clock(now);
+        self.latest = now;
         if self.open_at(now).is_none() {
-            self.end = Some(self.end_of_period_from(now));
+            self.end = self.end_of_period_from(now);
             self.count = 0;
         }
         if self.count >= self.quota {
@@ -116,10 +125,10 @@ impl Period {
         }
     }
 
-    /// How many more events the open period admits at `now`; the whole
-    /// quota when no period is open. A reading moves the clock as a take
-    /// does, so a later take at an earlier `now` counts as this one.
-    pub fn left(&mut self, now: i64) -> i64 {
+    /// How many more events the open period admits at `now` (an earlier
+    /// `now` than the latest take's counts as that one); the whole quota
+    /// when no period is open. Pure: it changes no later answer.
+    pub fn left(&self, now: i64) -> i64 {
         let now = self.clock(now);
         match self.open_at(now) {
             Some(_) => self.quota - self.count,
@@ -129,9 +138,9 @@ impl Period {
 
     /// Nanoseconds from `now` until the open period ends; 0 when no period
     /// is open (the next event opens one); [`NEVER`] when the open period
-    /// reaches the end of the clock. Moves the clock as [`Period::left`]
-    /// does.
-    pub fn next(&mut self, now: i64) -> i64 {
+    /// reaches the end of the clock. Pure, and reads time as
+    /// [`Period::left`] does.
+    pub fn next(&self, now: i64) -> i64 {
         let now = self.clock(now);
         match self.open_at(now) {
             None => 0,
@@ -241,25 +250,24 @@ mod tests {
     }
 
     #[test]
-    fn a_reading_moves_the_clock_as_a_take_does() {
-        // Asked at 1 000 and then taken at 500: the take counts as 1 000,
-        // so the period it opens runs to 1 100, not 600, and a second take
-        // at 1 000 is refused. (Before, only takes moved the clock, and
-        // 500 opened a period that had closed by 1 000: two events passed
-        // where the latest reading allows one.)
+    fn readings_are_pure() {
+        // Issue 11: a reading used to move the clock, so `left(1 000)` made
+        // a later take at 500 count as 1 000. A reading now changes no
+        // later answer: the takes below answer as they would without it.
         for align in [false, true] {
-            let mut period = Period::new(1, 100, align).unwrap();
-            assert_eq!(period.left(1_000), 1);
-            assert_eq!(period.take(500), Quota::Hit);
-            assert_eq!(period.take(1_000), Quota::Over);
-            assert_eq!(period.next(1_000), 100);
-
-            let mut period = Period::new(1, 100, align).unwrap();
-            assert_eq!(period.next(2_000), 0);
-            assert_eq!(period.take(i64::MIN), Quota::Hit);
-            assert_eq!(period.take(2_000), Quota::Over);
-            assert_eq!(period.left(2_099), 0);
-            assert_eq!(period.take(2_100), Quota::Hit);
+            let mut read = Period::new(1, 100, align).unwrap();
+            let mut plain = Period::new(1, 100, align).unwrap();
+            assert_eq!(read.left(1_000), 1);
+            assert_eq!(read.next(2_000), 0);
+            for p in [&mut read, &mut plain] {
+                assert_eq!(p.take(500), Quota::Hit);
+                assert_eq!(p.take(550), Quota::Over);
+                assert_eq!(p.take(1_000), Quota::Hit);
+            }
+            // A reading at an earlier `now` answers as of the latest take.
+            assert_eq!(read.left(0), 0);
+            assert_eq!(read.next(0), 100);
+            assert_eq!(read.take(1_099), Quota::Over);
         }
     }
 
@@ -290,7 +298,7 @@ mod tests {
     fn counting_past_the_quota_never_overflows() {
         let mut period = Period::new(i64::MAX, 10, false).unwrap();
         period.count = i64::MAX - 1;
-        period.end = Some(10);
+        period.end = 10;
         period.latest = 0;
         assert_eq!(period.take(0), Quota::Hit);
         assert_eq!(period.take(0), Quota::Over);

@@ -63,15 +63,19 @@ impl Default for Limits {
     }
 }
 
-/// Why limits were refused.
+/// Why limits were refused: the field that is wrong, checked in field
+/// order (size, idle, keep, life).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LimitsError {
-    /// A field is negative.
-    Negative,
-    /// `size` is zero: such a pool could never lend anything.
-    ZeroSize,
-    /// `size` is above [`MAX_SIZE`].
-    TooLarge,
+    /// `size` is outside 1..=[`MAX_SIZE`]: zero (such a pool could never
+    /// lend anything), negative, or too large.
+    Size,
+    /// `idle` is negative.
+    Idle,
+    /// `keep_ns` is negative.
+    Keep,
+    /// `life_ns` is negative.
+    Life,
     /// The table for `size` resources could not be allocated.
     NoMemory,
 }
@@ -282,9 +286,10 @@ pub struct Pool {
 impl Pool {
     /// An empty pool, every allocation it will ever make done here.
     ///
-    /// Negative fields are refused, and so is a `size` of zero or above
-    /// [`MAX_SIZE`]; an `idle` above `size` counts as `size`; an `idle` of
-    /// zero keeps nothing (every `give` answers "not kept").
+    /// A `size` outside 1..=[`MAX_SIZE`] is refused, and so is a negative
+    /// `idle`, `keep_ns` or `life_ns`, each with its own error (the first
+    /// wrong field in that order); an `idle` above `size` counts as `size`;
+    /// an `idle` of zero keeps nothing (every `give` answers "not kept").
     pub fn new(limits: Limits) -> Result<Pool, LimitsError> {
         let Limits {
             size,
@@ -292,14 +297,14 @@ impl Pool {
             keep_ns,
             life_ns,
         } = limits;
-        if size < 0 || idle < 0 || keep_ns < 0 || life_ns < 0 {
-            return Err(LimitsError::Negative);
-        }
-        if size == 0 {
-            return Err(LimitsError::ZeroSize);
-        }
-        if size > MAX_SIZE {
-            return Err(LimitsError::TooLarge);
+        let faults = [
+            (!(1..=MAX_SIZE).contains(&size), LimitsError::Size),
+            (idle < 0, LimitsError::Idle),
+            (keep_ns < 0, LimitsError::Keep),
+            (life_ns < 0, LimitsError::Life),
+        ];
+        if let Some(&(_, fault)) = faults.iter().find(|(failed, _)| *failed) {
+            return Err(fault);
         }
         // Both fit: 0 < size <= 2^24.
         let size = size as usize;
@@ -323,10 +328,16 @@ impl Pool {
         })
     }
 
-    /// The pool's clock: `now`, or the latest seen if that is later.
-    fn clock(&mut self, now: i64) -> i64 {
-        self.latest = self.latest.max(now);
-        self.latest
+    /// The pool's clock at `now`: `now`, or the latest seen if that is
+    /// later. Only reads; [`Pool::commit_clock`] moves it, once a call knows
+    /// it will succeed, so a refused call leaves the clock where it was.
+    fn clock(&self, now: i64) -> i64 {
+        self.latest.max(now)
+    }
+
+    /// Moves the pool's clock to `now` (already [`Pool::clock`]ed).
+    fn commit_clock(&mut self, now: i64) {
+        self.latest = now;
     }
 
     /// The instant an idle resource becomes due, if it ever does.
@@ -363,6 +374,7 @@ impl Pool {
     /// and the caller closes it and takes again.
     pub fn take(&mut self, now: i64) -> Taken {
         let now = self.clock(now);
+        self.commit_clock(now);
         if self.closed {
             self.counters.waits += 1;
             return Taken::Wait;
@@ -393,7 +405,8 @@ impl Pool {
     }
 
     /// Registers a resource made after [`Taken::Make`], as lent and born at
-    /// `now`; it fills the reservation.
+    /// `now`; it fills the reservation. On an error nothing changes, the
+    /// clock included.
     pub fn made(&mut self, item: usize, now: i64) -> Result<(), Misuse> {
         let now = self.clock(now);
         if self.table.find(item).is_some() {
@@ -402,6 +415,7 @@ impl Pool {
         if self.reserved == 0 {
             return Err(Misuse::NoReservation);
         }
+        self.commit_clock(now);
         self.reserved -= 1;
         self.table.insert(item, now, LENT);
         self.lent += 1;
@@ -426,7 +440,8 @@ impl Pool {
     ///
     /// The resource keeps the birth it was lent with. An item the pool does
     /// not know, given while a reservation is open, is one made after
-    /// `Make` without `made`: it fills the reservation, born at `now`.
+    /// `Make` without `made`: it fills the reservation, born at `now`. On
+    /// an error nothing changes, the clock included.
     pub fn give(&mut self, item: usize, now: i64) -> Result<bool, Misuse> {
         let now = self.clock(now);
         let slot = match self.table.find(item) {
@@ -434,6 +449,7 @@ impl Pool {
             Some(slot) => slot,
             None => self.register_unmade(item, now)?,
         };
+        self.commit_clock(now);
         let birth = self.table.births[slot];
         self.lent -= 1;
         let counter = if self.closed {
@@ -492,6 +508,7 @@ impl Pool {
     /// more may be due and stay idle for the next call.
     pub fn evict_with(&mut self, now: i64, cap: usize, mut put: impl FnMut(usize)) -> usize {
         let now = self.clock(now);
+        self.commit_clock(now);
         let (mut written, mut kept) = (0, 0);
         for at in 0..self.idle.len() {
             let idle = self.idle[at];
@@ -565,7 +582,7 @@ impl Pool {
     /// `keep` and no `life`). [`Pool::evict`] at `now` plus this removes at
     /// least one. Reads only: `now` does not move the pool's clock.
     pub fn next_expiry(&self, now: i64) -> i64 {
-        let clock = self.latest.max(now);
+        let clock = self.clock(now);
         match self.idle.iter().filter_map(|idle| self.expiry(idle)).min() {
             None => NEVER,
             Some(at) if at <= clock => 0,
@@ -652,13 +669,16 @@ mod tests {
             })
             .unwrap_err()
         };
-        assert_eq!(bad(-1, 1, 0, 0), LimitsError::Negative);
-        assert_eq!(bad(1, -1, 0, 0), LimitsError::Negative);
-        assert_eq!(bad(1, 1, -1, 0), LimitsError::Negative);
-        assert_eq!(bad(1, 1, 0, i64::MIN), LimitsError::Negative);
-        assert_eq!(bad(0, 0, 0, 0), LimitsError::ZeroSize);
-        assert_eq!(bad(MAX_SIZE + 1, 0, 0, 0), LimitsError::TooLarge);
-        assert_eq!(bad(i64::MAX, 0, 0, 0), LimitsError::TooLarge);
+        assert_eq!(bad(-1, 1, 0, 0), LimitsError::Size);
+        assert_eq!(bad(1, -1, 0, 0), LimitsError::Idle);
+        assert_eq!(bad(1, 1, -1, 0), LimitsError::Keep);
+        assert_eq!(bad(1, 1, 0, i64::MIN), LimitsError::Life);
+        assert_eq!(bad(0, 0, 0, 0), LimitsError::Size);
+        assert_eq!(bad(MAX_SIZE + 1, 0, 0, 0), LimitsError::Size);
+        assert_eq!(bad(i64::MAX, 0, 0, 0), LimitsError::Size);
+        // Several wrong fields: the first in field order.
+        assert_eq!(bad(0, -1, -1, -1), LimitsError::Size);
+        assert_eq!(bad(1, 1, -1, -1), LimitsError::Keep);
         assert!(Pool::new(Limits {
             size: 1,
             idle: i64::MAX,
@@ -799,6 +819,22 @@ mod tests {
         assert_eq!(p.drop_item(2), Ok(()));
         assert_eq!(p.drop_item(2), Err(Misuse::NotLent));
         assert_eq!((p.live(), p.idle(), p.busy()), (1, 1, 0));
+    }
+
+    #[test]
+    fn a_refused_call_does_not_move_the_clock() {
+        // Issue 11, bug 4: `made` and `give` moved the pool's clock before
+        // they validated, so a refused call at 20 s made an item given at 0
+        // stale at 5 s (keep 10 s).
+        let mut p = pool(4, 4, 10 * SECOND, 0);
+        make(&mut p, 1, 0);
+        assert_eq!(p.give(1, 0), Ok(true));
+        assert_eq!(p.made(99, 20 * SECOND), Err(Misuse::NoReservation));
+        assert_eq!(p.made(1, 20 * SECOND), Err(Misuse::Known));
+        assert_eq!(p.give(1, 20 * SECOND), Err(Misuse::Idle));
+        assert_eq!(p.give(98, 20 * SECOND), Err(Misuse::NotLent));
+        assert_eq!(p.next_expiry(5 * SECOND), 5 * SECOND);
+        assert_eq!(p.take(5 * SECOND), Taken::Ready(1));
     }
 
     #[test]

@@ -20,10 +20,10 @@ use crate::time::{elapsed, NEVER};
 /// Why a sliding window could not be made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SlidingError {
-    /// The quota or the window is zero.
-    Zero,
-    /// The quota or the window is negative.
-    Negative,
+    /// The quota is zero or negative.
+    Quota,
+    /// The window is zero or negative.
+    Window,
     /// The ring of `quota` stamps is too large to represent.
     TooLarge,
     /// The ring of `quota` stamps could not be allocated.
@@ -46,7 +46,8 @@ pub struct Sliding {
     head: usize,
     /// How many stamps are counted.
     live: usize,
-    /// The latest `now` seen; an earlier one counts as this.
+    /// The latest `now` a take was given; an earlier one counts as this.
+    /// Readings do not move it.
     latest: i64,
 }
 
@@ -54,11 +55,11 @@ impl Sliding {
     /// An empty window allowing `quota` events in any `window_ns`-long
     /// stretch. Reserves `quota` stamps of 8 bytes each.
     pub fn new(quota: i64, window_ns: i64) -> Result<Sliding, SlidingError> {
-        if quota < 0 || window_ns < 0 {
-            return Err(SlidingError::Negative);
+        if quota <= 0 {
+            return Err(SlidingError::Quota);
         }
-        if quota == 0 || window_ns == 0 {
-            return Err(SlidingError::Zero);
+        if window_ns <= 0 {
+            return Err(SlidingError::Window);
         }
         let size = usize::try_from(quota).map_err(|_| SlidingError::TooLarge)?;
         if size > isize::MAX as usize / core::mem::size_of::<i64>() {
@@ -125,20 +126,42 @@ impl Sliding {
         true
     }
 
-    /// How many more events the window would count at `now`.
-    pub fn left(&mut self, now: i64) -> i64 {
-        self.advance(now);
-        (self.quota - self.live) as i64
+    /// How many of the stamps held are still counted at `now` (already
+    /// clocked): the ring is in time order, so the ones fallen out are a
+    /// prefix, found by binary search without dropping them. O(log quota).
+    fn counted_at(&self, now: i64) -> usize {
+        let (mut fallen, mut rest) = (0, self.live);
+        while rest > 0 {
+            let half = rest / 2;
+            let stamp = self.stamps[self.wrap(self.head + fallen + half)];
+            if elapsed(stamp, now) >= self.window {
+                fallen += half + 1;
+                rest -= half + 1;
+            } else {
+                rest = half;
+            }
+        }
+        self.live - fallen
+    }
+
+    /// How many more events the window would count at `now` (an earlier
+    /// `now` than the latest take's counts as that one). Pure: it changes
+    /// no later answer.
+    pub fn left(&self, now: i64) -> i64 {
+        let now = now.max(self.latest);
+        (self.quota - self.counted_at(now)) as i64
     }
 
     /// Nanoseconds from `now` until the window has room: 0 when it has room
     /// now, otherwise when its oldest event falls out ([`NEVER`] if that
-    /// instant is past the end of the clock).
-    pub fn next(&mut self, now: i64) -> i64 {
-        let now = self.advance(now);
-        if self.live < self.quota {
+    /// instant is past the end of the clock). Pure, and reads time as
+    /// [`Sliding::left`] does.
+    pub fn next(&self, now: i64) -> i64 {
+        let now = now.max(self.latest);
+        if self.counted_at(now) < self.quota {
             return 0;
         }
+        // All `quota` stamps are still counted, so the oldest is at `head`.
         match self.stamps[self.head].checked_add(self.window) {
             // Not yet fallen out, so `out > now`.
             Some(out) => out - now,
@@ -226,16 +249,11 @@ mod tests {
 
     #[test]
     fn bad_sizes_are_errors() {
-        assert_eq!(Sliding::new(0, SECOND).unwrap_err(), SlidingError::Zero);
-        assert_eq!(Sliding::new(5, 0).unwrap_err(), SlidingError::Zero);
-        assert_eq!(
-            Sliding::new(-1, SECOND).unwrap_err(),
-            SlidingError::Negative
-        );
-        assert_eq!(
-            Sliding::new(5, i64::MIN).unwrap_err(),
-            SlidingError::Negative
-        );
+        assert_eq!(Sliding::new(0, SECOND).unwrap_err(), SlidingError::Quota);
+        assert_eq!(Sliding::new(5, 0).unwrap_err(), SlidingError::Window);
+        assert_eq!(Sliding::new(-1, SECOND).unwrap_err(), SlidingError::Quota);
+        assert_eq!(Sliding::new(5, i64::MIN).unwrap_err(), SlidingError::Window);
+        assert_eq!(Sliding::new(0, 0).unwrap_err(), SlidingError::Quota);
         assert_eq!(
             Sliding::new(i64::MAX, SECOND).unwrap_err(),
             SlidingError::TooLarge
@@ -270,6 +288,24 @@ mod tests {
         // The window carries on from its latest reading.
         assert!(sliding.take(1_100));
         assert!(!sliding.take(1_100));
+    }
+
+    #[test]
+    fn readings_are_pure() {
+        // Issue 11: `left` and `next` used to move the window's clock and
+        // drop stamps, so a take at an earlier `now` after a reading
+        // counted as the reading's `now`.
+        let mut read = Sliding::new(1, 100).unwrap();
+        assert!(read.take(0));
+        assert_eq!(read.left(1_000), 1);
+        assert_eq!(read.next(1_000), 0);
+        // Without the readings, 50 is inside the window of the take at 0.
+        assert!(!read.take(50));
+        assert_eq!(read.next(50), 50);
+        assert!(read.take(100));
+        // A reading at an earlier `now` answers as of the latest take.
+        assert_eq!(read.left(0), 0);
+        assert_eq!(read.next(0), 100);
     }
 
     #[test]

@@ -1,0 +1,285 @@
+//! The four properties of the pool over random call sequences (issue 11):
+//! within its bound (live = idle + busy ≤ size, idle ≤ min(idle, size),
+//! every resource made accounted for), readings are pure, a call that
+//! returns an error changes nothing (its clock included), and time going
+//! backwards answers exactly as the latest `now` would.
+
+#[path = "support/instants.rs"]
+mod instants;
+
+use instants::{now, span};
+use proptest::prelude::*;
+use weir_core::pool::{Counters, Limits, LimitsError, Misuse, Pool, Taken, MAX_SIZE};
+
+#[derive(Clone, Copy, Debug)]
+enum Op {
+    Take(i64),
+    Made(usize, i64),
+    Unmade,
+    Give(usize, i64),
+    Drop(usize),
+    Evict(i64, usize),
+    Close(usize),
+    // Readings.
+    Live,
+    Idle,
+    Busy,
+    NextExpiry(i64),
+    Counters,
+}
+
+impl Op {
+    fn is_reading(self) -> bool {
+        matches!(
+            self,
+            Op::Live | Op::Idle | Op::Busy | Op::NextExpiry(_) | Op::Counters
+        )
+    }
+
+    /// The `now` this call takes, if it takes one and is not a reading.
+    fn now(self) -> Option<i64> {
+        match self {
+            Op::Take(now) | Op::Made(_, now) | Op::Give(_, now) | Op::Evict(now, _) => Some(now),
+            _ => None,
+        }
+    }
+
+    fn at(self, now: i64) -> Op {
+        match self {
+            Op::Take(_) => Op::Take(now),
+            Op::Made(item, _) => Op::Made(item, now),
+            Op::Give(item, _) => Op::Give(item, now),
+            Op::Evict(_, cap) => Op::Evict(now, cap),
+            Op::NextExpiry(_) => Op::NextExpiry(now),
+            other => other,
+        }
+    }
+}
+
+/// Items from a small set, so that misuse (an item idle, known, never
+/// lent) is common.
+fn item() -> impl Strategy<Value = usize> {
+    prop_oneof![8 => 1..8usize, 1 => Just(0usize), 1 => Just(usize::MAX)]
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => now().prop_map(Op::Take),
+        4 => (item(), now()).prop_map(|(item, now)| Op::Made(item, now)),
+        1 => Just(Op::Unmade),
+        5 => (item(), now()).prop_map(|(item, now)| Op::Give(item, now)),
+        1 => item().prop_map(Op::Drop),
+        2 => (now(), 0..4usize).prop_map(|(now, cap)| Op::Evict(now, cap)),
+        1 => (0..2usize, any::<u8>()).prop_map(|(cap, roll)| if roll < 16 { Op::Close(cap) } else { Op::Unmade }),
+        1 => Just(Op::Live),
+        1 => Just(Op::Idle),
+        1 => Just(Op::Busy),
+        2 => now().prop_map(Op::NextExpiry),
+        1 => Just(Op::Counters),
+    ]
+}
+
+/// A keep or a life: none (0) often, else any span.
+fn limit_ns() -> impl Strategy<Value = i64> {
+    prop_oneof![2 => Just(0i64), 3 => span()]
+}
+
+fn limits() -> impl Strategy<Value = Limits> {
+    (
+        prop_oneof![4 => 1..6i64, 1 => 6..64i64],
+        prop_oneof![1 => Just(0i64), 3 => 0..6i64, 1 => Just(i64::MAX)],
+        limit_ns(),
+        limit_ns(),
+    )
+        .prop_map(|(size, idle, keep_ns, life_ns)| Limits {
+            size,
+            idle,
+            keep_ns,
+            life_ns,
+        })
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Answer {
+    Taken(Taken),
+    Status(Result<(), Misuse>),
+    Kept(Result<bool, Misuse>),
+    Items(Vec<usize>),
+    Count(usize),
+    Wait(i64),
+    Counters(Counters),
+}
+
+impl Answer {
+    fn is_error(&self) -> bool {
+        matches!(self, Answer::Status(Err(_)) | Answer::Kept(Err(_)))
+    }
+}
+
+fn apply(pool: &mut Pool, op: Op) -> Answer {
+    match op {
+        Op::Take(now) => Answer::Taken(pool.take(now)),
+        Op::Made(item, now) => Answer::Status(pool.made(item, now)),
+        Op::Unmade => Answer::Status(pool.unmade()),
+        Op::Give(item, now) => Answer::Kept(pool.give(item, now)),
+        Op::Drop(item) => Answer::Status(pool.drop_item(item)),
+        Op::Evict(now, cap) => {
+            let mut out = vec![0; cap];
+            let n = pool.evict(now, &mut out);
+            out.truncate(n);
+            Answer::Items(out)
+        }
+        Op::Close(cap) => {
+            let mut out = vec![0; cap];
+            let n = pool.close(&mut out);
+            out.truncate(n);
+            Answer::Items(out)
+        }
+        Op::Live => Answer::Count(pool.live()),
+        Op::Idle => Answer::Count(pool.idle()),
+        Op::Busy => Answer::Count(pool.busy()),
+        Op::NextExpiry(now) => Answer::Wait(pool.next_expiry(now)),
+        Op::Counters => Answer::Counters(pool.counters()),
+    }
+}
+
+/// Everything a caller can read of a pool, with `next_expiry` at `now`.
+fn readings(pool: &Pool, now: i64) -> (usize, usize, usize, i64, Counters, bool) {
+    (
+        pool.live(),
+        pool.idle(),
+        pool.busy(),
+        pool.next_expiry(now),
+        pool.counters(),
+        pool.is_closed(),
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Within the bound, after every call: live = idle + busy ≤ size, idle
+    /// ≤ min(idle, size), and every resource made is still held or counted
+    /// once as stale, evicted, dropped, refused or closed.
+    #[test]
+    fn within_the_bound(limits in limits(), ops in prop::collection::vec(op(), 1..120)) {
+        let mut pool = Pool::new(limits).unwrap();
+        let size = limits.size as usize;
+        let idle_cap = limits.idle.min(limits.size) as usize;
+        for op in ops {
+            let answer = apply(&mut pool, op);
+            let (live, idle, busy) = (pool.live(), pool.idle(), pool.busy());
+            prop_assert_eq!(live, idle + busy, "{:?} -> {:?}", op, answer);
+            prop_assert!(live <= size, "{:?}: live {} > size {}", op, live, size);
+            prop_assert!(idle <= idle_cap, "{:?}: idle {} > {}", op, idle, idle_cap);
+            let c = pool.counters();
+            let gone = c.stale + c.evicted_idle + c.evicted_age + c.dropped + c.refused + c.closed;
+            prop_assert!(c.made >= gone + idle as u64, "{:?}: {:?}", op, c);
+            prop_assert!(c.made <= gone + live as u64, "{:?}: {:?}", op, c);
+            if pool.is_closed() {
+                prop_assert_eq!(apply(&mut pool, Op::Take(0)), Answer::Taken(Taken::Wait));
+            }
+        }
+    }
+
+    /// Readings are pure: inserting readings anywhere, at any `now`, leaves
+    /// every other call's answer as it was.
+    #[test]
+    fn readings_are_pure(limits in limits(), ops in prop::collection::vec(op(), 1..120)) {
+        let mut read = Pool::new(limits).unwrap();
+        let mut plain = Pool::new(limits).unwrap();
+        for op in ops {
+            let answer = apply(&mut read, op);
+            if !op.is_reading() {
+                prop_assert_eq!(answer, apply(&mut plain, op), "{:?}", op);
+            }
+        }
+    }
+
+    /// An error changes nothing: a pool that is given every call and one
+    /// that is given only the calls that succeeded read alike after every
+    /// call, and answer every later call alike.
+    #[test]
+    fn an_error_changes_nothing(limits in limits(), ops in prop::collection::vec(op(), 1..120)) {
+        let mut all = Pool::new(limits).unwrap();
+        let mut ok_only = Pool::new(limits).unwrap();
+        for op in ops {
+            let answer = apply(&mut all, op);
+            if !answer.is_error() {
+                prop_assert_eq!(&answer, &apply(&mut ok_only, op), "{:?}", op);
+            }
+            for at in [i64::MIN, 0, op.now().unwrap_or(0), i64::MAX] {
+                prop_assert_eq!(readings(&all, at), readings(&ok_only, at), "after {:?} -> {:?}", op, answer);
+            }
+        }
+    }
+
+    /// Time going backwards is no time passing: the trace and the same
+    /// trace with every `now` raised to the latest the pool's clock has
+    /// taken (a take, an evict, a made or give that succeeded) answer
+    /// alike, and read alike at every `now`.
+    #[test]
+    fn time_going_backwards_is_the_latest_now(limits in limits(), ops in prop::collection::vec(op(), 1..120)) {
+        let mut raw = Pool::new(limits).unwrap();
+        let mut clocked = Pool::new(limits).unwrap();
+        let mut latest = i64::MIN;
+        for op in ops {
+            let raised = match op.now() {
+                Some(now) => op.at(now.max(latest)),
+                None => op,
+            };
+            let answer = apply(&mut raw, op);
+            prop_assert_eq!(&answer, &apply(&mut clocked, raised), "{:?}", op);
+            if let Some(now) = op.now() {
+                if !answer.is_error() {
+                    latest = latest.max(now);
+                }
+            }
+            for at in [i64::MIN, 0, latest, i64::MAX] {
+                prop_assert_eq!(readings(&raw, at), readings(&clocked, at), "after {:?}", op);
+            }
+        }
+    }
+
+    /// The constructor refuses each bad field with its own error, the first
+    /// in field order, at every extreme, and makes nothing.
+    #[test]
+    fn limits_refuse_the_first_bad_field(
+        size in prop_oneof![Just(0i64), Just(-1), Just(i64::MIN), Just(MAX_SIZE + 1), Just(i64::MAX), 1..64i64],
+        idle in prop_oneof![Just(-1i64), Just(i64::MIN), any::<i64>()],
+        keep_ns in prop_oneof![Just(-1i64), any::<i64>()],
+        life_ns in prop_oneof![Just(-1i64), any::<i64>()],
+    ) {
+        let expected = if !(1..=MAX_SIZE).contains(&size) {
+            Err(LimitsError::Size)
+        } else if idle < 0 {
+            Err(LimitsError::Idle)
+        } else if keep_ns < 0 {
+            Err(LimitsError::Keep)
+        } else if life_ns < 0 {
+            Err(LimitsError::Life)
+        } else {
+            Ok(())
+        };
+        let made = Pool::new(Limits { size, idle, keep_ns, life_ns });
+        prop_assert_eq!(made.map(|pool| pool.live()).map(drop), expected);
+    }
+}
+
+/// The case issue 11 reported, kept as a plain test beside the property.
+#[test]
+fn a_refused_made_does_not_age_an_idle_item() {
+    const SECOND: i64 = 1_000_000_000;
+    let mut pool = Pool::new(Limits {
+        size: 4,
+        idle: 4,
+        keep_ns: 10 * SECOND,
+        life_ns: 0,
+    })
+    .unwrap();
+    assert_eq!(pool.take(0), Taken::Make);
+    pool.made(1, 0).unwrap();
+    assert_eq!(pool.give(1, 0), Ok(true));
+    assert_eq!(pool.made(99, 20 * SECOND), Err(Misuse::NoReservation));
+    assert_eq!(pool.take(5 * SECOND), Taken::Ready(1));
+}

@@ -1,0 +1,139 @@
+//! The four properties of the sliding window over random call sequences
+//! (issue 11): within its bound (at most `quota` admitted in any stretch
+//! `window` long, and never a refusal with room), readings are pure, an
+//! error changes nothing (a made window has no call that can fail; the
+//! constructor's refusals make nothing), and time going backwards admits
+//! exactly what the latest `now` would have.
+
+#[path = "support/counter_ops.rs"]
+mod counter_ops;
+#[path = "support/instants.rs"]
+mod instants;
+
+use counter_ops::{op, Op};
+use instants::span;
+use proptest::prelude::*;
+use weir_core::sliding::{Sliding, SlidingError};
+use weir_core::time::{elapsed, NEVER};
+
+fn quota() -> impl Strategy<Value = i64> {
+    prop_oneof![4 => 1..6i64, 2 => 6..200i64, 1 => Just(1000i64)]
+}
+
+/// What one op answered: one bool per repeated take, or the reading.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Answer {
+    Took(Vec<bool>),
+    Read(i64),
+}
+
+fn apply(sliding: &mut Sliding, op: Op) -> Answer {
+    match op {
+        Op::Take(now, n) => Answer::Took((0..n).map(|_| sliding.take(now)).collect()),
+        Op::Left(now) => Answer::Read(sliding.left(now)),
+        Op::Next(now) => Answer::Read(sliding.next(now)),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Within the bound: admitted events, stamped with the window's clock
+    /// (the latest take's `now`), never number more than `quota` in any
+    /// `window`-long stretch; a refusal always had `quota` in the window;
+    /// the readings agree with the takes.
+    #[test]
+    fn within_the_bound(quota in quota(), window in span(), ops in prop::collection::vec(op(), 1..80)) {
+        let mut sliding = Sliding::new(quota, window).unwrap();
+        let q = quota as usize;
+        let mut latest = i64::MIN;
+        let mut admitted: Vec<i64> = Vec::new();
+        for op in ops {
+            match op {
+                Op::Take(now, n) => {
+                    latest = latest.max(now);
+                    for _ in 0..n {
+                        let inside = admitted.len() >= q
+                            && elapsed(admitted[admitted.len() - q], latest) < window;
+                        let took = sliding.take(now);
+                        prop_assert_eq!(took, !inside, "take at {} (clock {})", now, latest);
+                        if took {
+                            admitted.push(latest);
+                        }
+                    }
+                }
+                Op::Left(now) => {
+                    let left = sliding.left(now);
+                    prop_assert!((0..=quota).contains(&left));
+                }
+                Op::Next(now) => {
+                    let next = sliding.next(now);
+                    prop_assert!(next >= 0);
+                    prop_assert_eq!(next == 0, sliding.left(now) > 0);
+                }
+            }
+        }
+        // No stretch of `window` holds more than `quota` admitted events.
+        for (i, &start) in admitted.iter().enumerate() {
+            if let Some(&later) = admitted.get(i + q) {
+                prop_assert!(elapsed(start, later) >= window, "{} admitted in [{}, {}]", q + 1, start, later);
+            }
+        }
+    }
+
+    /// Readings are pure: the same trace with its readings removed gives
+    /// every take the same answer.
+    #[test]
+    fn readings_are_pure(quota in quota(), window in span(), ops in prop::collection::vec(op(), 1..80)) {
+        let mut read = Sliding::new(quota, window).unwrap();
+        let mut plain = Sliding::new(quota, window).unwrap();
+        for op in ops {
+            let answer = apply(&mut read, op);
+            if !op.is_reading() {
+                prop_assert_eq!(answer, apply(&mut plain, op), "{:?}", op);
+            }
+        }
+    }
+
+    /// Time going backwards admits exactly what the latest `now` would:
+    /// the trace and the same trace with every `now` raised to the latest
+    /// take's answer alike, readings included.
+    #[test]
+    fn time_going_backwards_is_the_latest_now(quota in quota(), window in span(), ops in prop::collection::vec(op(), 1..80)) {
+        let mut raw = Sliding::new(quota, window).unwrap();
+        let mut clocked = Sliding::new(quota, window).unwrap();
+        let mut latest = i64::MIN;
+        for op in ops {
+            let raised = op.raised(&mut latest);
+            prop_assert_eq!(apply(&mut raw, op), apply(&mut clocked, raised), "{:?}", op);
+        }
+    }
+
+    /// An error changes nothing: a made window has no call that fails, and
+    /// the constructor refuses bad sizes (making nothing) with the error
+    /// naming the argument, at every extreme.
+    #[test]
+    fn constructors_refuse_and_make_nothing(quota in any::<i64>(), window in any::<i64>()) {
+        // Keep the quotas that would really be allocated small; the ones
+        // past what a machine holds stay (they answer NoMemory or TooLarge).
+        let quota = if (1..1 << 40).contains(&quota) { quota % 100_000 + 1 } else { quota };
+        match Sliding::new(quota, window) {
+            Err(SlidingError::Quota) => prop_assert!(quota <= 0),
+            Err(SlidingError::Window) => prop_assert!(quota > 0 && window <= 0),
+            Err(SlidingError::TooLarge | SlidingError::NoMemory) => prop_assert!(quota > 0 && window > 0),
+            Ok(sliding) => {
+                prop_assert!(quota > 0 && window > 0);
+                prop_assert_eq!(sliding.left(0), quota);
+                prop_assert_eq!(sliding.next(i64::MIN), 0);
+            }
+        }
+    }
+}
+
+#[test]
+fn the_end_of_the_clock_never_lets_a_stamp_fall_out() {
+    let mut sliding = Sliding::new(1, 1).unwrap();
+    assert!(sliding.take(i64::MAX));
+    assert!(!sliding.take(i64::MAX));
+    assert_eq!(sliding.next(i64::MIN), NEVER);
+}
