@@ -17,6 +17,9 @@
 //!
 //! Deterministic: each test draws from its own fixed-seed xorshift.
 
+#[path = "../weir-core/tests/support/runner.rs"]
+mod runner;
+
 use std::collections::BTreeSet;
 use std::ffi::{c_void, CStr};
 use std::ptr::{null, null_mut};
@@ -117,13 +120,7 @@ fn seed(fixed: u64) -> u64 {
 /// the full sweep takes minutes); the sequence of inputs is the same, only
 /// shorter.
 fn rounds(full: usize) -> usize {
-    let runner = format!(
-        "CARGO_TARGET_{}_RUNNER",
-        env!("WEIR_BUILD_TARGET")
-            .to_uppercase()
-            .replace(['-', '.'], "_")
-    );
-    let emulated = std::env::var_os(runner).is_some_and(|r| !r.is_empty());
+    let emulated = runner::through_a_runner();
     let percent = std::env::var("WEIR_HOSTILE_PERCENT")
         .ok()
         .and_then(|s| s.parse::<usize>().ok())

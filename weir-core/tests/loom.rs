@@ -4,6 +4,9 @@
 //! [`weir_core::rate::Word`], so the code checked here is the code that ships,
 //! with loom's atomic standing in for `AtomicU64`.
 
+#[path = "support/runner.rs"]
+mod runner;
+
 use loom::sync::atomic::{AtomicU64, Ordering};
 use loom::sync::Arc;
 use loom::thread;
@@ -43,7 +46,7 @@ impl Word for LoomWord {
 /// checks the same interleavings.
 /// `WEIR_LOOM=1` runs them anyway.
 fn model(body: impl Fn() + Sync + Send + 'static) {
-    if through_a_runner() && std::env::var("WEIR_LOOM").as_deref() != Ok("1") {
+    if runner::through_a_runner() && std::env::var("WEIR_LOOM").as_deref() != Ok("1") {
         use std::io::Write;
         // Past the harness's capture, so that the log says so.
         let _ = writeln!(
@@ -58,16 +61,6 @@ fn model(body: impl Fn() + Sync + Send + 'static) {
 }
 
 const PREEMPTIONS: usize = 3;
-
-/// Whether cargo was told to run test binaries through a runner (an
-/// emulator) for some target: this crate has no build script to name its
-/// own target, and the runner variables are set only for cross runs.
-fn through_a_runner() -> bool {
-    std::env::vars_os().any(|(name, value)| {
-        let name = name.to_string_lossy();
-        name.starts_with("CARGO_TARGET_") && name.ends_with("_RUNNER") && !value.is_empty()
-    })
-}
 
 fn limit(burst: i64) -> RateLimit {
     RateLimit::new(1.0, burst).unwrap()
