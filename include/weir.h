@@ -191,6 +191,21 @@
 #error "weir: WEIR_REQUIRE_SHAREABLE_WORDS is defined, but this target has no lock-free 64-bit atomics: weir's words take a lock inside one program here and cannot be shared between processes"
 #endif
 
+/* Aligns a struct type to n bytes, spelled for the compiler at hand; the
+ * structs with 64-bit fields use it, so that their layout is the same on 32-
+ * and 64-bit hosts. Define WEIR_ALIGN(n) before including weir.h to supply a
+ * spelling for another compiler. */
+#ifndef WEIR_ALIGN
+#  if defined(__cplusplus) && __cplusplus >= 201103L
+#    define WEIR_ALIGN(n) alignas(n)
+#  elif defined(__GNUC__) || defined(__clang__)
+#    define WEIR_ALIGN(n) __attribute__((aligned(n)))
+#  elif defined(_MSC_VER)
+#    define WEIR_ALIGN(n) __declspec(align(n))
+#  else
+#    error "weir.h: define WEIR_ALIGN(n) to align a struct type to n bytes"
+#  endif
+#endif
 
 
 // `weir_backoff.jitter`: the delay is the ceiling itself. Reproducible, but
@@ -503,7 +518,8 @@ typedef int32_t weir_quota;
 //
 // Lock-free and safe to use from many threads at once. Memory per handle:
 // 8 × 2^size_log2 bytes of heap plus under 100 bytes. size_log2 is at most
-// WEIR_BLOOM_MAX_SIZE_LOG2 (32: 32 GiB), hashes 1..WEIR_BLOOM_MAX_HASHES.
+// WEIR_BLOOM_MAX_SIZE_LOG2 (32: 32 GiB; 27, 1 GiB, on a 32-bit host),
+// hashes 1..WEIR_BLOOM_MAX_HASHES.
 // Made by `weir_bloom_new`, freed by `weir_bloom_free`; for memory shared
 // between processes see `weir_bloom_init_in`.
 typedef struct weir_bloom weir_bloom;
@@ -669,7 +685,7 @@ typedef struct weir_window weir_window;
 // targets; a pointer to a policy that is not aligned so is refused
 // (`WEIR_ERR_MISALIGNED` from `weir_backoff_check`, the neutral answer from
 // the rest), never read and never replaced by the preset.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // The ceiling before the first retry, in nanoseconds.
   int64_t base_ns;
   // What each ceiling is multiplied by for the next retry.
@@ -694,7 +710,7 @@ typedef struct {
 // burst × interval from WEIR_RATE_MIN_WINDOW_NS to 2^63 ns) and refuses a
 // value outside them: `WEIR_ERR_RATE_LIMIT_INVALID` from a constructor,
 // false or INT64_MAX from a decision.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // Whole nanoseconds of one interval (1 / limit, rounded up to 2^-32
   // ns).
   uint64_t interval_ns;
@@ -709,7 +725,7 @@ typedef struct {
 // throttling): the constants of its probability-based throttling. Start from
 // `weir_sre_preset()` and change what you need; every field is checked
 // when a breaker is made from it. 48 bytes.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // How many calls each success pays for while nothing is failing; finite
   // and at least `floor`. The preset's 1.5 leaves a backend alone until
   // more than a third of its calls fail.
@@ -750,7 +766,7 @@ typedef struct {
 // misaligned ticket is refused (`WEIR_ERR_MISALIGNED`), never read or
 // written. Its own type, not the shedder's `weir_ticket`, so that a
 // compiler rejects a shedder's ticket handed to a breaker.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // Which call: the breaker numbers the calls it lets through from 1; 0
   // for a refusal.
   uint64_t serial;
@@ -765,7 +781,7 @@ typedef struct {
 #if defined(WEIR_HOSTED)
 // Outcomes counted over a breaker's window. `total` counts every call,
 // refused ones included; `total = success + failure + drop`. 32 bytes.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // Every call: successes, failures and drops.
   int64_t total;
   // Calls let through that succeeded.
@@ -783,7 +799,7 @@ typedef struct {
 // clock value overflows it. By-value plain data with no heap: the caller
 // guards it (every call only reads it). 16 bytes; a pointer to one must be
 // aligned as an int64_t, and a misaligned one is treated as NULL.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // The caller's clock reading, in nanoseconds, when the budget started.
   int64_t start;
   // The budget in nanoseconds; zero or less: none, never expires.
@@ -854,7 +870,7 @@ typedef struct {
 // the old one would. A new capacity at least the available units is safe;
 // a bucket rebuilt with a different rate should start from `now` as its
 // anchor, since an old anchor credits the time already run at the new rate.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // Private: which variant, checked on every call.
   uint32_t tag;
   // Private: zero.
@@ -881,7 +897,7 @@ typedef struct {
 // `WEIR_ERR_POOL_KEEP`, a negative `life_ns` `WEIR_ERR_POOL_LIFE`; an
 // `idle` above `size` counts as `size`, and an `idle` of 0 keeps nothing
 // idle.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // The most resources alive at once: idle, lent and being made (≥ 1).
   int64_t size;
   // The most kept idle (0: none; above `size`: `size`).
@@ -910,7 +926,7 @@ typedef struct {
 #if defined(WEIR_HOSTED)
 // Running totals since the pool was made (modelled on Go's database/sql
 // DBStats). Read with `weir_pool_stats`.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // Resources registered as made: by `weir_pool_made`, or given or
   // dropped unregistered into an open reservation.
   uint64_t made;
@@ -989,7 +1005,7 @@ typedef struct {
 // program, and `weir_words_shareable` says so.
 // It must be 8-byte aligned; calls on a misaligned word refuse. Memory:
 // 8 bytes, the caller's; no heap.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // The word. Zero is a fresh limiter; weir alone writes it.
   uint64_t state;
 } weir_rate;
@@ -998,7 +1014,7 @@ typedef struct {
 // The shedder's policy (for `weir_shedder_new`): the constants of adaptive
 // load shedding. Start from `weir_shed_preset()` and change what you need; every field is checked when a shedder is made
 // from it. 48 bytes.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // Buckets in the window; below one is raised to one, above 1048576 is
   // `WEIR_ERR_SHED_SIZE`.
   int32_t size;
@@ -1030,7 +1046,7 @@ typedef struct {
 // and writes it under the shedder's lock, so one settles it and the other
 // gets `WEIR_ERR_SETTLED`. 16 bytes, aligned as an int64_t: a misaligned
 // ticket is refused (`WEIR_ERR_MISALIGNED`), never read or written.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // When the call started, on the caller's clock.
   int64_t start;
   // 1 while the call is in flight, 0 once settled (or refused).
@@ -1042,7 +1058,7 @@ typedef struct {
 
 #if defined(WEIR_HOSTED)
 // What a shedder knows at a moment, for a dashboard. 40 bytes.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // Calls in flight now.
   int64_t flying;
   // The moving average of calls in flight.
@@ -1065,7 +1081,7 @@ typedef struct {
 // A sum and how many values went into it (a mean once `count` is
 // positive). Both saturate at `INT64_MAX` / `INT64_MIN` instead of wrapping.
 // 16 bytes.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // The values added, summed.
   int64_t sum;
   // How many values were added.
@@ -1167,7 +1183,8 @@ size_t weir_backoff_schedule(const weir_backoff *policy,
 // secret random values — and writes it to `*out`. `WEIR_ERR_NULL` if `out`
 // or `limit` is NULL; `WEIR_ERR_RATE_LIMIT_INVALID` for a limit whose
 // fields are out of range; `WEIR_ERR_BLOOM_SIZE` for size_log2
-// above WEIR_BLOOM_MAX_SIZE_LOG2; `WEIR_ERR_BLOOM_HASHES` for hashes 0,
+// above WEIR_BLOOM_MAX_SIZE_LOG2 (above 27 on a 32-bit host, where a
+// larger array does not fit the address space); `WEIR_ERR_BLOOM_HASHES` for hashes 0,
 // above WEIR_BLOOM_MAX_HASHES or above 2^size_log2; `WEIR_ERR_NO_MEMORY`.
 // `*out` is written only on success. The limit is copied: the caller may
 // change or free it after.
@@ -1203,7 +1220,8 @@ int64_t weir_bloom_next(const weir_bloom *bloom, int64_t now, const void *key, s
 #if defined(WEIR_HOSTED)
 // The bytes a region for a bloom array of 2^`size_log2` words needs:
 // WEIR_BLOOM_HEADER_BYTES + 8 × 2^size_log2. 0 when size_log2 is above
-// WEIR_BLOOM_MAX_SIZE_LOG2 or the size does not fit a size_t.
+// WEIR_BLOOM_MAX_SIZE_LOG2 or the region does not fit the address space
+// (size_log2 above 27 on a 32-bit host).
 size_t weir_bloom_footprint(uint32_t size_log2);
 #endif
 
@@ -1995,6 +2013,24 @@ int64_t weir_window_width(const weir_window *window);
 #define WEIR_HOSTED_ONLY_MESSAGE_(name) \
   #name " needs the hosted weir library: the firmware build " \
   "(WEIR_FREESTANDING) has no heap handles; see README.md, Firmware"
+int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);
+#define WEIR_ALIGN(...) weir_hosted_only_WEIR_ALIGN()
+int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);
+#define WEIR_ALIGN(...) weir_hosted_only_WEIR_ALIGN()
+int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);
+#define WEIR_ALIGN(...) weir_hosted_only_WEIR_ALIGN()
+int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);
+#define WEIR_ALIGN(...) weir_hosted_only_WEIR_ALIGN()
+int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);
+#define WEIR_ALIGN(...) weir_hosted_only_WEIR_ALIGN()
+int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);
+#define WEIR_ALIGN(...) weir_hosted_only_WEIR_ALIGN()
+int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);
+#define WEIR_ALIGN(...) weir_hosted_only_WEIR_ALIGN()
+int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);
+#define WEIR_ALIGN(...) weir_hosted_only_WEIR_ALIGN()
+int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);
+#define WEIR_ALIGN(...) weir_hosted_only_WEIR_ALIGN()
 int weir_hosted_only_weir_bloom_new(void) WEIR_HOSTED_ONLY_(weir_bloom_new);
 #define weir_bloom_new(...) weir_hosted_only_weir_bloom_new()
 int weir_hosted_only_weir_bloom_free(void) WEIR_HOSTED_ONLY_(weir_bloom_free);

@@ -3,7 +3,7 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 
-use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
+use static_assertions::{assert_eq_size, const_assert_eq};
 
 use crate::guard::{
     free_handle, lock, new_handle, on, policy_or, status_on, usable, value_mut, write_out, Guarded,
@@ -17,7 +17,7 @@ use weir_core::window::WindowError;
 /// throttling): the constants of its probability-based throttling. Start from
 /// `weir_sre_preset()` and change what you need; every field is checked
 /// when a breaker is made from it. 48 bytes.
-#[repr(C)]
+#[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct weir_sre {
     /// How many calls each success pays for while nothing is failing; finite
@@ -43,7 +43,7 @@ pub struct weir_sre {
 }
 
 assert_eq_size!(weir_sre, [u8; 48]);
-assert_eq_align!(weir_sre, u64);
+const_assert_eq!(core::mem::align_of::<weir_sre>(), 8);
 const_assert_eq!(core::mem::offset_of!(weir_sre, k), 0);
 const_assert_eq!(core::mem::offset_of!(weir_sre, floor), 8);
 const_assert_eq!(core::mem::offset_of!(weir_sre, protection), 16);
@@ -111,7 +111,7 @@ pub extern "C" fn weir_sre_preset() -> weir_sre {
 
 /// Outcomes counted over a breaker's window. `total` counts every call,
 /// refused ones included; `total = success + failure + drop`. 32 bytes.
-#[repr(C)]
+#[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct weir_tally {
     /// Every call: successes, failures and drops.
@@ -125,7 +125,7 @@ pub struct weir_tally {
 }
 
 assert_eq_size!(weir_tally, [u8; 32]);
-assert_eq_align!(weir_tally, u64);
+const_assert_eq!(core::mem::align_of::<weir_tally>(), 8);
 const_assert_eq!(core::mem::offset_of!(weir_tally, total), 0);
 const_assert_eq!(core::mem::offset_of!(weir_tally, success), 8);
 const_assert_eq!(core::mem::offset_of!(weir_tally, failure), 16);
@@ -158,7 +158,7 @@ impl From<Tally> for weir_tally {
 /// misaligned ticket is refused (`WEIR_ERR_MISALIGNED`), never read or
 /// written. Its own type, not the shedder's `weir_ticket`, so that a
 /// compiler rejects a shedder's ticket handed to a breaker.
-#[repr(C)]
+#[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct weir_breaker_ticket {
     /// Which call: the breaker numbers the calls it lets through from 1; 0
@@ -172,7 +172,7 @@ pub struct weir_breaker_ticket {
 }
 
 assert_eq_size!(weir_breaker_ticket, [u8; 16]);
-assert_eq_align!(weir_breaker_ticket, u64);
+const_assert_eq!(core::mem::align_of::<weir_breaker_ticket>(), 8);
 const_assert_eq!(core::mem::offset_of!(weir_breaker_ticket, serial), 0);
 const_assert_eq!(core::mem::offset_of!(weir_breaker_ticket, breaker), 8);
 const_assert_eq!(core::mem::offset_of!(weir_breaker_ticket, flying), 12);

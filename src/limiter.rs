@@ -5,7 +5,7 @@
 //! `WEIR_ERR_LIMITER_CORRUPT` or a refusal), runs the core, and writes the
 //! value back only when the core committed a change.
 
-use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
+use static_assertions::{assert_eq_size, const_assert_eq};
 
 use crate::guard::{guard, guard_status, read_in, usable, value_mut, write_out};
 use crate::status::weir_status::{self, *};
@@ -75,7 +75,7 @@ use weir_core::limiter::{Kind, Limiter, LimiterError};
 /// the old one would. A new capacity at least the available units is safe;
 /// a bucket rebuilt with a different rate should start from `now` as its
 /// anchor, since an old anchor credits the time already run at the new rate.
-#[repr(C)]
+#[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct weir_limiter {
     /// Private: which variant, checked on every call.
@@ -95,7 +95,7 @@ pub struct weir_limiter {
 }
 
 assert_eq_size!(weir_limiter, [u8; 48]);
-assert_eq_align!(weir_limiter, u64);
+const_assert_eq!(core::mem::align_of::<weir_limiter>(), 8);
 const_assert_eq!(core::mem::offset_of!(weir_limiter, tag), 0);
 const_assert_eq!(core::mem::offset_of!(weir_limiter, reserved), 4);
 const_assert_eq!(core::mem::offset_of!(weir_limiter, capacity), 8);

@@ -24,7 +24,7 @@ pub type weir_item = usize;
 /// `WEIR_ERR_POOL_KEEP`, a negative `life_ns` `WEIR_ERR_POOL_LIFE`; an
 /// `idle` above `size` counts as `size`, and an `idle` of 0 keeps nothing
 /// idle.
-#[repr(C)]
+#[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct weir_limits {
     /// The most resources alive at once: idle, lent and being made (≥ 1).
@@ -38,7 +38,7 @@ pub struct weir_limits {
 }
 
 assert_eq_size!(weir_limits, [u8; 32]);
-assert_eq_align!(weir_limits, u64);
+const_assert_eq!(core::mem::align_of::<weir_limits>(), 8);
 const_assert_eq!(core::mem::offset_of!(weir_limits, size), 0);
 const_assert_eq!(core::mem::offset_of!(weir_limits, idle), 8);
 const_assert_eq!(core::mem::offset_of!(weir_limits, keep_ns), 16);
@@ -127,7 +127,7 @@ impl From<Taken> for weir_taken {
 
 /// Running totals since the pool was made (modelled on Go's database/sql
 /// DBStats). Read with `weir_pool_stats`.
-#[repr(C)]
+#[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct weir_pool_counters {
     /// Resources registered as made: by `weir_pool_made`, or given or
@@ -156,7 +156,7 @@ pub struct weir_pool_counters {
 }
 
 assert_eq_size!(weir_pool_counters, [u64; 10]);
-assert_eq_align!(weir_pool_counters, u64);
+const_assert_eq!(core::mem::align_of::<weir_pool_counters>(), 8);
 const_assert_eq!(core::mem::offset_of!(weir_pool_counters, made), 0);
 const_assert_eq!(core::mem::offset_of!(weir_pool_counters, waits), 56);
 const_assert_eq!(core::mem::offset_of!(weir_pool_counters, closed), 72);

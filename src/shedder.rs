@@ -2,7 +2,7 @@
 
 use std::sync::Mutex;
 
-use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
+use static_assertions::{assert_eq_size, const_assert_eq};
 
 use crate::guard::{
     free_handle, lock, new_handle, on, policy_or, status_on, usable, value_mut, write_out, Guarded,
@@ -15,7 +15,7 @@ use weir_core::window::WindowError;
 /// The shedder's policy (for `weir_shedder_new`): the constants of adaptive
 /// load shedding. Start from `weir_shed_preset()` and change what you need; every field is checked when a shedder is made
 /// from it. 48 bytes.
-#[repr(C)]
+#[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct weir_shed {
     /// Buckets in the window; below one is raised to one, above 1048576 is
@@ -39,7 +39,7 @@ pub struct weir_shed {
 }
 
 assert_eq_size!(weir_shed, [u8; 48]);
-assert_eq_align!(weir_shed, u64);
+const_assert_eq!(core::mem::align_of::<weir_shed>(), 8);
 const_assert_eq!(core::mem::offset_of!(weir_shed, size), 0);
 const_assert_eq!(core::mem::offset_of!(weir_shed, cpu), 4);
 const_assert_eq!(core::mem::offset_of!(weir_shed, window_ns), 8);
@@ -107,7 +107,7 @@ pub extern "C" fn weir_shed_preset() -> weir_shed {
 /// and writes it under the shedder's lock, so one settles it and the other
 /// gets `WEIR_ERR_SETTLED`. 16 bytes, aligned as an int64_t: a misaligned
 /// ticket is refused (`WEIR_ERR_MISALIGNED`), never read or written.
-#[repr(C)]
+#[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct weir_ticket {
     /// When the call started, on the caller's clock.
@@ -119,7 +119,7 @@ pub struct weir_ticket {
 }
 
 assert_eq_size!(weir_ticket, [u8; 16]);
-assert_eq_align!(weir_ticket, u64);
+const_assert_eq!(core::mem::align_of::<weir_ticket>(), 8);
 const_assert_eq!(core::mem::offset_of!(weir_ticket, start), 0);
 const_assert_eq!(core::mem::offset_of!(weir_ticket, flying), 8);
 const_assert_eq!(core::mem::offset_of!(weir_ticket, reserved), 12);
@@ -135,7 +135,7 @@ impl From<Ticket> for weir_ticket {
 }
 
 /// What a shedder knows at a moment, for a dashboard. 40 bytes.
-#[repr(C)]
+#[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct weir_shed_stats {
     /// Calls in flight now.
@@ -156,7 +156,7 @@ pub struct weir_shed_stats {
 }
 
 assert_eq_size!(weir_shed_stats, [u8; 40]);
-assert_eq_align!(weir_shed_stats, u64);
+const_assert_eq!(core::mem::align_of::<weir_shed_stats>(), 8);
 const_assert_eq!(core::mem::offset_of!(weir_shed_stats, flying), 0);
 const_assert_eq!(core::mem::offset_of!(weir_shed_stats, average), 8);
 const_assert_eq!(core::mem::offset_of!(weir_shed_stats, capacity), 16);

@@ -367,8 +367,9 @@ fn generate() -> String {
         env!("CARGO_PKG_VERSION_MINOR"),
         env!("CARGO_PKG_VERSION_PATCH"),
     );
-    // cbindgen.toml's own after_includes (the hosted/firmware switch) follow
-    // the version block.
+    // cbindgen.toml's own after_includes (the hosted/firmware switch, the
+    // WEIR_ALIGN macro) follow the version block; with_after_include would
+    // replace them, so the version joins them.
     let after = format!(
         "{version}{}",
         config.after_includes.clone().unwrap_or_default()

@@ -17,6 +17,9 @@
 //!
 //! Deterministic: each test draws from its own fixed-seed xorshift.
 
+#[path = "../weir-core/tests/support/runner.rs"]
+mod runner;
+
 use std::collections::BTreeSet;
 use std::ffi::{c_void, CStr};
 use std::ptr::{null, null_mut};
@@ -108,6 +111,21 @@ fn seed(fixed: u64) -> u64 {
         .and_then(|s| s.parse::<u64>().ok())
         .unwrap_or(0);
     fixed ^ extra.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+/// How many rounds a sweep runs, out of its `full` count:
+/// `WEIR_HOSTILE_PERCENT` percent of it (at least one round). The default is
+/// 100, or 10 when cargo runs the tests through a runner
+/// (`CARGO_TARGET_<TRIPLE>_RUNNER`, an emulator such as qemu-aarch64, where
+/// the full sweep takes minutes); the sequence of inputs is the same, only
+/// shorter.
+fn rounds(full: usize) -> usize {
+    let emulated = runner::through_a_runner();
+    let percent = std::env::var("WEIR_HOSTILE_PERCENT")
+        .ok()
+        .and_then(|s| s.parse::<usize>().ok())
+        .unwrap_or(if emulated { 10 } else { 100 });
+    (full.saturating_mul(percent) / 100).max(1)
 }
 
 /// xorshift64*: small, fast, and the same sequence on every run.
@@ -320,7 +338,7 @@ fn key_ptr(key: &[u8], rng: &mut Rng) -> *const c_void {
 fn status_and_version_answer_every_code() {
     count_panics();
     let mut rng = Rng::new(seed(0x5ea7));
-    for _ in 0..100_000 {
+    for _ in 0..rounds(100_000) {
         let code = rng.i32();
         let text = weir_status_str(code);
         assert!(!text.is_null());
@@ -372,7 +390,7 @@ fn backoff_never_panics_and_never_waits_negative() {
     let mut rng = Rng::new(seed(0xbac0ff));
     let mut calls = 0u64;
     let mut odd = [0u64; 8];
-    for _ in 0..100_000 {
+    for _ in 0..rounds(100_000) {
         let policy = hostile_backoff(&mut rng);
         let ptr: *const weir_backoff = match rng.below(20) {
             0 => null(),
@@ -480,7 +498,7 @@ fn deadline_never_panics_and_remaining_stays_in_the_budget() {
     count_panics();
     let mut rng = Rng::new(seed(0xdead));
     let mut odd = [0u64; 8];
-    for _ in 0..250_000 {
+    for _ in 0..rounds(250_000) {
         let mut deadline = weir_deadline_start(rng.i64(), rng.i64());
         if rng.one_in(3) {
             deadline.start = rng.i64();
@@ -557,7 +575,7 @@ fn limiter_never_panics_and_available_stays_under_capacity() {
     let mut rng = Rng::new(seed(0x11b17e5));
     let mut calls = 0u64;
     let mut odd = [0u64; 8];
-    for _ in 0..30_000 {
+    for _ in 0..rounds(30_000) {
         let Some(mut limiter) = hostile_limiter(&mut rng) else {
             calls += 1;
             continue;
@@ -678,7 +696,7 @@ fn rate_word_never_panics_and_next_agrees_with_allow() {
     let mut rng = Rng::new(seed(0x4a7e));
     let mut calls = 0u64;
     let mut odd = [0u64; 8];
-    for _ in 0..20_000 {
+    for _ in 0..rounds(20_000) {
         let limit = hostile_rate_limit(&mut rng);
         let mut rate = weir_rate { state: 0 };
         if rng.one_in(4) {
@@ -728,7 +746,7 @@ fn bloom_never_panics_on_the_heap() {
     count_panics();
     let mut rng = Rng::new(seed(0xb100));
     let mut calls = 0u64;
-    for _ in 0..15_000 {
+    for _ in 0..rounds(15_000) {
         let limit = hostile_rate_limit(&mut rng);
         // size_log2 from 13 to 32 would allocate up to 32 GiB: keep it small,
         // or past the maximum for the constructor to refuse.
@@ -791,7 +809,7 @@ fn bloom_never_panics_in_caller_memory() {
     count_panics();
     let mut rng = Rng::new(seed(0xb1001));
     let mut calls = 0u64;
-    for _ in 0..7_500 {
+    for _ in 0..rounds(7_500) {
         let size_log2 = rng.below(8) as u32;
         let footprint = weir_bloom_footprint(size_log2);
         assert_eq!(footprint, WEIR_BLOOM_HEADER_BYTES + (8 << size_log2));
@@ -864,7 +882,7 @@ fn gate_never_panics_and_held_stays_in_range() {
     count_panics();
     let mut rng = Rng::new(seed(0x6a7e));
     let mut calls = 0u64;
-    for _ in 0..10_000 {
+    for _ in 0..rounds(10_000) {
         let limit = rng.i64();
         let mut gate = null_mut();
         sane(weir_gate_new(limit, &mut gate), "weir_gate_new");
@@ -899,7 +917,7 @@ fn bucket_never_panics_and_tokens_stay_in_the_burst() {
     count_panics();
     let mut rng = Rng::new(seed(0xb0c4e7));
     let mut calls = 0u64;
-    for _ in 0..15_000 {
+    for _ in 0..rounds(15_000) {
         let (rate, burst) = if rng.one_in(2) {
             (rng.unit() * 1e6, rng.unit() * 1e3)
         } else {
@@ -959,7 +977,7 @@ fn period_and_sliding_never_panic_and_left_stays_in_the_quota() {
     count_panics();
     let mut rng = Rng::new(seed(0x9e410d));
     let mut calls = 0u64;
-    for _ in 0..15_000 {
+    for _ in 0..rounds(15_000) {
         let quota = if rng.one_in(2) {
             1 + rng.below(20) as i64
         } else {
@@ -1029,7 +1047,7 @@ fn window_never_panics_and_counts_stay_sane() {
     let mut rng = Rng::new(seed(0x3170));
     let mut calls = 0u64;
     let mut odd = [0u64; 8];
-    for _ in 0..7_500 {
+    for _ in 0..rounds(7_500) {
         let size = if rng.one_in(2) {
             rng.below(64) as i32
         } else {
@@ -1134,7 +1152,7 @@ fn breaker_never_panics_and_ratio_stays_a_fraction() {
     let mut rng = Rng::new(seed(0xb7ea));
     let mut calls = 0u64;
     let mut odd = [0u64; 8];
-    for _ in 0..10_000 {
+    for _ in 0..rounds(10_000) {
         let policy = hostile_sre(&mut rng);
         let mut clock = Clock::new(&mut rng);
         let mut breaker = null_mut();
@@ -1258,7 +1276,7 @@ fn shedder_never_panics_and_stats_stay_sane() {
     let mut rng = Rng::new(seed(0x5ed));
     let mut calls = 0u64;
     let mut odd = [0u64; 8];
-    for _ in 0..7_500 {
+    for _ in 0..rounds(7_500) {
         let policy = hostile_shed(&mut rng);
         let mut clock = Clock::new(&mut rng);
         let mut shedder = null_mut();
@@ -1368,7 +1386,7 @@ fn pool_never_panics_and_live_is_idle_plus_busy() {
     let mut rng = Rng::new(seed(0x9001));
     let mut calls = 0u64;
     let mut odd = [0u64; 8];
-    for _ in 0..7_500 {
+    for _ in 0..rounds(7_500) {
         let mut limits = weir_limits_preset();
         if rng.one_in(2) {
             limits.size = 1 + rng.below(8) as i64;
@@ -1444,7 +1462,8 @@ fn pool_never_panics_and_live_is_idle_plus_busy() {
                 5 => {
                     // Misuse: items the pool never lent, made and unmade
                     // without a reservation, NULL and misaligned outs.
-                    let bogus = rng.u64() as usize | (1 << 40);
+                    // A high bit no lent item has: 2^40, or 2^24 on 32-bit.
+                    let bogus = rng.u64() as usize | (1 << (usize::BITS / 2 + 8));
                     let mut kept = false;
                     sane(
                         weir_pool_give(pool, bogus, now, &mut kept),

@@ -1,6 +1,8 @@
 //! Builds the C library, then one C example from `c-examples/` against it,
 //! and runs it: `cargo run --release --example c -- tour` runs
-//! `c-examples/tour.c`. With no name it lists the examples.
+//! `c-examples/tour.c`. With no name it lists the examples. With
+//! `--target <triple>` it builds with that target's C compiler and runs the
+//! program through `CARGO_TARGET_<TRIPLE>_RUNNER` when one is set.
 //!
 //! The library is built by a nested `cargo build --lib -p weir` in the same
 //! profile and target directory, so afterwards `target/<profile>/libweir.a`
@@ -22,7 +24,13 @@ fn profile_dir() -> PathBuf {
 /// profile and target directory.
 fn build_library() -> Result<(), String> {
     let profile = profile_dir();
-    let target_dir = profile.parent().unwrap();
+    // target/<profile>, or target/<triple>/<profile> with --target.
+    let cross = cbuild::target() != cbuild::host();
+    let target_dir = if cross {
+        profile.parent().and_then(|dir| dir.parent()).unwrap()
+    } else {
+        profile.parent().unwrap()
+    };
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.current_dir(cbuild::root())
@@ -30,6 +38,9 @@ fn build_library() -> Result<(), String> {
         .arg(target_dir);
     if profile.file_name().is_some_and(|name| name == "release") {
         cmd.arg("--release");
+    }
+    if cross {
+        cmd.args(["--target", cbuild::target()]);
     }
     let status = cmd.status().map_err(|e| format!("{cmd:?}: {e}"))?;
     if status.success() {
@@ -71,7 +82,7 @@ fn main() {
         eprintln!("{message}");
         exit(1);
     }
-    let status = Command::new(&exe)
+    let status = cbuild::command(&exe)
         .args(std::env::args().skip(2))
         .status()
         .expect("run the example");
