@@ -132,8 +132,15 @@ fuzz_target!(|data: &[u8]| {
     };
     assert_eq!(weir_rate_limit_new(per_s, burst, &mut limit), WEIR_OK);
     let footprint = weir_bloom_footprint(size_log2);
-    assert_eq!(footprint, 64 + (8 << size_log2), "weir_bloom_footprint({size_log2})");
-    assert_eq!(weir_bloom_footprint(WEIR_BLOOM_MAX_SIZE_LOG2 + 1 + input.below(100) as u32), 0);
+    assert_eq!(
+        footprint,
+        64 + (8 << size_log2),
+        "weir_bloom_footprint({size_log2})"
+    );
+    assert_eq!(
+        weir_bloom_footprint(WEIR_BLOOM_MAX_SIZE_LOG2 + 1 + input.below(100) as u32),
+        0
+    );
     let len = match input.u8() % 4 {
         0 => footprint.saturating_sub(1 + input.below(footprint as u64) as usize),
         1 => footprint + input.below(64) as usize,
@@ -147,13 +154,21 @@ fuzz_target!(|data: &[u8]| {
     // Arguments refused before anything is written.
     let spare = Region::new(len + 8, fill);
     let odd = spare.base.wrapping_add(1 + input.below(7) as usize) as *mut c_void;
-    let init = |mem: *mut c_void, len: usize| weir_bloom_init_in(mem, len, size_log2, hashes, &limit, seed0, seed1);
+    let init = |mem: *mut c_void, len: usize| {
+        weir_bloom_init_in(mem, len, size_log2, hashes, &limit, seed0, seed1)
+    };
     assert_eq!(init(null_mut(), len), WEIR_ERR_NULL);
     assert_eq!(init(odd, len), WEIR_ERR_MISALIGNED);
-    assert_eq!(init(region.mem(), isize::MAX as usize + 1), WEIR_ERR_TOO_LARGE);
+    assert_eq!(
+        init(region.mem(), isize::MAX as usize + 1),
+        WEIR_ERR_TOO_LARGE
+    );
     assert_eq!(weir_bloom_check_in(odd, len), WEIR_ERR_MISALIGNED);
     assert_eq!(weir_bloom_check_in(null(), len), WEIR_ERR_NULL);
-    assert!(spare.bytes().iter().all(|&b| b == fill), "a refused init wrote");
+    assert!(
+        spare.bytes().iter().all(|&b| b == fill),
+        "a refused init wrote"
+    );
     drop(spare);
     assert_eq!(
         weir_bloom_init_in(region.mem(), len, size_log2, 0, &limit, seed0, seed1),
@@ -167,19 +182,27 @@ fuzz_target!(|data: &[u8]| {
     let status = init(region.mem(), len);
     if len < footprint {
         assert_eq!(status, WEIR_ERR_BLOOM_TOO_SMALL);
-        assert!(region.bytes().iter().all(|&b| b == fill), "a refused init wrote");
+        assert!(
+            region.bytes().iter().all(|&b| b == fill),
+            "a refused init wrote"
+        );
         assert_ne!(weir_bloom_check_in(region.mem(), len), WEIR_OK);
         return;
     }
     assert_eq!(status, WEIR_OK);
-    assert!(region.bytes()[footprint..].iter().all(|&b| b == fill), "init wrote past the footprint");
+    assert!(
+        region.bytes()[footprint..].iter().all(|&b| b == fill),
+        "init wrote past the footprint"
+    );
     assert_eq!(weir_bloom_check_in(region.mem(), len), WEIR_OK);
 
     let keys: Vec<Vec<u8>> = (0..1 + input.below(4))
         .map(|_| (0..input.below(12)).map(|_| input.u8()).collect())
         .collect();
-    let mut bounds: Vec<RateBound> =
-        keys.iter().map(|_| RateBound::new(burst as u64, window_ns, hashes as u64)).collect();
+    let mut bounds: Vec<RateBound> = keys
+        .iter()
+        .map(|_| RateBound::new(burst as u64, window_ns, hashes as u64))
+        .collect();
     let mut alone = Some(RateBound::new(burst as u64, window_ns, 1));
     let mut first_key: Option<usize> = None;
     // The bound holds while the words are weir's alone and time has only
@@ -194,7 +217,11 @@ fuzz_target!(|data: &[u8]| {
         let which = input.below(keys.len() as u64) as usize;
         let key = &keys[which];
         // A length the caller claims: the whole region, or a prefix of it.
-        let claimed = if input.u8() % 8 == 0 { input.below(len as u64 + 1) as usize } else { len };
+        let claimed = if input.u8() % 8 == 0 {
+            input.below(len as u64 + 1) as usize
+        } else {
+            len
+        };
         let valid = expected(&region, claimed);
         match input.u8() % 10 {
             0..=4 => {
@@ -202,14 +229,26 @@ fuzz_target!(|data: &[u8]| {
                     alone = None;
                 }
                 first_key.get_or_insert(which);
-                let count = if input.u8() % 4 == 0 { 1 + input.below(2000) } else { 1 };
+                let count = if input.u8() % 4 == 0 {
+                    1 + input.below(2000)
+                } else {
+                    1
+                };
                 for _ in 0..count {
-                    let allowed =
-                        weir_bloom_allow_in(region.mem(), claimed, now, key.as_ptr() as *const c_void, key.len());
+                    let allowed = weir_bloom_allow_in(
+                        region.mem(),
+                        claimed,
+                        now,
+                        key.as_ptr() as *const c_void,
+                        key.len(),
+                    );
                     if !allowed {
                         continue;
                     }
-                    assert!(valid.is_ok() && now >= 0, "allow_in admitted on a region check_in refuses");
+                    assert!(
+                        valid.is_ok() && now >= 0,
+                        "allow_in admitted on a region check_in refuses"
+                    );
                     if now < latest {
                         monotone = false;
                     }
@@ -225,7 +264,13 @@ fuzz_target!(|data: &[u8]| {
                 }
             }
             5 => {
-                let next = weir_bloom_next_in(region.mem(), claimed, now, key.as_ptr() as *const c_void, key.len());
+                let next = weir_bloom_next_in(
+                    region.mem(),
+                    claimed,
+                    now,
+                    key.as_ptr() as *const c_void,
+                    key.len(),
+                );
                 assert!(next >= 0);
                 if valid.is_err() || now < 0 {
                     assert_eq!(next, i64::MAX, "next_in on a region check_in refuses");
@@ -234,14 +279,26 @@ fuzz_target!(|data: &[u8]| {
             6 => {
                 let status = weir_bloom_check_in(region.mem(), claimed);
                 match valid {
-                    Ok(()) => assert_eq!(status, WEIR_OK, "check_in({claimed}) refused a valid header"),
+                    Ok(()) => assert_eq!(
+                        status, WEIR_OK,
+                        "check_in({claimed}) refused a valid header"
+                    ),
                     Err(allowed) => assert!(
                         allowed.contains(&status),
                         "check_in({claimed}) answered {status:?}, want one of {allowed:?}"
                     ),
                 }
-                assert_eq!(weir_bloom_check_in(region.mem(), usize::MAX), WEIR_ERR_TOO_LARGE);
-                assert!(!weir_bloom_allow_in(region.mem(), usize::MAX, now, null(), 0));
+                assert_eq!(
+                    weir_bloom_check_in(region.mem(), usize::MAX),
+                    WEIR_ERR_TOO_LARGE
+                );
+                assert!(!weir_bloom_allow_in(
+                    region.mem(),
+                    usize::MAX,
+                    now,
+                    null(),
+                    0
+                ));
             }
             7 => {
                 // Scribble over the words: still safe, no bound any more.
@@ -279,7 +336,13 @@ fuzz_target!(|data: &[u8]| {
             }
         }
     }
-    assert!(!weir_bloom_allow_in(null_mut(), len, 0, b"k".as_ptr() as *const c_void, 1));
+    assert!(!weir_bloom_allow_in(
+        null_mut(),
+        len,
+        0,
+        b"k".as_ptr() as *const c_void,
+        1
+    ));
     assert!(!weir_bloom_allow_in(region.mem(), len, 0, null(), 0));
     assert_eq!(weir_bloom_next_in(null(), len, 0, null(), 0), i64::MAX);
 });

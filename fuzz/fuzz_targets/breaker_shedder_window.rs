@@ -60,8 +60,20 @@ fn breaker(input: &mut Input) {
         match input.u8() % 8 {
             0 => policy.k = 1.0 + input.unit() * 3.0,
             1 => policy.k = input.f64(),
-            2 => policy.floor = if input.bool() { 1.0 + input.unit() } else { input.f64() },
-            3 => policy.protection = if input.bool() { input.below(10) as f64 } else { input.f64() },
+            2 => {
+                policy.floor = if input.bool() {
+                    1.0 + input.unit()
+                } else {
+                    input.f64()
+                }
+            }
+            3 => {
+                policy.protection = if input.bool() {
+                    input.below(10) as f64
+                } else {
+                    input.f64()
+                }
+            }
             4 => policy.probe_ns = span(input),
             5 => policy.size = size(input),
             6 => policy.window_ns = span(input),
@@ -90,7 +102,11 @@ fn breaker(input: &mut Input) {
             _ => 1,
         };
         let op = input.u8() % 8;
-        let roll = if input.u8() % 4 == 0 { input.f64() } else { input.unit() };
+        let roll = if input.u8() % 4 == 0 {
+            input.f64()
+        } else {
+            input.unit()
+        };
         for _ in 0..count {
             let before = tally(breaker, at);
             let ratio = weir_breaker_ratio(breaker, at);
@@ -104,7 +120,11 @@ fn breaker(input: &mut Input) {
                     if weir_breaker_allow(breaker, now, roll) {
                         open += 1;
                     } else {
-                        let clamped = if roll.is_nan() { 0.0 } else { roll.clamp(0.0, 1.0) };
+                        let clamped = if roll.is_nan() {
+                            0.0
+                        } else {
+                            roll.clamp(0.0, 1.0)
+                        };
                         assert!(
                             clamped < ratio,
                             "refused a roll of {roll} at {now} with the ratio at {ratio}"
@@ -136,7 +156,10 @@ fn breaker(input: &mut Input) {
                 }
             }
             let after = tally(breaker, at);
-            assert_eq!(after, want, "tally at {at} after a call at {now} (before {before:?})");
+            assert_eq!(
+                after, want,
+                "tally at {at} after a call at {now} (before {before:?})"
+            );
             latest = at;
         }
     }
@@ -148,7 +171,10 @@ fn breaker(input: &mut Input) {
 fn tally(breaker: *const weir_breaker, now: i64) -> weir_tally {
     let mut out = weir_tally::default();
     assert_eq!(weir_breaker_tally(breaker, now, &mut out), WEIR_OK);
-    assert!(out.success >= 0 && out.failure >= 0 && out.drop >= 0, "{out:?}");
+    assert!(
+        out.success >= 0 && out.failure >= 0 && out.drop >= 0,
+        "{out:?}"
+    );
     assert_eq!(out.total, out.success + out.failure + out.drop, "{out:?}");
     out
 }
@@ -165,9 +191,21 @@ fn shedder(input: &mut Input) {
             2 => policy.cpu = input.u32() as i32,
             3 => policy.window_ns = span(input),
             4 => policy.latency_ns = span(input),
-            5 => policy.beta = if input.bool() { input.unit() } else { input.f64() },
+            5 => {
+                policy.beta = if input.bool() {
+                    input.unit()
+                } else {
+                    input.f64()
+                }
+            }
             6 => policy.cool_ns = span(input),
-            7 => policy.floor = if input.bool() { input.unit() } else { input.f64() },
+            7 => {
+                policy.floor = if input.bool() {
+                    input.unit()
+                } else {
+                    input.f64()
+                }
+            }
             _ => policy.cool_ns = 0,
         }
     }
@@ -249,12 +287,22 @@ fn shedder(input: &mut Input) {
                     assert_eq!(*ticket, copy);
                 }
                 _ => {
-                    let at = if input.bool() { latest } else { now.min(latest) };
+                    let at = if input.bool() {
+                        latest
+                    } else {
+                        now.min(latest)
+                    };
                     let mut stats = weir_shed_stats::default();
                     assert_eq!(weir_shedder_stats(shedder, at, &mut stats), WEIR_OK);
                     assert_eq!(stats.flying, flying.len() as i64, "{stats:?}");
-                    assert!(stats.average.is_finite() && stats.average >= 0.0, "{stats:?}");
-                    assert!(stats.capacity.is_finite() && stats.capacity >= 1.0, "{stats:?}");
+                    assert!(
+                        stats.average.is_finite() && stats.average >= 0.0,
+                        "{stats:?}"
+                    );
+                    assert!(
+                        stats.capacity.is_finite() && stats.capacity >= 1.0,
+                        "{stats:?}"
+                    );
                     assert!(
                         stats.limit.is_finite()
                             && stats.limit >= 1.0
@@ -293,7 +341,10 @@ fn window(input: &mut Input) {
     let status = weir_window_new(size, span, origin, &mut handle);
     if status != WEIR_OK {
         assert!(handle.is_null());
-        assert!(span <= 0 || size > 1 << 20, "weir_window_new({size}, {span}) answered {status:?}");
+        assert!(
+            span <= 0 || size > 1 << 20,
+            "weir_window_new({size}, {span}) answered {status:?}"
+        );
         return;
     }
     let window = handle as *const weir_window;
@@ -323,7 +374,11 @@ fn window(input: &mut Input) {
                 } else {
                     input.u32() as i32 as i64
                 };
-                let count = if input.u8() % 8 == 0 { 1 + input.below(FLOOD) } else { 1 };
+                let count = if input.u8() % 8 == 0 {
+                    1 + input.below(FLOOD)
+                } else {
+                    1
+                };
                 for _ in 0..count {
                     assert_eq!(weir_window_add(window, now, value), WEIR_OK);
                     head = number(now, head);
@@ -355,7 +410,11 @@ fn window(input: &mut Input) {
                 let mut out = vec![weir_total { sum: 7, count: 7 }; cap + 1];
                 let wrote = weir_window_buckets(window, now, current, out.as_mut_ptr(), cap);
                 assert_eq!(wrote, inside.len().min(cap), "weir_window_buckets at {now}");
-                assert_eq!(out[wrote], weir_total { sum: 7, count: 7 }, "wrote past the count");
+                assert_eq!(
+                    out[wrote],
+                    weir_total { sum: 7, count: 7 },
+                    "wrote past the count"
+                );
                 let newest = &inside[inside.len() - wrote..];
                 for (got, want) in out[..wrote].iter().zip(newest) {
                     assert_eq!(got.count, want.1, "weir_window_buckets at {now}");
@@ -363,7 +422,10 @@ fn window(input: &mut Input) {
                         assert_eq!(got.sum as i128, want.0);
                     }
                 }
-                assert_eq!(weir_window_total(window, now, current, null_mut()), WEIR_ERR_NULL);
+                assert_eq!(
+                    weir_window_total(window, now, current, null_mut()),
+                    WEIR_ERR_NULL
+                );
                 assert_eq!(weir_window_buckets(window, now, current, null_mut(), 4), 0);
             }
         }

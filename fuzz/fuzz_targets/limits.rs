@@ -91,7 +91,10 @@ fn rate_words(input: &mut Input) {
         };
         let status = weir_rate_limit_new(per_s, burst, &mut limit);
         if status != WEIR_OK {
-            assert_eq!(limit.interval_ns, 7, "a failed constructor wrote its output");
+            assert_eq!(
+                limit.interval_ns, 7,
+                "a failed constructor wrote its output"
+            );
             continue;
         }
         assert!(
@@ -251,7 +254,11 @@ impl TokenBound {
         let mut back = 1;
         while back < len {
             let from = len - 1 - back;
-            let prior = if from == 0 { 0.0 } else { self.taken[from - 1].1 };
+            let prior = if from == 0 {
+                0.0
+            } else {
+                self.taken[from - 1].1
+            };
             check(self.taken[from].0, total - prior);
             back *= 2;
         }
@@ -334,7 +341,11 @@ fn bucket(input: &mut Input) {
                     assert_eq!(next, i64::MAX, "weir_bucket_next({n}) of {full}");
                 } else if now >= latest {
                     let took = weir_bucket_take(bucket, now, n);
-                    assert_eq!(took, next == 0, "weir_bucket_next({n}) said {next} at {now}");
+                    assert_eq!(
+                        took,
+                        next == 0,
+                        "weir_bucket_next({n}) said {next} at {now}"
+                    );
                     if took {
                         latest = now;
                         if !skipped("bucket-bound") {
@@ -362,7 +373,11 @@ fn sliding(input: &mut Input) {
     };
     // A quota is real memory (8 bytes a stamp): keep the ones the
     // constructor would allocate small, and the ones it refuses as they are.
-    let quota = if quota > 1 << 16 && quota < 1 << 60 { quota % (1 << 16) + 1 } else { quota };
+    let quota = if quota > 1 << 16 && quota < 1 << 60 {
+        quota % (1 << 16) + 1
+    } else {
+        quota
+    };
     let window = match input.u8() % 4 {
         0 => 1 + input.below(2048) as i64,
         1 => input.span(),
@@ -373,7 +388,10 @@ fn sliding(input: &mut Input) {
     if status != WEIR_OK {
         assert!(handle.is_null());
         assert!(
-            quota <= 0 || window <= 0 || status == WEIR_ERR_TOO_LARGE || status == WEIR_ERR_NO_MEMORY,
+            quota <= 0
+                || window <= 0
+                || status == WEIR_ERR_TOO_LARGE
+                || status == WEIR_ERR_NO_MEMORY,
             "weir_sliding_new({quota}, {window}) answered {status:?}"
         );
         return;
@@ -430,7 +448,10 @@ fn sliding(input: &mut Input) {
                 let left = weir_sliding_left(sliding, at);
                 let next = weir_sliding_next(sliding, at);
                 trace!("sliding_left({at}) -> {left}, next -> {next}");
-                assert!((0..=quota).contains(&left), "weir_sliding_left {left} of {quota}");
+                assert!(
+                    (0..=quota).contains(&left),
+                    "weir_sliding_left {left} of {quota}"
+                );
                 assert!(next >= 0);
                 if at == latest {
                     let mut live = stamps.clone();
@@ -474,7 +495,10 @@ fn period(input: &mut Input) {
     let status = weir_period_new(quota, period_ns, align, &mut handle);
     if status != WEIR_OK {
         assert!(handle.is_null());
-        assert!(quota <= 0, "weir_period_new({quota}, {period_ns}) answered {status:?}");
+        assert!(
+            quota <= 0,
+            "weir_period_new({quota}, {period_ns}) answered {status:?}"
+        );
         return;
     }
     assert!(quota > 0);
@@ -503,11 +527,18 @@ fn period(input: &mut Input) {
                     // A period whose end reaches INT64_MAX, the end of the
                     // clock, stays open for good (its `next` is INT64_MAX).
                     if open.is_none_or(|(_, end, _)| t >= end && end < i64::MAX as i128) {
-                        let start = if align { t.div_euclid(length) * length } else { t };
+                        let start = if align {
+                            t.div_euclid(length) * length
+                        } else {
+                            t
+                        };
                         open = Some((start, start + length, 0));
                     }
                     let want = period_count(&mut open, quota);
-                    assert_eq!(got, want, "weir_period_take at {now} (latest {at}), {open:?}");
+                    assert_eq!(
+                        got, want,
+                        "weir_period_take at {now} (latest {at}), {open:?}"
+                    );
                 }
             }
             _ => {
@@ -520,7 +551,10 @@ fn period(input: &mut Input) {
                 };
                 let left = weir_period_left(counter, at);
                 let next = weir_period_next(counter, at);
-                assert!((0..=quota).contains(&left), "weir_period_left {left} of {quota}");
+                assert!(
+                    (0..=quota).contains(&left),
+                    "weir_period_left {left} of {quota}"
+                );
                 assert!(next >= 0);
                 if at == latest && latest != i64::MIN {
                     let t = at as i128;
@@ -580,7 +614,11 @@ fn gate(input: &mut Input) {
         if input.bool() {
             for _ in 0..count {
                 let room = limit <= 0 || held < limit;
-                assert_eq!(weir_gate_enter(gate), room, "weir_gate_enter at {held} of {limit}");
+                assert_eq!(
+                    weir_gate_enter(gate),
+                    room,
+                    "weir_gate_enter at {held} of {limit}"
+                );
                 if room {
                     held += 1;
                 }
@@ -695,7 +733,11 @@ fn limiter(input: &mut Input) {
             let kind = Kind::Cooldown {
                 length,
                 gate: (anchor > now).then_some(anchor),
-                left: if anchor > now || initial == 0 { capacity } else { initial },
+                left: if anchor > now || initial == 0 {
+                    capacity
+                } else {
+                    initial
+                },
             };
             (status, kind)
         }
@@ -745,7 +787,10 @@ fn limiter(input: &mut Input) {
                     status
                 };
                 if status != WEIR_OK {
-                    assert_eq!(limiter, before, "a failed consume ({status:?}) changed the value");
+                    assert_eq!(
+                        limiter, before,
+                        "a failed consume ({status:?}) changed the value"
+                    );
                     assert!(
                         scribbled
                             || amount == 0
@@ -859,11 +904,17 @@ fn limiter_model(kind: &mut Kind, now: i64, latest: i64, amount: u64, capacity: 
         }
         Kind::Cooldown { length, gate, left } => {
             if let Some(end) = *gate {
-                assert!(now >= end, "cooldown: consumed at {now} before its gate opens at {end}");
+                assert!(
+                    now >= end,
+                    "cooldown: consumed at {now} before its gate opens at {end}"
+                );
                 *gate = None;
                 *left = capacity;
             }
-            assert!(amount <= *left, "cooldown: consumed {amount} with {left} in the batch");
+            assert!(
+                amount <= *left,
+                "cooldown: consumed {amount} with {left} in the batch"
+            );
             *left -= amount;
             if *left == 0 {
                 *gate = Some(now.checked_add(*length).expect("the overflow was refused"));
@@ -909,11 +960,19 @@ fn bloom(input: &mut Input) {
         size_log2
     };
     let mut handle = null_mut();
-    let status = weir_bloom_new(size_log2, hashes, &limit, input.u64(), input.u64(), &mut handle);
+    let status = weir_bloom_new(
+        size_log2,
+        hashes,
+        &limit,
+        input.u64(),
+        input.u64(),
+        &mut handle,
+    );
     if size_log2 > WEIR_BLOOM_MAX_SIZE_LOG2 {
         assert_eq!(status, WEIR_ERR_BLOOM_SIZE);
     }
-    if hashes == 0 || hashes > WEIR_BLOOM_MAX_HASHES || (size_log2 < 32 && hashes > 1 << size_log2) {
+    if hashes == 0 || hashes > WEIR_BLOOM_MAX_HASHES || (size_log2 < 32 && hashes > 1 << size_log2)
+    {
         assert_ne!(status, WEIR_OK);
     }
     if status != WEIR_OK {
@@ -953,7 +1012,8 @@ fn bloom(input: &mut Input) {
             if now < 0 {
                 assert_eq!(next, i64::MAX);
             } else if now >= latest && (alone.is_some() || monotone) {
-                let allowed = weir_bloom_allow(bloom, now, key.as_ptr() as *const c_void, key.len());
+                let allowed =
+                    weir_bloom_allow(bloom, now, key.as_ptr() as *const c_void, key.len());
                 assert_eq!(allowed, next == 0, "weir_bloom_next said {next} at {now}");
                 if allowed {
                     latest = now;
@@ -975,7 +1035,12 @@ fn bloom(input: &mut Input) {
     }
     assert!(!weir_bloom_allow(bloom, 0, null(), 0));
     assert_eq!(weir_bloom_next(bloom, 0, null(), 0), i64::MAX);
-    assert!(!weir_bloom_allow(null(), 0, b"k".as_ptr() as *const c_void, 1));
+    assert!(!weir_bloom_allow(
+        null(),
+        0,
+        b"k".as_ptr() as *const c_void,
+        1
+    ));
     weir_bloom_free(handle);
     weir_bloom_free(null_mut());
 }
@@ -1033,10 +1098,14 @@ fn plain(input: &mut Input) {
                 let draws = [input.f64(), input.unit(), input.unit()];
                 let mut out = [0i64; 8];
                 let room = input.below(9) as usize;
-                let wrote = weir_backoff_schedule(&policy, draws.as_ptr(), 3, out.as_mut_ptr(), room);
+                let wrote =
+                    weir_backoff_schedule(&policy, draws.as_ptr(), 3, out.as_mut_ptr(), room);
                 assert!(wrote <= room);
                 if ok {
-                    assert!((0..=policy.cap_ns).contains(&ceiling), "ceiling {ceiling}: {policy:?}");
+                    assert!(
+                        (0..=policy.cap_ns).contains(&ceiling),
+                        "ceiling {ceiling}: {policy:?}"
+                    );
                     assert!(delay >= 0, "delay {delay}: {policy:?}");
                     if policy.jitter != WEIR_JITTER_SPREAD {
                         assert!(delay <= policy.cap_ns, "delay {delay}: {policy:?}");
@@ -1044,7 +1113,11 @@ fn plain(input: &mut Input) {
                     assert!(out[..wrote].iter().all(|&d| d >= 0));
                     assert!(wrote <= (policy.attempts as usize).saturating_sub(1));
                 } else {
-                    assert_eq!((ceiling, delay, more, wrote), (-1, -1, false, 0), "{policy:?}");
+                    assert_eq!(
+                        (ceiling, delay, more, wrote),
+                        (-1, -1, false, 0),
+                        "{policy:?}"
+                    );
                 }
             }
             _ => {
@@ -1058,7 +1131,10 @@ fn plain(input: &mut Input) {
                 if budget <= 0 {
                     assert!(!expired && !has && left == -7);
                 } else {
-                    assert!(has && (0..=budget).contains(&left), "{deadline:?} at {now}: {left}");
+                    assert!(
+                        has && (0..=budget).contains(&left),
+                        "{deadline:?} at {now}: {left}"
+                    );
                     assert_eq!(expired, left == 0);
                 }
                 assert!(weir_deadline_expired(null(), now));

@@ -40,17 +40,38 @@ impl Model {
     }
     /// Checks the pool's counts and totals against the model.
     fn agrees(&self, pool: *const weir_pool) {
-        let (idle, busy, live) = (weir_pool_idle(pool), weir_pool_busy(pool), weir_pool_live(pool));
+        let (idle, busy, live) = (
+            weir_pool_idle(pool),
+            weir_pool_busy(pool),
+            weir_pool_live(pool),
+        );
         assert_eq!(idle, self.idle.len() as i64, "weir_pool_idle");
-        assert_eq!(busy, (self.lent.len() as u64 + self.reserved) as i64, "weir_pool_busy");
+        assert_eq!(
+            busy,
+            (self.lent.len() as u64 + self.reserved) as i64,
+            "weir_pool_busy"
+        );
         assert_eq!(live, idle + busy, "live = idle + busy");
-        assert!(live as u64 <= self.size, "{live} live in a pool of {}", self.size);
-        assert!(idle as u64 <= self.keep, "{idle} idle, at most {}", self.keep);
+        assert!(
+            live as u64 <= self.size,
+            "{live} live in a pool of {}",
+            self.size
+        );
+        assert!(
+            idle as u64 <= self.keep,
+            "{idle} idle, at most {}",
+            self.keep
+        );
         let mut counters = weir_pool_counters::default();
         assert_eq!(weir_pool_stats(pool, &mut counters), WEIR_OK);
         let want = self.counters;
         assert_eq!(
-            (counters.made, counters.reused, counters.stale, counters.dropped),
+            (
+                counters.made,
+                counters.reused,
+                counters.stale,
+                counters.dropped
+            ),
             (want.made, want.reused, want.stale, want.dropped),
             "weir_pool_stats: {counters:?}"
         );
@@ -112,8 +133,16 @@ fuzz_target!(|data: &[u8]| {
     while !input.is_empty() {
         let now = clock.tick(&mut input);
         // Identities from a small set, so that the fuzzer reuses them.
-        let item = if input.u8() % 32 == 0 { 0 } else { 1 + input.below(12) as weir_item };
-        let count = if input.u8() % 16 == 0 { 1 + input.below(64) } else { 1 };
+        let item = if input.u8() % 32 == 0 {
+            0
+        } else {
+            1 + input.below(12) as weir_item
+        };
+        let count = if input.u8() % 16 == 0 {
+            1 + input.below(64)
+        } else {
+            1
+        };
         let op = input.u8() % 10;
         trace!("op {op} x{count} at {now}, item {item}");
         for _ in 0..count {
@@ -123,7 +152,13 @@ fuzz_target!(|data: &[u8]| {
                     let status = weir_pool_made(pool, item, now);
                     let known = model.knows(item);
                     let none = model.reserved == 0;
-                    check(status, &[(known, WEIR_ERR_POOL_ITEM_KNOWN), (none, WEIR_ERR_POOL_NO_RESERVATION)]);
+                    check(
+                        status,
+                        &[
+                            (known, WEIR_ERR_POOL_ITEM_KNOWN),
+                            (none, WEIR_ERR_POOL_NO_RESERVATION),
+                        ],
+                    );
                     if status == WEIR_OK {
                         model.reserved -= 1;
                         model.lent.insert(item);
@@ -132,7 +167,10 @@ fuzz_target!(|data: &[u8]| {
                 }
                 4 => {
                     let status = weir_pool_unmade(pool);
-                    check(status, &[(model.reserved == 0, WEIR_ERR_POOL_NO_RESERVATION)]);
+                    check(
+                        status,
+                        &[(model.reserved == 0, WEIR_ERR_POOL_NO_RESERVATION)],
+                    );
                     if status == WEIR_OK {
                         model.reserved -= 1;
                         model.counters.unmade += 1;
@@ -140,7 +178,11 @@ fuzz_target!(|data: &[u8]| {
                 }
                 5 | 6 => {
                     // Mostly give back what was lent.
-                    let item = match model.lent.iter().nth(input.below(model.lent.len() as u64 + 1) as usize) {
+                    let item = match model
+                        .lent
+                        .iter()
+                        .nth(input.below(model.lent.len() as u64 + 1) as usize)
+                    {
                         Some(&lent) if op == 5 => lent,
                         _ => item,
                     };
@@ -154,7 +196,10 @@ fuzz_target!(|data: &[u8]| {
                         status,
                         &[
                             (idle, WEIR_ERR_POOL_ITEM_IDLE),
-                            (!idle && !lent && model.reserved == 0, WEIR_ERR_POOL_NOT_LENT),
+                            (
+                                !idle && !lent && model.reserved == 0,
+                                WEIR_ERR_POOL_NOT_LENT,
+                            ),
                         ],
                     );
                     if status == WEIR_OK {
@@ -169,14 +214,21 @@ fuzz_target!(|data: &[u8]| {
                     let due = weir_pool_next_expiry(pool, now);
                     assert!(due >= 0, "weir_pool_next_expiry answered {due}");
                     if model.idle.is_empty() || (limits.keep_ns == 0 && limits.life_ns == 0) {
-                        assert_eq!(due, i64::MAX, "weir_pool_next_expiry with nothing to expire");
+                        assert_eq!(
+                            due,
+                            i64::MAX,
+                            "weir_pool_next_expiry with nothing to expire"
+                        );
                     }
                     let cap = input.below(6) as usize;
                     let got = hand_back(pool, &mut model, cap, |out, cap| {
                         weir_pool_evict(pool, now, out, cap)
                     });
                     if due == 0 && cap > 0 {
-                        assert!(got >= 1, "weir_pool_next_expiry said due, evict removed none");
+                        assert!(
+                            got >= 1,
+                            "weir_pool_next_expiry said due, evict removed none"
+                        );
                     }
                 }
                 _ => {
@@ -189,7 +241,9 @@ fuzz_target!(|data: &[u8]| {
                         assert_eq!(weir_pool_evict(pool, now, odd, 4), 0);
                         assert_eq!(spare, [0; 8]);
                     } else {
-                        hand_back(pool, &mut model, cap, |out, cap| weir_pool_close(pool, out, cap));
+                        hand_back(pool, &mut model, cap, |out, cap| {
+                            weir_pool_close(pool, out, cap)
+                        });
                         model.closed = true;
                     }
                 }
@@ -200,7 +254,9 @@ fuzz_target!(|data: &[u8]| {
     // Shut down: close hands back every idle item, then each lent one
     // comes back unkept.
     loop {
-        let got = hand_back(pool, &mut model, 3, |out, cap| weir_pool_close(pool, out, cap));
+        let got = hand_back(pool, &mut model, 3, |out, cap| {
+            weir_pool_close(pool, out, cap)
+        });
         model.closed = true;
         if weir_pool_idle(pool) == 0 {
             break;
@@ -227,7 +283,10 @@ fn check(status: weir_status, faults: &[(bool, weir_status)]) {
     if allowed.is_empty() {
         assert_eq!(status, WEIR_OK, "a call the model accepts was refused");
     } else {
-        assert!(allowed.contains(&status), "answered {status:?}, the model wants one of {allowed:?}");
+        assert!(
+            allowed.contains(&status),
+            "answered {status:?}, the model wants one of {allowed:?}"
+        );
     }
 }
 
@@ -238,7 +297,11 @@ fn take(pool: *const weir_pool, now: i64, model: &mut Model) {
         WEIR_TAKEN_READY | WEIR_TAKEN_STALE => {
             assert!(!model.closed, "a closed pool lent {taken:?}");
             let newest = model.idle.pop();
-            assert_eq!(Some(taken.item), newest, "take answered {taken:?}, not the newest idle");
+            assert_eq!(
+                Some(taken.item),
+                newest,
+                "take answered {taken:?}, not the newest idle"
+            );
             if taken.kind == WEIR_TAKEN_READY {
                 model.lent.insert(taken.item);
                 model.counters.reused += 1;
@@ -248,7 +311,10 @@ fn take(pool: *const weir_pool, now: i64, model: &mut Model) {
         }
         WEIR_TAKEN_MAKE => {
             assert_eq!(taken.item, 0);
-            assert!(!model.closed && model.idle.is_empty(), "MAKE with idle items or closed");
+            assert!(
+                !model.closed && model.idle.is_empty(),
+                "MAKE with idle items or closed"
+            );
             assert!(model.live() < model.size, "MAKE with no room");
             model.reserved += 1;
         }
@@ -276,7 +342,10 @@ fn give(pool: *const weir_pool, item: weir_item, now: i64, model: &mut Model) {
         status,
         &[
             (idle, WEIR_ERR_POOL_ITEM_IDLE),
-            (!idle && !lent && model.reserved == 0, WEIR_ERR_POOL_NOT_LENT),
+            (
+                !idle && !lent && model.reserved == 0,
+                WEIR_ERR_POOL_NOT_LENT,
+            ),
         ],
     );
     if status != WEIR_OK {
@@ -290,7 +359,10 @@ fn give(pool: *const weir_pool, item: weir_item, now: i64, model: &mut Model) {
     }
     if let Some(true) = kept {
         assert!(!model.closed, "a closed pool kept {item}");
-        assert!((model.idle.len() as u64) < model.keep, "kept {item} past the idle limit");
+        assert!(
+            (model.idle.len() as u64) < model.keep,
+            "kept {item} past the idle limit"
+        );
         model.idle.push(item);
     }
     assert_ne!(weir_pool_give(pool, item, now, null_mut()), WEIR_OK);
@@ -309,10 +381,16 @@ fn hand_back(
     let got = call(out.as_mut_ptr(), cap);
     trace!("  evict/close(cap {cap}) -> {:?}", &out[..got.min(cap)]);
     assert!(got <= cap, "handed back {got} with room for {cap}");
-    assert!(out[got..].iter().all(|&w| w == MARK), "wrote past the count: {out:?}");
+    assert!(
+        out[got..].iter().all(|&w| w == MARK),
+        "wrote past the count: {out:?}"
+    );
     for &item in &out[..got] {
         let at = model.idle.iter().position(|&i| i == item);
-        assert!(at.is_some(), "handed back {item}, which is not idle ({out:?})");
+        assert!(
+            at.is_some(),
+            "handed back {item}, which is not idle ({out:?})"
+        );
         model.idle.remove(at.unwrap());
     }
     let _ = pool;
