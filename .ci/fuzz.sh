@@ -37,7 +37,8 @@ for target in $(cargo "+$NIGHTLY" fuzz list); do
     grep -E '^(stat::number_of_executed_units|#[0-9]+ +DONE)' "$scratch/$target.log" || true
     passed=$((passed + 1))
   else
-    tail -n 60 "$scratch/$target.log"
+    grep -A3 -E "panicked at|ERROR: AddressSanitizer" "$scratch/$target.log" | head -n 20 || true
+    tail -n 30 "$scratch/$target.log"
     echo "FAILED: fuzz target $target (input in fuzz/artifacts/$target/)"
     failed=$((failed + 1))
   fi

@@ -98,8 +98,7 @@ fn expected(region: &Region, len: usize) -> Result<(), &'static [weir_status]> {
     let fresh = weir_rate { state: 0 };
     let limit_ok = weir_rate_next(&fresh, &limit, 0) != i64::MAX;
     let shape_ok = size_log2 <= WEIR_BLOOM_MAX_SIZE_LOG2
-        && hashes >= 1
-        && hashes <= WEIR_BLOOM_MAX_HASHES
+        && (1..=WEIR_BLOOM_MAX_HASHES).contains(&hashes)
         && (hashes as u64) <= 1u64 << size_log2;
     if region.word(7) != 0 || !limit_ok || !shape_ok {
         return Err(BAD);
@@ -217,7 +216,7 @@ fuzz_target!(|data: &[u8]| {
         let which = input.below(keys.len() as u64) as usize;
         let key = &keys[which];
         // A length the caller claims: the whole region, or a prefix of it.
-        let claimed = if input.u8() % 8 == 0 {
+        let claimed = if input.one_in(8) {
             input.below(len as u64 + 1) as usize
         } else {
             len
@@ -229,7 +228,7 @@ fuzz_target!(|data: &[u8]| {
                     alone = None;
                 }
                 first_key.get_or_insert(which);
-                let count = if input.u8() % 4 == 0 {
+                let count = if input.one_in(4) {
                     1 + input.below(2000)
                 } else {
                     1

@@ -102,7 +102,7 @@ fn breaker(input: &mut Input) {
             _ => 1,
         };
         let op = input.u8() % 8;
-        let roll = if input.u8() % 4 == 0 {
+        let roll = if input.one_in(4) {
             input.f64()
         } else {
             input.unit()
@@ -369,12 +369,12 @@ fn window(input: &mut Input) {
         let now = clock.tick(input);
         match input.u8() % 4 {
             0 | 1 => {
-                let value = if input.u8() % 16 == 0 {
+                let value = if input.one_in(16) {
                     input.i64()
                 } else {
                     input.u32() as i32 as i64
                 };
-                let count = if input.u8() % 8 == 0 {
+                let count = if input.one_in(8) {
                     1 + input.below(FLOOD)
                 } else {
                     1

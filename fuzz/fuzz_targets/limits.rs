@@ -415,7 +415,7 @@ fn sliding(input: &mut Input) {
         let now = clock.tick(input);
         match input.u8() % 5 {
             0..=2 => {
-                let count = if input.u8() % 4 == 0 {
+                let count = if input.one_in(4) {
                     1 + input.below(FLOOD)
                 } else {
                     1
@@ -513,7 +513,7 @@ fn period(input: &mut Input) {
         let now = clock.tick(input);
         match input.u8() % 5 {
             0..=2 => {
-                let count = if input.u8() % 4 == 0 {
+                let count = if input.one_in(4) {
                     1 + input.below(FLOOD)
                 } else {
                     1

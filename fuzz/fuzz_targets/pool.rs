@@ -99,7 +99,7 @@ fuzz_target!(|data: &[u8]| {
     if input.bool() {
         limits.life_ns = input.span();
     }
-    if input.u8() % 16 == 0 {
+    if input.one_in(16) {
         // Hostile limits: each is refused with its status.
         match input.u8() % 5 {
             0 => limits.size = 0,
@@ -109,7 +109,7 @@ fuzz_target!(|data: &[u8]| {
             _ => limits.life_ns = -1,
         }
     }
-    let preset = input.u8() % 32 == 0;
+    let preset = input.one_in(32);
     let mut handle = null_mut();
     let status = weir_pool_new(if preset { null() } else { &limits }, &mut handle);
     if status != WEIR_OK {
@@ -133,12 +133,12 @@ fuzz_target!(|data: &[u8]| {
     while !input.is_empty() {
         let now = clock.tick(&mut input);
         // Identities from a small set, so that the fuzzer reuses them.
-        let item = if input.u8() % 32 == 0 {
+        let item = if input.one_in(32) {
             0
         } else {
             1 + input.below(12) as weir_item
         };
-        let count = if input.u8() % 16 == 0 {
+        let count = if input.one_in(16) {
             1 + input.below(64)
         } else {
             1
@@ -233,7 +233,7 @@ fuzz_target!(|data: &[u8]| {
                 }
                 _ => {
                     let cap = input.below(6) as usize;
-                    if input.u8() % 8 == 0 {
+                    if input.one_in(8) {
                         // A misaligned `out` is refused whole.
                         let mut spare = [0usize; 8];
                         let odd = (spare.as_mut_ptr() as *mut u8).wrapping_add(1) as *mut weir_item;

@@ -80,6 +80,10 @@ impl<'a> Input<'a> {
     pub fn u64(&mut self) -> u64 {
         self.0.arbitrary().unwrap_or(0)
     }
+    /// True about once in `n` reads.
+    pub fn one_in(&mut self, n: u8) -> bool {
+        self.u8().is_multiple_of(n.max(1))
+    }
     pub fn bool(&mut self) -> bool {
         self.u8() & 1 == 1
     }
