@@ -26,6 +26,7 @@ use std::ptr::{null, null_mut};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, Once};
 
+use weir::atomic::*;
 use weir::backoff::*;
 use weir::bloom::*;
 use weir::breaker::*;
@@ -354,6 +355,8 @@ fn status_and_version_answer_every_code() {
     // SAFETY: weir_version returns a static NUL-terminated string.
     let version = unsafe { CStr::from_ptr(weir_version()) };
     assert_eq!(version.to_str().unwrap(), env!("CARGO_PKG_VERSION"));
+    // Every host this suite runs on has lock-free 64-bit words.
+    assert_eq!(weir_words_shareable(), WEIR_OK);
     assert_no_panics("status");
 }
 

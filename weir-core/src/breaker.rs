@@ -558,7 +558,7 @@ mod tests {
         let mut breaker = preset();
         let mut state = 0x2545_f491_4f6c_dd1d_u64;
         let mut now = 0_i64;
-        for _ in 0..20_000 {
+        for _ in 0..crate::rounds(20_000) {
             state ^= state << 13;
             state ^= state >> 7;
             state ^= state << 17;

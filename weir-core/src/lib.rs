@@ -42,3 +42,15 @@ pub mod sliding;
 pub mod time;
 #[cfg(feature = "alloc")]
 pub mod window;
+
+/// How many rounds a test's long loop makes: `n`, or a hundredth of it
+/// (at least one) under Miri, which interprets every step and would take
+/// minutes over the full count (see .ci/miri.sh).
+#[cfg(test)]
+pub(crate) const fn rounds(n: usize) -> usize {
+    if cfg!(miri) {
+        n / 100 + 1
+    } else {
+        n
+    }
+}
