@@ -138,14 +138,20 @@ fn breaker(input: &mut Input) {
                     let mut ticket = open.swap_remove(input.below(open.len() as u64) as usize);
                     assert_eq!(weir_breaker_pass(breaker, &mut ticket, now), WEIR_OK);
                     // A second settle is refused and counts nothing.
-                    assert_eq!(weir_breaker_fail(breaker, &mut ticket, now), WEIR_ERR_SETTLED);
+                    assert_eq!(
+                        weir_breaker_fail(breaker, &mut ticket, now),
+                        WEIR_ERR_SETTLED
+                    );
                     want.success += 1;
                     want.total += 1;
                 }
                 6 if !open.is_empty() => {
                     let mut ticket = open.swap_remove(input.below(open.len() as u64) as usize);
                     assert_eq!(weir_breaker_fail(breaker, &mut ticket, now), WEIR_OK);
-                    assert_eq!(weir_breaker_pass(breaker, &mut ticket, now), WEIR_ERR_SETTLED);
+                    assert_eq!(
+                        weir_breaker_pass(breaker, &mut ticket, now),
+                        WEIR_ERR_SETTLED
+                    );
                     want.failure += 1;
                     want.total += 1;
                 }

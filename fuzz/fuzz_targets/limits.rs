@@ -12,6 +12,7 @@ use std::ffi::{c_void, CStr};
 use std::ptr::{null, null_mut};
 
 use libfuzzer_sys::fuzz_target;
+use weir::atomic::*;
 use weir::backoff::*;
 use weir::bloom::*;
 use weir::bucket::*;
@@ -24,7 +25,6 @@ use weir::rate::*;
 use weir::sliding::*;
 use weir::status::weir_status::*;
 use weir::status::*;
-use weir::atomic::*;
 use weir::version::*;
 use weir_fuzz::{abort_on_panic, skipped, trace, Clock, Input, RateBound};
 
