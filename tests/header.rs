@@ -38,7 +38,9 @@ fn generate() -> String {
 /// `extern "C"`: after every declaration it uses.
 fn with_inline_fast_paths(header: String) -> String {
     let close = "#endif  /* WEIR_H */";
-    let at = header.rfind(close).expect("the header closes its include guard");
+    let at = header
+        .rfind(close)
+        .expect("the header closes its include guard");
     let mut header = header;
     header.insert_str(at, &format!("{}\n", include_str!("../src/rate_inline.h")));
     header
