@@ -166,11 +166,13 @@ pub fn tolerance(per_token: u64, burst: f64) -> Option<i64> {
 pub fn cost(per_token: u64, n: f64, tolerance: i64) -> Option<i64> {
     // A whole number of tokens (the common take): one integer multiply,
     // exactly `ceil(n × per_token)` since the product has no fraction.
-    // `whole as f64 == n` holds only for an integral n in 1..2^64 (the
-    // casts saturate, and NaN compares unequal).
-    let whole = n as u64;
-    if whole as f64 == n && whole != 0 {
-        return match per_token.checked_mul(whole) {
+    // `whole as f64 == n` holds only for an integral n in 1..=2^63 (the
+    // cast saturates, and NaN compares unequal); at 2^63 `whole` is one
+    // less, but any cost that large is over every tolerance either way.
+    // Signed, because an i64 converts to f64 in one instruction.
+    let whole = n as i64;
+    if whole as f64 == n && whole > 0 {
+        return match per_token.checked_mul(whole as u64) {
             Some(ticks) if ticks <= tolerance as u64 => Some(ticks as i64),
             _ => None,
         };
@@ -324,7 +326,11 @@ mod tests {
             2f64.powi(64),
             1e30,
         ] {
-            for x in [n, f64::from_bits(n.to_bits() + 1), f64::from_bits(n.to_bits() - 1)] {
+            for x in [
+                n,
+                f64::from_bits(n.to_bits() + 1),
+                f64::from_bits(n.to_bits() - 1),
+            ] {
                 costs[at] = x;
                 at += 1;
             }
