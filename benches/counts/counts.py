@@ -16,11 +16,13 @@ difference over the difference in iterations is the cost of one iteration
 with the fixed cost of the call into the loop gone, and the same figure for
 the binary's empty loop (`loop_empty`) is subtracted. Counts repeat exactly
 whatever the machine's load; times (ns per iteration, the fastest of seven
-native runs in each of three rounds over every case, the empty loop subtracted) are given beside them and vary with
-the load and the CPU, which the table names.
+native runs in each of three rounds over every case, the empty loop
+subtracted) are given beside them and vary with the load and the CPU, which
+the table names.
 
-Cache misses (the bloom) are callgrind's simulated last-level misses, read
-and write, with --cache-sim=yes, differenced the same way.
+Cache misses (the bloom) are cachegrind's simulated last-level misses (data
+read and write, instruction read) with --cache-sim=yes and the L3 lscpu
+names (16-way, 64-byte lines), from two whole-program runs differenced.
 """
 
 import os
