@@ -382,7 +382,20 @@ fn generate() -> String {
         .generate()
         .expect("cbindgen generates the header")
         .write(&mut out);
-    with_hosted_only_block(String::from_utf8(out).unwrap())
+    with_inline_fast_paths(with_hosted_only_block(String::from_utf8(out).unwrap()))
+}
+
+/// The header with the rate word's `static inline` fast path
+/// (src/rate_inline.h) at its end, inside the include guard and outside
+/// `extern "C"`: after every declaration it uses.
+fn with_inline_fast_paths(header: String) -> String {
+    let close = "#endif  /* WEIR_H */";
+    let at = header
+        .rfind(close)
+        .expect("the header closes its include guard");
+    let mut header = header;
+    header.insert_str(at, &format!("{}\n", include_str!("../src/rate_inline.h")));
+    header
 }
 
 /// The functions declared under `#if defined(WEIR_HOSTED)`: what the
