@@ -100,6 +100,7 @@
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
  *   reads    weir_rate_next
+ *   inline (C11)weir_rate_allow_inline, weir_rate_next_inline
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_bloom — rate words for millions of keys in fixed memory

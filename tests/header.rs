@@ -209,6 +209,10 @@ const INDEX: &[Entry] = &[
             ("calls", &["weir_rate_allow"]),
             ("reads", &["weir_rate_next"]),
             (
+                "inline (C11)",
+                &["weir_rate_allow_inline", "weir_rate_next_inline"],
+            ),
+            (
                 "shared",
                 &["weir_words_shareable (may words be shared between programs?)"],
             ),
@@ -343,8 +347,11 @@ fn declared_functions(header: &str) -> BTreeSet<String> {
             let open = line.find('(')?;
             let name = line[..open].rsplit([' ', '*']).next()?;
             // The firmware stubs that make a hosted-only call a compile
-            // error are not functions of the library.
-            (name.starts_with("weir_") && !name.starts_with("weir_hosted_only_"))
+            // error are not functions of the library, nor are the inline
+            // fast paths' private helpers (named with a trailing `_`).
+            (name.starts_with("weir_")
+                && !name.starts_with("weir_hosted_only_")
+                && !name.ends_with('_'))
                 .then(|| name.to_owned())
         })
         .collect()

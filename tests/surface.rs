@@ -106,10 +106,14 @@ fn c_header(text: &str) -> Surface {
 ///   defines and weir calls (feature sdk-critical-section), never defined
 ///   by the library;
 /// - `weir_hosted_only_*`: the firmware header's stand-ins that turn a call
-///   to a host-only function into a compile error.
+///   to a host-only function into a compile error;
+/// - the header's `static inline` fast paths (`*_inline`, and their
+///   helpers `*_inline_`): C only, so no Rust sweep can call them;
+///   tests/c/rate_inline.c keeps each in step with its out-of-line call.
 const NOT_CALLABLE: &[fn(&str) -> bool] = &[
     |name| name == "weir_critical_enter" || name == "weir_critical_exit",
     |name| name.starts_with("weir_hosted_only_"),
+    |name| name.ends_with("_inline") || name.ends_with("_inline_"),
 ];
 
 /// The identifiers in `text`, in order.
