@@ -137,6 +137,18 @@
 #endif
 
 #if defined(WEIR_HOSTED)
+// `weir_retry_budget.form`: gRPC's retry throttling (design A6), a token
+// count between `max_tokens` and zero.
+#define WEIR_BUDGET_TOKENS 0
+#endif
+
+#if defined(WEIR_HOSTED)
+// `weir_retry_budget.form`: Finagle's RetryBudget, `percent` of the
+// requests of the last `ttl_ns` plus `min_per_s` retries a second.
+#define WEIR_BUDGET_PERCENT 1
+#endif
+
+#if defined(WEIR_HOSTED)
 // The largest `size` a pool accepts (2^24).
 #define WEIR_POOL_MAX_SIZE 16777216
 #endif
@@ -181,7 +193,8 @@
 // What a call that can fail reports. `WEIR_OK` is 0; every other value is
 // an error. Codes are grouped by area and are never renumbered or reused:
 // 1–99 general (30–39 targets and builds), 100–199 the limiter, 200–299 the pool,
-// 300–399 breaker, shedder and window, 400–499 rate and bloom.
+// 300–399 breaker, shedder and window, 400–499 rate and bloom,
+// 500–549 the retry budget.
 // `weir_status_str` describes any value, known or not.
 enum weir_status
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -333,6 +346,17 @@ enum weir_status
   WEIR_ERR_BLOOM_FOREIGN = 414,
   // A memory region holds a bloom array of another layout version.
   WEIR_ERR_BLOOM_VERSION = 415,
+  // A retry budget's `max_tokens` is outside 1..1000.
+  WEIR_ERR_BUDGET_MAX_TOKENS = 500,
+  // A retry budget's `token_ratio` is NaN, infinite, or under 0.0005
+  // (it rounds to no thousandth).
+  WEIR_ERR_BUDGET_TOKEN_RATIO = 501,
+  // A retry budget's `ttl_ns` is outside [1 s, 60 s].
+  WEIR_ERR_BUDGET_TTL = 502,
+  // A retry budget's `min_per_s` is negative.
+  WEIR_ERR_BUDGET_MIN_PER_S = 503,
+  // A retry budget's `percent` is NaN or outside [0, 1000].
+  WEIR_ERR_BUDGET_PERCENT = 504,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -450,6 +474,33 @@ typedef struct weir_breaker weir_breaker;
 // up to 7.8 × 10^6/s, halving with each finer tick to 9.1 years above
 // 6.25 × 10^7/s), and stands still after that.
 typedef struct weir_bucket weir_bucket;
+#endif
+
+#if defined(WEIR_HOSTED)
+// A retry budget: retries held to a share of real traffic, next to (not
+// instead of) backoff.
+//
+// Tokens form (gRPC A6): the count starts at `max_tokens`;
+// `weir_budget_deposit` (a success) adds `token_ratio`, up to
+// `max_tokens`; `weir_budget_withdraw` (a failure) takes 1, never below 0,
+// and answers whether the count is still above `max_tokens / 2`. The count
+// is exact in thousandths. Time is ignored.
+//
+// Percent form (Finagle): `weir_budget_deposit` (a request that is not a
+// retry) adds 1000; `weir_budget_withdraw` takes `cost = ⌊1000 /
+// percent⌋` (1 when `percent` is 0) if alive credit + reserve ≥ cost,
+// where reserve = `min_per_s × ⌊ttl_ns / 1 s⌋ × cost`. Credit and
+// withdrawals are counted in 10 slices of `ttl_ns / 10` from the budget's
+// making and live until the slice ten after their own begins: between 0.9
+// and 1.0 × `ttl_ns`. Bound: the retries taken in the live slices (at
+// least 0.9 × `ttl_ns`, under `ttl_ns`) are at most deposits there × 1000 /
+// cost + `min_per_s × ⌊ttl_ns / 1 s⌋`; 1000 / cost is `percent` when 1000 /
+// percent is whole, and a little above otherwise (Finagle's rounding).
+//
+// A `now` earlier than one seen is no time passing. Safe to share between
+// threads: each call takes a short per-handle lock. Heap per handle: about
+// 250 bytes. Made by `weir_budget_new`, freed by `weir_budget_free`.
+typedef struct weir_budget weir_budget;
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -630,6 +681,34 @@ typedef struct {
   // Calls refused.
   int64_t drop;
 } weir_tally;
+#endif
+
+#if defined(WEIR_HOSTED)
+// The constants of a retry budget. Start from `weir_retry_budget_preset()`
+// and change what you need. Only the fields of the chosen `form` are read
+// and checked; the others are ignored. 40 bytes, aligned as an int64_t.
+typedef struct {
+  // `WEIR_BUDGET_TOKENS` or `WEIR_BUDGET_PERCENT`; any other value is
+  // `WEIR_ERR_UNKNOWN_KIND`.
+  int32_t form;
+  // Tokens: the most tokens, and where the count starts; in 1..1000
+  // (A6's range).
+  int32_t max_tokens;
+  // Tokens: what each success gives back, rounded to the nearest
+  // thousandth (A6 allows three decimal places); at least 0.0005, finite.
+  double token_ratio;
+  // Percent: how long a request's credit lives, about; in [1 s, 60 s]
+  // (Finagle's range). Counted in 10 slices of `ttl_ns / 10`.
+  int64_t ttl_ns;
+  // Percent: retries a second always allowed, on top of `percent`; zero
+  // or more.
+  int32_t min_per_s;
+  // Always 0 (`WEIR_ERR_RESERVED` otherwise).
+  int32_t reserved;
+  // Percent: the share of requests that may be retried (0.2 is a fifth),
+  // in [0, 1000].
+  double percent;
+} weir_retry_budget;
 #endif
 
 // A time budget of `budget_ns` measured from `start` (the caller's clock
@@ -1165,6 +1244,62 @@ double weir_breaker_ratio(const weir_breaker *breaker, int64_t now);
 // Writes the outcomes in the window at `now` to `*out`. `WEIR_ERR_NULL` if
 // `breaker` or `out` is NULL.
 weir_status weir_breaker_tally(const weir_breaker *breaker, int64_t now, weir_tally *out);
+#endif
+
+#if defined(WEIR_HOSTED)
+// The preset: Finagle's default budget (percent form, 20 % of the requests
+// of the last 10 s plus 10 retries a second), with A6's example constants
+// (10 tokens, 0.1 a success) filled in for the tokens form.
+weir_retry_budget weir_retry_budget_preset(void);
+#endif
+
+#if defined(WEIR_HOSTED)
+// Makes a budget at `now` and writes it to `*out`; the percent form's
+// slices start at `now`. `policy` NULL means the preset. Checks, in order:
+// `WEIR_ERR_MISALIGNED` (policy), `WEIR_ERR_RESERVED`,
+// `WEIR_ERR_UNKNOWN_KIND` (form), then the chosen form's fields:
+// `WEIR_ERR_BUDGET_MAX_TOKENS`, `WEIR_ERR_BUDGET_TOKEN_RATIO`, or
+// `WEIR_ERR_BUDGET_TTL`, `WEIR_ERR_BUDGET_MIN_PER_S`,
+// `WEIR_ERR_BUDGET_PERCENT`. `WEIR_ERR_NULL` if `out` is NULL; `*out` is
+// written only on success.
+weir_status weir_budget_new(const weir_retry_budget *policy, int64_t now, weir_budget **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+// Frees a budget. NULL is accepted and ignored.
+void weir_budget_free(weir_budget *budget);
+#endif
+
+#if defined(WEIR_HOSTED)
+// Counts one request as traffic at `now`. Tokens form: call it for each
+// attempt that succeeded (`token_ratio` back). Percent form: call it for
+// each request sent that is not a retry, whatever its outcome. Does
+// nothing for a NULL budget.
+void weir_budget_deposit(const weir_budget *budget, int64_t now);
+#endif
+
+#if defined(WEIR_HOSTED)
+// Asks for one retry at `now`: true means send it. Tokens form: call it on
+// every failed attempt, even one you would not retry; the failure takes its
+// token whatever the answer (A6 counts failures, not retries). Percent
+// form: true takes the retry's cost, false changes nothing. False for a
+// NULL budget.
+bool weir_budget_withdraw(const weir_budget *budget, int64_t now);
+#endif
+
+#if defined(WEIR_HOSTED)
+// How many `weir_budget_withdraw` calls in a row would answer true at
+// `now`, with no deposit between. A reading: changes nothing. 0 for a NULL
+// budget.
+int64_t weir_budget_left(const weir_budget *budget, int64_t now);
+#endif
+
+#if defined(WEIR_HOSTED)
+// The raw count at `now`. Tokens form: the token count in thousandths
+// (10 tokens is 10000), in [0, 1000 × max_tokens]. Percent form: alive
+// credit − alive withdrawals + reserve, in Finagle's units (1000 a
+// request). A reading: changes nothing. 0 for a NULL budget.
+int64_t weir_budget_tokens(const weir_budget *budget, int64_t now);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -1854,6 +1989,20 @@ int weir_hosted_only_weir_breaker_ratio(void) WEIR_HOSTED_ONLY_(weir_breaker_rat
 #define weir_breaker_ratio(...) weir_hosted_only_weir_breaker_ratio()
 int weir_hosted_only_weir_breaker_tally(void) WEIR_HOSTED_ONLY_(weir_breaker_tally);
 #define weir_breaker_tally(...) weir_hosted_only_weir_breaker_tally()
+int weir_hosted_only_weir_retry_budget_preset(void) WEIR_HOSTED_ONLY_(weir_retry_budget_preset);
+#define weir_retry_budget_preset(...) weir_hosted_only_weir_retry_budget_preset()
+int weir_hosted_only_weir_budget_new(void) WEIR_HOSTED_ONLY_(weir_budget_new);
+#define weir_budget_new(...) weir_hosted_only_weir_budget_new()
+int weir_hosted_only_weir_budget_free(void) WEIR_HOSTED_ONLY_(weir_budget_free);
+#define weir_budget_free(...) weir_hosted_only_weir_budget_free()
+int weir_hosted_only_weir_budget_deposit(void) WEIR_HOSTED_ONLY_(weir_budget_deposit);
+#define weir_budget_deposit(...) weir_hosted_only_weir_budget_deposit()
+int weir_hosted_only_weir_budget_withdraw(void) WEIR_HOSTED_ONLY_(weir_budget_withdraw);
+#define weir_budget_withdraw(...) weir_hosted_only_weir_budget_withdraw()
+int weir_hosted_only_weir_budget_left(void) WEIR_HOSTED_ONLY_(weir_budget_left);
+#define weir_budget_left(...) weir_hosted_only_weir_budget_left()
+int weir_hosted_only_weir_budget_tokens(void) WEIR_HOSTED_ONLY_(weir_budget_tokens);
+#define weir_budget_tokens(...) weir_hosted_only_weir_budget_tokens()
 int weir_hosted_only_weir_bucket_new(void) WEIR_HOSTED_ONLY_(weir_bucket_new);
 #define weir_bucket_new(...) weir_hosted_only_weir_bucket_new()
 int weir_hosted_only_weir_bucket_free(void) WEIR_HOSTED_ONLY_(weir_bucket_free);

@@ -28,6 +28,8 @@ pub mod bloom;
 #[cfg(feature = "std")]
 pub mod breaker;
 #[cfg(feature = "std")]
+pub mod budget;
+#[cfg(feature = "std")]
 pub mod bucket;
 pub mod deadline;
 #[cfg(not(feature = "std"))]

@@ -3,7 +3,8 @@
 /// What a call that can fail reports. `WEIR_OK` is 0; every other value is
 /// an error. Codes are grouped by area and are never renumbered or reused:
 /// 1–99 general (30–39 targets and builds), 100–199 the limiter, 200–299 the pool,
-/// 300–399 breaker, shedder and window, 400–499 rate and bloom.
+/// 300–399 breaker, shedder and window, 400–499 rate and bloom,
+/// 500–549 the retry budget.
 /// `weir_status_str` describes any value, known or not.
 #[repr(i32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -166,6 +167,19 @@ pub enum weir_status {
     WEIR_ERR_BLOOM_FOREIGN = 414,
     /// A memory region holds a bloom array of another layout version.
     WEIR_ERR_BLOOM_VERSION = 415,
+
+    // 500–549: the retry budget.
+    /// A retry budget's `max_tokens` is outside 1..1000.
+    WEIR_ERR_BUDGET_MAX_TOKENS = 500,
+    /// A retry budget's `token_ratio` is NaN, infinite, or under 0.0005
+    /// (it rounds to no thousandth).
+    WEIR_ERR_BUDGET_TOKEN_RATIO = 501,
+    /// A retry budget's `ttl_ns` is outside [1 s, 60 s].
+    WEIR_ERR_BUDGET_TTL = 502,
+    /// A retry budget's `min_per_s` is negative.
+    WEIR_ERR_BUDGET_MIN_PER_S = 503,
+    /// A retry budget's `percent` is NaN or outside [0, 1000].
+    WEIR_ERR_BUDGET_PERCENT = 504,
 }
 
 /// The status as its integer code.
@@ -252,6 +266,11 @@ const ALL: &[weir_status] = {
         WEIR_ERR_BLOOM_TOO_SMALL,
         WEIR_ERR_BLOOM_FOREIGN,
         WEIR_ERR_BLOOM_VERSION,
+        WEIR_ERR_BUDGET_MAX_TOKENS,
+        WEIR_ERR_BUDGET_TOKEN_RATIO,
+        WEIR_ERR_BUDGET_TTL,
+        WEIR_ERR_BUDGET_MIN_PER_S,
+        WEIR_ERR_BUDGET_PERCENT,
     ]
 };
 
@@ -346,6 +365,13 @@ impl weir_status {
             WEIR_ERR_BLOOM_VERSION => {
                 c"memory region holds a bloom array of another layout version"
             }
+            WEIR_ERR_BUDGET_MAX_TOKENS => c"budget max_tokens is outside 1..1000",
+            WEIR_ERR_BUDGET_TOKEN_RATIO => {
+                c"budget token_ratio is not finite or rounds to under one thousandth"
+            }
+            WEIR_ERR_BUDGET_TTL => c"budget ttl_ns is outside [1 s, 60 s]",
+            WEIR_ERR_BUDGET_MIN_PER_S => c"budget min_per_s is negative",
+            WEIR_ERR_BUDGET_PERCENT => c"budget percent is NaN or outside [0, 1000]",
         }
     }
 }
