@@ -24,6 +24,7 @@ use table::{
 mod adaptive;
 mod anchors;
 mod backoff;
+mod budget;
 mod gate;
 mod limiter;
 mod limiters;
@@ -142,6 +143,12 @@ const ROWS: &[Row] = &[
     row("weir_gate_enter+leave/allow/rust", CAS, None),
     row("weir_gate_enter/refuse/c_abi", CAS, None),
     row("weir_gate_enter/refuse/rust", CAS, None),
+    // weir_budget (no target of its own; each call takes one short lock).
+    row("weir_budget_deposit+withdraw/allow/c_abi_tokens", MUTEX, None),
+    row("weir_budget_withdraw/refuse/c_abi_tokens", MUTEX, None),
+    row("weir_budget_deposit+withdraw/allow/c_abi_percent", MUTEX, None),
+    row("weir_budget_withdraw/refuse/c_abi_percent", MUTEX, None),
+    row("weir_budget_deposit+withdraw/allow/rust_percent", MUTEX, None),
     // weir_backoff: arithmetic only (no target; against the mutex floor).
     row("weir_backoff_delay/rigid/c_abi", MUTEX, None),
     row("weir_backoff_delay/rigid/rust", MUTEX, None),
@@ -203,6 +210,7 @@ fn main() {
     adaptive::benches(&mut c);
     limiter::benches(&mut c);
     gate::benches(&mut c);
+    budget::benches(&mut c);
     backoff::benches(&mut c);
 
     c.final_summary();

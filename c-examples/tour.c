@@ -4,7 +4,7 @@
  *      then recovers, one line a second;
  *   2. a shedder under load that rises and falls while the CPU climbs and
  *      cools, one line per half second;
- *   3. one step through every other type.
+ *   3. one step through every other type (a retry budget beside backoff).
  *
  * weir reads no clock and draws no random numbers: the tour drives time
  * itself (`now`, in nanoseconds) and takes its draws from a small generator
@@ -199,6 +199,26 @@ static int limiters_tour(void) {
     printf("   weir_backoff, the preset with draws of 0.5: %zu retries, after", retries);
     for (size_t i = 0; i < retries; i++) printf(" %" PRId64 " ms", delays[i] / MS);
     printf("\n");
+
+    /* Backoff spaces one caller's retries; a budget caps everyone's. Five
+     * calls to a backend that is down, each allowed the two retries above,
+     * with gRPC's throttling (10 tokens, each failure takes one, retries
+     * only while above 5) in front. */
+    weir_retry_budget throttle = weir_retry_budget_preset();
+    throttle.form = WEIR_BUDGET_TOKENS;
+    weir_budget *budget = NULL;
+    if (weir_budget_new(&throttle, 0, &budget) != WEIR_OK) return 1;
+    int sent = 0;
+    for (int call = 0; call < 5; call++) {
+        for (size_t attempt = 0;; attempt++) {
+            sent++; /* it fails: every failure is reported to the budget */
+            if (!weir_budget_withdraw(budget, 0) || attempt >= retries) break;
+        }
+    }
+    printf("   weir_budget next to it, five calls to a dead backend with those retries: "
+           "%d attempts sent of %d (%" PRId64 " tokens in thousandths left)\n",
+           sent, 5 * (int)(retries + 1), weir_budget_tokens(budget, 0));
+    weir_budget_free(budget);
 
     weir_deadline deadline = weir_deadline_start(250 * MS, 0);
     int64_t left = 0;

@@ -26,6 +26,7 @@ use std::sync::{Mutex, Once};
 use weir::backoff::*;
 use weir::bloom::*;
 use weir::breaker::*;
+use weir::budget::*;
 use weir::bucket::*;
 use weir::deadline::*;
 use weir::gate::*;
@@ -1454,4 +1455,86 @@ fn pool_never_panics_and_live_is_idle_plus_busy() {
     assert_eq!(weir_pool_take(null(), 0).kind, WEIR_TAKEN_WAIT);
     eprintln!("pool: {calls} calls");
     assert_no_panics("pool");
+}
+
+fn hostile_retry_budget(rng: &mut Rng) -> weir_retry_budget {
+    let mut policy = weir_retry_budget_preset();
+    if rng.one_in(2) {
+        policy.form = rng.below(2) as i32;
+        policy.max_tokens = 1 + rng.below(1000) as i32;
+        policy.token_ratio = rng.unit() * 10.0;
+        policy.ttl_ns = 1_000_000_000 + rng.below(60_000_000_000) as i64;
+        policy.min_per_s = rng.below(100) as i32;
+        policy.percent = rng.unit() * 3.0;
+    }
+    for _ in 0..rng.below(4) {
+        match rng.below(7) {
+            0 => policy.form = rng.i32(),
+            1 => policy.max_tokens = rng.i32(),
+            2 => policy.token_ratio = rng.f64(),
+            3 => policy.ttl_ns = rng.i64(),
+            4 => policy.min_per_s = rng.i32(),
+            5 => policy.reserved = rng.i32(),
+            _ => policy.percent = rng.f64(),
+        }
+    }
+    policy
+}
+
+#[test]
+fn budget_never_panics_and_left_agrees_with_withdraw() {
+    count_panics();
+    let mut rng = Rng::new(seed(0xb0d6e7));
+    let mut calls = 0u64;
+    let mut odd = [0u64; 8];
+    for _ in 0..7_500 {
+        let policy = hostile_retry_budget(&mut rng);
+        let mut clock = Clock::new(&mut rng);
+        let mut budget = null_mut();
+        assert!(matches!(
+            weir_budget_new(misaligned(&mut odd), clock.now, &mut budget),
+            WEIR_ERR_MISALIGNED
+        ));
+        assert!(budget.is_null());
+        let ptr: *const weir_retry_budget = if rng.one_in(20) { null() } else { &policy };
+        let status = sane(
+            weir_budget_new(ptr, clock.now, &mut budget),
+            "weir_budget_new",
+        );
+        calls += 2;
+        if status != WEIR_OK {
+            assert!(budget.is_null());
+            continue;
+        }
+        let tokens_form = !ptr.is_null() && policy.form == WEIR_BUDGET_TOKENS;
+        for _ in 0..60 {
+            let now = clock.tick(&mut rng);
+            let left = weir_budget_left(budget, now);
+            let tokens = weir_budget_tokens(budget, now);
+            assert!(left >= 0, "{policy:?}: left {left}");
+            // A reading changes nothing.
+            assert_eq!(weir_budget_left(budget, now), left);
+            if tokens_form {
+                assert!((0..=1000 * i64::from(policy.max_tokens)).contains(&tokens));
+            }
+            match rng.below(3) {
+                0 => weir_budget_deposit(budget, now),
+                _ => {
+                    // `left` in a row are granted at this instant, then no
+                    // more (capped so that a huge reserve stays cheap).
+                    let granted = weir_budget_withdraw(budget, now);
+                    assert_eq!(granted, left > 0, "{policy:?}: left {left}");
+                }
+            }
+            weir_budget_deposit(null(), now);
+            assert!(!weir_budget_withdraw(null(), now));
+            assert_eq!(weir_budget_left(null(), now), 0);
+            assert_eq!(weir_budget_tokens(null(), now), 0);
+            calls += 8;
+        }
+        weir_budget_free(budget);
+    }
+    weir_budget_free(null_mut());
+    eprintln!("budget: {calls} calls");
+    assert_no_panics("budget");
 }
