@@ -144,11 +144,23 @@ const ROWS: &[Row] = &[
     row("weir_gate_enter/refuse/c_abi", CAS, None),
     row("weir_gate_enter/refuse/rust", CAS, None),
     // weir_budget (no target of its own; each call takes one short lock).
-    row("weir_budget_deposit+withdraw/allow/c_abi_tokens", MUTEX, None),
+    row(
+        "weir_budget_deposit+withdraw/allow/c_abi_tokens",
+        MUTEX,
+        None,
+    ),
     row("weir_budget_withdraw/refuse/c_abi_tokens", MUTEX, None),
-    row("weir_budget_deposit+withdraw/allow/c_abi_percent", MUTEX, None),
+    row(
+        "weir_budget_deposit+withdraw/allow/c_abi_percent",
+        MUTEX,
+        None,
+    ),
     row("weir_budget_withdraw/refuse/c_abi_percent", MUTEX, None),
-    row("weir_budget_deposit+withdraw/allow/rust_percent", MUTEX, None),
+    row(
+        "weir_budget_deposit+withdraw/allow/rust_percent",
+        MUTEX,
+        None,
+    ),
     // weir_backoff: arithmetic only (no target; against the mutex floor).
     row("weir_backoff_delay/rigid/c_abi", MUTEX, None),
     row("weir_backoff_delay/rigid/rust", MUTEX, None),

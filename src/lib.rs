@@ -28,9 +28,11 @@ pub mod bloom;
 #[cfg(feature = "std")]
 pub mod breaker;
 #[cfg(feature = "std")]
+pub mod bucket;
+#[cfg(feature = "std")]
 pub mod budget;
 #[cfg(feature = "std")]
-pub mod bucket;
+pub mod concurrency;
 pub mod deadline;
 #[cfg(not(feature = "std"))]
 mod firmware;

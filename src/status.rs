@@ -4,7 +4,7 @@
 /// an error. Codes are grouped by area and are never renumbered or reused:
 /// 1–99 general (30–39 targets and builds), 100–199 the limiter, 200–299 the pool,
 /// 300–399 breaker, shedder and window, 400–499 rate and bloom,
-/// 500–549 the retry budget.
+/// 500–549 the retry budget, 550–599 the adaptive concurrency limit.
 /// `weir_status_str` describes any value, known or not.
 #[repr(i32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -180,6 +180,19 @@ pub enum weir_status {
     WEIR_ERR_BUDGET_MIN_PER_S = 503,
     /// A retry budget's `percent` is NaN or outside [0, 1000].
     WEIR_ERR_BUDGET_PERCENT = 504,
+
+    // 550–599: the adaptive concurrency limit.
+    /// A concurrency policy's limits are not 1 ≤ `min_limit` ≤
+    /// `initial_limit` ≤ `max_limit` ≤ WEIR_CONCURRENCY_MAX_LIMIT.
+    WEIR_ERR_CONCURRENCY_LIMITS = 550,
+    /// A concurrency policy's `queue_size` is negative or above `max_limit`.
+    WEIR_ERR_CONCURRENCY_QUEUE = 551,
+    /// A concurrency policy's `smoothing` is NaN or outside (0, 1].
+    WEIR_ERR_CONCURRENCY_SMOOTHING = 552,
+    /// A concurrency policy's `tolerance` is NaN, infinite or below 1.
+    WEIR_ERR_CONCURRENCY_TOLERANCE = 553,
+    /// A concurrency policy's `long_window` or `warmup` is below 1.
+    WEIR_ERR_CONCURRENCY_WINDOW = 554,
 }
 
 /// The status as its integer code.
@@ -271,6 +284,11 @@ const ALL: &[weir_status] = {
         WEIR_ERR_BUDGET_TTL,
         WEIR_ERR_BUDGET_MIN_PER_S,
         WEIR_ERR_BUDGET_PERCENT,
+        WEIR_ERR_CONCURRENCY_LIMITS,
+        WEIR_ERR_CONCURRENCY_QUEUE,
+        WEIR_ERR_CONCURRENCY_SMOOTHING,
+        WEIR_ERR_CONCURRENCY_TOLERANCE,
+        WEIR_ERR_CONCURRENCY_WINDOW,
     ]
 };
 
@@ -372,6 +390,13 @@ impl weir_status {
             WEIR_ERR_BUDGET_TTL => c"budget ttl_ns is outside [1 s, 60 s]",
             WEIR_ERR_BUDGET_MIN_PER_S => c"budget min_per_s is negative",
             WEIR_ERR_BUDGET_PERCENT => c"budget percent is NaN or outside [0, 1000]",
+            WEIR_ERR_CONCURRENCY_LIMITS => {
+                c"concurrency limits are not 1 <= min <= initial <= max <= the maximum"
+            }
+            WEIR_ERR_CONCURRENCY_QUEUE => c"concurrency queue_size is negative or above max_limit",
+            WEIR_ERR_CONCURRENCY_SMOOTHING => c"concurrency smoothing is NaN or outside (0, 1]",
+            WEIR_ERR_CONCURRENCY_TOLERANCE => c"concurrency tolerance is NaN, infinite or below 1",
+            WEIR_ERR_CONCURRENCY_WINDOW => c"concurrency long_window or warmup is below 1",
         }
     }
 }
