@@ -25,6 +25,7 @@ mod adaptive;
 mod anchors;
 mod backoff;
 mod budget;
+mod concurrency;
 mod gate;
 mod limiter;
 mod limiters;
@@ -161,6 +162,11 @@ const ROWS: &[Row] = &[
         MUTEX,
         None,
     ),
+    // weir_concurrency (no target of its own; one short lock a call, and
+    // Gradient2's update on every leave).
+    row("weir_concurrency_enter+leave/allow/c_abi", MUTEX, None),
+    row("weir_concurrency_enter+leave/allow/rust", MUTEX, None),
+    row("weir_concurrency_enter/refuse/c_abi", MUTEX, None),
     // weir_backoff: arithmetic only (no target; against the mutex floor).
     row("weir_backoff_delay/rigid/c_abi", MUTEX, None),
     row("weir_backoff_delay/rigid/rust", MUTEX, None),
@@ -223,6 +229,7 @@ fn main() {
     limiter::benches(&mut c);
     gate::benches(&mut c);
     budget::benches(&mut c);
+    concurrency::benches(&mut c);
     backoff::benches(&mut c);
 
     c.final_summary();

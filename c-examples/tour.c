@@ -182,6 +182,34 @@ static int limiters_tour(void) {
     printf("; one leaves, enter %s\n", weir_gate_enter(gate) ? "yes" : "no");
     weir_gate_free(gate);
 
+    /* An adaptive gate: its limit follows latency (Gradient2). Each round
+     * fills the limit and every call takes `rtt`. */
+    weir_gradient gradient = weir_gradient_preset();
+    gradient.initial_limit = 4;
+    gradient.min_limit = 1;
+    gradient.max_limit = 16;
+    weir_concurrency *adaptive = NULL;
+    if (weir_concurrency_new(&gradient, &adaptive) != WEIR_OK) return 1;
+    static const struct {
+        int64_t rtt_ms;
+        int rounds;
+    } phases[] = {{10, 60}, {50, 2}, {10, 60}};
+    int64_t clock = 0;
+    printf("   weir_concurrency, limit 4 in [1, 16]:");
+    for (size_t p = 0; p < sizeof phases / sizeof phases[0]; p++) {
+        for (int r = 0; r < phases[p].rounds; r++) {
+            weir_flight flights[16];
+            int in = 0;
+            while (in < 16 && weir_concurrency_enter(adaptive, clock, &flights[in])) in++;
+            clock += phases[p].rtt_ms * MS;
+            for (int i = 0; i < in; i++) weir_concurrency_leave(adaptive, &flights[i], clock, false);
+        }
+        printf("%s%" PRId64 " ms calls -> limit %" PRId64, p ? ", then " : " ", phases[p].rtt_ms,
+               weir_concurrency_limit(adaptive));
+    }
+    printf("\n");
+    weir_concurrency_free(adaptive);
+
     weir_window *window = NULL;
     if (weir_window_new(10, SECOND, 0, &window) != WEIR_OK) return 1;
     for (int64_t i = 0; i < 4; i++) weir_window_add(window, i * 300 * MS, 10 * (i + 1));

@@ -28,6 +28,7 @@ use weir::bloom::*;
 use weir::breaker::*;
 use weir::bucket::*;
 use weir::budget::*;
+use weir::concurrency::*;
 use weir::deadline::*;
 use weir::gate::*;
 use weir::limiter::*;
@@ -1537,4 +1538,132 @@ fn budget_never_panics_and_left_agrees_with_withdraw() {
     weir_budget_free(null_mut());
     eprintln!("budget: {calls} calls");
     assert_no_panics("budget");
+}
+
+fn hostile_gradient(rng: &mut Rng) -> weir_gradient {
+    let mut policy = weir_gradient_preset();
+    if rng.one_in(2) {
+        policy.min_limit = 1 + rng.below(10) as i32;
+        policy.initial_limit = policy.min_limit + rng.below(10) as i32;
+        policy.max_limit = policy.initial_limit + rng.below(100) as i32;
+        policy.queue_size = rng.below(policy.max_limit as u64 + 1) as i32;
+        policy.smoothing = 1.0 - rng.unit();
+        policy.tolerance = 1.0 + rng.unit() * 3.0;
+        policy.long_window = 1 + rng.below(1000) as i32;
+        policy.warmup = 1 + rng.below(20) as i32;
+    }
+    for _ in 0..rng.below(4) {
+        match rng.below(8) {
+            0 => policy.initial_limit = rng.i32(),
+            1 => policy.min_limit = rng.i32(),
+            2 => policy.max_limit = rng.i32(),
+            3 => policy.queue_size = rng.i32(),
+            4 => policy.smoothing = rng.f64(),
+            5 => policy.tolerance = rng.f64(),
+            6 => policy.long_window = rng.i32(),
+            _ => policy.warmup = rng.i32(),
+        }
+    }
+    policy
+}
+
+#[test]
+fn concurrency_never_panics_and_flying_stays_under_the_limit() {
+    count_panics();
+    let mut rng = Rng::new(seed(0xc0c0));
+    let mut calls = 0u64;
+    let mut odd = [0u64; 8];
+    for _ in 0..5_000 {
+        let policy = hostile_gradient(&mut rng);
+        let mut clock = Clock::new(&mut rng);
+        let mut limit = null_mut();
+        assert_eq!(
+            weir_concurrency_new(misaligned(&mut odd), &mut limit),
+            WEIR_ERR_MISALIGNED
+        );
+        let ptr: *const weir_gradient = if rng.one_in(20) { null() } else { &policy };
+        let status = sane(
+            weir_concurrency_new(ptr, &mut limit),
+            "weir_concurrency_new",
+        );
+        calls += 2;
+        if status != WEIR_OK {
+            assert!(limit.is_null());
+            continue;
+        }
+        let (low, high) = if ptr.is_null() {
+            (20, 200)
+        } else {
+            (i64::from(policy.min_limit), i64::from(policy.max_limit))
+        };
+        let mut flights: Vec<Box<weir_flight>> = Vec::new();
+        for _ in 0..80 {
+            let now = clock.tick(&mut rng);
+            match rng.below(5) {
+                0 | 1 => {
+                    let mut flight = Box::new(weir_flight::default());
+                    let cap = weir_concurrency_limit(limit);
+                    let before = weir_concurrency_flying(limit);
+                    if weir_concurrency_enter(limit, now, &mut *flight) {
+                        assert!(before < cap, "{policy:?}: {before} of {cap}");
+                        assert_eq!(i64::from(flight.inflight), before + 1);
+                        flights.push(flight);
+                    } else {
+                        assert_eq!(flight.flying, 0);
+                    }
+                    assert!(!weir_concurrency_enter(limit, now, misaligned(&mut odd)));
+                }
+                2 | 3 if !flights.is_empty() => {
+                    let at = rng.below(flights.len() as u64) as usize;
+                    let mut flight = flights.swap_remove(at);
+                    if rng.one_in(10) {
+                        flight.start = rng.i64();
+                    }
+                    let dropped = rng.one_in(3);
+                    assert_eq!(
+                        weir_concurrency_leave(limit, &mut *flight, now, dropped),
+                        WEIR_OK
+                    );
+                    assert_eq!(
+                        weir_concurrency_leave(limit, &mut *flight, now, dropped),
+                        WEIR_ERR_SETTLED
+                    );
+                }
+                _ => {
+                    let mut forged = weir_flight {
+                        start: rng.i64(),
+                        inflight: rng.i32(),
+                        flying: rng.i32(),
+                    };
+                    sane(
+                        weir_concurrency_leave(limit, &mut forged, now, rng.one_in(2)),
+                        "weir_concurrency_leave",
+                    );
+                    sane(
+                        weir_concurrency_leave(limit, misaligned(&mut odd), now, false),
+                        "weir_concurrency_leave",
+                    );
+                }
+            }
+            let cap = weir_concurrency_limit(limit);
+            assert!((low..=high).contains(&cap), "{policy:?}: limit {cap}");
+            let flying = weir_concurrency_flying(limit);
+            assert!(flying >= 0 && flying <= flights.len() as i64);
+            let rtt = weir_concurrency_long_rtt(limit);
+            assert!(rtt.is_finite() && rtt >= 0.0, "{rtt}");
+            assert!(!weir_concurrency_enter(null(), now, null_mut()));
+            assert_eq!(weir_concurrency_limit(null()), 0);
+            calls += 6;
+        }
+        for mut flight in flights {
+            assert_eq!(
+                weir_concurrency_leave(limit, &mut *flight, 0, false),
+                WEIR_OK
+            );
+        }
+        weir_concurrency_free(limit);
+    }
+    weir_concurrency_free(null_mut());
+    eprintln!("concurrency: {calls} calls");
+    assert_no_panics("concurrency");
 }
