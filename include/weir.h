@@ -137,11 +137,6 @@
 #endif
 
 #if defined(WEIR_HOSTED)
-// The largest `max_limit` a `weir_gradient` may have: 2^20 calls in flight.
-#define WEIR_CONCURRENCY_MAX_LIMIT (1 << 20)
-#endif
-
-#if defined(WEIR_HOSTED)
 // `weir_retry_budget.form`: gRPC's retry throttling (design A6), a token
 // count between `max_tokens` and zero.
 #define WEIR_BUDGET_TOKENS 0
@@ -151,6 +146,11 @@
 // `weir_retry_budget.form`: Finagle's RetryBudget, `percent` of the
 // requests of the last `ttl_ns` plus `min_per_s` retries a second.
 #define WEIR_BUDGET_PERCENT 1
+#endif
+
+#if defined(WEIR_HOSTED)
+// The largest `max_limit` a `weir_gradient` may have: 2^20 calls in flight.
+#define WEIR_CONCURRENCY_MAX_LIMIT (1 << 20)
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -197,7 +197,7 @@
 
 // What a call that can fail reports. `WEIR_OK` is 0; every other value is
 // an error. Codes are grouped by area and are never renumbered or reused:
-// 1–99 general (30–39 targets and builds), 100–199 the limiter, 200–299 the pool,
+// 1–99 general (30–39 targets and builds, 40–49 refunds), 100–199 the limiter, 200–299 the pool,
 // 300–399 breaker, shedder and window, 400–499 rate and bloom,
 // 500–549 the retry budget, 550–599 the adaptive concurrency limit.
 // `weir_status_str` describes any value, known or not.
@@ -253,6 +253,17 @@ enum weir_status
   // atomics), so a rate word or bloom region cannot be shared with another
   // process or program: see `weir_words_shareable`.
   WEIR_ERR_WORDS_NOT_SHAREABLE = 30,
+  // A refund's units were taken in a window, or a cooldown's batch, that
+  // has ended since; nothing was given back.
+  WEIR_ERR_REFUND_EXPIRED = 40,
+  // A refund to a cooldown limiter whose gate is armed: the batch is
+  // spent and its gate stands; nothing was given back.
+  WEIR_ERR_REFUND_ARMED = 41,
+  // A refund to a limiter already at capacity at `now` (a bucket that
+  // refilled, for one); nothing to give back.
+  WEIR_ERR_REFUND_FULL = 42,
+  // A refund whose `taken_at` is later than its `now`; nothing changed.
+  WEIR_ERR_REFUND_FUTURE = 43,
   // A limiter constructor was given a capacity of zero.
   WEIR_ERR_ZERO_CAPACITY = 100,
   // A bucket limiter was given a refill amount of zero.
@@ -728,6 +739,34 @@ typedef struct {
 #endif
 
 #if defined(WEIR_HOSTED)
+// The constants of a retry budget. Start from `weir_retry_budget_preset()`
+// and change what you need. Only the fields of the chosen `form` are read
+// and checked; the others are ignored. 40 bytes, aligned as an int64_t.
+typedef struct {
+  // `WEIR_BUDGET_TOKENS` or `WEIR_BUDGET_PERCENT`; any other value is
+  // `WEIR_ERR_UNKNOWN_KIND`.
+  int32_t form;
+  // Tokens: the most tokens, and where the count starts; in 1..1000
+  // (A6's range).
+  int32_t max_tokens;
+  // Tokens: what each success gives back, rounded to the nearest
+  // thousandth (A6 allows three decimal places); at least 0.0005, finite.
+  double token_ratio;
+  // Percent: how long a request's credit lives, about; in [1 s, 60 s]
+  // (Finagle's range). Counted in 10 slices of `ttl_ns / 10`.
+  int64_t ttl_ns;
+  // Percent: retries a second always allowed, on top of `percent`; zero
+  // or more.
+  int32_t min_per_s;
+  // Always 0 (`WEIR_ERR_RESERVED` otherwise).
+  int32_t reserved;
+  // Percent: the share of requests that may be retried (0.2 is a fifth),
+  // in [0, 1000].
+  double percent;
+} weir_retry_budget;
+#endif
+
+#if defined(WEIR_HOSTED)
 // The constants of the adaptive limit's controller (Gradient2; see
 // `weir_concurrency`). Start from `weir_gradient_preset()` and change what
 // you need; every field is checked when a limit is made from it. 40
@@ -770,34 +809,6 @@ typedef struct {
   // 1 while in flight, 0 once left (or refused).
   int32_t flying;
 } weir_flight;
-#endif
-
-#if defined(WEIR_HOSTED)
-// The constants of a retry budget. Start from `weir_retry_budget_preset()`
-// and change what you need. Only the fields of the chosen `form` are read
-// and checked; the others are ignored. 40 bytes, aligned as an int64_t.
-typedef struct {
-  // `WEIR_BUDGET_TOKENS` or `WEIR_BUDGET_PERCENT`; any other value is
-  // `WEIR_ERR_UNKNOWN_KIND`.
-  int32_t form;
-  // Tokens: the most tokens, and where the count starts; in 1..1000
-  // (A6's range).
-  int32_t max_tokens;
-  // Tokens: what each success gives back, rounded to the nearest
-  // thousandth (A6 allows three decimal places); at least 0.0005, finite.
-  double token_ratio;
-  // Percent: how long a request's credit lives, about; in [1 s, 60 s]
-  // (Finagle's range). Counted in 10 slices of `ttl_ns / 10`.
-  int64_t ttl_ns;
-  // Percent: retries a second always allowed, on top of `percent`; zero
-  // or more.
-  int32_t min_per_s;
-  // Always 0 (`WEIR_ERR_RESERVED` otherwise).
-  int32_t reserved;
-  // Percent: the share of requests that may be retried (0.2 is a fifth),
-  // in [0, 1000].
-  double percent;
-} weir_retry_budget;
 #endif
 
 // A time budget of `budget_ns` measured from `start` (the caller's clock
@@ -1396,6 +1407,62 @@ double weir_bucket_tokens(const weir_bucket *bucket, int64_t now);
 #endif
 
 #if defined(WEIR_HOSTED)
+// The preset: Finagle's default budget (percent form, 20 % of the requests
+// of the last 10 s plus 10 retries a second), with A6's example constants
+// (10 tokens, 0.1 a success) filled in for the tokens form.
+weir_retry_budget weir_retry_budget_preset(void);
+#endif
+
+#if defined(WEIR_HOSTED)
+// Makes a budget at `now` and writes it to `*out`; the percent form's
+// slices start at `now`. `policy` NULL means the preset. Checks, in order:
+// `WEIR_ERR_MISALIGNED` (policy), `WEIR_ERR_RESERVED`,
+// `WEIR_ERR_UNKNOWN_KIND` (form), then the chosen form's fields:
+// `WEIR_ERR_BUDGET_MAX_TOKENS`, `WEIR_ERR_BUDGET_TOKEN_RATIO`, or
+// `WEIR_ERR_BUDGET_TTL`, `WEIR_ERR_BUDGET_MIN_PER_S`,
+// `WEIR_ERR_BUDGET_PERCENT`. `WEIR_ERR_NULL` if `out` is NULL; `*out` is
+// written only on success.
+weir_status weir_budget_new(const weir_retry_budget *policy, int64_t now, weir_budget **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+// Frees a budget. NULL is accepted and ignored.
+void weir_budget_free(weir_budget *budget);
+#endif
+
+#if defined(WEIR_HOSTED)
+// Counts one request as traffic at `now`. Tokens form: call it for each
+// attempt that succeeded (`token_ratio` back). Percent form: call it for
+// each request sent that is not a retry, whatever its outcome. Does
+// nothing for a NULL budget.
+void weir_budget_deposit(const weir_budget *budget, int64_t now);
+#endif
+
+#if defined(WEIR_HOSTED)
+// Asks for one retry at `now`: true means send it. Tokens form: call it on
+// every failed attempt, even one you would not retry; the failure takes its
+// token whatever the answer (A6 counts failures, not retries). Percent
+// form: true takes the retry's cost, false changes nothing. False for a
+// NULL budget.
+bool weir_budget_withdraw(const weir_budget *budget, int64_t now);
+#endif
+
+#if defined(WEIR_HOSTED)
+// How many `weir_budget_withdraw` calls in a row would answer true at
+// `now`, with no deposit between. A reading: changes nothing. 0 for a NULL
+// budget.
+int64_t weir_budget_left(const weir_budget *budget, int64_t now);
+#endif
+
+#if defined(WEIR_HOSTED)
+// The raw count at `now`. Tokens form: the token count in thousandths
+// (10 tokens is 10000), in [0, 1000 × max_tokens]. Percent form: alive
+// credit − alive withdrawals + reserve, in Finagle's units (1000 a
+// request). A reading: changes nothing. 0 for a NULL budget.
+int64_t weir_budget_tokens(const weir_budget *budget, int64_t now);
+#endif
+
+#if defined(WEIR_HOSTED)
 // The preset: Gradient2's defaults (limit 20 in [20, 200], queue 4,
 // smoothing 0.2, a 600-sample long window after 10 warm-up samples) with
 // the older Gradient2's tolerance of 1.5.
@@ -1454,62 +1521,6 @@ int64_t weir_concurrency_flying(const weir_concurrency *limit);
 // The long-term latency average in nanoseconds (0 before any sample); 0
 // for a NULL limit.
 double weir_concurrency_long_rtt(const weir_concurrency *limit);
-#endif
-
-#if defined(WEIR_HOSTED)
-// The preset: Finagle's default budget (percent form, 20 % of the requests
-// of the last 10 s plus 10 retries a second), with A6's example constants
-// (10 tokens, 0.1 a success) filled in for the tokens form.
-weir_retry_budget weir_retry_budget_preset(void);
-#endif
-
-#if defined(WEIR_HOSTED)
-// Makes a budget at `now` and writes it to `*out`; the percent form's
-// slices start at `now`. `policy` NULL means the preset. Checks, in order:
-// `WEIR_ERR_MISALIGNED` (policy), `WEIR_ERR_RESERVED`,
-// `WEIR_ERR_UNKNOWN_KIND` (form), then the chosen form's fields:
-// `WEIR_ERR_BUDGET_MAX_TOKENS`, `WEIR_ERR_BUDGET_TOKEN_RATIO`, or
-// `WEIR_ERR_BUDGET_TTL`, `WEIR_ERR_BUDGET_MIN_PER_S`,
-// `WEIR_ERR_BUDGET_PERCENT`. `WEIR_ERR_NULL` if `out` is NULL; `*out` is
-// written only on success.
-weir_status weir_budget_new(const weir_retry_budget *policy, int64_t now, weir_budget **out);
-#endif
-
-#if defined(WEIR_HOSTED)
-// Frees a budget. NULL is accepted and ignored.
-void weir_budget_free(weir_budget *budget);
-#endif
-
-#if defined(WEIR_HOSTED)
-// Counts one request as traffic at `now`. Tokens form: call it for each
-// attempt that succeeded (`token_ratio` back). Percent form: call it for
-// each request sent that is not a retry, whatever its outcome. Does
-// nothing for a NULL budget.
-void weir_budget_deposit(const weir_budget *budget, int64_t now);
-#endif
-
-#if defined(WEIR_HOSTED)
-// Asks for one retry at `now`: true means send it. Tokens form: call it on
-// every failed attempt, even one you would not retry; the failure takes its
-// token whatever the answer (A6 counts failures, not retries). Percent
-// form: true takes the retry's cost, false changes nothing. False for a
-// NULL budget.
-bool weir_budget_withdraw(const weir_budget *budget, int64_t now);
-#endif
-
-#if defined(WEIR_HOSTED)
-// How many `weir_budget_withdraw` calls in a row would answer true at
-// `now`, with no deposit between. A reading: changes nothing. 0 for a NULL
-// budget.
-int64_t weir_budget_left(const weir_budget *budget, int64_t now);
-#endif
-
-#if defined(WEIR_HOSTED)
-// The raw count at `now`. Tokens form: the token count in thousandths
-// (10 tokens is 10000), in [0, 1000 × max_tokens]. Percent form: alive
-// credit − alive withdrawals + reserve, in Finagle's units (1000 a
-// request). A reading: changes nothing. 0 for a NULL budget.
-int64_t weir_budget_tokens(const weir_budget *budget, int64_t now);
 #endif
 
 // A deadline of `budget_ns` starting at `now`. Any values are accepted: a
@@ -1639,6 +1650,34 @@ bool weir_limiter_try_consume(weir_limiter *limiter, int64_t now, uint64_t amoun
 // `WEIR_ERR_RATE_LIMITED` (not enough units now) or
 // `WEIR_ERR_COOLDOWN_DEADLINE_OVERFLOW` (`now + cooldown_ns` would not fit).
 weir_status weir_limiter_consume(weir_limiter *limiter, int64_t now, uint64_t amount);
+
+// Gives back `amount` units taken at `taken_at` (the `now` of that
+// consume) for a call that was let through but never made, as x/time/rate's
+// `Reservation.Cancel` does. The limiter is brought forward to `now` first,
+// then `min(amount, capacity − available)` units come back: never above
+// capacity, and never more than if the units had not been taken, as long
+// as you give back only units you took (the limiter keeps no record of
+// consumes and cannot check). A partial refund (capped at capacity) is
+// `WEIR_OK`; read `weir_limiter_available` for the result.
+//
+// What a refund can undo: a bucket's consume at any time, until refills
+// bring it back to capacity (then `WEIR_ERR_REFUND_FULL`: the refill has
+// already given the units back). A fixed window's consume only while the
+// window it was taken in holds `now`; after it moves on (and so reset),
+// `WEIR_ERR_REFUND_EXPIRED`. A cooldown's consume only in the open batch
+// (`taken_at` at or after the last gate's deadline, units left); while a
+// gate is armed, `WEIR_ERR_REFUND_ARMED` (the batch is spent, its gate
+// stands and is not shortened), and a unit of an earlier batch,
+// `WEIR_ERR_REFUND_EXPIRED`.
+//
+// Every error changes nothing: `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`,
+// `WEIR_ERR_LIMITER_CORRUPT`, `WEIR_ERR_INVALID_AMOUNT` (`amount` is 0),
+// `WEIR_ERR_REFUND_FUTURE` (`taken_at` later than `now`), then the
+// variant's statuses above.
+weir_status weir_limiter_refund(weir_limiter *limiter,
+                                int64_t now,
+                                int64_t taken_at,
+                                uint64_t amount);
 
 // The units a consume at `now` could take, projected (refill, rollover,
 // release) without changing `*limiter`. 0 for a NULL, misaligned or
@@ -2149,6 +2188,20 @@ int weir_hosted_only_weir_bucket_next(void) WEIR_HOSTED_ONLY_(weir_bucket_next);
 #define weir_bucket_next(...) weir_hosted_only_weir_bucket_next()
 int weir_hosted_only_weir_bucket_tokens(void) WEIR_HOSTED_ONLY_(weir_bucket_tokens);
 #define weir_bucket_tokens(...) weir_hosted_only_weir_bucket_tokens()
+int weir_hosted_only_weir_retry_budget_preset(void) WEIR_HOSTED_ONLY_(weir_retry_budget_preset);
+#define weir_retry_budget_preset(...) weir_hosted_only_weir_retry_budget_preset()
+int weir_hosted_only_weir_budget_new(void) WEIR_HOSTED_ONLY_(weir_budget_new);
+#define weir_budget_new(...) weir_hosted_only_weir_budget_new()
+int weir_hosted_only_weir_budget_free(void) WEIR_HOSTED_ONLY_(weir_budget_free);
+#define weir_budget_free(...) weir_hosted_only_weir_budget_free()
+int weir_hosted_only_weir_budget_deposit(void) WEIR_HOSTED_ONLY_(weir_budget_deposit);
+#define weir_budget_deposit(...) weir_hosted_only_weir_budget_deposit()
+int weir_hosted_only_weir_budget_withdraw(void) WEIR_HOSTED_ONLY_(weir_budget_withdraw);
+#define weir_budget_withdraw(...) weir_hosted_only_weir_budget_withdraw()
+int weir_hosted_only_weir_budget_left(void) WEIR_HOSTED_ONLY_(weir_budget_left);
+#define weir_budget_left(...) weir_hosted_only_weir_budget_left()
+int weir_hosted_only_weir_budget_tokens(void) WEIR_HOSTED_ONLY_(weir_budget_tokens);
+#define weir_budget_tokens(...) weir_hosted_only_weir_budget_tokens()
 int weir_hosted_only_weir_gradient_preset(void) WEIR_HOSTED_ONLY_(weir_gradient_preset);
 #define weir_gradient_preset(...) weir_hosted_only_weir_gradient_preset()
 int weir_hosted_only_weir_concurrency_new(void) WEIR_HOSTED_ONLY_(weir_concurrency_new);
@@ -2165,20 +2218,6 @@ int weir_hosted_only_weir_concurrency_flying(void) WEIR_HOSTED_ONLY_(weir_concur
 #define weir_concurrency_flying(...) weir_hosted_only_weir_concurrency_flying()
 int weir_hosted_only_weir_concurrency_long_rtt(void) WEIR_HOSTED_ONLY_(weir_concurrency_long_rtt);
 #define weir_concurrency_long_rtt(...) weir_hosted_only_weir_concurrency_long_rtt()
-int weir_hosted_only_weir_retry_budget_preset(void) WEIR_HOSTED_ONLY_(weir_retry_budget_preset);
-#define weir_retry_budget_preset(...) weir_hosted_only_weir_retry_budget_preset()
-int weir_hosted_only_weir_budget_new(void) WEIR_HOSTED_ONLY_(weir_budget_new);
-#define weir_budget_new(...) weir_hosted_only_weir_budget_new()
-int weir_hosted_only_weir_budget_free(void) WEIR_HOSTED_ONLY_(weir_budget_free);
-#define weir_budget_free(...) weir_hosted_only_weir_budget_free()
-int weir_hosted_only_weir_budget_deposit(void) WEIR_HOSTED_ONLY_(weir_budget_deposit);
-#define weir_budget_deposit(...) weir_hosted_only_weir_budget_deposit()
-int weir_hosted_only_weir_budget_withdraw(void) WEIR_HOSTED_ONLY_(weir_budget_withdraw);
-#define weir_budget_withdraw(...) weir_hosted_only_weir_budget_withdraw()
-int weir_hosted_only_weir_budget_left(void) WEIR_HOSTED_ONLY_(weir_budget_left);
-#define weir_budget_left(...) weir_hosted_only_weir_budget_left()
-int weir_hosted_only_weir_budget_tokens(void) WEIR_HOSTED_ONLY_(weir_budget_tokens);
-#define weir_budget_tokens(...) weir_hosted_only_weir_budget_tokens()
 int weir_hosted_only_weir_gate_new(void) WEIR_HOSTED_ONLY_(weir_gate_new);
 #define weir_gate_new(...) weir_hosted_only_weir_gate_new()
 int weir_hosted_only_weir_gate_free(void) WEIR_HOSTED_ONLY_(weir_gate_free);

@@ -2,7 +2,7 @@
 
 /// What a call that can fail reports. `WEIR_OK` is 0; every other value is
 /// an error. Codes are grouped by area and are never renumbered or reused:
-/// 1–99 general (30–39 targets and builds), 100–199 the limiter, 200–299 the pool,
+/// 1–99 general (30–39 targets and builds, 40–49 refunds), 100–199 the limiter, 200–299 the pool,
 /// 300–399 breaker, shedder and window, 400–499 rate and bloom,
 /// 500–549 the retry budget, 550–599 the adaptive concurrency limit.
 /// `weir_status_str` describes any value, known or not.
@@ -61,6 +61,19 @@ pub enum weir_status {
     /// atomics), so a rate word or bloom region cannot be shared with another
     /// process or program: see `weir_words_shareable`.
     WEIR_ERR_WORDS_NOT_SHAREABLE = 30,
+
+    // 40–49: refunds.
+    /// A refund's units were taken in a window, or a cooldown's batch, that
+    /// has ended since; nothing was given back.
+    WEIR_ERR_REFUND_EXPIRED = 40,
+    /// A refund to a cooldown limiter whose gate is armed: the batch is
+    /// spent and its gate stands; nothing was given back.
+    WEIR_ERR_REFUND_ARMED = 41,
+    /// A refund to a limiter already at capacity at `now` (a bucket that
+    /// refilled, for one); nothing to give back.
+    WEIR_ERR_REFUND_FULL = 42,
+    /// A refund whose `taken_at` is later than its `now`; nothing changed.
+    WEIR_ERR_REFUND_FUTURE = 43,
 
     // 100–199: the limiter.
     /// A limiter constructor was given a capacity of zero.
@@ -237,6 +250,10 @@ const ALL: &[weir_status] = {
         WEIR_ERR_QUOTA,
         WEIR_ERR_SLIDING_WINDOW,
         WEIR_ERR_WORDS_NOT_SHAREABLE,
+        WEIR_ERR_REFUND_EXPIRED,
+        WEIR_ERR_REFUND_ARMED,
+        WEIR_ERR_REFUND_FULL,
+        WEIR_ERR_REFUND_FUTURE,
         WEIR_ERR_ZERO_CAPACITY,
         WEIR_ERR_ZERO_REFILL_AMOUNT,
         WEIR_ERR_ZERO_REFILL_INTERVAL,
@@ -325,6 +342,10 @@ impl weir_status {
             WEIR_ERR_WORDS_NOT_SHAREABLE => {
                 c"this target's words take a lock in this program: not shareable between processes"
             }
+            WEIR_ERR_REFUND_EXPIRED => c"refund: the window or batch the units came from has ended",
+            WEIR_ERR_REFUND_ARMED => c"refund: the cooldown's gate is armed; the batch is spent",
+            WEIR_ERR_REFUND_FULL => c"refund: the limiter is already at capacity",
+            WEIR_ERR_REFUND_FUTURE => c"refund: taken_at is later than now",
             WEIR_ERR_ZERO_CAPACITY => c"a limiter's capacity is zero",
             WEIR_ERR_ZERO_REFILL_AMOUNT => c"a bucket limiter's refill amount is zero",
             WEIR_ERR_ZERO_REFILL_INTERVAL => {

@@ -1667,3 +1667,56 @@ fn concurrency_never_panics_and_flying_stays_under_the_limit() {
     eprintln!("concurrency: {calls} calls");
     assert_no_panics("concurrency");
 }
+
+#[test]
+fn limiter_refund_never_panics_and_never_passes_capacity() {
+    count_panics();
+    let mut rng = Rng::new(seed(0x7ef0d));
+    let mut calls = 0u64;
+    let mut odd = [0u64; 8];
+    for _ in 0..20_000 {
+        let Some(mut limiter) = hostile_limiter(&mut rng) else {
+            continue;
+        };
+        let mut clock = Clock::new(&mut rng);
+        let capacity = weir_limiter_capacity(&limiter);
+        for _ in 0..20 {
+            let now = clock.tick(&mut rng);
+            let taken_at = if rng.one_in(2) {
+                now.saturating_sub(rng.span())
+            } else {
+                rng.i64()
+            };
+            let amount = rng.u64();
+            let took = rng.one_in(2) && weir_limiter_try_consume(&mut limiter, now, amount);
+            let before = limiter;
+            let left = weir_limiter_available(&limiter, now);
+            let status = sane(
+                weir_limiter_refund(&mut limiter, now, taken_at, amount),
+                "weir_limiter_refund",
+            );
+            let after = weir_limiter_available(&limiter, now);
+            assert!(after <= capacity, "{after} > {capacity}");
+            if status == WEIR_OK {
+                assert!(after > left && after - left <= amount);
+            } else {
+                // An error changes nothing, byte for byte.
+                assert_eq!(limiter, before, "{status:?}");
+            }
+            if took && status == WEIR_OK && amount <= capacity {
+                assert!(after >= left);
+            }
+            assert_eq!(
+                weir_limiter_refund(misaligned(&mut odd), now, taken_at, amount),
+                WEIR_ERR_MISALIGNED
+            );
+            assert_eq!(
+                weir_limiter_refund(null_mut(), now, taken_at, amount),
+                WEIR_ERR_NULL
+            );
+            calls += 6;
+        }
+    }
+    eprintln!("limiter refund: {calls} calls");
+    assert_no_panics("limiter refund");
+}
