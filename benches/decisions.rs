@@ -133,6 +133,11 @@ const ROWS: &[Row] = &[
     ),
     row("weir_limiter_try_consume_cooldown/allow/rust", MUTEX, None),
     row(
+        "weir_limiter_try_consume+refund_bucket/allow/c_abi",
+        MUTEX,
+        None,
+    ),
+    row(
         "weir_limiter_try_consume_cooldown/refuse/c_abi",
         MUTEX,
         Some(4.0),

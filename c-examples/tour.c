@@ -280,6 +280,16 @@ static int limiters_tour(void) {
     for (int i = 0; i < 3; i++) printf(" %s", weir_limiter_try_consume(&cooldown, 0, 1) ? "yes" : "no");
     printf("; at 500 ms: %s\n", weir_limiter_try_consume(&cooldown, 500 * MS, 1) ? "yes" : "no");
 
+    weir_limiter window_quota;
+    if (weir_limiter_fixed_window(&window_quota, 2, SECOND, 0, 2, 0) != WEIR_OK) return 1;
+    weir_limiter_try_consume(&window_quota, 0, 2);
+    weir_status refunded = weir_limiter_refund(&window_quota, 10 * MS, 0, 1);
+    bool again = weir_limiter_try_consume(&window_quota, 10 * MS, 1);
+    weir_status late = weir_limiter_refund(&window_quota, SECOND, 10 * MS, 1);
+    printf("   weir_limiter_refund, 2 a window, both taken, one call never made: refund %s, "
+           "take again %s; after the window moved on: %s\n",
+           weir_status_str(refunded), again ? "yes" : "no", weir_status_str(late));
+
     weir_pool *pool = NULL;
     if (weir_pool_new(NULL, &pool) != WEIR_OK) return 1;
     static const char *const taken[] = {"?", "ready", "stale", "make", "wait"};
