@@ -41,15 +41,17 @@ static int breaker_tour(void) {
         int through = 0, refused = 0;
         for (int64_t call = 0; call < 100; call++) {
             int64_t now = second * SECOND + call * 10 * MS;
-            if (!weir_breaker_allow(breaker, now, roll())) {
+            /* The ticket holds the call until it is settled, exactly once. */
+            weir_breaker_ticket ticket;
+            if (!weir_breaker_allow(breaker, now, roll(), &ticket)) {
                 refused++;
                 continue;
             }
             through++;
             if (down) {
-                weir_breaker_fail(breaker, now);
+                weir_breaker_fail(breaker, &ticket, now);
             } else {
-                weir_breaker_pass(breaker, now);
+                weir_breaker_pass(breaker, &ticket, now);
             }
         }
         double ratio = weir_breaker_ratio(breaker, (second + 1) * SECOND);

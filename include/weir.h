@@ -30,6 +30,103 @@
  *    word and a bloom region, which weir only ever updates atomically.
  */
 
+/*
+ * Index: every type, whose policy it takes, how it is made and its calls.
+ * Constructors copy the policy or limit they are given: the caller may
+ * change or free it after the call. Keys given to weir_bloom_* are hashed
+ * during the call and not kept.
+ *
+ * weir_breaker — circuit breaker: refuses more calls as failures pile up
+ *   policy   weir_sre (the breaker's), weir_sre_preset
+ *   make     weir_breaker_new (copies the policy), weir_breaker_free
+ *   calls    weir_breaker_allow (fills a weir_breaker_ticket),
+ *            weir_breaker_pass, weir_breaker_fail
+ *   reads    weir_breaker_ratio, weir_breaker_tally (weir_tally)
+ *
+ * weir_shedder — load shedder: refuses when the server is both hot and full
+ *   policy   weir_shed (the shedder's), weir_shed_preset
+ *   make     weir_shedder_new (copies the policy), weir_shedder_free
+ *   calls    weir_shedder_allow (fills a weir_ticket), weir_shedder_pass,
+ *            weir_shedder_fail
+ *   reads    weir_shedder_flying, weir_shedder_stats (weir_shed_stats)
+ *
+ * weir_window — rolling window of sums and counts
+ *   make     weir_window_new, weir_window_free
+ *   calls    weir_window_add
+ *   reads    weir_window_total (weir_total), weir_window_buckets,
+ *            weir_window_size, weir_window_width
+ *
+ * weir_bucket — token bucket, lock-free
+ *   make     weir_bucket_new, weir_bucket_free
+ *   calls    weir_bucket_take
+ *   reads    weir_bucket_next (Retry-After), weir_bucket_tokens
+ *
+ * weir_sliding — exact sliding-window quota
+ *   make     weir_sliding_new, weir_sliding_free
+ *   calls    weir_sliding_take
+ *   reads    weir_sliding_left, weir_sliding_next
+ *
+ * weir_period — fixed-window quota per period
+ *   make     weir_period_new, weir_period_free
+ *   calls    weir_period_take (weir_quota)
+ *   reads    weir_period_left, weir_period_next
+ *
+ * weir_gate — concurrency ceiling, lock-free
+ *   make     weir_gate_new, weir_gate_free
+ *   calls    weir_gate_enter, weir_gate_leave
+ *   reads    weir_gate_held
+ *
+ * weir_backoff — retry policy, by value (WEIR_JITTER_*)
+ *   policy   weir_backoff (its own), weir_backoff_preset,
+ *            weir_backoff_full_jitter, weir_backoff_check
+ *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
+ *            weir_backoff_schedule
+ *
+ * weir_deadline — time budget, by value
+ *   make     weir_deadline_start
+ *   reads    weir_deadline_expired, weir_deadline_remaining
+ *
+ * weir_pool — resource-pool bookkeeping (items are uintptr_t)
+ *   policy   weir_limits (the pool's), weir_limits_preset
+ *   make     weir_pool_new (copies the limits), weir_pool_free
+ *   calls    weir_pool_take (weir_taken, WEIR_TAKEN_*), weir_pool_made,
+ *            weir_pool_unmade, weir_pool_give, weir_pool_drop,
+ *            weir_pool_evict, weir_pool_close
+ *   reads    weir_pool_live, weir_pool_idle, weir_pool_busy,
+ *            weir_pool_next_expiry, weir_pool_stats (weir_pool_counters)
+ *
+ * weir_rate — one-word rate limiter in the caller's (shared) memory
+ *   policy   weir_rate_limit (the rate word's and the bloom's),
+ *            weir_rate_limit_new
+ *   calls    weir_rate_allow
+ *   reads    weir_rate_next
+ *   shared   weir_words_shareable (may words be shared between programs?)
+ *
+ * weir_bloom — rate words for millions of keys in fixed memory
+ *   make     weir_bloom_new (copies the limit), weir_bloom_free
+ *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
+ *   in place weir_bloom_footprint, weir_bloom_init_in, weir_bloom_check_in,
+ *            weir_bloom_allow_in, weir_bloom_next_in
+ *
+ * weir_limiter — embeddable integer quota, by value
+ *   make     weir_limiter_bucket, weir_limiter_fixed_window,
+ *            weir_limiter_cooldown
+ *   calls    weir_limiter_try_consume, weir_limiter_consume
+ *   reads    weir_limiter_available, weir_limiter_capacity,
+ *            weir_limiter_is_bucket, weir_limiter_is_fixed_window,
+ *            weir_limiter_is_cooldown
+ *   snapshot weir_limiter_refill_amount, weir_limiter_refill_interval_ns,
+ *            weir_limiter_last_refill, weir_limiter_window_ns,
+ *            weir_limiter_window_start, weir_limiter_cooldown_ns,
+ *            weir_limiter_cooldown_end
+ *
+ * firmware — defined by the SDK, not by weir (sdk-critical-section)
+ *   SDK      weir_critical_enter, weir_critical_exit
+ *
+ * weir_status — what a call that can fail reports (WEIR_OK is 0)
+ *   reads    weir_status_str, weir_version (WEIR_VERSION)
+ */
+
 #ifndef WEIR_H
 #define WEIR_H
 
@@ -318,7 +415,7 @@ enum weir_status
   WEIR_ERR_POOL_KEEP = 206,
   // A pool's `weir_limits.life_ns` is negative.
   WEIR_ERR_POOL_LIFE = 207,
-  // A window's `window_ns` is zero or negative.
+  // `weir_window_new`'s `window_ns` is zero or negative.
   WEIR_ERR_WINDOW_SPAN = 300,
   // A breaker policy's `k` is NaN, infinite or below its `floor`.
   WEIR_ERR_SRE_K = 301,
@@ -338,6 +435,19 @@ enum weir_status
   WEIR_ERR_SHED_FLOOR = 308,
   // A shedder policy's `cool_ns` is negative.
   WEIR_ERR_SHED_COOL = 309,
+  // A breaker ticket this breaker did not hand out: another breaker's, a
+  // zeroed or overwritten one. Nothing changed.
+  WEIR_ERR_BREAKER_TICKET = 310,
+  // A breaker policy's `size` is above 1048576 buckets.
+  WEIR_ERR_SRE_SIZE = 311,
+  // A breaker policy's `window_ns` is zero or negative.
+  WEIR_ERR_SRE_WINDOW = 312,
+  // A shedder policy's `size` is above 1048576 buckets.
+  WEIR_ERR_SHED_SIZE = 313,
+  // A shedder policy's `window_ns` is zero or negative.
+  WEIR_ERR_SHED_WINDOW = 314,
+  // `weir_window_new`'s `size` is above 1048576 buckets.
+  WEIR_ERR_WINDOW_SIZE = 315,
   // A rate limit's burst is outside 1..1023.
   WEIR_ERR_RATE_BURST = 400,
   // A rate limit of zero events a second.
@@ -465,7 +575,7 @@ typedef struct weir_bloom weir_bloom;
 // and the rest are refused when the caller's roll falls under `drop`. Safe
 // to share between threads: each call takes a short per-handle lock, and a
 // decision never rescans the window. Heap per handle: 32 bytes per bucket
-// plus about 210 bytes (1.5 KiB at the preset). Made by `weir_breaker_new`, freed by `weir_breaker_free`.
+// plus about 230 bytes (1.5 KiB at the preset). Made by `weir_breaker_new`, freed by `weir_breaker_free`.
 typedef struct weir_breaker weir_breaker;
 #endif
 
@@ -621,9 +731,13 @@ typedef struct weir_pool weir_pool;
 // refused before a call has completed; with no complete bucket holding a
 // pass the response time is the policy's `latency_ns`. Safe to share
 // between threads: each call takes a short per-handle lock, and a decision
-// never rescans the window. Heap per handle: 16 bytes per bucket plus about
-// 190 bytes (under 1 KB at the preset). Made by `weir_shedder_new`, freed
-// by `weir_shedder_free`.
+// never rescans the window: the busiest pass count and the fastest mean
+// response time are kept in two monotonic queues over the complete
+// buckets, so a decision's work is O(1) amortised at any bucket count.
+// Heap per handle: 48 bytes per bucket (the bucket and room for its entry
+// in each queue, reserved at construction) plus about 260 bytes (under
+// 3 KB at the preset). Made by `weir_shedder_new`, freed by
+// `weir_shedder_free`.
 typedef struct weir_shedder weir_shedder;
 #endif
 
@@ -676,9 +790,10 @@ typedef struct {
   double spread;
 } weir_backoff;
 
-// A rate limit checked once by `weir_rate_limit_new`, so that decisions do
-// integer work only: the interval (1 / limit, rounded up to 2^-32 ns) as
-// a binary fixed-point number, and the burst. A plain value (16 bytes, no heap): copy it, keep it
+// The rate word's policy (for `weir_rate_allow`, and for every word of a
+// `weir_bloom`): a rate limit checked once by `weir_rate_limit_new`, so that
+// decisions do integer work only: the interval (1 / limit, rounded up to
+// 2^-32 ns) as a binary fixed-point number, and the burst. A plain value (16 bytes, no heap): copy it, keep it
 // anywhere, share it read-only between threads and processes. Read its
 // fields freely but fill it only with `weir_rate_limit_new`. Every call
 // that takes one checks its ranges again (burst 1..1023, a window
@@ -696,7 +811,8 @@ typedef struct {
 } weir_rate_limit;
 
 #if defined(WEIR_HOSTED)
-// The constants of the breaker's probability-based throttling. Start from
+// The breaker's policy (for `weir_breaker_new`; SRE: Google's client-side
+// throttling): the constants of its probability-based throttling. Start from
 // `weir_sre_preset()` and change what you need; every field is checked
 // when a breaker is made from it. 48 bytes.
 typedef struct {
@@ -714,13 +830,42 @@ typedef struct {
   // probe); positive.
   int64_t probe_ns;
   // Buckets in the window; below one is raised to one, above 1048576 is
-  // `WEIR_ERR_TOO_LARGE`.
+  // `WEIR_ERR_SRE_SIZE`.
   int32_t size;
   // Must be 0; anything else is `WEIR_ERR_RESERVED`.
   int32_t reserved;
   // How far back the window reaches; positive.
   int64_t window_ns;
 } weir_sre;
+#endif
+
+#if defined(WEIR_HOSTED)
+// A call the breaker let through: a plain value the caller keeps (on its
+// stack, in its request struct) and hands back, by address, to
+// `weir_breaker_pass` or `weir_breaker_fail` of the same breaker exactly
+// once. `weir_breaker_allow` fills it in; the caller does not. A second
+// settle answers `WEIR_ERR_SETTLED` and changes nothing, so an outcome
+// counts only for a call the breaker let through, and once. A ticket from
+// another breaker, or one overwritten, answers `WEIR_ERR_BREAKER_TICKET`
+// and changes nothing. Settle the ticket itself, not a copy: a copy of a
+// settled ticket is caught while no other call of that breaker is in
+// flight, but while one is, it is counted in that call's place. Two threads
+// may settle one ticket at once (a completion racing a timeout): weir
+// reads and writes it under the breaker's lock, so one settles it and the
+// other gets `WEIR_ERR_SETTLED`. 16 bytes, aligned as an int64_t: a
+// misaligned ticket is refused (`WEIR_ERR_MISALIGNED`), never read or
+// written. Its own type, not the shedder's `weir_ticket`, so that a
+// compiler rejects a shedder's ticket handed to a breaker.
+typedef struct {
+  // Which call: the breaker numbers the calls it lets through from 1; 0
+  // for a refusal.
+  uint64_t serial;
+  // The breaker that handed the ticket out, by a tag each breaker gets
+  // when it is made (never 0).
+  uint32_t breaker;
+  // 1 while the call is in flight, 0 once settled (or refused).
+  int32_t flying;
+} weir_breaker_ticket;
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -906,8 +1051,9 @@ typedef struct {
 } weir_limiter;
 
 #if defined(WEIR_HOSTED)
-// The limits a pool holds itself to. Durations are nanoseconds; a zero
-// `keep_ns` or `life_ns` means no limit. Validated by `weir_pool_new`,
+// The pool's policy (for `weir_pool_new`): the limits a pool holds itself
+// to. Durations are nanoseconds; a zero `keep_ns` or `life_ns` means no
+// limit. Validated by `weir_pool_new`,
 // each field with its own status, the first wrong one in field order: a
 // `size` outside 1..`WEIR_POOL_MAX_SIZE` is `WEIR_ERR_POOL_SIZE`, a
 // negative `idle` `WEIR_ERR_POOL_IDLE`, a negative `keep_ns`
@@ -1028,12 +1174,12 @@ typedef struct {
 } weir_rate;
 
 #if defined(WEIR_HOSTED)
-// The constants of adaptive load shedding. Start from `weir_shed_preset()`
-// and change what you need; every field is checked when a shedder is made
+// The shedder's policy (for `weir_shedder_new`): the constants of adaptive
+// load shedding. Start from `weir_shed_preset()` and change what you need; every field is checked when a shedder is made
 // from it. 48 bytes.
 typedef struct {
   // Buckets in the window; below one is raised to one, above 1048576 is
-  // `WEIR_ERR_TOO_LARGE`.
+  // `WEIR_ERR_SHED_SIZE`.
   int32_t size;
   // CPU use in thousandths at or above which the server is hot; in
   // [0, 1000).
@@ -1202,7 +1348,8 @@ size_t weir_backoff_schedule(const weir_backoff *policy,
 // fields are out of range; `WEIR_ERR_BLOOM_SIZE` for size_log2
 // above WEIR_BLOOM_MAX_SIZE_LOG2; `WEIR_ERR_BLOOM_HASHES` for hashes 0,
 // above WEIR_BLOOM_MAX_HASHES or above 2^size_log2; `WEIR_ERR_NO_MEMORY`.
-// `*out` is written only on success.
+// `*out` is written only on success. The limit is copied: the caller may
+// change or free it after.
 weir_status weir_bloom_new(uint32_t size_log2,
                            uint32_t hashes,
                            const weir_rate_limit *limit,
@@ -1219,8 +1366,9 @@ void weir_bloom_free(weir_bloom *bloom);
 #if defined(WEIR_HOSTED)
 // Whether the key (`len` bytes at `key`) may have one event at `now`,
 // charging each of its words that allows. A zero-length key is a key (the
-// empty one). Refuses (false) a NULL bloom or key and a negative `now`; a
-// refusal writes nothing.
+// empty one). The key is hashed during the call and not kept: its memory
+// is the caller's again on return. Refuses (false) a NULL bloom or key and
+// a negative `now`; a refusal writes nothing.
 bool weir_bloom_allow(const weir_bloom *bloom, int64_t now, const void *key, size_t len);
 #endif
 
@@ -1300,11 +1448,14 @@ weir_sre weir_sre_preset(void);
 #if defined(WEIR_HOSTED)
 // Makes a breaker with an empty window opening at `now` and writes it to
 // `*out`; the probe counts from `now` too. `policy` NULL means the preset.
-// A bad policy gets its own status: `WEIR_ERR_SRE_K`, `WEIR_ERR_SRE_FLOOR`,
-// `WEIR_ERR_SRE_PROTECTION`, `WEIR_ERR_SRE_PROBE`, `WEIR_ERR_WINDOW_SPAN`,
-// `WEIR_ERR_TOO_LARGE`, or `WEIR_ERR_RESERVED` for a non-zero
-// `reserved`. `WEIR_ERR_NULL` if `out` is NULL; `*out` is written only on
-// success.
+// A bad policy gets a status naming the field, the fields checked in this
+// order (with several bad, the first is named): `WEIR_ERR_SRE_FLOOR`,
+// `WEIR_ERR_SRE_K`, `WEIR_ERR_SRE_PROTECTION`, `WEIR_ERR_SRE_PROBE`,
+// `WEIR_ERR_SRE_WINDOW`, `WEIR_ERR_SRE_SIZE`, then `WEIR_ERR_RESERVED`
+// for a non-zero `reserved`. `WEIR_ERR_NO_MEMORY` if the buckets cannot
+// be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is written only
+// on success.
+// The policy is copied: the caller may change or free it after.
 weir_status weir_breaker_new(const weir_sre *policy, int64_t now, weir_breaker **out);
 #endif
 
@@ -1315,34 +1466,51 @@ void weir_breaker_free(weir_breaker *breaker);
 
 #if defined(WEIR_HOSTED)
 // Asks to make one call at `now`, with `roll` a draw from [0, 1) (clamped
-// into range; NaN counts as 0). True: go ahead, then settle the call with
-// `weir_breaker_pass` or `weir_breaker_fail`. False: refused, and recorded
-// as a drop. False for a NULL breaker.
-bool weir_breaker_allow(const weir_breaker *breaker, int64_t now, double roll);
+// into range; NaN counts as 0). True: go ahead; `*ticket` now holds the
+// call, to be settled once with `weir_breaker_pass` or `weir_breaker_fail`.
+// False: refused, recorded as a drop, and `*ticket` is written as already
+// settled. False, changing nothing, for a NULL breaker or a NULL or
+// misaligned `ticket`.
+bool weir_breaker_allow(const weir_breaker *breaker,
+                        int64_t now,
+                        double roll,
+                        weir_breaker_ticket *ticket);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Records that a call let through succeeded, finishing at `now`.
-// `WEIR_ERR_NULL` for a NULL breaker.
-weir_status weir_breaker_pass(const weir_breaker *breaker, int64_t now);
+// The call behind `*ticket` succeeded, finishing at `now`.
+// `WEIR_ERR_SETTLED`, changing nothing, if the ticket was already settled
+// (or is a refusal's); `WEIR_ERR_BREAKER_TICKET`, changing nothing, if this
+// breaker did not hand it out (another breaker's, a zeroed or overwritten
+// one, or `flying` neither 0 nor 1); `WEIR_ERR_NULL` if `breaker` or
+// `ticket` is NULL; `WEIR_ERR_MISALIGNED`, changing nothing, if `ticket` is
+// misaligned.
+weir_status weir_breaker_pass(const weir_breaker *breaker,
+                              weir_breaker_ticket *ticket,
+                              int64_t now);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Records that a call let through failed, finishing at `now`.
-// `WEIR_ERR_NULL` for a NULL breaker.
-weir_status weir_breaker_fail(const weir_breaker *breaker, int64_t now);
+// The call behind `*ticket` failed, finishing at `now`. Statuses as for
+// `weir_breaker_pass`.
+weir_status weir_breaker_fail(const weir_breaker *breaker,
+                              weir_breaker_ticket *ticket,
+                              int64_t now);
 #endif
 
 #if defined(WEIR_HOSTED)
 // The fraction of calls the breaker would refuse at `now`, in [0, 1): zero
 // while the window is healthy. The probe is left out; this is the standing
-// throttle a dashboard or an alert wants. 0 for a NULL breaker.
+// throttle a dashboard or an alert wants. A reading: it changes nothing, at
+// any `now` (an earlier one than seen counts as the latest). 0 for a NULL
+// breaker.
 double weir_breaker_ratio(const weir_breaker *breaker, int64_t now);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Writes the outcomes in the window at `now` to `*out`. `WEIR_ERR_NULL` if
-// `breaker` or `out` is NULL.
+// Writes the outcomes in the window at `now` to `*out`. A reading: it
+// changes nothing, at any `now`. `WEIR_ERR_NULL` if `breaker` or `out` is
+// NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned.
 weir_status weir_breaker_tally(const weir_breaker *breaker, int64_t now, weir_tally *out);
 #endif
 
@@ -1792,7 +1960,8 @@ weir_limits weir_limits_preset(void);
 // `_KEEP`, `_LIFE`: see `weir_limits`), `WEIR_ERR_NO_MEMORY` when the table
 // cannot be allocated; `WEIR_ERR_NULL` if `out` is NULL,
 // `WEIR_ERR_MISALIGNED` if `limits` or `out` is misaligned. `*out` is
-// written only on success.
+// written only on success. The limits are copied: the caller may change
+// or free them after.
 weir_status weir_pool_new(const weir_limits *limits, weir_pool **out);
 #endif
 
@@ -1958,11 +2127,14 @@ weir_shed weir_shed_preset(void);
 
 #if defined(WEIR_HOSTED)
 // Makes a shedder with an empty window opening at `now` and writes it to
-// `*out`. `policy` NULL means the preset. A bad policy gets its own status:
-// `WEIR_ERR_SHED_CPU`, `WEIR_ERR_SHED_LATENCY`, `WEIR_ERR_SHED_BETA`,
-// `WEIR_ERR_SHED_FLOOR`, `WEIR_ERR_SHED_COOL`, `WEIR_ERR_WINDOW_SPAN`,
-// `WEIR_ERR_TOO_LARGE`. `WEIR_ERR_NULL` if `out` is NULL; `*out` is written
-// only on success.
+// `*out`. `policy` NULL means the preset. A bad policy gets a status naming
+// the field, the fields checked in this order (with several bad, the first
+// is named): `WEIR_ERR_SHED_CPU`, `WEIR_ERR_SHED_WINDOW`,
+// `WEIR_ERR_SHED_LATENCY`, `WEIR_ERR_SHED_BETA`, `WEIR_ERR_SHED_FLOOR`,
+// `WEIR_ERR_SHED_COOL`, `WEIR_ERR_SHED_SIZE`. `WEIR_ERR_NO_MEMORY` if the
+// buckets cannot be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is
+// written only on success.
+// The policy is copied: the caller may change or free it after.
 weir_status weir_shedder_new(const weir_shed *policy, int64_t now, weir_shedder **out);
 #endif
 
@@ -2006,8 +2178,11 @@ int64_t weir_shedder_flying(const weir_shedder *shedder);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Writes what the shedder knows at `now` to `*out`. `WEIR_ERR_NULL` if
-// `shedder` or `out` is NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned.
+// Writes what the shedder knows at `now` to `*out`. A reading: it changes
+// nothing, at any `now` (an earlier one than seen counts as the latest),
+// so no later decision depends on whether or when it was asked.
+// `WEIR_ERR_NULL` if `shedder` or `out` is NULL, `WEIR_ERR_MISALIGNED` if
+// `out` is misaligned.
 weir_status weir_shedder_stats(const weir_shedder *shedder, int64_t now, weir_shed_stats *out);
 #endif
 
@@ -2068,7 +2243,7 @@ const char *weir_version(void);
 // bucket opening at `now`, and writes it to `*out`. A `size` below one is
 // raised to one; each bucket is `window_ns / size` wide, and at least 1 ns.
 // `WEIR_ERR_WINDOW_SPAN` if `window_ns` is zero or negative,
-// `WEIR_ERR_TOO_LARGE` above 1048576 buckets, `WEIR_ERR_NO_MEMORY` if the
+// `WEIR_ERR_WINDOW_SIZE` above 1048576 buckets, `WEIR_ERR_NO_MEMORY` if the
 // buckets cannot be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is
 // written only on success.
 weir_status weir_window_new(int32_t size, int64_t window_ns, int64_t now, weir_window **out);

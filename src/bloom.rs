@@ -144,7 +144,8 @@ fn on_region<R: Copy>(
 /// fields are out of range; `WEIR_ERR_BLOOM_SIZE` for size_log2
 /// above WEIR_BLOOM_MAX_SIZE_LOG2; `WEIR_ERR_BLOOM_HASHES` for hashes 0,
 /// above WEIR_BLOOM_MAX_HASHES or above 2^size_log2; `WEIR_ERR_NO_MEMORY`.
-/// `*out` is written only on success.
+/// `*out` is written only on success. The limit is copied: the caller may
+/// change or free it after.
 #[no_mangle]
 pub extern "C" fn weir_bloom_new(
     size_log2: u32,
@@ -169,8 +170,9 @@ pub extern "C" fn weir_bloom_free(bloom: *mut weir_bloom) {
 
 /// Whether the key (`len` bytes at `key`) may have one event at `now`,
 /// charging each of its words that allows. A zero-length key is a key (the
-/// empty one). Refuses (false) a NULL bloom or key and a negative `now`; a
-/// refusal writes nothing.
+/// empty one). The key is hashed during the call and not kept: its memory
+/// is the caller's again on return. Refuses (false) a NULL bloom or key and
+/// a negative `now`; a refusal writes nothing.
 #[no_mangle]
 pub extern "C" fn weir_bloom_allow(
     bloom: *const weir_bloom,

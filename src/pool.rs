@@ -15,8 +15,9 @@ use weir_core::pool::{Counters, Limits, LimitsError, Misuse, Pool, Taken};
 /// `uintptr_t` and does not emit it, since `<stdint.h>` declares that.
 pub type weir_item = usize;
 
-/// The limits a pool holds itself to. Durations are nanoseconds; a zero
-/// `keep_ns` or `life_ns` means no limit. Validated by `weir_pool_new`,
+/// The pool's policy (for `weir_pool_new`): the limits a pool holds itself
+/// to. Durations are nanoseconds; a zero `keep_ns` or `life_ns` means no
+/// limit. Validated by `weir_pool_new`,
 /// each field with its own status, the first wrong one in field order: a
 /// `size` outside 1..`WEIR_POOL_MAX_SIZE` is `WEIR_ERR_POOL_SIZE`, a
 /// negative `idle` `WEIR_ERR_POOL_IDLE`, a negative `keep_ns`
@@ -246,7 +247,8 @@ impl From<Misuse> for weir_status {
 /// `_KEEP`, `_LIFE`: see `weir_limits`), `WEIR_ERR_NO_MEMORY` when the table
 /// cannot be allocated; `WEIR_ERR_NULL` if `out` is NULL,
 /// `WEIR_ERR_MISALIGNED` if `limits` or `out` is misaligned. `*out` is
-/// written only on success.
+/// written only on success. The limits are copied: the caller may change
+/// or free them after.
 #[no_mangle]
 pub extern "C" fn weir_pool_new(
     limits: *const weir_limits,

@@ -67,9 +67,10 @@ pub struct weir_rate {
     pub state: u64,
 }
 
-/// A rate limit checked once by `weir_rate_limit_new`, so that decisions do
-/// integer work only: the interval (1 / limit, rounded up to 2^-32 ns) as
-/// a binary fixed-point number, and the burst. A plain value (16 bytes, no heap): copy it, keep it
+/// The rate word's policy (for `weir_rate_allow`, and for every word of a
+/// `weir_bloom`): a rate limit checked once by `weir_rate_limit_new`, so that
+/// decisions do integer work only: the interval (1 / limit, rounded up to
+/// 2^-32 ns) as a binary fixed-point number, and the burst. A plain value (16 bytes, no heap): copy it, keep it
 /// anywhere, share it read-only between threads and processes. Read its
 /// fields freely but fill it only with `weir_rate_limit_new`. Every call
 /// that takes one checks its ranges again (burst 1..1023, a window

@@ -132,7 +132,7 @@ pub enum weir_status {
     /// A pool's `weir_limits.life_ns` is negative.
     WEIR_ERR_POOL_LIFE = 207,
     // 300–399: breaker, shedder and window.
-    /// A window's `window_ns` is zero or negative.
+    /// `weir_window_new`'s `window_ns` is zero or negative.
     WEIR_ERR_WINDOW_SPAN = 300,
     /// A breaker policy's `k` is NaN, infinite or below its `floor`.
     WEIR_ERR_SRE_K = 301,
@@ -152,6 +152,19 @@ pub enum weir_status {
     WEIR_ERR_SHED_FLOOR = 308,
     /// A shedder policy's `cool_ns` is negative.
     WEIR_ERR_SHED_COOL = 309,
+    /// A breaker ticket this breaker did not hand out: another breaker's, a
+    /// zeroed or overwritten one. Nothing changed.
+    WEIR_ERR_BREAKER_TICKET = 310,
+    /// A breaker policy's `size` is above 1048576 buckets.
+    WEIR_ERR_SRE_SIZE = 311,
+    /// A breaker policy's `window_ns` is zero or negative.
+    WEIR_ERR_SRE_WINDOW = 312,
+    /// A shedder policy's `size` is above 1048576 buckets.
+    WEIR_ERR_SHED_SIZE = 313,
+    /// A shedder policy's `window_ns` is zero or negative.
+    WEIR_ERR_SHED_WINDOW = 314,
+    /// `weir_window_new`'s `size` is above 1048576 buckets.
+    WEIR_ERR_WINDOW_SIZE = 315,
 
     // 400–499: rate and bloom.
     /// A rate limit's burst is outside 1..1023.
@@ -286,6 +299,12 @@ const ALL: &[weir_status] = {
         WEIR_ERR_SHED_BETA,
         WEIR_ERR_SHED_FLOOR,
         WEIR_ERR_SHED_COOL,
+        WEIR_ERR_BREAKER_TICKET,
+        WEIR_ERR_SRE_SIZE,
+        WEIR_ERR_SRE_WINDOW,
+        WEIR_ERR_SHED_SIZE,
+        WEIR_ERR_SHED_WINDOW,
+        WEIR_ERR_WINDOW_SIZE,
         WEIR_ERR_RATE_BURST,
         WEIR_ERR_RATE_ZERO,
         WEIR_ERR_RATE_TOO_SLOW,
@@ -378,7 +397,7 @@ impl weir_status {
             WEIR_ERR_POOL_IDLE => c"pool idle is negative",
             WEIR_ERR_POOL_KEEP => c"pool keep_ns is negative",
             WEIR_ERR_POOL_LIFE => c"pool life_ns is negative",
-            WEIR_ERR_WINDOW_SPAN => c"window_ns is zero or negative",
+            WEIR_ERR_WINDOW_SPAN => c"window window_ns is zero or negative",
             WEIR_ERR_SRE_K => c"sre k is not finite or is below floor",
             WEIR_ERR_SRE_FLOOR => c"sre floor is not finite or is below 1",
             WEIR_ERR_SRE_PROTECTION => c"sre protection is not finite or is negative",
@@ -388,6 +407,14 @@ impl weir_status {
             WEIR_ERR_SHED_BETA => c"shed beta is NaN or outside [0, 1)",
             WEIR_ERR_SHED_FLOOR => c"shed floor is NaN or outside (0, 1]",
             WEIR_ERR_SHED_COOL => c"shed cool_ns is negative",
+            WEIR_ERR_BREAKER_TICKET => {
+                c"breaker ticket not handed out by this breaker (another's, zeroed or overwritten)"
+            }
+            WEIR_ERR_SRE_SIZE => c"sre size is above 1048576 buckets",
+            WEIR_ERR_SRE_WINDOW => c"sre window_ns is zero or negative",
+            WEIR_ERR_SHED_SIZE => c"shed size is above 1048576 buckets",
+            WEIR_ERR_SHED_WINDOW => c"shed window_ns is zero or negative",
+            WEIR_ERR_WINDOW_SIZE => c"window size is above 1048576 buckets",
             WEIR_ERR_RATE_BURST => c"rate burst is outside 1..1023",
             WEIR_ERR_RATE_ZERO => c"rate limit is zero",
             WEIR_ERR_RATE_TOO_SLOW => c"rate too slow: burst x interval exceeds the word's 2^63 ns",

@@ -14,7 +14,7 @@ impl From<WindowError> for weir_status {
     fn from(error: WindowError) -> weir_status {
         match error {
             WindowError::Span => WEIR_ERR_WINDOW_SPAN,
-            WindowError::TooLarge => WEIR_ERR_TOO_LARGE,
+            WindowError::TooLarge => WEIR_ERR_WINDOW_SIZE,
             WindowError::NoMemory => WEIR_ERR_NO_MEMORY,
         }
     }
@@ -67,7 +67,7 @@ impl Handle for weir_window {
 /// bucket opening at `now`, and writes it to `*out`. A `size` below one is
 /// raised to one; each bucket is `window_ns / size` wide, and at least 1 ns.
 /// `WEIR_ERR_WINDOW_SPAN` if `window_ns` is zero or negative,
-/// `WEIR_ERR_TOO_LARGE` above 1048576 buckets, `WEIR_ERR_NO_MEMORY` if the
+/// `WEIR_ERR_WINDOW_SIZE` above 1048576 buckets, `WEIR_ERR_NO_MEMORY` if the
 /// buckets cannot be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is
 /// written only on success.
 #[no_mangle]

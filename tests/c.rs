@@ -100,3 +100,61 @@ fn native_libs_can_be_asked_from_many_threads_at_once() {
         "{answers:?}"
     );
 }
+
+#[test]
+fn header_compiles_in_every_standard() {
+    // weir.h alone, with the warnings every C file gets, as C99, C11 and
+    // C17 and as C++11, 14, 17 and 20. C89 is not a goal.
+    let dir = cbuild::out_dir().join("header-standards");
+    std::fs::create_dir_all(&dir).unwrap();
+    let c = dir.join("header.c");
+    std::fs::write(
+        &c,
+        "#include \"weir.h\"\nint main(void) { return weir_version() ? 0 : 1; }\n",
+    )
+    .unwrap();
+    let cpp = dir.join("header.cpp");
+    std::fs::write(
+        &cpp,
+        "#include \"weir.h\"\nint main() { return weir_version() ? 0 : 1; }\n",
+    )
+    .unwrap();
+    let mut failures = Vec::new();
+    let cases = [
+        ("c99", &c, false),
+        ("c11", &c, false),
+        ("c17", &c, false),
+        ("c++11", &cpp, true),
+        ("c++14", &cpp, true),
+        ("c++17", &cpp, true),
+        ("c++20", &cpp, true),
+    ];
+    for (std, source, is_cpp) in cases {
+        let tool = cbuild::compiler(is_cpp);
+        let output = Command::new(tool.path())
+            .arg(format!("-std={std}"))
+            .args([
+                "-Wall",
+                "-Wextra",
+                "-Wpedantic",
+                "-Werror",
+                "-fsyntax-only",
+                "-I",
+            ])
+            .arg(cbuild::root().join("include"))
+            .arg(source)
+            .output()
+            .expect("run the compiler");
+        if !output.status.success() {
+            failures.push(format!(
+                "-std={std}:\n{}",
+                String::from_utf8_lossy(&output.stderr)
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "weir.h does not compile:\n{}",
+        failures.join("\n")
+    );
+}

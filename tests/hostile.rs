@@ -1149,15 +1149,58 @@ fn breaker_never_panics_and_ratio_stays_a_fraction() {
         if status != WEIR_OK {
             continue;
         }
+        // Tickets in flight, settled in random order; now and then a
+        // forged, misaligned or twice-settled one. Only the breaker's own
+        // tickets count, each once.
+        let mut tickets: Vec<weir_breaker_ticket> = Vec::new();
+        let (mut allowed, mut settled) = (0i64, 0i64);
         for _ in 0..50 {
             let now = clock.tick(&mut rng);
-            match rng.below(4) {
+            match rng.below(5) {
                 0 | 1 => {
-                    weir_breaker_allow(breaker, now, rng.draw());
+                    let mut ticket = weir_breaker_ticket::default();
+                    if weir_breaker_allow(breaker, now, rng.draw(), &mut ticket) {
+                        allowed += 1;
+                        tickets.push(ticket);
+                    } else {
+                        assert_eq!(ticket.flying, 0);
+                    }
+                    let odd_ticket = misaligned(&mut odd);
+                    assert!(!weir_breaker_allow(breaker, now, rng.draw(), odd_ticket));
                 }
-                2 => assert_eq!(weir_breaker_pass(breaker, now), WEIR_OK),
-                _ => assert_eq!(weir_breaker_fail(breaker, now), WEIR_OK),
+                2 | 3 if !tickets.is_empty() => {
+                    let at = rng.below(tickets.len() as u64) as usize;
+                    let mut ticket = tickets.swap_remove(at);
+                    let s = if rng.one_in(2) {
+                        weir_breaker_pass(breaker, &mut ticket, now)
+                    } else {
+                        weir_breaker_fail(breaker, &mut ticket, now)
+                    };
+                    assert_eq!(s, WEIR_OK);
+                    settled += 1;
+                    assert_eq!(
+                        weir_breaker_fail(breaker, &mut ticket, now),
+                        WEIR_ERR_SETTLED
+                    );
+                }
+                _ => {
+                    let mut forged = weir_breaker_ticket {
+                        serial: rng.u64(),
+                        breaker: rng.u64() as u32,
+                        flying: rng.i32(),
+                    };
+                    let s = sane(
+                        weir_breaker_pass(breaker, &mut forged, now),
+                        "weir_breaker_pass",
+                    );
+                    assert_ne!(s, WEIR_OK, "a forged ticket settled: {forged:?}");
+                    sane(
+                        weir_breaker_fail(breaker, misaligned(&mut odd), now),
+                        "weir_breaker_fail",
+                    );
+                }
             }
+            assert!(settled <= allowed);
             let ratio = weir_breaker_ratio(breaker, now);
             assert!(
                 (0.0..1.0).contains(&ratio),

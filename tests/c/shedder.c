@@ -220,8 +220,8 @@ static void check_policies(void) {
         {{50, 1000, 5 * SEC, SEC, 0.9, SEC, 0.1}, WEIR_ERR_SHED_CPU},
         {{50, INT32_MAX, 5 * SEC, SEC, 0.9, SEC, 0.1}, WEIR_ERR_SHED_CPU},
         {{50, -1, 5 * SEC, SEC, 0.9, SEC, 0.1}, WEIR_ERR_SHED_CPU},
-        {{50, 900, 0, SEC, 0.9, SEC, 0.1}, WEIR_ERR_WINDOW_SPAN},
-        {{50, 900, -SEC, SEC, 0.9, SEC, 0.1}, WEIR_ERR_WINDOW_SPAN},
+        {{50, 900, 0, SEC, 0.9, SEC, 0.1}, WEIR_ERR_SHED_WINDOW},
+        {{50, 900, -SEC, SEC, 0.9, SEC, 0.1}, WEIR_ERR_SHED_WINDOW},
         {{50, 900, 5 * SEC, 0, 0.9, SEC, 0.1}, WEIR_ERR_SHED_LATENCY},
         {{50, 900, 5 * SEC, INT64_MIN, 0.9, SEC, 0.1}, WEIR_ERR_SHED_LATENCY},
         {{50, 900, 5 * SEC, SEC, 1.0, SEC, 0.1}, WEIR_ERR_SHED_BETA},
@@ -231,7 +231,7 @@ static void check_policies(void) {
         {{50, 900, 5 * SEC, SEC, 0.9, SEC, 0.0}, WEIR_ERR_SHED_FLOOR},
         {{50, 900, 5 * SEC, SEC, 0.9, SEC, 1.5}, WEIR_ERR_SHED_FLOOR},
         {{50, 900, 5 * SEC, SEC, 0.9, SEC, 0.0 / 0.0}, WEIR_ERR_SHED_FLOOR},
-        {{INT32_MAX, 900, 5 * SEC, SEC, 0.9, SEC, 0.1}, WEIR_ERR_TOO_LARGE},
+        {{INT32_MAX, 900, 5 * SEC, SEC, 0.9, SEC, 0.1}, WEIR_ERR_SHED_SIZE},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         CHECK_STATUS(weir_shedder_new(&bad[i].shed, 0, &shedder), bad[i].status);

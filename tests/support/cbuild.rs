@@ -1,6 +1,8 @@
 //! Compiles C programs against the freshly built static library: the C
 //! tests, the C examples and the header checks all come through here, so a
 //! machine with a Rust toolchain and a C compiler needs nothing else.
+//! Included by tests/c.rs as a module and by c-examples/run (the runner of
+//! `cargo run --example c`) as its library.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -20,9 +22,15 @@ pub const C_FLAGS: &[&str] = &[
 /// The flags the header is checked with as C++.
 pub const CXX_FLAGS: &[&str] = &["-std=c++11", "-Wall", "-Wextra", "-Wpedantic", "-Werror"];
 
-/// The repository root.
+/// The repository root: the nearest directory up from the crate that
+/// compiles this file holding `include/weir.h`.
 pub fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest
+        .ancestors()
+        .find(|dir| dir.join("include/weir.h").is_file())
+        .unwrap_or(&manifest)
+        .to_path_buf()
 }
 
 /// The newest `libweir*.a` of the running executable's profile, where cargo
@@ -49,7 +57,7 @@ pub fn static_lib() -> PathBuf {
     found
         .pop()
         .map(|(_, path)| path)
-        .expect("libweir.a not found beside the test binary; build with `cargo test`")
+        .expect("libweir.a not found beside the executable; build with `cargo test`")
 }
 
 /// The system libraries a Rust static library needs on this target, as
