@@ -76,6 +76,20 @@
  *   calls    weir_gate_enter, weir_gate_leave
  *   reads    weir_gate_held
  *
+ * weir_concurrency — adaptive concurrency limit (Gradient2)
+ *   policy   weir_gradient (the controller's), weir_gradient_preset
+ *   make     weir_concurrency_new (copies the policy), weir_concurrency_free
+ *   calls    weir_concurrency_enter (fills a weir_flight),
+ *            weir_concurrency_leave
+ *   reads    weir_concurrency_limit, weir_concurrency_flying,
+ *            weir_concurrency_long_rtt
+ *
+ * weir_budget — retry budget: gRPC tokens or Finagle percent
+ *   policy   weir_retry_budget (WEIR_BUDGET_*), weir_retry_budget_preset
+ *   make     weir_budget_new, weir_budget_free
+ *   calls    weir_budget_deposit, weir_budget_withdraw
+ *   reads    weir_budget_left, weir_budget_tokens
+ *
  * weir_backoff — retry policy, by value (WEIR_JITTER_*)
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
@@ -111,7 +125,8 @@
  * weir_limiter — embeddable integer quota, by value
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
- *   calls    weir_limiter_try_consume, weir_limiter_consume
+ *   calls    weir_limiter_try_consume, weir_limiter_consume,
+ *            weir_limiter_refund
  *   reads    weir_limiter_available, weir_limiter_capacity,
  *            weir_limiter_is_bucket, weir_limiter_is_fixed_window,
  *            weir_limiter_is_cooldown
