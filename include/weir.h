@@ -661,14 +661,14 @@ typedef struct weir_budget weir_budget;
 // call enters while fewer than `⌊limit⌋` are in flight. On each leave, with
 // `rtt = now − start` (at least 1 ns) and `inflight` as it entered:
 //
-//     longRtt = mean of the first `warmup` rtts, then
-//               longRtt × (1 − 2/(long_window+1)) + rtt × 2/(long_window+1)
-//     if longRtt / rtt > 2: longRtt ×= 0.9
-//     if inflight < limit / 2: no change (the caller is not using the room)
-//     gradient = max(0.5, min(1, tolerance × longRtt / rtt))
-//     limit    = limit × (1 − smoothing)
-//              + (limit × gradient + queue_size) × smoothing,
-//                held to [min_limit, max_limit]
+//   longRtt = mean of the first `warmup` rtts, then
+//             longRtt × (1 − 2/(long_window+1)) + rtt × 2/(long_window+1)
+//   if longRtt / rtt > 2: longRtt ×= 0.9
+//   if inflight < limit / 2: no change (the caller is not using the room)
+//   gradient = max(0.5, min(1, tolerance × longRtt / rtt))
+//   limit    = limit × (1 − smoothing)
+//            + (limit × gradient + queue_size) × smoothing,
+//              held to [min_limit, max_limit]
 //
 // So under steady latency the limit climbs by up to `queue_size ×
 // smoothing` a sample to `max_limit`; when queueing raises latency past
