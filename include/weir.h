@@ -76,6 +76,20 @@
  *   calls    weir_gate_enter, weir_gate_leave
  *   reads    weir_gate_held
  *
+ * weir_concurrency — adaptive concurrency limit (Gradient2)
+ *   policy   weir_gradient (the controller's), weir_gradient_preset
+ *   make     weir_concurrency_new (copies the policy), weir_concurrency_free
+ *   calls    weir_concurrency_enter (fills a weir_flight),
+ *            weir_concurrency_leave
+ *   reads    weir_concurrency_limit, weir_concurrency_flying,
+ *            weir_concurrency_long_rtt
+ *
+ * weir_budget — retry budget: gRPC tokens or Finagle percent
+ *   policy   weir_retry_budget (WEIR_BUDGET_*), weir_retry_budget_preset
+ *   make     weir_budget_new, weir_budget_free
+ *   calls    weir_budget_deposit, weir_budget_withdraw
+ *   reads    weir_budget_left, weir_budget_tokens
+ *
  * weir_backoff — retry policy, by value (WEIR_JITTER_*)
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
@@ -112,7 +126,8 @@
  * weir_limiter — embeddable integer quota, by value
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
- *   calls    weir_limiter_try_consume, weir_limiter_consume
+ *   calls    weir_limiter_try_consume, weir_limiter_consume,
+ *            weir_limiter_refund
  *   reads    weir_limiter_available, weir_limiter_capacity,
  *            weir_limiter_is_bucket, weir_limiter_is_fixed_window,
  *            weir_limiter_is_cooldown
@@ -250,6 +265,23 @@
 #endif
 
 #if defined(WEIR_HOSTED)
+// `weir_retry_budget.form`: gRPC's retry throttling (design A6), a token
+// count between `max_tokens` and zero.
+#define WEIR_BUDGET_TOKENS 0
+#endif
+
+#if defined(WEIR_HOSTED)
+// `weir_retry_budget.form`: Finagle's RetryBudget, `percent` of the
+// requests of the last `ttl_ns` plus `min_per_s` retries a second.
+#define WEIR_BUDGET_PERCENT 1
+#endif
+
+#if defined(WEIR_HOSTED)
+// The largest `max_limit` a `weir_gradient` may have: 2^20 calls in flight.
+#define WEIR_CONCURRENCY_MAX_LIMIT (1 << 20)
+#endif
+
+#if defined(WEIR_HOSTED)
 // The largest `size` a pool accepts (2^24).
 #define WEIR_POOL_MAX_SIZE 16777216
 #endif
@@ -293,8 +325,9 @@
 
 // What a call that can fail reports. `WEIR_OK` is 0; every other value is
 // an error. Codes are grouped by area and are never renumbered or reused:
-// 1–99 general (30–39 targets and builds), 100–199 the limiter, 200–299 the pool,
-// 300–399 breaker, shedder and window, 400–499 rate and bloom.
+// 1–99 general (30–39 targets and builds, 40–49 refunds), 100–199 the limiter, 200–299 the pool,
+// 300–399 breaker, shedder and window, 400–499 rate and bloom,
+// 500–549 the retry budget, 550–599 the adaptive concurrency limit.
 // `weir_status_str` describes any value, known or not.
 enum weir_status
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -348,6 +381,17 @@ enum weir_status
   // atomics), so a rate word or bloom region cannot be shared with another
   // process or program: see `weir_words_shareable`.
   WEIR_ERR_WORDS_NOT_SHAREABLE = 30,
+  // A refund's units were taken in a window, or a cooldown's batch, that
+  // has ended since; nothing was given back.
+  WEIR_ERR_REFUND_EXPIRED = 40,
+  // A refund to a cooldown limiter whose gate is armed: the batch is
+  // spent and its gate stands; nothing was given back.
+  WEIR_ERR_REFUND_ARMED = 41,
+  // A refund to a limiter already at capacity at `now` (a bucket that
+  // refilled, for one); nothing to give back.
+  WEIR_ERR_REFUND_FULL = 42,
+  // A refund whose `taken_at` is later than its `now`; nothing changed.
+  WEIR_ERR_REFUND_FUTURE = 43,
   // A limiter constructor was given a capacity of zero.
   WEIR_ERR_ZERO_CAPACITY = 100,
   // A bucket limiter was given a refill amount of zero.
@@ -459,6 +503,28 @@ enum weir_status
   WEIR_ERR_BLOOM_FOREIGN = 414,
   // A memory region holds a bloom array of another layout version.
   WEIR_ERR_BLOOM_VERSION = 415,
+  // A retry budget's `max_tokens` is outside 1..1000.
+  WEIR_ERR_BUDGET_MAX_TOKENS = 500,
+  // A retry budget's `token_ratio` is NaN, infinite, or under 0.0005
+  // (it rounds to no thousandth).
+  WEIR_ERR_BUDGET_TOKEN_RATIO = 501,
+  // A retry budget's `ttl_ns` is outside [1 s, 60 s].
+  WEIR_ERR_BUDGET_TTL = 502,
+  // A retry budget's `min_per_s` is negative.
+  WEIR_ERR_BUDGET_MIN_PER_S = 503,
+  // A retry budget's `percent` is NaN or outside [0, 1000].
+  WEIR_ERR_BUDGET_PERCENT = 504,
+  // A concurrency policy's limits are not 1 ≤ `min_limit` ≤
+  // `initial_limit` ≤ `max_limit` ≤ WEIR_CONCURRENCY_MAX_LIMIT.
+  WEIR_ERR_CONCURRENCY_LIMITS = 550,
+  // A concurrency policy's `queue_size` is negative or above `max_limit`.
+  WEIR_ERR_CONCURRENCY_QUEUE = 551,
+  // A concurrency policy's `smoothing` is NaN or outside (0, 1].
+  WEIR_ERR_CONCURRENCY_SMOOTHING = 552,
+  // A concurrency policy's `tolerance` is NaN, infinite or below 1.
+  WEIR_ERR_CONCURRENCY_TOLERANCE = 553,
+  // A concurrency policy's `long_window` or `warmup` is below 1.
+  WEIR_ERR_CONCURRENCY_WINDOW = 554,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -577,6 +643,61 @@ typedef struct weir_breaker weir_breaker;
 // up to 7.8 × 10^6/s, halving with each finer tick to 9.1 years above
 // 6.25 × 10^7/s), and stands still after that.
 typedef struct weir_bucket weir_bucket;
+#endif
+
+#if defined(WEIR_HOSTED)
+// A retry budget: retries held to a share of real traffic, next to (not
+// instead of) backoff.
+//
+// Tokens form (gRPC A6): the count starts at `max_tokens`;
+// `weir_budget_deposit` (a success) adds `token_ratio`, up to
+// `max_tokens`; `weir_budget_withdraw` (a failure) takes 1, never below 0,
+// and answers whether the count is still above `max_tokens / 2`. The count
+// is exact in thousandths. Time is ignored.
+//
+// Percent form (Finagle): `weir_budget_deposit` (a request that is not a
+// retry) adds 1000; `weir_budget_withdraw` takes `cost = ⌊1000 /
+// percent⌋` (1 when `percent` is 0) if alive credit + reserve ≥ cost,
+// where reserve = `min_per_s × ⌊ttl_ns / 1 s⌋ × cost`. Credit and
+// withdrawals are counted in 10 slices of `ttl_ns / 10` from the budget's
+// making and live until the slice ten after their own begins: between 0.9
+// and 1.0 × `ttl_ns`. Bound: the retries taken in the live slices (at
+// least 0.9 × `ttl_ns`, under `ttl_ns`) are at most deposits there × 1000 /
+// cost + `min_per_s × ⌊ttl_ns / 1 s⌋`; 1000 / cost is `percent` when 1000 /
+// percent is whole, and a little above otherwise (Finagle's rounding).
+//
+// A `now` earlier than one seen is no time passing. Safe to share between
+// threads: each call takes a short per-handle lock. Heap per handle: about
+// 250 bytes. Made by `weir_budget_new`, freed by `weir_budget_free`.
+typedef struct weir_budget weir_budget;
+#endif
+
+#if defined(WEIR_HOSTED)
+// An adaptive concurrency limit: a gate whose ceiling follows the latency
+// it measures, with Netflix concurrency-limits' Gradient2 controller. A
+// call enters while fewer than `⌊limit⌋` are in flight. On each leave, with
+// `rtt = now − start` (at least 1 ns) and `inflight` as it entered:
+//
+//   longRtt = mean of the first `warmup` rtts, then
+//             longRtt × (1 − 2/(long_window+1)) + rtt × 2/(long_window+1)
+//   if longRtt / rtt > 2: longRtt ×= 0.9
+//   if inflight < limit / 2: no change (the caller is not using the room)
+//   gradient = max(0.5, min(1, tolerance × longRtt / rtt))
+//   limit    = limit × (1 − smoothing)
+//            + (limit × gradient + queue_size) × smoothing,
+//              held to [min_limit, max_limit]
+//
+// So under steady latency the limit climbs by up to `queue_size ×
+// smoothing` a sample to `max_limit`; when queueing raises latency past
+// `tolerance` times the long average it falls, at most halving each
+// sample's target; held long enough, a higher latency becomes the new
+// baseline (Gradient2's design). A dropped call is a sample like any other,
+// as upstream takes it. A `now` before `start` is a 1 ns sample. Safe to
+// share between threads: each call takes a short per-handle lock, so the
+// calls in flight never exceed the limit at the moment each entered. Heap
+// per handle: about 110 bytes. Made by `weir_concurrency_new`, freed by
+// `weir_concurrency_free`.
+typedef struct weir_concurrency weir_concurrency;
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -792,6 +913,79 @@ typedef struct WEIR_ALIGN(8) {
   // Calls refused.
   int64_t drop;
 } weir_tally;
+#endif
+
+#if defined(WEIR_HOSTED)
+// The constants of a retry budget. Start from `weir_retry_budget_preset()`
+// and change what you need. Only the fields of the chosen `form` are read
+// and checked; the others are ignored. 40 bytes, aligned as an int64_t.
+typedef struct {
+  // `WEIR_BUDGET_TOKENS` or `WEIR_BUDGET_PERCENT`; any other value is
+  // `WEIR_ERR_UNKNOWN_KIND`.
+  int32_t form;
+  // Tokens: the most tokens, and where the count starts; in 1..1000
+  // (A6's range).
+  int32_t max_tokens;
+  // Tokens: what each success gives back, rounded to the nearest
+  // thousandth (A6 allows three decimal places); at least 0.0005, finite.
+  double token_ratio;
+  // Percent: how long a request's credit lives, about; in [1 s, 60 s]
+  // (Finagle's range). Counted in 10 slices of `ttl_ns / 10`.
+  int64_t ttl_ns;
+  // Percent: retries a second always allowed, on top of `percent`; zero
+  // or more.
+  int32_t min_per_s;
+  // Always 0 (`WEIR_ERR_RESERVED` otherwise).
+  int32_t reserved;
+  // Percent: the share of requests that may be retried (0.2 is a fifth),
+  // in [0, 1000].
+  double percent;
+} weir_retry_budget;
+#endif
+
+#if defined(WEIR_HOSTED)
+// The constants of the adaptive limit's controller (Gradient2; see
+// `weir_concurrency`). Start from `weir_gradient_preset()` and change what
+// you need; every field is checked when a limit is made from it. 40
+// bytes, aligned as an int64_t.
+typedef struct {
+  // The limit before any sample; in [min_limit, max_limit].
+  int32_t initial_limit;
+  // The floor of the limit; at least 1.
+  int32_t min_limit;
+  // The ceiling of the limit; at most WEIR_CONCURRENCY_MAX_LIMIT.
+  int32_t max_limit;
+  // How much the limit may grow a sample while latency holds; in
+  // [0, max_limit].
+  int32_t queue_size;
+  // How far a sample moves the limit toward its new value; in (0, 1].
+  double smoothing;
+  // How much latency may grow before the limit falls; finite, at least 1
+  // (1 is today's upstream Gradient2).
+  double tolerance;
+  // The long-term latency average's window, in samples; at least 1.
+  int32_t long_window;
+  // Samples averaged plainly before the exponential average starts; at
+  // least 1.
+  int32_t warmup;
+} weir_gradient;
+#endif
+
+#if defined(WEIR_HOSTED)
+// A call the adaptive limit let in: a plain value the caller keeps and
+// hands back, by address, to `weir_concurrency_leave` of the same limit
+// exactly once. `weir_concurrency_enter` fills it in. Read and written
+// under the limit's lock, so two threads leaving with one flight at once
+// leave once between them. 16 bytes, aligned as an int64_t: a misaligned
+// one is refused, never read or written.
+typedef struct {
+  // When the call entered, on the caller's clock.
+  int64_t start;
+  // Calls in flight when it entered, itself included.
+  int32_t inflight;
+  // 1 while in flight, 0 once left (or refused).
+  int32_t flying;
+} weir_flight;
 #endif
 
 // A time budget of `budget_ns` measured from `start` (the caller's clock
@@ -1414,6 +1608,123 @@ int64_t weir_bucket_next(const weir_bucket *bucket,
 double weir_bucket_tokens(const weir_bucket *bucket, int64_t now);
 #endif
 
+#if defined(WEIR_HOSTED)
+// The preset: Finagle's default budget (percent form, 20 % of the requests
+// of the last 10 s plus 10 retries a second), with A6's example constants
+// (10 tokens, 0.1 a success) filled in for the tokens form.
+weir_retry_budget weir_retry_budget_preset(void);
+#endif
+
+#if defined(WEIR_HOSTED)
+// Makes a budget at `now` and writes it to `*out`; the percent form's
+// slices start at `now`. `policy` NULL means the preset. Checks, in order:
+// `WEIR_ERR_MISALIGNED` (policy), `WEIR_ERR_RESERVED`,
+// `WEIR_ERR_UNKNOWN_KIND` (form), then the chosen form's fields:
+// `WEIR_ERR_BUDGET_MAX_TOKENS`, `WEIR_ERR_BUDGET_TOKEN_RATIO`, or
+// `WEIR_ERR_BUDGET_TTL`, `WEIR_ERR_BUDGET_MIN_PER_S`,
+// `WEIR_ERR_BUDGET_PERCENT`. `WEIR_ERR_NULL` if `out` is NULL; `*out` is
+// written only on success.
+weir_status weir_budget_new(const weir_retry_budget *policy, int64_t now, weir_budget **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+// Frees a budget. NULL is accepted and ignored.
+void weir_budget_free(weir_budget *budget);
+#endif
+
+#if defined(WEIR_HOSTED)
+// Counts one request as traffic at `now`. Tokens form: call it for each
+// attempt that succeeded (`token_ratio` back). Percent form: call it for
+// each request sent that is not a retry, whatever its outcome. Does
+// nothing for a NULL budget.
+void weir_budget_deposit(const weir_budget *budget, int64_t now);
+#endif
+
+#if defined(WEIR_HOSTED)
+// Asks for one retry at `now`: true means send it. Tokens form: call it on
+// every failed attempt, even one you would not retry; the failure takes its
+// token whatever the answer (A6 counts failures, not retries). Percent
+// form: true takes the retry's cost, false changes nothing. False for a
+// NULL budget.
+bool weir_budget_withdraw(const weir_budget *budget, int64_t now);
+#endif
+
+#if defined(WEIR_HOSTED)
+// How many `weir_budget_withdraw` calls in a row would answer true at
+// `now`, with no deposit between. A reading: changes nothing. 0 for a NULL
+// budget.
+int64_t weir_budget_left(const weir_budget *budget, int64_t now);
+#endif
+
+#if defined(WEIR_HOSTED)
+// The raw count at `now`. Tokens form: the token count in thousandths
+// (10 tokens is 10000), in [0, 1000 × max_tokens]. Percent form: alive
+// credit − alive withdrawals + reserve, in Finagle's units (1000 a
+// request). A reading: changes nothing. 0 for a NULL budget.
+int64_t weir_budget_tokens(const weir_budget *budget, int64_t now);
+#endif
+
+#if defined(WEIR_HOSTED)
+// The preset: Gradient2's defaults (limit 20 in [20, 200], queue 4,
+// smoothing 0.2, a 600-sample long window after 10 warm-up samples) with
+// the older Gradient2's tolerance of 1.5.
+weir_gradient weir_gradient_preset(void);
+#endif
+
+#if defined(WEIR_HOSTED)
+// Makes an adaptive limit at `initial_limit` with nothing in flight and
+// writes it to `*out`. `policy` NULL means the preset. A bad policy gets its
+// own status: `WEIR_ERR_CONCURRENCY_LIMITS`, `_QUEUE`, `_SMOOTHING`,
+// `_TOLERANCE`, `_WINDOW` (checked in that order); `WEIR_ERR_MISALIGNED`
+// for a misaligned policy. `WEIR_ERR_NULL` if `out` is NULL; `*out` is
+// written only on success.
+weir_status weir_concurrency_new(const weir_gradient *policy, weir_concurrency **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+// Frees an adaptive limit. NULL is accepted and ignored.
+void weir_concurrency_free(weir_concurrency *limit);
+#endif
+
+#if defined(WEIR_HOSTED)
+// Asks to start one call at `now`. True: go ahead; `*flight` holds the
+// call, to be given back once to `weir_concurrency_leave`. False: the
+// limit is full, and `*flight` is written as already left. False, changing
+// nothing, for a NULL limit or a NULL or misaligned `flight`.
+bool weir_concurrency_enter(const weir_concurrency *limit, int64_t now, weir_flight *flight);
+#endif
+
+#if defined(WEIR_HOSTED)
+// The call behind `*flight` ended at `now`; `dropped` says it timed out or
+// was refused downstream rather than answered (a sample all the same, see
+// `weir_concurrency`). It leaves flight, its latency moves the limit, and
+// `*flight` is written as left. `WEIR_ERR_SETTLED`, changing nothing, if
+// it already left (or was refused); `WEIR_ERR_INVALID_ARGUMENT` if its
+// `flying` is neither 0 nor 1 or its `inflight` is below 1;
+// `WEIR_ERR_NULL` for a NULL limit or flight; `WEIR_ERR_MISALIGNED`,
+// changing nothing, for a misaligned flight.
+weir_status weir_concurrency_leave(const weir_concurrency *limit,
+                                   weir_flight *flight,
+                                   int64_t now,
+                                   bool dropped);
+#endif
+
+#if defined(WEIR_HOSTED)
+// The limit calls are admitted against now, `⌊limit⌋`; 0 for a NULL limit.
+int64_t weir_concurrency_limit(const weir_concurrency *limit);
+#endif
+
+#if defined(WEIR_HOSTED)
+// How many calls are in flight; 0 for a NULL limit.
+int64_t weir_concurrency_flying(const weir_concurrency *limit);
+#endif
+
+#if defined(WEIR_HOSTED)
+// The long-term latency average in nanoseconds (0 before any sample); 0
+// for a NULL limit.
+double weir_concurrency_long_rtt(const weir_concurrency *limit);
+#endif
+
 // A deadline of `budget_ns` starting at `now`. Any values are accepted: a
 // budget of zero or less never expires.
 weir_deadline weir_deadline_start(int64_t budget_ns, int64_t now);
@@ -1541,6 +1852,34 @@ bool weir_limiter_try_consume(weir_limiter *limiter, int64_t now, uint64_t amoun
 // `WEIR_ERR_RATE_LIMITED` (not enough units now) or
 // `WEIR_ERR_COOLDOWN_DEADLINE_OVERFLOW` (`now + cooldown_ns` would not fit).
 weir_status weir_limiter_consume(weir_limiter *limiter, int64_t now, uint64_t amount);
+
+// Gives back `amount` units taken at `taken_at` (the `now` of that
+// consume) for a call that was let through but never made, as x/time/rate's
+// `Reservation.Cancel` does. The limiter is brought forward to `now` first,
+// then `min(amount, capacity − available)` units come back: never above
+// capacity, and never more than if the units had not been taken, as long
+// as you give back only units you took (the limiter keeps no record of
+// consumes and cannot check). A partial refund (capped at capacity) is
+// `WEIR_OK`; read `weir_limiter_available` for the result.
+//
+// What a refund can undo: a bucket's consume at any time, until refills
+// bring it back to capacity (then `WEIR_ERR_REFUND_FULL`: the refill has
+// already given the units back). A fixed window's consume only while the
+// window it was taken in holds `now`; after it moves on (and so reset),
+// `WEIR_ERR_REFUND_EXPIRED`. A cooldown's consume only in the open batch
+// (`taken_at` at or after the last gate's deadline, units left); while a
+// gate is armed, `WEIR_ERR_REFUND_ARMED` (the batch is spent, its gate
+// stands and is not shortened), and a unit of an earlier batch,
+// `WEIR_ERR_REFUND_EXPIRED`.
+//
+// Every error changes nothing: `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`,
+// `WEIR_ERR_LIMITER_CORRUPT`, `WEIR_ERR_INVALID_AMOUNT` (`amount` is 0),
+// `WEIR_ERR_REFUND_FUTURE` (`taken_at` later than `now`), then the
+// variant's statuses above.
+weir_status weir_limiter_refund(weir_limiter *limiter,
+                                int64_t now,
+                                int64_t taken_at,
+                                uint64_t amount);
 
 // The units a consume at `now` could take, projected (refill, rollover,
 // release) without changing `*limiter`. 0 for a NULL, misaligned or
@@ -2076,6 +2415,36 @@ int weir_hosted_only_weir_bucket_next(void) WEIR_HOSTED_ONLY_(weir_bucket_next);
 #define weir_bucket_next(...) weir_hosted_only_weir_bucket_next()
 int weir_hosted_only_weir_bucket_tokens(void) WEIR_HOSTED_ONLY_(weir_bucket_tokens);
 #define weir_bucket_tokens(...) weir_hosted_only_weir_bucket_tokens()
+int weir_hosted_only_weir_retry_budget_preset(void) WEIR_HOSTED_ONLY_(weir_retry_budget_preset);
+#define weir_retry_budget_preset(...) weir_hosted_only_weir_retry_budget_preset()
+int weir_hosted_only_weir_budget_new(void) WEIR_HOSTED_ONLY_(weir_budget_new);
+#define weir_budget_new(...) weir_hosted_only_weir_budget_new()
+int weir_hosted_only_weir_budget_free(void) WEIR_HOSTED_ONLY_(weir_budget_free);
+#define weir_budget_free(...) weir_hosted_only_weir_budget_free()
+int weir_hosted_only_weir_budget_deposit(void) WEIR_HOSTED_ONLY_(weir_budget_deposit);
+#define weir_budget_deposit(...) weir_hosted_only_weir_budget_deposit()
+int weir_hosted_only_weir_budget_withdraw(void) WEIR_HOSTED_ONLY_(weir_budget_withdraw);
+#define weir_budget_withdraw(...) weir_hosted_only_weir_budget_withdraw()
+int weir_hosted_only_weir_budget_left(void) WEIR_HOSTED_ONLY_(weir_budget_left);
+#define weir_budget_left(...) weir_hosted_only_weir_budget_left()
+int weir_hosted_only_weir_budget_tokens(void) WEIR_HOSTED_ONLY_(weir_budget_tokens);
+#define weir_budget_tokens(...) weir_hosted_only_weir_budget_tokens()
+int weir_hosted_only_weir_gradient_preset(void) WEIR_HOSTED_ONLY_(weir_gradient_preset);
+#define weir_gradient_preset(...) weir_hosted_only_weir_gradient_preset()
+int weir_hosted_only_weir_concurrency_new(void) WEIR_HOSTED_ONLY_(weir_concurrency_new);
+#define weir_concurrency_new(...) weir_hosted_only_weir_concurrency_new()
+int weir_hosted_only_weir_concurrency_free(void) WEIR_HOSTED_ONLY_(weir_concurrency_free);
+#define weir_concurrency_free(...) weir_hosted_only_weir_concurrency_free()
+int weir_hosted_only_weir_concurrency_enter(void) WEIR_HOSTED_ONLY_(weir_concurrency_enter);
+#define weir_concurrency_enter(...) weir_hosted_only_weir_concurrency_enter()
+int weir_hosted_only_weir_concurrency_leave(void) WEIR_HOSTED_ONLY_(weir_concurrency_leave);
+#define weir_concurrency_leave(...) weir_hosted_only_weir_concurrency_leave()
+int weir_hosted_only_weir_concurrency_limit(void) WEIR_HOSTED_ONLY_(weir_concurrency_limit);
+#define weir_concurrency_limit(...) weir_hosted_only_weir_concurrency_limit()
+int weir_hosted_only_weir_concurrency_flying(void) WEIR_HOSTED_ONLY_(weir_concurrency_flying);
+#define weir_concurrency_flying(...) weir_hosted_only_weir_concurrency_flying()
+int weir_hosted_only_weir_concurrency_long_rtt(void) WEIR_HOSTED_ONLY_(weir_concurrency_long_rtt);
+#define weir_concurrency_long_rtt(...) weir_hosted_only_weir_concurrency_long_rtt()
 int weir_hosted_only_weir_gate_new(void) WEIR_HOSTED_ONLY_(weir_gate_new);
 #define weir_gate_new(...) weir_hosted_only_weir_gate_new()
 int weir_hosted_only_weir_gate_free(void) WEIR_HOSTED_ONLY_(weir_gate_free);

@@ -1,7 +1,8 @@
 // weir.hpp — C++17 over weir's C API (weir.h), header-only.
 //
 // - One move-only RAII class per handle in namespace weir (Breaker,
-//   Shedder, Window, Bucket, Sliding, Period, Gate, Pool, Bloom); a
+//   Shedder, Window, Bucket, Sliding, Period, Gate, Pool, Bloom, Budget,
+//   Concurrency); a
 //   moved-from object holds nothing, and every call on it answers what the C
 //   call answers for NULL (a refusal, 0, or WEIR_ERR_NULL).
 // - Value types for weir's by-value structs (RateLimit, Rate, Limiter,
@@ -200,6 +201,57 @@ public:
 
 private:
     explicit Gate(weir_gate* gate) noexcept : handle(gate) {}
+};
+
+// ---------------------------------------------------------------- budget
+
+// A retry budget (weir_budget): gRPC's token throttling or Finagle's
+// percent budget, as `policy.form` says. The policy is the C struct; start
+// from weir_retry_budget_preset().
+class Budget : public detail::handle<weir_budget, weir_budget_free> {
+public:
+    static result<Budget> make(const weir_retry_budget& policy, instant now) noexcept {
+        weir_budget* out = nullptr;
+        weir_status status = weir_budget_new(&policy, now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return Budget(out);
+    }
+    static result<Budget> make(instant now) noexcept { return make(weir_retry_budget_preset(), now); }
+    void deposit(instant now) const noexcept { weir_budget_deposit(get(), now.ns()); }
+    bool withdraw(instant now) const noexcept { return weir_budget_withdraw(get(), now.ns()); }
+    std::int64_t left(instant now) const noexcept { return weir_budget_left(get(), now.ns()); }
+    std::int64_t tokens(instant now) const noexcept { return weir_budget_tokens(get(), now.ns()); }
+
+private:
+    explicit Budget(weir_budget* budget) noexcept : handle(budget) {}
+};
+
+// ----------------------------------------------------------- concurrency
+
+// An adaptive concurrency limit (weir_concurrency, Gradient2). The policy
+// is the C struct; start from weir_gradient_preset(). A weir_flight is the
+// call in flight: give it back once to leave().
+class Concurrency : public detail::handle<weir_concurrency, weir_concurrency_free> {
+public:
+    static result<Concurrency> make(const weir_gradient& policy) noexcept {
+        weir_concurrency* out = nullptr;
+        weir_status status = weir_concurrency_new(&policy, &out);
+        if (status != WEIR_OK) return status;
+        return Concurrency(out);
+    }
+    static result<Concurrency> make() noexcept { return make(weir_gradient_preset()); }
+    bool enter(instant now, weir_flight& flight) const noexcept {
+        return weir_concurrency_enter(get(), now.ns(), &flight);
+    }
+    std::error_code leave(weir_flight& flight, instant now, bool dropped = false) const noexcept {
+        return detail::code(weir_concurrency_leave(get(), &flight, now.ns(), dropped));
+    }
+    std::int64_t limit() const noexcept { return weir_concurrency_limit(get()); }
+    std::int64_t flying() const noexcept { return weir_concurrency_flying(get()); }
+    double long_rtt() const noexcept { return weir_concurrency_long_rtt(get()); }
+
+private:
+    explicit Concurrency(weir_concurrency* limit) noexcept : handle(limit) {}
 };
 
 // ---------------------------------------------------------------- bucket
@@ -550,6 +602,11 @@ public:
     }
     std::error_code consume(instant now, std::uint64_t amount) noexcept {
         return detail::code(weir_limiter_consume(&limiter_, now.ns(), amount));
+    }
+    // Gives back units taken at `taken_at` for a call never made
+    // (weir_limiter_refund: what it can and cannot undo).
+    std::error_code refund(instant now, instant taken_at, std::uint64_t amount) noexcept {
+        return detail::code(weir_limiter_refund(&limiter_, now.ns(), taken_at.ns(), amount));
     }
     std::uint64_t available(instant now) const noexcept { return weir_limiter_available(&limiter_, now.ns()); }
     std::uint64_t capacity() const noexcept { return weir_limiter_capacity(&limiter_); }

@@ -125,6 +125,54 @@ const INDEX: &[Entry] = &[
         ],
     },
     Entry {
+        name: "weir_concurrency",
+        what: "adaptive concurrency limit (Gradient2)",
+        rows: &[
+            (
+                "policy",
+                &["weir_gradient (the controller's)", "weir_gradient_preset"],
+            ),
+            (
+                "make",
+                &[
+                    "weir_concurrency_new (copies the policy)",
+                    "weir_concurrency_free",
+                ],
+            ),
+            (
+                "calls",
+                &[
+                    "weir_concurrency_enter (fills a weir_flight)",
+                    "weir_concurrency_leave",
+                ],
+            ),
+            (
+                "reads",
+                &[
+                    "weir_concurrency_limit",
+                    "weir_concurrency_flying",
+                    "weir_concurrency_long_rtt",
+                ],
+            ),
+        ],
+    },
+    Entry {
+        name: "weir_budget",
+        what: "retry budget: gRPC tokens or Finagle percent",
+        rows: &[
+            (
+                "policy",
+                &[
+                    "weir_retry_budget (WEIR_BUDGET_*)",
+                    "weir_retry_budget_preset",
+                ],
+            ),
+            ("make", &["weir_budget_new", "weir_budget_free"]),
+            ("calls", &["weir_budget_deposit", "weir_budget_withdraw"]),
+            ("reads", &["weir_budget_left", "weir_budget_tokens"]),
+        ],
+    },
+    Entry {
         name: "weir_backoff",
         what: "retry policy, by value (WEIR_JITTER_*)",
         rows: &[
@@ -256,7 +304,11 @@ const INDEX: &[Entry] = &[
             ),
             (
                 "calls",
-                &["weir_limiter_try_consume", "weir_limiter_consume"],
+                &[
+                    "weir_limiter_try_consume",
+                    "weir_limiter_consume",
+                    "weir_limiter_refund",
+                ],
             ),
             (
                 "reads",

@@ -31,6 +31,8 @@ use weir::backoff::*;
 use weir::bloom::*;
 use weir::breaker::*;
 use weir::bucket::*;
+use weir::budget::*;
+use weir::concurrency::*;
 use weir::deadline::*;
 use weir::gate::*;
 use weir::limiter::*;
@@ -1519,4 +1521,267 @@ fn pool_never_panics_and_live_is_idle_plus_busy() {
     assert_eq!(weir_pool_take(null(), 0).kind, WEIR_TAKEN_WAIT);
     eprintln!("pool: {calls} calls");
     assert_no_panics("pool");
+}
+
+fn hostile_retry_budget(rng: &mut Rng) -> weir_retry_budget {
+    let mut policy = weir_retry_budget_preset();
+    if rng.one_in(2) {
+        policy.form = rng.below(2) as i32;
+        policy.max_tokens = 1 + rng.below(1000) as i32;
+        policy.token_ratio = rng.unit() * 10.0;
+        policy.ttl_ns = 1_000_000_000 + rng.below(60_000_000_000) as i64;
+        policy.min_per_s = rng.below(100) as i32;
+        policy.percent = rng.unit() * 3.0;
+    }
+    for _ in 0..rng.below(4) {
+        match rng.below(7) {
+            0 => policy.form = rng.i32(),
+            1 => policy.max_tokens = rng.i32(),
+            2 => policy.token_ratio = rng.f64(),
+            3 => policy.ttl_ns = rng.i64(),
+            4 => policy.min_per_s = rng.i32(),
+            5 => policy.reserved = rng.i32(),
+            _ => policy.percent = rng.f64(),
+        }
+    }
+    policy
+}
+
+#[test]
+fn budget_never_panics_and_left_agrees_with_withdraw() {
+    count_panics();
+    let mut rng = Rng::new(seed(0xb0d6e7));
+    let mut calls = 0u64;
+    let mut odd = [0u64; 8];
+    for _ in 0..7_500 {
+        let policy = hostile_retry_budget(&mut rng);
+        let mut clock = Clock::new(&mut rng);
+        let mut budget = null_mut();
+        assert!(matches!(
+            weir_budget_new(misaligned(&mut odd), clock.now, &mut budget),
+            WEIR_ERR_MISALIGNED
+        ));
+        assert!(budget.is_null());
+        let ptr: *const weir_retry_budget = if rng.one_in(20) { null() } else { &policy };
+        let status = sane(
+            weir_budget_new(ptr, clock.now, &mut budget),
+            "weir_budget_new",
+        );
+        calls += 2;
+        if status != WEIR_OK {
+            assert!(budget.is_null());
+            continue;
+        }
+        let tokens_form = !ptr.is_null() && policy.form == WEIR_BUDGET_TOKENS;
+        for _ in 0..60 {
+            let now = clock.tick(&mut rng);
+            let left = weir_budget_left(budget, now);
+            let tokens = weir_budget_tokens(budget, now);
+            assert!(left >= 0, "{policy:?}: left {left}");
+            // A reading changes nothing.
+            assert_eq!(weir_budget_left(budget, now), left);
+            if tokens_form {
+                assert!((0..=1000 * i64::from(policy.max_tokens)).contains(&tokens));
+            }
+            match rng.below(3) {
+                0 => weir_budget_deposit(budget, now),
+                _ => {
+                    // `left` in a row are granted at this instant, then no
+                    // more (capped so that a huge reserve stays cheap).
+                    let granted = weir_budget_withdraw(budget, now);
+                    assert_eq!(granted, left > 0, "{policy:?}: left {left}");
+                }
+            }
+            weir_budget_deposit(null(), now);
+            assert!(!weir_budget_withdraw(null(), now));
+            assert_eq!(weir_budget_left(null(), now), 0);
+            assert_eq!(weir_budget_tokens(null(), now), 0);
+            calls += 8;
+        }
+        weir_budget_free(budget);
+    }
+    weir_budget_free(null_mut());
+    eprintln!("budget: {calls} calls");
+    assert_no_panics("budget");
+}
+
+fn hostile_gradient(rng: &mut Rng) -> weir_gradient {
+    let mut policy = weir_gradient_preset();
+    if rng.one_in(2) {
+        policy.min_limit = 1 + rng.below(10) as i32;
+        policy.initial_limit = policy.min_limit + rng.below(10) as i32;
+        policy.max_limit = policy.initial_limit + rng.below(100) as i32;
+        policy.queue_size = rng.below(policy.max_limit as u64 + 1) as i32;
+        policy.smoothing = 1.0 - rng.unit();
+        policy.tolerance = 1.0 + rng.unit() * 3.0;
+        policy.long_window = 1 + rng.below(1000) as i32;
+        policy.warmup = 1 + rng.below(20) as i32;
+    }
+    for _ in 0..rng.below(4) {
+        match rng.below(8) {
+            0 => policy.initial_limit = rng.i32(),
+            1 => policy.min_limit = rng.i32(),
+            2 => policy.max_limit = rng.i32(),
+            3 => policy.queue_size = rng.i32(),
+            4 => policy.smoothing = rng.f64(),
+            5 => policy.tolerance = rng.f64(),
+            6 => policy.long_window = rng.i32(),
+            _ => policy.warmup = rng.i32(),
+        }
+    }
+    policy
+}
+
+#[test]
+fn concurrency_never_panics_and_flying_stays_under_the_limit() {
+    count_panics();
+    let mut rng = Rng::new(seed(0xc0c0));
+    let mut calls = 0u64;
+    let mut odd = [0u64; 8];
+    for _ in 0..5_000 {
+        let policy = hostile_gradient(&mut rng);
+        let mut clock = Clock::new(&mut rng);
+        let mut limit = null_mut();
+        assert_eq!(
+            weir_concurrency_new(misaligned(&mut odd), &mut limit),
+            WEIR_ERR_MISALIGNED
+        );
+        let ptr: *const weir_gradient = if rng.one_in(20) { null() } else { &policy };
+        let status = sane(
+            weir_concurrency_new(ptr, &mut limit),
+            "weir_concurrency_new",
+        );
+        calls += 2;
+        if status != WEIR_OK {
+            assert!(limit.is_null());
+            continue;
+        }
+        let (low, high) = if ptr.is_null() {
+            (20, 200)
+        } else {
+            (i64::from(policy.min_limit), i64::from(policy.max_limit))
+        };
+        let mut flights: Vec<Box<weir_flight>> = Vec::new();
+        for _ in 0..80 {
+            let now = clock.tick(&mut rng);
+            match rng.below(5) {
+                0 | 1 => {
+                    let mut flight = Box::new(weir_flight::default());
+                    let cap = weir_concurrency_limit(limit);
+                    let before = weir_concurrency_flying(limit);
+                    if weir_concurrency_enter(limit, now, &mut *flight) {
+                        assert!(before < cap, "{policy:?}: {before} of {cap}");
+                        assert_eq!(i64::from(flight.inflight), before + 1);
+                        flights.push(flight);
+                    } else {
+                        assert_eq!(flight.flying, 0);
+                    }
+                    assert!(!weir_concurrency_enter(limit, now, misaligned(&mut odd)));
+                }
+                2 | 3 if !flights.is_empty() => {
+                    let at = rng.below(flights.len() as u64) as usize;
+                    let mut flight = flights.swap_remove(at);
+                    if rng.one_in(10) {
+                        flight.start = rng.i64();
+                    }
+                    let dropped = rng.one_in(3);
+                    assert_eq!(
+                        weir_concurrency_leave(limit, &mut *flight, now, dropped),
+                        WEIR_OK
+                    );
+                    assert_eq!(
+                        weir_concurrency_leave(limit, &mut *flight, now, dropped),
+                        WEIR_ERR_SETTLED
+                    );
+                }
+                _ => {
+                    let mut forged = weir_flight {
+                        start: rng.i64(),
+                        inflight: rng.i32(),
+                        flying: rng.i32(),
+                    };
+                    sane(
+                        weir_concurrency_leave(limit, &mut forged, now, rng.one_in(2)),
+                        "weir_concurrency_leave",
+                    );
+                    sane(
+                        weir_concurrency_leave(limit, misaligned(&mut odd), now, false),
+                        "weir_concurrency_leave",
+                    );
+                }
+            }
+            let cap = weir_concurrency_limit(limit);
+            assert!((low..=high).contains(&cap), "{policy:?}: limit {cap}");
+            let flying = weir_concurrency_flying(limit);
+            assert!(flying >= 0 && flying <= flights.len() as i64);
+            let rtt = weir_concurrency_long_rtt(limit);
+            assert!(rtt.is_finite() && rtt >= 0.0, "{rtt}");
+            assert!(!weir_concurrency_enter(null(), now, null_mut()));
+            assert_eq!(weir_concurrency_limit(null()), 0);
+            calls += 6;
+        }
+        for mut flight in flights {
+            assert_eq!(
+                weir_concurrency_leave(limit, &mut *flight, 0, false),
+                WEIR_OK
+            );
+        }
+        weir_concurrency_free(limit);
+    }
+    weir_concurrency_free(null_mut());
+    eprintln!("concurrency: {calls} calls");
+    assert_no_panics("concurrency");
+}
+
+#[test]
+fn limiter_refund_never_panics_and_never_passes_capacity() {
+    count_panics();
+    let mut rng = Rng::new(seed(0x7ef0d));
+    let mut calls = 0u64;
+    let mut odd = [0u64; 8];
+    for _ in 0..20_000 {
+        let Some(mut limiter) = hostile_limiter(&mut rng) else {
+            continue;
+        };
+        let mut clock = Clock::new(&mut rng);
+        let capacity = weir_limiter_capacity(&limiter);
+        for _ in 0..20 {
+            let now = clock.tick(&mut rng);
+            let taken_at = if rng.one_in(2) {
+                now.saturating_sub(rng.span())
+            } else {
+                rng.i64()
+            };
+            let amount = rng.u64();
+            let took = rng.one_in(2) && weir_limiter_try_consume(&mut limiter, now, amount);
+            let before = limiter;
+            let left = weir_limiter_available(&limiter, now);
+            let status = sane(
+                weir_limiter_refund(&mut limiter, now, taken_at, amount),
+                "weir_limiter_refund",
+            );
+            let after = weir_limiter_available(&limiter, now);
+            assert!(after <= capacity, "{after} > {capacity}");
+            if status == WEIR_OK {
+                assert!(after > left && after - left <= amount);
+            } else {
+                // An error changes nothing, byte for byte.
+                assert_eq!(limiter, before, "{status:?}");
+            }
+            if took && status == WEIR_OK && amount <= capacity {
+                assert!(after >= left);
+            }
+            assert_eq!(
+                weir_limiter_refund(misaligned(&mut odd), now, taken_at, amount),
+                WEIR_ERR_MISALIGNED
+            );
+            assert_eq!(
+                weir_limiter_refund(null_mut(), now, taken_at, amount),
+                WEIR_ERR_NULL
+            );
+            calls += 6;
+        }
+    }
+    eprintln!("limiter refund: {calls} calls");
+    assert_no_panics("limiter refund");
 }

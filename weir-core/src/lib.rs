@@ -25,6 +25,8 @@ pub mod bloom;
 #[cfg(feature = "alloc")]
 pub mod breaker;
 pub mod bucket;
+pub mod budget;
+pub mod concurrency;
 pub mod deadline;
 pub mod draw;
 pub mod gate;
