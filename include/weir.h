@@ -919,7 +919,7 @@ typedef struct WEIR_ALIGN(8) {
 // The constants of a retry budget. Start from `weir_retry_budget_preset()`
 // and change what you need. Only the fields of the chosen `form` are read
 // and checked; the others are ignored. 40 bytes, aligned as an int64_t.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // `WEIR_BUDGET_TOKENS` or `WEIR_BUDGET_PERCENT`; any other value is
   // `WEIR_ERR_UNKNOWN_KIND`.
   int32_t form;
@@ -948,7 +948,7 @@ typedef struct {
 // `weir_concurrency`). Start from `weir_gradient_preset()` and change what
 // you need; every field is checked when a limit is made from it. 40
 // bytes, aligned as an int64_t.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // The limit before any sample; in [min_limit, max_limit].
   int32_t initial_limit;
   // The floor of the limit; at least 1.
@@ -978,7 +978,7 @@ typedef struct {
 // under the limit's lock, so two threads leaving with one flight at once
 // leave once between them. 16 bytes, aligned as an int64_t: a misaligned
 // one is refused, never read or written.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // When the call entered, on the caller's clock.
   int64_t start;
   // Calls in flight when it entered, itself included.
@@ -2353,6 +2353,12 @@ int64_t weir_window_width(const weir_window *window);
 #define WEIR_HOSTED_ONLY_MESSAGE_(name) \
   #name " needs the hosted weir library: the firmware build " \
   "(WEIR_FREESTANDING) has no heap handles; see README.md, Firmware"
+int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);
+#define WEIR_ALIGN(...) weir_hosted_only_WEIR_ALIGN()
+int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);
+#define WEIR_ALIGN(...) weir_hosted_only_WEIR_ALIGN()
+int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);
+#define WEIR_ALIGN(...) weir_hosted_only_WEIR_ALIGN()
 int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);
 #define WEIR_ALIGN(...) weir_hosted_only_WEIR_ALIGN()
 int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);

@@ -2,7 +2,7 @@
 
 use std::sync::Mutex;
 
-use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
+use static_assertions::{assert_eq_size, const_assert_eq};
 
 use crate::guard::{free_handle, lock, new_handle, on, policy_or, Guarded, Handle};
 use crate::status::weir_status::{self, *};
@@ -18,7 +18,7 @@ pub const WEIR_BUDGET_PERCENT: i32 = 1;
 /// The constants of a retry budget. Start from `weir_retry_budget_preset()`
 /// and change what you need. Only the fields of the chosen `form` are read
 /// and checked; the others are ignored. 40 bytes, aligned as an int64_t.
-#[repr(C)]
+#[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct weir_retry_budget {
     /// `WEIR_BUDGET_TOKENS` or `WEIR_BUDGET_PERCENT`; any other value is
@@ -44,7 +44,7 @@ pub struct weir_retry_budget {
 }
 
 assert_eq_size!(weir_retry_budget, [u8; 40]);
-assert_eq_align!(weir_retry_budget, u64);
+const_assert_eq!(core::mem::align_of::<weir_retry_budget>(), 8);
 const_assert_eq!(core::mem::offset_of!(weir_retry_budget, form), 0);
 const_assert_eq!(core::mem::offset_of!(weir_retry_budget, max_tokens), 4);
 const_assert_eq!(core::mem::offset_of!(weir_retry_budget, token_ratio), 8);

@@ -2,7 +2,7 @@
 
 use std::sync::Mutex;
 
-use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
+use static_assertions::{assert_eq_size, const_assert_eq};
 
 use crate::guard::{
     free_handle, lock, new_handle, on, policy_or, status_on, usable, value_mut, write_out, Guarded,
@@ -22,7 +22,7 @@ const_assert_eq!(
 /// `weir_concurrency`). Start from `weir_gradient_preset()` and change what
 /// you need; every field is checked when a limit is made from it. 40
 /// bytes, aligned as an int64_t.
-#[repr(C)]
+#[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct weir_gradient {
     /// The limit before any sample; in [min_limit, max_limit].
@@ -47,7 +47,7 @@ pub struct weir_gradient {
 }
 
 assert_eq_size!(weir_gradient, [u8; 40]);
-assert_eq_align!(weir_gradient, u64);
+const_assert_eq!(core::mem::align_of::<weir_gradient>(), 8);
 const_assert_eq!(core::mem::offset_of!(weir_gradient, initial_limit), 0);
 const_assert_eq!(core::mem::offset_of!(weir_gradient, min_limit), 4);
 const_assert_eq!(core::mem::offset_of!(weir_gradient, max_limit), 8);
@@ -113,7 +113,7 @@ pub extern "C" fn weir_gradient_preset() -> weir_gradient {
 /// under the limit's lock, so two threads leaving with one flight at once
 /// leave once between them. 16 bytes, aligned as an int64_t: a misaligned
 /// one is refused, never read or written.
-#[repr(C)]
+#[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct weir_flight {
     /// When the call entered, on the caller's clock.
@@ -125,7 +125,7 @@ pub struct weir_flight {
 }
 
 assert_eq_size!(weir_flight, [u8; 16]);
-assert_eq_align!(weir_flight, u64);
+const_assert_eq!(core::mem::align_of::<weir_flight>(), 8);
 const_assert_eq!(core::mem::offset_of!(weir_flight, start), 0);
 const_assert_eq!(core::mem::offset_of!(weir_flight, inflight), 8);
 const_assert_eq!(core::mem::offset_of!(weir_flight, flying), 12);

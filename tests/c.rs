@@ -203,6 +203,9 @@ const ALIGNED_STRUCTS: &[&str] = &[
     "weir_shed",
     "weir_ticket",
     "weir_breaker_ticket",
+    "weir_retry_budget",
+    "weir_gradient",
+    "weir_flight",
     "weir_shed_stats",
     "weir_total",
 ];

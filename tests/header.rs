@@ -404,7 +404,7 @@ fn declared_functions(header: &str) -> BTreeSet<String> {
             (name.starts_with("weir_")
                 && !name.starts_with("weir_hosted_only_")
                 && !name.ends_with('_'))
-                .then(|| name.to_owned())
+            .then(|| name.to_owned())
         })
         .collect()
 }

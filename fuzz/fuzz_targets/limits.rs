@@ -16,6 +16,8 @@ use weir::atomic::*;
 use weir::backoff::*;
 use weir::bloom::*;
 use weir::bucket::*;
+use weir::budget::*;
+use weir::concurrency::*;
 use weir::deadline::*;
 use weir::gate::*;
 use weir::limiter::*;
@@ -34,7 +36,7 @@ const FLOOD: u64 = 3000;
 fuzz_target!(|data: &[u8]| {
     abort_on_panic();
     let mut input = Input::new(data);
-    match input.u8() % 8 {
+    match input.u8() % 10 {
         0 => rate_words(&mut input),
         1 => bucket(&mut input),
         2 => sliding(&mut input),
@@ -42,6 +44,8 @@ fuzz_target!(|data: &[u8]| {
         4 => gate(&mut input),
         5 => limiter(&mut input),
         6 => bloom(&mut input),
+        7 => budget(&mut input),
+        8 => concurrency(&mut input),
         _ => plain(&mut input),
     }
 });
@@ -757,6 +761,9 @@ fn limiter(input: &mut Input) {
     let mut limiter = unsafe { value.assume_init() };
     trace!("limiter {limiter:?}");
     let mut scribbled = false;
+    // After a refund the model no longer knows the allowance; the header's
+    // bounds (never above capacity, an error changes nothing) still hold.
+    let mut refunded = false;
     assert_eq!(weir_limiter_capacity(&limiter), capacity);
     // The latest `now` a consume committed at: the value keeps no other
     // (not the constructor's).
@@ -765,7 +772,7 @@ fn limiter(input: &mut Input) {
         let now = clock.tick(input);
         let available = weir_limiter_available(&limiter, now);
         assert!(available <= weir_limiter_capacity(&limiter) || scribbled);
-        match input.u8() % 8 {
+        match input.u8() % 9 {
             0..=4 => {
                 let amount = match input.u8() % 4 {
                     0 => 1,
@@ -805,10 +812,10 @@ fn limiter(input: &mut Input) {
                     scribbled || (amount >= 1 && amount <= available),
                     "consume({amount}) at {now} taken with {available} available"
                 );
-                if scribbled {
+                latest = latest.max(now);
+                if scribbled || refunded {
                     continue;
                 }
-                latest = latest.max(now);
                 limiter_model(&mut kind, now, latest, amount, capacity);
             }
             5 => {
@@ -849,6 +856,56 @@ fn limiter(input: &mut Input) {
                 let words = unsafe { &mut *(&mut limiter as *mut weir_limiter as *mut [u64; 6]) };
                 words[input.below(6) as usize] = input.u64();
                 scribbled = true;
+            }
+            8 => {
+                // A refund: never above capacity, and an error changes
+                // nothing.
+                let amount = match input.u8() % 3 {
+                    0 => 1,
+                    1 => input.below(capacity.saturating_add(1)),
+                    _ => input.u64(),
+                };
+                let taken_at = match input.u8() % 3 {
+                    0 => now,
+                    1 => latest.max(now.saturating_sub(input.span())),
+                    _ => input.i64(),
+                };
+                let before = limiter;
+                let status = weir_limiter_refund(&mut limiter, now, taken_at, amount);
+                trace!("refund({amount}, taken at {taken_at}) at {now}: {status:?}");
+                if status != WEIR_OK {
+                    assert_eq!(
+                        limiter, before,
+                        "a failed refund ({status:?}) changed the value"
+                    );
+                    if !scribbled {
+                        assert!(
+                            amount == 0
+                                || taken_at > now
+                                || matches!(
+                                    status,
+                                    WEIR_ERR_REFUND_FULL
+                                        | WEIR_ERR_REFUND_EXPIRED
+                                        | WEIR_ERR_REFUND_ARMED
+                                ),
+                            "refund({amount}) at {now} refused with {status:?}"
+                        );
+                    }
+                } else {
+                    assert!(
+                        amount >= 1 && taken_at <= now,
+                        "refund({amount}) taken at {taken_at}"
+                    );
+                    if !scribbled {
+                        let after = weir_limiter_available(&limiter, now);
+                        assert!(
+                            after <= capacity,
+                            "a refund raised {after} above {capacity}"
+                        );
+                        refunded = true;
+                    }
+                }
+                assert_eq!(weir_limiter_refund(null_mut(), now, now, 1), WEIR_ERR_NULL);
             }
             _ => {
                 // A misaligned limiter is never read or written.
@@ -1059,6 +1116,208 @@ fn bloom_admitted(alone: &mut Option<RateBound>, own: &mut RateBound, monotone: 
     if monotone {
         own.admitted(at, "weir_bloom_allow");
     }
+}
+
+// ---------------------------------------------------------------------------
+// The retry budget.
+
+fn budget(input: &mut Input) {
+    let mut policy = weir_retry_budget_preset();
+    if input.bool() {
+        policy.form = match input.u8() % 4 {
+            0 => WEIR_BUDGET_TOKENS,
+            1 => WEIR_BUDGET_PERCENT,
+            _ => input.u32() as i32,
+        };
+        policy.max_tokens = match input.u8() % 3 {
+            0 => 1 + input.below(20) as i32,
+            1 => input.u32() as i32,
+            _ => 0,
+        };
+        policy.token_ratio = if input.bool() {
+            input.unit() * 2.0
+        } else {
+            input.f64()
+        };
+        policy.ttl_ns = if input.bool() {
+            input.span()
+        } else {
+            input.i64()
+        };
+        policy.min_per_s = match input.u8() % 3 {
+            0 => input.below(20) as i32,
+            1 => input.u32() as i32,
+            _ => 0,
+        };
+        policy.percent = if input.bool() {
+            input.unit() * 3.0
+        } else {
+            input.f64()
+        };
+        if input.one_in(8) {
+            policy.reserved = input.u32() as i32;
+        }
+    }
+    let mut clock = Clock::new(input);
+    let mut handle = null_mut();
+    let status = weir_budget_new(&policy, clock.now, &mut handle);
+    if status != WEIR_OK {
+        assert!(handle.is_null(), "a failed weir_budget_new wrote *out");
+        return;
+    }
+    trace!("budget {policy:?}");
+    let budget = handle as *const weir_budget;
+    let tokens_form = policy.form == WEIR_BUDGET_TOKENS;
+    while !input.is_empty() {
+        let now = clock.tick(input);
+        let count = match input.u8() % 4 {
+            0 => 1 + input.below(FLOOD),
+            _ => 1,
+        };
+        let withdraw = input.bool();
+        for _ in 0..count {
+            let left = weir_budget_left(budget, now);
+            let tokens = weir_budget_tokens(budget, now);
+            // Readings change nothing.
+            assert_eq!(weir_budget_left(budget, now), left);
+            assert_eq!(weir_budget_tokens(budget, now), tokens);
+            assert!(left >= 0, "weir_budget_left answered {left}");
+            if tokens_form {
+                let most = 1000 * i64::from(policy.max_tokens);
+                assert!((0..=most).contains(&tokens), "{tokens} tokens of {most}");
+            }
+            if withdraw {
+                // `left` is how many withdrawals in a row would answer true.
+                let granted = weir_budget_withdraw(budget, now);
+                assert_eq!(granted, left > 0, "withdraw at {now} with {left} left");
+                if !granted && !tokens_form {
+                    assert_eq!(
+                        weir_budget_tokens(budget, now),
+                        tokens,
+                        "a refusal took credit"
+                    );
+                }
+                if granted {
+                    assert_eq!(weir_budget_left(budget, now), left - 1);
+                }
+            } else {
+                weir_budget_deposit(budget, now);
+                assert!(
+                    weir_budget_left(budget, now) >= left,
+                    "a deposit lowered what is left"
+                );
+            }
+        }
+    }
+    assert!(!weir_budget_withdraw(null(), clock.now));
+    weir_budget_deposit(null(), clock.now);
+    assert_eq!(weir_budget_left(null(), clock.now), 0);
+    assert_eq!(weir_budget_tokens(null(), clock.now), 0);
+    assert_eq!(
+        weir_budget_new(&policy, clock.now, null_mut()),
+        WEIR_ERR_NULL
+    );
+    weir_budget_free(handle);
+    weir_budget_free(null_mut());
+}
+
+// ---------------------------------------------------------------------------
+// The adaptive concurrency limit.
+
+fn concurrency(input: &mut Input) {
+    let mut policy = weir_gradient_preset();
+    if input.bool() {
+        policy.min_limit = 1 + input.below(50) as i32;
+        policy.max_limit = policy.min_limit + input.below(200) as i32;
+        policy.initial_limit = match input.u8() % 3 {
+            0 => policy.min_limit,
+            1 => policy.max_limit,
+            _ => input.u32() as i32,
+        };
+        policy.queue_size = input.below(10) as i32;
+        policy.smoothing = if input.bool() {
+            input.unit()
+        } else {
+            input.f64()
+        };
+        policy.tolerance = if input.bool() {
+            1.0 + input.unit()
+        } else {
+            input.f64()
+        };
+        policy.long_window = match input.u8() % 3 {
+            0 => 1 + input.below(1000) as i32,
+            1 => input.u32() as i32,
+            _ => 0,
+        };
+        policy.warmup = input.below(20) as i32;
+    }
+    let mut handle = null_mut();
+    let status = weir_concurrency_new(&policy, &mut handle);
+    if status != WEIR_OK {
+        assert!(handle.is_null(), "a failed weir_concurrency_new wrote *out");
+        return;
+    }
+    trace!("concurrency {policy:?}");
+    let limit = handle as *const weir_concurrency;
+    let (low, high) = (i64::from(policy.min_limit), i64::from(policy.max_limit));
+    let mut clock = Clock::new(input);
+    let mut flights: Vec<weir_flight> = Vec::new();
+    while !input.is_empty() {
+        let now = clock.tick(input);
+        let cap = weir_concurrency_limit(limit);
+        assert!(
+            (low..=high).contains(&cap),
+            "limit {cap} outside [{low}, {high}]"
+        );
+        let flying = weir_concurrency_flying(limit);
+        assert_eq!(flying, flights.len() as i64);
+        let rtt = weir_concurrency_long_rtt(limit);
+        assert!(rtt.is_finite() && rtt >= 0.0, "long rtt {rtt}");
+        if input.bool() {
+            let mut flight = weir_flight::default();
+            let entered = weir_concurrency_enter(limit, now, &mut flight);
+            // In at most `limit` at once: entered exactly while there is room.
+            assert_eq!(
+                entered,
+                flying < cap,
+                "enter with {flying} in flight of {cap}"
+            );
+            if entered {
+                flights.push(flight);
+            } else {
+                // A refusal's flight has already left.
+                assert_eq!(
+                    weir_concurrency_leave(limit, &mut flight, now, false),
+                    WEIR_ERR_SETTLED
+                );
+            }
+        } else if !flights.is_empty() {
+            let mut flight = flights.swap_remove(input.below(flights.len() as u64) as usize);
+            let dropped = input.bool();
+            assert_eq!(
+                weir_concurrency_leave(limit, &mut flight, now, dropped),
+                WEIR_OK
+            );
+            // It leaves once.
+            assert_eq!(
+                weir_concurrency_leave(limit, &mut flight, now, dropped),
+                WEIR_ERR_SETTLED
+            );
+        }
+    }
+    let mut flight = weir_flight::default();
+    assert!(!weir_concurrency_enter(null(), clock.now, &mut flight));
+    assert!(!weir_concurrency_enter(limit, clock.now, null_mut()));
+    assert_eq!(
+        weir_concurrency_leave(null(), &mut flight, clock.now, false),
+        WEIR_ERR_NULL
+    );
+    assert_eq!(weir_concurrency_limit(null()), 0);
+    assert_eq!(weir_concurrency_flying(null()), 0);
+    assert_eq!(weir_concurrency_new(&policy, null_mut()), WEIR_ERR_NULL);
+    weir_concurrency_free(handle);
+    weir_concurrency_free(null_mut());
 }
 
 // ---------------------------------------------------------------------------

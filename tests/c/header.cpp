@@ -19,6 +19,9 @@ static_assert(alignof(weir_rate_limit) == 8, "weir_rate_limit is 8-aligned");
 static_assert(alignof(weir_shed) == 8, "weir_shed is 8-aligned");
 static_assert(alignof(weir_ticket) == 8, "weir_ticket is 8-aligned");
 static_assert(alignof(weir_breaker_ticket) == 8, "weir_breaker_ticket is 8-aligned");
+static_assert(alignof(weir_retry_budget) == 8, "weir_retry_budget is 8-aligned");
+static_assert(alignof(weir_gradient) == 8, "weir_gradient is 8-aligned");
+static_assert(alignof(weir_flight) == 8, "weir_flight is 8-aligned");
 static_assert(alignof(weir_shed_stats) == 8, "weir_shed_stats is 8-aligned");
 static_assert(alignof(weir_total) == 8, "weir_total is 8-aligned");
 
