@@ -11,8 +11,9 @@ fail() { echo "FAILED: $1"; failed=$((failed + 1)); }
 
 # Functions the header declares: `type name(` at the start of a line; not
 # the `extern` ones the firmware SDK defines, nor the firmware build's
-# weir_hosted_only_* stubs.
-declared=$(grep -v '^extern ' "$header" | sed -nE 's/^[a-z_][a-z0-9_ ]*[ *](weir_[a-z0-9_]+)\(.*/\1/p' \
+# weir_hosted_only_* stubs, nor the header's static inline fast paths
+# (compiled into the caller, never into the library).
+declared=$(grep -v -e '^extern ' -e '^static ' "$header" | sed -nE 's/^[a-z_][a-z0-9_ ]*[ *](weir_[a-z0-9_]+)\(.*/\1/p' \
   | grep -v '^weir_hosted_only_' | sort -u)
 
 others=$(nm -g --defined-only "$archive" 2>/dev/null | awk 'NF == 3 {print $3}' | grep -v '^weir_' | sort -u)
