@@ -163,8 +163,8 @@ static ngx_int_t ngx_http_weir_refusal_headers(ngx_http_request_t *r, ngx_http_w
     int64_t retry = wait_ns == INT64_MAX ? 0 : (wait_ns + 999999999) / 1000000000;
     if (retry < 1) retry = 1;
     /* A window of burst / rate seconds, rounded up. */
-    uint64_t per_s_milli = zone->rate_milli;
-    uint64_t window = (zone->burst * 1000 + per_s_milli - 1) / per_s_milli;
+    uint64_t seconds = zone->burst * (zone->rate_per_minute ? 60 : 1);
+    uint64_t window = (seconds + zone->rate_number - 1) / zone->rate_number;
     if (window < 1) window = 1;
     u_char *p = ngx_pnalloc(r->pool, 256);
     if (p == NULL) return NGX_ERROR;
