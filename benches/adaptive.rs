@@ -8,7 +8,7 @@ use std::hint::black_box;
 use criterion::Criterion;
 use weir::breaker::{
     weir_breaker, weir_breaker_allow, weir_breaker_fail, weir_breaker_free, weir_breaker_new,
-    weir_breaker_pass,
+    weir_breaker_pass, weir_breaker_ticket,
 };
 use weir::shedder::{
     weir_shedder, weir_shedder_allow, weir_shedder_free, weir_shedder_new, weir_shedder_pass,
@@ -30,8 +30,8 @@ const CPU_HOT: i32 = 1000;
 /// Calls the refusing setups fail or hold in flight.
 const LOAD: usize = 100;
 
-type BreakerAllow = extern "C" fn(*const weir_breaker, i64, f64) -> bool;
-type BreakerPass = extern "C" fn(*const weir_breaker, i64) -> weir_status;
+type BreakerAllow = extern "C" fn(*const weir_breaker, i64, f64, *mut weir_breaker_ticket) -> bool;
+type BreakerPass = extern "C" fn(*const weir_breaker, *mut weir_breaker_ticket, i64) -> weir_status;
 type ShedderAllow = extern "C" fn(*const weir_shedder, i64, i32, *mut weir_ticket) -> bool;
 type ShedderPass = extern "C" fn(*const weir_shedder, *mut weir_ticket, i64) -> weir_status;
 
@@ -47,8 +47,9 @@ fn breaker() -> Owned<weir_breaker> {
 fn failing_breaker() -> Owned<weir_breaker> {
     let b = breaker();
     for _ in 0..LOAD {
-        assert!(weir_breaker_allow(b.get(), NOW, ROLL_PASS));
-        assert_eq!(weir_breaker_fail(b.get(), NOW), WEIR_OK);
+        let mut ticket = weir_breaker_ticket::default();
+        assert!(weir_breaker_allow(b.get(), NOW, ROLL_PASS, &mut ticket));
+        assert_eq!(weir_breaker_fail(b.get(), &mut ticket, NOW), WEIR_OK);
     }
     b
 }
@@ -56,8 +57,8 @@ fn failing_breaker() -> Owned<weir_breaker> {
 fn failing_core() -> Breaker {
     let mut b = Breaker::new(Sre::PRESET, NOW).unwrap();
     for _ in 0..LOAD {
-        assert!(b.allow(NOW, ROLL_PASS));
-        b.fail(NOW);
+        let mut ticket = b.allow(NOW, ROLL_PASS).unwrap();
+        b.fail(&mut ticket, NOW).unwrap();
     }
     b
 }
@@ -93,7 +94,13 @@ fn full_core() -> Shedder {
 }
 
 fn breaker_allow_pass(allow: BreakerAllow, pass: BreakerPass, b: *const weir_breaker) -> bool {
-    allow(b, NOW, ROLL_PASS) && pass(b, NOW) == WEIR_OK
+    let mut ticket = weir_breaker_ticket::default();
+    allow(b, NOW, ROLL_PASS, &mut ticket) && pass(b, &mut ticket, NOW) == WEIR_OK
+}
+
+fn breaker_refuse(allow: BreakerAllow, b: *const weir_breaker) -> bool {
+    let mut ticket = weir_breaker_ticket::default();
+    allow(b, NOW, ROLL_REFUSE, &mut ticket)
 }
 
 fn shedder_allow_pass(allow: ShedderAllow, pass: ShedderPass, s: *const weir_shedder) -> bool {
@@ -121,12 +128,11 @@ pub fn benches(c: &mut Criterion) {
         path,
         id("allow", "rust"),
         || Breaker::new(Sre::PRESET, NOW).unwrap(),
-        |b| {
-            let allowed = b.allow(NOW, ROLL_PASS);
-            b.pass(NOW);
-            allowed
+        |b| match b.allow(NOW, ROLL_PASS) {
+            Some(mut ticket) => b.pass(&mut ticket, NOW).is_ok(),
+            None => false,
         },
-        |b| assert!(b.allow(NOW, ROLL_PASS)),
+        |b| assert!(b.allow(NOW, ROLL_PASS).is_some()),
     );
     two_threads(
         c,
@@ -142,16 +148,16 @@ pub fn benches(c: &mut Criterion) {
         path,
         id("refuse", "c_abi"),
         failing_breaker,
-        |b| b_allow(b.get(), NOW, ROLL_REFUSE),
-        |b| assert!(!b_allow(b.get(), NOW, ROLL_REFUSE)),
+        |b| breaker_refuse(b_allow, b.get()),
+        |b| assert!(!breaker_refuse(b_allow, b.get())),
     );
     fresh(
         c,
         path,
         id("refuse", "rust"),
         failing_core,
-        |b| b.allow(NOW, ROLL_REFUSE),
-        |b| assert!(!b.allow(NOW, ROLL_REFUSE)),
+        |b| b.allow(NOW, ROLL_REFUSE).is_some(),
+        |b| assert!(b.allow(NOW, ROLL_REFUSE).is_none()),
     );
 
     let path = "weir_shedder_allow+pass";

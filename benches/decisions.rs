@@ -24,6 +24,8 @@ use table::{
 mod adaptive;
 mod anchors;
 mod backoff;
+mod budget;
+mod concurrency;
 mod gate;
 mod limiter;
 mod limiters;
@@ -131,6 +133,11 @@ const ROWS: &[Row] = &[
     ),
     row("weir_limiter_try_consume_cooldown/allow/rust", MUTEX, None),
     row(
+        "weir_limiter_try_consume+refund_bucket/allow/c_abi",
+        MUTEX,
+        None,
+    ),
+    row(
         "weir_limiter_try_consume_cooldown/refuse/c_abi",
         MUTEX,
         Some(4.0),
@@ -142,6 +149,29 @@ const ROWS: &[Row] = &[
     row("weir_gate_enter+leave/allow/rust", CAS, None),
     row("weir_gate_enter/refuse/c_abi", CAS, None),
     row("weir_gate_enter/refuse/rust", CAS, None),
+    // weir_budget (no target of its own; each call takes one short lock).
+    row(
+        "weir_budget_deposit+withdraw/allow/c_abi_tokens",
+        MUTEX,
+        None,
+    ),
+    row("weir_budget_withdraw/refuse/c_abi_tokens", MUTEX, None),
+    row(
+        "weir_budget_deposit+withdraw/allow/c_abi_percent",
+        MUTEX,
+        None,
+    ),
+    row("weir_budget_withdraw/refuse/c_abi_percent", MUTEX, None),
+    row(
+        "weir_budget_deposit+withdraw/allow/rust_percent",
+        MUTEX,
+        None,
+    ),
+    // weir_concurrency (no target of its own; one short lock a call, and
+    // Gradient2's update on every leave).
+    row("weir_concurrency_enter+leave/allow/c_abi", MUTEX, None),
+    row("weir_concurrency_enter+leave/allow/rust", MUTEX, None),
+    row("weir_concurrency_enter/refuse/c_abi", MUTEX, None),
     // weir_backoff: arithmetic only (no target; against the mutex floor).
     row("weir_backoff_delay/rigid/c_abi", MUTEX, None),
     row("weir_backoff_delay/rigid/rust", MUTEX, None),
@@ -203,6 +233,8 @@ fn main() {
     adaptive::benches(&mut c);
     limiter::benches(&mut c);
     gate::benches(&mut c);
+    budget::benches(&mut c);
+    concurrency::benches(&mut c);
     backoff::benches(&mut c);
 
     c.final_summary();

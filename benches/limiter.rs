@@ -1,6 +1,7 @@
 //! `weir_limiter_try_consume`, each variant (bucket, fixed window,
 //! cooldown), allowing and refusing, on a value in the caller's memory
-//! through the C ABI and on the Rust core.
+//! through the C ABI and on the Rust core; and a bucket's consume with its
+//! refund.
 
 use std::hint::black_box;
 use std::mem::MaybeUninit;
@@ -8,7 +9,7 @@ use std::mem::MaybeUninit;
 use criterion::Criterion;
 use weir::limiter::{
     weir_limiter, weir_limiter_bucket, weir_limiter_cooldown, weir_limiter_fixed_window,
-    weir_limiter_try_consume,
+    weir_limiter_refund, weir_limiter_try_consume,
 };
 use weir::status::weir_status::{self, WEIR_OK};
 use weir_core::limiter::Limiter;
@@ -101,4 +102,17 @@ pub fn benches(c: &mut Criterion) {
             );
         }
     }
+    // A consume and its refund: the call let through and never made. The
+    // value ends where it started, so every iteration is the same.
+    let refund: extern "C" fn(*mut weir_limiter, i64, i64, u64) -> weir_status =
+        black_box(weir_limiter_refund);
+    let bucket = &variants()[0];
+    fresh(
+        c,
+        "weir_limiter_try_consume+refund_bucket",
+        id("allow", "c_abi"),
+        || c_value(bucket, 10, 10),
+        |value| try_consume(value, NOW, 1) && refund(value, NOW, NOW, 1) == WEIR_OK,
+        |value| assert!(try_consume(value, NOW, 1) && refund(value, NOW, NOW, 1) == WEIR_OK),
+    );
 }

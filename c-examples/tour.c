@@ -4,7 +4,7 @@
  *      then recovers, one line a second;
  *   2. a shedder under load that rises and falls while the CPU climbs and
  *      cools, one line per half second;
- *   3. one step through every other type.
+ *   3. one step through every other type (a retry budget beside backoff).
  *
  * weir reads no clock and draws no random numbers: the tour drives time
  * itself (`now`, in nanoseconds) and takes its draws from a small generator
@@ -41,15 +41,17 @@ static int breaker_tour(void) {
         int through = 0, refused = 0;
         for (int64_t call = 0; call < 100; call++) {
             int64_t now = second * SECOND + call * 10 * MS;
-            if (!weir_breaker_allow(breaker, now, roll())) {
+            /* The ticket holds the call until it is settled, exactly once. */
+            weir_breaker_ticket ticket;
+            if (!weir_breaker_allow(breaker, now, roll(), &ticket)) {
                 refused++;
                 continue;
             }
             through++;
             if (down) {
-                weir_breaker_fail(breaker, now);
+                weir_breaker_fail(breaker, &ticket, now);
             } else {
-                weir_breaker_pass(breaker, now);
+                weir_breaker_pass(breaker, &ticket, now);
             }
         }
         double ratio = weir_breaker_ratio(breaker, (second + 1) * SECOND);
@@ -182,6 +184,34 @@ static int limiters_tour(void) {
     printf("; one leaves, enter %s\n", weir_gate_enter(gate) ? "yes" : "no");
     weir_gate_free(gate);
 
+    /* An adaptive gate: its limit follows latency (Gradient2). Each round
+     * fills the limit and every call takes `rtt`. */
+    weir_gradient gradient = weir_gradient_preset();
+    gradient.initial_limit = 4;
+    gradient.min_limit = 1;
+    gradient.max_limit = 16;
+    weir_concurrency *adaptive = NULL;
+    if (weir_concurrency_new(&gradient, &adaptive) != WEIR_OK) return 1;
+    static const struct {
+        int64_t rtt_ms;
+        int rounds;
+    } phases[] = {{10, 60}, {50, 2}, {10, 60}};
+    int64_t clock = 0;
+    printf("   weir_concurrency, limit 4 in [1, 16]:");
+    for (size_t p = 0; p < sizeof phases / sizeof phases[0]; p++) {
+        for (int r = 0; r < phases[p].rounds; r++) {
+            weir_flight flights[16];
+            int in = 0;
+            while (in < 16 && weir_concurrency_enter(adaptive, clock, &flights[in])) in++;
+            clock += phases[p].rtt_ms * MS;
+            for (int i = 0; i < in; i++) weir_concurrency_leave(adaptive, &flights[i], clock, false);
+        }
+        printf("%s%" PRId64 " ms calls -> limit %" PRId64, p ? ", then " : " ", phases[p].rtt_ms,
+               weir_concurrency_limit(adaptive));
+    }
+    printf("\n");
+    weir_concurrency_free(adaptive);
+
     weir_window *window = NULL;
     if (weir_window_new(10, SECOND, 0, &window) != WEIR_OK) return 1;
     for (int64_t i = 0; i < 4; i++) weir_window_add(window, i * 300 * MS, 10 * (i + 1));
@@ -199,6 +229,26 @@ static int limiters_tour(void) {
     printf("   weir_backoff, the preset with draws of 0.5: %zu retries, after", retries);
     for (size_t i = 0; i < retries; i++) printf(" %" PRId64 " ms", delays[i] / MS);
     printf("\n");
+
+    /* Backoff spaces one caller's retries; a budget caps everyone's. Five
+     * calls to a backend that is down, each allowed the two retries above,
+     * with gRPC's throttling (10 tokens, each failure takes one, retries
+     * only while above 5) in front. */
+    weir_retry_budget throttle = weir_retry_budget_preset();
+    throttle.form = WEIR_BUDGET_TOKENS;
+    weir_budget *budget = NULL;
+    if (weir_budget_new(&throttle, 0, &budget) != WEIR_OK) return 1;
+    int sent = 0;
+    for (int call = 0; call < 5; call++) {
+        for (size_t attempt = 0;; attempt++) {
+            sent++; /* it fails: every failure is reported to the budget */
+            if (!weir_budget_withdraw(budget, 0) || attempt >= retries) break;
+        }
+    }
+    printf("   weir_budget next to it, five calls to a dead backend with those retries: "
+           "%d attempts sent of %d (%" PRId64 " tokens in thousandths left)\n",
+           sent, 5 * (int)(retries + 1), weir_budget_tokens(budget, 0));
+    weir_budget_free(budget);
 
     weir_deadline deadline = weir_deadline_start(250 * MS, 0);
     int64_t left = 0;
@@ -231,6 +281,16 @@ static int limiters_tour(void) {
     printf("   weir_limiter, 2 units then a 500 ms cooldown, three calls at once:");
     for (int i = 0; i < 3; i++) printf(" %s", weir_limiter_try_consume(&cooldown, 0, 1) ? "yes" : "no");
     printf("; at 500 ms: %s\n", weir_limiter_try_consume(&cooldown, 500 * MS, 1) ? "yes" : "no");
+
+    weir_limiter window_quota;
+    if (weir_limiter_fixed_window(&window_quota, 2, SECOND, 0, 2, 0) != WEIR_OK) return 1;
+    weir_limiter_try_consume(&window_quota, 0, 2);
+    weir_status refunded = weir_limiter_refund(&window_quota, 10 * MS, 0, 1);
+    bool again = weir_limiter_try_consume(&window_quota, 10 * MS, 1);
+    weir_status late = weir_limiter_refund(&window_quota, SECOND, 10 * MS, 1);
+    printf("   weir_limiter_refund, 2 a window, both taken, one call never made: refund %s, "
+           "take again %s; after the window moved on: %s\n",
+           weir_status_str(refunded), again ? "yes" : "no", weir_status_str(late));
 
     weir_pool *pool = NULL;
     if (weir_pool_new(NULL, &pool) != WEIR_OK) return 1;

@@ -152,15 +152,17 @@ func NewBreaker(clock func() int64) (*Breaker, error) {
 // ErrRefused if refused; otherwise call's error, or weir's if recording
 // a success failed (only a closed breaker does that).
 func (b *Breaker) Do(roll float64, call func() error) error {
-	if !C.weir_breaker_allow(b.b, C.int64_t(b.clock()), C.double(roll)) {
+	// The ticket holds the call until it is settled, exactly once.
+	var ticket C.weir_breaker_ticket
+	if !C.weir_breaker_allow(b.b, C.int64_t(b.clock()), C.double(roll), &ticket) {
 		return ErrRefused
 	}
 	err := call()
 	var recorded error
 	if err != nil {
-		recorded = check(C.weir_breaker_fail(b.b, C.int64_t(b.clock())))
+		recorded = check(C.weir_breaker_fail(b.b, &ticket, C.int64_t(b.clock())))
 	} else {
-		recorded = check(C.weir_breaker_pass(b.b, C.int64_t(b.clock())))
+		recorded = check(C.weir_breaker_pass(b.b, &ticket, C.int64_t(b.clock())))
 	}
 	if err == nil {
 		err = recorded

@@ -30,6 +30,119 @@
  *    word and a bloom region, which weir only ever updates atomically.
  */
 
+/*
+ * Index: every type, whose policy it takes, how it is made and its calls.
+ * Constructors copy the policy or limit they are given: the caller may
+ * change or free it after the call. Keys given to weir_bloom_* are hashed
+ * during the call and not kept.
+ *
+ * weir_breaker — circuit breaker: refuses more calls as failures pile up
+ *   policy   weir_sre (the breaker's), weir_sre_preset
+ *   make     weir_breaker_new (copies the policy), weir_breaker_free
+ *   calls    weir_breaker_allow (fills a weir_breaker_ticket),
+ *            weir_breaker_pass, weir_breaker_fail
+ *   reads    weir_breaker_ratio, weir_breaker_tally (weir_tally)
+ *
+ * weir_shedder — load shedder: refuses when the server is both hot and full
+ *   policy   weir_shed (the shedder's), weir_shed_preset
+ *   make     weir_shedder_new (copies the policy), weir_shedder_free
+ *   calls    weir_shedder_allow (fills a weir_ticket), weir_shedder_pass,
+ *            weir_shedder_fail
+ *   reads    weir_shedder_flying, weir_shedder_stats (weir_shed_stats)
+ *
+ * weir_window — rolling window of sums and counts
+ *   make     weir_window_new, weir_window_free
+ *   calls    weir_window_add
+ *   reads    weir_window_total (weir_total), weir_window_buckets,
+ *            weir_window_size, weir_window_width
+ *
+ * weir_bucket — token bucket, lock-free
+ *   make     weir_bucket_new, weir_bucket_free
+ *   calls    weir_bucket_take
+ *   reads    weir_bucket_next (Retry-After), weir_bucket_tokens
+ *
+ * weir_sliding — exact sliding-window quota
+ *   make     weir_sliding_new, weir_sliding_free
+ *   calls    weir_sliding_take
+ *   reads    weir_sliding_left, weir_sliding_next
+ *
+ * weir_period — fixed-window quota per period
+ *   make     weir_period_new, weir_period_free
+ *   calls    weir_period_take (weir_quota)
+ *   reads    weir_period_left, weir_period_next
+ *
+ * weir_gate — concurrency ceiling, lock-free
+ *   make     weir_gate_new, weir_gate_free
+ *   calls    weir_gate_enter, weir_gate_leave
+ *   reads    weir_gate_held
+ *
+ * weir_concurrency — adaptive concurrency limit (Gradient2)
+ *   policy   weir_gradient (the controller's), weir_gradient_preset
+ *   make     weir_concurrency_new (copies the policy), weir_concurrency_free
+ *   calls    weir_concurrency_enter (fills a weir_flight),
+ *            weir_concurrency_leave
+ *   reads    weir_concurrency_limit, weir_concurrency_flying,
+ *            weir_concurrency_long_rtt
+ *
+ * weir_budget — retry budget: gRPC tokens or Finagle percent
+ *   policy   weir_retry_budget (WEIR_BUDGET_*), weir_retry_budget_preset
+ *   make     weir_budget_new, weir_budget_free
+ *   calls    weir_budget_deposit, weir_budget_withdraw
+ *   reads    weir_budget_left, weir_budget_tokens
+ *
+ * weir_backoff — retry policy, by value (WEIR_JITTER_*)
+ *   policy   weir_backoff (its own), weir_backoff_preset,
+ *            weir_backoff_full_jitter, weir_backoff_check
+ *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
+ *            weir_backoff_schedule
+ *
+ * weir_deadline — time budget, by value
+ *   make     weir_deadline_start
+ *   reads    weir_deadline_expired, weir_deadline_remaining
+ *
+ * weir_pool — resource-pool bookkeeping (items are uintptr_t)
+ *   policy   weir_limits (the pool's), weir_limits_preset
+ *   make     weir_pool_new (copies the limits), weir_pool_free
+ *   calls    weir_pool_take (weir_taken, WEIR_TAKEN_*), weir_pool_made,
+ *            weir_pool_unmade, weir_pool_give, weir_pool_drop,
+ *            weir_pool_evict, weir_pool_close
+ *   reads    weir_pool_live, weir_pool_idle, weir_pool_busy,
+ *            weir_pool_next_expiry, weir_pool_stats (weir_pool_counters)
+ *
+ * weir_rate — one-word rate limiter in the caller's (shared) memory
+ *   policy   weir_rate_limit (the rate word's and the bloom's),
+ *            weir_rate_limit_new
+ *   calls    weir_rate_allow
+ *   reads    weir_rate_next
+ *   inline (C11)weir_rate_allow_inline, weir_rate_next_inline
+ *   shared   weir_words_shareable (may words be shared between programs?)
+ *
+ * weir_bloom — rate words for millions of keys in fixed memory
+ *   make     weir_bloom_new (copies the limit), weir_bloom_free
+ *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
+ *   in place weir_bloom_footprint, weir_bloom_init_in, weir_bloom_check_in,
+ *            weir_bloom_allow_in, weir_bloom_next_in
+ *
+ * weir_limiter — embeddable integer quota, by value
+ *   make     weir_limiter_bucket, weir_limiter_fixed_window,
+ *            weir_limiter_cooldown
+ *   calls    weir_limiter_try_consume, weir_limiter_consume,
+ *            weir_limiter_refund
+ *   reads    weir_limiter_available, weir_limiter_capacity,
+ *            weir_limiter_is_bucket, weir_limiter_is_fixed_window,
+ *            weir_limiter_is_cooldown
+ *   snapshot weir_limiter_refill_amount, weir_limiter_refill_interval_ns,
+ *            weir_limiter_last_refill, weir_limiter_window_ns,
+ *            weir_limiter_window_start, weir_limiter_cooldown_ns,
+ *            weir_limiter_cooldown_end
+ *
+ * firmware — defined by the SDK, not by weir (sdk-critical-section)
+ *   SDK      weir_critical_enter, weir_critical_exit
+ *
+ * weir_status — what a call that can fail reports (WEIR_OK is 0)
+ *   reads    weir_status_str, weir_version (WEIR_VERSION)
+ */
+
 #ifndef WEIR_H
 #define WEIR_H
 
@@ -94,6 +207,21 @@
 #error "weir: WEIR_REQUIRE_SHAREABLE_WORDS is defined, but this target has no lock-free 64-bit atomics: weir's words take a lock inside one program here and cannot be shared between processes"
 #endif
 
+/* Aligns a struct type to n bytes, spelled for the compiler at hand; the
+ * structs with 64-bit fields use it, so that their layout is the same on 32-
+ * and 64-bit hosts. Define WEIR_ALIGN(n) before including weir.h to supply a
+ * spelling for another compiler. */
+#ifndef WEIR_ALIGN
+#  if defined(__cplusplus) && __cplusplus >= 201103L
+#    define WEIR_ALIGN(n) alignas(n)
+#  elif defined(__GNUC__) || defined(__clang__)
+#    define WEIR_ALIGN(n) __attribute__((aligned(n)))
+#  elif defined(_MSC_VER)
+#    define WEIR_ALIGN(n) __declspec(align(n))
+#  else
+#    error "weir.h: define WEIR_ALIGN(n) to align a struct type to n bytes"
+#  endif
+#endif
 
 
 // `weir_backoff.jitter`: the delay is the ceiling itself. Reproducible, but
@@ -134,6 +262,23 @@
 // The bytes of the header before the words of a bloom array laid into
 // caller memory.
 #define WEIR_BLOOM_HEADER_BYTES 64
+#endif
+
+#if defined(WEIR_HOSTED)
+// `weir_retry_budget.form`: gRPC's retry throttling (design A6), a token
+// count between `max_tokens` and zero.
+#define WEIR_BUDGET_TOKENS 0
+#endif
+
+#if defined(WEIR_HOSTED)
+// `weir_retry_budget.form`: Finagle's RetryBudget, `percent` of the
+// requests of the last `ttl_ns` plus `min_per_s` retries a second.
+#define WEIR_BUDGET_PERCENT 1
+#endif
+
+#if defined(WEIR_HOSTED)
+// The largest `max_limit` a `weir_gradient` may have: 2^20 calls in flight.
+#define WEIR_CONCURRENCY_MAX_LIMIT (1 << 20)
 #endif
 
 // The largest burst of a GCRA limit (2^53: every integer up to it is exact
@@ -188,8 +333,9 @@
 
 // What a call that can fail reports. `WEIR_OK` is 0; every other value is
 // an error. Codes are grouped by area and are never renumbered or reused:
-// 1–99 general (30–39 targets and builds), 100–199 the limiter, 200–299 the pool,
-// 300–399 breaker, shedder and window, 400–499 rate and bloom (430–449 the GCRA word).
+// 1–99 general (30–39 targets and builds, 40–49 refunds), 100–199 the limiter, 200–299 the pool,
+// 300–399 breaker, shedder and window, 400–499 rate and bloom (430–449 the GCRA word),
+// 500–549 the retry budget, 550–599 the adaptive concurrency limit.
 // `weir_status_str` describes any value, known or not.
 enum weir_status
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -243,6 +389,17 @@ enum weir_status
   // atomics), so a rate word or bloom region cannot be shared with another
   // process or program: see `weir_words_shareable`.
   WEIR_ERR_WORDS_NOT_SHAREABLE = 30,
+  // A refund's units were taken in a window, or a cooldown's batch, that
+  // has ended since; nothing was given back.
+  WEIR_ERR_REFUND_EXPIRED = 40,
+  // A refund to a cooldown limiter whose gate is armed: the batch is
+  // spent and its gate stands; nothing was given back.
+  WEIR_ERR_REFUND_ARMED = 41,
+  // A refund to a limiter already at capacity at `now` (a bucket that
+  // refilled, for one); nothing to give back.
+  WEIR_ERR_REFUND_FULL = 42,
+  // A refund whose `taken_at` is later than its `now`; nothing changed.
+  WEIR_ERR_REFUND_FUTURE = 43,
   // A limiter constructor was given a capacity of zero.
   WEIR_ERR_ZERO_CAPACITY = 100,
   // A bucket limiter was given a refill amount of zero.
@@ -297,7 +454,7 @@ enum weir_status
   WEIR_ERR_POOL_KEEP = 206,
   // A pool's `weir_limits.life_ns` is negative.
   WEIR_ERR_POOL_LIFE = 207,
-  // A window's `window_ns` is zero or negative.
+  // `weir_window_new`'s `window_ns` is zero or negative.
   WEIR_ERR_WINDOW_SPAN = 300,
   // A breaker policy's `k` is NaN, infinite or below its `floor`.
   WEIR_ERR_SRE_K = 301,
@@ -317,6 +474,19 @@ enum weir_status
   WEIR_ERR_SHED_FLOOR = 308,
   // A shedder policy's `cool_ns` is negative.
   WEIR_ERR_SHED_COOL = 309,
+  // A breaker ticket this breaker did not hand out: another breaker's, a
+  // zeroed or overwritten one. Nothing changed.
+  WEIR_ERR_BREAKER_TICKET = 310,
+  // A breaker policy's `size` is above 1048576 buckets.
+  WEIR_ERR_SRE_SIZE = 311,
+  // A breaker policy's `window_ns` is zero or negative.
+  WEIR_ERR_SRE_WINDOW = 312,
+  // A shedder policy's `size` is above 1048576 buckets.
+  WEIR_ERR_SHED_SIZE = 313,
+  // A shedder policy's `window_ns` is zero or negative.
+  WEIR_ERR_SHED_WINDOW = 314,
+  // `weir_window_new`'s `size` is above 1048576 buckets.
+  WEIR_ERR_WINDOW_SIZE = 315,
   // A rate limit's burst is outside 1..1023.
   WEIR_ERR_RATE_BURST = 400,
   // A rate limit of zero events a second.
@@ -352,6 +522,28 @@ enum weir_status
   // A `weir_gcra_limit` whose fields are out of range: not one that
   // `weir_gcra_limit_new` makes.
   WEIR_ERR_GCRA_LIMIT_INVALID = 434,
+  // A retry budget's `max_tokens` is outside 1..1000.
+  WEIR_ERR_BUDGET_MAX_TOKENS = 500,
+  // A retry budget's `token_ratio` is NaN, infinite, or under 0.0005
+  // (it rounds to no thousandth).
+  WEIR_ERR_BUDGET_TOKEN_RATIO = 501,
+  // A retry budget's `ttl_ns` is outside [1 s, 60 s].
+  WEIR_ERR_BUDGET_TTL = 502,
+  // A retry budget's `min_per_s` is negative.
+  WEIR_ERR_BUDGET_MIN_PER_S = 503,
+  // A retry budget's `percent` is NaN or outside [0, 1000].
+  WEIR_ERR_BUDGET_PERCENT = 504,
+  // A concurrency policy's limits are not 1 ≤ `min_limit` ≤
+  // `initial_limit` ≤ `max_limit` ≤ WEIR_CONCURRENCY_MAX_LIMIT.
+  WEIR_ERR_CONCURRENCY_LIMITS = 550,
+  // A concurrency policy's `queue_size` is negative or above `max_limit`.
+  WEIR_ERR_CONCURRENCY_QUEUE = 551,
+  // A concurrency policy's `smoothing` is NaN or outside (0, 1].
+  WEIR_ERR_CONCURRENCY_SMOOTHING = 552,
+  // A concurrency policy's `tolerance` is NaN, infinite or below 1.
+  WEIR_ERR_CONCURRENCY_TOLERANCE = 553,
+  // A concurrency policy's `long_window` or `warmup` is below 1.
+  WEIR_ERR_CONCURRENCY_WINDOW = 554,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -412,7 +604,8 @@ typedef int32_t weir_quota;
 //
 // Lock-free and safe to use from many threads at once. Memory per handle:
 // 8 × 2^size_log2 bytes of heap plus under 100 bytes. size_log2 is at most
-// WEIR_BLOOM_MAX_SIZE_LOG2 (32: 32 GiB), hashes 1..WEIR_BLOOM_MAX_HASHES.
+// WEIR_BLOOM_MAX_SIZE_LOG2 (32: 32 GiB; 27, 1 GiB, on a 32-bit host),
+// hashes 1..WEIR_BLOOM_MAX_HASHES.
 // Made by `weir_bloom_new`, freed by `weir_bloom_free`; for memory shared
 // between processes see `weir_bloom_init_in`.
 typedef struct weir_bloom weir_bloom;
@@ -433,7 +626,7 @@ typedef struct weir_bloom weir_bloom;
 // and the rest are refused when the caller's roll falls under `drop`. Safe
 // to share between threads: each call takes a short per-handle lock, and a
 // decision never rescans the window. Heap per handle: 32 bytes per bucket
-// plus about 210 bytes (1.5 KiB at the preset). Made by `weir_breaker_new`, freed by `weir_breaker_free`.
+// plus about 230 bytes (1.5 KiB at the preset). Made by `weir_breaker_new`, freed by `weir_breaker_free`.
 typedef struct weir_breaker weir_breaker;
 #endif
 
@@ -469,6 +662,61 @@ typedef struct weir_breaker weir_breaker;
 // up to 7.8 × 10^6/s, halving with each finer tick to 9.1 years above
 // 6.25 × 10^7/s), and stands still after that.
 typedef struct weir_bucket weir_bucket;
+#endif
+
+#if defined(WEIR_HOSTED)
+// A retry budget: retries held to a share of real traffic, next to (not
+// instead of) backoff.
+//
+// Tokens form (gRPC A6): the count starts at `max_tokens`;
+// `weir_budget_deposit` (a success) adds `token_ratio`, up to
+// `max_tokens`; `weir_budget_withdraw` (a failure) takes 1, never below 0,
+// and answers whether the count is still above `max_tokens / 2`. The count
+// is exact in thousandths. Time is ignored.
+//
+// Percent form (Finagle): `weir_budget_deposit` (a request that is not a
+// retry) adds 1000; `weir_budget_withdraw` takes `cost = ⌊1000 /
+// percent⌋` (1 when `percent` is 0) if alive credit + reserve ≥ cost,
+// where reserve = `min_per_s × ⌊ttl_ns / 1 s⌋ × cost`. Credit and
+// withdrawals are counted in 10 slices of `ttl_ns / 10` from the budget's
+// making and live until the slice ten after their own begins: between 0.9
+// and 1.0 × `ttl_ns`. Bound: the retries taken in the live slices (at
+// least 0.9 × `ttl_ns`, under `ttl_ns`) are at most deposits there × 1000 /
+// cost + `min_per_s × ⌊ttl_ns / 1 s⌋`; 1000 / cost is `percent` when 1000 /
+// percent is whole, and a little above otherwise (Finagle's rounding).
+//
+// A `now` earlier than one seen is no time passing. Safe to share between
+// threads: each call takes a short per-handle lock. Heap per handle: about
+// 250 bytes. Made by `weir_budget_new`, freed by `weir_budget_free`.
+typedef struct weir_budget weir_budget;
+#endif
+
+#if defined(WEIR_HOSTED)
+// An adaptive concurrency limit: a gate whose ceiling follows the latency
+// it measures, with Netflix concurrency-limits' Gradient2 controller. A
+// call enters while fewer than `⌊limit⌋` are in flight. On each leave, with
+// `rtt = now − start` (at least 1 ns) and `inflight` as it entered:
+//
+//   longRtt = mean of the first `warmup` rtts, then
+//             longRtt × (1 − 2/(long_window+1)) + rtt × 2/(long_window+1)
+//   if longRtt / rtt > 2: longRtt ×= 0.9
+//   if inflight < limit / 2: no change (the caller is not using the room)
+//   gradient = max(0.5, min(1, tolerance × longRtt / rtt))
+//   limit    = limit × (1 − smoothing)
+//            + (limit × gradient + queue_size) × smoothing,
+//              held to [min_limit, max_limit]
+//
+// So under steady latency the limit climbs by up to `queue_size ×
+// smoothing` a sample to `max_limit`; when queueing raises latency past
+// `tolerance` times the long average it falls, at most halving each
+// sample's target; held long enough, a higher latency becomes the new
+// baseline (Gradient2's design). A dropped call is a sample like any other,
+// as upstream takes it. A `now` before `start` is a 1 ns sample. Safe to
+// share between threads: each call takes a short per-handle lock, so the
+// calls in flight never exceed the limit at the moment each entered. Heap
+// per handle: about 110 bytes. Made by `weir_concurrency_new`, freed by
+// `weir_concurrency_free`.
+typedef struct weir_concurrency weir_concurrency;
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -534,9 +782,13 @@ typedef struct weir_pool weir_pool;
 // refused before a call has completed; with no complete bucket holding a
 // pass the response time is the policy's `latency_ns`. Safe to share
 // between threads: each call takes a short per-handle lock, and a decision
-// never rescans the window. Heap per handle: 16 bytes per bucket plus about
-// 190 bytes (under 1 KB at the preset). Made by `weir_shedder_new`, freed
-// by `weir_shedder_free`.
+// never rescans the window: the busiest pass count and the fastest mean
+// response time are kept in two monotonic queues over the complete
+// buckets, so a decision's work is O(1) amortised at any bucket count.
+// Heap per handle: 48 bytes per bucket (the bucket and room for its entry
+// in each queue, reserved at construction) plus about 260 bytes (under
+// 3 KB at the preset). Made by `weir_shedder_new`, freed by
+// `weir_shedder_free`.
 typedef struct weir_shedder weir_shedder;
 #endif
 
@@ -574,7 +826,7 @@ typedef struct weir_window weir_window;
 // targets; a pointer to a policy that is not aligned so is refused
 // (`WEIR_ERR_MISALIGNED` from `weir_backoff_check`, the neutral answer from
 // the rest), never read and never replaced by the preset.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // The ceiling before the first retry, in nanoseconds.
   int64_t base_ns;
   // What each ceiling is multiplied by for the next retry.
@@ -589,16 +841,17 @@ typedef struct {
   double spread;
 } weir_backoff;
 
-// A rate limit checked once by `weir_rate_limit_new`, so that decisions do
-// integer work only: the interval (1 / limit, rounded up to 2^-32 ns) as
-// a binary fixed-point number, and the burst. A plain value (16 bytes, no heap): copy it, keep it
+// The rate word's policy (for `weir_rate_allow`, and for every word of a
+// `weir_bloom`): a rate limit checked once by `weir_rate_limit_new`, so that
+// decisions do integer work only: the interval (1 / limit, rounded up to
+// 2^-32 ns) as a binary fixed-point number, and the burst. A plain value (16 bytes, no heap): copy it, keep it
 // anywhere, share it read-only between threads and processes. Read its
 // fields freely but fill it only with `weir_rate_limit_new`. Every call
 // that takes one checks its ranges again (burst 1..1023, a window
 // burst × interval from WEIR_RATE_MIN_WINDOW_NS to 2^63 ns) and refuses a
 // value outside them: `WEIR_ERR_RATE_LIMIT_INVALID` from a constructor,
 // false or INT64_MAX from a decision.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // Whole nanoseconds of one interval (1 / limit, rounded up to 2^-32
   // ns).
   uint64_t interval_ns;
@@ -609,10 +862,11 @@ typedef struct {
 } weir_rate_limit;
 
 #if defined(WEIR_HOSTED)
-// The constants of the breaker's probability-based throttling. Start from
+// The breaker's policy (for `weir_breaker_new`; SRE: Google's client-side
+// throttling): the constants of its probability-based throttling. Start from
 // `weir_sre_preset()` and change what you need; every field is checked
 // when a breaker is made from it. 48 bytes.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // How many calls each success pays for while nothing is failing; finite
   // and at least `floor`. The preset's 1.5 leaves a backend alone until
   // more than a third of its calls fail.
@@ -627,7 +881,7 @@ typedef struct {
   // probe); positive.
   int64_t probe_ns;
   // Buckets in the window; below one is raised to one, above 1048576 is
-  // `WEIR_ERR_TOO_LARGE`.
+  // `WEIR_ERR_SRE_SIZE`.
   int32_t size;
   // Must be 0; anything else is `WEIR_ERR_RESERVED`.
   int32_t reserved;
@@ -637,9 +891,38 @@ typedef struct {
 #endif
 
 #if defined(WEIR_HOSTED)
+// A call the breaker let through: a plain value the caller keeps (on its
+// stack, in its request struct) and hands back, by address, to
+// `weir_breaker_pass` or `weir_breaker_fail` of the same breaker exactly
+// once. `weir_breaker_allow` fills it in; the caller does not. A second
+// settle answers `WEIR_ERR_SETTLED` and changes nothing, so an outcome
+// counts only for a call the breaker let through, and once. A ticket from
+// another breaker, or one overwritten, answers `WEIR_ERR_BREAKER_TICKET`
+// and changes nothing. Settle the ticket itself, not a copy: a copy of a
+// settled ticket is caught while no other call of that breaker is in
+// flight, but while one is, it is counted in that call's place. Two threads
+// may settle one ticket at once (a completion racing a timeout): weir
+// reads and writes it under the breaker's lock, so one settles it and the
+// other gets `WEIR_ERR_SETTLED`. 16 bytes, aligned as an int64_t: a
+// misaligned ticket is refused (`WEIR_ERR_MISALIGNED`), never read or
+// written. Its own type, not the shedder's `weir_ticket`, so that a
+// compiler rejects a shedder's ticket handed to a breaker.
+typedef struct WEIR_ALIGN(8) {
+  // Which call: the breaker numbers the calls it lets through from 1; 0
+  // for a refusal.
+  uint64_t serial;
+  // The breaker that handed the ticket out, by a tag each breaker gets
+  // when it is made (never 0).
+  uint32_t breaker;
+  // 1 while the call is in flight, 0 once settled (or refused).
+  int32_t flying;
+} weir_breaker_ticket;
+#endif
+
+#if defined(WEIR_HOSTED)
 // Outcomes counted over a breaker's window. `total` counts every call,
 // refused ones included; `total = success + failure + drop`. 32 bytes.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // Every call: successes, failures and drops.
   int64_t total;
   // Calls let through that succeeded.
@@ -651,13 +934,86 @@ typedef struct {
 } weir_tally;
 #endif
 
+#if defined(WEIR_HOSTED)
+// The constants of a retry budget. Start from `weir_retry_budget_preset()`
+// and change what you need. Only the fields of the chosen `form` are read
+// and checked; the others are ignored. 40 bytes, aligned as an int64_t.
+typedef struct WEIR_ALIGN(8) {
+  // `WEIR_BUDGET_TOKENS` or `WEIR_BUDGET_PERCENT`; any other value is
+  // `WEIR_ERR_UNKNOWN_KIND`.
+  int32_t form;
+  // Tokens: the most tokens, and where the count starts; in 1..1000
+  // (A6's range).
+  int32_t max_tokens;
+  // Tokens: what each success gives back, rounded to the nearest
+  // thousandth (A6 allows three decimal places); at least 0.0005, finite.
+  double token_ratio;
+  // Percent: how long a request's credit lives, about; in [1 s, 60 s]
+  // (Finagle's range). Counted in 10 slices of `ttl_ns / 10`.
+  int64_t ttl_ns;
+  // Percent: retries a second always allowed, on top of `percent`; zero
+  // or more.
+  int32_t min_per_s;
+  // Always 0 (`WEIR_ERR_RESERVED` otherwise).
+  int32_t reserved;
+  // Percent: the share of requests that may be retried (0.2 is a fifth),
+  // in [0, 1000].
+  double percent;
+} weir_retry_budget;
+#endif
+
+#if defined(WEIR_HOSTED)
+// The constants of the adaptive limit's controller (Gradient2; see
+// `weir_concurrency`). Start from `weir_gradient_preset()` and change what
+// you need; every field is checked when a limit is made from it. 40
+// bytes, aligned as an int64_t.
+typedef struct WEIR_ALIGN(8) {
+  // The limit before any sample; in [min_limit, max_limit].
+  int32_t initial_limit;
+  // The floor of the limit; at least 1.
+  int32_t min_limit;
+  // The ceiling of the limit; at most WEIR_CONCURRENCY_MAX_LIMIT.
+  int32_t max_limit;
+  // How much the limit may grow a sample while latency holds; in
+  // [0, max_limit].
+  int32_t queue_size;
+  // How far a sample moves the limit toward its new value; in (0, 1].
+  double smoothing;
+  // How much latency may grow before the limit falls; finite, at least 1
+  // (1 is today's upstream Gradient2).
+  double tolerance;
+  // The long-term latency average's window, in samples; at least 1.
+  int32_t long_window;
+  // Samples averaged plainly before the exponential average starts; at
+  // least 1.
+  int32_t warmup;
+} weir_gradient;
+#endif
+
+#if defined(WEIR_HOSTED)
+// A call the adaptive limit let in: a plain value the caller keeps and
+// hands back, by address, to `weir_concurrency_leave` of the same limit
+// exactly once. `weir_concurrency_enter` fills it in. Read and written
+// under the limit's lock, so two threads leaving with one flight at once
+// leave once between them. 16 bytes, aligned as an int64_t: a misaligned
+// one is refused, never read or written.
+typedef struct WEIR_ALIGN(8) {
+  // When the call entered, on the caller's clock.
+  int64_t start;
+  // Calls in flight when it entered, itself included.
+  int32_t inflight;
+  // 1 while in flight, 0 once left (or refused).
+  int32_t flying;
+} weir_flight;
+#endif
+
 // A time budget of `budget_ns` measured from `start` (the caller's clock
 // reading when it began). A budget of zero or less means none: such a
 // deadline never expires. Only the time since `start` matters, so no
 // clock value overflows it. By-value plain data with no heap: the caller
 // guards it (every call only reads it). 16 bytes; a pointer to one must be
 // aligned as an int64_t, and a misaligned one is treated as NULL.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // The caller's clock reading, in nanoseconds, when the budget started.
   int64_t start;
   // The budget in nanoseconds; zero or less: none, never expires.
@@ -794,7 +1150,7 @@ typedef struct {
 // the old one would. A new capacity at least the available units is safe;
 // a bucket rebuilt with a different rate should start from `now` as its
 // anchor, since an old anchor credits the time already run at the new rate.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // Private: which variant, checked on every call.
   uint32_t tag;
   // Private: zero.
@@ -812,15 +1168,16 @@ typedef struct {
 } weir_limiter;
 
 #if defined(WEIR_HOSTED)
-// The limits a pool holds itself to. Durations are nanoseconds; a zero
-// `keep_ns` or `life_ns` means no limit. Validated by `weir_pool_new`,
+// The pool's policy (for `weir_pool_new`): the limits a pool holds itself
+// to. Durations are nanoseconds; a zero `keep_ns` or `life_ns` means no
+// limit. Validated by `weir_pool_new`,
 // each field with its own status, the first wrong one in field order: a
 // `size` outside 1..`WEIR_POOL_MAX_SIZE` is `WEIR_ERR_POOL_SIZE`, a
 // negative `idle` `WEIR_ERR_POOL_IDLE`, a negative `keep_ns`
 // `WEIR_ERR_POOL_KEEP`, a negative `life_ns` `WEIR_ERR_POOL_LIFE`; an
 // `idle` above `size` counts as `size`, and an `idle` of 0 keeps nothing
 // idle.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // The most resources alive at once: idle, lent and being made (≥ 1).
   int64_t size;
   // The most kept idle (0: none; above `size`: `size`).
@@ -849,7 +1206,7 @@ typedef struct {
 #if defined(WEIR_HOSTED)
 // Running totals since the pool was made (modelled on Go's database/sql
 // DBStats). Read with `weir_pool_stats`.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // Resources registered as made: by `weir_pool_made`, or given or
   // dropped unregistered into an open reservation.
   uint64_t made;
@@ -928,18 +1285,18 @@ typedef struct {
 // program, and `weir_words_shareable` says so.
 // It must be 8-byte aligned; calls on a misaligned word refuse. Memory:
 // 8 bytes, the caller's; no heap.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // The word. Zero is a fresh limiter; weir alone writes it.
   uint64_t state;
 } weir_rate;
 
 #if defined(WEIR_HOSTED)
-// The constants of adaptive load shedding. Start from `weir_shed_preset()`
-// and change what you need; every field is checked when a shedder is made
+// The shedder's policy (for `weir_shedder_new`): the constants of adaptive
+// load shedding. Start from `weir_shed_preset()` and change what you need; every field is checked when a shedder is made
 // from it. 48 bytes.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // Buckets in the window; below one is raised to one, above 1048576 is
-  // `WEIR_ERR_TOO_LARGE`.
+  // `WEIR_ERR_SHED_SIZE`.
   int32_t size;
   // CPU use in thousandths at or above which the server is hot; in
   // [0, 1000).
@@ -969,7 +1326,7 @@ typedef struct {
 // and writes it under the shedder's lock, so one settles it and the other
 // gets `WEIR_ERR_SETTLED`. 16 bytes, aligned as an int64_t: a misaligned
 // ticket is refused (`WEIR_ERR_MISALIGNED`), never read or written.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // When the call started, on the caller's clock.
   int64_t start;
   // 1 while the call is in flight, 0 once settled (or refused).
@@ -981,7 +1338,7 @@ typedef struct {
 
 #if defined(WEIR_HOSTED)
 // What a shedder knows at a moment, for a dashboard. 40 bytes.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // Calls in flight now.
   int64_t flying;
   // The moving average of calls in flight.
@@ -1004,7 +1361,7 @@ typedef struct {
 // A sum and how many values went into it (a mean once `count` is
 // positive). Both saturate at `INT64_MAX` / `INT64_MIN` instead of wrapping.
 // 16 bytes.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // The values added, summed.
   int64_t sum;
   // How many values were added.
@@ -1106,9 +1463,11 @@ size_t weir_backoff_schedule(const weir_backoff *policy,
 // secret random values — and writes it to `*out`. `WEIR_ERR_NULL` if `out`
 // or `limit` is NULL; `WEIR_ERR_RATE_LIMIT_INVALID` for a limit whose
 // fields are out of range; `WEIR_ERR_BLOOM_SIZE` for size_log2
-// above WEIR_BLOOM_MAX_SIZE_LOG2; `WEIR_ERR_BLOOM_HASHES` for hashes 0,
+// above WEIR_BLOOM_MAX_SIZE_LOG2 (above 27 on a 32-bit host, where a
+// larger array does not fit the address space); `WEIR_ERR_BLOOM_HASHES` for hashes 0,
 // above WEIR_BLOOM_MAX_HASHES or above 2^size_log2; `WEIR_ERR_NO_MEMORY`.
-// `*out` is written only on success.
+// `*out` is written only on success. The limit is copied: the caller may
+// change or free it after.
 weir_status weir_bloom_new(uint32_t size_log2,
                            uint32_t hashes,
                            const weir_rate_limit *limit,
@@ -1125,8 +1484,9 @@ void weir_bloom_free(weir_bloom *bloom);
 #if defined(WEIR_HOSTED)
 // Whether the key (`len` bytes at `key`) may have one event at `now`,
 // charging each of its words that allows. A zero-length key is a key (the
-// empty one). Refuses (false) a NULL bloom or key and a negative `now`; a
-// refusal writes nothing.
+// empty one). The key is hashed during the call and not kept: its memory
+// is the caller's again on return. Refuses (false) a NULL bloom or key and
+// a negative `now`; a refusal writes nothing.
 bool weir_bloom_allow(const weir_bloom *bloom, int64_t now, const void *key, size_t len);
 #endif
 
@@ -1140,7 +1500,8 @@ int64_t weir_bloom_next(const weir_bloom *bloom, int64_t now, const void *key, s
 #if defined(WEIR_HOSTED)
 // The bytes a region for a bloom array of 2^`size_log2` words needs:
 // WEIR_BLOOM_HEADER_BYTES + 8 × 2^size_log2. 0 when size_log2 is above
-// WEIR_BLOOM_MAX_SIZE_LOG2 or the size does not fit a size_t.
+// WEIR_BLOOM_MAX_SIZE_LOG2 or the region does not fit the address space
+// (size_log2 above 27 on a 32-bit host).
 size_t weir_bloom_footprint(uint32_t size_log2);
 #endif
 
@@ -1206,11 +1567,14 @@ weir_sre weir_sre_preset(void);
 #if defined(WEIR_HOSTED)
 // Makes a breaker with an empty window opening at `now` and writes it to
 // `*out`; the probe counts from `now` too. `policy` NULL means the preset.
-// A bad policy gets its own status: `WEIR_ERR_SRE_K`, `WEIR_ERR_SRE_FLOOR`,
-// `WEIR_ERR_SRE_PROTECTION`, `WEIR_ERR_SRE_PROBE`, `WEIR_ERR_WINDOW_SPAN`,
-// `WEIR_ERR_TOO_LARGE`, or `WEIR_ERR_RESERVED` for a non-zero
-// `reserved`. `WEIR_ERR_NULL` if `out` is NULL; `*out` is written only on
-// success.
+// A bad policy gets a status naming the field, the fields checked in this
+// order (with several bad, the first is named): `WEIR_ERR_SRE_FLOOR`,
+// `WEIR_ERR_SRE_K`, `WEIR_ERR_SRE_PROTECTION`, `WEIR_ERR_SRE_PROBE`,
+// `WEIR_ERR_SRE_WINDOW`, `WEIR_ERR_SRE_SIZE`, then `WEIR_ERR_RESERVED`
+// for a non-zero `reserved`. `WEIR_ERR_NO_MEMORY` if the buckets cannot
+// be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is written only
+// on success.
+// The policy is copied: the caller may change or free it after.
 weir_status weir_breaker_new(const weir_sre *policy, int64_t now, weir_breaker **out);
 #endif
 
@@ -1221,34 +1585,51 @@ void weir_breaker_free(weir_breaker *breaker);
 
 #if defined(WEIR_HOSTED)
 // Asks to make one call at `now`, with `roll` a draw from [0, 1) (clamped
-// into range; NaN counts as 0). True: go ahead, then settle the call with
-// `weir_breaker_pass` or `weir_breaker_fail`. False: refused, and recorded
-// as a drop. False for a NULL breaker.
-bool weir_breaker_allow(const weir_breaker *breaker, int64_t now, double roll);
+// into range; NaN counts as 0). True: go ahead; `*ticket` now holds the
+// call, to be settled once with `weir_breaker_pass` or `weir_breaker_fail`.
+// False: refused, recorded as a drop, and `*ticket` is written as already
+// settled. False, changing nothing, for a NULL breaker or a NULL or
+// misaligned `ticket`.
+bool weir_breaker_allow(const weir_breaker *breaker,
+                        int64_t now,
+                        double roll,
+                        weir_breaker_ticket *ticket);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Records that a call let through succeeded, finishing at `now`.
-// `WEIR_ERR_NULL` for a NULL breaker.
-weir_status weir_breaker_pass(const weir_breaker *breaker, int64_t now);
+// The call behind `*ticket` succeeded, finishing at `now`.
+// `WEIR_ERR_SETTLED`, changing nothing, if the ticket was already settled
+// (or is a refusal's); `WEIR_ERR_BREAKER_TICKET`, changing nothing, if this
+// breaker did not hand it out (another breaker's, a zeroed or overwritten
+// one, or `flying` neither 0 nor 1); `WEIR_ERR_NULL` if `breaker` or
+// `ticket` is NULL; `WEIR_ERR_MISALIGNED`, changing nothing, if `ticket` is
+// misaligned.
+weir_status weir_breaker_pass(const weir_breaker *breaker,
+                              weir_breaker_ticket *ticket,
+                              int64_t now);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Records that a call let through failed, finishing at `now`.
-// `WEIR_ERR_NULL` for a NULL breaker.
-weir_status weir_breaker_fail(const weir_breaker *breaker, int64_t now);
+// The call behind `*ticket` failed, finishing at `now`. Statuses as for
+// `weir_breaker_pass`.
+weir_status weir_breaker_fail(const weir_breaker *breaker,
+                              weir_breaker_ticket *ticket,
+                              int64_t now);
 #endif
 
 #if defined(WEIR_HOSTED)
 // The fraction of calls the breaker would refuse at `now`, in [0, 1): zero
 // while the window is healthy. The probe is left out; this is the standing
-// throttle a dashboard or an alert wants. 0 for a NULL breaker.
+// throttle a dashboard or an alert wants. A reading: it changes nothing, at
+// any `now` (an earlier one than seen counts as the latest). 0 for a NULL
+// breaker.
 double weir_breaker_ratio(const weir_breaker *breaker, int64_t now);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Writes the outcomes in the window at `now` to `*out`. `WEIR_ERR_NULL` if
-// `breaker` or `out` is NULL.
+// Writes the outcomes in the window at `now` to `*out`. A reading: it
+// changes nothing, at any `now`. `WEIR_ERR_NULL` if `breaker` or `out` is
+// NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned.
 weir_status weir_breaker_tally(const weir_breaker *breaker, int64_t now, weir_tally *out);
 #endif
 
@@ -1310,6 +1691,123 @@ int64_t weir_bucket_next(const weir_bucket *bucket,
 // How many tokens the bucket holds at `now`, from 0 up to the burst; 0 for
 // a NULL bucket.
 double weir_bucket_tokens(const weir_bucket *bucket, int64_t now);
+#endif
+
+#if defined(WEIR_HOSTED)
+// The preset: Finagle's default budget (percent form, 20 % of the requests
+// of the last 10 s plus 10 retries a second), with A6's example constants
+// (10 tokens, 0.1 a success) filled in for the tokens form.
+weir_retry_budget weir_retry_budget_preset(void);
+#endif
+
+#if defined(WEIR_HOSTED)
+// Makes a budget at `now` and writes it to `*out`; the percent form's
+// slices start at `now`. `policy` NULL means the preset. Checks, in order:
+// `WEIR_ERR_MISALIGNED` (policy), `WEIR_ERR_RESERVED`,
+// `WEIR_ERR_UNKNOWN_KIND` (form), then the chosen form's fields:
+// `WEIR_ERR_BUDGET_MAX_TOKENS`, `WEIR_ERR_BUDGET_TOKEN_RATIO`, or
+// `WEIR_ERR_BUDGET_TTL`, `WEIR_ERR_BUDGET_MIN_PER_S`,
+// `WEIR_ERR_BUDGET_PERCENT`. `WEIR_ERR_NULL` if `out` is NULL; `*out` is
+// written only on success.
+weir_status weir_budget_new(const weir_retry_budget *policy, int64_t now, weir_budget **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+// Frees a budget. NULL is accepted and ignored.
+void weir_budget_free(weir_budget *budget);
+#endif
+
+#if defined(WEIR_HOSTED)
+// Counts one request as traffic at `now`. Tokens form: call it for each
+// attempt that succeeded (`token_ratio` back). Percent form: call it for
+// each request sent that is not a retry, whatever its outcome. Does
+// nothing for a NULL budget.
+void weir_budget_deposit(const weir_budget *budget, int64_t now);
+#endif
+
+#if defined(WEIR_HOSTED)
+// Asks for one retry at `now`: true means send it. Tokens form: call it on
+// every failed attempt, even one you would not retry; the failure takes its
+// token whatever the answer (A6 counts failures, not retries). Percent
+// form: true takes the retry's cost, false changes nothing. False for a
+// NULL budget.
+bool weir_budget_withdraw(const weir_budget *budget, int64_t now);
+#endif
+
+#if defined(WEIR_HOSTED)
+// How many `weir_budget_withdraw` calls in a row would answer true at
+// `now`, with no deposit between. A reading: changes nothing. 0 for a NULL
+// budget.
+int64_t weir_budget_left(const weir_budget *budget, int64_t now);
+#endif
+
+#if defined(WEIR_HOSTED)
+// The raw count at `now`. Tokens form: the token count in thousandths
+// (10 tokens is 10000), in [0, 1000 × max_tokens]. Percent form: alive
+// credit − alive withdrawals + reserve, in Finagle's units (1000 a
+// request). A reading: changes nothing. 0 for a NULL budget.
+int64_t weir_budget_tokens(const weir_budget *budget, int64_t now);
+#endif
+
+#if defined(WEIR_HOSTED)
+// The preset: Gradient2's defaults (limit 20 in [20, 200], queue 4,
+// smoothing 0.2, a 600-sample long window after 10 warm-up samples) with
+// the older Gradient2's tolerance of 1.5.
+weir_gradient weir_gradient_preset(void);
+#endif
+
+#if defined(WEIR_HOSTED)
+// Makes an adaptive limit at `initial_limit` with nothing in flight and
+// writes it to `*out`. `policy` NULL means the preset. A bad policy gets its
+// own status: `WEIR_ERR_CONCURRENCY_LIMITS`, `_QUEUE`, `_SMOOTHING`,
+// `_TOLERANCE`, `_WINDOW` (checked in that order); `WEIR_ERR_MISALIGNED`
+// for a misaligned policy. `WEIR_ERR_NULL` if `out` is NULL; `*out` is
+// written only on success.
+weir_status weir_concurrency_new(const weir_gradient *policy, weir_concurrency **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+// Frees an adaptive limit. NULL is accepted and ignored.
+void weir_concurrency_free(weir_concurrency *limit);
+#endif
+
+#if defined(WEIR_HOSTED)
+// Asks to start one call at `now`. True: go ahead; `*flight` holds the
+// call, to be given back once to `weir_concurrency_leave`. False: the
+// limit is full, and `*flight` is written as already left. False, changing
+// nothing, for a NULL limit or a NULL or misaligned `flight`.
+bool weir_concurrency_enter(const weir_concurrency *limit, int64_t now, weir_flight *flight);
+#endif
+
+#if defined(WEIR_HOSTED)
+// The call behind `*flight` ended at `now`; `dropped` says it timed out or
+// was refused downstream rather than answered (a sample all the same, see
+// `weir_concurrency`). It leaves flight, its latency moves the limit, and
+// `*flight` is written as left. `WEIR_ERR_SETTLED`, changing nothing, if
+// it already left (or was refused); `WEIR_ERR_INVALID_ARGUMENT` if its
+// `flying` is neither 0 nor 1 or its `inflight` is below 1;
+// `WEIR_ERR_NULL` for a NULL limit or flight; `WEIR_ERR_MISALIGNED`,
+// changing nothing, for a misaligned flight.
+weir_status weir_concurrency_leave(const weir_concurrency *limit,
+                                   weir_flight *flight,
+                                   int64_t now,
+                                   bool dropped);
+#endif
+
+#if defined(WEIR_HOSTED)
+// The limit calls are admitted against now, `⌊limit⌋`; 0 for a NULL limit.
+int64_t weir_concurrency_limit(const weir_concurrency *limit);
+#endif
+
+#if defined(WEIR_HOSTED)
+// How many calls are in flight; 0 for a NULL limit.
+int64_t weir_concurrency_flying(const weir_concurrency *limit);
+#endif
+
+#if defined(WEIR_HOSTED)
+// The long-term latency average in nanoseconds (0 before any sample); 0
+// for a NULL limit.
+double weir_concurrency_long_rtt(const weir_concurrency *limit);
 #endif
 
 // A deadline of `budget_ns` starting at `now`. Any values are accepted: a
@@ -1475,6 +1973,34 @@ bool weir_limiter_try_consume(weir_limiter *limiter, int64_t now, uint64_t amoun
 // `WEIR_ERR_COOLDOWN_DEADLINE_OVERFLOW` (`now + cooldown_ns` would not fit).
 weir_status weir_limiter_consume(weir_limiter *limiter, int64_t now, uint64_t amount);
 
+// Gives back `amount` units taken at `taken_at` (the `now` of that
+// consume) for a call that was let through but never made, as x/time/rate's
+// `Reservation.Cancel` does. The limiter is brought forward to `now` first,
+// then `min(amount, capacity − available)` units come back: never above
+// capacity, and never more than if the units had not been taken, as long
+// as you give back only units you took (the limiter keeps no record of
+// consumes and cannot check). A partial refund (capped at capacity) is
+// `WEIR_OK`; read `weir_limiter_available` for the result.
+//
+// What a refund can undo: a bucket's consume at any time, until refills
+// bring it back to capacity (then `WEIR_ERR_REFUND_FULL`: the refill has
+// already given the units back). A fixed window's consume only while the
+// window it was taken in holds `now`; after it moves on (and so reset),
+// `WEIR_ERR_REFUND_EXPIRED`. A cooldown's consume only in the open batch
+// (`taken_at` at or after the last gate's deadline, units left); while a
+// gate is armed, `WEIR_ERR_REFUND_ARMED` (the batch is spent, its gate
+// stands and is not shortened), and a unit of an earlier batch,
+// `WEIR_ERR_REFUND_EXPIRED`.
+//
+// Every error changes nothing: `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`,
+// `WEIR_ERR_LIMITER_CORRUPT`, `WEIR_ERR_INVALID_AMOUNT` (`amount` is 0),
+// `WEIR_ERR_REFUND_FUTURE` (`taken_at` later than `now`), then the
+// variant's statuses above.
+weir_status weir_limiter_refund(weir_limiter *limiter,
+                                int64_t now,
+                                int64_t taken_at,
+                                uint64_t amount);
+
 // The units a consume at `now` could take, projected (refill, rollover,
 // release) without changing `*limiter`. 0 for a NULL, misaligned or
 // corrupted limiter.
@@ -1588,7 +2114,8 @@ weir_limits weir_limits_preset(void);
 // `_KEEP`, `_LIFE`: see `weir_limits`), `WEIR_ERR_NO_MEMORY` when the table
 // cannot be allocated; `WEIR_ERR_NULL` if `out` is NULL,
 // `WEIR_ERR_MISALIGNED` if `limits` or `out` is misaligned. `*out` is
-// written only on success.
+// written only on success. The limits are copied: the caller may change
+// or free them after.
 weir_status weir_pool_new(const weir_limits *limits, weir_pool **out);
 #endif
 
@@ -1754,11 +2281,14 @@ weir_shed weir_shed_preset(void);
 
 #if defined(WEIR_HOSTED)
 // Makes a shedder with an empty window opening at `now` and writes it to
-// `*out`. `policy` NULL means the preset. A bad policy gets its own status:
-// `WEIR_ERR_SHED_CPU`, `WEIR_ERR_SHED_LATENCY`, `WEIR_ERR_SHED_BETA`,
-// `WEIR_ERR_SHED_FLOOR`, `WEIR_ERR_SHED_COOL`, `WEIR_ERR_WINDOW_SPAN`,
-// `WEIR_ERR_TOO_LARGE`. `WEIR_ERR_NULL` if `out` is NULL; `*out` is written
-// only on success.
+// `*out`. `policy` NULL means the preset. A bad policy gets a status naming
+// the field, the fields checked in this order (with several bad, the first
+// is named): `WEIR_ERR_SHED_CPU`, `WEIR_ERR_SHED_WINDOW`,
+// `WEIR_ERR_SHED_LATENCY`, `WEIR_ERR_SHED_BETA`, `WEIR_ERR_SHED_FLOOR`,
+// `WEIR_ERR_SHED_COOL`, `WEIR_ERR_SHED_SIZE`. `WEIR_ERR_NO_MEMORY` if the
+// buckets cannot be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is
+// written only on success.
+// The policy is copied: the caller may change or free it after.
 weir_status weir_shedder_new(const weir_shed *policy, int64_t now, weir_shedder **out);
 #endif
 
@@ -1802,8 +2332,11 @@ int64_t weir_shedder_flying(const weir_shedder *shedder);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Writes what the shedder knows at `now` to `*out`. `WEIR_ERR_NULL` if
-// `shedder` or `out` is NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned.
+// Writes what the shedder knows at `now` to `*out`. A reading: it changes
+// nothing, at any `now` (an earlier one than seen counts as the latest),
+// so no later decision depends on whether or when it was asked.
+// `WEIR_ERR_NULL` if `shedder` or `out` is NULL, `WEIR_ERR_MISALIGNED` if
+// `out` is misaligned.
 weir_status weir_shedder_stats(const weir_shedder *shedder, int64_t now, weir_shed_stats *out);
 #endif
 
@@ -1864,7 +2397,7 @@ const char *weir_version(void);
 // bucket opening at `now`, and writes it to `*out`. A `size` below one is
 // raised to one; each bucket is `window_ns / size` wide, and at least 1 ns.
 // `WEIR_ERR_WINDOW_SPAN` if `window_ns` is zero or negative,
-// `WEIR_ERR_TOO_LARGE` above 1048576 buckets, `WEIR_ERR_NO_MEMORY` if the
+// `WEIR_ERR_WINDOW_SIZE` above 1048576 buckets, `WEIR_ERR_NO_MEMORY` if the
 // buckets cannot be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is
 // written only on success.
 weir_status weir_window_new(int32_t size, int64_t window_ns, int64_t now, weir_window **out);
@@ -1940,6 +2473,30 @@ int64_t weir_window_width(const weir_window *window);
 #define WEIR_HOSTED_ONLY_MESSAGE_(name) \
   #name " needs the hosted weir library: the firmware build " \
   "(WEIR_FREESTANDING) has no heap handles; see README.md, Firmware"
+int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);
+#define WEIR_ALIGN(...) weir_hosted_only_WEIR_ALIGN()
+int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);
+#define WEIR_ALIGN(...) weir_hosted_only_WEIR_ALIGN()
+int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);
+#define WEIR_ALIGN(...) weir_hosted_only_WEIR_ALIGN()
+int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);
+#define WEIR_ALIGN(...) weir_hosted_only_WEIR_ALIGN()
+int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);
+#define WEIR_ALIGN(...) weir_hosted_only_WEIR_ALIGN()
+int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);
+#define WEIR_ALIGN(...) weir_hosted_only_WEIR_ALIGN()
+int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);
+#define WEIR_ALIGN(...) weir_hosted_only_WEIR_ALIGN()
+int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);
+#define WEIR_ALIGN(...) weir_hosted_only_WEIR_ALIGN()
+int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);
+#define WEIR_ALIGN(...) weir_hosted_only_WEIR_ALIGN()
+int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);
+#define WEIR_ALIGN(...) weir_hosted_only_WEIR_ALIGN()
+int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);
+#define WEIR_ALIGN(...) weir_hosted_only_WEIR_ALIGN()
+int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);
+#define WEIR_ALIGN(...) weir_hosted_only_WEIR_ALIGN()
 int weir_hosted_only_weir_bloom_new(void) WEIR_HOSTED_ONLY_(weir_bloom_new);
 #define weir_bloom_new(...) weir_hosted_only_weir_bloom_new()
 int weir_hosted_only_weir_bloom_free(void) WEIR_HOSTED_ONLY_(weir_bloom_free);
@@ -1984,6 +2541,36 @@ int weir_hosted_only_weir_bucket_next(void) WEIR_HOSTED_ONLY_(weir_bucket_next);
 #define weir_bucket_next(...) weir_hosted_only_weir_bucket_next()
 int weir_hosted_only_weir_bucket_tokens(void) WEIR_HOSTED_ONLY_(weir_bucket_tokens);
 #define weir_bucket_tokens(...) weir_hosted_only_weir_bucket_tokens()
+int weir_hosted_only_weir_retry_budget_preset(void) WEIR_HOSTED_ONLY_(weir_retry_budget_preset);
+#define weir_retry_budget_preset(...) weir_hosted_only_weir_retry_budget_preset()
+int weir_hosted_only_weir_budget_new(void) WEIR_HOSTED_ONLY_(weir_budget_new);
+#define weir_budget_new(...) weir_hosted_only_weir_budget_new()
+int weir_hosted_only_weir_budget_free(void) WEIR_HOSTED_ONLY_(weir_budget_free);
+#define weir_budget_free(...) weir_hosted_only_weir_budget_free()
+int weir_hosted_only_weir_budget_deposit(void) WEIR_HOSTED_ONLY_(weir_budget_deposit);
+#define weir_budget_deposit(...) weir_hosted_only_weir_budget_deposit()
+int weir_hosted_only_weir_budget_withdraw(void) WEIR_HOSTED_ONLY_(weir_budget_withdraw);
+#define weir_budget_withdraw(...) weir_hosted_only_weir_budget_withdraw()
+int weir_hosted_only_weir_budget_left(void) WEIR_HOSTED_ONLY_(weir_budget_left);
+#define weir_budget_left(...) weir_hosted_only_weir_budget_left()
+int weir_hosted_only_weir_budget_tokens(void) WEIR_HOSTED_ONLY_(weir_budget_tokens);
+#define weir_budget_tokens(...) weir_hosted_only_weir_budget_tokens()
+int weir_hosted_only_weir_gradient_preset(void) WEIR_HOSTED_ONLY_(weir_gradient_preset);
+#define weir_gradient_preset(...) weir_hosted_only_weir_gradient_preset()
+int weir_hosted_only_weir_concurrency_new(void) WEIR_HOSTED_ONLY_(weir_concurrency_new);
+#define weir_concurrency_new(...) weir_hosted_only_weir_concurrency_new()
+int weir_hosted_only_weir_concurrency_free(void) WEIR_HOSTED_ONLY_(weir_concurrency_free);
+#define weir_concurrency_free(...) weir_hosted_only_weir_concurrency_free()
+int weir_hosted_only_weir_concurrency_enter(void) WEIR_HOSTED_ONLY_(weir_concurrency_enter);
+#define weir_concurrency_enter(...) weir_hosted_only_weir_concurrency_enter()
+int weir_hosted_only_weir_concurrency_leave(void) WEIR_HOSTED_ONLY_(weir_concurrency_leave);
+#define weir_concurrency_leave(...) weir_hosted_only_weir_concurrency_leave()
+int weir_hosted_only_weir_concurrency_limit(void) WEIR_HOSTED_ONLY_(weir_concurrency_limit);
+#define weir_concurrency_limit(...) weir_hosted_only_weir_concurrency_limit()
+int weir_hosted_only_weir_concurrency_flying(void) WEIR_HOSTED_ONLY_(weir_concurrency_flying);
+#define weir_concurrency_flying(...) weir_hosted_only_weir_concurrency_flying()
+int weir_hosted_only_weir_concurrency_long_rtt(void) WEIR_HOSTED_ONLY_(weir_concurrency_long_rtt);
+#define weir_concurrency_long_rtt(...) weir_hosted_only_weir_concurrency_long_rtt()
 int weir_hosted_only_weir_gate_new(void) WEIR_HOSTED_ONLY_(weir_gate_new);
 #define weir_gate_new(...) weir_hosted_only_weir_gate_new()
 int weir_hosted_only_weir_gate_free(void) WEIR_HOSTED_ONLY_(weir_gate_free);
@@ -2079,5 +2666,112 @@ int weir_hosted_only_weir_window_width(void) WEIR_HOSTED_ONLY_(weir_window_width
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
+
+/*
+ * The rate word's fast path, inline (tests/header.rs appends this file to
+ * the generated header, inside its include guard).
+ *
+ * weir_rate_allow_inline and weir_rate_next_inline answer exactly what
+ * weir_rate_allow and weir_rate_next answer, for every word, limit and
+ * `now` (the encoding is the one `weir_rate` documents; tests/c/rate_inline.c
+ * runs both over random traces and compares every decision), but compile
+ * into the caller: no call, no panic guard. They exist only where the word
+ * is a lock-free 64-bit C11 atomic: a C11 compiler with <stdatomic.h>,
+ * WEIR_WORDS_LOCK_FREE, and the hosted library; never where the library
+ * takes a lock for a word (an inline compare-and-swap would bypass that
+ * lock). C++ does not get them (C++ has no `_Atomic` before C++23, and
+ * std::atomic_ref needs C++20): it calls weir_rate_allow. Where they exist,
+ * WEIR_RATE_INLINE is defined as 1.
+ */
+#if !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && \
+    !defined(__STDC_NO_ATOMICS__) && WEIR_WORDS_LOCK_FREE && defined(WEIR_HOSTED) &&      \
+    !defined(WEIR_NO_INLINE)
+#include <stdatomic.h>
+
+#define WEIR_RATE_INLINE 1
+
+/* The word is 8 bytes, and the calls below refuse one that is not 8-byte
+ * aligned, as the library does; an 8-byte _Atomic needs no more. */
+_Static_assert(sizeof(_Atomic uint64_t) == sizeof(uint64_t),
+               "weir: the rate word is a plain 64-bit atomic");
+
+/* ceil(count × I) ns, saturating at UINT64_MAX (count < 1024). */
+static inline uint64_t weir_rate_span_inline_(const weir_rate_limit *limit, uint64_t count) {
+  uint64_t whole;
+  if ((limit->interval_ns >> 54) == 0) {
+    whole = count * limit->interval_ns; /* < 2^10 × 2^54: no overflow */
+  } else if (count != 0 && limit->interval_ns > UINT64_MAX / count) {
+    return UINT64_MAX;
+  } else {
+    whole = count * limit->interval_ns;
+  }
+  uint64_t fraction = (count * (uint64_t)limit->interval_frac + 0xffffffffu) >> 32;
+  return whole > UINT64_MAX - fraction ? UINT64_MAX : whole + fraction;
+}
+
+/* Whether `rate` and `limit` are what weir_rate_allow accepts: non-NULL,
+ * 8-byte aligned, and a limit weir_rate_limit_new could have made. */
+static inline bool weir_rate_usable_inline_(const weir_rate *rate, const weir_rate_limit *limit) {
+  if (rate == NULL || ((uintptr_t)rate & 7) != 0 || limit == NULL ||
+      ((uintptr_t)limit % _Alignof(weir_rate_limit)) != 0) {
+    return false;
+  }
+  if (limit->burst < 1 || limit->burst > WEIR_RATE_MAX_BURST) {
+    return false;
+  }
+  uint64_t window = weir_rate_span_inline_(limit, limit->burst);
+  return window >= (uint64_t)WEIR_RATE_MIN_WINDOW_NS && window <= (uint64_t)INT64_MAX;
+}
+
+/* `weir_rate_allow`, inline: the same answer and the same write. */
+static inline bool weir_rate_allow_inline(weir_rate *rate, const weir_rate_limit *limit, int64_t now) {
+  if (!weir_rate_usable_inline_(rate, limit) || now < 0) {
+    return false;
+  }
+  uint64_t t = now > WEIR_RATE_MAX_NOW ? (uint64_t)WEIR_RATE_MAX_NOW : (uint64_t)now;
+  _Atomic uint64_t *word = (_Atomic uint64_t *)(void *)&rate->state;
+  uint64_t current = atomic_load_explicit(word, memory_order_relaxed);
+  for (;;) {
+    uint64_t count = current & 1023u;
+    uint64_t start = (current >> 10) << 9;
+    uint64_t next;
+    /* An earlier `now` than the start is no time passing. */
+    if ((t > start ? t - start : 0) >= weir_rate_span_inline_(limit, count)) {
+      next = (((t + 511u) >> 9) << 10) | 1u;
+    } else if (count < limit->burst) {
+      next = current + 1;
+    } else {
+      return false;
+    }
+    if (atomic_compare_exchange_weak_explicit(word, &current, next, memory_order_relaxed,
+                                              memory_order_relaxed)) {
+      return true;
+    }
+  }
+}
+
+/* `weir_rate_next`, inline: the same answer; reads the word only. */
+static inline int64_t weir_rate_next_inline(const weir_rate *rate, const weir_rate_limit *limit,
+                                            int64_t now) {
+  if (!weir_rate_usable_inline_(rate, limit) || now < 0) {
+    return INT64_MAX;
+  }
+  uint64_t t = now > WEIR_RATE_MAX_NOW ? (uint64_t)WEIR_RATE_MAX_NOW : (uint64_t)now;
+  uint64_t current =
+      atomic_load_explicit((const _Atomic uint64_t *)(const void *)&rate->state,
+                           memory_order_relaxed);
+  uint64_t count = current & 1023u;
+  uint64_t start = (current >> 10) << 9;
+  uint64_t span = weir_rate_span_inline_(limit, count);
+  uint64_t expiry = start > UINT64_MAX - span ? UINT64_MAX : start + span;
+  if (t >= expiry || count < limit->burst) {
+    return 0;
+  }
+  if (expiry > (uint64_t)WEIR_RATE_MAX_NOW) {
+    return INT64_MAX;
+  }
+  return (int64_t)(expiry - t);
+}
+#endif
 
 #endif  /* WEIR_H */

@@ -1,6 +1,6 @@
 //! C face of [`weir_core::backoff`].
 
-use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
+use static_assertions::{assert_eq_size, const_assert_eq};
 
 use crate::guard::{guard, guard_status, policy_or, slice_in, slice_out};
 use crate::status::weir_status::{self, *};
@@ -41,7 +41,7 @@ const MS: i64 = 1_000_000;
 /// targets; a pointer to a policy that is not aligned so is refused
 /// (`WEIR_ERR_MISALIGNED` from `weir_backoff_check`, the neutral answer from
 /// the rest), never read and never replaced by the preset.
-#[repr(C)]
+#[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct weir_backoff {
     /// The ceiling before the first retry, in nanoseconds.
@@ -59,7 +59,7 @@ pub struct weir_backoff {
 }
 
 assert_eq_size!(weir_backoff, [u8; 40]);
-assert_eq_align!(weir_backoff, i64);
+const_assert_eq!(core::mem::align_of::<weir_backoff>(), 8);
 const_assert_eq!(core::mem::offset_of!(weir_backoff, base_ns), 0);
 const_assert_eq!(core::mem::offset_of!(weir_backoff, factor), 8);
 const_assert_eq!(core::mem::offset_of!(weir_backoff, cap_ns), 16);

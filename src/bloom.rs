@@ -32,7 +32,8 @@ use weir_core::time::NEVER;
 ///
 /// Lock-free and safe to use from many threads at once. Memory per handle:
 /// 8 × 2^size_log2 bytes of heap plus under 100 bytes. size_log2 is at most
-/// WEIR_BLOOM_MAX_SIZE_LOG2 (32: 32 GiB), hashes 1..WEIR_BLOOM_MAX_HASHES.
+/// WEIR_BLOOM_MAX_SIZE_LOG2 (32: 32 GiB; 27, 1 GiB, on a 32-bit host),
+/// hashes 1..WEIR_BLOOM_MAX_HASHES.
 /// Made by `weir_bloom_new`, freed by `weir_bloom_free`; for memory shared
 /// between processes see `weir_bloom_init_in`.
 pub struct weir_bloom(Guarded<Bloom>);
@@ -142,9 +143,11 @@ fn on_region<R: Copy>(
 /// secret random values — and writes it to `*out`. `WEIR_ERR_NULL` if `out`
 /// or `limit` is NULL; `WEIR_ERR_RATE_LIMIT_INVALID` for a limit whose
 /// fields are out of range; `WEIR_ERR_BLOOM_SIZE` for size_log2
-/// above WEIR_BLOOM_MAX_SIZE_LOG2; `WEIR_ERR_BLOOM_HASHES` for hashes 0,
+/// above WEIR_BLOOM_MAX_SIZE_LOG2 (above 27 on a 32-bit host, where a
+/// larger array does not fit the address space); `WEIR_ERR_BLOOM_HASHES` for hashes 0,
 /// above WEIR_BLOOM_MAX_HASHES or above 2^size_log2; `WEIR_ERR_NO_MEMORY`.
-/// `*out` is written only on success.
+/// `*out` is written only on success. The limit is copied: the caller may
+/// change or free it after.
 #[no_mangle]
 pub extern "C" fn weir_bloom_new(
     size_log2: u32,
@@ -169,8 +172,9 @@ pub extern "C" fn weir_bloom_free(bloom: *mut weir_bloom) {
 
 /// Whether the key (`len` bytes at `key`) may have one event at `now`,
 /// charging each of its words that allows. A zero-length key is a key (the
-/// empty one). Refuses (false) a NULL bloom or key and a negative `now`; a
-/// refusal writes nothing.
+/// empty one). The key is hashed during the call and not kept: its memory
+/// is the caller's again on return. Refuses (false) a NULL bloom or key and
+/// a negative `now`; a refusal writes nothing.
 #[no_mangle]
 pub extern "C" fn weir_bloom_allow(
     bloom: *const weir_bloom,
@@ -200,7 +204,8 @@ pub extern "C" fn weir_bloom_next(
 
 /// The bytes a region for a bloom array of 2^`size_log2` words needs:
 /// WEIR_BLOOM_HEADER_BYTES + 8 × 2^size_log2. 0 when size_log2 is above
-/// WEIR_BLOOM_MAX_SIZE_LOG2 or the size does not fit a size_t.
+/// WEIR_BLOOM_MAX_SIZE_LOG2 or the region does not fit the address space
+/// (size_log2 above 27 on a 32-bit host).
 #[no_mangle]
 pub extern "C" fn weir_bloom_footprint(size_log2: u32) -> usize {
     guard(0, || {

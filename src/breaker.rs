@@ -1,19 +1,23 @@
 //! C face of [`weir_core::breaker`].
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 
-use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
+use static_assertions::{assert_eq_size, const_assert_eq};
 
 use crate::guard::{
-    free_handle, lock, new_handle, on, policy_or, status_on, write_out, Guarded, Handle,
+    free_handle, lock, new_handle, on, policy_or, status_on, usable, value_mut, write_out, Guarded,
+    Handle,
 };
 use crate::status::weir_status::{self, *};
-use weir_core::breaker::{Breaker, Sre, SreError, Tally};
+use weir_core::breaker::{Breaker, Sre, SreError, Tally, Ticket, TicketError};
+use weir_core::window::WindowError;
 
-/// The constants of the breaker's probability-based throttling. Start from
+/// The breaker's policy (for `weir_breaker_new`; SRE: Google's client-side
+/// throttling): the constants of its probability-based throttling. Start from
 /// `weir_sre_preset()` and change what you need; every field is checked
 /// when a breaker is made from it. 48 bytes.
-#[repr(C)]
+#[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct weir_sre {
     /// How many calls each success pays for while nothing is failing; finite
@@ -30,7 +34,7 @@ pub struct weir_sre {
     /// probe); positive.
     pub probe_ns: i64,
     /// Buckets in the window; below one is raised to one, above 1048576 is
-    /// `WEIR_ERR_TOO_LARGE`.
+    /// `WEIR_ERR_SRE_SIZE`.
     pub size: i32,
     /// Must be 0; anything else is `WEIR_ERR_RESERVED`.
     pub reserved: i32,
@@ -39,7 +43,7 @@ pub struct weir_sre {
 }
 
 assert_eq_size!(weir_sre, [u8; 48]);
-assert_eq_align!(weir_sre, u64);
+const_assert_eq!(core::mem::align_of::<weir_sre>(), 8);
 const_assert_eq!(core::mem::offset_of!(weir_sre, k), 0);
 const_assert_eq!(core::mem::offset_of!(weir_sre, floor), 8);
 const_assert_eq!(core::mem::offset_of!(weir_sre, protection), 16);
@@ -82,7 +86,18 @@ impl From<SreError> for weir_status {
             SreError::Floor => WEIR_ERR_SRE_FLOOR,
             SreError::Protection => WEIR_ERR_SRE_PROTECTION,
             SreError::Probe => WEIR_ERR_SRE_PROBE,
-            SreError::Window(error) => error.into(),
+            SreError::Window(WindowError::Span) => WEIR_ERR_SRE_WINDOW,
+            SreError::Window(WindowError::TooLarge) => WEIR_ERR_SRE_SIZE,
+            SreError::Window(WindowError::NoMemory) => WEIR_ERR_NO_MEMORY,
+        }
+    }
+}
+
+impl From<TicketError> for weir_status {
+    fn from(error: TicketError) -> weir_status {
+        match error {
+            TicketError::Settled => WEIR_ERR_SETTLED,
+            TicketError::Foreign => WEIR_ERR_BREAKER_TICKET,
         }
     }
 }
@@ -96,7 +111,7 @@ pub extern "C" fn weir_sre_preset() -> weir_sre {
 
 /// Outcomes counted over a breaker's window. `total` counts every call,
 /// refused ones included; `total = success + failure + drop`. 32 bytes.
-#[repr(C)]
+#[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct weir_tally {
     /// Every call: successes, failures and drops.
@@ -110,7 +125,7 @@ pub struct weir_tally {
 }
 
 assert_eq_size!(weir_tally, [u8; 32]);
-assert_eq_align!(weir_tally, u64);
+const_assert_eq!(core::mem::align_of::<weir_tally>(), 8);
 const_assert_eq!(core::mem::offset_of!(weir_tally, total), 0);
 const_assert_eq!(core::mem::offset_of!(weir_tally, success), 8);
 const_assert_eq!(core::mem::offset_of!(weir_tally, failure), 16);
@@ -123,6 +138,63 @@ impl From<Tally> for weir_tally {
             success: tally.success,
             failure: tally.failure,
             drop: tally.drop,
+        }
+    }
+}
+
+/// A call the breaker let through: a plain value the caller keeps (on its
+/// stack, in its request struct) and hands back, by address, to
+/// `weir_breaker_pass` or `weir_breaker_fail` of the same breaker exactly
+/// once. `weir_breaker_allow` fills it in; the caller does not. A second
+/// settle answers `WEIR_ERR_SETTLED` and changes nothing, so an outcome
+/// counts only for a call the breaker let through, and once. A ticket from
+/// another breaker, or one overwritten, answers `WEIR_ERR_BREAKER_TICKET`
+/// and changes nothing. Settle the ticket itself, not a copy: a copy of a
+/// settled ticket is caught while no other call of that breaker is in
+/// flight, but while one is, it is counted in that call's place. Two threads
+/// may settle one ticket at once (a completion racing a timeout): weir
+/// reads and writes it under the breaker's lock, so one settles it and the
+/// other gets `WEIR_ERR_SETTLED`. 16 bytes, aligned as an int64_t: a
+/// misaligned ticket is refused (`WEIR_ERR_MISALIGNED`), never read or
+/// written. Its own type, not the shedder's `weir_ticket`, so that a
+/// compiler rejects a shedder's ticket handed to a breaker.
+#[repr(C, align(8))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct weir_breaker_ticket {
+    /// Which call: the breaker numbers the calls it lets through from 1; 0
+    /// for a refusal.
+    pub serial: u64,
+    /// The breaker that handed the ticket out, by a tag each breaker gets
+    /// when it is made (never 0).
+    pub breaker: u32,
+    /// 1 while the call is in flight, 0 once settled (or refused).
+    pub flying: i32,
+}
+
+assert_eq_size!(weir_breaker_ticket, [u8; 16]);
+const_assert_eq!(core::mem::align_of::<weir_breaker_ticket>(), 8);
+const_assert_eq!(core::mem::offset_of!(weir_breaker_ticket, serial), 0);
+const_assert_eq!(core::mem::offset_of!(weir_breaker_ticket, breaker), 8);
+const_assert_eq!(core::mem::offset_of!(weir_breaker_ticket, flying), 12);
+
+impl From<Ticket> for weir_breaker_ticket {
+    fn from(ticket: Ticket) -> weir_breaker_ticket {
+        weir_breaker_ticket {
+            serial: ticket.serial,
+            breaker: ticket.breaker,
+            flying: i32::from(ticket.open),
+        }
+    }
+}
+
+/// The tag the next breaker gets. Tags are never 0, so a zeroed ticket is
+/// nobody's; they repeat only after 2^32 - 1 breakers.
+fn next_tag() -> u32 {
+    static NEXT: AtomicU32 = AtomicU32::new(1);
+    loop {
+        let tag = NEXT.fetch_add(1, Ordering::Relaxed);
+        if tag != 0 {
+            return tag;
         }
     }
 }
@@ -141,7 +213,7 @@ impl From<Tally> for weir_tally {
 /// and the rest are refused when the caller's roll falls under `drop`. Safe
 /// to share between threads: each call takes a short per-handle lock, and a
 /// decision never rescans the window. Heap per handle: 32 bytes per bucket
-/// plus about 210 bytes (1.5 KiB at the preset). Made by `weir_breaker_new`, freed by `weir_breaker_free`.
+/// plus about 230 bytes (1.5 KiB at the preset). Made by `weir_breaker_new`, freed by `weir_breaker_free`.
 pub struct weir_breaker(Guarded<Mutex<Breaker>>);
 
 impl Handle for weir_breaker {
@@ -153,11 +225,14 @@ impl Handle for weir_breaker {
 
 /// Makes a breaker with an empty window opening at `now` and writes it to
 /// `*out`; the probe counts from `now` too. `policy` NULL means the preset.
-/// A bad policy gets its own status: `WEIR_ERR_SRE_K`, `WEIR_ERR_SRE_FLOOR`,
-/// `WEIR_ERR_SRE_PROTECTION`, `WEIR_ERR_SRE_PROBE`, `WEIR_ERR_WINDOW_SPAN`,
-/// `WEIR_ERR_TOO_LARGE`, or `WEIR_ERR_RESERVED` for a non-zero
-/// `reserved`. `WEIR_ERR_NULL` if `out` is NULL; `*out` is written only on
-/// success.
+/// A bad policy gets a status naming the field, the fields checked in this
+/// order (with several bad, the first is named): `WEIR_ERR_SRE_FLOOR`,
+/// `WEIR_ERR_SRE_K`, `WEIR_ERR_SRE_PROTECTION`, `WEIR_ERR_SRE_PROBE`,
+/// `WEIR_ERR_SRE_WINDOW`, `WEIR_ERR_SRE_SIZE`, then `WEIR_ERR_RESERVED`
+/// for a non-zero `reserved`. `WEIR_ERR_NO_MEMORY` if the buckets cannot
+/// be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is written only
+/// on success.
+/// The policy is copied: the caller may change or free it after.
 #[no_mangle]
 pub extern "C" fn weir_breaker_new(
     policy: *const weir_sre,
@@ -166,10 +241,14 @@ pub extern "C" fn weir_breaker_new(
 ) -> weir_status {
     new_handle(out, || {
         let sre = policy_or(policy, weir_sre_preset())?;
+        let core = Sre::from(sre).check()?;
+        if i64::from(core.size) > weir_core::window::MAX_SIZE {
+            return Err(WEIR_ERR_SRE_SIZE);
+        }
         if sre.reserved != 0 {
             return Err(WEIR_ERR_RESERVED);
         }
-        let breaker = Breaker::new(sre.into(), now)?;
+        let breaker = Breaker::new(core, now)?.tagged(next_tag());
         Ok(weir_breaker(Guarded::new(Mutex::new(breaker))))
     })
 }
@@ -181,44 +260,101 @@ pub extern "C" fn weir_breaker_free(breaker: *mut weir_breaker) {
 }
 
 /// Asks to make one call at `now`, with `roll` a draw from [0, 1) (clamped
-/// into range; NaN counts as 0). True: go ahead, then settle the call with
-/// `weir_breaker_pass` or `weir_breaker_fail`. False: refused, and recorded
-/// as a drop. False for a NULL breaker.
+/// into range; NaN counts as 0). True: go ahead; `*ticket` now holds the
+/// call, to be settled once with `weir_breaker_pass` or `weir_breaker_fail`.
+/// False: refused, recorded as a drop, and `*ticket` is written as already
+/// settled. False, changing nothing, for a NULL breaker or a NULL or
+/// misaligned `ticket`.
 #[no_mangle]
-pub extern "C" fn weir_breaker_allow(breaker: *const weir_breaker, now: i64, roll: f64) -> bool {
-    on(breaker, false, |state| lock(state).allow(now, roll))
+pub extern "C" fn weir_breaker_allow(
+    breaker: *const weir_breaker,
+    now: i64,
+    roll: f64,
+    ticket: *mut weir_breaker_ticket,
+) -> bool {
+    on(breaker, false, |state| {
+        if usable(ticket).is_err() {
+            return false;
+        }
+        let mut breaker = lock(state);
+        let issued = breaker.allow(now, roll);
+        let written = issued.unwrap_or(Ticket {
+            breaker: breaker.tag(),
+            serial: 0,
+            open: false,
+        });
+        write_out(ticket, written.into()).is_ok() && issued.is_some()
+    })
 }
 
-/// Records that a call let through succeeded, finishing at `now`.
-/// `WEIR_ERR_NULL` for a NULL breaker.
-#[no_mangle]
-pub extern "C" fn weir_breaker_pass(breaker: *const weir_breaker, now: i64) -> weir_status {
+/// Settles the call behind `*ticket` with `settle`, after checking the
+/// ticket, and writes it back as settled. The ticket is read and written
+/// under the breaker's lock, so two threads settling one ticket at once
+/// settle it once between them.
+fn settle(
+    breaker: *const weir_breaker,
+    ticket: *mut weir_breaker_ticket,
+    settle: impl FnOnce(&mut Breaker, &mut Ticket) -> Result<(), TicketError>,
+) -> weir_status {
     status_on(breaker, |state| {
-        lock(state).pass(now);
+        let mut breaker = lock(state);
+        let held = value_mut(ticket)?;
+        let open = match held.flying {
+            0 => false,
+            1 => true,
+            _ => return Err(WEIR_ERR_BREAKER_TICKET),
+        };
+        let mut core = Ticket {
+            breaker: held.breaker,
+            serial: held.serial,
+            open,
+        };
+        settle(&mut breaker, &mut core)?;
+        *held = core.into();
         Ok(())
     })
 }
 
-/// Records that a call let through failed, finishing at `now`.
-/// `WEIR_ERR_NULL` for a NULL breaker.
+/// The call behind `*ticket` succeeded, finishing at `now`.
+/// `WEIR_ERR_SETTLED`, changing nothing, if the ticket was already settled
+/// (or is a refusal's); `WEIR_ERR_BREAKER_TICKET`, changing nothing, if this
+/// breaker did not hand it out (another breaker's, a zeroed or overwritten
+/// one, or `flying` neither 0 nor 1); `WEIR_ERR_NULL` if `breaker` or
+/// `ticket` is NULL; `WEIR_ERR_MISALIGNED`, changing nothing, if `ticket` is
+/// misaligned.
 #[no_mangle]
-pub extern "C" fn weir_breaker_fail(breaker: *const weir_breaker, now: i64) -> weir_status {
-    status_on(breaker, |state| {
-        lock(state).fail(now);
-        Ok(())
-    })
+pub extern "C" fn weir_breaker_pass(
+    breaker: *const weir_breaker,
+    ticket: *mut weir_breaker_ticket,
+    now: i64,
+) -> weir_status {
+    settle(breaker, ticket, |breaker, ticket| breaker.pass(ticket, now))
+}
+
+/// The call behind `*ticket` failed, finishing at `now`. Statuses as for
+/// `weir_breaker_pass`.
+#[no_mangle]
+pub extern "C" fn weir_breaker_fail(
+    breaker: *const weir_breaker,
+    ticket: *mut weir_breaker_ticket,
+    now: i64,
+) -> weir_status {
+    settle(breaker, ticket, |breaker, ticket| breaker.fail(ticket, now))
 }
 
 /// The fraction of calls the breaker would refuse at `now`, in [0, 1): zero
 /// while the window is healthy. The probe is left out; this is the standing
-/// throttle a dashboard or an alert wants. 0 for a NULL breaker.
+/// throttle a dashboard or an alert wants. A reading: it changes nothing, at
+/// any `now` (an earlier one than seen counts as the latest). 0 for a NULL
+/// breaker.
 #[no_mangle]
 pub extern "C" fn weir_breaker_ratio(breaker: *const weir_breaker, now: i64) -> f64 {
     on(breaker, 0.0, |state| lock(state).ratio(now))
 }
 
-/// Writes the outcomes in the window at `now` to `*out`. `WEIR_ERR_NULL` if
-/// `breaker` or `out` is NULL.
+/// Writes the outcomes in the window at `now` to `*out`. A reading: it
+/// changes nothing, at any `now`. `WEIR_ERR_NULL` if `breaker` or `out` is
+/// NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned.
 #[no_mangle]
 pub extern "C" fn weir_breaker_tally(
     breaker: *const weir_breaker,

@@ -1,6 +1,6 @@
 //! C face of [`weir_core::deadline`].
 
-use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
+use static_assertions::{assert_eq_size, const_assert_eq};
 
 use crate::guard::{guard, read_in, write_out};
 use weir_core::deadline::Deadline;
@@ -11,7 +11,7 @@ use weir_core::deadline::Deadline;
 /// clock value overflows it. By-value plain data with no heap: the caller
 /// guards it (every call only reads it). 16 bytes; a pointer to one must be
 /// aligned as an int64_t, and a misaligned one is treated as NULL.
-#[repr(C)]
+#[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct weir_deadline {
     /// The caller's clock reading, in nanoseconds, when the budget started.
@@ -21,7 +21,7 @@ pub struct weir_deadline {
 }
 
 assert_eq_size!(weir_deadline, [u8; 16]);
-assert_eq_align!(weir_deadline, i64);
+const_assert_eq!(core::mem::align_of::<weir_deadline>(), 8);
 const_assert_eq!(core::mem::offset_of!(weir_deadline, start), 0);
 const_assert_eq!(core::mem::offset_of!(weir_deadline, budget_ns), 8);
 

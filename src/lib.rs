@@ -29,6 +29,10 @@ pub mod bloom;
 pub mod breaker;
 #[cfg(feature = "std")]
 pub mod bucket;
+#[cfg(feature = "std")]
+pub mod budget;
+#[cfg(feature = "std")]
+pub mod concurrency;
 pub mod deadline;
 #[cfg(not(feature = "std"))]
 mod firmware;

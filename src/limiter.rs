@@ -5,11 +5,11 @@
 //! `WEIR_ERR_LIMITER_CORRUPT` or a refusal), runs the core, and writes the
 //! value back only when the core committed a change.
 
-use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
+use static_assertions::{assert_eq_size, const_assert_eq};
 
 use crate::guard::{guard, guard_status, read_in, usable, value_mut, write_out};
 use crate::status::weir_status::{self, *};
-use weir_core::limiter::{Kind, Limiter, LimiterError};
+use weir_core::limiter::{Kind, Limiter, LimiterError, RefundError};
 
 /// An embeddable integer limiter: a plain 48-byte value (alignment 8) that
 /// the caller places inside its own struct — no handle, no heap, no pointer
@@ -75,7 +75,7 @@ use weir_core::limiter::{Kind, Limiter, LimiterError};
 /// the old one would. A new capacity at least the available units is safe;
 /// a bucket rebuilt with a different rate should start from `now` as its
 /// anchor, since an old anchor credits the time already run at the new rate.
-#[repr(C)]
+#[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct weir_limiter {
     /// Private: which variant, checked on every call.
@@ -95,7 +95,7 @@ pub struct weir_limiter {
 }
 
 assert_eq_size!(weir_limiter, [u8; 48]);
-assert_eq_align!(weir_limiter, u64);
+const_assert_eq!(core::mem::align_of::<weir_limiter>(), 8);
 const_assert_eq!(core::mem::offset_of!(weir_limiter, tag), 0);
 const_assert_eq!(core::mem::offset_of!(weir_limiter, reserved), 4);
 const_assert_eq!(core::mem::offset_of!(weir_limiter, capacity), 8);
@@ -336,6 +336,57 @@ pub extern "C" fn weir_limiter_consume(
         let value = value_mut(limiter)?;
         let mut core = value.load()?;
         core.consume(now, amount)?;
+        *value = weir_limiter::store(&core);
+        Ok(())
+    })
+}
+
+impl From<RefundError> for weir_status {
+    fn from(error: RefundError) -> weir_status {
+        match error {
+            RefundError::Amount => WEIR_ERR_INVALID_AMOUNT,
+            RefundError::Future => WEIR_ERR_REFUND_FUTURE,
+            RefundError::Expired => WEIR_ERR_REFUND_EXPIRED,
+            RefundError::Armed => WEIR_ERR_REFUND_ARMED,
+            RefundError::Full => WEIR_ERR_REFUND_FULL,
+        }
+    }
+}
+
+/// Gives back `amount` units taken at `taken_at` (the `now` of that
+/// consume) for a call that was let through but never made, as x/time/rate's
+/// `Reservation.Cancel` does. The limiter is brought forward to `now` first,
+/// then `min(amount, capacity − available)` units come back: never above
+/// capacity, and never more than if the units had not been taken, as long
+/// as you give back only units you took (the limiter keeps no record of
+/// consumes and cannot check). A partial refund (capped at capacity) is
+/// `WEIR_OK`; read `weir_limiter_available` for the result.
+///
+/// What a refund can undo: a bucket's consume at any time, until refills
+/// bring it back to capacity (then `WEIR_ERR_REFUND_FULL`: the refill has
+/// already given the units back). A fixed window's consume only while the
+/// window it was taken in holds `now`; after it moves on (and so reset),
+/// `WEIR_ERR_REFUND_EXPIRED`. A cooldown's consume only in the open batch
+/// (`taken_at` at or after the last gate's deadline, units left); while a
+/// gate is armed, `WEIR_ERR_REFUND_ARMED` (the batch is spent, its gate
+/// stands and is not shortened), and a unit of an earlier batch,
+/// `WEIR_ERR_REFUND_EXPIRED`.
+///
+/// Every error changes nothing: `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`,
+/// `WEIR_ERR_LIMITER_CORRUPT`, `WEIR_ERR_INVALID_AMOUNT` (`amount` is 0),
+/// `WEIR_ERR_REFUND_FUTURE` (`taken_at` later than `now`), then the
+/// variant's statuses above.
+#[no_mangle]
+pub extern "C" fn weir_limiter_refund(
+    limiter: *mut weir_limiter,
+    now: i64,
+    taken_at: i64,
+    amount: u64,
+) -> weir_status {
+    guard_status(|| {
+        let value = value_mut(limiter)?;
+        let mut core = value.load()?;
+        core.refund(now, taken_at, amount)?;
         *value = weir_limiter::store(&core);
         Ok(())
     })

@@ -15,15 +15,16 @@ use weir_core::pool::{Counters, Limits, LimitsError, Misuse, Pool, Taken};
 /// `uintptr_t` and does not emit it, since `<stdint.h>` declares that.
 pub type weir_item = usize;
 
-/// The limits a pool holds itself to. Durations are nanoseconds; a zero
-/// `keep_ns` or `life_ns` means no limit. Validated by `weir_pool_new`,
+/// The pool's policy (for `weir_pool_new`): the limits a pool holds itself
+/// to. Durations are nanoseconds; a zero `keep_ns` or `life_ns` means no
+/// limit. Validated by `weir_pool_new`,
 /// each field with its own status, the first wrong one in field order: a
 /// `size` outside 1..`WEIR_POOL_MAX_SIZE` is `WEIR_ERR_POOL_SIZE`, a
 /// negative `idle` `WEIR_ERR_POOL_IDLE`, a negative `keep_ns`
 /// `WEIR_ERR_POOL_KEEP`, a negative `life_ns` `WEIR_ERR_POOL_LIFE`; an
 /// `idle` above `size` counts as `size`, and an `idle` of 0 keeps nothing
 /// idle.
-#[repr(C)]
+#[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct weir_limits {
     /// The most resources alive at once: idle, lent and being made (≥ 1).
@@ -37,7 +38,7 @@ pub struct weir_limits {
 }
 
 assert_eq_size!(weir_limits, [u8; 32]);
-assert_eq_align!(weir_limits, u64);
+const_assert_eq!(core::mem::align_of::<weir_limits>(), 8);
 const_assert_eq!(core::mem::offset_of!(weir_limits, size), 0);
 const_assert_eq!(core::mem::offset_of!(weir_limits, idle), 8);
 const_assert_eq!(core::mem::offset_of!(weir_limits, keep_ns), 16);
@@ -126,7 +127,7 @@ impl From<Taken> for weir_taken {
 
 /// Running totals since the pool was made (modelled on Go's database/sql
 /// DBStats). Read with `weir_pool_stats`.
-#[repr(C)]
+#[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct weir_pool_counters {
     /// Resources registered as made: by `weir_pool_made`, or given or
@@ -155,7 +156,7 @@ pub struct weir_pool_counters {
 }
 
 assert_eq_size!(weir_pool_counters, [u64; 10]);
-assert_eq_align!(weir_pool_counters, u64);
+const_assert_eq!(core::mem::align_of::<weir_pool_counters>(), 8);
 const_assert_eq!(core::mem::offset_of!(weir_pool_counters, made), 0);
 const_assert_eq!(core::mem::offset_of!(weir_pool_counters, waits), 56);
 const_assert_eq!(core::mem::offset_of!(weir_pool_counters, closed), 72);
@@ -246,7 +247,8 @@ impl From<Misuse> for weir_status {
 /// `_KEEP`, `_LIFE`: see `weir_limits`), `WEIR_ERR_NO_MEMORY` when the table
 /// cannot be allocated; `WEIR_ERR_NULL` if `out` is NULL,
 /// `WEIR_ERR_MISALIGNED` if `limits` or `out` is misaligned. `*out` is
-/// written only on success.
+/// written only on success. The limits are copied: the caller may change
+/// or free them after.
 #[no_mangle]
 pub extern "C" fn weir_pool_new(
     limits: *const weir_limits,

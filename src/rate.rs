@@ -2,7 +2,7 @@
 
 use weir_core::atomic::AtomicU64;
 
-use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
+use static_assertions::{assert_eq_size, const_assert_eq};
 
 use crate::guard::{guard, guard_status, read_in, usable, write_out};
 use crate::status::weir_status::{self, *};
@@ -61,22 +61,23 @@ use weir_core::time::NEVER;
 /// program, and `weir_words_shareable` says so.
 /// It must be 8-byte aligned; calls on a misaligned word refuse. Memory:
 /// 8 bytes, the caller's; no heap.
-#[repr(C)]
+#[repr(C, align(8))]
 pub struct weir_rate {
     /// The word. Zero is a fresh limiter; weir alone writes it.
     pub state: u64,
 }
 
-/// A rate limit checked once by `weir_rate_limit_new`, so that decisions do
-/// integer work only: the interval (1 / limit, rounded up to 2^-32 ns) as
-/// a binary fixed-point number, and the burst. A plain value (16 bytes, no heap): copy it, keep it
+/// The rate word's policy (for `weir_rate_allow`, and for every word of a
+/// `weir_bloom`): a rate limit checked once by `weir_rate_limit_new`, so that
+/// decisions do integer work only: the interval (1 / limit, rounded up to
+/// 2^-32 ns) as a binary fixed-point number, and the burst. A plain value (16 bytes, no heap): copy it, keep it
 /// anywhere, share it read-only between threads and processes. Read its
 /// fields freely but fill it only with `weir_rate_limit_new`. Every call
 /// that takes one checks its ranges again (burst 1..1023, a window
 /// burst × interval from WEIR_RATE_MIN_WINDOW_NS to 2^63 ns) and refuses a
 /// value outside them: `WEIR_ERR_RATE_LIMIT_INVALID` from a constructor,
 /// false or INT64_MAX from a decision.
-#[repr(C)]
+#[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct weir_rate_limit {
     /// Whole nanoseconds of one interval (1 / limit, rounded up to 2^-32
@@ -89,9 +90,9 @@ pub struct weir_rate_limit {
 }
 
 assert_eq_size!(weir_rate, u64);
-assert_eq_align!(weir_rate, u64);
+const_assert_eq!(core::mem::align_of::<weir_rate>(), 8);
 assert_eq_size!(weir_rate_limit, [u64; 2]);
-assert_eq_align!(weir_rate_limit, u64);
+const_assert_eq!(core::mem::align_of::<weir_rate_limit>(), 8);
 const_assert_eq!(core::mem::offset_of!(weir_rate_limit, interval_ns), 0);
 const_assert_eq!(core::mem::offset_of!(weir_rate_limit, interval_frac), 8);
 const_assert_eq!(core::mem::offset_of!(weir_rate_limit, burst), 12);

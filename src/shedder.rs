@@ -2,7 +2,7 @@
 
 use std::sync::Mutex;
 
-use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
+use static_assertions::{assert_eq_size, const_assert_eq};
 
 use crate::guard::{
     free_handle, lock, new_handle, on, policy_or, status_on, usable, value_mut, write_out, Guarded,
@@ -10,15 +10,16 @@ use crate::guard::{
 };
 use crate::status::weir_status::{self, *};
 use weir_core::shedder::{Settled, Shed, ShedError, Shedder, Stats, Ticket};
+use weir_core::window::WindowError;
 
-/// The constants of adaptive load shedding. Start from `weir_shed_preset()`
-/// and change what you need; every field is checked when a shedder is made
+/// The shedder's policy (for `weir_shedder_new`): the constants of adaptive
+/// load shedding. Start from `weir_shed_preset()` and change what you need; every field is checked when a shedder is made
 /// from it. 48 bytes.
-#[repr(C)]
+#[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct weir_shed {
     /// Buckets in the window; below one is raised to one, above 1048576 is
-    /// `WEIR_ERR_TOO_LARGE`.
+    /// `WEIR_ERR_SHED_SIZE`.
     pub size: i32,
     /// CPU use in thousandths at or above which the server is hot; in
     /// [0, 1000).
@@ -38,7 +39,7 @@ pub struct weir_shed {
 }
 
 assert_eq_size!(weir_shed, [u8; 48]);
-assert_eq_align!(weir_shed, u64);
+const_assert_eq!(core::mem::align_of::<weir_shed>(), 8);
 const_assert_eq!(core::mem::offset_of!(weir_shed, size), 0);
 const_assert_eq!(core::mem::offset_of!(weir_shed, cpu), 4);
 const_assert_eq!(core::mem::offset_of!(weir_shed, window_ns), 8);
@@ -83,7 +84,9 @@ impl From<ShedError> for weir_status {
             ShedError::Beta => WEIR_ERR_SHED_BETA,
             ShedError::Floor => WEIR_ERR_SHED_FLOOR,
             ShedError::Cool => WEIR_ERR_SHED_COOL,
-            ShedError::Window(error) => error.into(),
+            ShedError::Window(WindowError::Span) => WEIR_ERR_SHED_WINDOW,
+            ShedError::Window(WindowError::TooLarge) => WEIR_ERR_SHED_SIZE,
+            ShedError::Window(WindowError::NoMemory) => WEIR_ERR_NO_MEMORY,
         }
     }
 }
@@ -104,7 +107,7 @@ pub extern "C" fn weir_shed_preset() -> weir_shed {
 /// and writes it under the shedder's lock, so one settles it and the other
 /// gets `WEIR_ERR_SETTLED`. 16 bytes, aligned as an int64_t: a misaligned
 /// ticket is refused (`WEIR_ERR_MISALIGNED`), never read or written.
-#[repr(C)]
+#[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct weir_ticket {
     /// When the call started, on the caller's clock.
@@ -116,7 +119,7 @@ pub struct weir_ticket {
 }
 
 assert_eq_size!(weir_ticket, [u8; 16]);
-assert_eq_align!(weir_ticket, u64);
+const_assert_eq!(core::mem::align_of::<weir_ticket>(), 8);
 const_assert_eq!(core::mem::offset_of!(weir_ticket, start), 0);
 const_assert_eq!(core::mem::offset_of!(weir_ticket, flying), 8);
 const_assert_eq!(core::mem::offset_of!(weir_ticket, reserved), 12);
@@ -132,7 +135,7 @@ impl From<Ticket> for weir_ticket {
 }
 
 /// What a shedder knows at a moment, for a dashboard. 40 bytes.
-#[repr(C)]
+#[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct weir_shed_stats {
     /// Calls in flight now.
@@ -153,7 +156,7 @@ pub struct weir_shed_stats {
 }
 
 assert_eq_size!(weir_shed_stats, [u8; 40]);
-assert_eq_align!(weir_shed_stats, u64);
+const_assert_eq!(core::mem::align_of::<weir_shed_stats>(), 8);
 const_assert_eq!(core::mem::offset_of!(weir_shed_stats, flying), 0);
 const_assert_eq!(core::mem::offset_of!(weir_shed_stats, average), 8);
 const_assert_eq!(core::mem::offset_of!(weir_shed_stats, capacity), 16);
@@ -186,9 +189,13 @@ impl From<Stats> for weir_shed_stats {
 /// refused before a call has completed; with no complete bucket holding a
 /// pass the response time is the policy's `latency_ns`. Safe to share
 /// between threads: each call takes a short per-handle lock, and a decision
-/// never rescans the window. Heap per handle: 16 bytes per bucket plus about
-/// 190 bytes (under 1 KB at the preset). Made by `weir_shedder_new`, freed
-/// by `weir_shedder_free`.
+/// never rescans the window: the busiest pass count and the fastest mean
+/// response time are kept in two monotonic queues over the complete
+/// buckets, so a decision's work is O(1) amortised at any bucket count.
+/// Heap per handle: 48 bytes per bucket (the bucket and room for its entry
+/// in each queue, reserved at construction) plus about 260 bytes (under
+/// 3 KB at the preset). Made by `weir_shedder_new`, freed by
+/// `weir_shedder_free`.
 pub struct weir_shedder(Guarded<Mutex<Shedder>>);
 
 impl Handle for weir_shedder {
@@ -199,11 +206,14 @@ impl Handle for weir_shedder {
 }
 
 /// Makes a shedder with an empty window opening at `now` and writes it to
-/// `*out`. `policy` NULL means the preset. A bad policy gets its own status:
-/// `WEIR_ERR_SHED_CPU`, `WEIR_ERR_SHED_LATENCY`, `WEIR_ERR_SHED_BETA`,
-/// `WEIR_ERR_SHED_FLOOR`, `WEIR_ERR_SHED_COOL`, `WEIR_ERR_WINDOW_SPAN`,
-/// `WEIR_ERR_TOO_LARGE`. `WEIR_ERR_NULL` if `out` is NULL; `*out` is written
-/// only on success.
+/// `*out`. `policy` NULL means the preset. A bad policy gets a status naming
+/// the field, the fields checked in this order (with several bad, the first
+/// is named): `WEIR_ERR_SHED_CPU`, `WEIR_ERR_SHED_WINDOW`,
+/// `WEIR_ERR_SHED_LATENCY`, `WEIR_ERR_SHED_BETA`, `WEIR_ERR_SHED_FLOOR`,
+/// `WEIR_ERR_SHED_COOL`, `WEIR_ERR_SHED_SIZE`. `WEIR_ERR_NO_MEMORY` if the
+/// buckets cannot be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is
+/// written only on success.
+/// The policy is copied: the caller may change or free it after.
 #[no_mangle]
 pub extern "C" fn weir_shedder_new(
     policy: *const weir_shed,
@@ -307,8 +317,11 @@ pub extern "C" fn weir_shedder_flying(shedder: *const weir_shedder) -> i64 {
     on(shedder, 0, |state| lock(state).flying())
 }
 
-/// Writes what the shedder knows at `now` to `*out`. `WEIR_ERR_NULL` if
-/// `shedder` or `out` is NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned.
+/// Writes what the shedder knows at `now` to `*out`. A reading: it changes
+/// nothing, at any `now` (an earlier one than seen counts as the latest),
+/// so no later decision depends on whether or when it was asked.
+/// `WEIR_ERR_NULL` if `shedder` or `out` is NULL, `WEIR_ERR_MISALIGNED` if
+/// `out` is misaligned.
 #[no_mangle]
 pub extern "C" fn weir_shedder_stats(
     shedder: *const weir_shedder,

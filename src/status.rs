@@ -2,8 +2,9 @@
 
 /// What a call that can fail reports. `WEIR_OK` is 0; every other value is
 /// an error. Codes are grouped by area and are never renumbered or reused:
-/// 1–99 general (30–39 targets and builds), 100–199 the limiter, 200–299 the pool,
-/// 300–399 breaker, shedder and window, 400–499 rate and bloom (430–449 the GCRA word).
+/// 1–99 general (30–39 targets and builds, 40–49 refunds), 100–199 the limiter, 200–299 the pool,
+/// 300–399 breaker, shedder and window, 400–499 rate and bloom (430–449 the GCRA word),
+/// 500–549 the retry budget, 550–599 the adaptive concurrency limit.
 /// `weir_status_str` describes any value, known or not.
 #[repr(i32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,6 +61,19 @@ pub enum weir_status {
     /// atomics), so a rate word or bloom region cannot be shared with another
     /// process or program: see `weir_words_shareable`.
     WEIR_ERR_WORDS_NOT_SHAREABLE = 30,
+
+    // 40–49: refunds.
+    /// A refund's units were taken in a window, or a cooldown's batch, that
+    /// has ended since; nothing was given back.
+    WEIR_ERR_REFUND_EXPIRED = 40,
+    /// A refund to a cooldown limiter whose gate is armed: the batch is
+    /// spent and its gate stands; nothing was given back.
+    WEIR_ERR_REFUND_ARMED = 41,
+    /// A refund to a limiter already at capacity at `now` (a bucket that
+    /// refilled, for one); nothing to give back.
+    WEIR_ERR_REFUND_FULL = 42,
+    /// A refund whose `taken_at` is later than its `now`; nothing changed.
+    WEIR_ERR_REFUND_FUTURE = 43,
 
     // 100–199: the limiter.
     /// A limiter constructor was given a capacity of zero.
@@ -118,7 +132,7 @@ pub enum weir_status {
     /// A pool's `weir_limits.life_ns` is negative.
     WEIR_ERR_POOL_LIFE = 207,
     // 300–399: breaker, shedder and window.
-    /// A window's `window_ns` is zero or negative.
+    /// `weir_window_new`'s `window_ns` is zero or negative.
     WEIR_ERR_WINDOW_SPAN = 300,
     /// A breaker policy's `k` is NaN, infinite or below its `floor`.
     WEIR_ERR_SRE_K = 301,
@@ -138,6 +152,19 @@ pub enum weir_status {
     WEIR_ERR_SHED_FLOOR = 308,
     /// A shedder policy's `cool_ns` is negative.
     WEIR_ERR_SHED_COOL = 309,
+    /// A breaker ticket this breaker did not hand out: another breaker's, a
+    /// zeroed or overwritten one. Nothing changed.
+    WEIR_ERR_BREAKER_TICKET = 310,
+    /// A breaker policy's `size` is above 1048576 buckets.
+    WEIR_ERR_SRE_SIZE = 311,
+    /// A breaker policy's `window_ns` is zero or negative.
+    WEIR_ERR_SRE_WINDOW = 312,
+    /// A shedder policy's `size` is above 1048576 buckets.
+    WEIR_ERR_SHED_SIZE = 313,
+    /// A shedder policy's `window_ns` is zero or negative.
+    WEIR_ERR_SHED_WINDOW = 314,
+    /// `weir_window_new`'s `size` is above 1048576 buckets.
+    WEIR_ERR_WINDOW_SIZE = 315,
 
     // 400–499: rate and bloom.
     /// A rate limit's burst is outside 1..1023.
@@ -179,6 +206,32 @@ pub enum weir_status {
     /// A `weir_gcra_limit` whose fields are out of range: not one that
     /// `weir_gcra_limit_new` makes.
     WEIR_ERR_GCRA_LIMIT_INVALID = 434,
+
+    // 500–549: the retry budget.
+    /// A retry budget's `max_tokens` is outside 1..1000.
+    WEIR_ERR_BUDGET_MAX_TOKENS = 500,
+    /// A retry budget's `token_ratio` is NaN, infinite, or under 0.0005
+    /// (it rounds to no thousandth).
+    WEIR_ERR_BUDGET_TOKEN_RATIO = 501,
+    /// A retry budget's `ttl_ns` is outside [1 s, 60 s].
+    WEIR_ERR_BUDGET_TTL = 502,
+    /// A retry budget's `min_per_s` is negative.
+    WEIR_ERR_BUDGET_MIN_PER_S = 503,
+    /// A retry budget's `percent` is NaN or outside [0, 1000].
+    WEIR_ERR_BUDGET_PERCENT = 504,
+
+    // 550–599: the adaptive concurrency limit.
+    /// A concurrency policy's limits are not 1 ≤ `min_limit` ≤
+    /// `initial_limit` ≤ `max_limit` ≤ WEIR_CONCURRENCY_MAX_LIMIT.
+    WEIR_ERR_CONCURRENCY_LIMITS = 550,
+    /// A concurrency policy's `queue_size` is negative or above `max_limit`.
+    WEIR_ERR_CONCURRENCY_QUEUE = 551,
+    /// A concurrency policy's `smoothing` is NaN or outside (0, 1].
+    WEIR_ERR_CONCURRENCY_SMOOTHING = 552,
+    /// A concurrency policy's `tolerance` is NaN, infinite or below 1.
+    WEIR_ERR_CONCURRENCY_TOLERANCE = 553,
+    /// A concurrency policy's `long_window` or `warmup` is below 1.
+    WEIR_ERR_CONCURRENCY_WINDOW = 554,
 }
 
 /// The status as its integer code.
@@ -223,6 +276,10 @@ const ALL: &[weir_status] = {
         WEIR_ERR_QUOTA,
         WEIR_ERR_SLIDING_WINDOW,
         WEIR_ERR_WORDS_NOT_SHAREABLE,
+        WEIR_ERR_REFUND_EXPIRED,
+        WEIR_ERR_REFUND_ARMED,
+        WEIR_ERR_REFUND_FULL,
+        WEIR_ERR_REFUND_FUTURE,
         WEIR_ERR_ZERO_CAPACITY,
         WEIR_ERR_ZERO_REFILL_AMOUNT,
         WEIR_ERR_ZERO_REFILL_INTERVAL,
@@ -255,6 +312,12 @@ const ALL: &[weir_status] = {
         WEIR_ERR_SHED_BETA,
         WEIR_ERR_SHED_FLOOR,
         WEIR_ERR_SHED_COOL,
+        WEIR_ERR_BREAKER_TICKET,
+        WEIR_ERR_SRE_SIZE,
+        WEIR_ERR_SRE_WINDOW,
+        WEIR_ERR_SHED_SIZE,
+        WEIR_ERR_SHED_WINDOW,
+        WEIR_ERR_WINDOW_SIZE,
         WEIR_ERR_RATE_BURST,
         WEIR_ERR_RATE_ZERO,
         WEIR_ERR_RATE_TOO_SLOW,
@@ -270,6 +333,16 @@ const ALL: &[weir_status] = {
         WEIR_ERR_GCRA_TOO_SLOW,
         WEIR_ERR_GCRA_TOO_FAST,
         WEIR_ERR_GCRA_LIMIT_INVALID,
+        WEIR_ERR_BUDGET_MAX_TOKENS,
+        WEIR_ERR_BUDGET_TOKEN_RATIO,
+        WEIR_ERR_BUDGET_TTL,
+        WEIR_ERR_BUDGET_MIN_PER_S,
+        WEIR_ERR_BUDGET_PERCENT,
+        WEIR_ERR_CONCURRENCY_LIMITS,
+        WEIR_ERR_CONCURRENCY_QUEUE,
+        WEIR_ERR_CONCURRENCY_SMOOTHING,
+        WEIR_ERR_CONCURRENCY_TOLERANCE,
+        WEIR_ERR_CONCURRENCY_WINDOW,
     ]
 };
 
@@ -306,6 +379,10 @@ impl weir_status {
             WEIR_ERR_WORDS_NOT_SHAREABLE => {
                 c"this target's words take a lock in this program: not shareable between processes"
             }
+            WEIR_ERR_REFUND_EXPIRED => c"refund: the window or batch the units came from has ended",
+            WEIR_ERR_REFUND_ARMED => c"refund: the cooldown's gate is armed; the batch is spent",
+            WEIR_ERR_REFUND_FULL => c"refund: the limiter is already at capacity",
+            WEIR_ERR_REFUND_FUTURE => c"refund: taken_at is later than now",
             WEIR_ERR_ZERO_CAPACITY => c"a limiter's capacity is zero",
             WEIR_ERR_ZERO_REFILL_AMOUNT => c"a bucket limiter's refill amount is zero",
             WEIR_ERR_ZERO_REFILL_INTERVAL => {
@@ -338,7 +415,7 @@ impl weir_status {
             WEIR_ERR_POOL_IDLE => c"pool idle is negative",
             WEIR_ERR_POOL_KEEP => c"pool keep_ns is negative",
             WEIR_ERR_POOL_LIFE => c"pool life_ns is negative",
-            WEIR_ERR_WINDOW_SPAN => c"window_ns is zero or negative",
+            WEIR_ERR_WINDOW_SPAN => c"window window_ns is zero or negative",
             WEIR_ERR_SRE_K => c"sre k is not finite or is below floor",
             WEIR_ERR_SRE_FLOOR => c"sre floor is not finite or is below 1",
             WEIR_ERR_SRE_PROTECTION => c"sre protection is not finite or is negative",
@@ -348,6 +425,14 @@ impl weir_status {
             WEIR_ERR_SHED_BETA => c"shed beta is NaN or outside [0, 1)",
             WEIR_ERR_SHED_FLOOR => c"shed floor is NaN or outside (0, 1]",
             WEIR_ERR_SHED_COOL => c"shed cool_ns is negative",
+            WEIR_ERR_BREAKER_TICKET => {
+                c"breaker ticket not handed out by this breaker (another's, zeroed or overwritten)"
+            }
+            WEIR_ERR_SRE_SIZE => c"sre size is above 1048576 buckets",
+            WEIR_ERR_SRE_WINDOW => c"sre window_ns is zero or negative",
+            WEIR_ERR_SHED_SIZE => c"shed size is above 1048576 buckets",
+            WEIR_ERR_SHED_WINDOW => c"shed window_ns is zero or negative",
+            WEIR_ERR_WINDOW_SIZE => c"window size is above 1048576 buckets",
             WEIR_ERR_RATE_BURST => c"rate burst is outside 1..1023",
             WEIR_ERR_RATE_ZERO => c"rate limit is zero",
             WEIR_ERR_RATE_TOO_SLOW => c"rate too slow: burst x interval exceeds the word's 2^63 ns",
@@ -369,6 +454,20 @@ impl weir_status {
             WEIR_ERR_GCRA_TOO_SLOW => c"gcra rate too slow: burst / rate outlasts the word's clock",
             WEIR_ERR_GCRA_TOO_FAST => c"gcra rate too fast: above 1.6e10 a second",
             WEIR_ERR_GCRA_LIMIT_INVALID => c"not a weir_gcra_limit made by weir_gcra_limit_new",
+            WEIR_ERR_BUDGET_MAX_TOKENS => c"budget max_tokens is outside 1..1000",
+            WEIR_ERR_BUDGET_TOKEN_RATIO => {
+                c"budget token_ratio is not finite or rounds to under one thousandth"
+            }
+            WEIR_ERR_BUDGET_TTL => c"budget ttl_ns is outside [1 s, 60 s]",
+            WEIR_ERR_BUDGET_MIN_PER_S => c"budget min_per_s is negative",
+            WEIR_ERR_BUDGET_PERCENT => c"budget percent is NaN or outside [0, 1000]",
+            WEIR_ERR_CONCURRENCY_LIMITS => {
+                c"concurrency limits are not 1 <= min <= initial <= max <= the maximum"
+            }
+            WEIR_ERR_CONCURRENCY_QUEUE => c"concurrency queue_size is negative or above max_limit",
+            WEIR_ERR_CONCURRENCY_SMOOTHING => c"concurrency smoothing is NaN or outside (0, 1]",
+            WEIR_ERR_CONCURRENCY_TOLERANCE => c"concurrency tolerance is NaN, infinite or below 1",
+            WEIR_ERR_CONCURRENCY_WINDOW => c"concurrency long_window or warmup is below 1",
         }
     }
 }

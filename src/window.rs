@@ -2,7 +2,7 @@
 
 use std::sync::Mutex;
 
-use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
+use static_assertions::{assert_eq_size, const_assert_eq};
 
 use crate::guard::{
     free_handle, lock, new_handle, on, slice_out, status_on, write_out, Guarded, Handle,
@@ -14,7 +14,7 @@ impl From<WindowError> for weir_status {
     fn from(error: WindowError) -> weir_status {
         match error {
             WindowError::Span => WEIR_ERR_WINDOW_SPAN,
-            WindowError::TooLarge => WEIR_ERR_TOO_LARGE,
+            WindowError::TooLarge => WEIR_ERR_WINDOW_SIZE,
             WindowError::NoMemory => WEIR_ERR_NO_MEMORY,
         }
     }
@@ -23,7 +23,7 @@ impl From<WindowError> for weir_status {
 /// A sum and how many values went into it (a mean once `count` is
 /// positive). Both saturate at `INT64_MAX` / `INT64_MIN` instead of wrapping.
 /// 16 bytes.
-#[repr(C)]
+#[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct weir_total {
     /// The values added, summed.
@@ -33,7 +33,7 @@ pub struct weir_total {
 }
 
 assert_eq_size!(weir_total, [u8; 16]);
-assert_eq_align!(weir_total, u64);
+const_assert_eq!(core::mem::align_of::<weir_total>(), 8);
 const_assert_eq!(core::mem::offset_of!(weir_total, sum), 0);
 const_assert_eq!(core::mem::offset_of!(weir_total, count), 8);
 
@@ -67,7 +67,7 @@ impl Handle for weir_window {
 /// bucket opening at `now`, and writes it to `*out`. A `size` below one is
 /// raised to one; each bucket is `window_ns / size` wide, and at least 1 ns.
 /// `WEIR_ERR_WINDOW_SPAN` if `window_ns` is zero or negative,
-/// `WEIR_ERR_TOO_LARGE` above 1048576 buckets, `WEIR_ERR_NO_MEMORY` if the
+/// `WEIR_ERR_WINDOW_SIZE` above 1048576 buckets, `WEIR_ERR_NO_MEMORY` if the
 /// buckets cannot be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is
 /// written only on success.
 #[no_mangle]

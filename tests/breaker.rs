@@ -5,6 +5,9 @@
 
 use weir_core::breaker::{Breaker, Sre};
 
+#[path = "support/race.rs"]
+mod race;
+
 const MS: i64 = 1_000_000;
 const SECOND: i64 = 1_000 * MS;
 
@@ -48,12 +51,13 @@ fn drive(
     let mut calls = Vec::new();
     for i in 0..rate * seconds {
         let now = i * step;
-        let allowed = breaker.allow(now, draws.roll());
-        if allowed {
+        let ticket = breaker.allow(now, draws.roll());
+        let allowed = ticket.is_some();
+        if let Some(mut ticket) = ticket {
             if failing(now, &mut draws) {
-                breaker.fail(now);
+                breaker.fail(&mut ticket, now).unwrap();
             } else {
-                breaker.pass(now);
+                breaker.pass(&mut ticket, now).unwrap();
             }
         }
         calls.push(Call { now, allowed });
@@ -68,7 +72,7 @@ fn refused(calls: &[Call]) -> usize {
 #[test]
 fn a_healthy_backend_is_never_refused_at_any_rate() {
     for rate in [1, 10, 100, 1_000, 10_000] {
-        let (mut breaker, calls) = drive(rate, 30, 7, |_, _| false);
+        let (breaker, calls) = drive(rate, 30, 7, |_, _| false);
         assert_eq!(refused(&calls), 0, "rate {rate}");
         assert_eq!(breaker.ratio(30 * SECOND), 0.0);
     }
@@ -79,14 +83,14 @@ fn the_protection_lets_five_failing_calls_through() {
     let mut breaker = Breaker::new(Sre::PRESET, 0).unwrap();
     // Five at once, every one failing, each with the worst draw.
     for _ in 0..5 {
-        assert!(breaker.allow(0, 0.0));
-        breaker.fail(0);
+        let mut ticket = breaker.allow(0, 0.0).unwrap();
+        breaker.fail(&mut ticket, 0).unwrap();
     }
     // Then one every 2.5 s for a minute: never more than five in the window.
     let mut now = 10 * SECOND + 1;
     while now < 70 * SECOND {
-        assert!(breaker.allow(now, 0.0), "refused at {now}");
-        breaker.fail(now);
+        let mut ticket = breaker.allow(now, 0.0).expect("refused");
+        breaker.fail(&mut ticket, now).unwrap();
         assert!(breaker.tally(now).total <= 5);
         now += 2_500 * MS;
     }
@@ -116,12 +120,13 @@ fn outage(seed: u64) -> (Breaker, Vec<Call>, Vec<f64>) {
         if now % SECOND == 0 {
             ratios.push(breaker.ratio(now));
         }
-        let allowed = breaker.allow(now, draws.roll());
-        if allowed {
+        let ticket = breaker.allow(now, draws.roll());
+        let allowed = ticket.is_some();
+        if let Some(mut ticket) = ticket {
             if (start..end).contains(&now) {
-                breaker.fail(now);
+                breaker.fail(&mut ticket, now).unwrap();
             } else {
-                breaker.pass(now);
+                breaker.pass(&mut ticket, now).unwrap();
             }
         }
         calls.push(Call { now, allowed });
@@ -179,8 +184,8 @@ fn a_thirty_second_outage_and_its_recovery() {
 
 #[test]
 fn the_same_draws_give_the_same_decisions() {
-    let (mut first, calls, ratios) = outage(99);
-    let (mut second, again, ratios_again) = outage(99);
+    let (first, calls, ratios) = outage(99);
+    let (second, again, ratios_again) = outage(99);
     assert_eq!(calls, again);
     assert_eq!(ratios, ratios_again);
     assert_eq!(first.tally(70 * SECOND), second.tally(70 * SECOND));
@@ -198,12 +203,12 @@ fn every_call_is_counted_once() {
     for i in 0..5_000 {
         let now = i * MS;
         calls += 1;
-        if breaker.allow(now, draws.roll()) {
+        if let Some(mut ticket) = breaker.allow(now, draws.roll()) {
             allowed += 1;
             if draws.next() % 100 < 70 {
-                breaker.fail(now);
+                breaker.fail(&mut ticket, now).unwrap();
             } else {
-                breaker.pass(now);
+                breaker.pass(&mut ticket, now).unwrap();
             }
         }
     }
@@ -217,6 +222,7 @@ fn every_call_is_counted_once() {
 mod through_c {
     //! The same count through the C handle, from several threads at once.
     use super::*;
+    use crate::race;
     use weir::breaker::*;
     use weir::status::weir_status::WEIR_OK;
 
@@ -224,6 +230,38 @@ mod through_c {
     // SAFETY: the handle is documented as safe to share between threads.
     unsafe impl Send for Shared {}
     unsafe impl Sync for Shared {}
+
+    impl Shared {
+        /// The handle; a closure calling this captures the whole `Shared`
+        /// (which is Sync), not the bare pointer inside it.
+        fn get(&self) -> *mut weir_breaker {
+            self.0
+        }
+    }
+
+    #[test]
+    fn a_ticket_settled_from_two_threads_at_once_settles_once() {
+        const TICKETS: usize = 2_000;
+        let mut handle = std::ptr::null_mut();
+        assert_eq!(weir_breaker_new(std::ptr::null(), 0, &mut handle), WEIR_OK);
+        let shared = Shared(handle);
+        let settled = race::settle_each_from_two_threads(
+            TICKETS,
+            |ticket| assert!(weir_breaker_allow(handle, 0, 0.5, ticket)),
+            |thread, ticket| {
+                race::went_through(if thread == 0 {
+                    weir_breaker_pass(shared.get(), ticket, MS)
+                } else {
+                    weir_breaker_fail(shared.get(), ticket, MS)
+                })
+            },
+        );
+        assert_eq!(settled, TICKETS, "some ticket settled twice");
+        let mut tally = weir_tally::default();
+        assert_eq!(weir_breaker_tally(handle, MS, &mut tally), WEIR_OK);
+        assert_eq!(tally.success + tally.failure, TICKETS as i64);
+        weir_breaker_free(handle);
+    }
 
     #[test]
     fn threads_count_every_call_once() {
@@ -243,12 +281,13 @@ mod through_c {
                             // Each thread's clock runs on its own: the
                             // handle sees time jump back and forth.
                             let now = i * MS;
-                            if weir_breaker_allow(shared.0, now, draws.roll()) {
+                            let mut ticket = weir_breaker_ticket::default();
+                            if weir_breaker_allow(shared.0, now, draws.roll(), &mut ticket) {
                                 allowed += 1;
                                 let status = if draws.next() % 100 < 70 {
-                                    weir_breaker_fail(shared.0, now)
+                                    weir_breaker_fail(shared.0, &mut ticket, now)
                                 } else {
-                                    weir_breaker_pass(shared.0, now)
+                                    weir_breaker_pass(shared.0, &mut ticket, now)
                                 };
                                 assert_eq!(status, WEIR_OK);
                             }

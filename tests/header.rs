@@ -2,13 +2,423 @@
 //! This test regenerates it and fails when the committed file is stale.
 //! Regenerate with: WEIR_BLESS=1 cargo test --test header
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
+
+/// One type of the index: its name, what it is, and its rows (a label and
+/// the names in it, each name optionally followed by a note in brackets).
+struct Entry {
+    name: &'static str,
+    what: &'static str,
+    rows: &'static [(&'static str, &'static [&'static str])],
+}
+
+/// The index at the top of weir.h, in the order a reader needs the types:
+/// the decisions a server asks on every call first, then the by-value
+/// helpers, the pool and the keyed limiters, then what every call shares.
+/// Hand-ordered; `index_lists_every_function` fails when a function of the
+/// header is missing from it or a name in it is not in the header.
+const INDEX: &[Entry] = &[
+    Entry {
+        name: "weir_breaker",
+        what: "circuit breaker: refuses more calls as failures pile up",
+        rows: &[
+            ("policy", &["weir_sre (the breaker's)", "weir_sre_preset"]),
+            (
+                "make",
+                &["weir_breaker_new (copies the policy)", "weir_breaker_free"],
+            ),
+            (
+                "calls",
+                &[
+                    "weir_breaker_allow (fills a weir_breaker_ticket)",
+                    "weir_breaker_pass",
+                    "weir_breaker_fail",
+                ],
+            ),
+            (
+                "reads",
+                &["weir_breaker_ratio", "weir_breaker_tally (weir_tally)"],
+            ),
+        ],
+    },
+    Entry {
+        name: "weir_shedder",
+        what: "load shedder: refuses when the server is both hot and full",
+        rows: &[
+            ("policy", &["weir_shed (the shedder's)", "weir_shed_preset"]),
+            (
+                "make",
+                &["weir_shedder_new (copies the policy)", "weir_shedder_free"],
+            ),
+            (
+                "calls",
+                &[
+                    "weir_shedder_allow (fills a weir_ticket)",
+                    "weir_shedder_pass",
+                    "weir_shedder_fail",
+                ],
+            ),
+            (
+                "reads",
+                &[
+                    "weir_shedder_flying",
+                    "weir_shedder_stats (weir_shed_stats)",
+                ],
+            ),
+        ],
+    },
+    Entry {
+        name: "weir_window",
+        what: "rolling window of sums and counts",
+        rows: &[
+            ("make", &["weir_window_new", "weir_window_free"]),
+            ("calls", &["weir_window_add"]),
+            (
+                "reads",
+                &[
+                    "weir_window_total (weir_total)",
+                    "weir_window_buckets",
+                    "weir_window_size",
+                    "weir_window_width",
+                ],
+            ),
+        ],
+    },
+    Entry {
+        name: "weir_bucket",
+        what: "token bucket, lock-free",
+        rows: &[
+            ("make", &["weir_bucket_new", "weir_bucket_free"]),
+            ("calls", &["weir_bucket_take"]),
+            (
+                "reads",
+                &["weir_bucket_next (Retry-After)", "weir_bucket_tokens"],
+            ),
+        ],
+    },
+    Entry {
+        name: "weir_sliding",
+        what: "exact sliding-window quota",
+        rows: &[
+            ("make", &["weir_sliding_new", "weir_sliding_free"]),
+            ("calls", &["weir_sliding_take"]),
+            ("reads", &["weir_sliding_left", "weir_sliding_next"]),
+        ],
+    },
+    Entry {
+        name: "weir_period",
+        what: "fixed-window quota per period",
+        rows: &[
+            ("make", &["weir_period_new", "weir_period_free"]),
+            ("calls", &["weir_period_take (weir_quota)"]),
+            ("reads", &["weir_period_left", "weir_period_next"]),
+        ],
+    },
+    Entry {
+        name: "weir_gate",
+        what: "concurrency ceiling, lock-free",
+        rows: &[
+            ("make", &["weir_gate_new", "weir_gate_free"]),
+            ("calls", &["weir_gate_enter", "weir_gate_leave"]),
+            ("reads", &["weir_gate_held"]),
+        ],
+    },
+    Entry {
+        name: "weir_concurrency",
+        what: "adaptive concurrency limit (Gradient2)",
+        rows: &[
+            (
+                "policy",
+                &["weir_gradient (the controller's)", "weir_gradient_preset"],
+            ),
+            (
+                "make",
+                &[
+                    "weir_concurrency_new (copies the policy)",
+                    "weir_concurrency_free",
+                ],
+            ),
+            (
+                "calls",
+                &[
+                    "weir_concurrency_enter (fills a weir_flight)",
+                    "weir_concurrency_leave",
+                ],
+            ),
+            (
+                "reads",
+                &[
+                    "weir_concurrency_limit",
+                    "weir_concurrency_flying",
+                    "weir_concurrency_long_rtt",
+                ],
+            ),
+        ],
+    },
+    Entry {
+        name: "weir_budget",
+        what: "retry budget: gRPC tokens or Finagle percent",
+        rows: &[
+            (
+                "policy",
+                &[
+                    "weir_retry_budget (WEIR_BUDGET_*)",
+                    "weir_retry_budget_preset",
+                ],
+            ),
+            ("make", &["weir_budget_new", "weir_budget_free"]),
+            ("calls", &["weir_budget_deposit", "weir_budget_withdraw"]),
+            ("reads", &["weir_budget_left", "weir_budget_tokens"]),
+        ],
+    },
+    Entry {
+        name: "weir_backoff",
+        what: "retry policy, by value (WEIR_JITTER_*)",
+        rows: &[
+            (
+                "policy",
+                &[
+                    "weir_backoff (its own)",
+                    "weir_backoff_preset",
+                    "weir_backoff_full_jitter",
+                    "weir_backoff_check",
+                ],
+            ),
+            (
+                "calls",
+                &[
+                    "weir_backoff_more",
+                    "weir_backoff_delay",
+                    "weir_backoff_ceiling",
+                    "weir_backoff_schedule",
+                ],
+            ),
+        ],
+    },
+    Entry {
+        name: "weir_deadline",
+        what: "time budget, by value",
+        rows: &[
+            ("make", &["weir_deadline_start"]),
+            (
+                "reads",
+                &["weir_deadline_expired", "weir_deadline_remaining"],
+            ),
+        ],
+    },
+    Entry {
+        name: "weir_pool",
+        what: "resource-pool bookkeeping (items are uintptr_t)",
+        rows: &[
+            (
+                "policy",
+                &["weir_limits (the pool's)", "weir_limits_preset"],
+            ),
+            (
+                "make",
+                &["weir_pool_new (copies the limits)", "weir_pool_free"],
+            ),
+            (
+                "calls",
+                &[
+                    "weir_pool_take (weir_taken, WEIR_TAKEN_*)",
+                    "weir_pool_made",
+                    "weir_pool_unmade",
+                    "weir_pool_give",
+                    "weir_pool_drop",
+                    "weir_pool_evict",
+                    "weir_pool_close",
+                ],
+            ),
+            (
+                "reads",
+                &[
+                    "weir_pool_live",
+                    "weir_pool_idle",
+                    "weir_pool_busy",
+                    "weir_pool_next_expiry",
+                    "weir_pool_stats (weir_pool_counters)",
+                ],
+            ),
+        ],
+    },
+    Entry {
+        name: "weir_rate",
+        what: "one-word rate limiter in the caller's (shared) memory",
+        rows: &[
+            (
+                "policy",
+                &[
+                    "weir_rate_limit (the rate word's and the bloom's)",
+                    "weir_rate_limit_new",
+                ],
+            ),
+            ("calls", &["weir_rate_allow"]),
+            ("reads", &["weir_rate_next"]),
+            (
+                "inline (C11)",
+                &["weir_rate_allow_inline", "weir_rate_next_inline"],
+            ),
+            (
+                "shared",
+                &["weir_words_shareable (may words be shared between programs?)"],
+            ),
+        ],
+    },
+    Entry {
+        name: "weir_bloom",
+        what: "rate words for millions of keys in fixed memory",
+        rows: &[
+            (
+                "make",
+                &["weir_bloom_new (copies the limit)", "weir_bloom_free"],
+            ),
+            (
+                "calls",
+                &["weir_bloom_allow (keys are not kept)", "weir_bloom_next"],
+            ),
+            (
+                "in place",
+                &[
+                    "weir_bloom_footprint",
+                    "weir_bloom_init_in",
+                    "weir_bloom_check_in",
+                    "weir_bloom_allow_in",
+                    "weir_bloom_next_in",
+                ],
+            ),
+        ],
+    },
+    Entry {
+        name: "weir_limiter",
+        what: "embeddable integer quota, by value",
+        rows: &[
+            (
+                "make",
+                &[
+                    "weir_limiter_bucket",
+                    "weir_limiter_fixed_window",
+                    "weir_limiter_cooldown",
+                ],
+            ),
+            (
+                "calls",
+                &[
+                    "weir_limiter_try_consume",
+                    "weir_limiter_consume",
+                    "weir_limiter_refund",
+                ],
+            ),
+            (
+                "reads",
+                &[
+                    "weir_limiter_available",
+                    "weir_limiter_capacity",
+                    "weir_limiter_is_bucket",
+                    "weir_limiter_is_fixed_window",
+                    "weir_limiter_is_cooldown",
+                ],
+            ),
+            (
+                "snapshot",
+                &[
+                    "weir_limiter_refill_amount",
+                    "weir_limiter_refill_interval_ns",
+                    "weir_limiter_last_refill",
+                    "weir_limiter_window_ns",
+                    "weir_limiter_window_start",
+                    "weir_limiter_cooldown_ns",
+                    "weir_limiter_cooldown_end",
+                ],
+            ),
+        ],
+    },
+    Entry {
+        name: "firmware",
+        what: "defined by the SDK, not by weir (sdk-critical-section)",
+        rows: &[("SDK", &["weir_critical_enter", "weir_critical_exit"])],
+    },
+    Entry {
+        name: "weir_status",
+        what: "what a call that can fail reports (WEIR_OK is 0)",
+        rows: &[("reads", &["weir_status_str", "weir_version (WEIR_VERSION)"])],
+    },
+];
+
+/// The index as a comment block, wrapped to 79 columns.
+fn index_comment() -> String {
+    let mut out = String::from(
+        "/*\n * Index: every type, whose policy it takes, how it is made and its calls.\n \
+         * Constructors copy the policy or limit they are given: the caller may\n \
+         * change or free it after the call. Keys given to weir_bloom_* are hashed\n \
+         * during the call and not kept.\n",
+    );
+    for entry in INDEX {
+        out += &format!(" *\n * {} — {}\n", entry.name, entry.what);
+        assert!(
+            entry.name.len() + entry.what.len() < 72,
+            "index line too long: {}",
+            entry.what
+        );
+        for (label, names) in entry.rows {
+            let lead = format!(" *   {label:<9}");
+            let mut line = lead.clone();
+            for (i, name) in names.iter().enumerate() {
+                let item = if i + 1 < names.len() {
+                    format!("{name},")
+                } else {
+                    name.to_string()
+                };
+                if line.len() > lead.len() && line.len() + 1 + item.len() > 79 {
+                    out += line.trim_end();
+                    out += "\n";
+                    line = format!(" *{:<12}", "");
+                }
+                if line.len() > lead.len() && !line.ends_with(' ') {
+                    line.push(' ');
+                }
+                line += &item;
+            }
+            out += line.trim_end();
+            out += "\n";
+        }
+    }
+    out + " */"
+}
+
+/// The names of the functions a header declares: `type name(` at the start
+/// of a line (with `extern` for the two the firmware SDK defines).
+fn declared_functions(header: &str) -> BTreeSet<String> {
+    header
+        .lines()
+        .filter(|line| {
+            line.starts_with(|c: char| c.is_ascii_lowercase()) && !line.starts_with("typedef")
+        })
+        .filter_map(|line| {
+            let open = line.find('(')?;
+            let name = line[..open].rsplit([' ', '*']).next()?;
+            // The firmware stubs that make a hosted-only call a compile
+            // error are not functions of the library, nor are the inline
+            // fast paths' private helpers (named with a trailing `_`).
+            (name.starts_with("weir_")
+                && !name.starts_with("weir_hosted_only_")
+                && !name.ends_with('_'))
+            .then(|| name.to_owned())
+        })
+        .collect()
+}
 
 /// The header as cbindgen makes it from the current source.
 fn generate() -> String {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let config =
+    let mut config =
         cbindgen::Config::from_file(root.join("cbindgen.toml")).expect("read cbindgen.toml");
+    config.header = Some(format!(
+        "{}\n\n{}",
+        config.header.take().unwrap_or_default(),
+        index_comment()
+    ));
     let version = format!(
         "\n#define WEIR_VERSION \"{}\"\n#define WEIR_VERSION_MAJOR {}\n#define WEIR_VERSION_MINOR {}\n#define WEIR_VERSION_PATCH {}\n",
         env!("CARGO_PKG_VERSION"),
@@ -16,8 +426,9 @@ fn generate() -> String {
         env!("CARGO_PKG_VERSION_MINOR"),
         env!("CARGO_PKG_VERSION_PATCH"),
     );
-    // cbindgen.toml's own after_includes (the hosted/firmware switch) follow
-    // the version block.
+    // cbindgen.toml's own after_includes (the hosted/firmware switch, the
+    // WEIR_ALIGN macro) follow the version block; with_after_include would
+    // replace them, so the version joins them.
     let after = format!(
         "{version}{}",
         config.after_includes.clone().unwrap_or_default()
@@ -30,7 +441,20 @@ fn generate() -> String {
         .generate()
         .expect("cbindgen generates the header")
         .write(&mut out);
-    with_hosted_only_block(String::from_utf8(out).unwrap())
+    with_inline_fast_paths(with_hosted_only_block(String::from_utf8(out).unwrap()))
+}
+
+/// The header with the rate word's `static inline` fast path
+/// (src/rate_inline.h) at its end, inside the include guard and outside
+/// `extern "C"`: after every declaration it uses.
+fn with_inline_fast_paths(header: String) -> String {
+    let close = "#endif  /* WEIR_H */";
+    let at = header
+        .rfind(close)
+        .expect("the header closes its include guard");
+    let mut header = header;
+    header.insert_str(at, &format!("{}\n", include_str!("../src/rate_inline.h")));
+    header
 }
 
 /// The functions declared under `#if defined(WEIR_HOSTED)`: what the
@@ -138,9 +562,41 @@ fn every_exported_name_carries_the_prefix() {
     }
 }
 
+#[test]
+fn index_lists_every_function() {
+    let header = generate();
+    let declared = declared_functions(&header);
+    assert!(declared.len() > 50, "found only {declared:?}");
+    let mut listed = BTreeSet::new();
+    let mut unknown = Vec::new();
+    for entry in INDEX {
+        for (_, names) in entry.rows {
+            for item in *names {
+                let name = item.split_whitespace().next().unwrap();
+                let known = declared.contains(name)
+                    || header.contains(&format!("}} {name};"))
+                    || header.contains(&format!("typedef struct {name} {name};"))
+                    || header.contains(&format!("enum {name}"));
+                if !known {
+                    unknown.push(name);
+                }
+                if declared.contains(name) && !listed.insert(name.to_owned()) {
+                    unknown.push(name);
+                }
+            }
+        }
+    }
+    let missing: Vec<&String> = declared.difference(&listed).collect();
+    assert!(
+        missing.is_empty() && unknown.is_empty(),
+        "weir.h's index (INDEX in tests/header.rs) is out of step with the header:\n  \
+         functions missing from it: {missing:?}\n  names in it that the header lacks, or listed twice: {unknown:?}"
+    );
+}
+
 /// One version for the whole release: the crates (the workspace's
-/// version), the header's block (generated from it) and CMake's
-/// `project(weir VERSION ...)` must agree, and the root crate must depend
+/// version), the header's block (generated from it) and CMake's project
+/// version (read from Cargo.toml) must agree, and the root crate must depend
 /// on the weir-core of the same version.
 #[test]
 fn every_version_agrees() {
@@ -148,8 +604,11 @@ fn every_version_agrees() {
     let version = env!("CARGO_PKG_VERSION");
     let cmake = std::fs::read_to_string(root.join("CMakeLists.txt")).unwrap();
     assert!(
-        cmake.contains(&format!("project(weir VERSION {version} ")),
-        "CMakeLists.txt's project VERSION is not {version}"
+        cmake.contains("project(weir VERSION ${weir_version} ")
+            && cmake.contains(
+                "file(STRINGS \"${CMAKE_CURRENT_LIST_DIR}/Cargo.toml\" weir_version_line"
+            ),
+        "CMakeLists.txt no longer takes its project VERSION from Cargo.toml"
     );
     let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
     let dependency = manifest

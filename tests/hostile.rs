@@ -17,16 +17,22 @@
 //!
 //! Deterministic: each test draws from its own fixed-seed xorshift.
 
+#[path = "../weir-core/tests/support/runner.rs"]
+mod runner;
+
 use std::collections::BTreeSet;
 use std::ffi::{c_void, CStr};
 use std::ptr::{null, null_mut};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, Once};
 
+use weir::atomic::*;
 use weir::backoff::*;
 use weir::bloom::*;
 use weir::breaker::*;
 use weir::bucket::*;
+use weir::budget::*;
+use weir::concurrency::*;
 use weir::deadline::*;
 use weir::gate::*;
 use weir::gcra::*;
@@ -109,6 +115,21 @@ fn seed(fixed: u64) -> u64 {
         .and_then(|s| s.parse::<u64>().ok())
         .unwrap_or(0);
     fixed ^ extra.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+/// How many rounds a sweep runs, out of its `full` count:
+/// `WEIR_HOSTILE_PERCENT` percent of it (at least one round). The default is
+/// 100, or 10 when cargo runs the tests through a runner
+/// (`CARGO_TARGET_<TRIPLE>_RUNNER`, an emulator such as qemu-aarch64, where
+/// the full sweep takes minutes); the sequence of inputs is the same, only
+/// shorter.
+fn rounds(full: usize) -> usize {
+    let emulated = runner::through_a_runner();
+    let percent = std::env::var("WEIR_HOSTILE_PERCENT")
+        .ok()
+        .and_then(|s| s.parse::<usize>().ok())
+        .unwrap_or(if emulated { 10 } else { 100 });
+    (full.saturating_mul(percent) / 100).max(1)
 }
 
 /// xorshift64*: small, fast, and the same sequence on every run.
@@ -321,7 +342,7 @@ fn key_ptr(key: &[u8], rng: &mut Rng) -> *const c_void {
 fn status_and_version_answer_every_code() {
     count_panics();
     let mut rng = Rng::new(seed(0x5ea7));
-    for _ in 0..100_000 {
+    for _ in 0..rounds(100_000) {
         let code = rng.i32();
         let text = weir_status_str(code);
         assert!(!text.is_null());
@@ -337,6 +358,8 @@ fn status_and_version_answer_every_code() {
     // SAFETY: weir_version returns a static NUL-terminated string.
     let version = unsafe { CStr::from_ptr(weir_version()) };
     assert_eq!(version.to_str().unwrap(), env!("CARGO_PKG_VERSION"));
+    // Every host this suite runs on has lock-free 64-bit words.
+    assert_eq!(weir_words_shareable(), WEIR_OK);
     assert_no_panics("status");
 }
 
@@ -373,7 +396,7 @@ fn backoff_never_panics_and_never_waits_negative() {
     let mut rng = Rng::new(seed(0xbac0ff));
     let mut calls = 0u64;
     let mut odd = [0u64; 8];
-    for _ in 0..100_000 {
+    for _ in 0..rounds(100_000) {
         let policy = hostile_backoff(&mut rng);
         let ptr: *const weir_backoff = match rng.below(20) {
             0 => null(),
@@ -481,7 +504,7 @@ fn deadline_never_panics_and_remaining_stays_in_the_budget() {
     count_panics();
     let mut rng = Rng::new(seed(0xdead));
     let mut odd = [0u64; 8];
-    for _ in 0..250_000 {
+    for _ in 0..rounds(250_000) {
         let mut deadline = weir_deadline_start(rng.i64(), rng.i64());
         if rng.one_in(3) {
             deadline.start = rng.i64();
@@ -558,7 +581,7 @@ fn limiter_never_panics_and_available_stays_under_capacity() {
     let mut rng = Rng::new(seed(0x11b17e5));
     let mut calls = 0u64;
     let mut odd = [0u64; 8];
-    for _ in 0..30_000 {
+    for _ in 0..rounds(30_000) {
         let Some(mut limiter) = hostile_limiter(&mut rng) else {
             calls += 1;
             continue;
@@ -679,7 +702,7 @@ fn rate_word_never_panics_and_next_agrees_with_allow() {
     let mut rng = Rng::new(seed(0x4a7e));
     let mut calls = 0u64;
     let mut odd = [0u64; 8];
-    for _ in 0..20_000 {
+    for _ in 0..rounds(20_000) {
         let limit = hostile_rate_limit(&mut rng);
         let mut rate = weir_rate { state: 0 };
         if rng.one_in(4) {
@@ -815,7 +838,7 @@ fn bloom_never_panics_on_the_heap() {
     count_panics();
     let mut rng = Rng::new(seed(0xb100));
     let mut calls = 0u64;
-    for _ in 0..15_000 {
+    for _ in 0..rounds(15_000) {
         let limit = hostile_rate_limit(&mut rng);
         // size_log2 from 13 to 32 would allocate up to 32 GiB: keep it small,
         // or past the maximum for the constructor to refuse.
@@ -878,7 +901,7 @@ fn bloom_never_panics_in_caller_memory() {
     count_panics();
     let mut rng = Rng::new(seed(0xb1001));
     let mut calls = 0u64;
-    for _ in 0..7_500 {
+    for _ in 0..rounds(7_500) {
         let size_log2 = rng.below(8) as u32;
         let footprint = weir_bloom_footprint(size_log2);
         assert_eq!(footprint, WEIR_BLOOM_HEADER_BYTES + (8 << size_log2));
@@ -951,7 +974,7 @@ fn gate_never_panics_and_held_stays_in_range() {
     count_panics();
     let mut rng = Rng::new(seed(0x6a7e));
     let mut calls = 0u64;
-    for _ in 0..10_000 {
+    for _ in 0..rounds(10_000) {
         let limit = rng.i64();
         let mut gate = null_mut();
         sane(weir_gate_new(limit, &mut gate), "weir_gate_new");
@@ -986,7 +1009,7 @@ fn bucket_never_panics_and_tokens_stay_in_the_burst() {
     count_panics();
     let mut rng = Rng::new(seed(0xb0c4e7));
     let mut calls = 0u64;
-    for _ in 0..15_000 {
+    for _ in 0..rounds(15_000) {
         let (rate, burst) = if rng.one_in(2) {
             (rng.unit() * 1e6, rng.unit() * 1e3)
         } else {
@@ -1046,7 +1069,7 @@ fn period_and_sliding_never_panic_and_left_stays_in_the_quota() {
     count_panics();
     let mut rng = Rng::new(seed(0x9e410d));
     let mut calls = 0u64;
-    for _ in 0..15_000 {
+    for _ in 0..rounds(15_000) {
         let quota = if rng.one_in(2) {
             1 + rng.below(20) as i64
         } else {
@@ -1116,7 +1139,7 @@ fn window_never_panics_and_counts_stay_sane() {
     let mut rng = Rng::new(seed(0x3170));
     let mut calls = 0u64;
     let mut odd = [0u64; 8];
-    for _ in 0..7_500 {
+    for _ in 0..rounds(7_500) {
         let size = if rng.one_in(2) {
             rng.below(64) as i32
         } else {
@@ -1221,7 +1244,7 @@ fn breaker_never_panics_and_ratio_stays_a_fraction() {
     let mut rng = Rng::new(seed(0xb7ea));
     let mut calls = 0u64;
     let mut odd = [0u64; 8];
-    for _ in 0..10_000 {
+    for _ in 0..rounds(10_000) {
         let policy = hostile_sre(&mut rng);
         let mut clock = Clock::new(&mut rng);
         let mut breaker = null_mut();
@@ -1234,15 +1257,58 @@ fn breaker_never_panics_and_ratio_stays_a_fraction() {
         if status != WEIR_OK {
             continue;
         }
+        // Tickets in flight, settled in random order; now and then a
+        // forged, misaligned or twice-settled one. Only the breaker's own
+        // tickets count, each once.
+        let mut tickets: Vec<weir_breaker_ticket> = Vec::new();
+        let (mut allowed, mut settled) = (0i64, 0i64);
         for _ in 0..50 {
             let now = clock.tick(&mut rng);
-            match rng.below(4) {
+            match rng.below(5) {
                 0 | 1 => {
-                    weir_breaker_allow(breaker, now, rng.draw());
+                    let mut ticket = weir_breaker_ticket::default();
+                    if weir_breaker_allow(breaker, now, rng.draw(), &mut ticket) {
+                        allowed += 1;
+                        tickets.push(ticket);
+                    } else {
+                        assert_eq!(ticket.flying, 0);
+                    }
+                    let odd_ticket = misaligned(&mut odd);
+                    assert!(!weir_breaker_allow(breaker, now, rng.draw(), odd_ticket));
                 }
-                2 => assert_eq!(weir_breaker_pass(breaker, now), WEIR_OK),
-                _ => assert_eq!(weir_breaker_fail(breaker, now), WEIR_OK),
+                2 | 3 if !tickets.is_empty() => {
+                    let at = rng.below(tickets.len() as u64) as usize;
+                    let mut ticket = tickets.swap_remove(at);
+                    let s = if rng.one_in(2) {
+                        weir_breaker_pass(breaker, &mut ticket, now)
+                    } else {
+                        weir_breaker_fail(breaker, &mut ticket, now)
+                    };
+                    assert_eq!(s, WEIR_OK);
+                    settled += 1;
+                    assert_eq!(
+                        weir_breaker_fail(breaker, &mut ticket, now),
+                        WEIR_ERR_SETTLED
+                    );
+                }
+                _ => {
+                    let mut forged = weir_breaker_ticket {
+                        serial: rng.u64(),
+                        breaker: rng.u64() as u32,
+                        flying: rng.i32(),
+                    };
+                    let s = sane(
+                        weir_breaker_pass(breaker, &mut forged, now),
+                        "weir_breaker_pass",
+                    );
+                    assert_ne!(s, WEIR_OK, "a forged ticket settled: {forged:?}");
+                    sane(
+                        weir_breaker_fail(breaker, misaligned(&mut odd), now),
+                        "weir_breaker_fail",
+                    );
+                }
             }
+            assert!(settled <= allowed);
             let ratio = weir_breaker_ratio(breaker, now);
             assert!(
                 (0.0..1.0).contains(&ratio),
@@ -1302,7 +1368,7 @@ fn shedder_never_panics_and_stats_stay_sane() {
     let mut rng = Rng::new(seed(0x5ed));
     let mut calls = 0u64;
     let mut odd = [0u64; 8];
-    for _ in 0..7_500 {
+    for _ in 0..rounds(7_500) {
         let policy = hostile_shed(&mut rng);
         let mut clock = Clock::new(&mut rng);
         let mut shedder = null_mut();
@@ -1412,7 +1478,7 @@ fn pool_never_panics_and_live_is_idle_plus_busy() {
     let mut rng = Rng::new(seed(0x9001));
     let mut calls = 0u64;
     let mut odd = [0u64; 8];
-    for _ in 0..7_500 {
+    for _ in 0..rounds(7_500) {
         let mut limits = weir_limits_preset();
         if rng.one_in(2) {
             limits.size = 1 + rng.below(8) as i64;
@@ -1488,7 +1554,8 @@ fn pool_never_panics_and_live_is_idle_plus_busy() {
                 5 => {
                     // Misuse: items the pool never lent, made and unmade
                     // without a reservation, NULL and misaligned outs.
-                    let bogus = rng.u64() as usize | (1 << 40);
+                    // A high bit no lent item has: 2^40, or 2^24 on 32-bit.
+                    let bogus = rng.u64() as usize | (1 << (usize::BITS / 2 + 8));
                     let mut kept = false;
                     sane(
                         weir_pool_give(pool, bogus, now, &mut kept),
@@ -1541,4 +1608,267 @@ fn pool_never_panics_and_live_is_idle_plus_busy() {
     assert_eq!(weir_pool_take(null(), 0).kind, WEIR_TAKEN_WAIT);
     eprintln!("pool: {calls} calls");
     assert_no_panics("pool");
+}
+
+fn hostile_retry_budget(rng: &mut Rng) -> weir_retry_budget {
+    let mut policy = weir_retry_budget_preset();
+    if rng.one_in(2) {
+        policy.form = rng.below(2) as i32;
+        policy.max_tokens = 1 + rng.below(1000) as i32;
+        policy.token_ratio = rng.unit() * 10.0;
+        policy.ttl_ns = 1_000_000_000 + rng.below(60_000_000_000) as i64;
+        policy.min_per_s = rng.below(100) as i32;
+        policy.percent = rng.unit() * 3.0;
+    }
+    for _ in 0..rng.below(4) {
+        match rng.below(7) {
+            0 => policy.form = rng.i32(),
+            1 => policy.max_tokens = rng.i32(),
+            2 => policy.token_ratio = rng.f64(),
+            3 => policy.ttl_ns = rng.i64(),
+            4 => policy.min_per_s = rng.i32(),
+            5 => policy.reserved = rng.i32(),
+            _ => policy.percent = rng.f64(),
+        }
+    }
+    policy
+}
+
+#[test]
+fn budget_never_panics_and_left_agrees_with_withdraw() {
+    count_panics();
+    let mut rng = Rng::new(seed(0xb0d6e7));
+    let mut calls = 0u64;
+    let mut odd = [0u64; 8];
+    for _ in 0..7_500 {
+        let policy = hostile_retry_budget(&mut rng);
+        let mut clock = Clock::new(&mut rng);
+        let mut budget = null_mut();
+        assert!(matches!(
+            weir_budget_new(misaligned(&mut odd), clock.now, &mut budget),
+            WEIR_ERR_MISALIGNED
+        ));
+        assert!(budget.is_null());
+        let ptr: *const weir_retry_budget = if rng.one_in(20) { null() } else { &policy };
+        let status = sane(
+            weir_budget_new(ptr, clock.now, &mut budget),
+            "weir_budget_new",
+        );
+        calls += 2;
+        if status != WEIR_OK {
+            assert!(budget.is_null());
+            continue;
+        }
+        let tokens_form = !ptr.is_null() && policy.form == WEIR_BUDGET_TOKENS;
+        for _ in 0..60 {
+            let now = clock.tick(&mut rng);
+            let left = weir_budget_left(budget, now);
+            let tokens = weir_budget_tokens(budget, now);
+            assert!(left >= 0, "{policy:?}: left {left}");
+            // A reading changes nothing.
+            assert_eq!(weir_budget_left(budget, now), left);
+            if tokens_form {
+                assert!((0..=1000 * i64::from(policy.max_tokens)).contains(&tokens));
+            }
+            match rng.below(3) {
+                0 => weir_budget_deposit(budget, now),
+                _ => {
+                    // `left` in a row are granted at this instant, then no
+                    // more (capped so that a huge reserve stays cheap).
+                    let granted = weir_budget_withdraw(budget, now);
+                    assert_eq!(granted, left > 0, "{policy:?}: left {left}");
+                }
+            }
+            weir_budget_deposit(null(), now);
+            assert!(!weir_budget_withdraw(null(), now));
+            assert_eq!(weir_budget_left(null(), now), 0);
+            assert_eq!(weir_budget_tokens(null(), now), 0);
+            calls += 8;
+        }
+        weir_budget_free(budget);
+    }
+    weir_budget_free(null_mut());
+    eprintln!("budget: {calls} calls");
+    assert_no_panics("budget");
+}
+
+fn hostile_gradient(rng: &mut Rng) -> weir_gradient {
+    let mut policy = weir_gradient_preset();
+    if rng.one_in(2) {
+        policy.min_limit = 1 + rng.below(10) as i32;
+        policy.initial_limit = policy.min_limit + rng.below(10) as i32;
+        policy.max_limit = policy.initial_limit + rng.below(100) as i32;
+        policy.queue_size = rng.below(policy.max_limit as u64 + 1) as i32;
+        policy.smoothing = 1.0 - rng.unit();
+        policy.tolerance = 1.0 + rng.unit() * 3.0;
+        policy.long_window = 1 + rng.below(1000) as i32;
+        policy.warmup = 1 + rng.below(20) as i32;
+    }
+    for _ in 0..rng.below(4) {
+        match rng.below(8) {
+            0 => policy.initial_limit = rng.i32(),
+            1 => policy.min_limit = rng.i32(),
+            2 => policy.max_limit = rng.i32(),
+            3 => policy.queue_size = rng.i32(),
+            4 => policy.smoothing = rng.f64(),
+            5 => policy.tolerance = rng.f64(),
+            6 => policy.long_window = rng.i32(),
+            _ => policy.warmup = rng.i32(),
+        }
+    }
+    policy
+}
+
+#[test]
+fn concurrency_never_panics_and_flying_stays_under_the_limit() {
+    count_panics();
+    let mut rng = Rng::new(seed(0xc0c0));
+    let mut calls = 0u64;
+    let mut odd = [0u64; 8];
+    for _ in 0..5_000 {
+        let policy = hostile_gradient(&mut rng);
+        let mut clock = Clock::new(&mut rng);
+        let mut limit = null_mut();
+        assert_eq!(
+            weir_concurrency_new(misaligned(&mut odd), &mut limit),
+            WEIR_ERR_MISALIGNED
+        );
+        let ptr: *const weir_gradient = if rng.one_in(20) { null() } else { &policy };
+        let status = sane(
+            weir_concurrency_new(ptr, &mut limit),
+            "weir_concurrency_new",
+        );
+        calls += 2;
+        if status != WEIR_OK {
+            assert!(limit.is_null());
+            continue;
+        }
+        let (low, high) = if ptr.is_null() {
+            (20, 200)
+        } else {
+            (i64::from(policy.min_limit), i64::from(policy.max_limit))
+        };
+        let mut flights: Vec<Box<weir_flight>> = Vec::new();
+        for _ in 0..80 {
+            let now = clock.tick(&mut rng);
+            match rng.below(5) {
+                0 | 1 => {
+                    let mut flight = Box::new(weir_flight::default());
+                    let cap = weir_concurrency_limit(limit);
+                    let before = weir_concurrency_flying(limit);
+                    if weir_concurrency_enter(limit, now, &mut *flight) {
+                        assert!(before < cap, "{policy:?}: {before} of {cap}");
+                        assert_eq!(i64::from(flight.inflight), before + 1);
+                        flights.push(flight);
+                    } else {
+                        assert_eq!(flight.flying, 0);
+                    }
+                    assert!(!weir_concurrency_enter(limit, now, misaligned(&mut odd)));
+                }
+                2 | 3 if !flights.is_empty() => {
+                    let at = rng.below(flights.len() as u64) as usize;
+                    let mut flight = flights.swap_remove(at);
+                    if rng.one_in(10) {
+                        flight.start = rng.i64();
+                    }
+                    let dropped = rng.one_in(3);
+                    assert_eq!(
+                        weir_concurrency_leave(limit, &mut *flight, now, dropped),
+                        WEIR_OK
+                    );
+                    assert_eq!(
+                        weir_concurrency_leave(limit, &mut *flight, now, dropped),
+                        WEIR_ERR_SETTLED
+                    );
+                }
+                _ => {
+                    let mut forged = weir_flight {
+                        start: rng.i64(),
+                        inflight: rng.i32(),
+                        flying: rng.i32(),
+                    };
+                    sane(
+                        weir_concurrency_leave(limit, &mut forged, now, rng.one_in(2)),
+                        "weir_concurrency_leave",
+                    );
+                    sane(
+                        weir_concurrency_leave(limit, misaligned(&mut odd), now, false),
+                        "weir_concurrency_leave",
+                    );
+                }
+            }
+            let cap = weir_concurrency_limit(limit);
+            assert!((low..=high).contains(&cap), "{policy:?}: limit {cap}");
+            let flying = weir_concurrency_flying(limit);
+            assert!(flying >= 0 && flying <= flights.len() as i64);
+            let rtt = weir_concurrency_long_rtt(limit);
+            assert!(rtt.is_finite() && rtt >= 0.0, "{rtt}");
+            assert!(!weir_concurrency_enter(null(), now, null_mut()));
+            assert_eq!(weir_concurrency_limit(null()), 0);
+            calls += 6;
+        }
+        for mut flight in flights {
+            assert_eq!(
+                weir_concurrency_leave(limit, &mut *flight, 0, false),
+                WEIR_OK
+            );
+        }
+        weir_concurrency_free(limit);
+    }
+    weir_concurrency_free(null_mut());
+    eprintln!("concurrency: {calls} calls");
+    assert_no_panics("concurrency");
+}
+
+#[test]
+fn limiter_refund_never_panics_and_never_passes_capacity() {
+    count_panics();
+    let mut rng = Rng::new(seed(0x7ef0d));
+    let mut calls = 0u64;
+    let mut odd = [0u64; 8];
+    for _ in 0..20_000 {
+        let Some(mut limiter) = hostile_limiter(&mut rng) else {
+            continue;
+        };
+        let mut clock = Clock::new(&mut rng);
+        let capacity = weir_limiter_capacity(&limiter);
+        for _ in 0..20 {
+            let now = clock.tick(&mut rng);
+            let taken_at = if rng.one_in(2) {
+                now.saturating_sub(rng.span())
+            } else {
+                rng.i64()
+            };
+            let amount = rng.u64();
+            let took = rng.one_in(2) && weir_limiter_try_consume(&mut limiter, now, amount);
+            let before = limiter;
+            let left = weir_limiter_available(&limiter, now);
+            let status = sane(
+                weir_limiter_refund(&mut limiter, now, taken_at, amount),
+                "weir_limiter_refund",
+            );
+            let after = weir_limiter_available(&limiter, now);
+            assert!(after <= capacity, "{after} > {capacity}");
+            if status == WEIR_OK {
+                assert!(after > left && after - left <= amount);
+            } else {
+                // An error changes nothing, byte for byte.
+                assert_eq!(limiter, before, "{status:?}");
+            }
+            if took && status == WEIR_OK && amount <= capacity {
+                assert!(after >= left);
+            }
+            assert_eq!(
+                weir_limiter_refund(misaligned(&mut odd), now, taken_at, amount),
+                WEIR_ERR_MISALIGNED
+            );
+            assert_eq!(
+                weir_limiter_refund(null_mut(), now, taken_at, amount),
+                WEIR_ERR_NULL
+            );
+            calls += 6;
+        }
+    }
+    eprintln!("limiter refund: {calls} calls");
+    assert_no_panics("limiter refund");
 }

@@ -1,6 +1,9 @@
 //! The pool against the seed's scenario, against a simple model under random
 //! operation sequences, and under several threads through the C ABI.
 
+#[path = "../weir-core/tests/support/runner.rs"]
+mod runner;
+
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 
@@ -453,7 +456,7 @@ fn limits() -> impl Strategy<Value = Limits> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: runner::cases(400), ..ProptestConfig::default() })]
 
     #[test]
     fn pool_matches_the_model(limits in limits(), ops in proptest::collection::vec(op(), 0..120)) {

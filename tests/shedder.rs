@@ -5,6 +5,9 @@
 
 use weir_core::shedder::{Shed, Shedder, Ticket};
 
+#[path = "support/race.rs"]
+mod race;
+
 const MS: i64 = 1_000_000;
 const SECOND: i64 = 1_000 * MS;
 
@@ -219,6 +222,7 @@ fn nothing_is_refused_before_a_call_has_completed() {
 
 mod through_c {
     //! Several threads through one C handle: every call leaves flight.
+    use crate::race;
     use weir::shedder::*;
     use weir::status::weir_status::{WEIR_ERR_SETTLED, WEIR_OK};
 
@@ -226,6 +230,14 @@ mod through_c {
     // SAFETY: the handle is documented as safe to share between threads.
     unsafe impl Send for Shared {}
     unsafe impl Sync for Shared {}
+
+    impl Shared {
+        /// The handle; a closure calling this captures the whole `Shared`
+        /// (which is Sync), not the bare pointer inside it.
+        fn get(&self) -> *mut weir_shedder {
+            self.0
+        }
+    }
 
     #[test]
     fn threads_settle_every_ticket_once() {
@@ -256,55 +268,23 @@ mod through_c {
         weir_shedder_free(handle);
     }
 
-    struct Tickets(Vec<std::cell::UnsafeCell<weir_ticket>>);
-    // SAFETY: weir reads and writes a ticket only inside the shedder's lock
-    // (that is what the test checks); the test reads them after the threads.
-    unsafe impl Sync for Tickets {}
-
     #[test]
     fn a_ticket_settled_from_two_threads_at_once_settles_once() {
         const TICKETS: usize = 5_000;
         let mut handle = std::ptr::null_mut();
         assert_eq!(weir_shedder_new(std::ptr::null(), 0, &mut handle), WEIR_OK);
         let shared = Shared(handle);
-        let tickets = Tickets(
-            (0..TICKETS)
-                .map(|_| std::cell::UnsafeCell::new(weir_ticket::default()))
-                .collect(),
-        );
-        for ticket in &tickets.0 {
-            assert!(weir_shedder_allow(handle, 0, 500, ticket.get()));
-        }
-        // A completion and a timeout race to settle each call, released
-        // together by a spinning barrier.
-        let arrived = std::sync::atomic::AtomicUsize::new(0);
-        let settled: usize = std::thread::scope(|scope| {
-            let racers: Vec<_> = (0..2)
-                .map(|t| {
-                    let (shared, tickets, arrived) = (&shared, &tickets, &arrived);
-                    scope.spawn(move || {
-                        let mut ok = 0;
-                        for (i, ticket) in tickets.0.iter().enumerate() {
-                            arrived.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                            while arrived.load(std::sync::atomic::Ordering::SeqCst) < 2 * (i + 1) {
-                                std::hint::spin_loop();
-                            }
-                            let status = if t == 0 {
-                                weir_shedder_pass(shared.0, ticket.get(), 1_000_000)
-                            } else {
-                                weir_shedder_fail(shared.0, ticket.get())
-                            };
-                            match status {
-                                WEIR_OK => ok += 1,
-                                other => assert_eq!(other, WEIR_ERR_SETTLED),
-                            }
-                        }
-                        ok
-                    })
+        let settled = race::settle_each_from_two_threads(
+            TICKETS,
+            |ticket| assert!(weir_shedder_allow(handle, 0, 500, ticket)),
+            |thread, ticket| {
+                race::went_through(if thread == 0 {
+                    weir_shedder_pass(shared.get(), ticket, 1_000_000)
+                } else {
+                    weir_shedder_fail(shared.get(), ticket)
                 })
-                .collect();
-            racers.into_iter().map(|r| r.join().unwrap()).sum()
-        });
+            },
+        );
         assert_eq!(settled, TICKETS, "some ticket settled twice");
         assert_eq!(weir_shedder_flying(handle), 0);
         weir_shedder_free(handle);

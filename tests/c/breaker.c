@@ -1,7 +1,8 @@
 /* weir_breaker through the header: the layouts, the preset, a healthy
  * backend, the protection, constant failure fractions, the 30 s outage and
- * its recovery, determinism, many threads, and bad input (bad policies,
- * NULL, NaN and out-of-range rolls, INT64 extremes, time going backwards). */
+ * its recovery, determinism, many threads, the settle-once ticket, and bad
+ * input (bad policies, each named, NULL, NaN and out-of-range rolls, forged
+ * and misaligned tickets, INT64 extremes, time going backwards). */
 #include <math.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -19,6 +20,11 @@ _Static_assert(offsetof(weir_sre, probe_ns) == 24, "weir_sre.probe_ns");
 _Static_assert(offsetof(weir_sre, size) == 32, "weir_sre.size");
 _Static_assert(offsetof(weir_sre, reserved) == 36, "weir_sre.reserved");
 _Static_assert(offsetof(weir_sre, window_ns) == 40, "weir_sre.window_ns");
+_Static_assert(sizeof(weir_breaker_ticket) == 16, "weir_breaker_ticket size");
+_Static_assert(_Alignof(weir_breaker_ticket) == 8, "weir_breaker_ticket align");
+_Static_assert(offsetof(weir_breaker_ticket, serial) == 0, "weir_breaker_ticket.serial");
+_Static_assert(offsetof(weir_breaker_ticket, breaker) == 8, "weir_breaker_ticket.breaker");
+_Static_assert(offsetof(weir_breaker_ticket, flying) == 12, "weir_breaker_ticket.flying");
 _Static_assert(sizeof(weir_tally) == 32, "weir_tally size");
 _Static_assert(_Alignof(weir_tally) == 8, "weir_tally align");
 _Static_assert(offsetof(weir_tally, total) == 0, "weir_tally.total");
@@ -46,6 +52,21 @@ static weir_breaker *preset(int64_t now) {
     return breaker;
 }
 
+/* Asks at `now` with the best roll and fails the call: `n` failures, as
+ * long as the throttle stays under 0.999999. */
+static void fail_calls(weir_breaker *breaker, int64_t now, int n) {
+    for (int i = 0; i < n; i++) {
+        weir_breaker_ticket ticket;
+        CHECK(weir_breaker_allow(breaker, now, 0.999999, &ticket));
+        CHECK_STATUS(weir_breaker_fail(breaker, &ticket, now), WEIR_OK);
+    }
+}
+
+static bool same_tally(const weir_tally *a, const weir_tally *b) {
+    return a->total == b->total && a->success == b->success && a->failure == b->failure &&
+           a->drop == b->drop;
+}
+
 /* Offers `rate` calls a second for `seconds`; a call let through fails with
  * probability percent/100. Returns the refusals from `from` on and counts
  * the calls from then in *offered. */
@@ -56,10 +77,12 @@ static long drive(int64_t rate, int64_t seconds, unsigned percent, uint64_t seed
     *offered = 0;
     for (int64_t i = 0; i < rate * seconds; i++) {
         int64_t now = i * (SEC / rate);
-        bool allowed = weir_breaker_allow(breaker, now, roll(&seed));
+        weir_breaker_ticket ticket;
+        bool allowed = weir_breaker_allow(breaker, now, roll(&seed), &ticket);
         if (allowed) {
             bool fails = next(&seed) % 100 < percent;
-            CHECK_STATUS(fails ? weir_breaker_fail(breaker, now) : weir_breaker_pass(breaker, now),
+            CHECK_STATUS(fails ? weir_breaker_fail(breaker, &ticket, now)
+                               : weir_breaker_pass(breaker, &ticket, now),
                          WEIR_OK);
         }
         if (now >= from) {
@@ -80,10 +103,12 @@ static void outage(uint64_t seed, bool allowed[OUTAGE_CALLS], double ratios[70])
     for (int64_t i = 0; i < OUTAGE_CALLS; i++) {
         int64_t now = i * 10 * MS;
         if (i % 100 == 0) ratios[i / 100] = weir_breaker_ratio(breaker, now);
-        allowed[i] = weir_breaker_allow(breaker, now, roll(&seed));
+        weir_breaker_ticket ticket;
+        allowed[i] = weir_breaker_allow(breaker, now, roll(&seed), &ticket);
         if (allowed[i]) {
             bool down = now >= 10 * SEC && now < 40 * SEC;
-            CHECK_STATUS(down ? weir_breaker_fail(breaker, now) : weir_breaker_pass(breaker, now),
+            CHECK_STATUS(down ? weir_breaker_fail(breaker, &ticket, now)
+                              : weir_breaker_pass(breaker, &ticket, now),
                          WEIR_OK);
         }
     }
@@ -130,11 +155,12 @@ static void *hammer(void *arg) {
     struct worker *w = arg;
     for (int64_t i = 0; i < ROUNDS; i++) {
         int64_t now = i * MS; /* each thread's clock: the handle sees it jump back */
-        if (weir_breaker_allow(w->breaker, now, roll(&w->seed))) {
+        weir_breaker_ticket ticket;
+        if (weir_breaker_allow(w->breaker, now, roll(&w->seed), &ticket)) {
             w->allowed++;
             if (next(&w->seed) % 100 < 70) {
-                if (weir_breaker_fail(w->breaker, now) != WEIR_OK) return (void *)1;
-            } else if (weir_breaker_pass(w->breaker, now) != WEIR_OK) {
+                if (weir_breaker_fail(w->breaker, &ticket, now) != WEIR_OK) return (void *)1;
+            } else if (weir_breaker_pass(w->breaker, &ticket, now) != WEIR_OK) {
                 return (void *)1;
             }
         }
@@ -168,7 +194,10 @@ static void check_threads(void) {
 
 static void check_policies(void) {
     weir_sre sre = weir_sre_preset();
-    CHECK(sre.k == 1.5 && sre.floor == 1.1 && sre.protection == 5.0);
+    /* (double) rounds the constant to the field's type: on i386 (x87,
+     * FLT_EVAL_METHOD 2) an inexact constant is otherwise compared in long
+     * double precision and differs from the stored double. */
+    CHECK(sre.k == 1.5 && sre.floor == (double)1.1 && sre.protection == 5.0);
     CHECK(sre.probe_ns == SEC && sre.size == 40 && sre.window_ns == 10 * SEC && sre.reserved == 0);
 
     weir_breaker *breaker = NULL;
@@ -185,9 +214,11 @@ static void check_policies(void) {
         {{1.5, 1.1, NAN, SEC, 40, 0, 10 * SEC}, WEIR_ERR_SRE_PROTECTION},
         {{1.5, 1.1, 5, 0, 40, 0, 10 * SEC}, WEIR_ERR_SRE_PROBE},
         {{1.5, 1.1, 5, INT64_MIN, 40, 0, 10 * SEC}, WEIR_ERR_SRE_PROBE},
-        {{1.5, 1.1, 5, SEC, 40, 0, 0}, WEIR_ERR_WINDOW_SPAN},
-        {{1.5, 1.1, 5, SEC, 40, 0, INT64_MIN}, WEIR_ERR_WINDOW_SPAN},
-        {{1.5, 1.1, 5, SEC, INT32_MAX, 0, 10 * SEC}, WEIR_ERR_TOO_LARGE},
+        {{1.5, 1.1, 5, SEC, 40, 0, 0}, WEIR_ERR_SRE_WINDOW},
+        {{1.5, 1.1, 5, SEC, 40, 0, INT64_MIN}, WEIR_ERR_SRE_WINDOW},
+        {{1.5, 1.1, 5, SEC, INT32_MAX, 0, 10 * SEC}, WEIR_ERR_SRE_SIZE},
+        {{1.5, 1.1, 5, SEC, 2000000, 0, 10 * SEC}, WEIR_ERR_SRE_SIZE},
+        {{1.5, 1.1, 5, SEC, 1048577, 0, 10 * SEC}, WEIR_ERR_SRE_SIZE},
         {{1.5, 1.1, 5, SEC, 40, 7, 10 * SEC}, WEIR_ERR_RESERVED},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -196,59 +227,149 @@ static void check_policies(void) {
         CHECK(strcmp(weir_status_str(bad[i].status), weir_status_str(-1)) != 0);
     }
     CHECK_STATUS(weir_breaker_new(&sre, 0, NULL), WEIR_ERR_NULL);
+    /* Each refusal names its field. */
+    struct {
+        weir_status status;
+        const char *field;
+    } named[] = {
+        {WEIR_ERR_SRE_K, "k"},           {WEIR_ERR_SRE_FLOOR, "floor"},
+        {WEIR_ERR_SRE_PROTECTION, "protection"}, {WEIR_ERR_SRE_PROBE, "probe_ns"},
+        {WEIR_ERR_SRE_SIZE, "size"},     {WEIR_ERR_SRE_WINDOW, "window_ns"},
+    };
+    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {
+        CHECK(strstr(weir_status_str(named[i].status), "sre ") != NULL);
+        CHECK(strstr(weir_status_str(named[i].status), named[i].field) != NULL);
+    }
+    /* The largest size accepted. */
+    sre.size = 1048576;
+    CHECK_STATUS(weir_breaker_new(&sre, 0, &breaker), WEIR_OK);
+    weir_breaker_free(breaker);
 
     /* A size below one is raised to one: a one-bucket breaker works. */
     sre.size = -4;
     CHECK_STATUS(weir_breaker_new(&sre, 0, &breaker), WEIR_OK);
-    for (int i = 0; i < 100; i++) CHECK_STATUS(weir_breaker_fail(breaker, 0), WEIR_OK);
+    fail_calls(breaker, 0, 100);
     CHECK(weir_breaker_ratio(breaker, 0) > 0.9);
     weir_breaker_free(breaker);
+}
+
+static void check_tickets(void) {
+    weir_breaker *breaker = preset(0), *other = preset(0);
+    weir_tally before, after;
+    weir_breaker_ticket ticket, copy, foreign, refused;
+    CHECK(weir_breaker_allow(breaker, 0, 0.5, &ticket));
+    CHECK(ticket.serial == 1 && ticket.breaker != 0 && ticket.flying == 1);
+    copy = ticket;
+    CHECK(weir_breaker_allow(other, 0, 0.5, &foreign));
+    CHECK(foreign.breaker != ticket.breaker);
+    CHECK_STATUS(weir_breaker_pass(breaker, &ticket, 0), WEIR_OK);
+    CHECK(ticket.flying == 0);
+    CHECK_STATUS(weir_breaker_tally(breaker, 0, &before), WEIR_OK);
+    CHECK(before.success == 1 && before.total == 1);
+
+    /* A second settle, a copy with nothing in flight, another breaker's
+     * ticket, a zeroed one, a scribbled one, a serial never handed out:
+     * each refused, and nothing counted. */
+    CHECK_STATUS(weir_breaker_pass(breaker, &ticket, 0), WEIR_ERR_SETTLED);
+    CHECK_STATUS(weir_breaker_fail(breaker, &ticket, 0), WEIR_ERR_SETTLED);
+    CHECK_STATUS(weir_breaker_fail(breaker, &copy, 0), WEIR_ERR_SETTLED);
+    CHECK(copy.flying == 1); /* an error writes nothing */
+    CHECK_STATUS(weir_breaker_fail(breaker, &foreign, 0), WEIR_ERR_BREAKER_TICKET);
+    CHECK(foreign.flying == 1);
+    weir_breaker_ticket zeroed = {0, 0, 0};
+    CHECK_STATUS(weir_breaker_pass(breaker, &zeroed, 0), WEIR_ERR_BREAKER_TICKET);
+    weir_breaker_ticket scribbled = copy;
+    scribbled.flying = 2;
+    CHECK_STATUS(weir_breaker_pass(breaker, &scribbled, 0), WEIR_ERR_BREAKER_TICKET);
+    scribbled = copy;
+    scribbled.serial = 1000;
+    CHECK_STATUS(weir_breaker_pass(breaker, &scribbled, 0), WEIR_ERR_BREAKER_TICKET);
+    scribbled.serial = 0;
+    CHECK_STATUS(weir_breaker_pass(breaker, &scribbled, 0), WEIR_ERR_BREAKER_TICKET);
+    CHECK_STATUS(weir_breaker_tally(breaker, 0, &after), WEIR_OK);
+    CHECK(same_tally(&before, &after));
+    CHECK(strstr(weir_status_str(WEIR_ERR_BREAKER_TICKET), "ticket") != NULL);
+
+    /* NULL and misaligned tickets: refused, nothing read, written or counted. */
+    CHECK(!weir_breaker_allow(breaker, 0, 0.5, NULL));
+    CHECK_STATUS(weir_breaker_pass(breaker, NULL, 0), WEIR_ERR_NULL);
+    CHECK_STATUS(weir_breaker_fail(breaker, NULL, 0), WEIR_ERR_NULL);
+    _Alignas(8) unsigned char bytes[sizeof(weir_breaker_ticket) + 8];
+    memset(bytes, 0xa5, sizeof bytes);
+    weir_breaker_ticket *odd = (weir_breaker_ticket *)(void *)(bytes + 4);
+    CHECK(!weir_breaker_allow(breaker, 0, 0.5, odd));
+    CHECK_STATUS(weir_breaker_pass(breaker, odd, 0), WEIR_ERR_MISALIGNED);
+    CHECK_STATUS(weir_breaker_fail(breaker, odd, 0), WEIR_ERR_MISALIGNED);
+    for (size_t i = 0; i < sizeof bytes; i++) CHECK(bytes[i] == 0xa5);
+    CHECK_STATUS(weir_breaker_tally(breaker, 0, &after), WEIR_OK);
+    CHECK(same_tally(&before, &after));
+
+    /* A refusal's ticket is written as settled. */
+    for (int i = 0; i < 100; i++) {
+        weir_breaker_ticket t;
+        if (weir_breaker_allow(breaker, 0, 0.999999, &t)) {
+            CHECK_STATUS(weir_breaker_fail(breaker, &t, 0), WEIR_OK);
+        }
+    }
+    CHECK(!weir_breaker_allow(breaker, 0, 0.0, &refused));
+    CHECK(refused.flying == 0 && refused.serial == 0);
+    CHECK_STATUS(weir_breaker_pass(breaker, &refused, 0), WEIR_ERR_SETTLED);
+    CHECK_STATUS(weir_breaker_pass(other, &foreign, 0), WEIR_OK);
+    weir_breaker_free(breaker);
+    weir_breaker_free(other);
 }
 
 static void check_bad_input(void) {
     /* NULL handles: refusals, statuses, neutral answers. */
     weir_tally tally;
-    CHECK(!weir_breaker_allow(NULL, 0, 0.5));
-    CHECK_STATUS(weir_breaker_pass(NULL, 0), WEIR_ERR_NULL);
-    CHECK_STATUS(weir_breaker_fail(NULL, 0), WEIR_ERR_NULL);
+    weir_breaker_ticket ticket = {0, 0, 0};
+    CHECK(!weir_breaker_allow(NULL, 0, 0.5, &ticket));
+    CHECK_STATUS(weir_breaker_pass(NULL, &ticket, 0), WEIR_ERR_NULL);
+    CHECK_STATUS(weir_breaker_fail(NULL, &ticket, 0), WEIR_ERR_NULL);
     CHECK(weir_breaker_ratio(NULL, 0) == 0.0);
     CHECK_STATUS(weir_breaker_tally(NULL, 0, &tally), WEIR_ERR_NULL);
     weir_breaker_free(NULL);
 
     weir_breaker *breaker = preset(5 * SEC);
     CHECK_STATUS(weir_breaker_tally(breaker, 5 * SEC, NULL), WEIR_ERR_NULL);
-    for (int i = 0; i < 100; i++) CHECK_STATUS(weir_breaker_fail(breaker, 5 * SEC), WEIR_OK);
+    fail_calls(breaker, 5 * SEC, 100);
     /* NaN counts as 0 (refused); +inf and 7 are held under 1 (let through). */
-    CHECK(!weir_breaker_allow(breaker, 5 * SEC, NAN));
-    CHECK(!weir_breaker_allow(breaker, 5 * SEC, -INFINITY));
-    CHECK(weir_breaker_allow(breaker, 5 * SEC, INFINITY));
-    CHECK(weir_breaker_allow(breaker, 5 * SEC, 7.0));
+    CHECK(!weir_breaker_allow(breaker, 5 * SEC, NAN, &ticket));
+    CHECK(!weir_breaker_allow(breaker, 5 * SEC, -INFINITY, &ticket));
+    CHECK(weir_breaker_allow(breaker, 5 * SEC, INFINITY, &ticket));
+    CHECK(weir_breaker_allow(breaker, 5 * SEC, 7.0, &ticket));
     /* Earlier times count as the latest: nothing ages out, no probe. */
-    CHECK(!weir_breaker_allow(breaker, INT64_MIN, 0.0));
-    CHECK(!weir_breaker_allow(breaker, 0, 0.0));
+    CHECK(!weir_breaker_allow(breaker, INT64_MIN, 0.0, &ticket));
+    CHECK(!weir_breaker_allow(breaker, 0, 0.0, &ticket));
     CHECK_STATUS(weir_breaker_tally(breaker, INT64_MIN, &tally), WEIR_OK);
     CHECK(tally.failure == 100 && tally.drop == 4 && tally.total == 104);
-    /* INT64_MAX: the window has aged out; everything goes again. */
-    CHECK(weir_breaker_allow(breaker, INT64_MAX, 0.0));
+    /* INT64_MAX: the window has aged out; everything goes again. A reading
+     * there moves nothing: the window at 5 s still reads as it did. */
     CHECK(weir_breaker_ratio(breaker, INT64_MAX) == 0.0);
     CHECK_STATUS(weir_breaker_tally(breaker, INT64_MAX, &tally), WEIR_OK);
     CHECK(tally.total == 0);
-    CHECK_STATUS(weir_breaker_fail(breaker, INT64_MIN), WEIR_OK); /* lands at INT64_MAX */
+    CHECK_STATUS(weir_breaker_tally(breaker, 5 * SEC, &tally), WEIR_OK);
+    CHECK(tally.total == 104);
+    CHECK(weir_breaker_allow(breaker, INT64_MAX, 0.0, &ticket));
+    CHECK_STATUS(weir_breaker_tally(breaker, INT64_MAX, &tally), WEIR_OK);
+    CHECK(tally.total == 0);
+    CHECK_STATUS(weir_breaker_fail(breaker, &ticket, INT64_MIN), WEIR_OK); /* lands at INT64_MAX */
     CHECK_STATUS(weir_breaker_tally(breaker, INT64_MAX, &tally), WEIR_OK);
     CHECK(tally.failure == 1);
     weir_breaker_free(breaker);
 
     /* A breaker made at INT64_MIN ages across the whole clock. */
     breaker = preset(INT64_MIN);
-    CHECK(weir_breaker_allow(breaker, INT64_MIN, 0.0));
-    CHECK_STATUS(weir_breaker_fail(breaker, INT64_MIN), WEIR_OK);
-    CHECK(weir_breaker_allow(breaker, INT64_MAX, 0.0));
+    CHECK(weir_breaker_allow(breaker, INT64_MIN, 0.0, &ticket));
+    CHECK_STATUS(weir_breaker_fail(breaker, &ticket, INT64_MIN), WEIR_OK);
+    CHECK(weir_breaker_allow(breaker, INT64_MAX, 0.0, &ticket));
     weir_breaker_free(breaker);
 }
 
 int main(void) {
     check_policies();
     check_bad_input();
+    check_tickets();
 
     /* A healthy backend is never refused, at any rate. */
     long offered;
@@ -259,13 +380,14 @@ int main(void) {
 
     /* The protection: five failing calls at once, then one every 2.5 s. */
     weir_breaker *breaker = preset(0);
+    weir_breaker_ticket ticket;
     for (int i = 0; i < 5; i++) {
-        CHECK(weir_breaker_allow(breaker, 0, 0.0));
-        CHECK_STATUS(weir_breaker_fail(breaker, 0), WEIR_OK);
+        CHECK(weir_breaker_allow(breaker, 0, 0.0, &ticket));
+        CHECK_STATUS(weir_breaker_fail(breaker, &ticket, 0), WEIR_OK);
     }
     for (int64_t now = 10 * SEC + 1; now < 70 * SEC; now += 2500 * MS) {
-        CHECK(weir_breaker_allow(breaker, now, 0.0));
-        CHECK_STATUS(weir_breaker_fail(breaker, now), WEIR_OK);
+        CHECK(weir_breaker_allow(breaker, now, 0.0, &ticket));
+        CHECK_STATUS(weir_breaker_fail(breaker, &ticket, now), WEIR_OK);
     }
     weir_breaker_free(breaker);
 

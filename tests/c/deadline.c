@@ -7,7 +7,7 @@
 #include "weir.h"
 
 _Static_assert(sizeof(weir_deadline) == 16, "weir_deadline size");
-_Static_assert(_Alignof(weir_deadline) == _Alignof(int64_t), "weir_deadline alignment");
+_Static_assert(_Alignof(weir_deadline) == 8, "weir_deadline alignment");
 _Static_assert(offsetof(weir_deadline, start) == 0, "start offset");
 _Static_assert(offsetof(weir_deadline, budget_ns) == 8, "budget_ns offset");
 

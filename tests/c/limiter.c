@@ -425,5 +425,51 @@ int main(void) {
         for (int other = WEIR_ERR_ZERO_CAPACITY; other < code; other++)
             CHECK(strcmp(weir_status_str(code), weir_status_str(other)) != 0);
     }
+    /* Refunds (x/time/rate's Reservation.Cancel), worked by hand. */
+    {
+        weir_limiter r, before;
+        /* Bucket: 10 units, 1 every 100 ns, full at 0; take 4, give 4. */
+        CHECK_STATUS(weir_limiter_bucket(&r, 10, 1, 100, 0, 10, 0), WEIR_OK);
+        CHECK_STATUS(weir_limiter_consume(&r, 0, 4), WEIR_OK);
+        CHECK_STATUS(weir_limiter_refund(&r, 0, 0, 4), WEIR_OK);
+        CHECK(weir_limiter_available(&r, 0) == 10);
+        /* Take 4, two refill by 250: 8; a refund of 4 is capped at 2. */
+        CHECK_STATUS(weir_limiter_consume(&r, 0, 4), WEIR_OK);
+        CHECK_STATUS(weir_limiter_refund(&r, 250, 0, 4), WEIR_OK);
+        CHECK(weir_limiter_available(&r, 250) == 10);
+        before = r;
+        CHECK_STATUS(weir_limiter_refund(&r, 250, 0, 1), WEIR_ERR_REFUND_FULL);
+        CHECK_STATUS(weir_limiter_refund(&r, 250, 0, 0), WEIR_ERR_INVALID_AMOUNT);
+        CHECK_STATUS(weir_limiter_refund(&r, 250, 251, 1), WEIR_ERR_REFUND_FUTURE);
+        CHECK_STATUS(weir_limiter_refund(&r, INT64_MIN, INT64_MAX, UINT64_MAX),
+                     WEIR_ERR_REFUND_FUTURE);
+        CHECK(memcmp(&r, &before, sizeof r) == 0);
+        /* Fixed window of 1000 from 0, 5 units: a refund only in the
+         * window the units were taken in. */
+        CHECK_STATUS(weir_limiter_fixed_window(&r, 5, 1000, 0, 5, 0), WEIR_OK);
+        CHECK_STATUS(weir_limiter_consume(&r, 100, 3), WEIR_OK);
+        CHECK_STATUS(weir_limiter_refund(&r, 900, 100, 1), WEIR_OK);
+        CHECK(weir_limiter_available(&r, 900) == 3);
+        before = r;
+        CHECK_STATUS(weir_limiter_refund(&r, 1000, 100, 1), WEIR_ERR_REFUND_EXPIRED);
+        CHECK(memcmp(&r, &before, sizeof r) == 0);
+        /* Cooldown, batches of 3, gate 500: no refund while the gate is
+         * armed, none from an earlier batch. */
+        CHECK_STATUS(weir_limiter_cooldown(&r, 3, 500, 0, 3, 0), WEIR_OK);
+        CHECK_STATUS(weir_limiter_consume(&r, 30, 3), WEIR_OK);
+        before = r;
+        CHECK_STATUS(weir_limiter_refund(&r, 40, 30, 1), WEIR_ERR_REFUND_ARMED);
+        CHECK(memcmp(&r, &before, sizeof r) == 0);
+        CHECK_STATUS(weir_limiter_consume(&r, 600, 1), WEIR_OK);
+        CHECK_STATUS(weir_limiter_refund(&r, 600, 30, 1), WEIR_ERR_REFUND_EXPIRED);
+        CHECK_STATUS(weir_limiter_refund(&r, 600, 600, 1), WEIR_OK);
+        CHECK(weir_limiter_available(&r, 600) == 3);
+        /* NULL, misaligned and zeroed limiters. */
+        CHECK_STATUS(weir_limiter_refund(NULL, 0, 0, 1), WEIR_ERR_NULL);
+        uint64_t raw[8] = {0};
+        CHECK_STATUS(weir_limiter_refund((weir_limiter *)((char *)raw + 4), 0, 0, 1),
+                     WEIR_ERR_MISALIGNED);
+        CHECK_STATUS(weir_limiter_refund((weir_limiter *)raw, 0, 0, 1), WEIR_ERR_LIMITER_CORRUPT);
+    }
     CHECK_DONE();
 }

@@ -1,6 +1,6 @@
 /* Misaligned caller pointers are a status (WEIR_ERR_MISALIGNED) or a
  * refusal, never undefined behaviour: a by-value limiter, deadline, backoff
- * policy or shedder ticket placed one byte off its alignment, a policy or
+ * policy or a shedder or breaker ticket placed one byte off its alignment, a policy or
  * rate limit passed to a constructor or a decision that way, an out-pointer
  * for a handle, a value or a buffer. Each call below gets such a pointer
  * and must neither read nor write through it; the bytes around it are
@@ -197,6 +197,26 @@ static void handles(void) {
     CHECK(breaker == NULL);
     CHECK_STATUS(weir_breaker_new(NULL, 0, &breaker), WEIR_OK);
     CHECK_STATUS(weir_breaker_tally(breaker, 0, MISALIGNED(weir_tally)), WEIR_ERR_MISALIGNED);
+    CHECK(untouched());
+    /* allow with a misaligned ticket refuses and records nothing; settling an
+     * open ticket one byte off is refused and counts nothing. */
+    place(NULL, 0);
+    CHECK(!weir_breaker_allow(breaker, 0, 0.5, MISALIGNED(weir_breaker_ticket)));
+    CHECK(untouched());
+    weir_breaker_ticket ticket;
+    CHECK(weir_breaker_allow(breaker, 0, 0.5, &ticket));
+    place(&ticket, sizeof ticket);
+    CHECK_STATUS(weir_breaker_pass(breaker, MISALIGNED(weir_breaker_ticket), MS),
+                 WEIR_ERR_MISALIGNED);
+    CHECK_STATUS(weir_breaker_fail(breaker, MISALIGNED(weir_breaker_ticket), MS),
+                 WEIR_ERR_MISALIGNED);
+    CHECK(untouched());
+    weir_tally tally;
+    CHECK_STATUS(weir_breaker_tally(breaker, MS, &tally), WEIR_OK);
+    CHECK(tally.total == 0);
+    CHECK_STATUS(weir_breaker_pass(breaker, &ticket, MS), WEIR_OK);
+    CHECK_STATUS(weir_breaker_tally(breaker, MS, &tally), WEIR_OK);
+    CHECK(tally.total == 1 && tally.success == 1);
     weir_breaker_free(breaker);
 
     weir_window *window = NULL;

@@ -15,10 +15,10 @@
 #include "workers.h"
 
 _Static_assert(sizeof(weir_rate) == 8, "weir_rate is one word");
-_Static_assert(_Alignof(weir_rate) == _Alignof(uint64_t), "weir_rate aligns as a uint64_t");
+_Static_assert(_Alignof(weir_rate) == 8, "weir_rate aligns as a uint64_t");
 _Static_assert(offsetof(weir_rate, state) == 0, "weir_rate.state");
 _Static_assert(sizeof(weir_rate_limit) == 16, "weir_rate_limit size");
-_Static_assert(_Alignof(weir_rate_limit) == _Alignof(uint64_t), "weir_rate_limit align");
+_Static_assert(_Alignof(weir_rate_limit) == 8, "weir_rate_limit align");
 _Static_assert(offsetof(weir_rate_limit, interval_ns) == 0, "interval_ns");
 _Static_assert(offsetof(weir_rate_limit, interval_frac) == 8, "interval_frac");
 _Static_assert(offsetof(weir_rate_limit, burst) == 12, "burst");

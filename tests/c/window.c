@@ -95,7 +95,7 @@ int main(void) {
     window = NULL;
     CHECK_STATUS(weir_window_new(4, 0, 0, &window), WEIR_ERR_WINDOW_SPAN);
     CHECK_STATUS(weir_window_new(4, INT64_MIN, 0, &window), WEIR_ERR_WINDOW_SPAN);
-    CHECK_STATUS(weir_window_new(INT32_MAX, 1000, 0, &window), WEIR_ERR_TOO_LARGE);
+    CHECK_STATUS(weir_window_new(INT32_MAX, 1000, 0, &window), WEIR_ERR_WINDOW_SIZE);
     CHECK(window == NULL);
     CHECK_STATUS(weir_window_new(4, 1000, 0, NULL), WEIR_ERR_NULL);
     CHECK_STATUS(weir_window_new(INT32_MIN, 1000, INT64_MIN, &window), WEIR_OK);

@@ -69,12 +69,17 @@ pub struct Shape {
     seed: [u64; 2],
 }
 
-/// The number of words for `size_log2`, if it is allowed and fits.
+/// The number of words for `size_log2`, if it is allowed and fits: the
+/// whole region, header included, must fit `isize::MAX` bytes, the most any
+/// Rust object or slice spans. Every allowed size fits on 64-bit hosts; on
+/// 32-bit ones the largest is 2^27 words (1 GiB).
 fn word_count(size_log2: u32) -> Option<usize> {
     if size_log2 > MAX_SIZE_LOG2 {
         return None;
     }
-    1usize.checked_shl(size_log2)
+    let words = 1usize.checked_shl(size_log2)?;
+    let bytes = words.checked_add(HEADER_WORDS)?.checked_mul(8)?;
+    (bytes <= isize::MAX as usize).then_some(words)
 }
 
 /// The words a region for `size_log2` needs, header included, if allowed.
@@ -384,9 +389,14 @@ mod tests {
         assert_eq!(Shape::new(10, 9, l, 0, 0), Err(BloomError::Hashes));
         assert_eq!(Shape::new(1, 3, l, 0, 0), Err(BloomError::Hashes));
         assert!(Shape::new(0, 1, l, 0, 0).is_ok());
-        assert!(Shape::new(MAX_SIZE_LOG2, MAX_HASHES, l, 0, 0).is_ok());
+        // The largest size this host can address: 2^32 words on 64-bit
+        // hosts, 2^27 (1 GiB) on 32-bit ones.
+        let largest = if usize::BITS == 64 { MAX_SIZE_LOG2 } else { 27 };
+        assert!(Shape::new(largest, MAX_HASHES, l, 0, 0).is_ok());
+        assert_eq!(Shape::new(largest + 1, 1, l, 0, 0), Err(BloomError::Size));
         assert_eq!(footprint_words(0), Some(9));
         assert_eq!(footprint_words(33), None);
+        assert_eq!(footprint_words(largest + 1), None);
     }
 
     /// The false-refusal check: k = 3, 2^20 words, 50,000 keys,

@@ -168,14 +168,10 @@ impl Tally {
     }
 }
 
-/// A probability-based circuit breaker over a rolling window of outcomes.
-/// Not synchronised: its owner guards it (the C handle takes a short lock).
-#[derive(Clone, Debug)]
-pub struct Breaker {
-    sre: Sre,
-    /// How much `w` falls per bucket of the failing run: (k - floor) / size.
-    decay: f64,
-    window: Window<Tally>,
+/// The window's sums and the runs at its head, kept up to date as outcomes
+/// arrive and buckets expire.
+#[derive(Clone, Copy, Debug, Default)]
+struct Running {
     /// The sums of every bucket in the window.
     sum: Tally,
     /// The working and failing runs at the window's head.
@@ -185,16 +181,73 @@ pub struct Breaker {
     /// (0: none; buckets are numbered from 1).
     last_success: u64,
     last_failure: u64,
+}
+
+impl Running {
+    /// Takes the bucket numbered `number`, leaving the window, out of the
+    /// sums and runs. A bucket counts in a run only if nothing newer broke
+    /// that run, i.e. it is newer than the last bucket that breaks it.
+    #[inline]
+    fn expire(&mut self, number: u64, gone: &Tally) {
+        self.sum.remove(gone);
+        if gone.working() && number > self.last_failure {
+            self.working -= 1;
+        }
+        if gone.failing() && number > self.last_success {
+            self.failing -= 1;
+        }
+    }
+}
+
+/// A call the breaker let through, kept by the caller until it settles the
+/// call with [`Breaker::pass`] or [`Breaker::fail`], exactly once.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Ticket {
+    /// The tag of the breaker that handed it out (see [`Breaker::tagged`]).
+    pub breaker: u32,
+    /// Which call it is: the breaker numbers the calls it lets through from
+    /// 1. Zero for a refusal, which holds no call.
+    pub serial: u64,
+    /// Whether the call is still in flight (not yet settled).
+    pub open: bool,
+}
+
+/// Why a ticket could not settle a call; nothing changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TicketError {
+    /// The ticket was already settled, or is a refusal's: its call (if it
+    /// had one) is counted already.
+    Settled,
+    /// This breaker never handed the ticket out: another breaker's, or one
+    /// made up or overwritten.
+    Foreign,
+}
+
+/// A probability-based circuit breaker over a rolling window of outcomes.
+/// Not synchronised: its owner guards it (the C handle takes a short lock).
+#[derive(Clone, Debug)]
+pub struct Breaker {
+    sre: Sre,
+    /// How much `w` falls per bucket of the failing run: (k - floor) / size.
+    decay: f64,
+    window: Window<Tally>,
+    running: Running,
     /// When a call was last let through (at first, when the breaker was
     /// made): the probe counts from here.
     last_pass: i64,
     /// The latest `now` seen; an earlier one counts as this one.
     latest: i64,
+    /// This breaker's tag, written into its tickets.
+    tag: u32,
+    /// How many calls it has let through: the newest ticket's serial.
+    issued: u64,
+    /// Calls let through and not yet settled.
+    unsettled: u64,
 }
 
 impl Breaker {
     /// A breaker with an empty window opening at `now`; the probe counts
-    /// from `now` too.
+    /// from `now` too. Its tag is 0.
     pub fn new(sre: Sre, now: i64) -> Result<Breaker, SreError> {
         let mut sre = sre.check()?;
         sre.size = sre.size.max(1);
@@ -204,14 +257,26 @@ impl Breaker {
             sre,
             decay: (sre.k - sre.floor) / f64::from(sre.size),
             window,
-            sum: Tally::default(),
-            working: 0,
-            failing: 0,
-            last_success: 0,
-            last_failure: 0,
+            running: Running::default(),
             last_pass: now,
             latest: now,
+            tag: 0,
+            issued: 0,
+            unsettled: 0,
         })
+    }
+
+    /// The breaker with its tickets tagged `tag`, so that a ticket from
+    /// another breaker (with another tag) is refused. The C face gives each
+    /// breaker its own.
+    pub fn tagged(mut self, tag: u32) -> Breaker {
+        self.tag = tag;
+        self
+    }
+
+    /// The tag written into this breaker's tickets.
+    pub fn tag(&self) -> u32 {
+        self.tag
     }
 
     /// The policy in force (its size raised to at least one).
@@ -225,25 +290,20 @@ impl Breaker {
     fn advance(&mut self, now: i64) -> i64 {
         let now = now.max(self.latest);
         self.latest = now;
-        let Breaker {
-            window,
-            sum,
-            working,
-            failing,
-            last_success,
-            last_failure,
-            ..
-        } = self;
-        window.advance(now, |number, gone| {
-            sum.remove(gone);
-            if gone.working() && number > *last_failure {
-                *working -= 1;
-            }
-            if gone.failing() && number > *last_success {
-                *failing -= 1;
-            }
-        });
+        let running = &mut self.running;
+        self.window
+            .advance(now, |number, gone| running.expire(number, gone));
         now
+    }
+
+    /// The sums and runs as of `now`, as [`Breaker::advance`] would leave
+    /// them, without moving anything.
+    fn running_at(&self, now: i64) -> Running {
+        let mut running = self.running;
+        self.window.expiring(now.max(self.latest), |number, gone| {
+            running.expire(number, gone)
+        });
+        running
     }
 
     /// Records an outcome in the head bucket, keeping the sums and runs.
@@ -253,20 +313,21 @@ impl Breaker {
         let bucket = self.window.head_mut();
         let (had_success, had_failure) = (bucket.success > 0, bucket.failure > 0);
         bucket.add(outcome);
-        self.sum.add(outcome);
+        let running = &mut self.running;
+        running.sum.add(outcome);
         match outcome {
             Outcome::Success if !had_success => {
-                self.last_success = number;
-                self.failing = 0;
+                running.last_success = number;
+                running.failing = 0;
                 if !had_failure {
-                    self.working += 1;
+                    running.working += 1;
                 }
             }
             Outcome::Failure if !had_failure => {
-                self.last_failure = number;
-                self.working = 0;
+                running.last_failure = number;
+                running.working = 0;
                 if !had_success {
-                    self.failing += 1;
+                    running.failing += 1;
                 }
             }
             _ => {}
@@ -276,80 +337,132 @@ impl Breaker {
     /// The refusal fraction before the working run scales it, or `None`
     /// while the window is healthy (the fraction at or below zero).
     #[inline]
-    fn base_drop(&self) -> Option<f64> {
+    fn base_drop(&self, running: &Running) -> Option<f64> {
         let Sre {
             k,
             floor,
             protection,
             ..
         } = self.sre;
-        let w = (k - self.decay * self.failing as f64).max(floor);
-        let total = self.sum.total as f64;
-        let excess = total - protection - w * self.sum.success as f64;
+        let w = (k - self.decay * running.failing as f64).max(floor);
+        let total = running.sum.total as f64;
+        let excess = total - protection - w * running.sum.success as f64;
         (excess > 0.0).then(|| excess / (total + 1.0))
     }
 
     /// How much of the base fraction the working run leaves standing.
     #[inline]
-    fn scale(&self) -> f64 {
+    fn scale(&self, running: &Running) -> f64 {
         let size = f64::from(self.sre.size);
-        (size - self.working as f64) / size
+        (size - running.working as f64) / size
     }
 
     /// Asks to make one call at `now` with the caller's draw `roll` from
-    /// [0, 1) (clamped into range; NaN counts as 0). True means go ahead, and
-    /// the caller settles the call with [`Breaker::pass`] or
-    /// [`Breaker::fail`]; false is a refusal, recorded as a drop.
+    /// [0, 1) (clamped into range; NaN counts as 0). `Some` means go ahead:
+    /// the caller keeps the ticket and settles the call with it, once, with
+    /// [`Breaker::pass`] or [`Breaker::fail`]. `None` is a refusal, recorded
+    /// as a drop.
     #[inline]
-    pub fn allow(&mut self, now: i64, roll: f64) -> bool {
+    pub fn allow(&mut self, now: i64, roll: f64) -> Option<Ticket> {
         let now = self.advance(now);
-        let pass = match self.base_drop() {
+        let pass = match self.base_drop(&self.running) {
             None => true,
             Some(drop) => {
                 elapsed(self.last_pass, now) > self.sre.probe_ns
-                    || draw::clamp(roll) >= drop * self.scale()
+                    || draw::clamp(roll) >= drop * self.scale(&self.running)
             }
         };
-        if pass {
-            self.last_pass = now;
-        } else {
+        if !pass {
             self.record(Outcome::Drop);
+            return None;
         }
-        pass
+        self.last_pass = now;
+        self.issued += 1;
+        self.unsettled += 1;
+        Some(Ticket {
+            breaker: self.tag,
+            serial: self.issued,
+            open: true,
+        })
     }
 
-    /// A call let through succeeded, finishing at `now`.
+    /// Checks that `ticket` holds a call of this breaker still in flight.
+    /// A copy of a ticket already settled is caught while no other call is
+    /// in flight; while others are, it settles one of theirs, so settle the
+    /// ticket itself, never a copy.
     #[inline]
-    pub fn pass(&mut self, now: i64) {
-        self.advance(now);
-        self.record(Outcome::Success);
+    fn check(&self, ticket: &Ticket) -> Result<(), TicketError> {
+        if ticket.breaker != self.tag || ticket.serial > self.issued {
+            return Err(TicketError::Foreign);
+        }
+        if !ticket.open {
+            return Err(TicketError::Settled);
+        }
+        if ticket.serial == 0 {
+            return Err(TicketError::Foreign);
+        }
+        if self.unsettled == 0 {
+            return Err(TicketError::Settled);
+        }
+        Ok(())
     }
 
-    /// A call let through failed, finishing at `now`.
+    /// Settles `ticket` with `outcome` at `now`, once.
     #[inline]
-    pub fn fail(&mut self, now: i64) {
+    fn settle(
+        &mut self,
+        ticket: &mut Ticket,
+        now: i64,
+        outcome: Outcome,
+    ) -> Result<(), TicketError> {
+        self.check(ticket)?;
+        ticket.open = false;
+        self.unsettled -= 1;
         self.advance(now);
-        self.record(Outcome::Failure);
+        self.record(outcome);
+        Ok(())
     }
 
-    /// The fraction of calls the breaker would refuse at `now`, zero while
-    /// the window is healthy. The probe is left out: this is the standing
-    /// throttle a dashboard or an alert wants.
-    pub fn ratio(&mut self, now: i64) -> f64 {
-        self.advance(now);
-        self.base_drop().map_or(0.0, |drop| drop * self.scale())
+    /// The call behind `ticket` succeeded, finishing at `now`. A ticket
+    /// already settled, or not this breaker's, is an error and changes
+    /// nothing.
+    #[inline]
+    pub fn pass(&mut self, ticket: &mut Ticket, now: i64) -> Result<(), TicketError> {
+        self.settle(ticket, now, Outcome::Success)
     }
 
-    /// The outcomes in the window at `now`.
-    pub fn tally(&mut self, now: i64) -> Tally {
-        self.advance(now);
-        self.sum
+    /// The call behind `ticket` failed, finishing at `now`. Errors as for
+    /// [`Breaker::pass`].
+    #[inline]
+    pub fn fail(&mut self, ticket: &mut Ticket, now: i64) -> Result<(), TicketError> {
+        self.settle(ticket, now, Outcome::Failure)
     }
 
-    /// The working and failing runs at `now`, in buckets.
-    pub fn runs(&mut self, now: i64) -> (i64, i64) {
-        self.advance(now);
-        (self.working, self.failing)
+    /// Calls let through and not yet settled.
+    pub fn unsettled(&self) -> u64 {
+        self.unsettled
+    }
+
+    /// The fraction of calls the breaker would refuse at `now` (an earlier
+    /// `now` than one seen counts as the latest), zero while the window is
+    /// healthy. The probe is left out: this is the standing throttle a
+    /// dashboard or an alert wants. A reading: it changes nothing.
+    pub fn ratio(&self, now: i64) -> f64 {
+        let running = self.running_at(now);
+        self.base_drop(&running)
+            .map_or(0.0, |drop| drop * self.scale(&running))
+    }
+
+    /// The outcomes in the window at `now`. A reading: it changes nothing.
+    pub fn tally(&self, now: i64) -> Tally {
+        self.running_at(now).sum
+    }
+
+    /// The working and failing runs at `now`, in buckets. A reading: it
+    /// changes nothing.
+    pub fn runs(&self, now: i64) -> (i64, i64) {
+        let running = self.running_at(now);
+        (running.working, running.failing)
     }
 }
 
@@ -362,6 +475,13 @@ mod tests {
 
     fn preset() -> Breaker {
         Breaker::new(Sre::PRESET, 0).unwrap()
+    }
+
+    /// Records an outcome at `now` as a settled call would, without a
+    /// ticket: how these tests fill a window.
+    fn put(breaker: &mut Breaker, now: i64, outcome: Outcome) {
+        breaker.advance(now);
+        breaker.record(outcome);
     }
 
     /// The runs and sums the slow way: every bucket read oldest first.
@@ -438,7 +558,7 @@ mod tests {
         let mut breaker = preset();
         let mut state = 0x2545_f491_4f6c_dd1d_u64;
         let mut now = 0_i64;
-        for _ in 0..20_000 {
+        for _ in 0..crate::rounds(20_000) {
             state ^= state << 13;
             state ^= state >> 7;
             state ^= state << 17;
@@ -450,16 +570,23 @@ mod tests {
             };
             now = now.saturating_add(step);
             match (state >> 8) % 3 {
-                0 => breaker.pass(now),
-                1 => breaker.fail(now),
+                0 => put(&mut breaker, now, Outcome::Success),
+                1 => put(&mut breaker, now, Outcome::Failure),
                 _ => {
                     breaker.allow(now, ((state >> 11) as f64) / (1u64 << 53) as f64);
                 }
             }
             let at = now.max(breaker.latest);
             let (sum, working, failing) = scan(&breaker, at);
-            assert_eq!(breaker.sum, sum);
-            assert_eq!((breaker.working, breaker.failing), (working, failing));
+            assert_eq!(breaker.running.sum, sum);
+            assert_eq!(breaker.runs(at), (working, failing));
+            // A reading at a later now agrees with a scan there, and moves
+            // nothing.
+            let ahead = at.saturating_add((state >> 24) as i64 % (12_000 * MS));
+            let (sum, working, failing) = scan(&breaker, ahead);
+            assert_eq!(breaker.tally(ahead), sum);
+            assert_eq!(breaker.runs(ahead), (working, failing));
+            assert_eq!(breaker.latest, at);
         }
     }
 
@@ -467,20 +594,20 @@ mod tests {
     fn drops_and_empty_buckets_neither_extend_nor_break_a_run() {
         let mut breaker = preset();
         let width = 250 * MS;
-        breaker.pass(0);
-        breaker.pass(width);
+        put(&mut breaker, 0, Outcome::Success);
+        put(&mut breaker, width, Outcome::Success);
         breaker.allow(2 * width, 0.0); // nothing to refuse: not recorded
         breaker.record(Outcome::Drop);
-        breaker.pass(4 * width);
+        put(&mut breaker, 4 * width, Outcome::Success);
         assert_eq!(breaker.runs(4 * width), (3, 0));
-        breaker.fail(5 * width);
+        put(&mut breaker, 5 * width, Outcome::Failure);
         assert_eq!(breaker.runs(5 * width), (0, 1));
         breaker.record(Outcome::Drop);
-        breaker.fail(7 * width);
+        put(&mut breaker, 7 * width, Outcome::Failure);
         assert_eq!(breaker.runs(7 * width), (0, 2));
-        breaker.pass(7 * width); // a mixed bucket resets both
+        put(&mut breaker, 7 * width, Outcome::Success); // a mixed bucket resets both
         assert_eq!(breaker.runs(7 * width), (0, 0));
-        breaker.pass(8 * width);
+        put(&mut breaker, 8 * width, Outcome::Success);
         assert_eq!(breaker.runs(8 * width), (1, 0));
     }
 
@@ -490,24 +617,24 @@ mod tests {
         let mut breaker = Breaker::new(sre, 0).unwrap();
         // 20 failures then 4 successes, all in the first bucket.
         for _ in 0..20 {
-            breaker.fail(0);
+            put(&mut breaker, 0, Outcome::Failure);
         }
         for _ in 0..4 {
-            breaker.pass(0);
+            put(&mut breaker, 0, Outcome::Success);
         }
         // One bucket, mixed: no runs. w = k.
         let expected = (24.0 - 5.0 - 1.5 * 4.0) / 25.0;
         assert!((breaker.ratio(0) - expected).abs() < 1e-12);
         // Ten failure-only buckets next: failing 10, w = 1.5 - 0.4 * 10 / 40.
         for i in 1..=10 {
-            breaker.fail(i * 250 * MS);
+            put(&mut breaker, i * 250 * MS, Outcome::Failure);
         }
         let w: f64 = 1.5 - 0.4 * 10.0 / 40.0;
         let expected = (34.0 - 5.0 - w * 4.0) / 35.0;
         assert!((breaker.ratio(2_500 * MS) - expected).abs() < 1e-12);
         // Two success-only buckets: working 2, failing 0.
-        breaker.pass(2_750 * MS);
-        breaker.pass(3_000 * MS);
+        put(&mut breaker, 2_750 * MS, Outcome::Success);
+        put(&mut breaker, 3_000 * MS, Outcome::Success);
         let expected = (36.0 - 5.0 - 1.5 * 6.0) / 37.0 * 38.0 / 40.0;
         assert!((breaker.ratio(3_000 * MS) - expected).abs() < 1e-12);
     }
@@ -516,37 +643,91 @@ mod tests {
     fn the_probe_lets_one_call_through_after_a_quiet_second() {
         let mut breaker = preset();
         for _ in 0..100 {
-            breaker.fail(0);
+            put(&mut breaker, 0, Outcome::Failure);
         }
         // Made at 0: nothing let through since, but only 0.5 s have passed.
-        assert!(!breaker.allow(500 * MS, 0.0));
+        assert!(breaker.allow(500 * MS, 0.0).is_none());
         // More than a second since the breaker was made: the probe.
-        assert!(breaker.allow(1_000 * MS + 1, 0.0));
-        assert!(!breaker.allow(1_000 * MS + 2, 0.0));
-        assert!(!breaker.allow(2_000 * MS + 1, 0.0));
-        assert!(breaker.allow(2_000 * MS + 2, 0.0));
+        assert!(breaker.allow(1_000 * MS + 1, 0.0).is_some());
+        assert!(breaker.allow(1_000 * MS + 2, 0.0).is_none());
+        assert!(breaker.allow(2_000 * MS + 1, 0.0).is_none());
+        assert!(breaker.allow(2_000 * MS + 2, 0.0).is_some());
         // A pass by roll restarts the probe clock too.
-        assert!(breaker.allow(2_500 * MS, 0.999_999));
-        assert!(!breaker.allow(3_000 * MS + 2, 0.0));
-        assert!(breaker.allow(3_500 * MS + 1, 0.0));
+        assert!(breaker.allow(2_500 * MS, 0.999_999).is_some());
+        assert!(breaker.allow(3_000 * MS + 2, 0.0).is_none());
+        assert!(breaker.allow(3_500 * MS + 1, 0.0).is_some());
     }
 
     #[test]
     fn bad_rolls_and_backwards_time_are_safe() {
         let mut breaker = preset();
         for _ in 0..100 {
-            breaker.fail(5_000 * MS);
+            put(&mut breaker, 5_000 * MS, Outcome::Failure);
         }
-        assert!(breaker.allow(5_000 * MS, 0.0)); // the probe
-        assert!(!breaker.allow(5_000 * MS, f64::NAN)); // NaN is 0: refused
-        assert!(breaker.allow(5_000 * MS, f64::INFINITY)); // held under 1
+        assert!(breaker.allow(5_000 * MS, 0.0).is_some()); // the probe
+        assert!(breaker.allow(5_000 * MS, f64::NAN).is_none()); // NaN is 0: refused
+        assert!(breaker.allow(5_000 * MS, f64::INFINITY).is_some()); // held under 1
         let tally = breaker.tally(0); // earlier: counts as 5 s
         assert_eq!(tally.failure, 100);
         assert_eq!(tally.drop, 1);
-        assert!(!breaker.allow(i64::MIN, 0.0));
-        assert!(breaker.allow(i64::MAX, 0.0)); // the window has aged out
+        assert!(breaker.allow(i64::MIN, 0.0).is_none());
+        assert!(breaker.allow(i64::MAX, 0.0).is_some()); // the window has aged out
         assert_eq!(breaker.tally(i64::MAX), Tally::default());
-        breaker.fail(i64::MIN);
+        put(&mut breaker, i64::MIN, Outcome::Failure);
         assert_eq!(breaker.tally(i64::MAX).failure, 1);
+    }
+
+    #[test]
+    fn a_ticket_settles_once_and_only_its_own_breaker() {
+        let mut breaker = preset().tagged(7);
+        let mut ticket = breaker.allow(0, 0.5).unwrap();
+        assert_eq!(
+            ticket,
+            Ticket {
+                breaker: 7,
+                serial: 1,
+                open: true
+            }
+        );
+        let mut copy = ticket;
+        let mut other = breaker.allow(0, 0.5).unwrap();
+        assert_eq!(breaker.unsettled(), 2);
+        assert_eq!(breaker.pass(&mut ticket, 0), Ok(()));
+        assert!(!ticket.open);
+        assert_eq!(breaker.pass(&mut ticket, 0), Err(TicketError::Settled));
+        assert_eq!(breaker.fail(&mut ticket, 0), Err(TicketError::Settled));
+        // Another breaker's ticket, a serial never handed out, a refusal's.
+        let mut foreign = preset().tagged(8).allow(0, 0.5).unwrap();
+        assert_eq!(breaker.fail(&mut foreign, 0), Err(TicketError::Foreign));
+        let mut future = Ticket {
+            serial: 99,
+            ..other
+        };
+        assert_eq!(breaker.fail(&mut future, 0), Err(TicketError::Foreign));
+        let mut zero = Ticket { serial: 0, ..other };
+        assert_eq!(breaker.fail(&mut zero, 0), Err(TicketError::Foreign));
+        assert_eq!(
+            breaker.tally(0),
+            Tally {
+                total: 1,
+                success: 1,
+                failure: 0,
+                drop: 0
+            }
+        );
+        assert_eq!(breaker.fail(&mut other, 0), Ok(()));
+        // With nothing in flight, a stale copy is caught too.
+        assert_eq!(breaker.unsettled(), 0);
+        assert_eq!(breaker.fail(&mut copy, 0), Err(TicketError::Settled));
+        assert!(copy.open, "an error changes nothing, the ticket included");
+        assert_eq!(
+            breaker.tally(0),
+            Tally {
+                total: 2,
+                success: 1,
+                failure: 1,
+                drop: 0
+            }
+        );
     }
 }

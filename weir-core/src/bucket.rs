@@ -156,6 +156,7 @@ impl Bucket {
     /// ([`Bucket::tokens`], [`Bucket::next`]) write nothing and so set no
     /// such time: a take at a `now` earlier than a reading's is judged at
     /// its own `now`.
+    #[inline]
     pub fn take(&self, now: i64, n: f64) -> bool {
         let Some(cost) = self.cost(n) else {
             return false;

@@ -164,6 +164,20 @@ pub fn tolerance(per_token: u64, burst: f64) -> Option<i64> {
 /// if `n` is positive and finite and the cost at most `tolerance`.
 #[inline]
 pub fn cost(per_token: u64, n: f64, tolerance: i64) -> Option<i64> {
+    // A whole number of tokens (the common take): one integer multiply,
+    // exactly `ceil(n × per_token)` since the product has no fraction.
+    // `whole as f64 == n` holds only for an integral n in 1..=2^63 (the
+    // cast saturates, and NaN compares unequal); at 2^63 `whole` is one
+    // less, but any cost that large is over every tolerance either way.
+    // Signed, because an i64 converts to f64 in one instruction.
+    let whole = n as i64;
+    if whole as f64 == n && whole > 0 {
+        return match per_token.checked_mul(whole as u64) {
+            Some(ticks) if ticks <= tolerance as u64 => Some(ticks as i64),
+            _ => None,
+        };
+    }
+    // Fractional costs: exact float arithmetic.
     if !(n > 0.0 && n.is_finite()) {
         return None;
     }
@@ -199,10 +213,11 @@ impl Clock {
     /// clamped to [`PAST`]..=[`Clock::last`].
     #[inline]
     pub fn ticks(&self, now: i64) -> i64 {
-        let since = i128::from(now) - i128::from(self.origin);
-        let lowest = i128::from(PAST >> self.shift);
-        let highest = i128::from(HORIZON >> self.shift);
-        (since.clamp(lowest, highest) as i64) << self.shift
+        // In i64: where the difference saturates, the exact one is beyond
+        // ±2^63 and so beyond both bounds (within ±2^62), which it clamps
+        // to alike.
+        let since = now.saturating_sub(self.origin);
+        since.clamp(PAST >> self.shift, HORIZON >> self.shift) << self.shift
     }
 
     /// The first instant (ns) at which the clock reads at least `ticks`, if
@@ -273,6 +288,94 @@ pub fn mul_ceil(x: f64, k: u64) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The integer path of [`cost`] answers what the exact float path
+    /// answers, for whole costs and the floats around them.
+    #[test]
+    fn whole_costs_cost_what_the_float_path_says() {
+        let by_float = |per_token: u64, n: f64, tolerance: i64| {
+            if !(n > 0.0 && n.is_finite()) {
+                return None;
+            }
+            let ticks = mul_ceil(n, per_token)?;
+            (ticks <= tolerance as u64).then_some(ticks as i64)
+        };
+        let per_tokens = [1, 2, 3, 128, 1_000_000_007, 1 << 40, MAX_TOLERANCE as u64];
+        let tolerances = [1, 127, 1 << 20, 1 << 50, MAX_TOLERANCE];
+        let mut costs = [0.0; 40];
+        let specials = [
+            0.0,
+            -0.0,
+            -1.0,
+            0.5,
+            f64::NAN,
+            f64::INFINITY,
+            f64::MIN_POSITIVE,
+        ];
+        costs[..7].copy_from_slice(&specials);
+        let mut at = 7;
+        for n in [
+            1.0f64,
+            2.0,
+            3.0,
+            7.0,
+            1e6,
+            2f64.powi(52),
+            2f64.powi(53),
+            2f64.powi(63),
+            2f64.powi(64),
+            1e30,
+        ] {
+            for x in [
+                n,
+                f64::from_bits(n.to_bits() + 1),
+                f64::from_bits(n.to_bits() - 1),
+            ] {
+                costs[at] = x;
+                at += 1;
+            }
+        }
+        for &per_token in &per_tokens {
+            for &tolerance in &tolerances {
+                for &n in &costs[..at] {
+                    assert_eq!(
+                        cost(per_token, n, tolerance),
+                        by_float(per_token, n, tolerance),
+                        "per_token {per_token}, n {n}, tolerance {tolerance}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// The i64 clock reads what an exact (i128) difference reads.
+    #[test]
+    fn the_clock_reads_the_exact_difference_clamped() {
+        for shift in 0..=MAX_SHIFT {
+            for origin in [i64::MIN, -1, 0, 1, 12_345, i64::MAX / 2, i64::MAX] {
+                let clock = Clock::new(origin, shift);
+                for now in [
+                    i64::MIN,
+                    i64::MIN + 1,
+                    -5,
+                    0,
+                    7,
+                    origin,
+                    origin.wrapping_add(3),
+                    i64::MAX,
+                ] {
+                    let since = i128::from(now) - i128::from(origin);
+                    let exact =
+                        since.clamp(i128::from(PAST >> shift), i128::from(HORIZON >> shift)) as i64;
+                    assert_eq!(
+                        clock.ticks(now),
+                        exact << shift,
+                        "origin {origin}, now {now}, shift {shift}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn take_is_the_gcra() {

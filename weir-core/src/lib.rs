@@ -25,6 +25,8 @@ pub mod bloom;
 #[cfg(feature = "alloc")]
 pub mod breaker;
 pub mod bucket;
+pub mod budget;
+pub mod concurrency;
 pub mod deadline;
 pub mod draw;
 pub mod gate;
@@ -43,3 +45,15 @@ pub mod smooth;
 pub mod time;
 #[cfg(feature = "alloc")]
 pub mod window;
+
+/// How many rounds a test's long loop makes: `n`, or a hundredth of it
+/// (at least one) under Miri, which interprets every step and would take
+/// minutes over the full count (see .ci/miri.sh).
+#[cfg(test)]
+pub(crate) const fn rounds(n: usize) -> usize {
+    if cfg!(miri) {
+        n / 100 + 1
+    } else {
+        n
+    }
+}

@@ -61,6 +61,21 @@ pub enum LimiterError {
     WrongVariant,
 }
 
+/// Why a refund gave nothing back (see [`Limiter::refund`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RefundError {
+    /// The refund asked to give back zero units.
+    Amount,
+    /// `taken_at` is later than `now`.
+    Future,
+    /// The window, or the cooldown's batch, the units came from has ended.
+    Expired,
+    /// A cooldown's gate is armed: the batch is spent and the gate stands.
+    Armed,
+    /// The limiter is at capacity at `now`: nothing to give back.
+    Full,
+}
+
 use LimiterError::*;
 
 /// The part of a limiter that differs by variant: its setting and its
@@ -326,6 +341,64 @@ impl Limiter {
         self.consume(now, amount).is_ok()
     }
 
+    /// Gives back `amount` units taken at `taken_at` for a call that was
+    /// let through but never made (x/time/rate's `Reservation.Cancel`).
+    /// Brings the limiter forward to `now` first, as a consume does, then
+    /// adds back `min(amount, capacity − available)`: never above capacity,
+    /// and never more than if the units had not been taken, provided the
+    /// caller gives back only units it took (the limiter keeps no record of
+    /// consumes, so it cannot check that). Returns the units given back.
+    ///
+    /// What a refund can undo, by variant:
+    /// - bucket: any consume, whenever; once refills have brought the
+    ///   bucket back to capacity there is nothing to give back
+    ///   ([`RefundError::Full`]);
+    /// - fixed window: only a consume in the window that holds `now`
+    ///   (`taken_at` at or after its start); after the window has moved on,
+    ///   [`RefundError::Expired`];
+    /// - cooldown: only a consume in the open batch (`taken_at` at or after
+    ///   the last gate's deadline, with units left); while the gate is
+    ///   armed the batch is spent and its gate stands,
+    ///   [`RefundError::Armed`], and a unit of an earlier batch is
+    ///   [`RefundError::Expired`].
+    ///
+    /// Checks, in this order: `amount` zero ([`RefundError::Amount`]),
+    /// `taken_at` later than `now` ([`RefundError::Future`]), then the
+    /// variant's. On any error the limiter is unchanged.
+    pub fn refund(&mut self, now: i64, taken_at: i64, amount: u64) -> Result<u64, RefundError> {
+        if amount == 0 {
+            return Err(RefundError::Amount);
+        }
+        if taken_at > now {
+            return Err(RefundError::Future);
+        }
+        let mut next = self.projected(now);
+        match next.kind {
+            Kind::Bucket { .. } => {}
+            Kind::FixedWindow { window_start, .. } => {
+                if taken_at < window_start {
+                    return Err(RefundError::Expired);
+                }
+            }
+            Kind::Cooldown { cooldown_end, .. } => {
+                if next.available == 0 {
+                    return Err(RefundError::Armed);
+                }
+                if taken_at < cooldown_end {
+                    return Err(RefundError::Expired);
+                }
+            }
+        }
+        let room = next.capacity - next.available;
+        if room == 0 {
+            return Err(RefundError::Full);
+        }
+        let back = amount.min(room);
+        next.available += back;
+        *self = next;
+        Ok(back)
+    }
+
     /// The units a consume at `now` could take, without committing the
     /// projection.
     pub fn available(&self, now: i64) -> u64 {
@@ -417,6 +490,84 @@ impl Limiter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // Refunds, worked by hand.
+    #[test]
+    fn a_bucket_refund_gives_back_up_to_capacity() {
+        // 10 units, 1 every 100 ns, full at 0. Take 4 at 0: 6 left.
+        let mut l = Limiter::bucket(10, 1, 100, 0, 10, 0).unwrap();
+        l.consume(0, 4).unwrap();
+        assert_eq!(l.refund(0, 0, 4), Ok(4));
+        assert_eq!(l.available(0), 10);
+        // Take 4 at 0, 2 refill by 250 (intervals at 100 and 200): 8. A
+        // refund of 4 is capped at the 2 of room left.
+        l.consume(0, 4).unwrap();
+        assert_eq!(l.refund(250, 0, 4), Ok(2));
+        assert_eq!(l.available(250), 10);
+        // Full already: nothing to give back, nothing changed.
+        let before = l;
+        assert_eq!(l.refund(250, 0, 1), Err(RefundError::Full));
+        assert_eq!(l, before);
+        // The anchor is kept: the part of an interval run is not lost.
+        l.consume(250, 1).unwrap();
+        assert_eq!(l.available(299), 9);
+        assert_eq!(l.available(300), 10);
+    }
+
+    #[test]
+    fn a_window_refund_applies_only_in_the_window_it_was_taken_in() {
+        // Windows of 1000 from 0, capacity 5.
+        let mut l = Limiter::fixed_window(5, 1000, 0, 5, 0).unwrap();
+        l.consume(100, 3).unwrap();
+        assert_eq!(l.refund(900, 100, 1), Ok(1));
+        assert_eq!(l.available(900), 3);
+        // At 1000 the window has moved on: the window reset already.
+        let before = l;
+        assert_eq!(l.refund(1000, 100, 1), Err(RefundError::Expired));
+        assert_eq!(l, before);
+        // A consume at 1500 refunded at 1999 is in the same window.
+        l.consume(1500, 5).unwrap();
+        assert_eq!(l.refund(1999, 1500, 2), Ok(2));
+        assert_eq!(l.available(1999), 2);
+    }
+
+    #[test]
+    fn a_cooldown_refund_applies_only_in_the_open_batch() {
+        // Batches of 3, a gate of 500.
+        let mut l = Limiter::cooldown(3, 500, 0, 3, 0).unwrap();
+        l.consume(10, 2).unwrap();
+        assert_eq!(l.refund(20, 10, 2), Ok(2));
+        assert_eq!(l.available(20), 3);
+        // Drain at 30: the gate stands until 530; no refund while armed.
+        l.consume(30, 3).unwrap();
+        let before = l;
+        assert_eq!(l.refund(40, 30, 1), Err(RefundError::Armed));
+        assert_eq!(l, before);
+        // At 530 the batch is new: units of the old one are expired.
+        l.consume(600, 1).unwrap();
+        assert_eq!(l.refund(600, 30, 1), Err(RefundError::Expired));
+        assert_eq!(l.refund(600, 600, 1), Ok(1));
+        assert_eq!(l.available(600), 3);
+    }
+
+    #[test]
+    fn a_bad_refund_changes_nothing() {
+        let mut l = Limiter::bucket(10, 1, 100, 0, 5, 0).unwrap();
+        let before = l;
+        assert_eq!(l.refund(0, 0, 0), Err(RefundError::Amount));
+        assert_eq!(l.refund(0, 1, 1), Err(RefundError::Future));
+        assert_eq!(
+            l.refund(i64::MIN, i64::MAX, u64::MAX),
+            Err(RefundError::Future)
+        );
+        assert_eq!(l, before);
+        assert_eq!(
+            l.refund(i64::MAX, i64::MIN, u64::MAX),
+            Err(RefundError::Full)
+        );
+        assert_eq!(l.refund(0, i64::MIN, u64::MAX), Ok(5));
+        assert_eq!(l.available(0), 10);
+    }
 
     const MS: i64 = 1_000_000;
 

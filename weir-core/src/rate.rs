@@ -489,7 +489,7 @@ mod tests {
             let limit = limit(per_s, burst);
             let word = AtomicU64::new(0);
             let mut now: i64 = 1 << 40;
-            for _ in 0..20_000 {
+            for _ in 0..crate::rounds(20_000) {
                 // Mostly forward, sometimes back: steps of -1/8 to +7/8 of
                 // an interval.
                 let interval = (1e9 / per_s) as i64;

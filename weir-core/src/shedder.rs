@@ -20,9 +20,15 @@
 //! holding a pass, the response time is the policy's assumed `latency_ns`.
 //! A failed call leaves flight without feeding passes or response times.
 //!
-//! The capacity is worked out once each time the window's head moves on (at
-//! most once per bucket width) and kept, so a decision does not rescan the
-//! window.
+//! A decision never rescans the window. Two monotonic queues over the
+//! complete buckets keep the busiest pass count and the fastest mean
+//! response time at their fronts: a bucket enters them once, when the head
+//! moves past it, after dropping the entries it beats, and leaves once, when
+//! it expires, so the work per decision is O(1) amortised whatever the
+//! bucket count. A reading at a later `now` takes the same answer from the
+//! queues without moving them.
+
+use alloc::collections::VecDeque;
 
 use crate::time::elapsed;
 use crate::window::{Total, Window, WindowError};
@@ -158,6 +164,13 @@ pub struct Shedder {
     /// Per bucket: the response times of passed calls (sum) and the passes
     /// (count).
     window: Window<Total>,
+    /// The complete buckets inside the window that no later complete bucket
+    /// outdoes, oldest first, by number: passes strictly falling along
+    /// `busiest`, mean response times strictly rising along `fastest`. So
+    /// each front is the best of the complete buckets. Each holds at most
+    /// `size - 1` entries, within the room reserved at construction.
+    busiest: VecDeque<(u64, i64)>,
+    fastest: VecDeque<(u64, f64)>,
     flying: i64,
     average: f64,
     /// When the CPU was last at or over the threshold.
@@ -166,12 +179,16 @@ pub struct Shedder {
     dropped: bool,
     /// The last CPU reading, clamped.
     cpu: i32,
-    /// The capacity worked out from the complete buckets, and the head
-    /// bucket's number it was worked out for.
+    /// The capacity from the queues' fronts, kept for the head bucket.
     capacity: f64,
-    capacity_epoch: u64,
     /// The latest `now` seen; an earlier one counts as this one.
     latest: i64,
+}
+
+/// The mean response time of a bucket holding a pass.
+#[inline]
+fn mean(bucket: &Total) -> Option<f64> {
+    (bucket.count > 0).then(|| bucket.sum as f64 / bucket.count as f64)
 }
 
 impl Shedder {
@@ -181,21 +198,28 @@ impl Shedder {
         shed.size = shed.size.max(1);
         let window =
             Window::new(i64::from(shed.size), shed.window_ns, now).map_err(ShedError::Window)?;
+        let room = shed.size as usize;
+        let mut busiest = VecDeque::new();
+        let mut fastest = VecDeque::new();
+        busiest
+            .try_reserve_exact(room)
+            .and_then(|()| fastest.try_reserve_exact(room))
+            .map_err(|_| ShedError::Window(WindowError::NoMemory))?;
         let mut shedder = Shedder {
             shed,
             per_cpu: 1.0 / f64::from(CPU_MAX - shed.cpu),
             window,
+            busiest,
+            fastest,
             flying: 0,
             average: 0.0,
             overloaded_at: None,
             dropped: false,
             cpu: 0,
             capacity: 1.0,
-            capacity_epoch: 0,
             latest: now,
         };
-        shedder.capacity = shedder.measure();
-        shedder.capacity_epoch = shedder.window.epoch();
+        shedder.capacity = shedder.measure(1, None);
         Ok(shedder)
     }
 
@@ -205,60 +229,102 @@ impl Shedder {
     }
 
     /// Brings the window to `now` (an earlier `now` than one seen counts as
-    /// the latest) and the capacity with it.
+    /// the latest), and the queues and the capacity with it.
     #[inline]
     fn advance(&mut self, now: i64) -> i64 {
         let now = now.max(self.latest);
         self.latest = now;
+        let before = self.window.epoch();
         self.window.advance(now, |_, _| {});
-        if self.window.epoch() != self.capacity_epoch {
-            self.capacity = self.measure();
-            self.capacity_epoch = self.window.epoch();
+        if self.window.epoch() != before {
+            self.complete(before);
         }
         now
     }
 
-    /// The capacity from the complete buckets: busiest passes per bucket
-    /// times fastest mean response time, over the bucket width.
-    fn measure(&self) -> f64 {
-        let mut busiest: i64 = 1;
-        let mut fastest = f64::INFINITY;
-        self.window.each(self.latest, false, |bucket| {
-            busiest = busiest.max(bucket.count);
-            if bucket.count > 0 {
-                fastest = fastest.min(bucket.sum as f64 / bucket.count as f64);
-            }
-        });
-        if fastest == f64::INFINITY {
-            fastest = self.shed.latency_ns as f64;
+    /// The bucket numbered `number`, the head until the window moved on, is
+    /// complete: the expired entries leave the queues, the bucket joins them
+    /// if it is still inside the window, and the capacity follows the fronts.
+    fn complete(&mut self, number: u64) {
+        // The oldest complete bucket inside the window (the head's number is
+        // at least the size).
+        let oldest = self.window.epoch() + 1 - self.window.size() as u64;
+        // Still in the ring exactly when still inside the window.
+        let bucket = self.window.get(number).copied().unwrap_or_default();
+        while self.busiest.front().is_some_and(|&(n, _)| n < oldest) {
+            self.busiest.pop_front();
         }
-        (busiest as f64 * fastest / self.window.width() as f64).max(1.0)
+        while self.fastest.front().is_some_and(|&(n, _)| n < oldest) {
+            self.fastest.pop_front();
+        }
+        if let Some(time) = mean(&bucket).filter(|_| number >= oldest) {
+            while self.busiest.back().is_some_and(|&(_, c)| c <= bucket.count) {
+                self.busiest.pop_back();
+            }
+            self.busiest.push_back((number, bucket.count));
+            while self.fastest.back().is_some_and(|&(_, t)| t >= time) {
+                self.fastest.pop_back();
+            }
+            self.fastest.push_back((number, time));
+        }
+        let busiest = self.busiest.front().map_or(1, |&(_, c)| c);
+        let fastest = self.fastest.front().map(|&(_, t)| t);
+        self.capacity = self.measure(busiest, fastest);
     }
 
-    /// The capacity scaled by how near `cpu` is to all of it.
+    /// The capacity from the busiest pass count of a complete bucket and the
+    /// fastest mean response time of one (`None`: no complete bucket holds a
+    /// pass), over the bucket width; at least one call.
     #[inline]
-    fn limit(&self, cpu: i32) -> f64 {
+    fn measure(&self, busiest: i64, fastest: Option<f64>) -> f64 {
+        let fastest = fastest.unwrap_or(self.shed.latency_ns as f64);
+        (busiest.max(1) as f64 * fastest / self.window.width() as f64).max(1.0)
+    }
+
+    /// The capacity as of `now`, as [`Shedder::advance`] would leave it,
+    /// without moving anything: the queues' entries still inside the window
+    /// at `now` (the first of them is the best, found by bisection) and the
+    /// head bucket, if `now` has completed it.
+    fn capacity_at(&self, now: i64) -> f64 {
+        let before = self.window.epoch();
+        let after = self.window.epoch_at(now.max(self.latest));
+        if after == before {
+            return self.capacity;
+        }
+        let oldest = after + 1 - self.window.size() as u64;
+        let head = self.window.head();
+        let head = (before >= oldest).then_some(head);
+        let first = self.busiest.partition_point(|&(n, _)| n < oldest);
+        let mut busiest = self.busiest.get(first).map_or(1, |&(_, c)| c);
+        let first = self.fastest.partition_point(|&(n, _)| n < oldest);
+        let mut fastest = self.fastest.get(first).map(|&(_, t)| t);
+        if let Some(head) = head {
+            busiest = busiest.max(head.count);
+            if let Some(time) = mean(head) {
+                fastest = Some(fastest.map_or(time, |t| t.min(time)));
+            }
+        }
+        self.measure(busiest, fastest)
+    }
+
+    /// `capacity` scaled by how near `cpu` is to all of it.
+    #[inline]
+    fn limit(&self, capacity: f64, cpu: i32) -> f64 {
         let factor = f64::from(CPU_MAX - cpu) * self.per_cpu;
-        (self.capacity * factor.clamp(self.shed.floor, 1.0)).max(1.0)
+        (capacity * factor.clamp(self.shed.floor, 1.0)).max(1.0)
     }
 
     /// Hot at `now` with the CPU at `cpu`: over the threshold, or within the
-    /// cooling time of the last time it was and refused since.
+    /// cooling time of the last time it was and refused since. A reading:
+    /// it changes nothing (a decision forgets the refusal once it has
+    /// cooled, see [`Shedder::allow`]).
     #[inline]
-    fn hot(&mut self, now: i64, cpu: i32) -> bool {
+    fn hot(&self, now: i64, cpu: i32) -> bool {
         if cpu >= self.shed.cpu {
             return true;
         }
-        if !self.dropped {
-            return false;
-        }
-        match self.overloaded_at {
-            Some(at) if elapsed(at, now) < self.shed.cool_ns => true,
-            _ => {
-                self.dropped = false;
-                false
-            }
-        }
+        self.dropped
+            && matches!(self.overloaded_at, Some(at) if elapsed(at, now) < self.shed.cool_ns)
     }
 
     /// Asks to start one call at `now` with the CPU at `cpu` thousandths
@@ -273,11 +339,15 @@ impl Shedder {
             self.overloaded_at = Some(now);
         }
         if self.hot(now, cpu) {
-            let limit = self.limit(cpu);
+            let limit = self.limit(self.capacity, cpu);
             if self.average > limit && self.flying as f64 > limit {
                 self.dropped = true;
                 return None;
             }
+        } else {
+            // Cooled: the refusal is forgotten, as go-zero's stillHot
+            // forgets it, but only here, in a decision, never in a reading.
+            self.dropped = false;
         }
         self.flying = self.flying.saturating_add(1);
         Some(Ticket {
@@ -327,15 +397,18 @@ impl Shedder {
         self.flying
     }
 
-    /// What the shedder knows at `now`.
-    pub fn stats(&mut self, now: i64) -> Stats {
-        let now = self.advance(now);
+    /// What the shedder knows at `now` (an earlier `now` than one seen
+    /// counts as the latest). A reading: it changes nothing, so no later
+    /// answer depends on whether, or when, it was asked.
+    pub fn stats(&self, now: i64) -> Stats {
+        let now = now.max(self.latest);
         let cpu = self.cpu;
+        let capacity = self.capacity_at(now);
         Stats {
             flying: self.flying,
             average: self.average,
-            capacity: self.capacity,
-            limit: self.limit(cpu),
+            capacity,
+            limit: self.limit(capacity, cpu),
             cpu,
             hot: self.hot(now, cpu),
         }
@@ -383,7 +456,7 @@ mod tests {
 
     #[test]
     fn starts_from_the_assumed_latency_and_one_pass() {
-        let mut shedder = Shedder::new(Shed::PRESET, 0).unwrap();
+        let shedder = Shedder::new(Shed::PRESET, 0).unwrap();
         let stats = shedder.stats(0);
         // One pass per 100 ms bucket, 1 s each: ten in flight.
         assert_eq!(stats.capacity, 10.0);
@@ -446,6 +519,147 @@ mod tests {
         assert!((shedder.stats(1).average - (0.18 + 0.1)).abs() < 1e-12);
         shedder.pass(&mut c, 2).unwrap();
         assert!((shedder.stats(2).average - 0.252).abs() < 1e-12);
+    }
+
+    /// The sequence: refused at 0 s; hot again at 1.6 s without a
+    /// refusal; then a decision at 1.7 s on a cool CPU, with 20 in flight and
+    /// an average of 23. A reading at 1.5 s (after the cool-off from the
+    /// refusal at 0 s has run out) must not change that decision.
+    fn the_cool_off_sequence(read_at_1_5_s: bool) -> bool {
+        use alloc::vec::Vec;
+        let mut shedder = Shedder::new(Shed::PRESET, 0).unwrap();
+        let mut early: Vec<Ticket> = (0..20).map(|_| shedder.allow(0, 0).unwrap()).collect();
+        for ticket in &mut early[..10] {
+            shedder.fail(ticket).unwrap();
+        }
+        // Hot and full (limit 5 at 950): refused. Then a call at 899, just
+        // under the threshold, fits the limit of 10 and goes.
+        assert!(shedder.allow(0, 950).is_none(), "refused at 0 s");
+        early.push(shedder.allow(0, 899).unwrap());
+        // Ten passes of 1.5 s each in the bucket at 1.5 s: a capacity of 150.
+        for ticket in &mut early[10..20] {
+            shedder.pass(ticket, 1_500 * MS).unwrap();
+        }
+        if read_at_1_5_s {
+            shedder.stats(1_500 * MS);
+        }
+        assert!(shedder.allow(1_600 * MS, 900).is_some(), "hot, not refused");
+        let mut late: Vec<Ticket> = (0..37)
+            .map(|_| shedder.allow(1_600 * MS, 0).unwrap())
+            .collect();
+        for ticket in &mut late[..19] {
+            shedder.fail(ticket).unwrap();
+        }
+        // One pass of 1 ns: once its bucket is complete, the capacity is 1.
+        let mut quick = shedder.allow(1_600 * MS, 0).unwrap();
+        shedder.pass(&mut quick, 1_600 * MS + 1).unwrap();
+        assert_eq!(shedder.flying(), 20);
+        assert_eq!(shedder.average.round(), 23.0);
+        shedder.allow(1_700 * MS, 100).is_some()
+    }
+
+    #[test]
+    fn a_stats_reading_changes_no_later_decision() {
+        let without = the_cool_off_sequence(false);
+        let with = the_cool_off_sequence(true);
+        // Still hot at 1.7 s: the CPU was over the threshold 0.1 s before,
+        // and the shedder has refused since it last cooled.
+        assert!(!without, "refused: hot and full");
+        assert_eq!(with, without, "a reading at 1.5 s changed the decision");
+    }
+
+    #[test]
+    fn a_decision_never_rescans_the_window() {
+        // Every decision opens a new bucket, the case that used to walk the
+        // whole window: the work per decision must not grow with the size.
+        for size in [10, 50, 400] {
+            let shed = Shed {
+                size,
+                window_ns: i64::from(size) * 100 * MS,
+                ..Shed::PRESET
+            };
+            let mut shedder = Shedder::new(shed, 0).unwrap();
+            let mut worst = 0;
+            for i in 0..3 * i64::from(size) {
+                let now = i * 100 * MS;
+                let before = shedder.window.visits();
+                let ticket = shedder.allow(now, (i % 1000) as i32);
+                worst = worst.max(shedder.window.visits() - before);
+                if let Some(mut ticket) = ticket {
+                    shedder.pass(&mut ticket, now + (i % 7) * MS).unwrap();
+                }
+            }
+            // Moving on by one bucket clears one bucket; nothing else walks.
+            assert!(
+                worst <= 1,
+                "{worst} buckets visited by one decision at size {size}"
+            );
+        }
+    }
+
+    /// The capacity the slow way: every complete bucket at `now` scanned.
+    fn scan(shedder: &Shedder, now: i64) -> f64 {
+        let mut busiest: i64 = 1;
+        let mut fastest = None::<f64>;
+        shedder.window.each(now, false, |bucket| {
+            busiest = busiest.max(bucket.count);
+            if let Some(time) = mean(bucket) {
+                fastest = Some(fastest.map_or(time, |t| t.min(time)));
+            }
+        });
+        shedder.measure(busiest, fastest)
+    }
+
+    #[test]
+    fn the_queues_agree_with_a_full_scan() {
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for size in [1, 2, 3, 7, 50] {
+            let shed = Shed {
+                size,
+                window_ns: i64::from(size) * 100 * MS,
+                ..Shed::PRESET
+            };
+            let mut shedder = Shedder::new(shed, 0).unwrap();
+            let mut open: alloc::vec::Vec<Ticket> = alloc::vec::Vec::new();
+            let mut now = 0_i64;
+            for _ in 0..20_000 {
+                let r = next();
+                now = now.saturating_add(match r % 64 {
+                    0 => 100 * MS * i64::from(size) + 7,
+                    1 => -300 * MS,
+                    2..=20 => 0,
+                    _ => (r >> 16) as i64 % (150 * MS),
+                });
+                match (r >> 8) % 4 {
+                    0 | 1 => {
+                        if let Some(ticket) = shedder.allow(now, ((r >> 24) % 1100) as i32) {
+                            open.push(ticket);
+                        }
+                    }
+                    2 if !open.is_empty() => {
+                        let at = (r >> 32) as usize % open.len();
+                        let mut ticket = open.swap_remove(at);
+                        let late = now.saturating_add((r >> 40) as i64 % (20 * MS));
+                        shedder.pass(&mut ticket, late).unwrap();
+                    }
+                    3 if !open.is_empty() => {
+                        let mut ticket = open.swap_remove(0);
+                        shedder.fail(&mut ticket).unwrap();
+                    }
+                    _ => {}
+                }
+                let latest = shedder.latest;
+                assert_eq!(shedder.capacity, scan(&shedder, latest));
+                let ahead = latest.saturating_add((r >> 20) as i64 % (120 * MS * i64::from(size)));
+                assert_eq!(shedder.stats(ahead).capacity, scan(&shedder, ahead));
+            }
+        }
     }
 
     #[test]

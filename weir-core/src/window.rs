@@ -76,6 +76,10 @@ pub struct Window<B> {
     /// The head bucket's number. Buckets are numbered in time order; the
     /// bucket `j` places after the head in the ring is `epoch - size + j`.
     epoch: u64,
+    /// Buckets visited so far, by any walk: the unit tests bound the work
+    /// of an owner's decisions with it.
+    #[cfg(test)]
+    visits: core::cell::Cell<u64>,
 }
 
 impl<B: Copy + Default> Window<B> {
@@ -103,6 +107,8 @@ impl<B: Copy + Default> Window<B> {
             head: 0,
             start: now,
             epoch: count as u64,
+            #[cfg(test)]
+            visits: core::cell::Cell::new(0),
         })
     }
 
@@ -125,6 +131,22 @@ impl<B: Copy + Default> Window<B> {
         self.epoch
     }
 
+    /// How many buckets every walk so far has visited.
+    #[cfg(test)]
+    pub(crate) fn visits(&self) -> u64 {
+        self.visits.get()
+    }
+
+    #[cfg(test)]
+    #[inline]
+    fn visited(&self) {
+        self.visits.set(self.visits.get() + 1);
+    }
+
+    #[cfg(not(test))]
+    #[inline(always)]
+    fn visited(&self) {}
+
     /// How many whole bucket widths `now` lies past the head bucket's
     /// opening; zero for a `now` inside it or before it.
     #[inline]
@@ -140,28 +162,64 @@ impl<B: Copy + Default> Window<B> {
         }
     }
 
+    /// Hands each bucket a write at `now` would clear to `gone`, with its
+    /// number, oldest first, without clearing anything: what
+    /// [`Window::advance`] would take out, for an owner that keeps running
+    /// totals and wants them as of `now` without moving the window.
+    #[inline]
+    pub fn expiring(&self, now: i64, mut gone: impl FnMut(u64, &B)) {
+        let size = self.buckets.len();
+        let steps = self.span(now).min(size as u64) as usize;
+        for j in 1..=steps {
+            self.visited();
+            let index = (self.head + j) % size;
+            gone(self.epoch + j as u64 - size as u64, &self.buckets[index]);
+        }
+    }
+
     /// Moves the head to the bucket `now` falls in, clearing the buckets the
     /// gap swept past. Each bucket is handed to `gone` with its number just
     /// before it is cleared, so an owner that keeps running totals can take
     /// it out of them. A `now` inside the head bucket, or earlier, does
     /// nothing.
     #[inline]
-    pub fn advance(&mut self, now: i64, mut gone: impl FnMut(u64, &B)) {
+    pub fn advance(&mut self, now: i64, gone: impl FnMut(u64, &B)) {
         let span = self.span(now);
         if span == 0 {
             return;
         }
+        self.expiring(now, gone);
         let size = self.buckets.len();
         let steps = span.min(size as u64) as usize;
         for j in 1..=steps {
-            let index = (self.head + j) % size;
-            gone(self.epoch + j as u64 - size as u64, &self.buckets[index]);
-            self.buckets[index] = B::default();
+            self.buckets[(self.head + j) % size] = B::default();
         }
         self.head = (self.head + steps) % size;
         self.epoch += steps as u64;
         // start + span * width lies between start and now, so it is an i64.
         self.start = (i128::from(self.start) + i128::from(span) * i128::from(self.width)) as i64;
+    }
+
+    /// The number the head bucket would have after a write at `now`: the
+    /// [`Window::epoch`] as of `now`, without moving anything.
+    #[inline]
+    pub fn epoch_at(&self, now: i64) -> u64 {
+        self.epoch + self.span(now).min(self.buckets.len() as u64)
+    }
+
+    /// The bucket numbered `number` (see [`Window::epoch`]), if it is still
+    /// in the ring: the head or one of the `size - 1` before it.
+    #[inline]
+    pub fn get(&self, number: u64) -> Option<&B> {
+        let back = self.epoch.checked_sub(number)?;
+        let size = self.buckets.len();
+        (back < size as u64).then(|| &self.buckets[(self.head + size - back as usize) % size])
+    }
+
+    /// The head bucket as it stands, without moving it.
+    #[inline]
+    pub fn head(&self) -> &B {
+        &self.buckets[self.head]
     }
 
     /// The bucket `now` falls in, for the caller to add to, after clearing
@@ -195,6 +253,7 @@ impl<B: Copy + Default> Window<B> {
             let index = (self.head + span + 1 + j) % size;
             let is_current = span == 0 && j + 1 == stored;
             if current || !is_current {
+                self.visited();
                 visit(&self.buckets[index]);
             }
         }
@@ -204,6 +263,7 @@ impl<B: Copy + Default> Window<B> {
             span.saturating_sub(1)
         };
         for _ in 0..fresh {
+            self.visited();
             visit(&empty);
         }
     }

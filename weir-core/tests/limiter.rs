@@ -4,6 +4,9 @@
 //! timeline lets more through than the variant allows. Values range from
 //! small (where refusals are common) to the extremes of `u64` and `i64`.
 
+#[path = "support/runner.rs"]
+mod runner;
+
 use proptest::prelude::*;
 use weir_core::limiter::{Limiter, LimiterError};
 
@@ -148,7 +151,7 @@ fn answers(limiter: &Limiter, now: i64) -> (u64, Option<i64>, Option<i64>) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: runner::cases(2000), ..ProptestConfig::default() })]
 
     /// Run a monotonic timeline, snapshot at its latest `now`, rebuild, and
     /// drive both with the same later calls (at any `now` from the snapshot

@@ -7,6 +7,9 @@
 //! and the first bad field in order is the one named), and time going
 //! backwards cannot arise (no call takes a `now`).
 
+#[path = "support/runner.rs"]
+mod runner;
+
 use proptest::prelude::*;
 use weir_core::backoff::{Backoff, BackoffError, Jitter};
 
@@ -88,7 +91,7 @@ fn documented_range(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: runner::cases(2048), ..ProptestConfig::default() })]
 
     /// Within the bound: ceilings never pass the cap, never drop below
     /// min(base, cap) and never shrink from one retry to the next; each

@@ -4,6 +4,9 @@
 //! backwards are checked over random budgets and `now`s, the ends of the
 //! clock and phases mod 512 included.
 
+#[path = "support/runner.rs"]
+mod runner;
+
 #[path = "support/instants.rs"]
 mod instants;
 
@@ -16,7 +19,7 @@ fn budget() -> impl Strategy<Value = i64> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 1024, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: runner::cases(1024), ..ProptestConfig::default() })]
 
     /// Within the bound: what remains is in [0, budget], is the budget less
     /// the time since the start (none before it), and expired is exactly

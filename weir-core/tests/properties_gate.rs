@@ -5,6 +5,9 @@
 //! pure; an error changes nothing holds vacuously (no call returns one),
 //! and time going backwards cannot arise (no call takes a `now`).
 
+#[path = "support/runner.rs"]
+mod runner;
+
 use proptest::prelude::*;
 use weir_core::gate::Gate;
 
@@ -43,7 +46,7 @@ fn apply(gate: &Gate, op: Op) -> Vec<i64> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: runner::cases(512), ..ProptestConfig::default() })]
 
     /// Within the bound: held is the model's count, in [0, limit] (no
     /// ceiling for a limit of zero or less), and an enter is refused only

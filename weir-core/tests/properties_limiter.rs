@@ -6,6 +6,9 @@
 //! earlier `now` arms its gate from that `now` (the 48-byte value keeps no
 //! record of the latest `now`).
 
+#[path = "support/runner.rs"]
+mod runner;
+
 #[path = "support/instants.rs"]
 mod instants;
 
@@ -123,7 +126,7 @@ fn periods(from: i64, to: i64, period: i64) -> u128 {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: runner::cases(256), ..ProptestConfig::default() })]
 
     /// Within the allowance, over any trace (time going back included): a
     /// bucket lets through at most its initial units plus one refill per

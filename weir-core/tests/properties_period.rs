@@ -5,6 +5,9 @@
 //! make nothing), and time going backwards admits exactly what the latest
 //! `now` would have.
 
+#[path = "support/runner.rs"]
+mod runner;
+
 #[path = "support/counter_ops.rs"]
 mod counter_ops;
 #[path = "support/instants.rs"]
@@ -52,7 +55,7 @@ fn end_of_period_opened_at(now: i64, period: i64, align: bool) -> i64 {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: runner::cases(256), ..ProptestConfig::default() })]
 
     /// Within the bound: at most `quota` admitted in each period, where a
     /// period opens with the first take after the last one closed; UNDER,

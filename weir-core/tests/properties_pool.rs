@@ -4,6 +4,9 @@
 //! returns an error changes nothing (its clock included), and time going
 //! backwards answers exactly as the latest `now` would.
 
+#[path = "support/runner.rs"]
+mod runner;
+
 #[path = "support/instants.rs"]
 mod instants;
 
@@ -156,7 +159,7 @@ fn readings(pool: &Pool, now: i64) -> (usize, usize, usize, i64, Counters, bool)
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: runner::cases(256), ..ProptestConfig::default() })]
 
     /// Within the bound, after every call: live = idle + busy ≤ size, idle
     /// ≤ min(idle, size), and every resource made is still held or counted

@@ -5,6 +5,9 @@
 //! constructor's refusals make nothing), and time going backwards admits
 //! exactly what the latest `now` would have.
 
+#[path = "support/runner.rs"]
+mod runner;
+
 #[path = "support/counter_ops.rs"]
 mod counter_ops;
 #[path = "support/instants.rs"]
@@ -36,7 +39,7 @@ fn apply(sliding: &mut Sliding, op: Op) -> Answer {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: runner::cases(256), ..ProptestConfig::default() })]
 
     /// Within the bound: admitted events, stamped with the window's clock
     /// (the latest take's `now`), never number more than `quota` in any

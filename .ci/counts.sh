@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The instruction-count table in its smoke form (issue 13): builds the C
+# library, the C loops (benches/counts/weir_counts.c) and the Rust peers
+# crate (benches/peers/, its own target dir target/peers), counts a few rows
+# with callgrind and prints them. Fails when a case cannot be built or run,
+# or answers the other way from its name (a refusing row that allowed).
+# Needs: valgrind, a C compiler, python3. The full table:
+#   python3 benches/counts/counts.py   (rewrites its section of BENCHMARKS.md)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+exec python3 benches/counts/counts.py --smoke

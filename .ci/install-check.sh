@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The README's install instructions, run verbatim: the block between
+# <!-- install-block: begin --> and <!-- install-block: end --> installs into
+# a fresh temporary PREFIX (from the repository root), then the block
+# between <!-- install-use: begin --> and <!-- install-use: end --> builds
+# and runs programs against that prefix (from a scratch directory holding a
+# link to c-examples/). Needs cmake, a C compiler, pkg-config and cargo.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+# The shell lines of the fenced block after the marker `name`.
+block() {
+  awk -v begin="<!-- $1: begin" -v end="<!-- $1: end" '
+    index($0, begin) == 1 { inside = 1; next }
+    index($0, end) == 1 { inside = 0 }
+    inside && /^```/ { next }
+    inside { print }' README.md
+}
+
+passed=0 failed=0
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+export PREFIX="$scratch/prefix"
+
+for name in install-block install-use; do
+  script="$scratch/$name.sh"
+  block "$name" > "$script"
+  if [ ! -s "$script" ]; then
+    echo "FAILED: README.md has no <!-- $name: begin --> ... <!-- $name: end --> block"
+    failed=$((failed + 1))
+    continue
+  fi
+  echo "== README $name:"
+  sed 's/^/   | /' "$script"
+  if [ "$name" = install-use ]; then
+    mkdir -p "$scratch/use" && ln -s "$root/c-examples" "$scratch/use/c-examples"
+    dir="$scratch/use"
+  else
+    dir="$root"
+  fi
+  if (cd "$dir" && bash -euo pipefail "$script"); then
+    echo "ok: README $name"
+    passed=$((passed + 1))
+  else
+    echo "FAILED: README $name"
+    failed=$((failed + 1))
+    break
+  fi
+done
+
+# What the README's table says the prefix holds.
+for file in include/weir.h include/weir.hpp lib/libweir.a lib/libweir.so lib/cmake/weir/weirConfig.cmake \
+  lib/cmake/weir/weirConfigVersion.cmake lib/pkgconfig/weir.pc lib/pkgconfig/weir-static.pc; do
+  if [ -e "$PREFIX/$file" ]; then
+    passed=$((passed + 1))
+  else
+    echo "FAILED: the install did not put $file in the prefix"
+    failed=$((failed + 1))
+  fi
+done
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,20 @@
+# Sourced by the nightly checks (.ci/fuzz.sh, .ci/miri.sh, .ci/tsan.sh):
+# the one nightly they all use, pinned in fuzz/rust-toolchain.toml, with
+# the components a check names installed when missing.
+# Usage: . .ci/nightly.sh [component...]; then cargo "+$NIGHTLY" ...
+NIGHTLY=$(sed -n 's/^channel = "\(.*\)"$/\1/p' fuzz/rust-toolchain.toml)
+if [ -z "$NIGHTLY" ]; then
+  echo "no channel in fuzz/rust-toolchain.toml" >&2
+  exit 1
+fi
+if ! rustup run "$NIGHTLY" rustc -V >/dev/null 2>&1; then
+  echo "== installing $NIGHTLY"
+  rustup toolchain install "$NIGHTLY" --profile minimal
+fi
+for component in "$@"; do
+  if ! rustup component list --toolchain "$NIGHTLY" --installed | grep -q "^$component"; then
+    echo "== installing $component for $NIGHTLY"
+    rustup component add "$component" --toolchain "$NIGHTLY"
+  fi
+done
+export NIGHTLY

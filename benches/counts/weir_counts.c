@@ -1,0 +1,404 @@
+/* The C side of the instruction-count table (benches/counts/counts.py):
+ * weir's decisions called through the C ABI, as a C program calls them
+ * (linked against target/release/libweir.a, built with -O2).
+ *
+ *   weir_counts CASE N        runs CASE's loop N times once (callgrind
+ *                             counts the function loop_CASE, whose name
+ *                             counts.py passes to --toggle-collect)
+ *   weir_counts CASE N time   runs it 7 times and prints the fastest run's ns
+ *                             per iteration (the least disturbed by load)
+ *   weir_counts list          prints the cases
+ *
+ * Each case's state is made before its loop and checked after it, so a
+ * case cannot quietly measure the other path (a refusing case that
+ * allowed, say). Every loop has the same shape as loop_empty, whose cost
+ * counts.py subtracts. */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "weir.h"
+
+#define NOINLINE __attribute__((noinline, used))
+/* Makes `x` opaque to the optimiser, so a loop cannot be folded away. */
+#define OPAQUE(x) __asm__ volatile("" : "+r"(x))
+#define SECOND 1000000000LL
+
+static void fail(const char *what) {
+    fprintf(stderr, "weir_counts: %s\n", what);
+    exit(1);
+}
+#define MUST(expr) \
+    do {           \
+        if (!(expr)) fail(#expr); \
+    } while (0)
+
+/* The state a case's loop works on. */
+typedef struct {
+    weir_rate word;
+    weir_rate_limit limit;
+    _Atomic uint64_t atomic;
+    weir_bucket *bucket;
+    weir_bloom *bloom;
+    uint8_t (*keys)[16];
+    size_t nkeys;
+    weir_pool *pool;
+    weir_sliding *sliding;
+    weir_breaker *breaker;
+    weir_shedder *shedder;
+    int64_t now, step;
+    uint64_t hits;
+} ctx;
+
+/* ---- the loops: one decision (or decision and settle) per iteration ---- */
+
+NOINLINE void loop_empty(ctx *c, long n) {
+    uint64_t hits = 0;
+    for (long i = 0; i < n; i++) {
+        hits += 1;
+        OPAQUE(hits); /* no instruction: only keeps the loop */
+    }
+    c->hits += hits;
+}
+
+/* The floor: a load, then compare-and-swap until it lands. */
+NOINLINE void loop_cas_loop(ctx *c, long n) {
+    uint64_t hits = 0;
+    for (long i = 0; i < n; i++) {
+        uint64_t seen = atomic_load_explicit(&c->atomic, memory_order_relaxed);
+        while (!atomic_compare_exchange_weak_explicit(&c->atomic, &seen, seen + 1,
+                                                      memory_order_relaxed,
+                                                      memory_order_relaxed)) {
+        }
+        hits += 1;
+    }
+    c->hits += hits;
+}
+
+NOINLINE void loop_rate_allow(ctx *c, long n) {
+    uint64_t hits = 0;
+    int64_t now = c->now;
+    for (long i = 0; i < n; i++) {
+        hits += weir_rate_allow(&c->word, &c->limit, now);
+        now += c->step;
+    }
+    c->now = now;
+    c->hits += hits;
+}
+
+NOINLINE void loop_rate_refuse(ctx *c, long n) {
+    uint64_t hits = 0;
+    for (long i = 0; i < n; i++) {
+        hits += weir_rate_allow(&c->word, &c->limit, c->now);
+    }
+    c->hits += hits;
+}
+
+#if defined(WEIR_RATE_INLINE)
+NOINLINE void loop_rate_inline_allow(ctx *c, long n) {
+    uint64_t hits = 0;
+    int64_t now = c->now;
+    for (long i = 0; i < n; i++) {
+        hits += weir_rate_allow_inline(&c->word, &c->limit, now);
+        now += c->step;
+    }
+    c->now = now;
+    c->hits += hits;
+}
+
+NOINLINE void loop_rate_inline_refuse(ctx *c, long n) {
+    uint64_t hits = 0;
+    for (long i = 0; i < n; i++) {
+        hits += weir_rate_allow_inline(&c->word, &c->limit, c->now);
+    }
+    c->hits += hits;
+}
+#endif
+
+NOINLINE void loop_bucket(ctx *c, long n) {
+    uint64_t hits = 0;
+    for (long i = 0; i < n; i++) {
+        hits += weir_bucket_take(c->bucket, c->now, 1.0);
+    }
+    c->hits += hits;
+}
+
+NOINLINE void loop_bloom(ctx *c, long n) {
+    uint64_t hits = 0;
+    size_t k = 0;
+    for (long i = 0; i < n; i++) {
+        hits += weir_bloom_allow(c->bloom, c->now, c->keys[k], 16);
+        k = k + 1 == c->nkeys ? 0 : k + 1;
+    }
+    c->hits += hits;
+}
+
+NOINLINE void loop_pool(ctx *c, long n) {
+    uint64_t hits = 0;
+    for (long i = 0; i < n; i++) {
+        weir_taken taken = weir_pool_take(c->pool, c->now);
+        bool kept = false;
+        weir_status status = weir_pool_give(c->pool, taken.item, c->now, &kept);
+        hits += taken.kind == WEIR_TAKEN_READY && status == WEIR_OK && kept;
+    }
+    c->hits += hits;
+}
+
+NOINLINE void loop_sliding(ctx *c, long n) {
+    uint64_t hits = 0;
+    int64_t now = c->now;
+    for (long i = 0; i < n; i++) {
+        hits += weir_sliding_take(c->sliding, now);
+        now += c->step;
+    }
+    c->now = now;
+    c->hits += hits;
+}
+
+NOINLINE void loop_breaker(ctx *c, long n) {
+    uint64_t hits = 0;
+    int64_t now = c->now;
+    for (long i = 0; i < n; i++) {
+        hits += weir_breaker_allow(c->breaker, now, 0.5) &&
+                weir_breaker_pass(c->breaker, now) == WEIR_OK;
+        now += c->step;
+    }
+    c->now = now;
+    c->hits += hits;
+}
+
+NOINLINE void loop_shedder(ctx *c, long n) {
+    uint64_t hits = 0;
+    int64_t now = c->now;
+    for (long i = 0; i < n; i++) {
+        weir_ticket ticket;
+        hits += weir_shedder_allow(c->shedder, now, 100, &ticket) &&
+                weir_shedder_pass(c->shedder, &ticket, now) == WEIR_OK;
+        now += c->step;
+    }
+    c->now = now;
+    c->hits += hits;
+}
+
+/* ---- the cases: a loop, its state, and what every iteration answers ---- */
+
+typedef struct {
+    const char *name;
+    void (*loop)(ctx *, long);
+    void (*setup)(ctx *, long arg);
+    long arg;
+    int expect; /* 1: every iteration allowed, 0: every one refused */
+} case_t;
+
+static void setup_none(ctx *c, long arg) { (void)c; (void)arg; }
+
+/* arg 1: advancing one interval a call (every call opens a window);
+ * arg 0: a spent word at a fixed instant. */
+static void setup_rate(ctx *c, long advancing) {
+    MUST(weir_rate_limit_new(10000.0, 1, &c->limit) == WEIR_OK);
+    c->now = SECOND;
+    c->step = 100352; /* one interval and the 512 ns grid: every call opens a window */
+    if (!advancing) {
+        MUST(weir_rate_allow(&c->word, &c->limit, c->now));
+    }
+}
+
+static void setup_bucket(ctx *c, long allowing) {
+    MUST(weir_bucket_new(1.0, allowing ? 1e9 : 1.0, 0, &c->bucket) == WEIR_OK);
+    c->now = 0;
+    if (!allowing) {
+        MUST(weir_bucket_take(c->bucket, c->now, 1.0));
+    }
+}
+
+/* 1e6 distinct 16-byte keys over 2^size_log2 words, k = 3, every key
+ * touched once before the loop; a burst no loop length reaches. */
+static void setup_bloom(ctx *c, long size_log2) {
+    weir_rate_limit limit;
+    MUST(weir_rate_limit_new(1.0, 1023, &limit) == WEIR_OK);
+    MUST(weir_bloom_new((uint32_t)size_log2, 3, &limit, 1, 2, &c->bloom) == WEIR_OK);
+    c->nkeys = 1000000;
+    c->keys = calloc(c->nkeys, 16);
+    MUST(c->keys != NULL);
+    for (size_t i = 0; i < c->nkeys; i++) {
+        uint64_t a = i * 0x9e3779b97f4a7c15ULL, b = ~i;
+        memcpy(c->keys[i], &a, 8);
+        memcpy(c->keys[i] + 8, &b, 8);
+        MUST(weir_bloom_allow(c->bloom, 0, c->keys[i], 16));
+    }
+    c->now = 0;
+}
+
+/* A pool of `size`, every resource idle: take answers the newest. */
+static void setup_pool(ctx *c, long size) {
+    weir_limits limits = weir_limits_preset();
+    limits.size = (int32_t)size;
+    limits.idle = (int32_t)size;
+    MUST(weir_pool_new(&limits, &c->pool) == WEIR_OK);
+    for (long item = 1; item <= size; item++) {
+        MUST(weir_pool_take(c->pool, 0).kind == WEIR_TAKEN_MAKE);
+        MUST(weir_pool_made(c->pool, (uintptr_t)item, 0) == WEIR_OK);
+    }
+    for (long item = 1; item <= size; item++) {
+        bool kept = false;
+        MUST(weir_pool_give(c->pool, (uintptr_t)item, 0, &kept) == WEIR_OK && kept);
+    }
+    c->now = 0;
+}
+
+/* A full quota of `quota` over a window of 1 s, `now` moving on
+ * window / quota a call: each take drops the oldest stamp and adds one. */
+static void setup_sliding(ctx *c, long quota) {
+    MUST(weir_sliding_new(quota, SECOND, &c->sliding) == WEIR_OK);
+    c->step = SECOND / quota;
+    c->now = 0;
+    for (long i = 0; i < quota; i++) {
+        MUST(weir_sliding_take(c->sliding, c->now));
+        c->now += c->step;
+    }
+}
+
+/* `size` buckets over 1 s, `now` moving on one bucket a call: every
+ * decision opens a bucket. */
+static void setup_breaker(ctx *c, long size) {
+    weir_sre policy = weir_sre_preset();
+    policy.size = (int32_t)size;
+    policy.window_ns = SECOND;
+    MUST(weir_breaker_new(&policy, 0, &c->breaker) == WEIR_OK);
+    c->step = SECOND / size;
+    c->now = 0;
+}
+
+static void setup_shedder(ctx *c, long size) {
+    weir_shed policy = weir_shed_preset();
+    policy.size = (int32_t)size;
+    policy.window_ns = SECOND;
+    MUST(weir_shedder_new(&policy, 0, &c->shedder) == WEIR_OK);
+    c->step = SECOND / size;
+    c->now = 0;
+}
+
+static const case_t cases[] = {
+    {"empty", loop_empty, setup_none, 0, -1},
+    {"cas_loop", loop_cas_loop, setup_none, 0, 1},
+    {"rate_allow_advancing", loop_rate_allow, setup_rate, 1, 1},
+    {"rate_refuse", loop_rate_refuse, setup_rate, 0, 0},
+#if defined(WEIR_RATE_INLINE)
+    {"rate_inline_allow_advancing", loop_rate_inline_allow, setup_rate, 1, 1},
+    {"rate_inline_refuse", loop_rate_inline_refuse, setup_rate, 0, 0},
+#endif
+    {"bucket_allow", loop_bucket, setup_bucket, 1, 1},
+    {"bucket_refuse", loop_bucket, setup_bucket, 0, 0},
+    {"bloom_allow_2pow16", loop_bloom, setup_bloom, 16, 1},
+    {"bloom_allow_2pow20", loop_bloom, setup_bloom, 20, 1},
+    {"bloom_allow_2pow24", loop_bloom, setup_bloom, 24, 1},
+    {"pool_take_give_10", loop_pool, setup_pool, 10, 1},
+    {"pool_take_give_1e5", loop_pool, setup_pool, 100000, 1},
+    {"sliding_take_10", loop_sliding, setup_sliding, 10, 1},
+    {"sliding_take_1e5", loop_sliding, setup_sliding, 100000, 1},
+    {"breaker_allow_pass_10", loop_breaker, setup_breaker, 10, 1},
+    {"breaker_allow_pass_400", loop_breaker, setup_breaker, 400, 1},
+    {"shedder_allow_pass_10", loop_shedder, setup_shedder, 10, 1},
+    {"shedder_allow_pass_400", loop_shedder, setup_shedder, 400, 1},
+};
+
+static double seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Two threads on one rate word, each `n` calls through the C ABI, `now`
+ * advancing as in rate_allow_advancing. Prints wall ns per decision and
+ * the process's CPU time over the wall time (2.0: both threads ran all
+ * along; near 1.0: they took turns on one CPU). */
+static ctx shared;
+static long per_thread;
+static void *rate_thread(void *arg) {
+    int64_t now = SECOND + (int64_t)(intptr_t)arg;
+    uint64_t hits = 0;
+    for (long i = 0; i < per_thread; i++) {
+        hits += weir_rate_allow(&shared.word, &shared.limit, now);
+        now += shared.step;
+    }
+    return (void *)(uintptr_t)hits;
+}
+
+static double cpu_seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int two_threads(long n) {
+    setup_rate(&shared, 1);
+    per_thread = n;
+    pthread_t threads[2];
+    double wall = seconds(), cpu = cpu_seconds();
+    for (intptr_t t = 0; t < 2; t++) {
+        MUST(pthread_create(&threads[t], NULL, rate_thread, (void *)t) == 0);
+    }
+    for (int t = 0; t < 2; t++) {
+        MUST(pthread_join(threads[t], NULL) == 0);
+    }
+    wall = seconds() - wall;
+    cpu = cpu_seconds() - cpu;
+    printf("%.3f %.3f\n", wall * 1e9 / (double)(2 * n), cpu / wall);
+    return 0;
+}
+
+static int by_value(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv) {
+    if (argc == 2 && strcmp(argv[1], "list") == 0) {
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            printf("%s\n", cases[i].name);
+        }
+        return 0;
+    }
+    if (argc < 3) {
+        fail("usage: weir_counts CASE N [time] | list");
+    }
+    if (strcmp(argv[1], "rate_allow_2threads") == 0) {
+        return two_threads(atol(argv[2]));
+    }
+    const case_t *found = NULL;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (strcmp(argv[1], cases[i].name) == 0) {
+            found = &cases[i];
+        }
+    }
+    if (found == NULL) {
+        fail("no such case");
+    }
+    long n = atol(argv[2]);
+    static ctx c;
+    found->setup(&c, found->arg);
+    int runs = argc > 3 && strcmp(argv[3], "time") == 0 ? 7 : 1;
+    double ns[7];
+    for (int r = 0; r < runs; r++) {
+        uint64_t before = c.hits;
+        double start = seconds();
+        found->loop(&c, n);
+        ns[r] = (seconds() - start) * 1e9 / (double)n;
+        uint64_t hits = c.hits - before;
+        if (found->expect >= 0 && hits != (found->expect ? (uint64_t)n : 0)) {
+            fprintf(stderr, "weir_counts: %s answered %llu of %ld the other way\n", found->name,
+                    (unsigned long long)(found->expect ? (uint64_t)n - hits : hits), n);
+            return 1;
+        }
+    }
+    if (runs > 1) {
+        qsort(ns, (size_t)runs, sizeof ns[0], by_value);
+        printf("%.3f\n", ns[0]); /* the least disturbed run */
+    }
+    return 0;
+}

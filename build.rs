@@ -1,0 +1,37 @@
+//! Two jobs, neither of which changes the library's code:
+//!
+//! - Gives libweir.so its SONAME, from the crate version (the one place the
+//!   version lives: the workspace's Cargo.toml). The convention: while the
+//!   major version is 0, every minor release may break the C API (0.1 → 0.2
+//!   does), so the SONAME carries major and minor (`libweir.so.0.2` for
+//!   every 0.2.x); from 1.0 on it carries the major alone (`libweir.so.1`).
+//!   A patch release keeps the SONAME, so programs linked against 0.2.0 run
+//!   against 0.2.3. CMake installs the file as `libweir.so.<full version>`
+//!   with the SONAME and `libweir.so` as symlinks.
+//! - Tells the crate's own tests and examples which target they are built
+//!   for: tests/support/cbuild.rs compiles the C programs with that target's
+//!   C compiler and runs them through its CARGO_TARGET_<TRIPLE>_RUNNER, so
+//!   that `cargo test --target <triple>` checks the C side on that target.
+
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    for name in ["TARGET", "HOST"] {
+        let value = std::env::var(name).expect("cargo sets TARGET and HOST for build scripts");
+        println!("cargo:rustc-env=WEIR_BUILD_{name}={value}");
+    }
+    let major = std::env::var("CARGO_PKG_VERSION_MAJOR").unwrap();
+    let minor = std::env::var("CARGO_PKG_VERSION_MINOR").unwrap();
+    let soname = if major == "0" {
+        format!("libweir.so.0.{minor}")
+    } else {
+        format!("libweir.so.{major}")
+    };
+    // ELF targets only: Mach-O and PE name their libraries differently.
+    let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    let elf = !matches!(os.as_str(), "macos" | "ios" | "windows" | "none" | "")
+        && std::env::var("CARGO_CFG_TARGET_FAMILY")
+            .is_ok_and(|f| f.split(',').any(|f| f == "unix"));
+    if elf {
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,{soname}");
+    }
+}

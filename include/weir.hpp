@@ -1,0 +1,763 @@
+// weir.hpp — C++17 over weir's C API (weir.h), header-only.
+//
+// - One move-only RAII class per handle in namespace weir (Breaker,
+//   Shedder, Window, Bucket, Sliding, Period, Gate, Pool, Bloom, Budget,
+//   Concurrency); a
+//   moved-from object holds nothing, and every call on it answers what the C
+//   call answers for NULL (a refusal, 0, or WEIR_ERR_NULL).
+// - Value types for weir's by-value structs (RateLimit, Rate, Limiter,
+//   Deadline) and policies as aggregates whose defaults are the presets
+//   (`weir::Sre{}` is `weir_sre_preset()`; `weir::Sre{.k = 2.0}` in C++20).
+// - Time: every `now` is a `weir::instant`, made from a raw int64_t of
+//   nanoseconds on the caller's clock or from a std::chrono::steady_clock
+//   time point; `weir::now()` reads steady_clock. Durations are
+//   std::chrono::nanoseconds (any coarser std::chrono duration converts).
+// - Errors: weir_status is a std::error_code enum (`std::error_code ec =
+//   WEIR_ERR_NULL;`, `ec.message()` is weir_status_str). Constructors are
+//   `static result<T> make(...)`: test it, read `.error()`, or take the
+//   value. Nothing here throws unless you call `value()` on an error with
+//   exceptions enabled (it throws std::system_error; with -fno-exceptions it
+//   aborts), so the header builds with -fno-exceptions.
+// - Threads: a handle's calls are const and may be made from many threads
+//   at once, as in C. Value types are plain data: guard them yourself.
+//
+// Nothing here allocates except error_code::message(). The C API stays
+// available beside it: `get()` returns the C handle.
+#ifndef WEIR_HPP
+#define WEIR_HPP
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <type_traits>
+#include <utility>
+
+#include "weir.h"
+
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
+#define WEIR_HPP_EXCEPTIONS 1
+#else
+#define WEIR_HPP_EXCEPTIONS 0
+#endif
+
+namespace weir {
+
+// ---------------------------------------------------------------- errors
+
+// The error category of weir_status: message() is weir_status_str.
+class status_category_impl final : public std::error_category {
+public:
+    const char* name() const noexcept override { return "weir"; }
+    std::string message(int code) const override { return weir_status_str(static_cast<std::int32_t>(code)); }
+};
+
+inline const std::error_category& status_category() noexcept {
+    static const status_category_impl category;
+    return category;
+}
+
+inline std::error_code make_error_code(weir_status status) noexcept {
+    return std::error_code(static_cast<int>(status), status_category());
+}
+
+}  // namespace weir
+
+namespace std {
+template <>
+struct is_error_code_enum<weir_status> : true_type {};
+}  // namespace std
+
+// Found by argument-dependent lookup: weir_status lives in the global
+// namespace, as the C header declares it.
+inline std::error_code make_error_code(weir_status status) noexcept { return weir::make_error_code(status); }
+
+namespace weir {
+
+// A value or the status that prevented it.
+template <class T>
+class result {
+public:
+    result(T value) noexcept(std::is_nothrow_move_constructible<T>::value) : value_(std::move(value)) {}
+    result(std::error_code error) noexcept : error_(error) {}
+    result(weir_status status) noexcept : error_(weir::make_error_code(status)) {}
+
+    bool ok() const noexcept { return value_.has_value(); }
+    explicit operator bool() const noexcept { return ok(); }
+    // WEIR_OK when there is a value.
+    std::error_code error() const noexcept { return error_; }
+
+    T& operator*() & noexcept { return *value_; }
+    const T& operator*() const& noexcept { return *value_; }
+    T* operator->() noexcept { return &*value_; }
+    const T* operator->() const noexcept { return &*value_; }
+
+    // The value; on an error, throws std::system_error (aborts when built
+    // with -fno-exceptions).
+    T& value() & { check(); return *value_; }
+    T&& value() && { check(); return std::move(*value_); }
+
+private:
+    void check() const {
+        if (value_) return;
+#if WEIR_HPP_EXCEPTIONS
+        throw std::system_error(error_);
+#else
+        std::abort();
+#endif
+    }
+
+    std::optional<T> value_;
+    std::error_code error_;
+};
+
+// ------------------------------------------------------------------ time
+
+using clock = std::chrono::steady_clock;
+using std::chrono::nanoseconds;
+
+// A reading of the caller's clock in nanoseconds: a raw int64_t, or a
+// steady_clock time point (its nanoseconds since the clock's epoch).
+class instant {
+public:
+    constexpr instant(std::int64_t ns) noexcept : ns_(ns) {}
+    instant(clock::time_point time) noexcept
+        : ns_(std::chrono::duration_cast<nanoseconds>(time.time_since_epoch()).count()) {}
+    constexpr std::int64_t ns() const noexcept { return ns_; }
+    friend constexpr bool operator==(instant a, instant b) noexcept { return a.ns_ == b.ns_; }
+    friend constexpr bool operator!=(instant a, instant b) noexcept { return a.ns_ != b.ns_; }
+
+private:
+    std::int64_t ns_;
+};
+
+// steady_clock now, as an instant.
+inline instant now() noexcept { return instant(clock::now()); }
+
+// The instant `d` after `t` (saturating at INT64_MAX / INT64_MIN).
+inline instant operator+(instant t, nanoseconds d) noexcept {
+    const std::int64_t n = static_cast<std::int64_t>(d.count());
+    if (n > 0 && t.ns() > INT64_MAX - n) return instant(INT64_MAX);
+    if (n < 0 && t.ns() < INT64_MIN - n) return instant(INT64_MIN);
+    return instant(t.ns() + n);
+}
+
+inline const char* version() noexcept { return weir_version(); }
+
+namespace detail {
+
+inline std::error_code code(weir_status status) noexcept { return weir::make_error_code(status); }
+
+// The move-only owner of one C handle; `Free` accepts NULL.
+template <class C, void (*Free)(C*)>
+class handle {
+public:
+    handle(const handle&) = delete;
+    handle& operator=(const handle&) = delete;
+    handle(handle&& other) noexcept : ptr_(std::exchange(other.ptr_, nullptr)) {}
+    handle& operator=(handle&& other) noexcept {
+        if (this != &other) {
+            Free(ptr_);
+            ptr_ = std::exchange(other.ptr_, nullptr);
+        }
+        return *this;
+    }
+    ~handle() { Free(ptr_); }
+
+    // The C handle, still owned by this object (NULL once moved from).
+    C* get() const noexcept { return ptr_; }
+    // Gives up ownership: the caller frees the C handle.
+    C* release() noexcept { return std::exchange(ptr_, nullptr); }
+    explicit operator bool() const noexcept { return ptr_ != nullptr; }
+
+protected:
+    explicit handle(C* ptr) noexcept : ptr_(ptr) {}
+
+private:
+    C* ptr_;
+};
+
+}  // namespace detail
+
+// ------------------------------------------------------------------ gate
+
+// A concurrency ceiling (weir_gate): at most `limit` inside at once.
+class Gate : public detail::handle<weir_gate, weir_gate_free> {
+public:
+    // `limit` of zero or less: no ceiling.
+    static result<Gate> make(std::int64_t limit) noexcept {
+        weir_gate* out = nullptr;
+        weir_status status = weir_gate_new(limit, &out);
+        if (status != WEIR_OK) return status;
+        return Gate(out);
+    }
+    bool enter() const noexcept { return weir_gate_enter(get()); }
+    void leave() const noexcept { weir_gate_leave(get()); }
+    std::int64_t held() const noexcept { return weir_gate_held(get()); }
+
+private:
+    explicit Gate(weir_gate* gate) noexcept : handle(gate) {}
+};
+
+// ---------------------------------------------------------------- budget
+
+// A retry budget (weir_budget): gRPC's token throttling or Finagle's
+// percent budget, as `policy.form` says. The policy is the C struct; start
+// from weir_retry_budget_preset().
+class Budget : public detail::handle<weir_budget, weir_budget_free> {
+public:
+    static result<Budget> make(const weir_retry_budget& policy, instant now) noexcept {
+        weir_budget* out = nullptr;
+        weir_status status = weir_budget_new(&policy, now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return Budget(out);
+    }
+    static result<Budget> make(instant now) noexcept { return make(weir_retry_budget_preset(), now); }
+    void deposit(instant now) const noexcept { weir_budget_deposit(get(), now.ns()); }
+    bool withdraw(instant now) const noexcept { return weir_budget_withdraw(get(), now.ns()); }
+    std::int64_t left(instant now) const noexcept { return weir_budget_left(get(), now.ns()); }
+    std::int64_t tokens(instant now) const noexcept { return weir_budget_tokens(get(), now.ns()); }
+
+private:
+    explicit Budget(weir_budget* budget) noexcept : handle(budget) {}
+};
+
+// ----------------------------------------------------------- concurrency
+
+// An adaptive concurrency limit (weir_concurrency, Gradient2). The policy
+// is the C struct; start from weir_gradient_preset(). A weir_flight is the
+// call in flight: give it back once to leave().
+class Concurrency : public detail::handle<weir_concurrency, weir_concurrency_free> {
+public:
+    static result<Concurrency> make(const weir_gradient& policy) noexcept {
+        weir_concurrency* out = nullptr;
+        weir_status status = weir_concurrency_new(&policy, &out);
+        if (status != WEIR_OK) return status;
+        return Concurrency(out);
+    }
+    static result<Concurrency> make() noexcept { return make(weir_gradient_preset()); }
+    bool enter(instant now, weir_flight& flight) const noexcept {
+        return weir_concurrency_enter(get(), now.ns(), &flight);
+    }
+    std::error_code leave(weir_flight& flight, instant now, bool dropped = false) const noexcept {
+        return detail::code(weir_concurrency_leave(get(), &flight, now.ns(), dropped));
+    }
+    std::int64_t limit() const noexcept { return weir_concurrency_limit(get()); }
+    std::int64_t flying() const noexcept { return weir_concurrency_flying(get()); }
+    double long_rtt() const noexcept { return weir_concurrency_long_rtt(get()); }
+
+private:
+    explicit Concurrency(weir_concurrency* limit) noexcept : handle(limit) {}
+};
+
+// ---------------------------------------------------------------- bucket
+
+// A token bucket (weir_bucket): `rate` tokens a second up to `burst`.
+class Bucket : public detail::handle<weir_bucket, weir_bucket_free> {
+public:
+    static result<Bucket> make(double rate, double burst, instant now) noexcept {
+        weir_bucket* out = nullptr;
+        weir_status status = weir_bucket_new(rate, burst, now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return Bucket(out);
+    }
+    bool take(instant now, double n = 1.0) const noexcept { return weir_bucket_take(get(), now.ns(), n); }
+    // Until `n` tokens are there (the Retry-After); nanoseconds::max() if never.
+    nanoseconds next(instant now, double n = 1.0) const noexcept {
+        return nanoseconds(weir_bucket_next(get(), now.ns(), n));
+    }
+    double tokens(instant now) const noexcept { return weir_bucket_tokens(get(), now.ns()); }
+
+private:
+    explicit Bucket(weir_bucket* bucket) noexcept : handle(bucket) {}
+};
+
+// --------------------------------------------------------------- sliding
+
+// An exact sliding-window counter (weir_sliding): `quota` per `window`.
+class Sliding : public detail::handle<weir_sliding, weir_sliding_free> {
+public:
+    static result<Sliding> make(std::int64_t quota, nanoseconds window) noexcept {
+        weir_sliding* out = nullptr;
+        weir_status status = weir_sliding_new(quota, window.count(), &out);
+        if (status != WEIR_OK) return status;
+        return Sliding(out);
+    }
+    bool take(instant now) const noexcept { return weir_sliding_take(get(), now.ns()); }
+    std::int64_t left(instant now) const noexcept { return weir_sliding_left(get(), now.ns()); }
+    nanoseconds next(instant now) const noexcept { return nanoseconds(weir_sliding_next(get(), now.ns())); }
+
+private:
+    explicit Sliding(weir_sliding* sliding) noexcept : handle(sliding) {}
+};
+
+// ---------------------------------------------------------------- period
+
+// Where a period's quota stands after a take (weir_quota).
+enum class Quota : std::int32_t { under = WEIR_QUOTA_UNDER, hit = WEIR_QUOTA_HIT, over = WEIR_QUOTA_OVER };
+
+// A fixed-window counter (weir_period): `quota` events per `period`.
+class Period : public detail::handle<weir_period, weir_period_free> {
+public:
+    static result<Period> make(std::int64_t quota, nanoseconds period, bool align = false) noexcept {
+        weir_period* out = nullptr;
+        weir_status status = weir_period_new(quota, period.count(), align, &out);
+        if (status != WEIR_OK) return status;
+        return Period(out);
+    }
+    Quota take(instant now) const noexcept { return static_cast<Quota>(weir_period_take(get(), now.ns())); }
+    std::int64_t left(instant now) const noexcept { return weir_period_left(get(), now.ns()); }
+    nanoseconds next(instant now) const noexcept { return nanoseconds(weir_period_next(get(), now.ns())); }
+
+private:
+    explicit Period(weir_period* period) noexcept : handle(period) {}
+};
+
+// ---------------------------------------------------------------- window
+
+// A rolling window of sums and counts (weir_window).
+class Window : public detail::handle<weir_window, weir_window_free> {
+public:
+    static result<Window> make(std::int32_t size, nanoseconds window, instant now) noexcept {
+        weir_window* out = nullptr;
+        weir_status status = weir_window_new(size, window.count(), now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return Window(out);
+    }
+    std::error_code add(instant now, std::int64_t value) const noexcept {
+        return detail::code(weir_window_add(get(), now.ns(), value));
+    }
+    result<weir_total> total(instant now, bool current = true) const noexcept {
+        weir_total out{};
+        weir_status status = weir_window_total(get(), now.ns(), current, &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    // Copies up to `cap` buckets into `out`, oldest first; how many it wrote.
+    std::size_t buckets(instant now, bool current, weir_total* out, std::size_t cap) const noexcept {
+        return weir_window_buckets(get(), now.ns(), current, out, cap);
+    }
+    std::int32_t size() const noexcept { return weir_window_size(get()); }
+    nanoseconds width() const noexcept { return nanoseconds(weir_window_width(get())); }
+
+private:
+    explicit Window(weir_window* window) noexcept : handle(window) {}
+};
+
+// --------------------------------------------------------------- shedder
+
+// The shedder's policy (weir_shed); the defaults are weir_shed_preset().
+struct Shed {
+    std::int32_t size = weir_shed_preset().size;
+    std::int32_t cpu = weir_shed_preset().cpu;
+    nanoseconds window = nanoseconds(weir_shed_preset().window_ns);
+    nanoseconds latency = nanoseconds(weir_shed_preset().latency_ns);
+    double beta = weir_shed_preset().beta;
+    nanoseconds cool = nanoseconds(weir_shed_preset().cool_ns);
+    double floor = weir_shed_preset().floor;
+
+    weir_shed c() const noexcept {
+        weir_shed out = weir_shed_preset();
+        out.size = size;
+        out.cpu = cpu;
+        out.window_ns = window.count();
+        out.latency_ns = latency.count();
+        out.beta = beta;
+        out.cool_ns = cool.count();
+        out.floor = floor;
+        return out;
+    }
+};
+
+// A call the shedder let through, settled once by pass or fail. Move-only:
+// a copy would settle on its own.
+class Ticket {
+public:
+    Ticket() noexcept = default;
+    Ticket(const Ticket&) = delete;
+    Ticket& operator=(const Ticket&) = delete;
+    Ticket(Ticket&& other) noexcept : ticket_(std::exchange(other.ticket_, weir_ticket{})) {}
+    Ticket& operator=(Ticket&& other) noexcept {
+        ticket_ = std::exchange(other.ticket_, weir_ticket{});
+        return *this;
+    }
+    bool flying() const noexcept { return ticket_.flying == 1; }
+    weir_ticket* get() noexcept { return &ticket_; }
+
+private:
+    weir_ticket ticket_{};
+};
+
+// Adaptive load shedding (weir_shedder).
+class Shedder : public detail::handle<weir_shedder, weir_shedder_free> {
+public:
+    // The policy is copied; `policy` may go away after the call.
+    static result<Shedder> make(const Shed& policy, instant now) noexcept {
+        weir_shed c = policy.c();
+        weir_shedder* out = nullptr;
+        weir_status status = weir_shedder_new(&c, now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return Shedder(out);
+    }
+    static result<Shedder> make(instant now) noexcept { return make(Shed{}, now); }
+
+    // True: go ahead, and `ticket` holds the call until pass or fail.
+    bool allow(instant now, std::int32_t cpu_permille, Ticket& ticket) const noexcept {
+        return weir_shedder_allow(get(), now.ns(), cpu_permille, ticket.get());
+    }
+    std::error_code pass(Ticket& ticket, instant now) const noexcept {
+        return detail::code(weir_shedder_pass(get(), ticket.get(), now.ns()));
+    }
+    std::error_code fail(Ticket& ticket) const noexcept {
+        return detail::code(weir_shedder_fail(get(), ticket.get()));
+    }
+    std::int64_t flying() const noexcept { return weir_shedder_flying(get()); }
+    result<weir_shed_stats> stats(instant now) const noexcept {
+        weir_shed_stats out{};
+        weir_status status = weir_shedder_stats(get(), now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+
+private:
+    explicit Shedder(weir_shedder* shedder) noexcept : handle(shedder) {}
+};
+
+// ------------------------------------------------------------------ pool
+
+// The pool's policy (weir_limits); the defaults are weir_limits_preset().
+struct Limits {
+    std::int64_t size = weir_limits_preset().size;
+    std::int64_t idle = weir_limits_preset().idle;
+    nanoseconds keep = nanoseconds(weir_limits_preset().keep_ns);
+    nanoseconds life = nanoseconds(weir_limits_preset().life_ns);
+
+    weir_limits c() const noexcept {
+        weir_limits out = weir_limits_preset();
+        out.size = size;
+        out.idle = idle;
+        out.keep_ns = keep.count();
+        out.life_ns = life.count();
+        return out;
+    }
+};
+
+// What a take answers (weir_taken).
+struct Taken {
+    enum class Kind : std::int32_t {
+        ready = WEIR_TAKEN_READY,
+        stale = WEIR_TAKEN_STALE,
+        make = WEIR_TAKEN_MAKE,
+        wait = WEIR_TAKEN_WAIT,
+    };
+    Kind kind;
+    std::uintptr_t item;
+};
+
+// The bookkeeping of a pool of resources known by uintptr_t (weir_pool).
+class Pool : public detail::handle<weir_pool, weir_pool_free> {
+public:
+    // The limits are copied; `limits` may go away after the call.
+    static result<Pool> make(const Limits& limits = Limits{}) noexcept {
+        weir_limits c = limits.c();
+        weir_pool* out = nullptr;
+        weir_status status = weir_pool_new(&c, &out);
+        if (status != WEIR_OK) return status;
+        return Pool(out);
+    }
+    Taken take(instant now) const noexcept {
+        weir_taken taken = weir_pool_take(get(), now.ns());
+        return Taken{static_cast<Taken::Kind>(taken.kind), taken.item};
+    }
+    std::error_code made(std::uintptr_t item, instant now) const noexcept {
+        return detail::code(weir_pool_made(get(), item, now.ns()));
+    }
+    std::error_code unmade() const noexcept { return detail::code(weir_pool_unmade(get())); }
+    // Whether the pool kept `item`; if not, the caller closes it.
+    result<bool> give(std::uintptr_t item, instant now) const noexcept {
+        bool kept = false;
+        weir_status status = weir_pool_give(get(), item, now.ns(), &kept);
+        if (status != WEIR_OK) return status;
+        return kept;
+    }
+    std::error_code drop(std::uintptr_t item) const noexcept { return detail::code(weir_pool_drop(get(), item)); }
+    std::size_t evict(instant now, std::uintptr_t* out, std::size_t cap) const noexcept {
+        return weir_pool_evict(get(), now.ns(), out, cap);
+    }
+    std::size_t close(std::uintptr_t* out, std::size_t cap) const noexcept { return weir_pool_close(get(), out, cap); }
+    std::int64_t live() const noexcept { return weir_pool_live(get()); }
+    std::int64_t idle() const noexcept { return weir_pool_idle(get()); }
+    std::int64_t busy() const noexcept { return weir_pool_busy(get()); }
+    nanoseconds next_expiry(instant now) const noexcept {
+        return nanoseconds(weir_pool_next_expiry(get(), now.ns()));
+    }
+    result<weir_pool_counters> stats() const noexcept {
+        weir_pool_counters out{};
+        weir_status status = weir_pool_stats(get(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+
+private:
+    explicit Pool(weir_pool* pool) noexcept : handle(pool) {}
+};
+
+// ------------------------------------------------------------- rate word
+
+// A rate limit checked once (weir_rate_limit): plain data, copy freely.
+class RateLimit {
+public:
+    static result<RateLimit> make(double limit_per_s, std::int64_t burst) noexcept {
+        RateLimit out;
+        weir_status status = weir_rate_limit_new(limit_per_s, burst, &out.limit_);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    const weir_rate_limit* get() const noexcept { return &limit_; }
+
+private:
+    RateLimit() noexcept = default;
+    weir_rate_limit limit_{};
+};
+
+// The one-word rate limiter (weir_rate), ready when constructed. Not
+// copyable: a copy would be a second limiter. For a word in shared memory,
+// use weir_rate_allow on it directly.
+class Rate {
+public:
+    Rate() noexcept = default;
+    Rate(const Rate&) = delete;
+    Rate& operator=(const Rate&) = delete;
+    bool allow(const RateLimit& limit, instant now) noexcept { return weir_rate_allow(&rate_, limit.get(), now.ns()); }
+    nanoseconds next(const RateLimit& limit, instant now) const noexcept {
+        return nanoseconds(weir_rate_next(&rate_, limit.get(), now.ns()));
+    }
+    weir_rate* get() noexcept { return &rate_; }
+
+private:
+    weir_rate rate_{};
+};
+
+// ----------------------------------------------------------------- bloom
+
+// Millions of keys' rate words in fixed memory (weir_bloom).
+class Bloom : public detail::handle<weir_bloom, weir_bloom_free> {
+public:
+    // The limit is copied. Pass secret random seeds.
+    static result<Bloom> make(std::uint32_t size_log2, std::uint32_t hashes, const RateLimit& limit,
+                              std::uint64_t seed0, std::uint64_t seed1) noexcept {
+        weir_bloom* out = nullptr;
+        weir_status status = weir_bloom_new(size_log2, hashes, limit.get(), seed0, seed1, &out);
+        if (status != WEIR_OK) return status;
+        return Bloom(out);
+    }
+    // The key is hashed during the call and not kept.
+    bool allow(instant now, std::string_view key) const noexcept {
+        return weir_bloom_allow(get(), now.ns(), key.data(), key.size());
+    }
+    nanoseconds next(instant now, std::string_view key) const noexcept {
+        return nanoseconds(weir_bloom_next(get(), now.ns(), key.data(), key.size()));
+    }
+
+private:
+    explicit Bloom(weir_bloom* bloom) noexcept : handle(bloom) {}
+};
+
+// --------------------------------------------------------------- limiter
+
+// An embeddable integer limiter (weir_limiter), plain data.
+class Limiter {
+public:
+    static result<Limiter> bucket(std::uint64_t capacity, std::uint64_t refill_amount, nanoseconds refill_interval,
+                                  instant last_refill, std::uint64_t initial_available, instant now) noexcept {
+        Limiter out;
+        weir_status status = weir_limiter_bucket(&out.limiter_, capacity, refill_amount, refill_interval.count(),
+                                                 last_refill.ns(), initial_available, now.ns());
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Limiter> fixed_window(std::uint64_t capacity, nanoseconds window, instant window_start,
+                                        std::uint64_t initial_available, instant now) noexcept {
+        Limiter out;
+        weir_status status = weir_limiter_fixed_window(&out.limiter_, capacity, window.count(), window_start.ns(),
+                                                       initial_available, now.ns());
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    // `cooldown_end` before `now`: no gate armed (pass `now` for a new one).
+    static result<Limiter> cooldown(std::uint64_t capacity, nanoseconds cooldown, instant cooldown_end,
+                                    std::uint64_t initial_available, instant now) noexcept {
+        Limiter out;
+        weir_status status = weir_limiter_cooldown(&out.limiter_, capacity, cooldown.count(), cooldown_end.ns(),
+                                                   initial_available, now.ns());
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    bool try_consume(instant now, std::uint64_t amount) noexcept {
+        return weir_limiter_try_consume(&limiter_, now.ns(), amount);
+    }
+    std::error_code consume(instant now, std::uint64_t amount) noexcept {
+        return detail::code(weir_limiter_consume(&limiter_, now.ns(), amount));
+    }
+    // Gives back units taken at `taken_at` for a call never made
+    // (weir_limiter_refund: what it can and cannot undo).
+    std::error_code refund(instant now, instant taken_at, std::uint64_t amount) noexcept {
+        return detail::code(weir_limiter_refund(&limiter_, now.ns(), taken_at.ns(), amount));
+    }
+    std::uint64_t available(instant now) const noexcept { return weir_limiter_available(&limiter_, now.ns()); }
+    std::uint64_t capacity() const noexcept { return weir_limiter_capacity(&limiter_); }
+    weir_limiter* get() noexcept { return &limiter_; }
+
+private:
+    Limiter() noexcept = default;
+    weir_limiter limiter_{};
+};
+
+// -------------------------------------------------------------- deadline
+
+// A time budget from a start (weir_deadline), plain data.
+class Deadline {
+public:
+    // A budget of zero or less never expires.
+    Deadline(nanoseconds budget, instant now) noexcept : deadline_(weir_deadline_start(budget.count(), now.ns())) {}
+    bool expired(instant now) const noexcept { return weir_deadline_expired(&deadline_, now.ns()); }
+    // What is left; empty when there is no budget.
+    std::optional<nanoseconds> remaining(instant now) const noexcept {
+        std::int64_t out = 0;
+        if (!weir_deadline_remaining(&deadline_, now.ns(), &out)) return std::nullopt;
+        return nanoseconds(out);
+    }
+
+private:
+    weir_deadline deadline_;
+};
+
+// --------------------------------------------------------------- backoff
+
+// A retry policy (weir_backoff); the defaults are weir_backoff_preset().
+struct Backoff {
+    nanoseconds base = nanoseconds(weir_backoff_preset().base_ns);
+    double factor = weir_backoff_preset().factor;
+    nanoseconds cap = nanoseconds(weir_backoff_preset().cap_ns);
+    std::int32_t attempts = weir_backoff_preset().attempts;
+    std::int32_t jitter = weir_backoff_preset().jitter;
+    double spread = weir_backoff_preset().spread;
+
+    weir_backoff c() const noexcept {
+        weir_backoff out = weir_backoff_preset();
+        out.base_ns = base.count();
+        out.factor = factor;
+        out.cap_ns = cap.count();
+        out.attempts = attempts;
+        out.jitter = jitter;
+        out.spread = spread;
+        return out;
+    }
+    std::error_code check() const noexcept {
+        weir_backoff p = c();
+        return detail::code(weir_backoff_check(&p));
+    }
+    // May a call that has made `made` attempts make another?
+    bool more(std::int32_t made) const noexcept {
+        weir_backoff p = c();
+        return weir_backoff_more(&p, made);
+    }
+    nanoseconds ceiling(std::int32_t retry) const noexcept {
+        weir_backoff p = c();
+        return nanoseconds(weir_backoff_ceiling(&p, retry));
+    }
+    nanoseconds delay(std::int32_t retry, double draw, nanoseconds previous = nanoseconds(0)) const noexcept {
+        weir_backoff p = c();
+        return nanoseconds(weir_backoff_delay(&p, retry, draw, previous.count()));
+    }
+};
+
+// --------------------------------------------------------------- breaker
+
+// The breaker's policy (weir_sre); the defaults are weir_sre_preset().
+struct Sre {
+    double k = weir_sre_preset().k;
+    double floor = weir_sre_preset().floor;
+    double protection = weir_sre_preset().protection;
+    nanoseconds probe = nanoseconds(weir_sre_preset().probe_ns);
+    std::int32_t size = weir_sre_preset().size;
+    nanoseconds window = nanoseconds(weir_sre_preset().window_ns);
+
+    weir_sre c() const noexcept {
+        weir_sre out = weir_sre_preset();
+        out.k = k;
+        out.floor = floor;
+        out.protection = protection;
+        out.probe_ns = probe.count();
+        out.size = size;
+        out.window_ns = window.count();
+        return out;
+    }
+};
+
+// One call a breaker let through (weir_breaker_ticket), settled once with
+// Breaker::pass or Breaker::fail. Move-only, so that a copy cannot be
+// settled in the original's place; a moved-from ticket is empty and its
+// settle answers WEIR_ERR_BREAKER_TICKET.
+class BreakerTicket {
+public:
+    BreakerTicket() noexcept = default;
+    BreakerTicket(const BreakerTicket&) = delete;
+    BreakerTicket& operator=(const BreakerTicket&) = delete;
+    BreakerTicket(BreakerTicket&& other) noexcept : ticket_(std::exchange(other.ticket_, weir_breaker_ticket{})) {}
+    BreakerTicket& operator=(BreakerTicket&& other) noexcept {
+        ticket_ = std::exchange(other.ticket_, weir_breaker_ticket{});
+        return *this;
+    }
+    // True while the call is let through and not yet settled.
+    bool flying() const noexcept { return ticket_.flying == 1; }
+    weir_breaker_ticket* get() noexcept { return &ticket_; }
+
+private:
+    weir_breaker_ticket ticket_{};
+};
+
+// A circuit breaker that refuses a growing fraction of calls (weir_breaker).
+class Breaker : public detail::handle<weir_breaker, weir_breaker_free> {
+public:
+    // The policy is copied; `policy` may go away after the call.
+    static result<Breaker> make(const Sre& policy, instant now) noexcept {
+        weir_sre c = policy.c();
+        weir_breaker* out = nullptr;
+        weir_status status = weir_breaker_new(&c, now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return Breaker(out);
+    }
+    static result<Breaker> make(instant now) noexcept { return make(Sre{}, now); }
+
+    // `roll` is a draw from [0, 1). True: go ahead, and `ticket` holds the
+    // call until pass or fail settles it, once (a second settle answers
+    // WEIR_ERR_SETTLED and changes nothing).
+    bool allow(instant now, double roll, BreakerTicket& ticket) const noexcept {
+        return weir_breaker_allow(get(), now.ns(), roll, ticket.get());
+    }
+    std::error_code pass(BreakerTicket& ticket, instant now) const noexcept {
+        return detail::code(weir_breaker_pass(get(), ticket.get(), now.ns()));
+    }
+    std::error_code fail(BreakerTicket& ticket, instant now) const noexcept {
+        return detail::code(weir_breaker_fail(get(), ticket.get(), now.ns()));
+    }
+    double ratio(instant now) const noexcept { return weir_breaker_ratio(get(), now.ns()); }
+    result<weir_tally> tally(instant now) const noexcept {
+        weir_tally out{};
+        weir_status status = weir_breaker_tally(get(), now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+
+private:
+    explicit Breaker(weir_breaker* breaker) noexcept : handle(breaker) {}
+};
+
+}  // namespace weir
+
+#endif  // WEIR_HPP

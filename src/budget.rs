@@ -1,0 +1,184 @@
+//! C face of [`weir_core::budget`].
+
+use std::sync::Mutex;
+
+use static_assertions::{assert_eq_size, const_assert_eq};
+
+use crate::guard::{free_handle, lock, new_handle, on, policy_or, Guarded, Handle};
+use crate::status::weir_status::{self, *};
+use weir_core::budget::{Budget, BudgetError};
+
+/// `weir_retry_budget.form`: gRPC's retry throttling (design A6), a token
+/// count between `max_tokens` and zero.
+pub const WEIR_BUDGET_TOKENS: i32 = 0;
+/// `weir_retry_budget.form`: Finagle's RetryBudget, `percent` of the
+/// requests of the last `ttl_ns` plus `min_per_s` retries a second.
+pub const WEIR_BUDGET_PERCENT: i32 = 1;
+
+/// The constants of a retry budget. Start from `weir_retry_budget_preset()`
+/// and change what you need. Only the fields of the chosen `form` are read
+/// and checked; the others are ignored. 40 bytes, aligned as an int64_t.
+#[repr(C, align(8))]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct weir_retry_budget {
+    /// `WEIR_BUDGET_TOKENS` or `WEIR_BUDGET_PERCENT`; any other value is
+    /// `WEIR_ERR_UNKNOWN_KIND`.
+    pub form: i32,
+    /// Tokens: the most tokens, and where the count starts; in 1..1000
+    /// (A6's range).
+    pub max_tokens: i32,
+    /// Tokens: what each success gives back, rounded to the nearest
+    /// thousandth (A6 allows three decimal places); at least 0.0005, finite.
+    pub token_ratio: f64,
+    /// Percent: how long a request's credit lives, about; in [1 s, 60 s]
+    /// (Finagle's range). Counted in 10 slices of `ttl_ns / 10`.
+    pub ttl_ns: i64,
+    /// Percent: retries a second always allowed, on top of `percent`; zero
+    /// or more.
+    pub min_per_s: i32,
+    /// Always 0 (`WEIR_ERR_RESERVED` otherwise).
+    pub reserved: i32,
+    /// Percent: the share of requests that may be retried (0.2 is a fifth),
+    /// in [0, 1000].
+    pub percent: f64,
+}
+
+assert_eq_size!(weir_retry_budget, [u8; 40]);
+const_assert_eq!(core::mem::align_of::<weir_retry_budget>(), 8);
+const_assert_eq!(core::mem::offset_of!(weir_retry_budget, form), 0);
+const_assert_eq!(core::mem::offset_of!(weir_retry_budget, max_tokens), 4);
+const_assert_eq!(core::mem::offset_of!(weir_retry_budget, token_ratio), 8);
+const_assert_eq!(core::mem::offset_of!(weir_retry_budget, ttl_ns), 16);
+const_assert_eq!(core::mem::offset_of!(weir_retry_budget, min_per_s), 24);
+const_assert_eq!(core::mem::offset_of!(weir_retry_budget, reserved), 28);
+const_assert_eq!(core::mem::offset_of!(weir_retry_budget, percent), 32);
+
+impl From<BudgetError> for weir_status {
+    fn from(error: BudgetError) -> weir_status {
+        match error {
+            BudgetError::MaxTokens => WEIR_ERR_BUDGET_MAX_TOKENS,
+            BudgetError::TokenRatio => WEIR_ERR_BUDGET_TOKEN_RATIO,
+            BudgetError::Ttl => WEIR_ERR_BUDGET_TTL,
+            BudgetError::MinPerSecond => WEIR_ERR_BUDGET_MIN_PER_S,
+            BudgetError::Percent => WEIR_ERR_BUDGET_PERCENT,
+        }
+    }
+}
+
+/// The preset: Finagle's default budget (percent form, 20 % of the requests
+/// of the last 10 s plus 10 retries a second), with A6's example constants
+/// (10 tokens, 0.1 a success) filled in for the tokens form.
+#[no_mangle]
+pub extern "C" fn weir_retry_budget_preset() -> weir_retry_budget {
+    weir_retry_budget {
+        form: WEIR_BUDGET_PERCENT,
+        max_tokens: 10,
+        token_ratio: 0.1,
+        ttl_ns: 10_000_000_000,
+        min_per_s: 10,
+        reserved: 0,
+        percent: 0.2,
+    }
+}
+
+/// A retry budget: retries held to a share of real traffic, next to (not
+/// instead of) backoff.
+///
+/// Tokens form (gRPC A6): the count starts at `max_tokens`;
+/// `weir_budget_deposit` (a success) adds `token_ratio`, up to
+/// `max_tokens`; `weir_budget_withdraw` (a failure) takes 1, never below 0,
+/// and answers whether the count is still above `max_tokens / 2`. The count
+/// is exact in thousandths. Time is ignored.
+///
+/// Percent form (Finagle): `weir_budget_deposit` (a request that is not a
+/// retry) adds 1000; `weir_budget_withdraw` takes `cost = ⌊1000 /
+/// percent⌋` (1 when `percent` is 0) if alive credit + reserve ≥ cost,
+/// where reserve = `min_per_s × ⌊ttl_ns / 1 s⌋ × cost`. Credit and
+/// withdrawals are counted in 10 slices of `ttl_ns / 10` from the budget's
+/// making and live until the slice ten after their own begins: between 0.9
+/// and 1.0 × `ttl_ns`. Bound: the retries taken in the live slices (at
+/// least 0.9 × `ttl_ns`, under `ttl_ns`) are at most deposits there × 1000 /
+/// cost + `min_per_s × ⌊ttl_ns / 1 s⌋`; 1000 / cost is `percent` when 1000 /
+/// percent is whole, and a little above otherwise (Finagle's rounding).
+///
+/// A `now` earlier than one seen is no time passing. Safe to share between
+/// threads: each call takes a short per-handle lock. Heap per handle: about
+/// 250 bytes. Made by `weir_budget_new`, freed by `weir_budget_free`.
+pub struct weir_budget(Guarded<Mutex<Budget>>);
+
+impl Handle for weir_budget {
+    type State = Mutex<Budget>;
+    fn guarded(&self) -> &Guarded<Self::State> {
+        &self.0
+    }
+}
+
+/// Makes a budget at `now` and writes it to `*out`; the percent form's
+/// slices start at `now`. `policy` NULL means the preset. Checks, in order:
+/// `WEIR_ERR_MISALIGNED` (policy), `WEIR_ERR_RESERVED`,
+/// `WEIR_ERR_UNKNOWN_KIND` (form), then the chosen form's fields:
+/// `WEIR_ERR_BUDGET_MAX_TOKENS`, `WEIR_ERR_BUDGET_TOKEN_RATIO`, or
+/// `WEIR_ERR_BUDGET_TTL`, `WEIR_ERR_BUDGET_MIN_PER_S`,
+/// `WEIR_ERR_BUDGET_PERCENT`. `WEIR_ERR_NULL` if `out` is NULL; `*out` is
+/// written only on success.
+#[no_mangle]
+pub extern "C" fn weir_budget_new(
+    policy: *const weir_retry_budget,
+    now: i64,
+    out: *mut *mut weir_budget,
+) -> weir_status {
+    new_handle(out, || {
+        let p = policy_or(policy, weir_retry_budget_preset())?;
+        if p.reserved != 0 {
+            return Err(WEIR_ERR_RESERVED);
+        }
+        let budget = match p.form {
+            WEIR_BUDGET_TOKENS => Budget::tokens(p.max_tokens, p.token_ratio)?,
+            WEIR_BUDGET_PERCENT => Budget::percent(p.ttl_ns, p.min_per_s, p.percent, now)?,
+            _ => return Err(WEIR_ERR_UNKNOWN_KIND),
+        };
+        Ok(weir_budget(Guarded::new(Mutex::new(budget))))
+    })
+}
+
+/// Frees a budget. NULL is accepted and ignored.
+#[no_mangle]
+pub extern "C" fn weir_budget_free(budget: *mut weir_budget) {
+    free_handle(budget)
+}
+
+/// Counts one request as traffic at `now`. Tokens form: call it for each
+/// attempt that succeeded (`token_ratio` back). Percent form: call it for
+/// each request sent that is not a retry, whatever its outcome. Does
+/// nothing for a NULL budget.
+#[no_mangle]
+pub extern "C" fn weir_budget_deposit(budget: *const weir_budget, now: i64) {
+    on(budget, (), |state| lock(state).deposit(now))
+}
+
+/// Asks for one retry at `now`: true means send it. Tokens form: call it on
+/// every failed attempt, even one you would not retry; the failure takes its
+/// token whatever the answer (A6 counts failures, not retries). Percent
+/// form: true takes the retry's cost, false changes nothing. False for a
+/// NULL budget.
+#[no_mangle]
+pub extern "C" fn weir_budget_withdraw(budget: *const weir_budget, now: i64) -> bool {
+    on(budget, false, |state| lock(state).withdraw(now))
+}
+
+/// How many `weir_budget_withdraw` calls in a row would answer true at
+/// `now`, with no deposit between. A reading: changes nothing. 0 for a NULL
+/// budget.
+#[no_mangle]
+pub extern "C" fn weir_budget_left(budget: *const weir_budget, now: i64) -> i64 {
+    on(budget, 0, |state| lock(state).left(now))
+}
+
+/// The raw count at `now`. Tokens form: the token count in thousandths
+/// (10 tokens is 10000), in [0, 1000 × max_tokens]. Percent form: alive
+/// credit − alive withdrawals + reserve, in Finagle's units (1000 a
+/// request). A reading: changes nothing. 0 for a NULL budget.
+#[no_mangle]
+pub extern "C" fn weir_budget_tokens(budget: *const weir_budget, now: i64) -> i64 {
+    on(budget, 0, |state| lock(state).tokens_at(now))
+}

@@ -1,0 +1,271 @@
+//! C face of [`weir_core::concurrency`].
+
+use std::sync::Mutex;
+
+use static_assertions::{assert_eq_size, const_assert_eq};
+
+use crate::guard::{
+    free_handle, lock, new_handle, on, policy_or, status_on, usable, value_mut, write_out, Guarded,
+    Handle,
+};
+use crate::status::weir_status::{self, *};
+use weir_core::concurrency::{Concurrency, ConcurrencyError, Entry, Gradient};
+
+/// The largest `max_limit` a `weir_gradient` may have: 2^20 calls in flight.
+pub const WEIR_CONCURRENCY_MAX_LIMIT: i32 = 1 << 20;
+const_assert_eq!(
+    WEIR_CONCURRENCY_MAX_LIMIT,
+    weir_core::concurrency::MAX_LIMIT
+);
+
+/// The constants of the adaptive limit's controller (Gradient2; see
+/// `weir_concurrency`). Start from `weir_gradient_preset()` and change what
+/// you need; every field is checked when a limit is made from it. 40
+/// bytes, aligned as an int64_t.
+#[repr(C, align(8))]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct weir_gradient {
+    /// The limit before any sample; in [min_limit, max_limit].
+    pub initial_limit: i32,
+    /// The floor of the limit; at least 1.
+    pub min_limit: i32,
+    /// The ceiling of the limit; at most WEIR_CONCURRENCY_MAX_LIMIT.
+    pub max_limit: i32,
+    /// How much the limit may grow a sample while latency holds; in
+    /// [0, max_limit].
+    pub queue_size: i32,
+    /// How far a sample moves the limit toward its new value; in (0, 1].
+    pub smoothing: f64,
+    /// How much latency may grow before the limit falls; finite, at least 1
+    /// (1 is today's upstream Gradient2).
+    pub tolerance: f64,
+    /// The long-term latency average's window, in samples; at least 1.
+    pub long_window: i32,
+    /// Samples averaged plainly before the exponential average starts; at
+    /// least 1.
+    pub warmup: i32,
+}
+
+assert_eq_size!(weir_gradient, [u8; 40]);
+const_assert_eq!(core::mem::align_of::<weir_gradient>(), 8);
+const_assert_eq!(core::mem::offset_of!(weir_gradient, initial_limit), 0);
+const_assert_eq!(core::mem::offset_of!(weir_gradient, min_limit), 4);
+const_assert_eq!(core::mem::offset_of!(weir_gradient, max_limit), 8);
+const_assert_eq!(core::mem::offset_of!(weir_gradient, queue_size), 12);
+const_assert_eq!(core::mem::offset_of!(weir_gradient, smoothing), 16);
+const_assert_eq!(core::mem::offset_of!(weir_gradient, tolerance), 24);
+const_assert_eq!(core::mem::offset_of!(weir_gradient, long_window), 32);
+const_assert_eq!(core::mem::offset_of!(weir_gradient, warmup), 36);
+
+impl From<Gradient> for weir_gradient {
+    fn from(g: Gradient) -> weir_gradient {
+        weir_gradient {
+            initial_limit: g.initial_limit,
+            min_limit: g.min_limit,
+            max_limit: g.max_limit,
+            queue_size: g.queue_size,
+            smoothing: g.smoothing,
+            tolerance: g.tolerance,
+            long_window: g.long_window,
+            warmup: g.warmup,
+        }
+    }
+}
+
+impl From<weir_gradient> for Gradient {
+    fn from(g: weir_gradient) -> Gradient {
+        Gradient {
+            initial_limit: g.initial_limit,
+            min_limit: g.min_limit,
+            max_limit: g.max_limit,
+            queue_size: g.queue_size,
+            smoothing: g.smoothing,
+            tolerance: g.tolerance,
+            long_window: g.long_window,
+            warmup: g.warmup,
+        }
+    }
+}
+
+impl From<ConcurrencyError> for weir_status {
+    fn from(error: ConcurrencyError) -> weir_status {
+        match error {
+            ConcurrencyError::Limits => WEIR_ERR_CONCURRENCY_LIMITS,
+            ConcurrencyError::QueueSize => WEIR_ERR_CONCURRENCY_QUEUE,
+            ConcurrencyError::Smoothing => WEIR_ERR_CONCURRENCY_SMOOTHING,
+            ConcurrencyError::Tolerance => WEIR_ERR_CONCURRENCY_TOLERANCE,
+            ConcurrencyError::Window => WEIR_ERR_CONCURRENCY_WINDOW,
+        }
+    }
+}
+
+/// The preset: Gradient2's defaults (limit 20 in [20, 200], queue 4,
+/// smoothing 0.2, a 600-sample long window after 10 warm-up samples) with
+/// the older Gradient2's tolerance of 1.5.
+#[no_mangle]
+pub extern "C" fn weir_gradient_preset() -> weir_gradient {
+    Gradient::PRESET.into()
+}
+
+/// A call the adaptive limit let in: a plain value the caller keeps and
+/// hands back, by address, to `weir_concurrency_leave` of the same limit
+/// exactly once. `weir_concurrency_enter` fills it in. Read and written
+/// under the limit's lock, so two threads leaving with one flight at once
+/// leave once between them. 16 bytes, aligned as an int64_t: a misaligned
+/// one is refused, never read or written.
+#[repr(C, align(8))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct weir_flight {
+    /// When the call entered, on the caller's clock.
+    pub start: i64,
+    /// Calls in flight when it entered, itself included.
+    pub inflight: i32,
+    /// 1 while in flight, 0 once left (or refused).
+    pub flying: i32,
+}
+
+assert_eq_size!(weir_flight, [u8; 16]);
+const_assert_eq!(core::mem::align_of::<weir_flight>(), 8);
+const_assert_eq!(core::mem::offset_of!(weir_flight, start), 0);
+const_assert_eq!(core::mem::offset_of!(weir_flight, inflight), 8);
+const_assert_eq!(core::mem::offset_of!(weir_flight, flying), 12);
+
+/// An adaptive concurrency limit: a gate whose ceiling follows the latency
+/// it measures, with Netflix concurrency-limits' Gradient2 controller. A
+/// call enters while fewer than `⌊limit⌋` are in flight. On each leave, with
+/// `rtt = now − start` (at least 1 ns) and `inflight` as it entered:
+///
+///   longRtt = mean of the first `warmup` rtts, then
+///             longRtt × (1 − 2/(long_window+1)) + rtt × 2/(long_window+1)
+///   if longRtt / rtt > 2: longRtt ×= 0.9
+///   if inflight < limit / 2: no change (the caller is not using the room)
+///   gradient = max(0.5, min(1, tolerance × longRtt / rtt))
+///   limit    = limit × (1 − smoothing)
+///            + (limit × gradient + queue_size) × smoothing,
+///              held to [min_limit, max_limit]
+///
+/// So under steady latency the limit climbs by up to `queue_size ×
+/// smoothing` a sample to `max_limit`; when queueing raises latency past
+/// `tolerance` times the long average it falls, at most halving each
+/// sample's target; held long enough, a higher latency becomes the new
+/// baseline (Gradient2's design). A dropped call is a sample like any other,
+/// as upstream takes it. A `now` before `start` is a 1 ns sample. Safe to
+/// share between threads: each call takes a short per-handle lock, so the
+/// calls in flight never exceed the limit at the moment each entered. Heap
+/// per handle: about 110 bytes. Made by `weir_concurrency_new`, freed by
+/// `weir_concurrency_free`.
+pub struct weir_concurrency(Guarded<Mutex<Concurrency>>);
+
+impl Handle for weir_concurrency {
+    type State = Mutex<Concurrency>;
+    fn guarded(&self) -> &Guarded<Self::State> {
+        &self.0
+    }
+}
+
+/// Makes an adaptive limit at `initial_limit` with nothing in flight and
+/// writes it to `*out`. `policy` NULL means the preset. A bad policy gets its
+/// own status: `WEIR_ERR_CONCURRENCY_LIMITS`, `_QUEUE`, `_SMOOTHING`,
+/// `_TOLERANCE`, `_WINDOW` (checked in that order); `WEIR_ERR_MISALIGNED`
+/// for a misaligned policy. `WEIR_ERR_NULL` if `out` is NULL; `*out` is
+/// written only on success.
+#[no_mangle]
+pub extern "C" fn weir_concurrency_new(
+    policy: *const weir_gradient,
+    out: *mut *mut weir_concurrency,
+) -> weir_status {
+    new_handle(out, || {
+        let gradient = policy_or(policy, weir_gradient_preset())?;
+        let limit = Concurrency::new(gradient.into())?;
+        Ok(weir_concurrency(Guarded::new(Mutex::new(limit))))
+    })
+}
+
+/// Frees an adaptive limit. NULL is accepted and ignored.
+#[no_mangle]
+pub extern "C" fn weir_concurrency_free(limit: *mut weir_concurrency) {
+    free_handle(limit)
+}
+
+/// Asks to start one call at `now`. True: go ahead; `*flight` holds the
+/// call, to be given back once to `weir_concurrency_leave`. False: the
+/// limit is full, and `*flight` is written as already left. False, changing
+/// nothing, for a NULL limit or a NULL or misaligned `flight`.
+#[no_mangle]
+pub extern "C" fn weir_concurrency_enter(
+    limit: *const weir_concurrency,
+    now: i64,
+    flight: *mut weir_flight,
+) -> bool {
+    on(limit, false, |state| {
+        if usable(flight).is_err() {
+            return false;
+        }
+        let entered = lock(state).enter(now);
+        let written = match entered {
+            Some(entry) => weir_flight {
+                start: entry.start,
+                inflight: i32::try_from(entry.inflight).unwrap_or(i32::MAX),
+                flying: 1,
+            },
+            None => weir_flight {
+                start: now,
+                inflight: 0,
+                flying: 0,
+            },
+        };
+        write_out(flight, written).is_ok() && entered.is_some()
+    })
+}
+
+/// The call behind `*flight` ended at `now`; `dropped` says it timed out or
+/// was refused downstream rather than answered (a sample all the same, see
+/// `weir_concurrency`). It leaves flight, its latency moves the limit, and
+/// `*flight` is written as left. `WEIR_ERR_SETTLED`, changing nothing, if
+/// it already left (or was refused); `WEIR_ERR_INVALID_ARGUMENT` if its
+/// `flying` is neither 0 nor 1 or its `inflight` is below 1;
+/// `WEIR_ERR_NULL` for a NULL limit or flight; `WEIR_ERR_MISALIGNED`,
+/// changing nothing, for a misaligned flight.
+#[no_mangle]
+pub extern "C" fn weir_concurrency_leave(
+    limit: *const weir_concurrency,
+    flight: *mut weir_flight,
+    now: i64,
+    dropped: bool,
+) -> weir_status {
+    status_on(limit, |state| {
+        let mut limit = lock(state);
+        let held = value_mut(flight)?;
+        match held.flying {
+            0 => return Err(WEIR_ERR_SETTLED),
+            1 if held.inflight >= 1 => {}
+            _ => return Err(WEIR_ERR_INVALID_ARGUMENT),
+        }
+        let entry = Entry {
+            start: held.start,
+            inflight: i64::from(held.inflight),
+        };
+        limit.leave(entry, now, dropped);
+        held.flying = 0;
+        Ok(())
+    })
+}
+
+/// The limit calls are admitted against now, `⌊limit⌋`; 0 for a NULL limit.
+#[no_mangle]
+pub extern "C" fn weir_concurrency_limit(limit: *const weir_concurrency) -> i64 {
+    on(limit, 0, |state| lock(state).limit())
+}
+
+/// How many calls are in flight; 0 for a NULL limit.
+#[no_mangle]
+pub extern "C" fn weir_concurrency_flying(limit: *const weir_concurrency) -> i64 {
+    on(limit, 0, |state| lock(state).flying())
+}
+
+/// The long-term latency average in nanoseconds (0 before any sample); 0
+/// for a NULL limit.
+#[no_mangle]
+pub extern "C" fn weir_concurrency_long_rtt(limit: *const weir_concurrency) -> f64 {
+    on(limit, 0.0, |state| lock(state).long_rtt())
+}

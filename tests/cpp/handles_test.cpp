@@ -1,0 +1,358 @@
+// weir.hpp's handle classes (all but the breaker, in breaker_test.cpp):
+// each one's calls, moves, misuse of a moved-from object, and threads
+// sharing one handle.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "weir.hpp"
+
+using namespace std::chrono_literals;
+
+TEST(Gate, EntersUpToTheLimitAndLeaves) {
+    auto gate = weir::Gate::make(2);
+    ASSERT_TRUE(gate);
+    EXPECT_TRUE(gate->enter());
+    EXPECT_TRUE(gate->enter());
+    EXPECT_FALSE(gate->enter());
+    EXPECT_EQ(gate->held(), 2);
+    gate->leave();
+    EXPECT_EQ(gate->held(), 1);
+}
+
+TEST(Gate, MovesAndAMovedFromGateRefuses) {
+    weir::Gate gate = weir::Gate::make(1).value();
+    weir_gate* raw = gate.get();
+    weir::Gate moved(std::move(gate));
+    EXPECT_EQ(moved.get(), raw);
+    EXPECT_FALSE(gate);  // NOLINT(bugprone-use-after-move): the point of the test
+    EXPECT_FALSE(gate.enter());
+    EXPECT_EQ(gate.held(), 0);
+    gate.leave();  // does nothing
+    weir::Gate other = weir::Gate::make(5).value();
+    other = std::move(moved);  // frees other's gate, takes moved's
+    EXPECT_EQ(other.get(), raw);
+    EXPECT_TRUE(other.enter());
+    EXPECT_FALSE(other.enter());
+    weir_gate* released = other.release();
+    EXPECT_FALSE(other);
+    weir_gate_free(released);
+}
+
+TEST(Gate, ThreadsShareOneGate) {
+    const weir::Gate gate = weir::Gate::make(3).value();
+    std::atomic<int> inside{0};
+    std::atomic<int> most{0};
+    std::atomic<bool> over{false};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; t++) {
+        threads.emplace_back([&] {
+            for (int i = 0; i < 2000; i++) {
+                if (!gate.enter()) continue;
+                int now_inside = ++inside;
+                if (now_inside > 3) over = true;
+                int seen = most.load();
+                while (now_inside > seen && !most.compare_exchange_weak(seen, now_inside)) {
+                }
+                --inside;
+                gate.leave();
+            }
+        });
+    }
+    for (auto& thread : threads) thread.join();
+    EXPECT_FALSE(over.load());
+    EXPECT_EQ(gate.held(), 0);
+}
+
+TEST(Bucket, TakesTheBurstThenRefills) {
+    auto bucket = weir::Bucket::make(1.0, 2.0, 0);
+    ASSERT_TRUE(bucket);
+    EXPECT_TRUE(bucket->take(0));
+    EXPECT_TRUE(bucket->take(0));
+    EXPECT_FALSE(bucket->take(0));
+    EXPECT_EQ(bucket->next(0), 1s);
+    EXPECT_TRUE(bucket->take(weir::instant(0) + 1s));
+    EXPECT_DOUBLE_EQ(bucket->tokens(weir::instant(0) + 1s), 0.0);
+}
+
+TEST(Bucket, RefusesBadArgumentsWithTheirStatus) {
+    EXPECT_EQ(weir::Bucket::make(-1.0, 1.0, 0).error(), std::error_code(WEIR_ERR_NEGATIVE));
+    EXPECT_EQ(weir::Bucket::make(1.0 / 0.0, 1.0, 0).error(), std::error_code(WEIR_ERR_NOT_FINITE));
+    auto bucket = weir::Bucket::make(1.0, 1.0, 0);
+    EXPECT_FALSE(bucket->take(0, 0.0));
+    EXPECT_FALSE(bucket->take(0, 2.0));
+}
+
+TEST(Bucket, ThreadsShareOneBucketAndTakeExactlyTheBurst) {
+    const weir::Bucket bucket = weir::Bucket::make(0.0, 1000.0, 0).value();
+    std::atomic<int> taken{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; t++) {
+        threads.emplace_back([&] {
+            for (int i = 0; i < 1000; i++) {
+                if (bucket.take(0)) ++taken;
+            }
+        });
+    }
+    for (auto& thread : threads) thread.join();
+    EXPECT_EQ(taken.load(), 1000);
+}
+
+TEST(Bucket, MovedFromRefuses) {
+    weir::Bucket bucket = weir::Bucket::make(1.0, 1.0, 0).value();
+    weir::Bucket moved = std::move(bucket);
+    EXPECT_FALSE(bucket.take(0));  // NOLINT(bugprone-use-after-move)
+    EXPECT_EQ(bucket.next(0), weir::nanoseconds::max());
+    EXPECT_TRUE(moved.take(0));
+}
+
+TEST(Sliding, CountsAQuotaOverAnyWindow) {
+    auto sliding = weir::Sliding::make(2, 1s);
+    ASSERT_TRUE(sliding);
+    EXPECT_TRUE(sliding->take(0));
+    EXPECT_TRUE(sliding->take(weir::instant(0) + 500ms));
+    EXPECT_FALSE(sliding->take(weir::instant(0) + 600ms));
+    EXPECT_EQ(sliding->left(weir::instant(0) + 600ms), 0);
+    EXPECT_EQ(sliding->next(weir::instant(0) + 600ms), 400ms);
+    EXPECT_TRUE(sliding->take(weir::instant(0) + 1s));
+    EXPECT_EQ(weir::Sliding::make(0, 1s).error(), std::error_code(WEIR_ERR_QUOTA));
+    weir::Sliding moved = std::move(*sliding);
+    EXPECT_FALSE(sliding->take(0));  // NOLINT(bugprone-use-after-move)
+    EXPECT_EQ(moved.left(weir::instant(0) + 10s), 2);
+}
+
+TEST(Period, AnswersUnderHitOver) {
+    auto period = weir::Period::make(2, 1s);
+    ASSERT_TRUE(period);
+    EXPECT_EQ(period->take(0), weir::Quota::under);
+    EXPECT_EQ(period->take(0), weir::Quota::hit);
+    EXPECT_EQ(period->take(0), weir::Quota::over);
+    EXPECT_EQ(period->left(0), 0);
+    EXPECT_EQ(period->next(0), 1s);
+    EXPECT_EQ(period->take(weir::instant(0) + 1s), weir::Quota::under);
+    weir::Period moved(std::move(*period));
+    EXPECT_EQ(period->take(0), weir::Quota::over);  // NOLINT(bugprone-use-after-move)
+}
+
+TEST(Window, SumsAndCountsAndCopiesBuckets) {
+    auto window = weir::Window::make(4, 4s, 0);
+    ASSERT_TRUE(window);
+    EXPECT_EQ(window->size(), 4);
+    EXPECT_EQ(window->width(), 1s);
+    EXPECT_FALSE(window->add(0, 5));
+    EXPECT_FALSE(window->add(weir::instant(0) + 1s, 7));
+    auto total = window->total(weir::instant(0) + 1s);
+    ASSERT_TRUE(total);
+    EXPECT_EQ(total->sum, 12);
+    EXPECT_EQ(total->count, 2);
+    weir_total buckets[4] = {};
+    EXPECT_EQ(window->buckets(weir::instant(0) + 1s, true, buckets, 4), 4u);
+    EXPECT_EQ(buckets[2].sum, 5);
+    EXPECT_EQ(buckets[3].sum, 7);
+    EXPECT_EQ(weir::Window::make(4, 0s, 0).error(), std::error_code(WEIR_ERR_WINDOW_SPAN));
+    weir::Window moved = std::move(*window);
+    EXPECT_EQ(window->add(0, 1), std::error_code(WEIR_ERR_NULL));  // NOLINT(bugprone-use-after-move)
+    EXPECT_EQ(window->total(0).error(), std::error_code(WEIR_ERR_NULL));
+    EXPECT_EQ(moved.total(weir::instant(0) + 1s)->sum, 12);
+}
+
+TEST(Shedder, TicketsSettleOnce) {
+    auto shedder = weir::Shedder::make(0);
+    ASSERT_TRUE(shedder);
+    weir::Ticket ticket;
+    EXPECT_FALSE(ticket.flying());
+    ASSERT_TRUE(shedder->allow(0, 100, ticket));
+    EXPECT_TRUE(ticket.flying());
+    EXPECT_EQ(shedder->flying(), 1);
+    EXPECT_FALSE(shedder->pass(ticket, weir::instant(0) + 10ms));
+    EXPECT_EQ(shedder->pass(ticket, weir::instant(0) + 10ms), std::error_code(WEIR_ERR_SETTLED));
+    EXPECT_EQ(shedder->fail(ticket), std::error_code(WEIR_ERR_SETTLED));
+    EXPECT_EQ(shedder->flying(), 0);
+    auto stats = shedder->stats(weir::instant(0) + 10ms);
+    ASSERT_TRUE(stats);
+    EXPECT_EQ(stats->flying, 0);
+}
+
+TEST(Shedder, AMovedTicketSettlesOnceAndItsSourceIsSettled) {
+    auto shedder = weir::Shedder::make(weir::Shed{}, 0);
+    weir::Ticket ticket;
+    ASSERT_TRUE(shedder->allow(0, 0, ticket));
+    weir::Ticket moved = std::move(ticket);
+    EXPECT_FALSE(ticket.flying());  // NOLINT(bugprone-use-after-move)
+    EXPECT_TRUE(moved.flying());
+    EXPECT_FALSE(shedder->fail(moved));
+    EXPECT_EQ(shedder->flying(), 0);
+}
+
+TEST(Shedder, RefusesABadPolicy) {
+    weir::Shed policy;
+    policy.cpu = 1000;
+    EXPECT_EQ(weir::Shedder::make(policy, 0).error(), std::error_code(WEIR_ERR_SHED_CPU));
+    policy = weir::Shed{};
+    policy.beta = 1.0;
+    EXPECT_EQ(weir::Shedder::make(policy, 0).error(), std::error_code(WEIR_ERR_SHED_BETA));
+}
+
+TEST(Shedder, ThreadsShareOneShedder) {
+    const weir::Shedder shedder = weir::Shedder::make(0).value();
+    std::vector<std::thread> threads;
+    std::atomic<int> settled{0};
+    for (int t = 0; t < 4; t++) {
+        threads.emplace_back([&, t] {
+            for (int i = 0; i < 500; i++) {
+                weir::Ticket ticket;
+                weir::instant at = weir::instant(0) + weir::nanoseconds(i * 1000 + t);
+                if (shedder.allow(at, 0, ticket) && !shedder.pass(ticket, at)) ++settled;
+            }
+        });
+    }
+    for (auto& thread : threads) thread.join();
+    EXPECT_EQ(settled.load(), 2000);
+    EXPECT_EQ(shedder.flying(), 0);
+}
+
+TEST(Pool, MakesLendsAndTakesBack) {
+    weir::Limits limits;
+    limits.size = 2;
+    auto pool = weir::Pool::make(limits);
+    ASSERT_TRUE(pool);
+    weir::Taken taken = pool->take(0);
+    EXPECT_EQ(taken.kind, weir::Taken::Kind::make);
+    EXPECT_FALSE(pool->made(42, 0));
+    auto kept = pool->give(42, weir::instant(0) + 1ms);
+    ASSERT_TRUE(kept);
+    EXPECT_TRUE(*kept);
+    EXPECT_EQ(pool->idle(), 1);
+    taken = pool->take(weir::instant(0) + 2ms);
+    EXPECT_EQ(taken.kind, weir::Taken::Kind::ready);
+    EXPECT_EQ(taken.item, 42u);
+    EXPECT_EQ(pool->busy(), 1);
+    EXPECT_FALSE(pool->drop(42));
+    EXPECT_EQ(pool->live(), 0);
+    EXPECT_EQ(pool->give(7, 0).error(), std::error_code(WEIR_ERR_POOL_NOT_LENT));
+    EXPECT_EQ(pool->unmade(), std::error_code(WEIR_ERR_POOL_NO_RESERVATION));
+    EXPECT_EQ(pool->stats()->made, 1u);
+    EXPECT_EQ(pool->next_expiry(0), weir::nanoseconds::max());
+    std::uintptr_t out[4] = {};
+    EXPECT_EQ(pool->evict(0, out, 4), 0u);
+    EXPECT_EQ(pool->close(out, 4), 0u);
+    EXPECT_EQ(pool->take(0).kind, weir::Taken::Kind::wait);
+}
+
+TEST(Pool, RefusesBadLimitsAndAMovedFromPoolWaits) {
+    weir::Limits limits;
+    limits.size = 0;
+    EXPECT_EQ(weir::Pool::make(limits).error(), std::error_code(WEIR_ERR_POOL_SIZE));
+    limits = weir::Limits{};
+    limits.idle = -1;
+    EXPECT_EQ(weir::Pool::make(limits).error(), std::error_code(WEIR_ERR_POOL_IDLE));
+    weir::Pool pool = weir::Pool::make().value();
+    weir::Pool moved = std::move(pool);
+    EXPECT_EQ(pool.take(0).kind, weir::Taken::Kind::wait);  // NOLINT(bugprone-use-after-move)
+    EXPECT_EQ(pool.stats().error(), std::error_code(WEIR_ERR_NULL));
+    EXPECT_EQ(moved.take(0).kind, weir::Taken::Kind::make);
+}
+
+TEST(Pool, ThreadsShareOnePool) {
+    weir::Limits limits;
+    limits.size = 4;
+    limits.idle = 4;
+    const weir::Pool pool = weir::Pool::make(limits).value();
+    std::atomic<std::uintptr_t> next_item{1};
+    std::vector<std::thread> threads;
+    std::atomic<bool> broken{false};
+    for (int t = 0; t < 4; t++) {
+        threads.emplace_back([&] {
+            for (int i = 0; i < 500; i++) {
+                weir::Taken taken = pool.take(i);
+                std::uintptr_t item = taken.item;
+                if (taken.kind == weir::Taken::Kind::make) {
+                    item = next_item++;
+                    if (pool.made(item, i)) broken = true;
+                } else if (taken.kind != weir::Taken::Kind::ready) {
+                    continue;
+                }
+                auto kept = pool.give(item, i);
+                if (!kept) broken = true;
+            }
+        });
+    }
+    for (auto& thread : threads) thread.join();
+    EXPECT_FALSE(broken.load());
+    EXPECT_LE(pool.live(), 4);
+    EXPECT_EQ(pool.busy(), 0);
+}
+
+TEST(Rate, AWordAdmitsItsBurstPerWindow) {
+    auto limit = weir::RateLimit::make(10.0, 2);
+    ASSERT_TRUE(limit);
+    weir::Rate rate;
+    EXPECT_TRUE(rate.allow(*limit, 0));
+    EXPECT_TRUE(rate.allow(*limit, 0));
+    EXPECT_FALSE(rate.allow(*limit, 0));
+    EXPECT_GT(rate.next(*limit, 0), 0ns);
+    EXPECT_EQ(weir::RateLimit::make(0.0, 1).error(), std::error_code(WEIR_ERR_RATE_ZERO));
+    EXPECT_EQ(weir::RateLimit::make(1.0, 0).error(), std::error_code(WEIR_ERR_RATE_BURST));
+}
+
+TEST(Bloom, LimitsEachKey) {
+    auto limit = weir::RateLimit::make(1.0, 1);
+    auto bloom = weir::Bloom::make(10, 1, *limit, 1, 2);
+    ASSERT_TRUE(bloom);
+    EXPECT_TRUE(bloom->allow(0, "10.0.0.1"));
+    EXPECT_FALSE(bloom->allow(0, "10.0.0.1"));
+    EXPECT_GT(bloom->next(0, "10.0.0.1"), 0ns);
+    EXPECT_EQ(weir::Bloom::make(10, 0, *limit, 1, 2).error(), std::error_code(WEIR_ERR_BLOOM_HASHES));
+    weir::Bloom moved = std::move(*bloom);
+    EXPECT_FALSE(bloom->allow(0, "x"));  // NOLINT(bugprone-use-after-move)
+    EXPECT_EQ(bloom->next(0, "x"), weir::nanoseconds::max());
+}
+
+TEST(Limiter, BucketWindowAndCooldown) {
+    auto bucket = weir::Limiter::bucket(2, 1, 1s, 0, 2, 0);
+    ASSERT_TRUE(bucket);
+    EXPECT_EQ(bucket->capacity(), 2u);
+    EXPECT_TRUE(bucket->try_consume(0, 2));
+    EXPECT_FALSE(bucket->try_consume(0, 1));
+    EXPECT_EQ(bucket->consume(0, 1), std::error_code(WEIR_ERR_RATE_LIMITED));
+    EXPECT_EQ(bucket->available(weir::instant(0) + 1s), 1u);
+    auto window = weir::Limiter::fixed_window(3, 1s, 0, 3, 0);
+    ASSERT_TRUE(window);
+    EXPECT_TRUE(window->try_consume(0, 3));
+    EXPECT_EQ(window->available(weir::instant(0) + 1s), 3u);
+    auto cooldown = weir::Limiter::cooldown(1, 1s, 0, 1, 0);
+    ASSERT_TRUE(cooldown);
+    EXPECT_TRUE(cooldown->try_consume(0, 1));
+    EXPECT_FALSE(cooldown->try_consume(weir::instant(0) + 500ms, 1));
+    EXPECT_TRUE(cooldown->try_consume(weir::instant(0) + 1s, 1));
+    EXPECT_EQ(weir::Limiter::bucket(0, 1, 1s, 0, 0, 0).error(), std::error_code(WEIR_ERR_ZERO_CAPACITY));
+}
+
+TEST(Deadline, ExpiresAndSaysWhatIsLeft) {
+    weir::Deadline deadline(1s, 0);
+    EXPECT_FALSE(deadline.expired(weir::instant(0) + 999ms));
+    EXPECT_TRUE(deadline.expired(weir::instant(0) + 1s));
+    EXPECT_EQ(deadline.remaining(weir::instant(0) + 400ms), weir::nanoseconds(600ms));
+    weir::Deadline none(0s, 0);
+    EXPECT_FALSE(none.expired(weir::instant(INT64_MAX)));
+    EXPECT_FALSE(none.remaining(0).has_value());
+}
+
+TEST(Backoff, SchedulesRetries) {
+    weir::Backoff policy;
+    EXPECT_FALSE(policy.check());
+    EXPECT_TRUE(policy.more(1));
+    EXPECT_FALSE(policy.more(policy.attempts));
+    EXPECT_EQ(policy.ceiling(1), 100ms);
+    EXPECT_EQ(policy.ceiling(2), 200ms);
+    policy.jitter = WEIR_JITTER_RIGID;
+    EXPECT_EQ(policy.delay(2, 0.5), 200ms);
+    policy.factor = 0.5;
+    EXPECT_EQ(policy.check(), std::error_code(WEIR_ERR_BACKOFF_FACTOR));
+    EXPECT_EQ(policy.ceiling(1), weir::nanoseconds(-1));
+}

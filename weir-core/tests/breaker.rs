@@ -1,0 +1,268 @@
+//! Properties of the breaker over random call sequences (many calls at one
+//! instant, time going backwards, `now` at every 512 ns phase, the ends of
+//! the clock) at extreme policies:
+//!
+//! - readings are pure: `ratio`, `tally` and `runs` at any `now`, inserted
+//!   anywhere, change no later answer;
+//! - an error changes nothing: a second settle and a forged ticket are
+//!   refused, and every later answer is as if they had not been made;
+//! - time going backwards admits no more than the latest `now` would;
+//! - within the bound: the ratio stays in [0, 1), a refusal comes only with
+//!   a positive standing throttle and within `probe_ns` of the last call let
+//!   through, and only calls let through are counted, each once.
+#![cfg(feature = "alloc")]
+
+mod timeline;
+
+use proptest::prelude::*;
+use timeline::Step;
+use weir_core::breaker::{Breaker, Sre, Tally, Ticket, TicketError};
+
+const TAG: u32 = 7;
+
+#[derive(Clone, Debug)]
+enum Op {
+    Allow {
+        at: Step,
+        roll: f64,
+    },
+    /// Settle the open ticket `pick` (mod how many are open).
+    Pass {
+        at: Step,
+        pick: usize,
+    },
+    Fail {
+        at: Step,
+        pick: usize,
+    },
+    /// Settle again a ticket already settled: an error.
+    Again {
+        at: Step,
+        pick: usize,
+    },
+    /// A ticket this breaker never handed out: an error.
+    Forge {
+        at: Step,
+        serial: u64,
+        other: bool,
+    },
+    /// A reading.
+    Read {
+        at: Step,
+    },
+}
+
+#[derive(Clone, Debug)]
+struct Case {
+    sre: Sre,
+    start: i64,
+    ops: Vec<Op>,
+}
+
+fn sre() -> impl Strategy<Value = Sre> {
+    (
+        prop_oneof![Just(1.0), Just(1.1), Just(2.0), Just(1e300)],
+        prop_oneof![Just(0.0), Just(0.4), Just(1e3)],
+        prop_oneof![Just(0.0), Just(5.0), Just(1e300)],
+        prop_oneof![Just(1i64), Just(1_000), Just(1_000_000_000), Just(i64::MAX)],
+        prop_oneof![Just(-3i32), Just(1), Just(2), Just(40), Just(1024)],
+        prop_oneof![
+            Just(1i64),
+            Just(511),
+            Just(512),
+            Just(1_000_000),
+            Just(10_000_000_000),
+            Just(i64::MAX)
+        ],
+    )
+        .prop_map(
+            |(floor, extra, protection, probe_ns, size, window_ns)| Sre {
+                k: floor + extra,
+                floor,
+                protection,
+                probe_ns,
+                size,
+                window_ns,
+            },
+        )
+}
+
+fn roll() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        Just(0.0),
+        Just(0.999_999),
+        0.0..1.0f64,
+        Just(f64::NAN),
+        Just(7.0)
+    ]
+}
+
+fn case() -> impl Strategy<Value = Case> {
+    (sre(), timeline::start()).prop_flat_map(|(sre, start)| {
+        let width = (sre.window_ns / i64::from(sre.size.max(1))).max(1);
+        let scale = width.saturating_mul(2).min(1 << 40);
+        let step = timeline::step(scale);
+        let op = prop_oneof![
+            6 => (step.clone(), roll()).prop_map(|(at, roll)| Op::Allow { at, roll }),
+            2 => (step.clone(), any::<usize>()).prop_map(|(at, pick)| Op::Pass { at, pick }),
+            4 => (step.clone(), any::<usize>()).prop_map(|(at, pick)| Op::Fail { at, pick }),
+            1 => (step.clone(), any::<usize>()).prop_map(|(at, pick)| Op::Again { at, pick }),
+            1 => (step.clone(), any::<u64>(), any::<bool>())
+                .prop_map(|(at, serial, other)| Op::Forge { at, serial, other }),
+            3 => step.prop_map(|at| Op::Read { at }),
+        ];
+        (Just(sre), Just(start), prop::collection::vec(op, 1..160))
+            .prop_map(|(sre, start, ops)| Case { sre, start, ops })
+    })
+}
+
+/// What a call answered, for comparing two runs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Answer {
+    Allowed(Option<u64>),
+    Settled(Result<(), TicketError>),
+    /// A reading, compared bit for bit.
+    Read(u64, Tally, (i64, i64)),
+}
+
+fn read(breaker: &mut Breaker, now: i64) -> Answer {
+    Answer::Read(
+        breaker.ratio(now).to_bits(),
+        breaker.tally(now),
+        breaker.runs(now),
+    )
+}
+
+/// Runs `case`, skipping the readings and/or the calls meant to fail, and
+/// checks the bounds along the way. Returns every call's answer by its
+/// index, skipped ones left out, then readings at the end.
+fn run(case: &Case, skip_reads: bool, skip_errors: bool) -> Vec<(usize, Answer)> {
+    let mut breaker = Breaker::new(case.sre, case.start).unwrap().tagged(TAG);
+    let probe_ns = breaker.sre().probe_ns;
+    let mut answers = Vec::new();
+    let mut open: Vec<Ticket> = Vec::new();
+    let mut settled: Vec<Ticket> = Vec::new();
+    // The timeline's cursor moves with decisions and settles only, so that
+    // skipping a reading or an error leaves every other call's now as it was.
+    let mut cursor = case.start;
+    // The latest now the breaker has seen, and when it last let one through.
+    let mut latest = case.start;
+    let mut last_through = case.start;
+    let (mut through, mut counted) = (0i64, 0i64);
+    for (index, op) in case.ops.iter().enumerate() {
+        match *op {
+            Op::Allow { at, roll } => {
+                let now = at.from(cursor);
+                cursor = now;
+                let effective = now.max(latest);
+                timeline::no_more_than_at_latest(now, latest, |at| {
+                    breaker.clone().allow(at, roll).is_some()
+                });
+                let standing = breaker.ratio(now);
+                let ticket = breaker.allow(now, roll);
+                latest = effective;
+                match ticket {
+                    Some(ticket) => {
+                        assert_eq!((ticket.breaker, ticket.open), (TAG, true));
+                        through += 1;
+                        last_through = effective;
+                        open.push(ticket);
+                    }
+                    None => {
+                        assert!(standing > 0.0, "refused with a ratio of 0 at {now}");
+                        // Time saturates: a gap across the whole clock
+                        // reads as i64::MAX.
+                        let quiet = effective.saturating_sub(last_through);
+                        assert!(
+                            quiet <= probe_ns,
+                            "refused {quiet} ns after the last call let through"
+                        );
+                    }
+                }
+                answers.push((index, Answer::Allowed(ticket.map(|t| t.serial))));
+            }
+            Op::Pass { at, pick } | Op::Fail { at, pick } => {
+                if open.is_empty() {
+                    continue;
+                }
+                let now = at.from(cursor);
+                cursor = now;
+                latest = latest.max(now);
+                let mut ticket = open.swap_remove(pick % open.len());
+                let result = if matches!(op, Op::Pass { .. }) {
+                    breaker.pass(&mut ticket, now)
+                } else {
+                    breaker.fail(&mut ticket, now)
+                };
+                assert_eq!(result, Ok(()));
+                assert!(!ticket.open);
+                counted += 1;
+                settled.push(ticket);
+                answers.push((index, Answer::Settled(result)));
+            }
+            Op::Again { at, pick } => {
+                if skip_errors || settled.is_empty() {
+                    continue;
+                }
+                let at = at.from(cursor);
+                let mut ticket = settled[pick % settled.len()];
+                let result = if pick % 2 == 0 {
+                    breaker.pass(&mut ticket, at)
+                } else {
+                    breaker.fail(&mut ticket, at)
+                };
+                assert_eq!(result, Err(TicketError::Settled));
+            }
+            Op::Forge { at, serial, other } => {
+                if skip_errors {
+                    continue;
+                }
+                let at = at.from(cursor);
+                // Another breaker's tag, or this one's with a serial never
+                // handed out.
+                let mut ticket = if other {
+                    Ticket {
+                        breaker: TAG + 1,
+                        serial,
+                        open: true,
+                    }
+                } else {
+                    Ticket {
+                        breaker: TAG,
+                        serial: serial.max(through as u64 + 1),
+                        open: true,
+                    }
+                };
+                assert_eq!(breaker.fail(&mut ticket, at), Err(TicketError::Foreign));
+                assert!(ticket.open, "an error changes nothing, the ticket included");
+            }
+            Op::Read { at } => {
+                if skip_reads {
+                    continue;
+                }
+                let at = at.from(cursor);
+                let ratio = breaker.ratio(at);
+                assert!((0.0..1.0).contains(&ratio), "ratio {ratio} at {at}");
+                let tally = breaker.tally(at);
+                assert_eq!(tally.total, tally.success + tally.failure + tally.drop);
+                assert!(tally.success + tally.failure <= counted);
+            }
+        }
+        assert_eq!(breaker.unsettled(), open.len() as u64);
+    }
+    for now in [cursor, latest, cursor.saturating_add(1 << 40), i64::MAX] {
+        answers.push((usize::MAX, read(&mut breaker, now)));
+    }
+    answers
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn readings_are_pure_and_errors_change_nothing(case in case()) {
+        let all = run(&case, false, false);
+        prop_assert_eq!(&all, &run(&case, true, false), "a reading changed a later answer");
+        prop_assert_eq!(&all, &run(&case, false, true), "an error changed a later answer");
+    }
+}
