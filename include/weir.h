@@ -117,6 +117,11 @@
  *   inline (C11)weir_rate_allow_inline, weir_rate_next_inline
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
+ * weir_gcra — one-word token bucket (GCRA) in the caller's (shared) memory
+ *   policy   weir_gcra_limit, weir_gcra_limit_new
+ *   calls    weir_gcra_allow, weir_gcra_allow_n
+ *   reads    weir_gcra_next, weir_gcra_room
+ *
  * weir_bloom — rate words for millions of keys in fixed memory
  *   make     weir_bloom_new (copies the limit), weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
