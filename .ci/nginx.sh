@@ -66,7 +66,7 @@ http {
     fastcgi_temp_path $tmp/fastcgi;
     uwsgi_temp_path $tmp/uwsgi;
     scgi_temp_path $tmp/scgi;
-    weir_limit_zone \$http_x_client zone=one:1m rate=1r/m burst=$1 kind=window;
+    weir_limit_zone \$http_x_client zone=one:${2:-1m} rate=1r/m burst=$1 kind=window;
     weir_limit_zone \$http_x_client zone=idx:1m rate=1r/m burst=1 kind=window hashes=2;
     weir_limit_zone \$http_x_client zone=dry:1m rate=1r/m burst=1 kind=window;
     weir_limit_zone \$http_x_client zone=small:64k rate=1r/m burst=2 kind=window hashes=1;
@@ -195,6 +195,16 @@ else
 fi
 check "the old config keeps serving, its state too" "0 1" "$(counts /a k3 1)"
 check "same workers after the refused reload" "$before" "$(workers)"
+write_conf 3 2m
+lines=$(wc -l < "$tmp/logs/error.log")
+kill -HUP "$master"
+for _ in $(seq 100); do tail -n +"$lines" "$tmp/logs/error.log" | grep -q "cannot change" && break; sleep 0.1; done
+if tail -n +"$lines" "$tmp/logs/error.log" | grep -q 'weir_limit_zone "one": a reload cannot change a zone.s size'; then
+    ok "a changed size is refused loudly"
+else
+    bad "changed size: $(tail -n +"$lines" "$tmp/logs/error.log" | tail -3)"
+fi
+check "after the refused resize, the state is kept" "0 1" "$(counts /a k3 1)"
 write_conf 3
 
 # ---- many distinct keys, each sending half its burst (1 of 2) in one

@@ -1,12 +1,15 @@
 """Sends one request for each of N distinct keys (X-Client) to a weir_limit
 location, pipelined over a few keep-alive connections, and prints how many
-got 200 and 429: `distinct.py PORT PATH N`."""
+got 200 and 429: `distinct.py PORT PATH N`. With WEIR_FIXED_KEY set, every
+request carries that key instead."""
+import os
 import selectors
 import socket
 import sys
 
 port, path, total = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 CONNS, BATCH = 8, 200
+FIXED = os.environ.get("WEIR_FIXED_KEY")
 sel = selectors.DefaultSelector()
 counts = {"200": 0, "429": 0, "other": 0}
 next_key = 0
@@ -15,9 +18,9 @@ next_key = 0
 def batch():
     global next_key
     n = min(BATCH, total - next_key)
+    keys = [FIXED.encode() if FIXED else b"key-%d" % (next_key + i) for i in range(n)]
     reqs = b"".join(
-        b"GET %s HTTP/1.1\r\nHost: x\r\nX-Client: key-%d\r\n\r\n" % (path.encode(), next_key + i)
-        for i in range(n))
+        b"GET %s HTTP/1.1\r\nHost: x\r\nX-Client: %s\r\n\r\n" % (path.encode(), key) for key in keys)
     next_key += n
     return reqs, n
 
