@@ -183,27 +183,25 @@ for _ in $(seq 100); do [ "$(workers)" != "$before" ] && [ "$(workers | wc -w)" 
 if [ "$(workers)" != "$before" ]; then ok "reload: new workers"; else bad "reload: workers unchanged"; fi
 check "reload keeps the state (k1 still refused)" "0 2" "$(counts /a k1 2)"
 check "reload keeps the state (k3 fresh)" "3 1" "$(counts /a k3 4)"
+# refused_reload NAME WANT: a reload whose error log line says WANT.
+refused_reload() {
+    local lines
+    lines=$(wc -l < "$tmp/logs/error.log")
+    kill -HUP "$master"
+    for _ in $(seq 100); do tail -n +"$lines" "$tmp/logs/error.log" | grep -q "cannot change" && break; sleep 0.1; done
+    if tail -n +"$lines" "$tmp/logs/error.log" | grep -q "$2"; then
+        ok "$1 is refused loudly"
+    else
+        bad "$1: $(tail -n +"$lines" "$tmp/logs/error.log" | tail -3)"
+    fi
+}
 write_conf 4
-lines=$(wc -l < "$tmp/logs/error.log")
 before=$(workers)
-kill -HUP "$master"
-for _ in $(seq 100); do tail -n +"$lines" "$tmp/logs/error.log" | grep -q "cannot change" && break; sleep 0.1; done
-if tail -n +"$lines" "$tmp/logs/error.log" | grep -q 'weir_limit_zone "one": a reload cannot change'; then
-    ok "a changed shape is refused loudly"
-else
-    bad "changed shape: $(tail -n +"$lines" "$tmp/logs/error.log" | tail -3)"
-fi
+refused_reload "a changed shape" 'weir_limit_zone "one": a reload cannot change a zone.s rate'
 check "the old config keeps serving, its state too" "0 1" "$(counts /a k3 1)"
 check "same workers after the refused reload" "$before" "$(workers)"
 write_conf 3 2m
-lines=$(wc -l < "$tmp/logs/error.log")
-kill -HUP "$master"
-for _ in $(seq 100); do tail -n +"$lines" "$tmp/logs/error.log" | grep -q "cannot change" && break; sleep 0.1; done
-if tail -n +"$lines" "$tmp/logs/error.log" | grep -q 'weir_limit_zone "one": a reload cannot change a zone.s size'; then
-    ok "a changed size is refused loudly"
-else
-    bad "changed size: $(tail -n +"$lines" "$tmp/logs/error.log" | tail -3)"
-fi
+refused_reload "a changed size" 'weir_limit_zone "one": a reload cannot change a zone.s size'
 check "after the refused resize, the state is kept" "0 1" "$(counts /a k3 1)"
 write_conf 3
 
