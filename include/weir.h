@@ -1031,7 +1031,7 @@ typedef struct WEIR_ALIGN(8) {
 // but fill it only with `weir_gcra_limit_new`; every call that takes one
 // checks its ranges again (shift 0..4, per_token ≥ 1, tolerance from
 // per_token to 2^61 − 1, reserved 0) and refuses one outside them.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // Ticks one token is worth: ceil(2^shift × 10^9 / rate).
   uint64_t per_token;
   // Ticks a full word holds: burst × per_token.
@@ -1086,7 +1086,7 @@ typedef struct {
 // read one clock, lock-free where the target has 64-bit atomics
 // (`weir_words_shareable`). It must be 8-byte aligned; calls on a
 // misaligned word refuse. Use one limit per word. Memory: 8 bytes.
-typedef struct {
+typedef struct WEIR_ALIGN(8) {
   // The TAT in ticks. Zero is a full bucket; weir alone writes it.
   uint64_t state;
 } weir_gcra;

@@ -53,7 +53,7 @@ use weir_core::time::NEVER;
 /// read one clock, lock-free where the target has 64-bit atomics
 /// (`weir_words_shareable`). It must be 8-byte aligned; calls on a
 /// misaligned word refuse. Use one limit per word. Memory: 8 bytes.
-#[repr(C)]
+#[repr(C, align(8))]
 pub struct weir_gcra {
     /// The TAT in ticks. Zero is a full bucket; weir alone writes it.
     pub state: u64,
@@ -65,7 +65,7 @@ pub struct weir_gcra {
 /// but fill it only with `weir_gcra_limit_new`; every call that takes one
 /// checks its ranges again (shift 0..4, per_token ≥ 1, tolerance from
 /// per_token to 2^61 − 1, reserved 0) and refuses one outside them.
-#[repr(C)]
+#[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct weir_gcra_limit {
     /// Ticks one token is worth: ceil(2^shift × 10^9 / rate).
