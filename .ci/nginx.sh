@@ -134,6 +134,7 @@ badconf "unknown zone" 'weir_limit_zone $http_x_client zone=z:1m rate=1r/s burst
 badconf "size too small" 'weir_limit_zone $http_x_client zone=z:1k rate=1r/s burst=3;' 'weir_limit zone=z;' 'invalid "zone=z:1k"'
 badconf "bad hashes" 'weir_limit_zone $http_x_client zone=z:1m rate=1r/s burst=3 hashes=9;' 'weir_limit zone=z;' 'invalid "hashes=9"'
 badconf "bad rate unit" 'weir_limit_zone $http_x_client zone=z:1m rate=5r/h burst=3;' 'weir_limit zone=z;' 'invalid "rate=5r/h"'
+badconf "kind=smooth not in this build" 'weir_limit_zone $http_x_client zone=z:1m rate=1r/s burst=3 kind=smooth;' 'weir_limit zone=z;' 'invalid "kind=smooth"'
 
 write_conf 3
 out=$(nginx -t -p "$tmp" -c "$tmp/nginx.conf" -e "$tmp/logs/error.log" 2>&1)
