@@ -117,6 +117,11 @@
  *   inline (C11)weir_rate_allow_inline, weir_rate_next_inline
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
+ * weir_gcra — one-word token bucket (GCRA) in the caller's (shared) memory
+ *   policy   weir_gcra_limit, weir_gcra_limit_new
+ *   calls    weir_gcra_allow, weir_gcra_allow_n
+ *   reads    weir_gcra_next, weir_gcra_room
+ *
  * weir_bloom — rate words for millions of keys in fixed memory
  *   make     weir_bloom_new (copies the limit), weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -281,6 +286,14 @@
 #define WEIR_CONCURRENCY_MAX_LIMIT (1 << 20)
 #endif
 
+// The largest burst of a GCRA limit (2^53: every integer up to it is exact
+// as a double).
+#define WEIR_GCRA_MAX_BURST 9007199254740992
+
+// The fastest rate of a GCRA limit, a second: a token a tick at the
+// finest tick (2^-4 ns).
+#define WEIR_GCRA_MAX_RATE 16e9
+
 #if defined(WEIR_HOSTED)
 // The largest `size` a pool accepts (2^24).
 #define WEIR_POOL_MAX_SIZE 16777216
@@ -326,7 +339,7 @@
 // What a call that can fail reports. `WEIR_OK` is 0; every other value is
 // an error. Codes are grouped by area and are never renumbered or reused:
 // 1–99 general (30–39 targets and builds, 40–49 refunds), 100–199 the limiter, 200–299 the pool,
-// 300–399 breaker, shedder and window, 400–499 rate and bloom,
+// 300–399 breaker, shedder and window, 400–499 rate and bloom (430–449 the GCRA word),
 // 500–549 the retry budget, 550–599 the adaptive concurrency limit.
 // `weir_status_str` describes any value, known or not.
 enum weir_status
@@ -503,6 +516,17 @@ enum weir_status
   WEIR_ERR_BLOOM_FOREIGN = 414,
   // A memory region holds a bloom array of another layout version.
   WEIR_ERR_BLOOM_VERSION = 415,
+  // A GCRA limit's burst is outside 1..WEIR_GCRA_MAX_BURST.
+  WEIR_ERR_GCRA_BURST = 430,
+  // A GCRA limit of zero tokens a second.
+  WEIR_ERR_GCRA_ZERO = 431,
+  // A GCRA rate so slow that burst / rate outlasts the word's clock.
+  WEIR_ERR_GCRA_TOO_SLOW = 432,
+  // A GCRA rate above WEIR_GCRA_MAX_RATE (a token worth under a tick).
+  WEIR_ERR_GCRA_TOO_FAST = 433,
+  // A `weir_gcra_limit` whose fields are out of range: not one that
+  // `weir_gcra_limit_new` makes.
+  WEIR_ERR_GCRA_LIMIT_INVALID = 434,
   // A retry budget's `max_tokens` is outside 1..1000.
   WEIR_ERR_BUDGET_MAX_TOKENS = 500,
   // A retry budget's `token_ratio` is NaN, infinite, or under 0.0005
@@ -1000,6 +1024,72 @@ typedef struct WEIR_ALIGN(8) {
   // The budget in nanoseconds; zero or less: none, never expires.
   int64_t budget_ns;
 } weir_deadline;
+
+// A GCRA limit checked once by `weir_gcra_limit_new`, so that decisions do
+// integer work only. A plain value (24 bytes, no heap): copy it, keep it
+// anywhere, share it read-only between processes. Read its fields freely
+// but fill it only with `weir_gcra_limit_new`; every call that takes one
+// checks its ranges again (shift 0..4, per_token ≥ 1, tolerance from
+// per_token to 2^61 − 1, reserved 0) and refuses one outside them.
+typedef struct WEIR_ALIGN(8) {
+  // Ticks one token is worth: ceil(2^shift × 10^9 / rate).
+  uint64_t per_token;
+  // Ticks a full word holds: burst × per_token.
+  int64_t tolerance;
+  // A tick is 2^-shift ns.
+  uint32_t shift;
+  // Zero.
+  uint32_t reserved;
+} weir_gcra_limit;
+
+// A token bucket that is one 64-bit word (GCRA): a full word admits
+// `burst` at once, then one more every 1 / rate s; limit_req's shape,
+// where `weir_rate` is a fixed window. Never delays: it admits or refuses.
+//
+// The encoding (frozen from weir 0.2 on). The word is the theoretical
+// arrival time TAT as an unsigned count of ticks of 2^-shift ns on the
+// caller's clock, tick 0 at now = 0 (absolute, so every process that maps
+// the word reads it alike). The limit gives shift, per_token (ticks a
+// token is worth) and tolerance (ticks a full word holds); a stored value
+// above INT64_MAX (never written by weir) reads as INT64_MAX, a word that
+// never admits. Time is `now` in ns from 0 to max_now = 2^62 >> shift
+// (2^62 ns, 146 years, at shift 0, which every rate up to 7.8 million a
+// second gets, so a CLOCK_REALTIME reading works there; at least 2^58 ns,
+// 9.1 years, at the finest tick, shift 4: use CLOCK_MONOTONIC); a later
+// `now` counts as max_now (time stands still) and a negative one is
+// refused without a write. With t = now × 2^shift and a take of n tokens
+// costing c = n × per_token ticks:
+// - allow_n: passes iff max(TAT, t) + c ≤ t + tolerance, and then the
+//   word becomes max(TAT, t) + c: one compare-and-swap of the whole word,
+//   retried on the value found. A refusal writes nothing.
+// - next: 0 if a take of one token passes at `now`; else
+//   ceil((TAT + per_token − tolerance) / 2^shift) − now ns, or INT64_MAX if
+//   that instant is past max_now.
+//
+// The zero word is a full bucket at every now ≥ 0: ready to use. The
+// encoding uses all 64 bits and carries no version; a future encoding
+// will be a new type.
+//
+// What it promises. per_token = ceil(2^shift × 10^9 / rate) and
+// tolerance = burst × per_token, both exact, so a full word admits exactly
+// `burst` at one instant, and over any T ns of judged instants at most
+// burst + floor(T × rate / 10^9) tokens pass, whatever the order of the
+// instants (a `now` earlier than an earlier call's only finds less room:
+// time going backwards never admits more). Rounding runs against
+// admitting: a steady stream gets 2^shift × 10^9 / per_token tokens a
+// second, under `rate` by less than 1/128 of it (less than 1 / per_token
+// of it above 1.25e8 a second).
+//
+// Zero-initialise it (`weir_gcra g = {0};`) and never write it yourself.
+// It holds no pointer and no process-local state: it may live in a struct,
+// an array or memory shared between processes (mmap(MAP_SHARED)) that
+// read one clock, lock-free where the target has 64-bit atomics
+// (`weir_words_shareable`). It must be 8-byte aligned; calls on a
+// misaligned word refuse. Use one limit per word. Memory: 8 bytes.
+typedef struct WEIR_ALIGN(8) {
+  // The TAT in ticks. Zero is a full bucket; weir alone writes it.
+  uint64_t state;
+} weir_gcra;
 
 // An embeddable integer limiter: a plain 48-byte value (alignment 8) that
 // the caller places inside its own struct — no handle, no heap, no pointer
@@ -1786,6 +1876,41 @@ void weir_gate_leave(const weir_gate *gate);
 // How many are inside now; 0 for a NULL gate.
 int64_t weir_gate_held(const weir_gate *gate);
 #endif
+
+// Checks a rate and a burst once and writes the limit to `*out`. `burst`
+// must be 1..WEIR_GCRA_MAX_BURST (`WEIR_ERR_GCRA_BURST`); `rate_per_s`
+// finite (`WEIR_ERR_NOT_FINITE`), not negative (`WEIR_ERR_NEGATIVE`), not
+// zero (`WEIR_ERR_GCRA_ZERO`), at most WEIR_GCRA_MAX_RATE
+// (`WEIR_ERR_GCRA_TOO_FAST`); and burst / rate_per_s must fit the word's
+// clock, about 73 years at 1 ns a tick (`WEIR_ERR_GCRA_TOO_SLOW`). Checked
+// in that order. `WEIR_ERR_NULL` if `out` is NULL; `*out` is written only
+// on success. The tick is the coarsest in which a token is worth at least
+// 128 ticks (see `weir_gcra`).
+weir_status weir_gcra_limit_new(double rate_per_s, int64_t burst, weir_gcra_limit *out);
+
+// Whether one token may be taken at `now`, charging `*gcra` if so:
+// lock-free and exact under contention from any number of threads or
+// processes. A refusal writes nothing. Refuses (false) a negative `now`, a
+// NULL or misaligned `gcra`, and a NULL or invalid `limit`.
+bool weir_gcra_allow(weir_gcra *gcra, const weir_gcra_limit *limit, int64_t now);
+
+// Whether `n` tokens may be taken at `now`, all or nothing, charging
+// `*gcra` if so. Refuses (false, writing nothing) an `n` outside 1..burst
+// and whatever `weir_gcra_allow` refuses.
+bool weir_gcra_allow_n(weir_gcra *gcra, const weir_gcra_limit *limit, int64_t now, int64_t n);
+
+// Nanoseconds from `now` until `*gcra` would admit one token: 0 if it
+// would now (what a Retry-After header needs). Reads the word only, so it
+// changes no later answer. INT64_MAX for an instant past max_now, a
+// negative `now`, a NULL or misaligned `gcra`, or a NULL or invalid
+// `limit`.
+int64_t weir_gcra_next(const weir_gcra *gcra, const weir_gcra_limit *limit, int64_t now);
+
+// Whole tokens `*gcra` would admit at `now`, from 0 to burst (what a
+// RateLimit header's remaining needs). Reads the word only. 0 for a
+// negative `now`, a NULL or misaligned `gcra`, or a NULL or invalid
+// `limit`.
+int64_t weir_gcra_room(const weir_gcra *gcra, const weir_gcra_limit *limit, int64_t now);
 
 // Makes a token bucket of `capacity` units holding `initial_available`,
 // crediting `refill_amount` every `refill_interval_ns` counted from

@@ -13,7 +13,7 @@
 //!
 //! Without the default `std` feature this is the firmware build
 //! (README.md, "Firmware"): only the faces that need no heap compile
-//! (limiter, backoff, deadline, rate, status, version, atomic), a panic
+//! (limiter, backoff, deadline, rate, gcra, status, version, atomic), a panic
 //! aborts through [`firmware`]'s handler, and the handles, which need an
 //! allocator and a lock, are left out. The header declares those under
 //! `#if defined(WEIR_HOSTED)` (cbindgen.toml maps the `std` feature to it).
@@ -38,6 +38,7 @@ pub mod deadline;
 mod firmware;
 #[cfg(feature = "std")]
 pub mod gate;
+pub mod gcra;
 pub(crate) mod guard;
 pub mod limiter;
 #[cfg(feature = "std")]

@@ -3,7 +3,7 @@
 /// What a call that can fail reports. `WEIR_OK` is 0; every other value is
 /// an error. Codes are grouped by area and are never renumbered or reused:
 /// 1–99 general (30–39 targets and builds, 40–49 refunds), 100–199 the limiter, 200–299 the pool,
-/// 300–399 breaker, shedder and window, 400–499 rate and bloom,
+/// 300–399 breaker, shedder and window, 400–499 rate and bloom (430–449 the GCRA word),
 /// 500–549 the retry budget, 550–599 the adaptive concurrency limit.
 /// `weir_status_str` describes any value, known or not.
 #[repr(i32)]
@@ -194,6 +194,19 @@ pub enum weir_status {
     /// A memory region holds a bloom array of another layout version.
     WEIR_ERR_BLOOM_VERSION = 415,
 
+    // 430–449: the smooth (GCRA) word.
+    /// A GCRA limit's burst is outside 1..WEIR_GCRA_MAX_BURST.
+    WEIR_ERR_GCRA_BURST = 430,
+    /// A GCRA limit of zero tokens a second.
+    WEIR_ERR_GCRA_ZERO = 431,
+    /// A GCRA rate so slow that burst / rate outlasts the word's clock.
+    WEIR_ERR_GCRA_TOO_SLOW = 432,
+    /// A GCRA rate above WEIR_GCRA_MAX_RATE (a token worth under a tick).
+    WEIR_ERR_GCRA_TOO_FAST = 433,
+    /// A `weir_gcra_limit` whose fields are out of range: not one that
+    /// `weir_gcra_limit_new` makes.
+    WEIR_ERR_GCRA_LIMIT_INVALID = 434,
+
     // 500–549: the retry budget.
     /// A retry budget's `max_tokens` is outside 1..1000.
     WEIR_ERR_BUDGET_MAX_TOKENS = 500,
@@ -315,6 +328,11 @@ const ALL: &[weir_status] = {
         WEIR_ERR_BLOOM_TOO_SMALL,
         WEIR_ERR_BLOOM_FOREIGN,
         WEIR_ERR_BLOOM_VERSION,
+        WEIR_ERR_GCRA_BURST,
+        WEIR_ERR_GCRA_ZERO,
+        WEIR_ERR_GCRA_TOO_SLOW,
+        WEIR_ERR_GCRA_TOO_FAST,
+        WEIR_ERR_GCRA_LIMIT_INVALID,
         WEIR_ERR_BUDGET_MAX_TOKENS,
         WEIR_ERR_BUDGET_TOKEN_RATIO,
         WEIR_ERR_BUDGET_TTL,
@@ -431,6 +449,11 @@ impl weir_status {
             WEIR_ERR_BLOOM_VERSION => {
                 c"memory region holds a bloom array of another layout version"
             }
+            WEIR_ERR_GCRA_BURST => c"gcra burst is outside 1..2^53",
+            WEIR_ERR_GCRA_ZERO => c"gcra rate is zero",
+            WEIR_ERR_GCRA_TOO_SLOW => c"gcra rate too slow: burst / rate outlasts the word's clock",
+            WEIR_ERR_GCRA_TOO_FAST => c"gcra rate too fast: above 1.6e10 a second",
+            WEIR_ERR_GCRA_LIMIT_INVALID => c"not a weir_gcra_limit made by weir_gcra_limit_new",
             WEIR_ERR_BUDGET_MAX_TOKENS => c"budget max_tokens is outside 1..1000",
             WEIR_ERR_BUDGET_TOKEN_RATIO => {
                 c"budget token_ratio is not finite or rounds to under one thousandth"

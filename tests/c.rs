@@ -200,6 +200,8 @@ const ALIGNED_STRUCTS: &[&str] = &[
     "weir_pool_counters",
     "weir_rate",
     "weir_rate_limit",
+    "weir_gcra",
+    "weir_gcra_limit",
     "weir_shed",
     "weir_ticket",
     "weir_breaker_ticket",

@@ -267,6 +267,15 @@ const INDEX: &[Entry] = &[
         ],
     },
     Entry {
+        name: "weir_gcra",
+        what: "one-word token bucket (GCRA) in the caller's (shared) memory",
+        rows: &[
+            ("policy", &["weir_gcra_limit", "weir_gcra_limit_new"]),
+            ("calls", &["weir_gcra_allow", "weir_gcra_allow_n"]),
+            ("reads", &["weir_gcra_next", "weir_gcra_room"]),
+        ],
+    },
+    Entry {
         name: "weir_bloom",
         what: "rate words for millions of keys in fixed memory",
         rows: &[

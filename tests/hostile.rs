@@ -35,6 +35,7 @@ use weir::budget::*;
 use weir::concurrency::*;
 use weir::deadline::*;
 use weir::gate::*;
+use weir::gcra::*;
 use weir::limiter::*;
 use weir::period::*;
 use weir::pool::*;
@@ -741,6 +742,92 @@ fn rate_word_never_panics_and_next_agrees_with_allow() {
     }
     eprintln!("rate: {calls} calls");
     assert_no_panics("rate");
+}
+
+fn hostile_gcra_limit(rng: &mut Rng) -> weir_gcra_limit {
+    let mut limit = weir_gcra_limit {
+        per_token: 0,
+        tolerance: 0,
+        shift: 0,
+        reserved: 0,
+    };
+    let (per_s, burst) = if rng.one_in(2) {
+        (rng.unit() * 1e9 + 1e-3, 1 + rng.below(10_000) as i64)
+    } else {
+        (rng.f64(), rng.i64())
+    };
+    let status = sane(
+        weir_gcra_limit_new(per_s, burst, &mut limit),
+        "weir_gcra_limit_new",
+    );
+    if status != WEIR_OK || rng.one_in(8) {
+        match rng.below(4) {
+            0 => limit.per_token = rng.u64(),
+            1 => limit.tolerance = rng.i64(),
+            2 => limit.shift = rng.u32(),
+            _ => limit.reserved = rng.u32(),
+        }
+    }
+    limit
+}
+
+#[test]
+fn gcra_word_never_panics_and_next_agrees_with_allow() {
+    count_panics();
+    let mut rng = Rng::new(seed(0x6c4a));
+    let mut calls = 0u64;
+    let mut odd = [0u64; 8];
+    for _ in 0..20_000 {
+        let limit = hostile_gcra_limit(&mut rng);
+        let mut gcra = weir_gcra { state: 0 };
+        if rng.one_in(4) {
+            gcra.state = rng.u64();
+        }
+        let mut clock = Clock::new(&mut rng);
+        if rng.one_in(2) {
+            clock.now = clock.now.saturating_abs();
+        }
+        for _ in 0..30 {
+            let now = clock.tick(&mut rng);
+            let limit_ptr: *const weir_gcra_limit = if rng.one_in(40) { null() } else { &limit };
+            let gcra_ptr: *mut weir_gcra = match rng.below(40) {
+                0 => null_mut(),
+                1 => misaligned(&mut odd),
+                _ => &mut gcra,
+            };
+            let next = weir_gcra_next(gcra_ptr, limit_ptr, now);
+            let room = weir_gcra_room(gcra_ptr, limit_ptr, now);
+            let before = gcra.state;
+            let n = if rng.one_in(4) {
+                rng.i64()
+            } else {
+                1 + rng.below(3) as i64
+            };
+            let many = weir_gcra_allow_n(gcra_ptr, limit_ptr, now, n);
+            if !many {
+                assert_eq!(gcra.state, before, "a refused allow_n wrote");
+            }
+            let allowed = !many && weir_gcra_allow(gcra_ptr, limit_ptr, now);
+            calls += 4;
+            assert!(
+                next >= 0 && room >= 0,
+                "{limit:?} {:#x} at {now}: next {next}",
+                gcra.state
+            );
+            if now < 0 {
+                assert!(!allowed && !many && next == i64::MAX && room == 0);
+            }
+            if next == 0 && !many {
+                assert!(
+                    allowed,
+                    "{limit:?} {:#x} at {now}: next 0 but refused",
+                    gcra.state
+                );
+            }
+        }
+    }
+    eprintln!("gcra: {calls} calls");
+    assert_no_panics("gcra");
 }
 
 // ---------------------------------------------------------------------------

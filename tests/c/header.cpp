@@ -16,6 +16,8 @@ static_assert(alignof(weir_limits) == 8, "weir_limits is 8-aligned");
 static_assert(alignof(weir_pool_counters) == 8, "weir_pool_counters is 8-aligned");
 static_assert(alignof(weir_rate) == 8, "weir_rate is 8-aligned");
 static_assert(alignof(weir_rate_limit) == 8, "weir_rate_limit is 8-aligned");
+static_assert(alignof(weir_gcra) == 8, "weir_gcra is 8-aligned");
+static_assert(alignof(weir_gcra_limit) == 8, "weir_gcra_limit is 8-aligned");
 static_assert(alignof(weir_shed) == 8, "weir_shed is 8-aligned");
 static_assert(alignof(weir_ticket) == 8, "weir_ticket is 8-aligned");
 static_assert(alignof(weir_breaker_ticket) == 8, "weir_breaker_ticket is 8-aligned");

@@ -41,6 +41,7 @@ pub mod shedder;
 pub mod siphash;
 #[cfg(feature = "alloc")]
 pub mod sliding;
+pub mod smooth;
 pub mod time;
 #[cfg(feature = "alloc")]
 pub mod window;

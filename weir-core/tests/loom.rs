@@ -133,3 +133,37 @@ fn a_bloom_key_gets_at_most_k_times_the_burst_and_exactly_the_burst_with_k_1() {
         });
     }
 }
+
+fn smooth_limit(burst: i64) -> weir_core::smooth::SmoothLimit {
+    weir_core::smooth::SmoothLimit::new(1.0, burst).unwrap()
+}
+
+#[test]
+fn racing_calls_on_a_smooth_word_never_pass_the_burst() {
+    use weir_core::smooth;
+    model(|| {
+        let word = Arc::new(LoomWord::new(0));
+        let calls: Vec<Call<LoomWord>> = (0..3)
+            .map(|_| Box::new(|w: &LoomWord| smooth::allow(w, &smooth_limit(2), 0)) as Box<_>)
+            .collect();
+        assert_eq!(race(word.clone(), calls), 2);
+        assert!(!smooth::allow(&*word, &smooth_limit(2), 0));
+    });
+}
+
+#[test]
+fn a_stale_clock_on_a_smooth_word_cannot_take_a_token_twice() {
+    use weir_core::smooth;
+    model(|| {
+        // Burst 1, emptied at 0: one token is back at 1 s.
+        let word = Arc::new(LoomWord::new(0));
+        assert!(smooth::allow(&*word, &smooth_limit(1), 0));
+        let calls: Vec<Call<LoomWord>> = vec![
+            Box::new(|w: &LoomWord| smooth::allow(w, &smooth_limit(1), SECOND)),
+            Box::new(|w: &LoomWord| smooth::allow(w, &smooth_limit(1), SECOND)),
+            Box::new(|w: &LoomWord| smooth::allow(w, &smooth_limit(1), 0)),
+        ];
+        assert_eq!(race(word.clone(), calls), 1);
+        assert_eq!(smooth::next(&*word, &smooth_limit(1), SECOND), SECOND);
+    });
+}

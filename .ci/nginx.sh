@@ -1,0 +1,233 @@
+#!/usr/bin/env bash
+# The nginx module with real traffic on loopback (issue 15): builds the
+# module against Debian's nginx-dev, starts nginx (2 workers, 127.0.0.1, a
+# high port, every file in a temp dir), drives it with curl and wrk, stops
+# it by its pid, and asserts counts that elapsed time cannot change (1
+# request a minute, bursts asked at once). Ends with "N passed, N failed".
+#   .ci/nginx.sh            everything, 1,000,000 distinct keys
+#   WEIR_KEYS=100000 .ci/nginx.sh   a shorter distinct-key run
+# Needs: nginx nginx-dev curl wrk (Debian), a Rust toolchain.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+need=()
+for p in nginx nginx-dev curl wrk; do dpkg -s "$p" > /dev/null 2>&1 || need+=("$p"); done
+if [ ${#need[@]} -gt 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" > /dev/null
+fi
+
+so=$(modules/nginx/build.sh "$root/target/nginx") || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
+
+tmp=$(mktemp -d)
+chmod 755 "$tmp" # the workers (nobody) read html/
+port=$((20000 + RANDOM % 20000))
+passed=0
+failed=0
+master=
+
+ok() { passed=$((passed + 1)); echo "ok   $*"; }
+bad() { failed=$((failed + 1)); echo "FAIL $*"; }
+check() { # check NAME EXPECTED ACTUAL
+    if [ "$2" == "$3" ]; then ok "$1"; else bad "$1: expected [$2], got [$3]"; fi
+}
+
+stop() {
+    if [ -n "$master" ] && kill -0 "$master" 2> /dev/null; then
+        kill -QUIT "$master"
+        for _ in $(seq 100); do kill -0 "$master" 2> /dev/null || break; sleep 0.1; done
+        kill -0 "$master" 2> /dev/null && kill -KILL "$master"
+    fi
+    master=
+}
+trap 'stop; rm -rf "$tmp"' EXIT
+
+mkdir -p "$tmp/html/idx" "$tmp/logs"
+echo hello > "$tmp/html/index.html"
+echo hello > "$tmp/html/idx/index.html"
+for f in a b two dry code inherit srv bulk; do echo "$f" > "$tmp/html/$f"; done
+
+# write_conf BURST_OF_ZONE_ONE
+write_conf() {
+    cat > "$tmp/nginx.conf" << EOF
+load_module $so;
+worker_processes ${WORKERS:-2};
+daemon on;
+master_process on;
+pid $tmp/nginx.pid;
+error_log $tmp/logs/error.log info;
+events { worker_connections 1024; }
+http {
+    access_log $tmp/logs/access.log;
+    keepalive_requests 10000000;
+    log_format weir '\$pid \$http_x_client \$status \$weir_limit_status';
+    client_body_temp_path $tmp/body;
+    proxy_temp_path $tmp/proxy;
+    fastcgi_temp_path $tmp/fastcgi;
+    uwsgi_temp_path $tmp/uwsgi;
+    scgi_temp_path $tmp/scgi;
+    weir_limit_zone \$http_x_client zone=one:${2:-1m} rate=1r/m burst=$1 kind=window;
+    weir_limit_zone \$http_x_client zone=idx:1m rate=1r/m burst=1 kind=window hashes=2;
+    weir_limit_zone \$http_x_client zone=dry:1m rate=1r/m burst=1 kind=window;
+    weir_limit_zone \$http_x_client zone=small:64k rate=1r/m burst=2 kind=window hashes=1;
+    weir_limit_zone \$http_x_client zone=bulk:33m rate=1r/m burst=2 kind=window;
+    server {
+        listen 127.0.0.1:$port reuseport;
+        root $tmp/html;
+        access_log $tmp/logs/weir.log weir;
+        add_header X-Weir \$weir_limit_status always;
+        weir_limit zone=small;
+        location = /a { weir_limit zone=one; }
+        location = /b { weir_limit zone=one; }
+        location /idx/ { weir_limit zone=idx; index index.html; }
+        location = /dry { weir_limit zone=dry dry_run; weir_limit_log_level warn; }
+        location = /code { weir_limit zone=idx; weir_limit_status 503; }
+        location = /two { weir_limit zone=one; weir_limit zone=idx; }
+        location = /inherit { }
+        location = /bulk { weir_limit zone=bulk; access_log off; }
+        location = /health { return 204; }
+    }
+}
+EOF
+}
+
+workers() { pgrep -P "$master" | sort | tr '\n' ' '; }
+
+start() {
+    nginx -p "$tmp" -c "$tmp/nginx.conf" -e "$tmp/logs/error.log" || return 1
+    for _ in $(seq 100); do
+        [ -s "$tmp/nginx.pid" ] && curl -s -o /dev/null "http://127.0.0.1:$port/health" && break
+        sleep 0.1
+    done
+    master=$(cat "$tmp/nginx.pid")
+}
+
+# get PATH KEY -> status
+get() { curl -s -o /dev/null -w '%{http_code}' -H "X-Client: $2" "http://127.0.0.1:$port$1"; }
+# counts PATH KEY N -> "200s 429s"
+counts() {
+    local ok=0 no=0 s
+    for _ in $(seq "$3"); do
+        s=$(get "$1" "$2")
+        case $s in 200) ok=$((ok + 1)) ;; 429) no=$((no + 1)) ;; esac
+    done
+    echo "$ok $no"
+}
+
+# ---- nginx -t refuses bad configuration, naming the directive and value.
+badconf() { # NAME ZONE_LINE LIMIT_LINE WANT
+    cat > "$tmp/bad.conf" << EOF
+load_module $so;
+pid $tmp/bad.pid;
+error_log $tmp/logs/bad.log;
+events { }
+http { $2 server { listen 127.0.0.1:$port; location / { $3 } } }
+EOF
+    local out
+    out=$(nginx -t -p "$tmp" -c "$tmp/bad.conf" -e "$tmp/logs/bad.log" 2>&1)
+    if [ $? -ne 0 ] && grep -qF -- "$4" <<< "$out"; then ok "nginx -t: $1"; else bad "nginx -t: $1: $out"; fi
+}
+badconf "zero rate" 'weir_limit_zone $http_x_client zone=z:1m rate=0r/s burst=3;' 'weir_limit zone=z;' 'weir_limit_zone: invalid "rate=0r/s"'
+badconf "burst out of range" 'weir_limit_zone $http_x_client zone=z:1m rate=1r/s burst=2000;' 'weir_limit zone=z;' 'weir_limit_zone: invalid "burst=2000"'
+badconf "burst zero" 'weir_limit_zone $http_x_client zone=z:1m rate=1r/s burst=0;' 'weir_limit zone=z;' 'invalid "burst=0"'
+badconf "unknown zone" 'weir_limit_zone $http_x_client zone=z:1m rate=1r/s burst=3;' 'weir_limit zone=nope;' 'weir_limit: unknown zone "zone=nope"'
+badconf "size too small" 'weir_limit_zone $http_x_client zone=z:1k rate=1r/s burst=3;' 'weir_limit zone=z;' 'invalid "zone=z:1k"'
+badconf "bad hashes" 'weir_limit_zone $http_x_client zone=z:1m rate=1r/s burst=3 hashes=9;' 'weir_limit zone=z;' 'invalid "hashes=9"'
+badconf "bad rate unit" 'weir_limit_zone $http_x_client zone=z:1m rate=5r/h burst=3;' 'weir_limit zone=z;' 'invalid "rate=5r/h"'
+badconf "kind=smooth not in this build" 'weir_limit_zone $http_x_client zone=z:1m rate=1r/s burst=3 kind=smooth;' 'weir_limit zone=z;' 'invalid "kind=smooth"'
+
+write_conf 3
+out=$(nginx -t -p "$tmp" -c "$tmp/nginx.conf" -e "$tmp/logs/error.log" 2>&1)
+if [ $? -eq 0 ]; then ok "nginx -t: the test config"; else bad "nginx -t: $out"; fi
+start || { bad "nginx did not start: $(tail -5 "$tmp/logs/error.log")"; echo "$passed passed, $failed failed"; exit 1; }
+check "two workers" 2 "$(workers | wc -w)"
+
+# ---- exact counts per key across workers; keys independent.
+check "key k1: burst 3 of 10 admitted, across workers" "3 7" "$(counts /a k1 10)"
+check "key k1 shares its zone between locations" "0 3" "$(counts /b k1 3)"
+check "key k2 is independent of k1" "3 2" "$(counts /a k2 5)"
+served=$(awk '$2 == "k1" { print $1 }' "$tmp/logs/weir.log" | sort -u | wc -l)
+if [ "$served" -ge 2 ]; then ok "k1 was served by $served workers"; else bad "k1 served by $served worker(s) only"; fi
+check "an empty key is not limited" "20 0" "$(counts /a '' 20)"
+
+# ---- status, Retry-After, RateLimit headers, the variable.
+h=$(curl -s -D - -o /dev/null -H "X-Client: k1" "http://127.0.0.1:$port/a" | tr -d '\r')
+check "refused: 429" "HTTP/1.1 429 Too Many Requests" "$(head -1 <<< "$h")"
+retry=$(sed -n 's/^Retry-After: //p' <<< "$h")
+if [ -n "$retry" ] && [ "$retry" -ge 1 ] && [ "$retry" -le 180 ]; then ok "Retry-After $retry"; else bad "Retry-After [$retry]"; fi
+check "RateLimit-Policy" '"one";q=3;w=180' "$(sed -n 's/^RateLimit-Policy: //p' <<< "$h")"
+check "RateLimit" "\"one\";r=0;t=$retry" "$(sed -n 's/^RateLimit: //p' <<< "$h")"
+check "\$weir_limit_status on a refusal" "REJECTED" "$(sed -n 's/^X-Weir: //p' <<< "$h")"
+h=$(curl -s -D - -o /dev/null -H "X-Client: k9" "http://127.0.0.1:$port/a" | tr -d '\r')
+check "\$weir_limit_status on a pass" "PASSED" "$(sed -n 's/^X-Weir: //p' <<< "$h")"
+check "weir_limit_status 503" "200 503" "$(get /code c1) $(get /code c1)"
+
+# ---- dry run admits all and logs.
+check "dry run admits all" "5 0" "$(counts /dry d1 5)"
+n=$(grep -c 'would refuse, dry run, zone "dry", key "d1"' "$tmp/logs/error.log")
+check "dry run logs each would-be refusal" 4 "$n"
+h=$(curl -s -D - -o /dev/null -H "X-Client: d1" "http://127.0.0.1:$port/dry" | tr -d '\r')
+check "\$weir_limit_status in a dry run" "REJECTED_DRY_RUN" "$(sed -n 's/^X-Weir: //p' <<< "$h")"
+
+# ---- index: one request, one charge (burst 1).
+check "a request through index is charged once" "200 429" "$(get /idx/ i1) $(get /idx/ i1)"
+
+# ---- several weir_limit all apply; a level with none inherits.
+check "two limits: the tighter (idx, burst 1) applies" "1 2" "$(counts /two t1 3)"
+check "two limits: the other one (one) was charged by all three" "0 1" "$(counts /a t1 1)"
+check "inherited from the server (small, burst 2)" "2 2" "$(counts /inherit s1 4)"
+
+# ---- reload keeps the state; a changed shape is refused loudly.
+before=$(workers)
+kill -HUP "$master"
+for _ in $(seq 100); do [ "$(workers)" != "$before" ] && [ "$(workers | wc -w)" -eq 2 ] && break; sleep 0.1; done
+if [ "$(workers)" != "$before" ]; then ok "reload: new workers"; else bad "reload: workers unchanged"; fi
+check "reload keeps the state (k1 still refused)" "0 2" "$(counts /a k1 2)"
+check "reload keeps the state (k3 fresh)" "3 1" "$(counts /a k3 4)"
+# refused_reload NAME WANT: a reload whose error log line says WANT.
+refused_reload() {
+    local lines
+    lines=$(wc -l < "$tmp/logs/error.log")
+    kill -HUP "$master"
+    for _ in $(seq 100); do tail -n +"$lines" "$tmp/logs/error.log" | grep -q "cannot change" && break; sleep 0.1; done
+    if tail -n +"$lines" "$tmp/logs/error.log" | grep -q "$2"; then
+        ok "$1 is refused loudly"
+    else
+        bad "$1: $(tail -n +"$lines" "$tmp/logs/error.log" | tail -3)"
+    fi
+}
+write_conf 4
+before=$(workers)
+refused_reload "a changed shape" 'weir_limit_zone "one": a reload cannot change a zone.s rate'
+check "the old config keeps serving, its state too" "0 1" "$(counts /a k3 1)"
+check "same workers after the refused reload" "$before" "$(workers)"
+write_conf 3 2m
+refused_reload "a changed size" 'weir_limit_zone "one": a reload cannot change a zone.s size'
+check "after the refused resize, the state is kept" "0 1" "$(counts /a k3 1)"
+write_conf 3
+
+# ---- many distinct keys, each sending half its burst (1 of 2) in one
+# window: the false refusals stay under the formula.
+keys=${WEIR_KEYS:-1000000}
+dist=$(timeout 600 python3 modules/nginx/test/distinct.py "$port" /bulk "$keys" | sed -n 's/^distinct: //p')
+ok_n=$(sed -n 's/.*ok=\([0-9]*\).*/\1/p' <<< "$dist")
+no_n=$(sed -n 's/.*refused=\([0-9]*\).*/\1/p' <<< "$dist")
+total=$((ok_n + no_n))
+# Zone bulk: 33m holds 2^22 words (M), k = 3, burst B = 2: a key is
+# refused when all k of its words already hold B charges of other keys,
+# about (P[Poisson(kN/M) >= B])^k. The test allows twice that.
+limit=$(python3 -c "
+import math; N=$total; M=2**22; k=3; B=2; l=k*N/M
+p=1-math.exp(-l)*sum(l**j/math.factorial(j) for j in range(B))
+print(int(2*N*p**k)+10)")
+echo "     distinct keys: $total answered, $no_n falsely refused (limit $limit)"
+if [ "$total" -ge $((keys * 99 / 100)) ] && [ "$no_n" -le "$limit" ]; then
+    ok "$total distinct keys: $no_n false refusals <= $limit"
+else
+    bad "distinct keys: [$dist], limit $limit"
+fi
+
+stop
+if [ -z "$(pgrep -f "$tmp/nginx.conf")" ]; then ok "nginx stopped by its pid"; else bad "nginx still running"; fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,553 @@
+/* ngx_http_weir_limit_module: limits requests by key across all workers in
+ * a fixed-size shared zone holding a weir bloom array (README.md, "nginx").
+ *
+ *   weir_limit_zone KEY zone=NAME:SIZE rate=RATE burst=N [kind=window] [hashes=K];
+ *   weir_limit zone=NAME [dry_run];
+ *   weir_limit_status CODE;
+ *   weir_limit_log_level info|notice|warn|error;
+ *
+ * A request is judged once, in the preaccess phase: the mark that says so
+ * hangs on the request's pool (a cleanup), which internal redirects keep,
+ * where a module ctx would be wiped by them. weir never delays: a request
+ * is admitted or refused. */
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include <sys/random.h>
+#include <time.h>
+
+#include "weir.h"
+
+/* The zone: a 64-byte module header (magic, shape, seed), then the bloom
+ * region laid by weir_bloom_init_in. The shape is compared on reload. */
+#define WEIR_NGX_MAGIC 0x31786e67726965ULL /* "weirgnx1" */
+#define WEIR_NGX_HEADER 64
+
+typedef struct {
+    uint64_t magic;
+    weir_rate_limit limit;
+    uint32_t size_log2;
+    uint32_t hashes;
+    uint64_t seed[2];
+    uint64_t pad[2];
+} weir_ngx_header_t;
+
+typedef struct {
+    ngx_str_t name;
+    ngx_http_complex_value_t key;
+    ngx_uint_t rate_milli; /* requests per 1000 s, for the headers */
+    ngx_uint_t rate_per_minute; /* 1 when the rate was given in r/m */
+    ngx_uint_t rate_number;
+    ngx_uint_t burst;
+    ngx_uint_t hashes;
+    uint32_t size_log2;
+    size_t size;
+    weir_rate_limit limit;
+    ngx_shm_zone_t *shm_zone;
+    weir_ngx_header_t *header; /* in the zone, once it is laid */
+    void *region;              /* the bloom region */
+    size_t region_len;
+} ngx_http_weir_zone_t;
+
+typedef struct {
+    ngx_http_weir_zone_t *zone;
+    ngx_flag_t dry_run;
+} ngx_http_weir_limit_t;
+
+typedef struct {
+    ngx_array_t zones;   /* of ngx_http_weir_zone_t * */
+    ngx_array_t pending; /* of ngx_http_weir_pending_t: names to resolve */
+} ngx_http_weir_main_conf_t;
+
+typedef struct {
+    ngx_str_t name;
+    ngx_http_weir_limit_t *limit;
+    ngx_str_t file;
+    ngx_uint_t line;
+} ngx_http_weir_pending_t;
+
+typedef struct {
+    ngx_array_t *limits; /* of ngx_http_weir_limit_t */
+    ngx_uint_t status_code;
+    ngx_uint_t log_level;
+} ngx_http_weir_loc_conf_t;
+
+/* The judgement of one request, on its pool. */
+enum { WEIR_PASSED = 1, WEIR_REJECTED, WEIR_REJECTED_DRY_RUN };
+typedef struct {
+    ngx_uint_t status;
+} ngx_http_weir_ctx_t;
+
+static ngx_int_t ngx_http_weir_add_variables(ngx_conf_t *cf);
+static ngx_int_t ngx_http_weir_init(ngx_conf_t *cf);
+static void *ngx_http_weir_create_main_conf(ngx_conf_t *cf);
+static void *ngx_http_weir_create_loc_conf(ngx_conf_t *cf);
+static char *ngx_http_weir_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child);
+static char *ngx_http_weir_zone_directive(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+static char *ngx_http_weir_limit_directive(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+
+static ngx_conf_enum_t ngx_http_weir_log_levels[] = {{ngx_string("info"), NGX_LOG_INFO},
+                                                     {ngx_string("notice"), NGX_LOG_NOTICE},
+                                                     {ngx_string("warn"), NGX_LOG_WARN},
+                                                     {ngx_string("error"), NGX_LOG_ERR},
+                                                     {ngx_null_string, 0}};
+
+static ngx_conf_num_bounds_t ngx_http_weir_status_bounds = {ngx_conf_check_num_bounds, 400, 599};
+
+static ngx_command_t ngx_http_weir_commands[] = {
+    {ngx_string("weir_limit_zone"), NGX_HTTP_MAIN_CONF | NGX_CONF_2MORE,
+     ngx_http_weir_zone_directive, 0, 0, NULL},
+    {ngx_string("weir_limit"), NGX_HTTP_MAIN_CONF | NGX_HTTP_SRV_CONF | NGX_HTTP_LOC_CONF | NGX_CONF_TAKE12,
+     ngx_http_weir_limit_directive, NGX_HTTP_LOC_CONF_OFFSET, 0, NULL},
+    {ngx_string("weir_limit_status"), NGX_HTTP_MAIN_CONF | NGX_HTTP_SRV_CONF | NGX_HTTP_LOC_CONF | NGX_CONF_TAKE1,
+     ngx_conf_set_num_slot, NGX_HTTP_LOC_CONF_OFFSET, offsetof(ngx_http_weir_loc_conf_t, status_code),
+     &ngx_http_weir_status_bounds},
+    {ngx_string("weir_limit_log_level"),
+     NGX_HTTP_MAIN_CONF | NGX_HTTP_SRV_CONF | NGX_HTTP_LOC_CONF | NGX_CONF_TAKE1, ngx_conf_set_enum_slot,
+     NGX_HTTP_LOC_CONF_OFFSET, offsetof(ngx_http_weir_loc_conf_t, log_level), &ngx_http_weir_log_levels},
+    ngx_null_command};
+
+static ngx_http_module_t ngx_http_weir_limit_module_ctx = {
+    ngx_http_weir_add_variables, ngx_http_weir_init, ngx_http_weir_create_main_conf, NULL, NULL, NULL,
+    ngx_http_weir_create_loc_conf, ngx_http_weir_merge_loc_conf};
+
+ngx_module_t ngx_http_weir_limit_module = {NGX_MODULE_V1,
+                                           &ngx_http_weir_limit_module_ctx,
+                                           ngx_http_weir_commands,
+                                           NGX_HTTP_MODULE,
+                                           NULL,
+                                           NULL,
+                                           NULL,
+                                           NULL,
+                                           NULL,
+                                           NULL,
+                                           NULL,
+                                           NGX_MODULE_V1_PADDING};
+
+/* ---- the mark on the request's pool ---- */
+
+static void ngx_http_weir_cleanup(void *data) {
+    (void)data;
+}
+
+static ngx_http_weir_ctx_t *ngx_http_weir_ctx(ngx_http_request_t *r) {
+    for (ngx_pool_cleanup_t *c = r->pool->cleanup; c; c = c->next) {
+        if (c->handler == ngx_http_weir_cleanup) return c->data;
+    }
+    return NULL;
+}
+
+static int64_t ngx_http_weir_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ---- headers on refusal ---- */
+
+static ngx_int_t ngx_http_weir_header(ngx_http_request_t *r, const char *name, u_char *value, size_t len) {
+    ngx_table_elt_t *h = ngx_list_push(&r->headers_out.headers);
+    if (h == NULL) return NGX_ERROR;
+    h->hash = 1;
+    h->key.data = (u_char *)name;
+    h->key.len = ngx_strlen(name);
+    h->value.data = value;
+    h->value.len = len;
+    return NGX_OK;
+}
+
+static ngx_int_t ngx_http_weir_refusal_headers(ngx_http_request_t *r, ngx_http_weir_zone_t *zone, int64_t wait_ns) {
+    /* Whole seconds, rounded up, at least 1. */
+    int64_t retry = wait_ns == INT64_MAX ? 0 : (wait_ns + 999999999) / 1000000000;
+    if (retry < 1) retry = 1;
+    /* A window of burst / rate seconds, rounded up. */
+    uint64_t seconds = zone->burst * (zone->rate_per_minute ? 60 : 1);
+    uint64_t window = (seconds + zone->rate_number - 1) / zone->rate_number;
+    if (window < 1) window = 1;
+    u_char *p = ngx_pnalloc(r->pool, 256);
+    if (p == NULL) return NGX_ERROR;
+    u_char *retry_s = p;
+    u_char *end = ngx_sprintf(p, "%L", retry);
+    if (ngx_http_weir_header(r, "Retry-After", retry_s, end - retry_s) != NGX_OK) return NGX_ERROR;
+    u_char *policy = end;
+    end = ngx_sprintf(policy, "\"%V\";q=%ui;w=%uL", &zone->name, zone->burst, window);
+    if (ngx_http_weir_header(r, "RateLimit-Policy", policy, end - policy) != NGX_OK) return NGX_ERROR;
+    u_char *state = end;
+    end = ngx_sprintf(state, "\"%V\";r=0;t=%L", &zone->name, retry);
+    return ngx_http_weir_header(r, "RateLimit", state, end - state);
+}
+
+/* ---- the handler ---- */
+
+static ngx_int_t ngx_http_weir_handler(ngx_http_request_t *r) {
+    if (r != r->main) return NGX_DECLINED;
+    ngx_http_weir_loc_conf_t *lcf = ngx_http_get_module_loc_conf(r, ngx_http_weir_limit_module);
+    if (lcf->limits == NULL) return NGX_DECLINED;
+    if (ngx_http_weir_ctx(r) != NULL) return NGX_DECLINED; /* judged before a redirect */
+
+    ngx_pool_cleanup_t *cln = ngx_pool_cleanup_add(r->pool, sizeof(ngx_http_weir_ctx_t));
+    if (cln == NULL) return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    ngx_http_weir_ctx_t *ctx = cln->data;
+    ctx->status = WEIR_PASSED;
+    cln->handler = ngx_http_weir_cleanup;
+
+    int64_t now = ngx_http_weir_now();
+    ngx_http_weir_limit_t *limits = lcf->limits->elts;
+    for (ngx_uint_t i = 0; i < lcf->limits->nelts; i++) {
+        ngx_http_weir_zone_t *zone = limits[i].zone;
+        ngx_str_t key;
+        if (ngx_http_complex_value(r, &zone->key, &key) != NGX_OK) return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        if (key.len == 0) continue; /* an empty key is not limited */
+        if (weir_bloom_allow_in(zone->region, zone->region_len, now, key.data, key.len)) continue;
+        if (limits[i].dry_run) {
+            ngx_log_error(lcf->log_level, r->connection->log, 0,
+                          "weir_limit: would refuse, dry run, zone \"%V\", key \"%V\"", &zone->name, &key);
+            ctx->status = WEIR_REJECTED_DRY_RUN;
+            continue;
+        }
+        ngx_log_error(lcf->log_level, r->connection->log, 0, "weir_limit: refused, zone \"%V\", key \"%V\"",
+                      &zone->name, &key);
+        ctx->status = WEIR_REJECTED;
+        int64_t wait = weir_bloom_next_in(zone->region, zone->region_len, now, key.data, key.len);
+        if (ngx_http_weir_refusal_headers(r, zone, wait) != NGX_OK) return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        return lcf->status_code;
+    }
+    return NGX_DECLINED;
+}
+
+/* ---- $weir_limit_status ---- */
+
+static ngx_int_t ngx_http_weir_status_variable(ngx_http_request_t *r, ngx_http_variable_value_t *v,
+                                               uintptr_t data) {
+    (void)data;
+    static ngx_str_t names[] = {ngx_null_string, ngx_string("PASSED"), ngx_string("REJECTED"),
+                                ngx_string("REJECTED_DRY_RUN")};
+    ngx_http_weir_ctx_t *ctx = ngx_http_weir_ctx(r->main);
+    if (ctx == NULL || ctx->status == 0 || ctx->status > WEIR_REJECTED_DRY_RUN) {
+        v->not_found = 1;
+        return NGX_OK;
+    }
+    v->len = names[ctx->status].len;
+    v->data = names[ctx->status].data;
+    v->valid = 1;
+    v->no_cacheable = 0;
+    v->not_found = 0;
+    return NGX_OK;
+}
+
+static ngx_int_t ngx_http_weir_add_variables(ngx_conf_t *cf) {
+    ngx_str_t name = ngx_string("weir_limit_status");
+    ngx_http_variable_t *var = ngx_http_add_variable(cf, &name, NGX_HTTP_VAR_NOCACHEABLE);
+    if (var == NULL) return NGX_ERROR;
+    var->get_handler = ngx_http_weir_status_variable;
+    return NGX_OK;
+}
+
+/* ---- the zone ---- */
+
+static void ngx_http_weir_attach(ngx_http_weir_zone_t *zone, weir_ngx_header_t *h) {
+    zone->header = h;
+    zone->region = (u_char *)h + WEIR_NGX_HEADER;
+    zone->region_len = weir_bloom_footprint(h->size_log2);
+}
+
+static int ngx_http_weir_same_shape(const weir_ngx_header_t *h, const ngx_http_weir_zone_t *zone) {
+    return h->magic == WEIR_NGX_MAGIC && h->limit.interval_ns == zone->limit.interval_ns &&
+           h->limit.interval_frac == zone->limit.interval_frac && h->limit.burst == zone->limit.burst &&
+           h->hashes == zone->hashes;
+}
+
+static ngx_int_t ngx_http_weir_init_zone(ngx_shm_zone_t *shm_zone, void *data) {
+    ngx_http_weir_zone_t *zone = shm_zone->data;
+    ngx_slab_pool_t *shpool = (ngx_slab_pool_t *)shm_zone->shm.addr;
+    weir_ngx_header_t *h = shpool->data;
+
+    if (data != NULL || shm_zone->shm.exists) {
+        /* A reload (or a zone inherited at a binary upgrade): keep the
+         * state and the seed, if the shape is the same. */
+        if (h == NULL || !ngx_http_weir_same_shape(h, zone) ||
+            weir_bloom_check_in((u_char *)h + WEIR_NGX_HEADER, weir_bloom_footprint(h->size_log2)) != WEIR_OK) {
+            ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0,
+                          "weir_limit_zone \"%V\": a reload cannot change a zone's rate, burst or hashes "
+                          "(it holds burst %uD, hashes %uD); rename the zone or restart nginx",
+                          &zone->name, h ? h->limit.burst : 0, h ? h->hashes : 0);
+            return NGX_ERROR;
+        }
+        ngx_http_weir_attach(zone, h);
+        return NGX_OK;
+    }
+
+    /* A size change gives nginx a new zone under the old name: refuse it
+     * rather than drop the old zone's state silently. */
+    ngx_list_part_t *part = &((ngx_cycle_t *)ngx_cycle)->shared_memory.part;
+    ngx_shm_zone_t *old = part->elts;
+    for (ngx_uint_t i = 0;; i++) {
+        if (i >= part->nelts) {
+            if (part->next == NULL) break;
+            part = part->next;
+            old = part->elts;
+            i = 0;
+        }
+        if (old[i].tag == &ngx_http_weir_limit_module && old[i].shm.name.len == shm_zone->shm.name.len &&
+            ngx_strncmp(old[i].shm.name.data, shm_zone->shm.name.data, shm_zone->shm.name.len) == 0 &&
+            old[i].shm.size != shm_zone->shm.size && ngx_cycle->conf_ctx != NULL && old[i].shm.addr != NULL) {
+            ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0,
+                          "weir_limit_zone \"%V\": a reload cannot change a zone's size (%uz to %uz); "
+                          "rename the zone or restart nginx",
+                          &zone->name, old[i].shm.size, shm_zone->shm.size);
+            return NGX_ERROR;
+        }
+    }
+
+    /* The most words the slab pool can give in one piece. */
+    uint32_t log2 = WEIR_BLOOM_MAX_SIZE_LOG2;
+    h = NULL;
+    while (h == NULL && log2 > 0) {
+        size_t need = WEIR_NGX_HEADER + weir_bloom_footprint(log2);
+        if (need < shm_zone->shm.size) h = ngx_slab_alloc(shpool, need);
+        if (h == NULL) log2--;
+    }
+    if (h == NULL || ((size_t)1 << log2) < zone->hashes) {
+        ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0, "weir_limit_zone \"%V\": the zone is too small",
+                      &zone->name);
+        return NGX_ERROR;
+    }
+    zone->size_log2 = log2;
+    ngx_memzero(h, sizeof *h);
+    uint64_t seed[2];
+    if (getrandom(seed, sizeof seed, 0) != (ssize_t)sizeof seed) {
+        ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, ngx_errno, "weir_limit_zone \"%V\": getrandom() failed",
+                      &zone->name);
+        return NGX_ERROR;
+    }
+    weir_status st = weir_bloom_init_in((u_char *)h + WEIR_NGX_HEADER, weir_bloom_footprint(log2),
+                                        zone->size_log2, (uint32_t)zone->hashes, &zone->limit, seed[0], seed[1]);
+    if (st != WEIR_OK) {
+        ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0, "weir_limit_zone \"%V\": %s", &zone->name,
+                      weir_status_str(st));
+        return NGX_ERROR;
+    }
+    h->limit = zone->limit;
+    h->size_log2 = zone->size_log2;
+    h->hashes = (uint32_t)zone->hashes;
+    h->seed[0] = seed[0];
+    h->seed[1] = seed[1];
+    h->magic = WEIR_NGX_MAGIC;
+    shpool->data = h;
+    ngx_http_weir_attach(zone, h);
+    return NGX_OK;
+}
+
+/* ---- directives ---- */
+
+static char *ngx_http_weir_bad(ngx_conf_t *cf, const char *directive, ngx_str_t *value, const char *why) {
+    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s: invalid \"%V\": %s", directive, value, why);
+    return NGX_CONF_ERROR;
+}
+
+static char *ngx_http_weir_zone_directive(ngx_conf_t *cf, ngx_command_t *cmd, void *conf) {
+    (void)cmd;
+    (void)conf;
+    ngx_http_weir_main_conf_t *mcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_weir_limit_module);
+    ngx_str_t *value = cf->args->elts;
+    const char *d = "weir_limit_zone";
+
+    ngx_http_weir_zone_t *zone = ngx_pcalloc(cf->pool, sizeof *zone);
+    if (zone == NULL) return NGX_CONF_ERROR;
+    zone->hashes = 3;
+
+    ngx_http_compile_complex_value_t ccv;
+    ngx_memzero(&ccv, sizeof ccv);
+    ccv.cf = cf;
+    ccv.value = &value[1];
+    ccv.complex_value = &zone->key;
+    if (ngx_http_compile_complex_value(&ccv) != NGX_OK) return NGX_CONF_ERROR;
+
+    ngx_int_t burst = -1;
+    for (ngx_uint_t i = 2; i < cf->args->nelts; i++) {
+        ngx_str_t *v = &value[i];
+        if (ngx_strncmp(v->data, "zone=", 5) == 0) {
+            u_char *colon = ngx_strlchr(v->data + 5, v->data + v->len, ':');
+            if (colon == NULL || colon == v->data + 5) return ngx_http_weir_bad(cf, d, v, "expected zone=NAME:SIZE");
+            zone->name.data = v->data + 5;
+            zone->name.len = colon - zone->name.data;
+            ngx_str_t s = {(size_t)(v->data + v->len - (colon + 1)), colon + 1};
+            ssize_t size = ngx_parse_size(&s);
+            if (size == NGX_ERROR) return ngx_http_weir_bad(cf, d, v, "the size is not a number of bytes");
+            if (size < (ssize_t)(8 * ngx_pagesize))
+                return ngx_http_weir_bad(cf, d, v, "the zone is too small (at least 32k)");
+            zone->size = (size_t)size;
+        } else if (ngx_strncmp(v->data, "rate=", 5) == 0) {
+            size_t len = v->len - 5;
+            u_char *p = v->data + 5;
+            ngx_uint_t per_minute;
+            if (len > 3 && ngx_strncmp(p + len - 3, "r/s", 3) == 0) {
+                per_minute = 0;
+            } else if (len > 3 && ngx_strncmp(p + len - 3, "r/m", 3) == 0) {
+                per_minute = 1;
+            } else {
+                return ngx_http_weir_bad(cf, d, v, "expected rate=Nr/s or rate=Nr/m");
+            }
+            ngx_int_t n = ngx_atoi(p, len - 3);
+            if (n == NGX_ERROR) return ngx_http_weir_bad(cf, d, v, "the rate is not a whole number");
+            if (n == 0) return ngx_http_weir_bad(cf, d, v, "the rate is zero");
+            zone->rate_number = (ngx_uint_t)n;
+            zone->rate_per_minute = per_minute;
+            zone->rate_milli = per_minute ? (ngx_uint_t)n * 1000 / 60 : (ngx_uint_t)n * 1000;
+            if (zone->rate_milli == 0) zone->rate_milli = 1;
+        } else if (ngx_strncmp(v->data, "burst=", 6) == 0) {
+            burst = ngx_atoi(v->data + 6, v->len - 6);
+            if (burst == NGX_ERROR || burst < 1 || burst > WEIR_RATE_MAX_BURST)
+                return ngx_http_weir_bad(cf, d, v, "the burst must be 1..1023");
+        } else if (ngx_strncmp(v->data, "kind=", 5) == 0) {
+            ngx_str_t kind = {v->len - 5, v->data + 5};
+            if (kind.len == 6 && ngx_strncmp(kind.data, "window", 6) == 0) continue;
+            if (kind.len == 6 && ngx_strncmp(kind.data, "smooth", 6) == 0)
+                return ngx_http_weir_bad(cf, d, v,
+                                         "kind=smooth needs the bloom's GCRA word kind, not in this build; "
+                                         "use kind=window");
+            return ngx_http_weir_bad(cf, d, v, "expected kind=smooth or kind=window");
+        } else if (ngx_strncmp(v->data, "hashes=", 7) == 0) {
+            ngx_int_t k = ngx_atoi(v->data + 7, v->len - 7);
+            if (k == NGX_ERROR || k < 1 || k > WEIR_BLOOM_MAX_HASHES)
+                return ngx_http_weir_bad(cf, d, v, "hashes must be 1..8");
+            zone->hashes = (ngx_uint_t)k;
+        } else {
+            return ngx_http_weir_bad(cf, d, v, "unknown parameter");
+        }
+    }
+    if (zone->name.len == 0) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s: \"zone=NAME:SIZE\" is required", d);
+        return NGX_CONF_ERROR;
+    }
+    if (zone->rate_number == 0) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s: \"rate=\" is required", d);
+        return NGX_CONF_ERROR;
+    }
+    if (burst < 0) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s: \"burst=\" is required", d);
+        return NGX_CONF_ERROR;
+    }
+    zone->burst = (ngx_uint_t)burst;
+    double per_s = zone->rate_per_minute ? (double)zone->rate_number / 60.0 : (double)zone->rate_number;
+    weir_status st = weir_rate_limit_new(per_s, burst, &zone->limit);
+    if (st != WEIR_OK) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s: rate and burst refused: %s", d, weir_status_str(st));
+        return NGX_CONF_ERROR;
+    }
+
+    ngx_http_weir_zone_t **zones = mcf->zones.elts;
+    for (ngx_uint_t i = 0; i < mcf->zones.nelts; i++) {
+        if (zones[i]->name.len == zone->name.len &&
+            ngx_strncmp(zones[i]->name.data, zone->name.data, zone->name.len) == 0) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s: zone \"%V\" is declared twice", d, &zone->name);
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    zone->shm_zone = ngx_shared_memory_add(cf, &zone->name, zone->size, &ngx_http_weir_limit_module);
+    if (zone->shm_zone == NULL) return NGX_CONF_ERROR;
+    if (zone->shm_zone->data) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s: zone \"%V\" is already in use", d, &zone->name);
+        return NGX_CONF_ERROR;
+    }
+    zone->shm_zone->init = ngx_http_weir_init_zone;
+    zone->shm_zone->data = zone;
+
+    ngx_http_weir_zone_t **slot = ngx_array_push(&mcf->zones);
+    if (slot == NULL) return NGX_CONF_ERROR;
+    *slot = zone;
+    return NGX_CONF_OK;
+}
+
+static char *ngx_http_weir_limit_directive(ngx_conf_t *cf, ngx_command_t *cmd, void *conf) {
+    (void)cmd;
+    ngx_http_weir_loc_conf_t *lcf = conf;
+    ngx_http_weir_main_conf_t *mcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_weir_limit_module);
+    ngx_str_t *value = cf->args->elts;
+    const char *d = "weir_limit";
+
+    if (value[1].len <= 5 || ngx_strncmp(value[1].data, "zone=", 5) != 0)
+        return ngx_http_weir_bad(cf, d, &value[1], "expected zone=NAME");
+    ngx_flag_t dry_run = 0;
+    if (cf->args->nelts == 3) {
+        if (value[2].len != 7 || ngx_strncmp(value[2].data, "dry_run", 7) != 0)
+            return ngx_http_weir_bad(cf, d, &value[2], "expected dry_run");
+        dry_run = 1;
+    }
+    if (lcf->limits == NULL) {
+        lcf->limits = ngx_array_create(cf->pool, 2, sizeof(ngx_http_weir_limit_t));
+        if (lcf->limits == NULL) return NGX_CONF_ERROR;
+    }
+    ngx_http_weir_limit_t *limit = ngx_array_push(lcf->limits);
+    if (limit == NULL) return NGX_CONF_ERROR;
+    limit->zone = NULL;
+    limit->dry_run = dry_run;
+
+    /* The zone may be declared later in the file: resolved at
+     * postconfiguration. */
+    ngx_http_weir_pending_t *pending = ngx_array_push(&mcf->pending);
+    if (pending == NULL) return NGX_CONF_ERROR;
+    pending->name.data = value[1].data + 5;
+    pending->name.len = value[1].len - 5;
+    pending->limit = limit;
+    pending->file = cf->conf_file->file.name;
+    pending->line = cf->conf_file->line;
+    return NGX_CONF_OK;
+}
+
+static void *ngx_http_weir_create_main_conf(ngx_conf_t *cf) {
+    ngx_http_weir_main_conf_t *mcf = ngx_pcalloc(cf->pool, sizeof *mcf);
+    if (mcf == NULL) return NULL;
+    if (ngx_array_init(&mcf->zones, cf->pool, 2, sizeof(ngx_http_weir_zone_t *)) != NGX_OK) return NULL;
+    if (ngx_array_init(&mcf->pending, cf->pool, 4, sizeof(ngx_http_weir_pending_t)) != NGX_OK) return NULL;
+    return mcf;
+}
+
+static void *ngx_http_weir_create_loc_conf(ngx_conf_t *cf) {
+    ngx_http_weir_loc_conf_t *lcf = ngx_pcalloc(cf->pool, sizeof *lcf);
+    if (lcf == NULL) return NULL;
+    lcf->limits = NULL;
+    lcf->status_code = NGX_CONF_UNSET_UINT;
+    lcf->log_level = NGX_CONF_UNSET_UINT;
+    return lcf;
+}
+
+static char *ngx_http_weir_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child) {
+    (void)cf;
+    ngx_http_weir_loc_conf_t *prev = parent;
+    ngx_http_weir_loc_conf_t *conf = child;
+    /* A level with no weir_limit inherits the outer level's, all of them. */
+    if (conf->limits == NULL) conf->limits = prev->limits;
+    ngx_conf_merge_uint_value(conf->status_code, prev->status_code, NGX_HTTP_TOO_MANY_REQUESTS);
+    ngx_conf_merge_uint_value(conf->log_level, prev->log_level, NGX_LOG_ERR);
+    return NGX_CONF_OK;
+}
+
+static ngx_int_t ngx_http_weir_init(ngx_conf_t *cf) {
+    ngx_http_weir_main_conf_t *mcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_weir_limit_module);
+    ngx_http_weir_pending_t *pending = mcf->pending.elts;
+    ngx_http_weir_zone_t **zones = mcf->zones.elts;
+    for (ngx_uint_t i = 0; i < mcf->pending.nelts; i++) {
+        for (ngx_uint_t z = 0; z < mcf->zones.nelts; z++) {
+            if (zones[z]->name.len == pending[i].name.len &&
+                ngx_strncmp(zones[z]->name.data, pending[i].name.data, pending[i].name.len) == 0) {
+                pending[i].limit->zone = zones[z];
+            }
+        }
+        if (pending[i].limit->zone == NULL) {
+            ngx_log_error(NGX_LOG_EMERG, cf->log, 0, "weir_limit: unknown zone \"zone=%V\" in %V:%ui",
+                          &pending[i].name, &pending[i].file, pending[i].line);
+            return NGX_ERROR;
+        }
+    }
+    if (mcf->pending.nelts == 0) return NGX_OK;
+
+    ngx_http_core_main_conf_t *cmcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_core_module);
+    ngx_http_handler_pt *h = ngx_array_push(&cmcf->phases[NGX_HTTP_PREACCESS_PHASE].handlers);
+    if (h == NULL) return NGX_ERROR;
+    *h = ngx_http_weir_handler;
+    return NGX_OK;
+}
