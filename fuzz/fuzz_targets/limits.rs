@@ -20,6 +20,7 @@ use weir::budget::*;
 use weir::concurrency::*;
 use weir::deadline::*;
 use weir::gate::*;
+use weir::gcra::*;
 use weir::limiter::*;
 use weir::period::weir_quota::*;
 use weir::period::*;
@@ -36,7 +37,7 @@ const FLOOD: u64 = 3000;
 fuzz_target!(|data: &[u8]| {
     abort_on_panic();
     let mut input = Input::new(data);
-    match input.u8() % 10 {
+    match input.u8() % 11 {
         0 => rate_words(&mut input),
         1 => bucket(&mut input),
         2 => sliding(&mut input),
@@ -46,6 +47,7 @@ fuzz_target!(|data: &[u8]| {
         6 => bloom(&mut input),
         7 => budget(&mut input),
         8 => concurrency(&mut input),
+        9 => gcra(&mut input),
         _ => plain(&mut input),
     }
 });
@@ -1116,6 +1118,86 @@ fn bloom_admitted(alone: &mut Option<RateBound>, own: &mut RateBound, monotone: 
     if monotone {
         own.admitted(at, "weir_bloom_allow");
     }
+}
+
+// ---------------------------------------------------------------------------
+// The GCRA (smooth) word.
+
+fn gcra(input: &mut Input) {
+    let rate = match input.u8() % 4 {
+        0 => 1.0 + input.below(1000) as f64,
+        1 => input.unit() * 16e9,
+        2 => 1e9 / (1 + input.below(2048)) as f64,
+        _ => input.f64(),
+    };
+    let burst = match input.u8() % 4 {
+        0 => 1,
+        1 => 1 + input.below(1024) as i64,
+        2 => input.i64(),
+        _ => 1 + input.below(10) as i64,
+    };
+    let mut limit = std::mem::MaybeUninit::<weir_gcra_limit>::zeroed();
+    let status = weir_gcra_limit_new(rate, burst, limit.as_mut_ptr());
+    // SAFETY: weir_gcra_limit is plain integers; zeroed is a valid value.
+    let limit = unsafe { limit.assume_init() };
+    if status != WEIR_OK {
+        assert_eq!(
+            limit.per_token, 0,
+            "a failed weir_gcra_limit_new ({status:?}) wrote *out"
+        );
+        return;
+    }
+    trace!("gcra limit {limit:?} for {rate}/s, burst {burst}");
+    let max_now = (1i64 << 62) >> limit.shift;
+    let mut word = weir_gcra { state: 0 };
+    let mut clock = Clock::new(input);
+    while !input.is_empty() {
+        let now = clock.tick(input);
+        let count = match input.u8() % 4 {
+            0 => 1 + input.below(FLOOD),
+            _ => 1,
+        };
+        let n = match input.u8() % 4 {
+            0 => 1 + input.below(burst.min(8) as u64) as i64,
+            1 => burst,
+            2 => input.i64(),
+            _ => 1,
+        };
+        for _ in 0..count {
+            let room = weir_gcra_room(&word, &limit, now);
+            let next = weir_gcra_next(&word, &limit, now);
+            assert!((0..=burst).contains(&room), "room {room} of burst {burst}");
+            let valid = (0..=max_now).contains(&now);
+            if valid {
+                // The Retry-After and the remaining count agree.
+                assert_eq!(next == 0, room > 0, "next {next} with room {room} at {now}");
+            }
+            let before = word.state;
+            let passed = if n == 1 {
+                weir_gcra_allow(&mut word, &limit, now)
+            } else {
+                weir_gcra_allow_n(&mut word, &limit, now, n)
+            };
+            if !passed {
+                assert_eq!(word.state, before, "a refusal wrote the word");
+            }
+            if valid {
+                // Exactly what the room said: n passes while n ≤ room.
+                let fits = n >= 1 && n <= room;
+                assert_eq!(passed, fits, "{n} at {now} with room {room}");
+                if passed {
+                    assert_eq!(weir_gcra_room(&word, &limit, now), room - n);
+                }
+            } else if now < 0 {
+                assert!(!passed, "a negative now was admitted");
+            }
+        }
+    }
+    assert!(!weir_gcra_allow(null_mut(), &limit, clock.now));
+    assert!(!weir_gcra_allow(&mut word, null(), clock.now));
+    assert_eq!(weir_gcra_next(null(), &limit, clock.now), i64::MAX);
+    assert_eq!(weir_gcra_room(null(), &limit, clock.now), 0);
+    assert_eq!(weir_gcra_limit_new(rate, burst, null_mut()), WEIR_ERR_NULL);
 }
 
 // ---------------------------------------------------------------------------
