@@ -2,7 +2,7 @@
 
 use weir_core::atomic::AtomicU64;
 
-use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
+use static_assertions::{assert_eq_size, const_assert_eq};
 
 use crate::guard::{guard, guard_status, read_in, usable, write_out};
 use crate::status::weir_status::{self, *};
@@ -79,7 +79,8 @@ pub struct weir_gcra_limit {
 }
 
 assert_eq_size!(weir_gcra, u64);
-assert_eq_align!(weir_gcra, u64);
+const_assert_eq!(core::mem::align_of::<weir_gcra>(), 8);
+const_assert_eq!(core::mem::align_of::<weir_gcra_limit>(), 8);
 assert_eq_size!(weir_gcra_limit, [u64; 3]);
 const_assert_eq!(core::mem::offset_of!(weir_gcra_limit, tolerance), 8);
 const_assert_eq!(core::mem::offset_of!(weir_gcra_limit, shift), 16);

@@ -56,8 +56,10 @@ static weir_rate_limit random_limit(void) {
 /* `wait`: what weir_rate_next told at `previous`, so that a trace can aim
  * at the instant a full window expires. */
 static int64_t random_now(int64_t previous, int64_t wait) {
-    if (previous > INT64_MAX - (1ll << 36)) { /* keep the sums below in range */
-        previous = WEIR_RATE_MAX_NOW - (int64_t)below(1ull << 36);
+    /* Keep the sums below in range (the largest step is a wait under 2^40);
+     * cases 8 and 9 still jump to the clock's end. */
+    if (previous > INT64_MAX - (1ll << 41)) {
+        previous = INT64_MAX - (1ll << 41) - (int64_t)below(1ull << 36);
     }
     int64_t grid = (previous / 512) * 512;
     switch (below(12)) {
