@@ -2478,30 +2478,6 @@ int64_t weir_window_width(const weir_window *window);
 #define WEIR_HOSTED_ONLY_MESSAGE_(name) \
   #name " needs the hosted weir library: the firmware build " \
   "(WEIR_FREESTANDING) has no heap handles; see README.md, Firmware"
-int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);
-#define WEIR_ALIGN(...) weir_hosted_only_WEIR_ALIGN()
-int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);
-#define WEIR_ALIGN(...) weir_hosted_only_WEIR_ALIGN()
-int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);
-#define WEIR_ALIGN(...) weir_hosted_only_WEIR_ALIGN()
-int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);
-#define WEIR_ALIGN(...) weir_hosted_only_WEIR_ALIGN()
-int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);
-#define WEIR_ALIGN(...) weir_hosted_only_WEIR_ALIGN()
-int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);
-#define WEIR_ALIGN(...) weir_hosted_only_WEIR_ALIGN()
-int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);
-#define WEIR_ALIGN(...) weir_hosted_only_WEIR_ALIGN()
-int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);
-#define WEIR_ALIGN(...) weir_hosted_only_WEIR_ALIGN()
-int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);
-#define WEIR_ALIGN(...) weir_hosted_only_WEIR_ALIGN()
-int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);
-#define WEIR_ALIGN(...) weir_hosted_only_WEIR_ALIGN()
-int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);
-#define WEIR_ALIGN(...) weir_hosted_only_WEIR_ALIGN()
-int weir_hosted_only_WEIR_ALIGN(void) WEIR_HOSTED_ONLY_(WEIR_ALIGN);
-#define WEIR_ALIGN(...) weir_hosted_only_WEIR_ALIGN()
 int weir_hosted_only_weir_bloom_new(void) WEIR_HOSTED_ONLY_(weir_bloom_new);
 #define weir_bloom_new(...) weir_hosted_only_weir_bloom_new()
 int weir_hosted_only_weir_bloom_free(void) WEIR_HOSTED_ONLY_(weir_bloom_free);

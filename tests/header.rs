@@ -478,7 +478,11 @@ fn hosted_only_functions(header: &str) -> Vec<String> {
             _ if hosted && !line.starts_with([' ', '/', '#']) => {
                 if let Some(open) = line.find('(') {
                     let name = line[..open].rsplit([' ', '*']).next().unwrap();
-                    names.push(name.to_owned());
+                    // Only functions: `typedef struct WEIR_ALIGN(8) {`
+                    // has a parenthesis too.
+                    if name.starts_with("weir_") {
+                        names.push(name.to_owned());
+                    }
                 }
             }
             _ => {}

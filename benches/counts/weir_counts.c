@@ -164,8 +164,9 @@ NOINLINE void loop_breaker(ctx *c, long n) {
     uint64_t hits = 0;
     int64_t now = c->now;
     for (long i = 0; i < n; i++) {
-        hits += weir_breaker_allow(c->breaker, now, 0.5) &&
-                weir_breaker_pass(c->breaker, now) == WEIR_OK;
+        weir_breaker_ticket ticket;
+        hits += weir_breaker_allow(c->breaker, now, 0.5, &ticket) &&
+                weir_breaker_pass(c->breaker, &ticket, now) == WEIR_OK;
         now += c->step;
     }
     c->now = now;

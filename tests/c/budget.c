@@ -48,7 +48,7 @@ int main(void) {
      * before any traffic. */
     weir_retry_budget preset = weir_retry_budget_preset();
     CHECK(preset.form == WEIR_BUDGET_PERCENT);
-    CHECK(preset.ttl_ns == 10 * SEC && preset.min_per_s == 10 && preset.percent == 0.2);
+    CHECK(preset.ttl_ns == 10 * SEC && preset.min_per_s == 10 && preset.percent == (double)0.2);
     CHECK(preset.max_tokens == 10 && preset.token_ratio == 0.1 && preset.reserved == 0);
     weir_budget *budget = make(NULL);
     CHECK(weir_budget_tokens(budget, 0) == 500000);

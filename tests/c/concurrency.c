@@ -68,7 +68,7 @@ static void *hammer(void *arg) {
 int main(void) {
     weir_gradient preset = weir_gradient_preset();
     CHECK(preset.initial_limit == 20 && preset.min_limit == 20 && preset.max_limit == 200);
-    CHECK(preset.queue_size == 4 && preset.smoothing == 0.2 && preset.tolerance == 1.5);
+    CHECK(preset.queue_size == 4 && preset.smoothing == (double)0.2 && preset.tolerance == (double)1.5);
     CHECK(preset.long_window == 600 && preset.warmup == 10);
 
     weir_gradient policy = preset;

@@ -14,7 +14,7 @@
 #include "workers.h"
 
 _Static_assert(sizeof(weir_gcra) == 8, "weir_gcra is one word");
-_Static_assert(_Alignof(weir_gcra) == _Alignof(uint64_t), "weir_gcra aligns as a uint64_t");
+_Static_assert(_Alignof(weir_gcra) == 8, "weir_gcra is 8-aligned on every host");
 _Static_assert(sizeof(weir_gcra_limit) == 24, "weir_gcra_limit size");
 _Static_assert(offsetof(weir_gcra_limit, per_token) == 0, "per_token");
 _Static_assert(offsetof(weir_gcra_limit, tolerance) == 8, "tolerance");
