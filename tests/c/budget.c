@@ -49,7 +49,7 @@ int main(void) {
     weir_retry_budget preset = weir_retry_budget_preset();
     CHECK(preset.form == WEIR_BUDGET_PERCENT);
     CHECK(preset.ttl_ns == 10 * SEC && preset.min_per_s == 10 && preset.percent == (double)0.2);
-    CHECK(preset.max_tokens == 10 && preset.token_ratio == 0.1 && preset.reserved == 0);
+    CHECK(preset.max_tokens == 10 && preset.token_ratio == (double)0.1 && preset.reserved == 0);
     weir_budget *budget = make(NULL);
     CHECK(weir_budget_tokens(budget, 0) == 500000);
     CHECK(weir_budget_left(budget, 0) == 100);
