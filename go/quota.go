@@ -248,13 +248,13 @@ func DeadlineFromContext(ctx context.Context, now time.Duration) (Deadline, bool
 }
 
 // Expired reports whether the budget is spent at now.
-func (d *Deadline) Expired(now time.Duration) bool {
+func (d Deadline) Expired(now time.Duration) bool {
 	return bool(C.weir_deadline_expired(&d.d, ns(now)))
 }
 
 // Remaining is what is left at now (0 once expired); ok is false for a
 // budget that never expires.
-func (d *Deadline) Remaining(now time.Duration) (left time.Duration, ok bool) {
+func (d Deadline) Remaining(now time.Duration) (left time.Duration, ok bool) {
 	var out C.int64_t
 	if !C.weir_deadline_remaining(&d.d, ns(now), &out) {
 		return Never, false
@@ -265,7 +265,7 @@ func (d *Deadline) Remaining(now time.Duration) (left time.Duration, ok bool) {
 // Context derives a context that ends when the budget does, reading the
 // Now clock for what is left; a budget that never expires derives a plain
 // cancelable context.
-func (d *Deadline) Context(parent context.Context) (context.Context, context.CancelFunc) {
+func (d Deadline) Context(parent context.Context) (context.Context, context.CancelFunc) {
 	left, ok := d.Remaining(Now())
 	if !ok {
 		return context.WithCancel(parent)
