@@ -206,12 +206,12 @@ func TestBackoffRetry(t *testing.T) {
 
 func TestCPUReaderCgroupV2(t *testing.T) {
 	fsys := fstest.MapFS{
-		"proc/self/cgroup":                              {Data: []byte("0::/kubepods/pod1\n")},
-		"sys/fs/cgroup/cgroup.controllers":              {Data: []byte("cpu\n")},
-		"sys/fs/cgroup/kubepods/cpu.max":                {Data: []byte("400000 100000\n")},
+		"proc/self/cgroup":                               {Data: []byte("0::/kubepods/pod1\n")},
+		"sys/fs/cgroup/cgroup.controllers":               {Data: []byte("cpu\n")},
+		"sys/fs/cgroup/kubepods/cpu.max":                 {Data: []byte("400000 100000\n")},
 		"sys/fs/cgroup/kubepods/pod1/cgroup.controllers": {Data: []byte("cpu\n")},
-		"sys/fs/cgroup/kubepods/pod1/cpu.max":           {Data: []byte("150000 100000\n")},
-		"sys/fs/cgroup/kubepods/pod1/cpu.stat":          {Data: []byte("usage_usec 1000000\nuser_usec 1\n")},
+		"sys/fs/cgroup/kubepods/pod1/cpu.max":            {Data: []byte("150000 100000\n")},
+		"sys/fs/cgroup/kubepods/pod1/cpu.stat":           {Data: []byte("usage_usec 1000000\nuser_usec 1\n")},
 	}
 	var wall time.Duration
 	r := newCPUReader(fsys, 8, func() time.Duration { return wall })
