@@ -10,6 +10,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"time"
+	"unsafe"
 )
 
 // Jitter says how a backoff delay is drawn from its ceiling.
@@ -79,6 +80,27 @@ func (b *Backoff) Delay(retry int32, random float64, previous time.Duration) tim
 func (b *Backoff) More(made int32) bool {
 	c := b.c()
 	return bool(C.weir_backoff_more(&c, C.int32_t(made)))
+}
+
+// Schedule is the delays of a whole run of retries, retry i drawn with
+// randoms[i-1] (0 once they run short): Attempts − 1 of them, none for an
+// invalid policy.
+func (b *Backoff) Schedule(randoms []float64) []time.Duration {
+	c := b.c()
+	if b.Check() != nil || b.Attempts < 2 {
+		return nil
+	}
+	out := make([]C.int64_t, b.Attempts-1)
+	var rp *C.double
+	if len(randoms) > 0 {
+		rp = (*C.double)(unsafe.Pointer(&randoms[0]))
+	}
+	n := int(C.weir_backoff_schedule(&c, rp, C.size_t(len(randoms)), &out[0], C.size_t(len(out))))
+	ds := make([]time.Duration, n)
+	for i := range ds {
+		ds[i] = time.Duration(out[i])
+	}
+	return ds
 }
 
 func (b *Backoff) draw() float64 {

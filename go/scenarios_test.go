@@ -259,6 +259,9 @@ func TestScenario5Backoff(t *testing.T) {
 			func(_ context.Context, d time.Duration) error { out = append(out, d); return nil })
 		return out
 	}
+	if got := fmt.Sprint(b.Schedule([]float64{0.5, 0.5})); got != "[100ms 200ms]" {
+		t.Fatalf("Schedule: %s", got)
+	}
 	a, c := schedule(7), schedule(7)
 	if fmt.Sprint(a) != fmt.Sprint(c) || len(a) != 5 {
 		t.Fatalf("same draws, different schedules: %v %v", a, c)
