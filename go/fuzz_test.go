@@ -130,3 +130,81 @@ func FuzzBackoff(f *testing.F) {
 		}
 	})
 }
+
+func FuzzLimiter(f *testing.F) {
+	f.Add(uint8(0), uint64(10), uint64(2), int64(100), int64(0), uint64(5), int64(0), int64(150), uint64(3))
+	f.Add(uint8(2), uint64(1), uint64(0), int64(-1), int64(math.MaxInt64), uint64(math.MaxUint64), int64(math.MinInt64), int64(math.MaxInt64), uint64(0))
+	f.Fuzz(func(t *testing.T, kind uint8, capacity, amount uint64, period, anchor int64, available uint64, now, later int64, take uint64) {
+		var l Limiter
+		var err error
+		switch kind % 3 {
+		case 0:
+			l, err = NewLimiterBucket(capacity, amount, time.Duration(period), time.Duration(anchor), available, time.Duration(now))
+		case 1:
+			l, err = NewLimiterWindow(capacity, time.Duration(period), time.Duration(anchor), available, time.Duration(now))
+		default:
+			l, err = NewLimiterCooldown(capacity, time.Duration(period), time.Duration(anchor), available, time.Duration(now))
+		}
+		if err != nil {
+			if l != (Limiter{}) {
+				t.Fatal("an error wrote the limiter")
+			}
+			return
+		}
+		before := l
+		if err := l.Consume(time.Duration(later), take); err != nil && l != before {
+			t.Fatal("a refused consume changed the limiter")
+		}
+		if l.Available(time.Duration(later)) > l.Capacity() {
+			t.Fatal("more available than the capacity")
+		}
+	})
+}
+
+func FuzzPool(f *testing.F) {
+	f.Add(int64(3), int64(2), int64(10), int64(100), []byte{0, 1, 2, 3, 4, 5})
+	f.Fuzz(func(t *testing.T, size, idle, keep, life int64, ops []byte) {
+		if size > 64 {
+			size = 64
+		}
+		pl, err := NewPool[int](&PoolLimits{size, idle, time.Duration(keep), time.Duration(life)})
+		if err != nil {
+			return
+		}
+		defer pl.Close()
+		var lent []Lent[int]
+		now := time.Duration(0)
+		for i, op := range ops {
+			now += time.Duration(op)
+			switch op % 5 {
+			case 0, 1:
+				switch tk := pl.Take(now); tk.Kind {
+				case TakeReady:
+					lent = append(lent, tk.Lent())
+				case TakeMake:
+					if op%2 == 0 {
+						pl.Unmade()
+					} else if l, err := pl.Made(i, now); err == nil {
+						lent = append(lent, l)
+					}
+				}
+			case 2:
+				if len(lent) > 0 {
+					pl.Give(lent[0], now)
+					lent = lent[1:]
+				}
+			case 3:
+				if len(lent) > 0 {
+					pl.Drop(lent[0])
+					lent = lent[1:]
+				}
+			case 4:
+				pl.Evict(now)
+			}
+			if c := pl.Counts(); c.Live > size || c.Live != c.Idle+c.Busy {
+				t.Fatalf("counts %+v with size %d", c, size)
+			}
+		}
+		pl.Shutdown()
+	})
+}
