@@ -1,0 +1,179 @@
+package weir
+
+import (
+	"math"
+	"math/rand"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/weir-rs/weir/go/internal/cref"
+)
+
+// gcraLimits span every tick (shift 0..4), bursts of one to huge, and
+// rates whose per-token ticks round.
+var gcraLimits = []struct {
+	perSecond float64
+	burst     int64
+}{
+	{1, 1}, {1, 3}, {3, 7}, {7.5, 1023}, {1e6, 100}, {7.8e6, 5}, {1.25e8, 2}, {3e8, 9},
+	{1e9, 1000}, {7.5e8, 3}, {16e9, 1}, {16e9, 1 << 20}, {0.001, 2}, {333333.3, 17},
+}
+
+func gcraRef(l GcraLimit) cref.GcraLimit {
+	return cref.GcraLimit{PerToken: l.perToken, Tolerance: l.tolerance, Shift: l.shift}
+}
+
+func TestGcraWordAgreesWithC(t *testing.T) {
+	rng := rand.New(rand.NewSource(19))
+	for _, lc := range gcraLimits {
+		limit, err := NewGcraLimit(lc.perSecond, lc.burst)
+		if err != nil {
+			t.Fatalf("NewGcraLimit(%v, %d): %v", lc.perSecond, lc.burst, err)
+		}
+		cl := gcraRef(limit)
+		step := int64(limit.perToken>>limit.shift) + 1
+		for _, tr := range traces(rng, step, limit.MaxNow()) {
+			var goWord, shared GcraWord
+			var cWord atomic.Uint64
+			admitted := 0
+			for i := 0; i < 100_000; i++ {
+				now := tr.next()
+				if rng.Intn(8) == 0 {
+					g, c := goWord.Next(limit, now), cref.GcraNext(raw(&cWord), cl, now)
+					gr, cr := goWord.Room(limit, now), cref.GcraRoom(raw(&cWord), cl, now)
+					if int64(g) != c || gr != cr {
+						t.Fatalf("limit %+v step %d now %d: Next go %d, C %d; Room go %d, C %d", limit, i, now, g, c, gr, cr)
+					}
+				}
+				// Mostly single tokens; sometimes n, in and out of 1..burst.
+				n := int64(1)
+				if rng.Intn(4) == 0 {
+					n = []int64{0, -1, 2, 3, lc.burst, lc.burst + 1, math.MaxInt64, rng.Int63n(lc.burst) + 1}[rng.Intn(8)]
+				}
+				var g, c, s bool
+				if n == 1 && rng.Intn(2) == 0 {
+					g, c = goWord.Allow(limit, now), cref.GcraAllow(raw(&cWord), cl, now)
+				} else {
+					g, c = goWord.AllowN(limit, now, n), cref.GcraAllowN(raw(&cWord), cl, now, n)
+				}
+				if rng.Intn(2) == 0 {
+					s = shared.AllowN(limit, now, n)
+				} else {
+					s = cref.GcraAllowN(raw(&shared.state), cl, now, n)
+				}
+				if g != c || c != s {
+					t.Fatalf("limit %+v step %d now %d n %d: Allow go %v, C %v, shared %v", limit, i, now, n, g, c, s)
+				}
+				if g {
+					admitted++
+				}
+				if w := goWord.Word(); w != cWord.Load() || w != shared.Word() {
+					t.Fatalf("limit %+v step %d now %d: words go %#x, C %#x, shared %#x", limit, i, now, w, cWord.Load(), shared.Word())
+				}
+			}
+			if tr.end == 0 && (admitted < 1000 || admitted > 99_000) {
+				t.Errorf("limit %+v: %d of 100000 admitted; the trace tests too little", limit, admitted)
+			}
+		}
+	}
+}
+
+func TestGcraWordFromRandomBitsAgreesWithC(t *testing.T) {
+	rng := rand.New(rand.NewSource(20))
+	valid := 0
+	for i := 0; i < 200_000; i++ {
+		perToken := rng.Uint64() >> rng.Intn(64)
+		tolerance := int64(rng.Uint64() >> rng.Intn(65))
+		if rng.Intn(3) == 0 {
+			tolerance = int64(perToken) * rng.Int63n(1000)
+		}
+		shift := uint32(rng.Intn(7))
+		if rng.Intn(2) == 0 {
+			made, status := cref.GcraLimitNew(1e9/float64(rng.Int63n(1<<uint(rng.Intn(60)+1))+1)*16, rng.Int63n(1<<uint(rng.Intn(40)+1)))
+			if status == 0 {
+				perToken, tolerance, shift = made.PerToken, made.Tolerance, made.Shift
+				valid++
+			}
+		}
+		now := int64(rng.Uint64() >> rng.Intn(64))
+		if rng.Intn(4) == 0 {
+			now = -now
+		}
+		cl := cref.GcraLimit{PerToken: perToken, Tolerance: tolerance, Shift: shift}
+		limit, err := GcraLimitFromParts(perToken, tolerance, shift)
+		var probe atomic.Uint64
+		if valid := cref.GcraAllow(raw(&probe), cl, 0); valid != (err == nil) {
+			t.Fatalf("parts %+v: C accepts %v, Go's error %v", cl, valid, err)
+		}
+		bits := rng.Uint64() >> rng.Intn(3)
+		var goWord GcraWord
+		goWord.state.Store(bits)
+		var cWord atomic.Uint64
+		cWord.Store(bits)
+		if g, c := int64(goWord.Next(limit, now)), cref.GcraNext(raw(&cWord), cl, now); g != c {
+			t.Fatalf("word %#x limit %+v now %d: Next go %d, C %d", bits, cl, now, g, c)
+		}
+		if g, c := goWord.Room(limit, now), cref.GcraRoom(raw(&cWord), cl, now); g != c {
+			t.Fatalf("word %#x limit %+v now %d: Room go %d, C %d", bits, cl, now, g, c)
+		}
+		n := rng.Int63n(4) + 1
+		if g, c := goWord.AllowN(limit, now, n), cref.GcraAllowN(raw(&cWord), cl, now, n); g != c || goWord.Word() != cWord.Load() {
+			t.Fatalf("word %#x limit %+v now %d n %d: AllowN go %v, C %v", bits, cl, now, n, g, c)
+		}
+	}
+	if valid < 50_000 {
+		t.Fatalf("only %d valid limits", valid)
+	}
+}
+
+func TestGcraWordRefusals(t *testing.T) {
+	var w GcraWord
+	if w.Allow(GcraLimit{}, 0) || w.AllowN(GcraLimit{}, 0, 1) || w.Next(GcraLimit{}, 0) != Never ||
+		w.Room(GcraLimit{}, 0) != 0 || w.Word() != 0 {
+		t.Fatal("the zero limit admitted or wrote")
+	}
+	for _, bad := range []struct {
+		rate  float64
+		burst int64
+	}{{1, 0}, {0, 1}, {-1, 1}, {math.NaN(), 1}, {math.Inf(1), 1}, {17e9, 1}, {1e-12, 1 << 40}} {
+		if _, err := NewGcraLimit(bad.rate, bad.burst); err == nil {
+			t.Errorf("NewGcraLimit(%v, %d) accepted", bad.rate, bad.burst)
+		}
+	}
+}
+
+func TestGcraWordSharedWithCUnderContention(t *testing.T) {
+	limit, err := NewGcraLimit(10, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := gcraRef(limit)
+	for round := int64(0); round < 20; round++ {
+		var shared GcraWord
+		var admitted atomic.Int64
+		var wg sync.WaitGroup
+		now := (1 << 40) + round*511
+		for g := 0; g < 8; g++ {
+			wg.Add(1)
+			go func(viaC bool) {
+				defer wg.Done()
+				for i := 0; i < 500; i++ {
+					var ok bool
+					if viaC {
+						ok = cref.GcraAllow(raw(&shared.state), cl, now)
+					} else {
+						ok = shared.Allow(limit, now)
+					}
+					if ok {
+						admitted.Add(1)
+					}
+				}
+			}(g%2 == 0)
+		}
+		wg.Wait()
+		if got := admitted.Load(); got != 1000 {
+			t.Fatalf("round %d: %d admitted, want the burst 1000", round, got)
+		}
+	}
+}

@@ -1,0 +1,3 @@
+module github.com/weir-rs/weir/go
+
+go 1.22
