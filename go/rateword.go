@@ -33,6 +33,9 @@ type RateLimit struct {
 	intervalNs   uint64
 	intervalFrac uint32
 	burst        uint32
+	// full is span(burst), the window a full count spans: kept so that a
+	// refusal, the commonest answer under load, needs no multiply.
+	full uint64
 }
 
 // NewRateLimit is a limit of perSecond events a second in windows of
@@ -44,18 +47,24 @@ func NewRateLimit(perSecond float64, burst int) (RateLimit, error) {
 	if status != 0 {
 		return RateLimit{}, statusError(status)
 	}
-	return RateLimit{l.IntervalNs, l.IntervalFrac, l.Burst}, nil
+	return rateLimit(l.IntervalNs, l.IntervalFrac, l.Burst), nil
+}
+
+func rateLimit(intervalNs uint64, intervalFrac, burst uint32) RateLimit {
+	l := RateLimit{intervalNs: intervalNs, intervalFrac: intervalFrac, burst: burst}
+	l.full = l.span(uint64(burst))
+	return l
 }
 
 // RateLimitFromParts rebuilds a limit from the fields weir_rate_limit
 // holds (Parts gives them), checking them as C does: burst 1..1023 and a
 // window ceil(burst × interval) from 51200 ns to 2^63 − 1 ns.
 func RateLimitFromParts(intervalNs uint64, intervalFrac, burst uint32) (RateLimit, error) {
-	l := RateLimit{intervalNs, intervalFrac, burst}
+	l := rateLimit(intervalNs, intervalFrac, burst)
 	if burst < 1 || burst > RateMaxBurst {
 		return RateLimit{}, statusError(statusRateLimitInvalid)
 	}
-	if w := l.span(uint64(burst)); w < rateMinWindowNs || w > math.MaxInt64 {
+	if w := l.full; w < rateMinWindowNs || w > math.MaxInt64 {
 		return RateLimit{}, statusError(statusRateLimitInvalid)
 	}
 	return l, nil
@@ -109,20 +118,29 @@ func (w *RateWord) Allow(limit RateLimit, now int64) bool {
 	if now > RateMaxNow {
 		t = uint64(RateMaxNow)
 	}
+	burst := uint64(limit.burst)
 	current := w.state.Load()
 	for {
 		count := current & rateCountMask
 		start := (current >> rateCountBits) << rateTimeShift
+		var next uint64
+		if count == burst && t < start+limit.full {
+			// Full and open, the commonest refusal: no multiply. (start <
+			// 2^63 and full < 2^63: the sum fits.)
+			return false
+		}
+		// An earlier now than the start is no time passing.
 		var passed uint64
 		if t > start {
 			passed = t - start
 		}
-		var next uint64
 		switch {
 		case passed >= limit.span(count):
-			// Expired: a new window opens, its start rounded up to the grid.
+			// Expired (or never opened): a new window opens, its start
+			// rounded up to the grid so that it cannot read as expired
+			// before t + span.
 			next = (t+(1<<rateTimeShift-1))>>rateTimeShift<<rateCountBits | 1
-		case count < uint64(limit.burst):
+		case count < burst:
 			next = current + 1
 		default:
 			return false

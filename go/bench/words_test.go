@@ -1,0 +1,136 @@
+package bench
+
+import (
+	"time"
+
+	"golang.org/x/time/rate"
+
+	weir "github.com/weir-rs/weir/go"
+)
+
+// The words' pairs: weir's pure-Go rate word against the reference of
+// storj's one-word Rate, and weir's pure-Go GCRA word against
+// golang.org/x/time/rate's token bucket.
+
+// sink keeps the compiler from dropping a decision.
+var sink int
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// A steady stream under the limit (a call every 1.5 µs against 1e6 a
+// second): every call is admitted. The refusals: a full window or bucket,
+// asked again at one instant.
+const (
+	streamPerSecond = 1e6
+	streamBurst     = 100
+	streamStepNs    = 1500
+	startNs         = int64(1) << 40
+)
+
+func mustRate() weir.RateLimit {
+	l, err := weir.NewRateLimit(streamPerSecond, streamBurst)
+	if err != nil {
+		panic(err)
+	}
+	return l
+}
+
+func mustGcra() weir.GcraLimit {
+	l, err := weir.NewGcraLimit(streamPerSecond, streamBurst)
+	if err != nil {
+		panic(err)
+	}
+	return l
+}
+
+var start = time.Unix(0, startNs)
+
+func init() {
+	pairs = append(pairs,
+		pair{row: "rate word allow", kind: "reference",
+			weir: side{"RateWord.Allow (pure Go)", func() func(int) {
+				limit, word, now := mustRate(), new(weir.RateWord), startNs
+				return func(n int) {
+					for i := 0; i < n; i++ {
+						now += streamStepNs
+						sink += b2i(word.Allow(limit, now))
+					}
+				}
+			}},
+			other: side{"storj-style Rate.Allow", func() func(int) {
+				word, now := new(refRate), start
+				return func(n int) {
+					for i := 0; i < n; i++ {
+						now = now.Add(streamStepNs)
+						sink += b2i(word.Allow(now, streamPerSecond, streamBurst))
+					}
+				}
+			}}},
+		pair{row: "rate word refuse", kind: "reference",
+			weir: side{"RateWord.Allow (pure Go)", func() func(int) {
+				limit, word := mustRate(), new(weir.RateWord)
+				for word.Allow(limit, startNs) {
+				}
+				return func(n int) {
+					for i := 0; i < n; i++ {
+						sink += b2i(word.Allow(limit, startNs))
+					}
+				}
+			}},
+			other: side{"storj-style Rate.Allow", func() func(int) {
+				word := new(refRate)
+				for word.Allow(start, streamPerSecond, streamBurst) {
+				}
+				return func(n int) {
+					for i := 0; i < n; i++ {
+						sink += b2i(word.Allow(start, streamPerSecond, streamBurst))
+					}
+				}
+			}}},
+		pair{row: "GCRA word allow", kind: "peer",
+			weir: side{"GcraWord.Allow (pure Go)", func() func(int) {
+				limit, word, now := mustGcra(), new(weir.GcraWord), startNs
+				return func(n int) {
+					for i := 0; i < n; i++ {
+						now += streamStepNs
+						sink += b2i(word.Allow(limit, now))
+					}
+				}
+			}},
+			other: side{"x/time/rate Limiter.AllowN", func() func(int) {
+				limiter, now := rate.NewLimiter(streamPerSecond, streamBurst), start
+				return func(n int) {
+					for i := 0; i < n; i++ {
+						now = now.Add(streamStepNs)
+						sink += b2i(limiter.AllowN(now, 1))
+					}
+				}
+			}}},
+		pair{row: "GCRA word refuse", kind: "peer",
+			weir: side{"GcraWord.Allow (pure Go)", func() func(int) {
+				limit, word := mustGcra(), new(weir.GcraWord)
+				for word.Allow(limit, startNs) {
+				}
+				return func(n int) {
+					for i := 0; i < n; i++ {
+						sink += b2i(word.Allow(limit, startNs))
+					}
+				}
+			}},
+			other: side{"x/time/rate Limiter.AllowN", func() func(int) {
+				limiter := rate.NewLimiter(streamPerSecond, streamBurst)
+				for limiter.AllowN(start, 1) {
+				}
+				return func(n int) {
+					for i := 0; i < n; i++ {
+						sink += b2i(limiter.AllowN(start, 1))
+					}
+				}
+			}}},
+	)
+}
