@@ -111,6 +111,14 @@ type RateWord struct {
 // A negative now and a zero limit are refused; a refusal writes nothing.
 // The same answer and the same write as weir_rate_allow.
 func (w *RateWord) Allow(limit RateLimit, now int64) bool {
+	// A full window still open, the commonest refusal under load, is
+	// refused first, before the checks of now: sound for every now (a
+	// negative one is refused either way, and one past RateMaxNow is
+	// refused here only if its clamped self would be).
+	current := w.state.Load()
+	if current&rateCountMask == uint64(limit.burst) && uint64(now) < current>>rateCountBits<<rateTimeShift+limit.full {
+		return false
+	}
 	if now < 0 || limit.burst == 0 {
 		return false
 	}
@@ -119,16 +127,10 @@ func (w *RateWord) Allow(limit RateLimit, now int64) bool {
 		t = uint64(RateMaxNow)
 	}
 	burst := uint64(limit.burst)
-	current := w.state.Load()
 	for {
 		count := current & rateCountMask
 		start := (current >> rateCountBits) << rateTimeShift
 		var next uint64
-		if count == burst && t < start+limit.full {
-			// Full and open, the commonest refusal: no multiply. (start <
-			// 2^63 and full < 2^63: the sum fits.)
-			return false
-		}
 		// An earlier now than the start is no time passing.
 		var passed uint64
 		if t > start {

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Regenerates the Go table of BENCHMARKS.md (section "Go package", between
+# its go-table markers): instructions per decision from cachegrind, then
+# one `go test -bench Table` run of every pair, interleaved.
+#
+# Instructions: each side runs alone under cachegrind at two decision
+# counts, and the difference of the totals over the difference of the
+# counts is its instructions per decision (the runtime's start and the
+# side's setup cancel). Totals, not callgrind's per-function toggle, which
+# misreads cgo's stack switches.
+#
+# Usage: go/bench/run.sh [--no-write]   (from anywhere; needs go, valgrind,
+# pkg-config, and cargo if target/release/libweir.a is stale).
+# Environment: WEIR_BENCH_ROUNDS (9), WEIR_BENCH_MS (30), N1/N2 (cachegrind
+# counts, 200000 and 400000).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+write=1
+[ "${1:-}" = --no-write ] && write=0
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+
+PKG_CONFIG_PATH=$("$here/stage-prefix.sh" "$scratch/prefix")
+export PKG_CONFIG_PATH
+cd "$here"
+go test -c -o "$scratch/bench.test" .
+bin=$scratch/bench.test
+
+n1=${N1:-200000}
+n2=${N2:-400000}
+refs() {
+  WEIR_BENCH_ONE="$1" WEIR_BENCH_N="$2" GOMAXPROCS=1 GOGC=off \
+    valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null "$bin" 2>&1 |
+    sed -n 's/.*I *refs: *//p' | tr -d ,
+}
+: > "$scratch/instr"
+WEIR_BENCH_LIST=1 "$bin" -test.run '^TestListSides$' | sed -n 's/^SIDE //p' > "$scratch/sides"
+while IFS= read -r side; do
+  a=$(refs "$side" "$n1")
+  b=$(refs "$side" "$n2")
+  per=$(( (b - a) / (n2 - n1) ))
+  echo "$side $per" >> "$scratch/instr"
+  echo "instructions: $side: $per"
+done < "$scratch/sides"
+
+WEIR_BENCH_TABLE="$scratch/table.md" WEIR_BENCH_INSTR="$scratch/instr" \
+  "$bin" -test.run '^$' -test.bench '^BenchmarkTable$' -test.benchtime 1x -test.v |
+  grep -v '^ *|' || true
+[ -s "$scratch/table.md" ] || { echo "run.sh: no table was written"; exit 1; }
+cat "$scratch/table.md"
+
+if [ "$write" = 1 ]; then
+  {
+    echo "Measured $(date -u +%Y-%m-%d) by go/bench/run.sh on $(uname -m), $(go version | cut -d' ' -f3), $(nproc) cores;"
+    echo "ns and allocations are medians of ${WEIR_BENCH_ROUNDS:-9} interleaved rounds, the ratio the median of the rounds' ratios; instructions from cachegrind ($n2 − $n1 decisions, differenced)."
+    echo
+    cat "$scratch/table.md"
+  } > "$scratch/section"
+  python3 - "$root/BENCHMARKS.md" "$scratch/section" <<'PY'
+import sys
+path, section = sys.argv[1], open(sys.argv[2]).read()
+text = open(path).read()
+begin, end = "<!-- go-table: begin -->", "<!-- go-table: end -->"
+if begin not in text or end not in text:
+    sys.exit("BENCHMARKS.md has no go-table markers")
+head, rest = text.split(begin, 1)
+_, tail = rest.split(end, 1)
+open(path, "w").write(head + begin + "\n" + section + end + tail)
+PY
+  echo "run.sh: BENCHMARKS.md's Go table rewritten"
+fi
