@@ -23,7 +23,7 @@ type side struct {
 // A pair: weir's decision and the Go one it is measured against.
 type pair struct {
 	row   string // the decision, e.g. "rate word allow"
-	kind  string // "peer" or "reference"
+	kind  string // "peer", "reference", or "for scale" (no target)
 	weir  side
 	other side
 }
@@ -138,7 +138,10 @@ func markdown(rows []row, instr map[string]float64) string {
 	}
 	for _, r := range rows {
 		ok := "yes"
-		if r.ratio > 1.0 || r.weir.allocs > 0 {
+		switch {
+		case r.kind == "for scale":
+			ok = "–"
+		case r.ratio > 1.0 || r.weir.allocs > 0:
 			ok = "**no**"
 		}
 		fmt.Fprintf(&b, "| %s | %s | %.1f | %.0f (%.0f) | %s | %s: %s | %.1f | %.0f (%.0f) | %s | %.2f× (%.2f–%.2f) | %s |\n",

@@ -6,6 +6,7 @@ import (
 	"golang.org/x/time/rate"
 
 	weir "github.com/weir-rs/weir/go"
+	"github.com/weir-rs/weir/go/internal/cref"
 )
 
 // The words' pairs: weir's pure-Go rate word against the reference of
@@ -129,6 +130,32 @@ func init() {
 				return func(n int) {
 					for i := 0; i < n; i++ {
 						sink += b2i(limiter.AllowN(start, 1))
+					}
+				}
+			}}},
+		// What the pure-Go path saves: the same refusal through cgo.
+		pair{row: "rate word refuse, through cgo", kind: "for scale",
+			weir: side{"weir_rate_allow (cgo)", func() func(int) {
+				made := mustRate()
+				ns, frac, burst := made.Parts()
+				limit, word := cref.RateLimit{IntervalNs: ns, IntervalFrac: frac, Burst: burst}, new(weir.RateWord)
+				for word.Allow(made, startNs) {
+				}
+				raw := new(uint64)
+				*raw = word.Word()
+				return func(n int) {
+					for i := 0; i < n; i++ {
+						sink += b2i(cref.RateAllow(raw, limit, startNs))
+					}
+				}
+			}},
+			other: side{"RateWord.Allow (pure Go)", func() func(int) {
+				limit, word := mustRate(), new(weir.RateWord)
+				for word.Allow(limit, startNs) {
+				}
+				return func(n int) {
+					for i := 0; i < n; i++ {
+						sink += b2i(word.Allow(limit, startNs))
 					}
 				}
 			}}},

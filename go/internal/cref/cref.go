@@ -14,20 +14,41 @@ package cref
 
 // The C static inline fast path over the rate word (rate_inline.h, part of
 // weir.h), behind a call cgo can make.
-static bool cref_rate_allow_inline(uint64_t *word, const weir_rate_limit *limit, int64_t now) {
+static bool cref_rate_allow_inline(uint64_t *word, weir_rate_limit limit, int64_t now) {
 #if defined(WEIR_RATE_INLINE)
-	return weir_rate_allow_inline((weir_rate *)word, limit, now);
+	return weir_rate_allow_inline((weir_rate *)word, &limit, now);
 #else
-	return weir_rate_allow((weir_rate *)word, limit, now);
+	return weir_rate_allow((weir_rate *)word, &limit, now);
 #endif
 }
 
-static int64_t cref_rate_next_inline(const uint64_t *word, const weir_rate_limit *limit, int64_t now) {
+static int64_t cref_rate_next_inline(const uint64_t *word, weir_rate_limit limit, int64_t now) {
 #if defined(WEIR_RATE_INLINE)
-	return weir_rate_next_inline((const weir_rate *)word, limit, now);
+	return weir_rate_next_inline((const weir_rate *)word, &limit, now);
 #else
-	return weir_rate_next((const weir_rate *)word, limit, now);
+	return weir_rate_next((const weir_rate *)word, &limit, now);
 #endif
+}
+
+// The decisions with the limit by value: a Go value whose address is
+// passed to C escapes to the heap, and these are measured per call.
+static bool cref_rate_allow(uint64_t *word, weir_rate_limit limit, int64_t now) {
+	return weir_rate_allow((weir_rate *)word, &limit, now);
+}
+static int64_t cref_rate_next(const uint64_t *word, weir_rate_limit limit, int64_t now) {
+	return weir_rate_next((const weir_rate *)word, &limit, now);
+}
+static bool cref_gcra_allow(uint64_t *word, weir_gcra_limit limit, int64_t now) {
+	return weir_gcra_allow((weir_gcra *)word, &limit, now);
+}
+static bool cref_gcra_allow_n(uint64_t *word, weir_gcra_limit limit, int64_t now, int64_t n) {
+	return weir_gcra_allow_n((weir_gcra *)word, &limit, now, n);
+}
+static int64_t cref_gcra_next(const uint64_t *word, weir_gcra_limit limit, int64_t now) {
+	return weir_gcra_next((const weir_gcra *)word, &limit, now);
+}
+static int64_t cref_gcra_room(const uint64_t *word, weir_gcra_limit limit, int64_t now) {
+	return weir_gcra_room((const weir_gcra *)word, &limit, now);
 }
 
 static int cref_rate_has_inline(void) {
@@ -68,27 +89,23 @@ func RateLimitNew(perSecond float64, burst int64) (RateLimit, int32) {
 
 // RateAllow is weir_rate_allow on the word at w.
 func RateAllow(w *uint64, l RateLimit, now int64) bool {
-	limit := l.c()
-	return bool(C.weir_rate_allow((*C.weir_rate)(unsafePointer(w)), &limit, C.int64_t(now)))
+	return bool(C.cref_rate_allow((*C.uint64_t)(w), l.c(), C.int64_t(now)))
 }
 
 // RateNext is weir_rate_next on the word at w.
 func RateNext(w *uint64, l RateLimit, now int64) int64 {
-	limit := l.c()
-	return int64(C.weir_rate_next((*C.weir_rate)(unsafePointer(w)), &limit, C.int64_t(now)))
+	return int64(C.cref_rate_next((*C.uint64_t)(w), l.c(), C.int64_t(now)))
 }
 
 // RateAllowInline is weir_rate_allow_inline (weir_rate_allow where the
 // header has no inline path; see HasInline).
 func RateAllowInline(w *uint64, l RateLimit, now int64) bool {
-	limit := l.c()
-	return bool(C.cref_rate_allow_inline((*C.uint64_t)(w), &limit, C.int64_t(now)))
+	return bool(C.cref_rate_allow_inline((*C.uint64_t)(w), l.c(), C.int64_t(now)))
 }
 
 // RateNextInline is weir_rate_next_inline (or weir_rate_next).
 func RateNextInline(w *uint64, l RateLimit, now int64) int64 {
-	limit := l.c()
-	return int64(C.cref_rate_next_inline((*C.uint64_t)(w), &limit, C.int64_t(now)))
+	return int64(C.cref_rate_next_inline((*C.uint64_t)(w), l.c(), C.int64_t(now)))
 }
 
 // HasInline reports whether weir.h compiled its inline rate path here.
@@ -124,24 +141,20 @@ func GcraLimitNew(perSecond float64, burst int64) (GcraLimit, int32) {
 
 // GcraAllowN is weir_gcra_allow_n on the word at w.
 func GcraAllowN(w *uint64, l GcraLimit, now, n int64) bool {
-	limit := l.c()
-	return bool(C.weir_gcra_allow_n((*C.weir_gcra)(unsafePointer(w)), &limit, C.int64_t(now), C.int64_t(n)))
+	return bool(C.cref_gcra_allow_n((*C.uint64_t)(w), l.c(), C.int64_t(now), C.int64_t(n)))
 }
 
 // GcraAllow is weir_gcra_allow on the word at w.
 func GcraAllow(w *uint64, l GcraLimit, now int64) bool {
-	limit := l.c()
-	return bool(C.weir_gcra_allow((*C.weir_gcra)(unsafePointer(w)), &limit, C.int64_t(now)))
+	return bool(C.cref_gcra_allow((*C.uint64_t)(w), l.c(), C.int64_t(now)))
 }
 
 // GcraNext is weir_gcra_next on the word at w.
 func GcraNext(w *uint64, l GcraLimit, now int64) int64 {
-	limit := l.c()
-	return int64(C.weir_gcra_next((*C.weir_gcra)(unsafePointer(w)), &limit, C.int64_t(now)))
+	return int64(C.cref_gcra_next((*C.uint64_t)(w), l.c(), C.int64_t(now)))
 }
 
 // GcraRoom is weir_gcra_room on the word at w.
 func GcraRoom(w *uint64, l GcraLimit, now int64) int64 {
-	limit := l.c()
-	return int64(C.weir_gcra_room((*C.weir_gcra)(unsafePointer(w)), &limit, C.int64_t(now)))
+	return int64(C.cref_gcra_room((*C.uint64_t)(w), l.c(), C.int64_t(now)))
 }
