@@ -1,0 +1,75 @@
+package weir
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"unsafe"
+
+	"github.com/weir-rs/weir/go/internal/cref"
+)
+
+func TestWordsAtAreCheckedAndShared(t *testing.T) {
+	mem := make([]byte, 64)
+	base := int((8 - uintptr(unsafe.Pointer(&mem[0]))%8) % 8)
+	if _, err := RateWordAt(mem, base+1); err == nil {
+		t.Error("a misaligned word was accepted")
+	}
+	for _, off := range []int{-1, len(mem) - 7, len(mem)} {
+		if _, err := GcraWordAt(mem, off); err == nil {
+			t.Errorf("offset %d was accepted", off)
+		}
+	}
+	// A file mapped twice, as two processes would: a word charged through
+	// one mapping by Go is seen, and charged, through the other by C.
+	path := filepath.Join(t.TempDir(), "words")
+	if err := os.WriteFile(path, make([]byte, 4096), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mapping := func() []byte {
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		m, err := syscall.Mmap(int(f.Fd()), 0, 4096, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { syscall.Munmap(m) })
+		return m
+	}
+	a, b := mapping(), mapping()
+	limit, err := NewRateLimit(1, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	word, err := RateWordAt(a, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, frac, burst := limit.Parts()
+	cl := cref.RateLimit{IntervalNs: ns, IntervalFrac: frac, Burst: burst}
+	other := (*uint64)(unsafe.Pointer(&b[64]))
+	if !word.Allow(limit, 1e9) || !word.Allow(limit, 1e9) || !cref.RateAllow(other, cl, 1e9) {
+		t.Fatal("the burst was refused")
+	}
+	if word.Allow(limit, 1e9) || cref.RateAllow(other, cl, 1e9) {
+		t.Fatal("a fourth event passed a burst of three shared through the file")
+	}
+	gl, err := NewGcraLimit(10, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := GcraWordAt(a, 128)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !g.AllowN(gl, 5e9, 2) || g.Allow(gl, 5e9) {
+		t.Fatal("the GCRA word's burst of two was wrong")
+	}
+	if cref.GcraRoom((*uint64)(unsafe.Pointer(&b[128])), cref.GcraLimit{PerToken: gl.perToken, Tolerance: gl.tolerance, Shift: gl.shift}, 5e9) != 0 {
+		t.Fatal("C saw room the Go word had spent")
+	}
+}
