@@ -5,8 +5,6 @@ import (
 	"math/bits"
 	"sync/atomic"
 	"time"
-
-	"github.com/weir-rs/weir/go/internal/cref"
 )
 
 // The GCRA word's frozen encoding (weir_gcra in weir.h, weir-core's
@@ -18,58 +16,24 @@ const (
 	gcraMaxTolerance = math.MaxInt64 / 4
 )
 
-// GcraLimit is a GCRA word's policy: the tick (2^-shift ns), the ticks a
-// token is worth and the ticks a full word holds, checked once when it is
-// made. A plain value: copy it and share it freely. The zero GcraLimit is
-// no limit: a word refuses under it.
-type GcraLimit struct {
-	perToken  uint64
-	tolerance int64
-	shift     uint32
-}
-
-// NewGcraLimit is a limit of perSecond tokens a second and a bucket of
-// burst tokens, checked by the C library's weir_gcra_limit_new (called
-// once, here: its exact tick and per-token arithmetic is then C's own), so
-// Go accepts exactly the limits C accepts and makes the same fields.
-func NewGcraLimit(perSecond float64, burst int64) (GcraLimit, error) {
-	l, status := cref.GcraLimitNew(perSecond, burst)
-	if status != 0 {
-		return GcraLimit{}, statusError(status)
-	}
-	return GcraLimit{l.PerToken, l.Tolerance, l.Shift}, nil
-}
-
-// GcraLimitFromParts rebuilds a limit from the fields weir_gcra_limit
-// holds (Parts gives them), checking them as C does: shift 0..4, perToken
-// at least 1, tolerance from perToken to 2^61 − 1.
-func GcraLimitFromParts(perToken uint64, tolerance int64, shift uint32) (GcraLimit, error) {
+// GCRALimitFromParts rebuilds a limit from the fields weir_gcra_limit
+// holds (PerToken, Tolerance and Shift give them), checking them as C
+// checks them on every call: shift 0..4, perToken at least 1, tolerance
+// from perToken to 2^61 − 1. ErrGCRALimitInvalid otherwise.
+func GCRALimitFromParts(perToken uint64, tolerance int64, shift uint32) (GCRALimit, error) {
 	if shift > gcraMaxShift || perToken < 1 || tolerance < 0 || perToken > uint64(tolerance) ||
 		tolerance > gcraMaxTolerance {
-		return GcraLimit{}, statusError(statusGcraLimitInvalid)
+		return GCRALimit{}, ErrGCRALimitInvalid
 	}
-	return GcraLimit{perToken, tolerance, shift}, nil
+	return GCRALimit{perToken: perToken, tolerance: tolerance, shift: shift}, nil
 }
 
-// Parts are weir_gcra_limit's fields: ticks a token is worth, ticks a full
-// word holds, and the tick's shift (a tick is 2^-shift ns).
-func (l GcraLimit) Parts() (perToken uint64, tolerance int64, shift uint32) {
-	return l.perToken, l.tolerance, l.shift
-}
-
-// Burst is the tokens a full word admits at once.
-func (l GcraLimit) Burst() int64 {
-	if l.perToken == 0 {
-		return 0
-	}
-	return l.tolerance / int64(l.perToken)
-}
-
-// MaxNow is the latest now (ns) a word under l tells apart: 2^62 >> shift.
-func (l GcraLimit) MaxNow() int64 { return gcraHorizon >> l.shift }
+// gcraMaxNow is the latest now (ns) a word under l tells apart: 2^62 >>
+// shift; a later one counts as it.
+func gcraMaxNow(l GCRALimit) int64 { return gcraHorizon >> l.shift }
 
 // ticks is now (≥ 0) on the word's clock, which stands still at MaxNow.
-func (l *GcraLimit) ticks(now int64) int64 {
+func (l *GCRALimit) ticks(now int64) int64 {
 	if last := int64(gcraHorizon) >> l.shift; now > last {
 		now = last
 	}
@@ -93,28 +57,37 @@ func tatOf(word uint64) int64 {
 	return int64(word)
 }
 
-// GcraWord is the GCRA word: a token bucket whose whole state is one
+// GCRAWord is the GCRA word: a token bucket whose whole state is one
 // 64-bit word, in weir_gcra's frozen encoding, decided in pure Go with
 // sync/atomic (no cgo crossing). A Go word and a C weir_gcra over the same
-// 8 bytes agree on every decision. The zero GcraWord is a full bucket.
+// 8 bytes agree on every decision. The zero GCRAWord is a full bucket.
 // Safe for concurrent use; do not copy one in use.
-type GcraWord struct {
+type GCRAWord struct {
 	state atomic.Uint64
 }
 
-// Allow reports whether the word admits one token at now (ns), charging
-// it if so. The same answer and write as weir_gcra_allow.
-func (w *GcraWord) Allow(limit GcraLimit, now int64) bool {
+// Allow is AllowAt at [Now].
+func (w *GCRAWord) Allow(limit GCRALimit) bool { return w.AllowAt(limit, Now()) }
+
+// AllowAt reports whether the word admits one token at now (on the clock
+// everyone using the word reads: [MonotonicNow] for a word shared between
+// processes), charging it if so. A negative now and a zero limit are
+// refused; a refusal writes nothing. The same answer and write as
+// weir_gcra_allow ([GCRAAllowC]).
+func (w *GCRAWord) AllowAt(limit GCRALimit, now time.Duration) bool {
 	if now < 0 || limit.perToken == 0 {
 		return false
 	}
-	return w.take(&limit, limit.ticks(now), int64(limit.perToken))
+	return w.take(&limit, limit.ticks(int64(now)), int64(limit.perToken))
 }
 
-// AllowN reports whether the word admits n tokens at now, all or nothing,
-// charging them if so; n outside 1..burst is refused. The same answer and
-// write as weir_gcra_allow_n.
-func (w *GcraWord) AllowN(limit GcraLimit, now, n int64) bool {
+// AllowN is AllowNAt at [Now].
+func (w *GCRAWord) AllowN(limit GCRALimit, n int64) bool { return w.AllowNAt(limit, Now(), n) }
+
+// AllowNAt reports whether the word admits n tokens at now, all or
+// nothing, charging them if so; n outside 1..burst is refused. The same
+// answer and write as weir_gcra_allow_n ([GCRAAllowNC]).
+func (w *GCRAWord) AllowNAt(limit GCRALimit, now time.Duration, n int64) bool {
 	if now < 0 || n < 1 || limit.perToken == 0 {
 		return false
 	}
@@ -122,12 +95,12 @@ func (w *GcraWord) AllowN(limit GcraLimit, now, n int64) bool {
 	if hi != 0 || cost > uint64(limit.tolerance) {
 		return false
 	}
-	return w.take(&limit, limit.ticks(now), int64(cost))
+	return w.take(&limit, limit.ticks(int64(now)), int64(cost))
 }
 
 // take is the GCRA's step at t ticks: passes iff max(TAT, t) + cost ≤
 // t + tolerance, and then the word becomes max(TAT, t) + cost.
-func (w *GcraWord) take(limit *GcraLimit, t, cost int64) bool {
+func (w *GCRAWord) take(limit *GCRALimit, t, cost int64) bool {
 	current := w.state.Load()
 	for {
 		next := addSat(max(tatOf(current), t), cost)
@@ -141,14 +114,18 @@ func (w *GcraWord) take(limit *GcraLimit, t, cost int64) bool {
 	}
 }
 
-// Next is how long from now until the word admits one token: 0 if it
-// would now, Never for a negative now, a zero limit, or an instant past
-// MaxNow. Reads the word only. The same answer as weir_gcra_next.
-func (w *GcraWord) Next(limit GcraLimit, now int64) time.Duration {
+// Next is NextAt at [Now].
+func (w *GCRAWord) Next(limit GCRALimit) time.Duration { return w.NextAt(limit, Now()) }
+
+// NextAt is how long from now until the word admits one token: 0 if it
+// would now, [Never] for a negative now, a zero limit, or an instant past
+// the word's clock (2^62 >> shift ns). Reads the word only. The same answer
+// as weir_gcra_next ([GCRANextC]).
+func (w *GCRAWord) NextAt(limit GCRALimit, now time.Duration) time.Duration {
 	if now < 0 || limit.perToken == 0 {
 		return Never
 	}
-	t := limit.ticks(now)
+	t := limit.ticks(int64(now))
 	due := addSat(tatOf(w.state.Load()), int64(limit.perToken)) - limit.tolerance
 	if due <= t {
 		return 0
@@ -158,17 +135,20 @@ func (w *GcraWord) Next(limit GcraLimit, now int64) time.Duration {
 	}
 	// The first whole ns at which the clock reads due (due > t ≥ 0).
 	ns := -(-due >> limit.shift)
-	return time.Duration(ns - now)
+	return time.Duration(ns) - now
 }
 
-// Room is the whole tokens the word would admit at now, 0 to burst (0 for
-// a negative now or a zero limit). Reads the word only. The same answer as
-// weir_gcra_room.
-func (w *GcraWord) Room(limit GcraLimit, now int64) int64 {
+// Room is RoomAt at [Now].
+func (w *GCRAWord) Room(limit GCRALimit) int64 { return w.RoomAt(limit, Now()) }
+
+// RoomAt is the whole tokens the word would admit at now, 0 to burst (0
+// for a negative now or a zero limit). Reads the word only. The same
+// answer as weir_gcra_room ([GCRARoomC]).
+func (w *GCRAWord) RoomAt(limit GCRALimit, now time.Duration) int64 {
 	if now < 0 || limit.perToken == 0 {
 		return 0
 	}
-	owed := tatOf(w.state.Load()) - limit.ticks(now)
+	owed := tatOf(w.state.Load()) - limit.ticks(int64(now))
 	if owed < 0 {
 		owed = 0
 	}
@@ -180,4 +160,4 @@ func (w *GcraWord) Room(limit GcraLimit, now int64) int64 {
 }
 
 // Word is the word's raw value, in the frozen encoding.
-func (w *GcraWord) Word() uint64 { return w.state.Load() }
+func (w *GCRAWord) Word() uint64 { return w.state.Load() }

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
-	"github.com/weir-rs/weir/go/internal/cref"
 )
 
 // gcraLimits span every tick (shift 0..4), bursts of one to huge, and
@@ -20,28 +20,25 @@ var gcraLimits = []struct {
 	{1e9, 1000}, {7.5e8, 3}, {16e9, 1}, {16e9, 1 << 20}, {0.001, 2}, {333333.3, 17},
 }
 
-func gcraRef(l GcraLimit) cref.GcraLimit {
-	return cref.GcraLimit{PerToken: l.perToken, Tolerance: l.tolerance, Shift: l.shift}
-}
 
-func TestGcraWordAgreesWithC(t *testing.T) {
+func TestGCRAWordAgreesWithC(t *testing.T) {
 	rng := rand.New(rand.NewSource(19))
 	for _, lc := range gcraLimits {
-		limit, err := NewGcraLimit(lc.perSecond, lc.burst)
+		limit, err := NewGCRALimit(lc.perSecond, lc.burst)
 		if err != nil {
-			t.Fatalf("NewGcraLimit(%v, %d): %v", lc.perSecond, lc.burst, err)
+			t.Fatalf("NewGCRALimit(%v, %d): %v", lc.perSecond, lc.burst, err)
 		}
-		cl := gcraRef(limit)
+		cl := limit
 		step := int64(limit.perToken>>limit.shift) + 1
-		for _, tr := range traces(rng, step, limit.MaxNow()) {
-			var goWord, shared GcraWord
+		for _, tr := range traces(rng, step, gcraMaxNow(limit)) {
+			var goWord, shared GCRAWord
 			var cWord atomic.Uint64
 			admitted := 0
 			for i := 0; i < 100_000; i++ {
 				now := tr.next()
 				if rng.Intn(8) == 0 {
-					g, c := goWord.Next(limit, now), cref.GcraNext(raw(&cWord), cl, now)
-					gr, cr := goWord.Room(limit, now), cref.GcraRoom(raw(&cWord), cl, now)
+					g, c := goWord.NextAt(limit, time.Duration(now)), int64(GCRANextC(raw(&cWord), &cl, time.Duration(now)))
+					gr, cr := goWord.RoomAt(limit, time.Duration(now)), GCRARoomC(raw(&cWord), &cl, time.Duration(now))
 					if int64(g) != c || gr != cr {
 						t.Fatalf("limit %+v step %d now %d: Next go %d, C %d; Room go %d, C %d", limit, i, now, g, c, gr, cr)
 					}
@@ -53,14 +50,14 @@ func TestGcraWordAgreesWithC(t *testing.T) {
 				}
 				var g, c, s bool
 				if n == 1 && rng.Intn(2) == 0 {
-					g, c = goWord.Allow(limit, now), cref.GcraAllow(raw(&cWord), cl, now)
+					g, c = goWord.AllowAt(limit, time.Duration(now)), GCRAAllowC(raw(&cWord), &cl, time.Duration(now))
 				} else {
-					g, c = goWord.AllowN(limit, now, n), cref.GcraAllowN(raw(&cWord), cl, now, n)
+					g, c = goWord.AllowNAt(limit, time.Duration(now), n), GCRAAllowNC(raw(&cWord), &cl, time.Duration(now), n)
 				}
 				if rng.Intn(2) == 0 {
-					s = shared.AllowN(limit, now, n)
+					s = shared.AllowNAt(limit, time.Duration(now), n)
 				} else {
-					s = cref.GcraAllowN(raw(&shared.state), cl, now, n)
+					s = GCRAAllowNC(raw(&shared.state), &cl, time.Duration(now), n)
 				}
 				if g != c || c != s {
 					t.Fatalf("limit %+v step %d now %d n %d: Allow go %v, C %v, shared %v", limit, i, now, n, g, c, s)
@@ -79,7 +76,7 @@ func TestGcraWordAgreesWithC(t *testing.T) {
 	}
 }
 
-func TestGcraWordFromRandomBitsAgreesWithC(t *testing.T) {
+func TestGCRAWordFromRandomBitsAgreesWithC(t *testing.T) {
 	rng := rand.New(rand.NewSource(20))
 	valid := 0
 	for i := 0; i < 200_000; i++ {
@@ -90,9 +87,9 @@ func TestGcraWordFromRandomBitsAgreesWithC(t *testing.T) {
 		}
 		shift := uint32(rng.Intn(7))
 		if rng.Intn(2) == 0 {
-			made, status := cref.GcraLimitNew(1e9/float64(rng.Int63n(1<<uint(rng.Intn(60)+1))+1)*16, rng.Int63n(1<<uint(rng.Intn(40)+1)))
-			if status == 0 {
-				perToken, tolerance, shift = made.PerToken, made.Tolerance, made.Shift
+			made, err := NewGCRALimit(1e9/float64(rng.Int63n(1<<uint(rng.Intn(60)+1))+1)*16, rng.Int63n(1<<uint(rng.Intn(40)+1)))
+			if err == nil {
+				perToken, tolerance, shift = made.perToken, made.tolerance, made.shift
 				valid++
 			}
 		}
@@ -100,25 +97,25 @@ func TestGcraWordFromRandomBitsAgreesWithC(t *testing.T) {
 		if rng.Intn(4) == 0 {
 			now = -now
 		}
-		cl := cref.GcraLimit{PerToken: perToken, Tolerance: tolerance, Shift: shift}
-		limit, err := GcraLimitFromParts(perToken, tolerance, shift)
+		cl := GCRALimit{perToken: perToken, tolerance: tolerance, shift: shift}
+		limit, err := GCRALimitFromParts(perToken, tolerance, shift)
 		var probe atomic.Uint64
-		if valid := cref.GcraAllow(raw(&probe), cl, 0); valid != (err == nil) {
+		if valid := GCRAAllowC(raw(&probe), &cl, time.Duration(0)); valid != (err == nil) {
 			t.Fatalf("parts %+v: C accepts %v, Go's error %v", cl, valid, err)
 		}
 		bits := rng.Uint64() >> rng.Intn(3)
-		var goWord GcraWord
+		var goWord GCRAWord
 		goWord.state.Store(bits)
 		var cWord atomic.Uint64
 		cWord.Store(bits)
-		if g, c := int64(goWord.Next(limit, now)), cref.GcraNext(raw(&cWord), cl, now); g != c {
+		if g, c := int64(goWord.NextAt(limit, time.Duration(now))), int64(GCRANextC(raw(&cWord), &cl, time.Duration(now))); g != c {
 			t.Fatalf("word %#x limit %+v now %d: Next go %d, C %d", bits, cl, now, g, c)
 		}
-		if g, c := goWord.Room(limit, now), cref.GcraRoom(raw(&cWord), cl, now); g != c {
+		if g, c := goWord.RoomAt(limit, time.Duration(now)), GCRARoomC(raw(&cWord), &cl, time.Duration(now)); g != c {
 			t.Fatalf("word %#x limit %+v now %d: Room go %d, C %d", bits, cl, now, g, c)
 		}
 		n := rng.Int63n(4) + 1
-		if g, c := goWord.AllowN(limit, now, n), cref.GcraAllowN(raw(&cWord), cl, now, n); g != c || goWord.Word() != cWord.Load() {
+		if g, c := goWord.AllowNAt(limit, time.Duration(now), n), GCRAAllowNC(raw(&cWord), &cl, time.Duration(now), n); g != c || goWord.Word() != cWord.Load() {
 			t.Fatalf("word %#x limit %+v now %d n %d: AllowN go %v, C %v", bits, cl, now, n, g, c)
 		}
 	}
@@ -127,30 +124,30 @@ func TestGcraWordFromRandomBitsAgreesWithC(t *testing.T) {
 	}
 }
 
-func TestGcraWordRefusals(t *testing.T) {
-	var w GcraWord
-	if w.Allow(GcraLimit{}, 0) || w.AllowN(GcraLimit{}, 0, 1) || w.Next(GcraLimit{}, 0) != Never ||
-		w.Room(GcraLimit{}, 0) != 0 || w.Word() != 0 {
+func TestGCRAWordRefusals(t *testing.T) {
+	var w GCRAWord
+	if w.AllowAt(GCRALimit{}, 0) || w.AllowNAt(GCRALimit{}, 0, 1) || w.NextAt(GCRALimit{}, 0) != Never ||
+		w.RoomAt(GCRALimit{}, 0) != 0 || w.Word() != 0 {
 		t.Fatal("the zero limit admitted or wrote")
 	}
 	for _, bad := range []struct {
 		rate  float64
 		burst int64
 	}{{1, 0}, {0, 1}, {-1, 1}, {math.NaN(), 1}, {math.Inf(1), 1}, {17e9, 1}, {1e-12, 1 << 40}} {
-		if _, err := NewGcraLimit(bad.rate, bad.burst); err == nil {
-			t.Errorf("NewGcraLimit(%v, %d) accepted", bad.rate, bad.burst)
+		if _, err := NewGCRALimit(bad.rate, bad.burst); err == nil {
+			t.Errorf("NewGCRALimit(%v, %d) accepted", bad.rate, bad.burst)
 		}
 	}
 }
 
-func TestGcraWordSharedWithCUnderContention(t *testing.T) {
-	limit, err := NewGcraLimit(10, 1000)
+func TestGCRAWordSharedWithCUnderContention(t *testing.T) {
+	limit, err := NewGCRALimit(10, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl := gcraRef(limit)
+	cl := limit
 	for round := int64(0); round < 20; round++ {
-		var shared GcraWord
+		var shared GCRAWord
 		var admitted atomic.Int64
 		var wg sync.WaitGroup
 		now := (1 << 40) + round*511
@@ -161,9 +158,9 @@ func TestGcraWordSharedWithCUnderContention(t *testing.T) {
 				for i := 0; i < 500; i++ {
 					var ok bool
 					if viaC {
-						ok = cref.GcraAllow(raw(&shared.state), cl, now)
+						ok = GCRAAllowC(raw(&shared.state), &cl, time.Duration(now))
 					} else {
-						ok = shared.Allow(limit, now)
+						ok = shared.AllowAt(limit, time.Duration(now))
 					}
 					if ok {
 						admitted.Add(1)

@@ -4,8 +4,6 @@ import (
 	"math"
 	"sync/atomic"
 	"time"
-
-	"github.com/weir-rs/weir/go/internal/cref"
 )
 
 // The rate word's frozen encoding (weir_rate in weir.h, weir-core's
@@ -15,71 +13,36 @@ const (
 	rateCountBits = 10
 	rateCountMask = 1<<rateCountBits - 1
 	rateTimeShift = 9
-	// RateMaxNow is the latest `now` a rate word tells apart (2^63 − 512
-	// ns); a later one counts as it. WEIR_RATE_MAX_NOW.
-	RateMaxNow int64 = math.MaxInt64 - (1<<rateTimeShift - 1)
-	// RateMaxBurst is the largest burst of a rate word. WEIR_RATE_MAX_BURST.
-	RateMaxBurst = rateCountMask
-	// Never is what Next answers for an instant that never comes
-	// (INT64_MAX ns).
-	Never = time.Duration(math.MaxInt64)
+	// RateMaxNow is the latest now a rate word tells apart (2^63 − 512
+	// ns, WEIR_RATE_MAX_NOW); a later one counts as it.
+	RateMaxNow = time.Duration(math.MaxInt64 - (1<<rateTimeShift - 1))
+
+	rateMinWindowNs = 100 << rateTimeShift
 )
 
-// RateLimit is a rate word's policy: the interval (1 / limit, rounded up
-// to 2^-32 ns) and the burst, checked once when it is made. A plain value:
-// copy it and share it freely. The zero RateLimit is no limit: a word
-// refuses under it.
-type RateLimit struct {
-	intervalNs   uint64
-	intervalFrac uint32
-	burst        uint32
-	// full is span(burst), the window a full count spans: kept so that a
-	// refusal, the commonest answer under load, needs no multiply.
-	full uint64
-}
-
-// NewRateLimit is a limit of perSecond events a second in windows of
-// burst events, checked by the C library's weir_rate_limit_new (called
-// once, here), so Go accepts exactly the limits C accepts and makes the
-// same fields.
-func NewRateLimit(perSecond float64, burst int) (RateLimit, error) {
-	l, status := cref.RateLimitNew(perSecond, int64(burst))
-	if status != 0 {
-		return RateLimit{}, statusError(status)
-	}
-	return rateLimit(l.IntervalNs, l.IntervalFrac, l.Burst), nil
-}
-
-func rateLimit(intervalNs uint64, intervalFrac, burst uint32) RateLimit {
-	l := RateLimit{intervalNs: intervalNs, intervalFrac: intervalFrac, burst: burst}
-	l.full = l.span(uint64(burst))
-	return l
-}
-
 // RateLimitFromParts rebuilds a limit from the fields weir_rate_limit
-// holds (Parts gives them), checking them as C does: burst 1..1023 and a
-// window ceil(burst × interval) from 51200 ns to 2^63 − 1 ns.
+// holds (Interval and Burst give them), checking them as C checks them
+// on every call: burst 1..1023 and a window ceil(burst × interval) from
+// 51,200 ns to 2^63 − 1 ns. ErrRateLimitInvalid otherwise.
 func RateLimitFromParts(intervalNs uint64, intervalFrac, burst uint32) (RateLimit, error) {
-	l := rateLimit(intervalNs, intervalFrac, burst)
-	if burst < 1 || burst > RateMaxBurst {
-		return RateLimit{}, statusError(statusRateLimitInvalid)
+	l := RateLimit{intervalNs: intervalNs, intervalFrac: intervalFrac, burst: burst}
+	if burst < 1 || burst > rateCountMask {
+		return RateLimit{}, ErrRateLimitInvalid
 	}
-	if w := l.full; w < rateMinWindowNs || w > math.MaxInt64 {
-		return RateLimit{}, statusError(statusRateLimitInvalid)
+	if w := l.span(uint64(burst)); w < rateMinWindowNs || w > math.MaxInt64 {
+		return RateLimit{}, ErrRateLimitInvalid
 	}
 	return l, nil
 }
 
-const rateMinWindowNs = 100 << rateTimeShift
-
-// Parts are weir_rate_limit's fields: whole ns of the interval, its
-// fraction in units of 2^-32 ns, and the burst.
-func (l RateLimit) Parts() (intervalNs uint64, intervalFrac, burst uint32) {
-	return l.intervalNs, l.intervalFrac, l.burst
+// fullSpan is span(burst), the window of a full count, for a limit
+// NewRateLimit made (or the zero one): its window is checked to fit, so
+// no saturation is needed, and a refusal, the commonest answer under load,
+// costs two multiplies and no branch.
+func (l *RateLimit) fullSpan() uint64 {
+	burst := uint64(l.burst)
+	return burst*l.intervalNs + (burst*uint64(l.intervalFrac)+(1<<32-1))>>32
 }
-
-// Burst is the events a window admits.
-func (l RateLimit) Burst() int { return int(l.burst) }
 
 // span is ceil(count × interval) ns, saturating (count < 2^10).
 func (l *RateLimit) span(count uint64) uint64 {
@@ -106,17 +69,21 @@ type RateWord struct {
 	state atomic.Uint64
 }
 
-// Allow reports whether the word admits one event at now (ns on the
-// caller's clock, shared by everyone using the word), charging it if so.
-// A negative now and a zero limit are refused; a refusal writes nothing.
-// The same answer and the same write as weir_rate_allow.
-func (w *RateWord) Allow(limit RateLimit, now int64) bool {
+// Allow is AllowAt at [Now].
+func (w *RateWord) Allow(limit RateLimit) bool { return w.AllowAt(limit, Now()) }
+
+// AllowAt reports whether the word admits one event at now (on the clock
+// everyone using the word reads: [MonotonicNow] for a word shared between
+// processes), charging it if so. A negative now and a zero limit are
+// refused; a refusal writes nothing. The same answer and the same write as
+// weir_rate_allow ([RateAllowC]).
+func (w *RateWord) AllowAt(limit RateLimit, now time.Duration) bool {
 	// A full window still open, the commonest refusal under load, is
 	// refused first, before the checks of now: sound for every now (a
 	// negative one is refused either way, and one past RateMaxNow is
 	// refused here only if its clamped self would be).
 	current := w.state.Load()
-	if current&rateCountMask == uint64(limit.burst) && uint64(now) < current>>rateCountBits<<rateTimeShift+limit.full {
+	if current&rateCountMask == uint64(limit.burst) && uint64(now) < current>>rateCountBits<<rateTimeShift+limit.fullSpan() {
 		return false
 	}
 	if now < 0 || limit.burst == 0 {
@@ -154,10 +121,14 @@ func (w *RateWord) Allow(limit RateLimit, now int64) bool {
 	}
 }
 
-// Next is how long from now until the word admits an event: 0 if it would
-// now, Never for a negative now, a zero limit, or a window that ends past
-// RateMaxNow. Reads the word only. The same answer as weir_rate_next.
-func (w *RateWord) Next(limit RateLimit, now int64) time.Duration {
+// Next is NextAt at [Now].
+func (w *RateWord) Next(limit RateLimit) time.Duration { return w.NextAt(limit, Now()) }
+
+// NextAt is how long from now until the word admits an event: 0 if it
+// would now, [Never] for a negative now, a zero limit, or a window that
+// ends past RateMaxNow. Reads the word only. The same answer as
+// weir_rate_next ([RateNextC]).
+func (w *RateWord) NextAt(limit RateLimit, now time.Duration) time.Duration {
 	if now < 0 || limit.burst == 0 {
 		return Never
 	}

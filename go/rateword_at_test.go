@@ -6,8 +6,6 @@ import (
 	"syscall"
 	"testing"
 	"unsafe"
-
-	"github.com/weir-rs/weir/go/internal/cref"
 )
 
 func TestWordsAtAreCheckedAndShared(t *testing.T) {
@@ -17,7 +15,7 @@ func TestWordsAtAreCheckedAndShared(t *testing.T) {
 		t.Error("a misaligned word was accepted")
 	}
 	for _, off := range []int{-1, len(mem) - 7, len(mem)} {
-		if _, err := GcraWordAt(mem, off); err == nil {
+		if _, err := GCRAWordAt(mem, off); err == nil {
 			t.Errorf("offset %d was accepted", off)
 		}
 	}
@@ -49,27 +47,25 @@ func TestWordsAtAreCheckedAndShared(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns, frac, burst := limit.Parts()
-	cl := cref.RateLimit{IntervalNs: ns, IntervalFrac: frac, Burst: burst}
 	other := (*uint64)(unsafe.Pointer(&b[64]))
-	if !word.Allow(limit, 1e9) || !word.Allow(limit, 1e9) || !cref.RateAllow(other, cl, 1e9) {
+	if !word.AllowAt(limit, 1e9) || !word.AllowAt(limit, 1e9) || !RateAllowC(other, &limit, 1e9) {
 		t.Fatal("the burst was refused")
 	}
-	if word.Allow(limit, 1e9) || cref.RateAllow(other, cl, 1e9) {
+	if word.AllowAt(limit, 1e9) || RateAllowC(other, &limit, 1e9) {
 		t.Fatal("a fourth event passed a burst of three shared through the file")
 	}
-	gl, err := NewGcraLimit(10, 2)
+	gl, err := NewGCRALimit(10, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := GcraWordAt(a, 128)
+	g, err := GCRAWordAt(a, 128)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !g.AllowN(gl, 5e9, 2) || g.Allow(gl, 5e9) {
+	if !g.AllowNAt(gl, 5e9, 2) || g.AllowAt(gl, 5e9) {
 		t.Fatal("the GCRA word's burst of two was wrong")
 	}
-	if cref.GcraRoom((*uint64)(unsafe.Pointer(&b[128])), cref.GcraLimit{PerToken: gl.perToken, Tolerance: gl.tolerance, Shift: gl.shift}, 5e9) != 0 {
+	if GCRARoomC((*uint64)(unsafe.Pointer(&b[128])), &gl, 5e9) != 0 {
 		t.Fatal("C saw room the Go word had spent")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/weir-rs/weir/go/internal/cref"
@@ -89,13 +90,14 @@ var rateLimits = []struct {
 func TestRateWordAgreesWithC(t *testing.T) {
 	rng := rand.New(rand.NewSource(17))
 	for _, lc := range rateLimits {
-		limit, err := NewRateLimit(lc.perSecond, lc.burst)
+		limit, err := NewRateLimit(lc.perSecond, int64(lc.burst))
 		if err != nil {
 			t.Fatalf("NewRateLimit(%v, %d): %v", lc.perSecond, lc.burst, err)
 		}
-		cl := cref.RateLimit{IntervalNs: limit.intervalNs, IntervalFrac: limit.intervalFrac, Burst: limit.burst}
+		cl := limit
+		inline := cref.RateLimit{IntervalNs: limit.intervalNs, IntervalFrac: limit.intervalFrac, Burst: limit.burst}
 		step := int64(limit.span(uint64(limit.burst))) / int64(limit.burst)
-		for _, tr := range traces(rng, step, RateMaxNow) {
+		for _, tr := range traces(rng, step, int64(RateMaxNow)) {
 			var goWord RateWord
 			var cWord, inlineWord atomic.Uint64
 			// One word that every call takes a random implementation to.
@@ -104,22 +106,22 @@ func TestRateWordAgreesWithC(t *testing.T) {
 			for i := 0; i < 100_000; i++ {
 				now := tr.next()
 				if rng.Intn(8) == 0 {
-					g, c, in := goWord.Next(limit, now), cref.RateNext(raw(&cWord), cl, now), cref.RateNextInline(raw(&inlineWord), cl, now)
+					g, c, in := goWord.NextAt(limit, time.Duration(now)), int64(RateNextC(raw(&cWord), &cl, time.Duration(now))), cref.RateNextInline(raw(&inlineWord), inline, now)
 					if int64(g) != c || c != in {
 						t.Fatalf("limit %+v step %d now %d: Next go %d, C %d, inline %d", limit, i, now, g, c, in)
 					}
 				}
-				g := goWord.Allow(limit, now)
-				c := cref.RateAllow(raw(&cWord), cl, now)
-				in := cref.RateAllowInline(raw(&inlineWord), cl, now)
+				g := goWord.AllowAt(limit, time.Duration(now))
+				c := RateAllowC(raw(&cWord), &cl, time.Duration(now))
+				in := cref.RateAllowInline(raw(&inlineWord), inline, now)
 				var s bool
 				switch rng.Intn(3) {
 				case 0:
-					s = shared.Allow(limit, now)
+					s = shared.AllowAt(limit, time.Duration(now))
 				case 1:
-					s = cref.RateAllow(raw(&shared.state), cl, now)
+					s = RateAllowC(raw(&shared.state), &cl, time.Duration(now))
 				default:
-					s = cref.RateAllowInline(raw(&shared.state), cl, now)
+					s = cref.RateAllowInline(raw(&shared.state), inline, now)
 				}
 				if g != c || c != in || in != s {
 					t.Fatalf("limit %+v step %d now %d: Allow go %v, C %v, inline %v, shared %v", limit, i, now, g, c, in, s)
@@ -155,9 +157,9 @@ func TestRateWordFromRandomBitsAgreesWithC(t *testing.T) {
 		burst := uint32(rng.Intn(1100))
 		if rng.Intn(2) == 0 {
 			// A limit C makes, so that the decisions are compared too.
-			made, status := cref.RateLimitNew(1e9/float64(rng.Int63n(1<<uint(rng.Intn(50)+1))+1), rng.Int63n(1024))
-			if status == 0 {
-				ns, frac, burst = made.IntervalNs, made.IntervalFrac, made.Burst
+			made, err := NewRateLimit(1e9/float64(rng.Int63n(1<<uint(rng.Intn(50)+1))+1), rng.Int63n(1024))
+			if err == nil {
+				ns, frac, burst = made.intervalNs, made.intervalFrac, made.burst
 				valid++
 			}
 		}
@@ -165,10 +167,10 @@ func TestRateWordFromRandomBitsAgreesWithC(t *testing.T) {
 		if rng.Intn(4) == 0 {
 			now = -now
 		}
-		cl := cref.RateLimit{IntervalNs: ns, IntervalFrac: frac, Burst: burst}
+		cl := RateLimit{intervalNs: ns, intervalFrac: frac, burst: burst}
 		limit, err := RateLimitFromParts(ns, frac, burst)
 		var probe atomic.Uint64
-		if valid := cref.RateAllow(raw(&probe), cl, 0); valid != (err == nil) {
+		if valid := RateAllowC(raw(&probe), &cl, time.Duration(0)); valid != (err == nil) {
 			t.Fatalf("parts %+v: C accepts %v, Go's error %v", cl, valid, err)
 		}
 		bits := rng.Uint64()
@@ -176,13 +178,13 @@ func TestRateWordFromRandomBitsAgreesWithC(t *testing.T) {
 		goWord.state.Store(bits)
 		var cWord atomic.Uint64
 		cWord.Store(bits)
-		if g, c := int64(goWord.Next(limit, now)), cref.RateNext(raw(&cWord), cl, now); g != c {
+		if g, c := int64(goWord.NextAt(limit, time.Duration(now))), int64(RateNextC(raw(&cWord), &cl, time.Duration(now))); g != c {
 			t.Fatalf("word %#x limit %+v now %d: Next go %d, C %d", bits, cl, now, g, c)
 		}
 		if err != nil {
 			continue
 		}
-		if g, c := goWord.Allow(limit, now), cref.RateAllow(raw(&cWord), cl, now); g != c || goWord.Word() != cWord.Load() {
+		if g, c := goWord.AllowAt(limit, time.Duration(now)), RateAllowC(raw(&cWord), &cl, time.Duration(now)); g != c || goWord.Word() != cWord.Load() {
 			t.Fatalf("word %#x limit %+v now %d: Allow go %v, C %v", bits, cl, now, g, c)
 		}
 	}
@@ -193,7 +195,7 @@ func TestRateWordFromRandomBitsAgreesWithC(t *testing.T) {
 
 func TestRateWordZeroLimitRefuses(t *testing.T) {
 	var w RateWord
-	if w.Allow(RateLimit{}, 0) || w.Next(RateLimit{}, 0) != Never || w.Word() != 0 {
+	if w.AllowAt(RateLimit{}, 0) || w.NextAt(RateLimit{}, 0) != Never || w.Word() != 0 {
 		t.Fatal("the zero limit admitted or wrote")
 	}
 	if _, err := NewRateLimit(2e6, 100); err == nil {
@@ -211,7 +213,7 @@ func TestRateWordSharedWithCUnderContention(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl := cref.RateLimit{IntervalNs: limit.intervalNs, IntervalFrac: limit.intervalFrac, Burst: limit.burst}
+	cl := limit
 	for round := int64(0); round < 20; round++ {
 		var shared RateWord
 		var admitted atomic.Int64
@@ -224,9 +226,9 @@ func TestRateWordSharedWithCUnderContention(t *testing.T) {
 				for i := 0; i < 500; i++ {
 					var ok bool
 					if viaC {
-						ok = cref.RateAllow(raw(&shared.state), cl, now)
+						ok = RateAllowC(raw(&shared.state), &cl, time.Duration(now))
 					} else {
-						ok = shared.Allow(limit, now)
+						ok = shared.AllowAt(limit, time.Duration(now))
 					}
 					if ok {
 						admitted.Add(1)

@@ -1,0 +1,221 @@
+package weir
+
+/*
+#cgo noescape weir_bloom_allow
+#cgo nocallback weir_bloom_allow
+#cgo noescape weir_bloom_next
+#cgo nocallback weir_bloom_next
+#cgo noescape weir_bloom_allow_in
+#cgo nocallback weir_bloom_allow_in
+#cgo noescape weir_bloom_next_in
+#cgo nocallback weir_bloom_next_in
+#include "weir.h"
+*/
+import "C"
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"runtime"
+	"time"
+	"unsafe"
+)
+
+// Limits of a bloom array's shape, from weir.h.
+const (
+	BloomMaxSizeLog2  = C.WEIR_BLOOM_MAX_SIZE_LOG2
+	BloomMaxHashes    = C.WEIR_BLOOM_MAX_HASHES
+	BloomHeaderBytes  = C.WEIR_BLOOM_HEADER_BYTES
+	RateGranularityNs = C.WEIR_RATE_GRANULARITY_NS
+	RateMaxBurst      = C.WEIR_RATE_MAX_BURST
+)
+
+// Bloom limits a key space too large to give each key its own limiter
+// (client addresses, API keys): 2^sizeLog2 rate words, hashes words per
+// key, keys hashed with SipHash-1-3 under a secret seed (weir_bloom).
+// Lock-free and safe for many goroutines; Close is not concurrent with
+// use. Keys are read during the call and not kept.
+type Bloom struct {
+	p *C.weir_bloom
+}
+
+// NewBloom makes a bloom array with a seed drawn from crypto/rand, so
+// that clients cannot pick keys that collide. ErrRateLimitInvalid,
+// ErrBloomSize, ErrBloomHashes, ErrNoMemory.
+func NewBloom(sizeLog2, hashes uint32, limit RateLimit) (*Bloom, error) {
+	seed0, seed1 := drawSeed()
+	return NewBloomSeeded(sizeLog2, hashes, limit, seed0, seed1)
+}
+
+// NewBloomSeeded is NewBloom with the caller's seed (reproducible runs;
+// keep a real one secret).
+func NewBloomSeeded(sizeLog2, hashes uint32, limit RateLimit, seed0, seed1 uint64) (*Bloom, error) {
+	var p *C.weir_bloom
+	err := check(C.weir_bloom_new(C.uint32_t(sizeLog2), C.uint32_t(hashes), limit.c(),
+		C.uint64_t(seed0), C.uint64_t(seed1), &p))
+	if err != nil {
+		return nil, err
+	}
+	b := &Bloom{p: p}
+	runtime.SetFinalizer(b, finalize[*Bloom])
+	return b, nil
+}
+
+func drawSeed() (uint64, uint64) {
+	var s [16]byte
+	_, _ = rand.Read(s[:]) // crypto/rand.Read never fails (Go 1.24)
+	return binary.LittleEndian.Uint64(s[:8]), binary.LittleEndian.Uint64(s[8:])
+}
+
+// Close frees the array. A second Close does nothing; after it every key
+// is refused. Not concurrent with other use.
+func (b *Bloom) Close() error {
+	if b.p != nil {
+		C.weir_bloom_free(b.p)
+		b.p = nil
+		runtime.SetFinalizer(b, nil)
+	}
+	return nil
+}
+
+// Allow reports whether key may have one event at [Now], charging it if so.
+func (b *Bloom) Allow(key []byte) bool { return b.AllowAt(Now(), key) }
+
+// AllowString is Allow for a string key (not copied).
+func (b *Bloom) AllowString(key string) bool { return b.AllowStringAt(Now(), key) }
+
+// AllowAt is Allow at now; a negative now is refused.
+func (b *Bloom) AllowAt(now time.Duration, key []byte) bool {
+	if b.p == nil {
+		return false
+	}
+	k, n := bytesPtr(key)
+	ok := bool(C.weir_bloom_allow(b.p, ns(now), k, n))
+	runtime.KeepAlive(b)
+	return ok
+}
+
+// AllowStringAt is AllowString at now.
+func (b *Bloom) AllowStringAt(now time.Duration, key string) bool {
+	if b.p == nil {
+		return false
+	}
+	k, n := stringPtr(key)
+	ok := bool(C.weir_bloom_allow(b.p, ns(now), k, n))
+	runtime.KeepAlive(b)
+	return ok
+}
+
+// Next is how long from now until key would be allowed: 0 if it would
+// now; [Never] after Close or for a negative now. Reads only.
+func (b *Bloom) Next(now time.Duration, key []byte) time.Duration {
+	if b.p == nil {
+		return Never
+	}
+	k, n := bytesPtr(key)
+	d := dur(C.weir_bloom_next(b.p, ns(now), k, n))
+	runtime.KeepAlive(b)
+	return d
+}
+
+// NextString is Next for a string key.
+func (b *Bloom) NextString(now time.Duration, key string) time.Duration {
+	if b.p == nil {
+		return Never
+	}
+	k, n := stringPtr(key)
+	d := dur(C.weir_bloom_next(b.p, ns(now), k, n))
+	runtime.KeepAlive(b)
+	return d
+}
+
+// BloomFootprint is the bytes a region for 2^sizeLog2 words needs
+// (header included); 0 for a size weir cannot lay.
+func BloomFootprint(sizeLog2 uint32) int { return int(C.weir_bloom_footprint(C.uint32_t(sizeLog2))) }
+
+// BloomRegion is a bloom array laid in memory the caller owns (weir_bloom_*_in):
+// typically a MAP_SHARED mapping, so that every process mapping it, Go or
+// C, shares one limit. It holds no pointer; weir checks the region's
+// header on every call. Use [OpenBloomFile] for a file-backed region on
+// Linux.
+type BloomRegion struct {
+	mem   []byte
+	unmap func([]byte) error
+}
+
+// LayBloom lays a fresh bloom array into mem (8-byte aligned, at least
+// BloomFootprint(sizeLog2) long) and answers the region over it. Laying
+// resets any array there; lay once, before anyone uses it.
+func LayBloom(mem []byte, sizeLog2, hashes uint32, limit RateLimit, seed0, seed1 uint64) (*BloomRegion, error) {
+	p, n := bytesPtr(mem)
+	err := check(C.weir_bloom_init_in(p, n, C.uint32_t(sizeLog2), C.uint32_t(hashes), limit.c(),
+		C.uint64_t(seed0), C.uint64_t(seed1)))
+	if err != nil {
+		return nil, err
+	}
+	return &BloomRegion{mem: mem}, nil
+}
+
+// AttachBloom answers the region over an array another process (or an
+// earlier LayBloom) laid into mem: ErrBloomForeign, ErrBloomVersion,
+// ErrBloomTooSmall, ErrMisaligned otherwise.
+func AttachBloom(mem []byte) (*BloomRegion, error) {
+	p, n := bytesPtr(mem)
+	if err := check(C.weir_bloom_check_in(p, n)); err != nil {
+		return nil, err
+	}
+	return &BloomRegion{mem: mem}, nil
+}
+
+// Close unmaps a region OpenBloomFile mapped (a region over the caller's
+// memory only forgets it). After Close every key is refused.
+func (r *BloomRegion) Close() error {
+	mem, unmap := r.mem, r.unmap
+	r.mem, r.unmap = nil, nil
+	if unmap != nil && mem != nil {
+		return unmap(mem)
+	}
+	return nil
+}
+
+func (r *BloomRegion) region() (unsafe.Pointer, C.size_t) {
+	if len(r.mem) == 0 {
+		return nil, 0
+	}
+	return unsafe.Pointer(unsafe.SliceData(r.mem)), C.size_t(len(r.mem))
+}
+
+// Allow reports whether key may have one event at [MonotonicNow], the
+// clock every process sharing the region reads.
+func (r *BloomRegion) Allow(key []byte) bool { return r.AllowAt(MonotonicNow(), key) }
+
+// AllowString is Allow for a string key.
+func (r *BloomRegion) AllowString(key string) bool { return r.AllowStringAt(MonotonicNow(), key) }
+
+// AllowAt is Allow at now, which must be on the clock every sharer reads.
+func (r *BloomRegion) AllowAt(now time.Duration, key []byte) bool {
+	m, mn := r.region()
+	k, kn := bytesPtr(key)
+	return bool(C.weir_bloom_allow_in(m, mn, ns(now), k, kn))
+}
+
+// AllowStringAt is AllowString at now.
+func (r *BloomRegion) AllowStringAt(now time.Duration, key string) bool {
+	m, mn := r.region()
+	k, kn := stringPtr(key)
+	return bool(C.weir_bloom_allow_in(m, mn, ns(now), k, kn))
+}
+
+// Next is how long from now until key would be allowed. Reads only.
+func (r *BloomRegion) Next(now time.Duration, key []byte) time.Duration {
+	m, mn := r.region()
+	k, kn := bytesPtr(key)
+	return dur(C.weir_bloom_next_in(m, mn, ns(now), k, kn))
+}
+
+// NextString is Next for a string key.
+func (r *BloomRegion) NextString(now time.Duration, key string) time.Duration {
+	m, mn := r.region()
+	k, kn := stringPtr(key)
+	return dur(C.weir_bloom_next_in(m, mn, ns(now), k, kn))
+}

@@ -1,0 +1,212 @@
+package weir
+
+/*
+#cgo noescape weir_breaker_allow
+#cgo nocallback weir_breaker_allow
+#cgo noescape weir_breaker_pass
+#cgo nocallback weir_breaker_pass
+#cgo noescape weir_breaker_fail
+#cgo nocallback weir_breaker_fail
+#cgo noescape weir_breaker_tally
+#cgo nocallback weir_breaker_tally
+#include "weir.h"
+*/
+import "C"
+
+import (
+	"context"
+	"math/rand/v2"
+	"runtime"
+	"time"
+)
+
+// BreakerPolicy is the breaker's policy (weir_sre): Google SRE's
+// client-side throttling constants. Start from [DefaultBreakerPolicy].
+type BreakerPolicy struct {
+	// How many calls each success pays for while nothing fails; at least
+	// Floor.
+	K float64
+	// What K decays to as the failing run fills the window; at least 1.
+	Floor float64
+	// Calls in the window that are never refused.
+	Protection float64
+	// How long with nothing let through before one call goes anyway.
+	Probe time.Duration
+	// Buckets in the window (below one counts as one).
+	Size int32
+	// How far back the window reaches.
+	Window time.Duration
+}
+
+// DefaultBreakerPolicy is weir_sre_preset: k 1.5 decaying to 1.1,
+// protection 5, a probe after 1 s, 40 buckets over 10 s.
+func DefaultBreakerPolicy() BreakerPolicy {
+	p := C.weir_sre_preset()
+	return BreakerPolicy{K: float64(p.k), Floor: float64(p.floor), Protection: float64(p.protection),
+		Probe: time.Duration(p.probe_ns), Size: int32(p.size), Window: time.Duration(p.window_ns)}
+}
+
+func (p *BreakerPolicy) c() C.weir_sre {
+	return C.weir_sre{k: C.double(p.K), floor: C.double(p.Floor), protection: C.double(p.Protection),
+		probe_ns: ns(p.Probe), size: C.int32_t(p.Size), window_ns: ns(p.Window)}
+}
+
+// Breaker is a circuit breaker that refuses a growing fraction of calls
+// as failures pile up (weir_breaker). Safe for many goroutines; Close is
+// not concurrent with use (see the package doc).
+type Breaker struct {
+	p *C.weir_breaker
+}
+
+// NewBreaker makes a breaker whose window opens at [Now]; a nil policy is
+// the preset. A bad policy is a Status naming the field (ErrSREK, ...).
+func NewBreaker(policy *BreakerPolicy) (*Breaker, error) { return NewBreakerAt(policy, Now()) }
+
+// NewBreakerAt is NewBreaker with the window opening at now.
+func NewBreakerAt(policy *BreakerPolicy, now time.Duration) (*Breaker, error) {
+	var cp *C.weir_sre
+	var c C.weir_sre
+	if policy != nil {
+		c = policy.c()
+		cp = &c
+	}
+	var p *C.weir_breaker
+	if err := check(C.weir_breaker_new(cp, ns(now), &p)); err != nil {
+		return nil, err
+	}
+	b := &Breaker{p: p}
+	runtime.SetFinalizer(b, finalize[*Breaker])
+	return b, nil
+}
+
+// Close frees the breaker. A second Close does nothing; any other use
+// after it answers ErrClosed. Not concurrent with any other use.
+func (b *Breaker) Close() error {
+	if b.p != nil {
+		C.weir_breaker_free(b.p)
+		b.p = nil
+		runtime.SetFinalizer(b, nil)
+	}
+	return nil
+}
+
+// BreakerCall is a call the breaker let through, to be settled once with
+// Pass or Fail; a second settle answers ErrSettled and changes nothing.
+// Settle the value Allow returned, not a copy (a copy settles on its own,
+// as weir_breaker_ticket says). The zero BreakerCall is settled already.
+type BreakerCall struct {
+	b      *Breaker
+	ticket C.weir_breaker_ticket
+}
+
+// Allow asks to make one call at [Now], rolling the refusal draw from
+// math/rand/v2. Nil error: go ahead, and settle the call. ErrRefused:
+// the breaker refused (recorded as a drop). ErrClosed after Close.
+func (b *Breaker) Allow() (BreakerCall, error) { return b.AllowAt(Now(), rand.Float64()) }
+
+// AllowAt asks at now with the caller's draw roll from [0, 1) (clamped;
+// NaN counts as 0): the form tests and simulations drive.
+func (b *Breaker) AllowAt(now time.Duration, roll float64) (BreakerCall, error) {
+	call := BreakerCall{b: b}
+	if b.p == nil {
+		return call, ErrClosed
+	}
+	ok := C.weir_breaker_allow(b.p, ns(now), C.double(roll), &call.ticket)
+	runtime.KeepAlive(b)
+	if !ok {
+		return call, ErrRefused
+	}
+	return call, nil
+}
+
+// Pass settles the call as a success at [Now].
+func (c *BreakerCall) Pass() error { return c.PassAt(Now()) }
+
+// Fail settles the call as a failure at [Now].
+func (c *BreakerCall) Fail() error { return c.FailAt(Now()) }
+
+// PassAt settles the call as a success finishing at now.
+func (c *BreakerCall) PassAt(now time.Duration) error {
+	if c.b == nil {
+		return ErrSettled
+	}
+	if c.b.p == nil {
+		return ErrClosed
+	}
+	err := check(C.weir_breaker_pass(c.b.p, &c.ticket, ns(now)))
+	runtime.KeepAlive(c.b)
+	return err
+}
+
+// FailAt settles the call as a failure finishing at now.
+func (c *BreakerCall) FailAt(now time.Duration) error {
+	if c.b == nil {
+		return ErrSettled
+	}
+	if c.b.p == nil {
+		return ErrClosed
+	}
+	err := check(C.weir_breaker_fail(c.b.p, &c.ticket, ns(now)))
+	runtime.KeepAlive(c.b)
+	return err
+}
+
+// Settle passes the call when err is nil and fails it otherwise.
+func (c *BreakerCall) Settle(err error) error {
+	if err != nil {
+		return c.Fail()
+	}
+	return c.Pass()
+}
+
+// Do runs fn if the breaker lets the call through and records how it
+// went: a nil error passes, any other fails. It answers ctx's error
+// without asking when ctx is already done, ErrRefused when refused,
+// otherwise fn's error (or, when fn succeeded, the settle's, which only a
+// Close racing Do gives).
+func (b *Breaker) Do(ctx context.Context, fn func() error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	call, err := b.Allow()
+	if err != nil {
+		return err
+	}
+	ferr := fn()
+	serr := call.Settle(ferr)
+	if ferr != nil {
+		return ferr
+	}
+	return serr
+}
+
+// Ratio is the fraction of calls the breaker would refuse at [Now], in
+// [0, 1); 0 after Close.
+func (b *Breaker) Ratio() float64 { return b.RatioAt(Now()) }
+
+// RatioAt is Ratio at now. A reading: it changes nothing.
+func (b *Breaker) RatioAt(now time.Duration) float64 {
+	if b.p == nil {
+		return 0
+	}
+	r := float64(C.weir_breaker_ratio(b.p, ns(now)))
+	runtime.KeepAlive(b)
+	return r
+}
+
+// Tally counts the outcomes in a breaker's window: Total = Success +
+// Failure + Drop.
+type Tally struct {
+	Total, Success, Failure, Drop int64
+}
+
+// TallyAt is the outcomes in the window at now. A reading.
+func (b *Breaker) TallyAt(now time.Duration) (Tally, error) {
+	if b.p == nil {
+		return Tally{}, ErrClosed
+	}
+	var t C.weir_tally
+	err := check(C.weir_breaker_tally(b.p, ns(now), &t))
+	runtime.KeepAlive(b)
+	return Tally{int64(t.total), int64(t.success), int64(t.failure), int64(t.drop)}, err
+}

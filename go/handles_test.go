@@ -1,0 +1,298 @@
+package weir
+
+import (
+	"context"
+	"errors"
+	"math"
+	"runtime"
+	"testing"
+	"time"
+)
+
+func TestBreakerCallSettlesOnce(t *testing.T) {
+	b, err := NewBreakerAt(nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	call, err := b.AllowAt(time.Millisecond, 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := call.PassAt(2 * time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	for _, settle := range []func() error{call.Pass, call.Fail, func() error { return call.PassAt(3 * time.Millisecond) }} {
+		if err := settle(); !errors.Is(err, ErrSettled) {
+			t.Fatalf("second settle: %v, want ErrSettled", err)
+		}
+	}
+	var zero BreakerCall
+	if err := zero.Pass(); !errors.Is(err, ErrSettled) {
+		t.Fatalf("zero call: %v", err)
+	}
+	tally, err := b.TallyAt(3 * time.Millisecond)
+	if err != nil || tally != (Tally{Total: 1, Success: 1}) {
+		t.Fatalf("tally %+v %v", tally, err)
+	}
+}
+
+func TestBreakerPolicyErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(*BreakerPolicy)
+		want   error
+	}{
+		{"preset", func(*BreakerPolicy) {}, nil},
+		{"floor below 1", func(p *BreakerPolicy) { p.Floor = 0.5 }, ErrSREFloor},
+		{"k below floor", func(p *BreakerPolicy) { p.K = 1 }, ErrSREK},
+		{"NaN k", func(p *BreakerPolicy) { p.K = math.NaN() }, ErrSREK},
+		{"negative protection", func(p *BreakerPolicy) { p.Protection = -1 }, ErrSREProtection},
+		{"zero probe", func(p *BreakerPolicy) { p.Probe = 0 }, ErrSREProbe},
+		{"zero window", func(p *BreakerPolicy) { p.Window = 0 }, ErrSREWindow},
+		{"huge size", func(p *BreakerPolicy) { p.Size = 1 << 21 }, ErrSRESize},
+	} {
+		p := DefaultBreakerPolicy()
+		tc.change(&p)
+		b, err := NewBreakerAt(&p, 0)
+		if !errors.Is(err, tc.want) || (err == nil) != (tc.want == nil) {
+			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
+		}
+		if err == nil {
+			b.Close()
+		} else if b != nil {
+			t.Errorf("%s: a handle with an error", tc.name)
+		}
+	}
+}
+
+func TestBreakerDo(t *testing.T) {
+	b, err := NewBreaker(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	boom := errors.New("boom")
+	if err := b.Do(context.Background(), func() error { return boom }); err != boom {
+		t.Fatalf("Do: %v", err)
+	}
+	if err := b.Do(context.Background(), func() error { return nil }); err != nil {
+		t.Fatalf("Do: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	ran := false
+	if err := b.Do(ctx, func() error { ran = true; return nil }); !errors.Is(err, context.Canceled) || ran {
+		t.Fatalf("Do on a done context: %v ran=%v", err, ran)
+	}
+}
+
+func TestShedderCallSettlesOnce(t *testing.T) {
+	s, err := NewShedderAt(nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	call, err := s.AllowAt(time.Millisecond, 950)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Flying() != 1 {
+		t.Fatalf("flying %d", s.Flying())
+	}
+	if err := call.PassAt(2 * time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if err := call.Fail(); !errors.Is(err, ErrSettled) {
+		t.Fatalf("second settle: %v", err)
+	}
+	st, err := s.StatsAt(2 * time.Millisecond)
+	if err != nil || st.Flying != 0 || st.CPU != 950 {
+		t.Fatalf("stats %+v %v", st, err)
+	}
+	p := DefaultShedderPolicy()
+	p.CPU = 1000
+	if _, err := NewShedderAt(&p, 0); !errors.Is(err, ErrShedCPU) {
+		t.Fatalf("cpu 1000: %v", err)
+	}
+}
+
+func TestBucketTable(t *testing.T) {
+	for _, tc := range []struct {
+		rate, burst float64
+		want        error
+	}{
+		{10, 5, nil}, {0, 3, nil}, {math.NaN(), 1, ErrNotFinite}, {math.Inf(1), 1, ErrNotFinite},
+		{-1, 1, ErrNegative}, {0, 1e12, ErrTooLarge},
+	} {
+		b, err := NewBucketAt(tc.rate, tc.burst, 0)
+		if !errors.Is(err, tc.want) || (err == nil) != (tc.want == nil) {
+			t.Errorf("NewBucket(%v, %v): %v, want %v", tc.rate, tc.burst, err, tc.want)
+		}
+		if b != nil {
+			b.Close()
+		}
+	}
+	b, err := NewBucketAt(10, 5, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for i := 0; i < 5; i++ {
+		if !b.AllowAt(0) {
+			t.Fatalf("take %d of a burst of 5 refused", i+1)
+		}
+	}
+	if b.AllowAt(0) {
+		t.Fatal("a sixth take at one instant passed")
+	}
+	d, err := b.Reserve(0, 1)
+	if !errors.Is(err, ErrRefused) || d != 100*time.Millisecond {
+		t.Fatalf("Reserve: %v %v, want 100ms", d, err)
+	}
+	if !b.AllowAt(d) {
+		t.Fatal("refused after the delay Reserve gave")
+	}
+	for _, n := range []float64{0, -1, math.NaN(), math.Inf(1), 6} {
+		if b.AllowN(time.Hour, n) || b.Delay(time.Hour, n) != Never {
+			t.Errorf("cost %v: admitted or given a finite delay", n)
+		}
+	}
+	if got := b.Tokens(time.Hour); got != 5 {
+		t.Fatalf("tokens after an hour %v", got)
+	}
+}
+
+func TestBucketWait(t *testing.T) {
+	b, err := NewBucket(1e6, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for i := 0; i < 3; i++ { // a microsecond each: bounded, not a fixed sleep
+		if err := b.Wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	never, _ := NewBucket(0, 1)
+	defer never.Close()
+	never.Allow()
+	if err := never.Wait(context.Background()); !errors.Is(err, ErrRefused) {
+		t.Fatalf("Wait on a bucket that never refills: %v", err)
+	}
+	slow, _ := NewBucket(0.001, 1)
+	defer slow.Close()
+	slow.Allow()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := slow.Wait(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Wait past the deadline: %v", err)
+	}
+}
+
+func TestBloomKeys(t *testing.T) {
+	limit, err := NewRateLimit(5, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewBloomSeeded(10, 2, limit, 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if !b.AllowAt(0, []byte("a")) || !b.AllowStringAt(0, "a") {
+		t.Fatal("a burst of 2 refused")
+	}
+	if b.AllowAt(0, []byte("a")) || b.AllowStringAt(0, "a") {
+		t.Fatal("a third event passed")
+	}
+	if b.Next(0, []byte("a")) == 0 || b.NextString(0, "a") != b.Next(0, []byte("a")) {
+		t.Fatal("Next disagrees between []byte and string")
+	}
+	if !b.AllowAt(0, nil) || !b.AllowStringAt(0, "") || b.AllowAt(0, []byte{}) {
+		t.Fatal("the empty key is not one key")
+	}
+	if b.AllowAt(-1, []byte("z")) || b.Next(-1, []byte("z")) != Never {
+		t.Fatal("a negative now was judged")
+	}
+	for _, tc := range []struct {
+		size, hashes uint32
+		want         error
+	}{{33, 1, ErrBloomSize}, {10, 0, ErrBloomHashes}, {10, 9, ErrBloomHashes}, {0, 2, ErrBloomHashes}} {
+		if _, err := NewBloomSeeded(tc.size, tc.hashes, limit, 1, 2); !errors.Is(err, tc.want) {
+			t.Errorf("NewBloom(%d, %d): %v, want %v", tc.size, tc.hashes, err, tc.want)
+		}
+	}
+	if _, err := NewBloom(10, 1, RateLimit{}); !errors.Is(err, ErrRateLimitInvalid) {
+		t.Errorf("zero limit: %v", err)
+	}
+}
+
+// Every handle answers a use after Close with an error or a refusal, and
+// a second Close does nothing.
+func TestUseAfterClose(t *testing.T) {
+	br, _ := NewBreaker(nil)
+	call, _ := br.AllowAt(0, 0)
+	br.Close()
+	br.Close()
+	if _, err := br.Allow(); !errors.Is(err, ErrClosed) {
+		t.Errorf("breaker Allow: %v", err)
+	}
+	if err := call.Pass(); !errors.Is(err, ErrClosed) {
+		t.Errorf("breaker call Pass: %v", err)
+	}
+	if br.Ratio() != 0 {
+		t.Error("breaker Ratio")
+	}
+	if _, err := br.TallyAt(0); !errors.Is(err, ErrClosed) {
+		t.Errorf("breaker Tally: %v", err)
+	}
+	sh, _ := NewShedder(nil)
+	sc, _ := sh.Allow(0)
+	sh.Close()
+	sh.Close()
+	if _, err := sh.Allow(0); !errors.Is(err, ErrClosed) {
+		t.Errorf("shedder Allow: %v", err)
+	}
+	if err := sc.Fail(); !errors.Is(err, ErrClosed) {
+		t.Errorf("shedder call Fail: %v", err)
+	}
+	if _, err := sh.StatsAt(0); !errors.Is(err, ErrClosed) || sh.Flying() != 0 {
+		t.Errorf("shedder Stats: %v", err)
+	}
+	bu, _ := NewBucket(1, 1)
+	bu.Close()
+	bu.Close()
+	if bu.Allow() || bu.Delay(0, 1) != Never || bu.Tokens(0) != 0 {
+		t.Error("bucket after Close")
+	}
+	if err := bu.Wait(context.Background()); !errors.Is(err, ErrClosed) {
+		t.Errorf("bucket Wait: %v", err)
+	}
+	limit, _ := NewRateLimit(1, 1)
+	bl, _ := NewBloom(4, 1, limit)
+	bl.Close()
+	bl.Close()
+	if bl.Allow([]byte("k")) || bl.AllowString("k") || bl.Next(0, nil) != Never || bl.NextString(0, "") != Never {
+		t.Error("bloom after Close")
+	}
+}
+
+// A handle nobody closes is freed by its finalizer.
+func TestFinalizerFreesUnclosedHandles(t *testing.T) {
+	before := finalized.Load()
+	limit, _ := NewRateLimit(1, 1)
+	for i := 0; i < 10; i++ {
+		NewBreaker(nil)
+		NewShedder(nil)
+		NewBucket(1, 1)
+		NewBloom(4, 1, limit)
+	}
+	for i := 0; i < 50 && finalized.Load()-before < 40; i++ {
+		runtime.GC()
+		time.Sleep(time.Millisecond) // let the finalizer goroutine run; bounded poll
+	}
+	if got := finalized.Load() - before; got < 40 {
+		t.Fatalf("%d of 40 unclosed handles finalized", got)
+	}
+}

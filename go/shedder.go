@@ -1,0 +1,201 @@
+package weir
+
+/*
+#cgo noescape weir_shedder_allow
+#cgo nocallback weir_shedder_allow
+#cgo noescape weir_shedder_pass
+#cgo nocallback weir_shedder_pass
+#cgo noescape weir_shedder_fail
+#cgo nocallback weir_shedder_fail
+#cgo noescape weir_shedder_stats
+#cgo nocallback weir_shedder_stats
+#include "weir.h"
+*/
+import "C"
+
+import (
+	"context"
+	"runtime"
+	"time"
+)
+
+// ShedderPolicy is the shedder's policy (weir_shed). Start from
+// [DefaultShedderPolicy].
+type ShedderPolicy struct {
+	// Buckets in the window (below one counts as one).
+	Size int32
+	// CPU use in thousandths at or above which the server is hot; in
+	// [0, 1000).
+	CPU int32
+	// How far back the window reaches.
+	Window time.Duration
+	// Response time assumed while no complete bucket holds a pass.
+	Latency time.Duration
+	// Weight of the old value in the moving average of calls in flight; in
+	// [0, 1).
+	Beta float64
+	// How long the server stays hot after the CPU falls, if it has refused
+	// since.
+	Cool time.Duration
+	// The least share of capacity admitted however hot; in (0, 1].
+	Floor float64
+}
+
+// DefaultShedderPolicy is weir_shed_preset: 50 buckets over 5 s, hot at
+// 900‰, 1 s assumed latency, beta 0.9, 1 s to cool, floor 0.1.
+func DefaultShedderPolicy() ShedderPolicy {
+	p := C.weir_shed_preset()
+	return ShedderPolicy{Size: int32(p.size), CPU: int32(p.cpu), Window: time.Duration(p.window_ns),
+		Latency: time.Duration(p.latency_ns), Beta: float64(p.beta), Cool: time.Duration(p.cool_ns), Floor: float64(p.floor)}
+}
+
+func (p *ShedderPolicy) c() C.weir_shed {
+	return C.weir_shed{size: C.int32_t(p.Size), cpu: C.int32_t(p.CPU), window_ns: ns(p.Window),
+		latency_ns: ns(p.Latency), beta: C.double(p.Beta), cool_ns: ns(p.Cool), floor: C.double(p.Floor)}
+}
+
+// Shedder refuses calls only when the server is both hot (the CPU reading
+// the caller passes) and full (more in flight than it has shown it can
+// hold): weir_shedder. [CPUReader] reads a process's CPU right inside
+// containers. Safe for many goroutines; Close is not concurrent with use.
+type Shedder struct {
+	p *C.weir_shedder
+}
+
+// NewShedder makes a shedder whose window opens at [Now]; a nil policy is
+// the preset. A bad policy is a Status naming the field (ErrShedCPU, ...).
+func NewShedder(policy *ShedderPolicy) (*Shedder, error) { return NewShedderAt(policy, Now()) }
+
+// NewShedderAt is NewShedder with the window opening at now.
+func NewShedderAt(policy *ShedderPolicy, now time.Duration) (*Shedder, error) {
+	var cp *C.weir_shed
+	var c C.weir_shed
+	if policy != nil {
+		c = policy.c()
+		cp = &c
+	}
+	var p *C.weir_shedder
+	if err := check(C.weir_shedder_new(cp, ns(now), &p)); err != nil {
+		return nil, err
+	}
+	s := &Shedder{p: p}
+	runtime.SetFinalizer(s, finalize[*Shedder])
+	return s, nil
+}
+
+// Close frees the shedder. A second Close does nothing; any other use
+// after it answers ErrClosed. Not concurrent with any other use.
+func (s *Shedder) Close() error {
+	if s.p != nil {
+		C.weir_shedder_free(s.p)
+		s.p = nil
+		runtime.SetFinalizer(s, nil)
+	}
+	return nil
+}
+
+// ShedderCall is a call the shedder let through, to be settled once with
+// Pass or Fail (a second settle answers ErrSettled). Settle the value
+// Allow returned, not a copy. The zero ShedderCall is settled already.
+type ShedderCall struct {
+	s      *Shedder
+	ticket C.weir_ticket
+}
+
+// Allow asks to start one call at [Now] with the CPU at cpuPermille
+// thousandths (clamped into [0, 1000]). Nil: go ahead and settle the
+// call; ErrRefused: shed it; ErrClosed after Close.
+func (s *Shedder) Allow(cpuPermille int32) (ShedderCall, error) { return s.AllowAt(Now(), cpuPermille) }
+
+// AllowAt is Allow at now.
+func (s *Shedder) AllowAt(now time.Duration, cpuPermille int32) (ShedderCall, error) {
+	call := ShedderCall{s: s}
+	if s.p == nil {
+		return call, ErrClosed
+	}
+	ok := C.weir_shedder_allow(s.p, ns(now), C.int32_t(cpuPermille), &call.ticket)
+	runtime.KeepAlive(s)
+	if !ok {
+		return call, ErrRefused
+	}
+	return call, nil
+}
+
+// Pass settles the call as answered at [Now]: its response time counts.
+func (c *ShedderCall) Pass() error { return c.PassAt(Now()) }
+
+// PassAt settles the call as answered at now.
+func (c *ShedderCall) PassAt(now time.Duration) error {
+	if c.s == nil {
+		return ErrSettled
+	}
+	if c.s.p == nil {
+		return ErrClosed
+	}
+	err := check(C.weir_shedder_pass(c.s.p, &c.ticket, ns(now)))
+	runtime.KeepAlive(c.s)
+	return err
+}
+
+// Fail settles the call as failed: it leaves flight, feeding neither the
+// pass count nor the response times.
+func (c *ShedderCall) Fail() error {
+	if c.s == nil {
+		return ErrSettled
+	}
+	if c.s.p == nil {
+		return ErrClosed
+	}
+	err := check(C.weir_shedder_fail(c.s.p, &c.ticket))
+	runtime.KeepAlive(c.s)
+	return err
+}
+
+// Do runs fn if the shedder admits it at the CPU reading cpuPermille and
+// settles the call by fn's error. It answers ctx's error without asking
+// when ctx is done, ErrRefused when shed, otherwise fn's error.
+func (s *Shedder) Do(ctx context.Context, cpuPermille int32, fn func() error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	call, err := s.Allow(cpuPermille)
+	if err != nil {
+		return err
+	}
+	if ferr := fn(); ferr != nil {
+		_ = call.Fail() // fn's error is the answer; Fail fails only after Close
+		return ferr
+	}
+	return call.Pass()
+}
+
+// Flying is how many calls are in flight; 0 after Close.
+func (s *Shedder) Flying() int64 {
+	if s.p == nil {
+		return 0
+	}
+	n := int64(C.weir_shedder_flying(s.p))
+	runtime.KeepAlive(s)
+	return n
+}
+
+// ShedStats is what a shedder knows at a moment (weir_shed_stats).
+type ShedStats struct {
+	Flying   int64   // calls in flight
+	Average  float64 // moving average of calls in flight
+	Capacity float64 // calls the server has shown it holds at once
+	Limit    float64 // Capacity scaled by the last CPU reading
+	CPU      int32   // the last CPU reading, thousandths
+	Hot      bool    // whether the shedder counts as hot
+}
+
+// StatsAt is what the shedder knows at now. A reading: it changes nothing.
+func (s *Shedder) StatsAt(now time.Duration) (ShedStats, error) {
+	if s.p == nil {
+		return ShedStats{}, ErrClosed
+	}
+	var st C.weir_shed_stats
+	err := check(C.weir_shedder_stats(s.p, ns(now), &st))
+	runtime.KeepAlive(s)
+	return ShedStats{int64(st.flying), float64(st.average), float64(st.capacity), float64(st.limit), int32(st.cpu), st.hot != 0}, err
+}
