@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
 )
 
 // gcraLimits span every tick (shift 0..4), bursts of one to huge, and
@@ -19,7 +18,6 @@ var gcraLimits = []struct {
 	{1, 1}, {1, 3}, {3, 7}, {7.5, 1023}, {1e6, 100}, {7.8e6, 5}, {1.25e8, 2}, {3e8, 9},
 	{1e9, 1000}, {7.5e8, 3}, {16e9, 1}, {16e9, 1 << 20}, {0.001, 2}, {333333.3, 17},
 }
-
 
 func TestGCRAWordAgreesWithC(t *testing.T) {
 	rng := rand.New(rand.NewSource(19))

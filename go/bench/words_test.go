@@ -6,7 +6,6 @@ import (
 	"golang.org/x/time/rate"
 
 	weir "github.com/weir-rs/weir/go"
-	"github.com/weir-rs/weir/go/internal/cref"
 )
 
 // The words' pairs: weir's pure-Go rate word against the reference of
@@ -41,8 +40,8 @@ func mustRate() weir.RateLimit {
 	return l
 }
 
-func mustGcra() weir.GcraLimit {
-	l, err := weir.NewGcraLimit(streamPerSecond, streamBurst)
+func mustGcra() weir.GCRALimit {
+	l, err := weir.NewGCRALimit(streamPerSecond, streamBurst)
 	if err != nil {
 		panic(err)
 	}
@@ -59,7 +58,7 @@ func init() {
 				return func(n int) {
 					for i := 0; i < n; i++ {
 						now += streamStepNs
-						sink += b2i(word.Allow(limit, now))
+						sink += b2i(word.AllowAt(limit, time.Duration(now)))
 					}
 				}
 			}},
@@ -75,11 +74,11 @@ func init() {
 		pair{row: "rate word refuse", kind: "reference",
 			weir: side{"RateWord.Allow (pure Go)", func() func(int) {
 				limit, word := mustRate(), new(weir.RateWord)
-				for word.Allow(limit, startNs) {
+				for word.AllowAt(limit, time.Duration(startNs)) {
 				}
 				return func(n int) {
 					for i := 0; i < n; i++ {
-						sink += b2i(word.Allow(limit, startNs))
+						sink += b2i(word.AllowAt(limit, time.Duration(startNs)))
 					}
 				}
 			}},
@@ -94,12 +93,12 @@ func init() {
 				}
 			}}},
 		pair{row: "GCRA word allow", kind: "peer",
-			weir: side{"GcraWord.Allow (pure Go)", func() func(int) {
-				limit, word, now := mustGcra(), new(weir.GcraWord), startNs
+			weir: side{"GCRAWord.Allow (pure Go)", func() func(int) {
+				limit, word, now := mustGcra(), new(weir.GCRAWord), startNs
 				return func(n int) {
 					for i := 0; i < n; i++ {
 						now += streamStepNs
-						sink += b2i(word.Allow(limit, now))
+						sink += b2i(word.AllowAt(limit, time.Duration(now)))
 					}
 				}
 			}},
@@ -113,13 +112,13 @@ func init() {
 				}
 			}}},
 		pair{row: "GCRA word refuse", kind: "peer",
-			weir: side{"GcraWord.Allow (pure Go)", func() func(int) {
-				limit, word := mustGcra(), new(weir.GcraWord)
-				for word.Allow(limit, startNs) {
+			weir: side{"GCRAWord.Allow (pure Go)", func() func(int) {
+				limit, word := mustGcra(), new(weir.GCRAWord)
+				for word.AllowAt(limit, time.Duration(startNs)) {
 				}
 				return func(n int) {
 					for i := 0; i < n; i++ {
-						sink += b2i(word.Allow(limit, startNs))
+						sink += b2i(word.AllowAt(limit, time.Duration(startNs)))
 					}
 				}
 			}},
@@ -136,32 +135,26 @@ func init() {
 		// What the pure-Go path saves: the same refusal through cgo.
 		pair{row: "rate word refuse, through cgo", kind: "for scale",
 			weir: side{"weir_rate_allow (cgo)", func() func(int) {
-				made := mustRate()
-				ns, frac, burst := made.Parts()
-				limit, word := cref.RateLimit{IntervalNs: ns, IntervalFrac: frac, Burst: burst}, new(weir.RateWord)
-				for word.Allow(made, startNs) {
+				limit, word := mustRate(), new(weir.RateWord)
+				for word.AllowAt(limit, time.Duration(startNs)) {
 				}
 				raw := new(uint64)
 				*raw = word.Word()
 				return func(n int) {
 					for i := 0; i < n; i++ {
-						sink += b2i(cref.RateAllow(raw, limit, startNs))
+						sink += b2i(weir.RateAllowC(raw, &limit, time.Duration(startNs)))
 					}
 				}
 			}},
 			other: side{"RateWord.Allow (pure Go)", func() func(int) {
 				limit, word := mustRate(), new(weir.RateWord)
-				for word.Allow(limit, startNs) {
+				for word.AllowAt(limit, time.Duration(startNs)) {
 				}
 				return func(n int) {
 					for i := 0; i < n; i++ {
-						sink += b2i(word.Allow(limit, startNs))
+						sink += b2i(word.AllowAt(limit, time.Duration(startNs)))
 					}
 				}
 			}}},
 	)
 }
-
-// The go-zero pairs need only go-zero's sides to run while weir's wait:
-// a placeholder pair is not added.
-var _ = []func() func(int){zeroBreakerAllowPass, zeroShedderAllowPass, zeroShedderRefuse}
