@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"time"
+	"unsafe"
 
 	"golang.org/x/time/rate"
 
@@ -146,16 +147,35 @@ func init() {
 					}
 				}
 			}},
-			other: side{"storj-style BloomRate.Allow", func() func(int) {
-				b := newRefBloom(bloomSizeLog2, bloomHashes, bloomPerS, bloomBurst, 1, 2)
-				now, i := start, 0
+			other: side{"storj-style BloomRate.Allow", refBloomSide}},
+		pair{row: "keyed limiter (bloom words, pure Go)", kind: "reference",
+			weir: side{"BloomWords.AllowAt over a laid region", func() func(int) {
+				limit := must(weir.NewRateLimit(bloomPerS, bloomBurst))
+				words := make([]uint64, weir.BloomFootprint(bloomSizeLog2)/8)
+				mem := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*8)
+				must(weir.LayBloom(mem, bloomSizeLog2, bloomHashes, limit, 1, 2))
+				b := must(weir.NewBloomWords(mem))
+				now, i := time.Duration(startNs), 0
 				return func(n int) {
 					for j := 0; j < n; j++ {
-						now = now.Add(bloomStepNs)
+						now += bloomStepNs
 						i = (i + 1) & 4095
-						sink += b2i(b.Allow(now, bloomKeys[i]))
+						sink += b2i(b.AllowAt(now, bloomKeys[i]))
 					}
 				}
-			}}},
+			}},
+			other: side{"storj-style BloomRate.Allow", refBloomSide}},
 	)
+}
+
+func refBloomSide() func(int) {
+	b := newRefBloom(bloomSizeLog2, bloomHashes, bloomPerS, bloomBurst, 1, 2)
+	now, i := start, 0
+	return func(n int) {
+		for j := 0; j < n; j++ {
+			now = now.Add(bloomStepNs)
+			i = (i + 1) & 4095
+			sink += b2i(b.Allow(now, bloomKeys[i]))
+		}
+	}
 }

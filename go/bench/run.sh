@@ -12,7 +12,7 @@
 # Usage: go/bench/run.sh [--no-write]   (from anywhere; needs go, valgrind,
 # pkg-config, and cargo if target/release/libweir.a is stale).
 # Environment: WEIR_BENCH_ROUNDS (9), WEIR_BENCH_MS (30), N1/N2 (cachegrind
-# counts, 200000 and 400000).
+# counts, 20000 and 40000).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -27,8 +27,8 @@ cd "$here"
 go test -c -o "$scratch/bench.test" .
 bin=$scratch/bench.test
 
-n1=${N1:-200000}
-n2=${N2:-400000}
+n1=${N1:-20000}
+n2=${N2:-40000}
 refs() {
   WEIR_BENCH_ONE="$1" WEIR_BENCH_N="$2" GOMAXPROCS=1 GOGC=off \
     valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null "$bin" 2>&1 |
