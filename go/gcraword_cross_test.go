@@ -3,10 +3,10 @@ package weir
 import (
 	"math"
 	"math/rand"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // gcraLimits span every tick (shift 0..4), bursts of one to huge, and
@@ -143,31 +143,14 @@ func TestGCRAWordSharedWithCUnderContention(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl := limit
-	for round := int64(0); round < 20; round++ {
-		var shared GCRAWord
-		var admitted atomic.Int64
-		var wg sync.WaitGroup
-		now := (1 << 40) + round*511
-		for g := 0; g < 8; g++ {
-			wg.Add(1)
-			go func(viaC bool) {
-				defer wg.Done()
-				for i := 0; i < 500; i++ {
-					var ok bool
-					if viaC {
-						ok = GCRAAllowC(raw(&shared.state), &cl, time.Duration(now))
-					} else {
-						ok = shared.AllowAt(limit, time.Duration(now))
-					}
-					if ok {
-						admitted.Add(1)
-					}
-				}
-			}(g%2 == 0)
+	counts := racedAdmissions(20, func(word *atomic.Uint64, now time.Duration, viaC bool) bool {
+		if viaC {
+			return GCRAAllowC(raw(word), &limit, now)
 		}
-		wg.Wait()
-		if got := admitted.Load(); got != 1000 {
+		return (*GCRAWord)(unsafe.Pointer(word)).AllowAt(limit, now)
+	})
+	for round, got := range counts {
+		if got != 1000 {
 			t.Fatalf("round %d: %d admitted, want the burst 1000", round, got)
 		}
 	}

@@ -5,8 +5,6 @@ import (
 	"time"
 	"unsafe"
 
-	"golang.org/x/time/rate"
-
 	weir "github.com/weir-rs/weir/go"
 )
 
@@ -103,15 +101,7 @@ func init() {
 					}
 				}
 			}},
-			other: side{"x/time/rate Limiter.AllowN", func() func(int) {
-				limiter, now := rate.NewLimiter(streamPerSecond, streamBurst), start
-				return func(n int) {
-					for i := 0; i < n; i++ {
-						now = now.Add(streamStepNs)
-						sink += b2i(limiter.AllowN(now, 1))
-					}
-				}
-			}}},
+			other: side{"x/time/rate Limiter.AllowN", xRateAllow}},
 		pair{row: "token bucket refuse", kind: "peer",
 			weir: side{"Bucket.AllowAt", func() func(int) {
 				now := time.Duration(startNs)
@@ -124,16 +114,7 @@ func init() {
 					}
 				}
 			}},
-			other: side{"x/time/rate Limiter.AllowN", func() func(int) {
-				limiter := rate.NewLimiter(streamPerSecond, streamBurst)
-				for limiter.AllowN(start, 1) {
-				}
-				return func(n int) {
-					for i := 0; i < n; i++ {
-						sink += b2i(limiter.AllowN(start, 1))
-					}
-				}
-			}}},
+			other: side{"x/time/rate Limiter.AllowN", xRateRefuse}},
 		pair{row: "keyed limiter (bloom)", kind: "reference",
 			weir: side{"Bloom.AllowAt", func() func(int) {
 				limit := must(weir.NewRateLimit(bloomPerS, bloomBurst))

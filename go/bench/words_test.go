@@ -102,15 +102,7 @@ func init() {
 					}
 				}
 			}},
-			other: side{"x/time/rate Limiter.AllowN", func() func(int) {
-				limiter, now := rate.NewLimiter(streamPerSecond, streamBurst), start
-				return func(n int) {
-					for i := 0; i < n; i++ {
-						now = now.Add(streamStepNs)
-						sink += b2i(limiter.AllowN(now, 1))
-					}
-				}
-			}}},
+			other: side{"x/time/rate Limiter.AllowN", xRateAllow}},
 		pair{row: "GCRA word refuse", kind: "peer",
 			weir: side{"GCRAWord.Allow (pure Go)", func() func(int) {
 				limit, word := mustGcra(), new(weir.GCRAWord)
@@ -122,16 +114,7 @@ func init() {
 					}
 				}
 			}},
-			other: side{"x/time/rate Limiter.AllowN", func() func(int) {
-				limiter := rate.NewLimiter(streamPerSecond, streamBurst)
-				for limiter.AllowN(start, 1) {
-				}
-				return func(n int) {
-					for i := 0; i < n; i++ {
-						sink += b2i(limiter.AllowN(start, 1))
-					}
-				}
-			}}},
+			other: side{"x/time/rate Limiter.AllowN", xRateRefuse}},
 		// What the pure-Go path saves: the same refusal through cgo.
 		pair{row: "rate word refuse, through cgo", kind: "for scale",
 			weir: side{"weir_rate_allow (cgo)", func() func(int) {
@@ -157,4 +140,28 @@ func init() {
 				}
 			}}},
 	)
+}
+
+// xRateAllow is x/time/rate's side of the stream: every call admitted.
+func xRateAllow() func(int) {
+	limiter, now := rate.NewLimiter(streamPerSecond, streamBurst), start
+	return func(n int) {
+		for i := 0; i < n; i++ {
+			now = now.Add(streamStepNs)
+			sink += b2i(limiter.AllowN(now, 1))
+		}
+	}
+}
+
+// xRateRefuse is x/time/rate's side of the refusals: an empty bucket,
+// asked again at one instant.
+func xRateRefuse() func(int) {
+	limiter := rate.NewLimiter(streamPerSecond, streamBurst)
+	for limiter.AllowN(start, 1) {
+	}
+	return func(n int) {
+		for i := 0; i < n; i++ {
+			sink += b2i(limiter.AllowN(start, 1))
+		}
+	}
 }
