@@ -20,6 +20,7 @@ var gcraLimits = []struct {
 }
 
 func TestGCRAWordAgreesWithC(t *testing.T) {
+	steps := traceSteps()
 	rng := rand.New(rand.NewSource(19))
 	for _, lc := range gcraLimits {
 		limit, err := NewGCRALimit(lc.perSecond, lc.burst)
@@ -32,7 +33,7 @@ func TestGCRAWordAgreesWithC(t *testing.T) {
 			var goWord, shared GCRAWord
 			var cWord atomic.Uint64
 			admitted := 0
-			for i := 0; i < 100_000; i++ {
+			for i := 0; i < steps; i++ {
 				now := tr.next()
 				if rng.Intn(8) == 0 {
 					g, c := goWord.NextAt(limit, time.Duration(now)), int64(GCRANextC(raw(&cWord), &cl, time.Duration(now)))
@@ -67,17 +68,18 @@ func TestGCRAWordAgreesWithC(t *testing.T) {
 					t.Fatalf("limit %+v step %d now %d: words go %#x, C %#x, shared %#x", limit, i, now, w, cWord.Load(), shared.Word())
 				}
 			}
-			if tr.end == 0 && (admitted < 1000 || admitted > 99_000) {
-				t.Errorf("limit %+v: %d of 100000 admitted; the trace tests too little", limit, admitted)
+			if tr.end == 0 && (admitted < steps/100 || admitted > steps-steps/100) {
+				t.Errorf("limit %+v: %d of %d admitted; the trace tests too little", limit, admitted, steps)
 			}
 		}
 	}
 }
 
 func TestGCRAWordFromRandomBitsAgreesWithC(t *testing.T) {
+	steps := traceSteps()
 	rng := rand.New(rand.NewSource(20))
 	valid := 0
-	for i := 0; i < 200_000; i++ {
+	for i := 0; i < 2*steps; i++ {
 		perToken := rng.Uint64() >> rng.Intn(64)
 		tolerance := int64(rng.Uint64() >> rng.Intn(65))
 		if rng.Intn(3) == 0 {
@@ -117,7 +119,7 @@ func TestGCRAWordFromRandomBitsAgreesWithC(t *testing.T) {
 			t.Fatalf("word %#x limit %+v now %d n %d: AllowN go %v, C %v", bits, cl, now, n, g, c)
 		}
 	}
-	if valid < 50_000 {
+	if valid < steps/2 {
 		t.Fatalf("only %d valid limits", valid)
 	}
 }

@@ -77,6 +77,15 @@ func traces(rng *rand.Rand, step, end int64) []*trace {
 	}
 }
 
+// traceSteps is how many calls a trace makes: fewer with -short (CI's -race
+// run, where each cgo call costs far more).
+func traceSteps() int {
+	if testing.Short() {
+		return 10_000
+	}
+	return 100_000
+}
+
 // rateLimits are limits at the word's extremes: intervals under, at and
 // just over 512 ns, fractional ones, the shortest and longest windows.
 var rateLimits = []struct {
@@ -88,6 +97,7 @@ var rateLimits = []struct {
 }
 
 func TestRateWordAgreesWithC(t *testing.T) {
+	steps := traceSteps()
 	rng := rand.New(rand.NewSource(17))
 	for _, lc := range rateLimits {
 		limit, err := NewRateLimit(lc.perSecond, int64(lc.burst))
@@ -103,7 +113,7 @@ func TestRateWordAgreesWithC(t *testing.T) {
 			// One word that every call takes a random implementation to.
 			var shared RateWord
 			admitted := 0
-			for i := 0; i < 100_000; i++ {
+			for i := 0; i < steps; i++ {
 				now := tr.next()
 				if rng.Intn(8) == 0 {
 					g, c, in := goWord.NextAt(limit, time.Duration(now)), int64(RateNextC(raw(&cWord), &cl, time.Duration(now))), cref.RateNextInline(raw(&inlineWord), inline, now)
@@ -136,8 +146,8 @@ func TestRateWordAgreesWithC(t *testing.T) {
 			}
 			// The trace must test both answers, not only one (at the clock's
 			// end the word stops admitting once a window outlasts it).
-			if tr.end == 0 && (admitted < 1000 || admitted > 99_000) {
-				t.Errorf("limit %+v: %d of 100000 admitted; the trace tests too little", limit, admitted)
+			if tr.end == 0 && (admitted < steps/100 || admitted > steps-steps/100) {
+				t.Errorf("limit %+v: %d of %d admitted; the trace tests too little", limit, admitted, steps)
 			}
 		}
 	}
@@ -147,11 +157,12 @@ func TestRateWordAgreesWithC(t *testing.T) {
 }
 
 func TestRateWordFromRandomBitsAgreesWithC(t *testing.T) {
+	steps := traceSteps()
 	// Words C never writes (any 64 bits), limits from random parts (most
 	// invalid): the Go checks refuse exactly what C refuses.
 	rng := rand.New(rand.NewSource(18))
 	valid := 0
-	for i := 0; i < 200_000; i++ {
+	for i := 0; i < 2*steps; i++ {
 		ns := rng.Uint64() >> rng.Intn(64)
 		frac := rng.Uint32()
 		burst := uint32(rng.Intn(1100))
@@ -188,7 +199,7 @@ func TestRateWordFromRandomBitsAgreesWithC(t *testing.T) {
 			t.Fatalf("word %#x limit %+v now %d: Allow go %v, C %v", bits, cl, now, g, c)
 		}
 	}
-	if valid < 50_000 {
+	if valid < steps/2 {
 		t.Fatalf("only %d valid limits", valid)
 	}
 }

@@ -9,19 +9,31 @@
 # side's setup cancel). Totals, not callgrind's per-function toggle, which
 # misreads cgo's stack switches.
 #
-# Usage: go/bench/run.sh [--no-write]   (from anywhere; needs go, valgrind,
-# pkg-config, and cargo if target/release/libweir.a is stale).
+# Usage: go/bench/run.sh [--no-write] [--instr FILE]   (from anywhere;
+# needs go, valgrind, pkg-config, and cargo if target/release/libweir.a is
+# stale). --instr reuses the counts of an earlier run (its "instructions:"
+# lines, as "side count") instead of running cachegrind again.
 # Environment: WEIR_BENCH_ROUNDS (9), WEIR_BENCH_MS (30), N1/N2 (cachegrind
 # counts, 20000 and 40000).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-write=1
-[ "${1:-}" = --no-write ] && write=0
+write=1 instr_from=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --no-write) write=0 ;;
+    --instr) instr_from=$2; shift ;;
+    *) echo "run.sh: unknown argument $1"; exit 2 ;;
+  esac
+  shift
+done
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
-PKG_CONFIG_PATH=$("$here/stage-prefix.sh" "$scratch/prefix")
+# A fixed prefix and this checkout's own build cache: go's cache key for a
+# cgo package leaves out pkg-config's answer (see .ci/go-bench.sh).
+export GOCACHE="$root/target/go-cache"
+PKG_CONFIG_PATH=$("$here/stage-prefix.sh" "$root/target/go-prefix")
 export PKG_CONFIG_PATH
 cd "$here"
 go test -c -o "$scratch/bench.test" .
@@ -35,7 +47,8 @@ refs() {
     sed -n 's/.*I *refs: *//p' | tr -d ,
 }
 : > "$scratch/instr"
-WEIR_BENCH_LIST=1 "$bin" -test.run '^TestListSides$' | sed -n 's/^SIDE //p' > "$scratch/sides"
+[ -n "$instr_from" ] && cp "$instr_from" "$scratch/instr" && : > "$scratch/sides"
+[ -z "$instr_from" ] && WEIR_BENCH_LIST=1 "$bin" -test.run '^TestListSides$' | sed -n 's/^SIDE //p' > "$scratch/sides"
 while IFS= read -r side; do
   a=$(refs "$side" "$n1")
   b=$(refs "$side" "$n2")
