@@ -26,7 +26,7 @@ var acronyms = map[string]bool{"SRE": true, "GCRA": true, "CPU": true, "TTL": tr
 
 type code struct {
 	c, goName, value string
-	doc          []string
+	doc              []string
 }
 
 func goName(c string) string {

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# The Go package (go/): built against an installed weir, as a Go user has it.
+#  1. weir is built and installed with CMake into a staged prefix;
+#     PKG_CONFIG_PATH points at it and LD_LIBRARY_PATH is unset throughout;
+#  2. go vet ./... and go test -race ./... in go/ (the fuzz targets' seed
+#     corpora run as plain tests there), then two fuzz targets live for 10 s
+#     each;
+#  3. a fresh module outside the repository gets the package through a local
+#     module proxy (GOPROXY=file://, over a module zip built here from go/),
+#     builds a program against it and runs it, builds and runs the module's
+#     example server, and runs the package's tests and Examples from the
+#     module cache; the binaries must not need libweir.so.
+# Needs cmake, cargo, a C compiler, pkg-config, go (1.24 or later), python3.
+# Runs from the repository root; prints "N passed, N failed" last.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+unset LD_LIBRARY_PATH
+passed=0 failed=0
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/weir-go.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+
+step() {
+  local name=$1
+  shift
+  echo "== $name"
+  local began=$SECONDS
+  if "$@"; then
+    echo "ok: $name ($((SECONDS - began)) s)"
+    passed=$((passed + 1))
+  else
+    echo "FAILED: $name"
+    failed=$((failed + 1))
+  fi
+}
+
+finish() {
+  echo "took $SECONDS s"
+  echo "$passed passed, $failed failed"
+  [ "$failed" -eq 0 ]
+  exit
+}
+
+if ! command -v go >/dev/null 2>&1; then
+  echo "skipped: go is not installed"
+  finish
+fi
+go version
+
+prefix=$scratch/prefix
+install_weir() {
+  cmake -S . -B build/go -DCMAKE_BUILD_TYPE=Release -DWEIR_BUILD_TESTS=OFF >/dev/null &&
+    cmake --build build/go >/dev/null &&
+    cmake --install build/go --prefix "$prefix" >/dev/null
+}
+step "weir installed to a staged prefix" install_weir || true
+[ -f "$prefix/lib/pkgconfig/weir-static.pc" ] || finish
+
+export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+# cgo's build cache keys on the flags, not on the contents of a header or
+# archive outside the module: their sums in CGO_CFLAGS make them part of it.
+sums=$(cat "$prefix/include/weir.h" "$prefix/lib/libweir.a" | sha256sum | cut -c1-16)
+export CGO_ENABLED=1 CGO_CFLAGS="-g -O2 -DWEIR_INPUTS_SUM=$sums"
+
+in_go() { (cd go && "$@"); }
+step "go vet ./..." in_go go vet ./...
+step "go test -race ./... (seed corpora as plain tests)" in_go go test -race -count=1 ./...
+for target in FuzzRateWordC FuzzBloomKey; do
+  step "go test -fuzz $target, 10 s" in_go go test -run '^$' -fuzz "^$target\$" -fuzztime 10s .
+done
+
+# The module zip a proxy serves: every file of go/ under module@version/,
+# leaving out nested modules (a folder with its own go.mod, such as bench/).
+version=v$(sed -n 's/^#define WEIR_VERSION "\(.*\)"/\1/p' include/weir.h)
+module=github.com/weir-rs/weir/go
+proxy=$scratch/proxy
+make_proxy() {
+  local dir=$proxy/$module/@v
+  mkdir -p "$dir" &&
+    printf '%s\n' "$version" >"$dir/list" &&
+    printf '{"Version":"%s"}\n' "$version" >"$dir/$version.info" &&
+    cp go/go.mod "$dir/$version.mod" &&
+    python3 - "$root/go" "$dir/$version.zip" "$module@$version" <<'PY'
+import os, sys, zipfile
+src, out, prefix = sys.argv[1:]
+nested = set()
+with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+    for d, dirs, files in os.walk(src):
+        rel = os.path.relpath(d, src)
+        if rel != "." and "go.mod" in files:
+            dirs[:] = []
+            continue
+        dirs[:] = [x for x in dirs if not x.startswith((".", "_"))]
+        for f in sorted(files):
+            p = os.path.normpath(os.path.join(rel, f))
+            z.write(os.path.join(d, f), prefix + "/" + p)
+PY
+}
+step "module zip and proxy for $module@$version" make_proxy
+
+fresh=$scratch/fresh
+export GOPROXY=file://$proxy GOSUMDB=off GOFLAGS=-modcacherw GOMODCACHE=$scratch/modcache
+fresh_module() {
+  mkdir -p "$fresh" && cd "$fresh" &&
+    go mod init example.com/fresh >/dev/null 2>&1 &&
+    cat >main.go <<'GO'
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	weir "github.com/weir-rs/weir/go"
+)
+
+func main() {
+	v, err := weir.Version()
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	b, err := weir.NewBucketAt(10, 2, 0)
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	defer b.Close()
+	_, err = weir.NewRateLimit(5, 5000)
+	fmt.Println("weir", v, b.AllowAt(0), b.AllowAt(0), b.AllowAt(0), errors.Is(err, weir.ErrRateBurst))
+}
+GO
+  go get "$module@$version" &&
+    go build -o fresh . &&
+    out=$(./fresh) && echo "$out" && [ "$out" = "weir ${version#v} true true false true" ] &&
+    ! ldd ./fresh | grep -q libweir &&
+    go build -o server "$module/examples/server" && ./server >/dev/null &&
+    go test -count=1 "$module" "$module/examples/server"
+}
+step "a fresh module gets it through GOPROXY=file://, builds, runs (no LD_LIBRARY_PATH)" fresh_module
+
+finish

@@ -1,3 +1,0 @@
-module weir.example/go-example
-
-go 1.21

@@ -1,0 +1,250 @@
+package weir
+
+/*
+#cgo noescape weir_concurrency_enter
+#cgo nocallback weir_concurrency_enter
+#cgo noescape weir_concurrency_leave
+#cgo nocallback weir_concurrency_leave
+#include "weir.h"
+*/
+import "C"
+
+import (
+	"context"
+	"runtime"
+	"time"
+)
+
+// BudgetForm chooses a retry budget's accounting.
+type BudgetForm int32
+
+// The two forms: gRPC A6's tokens and Finagle's percent.
+const (
+	BudgetTokens  BudgetForm = C.WEIR_BUDGET_TOKENS
+	BudgetPercent BudgetForm = C.WEIR_BUDGET_PERCENT
+)
+
+// BudgetPolicy is a retry budget's policy (weir_retry_budget); only the
+// chosen form's fields are read. Start from [DefaultBudgetPolicy].
+type BudgetPolicy struct {
+	Form       BudgetForm
+	MaxTokens  int32         // tokens: the most, and the start; 1..1000
+	TokenRatio float64       // tokens: what a success gives back
+	TTL        time.Duration // percent: how long credit lives; 1 s..60 s
+	MinPerS    int32         // percent: retries a second always allowed
+	Percent    float64       // percent: share of requests retried, 0.2 a fifth
+}
+
+// DefaultBudgetPolicy is weir_retry_budget_preset: Finagle's default
+// (20 % of the last 10 s plus 10 a second), A6's 10 tokens and 0.1.
+func DefaultBudgetPolicy() BudgetPolicy {
+	p := C.weir_retry_budget_preset()
+	return BudgetPolicy{BudgetForm(p.form), int32(p.max_tokens), float64(p.token_ratio), time.Duration(p.ttl_ns), int32(p.min_per_s), float64(p.percent)}
+}
+
+// Budget holds retries to a share of real traffic (weir_budget). Safe for
+// many goroutines; Close is not concurrent with use.
+type Budget struct {
+	p *C.weir_budget
+}
+
+// NewBudget makes a budget at now; nil is the preset. A bad policy is a
+// Status naming the field (ErrUnknownKind, ErrBudgetMaxTokens, ...).
+func NewBudget(policy *BudgetPolicy, now time.Duration) (*Budget, error) {
+	var cp *C.weir_retry_budget
+	var c C.weir_retry_budget
+	if policy != nil {
+		c = C.weir_retry_budget{form: C.int32_t(policy.Form), max_tokens: C.int32_t(policy.MaxTokens),
+			token_ratio: C.double(policy.TokenRatio), ttl_ns: ns(policy.TTL), min_per_s: C.int32_t(policy.MinPerS),
+			percent: C.double(policy.Percent)}
+		cp = &c
+	}
+	var p *C.weir_budget
+	if err := check(C.weir_budget_new(cp, ns(now), &p)); err != nil {
+		return nil, err
+	}
+	b := &Budget{p: p}
+	runtime.SetFinalizer(b, finalize[*Budget])
+	return b, nil
+}
+
+// Close frees the budget; later withdrawals refuse.
+func (b *Budget) Close() error {
+	if b.p != nil {
+		C.weir_budget_free(b.p)
+		b.p = nil
+		runtime.SetFinalizer(b, nil)
+	}
+	return nil
+}
+
+// Deposit counts one request as traffic at now (tokens: a success;
+// percent: a request that is not a retry).
+func (b *Budget) Deposit(now time.Duration) {
+	if b.p == nil {
+		return
+	}
+	C.weir_budget_deposit(b.p, ns(now))
+	runtime.KeepAlive(b)
+}
+
+// Withdraw asks for one retry at now: true means send it.
+func (b *Budget) Withdraw(now time.Duration) bool {
+	if b.p == nil {
+		return false
+	}
+	ok := bool(C.weir_budget_withdraw(b.p, ns(now)))
+	runtime.KeepAlive(b)
+	return ok
+}
+
+// Left is how many withdrawals in a row would pass at now.
+func (b *Budget) Left(now time.Duration) int64 {
+	if b.p == nil {
+		return 0
+	}
+	n := int64(C.weir_budget_left(b.p, ns(now)))
+	runtime.KeepAlive(b)
+	return n
+}
+
+// Tokens is the raw count at now (tokens: thousandths; percent: Finagle's units).
+func (b *Budget) Tokens(now time.Duration) int64 {
+	if b.p == nil {
+		return 0
+	}
+	n := int64(C.weir_budget_tokens(b.p, ns(now)))
+	runtime.KeepAlive(b)
+	return n
+}
+
+// GradientPolicy is the adaptive limit's controller (weir_gradient,
+// Gradient2). Start from [DefaultGradientPolicy].
+type GradientPolicy struct {
+	InitialLimit, MinLimit, MaxLimit, QueueSize int32
+	Smoothing, Tolerance                        float64
+	LongWindow, Warmup                          int32
+}
+
+// DefaultGradientPolicy is weir_gradient_preset.
+func DefaultGradientPolicy() GradientPolicy {
+	p := C.weir_gradient_preset()
+	return GradientPolicy{int32(p.initial_limit), int32(p.min_limit), int32(p.max_limit), int32(p.queue_size),
+		float64(p.smoothing), float64(p.tolerance), int32(p.long_window), int32(p.warmup)}
+}
+
+// Concurrency is an adaptive concurrency limit whose ceiling follows the
+// latency it measures (weir_concurrency). Safe for many goroutines; Close
+// is not concurrent with use.
+type Concurrency struct {
+	p *C.weir_concurrency
+}
+
+// NewConcurrency makes a limit at its initial value; nil is the preset.
+func NewConcurrency(policy *GradientPolicy) (*Concurrency, error) {
+	var cp *C.weir_gradient
+	var c C.weir_gradient
+	if policy != nil {
+		c = C.weir_gradient{initial_limit: C.int32_t(policy.InitialLimit), min_limit: C.int32_t(policy.MinLimit),
+			max_limit: C.int32_t(policy.MaxLimit), queue_size: C.int32_t(policy.QueueSize), smoothing: C.double(policy.Smoothing),
+			tolerance: C.double(policy.Tolerance), long_window: C.int32_t(policy.LongWindow), warmup: C.int32_t(policy.Warmup)}
+		cp = &c
+	}
+	var p *C.weir_concurrency
+	if err := check(C.weir_concurrency_new(cp, &p)); err != nil {
+		return nil, err
+	}
+	l := &Concurrency{p: p}
+	runtime.SetFinalizer(l, finalize[*Concurrency])
+	return l, nil
+}
+
+// Close frees the limit; later Enters refuse.
+func (l *Concurrency) Close() error {
+	if l.p != nil {
+		C.weir_concurrency_free(l.p)
+		l.p = nil
+		runtime.SetFinalizer(l, nil)
+	}
+	return nil
+}
+
+// Flight is a call the limit let in, to be left once (a second Leave
+// answers ErrSettled). Leave the value Enter returned, not a copy.
+type Flight struct {
+	l *Concurrency
+	f C.weir_flight
+}
+
+// Enter asks to start a call at now: ErrRefused when the limit is full.
+func (l *Concurrency) Enter(now time.Duration) (Flight, error) {
+	fl := Flight{l: l}
+	if l.p == nil {
+		return fl, ErrClosed
+	}
+	ok := C.weir_concurrency_enter(l.p, ns(now), &fl.f)
+	runtime.KeepAlive(l)
+	if !ok {
+		return fl, ErrRefused
+	}
+	return fl, nil
+}
+
+// Leave ends the call at now; dropped says it timed out or was refused
+// downstream rather than answered.
+func (f *Flight) Leave(now time.Duration, dropped bool) error {
+	if f.l == nil {
+		return ErrSettled
+	}
+	if f.l.p == nil {
+		return ErrClosed
+	}
+	err := check(C.weir_concurrency_leave(f.l.p, &f.f, ns(now), C.bool(dropped)))
+	runtime.KeepAlive(f.l)
+	return err
+}
+
+// Do runs fn inside the limit on the Now clock; fn's error is the answer
+// (a context error counts as dropped).
+func (l *Concurrency) Do(ctx context.Context, fn func() error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	fl, err := l.Enter(Now())
+	if err != nil {
+		return err
+	}
+	ferr := fn()
+	_ = fl.Leave(Now(), ctx.Err() != nil)
+	return ferr
+}
+
+// Limit is the current ceiling.
+func (l *Concurrency) Limit() int64 {
+	if l.p == nil {
+		return 0
+	}
+	n := int64(C.weir_concurrency_limit(l.p))
+	runtime.KeepAlive(l)
+	return n
+}
+
+// Flying is how many calls are in flight.
+func (l *Concurrency) Flying() int64 {
+	if l.p == nil {
+		return 0
+	}
+	n := int64(C.weir_concurrency_flying(l.p))
+	runtime.KeepAlive(l)
+	return n
+}
+
+// LongRTT is the long-term latency average (0 before any sample).
+func (l *Concurrency) LongRTT() time.Duration {
+	if l.p == nil {
+		return 0
+	}
+	d := time.Duration(C.weir_concurrency_long_rtt(l.p))
+	runtime.KeepAlive(l)
+	return d
+}

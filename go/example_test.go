@@ -1,0 +1,126 @@
+package weir_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	weir "github.com/weir-rs/weir/go"
+)
+
+// A breaker's call settles once; a second settle is an error.
+func ExampleBreaker() {
+	b, err := weir.NewBreakerAt(nil, 0)
+	if err != nil {
+		panic(err)
+	}
+	defer b.Close()
+	call, err := b.AllowAt(time.Millisecond, 0.5)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(call.PassAt(2*time.Millisecond), errors.Is(call.Fail(), weir.ErrSettled))
+	// Output: <nil> true
+}
+
+// Do runs the call through the breaker and records its outcome.
+func ExampleBreaker_Do() {
+	b, _ := weir.NewBreaker(nil)
+	defer b.Close()
+	err := b.Do(context.Background(), func() error { return nil })
+	fmt.Println(err)
+	// Output: <nil>
+}
+
+// The shedder takes the CPU reading from the caller (or a CPUReader).
+func ExampleShedder() {
+	s, _ := weir.NewShedderAt(nil, 0)
+	defer s.Close()
+	call, err := s.AllowAt(time.Millisecond, 950)
+	fmt.Println(err, s.Flying())
+	call.PassAt(3 * time.Millisecond)
+	fmt.Println(s.Flying())
+	// Output:
+	// <nil> 1
+	// 0
+}
+
+// A bucket of 10 a second in bursts of 2; Reserve says how long to wait.
+func ExampleBucket_Reserve() {
+	b, _ := weir.NewBucketAt(10, 2, 0)
+	defer b.Close()
+	fmt.Println(b.AllowAt(0), b.AllowAt(0), b.AllowAt(0))
+	wait, err := b.Reserve(0, 1)
+	fmt.Println(wait, err)
+	// Output:
+	// true true false
+	// 100ms weir: refused
+}
+
+// Per-client limits keyed by address, in fixed memory.
+func ExampleBloom() {
+	limit, _ := weir.NewRateLimit(5, 2)
+	b, _ := weir.NewBloom(16, 3, limit)
+	defer b.Close()
+	for i := 0; i < 3; i++ {
+		fmt.Print(b.AllowStringAt(0, "203.0.113.7"), " ")
+	}
+	fmt.Println(b.AllowStringAt(0, "198.51.100.23"))
+	// Output: true true false true
+}
+
+// Every weir_status is an error errors.Is matches.
+func ExampleStatus() {
+	_, err := weir.NewRateLimit(5, 5000)
+	fmt.Println(err)
+	fmt.Println(errors.Is(err, weir.ErrRateBurst))
+	// Output:
+	// weir: rate burst is outside 1..1023
+	// true
+}
+
+// Retry with draws from a seeded source: the same seed, the same waits.
+func ExampleBackoff_Retry() {
+	b := weir.DefaultBackoff()
+	b.Base, b.Cap = time.Microsecond, time.Millisecond
+	tries := 0
+	err := b.Retry(context.Background(), func(context.Context) error {
+		tries++
+		if tries < 3 {
+			return errors.New("busy")
+		}
+		return nil
+	})
+	fmt.Println(tries, err)
+	// Output: 3 <nil>
+}
+
+// A pool of Go values: weir sees only identities the Pool assigns.
+func ExamplePool() {
+	p, _ := weir.NewPool[string](nil)
+	defer p.Close()
+	if p.Take(0).Kind == weir.TakeMake {
+		lent, _ := p.Made("conn-1", 0)
+		p.Give(lent, time.Millisecond)
+	}
+	t := p.Take(2 * time.Millisecond)
+	fmt.Println(t.Kind == weir.TakeReady, t.Item)
+	// Output: true conn-1
+}
+
+// Deadlines to and from contexts.
+func ExampleDeadline() {
+	d := weir.StartDeadline(time.Second, 0)
+	left, _ := d.Remaining(250 * time.Millisecond)
+	fmt.Println(left, d.Expired(time.Second))
+	// Output: 750ms true
+}
+
+// A token bucket of one 64-bit word through the C path.
+func ExampleGCRAAllowC() {
+	limit, _ := weir.NewGCRALimit(100, 1)
+	var word uint64
+	fmt.Println(weir.GCRAAllowC(&word, &limit, 0), weir.GCRAAllowC(&word, &limit, 0), weir.GCRANextC(&word, &limit, 0))
+	// Output: true false 10ms
+}

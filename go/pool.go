@@ -1,0 +1,269 @@
+package weir
+
+/*
+#include "weir.h"
+*/
+import "C"
+
+import (
+	"runtime"
+	"sync"
+	"time"
+)
+
+// PoolLimits is a pool's policy (weir_limits): Size live at most, Idle
+// kept idle at most, closed after Keep idle or Life alive (0: no limit).
+type PoolLimits struct {
+	Size, Idle int64
+	Keep, Life time.Duration
+}
+
+// DefaultPoolLimits is weir_limits_preset: 10 live, 10 idle, 30 minutes
+// idle, no maximum age.
+func DefaultPoolLimits() PoolLimits {
+	l := C.weir_limits_preset()
+	return PoolLimits{int64(l.size), int64(l.idle), time.Duration(l.keep_ns), time.Duration(l.life_ns)}
+}
+
+// Pool is weir's pool bookkeeping (weir_pool) over Go values: it never
+// makes, closes or waits; each call says what the caller does. weir knows
+// each value only by a small integer the Pool assigns (an index into a
+// table of Go values held here), so no Go pointer ever reaches C. Safe
+// for many goroutines; Close is not concurrent with use.
+type Pool[T any] struct {
+	p     *C.weir_pool
+	mu    sync.Mutex
+	items map[uintptr]T
+	next  uintptr
+	free  []uintptr
+}
+
+// NewPool makes an empty pool; nil limits are the preset. ErrPoolSize,
+// ErrPoolIdle, ErrPoolKeep, ErrPoolLife for bad limits.
+func NewPool[T any](limits *PoolLimits) (*Pool[T], error) {
+	var cp *C.weir_limits
+	var c C.weir_limits
+	if limits != nil {
+		c = C.weir_limits{size: C.int64_t(limits.Size), idle: C.int64_t(limits.Idle), keep_ns: ns(limits.Keep), life_ns: ns(limits.Life)}
+		cp = &c
+	}
+	var p *C.weir_pool
+	if err := check(C.weir_pool_new(cp, &p)); err != nil {
+		return nil, err
+	}
+	pl := &Pool[T]{p: p, items: map[uintptr]T{}}
+	runtime.SetFinalizer(pl, finalize[*Pool[T]])
+	return pl, nil
+}
+
+// Close frees the bookkeeping; it hands back nothing (call Shutdown
+// first and close what it returns). Not concurrent with use.
+func (pl *Pool[T]) Close() error {
+	if pl.p != nil {
+		C.weir_pool_free(pl.p)
+		pl.p = nil
+		runtime.SetFinalizer(pl, nil)
+	}
+	return nil
+}
+
+// Taken says what Take answers: Kind is one of the Take* values; Item is
+// the resource for TakeReady and TakeStale.
+type Taken[T any] struct {
+	Kind TakeKind
+	Item T
+	id   uintptr
+}
+
+// TakeKind is weir_taken's kind.
+type TakeKind int32
+
+// The WEIR_TAKEN_* kinds.
+const (
+	TakeReady TakeKind = C.WEIR_TAKEN_READY // an idle resource, now lent
+	TakeStale TakeKind = C.WEIR_TAKEN_STALE // out of the pool: close Item and take again
+	TakeMake  TakeKind = C.WEIR_TAKEN_MAKE  // room reserved: make one, then Made (or Unmade)
+	TakeWait  TakeKind = C.WEIR_TAKEN_WAIT  // no room, or closed
+)
+
+func (pl *Pool[T]) lookup(id uintptr, forget bool) T {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	v := pl.items[id]
+	if forget {
+		pl.forgetLocked(id)
+	}
+	return v
+}
+
+func (pl *Pool[T]) forgetLocked(id uintptr) {
+	if _, ok := pl.items[id]; !ok {
+		return
+	}
+	delete(pl.items, id)
+	pl.free = append(pl.free, id)
+}
+
+// Take asks for a resource at now.
+func (pl *Pool[T]) Take(now time.Duration) Taken[T] {
+	if pl.p == nil {
+		return Taken[T]{Kind: TakeWait}
+	}
+	t := C.weir_pool_take(pl.p, ns(now))
+	runtime.KeepAlive(pl)
+	out := Taken[T]{Kind: TakeKind(t.kind), id: uintptr(t.item)}
+	switch out.Kind {
+	case TakeReady:
+		out.Item = pl.lookup(out.id, false)
+	case TakeStale:
+		out.Item = pl.lookup(out.id, true)
+	}
+	return out
+}
+
+// Made registers v, made after a TakeMake, as lent and born at now, and
+// answers the Lent to give back. ErrPoolNoReservation without a MAKE.
+func (pl *Pool[T]) Made(v T, now time.Duration) (Lent[T], error) {
+	if pl.p == nil {
+		return Lent[T]{}, ErrClosed
+	}
+	pl.mu.Lock()
+	var id uintptr
+	if n := len(pl.free); n > 0 {
+		id, pl.free = pl.free[n-1], pl.free[:n-1]
+	} else {
+		pl.next++
+		id = pl.next
+	}
+	pl.items[id] = v
+	pl.mu.Unlock()
+	err := check(C.weir_pool_made(pl.p, C.uintptr_t(id), ns(now)))
+	runtime.KeepAlive(pl)
+	if err != nil {
+		pl.mu.Lock()
+		pl.forgetLocked(id)
+		pl.mu.Unlock()
+		return Lent[T]{}, err
+	}
+	return Lent[T]{Item: v, id: id}, nil
+}
+
+// Lent is a resource the pool lent: Give it back or Drop it, once.
+type Lent[T any] struct {
+	Item T
+	id   uintptr
+}
+
+// Lent is the handle of a Ready take.
+func (t Taken[T]) Lent() Lent[T] { return Lent[T]{Item: t.Item, id: t.id} }
+
+// Unmade releases a MAKE's room because making failed.
+func (pl *Pool[T]) Unmade() error {
+	if pl.p == nil {
+		return ErrClosed
+	}
+	err := check(C.weir_pool_unmade(pl.p))
+	runtime.KeepAlive(pl)
+	return err
+}
+
+// Give hands a lent resource back at now. kept false: the caller closes
+// it. ErrPoolItemIdle, ErrPoolNotLent change nothing.
+func (pl *Pool[T]) Give(l Lent[T], now time.Duration) (kept bool, err error) {
+	if pl.p == nil {
+		return false, ErrClosed
+	}
+	var k C.bool
+	err = check(C.weir_pool_give(pl.p, C.uintptr_t(l.id), ns(now), &k))
+	runtime.KeepAlive(pl)
+	if err == nil && !bool(k) {
+		pl.lookup(l.id, true)
+	}
+	return bool(k), err
+}
+
+// Drop says a lent resource broke; the caller closes it.
+func (pl *Pool[T]) Drop(l Lent[T]) error {
+	if pl.p == nil {
+		return ErrClosed
+	}
+	err := check(C.weir_pool_drop(pl.p, C.uintptr_t(l.id)))
+	runtime.KeepAlive(pl)
+	if err == nil {
+		pl.lookup(l.id, true)
+	}
+	return err
+}
+
+func (pl *Pool[T]) drain(call func(out *C.uintptr_t, n C.size_t) C.size_t) []T {
+	var out []T
+	var buf [32]C.uintptr_t
+	for {
+		n := int(call(&buf[0], C.size_t(len(buf))))
+		for _, id := range buf[:n] {
+			out = append(out, pl.lookup(uintptr(id), true))
+		}
+		if n < len(buf) {
+			return out
+		}
+	}
+}
+
+// Evict removes the idle resources due at now and answers them to close.
+func (pl *Pool[T]) Evict(now time.Duration) []T {
+	if pl.p == nil {
+		return nil
+	}
+	defer runtime.KeepAlive(pl)
+	return pl.drain(func(out *C.uintptr_t, n C.size_t) C.size_t { return C.weir_pool_evict(pl.p, ns(now), out, n) })
+}
+
+// Shutdown closes the pool and answers every idle resource to close;
+// later takes wait and gives keep nothing.
+func (pl *Pool[T]) Shutdown() []T {
+	if pl.p == nil {
+		return nil
+	}
+	defer runtime.KeepAlive(pl)
+	return pl.drain(func(out *C.uintptr_t, n C.size_t) C.size_t { return C.weir_pool_close(pl.p, out, n) })
+}
+
+// PoolCounts is how many resources exist, sit idle, and are lent or
+// being made.
+type PoolCounts struct{ Live, Idle, Busy int64 }
+
+// Counts reads the pool's counts.
+func (pl *Pool[T]) Counts() PoolCounts {
+	if pl.p == nil {
+		return PoolCounts{}
+	}
+	defer runtime.KeepAlive(pl)
+	return PoolCounts{int64(C.weir_pool_live(pl.p)), int64(C.weir_pool_idle(pl.p)), int64(C.weir_pool_busy(pl.p))}
+}
+
+// NextExpiry is how long from now until an idle resource is due (0: one
+// is; Never: none will be).
+func (pl *Pool[T]) NextExpiry(now time.Duration) time.Duration {
+	if pl.p == nil {
+		return Never
+	}
+	defer runtime.KeepAlive(pl)
+	return dur(C.weir_pool_next_expiry(pl.p, ns(now)))
+}
+
+// PoolStats is weir_pool_counters: running totals since the pool was made.
+type PoolStats struct {
+	Made, Reused, Stale, EvictedIdle, EvictedAge, Dropped, Refused, Waits, Unmade, Closed uint64
+}
+
+// Stats reads the running totals.
+func (pl *Pool[T]) Stats() (PoolStats, error) {
+	if pl.p == nil {
+		return PoolStats{}, ErrClosed
+	}
+	var c C.weir_pool_counters
+	err := check(C.weir_pool_stats(pl.p, &c))
+	runtime.KeepAlive(pl)
+	return PoolStats{uint64(c.made), uint64(c.reused), uint64(c.stale), uint64(c.evicted_idle), uint64(c.evicted_age),
+		uint64(c.dropped), uint64(c.refused), uint64(c.waits), uint64(c.unmade), uint64(c.closed)}, err
+}
