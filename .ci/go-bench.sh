@@ -38,7 +38,7 @@ export PKG_CONFIG_PATH
 words='Word'
 step "go vet (the words, the bench module)" bash -c 'cd go && go vet . ./internal/... && cd bench && go vet .'
 step "cross tests: Go words against C" bash -c "cd go && go test -count=1 -run '$words' ."
-step "cross tests under -race (-short: a tenth of the calls)" bash -c "cd go && go test -short -race -count=1 -run '$words' ."
+step "cross tests under -race (a tenth of the calls)" bash -c "cd go && go test -race -count=1 -run '$words' ."
 step "bench module tests" bash -c 'cd go/bench && go test -count=1 .'
 step "the table, one short round" bash -c 'cd go/bench && WEIR_BENCH_ROUNDS=1 WEIR_BENCH_MS=5 go test -count=1 -run "^$" -bench "^BenchmarkTable$" -benchtime 1x .'
 echo "$passed passed, $failed failed"

@@ -40,3 +40,29 @@ func GCRAWordAt(mem []byte, offset int) (*GCRAWord, error) {
 	}
 	return (*GCRAWord)(p), nil
 }
+
+// RateWordOf is the rate word held at word: one of [SharedWords]' Words,
+// or any uint64 that C also passes to weir_rate_allow. ErrNull for nil,
+// ErrMisaligned for an address that is not 8-byte aligned (a uint64 can
+// be 4-aligned on 32-bit hosts).
+func RateWordOf(word *uint64) (*RateWord, error) {
+	p, err := wordOf(word)
+	return (*RateWord)(p), err
+}
+
+// GCRAWordOf is the GCRA word held at word, as RateWordOf is the rate
+// word's.
+func GCRAWordOf(word *uint64) (*GCRAWord, error) {
+	p, err := wordOf(word)
+	return (*GCRAWord)(p), err
+}
+
+func wordOf(word *uint64) (unsafe.Pointer, error) {
+	if word == nil {
+		return nil, ErrNull
+	}
+	if uintptr(unsafe.Pointer(word))%8 != 0 {
+		return nil, ErrMisaligned
+	}
+	return unsafe.Pointer(word), nil
+}

@@ -69,3 +69,30 @@ func TestWordsAtAreCheckedAndShared(t *testing.T) {
 		t.Fatal("C saw room the Go word had spent")
 	}
 }
+
+func TestWordsOfSharedWords(t *testing.T) {
+	if _, err := RateWordOf(nil); err != ErrNull {
+		t.Errorf("nil: %v", err)
+	}
+	shared, err := OpenSharedWords(filepath.Join(t.TempDir(), "w"), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shared.Close()
+	limit, _ := NewRateLimit(1, 2)
+	word, err := RateWordOf(&shared.Words[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !word.AllowAt(limit, 5e9) || !RateAllowC(&shared.Words[1], &limit, 5e9) || word.AllowAt(limit, 5e9) {
+		t.Fatal("Go and C did not share the word's burst of two")
+	}
+	gl, _ := NewGCRALimit(1, 1)
+	g, err := GCRAWordOf(&shared.Words[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !g.AllowAt(gl, 5e9) || GCRAAllowC(&shared.Words[2], &gl, 5e9) {
+		t.Fatal("Go and C did not share the GCRA word's burst of one")
+	}
+}

@@ -77,10 +77,10 @@ func traces(rng *rand.Rand, step, end int64) []*trace {
 	}
 }
 
-// traceSteps is how many calls a trace makes: fewer with -short (CI's -race
-// run, where each cgo call costs far more).
+// traceSteps is how many calls a trace makes: a tenth with -short or
+// under the race detector, where each cgo call costs far more.
 func traceSteps() int {
-	if testing.Short() {
+	if testing.Short() || raceBuild {
 		return 10_000
 	}
 	return 100_000
