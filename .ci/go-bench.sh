@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The Go words and benchmarks, briefly: the cross tests of the pure-Go rate
+# and GCRA words against the C library (plain and under -race), the
+# benchmark module's own tests (every side runs, weir's allocate nothing),
+# and one short run of the interleaved table (one round, 5 ms a side; it
+# checks the table can be made, not the numbers: go/bench/run.sh makes
+# those). Needs go, pkg-config, a C compiler, and cargo if
+# target/release/libweir.a is stale; the Go module proxy for the bench
+# module's peers (golang.org/x/time, go-zero) unless they are cached.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+passed=0 failed=0
+step() {
+  local name=$1
+  shift
+  echo "== $name"
+  if "$@"; then
+    passed=$((passed + 1))
+  else
+    echo "FAILED: $name"
+    failed=$((failed + 1))
+  fi
+}
+
+# A fixed prefix and a build cache of this checkout's own: go's cache key
+# for a cgo package leaves out what pkg-config answered, so a cached build
+# keeps the library path of whichever prefix it was built against (a
+# temporary one, another checkout's) and the link then fails or links
+# another library.
+export GOCACHE="$PWD/target/go-cache"
+if ! PKG_CONFIG_PATH=$(go/bench/stage-prefix.sh "$PWD/target/go-prefix"); then
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+export PKG_CONFIG_PATH
+words='Word'
+step "go vet (the words, the bench module)" bash -c 'cd go && go vet . ./internal/... && cd bench && go vet .'
+step "cross tests: Go words against C" bash -c "cd go && go test -count=1 -run '$words' ."
+step "cross tests under -race (a tenth of the calls)" bash -c "cd go && go test -race -count=1 -run '$words' ."
+step "bench module tests" bash -c 'cd go/bench && go test -count=1 .'
+step "the table, one short round" bash -c 'cd go/bench && WEIR_BENCH_ROUNDS=1 WEIR_BENCH_MS=5 go test -count=1 -run "^$" -bench "^BenchmarkTable$" -benchtime 1x .'
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

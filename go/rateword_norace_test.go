@@ -1,0 +1,5 @@
+//go:build !race
+
+package weir
+
+const raceBuild = false
