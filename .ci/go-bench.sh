@@ -1,7 +1,5 @@
 #!/usr/bin/env bash
-# The Go words and benchmarks, briefly: the cross tests of the pure-Go rate
-# and GCRA words against the C library (plain and under -race), the
-# benchmark module's own tests (every side runs, weir's allocate nothing),
+# The Go benchmarks, briefly: the benchmark module's own tests (every side runs, weir's allocate nothing),
 # and one short run of the interleaved table (one round, 5 ms a side; it
 # checks the table can be made, not the numbers: go/bench/run.sh makes
 # those). Needs go, pkg-config, a C compiler, and cargo if
@@ -35,10 +33,9 @@ if ! PKG_CONFIG_PATH=$(go/bench/stage-prefix.sh "$PWD/target/go-prefix"); then
   exit 1
 fi
 export PKG_CONFIG_PATH
-words='Word'
-step "go vet (the words, the bench module)" bash -c 'cd go && go vet . ./internal/... && cd bench && go vet .'
-step "cross tests: Go words against C" bash -c "cd go && go test -count=1 -run '$words' ."
-step "cross tests under -race (a tenth of the calls)" bash -c "cd go && go test -race -count=1 -run '$words' ."
+# go/ itself (the cross tests among its tests, plain and under -race) is
+# vetted and tested by .ci/go.sh, the stage before this one.
+step "go vet (the bench module)" bash -c 'cd go/bench && go vet .'
 step "bench module tests" bash -c 'cd go/bench && go test -count=1 .'
 step "the table, one short round" bash -c 'cd go/bench && WEIR_BENCH_ROUNDS=1 WEIR_BENCH_MS=5 go test -count=1 -run "^$" -bench "^BenchmarkTable$" -benchtime 1x .'
 echo "$passed passed, $failed failed"
