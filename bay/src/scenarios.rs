@@ -629,6 +629,7 @@ knobs! {
         cap_ms: "cap (ms)" = 1000.0, [0.0, 10000.0, 10.0], c!(int "cap_ns", MS);
         attempts: "attempts" = 3.0, [2.0, 10.0, 1.0], c!(int "attempts");
         spread: "spread" = 0.2, [0.0, 1.0, 0.01], c!("spread");
+        jitter: "the C policy's jitter (0 rigid, 1 full, 2 equal, 3 decorrelated, 4 spread; the plots show all five)" = 4.0, [0.0, 4.0, 1.0], c!(int "jitter");
         draws: "draws per retry" = 10000.0, [100.0, 10000.0, 100.0], None;
     }
 }

@@ -70,6 +70,7 @@ function plot(parent, series, columns) {
   const w = 640, h = 220, left = 52, right = 150, top = 12, bottom = 30;
   const svg = el('svg:svg', { width: w, height: h, viewBox: `0 0 ${w} ${h}`, 'data-x': columns[0] }, parent);
   const x = series.columns[columns[0]] || [];
+  svg.setAttribute('data-x-values', JSON.stringify(x));
   const ys = columns.slice(1).map((c) => series.columns[c] || []);
   const fin = (v) => v !== null && Number.isFinite(v);
   const xs = x.filter(fin);
