@@ -196,8 +196,8 @@ pub fn shed(k: &ShedKnobs) -> Shed {
 
 /// Load rises from `start_rate` to `peak_rate` over two thirds of the run,
 /// then drops back. The server runs `capacity × service` calls at once at
-/// full speed; beyond that each call slows in proportion, and its CPU reads
-/// in flight over that, capped at 1000 ‰. One point per 100 ms.
+/// full speed; beyond that each call slows in proportion. Its CPU reads the
+/// busy fraction, smoothed. One point per 100 ms.
 pub fn shedder(k: &ShedKnobs, seed: u64) -> Series {
     let Ok(mut sh) = Shedder::new(shed(k), 0) else {
         return invalid("invalid policy");
@@ -214,7 +214,11 @@ pub fn shedder(k: &ShedKnobs, seed: u64) -> Series {
     let mut tickets = std::collections::HashMap::new();
     let (mut serial, mut now, mut edge) = (0u64, 0i64, step);
     let (mut offered, mut refused, mut passed) = (0.0, 0.0, 0.0);
-    let cpu_of = |flying: i64| ((flying as f64 / slots * 1000.0) as i32).min(1000);
+    // The CPU reading: the server's busy fraction (in flight over what it
+    // runs at full speed, at most all of it), smoothed over the last few
+    // dozen calls as a CPU gauge is.
+    let mut cpu = 0.0f64;
+    let busy = |flying: i64| (flying as f64 / slots).min(1.0) * 1000.0;
     loop {
         let rate = if (now as f64) < ramp {
             k.start_rate + (k.peak_rate - k.start_rate) * now as f64 / ramp
@@ -228,7 +232,7 @@ pub fn shedder(k: &ShedKnobs, seed: u64) -> Series {
             s.push(&[
                 edge as f64 / S,
                 offered * 10.0,
-                f64::from(cpu_of(st.flying)),
+                cpu.floor(),
                 st.flying as f64,
                 st.limit,
                 refused,
@@ -243,7 +247,8 @@ pub fn shedder(k: &ShedKnobs, seed: u64) -> Series {
         finish(&mut sh, &mut pending, &mut tickets, now);
         offered += 1.0;
         let flying = sh.flying();
-        match sh.allow(now, cpu_of(flying)) {
+        cpu += (busy(flying) - cpu) * 0.02;
+        match sh.allow(now, cpu as i32) {
             Some(ticket) => {
                 passed += 1.0;
                 let slow = (flying as f64 / slots).max(1.0);

@@ -9,7 +9,7 @@ const COLOURS: [&str; 6] = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e
 
 /// One plot of `columns` (the first is x) from `series`, `w` × `h` pixels.
 pub fn plot(series: &Series, title: &str, columns: &[&str], w: f64, h: f64) -> String {
-    let (left, right, top, bottom) = (52.0, 12.0, 28.0, 40.0);
+    let (left, right, top, bottom) = (52.0, 120.0, 28.0, 40.0);
     let x = series.column(columns[0]);
     let ys: Vec<&[f64]> = columns[1..].iter().map(|c| series.column(c)).collect();
     let finite = |v: &&f64| v.is_finite();
@@ -67,7 +67,7 @@ pub fn plot(series: &Series, title: &str, columns: &[&str], w: f64, h: f64) -> S
         let _ = writeln!(
             s,
             "<path d=\"{d}\" stroke=\"{colour}\" stroke-width=\"1.5\" fill=\"none\"/>\n<text x=\"{}\" y=\"{}\" fill=\"{colour}\">{}</text>",
-            w - right - 130.0,
+            w - right + 10.0,
             top + 4.0 + 13.0 * i as f64,
             escape(name)
         );
