@@ -78,13 +78,25 @@ pub struct Knob {
 /// A C field for a knob: `c!("k")`, `c!("probe_ns", 1e6)`, `c!(int "size")`.
 macro_rules! c {
     (int $f:literal, $s:expr) => {
-        Some($crate::CField { field: $f, scale: $s, int: true })
+        Some($crate::CField {
+            field: $f,
+            scale: $s,
+            int: true,
+        })
     };
     (int $f:literal) => {
-        Some($crate::CField { field: $f, scale: 1.0, int: true })
+        Some($crate::CField {
+            field: $f,
+            scale: 1.0,
+            int: true,
+        })
     };
     ($f:literal) => {
-        Some($crate::CField { field: $f, scale: 1.0, int: false })
+        Some($crate::CField {
+            field: $f,
+            scale: 1.0,
+            int: false,
+        })
     };
 }
 pub(crate) use c;
@@ -265,7 +277,11 @@ pub fn meta_json() -> String {
         s.push_str(",\"about\":");
         quoted(&mut s, sc.about);
         s.push_str(",\"c\":");
-        s.push_str(if sc.c_type.is_empty() { "false" } else { "true" });
+        s.push_str(if sc.c_type.is_empty() {
+            "false"
+        } else {
+            "true"
+        });
         s.push_str(",\"plots\":[");
         for (j, plot) in sc.plots.iter().enumerate() {
             if j > 0 {
@@ -289,7 +305,12 @@ pub fn meta_json() -> String {
             quoted(&mut s, k.name);
             s.push_str(",\"label\":");
             quoted(&mut s, k.label);
-            for (key, v) in [("default", k.default), ("min", k.min), ("max", k.max), ("step", k.step)] {
+            for (key, v) in [
+                ("default", k.default),
+                ("min", k.min),
+                ("max", k.max),
+                ("step", k.step),
+            ] {
                 let _ = write!(s, ",\"{key}\":");
                 number(&mut s, v);
             }

@@ -70,9 +70,17 @@ fn scenario(id: Option<&String>) -> &'static Scenario {
 fn knob_values(sc: &Scenario, pairs: &[String]) -> Vec<f64> {
     let mut values = sc.defaults();
     for pair in pairs {
-        let (name, value) = pair.split_once('=').unwrap_or_else(|| die(&format!("{pair}: not name=value")));
-        let at = sc.knobs.iter().position(|k| k.name == name).unwrap_or_else(|| die(&format!("no knob {name}")));
-        values[at] = value.parse().unwrap_or_else(|_| die(&format!("{pair}: not a number")));
+        let (name, value) = pair
+            .split_once('=')
+            .unwrap_or_else(|| die(&format!("{pair}: not name=value")));
+        let at = sc
+            .knobs
+            .iter()
+            .position(|k| k.name == name)
+            .unwrap_or_else(|| die(&format!("no knob {name}")));
+        values[at] = value
+            .parse()
+            .unwrap_or_else(|_| die(&format!("{pair}: not a number")));
     }
     values
 }
@@ -88,16 +96,23 @@ fn build_wasm() {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
     let status = Command::new(cargo)
-        .args(["build", "--release", "--lib", "--target", "wasm32-unknown-unknown", "--manifest-path"])
+        .args([
+            "build",
+            "--release",
+            "--lib",
+            "--target",
+            "wasm32-unknown-unknown",
+            "--manifest-path",
+        ])
         .arg(&manifest)
         .status()
         .unwrap_or_else(|e| die(&format!("cargo: {e}")));
     if !status.success() {
         die("building bay.wasm failed (rustup target add wasm32-unknown-unknown?)");
     }
-    let target = std::env::var("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|_| {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../target")
-    });
+    let target = std::env::var("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
     let built = target.join("wasm32-unknown-unknown/release/bay.wasm");
     std::fs::copy(&built, web_dir().join("bay.wasm"))
         .unwrap_or_else(|e| die(&format!("{}: {e}", built.display())));
@@ -114,7 +129,8 @@ fn serve(args: &[String]) {
     if std::env::var_os("BAY_NO_BUILD").is_none() {
         build_wasm();
     }
-    let listener = TcpListener::bind(("127.0.0.1", port)).unwrap_or_else(|e| die(&format!("127.0.0.1:{port}: {e}")));
+    let listener = TcpListener::bind(("127.0.0.1", port))
+        .unwrap_or_else(|e| die(&format!("127.0.0.1:{port}: {e}")));
     println!("the bay: http://127.0.0.1:{port}/");
     let _ = std::io::stdout().flush();
     for stream in listener.incoming() {
@@ -124,7 +140,11 @@ fn serve(args: &[String]) {
         let line = String::from_utf8_lossy(&request[..n]);
         let path = line.split_whitespace().nth(1).unwrap_or("/");
         let path = path.split('?').next().unwrap_or("/");
-        let name = if path == "/" { "index.html" } else { path.trim_start_matches('/') };
+        let name = if path == "/" {
+            "index.html"
+        } else {
+            path.trim_start_matches('/')
+        };
         let known = ["index.html", "bay.js", "bay.css", "bay.wasm"];
         let (status, body, kind) = match known.iter().find(|k| **k == name) {
             Some(file) => match std::fs::read(web_dir().join(file)) {
@@ -137,7 +157,9 @@ fn serve(args: &[String]) {
             "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n",
             body.len()
         );
-        let _ = stream.write_all(head.as_bytes()).and_then(|_| stream.write_all(&body));
+        let _ = stream
+            .write_all(head.as_bytes())
+            .and_then(|_| stream.write_all(&body));
     }
 }
 

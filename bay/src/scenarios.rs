@@ -136,10 +136,22 @@ pub fn breaker(k: &BreakerKnobs, seed: u64) -> Series {
     }
     let secs = |t: Option<i64>, from: i64| t.map_or(f64::NAN, |t| (t - from) as f64 / S);
     s.notes = vec![
-        ("reach dead backend, first 5 s", through_early / offered_early),
-        ("reach dead backend, whole outage", through_down / offered_down),
-        ("first refusal after outage starts (s)", secs(first_refusal, down_from)),
-        ("last refusal after recovery (s)", secs(last_refusal, down_to)),
+        (
+            "reach dead backend, first 5 s",
+            through_early / offered_early,
+        ),
+        (
+            "reach dead backend, whole outage",
+            through_down / offered_down,
+        ),
+        (
+            "first refusal after outage starts (s)",
+            secs(first_refusal, down_from),
+        ),
+        (
+            "last refusal after recovery (s)",
+            secs(last_refusal, down_to),
+        ),
     ];
     s
 }
@@ -415,9 +427,18 @@ pub fn retry(k: &RetryKnobs, seed: u64) -> Series {
         return invalid("invalid policy");
     };
     let mut rng = Rng::new(seed);
-    let mut s = Series::with(&["t", "requests", "retries", "budget refused", "attempts per request"]);
+    let mut s = Series::with(&[
+        "t",
+        "requests",
+        "retries",
+        "budget refused",
+        "attempts per request",
+    ]);
     let end = (k.seconds * S) as i64;
-    let (down_from, down_to) = ((k.outage_at * S) as i64, ((k.outage_at + k.outage_s) * S) as i64);
+    let (down_from, down_to) = (
+        (k.outage_at * S) as i64,
+        ((k.outage_at + k.outage_s) * S) as i64,
+    );
     // (when, attempt made so far, the last delay): retries waiting.
     let mut waiting: BinaryHeap<Reverse<(i64, i32, i64)>> = BinaryHeap::new();
     let mut next_request = rng.gap(S / k.rate.max(1e-3));
@@ -504,9 +525,8 @@ pub fn concurrency(k: &ConcurrencyKnobs, seed: u64) -> Series {
     let step = (100.0 * MS) as i64;
     let mut pending: BinaryHeap<Reverse<(i64, i64, i64)>> = BinaryHeap::new();
     let (mut now, mut edge, mut refused) = (0i64, step, 0.0);
-    let latency_at = |t: i64| {
-        (k.latency_ms + (k.latency_end_ms - k.latency_ms) * t as f64 / end as f64) * MS
-    };
+    let latency_at =
+        |t: i64| (k.latency_ms + (k.latency_end_ms - k.latency_ms) * t as f64 / end as f64) * MS;
     let leave = |cc: &mut Concurrency, p: &mut BinaryHeap<Reverse<(i64, i64, i64)>>, now| {
         while let Some(&Reverse((at, start, inflight))) = p.peek() {
             if at > now {
@@ -536,7 +556,11 @@ pub fn concurrency(k: &ConcurrencyKnobs, seed: u64) -> Series {
         leave(&mut cc, &mut pending, now);
         let spread = 0.9 + 0.2 * rng.unit();
         match cc.enter(now) {
-            Some(e) => pending.push(Reverse((now + (latency_at(now) * spread) as i64, e.start, e.inflight))),
+            Some(e) => pending.push(Reverse((
+                now + (latency_at(now) * spread) as i64,
+                e.start,
+                e.inflight,
+            ))),
             None => refused += 1.0,
         }
     }
@@ -670,9 +694,23 @@ pub fn backoff(k: &BackoffKnobs, seed: u64) -> Series {
     let mut rng = Rng::new(seed);
     let mut all: Vec<Vec<i64>> = Vec::new();
     let mut s = Series::with(&[
-        "retry", "ceiling ms", "rigid max", "full max", "equal max", "decorrelated max",
-        "spread max", "full mean", "equal mean", "decorrelated mean", "spread mean",
-        "bin ms", "rigid", "full", "equal", "decorrelated", "spread",
+        "retry",
+        "ceiling ms",
+        "rigid max",
+        "full max",
+        "equal max",
+        "decorrelated max",
+        "spread max",
+        "full mean",
+        "equal mean",
+        "decorrelated mean",
+        "spread mean",
+        "bin ms",
+        "rigid",
+        "full",
+        "equal",
+        "decorrelated",
+        "spread",
     ]);
     let mut stats = vec![vec![(f64::MAX, 0.0f64, 0.0f64); retries]; 5];
     for (j, (jitter, _)) in JITTERS.iter().enumerate() {
@@ -680,11 +718,10 @@ pub fn backoff(k: &BackoffKnobs, seed: u64) -> Series {
         let mut delays = Vec::with_capacity(draws * retries);
         for _ in 0..draws {
             let mut previous = 0;
-            for r in 0..retries {
+            for (r, st) in stats[j].iter_mut().enumerate() {
                 let d = b.delay(r as i32 + 1, rng.unit(), previous);
                 previous = d;
                 delays.push(d);
-                let st = &mut stats[j][r];
                 st.0 = st.0.min(d as f64);
                 st.1 += d as f64 / draws as f64;
                 st.2 = st.2.max(d as f64);

@@ -5,7 +5,9 @@ use std::fmt::Write;
 
 use crate::{Scenario, Series};
 
-const COLOURS: [&str; 6] = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"];
+const COLOURS: [&str; 6] = [
+    "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
+];
 
 /// One plot of `columns` (the first is x) from `series`, `w` × `h` pixels.
 pub fn plot(series: &Series, title: &str, columns: &[&str], w: f64, h: f64) -> String {
@@ -15,7 +17,11 @@ pub fn plot(series: &Series, title: &str, columns: &[&str], w: f64, h: f64) -> S
     let finite = |v: &&f64| v.is_finite();
     let xmax = x.iter().filter(finite).fold(f64::MIN, |a, &b| a.max(b));
     let xmin = x.iter().filter(finite).fold(f64::MAX, |a, &b| a.min(b));
-    let ymax = ys.iter().flat_map(|c| c.iter()).filter(finite).fold(0.0f64, |a, &b| a.max(b));
+    let ymax = ys
+        .iter()
+        .flat_map(|c| c.iter())
+        .filter(finite)
+        .fold(0.0f64, |a, &b| a.max(b));
     let ymax = if ymax <= 0.0 { 1.0 } else { ymax * 1.05 };
     let xspan = if xmax > xmin { xmax - xmin } else { 1.0 };
     let px = |v: f64| left + (v - xmin) / xspan * (w - left - right);
@@ -100,17 +106,35 @@ pub fn docs_plots(seed: u64) -> Vec<(&'static str, String)> {
     let (_, b) = run("breaker");
     out.push((
         "bay-breaker.svg",
-        plot(&b, "Breaker at the preset: the backend fails every call from 5 s to 35 s (calls a second)", &["t", "through", "refused", "probes"], 720.0, 280.0),
+        plot(
+            &b,
+            "Breaker at the preset: the backend fails every call from 5 s to 35 s (calls a second)",
+            &["t", "through", "refused", "probes"],
+            720.0,
+            280.0,
+        ),
     ));
     let (_, sh) = run("shedder");
     out.push((
         "bay-shedder.svg",
-        plot(&sh, "Shedder at the preset: load rises past capacity to 20 s, then drops (per 100 ms)", &["t", "flying", "limit", "refused"], 720.0, 280.0),
+        plot(
+            &sh,
+            "Shedder at the preset: load rises past capacity to 20 s, then drops (per 100 ms)",
+            &["t", "flying", "limit", "refused"],
+            720.0,
+            280.0,
+        ),
     ));
     let (_, l) = run("limiters");
     out.push((
         "bay-limiters.svg",
-        plot(&l, "Bucket, sliding and period under DESIGN.md scenario 1's bursts (passes so far)", &["t", "bucket", "sliding", "period"], 720.0, 280.0),
+        plot(
+            &l,
+            "Bucket, sliding and period under DESIGN.md scenario 1's bursts (passes so far)",
+            &["t", "bucket", "sliding", "period"],
+            720.0,
+            280.0,
+        ),
     ));
     let (_, bo) = run("backoff");
     out.push((

@@ -51,8 +51,10 @@ fn the_bloom_follows_the_headers_formula() {
 
 #[test]
 fn a_bad_policy_plots_nothing_and_says_so() {
-    let mut b = scenarios::BreakerKnobs::default();
-    b.floor = 3.0; // above k
+    let b = scenarios::BreakerKnobs {
+        floor: 3.0, // above k
+        ..Default::default()
+    };
     let s = scenarios::breaker(&b, 1);
     assert!(s.columns.is_empty() && !s.notes.is_empty());
 }
@@ -61,7 +63,14 @@ fn a_bad_policy_plots_nothing_and_says_so() {
 fn the_c_literal_names_each_policy_field_once() {
     let sc = bay::Scenario::find("breaker").unwrap();
     let c = sc.c_literal(&sc.defaults());
-    for field in [".k = 1.5,", ".floor = 1.1,", ".protection = 5.0,", ".probe_ns = 1000000000,", ".size = 40,", ".window_ns = 10000000000,"] {
+    for field in [
+        ".k = 1.5,",
+        ".floor = 1.1,",
+        ".protection = 5.0,",
+        ".probe_ns = 1000000000,",
+        ".size = 40,",
+        ".window_ns = 10000000000,",
+    ] {
         assert_eq!(c.matches(field).count(), 1, "{field} in {c}");
     }
 }
