@@ -225,6 +225,9 @@ pub struct Scenario {
     /// the first column being x.
     pub plots: &'static [&'static [&'static str]],
     pub run: fn(&[f64], u64) -> Series,
+    /// For a panel whose policy is constructor arguments rather than one
+    /// struct: the weir.h calls that make it, as statements.
+    pub c_calls: Option<fn(&[f64]) -> String>,
 }
 
 impl Scenario {
@@ -243,7 +246,16 @@ impl Scenario {
     /// start at zero, whatever their order.
     pub fn c_literal(&self, values: &[f64]) -> String {
         if self.c_type.is_empty() {
-            return String::new();
+            let values: Vec<f64> = (0..self.knobs.len())
+                .map(|i| values.get(i).copied().unwrap_or(self.knobs[i].default))
+                .collect();
+            return self.c_calls.map_or_else(String::new, |calls| {
+                format!(
+                    "/* {}: the bay's knobs as weir.h calls */\n{}",
+                    self.title,
+                    calls(&values)
+                )
+            });
         }
         let mut s = format!(
             "/* {}: the bay's knobs over {}() */\nstatic const {} policy = {{\n",
@@ -277,7 +289,7 @@ pub fn meta_json() -> String {
         s.push_str(",\"about\":");
         quoted(&mut s, sc.about);
         s.push_str(",\"c\":");
-        s.push_str(if sc.c_type.is_empty() {
+        s.push_str(if sc.c_type.is_empty() && sc.c_calls.is_none() {
             "false"
         } else {
             "true"
@@ -314,7 +326,8 @@ pub fn meta_json() -> String {
                 let _ = write!(s, ",\"{key}\":");
                 number(&mut s, v);
             }
-            let _ = write!(s, ",\"policy\":{}}}", k.c.is_some());
+            let policy = !k.label.starts_with("traffic");
+            let _ = write!(s, ",\"policy\":{policy}}}");
         }
         s.push_str("]}");
     }

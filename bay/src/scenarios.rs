@@ -814,6 +814,43 @@ pub fn bloom(k: &BloomKnobs, seed: u64) -> Series {
     s
 }
 
+/// The limiters' constructor calls; `made` is the first status not OK.
+fn limiters_c(k: &LimitersKnobs) -> String {
+    format!(
+        "weir_bucket *bucket = NULL;\nweir_sliding *sliding = NULL;\nweir_period *period = NULL;\n\
+         weir_status made = weir_bucket_new({:?}, {:?}, 0, &bucket);\n\
+         if (made == WEIR_OK) made = weir_sliding_new({}, {}, &sliding);\n\
+         if (made == WEIR_OK) made = weir_period_new({}, {}, true, &period);\n",
+        k.bucket_rate,
+        k.bucket_burst,
+        k.sliding_quota as i64,
+        (k.sliding_ms * MS) as i64,
+        k.period_quota as i64,
+        (k.period_ms * MS) as i64
+    )
+}
+
+/// The two words' limits; the words themselves start zeroed.
+fn words_c(k: &WordsKnobs) -> String {
+    format!(
+        "weir_rate rate = {{0}};\nweir_rate_limit rate_limit;\nweir_gcra gcra = {{0}};\nweir_gcra_limit gcra_limit;\n\
+         weir_status made = weir_rate_limit_new({:?}, {}, &rate_limit);\n\
+         if (made == WEIR_OK) made = weir_gcra_limit_new({:?}, {}, &gcra_limit);\n",
+        k.rate, k.rate_burst as i64, k.gcra, k.gcra_burst as i64
+    )
+}
+
+/// The bloom with one event a second per word, as the panel's; the seeds
+/// are yours to choose and keep secret.
+fn bloom_c(k: &BloomKnobs) -> String {
+    format!(
+        "weir_rate_limit word_limit;\nweir_bloom *bloom = NULL;\n\
+         weir_status made = weir_rate_limit_new(1.0, 1, &word_limit);\n\
+         if (made == WEIR_OK) made = weir_bloom_new({}, {}, &word_limit, UINT64_C(0x5eed0), UINT64_C(0x5eed1), &bloom);\n",
+        k.size_log2 as u32, k.hashes as u32
+    )
+}
+
 macro_rules! scenario {
     ($id:literal, $title:literal, $about:literal, $ty:literal, $preset:literal, $knobs:ident, $f:ident, $plots:expr) => {
         Scenario {
@@ -825,6 +862,13 @@ macro_rules! scenario {
             knobs: $knobs::KNOBS,
             plots: $plots,
             run: |v, seed| $f(&$knobs::from_values(v), seed),
+            c_calls: None,
+        }
+    };
+    ($id:literal, $title:literal, $about:literal, $knobs:ident, $f:ident, $calls:ident, $plots:expr) => {
+        Scenario {
+            c_calls: Some(|v| $calls(&$knobs::from_values(v))),
+            ..scenario!($id, $title, $about, "", "", $knobs, $f, $plots)
         }
     };
 }
@@ -835,9 +879,9 @@ pub static ALL: &[Scenario] = &[
         &[&["t", "through", "refused", "probes"], &["t", "ratio"]]),
     scenario!("shedder", "Shedder under rising load", "Load climbs past the server's capacity, then drops: the CPU it reports, calls in flight, the shedder's limit, and its refusals per 100 ms.", "weir_shed", "weir_shed_preset", ShedKnobs, shedder,
         &[&["t", "flying", "limit"], &["t", "cpu"], &["t", "passed", "refused"]]),
-    scenario!("limiters", "Three limiters under bursts", "DESIGN.md scenario 1: 40 calls 2.5 ms apart just before each odd second, through a bucket, a sliding window and an aligned period; passes so far.", "", "", LimitersKnobs, limiters,
+    scenario!("limiters", "Three limiters under bursts", "DESIGN.md scenario 1: 40 calls 2.5 ms apart just before each odd second, through a bucket, a sliding window and an aligned period; passes so far.", LimitersKnobs, limiters, limiters_c,
         &[&["t", "bucket", "sliding", "period"]]),
-    scenario!("words", "Rate word against GCRA word", "The same calls through the fixed-window rate word and the smooth GCRA word: passes so far.", "", "", WordsKnobs, words,
+    scenario!("words", "Rate word against GCRA word", "The same calls through the fixed-window rate word and the smooth GCRA word: passes so far.", WordsKnobs, words, words_c,
         &[&["t", "offered", "rate word", "GCRA word"]]),
     scenario!("retry", "Retry budget beside backoff", "Failed requests retried with backoff, as far as the budget lets them: requests, retries and retries the budget refused each second.", "weir_retry_budget", "weir_retry_budget_preset", RetryKnobs, retry,
         &[&["t", "requests", "retries", "budget refused"], &["t", "attempts per request"]]),
@@ -847,6 +891,6 @@ pub static ALL: &[Scenario] = &[
         &[&["t", "live", "idle"], &["t", "made", "evicted", "waited"]]),
     scenario!("backoff", "Backoff's five jitters", "Each jitter's delays over 10,000 draws per retry: largest and mean against the ceiling, and the distribution of every delay.", "weir_backoff", "weir_backoff_preset", BackoffKnobs, backoff,
         &[&["retry", "ceiling ms", "rigid max", "full max", "equal max", "decorrelated max", "spread max"], &["retry", "ceiling ms", "full mean", "equal mean", "decorrelated mean", "spread mean"], &["bin ms", "rigid", "full", "equal", "decorrelated", "spread"]]),
-    scenario!("bloom", "Bloom: false refusals", "Fresh keys refused because all their words are spent by others, against the header's (1 − e^(−kN/M))^k.", "", "", BloomKnobs, bloom,
+    scenario!("bloom", "Bloom: false refusals", "Fresh keys refused because all their words are spent by others, against the header's (1 − e^(−kN/M))^k.", BloomKnobs, bloom, bloom_c,
         &[&["keys", "measured", "formula"]]),
 ];

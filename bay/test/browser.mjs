@@ -2,8 +2,9 @@
 // For every panel: a knob set to a random value through the page, the
 // plotted series read back from the SVG and compared point by point with
 // the native binary's run of the same scenario, knob and seed; the "copy as
-// C" literal compiled against include/weir.h (the breaker's replayed in C
-// and compared too, the others made into a policy by their constructor);
+// C" literal compiled against include/weir.h (the breaker's and backoff's
+// replayed in C and compared too, the others' made into a policy by their
+// constructors);
 // a screenshot of every panel.
 //
 // Environment: BAY_URL (the served page), BAY_NATIVE (the native bay
@@ -105,9 +106,35 @@ for (const m of meta) {
       }
       check(diff === 0, `breaker in C: ${diff} of ${rows} rows differ`);
       console.log(`breaker in C from the copied literal: ${rows} rows, ${diff} differ`);
+    } else if (m.id === 'backoff') {
+      const bin = join(dir, 'backoff');
+      cc(join(WEIR_ROOT, 'bay/c/backoff.c'), bin);
+      const k = Object.fromEntries(m.knobs.map((kn, i) => [kn.name, values[i]]));
+      const out = execFileSync(bin, [String(k.draws), String(seed)]).toString().trim();
+      const cols = native.columns;
+      let diff = 0, rows = 0;
+      if (out === 'invalid policy') {
+        diff = Object.keys(cols).length === 0 ? 0 : 1;
+      } else {
+        const lines = out.split('\n').map((l) => l.split(' ').map(Number));
+        const retries = cols.retry.length;
+        const head = ['ceiling ms', 'rigid max', 'full max', 'equal max', 'decorrelated max', 'spread max',
+          'full mean', 'equal mean', 'decorrelated mean', 'spread mean'];
+        const tail = ['bin ms', 'rigid', 'full', 'equal', 'decorrelated', 'spread'];
+        lines.forEach((f, i) => {
+          rows++;
+          const names = i < retries ? head : tail;
+          const at = i < retries ? i : i - retries;
+          if (!names.every((n, j) => f[j] === cols[n][at])) diff++;
+        });
+        if (rows !== retries + cols['bin ms'].length) diff++;
+      }
+      check(diff === 0, `backoff in C: ${diff} of ${rows} rows differ`);
+      console.log(`backoff in C from the copied literal: ${rows} rows, ${diff} differ`);
     } else {
       const bin = join(dir, 'accepts');
-      cc(join(WEIR_ROOT, 'bay/c/accepts.c'), bin);
+      const calls = ['limiters', 'words', 'bloom'].includes(m.id);
+      cc(join(WEIR_ROOT, calls ? 'bay/c/calls.c' : 'bay/c/accepts.c'), bin);
       const out = execFileSync(bin, [m.id]).toString().trim();
       const valid = await page.evaluate((id) => Object.keys(window.bay.panels[id].series.columns).length > 0, m.id);
       check(out === (valid ? 'accepted' : 'refused'), `${m.id}: C says ${out}, the page ${valid ? 'plotted' : 'refused'}`);
