@@ -583,7 +583,7 @@ knobs! {
 
 /// Calls take a resource (making one when there is room, counting a wait
 /// when there is none), hold it, and give it back; every step evicts what
-/// is due. 360 points.
+/// is due. 120 points over the burst, 240 after it.
 pub fn pool(k: &PoolKnobs, seed: u64) -> Series {
     let limits = Limits {
         size: k.size as i64,
@@ -598,9 +598,17 @@ pub fn pool(k: &PoolKnobs, seed: u64) -> Series {
     let mut s = Series::with(&["t", "live", "idle", "made", "evicted", "waited"]);
     let end = (k.seconds * S) as i64;
     let burst_end = (k.burst_s * S) as i64;
-    let step = (end / 360).max(1);
+    // 120 points over the burst and 240 over the rest, so both show.
+    let burst_shown = burst_end.min(end);
+    let mut edges = (1..=120)
+        .map(|i| burst_shown * i / 120)
+        .chain((1..=240).map(|i| burst_shown + (end - burst_shown) * i / 240))
+        .filter(|&e| e > 0)
+        .collect::<Vec<i64>>();
+    edges.dedup();
+    let mut edges = edges.into_iter();
     let mut lent: BinaryHeap<Reverse<(i64, usize)>> = BinaryHeap::new();
-    let (mut next_call, mut edge, mut waited, mut ids) = (rng.gap(S / k.rate), step, 0.0, 0usize);
+    let (mut next_call, mut edge, mut waited, mut ids) = (rng.gap(S / k.rate), edges.next(), 0.0, 0usize);
     let back = |pool: &mut Pool, lent: &mut BinaryHeap<Reverse<(i64, usize)>>, now| {
         while let Some(&Reverse((at, item))) = lent.peek() {
             if at > now {
@@ -611,8 +619,8 @@ pub fn pool(k: &PoolKnobs, seed: u64) -> Series {
         }
     };
     let mut out = [0usize; 64];
-    while edge <= end {
-        if next_call < burst_end && next_call <= edge {
+    while let Some(at) = edge {
+        if next_call < burst_end && next_call <= at {
             let now = next_call;
             next_call += rng.gap(S / k.rate.max(1e-3));
             back(&mut pool, &mut lent, now);
@@ -634,18 +642,18 @@ pub fn pool(k: &PoolKnobs, seed: u64) -> Series {
             }
             continue;
         }
-        back(&mut pool, &mut lent, edge);
-        while pool.evict(edge, &mut out) == out.len() {}
+        back(&mut pool, &mut lent, at);
+        while pool.evict(at, &mut out) == out.len() {}
         let c = pool.counters();
         s.push(&[
-            edge as f64 / S,
+            at as f64 / S,
             pool.live() as f64,
             pool.idle() as f64,
             c.made as f64,
             (c.evicted_idle + c.evicted_age + c.stale) as f64,
             waited,
         ]);
-        edge += step;
+        edge = edges.next();
     }
     s
 }
