@@ -3,7 +3,8 @@
 # Debian's headless Chromium what the native run gives point by point, the
 # copied C literals compile against include/weir.h (the breaker's replays
 # the same series), a screenshot of every panel, and the docs' SVG plots
-# are what `cargo run -p bay -- svg` writes now.
+# are what `cargo run -p bay -- svg` writes now. Screenshots and the C
+# programs land in target/bay-shots (or $BAY_SHOTS).
 # Needs: rustup target wasm32-unknown-unknown; Debian packages chromium,
 # nodejs, npm, a C compiler. Runs from the repo root; no stdin.
 set -euo pipefail
@@ -42,6 +43,6 @@ for _ in $(seq 100); do
 done
 curl -sf -o /dev/null "http://127.0.0.1:$port/" || { echo "bay.sh: the server never answered"; exit 1; }
 
-BAY_URL="http://127.0.0.1:$port/" BAY_NATIVE="$root/target/release/bay" BAY_OUT="${BAY_SHOTS:-$out/shots}" \
+BAY_URL="http://127.0.0.1:$port/" BAY_NATIVE="$root/target/release/bay" BAY_OUT="${BAY_SHOTS:-$root/target/bay-shots}" \
   WEIR_LIB="$root/target/release/libweir.a" WEIR_ROOT="$root" \
   timeout 150 node bay/test/browser.mjs
