@@ -118,8 +118,8 @@ fn build_wasm() {
         .unwrap_or_else(|e| die(&format!("{}: {e}", built.display())));
 }
 
-/// Serves bay/web on 127.0.0.1, one request at a time: a page for one
-/// person, with nothing to download from anywhere else.
+/// Serves bay/web on 127.0.0.1: the page's four files and nothing else,
+/// so it needs nothing from anywhere else.
 fn serve(args: &[String]) {
     let port: u16 = args
         .iter()
@@ -134,33 +134,40 @@ fn serve(args: &[String]) {
     println!("the bay: http://127.0.0.1:{port}/");
     let _ = std::io::stdout().flush();
     for stream in listener.incoming() {
-        let Ok(mut stream) = stream else { continue };
-        let mut request = [0u8; 4096];
-        let n = stream.read(&mut request).unwrap_or(0);
-        let line = String::from_utf8_lossy(&request[..n]);
-        let path = line.split_whitespace().nth(1).unwrap_or("/");
-        let path = path.split('?').next().unwrap_or("/");
-        let name = if path == "/" {
-            "index.html"
-        } else {
-            path.trim_start_matches('/')
-        };
-        let known = ["index.html", "bay.js", "bay.css", "bay.wasm"];
-        let (status, body, kind) = match known.iter().find(|k| **k == name) {
-            Some(file) => match std::fs::read(web_dir().join(file)) {
-                Ok(body) => ("200 OK", body, content_type(file)),
-                Err(_) => ("404 Not Found", b"missing\n".to_vec(), "text/plain"),
-            },
-            None => ("404 Not Found", b"not here\n".to_vec(), "text/plain"),
-        };
-        let head = format!(
+        let Ok(stream) = stream else { continue };
+        // A thread a connection: a browser's speculative connection that
+        // never sends a request must not hold up the page's own.
+        std::thread::spawn(move || answer(stream));
+    }
+}
+
+/// Answers one request on `stream` with a file of the page, or 404.
+fn answer(mut stream: std::net::TcpStream) {
+    let mut request = [0u8; 4096];
+    let n = stream.read(&mut request).unwrap_or(0);
+    let line = String::from_utf8_lossy(&request[..n]);
+    let path = line.split_whitespace().nth(1).unwrap_or("/");
+    let path = path.split('?').next().unwrap_or("/");
+    let name = if path == "/" {
+        "index.html"
+    } else {
+        path.trim_start_matches('/')
+    };
+    let known = ["index.html", "bay.js", "bay.css", "bay.wasm"];
+    let (status, body, kind) = match known.iter().find(|k| **k == name) {
+        Some(file) => match std::fs::read(web_dir().join(file)) {
+            Ok(body) => ("200 OK", body, content_type(file)),
+            Err(_) => ("404 Not Found", b"missing\n".to_vec(), "text/plain"),
+        },
+        None => ("404 Not Found", b"not here\n".to_vec(), "text/plain"),
+    };
+    let head = format!(
             "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n",
             body.len()
         );
-        let _ = stream
-            .write_all(head.as_bytes())
-            .and_then(|_| stream.write_all(&body));
-    }
+    let _ = stream
+        .write_all(head.as_bytes())
+        .and_then(|_| stream.write_all(&body));
 }
 
 fn content_type(file: &str) -> &'static str {
