@@ -509,14 +509,14 @@ knobs! {
 /// The policy from the knobs.
 pub fn gradient(k: &ConcurrencyKnobs) -> Gradient {
     Gradient {
-        initial_limit: k.initial_limit as i32,
-        min_limit: k.min_limit as i32,
-        max_limit: k.max_limit as i32,
-        queue_size: k.queue_size as i32,
+        initial_limit: k.initial_limit.round() as i32,
+        min_limit: k.min_limit.round() as i32,
+        max_limit: k.max_limit.round() as i32,
+        queue_size: k.queue_size.round() as i32,
         smoothing: k.smoothing,
         tolerance: k.tolerance,
-        long_window: k.long_window as i32,
-        warmup: k.warmup as i32,
+        long_window: k.long_window.round() as i32,
+        warmup: k.warmup.round() as i32,
         ..Gradient::PRESET
     }
 }
@@ -595,10 +595,10 @@ knobs! {
 /// is due. 120 points over the burst, 240 after it.
 pub fn pool(k: &PoolKnobs, seed: u64) -> Series {
     let limits = Limits {
-        size: k.size as i64,
-        idle: k.idle as i64,
-        keep_ns: (k.keep_s * S) as i64,
-        life_ns: (k.life_s * S) as i64,
+        size: k.size.round() as i64,
+        idle: k.idle.round() as i64,
+        keep_ns: (k.keep_s * S).round() as i64,
+        life_ns: (k.life_s * S).round() as i64,
         ..Limits::PRESET
     };
     let Ok(mut pool) = Pool::new(limits) else {

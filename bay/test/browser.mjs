@@ -2,10 +2,10 @@
 // For every panel: a knob set to a random value through the page, the
 // plotted series read back from the SVG and compared point by point with
 // the native binary's run of the same scenario, knob and seed; the "copy as
-// C" literal compiled against include/weir.h (the breaker's, the shedder's
-// and backoff's replayed in C and compared too, the others' made into a policy by their
-// constructors);
-// a screenshot of every panel.
+// C" literal (a struct, or the weir.h calls that make the policy) compiled
+// against include/weir.h into the panel's C replay, bay/c/<id>.c, whose
+// printed series is compared row by row with the native run too; a
+// screenshot of every panel.
 //
 // Environment: BAY_URL (the served page), BAY_NATIVE (the native bay
 // binary), BAY_OUT (a scratch dir for screenshots and C programs),
@@ -31,6 +31,21 @@ function randomValue(k) {
   const v = k.min + Math.floor(Math.random() * (steps + 1)) * k.step;
   return Number(v.toFixed(6));
 }
+
+// Each panel's C replay, bay/c/<id>.c: the traffic knobs it takes (then
+// the seed) and the columns it prints, in order, one row a point. Backoff's
+// prints two tables and is compared below on its own.
+const REPLAYS = {
+  breaker: { traffic: ['rate', 'fail', 'down_fail', 'outage_at', 'outage_s', 'latency_ms', 'seconds'],
+    columns: ['t', 'through', 'refused', 'probes', 'ratio', 'down'] },
+  shedder: { traffic: ['capacity', 'service_ms', 'start_rate', 'peak_rate', 'seconds'],
+    columns: ['t', 'offered', 'cpu', 'flying', 'limit', 'refused', 'passed'] },
+  limiters: { traffic: ['calls', 'gap_ms', 'lead_ms', 'bursts', 'jitter_ms'], columns: ['t', 'bucket', 'sliding', 'period'] },
+  words: { traffic: ['offered', 'seconds'], columns: ['t', 'offered', 'rate word', 'GCRA word'] },
+  concurrency: { traffic: ['rate', 'latency_ms', 'latency_end_ms', 'seconds'],
+    columns: ['t', 'limit', 'flying', 'refused', 'latency ms'] },
+  pool: { traffic: ['rate', 'work_ms', 'burst_s', 'seconds'], columns: ['t', 'live', 'idle', 'made', 'evicted', 'waited'] },
+};
 
 const browser = await chromium.launch({
   executablePath: '/usr/bin/chromium',
@@ -106,7 +121,7 @@ for (const m of meta) {
         rows = lines.length;
         lines.forEach((line, i) => {
           const f = line.split(' ').map(Number);
-          if (!want[i] || !want[i].every((v, j) => f[j] === v)) diff++;
+          if (!want[i] || f.length !== want[i].length || !want[i].every((v, j) => same(f[j], v))) diff++;
         });
         if (rows !== want.length) diff++;
       }
@@ -117,21 +132,17 @@ for (const m of meta) {
     const cols = native.columns;
     const rowsOf = (names, n) => Array.from({ length: n }, (_, i) => names.map((c) => cols[c][i]));
     const argsOf = (names) => names.map((n) => String(k[n])).concat([String(seed)]);
-    if (m.id === 'breaker') {
-      replay('breaker', argsOf(['rate', 'fail', 'down_fail', 'outage_at', 'outage_s', 'latency_ms', 'seconds']),
-        rowsOf(['t', 'through', 'refused', 'probes', 'ratio', 'down'], (cols.t || []).length));
-    } else if (m.id === 'shedder') {
-      replay('shedder', argsOf(['capacity', 'service_ms', 'start_rate', 'peak_rate', 'seconds']),
-        rowsOf(['t', 'offered', 'cpu', 'flying', 'limit', 'refused', 'passed'], (cols.t || []).length));
-    } else if (m.id === 'backoff') {
+    if (m.id === 'backoff') {
       const head = rowsOf(['ceiling ms', 'rigid max', 'full max', 'equal max', 'decorrelated max', 'spread max',
         'full mean', 'equal mean', 'decorrelated mean', 'spread mean'], (cols.retry || []).length);
       const tail = rowsOf(['bin ms', 'rigid', 'full', 'equal', 'decorrelated', 'spread'], (cols['bin ms'] || []).length);
       replay('backoff', argsOf(['draws']), head.concat(tail));
+    } else if (REPLAYS[m.id]) {
+      const { traffic, columns } = REPLAYS[m.id];
+      replay(m.id, argsOf(traffic), rowsOf(columns, (cols[columns[0]] || []).length));
     } else {
       const bin = join(dir, 'accepts');
-      const calls = ['limiters', 'words', 'bloom'].includes(m.id);
-      cc(join(WEIR_ROOT, calls ? 'bay/c/calls.c' : 'bay/c/accepts.c'), bin);
+      cc(join(WEIR_ROOT, m.id === 'bloom' ? 'bay/c/calls.c' : 'bay/c/accepts.c'), bin);
       const out = execFileSync(bin, [m.id]).toString().trim();
       const valid = await page.evaluate((id) => Object.keys(window.bay.panels[id].series.columns).length > 0, m.id);
       check(out === (valid ? 'accepted' : 'refused'), `${m.id}: C says ${out}, the page ${valid ? 'plotted' : 'refused'}`);
