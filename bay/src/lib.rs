@@ -56,6 +56,9 @@ pub struct CField {
     pub scale: f64,
     /// Whether the field is an integer type.
     pub int: bool,
+    /// The C variable it belongs to: "" for the panel's `policy`, else one
+    /// of [`Scenario::c_more`]'s (the retry panel's `backoff`).
+    pub of: &'static str,
 }
 
 /// One input of a scenario: a policy field or a trait of the traffic.
@@ -75,28 +78,37 @@ pub struct Knob {
     pub c: Option<CField>,
 }
 
-/// A C field for a knob: `c!("k")`, `c!("probe_ns", 1e6)`, `c!(int "size")`.
+/// A C field for a knob: `c!("k")`, `c!(int "probe_ns", 1e6)`,
+/// `c!(int "size")`; `c!(in "backoff", ..)` for a field of another of the
+/// panel's C variables than `policy`.
 macro_rules! c {
-    (int $f:literal, $s:expr) => {
+    (in $of:literal, int $f:literal, $s:expr) => {
         Some($crate::CField {
             field: $f,
             scale: $s,
             int: true,
+            of: $of,
         })
     };
-    (int $f:literal) => {
-        Some($crate::CField {
-            field: $f,
-            scale: 1.0,
-            int: true,
-        })
+    (in $of:literal, int $f:literal) => {
+        $crate::c!(in $of, int $f, 1.0)
     };
-    ($f:literal) => {
+    (in $of:literal, $f:literal) => {
         Some($crate::CField {
             field: $f,
             scale: 1.0,
             int: false,
+            of: $of,
         })
+    };
+    (int $f:literal, $s:expr) => {
+        $crate::c!(in "", int $f, $s)
+    };
+    (int $f:literal) => {
+        $crate::c!(in "", int $f, 1.0)
+    };
+    ($f:literal) => {
+        $crate::c!(in "", $f)
     };
 }
 pub(crate) use c;
@@ -228,6 +240,9 @@ pub struct Scenario {
     /// For a panel whose policy is constructor arguments rather than one
     /// struct: the weir.h calls that make it, as statements.
     pub c_calls: Option<fn(&[f64]) -> String>,
+    /// Further C structs the copied C declares after `policy`, each as
+    /// (variable, type, preset function), for a panel with two policies.
+    pub c_more: &'static [(&'static str, &'static str, &'static str)],
 }
 
 impl Scenario {
@@ -257,20 +272,28 @@ impl Scenario {
                 )
             });
         }
-        let mut s = format!(
-            "/* {}: the bay's knobs over {}() */\nstatic const {} policy = {{\n",
-            self.title, self.c_preset, self.c_type
-        );
-        for (i, knob) in self.knobs.iter().enumerate() {
-            let Some(c) = knob.c else { continue };
-            let v = values.get(i).copied().unwrap_or(knob.default) * c.scale;
-            if c.int {
-                let _ = writeln!(s, "    .{} = {},", c.field, v.round() as i64);
-            } else {
-                let _ = writeln!(s, "    .{} = {:?},", c.field, v);
+        let mut s = String::new();
+        let structs = [("", self.c_type, self.c_preset)];
+        for (var, ty, preset) in structs.iter().chain(self.c_more) {
+            let _ = write!(
+                s,
+                "/* {}: the bay's knobs over {preset}() */\nstatic const {ty} {} = {{\n",
+                self.title,
+                if var.is_empty() { "policy" } else { var }
+            );
+            for (i, knob) in self.knobs.iter().enumerate() {
+                let Some(c) = knob.c.filter(|c| c.of == *var) else {
+                    continue;
+                };
+                let v = values.get(i).copied().unwrap_or(knob.default) * c.scale;
+                if c.int {
+                    let _ = writeln!(s, "    .{} = {},", c.field, v.round() as i64);
+                } else {
+                    let _ = writeln!(s, "    .{} = {:?},", c.field, v);
+                }
             }
+            s.push_str("};\n");
         }
-        s.push_str("};\n");
         s
     }
 }

@@ -402,10 +402,12 @@ knobs! {
         ttl_s: "percent: deposits live (s)" = 10.0, [1.0, 60.0, 1.0], c!(int "ttl_ns", S);
         min_per_s: "percent: retries a second always" = 10.0, [0.0, 1000.0, 1.0], c!(int "min_per_s");
         percent: "percent: of requests" = 0.2, [0.0, 2.0, 0.01], c!("percent");
-        base_ms: "backoff: first wait (ms)" = 100.0, [0.0, 2000.0, 10.0], None;
-        factor: "backoff: factor" = 2.0, [1.0, 5.0, 0.1], None;
-        cap_ms: "backoff: cap (ms)" = 1000.0, [0.0, 10000.0, 10.0], None;
-        attempts: "backoff: attempts" = 3.0, [1.0, 10.0, 1.0], None;
+        base_ms: "backoff: first wait (ms)" = 100.0, [0.0, 2000.0, 10.0], c!(in "backoff", int "base_ns", MS);
+        factor: "backoff: factor" = 2.0, [1.0, 5.0, 0.1], c!(in "backoff", "factor");
+        cap_ms: "backoff: cap (ms)" = 1000.0, [0.0, 10000.0, 10.0], c!(in "backoff", int "cap_ns", MS);
+        attempts: "backoff: attempts" = 3.0, [1.0, 10.0, 1.0], c!(in "backoff", int "attempts");
+        jitter: "backoff: jitter (0 rigid, 1 full, 2 equal, 3 decorrelated, 4 spread)" = 4.0, [0.0, 4.0, 1.0], c!(in "backoff", int "jitter");
+        spread: "backoff: spread" = 0.2, [0.0, 1.0, 0.01], c!(in "backoff", "spread");
         rate: "traffic: requests a second" = 50.0, [1.0, 1000.0, 1.0], None;
         fail: "traffic: failing fraction while up" = 0.05, [0.0, 1.0, 0.01], None;
         outage_at: "traffic: outage starts (s)" = 5.0, [0.0, 60.0, 1.0], None;
@@ -416,20 +418,33 @@ knobs! {
 
 /// A request fails with `fail` (always during the outage); a failure asks
 /// the budget for a retry and, if backoff allows another attempt, retries
-/// after backoff's spread delay. One point a second.
+/// after backoff's delay. One point a second. Draws, in order: a request's
+/// gap when it arrives, then for each attempt its failure, then a retry's
+/// backoff draw (bay/c/retry.c replays them).
 pub fn retry(k: &RetryKnobs, seed: u64) -> Series {
-    let budget = if k.form < 0.5 {
-        Budget::tokens(k.max_tokens as i32, k.token_ratio)
-    } else {
-        Budget::percent((k.ttl_s * S) as i64, k.min_per_s as i32, k.percent, 0)
+    // The form as the C struct's int: WEIR_BUDGET_TOKENS (0) or _PERCENT (1).
+    let budget = match k.form.round() as i32 {
+        0 => Budget::tokens(k.max_tokens.round() as i32, k.token_ratio),
+        1 => Budget::percent(
+            (k.ttl_s * S).round() as i64,
+            k.min_per_s.round() as i32,
+            k.percent,
+            0,
+        ),
+        _ => return invalid("invalid policy"),
+    };
+    // The jitter as the C struct's int: WEIR_JITTER_RIGID (0) .. SPREAD (4).
+    let jitter = k.jitter.round();
+    let Some(&(jitter, _)) = JITTERS.get(jitter as usize).filter(|_| jitter >= 0.0) else {
+        return invalid("invalid policy");
     };
     let backoff = Backoff::new(
-        (k.base_ms * MS) as i64,
+        (k.base_ms * MS).round() as i64,
         k.factor,
-        (k.cap_ms * MS) as i64,
-        k.attempts as i32,
-        Jitter::Spread,
-        0.2,
+        (k.cap_ms * MS).round() as i64,
+        k.attempts.round() as i32,
+        jitter,
+        k.spread,
     );
     let (Ok(mut budget), Ok(backoff)) = (budget, backoff) else {
         return invalid("invalid policy");
@@ -882,6 +897,7 @@ macro_rules! scenario {
             plots: $plots,
             run: |v, seed| $f(&$knobs::from_values(v), seed),
             c_calls: None,
+            c_more: &[],
         }
     };
     ($id:literal, $title:literal, $about:literal, $knobs:ident, $f:ident, $calls:ident, $plots:expr) => {
@@ -902,8 +918,11 @@ pub static ALL: &[Scenario] = &[
         &[&["t", "bucket", "sliding", "period"]]),
     scenario!("words", "Rate word against GCRA word", "The same calls through the fixed-window rate word and the smooth GCRA word: passes so far.", WordsKnobs, words, words_c,
         &[&["t", "offered", "rate word", "GCRA word"]]),
-    scenario!("retry", "Retry budget beside backoff", "Failed requests retried with backoff, as far as the budget lets them: requests, retries and retries the budget refused each second.", "weir_retry_budget", "weir_retry_budget_preset", RetryKnobs, retry,
-        &[&["t", "requests", "retries", "budget refused"], &["t", "attempts per request"]]),
+    Scenario {
+        c_more: &[("backoff", "weir_backoff", "weir_backoff_preset")],
+        ..scenario!("retry", "Retry budget beside backoff", "Failed requests retried with backoff, as far as the budget lets them: requests, retries and retries the budget refused each second.", "weir_retry_budget", "weir_retry_budget_preset", RetryKnobs, retry,
+            &[&["t", "requests", "retries", "budget refused"], &["t", "attempts per request"]])
+    },
     scenario!("concurrency", "Adaptive concurrency under rising latency", "The gradient limit as the backend slows: the limit, calls in flight, and refusals per 100 ms.", "weir_gradient", "weir_gradient_preset", ConcurrencyKnobs, concurrency,
         &[&["t", "limit", "flying"], &["t", "refused"], &["t", "latency ms"]]),
     scenario!("pool", "Pool: a burst, then idle", "A burst of calls taking resources, then nothing: live and idle resources, made, evicted and waits so far.", "weir_limits", "weir_limits_preset", PoolKnobs, pool,

@@ -44,6 +44,8 @@ const REPLAYS = {
   words: { traffic: ['offered', 'seconds'], columns: ['t', 'offered', 'rate word', 'GCRA word'] },
   concurrency: { traffic: ['rate', 'latency_ms', 'latency_end_ms', 'seconds'],
     columns: ['t', 'limit', 'flying', 'refused', 'latency ms'] },
+  retry: { traffic: ['rate', 'fail', 'outage_at', 'outage_s', 'seconds'],
+    columns: ['t', 'requests', 'retries', 'budget refused', 'attempts per request'] },
   pool: { traffic: ['rate', 'work_ms', 'burst_s', 'seconds'], columns: ['t', 'live', 'idle', 'made', 'evicted', 'waited'] },
 };
 
@@ -142,7 +144,7 @@ for (const m of meta) {
       replay(m.id, argsOf(traffic), rowsOf(columns, (cols[columns[0]] || []).length));
     } else {
       const bin = join(dir, 'accepts');
-      cc(join(WEIR_ROOT, m.id === 'bloom' ? 'bay/c/calls.c' : 'bay/c/accepts.c'), bin);
+      cc(join(WEIR_ROOT, 'bay/c/calls.c'), bin);
       const out = execFileSync(bin, [m.id]).toString().trim();
       const valid = await page.evaluate((id) => Object.keys(window.bay.panels[id].series.columns).length > 0, m.id);
       check(out === (valid ? 'accepted' : 'refused'), `${m.id}: C says ${out}, the page ${valid ? 'plotted' : 'refused'}`);

@@ -74,3 +74,32 @@ fn the_c_literal_names_each_policy_field_once() {
         assert_eq!(c.matches(field).count(), 1, "{field} in {c}");
     }
 }
+
+#[test]
+fn the_retry_panels_c_gives_the_budget_and_the_backoff() {
+    let sc = bay::Scenario::find("retry").unwrap();
+    let c = sc.c_literal(&sc.defaults());
+    assert_eq!(
+        c.matches("static const weir_retry_budget policy = {")
+            .count(),
+        1,
+        "{c}"
+    );
+    assert_eq!(
+        c.matches("static const weir_backoff backoff = {").count(),
+        1,
+        "{c}"
+    );
+    for field in [
+        ".form = 1,",
+        ".percent = 0.2,",
+        ".base_ns = 100000000,",
+        ".factor = 2.0,",
+        ".cap_ns = 1000000000,",
+        ".attempts = 3,",
+        ".jitter = 4,",
+        ".spread = 0.2,",
+    ] {
+        assert_eq!(c.matches(field).count(), 1, "{field} in {c}");
+    }
+}
