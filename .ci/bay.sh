@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The bay's checks (issue 19): the page's wasm builds, every panel plots in
-# Debian's headless Chromium what the native run gives point by point, the
-# copied C literals compile against include/weir.h (the breaker's, the
-# shedder's and backoff's replay the same series in C), a screenshot of every panel, and the docs' SVG plots
-# are what `cargo run -p bay -- svg` writes now. Screenshots and the C
+# Debian's headless Chromium what the native run gives point by point, each
+# panel's copied C compiles against include/weir.h into its replay in
+# bay/c/, which prints the same series row for row, a screenshot of every
+# panel, and the docs' SVG plots are what `cargo run -p bay -- svg` writes
+# now. Screenshots and the C
 # programs land in target/bay-shots (or $BAY_SHOTS).
 # Needs: rustup target wasm32-unknown-unknown; Debian packages chromium,
 # nodejs, npm, a C compiler. Runs from the repo root; no stdin.

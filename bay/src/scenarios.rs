@@ -810,6 +810,10 @@ knobs! {
     }
 }
 
+/// The bloom's hash seeds: fixed, and the copied C's, so that the C replay
+/// hashes as the page does; only the keys come from the page's seed.
+const BLOOM_SEEDS: (u64, u64) = (0x5eed0, 0x5eed1);
+
 /// Distinct keys each ask once at one instant, every word allowing one a
 /// second: a key is refused only when all its words are spent by other
 /// keys. Each point: the refused fraction among the keys of that step,
@@ -820,7 +824,7 @@ pub fn bloom(k: &BloomKnobs, seed: u64) -> Series {
     let Ok(limit) = RateLimit::new(1.0, 1) else {
         return invalid("invalid policy");
     };
-    let Ok(shape) = Shape::new(size_log2, hashes, limit, rng.next_u64(), rng.next_u64()) else {
+    let Ok(shape) = Shape::new(size_log2, hashes, limit, BLOOM_SEEDS.0, BLOOM_SEEDS.1) else {
         return invalid("invalid shape");
     };
     let Ok(bloom) = Bloom::new(shape) else {
@@ -874,14 +878,14 @@ fn words_c(k: &WordsKnobs) -> String {
     )
 }
 
-/// The bloom with one event a second per word, as the panel's; the seeds
-/// are yours to choose and keep secret.
+/// The bloom with one event a second per word, as the panel's, keyed by
+/// the panel's seeds (choose your own, and keep them secret).
 fn bloom_c(k: &BloomKnobs) -> String {
     format!(
         "weir_rate_limit word_limit;\nweir_bloom *bloom = NULL;\n\
          weir_status made = weir_rate_limit_new(1.0, 1, &word_limit);\n\
-         if (made == WEIR_OK) made = weir_bloom_new({}, {}, &word_limit, UINT64_C(0x5eed0), UINT64_C(0x5eed1), &bloom);\n",
-        k.size_log2 as u32, k.hashes as u32
+         if (made == WEIR_OK) made = weir_bloom_new({}, {}, &word_limit, UINT64_C({:#x}), UINT64_C({:#x}), &bloom);\n",
+        k.size_log2 as u32, k.hashes as u32, BLOOM_SEEDS.0, BLOOM_SEEDS.1
     )
 }
 

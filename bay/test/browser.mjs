@@ -42,11 +42,14 @@ const REPLAYS = {
     columns: ['t', 'offered', 'cpu', 'flying', 'limit', 'refused', 'passed'] },
   limiters: { traffic: ['calls', 'gap_ms', 'lead_ms', 'bursts', 'jitter_ms'], columns: ['t', 'bucket', 'sliding', 'period'] },
   words: { traffic: ['offered', 'seconds'], columns: ['t', 'offered', 'rate word', 'GCRA word'] },
-  concurrency: { traffic: ['rate', 'latency_ms', 'latency_end_ms', 'seconds'],
-    columns: ['t', 'limit', 'flying', 'refused', 'latency ms'] },
   retry: { traffic: ['rate', 'fail', 'outage_at', 'outage_s', 'seconds'],
     columns: ['t', 'requests', 'retries', 'budget refused', 'attempts per request'] },
+  concurrency: { traffic: ['rate', 'latency_ms', 'latency_end_ms', 'seconds'],
+    columns: ['t', 'limit', 'flying', 'refused', 'latency ms'] },
   pool: { traffic: ['rate', 'work_ms', 'burst_s', 'seconds'], columns: ['t', 'live', 'idle', 'made', 'evicted', 'waited'] },
+  // The bloom's size and hashes are in its calls; the program takes them
+  // again for the header's formula it prints beside the measured rate.
+  bloom: { traffic: ['size_log2', 'hashes', 'keys', 'steps'], columns: ['keys', 'measured', 'formula'] },
 };
 
 const browser = await chromium.launch({
@@ -143,12 +146,7 @@ for (const m of meta) {
       const { traffic, columns } = REPLAYS[m.id];
       replay(m.id, argsOf(traffic), rowsOf(columns, (cols[columns[0]] || []).length));
     } else {
-      const bin = join(dir, 'accepts');
-      cc(join(WEIR_ROOT, 'bay/c/calls.c'), bin);
-      const out = execFileSync(bin, [m.id]).toString().trim();
-      const valid = await page.evaluate((id) => Object.keys(window.bay.panels[id].series.columns).length > 0, m.id);
-      check(out === (valid ? 'accepted' : 'refused'), `${m.id}: C says ${out}, the page ${valid ? 'plotted' : 'refused'}`);
-      console.log(`${m.id}: the copied literal compiles; weir says ${out}`);
+      check(false, `${m.id}: the panel copies C but bay/c has no replay of it`);
     }
   }
 }
