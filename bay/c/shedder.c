@@ -13,59 +13,28 @@
 #include "weir.h"
 
 #include "draws.h"
+#include "due.h"
 
 #include BAY_POLICY
 
-/* Calls in flight, a min-heap by (finish, serial): the order the Rust
- * run's BinaryHeap gives them back. */
-struct call {
-    int64_t at;
-    uint64_t serial;
-    weir_ticket ticket;
-};
-static struct call *heap;
-static size_t len, cap;
+/* Calls in flight as (finish, serial) in due.h's queue, their tickets by
+ * serial, as the Rust run's BinaryHeap and HashMap keep them. */
+static weir_ticket *tickets;
+static size_t tickets_cap;
 
-static int before(const struct call *a, const struct call *b) {
-    return a->at < b->at || (a->at == b->at && a->serial < b->serial);
-}
-
-static void push(struct call c) {
-    if (len == cap) {
-        cap = cap ? 2 * cap : 1024;
-        heap = realloc(heap, cap * sizeof *heap);
-        if (!heap) exit(3);
+static void hold(uint64_t serial, weir_ticket ticket) {
+    if (serial >= tickets_cap) {
+        tickets_cap = tickets_cap ? 2 * tickets_cap : 1024;
+        tickets = realloc(tickets, tickets_cap * sizeof *tickets);
+        if (!tickets) exit(3);
     }
-    size_t i = len++;
-    heap[i] = c;
-    while (i > 0 && before(&heap[i], &heap[(i - 1) / 2])) {
-        struct call t = heap[i];
-        heap[i] = heap[(i - 1) / 2];
-        heap[(i - 1) / 2] = t;
-        i = (i - 1) / 2;
-    }
-}
-
-static struct call pop(void) {
-    struct call top = heap[0];
-    heap[0] = heap[--len];
-    for (size_t i = 0;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < len && before(&heap[l], &heap[m])) m = l;
-        if (r < len && before(&heap[r], &heap[m])) m = r;
-        if (m == i) break;
-        struct call t = heap[i];
-        heap[i] = heap[m];
-        heap[m] = t;
-        i = m;
-    }
-    return top;
+    tickets[serial] = ticket;
 }
 
 static void finish(const weir_shedder *s, int64_t now) {
-    while (len > 0 && heap[0].at <= now) {
-        struct call c = pop();
-        weir_shedder_pass(s, &c.ticket, c.at);
+    for (const struct bay_due *d; (d = bay_due_peek()) && d->at <= now;) {
+        struct bay_due call = bay_due_pop();
+        weir_shedder_pass(s, &tickets[call.a], call.at);
     }
 }
 
@@ -112,12 +81,14 @@ int main(int argc, char **argv) {
         if (weir_shedder_allow(sh, now, (int32_t)cpu, &ticket)) {
             passed += 1;
             double slow = fmax((double)flying / slots, 1.0);
-            push((struct call){now + (int64_t)(service_ms * 1e6 * slow), ++serial, ticket});
+            hold(++serial, ticket);
+            bay_due_push(now + (int64_t)(service_ms * 1e6 * slow), (int64_t)serial, 0);
         } else {
             refused += 1;
         }
     }
     weir_shedder_free(sh);
-    free(heap);
+    free(bay_due_heap);
+    free(tickets);
     return 0;
 }
