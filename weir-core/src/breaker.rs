@@ -243,6 +243,8 @@ pub struct Breaker {
     issued: u64,
     /// Calls let through and not yet settled.
     unsettled: u64,
+    /// Calls let through by the probe alone: see [`Breaker::probes`].
+    probes: u64,
 }
 
 impl Breaker {
@@ -263,6 +265,7 @@ impl Breaker {
             tag: 0,
             issued: 0,
             unsettled: 0,
+            probes: 0,
         })
     }
 
@@ -365,17 +368,19 @@ impl Breaker {
     #[inline]
     pub fn allow(&mut self, now: i64, roll: f64) -> Option<Ticket> {
         let now = self.advance(now);
-        let pass = match self.base_drop(&self.running) {
-            None => true,
+        let (pass, probe) = match self.base_drop(&self.running) {
+            None => (true, false),
             Some(drop) => {
-                elapsed(self.last_pass, now) > self.sre.probe_ns
-                    || draw::clamp(roll) >= drop * self.scale(&self.running)
+                let rolled = draw::clamp(roll) >= drop * self.scale(&self.running);
+                let due = elapsed(self.last_pass, now) > self.sre.probe_ns;
+                (rolled || due, due && !rolled)
             }
         };
         if !pass {
             self.record(Outcome::Drop);
             return None;
         }
+        self.probes += u64::from(probe);
         self.last_pass = now;
         self.issued += 1;
         self.unsettled += 1;
@@ -441,6 +446,15 @@ impl Breaker {
     /// Calls let through and not yet settled.
     pub fn unsettled(&self) -> u64 {
         self.unsettled
+    }
+
+    /// How many calls the probe alone has let through since the breaker
+    /// was made: calls whose roll fell under the refusal fraction, let
+    /// through because `probe_ns` had passed with nothing let through. A
+    /// call the roll would have let through anyway is not counted. A
+    /// reading (a running count): it changes nothing.
+    pub fn probes(&self) -> u64 {
+        self.probes
     }
 
     /// The fraction of calls the breaker would refuse at `now` (an earlier
@@ -656,6 +670,30 @@ mod tests {
         assert!(breaker.allow(2_500 * MS, 0.999_999).is_some());
         assert!(breaker.allow(3_000 * MS + 2, 0.0).is_none());
         assert!(breaker.allow(3_500 * MS + 1, 0.0).is_some());
+    }
+
+    #[test]
+    fn probes_counts_the_calls_only_the_probe_let_through() {
+        let mut breaker = preset();
+        assert_eq!(breaker.probes(), 0);
+        // Healthy: everything passes, none of it by the probe.
+        assert!(breaker.allow(0, 0.0).is_some());
+        for _ in 0..100 {
+            put(&mut breaker, 0, Outcome::Failure);
+        }
+        assert!(breaker.allow(500 * MS, 0.0).is_none());
+        assert_eq!(breaker.probes(), 0);
+        assert!(breaker.allow(1_000 * MS + 1, 0.0).is_some());
+        assert_eq!(breaker.probes(), 1);
+        // Due for a probe, but the roll lets it through anyway: not counted.
+        assert!(breaker.allow(2_000 * MS + 2, 0.999_999).is_some());
+        assert_eq!(breaker.probes(), 1);
+        assert!(breaker.allow(3_000 * MS + 3, 0.0).is_some());
+        assert_eq!(breaker.probes(), 2);
+        // A reading: it changes no later answer.
+        let copy = breaker.clone();
+        let _ = breaker.probes();
+        assert_eq!(breaker.ratio(3_100 * MS), copy.ratio(3_100 * MS));
     }
 
     #[test]

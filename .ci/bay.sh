@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The bay's checks (issue 19): the page's wasm builds, every panel plots in
+# Debian's headless Chromium what the native run gives point by point, each
+# panel's copied C compiles against include/weir.h into its replay in
+# bay/c/, which prints the same series row for row, a screenshot of every
+# panel, and the docs' SVG plots are what `cargo run -p bay -- svg` writes
+# now. Screenshots and the C
+# programs land in target/bay-shots (or $BAY_SHOTS).
+# Needs: rustup target wasm32-unknown-unknown; Debian packages chromium,
+# nodejs, npm, a C compiler. Runs from the repo root; no stdin.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+out=$(mktemp -d)
+server=
+cleanup() {
+  if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
+  rm -rf "$out"
+}
+trap cleanup EXIT
+
+[ -x /usr/bin/chromium ] || { echo "bay.sh: /usr/bin/chromium missing (apt-get install chromium)"; exit 1; }
+cargo build --release -p weir --lib -q
+cargo build --release -p bay -q
+cargo build --release -p bay --lib --target wasm32-unknown-unknown -q
+cp target/wasm32-unknown-unknown/release/bay.wasm bay/web/bay.wasm
+
+# The docs' plots are the code's: regenerate and compare.
+./target/release/bay svg "$out" >/dev/null
+for f in "$out"/*.svg; do
+  cmp -s "$f" "docs/$(basename "$f")" || { echo "docs/$(basename "$f") is stale: cargo run -p bay --release -- svg"; exit 1; }
+done
+
+(cd bay && { [ -d node_modules/playwright-core ] || npm ci --no-audit --no-fund --silent; })
+
+# A high port chosen by the kernel, then served by pid and polled, bounded.
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+BAY_NO_BUILD=1 ./target/release/bay serve --port "$port" >"$out/serve.log" 2>&1 &
+server=$!
+for _ in $(seq 100); do
+  curl -sf -o /dev/null "http://127.0.0.1:$port/" && break
+  kill -0 "$server" 2>/dev/null || { cat "$out/serve.log"; exit 1; }
+  sleep 0.1
+done
+curl -sf -o /dev/null "http://127.0.0.1:$port/" || { echo "bay.sh: the server never answered"; exit 1; }
+
+BAY_URL="http://127.0.0.1:$port/" BAY_NATIVE="$root/target/release/bay" BAY_OUT="${BAY_SHOTS:-$root/target/bay-shots}" \
+  WEIR_LIB="$root/target/release/libweir.a" WEIR_ROOT="$root" \
+  timeout 150 node bay/test/browser.mjs

@@ -1,0 +1,94 @@
+/* The bay's shedder panel replayed in C: the policy is the page's "copy as
+ * C" literal (#included from BAY_POLICY), the load and the server model
+ * those of bay/src/scenarios.rs, `shedder`, with the same splitmix64 draws.
+ * Prints one line per 100 ms: t offered cpu flying limit refused passed
+ * (%.17g), for the test to compare with the native run point by point.
+ *
+ *   ./a.out CAPACITY SERVICE_MS START_RATE PEAK_RATE SECONDS SEED */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "weir.h"
+
+#include "draws.h"
+#include "due.h"
+
+#include BAY_POLICY
+
+/* Calls in flight as (finish, serial) in due.h's queue, their tickets by
+ * serial, as the Rust run's BinaryHeap and HashMap keep them. */
+static weir_ticket *tickets;
+static size_t tickets_cap;
+
+static void hold(uint64_t serial, weir_ticket ticket) {
+    if (serial >= tickets_cap) {
+        tickets_cap = tickets_cap ? 2 * tickets_cap : 1024;
+        tickets = realloc(tickets, tickets_cap * sizeof *tickets);
+        if (!tickets) exit(3);
+    }
+    tickets[serial] = ticket;
+}
+
+static void finish(const weir_shedder *s, int64_t now) {
+    for (const struct bay_due *d; (d = bay_due_peek()) && d->at <= now;) {
+        struct bay_due call = bay_due_pop();
+        weir_shedder_pass(s, &tickets[call.a], call.at);
+    }
+}
+
+int main(int argc, char **argv) {
+    if (argc != 7) {
+        fprintf(stderr, "usage: %s CAPACITY SERVICE_MS START_RATE PEAK_RATE SECONDS SEED\n", argv[0]);
+        return 2;
+    }
+    double capacity = atof(argv[1]), service_ms = atof(argv[2]);
+    double start_rate = atof(argv[3]), peak_rate = atof(argv[4]), seconds = atof(argv[5]);
+    bay_state = strtoull(argv[6], NULL, 10);
+    weir_shedder *sh = NULL;
+    if (weir_shedder_new(&policy, 0, &sh) != WEIR_OK) {
+        printf("invalid policy\n");
+        return 0;
+    }
+    int64_t end = (int64_t)(seconds * 1e9);
+    double ramp = (double)end * 2.0 / 3.0;
+    double slots = fmax(capacity * service_ms / 1e3, 1e-3);
+    int64_t step = (int64_t)(100.0 * 1e6);
+    uint64_t serial = 0;
+    int64_t now = 0, edge = step;
+    double offered = 0, refused = 0, passed = 0, cpu = 0;
+    for (;;) {
+        double rate = (double)now < ramp ? start_rate + (peak_rate - start_rate) * (double)now / ramp
+                                         : start_rate;
+        now += bay_gap(1e9 / fmax(rate, 1e-3));
+        while (edge <= (now < end ? now : end)) {
+            finish(sh, edge);
+            weir_shed_stats st;
+            weir_shedder_stats(sh, edge, &st);
+            printf("%.17g %.17g %.17g %.17g %.17g %.17g %.17g\n", (double)edge / 1e9, offered * 10.0,
+                   floor(cpu), (double)st.flying, st.limit, refused, passed);
+            offered = refused = passed = 0;
+            edge += step;
+        }
+        if (now >= end) break;
+        finish(sh, now);
+        offered += 1;
+        int64_t flying = weir_shedder_flying(sh);
+        double busy = fmin((double)flying / slots, 1.0) * 1000.0;
+        cpu += (busy - cpu) * 0.02;
+        weir_ticket ticket;
+        if (weir_shedder_allow(sh, now, (int32_t)cpu, &ticket)) {
+            passed += 1;
+            double slow = fmax((double)flying / slots, 1.0);
+            hold(++serial, ticket);
+            bay_due_push(now + (int64_t)(service_ms * 1e6 * slow), (int64_t)serial, 0);
+        } else {
+            refused += 1;
+        }
+    }
+    weir_shedder_free(sh);
+    free(bay_due_heap);
+    free(tickets);
+    return 0;
+}

@@ -1,0 +1,181 @@
+//! The bay's command line.
+//!
+//! ```text
+//! bay [serve] [--port N]            build web/bay.wasm, serve bay/web on 127.0.0.1 (default 8417)
+//! bay json SCENARIO [SEED] [k=v..]  one scenario's series as JSON, knobs by name
+//! bay c SCENARIO [k=v..]            its policy as a C struct literal
+//! bay meta                          every scenario's knobs, as JSON
+//! bay svg [DIR]                     the docs' plots (default docs/)
+//! ```
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{exit, Command};
+
+use bay::{meta_json, Scenario};
+
+/// The seed the page starts from, and the docs' plots use.
+const SEED: u64 = 42;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let word = args.first().map_or("serve", String::as_str);
+    match word {
+        "json" | "c" => {
+            let sc = scenario(args.get(1));
+            let mut rest = &args[2..];
+            let mut seed = SEED;
+            if word == "json" {
+                if let Some(s) = rest.first().and_then(|s| s.parse().ok()) {
+                    seed = s;
+                    rest = &rest[1..];
+                }
+            }
+            let values = knob_values(sc, rest);
+            if word == "json" {
+                println!("{}", (sc.run)(&values, seed).to_json());
+            } else {
+                print!("{}", sc.c_literal(&values));
+            }
+        }
+        "meta" => println!("{}", meta_json()),
+        "svg" => {
+            let dir = PathBuf::from(args.get(1).map_or("docs", String::as_str));
+            for (name, text) in bay::svg::docs_plots(SEED) {
+                let path = dir.join(name);
+                std::fs::write(&path, text).unwrap_or_else(|e| die(&format!("{}: {e}", path.display())));
+                println!("wrote {}", path.display());
+            }
+        }
+        "serve" | "--port" => serve(&args),
+        _ => die("usage: bay [serve [--port N]] | json SCENARIO [SEED] [k=v..] | c SCENARIO [k=v..] | meta | svg [DIR]"),
+    }
+}
+
+fn die(why: &str) -> ! {
+    eprintln!("bay: {why}");
+    exit(2)
+}
+
+fn scenario(id: Option<&String>) -> &'static Scenario {
+    let id = id.map_or("", String::as_str);
+    Scenario::find(id).unwrap_or_else(|| {
+        let ids: Vec<_> = bay::scenarios::ALL.iter().map(|s| s.id).collect();
+        die(&format!("no scenario {id:?}; one of {}", ids.join(", ")))
+    })
+}
+
+/// The defaults with `name=value` pairs laid over them.
+fn knob_values(sc: &Scenario, pairs: &[String]) -> Vec<f64> {
+    let mut values = sc.defaults();
+    for pair in pairs {
+        let (name, value) = pair
+            .split_once('=')
+            .unwrap_or_else(|| die(&format!("{pair}: not name=value")));
+        let at = sc
+            .knobs
+            .iter()
+            .position(|k| k.name == name)
+            .unwrap_or_else(|| die(&format!("no knob {name}")));
+        values[at] = value
+            .parse()
+            .unwrap_or_else(|_| die(&format!("{pair}: not a number")));
+    }
+    values
+}
+
+/// The page's folder: bay/web beside this crate's manifest.
+fn web_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("web")
+}
+
+/// Builds the page's wasm with the same cargo that runs this, into the
+/// workspace's target dir, and copies it beside index.html.
+fn build_wasm() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+    let status = Command::new(cargo)
+        .args([
+            "build",
+            "--release",
+            "--lib",
+            "--target",
+            "wasm32-unknown-unknown",
+            "--manifest-path",
+        ])
+        .arg(&manifest)
+        .status()
+        .unwrap_or_else(|e| die(&format!("cargo: {e}")));
+    if !status.success() {
+        die("building bay.wasm failed (rustup target add wasm32-unknown-unknown?)");
+    }
+    let target = std::env::var("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
+    let built = target.join("wasm32-unknown-unknown/release/bay.wasm");
+    std::fs::copy(&built, web_dir().join("bay.wasm"))
+        .unwrap_or_else(|e| die(&format!("{}: {e}", built.display())));
+}
+
+/// Serves bay/web on 127.0.0.1: the page's four files and nothing else,
+/// so it needs nothing from anywhere else.
+fn serve(args: &[String]) {
+    let port: u16 = args
+        .iter()
+        .position(|a| a == "--port")
+        .and_then(|i| args.get(i + 1))
+        .map_or(8417, |p| p.parse().unwrap_or_else(|_| die("--port N")));
+    if std::env::var_os("BAY_NO_BUILD").is_none() {
+        build_wasm();
+    }
+    let listener = TcpListener::bind(("127.0.0.1", port))
+        .unwrap_or_else(|e| die(&format!("127.0.0.1:{port}: {e}")));
+    println!("the bay: http://127.0.0.1:{port}/");
+    let _ = std::io::stdout().flush();
+    for stream in listener.incoming() {
+        let Ok(stream) = stream else { continue };
+        // A thread a connection: a browser's speculative connection that
+        // never sends a request must not hold up the page's own.
+        std::thread::spawn(move || answer(stream));
+    }
+}
+
+/// Answers one request on `stream` with a file of the page, or 404.
+fn answer(mut stream: std::net::TcpStream) {
+    let mut request = [0u8; 4096];
+    let n = stream.read(&mut request).unwrap_or(0);
+    let line = String::from_utf8_lossy(&request[..n]);
+    let path = line.split_whitespace().nth(1).unwrap_or("/");
+    let path = path.split('?').next().unwrap_or("/");
+    let name = if path == "/" {
+        "index.html"
+    } else {
+        path.trim_start_matches('/')
+    };
+    let known = ["index.html", "bay.js", "bay.css", "bay.wasm"];
+    let (status, body, kind) = match known.iter().find(|k| **k == name) {
+        Some(file) => match std::fs::read(web_dir().join(file)) {
+            Ok(body) => ("200 OK", body, content_type(file)),
+            Err(_) => ("404 Not Found", b"missing\n".to_vec(), "text/plain"),
+        },
+        None => ("404 Not Found", b"not here\n".to_vec(), "text/plain"),
+    };
+    let head = format!(
+            "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
+    let _ = stream
+        .write_all(head.as_bytes())
+        .and_then(|_| stream.write_all(&body));
+}
+
+fn content_type(file: &str) -> &'static str {
+    match file.rsplit('.').next() {
+        Some("html") => "text/html; charset=utf-8",
+        Some("js") => "text/javascript; charset=utf-8",
+        Some("css") => "text/css; charset=utf-8",
+        Some("wasm") => "application/wasm",
+        _ => "application/octet-stream",
+    }
+}

@@ -1,0 +1,938 @@
+//! The scenarios: each a function from its knobs and a seed to a series.
+//! Times in a series are seconds; a step's counts are calls in that step.
+//!
+//! The policies are built as `Policy { knobs.., ..Policy::PRESET }`, so
+//! that a field added to a policy keeps its preset here until the bay has
+//! a knob for it; today every field has one, which clippy calls needless.
+#![allow(clippy::needless_update)]
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use weir_core::backoff::{Backoff, Jitter};
+use weir_core::bloom::{Bloom, Shape};
+use weir_core::breaker::{Breaker, Sre};
+use weir_core::bucket::Bucket;
+use weir_core::budget::Budget;
+use weir_core::concurrency::{Concurrency, Gradient};
+use weir_core::period::{Period, Quota};
+use weir_core::pool::{Limits, Pool, Taken};
+use weir_core::rate::{self, RateLimit};
+use weir_core::shedder::{Shed, Shedder};
+use weir_core::sliding::Sliding;
+use weir_core::smooth::{self, SmoothLimit};
+
+use crate::{c, knobs, Rng, Scenario, Series};
+
+const MS: f64 = 1e6;
+const S: f64 = 1e9;
+
+/// A series saying the knobs make no valid policy (the page shows why).
+fn invalid(why: &'static str) -> Series {
+    let mut s = Series::default();
+    s.notes.push((why, 1.0));
+    s
+}
+
+knobs! {
+    /// The breaker in front of a backend that goes down and comes back.
+    BreakerKnobs {
+        k: "k: calls each success pays for" = 1.5, [1.0, 4.0, 0.05], c!("k");
+        floor: "floor: what k decays to" = 1.1, [1.0, 4.0, 0.05], c!("floor");
+        protection: "protection: calls never refused" = 5.0, [0.0, 50.0, 1.0], c!("protection");
+        probe_ms: "probe after (ms)" = 1000.0, [50.0, 5000.0, 50.0], c!(int "probe_ns", MS);
+        size: "buckets" = 40.0, [1.0, 200.0, 1.0], c!(int "size");
+        window_s: "window (s)" = 10.0, [1.0, 60.0, 1.0], c!(int "window_ns", S);
+        rate: "traffic: calls a second" = 100.0, [1.0, 1000.0, 1.0], None;
+        fail: "traffic: failing fraction while up" = 0.0, [0.0, 1.0, 0.01], None;
+        down_fail: "traffic: failing fraction while down" = 1.0, [0.0, 1.0, 0.01], None;
+        outage_at: "traffic: outage starts (s)" = 5.0, [0.0, 60.0, 1.0], None;
+        outage_s: "traffic: outage lasts (s)" = 30.0, [0.0, 120.0, 1.0], None;
+        latency_ms: "traffic: latency (ms)" = 10.0, [0.0, 2000.0, 1.0], None;
+        seconds: "traffic: seconds shown" = 60.0, [5.0, 300.0, 1.0], None;
+    }
+}
+
+/// The breaker's policy from the knobs.
+pub fn sre(k: &BreakerKnobs) -> Sre {
+    Sre {
+        k: k.k,
+        floor: k.floor,
+        protection: k.protection,
+        probe_ns: (k.probe_ms * MS).round() as i64,
+        size: k.size.round() as i32,
+        window_ns: (k.window_s * S).round() as i64,
+        // Fields the bay has no knob for keep the preset.
+        ..Sre::PRESET
+    }
+}
+
+/// Calls arrive about `rate` a second; while the backend is down each fails
+/// with `down_fail`, else with `fail`; each settles `latency_ms` after it
+/// was let through. One point a second: calls let through, refused, let
+/// through by the probe alone, the breaker's ratio at the second's end.
+/// Draws per call, in order: the gap, the failure, the breaker's roll
+/// (bay/c/breaker.c replays them).
+pub fn breaker(k: &BreakerKnobs, seed: u64) -> Series {
+    let Ok(mut b) = Breaker::new(sre(k), 0) else {
+        return invalid("invalid policy");
+    };
+    let mut rng = Rng::new(seed);
+    let mut s = Series::with(&["t", "through", "refused", "probes", "ratio", "down"]);
+    let seconds = k.seconds.round() as i64;
+    let end = seconds * S as i64;
+    let (down_from, down_to) = (
+        (k.outage_at * S) as i64,
+        ((k.outage_at + k.outage_s) * S) as i64,
+    );
+    let latency = (k.latency_ms * MS) as i64;
+    let mean = S / k.rate.max(1e-3);
+    let mut pending = VecDeque::new();
+    let (mut through, mut refused, mut probes) = (0.0, 0.0, 0.0);
+    let (mut first_refusal, mut last_refusal) = (None, None);
+    let (mut offered_early, mut through_early) = (0.0, 0.0);
+    let (mut offered_down, mut through_down) = (0.0, 0.0);
+    let mut second = 0;
+    let mut now = 0;
+    loop {
+        now += rng.gap(mean);
+        // Close the seconds that ended before this call, settling the calls
+        // that finished within each.
+        while second < seconds && (second + 1) * S as i64 <= now.min(end) {
+            let edge = (second + 1) * S as i64;
+            settle(&mut b, &mut pending, edge);
+            let down = edge > down_from && edge - (S as i64) < down_to;
+            s.push(&[
+                second as f64,
+                through,
+                refused,
+                probes,
+                b.ratio(edge),
+                f64::from(u8::from(down)),
+            ]);
+            (through, refused, probes) = (0.0, 0.0, 0.0);
+            second += 1;
+        }
+        if now >= end {
+            break;
+        }
+        settle(&mut b, &mut pending, now);
+        let down = now >= down_from && now < down_to;
+        let fails = rng.unit() < if down { k.down_fail } else { k.fail };
+        let roll = rng.unit();
+        let probes_before = b.probes();
+        let early = down && now < down_from + 5 * S as i64;
+        offered_early += f64::from(u8::from(early));
+        offered_down += f64::from(u8::from(down));
+        match b.allow(now, roll) {
+            Some(ticket) => {
+                through += 1.0;
+                through_early += f64::from(u8::from(early));
+                through_down += f64::from(u8::from(down));
+                if b.probes() > probes_before {
+                    probes += 1.0;
+                }
+                pending.push_back((now + latency, ticket, fails));
+            }
+            None => {
+                refused += 1.0;
+                first_refusal.get_or_insert(now);
+                last_refusal = Some(now);
+            }
+        }
+    }
+    let secs = |t: Option<i64>, from: i64| t.map_or(f64::NAN, |t| (t - from) as f64 / S);
+    s.notes = vec![
+        (
+            "reach dead backend, first 5 s",
+            through_early / offered_early,
+        ),
+        (
+            "reach dead backend, whole outage",
+            through_down / offered_down,
+        ),
+        (
+            "first refusal after outage starts (s)",
+            secs(first_refusal, down_from),
+        ),
+        (
+            "last refusal after recovery (s)",
+            secs(last_refusal, down_to),
+        ),
+    ];
+    s
+}
+
+/// Settles, in order, the calls that finished by `now`.
+fn settle(
+    b: &mut Breaker,
+    pending: &mut VecDeque<(i64, weir_core::breaker::Ticket, bool)>,
+    now: i64,
+) {
+    while let Some(&(at, _, _)) = pending.front() {
+        if at > now {
+            break;
+        }
+        let (at, mut ticket, fails) = pending.pop_front().unwrap();
+        let _ = if fails {
+            b.fail(&mut ticket, at)
+        } else {
+            b.pass(&mut ticket, at)
+        };
+    }
+}
+
+knobs! {
+    /// The shedder in front of a server whose load rises past its capacity.
+    ShedKnobs {
+        size: "buckets" = 50.0, [1.0, 200.0, 1.0], c!(int "size");
+        window_s: "window (s)" = 5.0, [1.0, 60.0, 1.0], c!(int "window_ns", S);
+        cpu: "hot at CPU (‰)" = 900.0, [0.0, 999.0, 1.0], c!(int "cpu");
+        latency_ms: "assumed response time (ms)" = 1000.0, [1.0, 5000.0, 1.0], c!(int "latency_ns", MS);
+        beta: "average weight" = 0.9, [0.0, 0.99, 0.01], c!("beta");
+        cool_ms: "time to cool (ms)" = 1000.0, [0.0, 10000.0, 100.0], c!(int "cool_ns", MS);
+        floor: "never under (of capacity)" = 0.1, [0.01, 1.0, 0.01], c!("floor");
+        capacity: "traffic: server capacity (calls/s)" = 200.0, [10.0, 2000.0, 10.0], None;
+        service_ms: "traffic: service time (ms)" = 50.0, [1.0, 1000.0, 1.0], None;
+        start_rate: "traffic: starting load (calls/s)" = 100.0, [1.0, 2000.0, 1.0], None;
+        peak_rate: "traffic: peak load (calls/s)" = 400.0, [1.0, 4000.0, 1.0], None;
+        seconds: "traffic: seconds shown" = 30.0, [5.0, 120.0, 1.0], None;
+    }
+}
+
+/// The shedder's policy from the knobs.
+pub fn shed(k: &ShedKnobs) -> Shed {
+    Shed {
+        size: k.size.round() as i32,
+        window_ns: (k.window_s * S).round() as i64,
+        cpu: k.cpu.round() as i32,
+        latency_ns: (k.latency_ms * MS).round() as i64,
+        beta: k.beta,
+        cool_ns: (k.cool_ms * MS).round() as i64,
+        floor: k.floor,
+        ..Shed::PRESET
+    }
+}
+
+/// Load rises from `start_rate` to `peak_rate` over two thirds of the run,
+/// then drops back. The server runs `capacity × service` calls at once at
+/// full speed; beyond that each call slows in proportion. Its CPU reads the
+/// busy fraction, smoothed. One point per 100 ms.
+pub fn shedder(k: &ShedKnobs, seed: u64) -> Series {
+    let Ok(mut sh) = Shedder::new(shed(k), 0) else {
+        return invalid("invalid policy");
+    };
+    let mut rng = Rng::new(seed);
+    let mut s = Series::with(&[
+        "t", "offered", "cpu", "flying", "limit", "refused", "passed",
+    ]);
+    let end = (k.seconds * S) as i64;
+    let ramp = end as f64 * 2.0 / 3.0;
+    let slots = (k.capacity * k.service_ms / 1e3).max(1e-3);
+    let step = (100.0 * MS) as i64;
+    let mut pending: BinaryHeap<Reverse<(i64, u64)>> = BinaryHeap::new();
+    let mut tickets = std::collections::HashMap::new();
+    let (mut serial, mut now, mut edge) = (0u64, 0i64, step);
+    let (mut offered, mut refused, mut passed) = (0.0, 0.0, 0.0);
+    // The CPU reading: the server's busy fraction (in flight over what it
+    // runs at full speed, at most all of it), smoothed over the last few
+    // dozen calls as a CPU gauge is.
+    let mut cpu = 0.0f64;
+    let busy = |flying: i64| (flying as f64 / slots).min(1.0) * 1000.0;
+    loop {
+        let rate = if (now as f64) < ramp {
+            k.start_rate + (k.peak_rate - k.start_rate) * now as f64 / ramp
+        } else {
+            k.start_rate
+        };
+        now += rng.gap(S / rate.max(1e-3));
+        while edge <= now.min(end) {
+            finish(&mut sh, &mut pending, &mut tickets, edge);
+            let st = sh.stats(edge);
+            s.push(&[
+                edge as f64 / S,
+                offered * 10.0,
+                cpu.floor(),
+                st.flying as f64,
+                st.limit,
+                refused,
+                passed,
+            ]);
+            (offered, refused, passed) = (0.0, 0.0, 0.0);
+            edge += step;
+        }
+        if now >= end {
+            break;
+        }
+        finish(&mut sh, &mut pending, &mut tickets, now);
+        offered += 1.0;
+        let flying = sh.flying();
+        cpu += (busy(flying) - cpu) * 0.02;
+        match sh.allow(now, cpu as i32) {
+            Some(ticket) => {
+                passed += 1.0;
+                let slow = (flying as f64 / slots).max(1.0);
+                let done = now + (k.service_ms * MS * slow) as i64;
+                serial += 1;
+                tickets.insert(serial, ticket);
+                pending.push(Reverse((done, serial)));
+            }
+            None => refused += 1.0,
+        }
+    }
+    s
+}
+
+fn finish(
+    sh: &mut Shedder,
+    pending: &mut BinaryHeap<Reverse<(i64, u64)>>,
+    tickets: &mut std::collections::HashMap<u64, weir_core::shedder::Ticket>,
+    now: i64,
+) {
+    while let Some(&Reverse((at, serial))) = pending.peek() {
+        if at > now {
+            break;
+        }
+        pending.pop();
+        if let Some(mut t) = tickets.remove(&serial) {
+            let _ = sh.pass(&mut t, at);
+        }
+    }
+}
+
+knobs! {
+    /// DESIGN.md's scenario 1: bursts just before each odd second.
+    LimitersKnobs {
+        bucket_rate: "bucket: tokens a second" = 20.0, [1.0, 200.0, 1.0], None;
+        bucket_burst: "bucket: burst" = 20.0, [1.0, 200.0, 1.0], None;
+        sliding_quota: "sliding: calls per window" = 20.0, [1.0, 200.0, 1.0], None;
+        sliding_ms: "sliding: window (ms)" = 1000.0, [10.0, 5000.0, 10.0], None;
+        period_quota: "period: calls per period" = 20.0, [1.0, 200.0, 1.0], None;
+        period_ms: "period: length (ms)" = 1000.0, [10.0, 5000.0, 10.0], None;
+        calls: "traffic: calls a burst" = 40.0, [1.0, 400.0, 1.0], None;
+        gap_ms: "traffic: between calls (ms)" = 2.5, [0.1, 100.0, 0.1], None;
+        lead_ms: "traffic: burst starts before the odd second (ms)" = 50.0, [0.0, 1000.0, 1.0], None;
+        bursts: "traffic: bursts" = 4.0, [1.0, 20.0, 1.0], None;
+        jitter_ms: "traffic: random delay per call (ms)" = 0.0, [0.0, 100.0, 0.1], None;
+    }
+}
+
+/// Each limiter sees the same calls; one point per call: the passes so far.
+pub fn limiters(k: &LimitersKnobs, seed: u64) -> Series {
+    let mut rng = Rng::new(seed);
+    let (Ok(bucket), Ok(mut sliding), Ok(mut period)) = (
+        Bucket::new(k.bucket_rate, k.bucket_burst, 0),
+        Sliding::new(k.sliding_quota as i64, (k.sliding_ms * MS) as i64),
+        Period::new(k.period_quota as i64, (k.period_ms * MS) as i64, true),
+    ) else {
+        return invalid("invalid policy");
+    };
+    let mut s = Series::with(&["t", "bucket", "sliding", "period"]);
+    let mut times = Vec::new();
+    for burst in 0..k.bursts as i64 {
+        let start = (2 * burst + 1) as f64 * S - k.lead_ms * MS;
+        for call in 0..k.calls as i64 {
+            let t = start + call as f64 * k.gap_ms * MS + rng.unit() * k.jitter_ms * MS;
+            times.push(t.max(0.0) as i64);
+        }
+    }
+    times.sort_unstable();
+    let (mut a, mut b, mut c) = (0.0, 0.0, 0.0);
+    for now in times {
+        a += f64::from(u8::from(bucket.take(now, 1.0)));
+        b += f64::from(u8::from(sliding.take(now)));
+        c += f64::from(u8::from(period.take(now) != Quota::Over));
+        s.push(&[now as f64 / S, a, b, c]);
+    }
+    s
+}
+
+knobs! {
+    /// The rate word (fixed windows) beside the GCRA word (a smooth bucket).
+    WordsKnobs {
+        rate: "rate word: calls a second" = 100.0, [1.0, 1000.0, 1.0], None;
+        rate_burst: "rate word: burst" = 10.0, [1.0, 1000.0, 1.0], None;
+        gcra: "GCRA word: calls a second" = 100.0, [1.0, 1000.0, 1.0], None;
+        gcra_burst: "GCRA word: burst" = 10.0, [1.0, 1000.0, 1.0], None;
+        offered: "traffic: calls a second" = 300.0, [1.0, 3000.0, 1.0], None;
+        seconds: "traffic: seconds shown" = 2.0, [0.5, 20.0, 0.5], None;
+    }
+}
+
+/// Both words see the same calls; one point per 20 ms: passes so far.
+pub fn words(k: &WordsKnobs, seed: u64) -> Series {
+    let (Ok(rl), Ok(gl)) = (
+        RateLimit::new(k.rate, k.rate_burst as i64),
+        SmoothLimit::new(k.gcra, k.gcra_burst as i64),
+    ) else {
+        return invalid("invalid policy");
+    };
+    let (rw, gw) = (
+        core::sync::atomic::AtomicU64::new(0),
+        core::sync::atomic::AtomicU64::new(0),
+    );
+    let mut rng = Rng::new(seed);
+    let mut s = Series::with(&["t", "offered", "rate word", "GCRA word"]);
+    let end = (k.seconds * S) as i64;
+    let step = (20.0 * MS) as i64;
+    let (mut now, mut edge) = (0i64, step);
+    let (mut o, mut r, mut g) = (0.0, 0.0, 0.0);
+    loop {
+        now += rng.gap(S / k.offered.max(1e-3));
+        while edge <= now.min(end) {
+            s.push(&[edge as f64 / S, o, r, g]);
+            edge += step;
+        }
+        if now >= end {
+            break;
+        }
+        o += 1.0;
+        r += f64::from(u8::from(rate::allow(&rw, &rl, now)));
+        g += f64::from(u8::from(smooth::allow(&gw, &gl, now)));
+    }
+    s
+}
+
+knobs! {
+    /// Retries of failed calls: the budget caps them, backoff spaces them.
+    RetryKnobs {
+        form: "budget form (0 tokens, 1 percent)" = 1.0, [0.0, 1.0, 1.0], c!(int "form");
+        max_tokens: "tokens: max" = 10.0, [1.0, 1000.0, 1.0], c!(int "max_tokens");
+        token_ratio: "tokens: back per success" = 0.1, [0.001, 1.0, 0.001], c!("token_ratio");
+        ttl_s: "percent: deposits live (s)" = 10.0, [1.0, 60.0, 1.0], c!(int "ttl_ns", S);
+        min_per_s: "percent: retries a second always" = 10.0, [0.0, 1000.0, 1.0], c!(int "min_per_s");
+        percent: "percent: of requests" = 0.2, [0.0, 2.0, 0.01], c!("percent");
+        base_ms: "backoff: first wait (ms)" = 100.0, [0.0, 2000.0, 10.0], c!(in "backoff", int "base_ns", MS);
+        factor: "backoff: factor" = 2.0, [1.0, 5.0, 0.1], c!(in "backoff", "factor");
+        cap_ms: "backoff: cap (ms)" = 1000.0, [0.0, 10000.0, 10.0], c!(in "backoff", int "cap_ns", MS);
+        attempts: "backoff: attempts" = 3.0, [1.0, 10.0, 1.0], c!(in "backoff", int "attempts");
+        jitter: "backoff: jitter (0 rigid, 1 full, 2 equal, 3 decorrelated, 4 spread)" = 4.0, [0.0, 4.0, 1.0], c!(in "backoff", int "jitter");
+        spread: "backoff: spread" = 0.2, [0.0, 1.0, 0.01], c!(in "backoff", "spread");
+        rate: "traffic: requests a second" = 50.0, [1.0, 1000.0, 1.0], None;
+        fail: "traffic: failing fraction while up" = 0.05, [0.0, 1.0, 0.01], None;
+        outage_at: "traffic: outage starts (s)" = 5.0, [0.0, 60.0, 1.0], None;
+        outage_s: "traffic: outage lasts (s)" = 10.0, [0.0, 60.0, 1.0], None;
+        seconds: "traffic: seconds shown" = 25.0, [5.0, 120.0, 1.0], None;
+    }
+}
+
+/// A request fails with `fail` (always during the outage); a failure asks
+/// the budget for a retry and, if backoff allows another attempt, retries
+/// after backoff's delay. One point a second. Draws, in order: a request's
+/// gap when it arrives, then for each attempt its failure, then a retry's
+/// backoff draw (bay/c/retry.c replays them).
+pub fn retry(k: &RetryKnobs, seed: u64) -> Series {
+    // The form as the C struct's int: WEIR_BUDGET_TOKENS (0) or _PERCENT (1).
+    let budget = match k.form.round() as i32 {
+        0 => Budget::tokens(k.max_tokens.round() as i32, k.token_ratio),
+        1 => Budget::percent(
+            (k.ttl_s * S).round() as i64,
+            k.min_per_s.round() as i32,
+            k.percent,
+            0,
+        ),
+        _ => return invalid("invalid policy"),
+    };
+    // The jitter as the C struct's int: WEIR_JITTER_RIGID (0) .. SPREAD (4).
+    let jitter = k.jitter.round();
+    let Some(&(jitter, _)) = JITTERS.get(jitter as usize).filter(|_| jitter >= 0.0) else {
+        return invalid("invalid policy");
+    };
+    let backoff = Backoff::new(
+        (k.base_ms * MS).round() as i64,
+        k.factor,
+        (k.cap_ms * MS).round() as i64,
+        k.attempts.round() as i32,
+        jitter,
+        k.spread,
+    );
+    let (Ok(mut budget), Ok(backoff)) = (budget, backoff) else {
+        return invalid("invalid policy");
+    };
+    let mut rng = Rng::new(seed);
+    let mut s = Series::with(&[
+        "t",
+        "requests",
+        "retries",
+        "budget refused",
+        "attempts per request",
+    ]);
+    let end = (k.seconds * S) as i64;
+    let (down_from, down_to) = (
+        (k.outage_at * S) as i64,
+        ((k.outage_at + k.outage_s) * S) as i64,
+    );
+    // (when, attempt made so far, the last delay): retries waiting.
+    let mut waiting: BinaryHeap<Reverse<(i64, i32, i64)>> = BinaryHeap::new();
+    let mut next_request = rng.gap(S / k.rate.max(1e-3));
+    let mut edge = S as i64;
+    let (mut req, mut ret, mut refused) = (0.0, 0.0, 0.0);
+    loop {
+        let retry_at = waiting.peek().map_or(i64::MAX, |r| r.0 .0);
+        let now = next_request.min(retry_at);
+        while edge <= now.min(end) {
+            let per = if req > 0.0 { (req + ret) / req } else { 0.0 };
+            s.push(&[(edge - S as i64) as f64 / S, req, ret, refused, per]);
+            (req, ret, refused) = (0.0, 0.0, 0.0);
+            edge += S as i64;
+        }
+        if now >= end {
+            break;
+        }
+        let (made, previous) = if retry_at <= next_request {
+            let Reverse((_, made, previous)) = waiting.pop().unwrap();
+            ret += 1.0;
+            (made + 1, previous)
+        } else {
+            next_request += rng.gap(S / k.rate.max(1e-3));
+            req += 1.0;
+            budget.deposit(now);
+            (1, 0)
+        };
+        let down = now >= down_from && now < down_to;
+        let fails = down || rng.unit() < k.fail;
+        if fails && backoff.more(made) {
+            if budget.withdraw(now) {
+                let delay = backoff.delay(made, rng.unit(), previous);
+                waiting.push(Reverse((now + delay, made, delay)));
+            } else {
+                refused += 1.0;
+            }
+        }
+    }
+    s
+}
+
+knobs! {
+    /// The adaptive concurrency limit as the backend's latency climbs.
+    ConcurrencyKnobs {
+        initial_limit: "initial limit" = 20.0, [1.0, 1000.0, 1.0], c!(int "initial_limit");
+        min_limit: "min limit" = 20.0, [1.0, 1000.0, 1.0], c!(int "min_limit");
+        max_limit: "max limit" = 200.0, [1.0, 5000.0, 1.0], c!(int "max_limit");
+        queue_size: "queue size" = 4.0, [0.0, 100.0, 1.0], c!(int "queue_size");
+        smoothing: "smoothing" = 0.2, [0.01, 1.0, 0.01], c!("smoothing");
+        tolerance: "tolerance" = 1.5, [1.0, 5.0, 0.1], c!("tolerance");
+        long_window: "long window (samples)" = 600.0, [1.0, 5000.0, 1.0], c!(int "long_window");
+        warmup: "warm-up (samples)" = 10.0, [0.0, 1000.0, 1.0], c!(int "warmup");
+        rate: "traffic: calls a second" = 1000.0, [1.0, 10000.0, 1.0], None;
+        latency_ms: "traffic: latency at start (ms)" = 20.0, [1.0, 1000.0, 1.0], None;
+        latency_end_ms: "traffic: latency at end (ms)" = 200.0, [1.0, 5000.0, 1.0], None;
+        seconds: "traffic: seconds shown" = 30.0, [5.0, 120.0, 1.0], None;
+    }
+}
+
+/// The policy from the knobs.
+pub fn gradient(k: &ConcurrencyKnobs) -> Gradient {
+    Gradient {
+        initial_limit: k.initial_limit.round() as i32,
+        min_limit: k.min_limit.round() as i32,
+        max_limit: k.max_limit.round() as i32,
+        queue_size: k.queue_size.round() as i32,
+        smoothing: k.smoothing,
+        tolerance: k.tolerance,
+        long_window: k.long_window.round() as i32,
+        warmup: k.warmup.round() as i32,
+        ..Gradient::PRESET
+    }
+}
+
+/// Calls arrive at `rate`; each takes the latency of the moment, which
+/// climbs linearly from start to end, spread by ±10 %. One point per
+/// 100 ms: the limit, in flight, refusals.
+pub fn concurrency(k: &ConcurrencyKnobs, seed: u64) -> Series {
+    let Ok(mut cc) = Concurrency::new(gradient(k)) else {
+        return invalid("invalid policy");
+    };
+    let mut rng = Rng::new(seed);
+    let mut s = Series::with(&["t", "limit", "flying", "refused", "latency ms"]);
+    let end = (k.seconds * S) as i64;
+    let step = (100.0 * MS) as i64;
+    let mut pending: BinaryHeap<Reverse<(i64, i64, i64)>> = BinaryHeap::new();
+    let (mut now, mut edge, mut refused) = (0i64, step, 0.0);
+    let latency_at =
+        |t: i64| (k.latency_ms + (k.latency_end_ms - k.latency_ms) * t as f64 / end as f64) * MS;
+    let leave = |cc: &mut Concurrency, p: &mut BinaryHeap<Reverse<(i64, i64, i64)>>, now| {
+        while let Some(&Reverse((at, start, inflight))) = p.peek() {
+            if at > now {
+                break;
+            }
+            p.pop();
+            cc.leave(weir_core::concurrency::Entry { start, inflight }, at, false);
+        }
+    };
+    loop {
+        now += rng.gap(S / k.rate.max(1e-3));
+        while edge <= now.min(end) {
+            leave(&mut cc, &mut pending, edge);
+            s.push(&[
+                edge as f64 / S,
+                cc.limit() as f64,
+                cc.flying() as f64,
+                refused,
+                latency_at(edge) / MS,
+            ]);
+            refused = 0.0;
+            edge += step;
+        }
+        if now >= end {
+            break;
+        }
+        leave(&mut cc, &mut pending, now);
+        let spread = 0.9 + 0.2 * rng.unit();
+        match cc.enter(now) {
+            Some(e) => pending.push(Reverse((
+                now + (latency_at(now) * spread) as i64,
+                e.start,
+                e.inflight,
+            ))),
+            None => refused += 1.0,
+        }
+    }
+    s
+}
+
+knobs! {
+    /// A pool under a burst of work, then left idle.
+    PoolKnobs {
+        size: "size: most alive" = 10.0, [1.0, 200.0, 1.0], c!(int "size");
+        idle: "idle: most kept" = 10.0, [0.0, 200.0, 1.0], c!(int "idle");
+        keep_s: "keep idle (s; 0 for ever)" = 1800.0, [0.0, 7200.0, 1.0], c!(int "keep_ns", S);
+        life_s: "life (s; 0 for ever)" = 0.0, [0.0, 7200.0, 1.0], c!(int "life_ns", S);
+        rate: "traffic: calls a second in the burst" = 50.0, [1.0, 1000.0, 1.0], None;
+        work_ms: "traffic: each holds a resource (ms)" = 150.0, [1.0, 5000.0, 1.0], None;
+        burst_s: "traffic: burst lasts (s)" = 60.0, [1.0, 3600.0, 1.0], None;
+        seconds: "traffic: seconds shown" = 3600.0, [10.0, 14400.0, 10.0], None;
+    }
+}
+
+/// Calls take a resource (making one when there is room, counting a wait
+/// when there is none), hold it, and give it back; every step evicts what
+/// is due. 120 points over the burst, 240 after it.
+pub fn pool(k: &PoolKnobs, seed: u64) -> Series {
+    let limits = Limits {
+        size: k.size.round() as i64,
+        idle: k.idle.round() as i64,
+        keep_ns: (k.keep_s * S).round() as i64,
+        life_ns: (k.life_s * S).round() as i64,
+        ..Limits::PRESET
+    };
+    let Ok(mut pool) = Pool::new(limits) else {
+        return invalid("invalid policy");
+    };
+    let mut rng = Rng::new(seed);
+    let mut s = Series::with(&["t", "live", "idle", "made", "evicted", "waited"]);
+    let end = (k.seconds * S) as i64;
+    let burst_end = (k.burst_s * S) as i64;
+    // 120 points over the burst and 240 over the rest, so both show.
+    let burst_shown = burst_end.min(end);
+    let mut edges = (1..=120)
+        .map(|i| burst_shown * i / 120)
+        .chain((1..=240).map(|i| burst_shown + (end - burst_shown) * i / 240))
+        .filter(|&e| e > 0)
+        .collect::<Vec<i64>>();
+    edges.dedup();
+    let mut edges = edges.into_iter();
+    let mut lent: BinaryHeap<Reverse<(i64, usize)>> = BinaryHeap::new();
+    let (mut next_call, mut edge, mut waited, mut ids) =
+        (rng.gap(S / k.rate), edges.next(), 0.0, 0usize);
+    let back = |pool: &mut Pool, lent: &mut BinaryHeap<Reverse<(i64, usize)>>, now| {
+        while let Some(&Reverse((at, item))) = lent.peek() {
+            if at > now {
+                break;
+            }
+            lent.pop();
+            let _ = pool.give(item, at);
+        }
+    };
+    let mut out = [0usize; 64];
+    while let Some(at) = edge {
+        if next_call < burst_end && next_call <= at {
+            let now = next_call;
+            next_call += rng.gap(S / k.rate.max(1e-3));
+            back(&mut pool, &mut lent, now);
+            let item = loop {
+                match pool.take(now) {
+                    Taken::Ready(item) => break Some(item),
+                    Taken::Stale(_) => continue,
+                    Taken::Make => {
+                        ids += 1;
+                        let _ = pool.made(ids, now);
+                        break Some(ids);
+                    }
+                    Taken::Wait => break None,
+                }
+            };
+            match item {
+                Some(item) => lent.push(Reverse((now + (k.work_ms * MS) as i64, item))),
+                None => waited += 1.0,
+            }
+            continue;
+        }
+        back(&mut pool, &mut lent, at);
+        while pool.evict(at, &mut out) == out.len() {}
+        let c = pool.counters();
+        s.push(&[
+            at as f64 / S,
+            pool.live() as f64,
+            pool.idle() as f64,
+            c.made as f64,
+            (c.evicted_idle + c.evicted_age + c.stale) as f64,
+            waited,
+        ]);
+        edge = edges.next();
+    }
+    s
+}
+
+knobs! {
+    /// Backoff's five jitters, each drawn 10,000 times.
+    BackoffKnobs {
+        base_ms: "first wait (ms)" = 100.0, [0.0, 2000.0, 10.0], c!(int "base_ns", MS);
+        factor: "factor" = 2.0, [1.0, 5.0, 0.1], c!("factor");
+        cap_ms: "cap (ms)" = 1000.0, [0.0, 10000.0, 10.0], c!(int "cap_ns", MS);
+        attempts: "attempts" = 3.0, [2.0, 10.0, 1.0], c!(int "attempts");
+        spread: "spread" = 0.2, [0.0, 1.0, 0.01], c!("spread");
+        jitter: "the C policy's jitter (0 rigid, 1 full, 2 equal, 3 decorrelated, 4 spread; the plots show all five)" = 4.0, [0.0, 4.0, 1.0], c!(int "jitter");
+        draws: "draws per retry" = 10000.0, [100.0, 10000.0, 100.0], None;
+    }
+}
+
+const JITTERS: [(Jitter, &str); 5] = [
+    (Jitter::Rigid, "rigid"),
+    (Jitter::Full, "full"),
+    (Jitter::Equal, "equal"),
+    (Jitter::Decorrelated, "decorrelated"),
+    (Jitter::Spread, "spread"),
+];
+
+/// For each retry: its ceiling, and each jitter's smallest, mean and
+/// largest delay over `draws` retry sequences (decorrelated grows from the
+/// previous delay, so each sequence chains). Then a histogram of every
+/// delay drawn, 40 bins from 0 to the largest.
+pub fn backoff(k: &BackoffKnobs, seed: u64) -> Series {
+    let make = |jitter| {
+        Backoff::new(
+            (k.base_ms * MS) as i64,
+            k.factor,
+            (k.cap_ms * MS) as i64,
+            k.attempts as i32,
+            jitter,
+            k.spread,
+        )
+    };
+    let Ok(policy) = make(Jitter::Rigid) else {
+        return invalid("invalid policy");
+    };
+    let retries = policy.retries();
+    let draws = k.draws as usize;
+    let mut rng = Rng::new(seed);
+    let mut all: Vec<Vec<i64>> = Vec::new();
+    let mut s = Series::with(&[
+        "retry",
+        "ceiling ms",
+        "rigid max",
+        "full max",
+        "equal max",
+        "decorrelated max",
+        "spread max",
+        "full mean",
+        "equal mean",
+        "decorrelated mean",
+        "spread mean",
+        "bin ms",
+        "rigid",
+        "full",
+        "equal",
+        "decorrelated",
+        "spread",
+    ]);
+    let mut stats = vec![vec![(f64::MAX, 0.0f64, 0.0f64); retries]; 5];
+    for (j, (jitter, _)) in JITTERS.iter().enumerate() {
+        let b = make(*jitter).unwrap();
+        let mut delays = Vec::with_capacity(draws * retries);
+        for _ in 0..draws {
+            let mut previous = 0;
+            for (r, st) in stats[j].iter_mut().enumerate() {
+                let d = b.delay(r as i32 + 1, rng.unit(), previous);
+                previous = d;
+                delays.push(d);
+                st.0 = st.0.min(d as f64);
+                st.1 += d as f64 / draws as f64;
+                st.2 = st.2.max(d as f64);
+            }
+        }
+        all.push(delays);
+    }
+    let bins = 40usize;
+    let top = all.iter().flatten().copied().max().unwrap_or(0).max(1) as f64;
+    let mut hist = vec![vec![0.0; bins]; 5];
+    for (j, delays) in all.iter().enumerate() {
+        for &d in delays {
+            let bin = ((d as f64 / top * bins as f64) as usize).min(bins - 1);
+            hist[j][bin] += 1.0;
+        }
+    }
+    let rows = retries.max(bins);
+    for i in 0..rows {
+        let mut row = vec![f64::NAN; 17];
+        if i < retries {
+            row[0] = (i + 1) as f64;
+            row[1] = policy.ceiling(i as i32 + 1) as f64 / MS;
+            for j in 0..5 {
+                row[2 + j] = stats[j][i].2 / MS;
+            }
+            for j in 1..5 {
+                row[6 + j] = stats[j][i].1 / MS;
+            }
+        }
+        if i < bins {
+            row[11] = (i as f64 + 0.5) * top / bins as f64 / MS;
+            for j in 0..5 {
+                row[12 + j] = hist[j][i];
+            }
+        }
+        s.push(&row);
+    }
+    // Columns of unequal length: trim the padding each plot does not use.
+    for (at, (_, column)) in s.columns.iter_mut().enumerate() {
+        column.truncate(if at < 11 { retries } else { bins });
+    }
+    s
+}
+
+knobs! {
+    /// The bloom's false refusals as keys fill it.
+    BloomKnobs {
+        size_log2: "words: 2^" = 12.0, [4.0, 20.0, 1.0], None;
+        hashes: "hashes per key" = 3.0, [1.0, 8.0, 1.0], None;
+        keys: "traffic: keys" = 8192.0, [16.0, 65536.0, 16.0], None;
+        steps: "traffic: points" = 32.0, [2.0, 128.0, 1.0], None;
+    }
+}
+
+/// The bloom's hash seeds: fixed, and the copied C's, so that the C replay
+/// hashes as the page does; only the keys come from the page's seed.
+const BLOOM_SEEDS: (u64, u64) = (0x5eed0, 0x5eed1);
+
+/// Distinct keys each ask once at one instant, every word allowing one a
+/// second: a key is refused only when all its words are spent by other
+/// keys. Each point: the refused fraction among the keys of that step,
+/// beside the header's (1 − e^(−kN/M))^k at the step's middle key count.
+pub fn bloom(k: &BloomKnobs, seed: u64) -> Series {
+    let mut rng = Rng::new(seed);
+    let (size_log2, hashes) = (k.size_log2 as u32, k.hashes as u32);
+    let Ok(limit) = RateLimit::new(1.0, 1) else {
+        return invalid("invalid policy");
+    };
+    let Ok(shape) = Shape::new(size_log2, hashes, limit, BLOOM_SEEDS.0, BLOOM_SEEDS.1) else {
+        return invalid("invalid shape");
+    };
+    let Ok(bloom) = Bloom::new(shape) else {
+        return invalid("invalid shape");
+    };
+    let mut s = Series::with(&["keys", "measured", "formula"]);
+    let (keys, steps) = (k.keys as u64, k.steps.max(1.0) as u64);
+    let m = (1u64 << size_log2) as f64;
+    let kk = f64::from(hashes);
+    let mut done = 0u64;
+    for step in 1..=steps {
+        let upto = keys * step / steps;
+        let (mut refused, n) = (0.0, upto - done);
+        for _ in done..upto {
+            let mut key = [0u8; 16];
+            key[..8].copy_from_slice(&rng.next_u64().to_le_bytes());
+            key[8..].copy_from_slice(&rng.next_u64().to_le_bytes());
+            refused += f64::from(u8::from(!bloom.allow(1, &key)));
+        }
+        let mid = (done + upto) as f64 / 2.0;
+        let formula = (1.0 - (-kk * mid / m).exp()).powf(kk);
+        s.push(&[upto as f64, refused / n.max(1) as f64, formula]);
+        done = upto;
+    }
+    s
+}
+
+/// The limiters' constructor calls; `made` is the first status not OK.
+fn limiters_c(k: &LimitersKnobs) -> String {
+    format!(
+        "weir_bucket *bucket = NULL;\nweir_sliding *sliding = NULL;\nweir_period *period = NULL;\n\
+         weir_status made = weir_bucket_new({:?}, {:?}, 0, &bucket);\n\
+         if (made == WEIR_OK) made = weir_sliding_new({}, {}, &sliding);\n\
+         if (made == WEIR_OK) made = weir_period_new({}, {}, true, &period);\n",
+        k.bucket_rate,
+        k.bucket_burst,
+        k.sliding_quota as i64,
+        (k.sliding_ms * MS) as i64,
+        k.period_quota as i64,
+        (k.period_ms * MS) as i64
+    )
+}
+
+/// The two words' limits; the words themselves start zeroed.
+fn words_c(k: &WordsKnobs) -> String {
+    format!(
+        "weir_rate rate = {{0}};\nweir_rate_limit rate_limit;\nweir_gcra gcra = {{0}};\nweir_gcra_limit gcra_limit;\n\
+         weir_status made = weir_rate_limit_new({:?}, {}, &rate_limit);\n\
+         if (made == WEIR_OK) made = weir_gcra_limit_new({:?}, {}, &gcra_limit);\n",
+        k.rate, k.rate_burst as i64, k.gcra, k.gcra_burst as i64
+    )
+}
+
+/// The bloom with one event a second per word, as the panel's, keyed by
+/// the panel's seeds (choose your own, and keep them secret).
+fn bloom_c(k: &BloomKnobs) -> String {
+    format!(
+        "weir_rate_limit word_limit;\nweir_bloom *bloom = NULL;\n\
+         weir_status made = weir_rate_limit_new(1.0, 1, &word_limit);\n\
+         if (made == WEIR_OK) made = weir_bloom_new({}, {}, &word_limit, UINT64_C({:#x}), UINT64_C({:#x}), &bloom);\n",
+        k.size_log2 as u32, k.hashes as u32, BLOOM_SEEDS.0, BLOOM_SEEDS.1
+    )
+}
+
+macro_rules! scenario {
+    ($id:literal, $title:literal, $about:literal, $ty:literal, $preset:literal, $knobs:ident, $f:ident, $plots:expr) => {
+        Scenario {
+            id: $id,
+            title: $title,
+            about: $about,
+            c_type: $ty,
+            c_preset: $preset,
+            knobs: $knobs::KNOBS,
+            plots: $plots,
+            run: |v, seed| $f(&$knobs::from_values(v), seed),
+            c_calls: None,
+            c_more: &[],
+        }
+    };
+    ($id:literal, $title:literal, $about:literal, $knobs:ident, $f:ident, $calls:ident, $plots:expr) => {
+        Scenario {
+            c_calls: Some(|v| $calls(&$knobs::from_values(v))),
+            ..scenario!($id, $title, $about, "", "", $knobs, $f, $plots)
+        }
+    };
+}
+
+/// Every panel, in page order.
+pub static ALL: &[Scenario] = &[
+    scenario!("breaker", "Breaker through an outage", "A backend that fails every call for a stretch, then recovers: calls let through, refused and let through by the probe, each second, and the refusal ratio.", "weir_sre", "weir_sre_preset", BreakerKnobs, breaker,
+        &[&["t", "through", "refused", "probes"], &["t", "ratio"]]),
+    scenario!("shedder", "Shedder under rising load", "Load climbs past the server's capacity, then drops: the CPU it reports, calls in flight, the shedder's limit, and its refusals per 100 ms.", "weir_shed", "weir_shed_preset", ShedKnobs, shedder,
+        &[&["t", "flying", "limit"], &["t", "cpu"], &["t", "passed", "refused"]]),
+    scenario!("limiters", "Three limiters under bursts", "DESIGN.md scenario 1: 40 calls 2.5 ms apart just before each odd second, through a bucket, a sliding window and an aligned period; passes so far.", LimitersKnobs, limiters, limiters_c,
+        &[&["t", "bucket", "sliding", "period"]]),
+    scenario!("words", "Rate word against GCRA word", "The same calls through the fixed-window rate word and the smooth GCRA word: passes so far.", WordsKnobs, words, words_c,
+        &[&["t", "offered", "rate word", "GCRA word"]]),
+    Scenario {
+        c_more: &[("backoff", "weir_backoff", "weir_backoff_preset")],
+        ..scenario!("retry", "Retry budget beside backoff", "Failed requests retried with backoff, as far as the budget lets them: requests, retries and retries the budget refused each second.", "weir_retry_budget", "weir_retry_budget_preset", RetryKnobs, retry,
+            &[&["t", "requests", "retries", "budget refused"], &["t", "attempts per request"]])
+    },
+    scenario!("concurrency", "Adaptive concurrency under rising latency", "The gradient limit as the backend slows: the limit, calls in flight, and refusals per 100 ms.", "weir_gradient", "weir_gradient_preset", ConcurrencyKnobs, concurrency,
+        &[&["t", "limit", "flying"], &["t", "refused"], &["t", "latency ms"]]),
+    scenario!("pool", "Pool: a burst, then idle", "A burst of calls taking resources, then nothing: live and idle resources, made, evicted and waits so far.", "weir_limits", "weir_limits_preset", PoolKnobs, pool,
+        &[&["t", "live", "idle"], &["t", "made", "evicted", "waited"]]),
+    scenario!("backoff", "Backoff's five jitters", "Each jitter's delays over 10,000 draws per retry: largest and mean against the ceiling, and the distribution of every delay.", "weir_backoff", "weir_backoff_preset", BackoffKnobs, backoff,
+        &[&["retry", "ceiling ms", "rigid max", "full max", "equal max", "decorrelated max", "spread max"], &["retry", "ceiling ms", "full mean", "equal mean", "decorrelated mean", "spread mean"], &["bin ms", "rigid", "full", "equal", "decorrelated", "spread"]]),
+    scenario!("bloom", "Bloom: false refusals", "Fresh keys refused because all their words are spent by others, against the header's (1 − e^(−kN/M))^k.", BloomKnobs, bloom, bloom_c,
+        &[&["keys", "measured", "formula"]]),
+];
