@@ -221,16 +221,19 @@ impl Table {
         Ok(table)
     }
 
+    #[inline]
     fn mask(&self) -> usize {
         self.tags.len() - 1
     }
 
     /// The slot an item's probe starts at (Fibonacci hashing: spreads
     /// aligned pointers and consecutive descriptors alike).
+    #[inline]
     fn home(&self, item: usize) -> usize {
         ((item as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
     }
 
+    #[inline]
     fn find(&self, item: usize) -> Option<usize> {
         let mut slot = self.home(item);
         loop {
@@ -388,11 +391,13 @@ impl Pool {
     /// The pool's clock at `now`: `now`, or the latest seen if that is
     /// later. Only reads; [`Pool::commit_clock`] moves it, once a call knows
     /// it will succeed, so a refused call leaves the clock where it was.
+    #[inline]
     fn clock(&self, now: i64) -> i64 {
         self.latest.max(now)
     }
 
     /// Moves the pool's clock to `now` (already [`Pool::clock`]ed).
+    #[inline]
     fn commit_clock(&mut self, now: i64) {
         self.latest = now;
     }
@@ -409,6 +414,7 @@ impl Pool {
 
     /// Whether an idle resource is due at `now`, and why: idleness first
     /// when both apply. Due means its expiry instant is at or before `now`.
+    #[inline]
     fn due(&self, idle: &Idle, now: i64) -> Option<Due> {
         if self.keep_ns > 0 && after(idle.since, self.keep_ns) <= now {
             Some(Due::Idle)
@@ -419,6 +425,7 @@ impl Pool {
         }
     }
 
+    #[inline]
     fn too_old(&self, birth: i64, now: i64) -> bool {
         self.life_ns > 0 && after(birth, self.life_ns) <= now
     }
@@ -429,6 +436,7 @@ impl Pool {
     /// The newest idle resource is looked at first; if it is past `keep` or
     /// `life` it comes back as [`Taken::Stale`], already out of the pool,
     /// and the caller closes it and takes again.
+    #[inline]
     pub fn take(&mut self, now: i64) -> Taken {
         let now = self.clock(now);
         self.commit_clock(now);
@@ -515,6 +523,7 @@ impl Pool {
     /// not know, given while a reservation is open, is one made after
     /// `Make` without `made`: it fills the reservation, born at `now`. On
     /// an error nothing changes, the clock included.
+    #[inline]
     pub fn give(&mut self, item: usize, now: i64) -> Result<bool, Misuse> {
         let now = self.clock(now);
         let slot = match self.table.find(item) {
@@ -549,6 +558,7 @@ impl Pool {
 
     /// An unknown item arriving while a reservation is open fills it: it is
     /// registered as made and lent, born at `now`.
+    #[inline]
     fn register_unmade(&mut self, item: usize, now: i64) -> Result<usize, Misuse> {
         if self.reserved == 0 {
             return Err(Misuse::NotLent);
