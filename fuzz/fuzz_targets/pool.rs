@@ -240,7 +240,12 @@ fuzz_target!(|data: &[u8]| {
                 8 => {
                     let due = weir_pool_next_expiry(pool, now);
                     assert!(due >= 0, "weir_pool_next_expiry answered {due}");
-                    if model.idle.is_empty() || (limits.keep_ns == 0 && limits.life_ns == 0) {
+                    let old_idle = model.idle.iter().any(|item| model.old.contains(item));
+                    if old_idle {
+                        assert_eq!(due, 0, "weir_pool_next_expiry with an old item idle");
+                    } else if model.idle.is_empty()
+                        || (limits.keep_ns == 0 && limits.life_ns == 0)
+                    {
                         assert_eq!(
                             due,
                             i64::MAX,
