@@ -781,7 +781,7 @@ typedef struct weir_period weir_period;
 // is new.
 //
 // Takes a short per-handle lock; safe to use from many threads at once.
-// Heap per handle on 64-bit: about 350 bytes, plus 24 bytes per idle place
+// Heap per handle on 64-bit: about 310 bytes, plus 24 bytes per idle place
 // (min(idle, size)), plus 17 bytes per table slot (the power of two at
 // least 2 × size), all allocated by `weir_pool_new` and never again; about
 // 1.1 KiB for the preset.
