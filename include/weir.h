@@ -306,8 +306,9 @@
 #endif
 
 #if defined(WEIR_HOSTED)
-// `weir_taken.kind`: an idle resource past `keep_ns` or `life_ns`, already
-// out of the pool and its count. The caller closes `item` and takes again.
+// `weir_taken.kind`: an idle resource past `keep_ns` or `life_ns`, or
+// marked old by `weir_pool_mark_old`, already out of the pool and its
+// count. The caller closes `item` and takes again.
 #define WEIR_TAKEN_STALE 2
 #endif
 
@@ -2171,7 +2172,8 @@ void weir_pool_free(weir_pool *pool);
 
 #if defined(WEIR_HOSTED)
 // Asks for a resource at `now`. READY: the newest idle one, now lent.
-// STALE: the newest idle one was past `keep_ns` or `life_ns`; it is out of
+// STALE: the newest idle one was past `keep_ns` or `life_ns`, or marked
+// old; it is out of
 // the pool, the caller closes it and takes again. MAKE: room is reserved
 // for one more; the caller makes it and calls `weir_pool_made` (or
 // `weir_pool_unmade` if making failed). WAIT: no room, `max_making` are
@@ -2240,7 +2242,8 @@ weir_status weir_pool_unmade(const weir_pool *pool);
 #if defined(WEIR_HOSTED)
 // Gives a lent resource back at `now` and writes to `*kept` whether the
 // pool kept it. `*kept == false`: the caller closes `item` (enough were
-// idle, it has lived `life_ns`, or the pool is closed). The resource keeps
+// idle, it has lived `life_ns`, it was marked old by `weir_pool_mark_old`,
+// or the pool is closed). The resource keeps
 // the birth it was lent with. An `item` the pool does not know, given while
 // a MAKE is outstanding, fills that reservation, born at `now`.
 //
@@ -2263,7 +2266,8 @@ weir_status weir_pool_drop(const weir_pool *pool, uintptr_t item);
 
 #if defined(WEIR_HOSTED)
 // Removes the idle resources due at `now` — those idle for `keep_ns` or
-// more, or alive for `life_ns` or more (the boundary included) — oldest
+// more, alive for `life_ns` or more (the boundary included), or marked
+// old by `weir_pool_mark_old` — oldest
 // first, writes at most `cap` of them to `out` for the caller to close, and
 // returns how many it wrote: only `out[0]` to `out[returned - 1]` are
 // written, and only those resources are removed.
@@ -2309,7 +2313,7 @@ int64_t weir_pool_busy(const weir_pool *pool);
 
 #if defined(WEIR_HOSTED)
 // Nanoseconds from `now` until the next idle resource becomes due: 0 if
-// one is due already, `INT64_MAX` if none ever will (nothing idle, or no
+// one is due already (one marked old is), `INT64_MAX` if none ever will (nothing idle, or no
 // `keep_ns` and no `life_ns`). `weir_pool_evict` at `now` plus this removes
 // at least one, so one timer armed with it replaces polling. It only
 // reads: `now` does not move the pool's clock. `INT64_MAX` for a NULL pool.

@@ -110,8 +110,9 @@ pub extern "C" fn weir_limits_preset() -> weir_limits {
 
 /// `weir_taken.kind`: an idle resource, now lent to the caller.
 pub const WEIR_TAKEN_READY: i32 = 1;
-/// `weir_taken.kind`: an idle resource past `keep_ns` or `life_ns`, already
-/// out of the pool and its count. The caller closes `item` and takes again.
+/// `weir_taken.kind`: an idle resource past `keep_ns` or `life_ns`, or
+/// marked old by `weir_pool_mark_old`, already out of the pool and its
+/// count. The caller closes `item` and takes again.
 pub const WEIR_TAKEN_STALE: i32 = 2;
 /// `weir_taken.kind`: nothing idle, room for one more, and the room is
 /// reserved. The caller makes a resource and calls `weir_pool_made` (or, if
@@ -317,7 +318,8 @@ pub extern "C" fn weir_pool_free(pool: *mut weir_pool) {
 }
 
 /// Asks for a resource at `now`. READY: the newest idle one, now lent.
-/// STALE: the newest idle one was past `keep_ns` or `life_ns`; it is out of
+/// STALE: the newest idle one was past `keep_ns` or `life_ns`, or marked
+/// old; it is out of
 /// the pool, the caller closes it and takes again. MAKE: room is reserved
 /// for one more; the caller makes it and calls `weir_pool_made` (or
 /// `weir_pool_unmade` if making failed). WAIT: no room, `max_making` are
@@ -400,7 +402,8 @@ pub extern "C" fn weir_pool_unmade(pool: *const weir_pool) -> weir_status {
 
 /// Gives a lent resource back at `now` and writes to `*kept` whether the
 /// pool kept it. `*kept == false`: the caller closes `item` (enough were
-/// idle, it has lived `life_ns`, or the pool is closed). The resource keeps
+/// idle, it has lived `life_ns`, it was marked old by `weir_pool_mark_old`,
+/// or the pool is closed). The resource keeps
 /// the birth it was lent with. An `item` the pool does not know, given while
 /// a MAKE is outstanding, fills that reservation, born at `now`.
 ///
@@ -454,7 +457,8 @@ fn into_buffer(
 }
 
 /// Removes the idle resources due at `now` — those idle for `keep_ns` or
-/// more, or alive for `life_ns` or more (the boundary included) — oldest
+/// more, alive for `life_ns` or more (the boundary included), or marked
+/// old by `weir_pool_mark_old` — oldest
 /// first, writes at most `cap` of them to `out` for the caller to close, and
 /// returns how many it wrote: only `out[0]` to `out[returned - 1]` are
 /// written, and only those resources are removed.
@@ -522,7 +526,7 @@ pub extern "C" fn weir_pool_busy(pool: *const weir_pool) -> i64 {
 }
 
 /// Nanoseconds from `now` until the next idle resource becomes due: 0 if
-/// one is due already, `INT64_MAX` if none ever will (nothing idle, or no
+/// one is due already (one marked old is), `INT64_MAX` if none ever will (nothing idle, or no
 /// `keep_ns` and no `life_ns`). `weir_pool_evict` at `now` plus this removes
 /// at least one, so one timer armed with it replaces polling. It only
 /// reads: `now` does not move the pool's clock. `INT64_MAX` for a NULL pool.
