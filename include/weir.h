@@ -2226,8 +2226,10 @@ int64_t weir_pool_make_ahead(const weir_pool *pool);
 // `weir_pool_next_expiry` is 0 while any is idle), take hands back an old
 // one it meets as STALE, and a give of an old one answers `*kept ==
 // false`; resources registered afterwards (by made, or given or dropped
-// into a reservation, even one opened before the mark) are new. Counted
-// in `weir_pool_counters.retired`. It visits the whole table: O(size),
+// into a reservation, even one opened before the mark) are new. Old idle
+// ones still fill `idle` places until evict or take hands them back, so
+// call `weir_pool_evict` soon after. Counted in
+// `weir_pool_counters.retired`. It visits the whole table: O(size),
 // no allocation.
 int64_t weir_pool_mark_old(const weir_pool *pool);
 #endif
