@@ -304,6 +304,35 @@ static int limiters_tour(void) {
            taken[first.kind], kept ? "yes" : "no", taken[second.kind], (size_t)second.item);
     weir_pool_give(pool, second.item, MS, &kept);
     weir_pool_free(pool);
+
+    /* Generations: after a password change, every connection made with the
+     * old one is marked old. The idle one comes back from evict to be
+     * closed, the lent one is not kept when it comes back, and what is made
+     * next belongs to the new generation. */
+    weir_limits generations = weir_limits_preset();
+    generations.min_idle = 1;
+    if (weir_pool_new(&generations, &pool) != WEIR_OK) return 1;
+    int64_t ahead = weir_pool_make_ahead(pool);
+    weir_pool_give(pool, 7, 0, &kept); /* made ahead: idle */
+    weir_pool_take(pool, 0);           /* 7 lent */
+    weir_pool_make_ahead(pool);
+    weir_pool_give(pool, 8, 0, &kept); /* made ahead: idle */
+    int64_t marked = weir_pool_mark_old(pool);
+    uintptr_t closing[4];
+    size_t evicted = weir_pool_evict(pool, MS, closing, 4);
+    bool kept_old = true;
+    weir_pool_give(pool, 7, MS, &kept_old);
+    int64_t ahead_again = weir_pool_make_ahead(pool);
+    weir_pool_give(pool, 9, MS, &kept);
+    weir_taken fresh = weir_pool_take(pool, MS);
+    printf("   weir_pool generations: %" PRId64 " made ahead; %" PRId64 " marked old; evict hands "
+           "back %zu (item %zu); old item 7 kept on give: %s; %" PRId64 " made ahead again, "
+           "take says %s, %zu\n",
+           ahead, marked, evicted, evicted ? (size_t)closing[0] : (size_t)0,
+           kept_old ? "yes" : "no", ahead_again, taken[fresh.kind], (size_t)fresh.item);
+    weir_pool_give(pool, fresh.item, MS, &kept);
+    weir_pool_close(pool, closing, 4);
+    weir_pool_free(pool);
     return 0;
 }
 

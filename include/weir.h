@@ -104,8 +104,9 @@
  *   policy   weir_limits (the pool's), weir_limits_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   calls    weir_pool_take (weir_taken, WEIR_TAKEN_*), weir_pool_made,
- *            weir_pool_unmade, weir_pool_give, weir_pool_drop,
- *            weir_pool_evict, weir_pool_close
+ *            weir_pool_made_jittered, weir_pool_unmade, weir_pool_give,
+ *            weir_pool_drop, weir_pool_make_ahead, weir_pool_evict,
+ *            weir_pool_mark_old, weir_pool_close
  *   reads    weir_pool_live, weir_pool_idle, weir_pool_busy,
  *            weir_pool_next_expiry, weir_pool_stats (weir_pool_counters)
  *
@@ -305,8 +306,9 @@
 #endif
 
 #if defined(WEIR_HOSTED)
-// `weir_taken.kind`: an idle resource past `keep_ns` or `life_ns`, already
-// out of the pool and its count. The caller closes `item` and takes again.
+// `weir_taken.kind`: an idle resource past `keep_ns` or `life_ns`, or
+// marked old by `weir_pool_mark_old`, already out of the pool and its
+// count. The caller closes `item` and takes again.
 #define WEIR_TAKEN_STALE 2
 #endif
 
@@ -318,8 +320,9 @@
 #endif
 
 #if defined(WEIR_HOSTED)
-// `weir_taken.kind`: nothing idle and no room (or the pool is closed, or
-// NULL). The caller's own queue decides what next. `item` is 0.
+// `weir_taken.kind`: nothing idle and no room (or `max_making` are being
+// made, or the pool is closed, or NULL). The caller's own queue decides
+// what next. `item` is 0.
 #define WEIR_TAKEN_WAIT 4
 #endif
 
@@ -459,6 +462,12 @@ enum weir_status
   WEIR_ERR_POOL_KEEP = 206,
   // A pool's `weir_limits.life_ns` is negative.
   WEIR_ERR_POOL_LIFE = 207,
+  // A pool's `weir_limits.life_jitter` is not in 0..1 (NaN included).
+  WEIR_ERR_POOL_JITTER = 220,
+  // A pool's `weir_limits.min_idle` is negative.
+  WEIR_ERR_POOL_MIN_IDLE = 221,
+  // A pool's `weir_limits.max_making` is negative.
+  WEIR_ERR_POOL_MAX_MAKING = 222,
   // `weir_window_new`'s `window_ns` is zero or negative.
   WEIR_ERR_WINDOW_SPAN = 300,
   // A breaker policy's `k` is NaN, infinite or below its `floor`.
@@ -779,8 +788,14 @@ typedef struct weir_period weir_period;
 // `weir_pool_next_expiry` only reads). A call that returns an error moves
 // nothing, the pool's clock included.
 //
+// Generations: `weir_pool_mark_old` marks every resource the pool holds as
+// old (after a password or DNS change, say); `weir_pool_evict` hands the
+// idle ones back, take hands back an old one it meets as STALE, a give of
+// a lent one answers `*kept == false`, and what is registered afterwards
+// is new.
+//
 // Takes a short per-handle lock; safe to use from many threads at once.
-// Heap per handle on 64-bit: about 300 bytes, plus 24 bytes per idle place
+// Heap per handle on 64-bit: about 310 bytes, plus 24 bytes per idle place
 // (min(idle, size)), plus 17 bytes per table slot (the power of two at
 // least 2 × size), all allocated by `weir_pool_new` and never again; about
 // 1.1 KiB for the preset.
@@ -1192,9 +1207,16 @@ typedef struct WEIR_ALIGN(8) {
 // each field with its own status, the first wrong one in field order: a
 // `size` outside 1..`WEIR_POOL_MAX_SIZE` is `WEIR_ERR_POOL_SIZE`, a
 // negative `idle` `WEIR_ERR_POOL_IDLE`, a negative `keep_ns`
-// `WEIR_ERR_POOL_KEEP`, a negative `life_ns` `WEIR_ERR_POOL_LIFE`; an
-// `idle` above `size` counts as `size`, and an `idle` of 0 keeps nothing
-// idle.
+// `WEIR_ERR_POOL_KEEP`, a negative `life_ns` `WEIR_ERR_POOL_LIFE`, a
+// `life_jitter` outside 0..1 or NaN `WEIR_ERR_POOL_JITTER`, a negative
+// `min_idle` `WEIR_ERR_POOL_MIN_IDLE`, a negative `max_making`
+// `WEIR_ERR_POOL_MAX_MAKING`; an `idle` above `size` counts as `size`, and
+// an `idle` of 0 keeps nothing idle.
+//
+// Since 0.2.0 the struct is 56 bytes: `life_jitter`, `min_idle` and
+// `max_making` follow the first four fields, and all three are 0 in the
+// preset. A struct zeroed and then filled field by field (or a C
+// initialiser naming only the first four) behaves as 0.1's pool did.
 typedef struct WEIR_ALIGN(8) {
   // The most resources alive at once: idle, lent and being made (≥ 1).
   int64_t size;
@@ -1204,6 +1226,17 @@ typedef struct WEIR_ALIGN(8) {
   int64_t keep_ns;
   // How long a resource may live from its making (0: no limit).
   int64_t life_ns;
+  // The most a resource's life may be shortened, as a fraction of
+  // `life_ns` in 0..1, by the caller's draw in `weir_pool_made_jittered`
+  // (0: each lives exactly `life_ns`), so that resources made together
+  // do not retire together.
+  double life_jitter;
+  // How many idle resources `weir_pool_make_ahead` keeps ready (0: none;
+  // above `idle`, as `idle`).
+  int64_t min_idle;
+  // The most resources being made at once (0: up to `size`; above
+  // `size`, as `size`): past it take answers WAIT rather than MAKE.
+  int64_t max_making;
 } weir_limits;
 #endif
 
@@ -1248,6 +1281,10 @@ typedef struct WEIR_ALIGN(8) {
   // Resources handed back by `weir_pool_close`, or not kept by a give
   // after it.
   uint64_t closed;
+  // Resources marked old by `weir_pool_mark_old`, then removed by
+  // `weir_pool_evict` or not kept by `weir_pool_give` (an old one take
+  // meets is counted in `stale`). Since 0.2.0.
+  uint64_t retired;
 } weir_pool_counters;
 #endif
 
@@ -2121,7 +2158,8 @@ int64_t weir_period_next(const weir_period *period, int64_t now);
 #if defined(WEIR_HOSTED)
 // The preset limits: 10 live, 10 idle, closed after 30 minutes idle, no
 // maximum age (the default size of HikariCP and Go's database/sql, which
-// also keeps idle equal to size).
+// also keeps idle equal to size); no jitter, nothing made ahead, makes up
+// to `size`.
 weir_limits weir_limits_preset(void);
 #endif
 
@@ -2129,7 +2167,8 @@ weir_limits weir_limits_preset(void);
 // Makes an empty pool with `limits` (NULL: `weir_limits_preset()`) and
 // writes it to `*out`; all its memory is allocated here. Bad limits get
 // the status of the first wrong field (`WEIR_ERR_POOL_SIZE`, `_IDLE`,
-// `_KEEP`, `_LIFE`: see `weir_limits`), `WEIR_ERR_NO_MEMORY` when the table
+// `_KEEP`, `_LIFE`, `_JITTER`, `_MIN_IDLE`, `_MAX_MAKING`: see
+// `weir_limits`), `WEIR_ERR_NO_MEMORY` when the table
 // cannot be allocated; `WEIR_ERR_NULL` if `out` is NULL,
 // `WEIR_ERR_MISALIGNED` if `limits` or `out` is misaligned. `*out` is
 // written only on success. The limits are copied: the caller may change
@@ -2146,11 +2185,13 @@ void weir_pool_free(weir_pool *pool);
 
 #if defined(WEIR_HOSTED)
 // Asks for a resource at `now`. READY: the newest idle one, now lent.
-// STALE: the newest idle one was past `keep_ns` or `life_ns`; it is out of
+// STALE: the newest idle one was past `keep_ns` or `life_ns`, or marked
+// old; it is out of
 // the pool, the caller closes it and takes again. MAKE: room is reserved
 // for one more; the caller makes it and calls `weir_pool_made` (or
-// `weir_pool_unmade` if making failed). WAIT: no room, or the pool is
-// closed. A NULL or poisoned pool answers WAIT.
+// `weir_pool_unmade` if making failed). WAIT: no room, `max_making` are
+// being made already, or the pool is closed. A NULL or poisoned pool
+// answers WAIT.
 weir_taken weir_pool_take(const weir_pool *pool, int64_t now);
 #endif
 
@@ -2163,6 +2204,50 @@ weir_status weir_pool_made(const weir_pool *pool, uintptr_t item, int64_t now);
 #endif
 
 #if defined(WEIR_HOSTED)
+// `weir_pool_made`, with the resource's life shortened by the caller's
+// `draw` (uniform over all 64-bit values, from the caller's own
+// generator): by floor(J × draw / 2^64) nanoseconds, where J =
+// floor(`life_jitter` × `life_ns`), at most `life_ns` − 1, so each
+// resource lives at least 1 ns and resources made together retire spread
+// over up to J nanoseconds. A `draw` of 0, a `life_jitter` of 0 or no
+// `life_ns` is exactly `weir_pool_made`. Statuses as `weir_pool_made`
+// (any `draw` is valid); on an error nothing changes.
+weir_status weir_pool_made_jittered(const weir_pool *pool,
+                                    uintptr_t item,
+                                    int64_t now,
+                                    uint64_t draw);
+#endif
+
+#if defined(WEIR_HOSTED)
+// Reserves room for the resources to make ahead so that `min_idle` stay
+// ready, and returns how many: `min_idle` less the idle resources not
+// marked old and the MAKEs already outstanding, capped by the room left
+// under `size` and under `max_making`. Each is a reservation as a MAKE
+// is: the caller makes it and gives it with `weir_pool_give` (an item
+// the pool does not know fills a reservation; `weir_pool_made` or
+// `weir_pool_made_jittered` first, then give, also works), or calls
+// `weir_pool_unmade` if making failed. Call it after a take, a give or an
+// evict, or on a timer. 0 with `min_idle` 0 (the preset), for a closed
+// pool, and for a NULL one.
+int64_t weir_pool_make_ahead(const weir_pool *pool);
+#endif
+
+#if defined(WEIR_HOSTED)
+// Marks every resource the pool holds now, idle or lent, as old, and
+// returns how many (0 for a NULL pool). From then on `weir_pool_evict`
+// hands back the idle old ones first, whatever their age (and
+// `weir_pool_next_expiry` is 0 while any is idle), take hands back an old
+// one it meets as STALE, and a give of an old one answers `*kept ==
+// false`; resources registered afterwards (by made, or given or dropped
+// into a reservation, even one opened before the mark) are new. Old idle
+// ones still fill `idle` places until evict or take hands them back, so
+// call `weir_pool_evict` soon after. Counted in
+// `weir_pool_counters.retired`. It visits the whole table: O(size),
+// no allocation.
+int64_t weir_pool_mark_old(const weir_pool *pool);
+#endif
+
+#if defined(WEIR_HOSTED)
 // Releases the room a MAKE reserved, because making failed, so a failing
 // factory does not shrink the pool for good. `WEIR_ERR_POOL_NO_RESERVATION`
 // if no MAKE is outstanding; `WEIR_ERR_NULL` for a NULL pool.
@@ -2172,7 +2257,8 @@ weir_status weir_pool_unmade(const weir_pool *pool);
 #if defined(WEIR_HOSTED)
 // Gives a lent resource back at `now` and writes to `*kept` whether the
 // pool kept it. `*kept == false`: the caller closes `item` (enough were
-// idle, it has lived `life_ns`, or the pool is closed). The resource keeps
+// idle, it has lived `life_ns`, it was marked old by `weir_pool_mark_old`,
+// or the pool is closed). The resource keeps
 // the birth it was lent with. An `item` the pool does not know, given while
 // a MAKE is outstanding, fills that reservation, born at `now`.
 //
@@ -2195,7 +2281,8 @@ weir_status weir_pool_drop(const weir_pool *pool, uintptr_t item);
 
 #if defined(WEIR_HOSTED)
 // Removes the idle resources due at `now` — those idle for `keep_ns` or
-// more, or alive for `life_ns` or more (the boundary included) — oldest
+// more, alive for `life_ns` or more (the boundary included), or marked
+// old by `weir_pool_mark_old` — oldest
 // first, writes at most `cap` of them to `out` for the caller to close, and
 // returns how many it wrote: only `out[0]` to `out[returned - 1]` are
 // written, and only those resources are removed.
@@ -2241,7 +2328,7 @@ int64_t weir_pool_busy(const weir_pool *pool);
 
 #if defined(WEIR_HOSTED)
 // Nanoseconds from `now` until the next idle resource becomes due: 0 if
-// one is due already, `INT64_MAX` if none ever will (nothing idle, or no
+// one is due already (one marked old is), `INT64_MAX` if none ever will (nothing idle, or no
 // `keep_ns` and no `life_ns`). `weir_pool_evict` at `now` plus this removes
 // at least one, so one timer armed with it replaces polling. It only
 // reads: `now` does not move the pool's clock. `INT64_MAX` for a NULL pool.
@@ -2595,6 +2682,12 @@ int weir_hosted_only_weir_pool_take(void) WEIR_HOSTED_ONLY_(weir_pool_take);
 #define weir_pool_take(...) weir_hosted_only_weir_pool_take()
 int weir_hosted_only_weir_pool_made(void) WEIR_HOSTED_ONLY_(weir_pool_made);
 #define weir_pool_made(...) weir_hosted_only_weir_pool_made()
+int weir_hosted_only_weir_pool_made_jittered(void) WEIR_HOSTED_ONLY_(weir_pool_made_jittered);
+#define weir_pool_made_jittered(...) weir_hosted_only_weir_pool_made_jittered()
+int weir_hosted_only_weir_pool_make_ahead(void) WEIR_HOSTED_ONLY_(weir_pool_make_ahead);
+#define weir_pool_make_ahead(...) weir_hosted_only_weir_pool_make_ahead()
+int weir_hosted_only_weir_pool_mark_old(void) WEIR_HOSTED_ONLY_(weir_pool_mark_old);
+#define weir_pool_mark_old(...) weir_hosted_only_weir_pool_mark_old()
 int weir_hosted_only_weir_pool_unmade(void) WEIR_HOSTED_ONLY_(weir_pool_unmade);
 #define weir_pool_unmade(...) weir_hosted_only_weir_pool_unmade()
 int weir_hosted_only_weir_pool_give(void) WEIR_HOSTED_ONLY_(weir_pool_give);

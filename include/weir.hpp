@@ -435,6 +435,11 @@ struct Limits {
     std::int64_t idle = weir_limits_preset().idle;
     nanoseconds keep = nanoseconds(weir_limits_preset().keep_ns);
     nanoseconds life = nanoseconds(weir_limits_preset().life_ns);
+    // Since 0.2.0: the most a draw shortens a life (a fraction of `life`),
+    // how many to keep ready idle, the most made at once (0: up to size).
+    double life_jitter = weir_limits_preset().life_jitter;
+    std::int64_t min_idle = weir_limits_preset().min_idle;
+    std::int64_t max_making = weir_limits_preset().max_making;
 
     weir_limits c() const noexcept {
         weir_limits out = weir_limits_preset();
@@ -442,6 +447,9 @@ struct Limits {
         out.idle = idle;
         out.keep_ns = keep.count();
         out.life_ns = life.count();
+        out.life_jitter = life_jitter;
+        out.min_idle = min_idle;
+        out.max_making = max_making;
         return out;
     }
 };
@@ -476,7 +484,15 @@ public:
     std::error_code made(std::uintptr_t item, instant now) const noexcept {
         return detail::code(weir_pool_made(get(), item, now.ns()));
     }
+    // `made`, the life shortened by the caller's uniform 64-bit `draw`.
+    std::error_code made_jittered(std::uintptr_t item, instant now, std::uint64_t draw) const noexcept {
+        return detail::code(weir_pool_made_jittered(get(), item, now.ns(), draw));
+    }
     std::error_code unmade() const noexcept { return detail::code(weir_pool_unmade(get())); }
+    // Reservations for what to make ahead to keep `min_idle` ready.
+    std::int64_t make_ahead() const noexcept { return weir_pool_make_ahead(get()); }
+    // Marks every resource held as old (a new generation); how many.
+    std::int64_t mark_old() const noexcept { return weir_pool_mark_old(get()); }
     // Whether the pool kept `item`; if not, the caller closes it.
     result<bool> give(std::uintptr_t item, instant now) const noexcept {
         bool kept = false;

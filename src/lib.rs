@@ -42,6 +42,8 @@ pub mod gcra;
 pub(crate) mod guard;
 pub mod limiter;
 #[cfg(feature = "std")]
+mod lock;
+#[cfg(feature = "std")]
 pub mod period;
 #[cfg(feature = "std")]
 pub mod pool;

@@ -131,6 +131,12 @@ pub enum weir_status {
     WEIR_ERR_POOL_KEEP = 206,
     /// A pool's `weir_limits.life_ns` is negative.
     WEIR_ERR_POOL_LIFE = 207,
+    /// A pool's `weir_limits.life_jitter` is not in 0..1 (NaN included).
+    WEIR_ERR_POOL_JITTER = 220,
+    /// A pool's `weir_limits.min_idle` is negative.
+    WEIR_ERR_POOL_MIN_IDLE = 221,
+    /// A pool's `weir_limits.max_making` is negative.
+    WEIR_ERR_POOL_MAX_MAKING = 222,
     // 300–399: breaker, shedder and window.
     /// `weir_window_new`'s `window_ns` is zero or negative.
     WEIR_ERR_WINDOW_SPAN = 300,
@@ -302,6 +308,9 @@ const ALL: &[weir_status] = {
         WEIR_ERR_POOL_IDLE,
         WEIR_ERR_POOL_KEEP,
         WEIR_ERR_POOL_LIFE,
+        WEIR_ERR_POOL_JITTER,
+        WEIR_ERR_POOL_MIN_IDLE,
+        WEIR_ERR_POOL_MAX_MAKING,
         WEIR_ERR_WINDOW_SPAN,
         WEIR_ERR_SRE_K,
         WEIR_ERR_SRE_FLOOR,
@@ -415,6 +424,9 @@ impl weir_status {
             WEIR_ERR_POOL_IDLE => c"pool idle is negative",
             WEIR_ERR_POOL_KEEP => c"pool keep_ns is negative",
             WEIR_ERR_POOL_LIFE => c"pool life_ns is negative",
+            WEIR_ERR_POOL_JITTER => c"pool life_jitter is not in 0..1",
+            WEIR_ERR_POOL_MIN_IDLE => c"pool min_idle is negative",
+            WEIR_ERR_POOL_MAX_MAKING => c"pool max_making is negative",
             WEIR_ERR_WINDOW_SPAN => c"window window_ns is zero or negative",
             WEIR_ERR_SRE_K => c"sre k is not finite or is below floor",
             WEIR_ERR_SRE_FLOOR => c"sre floor is not finite or is below 1",

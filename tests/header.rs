@@ -224,10 +224,13 @@ const INDEX: &[Entry] = &[
                 &[
                     "weir_pool_take (weir_taken, WEIR_TAKEN_*)",
                     "weir_pool_made",
+                    "weir_pool_made_jittered",
                     "weir_pool_unmade",
                     "weir_pool_give",
                     "weir_pool_drop",
+                    "weir_pool_make_ahead",
                     "weir_pool_evict",
+                    "weir_pool_mark_old",
                     "weir_pool_close",
                 ],
             ),

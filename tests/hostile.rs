@@ -1485,15 +1485,21 @@ fn pool_never_panics_and_live_is_idle_plus_busy() {
             limits.idle = rng.below(10) as i64;
             limits.keep_ns = rng.below(3) as i64 * rng.span();
             limits.life_ns = rng.below(3) as i64 * rng.span();
+            limits.life_jitter = rng.pick(&[0.0, 0.1, 0.5, 1.0]);
+            limits.min_idle = rng.below(10) as i64;
+            limits.max_making = rng.below(4) as i64;
         }
         for _ in 0..rng.below(3) {
-            match rng.below(4) {
+            match rng.below(7) {
                 // A table for 2^24 items is half a gigabyte: stay small or
                 // past the maximum.
                 0 => limits.size = tame(rng.i64(), 64, WEIR_POOL_MAX_SIZE + 1, &mut rng),
                 1 => limits.idle = rng.i64(),
                 2 => limits.keep_ns = rng.i64(),
-                _ => limits.life_ns = rng.i64(),
+                3 => limits.life_ns = rng.i64(),
+                4 => limits.life_jitter = rng.f64(),
+                5 => limits.min_idle = rng.i64(),
+                _ => limits.max_making = rng.i64(),
             }
         }
         let mut pool = null_mut();
@@ -1532,7 +1538,12 @@ fn pool_never_panics_and_live_is_idle_plus_busy() {
                                     4 => usize::MAX - 1,
                                     n => n,
                                 };
-                                assert_eq!(weir_pool_made(pool, item, now), WEIR_OK);
+                                let made = if rng.one_in(2) {
+                                    weir_pool_made_jittered(pool, item, now, rng.u64())
+                                } else {
+                                    weir_pool_made(pool, item, now)
+                                };
+                                assert_eq!(made, WEIR_OK);
                                 lent.push(item);
                             }
                         }
@@ -1563,6 +1574,10 @@ fn pool_never_panics_and_live_is_idle_plus_busy() {
                     );
                     sane(weir_pool_drop(pool, bogus), "weir_pool_drop");
                     sane(weir_pool_made(pool, bogus, rng.i64()), "weir_pool_made");
+                    sane(
+                        weir_pool_made_jittered(pool, bogus, rng.i64(), rng.u64()),
+                        "weir_pool_made_jittered",
+                    );
                     sane(weir_pool_unmade(pool), "weir_pool_unmade");
                     sane(weir_pool_give(pool, 1, now, null_mut()), "weir_pool_give");
                     sane(
@@ -1585,6 +1600,25 @@ fn pool_never_panics_and_live_is_idle_plus_busy() {
                     let wrote = weir_pool_close(pool, out.as_mut_ptr(), cap);
                     assert!(wrote <= cap);
                 }
+                7 if rng.one_in(3) => {
+                    let marked = weir_pool_mark_old(pool);
+                    assert!(marked >= 0 && marked <= size, "{limits:?}: marked {marked}");
+                }
+                7 => {
+                    // Reservations for what to make ahead: filled by gives
+                    // of fresh items, or released.
+                    let ahead = weir_pool_make_ahead(pool);
+                    assert!((0..=size).contains(&ahead), "{limits:?}: ahead {ahead}");
+                    for _ in 0..ahead {
+                        if rng.one_in(3) {
+                            assert_eq!(weir_pool_unmade(pool), WEIR_OK);
+                        } else {
+                            next_item += 1;
+                            let mut kept = false;
+                            assert_eq!(weir_pool_give(pool, next_item, now, &mut kept), WEIR_OK);
+                        }
+                    }
+                }
                 _ => {
                     let expiry = weir_pool_next_expiry(pool, now);
                     assert!(expiry >= 0, "pool {limits:?} at {now}: expiry {expiry}");
@@ -1606,6 +1640,9 @@ fn pool_never_panics_and_live_is_idle_plus_busy() {
         weir_pool_free(pool);
     }
     assert_eq!(weir_pool_take(null(), 0).kind, WEIR_TAKEN_WAIT);
+    assert_eq!(weir_pool_make_ahead(null()), 0);
+    assert_eq!(weir_pool_mark_old(null()), 0);
+    assert_eq!(weir_pool_made_jittered(null(), 1, 0, 1), WEIR_ERR_NULL);
     eprintln!("pool: {calls} calls");
     assert_no_panics("pool");
 }

@@ -20,6 +20,7 @@ fn pool(size: i64, idle: i64, keep_ns: i64, life_ns: i64) -> Pool {
         idle,
         keep_ns,
         life_ns,
+        ..Limits::PRESET
     })
     .unwrap()
 }
@@ -134,10 +135,14 @@ struct Model {
     idle_cap: usize,
     keep: i64,
     life: i64,
-    /// (item, birth, since), newest on top.
-    idle: Vec<(usize, i64, i64)>,
-    /// (item, birth).
-    lent: Vec<(usize, i64)>,
+    /// The most a draw takes off a life.
+    jitter: i64,
+    min_idle: usize,
+    max_making: usize,
+    /// (item, birth, since, old), newest on top.
+    idle: Vec<(usize, i64, i64, bool)>,
+    /// (item, birth, old).
+    lent: Vec<(usize, i64, bool)>,
     reserved: usize,
     clock: i64,
 }
@@ -149,6 +154,15 @@ impl Model {
             idle_cap: l.idle.min(l.size) as usize,
             keep: l.keep_ns,
             life: l.life_ns,
+            jitter: ((l.life_ns as f64 * l.life_jitter) as i64)
+                .min(l.life_ns - 1)
+                .max(0),
+            min_idle: l.min_idle.min(l.idle).min(l.size) as usize,
+            max_making: if l.max_making == 0 {
+                l.size as usize
+            } else {
+                l.max_making.min(l.size) as usize
+            },
             idle: vec![],
             lent: vec![],
             reserved: 0,
@@ -161,8 +175,9 @@ impl Model {
     fn too_old(&self, birth: i64) -> bool {
         self.life > 0 && birth.saturating_add(self.life) <= self.clock
     }
-    fn due(&self, (_, birth, since): (usize, i64, i64)) -> bool {
-        (self.keep > 0 && since.saturating_add(self.keep) <= self.clock) || self.too_old(birth)
+    fn due(&self, (_, birth, since, old): (usize, i64, i64, bool)) -> bool {
+        old || (self.keep > 0 && since.saturating_add(self.keep) <= self.clock)
+            || self.too_old(birth)
     }
     fn knows(&self, item: usize) -> bool {
         self.idle.iter().any(|e| e.0 == item) || self.lent.iter().any(|e| e.0 == item)
@@ -174,11 +189,11 @@ impl Model {
         self.tick(now);
         match self.idle.pop() {
             Some(top) if self.due(top) => Taken::Stale(top.0),
-            Some((item, birth, _)) => {
-                self.lent.push((item, birth));
+            Some((item, birth, _, _)) => {
+                self.lent.push((item, birth, false));
                 Taken::Ready(item)
             }
-            None if self.live() < self.size => {
+            None if self.live() < self.size && self.reserved < self.max_making => {
                 self.reserved += 1;
                 Taken::Make
             }
@@ -186,6 +201,9 @@ impl Model {
         }
     }
     fn made(&mut self, item: usize, now: i64) -> Result<(), Misuse> {
+        self.made_jittered(item, now, 0)
+    }
+    fn made_jittered(&mut self, item: usize, now: i64, draw: u64) -> Result<(), Misuse> {
         // A refused call moves nothing, the clock included (issue 11).
         if self.knows(item) {
             return Err(Misuse::Known);
@@ -195,7 +213,10 @@ impl Model {
         }
         self.tick(now);
         self.reserved -= 1;
-        self.lent.push((item, self.clock));
+        // jitter × draw / 2^64, rounded down.
+        let cut = (self.jitter as u128 * draw as u128 / (1u128 << 64)) as i64;
+        self.lent
+            .push((item, self.clock.saturating_sub(cut), false));
         Ok(())
     }
     fn unmade(&mut self) -> Result<(), Misuse> {
@@ -205,30 +226,46 @@ impl Model {
         self.reserved -= 1;
         Ok(())
     }
-    /// The birth of a lent item taken out of `lent`, or of an unknown one
-    /// filling a reservation.
-    fn take_back(&mut self, item: usize) -> Result<i64, Misuse> {
+    /// The birth and mark of a lent item taken out of `lent`, or of an
+    /// unknown one filling a reservation.
+    fn take_back(&mut self, item: usize) -> Result<(i64, bool), Misuse> {
         if self.idle.iter().any(|e| e.0 == item) {
             return Err(Misuse::Idle);
         }
         if let Some(at) = self.lent.iter().position(|e| e.0 == item) {
-            return Ok(self.lent.remove(at).1);
+            let (_, birth, old) = self.lent.remove(at);
+            return Ok((birth, old));
         }
         if self.reserved == 0 {
             return Err(Misuse::NotLent);
         }
         self.reserved -= 1;
-        Ok(self.clock)
+        Ok((self.clock, false))
     }
     fn give(&mut self, item: usize, now: i64) -> Result<bool, Misuse> {
         let before = self.clock;
         self.tick(now);
-        let birth = self.take_back(item).inspect_err(|_| self.clock = before)?;
-        if self.too_old(birth) || self.idle.len() >= self.idle_cap {
+        let (birth, old) = self.take_back(item).inspect_err(|_| self.clock = before)?;
+        if old || self.too_old(birth) || self.idle.len() >= self.idle_cap {
             return Ok(false);
         }
-        self.idle.push((item, birth, self.clock));
+        self.idle.push((item, birth, self.clock, false));
         Ok(true)
+    }
+    fn mark_old(&mut self) -> usize {
+        self.idle.iter_mut().for_each(|e| e.3 = true);
+        self.lent.iter_mut().for_each(|e| e.2 = true);
+        self.idle.len() + self.lent.len()
+    }
+    fn make_ahead(&mut self) -> usize {
+        let ready = self.idle.iter().filter(|e| !e.3).count() + self.reserved;
+        let want = self
+            .min_idle
+            .saturating_sub(ready)
+            .min(self.size - self.live())
+            .min(self.max_making.saturating_sub(self.reserved));
+        self.reserved += want;
+        want
     }
     fn drop_item(&mut self, item: usize) -> Result<(), Misuse> {
         self.take_back(item).map(|_| ())
@@ -264,6 +301,10 @@ enum Op {
     DropStranger,
     DropIdle(usize),
     Evict(i64, usize),
+    /// `made_jittered` of a fresh item with this draw.
+    MadeJittered(i64, u64),
+    MarkOld,
+    MakeAhead,
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -279,7 +320,10 @@ fn op() -> impl Strategy<Value = Op> {
         1 => any::<usize>().prop_map(Op::Drop),
         1 => Just(Op::DropStranger),
         1 => any::<usize>().prop_map(Op::DropIdle),
-        2 => (dt, 0usize..4).prop_map(|(t, cap)| Op::Evict(t, cap)),
+        2 => (dt.clone(), 0usize..4).prop_map(|(t, cap)| Op::Evict(t, cap)),
+        2 => (dt, any::<u64>()).prop_map(|(t, draw)| Op::MadeJittered(t, draw)),
+        1 => Just(Op::MarkOld),
+        2 => Just(Op::MakeAhead),
     ]
 }
 
@@ -342,6 +386,18 @@ fn run(limits: Limits, ops: Vec<Op>) {
                     world.lent.insert(item);
                 }
             }
+            Op::MadeJittered(dt, draw) => {
+                now = at(dt);
+                let item = world.fresh();
+                let got = pool.made_jittered(item, now, draw);
+                assert_eq!(got, model.made_jittered(item, now, draw));
+                if got.is_ok() {
+                    world.exists.insert(item);
+                    world.lent.insert(item);
+                }
+            }
+            Op::MarkOld => assert_eq!(pool.mark_old(), model.mark_old()),
+            Op::MakeAhead => assert_eq!(pool.make_ahead(), model.make_ahead()),
             Op::MadeKnown(k) => {
                 if let Some(item) = World::pick(&world.exists, k) {
                     assert_eq!(pool.made(item, now), Err(Misuse::Known));
@@ -424,7 +480,8 @@ fn run(limits: Limits, ops: Vec<Op>) {
         // the pool or lent to the caller.
         assert_eq!(world.exists.len(), pool.idle() + world.lent.len());
         let c = pool.counters();
-        let gone = c.stale + c.evicted_idle + c.evicted_age + c.dropped + c.refused + c.closed;
+        let gone =
+            c.stale + c.evicted_idle + c.evicted_age + c.dropped + c.refused + c.closed + c.retired;
         assert_eq!(c.made, gone + world.exists.len() as u64);
     }
     // Shutdown hands back exactly the idle ones; the lent ones come back
@@ -446,13 +503,23 @@ fn limits() -> impl Strategy<Value = Limits> {
         0i64..7,
         prop_oneof![Just(0), 1i64..30],
         prop_oneof![Just(0), 1i64..80],
+        (
+            prop_oneof![Just(0.0), 0.0..=1.0f64],
+            prop_oneof![Just(0), 0i64..7],
+            prop_oneof![Just(0), 0i64..4],
+        ),
     )
-        .prop_map(|(size, idle, keep, life)| Limits {
-            size,
-            idle,
-            keep_ns: keep * SECOND,
-            life_ns: life * SECOND,
-        })
+        .prop_map(
+            |(size, idle, keep, life, (life_jitter, min_idle, max_making))| Limits {
+                size,
+                idle,
+                keep_ns: keep * SECOND,
+                life_ns: life * SECOND,
+                life_jitter,
+                min_idle,
+                max_making,
+            },
+        )
 }
 
 proptest! {
@@ -476,6 +543,7 @@ fn threads_share_one_pool() {
         idle: 4,
         keep_ns: 3,
         life_ns: 40,
+        ..weir_limits_preset()
     };
     let mut handle = std::ptr::null_mut();
     assert_eq!(weir_pool_new(&limits, &mut handle), WEIR_OK);

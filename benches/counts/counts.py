@@ -128,6 +128,7 @@ C_LOOPS = {
     "bucket_allow": "bucket", "bucket_refuse": "bucket",
     "bloom_allow_2pow16": "bloom", "bloom_allow_2pow20": "bloom", "bloom_allow_2pow24": "bloom",
     "pool_take_give_10": "pool", "pool_take_give_1e5": "pool",
+    "pool_take_give_knobs_10": "pool", "pool_generation_10": "pool_generation",
     "sliding_take_10": "sliding", "sliding_take_1e5": "sliding",
     "breaker_allow_pass_10": "breaker", "breaker_allow_pass_400": "breaker",
     "shedder_allow_pass_10": "shedder", "shedder_allow_pass_400": "shedder",
@@ -162,6 +163,7 @@ TARGETS = [
     ("flat: breaker 400 vs 10 buckets", ("c", "breaker_allow_pass_400"), ("c", "breaker_allow_pass_10"), "instr", 1.2),
     ("flat: shedder 400 vs 10 buckets", ("c", "shedder_allow_pass_400"), ("c", "shedder_allow_pass_10"), "instr", 1.2),
     ("flat: pool 1e5 vs 10", ("c", "pool_take_give_1e5"), ("c", "pool_take_give_10"), "instr", 1.2),
+    ("pool take+give, 0.2.0 knobs on vs off", ("c", "pool_take_give_knobs_10"), ("c", "pool_take_give_10"), "instr", 1.1),
 ]
 
 

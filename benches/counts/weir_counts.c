@@ -149,6 +149,28 @@ NOINLINE void loop_pool(ctx *c, long n) {
     c->hits += hits;
 }
 
+/* A generation turned over each iteration: every resource marked old and
+ * evicted, then as many made anew (take MAKE, made_jittered, give). */
+NOINLINE void loop_pool_generation(ctx *c, long n) {
+    uint64_t hits = 0;
+    uintptr_t out[16];
+    for (long i = 0; i < n; i++) {
+        int64_t marked = weir_pool_mark_old(c->pool);
+        size_t evicted = weir_pool_evict(c->pool, c->now, out, 16);
+        size_t made = 0;
+        for (size_t k = 0; k < evicted; k++) {
+            made += weir_pool_take(c->pool, c->now).kind == WEIR_TAKEN_MAKE &&
+                    weir_pool_made_jittered(c->pool, out[k], c->now, (uint64_t)k << 60) == WEIR_OK;
+        }
+        for (size_t k = 0; k < evicted; k++) {
+            bool kept = false;
+            made -= weir_pool_give(c->pool, out[k], c->now, &kept) != WEIR_OK || !kept;
+        }
+        hits += evicted > 0 && made == evicted && (uint64_t)marked == evicted;
+    }
+    c->hits += hits;
+}
+
 NOINLINE void loop_sliding(ctx *c, long n) {
     uint64_t hits = 0;
     int64_t now = c->now;
@@ -252,6 +274,29 @@ static void setup_pool(ctx *c, long size) {
     c->now = 0;
 }
 
+/* setup_pool's pool with every 0.2.0 knob on: a life of an hour with 10 %
+ * jitter, two kept ready, two made at once. take+give should not notice. */
+static void setup_pool_knobs(ctx *c, long size) {
+    weir_limits limits = weir_limits_preset();
+    limits.size = (int32_t)size;
+    limits.idle = (int32_t)size;
+    limits.life_ns = 3600 * SECOND;
+    limits.life_jitter = 0.1;
+    limits.min_idle = 2;
+    limits.max_making = 2;
+    MUST(weir_pool_new(&limits, &c->pool) == WEIR_OK);
+    for (long item = 1; item <= size; item++) {
+        /* Each made before the next take, so max_making never bites. */
+        MUST(weir_pool_take(c->pool, 0).kind == WEIR_TAKEN_MAKE);
+        MUST(weir_pool_made_jittered(c->pool, (uintptr_t)item, 0, (uint64_t)item << 59) == WEIR_OK);
+    }
+    for (long item = 1; item <= size; item++) {
+        bool kept = false;
+        MUST(weir_pool_give(c->pool, (uintptr_t)item, 0, &kept) == WEIR_OK && kept);
+    }
+    c->now = 0;
+}
+
 /* A full quota of `quota` over a window of 1 s, `now` moving on
  * window / quota a call: each take drops the oldest stamp and adds one. */
 static void setup_sliding(ctx *c, long quota) {
@@ -300,6 +345,8 @@ static const case_t cases[] = {
     {"bloom_allow_2pow24", loop_bloom, setup_bloom, 24, 1},
     {"pool_take_give_10", loop_pool, setup_pool, 10, 1},
     {"pool_take_give_1e5", loop_pool, setup_pool, 100000, 1},
+    {"pool_take_give_knobs_10", loop_pool, setup_pool_knobs, 10, 1},
+    {"pool_generation_10", loop_pool_generation, setup_pool, 10, 1},
     {"sliding_take_10", loop_sliding, setup_sliding, 10, 1},
     {"sliding_take_1e5", loop_sliding, setup_sliding, 100000, 1},
     {"breaker_allow_pass_10", loop_breaker, setup_breaker, 10, 1},

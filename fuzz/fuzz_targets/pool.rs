@@ -5,7 +5,10 @@
 //! only when there is some; a give, a drop or a made is accepted only for
 //! what the pool lent or reserved, and a refused one changes nothing; evict
 //! and close hand back only idle items, each once; nothing is lost or
-//! duplicated; the running totals count what happened.
+//! duplicated; the running totals count what happened. Since 0.2.0: WAIT
+//! also once `max_making` are being made; `weir_pool_make_ahead` reserves
+//! within `size`; `weir_pool_mark_old` marks what the pool holds, and an
+//! old item is never lent again nor kept by a give.
 #![no_main]
 
 use std::collections::BTreeSet;
@@ -28,6 +31,10 @@ struct Model {
     size: u64,
     /// min(idle, size): the most kept idle.
     keep: u64,
+    /// The most reservations at once (`max_making`, 0 as `size`).
+    making: u64,
+    /// Items the pool held at the latest `weir_pool_mark_old`, still held.
+    old: BTreeSet<weir_item>,
     counters: weir_pool_counters,
 }
 
@@ -91,8 +98,16 @@ fuzz_target!(|data: &[u8]| {
         idle: 0,
         keep_ns: 0,
         life_ns: 0,
+        life_jitter: 0.0,
+        min_idle: 0,
+        max_making: 0,
     };
     limits.idle = input.below(limits.size as u64 + 3) as i64;
+    if input.bool() {
+        limits.life_jitter = input.below(5) as f64 / 4.0;
+        limits.min_idle = input.below(limits.size as u64 + 2) as i64;
+        limits.max_making = input.below(4) as i64;
+    }
     if input.bool() {
         limits.keep_ns = input.span();
     }
@@ -101,12 +116,15 @@ fuzz_target!(|data: &[u8]| {
     }
     if input.one_in(16) {
         // Hostile limits: each is refused with its status.
-        match input.u8() % 5 {
+        match input.u8() % 8 {
             0 => limits.size = 0,
             1 => limits.size = WEIR_POOL_MAX_SIZE + 1 + input.below(1000) as i64,
             2 => limits.idle = -1 - input.below(1000) as i64,
             3 => limits.keep_ns = i64::MIN,
-            _ => limits.life_ns = -1,
+            4 => limits.life_ns = -1,
+            5 => limits.life_jitter = [f64::NAN, -0.5, 1.5, f64::INFINITY][input.below(4) as usize],
+            6 => limits.min_idle = -1,
+            _ => limits.max_making = i64::MIN,
         }
     }
     let preset = input.one_in(32);
@@ -127,6 +145,10 @@ fuzz_target!(|data: &[u8]| {
     let mut model = Model {
         size: limits.size as u64,
         keep: limits.idle.min(limits.size) as u64,
+        making: match limits.max_making {
+            0 => limits.size as u64,
+            m => m.min(limits.size) as u64,
+        },
         ..Model::default()
     };
     let mut clock = Clock::new(&mut input);
@@ -143,13 +165,17 @@ fuzz_target!(|data: &[u8]| {
         } else {
             1
         };
-        let op = input.u8() % 10;
+        let op = input.u8() % 12;
         trace!("op {op} x{count} at {now}, item {item}");
         for _ in 0..count {
             match op {
                 0..=2 => take(pool, now, &mut model),
                 3 => {
-                    let status = weir_pool_made(pool, item, now);
+                    let status = if input.bool() {
+                        weir_pool_made_jittered(pool, item, now, input.u64())
+                    } else {
+                        weir_pool_made(pool, item, now)
+                    };
                     let known = model.knows(item);
                     let none = model.reserved == 0;
                     check(
@@ -207,13 +233,19 @@ fuzz_target!(|data: &[u8]| {
                             model.reserved -= 1;
                             model.counters.made += 1;
                         }
+                        model.old.remove(&item);
                         model.counters.dropped += 1;
                     }
                 }
                 8 => {
                     let due = weir_pool_next_expiry(pool, now);
                     assert!(due >= 0, "weir_pool_next_expiry answered {due}");
-                    if model.idle.is_empty() || (limits.keep_ns == 0 && limits.life_ns == 0) {
+                    let old_idle = model.idle.iter().any(|item| model.old.contains(item));
+                    if old_idle {
+                        assert_eq!(due, 0, "weir_pool_next_expiry with an old item idle");
+                    } else if model.idle.is_empty()
+                        || (limits.keep_ns == 0 && limits.life_ns == 0)
+                    {
                         assert_eq!(
                             due,
                             i64::MAX,
@@ -230,6 +262,30 @@ fuzz_target!(|data: &[u8]| {
                             "weir_pool_next_expiry said due, evict removed none"
                         );
                     }
+                }
+                10 => {
+                    let marked = weir_pool_mark_old(pool);
+                    let held = model.idle.len() + model.lent.len();
+                    assert_eq!(marked, held as i64, "weir_pool_mark_old");
+                    model.old = model.idle.iter().chain(&model.lent).copied().collect();
+                    assert!(
+                        model.idle.is_empty() || weir_pool_next_expiry(pool, now) == 0,
+                        "old idle items are due at once"
+                    );
+                }
+                11 => {
+                    let ahead = weir_pool_make_ahead(pool);
+                    trace!("  make_ahead -> {ahead}");
+                    assert!(ahead >= 0, "weir_pool_make_ahead answered {ahead}");
+                    let ahead = ahead as u64;
+                    assert!(model.live() + ahead <= model.size, "made ahead past size");
+                    assert!(model.reserved + ahead <= model.making, "made ahead past max_making");
+                    assert!(
+                        ahead as i64 <= limits.min_idle,
+                        "made ahead past min_idle"
+                    );
+                    assert!(ahead == 0 || !model.closed, "a closed pool made ahead");
+                    model.reserved += ahead;
                 }
                 _ => {
                     let cap = input.below(6) as usize;
@@ -303,9 +359,11 @@ fn take(pool: *const weir_pool, now: i64, model: &mut Model) {
                 "take answered {taken:?}, not the newest idle"
             );
             if taken.kind == WEIR_TAKEN_READY {
+                assert!(!model.old.contains(&taken.item), "lent an old item");
                 model.lent.insert(taken.item);
                 model.counters.reused += 1;
             } else {
+                model.old.remove(&taken.item);
                 model.counters.stale += 1;
             }
         }
@@ -321,7 +379,9 @@ fn take(pool: *const weir_pool, now: i64, model: &mut Model) {
         WEIR_TAKEN_WAIT => {
             assert_eq!(taken.item, 0);
             assert!(
-                model.closed || (model.idle.is_empty() && model.live() == model.size),
+                model.closed
+                    || (model.idle.is_empty()
+                        && (model.live() == model.size || model.reserved >= model.making)),
                 "WAIT with room or idle items"
             );
             model.counters.waits += 1;
@@ -356,6 +416,9 @@ fn give(pool: *const weir_pool, item: weir_item, now: i64, model: &mut Model) {
             model.reserved -= 1;
             model.counters.made += 1;
         }
+    }
+    if kept.is_some() && model.old.remove(&item) {
+        assert_eq!(kept, Some(false), "kept {item}, which is old");
     }
     if let Some(true) = kept {
         assert!(!model.closed, "a closed pool kept {item}");
@@ -392,6 +455,7 @@ fn hand_back(
             "handed back {item}, which is not idle ({out:?})"
         );
         model.idle.remove(at.unwrap());
+        model.old.remove(&item);
     }
     let _ = pool;
     got

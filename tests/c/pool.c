@@ -10,21 +10,26 @@
 #include "check.h"
 #include "weir.h"
 
-_Static_assert(sizeof(weir_limits) == 32, "weir_limits size");
+/* 0.2.0 grew both structs (issue 16): the layout pins follow. */
+_Static_assert(sizeof(weir_limits) == 56, "weir_limits size");
 _Static_assert(_Alignof(weir_limits) == 8, "weir_limits align");
 _Static_assert(offsetof(weir_limits, size) == 0, "weir_limits.size");
 _Static_assert(offsetof(weir_limits, idle) == 8, "weir_limits.idle");
 _Static_assert(offsetof(weir_limits, keep_ns) == 16, "weir_limits.keep_ns");
 _Static_assert(offsetof(weir_limits, life_ns) == 24, "weir_limits.life_ns");
+_Static_assert(offsetof(weir_limits, life_jitter) == 32, "weir_limits.life_jitter");
+_Static_assert(offsetof(weir_limits, min_idle) == 40, "weir_limits.min_idle");
+_Static_assert(offsetof(weir_limits, max_making) == 48, "weir_limits.max_making");
 _Static_assert(sizeof(weir_taken) == 2 * sizeof(uintptr_t), "weir_taken size");
 _Static_assert(_Alignof(weir_taken) == _Alignof(uintptr_t), "weir_taken align");
 _Static_assert(offsetof(weir_taken, kind) == 0, "weir_taken.kind");
 _Static_assert(offsetof(weir_taken, item) == sizeof(uintptr_t), "weir_taken.item");
-_Static_assert(sizeof(weir_pool_counters) == 80, "weir_pool_counters size");
+_Static_assert(sizeof(weir_pool_counters) == 88, "weir_pool_counters size");
 _Static_assert(_Alignof(weir_pool_counters) == 8, "weir_pool_counters align");
 _Static_assert(offsetof(weir_pool_counters, made) == 0, "counters.made");
 _Static_assert(offsetof(weir_pool_counters, waits) == 56, "counters.waits");
 _Static_assert(offsetof(weir_pool_counters, closed) == 72, "counters.closed");
+_Static_assert(offsetof(weir_pool_counters, retired) == 80, "counters.retired");
 
 #define SEC INT64_C(1000000000)
 

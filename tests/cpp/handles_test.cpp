@@ -258,6 +258,45 @@ TEST(Pool, RefusesBadLimitsAndAMovedFromPoolWaits) {
     EXPECT_EQ(moved.take(0).kind, weir::Taken::Kind::make);
 }
 
+TEST(Pool, GenerationsJitterMakeAheadAndMaxMaking) {
+    weir::Limits limits;
+    limits.size = 4;
+    limits.life = 100s;
+    limits.life_jitter = 0.5;
+    limits.min_idle = 2;
+    limits.max_making = 3;
+    auto pool = weir::Pool::make(limits);
+    ASSERT_TRUE(pool);
+    // Two reservations to keep two ready; each filled by a give.
+    EXPECT_EQ(pool->make_ahead(), 2);
+    EXPECT_TRUE(*pool->give(1, 0));
+    EXPECT_TRUE(*pool->give(2, 0));
+    EXPECT_EQ(pool->make_ahead(), 0);
+    // Jitter: a draw of 2^63 takes half of 50 s off item 3's life.
+    EXPECT_EQ(pool->take(0).item, 2u);
+    EXPECT_EQ(pool->take(0).item, 1u);
+    EXPECT_EQ(pool->take(0).kind, weir::Taken::Kind::make);
+    EXPECT_FALSE(pool->made_jittered(3, 0, std::uint64_t(1) << 63));
+    EXPECT_FALSE(*pool->give(3, weir::instant(0) + 75s));
+    // A new generation: the idle one comes back from evict, the lent one is
+    // not kept, and what is made next is kept.
+    EXPECT_TRUE(*pool->give(1, 0));
+    EXPECT_EQ(pool->mark_old(), 2);
+    std::uintptr_t out[4] = {};
+    EXPECT_EQ(pool->evict(0, out, 4), 1u);
+    EXPECT_EQ(out[0], 1u);
+    EXPECT_FALSE(*pool->give(2, 0));
+    EXPECT_EQ(pool->stats()->retired, 2u);
+    EXPECT_EQ(pool->take(0).kind, weir::Taken::Kind::make);
+    EXPECT_FALSE(pool->made(5, 0));
+    EXPECT_TRUE(*pool->give(5, 0));
+    limits.max_making = -1;
+    EXPECT_EQ(weir::Pool::make(limits).error(), std::error_code(WEIR_ERR_POOL_MAX_MAKING));
+    limits.max_making = 0;
+    limits.life_jitter = 2.0;
+    EXPECT_EQ(weir::Pool::make(limits).error(), std::error_code(WEIR_ERR_POOL_JITTER));
+}
+
 TEST(Pool, ThreadsShareOnePool) {
     weir::Limits limits;
     limits.size = 4;

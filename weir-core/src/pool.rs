@@ -31,8 +31,9 @@ use crate::time::{after, NEVER};
 pub const MAX_SIZE: i64 = 1 << 24;
 
 /// The limits a pool holds itself to. Durations are nanoseconds; a zero
-/// `keep_ns` or `life_ns` means no limit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// `keep_ns` or `life_ns` means no limit. The last three fields are zero in
+/// the preset, which is the pool as it was before they existed.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Limits {
     /// The most resources alive at once: idle, lent and being made.
     pub size: i64,
@@ -42,6 +43,17 @@ pub struct Limits {
     pub keep_ns: i64,
     /// How long a resource may live from its making (0: for ever).
     pub life_ns: i64,
+    /// The most a resource's life may be shortened by the caller's draw in
+    /// [`Pool::made_jittered`], as a fraction of `life_ns` in 0..=1 (0: every
+    /// resource lives exactly `life_ns`), so that resources made together
+    /// do not all retire together.
+    pub life_jitter: f64,
+    /// How many idle resources [`Pool::make_ahead`] keeps ready (0: none
+    /// made ahead); above the idle cap it counts as the idle cap.
+    pub min_idle: i64,
+    /// The most resources being made at once (0: up to `size`): past it
+    /// `take` answers `Wait` rather than `Make`.
+    pub max_making: i64,
 }
 
 impl Limits {
@@ -54,6 +66,9 @@ impl Limits {
         idle: 10,
         keep_ns: 30 * 60 * crate::time::SECOND,
         life_ns: 0,
+        life_jitter: 0.0,
+        min_idle: 0,
+        max_making: 0,
     };
 }
 
@@ -64,7 +79,7 @@ impl Default for Limits {
 }
 
 /// Why limits were refused: the field that is wrong, checked in field
-/// order (size, idle, keep, life).
+/// order (size, idle, keep, life, jitter, min idle, max making).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LimitsError {
     /// `size` is outside 1..=[`MAX_SIZE`]: zero (such a pool could never
@@ -76,6 +91,12 @@ pub enum LimitsError {
     Keep,
     /// `life_ns` is negative.
     Life,
+    /// `life_jitter` is not in 0..=1 (NaN included).
+    Jitter,
+    /// `min_idle` is negative.
+    MinIdle,
+    /// `max_making` is negative.
+    MaxMaking,
     /// The table for `size` resources could not be allocated.
     NoMemory,
 }
@@ -93,8 +114,9 @@ pub enum Taken {
     /// [`Pool::drop_item`] it unregistered), or reports failure with
     /// [`Pool::unmade`].
     Make,
-    /// Nothing idle and no room: the caller's own queue decides what next.
-    /// A closed pool always answers this.
+    /// Nothing idle and no room, or `max_making` already being made: the
+    /// caller's own queue decides what next. A closed pool always answers
+    /// this.
     Wait,
 }
 
@@ -115,8 +137,8 @@ pub enum Misuse {
 
 /// Running totals since the pool was made, for a dashboard (modelled on Go's
 /// `database/sql` DBStats). Every resource made ends up counted once in
-/// `stale`, `evicted_idle`, `evicted_age`, `dropped`, `refused` or
-/// `closed`, or is still idle or lent.
+/// `stale`, `evicted_idle`, `evicted_age`, `dropped`, `refused`, `closed`
+/// or `retired`, or is still idle or lent.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counters {
     /// By `made`, or an unknown item given or dropped into a reservation.
@@ -139,6 +161,9 @@ pub struct Counters {
     pub unmade: u64,
     /// Handed back by `close`, or not kept by a `give` after it.
     pub closed: u64,
+    /// Marked old by [`Pool::mark_old`], then removed by `evict` or not kept
+    /// by `give` (an old one a `take` meets counts in `stale`).
+    pub retired: u64,
 }
 
 /// An idle resource: its identity, when it was made, since when it is idle.
@@ -154,12 +179,15 @@ struct Idle {
 enum Due {
     Idle,
     Age,
+    Old,
 }
 
 /// A table slot's state.
 const EMPTY: u8 = 0;
 const LENT: u8 = 1;
 const IDLE: u8 = 2;
+/// Lent before the latest [`Pool::mark_old`]: not kept when it comes back.
+const LENT_OLD: u8 = 3;
 
 /// Every resource the pool knows, by identity: an open-addressing table with
 /// linear probing and backward-shift deletion (no tombstones), sized once to
@@ -193,16 +221,19 @@ impl Table {
         Ok(table)
     }
 
+    #[inline]
     fn mask(&self) -> usize {
         self.tags.len() - 1
     }
 
     /// The slot an item's probe starts at (Fibonacci hashing: spreads
     /// aligned pointers and consecutive descriptors alike).
+    #[inline]
     fn home(&self, item: usize) -> usize {
         ((item as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
     }
 
+    #[inline]
     fn find(&self, item: usize) -> Option<usize> {
         let mut slot = self.home(item);
         loop {
@@ -271,8 +302,18 @@ pub struct Pool {
     idle_cap: usize,
     keep_ns: i64,
     life_ns: i64,
+    /// The most a draw shortens a life: `life_jitter × life_ns`, rounded
+    /// down, below `life_ns`.
+    jitter_ns: i64,
+    /// `min(limits.min_idle, idle_cap)`.
+    min_idle: usize,
+    /// The most reservations open at once: `max_making`, or `size` for 0.
+    max_making: usize,
     /// Idle resources, oldest-returned at the bottom, newest on top.
     idle: Vec<Idle>,
+    /// How many at the bottom of `idle` were there at the latest
+    /// `mark_old`: nothing is pushed below them, so they stay the bottom.
+    old_idle: usize,
     table: Table,
     lent: usize,
     reserved: usize,
@@ -287,8 +328,10 @@ impl Pool {
     /// An empty pool, every allocation it will ever make done here.
     ///
     /// A `size` outside 1..=[`MAX_SIZE`] is refused, and so is a negative
-    /// `idle`, `keep_ns` or `life_ns`, each with its own error (the first
-    /// wrong field in that order); an `idle` above `size` counts as `size`;
+    /// `idle`, `keep_ns`, `life_ns`, `min_idle` or `max_making`, and a
+    /// `life_jitter` outside 0..=1, each with its own error (the first wrong
+    /// field in that order); an `idle` above `size` counts as `size`, a
+    /// `min_idle` above that as it, a `max_making` above `size` as `size`;
     /// an `idle` of zero keeps nothing (every `give` answers "not kept").
     pub fn new(limits: Limits) -> Result<Pool, LimitsError> {
         let Limits {
@@ -296,12 +339,18 @@ impl Pool {
             idle,
             keep_ns,
             life_ns,
+            life_jitter,
+            min_idle,
+            max_making,
         } = limits;
         let faults = [
             (!(1..=MAX_SIZE).contains(&size), LimitsError::Size),
             (idle < 0, LimitsError::Idle),
             (keep_ns < 0, LimitsError::Keep),
             (life_ns < 0, LimitsError::Life),
+            (!(0.0..=1.0).contains(&life_jitter), LimitsError::Jitter),
+            (min_idle < 0, LimitsError::MinIdle),
+            (max_making < 0, LimitsError::MaxMaking),
         ];
         if let Some(&(_, fault)) = faults.iter().find(|(failed, _)| *failed) {
             return Err(fault);
@@ -309,6 +358,13 @@ impl Pool {
         // Both fit: 0 < size <= 2^24.
         let size = size as usize;
         let idle_cap = idle.min(size as i64) as usize;
+        // Rounded down and kept below `life_ns` (0 without a life), so a
+        // jittered resource still lives at least 1 ns.
+        let jitter_ns = ((life_ns as f64 * life_jitter) as i64).min(life_ns.saturating_sub(1));
+        let max_making = match max_making {
+            0 => size,
+            m => m.min(size as i64) as usize,
+        };
         let mut stack = Vec::new();
         stack
             .try_reserve_exact(idle_cap)
@@ -318,7 +374,11 @@ impl Pool {
             idle_cap,
             keep_ns,
             life_ns,
+            jitter_ns: jitter_ns.max(0),
+            min_idle: min_idle.min(idle_cap as i64) as usize,
+            max_making,
             idle: stack,
+            old_idle: 0,
             table: Table::new(size)?,
             lent: 0,
             reserved: 0,
@@ -331,11 +391,13 @@ impl Pool {
     /// The pool's clock at `now`: `now`, or the latest seen if that is
     /// later. Only reads; [`Pool::commit_clock`] moves it, once a call knows
     /// it will succeed, so a refused call leaves the clock where it was.
+    #[inline]
     fn clock(&self, now: i64) -> i64 {
         self.latest.max(now)
     }
 
     /// Moves the pool's clock to `now` (already [`Pool::clock`]ed).
+    #[inline]
     fn commit_clock(&mut self, now: i64) {
         self.latest = now;
     }
@@ -352,6 +414,7 @@ impl Pool {
 
     /// Whether an idle resource is due at `now`, and why: idleness first
     /// when both apply. Due means its expiry instant is at or before `now`.
+    #[inline]
     fn due(&self, idle: &Idle, now: i64) -> Option<Due> {
         if self.keep_ns > 0 && after(idle.since, self.keep_ns) <= now {
             Some(Due::Idle)
@@ -362,6 +425,7 @@ impl Pool {
         }
     }
 
+    #[inline]
     fn too_old(&self, birth: i64, now: i64) -> bool {
         self.life_ns > 0 && after(birth, self.life_ns) <= now
     }
@@ -372,6 +436,7 @@ impl Pool {
     /// The newest idle resource is looked at first; if it is past `keep` or
     /// `life` it comes back as [`Taken::Stale`], already out of the pool,
     /// and the caller closes it and takes again.
+    #[inline]
     pub fn take(&mut self, now: i64) -> Taken {
         let now = self.clock(now);
         self.commit_clock(now);
@@ -381,7 +446,9 @@ impl Pool {
         }
         if let Some(top) = self.idle.pop() {
             let slot = self.table.find(top.item);
-            if self.due(&top, now).is_some() {
+            let old = self.idle.len() < self.old_idle;
+            if old || self.due(&top, now).is_some() {
+                self.old_idle = self.old_idle.min(self.idle.len());
                 if let Some(slot) = slot {
                     self.table.remove(slot);
                 }
@@ -395,7 +462,7 @@ impl Pool {
             self.counters.reused += 1;
             return Taken::Ready(top.item);
         }
-        if self.live() < self.size {
+        if self.live() < self.size && self.reserved < self.max_making {
             self.reserved += 1;
             Taken::Make
         } else {
@@ -408,6 +475,17 @@ impl Pool {
     /// `now`; it fills the reservation. On an error nothing changes, the
     /// clock included.
     pub fn made(&mut self, item: usize, now: i64) -> Result<(), Misuse> {
+        self.made_jittered(item, now, 0)
+    }
+
+    /// [`Pool::made`], with the resource's life shortened by `draw`'s share
+    /// of the most the policy allows: by `⌊jitter_ns × draw / 2^64⌋`
+    /// nanoseconds, where `jitter_ns = ⌊life_jitter × life_ns⌋` (kept below
+    /// `life_ns`). The caller draws `draw` uniformly from all 64-bit values
+    /// (its own generator: the pool has no dice); a `draw` of 0, no
+    /// `life_ns` or no `life_jitter` shortens nothing. On an error nothing
+    /// changes, the clock included.
+    pub fn made_jittered(&mut self, item: usize, now: i64, draw: u64) -> Result<(), Misuse> {
         let now = self.clock(now);
         if self.table.find(item).is_some() {
             return Err(Misuse::Known);
@@ -417,7 +495,10 @@ impl Pool {
         }
         self.commit_clock(now);
         self.reserved -= 1;
-        self.table.insert(item, now, LENT);
+        let cut = ((self.jitter_ns as u128 * draw as u128) >> 64) as i64;
+        // A resource's life is checked from its birth, so a shorter life is
+        // an earlier birth.
+        self.table.insert(item, now.saturating_sub(cut), LENT);
         self.lent += 1;
         self.counters.made += 1;
         Ok(())
@@ -442,6 +523,7 @@ impl Pool {
     /// not know, given while a reservation is open, is one made after
     /// `Make` without `made`: it fills the reservation, born at `now`. On
     /// an error nothing changes, the clock included.
+    #[inline]
     pub fn give(&mut self, item: usize, now: i64) -> Result<bool, Misuse> {
         let now = self.clock(now);
         let slot = match self.table.find(item) {
@@ -454,6 +536,8 @@ impl Pool {
         self.lent -= 1;
         let counter = if self.closed {
             &mut self.counters.closed
+        } else if self.table.tags[slot] == LENT_OLD {
+            &mut self.counters.retired
         } else if self.too_old(birth, now) {
             &mut self.counters.evicted_age
         } else if self.idle.len() >= self.idle_cap {
@@ -474,6 +558,7 @@ impl Pool {
 
     /// An unknown item arriving while a reservation is open fills it: it is
     /// registered as made and lent, born at `now`.
+    #[inline]
     fn register_unmade(&mut self, item: usize, now: i64) -> Result<usize, Misuse> {
         if self.reserved == 0 {
             return Err(Misuse::NotLent);
@@ -509,16 +594,23 @@ impl Pool {
     pub fn evict_with(&mut self, now: i64, cap: usize, mut put: impl FnMut(usize)) -> usize {
         let now = self.clock(now);
         self.commit_clock(now);
-        let (mut written, mut kept) = (0, 0);
+        let (mut written, mut kept, mut old_kept) = (0, 0, 0);
         for at in 0..self.idle.len() {
             let idle = self.idle[at];
+            let old = at < self.old_idle;
             if written < cap {
-                if let Some(why) = self.due(&idle, now) {
+                let why = if old {
+                    Some(Due::Old)
+                } else {
+                    self.due(&idle, now)
+                };
+                if let Some(why) = why {
                     written += 1;
                     self.forget(idle.item);
                     *match why {
                         Due::Idle => &mut self.counters.evicted_idle,
                         Due::Age => &mut self.counters.evicted_age,
+                        Due::Old => &mut self.counters.retired,
                     } += 1;
                     put(idle.item);
                     continue;
@@ -526,8 +618,10 @@ impl Pool {
             }
             self.idle[kept] = idle;
             kept += 1;
+            old_kept += usize::from(old);
         }
         self.idle.truncate(kept);
+        self.old_idle = old_kept;
         written
     }
 
@@ -557,6 +651,7 @@ impl Pool {
             put(item);
         }
         self.idle.drain(..written);
+        self.old_idle = self.old_idle.saturating_sub(written);
         written
     }
 
@@ -577,12 +672,57 @@ impl Pool {
         }
     }
 
+    /// Marks every resource the pool holds now, idle or lent, as old: from
+    /// here on `evict` hands back the idle ones (oldest first, before any
+    /// other), `take` hands back an old one it meets as `Stale`, and `give`
+    /// does not keep a lent one. Resources registered afterwards (`made`, or
+    /// an unknown item given or dropped into a reservation) are new, even
+    /// if their reservation was opened before. Returns how many it marked.
+    /// Visits every table slot: O(size), no allocation.
+    pub fn mark_old(&mut self) -> usize {
+        self.old_idle = self.idle.len();
+        let mut lent = 0;
+        for tag in self.table.tags.iter_mut() {
+            if *tag == LENT {
+                *tag = LENT_OLD;
+            }
+            lent += usize::from(*tag == LENT_OLD);
+        }
+        self.old_idle + lent
+    }
+
+    /// How many resources to make ahead so that `min_idle` stay ready, and
+    /// reserves room for that many, as that many `Make` answers would: the
+    /// caller makes each and gives it with [`Pool::give`] (it fills a
+    /// reservation and becomes idle; or `made` / `made_jittered` first and
+    /// then `give`), or reports a failure with [`Pool::unmade`]. It is
+    /// `min_idle` less the idle resources not marked old and the
+    /// reservations already open, capped by the room left under `size` and
+    /// under `max_making`; 0 when the pool is closed.
+    pub fn make_ahead(&mut self) -> usize {
+        if self.closed {
+            return 0;
+        }
+        let ready = self.idle.len() - self.old_idle + self.reserved;
+        let wanted = self
+            .min_idle
+            .saturating_sub(ready)
+            .min(self.size - self.live())
+            .min(self.max_making.saturating_sub(self.reserved));
+        self.reserved += wanted;
+        wanted
+    }
+
     /// How long from `now` until the next idle resource becomes due: 0 if
-    /// one is due already, [`NEVER`] if none ever will (nothing idle, or no
-    /// `keep` and no `life`). [`Pool::evict`] at `now` plus this removes at
-    /// least one. Reads only: `now` does not move the pool's clock.
+    /// one is due already (one marked old is), [`NEVER`] if none ever will
+    /// (nothing idle, or no `keep` and no `life`). [`Pool::evict`] at `now`
+    /// plus this removes at least one. Reads only: `now` does not move the
+    /// pool's clock.
     pub fn next_expiry(&self, now: i64) -> i64 {
         let clock = self.clock(now);
+        if self.old_idle > 0 {
+            return 0;
+        }
         match self.idle.iter().filter_map(|idle| self.expiry(idle)).min() {
             None => NEVER,
             Some(at) if at <= clock => 0,
@@ -635,6 +775,7 @@ mod tests {
             idle,
             keep_ns,
             life_ns,
+            ..Limits::PRESET
         })
         .unwrap()
     }
@@ -653,7 +794,10 @@ mod tests {
                 size: 10,
                 idle: 10,
                 keep_ns: 30 * MINUTE,
-                life_ns: 0
+                life_ns: 0,
+                life_jitter: 0.0,
+                min_idle: 0,
+                max_making: 0,
             }
         );
     }
@@ -666,6 +810,7 @@ mod tests {
                 idle,
                 keep_ns,
                 life_ns,
+                ..Limits::PRESET
             })
             .unwrap_err()
         };
@@ -683,7 +828,8 @@ mod tests {
             size: 1,
             idle: i64::MAX,
             keep_ns: i64::MAX,
-            life_ns: i64::MAX
+            life_ns: i64::MAX,
+            ..Limits::PRESET
         })
         .is_ok());
     }
@@ -1026,5 +1172,245 @@ mod tests {
         }
         assert_eq!(p.heap_bytes(), bytes);
         assert_eq!(p.idle.capacity(), 10);
+    }
+
+    fn limits(size: i64, idle: i64, life_ns: i64) -> Limits {
+        Limits {
+            size,
+            idle,
+            keep_ns: 0,
+            life_ns,
+            ..Limits::PRESET
+        }
+    }
+
+    #[test]
+    fn new_limits_are_validated_in_field_order() {
+        let bad = |jitter: f64, min_idle, max_making| {
+            Pool::new(Limits {
+                life_jitter: jitter,
+                min_idle,
+                max_making,
+                ..Limits::PRESET
+            })
+            .err()
+        };
+        for jitter in [f64::NAN, -0.001, 1.001, f64::INFINITY, f64::NEG_INFINITY] {
+            assert_eq!(bad(jitter, 0, 0), Some(LimitsError::Jitter));
+        }
+        assert_eq!(bad(0.0, -1, 0), Some(LimitsError::MinIdle));
+        assert_eq!(bad(0.0, 0, i64::MIN), Some(LimitsError::MaxMaking));
+        assert_eq!(bad(f64::NAN, -1, -1), Some(LimitsError::Jitter));
+        assert_eq!(bad(0.5, -1, -1), Some(LimitsError::MinIdle));
+        assert_eq!(bad(1.0, i64::MAX, i64::MAX), None);
+        assert_eq!(bad(-0.0, 0, 0), None);
+        let size_first = Pool::new(Limits {
+            size: 0,
+            life_jitter: f64::NAN,
+            ..Limits::PRESET
+        });
+        assert_eq!(size_first.err(), Some(LimitsError::Size));
+    }
+
+    #[test]
+    fn jitter_shortens_life_by_the_draws_share() {
+        // life 100 s, jitter 0.25: at most 25 s off; a draw of 2^63 is half
+        // of that, 12.5 s; the largest draw is just under 25 s.
+        let mut p = Pool::new(Limits {
+            life_jitter: 0.25,
+            ..limits(4, 4, 100 * SECOND)
+        })
+        .unwrap();
+        assert_eq!(p.take(0), Taken::Make);
+        p.made_jittered(1, 0, 1 << 63).unwrap();
+        assert_eq!(p.give(1, 0), Ok(true));
+        assert_eq!(p.next_expiry(0), 87_500_000_000);
+        assert_eq!(p.take(0), Taken::Ready(1));
+        assert_eq!(p.give(1, 87_500_000_000 - 1), Ok(true));
+        assert_eq!(p.take(87_500_000_000), Taken::Stale(1));
+        // Draw 0 shortens nothing; draw u64::MAX shortens by ⌊25e9 × (2^64 −
+        // 1) / 2^64⌋ = 25e9 − 1.
+        let mut p = Pool::new(Limits {
+            life_jitter: 0.25,
+            ..limits(4, 4, 100 * SECOND)
+        })
+        .unwrap();
+        assert_eq!(p.take(0), Taken::Make);
+        p.made_jittered(2, 0, 0).unwrap();
+        assert_eq!(p.take(0), Taken::Make);
+        p.made_jittered(3, 0, u64::MAX).unwrap();
+        // Item 3 lives 100 s − (25 s − 1 ns): due at 75 s + 1 ns.
+        assert_eq!(p.give(3, 75 * SECOND), Ok(true));
+        assert_eq!(p.take(75 * SECOND + 1), Taken::Stale(3));
+        assert_eq!(p.give(2, 100 * SECOND - 1), Ok(true));
+        assert_eq!(p.counters().stale, 1);
+        // Misuse changes nothing, as with `made`.
+        assert_eq!(p.made_jittered(9, 0, 5), Err(Misuse::NoReservation));
+        assert_eq!(p.made_jittered(2, 0, 5), Err(Misuse::Known));
+    }
+
+    #[test]
+    fn jitter_without_life_or_fraction_changes_nothing() {
+        let mut p = pool(1, 1, 0, 0);
+        assert_eq!(p.take(0), Taken::Make);
+        p.made_jittered(1, 0, u64::MAX).unwrap();
+        p.give(1, 0).unwrap();
+        assert_eq!(p.next_expiry(0), NEVER);
+        // Jitter 1 keeps at least 1 ns of life: life 10 ns, at most 9 off,
+        // the largest draw ⌊9 × (2^64 − 1) / 2^64⌋ = 8 off.
+        let mut p = Pool::new(Limits {
+            life_jitter: 1.0,
+            ..limits(1, 1, 10)
+        })
+        .unwrap();
+        assert_eq!(p.take(0), Taken::Make);
+        p.made_jittered(1, 0, u64::MAX).unwrap();
+        assert_eq!(p.give(1, 0), Ok(true));
+        assert_eq!(p.next_expiry(0), 2);
+        // Jitter 0 with a life: exactly `made`.
+        let mut p = pool(1, 1, 0, 10);
+        assert_eq!(p.take(0), Taken::Make);
+        p.made_jittered(1, 0, u64::MAX).unwrap();
+        p.give(1, 0).unwrap();
+        assert_eq!(p.next_expiry(0), 10);
+    }
+
+    #[test]
+    fn make_ahead_reserves_up_to_min_idle_within_size_and_max_making() {
+        let mut p = Pool::new(Limits {
+            min_idle: 3,
+            ..limits(4, 4, 0)
+        })
+        .unwrap();
+        assert_eq!(p.make_ahead(), 3);
+        assert_eq!(p.make_ahead(), 0);
+        assert_eq!((p.live(), p.busy()), (3, 3));
+        // Made ahead and given: idle, and nothing more is wanted.
+        for item in 1..=3 {
+            assert_eq!(p.give(item, 0), Ok(true));
+        }
+        assert_eq!(p.make_ahead(), 0);
+        // One lent: one wanted, and room for it.
+        assert_eq!(p.take(0), Taken::Ready(3));
+        assert_eq!(p.make_ahead(), 1);
+        p.unmade().unwrap();
+        // All four live: no room, nothing wanted however few are idle.
+        assert_eq!(p.take(0), Taken::Ready(2));
+        assert_eq!(p.take(0), Taken::Ready(1));
+        assert_eq!(p.take(0), Taken::Make);
+        assert_eq!(p.make_ahead(), 0);
+        // max_making caps it; min_idle above idle counts as idle.
+        let mut p = Pool::new(Limits {
+            min_idle: 50,
+            max_making: 2,
+            ..limits(10, 5, 0)
+        })
+        .unwrap();
+        assert_eq!(p.make_ahead(), 2);
+        p.made(1, 0).unwrap();
+        assert_eq!(p.make_ahead(), 1);
+        assert_eq!(p.take(0), Taken::Wait);
+        p.unmade().unwrap();
+        p.give(1, 0).unwrap();
+        // One idle, one reservation open: 3 wanted, 1 more may be made.
+        assert_eq!(p.make_ahead(), 1);
+        p.unmade().unwrap();
+        assert_eq!(p.make_ahead(), 1);
+        assert_eq!(p.busy(), 2);
+        // Closed: none.
+        p.close(&mut [0; 4]);
+        assert_eq!(p.make_ahead(), 0);
+    }
+
+    #[test]
+    fn max_making_answers_wait_once_that_many_are_being_made() {
+        let mut p = Pool::new(Limits {
+            max_making: 2,
+            ..limits(5, 5, 0)
+        })
+        .unwrap();
+        assert_eq!(p.take(0), Taken::Make);
+        assert_eq!(p.take(0), Taken::Make);
+        assert_eq!(p.take(0), Taken::Wait);
+        assert_eq!(p.counters().waits, 1);
+        p.made(1, 0).unwrap();
+        assert_eq!(p.take(0), Taken::Make);
+        p.unmade().unwrap();
+        p.unmade().unwrap();
+        assert_eq!(p.take(0), Taken::Make);
+        assert_eq!(p.take(0), Taken::Make);
+        assert_eq!(p.take(0), Taken::Wait);
+        // Above size it counts as size.
+        let mut p = Pool::new(Limits {
+            max_making: 9,
+            ..limits(1, 1, 0)
+        })
+        .unwrap();
+        assert_eq!(p.take(0), Taken::Make);
+        assert_eq!(p.take(0), Taken::Wait);
+    }
+
+    #[test]
+    fn mark_old_retires_idle_by_evict_lent_by_give_and_new_ones_stay() {
+        let mut p = pool(6, 6, 0, 0);
+        for item in 1..=4 {
+            make(&mut p, item, 0);
+        }
+        p.give(1, 0).unwrap();
+        p.give(2, 0).unwrap();
+        assert_eq!(p.mark_old(), 4);
+        assert_eq!(p.next_expiry(0), 0);
+        // The lent old ones are not kept when they come back.
+        assert_eq!(p.give(3, 0), Ok(false));
+        // Evict hands back exactly the old idle ones, oldest first.
+        let mut out = [0; 1];
+        assert_eq!(p.evict(0, &mut out), 1);
+        assert_eq!(out, [1]);
+        let mut out = [0; 4];
+        assert_eq!(p.evict(0, &mut out), 1);
+        assert_eq!(out[0], 2);
+        assert_eq!(p.evict(0, &mut out), 0);
+        assert_eq!(p.next_expiry(0), NEVER);
+        // New ones are made in the new generation.
+        make(&mut p, 5, 0);
+        assert_eq!(p.give(5, 0), Ok(true));
+        assert_eq!(p.give(4, 0), Ok(false));
+        assert_eq!(p.take(0), Taken::Ready(5));
+        assert_eq!((p.live(), p.idle()), (1, 0));
+        assert_eq!(p.counters().retired, 4);
+    }
+
+    #[test]
+    fn take_hands_back_an_old_idle_one_as_stale() {
+        let mut p = pool(3, 3, 0, 0);
+        make(&mut p, 1, 0);
+        make(&mut p, 2, 0);
+        // A reservation open before the mark, filled after it: new.
+        assert_eq!(p.take(0), Taken::Make);
+        p.give(1, 0).unwrap();
+        p.give(2, 0).unwrap();
+        assert_eq!(p.mark_old(), 2);
+        p.made(3, 0).unwrap();
+        assert_eq!(p.give(3, 0), Ok(true));
+        // The new one sits above the old ones and is lent first.
+        assert_eq!(p.take(0), Taken::Ready(3));
+        assert_eq!(p.give(3, 0), Ok(true));
+        assert_eq!(p.take(0), Taken::Ready(3));
+        assert_eq!(p.take(0), Taken::Stale(2));
+        // Dropping an old lent one, and closing with old idle ones left.
+        assert_eq!(p.drop_item(3), Ok(()));
+        let mut out = [0; 4];
+        assert_eq!(p.close(&mut out), 1);
+        assert_eq!(out[0], 1);
+        assert_eq!(p.next_expiry(0), NEVER);
+        let c = p.counters();
+        assert_eq!((c.stale, c.dropped, c.closed, c.retired), (1, 1, 1, 0));
+        // Marking twice marks the same; an empty pool marks none.
+        let mut p = pool(2, 2, 0, 0);
+        assert_eq!(p.mark_old(), 0);
+        make(&mut p, 1, 0);
+        assert_eq!(p.mark_old(), 1);
+        assert_eq!(p.mark_old(), 1);
+        assert_eq!(p.give(1, 0), Ok(false));
     }
 }

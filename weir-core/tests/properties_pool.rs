@@ -99,6 +99,7 @@ fn limits() -> impl Strategy<Value = Limits> {
             idle,
             keep_ns,
             life_ns,
+            ..Limits::PRESET
         })
 }
 
@@ -264,7 +265,7 @@ proptest! {
         } else {
             Ok(())
         };
-        let made = Pool::new(Limits { size, idle, keep_ns, life_ns });
+        let made = Pool::new(Limits { size, idle, keep_ns, life_ns, ..Limits::PRESET });
         prop_assert_eq!(made.map(|pool| pool.live()).map(drop), expected);
     }
 }
@@ -278,6 +279,7 @@ fn a_refused_made_does_not_age_an_idle_item() {
         idle: 4,
         keep_ns: 10 * SECOND,
         life_ns: 0,
+        ..Limits::PRESET
     })
     .unwrap();
     assert_eq!(pool.take(0), Taken::Make);
