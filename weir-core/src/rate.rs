@@ -145,6 +145,16 @@ impl RateLimit {
         if !(1..=MAX_BURST as u32).contains(&burst) {
             return Err(RateError::Invalid);
         }
+        // The common limit, without computing its window: with an interval
+        // under 2^53 ns the window ceil(burst × interval) is under 2^63 ns,
+        // and at least burst × interval_ns. Any other is checked in full.
+        if interval_ns >> 53 == 0 && u64::from(burst) * interval_ns >= MIN_WINDOW_NS as u64 {
+            return Ok(RateLimit {
+                interval_ns,
+                interval_frac,
+                burst,
+            });
+        }
         Self::checked(interval_ns, interval_frac, burst).map_err(|_| RateError::Invalid)
     }
 
