@@ -2810,8 +2810,10 @@ static inline bool weir_rate_usable_inline_(const weir_rate *rate, const weir_ra
   return window >= (uint64_t)WEIR_RATE_MIN_WINDOW_NS && window <= (uint64_t)INT64_MAX;
 }
 
-/* `weir_rate_allow`, inline: the same answer and the same write. */
-static inline bool weir_rate_allow_inline(weir_rate *rate, const weir_rate_limit *limit, int64_t now) {
+/* `weir_rate_allow_inline` for every limit: checked in full, each span
+ * saturating. */
+static inline bool weir_rate_allow_checked_inline_(weir_rate *rate, const weir_rate_limit *limit,
+                                                   int64_t now) {
   if (!weir_rate_usable_inline_(rate, limit) || now < 0) {
     return false;
   }
@@ -2826,6 +2828,55 @@ static inline bool weir_rate_allow_inline(weir_rate *rate, const weir_rate_limit
     if ((t > start ? t - start : 0) >= weir_rate_span_inline_(limit, count)) {
       next = (((t + 511u) >> 9) << 10) | 1u;
     } else if (count < limit->burst) {
+      next = current + 1;
+    } else {
+      return false;
+    }
+    if (atomic_compare_exchange_weak_explicit(word, &current, next, memory_order_relaxed,
+                                              memory_order_relaxed)) {
+      return true;
+    }
+  }
+}
+
+/* `weir_rate_allow`, inline: the same answer and the same write. The
+ * common limit takes a shorter path: a burst of 1..1023, an interval under
+ * 2^53 ns and burst × interval_ns at least WEIR_RATE_MIN_WINDOW_NS are a
+ * window weir_rate_allow accepts (from that product to under 2^63 ns), and
+ * with such an interval no span ceil(count × interval), count < 1024,
+ * needs to saturate. Any other limit (perhaps valid, perhaps not) takes the
+ * full check. */
+static inline bool weir_rate_allow_inline(weir_rate *rate, const weir_rate_limit *limit, int64_t now) {
+  if (rate == NULL || ((uintptr_t)rate & 7) != 0 || limit == NULL ||
+      ((uintptr_t)limit % _Alignof(weir_rate_limit)) != 0 || now < 0) {
+    return false;
+  }
+  uint64_t interval = limit->interval_ns, burst = limit->burst;
+  if (burst - 1 >= (uint64_t)WEIR_RATE_MAX_BURST || (interval >> 53) != 0 ||
+      burst * interval < (uint64_t)WEIR_RATE_MIN_WINDOW_NS) {
+    return weir_rate_allow_checked_inline_(rate, limit, now);
+  }
+  uint64_t frac = limit->interval_frac;
+  uint64_t t = now > WEIR_RATE_MAX_NOW ? (uint64_t)WEIR_RATE_MAX_NOW : (uint64_t)now;
+  /* Before the word is read, so that little stands between its load and
+   * the compare-and-swap: the full window's span (count × interval < 2^63
+   * and the rounded fraction < 2^10: no overflow), and the word that opens
+   * a window at `t`. */
+  uint64_t window = burst * interval + ((burst * frac + 0xffffffffu) >> 32);
+  uint64_t opened = (((t + 511u) >> 9) << 10) | 1u;
+  _Atomic uint64_t *word = (_Atomic uint64_t *)(void *)&rate->state;
+  uint64_t current = atomic_load_explicit(word, memory_order_relaxed);
+  for (;;) {
+    uint64_t count = current & 1023u;
+    uint64_t start = (current >> 10) << 9;
+    uint64_t elapsed = t > start ? t - start : 0;
+    uint64_t next;
+    /* Expired: past the span of its count, which is at most the window's
+     * when the count is at most the burst (a span grows with the count). */
+    if ((elapsed >= window && count <= burst) ||
+        elapsed >= count * interval + ((count * frac + 0xffffffffu) >> 32)) {
+      next = opened;
+    } else if (count < burst) {
       next = current + 1;
     } else {
       return false;

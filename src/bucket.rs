@@ -102,6 +102,18 @@ pub extern "C" fn weir_bucket_free(bucket: *mut weir_bucket) {
 /// than a reading's is judged at its own `now`. Pass a monotonic clock.
 #[no_mangle]
 pub extern "C" fn weir_bucket_take(bucket: *const weir_bucket, now: i64, n: f64) -> bool {
+    // The unit take on its own guard, and any other cost on another, so
+    // that the common call has no frame and other costs are a tail call.
+    if n == 1.0 {
+        on(bucket, false, |bucket| bucket.take_one(now))
+    } else {
+        take_cost(bucket, now, n)
+    }
+}
+
+/// `weir_bucket_take` for a cost other than one token.
+#[inline(never)]
+extern "C" fn take_cost(bucket: *const weir_bucket, now: i64, n: f64) -> bool {
     on(bucket, false, |bucket| bucket.take(now, n))
 }
 

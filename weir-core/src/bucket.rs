@@ -73,11 +73,19 @@ pub struct Bucket {
     /// Ticks one token is worth. With a rate of zero the clock stands still
     /// and a token is a second of it, only a unit of account.
     per_token: u64,
-    /// Ticks of refill a full bucket holds: `floor(burst × per_token)`.
-    tolerance: i64,
-    /// Ticks of 2^-shift ns after the instant the bucket was made.
-    clock: Clock,
-    /// The theoretical arrival time, in ticks of `clock`.
+    /// The tolerance less one token: a full bucket holds
+    /// `tolerance = floor(burst × per_token)` ticks of refill, at least
+    /// `per_token` (the burst is at least one), and a unit take passes iff
+    /// the TAT is at most `now + slack`. Kept this way so that the unit take
+    /// is one addition from its limit.
+    slack: i64,
+    /// The instant (ns) the bucket was made: its clock's zero.
+    origin: i64,
+    /// Eight times the ticks in a nanosecond, `8 << shift`, or 0 for a
+    /// bucket that never refills (its clock stands still at 0). See
+    /// [`Bucket::at`] for why eight.
+    scale8: i64,
+    /// The theoretical arrival time, in ticks after `origin`.
     tat: AtomicI64,
 }
 
@@ -105,8 +113,9 @@ impl Bucket {
         Ok(Bucket {
             rate,
             per_token: tick.per_token,
-            tolerance,
-            clock: Clock::new(now, tick.shift),
+            slack: tolerance - tick.per_token as i64,
+            origin: now,
+            scale8: if rate > 0.0 { 8 << tick.shift } else { 0 },
             tat: AtomicI64::new(0),
         })
     }
@@ -118,7 +127,7 @@ impl Bucket {
 
     /// The most tokens the bucket holds: the burst, held to a tick.
     pub fn burst(&self) -> f64 {
-        self.tolerance as f64 / self.per_token as f64
+        self.tolerance() as f64 / self.per_token as f64
     }
 
     /// Whether `n` is a cost the bucket takes at all: positive, finite and
@@ -128,14 +137,45 @@ impl Bucket {
         self.cost(n).is_some()
     }
 
+    /// Ticks of refill a full bucket holds.
+    #[inline]
+    fn tolerance(&self) -> i64 {
+        self.slack + self.per_token as i64
+    }
+
+    /// The bucket's clock: ticks of 2^-shift ns after `origin`.
+    #[inline]
+    fn clock(&self) -> Clock {
+        Clock::new(self.origin, self.scale8.trailing_zeros().saturating_sub(3))
+    }
+
     /// Where `now` falls on the bucket's clock, in ticks (0 for a bucket
-    /// that never refills: its clock stands still).
+    /// that never refills: its clock stands still): exactly
+    /// [`Clock::ticks`]. Where `(now − origin) × 8 × 2^shift` fits an
+    /// `i64`, `(now − origin) × 2^shift` lies within ±2^60 ticks, inside
+    /// the clock's clamp ([`gcra::PAST`] is −(2^61 − 1), the horizon
+    /// 2^62 − 1): it is the reading, found with a subtraction and a
+    /// multiply whose overflow flags are the range check. Beyond, clamp.
     #[inline]
     fn at(&self, now: i64) -> i64 {
-        if self.rate == 0.0 {
+        self.at_near(now).unwrap_or_else(|| self.at_far(now))
+    }
+
+    /// [`Bucket::at`] within ±2^60 ticks of the origin, else `None`.
+    #[inline(always)]
+    fn at_near(&self, now: i64) -> Option<i64> {
+        let ticks8 = now.checked_sub(self.origin)?.checked_mul(self.scale8)?;
+        Some(ticks8 >> 3)
+    }
+
+    /// [`Bucket::at`] more than ±2^60 ticks from the origin, where the
+    /// clock clamps (years away: a path for extreme inputs).
+    #[inline]
+    fn at_far(&self, now: i64) -> i64 {
+        if self.scale8 == 0 {
             0
         } else {
-            self.clock.ticks(now)
+            self.clock().ticks(now)
         }
     }
 
@@ -143,7 +183,7 @@ impl Bucket {
     /// finite number or is more than the bucket holds.
     #[inline]
     fn cost(&self, n: f64) -> Option<i64> {
-        gcra::cost(self.per_token, n, self.tolerance)
+        gcra::cost(self.per_token, n, self.tolerance())
     }
 
     /// Takes `n` tokens at `now` if the bucket holds them; whether it did.
@@ -158,23 +198,78 @@ impl Bucket {
     /// its own `now`.
     #[inline]
     pub fn take(&self, now: i64, n: f64) -> bool {
-        let Some(cost) = self.cost(n) else {
+        if n == 1.0 {
+            self.take_one(now)
+        } else {
+            self.take_cost(now, n)
+        }
+    }
+
+    /// `take(now, 1.0)`, the common take: its cost is `per_token`, which a
+    /// full bucket always holds, so nothing converts or checks it.
+    #[inline]
+    pub fn take_one(&self, now: i64) -> bool {
+        match self.at_near(now) {
+            Some(at) => self.take_at(at, self.per_token as i64, self.slack),
+            None => self.take_one_far(now),
+        }
+    }
+
+    /// [`Bucket::take_one`] years from the origin, where the clock clamps.
+    /// Out of line and `extern "C"` (which cannot unwind), so that the near
+    /// path reaches it by a jump and needs no stack frame.
+    #[cold]
+    #[inline(never)]
+    extern "C" fn take_one_far(&self, now: i64) -> bool {
+        self.take_at(self.at_far(now), self.per_token as i64, self.slack)
+    }
+
+    /// A take of any other cost: checked and converted by [`gcra::cost`]
+    /// (whole ones in integers, fractional ones exactly in floats), out of
+    /// line so that [`Bucket::take_one`] needs no stack frame.
+    #[inline(never)]
+    fn take_cost(&self, now: i64, n: f64) -> bool {
+        match self.cost(n) {
+            Some(cost) => self.take_at(self.at(now), cost, self.tolerance() - cost),
+            None => false,
+        }
+    }
+
+    /// A take of `cost` ticks at `at` ticks on the clock.
+    #[inline(always)]
+    fn take_at(&self, at: i64, cost: i64, slack: i64) -> bool {
+        // `gcra::take` passes iff `max(tat, at) + cost ≤ at + tolerance`;
+        // as `at ≤ at + slack`, that is `tat ≤ limit`. No sum here leaves
+        // `i64`: `at` is within [PAST, HORIZON], costs and the tolerance
+        // within MAX_TOLERANCE, and the TAT within 0..=HORIZON +
+        // MAX_TOLERANCE (it starts at 0 and only a pass, at most
+        // `at + tolerance`, writes it). `take_agrees_with_gcra` checks the
+        // two at the ends of those ranges.
+        let limit = at + slack;
+        let mut tat = self.tat.load(Ordering::Relaxed);
+        if tat > limit {
             return false;
-        };
-        let at = self.at(now);
-        self.tat
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |tat| {
-                gcra::take(tat, at, cost, self.tolerance)
-            })
-            .is_ok()
+        }
+        loop {
+            match self.tat.compare_exchange_weak(
+                tat,
+                tat.max(at) + cost,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(seen) if seen > limit => return false,
+                Err(seen) => tat = seen,
+            }
+        }
     }
 
     /// How many tokens the bucket holds at `now`, between 0 and
     /// [`Bucket::burst`].
     pub fn tokens(&self, now: i64) -> f64 {
         let tat = self.tat.load(Ordering::Relaxed);
-        let room = gcra::room(tat, self.at(now), self.tolerance);
-        if room == self.tolerance {
+        let room = gcra::room(tat, self.at(now), self.tolerance());
+        if room == self.tolerance() {
             return self.burst();
         }
         (room as f64 / self.per_token as f64).clamp(0.0, self.burst())
@@ -190,13 +285,13 @@ impl Bucket {
             return NEVER;
         };
         let at = self.at(now);
-        let due = gcra::due(self.tat.load(Ordering::Relaxed), cost, self.tolerance);
+        let due = gcra::due(self.tat.load(Ordering::Relaxed), cost, self.tolerance());
         if due <= at {
             0
-        } else if self.rate == 0.0 {
+        } else if self.scale8 == 0 {
             NEVER
         } else {
-            match self.clock.instant(due) {
+            match self.clock().instant(due) {
                 Some(instant) => instant.saturating_sub(now),
                 None => NEVER,
             }
@@ -441,6 +536,53 @@ mod tests {
                         admitted as f64 >= fair,
                         "{rate}/s burst {burst}: {admitted}"
                     );
+                }
+            }
+        }
+    }
+
+    /// The take's own arithmetic (a unit cost, the clock without its clamp
+    /// near the origin, `tat ≤ limit`) decides as the generic
+    /// [`gcra::cost`], [`Clock::ticks`] and [`gcra::take`] do, on random
+    /// traces at every tick size, near the origin and at the clock's ends.
+    #[test]
+    fn take_agrees_with_gcra() {
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut random = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let rates = [0.0, 1.0, 3.0, 1e6 / 7.0, 1e8, 3e8, 1e9];
+        let origins = [0, 12_345, i64::MIN, i64::MAX, -(1 << 57), 1 << 57];
+        for &rate in &rates {
+            for &origin in &origins {
+                let bucket = Bucket::new(rate, 3.0, origin).unwrap();
+                let clock = bucket.clock();
+                let mut tat = 0;
+                let mut now = origin;
+                for step in 0..4000 {
+                    now = match random() % 8 {
+                        0 => i64::MIN,
+                        1 => i64::MAX,
+                        2 => origin.wrapping_add((random() as i64) >> (random() % 64)),
+                        3 => origin.saturating_add((1 << 57) - 1 + (random() % 3) as i64),
+                        4 => origin.saturating_sub((1 << 57) - 1 + (random() % 3) as i64),
+                        _ => now.saturating_add((random() % 1_000_000_000) as i64 - 100_000_000),
+                    };
+                    let n = [1.0, 1.0, 2.0, 0.5, 3.0, 4.0, 0.0][(random() % 7) as usize];
+                    let at = if rate == 0.0 { 0 } else { clock.ticks(now) };
+                    let tolerance = bucket.tolerance();
+                    let model = gcra::cost(bucket.per_token, n, tolerance)
+                        .and_then(|cost| gcra::take(tat, at, cost, tolerance));
+                    assert_eq!(
+                        bucket.take(now, n),
+                        model.is_some(),
+                        "rate {rate}, origin {origin}, step {step}, now {now}, n {n}"
+                    );
+                    tat = model.unwrap_or(tat);
+                    assert_eq!(bucket.tat.load(Ordering::Relaxed), tat);
                 }
             }
         }

@@ -195,6 +195,7 @@ pub struct Clock {
 impl Clock {
     /// The clock that reads 0 at `origin` (ns) and counts 2^-`shift` ns
     /// ticks; `shift` is at most [`MAX_SHIFT`].
+    #[inline]
     pub fn new(origin: i64, shift: u32) -> Clock {
         Clock {
             origin,

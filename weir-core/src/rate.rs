@@ -145,6 +145,16 @@ impl RateLimit {
         if !(1..=MAX_BURST as u32).contains(&burst) {
             return Err(RateError::Invalid);
         }
+        // The common limit, without computing its window: with an interval
+        // under 2^53 ns the window ceil(burst × interval) is under 2^63 ns,
+        // and at least burst × interval_ns. Any other is checked in full.
+        if interval_ns < 1 << 53 && u64::from(burst) * interval_ns >= MIN_WINDOW_NS as u64 {
+            return Ok(RateLimit {
+                interval_ns,
+                interval_frac,
+                burst,
+            });
+        }
         Self::checked(interval_ns, interval_frac, burst).map_err(|_| RateError::Invalid)
     }
 
@@ -188,14 +198,35 @@ impl RateLimit {
             .saturating_add(fraction)
     }
 
+    /// Whether every span of this limit is under 2^63 ns without
+    /// saturating: an interval under 2^53 ns, as almost every limit has.
+    #[inline]
+    fn short(&self) -> bool {
+        self.interval_ns >> 53 == 0
+    }
+
+    /// [`RateLimit::span`] for a [`RateLimit::short`] limit: count × interval
+    /// is under 2^63 and the rounded fraction under 2^10, so nothing
+    /// saturates and the sum is the same.
+    #[inline]
+    fn short_span(&self, count: u64) -> u64 {
+        count * self.interval_ns
+            + ((count * u64::from(self.interval_frac) + 0xffff_ffff) >> FRAC_BITS)
+    }
+
     /// The word after one more event at `now` (0..=[`MAX_NOW`]), or `None`
     /// when the window is open and full.
     #[inline]
-    fn step(&self, word: u64, now: u64) -> Option<u64> {
+    fn step<const SHORT: bool>(&self, word: u64, now: u64) -> Option<u64> {
         let count = word & COUNT_MASK;
         let start = (word >> COUNT_BITS) << TIME_SHIFT;
+        let span = if SHORT {
+            self.short_span(count)
+        } else {
+            self.span(count)
+        };
         // An earlier `now` than the start is no time passing.
-        if now.saturating_sub(start) >= self.span(count) {
+        if now.saturating_sub(start) >= span {
             // Expired (or never opened): this event opens a new window,
             // whose start is rounded up to the grid so that the window can
             // never read as expired before `now + span`. `now` is at most
@@ -292,9 +323,20 @@ pub fn allow<W: Word>(word: &W, limit: &RateLimit, now: i64) -> bool {
 #[inline]
 pub(crate) fn allow_seen<W: Word>(word: &W, seen: u64, limit: &RateLimit, now: u64) -> bool {
     let now = now.min(MAX_NOW as u64);
+    if limit.short() {
+        swap_in::<W, true>(word, seen, limit, now)
+    } else {
+        swap_in::<W, false>(word, seen, limit, now)
+    }
+}
+
+/// The compare-and-swap loop of [`allow_seen`]; `SHORT` when the limit is
+/// [`RateLimit::short`], so that its spans need no saturating arithmetic.
+#[inline(always)]
+fn swap_in<W: Word, const SHORT: bool>(word: &W, seen: u64, limit: &RateLimit, now: u64) -> bool {
     let mut current = seen;
     loop {
-        let Some(new) = limit.step(current, now) else {
+        let Some(new) = limit.step::<SHORT>(current, now) else {
             return false;
         };
         match word.swap_if(current, new) {
@@ -321,6 +363,33 @@ mod tests {
     use crate::time::SECOND;
 
     const MS: i64 = 1_000_000;
+
+    /// The unsaturated span of a short limit is the saturating one, at the
+    /// ends of its range and between.
+    #[test]
+    fn short_spans_are_the_spans() {
+        let intervals = [0, 1, 51_200, 1 << 32, (1 << 53) - 1, 123_456_789_012_345];
+        let fracs = [0, 1, u32::MAX / 3, u32::MAX - 1, u32::MAX];
+        for &interval_ns in &intervals {
+            for &interval_frac in &fracs {
+                let limit = RateLimit {
+                    interval_ns,
+                    interval_frac,
+                    burst: 1,
+                };
+                assert!(limit.short());
+                for count in 0..=COUNT_MASK {
+                    assert_eq!(limit.short_span(count), limit.span(count));
+                }
+            }
+        }
+        let long = RateLimit {
+            interval_ns: 1 << 53,
+            interval_frac: 0,
+            burst: 1,
+        };
+        assert!(!long.short());
+    }
 
     fn limit(per_s: f64, burst: i64) -> RateLimit {
         RateLimit::new(per_s, burst).unwrap()
