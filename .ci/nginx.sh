@@ -45,7 +45,7 @@ trap 'stop; rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/html/idx" "$tmp/logs"
 echo hello > "$tmp/html/index.html"
 echo hello > "$tmp/html/idx/index.html"
-for f in a b two dry code inherit srv bulk; do echo "$f" > "$tmp/html/$f"; done
+for f in a b two two2 dry code inherit srv bulk; do echo "$f" > "$tmp/html/$f"; done
 
 # write_conf BURST_OF_ZONE_ONE
 write_conf() {
@@ -83,6 +83,7 @@ http {
         location = /dry { weir_limit zone=dry dry_run; weir_limit_log_level warn; }
         location = /code { weir_limit zone=idx; weir_limit_status 503; }
         location = /two { weir_limit zone=one; weir_limit zone=idx; }
+        location = /two2 { weir_limit zone=idx; weir_limit zone=one; }
         location = /inherit { }
         location = /bulk { weir_limit zone=bulk; access_log off; }
         location = /health { return 204; }
@@ -173,8 +174,12 @@ check "\$weir_limit_status in a dry run" "REJECTED_DRY_RUN" "$(sed -n 's/^X-Weir
 check "a request through index is charged once" "200 429" "$(get /idx/ i1) $(get /idx/ i1)"
 
 # ---- several weir_limit all apply; a level with none inherits.
+# All or nothing, as limit_req: a request the later limit (idx) refuses
+# is not charged to the earlier one (one, burst 3), and the reverse.
 check "two limits: the tighter (idx, burst 1) applies" "1 2" "$(counts /two t1 3)"
-check "two limits: the other one (one) was charged by all three" "0 1" "$(counts /a t1 1)"
+check "two limits: refused by the last, the first was charged once" "2 1" "$(counts /a t1 3)"
+check "two limits, first refuses: the tighter applies" "1 2" "$(counts /two2 t2 3)"
+check "two limits, first refuses: the other was charged once" "2 1" "$(counts /a t2 3)"
 check "inherited from the server (small, burst 2)" "2 2" "$(counts /inherit s1 4)"
 
 # ---- reload keeps the state; a changed shape is refused loudly.

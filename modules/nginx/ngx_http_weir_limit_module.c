@@ -16,7 +16,6 @@
 #include <ngx_http.h>
 
 #include <sys/random.h>
-#include <time.h>
 
 #include "weir.h"
 
@@ -34,6 +33,19 @@ typedef struct {
     uint64_t pad[2];
 } weir_ngx_header_t;
 
+/* This worker's memory of keys refused lately: a refusal at `now` with a
+ * wait W means that all the key's words refuse until now + W (words refill
+ * with time only; other charges only push them later), so a key found here
+ * before its `until` is refused without touching the shared words. A miss
+ * costs nothing but the look; a stale or colliding entry is a miss. */
+#define WEIR_NGX_REFUSED_SLOTS 64
+#define WEIR_NGX_REFUSED_KEY 46
+typedef struct {
+    int64_t until;
+    uint16_t len;
+    u_char key[WEIR_NGX_REFUSED_KEY];
+} ngx_http_weir_refused_t;
+
 typedef struct {
     ngx_str_t name;
     ngx_http_complex_value_t key;
@@ -49,6 +61,11 @@ typedef struct {
     weir_ngx_header_t *header; /* in the zone, once it is laid */
     void *region;              /* the bloom region */
     size_t region_len;
+    ngx_int_t key_index;       /* the variable's index when KEY is one $variable, else NGX_ERROR */
+    ngx_str_t policy;          /* RateLimit-Policy's value, made once */
+    ngx_str_t state_prefix;    /* RateLimit's value up to t= */
+    ngx_http_weir_refused_t *refused; /* this worker's refusal cache */
+    int64_t refused_until;     /* no cache entry is live at or after this */
 } ngx_http_weir_zone_t;
 
 typedef struct {
@@ -76,9 +93,6 @@ typedef struct {
 
 /* The judgement of one request, on its pool. */
 enum { WEIR_PASSED = 1, WEIR_REJECTED, WEIR_REJECTED_DRY_RUN };
-typedef struct {
-    ngx_uint_t status;
-} ngx_http_weir_ctx_t;
 
 static ngx_int_t ngx_http_weir_add_variables(ngx_conf_t *cf);
 static ngx_int_t ngx_http_weir_init(ngx_conf_t *cf);
@@ -128,91 +142,217 @@ ngx_module_t ngx_http_weir_limit_module = {NGX_MODULE_V1,
 
 /* ---- the mark on the request's pool ---- */
 
+/* The judgement, as an integer in the cleanup's data pointer: no second
+ * allocation for a ctx. */
 static void ngx_http_weir_cleanup(void *data) {
     (void)data;
 }
 
-static ngx_http_weir_ctx_t *ngx_http_weir_ctx(ngx_http_request_t *r) {
+static ngx_pool_cleanup_t *ngx_http_weir_mark(ngx_http_request_t *r) {
     for (ngx_pool_cleanup_t *c = r->pool->cleanup; c; c = c->next) {
-        if (c->handler == ngx_http_weir_cleanup) return c->data;
+        if (c->handler == ngx_http_weir_cleanup) return c;
     }
     return NULL;
 }
 
+/* nginx's cached monotonic clock (CLOCK_MONOTONIC, the same in every
+ * worker), in nanoseconds: limit_req's clock, read once per event loop
+ * turn rather than once per request. */
 static int64_t ngx_http_weir_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    return (int64_t)ngx_current_msec * 1000000;
+}
+
+/* The key of `zone` for `r`: one indexed variable read when KEY is a lone
+ * $variable (no script, no copy), the complex value otherwise. An absent
+ * variable is the empty key. */
+static ngx_int_t ngx_http_weir_key(ngx_http_request_t *r, ngx_http_weir_zone_t *zone, ngx_str_t *key) {
+    if (zone->key_index == NGX_ERROR) return ngx_http_complex_value(r, &zone->key, key);
+    ngx_http_variable_value_t *vv = ngx_http_get_indexed_variable(r, zone->key_index);
+    if (vv == NULL) return NGX_ERROR;
+    key->data = vv->data;
+    key->len = vv->not_found ? 0 : vv->len;
+    return NGX_OK;
+}
+
+/* ---- the refusal cache ---- */
+
+static ngx_http_weir_refused_t *ngx_http_weir_refused_slot(ngx_http_weir_zone_t *zone, ngx_str_t *key) {
+    return &zone->refused[ngx_hash_key(key->data, key->len) & (WEIR_NGX_REFUSED_SLOTS - 1)];
+}
+
+/* The wait of a key remembered as refused at `now`, or 0. */
+static int64_t ngx_http_weir_refused_wait(ngx_http_weir_zone_t *zone, ngx_str_t *key, int64_t now) {
+    if (now >= zone->refused_until || key->len > WEIR_NGX_REFUSED_KEY) return 0;
+    ngx_http_weir_refused_t *e = ngx_http_weir_refused_slot(zone, key);
+    if (now >= e->until || e->len != key->len || ngx_memcmp(e->key, key->data, key->len) != 0) return 0;
+    return e->until - now;
+}
+
+static void ngx_http_weir_refused_keep(ngx_http_weir_zone_t *zone, ngx_str_t *key, int64_t now, int64_t wait) {
+    if (key->len > WEIR_NGX_REFUSED_KEY || wait <= 0 || wait > INT64_MAX - now) return;
+    ngx_http_weir_refused_t *e = ngx_http_weir_refused_slot(zone, key);
+    e->until = now + wait;
+    e->len = (uint16_t)key->len;
+    ngx_memcpy(e->key, key->data, key->len);
+    if (e->until > zone->refused_until) zone->refused_until = e->until;
+}
+
+/* ---- the words ---- */
+
+/* Charges `key` in `zone` at `now`: 0 when admitted, else the wait in ns
+ * (at least 1) until the key would be. */
+static int64_t ngx_http_weir_charge(ngx_http_weir_zone_t *zone, ngx_str_t *key, int64_t now) {
+    int64_t wait = ngx_http_weir_refused_wait(zone, key, now);
+    if (wait > 0) return wait;
+    if (weir_bloom_allow_in(zone->region, zone->region_len, now, key->data, key->len)) return 0;
+    wait = weir_bloom_next_in(zone->region, zone->region_len, now, key->data, key->len);
+    if (wait < 1) wait = 1; /* refused now: whatever frees it is later */
+    ngx_http_weir_refused_keep(zone, key, now, wait);
+    return wait;
+}
+
+/* The wait until `key` would be admitted by `zone` at `now`, reading only:
+ * 0 when it would be now. */
+static int64_t ngx_http_weir_peek(ngx_http_weir_zone_t *zone, ngx_str_t *key, int64_t now) {
+    int64_t wait = ngx_http_weir_refused_wait(zone, key, now);
+    if (wait > 0) return wait;
+    wait = weir_bloom_next_in(zone->region, zone->region_len, now, key->data, key->len);
+    if (wait > 0) ngx_http_weir_refused_keep(zone, key, now, wait);
+    return wait;
 }
 
 /* ---- headers on refusal ---- */
 
-static ngx_int_t ngx_http_weir_header(ngx_http_request_t *r, const char *name, u_char *value, size_t len) {
+static ngx_str_t ngx_http_weir_retry_after = ngx_string("Retry-After");
+static ngx_str_t ngx_http_weir_policy_name = ngx_string("RateLimit-Policy");
+static ngx_str_t ngx_http_weir_state_name = ngx_string("RateLimit");
+
+static ngx_int_t ngx_http_weir_header(ngx_http_request_t *r, ngx_str_t *name, u_char *value, size_t len) {
     ngx_table_elt_t *h = ngx_list_push(&r->headers_out.headers);
     if (h == NULL) return NGX_ERROR;
     h->hash = 1;
-    h->key.data = (u_char *)name;
-    h->key.len = ngx_strlen(name);
+    h->key = *name;
     h->value.data = value;
     h->value.len = len;
     return NGX_OK;
+}
+
+/* Decimal digits of `n` written at `p`; returns the end. */
+static u_char *ngx_http_weir_digits(u_char *p, uint64_t n) {
+    u_char tmp[20];
+    size_t i = sizeof tmp;
+    do {
+        tmp[--i] = (u_char)('0' + n % 10);
+        n /= 10;
+    } while (n);
+    return ngx_cpymem(p, tmp + i, sizeof tmp - i);
 }
 
 static ngx_int_t ngx_http_weir_refusal_headers(ngx_http_request_t *r, ngx_http_weir_zone_t *zone, int64_t wait_ns) {
     /* Whole seconds, rounded up, at least 1. */
     int64_t retry = wait_ns == INT64_MAX ? 0 : (wait_ns + 999999999) / 1000000000;
     if (retry < 1) retry = 1;
-    /* A window of burst / rate seconds, rounded up. */
-    uint64_t seconds = zone->burst * (zone->rate_per_minute ? 60 : 1);
-    uint64_t window = (seconds + zone->rate_number - 1) / zone->rate_number;
-    if (window < 1) window = 1;
-    u_char *p = ngx_pnalloc(r->pool, 256);
+    u_char *p = ngx_pnalloc(r->pool, 20 + zone->state_prefix.len + 20);
     if (p == NULL) return NGX_ERROR;
-    u_char *retry_s = p;
-    u_char *end = ngx_sprintf(p, "%L", retry);
-    if (ngx_http_weir_header(r, "Retry-After", retry_s, end - retry_s) != NGX_OK) return NGX_ERROR;
-    u_char *policy = end;
-    end = ngx_sprintf(policy, "\"%V\";q=%ui;w=%uL", &zone->name, zone->burst, window);
-    if (ngx_http_weir_header(r, "RateLimit-Policy", policy, end - policy) != NGX_OK) return NGX_ERROR;
+    u_char *end = ngx_http_weir_digits(p, (uint64_t)retry);
+    size_t digits = end - p;
+    if (ngx_http_weir_header(r, &ngx_http_weir_retry_after, p, digits) != NGX_OK) return NGX_ERROR;
+    if (ngx_http_weir_header(r, &ngx_http_weir_policy_name, zone->policy.data, zone->policy.len) != NGX_OK)
+        return NGX_ERROR;
     u_char *state = end;
-    end = ngx_sprintf(state, "\"%V\";r=0;t=%L", &zone->name, retry);
-    return ngx_http_weir_header(r, "RateLimit", state, end - state);
+    end = ngx_cpymem(state, zone->state_prefix.data, zone->state_prefix.len);
+    end = ngx_cpymem(end, p, digits);
+    return ngx_http_weir_header(r, &ngx_http_weir_state_name, state, end - state);
 }
 
 /* ---- the handler ---- */
 
+#define WEIR_NGX_STACK_LIMITS 8
+
+static ngx_int_t ngx_http_weir_refuse(ngx_http_request_t *r, ngx_http_weir_loc_conf_t *lcf,
+                                      ngx_pool_cleanup_t *mark, ngx_http_weir_zone_t *zone, ngx_str_t *key,
+                                      int64_t wait) {
+    ngx_log_error(lcf->log_level, r->connection->log, 0, "weir_limit: refused, zone \"%V\", key \"%V\"",
+                  &zone->name, key);
+    mark->data = (void *)(uintptr_t)WEIR_REJECTED;
+    if (ngx_http_weir_refusal_headers(r, zone, wait) != NGX_OK) return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    return lcf->status_code;
+}
+
+static void ngx_http_weir_dry_refusal(ngx_http_request_t *r, ngx_http_weir_loc_conf_t *lcf,
+                                      ngx_pool_cleanup_t *mark, ngx_http_weir_zone_t *zone, ngx_str_t *key) {
+    ngx_log_error(lcf->log_level, r->connection->log, 0,
+                  "weir_limit: would refuse, dry run, zone \"%V\", key \"%V\"", &zone->name, key);
+    mark->data = (void *)(uintptr_t)WEIR_REJECTED_DRY_RUN;
+}
+
+/* Every weir_limit of the location applies, all or nothing, as limit_req's
+ * do: the enforced limits are read first (the last one charged at once,
+ * since nothing after it can refuse), and only when every one would admit
+ * are the others charged. A refusal charges none of them. Two workers can
+ * both read room for one request between the read and the charge and both
+ * be admitted (limit_req's lookup and account have the same gap). Dry-run
+ * limits are charged after, when the request is admitted. */
 static ngx_int_t ngx_http_weir_handler(ngx_http_request_t *r) {
     if (r != r->main) return NGX_DECLINED;
     ngx_http_weir_loc_conf_t *lcf = ngx_http_get_module_loc_conf(r, ngx_http_weir_limit_module);
     if (lcf->limits == NULL) return NGX_DECLINED;
-    if (ngx_http_weir_ctx(r) != NULL) return NGX_DECLINED; /* judged before a redirect */
+    if (ngx_http_weir_mark(r) != NULL) return NGX_DECLINED; /* judged before a redirect */
 
-    ngx_pool_cleanup_t *cln = ngx_pool_cleanup_add(r->pool, sizeof(ngx_http_weir_ctx_t));
-    if (cln == NULL) return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    ngx_http_weir_ctx_t *ctx = cln->data;
-    ctx->status = WEIR_PASSED;
-    cln->handler = ngx_http_weir_cleanup;
+    ngx_pool_cleanup_t *mark = ngx_pool_cleanup_add(r->pool, 0);
+    if (mark == NULL) return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    mark->data = (void *)(uintptr_t)WEIR_PASSED;
+    mark->handler = ngx_http_weir_cleanup;
 
     int64_t now = ngx_http_weir_now();
     ngx_http_weir_limit_t *limits = lcf->limits->elts;
-    for (ngx_uint_t i = 0; i < lcf->limits->nelts; i++) {
-        ngx_http_weir_zone_t *zone = limits[i].zone;
-        ngx_str_t key;
-        if (ngx_http_complex_value(r, &zone->key, &key) != NGX_OK) return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        if (key.len == 0) continue; /* an empty key is not limited */
-        if (weir_bloom_allow_in(zone->region, zone->region_len, now, key.data, key.len)) continue;
-        if (limits[i].dry_run) {
-            ngx_log_error(lcf->log_level, r->connection->log, 0,
-                          "weir_limit: would refuse, dry run, zone \"%V\", key \"%V\"", &zone->name, &key);
-            ctx->status = WEIR_REJECTED_DRY_RUN;
-            continue;
+    ngx_uint_t n = lcf->limits->nelts;
+    ngx_str_t key;
+
+    if (n == 1) { /* the common case: one limit, one charge */
+        ngx_http_weir_zone_t *zone = limits[0].zone;
+        if (ngx_http_weir_key(r, zone, &key) != NGX_OK) return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        if (key.len == 0) return NGX_DECLINED; /* an empty key is not limited */
+        int64_t wait = ngx_http_weir_charge(zone, &key, now);
+        if (wait == 0) return NGX_DECLINED;
+        if (limits[0].dry_run) {
+            ngx_http_weir_dry_refusal(r, lcf, mark, zone, &key);
+            return NGX_DECLINED;
         }
-        ngx_log_error(lcf->log_level, r->connection->log, 0, "weir_limit: refused, zone \"%V\", key \"%V\"",
-                      &zone->name, &key);
-        ctx->status = WEIR_REJECTED;
-        int64_t wait = weir_bloom_next_in(zone->region, zone->region_len, now, key.data, key.len);
-        if (ngx_http_weir_refusal_headers(r, zone, wait) != NGX_OK) return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        return lcf->status_code;
+        return ngx_http_weir_refuse(r, lcf, mark, zone, &key, wait);
+    }
+
+    ngx_str_t stack_keys[WEIR_NGX_STACK_LIMITS];
+    ngx_str_t *keys = stack_keys;
+    if (n > WEIR_NGX_STACK_LIMITS) {
+        keys = ngx_palloc(r->pool, n * sizeof *keys);
+        if (keys == NULL) return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    ngx_uint_t last = n; /* the last enforced limit with a key */
+    for (ngx_uint_t i = 0; i < n; i++) {
+        if (ngx_http_weir_key(r, limits[i].zone, &keys[i]) != NGX_OK) return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        if (keys[i].len != 0 && !limits[i].dry_run) last = i;
+    }
+    /* Read every enforced limit but the last; charge the last. */
+    for (ngx_uint_t i = 0; i < last; i++) {
+        if (keys[i].len == 0 || limits[i].dry_run) continue;
+        int64_t wait = ngx_http_weir_peek(limits[i].zone, &keys[i], now);
+        if (wait > 0) return ngx_http_weir_refuse(r, lcf, mark, limits[i].zone, &keys[i], wait);
+    }
+    if (last < n) {
+        int64_t wait = ngx_http_weir_charge(limits[last].zone, &keys[last], now);
+        if (wait > 0) return ngx_http_weir_refuse(r, lcf, mark, limits[last].zone, &keys[last], wait);
+    }
+    /* Admitted: charge the ones read, then the dry runs. A charge lost to
+     * a race here admits the request all the same. */
+    for (ngx_uint_t i = 0; i < last; i++) {
+        if (keys[i].len == 0 || limits[i].dry_run) continue;
+        (void)ngx_http_weir_charge(limits[i].zone, &keys[i], now);
+    }
+    for (ngx_uint_t i = 0; i < n; i++) {
+        if (keys[i].len == 0 || !limits[i].dry_run) continue;
+        if (ngx_http_weir_charge(limits[i].zone, &keys[i], now) > 0)
+            ngx_http_weir_dry_refusal(r, lcf, mark, limits[i].zone, &keys[i]);
     }
     return NGX_DECLINED;
 }
@@ -224,13 +364,14 @@ static ngx_int_t ngx_http_weir_status_variable(ngx_http_request_t *r, ngx_http_v
     (void)data;
     static ngx_str_t names[] = {ngx_null_string, ngx_string("PASSED"), ngx_string("REJECTED"),
                                 ngx_string("REJECTED_DRY_RUN")};
-    ngx_http_weir_ctx_t *ctx = ngx_http_weir_ctx(r->main);
-    if (ctx == NULL || ctx->status == 0 || ctx->status > WEIR_REJECTED_DRY_RUN) {
+    ngx_pool_cleanup_t *mark = ngx_http_weir_mark(r->main);
+    uintptr_t status = mark ? (uintptr_t)mark->data : 0;
+    if (status == 0 || status > WEIR_REJECTED_DRY_RUN) {
         v->not_found = 1;
         return NGX_OK;
     }
-    v->len = names[ctx->status].len;
-    v->data = names[ctx->status].data;
+    v->len = names[status].len;
+    v->data = names[status].data;
     v->valid = 1;
     v->no_cacheable = 0;
     v->not_found = 0;
@@ -364,6 +505,17 @@ static char *ngx_http_weir_zone_directive(ngx_conf_t *cf, ngx_command_t *cmd, vo
     ccv.value = &value[1];
     ccv.complex_value = &zone->key;
     if (ngx_http_compile_complex_value(&ccv) != NGX_OK) return NGX_CONF_ERROR;
+    /* A lone $variable is read by its index: no script run per request. */
+    zone->key_index = NGX_ERROR;
+    if (value[1].len > 1 && value[1].data[0] == '$') {
+        ngx_str_t var = {value[1].len - 1, value[1].data + 1};
+        ngx_uint_t j = 0;
+        while (j < var.len && (var.data[j] == '_' || (var.data[j] >= '0' && var.data[j] <= '9') || ((var.data[j] | 0x20) >= 'a' && (var.data[j] | 0x20) <= 'z'))) j++;
+        if (j == var.len) {
+            zone->key_index = ngx_http_get_variable_index(cf, &var);
+            if (zone->key_index == NGX_ERROR) return NGX_CONF_ERROR;
+        }
+    }
 
     ngx_int_t burst = -1;
     for (ngx_uint_t i = 2; i < cf->args->nelts; i++) {
@@ -437,6 +589,22 @@ static char *ngx_http_weir_zone_directive(ngx_conf_t *cf, ngx_command_t *cmd, vo
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s: rate and burst refused: %s", d, weir_status_str(st));
         return NGX_CONF_ERROR;
     }
+
+    /* The refusal headers' constant parts, made once: the policy, with a
+     * window of burst / rate seconds rounded up, and the state up to t=. */
+    uint64_t seconds = zone->burst * (zone->rate_per_minute ? 60 : 1);
+    uint64_t window = (seconds + zone->rate_number - 1) / zone->rate_number;
+    if (window < 1) window = 1;
+    zone->policy.data = ngx_pnalloc(cf->pool, zone->name.len + 64);
+    if (zone->policy.data == NULL) return NGX_CONF_ERROR;
+    zone->policy.len = ngx_sprintf(zone->policy.data, "\"%V\";q=%ui;w=%uL", &zone->name, zone->burst, window) -
+                       zone->policy.data;
+    zone->state_prefix.data = ngx_pnalloc(cf->pool, zone->name.len + 16);
+    if (zone->state_prefix.data == NULL) return NGX_CONF_ERROR;
+    zone->state_prefix.len = ngx_sprintf(zone->state_prefix.data, "\"%V\";r=0;t=", &zone->name) -
+                             zone->state_prefix.data;
+    zone->refused = ngx_pcalloc(cf->pool, WEIR_NGX_REFUSED_SLOTS * sizeof *zone->refused);
+    if (zone->refused == NULL) return NGX_CONF_ERROR;
 
     ngx_http_weir_zone_t **zones = mcf->zones.elts;
     for (ngx_uint_t i = 0; i < mcf->zones.nelts; i++) {
