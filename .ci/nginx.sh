@@ -45,7 +45,7 @@ trap 'stop; rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/html/idx" "$tmp/logs"
 echo hello > "$tmp/html/index.html"
 echo hello > "$tmp/html/idx/index.html"
-for f in a b two two2 dry code inherit srv bulk; do echo "$f" > "$tmp/html/$f"; done
+for f in a b two two2 dry code inherit srv bulk arg cplx; do echo "$f" > "$tmp/html/$f"; done
 
 # write_conf BURST_OF_ZONE_ONE
 write_conf() {
@@ -71,6 +71,8 @@ http {
     weir_limit_zone \$http_x_client zone=dry:1m rate=1r/m burst=1 kind=window;
     weir_limit_zone \$http_x_client zone=small:64k rate=1r/m burst=2 kind=window hashes=1;
     weir_limit_zone \$http_x_client zone=bulk:33m rate=1r/m burst=2 kind=window;
+    weir_limit_zone \$arg_c zone=arg:1m rate=1r/m burst=2 kind=window;
+    weir_limit_zone k:\$http_x_client zone=cplx:1m rate=1r/m burst=2 kind=window;
     server {
         listen 127.0.0.1:$port reuseport;
         root $tmp/html;
@@ -86,6 +88,8 @@ http {
         location = /two2 { weir_limit zone=idx; weir_limit zone=one; }
         location = /inherit { }
         location = /bulk { weir_limit zone=bulk; access_log off; }
+        location = /arg { weir_limit zone=arg; }
+        location = /cplx { weir_limit zone=cplx; }
         location = /health { return 204; }
     }
 }
@@ -150,6 +154,26 @@ check "key k2 is independent of k1" "3 2" "$(counts /a k2 5)"
 served=$(awk '$2 == "k1" { print $1 }' "$tmp/logs/weir.log" | sort -u | wc -l)
 if [ "$served" -ge 2 ]; then ok "k1 was served by $served workers"; else bad "k1 served by $served worker(s) only"; fi
 check "an empty key is not limited" "20 0" "$(counts /a '' 20)"
+
+# ---- the three ways a key is read: \$http_NAME straight from the headers
+# (any case, the first of repeated ones, as nginx 1.22's variable), another
+# lone variable by its index, a complex value by its script.
+code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
+check "a header key in any case is one key" "200 200 200 429" \
+    "$(for h in 'x-client' 'X-CLIENT' 'X-Client' 'x-cLiEnT'; do printf '%s ' "$(code -H "$h: h1" "http://127.0.0.1:$port/a")"; done | sed 's/ $//')"
+check "repeated headers: the first is the key" "429 200" \
+    "$(code -H 'X-Client: h1' -H 'X-Client: h2' "http://127.0.0.1:$port/a") $(code -H 'X-Client: h2' -H 'X-Client: h1' "http://127.0.0.1:$port/a")"
+argcounts() { # KEY N
+    local ok=0 no=0 s
+    for _ in $(seq "$2"); do
+        s=$(code "http://127.0.0.1:$port/arg?c=$1")
+        case $s in 200) ok=$((ok + 1)) ;; 429) no=$((no + 1)) ;; esac
+    done
+    echo "$ok $no"
+}
+check "a \$arg_c key (read by index): burst 2 of 3" "2 1" "$(argcounts q1 3)"
+check "an empty \$arg_c key is not limited" "4 0" "$(argcounts '' 4)"
+check "a complex key (k:\$http_x_client): burst 2 of 3" "2 1" "$(counts /cplx x1 3)"
 
 # ---- status, Retry-After, RateLimit headers, the variable.
 h=$(curl -s -D - -o /dev/null -H "X-Client: k1" "http://127.0.0.1:$port/a" | tr -d '\r')

@@ -62,6 +62,7 @@ typedef struct {
     void *region;              /* the bloom region */
     size_t region_len;
     ngx_int_t key_index;       /* the variable's index when KEY is one $variable, else NGX_ERROR */
+    ngx_str_t key_header;      /* NAME when KEY is $http_NAME read by weir (see ngx_http_weir_key) */
     ngx_str_t policy;          /* RateLimit-Policy's value, made once */
     ngx_str_t state_prefix;    /* RateLimit's value up to t= */
     ngx_http_weir_refused_t *refused; /* this worker's refusal cache */
@@ -166,6 +167,37 @@ static int64_t ngx_http_weir_now(void) {
  * $variable (no script, no copy), the complex value otherwise. An absent
  * variable is the empty key. */
 static ngx_int_t ngx_http_weir_key(ngx_http_request_t *r, ngx_http_weir_zone_t *zone, ngx_str_t *key) {
+    if (zone->key_header.len != 0) {
+        /* $http_NAME as nginx 1.22 reads a header without a variable of
+         * its own: the first header whose lowercased name, with '-' as
+         * '_', is NAME. Compared on the parser's lowercased name, with the
+         * length first, instead of nginx's character loop over every
+         * header. */
+        ngx_list_part_t *part = &r->headers_in.headers.part;
+        ngx_table_elt_t *h = part->elts;
+        for (ngx_uint_t i = 0;; i++) {
+            if (i >= part->nelts) {
+                if (part->next == NULL) break;
+                part = part->next;
+                h = part->elts;
+                i = 0;
+                if (part->nelts == 0) continue;
+            }
+            if (h[i].key.len != zone->key_header.len || h[i].hash == 0) continue;
+            ngx_uint_t n = 0;
+            while (n < h[i].key.len) {
+                u_char c = h[i].lowcase_key[n];
+                if ((c == '-' ? '_' : c) != zone->key_header.data[n]) break;
+                n++;
+            }
+            if (n == h[i].key.len) {
+                *key = h[i].value;
+                return NGX_OK;
+            }
+        }
+        key->len = 0;
+        return NGX_OK;
+    }
     if (zone->key_index == NGX_ERROR) return ngx_http_complex_value(r, &zone->key, key);
     ngx_http_variable_value_t *vv = ngx_http_get_indexed_variable(r, zone->key_index);
     if (vv == NULL) return NGX_ERROR;
@@ -510,11 +542,36 @@ static char *ngx_http_weir_zone_directive(ngx_conf_t *cf, ngx_command_t *cmd, vo
     if (value[1].len > 1 && value[1].data[0] == '$') {
         ngx_str_t var = {value[1].len - 1, value[1].data + 1};
         ngx_uint_t j = 0;
-        while (j < var.len && (var.data[j] == '_' || (var.data[j] >= '0' && var.data[j] <= '9') || ((var.data[j] | 0x20) >= 'a' && (var.data[j] | 0x20) <= 'z'))) j++;
+        while (j < var.len) {
+            u_char c = var.data[j];
+            if (c != '_' && !(c >= '0' && c <= '9') && !((c | 0x20) >= 'a' && (c | 0x20) <= 'z')) break;
+            j++;
+        }
         if (j == var.len) {
             zone->key_index = ngx_http_get_variable_index(cf, &var);
             if (zone->key_index == NGX_ERROR) return NGX_CONF_ERROR;
         }
+#if nginx_version < 1023000
+        /* A request header with no variable of its own in nginx (those
+         * below have one, some joining repeated headers): read directly.
+         * From 1.23 nginx joins repeated headers too, so there the
+         * variable is read. */
+        static const char *const own[] = {"host", "user_agent", "referer", "via", "x_forwarded_for", "cookie"};
+        if (j == var.len && var.len > 5 && ngx_strncasecmp(var.data, (u_char *)"http_", 5) == 0) {
+            ngx_str_t name = {var.len - 5, var.data + 5};
+            ngx_uint_t known = 0;
+            for (ngx_uint_t o = 0; o < sizeof own / sizeof own[0]; o++) {
+                if (name.len == ngx_strlen(own[o]) && ngx_strncasecmp(name.data, (u_char *)own[o], name.len) == 0)
+                    known = 1;
+            }
+            if (!known) {
+                zone->key_header.data = ngx_pnalloc(cf->pool, name.len);
+                if (zone->key_header.data == NULL) return NGX_CONF_ERROR;
+                ngx_strlow(zone->key_header.data, name.data, name.len);
+                zone->key_header.len = name.len;
+            }
+        }
+#endif
     }
 
     ngx_int_t burst = -1;
