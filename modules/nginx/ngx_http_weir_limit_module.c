@@ -63,6 +63,7 @@ typedef struct {
     size_t region_len;
     ngx_int_t key_index;       /* the variable's index when KEY is one $variable, else NGX_ERROR */
     ngx_str_t key_header;      /* NAME when KEY is $http_NAME read by weir (see ngx_http_weir_key) */
+    u_char *key_header_dashed; /* NAME with '-' for '_', as clients send it */
     ngx_str_t policy;          /* RateLimit-Policy's value, made once */
     ngx_str_t state_prefix;    /* RateLimit's value up to t= */
     ngx_http_weir_refused_t *refused; /* this worker's refusal cache */
@@ -184,7 +185,11 @@ static ngx_int_t ngx_http_weir_key(ngx_http_request_t *r, ngx_http_weir_zone_t *
                 if (part->nelts == 0) continue;
             }
             if (h[i].key.len != zone->key_header.len || h[i].hash == 0) continue;
-            ngx_uint_t n = 0;
+            if (ngx_memcmp(h[i].lowcase_key, zone->key_header_dashed, h[i].key.len) == 0) {
+                *key = h[i].value;
+                return NGX_OK;
+            }
+            ngx_uint_t n = 0; /* a name with '_' for some '-' (underscores_in_headers) */
             while (n < h[i].key.len) {
                 u_char c = h[i].lowcase_key[n];
                 if ((c == '-' ? '_' : c) != zone->key_header.data[n]) break;
@@ -569,6 +574,10 @@ static char *ngx_http_weir_zone_directive(ngx_conf_t *cf, ngx_command_t *cmd, vo
                 if (zone->key_header.data == NULL) return NGX_CONF_ERROR;
                 ngx_strlow(zone->key_header.data, name.data, name.len);
                 zone->key_header.len = name.len;
+                zone->key_header_dashed = ngx_pnalloc(cf->pool, name.len);
+                if (zone->key_header_dashed == NULL) return NGX_CONF_ERROR;
+                for (ngx_uint_t c = 0; c < name.len; c++)
+                    zone->key_header_dashed[c] = zone->key_header.data[c] == '_' ? '-' : zone->key_header.data[c];
             }
         }
 #endif
