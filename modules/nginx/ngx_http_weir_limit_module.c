@@ -1,7 +1,7 @@
 /* ngx_http_weir_limit_module: limits requests by key across all workers in
  * a fixed-size shared zone holding a weir bloom array (README.md, "nginx").
  *
- *   weir_limit_zone KEY zone=NAME:SIZE rate=RATE burst=N [kind=window] [hashes=K];
+ *   weir_limit_zone KEY zone=NAME:SIZE rate=RATE burst=N [kind=smooth|window] [hashes=K];
  *   weir_limit zone=NAME [dry_run];
  *   weir_limit_status CODE;
  *   weir_limit_log_level info|notice|warn|error;
@@ -20,17 +20,32 @@
 #include "weir.h"
 
 /* The zone: a 64-byte module header (magic, shape, seed), then the bloom
- * region laid by weir_bloom_init_in. The shape is compared on reload. */
-#define WEIR_NGX_MAGIC 0x31786e67726965ULL /* "weirgnx1" */
+ * region (version 2, 64-byte aligned: the slab pool gives a piece this
+ * large whole pages) laid by weir_bloom_init_in or weir_bloom_init_gcra_in.
+ * The shape is compared on reload. */
+#define WEIR_NGX_MAGIC 0x32786e67726965ULL /* "weirgnx2" */
 #define WEIR_NGX_HEADER 64
+
+enum { WEIR_NGX_SMOOTH = 1, WEIR_NGX_WINDOW = 2 };
+/* kind=smooth's largest burst: a bound a config can read, far below the
+ * GCRA word's own (WEIR_GCRA_MAX_BURST). */
+#define WEIR_NGX_MAX_BURST 1000000
+
+/* Either kind's limit, as the zone holds it. */
+typedef union {
+    weir_gcra_limit gcra;
+    weir_rate_limit rate;
+    uint64_t bytes[3];
+} weir_ngx_limit_t;
 
 typedef struct {
     uint64_t magic;
-    weir_rate_limit limit;
+    uint32_t kind;
     uint32_t size_log2;
     uint32_t hashes;
+    uint32_t burst;
+    weir_ngx_limit_t limit;
     uint64_t seed[2];
-    uint64_t pad[2];
 } weir_ngx_header_t;
 
 /* This worker's memory of keys refused lately: a refusal at `now` with a
@@ -46,6 +61,8 @@ typedef struct {
     u_char key[WEIR_NGX_REFUSED_KEY];
 } ngx_http_weir_refused_t;
 
+typedef char weir_ngx_header_fits[sizeof(weir_ngx_header_t) <= WEIR_NGX_HEADER ? 1 : -1];
+
 typedef struct {
     ngx_str_t name;
     ngx_http_complex_value_t key;
@@ -56,7 +73,8 @@ typedef struct {
     ngx_uint_t hashes;
     uint32_t size_log2;
     size_t size;
-    weir_rate_limit limit;
+    ngx_uint_t kind;
+    weir_ngx_limit_t limit; /* zeroed, then one kind's */
     ngx_shm_zone_t *shm_zone;
     weir_ngx_header_t *header; /* in the zone, once it is laid */
     void *region;              /* the bloom region */
@@ -432,9 +450,8 @@ static void ngx_http_weir_attach(ngx_http_weir_zone_t *zone, weir_ngx_header_t *
 }
 
 static int ngx_http_weir_same_shape(const weir_ngx_header_t *h, const ngx_http_weir_zone_t *zone) {
-    return h->magic == WEIR_NGX_MAGIC && h->limit.interval_ns == zone->limit.interval_ns &&
-           h->limit.interval_frac == zone->limit.interval_frac && h->limit.burst == zone->limit.burst &&
-           h->hashes == zone->hashes;
+    return h->magic == WEIR_NGX_MAGIC && h->kind == zone->kind && h->hashes == zone->hashes &&
+           ngx_memcmp(&h->limit, &zone->limit, sizeof h->limit) == 0;
 }
 
 static ngx_int_t ngx_http_weir_init_zone(ngx_shm_zone_t *shm_zone, void *data) {
@@ -448,9 +465,9 @@ static ngx_int_t ngx_http_weir_init_zone(ngx_shm_zone_t *shm_zone, void *data) {
         if (h == NULL || !ngx_http_weir_same_shape(h, zone) ||
             weir_bloom_check_in((u_char *)h + WEIR_NGX_HEADER, weir_bloom_footprint(h->size_log2)) != WEIR_OK) {
             ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0,
-                          "weir_limit_zone \"%V\": a reload cannot change a zone's rate, burst or hashes "
+                          "weir_limit_zone \"%V\": a reload cannot change a zone's rate, burst, kind or hashes "
                           "(it holds burst %uD, hashes %uD); rename the zone or restart nginx",
-                          &zone->name, h ? h->limit.burst : 0, h ? h->hashes : 0);
+                          &zone->name, h ? h->burst : 0, h ? h->hashes : 0);
             return NGX_ERROR;
         }
         ngx_http_weir_attach(zone, h);
@@ -482,12 +499,12 @@ static ngx_int_t ngx_http_weir_init_zone(ngx_shm_zone_t *shm_zone, void *data) {
     /* The most words the slab pool can give in one piece. */
     uint32_t log2 = WEIR_BLOOM_MAX_SIZE_LOG2;
     h = NULL;
-    while (h == NULL && log2 > 0) {
+    while (h == NULL && log2 >= WEIR_BLOOM_MIN_SIZE_LOG2) {
         size_t need = WEIR_NGX_HEADER + weir_bloom_footprint(log2);
         if (need < shm_zone->shm.size) h = ngx_slab_alloc(shpool, need);
         if (h == NULL) log2--;
     }
-    if (h == NULL || ((size_t)1 << log2) < zone->hashes) {
+    if (h == NULL || log2 < WEIR_BLOOM_MIN_SIZE_LOG2 || ((uintptr_t)h + WEIR_NGX_HEADER) % 64 != 0) {
         ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0, "weir_limit_zone \"%V\": the zone is too small",
                       &zone->name);
         return NGX_ERROR;
@@ -500,14 +517,21 @@ static ngx_int_t ngx_http_weir_init_zone(ngx_shm_zone_t *shm_zone, void *data) {
                       &zone->name);
         return NGX_ERROR;
     }
-    weir_status st = weir_bloom_init_in((u_char *)h + WEIR_NGX_HEADER, weir_bloom_footprint(log2),
-                                        zone->size_log2, (uint32_t)zone->hashes, &zone->limit, seed[0], seed[1]);
+    void *region = (u_char *)h + WEIR_NGX_HEADER;
+    size_t region_len = weir_bloom_footprint(log2);
+    weir_status st = zone->kind == WEIR_NGX_SMOOTH
+                         ? weir_bloom_init_gcra_in(region, region_len, zone->size_log2, (uint32_t)zone->hashes,
+                                                   &zone->limit.gcra, seed[0], seed[1])
+                         : weir_bloom_init_in(region, region_len, zone->size_log2, (uint32_t)zone->hashes,
+                                              &zone->limit.rate, seed[0], seed[1]);
     if (st != WEIR_OK) {
         ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0, "weir_limit_zone \"%V\": %s", &zone->name,
                       weir_status_str(st));
         return NGX_ERROR;
     }
     h->limit = zone->limit;
+    h->kind = (uint32_t)zone->kind;
+    h->burst = (uint32_t)zone->burst;
     h->size_log2 = zone->size_log2;
     h->hashes = (uint32_t)zone->hashes;
     h->seed[0] = seed[0];
@@ -535,6 +559,7 @@ static char *ngx_http_weir_zone_directive(ngx_conf_t *cf, ngx_command_t *cmd, vo
     ngx_http_weir_zone_t *zone = ngx_pcalloc(cf->pool, sizeof *zone);
     if (zone == NULL) return NGX_CONF_ERROR;
     zone->hashes = 3;
+    zone->kind = WEIR_NGX_SMOOTH;
 
     ngx_http_compile_complex_value_t ccv;
     ngx_memzero(&ccv, sizeof ccv);
@@ -584,6 +609,7 @@ static char *ngx_http_weir_zone_directive(ngx_conf_t *cf, ngx_command_t *cmd, vo
     }
 
     ngx_int_t burst = -1;
+    ngx_str_t *burst_arg = NULL;
     for (ngx_uint_t i = 2; i < cf->args->nelts; i++) {
         ngx_str_t *v = &value[i];
         if (ngx_strncmp(v->data, "zone=", 5) == 0) {
@@ -617,16 +643,18 @@ static char *ngx_http_weir_zone_directive(ngx_conf_t *cf, ngx_command_t *cmd, vo
             if (zone->rate_milli == 0) zone->rate_milli = 1;
         } else if (ngx_strncmp(v->data, "burst=", 6) == 0) {
             burst = ngx_atoi(v->data + 6, v->len - 6);
-            if (burst == NGX_ERROR || burst < 1 || burst > WEIR_RATE_MAX_BURST)
-                return ngx_http_weir_bad(cf, d, v, "the burst must be 1..1023");
+            if (burst == NGX_ERROR || burst < 1 || burst > WEIR_NGX_MAX_BURST)
+                return ngx_http_weir_bad(cf, d, v, "the burst must be 1..1000000 (1..1023 for kind=window)");
+            burst_arg = v;
         } else if (ngx_strncmp(v->data, "kind=", 5) == 0) {
             ngx_str_t kind = {v->len - 5, v->data + 5};
-            if (kind.len == 6 && ngx_strncmp(kind.data, "window", 6) == 0) continue;
-            if (kind.len == 6 && ngx_strncmp(kind.data, "smooth", 6) == 0)
-                return ngx_http_weir_bad(cf, d, v,
-                                         "kind=smooth needs the bloom's GCRA word kind, not in this build; "
-                                         "use kind=window");
-            return ngx_http_weir_bad(cf, d, v, "expected kind=smooth or kind=window");
+            if (kind.len == 6 && ngx_strncmp(kind.data, "window", 6) == 0) {
+                zone->kind = WEIR_NGX_WINDOW;
+            } else if (kind.len == 6 && ngx_strncmp(kind.data, "smooth", 6) == 0) {
+                zone->kind = WEIR_NGX_SMOOTH;
+            } else {
+                return ngx_http_weir_bad(cf, d, v, "expected kind=smooth or kind=window");
+            }
         } else if (ngx_strncmp(v->data, "hashes=", 7) == 0) {
             ngx_int_t k = ngx_atoi(v->data + 7, v->len - 7);
             if (k == NGX_ERROR || k < 1 || k > WEIR_BLOOM_MAX_HASHES)
@@ -650,9 +678,13 @@ static char *ngx_http_weir_zone_directive(ngx_conf_t *cf, ngx_command_t *cmd, vo
     }
     zone->burst = (ngx_uint_t)burst;
     double per_s = zone->rate_per_minute ? (double)zone->rate_number / 60.0 : (double)zone->rate_number;
-    weir_status st = weir_rate_limit_new(per_s, burst, &zone->limit);
+    if (zone->kind == WEIR_NGX_WINDOW && burst > WEIR_RATE_MAX_BURST)
+        return ngx_http_weir_bad(cf, d, burst_arg, "kind=window takes a burst of 1..1023");
+    weir_status st = zone->kind == WEIR_NGX_SMOOTH ? weir_gcra_limit_new(per_s, burst, &zone->limit.gcra)
+                                                   : weir_rate_limit_new(per_s, burst, &zone->limit.rate);
     if (st != WEIR_OK) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s: rate and burst refused: %s", d, weir_status_str(st));
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s: invalid \"%V\" with this rate: %s", d, burst_arg,
+                           weir_status_str(st));
         return NGX_CONF_ERROR;
     }
 
