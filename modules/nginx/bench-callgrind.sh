@@ -33,7 +33,7 @@ total() { # LOC N KEYMODE -> Ir
     wait "$pid" || true
     callgrind_annotate "$tmp/cg.out" 2> /dev/null | sed -n 's/^\([0-9,]*\) .*PROGRAM TOTALS.*/\1/p' | tr -d ,
 }
-for case in "none fixed" "weir_ok fixed" "lr_ok fixed" "weir_no fixed" "lr_no fixed" "weir_ok distinct" "lr_ok distinct"; do
+for case in "none fixed" "weir_ok fixed" "weirw_ok fixed" "lr_ok fixed" "weir_no fixed" "weirw_no fixed" "lr_no fixed" "weir_ok distinct" "lr_ok distinct"; do
     set -- $case
     a=$(total "$1" "$n1" "$2")
     b=$(total "$1" "$n2" "$2")
