@@ -168,7 +168,7 @@ static void ngx_http_weir_cleanup(void *data) {
     (void)data;
 }
 
-static ngx_pool_cleanup_t *ngx_http_weir_mark(ngx_http_request_t *r) {
+static ngx_inline __attribute__((always_inline)) ngx_pool_cleanup_t *ngx_http_weir_mark(ngx_http_request_t *r) {
     for (ngx_pool_cleanup_t *c = r->pool->cleanup; c; c = c->next) {
         if (c->handler == ngx_http_weir_cleanup) return c;
     }
@@ -185,7 +185,7 @@ static int64_t ngx_http_weir_now(void) {
 /* The key of `zone` for `r`: one indexed variable read when KEY is a lone
  * $variable (no script, no copy), the complex value otherwise. An absent
  * variable is the empty key. */
-static ngx_int_t ngx_http_weir_key(ngx_http_request_t *r, ngx_http_weir_zone_t *zone, ngx_str_t *key) {
+static ngx_inline __attribute__((always_inline)) ngx_int_t ngx_http_weir_key(ngx_http_request_t *r, ngx_http_weir_zone_t *zone, ngx_str_t *key) {
     if (zone->key_header.len != 0) {
         /* $http_NAME as nginx 1.22 reads a header without a variable of
          * its own: the first header whose lowercased name, with '-' as
@@ -236,7 +236,7 @@ static ngx_http_weir_refused_t *ngx_http_weir_refused_slot(ngx_http_weir_zone_t 
 }
 
 /* The wait of a key remembered as refused at `now`, or 0. */
-static int64_t ngx_http_weir_refused_wait(ngx_http_weir_zone_t *zone, ngx_str_t *key, int64_t now) {
+static ngx_inline __attribute__((always_inline)) int64_t ngx_http_weir_refused_wait(ngx_http_weir_zone_t *zone, ngx_str_t *key, int64_t now) {
     if (now >= zone->refused_until || key->len > WEIR_NGX_REFUSED_KEY) return 0;
     ngx_http_weir_refused_t *e = ngx_http_weir_refused_slot(zone, key);
     if (now >= e->until || e->len != key->len || ngx_memcmp(e->key, key->data, key->len) != 0) return 0;
@@ -256,7 +256,7 @@ static void ngx_http_weir_refused_keep(ngx_http_weir_zone_t *zone, ngx_str_t *ke
 
 /* Charges `key` in `zone` at `now`: 0 when admitted, else the wait in ns
  * (at least 1) until the key would be. */
-static int64_t ngx_http_weir_charge(ngx_http_weir_zone_t *zone, ngx_str_t *key, int64_t now) {
+static ngx_inline __attribute__((always_inline)) int64_t ngx_http_weir_charge(ngx_http_weir_zone_t *zone, ngx_str_t *key, int64_t now) {
     int64_t wait = ngx_http_weir_refused_wait(zone, key, now);
     if (wait > 0) return wait;
     if (weir_bloom_allow_in(zone->region, zone->region_len, now, key->data, key->len)) return 0;
