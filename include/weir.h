@@ -123,10 +123,12 @@
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
- * weir_bloom — rate words for millions of keys in fixed memory
- *   make     weir_bloom_new (copies the limit), weir_bloom_free
+ * weir_bloom — rate or GCRA words for millions of keys in fixed memory
+ *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
+ *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
- *   in place weir_bloom_footprint, weir_bloom_init_in, weir_bloom_check_in,
+ *   in place weir_bloom_footprint, weir_bloom_init_in,
+ *            weir_bloom_init_gcra_in, weir_bloom_check_in,
  *            weir_bloom_allow_in, weir_bloom_next_in
  *
  * weir_limiter — embeddable integer quota, by value
@@ -257,6 +259,23 @@
 #if defined(WEIR_HOSTED)
 // The largest size_log2 of a bloom array (2^32 words, 32 GiB).
 #define WEIR_BLOOM_MAX_SIZE_LOG2 32
+#endif
+
+#if defined(WEIR_HOSTED)
+// The smallest size_log2 of a bloom array (8 words: one 64-byte line).
+#define WEIR_BLOOM_MIN_SIZE_LOG2 3
+#endif
+
+#if defined(WEIR_HOSTED)
+// The alignment, in bytes, of a region for `weir_bloom_init_in`: a line.
+#define WEIR_BLOOM_ALIGN 64
+#endif
+
+#if defined(WEIR_HOSTED)
+// The layout version of a bloom region's header (2: blocked lines, with
+// a word kind). Regions of version 1 (weir 0.1) and any other are
+// refused with `WEIR_ERR_BLOOM_VERSION`.
+#define WEIR_BLOOM_VERSION 2
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -516,8 +535,7 @@ enum weir_status
   WEIR_ERR_RATE_LIMIT_INVALID = 404,
   // A bloom array's size_log2 is above WEIR_BLOOM_MAX_SIZE_LOG2.
   WEIR_ERR_BLOOM_SIZE = 410,
-  // A bloom array's hash count is 0, above WEIR_BLOOM_MAX_HASHES, or above
-  // its word count.
+  // A bloom array's hash count is 0 or above WEIR_BLOOM_MAX_HASHES.
   WEIR_ERR_BLOOM_HASHES = 411,
   // A memory region is too small for a bloom array's header and words.
   WEIR_ERR_BLOOM_TOO_SMALL = 412,
@@ -525,6 +543,15 @@ enum weir_status
   WEIR_ERR_BLOOM_FOREIGN = 414,
   // A memory region holds a bloom array of another layout version.
   WEIR_ERR_BLOOM_VERSION = 415,
+  // A bloom array's size_log2 is below WEIR_BLOOM_MIN_SIZE_LOG2: fewer
+  // words than one 64-byte line.
+  WEIR_ERR_BLOOM_TOO_FEW_WORDS = 416,
+  // A memory region holds a bloom array of a word kind this library does
+  // not know.
+  WEIR_ERR_BLOOM_KIND = 417,
+  // A memory region holds a bloom array laid out in lines of another size
+  // than 64 bytes.
+  WEIR_ERR_BLOOM_LINE_SIZE = 418,
   // A GCRA limit's burst is outside 1..WEIR_GCRA_MAX_BURST.
   WEIR_ERR_GCRA_BURST = 430,
   // A GCRA limit of zero tokens a second.
@@ -598,30 +625,53 @@ typedef int32_t weir_quota;
 #endif
 
 #if defined(WEIR_HOSTED)
-// An array of 2^size_log2 rate words (see `weir_rate`) for limiting a
-// key space too large to give each key its own: per client address, API
-// key or object name, in fixed memory. A key maps to `hashes` (k) words;
-// it is allowed when any of them allows, and each word that allows is
-// charged. Keys are hashed with SipHash-1-3 (128-bit output, one pass per
-// key; the k indexes follow by double hashing) under the caller's 128-bit
-// seed: the keyed hash Rust's and Python's hash tables use against
-// flooding, so without the seed nobody can aim keys at the same words.
+// An array of 2^size_log2 one-word limiters for a key space too large to
+// give each key its own: per client address, API key or object name, in
+// fixed memory. Its words are of one kind, chosen when it is made: rate
+// words (`weir_rate`, fixed windows: `weir_bloom_new`) or GCRA words
+// (`weir_gcra`, token buckets, limit_req's shape: `weir_bloom_new_gcra`).
 //
-// Bounds: a key alone gets exactly `burst` per window, at every phase of
-// the words' 512 ns grid. With k = 1 a key is one word and gets at most
-// the word's bound, burst + floor(T / interval) in any T ns, under any
-// contention (less if other keys share the word). With k ≥ 2 concurrent
-// calls for one key can each find a different word open, and words shared
-// with other keys fall out of step, so up to k × burst may pass in a
-// window and k times the word's bound in any T ns. Keys that share all k words with others are limited together
-// (rarely: about (1 − e^(−kN/M))^k of N keys in M words).
+// Layout (blocked). The words sit in 64-byte lines of 8. A key is hashed
+// once with SipHash-1-3 (128-bit output) under the caller's 128-bit seed:
+// the first half picks the key's line, the second which `hashes` (k)
+// distinct words of it (one of the C(8, k) subsets, uniformly). So a
+// decision touches one cache line at every size. A key is allowed when
+// any of its k words allows, and each word that allows is charged.
+// SipHash is the keyed hash Rust's and Python's hash tables use against
+// flooding: without the seed nobody can aim keys at the same words.
+//
+// Bounds: a key alone gets exactly `burst` at once, at every phase (for
+// rate words, at every phase of their 512 ns grid). With k = 1 a key is
+// one word and gets at most the word's bound in any T ns, under any
+// contention: burst + floor(T / interval) for rate words, burst + floor(T
+// × rate / 10^9) for GCRA words (less if other keys share the word). With
+// k ≥ 2 concurrent calls for one key can each find a different word open,
+// and words shared with other keys fall out of step, so up to k × burst
+// may pass at once and k times the word's bound in any T ns.
+//
+// False refusals. A key is refused early only when all k of its words are
+// spent by other keys. For N keys active in one window, each asking a
+// fraction f (0 < f ≤ 1) of its burst, a word overflows when m =
+// floor(1 / f) other keys share it. With M words, λ = 8N / M other keys
+// share a key's line on average, and the fraction of keys refused before
+// they have asked their share is at most about
+//   F = Σ_{j≥0} e^−λ λ^j / j! × P_j,
+// P_j being the chance that j uniform k-subsets of 8 words cover each of
+// the key's k words at least m times; for f > 1/2 (m = 1)
+//   P_j = Σ_{i=0..k} (−1)^i C(k, i) (C(8 − i, k) / C(8, k))^j.
+// At f = 1 nearly every such key is refused; below it only those asking
+// after their words fill. With k = 3: 50,000 keys in 2^20 words asking
+// their whole burst, F = 1.6 %; 10^6 keys in 2^24 words (128 MiB) asking
+// half of it, F = 0.03 % (2.3 % asking all of it).
 //
 // Lock-free and safe to use from many threads at once. Memory per handle:
-// 8 × 2^size_log2 bytes of heap plus under 100 bytes. size_log2 is at most
+// 8 × 2^size_log2 bytes of heap (64-byte aligned) plus under 100 bytes.
+// size_log2 is WEIR_BLOOM_MIN_SIZE_LOG2 (3, one line) to
 // WEIR_BLOOM_MAX_SIZE_LOG2 (32: 32 GiB; 27, 1 GiB, on a 32-bit host),
-// hashes 1..WEIR_BLOOM_MAX_HASHES.
-// Made by `weir_bloom_new`, freed by `weir_bloom_free`; for memory shared
-// between processes see `weir_bloom_init_in`.
+// hashes 1..WEIR_BLOOM_MAX_HASHES (8, a whole line).
+// Made by `weir_bloom_new` or `weir_bloom_new_gcra`, freed by
+// `weir_bloom_free`; for memory shared between processes see
+// `weir_bloom_init_in`.
 typedef struct weir_bloom weir_bloom;
 #endif
 
@@ -894,6 +944,23 @@ typedef struct WEIR_ALIGN(8) {
   uint32_t burst;
 } weir_rate_limit;
 
+// A GCRA limit checked once by `weir_gcra_limit_new`, so that decisions do
+// integer work only. A plain value (24 bytes, no heap): copy it, keep it
+// anywhere, share it read-only between processes. Read its fields freely
+// but fill it only with `weir_gcra_limit_new`; every call that takes one
+// checks its ranges again (shift 0..4, per_token ≥ 1, tolerance from
+// per_token to 2^61 − 1, reserved 0) and refuses one outside them.
+typedef struct WEIR_ALIGN(8) {
+  // Ticks one token is worth: ceil(2^shift × 10^9 / rate).
+  uint64_t per_token;
+  // Ticks a full word holds: burst × per_token.
+  int64_t tolerance;
+  // A tick is 2^-shift ns.
+  uint32_t shift;
+  // Zero.
+  uint32_t reserved;
+} weir_gcra_limit;
+
 #if defined(WEIR_HOSTED)
 // The breaker's policy (for `weir_breaker_new`; SRE: Google's client-side
 // throttling): the constants of its probability-based throttling. Start from
@@ -1052,23 +1119,6 @@ typedef struct WEIR_ALIGN(8) {
   // The budget in nanoseconds; zero or less: none, never expires.
   int64_t budget_ns;
 } weir_deadline;
-
-// A GCRA limit checked once by `weir_gcra_limit_new`, so that decisions do
-// integer work only. A plain value (24 bytes, no heap): copy it, keep it
-// anywhere, share it read-only between processes. Read its fields freely
-// but fill it only with `weir_gcra_limit_new`; every call that takes one
-// checks its ranges again (shift 0..4, per_token ≥ 1, tolerance from
-// per_token to 2^61 − 1, reserved 0) and refuses one outside them.
-typedef struct WEIR_ALIGN(8) {
-  // Ticks one token is worth: ceil(2^shift × 10^9 / rate).
-  uint64_t per_token;
-  // Ticks a full word holds: burst × per_token.
-  int64_t tolerance;
-  // A tick is 2^-shift ns.
-  uint32_t shift;
-  // Zero.
-  uint32_t reserved;
-} weir_gcra_limit;
 
 // A token bucket that is one 64-bit word (GCRA): a full word admits
 // `burst` at once, then one more every 1 / rate s; limit_req's shape,
@@ -1513,22 +1563,37 @@ size_t weir_backoff_schedule(const weir_backoff *policy,
                              size_t cap);
 
 #if defined(WEIR_HOSTED)
-// Makes a bloom array of 2^`size_log2` fresh words, `hashes` words per
-// key, each limited by `*limit`, keyed by (`seed0`, `seed1`) — pass
-// secret random values — and writes it to `*out`. `WEIR_ERR_NULL` if `out`
-// or `limit` is NULL; `WEIR_ERR_RATE_LIMIT_INVALID` for a limit whose
-// fields are out of range; `WEIR_ERR_BLOOM_SIZE` for size_log2
-// above WEIR_BLOOM_MAX_SIZE_LOG2 (above 27 on a 32-bit host, where a
-// larger array does not fit the address space); `WEIR_ERR_BLOOM_HASHES` for hashes 0,
-// above WEIR_BLOOM_MAX_HASHES or above 2^size_log2; `WEIR_ERR_NO_MEMORY`.
-// `*out` is written only on success. The limit is copied: the caller may
-// change or free it after.
+// Makes a bloom array of 2^`size_log2` fresh rate words (the window
+// kind), `hashes` words per key, each limited by `*limit`, keyed by
+// (`seed0`, `seed1`) — pass secret random values — and writes it to
+// `*out`. `WEIR_ERR_NULL` if `out` or `limit` is NULL;
+// `WEIR_ERR_RATE_LIMIT_INVALID` for a limit whose fields are out of range;
+// `WEIR_ERR_BLOOM_SIZE` for size_log2 above WEIR_BLOOM_MAX_SIZE_LOG2
+// (above 27 on a 32-bit host, where a larger array does not fit the
+// address space); `WEIR_ERR_BLOOM_TOO_FEW_WORDS` for size_log2 below
+// WEIR_BLOOM_MIN_SIZE_LOG2 (fewer words than a line);
+// `WEIR_ERR_BLOOM_HASHES` for hashes 0 or above WEIR_BLOOM_MAX_HASHES;
+// `WEIR_ERR_NO_MEMORY`. `*out` is written only on success. The limit is
+// copied: the caller may change or free it after.
 weir_status weir_bloom_new(uint32_t size_log2,
                            uint32_t hashes,
                            const weir_rate_limit *limit,
                            uint64_t seed0,
                            uint64_t seed1,
                            weir_bloom **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+// `weir_bloom_new` with GCRA words (`weir_gcra`, the gcra kind): each word
+// a token bucket limited by `*limit`. `WEIR_ERR_GCRA_LIMIT_INVALID` for a
+// limit whose fields are out of range; otherwise checked and answered as
+// `weir_bloom_new`.
+weir_status weir_bloom_new_gcra(uint32_t size_log2,
+                                uint32_t hashes,
+                                const weir_gcra_limit *limit,
+                                uint64_t seed0,
+                                uint64_t seed1,
+                                weir_bloom **out);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -1553,28 +1618,36 @@ int64_t weir_bloom_next(const weir_bloom *bloom, int64_t now, const void *key, s
 #endif
 
 #if defined(WEIR_HOSTED)
-// The bytes a region for a bloom array of 2^`size_log2` words needs:
-// WEIR_BLOOM_HEADER_BYTES + 8 × 2^size_log2. 0 when size_log2 is above
-// WEIR_BLOOM_MAX_SIZE_LOG2 or the region does not fit the address space
+// The bytes a region for a bloom array of 2^`size_log2` words needs, of
+// either kind: WEIR_BLOOM_HEADER_BYTES + 8 × 2^size_log2. 0 when
+// size_log2 is below WEIR_BLOOM_MIN_SIZE_LOG2 or above
+// WEIR_BLOOM_MAX_SIZE_LOG2, or the region does not fit the address space
 // (size_log2 above 27 on a 32-bit host).
 size_t weir_bloom_footprint(uint32_t size_log2);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Lays a bloom array into the caller's memory: `len` bytes at `mem`,
-// 8-byte aligned (page-aligned memory from mmap is), at least
-// `weir_bloom_footprint(size_log2)` long. Writes a 64-byte header (a magic,
-// the layout version, the shape, the limit and the seed) then zeroes the
-// words; bytes past the footprint are left alone. The region holds no
-// pointer: map it MAP_SHARED and every process that maps it (forked or
-// not, at any address) shares one limiter through `weir_bloom_allow_in`,
-// lock-free. Lay it once, before anyone uses it; laying it again resets it.
-// The arguments are checked as `weir_bloom_new` checks them; then
-// `WEIR_ERR_NULL` for a NULL `mem`, `WEIR_ERR_MISALIGNED`,
-// `WEIR_ERR_TOO_LARGE` for a `len` no object can have (above PTRDIFF_MAX),
+// Lays a bloom array of rate words (the window kind) into the caller's
+// memory: `len` bytes at `mem`, 64-byte aligned (WEIR_BLOOM_ALIGN, so
+// that each line of 8 words is one cache line; page-aligned memory from
+// mmap is), at least `weir_bloom_footprint(size_log2)` long. Writes a
+// 64-byte header, then zeroes the words; bytes past the footprint are left
+// alone. The header, version 2 (WEIR_BLOOM_VERSION), is 8 little-endian
+// 64-bit words: the magic "weir:blm"; the version; the word kind (1
+// window, 2 gcra) | the line size in bytes (64) << 32; size_log2 |
+// hashes << 8 | the GCRA limit's shift << 16 (0 for the window kind); the
+// limit's two other fields (window: interval_ns, then interval_frac |
+// burst << 32; gcra: per_token, then tolerance); seed0; seed1. The region
+// holds no pointer: map it MAP_SHARED and every process that maps it
+// (forked or not, at any address) shares one limiter through
+// `weir_bloom_allow_in`, lock-free. Lay it once, before anyone uses it;
+// laying it again resets it. The arguments are checked as `weir_bloom_new`
+// checks them; then `WEIR_ERR_NULL` for a NULL `mem`,
+// `WEIR_ERR_MISALIGNED` for one not 64-byte aligned, `WEIR_ERR_TOO_LARGE`
+// for a `len` no object can have (above PTRDIFF_MAX),
 // `WEIR_ERR_BLOOM_TOO_SMALL`; `WEIR_ERR_WORDS_NOT_SHAREABLE` on a target
-// whose words take a lock (see `weir_words_shareable`). Nothing is written unless it returns
-// `WEIR_OK`.
+// whose words take a lock (see `weir_words_shareable`). Nothing is written
+// unless it returns `WEIR_OK`.
 weir_status weir_bloom_init_in(void *mem,
                                size_t len,
                                uint32_t size_log2,
@@ -1585,10 +1658,27 @@ weir_status weir_bloom_init_in(void *mem,
 #endif
 
 #if defined(WEIR_HOSTED)
+// `weir_bloom_init_in` with GCRA words (the gcra kind), each limited by
+// `*limit`: checked as `weir_bloom_new_gcra` checks its arguments, then as
+// `weir_bloom_init_in` checks the region. `weir_bloom_allow_in` and
+// `weir_bloom_next_in` read the kind from the header.
+weir_status weir_bloom_init_gcra_in(void *mem,
+                                    size_t len,
+                                    uint32_t size_log2,
+                                    uint32_t hashes,
+                                    const weir_gcra_limit *limit,
+                                    uint64_t seed0,
+                                    uint64_t seed1);
+#endif
+
+#if defined(WEIR_HOSTED)
 // Whether `len` bytes at `mem` hold a bloom array laid by
-// `weir_bloom_init_in`: `WEIR_OK`, or `WEIR_ERR_NULL`,
-// `WEIR_ERR_MISALIGNED`, `WEIR_ERR_BLOOM_FOREIGN` (no valid header),
-// `WEIR_ERR_BLOOM_VERSION` (another layout version),
+// `weir_bloom_init_in` or `weir_bloom_init_gcra_in`: `WEIR_OK`, or
+// `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED` (not 64-byte aligned),
+// `WEIR_ERR_BLOOM_FOREIGN` (no valid header),
+// `WEIR_ERR_BLOOM_VERSION` (another layout version, weir 0.1's
+// included), `WEIR_ERR_BLOOM_KIND` (a word kind this library does not
+// know), `WEIR_ERR_BLOOM_LINE_SIZE` (lines of another size),
 // `WEIR_ERR_BLOOM_TOO_SMALL` (shorter than the header or its shape),
 // `WEIR_ERR_TOO_LARGE` (a `len` above PTRDIFF_MAX, which no region has). A
 // process that attaches to an existing region checks it once here.
@@ -1596,8 +1686,8 @@ weir_status weir_bloom_check_in(const void *mem, size_t len);
 #endif
 
 #if defined(WEIR_HOSTED)
-// `weir_bloom_allow` on the array laid at `mem` (`len` bytes): safe from
-// many threads and processes at once. Refuses (false) whatever
+// `weir_bloom_allow` on the array laid at `mem` (`len` bytes), of the word
+// kind its header names: safe from many threads and processes at once. Refuses (false) whatever
 // `weir_bloom_check_in` would not accept, a NULL key and a negative `now`.
 bool weir_bloom_allow_in(void *mem, size_t len, int64_t now, const void *key, size_t key_len);
 #endif
@@ -2580,6 +2670,8 @@ int64_t weir_window_width(const weir_window *window);
   "(WEIR_FREESTANDING) has no heap handles; see README.md, Firmware"
 int weir_hosted_only_weir_bloom_new(void) WEIR_HOSTED_ONLY_(weir_bloom_new);
 #define weir_bloom_new(...) weir_hosted_only_weir_bloom_new()
+int weir_hosted_only_weir_bloom_new_gcra(void) WEIR_HOSTED_ONLY_(weir_bloom_new_gcra);
+#define weir_bloom_new_gcra(...) weir_hosted_only_weir_bloom_new_gcra()
 int weir_hosted_only_weir_bloom_free(void) WEIR_HOSTED_ONLY_(weir_bloom_free);
 #define weir_bloom_free(...) weir_hosted_only_weir_bloom_free()
 int weir_hosted_only_weir_bloom_allow(void) WEIR_HOSTED_ONLY_(weir_bloom_allow);
@@ -2590,6 +2682,8 @@ int weir_hosted_only_weir_bloom_footprint(void) WEIR_HOSTED_ONLY_(weir_bloom_foo
 #define weir_bloom_footprint(...) weir_hosted_only_weir_bloom_footprint()
 int weir_hosted_only_weir_bloom_init_in(void) WEIR_HOSTED_ONLY_(weir_bloom_init_in);
 #define weir_bloom_init_in(...) weir_hosted_only_weir_bloom_init_in()
+int weir_hosted_only_weir_bloom_init_gcra_in(void) WEIR_HOSTED_ONLY_(weir_bloom_init_gcra_in);
+#define weir_bloom_init_gcra_in(...) weir_hosted_only_weir_bloom_init_gcra_in()
 int weir_hosted_only_weir_bloom_check_in(void) WEIR_HOSTED_ONLY_(weir_bloom_check_in);
 #define weir_bloom_check_in(...) weir_hosted_only_weir_bloom_check_in()
 int weir_hosted_only_weir_bloom_allow_in(void) WEIR_HOSTED_ONLY_(weir_bloom_allow_in);

@@ -2,40 +2,62 @@
 //! structure laid into caller memory (`weir_bloom_*_in`).
 
 use core::ffi::c_void;
-use weir_core::atomic::AtomicU64;
-
 use static_assertions::const_assert_eq;
 
+use crate::gcra::{gcra_limit_in, weir_gcra_limit};
 use crate::guard::{free_handle, guard, guard_status, new_handle, on, usable, Guarded, Handle};
 use crate::rate::{limit_in, weir_rate_limit};
 use crate::status::weir_status::{self, *};
-use weir_core::bloom::{self, Bloom, BloomError, Shape};
+use weir_core::bloom::{self, Bloom, BloomError, Line, Shape};
 use weir_core::time::NEVER;
 
-/// An array of 2^size_log2 rate words (see `weir_rate`) for limiting a
-/// key space too large to give each key its own: per client address, API
-/// key or object name, in fixed memory. A key maps to `hashes` (k) words;
-/// it is allowed when any of them allows, and each word that allows is
-/// charged. Keys are hashed with SipHash-1-3 (128-bit output, one pass per
-/// key; the k indexes follow by double hashing) under the caller's 128-bit
-/// seed: the keyed hash Rust's and Python's hash tables use against
-/// flooding, so without the seed nobody can aim keys at the same words.
+/// An array of 2^size_log2 one-word limiters for a key space too large to
+/// give each key its own: per client address, API key or object name, in
+/// fixed memory. Its words are of one kind, chosen when it is made: rate
+/// words (`weir_rate`, fixed windows: `weir_bloom_new`) or GCRA words
+/// (`weir_gcra`, token buckets, limit_req's shape: `weir_bloom_new_gcra`).
 ///
-/// Bounds: a key alone gets exactly `burst` per window, at every phase of
-/// the words' 512 ns grid. With k = 1 a key is one word and gets at most
-/// the word's bound, burst + floor(T / interval) in any T ns, under any
-/// contention (less if other keys share the word). With k ≥ 2 concurrent
-/// calls for one key can each find a different word open, and words shared
-/// with other keys fall out of step, so up to k × burst may pass in a
-/// window and k times the word's bound in any T ns. Keys that share all k words with others are limited together
-/// (rarely: about (1 − e^(−kN/M))^k of N keys in M words).
+/// Layout (blocked). The words sit in 64-byte lines of 8. A key is hashed
+/// once with SipHash-1-3 (128-bit output) under the caller's 128-bit seed:
+/// the first half picks the key's line, the second which `hashes` (k)
+/// distinct words of it (one of the C(8, k) subsets, uniformly). So a
+/// decision touches one cache line at every size. A key is allowed when
+/// any of its k words allows, and each word that allows is charged.
+/// SipHash is the keyed hash Rust's and Python's hash tables use against
+/// flooding: without the seed nobody can aim keys at the same words.
+///
+/// Bounds: a key alone gets exactly `burst` at once, at every phase (for
+/// rate words, at every phase of their 512 ns grid). With k = 1 a key is
+/// one word and gets at most the word's bound in any T ns, under any
+/// contention: burst + floor(T / interval) for rate words, burst + floor(T
+/// × rate / 10^9) for GCRA words (less if other keys share the word). With
+/// k ≥ 2 concurrent calls for one key can each find a different word open,
+/// and words shared with other keys fall out of step, so up to k × burst
+/// may pass at once and k times the word's bound in any T ns.
+///
+/// False refusals. A key is refused early only when all k of its words are
+/// spent by other keys. For N keys active in one window, each asking a
+/// fraction f (0 < f ≤ 1) of its burst, a word overflows when m =
+/// floor(1 / f) other keys share it. With M words, λ = 8N / M other keys
+/// share a key's line on average, and the fraction of keys refused before
+/// they have asked their share is at most about
+///   F = Σ_{j≥0} e^−λ λ^j / j! × P_j,
+/// P_j being the chance that j uniform k-subsets of 8 words cover each of
+/// the key's k words at least m times; for f > 1/2 (m = 1)
+///   P_j = Σ_{i=0..k} (−1)^i C(k, i) (C(8 − i, k) / C(8, k))^j.
+/// At f = 1 nearly every such key is refused; below it only those asking
+/// after their words fill. With k = 3: 50,000 keys in 2^20 words asking
+/// their whole burst, F = 1.6 %; 10^6 keys in 2^24 words (128 MiB) asking
+/// half of it, F = 0.03 % (2.3 % asking all of it).
 ///
 /// Lock-free and safe to use from many threads at once. Memory per handle:
-/// 8 × 2^size_log2 bytes of heap plus under 100 bytes. size_log2 is at most
+/// 8 × 2^size_log2 bytes of heap (64-byte aligned) plus under 100 bytes.
+/// size_log2 is WEIR_BLOOM_MIN_SIZE_LOG2 (3, one line) to
 /// WEIR_BLOOM_MAX_SIZE_LOG2 (32: 32 GiB; 27, 1 GiB, on a 32-bit host),
-/// hashes 1..WEIR_BLOOM_MAX_HASHES.
-/// Made by `weir_bloom_new`, freed by `weir_bloom_free`; for memory shared
-/// between processes see `weir_bloom_init_in`.
+/// hashes 1..WEIR_BLOOM_MAX_HASHES (8, a whole line).
+/// Made by `weir_bloom_new` or `weir_bloom_new_gcra`, freed by
+/// `weir_bloom_free`; for memory shared between processes see
+/// `weir_bloom_init_in`.
 pub struct weir_bloom(Guarded<Bloom>);
 
 impl Handle for weir_bloom {
@@ -47,6 +69,14 @@ impl Handle for weir_bloom {
 
 /// The largest size_log2 of a bloom array (2^32 words, 32 GiB).
 pub const WEIR_BLOOM_MAX_SIZE_LOG2: u32 = 32;
+/// The smallest size_log2 of a bloom array (8 words: one 64-byte line).
+pub const WEIR_BLOOM_MIN_SIZE_LOG2: u32 = 3;
+/// The alignment, in bytes, of a region for `weir_bloom_init_in`: a line.
+pub const WEIR_BLOOM_ALIGN: usize = 64;
+/// The layout version of a bloom region's header (2: blocked lines, with
+/// a word kind). Regions of version 1 (weir 0.1) and any other are
+/// refused with `WEIR_ERR_BLOOM_VERSION`.
+pub const WEIR_BLOOM_VERSION: u32 = 2;
 /// The most hashes (words per key) of a bloom array.
 pub const WEIR_BLOOM_MAX_HASHES: u32 = 8;
 /// The bytes of the header before the words of a bloom array laid into
@@ -56,6 +86,10 @@ pub const WEIR_BLOOM_HEADER_BYTES: usize = 64;
 const_assert_eq!(WEIR_BLOOM_MAX_SIZE_LOG2, bloom::MAX_SIZE_LOG2);
 const_assert_eq!(WEIR_BLOOM_MAX_HASHES, bloom::MAX_HASHES);
 const_assert_eq!(WEIR_BLOOM_HEADER_BYTES, bloom::HEADER_WORDS * 8);
+const_assert_eq!(WEIR_BLOOM_MIN_SIZE_LOG2, bloom::MIN_SIZE_LOG2);
+const_assert_eq!(WEIR_BLOOM_ALIGN, core::mem::align_of::<Line>());
+const_assert_eq!(WEIR_BLOOM_ALIGN, bloom::LINE_BYTES);
+const_assert_eq!(WEIR_BLOOM_VERSION as u64, bloom::VERSION);
 
 /// The status for a bloom array's error.
 fn bloom_status(error: BloomError) -> weir_status {
@@ -66,6 +100,9 @@ fn bloom_status(error: BloomError) -> weir_status {
         BloomError::TooSmall => WEIR_ERR_BLOOM_TOO_SMALL,
         BloomError::Foreign => WEIR_ERR_BLOOM_FOREIGN,
         BloomError::Version => WEIR_ERR_BLOOM_VERSION,
+        BloomError::TooFewWords => WEIR_ERR_BLOOM_TOO_FEW_WORDS,
+        BloomError::Kind => WEIR_ERR_BLOOM_KIND,
+        BloomError::LineSize => WEIR_ERR_BLOOM_LINE_SIZE,
     }
 }
 
@@ -82,6 +119,19 @@ fn shape_of(
     Shape::new(size_log2, hashes, limit, seed0, seed1).map_err(bloom_status)
 }
 
+/// The shape the arguments of `weir_bloom_new_gcra` and
+/// `weir_bloom_init_gcra_in` describe.
+fn gcra_shape_of(
+    size_log2: u32,
+    hashes: u32,
+    limit: *const weir_gcra_limit,
+    seed0: u64,
+    seed1: u64,
+) -> Result<Shape, weir_status> {
+    let limit = gcra_limit_in(limit)?;
+    Shape::new(size_log2, hashes, limit, seed0, seed1).map_err(bloom_status)
+}
+
 /// The caller's key as bytes, unless `key` is NULL (or `len` is larger
 /// than any object can be).
 #[inline]
@@ -94,26 +144,27 @@ fn key_at<'a>(key: *const c_void, len: usize) -> Option<&'a [u8]> {
     Some(unsafe { std::slice::from_raw_parts(key.cast::<u8>(), len) })
 }
 
-/// The caller's region as words: `WEIR_ERR_NULL` when NULL,
-/// `WEIR_ERR_MISALIGNED` when not 8-byte aligned, `WEIR_ERR_TOO_LARGE`
+/// The caller's region as lines: `WEIR_ERR_NULL` when NULL,
+/// `WEIR_ERR_MISALIGNED` when not 64-byte aligned, `WEIR_ERR_TOO_LARGE`
 /// when `len` is more than any object can be (above `isize::MAX`, or running
-/// past the end of the address space). A trailing part shorter than a word
+/// past the end of the address space). A trailing part shorter than a line
 /// is left out.
 #[inline]
-fn region_at<'a>(mem: *const c_void, len: usize) -> Result<&'a [AtomicU64], weir_status> {
+fn region_at<'a>(mem: *const c_void, len: usize) -> Result<&'a [Line], weir_status> {
     crate::atomic::shareable()?;
-    usable(mem.cast::<AtomicU64>())?;
+    usable(mem.cast::<Line>())?;
     if len > isize::MAX as usize || (mem as usize).checked_add(len).is_none() {
         return Err(WEIR_ERR_TOO_LARGE);
     }
-    let words = len / core::mem::size_of::<AtomicU64>();
-    // SAFETY: `mem` is non-NULL and aligned for AtomicU64, and `len` bytes
-    // from it neither exceed isize::MAX nor wrap the address space (all
-    // checked above); by the header's contract they stay readable and
-    // writable for this call. weir touches the region only through atomic
-    // operations, so other threads and processes may use it at the same
-    // time; AtomicU64 has the size and bit validity of u64.
-    Ok(unsafe { std::slice::from_raw_parts(mem.cast::<AtomicU64>(), words) })
+    let lines = len / core::mem::size_of::<Line>();
+    // SAFETY: `mem` is non-NULL and aligned for a Line (64 bytes), and
+    // `len` bytes from it, which the `lines` lines fit in, neither exceed
+    // isize::MAX nor wrap the address space (all checked above); by the
+    // header's contract they stay readable and writable for this call. weir
+    // touches the region only through atomic operations, so other threads
+    // and processes may use it at the same time; a Line is 8 AtomicU64s
+    // with no padding, and AtomicU64 has the size and bit validity of u64.
+    Ok(unsafe { std::slice::from_raw_parts(mem.cast::<Line>(), lines) })
 }
 
 /// `body` on the array laid at `mem` (`len` bytes) and the caller's key, or
@@ -125,7 +176,7 @@ fn on_region<R: Copy>(
     key: *const c_void,
     key_len: usize,
     neutral: R,
-    body: impl FnOnce(&Shape, &[AtomicU64], &[u8]) -> R,
+    body: impl FnOnce(&Shape, &[Line], &[u8]) -> R,
 ) -> R {
     guard(neutral, || {
         let Some(key) = key_at(key, key_len) else {
@@ -138,16 +189,18 @@ fn on_region<R: Copy>(
     })
 }
 
-/// Makes a bloom array of 2^`size_log2` fresh words, `hashes` words per
-/// key, each limited by `*limit`, keyed by (`seed0`, `seed1`) — pass
-/// secret random values — and writes it to `*out`. `WEIR_ERR_NULL` if `out`
-/// or `limit` is NULL; `WEIR_ERR_RATE_LIMIT_INVALID` for a limit whose
-/// fields are out of range; `WEIR_ERR_BLOOM_SIZE` for size_log2
-/// above WEIR_BLOOM_MAX_SIZE_LOG2 (above 27 on a 32-bit host, where a
-/// larger array does not fit the address space); `WEIR_ERR_BLOOM_HASHES` for hashes 0,
-/// above WEIR_BLOOM_MAX_HASHES or above 2^size_log2; `WEIR_ERR_NO_MEMORY`.
-/// `*out` is written only on success. The limit is copied: the caller may
-/// change or free it after.
+/// Makes a bloom array of 2^`size_log2` fresh rate words (the window
+/// kind), `hashes` words per key, each limited by `*limit`, keyed by
+/// (`seed0`, `seed1`) — pass secret random values — and writes it to
+/// `*out`. `WEIR_ERR_NULL` if `out` or `limit` is NULL;
+/// `WEIR_ERR_RATE_LIMIT_INVALID` for a limit whose fields are out of range;
+/// `WEIR_ERR_BLOOM_SIZE` for size_log2 above WEIR_BLOOM_MAX_SIZE_LOG2
+/// (above 27 on a 32-bit host, where a larger array does not fit the
+/// address space); `WEIR_ERR_BLOOM_TOO_FEW_WORDS` for size_log2 below
+/// WEIR_BLOOM_MIN_SIZE_LOG2 (fewer words than a line);
+/// `WEIR_ERR_BLOOM_HASHES` for hashes 0 or above WEIR_BLOOM_MAX_HASHES;
+/// `WEIR_ERR_NO_MEMORY`. `*out` is written only on success. The limit is
+/// copied: the caller may change or free it after.
 #[no_mangle]
 pub extern "C" fn weir_bloom_new(
     size_log2: u32,
@@ -159,6 +212,26 @@ pub extern "C" fn weir_bloom_new(
 ) -> weir_status {
     new_handle(out, || {
         let shape = shape_of(size_log2, hashes, limit, seed0, seed1)?;
+        let bloom = Bloom::new(shape).map_err(bloom_status)?;
+        Ok(weir_bloom(Guarded::new(bloom)))
+    })
+}
+
+/// `weir_bloom_new` with GCRA words (`weir_gcra`, the gcra kind): each word
+/// a token bucket limited by `*limit`. `WEIR_ERR_GCRA_LIMIT_INVALID` for a
+/// limit whose fields are out of range; otherwise checked and answered as
+/// `weir_bloom_new`.
+#[no_mangle]
+pub extern "C" fn weir_bloom_new_gcra(
+    size_log2: u32,
+    hashes: u32,
+    limit: *const weir_gcra_limit,
+    seed0: u64,
+    seed1: u64,
+    out: *mut *mut weir_bloom,
+) -> weir_status {
+    new_handle(out, || {
+        let shape = gcra_shape_of(size_log2, hashes, limit, seed0, seed1)?;
         let bloom = Bloom::new(shape).map_err(bloom_status)?;
         Ok(weir_bloom(Guarded::new(bloom)))
     })
@@ -202,9 +275,10 @@ pub extern "C" fn weir_bloom_next(
     })
 }
 
-/// The bytes a region for a bloom array of 2^`size_log2` words needs:
-/// WEIR_BLOOM_HEADER_BYTES + 8 × 2^size_log2. 0 when size_log2 is above
-/// WEIR_BLOOM_MAX_SIZE_LOG2 or the region does not fit the address space
+/// The bytes a region for a bloom array of 2^`size_log2` words needs, of
+/// either kind: WEIR_BLOOM_HEADER_BYTES + 8 × 2^size_log2. 0 when
+/// size_log2 is below WEIR_BLOOM_MIN_SIZE_LOG2 or above
+/// WEIR_BLOOM_MAX_SIZE_LOG2, or the region does not fit the address space
 /// (size_log2 above 27 on a 32-bit host).
 #[no_mangle]
 pub extern "C" fn weir_bloom_footprint(size_log2: u32) -> usize {
@@ -215,20 +289,27 @@ pub extern "C" fn weir_bloom_footprint(size_log2: u32) -> usize {
     })
 }
 
-/// Lays a bloom array into the caller's memory: `len` bytes at `mem`,
-/// 8-byte aligned (page-aligned memory from mmap is), at least
-/// `weir_bloom_footprint(size_log2)` long. Writes a 64-byte header (a magic,
-/// the layout version, the shape, the limit and the seed) then zeroes the
-/// words; bytes past the footprint are left alone. The region holds no
-/// pointer: map it MAP_SHARED and every process that maps it (forked or
-/// not, at any address) shares one limiter through `weir_bloom_allow_in`,
-/// lock-free. Lay it once, before anyone uses it; laying it again resets it.
-/// The arguments are checked as `weir_bloom_new` checks them; then
-/// `WEIR_ERR_NULL` for a NULL `mem`, `WEIR_ERR_MISALIGNED`,
-/// `WEIR_ERR_TOO_LARGE` for a `len` no object can have (above PTRDIFF_MAX),
+/// Lays a bloom array of rate words (the window kind) into the caller's
+/// memory: `len` bytes at `mem`, 64-byte aligned (WEIR_BLOOM_ALIGN, so
+/// that each line of 8 words is one cache line; page-aligned memory from
+/// mmap is), at least `weir_bloom_footprint(size_log2)` long. Writes a
+/// 64-byte header, then zeroes the words; bytes past the footprint are left
+/// alone. The header, version 2 (WEIR_BLOOM_VERSION), is 8 little-endian
+/// 64-bit words: the magic "weir:blm"; the version; the word kind (1
+/// window, 2 gcra) | the line size in bytes (64) << 32; size_log2 |
+/// hashes << 8 | the GCRA limit's shift << 16 (0 for the window kind); the
+/// limit's two other fields (window: interval_ns, then interval_frac |
+/// burst << 32; gcra: per_token, then tolerance); seed0; seed1. The region
+/// holds no pointer: map it MAP_SHARED and every process that maps it
+/// (forked or not, at any address) shares one limiter through
+/// `weir_bloom_allow_in`, lock-free. Lay it once, before anyone uses it;
+/// laying it again resets it. The arguments are checked as `weir_bloom_new`
+/// checks them; then `WEIR_ERR_NULL` for a NULL `mem`,
+/// `WEIR_ERR_MISALIGNED` for one not 64-byte aligned, `WEIR_ERR_TOO_LARGE`
+/// for a `len` no object can have (above PTRDIFF_MAX),
 /// `WEIR_ERR_BLOOM_TOO_SMALL`; `WEIR_ERR_WORDS_NOT_SHAREABLE` on a target
-/// whose words take a lock (see `weir_words_shareable`). Nothing is written unless it returns
-/// `WEIR_OK`.
+/// whose words take a lock (see `weir_words_shareable`). Nothing is written
+/// unless it returns `WEIR_OK`.
 #[no_mangle]
 pub extern "C" fn weir_bloom_init_in(
     mem: *mut c_void,
@@ -245,10 +326,33 @@ pub extern "C" fn weir_bloom_init_in(
     })
 }
 
+/// `weir_bloom_init_in` with GCRA words (the gcra kind), each limited by
+/// `*limit`: checked as `weir_bloom_new_gcra` checks its arguments, then as
+/// `weir_bloom_init_in` checks the region. `weir_bloom_allow_in` and
+/// `weir_bloom_next_in` read the kind from the header.
+#[no_mangle]
+pub extern "C" fn weir_bloom_init_gcra_in(
+    mem: *mut c_void,
+    len: usize,
+    size_log2: u32,
+    hashes: u32,
+    limit: *const weir_gcra_limit,
+    seed0: u64,
+    seed1: u64,
+) -> weir_status {
+    guard_status(|| {
+        let shape = gcra_shape_of(size_log2, hashes, limit, seed0, seed1)?;
+        bloom::init_in(region_at(mem, len)?, &shape).map_err(bloom_status)
+    })
+}
+
 /// Whether `len` bytes at `mem` hold a bloom array laid by
-/// `weir_bloom_init_in`: `WEIR_OK`, or `WEIR_ERR_NULL`,
-/// `WEIR_ERR_MISALIGNED`, `WEIR_ERR_BLOOM_FOREIGN` (no valid header),
-/// `WEIR_ERR_BLOOM_VERSION` (another layout version),
+/// `weir_bloom_init_in` or `weir_bloom_init_gcra_in`: `WEIR_OK`, or
+/// `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED` (not 64-byte aligned),
+/// `WEIR_ERR_BLOOM_FOREIGN` (no valid header),
+/// `WEIR_ERR_BLOOM_VERSION` (another layout version, weir 0.1's
+/// included), `WEIR_ERR_BLOOM_KIND` (a word kind this library does not
+/// know), `WEIR_ERR_BLOOM_LINE_SIZE` (lines of another size),
 /// `WEIR_ERR_BLOOM_TOO_SMALL` (shorter than the header or its shape),
 /// `WEIR_ERR_TOO_LARGE` (a `len` above PTRDIFF_MAX, which no region has). A
 /// process that attaches to an existing region checks it once here.
@@ -260,8 +364,8 @@ pub extern "C" fn weir_bloom_check_in(mem: *const c_void, len: usize) -> weir_st
     })
 }
 
-/// `weir_bloom_allow` on the array laid at `mem` (`len` bytes): safe from
-/// many threads and processes at once. Refuses (false) whatever
+/// `weir_bloom_allow` on the array laid at `mem` (`len` bytes), of the word
+/// kind its header names: safe from many threads and processes at once. Refuses (false) whatever
 /// `weir_bloom_check_in` would not accept, a NULL key and a negative `now`.
 #[no_mangle]
 pub extern "C" fn weir_bloom_allow_in(

@@ -188,8 +188,7 @@ pub enum weir_status {
     WEIR_ERR_RATE_LIMIT_INVALID = 404,
     /// A bloom array's size_log2 is above WEIR_BLOOM_MAX_SIZE_LOG2.
     WEIR_ERR_BLOOM_SIZE = 410,
-    /// A bloom array's hash count is 0, above WEIR_BLOOM_MAX_HASHES, or above
-    /// its word count.
+    /// A bloom array's hash count is 0 or above WEIR_BLOOM_MAX_HASHES.
     WEIR_ERR_BLOOM_HASHES = 411,
     /// A memory region is too small for a bloom array's header and words.
     WEIR_ERR_BLOOM_TOO_SMALL = 412,
@@ -199,6 +198,15 @@ pub enum weir_status {
     WEIR_ERR_BLOOM_FOREIGN = 414,
     /// A memory region holds a bloom array of another layout version.
     WEIR_ERR_BLOOM_VERSION = 415,
+    /// A bloom array's size_log2 is below WEIR_BLOOM_MIN_SIZE_LOG2: fewer
+    /// words than one 64-byte line.
+    WEIR_ERR_BLOOM_TOO_FEW_WORDS = 416,
+    /// A memory region holds a bloom array of a word kind this library does
+    /// not know.
+    WEIR_ERR_BLOOM_KIND = 417,
+    /// A memory region holds a bloom array laid out in lines of another size
+    /// than 64 bytes.
+    WEIR_ERR_BLOOM_LINE_SIZE = 418,
 
     // 430–449: the smooth (GCRA) word.
     /// A GCRA limit's burst is outside 1..WEIR_GCRA_MAX_BURST.
@@ -337,6 +345,9 @@ const ALL: &[weir_status] = {
         WEIR_ERR_BLOOM_TOO_SMALL,
         WEIR_ERR_BLOOM_FOREIGN,
         WEIR_ERR_BLOOM_VERSION,
+        WEIR_ERR_BLOOM_TOO_FEW_WORDS,
+        WEIR_ERR_BLOOM_KIND,
+        WEIR_ERR_BLOOM_LINE_SIZE,
         WEIR_ERR_GCRA_BURST,
         WEIR_ERR_GCRA_ZERO,
         WEIR_ERR_GCRA_TOO_SLOW,
@@ -453,13 +464,16 @@ impl weir_status {
             }
             WEIR_ERR_RATE_LIMIT_INVALID => c"not a weir_rate_limit made by weir_rate_limit_new",
             WEIR_ERR_BLOOM_SIZE => c"bloom size_log2 is above the maximum",
-            WEIR_ERR_BLOOM_HASHES => {
-                c"bloom hash count is 0, above the maximum, or above the word count"
-            }
+            WEIR_ERR_BLOOM_HASHES => c"bloom hash count is 0 or above the maximum",
             WEIR_ERR_BLOOM_TOO_SMALL => c"memory region too small for the bloom array",
             WEIR_ERR_BLOOM_FOREIGN => c"memory region holds no valid bloom array header",
             WEIR_ERR_BLOOM_VERSION => {
                 c"memory region holds a bloom array of another layout version"
+            }
+            WEIR_ERR_BLOOM_TOO_FEW_WORDS => c"bloom size_log2 is below 3: fewer words than a line",
+            WEIR_ERR_BLOOM_KIND => c"memory region holds a bloom array of an unknown word kind",
+            WEIR_ERR_BLOOM_LINE_SIZE => {
+                c"memory region holds a bloom array laid in lines other than 64 bytes"
             }
             WEIR_ERR_GCRA_BURST => c"gcra burst is outside 1..2^53",
             WEIR_ERR_GCRA_ZERO => c"gcra rate is zero",

@@ -280,11 +280,15 @@ const INDEX: &[Entry] = &[
     },
     Entry {
         name: "weir_bloom",
-        what: "rate words for millions of keys in fixed memory",
+        what: "rate or GCRA words for millions of keys in fixed memory",
         rows: &[
             (
                 "make",
-                &["weir_bloom_new (copies the limit)", "weir_bloom_free"],
+                &[
+                    "weir_bloom_new (copies the limit)",
+                    "weir_bloom_new_gcra",
+                    "weir_bloom_free",
+                ],
             ),
             (
                 "calls",
@@ -295,6 +299,7 @@ const INDEX: &[Entry] = &[
                 &[
                     "weir_bloom_footprint",
                     "weir_bloom_init_in",
+                    "weir_bloom_init_gcra_in",
                     "weir_bloom_check_in",
                     "weir_bloom_allow_in",
                     "weir_bloom_next_in",

@@ -833,6 +833,21 @@ fn gcra_word_never_panics_and_next_agrees_with_allow() {
 // ---------------------------------------------------------------------------
 // Bloom arrays: on the heap and in caller memory.
 
+/// A 64-byte aligned line, as a bloom region needs.
+#[repr(C, align(64))]
+struct Line64([u64; 8]);
+
+impl Line64 {
+    /// `words` words of `lines`, starting `shift` words past its start.
+    fn words(lines: &mut [Line64], shift: usize, words: usize) -> &mut [u64] {
+        let len = lines.len() * 8;
+        // SAFETY: a Line64 is 8 u64s with no padding, so the lines are
+        // `len` contiguous, initialised u64s, borrowed mutably here.
+        let all = unsafe { std::slice::from_raw_parts_mut(lines.as_mut_ptr().cast::<u64>(), len) };
+        &mut all[shift..shift + words]
+    }
+}
+
 #[test]
 fn bloom_never_panics_on_the_heap() {
     count_panics();
@@ -856,18 +871,35 @@ fn bloom_never_panics_on_the_heap() {
             1 + rng.below(8) as u32
         };
         let limit_ptr: *const weir_rate_limit = if rng.one_in(20) { null() } else { &limit };
+        let gcra = hostile_gcra_limit(&mut rng);
+        let gcra_ptr: *const weir_gcra_limit = if rng.one_in(20) { null() } else { &gcra };
         let mut bloom = null_mut();
-        let status = sane(
-            weir_bloom_new(
-                size_log2,
-                hashes,
-                limit_ptr,
-                rng.next(),
-                rng.next(),
-                &mut bloom,
-            ),
-            "weir_bloom_new",
-        );
+        // Either word kind.
+        let status = if rng.one_in(2) {
+            sane(
+                weir_bloom_new_gcra(
+                    size_log2,
+                    hashes,
+                    gcra_ptr,
+                    rng.next(),
+                    rng.next(),
+                    &mut bloom,
+                ),
+                "weir_bloom_new_gcra",
+            )
+        } else {
+            sane(
+                weir_bloom_new(
+                    size_log2,
+                    hashes,
+                    limit_ptr,
+                    rng.next(),
+                    rng.next(),
+                    &mut bloom,
+                ),
+                "weir_bloom_new",
+            )
+        };
         calls += 2;
         weir_bloom_footprint(rng.u32());
         if status != WEIR_OK {
@@ -902,11 +934,18 @@ fn bloom_never_panics_in_caller_memory() {
     let mut rng = Rng::new(seed(0xb1001));
     let mut calls = 0u64;
     for _ in 0..rounds(7_500) {
-        let size_log2 = rng.below(8) as u32;
+        let size_log2 = rng.below(10) as u32;
         let footprint = weir_bloom_footprint(size_log2);
+        if size_log2 < WEIR_BLOOM_MIN_SIZE_LOG2 {
+            assert_eq!(footprint, 0);
+            continue;
+        }
         assert_eq!(footprint, WEIR_BLOOM_HEADER_BYTES + (8 << size_log2));
+        // 64-byte aligned lines, or (one time in eight) 8 bytes past one.
+        let shift = if rng.one_in(8) { 1 } else { 0 };
         let words = footprint / 8 + rng.below(3) as usize;
-        let mut region = vec![0u64; words];
+        let mut lines: Vec<Line64> = (0..words / 8 + 2).map(|_| Line64([0; 8])).collect();
+        let region = Line64::words(&mut lines, shift, words);
         let bytes = words * 8;
         // Lengths the region really has, or past PTRDIFF_MAX (refused).
         let len = |rng: &mut Rng| match rng.below(8) {
@@ -927,11 +966,30 @@ fn bloom_never_panics_in_caller_memory() {
             1 + rng.below(8) as u32
         };
         let shape = if rng.one_in(4) { rng.u32() } else { size_log2 };
+        let gcra = hostile_gcra_limit(&mut rng);
         let mem = region.as_mut_ptr() as *mut c_void;
-        let status = sane(
-            weir_bloom_init_in(mem, init_len, shape, hashes, &limit, rng.next(), rng.next()),
-            "weir_bloom_init_in",
-        );
+        let status = if rng.one_in(2) {
+            sane(
+                weir_bloom_init_gcra_in(
+                    mem,
+                    init_len,
+                    shape,
+                    hashes,
+                    &gcra,
+                    rng.next(),
+                    rng.next(),
+                ),
+                "weir_bloom_init_gcra_in",
+            )
+        } else {
+            sane(
+                weir_bloom_init_in(mem, init_len, shape, hashes, &limit, rng.next(), rng.next()),
+                "weir_bloom_init_in",
+            )
+        };
+        if shift == 1 {
+            assert_ne!(status, WEIR_OK, "a region 8 bytes past a line was laid");
+        }
         let mut misaligned_region = [0u64; 8];
         sane(
             weir_bloom_init_in(misaligned(&mut misaligned_region), 63, 0, 1, &limit, 1, 2),

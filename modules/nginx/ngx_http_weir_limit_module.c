@@ -1,7 +1,7 @@
 /* ngx_http_weir_limit_module: limits requests by key across all workers in
  * a fixed-size shared zone holding a weir bloom array (README.md, "nginx").
  *
- *   weir_limit_zone KEY zone=NAME:SIZE rate=RATE burst=N [kind=window] [hashes=K];
+ *   weir_limit_zone KEY zone=NAME:SIZE rate=RATE burst=N [kind=smooth|window] [hashes=K];
  *   weir_limit zone=NAME [dry_run];
  *   weir_limit_status CODE;
  *   weir_limit_log_level info|notice|warn|error;
@@ -16,23 +16,52 @@
 #include <ngx_http.h>
 
 #include <sys/random.h>
-#include <time.h>
 
 #include "weir.h"
 
 /* The zone: a 64-byte module header (magic, shape, seed), then the bloom
- * region laid by weir_bloom_init_in. The shape is compared on reload. */
-#define WEIR_NGX_MAGIC 0x31786e67726965ULL /* "weirgnx1" */
+ * region (version 2, 64-byte aligned: the slab pool gives a piece this
+ * large whole pages) laid by weir_bloom_init_in or weir_bloom_init_gcra_in.
+ * The shape is compared on reload. */
+#define WEIR_NGX_MAGIC 0x32786e67726965ULL /* "weirgnx2" */
 #define WEIR_NGX_HEADER 64
+
+enum { WEIR_NGX_SMOOTH = 1, WEIR_NGX_WINDOW = 2 };
+/* kind=smooth's largest burst: a bound a config can read, far below the
+ * GCRA word's own (WEIR_GCRA_MAX_BURST). */
+#define WEIR_NGX_MAX_BURST 1000000
+
+/* Either kind's limit, as the zone holds it. */
+typedef union {
+    weir_gcra_limit gcra;
+    weir_rate_limit rate;
+    uint64_t bytes[3];
+} weir_ngx_limit_t;
 
 typedef struct {
     uint64_t magic;
-    weir_rate_limit limit;
+    uint32_t kind;
     uint32_t size_log2;
     uint32_t hashes;
+    uint32_t burst;
+    weir_ngx_limit_t limit;
     uint64_t seed[2];
-    uint64_t pad[2];
 } weir_ngx_header_t;
+
+/* This worker's memory of keys refused lately: a refusal at `now` with a
+ * wait W means that all the key's words refuse until now + W (words refill
+ * with time only; other charges only push them later), so a key found here
+ * before its `until` is refused without touching the shared words. A miss
+ * costs nothing but the look; a stale or colliding entry is a miss. */
+#define WEIR_NGX_REFUSED_SLOTS 64
+#define WEIR_NGX_REFUSED_KEY 46
+typedef struct {
+    int64_t until;
+    uint16_t len;
+    u_char key[WEIR_NGX_REFUSED_KEY];
+} ngx_http_weir_refused_t;
+
+typedef char weir_ngx_header_fits[sizeof(weir_ngx_header_t) <= WEIR_NGX_HEADER ? 1 : -1];
 
 typedef struct {
     ngx_str_t name;
@@ -44,11 +73,19 @@ typedef struct {
     ngx_uint_t hashes;
     uint32_t size_log2;
     size_t size;
-    weir_rate_limit limit;
+    ngx_uint_t kind;
+    weir_ngx_limit_t limit; /* zeroed, then one kind's */
     ngx_shm_zone_t *shm_zone;
     weir_ngx_header_t *header; /* in the zone, once it is laid */
     void *region;              /* the bloom region */
     size_t region_len;
+    ngx_int_t key_index;       /* the variable's index when KEY is one $variable, else NGX_ERROR */
+    ngx_str_t key_header;      /* NAME when KEY is $http_NAME read by weir (see ngx_http_weir_key) */
+    u_char *key_header_dashed; /* NAME with '-' for '_', as clients send it */
+    ngx_str_t policy;          /* RateLimit-Policy's value, made once */
+    ngx_str_t state_prefix;    /* RateLimit's value up to t= */
+    ngx_http_weir_refused_t *refused; /* this worker's refusal cache */
+    int64_t refused_until;     /* no cache entry is live at or after this */
 } ngx_http_weir_zone_t;
 
 typedef struct {
@@ -76,9 +113,6 @@ typedef struct {
 
 /* The judgement of one request, on its pool. */
 enum { WEIR_PASSED = 1, WEIR_REJECTED, WEIR_REJECTED_DRY_RUN };
-typedef struct {
-    ngx_uint_t status;
-} ngx_http_weir_ctx_t;
 
 static ngx_int_t ngx_http_weir_add_variables(ngx_conf_t *cf);
 static ngx_int_t ngx_http_weir_init(ngx_conf_t *cf);
@@ -128,91 +162,252 @@ ngx_module_t ngx_http_weir_limit_module = {NGX_MODULE_V1,
 
 /* ---- the mark on the request's pool ---- */
 
+/* The judgement, as an integer in the cleanup's data pointer: no second
+ * allocation for a ctx. */
 static void ngx_http_weir_cleanup(void *data) {
     (void)data;
 }
 
-static ngx_http_weir_ctx_t *ngx_http_weir_ctx(ngx_http_request_t *r) {
+static ngx_inline __attribute__((always_inline)) ngx_pool_cleanup_t *ngx_http_weir_mark(ngx_http_request_t *r) {
     for (ngx_pool_cleanup_t *c = r->pool->cleanup; c; c = c->next) {
-        if (c->handler == ngx_http_weir_cleanup) return c->data;
+        if (c->handler == ngx_http_weir_cleanup) return c;
     }
     return NULL;
 }
 
+/* nginx's cached monotonic clock (CLOCK_MONOTONIC, the same in every
+ * worker), in nanoseconds: limit_req's clock, read once per event loop
+ * turn rather than once per request. */
 static int64_t ngx_http_weir_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    return (int64_t)ngx_current_msec * 1000000;
+}
+
+/* The key of `zone` for `r`: one indexed variable read when KEY is a lone
+ * $variable (no script, no copy), the complex value otherwise. An absent
+ * variable is the empty key. */
+static ngx_inline __attribute__((always_inline)) ngx_int_t ngx_http_weir_key(ngx_http_request_t *r, ngx_http_weir_zone_t *zone, ngx_str_t *key) {
+    if (zone->key_header.len != 0) {
+        /* $http_NAME as nginx 1.22 reads a header without a variable of
+         * its own: the first header whose lowercased name, with '-' as
+         * '_', is NAME. Compared on the parser's lowercased name, with the
+         * length first, instead of nginx's character loop over every
+         * header. */
+        ngx_list_part_t *part = &r->headers_in.headers.part;
+        ngx_table_elt_t *h = part->elts;
+        for (ngx_uint_t i = 0;; i++) {
+            if (i >= part->nelts) {
+                if (part->next == NULL) break;
+                part = part->next;
+                h = part->elts;
+                i = 0;
+                if (part->nelts == 0) continue;
+            }
+            if (h[i].key.len != zone->key_header.len || h[i].hash == 0) continue;
+            if (ngx_memcmp(h[i].lowcase_key, zone->key_header_dashed, h[i].key.len) == 0) {
+                *key = h[i].value;
+                return NGX_OK;
+            }
+            ngx_uint_t n = 0; /* a name with '_' for some '-' (underscores_in_headers) */
+            while (n < h[i].key.len) {
+                u_char c = h[i].lowcase_key[n];
+                if ((c == '-' ? '_' : c) != zone->key_header.data[n]) break;
+                n++;
+            }
+            if (n == h[i].key.len) {
+                *key = h[i].value;
+                return NGX_OK;
+            }
+        }
+        key->len = 0;
+        return NGX_OK;
+    }
+    if (zone->key_index == NGX_ERROR) return ngx_http_complex_value(r, &zone->key, key);
+    ngx_http_variable_value_t *vv = ngx_http_get_indexed_variable(r, zone->key_index);
+    if (vv == NULL) return NGX_ERROR;
+    key->data = vv->data;
+    key->len = vv->not_found ? 0 : vv->len;
+    return NGX_OK;
+}
+
+/* ---- the refusal cache ---- */
+
+static ngx_http_weir_refused_t *ngx_http_weir_refused_slot(ngx_http_weir_zone_t *zone, ngx_str_t *key) {
+    return &zone->refused[ngx_hash_key(key->data, key->len) & (WEIR_NGX_REFUSED_SLOTS - 1)];
+}
+
+/* The wait of a key remembered as refused at `now`, or 0. */
+static ngx_inline __attribute__((always_inline)) int64_t ngx_http_weir_refused_wait(ngx_http_weir_zone_t *zone, ngx_str_t *key, int64_t now) {
+    if (now >= zone->refused_until || key->len > WEIR_NGX_REFUSED_KEY) return 0;
+    ngx_http_weir_refused_t *e = ngx_http_weir_refused_slot(zone, key);
+    if (now >= e->until || e->len != key->len || ngx_memcmp(e->key, key->data, key->len) != 0) return 0;
+    return e->until - now;
+}
+
+static void ngx_http_weir_refused_keep(ngx_http_weir_zone_t *zone, ngx_str_t *key, int64_t now, int64_t wait) {
+    if (key->len > WEIR_NGX_REFUSED_KEY || wait <= 0 || wait > INT64_MAX - now) return;
+    ngx_http_weir_refused_t *e = ngx_http_weir_refused_slot(zone, key);
+    e->until = now + wait;
+    e->len = (uint16_t)key->len;
+    ngx_memcpy(e->key, key->data, key->len);
+    if (e->until > zone->refused_until) zone->refused_until = e->until;
+}
+
+/* ---- the words ---- */
+
+/* Charges `key` in `zone` at `now`: 0 when admitted, else the wait in ns
+ * (at least 1) until the key would be. */
+static ngx_inline __attribute__((always_inline)) int64_t ngx_http_weir_charge(ngx_http_weir_zone_t *zone, ngx_str_t *key, int64_t now) {
+    int64_t wait = ngx_http_weir_refused_wait(zone, key, now);
+    if (wait > 0) return wait;
+    if (weir_bloom_allow_in(zone->region, zone->region_len, now, key->data, key->len)) return 0;
+    wait = weir_bloom_next_in(zone->region, zone->region_len, now, key->data, key->len);
+    if (wait < 1) wait = 1; /* refused now: whatever frees it is later */
+    ngx_http_weir_refused_keep(zone, key, now, wait);
+    return wait;
+}
+
+/* The wait until `key` would be admitted by `zone` at `now`, reading only:
+ * 0 when it would be now. */
+static int64_t ngx_http_weir_peek(ngx_http_weir_zone_t *zone, ngx_str_t *key, int64_t now) {
+    int64_t wait = ngx_http_weir_refused_wait(zone, key, now);
+    if (wait > 0) return wait;
+    wait = weir_bloom_next_in(zone->region, zone->region_len, now, key->data, key->len);
+    if (wait > 0) ngx_http_weir_refused_keep(zone, key, now, wait);
+    return wait;
 }
 
 /* ---- headers on refusal ---- */
 
-static ngx_int_t ngx_http_weir_header(ngx_http_request_t *r, const char *name, u_char *value, size_t len) {
+static ngx_str_t ngx_http_weir_retry_after = ngx_string("Retry-After");
+static ngx_str_t ngx_http_weir_policy_name = ngx_string("RateLimit-Policy");
+static ngx_str_t ngx_http_weir_state_name = ngx_string("RateLimit");
+
+static ngx_int_t ngx_http_weir_header(ngx_http_request_t *r, ngx_str_t *name, u_char *value, size_t len) {
     ngx_table_elt_t *h = ngx_list_push(&r->headers_out.headers);
     if (h == NULL) return NGX_ERROR;
     h->hash = 1;
-    h->key.data = (u_char *)name;
-    h->key.len = ngx_strlen(name);
+    h->key = *name;
     h->value.data = value;
     h->value.len = len;
     return NGX_OK;
+}
+
+/* Decimal digits of `n` written at `p`; returns the end. */
+static u_char *ngx_http_weir_digits(u_char *p, uint64_t n) {
+    u_char tmp[20];
+    size_t i = sizeof tmp;
+    do {
+        tmp[--i] = (u_char)('0' + n % 10);
+        n /= 10;
+    } while (n);
+    return ngx_cpymem(p, tmp + i, sizeof tmp - i);
 }
 
 static ngx_int_t ngx_http_weir_refusal_headers(ngx_http_request_t *r, ngx_http_weir_zone_t *zone, int64_t wait_ns) {
     /* Whole seconds, rounded up, at least 1. */
     int64_t retry = wait_ns == INT64_MAX ? 0 : (wait_ns + 999999999) / 1000000000;
     if (retry < 1) retry = 1;
-    /* A window of burst / rate seconds, rounded up. */
-    uint64_t seconds = zone->burst * (zone->rate_per_minute ? 60 : 1);
-    uint64_t window = (seconds + zone->rate_number - 1) / zone->rate_number;
-    if (window < 1) window = 1;
-    u_char *p = ngx_pnalloc(r->pool, 256);
+    u_char *p = ngx_pnalloc(r->pool, 20 + zone->state_prefix.len + 20);
     if (p == NULL) return NGX_ERROR;
-    u_char *retry_s = p;
-    u_char *end = ngx_sprintf(p, "%L", retry);
-    if (ngx_http_weir_header(r, "Retry-After", retry_s, end - retry_s) != NGX_OK) return NGX_ERROR;
-    u_char *policy = end;
-    end = ngx_sprintf(policy, "\"%V\";q=%ui;w=%uL", &zone->name, zone->burst, window);
-    if (ngx_http_weir_header(r, "RateLimit-Policy", policy, end - policy) != NGX_OK) return NGX_ERROR;
+    u_char *end = ngx_http_weir_digits(p, (uint64_t)retry);
+    size_t digits = end - p;
+    if (ngx_http_weir_header(r, &ngx_http_weir_retry_after, p, digits) != NGX_OK) return NGX_ERROR;
+    if (ngx_http_weir_header(r, &ngx_http_weir_policy_name, zone->policy.data, zone->policy.len) != NGX_OK)
+        return NGX_ERROR;
     u_char *state = end;
-    end = ngx_sprintf(state, "\"%V\";r=0;t=%L", &zone->name, retry);
-    return ngx_http_weir_header(r, "RateLimit", state, end - state);
+    end = ngx_cpymem(state, zone->state_prefix.data, zone->state_prefix.len);
+    end = ngx_cpymem(end, p, digits);
+    return ngx_http_weir_header(r, &ngx_http_weir_state_name, state, end - state);
 }
 
 /* ---- the handler ---- */
 
+#define WEIR_NGX_STACK_LIMITS 8
+
+static ngx_int_t ngx_http_weir_refuse(ngx_http_request_t *r, ngx_http_weir_loc_conf_t *lcf,
+                                      ngx_pool_cleanup_t *mark, ngx_http_weir_zone_t *zone, ngx_str_t *key,
+                                      int64_t wait) {
+    ngx_log_error(lcf->log_level, r->connection->log, 0, "weir_limit: refused, zone \"%V\", key \"%V\"",
+                  &zone->name, key);
+    mark->data = (void *)(uintptr_t)WEIR_REJECTED;
+    if (ngx_http_weir_refusal_headers(r, zone, wait) != NGX_OK) return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    return lcf->status_code;
+}
+
+static void ngx_http_weir_dry_refusal(ngx_http_request_t *r, ngx_http_weir_loc_conf_t *lcf,
+                                      ngx_pool_cleanup_t *mark, ngx_http_weir_zone_t *zone, ngx_str_t *key) {
+    ngx_log_error(lcf->log_level, r->connection->log, 0,
+                  "weir_limit: would refuse, dry run, zone \"%V\", key \"%V\"", &zone->name, key);
+    mark->data = (void *)(uintptr_t)WEIR_REJECTED_DRY_RUN;
+}
+
+/* Every weir_limit of the location applies, all or nothing, as limit_req's
+ * do: the enforced limits are read first (the last one charged at once,
+ * since nothing after it can refuse), and only when every one would admit
+ * are the others charged. A refusal charges none of them. Two workers can
+ * both read room for one request between the read and the charge and both
+ * be admitted (limit_req's lookup and account have the same gap). Dry-run
+ * limits are charged after, when the request is admitted. */
 static ngx_int_t ngx_http_weir_handler(ngx_http_request_t *r) {
     if (r != r->main) return NGX_DECLINED;
     ngx_http_weir_loc_conf_t *lcf = ngx_http_get_module_loc_conf(r, ngx_http_weir_limit_module);
     if (lcf->limits == NULL) return NGX_DECLINED;
-    if (ngx_http_weir_ctx(r) != NULL) return NGX_DECLINED; /* judged before a redirect */
+    if (ngx_http_weir_mark(r) != NULL) return NGX_DECLINED; /* judged before a redirect */
 
-    ngx_pool_cleanup_t *cln = ngx_pool_cleanup_add(r->pool, sizeof(ngx_http_weir_ctx_t));
-    if (cln == NULL) return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    ngx_http_weir_ctx_t *ctx = cln->data;
-    ctx->status = WEIR_PASSED;
-    cln->handler = ngx_http_weir_cleanup;
+    ngx_pool_cleanup_t *mark = ngx_pool_cleanup_add(r->pool, 0);
+    if (mark == NULL) return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    mark->data = (void *)(uintptr_t)WEIR_PASSED;
+    mark->handler = ngx_http_weir_cleanup;
 
     int64_t now = ngx_http_weir_now();
     ngx_http_weir_limit_t *limits = lcf->limits->elts;
-    for (ngx_uint_t i = 0; i < lcf->limits->nelts; i++) {
-        ngx_http_weir_zone_t *zone = limits[i].zone;
-        ngx_str_t key;
-        if (ngx_http_complex_value(r, &zone->key, &key) != NGX_OK) return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        if (key.len == 0) continue; /* an empty key is not limited */
-        if (weir_bloom_allow_in(zone->region, zone->region_len, now, key.data, key.len)) continue;
-        if (limits[i].dry_run) {
-            ngx_log_error(lcf->log_level, r->connection->log, 0,
-                          "weir_limit: would refuse, dry run, zone \"%V\", key \"%V\"", &zone->name, &key);
-            ctx->status = WEIR_REJECTED_DRY_RUN;
-            continue;
+    ngx_uint_t n = lcf->limits->nelts;
+    ngx_str_t key;
+
+    if (n == 1) { /* the common case: one limit, one charge */
+        ngx_http_weir_zone_t *zone = limits[0].zone;
+        if (ngx_http_weir_key(r, zone, &key) != NGX_OK) return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        if (key.len == 0) return NGX_DECLINED; /* an empty key is not limited */
+        int64_t wait = ngx_http_weir_charge(zone, &key, now);
+        if (wait == 0) return NGX_DECLINED;
+        if (limits[0].dry_run) {
+            ngx_http_weir_dry_refusal(r, lcf, mark, zone, &key);
+            return NGX_DECLINED;
         }
-        ngx_log_error(lcf->log_level, r->connection->log, 0, "weir_limit: refused, zone \"%V\", key \"%V\"",
-                      &zone->name, &key);
-        ctx->status = WEIR_REJECTED;
-        int64_t wait = weir_bloom_next_in(zone->region, zone->region_len, now, key.data, key.len);
-        if (ngx_http_weir_refusal_headers(r, zone, wait) != NGX_OK) return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        return lcf->status_code;
+        return ngx_http_weir_refuse(r, lcf, mark, zone, &key, wait);
+    }
+
+    ngx_str_t stack_keys[WEIR_NGX_STACK_LIMITS];
+    ngx_str_t *keys = stack_keys;
+    if (n > WEIR_NGX_STACK_LIMITS) {
+        keys = ngx_palloc(r->pool, n * sizeof *keys);
+        if (keys == NULL) return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    ngx_uint_t last = n; /* the last enforced limit with a key */
+    for (ngx_uint_t i = 0; i < n; i++) {
+        if (ngx_http_weir_key(r, limits[i].zone, &keys[i]) != NGX_OK) return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        if (keys[i].len != 0 && !limits[i].dry_run) last = i;
+    }
+    /* Read every enforced limit but the last; charge the last. */
+    for (ngx_uint_t i = 0; i < last; i++) {
+        if (keys[i].len == 0 || limits[i].dry_run) continue;
+        int64_t wait = ngx_http_weir_peek(limits[i].zone, &keys[i], now);
+        if (wait > 0) return ngx_http_weir_refuse(r, lcf, mark, limits[i].zone, &keys[i], wait);
+    }
+    if (last < n) {
+        int64_t wait = ngx_http_weir_charge(limits[last].zone, &keys[last], now);
+        if (wait > 0) return ngx_http_weir_refuse(r, lcf, mark, limits[last].zone, &keys[last], wait);
+    }
+    /* Admitted: charge the ones read, then the dry runs. A charge lost to
+     * a race here admits the request all the same. */
+    for (ngx_uint_t i = 0; i < last; i++) {
+        if (keys[i].len == 0 || limits[i].dry_run) continue;
+        (void)ngx_http_weir_charge(limits[i].zone, &keys[i], now);
+    }
+    for (ngx_uint_t i = 0; i < n; i++) {
+        if (keys[i].len == 0 || !limits[i].dry_run) continue;
+        if (ngx_http_weir_charge(limits[i].zone, &keys[i], now) > 0)
+            ngx_http_weir_dry_refusal(r, lcf, mark, limits[i].zone, &keys[i]);
     }
     return NGX_DECLINED;
 }
@@ -224,13 +419,14 @@ static ngx_int_t ngx_http_weir_status_variable(ngx_http_request_t *r, ngx_http_v
     (void)data;
     static ngx_str_t names[] = {ngx_null_string, ngx_string("PASSED"), ngx_string("REJECTED"),
                                 ngx_string("REJECTED_DRY_RUN")};
-    ngx_http_weir_ctx_t *ctx = ngx_http_weir_ctx(r->main);
-    if (ctx == NULL || ctx->status == 0 || ctx->status > WEIR_REJECTED_DRY_RUN) {
+    ngx_pool_cleanup_t *mark = ngx_http_weir_mark(r->main);
+    uintptr_t status = mark ? (uintptr_t)mark->data : 0;
+    if (status == 0 || status > WEIR_REJECTED_DRY_RUN) {
         v->not_found = 1;
         return NGX_OK;
     }
-    v->len = names[ctx->status].len;
-    v->data = names[ctx->status].data;
+    v->len = names[status].len;
+    v->data = names[status].data;
     v->valid = 1;
     v->no_cacheable = 0;
     v->not_found = 0;
@@ -254,9 +450,8 @@ static void ngx_http_weir_attach(ngx_http_weir_zone_t *zone, weir_ngx_header_t *
 }
 
 static int ngx_http_weir_same_shape(const weir_ngx_header_t *h, const ngx_http_weir_zone_t *zone) {
-    return h->magic == WEIR_NGX_MAGIC && h->limit.interval_ns == zone->limit.interval_ns &&
-           h->limit.interval_frac == zone->limit.interval_frac && h->limit.burst == zone->limit.burst &&
-           h->hashes == zone->hashes;
+    return h->magic == WEIR_NGX_MAGIC && h->kind == zone->kind && h->hashes == zone->hashes &&
+           ngx_memcmp(&h->limit, &zone->limit, sizeof h->limit) == 0;
 }
 
 static ngx_int_t ngx_http_weir_init_zone(ngx_shm_zone_t *shm_zone, void *data) {
@@ -270,9 +465,9 @@ static ngx_int_t ngx_http_weir_init_zone(ngx_shm_zone_t *shm_zone, void *data) {
         if (h == NULL || !ngx_http_weir_same_shape(h, zone) ||
             weir_bloom_check_in((u_char *)h + WEIR_NGX_HEADER, weir_bloom_footprint(h->size_log2)) != WEIR_OK) {
             ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0,
-                          "weir_limit_zone \"%V\": a reload cannot change a zone's rate, burst or hashes "
+                          "weir_limit_zone \"%V\": a reload cannot change a zone's rate, burst, kind or hashes "
                           "(it holds burst %uD, hashes %uD); rename the zone or restart nginx",
-                          &zone->name, h ? h->limit.burst : 0, h ? h->hashes : 0);
+                          &zone->name, h ? h->burst : 0, h ? h->hashes : 0);
             return NGX_ERROR;
         }
         ngx_http_weir_attach(zone, h);
@@ -304,12 +499,12 @@ static ngx_int_t ngx_http_weir_init_zone(ngx_shm_zone_t *shm_zone, void *data) {
     /* The most words the slab pool can give in one piece. */
     uint32_t log2 = WEIR_BLOOM_MAX_SIZE_LOG2;
     h = NULL;
-    while (h == NULL && log2 > 0) {
+    while (h == NULL && log2 >= WEIR_BLOOM_MIN_SIZE_LOG2) {
         size_t need = WEIR_NGX_HEADER + weir_bloom_footprint(log2);
         if (need < shm_zone->shm.size) h = ngx_slab_alloc(shpool, need);
         if (h == NULL) log2--;
     }
-    if (h == NULL || ((size_t)1 << log2) < zone->hashes) {
+    if (h == NULL || log2 < WEIR_BLOOM_MIN_SIZE_LOG2 || ((uintptr_t)h + WEIR_NGX_HEADER) % 64 != 0) {
         ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0, "weir_limit_zone \"%V\": the zone is too small",
                       &zone->name);
         return NGX_ERROR;
@@ -322,14 +517,21 @@ static ngx_int_t ngx_http_weir_init_zone(ngx_shm_zone_t *shm_zone, void *data) {
                       &zone->name);
         return NGX_ERROR;
     }
-    weir_status st = weir_bloom_init_in((u_char *)h + WEIR_NGX_HEADER, weir_bloom_footprint(log2),
-                                        zone->size_log2, (uint32_t)zone->hashes, &zone->limit, seed[0], seed[1]);
+    void *region = (u_char *)h + WEIR_NGX_HEADER;
+    size_t region_len = weir_bloom_footprint(log2);
+    weir_status st = zone->kind == WEIR_NGX_SMOOTH
+                         ? weir_bloom_init_gcra_in(region, region_len, zone->size_log2, (uint32_t)zone->hashes,
+                                                   &zone->limit.gcra, seed[0], seed[1])
+                         : weir_bloom_init_in(region, region_len, zone->size_log2, (uint32_t)zone->hashes,
+                                              &zone->limit.rate, seed[0], seed[1]);
     if (st != WEIR_OK) {
         ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0, "weir_limit_zone \"%V\": %s", &zone->name,
                       weir_status_str(st));
         return NGX_ERROR;
     }
     h->limit = zone->limit;
+    h->kind = (uint32_t)zone->kind;
+    h->burst = (uint32_t)zone->burst;
     h->size_log2 = zone->size_log2;
     h->hashes = (uint32_t)zone->hashes;
     h->seed[0] = seed[0];
@@ -357,6 +559,7 @@ static char *ngx_http_weir_zone_directive(ngx_conf_t *cf, ngx_command_t *cmd, vo
     ngx_http_weir_zone_t *zone = ngx_pcalloc(cf->pool, sizeof *zone);
     if (zone == NULL) return NGX_CONF_ERROR;
     zone->hashes = 3;
+    zone->kind = WEIR_NGX_SMOOTH;
 
     ngx_http_compile_complex_value_t ccv;
     ngx_memzero(&ccv, sizeof ccv);
@@ -364,8 +567,49 @@ static char *ngx_http_weir_zone_directive(ngx_conf_t *cf, ngx_command_t *cmd, vo
     ccv.value = &value[1];
     ccv.complex_value = &zone->key;
     if (ngx_http_compile_complex_value(&ccv) != NGX_OK) return NGX_CONF_ERROR;
+    /* A lone $variable is read by its index: no script run per request. */
+    zone->key_index = NGX_ERROR;
+    if (value[1].len > 1 && value[1].data[0] == '$') {
+        ngx_str_t var = {value[1].len - 1, value[1].data + 1};
+        ngx_uint_t j = 0;
+        while (j < var.len) {
+            u_char c = var.data[j];
+            if (c != '_' && !(c >= '0' && c <= '9') && !((c | 0x20) >= 'a' && (c | 0x20) <= 'z')) break;
+            j++;
+        }
+        if (j == var.len) {
+            zone->key_index = ngx_http_get_variable_index(cf, &var);
+            if (zone->key_index == NGX_ERROR) return NGX_CONF_ERROR;
+        }
+#if nginx_version < 1023000
+        /* A request header with no variable of its own in nginx (those
+         * below have one, some joining repeated headers): read directly.
+         * From 1.23 nginx joins repeated headers too, so there the
+         * variable is read. */
+        static const char *const own[] = {"host", "user_agent", "referer", "via", "x_forwarded_for", "cookie"};
+        if (j == var.len && var.len > 5 && ngx_strncasecmp(var.data, (u_char *)"http_", 5) == 0) {
+            ngx_str_t name = {var.len - 5, var.data + 5};
+            ngx_uint_t known = 0;
+            for (ngx_uint_t o = 0; o < sizeof own / sizeof own[0]; o++) {
+                if (name.len == ngx_strlen(own[o]) && ngx_strncasecmp(name.data, (u_char *)own[o], name.len) == 0)
+                    known = 1;
+            }
+            if (!known) {
+                zone->key_header.data = ngx_pnalloc(cf->pool, name.len);
+                if (zone->key_header.data == NULL) return NGX_CONF_ERROR;
+                ngx_strlow(zone->key_header.data, name.data, name.len);
+                zone->key_header.len = name.len;
+                zone->key_header_dashed = ngx_pnalloc(cf->pool, name.len);
+                if (zone->key_header_dashed == NULL) return NGX_CONF_ERROR;
+                for (ngx_uint_t c = 0; c < name.len; c++)
+                    zone->key_header_dashed[c] = zone->key_header.data[c] == '_' ? '-' : zone->key_header.data[c];
+            }
+        }
+#endif
+    }
 
     ngx_int_t burst = -1;
+    ngx_str_t *burst_arg = NULL;
     for (ngx_uint_t i = 2; i < cf->args->nelts; i++) {
         ngx_str_t *v = &value[i];
         if (ngx_strncmp(v->data, "zone=", 5) == 0) {
@@ -399,16 +643,18 @@ static char *ngx_http_weir_zone_directive(ngx_conf_t *cf, ngx_command_t *cmd, vo
             if (zone->rate_milli == 0) zone->rate_milli = 1;
         } else if (ngx_strncmp(v->data, "burst=", 6) == 0) {
             burst = ngx_atoi(v->data + 6, v->len - 6);
-            if (burst == NGX_ERROR || burst < 1 || burst > WEIR_RATE_MAX_BURST)
-                return ngx_http_weir_bad(cf, d, v, "the burst must be 1..1023");
+            if (burst == NGX_ERROR || burst < 1 || burst > WEIR_NGX_MAX_BURST)
+                return ngx_http_weir_bad(cf, d, v, "the burst must be 1..1000000 (1..1023 for kind=window)");
+            burst_arg = v;
         } else if (ngx_strncmp(v->data, "kind=", 5) == 0) {
             ngx_str_t kind = {v->len - 5, v->data + 5};
-            if (kind.len == 6 && ngx_strncmp(kind.data, "window", 6) == 0) continue;
-            if (kind.len == 6 && ngx_strncmp(kind.data, "smooth", 6) == 0)
-                return ngx_http_weir_bad(cf, d, v,
-                                         "kind=smooth needs the bloom's GCRA word kind, not in this build; "
-                                         "use kind=window");
-            return ngx_http_weir_bad(cf, d, v, "expected kind=smooth or kind=window");
+            if (kind.len == 6 && ngx_strncmp(kind.data, "window", 6) == 0) {
+                zone->kind = WEIR_NGX_WINDOW;
+            } else if (kind.len == 6 && ngx_strncmp(kind.data, "smooth", 6) == 0) {
+                zone->kind = WEIR_NGX_SMOOTH;
+            } else {
+                return ngx_http_weir_bad(cf, d, v, "expected kind=smooth or kind=window");
+            }
         } else if (ngx_strncmp(v->data, "hashes=", 7) == 0) {
             ngx_int_t k = ngx_atoi(v->data + 7, v->len - 7);
             if (k == NGX_ERROR || k < 1 || k > WEIR_BLOOM_MAX_HASHES)
@@ -432,11 +678,31 @@ static char *ngx_http_weir_zone_directive(ngx_conf_t *cf, ngx_command_t *cmd, vo
     }
     zone->burst = (ngx_uint_t)burst;
     double per_s = zone->rate_per_minute ? (double)zone->rate_number / 60.0 : (double)zone->rate_number;
-    weir_status st = weir_rate_limit_new(per_s, burst, &zone->limit);
+    if (zone->kind == WEIR_NGX_WINDOW && burst > WEIR_RATE_MAX_BURST)
+        return ngx_http_weir_bad(cf, d, burst_arg, "kind=window takes a burst of 1..1023");
+    weir_status st = zone->kind == WEIR_NGX_SMOOTH ? weir_gcra_limit_new(per_s, burst, &zone->limit.gcra)
+                                                   : weir_rate_limit_new(per_s, burst, &zone->limit.rate);
     if (st != WEIR_OK) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s: rate and burst refused: %s", d, weir_status_str(st));
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s: invalid \"%V\" with this rate: %s", d, burst_arg,
+                           weir_status_str(st));
         return NGX_CONF_ERROR;
     }
+
+    /* The refusal headers' constant parts, made once: the policy, with a
+     * window of burst / rate seconds rounded up, and the state up to t=. */
+    uint64_t seconds = zone->burst * (zone->rate_per_minute ? 60 : 1);
+    uint64_t window = (seconds + zone->rate_number - 1) / zone->rate_number;
+    if (window < 1) window = 1;
+    zone->policy.data = ngx_pnalloc(cf->pool, zone->name.len + 64);
+    if (zone->policy.data == NULL) return NGX_CONF_ERROR;
+    zone->policy.len = ngx_sprintf(zone->policy.data, "\"%V\";q=%ui;w=%uL", &zone->name, zone->burst, window) -
+                       zone->policy.data;
+    zone->state_prefix.data = ngx_pnalloc(cf->pool, zone->name.len + 16);
+    if (zone->state_prefix.data == NULL) return NGX_CONF_ERROR;
+    zone->state_prefix.len = ngx_sprintf(zone->state_prefix.data, "\"%V\";r=0;t=", &zone->name) -
+                             zone->state_prefix.data;
+    zone->refused = ngx_pcalloc(cf->pool, WEIR_NGX_REFUSED_SLOTS * sizeof *zone->refused);
+    if (zone->refused == NULL) return NGX_CONF_ERROR;
 
     ngx_http_weir_zone_t **zones = mcf->zones.elts;
     for (ngx_uint_t i = 0; i < mcf->zones.nelts; i++) {

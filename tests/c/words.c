@@ -3,6 +3,7 @@
  * on a host with 64-bit atomics both say the words may be shared between
  * processes (so weir_bloom_*_in work). The firmware example checks the same
  * on Cortex-M, where both say no. */
+#include <stdalign.h>
 #include <string.h>
 
 #include "check.h"
@@ -22,7 +23,7 @@ int main(void) {
      * elsewhere it answers the status and writes nothing. */
     weir_rate_limit limit;
     CHECK_STATUS(weir_rate_limit_new(10.0, 5, &limit), WEIR_OK);
-    static uint64_t region[64];
+    static alignas(64) uint64_t region[64]; /* WEIR_BLOOM_ALIGN */
     size_t len = weir_bloom_footprint(4);
     CHECK(len > 0 && len <= sizeof region);
     weir_status laid = weir_bloom_init_in(region, len, 4, 2, &limit, 1, 2);

@@ -10,7 +10,7 @@ mod runner;
 use loom::sync::atomic::{AtomicU64, Ordering};
 use loom::sync::Arc;
 use loom::thread;
-use weir_core::bloom::Shape;
+use weir_core::bloom::{Line, Shape};
 use weir_core::rate::{self, RateLimit, Word};
 
 const SECOND: i64 = 1_000_000_000;
@@ -120,10 +120,14 @@ fn a_new_window_opens_once_and_a_stale_clock_cannot_reopen_it() {
 fn a_bloom_key_gets_at_most_k_times_the_burst_and_exactly_the_burst_with_k_1() {
     for hashes in [1u32, 2] {
         model(move || {
-            let shape = Shape::new(1, hashes, limit(1), 7, 8).unwrap();
-            let words: Arc<Vec<LoomWord>> = Arc::new((0..2).map(|_| LoomWord::new(0)).collect());
-            let calls: Vec<Call<Vec<LoomWord>>> = (0..3)
-                .map(|_| Box::new(move |w: &Vec<LoomWord>| shape.allow(w, 0, b"key")) as Box<_>)
+            // One line of eight words, the smallest array.
+            let shape = Shape::new(3, hashes, limit(1), 7, 8).unwrap();
+            let line = Line(std::array::from_fn(|_| LoomWord::new(0)));
+            let words: Arc<Vec<Line<LoomWord>>> = Arc::new(vec![line]);
+            let calls: Vec<Call<Vec<Line<LoomWord>>>> = (0..3)
+                .map(|_| {
+                    Box::new(move |w: &Vec<Line<LoomWord>>| shape.allow(w, 0, b"key")) as Box<_>
+                })
                 .collect();
             let allowed = race(words.clone(), calls);
             assert!(allowed >= 1);

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use grid::{instants, phase, start, step, Step};
 use proptest::prelude::*;
-use weir_core::bloom::Shape;
+use weir_core::bloom::{Line, Shape};
 use weir_core::rate::{self, RateLimit, MAX_NOW, MIN_WINDOW_NS};
 use weir_core::time::NEVER;
 
@@ -188,20 +188,20 @@ proptest! {
     #[test]
     fn bloom_words_keep_the_bound_and_time_backwards_never_admits_more(
         (limit, nows) in trace(),
-        size_log2 in 0..=5u32,
+        size_log2 in 3..=6u32,
         hashes in 1..=8u32,
         keys in prop::collection::vec(0..6u8, 300),
         readings in prop::collection::vec(any::<i64>(), 300),
     ) {
         let Ok(shape) = Shape::new(size_log2, hashes, limit, 7, 11) else {
-            return Ok(()); // more hashes than words
+            return Ok(());
         };
-        let words: Vec<AtomicU64> = (0..shape.words()).map(|_| AtomicU64::new(0)).collect();
-        let load = |words: &[AtomicU64]| -> Vec<u64> {
-            words.iter().map(|w| w.load(Ordering::Relaxed)).collect()
+        let words: Vec<Line> = (0..shape.lines()).map(|_| Line::fresh()).collect();
+        let load = |lines: &[Line]| -> Vec<u64> {
+            lines.iter().flat_map(|line| &line.0).map(|w| w.load(Ordering::Relaxed)).collect()
         };
-        let mut latest: Vec<Option<i64>> = vec![None; words.len()];
-        let mut judged: Vec<Vec<i64>> = vec![Vec::new(); words.len()];
+        let mut latest: Vec<Option<i64>> = vec![None; shape.words()];
+        let mut judged: Vec<Vec<i64>> = vec![Vec::new(); shape.words()];
         let mut global: Option<i64> = None;
         for (i, &now) in nows.iter().enumerate() {
             let key = [keys[i]];
@@ -217,7 +217,10 @@ proptest! {
             };
             // Never more than the latest `now` would have admitted.
             if let Some(g) = global.filter(|&g| g > at) {
-                let copy: Vec<AtomicU64> = before.iter().map(|&v| AtomicU64::new(v)).collect();
+                let copy: Vec<Line> = before
+                    .chunks(8)
+                    .map(|c| Line(std::array::from_fn(|i| AtomicU64::new(c[i]))))
+                    .collect();
                 prop_assert!(!allowed || shape.allow(&copy, g, &key));
             }
             global = Some(global.map_or(at, |g| g.max(at)));
@@ -249,7 +252,7 @@ proptest! {
         let now = at - at.rem_euclid(512) + phase;
         prop_assume!(now >= 0);
         let shape = Shape::new(4, hashes, limit, 3, 5).unwrap();
-        let words: Vec<AtomicU64> = (0..shape.words()).map(|_| AtomicU64::new(0)).collect();
+        let words: Vec<Line> = (0..shape.lines()).map(|_| Line::fresh()).collect();
         let burst = limit.burst() as usize;
         let admitted = (0..burst + 50).filter(|_| shape.allow(&words, now, b"alone")).count();
         prop_assert_eq!(admitted, burst);
