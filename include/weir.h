@@ -395,13 +395,14 @@ enum weir_status
   // process or program: see `weir_words_shareable`.
   WEIR_ERR_WORDS_NOT_SHAREABLE = 30,
   // A refund's units were taken in a window, or a cooldown's batch, that
-  // has ended since; nothing was given back.
+  // has ended since, or a bucket's refill has since made them good;
+  // nothing was given back.
   WEIR_ERR_REFUND_EXPIRED = 40,
   // A refund to a cooldown limiter whose gate is armed: the batch is
   // spent and its gate stands; nothing was given back.
   WEIR_ERR_REFUND_ARMED = 41,
-  // A refund to a limiter already at capacity at `now` (a bucket that
-  // refilled, for one); nothing to give back.
+  // A refund to a limiter or `weir_bucket` already at capacity at `now`
+  // (a bucket that refilled, for one); nothing to give back.
   WEIR_ERR_REFUND_FULL = 42,
   // A refund whose `taken_at` is later than its `now`; nothing changed.
   WEIR_ERR_REFUND_FUTURE = 43,

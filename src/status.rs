@@ -64,13 +64,14 @@ pub enum weir_status {
 
     // 40–49: refunds.
     /// A refund's units were taken in a window, or a cooldown's batch, that
-    /// has ended since; nothing was given back.
+    /// has ended since, or a bucket's refill has since made them good;
+    /// nothing was given back.
     WEIR_ERR_REFUND_EXPIRED = 40,
     /// A refund to a cooldown limiter whose gate is armed: the batch is
     /// spent and its gate stands; nothing was given back.
     WEIR_ERR_REFUND_ARMED = 41,
-    /// A refund to a limiter already at capacity at `now` (a bucket that
-    /// refilled, for one); nothing to give back.
+    /// A refund to a limiter or `weir_bucket` already at capacity at `now`
+    /// (a bucket that refilled, for one); nothing to give back.
     WEIR_ERR_REFUND_FULL = 42,
     /// A refund whose `taken_at` is later than its `now`; nothing changed.
     WEIR_ERR_REFUND_FUTURE = 43,
@@ -392,9 +393,9 @@ impl weir_status {
             WEIR_ERR_WORDS_NOT_SHAREABLE => {
                 c"this target's words take a lock in this program: not shareable between processes"
             }
-            WEIR_ERR_REFUND_EXPIRED => c"refund: the window or batch the units came from has ended",
+            WEIR_ERR_REFUND_EXPIRED => c"refund: the units' window or batch has ended, or the refill has made them good",
             WEIR_ERR_REFUND_ARMED => c"refund: the cooldown's gate is armed; the batch is spent",
-            WEIR_ERR_REFUND_FULL => c"refund: the limiter is already at capacity",
+            WEIR_ERR_REFUND_FULL => c"refund: the limiter or bucket is already at capacity",
             WEIR_ERR_REFUND_FUTURE => c"refund: taken_at is later than now",
             WEIR_ERR_ZERO_CAPACITY => c"a limiter's capacity is zero",
             WEIR_ERR_ZERO_REFILL_AMOUNT => c"a bucket limiter's refill amount is zero",
