@@ -203,14 +203,20 @@ impl Bucket {
     /// ([`RefundError::Future`]), then [`RefundError::Expired`] and
     /// [`RefundError::Full`]. An error changes nothing.
     pub fn refund(&self, now: i64, taken_at: i64, n: f64) -> Result<f64, RefundError> {
-        if !self.holds(n) {
+        let Some(taken) = self.cost(n) else {
             return Err(RefundError::Amount);
-        }
+        };
         if taken_at > now {
             return Err(RefundError::Future);
         }
-        // Rounded down: never more than the take's ceil(n × per_token).
-        let cost = gcra::mul_floor(n, self.per_token).ok_or(RefundError::Amount)? as i64;
+        // Rounded down: never more than the take's ceil(n × per_token). A
+        // whole n costs a whole number of ticks either way (the common
+        // refund: one integer multiply, done by `cost`).
+        let cost = if n == (n as i64) as f64 {
+            taken
+        } else {
+            gcra::mul_floor(n, self.per_token).ok_or(RefundError::Amount)? as i64
+        };
         let at = self.at(now);
         let refilled = at.saturating_sub(self.at(taken_at));
         let back = cost.saturating_sub(refilled);
