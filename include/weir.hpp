@@ -271,6 +271,12 @@ public:
         return nanoseconds(weir_bucket_next(get(), now.ns(), n));
     }
     double tokens(instant now) const noexcept { return weir_bucket_tokens(get(), now.ns()); }
+    // Gives back `n` tokens taken at `taken_at` for a call never made: the
+    // cost less the refill since, never above the burst
+    // (weir_bucket_refund: what it can and cannot undo).
+    std::error_code refund(instant now, instant taken_at, double n = 1.0) const noexcept {
+        return detail::code(weir_bucket_refund(get(), now.ns(), taken_at.ns(), n));
+    }
 
 private:
     explicit Bucket(weir_bucket* bucket) noexcept : handle(bucket) {}
