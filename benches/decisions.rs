@@ -91,7 +91,11 @@ const ROWS: &[Row] = &[
     row("weir_breaker_allow+pass/allow/rust", MUTEX, None),
     row("weir_breaker_allow/refuse/c_abi", MUTEX, Some(4.0)),
     // With Envoy's limits on: the same budget.
-    row("weir_breaker_allow+pass/allow/c_abi_limits", MUTEX, Some(4.0)),
+    row(
+        "weir_breaker_allow+pass/allow/c_abi_limits",
+        MUTEX,
+        Some(4.0),
+    ),
     row("weir_breaker_allow/refuse/c_abi_limits", MUTEX, Some(4.0)),
     row("weir_breaker_allow/refuse/rust", MUTEX, None),
     row("weir_shedder_allow+pass/allow/c_abi", MUTEX, Some(4.0)),

@@ -8,9 +8,9 @@ use criterion::Criterion;
 use weir::bucket::{
     weir_bucket, weir_bucket_free, weir_bucket_new, weir_bucket_refund, weir_bucket_take,
 };
-use weir::status::weir_status::{self, WEIR_OK};
 use weir::period::{weir_period, weir_period_free, weir_period_new, weir_period_take, weir_quota};
 use weir::sliding::{weir_sliding, weir_sliding_free, weir_sliding_new, weir_sliding_take};
+use weir::status::weir_status::{self, WEIR_OK};
 use weir_core::bucket::Bucket;
 use weir_core::period::{Period, Quota};
 use weir_core::sliding::Sliding;

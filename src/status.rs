@@ -393,7 +393,9 @@ impl weir_status {
             WEIR_ERR_WORDS_NOT_SHAREABLE => {
                 c"this target's words take a lock in this program: not shareable between processes"
             }
-            WEIR_ERR_REFUND_EXPIRED => c"refund: the units' window or batch has ended, or the refill has made them good",
+            WEIR_ERR_REFUND_EXPIRED => {
+                c"refund: the units' window or batch has ended, or the refill has made them good"
+            }
             WEIR_ERR_REFUND_ARMED => c"refund: the cooldown's gate is armed; the batch is spent",
             WEIR_ERR_REFUND_FULL => c"refund: the limiter or bucket is already at capacity",
             WEIR_ERR_REFUND_FUTURE => c"refund: taken_at is later than now",
