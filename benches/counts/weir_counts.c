@@ -54,6 +54,7 @@ typedef struct {
     weir_budget *budget;
     weir_concurrency *concurrency;
     weir_limiter limiter;
+    pthread_mutex_t mutex;
     int64_t now, step;
     uint64_t hits;
 } ctx;
@@ -186,6 +187,17 @@ NOINLINE void loop_shedder(ctx *c, long n) {
         now += c->step;
     }
     c->now = now;
+    c->hits += hits;
+}
+
+/* The locked types' anchor: one uncontended lock and unlock of a
+ * pthread mutex (glibc's, a compare-and-swap each way). */
+NOINLINE void loop_mutex(ctx *c, long n) {
+    uint64_t hits = 0;
+    for (long i = 0; i < n; i++) {
+        hits += pthread_mutex_lock(&c->mutex) == 0;
+        pthread_mutex_unlock(&c->mutex);
+    }
     c->hits += hits;
 }
 
@@ -340,6 +352,11 @@ static void setup_shedder(ctx *c, long size) {
     c->now = 0;
 }
 
+static void setup_mutex(ctx *c, long arg) {
+    (void)arg;
+    MUST(pthread_mutex_init(&c->mutex, NULL) == 0);
+}
+
 /* Finagle's form at percent 1: every request pays for one retry. */
 static void setup_budget(ctx *c, long arg) {
     (void)arg;
@@ -431,6 +448,7 @@ static const case_t cases[] = {
     {"breaker_allow_pass_400", loop_breaker, setup_breaker, 400, 1},
     {"shedder_allow_pass_10", loop_shedder, setup_shedder, 10, 1},
     {"shedder_allow_pass_400", loop_shedder, setup_shedder, 400, 1},
+    {"mutex_lock_unlock", loop_mutex, setup_mutex, 0, 1},
     {"budget_deposit_withdraw", loop_budget, setup_budget, 0, 1},
     {"concurrency_enter_leave", loop_concurrency, setup_concurrency, 0, 1},
     {"limiter_consume_refund", loop_limiter_refund, setup_limiter_refund, 0, 1},
