@@ -686,6 +686,13 @@ struct Sre {
     nanoseconds probe = nanoseconds(weir_sre_preset().probe_ns);
     std::int32_t size = weir_sre_preset().size;
     nanoseconds window = nanoseconds(weir_sre_preset().window_ns);
+    // Envoy admission_control's limits (see weir_sre): a cap on the refusal
+    // probability, a traffic floor in calls a second, an exponent, and
+    // whether the breaker's own refusals are left out of the traffic.
+    double max_rejection_probability = weir_sre_preset().max_rejection_probability;
+    double rps_threshold = weir_sre_preset().rps_threshold;
+    double aggression = weir_sre_preset().aggression;
+    bool skip_refusals = weir_sre_preset().skip_refusals != 0;
 
     weir_sre c() const noexcept {
         weir_sre out = weir_sre_preset();
@@ -695,6 +702,10 @@ struct Sre {
         out.probe_ns = probe.count();
         out.size = size;
         out.window_ns = window.count();
+        out.max_rejection_probability = max_rejection_probability;
+        out.rps_threshold = rps_threshold;
+        out.aggression = aggression;
+        out.skip_refusals = skip_refusals ? 1 : 0;
         return out;
     }
 };
