@@ -13,18 +13,9 @@
 
 #include "weir.h"
 
+#include "draws.h"
+
 #include BAY_POLICY
-
-static uint64_t state;
-
-static uint64_t next_u64(void) {
-    uint64_t z = (state += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-static double unit(void) { return (double)(next_u64() >> 11) / 9007199254740992.0; }
 
 #define BINS 40
 #define MS 1e6
@@ -35,7 +26,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     long draws = atol(argv[1]);
-    state = strtoull(argv[2], NULL, 10);
+    bay_state = strtoull(argv[2], NULL, 10);
     weir_backoff p = policy;
     if (weir_backoff_check(&p) != WEIR_OK) {
         printf("invalid policy\n");
@@ -54,7 +45,7 @@ int main(int argc, char **argv) {
         for (long i = 0; i < draws; i++) {
             int64_t previous = 0;
             for (int r = 0; r < retries; r++) {
-                int64_t d = weir_backoff_delay(&b, r + 1, unit(), previous);
+                int64_t d = weir_backoff_delay(&b, r + 1, bay_unit(), previous);
                 previous = d;
                 delays[n++] = d;
                 double *mx = &maxes[j * retries + r];

@@ -15,25 +15,11 @@
 
 #include "weir.h"
 
+#include "draws.h"
+
 #include BAY_POLICY
 
 #define SECOND INT64_C(1000000000)
-
-static uint64_t state;
-
-static uint64_t next_u64(void) {
-    uint64_t z = (state += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-static double unit(void) { return (double)(next_u64() >> 11) / 9007199254740992.0; }
-
-static int64_t gap(double mean) {
-    int64_t g = (int64_t)(mean * (0.5 + unit()));
-    return g < 1 ? 1 : g;
-}
 
 /* Calls let through and not settled yet, oldest first: with one latency
  * they finish in the order they started. */
@@ -66,7 +52,7 @@ int main(int argc, char **argv) {
     double rate = atof(argv[1]), fail = atof(argv[2]), down_fail = atof(argv[3]);
     double outage_at = atof(argv[4]), outage_s = atof(argv[5]), latency_ms = atof(argv[6]);
     int64_t seconds = (int64_t)round(atof(argv[7]));
-    state = strtoull(argv[8], NULL, 10);
+    bay_state = strtoull(argv[8], NULL, 10);
 
     weir_breaker *b = NULL;
     if (weir_breaker_new(&policy, 0, &b) != WEIR_OK) {
@@ -80,7 +66,7 @@ int main(int argc, char **argv) {
     int through = 0, refused = 0, probes = 0;
     int64_t second = 0, now = 0;
     for (;;) {
-        now += gap(mean);
+        now += bay_gap(mean);
         while (second < seconds && (second + 1) * SECOND <= (now < end ? now : end)) {
             int64_t edge = (second + 1) * SECOND;
             settle(b, edge);
@@ -93,8 +79,8 @@ int main(int argc, char **argv) {
         if (now >= end) break;
         settle(b, now);
         int down = now >= down_from && now < down_to;
-        int fails = unit() < (down ? down_fail : fail);
-        double roll = unit();
+        int fails = bay_unit() < (down ? down_fail : fail);
+        double roll = bay_unit();
         /* A pass is the probe's when the roll alone would have refused it:
          * the roll fell under the standing ratio (Breaker::probes in Rust). */
         double ratio = weir_breaker_ratio(b, now);

@@ -12,23 +12,9 @@
 
 #include "weir.h"
 
+#include "draws.h"
+
 #include BAY_POLICY
-
-static uint64_t state;
-
-static uint64_t next_u64(void) {
-    uint64_t z = (state += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-static double unit(void) { return (double)(next_u64() >> 11) / 9007199254740992.0; }
-
-static int64_t gap(double mean) {
-    int64_t g = (int64_t)(mean * (0.5 + unit()));
-    return g < 1 ? 1 : g;
-}
 
 /* Calls in flight, a min-heap by (finish, serial): the order the Rust
  * run's BinaryHeap gives them back. */
@@ -90,7 +76,7 @@ int main(int argc, char **argv) {
     }
     double capacity = atof(argv[1]), service_ms = atof(argv[2]);
     double start_rate = atof(argv[3]), peak_rate = atof(argv[4]), seconds = atof(argv[5]);
-    state = strtoull(argv[6], NULL, 10);
+    bay_state = strtoull(argv[6], NULL, 10);
     weir_shedder *sh = NULL;
     if (weir_shedder_new(&policy, 0, &sh) != WEIR_OK) {
         printf("invalid policy\n");
@@ -106,7 +92,7 @@ int main(int argc, char **argv) {
     for (;;) {
         double rate = (double)now < ramp ? start_rate + (peak_rate - start_rate) * (double)now / ramp
                                          : start_rate;
-        now += gap(1e9 / fmax(rate, 1e-3));
+        now += bay_gap(1e9 / fmax(rate, 1e-3));
         while (edge <= (now < end ? now : end)) {
             finish(sh, edge);
             weir_shed_stats st;

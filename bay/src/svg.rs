@@ -98,48 +98,18 @@ fn escape(text: &str) -> String {
 
 /// The docs' plots at the presets: (file name, SVG).
 pub fn docs_plots(seed: u64) -> Vec<(&'static str, String)> {
-    let run = |id: &str| {
-        let sc = Scenario::find(id).expect("a known scenario");
-        (sc, (sc.run)(&sc.defaults(), seed))
-    };
-    let mut out = Vec::new();
-    let (_, b) = run("breaker");
-    out.push((
-        "bay-breaker.svg",
-        plot(
-            &b,
-            "Breaker at the preset: the backend fails every call from 5 s to 35 s (calls a second)",
-            &["t", "through", "refused", "probes"],
-            720.0,
-            280.0,
-        ),
-    ));
-    let (_, sh) = run("shedder");
-    out.push((
-        "bay-shedder.svg",
-        plot(
-            &sh,
-            "Shedder at the preset: load rises past capacity to 20 s, then drops (per 100 ms)",
-            &["t", "flying", "limit", "refused"],
-            720.0,
-            280.0,
-        ),
-    ));
-    let (_, l) = run("limiters");
-    out.push((
-        "bay-limiters.svg",
-        plot(
-            &l,
-            "Bucket, sliding and period under DESIGN.md scenario 1's bursts (passes so far)",
-            &["t", "bucket", "sliding", "period"],
-            720.0,
-            280.0,
-        ),
-    ));
-    let (_, bo) = run("backoff");
-    out.push((
-        "bay-backoff.svg",
-        plot(&bo, "Backoff at the preset: every delay of 10,000 draws per retry, by jitter (count per bin)", &["bin ms", "rigid", "full", "equal", "decorrelated", "spread"], 720.0, 280.0),
-    ));
-    out
+    const PLOTS: [(&str, &str, &str, &[&str]); 4] = [
+        ("bay-breaker.svg", "breaker", "Breaker at the preset: the backend fails every call from 5 s to 35 s (calls a second)", &["t", "through", "refused", "probes"]),
+        ("bay-shedder.svg", "shedder", "Shedder at the preset: load rises past capacity to 20 s, then drops (per 100 ms)", &["t", "flying", "limit", "refused"]),
+        ("bay-limiters.svg", "limiters", "Bucket, sliding and period under DESIGN.md scenario 1's bursts (passes so far)", &["t", "bucket", "sliding", "period"]),
+        ("bay-backoff.svg", "backoff", "Backoff at the preset: every delay of 10,000 draws per retry, by jitter (count per bin)", &["bin ms", "rigid", "full", "equal", "decorrelated", "spread"]),
+    ];
+    PLOTS
+        .iter()
+        .map(|&(file, id, title, columns)| {
+            let sc = Scenario::find(id).expect("a known scenario");
+            let series = (sc.run)(&sc.defaults(), seed);
+            (file, plot(&series, title, columns, 720.0, 280.0))
+        })
+        .collect()
 }

@@ -93,73 +93,41 @@ for (const m of meta) {
     const values = await page.evaluate((id) => window.bay.panels[id].values, m.id);
     const cc = (src, out) => execFileSync('cc', ['-std=c11', '-Wall', '-Wextra', '-Wpedantic', '-Werror',
       `-I${WEIR_ROOT}/include`, `-I${dir}`, `-DBAY_POLICY="policy.h"`, src, WEIR_LIB, '-lpthread', '-ldl', '-lm', '-o', out]);
+    // A C replay prints one row per line; `want` is the native run's rows.
+    const replay = (name, args, want) => {
+      const bin = join(dir, name);
+      cc(join(WEIR_ROOT, `bay/c/${name}.c`), bin);
+      const out = execFileSync(bin, args).toString().trim();
+      let diff = 0, rows = 0;
+      if (out === 'invalid policy') {
+        diff = Object.keys(native.columns).length === 0 ? 0 : 1;
+      } else {
+        const lines = out.split('\n');
+        rows = lines.length;
+        lines.forEach((line, i) => {
+          const f = line.split(' ').map(Number);
+          if (!want[i] || !want[i].every((v, j) => f[j] === v)) diff++;
+        });
+        if (rows !== want.length) diff++;
+      }
+      check(diff === 0, `${name} in C: ${diff} of ${rows} rows differ`);
+      console.log(`${name} in C from the copied literal: ${rows} rows, ${diff} differ`);
+    };
+    const k = Object.fromEntries(m.knobs.map((kn, i) => [kn.name, values[i]]));
+    const cols = native.columns;
+    const rowsOf = (names, n) => Array.from({ length: n }, (_, i) => names.map((c) => cols[c][i]));
+    const argsOf = (names) => names.map((n) => String(k[n])).concat([String(seed)]);
     if (m.id === 'breaker') {
-      const bin = join(dir, 'breaker');
-      cc(join(WEIR_ROOT, 'bay/c/breaker.c'), bin);
-      const k = Object.fromEntries(m.knobs.map((kn, i) => [kn.name, values[i]]));
-      const out = execFileSync(bin, ['rate', 'fail', 'down_fail', 'outage_at', 'outage_s', 'latency_ms', 'seconds']
-        .map((n) => String(k[n])).concat([String(seed)])).toString().trim();
-      const cols = native.columns;
-      let diff = 0, rows = 0;
-      if (out === 'invalid policy') {
-        diff = Object.keys(cols).length === 0 ? 0 : 1;
-      } else {
-        out.split('\n').forEach((line, i) => {
-          rows++;
-          const f = line.split(' ').map(Number);
-          const want = [cols.t[i], cols.through[i], cols.refused[i], cols.probes[i], cols.ratio[i], cols.down[i]];
-          if (!f.every((v, j) => v === want[j])) diff++;
-        });
-        if (rows !== cols.t.length) diff++;
-      }
-      check(diff === 0, `breaker in C: ${diff} of ${rows} rows differ`);
-      console.log(`breaker in C from the copied literal: ${rows} rows, ${diff} differ`);
+      replay('breaker', argsOf(['rate', 'fail', 'down_fail', 'outage_at', 'outage_s', 'latency_ms', 'seconds']),
+        rowsOf(['t', 'through', 'refused', 'probes', 'ratio', 'down'], (cols.t || []).length));
     } else if (m.id === 'shedder') {
-      const bin = join(dir, 'shedder');
-      cc(join(WEIR_ROOT, 'bay/c/shedder.c'), bin);
-      const k = Object.fromEntries(m.knobs.map((kn, i) => [kn.name, values[i]]));
-      const out = execFileSync(bin, ['capacity', 'service_ms', 'start_rate', 'peak_rate', 'seconds']
-        .map((n) => String(k[n])).concat([String(seed)])).toString().trim();
-      const cols = native.columns;
-      const names = ['t', 'offered', 'cpu', 'flying', 'limit', 'refused', 'passed'];
-      let diff = 0, rows = 0;
-      if (out === 'invalid policy') {
-        diff = Object.keys(cols).length === 0 ? 0 : 1;
-      } else {
-        out.split('\n').forEach((line, i) => {
-          rows++;
-          const f = line.split(' ').map(Number);
-          if (!names.every((n, j) => f[j] === cols[n][i])) diff++;
-        });
-        if (rows !== cols.t.length) diff++;
-      }
-      check(diff === 0, `shedder in C: ${diff} of ${rows} rows differ`);
-      console.log(`shedder in C from the copied literal: ${rows} rows, ${diff} differ`);
+      replay('shedder', argsOf(['capacity', 'service_ms', 'start_rate', 'peak_rate', 'seconds']),
+        rowsOf(['t', 'offered', 'cpu', 'flying', 'limit', 'refused', 'passed'], (cols.t || []).length));
     } else if (m.id === 'backoff') {
-      const bin = join(dir, 'backoff');
-      cc(join(WEIR_ROOT, 'bay/c/backoff.c'), bin);
-      const k = Object.fromEntries(m.knobs.map((kn, i) => [kn.name, values[i]]));
-      const out = execFileSync(bin, [String(k.draws), String(seed)]).toString().trim();
-      const cols = native.columns;
-      let diff = 0, rows = 0;
-      if (out === 'invalid policy') {
-        diff = Object.keys(cols).length === 0 ? 0 : 1;
-      } else {
-        const lines = out.split('\n').map((l) => l.split(' ').map(Number));
-        const retries = cols.retry.length;
-        const head = ['ceiling ms', 'rigid max', 'full max', 'equal max', 'decorrelated max', 'spread max',
-          'full mean', 'equal mean', 'decorrelated mean', 'spread mean'];
-        const tail = ['bin ms', 'rigid', 'full', 'equal', 'decorrelated', 'spread'];
-        lines.forEach((f, i) => {
-          rows++;
-          const names = i < retries ? head : tail;
-          const at = i < retries ? i : i - retries;
-          if (!names.every((n, j) => f[j] === cols[n][at])) diff++;
-        });
-        if (rows !== retries + cols['bin ms'].length) diff++;
-      }
-      check(diff === 0, `backoff in C: ${diff} of ${rows} rows differ`);
-      console.log(`backoff in C from the copied literal: ${rows} rows, ${diff} differ`);
+      const head = rowsOf(['ceiling ms', 'rigid max', 'full max', 'equal max', 'decorrelated max', 'spread max',
+        'full mean', 'equal mean', 'decorrelated mean', 'spread mean'], (cols.retry || []).length);
+      const tail = rowsOf(['bin ms', 'rigid', 'full', 'equal', 'decorrelated', 'spread'], (cols['bin ms'] || []).length);
+      replay('backoff', argsOf(['draws']), head.concat(tail));
     } else {
       const bin = join(dir, 'accepts');
       const calls = ['limiters', 'words', 'bloom'].includes(m.id);
