@@ -566,14 +566,24 @@ private:
 
 // ----------------------------------------------------------------- bloom
 
-// Millions of keys' rate words in fixed memory (weir_bloom).
+// Millions of keys' rate or GCRA words in fixed memory (weir_bloom).
 class Bloom : public detail::handle<weir_bloom, weir_bloom_free> {
 public:
-    // The limit is copied. Pass secret random seeds.
+    // Rate words (fixed windows). The limit is copied. Pass secret random
+    // seeds.
     static result<Bloom> make(std::uint32_t size_log2, std::uint32_t hashes, const RateLimit& limit,
                               std::uint64_t seed0, std::uint64_t seed1) noexcept {
         weir_bloom* out = nullptr;
         weir_status status = weir_bloom_new(size_log2, hashes, limit.get(), seed0, seed1, &out);
+        if (status != WEIR_OK) return status;
+        return Bloom(out);
+    }
+    // GCRA words (token buckets, limit_req's shape), the limit from
+    // weir_gcra_limit_new. The limit is copied.
+    static result<Bloom> make(std::uint32_t size_log2, std::uint32_t hashes, const weir_gcra_limit& limit,
+                              std::uint64_t seed0, std::uint64_t seed1) noexcept {
+        weir_bloom* out = nullptr;
+        weir_status status = weir_bloom_new_gcra(size_log2, hashes, &limit, seed0, seed1, &out);
         if (status != WEIR_OK) return status;
         return Bloom(out);
     }

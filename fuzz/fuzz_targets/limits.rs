@@ -1063,20 +1063,29 @@ fn bloom(input: &mut Input) {
     } else {
         size_log2
     };
+    // Either word kind: GCRA words under the same rate and burst (their
+    // bound, burst + T × rate, is within the rate word's that RateBound
+    // checks), where that limit exists.
+    let mut smooth = weir_gcra_limit {
+        per_token: 0,
+        tolerance: 0,
+        shift: 0,
+        reserved: 0,
+    };
+    let gcra = input.one_in(2) && weir_gcra_limit_new(per_s, burst, &mut smooth) == WEIR_OK;
+    let (seed0, seed1) = (input.u64(), input.u64());
     let mut handle = null_mut();
-    let status = weir_bloom_new(
-        size_log2,
-        hashes,
-        &limit,
-        input.u64(),
-        input.u64(),
-        &mut handle,
-    );
+    let status = if gcra {
+        weir_bloom_new_gcra(size_log2, hashes, &smooth, seed0, seed1, &mut handle)
+    } else {
+        weir_bloom_new(size_log2, hashes, &limit, seed0, seed1, &mut handle)
+    };
     if size_log2 > WEIR_BLOOM_MAX_SIZE_LOG2 {
         assert_eq!(status, WEIR_ERR_BLOOM_SIZE);
+    } else if size_log2 < WEIR_BLOOM_MIN_SIZE_LOG2 {
+        assert_eq!(status, WEIR_ERR_BLOOM_TOO_FEW_WORDS);
     }
-    if hashes == 0 || hashes > WEIR_BLOOM_MAX_HASHES || (size_log2 < 32 && hashes > 1 << size_log2)
-    {
+    if hashes == 0 || hashes > WEIR_BLOOM_MAX_HASHES {
         assert_ne!(status, WEIR_OK);
     }
     if status != WEIR_OK {
