@@ -394,7 +394,7 @@ static void check_policies(void) {
         {{1.5, 1.1, 5, SEC, INT32_MAX, 9, 10 * SEC, 1, 0, 0}, WEIR_ERR_SRE_AGGRESSION},
         {{1.5, 1.1, 5, SEC, INT32_MAX, 9, 10 * SEC, 1, 0, 1}, WEIR_ERR_SRE_SIZE},
         /* A 0.1-style policy (the new fields zero) fails on aggression. */
-        {{1.5, 1.1, 5, SEC, 40, 0, 10 * SEC}, WEIR_ERR_SRE_AGGRESSION},
+        {{1.5, 1.1, 5, SEC, 40, 0, 10 * SEC, 0, 0, 0}, WEIR_ERR_SRE_AGGRESSION},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         CHECK_STATUS(weir_breaker_new(&bad[i].sre, 0, &breaker), bad[i].status);

@@ -34,7 +34,7 @@ _Static_assert(offsetof(weir_pool_counters, retired) == 80, "counters.retired");
 #define SEC INT64_C(1000000000)
 
 static weir_pool *make_pool(int64_t size, int64_t idle, int64_t keep_ns, int64_t life_ns) {
-    weir_limits limits = {size, idle, keep_ns, life_ns};
+    weir_limits limits = {.size = size, .idle = idle, .keep_ns = keep_ns, .life_ns = life_ns};
     weir_pool *pool = NULL;
     CHECK_STATUS(weir_pool_new(&limits, &pool), WEIR_OK);
     CHECK(pool != NULL);
@@ -89,16 +89,16 @@ static void test_preset_and_bad_limits(void) {
         weir_limits limits;
         weir_status status;
     } bad[] = {
-        {{-1, 1, 0, 0}, WEIR_ERR_POOL_SIZE},
-        {{0, 0, 0, 0}, WEIR_ERR_POOL_SIZE},
-        {{WEIR_POOL_MAX_SIZE + 1, 0, 0, 0}, WEIR_ERR_POOL_SIZE},
-        {{INT64_MAX, 0, 0, 0}, WEIR_ERR_POOL_SIZE},
-        {{0, -1, -1, -1}, WEIR_ERR_POOL_SIZE},
-        {{1, -1, 0, 0}, WEIR_ERR_POOL_IDLE},
-        {{1, INT64_MIN, -1, -1}, WEIR_ERR_POOL_IDLE},
-        {{1, 1, -1, 0}, WEIR_ERR_POOL_KEEP},
-        {{1, 1, INT64_MIN, -1}, WEIR_ERR_POOL_KEEP},
-        {{1, 1, 0, INT64_MIN}, WEIR_ERR_POOL_LIFE},
+        {{-1, 1, 0, 0, 0, 0, 0}, WEIR_ERR_POOL_SIZE},
+        {{0, 0, 0, 0, 0, 0, 0}, WEIR_ERR_POOL_SIZE},
+        {{WEIR_POOL_MAX_SIZE + 1, 0, 0, 0, 0, 0, 0}, WEIR_ERR_POOL_SIZE},
+        {{INT64_MAX, 0, 0, 0, 0, 0, 0}, WEIR_ERR_POOL_SIZE},
+        {{0, -1, -1, -1, 0, 0, 0}, WEIR_ERR_POOL_SIZE},
+        {{1, -1, 0, 0, 0, 0, 0}, WEIR_ERR_POOL_IDLE},
+        {{1, INT64_MIN, -1, -1, 0, 0, 0}, WEIR_ERR_POOL_IDLE},
+        {{1, 1, -1, 0, 0, 0, 0}, WEIR_ERR_POOL_KEEP},
+        {{1, 1, INT64_MIN, -1, 0, 0, 0}, WEIR_ERR_POOL_KEEP},
+        {{1, 1, 0, INT64_MIN, 0, 0, 0}, WEIR_ERR_POOL_LIFE},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         pool = NULL;
