@@ -162,12 +162,14 @@ func FuzzLimiter(f *testing.F) {
 }
 
 func FuzzPool(f *testing.F) {
-	f.Add(int64(3), int64(2), int64(10), int64(100), []byte{0, 1, 2, 3, 4, 5})
-	f.Fuzz(func(t *testing.T, size, idle, keep, life int64, ops []byte) {
+	f.Add(int64(3), int64(2), int64(10), int64(100), 0.0, int64(0), int64(0), []byte{0, 1, 2, 3, 4, 5})
+	f.Add(int64(4), int64(4), int64(0), int64(100), 0.5, int64(2), int64(1), []byte{5, 6, 7, 0, 1, 2, 6, 7, 4, 3})
+	f.Fuzz(func(t *testing.T, size, idle, keep, life int64, jitter float64, minIdle, maxMaking int64, ops []byte) {
 		if size > 64 {
 			size = 64
 		}
-		pl, err := NewPool[int](&PoolLimits{size, idle, time.Duration(keep), time.Duration(life)})
+		pl, err := NewPool[int](&PoolLimits{Size: size, Idle: idle, Keep: time.Duration(keep), Life: time.Duration(life),
+			LifeJitter: jitter, MinIdle: minIdle, MaxMaking: maxMaking})
 		if err != nil {
 			return
 		}
@@ -176,7 +178,7 @@ func FuzzPool(f *testing.F) {
 		now := time.Duration(0)
 		for i, op := range ops {
 			now += time.Duration(op)
-			switch op % 5 {
+			switch op % 8 {
 			case 0, 1:
 				switch tk := pl.Take(now); tk.Kind {
 				case TakeReady:
@@ -184,10 +186,18 @@ func FuzzPool(f *testing.F) {
 				case TakeMake:
 					if op%2 == 0 {
 						pl.Unmade()
-					} else if l, err := pl.Made(i, now); err == nil {
+					} else if l, err := pl.MadeJittered(i, now, uint64(op)<<56); err == nil {
 						lent = append(lent, l)
 					}
 				}
+			case 5:
+				for n := pl.MakeAhead(); n > 0; n-- {
+					pl.AddIdle(i, now)
+				}
+			case 6:
+				pl.MarkOld()
+			case 7:
+				pl.AddIdle(-i, now) // no reservation open: refused
 			case 2:
 				if len(lent) > 0 {
 					pl.Give(lent[0], now)
@@ -201,7 +211,7 @@ func FuzzPool(f *testing.F) {
 			case 4:
 				pl.Evict(now)
 			}
-			if c := pl.Counts(); c.Live > size || c.Live != c.Idle+c.Busy {
+			if c := pl.Counts(); c.Live > size || c.Live != c.Idle+c.Busy || int64(len(pl.items)) != c.Live {
 				t.Fatalf("counts %+v with size %d", c, size)
 			}
 		}

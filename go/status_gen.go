@@ -121,6 +121,12 @@ const (
 	ErrPoolKeep Status = 206
 	// ErrPoolLife is WEIR_ERR_POOL_LIFE: A pool's `weir_limits.life_ns` is negative.
 	ErrPoolLife Status = 207
+	// ErrPoolJitter is WEIR_ERR_POOL_JITTER: A pool's `weir_limits.life_jitter` is not in 0..1 (NaN included).
+	ErrPoolJitter Status = 220
+	// ErrPoolMinIdle is WEIR_ERR_POOL_MIN_IDLE: A pool's `weir_limits.min_idle` is negative.
+	ErrPoolMinIdle Status = 221
+	// ErrPoolMaxMaking is WEIR_ERR_POOL_MAX_MAKING: A pool's `weir_limits.max_making` is negative.
+	ErrPoolMaxMaking Status = 222
 	// ErrWindowSpan is WEIR_ERR_WINDOW_SPAN: `weir_window_new`'s `window_ns` is zero or negative.
 	ErrWindowSpan Status = 300
 	// ErrSREK is WEIR_ERR_SRE_K: A breaker policy's `k` is NaN, infinite or below its `floor`.
@@ -169,8 +175,7 @@ const (
 	ErrRateLimitInvalid Status = 404
 	// ErrBloomSize is WEIR_ERR_BLOOM_SIZE: A bloom array's size_log2 is above WEIR_BLOOM_MAX_SIZE_LOG2.
 	ErrBloomSize Status = 410
-	// ErrBloomHashes is WEIR_ERR_BLOOM_HASHES: A bloom array's hash count is 0, above WEIR_BLOOM_MAX_HASHES, or above
-	// its word count.
+	// ErrBloomHashes is WEIR_ERR_BLOOM_HASHES: A bloom array's hash count is 0 or above WEIR_BLOOM_MAX_HASHES.
 	ErrBloomHashes Status = 411
 	// ErrBloomTooSmall is WEIR_ERR_BLOOM_TOO_SMALL: A memory region is too small for a bloom array's header and words.
 	ErrBloomTooSmall Status = 412
@@ -178,6 +183,15 @@ const (
 	ErrBloomForeign Status = 414
 	// ErrBloomVersion is WEIR_ERR_BLOOM_VERSION: A memory region holds a bloom array of another layout version.
 	ErrBloomVersion Status = 415
+	// ErrBloomTooFewWords is WEIR_ERR_BLOOM_TOO_FEW_WORDS: A bloom array's size_log2 is below WEIR_BLOOM_MIN_SIZE_LOG2: fewer
+	// words than one 64-byte line.
+	ErrBloomTooFewWords Status = 416
+	// ErrBloomKind is WEIR_ERR_BLOOM_KIND: A memory region holds a bloom array of a word kind this library does
+	// not know.
+	ErrBloomKind Status = 417
+	// ErrBloomLineSize is WEIR_ERR_BLOOM_LINE_SIZE: A memory region holds a bloom array laid out in lines of another size
+	// than 64 bytes.
+	ErrBloomLineSize Status = 418
 	// ErrGCRABurst is WEIR_ERR_GCRA_BURST: A GCRA limit's burst is outside 1..WEIR_GCRA_MAX_BURST.
 	ErrGCRABurst Status = 430
 	// ErrGCRAZero is WEIR_ERR_GCRA_ZERO: A GCRA limit of zero tokens a second.
@@ -264,6 +278,9 @@ var statusCodes = [...]struct {
 	{ErrPoolIdle, "WEIR_ERR_POOL_IDLE"},
 	{ErrPoolKeep, "WEIR_ERR_POOL_KEEP"},
 	{ErrPoolLife, "WEIR_ERR_POOL_LIFE"},
+	{ErrPoolJitter, "WEIR_ERR_POOL_JITTER"},
+	{ErrPoolMinIdle, "WEIR_ERR_POOL_MIN_IDLE"},
+	{ErrPoolMaxMaking, "WEIR_ERR_POOL_MAX_MAKING"},
 	{ErrWindowSpan, "WEIR_ERR_WINDOW_SPAN"},
 	{ErrSREK, "WEIR_ERR_SRE_K"},
 	{ErrSREFloor, "WEIR_ERR_SRE_FLOOR"},
@@ -290,6 +307,9 @@ var statusCodes = [...]struct {
 	{ErrBloomTooSmall, "WEIR_ERR_BLOOM_TOO_SMALL"},
 	{ErrBloomForeign, "WEIR_ERR_BLOOM_FOREIGN"},
 	{ErrBloomVersion, "WEIR_ERR_BLOOM_VERSION"},
+	{ErrBloomTooFewWords, "WEIR_ERR_BLOOM_TOO_FEW_WORDS"},
+	{ErrBloomKind, "WEIR_ERR_BLOOM_KIND"},
+	{ErrBloomLineSize, "WEIR_ERR_BLOOM_LINE_SIZE"},
 	{ErrGCRABurst, "WEIR_ERR_GCRA_BURST"},
 	{ErrGCRAZero, "WEIR_ERR_GCRA_ZERO"},
 	{ErrGCRATooSlow, "WEIR_ERR_GCRA_TOO_SLOW"},
@@ -449,6 +469,15 @@ func statusMismatches() []string {
 	if ErrPoolLife != C.WEIR_ERR_POOL_LIFE {
 		bad = append(bad, fmt.Sprintf("ErrPoolLife is %d, WEIR_ERR_POOL_LIFE is %d", ErrPoolLife, C.WEIR_ERR_POOL_LIFE))
 	}
+	if ErrPoolJitter != C.WEIR_ERR_POOL_JITTER {
+		bad = append(bad, fmt.Sprintf("ErrPoolJitter is %d, WEIR_ERR_POOL_JITTER is %d", ErrPoolJitter, C.WEIR_ERR_POOL_JITTER))
+	}
+	if ErrPoolMinIdle != C.WEIR_ERR_POOL_MIN_IDLE {
+		bad = append(bad, fmt.Sprintf("ErrPoolMinIdle is %d, WEIR_ERR_POOL_MIN_IDLE is %d", ErrPoolMinIdle, C.WEIR_ERR_POOL_MIN_IDLE))
+	}
+	if ErrPoolMaxMaking != C.WEIR_ERR_POOL_MAX_MAKING {
+		bad = append(bad, fmt.Sprintf("ErrPoolMaxMaking is %d, WEIR_ERR_POOL_MAX_MAKING is %d", ErrPoolMaxMaking, C.WEIR_ERR_POOL_MAX_MAKING))
+	}
 	if ErrWindowSpan != C.WEIR_ERR_WINDOW_SPAN {
 		bad = append(bad, fmt.Sprintf("ErrWindowSpan is %d, WEIR_ERR_WINDOW_SPAN is %d", ErrWindowSpan, C.WEIR_ERR_WINDOW_SPAN))
 	}
@@ -526,6 +555,15 @@ func statusMismatches() []string {
 	}
 	if ErrBloomVersion != C.WEIR_ERR_BLOOM_VERSION {
 		bad = append(bad, fmt.Sprintf("ErrBloomVersion is %d, WEIR_ERR_BLOOM_VERSION is %d", ErrBloomVersion, C.WEIR_ERR_BLOOM_VERSION))
+	}
+	if ErrBloomTooFewWords != C.WEIR_ERR_BLOOM_TOO_FEW_WORDS {
+		bad = append(bad, fmt.Sprintf("ErrBloomTooFewWords is %d, WEIR_ERR_BLOOM_TOO_FEW_WORDS is %d", ErrBloomTooFewWords, C.WEIR_ERR_BLOOM_TOO_FEW_WORDS))
+	}
+	if ErrBloomKind != C.WEIR_ERR_BLOOM_KIND {
+		bad = append(bad, fmt.Sprintf("ErrBloomKind is %d, WEIR_ERR_BLOOM_KIND is %d", ErrBloomKind, C.WEIR_ERR_BLOOM_KIND))
+	}
+	if ErrBloomLineSize != C.WEIR_ERR_BLOOM_LINE_SIZE {
+		bad = append(bad, fmt.Sprintf("ErrBloomLineSize is %d, WEIR_ERR_BLOOM_LINE_SIZE is %d", ErrBloomLineSize, C.WEIR_ERR_BLOOM_LINE_SIZE))
 	}
 	if ErrGCRABurst != C.WEIR_ERR_GCRA_BURST {
 		bad = append(bad, fmt.Sprintf("ErrGCRABurst is %d, WEIR_ERR_GCRA_BURST is %d", ErrGCRABurst, C.WEIR_ERR_GCRA_BURST))
