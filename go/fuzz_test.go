@@ -100,15 +100,34 @@ func FuzzBloomKey(f *testing.F) {
 	f.Add([]byte("203.0.113.7"), "x", int64(0))
 	f.Add([]byte{}, "", int64(-1))
 	limit, _ := NewRateLimit(5, 2)
+	glimit, _ := NewGCRALimit(5, 2)
 	b, _ := NewBloomSeeded(8, 3, limit, 1, 2)
+	cb, _ := NewCBloom(8, 3, limit, 1, 2)
+	g, _ := NewGCRABloomSeeded(3, 2, glimit, 3, 4)
+	cg, _ := NewGCRACBloom(3, 2, glimit, 3, 4)
+	// The pure-Go heap arrays and C's, fed the same calls, agree on each.
 	f.Fuzz(func(t *testing.T, key []byte, skey string, now int64) {
-		b.AllowAt(time.Duration(now), key)
-		b.AllowStringAt(time.Duration(now), skey)
-		if now < 0 && b.Next(time.Duration(now), key) != Never {
-			t.Fatal("a negative now judged")
-		}
-		if b.Next(time.Duration(now), []byte(skey)) != b.NextString(time.Duration(now), skey) {
-			t.Fatal("[]byte and string keys differ")
+		at := time.Duration(now)
+		for _, pair := range []struct {
+			name   string
+			goSide *Bloom
+			cSide  *CBloom
+		}{{"window", b, cb}, {"gcra", g, cg}} {
+			if gv, cv := pair.goSide.AllowAt(at, key), pair.cSide.AllowAt(at, key); gv != cv {
+				t.Fatalf("%s: Allow Go %v, C %v", pair.name, gv, cv)
+			}
+			if gv, cv := pair.goSide.AllowStringAt(at, skey), pair.cSide.AllowStringAt(at, skey); gv != cv {
+				t.Fatalf("%s: AllowString Go %v, C %v", pair.name, gv, cv)
+			}
+			if gv, cv := pair.goSide.Next(at, key), pair.cSide.NextString(at, string(key)); gv != cv {
+				t.Fatalf("%s: Next Go %v, C %v", pair.name, gv, cv)
+			}
+			if now < 0 && pair.goSide.Next(at, key) != Never {
+				t.Fatal("a negative now judged")
+			}
+			if pair.goSide.Next(at, []byte(skey)) != pair.goSide.NextString(at, skey) {
+				t.Fatal("[]byte and string keys differ")
+			}
 		}
 	})
 }
