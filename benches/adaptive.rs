@@ -8,7 +8,7 @@ use std::hint::black_box;
 use criterion::Criterion;
 use weir::breaker::{
     weir_breaker, weir_breaker_allow, weir_breaker_fail, weir_breaker_free, weir_breaker_new,
-    weir_breaker_pass, weir_breaker_ticket,
+    weir_breaker_pass, weir_breaker_ticket, weir_sre, weir_sre_preset,
 };
 use weir::shedder::{
     weir_shedder, weir_shedder_allow, weir_shedder_free, weir_shedder_new, weir_shedder_pass,
@@ -36,16 +36,40 @@ type ShedderAllow = extern "C" fn(*const weir_shedder, i64, i32, *mut weir_ticke
 type ShedderPass = extern "C" fn(*const weir_shedder, *mut weir_ticket, i64) -> weir_status;
 
 fn breaker() -> Owned<weir_breaker> {
-    Owned::new(
-        |out| weir_breaker_new(std::ptr::null(), NOW, out),
-        weir_breaker_free,
-    )
+    made(std::ptr::null())
+}
+
+fn made(policy: *const weir_sre) -> Owned<weir_breaker> {
+    Owned::new(|out| weir_breaker_new(policy, NOW, out), weir_breaker_free)
+}
+
+/// The preset with every one of Envoy's limits on: a cap of 0.8, a floor of
+/// one call a second, an aggression of 2 (a `pow` per decision that gets
+/// that far) and refusals left out of the traffic.
+fn limits() -> weir_sre {
+    let mut policy = weir_sre_preset();
+    policy.max_rejection_probability = 0.8;
+    policy.rps_threshold = 1.0;
+    policy.aggression = 2.0;
+    policy.skip_refusals = 1;
+    policy
 }
 
 /// A breaker at the preset whose every call so far failed: the throttle
 /// refuses about 94 % of draws, and the probe has just let one through.
 fn failing_breaker() -> Owned<weir_breaker> {
-    let b = breaker();
+    fail_all(breaker())
+}
+
+/// [`failing_breaker`] with [`limits`]: every decision runs the whole
+/// formula, the exponent and the cap (0.8, over [`ROLL_REFUSE`]); its
+/// refusals leave the traffic as it is, so the state holds still.
+fn failing_limits_breaker() -> Owned<weir_breaker> {
+    let policy = limits();
+    fail_all(made(&policy))
+}
+
+fn fail_all(b: Owned<weir_breaker>) -> Owned<weir_breaker> {
     for _ in 0..LOAD {
         let mut ticket = weir_breaker_ticket::default();
         assert!(weir_breaker_allow(b.get(), NOW, ROLL_PASS, &mut ticket));
@@ -142,12 +166,31 @@ pub fn benches(c: &mut Criterion) {
         |b| breaker_allow_pass(b_allow, b_pass, b.get()),
         |b| assert!(breaker_allow_pass(b_allow, b_pass, b.get())),
     );
+    fresh(
+        c,
+        path,
+        id("allow", "c_abi_limits"),
+        || {
+            let policy = limits();
+            made(&policy)
+        },
+        |b| breaker_allow_pass(b_allow, b_pass, b.get()),
+        |b| assert!(breaker_allow_pass(b_allow, b_pass, b.get())),
+    );
     let path = "weir_breaker_allow";
     fresh(
         c,
         path,
         id("refuse", "c_abi"),
         failing_breaker,
+        |b| breaker_refuse(b_allow, b.get()),
+        |b| assert!(!breaker_refuse(b_allow, b.get())),
+    );
+    fresh(
+        c,
+        path,
+        id("refuse", "c_abi_limits"),
+        failing_limits_breaker,
         |b| breaker_refuse(b_allow, b.get()),
         |b| assert!(!breaker_refuse(b_allow, b.get())),
     );

@@ -72,6 +72,8 @@ const ROWS: &[Row] = &[
     row("weir_bucket_take/allow/rust", GOV_ALLOW, None),
     row("weir_bucket_take/refuse/c_abi", GOV_REFUSE, Some(1.1)),
     row("weir_bucket_take/refuse/rust", GOV_REFUSE, None),
+    // A take and its refund: two compare-and-swap loops, no target.
+    row("weir_bucket_take+refund/allow/c_abi", CAS, None),
     // The locked types: each decision, with its settle, within 4 mutexes.
     row("weir_sliding_take/allow/c_abi_advancing", MUTEX, Some(4.0)),
     row("weir_sliding_take/allow/rust_advancing", MUTEX, None),
@@ -88,6 +90,13 @@ const ROWS: &[Row] = &[
     row("weir_breaker_allow+pass/allow/c_abi", MUTEX, Some(4.0)),
     row("weir_breaker_allow+pass/allow/rust", MUTEX, None),
     row("weir_breaker_allow/refuse/c_abi", MUTEX, Some(4.0)),
+    // With Envoy's limits on: the same budget.
+    row(
+        "weir_breaker_allow+pass/allow/c_abi_limits",
+        MUTEX,
+        Some(4.0),
+    ),
+    row("weir_breaker_allow/refuse/c_abi_limits", MUTEX, Some(4.0)),
     row("weir_breaker_allow/refuse/rust", MUTEX, None),
     row("weir_shedder_allow+pass/allow/c_abi", MUTEX, Some(4.0)),
     row("weir_shedder_allow+pass/allow/rust", MUTEX, None),

@@ -5,9 +5,12 @@
 use std::hint::black_box;
 
 use criterion::Criterion;
-use weir::bucket::{weir_bucket, weir_bucket_free, weir_bucket_new, weir_bucket_take};
+use weir::bucket::{
+    weir_bucket, weir_bucket_free, weir_bucket_new, weir_bucket_refund, weir_bucket_take,
+};
 use weir::period::{weir_period, weir_period_free, weir_period_new, weir_period_take, weir_quota};
 use weir::sliding::{weir_sliding, weir_sliding_free, weir_sliding_new, weir_sliding_take};
+use weir::status::weir_status::{self, WEIR_OK};
 use weir_core::bucket::Bucket;
 use weir_core::period::{Period, Quota};
 use weir_core::sliding::Sliding;
@@ -103,6 +106,18 @@ fn bucket_benches(c: &mut Criterion) {
         },
         |b| b.take(NOW, 1.0),
         |b| assert!(!b.take(NOW, 1.0)),
+    );
+    // A take and its refund at the same instant: the call let through and
+    // never made. The bucket ends each pair as it began.
+    let refund: extern "C" fn(*const weir_bucket, i64, i64, f64) -> weir_status =
+        black_box(weir_bucket_refund);
+    fresh(
+        c,
+        "weir_bucket_take+refund",
+        id("allow", "c_abi"),
+        || bucket(ALLOW_RATE, ALLOW_BURST),
+        |b| take(b.get(), NOW, 1.0) && refund(b.get(), NOW, NOW, 1.0) == WEIR_OK,
+        |b| assert!(take(b.get(), NOW, 1.0) && refund(b.get(), NOW, NOW, 1.0) == WEIR_OK),
     );
     two_threads(
         c,

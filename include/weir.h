@@ -58,7 +58,7 @@
  *
  * weir_bucket — token bucket, lock-free
  *   make     weir_bucket_new, weir_bucket_free
- *   calls    weir_bucket_take
+ *   calls    weir_bucket_take, weir_bucket_refund
  *   reads    weir_bucket_next (Retry-After), weir_bucket_tokens
  *
  * weir_sliding — exact sliding-window quota
@@ -361,7 +361,7 @@
 // What a call that can fail reports. `WEIR_OK` is 0; every other value is
 // an error. Codes are grouped by area and are never renumbered or reused:
 // 1–99 general (30–39 targets and builds, 40–49 refunds), 100–199 the limiter, 200–299 the pool,
-// 300–399 breaker, shedder and window, 400–499 rate and bloom (430–449 the GCRA word),
+// 300–399 breaker, shedder and window (330–349 the breaker's limits), 400–499 rate and bloom (430–449 the GCRA word),
 // 500–549 the retry budget, 550–599 the adaptive concurrency limit.
 // `weir_status_str` describes any value, known or not.
 enum weir_status
@@ -417,13 +417,14 @@ enum weir_status
   // process or program: see `weir_words_shareable`.
   WEIR_ERR_WORDS_NOT_SHAREABLE = 30,
   // A refund's units were taken in a window, or a cooldown's batch, that
-  // has ended since; nothing was given back.
+  // has ended since, or a bucket's refill has since made them good;
+  // nothing was given back.
   WEIR_ERR_REFUND_EXPIRED = 40,
   // A refund to a cooldown limiter whose gate is armed: the batch is
   // spent and its gate stands; nothing was given back.
   WEIR_ERR_REFUND_ARMED = 41,
-  // A refund to a limiter already at capacity at `now` (a bucket that
-  // refilled, for one); nothing to give back.
+  // A refund to a limiter or `weir_bucket` already at capacity at `now`
+  // (a bucket that refilled, for one); nothing to give back.
   WEIR_ERR_REFUND_FULL = 42,
   // A refund whose `taken_at` is later than its `now`; nothing changed.
   WEIR_ERR_REFUND_FUTURE = 43,
@@ -520,6 +521,15 @@ enum weir_status
   WEIR_ERR_SHED_WINDOW = 314,
   // `weir_window_new`'s `size` is above 1048576 buckets.
   WEIR_ERR_WINDOW_SIZE = 315,
+  // A breaker policy's `max_rejection_probability` is NaN or outside
+  // [0, 1].
+  WEIR_ERR_SRE_CAP = 330,
+  // A breaker policy's `rps_threshold` is not finite or is negative.
+  WEIR_ERR_SRE_RPS = 331,
+  // A breaker policy's `aggression` is not finite or is not positive.
+  WEIR_ERR_SRE_AGGRESSION = 332,
+  // A breaker policy's `skip_refusals` is neither 0 nor 1.
+  WEIR_ERR_SRE_REFUSALS = 333,
   // A rate limit's burst is outside 1..1023.
   WEIR_ERR_RATE_BURST = 400,
   // A rate limit of zero events a second.
@@ -632,8 +642,8 @@ typedef int32_t weir_quota;
 // (`weir_gcra`, token buckets, limit_req's shape: `weir_bloom_new_gcra`).
 //
 // Layout (blocked). The words sit in 64-byte lines of 8. A key is hashed
-// once with SipHash-1-3 (128-bit output) under the caller's 128-bit seed:
-// the first half picks the key's line, the second which `hashes` (k)
+// once with SipHash-1-3 (64-bit output) under the caller's 128-bit seed:
+// its low bits pick the key's line, its high bits which `hashes` (k)
 // distinct words of it (one of the C(8, k) subsets, uniformly). So a
 // decision touches one cache line at every size. A key is allowed when
 // any of its k words allows, and each word that allows is charged.
@@ -681,8 +691,9 @@ typedef struct weir_bloom weir_bloom;
 // with the failures in a rolling window of outcomes:
 // `w = max(k - (k - floor) * failing / size, floor)`,
 // `drop = (total - protection - w * accepts) / (total + 1)`, and then
-// `drop *= (size - working) / size`, where `total` counts every call in the
-// window (refusals included), `accepts` its successes, and `failing` /
+// `drop *= (size - working) / size` (then the policy's Envoy limits, see
+// `weir_sre`), where `total` counts every call in the window (refusals
+// included, unless `skip_refusals`), `accepts` its successes, and `failing` /
 // `working` are the runs of failure-only / success-only buckets at the
 // window's head (buckets with neither, or only refusals, leave both runs as
 // they are). At or below zero everything goes; otherwise, once `probe_ns`
@@ -965,7 +976,16 @@ typedef struct WEIR_ALIGN(8) {
 // The breaker's policy (for `weir_breaker_new`; SRE: Google's client-side
 // throttling): the constants of its probability-based throttling. Start from
 // `weir_sre_preset()` and change what you need; every field is checked
-// when a breaker is made from it. 48 bytes.
+// when a breaker is made from it.
+//
+// The last three fields are Envoy admission_control's limits, applied
+// after the seed's formula (see `weir_breaker`), in this order:
+// `drop = drop ^ (1 / aggression)`, then
+// `drop = min(drop, max_rejection_probability)`, then `drop = 0` while the
+// window's traffic is under `rps_threshold * window_ns / 1e9` calls. The
+// preset's values (1, 0, 1, and `skip_refusals` 0) leave every decision
+// and reading as the seed's, to the bit. 72 bytes (48 before 0.2.0: the last
+// three fields are new, and `skip_refusals` takes the old `reserved`).
 typedef struct WEIR_ALIGN(8) {
   // How many calls each success pays for while nothing is failing; finite
   // and at least `floor`. The preset's 1.5 leaves a backend alone until
@@ -983,10 +1003,37 @@ typedef struct WEIR_ALIGN(8) {
   // Buckets in the window; below one is raised to one, above 1048576 is
   // `WEIR_ERR_SRE_SIZE`.
   int32_t size;
-  // Must be 0; anything else is `WEIR_ERR_RESERVED`.
-  int32_t reserved;
+  // 0 (the preset, the seed's choice): the breaker's own refusals count
+  // as traffic, so `total` in the formula counts them. 1: they do not,
+  // as in Envoy's admission_control and go-zero since its PR #5551 (its
+  // breaker never recovered under steady load while its refusals kept
+  // the ratio up); the tally still shows them. Anything else is
+  // `WEIR_ERR_SRE_REFUSALS`. A policy written for 0.1, with 0 in this
+  // slot (then `reserved`), keeps the seed's behaviour.
+  int32_t skip_refusals;
   // How far back the window reaches; positive.
   int64_t window_ns;
+  // The most the refusal probability reaches, in [0, 1] (Envoy's
+  // `max_rejection_probability`, 0.8 by default there): `drop =
+  // min(drop, max_rejection_probability)`, applied last, so that at
+  // least this share of calls always reaches the backend. The preset's
+  // 1 caps nothing; 0 refuses nothing. NaN or outside [0, 1] is
+  // `WEIR_ERR_SRE_CAP`.
+  double max_rejection_probability;
+  // A traffic floor in calls a second (Envoy's `rps_threshold`): while
+  // the window's traffic is below `rps_threshold * window_ns / 1e9`
+  // calls (its average rate over the whole window under the threshold),
+  // nothing is refused. Traffic counts refusals unless `skip_refusals`.
+  // The preset's 0 is no floor. Not finite or negative is
+  // `WEIR_ERR_SRE_RPS`.
+  double rps_threshold;
+  // An exponent on the refusal probability (Envoy's `aggression`):
+  // `drop = drop ^ (1 / aggression)`, before the cap. Above 1 the breaker
+  // refuses more at a given failure rate (2 turns 0.25 into 0.5), below
+  // 1 less (0.5 turns 0.5 into 0.25); it never turns a healthy window
+  // (drop at or below 0) into refusals. The preset's 1 changes nothing,
+  // to the bit. Not finite or not positive is `WEIR_ERR_SRE_AGGRESSION`.
+  double aggression;
 } weir_sre;
 #endif
 
@@ -1705,7 +1752,9 @@ int64_t weir_bloom_next_in(const void *mem,
 
 #if defined(WEIR_HOSTED)
 // The preset: k 1.5 decaying to 1.1, protection 5, a probe after 1 s with
-// nothing let through, 40 buckets over 10 s.
+// nothing let through, 40 buckets over 10 s; Envoy's limits off
+// (`max_rejection_probability` 1, `rps_threshold` 0, `aggression` 1) and
+// refusals counted as traffic (`skip_refusals` 0): the seed's breaker.
 weir_sre weir_sre_preset(void);
 #endif
 
@@ -1715,12 +1764,15 @@ weir_sre weir_sre_preset(void);
 // A bad policy gets a status naming the field, the fields checked in this
 // order (with several bad, the first is named): `WEIR_ERR_SRE_FLOOR`,
 // `WEIR_ERR_SRE_K`, `WEIR_ERR_SRE_PROTECTION`, `WEIR_ERR_SRE_PROBE`,
-// `WEIR_ERR_SRE_WINDOW`, `WEIR_ERR_SRE_SIZE`, then `WEIR_ERR_RESERVED`
-// for a non-zero `reserved`. `WEIR_ERR_NO_MEMORY` if the buckets cannot
+// `WEIR_ERR_SRE_WINDOW`, `WEIR_ERR_SRE_CAP`, `WEIR_ERR_SRE_RPS`,
+// `WEIR_ERR_SRE_AGGRESSION`, `WEIR_ERR_SRE_SIZE`, then
+// `WEIR_ERR_SRE_REFUSALS` for a `skip_refusals` neither 0 nor 1. `WEIR_ERR_NO_MEMORY` if the buckets cannot
 // be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is written only
 // on success.
 // The policy is copied: the caller may change or free it after.
-weir_status weir_breaker_new(const weir_sre *policy, int64_t now, weir_breaker **out);
+weir_status weir_breaker_new(const weir_sre *policy,
+                             int64_t now,
+                             weir_breaker **out);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -1763,8 +1815,10 @@ weir_status weir_breaker_fail(const weir_breaker *breaker,
 #endif
 
 #if defined(WEIR_HOSTED)
-// The fraction of calls the breaker would refuse at `now`, in [0, 1): zero
-// while the window is healthy. The probe is left out; this is the standing
+// The fraction of calls the breaker would refuse at `now`, in [0, 1]
+// (never above `max_rejection_probability`; 1 only when an aggression
+// above 1 rounds a fraction up to it): zero while the window is healthy or
+// its traffic is under the `rps_threshold` floor. The probe is left out; this is the standing
 // throttle a dashboard or an alert wants. A reading: it changes nothing, at
 // any `now` (an earlier one than seen counts as the latest). 0 for a NULL
 // breaker.
@@ -1830,6 +1884,37 @@ bool weir_bucket_take(const weir_bucket *bucket, int64_t now, double n);
 int64_t weir_bucket_next(const weir_bucket *bucket,
                          int64_t now,
                          double n);
+#endif
+
+#if defined(WEIR_HOSTED)
+// Gives back `n` tokens taken at `taken_at` (the `now` of that take) for a
+// call that was let through but never made, as x/time/rate's
+// `Reservation.Cancel` does. Lock-free, one compare-and-swap, like a take.
+//
+// What a refund gives back: the take's cost less the refill since
+// `taken_at`, n − rate × (now − taken_at) tokens (in ticks: the cost
+// rounded down where the take rounded it up), and never more than the
+// room left under the burst at `now`. A partial refund is `WEIR_OK`; read
+// `weir_bucket_tokens` for the result. A refund at the take's own `now`
+// undoes a whole-token take exactly; a bucket that never refills (rate 0)
+// takes back the whole cost whenever.
+//
+// What it cannot undo: refill that has already made the take good
+// (`WEIR_ERR_REFUND_EXPIRED` once rate × (now − taken_at) covers the
+// cost). The refill since the take went to the hole it made, or, had the
+// bucket been full without it, was thrown away; the bucket keeps no record
+// to tell, so it assumes the latter and a refund never leaves the bucket
+// fuller than if the take had not been made. It cannot give back room the
+// bucket no longer has (`WEIR_ERR_REFUND_FULL` when it is full at `now`),
+// and it cannot check that the tokens were taken, or not refunded
+// already: give back only what a take that passed took, once.
+//
+// Every error changes nothing, checked in this order: `WEIR_ERR_NULL` (a
+// NULL bucket), `WEIR_ERR_INVALID_AMOUNT` (`n` zero, negative, NaN,
+// infinite or more than the burst: no take could have taken it),
+// `WEIR_ERR_REFUND_FUTURE` (`taken_at` later than `now`),
+// `WEIR_ERR_REFUND_EXPIRED`, `WEIR_ERR_REFUND_FULL`.
+weir_status weir_bucket_refund(const weir_bucket *bucket, int64_t now, int64_t taken_at, double n);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -2714,6 +2799,8 @@ int weir_hosted_only_weir_bucket_take(void) WEIR_HOSTED_ONLY_(weir_bucket_take);
 #define weir_bucket_take(...) weir_hosted_only_weir_bucket_take()
 int weir_hosted_only_weir_bucket_next(void) WEIR_HOSTED_ONLY_(weir_bucket_next);
 #define weir_bucket_next(...) weir_hosted_only_weir_bucket_next()
+int weir_hosted_only_weir_bucket_refund(void) WEIR_HOSTED_ONLY_(weir_bucket_refund);
+#define weir_bucket_refund(...) weir_hosted_only_weir_bucket_refund()
 int weir_hosted_only_weir_bucket_tokens(void) WEIR_HOSTED_ONLY_(weir_bucket_tokens);
 #define weir_bucket_tokens(...) weir_hosted_only_weir_bucket_tokens()
 int weir_hosted_only_weir_retry_budget_preset(void) WEIR_HOSTED_ONLY_(weir_retry_budget_preset);

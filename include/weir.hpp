@@ -271,6 +271,12 @@ public:
         return nanoseconds(weir_bucket_next(get(), now.ns(), n));
     }
     double tokens(instant now) const noexcept { return weir_bucket_tokens(get(), now.ns()); }
+    // Gives back `n` tokens taken at `taken_at` for a call never made: the
+    // cost less the refill since, never above the burst
+    // (weir_bucket_refund: what it can and cannot undo).
+    std::error_code refund(instant now, instant taken_at, double n = 1.0) const noexcept {
+        return detail::code(weir_bucket_refund(get(), now.ns(), taken_at.ns(), n));
+    }
 
 private:
     explicit Bucket(weir_bucket* bucket) noexcept : handle(bucket) {}
@@ -560,14 +566,24 @@ private:
 
 // ----------------------------------------------------------------- bloom
 
-// Millions of keys' rate words in fixed memory (weir_bloom).
+// Millions of keys' rate or GCRA words in fixed memory (weir_bloom).
 class Bloom : public detail::handle<weir_bloom, weir_bloom_free> {
 public:
-    // The limit is copied. Pass secret random seeds.
+    // Rate words (fixed windows). The limit is copied. Pass secret random
+    // seeds.
     static result<Bloom> make(std::uint32_t size_log2, std::uint32_t hashes, const RateLimit& limit,
                               std::uint64_t seed0, std::uint64_t seed1) noexcept {
         weir_bloom* out = nullptr;
         weir_status status = weir_bloom_new(size_log2, hashes, limit.get(), seed0, seed1, &out);
+        if (status != WEIR_OK) return status;
+        return Bloom(out);
+    }
+    // GCRA words (token buckets, limit_req's shape), the limit from
+    // weir_gcra_limit_new. The limit is copied.
+    static result<Bloom> make(std::uint32_t size_log2, std::uint32_t hashes, const weir_gcra_limit& limit,
+                              std::uint64_t seed0, std::uint64_t seed1) noexcept {
+        weir_bloom* out = nullptr;
+        weir_status status = weir_bloom_new_gcra(size_log2, hashes, &limit, seed0, seed1, &out);
         if (status != WEIR_OK) return status;
         return Bloom(out);
     }
@@ -702,6 +718,13 @@ struct Sre {
     nanoseconds probe = nanoseconds(weir_sre_preset().probe_ns);
     std::int32_t size = weir_sre_preset().size;
     nanoseconds window = nanoseconds(weir_sre_preset().window_ns);
+    // Envoy admission_control's limits (see weir_sre): a cap on the refusal
+    // probability, a traffic floor in calls a second, an exponent, and
+    // whether the breaker's own refusals are left out of the traffic.
+    double max_rejection_probability = weir_sre_preset().max_rejection_probability;
+    double rps_threshold = weir_sre_preset().rps_threshold;
+    double aggression = weir_sre_preset().aggression;
+    bool skip_refusals = weir_sre_preset().skip_refusals != 0;
 
     weir_sre c() const noexcept {
         weir_sre out = weir_sre_preset();
@@ -711,6 +734,10 @@ struct Sre {
         out.probe_ns = probe.count();
         out.size = size;
         out.window_ns = window.count();
+        out.max_rejection_probability = max_rejection_probability;
+        out.rps_threshold = rps_threshold;
+        out.aggression = aggression;
+        out.skip_refusals = skip_refusals ? 1 : 0;
         return out;
     }
 };

@@ -18,8 +18,8 @@ use weir_core::time::NEVER;
 /// (`weir_gcra`, token buckets, limit_req's shape: `weir_bloom_new_gcra`).
 ///
 /// Layout (blocked). The words sit in 64-byte lines of 8. A key is hashed
-/// once with SipHash-1-3 (128-bit output) under the caller's 128-bit seed:
-/// the first half picks the key's line, the second which `hashes` (k)
+/// once with SipHash-1-3 (64-bit output) under the caller's 128-bit seed:
+/// its low bits pick the key's line, its high bits which `hashes` (k)
 /// distinct words of it (one of the C(8, k) subsets, uniformly). So a
 /// decision touches one cache line at every size. A key is allowed when
 /// any of its k words allows, and each word that allows is charged.

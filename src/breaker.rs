@@ -16,7 +16,16 @@ use weir_core::window::WindowError;
 /// The breaker's policy (for `weir_breaker_new`; SRE: Google's client-side
 /// throttling): the constants of its probability-based throttling. Start from
 /// `weir_sre_preset()` and change what you need; every field is checked
-/// when a breaker is made from it. 48 bytes.
+/// when a breaker is made from it.
+///
+/// The last three fields are Envoy admission_control's limits, applied
+/// after the seed's formula (see `weir_breaker`), in this order:
+/// `drop = drop ^ (1 / aggression)`, then
+/// `drop = min(drop, max_rejection_probability)`, then `drop = 0` while the
+/// window's traffic is under `rps_threshold * window_ns / 1e9` calls. The
+/// preset's values (1, 0, 1, and `skip_refusals` 0) leave every decision
+/// and reading as the seed's, to the bit. 72 bytes (48 before 0.2.0: the last
+/// three fields are new, and `skip_refusals` takes the old `reserved`).
 #[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct weir_sre {
@@ -36,21 +45,54 @@ pub struct weir_sre {
     /// Buckets in the window; below one is raised to one, above 1048576 is
     /// `WEIR_ERR_SRE_SIZE`.
     pub size: i32,
-    /// Must be 0; anything else is `WEIR_ERR_RESERVED`.
-    pub reserved: i32,
+    /// 0 (the preset, the seed's choice): the breaker's own refusals count
+    /// as traffic, so `total` in the formula counts them. 1: they do not,
+    /// as in Envoy's admission_control and go-zero since its PR #5551 (its
+    /// breaker never recovered under steady load while its refusals kept
+    /// the ratio up); the tally still shows them. Anything else is
+    /// `WEIR_ERR_SRE_REFUSALS`. A policy written for 0.1, with 0 in this
+    /// slot (then `reserved`), keeps the seed's behaviour.
+    pub skip_refusals: i32,
     /// How far back the window reaches; positive.
     pub window_ns: i64,
+    /// The most the refusal probability reaches, in [0, 1] (Envoy's
+    /// `max_rejection_probability`, 0.8 by default there): `drop =
+    /// min(drop, max_rejection_probability)`, applied last, so that at
+    /// least this share of calls always reaches the backend. The preset's
+    /// 1 caps nothing; 0 refuses nothing. NaN or outside [0, 1] is
+    /// `WEIR_ERR_SRE_CAP`.
+    pub max_rejection_probability: f64,
+    /// A traffic floor in calls a second (Envoy's `rps_threshold`): while
+    /// the window's traffic is below `rps_threshold * window_ns / 1e9`
+    /// calls (its average rate over the whole window under the threshold),
+    /// nothing is refused. Traffic counts refusals unless `skip_refusals`.
+    /// The preset's 0 is no floor. Not finite or negative is
+    /// `WEIR_ERR_SRE_RPS`.
+    pub rps_threshold: f64,
+    /// An exponent on the refusal probability (Envoy's `aggression`):
+    /// `drop = drop ^ (1 / aggression)`, before the cap. Above 1 the breaker
+    /// refuses more at a given failure rate (2 turns 0.25 into 0.5), below
+    /// 1 less (0.5 turns 0.5 into 0.25); it never turns a healthy window
+    /// (drop at or below 0) into refusals. The preset's 1 changes nothing,
+    /// to the bit. Not finite or not positive is `WEIR_ERR_SRE_AGGRESSION`.
+    pub aggression: f64,
 }
 
-assert_eq_size!(weir_sre, [u8; 48]);
+assert_eq_size!(weir_sre, [u8; 72]);
 const_assert_eq!(core::mem::align_of::<weir_sre>(), 8);
 const_assert_eq!(core::mem::offset_of!(weir_sre, k), 0);
 const_assert_eq!(core::mem::offset_of!(weir_sre, floor), 8);
 const_assert_eq!(core::mem::offset_of!(weir_sre, protection), 16);
 const_assert_eq!(core::mem::offset_of!(weir_sre, probe_ns), 24);
 const_assert_eq!(core::mem::offset_of!(weir_sre, size), 32);
-const_assert_eq!(core::mem::offset_of!(weir_sre, reserved), 36);
+const_assert_eq!(core::mem::offset_of!(weir_sre, skip_refusals), 36);
 const_assert_eq!(core::mem::offset_of!(weir_sre, window_ns), 40);
+const_assert_eq!(
+    core::mem::offset_of!(weir_sre, max_rejection_probability),
+    48
+);
+const_assert_eq!(core::mem::offset_of!(weir_sre, rps_threshold), 56);
+const_assert_eq!(core::mem::offset_of!(weir_sre, aggression), 64);
 
 impl From<Sre> for weir_sre {
     fn from(sre: Sre) -> weir_sre {
@@ -60,13 +102,18 @@ impl From<Sre> for weir_sre {
             protection: sre.protection,
             probe_ns: sre.probe_ns,
             size: sre.size,
-            reserved: 0,
+            skip_refusals: i32::from(sre.skip_refusals),
             window_ns: sre.window_ns,
+            max_rejection_probability: sre.max_rejection_probability,
+            rps_threshold: sre.rps_threshold,
+            aggression: sre.aggression,
         }
     }
 }
 
 impl From<weir_sre> for Sre {
+    /// `skip_refusals` is taken as non-zero; `weir_breaker_new` checks it
+    /// is 0 or 1 first.
     fn from(sre: weir_sre) -> Sre {
         Sre {
             k: sre.k,
@@ -75,6 +122,10 @@ impl From<weir_sre> for Sre {
             probe_ns: sre.probe_ns,
             size: sre.size,
             window_ns: sre.window_ns,
+            max_rejection_probability: sre.max_rejection_probability,
+            rps_threshold: sre.rps_threshold,
+            aggression: sre.aggression,
+            skip_refusals: sre.skip_refusals != 0,
         }
     }
 }
@@ -86,6 +137,9 @@ impl From<SreError> for weir_status {
             SreError::Floor => WEIR_ERR_SRE_FLOOR,
             SreError::Protection => WEIR_ERR_SRE_PROTECTION,
             SreError::Probe => WEIR_ERR_SRE_PROBE,
+            SreError::Cap => WEIR_ERR_SRE_CAP,
+            SreError::Rps => WEIR_ERR_SRE_RPS,
+            SreError::Aggression => WEIR_ERR_SRE_AGGRESSION,
             SreError::Window(WindowError::Span) => WEIR_ERR_SRE_WINDOW,
             SreError::Window(WindowError::TooLarge) => WEIR_ERR_SRE_SIZE,
             SreError::Window(WindowError::NoMemory) => WEIR_ERR_NO_MEMORY,
@@ -103,7 +157,9 @@ impl From<TicketError> for weir_status {
 }
 
 /// The preset: k 1.5 decaying to 1.1, protection 5, a probe after 1 s with
-/// nothing let through, 40 buckets over 10 s.
+/// nothing let through, 40 buckets over 10 s; Envoy's limits off
+/// (`max_rejection_probability` 1, `rps_threshold` 0, `aggression` 1) and
+/// refusals counted as traffic (`skip_refusals` 0): the seed's breaker.
 #[no_mangle]
 pub extern "C" fn weir_sre_preset() -> weir_sre {
     Sre::PRESET.into()
@@ -204,8 +260,9 @@ fn next_tag() -> u32 {
 /// with the failures in a rolling window of outcomes:
 /// `w = max(k - (k - floor) * failing / size, floor)`,
 /// `drop = (total - protection - w * accepts) / (total + 1)`, and then
-/// `drop *= (size - working) / size`, where `total` counts every call in the
-/// window (refusals included), `accepts` its successes, and `failing` /
+/// `drop *= (size - working) / size` (then the policy's Envoy limits, see
+/// `weir_sre`), where `total` counts every call in the window (refusals
+/// included, unless `skip_refusals`), `accepts` its successes, and `failing` /
 /// `working` are the runs of failure-only / success-only buckets at the
 /// window's head (buckets with neither, or only refusals, leave both runs as
 /// they are). At or below zero everything goes; otherwise, once `probe_ns`
@@ -241,8 +298,9 @@ impl Handle for weir_breaker {
 /// A bad policy gets a status naming the field, the fields checked in this
 /// order (with several bad, the first is named): `WEIR_ERR_SRE_FLOOR`,
 /// `WEIR_ERR_SRE_K`, `WEIR_ERR_SRE_PROTECTION`, `WEIR_ERR_SRE_PROBE`,
-/// `WEIR_ERR_SRE_WINDOW`, `WEIR_ERR_SRE_SIZE`, then `WEIR_ERR_RESERVED`
-/// for a non-zero `reserved`. `WEIR_ERR_NO_MEMORY` if the buckets cannot
+/// `WEIR_ERR_SRE_WINDOW`, `WEIR_ERR_SRE_CAP`, `WEIR_ERR_SRE_RPS`,
+/// `WEIR_ERR_SRE_AGGRESSION`, `WEIR_ERR_SRE_SIZE`, then
+/// `WEIR_ERR_SRE_REFUSALS` for a `skip_refusals` neither 0 nor 1. `WEIR_ERR_NO_MEMORY` if the buckets cannot
 /// be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is written only
 /// on success.
 /// The policy is copied: the caller may change or free it after.
@@ -258,8 +316,8 @@ pub extern "C" fn weir_breaker_new(
         if i64::from(core.size) > weir_core::window::MAX_SIZE {
             return Err(WEIR_ERR_SRE_SIZE);
         }
-        if sre.reserved != 0 {
-            return Err(WEIR_ERR_RESERVED);
+        if !matches!(sre.skip_refusals, 0 | 1) {
+            return Err(WEIR_ERR_SRE_REFUSALS);
         }
         let breaker = Breaker::new(core, now)?.tagged(next_tag());
         Ok(weir_breaker(Guarded::new(Mutex::new(breaker))))
@@ -355,8 +413,10 @@ pub extern "C" fn weir_breaker_fail(
     settle(breaker, ticket, |breaker, ticket| breaker.fail(ticket, now))
 }
 
-/// The fraction of calls the breaker would refuse at `now`, in [0, 1): zero
-/// while the window is healthy. The probe is left out; this is the standing
+/// The fraction of calls the breaker would refuse at `now`, in [0, 1]
+/// (never above `max_rejection_probability`; 1 only when an aggression
+/// above 1 rounds a fraction up to it): zero while the window is healthy or
+/// its traffic is under the `rps_threshold` floor. The probe is left out; this is the standing
 /// throttle a dashboard or an alert wants. A reading: it changes nothing, at
 /// any `now` (an earlier one than seen counts as the latest). 0 for a NULL
 /// breaker.

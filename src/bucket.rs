@@ -1,6 +1,6 @@
 //! C face of [`weir_core::bucket`].
 
-use crate::guard::{free_handle, new_handle, on, Guarded, Handle};
+use crate::guard::{free_handle, new_handle, on, status_on, Guarded, Handle};
 use crate::status::weir_status::{self, *};
 use weir_core::bucket::{Bucket, BucketError};
 use weir_core::time::NEVER;
@@ -127,6 +127,46 @@ extern "C" fn take_cost(bucket: *const weir_bucket, now: i64, n: f64) -> bool {
 #[no_mangle]
 pub extern "C" fn weir_bucket_next(bucket: *const weir_bucket, now: i64, n: f64) -> i64 {
     on(bucket, NEVER, |bucket| bucket.next(now, n))
+}
+
+/// Gives back `n` tokens taken at `taken_at` (the `now` of that take) for a
+/// call that was let through but never made, as x/time/rate's
+/// `Reservation.Cancel` does. Lock-free, one compare-and-swap, like a take.
+///
+/// What a refund gives back: the take's cost less the refill since
+/// `taken_at`, n − rate × (now − taken_at) tokens (in ticks: the cost
+/// rounded down where the take rounded it up), and never more than the
+/// room left under the burst at `now`. A partial refund is `WEIR_OK`; read
+/// `weir_bucket_tokens` for the result. A refund at the take's own `now`
+/// undoes a whole-token take exactly; a bucket that never refills (rate 0)
+/// takes back the whole cost whenever.
+///
+/// What it cannot undo: refill that has already made the take good
+/// (`WEIR_ERR_REFUND_EXPIRED` once rate × (now − taken_at) covers the
+/// cost). The refill since the take went to the hole it made, or, had the
+/// bucket been full without it, was thrown away; the bucket keeps no record
+/// to tell, so it assumes the latter and a refund never leaves the bucket
+/// fuller than if the take had not been made. It cannot give back room the
+/// bucket no longer has (`WEIR_ERR_REFUND_FULL` when it is full at `now`),
+/// and it cannot check that the tokens were taken, or not refunded
+/// already: give back only what a take that passed took, once.
+///
+/// Every error changes nothing, checked in this order: `WEIR_ERR_NULL` (a
+/// NULL bucket), `WEIR_ERR_INVALID_AMOUNT` (`n` zero, negative, NaN,
+/// infinite or more than the burst: no take could have taken it),
+/// `WEIR_ERR_REFUND_FUTURE` (`taken_at` later than `now`),
+/// `WEIR_ERR_REFUND_EXPIRED`, `WEIR_ERR_REFUND_FULL`.
+#[no_mangle]
+pub extern "C" fn weir_bucket_refund(
+    bucket: *const weir_bucket,
+    now: i64,
+    taken_at: i64,
+    n: f64,
+) -> weir_status {
+    status_on(bucket, |bucket| {
+        bucket.refund(now, taken_at, n)?;
+        Ok(())
+    })
 }
 
 /// How many tokens the bucket holds at `now`, from 0 up to the burst; 0 for

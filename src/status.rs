@@ -3,7 +3,7 @@
 /// What a call that can fail reports. `WEIR_OK` is 0; every other value is
 /// an error. Codes are grouped by area and are never renumbered or reused:
 /// 1–99 general (30–39 targets and builds, 40–49 refunds), 100–199 the limiter, 200–299 the pool,
-/// 300–399 breaker, shedder and window, 400–499 rate and bloom (430–449 the GCRA word),
+/// 300–399 breaker, shedder and window (330–349 the breaker's limits), 400–499 rate and bloom (430–449 the GCRA word),
 /// 500–549 the retry budget, 550–599 the adaptive concurrency limit.
 /// `weir_status_str` describes any value, known or not.
 #[repr(i32)]
@@ -64,13 +64,14 @@ pub enum weir_status {
 
     // 40–49: refunds.
     /// A refund's units were taken in a window, or a cooldown's batch, that
-    /// has ended since; nothing was given back.
+    /// has ended since, or a bucket's refill has since made them good;
+    /// nothing was given back.
     WEIR_ERR_REFUND_EXPIRED = 40,
     /// A refund to a cooldown limiter whose gate is armed: the batch is
     /// spent and its gate stands; nothing was given back.
     WEIR_ERR_REFUND_ARMED = 41,
-    /// A refund to a limiter already at capacity at `now` (a bucket that
-    /// refilled, for one); nothing to give back.
+    /// A refund to a limiter or `weir_bucket` already at capacity at `now`
+    /// (a bucket that refilled, for one); nothing to give back.
     WEIR_ERR_REFUND_FULL = 42,
     /// A refund whose `taken_at` is later than its `now`; nothing changed.
     WEIR_ERR_REFUND_FUTURE = 43,
@@ -171,6 +172,15 @@ pub enum weir_status {
     WEIR_ERR_SHED_WINDOW = 314,
     /// `weir_window_new`'s `size` is above 1048576 buckets.
     WEIR_ERR_WINDOW_SIZE = 315,
+    /// A breaker policy's `max_rejection_probability` is NaN or outside
+    /// [0, 1].
+    WEIR_ERR_SRE_CAP = 330,
+    /// A breaker policy's `rps_threshold` is not finite or is negative.
+    WEIR_ERR_SRE_RPS = 331,
+    /// A breaker policy's `aggression` is not finite or is not positive.
+    WEIR_ERR_SRE_AGGRESSION = 332,
+    /// A breaker policy's `skip_refusals` is neither 0 nor 1.
+    WEIR_ERR_SRE_REFUSALS = 333,
 
     // 400–499: rate and bloom.
     /// A rate limit's burst is outside 1..1023.
@@ -335,6 +345,10 @@ const ALL: &[weir_status] = {
         WEIR_ERR_SHED_SIZE,
         WEIR_ERR_SHED_WINDOW,
         WEIR_ERR_WINDOW_SIZE,
+        WEIR_ERR_SRE_CAP,
+        WEIR_ERR_SRE_RPS,
+        WEIR_ERR_SRE_AGGRESSION,
+        WEIR_ERR_SRE_REFUSALS,
         WEIR_ERR_RATE_BURST,
         WEIR_ERR_RATE_ZERO,
         WEIR_ERR_RATE_TOO_SLOW,
@@ -399,9 +413,11 @@ impl weir_status {
             WEIR_ERR_WORDS_NOT_SHAREABLE => {
                 c"this target's words take a lock in this program: not shareable between processes"
             }
-            WEIR_ERR_REFUND_EXPIRED => c"refund: the window or batch the units came from has ended",
+            WEIR_ERR_REFUND_EXPIRED => {
+                c"refund: the units' window or batch has ended, or the refill has made them good"
+            }
             WEIR_ERR_REFUND_ARMED => c"refund: the cooldown's gate is armed; the batch is spent",
-            WEIR_ERR_REFUND_FULL => c"refund: the limiter is already at capacity",
+            WEIR_ERR_REFUND_FULL => c"refund: the limiter or bucket is already at capacity",
             WEIR_ERR_REFUND_FUTURE => c"refund: taken_at is later than now",
             WEIR_ERR_ZERO_CAPACITY => c"a limiter's capacity is zero",
             WEIR_ERR_ZERO_REFILL_AMOUNT => c"a bucket limiter's refill amount is zero",
@@ -456,6 +472,10 @@ impl weir_status {
             WEIR_ERR_SHED_SIZE => c"shed size is above 1048576 buckets",
             WEIR_ERR_SHED_WINDOW => c"shed window_ns is zero or negative",
             WEIR_ERR_WINDOW_SIZE => c"window size is above 1048576 buckets",
+            WEIR_ERR_SRE_CAP => c"sre max_rejection_probability is NaN or outside [0, 1]",
+            WEIR_ERR_SRE_RPS => c"sre rps_threshold is not finite or is negative",
+            WEIR_ERR_SRE_AGGRESSION => c"sre aggression is not finite or is not positive",
+            WEIR_ERR_SRE_REFUSALS => c"sre skip_refusals is neither 0 nor 1",
             WEIR_ERR_RATE_BURST => c"rate burst is outside 1..1023",
             WEIR_ERR_RATE_ZERO => c"rate limit is zero",
             WEIR_ERR_RATE_TOO_SLOW => c"rate too slow: burst x interval exceeds the word's 2^63 ns",

@@ -43,9 +43,20 @@ fn drive(
     rate: i64,
     seconds: i64,
     seed: u64,
+    failing: impl FnMut(i64, &mut Draws) -> bool,
+) -> (Breaker, Vec<Call>) {
+    drive_with(Sre::PRESET, rate, seconds, seed, failing)
+}
+
+/// [`drive`] with a breaker of policy `sre`.
+fn drive_with(
+    sre: Sre,
+    rate: i64,
+    seconds: i64,
+    seed: u64,
     mut failing: impl FnMut(i64, &mut Draws) -> bool,
 ) -> (Breaker, Vec<Call>) {
-    let mut breaker = Breaker::new(Sre::PRESET, 0).unwrap();
+    let mut breaker = Breaker::new(sre, 0).unwrap();
     let mut draws = Draws(seed);
     let step = SECOND / rate;
     let mut calls = Vec::new();
@@ -110,8 +121,13 @@ fn constant_failure_fractions() {
 
 /// 10 s healthy, 30 s of total outage, then healthy again, at 100 calls/s.
 fn outage(seed: u64) -> (Breaker, Vec<Call>, Vec<f64>) {
+    outage_with(Sre::PRESET, seed)
+}
+
+/// [`outage`] with a breaker of policy `sre`.
+fn outage_with(sre: Sre, seed: u64) -> (Breaker, Vec<Call>, Vec<f64>) {
     let (start, end) = (10 * SECOND, 40 * SECOND);
-    let mut breaker = Breaker::new(Sre::PRESET, 0).unwrap();
+    let mut breaker = Breaker::new(sre, 0).unwrap();
     let mut draws = Draws(seed);
     let mut calls = Vec::new();
     let mut ratios = Vec::new();
@@ -310,5 +326,199 @@ mod through_c {
         assert_eq!(tally.success + tally.failure, allowed);
         assert_eq!(tally.success + tally.failure + tally.drop, calls);
         weir_breaker_free(handle);
+    }
+}
+
+// Envoy admission_control's limits in the scenarios above: each knob alone,
+// each scenario with and without it.
+
+/// The preset with one of Envoy's limits set.
+fn capped(cap: f64) -> Sre {
+    Sre {
+        max_rejection_probability: cap,
+        ..Sre::PRESET
+    }
+}
+fn floored(rps: f64) -> Sre {
+    Sre {
+        rps_threshold: rps,
+        ..Sre::PRESET
+    }
+}
+fn aggressive(aggression: f64) -> Sre {
+    Sre {
+        aggression,
+        ..Sre::PRESET
+    }
+}
+fn skipping() -> Sre {
+    Sre {
+        skip_refusals: true,
+        ..Sre::PRESET
+    }
+}
+
+/// Every knob alone, at a value that bites.
+fn knobs() -> [(&'static str, Sre); 5] {
+    [
+        ("cap 0.8", capped(0.8)),
+        ("floor 50/s", floored(50.0)),
+        ("aggression 2", aggressive(2.0)),
+        ("aggression 0.5", aggressive(0.5)),
+        ("skip refusals", skipping()),
+    ]
+}
+
+fn refused_from(calls: &[Call], from: i64, to: i64) -> f64 {
+    let late: Vec<&Call> = calls
+        .iter()
+        .filter(|c| (from..to).contains(&c.now))
+        .collect();
+    late.iter().filter(|c| !c.allowed).count() as f64 / late.len() as f64
+}
+
+/// The last refused call's time, or 0.
+fn last_refusal(calls: &[Call]) -> i64 {
+    calls
+        .iter()
+        .filter(|c| !c.allowed)
+        .map(|c| c.now)
+        .max()
+        .unwrap_or(0)
+}
+
+#[test]
+fn with_any_limit_a_healthy_backend_and_the_protection_are_untouched() {
+    for (name, sre) in knobs() {
+        for rate in [1, 100, 10_000] {
+            let (breaker, calls) = drive_with(sre, rate, 30, 7, |_, _| false);
+            assert_eq!(refused(&calls), 0, "{name}, rate {rate}");
+            assert_eq!(breaker.ratio(30 * SECOND), 0.0, "{name}");
+        }
+        // 10 % and 20 % failing: the excess is negative, and no limit turns
+        // a healthy window into refusals.
+        for (percent, seed) in [(10, 11), (20, 12)] {
+            let (_, calls) = drive_with(sre, 100, 60, seed, |_, d| d.next() % 100 < percent);
+            assert_eq!(refused(&calls), 0, "{name}, {percent}% failing");
+        }
+        // The protection: five failing calls, then one every 2.5 s.
+        let mut breaker = Breaker::new(sre, 0).unwrap();
+        for _ in 0..5 {
+            let mut ticket = breaker.allow(0, 0.0).unwrap();
+            breaker.fail(&mut ticket, 0).unwrap();
+        }
+        let mut now = 10 * SECOND + 1;
+        while now < 70 * SECOND {
+            let mut ticket = breaker.allow(now, 0.0).expect(name);
+            breaker.fail(&mut ticket, now).unwrap();
+            now += 2_500 * MS;
+        }
+    }
+}
+
+#[test]
+fn half_failing_with_and_without_each_limit() {
+    let half = |_: i64, d: &mut Draws| d.next() % 100 < 50;
+    let share = |sre: Sre| {
+        let (_, calls) = drive_with(sre, 100, 60, 13, half);
+        refused_from(&calls, 20 * SECOND, 60 * SECOND)
+    };
+    // The seed: refusals feed the traffic, so with half the calls let
+    // through failing the fraction p settles where
+    // p = 1 - 0.75 (1 - p) - ..., close to 1 (over 0.75).
+    let seed = share(Sre::PRESET);
+    assert!(seed > 0.75, "seed {seed:.3}");
+    // The cap holds it at 0.8 (the draws put the share within 0.03).
+    let cap = share(capped(0.8));
+    assert!((cap - 0.8).abs() < 0.03, "cap {cap:.3}");
+    assert!(cap < seed);
+    // Skipping refusals: traffic is the L calls let through, half failing,
+    // so drop = (L - 5 - 1.5 L / 2) / (L + 1) = 0.25 less the protection:
+    // about 0.24 with L near 750 a window.
+    let skip = share(skipping());
+    assert!((skip - 0.24).abs() < 0.03, "skip {skip:.3}");
+    // A floor above the traffic (100 calls/s < 150/s) refuses nothing. One
+    // of 50/s (500 calls a window) holds off refusals for the first 5 s,
+    // while the window fills, where the seed already refuses.
+    let (_, calls) = drive_with(floored(150.0), 100, 60, 13, half);
+    assert_eq!(refused(&calls), 0);
+    let (_, with) = drive_with(floored(50.0), 100, 60, 13, half);
+    let (_, without) = drive(100, 60, 13, half);
+    assert_eq!(refused_from(&with, 0, 5 * SECOND), 0.0);
+    assert!(refused_from(&without, 0, 5 * SECOND) > 0.3);
+    // An aggression of 2 refuses more, 0.5 far less (0.5 ^ 2 = 0.25 for a
+    // fraction of 0.5: the feedback through the refusals never takes off).
+    let (more, less) = (share(aggressive(2.0)), share(aggressive(0.5)));
+    assert!(
+        more > seed && less < 0.2,
+        "{less:.3} < {seed:.3} < {more:.3}"
+    );
+}
+
+#[test]
+fn the_outage_with_and_without_each_limit() {
+    let (start, end) = (10 * SECOND, 40 * SECOND);
+    let (_, seed_calls, seed_ratios) = outage(2024);
+
+    // The cap: the standing ratio never passes 0.8, and during the outage
+    // about a fifth of the calls still reach the backend (the seed: under
+    // 5 %).
+    let (_, calls, ratios) = outage_with(capped(0.8), 2024);
+    assert!(ratios.iter().all(|&r| r <= 0.8));
+    assert!(ratios[25..40].iter().all(|&r| r == 0.8));
+    let cap = refused_from(&calls, start + 10 * SECOND, end);
+    assert!((cap - 0.8).abs() < 0.03, "cap {cap:.3}");
+    assert!(refused_from(&seed_calls, start + 10 * SECOND, end) > 0.95);
+    // It recovers as the seed does, within 13 s.
+    assert!(last_refusal(&calls) < end + 13 * SECOND);
+
+    // Skipping refusals: only the calls let through are traffic, so the
+    // ratio settles where p = (L - 5) / (L + 1) with L = 1000 (1 - p) a
+    // window: 1000 q^2 + q - 6 = 0, q = 0.077, p = 0.923, which it nears
+    // once the window holds only the outage's last 10 s. It recovers
+    // sooner than the seed, whose refusals held its ratio up.
+    let (_, calls, ratios) = outage_with(skipping(), 2024);
+    for (second, ratio) in ratios.iter().enumerate().take(40).skip(30) {
+        assert!((ratio - 0.923).abs() < 0.03, "ratio {ratio} at {second} s");
+    }
+    let (skip_end, seed_end) = (last_refusal(&calls), last_refusal(&seed_calls));
+    assert!(
+        skip_end < seed_end,
+        "last refusal {skip_end} vs the seed's {seed_end}"
+    );
+
+    // A floor of 50 calls/s sits under the 100 offered: the same run, call
+    // for call. One of 150/s sits over it: nothing is ever refused.
+    let (_, calls, ratios) = outage_with(floored(50.0), 2024);
+    assert_eq!(calls, seed_calls);
+    assert_eq!(ratios, seed_ratios);
+    let (_, calls, ratios) = outage_with(floored(150.0), 2024);
+    assert_eq!(refused(&calls), 0);
+    assert!(ratios.iter().all(|&r| r == 0.0));
+
+    // Aggression: 2 refuses sooner in the outage's first seconds, 0.5 later.
+    let first_over = |ratios: &[f64]| ratios.iter().position(|&r| r > 0.5).unwrap();
+    let (_, _, more) = outage_with(aggressive(2.0), 2024);
+    let (_, _, less) = outage_with(aggressive(0.5), 2024);
+    let (more, seed, less) = (
+        first_over(&more),
+        first_over(&seed_ratios),
+        first_over(&less),
+    );
+    assert!(more < seed && seed < less, "{more} < {seed} < {less}");
+    // Every run keeps the probe: the backend still hears about once a
+    // second, and the recovery still ends within about a window.
+    for (name, sre) in knobs() {
+        let (_, calls, _) = outage_with(sre, 2024);
+        assert!(last_refusal(&calls) < end + 13 * SECOND, "{name}");
+        let through: Vec<i64> = calls
+            .iter()
+            .filter(|c| c.allowed && (start + 10 * SECOND..end).contains(&c.now))
+            .map(|c| c.now)
+            .collect();
+        assert!(
+            through.windows(2).all(|w| w[1] - w[0] <= 1_100 * MS),
+            "{name}"
+        );
     }
 }

@@ -90,7 +90,7 @@ const INDEX: &[Entry] = &[
         what: "token bucket, lock-free",
         rows: &[
             ("make", &["weir_bucket_new", "weir_bucket_free"]),
-            ("calls", &["weir_bucket_take"]),
+            ("calls", &["weir_bucket_take", "weir_bucket_refund"]),
             (
                 "reads",
                 &["weir_bucket_next (Retry-After)", "weir_bucket_tokens"],

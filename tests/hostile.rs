@@ -1097,6 +1097,51 @@ fn bucket_never_panics_and_tokens_stay_in_the_burst() {
             let took = weir_bucket_take(bucket, now, n);
             let tokens = weir_bucket_tokens(bucket, now);
             calls += 3;
+            // A refund: of this take (or of hostile numbers) at a now from
+            // the hostile clock. It gives back at most what it names and
+            // never past the burst; an error changes nothing.
+            if rng.one_in(3) {
+                let (later, taken_at, back) = if took && rng.one_in(2) {
+                    (
+                        now.saturating_add(rng.span().max(0) % 1_000_000_000),
+                        now,
+                        n,
+                    )
+                } else {
+                    (rng.i64(), rng.i64(), rng.f64())
+                };
+                let before = weir_bucket_tokens(bucket, later);
+                let status = sane(
+                    weir_bucket_refund(bucket, later, taken_at, back),
+                    "weir_bucket_refund",
+                );
+                let after = weir_bucket_tokens(bucket, later);
+                calls += 1;
+                if status == WEIR_OK {
+                    assert!(back > 0.0 && back <= most * (1.0 + 1e-9) && taken_at <= later);
+                    assert!(
+                        after <= most * (1.0 + 1e-9)
+                            && after - before <= back * (1.0 + 1e-9) + most * 1e-12,
+                        "rate {rate} burst {burst}: refund of {back} took {before} to {after}"
+                    );
+                } else {
+                    assert!(
+                        matches!(
+                            status,
+                            WEIR_ERR_INVALID_AMOUNT
+                                | WEIR_ERR_REFUND_FUTURE
+                                | WEIR_ERR_REFUND_EXPIRED
+                                | WEIR_ERR_REFUND_FULL
+                        ),
+                        "weir_bucket_refund answered {status:?}"
+                    );
+                    assert_eq!(
+                        before.to_bits(),
+                        after.to_bits(),
+                        "a failed refund changed the bucket"
+                    );
+                }
+            }
             if next == 0 && now >= latest {
                 assert!(
                     took,
@@ -1118,6 +1163,7 @@ fn bucket_never_panics_and_tokens_stay_in_the_burst() {
         weir_bucket_free(bucket);
     }
     assert!(!weir_bucket_take(null(), 0, 1.0));
+    assert_eq!(weir_bucket_refund(null(), 0, 0, 1.0), WEIR_ERR_NULL);
     eprintln!("bucket: {calls} calls");
     assert_no_panics("bucket");
 }
@@ -1282,14 +1328,24 @@ fn hostile_sre(rng: &mut Rng) -> weir_sre {
         policy.probe_ns = rng.span();
         policy.protection = rng.unit() * 10.0;
     }
+    if rng.one_in(2) {
+        // Envoy's limits in range, often at their ends.
+        policy.max_rejection_probability = [0.0, 0.8, 1.0, rng.unit()][rng.below(4) as usize];
+        policy.rps_threshold = [0.0, 1.0, 100.0, rng.unit() * 1e3][rng.below(4) as usize];
+        policy.aggression = [1.0, 2.0, 0.5, 1e-300, 1e300][rng.below(5) as usize];
+        policy.skip_refusals = rng.below(2) as i32;
+    }
     for _ in 0..rng.below(4) {
-        match rng.below(7) {
+        match rng.below(11) {
             0 => policy.k = rng.f64(),
             1 => policy.floor = rng.f64(),
             2 => policy.protection = rng.f64(),
             3 => policy.probe_ns = rng.i64(),
             4 => policy.size = rng.i32(),
-            5 => policy.reserved = rng.i32(),
+            5 => policy.skip_refusals = rng.i32(),
+            6 => policy.max_rejection_probability = rng.f64(),
+            7 => policy.rps_threshold = rng.f64(),
+            8 => policy.aggression = rng.f64(),
             _ => policy.window_ns = rng.i64(),
         }
     }
@@ -1368,8 +1424,13 @@ fn breaker_never_panics_and_ratio_stays_a_fraction() {
             }
             assert!(settled <= allowed);
             let ratio = weir_breaker_ratio(breaker, now);
+            let cap = if ptr.is_null() {
+                1.0
+            } else {
+                policy.max_rejection_probability
+            };
             assert!(
-                (0.0..1.0).contains(&ratio),
+                (0.0..=cap).contains(&ratio),
                 "{policy:?} at {now}: ratio {ratio}"
             );
             let mut tally = weir_tally::default();

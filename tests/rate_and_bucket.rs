@@ -146,15 +146,20 @@ proptest! {
         // rate word does.
         let size_log2 = 3;
         let bytes = weir_bloom_footprint(size_log2);
-        let mut region = vec![0u64; bytes / 8];
-        let mem = region.as_mut_ptr() as *mut c_void;
+        // The region must be 64-byte aligned (the layout's cache lines).
+        #[repr(C, align(64))]
+        #[derive(Clone, PartialEq, Debug)]
+        struct Lines([u64; 16]);
+        prop_assert_eq!(bytes, std::mem::size_of::<Lines>());
+        let mut region = Lines([0; 16]);
+        let mem = region.0.as_mut_ptr() as *mut c_void;
         prop_assert_eq!(weir_bloom_init_in(mem, bytes, size_log2, 1, &limit, 1, 2), WEIR_OK);
         let mut heap = null_mut();
         prop_assert_eq!(weir_bloom_new(size_log2, 1, &limit, 1, 2, &mut heap), WEIR_OK);
         let mut word = weir_rate { state: 0 };
         for (i, &now) in nows.iter().enumerate() {
             let before = region.clone();
-            let mem = region.as_mut_ptr() as *mut c_void;
+            let mem = region.0.as_mut_ptr() as *mut c_void;
             let refused = match faults[i] {
                 0 => weir_bloom_allow_in(null_mut(), bytes, now, b"k".as_ptr().cast(), 1),
                 1 => weir_bloom_allow_in(mem, bytes - 8, now, b"k".as_ptr().cast(), 1),
@@ -164,7 +169,7 @@ proptest! {
             prop_assert!(!refused);
             prop_assert_eq!(&region, &before);
             let expected = weir_rate_allow(&mut word, &limit, now);
-            let mem = region.as_mut_ptr() as *mut c_void;
+            let mem = region.0.as_mut_ptr() as *mut c_void;
             prop_assert_eq!(weir_bloom_allow_in(mem, bytes, now, b"k".as_ptr().cast(), 1), expected);
             prop_assert_eq!(weir_bloom_allow(heap, now, b"k".as_ptr().cast(), 1), expected);
             let wait = weir_rate_next(&word, &limit, now);

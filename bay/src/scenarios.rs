@@ -43,6 +43,10 @@ knobs! {
         probe_ms: "probe after (ms)" = 1000.0, [50.0, 5000.0, 50.0], c!(int "probe_ns", MS);
         size: "buckets" = 40.0, [1.0, 200.0, 1.0], c!(int "size");
         window_s: "window (s)" = 10.0, [1.0, 60.0, 1.0], c!(int "window_ns", S);
+        max_rejection_probability: "refusal probability at most (Envoy's cap)" = 1.0, [0.0, 1.0, 0.01], c!("max_rejection_probability");
+        rps_threshold: "no refusals under (calls/s over the window)" = 0.0, [0.0, 1000.0, 1.0], c!("rps_threshold");
+        aggression: "aggression (drop^(1/aggression))" = 1.0, [0.1, 5.0, 0.1], c!("aggression");
+        skip_refusals: "refusals left out of the traffic (0 or 1)" = 0.0, [0.0, 1.0, 1.0], c!(int "skip_refusals");
         rate: "traffic: calls a second" = 100.0, [1.0, 1000.0, 1.0], None;
         fail: "traffic: failing fraction while up" = 0.0, [0.0, 1.0, 0.01], None;
         down_fail: "traffic: failing fraction while down" = 1.0, [0.0, 1.0, 0.01], None;
@@ -62,6 +66,10 @@ pub fn sre(k: &BreakerKnobs) -> Sre {
         probe_ns: (k.probe_ms * MS).round() as i64,
         size: k.size.round() as i32,
         window_ns: (k.window_s * S).round() as i64,
+        max_rejection_probability: k.max_rejection_probability,
+        rps_threshold: k.rps_threshold,
+        aggression: k.aggression,
+        skip_refusals: k.skip_refusals >= 0.5,
         // Fields the bay has no knob for keep the preset.
         ..Sre::PRESET
     }

@@ -132,6 +132,13 @@ C_LOOPS = {
     "sliding_take_10": "sliding", "sliding_take_1e5": "sliding",
     "breaker_allow_pass_10": "breaker", "breaker_allow_pass_400": "breaker",
     "shedder_allow_pass_10": "shedder", "shedder_allow_pass_400": "shedder",
+    # Issue 16: budget, adaptive limit, refunds, the breaker's limits, and
+    # the locked types' anchor.
+    "mutex_lock_unlock": "mutex",
+    "budget_deposit_withdraw": "budget", "concurrency_enter_leave": "concurrency",
+    "limiter_consume_refund": "limiter_refund", "bucket_take_refund": "bucket_refund",
+    "breaker_limits_allow_pass_10": "breaker",
+    "breaker_refuse": "breaker_refuse", "breaker_limits_refuse": "breaker_refuse",
 }
 RUST_LOOPS = {
     "empty": "empty", "cas_loop": "cas_loop",

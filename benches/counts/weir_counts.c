@@ -51,6 +51,10 @@ typedef struct {
     weir_sliding *sliding;
     weir_breaker *breaker;
     weir_shedder *shedder;
+    weir_budget *budget;
+    weir_concurrency *concurrency;
+    weir_limiter limiter;
+    pthread_mutex_t mutex;
     int64_t now, step;
     uint64_t hits;
 } ctx;
@@ -208,6 +212,70 @@ NOINLINE void loop_shedder(ctx *c, long n) {
     c->hits += hits;
 }
 
+/* The locked types' anchor: one uncontended lock and unlock of a
+ * pthread mutex (glibc's, a compare-and-swap each way). */
+NOINLINE void loop_mutex(ctx *c, long n) {
+    uint64_t hits = 0;
+    for (long i = 0; i < n; i++) {
+        hits += pthread_mutex_lock(&c->mutex) == 0;
+        pthread_mutex_unlock(&c->mutex);
+    }
+    c->hits += hits;
+}
+
+/* Issue 16's paths: a retry budget's deposit and withdrawal, an adaptive
+ * limit's enter and leave, the refunds of the limiter and the bucket (a
+ * consume or take and its refund at one instant), and the breaker's
+ * refusal (its whole formula, with the limits when they are on). */
+NOINLINE void loop_budget(ctx *c, long n) {
+    uint64_t hits = 0;
+    for (long i = 0; i < n; i++) {
+        weir_budget_deposit(c->budget, c->now);
+        hits += weir_budget_withdraw(c->budget, c->now);
+    }
+    c->hits += hits;
+}
+
+NOINLINE void loop_concurrency(ctx *c, long n) {
+    uint64_t hits = 0;
+    int64_t now = c->now;
+    for (long i = 0; i < n; i++) {
+        weir_flight flight;
+        hits += weir_concurrency_enter(c->concurrency, now, &flight) &&
+                weir_concurrency_leave(c->concurrency, &flight, now + c->step, false) == WEIR_OK;
+        now += c->step;
+    }
+    c->now = now;
+    c->hits += hits;
+}
+
+NOINLINE void loop_limiter_refund(ctx *c, long n) {
+    uint64_t hits = 0;
+    for (long i = 0; i < n; i++) {
+        hits += weir_limiter_try_consume(&c->limiter, c->now, 1) &&
+                weir_limiter_refund(&c->limiter, c->now, c->now, 1) == WEIR_OK;
+    }
+    c->hits += hits;
+}
+
+NOINLINE void loop_bucket_refund(ctx *c, long n) {
+    uint64_t hits = 0;
+    for (long i = 0; i < n; i++) {
+        hits += weir_bucket_take(c->bucket, c->now, 1.0) &&
+                weir_bucket_refund(c->bucket, c->now, c->now, 1.0) == WEIR_OK;
+    }
+    c->hits += hits;
+}
+
+NOINLINE void loop_breaker_refuse(ctx *c, long n) {
+    uint64_t hits = 0;
+    for (long i = 0; i < n; i++) {
+        weir_breaker_ticket ticket;
+        hits += weir_breaker_allow(c->breaker, c->now, 0.0, &ticket);
+    }
+    c->hits += hits;
+}
+
 /* ---- the cases: a loop, its state, and what every iteration answers ---- */
 
 typedef struct {
@@ -329,6 +397,80 @@ static void setup_shedder(ctx *c, long size) {
     c->now = 0;
 }
 
+static void setup_mutex(ctx *c, long arg) {
+    (void)arg;
+    MUST(pthread_mutex_init(&c->mutex, NULL) == 0);
+}
+
+/* Finagle's form at percent 1: every request pays for one retry. */
+static void setup_budget(ctx *c, long arg) {
+    (void)arg;
+    weir_retry_budget policy = weir_retry_budget_preset();
+    policy.percent = 1.0;
+    policy.min_per_s = 0;
+    MUST(weir_budget_new(&policy, 0, &c->budget) == WEIR_OK);
+    c->now = 0;
+}
+
+/* Gradient2 at its preset, every call 10 ms, `now` moving on 10 ms. */
+static void setup_concurrency(ctx *c, long arg) {
+    (void)arg;
+    MUST(weir_concurrency_new(NULL, &c->concurrency) == WEIR_OK);
+    c->now = 0;
+    c->step = 10000000;
+}
+
+static void setup_limiter_refund(ctx *c, long arg) {
+    (void)arg;
+    MUST(weir_limiter_bucket(&c->limiter, 1000, 1, SECOND, 0, 1000, 0) == WEIR_OK);
+    c->now = 0;
+}
+
+/* A bucket that every take-and-refund leaves full. */
+static void setup_bucket_refund(ctx *c, long arg) {
+    (void)arg;
+    MUST(weir_bucket_new(1.0, 1e9, 0, &c->bucket) == WEIR_OK);
+    c->now = 0;
+}
+
+/* The breaker's limits: arg 1 all on (a cap of 0.8, a floor of one call a
+ * second, an aggression of 2, refusals left out of the traffic), 0 off. */
+static weir_sre limits_policy(long on) {
+    weir_sre policy = weir_sre_preset();
+    if (on) {
+        policy.max_rejection_probability = 0.8;
+        policy.rps_threshold = 1.0;
+        policy.aggression = 2.0;
+        policy.skip_refusals = 1;
+    }
+    return policy;
+}
+
+/* As setup_breaker at 10 buckets, with the limits on. */
+static void setup_breaker_limits(ctx *c, long arg) {
+    (void)arg;
+    weir_sre policy = limits_policy(1);
+    policy.size = 10;
+    policy.window_ns = SECOND;
+    MUST(weir_breaker_new(&policy, 0, &c->breaker) == WEIR_OK);
+    c->step = SECOND / 10;
+    c->now = 0;
+}
+
+/* 100 failures at one instant; every roll of 0 is refused (no probe: the
+ * instant never moves). With the limits on, the refusals stay out of the
+ * traffic, so every iteration sees the same state. */
+static void setup_breaker_refuse(ctx *c, long limits) {
+    weir_sre policy = limits_policy(limits);
+    MUST(weir_breaker_new(&policy, 0, &c->breaker) == WEIR_OK);
+    c->now = 0;
+    for (int i = 0; i < 100; i++) {
+        weir_breaker_ticket ticket;
+        MUST(weir_breaker_allow(c->breaker, c->now, 0.99, &ticket));
+        MUST(weir_breaker_fail(c->breaker, &ticket, c->now) == WEIR_OK);
+    }
+}
+
 static const case_t cases[] = {
     {"empty", loop_empty, setup_none, 0, -1},
     {"cas_loop", loop_cas_loop, setup_none, 0, 1},
@@ -353,6 +495,14 @@ static const case_t cases[] = {
     {"breaker_allow_pass_400", loop_breaker, setup_breaker, 400, 1},
     {"shedder_allow_pass_10", loop_shedder, setup_shedder, 10, 1},
     {"shedder_allow_pass_400", loop_shedder, setup_shedder, 400, 1},
+    {"mutex_lock_unlock", loop_mutex, setup_mutex, 0, 1},
+    {"budget_deposit_withdraw", loop_budget, setup_budget, 0, 1},
+    {"concurrency_enter_leave", loop_concurrency, setup_concurrency, 0, 1},
+    {"limiter_consume_refund", loop_limiter_refund, setup_limiter_refund, 0, 1},
+    {"bucket_take_refund", loop_bucket_refund, setup_bucket_refund, 0, 1},
+    {"breaker_limits_allow_pass_10", loop_breaker, setup_breaker_limits, 10, 1},
+    {"breaker_refuse", loop_breaker_refuse, setup_breaker_refuse, 0, 0},
+    {"breaker_limits_refuse", loop_breaker_refuse, setup_breaker_refuse, 1, 0},
 };
 
 static double seconds(void) {

@@ -1,14 +1,14 @@
-//! A bloom array laid into caller memory (`weir_bloom_*_in`), then used,
-//! scribbled over and forged. The region is an allocation of exactly `len`
+//! A bloom array laid into caller memory (`weir_bloom_*_in`), of either word
+//! kind (rate words or GCRA words), then used, scribbled over and forged. The region is an allocation of exactly `len`
 //! bytes, so under AddressSanitizer any read or write past it is a crash.
 //!
 //! Checked: `weir_bloom_init_in` writes nothing unless it succeeds;
 //! `weir_bloom_check_in` accepts exactly the headers that describe a valid
 //! array fitting the region (a forged magic, version, shape, limit or
-//! reserved word is refused, and so is a region shorter than the shape it
-//! claims); `allow_in` and `next_in` refuse whatever `check_in` refuses,
-//! and while the words are only weir's, each key stays within the rate
-//! word's bound.
+//! kind, line size, reserved bits is refused, and so is a region shorter
+//! than the shape it claims); `allow_in` and `next_in` refuse whatever
+//! `check_in` refuses, and while the words are only weir's, each key stays
+//! within its word's bound.
 #![no_main]
 
 use std::alloc::{alloc, dealloc, Layout};
@@ -17,11 +17,13 @@ use std::ptr::{null, null_mut};
 
 use libfuzzer_sys::fuzz_target;
 use weir::bloom::*;
+use weir::gcra::*;
 use weir::rate::*;
 use weir::status::weir_status::{self, *};
 use weir_fuzz::{abort_on_panic, skipped, trace, Clock, Input, RateBound};
 
-/// An allocation of exactly `len` bytes (8-byte aligned), freed on drop.
+/// An allocation of exactly `len` bytes (64-byte aligned, as a region
+/// must be), freed on drop.
 struct Region {
     base: *mut u8,
     len: usize,
@@ -29,7 +31,7 @@ struct Region {
 
 impl Region {
     fn new(len: usize, fill: u8) -> Region {
-        let layout = Layout::from_size_align(len.max(1), 8).unwrap();
+        let layout = Layout::from_size_align(len.max(1), 64).unwrap();
         // SAFETY: the layout has a non-zero size.
         let base = unsafe { alloc(layout) };
         assert!(!base.is_null());
@@ -60,15 +62,15 @@ impl Region {
 
 impl Drop for Region {
     fn drop(&mut self) {
-        let layout = Layout::from_size_align(self.len.max(1), 8).unwrap();
+        let layout = Layout::from_size_align(self.len.max(1), 64).unwrap();
         // SAFETY: allocated in `new` with this layout.
         unsafe { dealloc(self.base, layout) };
     }
 }
 
-/// The header's first word: "weir:blm" (weir-core's layout, version 1:
-/// magic, version, size_log2 | hashes << 32, interval_ns,
-/// interval_frac | burst << 32, seed0, seed1, a zero word).
+/// The header's first word: "weir:blm" (layout version 2: magic, version,
+/// kind | line bytes << 32, size_log2 | hashes << 8 | shift << 16, the
+/// limit's two words, seed0, seed1).
 const MAGIC: u64 = u64::from_le_bytes(*b"weir:blm");
 
 /// What `weir_bloom_check_in` must answer for the header in `region`'s
@@ -76,32 +78,51 @@ const MAGIC: u64 = u64::from_le_bytes(*b"weir:blm");
 /// statuses a refusal may carry.
 fn expected(region: &Region, len: usize) -> Result<(), &'static [weir_status]> {
     const FOREIGN: &[weir_status] = &[WEIR_ERR_BLOOM_FOREIGN];
-    const BAD: &[weir_status] = &[WEIR_ERR_BLOOM_FOREIGN, WEIR_ERR_BLOOM_VERSION];
     if len < WEIR_BLOOM_HEADER_BYTES {
         return Err(&[WEIR_ERR_BLOOM_TOO_SMALL]);
     }
     if region.word(0) != MAGIC {
         return Err(FOREIGN);
     }
-    if region.word(1) != 1 {
+    if region.word(1) != u64::from(WEIR_BLOOM_VERSION) {
         return Err(&[WEIR_ERR_BLOOM_VERSION]);
     }
-    let sizes = region.word(2);
-    let (size_log2, hashes) = (sizes as u32, (sizes >> 32) as u32);
-    let packed = region.word(4);
-    let limit = weir_rate_limit {
-        interval_ns: region.word(3),
-        interval_frac: packed as u32,
-        burst: (packed >> 32) as u32,
+    let (kind, line) = (region.word(2) & 0xffff_ffff, region.word(2) >> 32);
+    if line != 64 {
+        return Err(&[WEIR_ERR_BLOOM_LINE_SIZE]);
+    }
+    let sizes = region.word(3);
+    let (size_log2, hashes, shift) = (
+        (sizes & 0xff) as u32,
+        (sizes >> 8 & 0xff) as u32,
+        (sizes >> 16 & 0xff) as u32,
+    );
+    let (a, b) = (region.word(4), region.word(5));
+    // A limit is valid when a fresh word answers for it.
+    let limit_ok = match kind {
+        1 => {
+            let limit = weir_rate_limit {
+                interval_ns: a,
+                interval_frac: b as u32,
+                burst: (b >> 32) as u32,
+            };
+            shift == 0 && weir_rate_next(&weir_rate { state: 0 }, &limit, 0) != i64::MAX
+        }
+        2 => {
+            let limit = weir_gcra_limit {
+                per_token: a,
+                tolerance: b as i64,
+                shift,
+                reserved: 0,
+            };
+            weir_gcra_next(&weir_gcra { state: 0 }, &limit, 0) != i64::MAX
+        }
+        _ => return Err(&[WEIR_ERR_BLOOM_KIND]),
     };
-    // The limit is valid when a fresh word answers for it.
-    let fresh = weir_rate { state: 0 };
-    let limit_ok = weir_rate_next(&fresh, &limit, 0) != i64::MAX;
-    let shape_ok = size_log2 <= WEIR_BLOOM_MAX_SIZE_LOG2
-        && (1..=WEIR_BLOOM_MAX_HASHES).contains(&hashes)
-        && (hashes as u64) <= 1u64 << size_log2;
-    if region.word(7) != 0 || !limit_ok || !shape_ok {
-        return Err(BAD);
+    let shape_ok = (WEIR_BLOOM_MIN_SIZE_LOG2..=WEIR_BLOOM_MAX_SIZE_LOG2).contains(&size_log2)
+        && (1..=WEIR_BLOOM_MAX_HASHES).contains(&hashes);
+    if sizes >> 24 != 0 || !limit_ok || !shape_ok {
+        return Err(FOREIGN);
     }
     let needed = weir_bloom_footprint(size_log2);
     assert!(needed > 0);
@@ -114,8 +135,9 @@ fn expected(region: &Region, len: usize) -> Result<(), &'static [weir_status]> {
 fuzz_target!(|data: &[u8]| {
     abort_on_panic();
     let mut input = Input::new(data);
-    let size_log2 = input.below(9) as u32;
-    let hashes = 1 + input.below(8.min(1 << size_log2)) as u32;
+    let size_log2 = WEIR_BLOOM_MIN_SIZE_LOG2 + input.below(7) as u32;
+    let hashes = 1 + input.below(8) as u32;
+    let gcra = input.one_in(2);
     let burst = [1, 2, 100, 1023][input.below(4) as usize];
     let window_ns = match input.u8() % 3 {
         0 => 51_300.0,
@@ -130,6 +152,13 @@ fuzz_target!(|data: &[u8]| {
         burst: 0,
     };
     assert_eq!(weir_rate_limit_new(per_s, burst, &mut limit), WEIR_OK);
+    let mut smooth = weir_gcra_limit {
+        per_token: 0,
+        tolerance: 0,
+        shift: 0,
+        reserved: 0,
+    };
+    assert_eq!(weir_gcra_limit_new(per_s, burst, &mut smooth), WEIR_OK);
     let footprint = weir_bloom_footprint(size_log2);
     assert_eq!(
         footprint,
@@ -140,6 +169,7 @@ fuzz_target!(|data: &[u8]| {
         weir_bloom_footprint(WEIR_BLOOM_MAX_SIZE_LOG2 + 1 + input.below(100) as u32),
         0
     );
+    assert_eq!(weir_bloom_footprint(input.below(3) as u32), 0);
     let len = match input.u8() % 4 {
         0 => footprint.saturating_sub(1 + input.below(footprint as u64) as usize),
         1 => footprint + input.below(64) as usize,
@@ -148,13 +178,18 @@ fuzz_target!(|data: &[u8]| {
     let fill = input.u8();
     let mut region = Region::new(len, fill);
     let (seed0, seed1) = (input.u64(), input.u64());
-    trace!("region of {len} bytes for 2^{size_log2} words, {hashes} hashes, {limit:?}");
+    trace!("region of {len} bytes for 2^{size_log2} words, {hashes} hashes, gcra {gcra}, {limit:?}");
 
     // Arguments refused before anything is written.
     let spare = Region::new(len + 8, fill);
-    let odd = spare.base.wrapping_add(1 + input.below(7) as usize) as *mut c_void;
+    // Any address that is not a multiple of 64, 8-aligned ones included.
+    let odd = spare.base.wrapping_add(1 + input.below(63) as usize) as *mut c_void;
     let init = |mem: *mut c_void, len: usize| {
-        weir_bloom_init_in(mem, len, size_log2, hashes, &limit, seed0, seed1)
+        if gcra {
+            weir_bloom_init_gcra_in(mem, len, size_log2, hashes, &smooth, seed0, seed1)
+        } else {
+            weir_bloom_init_in(mem, len, size_log2, hashes, &limit, seed0, seed1)
+        }
     };
     assert_eq!(init(null_mut(), len), WEIR_ERR_NULL);
     assert_eq!(init(odd, len), WEIR_ERR_MISALIGNED);
@@ -176,6 +211,18 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(
         weir_bloom_init_in(region.mem(), len, size_log2, hashes, null(), seed0, seed1),
         WEIR_ERR_NULL
+    );
+    assert_eq!(
+        weir_bloom_init_gcra_in(region.mem(), len, size_log2, 9, &smooth, seed0, seed1),
+        WEIR_ERR_BLOOM_HASHES
+    );
+    assert_eq!(
+        weir_bloom_init_gcra_in(region.mem(), len, size_log2, hashes, null(), seed0, seed1),
+        WEIR_ERR_NULL
+    );
+    assert_eq!(
+        weir_bloom_init_gcra_in(region.mem(), len, 2, hashes, &smooth, seed0, seed1),
+        WEIR_ERR_BLOOM_TOO_FEW_WORDS
     );
 
     let status = init(region.mem(), len);
@@ -321,7 +368,8 @@ fuzz_target!(|data: &[u8]| {
                         // out of range.
                         let grow = (size_log2 + 1 + input.below(40) as u32) as u64;
                         let count = [0u64, 9, 1 + input.below(8)][input.below(3) as usize];
-                        region.set_word(2, grow | count << 32);
+                        let keep = region.word(3) & 0xff_0000;
+                        region.set_word(3, grow | count << 8 | keep);
                         pristine = false;
                         trace!("forged shape: 2^{grow} words, {count} hashes");
                         continue;

@@ -57,7 +57,7 @@ fn span(input: &mut Input) -> i64 {
 fn breaker(input: &mut Input) {
     let mut policy = weir_sre_preset();
     for _ in 0..input.below(5) {
-        match input.u8() % 8 {
+        match input.u8() % 12 {
             0 => policy.k = 1.0 + input.unit() * 3.0,
             1 => policy.k = input.f64(),
             2 => {
@@ -77,7 +77,30 @@ fn breaker(input: &mut Input) {
             4 => policy.probe_ns = span(input),
             5 => policy.size = size(input),
             6 => policy.window_ns = span(input),
-            _ => policy.reserved = input.u32() as i32,
+            // Envoy's limits: in range mostly, now and then anything.
+            7 => {
+                policy.max_rejection_probability = if input.bool() {
+                    input.unit()
+                } else {
+                    input.f64()
+                }
+            }
+            8 => {
+                policy.rps_threshold = if input.bool() {
+                    input.below(200) as f64
+                } else {
+                    input.f64()
+                }
+            }
+            9 => {
+                policy.aggression = if input.bool() {
+                    0.25 + input.unit() * 4.0
+                } else {
+                    input.f64()
+                }
+            }
+            10 => policy.skip_refusals = input.below(2) as i32,
+            _ => policy.skip_refusals = input.u32() as i32,
         }
     }
     let mut clock = Clock::new(input);
@@ -87,7 +110,10 @@ fn breaker(input: &mut Input) {
         assert!(handle.is_null(), "a failed weir_breaker_new wrote *out");
         return;
     }
-    assert!(policy.reserved == 0 && policy.k >= policy.floor && policy.floor >= 1.0);
+    assert!(
+        matches!(policy.skip_refusals, 0 | 1) && policy.k >= policy.floor && policy.floor >= 1.0
+    );
+    assert!((0.0..=1.0).contains(&policy.max_rejection_probability) && policy.aggression > 0.0);
     let breaker = handle as *const weir_breaker;
     // The tickets of calls let through and not yet settled.
     let mut open: Vec<weir_breaker_ticket> = Vec::new();
@@ -111,7 +137,7 @@ fn breaker(input: &mut Input) {
             let before = tally(breaker, at);
             let ratio = weir_breaker_ratio(breaker, at);
             assert!(
-                ratio.is_finite() && (0.0..1.0).contains(&ratio),
+                ratio.is_finite() && (0.0..=policy.max_rejection_probability).contains(&ratio),
                 "weir_breaker_ratio answered {ratio}"
             );
             let mut want = before;

@@ -305,6 +305,11 @@ fn bucket(input: &mut Input) {
     };
     let mut latest = start;
     let bucket = handle as *const weir_bucket;
+    // Takes that passed, (now, n), for refunds to name. After the first
+    // refund that gives anything back the take bound no longer applies as
+    // written (it counts takes, not takes less refunds), so it stops.
+    let mut passed: Vec<(i64, f64)> = Vec::new();
+    let mut refunded = false;
     while !input.is_empty() {
         let now = clock.tick(input);
         let n = match input.u8() % 6 {
@@ -313,14 +318,52 @@ fn bucket(input: &mut Input) {
             4 => input.unit() * full * 1.1,
             _ => input.f64(),
         };
-        match input.u8() % 6 {
+        match input.u8() % 7 {
             0..=2 => {
                 if weir_bucket_take(bucket, now, n) {
                     assert!(n > 0.0 && n.is_finite() && n <= full, "took {n} of {full}");
                     latest = latest.max(now);
-                    if !skipped("bucket-bound") {
+                    passed.push((now, n));
+                    if !skipped("bucket-bound") && !refunded {
                         bound.admitted(latest, n, start);
                     }
+                }
+            }
+            6 => {
+                // A refund of a take that passed, or of anything at all. It
+                // gives back at most what it names, never past the burst,
+                // and an error changes nothing.
+                let (taken_at, back) = match passed.pop() {
+                    Some(take) if input.bool() => take,
+                    _ => (input.i64(), n),
+                };
+                let before = weir_bucket_tokens(bucket, now);
+                let status = weir_bucket_refund(bucket, now, taken_at, back);
+                let after = weir_bucket_tokens(bucket, now);
+                if status == WEIR_OK {
+                    refunded = true;
+                    assert!(back > 0.0 && back <= full && taken_at <= now);
+                    assert!(
+                        after <= full * (1.0 + 1e-12)
+                            && after - before <= back * (1.0 + 1e-9) + full * 1e-12,
+                        "a refund of {back} took {before} to {after} of {full}"
+                    );
+                } else {
+                    assert!(
+                        matches!(
+                            status,
+                            WEIR_ERR_INVALID_AMOUNT
+                                | WEIR_ERR_REFUND_FUTURE
+                                | WEIR_ERR_REFUND_EXPIRED
+                                | WEIR_ERR_REFUND_FULL
+                        ),
+                        "weir_bucket_refund answered {status:?}"
+                    );
+                    assert_eq!(
+                        before.to_bits(),
+                        after.to_bits(),
+                        "a failed refund changed the bucket"
+                    );
                 }
             }
             3 => {
@@ -328,7 +371,7 @@ fn bucket(input: &mut Input) {
                 for _ in 0..count {
                     if weir_bucket_take(bucket, now, 1.0) {
                         latest = latest.max(now);
-                        if !skipped("bucket-bound") {
+                        if !skipped("bucket-bound") && !refunded {
                             bound.admitted(latest, 1.0, start);
                         }
                     }
@@ -355,7 +398,7 @@ fn bucket(input: &mut Input) {
                     );
                     if took {
                         latest = now;
-                        if !skipped("bucket-bound") {
+                        if !skipped("bucket-bound") && !refunded {
                             bound.admitted(latest, n, start);
                         }
                     }
@@ -364,6 +407,7 @@ fn bucket(input: &mut Input) {
         }
     }
     assert!(!weir_bucket_take(null(), 0, 1.0));
+    assert_eq!(weir_bucket_refund(null(), 0, 0, 1.0), WEIR_ERR_NULL);
     weir_bucket_free(handle);
     weir_bucket_free(null_mut());
 }
@@ -1019,20 +1063,29 @@ fn bloom(input: &mut Input) {
     } else {
         size_log2
     };
+    // Either word kind: GCRA words under the same rate and burst (their
+    // bound, burst + T × rate, is within the rate word's that RateBound
+    // checks), where that limit exists.
+    let mut smooth = weir_gcra_limit {
+        per_token: 0,
+        tolerance: 0,
+        shift: 0,
+        reserved: 0,
+    };
+    let gcra = input.one_in(2) && weir_gcra_limit_new(per_s, burst, &mut smooth) == WEIR_OK;
+    let (seed0, seed1) = (input.u64(), input.u64());
     let mut handle = null_mut();
-    let status = weir_bloom_new(
-        size_log2,
-        hashes,
-        &limit,
-        input.u64(),
-        input.u64(),
-        &mut handle,
-    );
+    let status = if gcra {
+        weir_bloom_new_gcra(size_log2, hashes, &smooth, seed0, seed1, &mut handle)
+    } else {
+        weir_bloom_new(size_log2, hashes, &limit, seed0, seed1, &mut handle)
+    };
     if size_log2 > WEIR_BLOOM_MAX_SIZE_LOG2 {
         assert_eq!(status, WEIR_ERR_BLOOM_SIZE);
+    } else if size_log2 < WEIR_BLOOM_MIN_SIZE_LOG2 {
+        assert_eq!(status, WEIR_ERR_BLOOM_TOO_FEW_WORDS);
     }
-    if hashes == 0 || hashes > WEIR_BLOOM_MAX_HASHES || (size_log2 < 32 && hashes > 1 << size_log2)
-    {
+    if hashes == 0 || hashes > WEIR_BLOOM_MAX_HASHES {
         assert_ne!(status, WEIR_OK);
     }
     if status != WEIR_OK {

@@ -279,8 +279,10 @@ static void bad_input(void) {
     weir_bloom_free(bloom);
     bloom = NULL;
 
-    /* Decisions: NULL bloom or key refuses; an empty key is a key. */
-    CHECK_STATUS(weir_bloom_new(4, 2, &limit, 1, 2, &bloom), WEIR_OK);
+    /* Decisions: NULL bloom or key refuses; an empty key is a key. (At
+     * 2^12 words "" and "k" do not share their words under this seed; at
+     * 2^4 they do.) */
+    CHECK_STATUS(weir_bloom_new(12, 2, &limit, 1, 2, &bloom), WEIR_OK);
     CHECK(!weir_bloom_allow(NULL, 0, "k", 1));
     CHECK(!weir_bloom_allow(bloom, 0, NULL, 1));
     CHECK(!weir_bloom_allow(bloom, 0, NULL, 0));
@@ -341,7 +343,8 @@ static void bad_input(void) {
     CHECK(!weir_bloom_allow_in(mem, len, 0, "k", 1));
     CHECK(weir_bloom_next_in(mem, len, 0, "k", 1) == INT64_MAX);
 
-    CHECK_STATUS(weir_bloom_init_in(mem, len, size_log2, 2, &limit, 1, 2), WEIR_OK);
+    /* Seeds under which "" and "k" do not share their words at 2^4. */
+    CHECK_STATUS(weir_bloom_init_in(mem, len, size_log2, 2, &limit, 3, 4), WEIR_OK);
     CHECK_STATUS(weir_bloom_check_in(mem, len), WEIR_OK);
     CHECK_STATUS(weir_bloom_check_in(NULL, len), WEIR_ERR_NULL);
     CHECK_STATUS(weir_bloom_check_in(crooked, len), WEIR_ERR_MISALIGNED);

@@ -2,7 +2,8 @@
  * backend, the protection, constant failure fractions, the 30 s outage and
  * its recovery, determinism, many threads, the settle-once ticket, and bad
  * input (bad policies, each named, NULL, NaN and out-of-range rolls, forged
- * and misaligned tickets, INT64 extremes, time going backwards). */
+ * and misaligned tickets, INT64 extremes, time going backwards); Envoy's
+ * limits each alone against its formula, and the outage with each. */
 #include <math.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -11,15 +12,19 @@
 #include "check.h"
 #include "weir.h"
 
-_Static_assert(sizeof(weir_sre) == 48, "weir_sre size");
+_Static_assert(sizeof(weir_sre) == 72, "weir_sre size");
 _Static_assert(_Alignof(weir_sre) == 8, "weir_sre align");
 _Static_assert(offsetof(weir_sre, k) == 0, "weir_sre.k");
 _Static_assert(offsetof(weir_sre, floor) == 8, "weir_sre.floor");
 _Static_assert(offsetof(weir_sre, protection) == 16, "weir_sre.protection");
 _Static_assert(offsetof(weir_sre, probe_ns) == 24, "weir_sre.probe_ns");
 _Static_assert(offsetof(weir_sre, size) == 32, "weir_sre.size");
-_Static_assert(offsetof(weir_sre, reserved) == 36, "weir_sre.reserved");
+_Static_assert(offsetof(weir_sre, skip_refusals) == 36, "weir_sre.skip_refusals");
 _Static_assert(offsetof(weir_sre, window_ns) == 40, "weir_sre.window_ns");
+_Static_assert(offsetof(weir_sre, max_rejection_probability) == 48,
+               "weir_sre.max_rejection_probability");
+_Static_assert(offsetof(weir_sre, rps_threshold) == 56, "weir_sre.rps_threshold");
+_Static_assert(offsetof(weir_sre, aggression) == 64, "weir_sre.aggression");
 _Static_assert(sizeof(weir_breaker_ticket) == 16, "weir_breaker_ticket size");
 _Static_assert(_Alignof(weir_breaker_ticket) == 8, "weir_breaker_ticket align");
 _Static_assert(offsetof(weir_breaker_ticket, serial) == 0, "weir_breaker_ticket.serial");
@@ -98,8 +103,10 @@ enum { OUTAGE_CALLS = 7000 };
 
 /* 10 s healthy, 30 s of total outage, then healthy, at 100 calls/s. Fills
  * `allowed` per call and `ratios` per second. */
-static void outage(uint64_t seed, bool allowed[OUTAGE_CALLS], double ratios[70]) {
-    weir_breaker *breaker = preset(0);
+static void outage_with(const weir_sre *policy, uint64_t seed, bool allowed[OUTAGE_CALLS],
+                        double ratios[70]) {
+    weir_breaker *breaker = NULL;
+    CHECK_STATUS(weir_breaker_new(policy, 0, &breaker), WEIR_OK);
     for (int64_t i = 0; i < OUTAGE_CALLS; i++) {
         int64_t now = i * 10 * MS;
         if (i % 100 == 0) ratios[i / 100] = weir_breaker_ratio(breaker, now);
@@ -113,6 +120,147 @@ static void outage(uint64_t seed, bool allowed[OUTAGE_CALLS], double ratios[70])
         }
     }
     weir_breaker_free(breaker);
+}
+
+static void outage(uint64_t seed, bool allowed[OUTAGE_CALLS], double ratios[70]) {
+    outage_with(NULL, seed, allowed, ratios);
+}
+
+/* The last refused call's index, or -1. */
+static int last_refusal(const bool allowed[OUTAGE_CALLS]) {
+    int last = -1;
+    for (int i = 0; i < OUTAGE_CALLS; i++) {
+        if (!allowed[i]) last = i;
+    }
+    return last;
+}
+
+static weir_breaker *made(const weir_sre *policy) {
+    weir_breaker *breaker = NULL;
+    CHECK_STATUS(weir_breaker_new(policy, 0, &breaker), WEIR_OK);
+    return breaker;
+}
+
+static void pass_calls(weir_breaker *breaker, int64_t now, int n) {
+    for (int i = 0; i < n; i++) {
+        weir_breaker_ticket ticket;
+        CHECK(weir_breaker_allow(breaker, now, 0.999999, &ticket));
+        CHECK_STATUS(weir_breaker_pass(breaker, &ticket, now), WEIR_OK);
+    }
+}
+
+static bool near(double a, double b) { return fabs(a - b) < 1e-12; }
+
+/* Envoy's limits, each alone, against its formula worked by hand. */
+static void check_limits(void) {
+    const weir_sre seed = weir_sre_preset();
+    weir_breaker_ticket ticket;
+
+    /* The cap: 100 failures give (100 - 5) / 101 = 0.9406 uncapped. */
+    weir_sre sre = seed;
+    sre.max_rejection_probability = 0.8;
+    weir_breaker *with = made(&sre), *without = made(&seed);
+    fail_calls(with, 0, 100);
+    fail_calls(without, 0, 100);
+    CHECK(weir_breaker_ratio(with, 0) == (double)0.8);
+    CHECK(near(weir_breaker_ratio(without, 0), 95.0 / 101.0));
+    CHECK(weir_breaker_allow(with, 0, 0.85, &ticket));
+    CHECK_STATUS(weir_breaker_fail(with, &ticket, 0), WEIR_OK);
+    CHECK(!weir_breaker_allow(without, 0, 0.85, &ticket));
+    weir_breaker_free(with);
+    weir_breaker_free(without);
+
+    /* The floor: 2 calls/s over 10 s is 20 calls. 19 failures are under
+     * it; the 20th reaches it: (20 - 5) / 21. */
+    sre = seed;
+    sre.rps_threshold = 2.0;
+    with = made(&sre);
+    fail_calls(with, 0, 19);
+    CHECK(weir_breaker_ratio(with, 0) == 0.0);
+    CHECK(weir_breaker_allow(with, 0, 0.0, &ticket)); /* the worst roll passes */
+    CHECK_STATUS(weir_breaker_fail(with, &ticket, 0), WEIR_OK);
+    CHECK(near(weir_breaker_ratio(with, 0), 15.0 / 21.0));
+    weir_breaker_free(with);
+
+    /* The aggression: 20 failures and 4 successes give (24 - 5 - 6) / 25 =
+     * 0.52; ^ (1 / 2) = 0.7211102550927979, ^ (1 / 0.5) = 0.2704. */
+    const double aggressions[] = {1.0, 2.0, 0.5};
+    const double expected[] = {0.52, 0.7211102550927979, 0.2704};
+    for (int i = 0; i < 3; i++) {
+        sre = seed;
+        sre.aggression = aggressions[i];
+        with = made(&sre);
+        fail_calls(with, 0, 20);
+        pass_calls(with, 0, 4);
+        CHECK(near(weir_breaker_ratio(with, 0), expected[i]));
+        weir_breaker_free(with);
+    }
+
+    /* Skipping refusals: 10 failures, then 10 refusals. Counted:
+     * (20 - 5) / 21; skipped: (10 - 5) / 11 still. The tally shows the
+     * refusals either way. */
+    sre = seed;
+    sre.skip_refusals = 1;
+    with = made(&sre);
+    without = made(&seed);
+    fail_calls(with, 0, 10);
+    fail_calls(without, 0, 10);
+    for (int i = 0; i < 10; i++) {
+        CHECK(!weir_breaker_allow(with, 0, 0.0, &ticket));
+        CHECK(!weir_breaker_allow(without, 0, 0.0, &ticket));
+    }
+    CHECK(near(weir_breaker_ratio(with, 0), 5.0 / 11.0));
+    CHECK(near(weir_breaker_ratio(without, 0), 15.0 / 21.0));
+    weir_tally a, b;
+    CHECK_STATUS(weir_breaker_tally(with, 0, &a), WEIR_OK);
+    CHECK_STATUS(weir_breaker_tally(without, 0, &b), WEIR_OK);
+    CHECK(same_tally(&a, &b) && a.drop == 10 && a.total == 20);
+    weir_breaker_free(with);
+    weir_breaker_free(without);
+}
+
+/* The 30 s outage with each limit (the seed's run is check_outage). */
+static void check_outage_limits(void) {
+    static bool seed_allowed[OUTAGE_CALLS], allowed[OUTAGE_CALLS];
+    double seed_ratios[70], ratios[70];
+    outage(2024, seed_allowed, seed_ratios);
+    const weir_sre seed = weir_sre_preset();
+
+    /* The cap: the ratio stays at 0.8 through the outage's second half,
+     * and refusals still stop within 13 s of its end. */
+    weir_sre sre = seed;
+    sre.max_rejection_probability = 0.8;
+    outage_with(&sre, 2024, allowed, ratios);
+    for (int s = 0; s < 70; s++) CHECK(ratios[s] <= (double)0.8);
+    for (int s = 25; s < 40; s++) CHECK(ratios[s] == (double)0.8);
+    CHECK(last_refusal(allowed) < 5300);
+
+    /* Skipping refusals: it settles near 0.923 (1000 q^2 + q - 6 = 0,
+     * p = 1 - q) and recovers sooner than the seed. */
+    sre = seed;
+    sre.skip_refusals = 1;
+    outage_with(&sre, 2024, allowed, ratios);
+    for (int s = 30; s < 40; s++) CHECK(fabs(ratios[s] - 0.923) < 0.03);
+    CHECK(last_refusal(allowed) < last_refusal(seed_allowed));
+
+    /* A floor under the offered 100 calls/s: the same run, call for call;
+     * one over it: nothing refused. */
+    sre = seed;
+    sre.rps_threshold = 50.0;
+    outage_with(&sre, 2024, allowed, ratios);
+    CHECK(memcmp(allowed, seed_allowed, sizeof allowed) == 0);
+    sre.rps_threshold = 150.0;
+    outage_with(&sre, 2024, allowed, ratios);
+    CHECK(last_refusal(allowed) == -1);
+
+    /* The aggression: 2 passes a ratio of 0.5 sooner than the seed. */
+    sre = seed;
+    sre.aggression = 2.0;
+    outage_with(&sre, 2024, allowed, ratios);
+    int first = 0, seed_first = 0;
+    while (ratios[first] <= 0.5) first++;
+    while (seed_ratios[seed_first] <= 0.5) seed_first++;
+    CHECK(first < seed_first);
 }
 
 static void check_outage(void) {
@@ -192,34 +340,61 @@ static void check_threads(void) {
     weir_breaker_free(breaker);
 }
 
+/* A policy with the seed's fields given and Envoy's limits neutral. */
+#define SRE(k, floor, protection, probe, size, skip, window) \
+    {k, floor, protection, probe, size, skip, window, 1.0, 0.0, 1.0}
+/* The preset with Envoy's limits given. */
+#define LIMITS(cap, rps, aggression) {1.5, 1.1, 5, SEC, 40, 0, 10 * SEC, cap, rps, aggression}
+
 static void check_policies(void) {
     weir_sre sre = weir_sre_preset();
     /* (double) rounds the constant to the field's type: on i386 (x87,
      * FLT_EVAL_METHOD 2) an inexact constant is otherwise compared in long
      * double precision and differs from the stored double. */
     CHECK(sre.k == 1.5 && sre.floor == (double)1.1 && sre.protection == 5.0);
-    CHECK(sre.probe_ns == SEC && sre.size == 40 && sre.window_ns == 10 * SEC && sre.reserved == 0);
+    CHECK(sre.probe_ns == SEC && sre.size == 40 && sre.window_ns == 10 * SEC);
+    CHECK(sre.skip_refusals == 0 && sre.max_rejection_probability == 1.0 && sre.rps_threshold == 0.0 &&
+          sre.aggression == 1.0);
 
     weir_breaker *breaker = NULL;
     struct {
         weir_sre sre;
         weir_status status;
     } bad[] = {
-        {{NAN, 1.1, 5, SEC, 40, 0, 10 * SEC}, WEIR_ERR_SRE_K},
-        {{1.0, 1.1, 5, SEC, 40, 0, 10 * SEC}, WEIR_ERR_SRE_K},
-        {{INFINITY, 1.1, 5, SEC, 40, 0, 10 * SEC}, WEIR_ERR_SRE_K},
-        {{1.5, 0.5, 5, SEC, 40, 0, 10 * SEC}, WEIR_ERR_SRE_FLOOR},
-        {{1.5, NAN, 5, SEC, 40, 0, 10 * SEC}, WEIR_ERR_SRE_FLOOR},
-        {{1.5, 1.1, -1, SEC, 40, 0, 10 * SEC}, WEIR_ERR_SRE_PROTECTION},
-        {{1.5, 1.1, NAN, SEC, 40, 0, 10 * SEC}, WEIR_ERR_SRE_PROTECTION},
-        {{1.5, 1.1, 5, 0, 40, 0, 10 * SEC}, WEIR_ERR_SRE_PROBE},
-        {{1.5, 1.1, 5, INT64_MIN, 40, 0, 10 * SEC}, WEIR_ERR_SRE_PROBE},
-        {{1.5, 1.1, 5, SEC, 40, 0, 0}, WEIR_ERR_SRE_WINDOW},
-        {{1.5, 1.1, 5, SEC, 40, 0, INT64_MIN}, WEIR_ERR_SRE_WINDOW},
-        {{1.5, 1.1, 5, SEC, INT32_MAX, 0, 10 * SEC}, WEIR_ERR_SRE_SIZE},
-        {{1.5, 1.1, 5, SEC, 2000000, 0, 10 * SEC}, WEIR_ERR_SRE_SIZE},
-        {{1.5, 1.1, 5, SEC, 1048577, 0, 10 * SEC}, WEIR_ERR_SRE_SIZE},
-        {{1.5, 1.1, 5, SEC, 40, 7, 10 * SEC}, WEIR_ERR_RESERVED},
+        {SRE(NAN, 1.1, 5, SEC, 40, 0, 10 * SEC), WEIR_ERR_SRE_K},
+        {SRE(1.0, 1.1, 5, SEC, 40, 0, 10 * SEC), WEIR_ERR_SRE_K},
+        {SRE(INFINITY, 1.1, 5, SEC, 40, 0, 10 * SEC), WEIR_ERR_SRE_K},
+        {SRE(1.5, 0.5, 5, SEC, 40, 0, 10 * SEC), WEIR_ERR_SRE_FLOOR},
+        {SRE(1.5, NAN, 5, SEC, 40, 0, 10 * SEC), WEIR_ERR_SRE_FLOOR},
+        {SRE(1.5, 1.1, -1, SEC, 40, 0, 10 * SEC), WEIR_ERR_SRE_PROTECTION},
+        {SRE(1.5, 1.1, NAN, SEC, 40, 0, 10 * SEC), WEIR_ERR_SRE_PROTECTION},
+        {SRE(1.5, 1.1, 5, 0, 40, 0, 10 * SEC), WEIR_ERR_SRE_PROBE},
+        {SRE(1.5, 1.1, 5, INT64_MIN, 40, 0, 10 * SEC), WEIR_ERR_SRE_PROBE},
+        {SRE(1.5, 1.1, 5, SEC, 40, 0, 0), WEIR_ERR_SRE_WINDOW},
+        {SRE(1.5, 1.1, 5, SEC, 40, 0, INT64_MIN), WEIR_ERR_SRE_WINDOW},
+        {SRE(1.5, 1.1, 5, SEC, INT32_MAX, 0, 10 * SEC), WEIR_ERR_SRE_SIZE},
+        {SRE(1.5, 1.1, 5, SEC, 2000000, 0, 10 * SEC), WEIR_ERR_SRE_SIZE},
+        {SRE(1.5, 1.1, 5, SEC, 1048577, 0, 10 * SEC), WEIR_ERR_SRE_SIZE},
+        {SRE(1.5, 1.1, 5, SEC, 40, 7, 10 * SEC), WEIR_ERR_SRE_REFUSALS},
+        {SRE(1.5, 1.1, 5, SEC, 40, -1, 10 * SEC), WEIR_ERR_SRE_REFUSALS},
+        {SRE(1.5, 1.1, 5, SEC, 40, 2, 10 * SEC), WEIR_ERR_SRE_REFUSALS},
+        {LIMITS(NAN, 0, 1), WEIR_ERR_SRE_CAP},
+        {LIMITS(-0.01, 0, 1), WEIR_ERR_SRE_CAP},
+        {LIMITS(1.01, 0, 1), WEIR_ERR_SRE_CAP},
+        {LIMITS(INFINITY, 0, 1), WEIR_ERR_SRE_CAP},
+        {LIMITS(1, -1, 1), WEIR_ERR_SRE_RPS},
+        {LIMITS(1, NAN, 1), WEIR_ERR_SRE_RPS},
+        {LIMITS(1, INFINITY, 1), WEIR_ERR_SRE_RPS},
+        {LIMITS(1, 0, 0), WEIR_ERR_SRE_AGGRESSION},
+        {LIMITS(1, 0, -1), WEIR_ERR_SRE_AGGRESSION},
+        {LIMITS(1, 0, NAN), WEIR_ERR_SRE_AGGRESSION},
+        {LIMITS(1, 0, INFINITY), WEIR_ERR_SRE_AGGRESSION},
+        /* Several bad: the first in the documented order is named. */
+        {{1.5, 1.1, 5, SEC, 40, 9, 0, 2.0, -1, 0}, WEIR_ERR_SRE_WINDOW},
+        {{1.5, 1.1, 5, SEC, INT32_MAX, 9, 10 * SEC, 1, 0, 0}, WEIR_ERR_SRE_AGGRESSION},
+        {{1.5, 1.1, 5, SEC, INT32_MAX, 9, 10 * SEC, 1, 0, 1}, WEIR_ERR_SRE_SIZE},
+        /* A 0.1-style policy (the new fields zero) fails on aggression. */
+        {{1.5, 1.1, 5, SEC, 40, 0, 10 * SEC}, WEIR_ERR_SRE_AGGRESSION},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         CHECK_STATUS(weir_breaker_new(&bad[i].sre, 0, &breaker), bad[i].status);
@@ -235,6 +410,8 @@ static void check_policies(void) {
         {WEIR_ERR_SRE_K, "k"},           {WEIR_ERR_SRE_FLOOR, "floor"},
         {WEIR_ERR_SRE_PROTECTION, "protection"}, {WEIR_ERR_SRE_PROBE, "probe_ns"},
         {WEIR_ERR_SRE_SIZE, "size"},     {WEIR_ERR_SRE_WINDOW, "window_ns"},
+        {WEIR_ERR_SRE_CAP, "max_rejection_probability"}, {WEIR_ERR_SRE_RPS, "rps_threshold"},
+        {WEIR_ERR_SRE_AGGRESSION, "aggression"}, {WEIR_ERR_SRE_REFUSALS, "skip_refusals"},
     };
     for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {
         CHECK(strstr(weir_status_str(named[i].status), "sre ") != NULL);
@@ -398,6 +575,8 @@ int main(void) {
     CHECK(refused > offered * 3 / 4);
 
     check_outage();
+    check_limits();
+    check_outage_limits();
     check_threads();
     CHECK_DONE();
 }

@@ -1,6 +1,7 @@
 /* weir_bucket through the header: starts full, refills at the rate, the
  * burst clamp, fractional costs, next and tokens, and bad input of every
- * kind, each followed by proof that the bucket still behaves. */
+ * kind, each followed by proof that the bucket still behaves; refunds, what
+ * they give back and what they refuse. */
 #include <math.h>
 
 #include "check.h"
@@ -138,6 +139,47 @@ int main(void) {
     CHECK(weir_bucket_next(bucket, INT64_MIN, 1.0) > 0);
     CHECK(weir_bucket_take(bucket, 0, 5.0));
     CHECK(weir_bucket_next(bucket, 0, 1.0) == 200 * MS);
+    weir_bucket_free(bucket);
+
+    /* Refunds. 10 a second up to 5: a take of 2 refunded at its own now
+     * is undone; a second refund finds the bucket full. */
+    CHECK_STATUS(weir_bucket_new(10.0, 5.0, 0, &bucket), WEIR_OK);
+    CHECK(weir_bucket_take(bucket, 0, 2.0));
+    CHECK_STATUS(weir_bucket_refund(bucket, 0, 0, 2.0), WEIR_OK);
+    CHECK(weir_bucket_tokens(bucket, 0) == 5.0);
+    CHECK_STATUS(weir_bucket_refund(bucket, 0, 0, 1.0), WEIR_ERR_REFUND_FULL);
+    /* Emptied at 1 s; a take of 1 at 1.2 s leaves 1. Refunded at 1.25 s it
+     * gives back 1 - 10 x 0.05 = 0.5: 1.5 + 0.5 = 2. */
+    CHECK(weir_bucket_take(bucket, SECOND, 5.0));
+    CHECK(weir_bucket_take(bucket, 1200 * MS, 1.0));
+    CHECK_STATUS(weir_bucket_refund(bucket, 1250 * MS, 1200 * MS, 1.0), WEIR_OK);
+    CHECK(weir_bucket_tokens(bucket, 1250 * MS) == 2.0);
+    /* 100 ms after a take of one the refill has made it good. */
+    CHECK_STATUS(weir_bucket_refund(bucket, 1300 * MS, 1200 * MS, 1.0), WEIR_ERR_REFUND_EXPIRED);
+    /* Never above the burst: 4 held, a refund of 3 gives back 1. */
+    CHECK(weir_bucket_take(bucket, 3600 * SECOND, 1.0));
+    CHECK_STATUS(weir_bucket_refund(bucket, 3600 * SECOND, 3600 * SECOND, 3.0), WEIR_OK);
+    CHECK(weir_bucket_tokens(bucket, 3600 * SECOND) == 5.0);
+    /* Hostile refunds: each an error that changes nothing. */
+    CHECK(weir_bucket_take(bucket, 3600 * SECOND, 5.0));
+    double bad_refunds[] = {0.0, -0.0, -1.0, NAN, INFINITY, -INFINITY, 5.5, 1e308};
+    for (size_t i = 0; i < sizeof bad_refunds / sizeof bad_refunds[0]; i++) {
+        CHECK_STATUS(weir_bucket_refund(bucket, 3600 * SECOND, 3600 * SECOND, bad_refunds[i]),
+                     WEIR_ERR_INVALID_AMOUNT);
+    }
+    CHECK_STATUS(weir_bucket_refund(bucket, 3600 * SECOND, 3600 * SECOND + 1, 1.0), WEIR_ERR_REFUND_FUTURE);
+    CHECK_STATUS(weir_bucket_refund(bucket, INT64_MIN, INT64_MAX, 1.0), WEIR_ERR_REFUND_FUTURE);
+    CHECK_STATUS(weir_bucket_refund(bucket, INT64_MAX, INT64_MIN, 1.0), WEIR_ERR_REFUND_EXPIRED);
+    CHECK_STATUS(weir_bucket_refund(NULL, 0, 0, 1.0), WEIR_ERR_NULL);
+    CHECK(weir_bucket_tokens(bucket, 3600 * SECOND) == 0.0);
+    CHECK(!weir_bucket_take(bucket, 3600 * SECOND, 1.0));
+    weir_bucket_free(bucket);
+    /* A bucket that never refills takes a refund whenever. */
+    CHECK_STATUS(weir_bucket_new(0.0, 4.0, 0, &bucket), WEIR_OK);
+    CHECK(weir_bucket_take(bucket, 0, 4.0));
+    CHECK_STATUS(weir_bucket_refund(bucket, 1000 * SECOND, 0, 1.0), WEIR_OK);
+    CHECK(weir_bucket_take(bucket, 2000 * SECOND, 1.0));
+    CHECK(!weir_bucket_take(bucket, 2000 * SECOND, 1.0));
     weir_bucket_free(bucket);
     CHECK_DONE();
 }

@@ -52,6 +52,34 @@ TEST(Breaker, RefusesABadPolicy) {
     EXPECT_EQ(weir::Breaker::make(policy, 0).error(), std::error_code(WEIR_ERR_SRE_PROBE));
 }
 
+TEST(Breaker, EnvoysLimitsAreFieldsOfTheSre) {
+    weir::Sre policy;
+    EXPECT_EQ(policy.max_rejection_probability, 1.0);
+    EXPECT_EQ(policy.rps_threshold, 0.0);
+    EXPECT_EQ(policy.aggression, 1.0);
+    EXPECT_FALSE(policy.skip_refusals);
+    // 100 failures: (100 - 5) / 101 uncapped, 0.8 under the cap.
+    policy.max_rejection_probability = 0.8;
+    auto breaker = weir::Breaker::make(policy, 0);
+    ASSERT_TRUE(breaker);
+    for (int i = 0; i < 100; i++) {
+        weir::BreakerTicket ticket;
+        ASSERT_TRUE(breaker->allow(0, 0.999999, ticket));
+        EXPECT_FALSE(breaker->fail(ticket, 0));
+    }
+    EXPECT_DOUBLE_EQ(breaker->ratio(0), 0.8);
+    policy.skip_refusals = true;
+    EXPECT_EQ(policy.c().skip_refusals, 1);
+    policy.aggression = 0.0;
+    EXPECT_EQ(weir::Breaker::make(policy, 0).error(), std::error_code(WEIR_ERR_SRE_AGGRESSION));
+    policy = weir::Sre{};
+    policy.max_rejection_probability = 1.5;
+    EXPECT_EQ(weir::Breaker::make(policy, 0).error(), std::error_code(WEIR_ERR_SRE_CAP));
+    policy = weir::Sre{};
+    policy.rps_threshold = -1.0;
+    EXPECT_EQ(weir::Breaker::make(policy, 0).error(), std::error_code(WEIR_ERR_SRE_RPS));
+}
+
 TEST(Breaker, ATicketSettlesOnce) {
     auto breaker = weir::Breaker::make(0);
     ASSERT_TRUE(breaker);

@@ -80,6 +80,21 @@ TEST(Bucket, TakesTheBurstThenRefills) {
     EXPECT_DOUBLE_EQ(bucket->tokens(weir::instant(0) + 1s), 0.0);
 }
 
+TEST(Bucket, ARefundGivesBackWhatTheRefillHasNot) {
+    auto bucket = weir::Bucket::make(10.0, 5.0, 0);
+    ASSERT_TRUE(bucket);
+    EXPECT_TRUE(bucket->take(0, 5.0));
+    // 250 ms on, 2.5 tokens have refilled: a refund of the 5 gives back 2.5.
+    EXPECT_FALSE(bucket->refund(weir::instant(0) + 250ms, 0, 5.0));
+    EXPECT_DOUBLE_EQ(bucket->tokens(weir::instant(0) + 250ms), 5.0);
+    // A token taken at 0 has refilled by then; nothing fits now anyway.
+    EXPECT_EQ(bucket->refund(weir::instant(0) + 250ms, 0), std::error_code(WEIR_ERR_REFUND_EXPIRED));
+    const weir::instant later = weir::instant(0) + 250ms;
+    EXPECT_EQ(bucket->refund(later, later), std::error_code(WEIR_ERR_REFUND_FULL));
+    EXPECT_EQ(bucket->refund(0, 1), std::error_code(WEIR_ERR_REFUND_FUTURE));
+    EXPECT_EQ(bucket->refund(0, 0, 0.0), std::error_code(WEIR_ERR_INVALID_AMOUNT));
+}
+
 TEST(Bucket, RefusesBadArgumentsWithTheirStatus) {
     EXPECT_EQ(weir::Bucket::make(-1.0, 1.0, 0).error(), std::error_code(WEIR_ERR_NEGATIVE));
     EXPECT_EQ(weir::Bucket::make(1.0 / 0.0, 1.0, 0).error(), std::error_code(WEIR_ERR_NOT_FINITE));
@@ -350,6 +365,18 @@ TEST(Bloom, LimitsEachKey) {
     weir::Bloom moved = std::move(*bloom);
     EXPECT_FALSE(bloom->allow(0, "x"));  // NOLINT(bugprone-use-after-move)
     EXPECT_EQ(bloom->next(0, "x"), weir::nanoseconds::max());
+}
+
+TEST(Bloom, GcraWordsRefillOneAtATime) {
+    weir_gcra_limit limit;
+    ASSERT_EQ(weir_gcra_limit_new(1.0, 2, &limit), WEIR_OK);
+    auto bloom = weir::Bloom::make(10, 3, limit, 1, 2);
+    ASSERT_TRUE(bloom);
+    EXPECT_TRUE(bloom->allow(0, "10.0.0.1"));
+    EXPECT_TRUE(bloom->allow(0, "10.0.0.1"));
+    EXPECT_FALSE(bloom->allow(0, "10.0.0.1"));
+    EXPECT_EQ(bloom->next(0, "10.0.0.1"), 1s);
+    EXPECT_EQ(weir::Bloom::make(2, 1, limit, 1, 2).error(), std::error_code(WEIR_ERR_BLOOM_TOO_FEW_WORDS));
 }
 
 TEST(Limiter, BucketWindowAndCooldown) {

@@ -7,9 +7,10 @@
 //! 64-byte lines of [`LINE_WORDS`] words, and `hashes` (k) words per key,
 //! all in one line: a decision touches one cache line, however large the
 //! array. A key is hashed once with keyed SipHash-1-3 (the `siphasher`
-//! crate), whose 128-bit output (h1, h2) gives the line (`h1` modulo the
-//! line count) and which k distinct words of it (`h2` picks one of the
-//! C(8, k) subsets of the line, uniformly). A key is allowed when any of its
+//! crate, 64-bit output `h`): the low bits of `h` give the line (`h`
+//! modulo the line count, at most 2^29 lines), its high bits which k
+//! distinct words of it (`h × C(8, k) / 2^64` picks one of the C(8, k)
+//! subsets of the line, uniformly). A key is allowed when any of its
 //! k words allows, and every word that allows is charged, so a key shares a
 //! word with another only if they collide on all k to be limited together.
 //! Without the caller's 128-bit seed nobody can aim two keys at the same
@@ -79,7 +80,7 @@
 use crate::atomic::{AtomicU64, Ordering};
 use alloc::boxed::Box;
 use alloc::vec::Vec;
-use siphasher::sip128::SipHasher13;
+use siphasher::sip::SipHasher13;
 
 use crate::rate::{self, RateLimit, Word};
 use crate::smooth::{self, SmoothLimit};
@@ -270,10 +271,11 @@ impl Shape {
     #[inline]
     fn probe(&self, key: &[u8]) -> (usize, u8) {
         let hash = SipHasher13::new_with_keys(self.seed[0], self.seed[1]).hash(key);
-        let line = (hash.h1 & (self.lines() as u64 - 1)) as usize;
+        // The low bits (at most 29) pick the line; the high ones the subset.
+        let line = (hash & (self.lines() as u64 - 1)) as usize;
         let k = self.hashes as usize;
-        // h2 × C(8, k) / 2^64: a uniform pick of one of the subsets.
-        let pick = (u128::from(hash.h2) * u128::from(SUBSET_COUNT[k])) >> 64;
+        // hash × C(8, k) / 2^64: a uniform pick of one of the subsets.
+        let pick = (u128::from(hash) * u128::from(SUBSET_COUNT[k])) >> 64;
         (line, SUBSETS[usize::from(SUBSET_START[k]) + pick as usize])
     }
 

@@ -5,21 +5,31 @@
 //! The breaker keeps a rolling window of outcomes and refuses each new call
 //! with a probability that grows with the failures in it, so a struggling
 //! backend keeps receiving what it can still serve instead of being cut off
-//! and then flooded when it recovers. With `accepts` successes among `total`
-//! calls in the window (refusals included), `failing` the run of
-//! failure-only buckets at the window's head and `working` the run of
-//! success-only ones:
+//! and then flooded when it recovers. With `accepts` successes among
+//! `traffic` calls in the window (refusals included unless `skip_refusals`),
+//! `failing` the run of failure-only buckets at the window's head and
+//! `working` the run of success-only ones:
 //!
 //! ```text
 //! w     = max(k - (k - floor) * failing / size, floor)
-//! drop  = (total - protection - w * accepts) / (total + 1)
+//! drop  = (traffic - protection - w * accepts) / (traffic + 1)
 //! drop *= (size - working) / size
+//! drop  = min(drop ^ (1 / aggression), max_rejection_probability)
+//! drop  = 0 while traffic < rps_threshold * window_ns / 1e9
 //! ```
+//!
+//! The last two lines are Envoy admission_control's limits: the exponent and
+//! the cap on the refusal probability, and the traffic floor (the average
+//! rate over the window, below which nothing is refused). At their defaults
+//! (aggression 1, cap 1, floor 0, refusals counted) they change nothing, to
+//! the bit.
 //!
 //! A drop at or below zero lets everything through. Otherwise a probe lets
 //! one call through once `probe_ns` has passed with nothing let through, and
 //! the rest are refused when the caller's roll falls under `drop`. A refusal
-//! is recorded as a drop, so a breaker that refuses never reads back as idle.
+//! is recorded as a drop, so a breaker that refuses never reads back as idle;
+//! with `skip_refusals` the drops are still kept (the tally shows them) but
+//! leave `traffic`, so refusals alone cannot hold the breaker shut.
 //!
 //! The runs are counted as go-zero counts them: reading the buckets oldest to
 //! newest, the current one included, a bucket with a failure resets
@@ -49,11 +59,28 @@ pub struct Sre {
     pub size: i32,
     /// How far back the window reaches.
     pub window_ns: i64,
+    /// The most the refusal probability reaches, in [0, 1] (Envoy's
+    /// `max_rejection_probability`, 0.8 there by default). 1: no cap.
+    pub max_rejection_probability: f64,
+    /// A traffic floor in calls a second, averaged over the window
+    /// (Envoy's `rps_threshold`): while the window holds fewer than
+    /// `rps_threshold * window_ns / 1e9` calls, nothing is refused.
+    /// Finite, not negative; 0: no floor.
+    pub rps_threshold: f64,
+    /// The refusal probability is raised to `1 / aggression` (Envoy's
+    /// `aggression`): above 1 the breaker refuses more at a given failure
+    /// rate, below 1 less. Finite and positive; 1: as the seed.
+    pub aggression: f64,
+    /// Whether the breaker's own refusals are left out of the traffic the
+    /// formula counts (as Envoy and go-zero since its PR #5551 do). False,
+    /// the seed's choice: they count.
+    pub skip_refusals: bool,
 }
 
 impl Sre {
     /// The preset: k 1.5 decaying to 1.1, protection 5, a probe after 1 s,
-    /// 40 buckets over 10 s.
+    /// 40 buckets over 10 s; Envoy's limits off (no cap, no floor, an
+    /// aggression of 1, refusals counted as traffic).
     pub const PRESET: Sre = Sre {
         k: 1.5,
         floor: 1.1,
@@ -61,11 +88,17 @@ impl Sre {
         probe_ns: 1_000_000_000,
         size: 40,
         window_ns: 10_000_000_000,
+        max_rejection_probability: 1.0,
+        rps_threshold: 0.0,
+        aggression: 1.0,
+        skip_refusals: false,
     };
 
     /// The policy checked: `floor` finite and at least 1, `k` finite and at
     /// least `floor`, `protection` finite and not negative, `probe_ns` and
-    /// `window_ns` positive.
+    /// `window_ns` positive, `max_rejection_probability` in [0, 1],
+    /// `rps_threshold` finite and not negative, `aggression` finite and
+    /// positive; checked in that order.
     pub fn check(self) -> Result<Sre, SreError> {
         if !(self.floor.is_finite() && self.floor >= 1.0) {
             return Err(SreError::Floor);
@@ -81,6 +114,15 @@ impl Sre {
         }
         if self.window_ns <= 0 {
             return Err(SreError::Window(WindowError::Span));
+        }
+        if !(0.0..=1.0).contains(&self.max_rejection_probability) {
+            return Err(SreError::Cap);
+        }
+        if !(self.rps_threshold.is_finite() && self.rps_threshold >= 0.0) {
+            return Err(SreError::Rps);
+        }
+        if !(self.aggression.is_finite() && self.aggression > 0.0) {
+            return Err(SreError::Aggression);
         }
         Ok(self)
     }
@@ -103,6 +145,12 @@ pub enum SreError {
     Protection,
     /// `probe_ns` is zero or negative.
     Probe,
+    /// `max_rejection_probability` is NaN or outside [0, 1].
+    Cap,
+    /// `rps_threshold` is not finite or is negative.
+    Rps,
+    /// `aggression` is not finite or is not positive.
+    Aggression,
     /// The window could not be made.
     Window(WindowError),
 }
@@ -230,6 +278,8 @@ pub struct Breaker {
     sre: Sre,
     /// How much `w` falls per bucket of the failing run: (k - floor) / size.
     decay: f64,
+    /// The traffic floor in calls per window: rps_threshold * window_ns / 1e9.
+    floor_calls: f64,
     window: Window<Tally>,
     running: Running,
     /// When a call was last let through (at first, when the breaker was
@@ -258,6 +308,7 @@ impl Breaker {
         Ok(Breaker {
             sre,
             decay: (sre.k - sre.floor) / f64::from(sre.size),
+            floor_calls: sre.rps_threshold * (sre.window_ns as f64 / 1e9),
             window,
             running: Running::default(),
             last_pass: now,
@@ -337,27 +388,46 @@ impl Breaker {
         }
     }
 
-    /// The refusal fraction before the working run scales it, or `None`
-    /// while the window is healthy (the fraction at or below zero).
+    /// The traffic the formula counts: every call, or (with
+    /// `skip_refusals`) the calls let through.
     #[inline]
-    fn base_drop(&self, running: &Running) -> Option<f64> {
+    fn traffic(&self, running: &Running) -> i64 {
+        if self.sre.skip_refusals {
+            running.sum.total - running.sum.drop
+        } else {
+            running.sum.total
+        }
+    }
+
+    /// The refusal probability, or `None` while nothing is refused: the
+    /// fraction at or below zero, or the traffic under the floor.
+    #[inline]
+    fn refusal(&self, running: &Running) -> Option<f64> {
         let Sre {
             k,
             floor,
             protection,
+            size,
+            max_rejection_probability,
+            aggression,
             ..
         } = self.sre;
+        let traffic = self.traffic(running) as f64;
+        if traffic < self.floor_calls {
+            return None;
+        }
         let w = (k - self.decay * running.failing as f64).max(floor);
-        let total = running.sum.total as f64;
-        let excess = total - protection - w * running.sum.success as f64;
-        (excess > 0.0).then(|| excess / (total + 1.0))
-    }
-
-    /// How much of the base fraction the working run leaves standing.
-    #[inline]
-    fn scale(&self, running: &Running) -> f64 {
-        let size = f64::from(self.sre.size);
-        (size - running.working as f64) / size
+        let excess = traffic - protection - w * running.sum.success as f64;
+        if excess <= 0.0 {
+            return None;
+        }
+        let size = f64::from(size);
+        let mut drop = excess / (traffic + 1.0) * ((size - running.working as f64) / size);
+        // Skipped at the default so that it changes nothing, to the bit.
+        if aggression != 1.0 {
+            drop = libm::pow(drop, 1.0 / aggression);
+        }
+        Some(drop.min(max_rejection_probability))
     }
 
     /// Asks to make one call at `now` with the caller's draw `roll` from
@@ -368,10 +438,10 @@ impl Breaker {
     #[inline]
     pub fn allow(&mut self, now: i64, roll: f64) -> Option<Ticket> {
         let now = self.advance(now);
-        let (pass, probe) = match self.base_drop(&self.running) {
+        let (pass, probe) = match self.refusal(&self.running) {
             None => (true, false),
             Some(drop) => {
-                let rolled = draw::clamp(roll) >= drop * self.scale(&self.running);
+                let rolled = draw::clamp(roll) >= drop;
                 let due = elapsed(self.last_pass, now) > self.sre.probe_ns;
                 (rolled || due, due && !rolled)
             }
@@ -462,9 +532,7 @@ impl Breaker {
     /// healthy. The probe is left out: this is the standing throttle a
     /// dashboard or an alert wants. A reading: it changes nothing.
     pub fn ratio(&self, now: i64) -> f64 {
-        let running = self.running_at(now);
-        self.base_drop(&running)
-            .map_or(0.0, |drop| drop * self.scale(&running))
+        self.refusal(&self.running_at(now)).unwrap_or(0.0)
     }
 
     /// The outcomes in the window at `now`. A reading: it changes nothing.
@@ -651,6 +719,274 @@ mod tests {
         put(&mut breaker, 3_000 * MS, Outcome::Success);
         let expected = (36.0 - 5.0 - 1.5 * 6.0) / 37.0 * 38.0 / 40.0;
         assert!((breaker.ratio(3_000 * MS) - expected).abs() < 1e-12);
+    }
+
+    /// A breaker with `sre`, made at 0, its first bucket holding `failures`
+    /// failures and `successes` successes.
+    fn filled(sre: Sre, failures: usize, successes: usize) -> Breaker {
+        let mut breaker = Breaker::new(sre, 0).unwrap();
+        for _ in 0..failures {
+            put(&mut breaker, 0, Outcome::Failure);
+        }
+        for _ in 0..successes {
+            put(&mut breaker, 0, Outcome::Success);
+        }
+        breaker
+    }
+
+    #[test]
+    fn envoys_limits_are_checked_in_order() {
+        let bad = |sre: Sre| Breaker::new(sre, 0).unwrap_err();
+        let p = Sre::PRESET;
+        for cap in [f64::NAN, -0.1, 1.000_001, f64::INFINITY] {
+            let sre = Sre {
+                max_rejection_probability: cap,
+                ..p
+            };
+            assert_eq!(bad(sre), SreError::Cap, "cap {cap}");
+        }
+        for rps in [f64::NAN, -1.0, f64::INFINITY] {
+            let sre = Sre {
+                rps_threshold: rps,
+                ..p
+            };
+            assert_eq!(bad(sre), SreError::Rps, "rps {rps}");
+        }
+        for aggression in [f64::NAN, 0.0, -2.0, f64::INFINITY] {
+            let sre = Sre { aggression, ..p };
+            assert_eq!(bad(sre), SreError::Aggression, "aggression {aggression}");
+        }
+        // Several bad: the first in the documented order is named.
+        let sre = Sre {
+            window_ns: 0,
+            max_rejection_probability: 2.0,
+            aggression: 0.0,
+            ..p
+        };
+        assert_eq!(bad(sre), SreError::Window(WindowError::Span));
+        let sre = Sre {
+            rps_threshold: -1.0,
+            aggression: 0.0,
+            ..p
+        };
+        assert_eq!(bad(sre), SreError::Rps);
+        // The ends of each range are accepted.
+        for (cap, rps, aggression) in [(0.0, 0.0, 1e-300), (1.0, 1e300, 1e300)] {
+            let sre = Sre {
+                max_rejection_probability: cap,
+                rps_threshold: rps,
+                aggression,
+                ..p
+            };
+            assert!(Breaker::new(sre, 0).is_ok());
+        }
+    }
+
+    #[test]
+    fn the_cap_holds_the_refusal_probability_down() {
+        // 100 failures in one bucket: (100 - 5) / 101 = 0.9406 uncapped.
+        let seed = filled(Sre::PRESET, 100, 0);
+        assert!((seed.ratio(0) - 95.0 / 101.0).abs() < 1e-15);
+        let capped = Sre {
+            max_rejection_probability: 0.8,
+            ..Sre::PRESET
+        };
+        let mut breaker = filled(capped, 100, 0);
+        assert_eq!(breaker.ratio(0), 0.8);
+        // A roll of 0.85 passes under the cap and not without it; 0.79 is
+        // refused under both.
+        let mut seed = seed;
+        assert!(seed.allow(0, 0.85).is_none());
+        assert!(breaker.allow(0, 0.85).is_some());
+        assert!(breaker.allow(0, 0.79).is_none());
+        // Below the cap it changes nothing: 20 failures, 4 successes give
+        // (24 - 5 - 6) / 25 = 0.52 either way.
+        assert_eq!(filled(capped, 20, 4).ratio(0), 0.52);
+        // A cap of 0 refuses nothing.
+        let never = Sre {
+            max_rejection_probability: 0.0,
+            ..Sre::PRESET
+        };
+        let mut breaker = filled(never, 100, 0);
+        assert_eq!(breaker.ratio(0), 0.0);
+        assert!(breaker.allow(0, 0.0).is_some());
+    }
+
+    #[test]
+    fn the_traffic_floor_refuses_nothing_below_it() {
+        // 2 calls/s over the preset's 10 s window: a floor of 20 calls.
+        let floored = Sre {
+            rps_threshold: 2.0,
+            ..Sre::PRESET
+        };
+        // 19 failures: under the floor; the seed refuses (19 - 5) / 20.
+        let mut breaker = filled(floored, 19, 0);
+        assert_eq!(breaker.ratio(0), 0.0);
+        assert_eq!(filled(Sre::PRESET, 19, 0).ratio(0), 0.7);
+        assert!(breaker.allow(0, 0.0).is_some());
+        // The 20th call reaches the floor: (20 - 5) / 21, as the seed.
+        put(&mut breaker, 0, Outcome::Failure);
+        assert!((breaker.ratio(0) - 15.0 / 21.0).abs() < 1e-15);
+        assert_eq!(
+            breaker.ratio(0),
+            filled(Sre::PRESET, 20, 0).ratio(0),
+            "at or above the floor nothing changes"
+        );
+        // Refusals count toward the floor unless skipped: 15 failures and
+        // 5 refusals reach it, and with skip_refusals they do not.
+        let mut counted = filled(floored, 15, 0);
+        let mut skipped = filled(
+            Sre {
+                skip_refusals: true,
+                ..floored
+            },
+            15,
+            0,
+        );
+        for breaker in [&mut counted, &mut skipped] {
+            for _ in 0..5 {
+                breaker.record(Outcome::Drop);
+            }
+        }
+        assert!((counted.ratio(0) - 15.0 / 21.0).abs() < 1e-15);
+        assert_eq!(skipped.ratio(0), 0.0);
+    }
+
+    #[test]
+    fn the_aggression_bends_the_refusal_probability() {
+        // 20 failures, 4 successes: 0.52 at an aggression of 1.
+        let at = |aggression: f64| {
+            filled(
+                Sre {
+                    aggression,
+                    ..Sre::PRESET
+                },
+                20,
+                4,
+            )
+            .ratio(0)
+        };
+        assert_eq!(at(1.0), 0.52);
+        // 0.52 ^ (1 / 2) = sqrt(0.52) = 0.721110255092797...
+        assert!((at(2.0) - 0.721_110_255_092_797_9).abs() < 1e-15);
+        // 0.52 ^ (1 / 0.5) = 0.52 ^ 2 = 0.2704.
+        assert!((at(0.5) - 0.2704).abs() < 1e-15);
+        // 0.52 ^ (1 / 4) = 0.849182...: sqrt(0.721110255...).
+        assert!((at(4.0) - 0.849_182_109_498_779_9).abs() < 1e-15);
+        // A healthy window stays healthy at any aggression.
+        for aggression in [0.01, 1.0, 100.0] {
+            let sre = Sre {
+                aggression,
+                ..Sre::PRESET
+            };
+            assert_eq!(filled(sre, 4, 20).ratio(0), 0.0);
+        }
+        // The exponent comes before the cap: 0.7211 capped at 0.6.
+        let both = Sre {
+            aggression: 2.0,
+            max_rejection_probability: 0.6,
+            ..Sre::PRESET
+        };
+        assert_eq!(filled(both, 20, 4).ratio(0), 0.6);
+        // And after the working run's scale: two success-only buckets
+        // scale 0.52-like fractions by 38 / 40 first (see
+        // the_formula_is_the_seeds), then the root applies.
+        let sre = Sre {
+            aggression: 2.0,
+            ..Sre::PRESET
+        };
+        let mut breaker = filled(sre, 20, 4);
+        put(&mut breaker, 250 * MS, Outcome::Success);
+        put(&mut breaker, 500 * MS, Outcome::Success);
+        let scaled: f64 = (26.0 - 5.0 - 1.5 * 6.0) / 27.0 * 38.0 / 40.0;
+        assert!((breaker.ratio(500 * MS) - libm::sqrt(scaled)).abs() < 1e-15);
+    }
+
+    #[test]
+    fn skipping_refusals_leaves_them_out_of_the_traffic() {
+        // 10 successes and 90 refusals in one bucket (a working bucket:
+        // working 1). Counted: (100 - 5 - 15) / 101 * 39 / 40 = 0.7723;
+        // skipped: 10 - 5 - 15 < 0, nothing refused.
+        let fill = |skip_refusals: bool| {
+            let mut breaker = filled(
+                Sre {
+                    skip_refusals,
+                    ..Sre::PRESET
+                },
+                0,
+                10,
+            );
+            for _ in 0..90 {
+                breaker.record(Outcome::Drop);
+            }
+            breaker
+        };
+        let counted = fill(false);
+        let expected = 80.0 / 101.0 * 39.0 / 40.0;
+        assert!((counted.ratio(0) - expected).abs() < 1e-15);
+        let skipped = fill(true);
+        assert_eq!(skipped.ratio(0), 0.0);
+        // The tally still shows the refusals either way.
+        assert_eq!(skipped.tally(0), counted.tally(0));
+        assert_eq!(skipped.tally(0).drop, 90);
+        // 10 failures then 10 refusals: counted, (20 - 5) / 21; skipped,
+        // the refusals change nothing: (10 - 5) / 11.
+        let mut counted = filled(Sre::PRESET, 10, 0);
+        let sre = Sre {
+            skip_refusals: true,
+            ..Sre::PRESET
+        };
+        let mut skipped = filled(sre, 10, 0);
+        assert!((skipped.ratio(0) - 5.0 / 11.0).abs() < 1e-15);
+        for _ in 0..10 {
+            assert!(counted.allow(0, 0.0).is_none());
+            assert!(skipped.allow(0, 0.0).is_none());
+        }
+        assert!((counted.ratio(0) - 15.0 / 21.0).abs() < 1e-15);
+        assert!((skipped.ratio(0) - 5.0 / 11.0).abs() < 1e-15);
+    }
+
+    #[test]
+    fn the_defaults_change_nothing_to_the_bit() {
+        // The preset's limits against a breaker whose limits are written
+        // out at their neutral values by hand: every decision and reading
+        // alike over a pseudo-random run (the same as the seed's formula).
+        let neutral = Sre {
+            max_rejection_probability: 1.0,
+            rps_threshold: 0.0,
+            aggression: 1.0,
+            skip_refusals: false,
+            ..Sre::PRESET
+        };
+        assert_eq!(neutral, Sre::PRESET);
+        let mut breaker = preset();
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut now = 0_i64;
+        for _ in 0..crate::rounds(5_000) {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            now += (state >> 40) as i64 % (50 * MS);
+            let roll = ((state >> 11) as f64) / (1u64 << 53) as f64;
+            // The seed's formula, written out here independently.
+            let running = breaker.running_at(now);
+            let (total, success) = (running.sum.total as f64, running.sum.success as f64);
+            let w = (1.5 - (1.5 - 1.1) / 40.0 * running.failing as f64).max(1.1);
+            let excess = total - 5.0 - w * success;
+            let seed = if excess > 0.0 {
+                excess / (total + 1.0) * ((40.0 - running.working as f64) / 40.0)
+            } else {
+                0.0
+            };
+            assert_eq!(breaker.ratio(now).to_bits(), seed.to_bits());
+            if let Some(mut ticket) = breaker.allow(now, roll) {
+                if state % 3 == 0 {
+                    breaker.pass(&mut ticket, now).unwrap();
+                } else {
+                    breaker.fail(&mut ticket, now).unwrap();
+                }
+            }
+        }
     }
 
     #[test]

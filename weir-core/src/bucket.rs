@@ -35,6 +35,10 @@
 //!   never more than 1.6 × 10^10 unit takes a second. With a burst of one,
 //!   takes at whole nanoseconds pass at most once per `ceil(1 / rate)` ns.
 //!
+//! With refunds ([`Bucket::refund`]) the bound holds for the takes, a take
+//! partly refunded counting as taken: a refund never leaves the bucket
+//! fuller than if its take had not been made.
+//!
 //! A fractional burst is held to a tick, rounded down, so a take of all of
 //! it may never pass; takes of whole tokens up to `floor(burst)` always do.
 //! The clock runs for [`gcra::HORIZON`] ticks after the bucket was made:
@@ -45,6 +49,7 @@
 use crate::atomic::{AtomicI64, Ordering};
 
 use crate::gcra::{self, Clock, Tick};
+pub use crate::limiter::RefundError;
 use crate::time::{NEVER, SECOND};
 
 /// The most refill time a bucket may hold, `burst / rate` in nanoseconds
@@ -264,6 +269,65 @@ impl Bucket {
         }
     }
 
+    /// Gives back `n` tokens taken at `taken_at` (that take's `now`) for a
+    /// call that was let through but never made, as x/time/rate's
+    /// `Reservation.Cancel` does; the tokens given back. Lock-free, one
+    /// compare-and-swap, like a take.
+    ///
+    /// What it gives back: the take's cost less the refill since
+    /// `taken_at`, `n - rate × (now - taken_at)` tokens (held to ticks, the
+    /// cost rounded down where the take rounded it up), and never more
+    /// than the room left under the burst at `now`. The refill since the
+    /// take may have gone to the hole the take made, or, had the bucket
+    /// been full without it, been thrown away; the bucket keeps no record
+    /// to tell, so it assumes the latter. So a refund never leaves the
+    /// bucket fuller than if the take had not been made, and a refund at
+    /// the take's own instant undoes a whole-token take exactly. A bucket
+    /// that never refills (rate 0) gives back the whole cost, whenever.
+    ///
+    /// What it cannot undo or check: tokens the refill has already made
+    /// good ([`RefundError::Expired`] once `rate × (now - taken_at)`
+    /// covers the whole cost), room the bucket no longer has
+    /// ([`RefundError::Full`] when it is full at `now`), and whether the
+    /// tokens were taken at all, or refunded already: it keeps no record of
+    /// takes, so give back only what a take that passed took, once.
+    ///
+    /// Checks, in this order: `n` a cost the bucket takes at all
+    /// ([`RefundError::Amount`]: zero, negative, NaN, infinite or more
+    /// than the burst), `taken_at` not later than `now`
+    /// ([`RefundError::Future`]), then [`RefundError::Expired`] and
+    /// [`RefundError::Full`]. An error changes nothing.
+    pub fn refund(&self, now: i64, taken_at: i64, n: f64) -> Result<f64, RefundError> {
+        let Some(taken) = self.cost(n) else {
+            return Err(RefundError::Amount);
+        };
+        if taken_at > now {
+            return Err(RefundError::Future);
+        }
+        // Rounded down: never more than the take's ceil(n × per_token). A
+        // whole n costs a whole number of ticks either way (the common
+        // refund: one integer multiply, done by `cost`).
+        let cost = if n == (n as i64) as f64 {
+            taken
+        } else {
+            gcra::mul_floor(n, self.per_token).ok_or(RefundError::Amount)? as i64
+        };
+        let at = self.at(now);
+        let refilled = at.saturating_sub(self.at(taken_at));
+        let back = cost.saturating_sub(refilled);
+        if back <= 0 {
+            return Err(RefundError::Expired);
+        }
+        let before = self
+            .tat
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |tat| {
+                (tat > at).then(|| tat.saturating_sub(back).max(at))
+            })
+            .map_err(|_| RefundError::Full)?;
+        let given = back.min(before - at);
+        Ok(given as f64 / self.per_token as f64)
+    }
+
     /// How many tokens the bucket holds at `now`, between 0 and
     /// [`Bucket::burst`].
     pub fn tokens(&self, now: i64) -> f64 {
@@ -320,6 +384,179 @@ mod tests {
         assert_eq!(bucket.tokens(350 * MS), 2.5);
         // Never more than the burst, however long it rests.
         assert_eq!(bucket.tokens(3_600 * SECOND), 5.0);
+    }
+
+    #[test]
+    fn a_refund_at_the_take_undoes_it() {
+        // 10/s up to 5: a take of 2 at 0, refunded at 0, leaves it full.
+        let bucket = Bucket::new(10.0, 5.0, 0).unwrap();
+        assert!(bucket.take(0, 2.0));
+        assert_eq!(bucket.tokens(0), 3.0);
+        assert_eq!(bucket.refund(0, 0, 2.0), Ok(2.0));
+        assert_eq!(bucket.tokens(0), 5.0);
+        // Nothing left to give back now: full.
+        assert_eq!(bucket.refund(0, 0, 1.0), Err(RefundError::Full));
+        // Five takes, the fifth refunded: four spent, and the next take
+        // passes where without the refund it would not.
+        for _ in 0..5 {
+            assert!(bucket.take(0, 1.0));
+        }
+        assert!(!bucket.take(0, 1.0));
+        assert_eq!(bucket.refund(0, 0, 1.0), Ok(1.0));
+        assert_eq!(bucket.tokens(0), 1.0);
+        assert!(bucket.take(0, 1.0));
+        assert!(!bucket.take(0, 1.0));
+    }
+
+    #[test]
+    fn a_refund_later_gives_back_the_cost_less_the_refill_since() {
+        // 10/s up to 5, emptied at 0. A token refills every 100 ms.
+        let bucket = Bucket::new(10.0, 5.0, 0).unwrap();
+        assert!(bucket.take(0, 5.0));
+        // 250 ms later 2.5 tokens have come back; a refund of the 5 taken
+        // at 0 gives back 5 - 10 × 0.25 = 2.5, to 5 in all: full, as if
+        // the take had not been made.
+        assert_eq!(bucket.refund(250 * MS, 0, 5.0), Ok(2.5));
+        assert_eq!(bucket.tokens(250 * MS), 5.0);
+
+        // Emptied at 1 s, then a take of 1 at 1.2 s (after 2 refilled):
+        // 1 left. A refund of that take at 1.25 s gives back
+        // 1 - 10 × 0.05 = 0.5: 1.5 + 0.5 = 2 tokens.
+        let bucket = Bucket::new(10.0, 5.0, 0).unwrap();
+        assert!(bucket.take(SECOND, 5.0));
+        assert!(bucket.take(1_200 * MS, 1.0));
+        assert_eq!(bucket.tokens(1_200 * MS), 1.0);
+        assert_eq!(bucket.refund(1_250 * MS, 1_200 * MS, 1.0), Ok(0.5));
+        assert_eq!(bucket.tokens(1_250 * MS), 2.0);
+        // 100 ms or more after a take of 1 the refill has covered it.
+        assert_eq!(
+            bucket.refund(1_300 * MS, 1_200 * MS, 1.0),
+            Err(RefundError::Expired)
+        );
+        assert_eq!(bucket.tokens(1_250 * MS), 2.0, "an error changes nothing");
+    }
+
+    #[test]
+    fn a_refund_never_goes_above_the_burst_or_beyond_the_take() {
+        // 1/s up to 3: full at 0, a take of 3 at 0, then 2 refilled by 2 s.
+        let bucket = Bucket::new(1.0, 3.0, 0).unwrap();
+        assert!(bucket.take(0, 3.0));
+        // At 0.5 s: 0.5 refilled; a refund of 3 gives back 2.5, to 3.
+        assert_eq!(bucket.refund(500 * MS, 0, 3.0), Ok(2.5));
+        assert_eq!(bucket.tokens(500 * MS), 3.0);
+        // The room is the cap: 2 tokens held at 0 of 3, a refund of 3
+        // taken at 0 gives back only the 1 of room.
+        let bucket = Bucket::new(1.0, 3.0, 0).unwrap();
+        assert!(bucket.take(0, 1.0));
+        assert_eq!(bucket.refund(0, 0, 3.0), Ok(1.0));
+        assert_eq!(bucket.tokens(0), 3.0);
+        // Where the bucket would have thrown the refill away: full at 0, a
+        // take of 2 at 0 leaves 1, a second refills by 1 s, and a take of 2
+        // then leaves 0. Without the first take the bucket would have
+        // stayed full and hold 3 - 2 = 1 at 1 s; the refund of the first at
+        // 1 s gives back 2 - 1 = 1: exactly that, not 2.
+        let bucket = Bucket::new(1.0, 3.0, 0).unwrap();
+        assert!(bucket.take(0, 2.0));
+        assert!(bucket.take(SECOND, 2.0));
+        assert_eq!(bucket.tokens(SECOND), 0.0);
+        assert_eq!(bucket.refund(SECOND, 0, 2.0), Ok(1.0));
+        assert_eq!(bucket.tokens(SECOND), 1.0);
+    }
+
+    #[test]
+    fn a_fractional_refund_rounds_against_admitting() {
+        // 3/s: a token is ceil(10^9 × 2^s / 3) ticks; a take of 0.5 costs
+        // ceil(0.5 × per_token), a refund of it floor(...): at most one
+        // tick less, never more.
+        let bucket = Bucket::new(3.0, 2.0, 0).unwrap();
+        let full = bucket.tokens(0);
+        assert!(bucket.take(0, 0.5));
+        let back = bucket.refund(0, 0, 0.5).unwrap();
+        assert!(back <= 0.5 && back > 0.5 - 1e-8, "gave back {back}");
+        assert!(bucket.tokens(0) <= full);
+    }
+
+    #[test]
+    fn a_bucket_that_never_refills_takes_a_refund_whenever() {
+        let bucket = Bucket::new(0.0, 4.0, 0).unwrap();
+        assert!(bucket.take(0, 4.0));
+        assert_eq!(bucket.refund(1_000 * SECOND, 0, 1.0), Ok(1.0));
+        assert!(bucket.take(2_000 * SECOND, 1.0));
+        assert!(!bucket.take(2_000 * SECOND, 1.0));
+    }
+
+    #[test]
+    fn a_refund_never_leaves_the_bucket_fuller_than_no_take() {
+        // Twins: `with` makes a take at `taken_at` and refunds it later;
+        // `without` never makes it. Every other take `with` passes,
+        // `without` passes too (it never has less room), so both see the
+        // same takes, and after the refund `with` holds no more.
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..crate::rounds(2_000) {
+            let rate = [0.0, 1.0, 3.0, 10.0, 1e6][(next() % 5) as usize];
+            let burst = 1.0 + (next() % 8) as f64;
+            let with = Bucket::new(rate, burst, 0).unwrap();
+            let without = Bucket::new(rate, burst, 0).unwrap();
+            let mut now = 0_i64;
+            let step = |r: u64| (r % 400) as i64 * MS;
+            for _ in 0..(next() % 6) {
+                now += step(next());
+                let n = 1.0 + (next() % 3) as f64;
+                if with.take(now, n) {
+                    assert!(without.take(now, n));
+                }
+            }
+            now += step(next());
+            let taken_at = now;
+            let n = [0.25, 1.0, 2.0, 1.5][(next() % 4) as usize];
+            if !with.take(taken_at, n) {
+                continue;
+            }
+            for _ in 0..(next() % 6) {
+                now += step(next());
+                let m = 1.0 + (next() % 3) as f64;
+                if with.take(now, m) {
+                    assert!(without.take(now, m));
+                }
+            }
+            now += step(next());
+            let _ = with.refund(now, taken_at, n);
+            for later in [now, now + 50 * MS, now + 5 * SECOND] {
+                assert!(
+                    with.tokens(later) <= without.tokens(later),
+                    "rate {rate} burst {burst}: {} > {} at {later}",
+                    with.tokens(later),
+                    without.tokens(later)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_bad_refund_changes_nothing() {
+        let bucket = Bucket::new(10.0, 5.0, 0).unwrap();
+        assert!(bucket.take(0, 5.0));
+        for n in [0.0, -1.0, f64::NAN, f64::INFINITY, 5.5, f64::MAX] {
+            assert_eq!(bucket.refund(0, 0, n), Err(RefundError::Amount), "{n}");
+        }
+        assert_eq!(bucket.refund(0, 1, 1.0), Err(RefundError::Future));
+        assert_eq!(
+            bucket.refund(i64::MIN, i64::MAX, 1.0),
+            Err(RefundError::Future)
+        );
+        // A take from the far past has long refilled.
+        assert_eq!(
+            bucket.refund(i64::MAX, i64::MIN, 1.0),
+            Err(RefundError::Expired)
+        );
+        assert_eq!(bucket.tokens(0), 0.0);
+        assert!(!bucket.take(0, 1.0));
     }
 
     #[test]

@@ -38,7 +38,6 @@ pub mod pool;
 pub mod rate;
 #[cfg(feature = "alloc")]
 pub mod shedder;
-pub mod siphash;
 #[cfg(feature = "alloc")]
 pub mod sliding;
 pub mod smooth;

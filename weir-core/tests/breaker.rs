@@ -83,6 +83,7 @@ fn sre() -> impl Strategy<Value = Sre> {
                 probe_ns,
                 size,
                 window_ns,
+                ..Sre::PRESET
             },
         )
 }
