@@ -73,13 +73,17 @@ func FuzzBucket(f *testing.F) {
 
 func FuzzBreakerPolicy(f *testing.F) {
 	p := DefaultBreakerPolicy()
-	f.Add(p.K, p.Floor, p.Protection, int64(p.Probe), p.Size, int64(p.Window), 0.5, int64(0))
-	f.Add(math.NaN(), 0.0, -1.0, int64(-1), int32(-1), int64(0), math.Inf(1), int64(-1))
-	f.Fuzz(func(t *testing.T, k, floor, protection float64, probe int64, size int32, window int64, roll float64, now int64) {
+	f.Add(p.K, p.Floor, p.Protection, int64(p.Probe), p.Size, int64(p.Window), false, 1.0, 0.0, 1.0, 0.5, int64(0))
+	f.Add(p.K, p.Floor, p.Protection, int64(p.Probe), p.Size, int64(p.Window), true, 0.8, 5.0, 2.0, 0.1, int64(7))
+	f.Add(math.NaN(), 0.0, -1.0, int64(-1), int32(-1), int64(0), true, math.NaN(), -1.0, 0.0, math.Inf(1), int64(-1))
+	f.Fuzz(func(t *testing.T, k, floor, protection float64, probe int64, size int32, window int64,
+		skip bool, maxRejection, rps, aggression, roll float64, now int64) {
 		if size > 1<<12 {
 			size = 1 << 12 // keep the fuzzer's allocations small
 		}
-		b, err := NewBreakerAt(&BreakerPolicy{k, floor, protection, time.Duration(probe), size, time.Duration(window)}, 0)
+		b, err := NewBreakerAt(&BreakerPolicy{K: k, Floor: floor, Protection: protection, Probe: time.Duration(probe),
+			Size: size, Window: time.Duration(window), SkipRefusals: skip, MaxRejectionProbability: maxRejection,
+			RPSThreshold: rps, Aggression: aggression}, 0)
 		if err != nil {
 			return
 		}
@@ -90,7 +94,7 @@ func FuzzBreakerPolicy(f *testing.F) {
 				t.Fatal("first settle failed")
 			}
 		}
-		if r := b.RatioAt(time.Duration(now)); r < 0 || r >= 1 {
+		if r := b.RatioAt(time.Duration(now)); r < 0 || r >= 1 || r > maxRejection {
 			t.Fatal("ratio", r)
 		}
 	})

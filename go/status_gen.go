@@ -57,13 +57,14 @@ const (
 	// process or program: see `weir_words_shareable`.
 	ErrWordsNotShareable Status = 30
 	// ErrRefundExpired is WEIR_ERR_REFUND_EXPIRED: A refund's units were taken in a window, or a cooldown's batch, that
-	// has ended since; nothing was given back.
+	// has ended since, or a bucket's refill has since made them good;
+	// nothing was given back.
 	ErrRefundExpired Status = 40
 	// ErrRefundArmed is WEIR_ERR_REFUND_ARMED: A refund to a cooldown limiter whose gate is armed: the batch is
 	// spent and its gate stands; nothing was given back.
 	ErrRefundArmed Status = 41
-	// ErrRefundFull is WEIR_ERR_REFUND_FULL: A refund to a limiter already at capacity at `now` (a bucket that
-	// refilled, for one); nothing to give back.
+	// ErrRefundFull is WEIR_ERR_REFUND_FULL: A refund to a limiter or `weir_bucket` already at capacity at `now`
+	// (a bucket that refilled, for one); nothing to give back.
 	ErrRefundFull Status = 42
 	// ErrRefundFuture is WEIR_ERR_REFUND_FUTURE: A refund whose `taken_at` is later than its `now`; nothing changed.
 	ErrRefundFuture Status = 43
@@ -160,6 +161,15 @@ const (
 	ErrShedWindow Status = 314
 	// ErrWindowSize is WEIR_ERR_WINDOW_SIZE: `weir_window_new`'s `size` is above 1048576 buckets.
 	ErrWindowSize Status = 315
+	// ErrSRECap is WEIR_ERR_SRE_CAP: A breaker policy's `max_rejection_probability` is NaN or outside
+	// [0, 1].
+	ErrSRECap Status = 330
+	// ErrSRERPS is WEIR_ERR_SRE_RPS: A breaker policy's `rps_threshold` is not finite or is negative.
+	ErrSRERPS Status = 331
+	// ErrSREAggression is WEIR_ERR_SRE_AGGRESSION: A breaker policy's `aggression` is not finite or is not positive.
+	ErrSREAggression Status = 332
+	// ErrSRERefusals is WEIR_ERR_SRE_REFUSALS: A breaker policy's `skip_refusals` is neither 0 nor 1.
+	ErrSRERefusals Status = 333
 	// ErrRateBurst is WEIR_ERR_RATE_BURST: A rate limit's burst is outside 1..1023.
 	ErrRateBurst Status = 400
 	// ErrRateZero is WEIR_ERR_RATE_ZERO: A rate limit of zero events a second.
@@ -297,6 +307,10 @@ var statusCodes = [...]struct {
 	{ErrShedSize, "WEIR_ERR_SHED_SIZE"},
 	{ErrShedWindow, "WEIR_ERR_SHED_WINDOW"},
 	{ErrWindowSize, "WEIR_ERR_WINDOW_SIZE"},
+	{ErrSRECap, "WEIR_ERR_SRE_CAP"},
+	{ErrSRERPS, "WEIR_ERR_SRE_RPS"},
+	{ErrSREAggression, "WEIR_ERR_SRE_AGGRESSION"},
+	{ErrSRERefusals, "WEIR_ERR_SRE_REFUSALS"},
 	{ErrRateBurst, "WEIR_ERR_RATE_BURST"},
 	{ErrRateZero, "WEIR_ERR_RATE_ZERO"},
 	{ErrRateTooSlow, "WEIR_ERR_RATE_TOO_SLOW"},
@@ -525,6 +539,18 @@ func statusMismatches() []string {
 	}
 	if ErrWindowSize != C.WEIR_ERR_WINDOW_SIZE {
 		bad = append(bad, fmt.Sprintf("ErrWindowSize is %d, WEIR_ERR_WINDOW_SIZE is %d", ErrWindowSize, C.WEIR_ERR_WINDOW_SIZE))
+	}
+	if ErrSRECap != C.WEIR_ERR_SRE_CAP {
+		bad = append(bad, fmt.Sprintf("ErrSRECap is %d, WEIR_ERR_SRE_CAP is %d", ErrSRECap, C.WEIR_ERR_SRE_CAP))
+	}
+	if ErrSRERPS != C.WEIR_ERR_SRE_RPS {
+		bad = append(bad, fmt.Sprintf("ErrSRERPS is %d, WEIR_ERR_SRE_RPS is %d", ErrSRERPS, C.WEIR_ERR_SRE_RPS))
+	}
+	if ErrSREAggression != C.WEIR_ERR_SRE_AGGRESSION {
+		bad = append(bad, fmt.Sprintf("ErrSREAggression is %d, WEIR_ERR_SRE_AGGRESSION is %d", ErrSREAggression, C.WEIR_ERR_SRE_AGGRESSION))
+	}
+	if ErrSRERefusals != C.WEIR_ERR_SRE_REFUSALS {
+		bad = append(bad, fmt.Sprintf("ErrSRERefusals is %d, WEIR_ERR_SRE_REFUSALS is %d", ErrSRERefusals, C.WEIR_ERR_SRE_REFUSALS))
 	}
 	if ErrRateBurst != C.WEIR_ERR_RATE_BURST {
 		bad = append(bad, fmt.Sprintf("ErrRateBurst is %d, WEIR_ERR_RATE_BURST is %d", ErrRateBurst, C.WEIR_ERR_RATE_BURST))

@@ -16,6 +16,7 @@ import (
 func TestConstructorErrors(t *testing.T) {
 	p := func(f func(*GradientPolicy)) *GradientPolicy { g := DefaultGradientPolicy(); f(&g); return &g }
 	bp := func(f func(*BudgetPolicy)) *BudgetPolicy { b := DefaultBudgetPolicy(); f(&b); return &b }
+	sre := func(f func(*BreakerPolicy)) *BreakerPolicy { s := DefaultBreakerPolicy(); f(&s); return &s }
 	for _, tc := range []struct {
 		name string
 		err  error
@@ -33,6 +34,14 @@ func TestConstructorErrors(t *testing.T) {
 		{"budget percent", second(NewBudget(bp(func(b *BudgetPolicy) { b.Percent = -1 }), 0)), ErrBudgetPercent},
 		{"concurrency limits", second(NewConcurrency(p(func(g *GradientPolicy) { g.MinLimit = 0 }))), ErrConcurrencyLimits},
 		{"concurrency smoothing", second(NewConcurrency(p(func(g *GradientPolicy) { g.Smoothing = 0 }))), ErrConcurrencySmoothing},
+		{"breaker cap NaN", second(NewBreakerAt(sre(func(s *BreakerPolicy) { s.MaxRejectionProbability = math.NaN() }), 0)), ErrSRECap},
+		{"breaker cap above 1", second(NewBreakerAt(sre(func(s *BreakerPolicy) { s.MaxRejectionProbability = 1.5 }), 0)), ErrSRECap},
+		{"breaker cap negative", second(NewBreakerAt(sre(func(s *BreakerPolicy) { s.MaxRejectionProbability = -0.1 }), 0)), ErrSRECap},
+		{"breaker rps negative", second(NewBreakerAt(sre(func(s *BreakerPolicy) { s.RPSThreshold = -1 }), 0)), ErrSRERPS},
+		{"breaker rps infinite", second(NewBreakerAt(sre(func(s *BreakerPolicy) { s.RPSThreshold = math.Inf(1) }), 0)), ErrSRERPS},
+		{"breaker aggression 0", second(NewBreakerAt(sre(func(s *BreakerPolicy) { s.Aggression = 0 }), 0)), ErrSREAggression},
+		{"breaker aggression NaN", second(NewBreakerAt(sre(func(s *BreakerPolicy) { s.Aggression = math.NaN() }), 0)), ErrSREAggression},
+		{"breaker aggression negative", second(NewBreakerAt(sre(func(s *BreakerPolicy) { s.Aggression = -2 }), 0)), ErrSREAggression},
 		{"pool size", second(NewPool[int](&PoolLimits{Size: 0})), ErrPoolSize},
 		{"pool idle", second(NewPool[int](&PoolLimits{Size: 1, Idle: -1})), ErrPoolIdle},
 		{"pool keep", second(NewPool[int](&PoolLimits{Size: 1, Keep: -1})), ErrPoolKeep},
