@@ -49,6 +49,9 @@ type Bloom struct {
 // NewBloom makes a bloom array of rate words with a seed drawn from
 // crypto/rand, so that clients cannot pick keys that collide.
 // ErrRateLimitInvalid, ErrBloomSize, ErrBloomTooFewWords, ErrBloomHashes.
+// Its 8 × 2^sizeLog2 bytes (and 64 more) are one Go allocation, which,
+// like any make, the runtime cannot answer with an error when memory runs
+// out; [NewCBloom] answers ErrNoMemory instead.
 func NewBloom(sizeLog2, hashes uint32, limit RateLimit) (*Bloom, error) {
 	seed0, seed1 := drawSeed()
 	return NewBloomSeeded(sizeLog2, hashes, limit, seed0, seed1)
