@@ -270,7 +270,7 @@ func TestBloomFileShared(t *testing.T) {
 	if !a.Allow([]byte("fresh")) || !b.AllowString("fresh2") {
 		t.Fatal("MonotonicNow forms")
 	}
-	mem := make([]byte, 64)
+	mem := alignedRegion(64) // regions are 64-byte aligned, or ErrMisaligned
 	if _, err := AttachBloom(mem); !errors.Is(err, ErrBloomForeign) {
 		t.Fatal(err)
 	}
@@ -280,5 +280,39 @@ func TestBloomFileShared(t *testing.T) {
 	b.Close()
 	if b.AllowStringAt(time.Hour, "k") || b.Next(0, nil) != Never {
 		t.Fatal("a closed region admitted")
+	}
+}
+
+// A file of GCRA words: the second opener attaches whatever its rate
+// limit argument, and the pure-Go words over a mapping share it too.
+func TestGCRABloomFileShared(t *testing.T) {
+	limit, _ := NewGCRALimit(1, 2)
+	path := filepath.Join(t.TempDir(), "gcra-bloom")
+	a, err := OpenGCRABloomFile(path, 6, 2, limit, 5, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	window, _ := NewRateLimit(10, 2)
+	b, err := OpenBloomFile(path, 6, 2, window, 0, 0) // attaches: the header's kind wins
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	words, err := NewBloomWords(b.mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.AllowAt(0, []byte("k")) || !words.AllowAt(0, []byte("k")) || b.AllowAt(0, []byte("k")) {
+		t.Fatal("a burst of 2 across two mappings and the Go words")
+	}
+	if d := words.NextAt(0, []byte("k")); d != time.Second || b.Next(0, []byte("k")) != d {
+		t.Fatalf("next %v: one token a second", d)
+	}
+	if !b.AllowAt(time.Second, []byte("k")) || a.AllowAt(time.Second, []byte("k")) {
+		t.Fatal("one token back after a second, not the burst")
+	}
+	if _, err := OpenGCRABloomFile(filepath.Join(t.TempDir(), "bad"), 6, 9, limit, 1, 2); !errors.Is(err, ErrBloomHashes) {
+		t.Fatalf("9 hashes: %v", err)
 	}
 }
