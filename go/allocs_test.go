@@ -19,6 +19,11 @@ func TestDecisionsAllocateNothing(t *testing.T) {
 	limit, _ := NewRateLimit(1e6, 1000)
 	bl, _ := NewBloomSeeded(10, 3, limit, 1, 2)
 	defer bl.Close()
+	glimit, _ := NewGCRALimit(1e6, 1000)
+	gb, _ := NewGCRABloomSeeded(10, 3, glimit, 1, 2)
+	defer gb.Close()
+	cb, _ := NewCBloom(10, 3, limit, 1, 2)
+	defer cb.Close()
 	key := []byte("203.0.113.7:4000")
 	var word uint64
 	now := time.Duration(0)
@@ -28,6 +33,9 @@ func TestDecisionsAllocateNothing(t *testing.T) {
 		"bucket allow":       func() { bu.AllowAt(now) },
 		"bloom allow":        func() { bl.AllowAt(now, key) },
 		"bloom allow string": func() { bl.AllowStringAt(now, "203.0.113.7") },
+		"gcra bloom allow":   func() { gb.AllowAt(now, key) },
+		"C bloom allow":      func() { cb.AllowAt(now, key) },
+		"C bloom string":     func() { cb.AllowStringAt(now, "203.0.113.7") },
 		"rate word (C)":      func() { RateAllowC(&word, &limit, now) },
 	} {
 		if n := testing.AllocsPerRun(200, func() { now += time.Microsecond; f() }); n != 0 {

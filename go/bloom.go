@@ -24,24 +24,34 @@ import (
 // Limits of a bloom array's shape, from weir.h.
 const (
 	BloomMaxSizeLog2  = C.WEIR_BLOOM_MAX_SIZE_LOG2
+	BloomMinSizeLog2  = C.WEIR_BLOOM_MIN_SIZE_LOG2
 	BloomMaxHashes    = C.WEIR_BLOOM_MAX_HASHES
 	BloomHeaderBytes  = C.WEIR_BLOOM_HEADER_BYTES
+	BloomAlign        = C.WEIR_BLOOM_ALIGN
 	RateGranularityNs = C.WEIR_RATE_GRANULARITY_NS
 	RateMaxBurst      = C.WEIR_RATE_MAX_BURST
 )
 
 // Bloom limits a key space too large to give each key its own limiter
-// (client addresses, API keys): 2^sizeLog2 rate words, hashes words per
-// key, keys hashed with SipHash-1-3 under a secret seed (weir_bloom).
-// Lock-free and safe for many goroutines; Close is not concurrent with
-// use. Keys are read during the call and not kept.
+// (client addresses, API keys): 2^sizeLog2 words, hashes of them per key,
+// all in one 64-byte line, keys hashed with SipHash-1-3 under a secret
+// seed (weir_bloom). Its words are rate words (NewBloom: a burst, then
+// nothing until the window ends) or GCRA words (NewGCRABloom: a token
+// bucket). The array lives in Go memory, laid by weir_bloom_init_in and
+// decided in pure Go ([BloomWords]), so a decision pays no cgo crossing;
+// C never keeps a pointer to it. For an array outside the Go heap see
+// [CBloom]. Lock-free and safe for many goroutines; Close is not
+// concurrent with use. Keys are read during the call and not kept.
 type Bloom struct {
-	p *C.weir_bloom
+	w *BloomWords
 }
 
-// NewBloom makes a bloom array with a seed drawn from crypto/rand, so
-// that clients cannot pick keys that collide. ErrRateLimitInvalid,
-// ErrBloomSize, ErrBloomHashes, ErrNoMemory.
+// NewBloom makes a bloom array of rate words with a seed drawn from
+// crypto/rand, so that clients cannot pick keys that collide.
+// ErrRateLimitInvalid, ErrBloomSize, ErrBloomTooFewWords, ErrBloomHashes.
+// Its 8 × 2^sizeLog2 bytes (and 64 more) are one Go allocation, which,
+// like any make, the runtime cannot answer with an error when memory runs
+// out; [NewCBloom] answers ErrNoMemory instead.
 func NewBloom(sizeLog2, hashes uint32, limit RateLimit) (*Bloom, error) {
 	seed0, seed1 := drawSeed()
 	return NewBloomSeeded(sizeLog2, hashes, limit, seed0, seed1)
@@ -50,13 +60,47 @@ func NewBloom(sizeLog2, hashes uint32, limit RateLimit) (*Bloom, error) {
 // NewBloomSeeded is NewBloom with the caller's seed (reproducible runs;
 // keep a real one secret).
 func NewBloomSeeded(sizeLog2, hashes uint32, limit RateLimit, seed0, seed1 uint64) (*Bloom, error) {
-	var p *C.weir_bloom
-	err := check(C.weir_bloom_new(C.uint32_t(sizeLog2), C.uint32_t(hashes), limit.c(),
-		C.uint64_t(seed0), C.uint64_t(seed1), &p))
+	return newBloom(sizeLog2, func(mem []byte) error {
+		_, err := LayBloom(mem, sizeLog2, hashes, limit, seed0, seed1)
+		return err
+	})
+}
+
+// NewGCRABloom makes a bloom array of GCRA words (token buckets, the
+// gcra kind) with a seed drawn from crypto/rand. ErrGCRALimitInvalid,
+// ErrBloomSize, ErrBloomTooFewWords, ErrBloomHashes.
+func NewGCRABloom(sizeLog2, hashes uint32, limit GCRALimit) (*Bloom, error) {
+	seed0, seed1 := drawSeed()
+	return NewGCRABloomSeeded(sizeLog2, hashes, limit, seed0, seed1)
+}
+
+// NewGCRABloomSeeded is NewGCRABloom with the caller's seed.
+func NewGCRABloomSeeded(sizeLog2, hashes uint32, limit GCRALimit, seed0, seed1 uint64) (*Bloom, error) {
+	return newBloom(sizeLog2, func(mem []byte) error {
+		_, err := LayGCRABloom(mem, sizeLog2, hashes, limit, seed0, seed1)
+		return err
+	})
+}
+
+// newBloom lays an array into fresh Go memory, 64-byte aligned: a
+// []uint64, which holds no pointer, so the GC never scans it and C may
+// read it for the call. A size weir refuses is laid into nothing, so the
+// arguments' error is the one weir_bloom_new answers.
+func newBloom(sizeLog2 uint32, lay func(mem []byte) error) (*Bloom, error) {
+	var mem []byte
+	if n := BloomFootprint(sizeLog2); n > 0 {
+		words := make([]uint64, n/8+BloomAlign/8-1)
+		skip := (BloomAlign - int(uintptr(unsafe.Pointer(&words[0]))%BloomAlign)) % BloomAlign / 8
+		mem = unsafe.Slice((*byte)(unsafe.Pointer(&words[skip])), n)
+	}
+	if err := lay(mem); err != nil {
+		return nil, err
+	}
+	w, err := NewBloomWords(mem)
 	if err != nil {
 		return nil, err
 	}
-	b := &Bloom{p: p}
+	b := &Bloom{w: w}
 	runtime.SetFinalizer(b, finalize[*Bloom])
 	return b, nil
 }
@@ -67,12 +111,11 @@ func drawSeed() (uint64, uint64) {
 	return binary.LittleEndian.Uint64(s[:8]), binary.LittleEndian.Uint64(s[8:])
 }
 
-// Close frees the array. A second Close does nothing; after it every key
-// is refused. Not concurrent with other use.
+// Close lets the array go (the GC frees its memory). A second Close does
+// nothing; after it every key is refused. Not concurrent with other use.
 func (b *Bloom) Close() error {
-	if b.p != nil {
-		C.weir_bloom_free(b.p)
-		b.p = nil
+	if b.w != nil {
+		b.w = nil
 		runtime.SetFinalizer(b, nil)
 	}
 	return nil
@@ -86,6 +129,91 @@ func (b *Bloom) AllowString(key string) bool { return b.AllowStringAt(Now(), key
 
 // AllowAt is Allow at now; a negative now is refused.
 func (b *Bloom) AllowAt(now time.Duration, key []byte) bool {
+	w := b.w
+	if w == nil {
+		return false
+	}
+	return w.AllowAt(now, key)
+}
+
+// AllowStringAt is AllowString at now.
+func (b *Bloom) AllowStringAt(now time.Duration, key string) bool {
+	w := b.w
+	if w == nil {
+		return false
+	}
+	return w.AllowStringAt(now, key)
+}
+
+// Next is how long from now until key would be allowed: 0 if it would
+// now; [Never] after Close or for a negative now. Reads only.
+func (b *Bloom) Next(now time.Duration, key []byte) time.Duration {
+	w := b.w
+	if w == nil {
+		return Never
+	}
+	return w.NextAt(now, key)
+}
+
+// NextString is Next for a string key.
+func (b *Bloom) NextString(now time.Duration, key string) time.Duration {
+	w := b.w
+	if w == nil {
+		return Never
+	}
+	return w.NextStringAt(now, key)
+}
+
+// CBloom is a bloom array in C's heap (weir_bloom_new, weir_bloom_new_gcra):
+// the same decisions as [Bloom], with its words outside the Go heap (so a
+// large array does not count toward the GC's pacing), at one cgo crossing
+// a call. Close frees it; a finalizer frees one never closed. Safe for
+// many goroutines; Close is not concurrent with use.
+type CBloom struct {
+	p *C.weir_bloom
+}
+
+// NewCBloom makes a C bloom array of rate words keyed by (seed0, seed1):
+// pass secret random values. Errors as NewBloom's, and ErrNoMemory.
+func NewCBloom(sizeLog2, hashes uint32, limit RateLimit, seed0, seed1 uint64) (*CBloom, error) {
+	var p *C.weir_bloom
+	err := check(C.weir_bloom_new(C.uint32_t(sizeLog2), C.uint32_t(hashes), limit.c(),
+		C.uint64_t(seed0), C.uint64_t(seed1), &p))
+	return newCBloom(p, err)
+}
+
+// NewGCRACBloom is NewCBloom with GCRA words. Errors as NewGCRABloom's,
+// and ErrNoMemory.
+func NewGCRACBloom(sizeLog2, hashes uint32, limit GCRALimit, seed0, seed1 uint64) (*CBloom, error) {
+	var p *C.weir_bloom
+	err := check(C.weir_bloom_new_gcra(C.uint32_t(sizeLog2), C.uint32_t(hashes), limit.c(),
+		C.uint64_t(seed0), C.uint64_t(seed1), &p))
+	return newCBloom(p, err)
+}
+
+func newCBloom(p *C.weir_bloom, err error) (*CBloom, error) {
+	if err != nil {
+		return nil, err
+	}
+	b := &CBloom{p: p}
+	runtime.SetFinalizer(b, finalize[*CBloom])
+	return b, nil
+}
+
+// Close frees the array. A second Close does nothing; after it every key
+// is refused. Not concurrent with other use.
+func (b *CBloom) Close() error {
+	if b.p != nil {
+		C.weir_bloom_free(b.p)
+		b.p = nil
+		runtime.SetFinalizer(b, nil)
+	}
+	return nil
+}
+
+// AllowAt reports whether key may have one event at now, charging each of
+// its words that allows; a negative now is refused.
+func (b *CBloom) AllowAt(now time.Duration, key []byte) bool {
 	if b.p == nil {
 		return false
 	}
@@ -95,8 +223,8 @@ func (b *Bloom) AllowAt(now time.Duration, key []byte) bool {
 	return ok
 }
 
-// AllowStringAt is AllowString at now.
-func (b *Bloom) AllowStringAt(now time.Duration, key string) bool {
+// AllowStringAt is AllowAt for a string key (not copied).
+func (b *CBloom) AllowStringAt(now time.Duration, key string) bool {
 	if b.p == nil {
 		return false
 	}
@@ -108,7 +236,7 @@ func (b *Bloom) AllowStringAt(now time.Duration, key string) bool {
 
 // Next is how long from now until key would be allowed: 0 if it would
 // now; [Never] after Close or for a negative now. Reads only.
-func (b *Bloom) Next(now time.Duration, key []byte) time.Duration {
+func (b *CBloom) Next(now time.Duration, key []byte) time.Duration {
 	if b.p == nil {
 		return Never
 	}
@@ -119,7 +247,7 @@ func (b *Bloom) Next(now time.Duration, key []byte) time.Duration {
 }
 
 // NextString is Next for a string key.
-func (b *Bloom) NextString(now time.Duration, key string) time.Duration {
+func (b *CBloom) NextString(now time.Duration, key string) time.Duration {
 	if b.p == nil {
 		return Never
 	}
@@ -143,12 +271,26 @@ type BloomRegion struct {
 	unmap func([]byte) error
 }
 
-// LayBloom lays a fresh bloom array into mem (8-byte aligned, at least
-// BloomFootprint(sizeLog2) long) and answers the region over it. Laying
-// resets any array there; lay once, before anyone uses it.
+// LayBloom lays a fresh bloom array of rate words into mem (64-byte
+// aligned, as mmap's pages are; at least BloomFootprint(sizeLog2) long)
+// and answers the region over it. Laying resets any array there; lay
+// once, before anyone uses it.
 func LayBloom(mem []byte, sizeLog2, hashes uint32, limit RateLimit, seed0, seed1 uint64) (*BloomRegion, error) {
 	p, n := bytesPtr(mem)
 	err := check(C.weir_bloom_init_in(p, n, C.uint32_t(sizeLog2), C.uint32_t(hashes), limit.c(),
+		C.uint64_t(seed0), C.uint64_t(seed1)))
+	if err != nil {
+		return nil, err
+	}
+	return &BloomRegion{mem: mem}, nil
+}
+
+// LayGCRABloom is LayBloom with GCRA words (token buckets, the gcra kind):
+// weir_bloom_init_gcra_in. The region's header names the kind, so
+// attachers, BloomWords and the *_in calls all read it from there.
+func LayGCRABloom(mem []byte, sizeLog2, hashes uint32, limit GCRALimit, seed0, seed1 uint64) (*BloomRegion, error) {
+	p, n := bytesPtr(mem)
+	err := check(C.weir_bloom_init_gcra_in(p, n, C.uint32_t(sizeLog2), C.uint32_t(hashes), limit.c(),
 		C.uint64_t(seed0), C.uint64_t(seed1)))
 	if err != nil {
 		return nil, err

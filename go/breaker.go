@@ -21,7 +21,10 @@ import (
 )
 
 // BreakerPolicy is the breaker's policy (weir_sre): Google SRE's
-// client-side throttling constants. Start from [DefaultBreakerPolicy].
+// client-side throttling constants, then Envoy admission_control's limits
+// on the refusal probability. Start from [DefaultBreakerPolicy] (a zero
+// Aggression is refused, and a zero MaxRejectionProbability refuses
+// nothing).
 type BreakerPolicy struct {
 	// How many calls each success pays for while nothing fails; at least
 	// Floor.
@@ -36,19 +39,44 @@ type BreakerPolicy struct {
 	Size int32
 	// How far back the window reaches.
 	Window time.Duration
+	// Whether the breaker's own refusals are left out of the traffic the
+	// formula counts, as in Envoy and go-zero since its PR #5551 (false,
+	// the preset: they count, as in the SRE book).
+	SkipRefusals bool
+	// The most the refusal probability reaches, in [0, 1] (Envoy's
+	// max_rejection_probability), applied last; the preset's 1 caps
+	// nothing.
+	MaxRejectionProbability float64
+	// A traffic floor in calls a second (Envoy's rps_threshold): while the
+	// window's average rate is under it, nothing is refused. The preset's
+	// 0 is no floor.
+	RPSThreshold float64
+	// An exponent on the refusal probability (Envoy's aggression): drop
+	// becomes drop^(1/Aggression) before the cap; above 1 refuses more.
+	// Positive; the preset's 1 changes nothing.
+	Aggression float64
 }
 
 // DefaultBreakerPolicy is weir_sre_preset: k 1.5 decaying to 1.1,
-// protection 5, a probe after 1 s, 40 buckets over 10 s.
+// protection 5, a probe after 1 s, 40 buckets over 10 s; refusals count,
+// no cap (1), no traffic floor (0), aggression 1.
 func DefaultBreakerPolicy() BreakerPolicy {
 	p := C.weir_sre_preset()
 	return BreakerPolicy{K: float64(p.k), Floor: float64(p.floor), Protection: float64(p.protection),
-		Probe: time.Duration(p.probe_ns), Size: int32(p.size), Window: time.Duration(p.window_ns)}
+		Probe: time.Duration(p.probe_ns), Size: int32(p.size), Window: time.Duration(p.window_ns),
+		SkipRefusals: p.skip_refusals != 0, MaxRejectionProbability: float64(p.max_rejection_probability),
+		RPSThreshold: float64(p.rps_threshold), Aggression: float64(p.aggression)}
 }
 
 func (p *BreakerPolicy) c() C.weir_sre {
+	var skip C.int32_t
+	if p.SkipRefusals {
+		skip = 1
+	}
 	return C.weir_sre{k: C.double(p.K), floor: C.double(p.Floor), protection: C.double(p.Protection),
-		probe_ns: ns(p.Probe), size: C.int32_t(p.Size), window_ns: ns(p.Window)}
+		probe_ns: ns(p.Probe), size: C.int32_t(p.Size), window_ns: ns(p.Window), skip_refusals: skip,
+		max_rejection_probability: C.double(p.MaxRejectionProbability), rps_threshold: C.double(p.RPSThreshold),
+		aggression: C.double(p.Aggression)}
 }
 
 // Breaker is a circuit breaker that refuses a growing fraction of calls

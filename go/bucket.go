@@ -101,6 +101,23 @@ func (b *Bucket) Reserve(now time.Duration, n float64) (time.Duration, error) {
 	return b.Delay(now, n), ErrRefused
 }
 
+// Refund gives back n tokens taken at takenAt (the now of that take) for
+// a call let through but never made, as x/time/rate's Reservation.Cancel
+// does: n less the refill since takenAt, never past the burst at now.
+// ErrInvalidAmount (n not in (0, burst]), ErrRefundFuture (takenAt after
+// now), ErrRefundExpired (the refill has made the take good already),
+// ErrRefundFull (the bucket is full at now), ErrClosed; an error changes
+// nothing. Give back only what a take that passed took, once: the bucket
+// cannot check.
+func (b *Bucket) Refund(now, takenAt time.Duration, n float64) error {
+	if b.p == nil {
+		return ErrClosed
+	}
+	err := check(C.weir_bucket_refund(b.p, ns(now), ns(takenAt), C.double(n)))
+	runtime.KeepAlive(b)
+	return err
+}
+
 // Wait blocks until a token is taken, ctx is done, or the wait could
 // never end (ErrRefused) or would outlast ctx's deadline (it answers
 // context.DeadlineExceeded at once then, as x/time/rate does).

@@ -70,6 +70,19 @@ func ExampleBloom() {
 	// Output: true true false true
 }
 
+// The same with token buckets (GCRA words): a client's burst, then one
+// event per interval, rather than a whole window's at once.
+func ExampleNewGCRABloom() {
+	limit, _ := weir.NewGCRALimit(1, 2) // 1 a second, bursts of 2
+	b, _ := weir.NewGCRABloom(16, 3, limit)
+	defer b.Close()
+	fmt.Println(b.AllowStringAt(0, "a"), b.AllowStringAt(0, "a"), b.AllowStringAt(0, "a"))
+	fmt.Println(b.NextString(0, "a"), b.AllowStringAt(time.Second, "a"), b.AllowStringAt(time.Second, "a"))
+	// Output:
+	// true true false
+	// 1s true false
+}
+
 // Every weir_status is an error errors.Is matches.
 func ExampleStatus() {
 	_, err := weir.NewRateLimit(5, 5000)

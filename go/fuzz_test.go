@@ -73,13 +73,17 @@ func FuzzBucket(f *testing.F) {
 
 func FuzzBreakerPolicy(f *testing.F) {
 	p := DefaultBreakerPolicy()
-	f.Add(p.K, p.Floor, p.Protection, int64(p.Probe), p.Size, int64(p.Window), 0.5, int64(0))
-	f.Add(math.NaN(), 0.0, -1.0, int64(-1), int32(-1), int64(0), math.Inf(1), int64(-1))
-	f.Fuzz(func(t *testing.T, k, floor, protection float64, probe int64, size int32, window int64, roll float64, now int64) {
+	f.Add(p.K, p.Floor, p.Protection, int64(p.Probe), p.Size, int64(p.Window), false, 1.0, 0.0, 1.0, 0.5, int64(0))
+	f.Add(p.K, p.Floor, p.Protection, int64(p.Probe), p.Size, int64(p.Window), true, 0.8, 5.0, 2.0, 0.1, int64(7))
+	f.Add(math.NaN(), 0.0, -1.0, int64(-1), int32(-1), int64(0), true, math.NaN(), -1.0, 0.0, math.Inf(1), int64(-1))
+	f.Fuzz(func(t *testing.T, k, floor, protection float64, probe int64, size int32, window int64,
+		skip bool, maxRejection, rps, aggression, roll float64, now int64) {
 		if size > 1<<12 {
 			size = 1 << 12 // keep the fuzzer's allocations small
 		}
-		b, err := NewBreakerAt(&BreakerPolicy{k, floor, protection, time.Duration(probe), size, time.Duration(window)}, 0)
+		b, err := NewBreakerAt(&BreakerPolicy{K: k, Floor: floor, Protection: protection, Probe: time.Duration(probe),
+			Size: size, Window: time.Duration(window), SkipRefusals: skip, MaxRejectionProbability: maxRejection,
+			RPSThreshold: rps, Aggression: aggression}, 0)
 		if err != nil {
 			return
 		}
@@ -90,7 +94,7 @@ func FuzzBreakerPolicy(f *testing.F) {
 				t.Fatal("first settle failed")
 			}
 		}
-		if r := b.RatioAt(time.Duration(now)); r < 0 || r >= 1 {
+		if r := b.RatioAt(time.Duration(now)); r < 0 || r >= 1 || r > maxRejection {
 			t.Fatal("ratio", r)
 		}
 	})
@@ -100,15 +104,34 @@ func FuzzBloomKey(f *testing.F) {
 	f.Add([]byte("203.0.113.7"), "x", int64(0))
 	f.Add([]byte{}, "", int64(-1))
 	limit, _ := NewRateLimit(5, 2)
+	glimit, _ := NewGCRALimit(5, 2)
 	b, _ := NewBloomSeeded(8, 3, limit, 1, 2)
+	cb, _ := NewCBloom(8, 3, limit, 1, 2)
+	g, _ := NewGCRABloomSeeded(3, 2, glimit, 3, 4)
+	cg, _ := NewGCRACBloom(3, 2, glimit, 3, 4)
+	// The pure-Go heap arrays and C's, fed the same calls, agree on each.
 	f.Fuzz(func(t *testing.T, key []byte, skey string, now int64) {
-		b.AllowAt(time.Duration(now), key)
-		b.AllowStringAt(time.Duration(now), skey)
-		if now < 0 && b.Next(time.Duration(now), key) != Never {
-			t.Fatal("a negative now judged")
-		}
-		if b.Next(time.Duration(now), []byte(skey)) != b.NextString(time.Duration(now), skey) {
-			t.Fatal("[]byte and string keys differ")
+		at := time.Duration(now)
+		for _, pair := range []struct {
+			name   string
+			goSide *Bloom
+			cSide  *CBloom
+		}{{"window", b, cb}, {"gcra", g, cg}} {
+			if gv, cv := pair.goSide.AllowAt(at, key), pair.cSide.AllowAt(at, key); gv != cv {
+				t.Fatalf("%s: Allow Go %v, C %v", pair.name, gv, cv)
+			}
+			if gv, cv := pair.goSide.AllowStringAt(at, skey), pair.cSide.AllowStringAt(at, skey); gv != cv {
+				t.Fatalf("%s: AllowString Go %v, C %v", pair.name, gv, cv)
+			}
+			if gv, cv := pair.goSide.Next(at, key), pair.cSide.NextString(at, string(key)); gv != cv {
+				t.Fatalf("%s: Next Go %v, C %v", pair.name, gv, cv)
+			}
+			if now < 0 && pair.goSide.Next(at, key) != Never {
+				t.Fatal("a negative now judged")
+			}
+			if pair.goSide.Next(at, []byte(skey)) != pair.goSide.NextString(at, skey) {
+				t.Fatal("[]byte and string keys differ")
+			}
 		}
 	})
 }
@@ -162,12 +185,14 @@ func FuzzLimiter(f *testing.F) {
 }
 
 func FuzzPool(f *testing.F) {
-	f.Add(int64(3), int64(2), int64(10), int64(100), []byte{0, 1, 2, 3, 4, 5})
-	f.Fuzz(func(t *testing.T, size, idle, keep, life int64, ops []byte) {
+	f.Add(int64(3), int64(2), int64(10), int64(100), 0.0, int64(0), int64(0), []byte{0, 1, 2, 3, 4, 5})
+	f.Add(int64(4), int64(4), int64(0), int64(100), 0.5, int64(2), int64(1), []byte{5, 6, 7, 0, 1, 2, 6, 7, 4, 3})
+	f.Fuzz(func(t *testing.T, size, idle, keep, life int64, jitter float64, minIdle, maxMaking int64, ops []byte) {
 		if size > 64 {
 			size = 64
 		}
-		pl, err := NewPool[int](&PoolLimits{size, idle, time.Duration(keep), time.Duration(life)})
+		pl, err := NewPool[int](&PoolLimits{Size: size, Idle: idle, Keep: time.Duration(keep), Life: time.Duration(life),
+			LifeJitter: jitter, MinIdle: minIdle, MaxMaking: maxMaking})
 		if err != nil {
 			return
 		}
@@ -176,7 +201,7 @@ func FuzzPool(f *testing.F) {
 		now := time.Duration(0)
 		for i, op := range ops {
 			now += time.Duration(op)
-			switch op % 5 {
+			switch op % 8 {
 			case 0, 1:
 				switch tk := pl.Take(now); tk.Kind {
 				case TakeReady:
@@ -184,10 +209,18 @@ func FuzzPool(f *testing.F) {
 				case TakeMake:
 					if op%2 == 0 {
 						pl.Unmade()
-					} else if l, err := pl.Made(i, now); err == nil {
+					} else if l, err := pl.MadeJittered(i, now, uint64(op)<<56); err == nil {
 						lent = append(lent, l)
 					}
 				}
+			case 5:
+				for n := pl.MakeAhead(); n > 0; n-- {
+					pl.AddIdle(i, now)
+				}
+			case 6:
+				pl.MarkOld()
+			case 7:
+				pl.AddIdle(-i, now) // no reservation open: refused
 			case 2:
 				if len(lent) > 0 {
 					pl.Give(lent[0], now)
@@ -201,7 +234,7 @@ func FuzzPool(f *testing.F) {
 			case 4:
 				pl.Evict(now)
 			}
-			if c := pl.Counts(); c.Live > size || c.Live != c.Idle+c.Busy {
+			if c := pl.Counts(); c.Live > size || c.Live != c.Idle+c.Busy || int64(len(pl.items)) != c.Live {
 				t.Fatalf("counts %+v with size %d", c, size)
 			}
 		}

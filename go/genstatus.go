@@ -22,7 +22,7 @@ import (
 )
 
 // Words spelled in capitals in Go names.
-var acronyms = map[string]bool{"SRE": true, "GCRA": true, "CPU": true, "TTL": true}
+var acronyms = map[string]bool{"SRE": true, "GCRA": true, "CPU": true, "TTL": true, "RPS": true}
 
 type code struct {
 	c, goName, value string

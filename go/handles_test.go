@@ -218,7 +218,7 @@ func TestBloomKeys(t *testing.T) {
 	for _, tc := range []struct {
 		size, hashes uint32
 		want         error
-	}{{33, 1, ErrBloomSize}, {10, 0, ErrBloomHashes}, {10, 9, ErrBloomHashes}, {0, 2, ErrBloomHashes}} {
+	}{{33, 1, ErrBloomSize}, {10, 0, ErrBloomHashes}, {10, 9, ErrBloomHashes}, {0, 2, ErrBloomTooFewWords}, {2, 1, ErrBloomTooFewWords}} {
 		if _, err := NewBloomSeeded(tc.size, tc.hashes, limit, 1, 2); !errors.Is(err, tc.want) {
 			t.Errorf("NewBloom(%d, %d): %v, want %v", tc.size, tc.hashes, err, tc.want)
 		}

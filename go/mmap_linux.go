@@ -15,6 +15,21 @@ import (
 // array of another shape is attached as it is (its header wins); one that
 // holds no array answers ErrBloomForeign.
 func OpenBloomFile(path string, sizeLog2, hashes uint32, limit RateLimit, seed0, seed1 uint64) (*BloomRegion, error) {
+	return openBloomFile(path, sizeLog2, func(mem []byte) (*BloomRegion, error) {
+		return LayBloom(mem, sizeLog2, hashes, limit, seed0, seed1)
+	})
+}
+
+// OpenGCRABloomFile is OpenBloomFile for an array of GCRA words: a first
+// opener lays it with LayGCRABloom; later ones attach to whatever kind
+// the file's header names.
+func OpenGCRABloomFile(path string, sizeLog2, hashes uint32, limit GCRALimit, seed0, seed1 uint64) (*BloomRegion, error) {
+	return openBloomFile(path, sizeLog2, func(mem []byte) (*BloomRegion, error) {
+		return LayGCRABloom(mem, sizeLog2, hashes, limit, seed0, seed1)
+	})
+}
+
+func openBloomFile(path string, sizeLog2 uint32, lay func(mem []byte) (*BloomRegion, error)) (*BloomRegion, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
@@ -45,7 +60,7 @@ func OpenBloomFile(path string, sizeLog2, hashes uint32, limit RateLimit, seed0,
 	}
 	var r *BloomRegion
 	if fresh {
-		r, err = LayBloom(mem, sizeLog2, hashes, limit, seed0, seed1)
+		r, err = lay(mem)
 	} else {
 		r, err = AttachBloom(mem)
 	}

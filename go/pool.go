@@ -13,16 +13,24 @@ import (
 
 // PoolLimits is a pool's policy (weir_limits): Size live at most, Idle
 // kept idle at most, closed after Keep idle or Life alive (0: no limit).
+// LifeJitter (0..1) is the most of Life that MadeJittered's draw may cut,
+// so resources made together do not retire together; MinIdle is how many
+// idle ones MakeAhead keeps ready; MaxMaking caps the makes outstanding at
+// once (0: up to Size). The zero value of the last three is 0.1's pool.
 type PoolLimits struct {
 	Size, Idle int64
 	Keep, Life time.Duration
+	LifeJitter float64
+	MinIdle    int64
+	MaxMaking  int64
 }
 
 // DefaultPoolLimits is weir_limits_preset: 10 live, 10 idle, 30 minutes
-// idle, no maximum age.
+// idle, no maximum age, no jitter, nothing made ahead, no making cap.
 func DefaultPoolLimits() PoolLimits {
 	l := C.weir_limits_preset()
-	return PoolLimits{int64(l.size), int64(l.idle), time.Duration(l.keep_ns), time.Duration(l.life_ns)}
+	return PoolLimits{Size: int64(l.size), Idle: int64(l.idle), Keep: time.Duration(l.keep_ns), Life: time.Duration(l.life_ns),
+		LifeJitter: float64(l.life_jitter), MinIdle: int64(l.min_idle), MaxMaking: int64(l.max_making)}
 }
 
 // Pool is weir's pool bookkeeping (weir_pool) over Go values: it never
@@ -39,12 +47,14 @@ type Pool[T any] struct {
 }
 
 // NewPool makes an empty pool; nil limits are the preset. ErrPoolSize,
-// ErrPoolIdle, ErrPoolKeep, ErrPoolLife for bad limits.
+// ErrPoolIdle, ErrPoolKeep, ErrPoolLife, ErrPoolJitter, ErrPoolMinIdle,
+// ErrPoolMaxMaking for bad limits (the first wrong field's).
 func NewPool[T any](limits *PoolLimits) (*Pool[T], error) {
 	var cp *C.weir_limits
 	var c C.weir_limits
 	if limits != nil {
-		c = C.weir_limits{size: C.int64_t(limits.Size), idle: C.int64_t(limits.Idle), keep_ns: ns(limits.Keep), life_ns: ns(limits.Life)}
+		c = C.weir_limits{size: C.int64_t(limits.Size), idle: C.int64_t(limits.Idle), keep_ns: ns(limits.Keep), life_ns: ns(limits.Life),
+			life_jitter: C.double(limits.LifeJitter), min_idle: C.int64_t(limits.MinIdle), max_making: C.int64_t(limits.MaxMaking)}
 		cp = &c
 	}
 	var p *C.weir_pool
@@ -124,10 +134,39 @@ func (pl *Pool[T]) Take(now time.Duration) Taken[T] {
 // Made registers v, made after a TakeMake, as lent and born at now, and
 // answers the Lent to give back. ErrPoolNoReservation without a MAKE.
 func (pl *Pool[T]) Made(v T, now time.Duration) (Lent[T], error) {
+	return pl.register(v, func(id C.uintptr_t) C.weir_status { return C.weir_pool_made(pl.p, id, ns(now)) })
+}
+
+// MadeJittered is Made with v's life cut by up to LifeJitter × Life,
+// in proportion to draw (uniform over all uint64 values, from the
+// caller's own generator, e.g. rand.Uint64): resources made together then
+// retire spread out. A draw of 0, or no LifeJitter or Life, is Made.
+func (pl *Pool[T]) MadeJittered(v T, now time.Duration, draw uint64) (Lent[T], error) {
+	return pl.register(v, func(id C.uintptr_t) C.weir_status {
+		return C.weir_pool_made_jittered(pl.p, id, ns(now), C.uint64_t(draw))
+	})
+}
+
+// register gives v an identity, lets call tell weir about it, and forgets
+// it again if weir refused.
+func (pl *Pool[T]) register(v T, call func(id C.uintptr_t) C.weir_status) (Lent[T], error) {
 	if pl.p == nil {
 		return Lent[T]{}, ErrClosed
 	}
+	id := pl.remember(v)
+	err := check(call(C.uintptr_t(id)))
+	runtime.KeepAlive(pl)
+	if err != nil {
+		pl.lookup(id, true)
+		return Lent[T]{}, err
+	}
+	return Lent[T]{Item: v, id: id}, nil
+}
+
+// remember holds v under a fresh identity (a freed one first).
+func (pl *Pool[T]) remember(v T) uintptr {
 	pl.mu.Lock()
+	defer pl.mu.Unlock()
 	var id uintptr
 	if n := len(pl.free); n > 0 {
 		id, pl.free = pl.free[n-1], pl.free[:n-1]
@@ -136,16 +175,49 @@ func (pl *Pool[T]) Made(v T, now time.Duration) (Lent[T], error) {
 		id = pl.next
 	}
 	pl.items[id] = v
-	pl.mu.Unlock()
-	err := check(C.weir_pool_made(pl.p, C.uintptr_t(id), ns(now)))
-	runtime.KeepAlive(pl)
-	if err != nil {
-		pl.mu.Lock()
-		pl.forgetLocked(id)
-		pl.mu.Unlock()
-		return Lent[T]{}, err
+	return id
+}
+
+// MakeAhead reserves room for the resources to make so that MinIdle stay
+// ready, and answers how many: make each and hand it in with AddIdle (or
+// call Unmade if making failed). 0 with MinIdle 0, or once closed. Call it
+// after a take, give or evict, or on a timer.
+func (pl *Pool[T]) MakeAhead() int {
+	if pl.p == nil {
+		return 0
 	}
-	return Lent[T]{Item: v, id: id}, nil
+	defer runtime.KeepAlive(pl)
+	return int(C.weir_pool_make_ahead(pl.p))
+}
+
+// AddIdle hands in v, made for a reservation (MakeAhead's, or a TakeMake),
+// to sit idle from now; kept false: the caller closes v (enough were idle,
+// or the pool is closed). ErrPoolNotLent with no reservation open, and
+// then the pool does not hold v.
+func (pl *Pool[T]) AddIdle(v T, now time.Duration) (kept bool, err error) {
+	if pl.p == nil {
+		return false, ErrClosed
+	}
+	id := pl.remember(v)
+	var k C.bool
+	err = check(C.weir_pool_give(pl.p, C.uintptr_t(id), ns(now), &k))
+	runtime.KeepAlive(pl)
+	if err != nil || !bool(k) {
+		pl.lookup(id, true)
+	}
+	return err == nil && bool(k), err
+}
+
+// MarkOld marks every resource the pool holds, idle or lent, as old (after
+// a password or DNS change, say) and answers how many: Evict hands the
+// idle old ones back first, Take answers an old one TakeStale, and a Give
+// of one answers kept false. Resources made afterwards are new.
+func (pl *Pool[T]) MarkOld() int {
+	if pl.p == nil {
+		return 0
+	}
+	defer runtime.KeepAlive(pl)
+	return int(C.weir_pool_mark_old(pl.p))
 }
 
 // Lent is a resource the pool lent: Give it back or Drop it, once.
@@ -254,6 +326,7 @@ func (pl *Pool[T]) NextExpiry(now time.Duration) time.Duration {
 // PoolStats is weir_pool_counters: running totals since the pool was made.
 type PoolStats struct {
 	Made, Reused, Stale, EvictedIdle, EvictedAge, Dropped, Refused, Waits, Unmade, Closed uint64
+	Retired                                                                               uint64 // marked old, then handed back by Evict or not kept by Give
 }
 
 // Stats reads the running totals.
@@ -265,5 +338,6 @@ func (pl *Pool[T]) Stats() (PoolStats, error) {
 	err := check(C.weir_pool_stats(pl.p, &c))
 	runtime.KeepAlive(pl)
 	return PoolStats{uint64(c.made), uint64(c.reused), uint64(c.stale), uint64(c.evicted_idle), uint64(c.evicted_age),
-		uint64(c.dropped), uint64(c.refused), uint64(c.waits), uint64(c.unmade), uint64(c.closed)}, err
+		uint64(c.dropped), uint64(c.refused), uint64(c.waits), uint64(c.unmade), uint64(c.closed),
+		uint64(c.retired)}, err
 }

@@ -57,13 +57,14 @@ const (
 	// process or program: see `weir_words_shareable`.
 	ErrWordsNotShareable Status = 30
 	// ErrRefundExpired is WEIR_ERR_REFUND_EXPIRED: A refund's units were taken in a window, or a cooldown's batch, that
-	// has ended since; nothing was given back.
+	// has ended since, or a bucket's refill has since made them good;
+	// nothing was given back.
 	ErrRefundExpired Status = 40
 	// ErrRefundArmed is WEIR_ERR_REFUND_ARMED: A refund to a cooldown limiter whose gate is armed: the batch is
 	// spent and its gate stands; nothing was given back.
 	ErrRefundArmed Status = 41
-	// ErrRefundFull is WEIR_ERR_REFUND_FULL: A refund to a limiter already at capacity at `now` (a bucket that
-	// refilled, for one); nothing to give back.
+	// ErrRefundFull is WEIR_ERR_REFUND_FULL: A refund to a limiter or `weir_bucket` already at capacity at `now`
+	// (a bucket that refilled, for one); nothing to give back.
 	ErrRefundFull Status = 42
 	// ErrRefundFuture is WEIR_ERR_REFUND_FUTURE: A refund whose `taken_at` is later than its `now`; nothing changed.
 	ErrRefundFuture Status = 43
@@ -121,6 +122,12 @@ const (
 	ErrPoolKeep Status = 206
 	// ErrPoolLife is WEIR_ERR_POOL_LIFE: A pool's `weir_limits.life_ns` is negative.
 	ErrPoolLife Status = 207
+	// ErrPoolJitter is WEIR_ERR_POOL_JITTER: A pool's `weir_limits.life_jitter` is not in 0..1 (NaN included).
+	ErrPoolJitter Status = 220
+	// ErrPoolMinIdle is WEIR_ERR_POOL_MIN_IDLE: A pool's `weir_limits.min_idle` is negative.
+	ErrPoolMinIdle Status = 221
+	// ErrPoolMaxMaking is WEIR_ERR_POOL_MAX_MAKING: A pool's `weir_limits.max_making` is negative.
+	ErrPoolMaxMaking Status = 222
 	// ErrWindowSpan is WEIR_ERR_WINDOW_SPAN: `weir_window_new`'s `window_ns` is zero or negative.
 	ErrWindowSpan Status = 300
 	// ErrSREK is WEIR_ERR_SRE_K: A breaker policy's `k` is NaN, infinite or below its `floor`.
@@ -154,6 +161,15 @@ const (
 	ErrShedWindow Status = 314
 	// ErrWindowSize is WEIR_ERR_WINDOW_SIZE: `weir_window_new`'s `size` is above 1048576 buckets.
 	ErrWindowSize Status = 315
+	// ErrSRECap is WEIR_ERR_SRE_CAP: A breaker policy's `max_rejection_probability` is NaN or outside
+	// [0, 1].
+	ErrSRECap Status = 330
+	// ErrSRERPS is WEIR_ERR_SRE_RPS: A breaker policy's `rps_threshold` is not finite or is negative.
+	ErrSRERPS Status = 331
+	// ErrSREAggression is WEIR_ERR_SRE_AGGRESSION: A breaker policy's `aggression` is not finite or is not positive.
+	ErrSREAggression Status = 332
+	// ErrSRERefusals is WEIR_ERR_SRE_REFUSALS: A breaker policy's `skip_refusals` is neither 0 nor 1.
+	ErrSRERefusals Status = 333
 	// ErrRateBurst is WEIR_ERR_RATE_BURST: A rate limit's burst is outside 1..1023.
 	ErrRateBurst Status = 400
 	// ErrRateZero is WEIR_ERR_RATE_ZERO: A rate limit of zero events a second.
@@ -169,8 +185,7 @@ const (
 	ErrRateLimitInvalid Status = 404
 	// ErrBloomSize is WEIR_ERR_BLOOM_SIZE: A bloom array's size_log2 is above WEIR_BLOOM_MAX_SIZE_LOG2.
 	ErrBloomSize Status = 410
-	// ErrBloomHashes is WEIR_ERR_BLOOM_HASHES: A bloom array's hash count is 0, above WEIR_BLOOM_MAX_HASHES, or above
-	// its word count.
+	// ErrBloomHashes is WEIR_ERR_BLOOM_HASHES: A bloom array's hash count is 0 or above WEIR_BLOOM_MAX_HASHES.
 	ErrBloomHashes Status = 411
 	// ErrBloomTooSmall is WEIR_ERR_BLOOM_TOO_SMALL: A memory region is too small for a bloom array's header and words.
 	ErrBloomTooSmall Status = 412
@@ -178,6 +193,15 @@ const (
 	ErrBloomForeign Status = 414
 	// ErrBloomVersion is WEIR_ERR_BLOOM_VERSION: A memory region holds a bloom array of another layout version.
 	ErrBloomVersion Status = 415
+	// ErrBloomTooFewWords is WEIR_ERR_BLOOM_TOO_FEW_WORDS: A bloom array's size_log2 is below WEIR_BLOOM_MIN_SIZE_LOG2: fewer
+	// words than one 64-byte line.
+	ErrBloomTooFewWords Status = 416
+	// ErrBloomKind is WEIR_ERR_BLOOM_KIND: A memory region holds a bloom array of a word kind this library does
+	// not know.
+	ErrBloomKind Status = 417
+	// ErrBloomLineSize is WEIR_ERR_BLOOM_LINE_SIZE: A memory region holds a bloom array laid out in lines of another size
+	// than 64 bytes.
+	ErrBloomLineSize Status = 418
 	// ErrGCRABurst is WEIR_ERR_GCRA_BURST: A GCRA limit's burst is outside 1..WEIR_GCRA_MAX_BURST.
 	ErrGCRABurst Status = 430
 	// ErrGCRAZero is WEIR_ERR_GCRA_ZERO: A GCRA limit of zero tokens a second.
@@ -264,6 +288,9 @@ var statusCodes = [...]struct {
 	{ErrPoolIdle, "WEIR_ERR_POOL_IDLE"},
 	{ErrPoolKeep, "WEIR_ERR_POOL_KEEP"},
 	{ErrPoolLife, "WEIR_ERR_POOL_LIFE"},
+	{ErrPoolJitter, "WEIR_ERR_POOL_JITTER"},
+	{ErrPoolMinIdle, "WEIR_ERR_POOL_MIN_IDLE"},
+	{ErrPoolMaxMaking, "WEIR_ERR_POOL_MAX_MAKING"},
 	{ErrWindowSpan, "WEIR_ERR_WINDOW_SPAN"},
 	{ErrSREK, "WEIR_ERR_SRE_K"},
 	{ErrSREFloor, "WEIR_ERR_SRE_FLOOR"},
@@ -280,6 +307,10 @@ var statusCodes = [...]struct {
 	{ErrShedSize, "WEIR_ERR_SHED_SIZE"},
 	{ErrShedWindow, "WEIR_ERR_SHED_WINDOW"},
 	{ErrWindowSize, "WEIR_ERR_WINDOW_SIZE"},
+	{ErrSRECap, "WEIR_ERR_SRE_CAP"},
+	{ErrSRERPS, "WEIR_ERR_SRE_RPS"},
+	{ErrSREAggression, "WEIR_ERR_SRE_AGGRESSION"},
+	{ErrSRERefusals, "WEIR_ERR_SRE_REFUSALS"},
 	{ErrRateBurst, "WEIR_ERR_RATE_BURST"},
 	{ErrRateZero, "WEIR_ERR_RATE_ZERO"},
 	{ErrRateTooSlow, "WEIR_ERR_RATE_TOO_SLOW"},
@@ -290,6 +321,9 @@ var statusCodes = [...]struct {
 	{ErrBloomTooSmall, "WEIR_ERR_BLOOM_TOO_SMALL"},
 	{ErrBloomForeign, "WEIR_ERR_BLOOM_FOREIGN"},
 	{ErrBloomVersion, "WEIR_ERR_BLOOM_VERSION"},
+	{ErrBloomTooFewWords, "WEIR_ERR_BLOOM_TOO_FEW_WORDS"},
+	{ErrBloomKind, "WEIR_ERR_BLOOM_KIND"},
+	{ErrBloomLineSize, "WEIR_ERR_BLOOM_LINE_SIZE"},
 	{ErrGCRABurst, "WEIR_ERR_GCRA_BURST"},
 	{ErrGCRAZero, "WEIR_ERR_GCRA_ZERO"},
 	{ErrGCRATooSlow, "WEIR_ERR_GCRA_TOO_SLOW"},
@@ -449,6 +483,15 @@ func statusMismatches() []string {
 	if ErrPoolLife != C.WEIR_ERR_POOL_LIFE {
 		bad = append(bad, fmt.Sprintf("ErrPoolLife is %d, WEIR_ERR_POOL_LIFE is %d", ErrPoolLife, C.WEIR_ERR_POOL_LIFE))
 	}
+	if ErrPoolJitter != C.WEIR_ERR_POOL_JITTER {
+		bad = append(bad, fmt.Sprintf("ErrPoolJitter is %d, WEIR_ERR_POOL_JITTER is %d", ErrPoolJitter, C.WEIR_ERR_POOL_JITTER))
+	}
+	if ErrPoolMinIdle != C.WEIR_ERR_POOL_MIN_IDLE {
+		bad = append(bad, fmt.Sprintf("ErrPoolMinIdle is %d, WEIR_ERR_POOL_MIN_IDLE is %d", ErrPoolMinIdle, C.WEIR_ERR_POOL_MIN_IDLE))
+	}
+	if ErrPoolMaxMaking != C.WEIR_ERR_POOL_MAX_MAKING {
+		bad = append(bad, fmt.Sprintf("ErrPoolMaxMaking is %d, WEIR_ERR_POOL_MAX_MAKING is %d", ErrPoolMaxMaking, C.WEIR_ERR_POOL_MAX_MAKING))
+	}
 	if ErrWindowSpan != C.WEIR_ERR_WINDOW_SPAN {
 		bad = append(bad, fmt.Sprintf("ErrWindowSpan is %d, WEIR_ERR_WINDOW_SPAN is %d", ErrWindowSpan, C.WEIR_ERR_WINDOW_SPAN))
 	}
@@ -497,6 +540,18 @@ func statusMismatches() []string {
 	if ErrWindowSize != C.WEIR_ERR_WINDOW_SIZE {
 		bad = append(bad, fmt.Sprintf("ErrWindowSize is %d, WEIR_ERR_WINDOW_SIZE is %d", ErrWindowSize, C.WEIR_ERR_WINDOW_SIZE))
 	}
+	if ErrSRECap != C.WEIR_ERR_SRE_CAP {
+		bad = append(bad, fmt.Sprintf("ErrSRECap is %d, WEIR_ERR_SRE_CAP is %d", ErrSRECap, C.WEIR_ERR_SRE_CAP))
+	}
+	if ErrSRERPS != C.WEIR_ERR_SRE_RPS {
+		bad = append(bad, fmt.Sprintf("ErrSRERPS is %d, WEIR_ERR_SRE_RPS is %d", ErrSRERPS, C.WEIR_ERR_SRE_RPS))
+	}
+	if ErrSREAggression != C.WEIR_ERR_SRE_AGGRESSION {
+		bad = append(bad, fmt.Sprintf("ErrSREAggression is %d, WEIR_ERR_SRE_AGGRESSION is %d", ErrSREAggression, C.WEIR_ERR_SRE_AGGRESSION))
+	}
+	if ErrSRERefusals != C.WEIR_ERR_SRE_REFUSALS {
+		bad = append(bad, fmt.Sprintf("ErrSRERefusals is %d, WEIR_ERR_SRE_REFUSALS is %d", ErrSRERefusals, C.WEIR_ERR_SRE_REFUSALS))
+	}
 	if ErrRateBurst != C.WEIR_ERR_RATE_BURST {
 		bad = append(bad, fmt.Sprintf("ErrRateBurst is %d, WEIR_ERR_RATE_BURST is %d", ErrRateBurst, C.WEIR_ERR_RATE_BURST))
 	}
@@ -526,6 +581,15 @@ func statusMismatches() []string {
 	}
 	if ErrBloomVersion != C.WEIR_ERR_BLOOM_VERSION {
 		bad = append(bad, fmt.Sprintf("ErrBloomVersion is %d, WEIR_ERR_BLOOM_VERSION is %d", ErrBloomVersion, C.WEIR_ERR_BLOOM_VERSION))
+	}
+	if ErrBloomTooFewWords != C.WEIR_ERR_BLOOM_TOO_FEW_WORDS {
+		bad = append(bad, fmt.Sprintf("ErrBloomTooFewWords is %d, WEIR_ERR_BLOOM_TOO_FEW_WORDS is %d", ErrBloomTooFewWords, C.WEIR_ERR_BLOOM_TOO_FEW_WORDS))
+	}
+	if ErrBloomKind != C.WEIR_ERR_BLOOM_KIND {
+		bad = append(bad, fmt.Sprintf("ErrBloomKind is %d, WEIR_ERR_BLOOM_KIND is %d", ErrBloomKind, C.WEIR_ERR_BLOOM_KIND))
+	}
+	if ErrBloomLineSize != C.WEIR_ERR_BLOOM_LINE_SIZE {
+		bad = append(bad, fmt.Sprintf("ErrBloomLineSize is %d, WEIR_ERR_BLOOM_LINE_SIZE is %d", ErrBloomLineSize, C.WEIR_ERR_BLOOM_LINE_SIZE))
 	}
 	if ErrGCRABurst != C.WEIR_ERR_GCRA_BURST {
 		bad = append(bad, fmt.Sprintf("ErrGCRABurst is %d, WEIR_ERR_GCRA_BURST is %d", ErrGCRABurst, C.WEIR_ERR_GCRA_BURST))

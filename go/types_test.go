@@ -16,6 +16,7 @@ import (
 func TestConstructorErrors(t *testing.T) {
 	p := func(f func(*GradientPolicy)) *GradientPolicy { g := DefaultGradientPolicy(); f(&g); return &g }
 	bp := func(f func(*BudgetPolicy)) *BudgetPolicy { b := DefaultBudgetPolicy(); f(&b); return &b }
+	sre := func(f func(*BreakerPolicy)) *BreakerPolicy { s := DefaultBreakerPolicy(); f(&s); return &s }
 	for _, tc := range []struct {
 		name string
 		err  error
@@ -33,10 +34,24 @@ func TestConstructorErrors(t *testing.T) {
 		{"budget percent", second(NewBudget(bp(func(b *BudgetPolicy) { b.Percent = -1 }), 0)), ErrBudgetPercent},
 		{"concurrency limits", second(NewConcurrency(p(func(g *GradientPolicy) { g.MinLimit = 0 }))), ErrConcurrencyLimits},
 		{"concurrency smoothing", second(NewConcurrency(p(func(g *GradientPolicy) { g.Smoothing = 0 }))), ErrConcurrencySmoothing},
+		{"breaker cap NaN", second(NewBreakerAt(sre(func(s *BreakerPolicy) { s.MaxRejectionProbability = math.NaN() }), 0)), ErrSRECap},
+		{"breaker cap above 1", second(NewBreakerAt(sre(func(s *BreakerPolicy) { s.MaxRejectionProbability = 1.5 }), 0)), ErrSRECap},
+		{"breaker cap negative", second(NewBreakerAt(sre(func(s *BreakerPolicy) { s.MaxRejectionProbability = -0.1 }), 0)), ErrSRECap},
+		{"breaker rps negative", second(NewBreakerAt(sre(func(s *BreakerPolicy) { s.RPSThreshold = -1 }), 0)), ErrSRERPS},
+		{"breaker rps infinite", second(NewBreakerAt(sre(func(s *BreakerPolicy) { s.RPSThreshold = math.Inf(1) }), 0)), ErrSRERPS},
+		{"breaker aggression 0", second(NewBreakerAt(sre(func(s *BreakerPolicy) { s.Aggression = 0 }), 0)), ErrSREAggression},
+		{"breaker aggression NaN", second(NewBreakerAt(sre(func(s *BreakerPolicy) { s.Aggression = math.NaN() }), 0)), ErrSREAggression},
+		{"breaker aggression negative", second(NewBreakerAt(sre(func(s *BreakerPolicy) { s.Aggression = -2 }), 0)), ErrSREAggression},
 		{"pool size", second(NewPool[int](&PoolLimits{Size: 0})), ErrPoolSize},
 		{"pool idle", second(NewPool[int](&PoolLimits{Size: 1, Idle: -1})), ErrPoolIdle},
 		{"pool keep", second(NewPool[int](&PoolLimits{Size: 1, Keep: -1})), ErrPoolKeep},
 		{"pool life", second(NewPool[int](&PoolLimits{Size: 1, Life: -1})), ErrPoolLife},
+		{"pool jitter NaN", second(NewPool[int](&PoolLimits{Size: 1, LifeJitter: math.NaN()})), ErrPoolJitter},
+		{"pool jitter above 1", second(NewPool[int](&PoolLimits{Size: 1, LifeJitter: 1.5})), ErrPoolJitter},
+		{"pool jitter negative", second(NewPool[int](&PoolLimits{Size: 1, LifeJitter: -0.1})), ErrPoolJitter},
+		{"pool min idle", second(NewPool[int](&PoolLimits{Size: 1, MinIdle: -1})), ErrPoolMinIdle},
+		{"pool max making", second(NewPool[int](&PoolLimits{Size: 1, MaxMaking: -1})), ErrPoolMaxMaking},
+		{"pool first wrong field", second(NewPool[int](&PoolLimits{Size: 1, Life: -1, MaxMaking: -1})), ErrPoolLife},
 		{"rate zero", second(NewRateLimit(0, 1)), ErrRateZero},
 		{"rate NaN", second(NewRateLimit(math.NaN(), 1)), ErrNotFinite},
 		{"rate too fast", second(NewRateLimit(1e9, 1)), ErrRateTooFast},
@@ -255,7 +270,7 @@ func TestBloomFileShared(t *testing.T) {
 	if !a.Allow([]byte("fresh")) || !b.AllowString("fresh2") {
 		t.Fatal("MonotonicNow forms")
 	}
-	mem := make([]byte, 64)
+	mem := alignedRegion(64) // regions are 64-byte aligned, or ErrMisaligned
 	if _, err := AttachBloom(mem); !errors.Is(err, ErrBloomForeign) {
 		t.Fatal(err)
 	}
@@ -265,5 +280,39 @@ func TestBloomFileShared(t *testing.T) {
 	b.Close()
 	if b.AllowStringAt(time.Hour, "k") || b.Next(0, nil) != Never {
 		t.Fatal("a closed region admitted")
+	}
+}
+
+// A file of GCRA words: the second opener attaches whatever its rate
+// limit argument, and the pure-Go words over a mapping share it too.
+func TestGCRABloomFileShared(t *testing.T) {
+	limit, _ := NewGCRALimit(1, 2)
+	path := filepath.Join(t.TempDir(), "gcra-bloom")
+	a, err := OpenGCRABloomFile(path, 6, 2, limit, 5, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	window, _ := NewRateLimit(10, 2)
+	b, err := OpenBloomFile(path, 6, 2, window, 0, 0) // attaches: the header's kind wins
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	words, err := NewBloomWords(b.mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.AllowAt(0, []byte("k")) || !words.AllowAt(0, []byte("k")) || b.AllowAt(0, []byte("k")) {
+		t.Fatal("a burst of 2 across two mappings and the Go words")
+	}
+	if d := words.NextAt(0, []byte("k")); d != time.Second || b.Next(0, []byte("k")) != d {
+		t.Fatalf("next %v: one token a second", d)
+	}
+	if !b.AllowAt(time.Second, []byte("k")) || a.AllowAt(time.Second, []byte("k")) {
+		t.Fatal("one token back after a second, not the burst")
+	}
+	if _, err := OpenGCRABloomFile(filepath.Join(t.TempDir(), "bad"), 6, 9, limit, 1, 2); !errors.Is(err, ErrBloomHashes) {
+		t.Fatalf("9 hashes: %v", err)
 	}
 }

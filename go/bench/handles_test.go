@@ -132,8 +132,10 @@ func init() {
 		pair{row: "keyed limiter (bloom words, pure Go)", kind: "reference",
 			weir: side{"BloomWords.AllowAt over a laid region", func() func(int) {
 				limit := must(weir.NewRateLimit(bloomPerS, bloomBurst))
-				words := make([]uint64, weir.BloomFootprint(bloomSizeLog2)/8)
-				mem := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*8)
+				// A region must be 64-byte aligned: 7 spare words to align in.
+				words := make([]uint64, weir.BloomFootprint(bloomSizeLog2)/8+7)
+				skip := (64 - int(uintptr(unsafe.Pointer(&words[0]))%64)) % 64 / 8
+				mem := unsafe.Slice((*byte)(unsafe.Pointer(&words[skip])), weir.BloomFootprint(bloomSizeLog2))
 				must(weir.LayBloom(mem, bloomSizeLog2, bloomHashes, limit, 1, 2))
 				b := must(weir.NewBloomWords(mem))
 				now, i := time.Duration(startNs), 0

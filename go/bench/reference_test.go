@@ -77,8 +77,8 @@ func newRefBloom(size, hashes int, limit rate.Limit, burst int, seed0, seed1 uin
 }
 
 func (b *refBloom) Allow(now time.Time, key []byte) bool {
-	h1, h2 := sip128(1, 3, b.seed[0], b.seed[1], key)
-	step := h2 | 1
+	h1 := sip64(1, 3, b.seed[0], b.seed[1], key)
+	step := h1>>32 | 1
 	allowed := false
 	for i := uint64(0); i < b.hashes; i++ {
 		if b.words[(h1+i*step)&b.mask].Allow(now, b.limit, b.burst) {
@@ -88,12 +88,11 @@ func (b *refBloom) Allow(now time.Time, key []byte) bool {
 	return allowed
 }
 
-// sip128 is SipHash-c-d with its 128-bit output as two little-endian
-// halves, keyed by (k0, k1) as the reference implementation reads its
-// 16-byte key.
-func sip128(c, d int, k0, k1 uint64, data []byte) (uint64, uint64) {
+// sip64 is SipHash-c-d with its 64-bit output, keyed by (k0, k1) as the
+// reference implementation reads its 16-byte key.
+func sip64(c, d int, k0, k1 uint64, data []byte) uint64 {
 	v0 := k0 ^ 0x736f6d6570736575
-	v1 := k1 ^ 0x646f72616e646f6d ^ 0xee
+	v1 := k1 ^ 0x646f72616e646f6d
 	v2 := k0 ^ 0x6c7967656e657261
 	v3 := k1 ^ 0x7465646279746573
 	round := func() {
@@ -125,14 +124,9 @@ func sip128(c, d int, k0, k1 uint64, data []byte) (uint64, uint64) {
 		last |= uint64(b) << (8 * i)
 	}
 	compress(last)
-	v2 ^= 0xee
+	v2 ^= 0xff
 	for i := 0; i < d; i++ {
 		round()
 	}
-	low := v0 ^ v1 ^ v2 ^ v3
-	v1 ^= 0xdd
-	for i := 0; i < d; i++ {
-		round()
-	}
-	return low, v0 ^ v1 ^ v2 ^ v3
+	return v0 ^ v1 ^ v2 ^ v3
 }
