@@ -246,7 +246,9 @@ impl TokenBound {
         let total = self.taken.last().map_or(0.0, |t| t.1) + n;
         self.taken.push((at, total));
         let check = |from: i64, tokens: f64| {
-            let elapsed = (at as f64 - from as f64).max(0.0) / 1e9;
+            // The difference in integers: as f64s, two instants near the
+            // clock's end lose their last ~1000 ns, and the bound with them.
+            let elapsed = at.saturating_sub(from).max(0) as f64 / 1e9;
             let allowed = self.burst + self.rate * elapsed * 1.01 + 1.0 + self.burst * 1e-9;
             assert!(
                 tokens <= allowed,
