@@ -97,6 +97,11 @@ fn expected(region: &Region, len: usize) -> Result<(), &'static [weir_status]> {
         (sizes >> 8 & 0xff) as u32,
         (sizes >> 16 & 0xff) as u32,
     );
+    // Bits above the three shape bytes are refused before the kind is read,
+    // in the library's order.
+    if sizes >> 24 != 0 {
+        return Err(FOREIGN);
+    }
     let (a, b) = (region.word(4), region.word(5));
     // A limit is valid when a fresh word answers for it.
     let limit_ok = match kind {
