@@ -641,9 +641,7 @@ mod tests {
         let mut state = 0x2545_f491_4f6c_dd1d_u64;
         let mut now = 0_i64;
         for _ in 0..crate::rounds(20_000) {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
+            crate::xorshift(&mut state);
             let step = match state % 100 {
                 0 => 3_000 * MS,
                 1 => -400 * MS,
@@ -963,9 +961,7 @@ mod tests {
         let mut state = 0x9e37_79b9_7f4a_7c15_u64;
         let mut now = 0_i64;
         for _ in 0..crate::rounds(5_000) {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
+            crate::xorshift(&mut state);
             now += (state >> 40) as i64 % (50 * MS);
             let roll = ((state >> 11) as f64) / (1u64 << 53) as f64;
             // The seed's formula, written out here independently.

@@ -492,12 +492,7 @@ mod tests {
         // `without` passes too (it never has less room), so both see the
         // same takes, and after the refund `with` holds no more.
         let mut state = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = move || crate::xorshift(&mut state);
         for _ in 0..crate::rounds(2_000) {
             let rate = [0.0, 1.0, 3.0, 10.0, 1e6][(next() % 5) as usize];
             let burst = 1.0 + (next() % 8) as f64;

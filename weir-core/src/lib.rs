@@ -48,6 +48,16 @@ pub mod window;
 /// How many rounds a test's long loop makes: `n`, or a hundredth of it
 /// (at least one) under Miri, which interprets every step and would take
 /// minutes over the full count (see .ci/miri.sh).
+/// A small deterministic generator (xorshift64) for the unit tests' random
+/// walks: advances `state` and answers it.
+#[cfg(test)]
+pub(crate) fn xorshift(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}
+
 #[cfg(test)]
 pub(crate) const fn rounds(n: usize) -> usize {
     if cfg!(miri) {

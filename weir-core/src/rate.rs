@@ -543,14 +543,6 @@ mod tests {
         assert_eq!(next(&word, &limit, 0), 333 * SECOND);
     }
 
-    /// A small deterministic generator (xorshift64) for the walk below.
-    fn xorshift(state: &mut u64) -> u64 {
-        *state ^= *state << 13;
-        *state ^= *state >> 7;
-        *state ^= *state << 17;
-        *state
-    }
-
     #[test]
     fn next_names_the_first_instant_allow_succeeds_on_a_wandering_clock() {
         let mut seed = 0x2545_f491_4f6c_dd1d;
@@ -562,8 +554,9 @@ mod tests {
                 // Mostly forward, sometimes back: steps of -1/8 to +7/8 of
                 // an interval.
                 let interval = (1e9 / per_s) as i64;
-                let step = (xorshift(&mut seed) % 8) as i64 - 1;
-                now = (now + step * interval / 8 + (xorshift(&mut seed) % 1000) as i64).max(0);
+                let step = (crate::xorshift(&mut seed) % 8) as i64 - 1;
+                now =
+                    (now + step * interval / 8 + (crate::xorshift(&mut seed) % 1000) as i64).max(0);
                 let wait = next(&word, &limit, now);
                 let before = word.load(Ordering::Relaxed);
                 if wait > 0 {

@@ -613,12 +613,7 @@ mod tests {
     #[test]
     fn the_queues_agree_with_a_full_scan() {
         let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = move || crate::xorshift(&mut state);
         for size in [1, 2, 3, 7, 50] {
             let shed = Shed {
                 size,
