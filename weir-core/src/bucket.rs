@@ -81,8 +81,7 @@ pub struct Bucket {
     /// The tolerance less one token: a full bucket holds
     /// `tolerance = floor(burst × per_token)` ticks of refill, at least
     /// `per_token` (the burst is at least one), and a unit take passes iff
-    /// the TAT is at most `now + slack`. Kept this way so that the unit take
-    /// is one addition from its limit.
+    /// the TAT is at most `now + slack`.
     slack: i64,
     /// The instant (ns) the bucket was made: its clock's zero.
     origin: i64,
@@ -90,8 +89,10 @@ pub struct Bucket {
     /// bucket that never refills (its clock stands still at 0). See
     /// [`Bucket::at`] for why eight.
     scale8: i64,
-    /// The theoretical arrival time, in ticks after `origin`.
-    tat: AtomicI64,
+    /// The theoretical arrival time less `slack`, in ticks after `origin`:
+    /// the first tick at which a unit take passes. Kept this way so that a
+    /// unit take's refusal is one comparison with `now`'s tick.
+    free_at: AtomicI64,
 }
 
 impl Bucket {
@@ -121,7 +122,7 @@ impl Bucket {
             slack: tolerance - tick.per_token as i64,
             origin: now,
             scale8: if rate > 0.0 { 8 << tick.shift } else { 0 },
-            tat: AtomicI64::new(0),
+            free_at: AtomicI64::new(-(tolerance - tick.per_token as i64)),
         })
     }
 
@@ -140,6 +141,12 @@ impl Bucket {
     /// other outright, and [`Bucket::next`] answers [`NEVER`] for it.
     pub fn holds(&self, n: f64) -> bool {
         self.cost(n).is_some()
+    }
+
+    /// The theoretical arrival time.
+    #[inline]
+    fn tat(&self) -> i64 {
+        self.free_at.load(Ordering::Relaxed) + self.slack
     }
 
     /// Ticks of refill a full bucket holds.
@@ -215,7 +222,7 @@ impl Bucket {
     #[inline]
     pub fn take_one(&self, now: i64) -> bool {
         match self.at_near(now) {
-            Some(at) => self.take_at(at, self.per_token as i64, self.slack),
+            Some(at) => self.take_at(at, self.per_token as i64, at),
             None => self.take_one_far(now),
         }
     }
@@ -226,7 +233,8 @@ impl Bucket {
     #[cold]
     #[inline(never)]
     extern "C" fn take_one_far(&self, now: i64) -> bool {
-        self.take_at(self.at_far(now), self.per_token as i64, self.slack)
+        let at = self.at_far(now);
+        self.take_at(at, self.per_token as i64, at)
     }
 
     /// A take of any other cost: checked and converted by [`gcra::cost`]
@@ -235,36 +243,66 @@ impl Bucket {
     #[inline(never)]
     fn take_cost(&self, now: i64, n: f64) -> bool {
         match self.cost(n) {
-            Some(cost) => self.take_at(self.at(now), cost, self.tolerance() - cost),
+            Some(cost) => {
+                let at = self.at(now);
+                self.take_at(at, cost, at + (self.per_token as i64 - cost))
+            }
             None => false,
         }
     }
 
-    /// A take of `cost` ticks at `at` ticks on the clock.
+    /// A take of `cost` ticks at `at` ticks on the clock, which passes
+    /// while `free_at ≤ limit`: `limit` is `at + per_token − cost` (`at`
+    /// itself for a unit take).
     #[inline(always)]
-    fn take_at(&self, at: i64, cost: i64, slack: i64) -> bool {
+    fn take_at(&self, at: i64, cost: i64, limit: i64) -> bool {
         // `gcra::take` passes iff `max(tat, at) + cost ≤ at + tolerance`;
-        // as `at ≤ at + slack`, that is `tat ≤ limit`. No sum here leaves
-        // `i64`: `at` is within [PAST, HORIZON], costs and the tolerance
-        // within MAX_TOLERANCE, and the TAT within 0..=HORIZON +
-        // MAX_TOLERANCE (it starts at 0 and only a pass, at most
-        // `at + tolerance`, writes it). `take_agrees_with_gcra` checks the
-        // two at the ends of those ranges.
-        let limit = at + slack;
-        let mut tat = self.tat.load(Ordering::Relaxed);
-        if tat > limit {
+        // as `at ≤ at + tolerance − cost`, that is `tat ≤ at + tolerance −
+        // cost`, so `free_at = tat − slack ≤ at + per_token − cost`; the
+        // new TAT `max(tat, at) + cost` is the new `free_at`
+        // `max(free_at, at − slack) + cost`. No sum here leaves `i64`: `at`
+        // is within [PAST, HORIZON], costs and the tolerance within
+        // MAX_TOLERANCE, and the TAT within 0..=HORIZON + MAX_TOLERANCE (it
+        // starts at 0 and only a pass, at most `at + tolerance`, writes
+        // it). `take_agrees_with_gcra` checks the two at the ends of those
+        // ranges.
+        let free_at = self.free_at.load(Ordering::Relaxed);
+        if free_at > limit {
             return false;
         }
+        let floor = at - self.slack;
+        // One attempt inline; a lost race retries out of line, so that the
+        // common take has no loop.
+        match self.free_at.compare_exchange_weak(
+            free_at,
+            free_at.max(floor) + cost,
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        ) {
+            Ok(_) => true,
+            Err(seen) => self.take_raced(seen, floor, cost, limit),
+        }
+    }
+
+    /// [`Bucket::take_at`] after a compare-and-swap that lost to another
+    /// take (or failed spuriously): from the word seen, until a pass or a
+    /// refusal. Out of line and `extern "C"` (which cannot unwind), so
+    /// that the inline attempt reaches it by a jump and needs no frame.
+    #[cold]
+    #[inline(never)]
+    extern "C" fn take_raced(&self, mut free_at: i64, floor: i64, cost: i64, limit: i64) -> bool {
         loop {
-            match self.tat.compare_exchange_weak(
-                tat,
-                tat.max(at) + cost,
+            if free_at > limit {
+                return false;
+            }
+            match self.free_at.compare_exchange_weak(
+                free_at,
+                free_at.max(floor) + cost,
                 Ordering::Relaxed,
                 Ordering::Relaxed,
             ) {
                 Ok(_) => return true,
-                Err(seen) if seen > limit => return false,
-                Err(seen) => tat = seen,
+                Err(seen) => free_at = seen,
             }
         }
     }
@@ -318,21 +356,23 @@ impl Bucket {
         if back <= 0 {
             return Err(RefundError::Expired);
         }
+        // On the TAT (`free_at + slack`): `max(tat − back, at)` while the
+        // bucket is not full (`tat > at`).
+        let floor = at - self.slack;
         let before = self
-            .tat
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |tat| {
-                (tat > at).then(|| tat.saturating_sub(back).max(at))
+            .free_at
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |free_at| {
+                (free_at > floor).then(|| free_at.saturating_sub(back).max(floor))
             })
             .map_err(|_| RefundError::Full)?;
-        let given = back.min(before - at);
+        let given = back.min(before - floor);
         Ok(given as f64 / self.per_token as f64)
     }
 
     /// How many tokens the bucket holds at `now`, between 0 and
     /// [`Bucket::burst`].
     pub fn tokens(&self, now: i64) -> f64 {
-        let tat = self.tat.load(Ordering::Relaxed);
-        let room = gcra::room(tat, self.at(now), self.tolerance());
+        let room = gcra::room(self.tat(), self.at(now), self.tolerance());
         if room == self.tolerance() {
             return self.burst();
         }
@@ -349,7 +389,7 @@ impl Bucket {
             return NEVER;
         };
         let at = self.at(now);
-        let due = gcra::due(self.tat.load(Ordering::Relaxed), cost, self.tolerance());
+        let due = gcra::due(self.tat(), cost, self.tolerance());
         if due <= at {
             0
         } else if self.scale8 == 0 {
@@ -814,7 +854,7 @@ mod tests {
                         "rate {rate}, origin {origin}, step {step}, now {now}, n {n}"
                     );
                     tat = model.unwrap_or(tat);
-                    assert_eq!(bucket.tat.load(Ordering::Relaxed), tat);
+                    assert_eq!(bucket.tat(), tat);
                 }
             }
         }
