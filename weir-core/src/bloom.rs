@@ -6,8 +6,8 @@
 //! There are 2^`size_log2` words (at least [`LINE_WORDS`]), grouped in
 //! 64-byte lines of [`LINE_WORDS`] words, and `hashes` (k) words per key,
 //! all in one line: a decision touches one cache line, however large the
-//! array. A key is hashed once with keyed SipHash-1-3 (the `siphasher`
-//! crate, 64-bit output `h`): the low bits of `h` give the line (`h`
+//! array. A key is hashed once with keyed SipHash-1-3 ([`crate::sip`],
+//! 64-bit output `h`): the low bits of `h` give the line (`h`
 //! modulo the line count, at most 2^29 lines), its high bits which k
 //! distinct words of it (`h × C(8, k) / 2^64` picks one of the C(8, k)
 //! subsets of the line, uniformly). A key is allowed when any of its
@@ -80,9 +80,9 @@
 use crate::atomic::{AtomicU64, Ordering};
 use alloc::boxed::Box;
 use alloc::vec::Vec;
-use siphasher::sip::SipHasher13;
 
 use crate::rate::{self, RateLimit, Word};
+use crate::sip::SipKey;
 use crate::smooth::{self, SmoothLimit};
 use crate::time::NEVER;
 
@@ -166,9 +166,11 @@ const KIND_WINDOW: u64 = 1;
 const KIND_GCRA: u64 = 2;
 
 /// Every non-empty subset of a line's 8 words as a bit mask, by size, then
-/// by value: the C(8, k) masks of k bits start at `SUBSET_START[k]`.
-const SUBSETS: [u8; 255] = {
-    let mut out = [0u8; 255];
+/// by value: the C(8, k) masks of k bits start at `SUBSET_START[k]`. The
+/// 256th entry (0) is never picked: it is there so that an index of type
+/// `u8` needs no bounds check.
+const SUBSETS: [u8; 256] = {
+    let mut out = [0u8; 256];
     let mut n = 0;
     let mut k = 1;
     while k <= 8 {
@@ -189,7 +191,7 @@ const SUBSETS: [u8; 255] = {
 const SUBSET_COUNT: [u16; 9] = [1, 8, 28, 56, 70, 56, 28, 8, 1];
 
 /// Where the masks of k bits start in [`SUBSETS`].
-const SUBSET_START: [u16; 9] = [0, 0, 8, 36, 92, 162, 218, 246, 254];
+const SUBSET_START: [u8; 9] = [0, 0, 8, 36, 92, 162, 218, 246, 254];
 
 /// How a bloom array is laid out and keyed: everything but its words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -198,6 +200,13 @@ pub struct Shape {
     hashes: u32,
     limit: BloomLimit,
     seed: [u64; 2],
+    /// SipHash's state under `seed`, made once.
+    sip: SipKey,
+    /// `lines() − 1`, `C(8, hashes)` and `SUBSET_START[hashes]`: the probe's
+    /// constants, made once.
+    line_mask: u64,
+    subset_count: u64,
+    subset_start: u8,
 }
 
 /// The number of lines for `size_log2`, if it is allowed and fits: the
@@ -240,7 +249,7 @@ impl Shape {
         seed0: u64,
         seed1: u64,
     ) -> Result<Shape, BloomError> {
-        line_count(size_log2)?;
+        let lines = line_count(size_log2)?;
         if hashes == 0 || hashes > MAX_HASHES {
             return Err(BloomError::Hashes);
         }
@@ -249,6 +258,10 @@ impl Shape {
             hashes,
             limit: limit.into(),
             seed: [seed0, seed1],
+            sip: SipKey::new(seed0, seed1),
+            line_mask: (lines - 1) as u64,
+            subset_count: u64::from(SUBSET_COUNT[hashes as usize]),
+            subset_start: SUBSET_START[hashes as usize],
         })
     }
 
@@ -268,15 +281,18 @@ impl Shape {
     }
 
     /// `key`'s line and its words in that line, as a bit mask of k bits.
-    #[inline]
+    #[inline(always)]
     fn probe(&self, key: &[u8]) -> (usize, u8) {
-        let hash = SipHasher13::new_with_keys(self.seed[0], self.seed[1]).hash(key);
+        let hash = self.sip.hash(key);
         // The low bits (at most 29) pick the line; the high ones the subset.
-        let line = (hash & (self.lines() as u64 - 1)) as usize;
-        let k = self.hashes as usize;
-        // hash × C(8, k) / 2^64: a uniform pick of one of the subsets.
-        let pick = (u128::from(hash) * u128::from(SUBSET_COUNT[k])) >> 64;
-        (line, SUBSETS[usize::from(SUBSET_START[k]) + pick as usize])
+        let line = (hash & self.line_mask) as usize;
+        // hash × C(8, k) / 2^64: a uniform pick of one of the subsets (the
+        // index stays below 255).
+        let pick = ((u128::from(hash) * u128::from(self.subset_count)) >> 64) as u8;
+        (
+            line,
+            SUBSETS[usize::from(self.subset_start.wrapping_add(pick))],
+        )
     }
 
     /// The indexes of `key`'s words in the whole array (line × 8 + word),
@@ -300,7 +316,20 @@ impl Shape {
         let (line, mask) = self.probe(key);
         let line = &lines[line].0;
         match &self.limit {
-            BloomLimit::Window(limit) => any_of(line, mask, |word| rate::allow(word, limit, now)),
+            BloomLimit::Window(limit) => {
+                let Some(at) = rate::At::new(now) else {
+                    return false;
+                };
+                if limit.is_short() {
+                    any_of(line, mask, |word| {
+                        rate::allow_at::<W, true>(word, limit, at)
+                    })
+                } else {
+                    any_of(line, mask, |word| {
+                        rate::allow_at::<W, false>(word, limit, at)
+                    })
+                }
+            }
             BloomLimit::Gcra(limit) => any_of(line, mask, |word| smooth::allow(word, limit, now)),
         }
     }

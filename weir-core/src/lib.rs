@@ -39,6 +39,8 @@ pub mod rate;
 #[cfg(feature = "alloc")]
 pub mod shedder;
 #[cfg(feature = "alloc")]
+pub mod sip;
+#[cfg(feature = "alloc")]
 pub mod sliding;
 pub mod smooth;
 pub mod time;

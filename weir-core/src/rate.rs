@@ -201,11 +201,11 @@ impl RateLimit {
     /// Whether every span of this limit is under 2^63 ns without
     /// saturating: an interval under 2^53 ns, as almost every limit has.
     #[inline]
-    fn short(&self) -> bool {
+    pub(crate) fn is_short(&self) -> bool {
         self.interval_ns >> 53 == 0
     }
 
-    /// [`RateLimit::span`] for a [`RateLimit::short`] limit: count × interval
+    /// [`RateLimit::span`] for a [`RateLimit::is_short`] limit: count × interval
     /// is under 2^63 and the rounded fraction under 2^10, so nothing
     /// saturates and the sum is the same.
     #[inline]
@@ -216,8 +216,15 @@ impl RateLimit {
 
     /// The word after one more event at `now` (0..=[`MAX_NOW`]), or `None`
     /// when the window is open and full.
-    #[inline]
+    #[inline(always)]
     fn step<const SHORT: bool>(&self, word: u64, now: u64) -> Option<u64> {
+        self.step_at::<SHORT>(word, At::on_axis(now))
+    }
+
+    /// [`RateLimit::step`] at a prepared instant.
+    #[inline(always)]
+    fn step_at<const SHORT: bool>(&self, word: u64, at: At) -> Option<u64> {
+        let now = at.now;
         let count = word & COUNT_MASK;
         let start = (word >> COUNT_BITS) << TIME_SHIFT;
         let span = if SHORT {
@@ -227,12 +234,9 @@ impl RateLimit {
         };
         // An earlier `now` than the start is no time passing.
         if now.saturating_sub(start) >= span {
-            // Expired (or never opened): this event opens a new window,
-            // whose start is rounded up to the grid so that the window can
-            // never read as expired before `now + span`. `now` is at most
-            // MAX_NOW, so the rounded start fits the 54 bits.
-            let start = now.div_ceil(GRANULARITY_NS as u64);
-            Some((start << COUNT_BITS) | 1)
+            // Expired (or never opened): this event opens a new window
+            // ([`At`]).
+            Some(at.opened)
         } else if count < u64::from(self.burst) {
             Some(word + 1)
         } else {
@@ -307,6 +311,58 @@ impl Word for AtomicU64 {
     }
 }
 
+/// An instant on the word's axis (0..=[`MAX_NOW`]) and the word that opens
+/// a window there, worked out once for a caller that asks several words at
+/// one `now` (the bloom array's k words of a key).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct At {
+    now: u64,
+    opened: u64,
+}
+
+impl At {
+    /// `now`, if it is not negative; one past [`MAX_NOW`] counts as it.
+    #[inline(always)]
+    pub(crate) fn new(now: i64) -> Option<At> {
+        on_axis(now).map(At::on_axis)
+    }
+
+    /// A `now` already on the axis (at most [`MAX_NOW`]).
+    #[inline(always)]
+    fn on_axis(now: u64) -> At {
+        // A new window's start is rounded up to the grid so that the
+        // window can never read as expired before `now + span`. `now` is
+        // at most MAX_NOW, so the rounded start fits the 54 bits.
+        let start = now.div_ceil(GRANULARITY_NS as u64);
+        At {
+            now,
+            opened: (start << COUNT_BITS) | 1,
+        }
+    }
+}
+
+/// [`allow`] at a prepared instant, for a limit that is
+/// [`RateLimit::is_short`] (`SHORT`) or any. One compare-and-swap inline;
+/// a lost race retries out of line.
+#[inline(always)]
+pub(crate) fn allow_at<W: Word, const SHORT: bool>(word: &W, limit: &RateLimit, at: At) -> bool {
+    let seen = word.get();
+    let Some(new) = limit.step_at::<SHORT>(seen, at) else {
+        return false;
+    };
+    match word.swap_if(seen, new) {
+        Ok(_) => true,
+        Err(actual) => retry_at::<W, SHORT>(word, actual, limit, at),
+    }
+}
+
+/// [`allow_at`] after a compare-and-swap that lost (or failed spuriously).
+#[cold]
+#[inline(never)]
+fn retry_at<W: Word, const SHORT: bool>(word: &W, seen: u64, limit: &RateLimit, at: At) -> bool {
+    swap_in::<W, SHORT>(word, seen, limit, at.now)
+}
+
 /// Whether `word` allows one event at `now`, charging it if so. A negative
 /// `now` is refused (the word holds no time before zero), and one past
 /// [`MAX_NOW`] counts as [`MAX_NOW`]. A refusal writes nothing.
@@ -323,7 +379,7 @@ pub fn allow<W: Word>(word: &W, limit: &RateLimit, now: i64) -> bool {
 #[inline]
 pub(crate) fn allow_seen<W: Word>(word: &W, seen: u64, limit: &RateLimit, now: u64) -> bool {
     let now = now.min(MAX_NOW as u64);
-    if limit.short() {
+    if limit.is_short() {
         swap_in::<W, true>(word, seen, limit, now)
     } else {
         swap_in::<W, false>(word, seen, limit, now)
@@ -331,7 +387,7 @@ pub(crate) fn allow_seen<W: Word>(word: &W, seen: u64, limit: &RateLimit, now: u
 }
 
 /// The compare-and-swap loop of [`allow_seen`]; `SHORT` when the limit is
-/// [`RateLimit::short`], so that its spans need no saturating arithmetic.
+/// [`RateLimit::is_short`], so that its spans need no saturating arithmetic.
 #[inline(always)]
 fn swap_in<W: Word, const SHORT: bool>(word: &W, seen: u64, limit: &RateLimit, now: u64) -> bool {
     let mut current = seen;
@@ -377,7 +433,7 @@ mod tests {
                     interval_frac,
                     burst: 1,
                 };
-                assert!(limit.short());
+                assert!(limit.is_short());
                 for count in 0..=COUNT_MASK {
                     assert_eq!(limit.short_span(count), limit.span(count));
                 }
@@ -388,7 +444,7 @@ mod tests {
             interval_frac: 0,
             burst: 1,
         };
-        assert!(!long.short());
+        assert!(!long.is_short());
     }
 
     fn limit(per_s: f64, burst: i64) -> RateLimit {
