@@ -368,21 +368,13 @@ fn retry_at<W: Word, const SHORT: bool>(word: &W, seen: u64, limit: &RateLimit, 
 /// [`MAX_NOW`] counts as [`MAX_NOW`]. A refusal writes nothing.
 #[inline]
 pub fn allow<W: Word>(word: &W, limit: &RateLimit, now: i64) -> bool {
-    match on_axis(now) {
-        Some(now) => allow_seen(word, word.get(), limit, now),
-        None => false,
-    }
-}
-
-/// [`allow`] from a value of the word already read (perhaps stale; the loop
-/// corrects it), with a non-negative `now`.
-#[inline]
-pub(crate) fn allow_seen<W: Word>(word: &W, seen: u64, limit: &RateLimit, now: u64) -> bool {
-    let now = now.min(MAX_NOW as u64);
+    let Some(at) = At::new(now) else {
+        return false;
+    };
     if limit.is_short() {
-        swap_in::<W, true>(word, seen, limit, now)
+        allow_at::<W, true>(word, limit, at)
     } else {
-        swap_in::<W, false>(word, seen, limit, now)
+        allow_at::<W, false>(word, limit, at)
     }
 }
 
