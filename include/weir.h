@@ -675,7 +675,7 @@ typedef int32_t weir_quota;
 // half of it, F = 0.03 % (2.3 % asking all of it).
 //
 // Lock-free and safe to use from many threads at once. Memory per handle:
-// 8 × 2^size_log2 bytes of heap (64-byte aligned) plus under 100 bytes.
+// 8 × 2^size_log2 bytes of heap (64-byte aligned) plus under 120 bytes.
 // size_log2 is WEIR_BLOOM_MIN_SIZE_LOG2 (3, one line) to
 // WEIR_BLOOM_MAX_SIZE_LOG2 (32: 32 GiB; 27, 1 GiB, on a 32-bit host),
 // hashes 1..WEIR_BLOOM_MAX_HASHES (8, a whole line).

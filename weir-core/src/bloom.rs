@@ -199,13 +199,13 @@ pub struct Shape {
     size_log2: u32,
     hashes: u32,
     limit: BloomLimit,
-    seed: [u64; 2],
-    /// SipHash's state under `seed`, made once.
+    /// SipHash's state under the seed, made once (the seed is read back
+    /// from it: [`SipKey::key`]).
     sip: SipKey,
     /// `lines() − 1`, `C(8, hashes)` and `SUBSET_START[hashes]`: the probe's
     /// constants, made once.
     line_mask: u64,
-    subset_count: u64,
+    subset_count: u8,
     subset_start: u8,
 }
 
@@ -257,10 +257,9 @@ impl Shape {
             size_log2,
             hashes,
             limit: limit.into(),
-            seed: [seed0, seed1],
             sip: SipKey::new(seed0, seed1),
             line_mask: (lines - 1) as u64,
-            subset_count: u64::from(SUBSET_COUNT[hashes as usize]),
+            subset_count: SUBSET_COUNT[hashes as usize] as u8,
             subset_start: SUBSET_START[hashes as usize],
         })
     }
@@ -430,8 +429,8 @@ fn header(shape: &Shape) -> [u64; HEADER_WORDS] {
         u64::from(shape.size_log2) | u64::from(shape.hashes) << 8 | u64::from(shift) << 16,
         a,
         b,
-        shape.seed[0],
-        shape.seed[1],
+        shape.sip.key().0,
+        shape.sip.key().1,
     ]
 }
 

@@ -25,6 +25,14 @@ impl SipKey {
         ])
     }
 
+    /// The key (`k0`, `k1`) the state was made from.
+    pub const fn key(&self) -> (u64, u64) {
+        (
+            self.0[0] ^ 0x736f_6d65_7073_6575,
+            self.0[1] ^ 0x646f_7261_6e64_6f6d,
+        )
+    }
+
     /// SipHash-1-3 of `bytes`.
     #[inline(always)]
     pub fn hash(&self, bytes: &[u8]) -> u64 {
@@ -109,6 +117,7 @@ mod tests {
                 *byte = crate::xorshift(&mut state) as u8;
             }
             let key = SipKey::new(k0, k1);
+            assert_eq!(key.key(), (k0, k1));
             for len in 0..=bytes.len() {
                 let want = SipHasher13::new_with_keys(k0, k1).hash(&bytes[..len]);
                 assert_eq!(
