@@ -307,7 +307,7 @@ impl Shape {
     /// [`Shape::lines`]): true when any of its words allows, and each word
     /// that allows is charged. A negative `now` is refused; a refusal
     /// writes nothing.
-    #[inline]
+    #[inline(always)]
     pub fn allow<W: Word>(&self, lines: &[Line<W>], now: i64, key: &[u8]) -> bool {
         if now < 0 {
             return false;
