@@ -28,5 +28,9 @@ cd "$work/src"
 make -f "$work/build/Makefile" -C "$work/src" modules > "$work/make.log" 2>&1 ||
     { cat "$work/make.log" >&2; exit 1; }
 grep -iE "warning" "$work/make.log" >&2 || true
-cp "$work/build/ngx_http_weir_limit_module.so" "$out/"
+# Installed by rename: an nginx running with the old .so maps it, and
+# rewriting that file in place crashes its workers (SIGSEGV, seen when a
+# benchmark rebuilt the module under a running one).
+cp "$work/build/ngx_http_weir_limit_module.so" "$out/.ngx_http_weir_limit_module.so.$$"
+mv -f "$out/.ngx_http_weir_limit_module.so.$$" "$out/ngx_http_weir_limit_module.so"
 echo "$out/ngx_http_weir_limit_module.so"
