@@ -31,6 +31,7 @@ for _ in $(seq 600); do
 done
 cli PING >/dev/null
 sha=$(cli SCRIPT LOAD "$(cat modules/redis/bench/gcra.lua)")
+cli SET g:k v >/dev/null
 cli WEIR.BUCKET b:no 0.001 1 >/dev/null
 cli EVALSHA "$sha" 1 l:no 0.001 1 >/dev/null
 scenarios=(
@@ -39,6 +40,7 @@ scenarios=(
   "weir refused|WEIR.BUCKET b:no 0.001 1"
   "lua refused|EVALSHA $sha 1 l:no 0.001 1"
   "SET PX (ceiling)|SET s:k v PX 100000"
+  "GET (ceiling)|GET g:k"
 )
 if [ -n "${REDIS_CELL_MODULE:-}" ]; then
   cli CL.THROTTLE c:no 0 1 1000 >/dev/null
