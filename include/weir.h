@@ -724,8 +724,9 @@ typedef struct weir_breaker weir_breaker;
 // and safe to use from many threads at once; 56 bytes of heap per handle.
 // Made by `weir_bucket_new`, freed by `weir_bucket_free`.
 //
-// The word is a GCRA theoretical arrival time (TAT) in ticks of 2^-s ns
-// after the `now` the bucket was made. s (0..4) is the coarsest that makes
+// The word is a GCRA theoretical arrival time (TAT), held less the
+// tolerance but one token so that a one-token take refuses with one
+// comparison, in ticks of 2^-s ns after the `now` the bucket was made. s (0..4) is the coarsest that makes
 // a token worth at least 128 ticks (4 above 1.25 × 10^8 tokens/s). A token
 // is worth per_token = ceil(2^s × 10^9 / rate) ticks, exactly; a full
 // bucket holds floor(burst × per_token) ticks and a take of n tokens costs
