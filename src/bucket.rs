@@ -12,10 +12,11 @@ use weir_core::time::NEVER;
 ///
 /// The word is a GCRA theoretical arrival time (TAT), held less the
 /// tolerance but one token so that a one-token take refuses with one
-/// comparison, in ticks of 2^-s ns after the `now` the bucket was made. s (0..4) is the coarsest that makes
-/// a token worth at least 128 ticks (4 above 1.25 × 10^8 tokens/s). A token
-/// is worth per_token = ceil(2^s × 10^9 / rate) ticks, exactly; a full
-/// bucket holds floor(burst × per_token) ticks and a take of n tokens costs
+/// comparison, in ticks of 2^-s ns after the `now` the bucket was made.
+/// s (0..4) is the coarsest that makes a token worth at least 128 ticks
+/// (4 above 1.25 × 10^8 tokens/s). A token is worth
+/// per_token = ceil(2^s × 10^9 / rate) ticks, exactly; a full bucket holds
+/// floor(burst × per_token) ticks and a take of n tokens costs
 /// ceil(n × per_token) ticks. The capacity and the costs share the one
 /// rounded per_token, and every rounding runs against admitting. For every
 /// rate and burst `weir_bucket_new` accepts:

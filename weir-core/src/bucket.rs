@@ -116,13 +116,15 @@ impl Bucket {
         };
         let tick = tick.ok_or(BucketError::TooLarge)?;
         let tolerance = tick.tolerance_for(burst).ok_or(BucketError::TooLarge)?;
+        let slack = tolerance - tick.per_token as i64;
         Ok(Bucket {
             rate,
             per_token: tick.per_token,
-            slack: tolerance - tick.per_token as i64,
+            slack,
             origin: now,
             scale8: if rate > 0.0 { 8 << tick.shift } else { 0 },
-            free_at: AtomicI64::new(-(tolerance - tick.per_token as i64)),
+            // A TAT of 0: full.
+            free_at: AtomicI64::new(-slack),
         })
     }
 

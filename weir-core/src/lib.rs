@@ -47,9 +47,6 @@ pub mod time;
 #[cfg(feature = "alloc")]
 pub mod window;
 
-/// How many rounds a test's long loop makes: `n`, or a hundredth of it
-/// (at least one) under Miri, which interprets every step and would take
-/// minutes over the full count (see .ci/miri.sh).
 /// A small deterministic generator (xorshift64) for the unit tests' random
 /// walks: advances `state` and answers it.
 #[cfg(test)]
@@ -60,6 +57,9 @@ pub(crate) fn xorshift(state: &mut u64) -> u64 {
     *state
 }
 
+/// How many rounds a test's long loop makes: `n`, or a hundredth of it
+/// (at least one) under Miri, which interprets every step and would take
+/// minutes over the full count (see .ci/miri.sh).
 #[cfg(test)]
 pub(crate) const fn rounds(n: usize) -> usize {
     if cfg!(miri) {

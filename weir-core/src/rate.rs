@@ -379,8 +379,9 @@ pub fn allow<W: Word>(word: &W, limit: &RateLimit, now: i64) -> bool {
 }
 
 /// The compare-and-swap loop of [`retry_at`], from a value of the word
-/// already read (perhaps stale; the loop corrects it); `SHORT` when the limit is
-/// [`RateLimit::is_short`], so that its spans need no saturating arithmetic.
+/// already read (perhaps stale; the loop corrects it); `SHORT` when the
+/// limit is [`RateLimit::is_short`], so that its spans need no saturating
+/// arithmetic.
 #[inline(always)]
 fn swap_in<W: Word, const SHORT: bool>(word: &W, seen: u64, limit: &RateLimit, now: u64) -> bool {
     let mut current = seen;
