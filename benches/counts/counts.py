@@ -127,6 +127,7 @@ C_LOOPS = {
     "rate_inline_allow_advancing": "rate_inline_allow", "rate_inline_refuse": "rate_inline_refuse",
     "bucket_allow": "bucket", "bucket_refuse": "bucket",
     "bloom_allow_2pow16": "bloom", "bloom_allow_2pow20": "bloom", "bloom_allow_2pow24": "bloom",
+    "bloom_gcra_allow_2pow20": "bloom",
     "pool_take_give_10": "pool", "pool_take_give_1e5": "pool",
     "pool_take_give_knobs_10": "pool", "pool_generation_10": "pool_generation",
     "sliding_take_10": "sliding", "sliding_take_1e5": "sliding",

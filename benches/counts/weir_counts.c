@@ -307,12 +307,8 @@ static void setup_bucket(ctx *c, long allowing) {
     }
 }
 
-/* 1e6 distinct 16-byte keys over 2^size_log2 words, k = 3, every key
- * touched once before the loop; a burst no loop length reaches. */
-static void setup_bloom(ctx *c, long size_log2) {
-    weir_rate_limit limit;
-    MUST(weir_rate_limit_new(1.0, 1023, &limit) == WEIR_OK);
-    MUST(weir_bloom_new((uint32_t)size_log2, 3, &limit, 1, 2, &c->bloom) == WEIR_OK);
+/* 1e6 distinct 16-byte keys, every one touched once at 0 before the loop. */
+static void touch_keys(ctx *c) {
     c->nkeys = 1000000;
     c->keys = calloc(c->nkeys, 16);
     MUST(c->keys != NULL);
@@ -323,6 +319,24 @@ static void setup_bloom(ctx *c, long size_log2) {
         MUST(weir_bloom_allow(c->bloom, 0, c->keys[i], 16));
     }
     c->now = 0;
+}
+
+/* Rate words over 2^size_log2 words, k = 3, a burst no loop length
+ * reaches. */
+static void setup_bloom(ctx *c, long size_log2) {
+    weir_rate_limit limit;
+    MUST(weir_rate_limit_new(1.0, 1023, &limit) == WEIR_OK);
+    MUST(weir_bloom_new((uint32_t)size_log2, 3, &limit, 1, 2, &c->bloom) == WEIR_OK);
+    touch_keys(c);
+}
+
+/* The same with GCRA words (nginx's default kind): 1 per second, the same
+ * burst. */
+static void setup_bloom_gcra(ctx *c, long size_log2) {
+    weir_gcra_limit limit;
+    MUST(weir_gcra_limit_new(1.0, 1023, &limit) == WEIR_OK);
+    MUST(weir_bloom_new_gcra((uint32_t)size_log2, 3, &limit, 1, 2, &c->bloom) == WEIR_OK);
+    touch_keys(c);
 }
 
 /* A pool of `size`, every resource idle: take answers the newest. */
@@ -485,6 +499,7 @@ static const case_t cases[] = {
     {"bloom_allow_2pow16", loop_bloom, setup_bloom, 16, 1},
     {"bloom_allow_2pow20", loop_bloom, setup_bloom, 20, 1},
     {"bloom_allow_2pow24", loop_bloom, setup_bloom, 24, 1},
+    {"bloom_gcra_allow_2pow20", loop_bloom, setup_bloom_gcra, 20, 1},
     {"pool_take_give_10", loop_pool, setup_pool, 10, 1},
     {"pool_take_give_1e5", loop_pool, setup_pool, 100000, 1},
     {"pool_take_give_knobs_10", loop_pool, setup_pool_knobs, 10, 1},

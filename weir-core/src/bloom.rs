@@ -166,11 +166,14 @@ const KIND_WINDOW: u64 = 1;
 const KIND_GCRA: u64 = 2;
 
 /// Every non-empty subset of a line's 8 words as a bit mask, by size, then
-/// by value: the C(8, k) masks of k bits start at `SUBSET_START[k]`. The
-/// 256th entry (0) is never picked: it is there so that an index of type
-/// `u8` needs no bounds check.
-const SUBSETS: [u8; 256] = {
-    let mut out = [0u8; 256];
+/// by value: the C(8, k) masks of k bits start at `SUBSET_START[k]`. A
+/// shape keeps the 256 entries from there ([`Shape::subsets`]), so that
+/// its probe indexes them by a `u8` with no bounds check; the entries past
+/// the 255 subsets are never picked, and they are whole lines, not empty,
+/// so that no entry is and the probe's loops need no test before their
+/// first word.
+static SUBSETS: [u8; 512] = {
+    let mut out = [0xffu8; 512];
     let mut n = 0;
     let mut k = 1;
     while k <= 8 {
@@ -196,17 +199,21 @@ const SUBSET_START: [u8; 9] = [0, 0, 8, 36, 92, 162, 218, 246, 254];
 /// How a bloom array is laid out and keyed: everything but its words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shape {
-    size_log2: u32,
-    hashes: u32,
+    /// At most [`MAX_SIZE_LOG2`] and [`MAX_HASHES`]: a byte each.
+    size_log2: u8,
+    hashes: u8,
     limit: BloomLimit,
     /// SipHash's state under the seed, made once (the seed is read back
     /// from it: [`SipKey::key`]).
     sip: SipKey,
-    /// `lines() − 1`, `C(8, hashes)` and `SUBSET_START[hashes]`: the probe's
-    /// constants, made once.
-    line_mask: u64,
+    /// `lines() − 1` (under 2^29), `C(8, hashes)` and [`SUBSETS`] from
+    /// `SUBSET_START[hashes]`: the probe's constants, made once.
+    line_mask: u32,
     subset_count: u8,
-    subset_start: u8,
+    subsets: &'static [u8; 256],
+    /// The window kind's [`RateLimit::open_interval`] (0 for the gcra
+    /// kind), made once.
+    open_interval: u64,
 }
 
 /// The number of lines for `size_log2`, if it is allowed and fits: the
@@ -253,14 +260,22 @@ impl Shape {
         if hashes == 0 || hashes > MAX_HASHES {
             return Err(BloomError::Hashes);
         }
+        let limit = limit.into();
+        let open_interval = match &limit {
+            BloomLimit::Window(limit) => limit.open_interval(),
+            BloomLimit::Gcra(_) => 0,
+        };
         Ok(Shape {
-            size_log2,
-            hashes,
-            limit: limit.into(),
+            size_log2: size_log2 as u8,
+            hashes: hashes as u8,
+            limit,
+            open_interval,
             sip: SipKey::new(seed0, seed1),
-            line_mask: (lines - 1) as u64,
+            line_mask: (lines - 1) as u32,
             subset_count: SUBSET_COUNT[hashes as usize] as u8,
-            subset_start: SUBSET_START[hashes as usize],
+            subsets: SUBSETS[usize::from(SUBSET_START[hashes as usize])..][..256]
+                .try_into()
+                .expect("256 entries from any start"),
         })
     }
 
@@ -271,7 +286,7 @@ impl Shape {
 
     /// How many lines the array has.
     pub fn lines(&self) -> usize {
-        1 << (self.size_log2 - MIN_SIZE_LOG2)
+        1 << (u32::from(self.size_log2) - MIN_SIZE_LOG2)
     }
 
     /// The limit every word applies, and so the words' kind.
@@ -279,19 +294,18 @@ impl Shape {
         &self.limit
     }
 
-    /// `key`'s line and its words in that line, as a bit mask of k bits.
+    /// `key`'s line and its words in that line, as a bit mask of k bits
+    /// (bits 0..8).
     #[inline(always)]
-    fn probe(&self, key: &[u8]) -> (usize, u8) {
+    fn probe(&self, key: &[u8]) -> (usize, u32) {
         let hash = self.sip.hash(key);
         // The low bits (at most 29) pick the line; the high ones the subset.
-        let line = (hash & self.line_mask) as usize;
-        // hash × C(8, k) / 2^64: a uniform pick of one of the subsets (the
-        // index stays below 255).
+        let line = (hash & u64::from(self.line_mask)) as usize;
+        // hash × C(8, k) / 2^64: a uniform pick of one of the C(8, k)
+        // subsets.
         let pick = ((u128::from(hash) * u128::from(self.subset_count)) >> 64) as u8;
-        (
-            line,
-            SUBSETS[usize::from(self.subset_start.wrapping_add(pick))],
-        )
+        let mask = self.subsets[usize::from(pick)];
+        (line, u32::from(mask))
     }
 
     /// The indexes of `key`'s words in the whole array (line × 8 + word),
@@ -315,22 +329,56 @@ impl Shape {
         let (line, mask) = self.probe(key);
         let line = &lines[line].0;
         match &self.limit {
-            BloomLimit::Window(limit) => {
-                let Some(at) = rate::At::new(now) else {
-                    return false;
-                };
-                if limit.is_short() {
-                    any_of(line, mask, |word| {
-                        rate::allow_at::<W, true>(word, limit, at)
-                    })
-                } else {
-                    any_of(line, mask, |word| {
-                        rate::allow_at::<W, false>(word, limit, at)
-                    })
-                }
-            }
+            BloomLimit::Window(limit) => self.charge_open_words(line, mask, limit, now),
             BloomLimit::Gcra(limit) => any_of(line, mask, |word| smooth::allow(word, limit, now)),
         }
+    }
+
+    /// [`any_of`] for the window kind at `now` (not negative), with every
+    /// word of `mask` open: each charged by [`rate::charge_open`], with no
+    /// call. At the first word that is not (expired, full, or a lost race),
+    /// [`Shape::charge_rest`] asks it and the rest in full, out of line.
+    #[inline(always)]
+    fn charge_open_words<W: Word>(
+        &self,
+        line: &[W; LINE_WORDS],
+        mask: u32,
+        limit: &RateLimit,
+        now: i64,
+    ) -> bool {
+        let mut left = mask;
+        while left != 0 {
+            // `now` as it is, not yet held to MAX_NOW: a later one only
+            // finds fewer words open, and those it finds are open at
+            // MAX_NOW too.
+            let word = &line[left.trailing_zeros() as usize % LINE_WORDS];
+            if !rate::charge_open(word, limit, self.open_interval, now as u64) {
+                return self.charge_rest(line, left, now);
+            }
+            left &= left - 1;
+        }
+        true
+    }
+
+    /// The words of `left` asked one by one in full ([`rate::allow_at`]),
+    /// after the key's other words (charged: they allowed).
+    #[cold]
+    #[inline(never)]
+    fn charge_rest<W: Word>(&self, line: &[W; LINE_WORDS], left: u32, now: i64) -> bool {
+        let (BloomLimit::Window(limit), Some(at)) = (&self.limit, rate::At::new(now)) else {
+            return false;
+        };
+        let allowed = left.count_ones() < u32::from(self.hashes);
+        let rest = if limit.is_short() {
+            any_of(line, left, |word| {
+                rate::allow_at::<W, true>(word, limit, at)
+            })
+        } else {
+            any_of(line, left, |word| {
+                rate::allow_at::<W, false>(word, limit, at)
+            })
+        };
+        rest || allowed
     }
 
     /// Nanoseconds from `now` until `key` would be allowed: the soonest any
@@ -360,10 +408,10 @@ impl Shape {
 /// Whether `allow` allows any of the words of `line` that `mask` names,
 /// asking every one of them (each that allows is charged).
 #[inline(always)]
-fn any_of<W>(line: &[W; LINE_WORDS], mut mask: u8, mut allow: impl FnMut(&W) -> bool) -> bool {
+fn any_of<W>(line: &[W; LINE_WORDS], mut mask: u32, mut allow: impl FnMut(&W) -> bool) -> bool {
     let mut allowed = false;
     while mask != 0 {
-        allowed |= allow(&line[mask.trailing_zeros() as usize]);
+        allowed |= allow(&line[mask.trailing_zeros() as usize % LINE_WORDS]);
         mask &= mask - 1;
     }
     allowed
@@ -590,7 +638,7 @@ mod tests {
             let (line, mask) = s.probe(&key.to_le_bytes());
             let subset = SUBSETS[start..start + 28]
                 .iter()
-                .position(|&m| m == mask)
+                .position(|&m| u32::from(m) == mask)
                 .unwrap();
             hits[line * 28 + subset] += 1;
         }
@@ -647,6 +695,58 @@ mod tests {
             words[slot / LINE_WORDS].0[slot % LINE_WORDS].store(u64::MAX >> 2, Ordering::Relaxed);
             assert!(s.allow(&words, 0, b"key"));
             assert!(!s.allow(&words, 0, b"key"));
+        }
+    }
+
+    /// The array's allow (its fast path for open words, its full step for
+    /// the rest) answers and writes what asking each of the key's words in
+    /// full does, over random traces: a few keys sharing a few lines, small
+    /// bursts that fill and expire, `now` mostly rising with repeats and
+    /// steps back, a short limit and a long one.
+    #[test]
+    fn allow_is_each_word_asked_in_full() {
+        let mut state = 0x9e37_79b9_7f4a_7c15;
+        let mut draw = |n: u64| crate::xorshift(&mut state) % n;
+        let limits = [
+            limit(1000.0, 3),
+            limit(1e9 / 30_000.0, 2),
+            RateLimit::from_parts(1 << 53, 0, 2).unwrap(),
+        ];
+        for limit in limits {
+            for hashes in [1, 3, 8] {
+                let shape = Shape::new(4, hashes, limit, 7, 8).unwrap();
+                let (fast, full) = (lines(&shape), lines(&shape));
+                let mut now: i64 = 0;
+                for i in 0..crate::rounds(20_000) {
+                    now = match draw(8) {
+                        0 => now.saturating_sub(draw(2_000) as i64),
+                        1 => now,
+                        2 => now + draw(10_000_000) as i64,
+                        3 if i % 1000 == 0 => rate::MAX_NOW + draw(4) as i64,
+                        _ => now + draw(1_000) as i64,
+                    }
+                    .max(0);
+                    let key = draw(12).to_le_bytes();
+                    let want = {
+                        let (line, mask) = shape.probe(&key);
+                        any_of(&full[line].0, mask, |word| rate::allow(word, &limit, now))
+                    };
+                    assert_eq!(shape.allow(&fast, now, &key), want, "at {now}, key {key:?}");
+                    for (a, b) in fast.iter().zip(&full) {
+                        for (a, b) in a.0.iter().zip(&b.0) {
+                            assert_eq!(a.get(), b.get(), "at {now}");
+                        }
+                    }
+                    if now >= rate::MAX_NOW {
+                        now = 0;
+                        for line in fast.iter().chain(&full) {
+                            line.0
+                                .iter()
+                                .for_each(|word| word.store(0, Ordering::Relaxed));
+                        }
+                    }
+                }
+            }
         }
     }
 

@@ -205,6 +205,19 @@ impl RateLimit {
         self.interval_ns >> 53 == 0
     }
 
+    /// The interval [`charge_open`] reckons with: the whole nanoseconds of
+    /// a [`RateLimit::is_short`] limit, whose count × interval never
+    /// overflows, and 0 for any other (then it charges only words whose
+    /// window starts after `now`, which are open whatever the interval).
+    #[inline]
+    pub(crate) fn open_interval(&self) -> u64 {
+        if self.is_short() {
+            self.interval_ns
+        } else {
+            0
+        }
+    }
+
     /// [`RateLimit::span`] for a [`RateLimit::is_short`] limit: count × interval
     /// is under 2^63 and the rounded fraction under 2^10, so nothing
     /// saturates and the sum is the same.
@@ -356,6 +369,27 @@ pub(crate) fn allow_at<W: Word, const SHORT: bool>(word: &W, limit: &RateLimit, 
     }
 }
 
+/// One event charged to `word` if its window is open with room, at `now`
+/// (not negative, perhaps past [`MAX_NOW`]), in a handful of
+/// instructions; false, with nothing written, for any other word
+/// (expired, full, fresh) or a compare-and-swap that lost, which the
+/// caller then asks [`allow_at`]. `interval` is the limit's
+/// [`RateLimit::open_interval`]. A word whose count is 1..burst and whose
+/// start plus count × `interval` is still ahead of `now` is inside its
+/// span (count × interval is at most the span, and a count of 0 is never
+/// open), and so is it at min(`now`, [`MAX_NOW`]): [`RateLimit::step_at`]
+/// would add one event, and this writes what [`allow_at`] would.
+#[inline(always)]
+pub(crate) fn charge_open<W: Word>(word: &W, limit: &RateLimit, interval: u64, now: u64) -> bool {
+    let seen = word.get();
+    let count = seen & COUNT_MASK;
+    let start = (seen >> COUNT_BITS) << TIME_SHIFT;
+    // start < 2^63 and count × interval < 2^63: the sum fits.
+    count.wrapping_sub(1) < u64::from(limit.burst) - 1
+        && now < start + count * interval
+        && word.swap_if(seen, seen + 1).is_ok()
+}
+
 /// [`allow_at`] after a compare-and-swap that lost (or failed spuriously).
 #[cold]
 #[inline(never)]
@@ -443,6 +477,71 @@ mod tests {
 
     fn limit(per_s: f64, burst: i64) -> RateLimit {
         RateLimit::new(per_s, burst).unwrap()
+    }
+
+    /// [`charge_open`] writes what [`allow_at`] writes whenever it charges
+    /// a word, and nothing when it does not, for any word, any limit
+    /// (short and long) and any `now`: counts around 0 and the burst,
+    /// `now` around the word's start and its expiry, and past MAX_NOW. It
+    /// charges often enough that the comparison is not empty.
+    #[test]
+    fn charging_an_open_word_is_the_full_step() {
+        let mut state = 0x2545_f491_4f6c_dd1d;
+        let mut draw = |n: u64| crate::xorshift(&mut state) % n;
+        let limits = [
+            limit(1.0, 1023),
+            limit(10_000.0, 1),
+            limit(3.0, 7),
+            limit(1e9 / 30_000.0, 2),
+            RateLimit::from_parts(1 << 53, 0, 5).unwrap(),
+            RateLimit::from_parts(i64::MAX as u64 / 2, u32::MAX, 1).unwrap(),
+        ];
+        let (mut charged, mut tried) = (0, 0);
+        for _ in 0..crate::rounds(200_000) {
+            let limit = &limits[draw(limits.len() as u64) as usize];
+            let burst = u64::from(limit.burst);
+            let count = match draw(4) {
+                0 => draw(3),
+                1 => (burst + draw(3)).saturating_sub(1).min(COUNT_MASK),
+                _ => draw(COUNT_MASK + 1),
+            };
+            let units = match draw(3) {
+                0 => draw(4),
+                1 => (MAX_NOW as u64 >> TIME_SHIFT) - draw(4),
+                _ => draw(1 << 40),
+            };
+            let word = units << COUNT_BITS | count;
+            let start = units << TIME_SHIFT;
+            let expiry = start.saturating_add(limit.span(count));
+            let now = match draw(5) {
+                0 => start.saturating_add(draw(1024)).saturating_sub(512),
+                1 => expiry.saturating_add(draw(1024)).saturating_sub(512),
+                2 => MAX_NOW as u64 + draw(1024),
+                3 => draw(i64::MAX as u64),
+                _ => start + draw(expiry.saturating_sub(start).max(1)),
+            }
+            .min(i64::MAX as u64);
+            let (fast, full) = (AtomicU64::new(word), AtomicU64::new(word));
+            let at = At::new(now as i64).unwrap();
+            tried += 1;
+            if charge_open(&fast, limit, limit.open_interval(), now) {
+                charged += 1;
+                let allowed = if limit.is_short() {
+                    allow_at::<_, true>(&full, limit, at)
+                } else {
+                    allow_at::<_, false>(&full, limit, at)
+                };
+                assert!(allowed, "word {word:#x}, now {now}, {limit:?}");
+                assert_eq!(
+                    fast.get(),
+                    full.get(),
+                    "word {word:#x}, now {now}, {limit:?}"
+                );
+            } else {
+                assert_eq!(fast.get(), word, "a word not charged was written");
+            }
+        }
+        assert!(charged * 10 > tried, "{charged} of {tried} charged");
     }
 
     /// Asserts that `word`, fresh or expired at `at`, takes exactly `burst`

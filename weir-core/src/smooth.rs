@@ -153,6 +153,7 @@ impl SmoothLimit {
         gcra::HORIZON >> self.shift
     }
 
+    #[inline]
     fn clock(&self) -> Clock {
         Clock::new(0, self.shift)
     }
