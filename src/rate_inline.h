@@ -102,24 +102,18 @@ static inline bool weir_rate_allow_inline(weir_rate *rate, const weir_rate_limit
   }
   uint64_t frac = limit->interval_frac;
   uint64_t t = now > WEIR_RATE_MAX_NOW ? (uint64_t)WEIR_RATE_MAX_NOW : (uint64_t)now;
-  /* Before the word is read, so that little stands between its load and
-   * the compare-and-swap: the full window's span (count × interval < 2^63
-   * and the rounded fraction < 2^10: no overflow), and the word that opens
-   * a window at `t`. */
-  uint64_t window = burst * interval + ((burst * frac + 0xffffffffu) >> 32);
-  uint64_t opened = (((t + 511u) >> 9) << 10) | 1u;
   _Atomic uint64_t *word = (_Atomic uint64_t *)(void *)&rate->state;
   uint64_t current = atomic_load_explicit(word, memory_order_relaxed);
   for (;;) {
     uint64_t count = current & 1023u;
-    uint64_t start = (current >> 10) << 9;
-    uint64_t elapsed = t > start ? t - start : 0;
+    /* The window's start plus the span of its count: start < 2^63,
+     * count × interval < 2^63 and the rounded fraction < 2^10, so the sum
+     * does not overflow, and `t` at or past it is `t` at least the span
+     * after the start (an earlier `t` than the start is no time passing). */
+    uint64_t expiry = ((current >> 10) << 9) + count * interval + ((count * frac + 0xffffffffu) >> 32);
     uint64_t next;
-    /* Expired: past the span of its count, which is at most the window's
-     * when the count is at most the burst (a span grows with the count). */
-    if ((elapsed >= window && count <= burst) ||
-        elapsed >= count * interval + ((count * frac + 0xffffffffu) >> 32)) {
-      next = opened;
+    if (t >= expiry) {
+      next = (((t + 511u) >> 9) << 10) | 1u; /* opens a window at `t` */
     } else if (count < burst) {
       next = current + 1;
     } else {

@@ -240,13 +240,16 @@ impl RateLimit {
         let now = at.now;
         let count = word & COUNT_MASK;
         let start = (word >> COUNT_BITS) << TIME_SHIFT;
-        let span = if SHORT {
-            self.short_span(count)
+        // An earlier `now` than the start is no time passing: expired is
+        // `now` at least the span after the start. For a short limit, the
+        // start (< 2^63) plus the span (< 2^63) cannot overflow, and that is
+        // `now` at or past their sum.
+        let expired = if SHORT {
+            now >= start + self.short_span(count)
         } else {
-            self.span(count)
+            now.saturating_sub(start) >= self.span(count)
         };
-        // An earlier `now` than the start is no time passing.
-        if now.saturating_sub(start) >= span {
+        if expired {
             // Expired (or never opened): this event opens a new window
             // ([`At`]).
             Some(at.opened)
@@ -365,7 +368,7 @@ pub(crate) fn allow_at<W: Word, const SHORT: bool>(word: &W, limit: &RateLimit, 
     };
     match word.swap_if(seen, new) {
         Ok(_) => true,
-        Err(actual) => retry_at::<W, SHORT>(word, actual, limit, at),
+        Err(actual) => retry_at::<W, SHORT>(word, actual, *limit, at),
     }
 }
 
@@ -391,10 +394,12 @@ pub(crate) fn charge_open<W: Word>(word: &W, limit: &RateLimit, interval: u64, n
 }
 
 /// [`allow_at`] after a compare-and-swap that lost (or failed spuriously).
+/// The limit comes by value, in registers: a caller that made it need not
+/// store it to memory for this call it rarely makes.
 #[cold]
 #[inline(never)]
-fn retry_at<W: Word, const SHORT: bool>(word: &W, seen: u64, limit: &RateLimit, at: At) -> bool {
-    swap_in::<W, SHORT>(word, seen, limit, at.now)
+fn retry_at<W: Word, const SHORT: bool>(word: &W, seen: u64, limit: RateLimit, at: At) -> bool {
+    swap_in::<W, SHORT>(word, seen, &limit, at.now)
 }
 
 /// Whether `word` allows one event at `now`, charging it if so. A negative
