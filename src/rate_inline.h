@@ -108,11 +108,12 @@ static inline bool weir_rate_allow_inline(weir_rate *rate, const weir_rate_limit
     uint64_t count = current & 1023u;
     /* The window's start plus the span of its count: start < 2^63,
      * count × interval < 2^63 and the rounded fraction < 2^10, so the sum
-     * does not overflow, and `t` at or past it is `t` at least the span
-     * after the start (an earlier `t` than the start is no time passing). */
+     * does not overflow. Expired is a count of 0 (never opened) or `t` at
+     * least the span after the start (an earlier `t` than the start is no
+     * time passing): with a count of 1 or more, `t` at or past the sum. */
     uint64_t expiry = ((current >> 10) << 9) + count * interval + ((count * frac + 0xffffffffu) >> 32);
     uint64_t next;
-    if (t >= expiry) {
+    if (count == 0 || t >= expiry) {
       next = (((t + 511u) >> 9) << 10) | 1u; /* opens a window at `t` */
     } else if (count < burst) {
       next = current + 1;

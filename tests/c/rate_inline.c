@@ -107,6 +107,16 @@ int main(void) {
     /* The traces must have taken both answers often. */
     CHECK(allowed > decisions / 10 && allowed < decisions * 9 / 10);
 
+    /* A count of 0 is a window never opened, whatever start the word holds
+     * (one another program wrote): both open a window at `now`. */
+    {
+        weir_rate_limit fast;
+        CHECK_STATUS(weir_rate_limit_new(1000.0, 3, &fast), WEIR_OK);
+        _Alignas(8) weir_rate library = {1000u << 10}, inline_word = {1000u << 10};
+        CHECK(weir_rate_allow(&library, &fast, 0) && weir_rate_allow_inline(&inline_word, &fast, 0));
+        CHECK(library.state == 1 && inline_word.state == 1);
+    }
+
     /* NULL and misaligned words and limits are refused by both. */
     weir_rate_limit limit;
     CHECK_STATUS(weir_rate_limit_new(1000.0, 10, &limit), WEIR_OK);

@@ -169,9 +169,9 @@ const KIND_GCRA: u64 = 2;
 /// by value: the C(8, k) masks of k bits start at `SUBSET_START[k]`. A
 /// shape keeps the 256 entries from there ([`Shape::subsets`]), so that
 /// its probe indexes them by a `u8` with no bounds check; the entries past
-/// the 255 subsets are never picked, and they are whole lines, not empty,
-/// so that no entry is and the probe's loops need no test before their
-/// first word.
+/// the 255 subsets are never picked, and they are whole lines, so that no
+/// entry is empty and the probe's loops need no test before their first
+/// word.
 static SUBSETS: [u8; 512] = {
     let mut out = [0xffu8; 512];
     let mut n = 0;

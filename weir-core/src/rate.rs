@@ -240,12 +240,13 @@ impl RateLimit {
         let now = at.now;
         let count = word & COUNT_MASK;
         let start = (word >> COUNT_BITS) << TIME_SHIFT;
-        // An earlier `now` than the start is no time passing: expired is
-        // `now` at least the span after the start. For a short limit, the
-        // start (< 2^63) plus the span (< 2^63) cannot overflow, and that is
-        // `now` at or past their sum.
+        // An earlier `now` than the start is no time passing: expired is a
+        // count of 0 (never opened) or `now` at least the span after the
+        // start. For a short limit, the start (< 2^63) plus the span
+        // (< 2^63) cannot overflow, and with a count of 1 or more (a span
+        // of 1 ns or more) that is `now` at or past their sum.
         let expired = if SHORT {
-            now >= start + self.short_span(count)
+            count == 0 || now >= start + self.short_span(count)
         } else {
             now.saturating_sub(start) >= self.span(count)
         };
@@ -482,6 +483,46 @@ mod tests {
 
     fn limit(per_s: f64, burst: i64) -> RateLimit {
         RateLimit::new(per_s, burst).unwrap()
+    }
+
+    /// The short step (no saturating arithmetic) is the saturating one for
+    /// every word of a short limit, those weir never writes included (a
+    /// count of 0 with a start after `now`, from memory another program
+    /// shares, is expired).
+    #[test]
+    fn the_short_step_is_the_saturating_step() {
+        let mut state = 0x6a09_e667_f3bc_c908;
+        let mut draw = |n: u64| crate::xorshift(&mut state) % n;
+        let limits = [limit(1000.0, 3), limit(1.0, 1023), limit(30_000.0, 2)];
+        for _ in 0..crate::rounds(200_000) {
+            let limit = &limits[draw(limits.len() as u64) as usize];
+            let count = if draw(4) == 0 {
+                0
+            } else {
+                draw(COUNT_MASK + 1)
+            };
+            let units = draw(1 << 40);
+            let word = units << COUNT_BITS | count;
+            let start = units << TIME_SHIFT;
+            let now = match draw(3) {
+                0 => start.saturating_sub(draw(1 << 20)),
+                1 => start
+                    .saturating_add(limit.span(count))
+                    .saturating_sub(draw(1024)),
+                _ => draw(MAX_NOW as u64 + 1),
+            };
+            let at = At::on_axis(now);
+            assert_eq!(
+                limit.step_at::<true>(word, at),
+                limit.step_at::<false>(word, at),
+                "word {word:#x}, now {now}, {limit:?}"
+            );
+        }
+        let fresh_ahead = 1000 << COUNT_BITS;
+        assert_eq!(
+            limit(1000.0, 3).step_at::<true>(fresh_ahead, At::on_axis(0)),
+            Some(1)
+        );
     }
 
     /// [`charge_open`] writes what [`allow_at`] writes whenever it charges
