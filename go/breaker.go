@@ -209,7 +209,8 @@ func (b *Breaker) Do(ctx context.Context, fn func() error) error {
 }
 
 // Ratio is the fraction of calls the breaker would refuse at [Now], in
-// [0, 1); 0 after Close.
+// [0, 1], never above the policy's MaxRejectionProbability; 0 after
+// Close.
 func (b *Breaker) Ratio() float64 { return b.RatioAt(Now()) }
 
 // RatioAt is Ratio at now. A reading: it changes nothing.
