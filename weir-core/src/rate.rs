@@ -532,6 +532,7 @@ mod tests {
     /// (short and long) and any `now`: counts around 0 and the burst,
     /// `now` around the word's start and its expiry, and past MAX_NOW. It
     /// charges often enough that the comparison is not empty.
+    #[cfg(feature = "alloc")]
     #[test]
     fn charging_an_open_word_is_the_full_step() {
         let mut state = 0x2545_f491_4f6c_dd1d;
