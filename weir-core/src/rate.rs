@@ -552,6 +552,7 @@ mod tests {
             let count = match draw(4) {
                 0 => draw(3),
                 1 => (burst + draw(3)).saturating_sub(1).min(COUNT_MASK),
+                2 => 1 + draw(burst),
                 _ => draw(COUNT_MASK + 1),
             };
             let units = match draw(3) {
@@ -562,7 +563,7 @@ mod tests {
             let word = units << COUNT_BITS | count;
             let start = units << TIME_SHIFT;
             let expiry = start.saturating_add(limit.span(count));
-            let now = match draw(5) {
+            let now = match draw(6) {
                 0 => start.saturating_add(draw(1024)).saturating_sub(512),
                 1 => expiry.saturating_add(draw(1024)).saturating_sub(512),
                 2 => MAX_NOW as u64 + draw(1024),
@@ -590,7 +591,11 @@ mod tests {
                 assert_eq!(fast.get(), word, "a word not charged was written");
             }
         }
-        assert!(charged * 10 > tried, "{charged} of {tried} charged");
+        // Miri fails most weak compare-and-swaps on purpose, and each of
+        // those is a word not charged here (and asked in full by the
+        // caller).
+        let share = if cfg!(miri) { 50 } else { 10 };
+        assert!(charged * share > tried, "{charged} of {tried} charged");
     }
 
     /// Asserts that `word`, fresh or expired at `at`, takes exactly `burst`
