@@ -1,4 +1,4 @@
-# Sourced by the nightly checks (.ci/fuzz.sh, .ci/miri.sh, .ci/tsan.sh):
+# Sourced by the nightly checks (.ci/stages/fuzz.sh, .ci/stages/miri.sh, .ci/stages/tsan.sh):
 # the one nightly they all use, pinned in fuzz/rust-toolchain.toml, with
 # the components a check names installed when missing.
 # Usage: . .ci/nightly.sh [component...]; then cargo "+$NIGHTLY" ...

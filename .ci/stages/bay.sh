@@ -9,7 +9,7 @@
 # Needs: rustup target wasm32-unknown-unknown; Debian packages chromium,
 # nodejs, npm, a C compiler. Runs from the repo root; no stdin.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 root=$PWD
 out=$(mktemp -d)
 server=

@@ -12,7 +12,7 @@
 # committed corpus is left as it is; `cargo fuzz run <target>` from fuzz/
 # grows it.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 seconds=${WEIR_FUZZ_SECONDS:-25}
 
 . .ci/nightly.sh

@@ -7,7 +7,7 @@
 #   take+give at size 1e5                <= 1.2x at size 10
 # Needs valgrind, a C compiler, cargo. Runs from the repository root.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 python3 - <<'PY'
 import sys
 sys.path.insert(0, "benches/counts")

@@ -13,7 +13,7 @@
 # Needs: rustup targets thumbv7em-none-eabihf and thumbv6m-none-eabi; Debian
 # packages gcc-arm-none-eabi and qemu-system-arm (installed when missing).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 need_apt=()
 command -v arm-none-eabi-gcc >/dev/null 2>&1 || need_apt+=(gcc-arm-none-eabi)

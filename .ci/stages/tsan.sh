@@ -8,7 +8,7 @@
 # Needs: the nightly pinned in fuzz/rust-toolchain.toml with rust-src (both
 # installed when missing).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 . .ci/nightly.sh rust-src
 
 target=$(rustc "+$NIGHTLY" -vV | sed -n 's/^host: //p')

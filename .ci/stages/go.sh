@@ -14,7 +14,7 @@
 # Needs cmake, cargo, a C compiler, pkg-config, go (1.24 or later), python3.
 # Runs from the repository root; prints "N passed, N failed" last.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 root=$(pwd)
 unset LD_LIBRARY_PATH
 passed=0 failed=0

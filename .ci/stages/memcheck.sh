@@ -7,7 +7,7 @@
 # the run. Needs valgrind (Debian: valgrind); cmake configures without the
 # memcheck tests when it is missing, so this script checks first.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 if ! command -v valgrind >/dev/null 2>&1; then
   echo "valgrind is not installed (apt-get install valgrind)" >&2
   exit 1

@@ -10,7 +10,7 @@
 # Needs: the nightly pinned in fuzz/rust-toolchain.toml with miri and
 # rust-src (all installed when missing).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 . .ci/nightly.sh miri rust-src
 
 # The named subset: the tests in .ci/miri-tests.txt, each run by its exact

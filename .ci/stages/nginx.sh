@@ -4,12 +4,12 @@
 # high port, every file in a temp dir), drives it with curl and wrk, stops
 # it by its pid, and asserts counts that elapsed time cannot change (1
 # request a minute, bursts asked at once). Ends with "N passed, N failed".
-#   .ci/nginx.sh                     everything, 125,000 distinct keys
-#   WEIR_KEYS=1000000 .ci/nginx.sh   the long form: 10^6 keys in 33m
-#   WEIR_KEYS=1000000 WEIR_WORDS_LOG2=21 .ci/nginx.sh   10^6 keys in 17m
+#   .ci/stages/nginx.sh                     everything, 125,000 distinct keys
+#   WEIR_KEYS=1000000 .ci/stages/nginx.sh   the long form: 10^6 keys in 33m
+#   WEIR_KEYS=1000000 WEIR_WORDS_LOG2=21 .ci/stages/nginx.sh   10^6 keys in 17m
 # Needs: nginx nginx-dev curl wrk (Debian), a Rust toolchain.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 root=$(pwd)
 
 need=()
@@ -265,7 +265,7 @@ write_conf 3
 # gives (modules/nginx/test/false_refusals.py: k = 3 words in one line of
 # 8, a word spent by floor(1 / f) = 2 other keys). The CI form is 125,000
 # keys in 2^19 words (5m), the load of 10^6 keys in 2^22 (33m); the long
-# form: WEIR_KEYS=1000000 .ci/nginx.sh.
+# form: WEIR_KEYS=1000000 .ci/stages/nginx.sh.
 dist=$(timeout 600 python3 modules/nginx/test/distinct.py "$port" /bulk "$keys" | sed -n 's/^distinct: //p')
 ok_n=$(sed -n 's/.*ok=\([0-9]*\).*/\1/p' <<< "$dist")
 no_n=$(sed -n 's/.*refused=\([0-9]*\).*/\1/p' <<< "$dist")

@@ -6,7 +6,7 @@
 # and runs programs against that prefix (from a scratch directory holding a
 # link to c-examples/). Needs cmake, a C compiler, pkg-config and cargo.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 root=$(pwd)
 
 # The shell lines of the fenced block after the marker `name`.

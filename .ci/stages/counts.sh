@@ -7,5 +7,5 @@
 # Needs: valgrind, a C compiler, python3. The full table:
 #   python3 benches/counts/counts.py   (rewrites its section of BENCHMARKS.md)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 exec python3 benches/counts/counts.py --smoke

@@ -6,7 +6,7 @@
 # binds the Redis module API by hand. Runs from the repo root, no stdin;
 # closes on cargo test's own result line.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 if ! command -v redis-server >/dev/null 2>&1; then
   echo "== installing redis-server"

@@ -6,7 +6,7 @@
 # target/release/libweir.a is stale; the Go module proxy for the bench
 # module's peers (golang.org/x/time, go-zero) unless they are cached.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 passed=0 failed=0
@@ -34,7 +34,7 @@ if ! PKG_CONFIG_PATH=$(go/bench/stage-prefix.sh "$PWD/target/go-prefix"); then
 fi
 export PKG_CONFIG_PATH
 # go/ itself (the cross tests among its tests, plain and under -race) is
-# vetted and tested by .ci/go.sh, the stage before this one.
+# vetted and tested by .ci/stages/go.sh, the stage before this one.
 step "go vet (the bench module)" bash -c 'cd go/bench && go vet .'
 step "bench module tests" bash -c 'cd go/bench && go test -count=1 .'
 step "the table, one short round" bash -c 'cd go/bench && WEIR_BENCH_ROUNDS=1 WEIR_BENCH_MS=5 go test -count=1 -run "^$" -bench "^BenchmarkTable$" -benchtime 1x .'

@@ -6,6 +6,7 @@
 # new-bucket decision at 400 buckets costs more than twice one at 10.
 # Needs: valgrind, a C compiler. Runs from the repo root.
 set -euo pipefail
+cd "$(dirname "$0")/../.."
 cargo build --release --lib --quiet
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
