@@ -1,4 +1,10 @@
 #!/usr/bin/env bash
+# about: the bay in headless Chromium: every panel against a native run, the copied C replaying the same series, screenshots, the docs' plots current
+# tier: full
+# order: 180
+# needs-commands: cargo chromium=chromium node=nodejs npm=npm python3=python3 curl=curl cc=gcc
+# needs-rust-targets: wasm32-unknown-unknown
+#
 # The bay's checks (issue 19): the page's wasm builds, every panel plots in
 # Debian's headless Chromium what the native run gives point by point, each
 # panel's copied C compiles against include/weir.h into its replay in

@@ -1,4 +1,9 @@
 #!/usr/bin/env bash
+# about: instruction counts (callgrind) of a few decisions, weir beside governor: the smoke form of benches/counts/counts.py
+# tier: full
+# order: 130
+# needs-commands: cargo cc=gcc valgrind=valgrind python3=python3
+#
 # The instruction-count table in its smoke form (issue 13): builds the C
 # library, the C loops (benches/counts/weir_counts.c) and the Rust peers
 # crate (benches/peers/, its own target dir target/peers), counts a few rows

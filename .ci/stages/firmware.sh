@@ -1,4 +1,11 @@
 #!/usr/bin/env bash
+# about: the firmware library on Cortex-M4F and Cortex-M0 under qemu-system-arm: core builds, clippy per lock, four example runs, lock and header checks
+# tier: full
+# order: 150
+# needs-commands: cargo arm-none-eabi-gcc=gcc-arm-none-eabi qemu-system-arm=qemu-system-arm
+# needs-rust-targets: thumbv7em-none-eabihf thumbv6m-none-eabi
+# needs-rust-components: clippy
+#
 # The firmware build, run: builds libweir.a without std for Cortex-M4F
 # (thumbv7em-none-eabihf) and Cortex-M0 (thumbv6m-none-eabi), links the
 # firmware example (c-examples/firmware/) against each with arm-none-eabi-gcc

@@ -1,4 +1,12 @@
 #!/usr/bin/env bash
+# about: coverage-guided fuzzing of the C ABI: every cargo-fuzz target for 25 s from its corpus, under AddressSanitizer
+# tier: full
+# order: 220
+# long: WEIR_FUZZ_SECONDS=3600 (or any number of seconds a target)
+# needs-commands: cargo
+# needs-toolchain: fuzz/rust-toolchain.toml
+# needs-cargo-install: cargo-fuzz
+#
 # Coverage-guided fuzzing of the C ABI: every cargo-fuzz target in fuzz/
 # runs for a fixed time (WEIR_FUZZ_SECONDS, default 25) from its committed
 # corpus, under AddressSanitizer, with overflow checks and debug

@@ -1,4 +1,9 @@
 #!/usr/bin/env bash
+# about: the Go benchmark module (go/bench): vet, its tests, one short round of the table
+# tier: full
+# order: 110
+# needs-commands: go=golang-go cargo cc=gcc pkg-config=pkg-config
+#
 # The Go benchmarks, briefly: the benchmark module's own tests (every side runs, weir's allocate nothing),
 # and one short run of the interleaved table (one round, 5 ms a side; it
 # checks the table can be made, not the numbers: go/bench/run.sh makes

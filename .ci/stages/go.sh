@@ -1,4 +1,9 @@
 #!/usr/bin/env bash
+# about: the Go package (go/) through an installed prefix: vet, race tests (the cross tests against C and the surface test among them), two live fuzz targets, a fresh module through a local proxy
+# tier: full
+# order: 100
+# needs-commands: go=golang-go cargo cmake=cmake cc=gcc pkg-config=pkg-config python3=python3
+#
 # The Go package (go/): built against an installed weir, as a Go user has it.
 #  1. weir is built and installed with CMake into a staged prefix
 #     (build/go-prefix);

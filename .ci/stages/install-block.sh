@@ -1,4 +1,9 @@
 #!/usr/bin/env bash
+# about: the README's install block run verbatim into a temporary prefix, then its use block against that prefix
+# tier: full
+# order: 80
+# needs-commands: cargo cmake=cmake cc=gcc pkg-config=pkg-config
+#
 # The README's install instructions, run verbatim: the block between
 # <!-- install-block: begin --> and <!-- install-block: end --> installs into
 # a fresh temporary PREFIX (from the repository root), then the block

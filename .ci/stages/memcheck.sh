@@ -1,4 +1,9 @@
 #!/usr/bin/env bash
+# about: every C test and example of the default CMake build again, under valgrind memcheck
+# tier: full
+# order: 70
+# needs-commands: cargo cmake=cmake cc=gcc c++=g++ valgrind=valgrind
+#
 # valgrind memcheck over every C test and example: the default CMake build
 # (release library), each program run again under
 #   valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect

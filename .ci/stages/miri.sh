@@ -1,4 +1,11 @@
 #!/usr/bin/env bash
+# about: Miri over the named subset of weir-core's unit tests (.ci/miri-tests.txt)
+# tier: full
+# order: 230
+# long: WEIR_MIRI_ALL=1 (every unit test in full, well over ten minutes)
+# needs-commands: cargo
+# needs-toolchain: fuzz/rust-toolchain.toml +miri +rust-src
+#
 # Miri interprets weir-core's unit tests and fails on undefined behaviour,
 # an arithmetic overflow or a leak. Built through .ci/core (weir-core's
 # sources without its dev-dependencies). Long loops run a hundredth of

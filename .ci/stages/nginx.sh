@@ -1,4 +1,11 @@
 #!/usr/bin/env bash
+# about: the nginx module with real traffic on 127.0.0.1: two workers, exact counts, headers, reloads, bad configs refused, 125,000 distinct keys
+# tier: full
+# order: 170
+# long: WEIR_KEYS=1000000 (10^6 keys in 33m), see below
+# needs-commands: cargo nginx=nginx curl=curl python3=python3 dpkg-buildflags=dpkg-dev make=make cc=gcc
+# needs-apt: nginx-dev
+#
 # The nginx module with real traffic on loopback (issue 15): builds the
 # module against Debian's nginx-dev, starts nginx (2 workers, 127.0.0.1, a
 # high port, every file in a temp dir), drives it with curl and wrk, stops

@@ -1,4 +1,9 @@
 #!/usr/bin/env bash
+# about: the pool's instruction-count targets: the C boundary, flat with size, the 0.2.0 knobs
+# tier: full
+# order: 140
+# needs-commands: cargo cc=gcc valgrind=valgrind python3=python3
+#
 # The pool's instruction-count targets (issues 13 item 5 and 16 item 4),
 # counted the way benches/counts/counts.py counts every row: callgrind,
 # two loop lengths differenced, each binary's empty loop subtracted.

@@ -1,4 +1,10 @@
 #!/usr/bin/env bash
+# about: the Redis module: clippy, its build, the README's fleet example, its unit tests and its tests against a real primary and replica
+# tier: full
+# order: 160
+# needs-commands: cargo redis-server=redis-server redis-cli=redis-server python3=python3
+# needs-rust-components: clippy
+#
 # CI for the Redis module (modules/redis, issue 18): builds the module and
 # runs its unit tests and its tests against real redis-servers (a primary
 # and a replica on 127.0.0.1, started and stopped by the tests). Installs

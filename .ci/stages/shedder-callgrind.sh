@@ -1,4 +1,9 @@
 #!/usr/bin/env bash
+# about: a shedder decision that opens a bucket costs the same at 10 and 400 buckets (callgrind)
+# tier: full
+# order: 120
+# needs-commands: cargo cc=gcc valgrind=valgrind
+#
 # Instructions per weir_shedder_allow, counted by callgrind, at 10, 50 and
 # 400 buckets: for decisions that open a new bucket ("new") and for
 # decisions inside one bucket ("same"). A decision never rescans the window,

@@ -1,4 +1,10 @@
 #!/usr/bin/env bash
+# about: ThreadSanitizer over weir-core's thread tests, std rebuilt with the sanitizer
+# tier: full
+# order: 240
+# needs-commands: cargo
+# needs-toolchain: fuzz/rust-toolchain.toml +rust-src
+#
 # ThreadSanitizer over the core crate's thread tests (weir-core/tests/rate.rs:
 # the rate word and the bloom array hammered from several threads). std is
 # rebuilt with the sanitizer (-Zbuild-std), so every atomic and lock is

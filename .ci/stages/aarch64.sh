@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# about: the whole suite built for aarch64 and run under qemu-user, the C programs compiled with aarch64-linux-gnu-gcc
+# tier: full
+# order: 200
+# needs-commands: cargo aarch64-linux-gnu-gcc=gcc-aarch64-linux-gnu aarch64-linux-gnu-g++=g++-aarch64-linux-gnu qemu-aarch64=qemu-user
+# needs-apt: libc6-dev-arm64-cross
+# needs-rust-targets: aarch64-unknown-linux-gnu
+#
+# Every Rust test of the default members and every C program, through
+# qemu-aarch64. Under a runner the tests take their emulator share
+# (weir-core/tests/support/runner.rs): loom skips itself, the hostile sweep
+# runs 10% of its rounds, each property an eighth of its cases.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
+  CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu" \
+  cargo test --locked --target aarch64-unknown-linux-gnu
