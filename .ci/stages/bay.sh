@@ -4,6 +4,7 @@
 # order: 180
 # needs-commands: cargo chromium=chromium node=nodejs npm=npm python3=python3 curl=curl cc=gcc
 # needs-rust-targets: wasm32-unknown-unknown
+# needs-npm-ci: bay
 #
 # The bay's checks (issue 19): the page's wasm builds, every panel plots in
 # Debian's headless Chromium what the native run gives point by point, each
@@ -13,7 +14,9 @@
 # now. Screenshots and the C
 # programs land in target/bay-shots (or $BAY_SHOTS).
 # Needs: rustup target wasm32-unknown-unknown; Debian packages chromium,
-# nodejs, npm, a C compiler. Runs from the repo root; no stdin.
+# nodejs, npm, a C compiler; playwright-core in bay/node_modules (`npm ci`
+# from bay/package-lock.json, the install stage's). Runs from the repo
+# root; no stdin.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -37,7 +40,7 @@ for f in "$out"/*.svg; do
   cmp -s "$f" "docs/$(basename "$f")" || { echo "docs/$(basename "$f") is stale: cargo run -p bay --release -- svg"; exit 1; }
 done
 
-(cd bay && { [ -d node_modules/playwright-core ] || npm ci --no-audit --no-fund --silent; })
+[ -d bay/node_modules/playwright-core ] || { echo "bay.sh: no bay/node_modules/playwright-core ((cd bay && npm ci), or bash .ci/run install)"; exit 1; }
 
 # A high port chosen by the kernel, then served by pid and polled, bounded.
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')

@@ -18,24 +18,9 @@
 # its failure count. Closes with "N passed, N failed" over all checks.
 #
 # Needs: rustup targets thumbv7em-none-eabihf and thumbv6m-none-eabi; Debian
-# packages gcc-arm-none-eabi and qemu-system-arm (installed when missing).
+# packages gcc-arm-none-eabi and qemu-system-arm (the install stage's).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-
-need_apt=()
-command -v arm-none-eabi-gcc >/dev/null 2>&1 || need_apt+=(gcc-arm-none-eabi)
-command -v qemu-system-arm >/dev/null 2>&1 || need_apt+=(qemu-system-arm)
-if [ ${#need_apt[@]} -gt 0 ]; then
-  echo "== installing ${need_apt[*]}"
-  apt-get update
-  apt-get install -y --no-install-recommends "${need_apt[@]}"
-fi
-for target in thumbv7em-none-eabihf thumbv6m-none-eabi; do
-  if ! rustup target list --installed 2>/dev/null | grep -qx "$target"; then
-    echo "== rustup target add $target"
-    rustup target add "$target"
-  fi
-done
 
 target_dir=${CARGO_TARGET_DIR:-target}
 out=$target_dir/firmware-example

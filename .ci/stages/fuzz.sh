@@ -14,9 +14,9 @@
 # guard would catch, or a memory error) fails the run; the input is left in
 # fuzz/artifacts/<target>/ with the command that replays it.
 #
-# Needs: the nightly pinned in fuzz/rust-toolchain.toml (installed when
-# missing) and cargo-fuzz (`cargo install cargo-fuzz --locked` when
-# missing, about a minute). New inputs go to a scratch directory, so the
+# Needs: the nightly pinned in fuzz/rust-toolchain.toml and cargo-fuzz
+# (`cargo install cargo-fuzz --locked`, about a minute), both the install
+# stage's. New inputs go to a scratch directory, so the
 # committed corpus is left as it is; `cargo fuzz run <target>` from fuzz/
 # grows it.
 set -euo pipefail
@@ -25,8 +25,8 @@ seconds=${WEIR_FUZZ_SECONDS:-25}
 
 . .ci/nightly.sh
 if ! cargo fuzz --version >/dev/null 2>&1; then
-  echo "== installing cargo-fuzz"
-  cargo install cargo-fuzz --locked
+  echo "no cargo-fuzz (cargo install cargo-fuzz --locked, or bash .ci/run install)" >&2
+  exit 1
 fi
 
 cd fuzz

@@ -15,7 +15,7 @@
 # test in full instead (well over ten minutes).
 #
 # Needs: the nightly pinned in fuzz/rust-toolchain.toml with miri and
-# rust-src (all installed when missing).
+# rust-src (the install stage's).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . .ci/nightly.sh miri rust-src

@@ -11,6 +11,7 @@
 # high port, every file in a temp dir), drives it with curl and wrk, stops
 # it by its pid, and asserts counts that elapsed time cannot change (1
 # request a minute, bursts asked at once). Ends with "N passed, N failed".
+# Installs nothing: the install stage adds its Debian packages.
 #   .ci/stages/nginx.sh                     everything, 125,000 distinct keys
 #   WEIR_KEYS=1000000 .ci/stages/nginx.sh   the long form: 10^6 keys in 33m
 #   WEIR_KEYS=1000000 WEIR_WORDS_LOG2=21 .ci/stages/nginx.sh   10^6 keys in 17m
@@ -18,12 +19,6 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
-
-need=()
-for p in nginx nginx-dev curl wrk; do dpkg -s "$p" > /dev/null 2>&1 || need+=("$p"); done
-if [ ${#need[@]} -gt 0 ]; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" > /dev/null
-fi
 
 so=$(modules/nginx/build.sh "$root/target/nginx") || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
 

@@ -7,18 +7,13 @@
 #
 # CI for the Redis module (modules/redis, issue 18): builds the module and
 # runs its unit tests and its tests against real redis-servers (a primary
-# and a replica on 127.0.0.1, started and stopped by the tests). Installs
-# Debian's redis-server when it is missing. Needs no libclang: the module
+# and a replica on 127.0.0.1, started and stopped by the tests). Needs
+# Debian's redis-server (the install stage's). Needs no libclang: the module
 # binds the Redis module API by hand. Runs from the repo root, no stdin;
 # closes on cargo test's own result line.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-if ! command -v redis-server >/dev/null 2>&1; then
-  echo "== installing redis-server"
-  apt-get update
-  DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server
-fi
 echo "== $(redis-server --version)"
 
 echo "== modules/redis: clippy"

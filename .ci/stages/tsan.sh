@@ -11,8 +11,8 @@
 # seen. Built through .ci/core, weir-core's sources without its
 # dev-dependencies, so nothing else is compiled. A data race fails the run.
 #
-# Needs: the nightly pinned in fuzz/rust-toolchain.toml with rust-src (both
-# installed when missing).
+# Needs: the nightly pinned in fuzz/rust-toolchain.toml with rust-src (the
+# install stage's).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . .ci/nightly.sh rust-src
