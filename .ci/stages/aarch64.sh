@@ -2,6 +2,7 @@
 # about: the whole suite built for aarch64 and run under qemu-user, the C programs compiled with aarch64-linux-gnu-gcc
 # tier: full
 # order: 200
+# long: WEIR_LONG=1 (loom's models and the whole hostile sweep under qemu too; the properties keep their eighth)
 # needs-commands: cargo aarch64-linux-gnu-gcc=gcc-aarch64-linux-gnu aarch64-linux-gnu-g++=g++-aarch64-linux-gnu qemu-aarch64=qemu-user
 # needs-apt: libc6-dev-arm64-cross
 # needs-rust-targets: aarch64-unknown-linux-gnu
@@ -10,8 +11,13 @@
 # qemu-aarch64. Under a runner the tests take their emulator share
 # (weir-core/tests/support/runner.rs): loom skips itself, the hostile sweep
 # runs 10% of its rounds, each property an eighth of its cases.
+# WEIR_LONG=1 runs loom's models and the whole sweep under qemu as well
+# (WEIR_LOOM=1, WEIR_HOSTILE_PERCENT=100: much longer).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+if [ -n "${WEIR_LONG:-}" ]; then
+  export WEIR_LOOM=1 WEIR_HOSTILE_PERCENT=100
+fi
 CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
   CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu" \
   cargo test --locked --target aarch64-unknown-linux-gnu

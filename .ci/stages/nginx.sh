@@ -2,20 +2,22 @@
 # about: the nginx module with real traffic on 127.0.0.1: two workers, exact counts, headers, reloads, bad configs refused, 125,000 distinct keys
 # tier: full
 # order: 170
-# long: WEIR_KEYS=1000000 (10^6 keys in 33m), see below
+# long: WEIR_LONG=1 or WEIR_KEYS=1000000 (10^6 distinct keys in 33m)
 # needs-commands: cargo nginx=nginx curl=curl python3=python3 dpkg-buildflags=dpkg-dev make=make cc=gcc
 # needs-apt: nginx-dev
 #
 # The nginx module with real traffic on loopback (issue 15): builds the
 # module against Debian's nginx-dev, starts nginx (2 workers, 127.0.0.1, a
-# high port, every file in a temp dir), drives it with curl and wrk, stops
+# high port, every file in a temp dir), drives it with curl and a
+# pipelined client (modules/nginx/test/distinct.py), stops
 # it by its pid, and asserts counts that elapsed time cannot change (1
 # request a minute, bursts asked at once). Ends with "N passed, N failed".
 # Installs nothing: the install stage adds its Debian packages.
-#   .ci/stages/nginx.sh                     everything, 125,000 distinct keys
-#   WEIR_KEYS=1000000 .ci/stages/nginx.sh   the long form: 10^6 keys in 33m
-#   WEIR_KEYS=1000000 WEIR_WORDS_LOG2=21 .ci/stages/nginx.sh   10^6 keys in 17m
-# Needs: nginx nginx-dev curl wrk (Debian), a Rust toolchain.
+#   bash .ci/run nginx                     everything, 125,000 distinct keys
+#   WEIR_LONG=1 bash .ci/run nginx         the long form: 10^6 keys in 33m
+#   WEIR_KEYS=1000000 bash .ci/run nginx   the same
+#   WEIR_KEYS=1000000 WEIR_WORDS_LOG2=21 bash .ci/run nginx   10^6 keys in 17m
+# Needs: nginx nginx-dev curl (Debian), python3, a Rust toolchain.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
@@ -53,6 +55,7 @@ for f in a b two two2 dry code inherit srv bulk arg cplx smooth win; do echo "$f
 # The distinct-key test's zone: 2^words_log2 words, about 4.2 words a key
 # (the load of 10^6 keys in 33m), unless WEIR_WORDS_LOG2 says.
 keys=${WEIR_KEYS:-125000}
+if [ -n "${WEIR_LONG:-}" ]; then keys=${WEIR_KEYS:-1000000}; fi
 words_log2=${WEIR_WORDS_LOG2:-$(python3 -c "import math; print(round(math.log2($keys * 4.194304)))")}
 bulk_mb=$(( (1 << words_log2) * 8 / 1048576 + 1 ))
 
@@ -267,7 +270,7 @@ write_conf 3
 # gives (modules/nginx/test/false_refusals.py: k = 3 words in one line of
 # 8, a word spent by floor(1 / f) = 2 other keys). The CI form is 125,000
 # keys in 2^19 words (5m), the load of 10^6 keys in 2^22 (33m); the long
-# form: WEIR_KEYS=1000000 .ci/stages/nginx.sh.
+# form: WEIR_LONG=1 (or WEIR_KEYS=1000000) bash .ci/run nginx.
 dist=$(timeout 600 python3 modules/nginx/test/distinct.py "$port" /bulk "$keys" | sed -n 's/^distinct: //p')
 ok_n=$(sed -n 's/.*ok=\([0-9]*\).*/\1/p' <<< "$dist")
 no_n=$(sed -n 's/.*refused=\([0-9]*\).*/\1/p' <<< "$dist")
