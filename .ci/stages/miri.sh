@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# about: Miri over the named subset of weir-core's unit tests (.ci/miri-tests.txt)
+# about: Miri over the named subset of weir-core's unit tests (.ci/miri-tests.txt), in shares side by side
 # tier: full
 # order: 230
-# long: WEIR_MIRI_ALL=1 (every unit test in full, well over ten minutes)
+# long: WEIR_MIRI_ALL=1 or WEIR_LONG=1 (every unit test, well over ten minutes)
 # needs-commands: cargo
 # needs-toolchain: fuzz/rust-toolchain.toml +miri +rust-src
 #
@@ -11,8 +11,13 @@
 # sources without its dev-dependencies). Long loops run a hundredth of
 # their rounds under cfg(miri) (weir_core::rounds), and only the named
 # subset in .ci/miri-tests.txt runs, so the run fits its budget of two
-# minutes. WEIR_MIRI_ALL=1 runs every unit
-# test in full instead (well over ten minutes).
+# minutes. WEIR_MIRI_ALL=1 (or WEIR_LONG=1) runs every unit test instead
+# (well over ten minutes).
+#
+# Miri interprets on one core, so the subset runs as WEIR_MIRI_JOBS shares
+# side by side (default: one a core; every other name of the list to each
+# of two), after `cargo miri setup` and one build. Each share prints its
+# own "test result:" line.
 #
 # Needs: the nightly pinned in fuzz/rust-toolchain.toml with miri and
 # rust-src (the install stage's).
@@ -27,12 +32,37 @@ cd "$(dirname "$0")/../.."
 # stops the run with "resource exhaustion" where a real allocator answers an
 # impossible try_reserve with an error, which is what that test checks).
 # A new test joins the list once its time under Miri has been measured.
-args=()
-if [ -z "${WEIR_MIRI_ALL:-}" ]; then
-  mapfile -t names < <(grep -v -e '^#' -e '^$' .ci/miri-tests.txt)
-  args=(--exact "${names[@]}")
+all=${WEIR_MIRI_ALL:-${WEIR_LONG:-}}
+if [ -n "$all" ]; then
+  echo "== Miri: weir-core unit tests ($NIGHTLY, all of them)"
+  cd .ci/core
+  exec cargo "+$NIGHTLY" miri test --target-dir ../../target/ci-miri --lib
 fi
+mapfile -t names < <(grep -v -e '^#' -e '^$' .ci/miri-tests.txt)
+jobs=${WEIR_MIRI_JOBS:-$(nproc 2>/dev/null || echo 1)}
+((jobs >= 1)) || jobs=1
 
-echo "== Miri: weir-core unit tests ($NIGHTLY${WEIR_MIRI_ALL:+, all of them})"
+echo "== Miri: weir-core unit tests ($NIGHTLY, ${#names[@]} named, $jobs shares)"
 cd .ci/core
-cargo "+$NIGHTLY" miri test --target-dir ../../target/ci-miri --lib -- "${args[@]}"
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+cargo "+$NIGHTLY" miri setup
+pids=()
+for ((share = 0; share < jobs; share++)); do
+  mine=()
+  for i in "${!names[@]}"; do
+    if ((i % jobs == share)); then mine+=("${names[$i]}"); fi
+  done
+  ((${#mine[@]})) || continue
+  # The first share builds; the others wait on cargo's lock, then reuse it.
+  cargo "+$NIGHTLY" miri test --target-dir ../../target/ci-miri --lib -- --exact "${mine[@]}" \
+    >"$scratch/$share.log" 2>&1 &
+  pids+=("$share:$!")
+done
+status=0
+for entry in "${pids[@]}"; do
+  wait "${entry#*:}" || status=1
+  echo "== Miri: share ${entry%%:*}"
+  cat "$scratch/${entry%%:*}.log"
+done
+exit "$status"
