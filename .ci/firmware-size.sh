@@ -3,7 +3,7 @@
 # function of the firmware library, the flash (text + data) a program gains
 # by calling it, on Cortex-M4F and Cortex-M0, linked with arm-none-eabi-gcc
 # -Os -ffunction-sections -fdata-sections -Wl,--gc-sections against
-# libweir.a built by .ci/stages/firmware.sh (run that first). Each program is the
+# libweir.a built by the firmware stage (bash .ci/run firmware first). Each program is the
 # example's startup plus one reference to the function; the baseline
 # program references none, and the table gives the difference. A function's
 # figure includes the library code only it pulls in (shared helpers are
@@ -19,7 +19,7 @@ trap 'rm -rf "$tmp"' EXIT
 functions=$(arm-none-eabi-nm -g --defined-only "$out/m0/libweir.a" 2>/dev/null |
   awk '$2 == "T" && $3 ~ /^weir_/ {print $3}' | sort -u)
 if [ -z "$functions" ]; then
-  echo "no firmware library in $out: run .ci/stages/firmware.sh first" >&2
+  echo "no firmware library in $out: run bash .ci/run firmware first" >&2
   exit 1
 fi
 
