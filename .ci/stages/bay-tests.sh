@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# about: cargo test -p bay: the bay crate's own Rust tests (series, figures, a knob for every C field)
+# about: cargo test -p bay: the bay crate's own Rust tests
 # tier: full
 # order: 190
 # needs-commands: cargo
