@@ -82,10 +82,10 @@ func TestBucketRefund(t *testing.T) {
 		n            float64
 		want         error
 	}{
-		{"zero", 0, 0, 0, ErrInvalidAmount},
-		{"negative", 0, 0, -1, ErrInvalidAmount},
-		{"NaN", 0, 0, math.NaN(), ErrInvalidAmount},
-		{"above the burst", 0, 0, 3, ErrInvalidAmount},
+		{"zero", 0, 0, 0, ErrLimiterInvalidAmount},
+		{"negative", 0, 0, -1, ErrLimiterInvalidAmount},
+		{"NaN", 0, 0, math.NaN(), ErrLimiterInvalidAmount},
+		{"above the burst", 0, 0, 3, ErrLimiterInvalidAmount},
 		{"taken in the future", 0, time.Second, 1, ErrRefundFuture},
 		{"made good by refill", 2 * time.Second, 0, 1, ErrRefundExpired},
 	} {

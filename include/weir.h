@@ -17,7 +17,7 @@
  *    not be used after it is freed.
  *  - Pointers the caller passes (out-pointers, policies, buffers, and the
  *    by-value structs weir_limiter, weir_deadline, weir_backoff,
- *    weir_ticket, weir_rate and weir_rate_limit) must be aligned for their
+ *    weir_shedder_ticket, weir_rate and weir_rate_limit) must be aligned for their
  *    type. A misaligned one is never read or written: calls that return a
  *    weir_status answer WEIR_ERR_MISALIGNED (a bloom region given to
  *    weir_bloom_*_in too); the others
@@ -37,24 +37,24 @@
  * during the call and not kept.
  *
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
- *   policy   weir_sre (the breaker's), weir_sre_preset
+ *   policy   weir_breaker_policy (the breaker's), weir_breaker_policy_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
  *   calls    weir_breaker_allow (fills a weir_breaker_ticket),
  *            weir_breaker_pass, weir_breaker_fail
- *   reads    weir_breaker_ratio, weir_breaker_tally (weir_tally)
+ *   reads    weir_breaker_ratio, weir_breaker_read_tally (weir_breaker_tally)
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   policy   weir_shed (the shedder's), weir_shed_preset
+ *   policy   weir_shedder_policy (the shedder's), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
- *   calls    weir_shedder_allow (fills a weir_ticket), weir_shedder_pass,
- *            weir_shedder_fail
- *   reads    weir_shedder_flying, weir_shedder_stats (weir_shed_stats)
+ *   calls    weir_shedder_allow (fills a weir_shedder_ticket),
+ *            weir_shedder_pass, weir_shedder_fail
+ *   reads    weir_shedder_flying, weir_shedder_read_stats (weir_shedder_stats)
  *
  * weir_window — rolling window of sums and counts
  *   make     weir_window_new, weir_window_free
  *   calls    weir_window_add
- *   reads    weir_window_total (weir_total), weir_window_buckets,
- *            weir_window_size, weir_window_width
+ *   reads    weir_window_read_total (weir_window_total),
+ *            weir_window_read_buckets, weir_window_size, weir_window_width
  *
  * weir_bucket — token bucket, lock-free
  *   make     weir_bucket_new, weir_bucket_free
@@ -68,7 +68,7 @@
  *
  * weir_period — fixed-window quota per period
  *   make     weir_period_new, weir_period_free
- *   calls    weir_period_take (weir_quota)
+ *   calls    weir_period_take (weir_period_quota)
  *   reads    weir_period_left, weir_period_next
  *
  * weir_gate — concurrency ceiling, lock-free
@@ -77,20 +77,21 @@
  *   reads    weir_gate_held
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   policy   weir_gradient (the controller's), weir_gradient_preset
+ *   policy   weir_concurrency_policy (the controller's),
+ *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy), weir_concurrency_free
- *   calls    weir_concurrency_enter (fills a weir_flight),
+ *   calls    weir_concurrency_enter (fills a weir_concurrency_ticket),
  *            weir_concurrency_leave
  *   reads    weir_concurrency_limit, weir_concurrency_flying,
  *            weir_concurrency_long_rtt
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   policy   weir_retry_budget (WEIR_BUDGET_*), weir_retry_budget_preset
+ *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   calls    weir_budget_deposit, weir_budget_withdraw
  *   reads    weir_budget_left, weir_budget_tokens
  *
- * weir_backoff — retry policy, by value (WEIR_JITTER_*)
+ * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
@@ -101,14 +102,14 @@
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   policy   weir_limits (the pool's), weir_limits_preset
+ *   policy   weir_pool_policy (the pool's), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
- *   calls    weir_pool_take (weir_taken, WEIR_TAKEN_*), weir_pool_made,
- *            weir_pool_made_jittered, weir_pool_unmade, weir_pool_give,
- *            weir_pool_drop, weir_pool_make_ahead, weir_pool_evict,
- *            weir_pool_mark_old, weir_pool_close
+ *   calls    weir_pool_take (weir_pool_taken, WEIR_POOL_TAKEN_*),
+ *            weir_pool_made, weir_pool_made_jittered, weir_pool_unmade,
+ *            weir_pool_give, weir_pool_drop, weir_pool_make_ahead,
+ *            weir_pool_evict, weir_pool_mark_old, weir_pool_close
  *   reads    weir_pool_live, weir_pool_idle, weir_pool_busy,
- *            weir_pool_next_expiry, weir_pool_stats (weir_pool_counters)
+ *            weir_pool_next_expiry, weir_pool_read_stats (weir_pool_stats)
  *
  * weir_rate — one-word rate limiter in the caller's (shared) memory
  *   policy   weir_rate_limit (the rate word's and the bloom's),
@@ -158,9 +159,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define WEIR_VERSION "0.2.0"
+#define WEIR_VERSION "0.3.0"
 #define WEIR_VERSION_MAJOR 0
-#define WEIR_VERSION_MINOR 2
+#define WEIR_VERSION_MINOR 3
 #define WEIR_VERSION_PATCH 0
 /*
  * Hosted or firmware. A program that links the firmware build of libweir.a
@@ -234,14 +235,14 @@
 
 // `weir_backoff.jitter`: the delay is the ceiling itself. Reproducible, but
 // clients that failed together retry together.
-#define WEIR_JITTER_RIGID 0
+#define WEIR_BACKOFF_JITTER_RIGID 0
 
 // `weir_backoff.jitter`: uniform over [0, ceiling]; spreads clients furthest.
-#define WEIR_JITTER_FULL 1
+#define WEIR_BACKOFF_JITTER_FULL 1
 
 // `weir_backoff.jitter`: uniform over [ceiling − ceiling / 2, ceiling]; half
 // the ceiling stays as a floor under the wait.
-#define WEIR_JITTER_EQUAL 2
+#define WEIR_BACKOFF_JITTER_EQUAL 2
 
 // `weir_backoff.jitter`: uniform over
 // [base, min(3 × max(previous, base), cap)]; grows from where the previous
@@ -249,12 +250,12 @@
 // negative too) counts as the base, so the first retry draws from
 // [base, 3 × base]. A `cap_ns` below `base_ns` makes every delay `cap_ns`
 // (the range is [cap, cap]): never inverted, never past the cap.
-#define WEIR_JITTER_DECORRELATED 3
+#define WEIR_BACKOFF_JITTER_DECORRELATED 3
 
 // `weir_backoff.jitter`: uniform over
 // [ceiling × (1 − spread), ceiling × (1 + spread)], so the wait may pass the
 // cap by the spread fraction.
-#define WEIR_JITTER_SPREAD 4
+#define WEIR_BACKOFF_JITTER_SPREAD 4
 
 #if defined(WEIR_HOSTED)
 // The largest size_log2 of a bloom array (2^32 words, 32 GiB).
@@ -290,19 +291,19 @@
 #endif
 
 #if defined(WEIR_HOSTED)
-// `weir_retry_budget.form`: gRPC's retry throttling (design A6), a token
+// `weir_budget_policy.form`: gRPC's retry throttling (design A6), a token
 // count between `max_tokens` and zero.
 #define WEIR_BUDGET_TOKENS 0
 #endif
 
 #if defined(WEIR_HOSTED)
-// `weir_retry_budget.form`: Finagle's RetryBudget, `percent` of the
+// `weir_budget_policy.form`: Finagle's RetryBudget, `percent` of the
 // requests of the last `ttl_ns` plus `min_per_s` retries a second.
 #define WEIR_BUDGET_PERCENT 1
 #endif
 
 #if defined(WEIR_HOSTED)
-// The largest `max_limit` a `weir_gradient` may have: 2^20 calls in flight.
+// The largest `max_limit` a `weir_concurrency_policy` may have: 2^20 calls in flight.
 #define WEIR_CONCURRENCY_MAX_LIMIT (1 << 20)
 #endif
 
@@ -320,29 +321,29 @@
 #endif
 
 #if defined(WEIR_HOSTED)
-// `weir_taken.kind`: an idle resource, now lent to the caller.
-#define WEIR_TAKEN_READY 1
+// `weir_pool_taken.kind`: an idle resource, now lent to the caller.
+#define WEIR_POOL_TAKEN_READY 1
 #endif
 
 #if defined(WEIR_HOSTED)
-// `weir_taken.kind`: an idle resource past `keep_ns` or `life_ns`, or
+// `weir_pool_taken.kind`: an idle resource past `keep_ns` or `life_ns`, or
 // marked old by `weir_pool_mark_old`, already out of the pool and its
 // count. The caller closes `item` and takes again.
-#define WEIR_TAKEN_STALE 2
+#define WEIR_POOL_TAKEN_STALE 2
 #endif
 
 #if defined(WEIR_HOSTED)
-// `weir_taken.kind`: nothing idle, room for one more, and the room is
+// `weir_pool_taken.kind`: nothing idle, room for one more, and the room is
 // reserved. The caller makes a resource and calls `weir_pool_made` (or, if
 // making failed, `weir_pool_unmade`). `item` is 0.
-#define WEIR_TAKEN_MAKE 3
+#define WEIR_POOL_TAKEN_MAKE 3
 #endif
 
 #if defined(WEIR_HOSTED)
-// `weir_taken.kind`: nothing idle and no room (or `max_making` are being
+// `weir_pool_taken.kind`: nothing idle and no room (or `max_making` are being
 // made, or the pool is closed, or NULL). The caller's own queue decides
 // what next. `item` is 0.
-#define WEIR_TAKEN_WAIT 4
+#define WEIR_POOL_TAKEN_WAIT 4
 #endif
 
 // The rate word's time unit, in nanoseconds.
@@ -429,34 +430,34 @@ enum weir_status
   // A refund whose `taken_at` is later than its `now`; nothing changed.
   WEIR_ERR_REFUND_FUTURE = 43,
   // A limiter constructor was given a capacity of zero.
-  WEIR_ERR_ZERO_CAPACITY = 100,
+  WEIR_ERR_LIMITER_ZERO_CAPACITY = 100,
   // A bucket limiter was given a refill amount of zero.
-  WEIR_ERR_ZERO_REFILL_AMOUNT = 101,
+  WEIR_ERR_LIMITER_ZERO_REFILL_AMOUNT = 101,
   // A bucket limiter was given a refill interval of zero or less.
-  WEIR_ERR_ZERO_REFILL_INTERVAL = 102,
+  WEIR_ERR_LIMITER_ZERO_REFILL_INTERVAL = 102,
   // A fixed-window limiter was given a window of zero or less.
-  WEIR_ERR_ZERO_WINDOW = 103,
+  WEIR_ERR_LIMITER_ZERO_WINDOW = 103,
   // A cooldown limiter was given a cooldown of zero or less.
-  WEIR_ERR_ZERO_COOLDOWN = 104,
+  WEIR_ERR_LIMITER_ZERO_COOLDOWN = 104,
   // A limiter constructor was given more initial units than its capacity.
-  WEIR_ERR_INITIAL_ABOVE_CAPACITY = 105,
+  WEIR_ERR_LIMITER_INITIAL_ABOVE_CAPACITY = 105,
   // A bucket limiter's refill anchor (`last_refill`) is later than `now`.
-  WEIR_ERR_BUCKET_ANCHOR_IN_FUTURE = 106,
+  WEIR_ERR_LIMITER_BUCKET_ANCHOR_IN_FUTURE = 106,
   // A fixed-window limiter's anchor (`window_start`) is later than `now`.
-  WEIR_ERR_WINDOW_ANCHOR_IN_FUTURE = 107,
+  WEIR_ERR_LIMITER_WINDOW_ANCHOR_IN_FUTURE = 107,
   // A cooldown limiter was given units while its gate (`cooldown_end`) is
   // still armed at `now`: a contradiction.
-  WEIR_ERR_COOLDOWN_ARMED_WITH_TOKENS = 108,
+  WEIR_ERR_LIMITER_COOLDOWN_ARMED_WITH_TOKENS = 108,
   // Draining a cooldown limiter would arm a gate whose deadline
   // (`now + cooldown_ns`) does not fit in an int64_t; nothing was changed.
-  WEIR_ERR_COOLDOWN_DEADLINE_OVERFLOW = 109,
+  WEIR_ERR_LIMITER_COOLDOWN_DEADLINE_OVERFLOW = 109,
   // The limiter cannot grant the amount now; nothing was taken.
-  WEIR_ERR_RATE_LIMITED = 110,
+  WEIR_ERR_LIMITER_RATE_LIMITED = 110,
   // A limiter consume asked for zero units.
-  WEIR_ERR_INVALID_AMOUNT = 111,
+  WEIR_ERR_LIMITER_INVALID_AMOUNT = 111,
   // A limiter getter for one variant was asked of another; check with
   // `weir_limiter_is_bucket` and friends first.
-  WEIR_ERR_WRONG_VARIANT = 112,
+  WEIR_ERR_LIMITER_WRONG_VARIANT = 112,
   // The `weir_limiter` value is not one a constructor made: zeroed or
   // overwritten. It refuses every call until rebuilt. (A value never
   // initialised must not be passed at all: see `weir_limiter`.)
@@ -468,68 +469,68 @@ enum weir_status
   // fill. Nothing changed.
   WEIR_ERR_POOL_NOT_LENT = 201,
   // No reservation is open: `made` or `unmade` without a take that
-  // answered WEIR_TAKEN_MAKE. Nothing changed.
+  // answered WEIR_POOL_TAKEN_MAKE. Nothing changed.
   WEIR_ERR_POOL_NO_RESERVATION = 202,
   // `made` with an item the pool already holds, idle or lent. Nothing
   // changed.
   WEIR_ERR_POOL_ITEM_KNOWN = 203,
-  // A pool's `weir_limits.size` is outside 1..WEIR_POOL_MAX_SIZE: zero,
+  // A pool's `weir_pool_policy.size` is outside 1..WEIR_POOL_MAX_SIZE: zero,
   // negative or too large.
   WEIR_ERR_POOL_SIZE = 204,
-  // A pool's `weir_limits.idle` is negative.
+  // A pool's `weir_pool_policy.idle` is negative.
   WEIR_ERR_POOL_IDLE = 205,
-  // A pool's `weir_limits.keep_ns` is negative.
+  // A pool's `weir_pool_policy.keep_ns` is negative.
   WEIR_ERR_POOL_KEEP = 206,
-  // A pool's `weir_limits.life_ns` is negative.
+  // A pool's `weir_pool_policy.life_ns` is negative.
   WEIR_ERR_POOL_LIFE = 207,
-  // A pool's `weir_limits.life_jitter` is not in 0..1 (NaN included).
+  // A pool's `weir_pool_policy.life_jitter` is not in 0..1 (NaN included).
   WEIR_ERR_POOL_JITTER = 220,
-  // A pool's `weir_limits.min_idle` is negative.
+  // A pool's `weir_pool_policy.min_idle` is negative.
   WEIR_ERR_POOL_MIN_IDLE = 221,
-  // A pool's `weir_limits.max_making` is negative.
+  // A pool's `weir_pool_policy.max_making` is negative.
   WEIR_ERR_POOL_MAX_MAKING = 222,
   // `weir_window_new`'s `window_ns` is zero or negative.
   WEIR_ERR_WINDOW_SPAN = 300,
   // A breaker policy's `k` is NaN, infinite or below its `floor`.
-  WEIR_ERR_SRE_K = 301,
+  WEIR_ERR_BREAKER_K = 301,
   // A breaker policy's `floor` is NaN, infinite or below 1.
-  WEIR_ERR_SRE_FLOOR = 302,
+  WEIR_ERR_BREAKER_FLOOR = 302,
   // A breaker policy's `protection` is NaN, infinite or negative.
-  WEIR_ERR_SRE_PROTECTION = 303,
+  WEIR_ERR_BREAKER_PROTECTION = 303,
   // A breaker policy's `probe_ns` is zero or negative.
-  WEIR_ERR_SRE_PROBE = 304,
+  WEIR_ERR_BREAKER_PROBE = 304,
   // A shedder policy's CPU threshold is outside [0, 1000).
-  WEIR_ERR_SHED_CPU = 305,
+  WEIR_ERR_SHEDDER_CPU = 305,
   // A shedder policy's `latency_ns` is zero or negative.
-  WEIR_ERR_SHED_LATENCY = 306,
+  WEIR_ERR_SHEDDER_LATENCY = 306,
   // A shedder policy's `beta` is NaN or outside [0, 1).
-  WEIR_ERR_SHED_BETA = 307,
+  WEIR_ERR_SHEDDER_BETA = 307,
   // A shedder policy's `floor` is NaN or outside (0, 1].
-  WEIR_ERR_SHED_FLOOR = 308,
+  WEIR_ERR_SHEDDER_FLOOR = 308,
   // A shedder policy's `cool_ns` is negative.
-  WEIR_ERR_SHED_COOL = 309,
+  WEIR_ERR_SHEDDER_COOL = 309,
   // A breaker ticket this breaker did not hand out: another breaker's, a
   // zeroed or overwritten one. Nothing changed.
   WEIR_ERR_BREAKER_TICKET = 310,
   // A breaker policy's `size` is above 1048576 buckets.
-  WEIR_ERR_SRE_SIZE = 311,
+  WEIR_ERR_BREAKER_SIZE = 311,
   // A breaker policy's `window_ns` is zero or negative.
-  WEIR_ERR_SRE_WINDOW = 312,
+  WEIR_ERR_BREAKER_WINDOW = 312,
   // A shedder policy's `size` is above 1048576 buckets.
-  WEIR_ERR_SHED_SIZE = 313,
+  WEIR_ERR_SHEDDER_SIZE = 313,
   // A shedder policy's `window_ns` is zero or negative.
-  WEIR_ERR_SHED_WINDOW = 314,
+  WEIR_ERR_SHEDDER_WINDOW = 314,
   // `weir_window_new`'s `size` is above 1048576 buckets.
   WEIR_ERR_WINDOW_SIZE = 315,
   // A breaker policy's `max_rejection_probability` is NaN or outside
   // [0, 1].
-  WEIR_ERR_SRE_CAP = 330,
+  WEIR_ERR_BREAKER_CAP = 330,
   // A breaker policy's `rps_threshold` is not finite or is negative.
-  WEIR_ERR_SRE_RPS = 331,
+  WEIR_ERR_BREAKER_RPS = 331,
   // A breaker policy's `aggression` is not finite or is not positive.
-  WEIR_ERR_SRE_AGGRESSION = 332,
+  WEIR_ERR_BREAKER_AGGRESSION = 332,
   // A breaker policy's `skip_refusals` is neither 0 nor 1.
-  WEIR_ERR_SRE_REFUSALS = 333,
+  WEIR_ERR_BREAKER_REFUSALS = 333,
   // A rate limit's burst is outside 1..1023.
   WEIR_ERR_RATE_BURST = 400,
   // A rate limit of zero events a second.
@@ -606,30 +607,30 @@ typedef int32_t weir_status;
 
 #if defined(WEIR_HOSTED)
 // Where a period's quota stands after `weir_period_take`.
-enum weir_quota
+enum weir_period_quota
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
   : int32_t
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
 #if defined(WEIR_HOSTED)
   // Admitted, and more may follow in this period.
-  WEIR_QUOTA_UNDER = 0,
+  WEIR_PERIOD_QUOTA_UNDER = 0,
 #endif
 #if defined(WEIR_HOSTED)
   // Admitted, and it was the last event this period allows: the moment
   // to warn that the next will be refused.
-  WEIR_QUOTA_HIT = 1,
+  WEIR_PERIOD_QUOTA_HIT = 1,
 #endif
 #if defined(WEIR_HOSTED)
   // Refused: this period's quota was already spent.
-  WEIR_QUOTA_OVER = 2,
+  WEIR_PERIOD_QUOTA_OVER = 2,
 #endif
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
-typedef enum weir_quota weir_quota;
+typedef enum weir_period_quota weir_period_quota;
 #else
-typedef int32_t weir_quota;
+typedef int32_t weir_period_quota;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 #endif
@@ -692,7 +693,7 @@ typedef struct weir_bloom weir_bloom;
 // `w = max(k - (k - floor) * failing / size, floor)`,
 // `drop = (total - protection - w * accepts) / (total + 1)`, and then
 // `drop *= (size - working) / size` (then the policy's Envoy limits, see
-// `weir_sre`), where `total` counts every call in the window (refusals
+// `weir_breaker_policy`), where `total` counts every call in the window (refusals
 // included, unless `skip_refusals`), `accepts` its successes, and `failing` /
 // `working` are the runs of failure-only / success-only buckets at the
 // window's head (buckets with neither, or only refusals, leave both runs as
@@ -840,7 +841,7 @@ typedef struct weir_period weir_period;
 // Newest first: the resource returned most recently is lent first. A lent
 // resource is found again by its identity (an O(1) hash lookup) and keeps
 // the birth it was made with, so `life_ns` retires it however often it is
-// reused. Misuse (giving an idle item, giving or dropping one the pool
+// reused. PoolMisuse (giving an idle item, giving or dropping one the pool
 // never lent, `made` without a reservation) is a status and changes
 // nothing.
 //
@@ -870,7 +871,7 @@ typedef struct weir_pool weir_pool;
 // hot and full. Hot: the CPU the caller reads is at or over the threshold,
 // or was within `cool_ns` and the shedder has refused since. Full: both the
 // moving average and the current count of calls in flight exceed the limit
-// (see `weir_shed_stats`): the busiest complete bucket's passes per
+// (see `weir_shedder_stats`): the busiest complete bucket's passes per
 // nanosecond times the fastest complete bucket's mean response time,
 // scaled by `(1000 - cpu) / (1000 - threshold)` held to [floor, 1], and
 // never under one call. The moving average moves on every completion (pass
@@ -911,9 +912,9 @@ typedef struct weir_window weir_window;
 
 // A retry policy: when to try again and how long to wait first. The
 // ceiling before the `retry`-th retry (the first retry is 1) is
-// `min(base_ns × factor^(retry − 1), cap_ns)`; `jitter` (a `WEIR_JITTER_*`
+// `min(base_ns × factor^(retry − 1), cap_ns)`; `jitter` (a `WEIR_BACKOFF_JITTER_*`
 // value) says how a delay is drawn from it, and `spread` is the fraction
-// `WEIR_JITTER_SPREAD` uses. `attempts` counts every call, the first one
+// `WEIR_BACKOFF_JITTER_SPREAD` uses. `attempts` counts every call, the first one
 // included. Valid when `base_ns` and `cap_ns` are at least 0, `factor` is
 // finite and at least 1, `attempts` is at least 1, `spread` is in [0, 1]
 // (whatever the jitter) and `jitter` names a known kind; `weir_backoff_check`
@@ -931,9 +932,9 @@ typedef struct WEIR_ALIGN(8) {
   int64_t cap_ns;
   // Calls allowed in all, the first one included.
   int32_t attempts;
-  // How a delay is drawn: one of the `WEIR_JITTER_*` values.
+  // How a delay is drawn: one of the `WEIR_BACKOFF_JITTER_*` values.
   int32_t jitter;
-  // The fraction `WEIR_JITTER_SPREAD` spreads each ceiling by, either way.
+  // The fraction `WEIR_BACKOFF_JITTER_SPREAD` spreads each ceiling by, either way.
   double spread;
 } weir_backoff;
 
@@ -977,7 +978,7 @@ typedef struct WEIR_ALIGN(8) {
 #if defined(WEIR_HOSTED)
 // The breaker's policy (for `weir_breaker_new`; SRE: Google's client-side
 // throttling): the constants of its probability-based throttling. Start from
-// `weir_sre_preset()` and change what you need; every field is checked
+// `weir_breaker_policy_preset()` and change what you need; every field is checked
 // when a breaker is made from it.
 //
 // The last three fields are Envoy admission_control's limits, applied
@@ -1003,14 +1004,14 @@ typedef struct WEIR_ALIGN(8) {
   // probe); positive.
   int64_t probe_ns;
   // Buckets in the window; below one is raised to one, above 1048576 is
-  // `WEIR_ERR_SRE_SIZE`.
+  // `WEIR_ERR_BREAKER_SIZE`.
   int32_t size;
   // 0 (the preset, the seed's choice): the breaker's own refusals count
   // as traffic, so `total` in the formula counts them. 1: they do not,
   // as in Envoy's admission_control and go-zero since its PR #5551 (its
   // breaker never recovered under steady load while its refusals kept
   // the ratio up); the tally still shows them. Anything else is
-  // `WEIR_ERR_SRE_REFUSALS`. A policy written for 0.1, with 0 in this
+  // `WEIR_ERR_BREAKER_REFUSALS`. A policy written for 0.1, with 0 in this
   // slot (then `reserved`), keeps the seed's behaviour.
   int32_t skip_refusals;
   // How far back the window reaches; positive.
@@ -1020,23 +1021,23 @@ typedef struct WEIR_ALIGN(8) {
   // min(drop, max_rejection_probability)`, applied last, so that at
   // least this share of calls always reaches the backend. The preset's
   // 1 caps nothing; 0 refuses nothing. NaN or outside [0, 1] is
-  // `WEIR_ERR_SRE_CAP`.
+  // `WEIR_ERR_BREAKER_CAP`.
   double max_rejection_probability;
   // A traffic floor in calls a second (Envoy's `rps_threshold`): while
   // the window's traffic is below `rps_threshold * window_ns / 1e9`
   // calls (its average rate over the whole window under the threshold),
   // nothing is refused. Traffic counts refusals unless `skip_refusals`.
   // The preset's 0 is no floor. Not finite or negative is
-  // `WEIR_ERR_SRE_RPS`.
+  // `WEIR_ERR_BREAKER_RPS`.
   double rps_threshold;
   // An exponent on the refusal probability (Envoy's `aggression`):
   // `drop = drop ^ (1 / aggression)`, before the cap. Above 1 the breaker
   // refuses more at a given failure rate (2 turns 0.25 into 0.5), below
   // 1 less (0.5 turns 0.5 into 0.25); it never turns a healthy window
   // (drop at or below 0) into refusals. The preset's 1 changes nothing,
-  // to the bit. Not finite or not positive is `WEIR_ERR_SRE_AGGRESSION`.
+  // to the bit. Not finite or not positive is `WEIR_ERR_BREAKER_AGGRESSION`.
   double aggression;
-} weir_sre;
+} weir_breaker_policy;
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -1054,7 +1055,7 @@ typedef struct WEIR_ALIGN(8) {
 // reads and writes it under the breaker's lock, so one settles it and the
 // other gets `WEIR_ERR_SETTLED`. 16 bytes, aligned as an int64_t: a
 // misaligned ticket is refused (`WEIR_ERR_MISALIGNED`), never read or
-// written. Its own type, not the shedder's `weir_ticket`, so that a
+// written. Its own type, not the shedder's `weir_shedder_ticket`, so that a
 // compiler rejects a shedder's ticket handed to a breaker.
 typedef struct WEIR_ALIGN(8) {
   // Which call: the breaker numbers the calls it lets through from 1; 0
@@ -1080,11 +1081,11 @@ typedef struct WEIR_ALIGN(8) {
   int64_t failure;
   // Calls refused.
   int64_t drop;
-} weir_tally;
+} weir_breaker_tally;
 #endif
 
 #if defined(WEIR_HOSTED)
-// The constants of a retry budget. Start from `weir_retry_budget_preset()`
+// The constants of a retry budget. Start from `weir_budget_policy_preset()`
 // and change what you need. Only the fields of the chosen `form` are read
 // and checked; the others are ignored. 40 bytes, aligned as an int64_t.
 typedef struct WEIR_ALIGN(8) {
@@ -1108,12 +1109,12 @@ typedef struct WEIR_ALIGN(8) {
   // Percent: the share of requests that may be retried (0.2 is a fifth),
   // in [0, 1000].
   double percent;
-} weir_retry_budget;
+} weir_budget_policy;
 #endif
 
 #if defined(WEIR_HOSTED)
 // The constants of the adaptive limit's controller (Gradient2; see
-// `weir_concurrency`). Start from `weir_gradient_preset()` and change what
+// `weir_concurrency`). Start from `weir_concurrency_policy_preset()` and change what
 // you need; every field is checked when a limit is made from it. 40
 // bytes, aligned as an int64_t.
 typedef struct WEIR_ALIGN(8) {
@@ -1136,7 +1137,7 @@ typedef struct WEIR_ALIGN(8) {
   // Samples averaged plainly before the exponential average starts; at
   // least 1.
   int32_t warmup;
-} weir_gradient;
+} weir_concurrency_policy;
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -1153,7 +1154,7 @@ typedef struct WEIR_ALIGN(8) {
   int32_t inflight;
   // 1 while in flight, 0 once left (or refused).
   int32_t flying;
-} weir_flight;
+} weir_concurrency_ticket;
 #endif
 
 // A time budget of `budget_ns` measured from `start` (the caller's clock
@@ -1336,26 +1337,26 @@ typedef struct WEIR_ALIGN(8) {
   // The most resources being made at once (0: up to `size`; above
   // `size`, as `size`): past it take answers WAIT rather than MAKE.
   int64_t max_making;
-} weir_limits;
+} weir_pool_policy;
 #endif
 
 #if defined(WEIR_HOSTED)
-// What `weir_pool_take` answers: `kind` is one of `WEIR_TAKEN_READY`,
+// What `weir_pool_take` answers: `kind` is one of `WEIR_POOL_TAKEN_READY`,
 // `_STALE`, `_MAKE`, `_WAIT` (never 0, so a zeroed struct is recognisably
 // not an answer); `item` is the resource for READY and STALE, 0 otherwise.
 // Layout: `kind` at offset 0, `item` at offset `sizeof(uintptr_t)`, size
 // `2 * sizeof(uintptr_t)`.
 typedef struct {
-  // One of the `WEIR_TAKEN_*` constants.
+  // One of the `WEIR_POOL_TAKEN_*` constants.
   int32_t kind;
   // The resource, for READY and STALE; 0 for MAKE and WAIT.
   uintptr_t item;
-} weir_taken;
+} weir_pool_taken;
 #endif
 
 #if defined(WEIR_HOSTED)
 // Running totals since the pool was made (modelled on Go's database/sql
-// DBStats). Read with `weir_pool_stats`.
+// DBStats). Read with `weir_pool_read_stats`.
 typedef struct WEIR_ALIGN(8) {
   // Resources registered as made: by `weir_pool_made`, or given or
   // dropped unregistered into an open reservation.
@@ -1384,7 +1385,7 @@ typedef struct WEIR_ALIGN(8) {
   // `weir_pool_evict` or not kept by `weir_pool_give` (an old one take
   // meets is counted in `stale`). Since 0.2.0.
   uint64_t retired;
-} weir_pool_counters;
+} weir_pool_stats;
 #endif
 
 // A rate limiter that is one 64-bit word: up to `burst` events per window,
@@ -1446,11 +1447,11 @@ typedef struct WEIR_ALIGN(8) {
 
 #if defined(WEIR_HOSTED)
 // The shedder's policy (for `weir_shedder_new`): the constants of adaptive
-// load shedding. Start from `weir_shed_preset()` and change what you need; every field is checked when a shedder is made
+// load shedding. Start from `weir_shedder_policy_preset()` and change what you need; every field is checked when a shedder is made
 // from it. 48 bytes.
 typedef struct WEIR_ALIGN(8) {
   // Buckets in the window; below one is raised to one, above 1048576 is
-  // `WEIR_ERR_SHED_SIZE`.
+  // `WEIR_ERR_SHEDDER_SIZE`.
   int32_t size;
   // CPU use in thousandths at or above which the server is hot; in
   // [0, 1000).
@@ -1467,7 +1468,7 @@ typedef struct WEIR_ALIGN(8) {
   int64_t cool_ns;
   // The least share of capacity admitted however hot the CPU; in (0, 1].
   double floor;
-} weir_shed;
+} weir_shedder_policy;
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -1487,7 +1488,7 @@ typedef struct WEIR_ALIGN(8) {
   int32_t flying;
   // Always 0.
   int32_t reserved;
-} weir_ticket;
+} weir_shedder_ticket;
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -1508,7 +1509,7 @@ typedef struct WEIR_ALIGN(8) {
   int32_t cpu;
   // 1 if the shedder counts as hot, else 0.
   int32_t hot;
-} weir_shed_stats;
+} weir_shedder_stats;
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -1520,7 +1521,7 @@ typedef struct WEIR_ALIGN(8) {
   int64_t sum;
   // How many values were added.
   int64_t count;
-} weir_total;
+} weir_window_total;
 #endif
 
 #ifdef __cplusplus
@@ -1544,20 +1545,20 @@ extern "C" {
 weir_status weir_words_shareable(void);
 
 // The preset policy: 3 attempts, 100 ms doubling to a 1 s cap, each delay
-// spread by a fifth either way (`WEIR_JITTER_SPREAD`, spread 0.2: ×U(0.8,
+// spread by a fifth either way (`WEIR_BACKOFF_JITTER_SPREAD`, spread 0.2: ×U(0.8,
 // 1.2), the rule gRPC's retry design uses). A NULL policy means this one.
 weir_backoff weir_backoff_preset(void);
 
-// The preset's schedule with full jitter (`WEIR_JITTER_FULL`: uniform over
+// The preset's schedule with full jitter (`WEIR_BACKOFF_JITTER_FULL`: uniform over
 // [0, ceiling(retry)]), the strategy AWS's measurements favour. `spread`
-// keeps the preset's 0.2, which only `WEIR_JITTER_SPREAD` reads.
+// keeps the preset's 0.2, which only `WEIR_BACKOFF_JITTER_SPREAD` reads.
 weir_backoff weir_backoff_full_jitter(void);
 
 // Checks a policy. `WEIR_OK` when it is valid (a NULL policy is the preset,
 // which is); otherwise the status naming the first wrong field, in this
 // order: `WEIR_ERR_MISALIGNED` (`policy` is not aligned for a
 // `weir_backoff`), `WEIR_ERR_UNKNOWN_KIND` (`jitter` names no
-// `WEIR_JITTER_*`; the policy's only enumeration field),
+// `WEIR_BACKOFF_JITTER_*`; the policy's only enumeration field),
 // `WEIR_ERR_BACKOFF_BASE` (`base_ns` negative), `WEIR_ERR_BACKOFF_FACTOR`
 // (`factor` NaN, infinite or below 1), `WEIR_ERR_BACKOFF_CAP` (`cap_ns`
 // negative), `WEIR_ERR_BACKOFF_ATTEMPTS` (`attempts` below 1),
@@ -1576,9 +1577,9 @@ int64_t weir_backoff_ceiling(const weir_backoff *policy, int32_t retry);
 
 // How long to wait before the `retry`-th retry (the first retry is 1),
 // drawn from the range the policy's jitter documents (see
-// `WEIR_JITTER_*`) with the caller's draw `random` in [0, 1) (clamped into
+// `WEIR_BACKOFF_JITTER_*`) with the caller's draw `random` in [0, 1) (clamped into
 // range, NaN as 0; the same draw gives the same delay). `previous_ns` is
-// the delay the last retry waited; only `WEIR_JITTER_DECORRELATED` reads it
+// the delay the last retry waited; only `WEIR_BACKOFF_JITTER_DECORRELATED` reads it
 // (pass 0 or `base_ns` before the first retry: anything below the base,
 // negative included, counts as the base, so the first retry draws from
 // [base, min(3 × base, cap)]). 0 for `retry <= 0`; otherwise
@@ -1597,7 +1598,7 @@ bool weir_backoff_more(const weir_backoff *policy, int32_t made);
 
 // The delays of a whole run of retries, one per retry in order, as
 // `weir_backoff_delay` draws them: retry `i` uses `randoms[i − 1]`, or 0
-// once the `randoms_len` draws run short, and `WEIR_JITTER_DECORRELATED`'s
+// once the `randoms_len` draws run short, and `WEIR_BACKOFF_JITTER_DECORRELATED`'s
 // previous delay starts at `base_ns` and then follows the delays drawn.
 // Writes the first `min(cap, attempts − 1)` delays to `out` and returns how
 // many it wrote. The whole schedule has `attempts − 1` delays, so size
@@ -1757,22 +1758,22 @@ int64_t weir_bloom_next_in(const void *mem,
 // nothing let through, 40 buckets over 10 s; Envoy's limits off
 // (`max_rejection_probability` 1, `rps_threshold` 0, `aggression` 1) and
 // refusals counted as traffic (`skip_refusals` 0): the seed's breaker.
-weir_sre weir_sre_preset(void);
+weir_breaker_policy weir_breaker_policy_preset(void);
 #endif
 
 #if defined(WEIR_HOSTED)
 // Makes a breaker with an empty window opening at `now` and writes it to
 // `*out`; the probe counts from `now` too. `policy` NULL means the preset.
 // A bad policy gets a status naming the field, the fields checked in this
-// order (with several bad, the first is named): `WEIR_ERR_SRE_FLOOR`,
-// `WEIR_ERR_SRE_K`, `WEIR_ERR_SRE_PROTECTION`, `WEIR_ERR_SRE_PROBE`,
-// `WEIR_ERR_SRE_WINDOW`, `WEIR_ERR_SRE_CAP`, `WEIR_ERR_SRE_RPS`,
-// `WEIR_ERR_SRE_AGGRESSION`, `WEIR_ERR_SRE_SIZE`, then
-// `WEIR_ERR_SRE_REFUSALS` for a `skip_refusals` neither 0 nor 1. `WEIR_ERR_NO_MEMORY` if the buckets cannot
+// order (with several bad, the first is named): `WEIR_ERR_BREAKER_FLOOR`,
+// `WEIR_ERR_BREAKER_K`, `WEIR_ERR_BREAKER_PROTECTION`, `WEIR_ERR_BREAKER_PROBE`,
+// `WEIR_ERR_BREAKER_WINDOW`, `WEIR_ERR_BREAKER_CAP`, `WEIR_ERR_BREAKER_RPS`,
+// `WEIR_ERR_BREAKER_AGGRESSION`, `WEIR_ERR_BREAKER_SIZE`, then
+// `WEIR_ERR_BREAKER_REFUSALS` for a `skip_refusals` neither 0 nor 1. `WEIR_ERR_NO_MEMORY` if the buckets cannot
 // be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is written only
 // on success.
 // The policy is copied: the caller may change or free it after.
-weir_status weir_breaker_new(const weir_sre *policy,
+weir_status weir_breaker_new(const weir_breaker_policy *policy,
                              int64_t now,
                              weir_breaker **out);
 #endif
@@ -1831,7 +1832,9 @@ double weir_breaker_ratio(const weir_breaker *breaker, int64_t now);
 // Writes the outcomes in the window at `now` to `*out`. A reading: it
 // changes nothing, at any `now`. `WEIR_ERR_NULL` if `breaker` or `out` is
 // NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned.
-weir_status weir_breaker_tally(const weir_breaker *breaker, int64_t now, weir_tally *out);
+weir_status weir_breaker_read_tally(const weir_breaker *breaker,
+                                    int64_t now,
+                                    weir_breaker_tally *out);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -1912,7 +1915,7 @@ int64_t weir_bucket_next(const weir_bucket *bucket,
 // already: give back only what a take that passed took, once.
 //
 // Every error changes nothing, checked in this order: `WEIR_ERR_NULL` (a
-// NULL bucket), `WEIR_ERR_INVALID_AMOUNT` (`n` zero, negative, NaN,
+// NULL bucket), `WEIR_ERR_LIMITER_INVALID_AMOUNT` (`n` zero, negative, NaN,
 // infinite or more than the burst: no take could have taken it),
 // `WEIR_ERR_REFUND_FUTURE` (`taken_at` later than `now`),
 // `WEIR_ERR_REFUND_EXPIRED`, `WEIR_ERR_REFUND_FULL`.
@@ -1929,7 +1932,7 @@ double weir_bucket_tokens(const weir_bucket *bucket, int64_t now);
 // The preset: Finagle's default budget (percent form, 20 % of the requests
 // of the last 10 s plus 10 retries a second), with A6's example constants
 // (10 tokens, 0.1 a success) filled in for the tokens form.
-weir_retry_budget weir_retry_budget_preset(void);
+weir_budget_policy weir_budget_policy_preset(void);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -1941,7 +1944,7 @@ weir_retry_budget weir_retry_budget_preset(void);
 // `WEIR_ERR_BUDGET_TTL`, `WEIR_ERR_BUDGET_MIN_PER_S`,
 // `WEIR_ERR_BUDGET_PERCENT`. `WEIR_ERR_NULL` if `out` is NULL; `*out` is
 // written only on success.
-weir_status weir_budget_new(const weir_retry_budget *policy, int64_t now, weir_budget **out);
+weir_status weir_budget_new(const weir_budget_policy *policy, int64_t now, weir_budget **out);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -1985,7 +1988,7 @@ int64_t weir_budget_tokens(const weir_budget *budget, int64_t now);
 // The preset: Gradient2's defaults (limit 20 in [20, 200], queue 4,
 // smoothing 0.2, a 600-sample long window after 10 warm-up samples) with
 // the older Gradient2's tolerance of 1.5.
-weir_gradient weir_gradient_preset(void);
+weir_concurrency_policy weir_concurrency_policy_preset(void);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -1995,7 +1998,7 @@ weir_gradient weir_gradient_preset(void);
 // `_TOLERANCE`, `_WINDOW` (checked in that order); `WEIR_ERR_MISALIGNED`
 // for a misaligned policy. `WEIR_ERR_NULL` if `out` is NULL; `*out` is
 // written only on success.
-weir_status weir_concurrency_new(const weir_gradient *policy, weir_concurrency **out);
+weir_status weir_concurrency_new(const weir_concurrency_policy *policy, weir_concurrency **out);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -2008,7 +2011,9 @@ void weir_concurrency_free(weir_concurrency *limit);
 // call, to be given back once to `weir_concurrency_leave`. False: the
 // limit is full, and `*flight` is written as already left. False, changing
 // nothing, for a NULL limit or a NULL or misaligned `flight`.
-bool weir_concurrency_enter(const weir_concurrency *limit, int64_t now, weir_flight *flight);
+bool weir_concurrency_enter(const weir_concurrency *limit,
+                            int64_t now,
+                            weir_concurrency_ticket *flight);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -2021,7 +2026,7 @@ bool weir_concurrency_enter(const weir_concurrency *limit, int64_t now, weir_fli
 // `WEIR_ERR_NULL` for a NULL limit or flight; `WEIR_ERR_MISALIGNED`,
 // changing nothing, for a misaligned flight.
 weir_status weir_concurrency_leave(const weir_concurrency *limit,
-                                   weir_flight *flight,
+                                   weir_concurrency_ticket *flight,
                                    int64_t now,
                                    bool dropped);
 #endif
@@ -2145,9 +2150,9 @@ int64_t weir_gcra_room(const weir_gcra *gcra, const weir_gcra_limit *limit, int6
 // old limiter's phase), and writes it to `*out`. Checks, in this order,
 // each failure its own status and `*out` untouched: `WEIR_ERR_NULL` (`out`
 // is NULL), `WEIR_ERR_MISALIGNED` (`out` is not 8-byte aligned),
-// `WEIR_ERR_ZERO_CAPACITY`, `WEIR_ERR_ZERO_REFILL_AMOUNT`,
-// `WEIR_ERR_ZERO_REFILL_INTERVAL` (zero or negative),
-// `WEIR_ERR_INITIAL_ABOVE_CAPACITY`, `WEIR_ERR_BUCKET_ANCHOR_IN_FUTURE`
+// `WEIR_ERR_LIMITER_ZERO_CAPACITY`, `WEIR_ERR_LIMITER_ZERO_REFILL_AMOUNT`,
+// `WEIR_ERR_LIMITER_ZERO_REFILL_INTERVAL` (zero or negative),
+// `WEIR_ERR_LIMITER_INITIAL_ABOVE_CAPACITY`, `WEIR_ERR_LIMITER_BUCKET_ANCHOR_IN_FUTURE`
 // (`last_refill` later than `now`).
 weir_status weir_limiter_bucket(weir_limiter *out,
                                 uint64_t capacity,
@@ -2161,10 +2166,10 @@ weir_status weir_limiter_bucket(weir_limiter *out,
 // `window_start` (pass `now` for a new limiter), `initial_available` of
 // `capacity` units left in the current one, and writes it to `*out`.
 // Checks, in this order, each failure its own status and `*out` untouched:
-// `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_ZERO_CAPACITY`,
-// `WEIR_ERR_ZERO_WINDOW` (zero or
-// negative), `WEIR_ERR_INITIAL_ABOVE_CAPACITY`,
-// `WEIR_ERR_WINDOW_ANCHOR_IN_FUTURE` (`window_start` later than `now`).
+// `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_LIMITER_ZERO_CAPACITY`,
+// `WEIR_ERR_LIMITER_ZERO_WINDOW` (zero or
+// negative), `WEIR_ERR_LIMITER_INITIAL_ABOVE_CAPACITY`,
+// `WEIR_ERR_LIMITER_WINDOW_ANCHOR_IN_FUTURE` (`window_start` later than `now`).
 weir_status weir_limiter_fixed_window(weir_limiter *out,
                                       uint64_t capacity,
                                       int64_t window_ns,
@@ -2178,9 +2183,9 @@ weir_status weir_limiter_fixed_window(weir_limiter *out,
 // (only `initial_available` units before the first gate), no units with a
 // gate (throttled until `cooldown_end`), no units and no gate (full at
 // once). Checks, in this order, each failure its own status and `*out`
-// untouched: `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_ZERO_CAPACITY`,
-// `WEIR_ERR_ZERO_COOLDOWN` (zero or negative),
-// `WEIR_ERR_INITIAL_ABOVE_CAPACITY`, `WEIR_ERR_COOLDOWN_ARMED_WITH_TOKENS`
+// untouched: `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_LIMITER_ZERO_CAPACITY`,
+// `WEIR_ERR_LIMITER_ZERO_COOLDOWN` (zero or negative),
+// `WEIR_ERR_LIMITER_INITIAL_ABOVE_CAPACITY`, `WEIR_ERR_LIMITER_COOLDOWN_ARMED_WITH_TOKENS`
 // (units while `cooldown_end` is later than `now`).
 weir_status weir_limiter_cooldown(weir_limiter *out,
                                   uint64_t capacity,
@@ -2200,9 +2205,9 @@ bool weir_limiter_try_consume(weir_limiter *limiter, int64_t now, uint64_t amoun
 // `weir_limiter_try_consume` with the reason: `WEIR_OK` when the units were
 // taken; otherwise `*limiter` is untouched and the status is
 // `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED` (`limiter` is not 8-byte aligned),
-// `WEIR_ERR_LIMITER_CORRUPT`, `WEIR_ERR_INVALID_AMOUNT` (`amount` is 0),
-// `WEIR_ERR_RATE_LIMITED` (not enough units now) or
-// `WEIR_ERR_COOLDOWN_DEADLINE_OVERFLOW` (`now + cooldown_ns` would not fit).
+// `WEIR_ERR_LIMITER_CORRUPT`, `WEIR_ERR_LIMITER_INVALID_AMOUNT` (`amount` is 0),
+// `WEIR_ERR_LIMITER_RATE_LIMITED` (not enough units now) or
+// `WEIR_ERR_LIMITER_COOLDOWN_DEADLINE_OVERFLOW` (`now + cooldown_ns` would not fit).
 weir_status weir_limiter_consume(weir_limiter *limiter, int64_t now, uint64_t amount);
 
 // Gives back `amount` units taken at `taken_at` (the `now` of that
@@ -2225,7 +2230,7 @@ weir_status weir_limiter_consume(weir_limiter *limiter, int64_t now, uint64_t am
 // `WEIR_ERR_REFUND_EXPIRED`.
 //
 // Every error changes nothing: `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`,
-// `WEIR_ERR_LIMITER_CORRUPT`, `WEIR_ERR_INVALID_AMOUNT` (`amount` is 0),
+// `WEIR_ERR_LIMITER_CORRUPT`, `WEIR_ERR_LIMITER_INVALID_AMOUNT` (`amount` is 0),
 // `WEIR_ERR_REFUND_FUTURE` (`taken_at` later than `now`), then the
 // variant's statuses above.
 weir_status weir_limiter_refund(weir_limiter *limiter,
@@ -2255,39 +2260,39 @@ bool weir_limiter_is_fixed_window(const weir_limiter *limiter);
 bool weir_limiter_is_cooldown(const weir_limiter *limiter);
 
 // Writes a bucket's units per refill interval to `*out`.
-// `WEIR_ERR_WRONG_VARIANT` if it is not a bucket; `WEIR_ERR_NULL`,
+// `WEIR_ERR_LIMITER_WRONG_VARIANT` if it is not a bucket; `WEIR_ERR_NULL`,
 // `WEIR_ERR_LIMITER_CORRUPT`, and `WEIR_ERR_MISALIGNED` if `limiter` or
 // `out` is not aligned for its type. `*out` is written only on success, as
 // by every getter below, and each can answer these three.
 weir_status weir_limiter_refill_amount(const weir_limiter *limiter, uint64_t *out);
 
-// Writes a bucket's refill interval to `*out`. `WEIR_ERR_WRONG_VARIANT` if
+// Writes a bucket's refill interval to `*out`. `WEIR_ERR_LIMITER_WRONG_VARIANT` if
 // it is not a bucket; `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`.
 weir_status weir_limiter_refill_interval_ns(const weir_limiter *limiter, int64_t *out);
 
 // Writes a bucket's refill anchor projected to `now` (the stored one when
 // `now` is earlier) to `*out`: with `weir_limiter_available` at the same
-// `now`, what a rebuild needs to keep the phase. `WEIR_ERR_WRONG_VARIANT`
+// `now`, what a rebuild needs to keep the phase. `WEIR_ERR_LIMITER_WRONG_VARIANT`
 // if it is not a bucket; `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`.
 weir_status weir_limiter_last_refill(const weir_limiter *limiter, int64_t now, int64_t *out);
 
-// Writes a fixed window's length to `*out`. `WEIR_ERR_WRONG_VARIANT` if it
+// Writes a fixed window's length to `*out`. `WEIR_ERR_LIMITER_WRONG_VARIANT` if it
 // is not a fixed window; `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`.
 weir_status weir_limiter_window_ns(const weir_limiter *limiter, int64_t *out);
 
 // Writes the start of the window that holds `now` (the stored one when
 // `now` is earlier) to `*out`: with `weir_limiter_available` at the same
-// `now`, what a rebuild needs. `WEIR_ERR_WRONG_VARIANT` if it is not a
+// `now`, what a rebuild needs. `WEIR_ERR_LIMITER_WRONG_VARIANT` if it is not a
 // fixed window; `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`.
 weir_status weir_limiter_window_start(const weir_limiter *limiter, int64_t now, int64_t *out);
 
-// Writes a cooldown's gate length to `*out`. `WEIR_ERR_WRONG_VARIANT` if it
+// Writes a cooldown's gate length to `*out`. `WEIR_ERR_LIMITER_WRONG_VARIANT` if it
 // is not a cooldown; `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`.
 weir_status weir_limiter_cooldown_ns(const weir_limiter *limiter, int64_t *out);
 
 // Writes a cooldown's stored gate deadline to `*out`, as it is (a deadline
 // does not move with time); it gates only while `weir_limiter_available`
-// is 0. `WEIR_ERR_WRONG_VARIANT` if it is not a cooldown; `WEIR_ERR_NULL`,
+// is 0. `WEIR_ERR_LIMITER_WRONG_VARIANT` if it is not a cooldown; `WEIR_ERR_NULL`,
 // `WEIR_ERR_LIMITER_CORRUPT`.
 weir_status weir_limiter_cooldown_end(const weir_limiter *limiter, int64_t *out);
 
@@ -2310,10 +2315,10 @@ void weir_period_free(weir_period *period);
 
 #if defined(WEIR_HOSTED)
 // Counts one event at `now` and says where the quota stands:
-// `WEIR_QUOTA_UNDER` and `WEIR_QUOTA_HIT` are admitted, `WEIR_QUOTA_OVER`
+// `WEIR_PERIOD_QUOTA_UNDER` and `WEIR_PERIOD_QUOTA_HIT` are admitted, `WEIR_PERIOD_QUOTA_OVER`
 // is refused. An earlier `now` than one already seen counts as the latest.
-// A NULL counter answers `WEIR_QUOTA_OVER`.
-weir_quota weir_period_take(const weir_period *period, int64_t now);
+// A NULL counter answers `WEIR_PERIOD_QUOTA_OVER`.
+weir_period_quota weir_period_take(const weir_period *period, int64_t now);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -2337,20 +2342,20 @@ int64_t weir_period_next(const weir_period *period, int64_t now);
 // maximum age (the default size of HikariCP and Go's database/sql, which
 // also keeps idle equal to size); no jitter, nothing made ahead, makes up
 // to `size`.
-weir_limits weir_limits_preset(void);
+weir_pool_policy weir_pool_policy_preset(void);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Makes an empty pool with `limits` (NULL: `weir_limits_preset()`) and
+// Makes an empty pool with `limits` (NULL: `weir_pool_policy_preset()`) and
 // writes it to `*out`; all its memory is allocated here. Bad limits get
 // the status of the first wrong field (`WEIR_ERR_POOL_SIZE`, `_IDLE`,
 // `_KEEP`, `_LIFE`, `_JITTER`, `_MIN_IDLE`, `_MAX_MAKING`: see
-// `weir_limits`), `WEIR_ERR_NO_MEMORY` when the table
+// `weir_pool_policy`), `WEIR_ERR_NO_MEMORY` when the table
 // cannot be allocated; `WEIR_ERR_NULL` if `out` is NULL,
 // `WEIR_ERR_MISALIGNED` if `limits` or `out` is misaligned. `*out` is
 // written only on success. The limits are copied: the caller may change
 // or free them after.
-weir_status weir_pool_new(const weir_limits *limits, weir_pool **out);
+weir_status weir_pool_new(const weir_pool_policy *limits, weir_pool **out);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -2369,7 +2374,7 @@ void weir_pool_free(weir_pool *pool);
 // `weir_pool_unmade` if making failed). WAIT: no room, `max_making` are
 // being made already, or the pool is closed. A NULL or poisoned pool
 // answers WAIT.
-weir_taken weir_pool_take(const weir_pool *pool, int64_t now);
+weir_pool_taken weir_pool_take(const weir_pool *pool, int64_t now);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -2419,7 +2424,7 @@ int64_t weir_pool_make_ahead(const weir_pool *pool);
 // into a reservation, even one opened before the mark) are new. Old idle
 // ones still fill `idle` places until evict or take hands them back, so
 // call `weir_pool_evict` soon after. Counted in
-// `weir_pool_counters.retired`. It visits the whole table: O(size),
+// `weir_pool_stats.retired`. It visits the whole table: O(size),
 // no allocation.
 int64_t weir_pool_mark_old(const weir_pool *pool);
 #endif
@@ -2516,7 +2521,7 @@ int64_t weir_pool_next_expiry(const weir_pool *pool, int64_t now);
 // Writes the pool's running totals to `*out`. `WEIR_ERR_NULL` if `pool`
 // or `out` is NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned; `*out`
 // is written only on success.
-weir_status weir_pool_stats(const weir_pool *pool, weir_pool_counters *out);
+weir_status weir_pool_read_stats(const weir_pool *pool, weir_pool_stats *out);
 #endif
 
 // Checks a rate and a burst once and writes the limit to `*out`.
@@ -2558,20 +2563,20 @@ int64_t weir_rate_next(const weir_rate *rate, const weir_rate_limit *limit, int6
 #if defined(WEIR_HOSTED)
 // The preset: 50 buckets over 5 s, hot at 900‰ CPU, 1 s assumed response
 // time, average weighted 0.9, 1 s to cool, never under 0.1 of capacity.
-weir_shed weir_shed_preset(void);
+weir_shedder_policy weir_shedder_policy_preset(void);
 #endif
 
 #if defined(WEIR_HOSTED)
 // Makes a shedder with an empty window opening at `now` and writes it to
 // `*out`. `policy` NULL means the preset. A bad policy gets a status naming
 // the field, the fields checked in this order (with several bad, the first
-// is named): `WEIR_ERR_SHED_CPU`, `WEIR_ERR_SHED_WINDOW`,
-// `WEIR_ERR_SHED_LATENCY`, `WEIR_ERR_SHED_BETA`, `WEIR_ERR_SHED_FLOOR`,
-// `WEIR_ERR_SHED_COOL`, `WEIR_ERR_SHED_SIZE`. `WEIR_ERR_NO_MEMORY` if the
+// is named): `WEIR_ERR_SHEDDER_CPU`, `WEIR_ERR_SHEDDER_WINDOW`,
+// `WEIR_ERR_SHEDDER_LATENCY`, `WEIR_ERR_SHEDDER_BETA`, `WEIR_ERR_SHEDDER_FLOOR`,
+// `WEIR_ERR_SHEDDER_COOL`, `WEIR_ERR_SHEDDER_SIZE`. `WEIR_ERR_NO_MEMORY` if the
 // buckets cannot be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is
 // written only on success.
 // The policy is copied: the caller may change or free it after.
-weir_status weir_shedder_new(const weir_shed *policy, int64_t now, weir_shedder **out);
+weir_status weir_shedder_new(const weir_shedder_policy *policy, int64_t now, weir_shedder **out);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -2589,7 +2594,7 @@ void weir_shedder_free(weir_shedder *shedder);
 bool weir_shedder_allow(const weir_shedder *shedder,
                         int64_t now,
                         int32_t cpu_permille,
-                        weir_ticket *ticket);
+                        weir_shedder_ticket *ticket);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -2599,13 +2604,15 @@ bool weir_shedder_allow(const weir_shedder *shedder,
 // `WEIR_ERR_INVALID_ARGUMENT` if its `flying` is neither 0 nor 1;
 // `WEIR_ERR_NULL` if `shedder` or `ticket` is NULL; `WEIR_ERR_MISALIGNED`,
 // changing nothing, if `ticket` is misaligned.
-weir_status weir_shedder_pass(const weir_shedder *shedder, weir_ticket *ticket, int64_t now);
+weir_status weir_shedder_pass(const weir_shedder *shedder,
+                              weir_shedder_ticket *ticket,
+                              int64_t now);
 #endif
 
 #if defined(WEIR_HOSTED)
 // The call behind `*ticket` failed: it leaves flight but feeds neither the
 // pass count nor the response times. Statuses as for `weir_shedder_pass`.
-weir_status weir_shedder_fail(const weir_shedder *shedder, weir_ticket *ticket);
+weir_status weir_shedder_fail(const weir_shedder *shedder, weir_shedder_ticket *ticket);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -2619,7 +2626,9 @@ int64_t weir_shedder_flying(const weir_shedder *shedder);
 // so no later decision depends on whether or when it was asked.
 // `WEIR_ERR_NULL` if `shedder` or `out` is NULL, `WEIR_ERR_MISALIGNED` if
 // `out` is misaligned.
-weir_status weir_shedder_stats(const weir_shedder *shedder, int64_t now, weir_shed_stats *out);
+weir_status weir_shedder_read_stats(const weir_shedder *shedder,
+                                    int64_t now,
+                                    weir_shedder_stats *out);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -2702,10 +2711,10 @@ weir_status weir_window_add(const weir_window *window, int64_t now, int64_t valu
 // `now`, with the bucket `now` falls in when `current` is true and without
 // it (complete buckets only) when false. Clears nothing. `WEIR_ERR_NULL` if
 // `window` or `out` is NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned.
-weir_status weir_window_total(const weir_window *window,
-                              int64_t now,
-                              bool current,
-                              weir_total *out);
+weir_status weir_window_read_total(const weir_window *window,
+                                   int64_t now,
+                                   bool current,
+                                   weir_window_total *out);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -2717,11 +2726,11 @@ weir_status weir_window_total(const weir_window *window,
 // relative to `now`. With room for fewer (`cap`), the newest `cap` are
 // written. Clears nothing. Returns 0 for a NULL window, or a NULL or
 // misaligned `out`.
-size_t weir_window_buckets(const weir_window *window,
-                           int64_t now,
-                           bool current,
-                           weir_total *out,
-                           size_t cap);
+size_t weir_window_read_buckets(const weir_window *window,
+                                int64_t now,
+                                bool current,
+                                weir_window_total *out,
+                                size_t cap);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -2777,8 +2786,8 @@ int weir_hosted_only_weir_bloom_allow_in(void) WEIR_HOSTED_ONLY_(weir_bloom_allo
 #define weir_bloom_allow_in(...) weir_hosted_only_weir_bloom_allow_in()
 int weir_hosted_only_weir_bloom_next_in(void) WEIR_HOSTED_ONLY_(weir_bloom_next_in);
 #define weir_bloom_next_in(...) weir_hosted_only_weir_bloom_next_in()
-int weir_hosted_only_weir_sre_preset(void) WEIR_HOSTED_ONLY_(weir_sre_preset);
-#define weir_sre_preset(...) weir_hosted_only_weir_sre_preset()
+int weir_hosted_only_weir_breaker_policy_preset(void) WEIR_HOSTED_ONLY_(weir_breaker_policy_preset);
+#define weir_breaker_policy_preset(...) weir_hosted_only_weir_breaker_policy_preset()
 int weir_hosted_only_weir_breaker_new(void) WEIR_HOSTED_ONLY_(weir_breaker_new);
 #define weir_breaker_new(...) weir_hosted_only_weir_breaker_new()
 int weir_hosted_only_weir_breaker_free(void) WEIR_HOSTED_ONLY_(weir_breaker_free);
@@ -2791,8 +2800,8 @@ int weir_hosted_only_weir_breaker_fail(void) WEIR_HOSTED_ONLY_(weir_breaker_fail
 #define weir_breaker_fail(...) weir_hosted_only_weir_breaker_fail()
 int weir_hosted_only_weir_breaker_ratio(void) WEIR_HOSTED_ONLY_(weir_breaker_ratio);
 #define weir_breaker_ratio(...) weir_hosted_only_weir_breaker_ratio()
-int weir_hosted_only_weir_breaker_tally(void) WEIR_HOSTED_ONLY_(weir_breaker_tally);
-#define weir_breaker_tally(...) weir_hosted_only_weir_breaker_tally()
+int weir_hosted_only_weir_breaker_read_tally(void) WEIR_HOSTED_ONLY_(weir_breaker_read_tally);
+#define weir_breaker_read_tally(...) weir_hosted_only_weir_breaker_read_tally()
 int weir_hosted_only_weir_bucket_new(void) WEIR_HOSTED_ONLY_(weir_bucket_new);
 #define weir_bucket_new(...) weir_hosted_only_weir_bucket_new()
 int weir_hosted_only_weir_bucket_free(void) WEIR_HOSTED_ONLY_(weir_bucket_free);
@@ -2805,8 +2814,8 @@ int weir_hosted_only_weir_bucket_refund(void) WEIR_HOSTED_ONLY_(weir_bucket_refu
 #define weir_bucket_refund(...) weir_hosted_only_weir_bucket_refund()
 int weir_hosted_only_weir_bucket_tokens(void) WEIR_HOSTED_ONLY_(weir_bucket_tokens);
 #define weir_bucket_tokens(...) weir_hosted_only_weir_bucket_tokens()
-int weir_hosted_only_weir_retry_budget_preset(void) WEIR_HOSTED_ONLY_(weir_retry_budget_preset);
-#define weir_retry_budget_preset(...) weir_hosted_only_weir_retry_budget_preset()
+int weir_hosted_only_weir_budget_policy_preset(void) WEIR_HOSTED_ONLY_(weir_budget_policy_preset);
+#define weir_budget_policy_preset(...) weir_hosted_only_weir_budget_policy_preset()
 int weir_hosted_only_weir_budget_new(void) WEIR_HOSTED_ONLY_(weir_budget_new);
 #define weir_budget_new(...) weir_hosted_only_weir_budget_new()
 int weir_hosted_only_weir_budget_free(void) WEIR_HOSTED_ONLY_(weir_budget_free);
@@ -2819,8 +2828,8 @@ int weir_hosted_only_weir_budget_left(void) WEIR_HOSTED_ONLY_(weir_budget_left);
 #define weir_budget_left(...) weir_hosted_only_weir_budget_left()
 int weir_hosted_only_weir_budget_tokens(void) WEIR_HOSTED_ONLY_(weir_budget_tokens);
 #define weir_budget_tokens(...) weir_hosted_only_weir_budget_tokens()
-int weir_hosted_only_weir_gradient_preset(void) WEIR_HOSTED_ONLY_(weir_gradient_preset);
-#define weir_gradient_preset(...) weir_hosted_only_weir_gradient_preset()
+int weir_hosted_only_weir_concurrency_policy_preset(void) WEIR_HOSTED_ONLY_(weir_concurrency_policy_preset);
+#define weir_concurrency_policy_preset(...) weir_hosted_only_weir_concurrency_policy_preset()
 int weir_hosted_only_weir_concurrency_new(void) WEIR_HOSTED_ONLY_(weir_concurrency_new);
 #define weir_concurrency_new(...) weir_hosted_only_weir_concurrency_new()
 int weir_hosted_only_weir_concurrency_free(void) WEIR_HOSTED_ONLY_(weir_concurrency_free);
@@ -2855,8 +2864,8 @@ int weir_hosted_only_weir_period_left(void) WEIR_HOSTED_ONLY_(weir_period_left);
 #define weir_period_left(...) weir_hosted_only_weir_period_left()
 int weir_hosted_only_weir_period_next(void) WEIR_HOSTED_ONLY_(weir_period_next);
 #define weir_period_next(...) weir_hosted_only_weir_period_next()
-int weir_hosted_only_weir_limits_preset(void) WEIR_HOSTED_ONLY_(weir_limits_preset);
-#define weir_limits_preset(...) weir_hosted_only_weir_limits_preset()
+int weir_hosted_only_weir_pool_policy_preset(void) WEIR_HOSTED_ONLY_(weir_pool_policy_preset);
+#define weir_pool_policy_preset(...) weir_hosted_only_weir_pool_policy_preset()
 int weir_hosted_only_weir_pool_new(void) WEIR_HOSTED_ONLY_(weir_pool_new);
 #define weir_pool_new(...) weir_hosted_only_weir_pool_new()
 int weir_hosted_only_weir_pool_free(void) WEIR_HOSTED_ONLY_(weir_pool_free);
@@ -2889,10 +2898,10 @@ int weir_hosted_only_weir_pool_busy(void) WEIR_HOSTED_ONLY_(weir_pool_busy);
 #define weir_pool_busy(...) weir_hosted_only_weir_pool_busy()
 int weir_hosted_only_weir_pool_next_expiry(void) WEIR_HOSTED_ONLY_(weir_pool_next_expiry);
 #define weir_pool_next_expiry(...) weir_hosted_only_weir_pool_next_expiry()
-int weir_hosted_only_weir_pool_stats(void) WEIR_HOSTED_ONLY_(weir_pool_stats);
-#define weir_pool_stats(...) weir_hosted_only_weir_pool_stats()
-int weir_hosted_only_weir_shed_preset(void) WEIR_HOSTED_ONLY_(weir_shed_preset);
-#define weir_shed_preset(...) weir_hosted_only_weir_shed_preset()
+int weir_hosted_only_weir_pool_read_stats(void) WEIR_HOSTED_ONLY_(weir_pool_read_stats);
+#define weir_pool_read_stats(...) weir_hosted_only_weir_pool_read_stats()
+int weir_hosted_only_weir_shedder_policy_preset(void) WEIR_HOSTED_ONLY_(weir_shedder_policy_preset);
+#define weir_shedder_policy_preset(...) weir_hosted_only_weir_shedder_policy_preset()
 int weir_hosted_only_weir_shedder_new(void) WEIR_HOSTED_ONLY_(weir_shedder_new);
 #define weir_shedder_new(...) weir_hosted_only_weir_shedder_new()
 int weir_hosted_only_weir_shedder_free(void) WEIR_HOSTED_ONLY_(weir_shedder_free);
@@ -2905,8 +2914,8 @@ int weir_hosted_only_weir_shedder_fail(void) WEIR_HOSTED_ONLY_(weir_shedder_fail
 #define weir_shedder_fail(...) weir_hosted_only_weir_shedder_fail()
 int weir_hosted_only_weir_shedder_flying(void) WEIR_HOSTED_ONLY_(weir_shedder_flying);
 #define weir_shedder_flying(...) weir_hosted_only_weir_shedder_flying()
-int weir_hosted_only_weir_shedder_stats(void) WEIR_HOSTED_ONLY_(weir_shedder_stats);
-#define weir_shedder_stats(...) weir_hosted_only_weir_shedder_stats()
+int weir_hosted_only_weir_shedder_read_stats(void) WEIR_HOSTED_ONLY_(weir_shedder_read_stats);
+#define weir_shedder_read_stats(...) weir_hosted_only_weir_shedder_read_stats()
 int weir_hosted_only_weir_sliding_new(void) WEIR_HOSTED_ONLY_(weir_sliding_new);
 #define weir_sliding_new(...) weir_hosted_only_weir_sliding_new()
 int weir_hosted_only_weir_sliding_free(void) WEIR_HOSTED_ONLY_(weir_sliding_free);
@@ -2923,10 +2932,10 @@ int weir_hosted_only_weir_window_free(void) WEIR_HOSTED_ONLY_(weir_window_free);
 #define weir_window_free(...) weir_hosted_only_weir_window_free()
 int weir_hosted_only_weir_window_add(void) WEIR_HOSTED_ONLY_(weir_window_add);
 #define weir_window_add(...) weir_hosted_only_weir_window_add()
-int weir_hosted_only_weir_window_total(void) WEIR_HOSTED_ONLY_(weir_window_total);
-#define weir_window_total(...) weir_hosted_only_weir_window_total()
-int weir_hosted_only_weir_window_buckets(void) WEIR_HOSTED_ONLY_(weir_window_buckets);
-#define weir_window_buckets(...) weir_hosted_only_weir_window_buckets()
+int weir_hosted_only_weir_window_read_total(void) WEIR_HOSTED_ONLY_(weir_window_read_total);
+#define weir_window_read_total(...) weir_hosted_only_weir_window_read_total()
+int weir_hosted_only_weir_window_read_buckets(void) WEIR_HOSTED_ONLY_(weir_window_read_buckets);
+#define weir_window_read_buckets(...) weir_hosted_only_weir_window_read_buckets()
 int weir_hosted_only_weir_window_size(void) WEIR_HOSTED_ONLY_(weir_window_size);
 #define weir_window_size(...) weir_hosted_only_weir_window_size()
 int weir_hosted_only_weir_window_width(void) WEIR_HOSTED_ONLY_(weir_window_width);

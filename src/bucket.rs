@@ -154,7 +154,7 @@ pub extern "C" fn weir_bucket_next(bucket: *const weir_bucket, now: i64, n: f64)
 /// already: give back only what a take that passed took, once.
 ///
 /// Every error changes nothing, checked in this order: `WEIR_ERR_NULL` (a
-/// NULL bucket), `WEIR_ERR_INVALID_AMOUNT` (`n` zero, negative, NaN,
+/// NULL bucket), `WEIR_ERR_LIMITER_INVALID_AMOUNT` (`n` zero, negative, NaN,
 /// infinite or more than the burst: no take could have taken it),
 /// `WEIR_ERR_REFUND_FUTURE` (`taken_at` later than `now`),
 /// `WEIR_ERR_REFUND_EXPIRED`, `WEIR_ERR_REFUND_FULL`.

@@ -3,7 +3,7 @@
 //! through the C handle from several threads). Time is driven through `now`;
 //! the draws come from a fixed-seed generator.
 
-use weir_core::breaker::{Breaker, Sre};
+use weir_core::breaker::{Breaker, BreakerPolicy};
 
 #[path = "support/race.rs"]
 mod race;
@@ -45,12 +45,12 @@ fn drive(
     seed: u64,
     failing: impl FnMut(i64, &mut Draws) -> bool,
 ) -> (Breaker, Vec<Call>) {
-    drive_with(Sre::PRESET, rate, seconds, seed, failing)
+    drive_with(BreakerPolicy::PRESET, rate, seconds, seed, failing)
 }
 
 /// [`drive`] with a breaker of policy `sre`.
 fn drive_with(
-    sre: Sre,
+    sre: BreakerPolicy,
     rate: i64,
     seconds: i64,
     seed: u64,
@@ -91,7 +91,7 @@ fn a_healthy_backend_is_never_refused_at_any_rate() {
 
 #[test]
 fn the_protection_lets_five_failing_calls_through() {
-    let mut breaker = Breaker::new(Sre::PRESET, 0).unwrap();
+    let mut breaker = Breaker::new(BreakerPolicy::PRESET, 0).unwrap();
     // Five at once, every one failing, each with the worst draw.
     for _ in 0..5 {
         let mut ticket = breaker.allow(0, 0.0).unwrap();
@@ -121,11 +121,11 @@ fn constant_failure_fractions() {
 
 /// 10 s healthy, 30 s of total outage, then healthy again, at 100 calls/s.
 fn outage(seed: u64) -> (Breaker, Vec<Call>, Vec<f64>) {
-    outage_with(Sre::PRESET, seed)
+    outage_with(BreakerPolicy::PRESET, seed)
 }
 
 /// [`outage`] with a breaker of policy `sre`.
-fn outage_with(sre: Sre, seed: u64) -> (Breaker, Vec<Call>, Vec<f64>) {
+fn outage_with(sre: BreakerPolicy, seed: u64) -> (Breaker, Vec<Call>, Vec<f64>) {
     let (start, end) = (10 * SECOND, 40 * SECOND);
     let mut breaker = Breaker::new(sre, 0).unwrap();
     let mut draws = Draws(seed);
@@ -212,7 +212,7 @@ fn the_same_draws_give_the_same_decisions() {
 
 #[test]
 fn every_call_is_counted_once() {
-    let mut breaker = Breaker::new(Sre::PRESET, 0).unwrap();
+    let mut breaker = Breaker::new(BreakerPolicy::PRESET, 0).unwrap();
     let mut draws = Draws(5);
     let (mut allowed, mut calls) = (0, 0);
     // All within one window, so the tally holds every call.
@@ -273,8 +273,8 @@ mod through_c {
             },
         );
         assert_eq!(settled, TICKETS, "some ticket settled twice");
-        let mut tally = weir_tally::default();
-        assert_eq!(weir_breaker_tally(handle, MS, &mut tally), WEIR_OK);
+        let mut tally = weir_breaker_tally::default();
+        assert_eq!(weir_breaker_read_tally(handle, MS, &mut tally), WEIR_OK);
         assert_eq!(tally.success + tally.failure, TICKETS as i64);
         weir_breaker_free(handle);
     }
@@ -314,13 +314,13 @@ mod through_c {
                 .collect();
             workers.into_iter().map(|w| w.join().unwrap()).sum()
         });
-        let mut tally = weir_tally {
+        let mut tally = weir_breaker_tally {
             total: 0,
             success: 0,
             failure: 0,
             drop: 0,
         };
-        assert_eq!(weir_breaker_tally(handle, 0, &mut tally), WEIR_OK);
+        assert_eq!(weir_breaker_read_tally(handle, 0, &mut tally), WEIR_OK);
         let calls = THREADS as i64 * CALLS;
         assert!(allowed < calls);
         assert_eq!(tally.success + tally.failure, allowed);
@@ -333,33 +333,33 @@ mod through_c {
 // each scenario with and without it.
 
 /// The preset with one of Envoy's limits set.
-fn capped(cap: f64) -> Sre {
-    Sre {
+fn capped(cap: f64) -> BreakerPolicy {
+    BreakerPolicy {
         max_rejection_probability: cap,
-        ..Sre::PRESET
+        ..BreakerPolicy::PRESET
     }
 }
-fn floored(rps: f64) -> Sre {
-    Sre {
+fn floored(rps: f64) -> BreakerPolicy {
+    BreakerPolicy {
         rps_threshold: rps,
-        ..Sre::PRESET
+        ..BreakerPolicy::PRESET
     }
 }
-fn aggressive(aggression: f64) -> Sre {
-    Sre {
+fn aggressive(aggression: f64) -> BreakerPolicy {
+    BreakerPolicy {
         aggression,
-        ..Sre::PRESET
+        ..BreakerPolicy::PRESET
     }
 }
-fn skipping() -> Sre {
-    Sre {
+fn skipping() -> BreakerPolicy {
+    BreakerPolicy {
         skip_refusals: true,
-        ..Sre::PRESET
+        ..BreakerPolicy::PRESET
     }
 }
 
 /// Every knob alone, at a value that bites.
-fn knobs() -> [(&'static str, Sre); 5] {
+fn knobs() -> [(&'static str, BreakerPolicy); 5] {
     [
         ("cap 0.8", capped(0.8)),
         ("floor 50/s", floored(50.0)),
@@ -419,14 +419,14 @@ fn with_any_limit_a_healthy_backend_and_the_protection_are_untouched() {
 #[test]
 fn half_failing_with_and_without_each_limit() {
     let half = |_: i64, d: &mut Draws| d.next() % 100 < 50;
-    let share = |sre: Sre| {
+    let share = |sre: BreakerPolicy| {
         let (_, calls) = drive_with(sre, 100, 60, 13, half);
         refused_from(&calls, 20 * SECOND, 60 * SECOND)
     };
     // The seed: refusals feed the traffic, so with half the calls let
     // through failing the fraction p settles where
     // p = 1 - 0.75 (1 - p) - ..., close to 1 (over 0.75).
-    let seed = share(Sre::PRESET);
+    let seed = share(BreakerPolicy::PRESET);
     assert!(seed > 0.75, "seed {seed:.3}");
     // The cap holds it at 0.8 (the draws put the share within 0.03).
     let cap = share(capped(0.8));

@@ -23,7 +23,13 @@ const INDEX: &[Entry] = &[
         name: "weir_breaker",
         what: "circuit breaker: refuses more calls as failures pile up",
         rows: &[
-            ("policy", &["weir_sre (the breaker's)", "weir_sre_preset"]),
+            (
+                "policy",
+                &[
+                    "weir_breaker_policy (the breaker's)",
+                    "weir_breaker_policy_preset",
+                ],
+            ),
             (
                 "make",
                 &["weir_breaker_new (copies the policy)", "weir_breaker_free"],
@@ -38,7 +44,10 @@ const INDEX: &[Entry] = &[
             ),
             (
                 "reads",
-                &["weir_breaker_ratio", "weir_breaker_tally (weir_tally)"],
+                &[
+                    "weir_breaker_ratio",
+                    "weir_breaker_read_tally (weir_breaker_tally)",
+                ],
             ),
         ],
     },
@@ -46,7 +55,13 @@ const INDEX: &[Entry] = &[
         name: "weir_shedder",
         what: "load shedder: refuses when the server is both hot and full",
         rows: &[
-            ("policy", &["weir_shed (the shedder's)", "weir_shed_preset"]),
+            (
+                "policy",
+                &[
+                    "weir_shedder_policy (the shedder's)",
+                    "weir_shedder_policy_preset",
+                ],
+            ),
             (
                 "make",
                 &["weir_shedder_new (copies the policy)", "weir_shedder_free"],
@@ -54,7 +69,7 @@ const INDEX: &[Entry] = &[
             (
                 "calls",
                 &[
-                    "weir_shedder_allow (fills a weir_ticket)",
+                    "weir_shedder_allow (fills a weir_shedder_ticket)",
                     "weir_shedder_pass",
                     "weir_shedder_fail",
                 ],
@@ -63,7 +78,7 @@ const INDEX: &[Entry] = &[
                 "reads",
                 &[
                     "weir_shedder_flying",
-                    "weir_shedder_stats (weir_shed_stats)",
+                    "weir_shedder_read_stats (weir_shedder_stats)",
                 ],
             ),
         ],
@@ -77,8 +92,8 @@ const INDEX: &[Entry] = &[
             (
                 "reads",
                 &[
-                    "weir_window_total (weir_total)",
-                    "weir_window_buckets",
+                    "weir_window_read_total (weir_window_total)",
+                    "weir_window_read_buckets",
                     "weir_window_size",
                     "weir_window_width",
                 ],
@@ -111,7 +126,7 @@ const INDEX: &[Entry] = &[
         what: "fixed-window quota per period",
         rows: &[
             ("make", &["weir_period_new", "weir_period_free"]),
-            ("calls", &["weir_period_take (weir_quota)"]),
+            ("calls", &["weir_period_take (weir_period_quota)"]),
             ("reads", &["weir_period_left", "weir_period_next"]),
         ],
     },
@@ -130,7 +145,10 @@ const INDEX: &[Entry] = &[
         rows: &[
             (
                 "policy",
-                &["weir_gradient (the controller's)", "weir_gradient_preset"],
+                &[
+                    "weir_concurrency_policy (the controller's)",
+                    "weir_concurrency_policy_preset",
+                ],
             ),
             (
                 "make",
@@ -142,7 +160,7 @@ const INDEX: &[Entry] = &[
             (
                 "calls",
                 &[
-                    "weir_concurrency_enter (fills a weir_flight)",
+                    "weir_concurrency_enter (fills a weir_concurrency_ticket)",
                     "weir_concurrency_leave",
                 ],
             ),
@@ -163,8 +181,8 @@ const INDEX: &[Entry] = &[
             (
                 "policy",
                 &[
-                    "weir_retry_budget (WEIR_BUDGET_*)",
-                    "weir_retry_budget_preset",
+                    "weir_budget_policy (WEIR_BUDGET_*)",
+                    "weir_budget_policy_preset",
                 ],
             ),
             ("make", &["weir_budget_new", "weir_budget_free"]),
@@ -174,7 +192,7 @@ const INDEX: &[Entry] = &[
     },
     Entry {
         name: "weir_backoff",
-        what: "retry policy, by value (WEIR_JITTER_*)",
+        what: "retry policy, by value (WEIR_BACKOFF_JITTER_*)",
         rows: &[
             (
                 "policy",
@@ -213,7 +231,7 @@ const INDEX: &[Entry] = &[
         rows: &[
             (
                 "policy",
-                &["weir_limits (the pool's)", "weir_limits_preset"],
+                &["weir_pool_policy (the pool's)", "weir_pool_policy_preset"],
             ),
             (
                 "make",
@@ -222,7 +240,7 @@ const INDEX: &[Entry] = &[
             (
                 "calls",
                 &[
-                    "weir_pool_take (weir_taken, WEIR_TAKEN_*)",
+                    "weir_pool_take (weir_pool_taken, WEIR_POOL_TAKEN_*)",
                     "weir_pool_made",
                     "weir_pool_made_jittered",
                     "weir_pool_unmade",
@@ -241,7 +259,7 @@ const INDEX: &[Entry] = &[
                     "weir_pool_idle",
                     "weir_pool_busy",
                     "weir_pool_next_expiry",
-                    "weir_pool_stats (weir_pool_counters)",
+                    "weir_pool_read_stats (weir_pool_stats)",
                 ],
             ),
         ],

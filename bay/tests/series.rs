@@ -80,7 +80,7 @@ fn the_retry_panels_c_gives_the_budget_and_the_backoff() {
     let sc = bay::Scenario::find("retry").unwrap();
     let c = sc.c_literal(&sc.defaults());
     assert_eq!(
-        c.matches("static const weir_retry_budget policy = {")
+        c.matches("static const weir_budget_policy policy = {")
             .count(),
         1,
         "{c}"

@@ -165,7 +165,7 @@ int main(void) {
     double bad_refunds[] = {0.0, -0.0, -1.0, NAN, INFINITY, -INFINITY, 5.5, 1e308};
     for (size_t i = 0; i < sizeof bad_refunds / sizeof bad_refunds[0]; i++) {
         CHECK_STATUS(weir_bucket_refund(bucket, 3600 * SECOND, 3600 * SECOND, bad_refunds[i]),
-                     WEIR_ERR_INVALID_AMOUNT);
+                     WEIR_ERR_LIMITER_INVALID_AMOUNT);
     }
     CHECK_STATUS(weir_bucket_refund(bucket, 3600 * SECOND, 3600 * SECOND + 1, 1.0), WEIR_ERR_REFUND_FUTURE);
     CHECK_STATUS(weir_bucket_refund(bucket, INT64_MIN, INT64_MAX, 1.0), WEIR_ERR_REFUND_FUTURE);
