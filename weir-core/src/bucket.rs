@@ -63,9 +63,13 @@ pub enum BucketError {
     NotFinite,
     /// The rate is negative.
     Negative,
-    /// Refilling the whole burst would take longer than
-    /// [`MAX_TOLERANCE_NS`] (with a rate of zero, whose tokens are counted
-    /// as seconds of refill: a burst over about 2.3 × 10^9).
+    /// The full burst does not fit the clock: burst × the ticks of a token,
+    /// at the coarsest tick, is over [`MAX_TOLERANCE_NS`]. That is a refill
+    /// of the whole burst longer than that; above 10^9/s (a token costs one
+    /// whole ns) a burst over about 2.3 × 10^18 however fast it refills; a
+    /// rate of 2^64/s or more whatever the burst; and with a rate of zero,
+    /// whose tokens are counted as seconds of refill, a burst over about
+    /// 2.3 × 10^9.
     TooLarge,
 }
 
