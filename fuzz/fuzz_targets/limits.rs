@@ -1068,17 +1068,17 @@ fn bloom(input: &mut Input) {
     // Either word kind: GCRA words under the same rate and burst (their
     // bound, burst + T × rate, is within the rate word's that RateBound
     // checks), where that limit exists.
-    let mut smooth = weir_gcra_limit {
+    let mut gcra_limit = weir_gcra_limit {
         per_token: 0,
         tolerance: 0,
         shift: 0,
         reserved: 0,
     };
-    let gcra = input.one_in(2) && weir_gcra_limit_new(per_s, burst, &mut smooth) == WEIR_OK;
+    let gcra = input.one_in(2) && weir_gcra_limit_new(per_s, burst, &mut gcra_limit) == WEIR_OK;
     let (seed0, seed1) = (input.u64(), input.u64());
     let mut handle = null_mut();
     let status = if gcra {
-        weir_bloom_new_gcra(size_log2, hashes, &smooth, seed0, seed1, &mut handle)
+        weir_bloom_new_gcra(size_log2, hashes, &gcra_limit, seed0, seed1, &mut handle)
     } else {
         weir_bloom_new(size_log2, hashes, &limit, seed0, seed1, &mut handle)
     };
@@ -1176,7 +1176,7 @@ fn bloom_admitted(alone: &mut Option<RateBound>, own: &mut RateBound, monotone: 
 }
 
 // ---------------------------------------------------------------------------
-// The GCRA (smooth) word.
+// The GCRA word.
 
 fn gcra(input: &mut Input) {
     let rate = match input.u8() % 4 {

@@ -1,4 +1,4 @@
-//! The smooth word: a GCRA limiter that is one 64-bit word, a theoretical
+//! The GCRA word: a limiter that is one 64-bit word, a theoretical
 //! arrival time (TAT) on the caller's own clock, so that it may live in
 //! memory shared between processes that read one clock.
 //!
