@@ -5,8 +5,8 @@
 //   Concurrency); a
 //   moved-from object holds nothing, and every call on it answers what the C
 //   call answers for NULL (a refusal, 0, or WEIR_ERR_NULL).
-// - Value types for weir's by-value structs (RateLimit, Rate, Limiter,
-//   Deadline) and policies as aggregates whose defaults are the presets
+// - Value types for weir's by-value structs (RateLimit, Rate, GcraLimit,
+//   Gcra, Limiter, Deadline) and policies as aggregates whose defaults are the presets
 //   (`weir::BreakerPolicy{}` is `weir_breaker_policy_preset()`; `weir::BreakerPolicy{.k = 2.0}` in C++20).
 // - Time: every `now` is a `weir::instant`, made from a raw int64_t of
 //   nanoseconds on the caller's clock or from a std::chrono::steady_clock
@@ -562,6 +562,54 @@ public:
 
 private:
     weir_rate rate_{};
+};
+
+// ------------------------------------------------------------- gcra word
+
+// A GCRA limit checked once (weir_gcra_limit): `rate_per_s` tokens a second
+// up to `burst`. Plain data, copy freely.
+class GcraLimit {
+public:
+    static result<GcraLimit> make(double rate_per_s, std::int64_t burst) noexcept {
+        GcraLimit out;
+        weir_status status = weir_gcra_limit_new(rate_per_s, burst, &out.limit_);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    const weir_gcra_limit* get() const noexcept { return &limit_; }
+
+private:
+    GcraLimit() noexcept = default;
+    weir_gcra_limit limit_{};
+};
+
+// The one-word token bucket (weir_gcra, GCRA), full when constructed: at
+// one instant it admits exactly `burst`, then one more every 1 / rate. Not
+// copyable: a copy would be a second bucket. For a word in shared memory,
+// use weir_gcra_allow on it directly.
+class Gcra {
+public:
+    Gcra() noexcept = default;
+    Gcra(const Gcra&) = delete;
+    Gcra& operator=(const Gcra&) = delete;
+    bool allow(const GcraLimit& limit, instant now) noexcept { return weir_gcra_allow(&gcra_, limit.get(), now.ns()); }
+    // `n` tokens at once, all or nothing; refuses an `n` outside 1..burst.
+    bool allow_n(const GcraLimit& limit, instant now, std::int64_t n) noexcept {
+        return weir_gcra_allow_n(&gcra_, limit.get(), now.ns(), n);
+    }
+    // Until one token is there (the Retry-After): 0 if one is now;
+    // nanoseconds::max() for a negative `now`.
+    nanoseconds next(const GcraLimit& limit, instant now) const noexcept {
+        return nanoseconds(weir_gcra_next(&gcra_, limit.get(), now.ns()));
+    }
+    // Whole tokens there at `now`, 0 to burst (a RateLimit header's remaining).
+    std::int64_t room(const GcraLimit& limit, instant now) const noexcept {
+        return weir_gcra_room(&gcra_, limit.get(), now.ns());
+    }
+    weir_gcra* get() noexcept { return &gcra_; }
+
+private:
+    weir_gcra gcra_{};
 };
 
 // ----------------------------------------------------------------- bloom
