@@ -4,7 +4,8 @@
 //   Shedder, Window, Bucket, Sliding, Period, Gate, Pool, Bloom, Budget,
 //   Concurrency); a
 //   moved-from object holds nothing, and every call on it answers what the C
-//   call answers for NULL (a refusal, 0, or WEIR_ERR_NULL).
+//   call answers for NULL (a refusal, 0, or WEIR_ERR_NULL). BloomRegion is
+//   the bloom laid in the caller's (shared) memory: a view, not an owner.
 // - Value types for weir's by-value structs (RateLimit, Rate, GcraLimit,
 //   Gcra, Limiter, Deadline) and policies as aggregates whose defaults are the presets
 //   (`weir::BreakerPolicy{}` is `weir_breaker_policy_preset()`; `weir::BreakerPolicy{.k = 2.0}` in C++20).
@@ -182,6 +183,12 @@ private:
 };
 
 }  // namespace detail
+
+// Whether this build may share its words (a Rate or Gcra word, a
+// BloomRegion) with another process: no error where word updates are
+// lock-free 64-bit atomics; WEIR_ERR_WORDS_NOT_SHAREABLE where each takes a
+// lock inside this program (then BloomRegion::init and check answer it too).
+inline std::error_code words_shareable() noexcept { return detail::code(weir_words_shareable()); }
 
 // ------------------------------------------------------------------ gate
 
@@ -626,12 +633,11 @@ public:
         if (status != WEIR_OK) return status;
         return Bloom(out);
     }
-    // GCRA words (token buckets, limit_req's shape), the limit from
-    // weir_gcra_limit_new. The limit is copied.
-    static result<Bloom> make(std::uint32_t size_log2, std::uint32_t hashes, const weir_gcra_limit& limit,
-                              std::uint64_t seed0, std::uint64_t seed1) noexcept {
+    // GCRA words (token buckets, limit_req's shape). The limit is copied.
+    static result<Bloom> make_gcra(std::uint32_t size_log2, std::uint32_t hashes, const GcraLimit& limit,
+                                   std::uint64_t seed0, std::uint64_t seed1) noexcept {
         weir_bloom* out = nullptr;
-        weir_status status = weir_bloom_new_gcra(size_log2, hashes, &limit, seed0, seed1, &out);
+        weir_status status = weir_bloom_new_gcra(size_log2, hashes, limit.get(), seed0, seed1, &out);
         if (status != WEIR_OK) return status;
         return Bloom(out);
     }
@@ -645,6 +651,69 @@ public:
 
 private:
     explicit Bloom(weir_bloom* bloom) noexcept : handle(bloom) {}
+};
+
+// A bloom array laid in the caller's memory (weir_bloom_*_in): a view of
+// `size()` bytes at `data()`, which it neither owns nor frees. The memory
+// is 64-byte aligned (`alignment`) and `footprint(size_log2)` bytes long:
+// mmap(MAP_SHARED) memory shares one array between processes, lock-free;
+// any aligned buffer (a std::vector of `alignas(64)` lines, an
+// std::aligned_alloc block) serves one process. Copies view the same array;
+// keep the memory alive while any view of it is used. Its calls are const
+// and may be made from many threads and processes at once.
+class BloomRegion {
+public:
+    static constexpr std::size_t alignment = WEIR_BLOOM_ALIGN;
+
+    // The bytes a region of 2^size_log2 words needs, of either kind; 0 for
+    // a size_log2 out of range.
+    static std::size_t footprint(std::uint32_t size_log2) noexcept { return weir_bloom_footprint(size_log2); }
+    // Lays a fresh array of rate words (fixed windows) at `mem`, resetting
+    // one already there, and views it. Lay it once, before anyone uses it.
+    // The limit is copied into the region's header.
+    static result<BloomRegion> init(void* mem, std::size_t len, std::uint32_t size_log2, std::uint32_t hashes,
+                                    const RateLimit& limit, std::uint64_t seed0, std::uint64_t seed1) noexcept {
+        weir_status status = weir_bloom_init_in(mem, len, size_log2, hashes, limit.get(), seed0, seed1);
+        if (status != WEIR_OK) return status;
+        return BloomRegion(mem, len);
+    }
+    // `init` with GCRA words (token buckets).
+    static result<BloomRegion> init_gcra(void* mem, std::size_t len, std::uint32_t size_log2, std::uint32_t hashes,
+                                         const GcraLimit& limit, std::uint64_t seed0, std::uint64_t seed1) noexcept {
+        weir_status status = weir_bloom_init_gcra_in(mem, len, size_log2, hashes, limit.get(), seed0, seed1);
+        if (status != WEIR_OK) return status;
+        return BloomRegion(mem, len);
+    }
+    // Whether `len` bytes at `mem` hold an array laid by init or init_gcra
+    // (here or in another process): WEIR_OK, or the status saying why not
+    // (WEIR_ERR_BLOOM_FOREIGN, _VERSION, _KIND, _TOO_SMALL, ...).
+    static std::error_code check(const void* mem, std::size_t len) noexcept {
+        return detail::code(weir_bloom_check_in(mem, len));
+    }
+    // Views an array laid before, once `check` accepts it.
+    static result<BloomRegion> attach(void* mem, std::size_t len) noexcept {
+        weir_status status = weir_bloom_check_in(mem, len);
+        if (status != WEIR_OK) return status;
+        return BloomRegion(mem, len);
+    }
+
+    // `Bloom::allow` on the region, of the word kind its header names; the
+    // key is hashed during the call and not kept. Refuses once the memory
+    // no longer holds an array `check` accepts.
+    bool allow(instant now, std::string_view key) const noexcept {
+        return weir_bloom_allow_in(mem_, len_, now.ns(), key.data(), key.size());
+    }
+    // nanoseconds::max() once the memory no longer holds an array.
+    nanoseconds next(instant now, std::string_view key) const noexcept {
+        return nanoseconds(weir_bloom_next_in(mem_, len_, now.ns(), key.data(), key.size()));
+    }
+    void* data() const noexcept { return mem_; }
+    std::size_t size() const noexcept { return len_; }
+
+private:
+    BloomRegion(void* mem, std::size_t len) noexcept : mem_(mem), len_(len) {}
+    void* mem_;
+    std::size_t len_;
 };
 
 // --------------------------------------------------------------- limiter

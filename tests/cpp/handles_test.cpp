@@ -368,15 +368,15 @@ TEST(Bloom, LimitsEachKey) {
 }
 
 TEST(Bloom, GcraWordsRefillOneAtATime) {
-    weir_gcra_limit limit;
-    ASSERT_EQ(weir_gcra_limit_new(1.0, 2, &limit), WEIR_OK);
-    auto bloom = weir::Bloom::make(10, 3, limit, 1, 2);
+    const weir::GcraLimit limit = weir::GcraLimit::make(1.0, 2).value();
+    auto bloom = weir::Bloom::make_gcra(10, 3, limit, 1, 2);
     ASSERT_TRUE(bloom);
     EXPECT_TRUE(bloom->allow(0, "10.0.0.1"));
     EXPECT_TRUE(bloom->allow(0, "10.0.0.1"));
     EXPECT_FALSE(bloom->allow(0, "10.0.0.1"));
     EXPECT_EQ(bloom->next(0, "10.0.0.1"), 1s);
-    EXPECT_EQ(weir::Bloom::make(2, 1, limit, 1, 2).error(), std::error_code(WEIR_ERR_BLOOM_TOO_FEW_WORDS));
+    EXPECT_EQ(weir::Bloom::make_gcra(2, 1, limit, 1, 2).error(), std::error_code(WEIR_ERR_BLOOM_TOO_FEW_WORDS));
+    EXPECT_EQ(weir::Bloom::make_gcra(10, 0, limit, 1, 2).error(), std::error_code(WEIR_ERR_BLOOM_HASHES));
 }
 
 TEST(Limiter, BucketWindowAndCooldown) {
