@@ -759,6 +759,65 @@ public:
     }
     std::uint64_t available(instant now) const noexcept { return weir_limiter_available(&limiter_, now.ns()); }
     std::uint64_t capacity() const noexcept { return weir_limiter_capacity(&limiter_); }
+
+    // Which variant it is; all three false for a corrupted value.
+    bool is_bucket() const noexcept { return weir_limiter_is_bucket(&limiter_); }
+    bool is_fixed_window() const noexcept { return weir_limiter_is_fixed_window(&limiter_); }
+    bool is_cooldown() const noexcept { return weir_limiter_is_cooldown(&limiter_); }
+
+    // The settings and anchor a snapshot needs (weir_limiter: "Snapshot and
+    // rebuild"). Each reading is one variant's and answers
+    // WEIR_ERR_LIMITER_WRONG_VARIANT for the others, WEIR_ERR_LIMITER_CORRUPT
+    // for a corrupted value.
+    //
+    // A bucket's units per refill, its refill interval, and its refill
+    // anchor projected to `now` (pass it with available(now) to bucket()).
+    result<std::uint64_t> refill_amount() const noexcept {
+        std::uint64_t out = 0;
+        weir_status status = weir_limiter_refill_amount(&limiter_, &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    result<nanoseconds> refill_interval() const noexcept {
+        std::int64_t out = 0;
+        weir_status status = weir_limiter_refill_interval_ns(&limiter_, &out);
+        if (status != WEIR_OK) return status;
+        return nanoseconds(out);
+    }
+    result<instant> last_refill(instant now) const noexcept {
+        std::int64_t out = 0;
+        weir_status status = weir_limiter_last_refill(&limiter_, now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return instant(out);
+    }
+    // A fixed window's length, and the start of the window holding `now`.
+    result<nanoseconds> window_length() const noexcept {
+        std::int64_t out = 0;
+        weir_status status = weir_limiter_window_ns(&limiter_, &out);
+        if (status != WEIR_OK) return status;
+        return nanoseconds(out);
+    }
+    result<instant> window_start(instant now) const noexcept {
+        std::int64_t out = 0;
+        weir_status status = weir_limiter_window_start(&limiter_, now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return instant(out);
+    }
+    // A cooldown's gate length (weir_limiter_cooldown_ns; `cooldown` is the
+    // constructor), and its stored gate deadline, which gates only while
+    // available() is 0.
+    result<nanoseconds> cooldown_length() const noexcept {
+        std::int64_t out = 0;
+        weir_status status = weir_limiter_cooldown_ns(&limiter_, &out);
+        if (status != WEIR_OK) return status;
+        return nanoseconds(out);
+    }
+    result<instant> cooldown_end() const noexcept {
+        std::int64_t out = 0;
+        weir_status status = weir_limiter_cooldown_end(&limiter_, &out);
+        if (status != WEIR_OK) return status;
+        return instant(out);
+    }
     weir_limiter* get() noexcept { return &limiter_; }
 
 private:
