@@ -855,6 +855,13 @@ struct Backoff {
     std::int32_t jitter = weir_backoff_preset().jitter;
     double spread = weir_backoff_preset().spread;
 
+    // The preset with full jitter (WEIR_BACKOFF_JITTER_FULL: uniform over
+    // [0, ceiling(retry)]), the strategy AWS's measurements favour.
+    static Backoff full_jitter() noexcept {
+        const weir_backoff p = weir_backoff_full_jitter();
+        return Backoff{nanoseconds(p.base_ns), p.factor, nanoseconds(p.cap_ns), p.attempts, p.jitter, p.spread};
+    }
+
     weir_backoff c() const noexcept {
         weir_backoff out = weir_backoff_preset();
         out.base_ns = base.count();
@@ -881,6 +888,15 @@ struct Backoff {
     nanoseconds delay(std::int32_t retry, double draw, nanoseconds previous = nanoseconds(0)) const noexcept {
         weir_backoff p = c();
         return nanoseconds(weir_backoff_delay(&p, retry, draw, previous.count()));
+    }
+    // The delays of a whole run, in nanoseconds, as delay() draws them:
+    // retry i uses draws[i - 1] (0 once the draws run short). Writes the
+    // first min(cap, attempts - 1) to `out_ns` and returns how many; 0 for
+    // an invalid policy.
+    std::size_t schedule(const double* draws, std::size_t draws_len, std::int64_t* out_ns,
+                         std::size_t cap) const noexcept {
+        weir_backoff p = c();
+        return weir_backoff_schedule(&p, draws, draws_len, out_ns, cap);
     }
 };
 

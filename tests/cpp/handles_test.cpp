@@ -422,3 +422,46 @@ TEST(Backoff, SchedulesRetries) {
     EXPECT_EQ(policy.check(), std::error_code(WEIR_ERR_BACKOFF_FACTOR));
     EXPECT_EQ(policy.ceiling(1), weir::nanoseconds(-1));
 }
+
+TEST(Backoff, FullJitterIsThePresetWithFullJitter) {
+    const weir::Backoff preset;
+    const weir::Backoff full = weir::Backoff::full_jitter();
+    EXPECT_EQ(full.jitter, WEIR_BACKOFF_JITTER_FULL);
+    EXPECT_EQ(full.base, preset.base);
+    EXPECT_EQ(full.factor, preset.factor);
+    EXPECT_EQ(full.cap, preset.cap);
+    EXPECT_EQ(full.attempts, preset.attempts);
+    EXPECT_EQ(full.spread, preset.spread);
+    EXPECT_FALSE(full.check());
+    // Uniform over [0, ceiling]: the draw scales the ceiling.
+    EXPECT_EQ(full.delay(2, 0.0), 0ns);
+    EXPECT_EQ(full.delay(2, 0.5), 100ms);
+}
+
+TEST(Backoff, ScheduleWritesTheRunAsDelayDrawsIt) {
+    weir::Backoff rigid;
+    rigid.jitter = WEIR_BACKOFF_JITTER_RIGID;
+    rigid.attempts = 5;
+    std::int64_t out[8] = {};
+    ASSERT_EQ(rigid.schedule(nullptr, 0, out, 8), 4u);  // attempts - 1
+    EXPECT_EQ(out[0], std::chrono::nanoseconds(100ms).count());
+    EXPECT_EQ(out[1], std::chrono::nanoseconds(200ms).count());
+    EXPECT_EQ(out[2], std::chrono::nanoseconds(400ms).count());
+    EXPECT_EQ(out[3], std::chrono::nanoseconds(800ms).count());
+    std::int64_t short_out[2] = {};
+    EXPECT_EQ(rigid.schedule(nullptr, 0, short_out, 2), 2u);  // cut short by cap
+    EXPECT_EQ(short_out[1], std::chrono::nanoseconds(200ms).count());
+
+    weir::Backoff full = weir::Backoff::full_jitter();
+    full.attempts = 4;
+    const double draws[] = {0.5, 0.25};
+    ASSERT_EQ(full.schedule(draws, 2, out, 8), 3u);
+    EXPECT_EQ(weir::nanoseconds(out[0]), full.delay(1, 0.5));
+    EXPECT_EQ(weir::nanoseconds(out[1]), full.delay(2, 0.25));
+    EXPECT_EQ(weir::nanoseconds(out[2]), full.delay(3, 0.0));  // the draws ran short
+
+    full.factor = 0.5;  // invalid: nothing written
+    out[0] = -7;
+    EXPECT_EQ(full.schedule(draws, 2, out, 8), 0u);
+    EXPECT_EQ(out[0], -7);
+}
