@@ -24,6 +24,25 @@
 //
 // Nothing here allocates except error_code::message(). The C API stays
 // available beside it: `get()` returns the C handle.
+//
+// Not wrapped: the functions weir.h declares that no code here calls by
+// name, each with its reason. One entry per `//   - ` line: its names
+// (comma-separated; `*` matches any run of characters), a colon, then the
+// reason, which may go on over the following lines.
+//   - weir_critical_enter, weir_critical_exit: not weir's functions: a
+//     firmware SDK defines them and the firmware library calls them
+//     (feature sdk-critical-section); a program never calls them.
+//   - weir_hosted_only_*: the firmware header's (WEIR_FREESTANDING)
+//     stand-ins that turn a call to a host-only function into a compile
+//     error; declared, never defined.
+//   - *_inline, *_inline_: weir_rate_allow_inline, weir_rate_next_inline
+//     and their helpers are C11 static inline fast paths that weir.h
+//     compiles only for C (`!defined(__cplusplus)`), so C++ cannot see
+//     them; Rate::allow and Rate::next call weir_rate_allow and
+//     weir_rate_next, which answer the same.
+//   - weir_*_free: each is its class's destructor, passed to
+//     detail::handle as the template argument `Free` rather than called
+//     by name.
 #ifndef WEIR_HPP
 #define WEIR_HPP
 
