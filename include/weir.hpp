@@ -4,9 +4,10 @@
 //   Shedder, Window, Bucket, Sliding, Period, Gate, Pool, Bloom, Budget,
 //   Concurrency); a
 //   moved-from object holds nothing, and every call on it answers what the C
-//   call answers for NULL (a refusal, 0, or WEIR_ERR_NULL).
-// - Value types for weir's by-value structs (RateLimit, Rate, Limiter,
-//   Deadline) and policies as aggregates whose defaults are the presets
+//   call answers for NULL (a refusal, 0, or WEIR_ERR_NULL). BloomRegion is
+//   the bloom laid in the caller's (shared) memory: a view, not an owner.
+// - Value types for weir's by-value structs (RateLimit, Rate, GcraLimit,
+//   Gcra, Limiter, Deadline) and policies as aggregates whose defaults are the presets
 //   (`weir::BreakerPolicy{}` is `weir_breaker_policy_preset()`; `weir::BreakerPolicy{.k = 2.0}` in C++20).
 // - Time: every `now` is a `weir::instant`, made from a raw int64_t of
 //   nanoseconds on the caller's clock or from a std::chrono::steady_clock
@@ -23,6 +24,25 @@
 //
 // Nothing here allocates except error_code::message(). The C API stays
 // available beside it: `get()` returns the C handle.
+//
+// Not wrapped: the functions weir.h declares that no code here calls by
+// name, each with its reason. One entry per `//   - ` line: its names
+// (comma-separated; `*` matches any run of characters), a colon, then the
+// reason, which may go on over the following lines.
+//   - weir_critical_enter, weir_critical_exit: not weir's functions: a
+//     firmware SDK defines them and the firmware library calls them
+//     (feature sdk-critical-section); a program never calls them.
+//   - weir_hosted_only_*: the firmware header's (WEIR_FREESTANDING)
+//     stand-ins that turn a call to a host-only function into a compile
+//     error; declared, never defined.
+//   - *_inline, *_inline_: weir_rate_allow_inline, weir_rate_next_inline
+//     and their helpers are C11 static inline fast paths that weir.h
+//     compiles only for C (`!defined(__cplusplus)`), so C++ cannot see
+//     them; Rate::allow and Rate::next call weir_rate_allow and
+//     weir_rate_next, which answer the same.
+//   - weir_*_free: each is its class's destructor, passed to
+//     detail::handle as the template argument `Free` rather than called
+//     by name.
 #ifndef WEIR_HPP
 #define WEIR_HPP
 
@@ -182,6 +202,12 @@ private:
 };
 
 }  // namespace detail
+
+// Whether this build may share its words (a Rate or Gcra word, a
+// BloomRegion) with another process: no error where word updates are
+// lock-free 64-bit atomics; WEIR_ERR_WORDS_NOT_SHAREABLE where each takes a
+// lock inside this program (then BloomRegion::init and check answer it too).
+inline std::error_code words_shareable() noexcept { return detail::code(weir_words_shareable()); }
 
 // ------------------------------------------------------------------ gate
 
@@ -564,6 +590,54 @@ private:
     weir_rate rate_{};
 };
 
+// ------------------------------------------------------------- gcra word
+
+// A GCRA limit checked once (weir_gcra_limit): `rate_per_s` tokens a second
+// up to `burst`. Plain data, copy freely.
+class GcraLimit {
+public:
+    static result<GcraLimit> make(double rate_per_s, std::int64_t burst) noexcept {
+        GcraLimit out;
+        weir_status status = weir_gcra_limit_new(rate_per_s, burst, &out.limit_);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    const weir_gcra_limit* get() const noexcept { return &limit_; }
+
+private:
+    GcraLimit() noexcept = default;
+    weir_gcra_limit limit_{};
+};
+
+// The one-word token bucket (weir_gcra, GCRA), full when constructed: at
+// one instant it admits exactly `burst`, then one more every 1 / rate. Not
+// copyable: a copy would be a second bucket. For a word in shared memory,
+// use weir_gcra_allow on it directly.
+class Gcra {
+public:
+    Gcra() noexcept = default;
+    Gcra(const Gcra&) = delete;
+    Gcra& operator=(const Gcra&) = delete;
+    bool allow(const GcraLimit& limit, instant now) noexcept { return weir_gcra_allow(&gcra_, limit.get(), now.ns()); }
+    // `n` tokens at once, all or nothing; refuses an `n` outside 1..burst.
+    bool allow_n(const GcraLimit& limit, instant now, std::int64_t n) noexcept {
+        return weir_gcra_allow_n(&gcra_, limit.get(), now.ns(), n);
+    }
+    // Until one token is there (the Retry-After): 0 if one is now;
+    // nanoseconds::max() for a negative `now`.
+    nanoseconds next(const GcraLimit& limit, instant now) const noexcept {
+        return nanoseconds(weir_gcra_next(&gcra_, limit.get(), now.ns()));
+    }
+    // Whole tokens there at `now`, 0 to burst (a RateLimit header's remaining).
+    std::int64_t room(const GcraLimit& limit, instant now) const noexcept {
+        return weir_gcra_room(&gcra_, limit.get(), now.ns());
+    }
+    weir_gcra* get() noexcept { return &gcra_; }
+
+private:
+    weir_gcra gcra_{};
+};
+
 // ----------------------------------------------------------------- bloom
 
 // Millions of keys' rate or GCRA words in fixed memory (weir_bloom).
@@ -578,12 +652,11 @@ public:
         if (status != WEIR_OK) return status;
         return Bloom(out);
     }
-    // GCRA words (token buckets, limit_req's shape), the limit from
-    // weir_gcra_limit_new. The limit is copied.
-    static result<Bloom> make(std::uint32_t size_log2, std::uint32_t hashes, const weir_gcra_limit& limit,
-                              std::uint64_t seed0, std::uint64_t seed1) noexcept {
+    // GCRA words (token buckets, limit_req's shape). The limit is copied.
+    static result<Bloom> make_gcra(std::uint32_t size_log2, std::uint32_t hashes, const GcraLimit& limit,
+                                   std::uint64_t seed0, std::uint64_t seed1) noexcept {
         weir_bloom* out = nullptr;
-        weir_status status = weir_bloom_new_gcra(size_log2, hashes, &limit, seed0, seed1, &out);
+        weir_status status = weir_bloom_new_gcra(size_log2, hashes, limit.get(), seed0, seed1, &out);
         if (status != WEIR_OK) return status;
         return Bloom(out);
     }
@@ -597,6 +670,69 @@ public:
 
 private:
     explicit Bloom(weir_bloom* bloom) noexcept : handle(bloom) {}
+};
+
+// A bloom array laid in the caller's memory (weir_bloom_*_in): a view of
+// `size()` bytes at `data()`, which it neither owns nor frees. The memory
+// is 64-byte aligned (`alignment`) and `footprint(size_log2)` bytes long:
+// mmap(MAP_SHARED) memory shares one array between processes, lock-free;
+// any aligned buffer (a std::vector of `alignas(64)` lines, an
+// std::aligned_alloc block) serves one process. Copies view the same array;
+// keep the memory alive while any view of it is used. Its calls are const
+// and may be made from many threads and processes at once.
+class BloomRegion {
+public:
+    static constexpr std::size_t alignment = WEIR_BLOOM_ALIGN;
+
+    // The bytes a region of 2^size_log2 words needs, of either kind; 0 for
+    // a size_log2 out of range.
+    static std::size_t footprint(std::uint32_t size_log2) noexcept { return weir_bloom_footprint(size_log2); }
+    // Lays a fresh array of rate words (fixed windows) at `mem`, resetting
+    // one already there, and views it. Lay it once, before anyone uses it.
+    // The limit is copied into the region's header.
+    static result<BloomRegion> init(void* mem, std::size_t len, std::uint32_t size_log2, std::uint32_t hashes,
+                                    const RateLimit& limit, std::uint64_t seed0, std::uint64_t seed1) noexcept {
+        weir_status status = weir_bloom_init_in(mem, len, size_log2, hashes, limit.get(), seed0, seed1);
+        if (status != WEIR_OK) return status;
+        return BloomRegion(mem, len);
+    }
+    // `init` with GCRA words (token buckets).
+    static result<BloomRegion> init_gcra(void* mem, std::size_t len, std::uint32_t size_log2, std::uint32_t hashes,
+                                         const GcraLimit& limit, std::uint64_t seed0, std::uint64_t seed1) noexcept {
+        weir_status status = weir_bloom_init_gcra_in(mem, len, size_log2, hashes, limit.get(), seed0, seed1);
+        if (status != WEIR_OK) return status;
+        return BloomRegion(mem, len);
+    }
+    // Whether `len` bytes at `mem` hold an array laid by init or init_gcra
+    // (here or in another process): WEIR_OK, or the status saying why not
+    // (WEIR_ERR_BLOOM_FOREIGN, _VERSION, _KIND, _TOO_SMALL, ...).
+    static std::error_code check(const void* mem, std::size_t len) noexcept {
+        return detail::code(weir_bloom_check_in(mem, len));
+    }
+    // Views an array laid before, once `check` accepts it.
+    static result<BloomRegion> attach(void* mem, std::size_t len) noexcept {
+        weir_status status = weir_bloom_check_in(mem, len);
+        if (status != WEIR_OK) return status;
+        return BloomRegion(mem, len);
+    }
+
+    // `Bloom::allow` on the region, of the word kind its header names; the
+    // key is hashed during the call and not kept. Refuses once the memory
+    // no longer holds an array `check` accepts.
+    bool allow(instant now, std::string_view key) const noexcept {
+        return weir_bloom_allow_in(mem_, len_, now.ns(), key.data(), key.size());
+    }
+    // nanoseconds::max() once the memory no longer holds an array.
+    nanoseconds next(instant now, std::string_view key) const noexcept {
+        return nanoseconds(weir_bloom_next_in(mem_, len_, now.ns(), key.data(), key.size()));
+    }
+    void* data() const noexcept { return mem_; }
+    std::size_t size() const noexcept { return len_; }
+
+private:
+    BloomRegion(void* mem, std::size_t len) noexcept : mem_(mem), len_(len) {}
+    void* mem_;
+    std::size_t len_;
 };
 
 // --------------------------------------------------------------- limiter
@@ -642,6 +778,65 @@ public:
     }
     std::uint64_t available(instant now) const noexcept { return weir_limiter_available(&limiter_, now.ns()); }
     std::uint64_t capacity() const noexcept { return weir_limiter_capacity(&limiter_); }
+
+    // Which variant it is; all three false for a corrupted value.
+    bool is_bucket() const noexcept { return weir_limiter_is_bucket(&limiter_); }
+    bool is_fixed_window() const noexcept { return weir_limiter_is_fixed_window(&limiter_); }
+    bool is_cooldown() const noexcept { return weir_limiter_is_cooldown(&limiter_); }
+
+    // The settings and anchor a snapshot needs (weir_limiter: "Snapshot and
+    // rebuild"). Each reading is one variant's and answers
+    // WEIR_ERR_LIMITER_WRONG_VARIANT for the others, WEIR_ERR_LIMITER_CORRUPT
+    // for a corrupted value.
+    //
+    // A bucket's units per refill, its refill interval, and its refill
+    // anchor projected to `now` (pass it with available(now) to bucket()).
+    result<std::uint64_t> refill_amount() const noexcept {
+        std::uint64_t out = 0;
+        weir_status status = weir_limiter_refill_amount(&limiter_, &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    result<nanoseconds> refill_interval() const noexcept {
+        std::int64_t out = 0;
+        weir_status status = weir_limiter_refill_interval_ns(&limiter_, &out);
+        if (status != WEIR_OK) return status;
+        return nanoseconds(out);
+    }
+    result<instant> last_refill(instant now) const noexcept {
+        std::int64_t out = 0;
+        weir_status status = weir_limiter_last_refill(&limiter_, now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return instant(out);
+    }
+    // A fixed window's length, and the start of the window holding `now`.
+    result<nanoseconds> window_length() const noexcept {
+        std::int64_t out = 0;
+        weir_status status = weir_limiter_window_ns(&limiter_, &out);
+        if (status != WEIR_OK) return status;
+        return nanoseconds(out);
+    }
+    result<instant> window_start(instant now) const noexcept {
+        std::int64_t out = 0;
+        weir_status status = weir_limiter_window_start(&limiter_, now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return instant(out);
+    }
+    // A cooldown's gate length (weir_limiter_cooldown_ns; `cooldown` is the
+    // constructor), and its stored gate deadline, which gates only while
+    // available() is 0.
+    result<nanoseconds> cooldown_length() const noexcept {
+        std::int64_t out = 0;
+        weir_status status = weir_limiter_cooldown_ns(&limiter_, &out);
+        if (status != WEIR_OK) return status;
+        return nanoseconds(out);
+    }
+    result<instant> cooldown_end() const noexcept {
+        std::int64_t out = 0;
+        weir_status status = weir_limiter_cooldown_end(&limiter_, &out);
+        if (status != WEIR_OK) return status;
+        return instant(out);
+    }
     weir_limiter* get() noexcept { return &limiter_; }
 
 private:
@@ -679,6 +874,13 @@ struct Backoff {
     std::int32_t jitter = weir_backoff_preset().jitter;
     double spread = weir_backoff_preset().spread;
 
+    // The preset with full jitter (WEIR_BACKOFF_JITTER_FULL: uniform over
+    // [0, ceiling(retry)]), the strategy AWS's measurements favour.
+    static Backoff full_jitter() noexcept {
+        const weir_backoff p = weir_backoff_full_jitter();
+        return Backoff{nanoseconds(p.base_ns), p.factor, nanoseconds(p.cap_ns), p.attempts, p.jitter, p.spread};
+    }
+
     weir_backoff c() const noexcept {
         weir_backoff out = weir_backoff_preset();
         out.base_ns = base.count();
@@ -705,6 +907,15 @@ struct Backoff {
     nanoseconds delay(std::int32_t retry, double draw, nanoseconds previous = nanoseconds(0)) const noexcept {
         weir_backoff p = c();
         return nanoseconds(weir_backoff_delay(&p, retry, draw, previous.count()));
+    }
+    // The delays of a whole run, in nanoseconds, as delay() draws them:
+    // retry i uses draws[i - 1] (0 once the draws run short). Writes the
+    // first min(cap, attempts - 1) to `out_ns` and returns how many; 0 for
+    // an invalid policy.
+    std::size_t schedule(const double* draws, std::size_t draws_len, std::int64_t* out_ns,
+                         std::size_t cap) const noexcept {
+        weir_backoff p = c();
+        return weir_backoff_schedule(&p, draws, draws_len, out_ns, cap);
     }
 };
 

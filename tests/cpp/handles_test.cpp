@@ -368,15 +368,15 @@ TEST(Bloom, LimitsEachKey) {
 }
 
 TEST(Bloom, GcraWordsRefillOneAtATime) {
-    weir_gcra_limit limit;
-    ASSERT_EQ(weir_gcra_limit_new(1.0, 2, &limit), WEIR_OK);
-    auto bloom = weir::Bloom::make(10, 3, limit, 1, 2);
+    const weir::GcraLimit limit = weir::GcraLimit::make(1.0, 2).value();
+    auto bloom = weir::Bloom::make_gcra(10, 3, limit, 1, 2);
     ASSERT_TRUE(bloom);
     EXPECT_TRUE(bloom->allow(0, "10.0.0.1"));
     EXPECT_TRUE(bloom->allow(0, "10.0.0.1"));
     EXPECT_FALSE(bloom->allow(0, "10.0.0.1"));
     EXPECT_EQ(bloom->next(0, "10.0.0.1"), 1s);
-    EXPECT_EQ(weir::Bloom::make(2, 1, limit, 1, 2).error(), std::error_code(WEIR_ERR_BLOOM_TOO_FEW_WORDS));
+    EXPECT_EQ(weir::Bloom::make_gcra(2, 1, limit, 1, 2).error(), std::error_code(WEIR_ERR_BLOOM_TOO_FEW_WORDS));
+    EXPECT_EQ(weir::Bloom::make_gcra(10, 0, limit, 1, 2).error(), std::error_code(WEIR_ERR_BLOOM_HASHES));
 }
 
 TEST(Limiter, BucketWindowAndCooldown) {
@@ -421,4 +421,47 @@ TEST(Backoff, SchedulesRetries) {
     policy.factor = 0.5;
     EXPECT_EQ(policy.check(), std::error_code(WEIR_ERR_BACKOFF_FACTOR));
     EXPECT_EQ(policy.ceiling(1), weir::nanoseconds(-1));
+}
+
+TEST(Backoff, FullJitterIsThePresetWithFullJitter) {
+    const weir::Backoff preset;
+    const weir::Backoff full = weir::Backoff::full_jitter();
+    EXPECT_EQ(full.jitter, WEIR_BACKOFF_JITTER_FULL);
+    EXPECT_EQ(full.base, preset.base);
+    EXPECT_EQ(full.factor, preset.factor);
+    EXPECT_EQ(full.cap, preset.cap);
+    EXPECT_EQ(full.attempts, preset.attempts);
+    EXPECT_EQ(full.spread, preset.spread);
+    EXPECT_FALSE(full.check());
+    // Uniform over [0, ceiling]: the draw scales the ceiling.
+    EXPECT_EQ(full.delay(2, 0.0), 0ns);
+    EXPECT_EQ(full.delay(2, 0.5), 100ms);
+}
+
+TEST(Backoff, ScheduleWritesTheRunAsDelayDrawsIt) {
+    weir::Backoff rigid;
+    rigid.jitter = WEIR_BACKOFF_JITTER_RIGID;
+    rigid.attempts = 5;
+    std::int64_t out[8] = {};
+    ASSERT_EQ(rigid.schedule(nullptr, 0, out, 8), 4u);  // attempts - 1
+    EXPECT_EQ(out[0], std::chrono::nanoseconds(100ms).count());
+    EXPECT_EQ(out[1], std::chrono::nanoseconds(200ms).count());
+    EXPECT_EQ(out[2], std::chrono::nanoseconds(400ms).count());
+    EXPECT_EQ(out[3], std::chrono::nanoseconds(800ms).count());
+    std::int64_t short_out[2] = {};
+    EXPECT_EQ(rigid.schedule(nullptr, 0, short_out, 2), 2u);  // cut short by cap
+    EXPECT_EQ(short_out[1], std::chrono::nanoseconds(200ms).count());
+
+    weir::Backoff full = weir::Backoff::full_jitter();
+    full.attempts = 4;
+    const double draws[] = {0.5, 0.25};
+    ASSERT_EQ(full.schedule(draws, 2, out, 8), 3u);
+    EXPECT_EQ(weir::nanoseconds(out[0]), full.delay(1, 0.5));
+    EXPECT_EQ(weir::nanoseconds(out[1]), full.delay(2, 0.25));
+    EXPECT_EQ(weir::nanoseconds(out[2]), full.delay(3, 0.0));  // the draws ran short
+
+    full.factor = 0.5;  // invalid: nothing written
+    out[0] = -7;
+    EXPECT_EQ(full.schedule(draws, 2, out, 8), 0u);
+    EXPECT_EQ(out[0], -7);
 }
