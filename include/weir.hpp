@@ -40,9 +40,6 @@
 //     compiles only for C (`!defined(__cplusplus)`), so C++ cannot see
 //     them; Rate::allow and Rate::next call weir_rate_allow and
 //     weir_rate_next, which answer the same.
-//   - weir_*_free: each is its class's destructor, passed to
-//     detail::handle as the template argument `Free` rather than called
-//     by name.
 #ifndef WEIR_HPP
 #define WEIR_HPP
 
