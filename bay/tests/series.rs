@@ -1,5 +1,5 @@
 //! The series themselves: reproducible per seed, and each scenario's own
-//! figures where DESIGN.md states them.
+//! figures where docs/design.md states them.
 
 use bay::scenarios::{self, ALL};
 
