@@ -208,7 +208,7 @@ impl Model {
         self.made_jittered(item, now, 0)
     }
     fn made_jittered(&mut self, item: usize, now: i64, draw: u64) -> Result<(), PoolMisuse> {
-        // A refused call moves nothing, the clock included (issue 11).
+        // A refused call moves nothing, the clock included.
         if self.knows(item) {
             return Err(PoolMisuse::Known);
         }
