@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The nginx module with real traffic on loopback (issue 15): builds the
+# The nginx module with real traffic on loopback: builds the
 # module against Debian's nginx-dev, starts nginx (2 workers, 127.0.0.1, a
 # high port, every file in a temp dir), drives it with curl and wrk, stops
 # it by its pid, and asserts counts that elapsed time cannot change (1

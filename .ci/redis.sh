@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CI for the Redis module (modules/redis, issue 18): builds the module and
+# CI for the Redis module (modules/redis): builds the module and
 # runs its unit tests and its tests against real redis-servers (a primary
 # and a replica on 127.0.0.1, started and stopped by the tests). Installs
 # Debian's redis-server when it is missing. Needs no libclang: the module

@@ -1,4 +1,4 @@
-/* Bursty traffic through three quotas of twenty a second (DESIGN.md
+/* Bursty traffic through three quotas of twenty a second (docs/design.md,
  * scenario 1): a token bucket, a sliding window and a period aligned on the
  * second. Every two seconds forty calls arrive 2.5 ms apart, straddling a
  * second boundary. */

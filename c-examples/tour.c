@@ -119,7 +119,7 @@ static int limits_tour(void) {
         double cap, rps, aggression;
         int32_t skip;
     } rows[] = {
-        {"preset (the seed's breaker)", 1.0, 0.0, 1.0, 0},
+        {"preset (Google's formula)", 1.0, 0.0, 1.0, 0},
         {"max_rejection_probability 0.8", 0.8, 0.0, 1.0, 0},
         {"skip_refusals 1 (Envoy, go-zero)", 1.0, 0.0, 1.0, 1},
         {"aggression 2", 1.0, 0.0, 2.0, 0},

@@ -1,6 +1,6 @@
 package weir
 
-// DESIGN.md's scenarios 1–7 through the Go face. Time is driven through
+// The scenarios 1–7 of docs/design.md through the Go face. Time is driven through
 // now; nothing sleeps.
 
 import (

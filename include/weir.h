@@ -563,12 +563,12 @@ typedef struct weir_breaker weir_breaker;
 // when a breaker is made from it.
 //
 // The last three fields are Envoy admission_control's limits, applied
-// after the seed's formula (see `weir_breaker`), in this order:
+// after the breaker's formula (see `weir_breaker`), in this order:
 // `drop = drop ^ (1 / aggression)`, then
 // `drop = min(drop, max_rejection_probability)`, then `drop = 0` while the
 // window's traffic is under `rps_threshold * window_ns / 1e9` calls. The
 // preset's values (1, 0, 1, and `skip_refusals` 0) leave every decision
-// and reading as the seed's, to the bit. 72 bytes (48 before 0.2.0: the last
+// and reading as the formula alone gives it, to the bit. 72 bytes (48 before 0.2.0: the last
 // three fields are new, and `skip_refusals` takes the old `reserved`).
 typedef struct WEIR_ALIGN(8) {
   // How many calls each success pays for while nothing is failing; finite
@@ -587,13 +587,13 @@ typedef struct WEIR_ALIGN(8) {
   // Buckets in the window; below one is raised to one, above 1048576 is
   // `WEIR_ERR_BREAKER_SIZE`.
   int32_t size;
-  // 0 (the preset, the seed's choice): the breaker's own refusals count
+  // 0 (the preset, as in Google's formula): the breaker's own refusals count
   // as traffic, so `total` in the formula counts them. 1: they do not,
   // as in Envoy's admission_control and go-zero since its PR #5551 (its
   // breaker never recovered under steady load while its refusals kept
   // the ratio up); the tally still shows them. Anything else is
   // `WEIR_ERR_BREAKER_REFUSALS`. A policy written for 0.1, with 0 in this
-  // slot (then `reserved`), keeps the seed's behaviour.
+  // slot (then `reserved`), keeps the behaviour it had.
   int32_t skip_refusals;
   // How far back the window reaches; positive.
   int64_t window_ns;
@@ -682,7 +682,7 @@ extern "C" {
 // The preset: k 1.5 decaying to 1.1, protection 5, a probe after 1 s with
 // nothing let through, 40 buckets over 10 s; Envoy's limits off
 // (`max_rejection_probability` 1, `rps_threshold` 0, `aggression` 1) and
-// refusals counted as traffic (`skip_refusals` 0): the seed's breaker.
+// refusals counted as traffic (`skip_refusals` 0): the classic formula.
 weir_breaker_policy weir_breaker_policy_preset(void);
 #endif
 

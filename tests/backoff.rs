@@ -1,4 +1,4 @@
-//! DESIGN.md scenario 5, through the crate's public API and its C face: the
+//! Scenario 5 of docs/design.md, through the crate's public API and its C face: the
 //! same draws give the same schedule, each jitter stays within its
 //! documented range, and the preset's schedule for draws of 0.5 is exactly
 //! 100 ms, 200 ms.

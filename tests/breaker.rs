@@ -423,15 +423,15 @@ fn half_failing_with_and_without_each_limit() {
         let (_, calls) = drive_with(sre, 100, 60, 13, half);
         refused_from(&calls, 20 * SECOND, 60 * SECOND)
     };
-    // The seed: refusals feed the traffic, so with half the calls let
+    // The preset (Google's formula): refusals feed the traffic, so with half the calls let
     // through failing the fraction p settles where
     // p = 1 - 0.75 (1 - p) - ..., close to 1 (over 0.75).
-    let seed = share(BreakerPolicy::PRESET);
-    assert!(seed > 0.75, "seed {seed:.3}");
+    let classic = share(BreakerPolicy::PRESET);
+    assert!(classic > 0.75, "classic {classic:.3}");
     // The cap holds it at 0.8 (the draws put the share within 0.03).
     let cap = share(capped(0.8));
     assert!((cap - 0.8).abs() < 0.03, "cap {cap:.3}");
-    assert!(cap < seed);
+    assert!(cap < classic);
     // Skipping refusals: traffic is the L calls let through, half failing,
     // so drop = (L - 5 - 1.5 L / 2) / (L + 1) = 0.25 less the protection:
     // about 0.24 with L near 750 a window.
@@ -439,7 +439,7 @@ fn half_failing_with_and_without_each_limit() {
     assert!((skip - 0.24).abs() < 0.03, "skip {skip:.3}");
     // A floor above the traffic (100 calls/s < 150/s) refuses nothing. One
     // of 50/s (500 calls a window) holds off refusals for the first 5 s,
-    // while the window fills, where the seed already refuses.
+    // while the window fills, where the preset already refuses.
     let (_, calls) = drive_with(floored(150.0), 100, 60, 13, half);
     assert_eq!(refused(&calls), 0);
     let (_, with) = drive_with(floored(50.0), 100, 60, 13, half);
@@ -450,48 +450,48 @@ fn half_failing_with_and_without_each_limit() {
     // fraction of 0.5: the feedback through the refusals never takes off).
     let (more, less) = (share(aggressive(2.0)), share(aggressive(0.5)));
     assert!(
-        more > seed && less < 0.2,
-        "{less:.3} < {seed:.3} < {more:.3}"
+        more > classic && less < 0.2,
+        "{less:.3} < {classic:.3} < {more:.3}"
     );
 }
 
 #[test]
 fn the_outage_with_and_without_each_limit() {
     let (start, end) = (10 * SECOND, 40 * SECOND);
-    let (_, seed_calls, seed_ratios) = outage(2024);
+    let (_, classic_calls, classic_ratios) = outage(2024);
 
     // The cap: the standing ratio never passes 0.8, and during the outage
-    // about a fifth of the calls still reach the backend (the seed: under
+    // about a fifth of the calls still reach the backend (the preset: under
     // 5 %).
     let (_, calls, ratios) = outage_with(capped(0.8), 2024);
     assert!(ratios.iter().all(|&r| r <= 0.8));
     assert!(ratios[25..40].iter().all(|&r| r == 0.8));
     let cap = refused_from(&calls, start + 10 * SECOND, end);
     assert!((cap - 0.8).abs() < 0.03, "cap {cap:.3}");
-    assert!(refused_from(&seed_calls, start + 10 * SECOND, end) > 0.95);
-    // It recovers as the seed does, within 13 s.
+    assert!(refused_from(&classic_calls, start + 10 * SECOND, end) > 0.95);
+    // It recovers as the preset does, within 13 s.
     assert!(last_refusal(&calls) < end + 13 * SECOND);
 
     // Skipping refusals: only the calls let through are traffic, so the
     // ratio settles where p = (L - 5) / (L + 1) with L = 1000 (1 - p) a
     // window: 1000 q^2 + q - 6 = 0, q = 0.077, p = 0.923, which it nears
     // once the window holds only the outage's last 10 s. It recovers
-    // sooner than the seed, whose refusals held its ratio up.
+    // sooner than the preset, whose refusals held its ratio up.
     let (_, calls, ratios) = outage_with(skipping(), 2024);
     for (second, ratio) in ratios.iter().enumerate().take(40).skip(30) {
         assert!((ratio - 0.923).abs() < 0.03, "ratio {ratio} at {second} s");
     }
-    let (skip_end, seed_end) = (last_refusal(&calls), last_refusal(&seed_calls));
+    let (skip_end, classic_end) = (last_refusal(&calls), last_refusal(&classic_calls));
     assert!(
-        skip_end < seed_end,
-        "last refusal {skip_end} vs the seed's {seed_end}"
+        skip_end < classic_end,
+        "last refusal {skip_end} vs the preset's {classic_end}"
     );
 
     // A floor of 50 calls/s sits under the 100 offered: the same run, call
     // for call. One of 150/s sits over it: nothing is ever refused.
     let (_, calls, ratios) = outage_with(floored(50.0), 2024);
-    assert_eq!(calls, seed_calls);
-    assert_eq!(ratios, seed_ratios);
+    assert_eq!(calls, classic_calls);
+    assert_eq!(ratios, classic_ratios);
     let (_, calls, ratios) = outage_with(floored(150.0), 2024);
     assert_eq!(refused(&calls), 0);
     assert!(ratios.iter().all(|&r| r == 0.0));
@@ -500,12 +500,12 @@ fn the_outage_with_and_without_each_limit() {
     let first_over = |ratios: &[f64]| ratios.iter().position(|&r| r > 0.5).unwrap();
     let (_, _, more) = outage_with(aggressive(2.0), 2024);
     let (_, _, less) = outage_with(aggressive(0.5), 2024);
-    let (more, seed, less) = (
+    let (more, base, less) = (
         first_over(&more),
-        first_over(&seed_ratios),
+        first_over(&classic_ratios),
         first_over(&less),
     );
-    assert!(more < seed && seed < less, "{more} < {seed} < {less}");
+    assert!(more < base && base < less, "{more} < {base} < {less}");
     // Every run keeps the probe: the backend still hears about once a
     // second, and the recovery still ends within about a window.
     for (name, sre) in knobs() {

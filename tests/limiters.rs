@@ -1,4 +1,4 @@
-//! The time-based limiters end to end: DESIGN.md scenario 1 (bursts that
+//! The time-based limiters end to end: scenario 1 of docs/design.md (bursts that
 //! straddle a second boundary) through the Rust types and through the C
 //! surface, and many threads sharing one handle of each.
 

@@ -1,4 +1,4 @@
-//! The pool against the seed's scenario, against a simple model under random
+//! The pool against scenario 4 of docs/design.md, against a simple model under random
 //! operation sequences, and under several threads through the C ABI.
 
 #[path = "../weir-core/tests/support/runner.rs"]
@@ -25,7 +25,7 @@ fn pool(size: i64, idle: i64, keep_ns: i64, life_ns: i64) -> Pool {
     .unwrap()
 }
 
-/// Scenario 4 of DESIGN.md, in one pass over the clock.
+/// Scenario 4 of docs/design.md, in one pass over the clock.
 #[test]
 fn scenario_pool() {
     let mut p = pool(3, 3, 60 * SECOND, 600 * SECOND);
@@ -208,7 +208,7 @@ impl Model {
         self.made_jittered(item, now, 0)
     }
     fn made_jittered(&mut self, item: usize, now: i64, draw: u64) -> Result<(), PoolMisuse> {
-        // A refused call moves nothing, the clock included (issue 11).
+        // A refused call moves nothing, the clock included.
         if self.knows(item) {
             return Err(PoolMisuse::Known);
         }

@@ -309,7 +309,7 @@ fn finish(
 }
 
 knobs! {
-    /// DESIGN.md's scenario 1: bursts just before each odd second.
+    /// Scenario 1 of docs/design.md: bursts just before each odd second.
     LimitersKnobs {
         bucket_rate: "bucket: tokens a second" = 20.0, [1.0, 200.0, 1.0], None;
         bucket_burst: "bucket: burst" = 20.0, [1.0, 200.0, 1.0], None;
@@ -948,7 +948,7 @@ pub static ALL: &[Scenario] = &[
         &[&["t", "through", "refused", "probes"], &["t", "ratio"]]),
     scenario!("shedder", "Shedder under rising load", "Load climbs past the server's capacity, then drops: the CPU it reports, calls in flight, the shedder's limit, and its refusals per 100 ms.", "weir_shedder_policy", "weir_shedder_policy_preset", ShedderKnobs, shedder,
         &[&["t", "flying", "limit"], &["t", "cpu"], &["t", "passed", "refused"]]),
-    scenario!("limiters", "Three limiters under bursts", "DESIGN.md scenario 1: 40 calls 2.5 ms apart just before each odd second, through a bucket, a sliding window and an aligned period; passes so far.", LimitersKnobs, limiters, limiters_c,
+    scenario!("limiters", "Three limiters under bursts", "Scenario 1 of docs/design.md: 40 calls 2.5 ms apart just before each odd second, through a bucket, a sliding window and an aligned period; passes so far.", LimitersKnobs, limiters, limiters_c,
         &[&["t", "bucket", "sliding", "period"]]),
     scenario!("words", "Rate word against GCRA word", "The same calls through the fixed-window rate word and the smooth GCRA word: passes so far.", WordsKnobs, words, words_c,
         &[&["t", "offered", "rate word", "GCRA word"]]),

@@ -223,7 +223,7 @@ NOINLINE void loop_mutex(ctx *c, long n) {
     c->hits += hits;
 }
 
-/* Issue 16's paths: a retry budget's deposit and withdrawal, an adaptive
+/* The paths 0.2.0 added: a retry budget's deposit and withdrawal, an adaptive
  * limit's enter and leave, the refunds of the limiter and the bucket (a
  * consume or take and its refund at one instant), and the breaker's
  * refusal (its whole formula, with the limits when they are on). */

@@ -1,6 +1,6 @@
 /* weir on a microcontroller: every function of the firmware build, run under
  * QEMU on a Cortex-M4 (mps2-an386) and a Cortex-M0 (microbit). It checks
- * DESIGN.md's limiter scenario (whole-interval refill, the window grid, the
+ * scenario 6 of docs/design.md, the limiter (whole-interval refill, the window grid, the
  * cooldown's release at its deadline, every constructor error), a backoff
  * schedule, deadlines, and the rate word's burst, alone and shared with an
  * interrupt handler, prints each failure and a
@@ -100,7 +100,7 @@ static void library(void) {
     CHECK(WEIR_WORDS_LOCK_FREE == 0);
 }
 
-/* ---- DESIGN.md scenario 6: the embeddable limiter. */
+/* ---- Scenario 6 (docs/design.md): the embeddable limiter. */
 static weir_limiter made(weir_status status, weir_limiter value, int line) {
     check(status == WEIR_OK, "limiter constructor answered WEIR_OK", line);
     return value;
@@ -226,7 +226,7 @@ static void limiter_errors(void) {
     CHECK(!weir_limiter_try_consume(&zeroed, 0, 1));
 }
 
-/* ---- Backoff (DESIGN.md scenario 5) and deadlines. */
+/* ---- Backoff (docs/design.md, scenario 5) and deadlines. */
 static void backoff(void) {
     weir_backoff preset = weir_backoff_preset();
     CHECK(weir_backoff_check(&preset) == WEIR_OK);

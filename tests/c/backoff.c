@@ -43,7 +43,7 @@ static void presets(void) {
     CHECK(f.attempts == 3 && f.factor == 2.0);
     CHECK_STATUS(weir_backoff_check(&f), WEIR_OK);
 
-    /* DESIGN scenario 5: the preset's schedule for draws of 0.5. */
+    /* Scenario 5 (docs/design.md): the preset's schedule for draws of 0.5. */
     const double half[] = {0.5, 0.5};
     int64_t out[4] = {-7, -7, -7, -7};
     CHECK(weir_backoff_schedule(NULL, half, 2, out, 4) == 2);

@@ -153,13 +153,13 @@ static bool near(double a, double b) { return fabs(a - b) < 1e-12; }
 
 /* Envoy's limits, each alone, against its formula worked by hand. */
 static void check_limits(void) {
-    const weir_breaker_policy seed = weir_breaker_policy_preset();
+    const weir_breaker_policy classic = weir_breaker_policy_preset();
     weir_breaker_ticket ticket;
 
     /* The cap: 100 failures give (100 - 5) / 101 = 0.9406 uncapped. */
-    weir_breaker_policy sre = seed;
+    weir_breaker_policy sre = classic;
     sre.max_rejection_probability = 0.8;
-    weir_breaker *with = made(&sre), *without = made(&seed);
+    weir_breaker *with = made(&sre), *without = made(&classic);
     fail_calls(with, 0, 100);
     fail_calls(without, 0, 100);
     CHECK(weir_breaker_ratio(with, 0) == (double)0.8);
@@ -172,7 +172,7 @@ static void check_limits(void) {
 
     /* The floor: 2 calls/s over 10 s is 20 calls. 19 failures are under
      * it; the 20th reaches it: (20 - 5) / 21. */
-    sre = seed;
+    sre = classic;
     sre.rps_threshold = 2.0;
     with = made(&sre);
     fail_calls(with, 0, 19);
@@ -187,7 +187,7 @@ static void check_limits(void) {
     const double aggressions[] = {1.0, 2.0, 0.5};
     const double expected[] = {0.52, 0.7211102550927979, 0.2704};
     for (int i = 0; i < 3; i++) {
-        sre = seed;
+        sre = classic;
         sre.aggression = aggressions[i];
         with = made(&sre);
         fail_calls(with, 0, 20);
@@ -199,10 +199,10 @@ static void check_limits(void) {
     /* Skipping refusals: 10 failures, then 10 refusals. Counted:
      * (20 - 5) / 21; skipped: (10 - 5) / 11 still. The tally shows the
      * refusals either way. */
-    sre = seed;
+    sre = classic;
     sre.skip_refusals = 1;
     with = made(&sre);
-    without = made(&seed);
+    without = made(&classic);
     fail_calls(with, 0, 10);
     fail_calls(without, 0, 10);
     for (int i = 0; i < 10; i++) {
@@ -219,16 +219,16 @@ static void check_limits(void) {
     weir_breaker_free(without);
 }
 
-/* The 30 s outage with each limit (the seed's run is check_outage). */
+/* The 30 s outage with each limit (the preset's run is check_outage). */
 static void check_outage_limits(void) {
-    static bool seed_allowed[OUTAGE_CALLS], allowed[OUTAGE_CALLS];
-    double seed_ratios[70], ratios[70];
-    outage(2024, seed_allowed, seed_ratios);
-    const weir_breaker_policy seed = weir_breaker_policy_preset();
+    static bool classic_allowed[OUTAGE_CALLS], allowed[OUTAGE_CALLS];
+    double classic_ratios[70], ratios[70];
+    outage(2024, classic_allowed, classic_ratios);
+    const weir_breaker_policy classic = weir_breaker_policy_preset();
 
     /* The cap: the ratio stays at 0.8 through the outage's second half,
      * and refusals still stop within 13 s of its end. */
-    weir_breaker_policy sre = seed;
+    weir_breaker_policy sre = classic;
     sre.max_rejection_probability = 0.8;
     outage_with(&sre, 2024, allowed, ratios);
     for (int s = 0; s < 70; s++) CHECK(ratios[s] <= (double)0.8);
@@ -236,31 +236,31 @@ static void check_outage_limits(void) {
     CHECK(last_refusal(allowed) < 5300);
 
     /* Skipping refusals: it settles near 0.923 (1000 q^2 + q - 6 = 0,
-     * p = 1 - q) and recovers sooner than the seed. */
-    sre = seed;
+     * p = 1 - q) and recovers sooner than the preset. */
+    sre = classic;
     sre.skip_refusals = 1;
     outage_with(&sre, 2024, allowed, ratios);
     for (int s = 30; s < 40; s++) CHECK(fabs(ratios[s] - 0.923) < 0.03);
-    CHECK(last_refusal(allowed) < last_refusal(seed_allowed));
+    CHECK(last_refusal(allowed) < last_refusal(classic_allowed));
 
     /* A floor under the offered 100 calls/s: the same run, call for call;
      * one over it: nothing refused. */
-    sre = seed;
+    sre = classic;
     sre.rps_threshold = 50.0;
     outage_with(&sre, 2024, allowed, ratios);
-    CHECK(memcmp(allowed, seed_allowed, sizeof allowed) == 0);
+    CHECK(memcmp(allowed, classic_allowed, sizeof allowed) == 0);
     sre.rps_threshold = 150.0;
     outage_with(&sre, 2024, allowed, ratios);
     CHECK(last_refusal(allowed) == -1);
 
-    /* The aggression: 2 passes a ratio of 0.5 sooner than the seed. */
-    sre = seed;
+    /* The aggression: 2 passes a ratio of 0.5 sooner than the preset. */
+    sre = classic;
     sre.aggression = 2.0;
     outage_with(&sre, 2024, allowed, ratios);
-    int first = 0, seed_first = 0;
+    int first = 0, classic_first = 0;
     while (ratios[first] <= 0.5) first++;
-    while (seed_ratios[seed_first] <= 0.5) seed_first++;
-    CHECK(first < seed_first);
+    while (classic_ratios[classic_first] <= 0.5) classic_first++;
+    CHECK(first < classic_first);
 }
 
 static void check_outage(void) {
@@ -340,7 +340,7 @@ static void check_threads(void) {
     weir_breaker_free(breaker);
 }
 
-/* A policy with the seed's fields given and Envoy's limits neutral. */
+/* A policy with the formula's fields given and Envoy's limits neutral. */
 #define SRE(k, floor, protection, probe, size, skip, window) \
     {k, floor, protection, probe, size, skip, window, 1.0, 0.0, 1.0}
 /* The preset with Envoy's limits given. */

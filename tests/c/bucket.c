@@ -89,7 +89,7 @@ int main(void) {
     CHECK(weir_bucket_next(bucket, INT64_MAX, 1.0) == INT64_MAX);
     weir_bucket_free(bucket);
 
-    /* Issue 11: a full bucket admits its whole burst at once, at every
+    /* A full bucket admits its whole burst at once, at every
      * rate = burst = r (the capacity and the costs share one rounding). */
     CHECK_STATUS(weir_bucket_new(7.0, 7.0, 0, &bucket), WEIR_OK);
     CHECK(weir_bucket_tokens(bucket, 0) == 7.0);

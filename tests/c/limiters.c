@@ -1,4 +1,4 @@
-/* The time-based limiters together: DESIGN.md scenario 1 asserted through
+/* The time-based limiters together: scenario 1 of docs/design.md asserted through
  * the header, and threads sharing one bucket, one sliding window and one
  * gate without ever admitting more than the policy allows. */
 #include <pthread.h>

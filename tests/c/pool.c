@@ -10,7 +10,7 @@
 #include "check.h"
 #include "weir.h"
 
-/* 0.2.0 grew both structs (issue 16): the layout pins follow. */
+/* 0.2.0 grew both structs: the layout pins follow. */
 _Static_assert(sizeof(weir_pool_policy) == 56, "weir_pool_policy size");
 _Static_assert(_Alignof(weir_pool_policy) == 8, "weir_pool_policy align");
 _Static_assert(offsetof(weir_pool_policy, size) == 0, "weir_pool_policy.size");

@@ -1,4 +1,4 @@
-//! Measures what issue 11 measured: the rate word at the 511 ns phase, the
+//! Measures the cases that once went wrong: the rate word at the 511 ns phase, the
 //! one-hash bloom, and the token bucket's burst and high-rate accuracy.
 //! `cargo run -p weir-core --release --example accuracy`
 

@@ -459,7 +459,7 @@ mod tests {
 
     #[test]
     fn decorrelated_first_retry_draws_from_base_to_three_bases() {
-        // Issue 11, bug 5: uniform over [base, min(3 × max(previous, base),
+        // A fixed bug: uniform over [base, min(3 × max(previous, base),
         // cap)], so previous = 0 (no retry yet) still jitters.
         let policy = preset(BackoffJitter::Decorrelated);
         assert_eq!(policy.range(1, 0), (100 * MS, 300 * MS));

@@ -604,7 +604,7 @@ mod tests {
 
     #[test]
     fn a_key_alone_gets_exactly_its_burst_at_511_ns() {
-        // Issue 11: with one hash a key is one rate word, and a word whose
+        // With one hash a key is one rate word, and a word whose
         // window opened at 511 ns used to admit every call.
         let shape = BloomShape::new(4, 1, limit(19e6, 1023), 5, 6).unwrap();
         let bloom = Bloom::new(shape).unwrap();

@@ -69,11 +69,11 @@ pub struct BreakerPolicy {
     pub rps_threshold: f64,
     /// The refusal probability is raised to `1 / aggression` (Envoy's
     /// `aggression`): above 1 the breaker refuses more at a given failure
-    /// rate, below 1 less. Finite and positive; 1: as the seed.
+    /// rate, below 1 less. Finite and positive; 1: the formula unchanged.
     pub aggression: f64,
     /// Whether the breaker's own refusals are left out of the traffic the
     /// formula counts (as Envoy and go-zero since its PR #5551 do). False,
-    /// the seed's choice: they count.
+    /// the preset's choice, as in Google's formula: they count.
     pub skip_refusals: bool,
 }
 
@@ -698,7 +698,7 @@ mod tests {
     }
 
     #[test]
-    fn the_formula_is_the_seeds() {
+    fn the_formula_is_googles() {
         let sre = BreakerPolicy::PRESET;
         let mut breaker = Breaker::new(sre, 0).unwrap();
         // 20 failures then 4 successes, all in the first bucket.
@@ -793,8 +793,8 @@ mod tests {
     #[test]
     fn the_cap_holds_the_refusal_probability_down() {
         // 100 failures in one bucket: (100 - 5) / 101 = 0.9406 uncapped.
-        let seed = filled(BreakerPolicy::PRESET, 100, 0);
-        assert!((seed.ratio(0) - 95.0 / 101.0).abs() < 1e-15);
+        let classic = filled(BreakerPolicy::PRESET, 100, 0);
+        assert!((classic.ratio(0) - 95.0 / 101.0).abs() < 1e-15);
         let capped = BreakerPolicy {
             max_rejection_probability: 0.8,
             ..BreakerPolicy::PRESET
@@ -803,8 +803,8 @@ mod tests {
         assert_eq!(breaker.ratio(0), 0.8);
         // A roll of 0.85 passes under the cap and not without it; 0.79 is
         // refused under both.
-        let mut seed = seed;
-        assert!(seed.allow(0, 0.85).is_none());
+        let mut classic = classic;
+        assert!(classic.allow(0, 0.85).is_none());
         assert!(breaker.allow(0, 0.85).is_some());
         assert!(breaker.allow(0, 0.79).is_none());
         // Below the cap it changes nothing: 20 failures, 4 successes give
@@ -827,12 +827,12 @@ mod tests {
             rps_threshold: 2.0,
             ..BreakerPolicy::PRESET
         };
-        // 19 failures: under the floor; the seed refuses (19 - 5) / 20.
+        // 19 failures: under the floor; the preset refuses (19 - 5) / 20.
         let mut breaker = filled(floored, 19, 0);
         assert_eq!(breaker.ratio(0), 0.0);
         assert_eq!(filled(BreakerPolicy::PRESET, 19, 0).ratio(0), 0.7);
         assert!(breaker.allow(0, 0.0).is_some());
-        // The 20th call reaches the floor: (20 - 5) / 21, as the seed.
+        // The 20th call reaches the floor: (20 - 5) / 21, as the preset.
         put(&mut breaker, 0, BreakerOutcome::Failure);
         assert!((breaker.ratio(0) - 15.0 / 21.0).abs() < 1e-15);
         assert_eq!(
@@ -898,7 +898,7 @@ mod tests {
         assert_eq!(filled(both, 20, 4).ratio(0), 0.6);
         // And after the working run's scale: two success-only buckets
         // scale 0.52-like fractions by 38 / 40 first (see
-        // the_formula_is_the_seeds), then the root applies.
+        // the_formula_is_googles), then the root applies.
         let sre = BreakerPolicy {
             aggression: 2.0,
             ..BreakerPolicy::PRESET
@@ -958,7 +958,7 @@ mod tests {
     fn the_defaults_change_nothing_to_the_bit() {
         // The preset's limits against a breaker whose limits are written
         // out at their neutral values by hand: every decision and reading
-        // alike over a pseudo-random run (the same as the seed's formula).
+        // alike over a pseudo-random run (the same as the classic formula).
         let neutral = BreakerPolicy {
             max_rejection_probability: 1.0,
             rps_threshold: 0.0,
@@ -974,17 +974,17 @@ mod tests {
             crate::xorshift(&mut state);
             now += (state >> 40) as i64 % (50 * MS);
             let roll = ((state >> 11) as f64) / (1u64 << 53) as f64;
-            // The seed's formula, written out here independently.
+            // The classic formula, written out here independently.
             let running = breaker.running_at(now);
             let (total, success) = (running.sum.total as f64, running.sum.success as f64);
             let w = (1.5 - (1.5 - 1.1) / 40.0 * running.failing as f64).max(1.1);
             let excess = total - 5.0 - w * success;
-            let seed = if excess > 0.0 {
+            let classic = if excess > 0.0 {
                 excess / (total + 1.0) * ((40.0 - running.working as f64) / 40.0)
             } else {
                 0.0
             };
-            assert_eq!(breaker.ratio(now).to_bits(), seed.to_bits());
+            assert_eq!(breaker.ratio(now).to_bits(), classic.to_bits());
             if let Some(mut ticket) = breaker.allow(now, roll) {
                 if state % 3 == 0 {
                     breaker.pass(&mut ticket, now).unwrap();

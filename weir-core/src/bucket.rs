@@ -769,7 +769,7 @@ mod tests {
 
     #[test]
     fn a_full_bucket_admits_its_whole_burst_at_once() {
-        // Issue 11: the cost of a token rounded up while the capacity was
+        // A fixed bug: the cost of a token rounded up while the capacity was
         // rounded on its own, so (7, 7) read 7 tokens and refused the 7th.
         let bucket = Bucket::new(7.0, 7.0, 0).unwrap();
         assert_eq!(bucket.tokens(0), 7.0);
@@ -792,7 +792,7 @@ mod tests {
 
     #[test]
     fn high_rates_never_pass_more_than_the_rate() {
-        // Issue 11: a take cost round(interval) whole ns, so 7.5e8/s
+        // A fixed bug: a take cost round(interval) whole ns, so 7.5e8/s
         // admitted 1.33 times the rate and 3e8/s 1.11 times. The bound:
         // burst + rate × span.
         for rate in [1e9, 7.5e8, 3e8, 1e8, 9.5e7, 1e6 / 7.0] {

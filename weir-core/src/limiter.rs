@@ -613,7 +613,7 @@ mod tests {
     }
 
     #[test]
-    fn checks_run_in_the_seed_order() {
+    fn checks_run_in_the_documented_order() {
         // Several faults at once report the first in the documented order.
         assert_eq!(Limiter::bucket(0, 0, 0, 9, 9, 0), Err(ZeroCapacity));
         assert_eq!(Limiter::bucket(1, 0, 0, 9, 9, 0), Err(ZeroRefillAmount));

@@ -251,7 +251,7 @@ mod tests {
 
     #[test]
     fn readings_are_pure() {
-        // Issue 11: a reading used to move the clock, so `left(1 000)` made
+        // A reading used to move the clock, so `left(1 000)` made
         // a later take at 500 count as 1 000. A reading now changes no
         // later answer: the takes below answer as they would without it.
         for align in [false, true] {

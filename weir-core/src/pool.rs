@@ -972,7 +972,7 @@ mod tests {
 
     #[test]
     fn a_refused_call_does_not_move_the_clock() {
-        // Issue 11, bug 4: `made` and `give` moved the pool's clock before
+        // A fixed bug: `made` and `give` moved the pool's clock before
         // they validated, so a refused call at 20 s made an item given at 0
         // stale at 5 s (keep 10 s).
         let mut p = pool(4, 4, 10 * SECOND, 0);

@@ -539,7 +539,7 @@ mod tests {
         assert!((shedder.stats(2).average - 0.252).abs() < 1e-12);
     }
 
-    /// The sequence: refused at 0 s; hot again at 1.6 s without a
+    /// A sequence once decided wrong: refused at 0 s; hot again at 1.6 s without a
     /// refusal; then a decision at 1.7 s on a cool CPU, with 20 in flight and
     /// an average of 23. A reading at 1.5 s (after the cool-off from the
     /// refusal at 0 s has run out) must not change that decision.

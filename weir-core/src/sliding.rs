@@ -298,7 +298,7 @@ mod tests {
 
     #[test]
     fn readings_are_pure() {
-        // Issue 11: `left` and `next` used to move the window's clock and
+        // `left` and `next` used to move the window's clock and
         // drop stamps, so a take at an earlier `now` after a reading
         // counted as the reading's `now`.
         let mut read = Sliding::new(1, 100).unwrap();

@@ -1,4 +1,4 @@
-//! The four properties of backoff (issue 11), for a value that holds no
+//! The four properties of backoff, for a value that holds no
 //! state and takes no time: within its bound (every delay inside the range
 //! its jitter documents, computed here apart from the code, the ceiling
 //! never past the cap, decorrelated's first retry in [base, 3 × base]),
@@ -181,7 +181,7 @@ proptest! {
     }
 }
 
-/// Issue 11's case: the first retry (previous 0) draws from [base, 3 × base].
+/// A case once wrong: the first retry (previous 0) draws from [base, 3 × base].
 #[test]
 fn decorrelated_first_retry_jitters() {
     let policy = Backoff::new(100, 2.0, 1_000, 3, BackoffJitter::Decorrelated, 0.0).unwrap();

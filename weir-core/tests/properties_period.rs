@@ -1,5 +1,5 @@
-//! The four properties of the period counter over random call sequences
-//! (issue 11): within its bound (at most `quota` admitted in each period
+//! The four properties of the period counter over random call sequences:
+//! within its bound (at most `quota` admitted in each period
 //! it opens, aligned or not), readings are pure, an error changes nothing
 //! (a made counter has no call that can fail; the constructor's refusals
 //! make nothing), and time going backwards admits exactly what the latest

@@ -1,4 +1,4 @@
-//! The four properties of the pool over random call sequences (issue 11):
+//! The four properties of the pool over random call sequences:
 //! within its bound (live = idle + busy ≤ size, idle ≤ min(idle, size),
 //! every resource made accounted for), readings are pure, a call that
 //! returns an error changes nothing (its clock included), and time going
@@ -272,7 +272,7 @@ proptest! {
     }
 }
 
-/// The case issue 11 reported, kept as a plain test beside the property.
+/// A case once wrong, kept as a plain test beside the property.
 #[test]
 fn a_refused_made_does_not_age_an_idle_item() {
     const SECOND: i64 = 1_000_000_000;

@@ -1,5 +1,5 @@
-//! The four properties of the sliding window over random call sequences
-//! (issue 11): within its bound (at most `quota` admitted in any stretch
+//! The four properties of the sliding window over random call sequences:
+//! within its bound (at most `quota` admitted in any stretch
 //! `window` long, and never a refusal with room), readings are pure, an
 //! error changes nothing (a made window has no call that can fail; the
 //! constructor's refusals make nothing), and time going backwards admits

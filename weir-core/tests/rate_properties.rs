@@ -1,5 +1,5 @@
 //! Properties of the rate word and the bloom array over random call
-//! sequences (issue 11): instants drawn at every phase of the 512 ns grid
+//! sequences: instants drawn at every phase of the 512 ns grid
 //! (511 often), many calls at one instant, time going backwards, limits at
 //! the constructor's extremes. What the header states is checked exactly:
 //!
@@ -21,7 +21,7 @@ use weir_core::bloom::{BloomLine, BloomShape};
 use weir_core::rate::{self, RateLimit, MAX_NOW, MIN_WINDOW_NS};
 use weir_core::time::NEVER;
 
-/// A limit at the extremes the constructor accepts, the issue's two among
+/// A limit at the extremes the constructor accepts, the two that once went wrong among
 /// them.
 fn limit() -> impl Strategy<Value = RateLimit> {
     let burst = prop_oneof![
