@@ -8,15 +8,15 @@ use std::hint::black_box;
 use criterion::Criterion;
 use weir::breaker::{
     weir_breaker, weir_breaker_allow, weir_breaker_fail, weir_breaker_free, weir_breaker_new,
-    weir_breaker_pass, weir_breaker_ticket, weir_sre, weir_sre_preset,
+    weir_breaker_pass, weir_breaker_policy, weir_breaker_policy_preset, weir_breaker_ticket,
 };
 use weir::shedder::{
     weir_shedder, weir_shedder_allow, weir_shedder_free, weir_shedder_new, weir_shedder_pass,
-    weir_ticket,
+    weir_shedder_ticket,
 };
 use weir::status::weir_status::{self, WEIR_OK};
-use weir_core::breaker::{Breaker, Sre};
-use weir_core::shedder::{Shed, Shedder};
+use weir_core::breaker::{Breaker, BreakerPolicy};
+use weir_core::shedder::{Shedder, ShedderPolicy};
 
 use crate::support::{fresh, id, two_threads, Owned, NOW};
 
@@ -32,22 +32,22 @@ const LOAD: usize = 100;
 
 type BreakerAllow = extern "C" fn(*const weir_breaker, i64, f64, *mut weir_breaker_ticket) -> bool;
 type BreakerPass = extern "C" fn(*const weir_breaker, *mut weir_breaker_ticket, i64) -> weir_status;
-type ShedderAllow = extern "C" fn(*const weir_shedder, i64, i32, *mut weir_ticket) -> bool;
-type ShedderPass = extern "C" fn(*const weir_shedder, *mut weir_ticket, i64) -> weir_status;
+type ShedderAllow = extern "C" fn(*const weir_shedder, i64, i32, *mut weir_shedder_ticket) -> bool;
+type ShedderPass = extern "C" fn(*const weir_shedder, *mut weir_shedder_ticket, i64) -> weir_status;
 
 fn breaker() -> Owned<weir_breaker> {
     made(std::ptr::null())
 }
 
-fn made(policy: *const weir_sre) -> Owned<weir_breaker> {
+fn made(policy: *const weir_breaker_policy) -> Owned<weir_breaker> {
     Owned::new(|out| weir_breaker_new(policy, NOW, out), weir_breaker_free)
 }
 
 /// The preset with every one of Envoy's limits on: a cap of 0.8, a floor of
 /// one call a second, an aggression of 2 (a `pow` per decision that gets
 /// that far) and refusals left out of the traffic.
-fn limits() -> weir_sre {
-    let mut policy = weir_sre_preset();
+fn limits() -> weir_breaker_policy {
+    let mut policy = weir_breaker_policy_preset();
     policy.max_rejection_probability = 0.8;
     policy.rps_threshold = 1.0;
     policy.aggression = 2.0;
@@ -79,7 +79,7 @@ fn fail_all(b: Owned<weir_breaker>) -> Owned<weir_breaker> {
 }
 
 fn failing_core() -> Breaker {
-    let mut b = Breaker::new(Sre::PRESET, NOW).unwrap();
+    let mut b = Breaker::new(BreakerPolicy::PRESET, NOW).unwrap();
     for _ in 0..LOAD {
         let mut ticket = b.allow(NOW, ROLL_PASS).unwrap();
         b.fail(&mut ticket, NOW).unwrap();
@@ -98,7 +98,7 @@ fn shedder() -> Owned<weir_shedder> {
 /// average near that: hot and full, it refuses.
 fn full_shedder() -> Owned<weir_shedder> {
     let s = shedder();
-    let mut tickets = vec![weir_ticket::default(); LOAD];
+    let mut tickets = vec![weir_shedder_ticket::default(); LOAD];
     for ticket in &mut tickets {
         assert!(weir_shedder_allow(s.get(), NOW, CPU_IDLE, ticket));
     }
@@ -109,7 +109,7 @@ fn full_shedder() -> Owned<weir_shedder> {
 }
 
 fn full_core() -> Shedder {
-    let mut s = Shedder::new(Shed::PRESET, NOW).unwrap();
+    let mut s = Shedder::new(ShedderPolicy::PRESET, NOW).unwrap();
     let mut tickets: Vec<_> = (0..LOAD).map(|_| s.allow(NOW, CPU_IDLE).unwrap()).collect();
     for ticket in tickets.iter_mut().take(LOAD / 10) {
         s.pass(ticket, NOW).unwrap();
@@ -128,7 +128,7 @@ fn breaker_refuse(allow: BreakerAllow, b: *const weir_breaker) -> bool {
 }
 
 fn shedder_allow_pass(allow: ShedderAllow, pass: ShedderPass, s: *const weir_shedder) -> bool {
-    let mut ticket = weir_ticket::default();
+    let mut ticket = weir_shedder_ticket::default();
     allow(s, NOW, CPU_IDLE, &mut ticket) && pass(s, &mut ticket, NOW) == WEIR_OK
 }
 
@@ -151,7 +151,7 @@ pub fn benches(c: &mut Criterion) {
         c,
         path,
         id("allow", "rust"),
-        || Breaker::new(Sre::PRESET, NOW).unwrap(),
+        || Breaker::new(BreakerPolicy::PRESET, NOW).unwrap(),
         |b| match b.allow(NOW, ROLL_PASS) {
             Some(mut ticket) => b.pass(&mut ticket, NOW).is_ok(),
             None => false,
@@ -216,7 +216,7 @@ pub fn benches(c: &mut Criterion) {
         c,
         path,
         id("allow", "rust"),
-        || Shedder::new(Shed::PRESET, NOW).unwrap(),
+        || Shedder::new(ShedderPolicy::PRESET, NOW).unwrap(),
         |s| match s.allow(NOW, CPU_IDLE) {
             Some(mut ticket) => s.pass(&mut ticket, NOW).is_ok(),
             None => false,
@@ -230,10 +230,17 @@ pub fn benches(c: &mut Criterion) {
         id("refuse", "c_abi"),
         full_shedder,
         |s| {
-            let mut ticket = weir_ticket::default();
+            let mut ticket = weir_shedder_ticket::default();
             s_allow(s.get(), NOW, CPU_HOT, &mut ticket)
         },
-        |s| assert!(!s_allow(s.get(), NOW, CPU_HOT, &mut weir_ticket::default())),
+        |s| {
+            assert!(!s_allow(
+                s.get(),
+                NOW,
+                CPU_HOT,
+                &mut weir_shedder_ticket::default()
+            ))
+        },
     );
     fresh(
         c,

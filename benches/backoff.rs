@@ -5,10 +5,11 @@ use std::hint::black_box;
 
 use criterion::Criterion;
 use weir::backoff::{
-    weir_backoff, weir_backoff_delay, weir_backoff_preset, WEIR_JITTER_DECORRELATED,
-    WEIR_JITTER_EQUAL, WEIR_JITTER_FULL, WEIR_JITTER_RIGID, WEIR_JITTER_SPREAD,
+    weir_backoff, weir_backoff_delay, weir_backoff_preset, WEIR_BACKOFF_JITTER_DECORRELATED,
+    WEIR_BACKOFF_JITTER_EQUAL, WEIR_BACKOFF_JITTER_FULL, WEIR_BACKOFF_JITTER_RIGID,
+    WEIR_BACKOFF_JITTER_SPREAD,
 };
-use weir_core::backoff::{Backoff, Jitter};
+use weir_core::backoff::{Backoff, BackoffJitter};
 
 use crate::support::{fresh, id};
 
@@ -21,15 +22,15 @@ pub fn benches(c: &mut Criterion) {
     let delay: extern "C" fn(*const weir_backoff, i32, f64, i64) -> i64 =
         black_box(weir_backoff_delay);
     let kinds = [
-        ("rigid", WEIR_JITTER_RIGID, Jitter::Rigid),
-        ("full", WEIR_JITTER_FULL, Jitter::Full),
-        ("equal", WEIR_JITTER_EQUAL, Jitter::Equal),
+        ("rigid", WEIR_BACKOFF_JITTER_RIGID, BackoffJitter::Rigid),
+        ("full", WEIR_BACKOFF_JITTER_FULL, BackoffJitter::Full),
+        ("equal", WEIR_BACKOFF_JITTER_EQUAL, BackoffJitter::Equal),
         (
             "decorrelated",
-            WEIR_JITTER_DECORRELATED,
-            Jitter::Decorrelated,
+            WEIR_BACKOFF_JITTER_DECORRELATED,
+            BackoffJitter::Decorrelated,
         ),
-        ("spread", WEIR_JITTER_SPREAD, Jitter::Spread),
+        ("spread", WEIR_BACKOFF_JITTER_SPREAD, BackoffJitter::Spread),
     ];
     for (name, c_kind, kind) in kinds {
         let policy = weir_backoff {

@@ -7,8 +7,8 @@ use std::hint::black_box;
 
 use criterion::Criterion;
 use weir::budget::{
-    weir_budget, weir_budget_deposit, weir_budget_free, weir_budget_new, weir_budget_withdraw,
-    weir_retry_budget_preset, WEIR_BUDGET_TOKENS,
+    weir_budget, weir_budget_deposit, weir_budget_free, weir_budget_new, weir_budget_policy_preset,
+    weir_budget_withdraw, WEIR_BUDGET_TOKENS,
 };
 use weir_core::budget::Budget;
 
@@ -20,7 +20,7 @@ type Withdraw = extern "C" fn(*const weir_budget, i64) -> bool;
 /// The preset in the given form; `generous` gives every request a retry
 /// (percent 1.0; ratio 1.0), `spent` none at all.
 fn handle(tokens: bool, spent: bool) -> Owned<weir_budget> {
-    let mut policy = weir_retry_budget_preset();
+    let mut policy = weir_budget_policy_preset();
     if tokens {
         policy.form = WEIR_BUDGET_TOKENS;
         policy.token_ratio = 1.0;

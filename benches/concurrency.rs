@@ -8,15 +8,16 @@ use std::hint::black_box;
 use criterion::Criterion;
 use weir::concurrency::{
     weir_concurrency, weir_concurrency_enter, weir_concurrency_free, weir_concurrency_leave,
-    weir_concurrency_new, weir_flight,
+    weir_concurrency_new, weir_concurrency_ticket,
 };
 use weir::status::weir_status::{self, WEIR_OK};
-use weir_core::concurrency::{Concurrency, Gradient};
+use weir_core::concurrency::{Concurrency, ConcurrencyPolicy};
 
 use crate::support::{fresh, id, Owned, NOW};
 
-type Enter = extern "C" fn(*const weir_concurrency, i64, *mut weir_flight) -> bool;
-type Leave = extern "C" fn(*const weir_concurrency, *mut weir_flight, i64, bool) -> weir_status;
+type Enter = extern "C" fn(*const weir_concurrency, i64, *mut weir_concurrency_ticket) -> bool;
+type Leave =
+    extern "C" fn(*const weir_concurrency, *mut weir_concurrency_ticket, i64, bool) -> weir_status;
 
 /// A latency that keeps the limit where it is.
 const RTT: i64 = 1_000_000;
@@ -31,7 +32,7 @@ fn handle() -> Owned<weir_concurrency> {
 /// The preset's 20 places, all taken.
 fn full() -> Owned<weir_concurrency> {
     let limit = handle();
-    let mut flight = weir_flight::default();
+    let mut flight = weir_concurrency_ticket::default();
     while weir_concurrency_enter(limit.get(), NOW, &mut flight) {}
     limit
 }
@@ -45,12 +46,12 @@ pub fn benches(c: &mut Criterion) {
         id("allow", "c_abi"),
         handle,
         |limit| {
-            let mut flight = weir_flight::default();
+            let mut flight = weir_concurrency_ticket::default();
             let entered = enter(limit.get(), NOW, &mut flight);
             entered && leave(limit.get(), &mut flight, NOW + RTT, false) == WEIR_OK
         },
         |limit| {
-            let mut flight = weir_flight::default();
+            let mut flight = weir_concurrency_ticket::default();
             assert!(enter(limit.get(), NOW, &mut flight));
         },
     );
@@ -58,7 +59,7 @@ pub fn benches(c: &mut Criterion) {
         c,
         "weir_concurrency_enter+leave",
         id("allow", "rust"),
-        || Concurrency::new(Gradient::PRESET).unwrap(),
+        || Concurrency::new(ConcurrencyPolicy::PRESET).unwrap(),
         |limit| match limit.enter(NOW) {
             Some(entry) => {
                 limit.leave(entry, NOW + RTT, false);
@@ -74,11 +75,11 @@ pub fn benches(c: &mut Criterion) {
         id("refuse", "c_abi"),
         full,
         |limit| {
-            let mut flight = weir_flight::default();
+            let mut flight = weir_concurrency_ticket::default();
             enter(limit.get(), NOW, &mut flight)
         },
         |limit| {
-            let mut flight = weir_flight::default();
+            let mut flight = weir_concurrency_ticket::default();
             assert!(!enter(limit.get(), NOW, &mut flight));
         },
     );

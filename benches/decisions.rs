@@ -35,7 +35,7 @@ mod support;
 mod table;
 
 /// The table's lines, in order: each benchmark with its anchor and target
-/// (DESIGN.md, "Performance targets"; the target binds the C ABI rows, the
+/// (BENCHMARKS.md, "Targets"; the target binds the C ABI rows, the
 /// Rust core rows are shown beside them for orientation).
 const ROWS: &[Row] = &[
     // The anchors themselves.

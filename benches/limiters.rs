@@ -8,11 +8,13 @@ use criterion::Criterion;
 use weir::bucket::{
     weir_bucket, weir_bucket_free, weir_bucket_new, weir_bucket_refund, weir_bucket_take,
 };
-use weir::period::{weir_period, weir_period_free, weir_period_new, weir_period_take, weir_quota};
+use weir::period::{
+    weir_period, weir_period_free, weir_period_new, weir_period_quota, weir_period_take,
+};
 use weir::sliding::{weir_sliding, weir_sliding_free, weir_sliding_new, weir_sliding_take};
 use weir::status::weir_status::{self, WEIR_OK};
 use weir_core::bucket::Bucket;
-use weir_core::period::{Period, Quota};
+use weir_core::period::{Period, PeriodQuota};
 use weir_core::sliding::Sliding;
 
 use crate::support::{fresh, id, two_threads, Owned, NOW};
@@ -195,7 +197,8 @@ fn sliding_benches(c: &mut Criterion) {
 }
 
 fn period_benches(c: &mut Criterion) {
-    let take: extern "C" fn(*const weir_period, i64) -> weir_quota = black_box(weir_period_take);
+    let take: extern "C" fn(*const weir_period, i64) -> weir_period_quota =
+        black_box(weir_period_take);
     let path = "weir_period_take";
     fresh(
         c,
@@ -203,7 +206,12 @@ fn period_benches(c: &mut Criterion) {
         id("allow", "c_abi"),
         || period(i64::MAX),
         |p| take(p.get(), NOW),
-        |p| assert_eq!(take(p.get(), NOW), weir_quota::WEIR_QUOTA_UNDER),
+        |p| {
+            assert_eq!(
+                take(p.get(), NOW),
+                weir_period_quota::WEIR_PERIOD_QUOTA_UNDER
+            )
+        },
     );
     fresh(
         c,
@@ -211,7 +219,7 @@ fn period_benches(c: &mut Criterion) {
         id("allow", "rust"),
         || Period::new(i64::MAX, 1_000_000_000, false).unwrap(),
         |p| p.take(NOW),
-        |p| assert_eq!(p.take(NOW), Quota::Under),
+        |p| assert_eq!(p.take(NOW), PeriodQuota::Under),
     );
     fresh(
         c,
@@ -219,11 +227,16 @@ fn period_benches(c: &mut Criterion) {
         id("refuse", "c_abi"),
         || {
             let p = period(1);
-            assert_eq!(take(p.get(), NOW), weir_quota::WEIR_QUOTA_HIT);
+            assert_eq!(take(p.get(), NOW), weir_period_quota::WEIR_PERIOD_QUOTA_HIT);
             p
         },
         |p| take(p.get(), NOW),
-        |p| assert_eq!(take(p.get(), NOW), weir_quota::WEIR_QUOTA_OVER),
+        |p| {
+            assert_eq!(
+                take(p.get(), NOW),
+                weir_period_quota::WEIR_PERIOD_QUOTA_OVER
+            )
+        },
     );
     fresh(
         c,
@@ -231,10 +244,10 @@ fn period_benches(c: &mut Criterion) {
         id("refuse", "rust"),
         || {
             let mut p = Period::new(1, 1_000_000_000, false).unwrap();
-            assert_eq!(p.take(NOW), Quota::Hit);
+            assert_eq!(p.take(NOW), PeriodQuota::Hit);
             p
         },
         |p| p.take(NOW),
-        |p| assert_eq!(p.take(NOW), Quota::Over),
+        |p| assert_eq!(p.take(NOW), PeriodQuota::Over),
     );
 }

@@ -11,7 +11,7 @@ use criterion::Criterion;
 use weir::bloom::{weir_bloom, weir_bloom_allow, weir_bloom_free, weir_bloom_new};
 use weir::rate::{weir_rate, weir_rate_allow, weir_rate_limit, weir_rate_limit_new};
 use weir::status::weir_status::WEIR_OK;
-use weir_core::bloom::{Bloom, Shape};
+use weir_core::bloom::{Bloom, BloomShape};
 use weir_core::rate::{self, RateLimit};
 
 use crate::support::{fresh, id, keyed, two_threads, Owned, NOW};
@@ -222,7 +222,8 @@ fn bloom_benches(c: &mut Criterion) {
         id("allow", "rust_k3_2pow20_1e6keys"),
         |keys| {
             let limit = RateLimit::new(BLOOM_PER_S, BLOOM_BURST).unwrap();
-            let shape = Shape::new(BLOOM_SIZE_LOG2, BLOOM_HASHES, limit, SEED[0], SEED[1]).unwrap();
+            let shape =
+                BloomShape::new(BLOOM_SIZE_LOG2, BLOOM_HASHES, limit, SEED[0], SEED[1]).unwrap();
             let b = Bloom::new(shape).unwrap();
             for key in keys {
                 assert!(b.allow(NOW, key));

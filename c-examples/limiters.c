@@ -1,4 +1,4 @@
-/* Bursty traffic through three quotas of twenty a second (DESIGN.md
+/* Bursty traffic through three quotas of twenty a second (docs/design.md,
  * scenario 1): a token bucket, a sliding window and a period aligned on the
  * second. Every two seconds forty calls arrive 2.5 ms apart, straddling a
  * second boundary. */
@@ -30,7 +30,7 @@ int main(void) {
             now = start + call * 2500000;
             by_bucket += weir_bucket_take(bucket, now, 1.0);
             by_sliding += weir_sliding_take(sliding, now);
-            by_period += weir_period_take(period, now) != WEIR_QUOTA_OVER;
+            by_period += weir_period_take(period, now) != WEIR_PERIOD_QUOTA_OVER;
         }
         double wait_ms = (double)weir_bucket_next(bucket, now, 5.0) / (double)MS;
         printf("%-5" PRId64 "  %-6d  %-7d  %-6d  in %.1f ms\n", burst, by_bucket, by_sliding,

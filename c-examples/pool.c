@@ -143,19 +143,19 @@ static void say(const char *what) {
 static int get(void) {
     char line[96];
     for (;;) {
-        weir_taken taken = weir_pool_take(pool, now);
+        weir_pool_taken taken = weir_pool_take(pool, now);
         int fd = (int)taken.item;
         switch (taken.kind) {
-        case WEIR_TAKEN_READY:
+        case WEIR_POOL_TAKEN_READY:
             snprintf(line, sizeof line, "take: READY, reuse fd %d", fd);
             say(line);
             return fd;
-        case WEIR_TAKEN_STALE:
+        case WEIR_POOL_TAKEN_STALE:
             close(fd);
             snprintf(line, sizeof line, "take: STALE fd %d, closed it; take again", fd);
             say(line);
             continue;
-        case WEIR_TAKEN_MAKE:
+        case WEIR_POOL_TAKEN_MAKE:
             fd = dial(port);
             if (fd < 0) {
                 weir_pool_unmade(pool); /* the room is free again */
@@ -229,7 +229,7 @@ int main(void) {
     printf("echo server on 127.0.0.1:%u\n", (unsigned)port);
 
     /* Two connections at most, both may idle, 60 s idle or 10 min of life. */
-    weir_limits limits = {.size = 2, .idle = 2, .keep_ns = 60 * SEC, .life_ns = 600 * SEC};
+    weir_pool_policy limits = {.size = 2, .idle = 2, .keep_ns = 60 * SEC, .life_ns = 600 * SEC};
     if (weir_pool_new(&limits, &pool) != WEIR_OK) return 1;
 
     puts("-- MAKE, then READY: the same connection serves the next request");
@@ -279,8 +279,8 @@ int main(void) {
     say("close: closed the idle ones");
     use(b, "late\n");
 
-    weir_pool_counters c;
-    weir_pool_stats(pool, &c);
+    weir_pool_stats c;
+    weir_pool_read_stats(pool, &c);
     printf("made %llu, reused %llu, stale %llu, evicted %llu, dropped %llu, closed %llu\n",
            (unsigned long long)c.made, (unsigned long long)c.reused,
            (unsigned long long)c.stale, (unsigned long long)(c.evicted_idle + c.evicted_age),

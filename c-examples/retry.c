@@ -25,7 +25,7 @@ static bool backend_works(int64_t now) { return now < 5 * SECOND || now >= 20 * 
 
 int main(void) {
     weir_backoff backoff = weir_backoff_preset();
-    weir_retry_budget policy = weir_retry_budget_preset();
+    weir_budget_policy policy = weir_budget_policy_preset();
     policy.min_per_s = 1;
     weir_budget *budget = NULL;
     if (weir_budget_new(&policy, 0, &budget) != WEIR_OK) return 1;

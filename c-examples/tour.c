@@ -60,8 +60,8 @@ static int breaker_tour(void) {
         printf("   %6" PRId64 "  %-7s  %7d  %7d  %5.3f\n", second, down ? "down" : "up", through,
                refused, ratio);
     }
-    weir_tally tally;
-    weir_breaker_tally(breaker, 50 * SECOND, &tally);
+    weir_breaker_tally tally;
+    weir_breaker_read_tally(breaker, 50 * SECOND, &tally);
     printf("\n   The breaker never opens outright: while the backend is down it lets\n"
            "   through a call or two a second (the probe, and the draws that land\n"
            "   above the ratio), so it sees the recovery and backs off within about\n"
@@ -75,7 +75,7 @@ static int breaker_tour(void) {
 /* The outage of breaker_tour under `policy`, with draws of its own (so the
  * rest of the tour draws as before): the share refused in seconds 20-35,
  * the ratio at 30 s, and the first second from which nothing is refused. */
-static int limits_run(const weir_sre *policy, double *refused_share, double *ratio_at_30,
+static int limits_run(const weir_breaker_policy *policy, double *refused_share, double *ratio_at_30,
                       int64_t *clear_from) {
     weir_breaker *breaker = NULL;
     if (weir_breaker_new(policy, 0, &breaker) != WEIR_OK) return 1;
@@ -111,7 +111,7 @@ static int limits_run(const weir_sre *policy, double *refused_share, double *rat
 }
 
 static int limits_tour(void) {
-    printf("   The same outage under Envoy admission_control's limits (weir_sre fields,\n"
+    printf("   The same outage under Envoy admission_control's limits (weir_breaker_policy fields,\n"
            "   off in the preset), each run on the same fresh draws:\n\n"
            "   policy                                refused 20-35 s  ratio at 30 s  clear from\n");
     struct {
@@ -119,14 +119,14 @@ static int limits_tour(void) {
         double cap, rps, aggression;
         int32_t skip;
     } rows[] = {
-        {"preset (the seed's breaker)", 1.0, 0.0, 1.0, 0},
+        {"preset (Google's formula)", 1.0, 0.0, 1.0, 0},
         {"max_rejection_probability 0.8", 0.8, 0.0, 1.0, 0},
         {"skip_refusals 1 (Envoy, go-zero)", 1.0, 0.0, 1.0, 1},
         {"aggression 2", 1.0, 0.0, 2.0, 0},
         {"rps_threshold 150 (over 100/s)", 1.0, 150.0, 1.0, 0},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        weir_sre policy = weir_sre_preset();
+        weir_breaker_policy policy = weir_breaker_policy_preset();
         policy.max_rejection_probability = rows[i].cap;
         policy.rps_threshold = rows[i].rps;
         policy.aggression = rows[i].aggression;
@@ -174,7 +174,7 @@ static int shedder_tour(void) {
     };
     weir_shedder *shedder = NULL;
     if (weir_shedder_new(NULL, 0, &shedder) != WEIR_OK) return 1;
-    static weir_ticket open[OPEN_MAX];
+    static weir_shedder_ticket open[OPEN_MAX];
     static int64_t due[OPEN_MAX];
     int held = 0;
     int64_t now = 0;
@@ -207,8 +207,8 @@ static int shedder_tour(void) {
                 through++;
             }
         }
-        weir_shed_stats stats;
-        weir_shedder_stats(shedder, now, &stats);
+        weir_shedder_stats stats;
+        weir_shedder_read_stats(shedder, now, &stats);
         const char *gap = !*steps[s].note ? "" : stats.hot ? "  " : "   ";
         printf("   %4.1fs  %7d  %4d  %7d  %7d  %6" PRId64 "  %5.1f  %s%s%s\n",
                (double)(now - 500 * MS) / SECOND, steps[s].rate, steps[s].cpu, through, refused,
@@ -267,7 +267,7 @@ static int limiters_tour(void) {
 
     /* An adaptive gate: its limit follows latency (Gradient2). Each round
      * fills the limit and every call takes `rtt`. */
-    weir_gradient gradient = weir_gradient_preset();
+    weir_concurrency_policy gradient = weir_concurrency_policy_preset();
     gradient.initial_limit = 4;
     gradient.min_limit = 1;
     gradient.max_limit = 16;
@@ -281,7 +281,7 @@ static int limiters_tour(void) {
     printf("   weir_concurrency, limit 4 in [1, 16]:");
     for (size_t p = 0; p < sizeof phases / sizeof phases[0]; p++) {
         for (int r = 0; r < phases[p].rounds; r++) {
-            weir_flight flights[16];
+            weir_concurrency_ticket flights[16];
             int in = 0;
             while (in < 16 && weir_concurrency_enter(adaptive, clock, &flights[in])) in++;
             clock += phases[p].rtt_ms * MS;
@@ -296,8 +296,8 @@ static int limiters_tour(void) {
     weir_window *window = NULL;
     if (weir_window_new(10, SECOND, 0, &window) != WEIR_OK) return 1;
     for (int64_t i = 0; i < 4; i++) weir_window_add(window, i * 300 * MS, 10 * (i + 1));
-    weir_total total;
-    weir_window_total(window, 1200 * MS, true, &total);
+    weir_window_total total;
+    weir_window_read_total(window, 1200 * MS, true, &total);
     printf("   weir_window, the last second in 10 buckets, 10 20 30 40 added 300 ms apart: "
            "at 1.2 s the first is out, %" PRId64 " values, sum %" PRId64 "\n",
            total.count, total.sum);
@@ -315,7 +315,7 @@ static int limiters_tour(void) {
      * calls to a backend that is down, each allowed the two retries above,
      * with gRPC's throttling (10 tokens, each failure takes one, retries
      * only while above 5) in front. */
-    weir_retry_budget throttle = weir_retry_budget_preset();
+    weir_budget_policy throttle = weir_budget_policy_preset();
     throttle.form = WEIR_BUDGET_TOKENS;
     weir_budget *budget = NULL;
     if (weir_budget_new(&throttle, 0, &budget) != WEIR_OK) return 1;
@@ -376,11 +376,11 @@ static int limiters_tour(void) {
     weir_pool *pool = NULL;
     if (weir_pool_new(NULL, &pool) != WEIR_OK) return 1;
     static const char *const taken[] = {"?", "ready", "stale", "make", "wait"};
-    weir_taken first = weir_pool_take(pool, 0);
+    weir_pool_taken first = weir_pool_take(pool, 0);
     bool kept = false;
     weir_pool_made(pool, 42, 0);
     weir_pool_give(pool, 42, 0, &kept);
-    weir_taken second = weir_pool_take(pool, MS);
+    weir_pool_taken second = weir_pool_take(pool, MS);
     printf("   weir_pool: take says %s; item 42 made and given back (kept: %s); take says %s, %zu\n",
            taken[first.kind], kept ? "yes" : "no", taken[second.kind], (size_t)second.item);
     weir_pool_give(pool, second.item, MS, &kept);
@@ -390,7 +390,7 @@ static int limiters_tour(void) {
      * old one is marked old. The idle one comes back from evict to be
      * closed, the lent one is not kept when it comes back, and what is made
      * next belongs to the new generation. */
-    weir_limits generations = weir_limits_preset();
+    weir_pool_policy generations = weir_pool_policy_preset();
     generations.min_idle = 1;
     if (weir_pool_new(&generations, &pool) != WEIR_OK) return 1;
     int64_t ahead = weir_pool_make_ahead(pool);
@@ -405,7 +405,7 @@ static int limiters_tour(void) {
     weir_pool_give(pool, 7, MS, &kept_old);
     int64_t ahead_again = weir_pool_make_ahead(pool);
     weir_pool_give(pool, 9, MS, &kept);
-    weir_taken fresh = weir_pool_take(pool, MS);
+    weir_pool_taken fresh = weir_pool_take(pool, MS);
     printf("   weir_pool generations: %" PRId64 " made ahead; %" PRId64 " marked old; evict hands "
            "back %zu (item %zu); old item 7 kept on give: %s; %" PRId64 " made ahead again, "
            "take says %s, %zu\n",

@@ -32,7 +32,7 @@ int main() {
     const weir::instant start = 0;
     auto bucket = weir::Bucket::make(80.0, 10.0, start);  // 80 requests/s, bursts of 10
     auto breaker = weir::Breaker::make(start);             // the preset policy
-    weir::Limits limits;                                   // the preset, but 4 connections
+    weir::PoolPolicy limits;                                   // the preset, but 4 connections
     limits.size = 4;
     limits.idle = 4;
     auto pool = weir::Pool::make(limits);
@@ -56,15 +56,15 @@ int main() {
             shed++;  // a fast 503: the backend is failing
             continue;
         }
-        weir::Taken taken = pool->take(now);
-        while (taken.kind == weir::Taken::Kind::stale) {
+        weir::PoolTaken taken = pool->take(now);
+        while (taken.kind == weir::PoolTaken::Kind::stale) {
             taken = pool->take(now);  // close taken.item first; a stale item is out of the pool's count
         }
         std::uintptr_t connection = taken.item;
-        if (taken.kind == weir::Taken::Kind::make) {
+        if (taken.kind == weir::PoolTaken::Kind::make) {
             connection = next_connection++;  // connect here
             (void)pool->made(connection, now);
-        } else if (taken.kind == weir::Taken::Kind::wait) {
+        } else if (taken.kind == weir::PoolTaken::Kind::wait) {
             waited++;
             (void)breaker->fail(call, now);  // the call never happened: count it against the backend
             continue;

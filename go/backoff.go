@@ -13,16 +13,16 @@ import (
 	"unsafe"
 )
 
-// Jitter says how a backoff delay is drawn from its ceiling.
-type Jitter int32
+// BackoffJitter says how a backoff delay is drawn from its ceiling.
+type BackoffJitter int32
 
-// The WEIR_JITTER_* kinds.
+// The WEIR_BACKOFF_JITTER_* kinds.
 const (
-	JitterRigid        Jitter = C.WEIR_JITTER_RIGID
-	JitterFull         Jitter = C.WEIR_JITTER_FULL
-	JitterEqual        Jitter = C.WEIR_JITTER_EQUAL
-	JitterDecorrelated Jitter = C.WEIR_JITTER_DECORRELATED
-	JitterSpread       Jitter = C.WEIR_JITTER_SPREAD
+	BackoffJitterRigid        BackoffJitter = C.WEIR_BACKOFF_JITTER_RIGID
+	BackoffJitterFull         BackoffJitter = C.WEIR_BACKOFF_JITTER_FULL
+	BackoffJitterEqual        BackoffJitter = C.WEIR_BACKOFF_JITTER_EQUAL
+	BackoffJitterDecorrelated BackoffJitter = C.WEIR_BACKOFF_JITTER_DECORRELATED
+	BackoffJitterSpread       BackoffJitter = C.WEIR_BACKOFF_JITTER_SPREAD
 )
 
 // Backoff is a retry policy (weir_backoff), a plain value: the ceiling
@@ -33,8 +33,8 @@ type Backoff struct {
 	Factor   float64
 	Cap      time.Duration
 	Attempts int32 // calls in all, the first included
-	Jitter   Jitter
-	Spread   float64    // the fraction JitterSpread spreads by
+	BackoffJitter   BackoffJitter
+	Spread   float64    // the fraction BackoffJitterSpread spreads by
 	Rand     *rand.Rand // the draws; nil is the global source
 }
 
@@ -46,12 +46,12 @@ func DefaultBackoff() Backoff { return fromC(C.weir_backoff_preset()) }
 func FullJitterBackoff() Backoff { return fromC(C.weir_backoff_full_jitter()) }
 
 func fromC(p C.weir_backoff) Backoff {
-	return Backoff{time.Duration(p.base_ns), float64(p.factor), time.Duration(p.cap_ns), int32(p.attempts), Jitter(p.jitter), float64(p.spread), nil}
+	return Backoff{time.Duration(p.base_ns), float64(p.factor), time.Duration(p.cap_ns), int32(p.attempts), BackoffJitter(p.jitter), float64(p.spread), nil}
 }
 
 func (b *Backoff) c() C.weir_backoff {
 	return C.weir_backoff{base_ns: ns(b.Base), factor: C.double(b.Factor), cap_ns: ns(b.Cap),
-		attempts: C.int32_t(b.Attempts), jitter: C.int32_t(b.Jitter), spread: C.double(b.Spread)}
+		attempts: C.int32_t(b.Attempts), jitter: C.int32_t(b.BackoffJitter), spread: C.double(b.Spread)}
 }
 
 // Check is nil for a valid policy, else the Status naming the first wrong
@@ -69,7 +69,7 @@ func (b *Backoff) Ceiling(retry int32) time.Duration {
 }
 
 // Delay is the wait before retry drawn with the draw random in [0, 1);
-// previous is the last delay (JitterDecorrelated reads it). -1 for an
+// previous is the last delay (BackoffJitterDecorrelated reads it). -1 for an
 // invalid policy.
 func (b *Backoff) Delay(retry int32, random float64, previous time.Duration) time.Duration {
 	c := b.c()

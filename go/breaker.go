@@ -7,8 +7,8 @@ package weir
 #cgo nocallback weir_breaker_pass
 #cgo noescape weir_breaker_fail
 #cgo nocallback weir_breaker_fail
-#cgo noescape weir_breaker_tally
-#cgo nocallback weir_breaker_tally
+#cgo noescape weir_breaker_read_tally
+#cgo nocallback weir_breaker_read_tally
 #include "weir.h"
 */
 import "C"
@@ -20,7 +20,7 @@ import (
 	"time"
 )
 
-// BreakerPolicy is the breaker's policy (weir_sre): Google SRE's
+// BreakerPolicy is the breaker's policy (weir_breaker_policy): Google SRE's
 // client-side throttling constants, then Envoy admission_control's limits
 // on the refusal probability. Start from [DefaultBreakerPolicy] (a zero
 // Aggression is refused, and a zero MaxRejectionProbability refuses
@@ -57,23 +57,23 @@ type BreakerPolicy struct {
 	Aggression float64
 }
 
-// DefaultBreakerPolicy is weir_sre_preset: k 1.5 decaying to 1.1,
+// DefaultBreakerPolicy is weir_breaker_policy_preset: k 1.5 decaying to 1.1,
 // protection 5, a probe after 1 s, 40 buckets over 10 s; refusals count,
 // no cap (1), no traffic floor (0), aggression 1.
 func DefaultBreakerPolicy() BreakerPolicy {
-	p := C.weir_sre_preset()
+	p := C.weir_breaker_policy_preset()
 	return BreakerPolicy{K: float64(p.k), Floor: float64(p.floor), Protection: float64(p.protection),
 		Probe: time.Duration(p.probe_ns), Size: int32(p.size), Window: time.Duration(p.window_ns),
 		SkipRefusals: p.skip_refusals != 0, MaxRejectionProbability: float64(p.max_rejection_probability),
 		RPSThreshold: float64(p.rps_threshold), Aggression: float64(p.aggression)}
 }
 
-func (p *BreakerPolicy) c() C.weir_sre {
+func (p *BreakerPolicy) c() C.weir_breaker_policy {
 	var skip C.int32_t
 	if p.SkipRefusals {
 		skip = 1
 	}
-	return C.weir_sre{k: C.double(p.K), floor: C.double(p.Floor), protection: C.double(p.Protection),
+	return C.weir_breaker_policy{k: C.double(p.K), floor: C.double(p.Floor), protection: C.double(p.Protection),
 		probe_ns: ns(p.Probe), size: C.int32_t(p.Size), window_ns: ns(p.Window), skip_refusals: skip,
 		max_rejection_probability: C.double(p.MaxRejectionProbability), rps_threshold: C.double(p.RPSThreshold),
 		aggression: C.double(p.Aggression)}
@@ -87,13 +87,13 @@ type Breaker struct {
 }
 
 // NewBreaker makes a breaker whose window opens at [Now]; a nil policy is
-// the preset. A bad policy is a Status naming the field (ErrSREK, ...).
+// the preset. A bad policy is a Status naming the field (ErrBreakerK, ...).
 func NewBreaker(policy *BreakerPolicy) (*Breaker, error) { return NewBreakerAt(policy, Now()) }
 
 // NewBreakerAt is NewBreaker with the window opening at now.
 func NewBreakerAt(policy *BreakerPolicy, now time.Duration) (*Breaker, error) {
-	var cp *C.weir_sre
-	var c C.weir_sre
+	var cp *C.weir_breaker_policy
+	var c C.weir_breaker_policy
 	if policy != nil {
 		c = policy.c()
 		cp = &c
@@ -118,11 +118,11 @@ func (b *Breaker) Close() error {
 	return nil
 }
 
-// BreakerCall is a call the breaker let through, to be settled once with
+// BreakerTicket is a call the breaker let through, to be settled once with
 // Pass or Fail; a second settle answers ErrSettled and changes nothing.
 // Settle the value Allow returned, not a copy (a copy settles on its own,
-// as weir_breaker_ticket says). The zero BreakerCall is settled already.
-type BreakerCall struct {
+// as weir_breaker_ticket says). The zero BreakerTicket is settled already.
+type BreakerTicket struct {
 	b      *Breaker
 	ticket C.weir_breaker_ticket
 }
@@ -130,12 +130,12 @@ type BreakerCall struct {
 // Allow asks to make one call at [Now], rolling the refusal draw from
 // math/rand/v2. Nil error: go ahead, and settle the call. ErrRefused:
 // the breaker refused (recorded as a drop). ErrClosed after Close.
-func (b *Breaker) Allow() (BreakerCall, error) { return b.AllowAt(Now(), rand.Float64()) }
+func (b *Breaker) Allow() (BreakerTicket, error) { return b.AllowAt(Now(), rand.Float64()) }
 
 // AllowAt asks at now with the caller's draw roll from [0, 1) (clamped;
 // NaN counts as 0): the form tests and simulations drive.
-func (b *Breaker) AllowAt(now time.Duration, roll float64) (BreakerCall, error) {
-	call := BreakerCall{b: b}
+func (b *Breaker) AllowAt(now time.Duration, roll float64) (BreakerTicket, error) {
+	call := BreakerTicket{b: b}
 	if b.p == nil {
 		return call, ErrClosed
 	}
@@ -148,13 +148,13 @@ func (b *Breaker) AllowAt(now time.Duration, roll float64) (BreakerCall, error) 
 }
 
 // Pass settles the call as a success at [Now].
-func (c *BreakerCall) Pass() error { return c.PassAt(Now()) }
+func (c *BreakerTicket) Pass() error { return c.PassAt(Now()) }
 
 // Fail settles the call as a failure at [Now].
-func (c *BreakerCall) Fail() error { return c.FailAt(Now()) }
+func (c *BreakerTicket) Fail() error { return c.FailAt(Now()) }
 
 // PassAt settles the call as a success finishing at now.
-func (c *BreakerCall) PassAt(now time.Duration) error {
+func (c *BreakerTicket) PassAt(now time.Duration) error {
 	if c.b == nil {
 		return ErrSettled
 	}
@@ -167,7 +167,7 @@ func (c *BreakerCall) PassAt(now time.Duration) error {
 }
 
 // FailAt settles the call as a failure finishing at now.
-func (c *BreakerCall) FailAt(now time.Duration) error {
+func (c *BreakerTicket) FailAt(now time.Duration) error {
 	if c.b == nil {
 		return ErrSettled
 	}
@@ -180,7 +180,7 @@ func (c *BreakerCall) FailAt(now time.Duration) error {
 }
 
 // Settle passes the call when err is nil and fails it otherwise.
-func (c *BreakerCall) Settle(err error) error {
+func (c *BreakerTicket) Settle(err error) error {
 	if err != nil {
 		return c.Fail()
 	}
@@ -223,19 +223,19 @@ func (b *Breaker) RatioAt(now time.Duration) float64 {
 	return r
 }
 
-// Tally counts the outcomes in a breaker's window: Total = Success +
+// BreakerTally counts the outcomes in a breaker's window: Total = Success +
 // Failure + Drop.
-type Tally struct {
+type BreakerTally struct {
 	Total, Success, Failure, Drop int64
 }
 
 // TallyAt is the outcomes in the window at now. A reading.
-func (b *Breaker) TallyAt(now time.Duration) (Tally, error) {
+func (b *Breaker) TallyAt(now time.Duration) (BreakerTally, error) {
 	if b.p == nil {
-		return Tally{}, ErrClosed
+		return BreakerTally{}, ErrClosed
 	}
-	var t C.weir_tally
-	err := check(C.weir_breaker_tally(b.p, ns(now), &t))
+	var t C.weir_breaker_tally
+	err := check(C.weir_breaker_read_tally(b.p, ns(now), &t))
 	runtime.KeepAlive(b)
-	return Tally{int64(t.total), int64(t.success), int64(t.failure), int64(t.drop)}, err
+	return BreakerTally{int64(t.total), int64(t.success), int64(t.failure), int64(t.drop)}, err
 }

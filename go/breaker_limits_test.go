@@ -31,16 +31,16 @@ func TestBreakerEnvoyLimits(t *testing.T) {
 	if base.MaxRejectionProbability != 1 || base.RPSThreshold != 0 || base.Aggression != 1 || base.SkipRefusals {
 		t.Fatalf("preset %+v", base)
 	}
-	seed := failing(t, base, 50)
-	if seed <= 0.3 || seed >= 1 {
-		t.Fatalf("50 failures: ratio %v", seed)
+	classic := failing(t, base, 50)
+	if classic <= 0.3 || classic >= 1 {
+		t.Fatalf("50 failures: ratio %v", classic)
 	}
 	capped := base
 	capped.MaxRejectionProbability = 0.3
 	if r := failing(t, capped, 50); r != 0.3 {
 		t.Errorf("capped at 0.3: %v", r)
 	}
-	// Aggression 2 is the square root of the seed's drop (all calls fail,
+	// Aggression 2 is the square root of the drop without it (all calls fail,
 	// so the refusals among them count the same either way only with
 	// SkipRefusals; compare at one failure count with refusals skipped).
 	skip := base
@@ -59,8 +59,8 @@ func TestBreakerEnvoyLimits(t *testing.T) {
 		t.Errorf("under the rps floor: %v", r)
 	}
 	floored.RPSThreshold = 4
-	if r := failing(t, floored, 50); r != seed {
-		t.Errorf("over the rps floor: %v, want the seed's %v", r, seed)
+	if r := failing(t, floored, 50); r != classic {
+		t.Errorf("over the rps floor: %v, want the preset's %v", r, classic)
 	}
 }
 
@@ -82,10 +82,10 @@ func TestBucketRefund(t *testing.T) {
 		n            float64
 		want         error
 	}{
-		{"zero", 0, 0, 0, ErrInvalidAmount},
-		{"negative", 0, 0, -1, ErrInvalidAmount},
-		{"NaN", 0, 0, math.NaN(), ErrInvalidAmount},
-		{"above the burst", 0, 0, 3, ErrInvalidAmount},
+		{"zero", 0, 0, 0, ErrLimiterInvalidAmount},
+		{"negative", 0, 0, -1, ErrLimiterInvalidAmount},
+		{"NaN", 0, 0, math.NaN(), ErrLimiterInvalidAmount},
+		{"above the burst", 0, 0, 3, ErrLimiterInvalidAmount},
 		{"taken in the future", 0, time.Second, 1, ErrRefundFuture},
 		{"made good by refill", 2 * time.Second, 0, 1, ErrRefundExpired},
 	} {

@@ -104,7 +104,7 @@ func (b *Bucket) Reserve(now time.Duration, n float64) (time.Duration, error) {
 // Refund gives back n tokens taken at takenAt (the now of that take) for
 // a call let through but never made, as x/time/rate's Reservation.Cancel
 // does: n less the refill since takenAt, never past the burst at now.
-// ErrInvalidAmount (n not in (0, burst]), ErrRefundFuture (takenAt after
+// ErrLimiterInvalidAmount (n not in (0, burst]), ErrRefundFuture (takenAt after
 // now), ErrRefundExpired (the refill has made the take good already),
 // ErrRefundFull (the bucket is full at now), ErrClosed; an error changes
 // nothing. Give back only what a take that passed took, once: the bucket

@@ -24,7 +24,7 @@ const (
 	BudgetPercent BudgetForm = C.WEIR_BUDGET_PERCENT
 )
 
-// BudgetPolicy is a retry budget's policy (weir_retry_budget); only the
+// BudgetPolicy is a retry budget's policy (weir_budget_policy); only the
 // chosen form's fields are read. Start from [DefaultBudgetPolicy].
 type BudgetPolicy struct {
 	Form       BudgetForm
@@ -35,10 +35,10 @@ type BudgetPolicy struct {
 	Percent    float64       // percent: share of requests retried, 0.2 a fifth
 }
 
-// DefaultBudgetPolicy is weir_retry_budget_preset: Finagle's default
+// DefaultBudgetPolicy is weir_budget_policy_preset: Finagle's default
 // (20 % of the last 10 s plus 10 a second), A6's 10 tokens and 0.1.
 func DefaultBudgetPolicy() BudgetPolicy {
-	p := C.weir_retry_budget_preset()
+	p := C.weir_budget_policy_preset()
 	return BudgetPolicy{BudgetForm(p.form), int32(p.max_tokens), float64(p.token_ratio), time.Duration(p.ttl_ns), int32(p.min_per_s), float64(p.percent)}
 }
 
@@ -51,10 +51,10 @@ type Budget struct {
 // NewBudget makes a budget at now; nil is the preset. A bad policy is a
 // Status naming the field (ErrUnknownKind, ErrBudgetMaxTokens, ...).
 func NewBudget(policy *BudgetPolicy, now time.Duration) (*Budget, error) {
-	var cp *C.weir_retry_budget
-	var c C.weir_retry_budget
+	var cp *C.weir_budget_policy
+	var c C.weir_budget_policy
 	if policy != nil {
-		c = C.weir_retry_budget{form: C.int32_t(policy.Form), max_tokens: C.int32_t(policy.MaxTokens),
+		c = C.weir_budget_policy{form: C.int32_t(policy.Form), max_tokens: C.int32_t(policy.MaxTokens),
 			token_ratio: C.double(policy.TokenRatio), ttl_ns: ns(policy.TTL), min_per_s: C.int32_t(policy.MinPerS),
 			percent: C.double(policy.Percent)}
 		cp = &c
@@ -118,18 +118,18 @@ func (b *Budget) Tokens(now time.Duration) int64 {
 	return n
 }
 
-// GradientPolicy is the adaptive limit's controller (weir_gradient,
-// Gradient2). Start from [DefaultGradientPolicy].
-type GradientPolicy struct {
+// ConcurrencyPolicy is the adaptive limit's controller (weir_concurrency_policy,
+// Gradient2). Start from [DefaultConcurrencyPolicy].
+type ConcurrencyPolicy struct {
 	InitialLimit, MinLimit, MaxLimit, QueueSize int32
 	Smoothing, Tolerance                        float64
 	LongWindow, Warmup                          int32
 }
 
-// DefaultGradientPolicy is weir_gradient_preset.
-func DefaultGradientPolicy() GradientPolicy {
-	p := C.weir_gradient_preset()
-	return GradientPolicy{int32(p.initial_limit), int32(p.min_limit), int32(p.max_limit), int32(p.queue_size),
+// DefaultConcurrencyPolicy is weir_concurrency_policy_preset.
+func DefaultConcurrencyPolicy() ConcurrencyPolicy {
+	p := C.weir_concurrency_policy_preset()
+	return ConcurrencyPolicy{int32(p.initial_limit), int32(p.min_limit), int32(p.max_limit), int32(p.queue_size),
 		float64(p.smoothing), float64(p.tolerance), int32(p.long_window), int32(p.warmup)}
 }
 
@@ -141,11 +141,11 @@ type Concurrency struct {
 }
 
 // NewConcurrency makes a limit at its initial value; nil is the preset.
-func NewConcurrency(policy *GradientPolicy) (*Concurrency, error) {
-	var cp *C.weir_gradient
-	var c C.weir_gradient
+func NewConcurrency(policy *ConcurrencyPolicy) (*Concurrency, error) {
+	var cp *C.weir_concurrency_policy
+	var c C.weir_concurrency_policy
 	if policy != nil {
-		c = C.weir_gradient{initial_limit: C.int32_t(policy.InitialLimit), min_limit: C.int32_t(policy.MinLimit),
+		c = C.weir_concurrency_policy{initial_limit: C.int32_t(policy.InitialLimit), min_limit: C.int32_t(policy.MinLimit),
 			max_limit: C.int32_t(policy.MaxLimit), queue_size: C.int32_t(policy.QueueSize), smoothing: C.double(policy.Smoothing),
 			tolerance: C.double(policy.Tolerance), long_window: C.int32_t(policy.LongWindow), warmup: C.int32_t(policy.Warmup)}
 		cp = &c
@@ -169,16 +169,16 @@ func (l *Concurrency) Close() error {
 	return nil
 }
 
-// Flight is a call the limit let in, to be left once (a second Leave
+// ConcurrencyTicket is a call the limit let in, to be left once (a second Leave
 // answers ErrSettled). Leave the value Enter returned, not a copy.
-type Flight struct {
+type ConcurrencyTicket struct {
 	l *Concurrency
-	f C.weir_flight
+	f C.weir_concurrency_ticket
 }
 
 // Enter asks to start a call at now: ErrRefused when the limit is full.
-func (l *Concurrency) Enter(now time.Duration) (Flight, error) {
-	fl := Flight{l: l}
+func (l *Concurrency) Enter(now time.Duration) (ConcurrencyTicket, error) {
+	fl := ConcurrencyTicket{l: l}
 	if l.p == nil {
 		return fl, ErrClosed
 	}
@@ -192,7 +192,7 @@ func (l *Concurrency) Enter(now time.Duration) (Flight, error) {
 
 // Leave ends the call at now; dropped says it timed out or was refused
 // downstream rather than answered.
-func (f *Flight) Leave(now time.Duration, dropped bool) error {
+func (f *ConcurrencyTicket) Leave(now time.Duration, dropped bool) error {
 	if f.l == nil {
 		return ErrSettled
 	}

@@ -140,7 +140,7 @@ func FuzzBackoff(f *testing.F) {
 	f.Add(int64(1e8), 2.0, int64(1e9), int32(3), int32(4), 0.2, int32(2), 0.5, int64(0))
 	f.Add(int64(-1), math.NaN(), int64(-1), int32(0), int32(9), 2.0, int32(-1), math.Inf(-1), int64(-5))
 	f.Fuzz(func(t *testing.T, base int64, factor float64, cap int64, attempts, jitter int32, spread float64, retry int32, u float64, prev int64) {
-		b := Backoff{Base: time.Duration(base), Factor: factor, Cap: time.Duration(cap), Attempts: attempts, Jitter: Jitter(jitter), Spread: spread}
+		b := Backoff{Base: time.Duration(base), Factor: factor, Cap: time.Duration(cap), Attempts: attempts, BackoffJitter: BackoffJitter(jitter), Spread: spread}
 		d := b.Delay(retry, u, time.Duration(prev))
 		if b.Check() != nil {
 			if d != -1 {
@@ -191,13 +191,13 @@ func FuzzPool(f *testing.F) {
 		if size > 64 {
 			size = 64
 		}
-		pl, err := NewPool[int](&PoolLimits{Size: size, Idle: idle, Keep: time.Duration(keep), Life: time.Duration(life),
+		pl, err := NewPool[int](&PoolPolicy{Size: size, Idle: idle, Keep: time.Duration(keep), Life: time.Duration(life),
 			LifeJitter: jitter, MinIdle: minIdle, MaxMaking: maxMaking})
 		if err != nil {
 			return
 		}
 		defer pl.Close()
-		var lent []Lent[int]
+		var lent []PoolLent[int]
 		now := time.Duration(0)
 		for i, op := range ops {
 			now += time.Duration(op)
@@ -205,7 +205,7 @@ func FuzzPool(f *testing.F) {
 			case 0, 1:
 				switch tk := pl.Take(now); tk.Kind {
 				case TakeReady:
-					lent = append(lent, tk.Lent())
+					lent = append(lent, tk.PoolLent())
 				case TakeMake:
 					if op%2 == 0 {
 						pl.Unmade()

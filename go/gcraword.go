@@ -8,7 +8,7 @@ import (
 )
 
 // The GCRA word's frozen encoding (weir_gcra in weir.h, weir-core's
-// smooth.rs and gcra.rs): the theoretical arrival time (TAT) as a count of
+// gcra.rs and tat.rs): the theoretical arrival time (TAT) as a count of
 // ticks of 2^-shift ns, tick 0 at now = 0.
 const (
 	gcraMaxShift     = 4

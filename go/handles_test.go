@@ -27,12 +27,12 @@ func TestBreakerCallSettlesOnce(t *testing.T) {
 			t.Fatalf("second settle: %v, want ErrSettled", err)
 		}
 	}
-	var zero BreakerCall
+	var zero BreakerTicket
 	if err := zero.Pass(); !errors.Is(err, ErrSettled) {
 		t.Fatalf("zero call: %v", err)
 	}
 	tally, err := b.TallyAt(3 * time.Millisecond)
-	if err != nil || tally != (Tally{Total: 1, Success: 1}) {
+	if err != nil || tally != (BreakerTally{Total: 1, Success: 1}) {
 		t.Fatalf("tally %+v %v", tally, err)
 	}
 }
@@ -44,13 +44,13 @@ func TestBreakerPolicyErrors(t *testing.T) {
 		want   error
 	}{
 		{"preset", func(*BreakerPolicy) {}, nil},
-		{"floor below 1", func(p *BreakerPolicy) { p.Floor = 0.5 }, ErrSREFloor},
-		{"k below floor", func(p *BreakerPolicy) { p.K = 1 }, ErrSREK},
-		{"NaN k", func(p *BreakerPolicy) { p.K = math.NaN() }, ErrSREK},
-		{"negative protection", func(p *BreakerPolicy) { p.Protection = -1 }, ErrSREProtection},
-		{"zero probe", func(p *BreakerPolicy) { p.Probe = 0 }, ErrSREProbe},
-		{"zero window", func(p *BreakerPolicy) { p.Window = 0 }, ErrSREWindow},
-		{"huge size", func(p *BreakerPolicy) { p.Size = 1 << 21 }, ErrSRESize},
+		{"floor below 1", func(p *BreakerPolicy) { p.Floor = 0.5 }, ErrBreakerFloor},
+		{"k below floor", func(p *BreakerPolicy) { p.K = 1 }, ErrBreakerK},
+		{"NaN k", func(p *BreakerPolicy) { p.K = math.NaN() }, ErrBreakerK},
+		{"negative protection", func(p *BreakerPolicy) { p.Protection = -1 }, ErrBreakerProtection},
+		{"zero probe", func(p *BreakerPolicy) { p.Probe = 0 }, ErrBreakerProbe},
+		{"zero window", func(p *BreakerPolicy) { p.Window = 0 }, ErrBreakerWindow},
+		{"huge size", func(p *BreakerPolicy) { p.Size = 1 << 21 }, ErrBreakerSize},
 	} {
 		p := DefaultBreakerPolicy()
 		tc.change(&p)
@@ -112,7 +112,7 @@ func TestShedderCallSettlesOnce(t *testing.T) {
 	}
 	p := DefaultShedderPolicy()
 	p.CPU = 1000
-	if _, err := NewShedderAt(&p, 0); !errors.Is(err, ErrShedCPU) {
+	if _, err := NewShedderAt(&p, 0); !errors.Is(err, ErrShedderCPU) {
 		t.Fatalf("cpu 1000: %v", err)
 	}
 }
@@ -245,7 +245,7 @@ func TestUseAfterClose(t *testing.T) {
 		t.Error("breaker Ratio")
 	}
 	if _, err := br.TallyAt(0); !errors.Is(err, ErrClosed) {
-		t.Errorf("breaker Tally: %v", err)
+		t.Errorf("breaker BreakerTally: %v", err)
 	}
 	sh, _ := NewShedder(nil)
 	sc, _ := sh.Allow(0)

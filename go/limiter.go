@@ -22,8 +22,8 @@ type Limiter struct {
 
 // NewLimiterBucket is a bucket of capacity units holding available,
 // crediting amount every interval counted from lastRefill (pass now for a
-// new one). ErrZeroCapacity, ErrZeroRefillAmount, ErrZeroRefillInterval,
-// ErrInitialAboveCapacity, ErrBucketAnchorInFuture.
+// new one). ErrLimiterZeroCapacity, ErrLimiterZeroRefillAmount, ErrLimiterZeroRefillInterval,
+// ErrLimiterInitialAboveCapacity, ErrLimiterBucketAnchorInFuture.
 func NewLimiterBucket(capacity, amount uint64, interval, lastRefill time.Duration, available uint64, now time.Duration) (Limiter, error) {
 	var l Limiter
 	err := check(C.weir_limiter_bucket(&l.l, C.uint64_t(capacity), C.uint64_t(amount), ns(interval), ns(lastRefill), C.uint64_t(available), ns(now)))
@@ -31,8 +31,8 @@ func NewLimiterBucket(capacity, amount uint64, interval, lastRefill time.Duratio
 }
 
 // NewLimiterWindow is a fixed window of window laid from start with
-// available of capacity units left. ErrZeroCapacity, ErrZeroWindow,
-// ErrInitialAboveCapacity, ErrWindowAnchorInFuture.
+// available of capacity units left. ErrLimiterZeroCapacity, ErrLimiterZeroWindow,
+// ErrLimiterInitialAboveCapacity, ErrLimiterWindowAnchorInFuture.
 func NewLimiterWindow(capacity uint64, window, start time.Duration, available uint64, now time.Duration) (Limiter, error) {
 	var l Limiter
 	err := check(C.weir_limiter_fixed_window(&l.l, C.uint64_t(capacity), ns(window), ns(start), C.uint64_t(available), ns(now)))
@@ -40,8 +40,8 @@ func NewLimiterWindow(capacity uint64, window, start time.Duration, available ui
 }
 
 // NewLimiterCooldown is batches of capacity units with a gate of cooldown
-// after each; end at or before now is no gate armed. ErrZeroCapacity,
-// ErrZeroCooldown, ErrInitialAboveCapacity, ErrCooldownArmedWithTokens.
+// after each; end at or before now is no gate armed. ErrLimiterZeroCapacity,
+// ErrLimiterZeroCooldown, ErrLimiterInitialAboveCapacity, ErrLimiterCooldownArmedWithTokens.
 func NewLimiterCooldown(capacity uint64, cooldown, end time.Duration, available uint64, now time.Duration) (Limiter, error) {
 	var l Limiter
 	err := check(C.weir_limiter_cooldown(&l.l, C.uint64_t(capacity), ns(cooldown), ns(end), C.uint64_t(available), ns(now)))
@@ -53,8 +53,8 @@ func (l *Limiter) Allow(now time.Duration, amount uint64) bool {
 	return bool(C.weir_limiter_try_consume(&l.l, ns(now), C.uint64_t(amount)))
 }
 
-// Consume is Allow with the reason: nil, ErrRateLimited,
-// ErrInvalidAmount, ErrLimiterCorrupt, ErrCooldownDeadlineOverflow.
+// Consume is Allow with the reason: nil, ErrLimiterRateLimited,
+// ErrLimiterInvalidAmount, ErrLimiterCorrupt, ErrLimiterCooldownDeadlineOverflow.
 func (l *Limiter) Consume(now time.Duration, amount uint64) error {
 	return check(C.weir_limiter_consume(&l.l, ns(now), C.uint64_t(amount)))
 }

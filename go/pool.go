@@ -11,13 +11,13 @@ import (
 	"time"
 )
 
-// PoolLimits is a pool's policy (weir_limits): Size live at most, Idle
+// PoolPolicy is a pool's policy (weir_pool_policy): Size live at most, Idle
 // kept idle at most, closed after Keep idle or Life alive (0: no limit).
 // LifeJitter (0..1) is the most of Life that MadeJittered's draw may cut,
 // so resources made together do not retire together; MinIdle is how many
 // idle ones MakeAhead keeps ready; MaxMaking caps the makes outstanding at
 // once (0: up to Size). The zero value of the last three is 0.1's pool.
-type PoolLimits struct {
+type PoolPolicy struct {
 	Size, Idle int64
 	Keep, Life time.Duration
 	LifeJitter float64
@@ -25,11 +25,11 @@ type PoolLimits struct {
 	MaxMaking  int64
 }
 
-// DefaultPoolLimits is weir_limits_preset: 10 live, 10 idle, 30 minutes
+// DefaultPoolPolicy is weir_pool_policy_preset: 10 live, 10 idle, 30 minutes
 // idle, no maximum age, no jitter, nothing made ahead, no making cap.
-func DefaultPoolLimits() PoolLimits {
-	l := C.weir_limits_preset()
-	return PoolLimits{Size: int64(l.size), Idle: int64(l.idle), Keep: time.Duration(l.keep_ns), Life: time.Duration(l.life_ns),
+func DefaultPoolPolicy() PoolPolicy {
+	l := C.weir_pool_policy_preset()
+	return PoolPolicy{Size: int64(l.size), Idle: int64(l.idle), Keep: time.Duration(l.keep_ns), Life: time.Duration(l.life_ns),
 		LifeJitter: float64(l.life_jitter), MinIdle: int64(l.min_idle), MaxMaking: int64(l.max_making)}
 }
 
@@ -49,11 +49,11 @@ type Pool[T any] struct {
 // NewPool makes an empty pool; nil limits are the preset. ErrPoolSize,
 // ErrPoolIdle, ErrPoolKeep, ErrPoolLife, ErrPoolJitter, ErrPoolMinIdle,
 // ErrPoolMaxMaking for bad limits (the first wrong field's).
-func NewPool[T any](limits *PoolLimits) (*Pool[T], error) {
-	var cp *C.weir_limits
-	var c C.weir_limits
+func NewPool[T any](limits *PoolPolicy) (*Pool[T], error) {
+	var cp *C.weir_pool_policy
+	var c C.weir_pool_policy
 	if limits != nil {
-		c = C.weir_limits{size: C.int64_t(limits.Size), idle: C.int64_t(limits.Idle), keep_ns: ns(limits.Keep), life_ns: ns(limits.Life),
+		c = C.weir_pool_policy{size: C.int64_t(limits.Size), idle: C.int64_t(limits.Idle), keep_ns: ns(limits.Keep), life_ns: ns(limits.Life),
 			life_jitter: C.double(limits.LifeJitter), min_idle: C.int64_t(limits.MinIdle), max_making: C.int64_t(limits.MaxMaking)}
 		cp = &c
 	}
@@ -77,23 +77,23 @@ func (pl *Pool[T]) Close() error {
 	return nil
 }
 
-// Taken says what Take answers: Kind is one of the Take* values; Item is
+// PoolTaken says what Take answers: Kind is one of the Take* values; Item is
 // the resource for TakeReady and TakeStale.
-type Taken[T any] struct {
-	Kind TakeKind
+type PoolTaken[T any] struct {
+	Kind PoolTakeKind
 	Item T
 	id   uintptr
 }
 
-// TakeKind is weir_taken's kind.
-type TakeKind int32
+// PoolTakeKind is weir_pool_taken's kind.
+type PoolTakeKind int32
 
-// The WEIR_TAKEN_* kinds.
+// The WEIR_POOL_TAKEN_* kinds.
 const (
-	TakeReady TakeKind = C.WEIR_TAKEN_READY // an idle resource, now lent
-	TakeStale TakeKind = C.WEIR_TAKEN_STALE // out of the pool: close Item and take again
-	TakeMake  TakeKind = C.WEIR_TAKEN_MAKE  // room reserved: make one, then Made (or Unmade)
-	TakeWait  TakeKind = C.WEIR_TAKEN_WAIT  // no room, or closed
+	TakeReady PoolTakeKind = C.WEIR_POOL_TAKEN_READY // an idle resource, now lent
+	TakeStale PoolTakeKind = C.WEIR_POOL_TAKEN_STALE // out of the pool: close Item and take again
+	TakeMake  PoolTakeKind = C.WEIR_POOL_TAKEN_MAKE  // room reserved: make one, then Made (or Unmade)
+	TakeWait  PoolTakeKind = C.WEIR_POOL_TAKEN_WAIT  // no room, or closed
 )
 
 func (pl *Pool[T]) lookup(id uintptr, forget bool) T {
@@ -115,13 +115,13 @@ func (pl *Pool[T]) forgetLocked(id uintptr) {
 }
 
 // Take asks for a resource at now.
-func (pl *Pool[T]) Take(now time.Duration) Taken[T] {
+func (pl *Pool[T]) Take(now time.Duration) PoolTaken[T] {
 	if pl.p == nil {
-		return Taken[T]{Kind: TakeWait}
+		return PoolTaken[T]{Kind: TakeWait}
 	}
 	t := C.weir_pool_take(pl.p, ns(now))
 	runtime.KeepAlive(pl)
-	out := Taken[T]{Kind: TakeKind(t.kind), id: uintptr(t.item)}
+	out := PoolTaken[T]{Kind: PoolTakeKind(t.kind), id: uintptr(t.item)}
 	switch out.Kind {
 	case TakeReady:
 		out.Item = pl.lookup(out.id, false)
@@ -132,8 +132,8 @@ func (pl *Pool[T]) Take(now time.Duration) Taken[T] {
 }
 
 // Made registers v, made after a TakeMake, as lent and born at now, and
-// answers the Lent to give back. ErrPoolNoReservation without a MAKE.
-func (pl *Pool[T]) Made(v T, now time.Duration) (Lent[T], error) {
+// answers the PoolLent to give back. ErrPoolNoReservation without a MAKE.
+func (pl *Pool[T]) Made(v T, now time.Duration) (PoolLent[T], error) {
 	return pl.register(v, func(id C.uintptr_t) C.weir_status { return C.weir_pool_made(pl.p, id, ns(now)) })
 }
 
@@ -141,7 +141,7 @@ func (pl *Pool[T]) Made(v T, now time.Duration) (Lent[T], error) {
 // in proportion to draw (uniform over all uint64 values, from the
 // caller's own generator, e.g. rand.Uint64): resources made together then
 // retire spread out. A draw of 0, or no LifeJitter or Life, is Made.
-func (pl *Pool[T]) MadeJittered(v T, now time.Duration, draw uint64) (Lent[T], error) {
+func (pl *Pool[T]) MadeJittered(v T, now time.Duration, draw uint64) (PoolLent[T], error) {
 	return pl.register(v, func(id C.uintptr_t) C.weir_status {
 		return C.weir_pool_made_jittered(pl.p, id, ns(now), C.uint64_t(draw))
 	})
@@ -149,18 +149,18 @@ func (pl *Pool[T]) MadeJittered(v T, now time.Duration, draw uint64) (Lent[T], e
 
 // register gives v an identity, lets call tell weir about it, and forgets
 // it again if weir refused.
-func (pl *Pool[T]) register(v T, call func(id C.uintptr_t) C.weir_status) (Lent[T], error) {
+func (pl *Pool[T]) register(v T, call func(id C.uintptr_t) C.weir_status) (PoolLent[T], error) {
 	if pl.p == nil {
-		return Lent[T]{}, ErrClosed
+		return PoolLent[T]{}, ErrClosed
 	}
 	id := pl.remember(v)
 	err := check(call(C.uintptr_t(id)))
 	runtime.KeepAlive(pl)
 	if err != nil {
 		pl.lookup(id, true)
-		return Lent[T]{}, err
+		return PoolLent[T]{}, err
 	}
-	return Lent[T]{Item: v, id: id}, nil
+	return PoolLent[T]{Item: v, id: id}, nil
 }
 
 // remember holds v under a fresh identity (a freed one first).
@@ -220,14 +220,14 @@ func (pl *Pool[T]) MarkOld() int {
 	return int(C.weir_pool_mark_old(pl.p))
 }
 
-// Lent is a resource the pool lent: Give it back or Drop it, once.
-type Lent[T any] struct {
+// PoolLent is a resource the pool lent: Give it back or Drop it, once.
+type PoolLent[T any] struct {
 	Item T
 	id   uintptr
 }
 
-// Lent is the handle of a Ready take.
-func (t Taken[T]) Lent() Lent[T] { return Lent[T]{Item: t.Item, id: t.id} }
+// PoolLent is the handle of a Ready take.
+func (t PoolTaken[T]) PoolLent() PoolLent[T] { return PoolLent[T]{Item: t.Item, id: t.id} }
 
 // Unmade releases a MAKE's room because making failed.
 func (pl *Pool[T]) Unmade() error {
@@ -241,7 +241,7 @@ func (pl *Pool[T]) Unmade() error {
 
 // Give hands a lent resource back at now. kept false: the caller closes
 // it. ErrPoolItemIdle, ErrPoolNotLent change nothing.
-func (pl *Pool[T]) Give(l Lent[T], now time.Duration) (kept bool, err error) {
+func (pl *Pool[T]) Give(l PoolLent[T], now time.Duration) (kept bool, err error) {
 	if pl.p == nil {
 		return false, ErrClosed
 	}
@@ -255,7 +255,7 @@ func (pl *Pool[T]) Give(l Lent[T], now time.Duration) (kept bool, err error) {
 }
 
 // Drop says a lent resource broke; the caller closes it.
-func (pl *Pool[T]) Drop(l Lent[T]) error {
+func (pl *Pool[T]) Drop(l PoolLent[T]) error {
 	if pl.p == nil {
 		return ErrClosed
 	}
@@ -323,7 +323,7 @@ func (pl *Pool[T]) NextExpiry(now time.Duration) time.Duration {
 	return dur(C.weir_pool_next_expiry(pl.p, ns(now)))
 }
 
-// PoolStats is weir_pool_counters: running totals since the pool was made.
+// PoolStats is weir_pool_stats: running totals since the pool was made.
 type PoolStats struct {
 	Made, Reused, Stale, EvictedIdle, EvictedAge, Dropped, Refused, Waits, Unmade, Closed uint64
 	Retired                                                                               uint64 // marked old, then handed back by Evict or not kept by Give
@@ -334,8 +334,8 @@ func (pl *Pool[T]) Stats() (PoolStats, error) {
 	if pl.p == nil {
 		return PoolStats{}, ErrClosed
 	}
-	var c C.weir_pool_counters
-	err := check(C.weir_pool_stats(pl.p, &c))
+	var c C.weir_pool_stats
+	err := check(C.weir_pool_read_stats(pl.p, &c))
 	runtime.KeepAlive(pl)
 	return PoolStats{uint64(c.made), uint64(c.reused), uint64(c.stale), uint64(c.evicted_idle), uint64(c.evicted_age),
 		uint64(c.dropped), uint64(c.refused), uint64(c.waits), uint64(c.unmade), uint64(c.closed),

@@ -11,12 +11,12 @@ import (
 // The pool's 0.2 limits and calls through the Go face: jittered lives,
 // make-ahead, the making cap, generations, and bad input changing nothing.
 func TestPoolJitteredLife(t *testing.T) {
-	pl, err := NewPool[string](&PoolLimits{Size: 4, Idle: 4, Life: 100 * time.Second, LifeJitter: 0.5})
+	pl, err := NewPool[string](&PoolPolicy{Size: 4, Idle: 4, Life: 100 * time.Second, LifeJitter: 0.5})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pl.Close()
-	make1 := func(name string, draw uint64) Lent[string] {
+	make1 := func(name string, draw uint64) PoolLent[string] {
 		if k := pl.Take(0).Kind; k != TakeMake {
 			t.Fatalf("take for %s: %v", name, k)
 		}
@@ -48,7 +48,7 @@ func TestPoolJitteredLife(t *testing.T) {
 }
 
 func TestPoolMakeAheadAndMaxMaking(t *testing.T) {
-	pl, err := NewPool[int](&PoolLimits{Size: 5, Idle: 5, MinIdle: 3, MaxMaking: 2})
+	pl, err := NewPool[int](&PoolPolicy{Size: 5, Idle: 5, MinIdle: 3, MaxMaking: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,12 +84,12 @@ func TestPoolMakeAheadAndMaxMaking(t *testing.T) {
 }
 
 func TestPoolMarkOld(t *testing.T) {
-	pl, err := NewPool[string](&PoolLimits{Size: 4, Idle: 4})
+	pl, err := NewPool[string](&PoolPolicy{Size: 4, Idle: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pl.Close()
-	var lent []Lent[string]
+	var lent []PoolLent[string]
 	for _, n := range []string{"a", "b", "c"} {
 		pl.Take(0)
 		l, err := pl.Made(n, 0)
@@ -128,7 +128,7 @@ func TestPoolMarkOld(t *testing.T) {
 }
 
 func TestPoolNewCallsAfterClose(t *testing.T) {
-	pl, err := NewPool[int](&PoolLimits{Size: 2, MinIdle: 1, Idle: 1})
+	pl, err := NewPool[int](&PoolPolicy{Size: 2, MinIdle: 1, Idle: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestPoolNewCallsAfterClose(t *testing.T) {
 }
 
 func TestDefaultPoolLimitsNewFields(t *testing.T) {
-	l := DefaultPoolLimits()
+	l := DefaultPoolPolicy()
 	if l.LifeJitter != 0 || l.MinIdle != 0 || l.MaxMaking != 0 || l.Size != 10 {
 		t.Fatalf("%+v", l)
 	}

@@ -73,18 +73,18 @@ func (s *Sliding) Next(now time.Duration) time.Duration {
 	return d
 }
 
-// Quota is where a Period's quota stands after a take.
-type Quota int32
+// PeriodQuota is where a Period's quota stands after a take.
+type PeriodQuota int32
 
 // The answers of Period.Take: Under and Hit are admitted, Over refused.
 const (
-	QuotaUnder Quota = C.WEIR_QUOTA_UNDER
-	QuotaHit   Quota = C.WEIR_QUOTA_HIT
-	QuotaOver  Quota = C.WEIR_QUOTA_OVER
+	PeriodQuotaUnder PeriodQuota = C.WEIR_PERIOD_QUOTA_UNDER
+	PeriodQuotaHit   PeriodQuota = C.WEIR_PERIOD_QUOTA_HIT
+	PeriodQuotaOver  PeriodQuota = C.WEIR_PERIOD_QUOTA_OVER
 )
 
 // Admitted reports whether the take was let through.
-func (q Quota) Admitted() bool { return q != QuotaOver }
+func (q PeriodQuota) Admitted() bool { return q != PeriodQuotaOver }
 
 // Period is a fixed-window quota: at most quota events per period
 // (weir_period). Safe for many goroutines; Close is not concurrent with use.
@@ -105,7 +105,7 @@ func NewPeriod(quota int64, period time.Duration, align bool) (*Period, error) {
 	return q, nil
 }
 
-// Close frees the counter; later takes answer QuotaOver.
+// Close frees the counter; later takes answer PeriodQuotaOver.
 func (q *Period) Close() error {
 	if q.p != nil {
 		C.weir_period_free(q.p)
@@ -116,14 +116,14 @@ func (q *Period) Close() error {
 }
 
 // Take counts one event at [Now].
-func (q *Period) Take() Quota { return q.TakeAt(Now()) }
+func (q *Period) Take() PeriodQuota { return q.TakeAt(Now()) }
 
 // TakeAt counts one event at now and says where the quota stands.
-func (q *Period) TakeAt(now time.Duration) Quota {
+func (q *Period) TakeAt(now time.Duration) PeriodQuota {
 	if q.p == nil {
-		return QuotaOver
+		return PeriodQuotaOver
 	}
-	r := Quota(C.weir_period_take(q.p, ns(now)))
+	r := PeriodQuota(C.weir_period_take(q.p, ns(now)))
 	runtime.KeepAlive(q)
 	return r
 }

@@ -1,6 +1,6 @@
 package weir
 
-// DESIGN.md's scenarios 1–7 through the Go face. Time is driven through
+// The scenarios 1–7 of docs/design.md through the Go face. Time is driven through
 // now; nothing sleeps.
 
 import (
@@ -130,7 +130,7 @@ func TestScenario3ShedderUnderLoad(t *testing.T) {
 		call.PassAt(now + 10*ms)
 	}
 	// A long queue on an idle CPU.
-	var held []ShedderCall
+	var held []ShedderTicket
 	for i := 0; i < 500; i++ {
 		now += 100 * time.Microsecond
 		call, err := s.AllowAt(now, 100)
@@ -173,13 +173,13 @@ func TestScenario3ShedderUnderLoad(t *testing.T) {
 
 // 4. Pool.
 func TestScenario4Pool(t *testing.T) {
-	pl, err := NewPool[string](&PoolLimits{Size: 3, Idle: 3, Keep: time.Second, Life: 10 * time.Second})
+	pl, err := NewPool[string](&PoolPolicy{Size: 3, Idle: 3, Keep: time.Second, Life: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pl.Close()
-	make3 := func(now time.Duration, names ...string) []Lent[string] {
-		var out []Lent[string]
+	make3 := func(now time.Duration, names ...string) []PoolLent[string] {
+		var out []PoolLent[string]
 		for _, n := range names {
 			if k := pl.Take(now).Kind; k != TakeMake {
 				t.Fatalf("take for %s: %v, want MAKE", n, k)
@@ -204,7 +204,7 @@ func TestScenario4Pool(t *testing.T) {
 	// Newest first.
 	if tk := pl.Take(3 * ms); tk.Kind != TakeReady || tk.Item != "c" {
 		t.Fatalf("newest first: %+v", tk)
-	} else if kept, _ := pl.Give(tk.Lent(), 3*ms); !kept {
+	} else if kept, _ := pl.Give(tk.PoolLent(), 3*ms); !kept {
 		t.Fatal("give back")
 	}
 	// Evict takes exactly what sat past keep: a (idle since 0) and b (1 ms).
@@ -236,10 +236,10 @@ func TestScenario4Pool(t *testing.T) {
 	if tk.Kind != TakeReady || tk.Item != "d" {
 		t.Fatalf("%+v", tk)
 	}
-	if kept, _ := pl.Give(tk.Lent(), 13*time.Second); kept {
+	if kept, _ := pl.Give(tk.PoolLent(), 13*time.Second); kept {
 		t.Fatal("a resource past its life was kept")
 	}
-	if err := pl.Drop(tk.Lent()); !errors.Is(err, ErrPoolNotLent) {
+	if err := pl.Drop(tk.PoolLent()); !errors.Is(err, ErrPoolNotLent) {
 		t.Fatalf("drop after give: %v", err)
 	}
 }
@@ -266,12 +266,12 @@ func TestScenario5Backoff(t *testing.T) {
 	if fmt.Sprint(a) != fmt.Sprint(c) || len(a) != 5 {
 		t.Fatalf("same draws, different schedules: %v %v", a, c)
 	}
-	for _, j := range []Jitter{JitterRigid, JitterFull, JitterEqual, JitterSpread} {
+	for _, j := range []BackoffJitter{BackoffJitterRigid, BackoffJitterFull, BackoffJitterEqual, BackoffJitterSpread} {
 		p := DefaultBackoff()
-		p.Jitter = j
+		p.BackoffJitter = j
 		for r := int32(1); r <= 5; r++ {
 			ceil := p.Ceiling(r)
-			lo, hi := map[Jitter][2]float64{JitterRigid: {1, 1}, JitterFull: {0, 1}, JitterEqual: {0.5, 1}, JitterSpread: {0.8, 1.2}}[j][0], map[Jitter][2]float64{JitterRigid: {1, 1}, JitterFull: {0, 1}, JitterEqual: {0.5, 1}, JitterSpread: {0.8, 1.2}}[j][1]
+			lo, hi := map[BackoffJitter][2]float64{BackoffJitterRigid: {1, 1}, BackoffJitterFull: {0, 1}, BackoffJitterEqual: {0.5, 1}, BackoffJitterSpread: {0.8, 1.2}}[j][0], map[BackoffJitter][2]float64{BackoffJitterRigid: {1, 1}, BackoffJitterFull: {0, 1}, BackoffJitterEqual: {0.5, 1}, BackoffJitterSpread: {0.8, 1.2}}[j][1]
 			for _, u := range []float64{0, 0.25, 0.5, 0.999} {
 				d := p.Delay(r, u, 0)
 				if float64(d) < lo*float64(ceil)-1 || float64(d) > hi*float64(ceil)+1 {
@@ -315,15 +315,15 @@ func TestScenario6Limiter(t *testing.T) {
 		err  error
 		want error
 	}{
-		{second(NewLimiterBucket(0, 1, 1, 0, 0, 0)), ErrZeroCapacity},
-		{second(NewLimiterBucket(1, 0, 1, 0, 0, 0)), ErrZeroRefillAmount},
-		{second(NewLimiterBucket(1, 1, 0, 0, 0, 0)), ErrZeroRefillInterval},
-		{second(NewLimiterBucket(1, 1, 1, 0, 2, 0)), ErrInitialAboveCapacity},
-		{second(NewLimiterBucket(1, 1, 1, 5, 0, 0)), ErrBucketAnchorInFuture},
-		{second(NewLimiterWindow(1, 0, 0, 0, 0)), ErrZeroWindow},
-		{second(NewLimiterWindow(1, 1, 5, 0, 0)), ErrWindowAnchorInFuture},
-		{second(NewLimiterCooldown(1, 0, 0, 0, 0)), ErrZeroCooldown},
-		{second(NewLimiterCooldown(1, 1, 5, 1, 0)), ErrCooldownArmedWithTokens},
+		{second(NewLimiterBucket(0, 1, 1, 0, 0, 0)), ErrLimiterZeroCapacity},
+		{second(NewLimiterBucket(1, 0, 1, 0, 0, 0)), ErrLimiterZeroRefillAmount},
+		{second(NewLimiterBucket(1, 1, 0, 0, 0, 0)), ErrLimiterZeroRefillInterval},
+		{second(NewLimiterBucket(1, 1, 1, 0, 2, 0)), ErrLimiterInitialAboveCapacity},
+		{second(NewLimiterBucket(1, 1, 1, 5, 0, 0)), ErrLimiterBucketAnchorInFuture},
+		{second(NewLimiterWindow(1, 0, 0, 0, 0)), ErrLimiterZeroWindow},
+		{second(NewLimiterWindow(1, 1, 5, 0, 0)), ErrLimiterWindowAnchorInFuture},
+		{second(NewLimiterCooldown(1, 0, 0, 0, 0)), ErrLimiterZeroCooldown},
+		{second(NewLimiterCooldown(1, 1, 5, 1, 0)), ErrLimiterCooldownArmedWithTokens},
 	} {
 		if !errors.Is(tc.err, tc.want) {
 			t.Errorf("%v, want %v", tc.err, tc.want)

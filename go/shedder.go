@@ -7,8 +7,8 @@ package weir
 #cgo nocallback weir_shedder_pass
 #cgo noescape weir_shedder_fail
 #cgo nocallback weir_shedder_fail
-#cgo noescape weir_shedder_stats
-#cgo nocallback weir_shedder_stats
+#cgo noescape weir_shedder_read_stats
+#cgo nocallback weir_shedder_read_stats
 #include "weir.h"
 */
 import "C"
@@ -19,7 +19,7 @@ import (
 	"time"
 )
 
-// ShedderPolicy is the shedder's policy (weir_shed). Start from
+// ShedderPolicy is the shedder's policy (weir_shedder_policy). Start from
 // [DefaultShedderPolicy].
 type ShedderPolicy struct {
 	// Buckets in the window (below one counts as one).
@@ -41,16 +41,16 @@ type ShedderPolicy struct {
 	Floor float64
 }
 
-// DefaultShedderPolicy is weir_shed_preset: 50 buckets over 5 s, hot at
+// DefaultShedderPolicy is weir_shedder_policy_preset: 50 buckets over 5 s, hot at
 // 900‰, 1 s assumed latency, beta 0.9, 1 s to cool, floor 0.1.
 func DefaultShedderPolicy() ShedderPolicy {
-	p := C.weir_shed_preset()
+	p := C.weir_shedder_policy_preset()
 	return ShedderPolicy{Size: int32(p.size), CPU: int32(p.cpu), Window: time.Duration(p.window_ns),
 		Latency: time.Duration(p.latency_ns), Beta: float64(p.beta), Cool: time.Duration(p.cool_ns), Floor: float64(p.floor)}
 }
 
-func (p *ShedderPolicy) c() C.weir_shed {
-	return C.weir_shed{size: C.int32_t(p.Size), cpu: C.int32_t(p.CPU), window_ns: ns(p.Window),
+func (p *ShedderPolicy) c() C.weir_shedder_policy {
+	return C.weir_shedder_policy{size: C.int32_t(p.Size), cpu: C.int32_t(p.CPU), window_ns: ns(p.Window),
 		latency_ns: ns(p.Latency), beta: C.double(p.Beta), cool_ns: ns(p.Cool), floor: C.double(p.Floor)}
 }
 
@@ -63,13 +63,13 @@ type Shedder struct {
 }
 
 // NewShedder makes a shedder whose window opens at [Now]; a nil policy is
-// the preset. A bad policy is a Status naming the field (ErrShedCPU, ...).
+// the preset. A bad policy is a Status naming the field (ErrShedderCPU, ...).
 func NewShedder(policy *ShedderPolicy) (*Shedder, error) { return NewShedderAt(policy, Now()) }
 
 // NewShedderAt is NewShedder with the window opening at now.
 func NewShedderAt(policy *ShedderPolicy, now time.Duration) (*Shedder, error) {
-	var cp *C.weir_shed
-	var c C.weir_shed
+	var cp *C.weir_shedder_policy
+	var c C.weir_shedder_policy
 	if policy != nil {
 		c = policy.c()
 		cp = &c
@@ -94,22 +94,22 @@ func (s *Shedder) Close() error {
 	return nil
 }
 
-// ShedderCall is a call the shedder let through, to be settled once with
+// ShedderTicket is a call the shedder let through, to be settled once with
 // Pass or Fail (a second settle answers ErrSettled). Settle the value
-// Allow returned, not a copy. The zero ShedderCall is settled already.
-type ShedderCall struct {
+// Allow returned, not a copy. The zero ShedderTicket is settled already.
+type ShedderTicket struct {
 	s      *Shedder
-	ticket C.weir_ticket
+	ticket C.weir_shedder_ticket
 }
 
 // Allow asks to start one call at [Now] with the CPU at cpuPermille
 // thousandths (clamped into [0, 1000]). Nil: go ahead and settle the
 // call; ErrRefused: shed it; ErrClosed after Close.
-func (s *Shedder) Allow(cpuPermille int32) (ShedderCall, error) { return s.AllowAt(Now(), cpuPermille) }
+func (s *Shedder) Allow(cpuPermille int32) (ShedderTicket, error) { return s.AllowAt(Now(), cpuPermille) }
 
 // AllowAt is Allow at now.
-func (s *Shedder) AllowAt(now time.Duration, cpuPermille int32) (ShedderCall, error) {
-	call := ShedderCall{s: s}
+func (s *Shedder) AllowAt(now time.Duration, cpuPermille int32) (ShedderTicket, error) {
+	call := ShedderTicket{s: s}
 	if s.p == nil {
 		return call, ErrClosed
 	}
@@ -122,10 +122,10 @@ func (s *Shedder) AllowAt(now time.Duration, cpuPermille int32) (ShedderCall, er
 }
 
 // Pass settles the call as answered at [Now]: its response time counts.
-func (c *ShedderCall) Pass() error { return c.PassAt(Now()) }
+func (c *ShedderTicket) Pass() error { return c.PassAt(Now()) }
 
 // PassAt settles the call as answered at now.
-func (c *ShedderCall) PassAt(now time.Duration) error {
+func (c *ShedderTicket) PassAt(now time.Duration) error {
 	if c.s == nil {
 		return ErrSettled
 	}
@@ -139,7 +139,7 @@ func (c *ShedderCall) PassAt(now time.Duration) error {
 
 // Fail settles the call as failed: it leaves flight, feeding neither the
 // pass count nor the response times.
-func (c *ShedderCall) Fail() error {
+func (c *ShedderTicket) Fail() error {
 	if c.s == nil {
 		return ErrSettled
 	}
@@ -179,8 +179,8 @@ func (s *Shedder) Flying() int64 {
 	return n
 }
 
-// ShedStats is what a shedder knows at a moment (weir_shed_stats).
-type ShedStats struct {
+// ShedderStats is what a shedder knows at a moment (weir_shedder_stats).
+type ShedderStats struct {
 	Flying   int64   // calls in flight
 	Average  float64 // moving average of calls in flight
 	Capacity float64 // calls the server has shown it holds at once
@@ -190,12 +190,12 @@ type ShedStats struct {
 }
 
 // StatsAt is what the shedder knows at now. A reading: it changes nothing.
-func (s *Shedder) StatsAt(now time.Duration) (ShedStats, error) {
+func (s *Shedder) StatsAt(now time.Duration) (ShedderStats, error) {
 	if s.p == nil {
-		return ShedStats{}, ErrClosed
+		return ShedderStats{}, ErrClosed
 	}
-	var st C.weir_shed_stats
-	err := check(C.weir_shedder_stats(s.p, ns(now), &st))
+	var st C.weir_shedder_stats
+	err := check(C.weir_shedder_read_stats(s.p, ns(now), &st))
 	runtime.KeepAlive(s)
-	return ShedStats{int64(st.flying), float64(st.average), float64(st.capacity), float64(st.limit), int32(st.cpu), st.hot != 0}, err
+	return ShedderStats{int64(st.flying), float64(st.average), float64(st.capacity), float64(st.limit), int32(st.cpu), st.hot != 0}, err
 }

@@ -68,35 +68,35 @@ const (
 	ErrRefundFull Status = 42
 	// ErrRefundFuture is WEIR_ERR_REFUND_FUTURE: A refund whose `taken_at` is later than its `now`; nothing changed.
 	ErrRefundFuture Status = 43
-	// ErrZeroCapacity is WEIR_ERR_ZERO_CAPACITY: A limiter constructor was given a capacity of zero.
-	ErrZeroCapacity Status = 100
-	// ErrZeroRefillAmount is WEIR_ERR_ZERO_REFILL_AMOUNT: A bucket limiter was given a refill amount of zero.
-	ErrZeroRefillAmount Status = 101
-	// ErrZeroRefillInterval is WEIR_ERR_ZERO_REFILL_INTERVAL: A bucket limiter was given a refill interval of zero or less.
-	ErrZeroRefillInterval Status = 102
-	// ErrZeroWindow is WEIR_ERR_ZERO_WINDOW: A fixed-window limiter was given a window of zero or less.
-	ErrZeroWindow Status = 103
-	// ErrZeroCooldown is WEIR_ERR_ZERO_COOLDOWN: A cooldown limiter was given a cooldown of zero or less.
-	ErrZeroCooldown Status = 104
-	// ErrInitialAboveCapacity is WEIR_ERR_INITIAL_ABOVE_CAPACITY: A limiter constructor was given more initial units than its capacity.
-	ErrInitialAboveCapacity Status = 105
-	// ErrBucketAnchorInFuture is WEIR_ERR_BUCKET_ANCHOR_IN_FUTURE: A bucket limiter's refill anchor (`last_refill`) is later than `now`.
-	ErrBucketAnchorInFuture Status = 106
-	// ErrWindowAnchorInFuture is WEIR_ERR_WINDOW_ANCHOR_IN_FUTURE: A fixed-window limiter's anchor (`window_start`) is later than `now`.
-	ErrWindowAnchorInFuture Status = 107
-	// ErrCooldownArmedWithTokens is WEIR_ERR_COOLDOWN_ARMED_WITH_TOKENS: A cooldown limiter was given units while its gate (`cooldown_end`) is
+	// ErrLimiterZeroCapacity is WEIR_ERR_LIMITER_ZERO_CAPACITY: A limiter constructor was given a capacity of zero.
+	ErrLimiterZeroCapacity Status = 100
+	// ErrLimiterZeroRefillAmount is WEIR_ERR_LIMITER_ZERO_REFILL_AMOUNT: A bucket limiter was given a refill amount of zero.
+	ErrLimiterZeroRefillAmount Status = 101
+	// ErrLimiterZeroRefillInterval is WEIR_ERR_LIMITER_ZERO_REFILL_INTERVAL: A bucket limiter was given a refill interval of zero or less.
+	ErrLimiterZeroRefillInterval Status = 102
+	// ErrLimiterZeroWindow is WEIR_ERR_LIMITER_ZERO_WINDOW: A fixed-window limiter was given a window of zero or less.
+	ErrLimiterZeroWindow Status = 103
+	// ErrLimiterZeroCooldown is WEIR_ERR_LIMITER_ZERO_COOLDOWN: A cooldown limiter was given a cooldown of zero or less.
+	ErrLimiterZeroCooldown Status = 104
+	// ErrLimiterInitialAboveCapacity is WEIR_ERR_LIMITER_INITIAL_ABOVE_CAPACITY: A limiter constructor was given more initial units than its capacity.
+	ErrLimiterInitialAboveCapacity Status = 105
+	// ErrLimiterBucketAnchorInFuture is WEIR_ERR_LIMITER_BUCKET_ANCHOR_IN_FUTURE: A bucket limiter's refill anchor (`last_refill`) is later than `now`.
+	ErrLimiterBucketAnchorInFuture Status = 106
+	// ErrLimiterWindowAnchorInFuture is WEIR_ERR_LIMITER_WINDOW_ANCHOR_IN_FUTURE: A fixed-window limiter's anchor (`window_start`) is later than `now`.
+	ErrLimiterWindowAnchorInFuture Status = 107
+	// ErrLimiterCooldownArmedWithTokens is WEIR_ERR_LIMITER_COOLDOWN_ARMED_WITH_TOKENS: A cooldown limiter was given units while its gate (`cooldown_end`) is
 	// still armed at `now`: a contradiction.
-	ErrCooldownArmedWithTokens Status = 108
-	// ErrCooldownDeadlineOverflow is WEIR_ERR_COOLDOWN_DEADLINE_OVERFLOW: Draining a cooldown limiter would arm a gate whose deadline
+	ErrLimiterCooldownArmedWithTokens Status = 108
+	// ErrLimiterCooldownDeadlineOverflow is WEIR_ERR_LIMITER_COOLDOWN_DEADLINE_OVERFLOW: Draining a cooldown limiter would arm a gate whose deadline
 	// (`now + cooldown_ns`) does not fit in an int64_t; nothing was changed.
-	ErrCooldownDeadlineOverflow Status = 109
-	// ErrRateLimited is WEIR_ERR_RATE_LIMITED: The limiter cannot grant the amount now; nothing was taken.
-	ErrRateLimited Status = 110
-	// ErrInvalidAmount is WEIR_ERR_INVALID_AMOUNT: A limiter consume asked for zero units.
-	ErrInvalidAmount Status = 111
-	// ErrWrongVariant is WEIR_ERR_WRONG_VARIANT: A limiter getter for one variant was asked of another; check with
+	ErrLimiterCooldownDeadlineOverflow Status = 109
+	// ErrLimiterRateLimited is WEIR_ERR_LIMITER_RATE_LIMITED: The limiter cannot grant the amount now; nothing was taken.
+	ErrLimiterRateLimited Status = 110
+	// ErrLimiterInvalidAmount is WEIR_ERR_LIMITER_INVALID_AMOUNT: A limiter consume asked for zero units.
+	ErrLimiterInvalidAmount Status = 111
+	// ErrLimiterWrongVariant is WEIR_ERR_LIMITER_WRONG_VARIANT: A limiter getter for one variant was asked of another; check with
 	// `weir_limiter_is_bucket` and friends first.
-	ErrWrongVariant Status = 112
+	ErrLimiterWrongVariant Status = 112
 	// ErrLimiterCorrupt is WEIR_ERR_LIMITER_CORRUPT: The `weir_limiter` value is not one a constructor made: zeroed or
 	// overwritten. It refuses every call until rebuilt. (A value never
 	// initialised must not be passed at all: see `weir_limiter`.)
@@ -108,68 +108,68 @@ const (
 	// fill. Nothing changed.
 	ErrPoolNotLent Status = 201
 	// ErrPoolNoReservation is WEIR_ERR_POOL_NO_RESERVATION: No reservation is open: `made` or `unmade` without a take that
-	// answered WEIR_TAKEN_MAKE. Nothing changed.
+	// answered WEIR_POOL_TAKEN_MAKE. Nothing changed.
 	ErrPoolNoReservation Status = 202
 	// ErrPoolItemKnown is WEIR_ERR_POOL_ITEM_KNOWN: `made` with an item the pool already holds, idle or lent. Nothing
 	// changed.
 	ErrPoolItemKnown Status = 203
-	// ErrPoolSize is WEIR_ERR_POOL_SIZE: A pool's `weir_limits.size` is outside 1..WEIR_POOL_MAX_SIZE: zero,
+	// ErrPoolSize is WEIR_ERR_POOL_SIZE: A pool's `weir_pool_policy.size` is outside 1..WEIR_POOL_MAX_SIZE: zero,
 	// negative or too large.
 	ErrPoolSize Status = 204
-	// ErrPoolIdle is WEIR_ERR_POOL_IDLE: A pool's `weir_limits.idle` is negative.
+	// ErrPoolIdle is WEIR_ERR_POOL_IDLE: A pool's `weir_pool_policy.idle` is negative.
 	ErrPoolIdle Status = 205
-	// ErrPoolKeep is WEIR_ERR_POOL_KEEP: A pool's `weir_limits.keep_ns` is negative.
+	// ErrPoolKeep is WEIR_ERR_POOL_KEEP: A pool's `weir_pool_policy.keep_ns` is negative.
 	ErrPoolKeep Status = 206
-	// ErrPoolLife is WEIR_ERR_POOL_LIFE: A pool's `weir_limits.life_ns` is negative.
+	// ErrPoolLife is WEIR_ERR_POOL_LIFE: A pool's `weir_pool_policy.life_ns` is negative.
 	ErrPoolLife Status = 207
-	// ErrPoolJitter is WEIR_ERR_POOL_JITTER: A pool's `weir_limits.life_jitter` is not in 0..1 (NaN included).
+	// ErrPoolJitter is WEIR_ERR_POOL_JITTER: A pool's `weir_pool_policy.life_jitter` is not in 0..1 (NaN included).
 	ErrPoolJitter Status = 220
-	// ErrPoolMinIdle is WEIR_ERR_POOL_MIN_IDLE: A pool's `weir_limits.min_idle` is negative.
+	// ErrPoolMinIdle is WEIR_ERR_POOL_MIN_IDLE: A pool's `weir_pool_policy.min_idle` is negative.
 	ErrPoolMinIdle Status = 221
-	// ErrPoolMaxMaking is WEIR_ERR_POOL_MAX_MAKING: A pool's `weir_limits.max_making` is negative.
+	// ErrPoolMaxMaking is WEIR_ERR_POOL_MAX_MAKING: A pool's `weir_pool_policy.max_making` is negative.
 	ErrPoolMaxMaking Status = 222
 	// ErrWindowSpan is WEIR_ERR_WINDOW_SPAN: `weir_window_new`'s `window_ns` is zero or negative.
 	ErrWindowSpan Status = 300
-	// ErrSREK is WEIR_ERR_SRE_K: A breaker policy's `k` is NaN, infinite or below its `floor`.
-	ErrSREK Status = 301
-	// ErrSREFloor is WEIR_ERR_SRE_FLOOR: A breaker policy's `floor` is NaN, infinite or below 1.
-	ErrSREFloor Status = 302
-	// ErrSREProtection is WEIR_ERR_SRE_PROTECTION: A breaker policy's `protection` is NaN, infinite or negative.
-	ErrSREProtection Status = 303
-	// ErrSREProbe is WEIR_ERR_SRE_PROBE: A breaker policy's `probe_ns` is zero or negative.
-	ErrSREProbe Status = 304
-	// ErrShedCPU is WEIR_ERR_SHED_CPU: A shedder policy's CPU threshold is outside [0, 1000).
-	ErrShedCPU Status = 305
-	// ErrShedLatency is WEIR_ERR_SHED_LATENCY: A shedder policy's `latency_ns` is zero or negative.
-	ErrShedLatency Status = 306
-	// ErrShedBeta is WEIR_ERR_SHED_BETA: A shedder policy's `beta` is NaN or outside [0, 1).
-	ErrShedBeta Status = 307
-	// ErrShedFloor is WEIR_ERR_SHED_FLOOR: A shedder policy's `floor` is NaN or outside (0, 1].
-	ErrShedFloor Status = 308
-	// ErrShedCool is WEIR_ERR_SHED_COOL: A shedder policy's `cool_ns` is negative.
-	ErrShedCool Status = 309
+	// ErrBreakerK is WEIR_ERR_BREAKER_K: A breaker policy's `k` is NaN, infinite or below its `floor`.
+	ErrBreakerK Status = 301
+	// ErrBreakerFloor is WEIR_ERR_BREAKER_FLOOR: A breaker policy's `floor` is NaN, infinite or below 1.
+	ErrBreakerFloor Status = 302
+	// ErrBreakerProtection is WEIR_ERR_BREAKER_PROTECTION: A breaker policy's `protection` is NaN, infinite or negative.
+	ErrBreakerProtection Status = 303
+	// ErrBreakerProbe is WEIR_ERR_BREAKER_PROBE: A breaker policy's `probe_ns` is zero or negative.
+	ErrBreakerProbe Status = 304
+	// ErrShedderCPU is WEIR_ERR_SHEDDER_CPU: A shedder policy's CPU threshold is outside [0, 1000).
+	ErrShedderCPU Status = 305
+	// ErrShedderLatency is WEIR_ERR_SHEDDER_LATENCY: A shedder policy's `latency_ns` is zero or negative.
+	ErrShedderLatency Status = 306
+	// ErrShedderBeta is WEIR_ERR_SHEDDER_BETA: A shedder policy's `beta` is NaN or outside [0, 1).
+	ErrShedderBeta Status = 307
+	// ErrShedderFloor is WEIR_ERR_SHEDDER_FLOOR: A shedder policy's `floor` is NaN or outside (0, 1].
+	ErrShedderFloor Status = 308
+	// ErrShedderCool is WEIR_ERR_SHEDDER_COOL: A shedder policy's `cool_ns` is negative.
+	ErrShedderCool Status = 309
 	// ErrBreakerTicket is WEIR_ERR_BREAKER_TICKET: A breaker ticket this breaker did not hand out: another breaker's, a
 	// zeroed or overwritten one. Nothing changed.
 	ErrBreakerTicket Status = 310
-	// ErrSRESize is WEIR_ERR_SRE_SIZE: A breaker policy's `size` is above 1048576 buckets.
-	ErrSRESize Status = 311
-	// ErrSREWindow is WEIR_ERR_SRE_WINDOW: A breaker policy's `window_ns` is zero or negative.
-	ErrSREWindow Status = 312
-	// ErrShedSize is WEIR_ERR_SHED_SIZE: A shedder policy's `size` is above 1048576 buckets.
-	ErrShedSize Status = 313
-	// ErrShedWindow is WEIR_ERR_SHED_WINDOW: A shedder policy's `window_ns` is zero or negative.
-	ErrShedWindow Status = 314
+	// ErrBreakerSize is WEIR_ERR_BREAKER_SIZE: A breaker policy's `size` is above 1048576 buckets.
+	ErrBreakerSize Status = 311
+	// ErrBreakerWindow is WEIR_ERR_BREAKER_WINDOW: A breaker policy's `window_ns` is zero or negative.
+	ErrBreakerWindow Status = 312
+	// ErrShedderSize is WEIR_ERR_SHEDDER_SIZE: A shedder policy's `size` is above 1048576 buckets.
+	ErrShedderSize Status = 313
+	// ErrShedderWindow is WEIR_ERR_SHEDDER_WINDOW: A shedder policy's `window_ns` is zero or negative.
+	ErrShedderWindow Status = 314
 	// ErrWindowSize is WEIR_ERR_WINDOW_SIZE: `weir_window_new`'s `size` is above 1048576 buckets.
 	ErrWindowSize Status = 315
-	// ErrSRECap is WEIR_ERR_SRE_CAP: A breaker policy's `max_rejection_probability` is NaN or outside
+	// ErrBreakerCap is WEIR_ERR_BREAKER_CAP: A breaker policy's `max_rejection_probability` is NaN or outside
 	// [0, 1].
-	ErrSRECap Status = 330
-	// ErrSRERPS is WEIR_ERR_SRE_RPS: A breaker policy's `rps_threshold` is not finite or is negative.
-	ErrSRERPS Status = 331
-	// ErrSREAggression is WEIR_ERR_SRE_AGGRESSION: A breaker policy's `aggression` is not finite or is not positive.
-	ErrSREAggression Status = 332
-	// ErrSRERefusals is WEIR_ERR_SRE_REFUSALS: A breaker policy's `skip_refusals` is neither 0 nor 1.
-	ErrSRERefusals Status = 333
+	ErrBreakerCap Status = 330
+	// ErrBreakerRPS is WEIR_ERR_BREAKER_RPS: A breaker policy's `rps_threshold` is not finite or is negative.
+	ErrBreakerRPS Status = 331
+	// ErrBreakerAggression is WEIR_ERR_BREAKER_AGGRESSION: A breaker policy's `aggression` is not finite or is not positive.
+	ErrBreakerAggression Status = 332
+	// ErrBreakerRefusals is WEIR_ERR_BREAKER_REFUSALS: A breaker policy's `skip_refusals` is neither 0 nor 1.
+	ErrBreakerRefusals Status = 333
 	// ErrRateBurst is WEIR_ERR_RATE_BURST: A rate limit's burst is outside 1..1023.
 	ErrRateBurst Status = 400
 	// ErrRateZero is WEIR_ERR_RATE_ZERO: A rate limit of zero events a second.
@@ -266,19 +266,19 @@ var statusCodes = [...]struct {
 	{ErrRefundArmed, "WEIR_ERR_REFUND_ARMED"},
 	{ErrRefundFull, "WEIR_ERR_REFUND_FULL"},
 	{ErrRefundFuture, "WEIR_ERR_REFUND_FUTURE"},
-	{ErrZeroCapacity, "WEIR_ERR_ZERO_CAPACITY"},
-	{ErrZeroRefillAmount, "WEIR_ERR_ZERO_REFILL_AMOUNT"},
-	{ErrZeroRefillInterval, "WEIR_ERR_ZERO_REFILL_INTERVAL"},
-	{ErrZeroWindow, "WEIR_ERR_ZERO_WINDOW"},
-	{ErrZeroCooldown, "WEIR_ERR_ZERO_COOLDOWN"},
-	{ErrInitialAboveCapacity, "WEIR_ERR_INITIAL_ABOVE_CAPACITY"},
-	{ErrBucketAnchorInFuture, "WEIR_ERR_BUCKET_ANCHOR_IN_FUTURE"},
-	{ErrWindowAnchorInFuture, "WEIR_ERR_WINDOW_ANCHOR_IN_FUTURE"},
-	{ErrCooldownArmedWithTokens, "WEIR_ERR_COOLDOWN_ARMED_WITH_TOKENS"},
-	{ErrCooldownDeadlineOverflow, "WEIR_ERR_COOLDOWN_DEADLINE_OVERFLOW"},
-	{ErrRateLimited, "WEIR_ERR_RATE_LIMITED"},
-	{ErrInvalidAmount, "WEIR_ERR_INVALID_AMOUNT"},
-	{ErrWrongVariant, "WEIR_ERR_WRONG_VARIANT"},
+	{ErrLimiterZeroCapacity, "WEIR_ERR_LIMITER_ZERO_CAPACITY"},
+	{ErrLimiterZeroRefillAmount, "WEIR_ERR_LIMITER_ZERO_REFILL_AMOUNT"},
+	{ErrLimiterZeroRefillInterval, "WEIR_ERR_LIMITER_ZERO_REFILL_INTERVAL"},
+	{ErrLimiterZeroWindow, "WEIR_ERR_LIMITER_ZERO_WINDOW"},
+	{ErrLimiterZeroCooldown, "WEIR_ERR_LIMITER_ZERO_COOLDOWN"},
+	{ErrLimiterInitialAboveCapacity, "WEIR_ERR_LIMITER_INITIAL_ABOVE_CAPACITY"},
+	{ErrLimiterBucketAnchorInFuture, "WEIR_ERR_LIMITER_BUCKET_ANCHOR_IN_FUTURE"},
+	{ErrLimiterWindowAnchorInFuture, "WEIR_ERR_LIMITER_WINDOW_ANCHOR_IN_FUTURE"},
+	{ErrLimiterCooldownArmedWithTokens, "WEIR_ERR_LIMITER_COOLDOWN_ARMED_WITH_TOKENS"},
+	{ErrLimiterCooldownDeadlineOverflow, "WEIR_ERR_LIMITER_COOLDOWN_DEADLINE_OVERFLOW"},
+	{ErrLimiterRateLimited, "WEIR_ERR_LIMITER_RATE_LIMITED"},
+	{ErrLimiterInvalidAmount, "WEIR_ERR_LIMITER_INVALID_AMOUNT"},
+	{ErrLimiterWrongVariant, "WEIR_ERR_LIMITER_WRONG_VARIANT"},
 	{ErrLimiterCorrupt, "WEIR_ERR_LIMITER_CORRUPT"},
 	{ErrPoolItemIdle, "WEIR_ERR_POOL_ITEM_IDLE"},
 	{ErrPoolNotLent, "WEIR_ERR_POOL_NOT_LENT"},
@@ -292,25 +292,25 @@ var statusCodes = [...]struct {
 	{ErrPoolMinIdle, "WEIR_ERR_POOL_MIN_IDLE"},
 	{ErrPoolMaxMaking, "WEIR_ERR_POOL_MAX_MAKING"},
 	{ErrWindowSpan, "WEIR_ERR_WINDOW_SPAN"},
-	{ErrSREK, "WEIR_ERR_SRE_K"},
-	{ErrSREFloor, "WEIR_ERR_SRE_FLOOR"},
-	{ErrSREProtection, "WEIR_ERR_SRE_PROTECTION"},
-	{ErrSREProbe, "WEIR_ERR_SRE_PROBE"},
-	{ErrShedCPU, "WEIR_ERR_SHED_CPU"},
-	{ErrShedLatency, "WEIR_ERR_SHED_LATENCY"},
-	{ErrShedBeta, "WEIR_ERR_SHED_BETA"},
-	{ErrShedFloor, "WEIR_ERR_SHED_FLOOR"},
-	{ErrShedCool, "WEIR_ERR_SHED_COOL"},
+	{ErrBreakerK, "WEIR_ERR_BREAKER_K"},
+	{ErrBreakerFloor, "WEIR_ERR_BREAKER_FLOOR"},
+	{ErrBreakerProtection, "WEIR_ERR_BREAKER_PROTECTION"},
+	{ErrBreakerProbe, "WEIR_ERR_BREAKER_PROBE"},
+	{ErrShedderCPU, "WEIR_ERR_SHEDDER_CPU"},
+	{ErrShedderLatency, "WEIR_ERR_SHEDDER_LATENCY"},
+	{ErrShedderBeta, "WEIR_ERR_SHEDDER_BETA"},
+	{ErrShedderFloor, "WEIR_ERR_SHEDDER_FLOOR"},
+	{ErrShedderCool, "WEIR_ERR_SHEDDER_COOL"},
 	{ErrBreakerTicket, "WEIR_ERR_BREAKER_TICKET"},
-	{ErrSRESize, "WEIR_ERR_SRE_SIZE"},
-	{ErrSREWindow, "WEIR_ERR_SRE_WINDOW"},
-	{ErrShedSize, "WEIR_ERR_SHED_SIZE"},
-	{ErrShedWindow, "WEIR_ERR_SHED_WINDOW"},
+	{ErrBreakerSize, "WEIR_ERR_BREAKER_SIZE"},
+	{ErrBreakerWindow, "WEIR_ERR_BREAKER_WINDOW"},
+	{ErrShedderSize, "WEIR_ERR_SHEDDER_SIZE"},
+	{ErrShedderWindow, "WEIR_ERR_SHEDDER_WINDOW"},
 	{ErrWindowSize, "WEIR_ERR_WINDOW_SIZE"},
-	{ErrSRECap, "WEIR_ERR_SRE_CAP"},
-	{ErrSRERPS, "WEIR_ERR_SRE_RPS"},
-	{ErrSREAggression, "WEIR_ERR_SRE_AGGRESSION"},
-	{ErrSRERefusals, "WEIR_ERR_SRE_REFUSALS"},
+	{ErrBreakerCap, "WEIR_ERR_BREAKER_CAP"},
+	{ErrBreakerRPS, "WEIR_ERR_BREAKER_RPS"},
+	{ErrBreakerAggression, "WEIR_ERR_BREAKER_AGGRESSION"},
+	{ErrBreakerRefusals, "WEIR_ERR_BREAKER_REFUSALS"},
 	{ErrRateBurst, "WEIR_ERR_RATE_BURST"},
 	{ErrRateZero, "WEIR_ERR_RATE_ZERO"},
 	{ErrRateTooSlow, "WEIR_ERR_RATE_TOO_SLOW"},
@@ -417,44 +417,44 @@ func statusMismatches() []string {
 	if ErrRefundFuture != C.WEIR_ERR_REFUND_FUTURE {
 		bad = append(bad, fmt.Sprintf("ErrRefundFuture is %d, WEIR_ERR_REFUND_FUTURE is %d", ErrRefundFuture, C.WEIR_ERR_REFUND_FUTURE))
 	}
-	if ErrZeroCapacity != C.WEIR_ERR_ZERO_CAPACITY {
-		bad = append(bad, fmt.Sprintf("ErrZeroCapacity is %d, WEIR_ERR_ZERO_CAPACITY is %d", ErrZeroCapacity, C.WEIR_ERR_ZERO_CAPACITY))
+	if ErrLimiterZeroCapacity != C.WEIR_ERR_LIMITER_ZERO_CAPACITY {
+		bad = append(bad, fmt.Sprintf("ErrLimiterZeroCapacity is %d, WEIR_ERR_LIMITER_ZERO_CAPACITY is %d", ErrLimiterZeroCapacity, C.WEIR_ERR_LIMITER_ZERO_CAPACITY))
 	}
-	if ErrZeroRefillAmount != C.WEIR_ERR_ZERO_REFILL_AMOUNT {
-		bad = append(bad, fmt.Sprintf("ErrZeroRefillAmount is %d, WEIR_ERR_ZERO_REFILL_AMOUNT is %d", ErrZeroRefillAmount, C.WEIR_ERR_ZERO_REFILL_AMOUNT))
+	if ErrLimiterZeroRefillAmount != C.WEIR_ERR_LIMITER_ZERO_REFILL_AMOUNT {
+		bad = append(bad, fmt.Sprintf("ErrLimiterZeroRefillAmount is %d, WEIR_ERR_LIMITER_ZERO_REFILL_AMOUNT is %d", ErrLimiterZeroRefillAmount, C.WEIR_ERR_LIMITER_ZERO_REFILL_AMOUNT))
 	}
-	if ErrZeroRefillInterval != C.WEIR_ERR_ZERO_REFILL_INTERVAL {
-		bad = append(bad, fmt.Sprintf("ErrZeroRefillInterval is %d, WEIR_ERR_ZERO_REFILL_INTERVAL is %d", ErrZeroRefillInterval, C.WEIR_ERR_ZERO_REFILL_INTERVAL))
+	if ErrLimiterZeroRefillInterval != C.WEIR_ERR_LIMITER_ZERO_REFILL_INTERVAL {
+		bad = append(bad, fmt.Sprintf("ErrLimiterZeroRefillInterval is %d, WEIR_ERR_LIMITER_ZERO_REFILL_INTERVAL is %d", ErrLimiterZeroRefillInterval, C.WEIR_ERR_LIMITER_ZERO_REFILL_INTERVAL))
 	}
-	if ErrZeroWindow != C.WEIR_ERR_ZERO_WINDOW {
-		bad = append(bad, fmt.Sprintf("ErrZeroWindow is %d, WEIR_ERR_ZERO_WINDOW is %d", ErrZeroWindow, C.WEIR_ERR_ZERO_WINDOW))
+	if ErrLimiterZeroWindow != C.WEIR_ERR_LIMITER_ZERO_WINDOW {
+		bad = append(bad, fmt.Sprintf("ErrLimiterZeroWindow is %d, WEIR_ERR_LIMITER_ZERO_WINDOW is %d", ErrLimiterZeroWindow, C.WEIR_ERR_LIMITER_ZERO_WINDOW))
 	}
-	if ErrZeroCooldown != C.WEIR_ERR_ZERO_COOLDOWN {
-		bad = append(bad, fmt.Sprintf("ErrZeroCooldown is %d, WEIR_ERR_ZERO_COOLDOWN is %d", ErrZeroCooldown, C.WEIR_ERR_ZERO_COOLDOWN))
+	if ErrLimiterZeroCooldown != C.WEIR_ERR_LIMITER_ZERO_COOLDOWN {
+		bad = append(bad, fmt.Sprintf("ErrLimiterZeroCooldown is %d, WEIR_ERR_LIMITER_ZERO_COOLDOWN is %d", ErrLimiterZeroCooldown, C.WEIR_ERR_LIMITER_ZERO_COOLDOWN))
 	}
-	if ErrInitialAboveCapacity != C.WEIR_ERR_INITIAL_ABOVE_CAPACITY {
-		bad = append(bad, fmt.Sprintf("ErrInitialAboveCapacity is %d, WEIR_ERR_INITIAL_ABOVE_CAPACITY is %d", ErrInitialAboveCapacity, C.WEIR_ERR_INITIAL_ABOVE_CAPACITY))
+	if ErrLimiterInitialAboveCapacity != C.WEIR_ERR_LIMITER_INITIAL_ABOVE_CAPACITY {
+		bad = append(bad, fmt.Sprintf("ErrLimiterInitialAboveCapacity is %d, WEIR_ERR_LIMITER_INITIAL_ABOVE_CAPACITY is %d", ErrLimiterInitialAboveCapacity, C.WEIR_ERR_LIMITER_INITIAL_ABOVE_CAPACITY))
 	}
-	if ErrBucketAnchorInFuture != C.WEIR_ERR_BUCKET_ANCHOR_IN_FUTURE {
-		bad = append(bad, fmt.Sprintf("ErrBucketAnchorInFuture is %d, WEIR_ERR_BUCKET_ANCHOR_IN_FUTURE is %d", ErrBucketAnchorInFuture, C.WEIR_ERR_BUCKET_ANCHOR_IN_FUTURE))
+	if ErrLimiterBucketAnchorInFuture != C.WEIR_ERR_LIMITER_BUCKET_ANCHOR_IN_FUTURE {
+		bad = append(bad, fmt.Sprintf("ErrLimiterBucketAnchorInFuture is %d, WEIR_ERR_LIMITER_BUCKET_ANCHOR_IN_FUTURE is %d", ErrLimiterBucketAnchorInFuture, C.WEIR_ERR_LIMITER_BUCKET_ANCHOR_IN_FUTURE))
 	}
-	if ErrWindowAnchorInFuture != C.WEIR_ERR_WINDOW_ANCHOR_IN_FUTURE {
-		bad = append(bad, fmt.Sprintf("ErrWindowAnchorInFuture is %d, WEIR_ERR_WINDOW_ANCHOR_IN_FUTURE is %d", ErrWindowAnchorInFuture, C.WEIR_ERR_WINDOW_ANCHOR_IN_FUTURE))
+	if ErrLimiterWindowAnchorInFuture != C.WEIR_ERR_LIMITER_WINDOW_ANCHOR_IN_FUTURE {
+		bad = append(bad, fmt.Sprintf("ErrLimiterWindowAnchorInFuture is %d, WEIR_ERR_LIMITER_WINDOW_ANCHOR_IN_FUTURE is %d", ErrLimiterWindowAnchorInFuture, C.WEIR_ERR_LIMITER_WINDOW_ANCHOR_IN_FUTURE))
 	}
-	if ErrCooldownArmedWithTokens != C.WEIR_ERR_COOLDOWN_ARMED_WITH_TOKENS {
-		bad = append(bad, fmt.Sprintf("ErrCooldownArmedWithTokens is %d, WEIR_ERR_COOLDOWN_ARMED_WITH_TOKENS is %d", ErrCooldownArmedWithTokens, C.WEIR_ERR_COOLDOWN_ARMED_WITH_TOKENS))
+	if ErrLimiterCooldownArmedWithTokens != C.WEIR_ERR_LIMITER_COOLDOWN_ARMED_WITH_TOKENS {
+		bad = append(bad, fmt.Sprintf("ErrLimiterCooldownArmedWithTokens is %d, WEIR_ERR_LIMITER_COOLDOWN_ARMED_WITH_TOKENS is %d", ErrLimiterCooldownArmedWithTokens, C.WEIR_ERR_LIMITER_COOLDOWN_ARMED_WITH_TOKENS))
 	}
-	if ErrCooldownDeadlineOverflow != C.WEIR_ERR_COOLDOWN_DEADLINE_OVERFLOW {
-		bad = append(bad, fmt.Sprintf("ErrCooldownDeadlineOverflow is %d, WEIR_ERR_COOLDOWN_DEADLINE_OVERFLOW is %d", ErrCooldownDeadlineOverflow, C.WEIR_ERR_COOLDOWN_DEADLINE_OVERFLOW))
+	if ErrLimiterCooldownDeadlineOverflow != C.WEIR_ERR_LIMITER_COOLDOWN_DEADLINE_OVERFLOW {
+		bad = append(bad, fmt.Sprintf("ErrLimiterCooldownDeadlineOverflow is %d, WEIR_ERR_LIMITER_COOLDOWN_DEADLINE_OVERFLOW is %d", ErrLimiterCooldownDeadlineOverflow, C.WEIR_ERR_LIMITER_COOLDOWN_DEADLINE_OVERFLOW))
 	}
-	if ErrRateLimited != C.WEIR_ERR_RATE_LIMITED {
-		bad = append(bad, fmt.Sprintf("ErrRateLimited is %d, WEIR_ERR_RATE_LIMITED is %d", ErrRateLimited, C.WEIR_ERR_RATE_LIMITED))
+	if ErrLimiterRateLimited != C.WEIR_ERR_LIMITER_RATE_LIMITED {
+		bad = append(bad, fmt.Sprintf("ErrLimiterRateLimited is %d, WEIR_ERR_LIMITER_RATE_LIMITED is %d", ErrLimiterRateLimited, C.WEIR_ERR_LIMITER_RATE_LIMITED))
 	}
-	if ErrInvalidAmount != C.WEIR_ERR_INVALID_AMOUNT {
-		bad = append(bad, fmt.Sprintf("ErrInvalidAmount is %d, WEIR_ERR_INVALID_AMOUNT is %d", ErrInvalidAmount, C.WEIR_ERR_INVALID_AMOUNT))
+	if ErrLimiterInvalidAmount != C.WEIR_ERR_LIMITER_INVALID_AMOUNT {
+		bad = append(bad, fmt.Sprintf("ErrLimiterInvalidAmount is %d, WEIR_ERR_LIMITER_INVALID_AMOUNT is %d", ErrLimiterInvalidAmount, C.WEIR_ERR_LIMITER_INVALID_AMOUNT))
 	}
-	if ErrWrongVariant != C.WEIR_ERR_WRONG_VARIANT {
-		bad = append(bad, fmt.Sprintf("ErrWrongVariant is %d, WEIR_ERR_WRONG_VARIANT is %d", ErrWrongVariant, C.WEIR_ERR_WRONG_VARIANT))
+	if ErrLimiterWrongVariant != C.WEIR_ERR_LIMITER_WRONG_VARIANT {
+		bad = append(bad, fmt.Sprintf("ErrLimiterWrongVariant is %d, WEIR_ERR_LIMITER_WRONG_VARIANT is %d", ErrLimiterWrongVariant, C.WEIR_ERR_LIMITER_WRONG_VARIANT))
 	}
 	if ErrLimiterCorrupt != C.WEIR_ERR_LIMITER_CORRUPT {
 		bad = append(bad, fmt.Sprintf("ErrLimiterCorrupt is %d, WEIR_ERR_LIMITER_CORRUPT is %d", ErrLimiterCorrupt, C.WEIR_ERR_LIMITER_CORRUPT))
@@ -495,62 +495,62 @@ func statusMismatches() []string {
 	if ErrWindowSpan != C.WEIR_ERR_WINDOW_SPAN {
 		bad = append(bad, fmt.Sprintf("ErrWindowSpan is %d, WEIR_ERR_WINDOW_SPAN is %d", ErrWindowSpan, C.WEIR_ERR_WINDOW_SPAN))
 	}
-	if ErrSREK != C.WEIR_ERR_SRE_K {
-		bad = append(bad, fmt.Sprintf("ErrSREK is %d, WEIR_ERR_SRE_K is %d", ErrSREK, C.WEIR_ERR_SRE_K))
+	if ErrBreakerK != C.WEIR_ERR_BREAKER_K {
+		bad = append(bad, fmt.Sprintf("ErrBreakerK is %d, WEIR_ERR_BREAKER_K is %d", ErrBreakerK, C.WEIR_ERR_BREAKER_K))
 	}
-	if ErrSREFloor != C.WEIR_ERR_SRE_FLOOR {
-		bad = append(bad, fmt.Sprintf("ErrSREFloor is %d, WEIR_ERR_SRE_FLOOR is %d", ErrSREFloor, C.WEIR_ERR_SRE_FLOOR))
+	if ErrBreakerFloor != C.WEIR_ERR_BREAKER_FLOOR {
+		bad = append(bad, fmt.Sprintf("ErrBreakerFloor is %d, WEIR_ERR_BREAKER_FLOOR is %d", ErrBreakerFloor, C.WEIR_ERR_BREAKER_FLOOR))
 	}
-	if ErrSREProtection != C.WEIR_ERR_SRE_PROTECTION {
-		bad = append(bad, fmt.Sprintf("ErrSREProtection is %d, WEIR_ERR_SRE_PROTECTION is %d", ErrSREProtection, C.WEIR_ERR_SRE_PROTECTION))
+	if ErrBreakerProtection != C.WEIR_ERR_BREAKER_PROTECTION {
+		bad = append(bad, fmt.Sprintf("ErrBreakerProtection is %d, WEIR_ERR_BREAKER_PROTECTION is %d", ErrBreakerProtection, C.WEIR_ERR_BREAKER_PROTECTION))
 	}
-	if ErrSREProbe != C.WEIR_ERR_SRE_PROBE {
-		bad = append(bad, fmt.Sprintf("ErrSREProbe is %d, WEIR_ERR_SRE_PROBE is %d", ErrSREProbe, C.WEIR_ERR_SRE_PROBE))
+	if ErrBreakerProbe != C.WEIR_ERR_BREAKER_PROBE {
+		bad = append(bad, fmt.Sprintf("ErrBreakerProbe is %d, WEIR_ERR_BREAKER_PROBE is %d", ErrBreakerProbe, C.WEIR_ERR_BREAKER_PROBE))
 	}
-	if ErrShedCPU != C.WEIR_ERR_SHED_CPU {
-		bad = append(bad, fmt.Sprintf("ErrShedCPU is %d, WEIR_ERR_SHED_CPU is %d", ErrShedCPU, C.WEIR_ERR_SHED_CPU))
+	if ErrShedderCPU != C.WEIR_ERR_SHEDDER_CPU {
+		bad = append(bad, fmt.Sprintf("ErrShedderCPU is %d, WEIR_ERR_SHEDDER_CPU is %d", ErrShedderCPU, C.WEIR_ERR_SHEDDER_CPU))
 	}
-	if ErrShedLatency != C.WEIR_ERR_SHED_LATENCY {
-		bad = append(bad, fmt.Sprintf("ErrShedLatency is %d, WEIR_ERR_SHED_LATENCY is %d", ErrShedLatency, C.WEIR_ERR_SHED_LATENCY))
+	if ErrShedderLatency != C.WEIR_ERR_SHEDDER_LATENCY {
+		bad = append(bad, fmt.Sprintf("ErrShedderLatency is %d, WEIR_ERR_SHEDDER_LATENCY is %d", ErrShedderLatency, C.WEIR_ERR_SHEDDER_LATENCY))
 	}
-	if ErrShedBeta != C.WEIR_ERR_SHED_BETA {
-		bad = append(bad, fmt.Sprintf("ErrShedBeta is %d, WEIR_ERR_SHED_BETA is %d", ErrShedBeta, C.WEIR_ERR_SHED_BETA))
+	if ErrShedderBeta != C.WEIR_ERR_SHEDDER_BETA {
+		bad = append(bad, fmt.Sprintf("ErrShedderBeta is %d, WEIR_ERR_SHEDDER_BETA is %d", ErrShedderBeta, C.WEIR_ERR_SHEDDER_BETA))
 	}
-	if ErrShedFloor != C.WEIR_ERR_SHED_FLOOR {
-		bad = append(bad, fmt.Sprintf("ErrShedFloor is %d, WEIR_ERR_SHED_FLOOR is %d", ErrShedFloor, C.WEIR_ERR_SHED_FLOOR))
+	if ErrShedderFloor != C.WEIR_ERR_SHEDDER_FLOOR {
+		bad = append(bad, fmt.Sprintf("ErrShedderFloor is %d, WEIR_ERR_SHEDDER_FLOOR is %d", ErrShedderFloor, C.WEIR_ERR_SHEDDER_FLOOR))
 	}
-	if ErrShedCool != C.WEIR_ERR_SHED_COOL {
-		bad = append(bad, fmt.Sprintf("ErrShedCool is %d, WEIR_ERR_SHED_COOL is %d", ErrShedCool, C.WEIR_ERR_SHED_COOL))
+	if ErrShedderCool != C.WEIR_ERR_SHEDDER_COOL {
+		bad = append(bad, fmt.Sprintf("ErrShedderCool is %d, WEIR_ERR_SHEDDER_COOL is %d", ErrShedderCool, C.WEIR_ERR_SHEDDER_COOL))
 	}
 	if ErrBreakerTicket != C.WEIR_ERR_BREAKER_TICKET {
 		bad = append(bad, fmt.Sprintf("ErrBreakerTicket is %d, WEIR_ERR_BREAKER_TICKET is %d", ErrBreakerTicket, C.WEIR_ERR_BREAKER_TICKET))
 	}
-	if ErrSRESize != C.WEIR_ERR_SRE_SIZE {
-		bad = append(bad, fmt.Sprintf("ErrSRESize is %d, WEIR_ERR_SRE_SIZE is %d", ErrSRESize, C.WEIR_ERR_SRE_SIZE))
+	if ErrBreakerSize != C.WEIR_ERR_BREAKER_SIZE {
+		bad = append(bad, fmt.Sprintf("ErrBreakerSize is %d, WEIR_ERR_BREAKER_SIZE is %d", ErrBreakerSize, C.WEIR_ERR_BREAKER_SIZE))
 	}
-	if ErrSREWindow != C.WEIR_ERR_SRE_WINDOW {
-		bad = append(bad, fmt.Sprintf("ErrSREWindow is %d, WEIR_ERR_SRE_WINDOW is %d", ErrSREWindow, C.WEIR_ERR_SRE_WINDOW))
+	if ErrBreakerWindow != C.WEIR_ERR_BREAKER_WINDOW {
+		bad = append(bad, fmt.Sprintf("ErrBreakerWindow is %d, WEIR_ERR_BREAKER_WINDOW is %d", ErrBreakerWindow, C.WEIR_ERR_BREAKER_WINDOW))
 	}
-	if ErrShedSize != C.WEIR_ERR_SHED_SIZE {
-		bad = append(bad, fmt.Sprintf("ErrShedSize is %d, WEIR_ERR_SHED_SIZE is %d", ErrShedSize, C.WEIR_ERR_SHED_SIZE))
+	if ErrShedderSize != C.WEIR_ERR_SHEDDER_SIZE {
+		bad = append(bad, fmt.Sprintf("ErrShedderSize is %d, WEIR_ERR_SHEDDER_SIZE is %d", ErrShedderSize, C.WEIR_ERR_SHEDDER_SIZE))
 	}
-	if ErrShedWindow != C.WEIR_ERR_SHED_WINDOW {
-		bad = append(bad, fmt.Sprintf("ErrShedWindow is %d, WEIR_ERR_SHED_WINDOW is %d", ErrShedWindow, C.WEIR_ERR_SHED_WINDOW))
+	if ErrShedderWindow != C.WEIR_ERR_SHEDDER_WINDOW {
+		bad = append(bad, fmt.Sprintf("ErrShedderWindow is %d, WEIR_ERR_SHEDDER_WINDOW is %d", ErrShedderWindow, C.WEIR_ERR_SHEDDER_WINDOW))
 	}
 	if ErrWindowSize != C.WEIR_ERR_WINDOW_SIZE {
 		bad = append(bad, fmt.Sprintf("ErrWindowSize is %d, WEIR_ERR_WINDOW_SIZE is %d", ErrWindowSize, C.WEIR_ERR_WINDOW_SIZE))
 	}
-	if ErrSRECap != C.WEIR_ERR_SRE_CAP {
-		bad = append(bad, fmt.Sprintf("ErrSRECap is %d, WEIR_ERR_SRE_CAP is %d", ErrSRECap, C.WEIR_ERR_SRE_CAP))
+	if ErrBreakerCap != C.WEIR_ERR_BREAKER_CAP {
+		bad = append(bad, fmt.Sprintf("ErrBreakerCap is %d, WEIR_ERR_BREAKER_CAP is %d", ErrBreakerCap, C.WEIR_ERR_BREAKER_CAP))
 	}
-	if ErrSRERPS != C.WEIR_ERR_SRE_RPS {
-		bad = append(bad, fmt.Sprintf("ErrSRERPS is %d, WEIR_ERR_SRE_RPS is %d", ErrSRERPS, C.WEIR_ERR_SRE_RPS))
+	if ErrBreakerRPS != C.WEIR_ERR_BREAKER_RPS {
+		bad = append(bad, fmt.Sprintf("ErrBreakerRPS is %d, WEIR_ERR_BREAKER_RPS is %d", ErrBreakerRPS, C.WEIR_ERR_BREAKER_RPS))
 	}
-	if ErrSREAggression != C.WEIR_ERR_SRE_AGGRESSION {
-		bad = append(bad, fmt.Sprintf("ErrSREAggression is %d, WEIR_ERR_SRE_AGGRESSION is %d", ErrSREAggression, C.WEIR_ERR_SRE_AGGRESSION))
+	if ErrBreakerAggression != C.WEIR_ERR_BREAKER_AGGRESSION {
+		bad = append(bad, fmt.Sprintf("ErrBreakerAggression is %d, WEIR_ERR_BREAKER_AGGRESSION is %d", ErrBreakerAggression, C.WEIR_ERR_BREAKER_AGGRESSION))
 	}
-	if ErrSRERefusals != C.WEIR_ERR_SRE_REFUSALS {
-		bad = append(bad, fmt.Sprintf("ErrSRERefusals is %d, WEIR_ERR_SRE_REFUSALS is %d", ErrSRERefusals, C.WEIR_ERR_SRE_REFUSALS))
+	if ErrBreakerRefusals != C.WEIR_ERR_BREAKER_REFUSALS {
+		bad = append(bad, fmt.Sprintf("ErrBreakerRefusals is %d, WEIR_ERR_BREAKER_REFUSALS is %d", ErrBreakerRefusals, C.WEIR_ERR_BREAKER_REFUSALS))
 	}
 	if ErrRateBurst != C.WEIR_ERR_RATE_BURST {
 		bad = append(bad, fmt.Sprintf("ErrRateBurst is %d, WEIR_ERR_RATE_BURST is %d", ErrRateBurst, C.WEIR_ERR_RATE_BURST))

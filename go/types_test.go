@@ -14,7 +14,7 @@ import (
 
 // Table tests of the constructors' bad input: a clear error, no handle.
 func TestConstructorErrors(t *testing.T) {
-	p := func(f func(*GradientPolicy)) *GradientPolicy { g := DefaultGradientPolicy(); f(&g); return &g }
+	p := func(f func(*ConcurrencyPolicy)) *ConcurrencyPolicy { g := DefaultConcurrencyPolicy(); f(&g); return &g }
 	bp := func(f func(*BudgetPolicy)) *BudgetPolicy { b := DefaultBudgetPolicy(); f(&b); return &b }
 	sre := func(f func(*BreakerPolicy)) *BreakerPolicy { s := DefaultBreakerPolicy(); f(&s); return &s }
 	for _, tc := range []struct {
@@ -32,26 +32,26 @@ func TestConstructorErrors(t *testing.T) {
 		{"budget tokens", second(NewBudget(bp(func(b *BudgetPolicy) { b.Form = BudgetTokens; b.MaxTokens = 0 }), 0)), ErrBudgetMaxTokens},
 		{"budget ttl", second(NewBudget(bp(func(b *BudgetPolicy) { b.TTL = 0 }), 0)), ErrBudgetTTL},
 		{"budget percent", second(NewBudget(bp(func(b *BudgetPolicy) { b.Percent = -1 }), 0)), ErrBudgetPercent},
-		{"concurrency limits", second(NewConcurrency(p(func(g *GradientPolicy) { g.MinLimit = 0 }))), ErrConcurrencyLimits},
-		{"concurrency smoothing", second(NewConcurrency(p(func(g *GradientPolicy) { g.Smoothing = 0 }))), ErrConcurrencySmoothing},
-		{"breaker cap NaN", second(NewBreakerAt(sre(func(s *BreakerPolicy) { s.MaxRejectionProbability = math.NaN() }), 0)), ErrSRECap},
-		{"breaker cap above 1", second(NewBreakerAt(sre(func(s *BreakerPolicy) { s.MaxRejectionProbability = 1.5 }), 0)), ErrSRECap},
-		{"breaker cap negative", second(NewBreakerAt(sre(func(s *BreakerPolicy) { s.MaxRejectionProbability = -0.1 }), 0)), ErrSRECap},
-		{"breaker rps negative", second(NewBreakerAt(sre(func(s *BreakerPolicy) { s.RPSThreshold = -1 }), 0)), ErrSRERPS},
-		{"breaker rps infinite", second(NewBreakerAt(sre(func(s *BreakerPolicy) { s.RPSThreshold = math.Inf(1) }), 0)), ErrSRERPS},
-		{"breaker aggression 0", second(NewBreakerAt(sre(func(s *BreakerPolicy) { s.Aggression = 0 }), 0)), ErrSREAggression},
-		{"breaker aggression NaN", second(NewBreakerAt(sre(func(s *BreakerPolicy) { s.Aggression = math.NaN() }), 0)), ErrSREAggression},
-		{"breaker aggression negative", second(NewBreakerAt(sre(func(s *BreakerPolicy) { s.Aggression = -2 }), 0)), ErrSREAggression},
-		{"pool size", second(NewPool[int](&PoolLimits{Size: 0})), ErrPoolSize},
-		{"pool idle", second(NewPool[int](&PoolLimits{Size: 1, Idle: -1})), ErrPoolIdle},
-		{"pool keep", second(NewPool[int](&PoolLimits{Size: 1, Keep: -1})), ErrPoolKeep},
-		{"pool life", second(NewPool[int](&PoolLimits{Size: 1, Life: -1})), ErrPoolLife},
-		{"pool jitter NaN", second(NewPool[int](&PoolLimits{Size: 1, LifeJitter: math.NaN()})), ErrPoolJitter},
-		{"pool jitter above 1", second(NewPool[int](&PoolLimits{Size: 1, LifeJitter: 1.5})), ErrPoolJitter},
-		{"pool jitter negative", second(NewPool[int](&PoolLimits{Size: 1, LifeJitter: -0.1})), ErrPoolJitter},
-		{"pool min idle", second(NewPool[int](&PoolLimits{Size: 1, MinIdle: -1})), ErrPoolMinIdle},
-		{"pool max making", second(NewPool[int](&PoolLimits{Size: 1, MaxMaking: -1})), ErrPoolMaxMaking},
-		{"pool first wrong field", second(NewPool[int](&PoolLimits{Size: 1, Life: -1, MaxMaking: -1})), ErrPoolLife},
+		{"concurrency limits", second(NewConcurrency(p(func(g *ConcurrencyPolicy) { g.MinLimit = 0 }))), ErrConcurrencyLimits},
+		{"concurrency smoothing", second(NewConcurrency(p(func(g *ConcurrencyPolicy) { g.Smoothing = 0 }))), ErrConcurrencySmoothing},
+		{"breaker cap NaN", second(NewBreakerAt(sre(func(s *BreakerPolicy) { s.MaxRejectionProbability = math.NaN() }), 0)), ErrBreakerCap},
+		{"breaker cap above 1", second(NewBreakerAt(sre(func(s *BreakerPolicy) { s.MaxRejectionProbability = 1.5 }), 0)), ErrBreakerCap},
+		{"breaker cap negative", second(NewBreakerAt(sre(func(s *BreakerPolicy) { s.MaxRejectionProbability = -0.1 }), 0)), ErrBreakerCap},
+		{"breaker rps negative", second(NewBreakerAt(sre(func(s *BreakerPolicy) { s.RPSThreshold = -1 }), 0)), ErrBreakerRPS},
+		{"breaker rps infinite", second(NewBreakerAt(sre(func(s *BreakerPolicy) { s.RPSThreshold = math.Inf(1) }), 0)), ErrBreakerRPS},
+		{"breaker aggression 0", second(NewBreakerAt(sre(func(s *BreakerPolicy) { s.Aggression = 0 }), 0)), ErrBreakerAggression},
+		{"breaker aggression NaN", second(NewBreakerAt(sre(func(s *BreakerPolicy) { s.Aggression = math.NaN() }), 0)), ErrBreakerAggression},
+		{"breaker aggression negative", second(NewBreakerAt(sre(func(s *BreakerPolicy) { s.Aggression = -2 }), 0)), ErrBreakerAggression},
+		{"pool size", second(NewPool[int](&PoolPolicy{Size: 0})), ErrPoolSize},
+		{"pool idle", second(NewPool[int](&PoolPolicy{Size: 1, Idle: -1})), ErrPoolIdle},
+		{"pool keep", second(NewPool[int](&PoolPolicy{Size: 1, Keep: -1})), ErrPoolKeep},
+		{"pool life", second(NewPool[int](&PoolPolicy{Size: 1, Life: -1})), ErrPoolLife},
+		{"pool jitter NaN", second(NewPool[int](&PoolPolicy{Size: 1, LifeJitter: math.NaN()})), ErrPoolJitter},
+		{"pool jitter above 1", second(NewPool[int](&PoolPolicy{Size: 1, LifeJitter: 1.5})), ErrPoolJitter},
+		{"pool jitter negative", second(NewPool[int](&PoolPolicy{Size: 1, LifeJitter: -0.1})), ErrPoolJitter},
+		{"pool min idle", second(NewPool[int](&PoolPolicy{Size: 1, MinIdle: -1})), ErrPoolMinIdle},
+		{"pool max making", second(NewPool[int](&PoolPolicy{Size: 1, MaxMaking: -1})), ErrPoolMaxMaking},
+		{"pool first wrong field", second(NewPool[int](&PoolPolicy{Size: 1, Life: -1, MaxMaking: -1})), ErrPoolLife},
 		{"rate zero", second(NewRateLimit(0, 1)), ErrRateZero},
 		{"rate NaN", second(NewRateLimit(math.NaN(), 1)), ErrNotFinite},
 		{"rate too fast", second(NewRateLimit(1e9, 1)), ErrRateTooFast},
@@ -68,7 +68,7 @@ func TestConstructorErrors(t *testing.T) {
 		{Factor: 0.5, Attempts: 1},
 		{Factor: 2, Cap: -1, Attempts: 1},
 		{Factor: 2},
-		{Factor: 2, Attempts: 1, Jitter: 9},
+		{Factor: 2, Attempts: 1, BackoffJitter: 9},
 		{Factor: 2, Attempts: 1, Spread: 2},
 	} {
 		if b.Check() == nil || b.Ceiling(1) != -1 || b.Delay(1, 0, 0) != -1 || b.More(0) {
@@ -181,7 +181,7 @@ func TestWindowAndLimiterAnchor(t *testing.T) {
 	defer w.Close()
 	w.Add(0, 5)
 	w.Add(time.Second, 7)
-	if tot, _ := w.Total(time.Second, true); tot != (Total{12, 2}) {
+	if tot, _ := w.Total(time.Second, true); tot != (WindowTotal{12, 2}) {
 		t.Fatal(tot)
 	}
 	if len(w.Buckets(time.Second, true)) != 4 || w.Size() != 4 || w.Width() != time.Second {

@@ -49,32 +49,32 @@ func (w *Window) Add(now time.Duration, value int64) error {
 	return err
 }
 
-// Total is a sum and how many values went into it.
-type Total struct{ Sum, Count int64 }
+// WindowTotal is a sum and how many values went into it.
+type WindowTotal struct{ Sum, Count int64 }
 
 // Total sums the buckets inside the window at now, the current one
 // included when current is true.
-func (w *Window) Total(now time.Duration, current bool) (Total, error) {
+func (w *Window) Total(now time.Duration, current bool) (WindowTotal, error) {
 	if w.p == nil {
-		return Total{}, ErrClosed
+		return WindowTotal{}, ErrClosed
 	}
-	var t C.weir_total
-	err := check(C.weir_window_total(w.p, ns(now), C.bool(current), &t))
+	var t C.weir_window_total
+	err := check(C.weir_window_read_total(w.p, ns(now), C.bool(current), &t))
 	runtime.KeepAlive(w)
-	return Total{int64(t.sum), int64(t.count)}, err
+	return WindowTotal{int64(t.sum), int64(t.count)}, err
 }
 
 // Buckets copies the buckets inside the window at now, oldest first.
-func (w *Window) Buckets(now time.Duration, current bool) []Total {
+func (w *Window) Buckets(now time.Duration, current bool) []WindowTotal {
 	if w.p == nil {
 		return nil
 	}
-	buf := make([]C.weir_total, int(C.weir_window_size(w.p)))
-	n := int(C.weir_window_buckets(w.p, ns(now), C.bool(current), &buf[0], C.size_t(len(buf))))
+	buf := make([]C.weir_window_total, int(C.weir_window_size(w.p)))
+	n := int(C.weir_window_read_buckets(w.p, ns(now), C.bool(current), &buf[0], C.size_t(len(buf))))
 	runtime.KeepAlive(w)
-	out := make([]Total, n)
+	out := make([]WindowTotal, n)
 	for i := range out {
-		out[i] = Total{int64(buf[i].sum), int64(buf[i].count)}
+		out[i] = WindowTotal{int64(buf[i].sum), int64(buf[i].count)}
 	}
 	return out
 }

@@ -4,10 +4,11 @@
 //   Shedder, Window, Bucket, Sliding, Period, Gate, Pool, Bloom, Budget,
 //   Concurrency); a
 //   moved-from object holds nothing, and every call on it answers what the C
-//   call answers for NULL (a refusal, 0, or WEIR_ERR_NULL).
-// - Value types for weir's by-value structs (RateLimit, Rate, Limiter,
-//   Deadline) and policies as aggregates whose defaults are the presets
-//   (`weir::Sre{}` is `weir_sre_preset()`; `weir::Sre{.k = 2.0}` in C++20).
+//   call answers for NULL (a refusal, 0, or WEIR_ERR_NULL). BloomRegion is
+//   the bloom laid in the caller's (shared) memory: a view, not an owner.
+// - Value types for weir's by-value structs (RateLimit, Rate, GcraLimit,
+//   Gcra, Limiter, Deadline) and policies as aggregates whose defaults are the presets
+//   (`weir::BreakerPolicy{}` is `weir_breaker_policy_preset()`; `weir::BreakerPolicy{.k = 2.0}` in C++20).
 // - Time: every `now` is a `weir::instant`, made from a raw int64_t of
 //   nanoseconds on the caller's clock or from a std::chrono::steady_clock
 //   time point; `weir::now()` reads steady_clock. Durations are
@@ -23,6 +24,22 @@
 //
 // Nothing here allocates except error_code::message(). The C API stays
 // available beside it: `get()` returns the C handle.
+//
+// Not wrapped: the functions weir.h declares that no code here calls by
+// name, each with its reason. One entry per `//   - ` line: its names
+// (comma-separated; `*` matches any run of characters), a colon, then the
+// reason, which may go on over the following lines.
+//   - weir_critical_enter, weir_critical_exit: not weir's functions: a
+//     firmware SDK defines them and the firmware library calls them
+//     (feature sdk-critical-section); a program never calls them.
+//   - weir_hosted_only_*: the firmware header's (WEIR_FREESTANDING)
+//     stand-ins that turn a call to a host-only function into a compile
+//     error; declared, never defined.
+//   - *_inline, *_inline_: weir_rate_allow_inline, weir_rate_next_inline
+//     and their helpers are C11 static inline fast paths that weir.h
+//     compiles only for C (`!defined(__cplusplus)`), so C++ cannot see
+//     them; Rate::allow and Rate::next call weir_rate_allow and
+//     weir_rate_next, which answer the same.
 #ifndef WEIR_HPP
 #define WEIR_HPP
 
@@ -183,6 +200,12 @@ private:
 
 }  // namespace detail
 
+// Whether this build may share its words (a Rate or Gcra word, a
+// BloomRegion) with another process: no error where word updates are
+// lock-free 64-bit atomics; WEIR_ERR_WORDS_NOT_SHAREABLE where each takes a
+// lock inside this program (then BloomRegion::init and check answer it too).
+inline std::error_code words_shareable() noexcept { return detail::code(weir_words_shareable()); }
+
 // ------------------------------------------------------------------ gate
 
 // A concurrency ceiling (weir_gate): at most `limit` inside at once.
@@ -207,16 +230,16 @@ private:
 
 // A retry budget (weir_budget): gRPC's token throttling or Finagle's
 // percent budget, as `policy.form` says. The policy is the C struct; start
-// from weir_retry_budget_preset().
+// from weir_budget_policy_preset().
 class Budget : public detail::handle<weir_budget, weir_budget_free> {
 public:
-    static result<Budget> make(const weir_retry_budget& policy, instant now) noexcept {
+    static result<Budget> make(const weir_budget_policy& policy, instant now) noexcept {
         weir_budget* out = nullptr;
         weir_status status = weir_budget_new(&policy, now.ns(), &out);
         if (status != WEIR_OK) return status;
         return Budget(out);
     }
-    static result<Budget> make(instant now) noexcept { return make(weir_retry_budget_preset(), now); }
+    static result<Budget> make(instant now) noexcept { return make(weir_budget_policy_preset(), now); }
     void deposit(instant now) const noexcept { weir_budget_deposit(get(), now.ns()); }
     bool withdraw(instant now) const noexcept { return weir_budget_withdraw(get(), now.ns()); }
     std::int64_t left(instant now) const noexcept { return weir_budget_left(get(), now.ns()); }
@@ -229,21 +252,21 @@ private:
 // ----------------------------------------------------------- concurrency
 
 // An adaptive concurrency limit (weir_concurrency, Gradient2). The policy
-// is the C struct; start from weir_gradient_preset(). A weir_flight is the
+// is the C struct; start from weir_concurrency_policy_preset(). A weir_concurrency_ticket is the
 // call in flight: give it back once to leave().
 class Concurrency : public detail::handle<weir_concurrency, weir_concurrency_free> {
 public:
-    static result<Concurrency> make(const weir_gradient& policy) noexcept {
+    static result<Concurrency> make(const weir_concurrency_policy& policy) noexcept {
         weir_concurrency* out = nullptr;
         weir_status status = weir_concurrency_new(&policy, &out);
         if (status != WEIR_OK) return status;
         return Concurrency(out);
     }
-    static result<Concurrency> make() noexcept { return make(weir_gradient_preset()); }
-    bool enter(instant now, weir_flight& flight) const noexcept {
+    static result<Concurrency> make() noexcept { return make(weir_concurrency_policy_preset()); }
+    bool enter(instant now, weir_concurrency_ticket& flight) const noexcept {
         return weir_concurrency_enter(get(), now.ns(), &flight);
     }
-    std::error_code leave(weir_flight& flight, instant now, bool dropped = false) const noexcept {
+    std::error_code leave(weir_concurrency_ticket& flight, instant now, bool dropped = false) const noexcept {
         return detail::code(weir_concurrency_leave(get(), &flight, now.ns(), dropped));
     }
     std::int64_t limit() const noexcept { return weir_concurrency_limit(get()); }
@@ -303,8 +326,8 @@ private:
 
 // ---------------------------------------------------------------- period
 
-// Where a period's quota stands after a take (weir_quota).
-enum class Quota : std::int32_t { under = WEIR_QUOTA_UNDER, hit = WEIR_QUOTA_HIT, over = WEIR_QUOTA_OVER };
+// Where a period's quota stands after a take (weir_period_quota).
+enum class PeriodQuota : std::int32_t { under = WEIR_PERIOD_QUOTA_UNDER, hit = WEIR_PERIOD_QUOTA_HIT, over = WEIR_PERIOD_QUOTA_OVER };
 
 // A fixed-window counter (weir_period): `quota` events per `period`.
 class Period : public detail::handle<weir_period, weir_period_free> {
@@ -315,7 +338,7 @@ public:
         if (status != WEIR_OK) return status;
         return Period(out);
     }
-    Quota take(instant now) const noexcept { return static_cast<Quota>(weir_period_take(get(), now.ns())); }
+    PeriodQuota take(instant now) const noexcept { return static_cast<PeriodQuota>(weir_period_take(get(), now.ns())); }
     std::int64_t left(instant now) const noexcept { return weir_period_left(get(), now.ns()); }
     nanoseconds next(instant now) const noexcept { return nanoseconds(weir_period_next(get(), now.ns())); }
 
@@ -337,15 +360,15 @@ public:
     std::error_code add(instant now, std::int64_t value) const noexcept {
         return detail::code(weir_window_add(get(), now.ns(), value));
     }
-    result<weir_total> total(instant now, bool current = true) const noexcept {
-        weir_total out{};
-        weir_status status = weir_window_total(get(), now.ns(), current, &out);
+    result<weir_window_total> total(instant now, bool current = true) const noexcept {
+        weir_window_total out{};
+        weir_status status = weir_window_read_total(get(), now.ns(), current, &out);
         if (status != WEIR_OK) return status;
         return out;
     }
     // Copies up to `cap` buckets into `out`, oldest first; how many it wrote.
-    std::size_t buckets(instant now, bool current, weir_total* out, std::size_t cap) const noexcept {
-        return weir_window_buckets(get(), now.ns(), current, out, cap);
+    std::size_t buckets(instant now, bool current, weir_window_total* out, std::size_t cap) const noexcept {
+        return weir_window_read_buckets(get(), now.ns(), current, out, cap);
     }
     std::int32_t size() const noexcept { return weir_window_size(get()); }
     nanoseconds width() const noexcept { return nanoseconds(weir_window_width(get())); }
@@ -356,18 +379,18 @@ private:
 
 // --------------------------------------------------------------- shedder
 
-// The shedder's policy (weir_shed); the defaults are weir_shed_preset().
-struct Shed {
-    std::int32_t size = weir_shed_preset().size;
-    std::int32_t cpu = weir_shed_preset().cpu;
-    nanoseconds window = nanoseconds(weir_shed_preset().window_ns);
-    nanoseconds latency = nanoseconds(weir_shed_preset().latency_ns);
-    double beta = weir_shed_preset().beta;
-    nanoseconds cool = nanoseconds(weir_shed_preset().cool_ns);
-    double floor = weir_shed_preset().floor;
+// The shedder's policy (weir_shedder_policy); the defaults are weir_shedder_policy_preset().
+struct ShedderPolicy {
+    std::int32_t size = weir_shedder_policy_preset().size;
+    std::int32_t cpu = weir_shedder_policy_preset().cpu;
+    nanoseconds window = nanoseconds(weir_shedder_policy_preset().window_ns);
+    nanoseconds latency = nanoseconds(weir_shedder_policy_preset().latency_ns);
+    double beta = weir_shedder_policy_preset().beta;
+    nanoseconds cool = nanoseconds(weir_shedder_policy_preset().cool_ns);
+    double floor = weir_shedder_policy_preset().floor;
 
-    weir_shed c() const noexcept {
-        weir_shed out = weir_shed_preset();
+    weir_shedder_policy c() const noexcept {
+        weir_shedder_policy out = weir_shedder_policy_preset();
         out.size = size;
         out.cpu = cpu;
         out.window_ns = window.count();
@@ -381,50 +404,50 @@ struct Shed {
 
 // A call the shedder let through, settled once by pass or fail. Move-only:
 // a copy would settle on its own.
-class Ticket {
+class ShedderTicket {
 public:
-    Ticket() noexcept = default;
-    Ticket(const Ticket&) = delete;
-    Ticket& operator=(const Ticket&) = delete;
-    Ticket(Ticket&& other) noexcept : ticket_(std::exchange(other.ticket_, weir_ticket{})) {}
-    Ticket& operator=(Ticket&& other) noexcept {
-        ticket_ = std::exchange(other.ticket_, weir_ticket{});
+    ShedderTicket() noexcept = default;
+    ShedderTicket(const ShedderTicket&) = delete;
+    ShedderTicket& operator=(const ShedderTicket&) = delete;
+    ShedderTicket(ShedderTicket&& other) noexcept : ticket_(std::exchange(other.ticket_, weir_shedder_ticket{})) {}
+    ShedderTicket& operator=(ShedderTicket&& other) noexcept {
+        ticket_ = std::exchange(other.ticket_, weir_shedder_ticket{});
         return *this;
     }
     bool flying() const noexcept { return ticket_.flying == 1; }
-    weir_ticket* get() noexcept { return &ticket_; }
+    weir_shedder_ticket* get() noexcept { return &ticket_; }
 
 private:
-    weir_ticket ticket_{};
+    weir_shedder_ticket ticket_{};
 };
 
 // Adaptive load shedding (weir_shedder).
 class Shedder : public detail::handle<weir_shedder, weir_shedder_free> {
 public:
     // The policy is copied; `policy` may go away after the call.
-    static result<Shedder> make(const Shed& policy, instant now) noexcept {
-        weir_shed c = policy.c();
+    static result<Shedder> make(const ShedderPolicy& policy, instant now) noexcept {
+        weir_shedder_policy c = policy.c();
         weir_shedder* out = nullptr;
         weir_status status = weir_shedder_new(&c, now.ns(), &out);
         if (status != WEIR_OK) return status;
         return Shedder(out);
     }
-    static result<Shedder> make(instant now) noexcept { return make(Shed{}, now); }
+    static result<Shedder> make(instant now) noexcept { return make(ShedderPolicy{}, now); }
 
     // True: go ahead, and `ticket` holds the call until pass or fail.
-    bool allow(instant now, std::int32_t cpu_permille, Ticket& ticket) const noexcept {
+    bool allow(instant now, std::int32_t cpu_permille, ShedderTicket& ticket) const noexcept {
         return weir_shedder_allow(get(), now.ns(), cpu_permille, ticket.get());
     }
-    std::error_code pass(Ticket& ticket, instant now) const noexcept {
+    std::error_code pass(ShedderTicket& ticket, instant now) const noexcept {
         return detail::code(weir_shedder_pass(get(), ticket.get(), now.ns()));
     }
-    std::error_code fail(Ticket& ticket) const noexcept {
+    std::error_code fail(ShedderTicket& ticket) const noexcept {
         return detail::code(weir_shedder_fail(get(), ticket.get()));
     }
     std::int64_t flying() const noexcept { return weir_shedder_flying(get()); }
-    result<weir_shed_stats> stats(instant now) const noexcept {
-        weir_shed_stats out{};
-        weir_status status = weir_shedder_stats(get(), now.ns(), &out);
+    result<weir_shedder_stats> stats(instant now) const noexcept {
+        weir_shedder_stats out{};
+        weir_status status = weir_shedder_read_stats(get(), now.ns(), &out);
         if (status != WEIR_OK) return status;
         return out;
     }
@@ -435,20 +458,20 @@ private:
 
 // ------------------------------------------------------------------ pool
 
-// The pool's policy (weir_limits); the defaults are weir_limits_preset().
-struct Limits {
-    std::int64_t size = weir_limits_preset().size;
-    std::int64_t idle = weir_limits_preset().idle;
-    nanoseconds keep = nanoseconds(weir_limits_preset().keep_ns);
-    nanoseconds life = nanoseconds(weir_limits_preset().life_ns);
+// The pool's policy (weir_pool_policy); the defaults are weir_pool_policy_preset().
+struct PoolPolicy {
+    std::int64_t size = weir_pool_policy_preset().size;
+    std::int64_t idle = weir_pool_policy_preset().idle;
+    nanoseconds keep = nanoseconds(weir_pool_policy_preset().keep_ns);
+    nanoseconds life = nanoseconds(weir_pool_policy_preset().life_ns);
     // Since 0.2.0: the most a draw shortens a life (a fraction of `life`),
     // how many to keep ready idle, the most made at once (0: up to size).
-    double life_jitter = weir_limits_preset().life_jitter;
-    std::int64_t min_idle = weir_limits_preset().min_idle;
-    std::int64_t max_making = weir_limits_preset().max_making;
+    double life_jitter = weir_pool_policy_preset().life_jitter;
+    std::int64_t min_idle = weir_pool_policy_preset().min_idle;
+    std::int64_t max_making = weir_pool_policy_preset().max_making;
 
-    weir_limits c() const noexcept {
-        weir_limits out = weir_limits_preset();
+    weir_pool_policy c() const noexcept {
+        weir_pool_policy out = weir_pool_policy_preset();
         out.size = size;
         out.idle = idle;
         out.keep_ns = keep.count();
@@ -460,13 +483,13 @@ struct Limits {
     }
 };
 
-// What a take answers (weir_taken).
-struct Taken {
+// What a take answers (weir_pool_taken).
+struct PoolTaken {
     enum class Kind : std::int32_t {
-        ready = WEIR_TAKEN_READY,
-        stale = WEIR_TAKEN_STALE,
-        make = WEIR_TAKEN_MAKE,
-        wait = WEIR_TAKEN_WAIT,
+        ready = WEIR_POOL_TAKEN_READY,
+        stale = WEIR_POOL_TAKEN_STALE,
+        make = WEIR_POOL_TAKEN_MAKE,
+        wait = WEIR_POOL_TAKEN_WAIT,
     };
     Kind kind;
     std::uintptr_t item;
@@ -476,16 +499,16 @@ struct Taken {
 class Pool : public detail::handle<weir_pool, weir_pool_free> {
 public:
     // The limits are copied; `limits` may go away after the call.
-    static result<Pool> make(const Limits& limits = Limits{}) noexcept {
-        weir_limits c = limits.c();
+    static result<Pool> make(const PoolPolicy& limits = PoolPolicy{}) noexcept {
+        weir_pool_policy c = limits.c();
         weir_pool* out = nullptr;
         weir_status status = weir_pool_new(&c, &out);
         if (status != WEIR_OK) return status;
         return Pool(out);
     }
-    Taken take(instant now) const noexcept {
-        weir_taken taken = weir_pool_take(get(), now.ns());
-        return Taken{static_cast<Taken::Kind>(taken.kind), taken.item};
+    PoolTaken take(instant now) const noexcept {
+        weir_pool_taken taken = weir_pool_take(get(), now.ns());
+        return PoolTaken{static_cast<PoolTaken::Kind>(taken.kind), taken.item};
     }
     std::error_code made(std::uintptr_t item, instant now) const noexcept {
         return detail::code(weir_pool_made(get(), item, now.ns()));
@@ -517,9 +540,9 @@ public:
     nanoseconds next_expiry(instant now) const noexcept {
         return nanoseconds(weir_pool_next_expiry(get(), now.ns()));
     }
-    result<weir_pool_counters> stats() const noexcept {
-        weir_pool_counters out{};
-        weir_status status = weir_pool_stats(get(), &out);
+    result<weir_pool_stats> stats() const noexcept {
+        weir_pool_stats out{};
+        weir_status status = weir_pool_read_stats(get(), &out);
         if (status != WEIR_OK) return status;
         return out;
     }
@@ -564,6 +587,54 @@ private:
     weir_rate rate_{};
 };
 
+// ------------------------------------------------------------- gcra word
+
+// A GCRA limit checked once (weir_gcra_limit): `rate_per_s` tokens a second
+// up to `burst`. Plain data, copy freely.
+class GcraLimit {
+public:
+    static result<GcraLimit> make(double rate_per_s, std::int64_t burst) noexcept {
+        GcraLimit out;
+        weir_status status = weir_gcra_limit_new(rate_per_s, burst, &out.limit_);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    const weir_gcra_limit* get() const noexcept { return &limit_; }
+
+private:
+    GcraLimit() noexcept = default;
+    weir_gcra_limit limit_{};
+};
+
+// The one-word token bucket (weir_gcra, GCRA), full when constructed: at
+// one instant it admits exactly `burst`, then one more every 1 / rate. Not
+// copyable: a copy would be a second bucket. For a word in shared memory,
+// use weir_gcra_allow on it directly.
+class Gcra {
+public:
+    Gcra() noexcept = default;
+    Gcra(const Gcra&) = delete;
+    Gcra& operator=(const Gcra&) = delete;
+    bool allow(const GcraLimit& limit, instant now) noexcept { return weir_gcra_allow(&gcra_, limit.get(), now.ns()); }
+    // `n` tokens at once, all or nothing; refuses an `n` outside 1..burst.
+    bool allow_n(const GcraLimit& limit, instant now, std::int64_t n) noexcept {
+        return weir_gcra_allow_n(&gcra_, limit.get(), now.ns(), n);
+    }
+    // Until one token is there (the Retry-After): 0 if one is now;
+    // nanoseconds::max() for a negative `now`.
+    nanoseconds next(const GcraLimit& limit, instant now) const noexcept {
+        return nanoseconds(weir_gcra_next(&gcra_, limit.get(), now.ns()));
+    }
+    // Whole tokens there at `now`, 0 to burst (a RateLimit header's remaining).
+    std::int64_t room(const GcraLimit& limit, instant now) const noexcept {
+        return weir_gcra_room(&gcra_, limit.get(), now.ns());
+    }
+    weir_gcra* get() noexcept { return &gcra_; }
+
+private:
+    weir_gcra gcra_{};
+};
+
 // ----------------------------------------------------------------- bloom
 
 // Millions of keys' rate or GCRA words in fixed memory (weir_bloom).
@@ -578,12 +649,11 @@ public:
         if (status != WEIR_OK) return status;
         return Bloom(out);
     }
-    // GCRA words (token buckets, limit_req's shape), the limit from
-    // weir_gcra_limit_new. The limit is copied.
-    static result<Bloom> make(std::uint32_t size_log2, std::uint32_t hashes, const weir_gcra_limit& limit,
-                              std::uint64_t seed0, std::uint64_t seed1) noexcept {
+    // GCRA words (token buckets, limit_req's shape). The limit is copied.
+    static result<Bloom> make_gcra(std::uint32_t size_log2, std::uint32_t hashes, const GcraLimit& limit,
+                                   std::uint64_t seed0, std::uint64_t seed1) noexcept {
         weir_bloom* out = nullptr;
-        weir_status status = weir_bloom_new_gcra(size_log2, hashes, &limit, seed0, seed1, &out);
+        weir_status status = weir_bloom_new_gcra(size_log2, hashes, limit.get(), seed0, seed1, &out);
         if (status != WEIR_OK) return status;
         return Bloom(out);
     }
@@ -597,6 +667,69 @@ public:
 
 private:
     explicit Bloom(weir_bloom* bloom) noexcept : handle(bloom) {}
+};
+
+// A bloom array laid in the caller's memory (weir_bloom_*_in): a view of
+// `size()` bytes at `data()`, which it neither owns nor frees. The memory
+// is 64-byte aligned (`alignment`) and `footprint(size_log2)` bytes long:
+// mmap(MAP_SHARED) memory shares one array between processes, lock-free;
+// any aligned buffer (a std::vector of `alignas(64)` lines, an
+// std::aligned_alloc block) serves one process. Copies view the same array;
+// keep the memory alive while any view of it is used. Its calls are const
+// and may be made from many threads and processes at once.
+class BloomRegion {
+public:
+    static constexpr std::size_t alignment = WEIR_BLOOM_ALIGN;
+
+    // The bytes a region of 2^size_log2 words needs, of either kind; 0 for
+    // a size_log2 out of range.
+    static std::size_t footprint(std::uint32_t size_log2) noexcept { return weir_bloom_footprint(size_log2); }
+    // Lays a fresh array of rate words (fixed windows) at `mem`, resetting
+    // one already there, and views it. Lay it once, before anyone uses it.
+    // The limit is copied into the region's header.
+    static result<BloomRegion> init(void* mem, std::size_t len, std::uint32_t size_log2, std::uint32_t hashes,
+                                    const RateLimit& limit, std::uint64_t seed0, std::uint64_t seed1) noexcept {
+        weir_status status = weir_bloom_init_in(mem, len, size_log2, hashes, limit.get(), seed0, seed1);
+        if (status != WEIR_OK) return status;
+        return BloomRegion(mem, len);
+    }
+    // `init` with GCRA words (token buckets).
+    static result<BloomRegion> init_gcra(void* mem, std::size_t len, std::uint32_t size_log2, std::uint32_t hashes,
+                                         const GcraLimit& limit, std::uint64_t seed0, std::uint64_t seed1) noexcept {
+        weir_status status = weir_bloom_init_gcra_in(mem, len, size_log2, hashes, limit.get(), seed0, seed1);
+        if (status != WEIR_OK) return status;
+        return BloomRegion(mem, len);
+    }
+    // Whether `len` bytes at `mem` hold an array laid by init or init_gcra
+    // (here or in another process): WEIR_OK, or the status saying why not
+    // (WEIR_ERR_BLOOM_FOREIGN, _VERSION, _KIND, _TOO_SMALL, ...).
+    static std::error_code check(const void* mem, std::size_t len) noexcept {
+        return detail::code(weir_bloom_check_in(mem, len));
+    }
+    // Views an array laid before, once `check` accepts it.
+    static result<BloomRegion> attach(void* mem, std::size_t len) noexcept {
+        weir_status status = weir_bloom_check_in(mem, len);
+        if (status != WEIR_OK) return status;
+        return BloomRegion(mem, len);
+    }
+
+    // `Bloom::allow` on the region, of the word kind its header names; the
+    // key is hashed during the call and not kept. Refuses once the memory
+    // no longer holds an array `check` accepts.
+    bool allow(instant now, std::string_view key) const noexcept {
+        return weir_bloom_allow_in(mem_, len_, now.ns(), key.data(), key.size());
+    }
+    // nanoseconds::max() once the memory no longer holds an array.
+    nanoseconds next(instant now, std::string_view key) const noexcept {
+        return nanoseconds(weir_bloom_next_in(mem_, len_, now.ns(), key.data(), key.size()));
+    }
+    void* data() const noexcept { return mem_; }
+    std::size_t size() const noexcept { return len_; }
+
+private:
+    BloomRegion(void* mem, std::size_t len) noexcept : mem_(mem), len_(len) {}
+    void* mem_;
+    std::size_t len_;
 };
 
 // --------------------------------------------------------------- limiter
@@ -642,6 +775,65 @@ public:
     }
     std::uint64_t available(instant now) const noexcept { return weir_limiter_available(&limiter_, now.ns()); }
     std::uint64_t capacity() const noexcept { return weir_limiter_capacity(&limiter_); }
+
+    // Which variant it is; all three false for a corrupted value.
+    bool is_bucket() const noexcept { return weir_limiter_is_bucket(&limiter_); }
+    bool is_fixed_window() const noexcept { return weir_limiter_is_fixed_window(&limiter_); }
+    bool is_cooldown() const noexcept { return weir_limiter_is_cooldown(&limiter_); }
+
+    // The settings and anchor a snapshot needs (weir_limiter: "Snapshot and
+    // rebuild"). Each reading is one variant's and answers
+    // WEIR_ERR_LIMITER_WRONG_VARIANT for the others, WEIR_ERR_LIMITER_CORRUPT
+    // for a corrupted value.
+    //
+    // A bucket's units per refill, its refill interval, and its refill
+    // anchor projected to `now` (pass it with available(now) to bucket()).
+    result<std::uint64_t> refill_amount() const noexcept {
+        std::uint64_t out = 0;
+        weir_status status = weir_limiter_refill_amount(&limiter_, &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    result<nanoseconds> refill_interval() const noexcept {
+        std::int64_t out = 0;
+        weir_status status = weir_limiter_refill_interval_ns(&limiter_, &out);
+        if (status != WEIR_OK) return status;
+        return nanoseconds(out);
+    }
+    result<instant> last_refill(instant now) const noexcept {
+        std::int64_t out = 0;
+        weir_status status = weir_limiter_last_refill(&limiter_, now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return instant(out);
+    }
+    // A fixed window's length, and the start of the window holding `now`.
+    result<nanoseconds> window_length() const noexcept {
+        std::int64_t out = 0;
+        weir_status status = weir_limiter_window_ns(&limiter_, &out);
+        if (status != WEIR_OK) return status;
+        return nanoseconds(out);
+    }
+    result<instant> window_start(instant now) const noexcept {
+        std::int64_t out = 0;
+        weir_status status = weir_limiter_window_start(&limiter_, now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return instant(out);
+    }
+    // A cooldown's gate length (weir_limiter_cooldown_ns; `cooldown` is the
+    // constructor), and its stored gate deadline, which gates only while
+    // available() is 0.
+    result<nanoseconds> cooldown_length() const noexcept {
+        std::int64_t out = 0;
+        weir_status status = weir_limiter_cooldown_ns(&limiter_, &out);
+        if (status != WEIR_OK) return status;
+        return nanoseconds(out);
+    }
+    result<instant> cooldown_end() const noexcept {
+        std::int64_t out = 0;
+        weir_status status = weir_limiter_cooldown_end(&limiter_, &out);
+        if (status != WEIR_OK) return status;
+        return instant(out);
+    }
     weir_limiter* get() noexcept { return &limiter_; }
 
 private:
@@ -679,6 +871,13 @@ struct Backoff {
     std::int32_t jitter = weir_backoff_preset().jitter;
     double spread = weir_backoff_preset().spread;
 
+    // The preset with full jitter (WEIR_BACKOFF_JITTER_FULL: uniform over
+    // [0, ceiling(retry)]), the strategy AWS's measurements favour.
+    static Backoff full_jitter() noexcept {
+        const weir_backoff p = weir_backoff_full_jitter();
+        return Backoff{nanoseconds(p.base_ns), p.factor, nanoseconds(p.cap_ns), p.attempts, p.jitter, p.spread};
+    }
+
     weir_backoff c() const noexcept {
         weir_backoff out = weir_backoff_preset();
         out.base_ns = base.count();
@@ -706,28 +905,37 @@ struct Backoff {
         weir_backoff p = c();
         return nanoseconds(weir_backoff_delay(&p, retry, draw, previous.count()));
     }
+    // The delays of a whole run, in nanoseconds, as delay() draws them:
+    // retry i uses draws[i - 1] (0 once the draws run short). Writes the
+    // first min(cap, attempts - 1) to `out_ns` and returns how many; 0 for
+    // an invalid policy.
+    std::size_t schedule(const double* draws, std::size_t draws_len, std::int64_t* out_ns,
+                         std::size_t cap) const noexcept {
+        weir_backoff p = c();
+        return weir_backoff_schedule(&p, draws, draws_len, out_ns, cap);
+    }
 };
 
 // --------------------------------------------------------------- breaker
 
-// The breaker's policy (weir_sre); the defaults are weir_sre_preset().
-struct Sre {
-    double k = weir_sre_preset().k;
-    double floor = weir_sre_preset().floor;
-    double protection = weir_sre_preset().protection;
-    nanoseconds probe = nanoseconds(weir_sre_preset().probe_ns);
-    std::int32_t size = weir_sre_preset().size;
-    nanoseconds window = nanoseconds(weir_sre_preset().window_ns);
-    // Envoy admission_control's limits (see weir_sre): a cap on the refusal
+// The breaker's policy (weir_breaker_policy); the defaults are weir_breaker_policy_preset().
+struct BreakerPolicy {
+    double k = weir_breaker_policy_preset().k;
+    double floor = weir_breaker_policy_preset().floor;
+    double protection = weir_breaker_policy_preset().protection;
+    nanoseconds probe = nanoseconds(weir_breaker_policy_preset().probe_ns);
+    std::int32_t size = weir_breaker_policy_preset().size;
+    nanoseconds window = nanoseconds(weir_breaker_policy_preset().window_ns);
+    // Envoy admission_control's limits (see weir_breaker_policy): a cap on the refusal
     // probability, a traffic floor in calls a second, an exponent, and
     // whether the breaker's own refusals are left out of the traffic.
-    double max_rejection_probability = weir_sre_preset().max_rejection_probability;
-    double rps_threshold = weir_sre_preset().rps_threshold;
-    double aggression = weir_sre_preset().aggression;
-    bool skip_refusals = weir_sre_preset().skip_refusals != 0;
+    double max_rejection_probability = weir_breaker_policy_preset().max_rejection_probability;
+    double rps_threshold = weir_breaker_policy_preset().rps_threshold;
+    double aggression = weir_breaker_policy_preset().aggression;
+    bool skip_refusals = weir_breaker_policy_preset().skip_refusals != 0;
 
-    weir_sre c() const noexcept {
-        weir_sre out = weir_sre_preset();
+    weir_breaker_policy c() const noexcept {
+        weir_breaker_policy out = weir_breaker_policy_preset();
         out.k = k;
         out.floor = floor;
         out.protection = protection;
@@ -768,14 +976,14 @@ private:
 class Breaker : public detail::handle<weir_breaker, weir_breaker_free> {
 public:
     // The policy is copied; `policy` may go away after the call.
-    static result<Breaker> make(const Sre& policy, instant now) noexcept {
-        weir_sre c = policy.c();
+    static result<Breaker> make(const BreakerPolicy& policy, instant now) noexcept {
+        weir_breaker_policy c = policy.c();
         weir_breaker* out = nullptr;
         weir_status status = weir_breaker_new(&c, now.ns(), &out);
         if (status != WEIR_OK) return status;
         return Breaker(out);
     }
-    static result<Breaker> make(instant now) noexcept { return make(Sre{}, now); }
+    static result<Breaker> make(instant now) noexcept { return make(BreakerPolicy{}, now); }
 
     // `roll` is a draw from [0, 1). True: go ahead, and `ticket` holds the
     // call until pass or fail settles it, once (a second settle answers
@@ -790,9 +998,9 @@ public:
         return detail::code(weir_breaker_fail(get(), ticket.get(), now.ns()));
     }
     double ratio(instant now) const noexcept { return weir_breaker_ratio(get(), now.ns()); }
-    result<weir_tally> tally(instant now) const noexcept {
-        weir_tally out{};
-        weir_status status = weir_breaker_tally(get(), now.ns(), &out);
+    result<weir_breaker_tally> tally(instant now) const noexcept {
+        weir_breaker_tally out{};
+        weir_status status = weir_breaker_read_tally(get(), now.ns(), &out);
         if (status != WEIR_OK) return status;
         return out;
     }

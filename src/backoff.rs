@@ -4,35 +4,35 @@ use static_assertions::{assert_eq_size, const_assert_eq};
 
 use crate::guard::{guard, guard_status, policy_or, slice_in, slice_out};
 use crate::status::weir_status::{self, *};
-use weir_core::backoff::{Backoff, BackoffError, Jitter};
+use weir_core::backoff::{Backoff, BackoffError, BackoffJitter};
 
 /// `weir_backoff.jitter`: the delay is the ceiling itself. Reproducible, but
 /// clients that failed together retry together.
-pub const WEIR_JITTER_RIGID: i32 = 0;
+pub const WEIR_BACKOFF_JITTER_RIGID: i32 = 0;
 /// `weir_backoff.jitter`: uniform over [0, ceiling]; spreads clients furthest.
-pub const WEIR_JITTER_FULL: i32 = 1;
+pub const WEIR_BACKOFF_JITTER_FULL: i32 = 1;
 /// `weir_backoff.jitter`: uniform over [ceiling − ceiling / 2, ceiling]; half
 /// the ceiling stays as a floor under the wait.
-pub const WEIR_JITTER_EQUAL: i32 = 2;
+pub const WEIR_BACKOFF_JITTER_EQUAL: i32 = 2;
 /// `weir_backoff.jitter`: uniform over
 /// [base, min(3 × max(previous, base), cap)]; grows from where the previous
 /// delay landed. A previous below the base (0 before the first retry,
 /// negative too) counts as the base, so the first retry draws from
 /// [base, 3 × base]. A `cap_ns` below `base_ns` makes every delay `cap_ns`
 /// (the range is [cap, cap]): never inverted, never past the cap.
-pub const WEIR_JITTER_DECORRELATED: i32 = 3;
+pub const WEIR_BACKOFF_JITTER_DECORRELATED: i32 = 3;
 /// `weir_backoff.jitter`: uniform over
 /// [ceiling × (1 − spread), ceiling × (1 + spread)], so the wait may pass the
 /// cap by the spread fraction.
-pub const WEIR_JITTER_SPREAD: i32 = 4;
+pub const WEIR_BACKOFF_JITTER_SPREAD: i32 = 4;
 
 const MS: i64 = 1_000_000;
 
 /// A retry policy: when to try again and how long to wait first. The
 /// ceiling before the `retry`-th retry (the first retry is 1) is
-/// `min(base_ns × factor^(retry − 1), cap_ns)`; `jitter` (a `WEIR_JITTER_*`
+/// `min(base_ns × factor^(retry − 1), cap_ns)`; `jitter` (a `WEIR_BACKOFF_JITTER_*`
 /// value) says how a delay is drawn from it, and `spread` is the fraction
-/// `WEIR_JITTER_SPREAD` uses. `attempts` counts every call, the first one
+/// `WEIR_BACKOFF_JITTER_SPREAD` uses. `attempts` counts every call, the first one
 /// included. Valid when `base_ns` and `cap_ns` are at least 0, `factor` is
 /// finite and at least 1, `attempts` is at least 1, `spread` is in [0, 1]
 /// (whatever the jitter) and `jitter` names a known kind; `weir_backoff_check`
@@ -52,9 +52,9 @@ pub struct weir_backoff {
     pub cap_ns: i64,
     /// Calls allowed in all, the first one included.
     pub attempts: i32,
-    /// How a delay is drawn: one of the `WEIR_JITTER_*` values.
+    /// How a delay is drawn: one of the `WEIR_BACKOFF_JITTER_*` values.
     pub jitter: i32,
-    /// The fraction `WEIR_JITTER_SPREAD` spreads each ceiling by, either way.
+    /// The fraction `WEIR_BACKOFF_JITTER_SPREAD` spreads each ceiling by, either way.
     pub spread: f64,
 }
 
@@ -73,37 +73,37 @@ const PRESET: weir_backoff = weir_backoff {
     factor: 2.0,
     cap_ns: 1000 * MS,
     attempts: 3,
-    jitter: WEIR_JITTER_SPREAD,
+    jitter: WEIR_BACKOFF_JITTER_SPREAD,
     spread: 0.2,
 };
 
 /// The preset policy: 3 attempts, 100 ms doubling to a 1 s cap, each delay
-/// spread by a fifth either way (`WEIR_JITTER_SPREAD`, spread 0.2: ×U(0.8,
+/// spread by a fifth either way (`WEIR_BACKOFF_JITTER_SPREAD`, spread 0.2: ×U(0.8,
 /// 1.2), the rule gRPC's retry design uses). A NULL policy means this one.
 #[no_mangle]
 pub extern "C" fn weir_backoff_preset() -> weir_backoff {
     PRESET
 }
 
-/// The preset's schedule with full jitter (`WEIR_JITTER_FULL`: uniform over
+/// The preset's schedule with full jitter (`WEIR_BACKOFF_JITTER_FULL`: uniform over
 /// [0, ceiling(retry)]), the strategy AWS's measurements favour. `spread`
-/// keeps the preset's 0.2, which only `WEIR_JITTER_SPREAD` reads.
+/// keeps the preset's 0.2, which only `WEIR_BACKOFF_JITTER_SPREAD` reads.
 #[no_mangle]
 pub extern "C" fn weir_backoff_full_jitter() -> weir_backoff {
     weir_backoff {
-        jitter: WEIR_JITTER_FULL,
+        jitter: WEIR_BACKOFF_JITTER_FULL,
         ..PRESET
     }
 }
 
 /// The jitter a code from C names, if it names one.
-fn jitter(code: i32) -> Option<Jitter> {
+fn jitter(code: i32) -> Option<BackoffJitter> {
     match code {
-        WEIR_JITTER_RIGID => Some(Jitter::Rigid),
-        WEIR_JITTER_FULL => Some(Jitter::Full),
-        WEIR_JITTER_EQUAL => Some(Jitter::Equal),
-        WEIR_JITTER_DECORRELATED => Some(Jitter::Decorrelated),
-        WEIR_JITTER_SPREAD => Some(Jitter::Spread),
+        WEIR_BACKOFF_JITTER_RIGID => Some(BackoffJitter::Rigid),
+        WEIR_BACKOFF_JITTER_FULL => Some(BackoffJitter::Full),
+        WEIR_BACKOFF_JITTER_EQUAL => Some(BackoffJitter::Equal),
+        WEIR_BACKOFF_JITTER_DECORRELATED => Some(BackoffJitter::Decorrelated),
+        WEIR_BACKOFF_JITTER_SPREAD => Some(BackoffJitter::Spread),
         _ => None,
     }
 }
@@ -136,7 +136,7 @@ fn checked(policy: *const weir_backoff) -> Result<Backoff, weir_status> {
 /// which is); otherwise the status naming the first wrong field, in this
 /// order: `WEIR_ERR_MISALIGNED` (`policy` is not aligned for a
 /// `weir_backoff`), `WEIR_ERR_UNKNOWN_KIND` (`jitter` names no
-/// `WEIR_JITTER_*`; the policy's only enumeration field),
+/// `WEIR_BACKOFF_JITTER_*`; the policy's only enumeration field),
 /// `WEIR_ERR_BACKOFF_BASE` (`base_ns` negative), `WEIR_ERR_BACKOFF_FACTOR`
 /// (`factor` NaN, infinite or below 1), `WEIR_ERR_BACKOFF_CAP` (`cap_ns`
 /// negative), `WEIR_ERR_BACKOFF_ATTEMPTS` (`attempts` below 1),
@@ -161,9 +161,9 @@ pub extern "C" fn weir_backoff_ceiling(policy: *const weir_backoff, retry: i32) 
 
 /// How long to wait before the `retry`-th retry (the first retry is 1),
 /// drawn from the range the policy's jitter documents (see
-/// `WEIR_JITTER_*`) with the caller's draw `random` in [0, 1) (clamped into
+/// `WEIR_BACKOFF_JITTER_*`) with the caller's draw `random` in [0, 1) (clamped into
 /// range, NaN as 0; the same draw gives the same delay). `previous_ns` is
-/// the delay the last retry waited; only `WEIR_JITTER_DECORRELATED` reads it
+/// the delay the last retry waited; only `WEIR_BACKOFF_JITTER_DECORRELATED` reads it
 /// (pass 0 or `base_ns` before the first retry: anything below the base,
 /// negative included, counts as the base, so the first retry draws from
 /// [base, min(3 × base, cap)]). 0 for `retry <= 0`; otherwise
@@ -192,7 +192,7 @@ pub extern "C" fn weir_backoff_more(policy: *const weir_backoff, made: i32) -> b
 
 /// The delays of a whole run of retries, one per retry in order, as
 /// `weir_backoff_delay` draws them: retry `i` uses `randoms[i − 1]`, or 0
-/// once the `randoms_len` draws run short, and `WEIR_JITTER_DECORRELATED`'s
+/// once the `randoms_len` draws run short, and `WEIR_BACKOFF_JITTER_DECORRELATED`'s
 /// previous delay starts at `base_ns` and then follows the delays drawn.
 /// Writes the first `min(cap, attempts − 1)` delays to `out` and returns how
 /// many it wrote. The whole schedule has `attempts − 1` delays, so size
@@ -237,7 +237,7 @@ mod tests {
         let full = weir_backoff_full_jitter();
         assert_eq!(
             weir_backoff {
-                jitter: WEIR_JITTER_SPREAD,
+                jitter: WEIR_BACKOFF_JITTER_SPREAD,
                 ..full
             },
             weir_backoff_preset()

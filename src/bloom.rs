@@ -8,7 +8,7 @@ use crate::gcra::{gcra_limit_in, weir_gcra_limit};
 use crate::guard::{free_handle, guard, guard_status, new_handle, on, usable, Guarded, Handle};
 use crate::rate::{limit_in, weir_rate_limit};
 use crate::status::weir_status::{self, *};
-use weir_core::bloom::{self, Bloom, BloomError, Line, Shape};
+use weir_core::bloom::{self, Bloom, BloomError, BloomLine, BloomShape};
 use weir_core::time::NEVER;
 
 /// An array of 2^size_log2 one-word limiters for a key space too large to
@@ -87,7 +87,7 @@ const_assert_eq!(WEIR_BLOOM_MAX_SIZE_LOG2, bloom::MAX_SIZE_LOG2);
 const_assert_eq!(WEIR_BLOOM_MAX_HASHES, bloom::MAX_HASHES);
 const_assert_eq!(WEIR_BLOOM_HEADER_BYTES, bloom::HEADER_WORDS * 8);
 const_assert_eq!(WEIR_BLOOM_MIN_SIZE_LOG2, bloom::MIN_SIZE_LOG2);
-const_assert_eq!(WEIR_BLOOM_ALIGN, core::mem::align_of::<Line>());
+const_assert_eq!(WEIR_BLOOM_ALIGN, core::mem::align_of::<BloomLine>());
 const_assert_eq!(WEIR_BLOOM_ALIGN, bloom::LINE_BYTES);
 const_assert_eq!(WEIR_BLOOM_VERSION as u64, bloom::VERSION);
 
@@ -114,9 +114,9 @@ fn shape_of(
     limit: *const weir_rate_limit,
     seed0: u64,
     seed1: u64,
-) -> Result<Shape, weir_status> {
+) -> Result<BloomShape, weir_status> {
     let limit = limit_in(limit)?;
-    Shape::new(size_log2, hashes, limit, seed0, seed1).map_err(bloom_status)
+    BloomShape::new(size_log2, hashes, limit, seed0, seed1).map_err(bloom_status)
 }
 
 /// The shape the arguments of `weir_bloom_new_gcra` and
@@ -127,9 +127,9 @@ fn gcra_shape_of(
     limit: *const weir_gcra_limit,
     seed0: u64,
     seed1: u64,
-) -> Result<Shape, weir_status> {
+) -> Result<BloomShape, weir_status> {
     let limit = gcra_limit_in(limit)?;
-    Shape::new(size_log2, hashes, limit, seed0, seed1).map_err(bloom_status)
+    BloomShape::new(size_log2, hashes, limit, seed0, seed1).map_err(bloom_status)
 }
 
 /// The caller's key as bytes, unless `key` is NULL (or `len` is larger
@@ -150,21 +150,21 @@ fn key_at<'a>(key: *const c_void, len: usize) -> Option<&'a [u8]> {
 /// past the end of the address space). A trailing part shorter than a line
 /// is left out.
 #[inline]
-fn region_at<'a>(mem: *const c_void, len: usize) -> Result<&'a [Line], weir_status> {
+fn region_at<'a>(mem: *const c_void, len: usize) -> Result<&'a [BloomLine], weir_status> {
     crate::atomic::shareable()?;
-    usable(mem.cast::<Line>())?;
+    usable(mem.cast::<BloomLine>())?;
     if len > isize::MAX as usize || (mem as usize).checked_add(len).is_none() {
         return Err(WEIR_ERR_TOO_LARGE);
     }
-    let lines = len / core::mem::size_of::<Line>();
-    // SAFETY: `mem` is non-NULL and aligned for a Line (64 bytes), and
+    let lines = len / core::mem::size_of::<BloomLine>();
+    // SAFETY: `mem` is non-NULL and aligned for a BloomLine (64 bytes), and
     // `len` bytes from it, which the `lines` lines fit in, neither exceed
     // isize::MAX nor wrap the address space (all checked above); by the
     // header's contract they stay readable and writable for this call. weir
     // touches the region only through atomic operations, so other threads
-    // and processes may use it at the same time; a Line is 8 AtomicU64s
+    // and processes may use it at the same time; a BloomLine is 8 AtomicU64s
     // with no padding, and AtomicU64 has the size and bit validity of u64.
-    Ok(unsafe { std::slice::from_raw_parts(mem.cast::<Line>(), lines) })
+    Ok(unsafe { std::slice::from_raw_parts(mem.cast::<BloomLine>(), lines) })
 }
 
 /// `body` on the array laid at `mem` (`len` bytes) and the caller's key, or
@@ -176,7 +176,7 @@ fn on_region<R: Copy>(
     key: *const c_void,
     key_len: usize,
     neutral: R,
-    body: impl FnOnce(&Shape, &[Line], &[u8]) -> R,
+    body: impl FnOnce(&BloomShape, &[BloomLine], &[u8]) -> R,
 ) -> R {
     guard(neutral, || {
         let Some(key) = key_at(key, key_len) else {

@@ -10,25 +10,27 @@ use crate::guard::{
     Handle,
 };
 use crate::status::weir_status::{self, *};
-use weir_core::breaker::{Breaker, Sre, SreError, Tally, Ticket, TicketError};
+use weir_core::breaker::{
+    Breaker, BreakerPolicy, BreakerPolicyError, BreakerTally, BreakerTicket, BreakerTicketError,
+};
 use weir_core::window::WindowError;
 
 /// The breaker's policy (for `weir_breaker_new`; SRE: Google's client-side
 /// throttling): the constants of its probability-based throttling. Start from
-/// `weir_sre_preset()` and change what you need; every field is checked
+/// `weir_breaker_policy_preset()` and change what you need; every field is checked
 /// when a breaker is made from it.
 ///
 /// The last three fields are Envoy admission_control's limits, applied
-/// after the seed's formula (see `weir_breaker`), in this order:
+/// after the breaker's formula (see `weir_breaker`), in this order:
 /// `drop = drop ^ (1 / aggression)`, then
 /// `drop = min(drop, max_rejection_probability)`, then `drop = 0` while the
 /// window's traffic is under `rps_threshold * window_ns / 1e9` calls. The
 /// preset's values (1, 0, 1, and `skip_refusals` 0) leave every decision
-/// and reading as the seed's, to the bit. 72 bytes (48 before 0.2.0: the last
+/// and reading as the formula alone gives it, to the bit. 72 bytes (48 before 0.2.0: the last
 /// three fields are new, and `skip_refusals` takes the old `reserved`).
 #[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct weir_sre {
+pub struct weir_breaker_policy {
     /// How many calls each success pays for while nothing is failing; finite
     /// and at least `floor`. The preset's 1.5 leaves a backend alone until
     /// more than a third of its calls fail.
@@ -43,15 +45,15 @@ pub struct weir_sre {
     /// probe); positive.
     pub probe_ns: i64,
     /// Buckets in the window; below one is raised to one, above 1048576 is
-    /// `WEIR_ERR_SRE_SIZE`.
+    /// `WEIR_ERR_BREAKER_SIZE`.
     pub size: i32,
-    /// 0 (the preset, the seed's choice): the breaker's own refusals count
+    /// 0 (the preset, as in Google's formula): the breaker's own refusals count
     /// as traffic, so `total` in the formula counts them. 1: they do not,
     /// as in Envoy's admission_control and go-zero since its PR #5551 (its
     /// breaker never recovered under steady load while its refusals kept
     /// the ratio up); the tally still shows them. Anything else is
-    /// `WEIR_ERR_SRE_REFUSALS`. A policy written for 0.1, with 0 in this
-    /// slot (then `reserved`), keeps the seed's behaviour.
+    /// `WEIR_ERR_BREAKER_REFUSALS`. A policy written for 0.1, with 0 in this
+    /// slot (then `reserved`), keeps the behaviour it had.
     pub skip_refusals: i32,
     /// How far back the window reaches; positive.
     pub window_ns: i64,
@@ -60,43 +62,49 @@ pub struct weir_sre {
     /// min(drop, max_rejection_probability)`, applied last, so that at
     /// least this share of calls always reaches the backend. The preset's
     /// 1 caps nothing; 0 refuses nothing. NaN or outside [0, 1] is
-    /// `WEIR_ERR_SRE_CAP`.
+    /// `WEIR_ERR_BREAKER_CAP`.
     pub max_rejection_probability: f64,
     /// A traffic floor in calls a second (Envoy's `rps_threshold`): while
     /// the window's traffic is below `rps_threshold * window_ns / 1e9`
     /// calls (its average rate over the whole window under the threshold),
     /// nothing is refused. Traffic counts refusals unless `skip_refusals`.
     /// The preset's 0 is no floor. Not finite or negative is
-    /// `WEIR_ERR_SRE_RPS`.
+    /// `WEIR_ERR_BREAKER_RPS`.
     pub rps_threshold: f64,
     /// An exponent on the refusal probability (Envoy's `aggression`):
     /// `drop = drop ^ (1 / aggression)`, before the cap. Above 1 the breaker
     /// refuses more at a given failure rate (2 turns 0.25 into 0.5), below
     /// 1 less (0.5 turns 0.5 into 0.25); it never turns a healthy window
     /// (drop at or below 0) into refusals. The preset's 1 changes nothing,
-    /// to the bit. Not finite or not positive is `WEIR_ERR_SRE_AGGRESSION`.
+    /// to the bit. Not finite or not positive is `WEIR_ERR_BREAKER_AGGRESSION`.
     pub aggression: f64,
 }
 
-assert_eq_size!(weir_sre, [u8; 72]);
-const_assert_eq!(core::mem::align_of::<weir_sre>(), 8);
-const_assert_eq!(core::mem::offset_of!(weir_sre, k), 0);
-const_assert_eq!(core::mem::offset_of!(weir_sre, floor), 8);
-const_assert_eq!(core::mem::offset_of!(weir_sre, protection), 16);
-const_assert_eq!(core::mem::offset_of!(weir_sre, probe_ns), 24);
-const_assert_eq!(core::mem::offset_of!(weir_sre, size), 32);
-const_assert_eq!(core::mem::offset_of!(weir_sre, skip_refusals), 36);
-const_assert_eq!(core::mem::offset_of!(weir_sre, window_ns), 40);
+assert_eq_size!(weir_breaker_policy, [u8; 72]);
+const_assert_eq!(core::mem::align_of::<weir_breaker_policy>(), 8);
+const_assert_eq!(core::mem::offset_of!(weir_breaker_policy, k), 0);
+const_assert_eq!(core::mem::offset_of!(weir_breaker_policy, floor), 8);
+const_assert_eq!(core::mem::offset_of!(weir_breaker_policy, protection), 16);
+const_assert_eq!(core::mem::offset_of!(weir_breaker_policy, probe_ns), 24);
+const_assert_eq!(core::mem::offset_of!(weir_breaker_policy, size), 32);
 const_assert_eq!(
-    core::mem::offset_of!(weir_sre, max_rejection_probability),
+    core::mem::offset_of!(weir_breaker_policy, skip_refusals),
+    36
+);
+const_assert_eq!(core::mem::offset_of!(weir_breaker_policy, window_ns), 40);
+const_assert_eq!(
+    core::mem::offset_of!(weir_breaker_policy, max_rejection_probability),
     48
 );
-const_assert_eq!(core::mem::offset_of!(weir_sre, rps_threshold), 56);
-const_assert_eq!(core::mem::offset_of!(weir_sre, aggression), 64);
+const_assert_eq!(
+    core::mem::offset_of!(weir_breaker_policy, rps_threshold),
+    56
+);
+const_assert_eq!(core::mem::offset_of!(weir_breaker_policy, aggression), 64);
 
-impl From<Sre> for weir_sre {
-    fn from(sre: Sre) -> weir_sre {
-        weir_sre {
+impl From<BreakerPolicy> for weir_breaker_policy {
+    fn from(sre: BreakerPolicy) -> weir_breaker_policy {
+        weir_breaker_policy {
             k: sre.k,
             floor: sre.floor,
             protection: sre.protection,
@@ -111,11 +119,11 @@ impl From<Sre> for weir_sre {
     }
 }
 
-impl From<weir_sre> for Sre {
+impl From<weir_breaker_policy> for BreakerPolicy {
     /// `skip_refusals` is taken as non-zero; `weir_breaker_new` checks it
     /// is 0 or 1 first.
-    fn from(sre: weir_sre) -> Sre {
-        Sre {
+    fn from(sre: weir_breaker_policy) -> BreakerPolicy {
+        BreakerPolicy {
             k: sre.k,
             floor: sre.floor,
             protection: sre.protection,
@@ -130,28 +138,28 @@ impl From<weir_sre> for Sre {
     }
 }
 
-impl From<SreError> for weir_status {
-    fn from(error: SreError) -> weir_status {
+impl From<BreakerPolicyError> for weir_status {
+    fn from(error: BreakerPolicyError) -> weir_status {
         match error {
-            SreError::K => WEIR_ERR_SRE_K,
-            SreError::Floor => WEIR_ERR_SRE_FLOOR,
-            SreError::Protection => WEIR_ERR_SRE_PROTECTION,
-            SreError::Probe => WEIR_ERR_SRE_PROBE,
-            SreError::Cap => WEIR_ERR_SRE_CAP,
-            SreError::Rps => WEIR_ERR_SRE_RPS,
-            SreError::Aggression => WEIR_ERR_SRE_AGGRESSION,
-            SreError::Window(WindowError::Span) => WEIR_ERR_SRE_WINDOW,
-            SreError::Window(WindowError::TooLarge) => WEIR_ERR_SRE_SIZE,
-            SreError::Window(WindowError::NoMemory) => WEIR_ERR_NO_MEMORY,
+            BreakerPolicyError::K => WEIR_ERR_BREAKER_K,
+            BreakerPolicyError::Floor => WEIR_ERR_BREAKER_FLOOR,
+            BreakerPolicyError::Protection => WEIR_ERR_BREAKER_PROTECTION,
+            BreakerPolicyError::Probe => WEIR_ERR_BREAKER_PROBE,
+            BreakerPolicyError::Cap => WEIR_ERR_BREAKER_CAP,
+            BreakerPolicyError::Rps => WEIR_ERR_BREAKER_RPS,
+            BreakerPolicyError::Aggression => WEIR_ERR_BREAKER_AGGRESSION,
+            BreakerPolicyError::Window(WindowError::Span) => WEIR_ERR_BREAKER_WINDOW,
+            BreakerPolicyError::Window(WindowError::TooLarge) => WEIR_ERR_BREAKER_SIZE,
+            BreakerPolicyError::Window(WindowError::NoMemory) => WEIR_ERR_NO_MEMORY,
         }
     }
 }
 
-impl From<TicketError> for weir_status {
-    fn from(error: TicketError) -> weir_status {
+impl From<BreakerTicketError> for weir_status {
+    fn from(error: BreakerTicketError) -> weir_status {
         match error {
-            TicketError::Settled => WEIR_ERR_SETTLED,
-            TicketError::Foreign => WEIR_ERR_BREAKER_TICKET,
+            BreakerTicketError::Settled => WEIR_ERR_SETTLED,
+            BreakerTicketError::Foreign => WEIR_ERR_BREAKER_TICKET,
         }
     }
 }
@@ -159,17 +167,17 @@ impl From<TicketError> for weir_status {
 /// The preset: k 1.5 decaying to 1.1, protection 5, a probe after 1 s with
 /// nothing let through, 40 buckets over 10 s; Envoy's limits off
 /// (`max_rejection_probability` 1, `rps_threshold` 0, `aggression` 1) and
-/// refusals counted as traffic (`skip_refusals` 0): the seed's breaker.
+/// refusals counted as traffic (`skip_refusals` 0): the classic formula.
 #[no_mangle]
-pub extern "C" fn weir_sre_preset() -> weir_sre {
-    Sre::PRESET.into()
+pub extern "C" fn weir_breaker_policy_preset() -> weir_breaker_policy {
+    BreakerPolicy::PRESET.into()
 }
 
 /// Outcomes counted over a breaker's window. `total` counts every call,
 /// refused ones included; `total = success + failure + drop`. 32 bytes.
 #[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct weir_tally {
+pub struct weir_breaker_tally {
     /// Every call: successes, failures and drops.
     pub total: i64,
     /// Calls let through that succeeded.
@@ -180,16 +188,16 @@ pub struct weir_tally {
     pub drop: i64,
 }
 
-assert_eq_size!(weir_tally, [u8; 32]);
-const_assert_eq!(core::mem::align_of::<weir_tally>(), 8);
-const_assert_eq!(core::mem::offset_of!(weir_tally, total), 0);
-const_assert_eq!(core::mem::offset_of!(weir_tally, success), 8);
-const_assert_eq!(core::mem::offset_of!(weir_tally, failure), 16);
-const_assert_eq!(core::mem::offset_of!(weir_tally, drop), 24);
+assert_eq_size!(weir_breaker_tally, [u8; 32]);
+const_assert_eq!(core::mem::align_of::<weir_breaker_tally>(), 8);
+const_assert_eq!(core::mem::offset_of!(weir_breaker_tally, total), 0);
+const_assert_eq!(core::mem::offset_of!(weir_breaker_tally, success), 8);
+const_assert_eq!(core::mem::offset_of!(weir_breaker_tally, failure), 16);
+const_assert_eq!(core::mem::offset_of!(weir_breaker_tally, drop), 24);
 
-impl From<Tally> for weir_tally {
-    fn from(tally: Tally) -> weir_tally {
-        weir_tally {
+impl From<BreakerTally> for weir_breaker_tally {
+    fn from(tally: BreakerTally) -> weir_breaker_tally {
+        weir_breaker_tally {
             total: tally.total,
             success: tally.success,
             failure: tally.failure,
@@ -212,7 +220,7 @@ impl From<Tally> for weir_tally {
 /// reads and writes it under the breaker's lock, so one settles it and the
 /// other gets `WEIR_ERR_SETTLED`. 16 bytes, aligned as an int64_t: a
 /// misaligned ticket is refused (`WEIR_ERR_MISALIGNED`), never read or
-/// written. Its own type, not the shedder's `weir_ticket`, so that a
+/// written. Its own type, not the shedder's `weir_shedder_ticket`, so that a
 /// compiler rejects a shedder's ticket handed to a breaker.
 #[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -233,8 +241,8 @@ const_assert_eq!(core::mem::offset_of!(weir_breaker_ticket, serial), 0);
 const_assert_eq!(core::mem::offset_of!(weir_breaker_ticket, breaker), 8);
 const_assert_eq!(core::mem::offset_of!(weir_breaker_ticket, flying), 12);
 
-impl From<Ticket> for weir_breaker_ticket {
-    fn from(ticket: Ticket) -> weir_breaker_ticket {
+impl From<BreakerTicket> for weir_breaker_ticket {
+    fn from(ticket: BreakerTicket) -> weir_breaker_ticket {
         weir_breaker_ticket {
             serial: ticket.serial,
             breaker: ticket.breaker,
@@ -261,7 +269,7 @@ fn next_tag() -> u32 {
 /// `w = max(k - (k - floor) * failing / size, floor)`,
 /// `drop = (total - protection - w * accepts) / (total + 1)`, and then
 /// `drop *= (size - working) / size` (then the policy's Envoy limits, see
-/// `weir_sre`), where `total` counts every call in the window (refusals
+/// `weir_breaker_policy`), where `total` counts every call in the window (refusals
 /// included, unless `skip_refusals`), `accepts` its successes, and `failing` /
 /// `working` are the runs of failure-only / success-only buckets at the
 /// window's head (buckets with neither, or only refusals, leave both runs as
@@ -296,28 +304,28 @@ impl Handle for weir_breaker {
 /// Makes a breaker with an empty window opening at `now` and writes it to
 /// `*out`; the probe counts from `now` too. `policy` NULL means the preset.
 /// A bad policy gets a status naming the field, the fields checked in this
-/// order (with several bad, the first is named): `WEIR_ERR_SRE_FLOOR`,
-/// `WEIR_ERR_SRE_K`, `WEIR_ERR_SRE_PROTECTION`, `WEIR_ERR_SRE_PROBE`,
-/// `WEIR_ERR_SRE_WINDOW`, `WEIR_ERR_SRE_CAP`, `WEIR_ERR_SRE_RPS`,
-/// `WEIR_ERR_SRE_AGGRESSION`, `WEIR_ERR_SRE_SIZE`, then
-/// `WEIR_ERR_SRE_REFUSALS` for a `skip_refusals` neither 0 nor 1. `WEIR_ERR_NO_MEMORY` if the buckets cannot
+/// order (with several bad, the first is named): `WEIR_ERR_BREAKER_FLOOR`,
+/// `WEIR_ERR_BREAKER_K`, `WEIR_ERR_BREAKER_PROTECTION`, `WEIR_ERR_BREAKER_PROBE`,
+/// `WEIR_ERR_BREAKER_WINDOW`, `WEIR_ERR_BREAKER_CAP`, `WEIR_ERR_BREAKER_RPS`,
+/// `WEIR_ERR_BREAKER_AGGRESSION`, `WEIR_ERR_BREAKER_SIZE`, then
+/// `WEIR_ERR_BREAKER_REFUSALS` for a `skip_refusals` neither 0 nor 1. `WEIR_ERR_NO_MEMORY` if the buckets cannot
 /// be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is written only
 /// on success.
 /// The policy is copied: the caller may change or free it after.
 #[no_mangle]
 pub extern "C" fn weir_breaker_new(
-    policy: *const weir_sre,
+    policy: *const weir_breaker_policy,
     now: i64,
     out: *mut *mut weir_breaker,
 ) -> weir_status {
     new_handle(out, || {
-        let sre = policy_or(policy, weir_sre_preset())?;
-        let core = Sre::from(sre).check()?;
+        let sre = policy_or(policy, weir_breaker_policy_preset())?;
+        let core = BreakerPolicy::from(sre).check()?;
         if i64::from(core.size) > weir_core::window::MAX_SIZE {
-            return Err(WEIR_ERR_SRE_SIZE);
+            return Err(WEIR_ERR_BREAKER_SIZE);
         }
         if !matches!(sre.skip_refusals, 0 | 1) {
-            return Err(WEIR_ERR_SRE_REFUSALS);
+            return Err(WEIR_ERR_BREAKER_REFUSALS);
         }
         let breaker = Breaker::new(core, now)?.tagged(next_tag());
         Ok(weir_breaker(Guarded::new(Mutex::new(breaker))))
@@ -349,7 +357,7 @@ pub extern "C" fn weir_breaker_allow(
         }
         let mut breaker = lock(state);
         let issued = breaker.allow(now, roll);
-        let written = issued.unwrap_or(Ticket {
+        let written = issued.unwrap_or(BreakerTicket {
             breaker: breaker.tag(),
             serial: 0,
             open: false,
@@ -365,7 +373,7 @@ pub extern "C" fn weir_breaker_allow(
 fn settle(
     breaker: *const weir_breaker,
     ticket: *mut weir_breaker_ticket,
-    settle: impl FnOnce(&mut Breaker, &mut Ticket) -> Result<(), TicketError>,
+    settle: impl FnOnce(&mut Breaker, &mut BreakerTicket) -> Result<(), BreakerTicketError>,
 ) -> weir_status {
     status_on(breaker, |state| {
         let mut breaker = lock(state);
@@ -375,7 +383,7 @@ fn settle(
             1 => true,
             _ => return Err(WEIR_ERR_BREAKER_TICKET),
         };
-        let mut core = Ticket {
+        let mut core = BreakerTicket {
             breaker: held.breaker,
             serial: held.serial,
             open,
@@ -429,10 +437,10 @@ pub extern "C" fn weir_breaker_ratio(breaker: *const weir_breaker, now: i64) -> 
 /// changes nothing, at any `now`. `WEIR_ERR_NULL` if `breaker` or `out` is
 /// NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned.
 #[no_mangle]
-pub extern "C" fn weir_breaker_tally(
+pub extern "C" fn weir_breaker_read_tally(
     breaker: *const weir_breaker,
     now: i64,
-    out: *mut weir_tally,
+    out: *mut weir_breaker_tally,
 ) -> weir_status {
     status_on(breaker, |state| {
         let tally = lock(state).tally(now);

@@ -63,9 +63,19 @@ impl From<BucketError> for weir_status {
 /// raised to one. Returns `WEIR_ERR_NULL` if `out` is NULL,
 /// `WEIR_ERR_NOT_FINITE` for a NaN or infinite rate or burst,
 /// `WEIR_ERR_NEGATIVE` for a negative rate, and `WEIR_ERR_TOO_LARGE` when
-/// refilling the whole burst (burst / rate) would take more than about 73
-/// years (with a rate of 0: for a burst over about 2.3 × 10^9). `*out` is
-/// written only on success.
+/// the full burst does not fit the bucket's clock: the burst's ticks, burst
+/// × ceil(10^9 / rate) ns even at the coarsest tick, must stay within 2^61
+/// ns (about 73 years). So it answers for
+/// - a burst that takes longer than that to refill (burst / rate);
+/// - above 10^9/s, where a token still costs one whole 1-ns tick, a burst
+///   over about 2.3 × 10^18 whatever it takes to refill
+///   (`weir_bucket_new(1e12, 3e18, ...)`, 35 days);
+/// - a rate of 2^64/s (about 1.8 × 10^19) or more, whatever the burst: a
+///   token's cost cannot be computed exactly there;
+/// - with a rate of 0, a burst over about 2.3 × 10^9 (its tokens count as
+///   seconds of refill).
+///
+/// `*out` is written only on success.
 ///
 /// Refill is kept in ticks of 2^-s ns (see `weir_bucket`): a take costs at
 /// least one tick, so one bucket admits at most 1.6 × 10^10 takes a second
@@ -154,7 +164,7 @@ pub extern "C" fn weir_bucket_next(bucket: *const weir_bucket, now: i64, n: f64)
 /// already: give back only what a take that passed took, once.
 ///
 /// Every error changes nothing, checked in this order: `WEIR_ERR_NULL` (a
-/// NULL bucket), `WEIR_ERR_INVALID_AMOUNT` (`n` zero, negative, NaN,
+/// NULL bucket), `WEIR_ERR_LIMITER_INVALID_AMOUNT` (`n` zero, negative, NaN,
 /// infinite or more than the burst: no take could have taken it),
 /// `WEIR_ERR_REFUND_FUTURE` (`taken_at` later than `now`),
 /// `WEIR_ERR_REFUND_EXPIRED`, `WEIR_ERR_REFUND_FULL`.

@@ -8,19 +8,19 @@ use crate::guard::{free_handle, lock, new_handle, on, policy_or, Guarded, Handle
 use crate::status::weir_status::{self, *};
 use weir_core::budget::{Budget, BudgetError};
 
-/// `weir_retry_budget.form`: gRPC's retry throttling (design A6), a token
+/// `weir_budget_policy.form`: gRPC's retry throttling (design A6), a token
 /// count between `max_tokens` and zero.
 pub const WEIR_BUDGET_TOKENS: i32 = 0;
-/// `weir_retry_budget.form`: Finagle's RetryBudget, `percent` of the
+/// `weir_budget_policy.form`: Finagle's RetryBudget, `percent` of the
 /// requests of the last `ttl_ns` plus `min_per_s` retries a second.
 pub const WEIR_BUDGET_PERCENT: i32 = 1;
 
-/// The constants of a retry budget. Start from `weir_retry_budget_preset()`
+/// The constants of a retry budget. Start from `weir_budget_policy_preset()`
 /// and change what you need. Only the fields of the chosen `form` are read
 /// and checked; the others are ignored. 40 bytes, aligned as an int64_t.
 #[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct weir_retry_budget {
+pub struct weir_budget_policy {
     /// `WEIR_BUDGET_TOKENS` or `WEIR_BUDGET_PERCENT`; any other value is
     /// `WEIR_ERR_UNKNOWN_KIND`.
     pub form: i32,
@@ -43,15 +43,15 @@ pub struct weir_retry_budget {
     pub percent: f64,
 }
 
-assert_eq_size!(weir_retry_budget, [u8; 40]);
-const_assert_eq!(core::mem::align_of::<weir_retry_budget>(), 8);
-const_assert_eq!(core::mem::offset_of!(weir_retry_budget, form), 0);
-const_assert_eq!(core::mem::offset_of!(weir_retry_budget, max_tokens), 4);
-const_assert_eq!(core::mem::offset_of!(weir_retry_budget, token_ratio), 8);
-const_assert_eq!(core::mem::offset_of!(weir_retry_budget, ttl_ns), 16);
-const_assert_eq!(core::mem::offset_of!(weir_retry_budget, min_per_s), 24);
-const_assert_eq!(core::mem::offset_of!(weir_retry_budget, reserved), 28);
-const_assert_eq!(core::mem::offset_of!(weir_retry_budget, percent), 32);
+assert_eq_size!(weir_budget_policy, [u8; 40]);
+const_assert_eq!(core::mem::align_of::<weir_budget_policy>(), 8);
+const_assert_eq!(core::mem::offset_of!(weir_budget_policy, form), 0);
+const_assert_eq!(core::mem::offset_of!(weir_budget_policy, max_tokens), 4);
+const_assert_eq!(core::mem::offset_of!(weir_budget_policy, token_ratio), 8);
+const_assert_eq!(core::mem::offset_of!(weir_budget_policy, ttl_ns), 16);
+const_assert_eq!(core::mem::offset_of!(weir_budget_policy, min_per_s), 24);
+const_assert_eq!(core::mem::offset_of!(weir_budget_policy, reserved), 28);
+const_assert_eq!(core::mem::offset_of!(weir_budget_policy, percent), 32);
 
 impl From<BudgetError> for weir_status {
     fn from(error: BudgetError) -> weir_status {
@@ -69,8 +69,8 @@ impl From<BudgetError> for weir_status {
 /// of the last 10 s plus 10 retries a second), with A6's example constants
 /// (10 tokens, 0.1 a success) filled in for the tokens form.
 #[no_mangle]
-pub extern "C" fn weir_retry_budget_preset() -> weir_retry_budget {
-    weir_retry_budget {
+pub extern "C" fn weir_budget_policy_preset() -> weir_budget_policy {
+    weir_budget_policy {
         form: WEIR_BUDGET_PERCENT,
         max_tokens: 10,
         token_ratio: 0.1,
@@ -123,12 +123,12 @@ impl Handle for weir_budget {
 /// written only on success.
 #[no_mangle]
 pub extern "C" fn weir_budget_new(
-    policy: *const weir_retry_budget,
+    policy: *const weir_budget_policy,
     now: i64,
     out: *mut *mut weir_budget,
 ) -> weir_status {
     new_handle(out, || {
-        let p = policy_or(policy, weir_retry_budget_preset())?;
+        let p = policy_or(policy, weir_budget_policy_preset())?;
         if p.reserved != 0 {
             return Err(WEIR_ERR_RESERVED);
         }

@@ -9,9 +9,9 @@ use crate::guard::{
     Handle,
 };
 use crate::status::weir_status::{self, *};
-use weir_core::concurrency::{Concurrency, ConcurrencyError, Entry, Gradient};
+use weir_core::concurrency::{Concurrency, ConcurrencyError, ConcurrencyPolicy, ConcurrencyTicket};
 
-/// The largest `max_limit` a `weir_gradient` may have: 2^20 calls in flight.
+/// The largest `max_limit` a `weir_concurrency_policy` may have: 2^20 calls in flight.
 pub const WEIR_CONCURRENCY_MAX_LIMIT: i32 = 1 << 20;
 const_assert_eq!(
     WEIR_CONCURRENCY_MAX_LIMIT,
@@ -19,12 +19,12 @@ const_assert_eq!(
 );
 
 /// The constants of the adaptive limit's controller (Gradient2; see
-/// `weir_concurrency`). Start from `weir_gradient_preset()` and change what
+/// `weir_concurrency`). Start from `weir_concurrency_policy_preset()` and change what
 /// you need; every field is checked when a limit is made from it. 40
 /// bytes, aligned as an int64_t.
 #[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct weir_gradient {
+pub struct weir_concurrency_policy {
     /// The limit before any sample; in [min_limit, max_limit].
     pub initial_limit: i32,
     /// The floor of the limit; at least 1.
@@ -46,20 +46,35 @@ pub struct weir_gradient {
     pub warmup: i32,
 }
 
-assert_eq_size!(weir_gradient, [u8; 40]);
-const_assert_eq!(core::mem::align_of::<weir_gradient>(), 8);
-const_assert_eq!(core::mem::offset_of!(weir_gradient, initial_limit), 0);
-const_assert_eq!(core::mem::offset_of!(weir_gradient, min_limit), 4);
-const_assert_eq!(core::mem::offset_of!(weir_gradient, max_limit), 8);
-const_assert_eq!(core::mem::offset_of!(weir_gradient, queue_size), 12);
-const_assert_eq!(core::mem::offset_of!(weir_gradient, smoothing), 16);
-const_assert_eq!(core::mem::offset_of!(weir_gradient, tolerance), 24);
-const_assert_eq!(core::mem::offset_of!(weir_gradient, long_window), 32);
-const_assert_eq!(core::mem::offset_of!(weir_gradient, warmup), 36);
+assert_eq_size!(weir_concurrency_policy, [u8; 40]);
+const_assert_eq!(core::mem::align_of::<weir_concurrency_policy>(), 8);
+const_assert_eq!(
+    core::mem::offset_of!(weir_concurrency_policy, initial_limit),
+    0
+);
+const_assert_eq!(core::mem::offset_of!(weir_concurrency_policy, min_limit), 4);
+const_assert_eq!(core::mem::offset_of!(weir_concurrency_policy, max_limit), 8);
+const_assert_eq!(
+    core::mem::offset_of!(weir_concurrency_policy, queue_size),
+    12
+);
+const_assert_eq!(
+    core::mem::offset_of!(weir_concurrency_policy, smoothing),
+    16
+);
+const_assert_eq!(
+    core::mem::offset_of!(weir_concurrency_policy, tolerance),
+    24
+);
+const_assert_eq!(
+    core::mem::offset_of!(weir_concurrency_policy, long_window),
+    32
+);
+const_assert_eq!(core::mem::offset_of!(weir_concurrency_policy, warmup), 36);
 
-impl From<Gradient> for weir_gradient {
-    fn from(g: Gradient) -> weir_gradient {
-        weir_gradient {
+impl From<ConcurrencyPolicy> for weir_concurrency_policy {
+    fn from(g: ConcurrencyPolicy) -> weir_concurrency_policy {
+        weir_concurrency_policy {
             initial_limit: g.initial_limit,
             min_limit: g.min_limit,
             max_limit: g.max_limit,
@@ -72,9 +87,9 @@ impl From<Gradient> for weir_gradient {
     }
 }
 
-impl From<weir_gradient> for Gradient {
-    fn from(g: weir_gradient) -> Gradient {
-        Gradient {
+impl From<weir_concurrency_policy> for ConcurrencyPolicy {
+    fn from(g: weir_concurrency_policy) -> ConcurrencyPolicy {
+        ConcurrencyPolicy {
             initial_limit: g.initial_limit,
             min_limit: g.min_limit,
             max_limit: g.max_limit,
@@ -90,7 +105,7 @@ impl From<weir_gradient> for Gradient {
 impl From<ConcurrencyError> for weir_status {
     fn from(error: ConcurrencyError) -> weir_status {
         match error {
-            ConcurrencyError::Limits => WEIR_ERR_CONCURRENCY_LIMITS,
+            ConcurrencyError::PoolPolicy => WEIR_ERR_CONCURRENCY_LIMITS,
             ConcurrencyError::QueueSize => WEIR_ERR_CONCURRENCY_QUEUE,
             ConcurrencyError::Smoothing => WEIR_ERR_CONCURRENCY_SMOOTHING,
             ConcurrencyError::Tolerance => WEIR_ERR_CONCURRENCY_TOLERANCE,
@@ -103,8 +118,8 @@ impl From<ConcurrencyError> for weir_status {
 /// smoothing 0.2, a 600-sample long window after 10 warm-up samples) with
 /// the older Gradient2's tolerance of 1.5.
 #[no_mangle]
-pub extern "C" fn weir_gradient_preset() -> weir_gradient {
-    Gradient::PRESET.into()
+pub extern "C" fn weir_concurrency_policy_preset() -> weir_concurrency_policy {
+    ConcurrencyPolicy::PRESET.into()
 }
 
 /// A call the adaptive limit let in: a plain value the caller keeps and
@@ -115,7 +130,7 @@ pub extern "C" fn weir_gradient_preset() -> weir_gradient {
 /// one is refused, never read or written.
 #[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct weir_flight {
+pub struct weir_concurrency_ticket {
     /// When the call entered, on the caller's clock.
     pub start: i64,
     /// Calls in flight when it entered, itself included.
@@ -124,11 +139,11 @@ pub struct weir_flight {
     pub flying: i32,
 }
 
-assert_eq_size!(weir_flight, [u8; 16]);
-const_assert_eq!(core::mem::align_of::<weir_flight>(), 8);
-const_assert_eq!(core::mem::offset_of!(weir_flight, start), 0);
-const_assert_eq!(core::mem::offset_of!(weir_flight, inflight), 8);
-const_assert_eq!(core::mem::offset_of!(weir_flight, flying), 12);
+assert_eq_size!(weir_concurrency_ticket, [u8; 16]);
+const_assert_eq!(core::mem::align_of::<weir_concurrency_ticket>(), 8);
+const_assert_eq!(core::mem::offset_of!(weir_concurrency_ticket, start), 0);
+const_assert_eq!(core::mem::offset_of!(weir_concurrency_ticket, inflight), 8);
+const_assert_eq!(core::mem::offset_of!(weir_concurrency_ticket, flying), 12);
 
 /// An adaptive concurrency limit: a gate whose ceiling follows the latency
 /// it measures, with Netflix concurrency-limits' Gradient2 controller. A
@@ -171,11 +186,11 @@ impl Handle for weir_concurrency {
 /// written only on success.
 #[no_mangle]
 pub extern "C" fn weir_concurrency_new(
-    policy: *const weir_gradient,
+    policy: *const weir_concurrency_policy,
     out: *mut *mut weir_concurrency,
 ) -> weir_status {
     new_handle(out, || {
-        let gradient = policy_or(policy, weir_gradient_preset())?;
+        let gradient = policy_or(policy, weir_concurrency_policy_preset())?;
         let limit = Concurrency::new(gradient.into())?;
         Ok(weir_concurrency(Guarded::new(Mutex::new(limit))))
     })
@@ -195,7 +210,7 @@ pub extern "C" fn weir_concurrency_free(limit: *mut weir_concurrency) {
 pub extern "C" fn weir_concurrency_enter(
     limit: *const weir_concurrency,
     now: i64,
-    flight: *mut weir_flight,
+    flight: *mut weir_concurrency_ticket,
 ) -> bool {
     on(limit, false, |state| {
         if usable(flight).is_err() {
@@ -203,12 +218,12 @@ pub extern "C" fn weir_concurrency_enter(
         }
         let entered = lock(state).enter(now);
         let written = match entered {
-            Some(entry) => weir_flight {
+            Some(entry) => weir_concurrency_ticket {
                 start: entry.start,
                 inflight: i32::try_from(entry.inflight).unwrap_or(i32::MAX),
                 flying: 1,
             },
-            None => weir_flight {
+            None => weir_concurrency_ticket {
                 start: now,
                 inflight: 0,
                 flying: 0,
@@ -229,7 +244,7 @@ pub extern "C" fn weir_concurrency_enter(
 #[no_mangle]
 pub extern "C" fn weir_concurrency_leave(
     limit: *const weir_concurrency,
-    flight: *mut weir_flight,
+    flight: *mut weir_concurrency_ticket,
     now: i64,
     dropped: bool,
 ) -> weir_status {
@@ -241,7 +256,7 @@ pub extern "C" fn weir_concurrency_leave(
             1 if held.inflight >= 1 => {}
             _ => return Err(WEIR_ERR_INVALID_ARGUMENT),
         }
-        let entry = Entry {
+        let entry = ConcurrencyTicket {
             start: held.start,
             inflight: i64::from(held.inflight),
         };

@@ -1,4 +1,4 @@
-//! C face of [`weir_core::smooth`]: the GCRA word.
+//! C face of [`weir_core::gcra`]: the GCRA word.
 
 use weir_core::atomic::AtomicU64;
 
@@ -6,7 +6,7 @@ use static_assertions::{assert_eq_size, const_assert_eq};
 
 use crate::guard::{guard, guard_status, read_in, usable, write_out};
 use crate::status::weir_status::{self, *};
-use weir_core::smooth::{self, SmoothError, SmoothLimit};
+use weir_core::gcra::{self, GcraError, GcraLimit};
 use weir_core::time::NEVER;
 
 /// A token bucket that is one 64-bit word (GCRA): a full word admits
@@ -92,10 +92,10 @@ pub const WEIR_GCRA_MAX_BURST: i64 = 9007199254740992;
 /// finest tick (2^-4 ns).
 pub const WEIR_GCRA_MAX_RATE: f64 = 16e9;
 
-const_assert_eq!(WEIR_GCRA_MAX_BURST, smooth::MAX_BURST);
+const_assert_eq!(WEIR_GCRA_MAX_BURST, gcra::MAX_BURST);
 
-impl From<SmoothLimit> for weir_gcra_limit {
-    fn from(limit: SmoothLimit) -> Self {
+impl From<GcraLimit> for weir_gcra_limit {
+    fn from(limit: GcraLimit) -> Self {
         let (per_token, tolerance, shift) = limit.parts();
         weir_gcra_limit {
             per_token,
@@ -106,26 +106,26 @@ impl From<SmoothLimit> for weir_gcra_limit {
     }
 }
 
-fn gcra_status(error: SmoothError) -> weir_status {
+fn gcra_status(error: GcraError) -> weir_status {
     match error {
-        SmoothError::NotFinite => WEIR_ERR_NOT_FINITE,
-        SmoothError::Negative => WEIR_ERR_NEGATIVE,
-        SmoothError::Zero => WEIR_ERR_GCRA_ZERO,
-        SmoothError::Burst => WEIR_ERR_GCRA_BURST,
-        SmoothError::TooSlow => WEIR_ERR_GCRA_TOO_SLOW,
-        SmoothError::TooFast => WEIR_ERR_GCRA_TOO_FAST,
-        SmoothError::Invalid => WEIR_ERR_GCRA_LIMIT_INVALID,
+        GcraError::NotFinite => WEIR_ERR_NOT_FINITE,
+        GcraError::Negative => WEIR_ERR_NEGATIVE,
+        GcraError::Zero => WEIR_ERR_GCRA_ZERO,
+        GcraError::Burst => WEIR_ERR_GCRA_BURST,
+        GcraError::TooSlow => WEIR_ERR_GCRA_TOO_SLOW,
+        GcraError::TooFast => WEIR_ERR_GCRA_TOO_FAST,
+        GcraError::Invalid => WEIR_ERR_GCRA_LIMIT_INVALID,
     }
 }
 
 /// The caller's limit, checked.
 #[inline]
-pub(crate) fn gcra_limit_in(limit: *const weir_gcra_limit) -> Result<SmoothLimit, weir_status> {
+pub(crate) fn gcra_limit_in(limit: *const weir_gcra_limit) -> Result<GcraLimit, weir_status> {
     let limit = read_in(limit)?;
     if limit.reserved != 0 {
         return Err(WEIR_ERR_GCRA_LIMIT_INVALID);
     }
-    SmoothLimit::from_parts(limit.per_token, limit.tolerance, limit.shift).map_err(gcra_status)
+    GcraLimit::from_parts(limit.per_token, limit.tolerance, limit.shift).map_err(gcra_status)
 }
 
 /// `gcra` as the atomic word it is, unless it is NULL or misaligned.
@@ -155,7 +155,7 @@ pub extern "C" fn weir_gcra_limit_new(
     out: *mut weir_gcra_limit,
 ) -> weir_status {
     guard_status(|| {
-        let limit = SmoothLimit::new(rate_per_s, burst).map_err(gcra_status)?;
+        let limit = GcraLimit::new(rate_per_s, burst).map_err(gcra_status)?;
         write_out(out, limit.into())
     })
 }
@@ -184,7 +184,7 @@ pub extern "C" fn weir_gcra_allow_n(
     n: i64,
 ) -> bool {
     guard(false, || match (word_at(gcra), gcra_limit_in(limit)) {
-        (Some(word), Ok(limit)) => smooth::allow_n(word, &limit, now, n),
+        (Some(word), Ok(limit)) => gcra::allow_n(word, &limit, now, n),
         _ => false,
     })
 }
@@ -201,7 +201,7 @@ pub extern "C" fn weir_gcra_next(
     now: i64,
 ) -> i64 {
     guard(NEVER, || match (word_at(gcra), gcra_limit_in(limit)) {
-        (Some(word), Ok(limit)) => smooth::next(word, &limit, now),
+        (Some(word), Ok(limit)) => gcra::next(word, &limit, now),
         _ => NEVER,
     })
 }
@@ -217,7 +217,7 @@ pub extern "C" fn weir_gcra_room(
     now: i64,
 ) -> i64 {
     guard(0, || match (word_at(gcra), gcra_limit_in(limit)) {
-        (Some(word), Ok(limit)) => smooth::room(word, &limit, now),
+        (Some(word), Ok(limit)) => gcra::room(word, &limit, now),
         _ => 0,
     })
 }

@@ -9,7 +9,7 @@ use static_assertions::{assert_eq_size, const_assert_eq};
 
 use crate::guard::{guard, guard_status, read_in, usable, value_mut, write_out};
 use crate::status::weir_status::{self, *};
-use weir_core::limiter::{Kind, Limiter, LimiterError, RefundError};
+use weir_core::limiter::{Limiter, LimiterError, LimiterKind, RefundError};
 
 /// An embeddable integer limiter: a plain 48-byte value (alignment 8) that
 /// the caller places inside its own struct — no handle, no heap, no pointer
@@ -113,19 +113,19 @@ const TAG_COOLDOWN: u32 = 0x574c_4333;
 impl From<LimiterError> for weir_status {
     fn from(error: LimiterError) -> weir_status {
         match error {
-            LimiterError::ZeroCapacity => WEIR_ERR_ZERO_CAPACITY,
-            LimiterError::ZeroRefillAmount => WEIR_ERR_ZERO_REFILL_AMOUNT,
-            LimiterError::ZeroRefillInterval => WEIR_ERR_ZERO_REFILL_INTERVAL,
-            LimiterError::ZeroWindow => WEIR_ERR_ZERO_WINDOW,
-            LimiterError::ZeroCooldown => WEIR_ERR_ZERO_COOLDOWN,
-            LimiterError::InitialAboveCapacity => WEIR_ERR_INITIAL_ABOVE_CAPACITY,
-            LimiterError::BucketAnchorInFuture => WEIR_ERR_BUCKET_ANCHOR_IN_FUTURE,
-            LimiterError::WindowAnchorInFuture => WEIR_ERR_WINDOW_ANCHOR_IN_FUTURE,
-            LimiterError::CooldownArmedWithTokens => WEIR_ERR_COOLDOWN_ARMED_WITH_TOKENS,
-            LimiterError::CooldownDeadlineOverflow => WEIR_ERR_COOLDOWN_DEADLINE_OVERFLOW,
-            LimiterError::RateLimited => WEIR_ERR_RATE_LIMITED,
-            LimiterError::InvalidAmount => WEIR_ERR_INVALID_AMOUNT,
-            LimiterError::WrongVariant => WEIR_ERR_WRONG_VARIANT,
+            LimiterError::ZeroCapacity => WEIR_ERR_LIMITER_ZERO_CAPACITY,
+            LimiterError::ZeroRefillAmount => WEIR_ERR_LIMITER_ZERO_REFILL_AMOUNT,
+            LimiterError::ZeroRefillInterval => WEIR_ERR_LIMITER_ZERO_REFILL_INTERVAL,
+            LimiterError::ZeroWindow => WEIR_ERR_LIMITER_ZERO_WINDOW,
+            LimiterError::ZeroCooldown => WEIR_ERR_LIMITER_ZERO_COOLDOWN,
+            LimiterError::InitialAboveCapacity => WEIR_ERR_LIMITER_INITIAL_ABOVE_CAPACITY,
+            LimiterError::BucketAnchorInFuture => WEIR_ERR_LIMITER_BUCKET_ANCHOR_IN_FUTURE,
+            LimiterError::WindowAnchorInFuture => WEIR_ERR_LIMITER_WINDOW_ANCHOR_IN_FUTURE,
+            LimiterError::CooldownArmedWithTokens => WEIR_ERR_LIMITER_COOLDOWN_ARMED_WITH_TOKENS,
+            LimiterError::CooldownDeadlineOverflow => WEIR_ERR_LIMITER_COOLDOWN_DEADLINE_OVERFLOW,
+            LimiterError::RateLimited => WEIR_ERR_LIMITER_RATE_LIMITED,
+            LimiterError::InvalidAmount => WEIR_ERR_LIMITER_INVALID_AMOUNT,
+            LimiterError::WrongVariant => WEIR_ERR_LIMITER_WRONG_VARIANT,
         }
     }
 }
@@ -135,16 +135,16 @@ impl weir_limiter {
     #[inline]
     fn load(&self) -> Result<Limiter, weir_status> {
         let kind = match self.tag {
-            TAG_BUCKET => Kind::Bucket {
+            TAG_BUCKET => LimiterKind::Bucket {
                 refill_amount: self.amount,
                 refill_interval_ns: self.period_ns,
                 last_refill: self.anchor,
             },
-            TAG_FIXED_WINDOW if self.amount == 0 => Kind::FixedWindow {
+            TAG_FIXED_WINDOW if self.amount == 0 => LimiterKind::FixedWindow {
                 window_ns: self.period_ns,
                 window_start: self.anchor,
             },
-            TAG_COOLDOWN if self.amount == 0 => Kind::Cooldown {
+            TAG_COOLDOWN if self.amount == 0 => LimiterKind::Cooldown {
                 cooldown_ns: self.period_ns,
                 cooldown_end: self.anchor,
             },
@@ -161,16 +161,16 @@ impl weir_limiter {
     fn store(limiter: &Limiter) -> weir_limiter {
         let (available, kind) = limiter.parts();
         let (tag, amount, period_ns, anchor) = match kind {
-            Kind::Bucket {
+            LimiterKind::Bucket {
                 refill_amount,
                 refill_interval_ns,
                 last_refill,
             } => (TAG_BUCKET, refill_amount, refill_interval_ns, last_refill),
-            Kind::FixedWindow {
+            LimiterKind::FixedWindow {
                 window_ns,
                 window_start,
             } => (TAG_FIXED_WINDOW, 0, window_ns, window_start),
-            Kind::Cooldown {
+            LimiterKind::Cooldown {
                 cooldown_ns,
                 cooldown_end,
             } => (TAG_COOLDOWN, 0, cooldown_ns, cooldown_end),
@@ -233,9 +233,9 @@ fn getter<T>(
 /// old limiter's phase), and writes it to `*out`. Checks, in this order,
 /// each failure its own status and `*out` untouched: `WEIR_ERR_NULL` (`out`
 /// is NULL), `WEIR_ERR_MISALIGNED` (`out` is not 8-byte aligned),
-/// `WEIR_ERR_ZERO_CAPACITY`, `WEIR_ERR_ZERO_REFILL_AMOUNT`,
-/// `WEIR_ERR_ZERO_REFILL_INTERVAL` (zero or negative),
-/// `WEIR_ERR_INITIAL_ABOVE_CAPACITY`, `WEIR_ERR_BUCKET_ANCHOR_IN_FUTURE`
+/// `WEIR_ERR_LIMITER_ZERO_CAPACITY`, `WEIR_ERR_LIMITER_ZERO_REFILL_AMOUNT`,
+/// `WEIR_ERR_LIMITER_ZERO_REFILL_INTERVAL` (zero or negative),
+/// `WEIR_ERR_LIMITER_INITIAL_ABOVE_CAPACITY`, `WEIR_ERR_LIMITER_BUCKET_ANCHOR_IN_FUTURE`
 /// (`last_refill` later than `now`).
 #[no_mangle]
 pub extern "C" fn weir_limiter_bucket(
@@ -263,10 +263,10 @@ pub extern "C" fn weir_limiter_bucket(
 /// `window_start` (pass `now` for a new limiter), `initial_available` of
 /// `capacity` units left in the current one, and writes it to `*out`.
 /// Checks, in this order, each failure its own status and `*out` untouched:
-/// `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_ZERO_CAPACITY`,
-/// `WEIR_ERR_ZERO_WINDOW` (zero or
-/// negative), `WEIR_ERR_INITIAL_ABOVE_CAPACITY`,
-/// `WEIR_ERR_WINDOW_ANCHOR_IN_FUTURE` (`window_start` later than `now`).
+/// `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_LIMITER_ZERO_CAPACITY`,
+/// `WEIR_ERR_LIMITER_ZERO_WINDOW` (zero or
+/// negative), `WEIR_ERR_LIMITER_INITIAL_ABOVE_CAPACITY`,
+/// `WEIR_ERR_LIMITER_WINDOW_ANCHOR_IN_FUTURE` (`window_start` later than `now`).
 #[no_mangle]
 pub extern "C" fn weir_limiter_fixed_window(
     out: *mut weir_limiter,
@@ -287,9 +287,9 @@ pub extern "C" fn weir_limiter_fixed_window(
 /// (only `initial_available` units before the first gate), no units with a
 /// gate (throttled until `cooldown_end`), no units and no gate (full at
 /// once). Checks, in this order, each failure its own status and `*out`
-/// untouched: `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_ZERO_CAPACITY`,
-/// `WEIR_ERR_ZERO_COOLDOWN` (zero or negative),
-/// `WEIR_ERR_INITIAL_ABOVE_CAPACITY`, `WEIR_ERR_COOLDOWN_ARMED_WITH_TOKENS`
+/// untouched: `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_LIMITER_ZERO_CAPACITY`,
+/// `WEIR_ERR_LIMITER_ZERO_COOLDOWN` (zero or negative),
+/// `WEIR_ERR_LIMITER_INITIAL_ABOVE_CAPACITY`, `WEIR_ERR_LIMITER_COOLDOWN_ARMED_WITH_TOKENS`
 /// (units while `cooldown_end` is later than `now`).
 #[no_mangle]
 pub extern "C" fn weir_limiter_cooldown(
@@ -323,9 +323,9 @@ pub extern "C" fn weir_limiter_try_consume(
 /// `weir_limiter_try_consume` with the reason: `WEIR_OK` when the units were
 /// taken; otherwise `*limiter` is untouched and the status is
 /// `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED` (`limiter` is not 8-byte aligned),
-/// `WEIR_ERR_LIMITER_CORRUPT`, `WEIR_ERR_INVALID_AMOUNT` (`amount` is 0),
-/// `WEIR_ERR_RATE_LIMITED` (not enough units now) or
-/// `WEIR_ERR_COOLDOWN_DEADLINE_OVERFLOW` (`now + cooldown_ns` would not fit).
+/// `WEIR_ERR_LIMITER_CORRUPT`, `WEIR_ERR_LIMITER_INVALID_AMOUNT` (`amount` is 0),
+/// `WEIR_ERR_LIMITER_RATE_LIMITED` (not enough units now) or
+/// `WEIR_ERR_LIMITER_COOLDOWN_DEADLINE_OVERFLOW` (`now + cooldown_ns` would not fit).
 #[no_mangle]
 pub extern "C" fn weir_limiter_consume(
     limiter: *mut weir_limiter,
@@ -344,7 +344,7 @@ pub extern "C" fn weir_limiter_consume(
 impl From<RefundError> for weir_status {
     fn from(error: RefundError) -> weir_status {
         match error {
-            RefundError::Amount => WEIR_ERR_INVALID_AMOUNT,
+            RefundError::Amount => WEIR_ERR_LIMITER_INVALID_AMOUNT,
             RefundError::Future => WEIR_ERR_REFUND_FUTURE,
             RefundError::Expired => WEIR_ERR_REFUND_EXPIRED,
             RefundError::Armed => WEIR_ERR_REFUND_ARMED,
@@ -373,7 +373,7 @@ impl From<RefundError> for weir_status {
 /// `WEIR_ERR_REFUND_EXPIRED`.
 ///
 /// Every error changes nothing: `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`,
-/// `WEIR_ERR_LIMITER_CORRUPT`, `WEIR_ERR_INVALID_AMOUNT` (`amount` is 0),
+/// `WEIR_ERR_LIMITER_CORRUPT`, `WEIR_ERR_LIMITER_INVALID_AMOUNT` (`amount` is 0),
 /// `WEIR_ERR_REFUND_FUTURE` (`taken_at` later than `now`), then the
 /// variant's statuses above.
 #[no_mangle]
@@ -429,7 +429,7 @@ pub extern "C" fn weir_limiter_is_cooldown(limiter: *const weir_limiter) -> bool
 }
 
 /// Writes a bucket's units per refill interval to `*out`.
-/// `WEIR_ERR_WRONG_VARIANT` if it is not a bucket; `WEIR_ERR_NULL`,
+/// `WEIR_ERR_LIMITER_WRONG_VARIANT` if it is not a bucket; `WEIR_ERR_NULL`,
 /// `WEIR_ERR_LIMITER_CORRUPT`, and `WEIR_ERR_MISALIGNED` if `limiter` or
 /// `out` is not aligned for its type. `*out` is written only on success, as
 /// by every getter below, and each can answer these three.
@@ -441,7 +441,7 @@ pub extern "C" fn weir_limiter_refill_amount(
     getter(limiter, out, Limiter::refill_amount)
 }
 
-/// Writes a bucket's refill interval to `*out`. `WEIR_ERR_WRONG_VARIANT` if
+/// Writes a bucket's refill interval to `*out`. `WEIR_ERR_LIMITER_WRONG_VARIANT` if
 /// it is not a bucket; `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`.
 #[no_mangle]
 pub extern "C" fn weir_limiter_refill_interval_ns(
@@ -453,7 +453,7 @@ pub extern "C" fn weir_limiter_refill_interval_ns(
 
 /// Writes a bucket's refill anchor projected to `now` (the stored one when
 /// `now` is earlier) to `*out`: with `weir_limiter_available` at the same
-/// `now`, what a rebuild needs to keep the phase. `WEIR_ERR_WRONG_VARIANT`
+/// `now`, what a rebuild needs to keep the phase. `WEIR_ERR_LIMITER_WRONG_VARIANT`
 /// if it is not a bucket; `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`.
 #[no_mangle]
 pub extern "C" fn weir_limiter_last_refill(
@@ -464,7 +464,7 @@ pub extern "C" fn weir_limiter_last_refill(
     getter(limiter, out, |core| core.last_refill(now))
 }
 
-/// Writes a fixed window's length to `*out`. `WEIR_ERR_WRONG_VARIANT` if it
+/// Writes a fixed window's length to `*out`. `WEIR_ERR_LIMITER_WRONG_VARIANT` if it
 /// is not a fixed window; `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`.
 #[no_mangle]
 pub extern "C" fn weir_limiter_window_ns(
@@ -476,7 +476,7 @@ pub extern "C" fn weir_limiter_window_ns(
 
 /// Writes the start of the window that holds `now` (the stored one when
 /// `now` is earlier) to `*out`: with `weir_limiter_available` at the same
-/// `now`, what a rebuild needs. `WEIR_ERR_WRONG_VARIANT` if it is not a
+/// `now`, what a rebuild needs. `WEIR_ERR_LIMITER_WRONG_VARIANT` if it is not a
 /// fixed window; `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`.
 #[no_mangle]
 pub extern "C" fn weir_limiter_window_start(
@@ -487,7 +487,7 @@ pub extern "C" fn weir_limiter_window_start(
     getter(limiter, out, |core| core.window_start(now))
 }
 
-/// Writes a cooldown's gate length to `*out`. `WEIR_ERR_WRONG_VARIANT` if it
+/// Writes a cooldown's gate length to `*out`. `WEIR_ERR_LIMITER_WRONG_VARIANT` if it
 /// is not a cooldown; `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`.
 #[no_mangle]
 pub extern "C" fn weir_limiter_cooldown_ns(
@@ -499,7 +499,7 @@ pub extern "C" fn weir_limiter_cooldown_ns(
 
 /// Writes a cooldown's stored gate deadline to `*out`, as it is (a deadline
 /// does not move with time); it gates only while `weir_limiter_available`
-/// is 0. `WEIR_ERR_WRONG_VARIANT` if it is not a cooldown; `WEIR_ERR_NULL`,
+/// is 0. `WEIR_ERR_LIMITER_WRONG_VARIANT` if it is not a cooldown; `WEIR_ERR_NULL`,
 /// `WEIR_ERR_LIMITER_CORRUPT`.
 #[no_mangle]
 pub extern "C" fn weir_limiter_cooldown_end(
@@ -596,10 +596,10 @@ mod tests {
         assert_eq!(
             failures,
             [
-                WEIR_ERR_ZERO_CAPACITY,
-                WEIR_ERR_BUCKET_ANCHOR_IN_FUTURE,
-                WEIR_ERR_ZERO_WINDOW,
-                WEIR_ERR_COOLDOWN_ARMED_WITH_TOKENS
+                WEIR_ERR_LIMITER_ZERO_CAPACITY,
+                WEIR_ERR_LIMITER_BUCKET_ANCHOR_IN_FUTURE,
+                WEIR_ERR_LIMITER_ZERO_WINDOW,
+                WEIR_ERR_LIMITER_COOLDOWN_ARMED_WITH_TOKENS
             ]
         );
         assert_eq!(out, before);

@@ -3,7 +3,7 @@
 //!
 //! `std::sync::Mutex` costs the same two atomics, but its poisoning reads the
 //! thread's panic count on each lock and unlock, about a fifth of a pool
-//! take through the C ABI (issue 13, item 5). A handle does not need that
+//! take through the C ABI. A handle does not need that
 //! poisoning: `guard` already marks a handle whose operation panicked, and
 //! refuses it afterwards. The state word is the futex protocol of Drepper's
 //! "Futexes Are Tricky" (std's own Linux mutex): 0 free, 1 locked, 2 locked

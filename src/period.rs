@@ -4,7 +4,7 @@ use std::sync::Mutex;
 
 use crate::guard::{free_handle, lock, new_handle, on, Guarded, Handle};
 use crate::status::weir_status::{self, *};
-use weir_core::period::{Period, PeriodError, Quota};
+use weir_core::period::{Period, PeriodError, PeriodQuota};
 use weir_core::time::NEVER;
 
 /// A fixed-window counter: at most `quota` events per period. Takes a short
@@ -23,22 +23,22 @@ impl Handle for weir_period {
 /// Where a period's quota stands after `weir_period_take`.
 #[repr(i32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum weir_quota {
+pub enum weir_period_quota {
     /// Admitted, and more may follow in this period.
-    WEIR_QUOTA_UNDER = 0,
+    WEIR_PERIOD_QUOTA_UNDER = 0,
     /// Admitted, and it was the last event this period allows: the moment
     /// to warn that the next will be refused.
-    WEIR_QUOTA_HIT = 1,
+    WEIR_PERIOD_QUOTA_HIT = 1,
     /// Refused: this period's quota was already spent.
-    WEIR_QUOTA_OVER = 2,
+    WEIR_PERIOD_QUOTA_OVER = 2,
 }
 
-impl From<Quota> for weir_quota {
-    fn from(quota: Quota) -> weir_quota {
+impl From<PeriodQuota> for weir_period_quota {
+    fn from(quota: PeriodQuota) -> weir_period_quota {
         match quota {
-            Quota::Under => weir_quota::WEIR_QUOTA_UNDER,
-            Quota::Hit => weir_quota::WEIR_QUOTA_HIT,
-            Quota::Over => weir_quota::WEIR_QUOTA_OVER,
+            PeriodQuota::Under => weir_period_quota::WEIR_PERIOD_QUOTA_UNDER,
+            PeriodQuota::Hit => weir_period_quota::WEIR_PERIOD_QUOTA_HIT,
+            PeriodQuota::Over => weir_period_quota::WEIR_PERIOD_QUOTA_OVER,
         }
     }
 }
@@ -79,14 +79,16 @@ pub extern "C" fn weir_period_free(period: *mut weir_period) {
 }
 
 /// Counts one event at `now` and says where the quota stands:
-/// `WEIR_QUOTA_UNDER` and `WEIR_QUOTA_HIT` are admitted, `WEIR_QUOTA_OVER`
+/// `WEIR_PERIOD_QUOTA_UNDER` and `WEIR_PERIOD_QUOTA_HIT` are admitted, `WEIR_PERIOD_QUOTA_OVER`
 /// is refused. An earlier `now` than one already seen counts as the latest.
-/// A NULL counter answers `WEIR_QUOTA_OVER`.
+/// A NULL counter answers `WEIR_PERIOD_QUOTA_OVER`.
 #[no_mangle]
-pub extern "C" fn weir_period_take(period: *const weir_period, now: i64) -> weir_quota {
-    on(period, weir_quota::WEIR_QUOTA_OVER, |period| {
-        lock(period).take(now).into()
-    })
+pub extern "C" fn weir_period_take(period: *const weir_period, now: i64) -> weir_period_quota {
+    on(
+        period,
+        weir_period_quota::WEIR_PERIOD_QUOTA_OVER,
+        |period| lock(period).take(now).into(),
+    )
 }
 
 /// How many more events the open period admits at `now` (a `now` earlier

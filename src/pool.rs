@@ -8,7 +8,7 @@ use crate::guard::{
 use crate::guard::{Guarded, Handle};
 use crate::lock::ShortLock;
 use crate::status::weir_status::{self, *};
-use weir_core::pool::{Counters, Limits, LimitsError, Misuse, Pool, Taken};
+use weir_core::pool::{Pool, PoolMisuse, PoolPolicy, PoolPolicyError, PoolStats, PoolTaken};
 
 /// A resource's identity: C's `uintptr_t`. cbindgen.toml renames it to
 /// `uintptr_t` and does not emit it, since `<stdint.h>` declares that.
@@ -32,7 +32,7 @@ pub type weir_item = usize;
 /// initialiser naming only the first four) behaves as 0.1's pool did.
 #[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct weir_limits {
+pub struct weir_pool_policy {
     /// The most resources alive at once: idle, lent and being made (≥ 1).
     pub size: i64,
     /// The most kept idle (0: none; above `size`: `size`).
@@ -54,19 +54,19 @@ pub struct weir_limits {
     pub max_making: i64,
 }
 
-assert_eq_size!(weir_limits, [u8; 56]);
-const_assert_eq!(core::mem::align_of::<weir_limits>(), 8);
-const_assert_eq!(core::mem::offset_of!(weir_limits, size), 0);
-const_assert_eq!(core::mem::offset_of!(weir_limits, idle), 8);
-const_assert_eq!(core::mem::offset_of!(weir_limits, keep_ns), 16);
-const_assert_eq!(core::mem::offset_of!(weir_limits, life_ns), 24);
-const_assert_eq!(core::mem::offset_of!(weir_limits, life_jitter), 32);
-const_assert_eq!(core::mem::offset_of!(weir_limits, min_idle), 40);
-const_assert_eq!(core::mem::offset_of!(weir_limits, max_making), 48);
+assert_eq_size!(weir_pool_policy, [u8; 56]);
+const_assert_eq!(core::mem::align_of::<weir_pool_policy>(), 8);
+const_assert_eq!(core::mem::offset_of!(weir_pool_policy, size), 0);
+const_assert_eq!(core::mem::offset_of!(weir_pool_policy, idle), 8);
+const_assert_eq!(core::mem::offset_of!(weir_pool_policy, keep_ns), 16);
+const_assert_eq!(core::mem::offset_of!(weir_pool_policy, life_ns), 24);
+const_assert_eq!(core::mem::offset_of!(weir_pool_policy, life_jitter), 32);
+const_assert_eq!(core::mem::offset_of!(weir_pool_policy, min_idle), 40);
+const_assert_eq!(core::mem::offset_of!(weir_pool_policy, max_making), 48);
 
-impl From<weir_limits> for Limits {
-    fn from(limits: weir_limits) -> Limits {
-        Limits {
+impl From<weir_pool_policy> for PoolPolicy {
+    fn from(limits: weir_pool_policy) -> PoolPolicy {
+        PoolPolicy {
             size: limits.size,
             idle: limits.idle,
             keep_ns: limits.keep_ns,
@@ -87,8 +87,8 @@ const_assert_eq!(WEIR_POOL_MAX_SIZE, weir_core::pool::MAX_SIZE);
 /// also keeps idle equal to size); no jitter, nothing made ahead, makes up
 /// to `size`.
 #[no_mangle]
-pub extern "C" fn weir_limits_preset() -> weir_limits {
-    let Limits {
+pub extern "C" fn weir_pool_policy_preset() -> weir_pool_policy {
+    let PoolPolicy {
         size,
         idle,
         keep_ns,
@@ -96,8 +96,8 @@ pub extern "C" fn weir_limits_preset() -> weir_limits {
         life_jitter,
         min_idle,
         max_making,
-    } = Limits::PRESET;
-    weir_limits {
+    } = PoolPolicy::PRESET;
+    weir_pool_policy {
         size,
         idle,
         keep_ns,
@@ -108,60 +108,60 @@ pub extern "C" fn weir_limits_preset() -> weir_limits {
     }
 }
 
-/// `weir_taken.kind`: an idle resource, now lent to the caller.
-pub const WEIR_TAKEN_READY: i32 = 1;
-/// `weir_taken.kind`: an idle resource past `keep_ns` or `life_ns`, or
+/// `weir_pool_taken.kind`: an idle resource, now lent to the caller.
+pub const WEIR_POOL_TAKEN_READY: i32 = 1;
+/// `weir_pool_taken.kind`: an idle resource past `keep_ns` or `life_ns`, or
 /// marked old by `weir_pool_mark_old`, already out of the pool and its
 /// count. The caller closes `item` and takes again.
-pub const WEIR_TAKEN_STALE: i32 = 2;
-/// `weir_taken.kind`: nothing idle, room for one more, and the room is
+pub const WEIR_POOL_TAKEN_STALE: i32 = 2;
+/// `weir_pool_taken.kind`: nothing idle, room for one more, and the room is
 /// reserved. The caller makes a resource and calls `weir_pool_made` (or, if
 /// making failed, `weir_pool_unmade`). `item` is 0.
-pub const WEIR_TAKEN_MAKE: i32 = 3;
-/// `weir_taken.kind`: nothing idle and no room (or `max_making` are being
+pub const WEIR_POOL_TAKEN_MAKE: i32 = 3;
+/// `weir_pool_taken.kind`: nothing idle and no room (or `max_making` are being
 /// made, or the pool is closed, or NULL). The caller's own queue decides
 /// what next. `item` is 0.
-pub const WEIR_TAKEN_WAIT: i32 = 4;
+pub const WEIR_POOL_TAKEN_WAIT: i32 = 4;
 
-/// What `weir_pool_take` answers: `kind` is one of `WEIR_TAKEN_READY`,
+/// What `weir_pool_take` answers: `kind` is one of `WEIR_POOL_TAKEN_READY`,
 /// `_STALE`, `_MAKE`, `_WAIT` (never 0, so a zeroed struct is recognisably
 /// not an answer); `item` is the resource for READY and STALE, 0 otherwise.
 /// Layout: `kind` at offset 0, `item` at offset `sizeof(uintptr_t)`, size
 /// `2 * sizeof(uintptr_t)`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct weir_taken {
-    /// One of the `WEIR_TAKEN_*` constants.
+pub struct weir_pool_taken {
+    /// One of the `WEIR_POOL_TAKEN_*` constants.
     pub kind: i32,
     /// The resource, for READY and STALE; 0 for MAKE and WAIT.
     pub item: weir_item,
 }
 
-assert_eq_size!(weir_taken, [usize; 2]);
-assert_eq_align!(weir_taken, usize);
-const_assert_eq!(core::mem::offset_of!(weir_taken, kind), 0);
+assert_eq_size!(weir_pool_taken, [usize; 2]);
+assert_eq_align!(weir_pool_taken, usize);
+const_assert_eq!(core::mem::offset_of!(weir_pool_taken, kind), 0);
 const_assert_eq!(
-    core::mem::offset_of!(weir_taken, item),
+    core::mem::offset_of!(weir_pool_taken, item),
     core::mem::size_of::<usize>()
 );
 
-impl From<Taken> for weir_taken {
-    fn from(taken: Taken) -> weir_taken {
+impl From<PoolTaken> for weir_pool_taken {
+    fn from(taken: PoolTaken) -> weir_pool_taken {
         let (kind, item) = match taken {
-            Taken::Ready(item) => (WEIR_TAKEN_READY, item),
-            Taken::Stale(item) => (WEIR_TAKEN_STALE, item),
-            Taken::Make => (WEIR_TAKEN_MAKE, 0),
-            Taken::Wait => (WEIR_TAKEN_WAIT, 0),
+            PoolTaken::Ready(item) => (WEIR_POOL_TAKEN_READY, item),
+            PoolTaken::Stale(item) => (WEIR_POOL_TAKEN_STALE, item),
+            PoolTaken::Make => (WEIR_POOL_TAKEN_MAKE, 0),
+            PoolTaken::Wait => (WEIR_POOL_TAKEN_WAIT, 0),
         };
-        weir_taken { kind, item }
+        weir_pool_taken { kind, item }
     }
 }
 
 /// Running totals since the pool was made (modelled on Go's database/sql
-/// DBStats). Read with `weir_pool_stats`.
+/// DBStats). Read with `weir_pool_read_stats`.
 #[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct weir_pool_counters {
+pub struct weir_pool_stats {
     /// Resources registered as made: by `weir_pool_made`, or given or
     /// dropped unregistered into an open reservation.
     pub made: u64,
@@ -191,16 +191,16 @@ pub struct weir_pool_counters {
     pub retired: u64,
 }
 
-assert_eq_size!(weir_pool_counters, [u64; 11]);
-const_assert_eq!(core::mem::align_of::<weir_pool_counters>(), 8);
-const_assert_eq!(core::mem::offset_of!(weir_pool_counters, made), 0);
-const_assert_eq!(core::mem::offset_of!(weir_pool_counters, waits), 56);
-const_assert_eq!(core::mem::offset_of!(weir_pool_counters, closed), 72);
-const_assert_eq!(core::mem::offset_of!(weir_pool_counters, retired), 80);
+assert_eq_size!(weir_pool_stats, [u64; 11]);
+const_assert_eq!(core::mem::align_of::<weir_pool_stats>(), 8);
+const_assert_eq!(core::mem::offset_of!(weir_pool_stats, made), 0);
+const_assert_eq!(core::mem::offset_of!(weir_pool_stats, waits), 56);
+const_assert_eq!(core::mem::offset_of!(weir_pool_stats, closed), 72);
+const_assert_eq!(core::mem::offset_of!(weir_pool_stats, retired), 80);
 
-impl From<Counters> for weir_pool_counters {
-    fn from(c: Counters) -> weir_pool_counters {
-        weir_pool_counters {
+impl From<PoolStats> for weir_pool_stats {
+    fn from(c: PoolStats) -> weir_pool_stats {
+        weir_pool_stats {
             made: c.made,
             reused: c.reused,
             stale: c.stale,
@@ -231,7 +231,7 @@ impl From<Counters> for weir_pool_counters {
 /// Newest first: the resource returned most recently is lent first. A lent
 /// resource is found again by its identity (an O(1) hash lookup) and keeps
 /// the birth it was made with, so `life_ns` retires it however often it is
-/// reused. Misuse (giving an idle item, giving or dropping one the pool
+/// reused. PoolMisuse (giving an idle item, giving or dropping one the pool
 /// never lent, `made` without a reservation) is a status and changes
 /// nothing.
 ///
@@ -262,48 +262,48 @@ impl Handle for weir_pool {
     }
 }
 
-impl From<LimitsError> for weir_status {
-    fn from(error: LimitsError) -> weir_status {
+impl From<PoolPolicyError> for weir_status {
+    fn from(error: PoolPolicyError) -> weir_status {
         match error {
-            LimitsError::Size => WEIR_ERR_POOL_SIZE,
-            LimitsError::Idle => WEIR_ERR_POOL_IDLE,
-            LimitsError::Keep => WEIR_ERR_POOL_KEEP,
-            LimitsError::Life => WEIR_ERR_POOL_LIFE,
-            LimitsError::Jitter => WEIR_ERR_POOL_JITTER,
-            LimitsError::MinIdle => WEIR_ERR_POOL_MIN_IDLE,
-            LimitsError::MaxMaking => WEIR_ERR_POOL_MAX_MAKING,
-            LimitsError::NoMemory => WEIR_ERR_NO_MEMORY,
+            PoolPolicyError::Size => WEIR_ERR_POOL_SIZE,
+            PoolPolicyError::Idle => WEIR_ERR_POOL_IDLE,
+            PoolPolicyError::Keep => WEIR_ERR_POOL_KEEP,
+            PoolPolicyError::Life => WEIR_ERR_POOL_LIFE,
+            PoolPolicyError::BackoffJitter => WEIR_ERR_POOL_JITTER,
+            PoolPolicyError::MinIdle => WEIR_ERR_POOL_MIN_IDLE,
+            PoolPolicyError::MaxMaking => WEIR_ERR_POOL_MAX_MAKING,
+            PoolPolicyError::NoMemory => WEIR_ERR_NO_MEMORY,
         }
     }
 }
 
-impl From<Misuse> for weir_status {
-    fn from(misuse: Misuse) -> weir_status {
+impl From<PoolMisuse> for weir_status {
+    fn from(misuse: PoolMisuse) -> weir_status {
         match misuse {
-            Misuse::Idle => WEIR_ERR_POOL_ITEM_IDLE,
-            Misuse::NotLent => WEIR_ERR_POOL_NOT_LENT,
-            Misuse::NoReservation => WEIR_ERR_POOL_NO_RESERVATION,
-            Misuse::Known => WEIR_ERR_POOL_ITEM_KNOWN,
+            PoolMisuse::Idle => WEIR_ERR_POOL_ITEM_IDLE,
+            PoolMisuse::NotLent => WEIR_ERR_POOL_NOT_LENT,
+            PoolMisuse::NoReservation => WEIR_ERR_POOL_NO_RESERVATION,
+            PoolMisuse::Known => WEIR_ERR_POOL_ITEM_KNOWN,
         }
     }
 }
 
-/// Makes an empty pool with `limits` (NULL: `weir_limits_preset()`) and
+/// Makes an empty pool with `limits` (NULL: `weir_pool_policy_preset()`) and
 /// writes it to `*out`; all its memory is allocated here. Bad limits get
 /// the status of the first wrong field (`WEIR_ERR_POOL_SIZE`, `_IDLE`,
 /// `_KEEP`, `_LIFE`, `_JITTER`, `_MIN_IDLE`, `_MAX_MAKING`: see
-/// `weir_limits`), `WEIR_ERR_NO_MEMORY` when the table
+/// `weir_pool_policy`), `WEIR_ERR_NO_MEMORY` when the table
 /// cannot be allocated; `WEIR_ERR_NULL` if `out` is NULL,
 /// `WEIR_ERR_MISALIGNED` if `limits` or `out` is misaligned. `*out` is
 /// written only on success. The limits are copied: the caller may change
 /// or free them after.
 #[no_mangle]
 pub extern "C" fn weir_pool_new(
-    limits: *const weir_limits,
+    limits: *const weir_pool_policy,
     out: *mut *mut weir_pool,
 ) -> weir_status {
     new_handle(out, || {
-        let limits = policy_or(limits, weir_limits_preset())?;
+        let limits = policy_or(limits, weir_pool_policy_preset())?;
         let pool = Pool::new(limits.into())?;
         Ok(weir_pool(Guarded::new(ShortLock::new(pool))))
     })
@@ -326,9 +326,9 @@ pub extern "C" fn weir_pool_free(pool: *mut weir_pool) {
 /// being made already, or the pool is closed. A NULL or poisoned pool
 /// answers WAIT.
 #[no_mangle]
-pub extern "C" fn weir_pool_take(pool: *const weir_pool, now: i64) -> weir_taken {
-    let wait = weir_taken {
-        kind: WEIR_TAKEN_WAIT,
+pub extern "C" fn weir_pool_take(pool: *const weir_pool, now: i64) -> weir_pool_taken {
+    let wait = weir_pool_taken {
+        kind: WEIR_POOL_TAKEN_WAIT,
         item: 0,
     };
     on(pool, wait, |pool| pool.lock().take(now).into())
@@ -387,7 +387,7 @@ pub extern "C" fn weir_pool_make_ahead(pool: *const weir_pool) -> i64 {
 /// into a reservation, even one opened before the mark) are new. Old idle
 /// ones still fill `idle` places until evict or take hands them back, so
 /// call `weir_pool_evict` soon after. Counted in
-/// `weir_pool_counters.retired`. It visits the whole table: O(size),
+/// `weir_pool_stats.retired`. It visits the whole table: O(size),
 /// no allocation.
 #[no_mangle]
 pub extern "C" fn weir_pool_mark_old(pool: *const weir_pool) -> i64 {
@@ -541,12 +541,12 @@ pub extern "C" fn weir_pool_next_expiry(pool: *const weir_pool, now: i64) -> i64
 /// or `out` is NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned; `*out`
 /// is written only on success.
 #[no_mangle]
-pub extern "C" fn weir_pool_stats(
+pub extern "C" fn weir_pool_read_stats(
     pool: *const weir_pool,
-    out: *mut weir_pool_counters,
+    out: *mut weir_pool_stats,
 ) -> weir_status {
     status_on(pool, |pool| {
-        let counters = pool.lock().counters();
+        let counters = pool.lock().stats();
         write_out(out, counters.into())
     })
 }

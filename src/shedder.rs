@@ -9,17 +9,19 @@ use crate::guard::{
     Handle,
 };
 use crate::status::weir_status::{self, *};
-use weir_core::shedder::{Settled, Shed, ShedError, Shedder, Stats, Ticket};
+use weir_core::shedder::{
+    Settled, Shedder, ShedderPolicy, ShedderPolicyError, ShedderStats, ShedderTicket,
+};
 use weir_core::window::WindowError;
 
 /// The shedder's policy (for `weir_shedder_new`): the constants of adaptive
-/// load shedding. Start from `weir_shed_preset()` and change what you need; every field is checked when a shedder is made
+/// load shedding. Start from `weir_shedder_policy_preset()` and change what you need; every field is checked when a shedder is made
 /// from it. 48 bytes.
 #[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct weir_shed {
+pub struct weir_shedder_policy {
     /// Buckets in the window; below one is raised to one, above 1048576 is
-    /// `WEIR_ERR_SHED_SIZE`.
+    /// `WEIR_ERR_SHEDDER_SIZE`.
     pub size: i32,
     /// CPU use in thousandths at or above which the server is hot; in
     /// [0, 1000).
@@ -38,19 +40,19 @@ pub struct weir_shed {
     pub floor: f64,
 }
 
-assert_eq_size!(weir_shed, [u8; 48]);
-const_assert_eq!(core::mem::align_of::<weir_shed>(), 8);
-const_assert_eq!(core::mem::offset_of!(weir_shed, size), 0);
-const_assert_eq!(core::mem::offset_of!(weir_shed, cpu), 4);
-const_assert_eq!(core::mem::offset_of!(weir_shed, window_ns), 8);
-const_assert_eq!(core::mem::offset_of!(weir_shed, latency_ns), 16);
-const_assert_eq!(core::mem::offset_of!(weir_shed, beta), 24);
-const_assert_eq!(core::mem::offset_of!(weir_shed, cool_ns), 32);
-const_assert_eq!(core::mem::offset_of!(weir_shed, floor), 40);
+assert_eq_size!(weir_shedder_policy, [u8; 48]);
+const_assert_eq!(core::mem::align_of::<weir_shedder_policy>(), 8);
+const_assert_eq!(core::mem::offset_of!(weir_shedder_policy, size), 0);
+const_assert_eq!(core::mem::offset_of!(weir_shedder_policy, cpu), 4);
+const_assert_eq!(core::mem::offset_of!(weir_shedder_policy, window_ns), 8);
+const_assert_eq!(core::mem::offset_of!(weir_shedder_policy, latency_ns), 16);
+const_assert_eq!(core::mem::offset_of!(weir_shedder_policy, beta), 24);
+const_assert_eq!(core::mem::offset_of!(weir_shedder_policy, cool_ns), 32);
+const_assert_eq!(core::mem::offset_of!(weir_shedder_policy, floor), 40);
 
-impl From<Shed> for weir_shed {
-    fn from(shed: Shed) -> weir_shed {
-        weir_shed {
+impl From<ShedderPolicy> for weir_shedder_policy {
+    fn from(shed: ShedderPolicy) -> weir_shedder_policy {
+        weir_shedder_policy {
             size: shed.size,
             cpu: shed.cpu,
             window_ns: shed.window_ns,
@@ -62,9 +64,9 @@ impl From<Shed> for weir_shed {
     }
 }
 
-impl From<weir_shed> for Shed {
-    fn from(shed: weir_shed) -> Shed {
-        Shed {
+impl From<weir_shedder_policy> for ShedderPolicy {
+    fn from(shed: weir_shedder_policy) -> ShedderPolicy {
+        ShedderPolicy {
             size: shed.size,
             cpu: shed.cpu,
             window_ns: shed.window_ns,
@@ -76,17 +78,17 @@ impl From<weir_shed> for Shed {
     }
 }
 
-impl From<ShedError> for weir_status {
-    fn from(error: ShedError) -> weir_status {
+impl From<ShedderPolicyError> for weir_status {
+    fn from(error: ShedderPolicyError) -> weir_status {
         match error {
-            ShedError::Cpu => WEIR_ERR_SHED_CPU,
-            ShedError::Latency => WEIR_ERR_SHED_LATENCY,
-            ShedError::Beta => WEIR_ERR_SHED_BETA,
-            ShedError::Floor => WEIR_ERR_SHED_FLOOR,
-            ShedError::Cool => WEIR_ERR_SHED_COOL,
-            ShedError::Window(WindowError::Span) => WEIR_ERR_SHED_WINDOW,
-            ShedError::Window(WindowError::TooLarge) => WEIR_ERR_SHED_SIZE,
-            ShedError::Window(WindowError::NoMemory) => WEIR_ERR_NO_MEMORY,
+            ShedderPolicyError::Cpu => WEIR_ERR_SHEDDER_CPU,
+            ShedderPolicyError::Latency => WEIR_ERR_SHEDDER_LATENCY,
+            ShedderPolicyError::Beta => WEIR_ERR_SHEDDER_BETA,
+            ShedderPolicyError::Floor => WEIR_ERR_SHEDDER_FLOOR,
+            ShedderPolicyError::Cool => WEIR_ERR_SHEDDER_COOL,
+            ShedderPolicyError::Window(WindowError::Span) => WEIR_ERR_SHEDDER_WINDOW,
+            ShedderPolicyError::Window(WindowError::TooLarge) => WEIR_ERR_SHEDDER_SIZE,
+            ShedderPolicyError::Window(WindowError::NoMemory) => WEIR_ERR_NO_MEMORY,
         }
     }
 }
@@ -94,8 +96,8 @@ impl From<ShedError> for weir_status {
 /// The preset: 50 buckets over 5 s, hot at 900‰ CPU, 1 s assumed response
 /// time, average weighted 0.9, 1 s to cool, never under 0.1 of capacity.
 #[no_mangle]
-pub extern "C" fn weir_shed_preset() -> weir_shed {
-    Shed::PRESET.into()
+pub extern "C" fn weir_shedder_policy_preset() -> weir_shedder_policy {
+    ShedderPolicy::PRESET.into()
 }
 
 /// A call the shedder let through: a plain value the caller keeps (on its
@@ -109,7 +111,7 @@ pub extern "C" fn weir_shed_preset() -> weir_shed {
 /// ticket is refused (`WEIR_ERR_MISALIGNED`), never read or written.
 #[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct weir_ticket {
+pub struct weir_shedder_ticket {
     /// When the call started, on the caller's clock.
     pub start: i64,
     /// 1 while the call is in flight, 0 once settled (or refused).
@@ -118,15 +120,15 @@ pub struct weir_ticket {
     pub reserved: i32,
 }
 
-assert_eq_size!(weir_ticket, [u8; 16]);
-const_assert_eq!(core::mem::align_of::<weir_ticket>(), 8);
-const_assert_eq!(core::mem::offset_of!(weir_ticket, start), 0);
-const_assert_eq!(core::mem::offset_of!(weir_ticket, flying), 8);
-const_assert_eq!(core::mem::offset_of!(weir_ticket, reserved), 12);
+assert_eq_size!(weir_shedder_ticket, [u8; 16]);
+const_assert_eq!(core::mem::align_of::<weir_shedder_ticket>(), 8);
+const_assert_eq!(core::mem::offset_of!(weir_shedder_ticket, start), 0);
+const_assert_eq!(core::mem::offset_of!(weir_shedder_ticket, flying), 8);
+const_assert_eq!(core::mem::offset_of!(weir_shedder_ticket, reserved), 12);
 
-impl From<Ticket> for weir_ticket {
-    fn from(ticket: Ticket) -> weir_ticket {
-        weir_ticket {
+impl From<ShedderTicket> for weir_shedder_ticket {
+    fn from(ticket: ShedderTicket) -> weir_shedder_ticket {
+        weir_shedder_ticket {
             start: ticket.start,
             flying: i32::from(ticket.open),
             reserved: 0,
@@ -137,7 +139,7 @@ impl From<Ticket> for weir_ticket {
 /// What a shedder knows at a moment, for a dashboard. 40 bytes.
 #[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct weir_shed_stats {
+pub struct weir_shedder_stats {
     /// Calls in flight now.
     pub flying: i64,
     /// The moving average of calls in flight.
@@ -155,18 +157,18 @@ pub struct weir_shed_stats {
     pub hot: i32,
 }
 
-assert_eq_size!(weir_shed_stats, [u8; 40]);
-const_assert_eq!(core::mem::align_of::<weir_shed_stats>(), 8);
-const_assert_eq!(core::mem::offset_of!(weir_shed_stats, flying), 0);
-const_assert_eq!(core::mem::offset_of!(weir_shed_stats, average), 8);
-const_assert_eq!(core::mem::offset_of!(weir_shed_stats, capacity), 16);
-const_assert_eq!(core::mem::offset_of!(weir_shed_stats, limit), 24);
-const_assert_eq!(core::mem::offset_of!(weir_shed_stats, cpu), 32);
-const_assert_eq!(core::mem::offset_of!(weir_shed_stats, hot), 36);
+assert_eq_size!(weir_shedder_stats, [u8; 40]);
+const_assert_eq!(core::mem::align_of::<weir_shedder_stats>(), 8);
+const_assert_eq!(core::mem::offset_of!(weir_shedder_stats, flying), 0);
+const_assert_eq!(core::mem::offset_of!(weir_shedder_stats, average), 8);
+const_assert_eq!(core::mem::offset_of!(weir_shedder_stats, capacity), 16);
+const_assert_eq!(core::mem::offset_of!(weir_shedder_stats, limit), 24);
+const_assert_eq!(core::mem::offset_of!(weir_shedder_stats, cpu), 32);
+const_assert_eq!(core::mem::offset_of!(weir_shedder_stats, hot), 36);
 
-impl From<Stats> for weir_shed_stats {
-    fn from(stats: Stats) -> weir_shed_stats {
-        weir_shed_stats {
+impl From<ShedderStats> for weir_shedder_stats {
+    fn from(stats: ShedderStats) -> weir_shedder_stats {
+        weir_shedder_stats {
             flying: stats.flying,
             average: stats.average,
             capacity: stats.capacity,
@@ -181,7 +183,7 @@ impl From<Stats> for weir_shed_stats {
 /// hot and full. Hot: the CPU the caller reads is at or over the threshold,
 /// or was within `cool_ns` and the shedder has refused since. Full: both the
 /// moving average and the current count of calls in flight exceed the limit
-/// (see `weir_shed_stats`): the busiest complete bucket's passes per
+/// (see `weir_shedder_stats`): the busiest complete bucket's passes per
 /// nanosecond times the fastest complete bucket's mean response time,
 /// scaled by `(1000 - cpu) / (1000 - threshold)` held to [floor, 1], and
 /// never under one call. The moving average moves on every completion (pass
@@ -208,20 +210,20 @@ impl Handle for weir_shedder {
 /// Makes a shedder with an empty window opening at `now` and writes it to
 /// `*out`. `policy` NULL means the preset. A bad policy gets a status naming
 /// the field, the fields checked in this order (with several bad, the first
-/// is named): `WEIR_ERR_SHED_CPU`, `WEIR_ERR_SHED_WINDOW`,
-/// `WEIR_ERR_SHED_LATENCY`, `WEIR_ERR_SHED_BETA`, `WEIR_ERR_SHED_FLOOR`,
-/// `WEIR_ERR_SHED_COOL`, `WEIR_ERR_SHED_SIZE`. `WEIR_ERR_NO_MEMORY` if the
+/// is named): `WEIR_ERR_SHEDDER_CPU`, `WEIR_ERR_SHEDDER_WINDOW`,
+/// `WEIR_ERR_SHEDDER_LATENCY`, `WEIR_ERR_SHEDDER_BETA`, `WEIR_ERR_SHEDDER_FLOOR`,
+/// `WEIR_ERR_SHEDDER_COOL`, `WEIR_ERR_SHEDDER_SIZE`. `WEIR_ERR_NO_MEMORY` if the
 /// buckets cannot be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is
 /// written only on success.
 /// The policy is copied: the caller may change or free it after.
 #[no_mangle]
 pub extern "C" fn weir_shedder_new(
-    policy: *const weir_shed,
+    policy: *const weir_shedder_policy,
     now: i64,
     out: *mut *mut weir_shedder,
 ) -> weir_status {
     new_handle(out, || {
-        let shed = policy_or(policy, weir_shed_preset())?;
+        let shed = policy_or(policy, weir_shedder_policy_preset())?;
         let shedder = Shedder::new(shed.into(), now)?;
         Ok(weir_shedder(Guarded::new(Mutex::new(shedder))))
     })
@@ -244,7 +246,7 @@ pub extern "C" fn weir_shedder_allow(
     shedder: *const weir_shedder,
     now: i64,
     cpu_permille: i32,
-    ticket: *mut weir_ticket,
+    ticket: *mut weir_shedder_ticket,
 ) -> bool {
     on(shedder, false, |state| {
         if usable(ticket).is_err() {
@@ -252,7 +254,7 @@ pub extern "C" fn weir_shedder_allow(
         }
         let mut shedder = lock(state);
         let issued = shedder.allow(now, cpu_permille);
-        let written = issued.unwrap_or(Ticket {
+        let written = issued.unwrap_or(ShedderTicket {
             start: now,
             open: false,
         });
@@ -266,15 +268,15 @@ pub extern "C" fn weir_shedder_allow(
 /// (a completion racing a timeout) settle it once between them.
 fn settle(
     shedder: *const weir_shedder,
-    ticket: *mut weir_ticket,
-    settle: impl FnOnce(&mut Shedder, &mut Ticket) -> Result<(), Settled>,
+    ticket: *mut weir_shedder_ticket,
+    settle: impl FnOnce(&mut Shedder, &mut ShedderTicket) -> Result<(), Settled>,
 ) -> weir_status {
     status_on(shedder, |state| {
         let mut shedder = lock(state);
         let held = value_mut(ticket)?;
         let mut open = match held.flying {
             0 => return Err(WEIR_ERR_SETTLED),
-            1 => Ticket {
+            1 => ShedderTicket {
                 start: held.start,
                 open: true,
             },
@@ -295,7 +297,7 @@ fn settle(
 #[no_mangle]
 pub extern "C" fn weir_shedder_pass(
     shedder: *const weir_shedder,
-    ticket: *mut weir_ticket,
+    ticket: *mut weir_shedder_ticket,
     now: i64,
 ) -> weir_status {
     settle(shedder, ticket, |shedder, ticket| shedder.pass(ticket, now))
@@ -306,7 +308,7 @@ pub extern "C" fn weir_shedder_pass(
 #[no_mangle]
 pub extern "C" fn weir_shedder_fail(
     shedder: *const weir_shedder,
-    ticket: *mut weir_ticket,
+    ticket: *mut weir_shedder_ticket,
 ) -> weir_status {
     settle(shedder, ticket, Shedder::fail)
 }
@@ -323,10 +325,10 @@ pub extern "C" fn weir_shedder_flying(shedder: *const weir_shedder) -> i64 {
 /// `WEIR_ERR_NULL` if `shedder` or `out` is NULL, `WEIR_ERR_MISALIGNED` if
 /// `out` is misaligned.
 #[no_mangle]
-pub extern "C" fn weir_shedder_stats(
+pub extern "C" fn weir_shedder_read_stats(
     shedder: *const weir_shedder,
     now: i64,
-    out: *mut weir_shed_stats,
+    out: *mut weir_shedder_stats,
 ) -> weir_status {
     status_on(shedder, |state| {
         let stats = lock(state).stats(now);

@@ -78,34 +78,34 @@ pub enum weir_status {
 
     // 100–199: the limiter.
     /// A limiter constructor was given a capacity of zero.
-    WEIR_ERR_ZERO_CAPACITY = 100,
+    WEIR_ERR_LIMITER_ZERO_CAPACITY = 100,
     /// A bucket limiter was given a refill amount of zero.
-    WEIR_ERR_ZERO_REFILL_AMOUNT = 101,
+    WEIR_ERR_LIMITER_ZERO_REFILL_AMOUNT = 101,
     /// A bucket limiter was given a refill interval of zero or less.
-    WEIR_ERR_ZERO_REFILL_INTERVAL = 102,
+    WEIR_ERR_LIMITER_ZERO_REFILL_INTERVAL = 102,
     /// A fixed-window limiter was given a window of zero or less.
-    WEIR_ERR_ZERO_WINDOW = 103,
+    WEIR_ERR_LIMITER_ZERO_WINDOW = 103,
     /// A cooldown limiter was given a cooldown of zero or less.
-    WEIR_ERR_ZERO_COOLDOWN = 104,
+    WEIR_ERR_LIMITER_ZERO_COOLDOWN = 104,
     /// A limiter constructor was given more initial units than its capacity.
-    WEIR_ERR_INITIAL_ABOVE_CAPACITY = 105,
+    WEIR_ERR_LIMITER_INITIAL_ABOVE_CAPACITY = 105,
     /// A bucket limiter's refill anchor (`last_refill`) is later than `now`.
-    WEIR_ERR_BUCKET_ANCHOR_IN_FUTURE = 106,
+    WEIR_ERR_LIMITER_BUCKET_ANCHOR_IN_FUTURE = 106,
     /// A fixed-window limiter's anchor (`window_start`) is later than `now`.
-    WEIR_ERR_WINDOW_ANCHOR_IN_FUTURE = 107,
+    WEIR_ERR_LIMITER_WINDOW_ANCHOR_IN_FUTURE = 107,
     /// A cooldown limiter was given units while its gate (`cooldown_end`) is
     /// still armed at `now`: a contradiction.
-    WEIR_ERR_COOLDOWN_ARMED_WITH_TOKENS = 108,
+    WEIR_ERR_LIMITER_COOLDOWN_ARMED_WITH_TOKENS = 108,
     /// Draining a cooldown limiter would arm a gate whose deadline
     /// (`now + cooldown_ns`) does not fit in an int64_t; nothing was changed.
-    WEIR_ERR_COOLDOWN_DEADLINE_OVERFLOW = 109,
+    WEIR_ERR_LIMITER_COOLDOWN_DEADLINE_OVERFLOW = 109,
     /// The limiter cannot grant the amount now; nothing was taken.
-    WEIR_ERR_RATE_LIMITED = 110,
+    WEIR_ERR_LIMITER_RATE_LIMITED = 110,
     /// A limiter consume asked for zero units.
-    WEIR_ERR_INVALID_AMOUNT = 111,
+    WEIR_ERR_LIMITER_INVALID_AMOUNT = 111,
     /// A limiter getter for one variant was asked of another; check with
     /// `weir_limiter_is_bucket` and friends first.
-    WEIR_ERR_WRONG_VARIANT = 112,
+    WEIR_ERR_LIMITER_WRONG_VARIANT = 112,
     /// The `weir_limiter` value is not one a constructor made: zeroed or
     /// overwritten. It refuses every call until rebuilt. (A value never
     /// initialised must not be passed at all: see `weir_limiter`.)
@@ -118,69 +118,69 @@ pub enum weir_status {
     /// fill. Nothing changed.
     WEIR_ERR_POOL_NOT_LENT = 201,
     /// No reservation is open: `made` or `unmade` without a take that
-    /// answered WEIR_TAKEN_MAKE. Nothing changed.
+    /// answered WEIR_POOL_TAKEN_MAKE. Nothing changed.
     WEIR_ERR_POOL_NO_RESERVATION = 202,
     /// `made` with an item the pool already holds, idle or lent. Nothing
     /// changed.
     WEIR_ERR_POOL_ITEM_KNOWN = 203,
-    /// A pool's `weir_limits.size` is outside 1..WEIR_POOL_MAX_SIZE: zero,
+    /// A pool's `weir_pool_policy.size` is outside 1..WEIR_POOL_MAX_SIZE: zero,
     /// negative or too large.
     WEIR_ERR_POOL_SIZE = 204,
-    /// A pool's `weir_limits.idle` is negative.
+    /// A pool's `weir_pool_policy.idle` is negative.
     WEIR_ERR_POOL_IDLE = 205,
-    /// A pool's `weir_limits.keep_ns` is negative.
+    /// A pool's `weir_pool_policy.keep_ns` is negative.
     WEIR_ERR_POOL_KEEP = 206,
-    /// A pool's `weir_limits.life_ns` is negative.
+    /// A pool's `weir_pool_policy.life_ns` is negative.
     WEIR_ERR_POOL_LIFE = 207,
-    /// A pool's `weir_limits.life_jitter` is not in 0..1 (NaN included).
+    /// A pool's `weir_pool_policy.life_jitter` is not in 0..1 (NaN included).
     WEIR_ERR_POOL_JITTER = 220,
-    /// A pool's `weir_limits.min_idle` is negative.
+    /// A pool's `weir_pool_policy.min_idle` is negative.
     WEIR_ERR_POOL_MIN_IDLE = 221,
-    /// A pool's `weir_limits.max_making` is negative.
+    /// A pool's `weir_pool_policy.max_making` is negative.
     WEIR_ERR_POOL_MAX_MAKING = 222,
     // 300–399: breaker, shedder and window.
     /// `weir_window_new`'s `window_ns` is zero or negative.
     WEIR_ERR_WINDOW_SPAN = 300,
     /// A breaker policy's `k` is NaN, infinite or below its `floor`.
-    WEIR_ERR_SRE_K = 301,
+    WEIR_ERR_BREAKER_K = 301,
     /// A breaker policy's `floor` is NaN, infinite or below 1.
-    WEIR_ERR_SRE_FLOOR = 302,
+    WEIR_ERR_BREAKER_FLOOR = 302,
     /// A breaker policy's `protection` is NaN, infinite or negative.
-    WEIR_ERR_SRE_PROTECTION = 303,
+    WEIR_ERR_BREAKER_PROTECTION = 303,
     /// A breaker policy's `probe_ns` is zero or negative.
-    WEIR_ERR_SRE_PROBE = 304,
+    WEIR_ERR_BREAKER_PROBE = 304,
     /// A shedder policy's CPU threshold is outside [0, 1000).
-    WEIR_ERR_SHED_CPU = 305,
+    WEIR_ERR_SHEDDER_CPU = 305,
     /// A shedder policy's `latency_ns` is zero or negative.
-    WEIR_ERR_SHED_LATENCY = 306,
+    WEIR_ERR_SHEDDER_LATENCY = 306,
     /// A shedder policy's `beta` is NaN or outside [0, 1).
-    WEIR_ERR_SHED_BETA = 307,
+    WEIR_ERR_SHEDDER_BETA = 307,
     /// A shedder policy's `floor` is NaN or outside (0, 1].
-    WEIR_ERR_SHED_FLOOR = 308,
+    WEIR_ERR_SHEDDER_FLOOR = 308,
     /// A shedder policy's `cool_ns` is negative.
-    WEIR_ERR_SHED_COOL = 309,
+    WEIR_ERR_SHEDDER_COOL = 309,
     /// A breaker ticket this breaker did not hand out: another breaker's, a
     /// zeroed or overwritten one. Nothing changed.
     WEIR_ERR_BREAKER_TICKET = 310,
     /// A breaker policy's `size` is above 1048576 buckets.
-    WEIR_ERR_SRE_SIZE = 311,
+    WEIR_ERR_BREAKER_SIZE = 311,
     /// A breaker policy's `window_ns` is zero or negative.
-    WEIR_ERR_SRE_WINDOW = 312,
+    WEIR_ERR_BREAKER_WINDOW = 312,
     /// A shedder policy's `size` is above 1048576 buckets.
-    WEIR_ERR_SHED_SIZE = 313,
+    WEIR_ERR_SHEDDER_SIZE = 313,
     /// A shedder policy's `window_ns` is zero or negative.
-    WEIR_ERR_SHED_WINDOW = 314,
+    WEIR_ERR_SHEDDER_WINDOW = 314,
     /// `weir_window_new`'s `size` is above 1048576 buckets.
     WEIR_ERR_WINDOW_SIZE = 315,
     /// A breaker policy's `max_rejection_probability` is NaN or outside
     /// [0, 1].
-    WEIR_ERR_SRE_CAP = 330,
+    WEIR_ERR_BREAKER_CAP = 330,
     /// A breaker policy's `rps_threshold` is not finite or is negative.
-    WEIR_ERR_SRE_RPS = 331,
+    WEIR_ERR_BREAKER_RPS = 331,
     /// A breaker policy's `aggression` is not finite or is not positive.
-    WEIR_ERR_SRE_AGGRESSION = 332,
+    WEIR_ERR_BREAKER_AGGRESSION = 332,
     /// A breaker policy's `skip_refusals` is neither 0 nor 1.
-    WEIR_ERR_SRE_REFUSALS = 333,
+    WEIR_ERR_BREAKER_REFUSALS = 333,
 
     // 400–499: rate and bloom.
     /// A rate limit's burst is outside 1..1023.
@@ -304,19 +304,19 @@ const ALL: &[weir_status] = {
         WEIR_ERR_REFUND_ARMED,
         WEIR_ERR_REFUND_FULL,
         WEIR_ERR_REFUND_FUTURE,
-        WEIR_ERR_ZERO_CAPACITY,
-        WEIR_ERR_ZERO_REFILL_AMOUNT,
-        WEIR_ERR_ZERO_REFILL_INTERVAL,
-        WEIR_ERR_ZERO_WINDOW,
-        WEIR_ERR_ZERO_COOLDOWN,
-        WEIR_ERR_INITIAL_ABOVE_CAPACITY,
-        WEIR_ERR_BUCKET_ANCHOR_IN_FUTURE,
-        WEIR_ERR_WINDOW_ANCHOR_IN_FUTURE,
-        WEIR_ERR_COOLDOWN_ARMED_WITH_TOKENS,
-        WEIR_ERR_COOLDOWN_DEADLINE_OVERFLOW,
-        WEIR_ERR_RATE_LIMITED,
-        WEIR_ERR_INVALID_AMOUNT,
-        WEIR_ERR_WRONG_VARIANT,
+        WEIR_ERR_LIMITER_ZERO_CAPACITY,
+        WEIR_ERR_LIMITER_ZERO_REFILL_AMOUNT,
+        WEIR_ERR_LIMITER_ZERO_REFILL_INTERVAL,
+        WEIR_ERR_LIMITER_ZERO_WINDOW,
+        WEIR_ERR_LIMITER_ZERO_COOLDOWN,
+        WEIR_ERR_LIMITER_INITIAL_ABOVE_CAPACITY,
+        WEIR_ERR_LIMITER_BUCKET_ANCHOR_IN_FUTURE,
+        WEIR_ERR_LIMITER_WINDOW_ANCHOR_IN_FUTURE,
+        WEIR_ERR_LIMITER_COOLDOWN_ARMED_WITH_TOKENS,
+        WEIR_ERR_LIMITER_COOLDOWN_DEADLINE_OVERFLOW,
+        WEIR_ERR_LIMITER_RATE_LIMITED,
+        WEIR_ERR_LIMITER_INVALID_AMOUNT,
+        WEIR_ERR_LIMITER_WRONG_VARIANT,
         WEIR_ERR_LIMITER_CORRUPT,
         WEIR_ERR_POOL_ITEM_IDLE,
         WEIR_ERR_POOL_NOT_LENT,
@@ -330,25 +330,25 @@ const ALL: &[weir_status] = {
         WEIR_ERR_POOL_MIN_IDLE,
         WEIR_ERR_POOL_MAX_MAKING,
         WEIR_ERR_WINDOW_SPAN,
-        WEIR_ERR_SRE_K,
-        WEIR_ERR_SRE_FLOOR,
-        WEIR_ERR_SRE_PROTECTION,
-        WEIR_ERR_SRE_PROBE,
-        WEIR_ERR_SHED_CPU,
-        WEIR_ERR_SHED_LATENCY,
-        WEIR_ERR_SHED_BETA,
-        WEIR_ERR_SHED_FLOOR,
-        WEIR_ERR_SHED_COOL,
+        WEIR_ERR_BREAKER_K,
+        WEIR_ERR_BREAKER_FLOOR,
+        WEIR_ERR_BREAKER_PROTECTION,
+        WEIR_ERR_BREAKER_PROBE,
+        WEIR_ERR_SHEDDER_CPU,
+        WEIR_ERR_SHEDDER_LATENCY,
+        WEIR_ERR_SHEDDER_BETA,
+        WEIR_ERR_SHEDDER_FLOOR,
+        WEIR_ERR_SHEDDER_COOL,
         WEIR_ERR_BREAKER_TICKET,
-        WEIR_ERR_SRE_SIZE,
-        WEIR_ERR_SRE_WINDOW,
-        WEIR_ERR_SHED_SIZE,
-        WEIR_ERR_SHED_WINDOW,
+        WEIR_ERR_BREAKER_SIZE,
+        WEIR_ERR_BREAKER_WINDOW,
+        WEIR_ERR_SHEDDER_SIZE,
+        WEIR_ERR_SHEDDER_WINDOW,
         WEIR_ERR_WINDOW_SIZE,
-        WEIR_ERR_SRE_CAP,
-        WEIR_ERR_SRE_RPS,
-        WEIR_ERR_SRE_AGGRESSION,
-        WEIR_ERR_SRE_REFUSALS,
+        WEIR_ERR_BREAKER_CAP,
+        WEIR_ERR_BREAKER_RPS,
+        WEIR_ERR_BREAKER_AGGRESSION,
+        WEIR_ERR_BREAKER_REFUSALS,
         WEIR_ERR_RATE_BURST,
         WEIR_ERR_RATE_ZERO,
         WEIR_ERR_RATE_TOO_SLOW,
@@ -419,29 +419,33 @@ impl weir_status {
             WEIR_ERR_REFUND_ARMED => c"refund: the cooldown's gate is armed; the batch is spent",
             WEIR_ERR_REFUND_FULL => c"refund: the limiter or bucket is already at capacity",
             WEIR_ERR_REFUND_FUTURE => c"refund: taken_at is later than now",
-            WEIR_ERR_ZERO_CAPACITY => c"a limiter's capacity is zero",
-            WEIR_ERR_ZERO_REFILL_AMOUNT => c"a bucket limiter's refill amount is zero",
-            WEIR_ERR_ZERO_REFILL_INTERVAL => {
+            WEIR_ERR_LIMITER_ZERO_CAPACITY => c"a limiter's capacity is zero",
+            WEIR_ERR_LIMITER_ZERO_REFILL_AMOUNT => c"a bucket limiter's refill amount is zero",
+            WEIR_ERR_LIMITER_ZERO_REFILL_INTERVAL => {
                 c"a bucket limiter's refill interval is zero or negative"
             }
-            WEIR_ERR_ZERO_WINDOW => c"a fixed-window limiter's window is zero or negative",
-            WEIR_ERR_ZERO_COOLDOWN => c"a cooldown limiter's cooldown is zero or negative",
-            WEIR_ERR_INITIAL_ABOVE_CAPACITY => c"a limiter's initial units exceed its capacity",
-            WEIR_ERR_BUCKET_ANCHOR_IN_FUTURE => {
+            WEIR_ERR_LIMITER_ZERO_WINDOW => c"a fixed-window limiter's window is zero or negative",
+            WEIR_ERR_LIMITER_ZERO_COOLDOWN => c"a cooldown limiter's cooldown is zero or negative",
+            WEIR_ERR_LIMITER_INITIAL_ABOVE_CAPACITY => {
+                c"a limiter's initial units exceed its capacity"
+            }
+            WEIR_ERR_LIMITER_BUCKET_ANCHOR_IN_FUTURE => {
                 c"a bucket limiter's refill anchor is later than now"
             }
-            WEIR_ERR_WINDOW_ANCHOR_IN_FUTURE => {
+            WEIR_ERR_LIMITER_WINDOW_ANCHOR_IN_FUTURE => {
                 c"a fixed-window limiter's anchor is later than now"
             }
-            WEIR_ERR_COOLDOWN_ARMED_WITH_TOKENS => {
+            WEIR_ERR_LIMITER_COOLDOWN_ARMED_WITH_TOKENS => {
                 c"a cooldown limiter was given units while its gate is armed"
             }
-            WEIR_ERR_COOLDOWN_DEADLINE_OVERFLOW => {
+            WEIR_ERR_LIMITER_COOLDOWN_DEADLINE_OVERFLOW => {
                 c"a cooldown limiter's gate deadline would overflow"
             }
-            WEIR_ERR_RATE_LIMITED => c"the limiter cannot grant the amount now",
-            WEIR_ERR_INVALID_AMOUNT => c"a limiter consume asked for zero units",
-            WEIR_ERR_WRONG_VARIANT => c"the limiter is not of the variant this getter needs",
+            WEIR_ERR_LIMITER_RATE_LIMITED => c"the limiter cannot grant the amount now",
+            WEIR_ERR_LIMITER_INVALID_AMOUNT => c"a limiter consume asked for zero units",
+            WEIR_ERR_LIMITER_WRONG_VARIANT => {
+                c"the limiter is not of the variant this getter needs"
+            }
             WEIR_ERR_LIMITER_CORRUPT => c"the limiter value is zeroed or corrupted; rebuild it",
             WEIR_ERR_POOL_ITEM_IDLE => c"the item is idle in the pool, not lent",
             WEIR_ERR_POOL_NOT_LENT => c"the pool did not lend this item and no reservation is open",
@@ -455,27 +459,27 @@ impl weir_status {
             WEIR_ERR_POOL_MIN_IDLE => c"pool min_idle is negative",
             WEIR_ERR_POOL_MAX_MAKING => c"pool max_making is negative",
             WEIR_ERR_WINDOW_SPAN => c"window window_ns is zero or negative",
-            WEIR_ERR_SRE_K => c"sre k is not finite or is below floor",
-            WEIR_ERR_SRE_FLOOR => c"sre floor is not finite or is below 1",
-            WEIR_ERR_SRE_PROTECTION => c"sre protection is not finite or is negative",
-            WEIR_ERR_SRE_PROBE => c"sre probe_ns is zero or negative",
-            WEIR_ERR_SHED_CPU => c"shed cpu threshold is outside [0, 1000)",
-            WEIR_ERR_SHED_LATENCY => c"shed latency_ns is zero or negative",
-            WEIR_ERR_SHED_BETA => c"shed beta is NaN or outside [0, 1)",
-            WEIR_ERR_SHED_FLOOR => c"shed floor is NaN or outside (0, 1]",
-            WEIR_ERR_SHED_COOL => c"shed cool_ns is negative",
+            WEIR_ERR_BREAKER_K => c"sre k is not finite or is below floor",
+            WEIR_ERR_BREAKER_FLOOR => c"sre floor is not finite or is below 1",
+            WEIR_ERR_BREAKER_PROTECTION => c"sre protection is not finite or is negative",
+            WEIR_ERR_BREAKER_PROBE => c"sre probe_ns is zero or negative",
+            WEIR_ERR_SHEDDER_CPU => c"shed cpu threshold is outside [0, 1000)",
+            WEIR_ERR_SHEDDER_LATENCY => c"shed latency_ns is zero or negative",
+            WEIR_ERR_SHEDDER_BETA => c"shed beta is NaN or outside [0, 1)",
+            WEIR_ERR_SHEDDER_FLOOR => c"shed floor is NaN or outside (0, 1]",
+            WEIR_ERR_SHEDDER_COOL => c"shed cool_ns is negative",
             WEIR_ERR_BREAKER_TICKET => {
                 c"breaker ticket not handed out by this breaker (another's, zeroed or overwritten)"
             }
-            WEIR_ERR_SRE_SIZE => c"sre size is above 1048576 buckets",
-            WEIR_ERR_SRE_WINDOW => c"sre window_ns is zero or negative",
-            WEIR_ERR_SHED_SIZE => c"shed size is above 1048576 buckets",
-            WEIR_ERR_SHED_WINDOW => c"shed window_ns is zero or negative",
+            WEIR_ERR_BREAKER_SIZE => c"sre size is above 1048576 buckets",
+            WEIR_ERR_BREAKER_WINDOW => c"sre window_ns is zero or negative",
+            WEIR_ERR_SHEDDER_SIZE => c"shed size is above 1048576 buckets",
+            WEIR_ERR_SHEDDER_WINDOW => c"shed window_ns is zero or negative",
             WEIR_ERR_WINDOW_SIZE => c"window size is above 1048576 buckets",
-            WEIR_ERR_SRE_CAP => c"sre max_rejection_probability is NaN or outside [0, 1]",
-            WEIR_ERR_SRE_RPS => c"sre rps_threshold is not finite or is negative",
-            WEIR_ERR_SRE_AGGRESSION => c"sre aggression is not finite or is not positive",
-            WEIR_ERR_SRE_REFUSALS => c"sre skip_refusals is neither 0 nor 1",
+            WEIR_ERR_BREAKER_CAP => c"sre max_rejection_probability is NaN or outside [0, 1]",
+            WEIR_ERR_BREAKER_RPS => c"sre rps_threshold is not finite or is negative",
+            WEIR_ERR_BREAKER_AGGRESSION => c"sre aggression is not finite or is not positive",
+            WEIR_ERR_BREAKER_REFUSALS => c"sre skip_refusals is neither 0 nor 1",
             WEIR_ERR_RATE_BURST => c"rate burst is outside 1..1023",
             WEIR_ERR_RATE_ZERO => c"rate limit is zero",
             WEIR_ERR_RATE_TOO_SLOW => c"rate too slow: burst x interval exceeds the word's 2^63 ns",

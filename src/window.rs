@@ -8,7 +8,7 @@ use crate::guard::{
     free_handle, lock, new_handle, on, slice_out, status_on, write_out, Guarded, Handle,
 };
 use crate::status::weir_status::{self, *};
-use weir_core::window::{Total, Window, WindowError};
+use weir_core::window::{Window, WindowError, WindowTotal};
 
 impl From<WindowError> for weir_status {
     fn from(error: WindowError) -> weir_status {
@@ -25,21 +25,21 @@ impl From<WindowError> for weir_status {
 /// 16 bytes.
 #[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct weir_total {
+pub struct weir_window_total {
     /// The values added, summed.
     pub sum: i64,
     /// How many values were added.
     pub count: i64,
 }
 
-assert_eq_size!(weir_total, [u8; 16]);
-const_assert_eq!(core::mem::align_of::<weir_total>(), 8);
-const_assert_eq!(core::mem::offset_of!(weir_total, sum), 0);
-const_assert_eq!(core::mem::offset_of!(weir_total, count), 8);
+assert_eq_size!(weir_window_total, [u8; 16]);
+const_assert_eq!(core::mem::align_of::<weir_window_total>(), 8);
+const_assert_eq!(core::mem::offset_of!(weir_window_total, sum), 0);
+const_assert_eq!(core::mem::offset_of!(weir_window_total, count), 8);
 
-impl From<Total> for weir_total {
-    fn from(total: Total) -> weir_total {
-        weir_total {
+impl From<WindowTotal> for weir_window_total {
+    fn from(total: WindowTotal) -> weir_window_total {
+        weir_window_total {
             sum: total.sum,
             count: total.count,
         }
@@ -54,10 +54,10 @@ impl From<Total> for weir_total {
 /// passing. Safe to share between threads: each call takes a short
 /// per-handle lock. Heap per handle: 16 bytes per bucket plus about 70
 /// bytes. Made by `weir_window_new`, freed by `weir_window_free`.
-pub struct weir_window(Guarded<Mutex<Window<Total>>>);
+pub struct weir_window(Guarded<Mutex<Window<WindowTotal>>>);
 
 impl Handle for weir_window {
-    type State = Mutex<Window<Total>>;
+    type State = Mutex<Window<WindowTotal>>;
     fn guarded(&self) -> &Guarded<Self::State> {
         &self.0
     }
@@ -105,11 +105,11 @@ pub extern "C" fn weir_window_add(window: *const weir_window, now: i64, value: i
 /// it (complete buckets only) when false. Clears nothing. `WEIR_ERR_NULL` if
 /// `window` or `out` is NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned.
 #[no_mangle]
-pub extern "C" fn weir_window_total(
+pub extern "C" fn weir_window_read_total(
     window: *const weir_window,
     now: i64,
     current: bool,
-    out: *mut weir_total,
+    out: *mut weir_window_total,
 ) -> weir_status {
     status_on(window, |state| {
         let total = lock(state).total(now, current);
@@ -126,11 +126,11 @@ pub extern "C" fn weir_window_total(
 /// written. Clears nothing. Returns 0 for a NULL window, or a NULL or
 /// misaligned `out`.
 #[no_mangle]
-pub extern "C" fn weir_window_buckets(
+pub extern "C" fn weir_window_read_buckets(
     window: *const weir_window,
     now: i64,
     current: bool,
-    out: *mut weir_total,
+    out: *mut weir_window_total,
     cap: usize,
 ) -> usize {
     on(window, 0, |state| {

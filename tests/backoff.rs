@@ -1,10 +1,10 @@
-//! DESIGN.md scenario 5, through the crate's public API and its C face: the
+//! Scenario 5 of docs/design.md, through the crate's public API and its C face: the
 //! same draws give the same schedule, each jitter stays within its
 //! documented range, and the preset's schedule for draws of 0.5 is exactly
 //! 100 ms, 200 ms.
 
 use weir::backoff::*;
-use weir_core::backoff::{Backoff, Jitter};
+use weir_core::backoff::{Backoff, BackoffJitter};
 
 const MS: i64 = 1_000_000;
 
@@ -35,11 +35,11 @@ fn same_draws_same_schedule_and_every_delay_in_range() {
         })
         .collect();
     for jitter in [
-        Jitter::Rigid,
-        Jitter::Full,
-        Jitter::Equal,
-        Jitter::Decorrelated,
-        Jitter::Spread,
+        BackoffJitter::Rigid,
+        BackoffJitter::Full,
+        BackoffJitter::Equal,
+        BackoffJitter::Decorrelated,
+        BackoffJitter::Spread,
     ] {
         let policy = Backoff::new(20 * MS, 1.5, 2_000 * MS, 65, jitter, 0.25).unwrap();
         let first: Vec<i64> = policy.delays(&randoms).collect();
@@ -50,11 +50,11 @@ fn same_draws_same_schedule_and_every_delay_in_range() {
         for (index, &delay) in first.iter().enumerate() {
             let c = policy.ceiling(index as i32 + 1);
             let (low, high) = match jitter {
-                Jitter::Rigid => (c, c),
-                Jitter::Full => (0, c),
-                Jitter::Equal => (c / 2, c),
-                Jitter::Decorrelated => (20 * MS, (3 * previous).min(2_000 * MS)),
-                Jitter::Spread => (c - c / 4 - 1, c + c / 4 + 1),
+                BackoffJitter::Rigid => (c, c),
+                BackoffJitter::Full => (0, c),
+                BackoffJitter::Equal => (c / 2, c),
+                BackoffJitter::Decorrelated => (20 * MS, (3 * previous).min(2_000 * MS)),
+                BackoffJitter::Spread => (c - c / 4 - 1, c + c / 4 + 1),
             };
             assert!(
                 (low..=high).contains(&delay),

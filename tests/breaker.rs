@@ -3,7 +3,7 @@
 //! through the C handle from several threads). Time is driven through `now`;
 //! the draws come from a fixed-seed generator.
 
-use weir_core::breaker::{Breaker, Sre};
+use weir_core::breaker::{Breaker, BreakerPolicy};
 
 #[path = "support/race.rs"]
 mod race;
@@ -45,12 +45,12 @@ fn drive(
     seed: u64,
     failing: impl FnMut(i64, &mut Draws) -> bool,
 ) -> (Breaker, Vec<Call>) {
-    drive_with(Sre::PRESET, rate, seconds, seed, failing)
+    drive_with(BreakerPolicy::PRESET, rate, seconds, seed, failing)
 }
 
 /// [`drive`] with a breaker of policy `sre`.
 fn drive_with(
-    sre: Sre,
+    sre: BreakerPolicy,
     rate: i64,
     seconds: i64,
     seed: u64,
@@ -91,7 +91,7 @@ fn a_healthy_backend_is_never_refused_at_any_rate() {
 
 #[test]
 fn the_protection_lets_five_failing_calls_through() {
-    let mut breaker = Breaker::new(Sre::PRESET, 0).unwrap();
+    let mut breaker = Breaker::new(BreakerPolicy::PRESET, 0).unwrap();
     // Five at once, every one failing, each with the worst draw.
     for _ in 0..5 {
         let mut ticket = breaker.allow(0, 0.0).unwrap();
@@ -121,11 +121,11 @@ fn constant_failure_fractions() {
 
 /// 10 s healthy, 30 s of total outage, then healthy again, at 100 calls/s.
 fn outage(seed: u64) -> (Breaker, Vec<Call>, Vec<f64>) {
-    outage_with(Sre::PRESET, seed)
+    outage_with(BreakerPolicy::PRESET, seed)
 }
 
 /// [`outage`] with a breaker of policy `sre`.
-fn outage_with(sre: Sre, seed: u64) -> (Breaker, Vec<Call>, Vec<f64>) {
+fn outage_with(sre: BreakerPolicy, seed: u64) -> (Breaker, Vec<Call>, Vec<f64>) {
     let (start, end) = (10 * SECOND, 40 * SECOND);
     let mut breaker = Breaker::new(sre, 0).unwrap();
     let mut draws = Draws(seed);
@@ -212,7 +212,7 @@ fn the_same_draws_give_the_same_decisions() {
 
 #[test]
 fn every_call_is_counted_once() {
-    let mut breaker = Breaker::new(Sre::PRESET, 0).unwrap();
+    let mut breaker = Breaker::new(BreakerPolicy::PRESET, 0).unwrap();
     let mut draws = Draws(5);
     let (mut allowed, mut calls) = (0, 0);
     // All within one window, so the tally holds every call.
@@ -273,8 +273,8 @@ mod through_c {
             },
         );
         assert_eq!(settled, TICKETS, "some ticket settled twice");
-        let mut tally = weir_tally::default();
-        assert_eq!(weir_breaker_tally(handle, MS, &mut tally), WEIR_OK);
+        let mut tally = weir_breaker_tally::default();
+        assert_eq!(weir_breaker_read_tally(handle, MS, &mut tally), WEIR_OK);
         assert_eq!(tally.success + tally.failure, TICKETS as i64);
         weir_breaker_free(handle);
     }
@@ -314,13 +314,13 @@ mod through_c {
                 .collect();
             workers.into_iter().map(|w| w.join().unwrap()).sum()
         });
-        let mut tally = weir_tally {
+        let mut tally = weir_breaker_tally {
             total: 0,
             success: 0,
             failure: 0,
             drop: 0,
         };
-        assert_eq!(weir_breaker_tally(handle, 0, &mut tally), WEIR_OK);
+        assert_eq!(weir_breaker_read_tally(handle, 0, &mut tally), WEIR_OK);
         let calls = THREADS as i64 * CALLS;
         assert!(allowed < calls);
         assert_eq!(tally.success + tally.failure, allowed);
@@ -333,33 +333,33 @@ mod through_c {
 // each scenario with and without it.
 
 /// The preset with one of Envoy's limits set.
-fn capped(cap: f64) -> Sre {
-    Sre {
+fn capped(cap: f64) -> BreakerPolicy {
+    BreakerPolicy {
         max_rejection_probability: cap,
-        ..Sre::PRESET
+        ..BreakerPolicy::PRESET
     }
 }
-fn floored(rps: f64) -> Sre {
-    Sre {
+fn floored(rps: f64) -> BreakerPolicy {
+    BreakerPolicy {
         rps_threshold: rps,
-        ..Sre::PRESET
+        ..BreakerPolicy::PRESET
     }
 }
-fn aggressive(aggression: f64) -> Sre {
-    Sre {
+fn aggressive(aggression: f64) -> BreakerPolicy {
+    BreakerPolicy {
         aggression,
-        ..Sre::PRESET
+        ..BreakerPolicy::PRESET
     }
 }
-fn skipping() -> Sre {
-    Sre {
+fn skipping() -> BreakerPolicy {
+    BreakerPolicy {
         skip_refusals: true,
-        ..Sre::PRESET
+        ..BreakerPolicy::PRESET
     }
 }
 
 /// Every knob alone, at a value that bites.
-fn knobs() -> [(&'static str, Sre); 5] {
+fn knobs() -> [(&'static str, BreakerPolicy); 5] {
     [
         ("cap 0.8", capped(0.8)),
         ("floor 50/s", floored(50.0)),
@@ -419,19 +419,19 @@ fn with_any_limit_a_healthy_backend_and_the_protection_are_untouched() {
 #[test]
 fn half_failing_with_and_without_each_limit() {
     let half = |_: i64, d: &mut Draws| d.next() % 100 < 50;
-    let share = |sre: Sre| {
+    let share = |sre: BreakerPolicy| {
         let (_, calls) = drive_with(sre, 100, 60, 13, half);
         refused_from(&calls, 20 * SECOND, 60 * SECOND)
     };
-    // The seed: refusals feed the traffic, so with half the calls let
+    // The preset (Google's formula): refusals feed the traffic, so with half the calls let
     // through failing the fraction p settles where
     // p = 1 - 0.75 (1 - p) - ..., close to 1 (over 0.75).
-    let seed = share(Sre::PRESET);
-    assert!(seed > 0.75, "seed {seed:.3}");
+    let classic = share(BreakerPolicy::PRESET);
+    assert!(classic > 0.75, "classic {classic:.3}");
     // The cap holds it at 0.8 (the draws put the share within 0.03).
     let cap = share(capped(0.8));
     assert!((cap - 0.8).abs() < 0.03, "cap {cap:.3}");
-    assert!(cap < seed);
+    assert!(cap < classic);
     // Skipping refusals: traffic is the L calls let through, half failing,
     // so drop = (L - 5 - 1.5 L / 2) / (L + 1) = 0.25 less the protection:
     // about 0.24 with L near 750 a window.
@@ -439,7 +439,7 @@ fn half_failing_with_and_without_each_limit() {
     assert!((skip - 0.24).abs() < 0.03, "skip {skip:.3}");
     // A floor above the traffic (100 calls/s < 150/s) refuses nothing. One
     // of 50/s (500 calls a window) holds off refusals for the first 5 s,
-    // while the window fills, where the seed already refuses.
+    // while the window fills, where the preset already refuses.
     let (_, calls) = drive_with(floored(150.0), 100, 60, 13, half);
     assert_eq!(refused(&calls), 0);
     let (_, with) = drive_with(floored(50.0), 100, 60, 13, half);
@@ -450,48 +450,48 @@ fn half_failing_with_and_without_each_limit() {
     // fraction of 0.5: the feedback through the refusals never takes off).
     let (more, less) = (share(aggressive(2.0)), share(aggressive(0.5)));
     assert!(
-        more > seed && less < 0.2,
-        "{less:.3} < {seed:.3} < {more:.3}"
+        more > classic && less < 0.2,
+        "{less:.3} < {classic:.3} < {more:.3}"
     );
 }
 
 #[test]
 fn the_outage_with_and_without_each_limit() {
     let (start, end) = (10 * SECOND, 40 * SECOND);
-    let (_, seed_calls, seed_ratios) = outage(2024);
+    let (_, classic_calls, classic_ratios) = outage(2024);
 
     // The cap: the standing ratio never passes 0.8, and during the outage
-    // about a fifth of the calls still reach the backend (the seed: under
+    // about a fifth of the calls still reach the backend (the preset: under
     // 5 %).
     let (_, calls, ratios) = outage_with(capped(0.8), 2024);
     assert!(ratios.iter().all(|&r| r <= 0.8));
     assert!(ratios[25..40].iter().all(|&r| r == 0.8));
     let cap = refused_from(&calls, start + 10 * SECOND, end);
     assert!((cap - 0.8).abs() < 0.03, "cap {cap:.3}");
-    assert!(refused_from(&seed_calls, start + 10 * SECOND, end) > 0.95);
-    // It recovers as the seed does, within 13 s.
+    assert!(refused_from(&classic_calls, start + 10 * SECOND, end) > 0.95);
+    // It recovers as the preset does, within 13 s.
     assert!(last_refusal(&calls) < end + 13 * SECOND);
 
     // Skipping refusals: only the calls let through are traffic, so the
     // ratio settles where p = (L - 5) / (L + 1) with L = 1000 (1 - p) a
     // window: 1000 q^2 + q - 6 = 0, q = 0.077, p = 0.923, which it nears
     // once the window holds only the outage's last 10 s. It recovers
-    // sooner than the seed, whose refusals held its ratio up.
+    // sooner than the preset, whose refusals held its ratio up.
     let (_, calls, ratios) = outage_with(skipping(), 2024);
     for (second, ratio) in ratios.iter().enumerate().take(40).skip(30) {
         assert!((ratio - 0.923).abs() < 0.03, "ratio {ratio} at {second} s");
     }
-    let (skip_end, seed_end) = (last_refusal(&calls), last_refusal(&seed_calls));
+    let (skip_end, classic_end) = (last_refusal(&calls), last_refusal(&classic_calls));
     assert!(
-        skip_end < seed_end,
-        "last refusal {skip_end} vs the seed's {seed_end}"
+        skip_end < classic_end,
+        "last refusal {skip_end} vs the preset's {classic_end}"
     );
 
     // A floor of 50 calls/s sits under the 100 offered: the same run, call
     // for call. One of 150/s sits over it: nothing is ever refused.
     let (_, calls, ratios) = outage_with(floored(50.0), 2024);
-    assert_eq!(calls, seed_calls);
-    assert_eq!(ratios, seed_ratios);
+    assert_eq!(calls, classic_calls);
+    assert_eq!(ratios, classic_ratios);
     let (_, calls, ratios) = outage_with(floored(150.0), 2024);
     assert_eq!(refused(&calls), 0);
     assert!(ratios.iter().all(|&r| r == 0.0));
@@ -500,12 +500,12 @@ fn the_outage_with_and_without_each_limit() {
     let first_over = |ratios: &[f64]| ratios.iter().position(|&r| r > 0.5).unwrap();
     let (_, _, more) = outage_with(aggressive(2.0), 2024);
     let (_, _, less) = outage_with(aggressive(0.5), 2024);
-    let (more, seed, less) = (
+    let (more, base, less) = (
         first_over(&more),
-        first_over(&seed_ratios),
+        first_over(&classic_ratios),
         first_over(&less),
     );
-    assert!(more < seed && seed < less, "{more} < {seed} < {less}");
+    assert!(more < base && base < less, "{more} < {base} < {less}");
     // Every run keeps the probe: the backend still hears about once a
     // second, and the recovery still ends within about a window.
     for (name, sre) in knobs() {

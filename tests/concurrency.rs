@@ -16,12 +16,12 @@ unsafe impl Sync for Shared {}
 #[test]
 fn threads_never_exceed_the_limit_in_flight() {
     let max = 4;
-    let policy = weir_gradient {
+    let policy = weir_concurrency_policy {
         initial_limit: 2,
         min_limit: 1,
         max_limit: max,
         queue_size: 1,
-        ..weir_gradient_preset()
+        ..weir_concurrency_policy_preset()
     };
     let mut handle = std::ptr::null_mut();
     assert_eq!(weir_concurrency_new(&policy, &mut handle), WEIR_OK);
@@ -36,7 +36,7 @@ fn threads_never_exceed_the_limit_in_flight() {
             let (shared, inside, worst) = (&shared, &inside, &worst);
             scope.spawn(move || {
                 for i in 0..20_000i64 {
-                    let mut flight = weir_flight::default();
+                    let mut flight = weir_concurrency_ticket::default();
                     if !weir_concurrency_enter(shared.0, i, &mut flight) {
                         continue;
                     }

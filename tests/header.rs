@@ -1,5 +1,8 @@
 //! `include/weir.h` is generated from the C crate (`src/`) by cbindgen and committed.
 //! This test regenerates it and fails when the committed file is stale.
+//! cbindgen writes the declarations in its own order (constants, enums,
+//! types, functions); `in_reading_order` moves them into one section per
+//! type of [`INDEX`], in the order a reader needs them.
 //! Regenerate with: WEIR_BLESS=1 cargo test --test header
 
 use std::collections::BTreeSet;
@@ -14,16 +17,28 @@ struct Entry {
 }
 
 /// The index at the top of weir.h, in the order a reader needs the types:
-/// the decisions a server asks on every call first, then the by-value
+/// the statuses every call shares first (every section uses them), then
+/// the decisions a server asks on every call, then the by-value
 /// helpers, the pool and the keyed limiters, then what every call shares.
 /// Hand-ordered; `index_lists_every_function` fails when a function of the
 /// header is missing from it or a name in it is not in the header.
 const INDEX: &[Entry] = &[
     Entry {
+        name: "weir_status",
+        what: "what a call that can fail reports (WEIR_OK is 0)",
+        rows: &[("reads", &["weir_status_str", "weir_version (WEIR_VERSION)"])],
+    },
+    Entry {
         name: "weir_breaker",
         what: "circuit breaker: refuses more calls as failures pile up",
         rows: &[
-            ("policy", &["weir_sre (the breaker's)", "weir_sre_preset"]),
+            (
+                "policy",
+                &[
+                    "weir_breaker_policy (the breaker's)",
+                    "weir_breaker_policy_preset",
+                ],
+            ),
             (
                 "make",
                 &["weir_breaker_new (copies the policy)", "weir_breaker_free"],
@@ -38,7 +53,10 @@ const INDEX: &[Entry] = &[
             ),
             (
                 "reads",
-                &["weir_breaker_ratio", "weir_breaker_tally (weir_tally)"],
+                &[
+                    "weir_breaker_ratio",
+                    "weir_breaker_read_tally (weir_breaker_tally)",
+                ],
             ),
         ],
     },
@@ -46,7 +64,13 @@ const INDEX: &[Entry] = &[
         name: "weir_shedder",
         what: "load shedder: refuses when the server is both hot and full",
         rows: &[
-            ("policy", &["weir_shed (the shedder's)", "weir_shed_preset"]),
+            (
+                "policy",
+                &[
+                    "weir_shedder_policy (the shedder's)",
+                    "weir_shedder_policy_preset",
+                ],
+            ),
             (
                 "make",
                 &["weir_shedder_new (copies the policy)", "weir_shedder_free"],
@@ -54,7 +78,7 @@ const INDEX: &[Entry] = &[
             (
                 "calls",
                 &[
-                    "weir_shedder_allow (fills a weir_ticket)",
+                    "weir_shedder_allow (fills a weir_shedder_ticket)",
                     "weir_shedder_pass",
                     "weir_shedder_fail",
                 ],
@@ -63,7 +87,7 @@ const INDEX: &[Entry] = &[
                 "reads",
                 &[
                     "weir_shedder_flying",
-                    "weir_shedder_stats (weir_shed_stats)",
+                    "weir_shedder_read_stats (weir_shedder_stats)",
                 ],
             ),
         ],
@@ -77,8 +101,8 @@ const INDEX: &[Entry] = &[
             (
                 "reads",
                 &[
-                    "weir_window_total (weir_total)",
-                    "weir_window_buckets",
+                    "weir_window_read_total (weir_window_total)",
+                    "weir_window_read_buckets",
                     "weir_window_size",
                     "weir_window_width",
                 ],
@@ -111,7 +135,7 @@ const INDEX: &[Entry] = &[
         what: "fixed-window quota per period",
         rows: &[
             ("make", &["weir_period_new", "weir_period_free"]),
-            ("calls", &["weir_period_take (weir_quota)"]),
+            ("calls", &["weir_period_take (weir_period_quota)"]),
             ("reads", &["weir_period_left", "weir_period_next"]),
         ],
     },
@@ -130,7 +154,10 @@ const INDEX: &[Entry] = &[
         rows: &[
             (
                 "policy",
-                &["weir_gradient (the controller's)", "weir_gradient_preset"],
+                &[
+                    "weir_concurrency_policy (the controller's)",
+                    "weir_concurrency_policy_preset",
+                ],
             ),
             (
                 "make",
@@ -142,7 +169,7 @@ const INDEX: &[Entry] = &[
             (
                 "calls",
                 &[
-                    "weir_concurrency_enter (fills a weir_flight)",
+                    "weir_concurrency_enter (fills a weir_concurrency_ticket)",
                     "weir_concurrency_leave",
                 ],
             ),
@@ -163,8 +190,8 @@ const INDEX: &[Entry] = &[
             (
                 "policy",
                 &[
-                    "weir_retry_budget (WEIR_BUDGET_*)",
-                    "weir_retry_budget_preset",
+                    "weir_budget_policy (WEIR_BUDGET_*)",
+                    "weir_budget_policy_preset",
                 ],
             ),
             ("make", &["weir_budget_new", "weir_budget_free"]),
@@ -174,7 +201,7 @@ const INDEX: &[Entry] = &[
     },
     Entry {
         name: "weir_backoff",
-        what: "retry policy, by value (WEIR_JITTER_*)",
+        what: "retry policy, by value (WEIR_BACKOFF_JITTER_*)",
         rows: &[
             (
                 "policy",
@@ -213,7 +240,7 @@ const INDEX: &[Entry] = &[
         rows: &[
             (
                 "policy",
-                &["weir_limits (the pool's)", "weir_limits_preset"],
+                &["weir_pool_policy (the pool's)", "weir_pool_policy_preset"],
             ),
             (
                 "make",
@@ -222,7 +249,7 @@ const INDEX: &[Entry] = &[
             (
                 "calls",
                 &[
-                    "weir_pool_take (weir_taken, WEIR_TAKEN_*)",
+                    "weir_pool_take (weir_pool_taken, WEIR_POOL_TAKEN_*)",
                     "weir_pool_made",
                     "weir_pool_made_jittered",
                     "weir_pool_unmade",
@@ -241,7 +268,7 @@ const INDEX: &[Entry] = &[
                     "weir_pool_idle",
                     "weir_pool_busy",
                     "weir_pool_next_expiry",
-                    "weir_pool_stats (weir_pool_counters)",
+                    "weir_pool_read_stats (weir_pool_stats)",
                 ],
             ),
         ],
@@ -356,11 +383,6 @@ const INDEX: &[Entry] = &[
         what: "defined by the SDK, not by weir (sdk-critical-section)",
         rows: &[("SDK", &["weir_critical_enter", "weir_critical_exit"])],
     },
-    Entry {
-        name: "weir_status",
-        what: "what a call that can fail reports (WEIR_OK is 0)",
-        rows: &[("reads", &["weir_status_str", "weir_version (WEIR_VERSION)"])],
-    },
 ];
 
 /// The index as a comment block, wrapped to 79 columns.
@@ -372,7 +394,10 @@ fn index_comment() -> String {
          * during the call and not kept.\n",
     );
     for entry in INDEX {
-        out += &format!(" *\n * {} — {}\n", entry.name, entry.what);
+        out += &format!(
+            " *\n * {} — {}\n *   section  line 0000\n",
+            entry.name, entry.what
+        );
         assert!(
             entry.name.len() + entry.what.len() < 72,
             "index line too long: {}",
@@ -458,7 +483,228 @@ fn generate() -> String {
         .generate()
         .expect("cbindgen generates the header")
         .write(&mut out);
-    with_inline_fast_paths(with_hosted_only_block(String::from_utf8(out).unwrap()))
+    with_inline_fast_paths(with_hosted_only_block(in_reading_order(
+        String::from_utf8(out).unwrap(),
+    )))
+}
+
+/// The opening and closing of cbindgen's `extern "C"` block.
+const EXTERN_OPEN: &str = "#ifdef __cplusplus\nextern \"C\" {\n#endif // __cplusplus\n";
+const EXTERN_CLOSE: &str = "#ifdef __cplusplus\n}  // extern \"C\"\n#endif  // __cplusplus\n";
+
+/// What a chunk of cbindgen's output declares: its name, and whether it is
+/// a function (which must sit inside `extern "C"`).
+fn declared_name(chunk: &str) -> Option<(String, bool)> {
+    for line in chunk.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let name = match words.as_slice() {
+            ["#define", name, ..] => name.split('(').next().unwrap(),
+            ["typedef", "struct", name, name2] if name2.ends_with(';') => {
+                let _ = name;
+                name2.trim_end_matches(';')
+            }
+            ["typedef", ..] => continue,
+            ["}", name] if name.ends_with(';') => name.trim_end_matches(';'),
+            ["enum", name, ..] => name,
+            _ if !line.starts_with([' ', '/', '#', '}']) && line.contains('(') => {
+                let open = line.find('(').unwrap();
+                let name = line[..open].rsplit([' ', '*']).next().unwrap();
+                return Some((name.to_owned(), true));
+            }
+            _ => continue,
+        };
+        return Some((name.to_owned(), false));
+    }
+    None
+}
+
+/// The INDEX entry a declared name belongs to: the entry that lists it, else
+/// the longest entry name that prefixes it (`WEIR_POOL_MAX_SIZE` and
+/// `weir_pool_taken` belong to `weir_pool`); the first entry (the statuses
+/// and what every call shares) when none does.
+fn section_of(name: &str) -> usize {
+    let bare = |item: &str| item.split_whitespace().next().unwrap().to_owned();
+    if let Some(at) = INDEX.iter().position(|e| {
+        e.rows
+            .iter()
+            .any(|(_, names)| names.iter().any(|item| bare(item) == name))
+    }) {
+        return at;
+    }
+    let lower = name.to_ascii_lowercase();
+    INDEX
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| {
+            e.name.starts_with("weir_")
+                && (lower == e.name || lower.starts_with(&format!("{}_", e.name)))
+        })
+        .max_by_key(|(_, e)| e.name.len())
+        .map_or(0, |(at, _)| at)
+}
+
+/// The place of a function among its section's: its position in the
+/// section's rows (the order a user calls them in).
+fn call_order(section: usize, name: &str) -> usize {
+    INDEX[section]
+        .rows
+        .iter()
+        .flat_map(|(_, names)| names.iter())
+        .position(|item| item.split_whitespace().next() == Some(name))
+        .unwrap_or(usize::MAX)
+}
+
+/// The statuses of `enum weir_status` that belong to one section (by their
+/// name: `WEIR_ERR_BREAKER_*` to the breaker's), as a comment that lists
+/// each with its number. The enum itself stays whole in the first section:
+/// one C++ type for every status, so that comparing any of them with a
+/// returned `weir_status` is a comparison within one enum.
+fn statuses_comment(enum_chunk: &str, section: usize) -> Option<String> {
+    let name = INDEX[section].name;
+    if !name.starts_with("weir_") {
+        return None;
+    }
+    let own = format!("WEIR_ERR_{}_", name["weir_".len()..].to_ascii_uppercase());
+    let items: Vec<String> = enum_chunk
+        .lines()
+        .filter_map(|line| {
+            let (status, number) = line.trim().trim_end_matches(',').split_once(" = ")?;
+            status
+                .starts_with(&own)
+                .then(|| format!("{status} ({number})"))
+        })
+        .collect();
+    if items.is_empty() {
+        return None;
+    }
+    let mut out = String::from(
+        "// Its own statuses, besides the general ones (in `enum weir_status`, the\n// first section):",
+    );
+    let mut line = String::from("//  ");
+    for (i, item) in items.iter().enumerate() {
+        let item = if i + 1 < items.len() {
+            format!("{item},")
+        } else {
+            format!("{item}.")
+        };
+        if line.len() + 1 + item.len() > 79 {
+            out += "\n";
+            out += &line;
+            line = String::from("//  ");
+        }
+        line += " ";
+        line += &item;
+    }
+    out += "\n";
+    out += &line;
+    Some(out)
+}
+
+/// One section's chunks: its types (each with its rank: handle, constants,
+/// policy, statuses, the rest) and its functions (each with its place in
+/// the INDEX row).
+type Section = (Vec<(u8, String)>, Vec<(usize, String)>);
+
+/// cbindgen's output in reading order: after the prelude (the conventions,
+/// the index, the version and the macros), one section per INDEX entry,
+/// each with its banner, then its handle type, constants, policy, statuses,
+/// other types, and its functions in the order a user calls them (inside
+/// an `extern "C"` block of its own). Declarations are cbindgen's own text,
+/// moved, never rewritten. The index's `line 0000` placeholders then get
+/// the line of each section's banner.
+fn in_reading_order(header: String) -> String {
+    let items_start = header
+        .find("\n\n\n")
+        .map(|at| at + 3)
+        .expect("cbindgen leaves two blank lines before the first item");
+    let open = header.find(EXTERN_OPEN).expect("extern \"C\" opens");
+    let close = header.rfind(EXTERN_CLOSE).expect("extern \"C\" closes");
+    let (prelude, types, functions, tail) = (
+        &header[..items_start],
+        &header[items_start..open],
+        &header[open + EXTERN_OPEN.len()..close],
+        &header[close + EXTERN_CLOSE.len()..],
+    );
+    let chunks = |text: &str| -> Vec<String> {
+        text.split("\n\n")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .map(str::to_owned)
+            .collect()
+    };
+    let mut sections: Vec<Section> = INDEX.iter().map(|_| (Vec::new(), Vec::new())).collect();
+    let mut status_enum = String::new();
+    for chunk in chunks(types) {
+        let (name, _) = declared_name(&chunk).unwrap_or_else(|| panic!("no name in {chunk}"));
+        let section = section_of(&name);
+        if name == "weir_status" {
+            status_enum = chunk.clone();
+        }
+        let entry = INDEX[section].name;
+        // The handle first, then constants, the policy, then the rest.
+        let rank = if name == entry {
+            0
+        } else if name.starts_with("WEIR_") {
+            1
+        } else if name.ends_with("_policy") {
+            2
+        } else {
+            4
+        };
+        sections[section].0.push((rank, chunk));
+    }
+    for chunk in chunks(functions) {
+        let (name, _) = declared_name(&chunk).unwrap_or_else(|| panic!("no name in {chunk}"));
+        let section = section_of(&name);
+        sections[section]
+            .1
+            .push((call_order(section, &name), chunk));
+    }
+    let mut out = String::from(prelude);
+    for (at, (mut types, mut functions)) in sections.into_iter().enumerate() {
+        if types.is_empty() && functions.is_empty() {
+            continue;
+        }
+        if let Some(statuses) = statuses_comment(&status_enum, at) {
+            types.push((3, statuses));
+        }
+        types.sort_by_key(|(rank, _)| *rank);
+        functions.sort_by_key(|(order, _)| *order);
+        let entry = &INDEX[at];
+        out += &format!(
+            "/* {rule}\n * {} — {}\n * {rule} */\n\n",
+            entry.name,
+            entry.what,
+            rule = "=".repeat(72)
+        );
+        for (_, chunk) in &types {
+            out += chunk;
+            out += "\n\n";
+        }
+        if !functions.is_empty() {
+            out += EXTERN_OPEN;
+            out += "\n";
+            for (_, chunk) in &functions {
+                out += chunk;
+                out += "\n\n";
+            }
+            out += EXTERN_CLOSE;
+            out += "\n";
+        }
+    }
+    out += tail.trim_start_matches('\n');
+    // Each index entry's `line 0000` becomes the line of its banner.
+    for entry in INDEX {
+        let title = format!("\n * {} — {}\n", entry.name, entry.what);
+        let banner = format!("{title} * ===");
+        let line = out
+            .find(&banner)
+            .map_or(0, |at| out[..at].lines().count() + 1);
+        let in_index = out.find(&title).expect("the index lists every entry");
+        let at = in_index + out[in_index..].find("line 0000").expect("a placeholder");
+        out.replace_range(at..at + "line 0000".len(), &format!("line {line:04}"));
+    }
+    out
 }
 
 /// The header with the rate word's `static inline` fast path

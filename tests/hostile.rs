@@ -436,7 +436,7 @@ fn backoff_never_panics_and_never_waits_negative() {
                 if retry <= 0 {
                     assert_eq!((ceiling, delay), (0, 0));
                 }
-                if jitter != WEIR_JITTER_SPREAD {
+                if jitter != WEIR_BACKOFF_JITTER_SPREAD {
                     assert!(delay <= cap, "{policy:?} retry {retry}: delay {delay}");
                 }
             } else if valid {
@@ -613,7 +613,7 @@ fn limiter_never_panics_and_available_stays_under_capacity() {
                 if weir_limiter_try_consume(ptr, now, amount) {
                     WEIR_OK
                 } else {
-                    WEIR_ERR_RATE_LIMITED
+                    WEIR_ERR_LIMITER_RATE_LIMITED
                 }
             } else {
                 sane(
@@ -637,8 +637,8 @@ fn limiter_never_panics_and_available_stays_under_capacity() {
                     let cooldown = weir_limiter_is_cooldown(ptr) && amount == before;
                     assert!(cooldown, "{at}: refused what was available");
                     assert!(
-                        status == WEIR_ERR_COOLDOWN_DEADLINE_OVERFLOW
-                            || status == WEIR_ERR_RATE_LIMITED,
+                        status == WEIR_ERR_LIMITER_COOLDOWN_DEADLINE_OVERFLOW
+                            || status == WEIR_ERR_LIMITER_RATE_LIMITED,
                         "{at}"
                     );
                 }
@@ -1128,7 +1128,7 @@ fn bucket_never_panics_and_tokens_stay_in_the_burst() {
                     assert!(
                         matches!(
                             status,
-                            WEIR_ERR_INVALID_AMOUNT
+                            WEIR_ERR_LIMITER_INVALID_AMOUNT
                                 | WEIR_ERR_REFUND_FUTURE
                                 | WEIR_ERR_REFUND_EXPIRED
                                 | WEIR_ERR_REFUND_FULL
@@ -1203,8 +1203,16 @@ fn period_and_sliding_never_panic_and_left_stays_in_the_quota() {
                 let at = format!("period {quota}/{span} at {now}");
                 let before = weir_period_left(period, now);
                 let answer = weir_period_take(period, now);
-                assert_eq!(answer == weir_quota::WEIR_QUOTA_OVER, before == 0, "{at}");
-                assert_eq!(answer == weir_quota::WEIR_QUOTA_HIT, before == 1, "{at}");
+                assert_eq!(
+                    answer == weir_period_quota::WEIR_PERIOD_QUOTA_OVER,
+                    before == 0,
+                    "{at}"
+                );
+                assert_eq!(
+                    answer == weir_period_quota::WEIR_PERIOD_QUOTA_HIT,
+                    before == 1,
+                    "{at}"
+                );
                 let left = weir_period_left(period, now);
                 let next = weir_period_next(period, now);
                 assert!((0..=quota).contains(&left), "{at}: {left}");
@@ -1263,40 +1271,43 @@ fn window_never_panics_and_counts_stay_sane() {
         let buckets = weir_window_size(window);
         assert!(buckets >= 1 && buckets >= size.min(1));
         assert!(weir_window_width(window) >= 1);
-        let mut out = vec![weir_total::default(); 70];
+        let mut out = vec![weir_window_total::default(); 70];
         for _ in 0..40 {
             let now = clock.tick(&mut rng);
             assert_eq!(weir_window_add(window, now, rng.i64()), WEIR_OK);
             // NULL and misaligned outs, a huge cap with nowhere to write.
             assert_eq!(
-                weir_window_buckets(window, now, true, null_mut(), usize::MAX),
+                weir_window_read_buckets(window, now, true, null_mut(), usize::MAX),
                 0
             );
             assert_eq!(
-                weir_window_buckets(window, now, true, misaligned(&mut odd), 4),
+                weir_window_read_buckets(window, now, true, misaligned(&mut odd), 4),
                 0
             );
             assert_eq!(
-                weir_window_total(window, now, true, misaligned(&mut odd)),
+                weir_window_read_total(window, now, true, misaligned(&mut odd)),
                 WEIR_ERR_MISALIGNED
             );
-            let mut total = weir_total::default();
+            let mut total = weir_window_total::default();
             sane(
-                weir_window_total(window, now, rng.one_in(2), &mut total),
-                "weir_window_total",
+                weir_window_read_total(window, now, rng.one_in(2), &mut total),
+                "weir_window_read_total",
             );
             assert!(total.count >= 0, "window at {now}: {total:?}");
             let current = rng.one_in(2);
             let cap = rng.pick(&[0usize, 1, 3, 70]);
-            let wrote = weir_window_buckets(window, now, current, out.as_mut_ptr(), cap);
+            let wrote = weir_window_read_buckets(window, now, current, out.as_mut_ptr(), cap);
             assert!(wrote <= cap && wrote <= buckets as usize);
             assert!(out[..wrote].iter().all(|t| t.count >= 0));
             if buckets <= 70 {
                 // The total is the (saturating) sum of the buckets.
-                let all = weir_window_buckets(window, now, current, out.as_mut_ptr(), 70);
+                let all = weir_window_read_buckets(window, now, current, out.as_mut_ptr(), 70);
                 assert_eq!(all, buckets as usize - usize::from(!current));
-                let mut total = weir_total::default();
-                assert_eq!(weir_window_total(window, now, current, &mut total), WEIR_OK);
+                let mut total = weir_window_total::default();
+                assert_eq!(
+                    weir_window_read_total(window, now, current, &mut total),
+                    WEIR_OK
+                );
                 let count = out[..all]
                     .iter()
                     .fold(0i64, |a, t| a.saturating_add(t.count));
@@ -1320,8 +1331,8 @@ fn window_never_panics_and_counts_stay_sane() {
     assert_no_panics("window");
 }
 
-fn hostile_sre(rng: &mut Rng) -> weir_sre {
-    let mut policy = weir_sre_preset();
+fn hostile_sre(rng: &mut Rng) -> weir_breaker_policy {
+    let mut policy = weir_breaker_policy_preset();
     if rng.one_in(2) {
         policy.size = rng.below(50) as i32;
         policy.window_ns = rng.span();
@@ -1362,7 +1373,7 @@ fn breaker_never_panics_and_ratio_stays_a_fraction() {
         let policy = hostile_sre(&mut rng);
         let mut clock = Clock::new(&mut rng);
         let mut breaker = null_mut();
-        let ptr: *const weir_sre = if rng.one_in(20) { null() } else { &policy };
+        let ptr: *const weir_breaker_policy = if rng.one_in(20) { null() } else { &policy };
         let status = sane(
             weir_breaker_new(ptr, clock.now, &mut breaker),
             "weir_breaker_new",
@@ -1433,11 +1444,11 @@ fn breaker_never_panics_and_ratio_stays_a_fraction() {
                 (0.0..=cap).contains(&ratio),
                 "{policy:?} at {now}: ratio {ratio}"
             );
-            let mut tally = weir_tally::default();
-            assert_eq!(weir_breaker_tally(breaker, now, &mut tally), WEIR_OK);
+            let mut tally = weir_breaker_tally::default();
+            assert_eq!(weir_breaker_read_tally(breaker, now, &mut tally), WEIR_OK);
             sane(
-                weir_breaker_tally(breaker, now, misaligned(&mut odd)),
-                "weir_breaker_tally",
+                weir_breaker_read_tally(breaker, now, misaligned(&mut odd)),
+                "weir_breaker_read_tally",
             );
             assert!(tally.success >= 0 && tally.failure >= 0 && tally.drop >= 0);
             assert_eq!(
@@ -1456,8 +1467,8 @@ fn breaker_never_panics_and_ratio_stays_a_fraction() {
     assert_no_panics("breaker");
 }
 
-fn hostile_shed(rng: &mut Rng) -> weir_shed {
-    let mut policy = weir_shed_preset();
+fn hostile_shed(rng: &mut Rng) -> weir_shedder_policy {
+    let mut policy = weir_shedder_policy_preset();
     if rng.one_in(2) {
         policy.size = rng.below(50) as i32;
         policy.window_ns = rng.span();
@@ -1491,7 +1502,7 @@ fn shedder_never_panics_and_stats_stay_sane() {
         let policy = hostile_shed(&mut rng);
         let mut clock = Clock::new(&mut rng);
         let mut shedder = null_mut();
-        let ptr: *const weir_shed = if rng.one_in(20) { null() } else { &policy };
+        let ptr: *const weir_shedder_policy = if rng.one_in(20) { null() } else { &policy };
         let status = sane(
             weir_shedder_new(ptr, clock.now, &mut shedder),
             "weir_shedder_new",
@@ -1502,13 +1513,13 @@ fn shedder_never_panics_and_stats_stay_sane() {
         }
         // Tickets in flight, settled in random order; now and then a forged
         // or twice-settled one.
-        let mut tickets: Vec<Box<weir_ticket>> = Vec::new();
+        let mut tickets: Vec<Box<weir_shedder_ticket>> = Vec::new();
         let mut in_flight = 0i64;
         for _ in 0..60 {
             let now = clock.tick(&mut rng);
             match rng.below(5) {
                 0 | 1 => {
-                    let mut ticket = Box::new(weir_ticket::default());
+                    let mut ticket = Box::new(weir_shedder_ticket::default());
                     let cpu = if rng.one_in(2) {
                         rng.i32()
                     } else {
@@ -1542,7 +1553,7 @@ fn shedder_never_panics_and_stats_stay_sane() {
                     );
                 }
                 _ => {
-                    let mut forged = weir_ticket {
+                    let mut forged = weir_shedder_ticket {
                         start: rng.i64(),
                         flying: rng.i32(),
                         reserved: rng.i32(),
@@ -1563,8 +1574,8 @@ fn shedder_never_panics_and_stats_stay_sane() {
             let flying = weir_shedder_flying(shedder);
             assert!(flying >= 0, "{policy:?}: flying {flying}");
             assert!(flying <= in_flight.max(0) + tickets.len() as i64);
-            let mut stats = weir_shed_stats::default();
-            assert_eq!(weir_shedder_stats(shedder, now, &mut stats), WEIR_OK);
+            let mut stats = weir_shedder_stats::default();
+            assert_eq!(weir_shedder_read_stats(shedder, now, &mut stats), WEIR_OK);
             assert_eq!(stats.flying, flying);
             assert!(
                 stats.average.is_finite() && stats.average >= 0.0,
@@ -1598,7 +1609,7 @@ fn pool_never_panics_and_live_is_idle_plus_busy() {
     let mut calls = 0u64;
     let mut odd = [0u64; 8];
     for _ in 0..rounds(7_500) {
-        let mut limits = weir_limits_preset();
+        let mut limits = weir_pool_policy_preset();
         if rng.one_in(2) {
             limits.size = 1 + rng.below(8) as i64;
             limits.idle = rng.below(10) as i64;
@@ -1622,14 +1633,14 @@ fn pool_never_panics_and_live_is_idle_plus_busy() {
             }
         }
         let mut pool = null_mut();
-        let ptr: *const weir_limits = if rng.one_in(20) { null() } else { &limits };
+        let ptr: *const weir_pool_policy = if rng.one_in(20) { null() } else { &limits };
         let status = sane(weir_pool_new(ptr, &mut pool), "weir_pool_new");
         calls += 1;
         if status != WEIR_OK {
             continue;
         }
         let used = if ptr.is_null() {
-            weir_limits_preset()
+            weir_pool_policy_preset()
         } else {
             limits
         };
@@ -1644,8 +1655,8 @@ fn pool_never_panics_and_live_is_idle_plus_busy() {
                 0 | 1 => {
                     let taken = weir_pool_take(pool, now);
                     match taken.kind {
-                        WEIR_TAKEN_READY => lent.push(taken.item),
-                        WEIR_TAKEN_MAKE => {
+                        WEIR_POOL_TAKEN_READY => lent.push(taken.item),
+                        WEIR_POOL_TAKEN_MAKE => {
                             if rng.one_in(5) {
                                 assert_eq!(weir_pool_unmade(pool), WEIR_OK);
                             } else {
@@ -1666,7 +1677,7 @@ fn pool_never_panics_and_live_is_idle_plus_busy() {
                                 lent.push(item);
                             }
                         }
-                        WEIR_TAKEN_STALE | WEIR_TAKEN_WAIT => {}
+                        WEIR_POOL_TAKEN_STALE | WEIR_POOL_TAKEN_WAIT => {}
                         kind => panic!("take answered kind {kind}"),
                     }
                 }
@@ -1682,7 +1693,7 @@ fn pool_never_panics_and_live_is_idle_plus_busy() {
                     assert_eq!(weir_pool_drop(pool, item), WEIR_OK);
                 }
                 5 => {
-                    // Misuse: items the pool never lent, made and unmade
+                    // PoolMisuse: items the pool never lent, made and unmade
                     // without a reservation, NULL and misaligned outs.
                     // A high bit no lent item has: 2^40, or 2^24 on 32-bit.
                     let bogus = rng.u64() as usize | (1 << (usize::BITS / 2 + 8));
@@ -1700,8 +1711,8 @@ fn pool_never_panics_and_live_is_idle_plus_busy() {
                     sane(weir_pool_unmade(pool), "weir_pool_unmade");
                     sane(weir_pool_give(pool, 1, now, null_mut()), "weir_pool_give");
                     sane(
-                        weir_pool_stats(pool, misaligned(&mut odd)),
-                        "weir_pool_stats",
+                        weir_pool_read_stats(pool, misaligned(&mut odd)),
+                        "weir_pool_read_stats",
                     );
                     // Reservations the misuse may have opened or filled are
                     // not tracked here; resync from the pool.
@@ -1752,13 +1763,13 @@ fn pool_never_panics_and_live_is_idle_plus_busy() {
             assert_eq!(live, idle + busy, "{limits:?}");
             assert!(live <= size, "{limits:?}: live {live}");
             assert!(idle <= idle_cap, "{limits:?}: idle {idle}");
-            let mut stats = weir_pool_counters::default();
-            assert_eq!(weir_pool_stats(pool, &mut stats), WEIR_OK);
+            let mut stats = weir_pool_stats::default();
+            assert_eq!(weir_pool_read_stats(pool, &mut stats), WEIR_OK);
             calls += 5;
         }
         weir_pool_free(pool);
     }
-    assert_eq!(weir_pool_take(null(), 0).kind, WEIR_TAKEN_WAIT);
+    assert_eq!(weir_pool_take(null(), 0).kind, WEIR_POOL_TAKEN_WAIT);
     assert_eq!(weir_pool_make_ahead(null()), 0);
     assert_eq!(weir_pool_mark_old(null()), 0);
     assert_eq!(weir_pool_made_jittered(null(), 1, 0, 1), WEIR_ERR_NULL);
@@ -1766,8 +1777,8 @@ fn pool_never_panics_and_live_is_idle_plus_busy() {
     assert_no_panics("pool");
 }
 
-fn hostile_retry_budget(rng: &mut Rng) -> weir_retry_budget {
-    let mut policy = weir_retry_budget_preset();
+fn hostile_retry_budget(rng: &mut Rng) -> weir_budget_policy {
+    let mut policy = weir_budget_policy_preset();
     if rng.one_in(2) {
         policy.form = rng.below(2) as i32;
         policy.max_tokens = 1 + rng.below(1000) as i32;
@@ -1805,7 +1816,7 @@ fn budget_never_panics_and_left_agrees_with_withdraw() {
             WEIR_ERR_MISALIGNED
         ));
         assert!(budget.is_null());
-        let ptr: *const weir_retry_budget = if rng.one_in(20) { null() } else { &policy };
+        let ptr: *const weir_budget_policy = if rng.one_in(20) { null() } else { &policy };
         let status = sane(
             weir_budget_new(ptr, clock.now, &mut budget),
             "weir_budget_new",
@@ -1848,8 +1859,8 @@ fn budget_never_panics_and_left_agrees_with_withdraw() {
     assert_no_panics("budget");
 }
 
-fn hostile_gradient(rng: &mut Rng) -> weir_gradient {
-    let mut policy = weir_gradient_preset();
+fn hostile_gradient(rng: &mut Rng) -> weir_concurrency_policy {
+    let mut policy = weir_concurrency_policy_preset();
     if rng.one_in(2) {
         policy.min_limit = 1 + rng.below(10) as i32;
         policy.initial_limit = policy.min_limit + rng.below(10) as i32;
@@ -1889,7 +1900,7 @@ fn concurrency_never_panics_and_flying_stays_under_the_limit() {
             weir_concurrency_new(misaligned(&mut odd), &mut limit),
             WEIR_ERR_MISALIGNED
         );
-        let ptr: *const weir_gradient = if rng.one_in(20) { null() } else { &policy };
+        let ptr: *const weir_concurrency_policy = if rng.one_in(20) { null() } else { &policy };
         let status = sane(
             weir_concurrency_new(ptr, &mut limit),
             "weir_concurrency_new",
@@ -1904,12 +1915,12 @@ fn concurrency_never_panics_and_flying_stays_under_the_limit() {
         } else {
             (i64::from(policy.min_limit), i64::from(policy.max_limit))
         };
-        let mut flights: Vec<Box<weir_flight>> = Vec::new();
+        let mut flights: Vec<Box<weir_concurrency_ticket>> = Vec::new();
         for _ in 0..80 {
             let now = clock.tick(&mut rng);
             match rng.below(5) {
                 0 | 1 => {
-                    let mut flight = Box::new(weir_flight::default());
+                    let mut flight = Box::new(weir_concurrency_ticket::default());
                     let cap = weir_concurrency_limit(limit);
                     let before = weir_concurrency_flying(limit);
                     if weir_concurrency_enter(limit, now, &mut *flight) {
@@ -1938,7 +1949,7 @@ fn concurrency_never_panics_and_flying_stays_under_the_limit() {
                     );
                 }
                 _ => {
-                    let mut forged = weir_flight {
+                    let mut forged = weir_concurrency_ticket {
                         start: rng.i64(),
                         inflight: rng.i32(),
                         flying: rng.i32(),

@@ -1,4 +1,4 @@
-//! The time-based limiters end to end: DESIGN.md scenario 1 (bursts that
+//! The time-based limiters end to end: scenario 1 of docs/design.md (bursts that
 //! straddle a second boundary) through the Rust types and through the C
 //! surface, and many threads sharing one handle of each.
 
@@ -8,7 +8,7 @@ use weir::period::*;
 use weir::sliding::*;
 use weir::status::weir_status::WEIR_OK;
 use weir_core::bucket::Bucket;
-use weir_core::period::{Period, Quota};
+use weir_core::period::{Period, PeriodQuota};
 use weir_core::sliding::Sliding;
 use weir_core::time::SECOND;
 
@@ -33,12 +33,12 @@ fn scenario_1_through_the_rust_types() {
             by_bucket += i32::from(bucket.take(now, 1.0));
             by_sliding += i32::from(sliding.take(now));
             match period.take(now) {
-                Quota::Under => by_period += 1,
-                Quota::Hit => {
+                PeriodQuota::Under => by_period += 1,
+                PeriodQuota::Hit => {
                     by_period += 1;
                     hits += 1;
                 }
-                Quota::Over => {}
+                PeriodQuota::Over => {}
             }
         }
         assert_eq!(
@@ -66,7 +66,9 @@ fn scenario_1_through_the_c_surface() {
         for now in burst_times(burst) {
             passed.0 += i32::from(weir_bucket_take(bucket, now, 1.0));
             passed.1 += i32::from(weir_sliding_take(sliding, now));
-            passed.2 += i32::from(weir_period_take(period, now) != weir_quota::WEIR_QUOTA_OVER);
+            passed.2 += i32::from(
+                weir_period_take(period, now) != weir_period_quota::WEIR_PERIOD_QUOTA_OVER,
+            );
         }
         assert_eq!(passed, (21, 20, 40), "burst {burst}");
         let last = burst_times(burst).last().unwrap();

@@ -1,4 +1,4 @@
-//! The pool against the seed's scenario, against a simple model under random
+//! The pool against scenario 4 of docs/design.md, against a simple model under random
 //! operation sequences, and under several threads through the C ABI.
 
 #[path = "../weir-core/tests/support/runner.rs"]
@@ -10,37 +10,37 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use proptest::prelude::*;
 use weir::pool::*;
 use weir::status::weir_status::*;
-use weir_core::pool::{Limits, Misuse, Pool, Taken};
+use weir_core::pool::{Pool, PoolMisuse, PoolPolicy, PoolTaken};
 
 const SECOND: i64 = 1_000_000_000;
 
 fn pool(size: i64, idle: i64, keep_ns: i64, life_ns: i64) -> Pool {
-    Pool::new(Limits {
+    Pool::new(PoolPolicy {
         size,
         idle,
         keep_ns,
         life_ns,
-        ..Limits::PRESET
+        ..PoolPolicy::PRESET
     })
     .unwrap()
 }
 
-/// Scenario 4 of DESIGN.md, in one pass over the clock.
+/// Scenario 4 of docs/design.md, in one pass over the clock.
 #[test]
 fn scenario_pool() {
     let mut p = pool(3, 3, 60 * SECOND, 600 * SECOND);
     // Reservations up to size, then WAIT; unmade frees the room.
-    assert_eq!(p.take(0), Taken::Make);
-    assert_eq!(p.take(0), Taken::Make);
-    assert_eq!(p.take(0), Taken::Make);
-    assert_eq!(p.take(0), Taken::Wait);
+    assert_eq!(p.take(0), PoolTaken::Make);
+    assert_eq!(p.take(0), PoolTaken::Make);
+    assert_eq!(p.take(0), PoolTaken::Make);
+    assert_eq!(p.take(0), PoolTaken::Wait);
     p.unmade().unwrap();
     assert_eq!(p.live(), 2);
     p.made(10, 0).unwrap();
     // An unregistered item given after MAKE takes the reservation.
     assert_eq!(p.give(20, 0), Ok(true));
-    assert_eq!(p.take(0), Taken::Ready(20));
-    assert_eq!(p.take(0), Taken::Make);
+    assert_eq!(p.take(0), PoolTaken::Ready(20));
+    assert_eq!(p.take(0), PoolTaken::Make);
     p.made(30, 5 * SECOND).unwrap();
     // Newest first: give a, b, c; take returns c, b, a.
     for item in [20, 10, 30] {
@@ -48,7 +48,11 @@ fn scenario_pool() {
     }
     assert_eq!(
         [p.take(7 * SECOND), p.take(7 * SECOND), p.take(7 * SECOND)],
-        [Taken::Ready(30), Taken::Ready(10), Taken::Ready(20)]
+        [
+            PoolTaken::Ready(30),
+            PoolTaken::Ready(10),
+            PoolTaken::Ready(20)
+        ]
     );
     // Lent and returned every 50 s, so none ever sits idle for keep (60 s);
     // birth survives give, so life (600 s) still retires them.
@@ -58,13 +62,13 @@ fn scenario_pool() {
     }
     while now + 50 * SECOND < 600 * SECOND {
         now += 50 * SECOND;
-        let taken: Vec<Taken> = (0..3).map(|_| p.take(now)).collect();
+        let taken: Vec<PoolTaken> = (0..3).map(|_| p.take(now)).collect();
         assert!(
-            taken.iter().all(|t| matches!(t, Taken::Ready(_))),
+            taken.iter().all(|t| matches!(t, PoolTaken::Ready(_))),
             "{now}: {taken:?}"
         );
         for t in taken.iter().rev() {
-            if let Taken::Ready(item) = t {
+            if let PoolTaken::Ready(item) = t {
                 p.give(*item, now).unwrap();
             }
         }
@@ -77,12 +81,12 @@ fn scenario_pool() {
     assert_eq!(out[..2], [10, 20]);
     assert_eq!(p.live(), 1);
     assert_eq!(p.next_expiry(600 * SECOND), 5 * SECOND);
-    assert_eq!(p.take(604 * SECOND), Taken::Ready(30));
+    assert_eq!(p.take(604 * SECOND), PoolTaken::Ready(30));
     p.give(30, 604 * SECOND).unwrap();
     // A stale idle item comes back from take, out of the count.
-    assert_eq!(p.take(605 * SECOND), Taken::Stale(30));
+    assert_eq!(p.take(605 * SECOND), PoolTaken::Stale(30));
     assert_eq!(p.live(), 0);
-    let c = p.counters();
+    let c = p.stats();
     assert_eq!(
         (c.made, c.evicted_age, c.stale, c.unmade, c.waits),
         (3, 2, 1, 1, 1)
@@ -94,7 +98,7 @@ fn scenario_pool() {
 fn evict_hands_back_exactly_the_due_in_a_small_buffer() {
     let mut p = pool(8, 8, 10 * SECOND, 0);
     for item in 0..8 {
-        assert_eq!(p.take(0), Taken::Make);
+        assert_eq!(p.take(0), PoolTaken::Make);
         p.made(item, 0).unwrap();
     }
     for item in 0..8 {
@@ -148,7 +152,7 @@ struct Model {
 }
 
 impl Model {
-    fn new(l: Limits) -> Model {
+    fn new(l: PoolPolicy) -> Model {
         Model {
             size: l.size as usize,
             idle_cap: l.idle.min(l.size) as usize,
@@ -185,31 +189,31 @@ impl Model {
     fn live(&self) -> usize {
         self.idle.len() + self.lent.len() + self.reserved
     }
-    fn take(&mut self, now: i64) -> Taken {
+    fn take(&mut self, now: i64) -> PoolTaken {
         self.tick(now);
         match self.idle.pop() {
-            Some(top) if self.due(top) => Taken::Stale(top.0),
+            Some(top) if self.due(top) => PoolTaken::Stale(top.0),
             Some((item, birth, _, _)) => {
                 self.lent.push((item, birth, false));
-                Taken::Ready(item)
+                PoolTaken::Ready(item)
             }
             None if self.live() < self.size && self.reserved < self.max_making => {
                 self.reserved += 1;
-                Taken::Make
+                PoolTaken::Make
             }
-            None => Taken::Wait,
+            None => PoolTaken::Wait,
         }
     }
-    fn made(&mut self, item: usize, now: i64) -> Result<(), Misuse> {
+    fn made(&mut self, item: usize, now: i64) -> Result<(), PoolMisuse> {
         self.made_jittered(item, now, 0)
     }
-    fn made_jittered(&mut self, item: usize, now: i64, draw: u64) -> Result<(), Misuse> {
-        // A refused call moves nothing, the clock included (issue 11).
+    fn made_jittered(&mut self, item: usize, now: i64, draw: u64) -> Result<(), PoolMisuse> {
+        // A refused call moves nothing, the clock included.
         if self.knows(item) {
-            return Err(Misuse::Known);
+            return Err(PoolMisuse::Known);
         }
         if self.reserved == 0 {
-            return Err(Misuse::NoReservation);
+            return Err(PoolMisuse::NoReservation);
         }
         self.tick(now);
         self.reserved -= 1;
@@ -219,30 +223,30 @@ impl Model {
             .push((item, self.clock.saturating_sub(cut), false));
         Ok(())
     }
-    fn unmade(&mut self) -> Result<(), Misuse> {
+    fn unmade(&mut self) -> Result<(), PoolMisuse> {
         if self.reserved == 0 {
-            return Err(Misuse::NoReservation);
+            return Err(PoolMisuse::NoReservation);
         }
         self.reserved -= 1;
         Ok(())
     }
     /// The birth and mark of a lent item taken out of `lent`, or of an
     /// unknown one filling a reservation.
-    fn take_back(&mut self, item: usize) -> Result<(i64, bool), Misuse> {
+    fn take_back(&mut self, item: usize) -> Result<(i64, bool), PoolMisuse> {
         if self.idle.iter().any(|e| e.0 == item) {
-            return Err(Misuse::Idle);
+            return Err(PoolMisuse::Idle);
         }
         if let Some(at) = self.lent.iter().position(|e| e.0 == item) {
             let (_, birth, old) = self.lent.remove(at);
             return Ok((birth, old));
         }
         if self.reserved == 0 {
-            return Err(Misuse::NotLent);
+            return Err(PoolMisuse::NotLent);
         }
         self.reserved -= 1;
         Ok((self.clock, false))
     }
-    fn give(&mut self, item: usize, now: i64) -> Result<bool, Misuse> {
+    fn give(&mut self, item: usize, now: i64) -> Result<bool, PoolMisuse> {
         let before = self.clock;
         self.tick(now);
         let (birth, old) = self.take_back(item).inspect_err(|_| self.clock = before)?;
@@ -267,7 +271,7 @@ impl Model {
         self.reserved += want;
         want
     }
-    fn drop_item(&mut self, item: usize) -> Result<(), Misuse> {
+    fn drop_item(&mut self, item: usize) -> Result<(), PoolMisuse> {
         self.take_back(item).map(|_| ())
     }
     /// How many were due in all, and the first `cap` of them, removed.
@@ -354,7 +358,7 @@ impl World {
     }
 }
 
-fn run(limits: Limits, ops: Vec<Op>) {
+fn run(limits: PoolPolicy, ops: Vec<Op>) {
     let mut pool = Pool::new(limits).unwrap();
     let mut model = Model::new(limits);
     let mut world = World::default();
@@ -368,12 +372,12 @@ fn run(limits: Limits, ops: Vec<Op>) {
                 let got = pool.take(now);
                 assert_eq!(got, model.take(now));
                 match got {
-                    Taken::Ready(item) => {
+                    PoolTaken::Ready(item) => {
                         assert!(world.exists.contains(&item));
                         assert!(world.lent.insert(item), "{item} lent twice");
                     }
-                    Taken::Stale(item) => world.closes(item),
-                    Taken::Make | Taken::Wait => {}
+                    PoolTaken::Stale(item) => world.closes(item),
+                    PoolTaken::Make | PoolTaken::Wait => {}
                 }
             }
             Op::Made(dt) => {
@@ -400,8 +404,8 @@ fn run(limits: Limits, ops: Vec<Op>) {
             Op::MakeAhead => assert_eq!(pool.make_ahead(), model.make_ahead()),
             Op::MadeKnown(k) => {
                 if let Some(item) = World::pick(&world.exists, k) {
-                    assert_eq!(pool.made(item, now), Err(Misuse::Known));
-                    assert_eq!(model.made(item, now), Err(Misuse::Known));
+                    assert_eq!(pool.made(item, now), Err(PoolMisuse::Known));
+                    assert_eq!(model.made(item, now), Err(PoolMisuse::Known));
                 }
             }
             Op::Unmade => assert_eq!(pool.unmade(), model.unmade()),
@@ -427,8 +431,8 @@ fn run(limits: Limits, ops: Vec<Op>) {
             }
             Op::GiveIdle(k) => {
                 if let Some(item) = World::pick(&world.idle(), k) {
-                    assert_eq!(pool.give(item, now), Err(Misuse::Idle));
-                    assert_eq!(model.give(item, now), Err(Misuse::Idle));
+                    assert_eq!(pool.give(item, now), Err(PoolMisuse::Idle));
+                    assert_eq!(model.give(item, now), Err(PoolMisuse::Idle));
                 }
             }
             Op::Drop(k) => {
@@ -445,8 +449,8 @@ fn run(limits: Limits, ops: Vec<Op>) {
             }
             Op::DropIdle(k) => {
                 if let Some(item) = World::pick(&world.idle(), k) {
-                    assert_eq!(pool.drop_item(item), Err(Misuse::Idle));
-                    assert_eq!(model.drop_item(item), Err(Misuse::Idle));
+                    assert_eq!(pool.drop_item(item), Err(PoolMisuse::Idle));
+                    assert_eq!(model.drop_item(item), Err(PoolMisuse::Idle));
                 }
             }
             Op::Evict(dt, cap) => {
@@ -479,7 +483,7 @@ fn run(limits: Limits, ops: Vec<Op>) {
         // No item lost: everything made and not yet handed back is idle in
         // the pool or lent to the caller.
         assert_eq!(world.exists.len(), pool.idle() + world.lent.len());
-        let c = pool.counters();
+        let c = pool.stats();
         let gone =
             c.stale + c.evicted_idle + c.evicted_age + c.dropped + c.refused + c.closed + c.retired;
         assert_eq!(c.made, gone + world.exists.len() as u64);
@@ -497,7 +501,7 @@ fn run(limits: Limits, ops: Vec<Op>) {
     assert_eq!(pool.live(), model.reserved);
 }
 
-fn limits() -> impl Strategy<Value = Limits> {
+fn limits() -> impl Strategy<Value = PoolPolicy> {
     (
         1i64..6,
         0i64..7,
@@ -510,7 +514,7 @@ fn limits() -> impl Strategy<Value = Limits> {
         ),
     )
         .prop_map(
-            |(size, idle, keep, life, (life_jitter, min_idle, max_making))| Limits {
+            |(size, idle, keep, life, (life_jitter, min_idle, max_making))| PoolPolicy {
                 size,
                 idle,
                 keep_ns: keep * SECOND,
@@ -538,12 +542,12 @@ proptest! {
 fn threads_share_one_pool() {
     const THREADS: usize = 4;
     const ROUNDS: usize = 5_000;
-    let limits = weir_limits {
+    let limits = weir_pool_policy {
         size: 6,
         idle: 4,
         keep_ns: 3,
         life_ns: 40,
-        ..weir_limits_preset()
+        ..weir_pool_policy_preset()
     };
     let mut handle = std::ptr::null_mut();
     assert_eq!(weir_pool_new(&limits, &mut handle), WEIR_OK);
@@ -563,17 +567,17 @@ fn threads_share_one_pool() {
                     let now = clock.fetch_add(1, Ordering::Relaxed);
                     let taken = weir_pool_take(pool, now);
                     let item = match taken.kind {
-                        WEIR_TAKEN_READY => taken.item,
-                        WEIR_TAKEN_MAKE if round % 17 == thread => {
+                        WEIR_POOL_TAKEN_READY => taken.item,
+                        WEIR_POOL_TAKEN_MAKE if round % 17 == thread => {
                             assert_eq!(weir_pool_unmade(pool), WEIR_OK);
                             continue;
                         }
-                        WEIR_TAKEN_MAKE => {
+                        WEIR_POOL_TAKEN_MAKE => {
                             let item = next_id.fetch_add(1, Ordering::Relaxed);
                             assert_eq!(weir_pool_made(pool, item, now), WEIR_OK);
                             item
                         }
-                        WEIR_TAKEN_STALE => {
+                        WEIR_POOL_TAKEN_STALE => {
                             assert!(!out[taken.item].load(Ordering::SeqCst));
                             continue;
                         }
@@ -595,8 +599,8 @@ fn threads_share_one_pool() {
     });
     assert_eq!(weir_pool_busy(handle), 0);
     assert_eq!(weir_pool_live(handle), weir_pool_idle(handle));
-    let mut c = weir_pool_counters::default();
-    assert_eq!(weir_pool_stats(handle, &mut c), WEIR_OK);
+    let mut c = weir_pool_stats::default();
+    assert_eq!(weir_pool_read_stats(handle, &mut c), WEIR_OK);
     let idle = weir_pool_idle(handle) as u64;
     let gone = c.stale + c.evicted_idle + c.evicted_age + c.dropped + c.refused + c.closed;
     assert_eq!(c.made, gone + idle);

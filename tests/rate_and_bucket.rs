@@ -1,5 +1,5 @@
 //! The rate word, the bloom array and the token bucket through the C ABI,
-//! over random traces (issue 11): every call that returns an error (NULL,
+//! over random traces: every call that returns an error (NULL,
 //! misaligned or foreign pointers, a limit weir did not make, a negative
 //! `now`, a cost refused outright) and every reading, slipped in anywhere,
 //! leaves every later answer as it was; the word's bound holds at every
@@ -228,7 +228,7 @@ proptest! {
 }
 
 #[test]
-fn the_issue_s_cases_through_the_header() {
+fn the_511_ns_phase_and_a_full_bucket_through_the_header() {
     let mut limit = weir_rate_limit {
         interval_ns: 0,
         interval_frac: 0,

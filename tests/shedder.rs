@@ -3,7 +3,7 @@
 //! failures, and the start. Time is driven through `now`, one millisecond
 //! per tick.
 
-use weir_core::shedder::{Shed, Shedder, Ticket};
+use weir_core::shedder::{Shedder, ShedderPolicy, ShedderTicket};
 
 #[path = "support/race.rs"]
 mod race;
@@ -16,7 +16,7 @@ const SECOND: i64 = 1_000 * MS;
 struct Server {
     shedder: Shedder,
     now: i64,
-    open: Vec<(i64, Ticket)>,
+    open: Vec<(i64, ShedderTicket)>,
     admitted: u64,
     refused: u64,
 }
@@ -24,7 +24,7 @@ struct Server {
 impl Server {
     fn new() -> Server {
         Server {
-            shedder: Shedder::new(Shed::PRESET, 0).unwrap(),
+            shedder: Shedder::new(ShedderPolicy::PRESET, 0).unwrap(),
             now: 0,
             open: Vec::new(),
             admitted: 0,
@@ -250,7 +250,7 @@ mod through_c {
                 scope.spawn(move || {
                     for i in 0..5_000_i64 {
                         let now = i * 100_000;
-                        let mut ticket = weir_ticket::default();
+                        let mut ticket = weir_shedder_ticket::default();
                         if weir_shedder_allow(shared.0, now, 950, &mut ticket) {
                             let status = if (i + t) % 3 == 0 {
                                 weir_shedder_fail(shared.0, &mut ticket)

@@ -6,7 +6,7 @@
 # needs-rust-targets: wasm32-unknown-unknown
 # needs-npm-ci: bay
 #
-# The bay's checks (issue 19): the page's wasm builds, every panel plots in
+# The bay's checks: the page's wasm builds, every panel plots in
 # Debian's headless Chromium what the native run gives point by point, each
 # panel's copied C compiles against include/weir.h into its replay in
 # bay/c/, which prints the same series row for row, a screenshot of every

@@ -4,7 +4,7 @@
 # order: 130
 # needs-commands: cargo cc=gcc valgrind=valgrind python3=python3
 #
-# The instruction-count table in its smoke form (issue 13): builds the C
+# The instruction-count table in its smoke form: builds the C
 # library, the C loops (benches/counts/weir_counts.c) and the Rust peers
 # crate (benches/peers/, its own target dir target/peers), counts a few rows
 # with callgrind and prints them. Fails when a case cannot be built or run,

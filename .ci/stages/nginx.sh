@@ -6,7 +6,7 @@
 # needs-commands: cargo nginx=nginx curl=curl python3=python3 dpkg-buildflags=dpkg-dev make=make cc=gcc
 # needs-apt: nginx-dev
 #
-# The nginx module with real traffic on loopback (issue 15): builds the
+# The nginx module with real traffic on loopback: builds the
 # module against Debian's nginx-dev, starts nginx (2 workers, 127.0.0.1, a
 # high port, every file in a temp dir), drives it with curl and a
 # pipelined client (modules/nginx/test/distinct.py), stops

@@ -4,7 +4,7 @@
 # order: 140
 # needs-commands: cargo cc=gcc valgrind=valgrind python3=python3
 #
-# The pool's instruction-count targets (issues 13 item 5 and 16 item 4),
+# The pool's instruction-count targets (BENCHMARKS.md),
 # counted the way benches/counts/counts.py counts every row: callgrind,
 # two loop lengths differenced, each binary's empty loop subtracted.
 #   take+give through the C ABI          <= 1.3x the core's (weir-core)

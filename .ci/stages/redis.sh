@@ -5,7 +5,7 @@
 # needs-commands: cargo redis-server=redis-server redis-cli=redis-server python3=python3
 # needs-rust-components: clippy
 #
-# CI for the Redis module (modules/redis, issue 18): builds the module and
+# CI for the Redis module (modules/redis): builds the module and
 # runs its unit tests and its tests against real redis-servers (a primary
 # and a replica on 127.0.0.1, started and stopped by the tests). Needs
 # Debian's redis-server (the install stage's). Needs no libclang: the module

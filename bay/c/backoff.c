@@ -41,7 +41,7 @@ int main(int argc, char **argv) {
     int64_t top = 1;
     for (int j = 0; j < 5; j++) {
         weir_backoff b = p;
-        b.jitter = j; /* WEIR_JITTER_RIGID .. WEIR_JITTER_SPREAD */
+        b.jitter = j; /* WEIR_BACKOFF_JITTER_RIGID .. WEIR_BACKOFF_JITTER_SPREAD */
         for (long i = 0; i < draws; i++) {
             int64_t previous = 0;
             for (int r = 0; r < retries; r++) {

@@ -29,7 +29,7 @@ static double latency_at(int64_t t) {
 static void leave(const weir_concurrency *cc, int64_t now) {
     for (const struct bay_due *d; (d = bay_due_peek()) && d->at <= now;) {
         struct bay_due call = bay_due_pop();
-        weir_flight flight = {.start = call.a, .inflight = (int32_t)call.b, .flying = 1};
+        weir_concurrency_ticket flight = {.start = call.a, .inflight = (int32_t)call.b, .flying = 1};
         if (weir_concurrency_leave(cc, &flight, call.at, false) != WEIR_OK) exit(4);
     }
 }
@@ -64,7 +64,7 @@ int main(int argc, char **argv) {
         if (now >= end) break;
         leave(cc, now);
         double spread = 0.9 + 0.2 * bay_unit();
-        weir_flight flight;
+        weir_concurrency_ticket flight;
         if (weir_concurrency_enter(cc, now, &flight)) {
             bay_due_push(now + (int64_t)(latency_at(now) * spread), flight.start, flight.inflight);
         } else {

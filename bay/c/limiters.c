@@ -50,7 +50,7 @@ int main(int argc, char **argv) {
         int64_t now = times[i];
         a += weir_bucket_take(bucket, now, 1.0);
         b += weir_sliding_take(sliding, now);
-        c += weir_period_take(period, now) != WEIR_QUOTA_OVER;
+        c += weir_period_take(period, now) != WEIR_PERIOD_QUOTA_OVER;
         printf("%.17g %.17g %.17g %.17g\n", (double)now / 1e9, a, b, c);
     }
     free(times);

@@ -59,12 +59,14 @@ int main(int argc, char **argv) {
             back(pool, now);
             uintptr_t item = 0;
             for (;;) {
-                weir_taken taken = weir_pool_take(pool, now);
-                if (taken.kind == WEIR_TAKEN_STALE) continue;
-                if (taken.kind == WEIR_TAKEN_READY) item = taken.item;
-                if (taken.kind == WEIR_TAKEN_MAKE) {
+                weir_pool_taken taken = weir_pool_take(pool, now);
+                if (taken.kind == WEIR_POOL_TAKEN_STALE) continue;
+                if (taken.kind == WEIR_POOL_TAKEN_READY) item = taken.item;
+                if (taken.kind == WEIR_POOL_TAKEN_MAKE) {
                     item = ++ids;
-                    if (weir_pool_made(pool, item, now) != WEIR_OK) return 4;
+                    /* A draw only where it cuts a life, as the page does. */
+                    uint64_t draw = policy.life_jitter > 0 ? bay_next_u64() : 0;
+                    if (weir_pool_made_jittered(pool, item, now, draw) != WEIR_OK) return 4;
                 }
                 break;
             }
@@ -78,8 +80,13 @@ int main(int argc, char **argv) {
         back(pool, at);
         while (weir_pool_evict(pool, at, out, 64) == 64) {
         }
-        weir_pool_counters c;
-        if (weir_pool_stats(pool, &c) != WEIR_OK) return 4;
+        /* Keep min_idle ready: each reservation made and given back idle. */
+        for (int64_t ahead = weir_pool_make_ahead(pool); ahead > 0; ahead--) {
+            bool kept;
+            if (weir_pool_give(pool, ++ids, at, &kept) != WEIR_OK) return 4;
+        }
+        weir_pool_stats c;
+        if (weir_pool_read_stats(pool, &c) != WEIR_OK) return 4;
         printf("%.17g %.17g %.17g %.17g %.17g %.17g\n", (double)at / 1e9, (double)weir_pool_live(pool),
                (double)weir_pool_idle(pool), (double)c.made, (double)(c.evicted_idle + c.evicted_age + c.stale),
                waited);

@@ -19,10 +19,10 @@
 
 /* Calls in flight as (finish, serial) in due.h's queue, their tickets by
  * serial, as the Rust run's BinaryHeap and HashMap keep them. */
-static weir_ticket *tickets;
+static weir_shedder_ticket *tickets;
 static size_t tickets_cap;
 
-static void hold(uint64_t serial, weir_ticket ticket) {
+static void hold(uint64_t serial, weir_shedder_ticket ticket) {
     if (serial >= tickets_cap) {
         tickets_cap = tickets_cap ? 2 * tickets_cap : 1024;
         tickets = realloc(tickets, tickets_cap * sizeof *tickets);
@@ -64,8 +64,8 @@ int main(int argc, char **argv) {
         now += bay_gap(1e9 / fmax(rate, 1e-3));
         while (edge <= (now < end ? now : end)) {
             finish(sh, edge);
-            weir_shed_stats st;
-            weir_shedder_stats(sh, edge, &st);
+            weir_shedder_stats st;
+            weir_shedder_read_stats(sh, edge, &st);
             printf("%.17g %.17g %.17g %.17g %.17g %.17g %.17g\n", (double)edge / 1e9, offered * 10.0,
                    floor(cpu), (double)st.flying, st.limit, refused, passed);
             offered = refused = passed = 0;
@@ -77,7 +77,7 @@ int main(int argc, char **argv) {
         int64_t flying = weir_shedder_flying(sh);
         double busy = fmin((double)flying / slots, 1.0) * 1000.0;
         cpu += (busy - cpu) * 0.02;
-        weir_ticket ticket;
+        weir_shedder_ticket ticket;
         if (weir_shedder_allow(sh, now, (int32_t)cpu, &ticket)) {
             passed += 1;
             double slow = fmax((double)flying / slots, 1.0);

@@ -9,18 +9,18 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use weir_core::backoff::{Backoff, Jitter};
-use weir_core::bloom::{Bloom, Shape};
-use weir_core::breaker::{Breaker, Sre};
+use weir_core::backoff::{Backoff, BackoffJitter};
+use weir_core::bloom::{Bloom, BloomShape};
+use weir_core::breaker::{Breaker, BreakerPolicy};
 use weir_core::bucket::Bucket;
 use weir_core::budget::Budget;
-use weir_core::concurrency::{Concurrency, Gradient};
-use weir_core::period::{Period, Quota};
-use weir_core::pool::{Limits, Pool, Taken};
+use weir_core::concurrency::{Concurrency, ConcurrencyPolicy};
+use weir_core::gcra::{self, GcraLimit};
+use weir_core::period::{Period, PeriodQuota};
+use weir_core::pool::{Pool, PoolPolicy, PoolTaken};
 use weir_core::rate::{self, RateLimit};
-use weir_core::shedder::{Shed, Shedder};
+use weir_core::shedder::{Shedder, ShedderPolicy};
 use weir_core::sliding::Sliding;
-use weir_core::smooth::{self, SmoothLimit};
 
 use crate::{c, knobs, Rng, Scenario, Series};
 
@@ -58,8 +58,8 @@ knobs! {
 }
 
 /// The breaker's policy from the knobs.
-pub fn sre(k: &BreakerKnobs) -> Sre {
-    Sre {
+pub fn breaker_policy(k: &BreakerKnobs) -> BreakerPolicy {
+    BreakerPolicy {
         k: k.k,
         floor: k.floor,
         protection: k.protection,
@@ -71,7 +71,7 @@ pub fn sre(k: &BreakerKnobs) -> Sre {
         aggression: k.aggression,
         skip_refusals: k.skip_refusals >= 0.5,
         // Fields the bay has no knob for keep the preset.
-        ..Sre::PRESET
+        ..BreakerPolicy::PRESET
     }
 }
 
@@ -82,7 +82,7 @@ pub fn sre(k: &BreakerKnobs) -> Sre {
 /// Draws per call, in order: the gap, the failure, the breaker's roll
 /// (bay/c/breaker.c replays them).
 pub fn breaker(k: &BreakerKnobs, seed: u64) -> Series {
-    let Ok(mut b) = Breaker::new(sre(k), 0) else {
+    let Ok(mut b) = Breaker::new(breaker_policy(k), 0) else {
         return invalid("invalid policy");
     };
     let mut rng = Rng::new(seed);
@@ -174,7 +174,7 @@ pub fn breaker(k: &BreakerKnobs, seed: u64) -> Series {
 /// Settles, in order, the calls that finished by `now`.
 fn settle(
     b: &mut Breaker,
-    pending: &mut VecDeque<(i64, weir_core::breaker::Ticket, bool)>,
+    pending: &mut VecDeque<(i64, weir_core::breaker::BreakerTicket, bool)>,
     now: i64,
 ) {
     while let Some(&(at, _, _)) = pending.front() {
@@ -192,7 +192,7 @@ fn settle(
 
 knobs! {
     /// The shedder in front of a server whose load rises past its capacity.
-    ShedKnobs {
+    ShedderKnobs {
         size: "buckets" = 50.0, [1.0, 200.0, 1.0], c!(int "size");
         window_s: "window (s)" = 5.0, [1.0, 60.0, 1.0], c!(int "window_ns", S);
         cpu: "hot at CPU (‰)" = 900.0, [0.0, 999.0, 1.0], c!(int "cpu");
@@ -209,8 +209,8 @@ knobs! {
 }
 
 /// The shedder's policy from the knobs.
-pub fn shed(k: &ShedKnobs) -> Shed {
-    Shed {
+pub fn shedder_policy(k: &ShedderKnobs) -> ShedderPolicy {
+    ShedderPolicy {
         size: k.size.round() as i32,
         window_ns: (k.window_s * S).round() as i64,
         cpu: k.cpu.round() as i32,
@@ -218,7 +218,7 @@ pub fn shed(k: &ShedKnobs) -> Shed {
         beta: k.beta,
         cool_ns: (k.cool_ms * MS).round() as i64,
         floor: k.floor,
-        ..Shed::PRESET
+        ..ShedderPolicy::PRESET
     }
 }
 
@@ -226,8 +226,8 @@ pub fn shed(k: &ShedKnobs) -> Shed {
 /// then drops back. The server runs `capacity × service` calls at once at
 /// full speed; beyond that each call slows in proportion. Its CPU reads the
 /// busy fraction, smoothed. One point per 100 ms.
-pub fn shedder(k: &ShedKnobs, seed: u64) -> Series {
-    let Ok(mut sh) = Shedder::new(shed(k), 0) else {
+pub fn shedder(k: &ShedderKnobs, seed: u64) -> Series {
+    let Ok(mut sh) = Shedder::new(shedder_policy(k), 0) else {
         return invalid("invalid policy");
     };
     let mut rng = Rng::new(seed);
@@ -294,7 +294,7 @@ pub fn shedder(k: &ShedKnobs, seed: u64) -> Series {
 fn finish(
     sh: &mut Shedder,
     pending: &mut BinaryHeap<Reverse<(i64, u64)>>,
-    tickets: &mut std::collections::HashMap<u64, weir_core::shedder::Ticket>,
+    tickets: &mut std::collections::HashMap<u64, weir_core::shedder::ShedderTicket>,
     now: i64,
 ) {
     while let Some(&Reverse((at, serial))) = pending.peek() {
@@ -309,7 +309,7 @@ fn finish(
 }
 
 knobs! {
-    /// DESIGN.md's scenario 1: bursts just before each odd second.
+    /// Scenario 1 of docs/design.md: bursts just before each odd second.
     LimitersKnobs {
         bucket_rate: "bucket: tokens a second" = 20.0, [1.0, 200.0, 1.0], None;
         bucket_burst: "bucket: burst" = 20.0, [1.0, 200.0, 1.0], None;
@@ -349,7 +349,7 @@ pub fn limiters(k: &LimitersKnobs, seed: u64) -> Series {
     for now in times {
         a += f64::from(u8::from(bucket.take(now, 1.0)));
         b += f64::from(u8::from(sliding.take(now)));
-        c += f64::from(u8::from(period.take(now) != Quota::Over));
+        c += f64::from(u8::from(period.take(now) != PeriodQuota::Over));
         s.push(&[now as f64 / S, a, b, c]);
     }
     s
@@ -371,7 +371,7 @@ knobs! {
 pub fn words(k: &WordsKnobs, seed: u64) -> Series {
     let (Ok(rl), Ok(gl)) = (
         RateLimit::new(k.rate, k.rate_burst as i64),
-        SmoothLimit::new(k.gcra, k.gcra_burst as i64),
+        GcraLimit::new(k.gcra, k.gcra_burst as i64),
     ) else {
         return invalid("invalid policy");
     };
@@ -396,7 +396,7 @@ pub fn words(k: &WordsKnobs, seed: u64) -> Series {
         }
         o += 1.0;
         r += f64::from(u8::from(rate::allow(&rw, &rl, now)));
-        g += f64::from(u8::from(smooth::allow(&gw, &gl, now)));
+        g += f64::from(u8::from(gcra::allow(&gw, &gl, now)));
     }
     s
 }
@@ -441,7 +441,7 @@ pub fn retry(k: &RetryKnobs, seed: u64) -> Series {
         ),
         _ => return invalid("invalid policy"),
     };
-    // The jitter as the C struct's int: WEIR_JITTER_RIGID (0) .. SPREAD (4).
+    // The jitter as the C struct's int: WEIR_BACKOFF_JITTER_RIGID (0) .. SPREAD (4).
     let jitter = k.jitter.round();
     let Some(&(jitter, _)) = JITTERS.get(jitter as usize).filter(|_| jitter >= 0.0) else {
         return invalid("invalid policy");
@@ -530,8 +530,8 @@ knobs! {
 }
 
 /// The policy from the knobs.
-pub fn gradient(k: &ConcurrencyKnobs) -> Gradient {
-    Gradient {
+pub fn concurrency_policy(k: &ConcurrencyKnobs) -> ConcurrencyPolicy {
+    ConcurrencyPolicy {
         initial_limit: k.initial_limit.round() as i32,
         min_limit: k.min_limit.round() as i32,
         max_limit: k.max_limit.round() as i32,
@@ -540,7 +540,7 @@ pub fn gradient(k: &ConcurrencyKnobs) -> Gradient {
         tolerance: k.tolerance,
         long_window: k.long_window.round() as i32,
         warmup: k.warmup.round() as i32,
-        ..Gradient::PRESET
+        ..ConcurrencyPolicy::PRESET
     }
 }
 
@@ -548,7 +548,7 @@ pub fn gradient(k: &ConcurrencyKnobs) -> Gradient {
 /// climbs linearly from start to end, spread by ±10 %. One point per
 /// 100 ms: the limit, in flight, refusals.
 pub fn concurrency(k: &ConcurrencyKnobs, seed: u64) -> Series {
-    let Ok(mut cc) = Concurrency::new(gradient(k)) else {
+    let Ok(mut cc) = Concurrency::new(concurrency_policy(k)) else {
         return invalid("invalid policy");
     };
     let mut rng = Rng::new(seed);
@@ -565,7 +565,11 @@ pub fn concurrency(k: &ConcurrencyKnobs, seed: u64) -> Series {
                 break;
             }
             p.pop();
-            cc.leave(weir_core::concurrency::Entry { start, inflight }, at, false);
+            cc.leave(
+                weir_core::concurrency::ConcurrencyTicket { start, inflight },
+                at,
+                false,
+            );
         }
     };
     loop {
@@ -606,6 +610,9 @@ knobs! {
         idle: "idle: most kept" = 10.0, [0.0, 200.0, 1.0], c!(int "idle");
         keep_s: "keep idle (s; 0 for ever)" = 1800.0, [0.0, 7200.0, 1.0], c!(int "keep_ns", S);
         life_s: "life (s; 0 for ever)" = 0.0, [0.0, 7200.0, 1.0], c!(int "life_ns", S);
+        life_jitter: "life jitter: a life is cut by up to this fraction, drawn per resource" = 0.0, [0.0, 0.9, 0.01], c!("life_jitter");
+        min_idle: "min idle: kept ready, made ahead after each step (0 none)" = 0.0, [0.0, 200.0, 1.0], c!(int "min_idle");
+        max_making: "max making: resources being made at once (0 no cap; here each is made at once)" = 0.0, [0.0, 200.0, 1.0], c!(int "max_making");
         rate: "traffic: calls a second in the burst" = 50.0, [1.0, 1000.0, 1.0], None;
         work_ms: "traffic: each holds a resource (ms)" = 150.0, [1.0, 5000.0, 1.0], None;
         burst_s: "traffic: burst lasts (s)" = 60.0, [1.0, 3600.0, 1.0], None;
@@ -617,12 +624,15 @@ knobs! {
 /// when there is none), hold it, and give it back; every step evicts what
 /// is due. 120 points over the burst, 240 after it.
 pub fn pool(k: &PoolKnobs, seed: u64) -> Series {
-    let limits = Limits {
+    let limits = PoolPolicy {
         size: k.size.round() as i64,
         idle: k.idle.round() as i64,
         keep_ns: (k.keep_s * S).round() as i64,
         life_ns: (k.life_s * S).round() as i64,
-        ..Limits::PRESET
+        life_jitter: k.life_jitter,
+        min_idle: k.min_idle.round() as i64,
+        max_making: k.max_making.round() as i64,
+        ..PoolPolicy::PRESET
     };
     let Ok(mut pool) = Pool::new(limits) else {
         return invalid("invalid policy");
@@ -660,14 +670,21 @@ pub fn pool(k: &PoolKnobs, seed: u64) -> Series {
             back(&mut pool, &mut lent, now);
             let item = loop {
                 match pool.take(now) {
-                    Taken::Ready(item) => break Some(item),
-                    Taken::Stale(_) => continue,
-                    Taken::Make => {
+                    PoolTaken::Ready(item) => break Some(item),
+                    PoolTaken::Stale(_) => continue,
+                    PoolTaken::Make => {
                         ids += 1;
-                        let _ = pool.made(ids, now);
+                        // A draw only where it cuts a life, so that the
+                        // calls' draws stay as they were without jitter.
+                        let draw = if k.life_jitter > 0.0 {
+                            rng.next_u64()
+                        } else {
+                            0
+                        };
+                        let _ = pool.made_jittered(ids, now, draw);
                         break Some(ids);
                     }
-                    Taken::Wait => break None,
+                    PoolTaken::Wait => break None,
                 }
             };
             match item {
@@ -678,7 +695,12 @@ pub fn pool(k: &PoolKnobs, seed: u64) -> Series {
         }
         back(&mut pool, &mut lent, at);
         while pool.evict(at, &mut out) == out.len() {}
-        let c = pool.counters();
+        // Keep min_idle ready: each reservation made and given back idle.
+        for _ in 0..pool.make_ahead() {
+            ids += 1;
+            let _ = pool.give(ids, at);
+        }
+        let c = pool.stats();
         s.push(&[
             at as f64 / S,
             pool.live() as f64,
@@ -705,12 +727,12 @@ knobs! {
     }
 }
 
-const JITTERS: [(Jitter, &str); 5] = [
-    (Jitter::Rigid, "rigid"),
-    (Jitter::Full, "full"),
-    (Jitter::Equal, "equal"),
-    (Jitter::Decorrelated, "decorrelated"),
-    (Jitter::Spread, "spread"),
+const JITTERS: [(BackoffJitter, &str); 5] = [
+    (BackoffJitter::Rigid, "rigid"),
+    (BackoffJitter::Full, "full"),
+    (BackoffJitter::Equal, "equal"),
+    (BackoffJitter::Decorrelated, "decorrelated"),
+    (BackoffJitter::Spread, "spread"),
 ];
 
 /// For each retry: its ceiling, and each jitter's smallest, mean and
@@ -728,7 +750,7 @@ pub fn backoff(k: &BackoffKnobs, seed: u64) -> Series {
             k.spread,
         )
     };
-    let Ok(policy) = make(Jitter::Rigid) else {
+    let Ok(policy) = make(BackoffJitter::Rigid) else {
         return invalid("invalid policy");
     };
     let retries = policy.retries();
@@ -832,7 +854,7 @@ pub fn bloom(k: &BloomKnobs, seed: u64) -> Series {
     let Ok(limit) = RateLimit::new(1.0, 1) else {
         return invalid("invalid policy");
     };
-    let Ok(shape) = Shape::new(size_log2, hashes, limit, BLOOM_SEEDS.0, BLOOM_SEEDS.1) else {
+    let Ok(shape) = BloomShape::new(size_log2, hashes, limit, BLOOM_SEEDS.0, BLOOM_SEEDS.1) else {
         return invalid("invalid shape");
     };
     let Ok(bloom) = Bloom::new(shape) else {
@@ -922,22 +944,22 @@ macro_rules! scenario {
 
 /// Every panel, in page order.
 pub static ALL: &[Scenario] = &[
-    scenario!("breaker", "Breaker through an outage", "A backend that fails every call for a stretch, then recovers: calls let through, refused and let through by the probe, each second, and the refusal ratio.", "weir_sre", "weir_sre_preset", BreakerKnobs, breaker,
+    scenario!("breaker", "Breaker through an outage", "A backend that fails every call for a stretch, then recovers: calls let through, refused and let through by the probe, each second, and the refusal ratio.", "weir_breaker_policy", "weir_breaker_policy_preset", BreakerKnobs, breaker,
         &[&["t", "through", "refused", "probes"], &["t", "ratio"]]),
-    scenario!("shedder", "Shedder under rising load", "Load climbs past the server's capacity, then drops: the CPU it reports, calls in flight, the shedder's limit, and its refusals per 100 ms.", "weir_shed", "weir_shed_preset", ShedKnobs, shedder,
+    scenario!("shedder", "Shedder under rising load", "Load climbs past the server's capacity, then drops: the CPU it reports, calls in flight, the shedder's limit, and its refusals per 100 ms.", "weir_shedder_policy", "weir_shedder_policy_preset", ShedderKnobs, shedder,
         &[&["t", "flying", "limit"], &["t", "cpu"], &["t", "passed", "refused"]]),
-    scenario!("limiters", "Three limiters under bursts", "DESIGN.md scenario 1: 40 calls 2.5 ms apart just before each odd second, through a bucket, a sliding window and an aligned period; passes so far.", LimitersKnobs, limiters, limiters_c,
+    scenario!("limiters", "Three limiters under bursts", "Scenario 1 of docs/design.md: 40 calls 2.5 ms apart just before each odd second, through a bucket, a sliding window and an aligned period; passes so far.", LimitersKnobs, limiters, limiters_c,
         &[&["t", "bucket", "sliding", "period"]]),
     scenario!("words", "Rate word against GCRA word", "The same calls through the fixed-window rate word and the smooth GCRA word: passes so far.", WordsKnobs, words, words_c,
         &[&["t", "offered", "rate word", "GCRA word"]]),
     Scenario {
         c_more: &[("backoff", "weir_backoff", "weir_backoff_preset")],
-        ..scenario!("retry", "Retry budget beside backoff", "Failed requests retried with backoff, as far as the budget lets them: requests, retries and retries the budget refused each second.", "weir_retry_budget", "weir_retry_budget_preset", RetryKnobs, retry,
+        ..scenario!("retry", "Retry budget beside backoff", "Failed requests retried with backoff, as far as the budget lets them: requests, retries and retries the budget refused each second.", "weir_budget_policy", "weir_budget_policy_preset", RetryKnobs, retry,
             &[&["t", "requests", "retries", "budget refused"], &["t", "attempts per request"]])
     },
-    scenario!("concurrency", "Adaptive concurrency under rising latency", "The gradient limit as the backend slows: the limit, calls in flight, and refusals per 100 ms.", "weir_gradient", "weir_gradient_preset", ConcurrencyKnobs, concurrency,
+    scenario!("concurrency", "Adaptive concurrency under rising latency", "The gradient limit as the backend slows: the limit, calls in flight, and refusals per 100 ms.", "weir_concurrency_policy", "weir_concurrency_policy_preset", ConcurrencyKnobs, concurrency,
         &[&["t", "limit", "flying"], &["t", "refused"], &["t", "latency ms"]]),
-    scenario!("pool", "Pool: a burst, then idle", "A burst of calls taking resources, then nothing: live and idle resources, made, evicted and waits so far.", "weir_limits", "weir_limits_preset", PoolKnobs, pool,
+    scenario!("pool", "Pool: a burst, then idle", "A burst of calls taking resources, then nothing: live and idle resources, made, evicted and waits so far.", "weir_pool_policy", "weir_pool_policy_preset", PoolKnobs, pool,
         &[&["t", "live", "idle"], &["t", "made", "evicted", "waited"]]),
     scenario!("backoff", "Backoff's five jitters", "Each jitter's delays over 10,000 draws per retry: largest and mean against the ceiling, and the distribution of every delay.", "weir_backoff", "weir_backoff_preset", BackoffKnobs, backoff,
         &[&["retry", "ceiling ms", "rigid max", "full max", "equal max", "decorrelated max", "spread max"], &["retry", "ceiling ms", "full mean", "equal mean", "decorrelated mean", "spread mean"], &["bin ms", "rigid", "full", "equal", "decorrelated", "spread"]]),

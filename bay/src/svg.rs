@@ -101,7 +101,7 @@ pub fn docs_plots(seed: u64) -> Vec<(&'static str, String)> {
     const PLOTS: [(&str, &str, &str, &[&str]); 4] = [
         ("bay-breaker.svg", "breaker", "Breaker at the preset: the backend fails every call from 5 s to 35 s (calls a second)", &["t", "through", "refused", "probes"]),
         ("bay-shedder.svg", "shedder", "Shedder at the preset: load rises past capacity to 20 s, then drops (per 100 ms)", &["t", "flying", "limit", "refused"]),
-        ("bay-limiters.svg", "limiters", "Bucket, sliding and period under DESIGN.md scenario 1's bursts (passes so far)", &["t", "bucket", "sliding", "period"]),
+        ("bay-limiters.svg", "limiters", "Bucket, sliding and period under scenario 1's bursts (docs/design.md; passes so far)", &["t", "bucket", "sliding", "period"]),
         ("bay-backoff.svg", "backoff", "Backoff at the preset: every delay of 10,000 draws per retry, by jitter (count per bin)", &["bin ms", "rigid", "full", "equal", "decorrelated", "spread"]),
     ];
     PLOTS

@@ -1,5 +1,5 @@
 //! The series themselves: reproducible per seed, and each scenario's own
-//! figures where DESIGN.md states them.
+//! figures where docs/design.md states them.
 
 use bay::scenarios::{self, ALL};
 
@@ -14,7 +14,7 @@ fn the_same_seed_gives_the_same_series_and_another_seed_another() {
 }
 
 #[test]
-fn the_limiters_pass_21_20_40_each_burst_as_design_md_says() {
+fn the_limiters_pass_21_20_40_each_burst_as_scenario_1_says() {
     let s = scenarios::limiters(&scenarios::LimitersKnobs::default(), 0);
     for burst in 1..=4 {
         let last = burst * 40 - 1;
@@ -80,7 +80,7 @@ fn the_retry_panels_c_gives_the_budget_and_the_backoff() {
     let sc = bay::Scenario::find("retry").unwrap();
     let c = sc.c_literal(&sc.defaults());
     assert_eq!(
-        c.matches("static const weir_retry_budget policy = {")
+        c.matches("static const weir_budget_policy policy = {")
             .count(),
         1,
         "{c}"

@@ -20,7 +20,7 @@ int main(int argc, char **argv) {
     int32_t size = (int32_t)atoi(argv[1]);
     int fresh = strcmp(argv[2], "new") == 0;
     long calls = atol(argv[3]);
-    weir_shed shed = weir_shed_preset();
+    weir_shedder_policy shed = weir_shedder_policy_preset();
     shed.size = size;
     shed.window_ns = (int64_t)size * 100 * MS;
     weir_shedder *shedder = NULL;
@@ -28,7 +28,7 @@ int main(int argc, char **argv) {
     long admitted = 0;
     for (long i = 0; i < calls; i++) {
         int64_t now = fresh ? i * 100 * MS : (int64_t)i;
-        weir_ticket ticket;
+        weir_shedder_ticket ticket;
         if (weir_shedder_allow(shedder, now, (int32_t)(i % 1000), &ticket)) {
             admitted++;
             if (weir_shedder_pass(shedder, &ticket, now + (int64_t)(i % 7) * MS) != WEIR_OK) return 1;

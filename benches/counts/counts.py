@@ -133,7 +133,7 @@ C_LOOPS = {
     "sliding_take_10": "sliding", "sliding_take_1e5": "sliding",
     "breaker_allow_pass_10": "breaker", "breaker_allow_pass_400": "breaker",
     "shedder_allow_pass_10": "shedder", "shedder_allow_pass_400": "shedder",
-    # Issue 16: budget, adaptive limit, refunds, the breaker's limits, and
+    # Since 0.2.0: budget, adaptive limit, refunds, the breaker's limits, and
     # the locked types' anchor.
     "mutex_lock_unlock": "mutex",
     "budget_deposit_withdraw": "budget", "concurrency_enter_leave": "concurrency",
@@ -159,7 +159,7 @@ SMOKE = {
     "rust": ["cas_loop", "governor_direct_allow"],
 }
 
-# (row, ratio of, to, measure, at most): every target the issue sets.
+# (row, ratio of, to, measure, at most): every target BENCHMARKS.md sets.
 # measure: "instr" (callgrind counts) or "ns" (same-run times).
 TARGETS = [
     ("rate word inline vs CAS loop (time)", ("c", "rate_inline_allow_advancing"), ("c", "cas_loop"), "ns", 1.25),

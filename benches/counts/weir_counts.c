@@ -145,10 +145,10 @@ NOINLINE void loop_bloom(ctx *c, long n) {
 NOINLINE void loop_pool(ctx *c, long n) {
     uint64_t hits = 0;
     for (long i = 0; i < n; i++) {
-        weir_taken taken = weir_pool_take(c->pool, c->now);
+        weir_pool_taken taken = weir_pool_take(c->pool, c->now);
         bool kept = false;
         weir_status status = weir_pool_give(c->pool, taken.item, c->now, &kept);
-        hits += taken.kind == WEIR_TAKEN_READY && status == WEIR_OK && kept;
+        hits += taken.kind == WEIR_POOL_TAKEN_READY && status == WEIR_OK && kept;
     }
     c->hits += hits;
 }
@@ -163,7 +163,7 @@ NOINLINE void loop_pool_generation(ctx *c, long n) {
         size_t evicted = weir_pool_evict(c->pool, c->now, out, 16);
         size_t made = 0;
         for (size_t k = 0; k < evicted; k++) {
-            made += weir_pool_take(c->pool, c->now).kind == WEIR_TAKEN_MAKE &&
+            made += weir_pool_take(c->pool, c->now).kind == WEIR_POOL_TAKEN_MAKE &&
                     weir_pool_made_jittered(c->pool, out[k], c->now, (uint64_t)k << 60) == WEIR_OK;
         }
         for (size_t k = 0; k < evicted; k++) {
@@ -203,7 +203,7 @@ NOINLINE void loop_shedder(ctx *c, long n) {
     uint64_t hits = 0;
     int64_t now = c->now;
     for (long i = 0; i < n; i++) {
-        weir_ticket ticket;
+        weir_shedder_ticket ticket;
         hits += weir_shedder_allow(c->shedder, now, 100, &ticket) &&
                 weir_shedder_pass(c->shedder, &ticket, now) == WEIR_OK;
         now += c->step;
@@ -223,7 +223,7 @@ NOINLINE void loop_mutex(ctx *c, long n) {
     c->hits += hits;
 }
 
-/* Issue 16's paths: a retry budget's deposit and withdrawal, an adaptive
+/* The paths 0.2.0 added: a retry budget's deposit and withdrawal, an adaptive
  * limit's enter and leave, the refunds of the limiter and the bucket (a
  * consume or take and its refund at one instant), and the breaker's
  * refusal (its whole formula, with the limits when they are on). */
@@ -240,7 +240,7 @@ NOINLINE void loop_concurrency(ctx *c, long n) {
     uint64_t hits = 0;
     int64_t now = c->now;
     for (long i = 0; i < n; i++) {
-        weir_flight flight;
+        weir_concurrency_ticket flight;
         hits += weir_concurrency_enter(c->concurrency, now, &flight) &&
                 weir_concurrency_leave(c->concurrency, &flight, now + c->step, false) == WEIR_OK;
         now += c->step;
@@ -341,12 +341,12 @@ static void setup_bloom_gcra(ctx *c, long size_log2) {
 
 /* A pool of `size`, every resource idle: take answers the newest. */
 static void setup_pool(ctx *c, long size) {
-    weir_limits limits = weir_limits_preset();
+    weir_pool_policy limits = weir_pool_policy_preset();
     limits.size = (int32_t)size;
     limits.idle = (int32_t)size;
     MUST(weir_pool_new(&limits, &c->pool) == WEIR_OK);
     for (long item = 1; item <= size; item++) {
-        MUST(weir_pool_take(c->pool, 0).kind == WEIR_TAKEN_MAKE);
+        MUST(weir_pool_take(c->pool, 0).kind == WEIR_POOL_TAKEN_MAKE);
         MUST(weir_pool_made(c->pool, (uintptr_t)item, 0) == WEIR_OK);
     }
     for (long item = 1; item <= size; item++) {
@@ -359,7 +359,7 @@ static void setup_pool(ctx *c, long size) {
 /* setup_pool's pool with every 0.2.0 knob on: a life of an hour with 10 %
  * jitter, two kept ready, two made at once. take+give should not notice. */
 static void setup_pool_knobs(ctx *c, long size) {
-    weir_limits limits = weir_limits_preset();
+    weir_pool_policy limits = weir_pool_policy_preset();
     limits.size = (int32_t)size;
     limits.idle = (int32_t)size;
     limits.life_ns = 3600 * SECOND;
@@ -369,7 +369,7 @@ static void setup_pool_knobs(ctx *c, long size) {
     MUST(weir_pool_new(&limits, &c->pool) == WEIR_OK);
     for (long item = 1; item <= size; item++) {
         /* Each made before the next take, so max_making never bites. */
-        MUST(weir_pool_take(c->pool, 0).kind == WEIR_TAKEN_MAKE);
+        MUST(weir_pool_take(c->pool, 0).kind == WEIR_POOL_TAKEN_MAKE);
         MUST(weir_pool_made_jittered(c->pool, (uintptr_t)item, 0, (uint64_t)item << 59) == WEIR_OK);
     }
     for (long item = 1; item <= size; item++) {
@@ -394,7 +394,7 @@ static void setup_sliding(ctx *c, long quota) {
 /* `size` buckets over 1 s, `now` moving on one bucket a call: every
  * decision opens a bucket. */
 static void setup_breaker(ctx *c, long size) {
-    weir_sre policy = weir_sre_preset();
+    weir_breaker_policy policy = weir_breaker_policy_preset();
     policy.size = (int32_t)size;
     policy.window_ns = SECOND;
     MUST(weir_breaker_new(&policy, 0, &c->breaker) == WEIR_OK);
@@ -403,7 +403,7 @@ static void setup_breaker(ctx *c, long size) {
 }
 
 static void setup_shedder(ctx *c, long size) {
-    weir_shed policy = weir_shed_preset();
+    weir_shedder_policy policy = weir_shedder_policy_preset();
     policy.size = (int32_t)size;
     policy.window_ns = SECOND;
     MUST(weir_shedder_new(&policy, 0, &c->shedder) == WEIR_OK);
@@ -419,7 +419,7 @@ static void setup_mutex(ctx *c, long arg) {
 /* Finagle's form at percent 1: every request pays for one retry. */
 static void setup_budget(ctx *c, long arg) {
     (void)arg;
-    weir_retry_budget policy = weir_retry_budget_preset();
+    weir_budget_policy policy = weir_budget_policy_preset();
     policy.percent = 1.0;
     policy.min_per_s = 0;
     MUST(weir_budget_new(&policy, 0, &c->budget) == WEIR_OK);
@@ -449,8 +449,8 @@ static void setup_bucket_refund(ctx *c, long arg) {
 
 /* The breaker's limits: arg 1 all on (a cap of 0.8, a floor of one call a
  * second, an aggression of 2, refusals left out of the traffic), 0 off. */
-static weir_sre limits_policy(long on) {
-    weir_sre policy = weir_sre_preset();
+static weir_breaker_policy limits_policy(long on) {
+    weir_breaker_policy policy = weir_breaker_policy_preset();
     if (on) {
         policy.max_rejection_probability = 0.8;
         policy.rps_threshold = 1.0;
@@ -463,7 +463,7 @@ static weir_sre limits_policy(long on) {
 /* As setup_breaker at 10 buckets, with the limits on. */
 static void setup_breaker_limits(ctx *c, long arg) {
     (void)arg;
-    weir_sre policy = limits_policy(1);
+    weir_breaker_policy policy = limits_policy(1);
     policy.size = 10;
     policy.window_ns = SECOND;
     MUST(weir_breaker_new(&policy, 0, &c->breaker) == WEIR_OK);
@@ -475,7 +475,7 @@ static void setup_breaker_limits(ctx *c, long arg) {
  * instant never moves). With the limits on, the refusals stay out of the
  * traffic, so every iteration sees the same state. */
 static void setup_breaker_refuse(ctx *c, long limits) {
-    weir_sre policy = limits_policy(limits);
+    weir_breaker_policy policy = limits_policy(limits);
     MUST(weir_breaker_new(&policy, 0, &c->breaker) == WEIR_OK);
     c->now = 0;
     for (int i = 0; i < 100; i++) {

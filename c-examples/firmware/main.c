@@ -1,6 +1,6 @@
 /* weir on a microcontroller: every function of the firmware build, run under
  * QEMU on a Cortex-M4 (mps2-an386) and a Cortex-M0 (microbit). It checks
- * DESIGN.md's limiter scenario (whole-interval refill, the window grid, the
+ * scenario 6 of docs/design.md, the limiter (whole-interval refill, the window grid, the
  * cooldown's release at its deadline, every constructor error), a backoff
  * schedule, deadlines, and the rate word's burst, alone and shared with an
  * interrupt handler, prints each failure and a
@@ -100,7 +100,7 @@ static void library(void) {
     CHECK(WEIR_WORDS_LOCK_FREE == 0);
 }
 
-/* ---- DESIGN.md scenario 6: the embeddable limiter. */
+/* ---- Scenario 6 (docs/design.md): the embeddable limiter. */
 static weir_limiter made(weir_status status, weir_limiter value, int line) {
     check(status == WEIR_OK, "limiter constructor answered WEIR_OK", line);
     return value;
@@ -152,7 +152,7 @@ static void limiter_refill(void) {
     CHECK(weir_limiter_available(&l, 1000 * MS) == 10);
     CHECK(weir_limiter_try_consume(&l, 1000 * MS, 10));
     CHECK(!weir_limiter_try_consume(&l, 1000 * MS, 1));
-    CHECK(weir_limiter_consume(&l, 1000 * MS, 1) == WEIR_ERR_RATE_LIMITED);
+    CHECK(weir_limiter_consume(&l, 1000 * MS, 1) == WEIR_ERR_LIMITER_RATE_LIMITED);
     CHECK(weir_limiter_available(&l, 1099 * MS) == 0);
     CHECK(weir_limiter_available(&l, 1100 * MS) == 1);
     CHECK(weir_limiter_consume(&l, 1100 * MS, 1) == WEIR_OK);
@@ -160,7 +160,7 @@ static void limiter_refill(void) {
     CHECK(!weir_limiter_try_consume(&l, 1300 * MS, 3));
     CHECK(weir_limiter_available(&l, 1300 * MS) == 2);
     CHECK(!weir_limiter_try_consume(&l, 1300 * MS, 0));
-    CHECK(weir_limiter_consume(&l, 1300 * MS, 0) == WEIR_ERR_INVALID_AMOUNT);
+    CHECK(weir_limiter_consume(&l, 1300 * MS, 0) == WEIR_ERR_LIMITER_INVALID_AMOUNT);
 }
 
 static void limiter_window_grid(void) {
@@ -202,31 +202,31 @@ static void limiter_cooldown_release(void) {
 static void limiter_errors(void) {
     weir_limiter out = bucket(3, 1, 10, 0, 3, 0, __LINE__);
     CHECK(weir_limiter_bucket(NULL, 1, 1, 1, 0, 0, 0) == WEIR_ERR_NULL);
-    CHECK(weir_limiter_bucket(&out, 0, 1, 1, 0, 0, 0) == WEIR_ERR_ZERO_CAPACITY);
-    CHECK(weir_limiter_bucket(&out, 1, 0, 1, 0, 0, 0) == WEIR_ERR_ZERO_REFILL_AMOUNT);
-    CHECK(weir_limiter_bucket(&out, 1, 1, 0, 0, 0, 0) == WEIR_ERR_ZERO_REFILL_INTERVAL);
-    CHECK(weir_limiter_bucket(&out, 1, 1, 1, 0, 2, 0) == WEIR_ERR_INITIAL_ABOVE_CAPACITY);
-    CHECK(weir_limiter_bucket(&out, 1, 1, 1, 1, 0, 0) == WEIR_ERR_BUCKET_ANCHOR_IN_FUTURE);
-    CHECK(weir_limiter_fixed_window(&out, 1, 0, 0, 0, 0) == WEIR_ERR_ZERO_WINDOW);
-    CHECK(weir_limiter_fixed_window(&out, 1, 1, 1, 0, 0) == WEIR_ERR_WINDOW_ANCHOR_IN_FUTURE);
-    CHECK(weir_limiter_cooldown(&out, 1, 0, 0, 0, 0) == WEIR_ERR_ZERO_COOLDOWN);
-    CHECK(weir_limiter_cooldown(&out, 1, 1, 1, 1, 0) == WEIR_ERR_COOLDOWN_ARMED_WITH_TOKENS);
+    CHECK(weir_limiter_bucket(&out, 0, 1, 1, 0, 0, 0) == WEIR_ERR_LIMITER_ZERO_CAPACITY);
+    CHECK(weir_limiter_bucket(&out, 1, 0, 1, 0, 0, 0) == WEIR_ERR_LIMITER_ZERO_REFILL_AMOUNT);
+    CHECK(weir_limiter_bucket(&out, 1, 1, 0, 0, 0, 0) == WEIR_ERR_LIMITER_ZERO_REFILL_INTERVAL);
+    CHECK(weir_limiter_bucket(&out, 1, 1, 1, 0, 2, 0) == WEIR_ERR_LIMITER_INITIAL_ABOVE_CAPACITY);
+    CHECK(weir_limiter_bucket(&out, 1, 1, 1, 1, 0, 0) == WEIR_ERR_LIMITER_BUCKET_ANCHOR_IN_FUTURE);
+    CHECK(weir_limiter_fixed_window(&out, 1, 0, 0, 0, 0) == WEIR_ERR_LIMITER_ZERO_WINDOW);
+    CHECK(weir_limiter_fixed_window(&out, 1, 1, 1, 0, 0) == WEIR_ERR_LIMITER_WINDOW_ANCHOR_IN_FUTURE);
+    CHECK(weir_limiter_cooldown(&out, 1, 0, 0, 0, 0) == WEIR_ERR_LIMITER_ZERO_COOLDOWN);
+    CHECK(weir_limiter_cooldown(&out, 1, 1, 1, 1, 0) == WEIR_ERR_LIMITER_COOLDOWN_ARMED_WITH_TOKENS);
     /* A failed constructor left `out` alone: still the bucket made above. */
     CHECK(weir_limiter_is_bucket(&out) && weir_limiter_capacity(&out) == 3);
     /* Draining a cooldown where now + cooldown passes INT64_MAX. */
     weir_limiter gate = cooldown(1, 10, 0, 1, 0, __LINE__);
-    CHECK(weir_limiter_consume(&gate, INT64_MAX - 5, 1) == WEIR_ERR_COOLDOWN_DEADLINE_OVERFLOW);
+    CHECK(weir_limiter_consume(&gate, INT64_MAX - 5, 1) == WEIR_ERR_LIMITER_COOLDOWN_DEADLINE_OVERFLOW);
     CHECK(weir_limiter_available(&gate, INT64_MAX - 5) == 1);
     int64_t unused = 0;
-    CHECK(weir_limiter_window_ns(&out, &unused) == WEIR_ERR_WRONG_VARIANT);
-    CHECK(weir_limiter_cooldown_end(&out, &unused) == WEIR_ERR_WRONG_VARIANT);
+    CHECK(weir_limiter_window_ns(&out, &unused) == WEIR_ERR_LIMITER_WRONG_VARIANT);
+    CHECK(weir_limiter_cooldown_end(&out, &unused) == WEIR_ERR_LIMITER_WRONG_VARIANT);
     /* A zeroed value is not a limiter a constructor made. */
     weir_limiter zeroed = {0};
     CHECK(weir_limiter_consume(&zeroed, 0, 1) == WEIR_ERR_LIMITER_CORRUPT);
     CHECK(!weir_limiter_try_consume(&zeroed, 0, 1));
 }
 
-/* ---- Backoff (DESIGN.md scenario 5) and deadlines. */
+/* ---- Backoff (docs/design.md, scenario 5) and deadlines. */
 static void backoff(void) {
     weir_backoff preset = weir_backoff_preset();
     CHECK(weir_backoff_check(&preset) == WEIR_OK);

@@ -157,13 +157,13 @@ fuzz_target!(|data: &[u8]| {
         burst: 0,
     };
     assert_eq!(weir_rate_limit_new(per_s, burst, &mut limit), WEIR_OK);
-    let mut smooth = weir_gcra_limit {
+    let mut gcra_limit = weir_gcra_limit {
         per_token: 0,
         tolerance: 0,
         shift: 0,
         reserved: 0,
     };
-    assert_eq!(weir_gcra_limit_new(per_s, burst, &mut smooth), WEIR_OK);
+    assert_eq!(weir_gcra_limit_new(per_s, burst, &mut gcra_limit), WEIR_OK);
     let footprint = weir_bloom_footprint(size_log2);
     assert_eq!(
         footprint,
@@ -191,7 +191,7 @@ fuzz_target!(|data: &[u8]| {
     let odd = spare.base.wrapping_add(1 + input.below(63) as usize) as *mut c_void;
     let init = |mem: *mut c_void, len: usize| {
         if gcra {
-            weir_bloom_init_gcra_in(mem, len, size_log2, hashes, &smooth, seed0, seed1)
+            weir_bloom_init_gcra_in(mem, len, size_log2, hashes, &gcra_limit, seed0, seed1)
         } else {
             weir_bloom_init_in(mem, len, size_log2, hashes, &limit, seed0, seed1)
         }
@@ -218,7 +218,7 @@ fuzz_target!(|data: &[u8]| {
         WEIR_ERR_NULL
     );
     assert_eq!(
-        weir_bloom_init_gcra_in(region.mem(), len, size_log2, 9, &smooth, seed0, seed1),
+        weir_bloom_init_gcra_in(region.mem(), len, size_log2, 9, &gcra_limit, seed0, seed1),
         WEIR_ERR_BLOOM_HASHES
     );
     assert_eq!(
@@ -226,7 +226,7 @@ fuzz_target!(|data: &[u8]| {
         WEIR_ERR_NULL
     );
     assert_eq!(
-        weir_bloom_init_gcra_in(region.mem(), len, 2, hashes, &smooth, seed0, seed1),
+        weir_bloom_init_gcra_in(region.mem(), len, 2, hashes, &gcra_limit, seed0, seed1),
         WEIR_ERR_BLOOM_TOO_FEW_WORDS
     );
 

@@ -55,7 +55,7 @@ fn span(input: &mut Input) -> i64 {
 // The breaker.
 
 fn breaker(input: &mut Input) {
-    let mut policy = weir_sre_preset();
+    let mut policy = weir_breaker_policy_preset();
     for _ in 0..input.below(5) {
         match input.u8() % 12 {
             0 => policy.k = 1.0 + input.unit() * 3.0,
@@ -183,8 +183,8 @@ fn breaker(input: &mut Input) {
                 }
                 _ => {
                     // Readings only: NULL out-pointers, a NULL breaker.
-                    assert_eq!(weir_breaker_tally(breaker, at, null_mut()), WEIR_ERR_NULL);
-                    assert_eq!(weir_breaker_tally(null(), at, null_mut()), WEIR_ERR_NULL);
+                    assert_eq!(weir_breaker_read_tally(breaker, at, null_mut()), WEIR_ERR_NULL);
+                    assert_eq!(weir_breaker_read_tally(null(), at, null_mut()), WEIR_ERR_NULL);
                     let mut ticket = weir_breaker_ticket::default();
                     assert!(!weir_breaker_allow(null(), now, roll, &mut ticket));
                     assert!(!weir_breaker_allow(breaker, now, roll, null_mut()));
@@ -211,9 +211,9 @@ fn breaker(input: &mut Input) {
 }
 
 /// The breaker's tally at `now`, checked for shape.
-fn tally(breaker: *const weir_breaker, now: i64) -> weir_tally {
-    let mut out = weir_tally::default();
-    assert_eq!(weir_breaker_tally(breaker, now, &mut out), WEIR_OK);
+fn tally(breaker: *const weir_breaker, now: i64) -> weir_breaker_tally {
+    let mut out = weir_breaker_tally::default();
+    assert_eq!(weir_breaker_read_tally(breaker, now, &mut out), WEIR_OK);
     assert!(
         out.success >= 0 && out.failure >= 0 && out.drop >= 0,
         "{out:?}"
@@ -226,7 +226,7 @@ fn tally(breaker: *const weir_breaker, now: i64) -> weir_tally {
 // The shedder.
 
 fn shedder(input: &mut Input) {
-    let mut policy = weir_shed_preset();
+    let mut policy = weir_shedder_policy_preset();
     for _ in 0..input.below(6) {
         match input.u8() % 9 {
             0 => policy.size = size(input),
@@ -261,8 +261,8 @@ fn shedder(input: &mut Input) {
     }
     let shedder = handle as *const weir_shedder;
     // Tickets in flight, and ones already settled or refused.
-    let mut flying: Vec<weir_ticket> = Vec::new();
-    let mut settled: Vec<weir_ticket> = Vec::new();
+    let mut flying: Vec<weir_shedder_ticket> = Vec::new();
+    let mut settled: Vec<weir_shedder_ticket> = Vec::new();
     let mut completed = false;
     let mut refused = false;
     let mut latest = clock.now;
@@ -281,7 +281,7 @@ fn shedder(input: &mut Input) {
         for _ in 0..count {
             match op {
                 0..=3 => {
-                    let mut ticket = weir_ticket {
+                    let mut ticket = weir_shedder_ticket {
                         start: 7,
                         flying: 7,
                         reserved: 7,
@@ -335,8 +335,8 @@ fn shedder(input: &mut Input) {
                     } else {
                         now.min(latest)
                     };
-                    let mut stats = weir_shed_stats::default();
-                    assert_eq!(weir_shedder_stats(shedder, at, &mut stats), WEIR_OK);
+                    let mut stats = weir_shedder_stats::default();
+                    assert_eq!(weir_shedder_read_stats(shedder, at, &mut stats), WEIR_OK);
                     assert_eq!(stats.flying, flying.len() as i64, "{stats:?}");
                     assert!(
                         stats.average.is_finite() && stats.average >= 0.0,
@@ -355,7 +355,7 @@ fn shedder(input: &mut Input) {
                     assert!((0..=1000).contains(&stats.cpu) && (0..=1).contains(&stats.hot));
                     // A misaligned or NULL ticket changes nothing.
                     let mut spare = [0u64; 4];
-                    let odd = (spare.as_mut_ptr() as *mut u8).wrapping_add(4) as *mut weir_ticket;
+                    let odd = (spare.as_mut_ptr() as *mut u8).wrapping_add(4) as *mut weir_shedder_ticket;
                     assert!(!weir_shedder_allow(shedder, now, cpu, odd));
                     assert!(!weir_shedder_allow(shedder, now, cpu, null_mut()));
                     assert_eq!(weir_shedder_pass(shedder, odd, now), WEIR_ERR_MISALIGNED);
@@ -435,8 +435,8 @@ fn window(input: &mut Input) {
             }
             _ => {
                 let current = input.bool();
-                let mut total = weir_total::default();
-                assert_eq!(weir_window_total(window, now, current, &mut total), WEIR_OK);
+                let mut total = weir_window_total::default();
+                assert_eq!(weir_window_read_total(window, now, current, &mut total), WEIR_OK);
                 let last = number(now, head);
                 let top = if current { last } else { last - 1 };
                 let inside: Vec<(i128, i64, bool)> = (last - buckets + 1..=top)
@@ -444,32 +444,32 @@ fn window(input: &mut Input) {
                     .collect();
                 let sum: i128 = inside.iter().map(|b| b.0).sum();
                 let events: i64 = inside.iter().map(|b| b.1).sum();
-                assert_eq!(total.count, events, "weir_window_total count at {now}");
+                assert_eq!(total.count, events, "weir_window_read_total count at {now}");
                 let exact = inside.iter().all(|b| !b.2) && sum.abs() < 1 << 62;
                 if exact {
-                    assert_eq!(total.sum as i128, sum, "weir_window_total sum at {now}");
+                    assert_eq!(total.sum as i128, sum, "weir_window_read_total sum at {now}");
                 }
                 let cap = input.below(buckets as u64 + 2) as usize;
-                let mut out = vec![weir_total { sum: 7, count: 7 }; cap + 1];
-                let wrote = weir_window_buckets(window, now, current, out.as_mut_ptr(), cap);
-                assert_eq!(wrote, inside.len().min(cap), "weir_window_buckets at {now}");
+                let mut out = vec![weir_window_total { sum: 7, count: 7 }; cap + 1];
+                let wrote = weir_window_read_buckets(window, now, current, out.as_mut_ptr(), cap);
+                assert_eq!(wrote, inside.len().min(cap), "weir_window_read_buckets at {now}");
                 assert_eq!(
                     out[wrote],
-                    weir_total { sum: 7, count: 7 },
+                    weir_window_total { sum: 7, count: 7 },
                     "wrote past the count"
                 );
                 let newest = &inside[inside.len() - wrote..];
                 for (got, want) in out[..wrote].iter().zip(newest) {
-                    assert_eq!(got.count, want.1, "weir_window_buckets at {now}");
+                    assert_eq!(got.count, want.1, "weir_window_read_buckets at {now}");
                     if exact {
                         assert_eq!(got.sum as i128, want.0);
                     }
                 }
                 assert_eq!(
-                    weir_window_total(window, now, current, null_mut()),
+                    weir_window_read_total(window, now, current, null_mut()),
                     WEIR_ERR_NULL
                 );
-                assert_eq!(weir_window_buckets(window, now, current, null_mut(), 4), 0);
+                assert_eq!(weir_window_read_buckets(window, now, current, null_mut(), 4), 0);
             }
         }
     }

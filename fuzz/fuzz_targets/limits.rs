@@ -22,7 +22,7 @@ use weir::deadline::*;
 use weir::gate::*;
 use weir::gcra::*;
 use weir::limiter::*;
-use weir::period::weir_quota::*;
+use weir::period::weir_period_quota::*;
 use weir::period::*;
 use weir::rate::*;
 use weir::sliding::*;
@@ -354,7 +354,7 @@ fn bucket(input: &mut Input) {
                     assert!(
                         matches!(
                             status,
-                            WEIR_ERR_INVALID_AMOUNT
+                            WEIR_ERR_LIMITER_INVALID_AMOUNT
                                 | WEIR_ERR_REFUND_FUTURE
                                 | WEIR_ERR_REFUND_EXPIRED
                                 | WEIR_ERR_REFUND_FULL
@@ -629,22 +629,22 @@ fn period(input: &mut Input) {
             }
         }
     }
-    assert_eq!(weir_period_take(null(), 0), WEIR_QUOTA_OVER);
+    assert_eq!(weir_period_take(null(), 0), WEIR_PERIOD_QUOTA_OVER);
     weir_period_free(handle);
 }
 
 /// Counts one event in the open period of the model.
-fn period_count(open: &mut Option<(i128, i128, i64)>, quota: i64) -> weir_quota {
+fn period_count(open: &mut Option<(i128, i128, i64)>, quota: i64) -> weir_period_quota {
     let (_, _, events) = open.as_mut().expect("a period is open");
     if *events < quota {
         *events += 1;
         if *events == quota {
-            WEIR_QUOTA_HIT
+            WEIR_PERIOD_QUOTA_HIT
         } else {
-            WEIR_QUOTA_UNDER
+            WEIR_PERIOD_QUOTA_UNDER
         }
     } else {
-        WEIR_QUOTA_OVER
+        WEIR_PERIOD_QUOTA_OVER
     }
 }
 
@@ -851,7 +851,7 @@ fn limiter(input: &mut Input) {
                         scribbled
                             || amount == 0
                             || amount > available
-                            || status == WEIR_ERR_COOLDOWN_DEADLINE_OVERFLOW,
+                            || status == WEIR_ERR_LIMITER_COOLDOWN_DEADLINE_OVERFLOW,
                         "consume({amount}) at {now} refused ({status:?}) with {available} available"
                     );
                     continue;
@@ -1068,17 +1068,17 @@ fn bloom(input: &mut Input) {
     // Either word kind: GCRA words under the same rate and burst (their
     // bound, burst + T × rate, is within the rate word's that RateBound
     // checks), where that limit exists.
-    let mut smooth = weir_gcra_limit {
+    let mut gcra_limit = weir_gcra_limit {
         per_token: 0,
         tolerance: 0,
         shift: 0,
         reserved: 0,
     };
-    let gcra = input.one_in(2) && weir_gcra_limit_new(per_s, burst, &mut smooth) == WEIR_OK;
+    let gcra = input.one_in(2) && weir_gcra_limit_new(per_s, burst, &mut gcra_limit) == WEIR_OK;
     let (seed0, seed1) = (input.u64(), input.u64());
     let mut handle = null_mut();
     let status = if gcra {
-        weir_bloom_new_gcra(size_log2, hashes, &smooth, seed0, seed1, &mut handle)
+        weir_bloom_new_gcra(size_log2, hashes, &gcra_limit, seed0, seed1, &mut handle)
     } else {
         weir_bloom_new(size_log2, hashes, &limit, seed0, seed1, &mut handle)
     };
@@ -1176,7 +1176,7 @@ fn bloom_admitted(alone: &mut Option<RateBound>, own: &mut RateBound, monotone: 
 }
 
 // ---------------------------------------------------------------------------
-// The GCRA (smooth) word.
+// The GCRA word.
 
 fn gcra(input: &mut Input) {
     let rate = match input.u8() % 4 {
@@ -1259,7 +1259,7 @@ fn gcra(input: &mut Input) {
 // The retry budget.
 
 fn budget(input: &mut Input) {
-    let mut policy = weir_retry_budget_preset();
+    let mut policy = weir_budget_policy_preset();
     if input.bool() {
         policy.form = match input.u8() % 4 {
             0 => WEIR_BUDGET_TOKENS,
@@ -1362,7 +1362,7 @@ fn budget(input: &mut Input) {
 // The adaptive concurrency limit.
 
 fn concurrency(input: &mut Input) {
-    let mut policy = weir_gradient_preset();
+    let mut policy = weir_concurrency_policy_preset();
     if input.bool() {
         policy.min_limit = 1 + input.below(50) as i32;
         policy.max_limit = policy.min_limit + input.below(200) as i32;
@@ -1399,7 +1399,7 @@ fn concurrency(input: &mut Input) {
     let limit = handle as *const weir_concurrency;
     let (low, high) = (i64::from(policy.min_limit), i64::from(policy.max_limit));
     let mut clock = Clock::new(input);
-    let mut flights: Vec<weir_flight> = Vec::new();
+    let mut flights: Vec<weir_concurrency_ticket> = Vec::new();
     while !input.is_empty() {
         let now = clock.tick(input);
         let cap = weir_concurrency_limit(limit);
@@ -1412,7 +1412,7 @@ fn concurrency(input: &mut Input) {
         let rtt = weir_concurrency_long_rtt(limit);
         assert!(rtt.is_finite() && rtt >= 0.0, "long rtt {rtt}");
         if input.bool() {
-            let mut flight = weir_flight::default();
+            let mut flight = weir_concurrency_ticket::default();
             let entered = weir_concurrency_enter(limit, now, &mut flight);
             // In at most `limit` at once: entered exactly while there is room.
             assert_eq!(
@@ -1443,7 +1443,7 @@ fn concurrency(input: &mut Input) {
             );
         }
     }
-    let mut flight = weir_flight::default();
+    let mut flight = weir_concurrency_ticket::default();
     assert!(!weir_concurrency_enter(null(), clock.now, &mut flight));
     assert!(!weir_concurrency_enter(limit, clock.now, null_mut()));
     assert_eq!(
@@ -1506,7 +1506,7 @@ fn plain(input: &mut Input) {
                         "ceiling {ceiling}: {policy:?}"
                     );
                     assert!(delay >= 0, "delay {delay}: {policy:?}");
-                    if policy.jitter != WEIR_JITTER_SPREAD {
+                    if policy.jitter != WEIR_BACKOFF_JITTER_SPREAD {
                         assert!(delay <= policy.cap_ns, "delay {delay}: {policy:?}");
                     }
                     assert!(out[..wrote].iter().all(|&d| d >= 0));

@@ -35,7 +35,7 @@ struct Model {
     making: u64,
     /// Items the pool held at the latest `weir_pool_mark_old`, still held.
     old: BTreeSet<weir_item>,
-    counters: weir_pool_counters,
+    counters: weir_pool_stats,
 }
 
 impl Model {
@@ -69,8 +69,8 @@ impl Model {
             "{idle} idle, at most {}",
             self.keep
         );
-        let mut counters = weir_pool_counters::default();
-        assert_eq!(weir_pool_stats(pool, &mut counters), WEIR_OK);
+        let mut counters = weir_pool_stats::default();
+        assert_eq!(weir_pool_read_stats(pool, &mut counters), WEIR_OK);
         let want = self.counters;
         assert_eq!(
             (
@@ -80,12 +80,12 @@ impl Model {
                 counters.dropped
             ),
             (want.made, want.reused, want.stale, want.dropped),
-            "weir_pool_stats: {counters:?}"
+            "weir_pool_read_stats: {counters:?}"
         );
         assert_eq!(
             (counters.waits, counters.unmade),
             (want.waits, want.unmade),
-            "weir_pool_stats: {counters:?}"
+            "weir_pool_read_stats: {counters:?}"
         );
     }
 }
@@ -93,7 +93,7 @@ impl Model {
 fuzz_target!(|data: &[u8]| {
     abort_on_panic();
     let mut input = Input::new(data);
-    let mut limits = weir_limits {
+    let mut limits = weir_pool_policy {
         size: 1 + input.below(8) as i64,
         idle: 0,
         keep_ns: 0,
@@ -136,7 +136,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     if preset {
-        limits = weir_limits_preset();
+        limits = weir_pool_policy_preset();
     }
     assert!(limits.size >= 1 && limits.idle >= 0 && limits.keep_ns >= 0 && limits.life_ns >= 0);
     assert_eq!(weir_pool_new(&limits, null_mut()), WEIR_ERR_NULL);
@@ -324,7 +324,7 @@ fuzz_target!(|data: &[u8]| {
     }
     assert!(model.idle.is_empty() && model.lent.is_empty());
     model.agrees(pool);
-    assert_eq!(weir_pool_take(null(), 0).kind, WEIR_TAKEN_WAIT);
+    assert_eq!(weir_pool_take(null(), 0).kind, WEIR_POOL_TAKEN_WAIT);
     assert_eq!(weir_pool_live(null()), 0);
     assert_eq!(weir_pool_next_expiry(null(), 0), i64::MAX);
     weir_pool_free(handle);
@@ -350,7 +350,7 @@ fn take(pool: *const weir_pool, now: i64, model: &mut Model) {
     let taken = weir_pool_take(pool, now);
     trace!("  take({now}) -> {taken:?}");
     match taken.kind {
-        WEIR_TAKEN_READY | WEIR_TAKEN_STALE => {
+        WEIR_POOL_TAKEN_READY | WEIR_POOL_TAKEN_STALE => {
             assert!(!model.closed, "a closed pool lent {taken:?}");
             let newest = model.idle.pop();
             assert_eq!(
@@ -358,7 +358,7 @@ fn take(pool: *const weir_pool, now: i64, model: &mut Model) {
                 newest,
                 "take answered {taken:?}, not the newest idle"
             );
-            if taken.kind == WEIR_TAKEN_READY {
+            if taken.kind == WEIR_POOL_TAKEN_READY {
                 assert!(!model.old.contains(&taken.item), "lent an old item");
                 model.lent.insert(taken.item);
                 model.counters.reused += 1;
@@ -367,7 +367,7 @@ fn take(pool: *const weir_pool, now: i64, model: &mut Model) {
                 model.counters.stale += 1;
             }
         }
-        WEIR_TAKEN_MAKE => {
+        WEIR_POOL_TAKEN_MAKE => {
             assert_eq!(taken.item, 0);
             assert!(
                 !model.closed && model.idle.is_empty(),
@@ -376,7 +376,7 @@ fn take(pool: *const weir_pool, now: i64, model: &mut Model) {
             assert!(model.live() < model.size, "MAKE with no room");
             model.reserved += 1;
         }
-        WEIR_TAKEN_WAIT => {
+        WEIR_POOL_TAKEN_WAIT => {
             assert_eq!(taken.item, 0);
             assert!(
                 model.closed

@@ -74,7 +74,7 @@ func init() {
 				s := must(weir.NewShedder(nil))
 				// As go-zero's side: 200 calls in flight, one finished,
 				// the CPU over the threshold.
-				var flying []weir.ShedderCall
+				var flying []weir.ShedderTicket
 				for i := 0; i < 200; i++ {
 					flying = append(flying, must(s.Allow(100)))
 				}

@@ -28,7 +28,7 @@ type pair struct {
 	other side
 }
 
-// pairs is every row of the table, in order (pairs_test.go fills it).
+// pairs is every row of the table, in order (handles_test.go and words_test.go fill it).
 var pairs []pair
 
 // allocating is the allocations a decision must reach to count as

@@ -35,15 +35,15 @@ static void presets(void) {
     /* (double) rounds the constant to the field's type: on i386 (x87,
      * FLT_EVAL_METHOD 2) an inexact constant is otherwise compared in long
      * double precision and differs from the stored double. */
-    CHECK(p.attempts == 3 && p.jitter == WEIR_JITTER_SPREAD && p.spread == (double)0.2);
+    CHECK(p.attempts == 3 && p.jitter == WEIR_BACKOFF_JITTER_SPREAD && p.spread == (double)0.2);
     CHECK_STATUS(weir_backoff_check(&p), WEIR_OK);
     CHECK_STATUS(weir_backoff_check(NULL), WEIR_OK);
     weir_backoff f = weir_backoff_full_jitter();
-    CHECK(f.jitter == WEIR_JITTER_FULL && f.base_ns == p.base_ns && f.cap_ns == p.cap_ns);
+    CHECK(f.jitter == WEIR_BACKOFF_JITTER_FULL && f.base_ns == p.base_ns && f.cap_ns == p.cap_ns);
     CHECK(f.attempts == 3 && f.factor == 2.0);
     CHECK_STATUS(weir_backoff_check(&f), WEIR_OK);
 
-    /* DESIGN scenario 5: the preset's schedule for draws of 0.5. */
+    /* Scenario 5 (docs/design.md): the preset's schedule for draws of 0.5. */
     const double half[] = {0.5, 0.5};
     int64_t out[4] = {-7, -7, -7, -7};
     CHECK(weir_backoff_schedule(NULL, half, 2, out, 4) == 2);
@@ -135,15 +135,15 @@ static void ceilings(void) {
 static void jitter_ranges(void) {
     const int32_t retries[] = {1, 2, 3, 4, 10000, INT32_MAX};
     const int64_t previous[] = {INT64_MIN, -1, 0, 100 * MS, 400 * MS, INT64_MAX};
-    for (int32_t kind = WEIR_JITTER_RIGID; kind <= WEIR_JITTER_SPREAD; kind++) {
+    for (int32_t kind = WEIR_BACKOFF_JITTER_RIGID; kind <= WEIR_BACKOFF_JITTER_SPREAD; kind++) {
         weir_backoff p = with_jitter(kind);
         for (size_t r = 0; r < sizeof retries / sizeof retries[0]; r++) {
             int64_t c = weir_backoff_ceiling(&p, retries[r]);
             int64_t low = c, high = c;
-            if (kind == WEIR_JITTER_FULL) low = 0;
-            if (kind == WEIR_JITTER_EQUAL) low = c - c / 2;
-            if (kind == WEIR_JITTER_DECORRELATED) { low = 100 * MS; high = 1000 * MS; }
-            if (kind == WEIR_JITTER_SPREAD) { low = c - c / 5; high = c + c / 5; }
+            if (kind == WEIR_BACKOFF_JITTER_FULL) low = 0;
+            if (kind == WEIR_BACKOFF_JITTER_EQUAL) low = c - c / 2;
+            if (kind == WEIR_BACKOFF_JITTER_DECORRELATED) { low = 100 * MS; high = 1000 * MS; }
+            if (kind == WEIR_BACKOFF_JITTER_SPREAD) { low = c - c / 5; high = c + c / 5; }
             for (size_t q = 0; q < sizeof previous / sizeof previous[0]; q++) {
                 for (int d = 0; d < DRAWS; d++) {
                     int64_t delay = weir_backoff_delay(&p, retries[r], draws[d], previous[q]);
@@ -165,7 +165,7 @@ static void jitter_ranges(void) {
     CHECK(weir_backoff_delay(NULL, 1, 0.5, 0) == 100 * MS);
     /* Decorrelated: a previous below the base (negative too, and 0 before
      * the first retry) counts as the base, so it draws from [base, 3 × base]. */
-    weir_backoff dec = with_jitter(WEIR_JITTER_DECORRELATED);
+    weir_backoff dec = with_jitter(WEIR_BACKOFF_JITTER_DECORRELATED);
     CHECK(weir_backoff_delay(&dec, 1, 0.0, 0) == 100 * MS);
     CHECK(weir_backoff_delay(&dec, 1, 0.5, 0) == 200 * MS);
     CHECK(weir_backoff_delay(&dec, 1, 0.5, -5) == 200 * MS);
@@ -196,7 +196,7 @@ static void schedules(void) {
     /* The caller sizes the buffer from the policy (attempts - 1 delays);
      * with no buffer nothing is written and 0 comes back. The same draws
      * give the same schedule. */
-    weir_backoff p = with_jitter(WEIR_JITTER_DECORRELATED);
+    weir_backoff p = with_jitter(WEIR_BACKOFF_JITTER_DECORRELATED);
     p.attempts = 6;
     CHECK(weir_backoff_schedule(&p, NULL, 0, NULL, 0) == 0);
     CHECK(weir_backoff_schedule(&p, NULL, 0, NULL, 5) == 0);

@@ -226,8 +226,8 @@ static void processes(int gcra) {
         void *region = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         CHECK(region != MAP_FAILED);
         weir_rate_limit limit = make(1.0, BURST);
-        weir_gcra_limit smooth = make_gcra(1.0, BURST);
-        CHECK_STATUS(gcra ? weir_bloom_init_gcra_in(region, len, size_log2, k, &smooth, SEED0, SEED1)
+        weir_gcra_limit gcra_limit = make_gcra(1.0, BURST);
+        CHECK_STATUS(gcra ? weir_bloom_init_gcra_in(region, len, size_log2, k, &gcra_limit, SEED0, SEED1)
                           : weir_bloom_init_in(region, len, size_log2, k, &limit, SEED0, SEED1),
                      WEIR_OK);
         CHECK_STATUS(weir_bloom_check_in(region, len), WEIR_OK);
@@ -260,13 +260,13 @@ static void bad_input(void) {
     CHECK_STATUS(weir_bloom_new(10, 9, &limit, 1, 2, &bloom), WEIR_ERR_BLOOM_HASHES);
     CHECK_STATUS(weir_bloom_new(2, 1, &limit, 1, 2, &bloom), WEIR_ERR_BLOOM_TOO_FEW_WORDS);
     CHECK_STATUS(weir_bloom_new(0, 1, &limit, 1, 2, &bloom), WEIR_ERR_BLOOM_TOO_FEW_WORDS);
-    weir_gcra_limit smooth = make_gcra(1.0, 1), bad_smooth = {0};
-    CHECK_STATUS(weir_bloom_new_gcra(10, 2, &smooth, 1, 2, NULL), WEIR_ERR_NULL);
+    weir_gcra_limit gcra_limit = make_gcra(1.0, 1), bad_limit = {0};
+    CHECK_STATUS(weir_bloom_new_gcra(10, 2, &gcra_limit, 1, 2, NULL), WEIR_ERR_NULL);
     CHECK_STATUS(weir_bloom_new_gcra(10, 2, NULL, 1, 2, &bloom), WEIR_ERR_NULL);
-    CHECK_STATUS(weir_bloom_new_gcra(10, 2, &bad_smooth, 1, 2, &bloom), WEIR_ERR_GCRA_LIMIT_INVALID);
-    CHECK_STATUS(weir_bloom_new_gcra(33, 2, &smooth, 1, 2, &bloom), WEIR_ERR_BLOOM_SIZE);
-    CHECK_STATUS(weir_bloom_new_gcra(2, 2, &smooth, 1, 2, &bloom), WEIR_ERR_BLOOM_TOO_FEW_WORDS);
-    CHECK_STATUS(weir_bloom_new_gcra(10, 9, &smooth, 1, 2, &bloom), WEIR_ERR_BLOOM_HASHES);
+    CHECK_STATUS(weir_bloom_new_gcra(10, 2, &bad_limit, 1, 2, &bloom), WEIR_ERR_GCRA_LIMIT_INVALID);
+    CHECK_STATUS(weir_bloom_new_gcra(33, 2, &gcra_limit, 1, 2, &bloom), WEIR_ERR_BLOOM_SIZE);
+    CHECK_STATUS(weir_bloom_new_gcra(2, 2, &gcra_limit, 1, 2, &bloom), WEIR_ERR_BLOOM_TOO_FEW_WORDS);
+    CHECK_STATUS(weir_bloom_new_gcra(10, 9, &gcra_limit, 1, 2, &bloom), WEIR_ERR_BLOOM_HASHES);
     CHECK(bloom == NULL);
     CHECK(weir_bloom_footprint(33) == 0);
     CHECK(weir_bloom_footprint(2) == 0);
@@ -321,17 +321,17 @@ static void bad_input(void) {
     for (size_t off = 8; off < 64; off += 8) {
         CHECK_STATUS(weir_bloom_init_in((char *)mem + off, len, size_log2, 2, &limit, 1, 2),
                      WEIR_ERR_MISALIGNED);
-        CHECK_STATUS(weir_bloom_init_gcra_in((char *)mem + off, len, size_log2, 2, &smooth, 1, 2),
+        CHECK_STATUS(weir_bloom_init_gcra_in((char *)mem + off, len, size_log2, 2, &gcra_limit, 1, 2),
                      WEIR_ERR_MISALIGNED);
     }
     CHECK_STATUS(weir_bloom_init_in(mem, len, 2, 1, &limit, 1, 2), WEIR_ERR_BLOOM_TOO_FEW_WORDS);
-    CHECK_STATUS(weir_bloom_init_gcra_in(NULL, len, size_log2, 2, &smooth, 1, 2), WEIR_ERR_NULL);
+    CHECK_STATUS(weir_bloom_init_gcra_in(NULL, len, size_log2, 2, &gcra_limit, 1, 2), WEIR_ERR_NULL);
     CHECK_STATUS(weir_bloom_init_gcra_in(mem, len, size_log2, 2, NULL, 1, 2), WEIR_ERR_NULL);
-    CHECK_STATUS(weir_bloom_init_gcra_in(mem, len, size_log2, 2, &bad_smooth, 1, 2),
+    CHECK_STATUS(weir_bloom_init_gcra_in(mem, len, size_log2, 2, &bad_limit, 1, 2),
                  WEIR_ERR_GCRA_LIMIT_INVALID);
-    CHECK_STATUS(weir_bloom_init_gcra_in(mem, len - 1, size_log2, 2, &smooth, 1, 2),
+    CHECK_STATUS(weir_bloom_init_gcra_in(mem, len - 1, size_log2, 2, &gcra_limit, 1, 2),
                  WEIR_ERR_BLOOM_TOO_SMALL);
-    CHECK_STATUS(weir_bloom_init_gcra_in(mem, len, 1, 2, &smooth, 1, 2), WEIR_ERR_BLOOM_TOO_FEW_WORDS);
+    CHECK_STATUS(weir_bloom_init_gcra_in(mem, len, 1, 2, &gcra_limit, 1, 2), WEIR_ERR_BLOOM_TOO_FEW_WORDS);
     for (size_t i = 0; i < len / 8 + 1; i++) CHECK(words[i] == 0); /* nothing written */
     /* A region laid at 8 bytes past a line is refused by every call. */
 

@@ -12,30 +12,30 @@
 #include "check.h"
 #include "weir.h"
 
-_Static_assert(sizeof(weir_sre) == 72, "weir_sre size");
-_Static_assert(_Alignof(weir_sre) == 8, "weir_sre align");
-_Static_assert(offsetof(weir_sre, k) == 0, "weir_sre.k");
-_Static_assert(offsetof(weir_sre, floor) == 8, "weir_sre.floor");
-_Static_assert(offsetof(weir_sre, protection) == 16, "weir_sre.protection");
-_Static_assert(offsetof(weir_sre, probe_ns) == 24, "weir_sre.probe_ns");
-_Static_assert(offsetof(weir_sre, size) == 32, "weir_sre.size");
-_Static_assert(offsetof(weir_sre, skip_refusals) == 36, "weir_sre.skip_refusals");
-_Static_assert(offsetof(weir_sre, window_ns) == 40, "weir_sre.window_ns");
-_Static_assert(offsetof(weir_sre, max_rejection_probability) == 48,
-               "weir_sre.max_rejection_probability");
-_Static_assert(offsetof(weir_sre, rps_threshold) == 56, "weir_sre.rps_threshold");
-_Static_assert(offsetof(weir_sre, aggression) == 64, "weir_sre.aggression");
+_Static_assert(sizeof(weir_breaker_policy) == 72, "weir_breaker_policy size");
+_Static_assert(_Alignof(weir_breaker_policy) == 8, "weir_breaker_policy align");
+_Static_assert(offsetof(weir_breaker_policy, k) == 0, "weir_breaker_policy.k");
+_Static_assert(offsetof(weir_breaker_policy, floor) == 8, "weir_breaker_policy.floor");
+_Static_assert(offsetof(weir_breaker_policy, protection) == 16, "weir_breaker_policy.protection");
+_Static_assert(offsetof(weir_breaker_policy, probe_ns) == 24, "weir_breaker_policy.probe_ns");
+_Static_assert(offsetof(weir_breaker_policy, size) == 32, "weir_breaker_policy.size");
+_Static_assert(offsetof(weir_breaker_policy, skip_refusals) == 36, "weir_breaker_policy.skip_refusals");
+_Static_assert(offsetof(weir_breaker_policy, window_ns) == 40, "weir_breaker_policy.window_ns");
+_Static_assert(offsetof(weir_breaker_policy, max_rejection_probability) == 48,
+               "weir_breaker_policy.max_rejection_probability");
+_Static_assert(offsetof(weir_breaker_policy, rps_threshold) == 56, "weir_breaker_policy.rps_threshold");
+_Static_assert(offsetof(weir_breaker_policy, aggression) == 64, "weir_breaker_policy.aggression");
 _Static_assert(sizeof(weir_breaker_ticket) == 16, "weir_breaker_ticket size");
 _Static_assert(_Alignof(weir_breaker_ticket) == 8, "weir_breaker_ticket align");
 _Static_assert(offsetof(weir_breaker_ticket, serial) == 0, "weir_breaker_ticket.serial");
 _Static_assert(offsetof(weir_breaker_ticket, breaker) == 8, "weir_breaker_ticket.breaker");
 _Static_assert(offsetof(weir_breaker_ticket, flying) == 12, "weir_breaker_ticket.flying");
-_Static_assert(sizeof(weir_tally) == 32, "weir_tally size");
-_Static_assert(_Alignof(weir_tally) == 8, "weir_tally align");
-_Static_assert(offsetof(weir_tally, total) == 0, "weir_tally.total");
-_Static_assert(offsetof(weir_tally, success) == 8, "weir_tally.success");
-_Static_assert(offsetof(weir_tally, failure) == 16, "weir_tally.failure");
-_Static_assert(offsetof(weir_tally, drop) == 24, "weir_tally.drop");
+_Static_assert(sizeof(weir_breaker_tally) == 32, "weir_breaker_tally size");
+_Static_assert(_Alignof(weir_breaker_tally) == 8, "weir_breaker_tally align");
+_Static_assert(offsetof(weir_breaker_tally, total) == 0, "weir_breaker_tally.total");
+_Static_assert(offsetof(weir_breaker_tally, success) == 8, "weir_breaker_tally.success");
+_Static_assert(offsetof(weir_breaker_tally, failure) == 16, "weir_breaker_tally.failure");
+_Static_assert(offsetof(weir_breaker_tally, drop) == 24, "weir_breaker_tally.drop");
 
 #define MS INT64_C(1000000)
 #define SEC (1000 * MS)
@@ -67,7 +67,7 @@ static void fail_calls(weir_breaker *breaker, int64_t now, int n) {
     }
 }
 
-static bool same_tally(const weir_tally *a, const weir_tally *b) {
+static bool same_tally(const weir_breaker_tally *a, const weir_breaker_tally *b) {
     return a->total == b->total && a->success == b->success && a->failure == b->failure &&
            a->drop == b->drop;
 }
@@ -103,7 +103,7 @@ enum { OUTAGE_CALLS = 7000 };
 
 /* 10 s healthy, 30 s of total outage, then healthy, at 100 calls/s. Fills
  * `allowed` per call and `ratios` per second. */
-static void outage_with(const weir_sre *policy, uint64_t seed, bool allowed[OUTAGE_CALLS],
+static void outage_with(const weir_breaker_policy *policy, uint64_t seed, bool allowed[OUTAGE_CALLS],
                         double ratios[70]) {
     weir_breaker *breaker = NULL;
     CHECK_STATUS(weir_breaker_new(policy, 0, &breaker), WEIR_OK);
@@ -135,7 +135,7 @@ static int last_refusal(const bool allowed[OUTAGE_CALLS]) {
     return last;
 }
 
-static weir_breaker *made(const weir_sre *policy) {
+static weir_breaker *made(const weir_breaker_policy *policy) {
     weir_breaker *breaker = NULL;
     CHECK_STATUS(weir_breaker_new(policy, 0, &breaker), WEIR_OK);
     return breaker;
@@ -153,13 +153,13 @@ static bool near(double a, double b) { return fabs(a - b) < 1e-12; }
 
 /* Envoy's limits, each alone, against its formula worked by hand. */
 static void check_limits(void) {
-    const weir_sre seed = weir_sre_preset();
+    const weir_breaker_policy classic = weir_breaker_policy_preset();
     weir_breaker_ticket ticket;
 
     /* The cap: 100 failures give (100 - 5) / 101 = 0.9406 uncapped. */
-    weir_sre sre = seed;
+    weir_breaker_policy sre = classic;
     sre.max_rejection_probability = 0.8;
-    weir_breaker *with = made(&sre), *without = made(&seed);
+    weir_breaker *with = made(&sre), *without = made(&classic);
     fail_calls(with, 0, 100);
     fail_calls(without, 0, 100);
     CHECK(weir_breaker_ratio(with, 0) == (double)0.8);
@@ -172,7 +172,7 @@ static void check_limits(void) {
 
     /* The floor: 2 calls/s over 10 s is 20 calls. 19 failures are under
      * it; the 20th reaches it: (20 - 5) / 21. */
-    sre = seed;
+    sre = classic;
     sre.rps_threshold = 2.0;
     with = made(&sre);
     fail_calls(with, 0, 19);
@@ -187,7 +187,7 @@ static void check_limits(void) {
     const double aggressions[] = {1.0, 2.0, 0.5};
     const double expected[] = {0.52, 0.7211102550927979, 0.2704};
     for (int i = 0; i < 3; i++) {
-        sre = seed;
+        sre = classic;
         sre.aggression = aggressions[i];
         with = made(&sre);
         fail_calls(with, 0, 20);
@@ -199,10 +199,10 @@ static void check_limits(void) {
     /* Skipping refusals: 10 failures, then 10 refusals. Counted:
      * (20 - 5) / 21; skipped: (10 - 5) / 11 still. The tally shows the
      * refusals either way. */
-    sre = seed;
+    sre = classic;
     sre.skip_refusals = 1;
     with = made(&sre);
-    without = made(&seed);
+    without = made(&classic);
     fail_calls(with, 0, 10);
     fail_calls(without, 0, 10);
     for (int i = 0; i < 10; i++) {
@@ -211,24 +211,24 @@ static void check_limits(void) {
     }
     CHECK(near(weir_breaker_ratio(with, 0), 5.0 / 11.0));
     CHECK(near(weir_breaker_ratio(without, 0), 15.0 / 21.0));
-    weir_tally a, b;
-    CHECK_STATUS(weir_breaker_tally(with, 0, &a), WEIR_OK);
-    CHECK_STATUS(weir_breaker_tally(without, 0, &b), WEIR_OK);
+    weir_breaker_tally a, b;
+    CHECK_STATUS(weir_breaker_read_tally(with, 0, &a), WEIR_OK);
+    CHECK_STATUS(weir_breaker_read_tally(without, 0, &b), WEIR_OK);
     CHECK(same_tally(&a, &b) && a.drop == 10 && a.total == 20);
     weir_breaker_free(with);
     weir_breaker_free(without);
 }
 
-/* The 30 s outage with each limit (the seed's run is check_outage). */
+/* The 30 s outage with each limit (the preset's run is check_outage). */
 static void check_outage_limits(void) {
-    static bool seed_allowed[OUTAGE_CALLS], allowed[OUTAGE_CALLS];
-    double seed_ratios[70], ratios[70];
-    outage(2024, seed_allowed, seed_ratios);
-    const weir_sre seed = weir_sre_preset();
+    static bool classic_allowed[OUTAGE_CALLS], allowed[OUTAGE_CALLS];
+    double classic_ratios[70], ratios[70];
+    outage(2024, classic_allowed, classic_ratios);
+    const weir_breaker_policy classic = weir_breaker_policy_preset();
 
     /* The cap: the ratio stays at 0.8 through the outage's second half,
      * and refusals still stop within 13 s of its end. */
-    weir_sre sre = seed;
+    weir_breaker_policy sre = classic;
     sre.max_rejection_probability = 0.8;
     outage_with(&sre, 2024, allowed, ratios);
     for (int s = 0; s < 70; s++) CHECK(ratios[s] <= (double)0.8);
@@ -236,31 +236,31 @@ static void check_outage_limits(void) {
     CHECK(last_refusal(allowed) < 5300);
 
     /* Skipping refusals: it settles near 0.923 (1000 q^2 + q - 6 = 0,
-     * p = 1 - q) and recovers sooner than the seed. */
-    sre = seed;
+     * p = 1 - q) and recovers sooner than the preset. */
+    sre = classic;
     sre.skip_refusals = 1;
     outage_with(&sre, 2024, allowed, ratios);
     for (int s = 30; s < 40; s++) CHECK(fabs(ratios[s] - 0.923) < 0.03);
-    CHECK(last_refusal(allowed) < last_refusal(seed_allowed));
+    CHECK(last_refusal(allowed) < last_refusal(classic_allowed));
 
     /* A floor under the offered 100 calls/s: the same run, call for call;
      * one over it: nothing refused. */
-    sre = seed;
+    sre = classic;
     sre.rps_threshold = 50.0;
     outage_with(&sre, 2024, allowed, ratios);
-    CHECK(memcmp(allowed, seed_allowed, sizeof allowed) == 0);
+    CHECK(memcmp(allowed, classic_allowed, sizeof allowed) == 0);
     sre.rps_threshold = 150.0;
     outage_with(&sre, 2024, allowed, ratios);
     CHECK(last_refusal(allowed) == -1);
 
-    /* The aggression: 2 passes a ratio of 0.5 sooner than the seed. */
-    sre = seed;
+    /* The aggression: 2 passes a ratio of 0.5 sooner than the preset. */
+    sre = classic;
     sre.aggression = 2.0;
     outage_with(&sre, 2024, allowed, ratios);
-    int first = 0, seed_first = 0;
+    int first = 0, classic_first = 0;
     while (ratios[first] <= 0.5) first++;
-    while (seed_ratios[seed_first] <= 0.5) seed_first++;
-    CHECK(first < seed_first);
+    while (classic_ratios[classic_first] <= 0.5) classic_first++;
+    CHECK(first < classic_first);
 }
 
 static void check_outage(void) {
@@ -331,8 +331,8 @@ static void check_threads(void) {
         CHECK(result == NULL);
         allowed += workers[t].allowed;
     }
-    weir_tally tally;
-    CHECK_STATUS(weir_breaker_tally(breaker, 0, &tally), WEIR_OK);
+    weir_breaker_tally tally;
+    CHECK_STATUS(weir_breaker_read_tally(breaker, 0, &tally), WEIR_OK);
     CHECK(allowed < THREADS * ROUNDS);
     CHECK(tally.success + tally.failure == allowed);
     CHECK(tally.success + tally.failure + tally.drop == THREADS * ROUNDS);
@@ -340,14 +340,14 @@ static void check_threads(void) {
     weir_breaker_free(breaker);
 }
 
-/* A policy with the seed's fields given and Envoy's limits neutral. */
+/* A policy with the formula's fields given and Envoy's limits neutral. */
 #define SRE(k, floor, protection, probe, size, skip, window) \
     {k, floor, protection, probe, size, skip, window, 1.0, 0.0, 1.0}
 /* The preset with Envoy's limits given. */
 #define LIMITS(cap, rps, aggression) {1.5, 1.1, 5, SEC, 40, 0, 10 * SEC, cap, rps, aggression}
 
 static void check_policies(void) {
-    weir_sre sre = weir_sre_preset();
+    weir_breaker_policy sre = weir_breaker_policy_preset();
     /* (double) rounds the constant to the field's type: on i386 (x87,
      * FLT_EVAL_METHOD 2) an inexact constant is otherwise compared in long
      * double precision and differs from the stored double. */
@@ -358,43 +358,43 @@ static void check_policies(void) {
 
     weir_breaker *breaker = NULL;
     struct {
-        weir_sre sre;
+        weir_breaker_policy sre;
         weir_status status;
     } bad[] = {
-        {SRE(NAN, 1.1, 5, SEC, 40, 0, 10 * SEC), WEIR_ERR_SRE_K},
-        {SRE(1.0, 1.1, 5, SEC, 40, 0, 10 * SEC), WEIR_ERR_SRE_K},
-        {SRE(INFINITY, 1.1, 5, SEC, 40, 0, 10 * SEC), WEIR_ERR_SRE_K},
-        {SRE(1.5, 0.5, 5, SEC, 40, 0, 10 * SEC), WEIR_ERR_SRE_FLOOR},
-        {SRE(1.5, NAN, 5, SEC, 40, 0, 10 * SEC), WEIR_ERR_SRE_FLOOR},
-        {SRE(1.5, 1.1, -1, SEC, 40, 0, 10 * SEC), WEIR_ERR_SRE_PROTECTION},
-        {SRE(1.5, 1.1, NAN, SEC, 40, 0, 10 * SEC), WEIR_ERR_SRE_PROTECTION},
-        {SRE(1.5, 1.1, 5, 0, 40, 0, 10 * SEC), WEIR_ERR_SRE_PROBE},
-        {SRE(1.5, 1.1, 5, INT64_MIN, 40, 0, 10 * SEC), WEIR_ERR_SRE_PROBE},
-        {SRE(1.5, 1.1, 5, SEC, 40, 0, 0), WEIR_ERR_SRE_WINDOW},
-        {SRE(1.5, 1.1, 5, SEC, 40, 0, INT64_MIN), WEIR_ERR_SRE_WINDOW},
-        {SRE(1.5, 1.1, 5, SEC, INT32_MAX, 0, 10 * SEC), WEIR_ERR_SRE_SIZE},
-        {SRE(1.5, 1.1, 5, SEC, 2000000, 0, 10 * SEC), WEIR_ERR_SRE_SIZE},
-        {SRE(1.5, 1.1, 5, SEC, 1048577, 0, 10 * SEC), WEIR_ERR_SRE_SIZE},
-        {SRE(1.5, 1.1, 5, SEC, 40, 7, 10 * SEC), WEIR_ERR_SRE_REFUSALS},
-        {SRE(1.5, 1.1, 5, SEC, 40, -1, 10 * SEC), WEIR_ERR_SRE_REFUSALS},
-        {SRE(1.5, 1.1, 5, SEC, 40, 2, 10 * SEC), WEIR_ERR_SRE_REFUSALS},
-        {LIMITS(NAN, 0, 1), WEIR_ERR_SRE_CAP},
-        {LIMITS(-0.01, 0, 1), WEIR_ERR_SRE_CAP},
-        {LIMITS(1.01, 0, 1), WEIR_ERR_SRE_CAP},
-        {LIMITS(INFINITY, 0, 1), WEIR_ERR_SRE_CAP},
-        {LIMITS(1, -1, 1), WEIR_ERR_SRE_RPS},
-        {LIMITS(1, NAN, 1), WEIR_ERR_SRE_RPS},
-        {LIMITS(1, INFINITY, 1), WEIR_ERR_SRE_RPS},
-        {LIMITS(1, 0, 0), WEIR_ERR_SRE_AGGRESSION},
-        {LIMITS(1, 0, -1), WEIR_ERR_SRE_AGGRESSION},
-        {LIMITS(1, 0, NAN), WEIR_ERR_SRE_AGGRESSION},
-        {LIMITS(1, 0, INFINITY), WEIR_ERR_SRE_AGGRESSION},
+        {SRE(NAN, 1.1, 5, SEC, 40, 0, 10 * SEC), WEIR_ERR_BREAKER_K},
+        {SRE(1.0, 1.1, 5, SEC, 40, 0, 10 * SEC), WEIR_ERR_BREAKER_K},
+        {SRE(INFINITY, 1.1, 5, SEC, 40, 0, 10 * SEC), WEIR_ERR_BREAKER_K},
+        {SRE(1.5, 0.5, 5, SEC, 40, 0, 10 * SEC), WEIR_ERR_BREAKER_FLOOR},
+        {SRE(1.5, NAN, 5, SEC, 40, 0, 10 * SEC), WEIR_ERR_BREAKER_FLOOR},
+        {SRE(1.5, 1.1, -1, SEC, 40, 0, 10 * SEC), WEIR_ERR_BREAKER_PROTECTION},
+        {SRE(1.5, 1.1, NAN, SEC, 40, 0, 10 * SEC), WEIR_ERR_BREAKER_PROTECTION},
+        {SRE(1.5, 1.1, 5, 0, 40, 0, 10 * SEC), WEIR_ERR_BREAKER_PROBE},
+        {SRE(1.5, 1.1, 5, INT64_MIN, 40, 0, 10 * SEC), WEIR_ERR_BREAKER_PROBE},
+        {SRE(1.5, 1.1, 5, SEC, 40, 0, 0), WEIR_ERR_BREAKER_WINDOW},
+        {SRE(1.5, 1.1, 5, SEC, 40, 0, INT64_MIN), WEIR_ERR_BREAKER_WINDOW},
+        {SRE(1.5, 1.1, 5, SEC, INT32_MAX, 0, 10 * SEC), WEIR_ERR_BREAKER_SIZE},
+        {SRE(1.5, 1.1, 5, SEC, 2000000, 0, 10 * SEC), WEIR_ERR_BREAKER_SIZE},
+        {SRE(1.5, 1.1, 5, SEC, 1048577, 0, 10 * SEC), WEIR_ERR_BREAKER_SIZE},
+        {SRE(1.5, 1.1, 5, SEC, 40, 7, 10 * SEC), WEIR_ERR_BREAKER_REFUSALS},
+        {SRE(1.5, 1.1, 5, SEC, 40, -1, 10 * SEC), WEIR_ERR_BREAKER_REFUSALS},
+        {SRE(1.5, 1.1, 5, SEC, 40, 2, 10 * SEC), WEIR_ERR_BREAKER_REFUSALS},
+        {LIMITS(NAN, 0, 1), WEIR_ERR_BREAKER_CAP},
+        {LIMITS(-0.01, 0, 1), WEIR_ERR_BREAKER_CAP},
+        {LIMITS(1.01, 0, 1), WEIR_ERR_BREAKER_CAP},
+        {LIMITS(INFINITY, 0, 1), WEIR_ERR_BREAKER_CAP},
+        {LIMITS(1, -1, 1), WEIR_ERR_BREAKER_RPS},
+        {LIMITS(1, NAN, 1), WEIR_ERR_BREAKER_RPS},
+        {LIMITS(1, INFINITY, 1), WEIR_ERR_BREAKER_RPS},
+        {LIMITS(1, 0, 0), WEIR_ERR_BREAKER_AGGRESSION},
+        {LIMITS(1, 0, -1), WEIR_ERR_BREAKER_AGGRESSION},
+        {LIMITS(1, 0, NAN), WEIR_ERR_BREAKER_AGGRESSION},
+        {LIMITS(1, 0, INFINITY), WEIR_ERR_BREAKER_AGGRESSION},
         /* Several bad: the first in the documented order is named. */
-        {{1.5, 1.1, 5, SEC, 40, 9, 0, 2.0, -1, 0}, WEIR_ERR_SRE_WINDOW},
-        {{1.5, 1.1, 5, SEC, INT32_MAX, 9, 10 * SEC, 1, 0, 0}, WEIR_ERR_SRE_AGGRESSION},
-        {{1.5, 1.1, 5, SEC, INT32_MAX, 9, 10 * SEC, 1, 0, 1}, WEIR_ERR_SRE_SIZE},
+        {{1.5, 1.1, 5, SEC, 40, 9, 0, 2.0, -1, 0}, WEIR_ERR_BREAKER_WINDOW},
+        {{1.5, 1.1, 5, SEC, INT32_MAX, 9, 10 * SEC, 1, 0, 0}, WEIR_ERR_BREAKER_AGGRESSION},
+        {{1.5, 1.1, 5, SEC, INT32_MAX, 9, 10 * SEC, 1, 0, 1}, WEIR_ERR_BREAKER_SIZE},
         /* A 0.1-style policy (the new fields zero) fails on aggression. */
-        {{1.5, 1.1, 5, SEC, 40, 0, 10 * SEC, 0, 0, 0}, WEIR_ERR_SRE_AGGRESSION},
+        {{1.5, 1.1, 5, SEC, 40, 0, 10 * SEC, 0, 0, 0}, WEIR_ERR_BREAKER_AGGRESSION},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         CHECK_STATUS(weir_breaker_new(&bad[i].sre, 0, &breaker), bad[i].status);
@@ -407,11 +407,11 @@ static void check_policies(void) {
         weir_status status;
         const char *field;
     } named[] = {
-        {WEIR_ERR_SRE_K, "k"},           {WEIR_ERR_SRE_FLOOR, "floor"},
-        {WEIR_ERR_SRE_PROTECTION, "protection"}, {WEIR_ERR_SRE_PROBE, "probe_ns"},
-        {WEIR_ERR_SRE_SIZE, "size"},     {WEIR_ERR_SRE_WINDOW, "window_ns"},
-        {WEIR_ERR_SRE_CAP, "max_rejection_probability"}, {WEIR_ERR_SRE_RPS, "rps_threshold"},
-        {WEIR_ERR_SRE_AGGRESSION, "aggression"}, {WEIR_ERR_SRE_REFUSALS, "skip_refusals"},
+        {WEIR_ERR_BREAKER_K, "k"},           {WEIR_ERR_BREAKER_FLOOR, "floor"},
+        {WEIR_ERR_BREAKER_PROTECTION, "protection"}, {WEIR_ERR_BREAKER_PROBE, "probe_ns"},
+        {WEIR_ERR_BREAKER_SIZE, "size"},     {WEIR_ERR_BREAKER_WINDOW, "window_ns"},
+        {WEIR_ERR_BREAKER_CAP, "max_rejection_probability"}, {WEIR_ERR_BREAKER_RPS, "rps_threshold"},
+        {WEIR_ERR_BREAKER_AGGRESSION, "aggression"}, {WEIR_ERR_BREAKER_REFUSALS, "skip_refusals"},
     };
     for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {
         CHECK(strstr(weir_status_str(named[i].status), "sre ") != NULL);
@@ -432,7 +432,7 @@ static void check_policies(void) {
 
 static void check_tickets(void) {
     weir_breaker *breaker = preset(0), *other = preset(0);
-    weir_tally before, after;
+    weir_breaker_tally before, after;
     weir_breaker_ticket ticket, copy, foreign, refused;
     CHECK(weir_breaker_allow(breaker, 0, 0.5, &ticket));
     CHECK(ticket.serial == 1 && ticket.breaker != 0 && ticket.flying == 1);
@@ -441,7 +441,7 @@ static void check_tickets(void) {
     CHECK(foreign.breaker != ticket.breaker);
     CHECK_STATUS(weir_breaker_pass(breaker, &ticket, 0), WEIR_OK);
     CHECK(ticket.flying == 0);
-    CHECK_STATUS(weir_breaker_tally(breaker, 0, &before), WEIR_OK);
+    CHECK_STATUS(weir_breaker_read_tally(breaker, 0, &before), WEIR_OK);
     CHECK(before.success == 1 && before.total == 1);
 
     /* A second settle, a copy with nothing in flight, another breaker's
@@ -463,7 +463,7 @@ static void check_tickets(void) {
     CHECK_STATUS(weir_breaker_pass(breaker, &scribbled, 0), WEIR_ERR_BREAKER_TICKET);
     scribbled.serial = 0;
     CHECK_STATUS(weir_breaker_pass(breaker, &scribbled, 0), WEIR_ERR_BREAKER_TICKET);
-    CHECK_STATUS(weir_breaker_tally(breaker, 0, &after), WEIR_OK);
+    CHECK_STATUS(weir_breaker_read_tally(breaker, 0, &after), WEIR_OK);
     CHECK(same_tally(&before, &after));
     CHECK(strstr(weir_status_str(WEIR_ERR_BREAKER_TICKET), "ticket") != NULL);
 
@@ -478,7 +478,7 @@ static void check_tickets(void) {
     CHECK_STATUS(weir_breaker_pass(breaker, odd, 0), WEIR_ERR_MISALIGNED);
     CHECK_STATUS(weir_breaker_fail(breaker, odd, 0), WEIR_ERR_MISALIGNED);
     for (size_t i = 0; i < sizeof bytes; i++) CHECK(bytes[i] == 0xa5);
-    CHECK_STATUS(weir_breaker_tally(breaker, 0, &after), WEIR_OK);
+    CHECK_STATUS(weir_breaker_read_tally(breaker, 0, &after), WEIR_OK);
     CHECK(same_tally(&before, &after));
 
     /* A refusal's ticket is written as settled. */
@@ -498,17 +498,17 @@ static void check_tickets(void) {
 
 static void check_bad_input(void) {
     /* NULL handles: refusals, statuses, neutral answers. */
-    weir_tally tally;
+    weir_breaker_tally tally;
     weir_breaker_ticket ticket = {0, 0, 0};
     CHECK(!weir_breaker_allow(NULL, 0, 0.5, &ticket));
     CHECK_STATUS(weir_breaker_pass(NULL, &ticket, 0), WEIR_ERR_NULL);
     CHECK_STATUS(weir_breaker_fail(NULL, &ticket, 0), WEIR_ERR_NULL);
     CHECK(weir_breaker_ratio(NULL, 0) == 0.0);
-    CHECK_STATUS(weir_breaker_tally(NULL, 0, &tally), WEIR_ERR_NULL);
+    CHECK_STATUS(weir_breaker_read_tally(NULL, 0, &tally), WEIR_ERR_NULL);
     weir_breaker_free(NULL);
 
     weir_breaker *breaker = preset(5 * SEC);
-    CHECK_STATUS(weir_breaker_tally(breaker, 5 * SEC, NULL), WEIR_ERR_NULL);
+    CHECK_STATUS(weir_breaker_read_tally(breaker, 5 * SEC, NULL), WEIR_ERR_NULL);
     fail_calls(breaker, 5 * SEC, 100);
     /* NaN counts as 0 (refused); +inf and 7 are held under 1 (let through). */
     CHECK(!weir_breaker_allow(breaker, 5 * SEC, NAN, &ticket));
@@ -518,20 +518,20 @@ static void check_bad_input(void) {
     /* Earlier times count as the latest: nothing ages out, no probe. */
     CHECK(!weir_breaker_allow(breaker, INT64_MIN, 0.0, &ticket));
     CHECK(!weir_breaker_allow(breaker, 0, 0.0, &ticket));
-    CHECK_STATUS(weir_breaker_tally(breaker, INT64_MIN, &tally), WEIR_OK);
+    CHECK_STATUS(weir_breaker_read_tally(breaker, INT64_MIN, &tally), WEIR_OK);
     CHECK(tally.failure == 100 && tally.drop == 4 && tally.total == 104);
     /* INT64_MAX: the window has aged out; everything goes again. A reading
      * there moves nothing: the window at 5 s still reads as it did. */
     CHECK(weir_breaker_ratio(breaker, INT64_MAX) == 0.0);
-    CHECK_STATUS(weir_breaker_tally(breaker, INT64_MAX, &tally), WEIR_OK);
+    CHECK_STATUS(weir_breaker_read_tally(breaker, INT64_MAX, &tally), WEIR_OK);
     CHECK(tally.total == 0);
-    CHECK_STATUS(weir_breaker_tally(breaker, 5 * SEC, &tally), WEIR_OK);
+    CHECK_STATUS(weir_breaker_read_tally(breaker, 5 * SEC, &tally), WEIR_OK);
     CHECK(tally.total == 104);
     CHECK(weir_breaker_allow(breaker, INT64_MAX, 0.0, &ticket));
-    CHECK_STATUS(weir_breaker_tally(breaker, INT64_MAX, &tally), WEIR_OK);
+    CHECK_STATUS(weir_breaker_read_tally(breaker, INT64_MAX, &tally), WEIR_OK);
     CHECK(tally.total == 0);
     CHECK_STATUS(weir_breaker_fail(breaker, &ticket, INT64_MIN), WEIR_OK); /* lands at INT64_MAX */
-    CHECK_STATUS(weir_breaker_tally(breaker, INT64_MAX, &tally), WEIR_OK);
+    CHECK_STATUS(weir_breaker_read_tally(breaker, INT64_MAX, &tally), WEIR_OK);
     CHECK(tally.failure == 1);
     weir_breaker_free(breaker);
 

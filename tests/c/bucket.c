@@ -47,6 +47,21 @@ int main(void) {
     CHECK(!weir_bucket_take(bucket, 3600 * SECOND + 100 * MS, 1.0));
     weir_bucket_free(bucket);
 
+    /* WEIR_ERR_TOO_LARGE: the full burst must fit 2^61 ns of ticks, a token
+     * costing at least 1 ns. A refill of centuries; above 10^9/s a burst over
+     * about 2.3e18 that refills in 35 days; a rate of 2^64/s whatever the
+     * burst; just inside each bound, a bucket. */
+    CHECK_STATUS(weir_bucket_new(1.0, 1e10, 0, &bucket), WEIR_ERR_TOO_LARGE);
+    CHECK_STATUS(weir_bucket_new(1e12, 3e18, 0, &bucket), WEIR_ERR_TOO_LARGE);
+    CHECK_STATUS(weir_bucket_new(1.8446744073709552e19, 1.0, 0, &bucket), WEIR_ERR_TOO_LARGE);
+    CHECK_STATUS(weir_bucket_new(0.0, 3e9, 0, &bucket), WEIR_ERR_TOO_LARGE);
+    CHECK_STATUS(weir_bucket_new(1e12, 2e18, 0, &bucket), WEIR_OK);
+    weir_bucket_free(bucket);
+    CHECK_STATUS(weir_bucket_new(1.8e19, 1.0, 0, &bucket), WEIR_OK);
+    weir_bucket_free(bucket);
+    CHECK_STATUS(weir_bucket_new(0.0, 2e9, 0, &bucket), WEIR_OK);
+    weir_bucket_free(bucket);
+
     /* The burst: 0 or less means the rate, and never under one. */
     CHECK_STATUS(weir_bucket_new(3.0, 0.0, 0, &bucket), WEIR_OK);
     CHECK(weir_bucket_tokens(bucket, 0) == 3.0);
@@ -74,7 +89,7 @@ int main(void) {
     CHECK(weir_bucket_next(bucket, INT64_MAX, 1.0) == INT64_MAX);
     weir_bucket_free(bucket);
 
-    /* Issue 11: a full bucket admits its whole burst at once, at every
+    /* A full bucket admits its whole burst at once, at every
      * rate = burst = r (the capacity and the costs share one rounding). */
     CHECK_STATUS(weir_bucket_new(7.0, 7.0, 0, &bucket), WEIR_OK);
     CHECK(weir_bucket_tokens(bucket, 0) == 7.0);
@@ -165,7 +180,7 @@ int main(void) {
     double bad_refunds[] = {0.0, -0.0, -1.0, NAN, INFINITY, -INFINITY, 5.5, 1e308};
     for (size_t i = 0; i < sizeof bad_refunds / sizeof bad_refunds[0]; i++) {
         CHECK_STATUS(weir_bucket_refund(bucket, 3600 * SECOND, 3600 * SECOND, bad_refunds[i]),
-                     WEIR_ERR_INVALID_AMOUNT);
+                     WEIR_ERR_LIMITER_INVALID_AMOUNT);
     }
     CHECK_STATUS(weir_bucket_refund(bucket, 3600 * SECOND, 3600 * SECOND + 1, 1.0), WEIR_ERR_REFUND_FUTURE);
     CHECK_STATUS(weir_bucket_refund(bucket, INT64_MIN, INT64_MAX, 1.0), WEIR_ERR_REFUND_FUTURE);

@@ -10,15 +10,15 @@
 #include "check.h"
 #include "weir.h"
 
-_Static_assert(sizeof(weir_retry_budget) == 40, "weir_retry_budget size");
-_Static_assert(_Alignof(weir_retry_budget) == 8, "weir_retry_budget align");
-_Static_assert(offsetof(weir_retry_budget, form) == 0, "form");
-_Static_assert(offsetof(weir_retry_budget, max_tokens) == 4, "max_tokens");
-_Static_assert(offsetof(weir_retry_budget, token_ratio) == 8, "token_ratio");
-_Static_assert(offsetof(weir_retry_budget, ttl_ns) == 16, "ttl_ns");
-_Static_assert(offsetof(weir_retry_budget, min_per_s) == 24, "min_per_s");
-_Static_assert(offsetof(weir_retry_budget, reserved) == 28, "reserved");
-_Static_assert(offsetof(weir_retry_budget, percent) == 32, "percent");
+_Static_assert(sizeof(weir_budget_policy) == 40, "weir_budget_policy size");
+_Static_assert(_Alignof(weir_budget_policy) == 8, "weir_budget_policy align");
+_Static_assert(offsetof(weir_budget_policy, form) == 0, "form");
+_Static_assert(offsetof(weir_budget_policy, max_tokens) == 4, "max_tokens");
+_Static_assert(offsetof(weir_budget_policy, token_ratio) == 8, "token_ratio");
+_Static_assert(offsetof(weir_budget_policy, ttl_ns) == 16, "ttl_ns");
+_Static_assert(offsetof(weir_budget_policy, min_per_s) == 24, "min_per_s");
+_Static_assert(offsetof(weir_budget_policy, reserved) == 28, "reserved");
+_Static_assert(offsetof(weir_budget_policy, percent) == 32, "percent");
 
 #define SEC 1000000000LL
 #define MS 1000000LL
@@ -35,7 +35,7 @@ static void *hammer(void *arg) {
     return (void *)granted;
 }
 
-static weir_budget *make(const weir_retry_budget *policy) {
+static weir_budget *make(const weir_budget_policy *policy) {
     weir_budget *budget = NULL;
     CHECK_STATUS(weir_budget_new(policy, 0, &budget), WEIR_OK);
     CHECK(budget != NULL);
@@ -46,7 +46,7 @@ int main(void) {
     /* The preset is Finagle's default: 10 s, 10 a second, 20 %. By hand:
      * cost 1000 / 0.2 = 5000, reserve 10 x 10 x 5000 = 500000: 100 retries
      * before any traffic. */
-    weir_retry_budget preset = weir_retry_budget_preset();
+    weir_budget_policy preset = weir_budget_policy_preset();
     CHECK(preset.form == WEIR_BUDGET_PERCENT);
     CHECK(preset.ttl_ns == 10 * SEC && preset.min_per_s == 10 && preset.percent == (double)0.2);
     CHECK(preset.max_tokens == 10 && preset.token_ratio == (double)0.1 && preset.reserved == 0);
@@ -66,7 +66,7 @@ int main(void) {
 
     /* gRPC A6's example: 10 tokens, 0.1 a success. By hand: failures take
      * 10 to 9, 8, 7, 6 (above 5: retry), then 5 (not above 5: no retry). */
-    weir_retry_budget grpc = preset;
+    weir_budget_policy grpc = preset;
     grpc.form = WEIR_BUDGET_TOKENS;
     budget = make(&grpc);
     CHECK(weir_budget_tokens(budget, 0) == 10000);
@@ -90,7 +90,7 @@ int main(void) {
 
     /* Bad policies: a status each, and *out untouched. */
     weir_budget *untouched = (weir_budget *)&preset;
-    weir_retry_budget bad = grpc;
+    weir_budget_policy bad = grpc;
     bad.max_tokens = 0;
     CHECK_STATUS(weir_budget_new(&bad, 0, &untouched), WEIR_ERR_BUDGET_MAX_TOKENS);
     bad.max_tokens = 1001;
@@ -137,7 +137,7 @@ int main(void) {
     /* A misaligned policy is refused before it is read. */
     uint64_t buffer[8];
     memcpy(buffer, &preset, sizeof preset);
-    const weir_retry_budget *odd = (const weir_retry_budget *)((char *)buffer + 4);
+    const weir_budget_policy *odd = (const weir_budget_policy *)((char *)buffer + 4);
     CHECK_STATUS(weir_budget_new(odd, 0, &untouched), WEIR_ERR_MISALIGNED);
 
     /* NULL: a status, a refusal, zero; never a crash. */
@@ -149,7 +149,7 @@ int main(void) {
     weir_budget_free(NULL);
 
     /* Extremes of time and of the accepted constants. */
-    weir_retry_budget wide = preset;
+    weir_budget_policy wide = preset;
     wide.ttl_ns = 60 * SEC;
     wide.min_per_s = INT32_MAX;
     wide.percent = 1000.0;
@@ -171,7 +171,7 @@ int main(void) {
     /* Threads: 20 % of 4 x 5000 requests plus no reserve is exactly
      * 4000 retries however the calls interleave (cost 5000, deposit 1000,
      * one instant). */
-    weir_retry_budget shared = preset;
+    weir_budget_policy shared = preset;
     shared.min_per_s = 0;
     budget = make(&shared);
     pthread_t threads[THREADS];

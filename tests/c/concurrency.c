@@ -12,21 +12,21 @@
 #include "check.h"
 #include "weir.h"
 
-_Static_assert(sizeof(weir_gradient) == 40, "weir_gradient size");
-_Static_assert(_Alignof(weir_gradient) == 8, "weir_gradient align");
-_Static_assert(offsetof(weir_gradient, initial_limit) == 0, "initial_limit");
-_Static_assert(offsetof(weir_gradient, min_limit) == 4, "min_limit");
-_Static_assert(offsetof(weir_gradient, max_limit) == 8, "max_limit");
-_Static_assert(offsetof(weir_gradient, queue_size) == 12, "queue_size");
-_Static_assert(offsetof(weir_gradient, smoothing) == 16, "smoothing");
-_Static_assert(offsetof(weir_gradient, tolerance) == 24, "tolerance");
-_Static_assert(offsetof(weir_gradient, long_window) == 32, "long_window");
-_Static_assert(offsetof(weir_gradient, warmup) == 36, "warmup");
-_Static_assert(sizeof(weir_flight) == 16, "weir_flight size");
-_Static_assert(_Alignof(weir_flight) == 8, "weir_flight align");
-_Static_assert(offsetof(weir_flight, start) == 0, "flight.start");
-_Static_assert(offsetof(weir_flight, inflight) == 8, "flight.inflight");
-_Static_assert(offsetof(weir_flight, flying) == 12, "flight.flying");
+_Static_assert(sizeof(weir_concurrency_policy) == 40, "weir_concurrency_policy size");
+_Static_assert(_Alignof(weir_concurrency_policy) == 8, "weir_concurrency_policy align");
+_Static_assert(offsetof(weir_concurrency_policy, initial_limit) == 0, "initial_limit");
+_Static_assert(offsetof(weir_concurrency_policy, min_limit) == 4, "min_limit");
+_Static_assert(offsetof(weir_concurrency_policy, max_limit) == 8, "max_limit");
+_Static_assert(offsetof(weir_concurrency_policy, queue_size) == 12, "queue_size");
+_Static_assert(offsetof(weir_concurrency_policy, smoothing) == 16, "smoothing");
+_Static_assert(offsetof(weir_concurrency_policy, tolerance) == 24, "tolerance");
+_Static_assert(offsetof(weir_concurrency_policy, long_window) == 32, "long_window");
+_Static_assert(offsetof(weir_concurrency_policy, warmup) == 36, "warmup");
+_Static_assert(sizeof(weir_concurrency_ticket) == 16, "weir_concurrency_ticket size");
+_Static_assert(_Alignof(weir_concurrency_ticket) == 8, "weir_concurrency_ticket align");
+_Static_assert(offsetof(weir_concurrency_ticket, start) == 0, "flight.start");
+_Static_assert(offsetof(weir_concurrency_ticket, inflight) == 8, "flight.inflight");
+_Static_assert(offsetof(weir_concurrency_ticket, flying) == 12, "flight.flying");
 
 #define MS 1000000LL
 
@@ -34,7 +34,7 @@ enum { THREADS = 4, ROUNDS = 20000, MAX = 3 };
 
 /* Fills the limit at `now`, then every call leaves `rtt` later. */
 static int64_t round_of(weir_concurrency *c, int64_t now, int64_t rtt) {
-    weir_flight flights[64];
+    weir_concurrency_ticket flights[64];
     int n = 0;
     while (n < 64 && weir_concurrency_enter(c, now, &flights[n])) n++;
     CHECK(n == weir_concurrency_limit(c));
@@ -49,7 +49,7 @@ static atomic_int worst;
 static void *hammer(void *arg) {
     weir_concurrency *c = arg;
     for (int i = 0; i < ROUNDS; i++) {
-        weir_flight flight;
+        weir_concurrency_ticket flight;
         if (!weir_concurrency_enter(c, i, &flight)) continue;
         int now_inside = atomic_fetch_add(&inside, 1) + 1;
         int seen = atomic_load(&worst);
@@ -66,12 +66,12 @@ static void *hammer(void *arg) {
 }
 
 int main(void) {
-    weir_gradient preset = weir_gradient_preset();
+    weir_concurrency_policy preset = weir_concurrency_policy_preset();
     CHECK(preset.initial_limit == 20 && preset.min_limit == 20 && preset.max_limit == 200);
     CHECK(preset.queue_size == 4 && preset.smoothing == (double)0.2 && preset.tolerance == (double)1.5);
     CHECK(preset.long_window == 600 && preset.warmup == 10);
 
-    weir_gradient policy = preset;
+    weir_concurrency_policy policy = preset;
     policy.initial_limit = 10;
     policy.min_limit = 2;
     policy.max_limit = 50;
@@ -83,7 +83,7 @@ int main(void) {
      * 10 x 0.8 + 14 x 0.2 = 10.8 (admits 10). Then the ninth, at 20 ms:
      * longRtt = (10 + 20) / 2 = 15 ms, gradient = min(1, 1.5 x 15/20) = 1,
      * limit = 10.8 x 0.8 + 14.8 x 0.2 = 11.6 (admits 11). */
-    weir_flight flights[12];
+    weir_concurrency_ticket flights[12];
     for (int i = 0; i < 10; i++) CHECK(weir_concurrency_enter(c, 0, &flights[i]));
     CHECK(!weir_concurrency_enter(c, 0, &flights[10]));
     CHECK(flights[10].flying == 0);
@@ -118,10 +118,10 @@ int main(void) {
 
     /* Bad flights: misaligned, scribbled, forged. */
     uint64_t buffer[4];
-    weir_flight *odd = (weir_flight *)((char *)buffer + 4);
+    weir_concurrency_ticket *odd = (weir_concurrency_ticket *)((char *)buffer + 4);
     CHECK(!weir_concurrency_enter(c, now, odd));
     CHECK_STATUS(weir_concurrency_leave(c, odd, now, false), WEIR_ERR_MISALIGNED);
-    weir_flight forged = {.start = INT64_MIN, .inflight = 1, .flying = 7};
+    weir_concurrency_ticket forged = {.start = INT64_MIN, .inflight = 1, .flying = 7};
     CHECK_STATUS(weir_concurrency_leave(c, &forged, INT64_MAX, false), WEIR_ERR_INVALID_ARGUMENT);
     forged.flying = 1;
     forged.inflight = -5;
@@ -138,7 +138,7 @@ int main(void) {
 
     /* Bad policies: a status each, *out untouched. */
     weir_concurrency *untouched = (weir_concurrency *)&preset;
-    weir_gradient bad = policy;
+    weir_concurrency_policy bad = policy;
     bad.min_limit = 0;
     CHECK_STATUS(weir_concurrency_new(&bad, &untouched), WEIR_ERR_CONCURRENCY_LIMITS);
     bad = policy;
@@ -169,7 +169,7 @@ int main(void) {
     bad.warmup = 0;
     CHECK_STATUS(weir_concurrency_new(&bad, &untouched), WEIR_ERR_CONCURRENCY_WINDOW);
     CHECK(untouched == (weir_concurrency *)&preset);
-    CHECK_STATUS(weir_concurrency_new((const weir_gradient *)((char *)buffer + 4), &untouched),
+    CHECK_STATUS(weir_concurrency_new((const weir_concurrency_policy *)((char *)buffer + 4), &untouched),
                  WEIR_ERR_MISALIGNED);
 
     /* NULL: a status, a refusal, zero; never a crash. */
@@ -187,7 +187,7 @@ int main(void) {
     weir_concurrency_free(c);
 
     /* Threads: never more in flight than the limit allows. */
-    weir_gradient small = policy;
+    weir_concurrency_policy small = policy;
     small.initial_limit = 2;
     small.min_limit = 1;
     small.max_limit = MAX;

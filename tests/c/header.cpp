@@ -8,24 +8,24 @@
 // WEIR_ALIGN spells alignas(8) in C++11: the structs with 64-bit fields are
 // 8-aligned here too, on 32-bit hosts as on 64-bit ones.
 static_assert(alignof(weir_backoff) == 8, "weir_backoff is 8-aligned");
-static_assert(alignof(weir_sre) == 8, "weir_sre is 8-aligned");
-static_assert(alignof(weir_tally) == 8, "weir_tally is 8-aligned");
+static_assert(alignof(weir_breaker_policy) == 8, "weir_breaker_policy is 8-aligned");
+static_assert(alignof(weir_breaker_tally) == 8, "weir_breaker_tally is 8-aligned");
 static_assert(alignof(weir_deadline) == 8, "weir_deadline is 8-aligned");
 static_assert(alignof(weir_limiter) == 8, "weir_limiter is 8-aligned");
-static_assert(alignof(weir_limits) == 8, "weir_limits is 8-aligned");
-static_assert(alignof(weir_pool_counters) == 8, "weir_pool_counters is 8-aligned");
+static_assert(alignof(weir_pool_policy) == 8, "weir_pool_policy is 8-aligned");
+static_assert(alignof(weir_pool_stats) == 8, "weir_pool_stats is 8-aligned");
 static_assert(alignof(weir_rate) == 8, "weir_rate is 8-aligned");
 static_assert(alignof(weir_rate_limit) == 8, "weir_rate_limit is 8-aligned");
 static_assert(alignof(weir_gcra) == 8, "weir_gcra is 8-aligned");
 static_assert(alignof(weir_gcra_limit) == 8, "weir_gcra_limit is 8-aligned");
-static_assert(alignof(weir_shed) == 8, "weir_shed is 8-aligned");
-static_assert(alignof(weir_ticket) == 8, "weir_ticket is 8-aligned");
+static_assert(alignof(weir_shedder_policy) == 8, "weir_shedder_policy is 8-aligned");
+static_assert(alignof(weir_shedder_ticket) == 8, "weir_shedder_ticket is 8-aligned");
 static_assert(alignof(weir_breaker_ticket) == 8, "weir_breaker_ticket is 8-aligned");
-static_assert(alignof(weir_retry_budget) == 8, "weir_retry_budget is 8-aligned");
-static_assert(alignof(weir_gradient) == 8, "weir_gradient is 8-aligned");
-static_assert(alignof(weir_flight) == 8, "weir_flight is 8-aligned");
-static_assert(alignof(weir_shed_stats) == 8, "weir_shed_stats is 8-aligned");
-static_assert(alignof(weir_total) == 8, "weir_total is 8-aligned");
+static_assert(alignof(weir_budget_policy) == 8, "weir_budget_policy is 8-aligned");
+static_assert(alignof(weir_concurrency_policy) == 8, "weir_concurrency_policy is 8-aligned");
+static_assert(alignof(weir_concurrency_ticket) == 8, "weir_concurrency_ticket is 8-aligned");
+static_assert(alignof(weir_shedder_stats) == 8, "weir_shedder_stats is 8-aligned");
+static_assert(alignof(weir_window_total) == 8, "weir_window_total is 8-aligned");
 
 int main() {
     if (std::strcmp(weir_version(), WEIR_VERSION) != 0) {

@@ -51,27 +51,27 @@ static void constructor_statuses(void) {
     weir_limiter out = bucket(3, 1, 10, 0, 3, 0), before = out;
     /* Bucket, in the documented order. */
     CHECK_STATUS(weir_limiter_bucket(NULL, 1, 1, 1, 0, 0, 0), WEIR_ERR_NULL);
-    CHECK_STATUS(weir_limiter_bucket(&out, 0, 1, 1, 0, 0, 0), WEIR_ERR_ZERO_CAPACITY);
-    CHECK_STATUS(weir_limiter_bucket(&out, 1, 0, 1, 0, 0, 0), WEIR_ERR_ZERO_REFILL_AMOUNT);
-    CHECK_STATUS(weir_limiter_bucket(&out, 1, 1, 0, 0, 0, 0), WEIR_ERR_ZERO_REFILL_INTERVAL);
-    CHECK_STATUS(weir_limiter_bucket(&out, 1, 1, -1, 0, 0, 0), WEIR_ERR_ZERO_REFILL_INTERVAL);
-    CHECK_STATUS(weir_limiter_bucket(&out, 1, 1, 1, 0, 2, 0), WEIR_ERR_INITIAL_ABOVE_CAPACITY);
-    CHECK_STATUS(weir_limiter_bucket(&out, 1, 1, 1, 1, 0, 0), WEIR_ERR_BUCKET_ANCHOR_IN_FUTURE);
-    CHECK_STATUS(weir_limiter_bucket(&out, 0, 0, 0, 9, 9, 0), WEIR_ERR_ZERO_CAPACITY);
+    CHECK_STATUS(weir_limiter_bucket(&out, 0, 1, 1, 0, 0, 0), WEIR_ERR_LIMITER_ZERO_CAPACITY);
+    CHECK_STATUS(weir_limiter_bucket(&out, 1, 0, 1, 0, 0, 0), WEIR_ERR_LIMITER_ZERO_REFILL_AMOUNT);
+    CHECK_STATUS(weir_limiter_bucket(&out, 1, 1, 0, 0, 0, 0), WEIR_ERR_LIMITER_ZERO_REFILL_INTERVAL);
+    CHECK_STATUS(weir_limiter_bucket(&out, 1, 1, -1, 0, 0, 0), WEIR_ERR_LIMITER_ZERO_REFILL_INTERVAL);
+    CHECK_STATUS(weir_limiter_bucket(&out, 1, 1, 1, 0, 2, 0), WEIR_ERR_LIMITER_INITIAL_ABOVE_CAPACITY);
+    CHECK_STATUS(weir_limiter_bucket(&out, 1, 1, 1, 1, 0, 0), WEIR_ERR_LIMITER_BUCKET_ANCHOR_IN_FUTURE);
+    CHECK_STATUS(weir_limiter_bucket(&out, 0, 0, 0, 9, 9, 0), WEIR_ERR_LIMITER_ZERO_CAPACITY);
     /* Fixed window. */
     CHECK_STATUS(weir_limiter_fixed_window(NULL, 1, 1, 0, 0, 0), WEIR_ERR_NULL);
-    CHECK_STATUS(weir_limiter_fixed_window(&out, 0, 1, 0, 0, 0), WEIR_ERR_ZERO_CAPACITY);
-    CHECK_STATUS(weir_limiter_fixed_window(&out, 1, 0, 0, 0, 0), WEIR_ERR_ZERO_WINDOW);
-    CHECK_STATUS(weir_limiter_fixed_window(&out, 1, INT64_MIN, 0, 0, 0), WEIR_ERR_ZERO_WINDOW);
-    CHECK_STATUS(weir_limiter_fixed_window(&out, 1, 1, 0, 2, 0), WEIR_ERR_INITIAL_ABOVE_CAPACITY);
-    CHECK_STATUS(weir_limiter_fixed_window(&out, 1, 1, 1, 0, 0), WEIR_ERR_WINDOW_ANCHOR_IN_FUTURE);
+    CHECK_STATUS(weir_limiter_fixed_window(&out, 0, 1, 0, 0, 0), WEIR_ERR_LIMITER_ZERO_CAPACITY);
+    CHECK_STATUS(weir_limiter_fixed_window(&out, 1, 0, 0, 0, 0), WEIR_ERR_LIMITER_ZERO_WINDOW);
+    CHECK_STATUS(weir_limiter_fixed_window(&out, 1, INT64_MIN, 0, 0, 0), WEIR_ERR_LIMITER_ZERO_WINDOW);
+    CHECK_STATUS(weir_limiter_fixed_window(&out, 1, 1, 0, 2, 0), WEIR_ERR_LIMITER_INITIAL_ABOVE_CAPACITY);
+    CHECK_STATUS(weir_limiter_fixed_window(&out, 1, 1, 1, 0, 0), WEIR_ERR_LIMITER_WINDOW_ANCHOR_IN_FUTURE);
     /* Cooldown. */
     CHECK_STATUS(weir_limiter_cooldown(NULL, 1, 1, 0, 0, 0), WEIR_ERR_NULL);
-    CHECK_STATUS(weir_limiter_cooldown(&out, 0, 1, 0, 0, 0), WEIR_ERR_ZERO_CAPACITY);
-    CHECK_STATUS(weir_limiter_cooldown(&out, 1, 0, 0, 0, 0), WEIR_ERR_ZERO_COOLDOWN);
-    CHECK_STATUS(weir_limiter_cooldown(&out, 1, -5, 0, 0, 0), WEIR_ERR_ZERO_COOLDOWN);
-    CHECK_STATUS(weir_limiter_cooldown(&out, 1, 1, 0, 2, 0), WEIR_ERR_INITIAL_ABOVE_CAPACITY);
-    CHECK_STATUS(weir_limiter_cooldown(&out, 1, 1, 1, 1, 0), WEIR_ERR_COOLDOWN_ARMED_WITH_TOKENS);
+    CHECK_STATUS(weir_limiter_cooldown(&out, 0, 1, 0, 0, 0), WEIR_ERR_LIMITER_ZERO_CAPACITY);
+    CHECK_STATUS(weir_limiter_cooldown(&out, 1, 0, 0, 0, 0), WEIR_ERR_LIMITER_ZERO_COOLDOWN);
+    CHECK_STATUS(weir_limiter_cooldown(&out, 1, -5, 0, 0, 0), WEIR_ERR_LIMITER_ZERO_COOLDOWN);
+    CHECK_STATUS(weir_limiter_cooldown(&out, 1, 1, 0, 2, 0), WEIR_ERR_LIMITER_INITIAL_ABOVE_CAPACITY);
+    CHECK_STATUS(weir_limiter_cooldown(&out, 1, 1, 1, 1, 0), WEIR_ERR_LIMITER_COOLDOWN_ARMED_WITH_TOKENS);
     CHECK(memcmp(&out, &before, sizeof out) == 0);
     /* The valid edge seeds. */
     CHECK_STATUS(weir_limiter_bucket(&out, 1, 1, 1, 0, 1, 0), WEIR_OK);
@@ -98,7 +98,7 @@ static void bucket_rules(void) {
     l = bucket(10, 1, 100 * MS, 0, 8, 0);
     CHECK(weir_limiter_try_consume(&l, 1000 * MS, 10));
     CHECK(!weir_limiter_try_consume(&l, 1000 * MS, 1));
-    CHECK_STATUS(weir_limiter_consume(&l, 1000 * MS, 1), WEIR_ERR_RATE_LIMITED);
+    CHECK_STATUS(weir_limiter_consume(&l, 1000 * MS, 1), WEIR_ERR_LIMITER_RATE_LIMITED);
     CHECK(weir_limiter_available(&l, 1099 * MS) == 0);
     CHECK(weir_limiter_available(&l, 1100 * MS) == 1);
 
@@ -106,7 +106,7 @@ static void bucket_rules(void) {
     weir_limiter before = l;
     CHECK(!weir_limiter_try_consume(&l, 1100 * MS, 2));
     CHECK(!weir_limiter_try_consume(&l, 1100 * MS, 0));
-    CHECK_STATUS(weir_limiter_consume(&l, 1100 * MS, 0), WEIR_ERR_INVALID_AMOUNT);
+    CHECK_STATUS(weir_limiter_consume(&l, 1100 * MS, 0), WEIR_ERR_LIMITER_INVALID_AMOUNT);
     CHECK(!weir_limiter_try_consume(&l, INT64_MIN, 1));
     CHECK(weir_limiter_available(&l, 0) == 0);
     CHECK(memcmp(&l, &before, sizeof l) == 0);
@@ -194,14 +194,14 @@ static void getters(void) {
     amount = 99;
     value = 99;
     for (int i = 0; i < 2; i++) {
-        CHECK_STATUS(weir_limiter_refill_amount(not_bucket[i], &amount), WEIR_ERR_WRONG_VARIANT);
+        CHECK_STATUS(weir_limiter_refill_amount(not_bucket[i], &amount), WEIR_ERR_LIMITER_WRONG_VARIANT);
         CHECK_STATUS(weir_limiter_refill_interval_ns(not_bucket[i], &value),
-                     WEIR_ERR_WRONG_VARIANT);
-        CHECK_STATUS(weir_limiter_last_refill(not_bucket[i], 0, &value), WEIR_ERR_WRONG_VARIANT);
-        CHECK_STATUS(weir_limiter_window_ns(not_window[i], &value), WEIR_ERR_WRONG_VARIANT);
-        CHECK_STATUS(weir_limiter_window_start(not_window[i], 0, &value), WEIR_ERR_WRONG_VARIANT);
-        CHECK_STATUS(weir_limiter_cooldown_ns(not_cooldown[i], &value), WEIR_ERR_WRONG_VARIANT);
-        CHECK_STATUS(weir_limiter_cooldown_end(not_cooldown[i], &value), WEIR_ERR_WRONG_VARIANT);
+                     WEIR_ERR_LIMITER_WRONG_VARIANT);
+        CHECK_STATUS(weir_limiter_last_refill(not_bucket[i], 0, &value), WEIR_ERR_LIMITER_WRONG_VARIANT);
+        CHECK_STATUS(weir_limiter_window_ns(not_window[i], &value), WEIR_ERR_LIMITER_WRONG_VARIANT);
+        CHECK_STATUS(weir_limiter_window_start(not_window[i], 0, &value), WEIR_ERR_LIMITER_WRONG_VARIANT);
+        CHECK_STATUS(weir_limiter_cooldown_ns(not_cooldown[i], &value), WEIR_ERR_LIMITER_WRONG_VARIANT);
+        CHECK_STATUS(weir_limiter_cooldown_end(not_cooldown[i], &value), WEIR_ERR_LIMITER_WRONG_VARIANT);
     }
     CHECK(amount == 99 && value == 99);
 
@@ -246,13 +246,13 @@ static void overflow(void) {
     /* A cooldown whose deadline would overflow: a status, nothing changed. */
     l = cooldown(2, 10, 0, 2, 0);
     weir_limiter before = l;
-    CHECK_STATUS(weir_limiter_consume(&l, INT64_MAX - 5, 2), WEIR_ERR_COOLDOWN_DEADLINE_OVERFLOW);
+    CHECK_STATUS(weir_limiter_consume(&l, INT64_MAX - 5, 2), WEIR_ERR_LIMITER_COOLDOWN_DEADLINE_OVERFLOW);
     CHECK(!weir_limiter_try_consume(&l, INT64_MAX - 5, 2));
     CHECK(memcmp(&l, &before, sizeof l) == 0);
     CHECK(weir_limiter_try_consume(&l, INT64_MAX - 10, 2));
     CHECK(weir_limiter_available(&l, INT64_MAX) == 2);
     l = cooldown(1, INT64_MAX, INT64_MIN, 1, INT64_MIN);
-    CHECK_STATUS(weir_limiter_consume(&l, 1, 1), WEIR_ERR_COOLDOWN_DEADLINE_OVERFLOW);
+    CHECK_STATUS(weir_limiter_consume(&l, 1, 1), WEIR_ERR_LIMITER_COOLDOWN_DEADLINE_OVERFLOW);
     CHECK_STATUS(weir_limiter_consume(&l, 0, 1), WEIR_OK);
 }
 
@@ -403,8 +403,8 @@ static void corrupt_values(void) {
         uint64_t capacity = weir_limiter_capacity(&l);
         CHECK(weir_limiter_available(&l, now) <= capacity);
         weir_status s = weir_limiter_consume(&l, now, 1 + below(3));
-        CHECK(s == WEIR_OK || s == WEIR_ERR_RATE_LIMITED || s == WEIR_ERR_LIMITER_CORRUPT ||
-              s == WEIR_ERR_COOLDOWN_DEADLINE_OVERFLOW);
+        CHECK(s == WEIR_OK || s == WEIR_ERR_LIMITER_RATE_LIMITED || s == WEIR_ERR_LIMITER_CORRUPT ||
+              s == WEIR_ERR_LIMITER_COOLDOWN_DEADLINE_OVERFLOW);
         CHECK((s == WEIR_ERR_LIMITER_CORRUPT) == (capacity == 0));
     }
 }
@@ -420,9 +420,9 @@ int main(void) {
     embedded_and_copied();
     corrupt_values();
     /* Every limiter status has its own message. */
-    for (int code = WEIR_ERR_ZERO_CAPACITY; code <= WEIR_ERR_LIMITER_CORRUPT; code++) {
+    for (int code = WEIR_ERR_LIMITER_ZERO_CAPACITY; code <= WEIR_ERR_LIMITER_CORRUPT; code++) {
         CHECK(strcmp(weir_status_str(code), weir_status_str(-1)) != 0);
-        for (int other = WEIR_ERR_ZERO_CAPACITY; other < code; other++)
+        for (int other = WEIR_ERR_LIMITER_ZERO_CAPACITY; other < code; other++)
             CHECK(strcmp(weir_status_str(code), weir_status_str(other)) != 0);
     }
     /* Refunds (x/time/rate's Reservation.Cancel), worked by hand. */
@@ -439,7 +439,7 @@ int main(void) {
         CHECK(weir_limiter_available(&r, 250) == 10);
         before = r;
         CHECK_STATUS(weir_limiter_refund(&r, 250, 0, 1), WEIR_ERR_REFUND_FULL);
-        CHECK_STATUS(weir_limiter_refund(&r, 250, 0, 0), WEIR_ERR_INVALID_AMOUNT);
+        CHECK_STATUS(weir_limiter_refund(&r, 250, 0, 0), WEIR_ERR_LIMITER_INVALID_AMOUNT);
         CHECK_STATUS(weir_limiter_refund(&r, 250, 251, 1), WEIR_ERR_REFUND_FUTURE);
         CHECK_STATUS(weir_limiter_refund(&r, INT64_MIN, INT64_MAX, UINT64_MAX),
                      WEIR_ERR_REFUND_FUTURE);

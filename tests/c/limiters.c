@@ -1,4 +1,4 @@
-/* The time-based limiters together: DESIGN.md scenario 1 asserted through
+/* The time-based limiters together: scenario 1 of docs/design.md asserted through
  * the header, and threads sharing one bucket, one sliding window and one
  * gate without ever admitting more than the policy allows. */
 #include <pthread.h>
@@ -27,9 +27,9 @@ static void scenario_1(void) {
             now = start + call * 2500000;
             by_bucket += weir_bucket_take(bucket, now, 1.0);
             by_sliding += weir_sliding_take(sliding, now);
-            weir_quota quota = weir_period_take(period, now);
-            by_period += quota != WEIR_QUOTA_OVER;
-            hits += quota == WEIR_QUOTA_HIT;
+            weir_period_quota quota = weir_period_take(period, now);
+            by_period += quota != WEIR_PERIOD_QUOTA_OVER;
+            hits += quota == WEIR_PERIOD_QUOTA_HIT;
         }
         CHECK(by_bucket == 21);
         CHECK(by_sliding == 20);

@@ -119,11 +119,11 @@ static void backoff(void) {
 }
 
 static void pool(void) {
-    weir_limits limits = weir_limits_preset();
+    weir_pool_policy limits = weir_pool_policy_preset();
     limits.size = 2;
     place(&limits, sizeof limits);
     weir_pool *pool = NULL;
-    CHECK_STATUS(weir_pool_new(MISALIGNED(const weir_limits), &pool), WEIR_ERR_MISALIGNED);
+    CHECK_STATUS(weir_pool_new(MISALIGNED(const weir_pool_policy), &pool), WEIR_ERR_MISALIGNED);
     CHECK(pool == NULL);
     place(NULL, 0);
     CHECK_STATUS(weir_pool_new(NULL, MISALIGNED(weir_pool *)), WEIR_ERR_MISALIGNED);
@@ -131,7 +131,7 @@ static void pool(void) {
 
     limits.keep_ns = 10 * MS;
     CHECK_STATUS(weir_pool_new(&limits, &pool), WEIR_OK);
-    CHECK(weir_pool_take(pool, 0).kind == WEIR_TAKEN_MAKE);
+    CHECK(weir_pool_take(pool, 0).kind == WEIR_POOL_TAKEN_MAKE);
     CHECK_STATUS(weir_pool_made(pool, 7, 0), WEIR_OK);
     bool kept = false;
     CHECK_STATUS(weir_pool_give(pool, 7, 0, &kept), WEIR_OK);
@@ -142,36 +142,36 @@ static void pool(void) {
     /* A misaligned close is refused whole: the pool stays open. */
     CHECK(weir_pool_close(pool, MISALIGNED(uintptr_t), 4) == 0);
     CHECK(weir_pool_idle(pool) == 1);
-    CHECK_STATUS(weir_pool_stats(pool, MISALIGNED(weir_pool_counters)), WEIR_ERR_MISALIGNED);
+    CHECK_STATUS(weir_pool_read_stats(pool, MISALIGNED(weir_pool_stats)), WEIR_ERR_MISALIGNED);
     CHECK(untouched());
     uintptr_t out[4];
     CHECK(weir_pool_evict(pool, 20 * MS, out, 4) == 1 && out[0] == 7);
-    CHECK(weir_pool_take(pool, 20 * MS).kind == WEIR_TAKEN_MAKE);
+    CHECK(weir_pool_take(pool, 20 * MS).kind == WEIR_POOL_TAKEN_MAKE);
     weir_pool_free(pool);
 }
 
 static void shedder(void) {
     weir_shedder *shedder = NULL;
-    weir_shed policy = weir_shed_preset();
+    weir_shedder_policy policy = weir_shedder_policy_preset();
     place(&policy, sizeof policy);
-    CHECK_STATUS(weir_shedder_new(MISALIGNED(const weir_shed), 0, &shedder), WEIR_ERR_MISALIGNED);
+    CHECK_STATUS(weir_shedder_new(MISALIGNED(const weir_shedder_policy), 0, &shedder), WEIR_ERR_MISALIGNED);
     CHECK(shedder == NULL);
     CHECK_STATUS(weir_shedder_new(NULL, 0, &shedder), WEIR_OK);
 
     /* allow with a misaligned ticket refuses before it lets a call fly:
      * otherwise the call could never be settled. */
     place(NULL, 0);
-    CHECK(!weir_shedder_allow(shedder, 0, 0, MISALIGNED(weir_ticket)));
+    CHECK(!weir_shedder_allow(shedder, 0, 0, MISALIGNED(weir_shedder_ticket)));
     CHECK(weir_shedder_flying(shedder) == 0);
-    weir_ticket ticket;
+    weir_shedder_ticket ticket;
     CHECK(weir_shedder_allow(shedder, 0, 0, &ticket));
     CHECK(weir_shedder_flying(shedder) == 1);
     /* An open ticket, one byte off: settling it is refused. */
     place(&ticket, sizeof ticket);
-    CHECK_STATUS(weir_shedder_pass(shedder, MISALIGNED(weir_ticket), MS), WEIR_ERR_MISALIGNED);
-    CHECK_STATUS(weir_shedder_fail(shedder, MISALIGNED(weir_ticket)), WEIR_ERR_MISALIGNED);
+    CHECK_STATUS(weir_shedder_pass(shedder, MISALIGNED(weir_shedder_ticket), MS), WEIR_ERR_MISALIGNED);
+    CHECK_STATUS(weir_shedder_fail(shedder, MISALIGNED(weir_shedder_ticket)), WEIR_ERR_MISALIGNED);
     CHECK(weir_shedder_flying(shedder) == 1);
-    CHECK_STATUS(weir_shedder_stats(shedder, 0, MISALIGNED(weir_shed_stats)), WEIR_ERR_MISALIGNED);
+    CHECK_STATUS(weir_shedder_read_stats(shedder, 0, MISALIGNED(weir_shedder_stats)), WEIR_ERR_MISALIGNED);
     CHECK(untouched());
     CHECK_STATUS(weir_shedder_pass(shedder, &ticket, MS), WEIR_OK);
     CHECK(weir_shedder_flying(shedder) == 0);
@@ -190,13 +190,13 @@ static void handles(void) {
     CHECK_STATUS(weir_shedder_new(NULL, 0, MISALIGNED(weir_shedder *)), WEIR_ERR_MISALIGNED);
     CHECK(untouched());
 
-    weir_sre sre = weir_sre_preset();
+    weir_breaker_policy sre = weir_breaker_policy_preset();
     place(&sre, sizeof sre);
     weir_breaker *breaker = NULL;
-    CHECK_STATUS(weir_breaker_new(MISALIGNED(const weir_sre), 0, &breaker), WEIR_ERR_MISALIGNED);
+    CHECK_STATUS(weir_breaker_new(MISALIGNED(const weir_breaker_policy), 0, &breaker), WEIR_ERR_MISALIGNED);
     CHECK(breaker == NULL);
     CHECK_STATUS(weir_breaker_new(NULL, 0, &breaker), WEIR_OK);
-    CHECK_STATUS(weir_breaker_tally(breaker, 0, MISALIGNED(weir_tally)), WEIR_ERR_MISALIGNED);
+    CHECK_STATUS(weir_breaker_read_tally(breaker, 0, MISALIGNED(weir_breaker_tally)), WEIR_ERR_MISALIGNED);
     CHECK(untouched());
     /* allow with a misaligned ticket refuses and records nothing; settling an
      * open ticket one byte off is refused and counts nothing. */
@@ -211,22 +211,22 @@ static void handles(void) {
     CHECK_STATUS(weir_breaker_fail(breaker, MISALIGNED(weir_breaker_ticket), MS),
                  WEIR_ERR_MISALIGNED);
     CHECK(untouched());
-    weir_tally tally;
-    CHECK_STATUS(weir_breaker_tally(breaker, MS, &tally), WEIR_OK);
+    weir_breaker_tally tally;
+    CHECK_STATUS(weir_breaker_read_tally(breaker, MS, &tally), WEIR_OK);
     CHECK(tally.total == 0);
     CHECK_STATUS(weir_breaker_pass(breaker, &ticket, MS), WEIR_OK);
-    CHECK_STATUS(weir_breaker_tally(breaker, MS, &tally), WEIR_OK);
+    CHECK_STATUS(weir_breaker_read_tally(breaker, MS, &tally), WEIR_OK);
     CHECK(tally.total == 1 && tally.success == 1);
     weir_breaker_free(breaker);
 
     weir_window *window = NULL;
     CHECK_STATUS(weir_window_new(4, MS, 0, &window), WEIR_OK);
     CHECK_STATUS(weir_window_add(window, 0, 3), WEIR_OK);
-    CHECK(weir_window_buckets(window, 0, true, MISALIGNED(weir_total), 4) == 0);
-    CHECK_STATUS(weir_window_total(window, 0, true, MISALIGNED(weir_total)), WEIR_ERR_MISALIGNED);
+    CHECK(weir_window_read_buckets(window, 0, true, MISALIGNED(weir_window_total), 4) == 0);
+    CHECK_STATUS(weir_window_read_total(window, 0, true, MISALIGNED(weir_window_total)), WEIR_ERR_MISALIGNED);
     CHECK(untouched());
-    weir_total totals[4];
-    CHECK(weir_window_buckets(window, 0, true, totals, 4) == 4 && totals[3].sum == 3);
+    weir_window_total totals[4];
+    CHECK(weir_window_read_buckets(window, 0, true, totals, 4) == 4 && totals[3].sum == 3);
     weir_window_free(window);
 }
 

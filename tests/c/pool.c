@@ -10,31 +10,31 @@
 #include "check.h"
 #include "weir.h"
 
-/* 0.2.0 grew both structs (issue 16): the layout pins follow. */
-_Static_assert(sizeof(weir_limits) == 56, "weir_limits size");
-_Static_assert(_Alignof(weir_limits) == 8, "weir_limits align");
-_Static_assert(offsetof(weir_limits, size) == 0, "weir_limits.size");
-_Static_assert(offsetof(weir_limits, idle) == 8, "weir_limits.idle");
-_Static_assert(offsetof(weir_limits, keep_ns) == 16, "weir_limits.keep_ns");
-_Static_assert(offsetof(weir_limits, life_ns) == 24, "weir_limits.life_ns");
-_Static_assert(offsetof(weir_limits, life_jitter) == 32, "weir_limits.life_jitter");
-_Static_assert(offsetof(weir_limits, min_idle) == 40, "weir_limits.min_idle");
-_Static_assert(offsetof(weir_limits, max_making) == 48, "weir_limits.max_making");
-_Static_assert(sizeof(weir_taken) == 2 * sizeof(uintptr_t), "weir_taken size");
-_Static_assert(_Alignof(weir_taken) == _Alignof(uintptr_t), "weir_taken align");
-_Static_assert(offsetof(weir_taken, kind) == 0, "weir_taken.kind");
-_Static_assert(offsetof(weir_taken, item) == sizeof(uintptr_t), "weir_taken.item");
-_Static_assert(sizeof(weir_pool_counters) == 88, "weir_pool_counters size");
-_Static_assert(_Alignof(weir_pool_counters) == 8, "weir_pool_counters align");
-_Static_assert(offsetof(weir_pool_counters, made) == 0, "counters.made");
-_Static_assert(offsetof(weir_pool_counters, waits) == 56, "counters.waits");
-_Static_assert(offsetof(weir_pool_counters, closed) == 72, "counters.closed");
-_Static_assert(offsetof(weir_pool_counters, retired) == 80, "counters.retired");
+/* 0.2.0 grew both structs: the layout pins follow. */
+_Static_assert(sizeof(weir_pool_policy) == 56, "weir_pool_policy size");
+_Static_assert(_Alignof(weir_pool_policy) == 8, "weir_pool_policy align");
+_Static_assert(offsetof(weir_pool_policy, size) == 0, "weir_pool_policy.size");
+_Static_assert(offsetof(weir_pool_policy, idle) == 8, "weir_pool_policy.idle");
+_Static_assert(offsetof(weir_pool_policy, keep_ns) == 16, "weir_pool_policy.keep_ns");
+_Static_assert(offsetof(weir_pool_policy, life_ns) == 24, "weir_pool_policy.life_ns");
+_Static_assert(offsetof(weir_pool_policy, life_jitter) == 32, "weir_pool_policy.life_jitter");
+_Static_assert(offsetof(weir_pool_policy, min_idle) == 40, "weir_pool_policy.min_idle");
+_Static_assert(offsetof(weir_pool_policy, max_making) == 48, "weir_pool_policy.max_making");
+_Static_assert(sizeof(weir_pool_taken) == 2 * sizeof(uintptr_t), "weir_pool_taken size");
+_Static_assert(_Alignof(weir_pool_taken) == _Alignof(uintptr_t), "weir_pool_taken align");
+_Static_assert(offsetof(weir_pool_taken, kind) == 0, "weir_pool_taken.kind");
+_Static_assert(offsetof(weir_pool_taken, item) == sizeof(uintptr_t), "weir_pool_taken.item");
+_Static_assert(sizeof(weir_pool_stats) == 88, "weir_pool_stats size");
+_Static_assert(_Alignof(weir_pool_stats) == 8, "weir_pool_stats align");
+_Static_assert(offsetof(weir_pool_stats, made) == 0, "counters.made");
+_Static_assert(offsetof(weir_pool_stats, waits) == 56, "counters.waits");
+_Static_assert(offsetof(weir_pool_stats, closed) == 72, "counters.closed");
+_Static_assert(offsetof(weir_pool_stats, retired) == 80, "counters.retired");
 
 #define SEC INT64_C(1000000000)
 
 static weir_pool *make_pool(int64_t size, int64_t idle, int64_t keep_ns, int64_t life_ns) {
-    weir_limits limits = {.size = size, .idle = idle, .keep_ns = keep_ns, .life_ns = life_ns};
+    weir_pool_policy limits = {.size = size, .idle = idle, .keep_ns = keep_ns, .life_ns = life_ns};
     weir_pool *pool = NULL;
     CHECK_STATUS(weir_pool_new(&limits, &pool), WEIR_OK);
     CHECK(pool != NULL);
@@ -43,8 +43,8 @@ static weir_pool *make_pool(int64_t size, int64_t idle, int64_t keep_ns, int64_t
 
 /* Takes MAKE at `now` and registers `item`. */
 static void make(weir_pool *pool, uintptr_t item, int64_t now) {
-    weir_taken taken = weir_pool_take(pool, now);
-    CHECK(taken.kind == WEIR_TAKEN_MAKE && taken.item == 0);
+    weir_pool_taken taken = weir_pool_take(pool, now);
+    CHECK(taken.kind == WEIR_POOL_TAKEN_MAKE && taken.item == 0);
     CHECK_STATUS(weir_pool_made(pool, item, now), WEIR_OK);
 }
 
@@ -55,7 +55,7 @@ static bool give(weir_pool *pool, uintptr_t item, int64_t now) {
 }
 
 static void check_taken(weir_pool *pool, int64_t now, int32_t kind, uintptr_t item) {
-    weir_taken taken = weir_pool_take(pool, now);
+    weir_pool_taken taken = weir_pool_take(pool, now);
     CHECK(taken.kind == kind);
     CHECK(taken.item == item);
 }
@@ -66,27 +66,27 @@ static void check_counts(weir_pool *pool, int64_t live, int64_t idle, int64_t bu
     CHECK(weir_pool_busy(pool) == busy);
 }
 
-static weir_pool_counters counters(weir_pool *pool) {
-    weir_pool_counters c;
-    CHECK_STATUS(weir_pool_stats(pool, &c), WEIR_OK);
+static weir_pool_stats counters(weir_pool *pool) {
+    weir_pool_stats c;
+    CHECK_STATUS(weir_pool_read_stats(pool, &c), WEIR_OK);
     return c;
 }
 
 static void test_preset_and_bad_limits(void) {
-    weir_limits preset = weir_limits_preset();
+    weir_pool_policy preset = weir_pool_policy_preset();
     CHECK(preset.size == 10 && preset.idle == 10);
     CHECK(preset.keep_ns == 30 * 60 * SEC && preset.life_ns == 0);
 
     weir_pool *pool = NULL;
     CHECK_STATUS(weir_pool_new(NULL, &pool), WEIR_OK); /* NULL: the preset */
     for (uintptr_t item = 1; item <= 10; item++) make(pool, item, 0);
-    check_taken(pool, 0, WEIR_TAKEN_WAIT, 0);
+    check_taken(pool, 0, WEIR_POOL_TAKEN_WAIT, 0);
     weir_pool_free(pool);
 
-    /* Each field of weir_limits has its own status; the first wrong field,
+    /* Each field of weir_pool_policy has its own status; the first wrong field,
      * in field order, is the one reported. */
     struct {
-        weir_limits limits;
+        weir_pool_policy limits;
         weir_status status;
     } bad[] = {
         {{-1, 1, 0, 0, 0, 0, 0}, WEIR_ERR_POOL_SIZE},
@@ -124,10 +124,10 @@ static void test_newest_first(void) {
     CHECK(give(pool, a, 1));
     CHECK(give(pool, b, 1));
     CHECK(give(pool, c, 1));
-    check_taken(pool, 2, WEIR_TAKEN_READY, c);
-    check_taken(pool, 2, WEIR_TAKEN_READY, b);
-    check_taken(pool, 2, WEIR_TAKEN_READY, a);
-    check_taken(pool, 2, WEIR_TAKEN_WAIT, 0);
+    check_taken(pool, 2, WEIR_POOL_TAKEN_READY, c);
+    check_taken(pool, 2, WEIR_POOL_TAKEN_READY, b);
+    check_taken(pool, 2, WEIR_POOL_TAKEN_READY, a);
+    check_taken(pool, 2, WEIR_POOL_TAKEN_WAIT, 0);
     CHECK(counters(pool).reused == 3);
     weir_pool_free(pool);
 }
@@ -140,11 +140,11 @@ static void test_stale(void) {
     CHECK(give(pool, 7, 0));
     CHECK(give(pool, 8, 30 * SEC));
     check_counts(pool, 2, 2, 0);
-    check_taken(pool, 90 * SEC - 1, WEIR_TAKEN_READY, 8);
+    check_taken(pool, 90 * SEC - 1, WEIR_POOL_TAKEN_READY, 8);
     CHECK(give(pool, 8, 90 * SEC - 1));
     /* 8 is on top and fresh; 7 has sat 60 s. */
-    check_taken(pool, 90 * SEC, WEIR_TAKEN_READY, 8);
-    check_taken(pool, 90 * SEC, WEIR_TAKEN_STALE, 7);
+    check_taken(pool, 90 * SEC, WEIR_POOL_TAKEN_READY, 8);
+    check_taken(pool, 90 * SEC, WEIR_POOL_TAKEN_STALE, 7);
     check_counts(pool, 1, 0, 1);
     CHECK(counters(pool).stale == 1);
     weir_pool_free(pool);
@@ -154,11 +154,11 @@ static void test_stale(void) {
     make(pool, 9, 0);
     for (int64_t t = 1; t < 10; t++) {
         CHECK(give(pool, 9, t * SEC));
-        check_taken(pool, t * SEC, WEIR_TAKEN_READY, 9);
+        check_taken(pool, t * SEC, WEIR_POOL_TAKEN_READY, 9);
     }
     CHECK(give(pool, 9, 9 * SEC));
     check_counts(pool, 1, 1, 0);
-    check_taken(pool, 10 * SEC, WEIR_TAKEN_STALE, 9);
+    check_taken(pool, 10 * SEC, WEIR_POOL_TAKEN_STALE, 9);
     check_counts(pool, 0, 0, 0);
     /* A lent item that comes back past its life is not kept. */
     make(pool, 10, 10 * SEC);
@@ -170,21 +170,21 @@ static void test_stale(void) {
 
 static void test_reservations(void) {
     weir_pool *pool = make_pool(2, 2, 0, 10 * SEC);
-    check_taken(pool, 0, WEIR_TAKEN_MAKE, 0);
-    check_taken(pool, 0, WEIR_TAKEN_MAKE, 0);
-    check_taken(pool, 0, WEIR_TAKEN_WAIT, 0);
+    check_taken(pool, 0, WEIR_POOL_TAKEN_MAKE, 0);
+    check_taken(pool, 0, WEIR_POOL_TAKEN_MAKE, 0);
+    check_taken(pool, 0, WEIR_POOL_TAKEN_WAIT, 0);
     check_counts(pool, 2, 0, 2);
     CHECK_STATUS(weir_pool_unmade(pool), WEIR_OK);
     check_counts(pool, 1, 0, 1);
-    check_taken(pool, 0, WEIR_TAKEN_MAKE, 0);
+    check_taken(pool, 0, WEIR_POOL_TAKEN_MAKE, 0);
     CHECK_STATUS(weir_pool_unmade(pool), WEIR_OK);
     /* An unregistered item given after MAKE takes the reservation, born now. */
     CHECK(give(pool, 5, 4 * SEC));
     check_counts(pool, 1, 1, 0);
-    check_taken(pool, 14 * SEC - 1, WEIR_TAKEN_READY, 5);
+    check_taken(pool, 14 * SEC - 1, WEIR_POOL_TAKEN_READY, 5);
     CHECK(give(pool, 5, 14 * SEC - 1));
-    check_taken(pool, 14 * SEC, WEIR_TAKEN_STALE, 5);
-    weir_pool_counters c = counters(pool);
+    check_taken(pool, 14 * SEC, WEIR_POOL_TAKEN_STALE, 5);
+    weir_pool_stats c = counters(pool);
     CHECK(c.made == 1 && c.unmade == 2 && c.waits == 1 && c.stale == 1);
     check_counts(pool, 0, 0, 0);
     weir_pool_free(pool);
@@ -234,10 +234,10 @@ static void test_evict_and_close(void) {
     CHECK(counters(pool).evicted_idle == 6);
 
     /* close hands back every idle item; a lent one comes back unkept. */
-    check_taken(pool, 16 * SEC, WEIR_TAKEN_READY, 8);
+    check_taken(pool, 16 * SEC, WEIR_POOL_TAKEN_READY, 8);
     CHECK(weir_pool_close(pool, out, 4) == 1);
     CHECK(out[0] == 7);
-    check_taken(pool, 16 * SEC, WEIR_TAKEN_WAIT, 0);
+    check_taken(pool, 16 * SEC, WEIR_POOL_TAKEN_WAIT, 0);
     CHECK(!give(pool, 8, 16 * SEC));
     check_counts(pool, 0, 0, 0);
     CHECK(counters(pool).closed == 2);
@@ -273,7 +273,7 @@ static void test_next_expiry(void) {
     CHECK(weir_pool_evict(pool, now + wait - 1, out, 3) == 0);
     CHECK(weir_pool_evict(pool, now + wait, out, 3) == 1 && out[0] == 1);
     CHECK(weir_pool_next_expiry(pool, now + wait) == SEC);
-    check_taken(pool, now + wait, WEIR_TAKEN_READY, 2);
+    check_taken(pool, now + wait, WEIR_POOL_TAKEN_READY, 2);
     /* Given at 20 s: idle until 30 s, but its life ends at 25 s. */
     CHECK(give(pool, 2, 20 * SEC));
     now = 21 * SEC;
@@ -292,7 +292,7 @@ static void test_next_expiry(void) {
     CHECK(give(pool, 1, INT64_MIN));
     CHECK(weir_pool_next_expiry(pool, INT64_MAX) == INT64_MAX);
     CHECK(weir_pool_evict(pool, INT64_MAX, out, 1) == 0);
-    check_taken(pool, INT64_MAX, WEIR_TAKEN_READY, 1);
+    check_taken(pool, INT64_MAX, WEIR_POOL_TAKEN_READY, 1);
     weir_pool_free(pool);
 }
 
@@ -301,13 +301,13 @@ static void test_time_backwards(void) {
     make(pool, 1, 100 * SEC);
     CHECK(give(pool, 1, 100 * SEC));
     /* An earlier now counts as the latest: no time passes... */
-    check_taken(pool, 0, WEIR_TAKEN_READY, 1);
+    check_taken(pool, 0, WEIR_POOL_TAKEN_READY, 1);
     CHECK(give(pool, 1, 0));
     /* ...and the idle clock started at 100 s. */
     CHECK(weir_pool_next_expiry(pool, 100 * SEC) == 10 * SEC);
-    check_taken(pool, 110 * SEC - 1, WEIR_TAKEN_READY, 1);
+    check_taken(pool, 110 * SEC - 1, WEIR_POOL_TAKEN_READY, 1);
     CHECK(give(pool, 1, 50 * SEC)); /* idle since 110 s - 1, not 50 s */
-    check_taken(pool, 120 * SEC - 2, WEIR_TAKEN_READY, 1);
+    check_taken(pool, 120 * SEC - 2, WEIR_POOL_TAKEN_READY, 1);
     weir_pool_free(pool);
 }
 
@@ -325,7 +325,7 @@ static void test_misuse(void) {
     make(pool, 1, 0);
     make(pool, 2, 0);
     /* made with an item the pool holds lent, then idle. */
-    check_taken(pool, 0, WEIR_TAKEN_MAKE, 0);
+    check_taken(pool, 0, WEIR_POOL_TAKEN_MAKE, 0);
     CHECK_STATUS(weir_pool_made(pool, 1, 0), WEIR_ERR_POOL_ITEM_KNOWN);
     check_counts(pool, 3, 0, 3);
     CHECK(give(pool, 1, 0));
@@ -341,12 +341,12 @@ static void test_misuse(void) {
     CHECK_STATUS(weir_pool_drop(pool, 2), WEIR_ERR_POOL_NOT_LENT);
     check_counts(pool, 2, 1, 1);
     /* An unknown item dropped while a MAKE is open ends the reservation. */
-    check_taken(pool, 0, WEIR_TAKEN_READY, 1);
-    check_taken(pool, 0, WEIR_TAKEN_MAKE, 0);
+    check_taken(pool, 0, WEIR_POOL_TAKEN_READY, 1);
+    check_taken(pool, 0, WEIR_POOL_TAKEN_MAKE, 0);
     check_counts(pool, 3, 0, 3);
     CHECK_STATUS(weir_pool_drop(pool, 99), WEIR_OK);
     check_counts(pool, 2, 0, 2);
-    weir_pool_counters c = counters(pool);
+    weir_pool_stats c = counters(pool);
     CHECK(c.made == 4 && c.dropped == 2 && c.reused == 1);
     /* Everything made is live or was handed back. */
     CHECK(c.made == c.dropped + (uint64_t)weir_pool_live(pool));
@@ -366,11 +366,11 @@ static void test_misuse(void) {
 }
 
 static void test_null(void) {
-    weir_taken taken = weir_pool_take(NULL, 0);
-    CHECK(taken.kind == WEIR_TAKEN_WAIT && taken.item == 0);
+    weir_pool_taken taken = weir_pool_take(NULL, 0);
+    CHECK(taken.kind == WEIR_POOL_TAKEN_WAIT && taken.item == 0);
     bool kept = true;
     uintptr_t out[1] = {42};
-    weir_pool_counters c;
+    weir_pool_stats c;
     CHECK_STATUS(weir_pool_made(NULL, 1, 0), WEIR_ERR_NULL);
     CHECK_STATUS(weir_pool_unmade(NULL), WEIR_ERR_NULL);
     CHECK_STATUS(weir_pool_give(NULL, 1, 0, &kept), WEIR_ERR_NULL);
@@ -381,11 +381,11 @@ static void test_null(void) {
     CHECK(out[0] == 42);
     CHECK(weir_pool_live(NULL) == 0 && weir_pool_idle(NULL) == 0 && weir_pool_busy(NULL) == 0);
     CHECK(weir_pool_next_expiry(NULL, 0) == INT64_MAX);
-    CHECK_STATUS(weir_pool_stats(NULL, &c), WEIR_ERR_NULL);
+    CHECK_STATUS(weir_pool_read_stats(NULL, &c), WEIR_ERR_NULL);
     weir_pool_free(NULL);
 
     weir_pool *pool = make_pool(1, 1, SEC, 0);
-    CHECK_STATUS(weir_pool_stats(pool, NULL), WEIR_ERR_NULL);
+    CHECK_STATUS(weir_pool_read_stats(pool, NULL), WEIR_ERR_NULL);
     make(pool, 1, 0);
     CHECK(give(pool, 1, 0));
     /* out NULL with a cap: writes nothing, removes nothing, returns 0
@@ -393,7 +393,7 @@ static void test_null(void) {
     CHECK(weir_pool_evict(pool, 5 * SEC, NULL, 8) == 0);
     CHECK(weir_pool_close(pool, NULL, 8) == 0);
     CHECK(weir_pool_idle(pool) == 1);
-    CHECK(weir_pool_take(pool, 5 * SEC).kind == WEIR_TAKEN_WAIT);
+    CHECK(weir_pool_take(pool, 5 * SEC).kind == WEIR_POOL_TAKEN_WAIT);
     CHECK(weir_pool_close(pool, out, 1) == 1 && out[0] == 1);
     weir_pool_free(pool);
 }
@@ -411,11 +411,11 @@ static void *worker(void *arg) {
     long id = (long)(intptr_t)arg;
     for (long round = 0; round < ROUNDS; round++) {
         int64_t now = atomic_fetch_add(&clock_ns, 1);
-        weir_taken taken = weir_pool_take(shared, now);
+        weir_pool_taken taken = weir_pool_take(shared, now);
         uintptr_t item;
-        if (taken.kind == WEIR_TAKEN_READY) {
+        if (taken.kind == WEIR_POOL_TAKEN_READY) {
             item = taken.item;
-        } else if (taken.kind == WEIR_TAKEN_MAKE) {
+        } else if (taken.kind == WEIR_POOL_TAKEN_MAKE) {
             if (round % 13 == id) {
                 if (weir_pool_unmade(shared) != WEIR_OK) return (void *)1;
                 continue;
@@ -452,7 +452,7 @@ static void test_threads(void) {
     }
     CHECK(weir_pool_busy(shared) == 0);
     CHECK(weir_pool_live(shared) == weir_pool_idle(shared));
-    weir_pool_counters c = counters(shared);
+    weir_pool_stats c = counters(shared);
     uint64_t gone = c.stale + c.evicted_idle + c.evicted_age + c.dropped + c.refused + c.closed;
     CHECK(c.made == gone + (uint64_t)weir_pool_idle(shared));
     CHECK(c.made > 0 && c.reused > 0 && c.dropped > 0 && c.unmade > 0);

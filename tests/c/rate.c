@@ -208,7 +208,7 @@ static void processes(void) {
     CHECK(munmap(page, size) == 0);
 }
 
-/* Issue 11: windows opened 511 ns past the 512 ns grid. Each holds exactly
+/* Windows opened 511 ns past the 512 ns grid. Each holds exactly
  * its burst, and calls on that phase stay within burst + span / interval. */
 static void phase_511(void) {
     weir_rate_limit fast = make(19e6, 1023);

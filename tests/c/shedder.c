@@ -10,28 +10,28 @@
 #include "check.h"
 #include "weir.h"
 
-_Static_assert(sizeof(weir_shed) == 48, "weir_shed size");
-_Static_assert(_Alignof(weir_shed) == 8, "weir_shed align");
-_Static_assert(offsetof(weir_shed, size) == 0, "weir_shed.size");
-_Static_assert(offsetof(weir_shed, cpu) == 4, "weir_shed.cpu");
-_Static_assert(offsetof(weir_shed, window_ns) == 8, "weir_shed.window_ns");
-_Static_assert(offsetof(weir_shed, latency_ns) == 16, "weir_shed.latency_ns");
-_Static_assert(offsetof(weir_shed, beta) == 24, "weir_shed.beta");
-_Static_assert(offsetof(weir_shed, cool_ns) == 32, "weir_shed.cool_ns");
-_Static_assert(offsetof(weir_shed, floor) == 40, "weir_shed.floor");
-_Static_assert(sizeof(weir_ticket) == 16, "weir_ticket size");
-_Static_assert(_Alignof(weir_ticket) == 8, "weir_ticket align");
-_Static_assert(offsetof(weir_ticket, start) == 0, "weir_ticket.start");
-_Static_assert(offsetof(weir_ticket, flying) == 8, "weir_ticket.flying");
-_Static_assert(offsetof(weir_ticket, reserved) == 12, "weir_ticket.reserved");
-_Static_assert(sizeof(weir_shed_stats) == 40, "weir_shed_stats size");
-_Static_assert(_Alignof(weir_shed_stats) == 8, "weir_shed_stats align");
-_Static_assert(offsetof(weir_shed_stats, flying) == 0, "stats.flying");
-_Static_assert(offsetof(weir_shed_stats, average) == 8, "stats.average");
-_Static_assert(offsetof(weir_shed_stats, capacity) == 16, "stats.capacity");
-_Static_assert(offsetof(weir_shed_stats, limit) == 24, "stats.limit");
-_Static_assert(offsetof(weir_shed_stats, cpu) == 32, "stats.cpu");
-_Static_assert(offsetof(weir_shed_stats, hot) == 36, "stats.hot");
+_Static_assert(sizeof(weir_shedder_policy) == 48, "weir_shedder_policy size");
+_Static_assert(_Alignof(weir_shedder_policy) == 8, "weir_shedder_policy align");
+_Static_assert(offsetof(weir_shedder_policy, size) == 0, "weir_shedder_policy.size");
+_Static_assert(offsetof(weir_shedder_policy, cpu) == 4, "weir_shedder_policy.cpu");
+_Static_assert(offsetof(weir_shedder_policy, window_ns) == 8, "weir_shedder_policy.window_ns");
+_Static_assert(offsetof(weir_shedder_policy, latency_ns) == 16, "weir_shedder_policy.latency_ns");
+_Static_assert(offsetof(weir_shedder_policy, beta) == 24, "weir_shedder_policy.beta");
+_Static_assert(offsetof(weir_shedder_policy, cool_ns) == 32, "weir_shedder_policy.cool_ns");
+_Static_assert(offsetof(weir_shedder_policy, floor) == 40, "weir_shedder_policy.floor");
+_Static_assert(sizeof(weir_shedder_ticket) == 16, "weir_shedder_ticket size");
+_Static_assert(_Alignof(weir_shedder_ticket) == 8, "weir_shedder_ticket align");
+_Static_assert(offsetof(weir_shedder_ticket, start) == 0, "weir_shedder_ticket.start");
+_Static_assert(offsetof(weir_shedder_ticket, flying) == 8, "weir_shedder_ticket.flying");
+_Static_assert(offsetof(weir_shedder_ticket, reserved) == 12, "weir_shedder_ticket.reserved");
+_Static_assert(sizeof(weir_shedder_stats) == 40, "weir_shedder_stats size");
+_Static_assert(_Alignof(weir_shedder_stats) == 8, "weir_shedder_stats align");
+_Static_assert(offsetof(weir_shedder_stats, flying) == 0, "stats.flying");
+_Static_assert(offsetof(weir_shedder_stats, average) == 8, "stats.average");
+_Static_assert(offsetof(weir_shedder_stats, capacity) == 16, "stats.capacity");
+_Static_assert(offsetof(weir_shedder_stats, limit) == 24, "stats.limit");
+_Static_assert(offsetof(weir_shedder_stats, cpu) == 32, "stats.cpu");
+_Static_assert(offsetof(weir_shedder_stats, hot) == 36, "stats.hot");
 
 #define MS INT64_C(1000000)
 #define SEC (1000 * MS)
@@ -45,7 +45,7 @@ struct server {
     int64_t now;
     int open;
     int64_t due[OPEN_MAX];
-    weir_ticket tickets[OPEN_MAX];
+    weir_shedder_ticket tickets[OPEN_MAX];
     long refused;
 };
 
@@ -88,9 +88,9 @@ static void run(struct server *s, int ms, int arrivals, int32_t cpu, int64_t lat
     for (int i = 0; i < ms; i++) tick(s, arrivals, cpu, latency);
 }
 
-static weir_shed_stats stats(struct server *s) {
-    weir_shed_stats out;
-    CHECK_STATUS(weir_shedder_stats(s->shedder, s->now, &out), WEIR_OK);
+static weir_shedder_stats stats(struct server *s) {
+    weir_shedder_stats out;
+    CHECK_STATUS(weir_shedder_read_stats(s->shedder, s->now, &out), WEIR_OK);
     return out;
 }
 
@@ -112,7 +112,7 @@ static void fill(struct server *s, int n) {
         finish(s, 0, s->now);
         CHECK(offer(s, 500, LONG));
     }
-    weir_shed_stats now = stats(s);
+    weir_shedder_stats now = stats(s);
     CHECK(now.average > 2 * now.capacity);
 }
 
@@ -127,7 +127,7 @@ static void check_scenarios(void) {
     /* A cool CPU refuses nothing, even ten times over capacity. */
     trained(&s);
     fill(&s, 100);
-    weir_shed_stats now = stats(&s);
+    weir_shedder_stats now = stats(&s);
     CHECK(now.capacity == 10.0 && now.flying == 100 && now.average > 90.0 && !now.hot);
     CHECK(s.refused == 0);
     CHECK(!offer(&s, 950, 10 * MS)); /* the same queue on a hot CPU is refused */
@@ -190,7 +190,7 @@ static void check_scenarios(void) {
     /* A fast failure feeds neither passes nor response times. */
     trained(&s);
     for (int i = 0; i < 1000; i++) {
-        weir_ticket ticket;
+        weir_shedder_ticket ticket;
         CHECK(weir_shedder_allow(s.shedder, s.now, 500, &ticket));
         CHECK_STATUS(weir_shedder_fail(s.shedder, &ticket), WEIR_OK);
     }
@@ -209,7 +209,7 @@ static void check_scenarios(void) {
 }
 
 static void check_policies(void) {
-    weir_shed shed = weir_shed_preset();
+    weir_shedder_policy shed = weir_shedder_policy_preset();
     CHECK(shed.size == 50 && shed.window_ns == 5 * SEC && shed.cpu == 900);
     /* (double) rounds the constant to the field's type: on i386 (x87,
      * FLT_EVAL_METHOD 2) an inexact constant is otherwise compared in long
@@ -218,24 +218,24 @@ static void check_policies(void) {
           shed.floor == (double)0.1);
     weir_shedder *shedder = NULL;
     struct {
-        weir_shed shed;
+        weir_shedder_policy shed;
         weir_status status;
     } bad[] = {
-        {{50, 1000, 5 * SEC, SEC, 0.9, SEC, 0.1}, WEIR_ERR_SHED_CPU},
-        {{50, INT32_MAX, 5 * SEC, SEC, 0.9, SEC, 0.1}, WEIR_ERR_SHED_CPU},
-        {{50, -1, 5 * SEC, SEC, 0.9, SEC, 0.1}, WEIR_ERR_SHED_CPU},
-        {{50, 900, 0, SEC, 0.9, SEC, 0.1}, WEIR_ERR_SHED_WINDOW},
-        {{50, 900, -SEC, SEC, 0.9, SEC, 0.1}, WEIR_ERR_SHED_WINDOW},
-        {{50, 900, 5 * SEC, 0, 0.9, SEC, 0.1}, WEIR_ERR_SHED_LATENCY},
-        {{50, 900, 5 * SEC, INT64_MIN, 0.9, SEC, 0.1}, WEIR_ERR_SHED_LATENCY},
-        {{50, 900, 5 * SEC, SEC, 1.0, SEC, 0.1}, WEIR_ERR_SHED_BETA},
-        {{50, 900, 5 * SEC, SEC, -0.1, SEC, 0.1}, WEIR_ERR_SHED_BETA},
-        {{50, 900, 5 * SEC, SEC, 0.0 / 0.0, SEC, 0.1}, WEIR_ERR_SHED_BETA},
-        {{50, 900, 5 * SEC, SEC, 0.9, -1, 0.1}, WEIR_ERR_SHED_COOL},
-        {{50, 900, 5 * SEC, SEC, 0.9, SEC, 0.0}, WEIR_ERR_SHED_FLOOR},
-        {{50, 900, 5 * SEC, SEC, 0.9, SEC, 1.5}, WEIR_ERR_SHED_FLOOR},
-        {{50, 900, 5 * SEC, SEC, 0.9, SEC, 0.0 / 0.0}, WEIR_ERR_SHED_FLOOR},
-        {{INT32_MAX, 900, 5 * SEC, SEC, 0.9, SEC, 0.1}, WEIR_ERR_SHED_SIZE},
+        {{50, 1000, 5 * SEC, SEC, 0.9, SEC, 0.1}, WEIR_ERR_SHEDDER_CPU},
+        {{50, INT32_MAX, 5 * SEC, SEC, 0.9, SEC, 0.1}, WEIR_ERR_SHEDDER_CPU},
+        {{50, -1, 5 * SEC, SEC, 0.9, SEC, 0.1}, WEIR_ERR_SHEDDER_CPU},
+        {{50, 900, 0, SEC, 0.9, SEC, 0.1}, WEIR_ERR_SHEDDER_WINDOW},
+        {{50, 900, -SEC, SEC, 0.9, SEC, 0.1}, WEIR_ERR_SHEDDER_WINDOW},
+        {{50, 900, 5 * SEC, 0, 0.9, SEC, 0.1}, WEIR_ERR_SHEDDER_LATENCY},
+        {{50, 900, 5 * SEC, INT64_MIN, 0.9, SEC, 0.1}, WEIR_ERR_SHEDDER_LATENCY},
+        {{50, 900, 5 * SEC, SEC, 1.0, SEC, 0.1}, WEIR_ERR_SHEDDER_BETA},
+        {{50, 900, 5 * SEC, SEC, -0.1, SEC, 0.1}, WEIR_ERR_SHEDDER_BETA},
+        {{50, 900, 5 * SEC, SEC, 0.0 / 0.0, SEC, 0.1}, WEIR_ERR_SHEDDER_BETA},
+        {{50, 900, 5 * SEC, SEC, 0.9, -1, 0.1}, WEIR_ERR_SHEDDER_COOL},
+        {{50, 900, 5 * SEC, SEC, 0.9, SEC, 0.0}, WEIR_ERR_SHEDDER_FLOOR},
+        {{50, 900, 5 * SEC, SEC, 0.9, SEC, 1.5}, WEIR_ERR_SHEDDER_FLOOR},
+        {{50, 900, 5 * SEC, SEC, 0.9, SEC, 0.0 / 0.0}, WEIR_ERR_SHEDDER_FLOOR},
+        {{INT32_MAX, 900, 5 * SEC, SEC, 0.9, SEC, 0.1}, WEIR_ERR_SHEDDER_SIZE},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         CHECK_STATUS(weir_shedder_new(&bad[i].shed, 0, &shedder), bad[i].status);
@@ -244,23 +244,23 @@ static void check_policies(void) {
     }
     CHECK_STATUS(weir_shedder_new(&shed, 0, NULL), WEIR_ERR_NULL);
     /* Edges that are allowed: threshold 0, beta 0, floor 1, no cooling, size 0. */
-    weir_shed edge = {0, 0, 1, 1, 0.0, 0, 1.0};
+    weir_shedder_policy edge = {0, 0, 1, 1, 0.0, 0, 1.0};
     CHECK_STATUS(weir_shedder_new(&edge, 0, &shedder), WEIR_OK);
-    weir_ticket ticket;
+    weir_shedder_ticket ticket;
     CHECK(weir_shedder_allow(shedder, 0, 0, &ticket));
     weir_shedder_free(shedder);
 }
 
 static void check_bad_input(void) {
     weir_shedder *shedder = NULL;
-    weir_ticket ticket = {0, 0, 0};
-    weir_shed_stats out;
+    weir_shedder_ticket ticket = {0, 0, 0};
+    weir_shedder_stats out;
     /* NULL handles. */
     CHECK(!weir_shedder_allow(NULL, 0, 500, &ticket));
     CHECK_STATUS(weir_shedder_pass(NULL, &ticket, 0), WEIR_ERR_NULL);
     CHECK_STATUS(weir_shedder_fail(NULL, &ticket), WEIR_ERR_NULL);
     CHECK(weir_shedder_flying(NULL) == 0);
-    CHECK_STATUS(weir_shedder_stats(NULL, 0, &out), WEIR_ERR_NULL);
+    CHECK_STATUS(weir_shedder_read_stats(NULL, 0, &out), WEIR_ERR_NULL);
     weir_shedder_free(NULL);
 
     CHECK_STATUS(weir_shedder_new(NULL, 0, &shedder), WEIR_OK);
@@ -269,7 +269,7 @@ static void check_bad_input(void) {
     CHECK(weir_shedder_flying(shedder) == 0);
     CHECK_STATUS(weir_shedder_pass(shedder, NULL, 0), WEIR_ERR_NULL);
     CHECK_STATUS(weir_shedder_fail(shedder, NULL), WEIR_ERR_NULL);
-    CHECK_STATUS(weir_shedder_stats(shedder, 0, NULL), WEIR_ERR_NULL);
+    CHECK_STATUS(weir_shedder_read_stats(shedder, 0, NULL), WEIR_ERR_NULL);
 
     /* A ticket settles once. */
     CHECK(weir_shedder_allow(shedder, 0, 500, &ticket));
@@ -277,26 +277,26 @@ static void check_bad_input(void) {
     CHECK(weir_shedder_flying(shedder) == 1);
     CHECK_STATUS(weir_shedder_pass(shedder, &ticket, 10 * MS), WEIR_OK);
     CHECK(ticket.flying == 0);
-    CHECK_STATUS(weir_shedder_stats(shedder, 10 * MS, &out), WEIR_OK);
+    CHECK_STATUS(weir_shedder_read_stats(shedder, 10 * MS, &out), WEIR_OK);
     CHECK_STATUS(weir_shedder_pass(shedder, &ticket, 20 * MS), WEIR_ERR_SETTLED);
     CHECK_STATUS(weir_shedder_fail(shedder, &ticket), WEIR_ERR_SETTLED);
-    weir_shed_stats again;
-    CHECK_STATUS(weir_shedder_stats(shedder, 10 * MS, &again), WEIR_OK);
+    weir_shedder_stats again;
+    CHECK_STATUS(weir_shedder_read_stats(shedder, 10 * MS, &again), WEIR_OK);
     CHECK(memcmp(&out, &again, sizeof out) == 0);
     CHECK(weir_shedder_flying(shedder) == 0);
     /* A zeroed ticket was never issued; a scribbled one is refused. */
-    weir_ticket zero = {0, 0, 0}, scribbled = {0, 7, 0};
+    weir_shedder_ticket zero = {0, 0, 0}, scribbled = {0, 7, 0};
     CHECK_STATUS(weir_shedder_fail(shedder, &zero), WEIR_ERR_SETTLED);
     CHECK_STATUS(weir_shedder_fail(shedder, &scribbled), WEIR_ERR_INVALID_ARGUMENT);
     CHECK(scribbled.flying == 7);
 
     /* CPU readings outside [0, 1000] are clamped. */
     CHECK(weir_shedder_allow(shedder, 20 * MS, -5, &ticket));
-    CHECK_STATUS(weir_shedder_stats(shedder, 20 * MS, &out), WEIR_OK);
+    CHECK_STATUS(weir_shedder_read_stats(shedder, 20 * MS, &out), WEIR_OK);
     CHECK(out.cpu == 0 && !out.hot);
     CHECK_STATUS(weir_shedder_fail(shedder, &ticket), WEIR_OK);
     CHECK(weir_shedder_allow(shedder, 20 * MS, INT32_MAX, &ticket));
-    CHECK_STATUS(weir_shedder_stats(shedder, 20 * MS, &out), WEIR_OK);
+    CHECK_STATUS(weir_shedder_read_stats(shedder, 20 * MS, &out), WEIR_OK);
     CHECK(out.cpu == 1000 && out.hot);
     CHECK(out.limit == 1.0);
     CHECK_STATUS(weir_shedder_fail(shedder, &ticket), WEIR_OK);
@@ -306,11 +306,11 @@ static void check_bad_input(void) {
     /* INT64 extremes: a refused call writes a settled ticket. */
     CHECK(weir_shedder_allow(shedder, INT64_MAX, 500, &ticket));
     CHECK_STATUS(weir_shedder_pass(shedder, &ticket, INT64_MIN), WEIR_OK); /* counts as INT64_MAX */
-    weir_ticket held[12];
+    weir_shedder_ticket held[12];
     for (int i = 0; i < 12; i++) CHECK(weir_shedder_allow(shedder, INT64_MIN, 500, &held[i]));
     for (int i = 0; i < 10; i++) CHECK_STATUS(weir_shedder_pass(shedder, &held[i], INT64_MAX), WEIR_OK);
     /* Two in flight, the average above one: at full CPU the limit is 1. */
-    CHECK_STATUS(weir_shedder_stats(shedder, INT64_MAX, &out), WEIR_OK);
+    CHECK_STATUS(weir_shedder_read_stats(shedder, INT64_MAX, &out), WEIR_OK);
     CHECK(out.flying == 2 && out.average > 1.0);
     CHECK(!weir_shedder_allow(shedder, INT64_MAX, 1000, &ticket));
     CHECK(ticket.flying == 0);
@@ -327,7 +327,7 @@ enum { THREADS = 4, ROUNDS = 5000 };
 static void *hammer(void *arg) {
     weir_shedder *shedder = arg;
     for (int64_t i = 0; i < ROUNDS; i++) {
-        weir_ticket ticket;
+        weir_shedder_ticket ticket;
         int64_t now = i * 100000;
         if (weir_shedder_allow(shedder, now, 950, &ticket)) {
             weir_status status = i % 3 == 0 ? weir_shedder_fail(shedder, &ticket)

@@ -31,12 +31,12 @@ int main(void) {
         CHECK(strcmp(weir_status_str(codes[i]), "ok") != 0);
     }
     CHECK(WEIR_ERR_MISALIGNED == 11);
-    /* The codes issue 11 added: 12-19 general, 204-207 the pool. */
+    /* Codes added later: 12-19 general, 204-207 the pool. */
     CHECK(WEIR_ERR_RESERVED == 12 && WEIR_ERR_SLIDING_WINDOW == 19);
     CHECK(WEIR_ERR_POOL_SIZE == 204 && WEIR_ERR_POOL_LIFE == 207);
-    /* The breaker's limits (issue 16): 330-333. */
-    CHECK(WEIR_ERR_SRE_CAP == 330 && WEIR_ERR_SRE_RPS == 331 && WEIR_ERR_SRE_AGGRESSION == 332 &&
-          WEIR_ERR_SRE_REFUSALS == 333);
+    /* The breaker's limits: 330-333. */
+    CHECK(WEIR_ERR_BREAKER_CAP == 330 && WEIR_ERR_BREAKER_RPS == 331 && WEIR_ERR_BREAKER_AGGRESSION == 332 &&
+          WEIR_ERR_BREAKER_REFUSALS == 333);
     CHECK(strcmp(weir_status_str(WEIR_ERR_MISALIGNED), "a pointer is not aligned for its type") == 0);
     CHECK_DONE();
 }

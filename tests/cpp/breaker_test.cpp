@@ -30,7 +30,7 @@ TEST(Breaker, LetsAHealthyBackendThroughAndTallies) {
 }
 
 TEST(Breaker, ThrottlesAFailingBackend) {
-    auto breaker = weir::Breaker::make(weir::Sre{}, 0);
+    auto breaker = weir::Breaker::make(weir::BreakerPolicy{}, 0);
     ASSERT_TRUE(breaker);
     for (int i = 0; i < 100; i++) {
         weir::instant at = weir::instant(0) + weir::nanoseconds(i);
@@ -44,16 +44,16 @@ TEST(Breaker, ThrottlesAFailingBackend) {
 }
 
 TEST(Breaker, RefusesABadPolicy) {
-    weir::Sre policy;
+    weir::BreakerPolicy policy;
     policy.k = 0.5;
-    EXPECT_EQ(weir::Breaker::make(policy, 0).error(), std::error_code(WEIR_ERR_SRE_K));
-    policy = weir::Sre{};
+    EXPECT_EQ(weir::Breaker::make(policy, 0).error(), std::error_code(WEIR_ERR_BREAKER_K));
+    policy = weir::BreakerPolicy{};
     policy.probe = 0s;
-    EXPECT_EQ(weir::Breaker::make(policy, 0).error(), std::error_code(WEIR_ERR_SRE_PROBE));
+    EXPECT_EQ(weir::Breaker::make(policy, 0).error(), std::error_code(WEIR_ERR_BREAKER_PROBE));
 }
 
 TEST(Breaker, EnvoysLimitsAreFieldsOfTheSre) {
-    weir::Sre policy;
+    weir::BreakerPolicy policy;
     EXPECT_EQ(policy.max_rejection_probability, 1.0);
     EXPECT_EQ(policy.rps_threshold, 0.0);
     EXPECT_EQ(policy.aggression, 1.0);
@@ -71,13 +71,13 @@ TEST(Breaker, EnvoysLimitsAreFieldsOfTheSre) {
     policy.skip_refusals = true;
     EXPECT_EQ(policy.c().skip_refusals, 1);
     policy.aggression = 0.0;
-    EXPECT_EQ(weir::Breaker::make(policy, 0).error(), std::error_code(WEIR_ERR_SRE_AGGRESSION));
-    policy = weir::Sre{};
+    EXPECT_EQ(weir::Breaker::make(policy, 0).error(), std::error_code(WEIR_ERR_BREAKER_AGGRESSION));
+    policy = weir::BreakerPolicy{};
     policy.max_rejection_probability = 1.5;
-    EXPECT_EQ(weir::Breaker::make(policy, 0).error(), std::error_code(WEIR_ERR_SRE_CAP));
-    policy = weir::Sre{};
+    EXPECT_EQ(weir::Breaker::make(policy, 0).error(), std::error_code(WEIR_ERR_BREAKER_CAP));
+    policy = weir::BreakerPolicy{};
     policy.rps_threshold = -1.0;
-    EXPECT_EQ(weir::Breaker::make(policy, 0).error(), std::error_code(WEIR_ERR_SRE_RPS));
+    EXPECT_EQ(weir::Breaker::make(policy, 0).error(), std::error_code(WEIR_ERR_BREAKER_RPS));
 }
 
 TEST(Breaker, ATicketSettlesOnce) {

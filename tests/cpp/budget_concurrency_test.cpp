@@ -11,7 +11,7 @@ namespace {
 constexpr std::int64_t ms = 1000000;
 
 TEST(Budget, GrpcThrottlingStopsAtHalf) {
-    weir_retry_budget policy = weir_retry_budget_preset();
+    weir_budget_policy policy = weir_budget_policy_preset();
     policy.form = WEIR_BUDGET_TOKENS;  // 10 tokens, 0.1 a success
     auto budget = weir::Budget::make(policy, 0);
     ASSERT_TRUE(budget.ok());
@@ -26,7 +26,7 @@ TEST(Budget, FinagleDefaultReserveAndBadPolicies) {
     auto budget = weir::Budget::make(0);
     ASSERT_TRUE(budget.ok());
     EXPECT_EQ(budget->left(0), 100);  // 10/s x 10 s, cost 5000
-    weir_retry_budget bad = weir_retry_budget_preset();
+    weir_budget_policy bad = weir_budget_policy_preset();
     bad.ttl_ns = 0;
     auto refused = weir::Budget::make(bad, 0);
     ASSERT_FALSE(refused.ok());
@@ -34,13 +34,13 @@ TEST(Budget, FinagleDefaultReserveAndBadPolicies) {
 }
 
 TEST(Concurrency, EntersUpToTheLimitAndLeavesOnce) {
-    weir_gradient policy = weir_gradient_preset();
+    weir_concurrency_policy policy = weir_concurrency_policy_preset();
     policy.initial_limit = 2;
     policy.min_limit = 1;
     policy.max_limit = 4;
     auto limit = weir::Concurrency::make(policy);
     ASSERT_TRUE(limit.ok());
-    weir_flight a{}, b{}, c{};
+    weir_concurrency_ticket a{}, b{}, c{};
     EXPECT_TRUE(limit->enter(0, a));
     EXPECT_TRUE(limit->enter(0, b));
     EXPECT_FALSE(limit->enter(0, c));

@@ -71,29 +71,29 @@ static_assert(move_only<weir::Sliding>, "Sliding is move-only");
 static_assert(move_only<weir::Period>, "Period is move-only");
 static_assert(move_only<weir::Window>, "Window is move-only");
 static_assert(move_only<weir::Shedder>, "Shedder is move-only");
-static_assert(move_only<weir::Ticket>, "Ticket is move-only");
+static_assert(move_only<weir::ShedderTicket>, "ShedderTicket is move-only");
 static_assert(move_only<weir::Pool>, "Pool is move-only");
 static_assert(move_only<weir::Bloom>, "Bloom is move-only");
 static_assert(move_only<weir::Breaker>, "Breaker is move-only");
 static_assert(move_only<weir::BreakerTicket>, "BreakerTicket is move-only");
 static_assert(!std::is_copy_constructible<weir::Rate>::value, "a Rate word is not copied");
 // Policies are aggregates.
-static_assert(std::is_aggregate<weir::Sre>::value, "Sre is an aggregate");
-static_assert(std::is_aggregate<weir::Shed>::value, "Shed is an aggregate");
-static_assert(std::is_aggregate<weir::Limits>::value, "Limits is an aggregate");
+static_assert(std::is_aggregate<weir::BreakerPolicy>::value, "BreakerPolicy is an aggregate");
+static_assert(std::is_aggregate<weir::ShedderPolicy>::value, "ShedderPolicy is an aggregate");
+static_assert(std::is_aggregate<weir::PoolPolicy>::value, "PoolPolicy is an aggregate");
 static_assert(std::is_aggregate<weir::Backoff>::value, "Backoff is an aggregate");
 
 TEST(Policies, DefaultsAreThePresets) {
-    weir_shed shed = weir::Shed{}.c();
-    weir_shed shed_preset = weir_shed_preset();
+    weir_shedder_policy shed = weir::ShedderPolicy{}.c();
+    weir_shedder_policy shed_preset = weir_shedder_policy_preset();
     EXPECT_EQ(std::memcmp(&shed, &shed_preset, sizeof shed), 0);
-    weir_limits limits = weir::Limits{}.c();
-    weir_limits limits_preset = weir_limits_preset();
+    weir_pool_policy limits = weir::PoolPolicy{}.c();
+    weir_pool_policy limits_preset = weir_pool_policy_preset();
     EXPECT_EQ(std::memcmp(&limits, &limits_preset, sizeof limits), 0);
     weir_backoff backoff = weir::Backoff{}.c();
     weir_backoff backoff_preset = weir_backoff_preset();
     EXPECT_EQ(std::memcmp(&backoff, &backoff_preset, sizeof backoff), 0);
-    weir_sre sre = weir::Sre{}.c();
-    weir_sre sre_preset = weir_sre_preset();
+    weir_breaker_policy sre = weir::BreakerPolicy{}.c();
+    weir_breaker_policy sre_preset = weir_breaker_policy_preset();
     EXPECT_EQ(std::memcmp(&sre, &sre_preset, sizeof sre), 0);
 }

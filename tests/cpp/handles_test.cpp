@@ -92,7 +92,7 @@ TEST(Bucket, ARefundGivesBackWhatTheRefillHasNot) {
     const weir::instant later = weir::instant(0) + 250ms;
     EXPECT_EQ(bucket->refund(later, later), std::error_code(WEIR_ERR_REFUND_FULL));
     EXPECT_EQ(bucket->refund(0, 1), std::error_code(WEIR_ERR_REFUND_FUTURE));
-    EXPECT_EQ(bucket->refund(0, 0, 0.0), std::error_code(WEIR_ERR_INVALID_AMOUNT));
+    EXPECT_EQ(bucket->refund(0, 0, 0.0), std::error_code(WEIR_ERR_LIMITER_INVALID_AMOUNT));
 }
 
 TEST(Bucket, RefusesBadArgumentsWithTheirStatus) {
@@ -144,14 +144,14 @@ TEST(Sliding, CountsAQuotaOverAnyWindow) {
 TEST(Period, AnswersUnderHitOver) {
     auto period = weir::Period::make(2, 1s);
     ASSERT_TRUE(period);
-    EXPECT_EQ(period->take(0), weir::Quota::under);
-    EXPECT_EQ(period->take(0), weir::Quota::hit);
-    EXPECT_EQ(period->take(0), weir::Quota::over);
+    EXPECT_EQ(period->take(0), weir::PeriodQuota::under);
+    EXPECT_EQ(period->take(0), weir::PeriodQuota::hit);
+    EXPECT_EQ(period->take(0), weir::PeriodQuota::over);
     EXPECT_EQ(period->left(0), 0);
     EXPECT_EQ(period->next(0), 1s);
-    EXPECT_EQ(period->take(weir::instant(0) + 1s), weir::Quota::under);
+    EXPECT_EQ(period->take(weir::instant(0) + 1s), weir::PeriodQuota::under);
     weir::Period moved(std::move(*period));
-    EXPECT_EQ(period->take(0), weir::Quota::over);  // NOLINT(bugprone-use-after-move)
+    EXPECT_EQ(period->take(0), weir::PeriodQuota::over);  // NOLINT(bugprone-use-after-move)
 }
 
 TEST(Window, SumsAndCountsAndCopiesBuckets) {
@@ -165,7 +165,7 @@ TEST(Window, SumsAndCountsAndCopiesBuckets) {
     ASSERT_TRUE(total);
     EXPECT_EQ(total->sum, 12);
     EXPECT_EQ(total->count, 2);
-    weir_total buckets[4] = {};
+    weir_window_total buckets[4] = {};
     EXPECT_EQ(window->buckets(weir::instant(0) + 1s, true, buckets, 4), 4u);
     EXPECT_EQ(buckets[2].sum, 5);
     EXPECT_EQ(buckets[3].sum, 7);
@@ -179,7 +179,7 @@ TEST(Window, SumsAndCountsAndCopiesBuckets) {
 TEST(Shedder, TicketsSettleOnce) {
     auto shedder = weir::Shedder::make(0);
     ASSERT_TRUE(shedder);
-    weir::Ticket ticket;
+    weir::ShedderTicket ticket;
     EXPECT_FALSE(ticket.flying());
     ASSERT_TRUE(shedder->allow(0, 100, ticket));
     EXPECT_TRUE(ticket.flying());
@@ -194,10 +194,10 @@ TEST(Shedder, TicketsSettleOnce) {
 }
 
 TEST(Shedder, AMovedTicketSettlesOnceAndItsSourceIsSettled) {
-    auto shedder = weir::Shedder::make(weir::Shed{}, 0);
-    weir::Ticket ticket;
+    auto shedder = weir::Shedder::make(weir::ShedderPolicy{}, 0);
+    weir::ShedderTicket ticket;
     ASSERT_TRUE(shedder->allow(0, 0, ticket));
-    weir::Ticket moved = std::move(ticket);
+    weir::ShedderTicket moved = std::move(ticket);
     EXPECT_FALSE(ticket.flying());  // NOLINT(bugprone-use-after-move)
     EXPECT_TRUE(moved.flying());
     EXPECT_FALSE(shedder->fail(moved));
@@ -205,12 +205,12 @@ TEST(Shedder, AMovedTicketSettlesOnceAndItsSourceIsSettled) {
 }
 
 TEST(Shedder, RefusesABadPolicy) {
-    weir::Shed policy;
+    weir::ShedderPolicy policy;
     policy.cpu = 1000;
-    EXPECT_EQ(weir::Shedder::make(policy, 0).error(), std::error_code(WEIR_ERR_SHED_CPU));
-    policy = weir::Shed{};
+    EXPECT_EQ(weir::Shedder::make(policy, 0).error(), std::error_code(WEIR_ERR_SHEDDER_CPU));
+    policy = weir::ShedderPolicy{};
     policy.beta = 1.0;
-    EXPECT_EQ(weir::Shedder::make(policy, 0).error(), std::error_code(WEIR_ERR_SHED_BETA));
+    EXPECT_EQ(weir::Shedder::make(policy, 0).error(), std::error_code(WEIR_ERR_SHEDDER_BETA));
 }
 
 TEST(Shedder, ThreadsShareOneShedder) {
@@ -220,7 +220,7 @@ TEST(Shedder, ThreadsShareOneShedder) {
     for (int t = 0; t < 4; t++) {
         threads.emplace_back([&, t] {
             for (int i = 0; i < 500; i++) {
-                weir::Ticket ticket;
+                weir::ShedderTicket ticket;
                 weir::instant at = weir::instant(0) + weir::nanoseconds(i * 1000 + t);
                 if (shedder.allow(at, 0, ticket) && !shedder.pass(ticket, at)) ++settled;
             }
@@ -232,19 +232,19 @@ TEST(Shedder, ThreadsShareOneShedder) {
 }
 
 TEST(Pool, MakesLendsAndTakesBack) {
-    weir::Limits limits;
+    weir::PoolPolicy limits;
     limits.size = 2;
     auto pool = weir::Pool::make(limits);
     ASSERT_TRUE(pool);
-    weir::Taken taken = pool->take(0);
-    EXPECT_EQ(taken.kind, weir::Taken::Kind::make);
+    weir::PoolTaken taken = pool->take(0);
+    EXPECT_EQ(taken.kind, weir::PoolTaken::Kind::make);
     EXPECT_FALSE(pool->made(42, 0));
     auto kept = pool->give(42, weir::instant(0) + 1ms);
     ASSERT_TRUE(kept);
     EXPECT_TRUE(*kept);
     EXPECT_EQ(pool->idle(), 1);
     taken = pool->take(weir::instant(0) + 2ms);
-    EXPECT_EQ(taken.kind, weir::Taken::Kind::ready);
+    EXPECT_EQ(taken.kind, weir::PoolTaken::Kind::ready);
     EXPECT_EQ(taken.item, 42u);
     EXPECT_EQ(pool->busy(), 1);
     EXPECT_FALSE(pool->drop(42));
@@ -256,25 +256,25 @@ TEST(Pool, MakesLendsAndTakesBack) {
     std::uintptr_t out[4] = {};
     EXPECT_EQ(pool->evict(0, out, 4), 0u);
     EXPECT_EQ(pool->close(out, 4), 0u);
-    EXPECT_EQ(pool->take(0).kind, weir::Taken::Kind::wait);
+    EXPECT_EQ(pool->take(0).kind, weir::PoolTaken::Kind::wait);
 }
 
 TEST(Pool, RefusesBadLimitsAndAMovedFromPoolWaits) {
-    weir::Limits limits;
+    weir::PoolPolicy limits;
     limits.size = 0;
     EXPECT_EQ(weir::Pool::make(limits).error(), std::error_code(WEIR_ERR_POOL_SIZE));
-    limits = weir::Limits{};
+    limits = weir::PoolPolicy{};
     limits.idle = -1;
     EXPECT_EQ(weir::Pool::make(limits).error(), std::error_code(WEIR_ERR_POOL_IDLE));
     weir::Pool pool = weir::Pool::make().value();
     weir::Pool moved = std::move(pool);
-    EXPECT_EQ(pool.take(0).kind, weir::Taken::Kind::wait);  // NOLINT(bugprone-use-after-move)
+    EXPECT_EQ(pool.take(0).kind, weir::PoolTaken::Kind::wait);  // NOLINT(bugprone-use-after-move)
     EXPECT_EQ(pool.stats().error(), std::error_code(WEIR_ERR_NULL));
-    EXPECT_EQ(moved.take(0).kind, weir::Taken::Kind::make);
+    EXPECT_EQ(moved.take(0).kind, weir::PoolTaken::Kind::make);
 }
 
 TEST(Pool, GenerationsJitterMakeAheadAndMaxMaking) {
-    weir::Limits limits;
+    weir::PoolPolicy limits;
     limits.size = 4;
     limits.life = 100s;
     limits.life_jitter = 0.5;
@@ -290,7 +290,7 @@ TEST(Pool, GenerationsJitterMakeAheadAndMaxMaking) {
     // Jitter: a draw of 2^63 takes half of 50 s off item 3's life.
     EXPECT_EQ(pool->take(0).item, 2u);
     EXPECT_EQ(pool->take(0).item, 1u);
-    EXPECT_EQ(pool->take(0).kind, weir::Taken::Kind::make);
+    EXPECT_EQ(pool->take(0).kind, weir::PoolTaken::Kind::make);
     EXPECT_FALSE(pool->made_jittered(3, 0, std::uint64_t(1) << 63));
     EXPECT_FALSE(*pool->give(3, weir::instant(0) + 75s));
     // A new generation: the idle one comes back from evict, the lent one is
@@ -302,7 +302,7 @@ TEST(Pool, GenerationsJitterMakeAheadAndMaxMaking) {
     EXPECT_EQ(out[0], 1u);
     EXPECT_FALSE(*pool->give(2, 0));
     EXPECT_EQ(pool->stats()->retired, 2u);
-    EXPECT_EQ(pool->take(0).kind, weir::Taken::Kind::make);
+    EXPECT_EQ(pool->take(0).kind, weir::PoolTaken::Kind::make);
     EXPECT_FALSE(pool->made(5, 0));
     EXPECT_TRUE(*pool->give(5, 0));
     limits.max_making = -1;
@@ -313,7 +313,7 @@ TEST(Pool, GenerationsJitterMakeAheadAndMaxMaking) {
 }
 
 TEST(Pool, ThreadsShareOnePool) {
-    weir::Limits limits;
+    weir::PoolPolicy limits;
     limits.size = 4;
     limits.idle = 4;
     const weir::Pool pool = weir::Pool::make(limits).value();
@@ -323,12 +323,12 @@ TEST(Pool, ThreadsShareOnePool) {
     for (int t = 0; t < 4; t++) {
         threads.emplace_back([&] {
             for (int i = 0; i < 500; i++) {
-                weir::Taken taken = pool.take(i);
+                weir::PoolTaken taken = pool.take(i);
                 std::uintptr_t item = taken.item;
-                if (taken.kind == weir::Taken::Kind::make) {
+                if (taken.kind == weir::PoolTaken::Kind::make) {
                     item = next_item++;
                     if (pool.made(item, i)) broken = true;
-                } else if (taken.kind != weir::Taken::Kind::ready) {
+                } else if (taken.kind != weir::PoolTaken::Kind::ready) {
                     continue;
                 }
                 auto kept = pool.give(item, i);
@@ -368,15 +368,15 @@ TEST(Bloom, LimitsEachKey) {
 }
 
 TEST(Bloom, GcraWordsRefillOneAtATime) {
-    weir_gcra_limit limit;
-    ASSERT_EQ(weir_gcra_limit_new(1.0, 2, &limit), WEIR_OK);
-    auto bloom = weir::Bloom::make(10, 3, limit, 1, 2);
+    const weir::GcraLimit limit = weir::GcraLimit::make(1.0, 2).value();
+    auto bloom = weir::Bloom::make_gcra(10, 3, limit, 1, 2);
     ASSERT_TRUE(bloom);
     EXPECT_TRUE(bloom->allow(0, "10.0.0.1"));
     EXPECT_TRUE(bloom->allow(0, "10.0.0.1"));
     EXPECT_FALSE(bloom->allow(0, "10.0.0.1"));
     EXPECT_EQ(bloom->next(0, "10.0.0.1"), 1s);
-    EXPECT_EQ(weir::Bloom::make(2, 1, limit, 1, 2).error(), std::error_code(WEIR_ERR_BLOOM_TOO_FEW_WORDS));
+    EXPECT_EQ(weir::Bloom::make_gcra(2, 1, limit, 1, 2).error(), std::error_code(WEIR_ERR_BLOOM_TOO_FEW_WORDS));
+    EXPECT_EQ(weir::Bloom::make_gcra(10, 0, limit, 1, 2).error(), std::error_code(WEIR_ERR_BLOOM_HASHES));
 }
 
 TEST(Limiter, BucketWindowAndCooldown) {
@@ -385,7 +385,7 @@ TEST(Limiter, BucketWindowAndCooldown) {
     EXPECT_EQ(bucket->capacity(), 2u);
     EXPECT_TRUE(bucket->try_consume(0, 2));
     EXPECT_FALSE(bucket->try_consume(0, 1));
-    EXPECT_EQ(bucket->consume(0, 1), std::error_code(WEIR_ERR_RATE_LIMITED));
+    EXPECT_EQ(bucket->consume(0, 1), std::error_code(WEIR_ERR_LIMITER_RATE_LIMITED));
     EXPECT_EQ(bucket->available(weir::instant(0) + 1s), 1u);
     auto window = weir::Limiter::fixed_window(3, 1s, 0, 3, 0);
     ASSERT_TRUE(window);
@@ -396,7 +396,7 @@ TEST(Limiter, BucketWindowAndCooldown) {
     EXPECT_TRUE(cooldown->try_consume(0, 1));
     EXPECT_FALSE(cooldown->try_consume(weir::instant(0) + 500ms, 1));
     EXPECT_TRUE(cooldown->try_consume(weir::instant(0) + 1s, 1));
-    EXPECT_EQ(weir::Limiter::bucket(0, 1, 1s, 0, 0, 0).error(), std::error_code(WEIR_ERR_ZERO_CAPACITY));
+    EXPECT_EQ(weir::Limiter::bucket(0, 1, 1s, 0, 0, 0).error(), std::error_code(WEIR_ERR_LIMITER_ZERO_CAPACITY));
 }
 
 TEST(Deadline, ExpiresAndSaysWhatIsLeft) {
@@ -416,9 +416,52 @@ TEST(Backoff, SchedulesRetries) {
     EXPECT_FALSE(policy.more(policy.attempts));
     EXPECT_EQ(policy.ceiling(1), 100ms);
     EXPECT_EQ(policy.ceiling(2), 200ms);
-    policy.jitter = WEIR_JITTER_RIGID;
+    policy.jitter = WEIR_BACKOFF_JITTER_RIGID;
     EXPECT_EQ(policy.delay(2, 0.5), 200ms);
     policy.factor = 0.5;
     EXPECT_EQ(policy.check(), std::error_code(WEIR_ERR_BACKOFF_FACTOR));
     EXPECT_EQ(policy.ceiling(1), weir::nanoseconds(-1));
+}
+
+TEST(Backoff, FullJitterIsThePresetWithFullJitter) {
+    const weir::Backoff preset;
+    const weir::Backoff full = weir::Backoff::full_jitter();
+    EXPECT_EQ(full.jitter, WEIR_BACKOFF_JITTER_FULL);
+    EXPECT_EQ(full.base, preset.base);
+    EXPECT_EQ(full.factor, preset.factor);
+    EXPECT_EQ(full.cap, preset.cap);
+    EXPECT_EQ(full.attempts, preset.attempts);
+    EXPECT_EQ(full.spread, preset.spread);
+    EXPECT_FALSE(full.check());
+    // Uniform over [0, ceiling]: the draw scales the ceiling.
+    EXPECT_EQ(full.delay(2, 0.0), 0ns);
+    EXPECT_EQ(full.delay(2, 0.5), 100ms);
+}
+
+TEST(Backoff, ScheduleWritesTheRunAsDelayDrawsIt) {
+    weir::Backoff rigid;
+    rigid.jitter = WEIR_BACKOFF_JITTER_RIGID;
+    rigid.attempts = 5;
+    std::int64_t out[8] = {};
+    ASSERT_EQ(rigid.schedule(nullptr, 0, out, 8), 4u);  // attempts - 1
+    EXPECT_EQ(out[0], std::chrono::nanoseconds(100ms).count());
+    EXPECT_EQ(out[1], std::chrono::nanoseconds(200ms).count());
+    EXPECT_EQ(out[2], std::chrono::nanoseconds(400ms).count());
+    EXPECT_EQ(out[3], std::chrono::nanoseconds(800ms).count());
+    std::int64_t short_out[2] = {};
+    EXPECT_EQ(rigid.schedule(nullptr, 0, short_out, 2), 2u);  // cut short by cap
+    EXPECT_EQ(short_out[1], std::chrono::nanoseconds(200ms).count());
+
+    weir::Backoff full = weir::Backoff::full_jitter();
+    full.attempts = 4;
+    const double draws[] = {0.5, 0.25};
+    ASSERT_EQ(full.schedule(draws, 2, out, 8), 3u);
+    EXPECT_EQ(weir::nanoseconds(out[0]), full.delay(1, 0.5));
+    EXPECT_EQ(weir::nanoseconds(out[1]), full.delay(2, 0.25));
+    EXPECT_EQ(weir::nanoseconds(out[2]), full.delay(3, 0.0));  // the draws ran short
+
+    full.factor = 0.5;  // invalid: nothing written
+    out[0] = -7;
+    EXPECT_EQ(full.schedule(draws, 2, out, 8), 0u);
+    EXPECT_EQ(out[0], -7);
 }

@@ -1,10 +1,10 @@
-//! Measures what issue 11 measured: the rate word at the 511 ns phase, the
+//! Measures the cases that once went wrong: the rate word at the 511 ns phase, the
 //! one-hash bloom, and the token bucket's burst and high-rate accuracy.
 //! `cargo run -p weir-core --release --example accuracy`
 
 use std::sync::atomic::AtomicU64;
 
-use weir_core::bloom::{Bloom, Shape};
+use weir_core::bloom::{Bloom, BloomShape};
 use weir_core::bucket::Bucket;
 use weir_core::rate::{self, RateLimit};
 
@@ -30,7 +30,7 @@ fn main() {
         let ratio = admitted as f64 / 977_517.0;
         println!("rate 977517/s burst 100, calls at {phase} + 512 i for 1 s: {admitted} admitted ({ratio:.4} x the limit)");
     }
-    let shape = Shape::new(4, 1, fast, 5, 6).unwrap();
+    let shape = BloomShape::new(4, 1, fast, 5, 6).unwrap();
     let bloom = Bloom::new(shape).unwrap();
     let admitted = (0..100_000).filter(|_| bloom.allow(511, b"key")).count();
     println!("bloom k = 1, 19e6/s burst 1023, 100000 calls at now = 511: {admitted} admitted");

@@ -12,7 +12,7 @@ use crate::draw;
 /// How much randomness goes into a delay. Every range below is built on
 /// `ceiling(retry)`, this retry's ceiling, not on the policy's cap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Jitter {
+pub enum BackoffJitter {
     /// The ceiling itself. Reproducible, but clients that failed together
     /// retry together.
     Rigid,
@@ -63,7 +63,7 @@ pub struct Backoff {
     factor: f64,
     cap_ns: i64,
     attempts: i32,
-    jitter: Jitter,
+    jitter: BackoffJitter,
     spread: f64,
 }
 
@@ -71,14 +71,14 @@ impl Backoff {
     /// Checks a policy: `base_ns` and `cap_ns` at least zero, `factor`
     /// finite and at least one, `attempts` at least one, `spread` finite and
     /// in [0, 1] (checked whatever the jitter, so switching a valid policy
-    /// to [`Jitter::Spread`] keeps it valid). The first field that fails, in
+    /// to [`BackoffJitter::Spread`] keeps it valid). The first field that fails, in
     /// that order, is the error.
     pub fn new(
         base_ns: i64,
         factor: f64,
         cap_ns: i64,
         attempts: i32,
-        jitter: Jitter,
+        jitter: BackoffJitter,
         spread: f64,
     ) -> Result<Backoff, BackoffError> {
         use BackoffError::*;
@@ -139,7 +139,7 @@ impl Backoff {
 
     /// How long to wait before the `retry`-th retry, given the caller's
     /// draw `random` (clamped into [0, 1), NaN as 0) and, for
-    /// [`Jitter::Decorrelated`] only, the delay the previous retry waited
+    /// [`BackoffJitter::Decorrelated`] only, the delay the previous retry waited
     /// (`previous_ns`; anything below the base, 0 and negatives included,
     /// counts as the base, so the first retry draws from [base, 3 × base]). Zero for `retry <= 0`. Never negative. The same
     /// arguments always give the same delay.
@@ -156,17 +156,17 @@ impl Backoff {
     pub fn range(&self, retry: i32, previous_ns: i64) -> (i64, i64) {
         let ceiling = self.ceiling(retry);
         match self.jitter {
-            Jitter::Rigid => (ceiling, ceiling),
-            Jitter::Full => (0, ceiling),
-            Jitter::Equal => (ceiling - ceiling / 2, ceiling),
-            Jitter::Decorrelated => {
+            BackoffJitter::Rigid => (ceiling, ceiling),
+            BackoffJitter::Full => (0, ceiling),
+            BackoffJitter::Equal => (ceiling - ceiling / 2, ceiling),
+            BackoffJitter::Decorrelated => {
                 // [base, min(3 × max(previous, base), cap)]; with cap < base
                 // both ends are the cap, so the range never inverts.
                 let low = self.base_ns.min(self.cap_ns);
                 let grown = previous_ns.max(self.base_ns).saturating_mul(3);
                 (low, grown.min(self.cap_ns))
             }
-            Jitter::Spread => {
+            BackoffJitter::Spread => {
                 // spread is in [0, 1], so the offset is in [0, ceiling].
                 let offset = ((ceiling as f64 * self.spread) as i64).min(ceiling);
                 (ceiling - offset, ceiling.saturating_add(offset))
@@ -245,12 +245,12 @@ mod tests {
     use super::*;
 
     const MS: i64 = 1_000_000;
-    const JITTERS: [Jitter; 5] = [
-        Jitter::Rigid,
-        Jitter::Full,
-        Jitter::Equal,
-        Jitter::Decorrelated,
-        Jitter::Spread,
+    const JITTERS: [BackoffJitter; 5] = [
+        BackoffJitter::Rigid,
+        BackoffJitter::Full,
+        BackoffJitter::Equal,
+        BackoffJitter::Decorrelated,
+        BackoffJitter::Spread,
     ];
     /// Draws in range, at its edges, and outside it.
     const DRAWS: [f64; 12] = [
@@ -268,7 +268,7 @@ mod tests {
         f64::NEG_INFINITY,
     ];
 
-    fn preset(jitter: Jitter) -> Backoff {
+    fn preset(jitter: BackoffJitter) -> Backoff {
         Backoff::new(100 * MS, 2.0, 1000 * MS, 3, jitter, 0.2).unwrap()
     }
 
@@ -276,7 +276,7 @@ mod tests {
     fn refuses_each_bad_field() {
         use BackoffError::*;
         let new = |base, factor, cap, attempts, spread| {
-            Backoff::new(base, factor, cap, attempts, Jitter::Rigid, spread)
+            Backoff::new(base, factor, cap, attempts, BackoffJitter::Rigid, spread)
         };
         assert_eq!(new(-1, 2.0, 1, 1, 0.0), Err(NegativeBase));
         assert_eq!(new(i64::MIN, 2.0, 1, 1, 0.0), Err(NegativeBase));
@@ -297,7 +297,7 @@ mod tests {
 
     #[test]
     fn ceilings_double_to_the_cap() {
-        let policy = preset(Jitter::Rigid);
+        let policy = preset(BackoffJitter::Rigid);
         let ceilings: [i64; 7] = core::array::from_fn(|i| policy.ceiling(i as i32));
         assert_eq!(
             ceilings,
@@ -317,12 +317,13 @@ mod tests {
 
     #[test]
     fn ceilings_saturate_at_the_cap_without_overflow() {
-        let policy = preset(Jitter::Rigid);
+        let policy = preset(BackoffJitter::Rigid);
         assert_eq!(policy.ceiling(10_000), 1000 * MS);
         assert_eq!(policy.ceiling(i32::MAX), 1000 * MS);
         // A huge factor, a huge base, no cap to speak of.
-        let huge =
-            |base, factor, cap| Backoff::new(base, factor, cap, 1, Jitter::Rigid, 0.0).unwrap();
+        let huge = |base, factor, cap| {
+            Backoff::new(base, factor, cap, 1, BackoffJitter::Rigid, 0.0).unwrap()
+        };
         assert_eq!(huge(1, f64::MAX, 5 * MS).ceiling(2), 5 * MS);
         assert_eq!(huge(1, f64::MAX, 5 * MS).ceiling(10_000), 5 * MS);
         assert_eq!(huge(i64::MAX, 2.0, i64::MAX).ceiling(1), i64::MAX);
@@ -361,11 +362,11 @@ mod tests {
                 let c = policy.ceiling(retry);
                 for prev in previous {
                     let (low, high) = match jitter {
-                        Jitter::Rigid => (c, c),
-                        Jitter::Full => (0, c),
-                        Jitter::Equal => (c - c / 2, c),
-                        Jitter::Decorrelated => (100 * MS, 1000 * MS),
-                        Jitter::Spread => (c - c / 5, c + c / 5),
+                        BackoffJitter::Rigid => (c, c),
+                        BackoffJitter::Full => (0, c),
+                        BackoffJitter::Equal => (c - c / 2, c),
+                        BackoffJitter::Decorrelated => (100 * MS, 1000 * MS),
+                        BackoffJitter::Spread => (c - c / 5, c + c / 5),
                     };
                     for random in DRAWS {
                         let delay = policy.delay(retry, random, prev);
@@ -381,7 +382,7 @@ mod tests {
 
     #[test]
     fn draws_outside_the_unit_interval_are_clamped() {
-        let policy = preset(Jitter::Full);
+        let policy = preset(BackoffJitter::Full);
         assert_eq!(policy.delay(1, f64::NAN, 0), 0);
         assert_eq!(policy.delay(1, -1.0, 0), 0);
         assert_eq!(policy.delay(1, 0.0, 0), 0);
@@ -395,15 +396,15 @@ mod tests {
 
     #[test]
     fn jitter_ranges_at_their_ends() {
-        let policy = preset(Jitter::Equal);
+        let policy = preset(BackoffJitter::Equal);
         assert_eq!(policy.delay(2, 0.0, 0), 100 * MS);
         assert_eq!(policy.delay(2, 0.5, 0), 150 * MS);
-        let policy = preset(Jitter::Spread);
+        let policy = preset(BackoffJitter::Spread);
         assert_eq!(policy.delay(5, 0.0, 0), 800 * MS);
         assert_eq!(policy.delay(5, 0.5, 0), 1000 * MS);
         // The top of Spread passes the cap by the spread fraction.
         assert!(policy.delay(5, 1.0, 0) > 1199 * MS);
-        let rigid = preset(Jitter::Rigid);
+        let rigid = preset(BackoffJitter::Rigid);
         for random in DRAWS {
             assert_eq!(rigid.delay(3, random, 0), 400 * MS);
         }
@@ -413,15 +414,15 @@ mod tests {
 
     #[test]
     fn spread_of_zero_and_one() {
-        let flat = Backoff::new(100 * MS, 2.0, 1000 * MS, 3, Jitter::Spread, 0.0).unwrap();
+        let flat = Backoff::new(100 * MS, 2.0, 1000 * MS, 3, BackoffJitter::Spread, 0.0).unwrap();
         for random in DRAWS {
             assert_eq!(flat.delay(2, random, 0), 200 * MS);
         }
-        let wide = Backoff::new(100 * MS, 2.0, 1000 * MS, 3, Jitter::Spread, 1.0).unwrap();
+        let wide = Backoff::new(100 * MS, 2.0, 1000 * MS, 3, BackoffJitter::Spread, 1.0).unwrap();
         assert_eq!(wide.delay(2, 0.0, 0), 0);
         assert!(wide.delay(2, 1.0, 0) <= 400 * MS);
         // A spread past i64::MAX saturates.
-        let top = Backoff::new(i64::MAX, 2.0, i64::MAX, 3, Jitter::Spread, 0.5).unwrap();
+        let top = Backoff::new(i64::MAX, 2.0, i64::MAX, 3, BackoffJitter::Spread, 0.5).unwrap();
         assert_eq!(top.range(1, 0), (i64::MAX - i64::MAX / 2 - 1, i64::MAX));
         assert!(top.delay(1, 1.0, 0) > i64::MAX - (1 << 12));
     }
@@ -435,7 +436,7 @@ mod tests {
             (0, 0),
             (5, i64::MAX),
         ] {
-            let policy = Backoff::new(base, 2.0, cap, 3, Jitter::Decorrelated, 0.2).unwrap();
+            let policy = Backoff::new(base, 2.0, cap, 3, BackoffJitter::Decorrelated, 0.2).unwrap();
             for previous in [i64::MIN, -1, 0, 1, base, base * 3, i64::MAX / 2, i64::MAX] {
                 let (low, high) = policy.range(1, previous);
                 assert!(low <= high, "base {base} cap {cap} previous {previous}");
@@ -446,7 +447,7 @@ mod tests {
                 }
             }
         }
-        let policy = preset(Jitter::Decorrelated);
+        let policy = preset(BackoffJitter::Decorrelated);
         // Below the base counts as the base: [base, 3 × base].
         assert_eq!(policy.range(1, -5), (100 * MS, 300 * MS));
         assert_eq!(policy.range(1, 10 * MS), (100 * MS, 300 * MS));
@@ -458,9 +459,9 @@ mod tests {
 
     #[test]
     fn decorrelated_first_retry_draws_from_base_to_three_bases() {
-        // Issue 11, bug 5: uniform over [base, min(3 × max(previous, base),
+        // A fixed bug: uniform over [base, min(3 × max(previous, base),
         // cap)], so previous = 0 (no retry yet) still jitters.
-        let policy = preset(Jitter::Decorrelated);
+        let policy = preset(BackoffJitter::Decorrelated);
         assert_eq!(policy.range(1, 0), (100 * MS, 300 * MS));
         assert_eq!(policy.delay(1, 0.0, 0), 100 * MS);
         assert_eq!(policy.delay(1, 0.5, 0), 200 * MS);
@@ -469,18 +470,20 @@ mod tests {
         assert_eq!(policy.range(1, 250 * MS), (100 * MS, 750 * MS));
         // A cap below the base: every delay is the cap (the ceiling every
         // other jitter uses too), and the range never inverts.
-        let low_cap = Backoff::new(500 * MS, 2.0, 200 * MS, 3, Jitter::Decorrelated, 0.0).unwrap();
+        let low_cap =
+            Backoff::new(500 * MS, 2.0, 200 * MS, 3, BackoffJitter::Decorrelated, 0.0).unwrap();
         for previous in [i64::MIN, 0, 100 * MS, 500 * MS, i64::MAX] {
             assert_eq!(low_cap.range(1, previous), (200 * MS, 200 * MS));
         }
         // A cap between base and 3 × base cuts the top only.
-        let mid_cap = Backoff::new(100 * MS, 2.0, 250 * MS, 3, Jitter::Decorrelated, 0.0).unwrap();
+        let mid_cap =
+            Backoff::new(100 * MS, 2.0, 250 * MS, 3, BackoffJitter::Decorrelated, 0.0).unwrap();
         assert_eq!(mid_cap.range(1, 0), (100 * MS, 250 * MS));
     }
 
     #[test]
     fn more_counts_the_first_attempt() {
-        let policy = preset(Jitter::Full);
+        let policy = preset(BackoffJitter::Full);
         assert!(policy.more(0));
         assert!(policy.more(1));
         assert!(policy.more(2));
@@ -489,14 +492,14 @@ mod tests {
         assert!(!policy.more(i32::MAX));
         assert!(!policy.more(-1));
         assert!(!policy.more(i32::MIN));
-        let once = Backoff::new(MS, 2.0, MS, 1, Jitter::Full, 0.0).unwrap();
+        let once = Backoff::new(MS, 2.0, MS, 1, BackoffJitter::Full, 0.0).unwrap();
         assert!(!once.more(1));
         assert_eq!(once.retries(), 0);
     }
 
     #[test]
     fn the_preset_schedule_for_draws_of_one_half() {
-        let policy = preset(Jitter::Spread);
+        let policy = preset(BackoffJitter::Spread);
         let mut out = [0; 4];
         assert_eq!(policy.schedule(&[0.5, 0.5], &mut out), 2);
         assert_eq!(out, [100 * MS, 200 * MS, 0, 0]);
@@ -523,7 +526,7 @@ mod tests {
 
     #[test]
     fn schedule_runs_short_of_draws_with_zero_and_of_room_quietly() {
-        let policy = Backoff::new(10 * MS, 2.0, 1000 * MS, 5, Jitter::Full, 0.0).unwrap();
+        let policy = Backoff::new(10 * MS, 2.0, 1000 * MS, 5, BackoffJitter::Full, 0.0).unwrap();
         let mut out = [-1; 6];
         assert_eq!(policy.schedule(&[0.5], &mut out), 4);
         assert_eq!(out, [5 * MS, 0, 0, 0, -1, -1]);
@@ -536,7 +539,15 @@ mod tests {
 
     #[test]
     fn decorrelated_schedule_follows_its_own_delays() {
-        let policy = Backoff::new(100 * MS, 2.0, 1000 * MS, 5, Jitter::Decorrelated, 0.0).unwrap();
+        let policy = Backoff::new(
+            100 * MS,
+            2.0,
+            1000 * MS,
+            5,
+            BackoffJitter::Decorrelated,
+            0.0,
+        )
+        .unwrap();
         let mut out = [0; 4];
         assert_eq!(policy.schedule(&[0.5, 0.5, 0.5, 0.5], &mut out), 4);
         // From base 100: [100, 300] → 200; [100, 600] → 350; [100, 1000 capped] → 550 ...
@@ -545,7 +556,7 @@ mod tests {
 
     #[test]
     fn a_huge_attempt_count_is_counted_not_walked() {
-        let policy = Backoff::new(MS, 2.0, MS, i32::MAX, Jitter::Rigid, 0.0).unwrap();
+        let policy = Backoff::new(MS, 2.0, MS, i32::MAX, BackoffJitter::Rigid, 0.0).unwrap();
         let mut out = [0; 3];
         assert_eq!(policy.schedule(&[], &mut out), 3);
         assert_eq!(out, [MS; 3]);

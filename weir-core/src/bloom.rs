@@ -19,7 +19,7 @@
 //! # Word kinds
 //!
 //! Each word is either a [`crate::rate`] word (the window kind: a burst,
-//! then nothing until the window expires) or a [`crate::smooth`] GCRA word
+//! then nothing until the window expires) or a [`crate::gcra`] GCRA word
 //! (the gcra kind: a token bucket), chosen when the array is made
 //! ([`BloomLimit`]). With k = 1 a key is one word and keeps the word's
 //! bound (`burst + floor(T / interval)` in any `T` ns for the window kind,
@@ -81,9 +81,9 @@ use crate::atomic::{AtomicU64, Ordering};
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 
+use crate::gcra::{self, GcraLimit};
 use crate::rate::{self, RateLimit, Word};
 use crate::sip::SipKey;
-use crate::smooth::{self, SmoothLimit};
 use crate::time::NEVER;
 
 /// The largest `size_log2`: 2^32 words, 32 GiB.
@@ -107,12 +107,12 @@ pub const VERSION: u64 = 2;
 /// line.
 #[repr(C, align(64))]
 #[derive(Debug)]
-pub struct Line<W = AtomicU64>(pub [W; LINE_WORDS]);
+pub struct BloomLine<W = AtomicU64>(pub [W; LINE_WORDS]);
 
-impl Line {
+impl BloomLine {
     /// A line of fresh (zero) words.
-    pub fn fresh() -> Line {
-        Line(core::array::from_fn(|_| AtomicU64::new(0)))
+    pub fn fresh() -> BloomLine {
+        BloomLine(core::array::from_fn(|_| AtomicU64::new(0)))
     }
 }
 
@@ -145,8 +145,8 @@ pub enum BloomError {
 pub enum BloomLimit {
     /// Rate words ([`crate::rate`]): fixed windows.
     Window(RateLimit),
-    /// GCRA words ([`crate::smooth`]): token buckets.
-    Gcra(SmoothLimit),
+    /// GCRA words ([`crate::gcra`]): token buckets.
+    Gcra(GcraLimit),
 }
 
 impl From<RateLimit> for BloomLimit {
@@ -155,8 +155,8 @@ impl From<RateLimit> for BloomLimit {
     }
 }
 
-impl From<SmoothLimit> for BloomLimit {
-    fn from(limit: SmoothLimit) -> Self {
+impl From<GcraLimit> for BloomLimit {
+    fn from(limit: GcraLimit) -> Self {
         BloomLimit::Gcra(limit)
     }
 }
@@ -167,7 +167,7 @@ const KIND_GCRA: u64 = 2;
 
 /// Every non-empty subset of a line's 8 words as a bit mask, by size, then
 /// by value: the C(8, k) masks of k bits start at `SUBSET_START[k]`. A
-/// shape keeps the 256 entries from there ([`Shape::subsets`]), so that
+/// shape keeps the 256 entries from there ([`BloomShape::subsets`]), so that
 /// its probe indexes them by a `u8` with no bounds check; the entries past
 /// the 255 subsets are never picked, and they are whole lines, so that no
 /// entry is empty and the probe's loops need no test before their first
@@ -198,7 +198,7 @@ const SUBSET_START: [u8; 9] = [0, 0, 8, 36, 92, 162, 218, 246, 254];
 
 /// How a bloom array is laid out and keyed: everything but its words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Shape {
+pub struct BloomShape {
     /// At most [`MAX_SIZE_LOG2`] and [`MAX_HASHES`]: a byte each.
     size_log2: u8,
     hashes: u8,
@@ -245,17 +245,17 @@ pub fn footprint_words(size_log2: u32) -> Option<usize> {
     Some((line_count(size_log2).ok()? + 1) * LINE_WORDS)
 }
 
-impl Shape {
+impl BloomShape {
     /// A shape of 2^`size_log2` words, `hashes` indexes per key, each word
     /// limited by `limit` (a [`RateLimit`] for the window kind, a
-    /// [`SmoothLimit`] for the gcra kind), keyed by (`seed0`, `seed1`).
+    /// [`GcraLimit`] for the gcra kind), keyed by (`seed0`, `seed1`).
     pub fn new(
         size_log2: u32,
         hashes: u32,
         limit: impl Into<BloomLimit>,
         seed0: u64,
         seed1: u64,
-    ) -> Result<Shape, BloomError> {
+    ) -> Result<BloomShape, BloomError> {
         let lines = line_count(size_log2)?;
         if hashes == 0 || hashes > MAX_HASHES {
             return Err(BloomError::Hashes);
@@ -265,7 +265,7 @@ impl Shape {
             BloomLimit::Window(limit) => limit.open_interval(),
             BloomLimit::Gcra(_) => 0,
         };
-        Ok(Shape {
+        Ok(BloomShape {
             size_log2: size_log2 as u8,
             hashes: hashes as u8,
             limit,
@@ -318,11 +318,11 @@ impl Shape {
     }
 
     /// Whether `key` may have one event at `now` under `lines` (of length
-    /// [`Shape::lines`]): true when any of its words allows, and each word
+    /// [`BloomShape::lines`]): true when any of its words allows, and each word
     /// that allows is charged. A negative `now` is refused; a refusal
     /// writes nothing.
     #[inline(always)]
-    pub fn allow<W: Word>(&self, lines: &[Line<W>], now: i64, key: &[u8]) -> bool {
+    pub fn allow<W: Word>(&self, lines: &[BloomLine<W>], now: i64, key: &[u8]) -> bool {
         if now < 0 {
             return false;
         }
@@ -330,14 +330,14 @@ impl Shape {
         let line = &lines[line].0;
         match &self.limit {
             BloomLimit::Window(limit) => self.charge_open_words(line, mask, limit, now),
-            BloomLimit::Gcra(limit) => any_of(line, mask, |word| smooth::allow(word, limit, now)),
+            BloomLimit::Gcra(limit) => any_of(line, mask, |word| gcra::allow(word, limit, now)),
         }
     }
 
     /// [`any_of`] for the window kind at `now` (not negative), with every
     /// word of `mask` open: each charged by [`rate::charge_open`], with no
     /// call. At the first word that is not (expired, full, or a lost race),
-    /// [`Shape::charge_rest`] asks it and the rest in full, out of line.
+    /// [`BloomShape::charge_rest`] asks it and the rest in full, out of line.
     #[inline(always)]
     fn charge_open_words<W: Word>(
         &self,
@@ -385,7 +385,7 @@ impl Shape {
     /// of its words frees up (0 if one is free now), [`NEVER`] for a
     /// negative `now`. Reads the words only.
     #[inline]
-    pub fn next<W: Word>(&self, lines: &[Line<W>], now: i64, key: &[u8]) -> i64 {
+    pub fn next<W: Word>(&self, lines: &[BloomLine<W>], now: i64, key: &[u8]) -> i64 {
         if now < 0 {
             return NEVER;
         }
@@ -396,7 +396,7 @@ impl Shape {
             if mask & (1 << i) != 0 {
                 let wait = match &self.limit {
                     BloomLimit::Window(limit) => rate::next(word, limit, now),
-                    BloomLimit::Gcra(limit) => smooth::next(word, limit, now),
+                    BloomLimit::Gcra(limit) => gcra::next(word, limit, now),
                 };
                 soonest = soonest.min(wait);
             }
@@ -420,19 +420,19 @@ fn any_of<W>(line: &[W; LINE_WORDS], mut mask: u32, mut allow: impl FnMut(&W) ->
 /// A bloom array on the heap.
 #[derive(Debug)]
 pub struct Bloom {
-    shape: Shape,
-    lines: Box<[Line]>,
+    shape: BloomShape,
+    lines: Box<[BloomLine]>,
 }
 
 impl Bloom {
     /// An array of `shape` whose words are all fresh (zero).
-    pub fn new(shape: Shape) -> Result<Bloom, BloomError> {
+    pub fn new(shape: BloomShape) -> Result<Bloom, BloomError> {
         let n = shape.lines();
         let mut lines = Vec::new();
         lines
             .try_reserve_exact(n)
             .map_err(|_| BloomError::NoMemory)?;
-        lines.extend((0..n).map(|_| Line::fresh()));
+        lines.extend((0..n).map(|_| BloomLine::fresh()));
         Ok(Bloom {
             shape,
             lines: lines.into_boxed_slice(),
@@ -440,17 +440,17 @@ impl Bloom {
     }
 
     /// The array's shape.
-    pub fn shape(&self) -> &Shape {
+    pub fn shape(&self) -> &BloomShape {
         &self.shape
     }
 
-    /// See [`Shape::allow`].
+    /// See [`BloomShape::allow`].
     #[inline]
     pub fn allow(&self, now: i64, key: &[u8]) -> bool {
         self.shape.allow(&self.lines, now, key)
     }
 
-    /// See [`Shape::next`].
+    /// See [`BloomShape::next`].
     #[inline]
     pub fn next(&self, now: i64, key: &[u8]) -> i64 {
         self.shape.next(&self.lines, now, key)
@@ -458,7 +458,7 @@ impl Bloom {
 }
 
 /// The header's words for `shape`, magic first.
-fn header(shape: &Shape) -> [u64; HEADER_WORDS] {
+fn header(shape: &BloomShape) -> [u64; HEADER_WORDS] {
     let (kind, shift, a, b) = match shape.limit {
         BloomLimit::Window(limit) => {
             let (interval_ns, interval_frac, burst) = limit.parts();
@@ -483,11 +483,11 @@ fn header(shape: &Shape) -> [u64; HEADER_WORDS] {
 }
 
 /// Lays an array of `shape` into `region`: the header line, then lines of
-/// zeroed words. The region must hold 1 + [`Shape::lines`] lines; any past
+/// zeroed words. The region must hold 1 + [`BloomShape::lines`] lines; any past
 /// them are left alone. The magic is written last, so a reader never takes
 /// a half-written header for a valid one; but the region must not be in
 /// use while it is laid.
-pub fn init_in(region: &[Line], shape: &Shape) -> Result<(), BloomError> {
+pub fn init_in(region: &[BloomLine], shape: &BloomShape) -> Result<(), BloomError> {
     let needed = 1 + shape.lines();
     if region.len() < needed {
         return Err(BloomError::TooSmall);
@@ -508,7 +508,7 @@ pub fn init_in(region: &[Line], shape: &Shape) -> Result<(), BloomError> {
 }
 
 /// The shape in `region`'s header and the lines after it.
-pub fn open_in(region: &[Line]) -> Result<(Shape, &[Line]), BloomError> {
+pub fn open_in(region: &[BloomLine]) -> Result<(BloomShape, &[BloomLine]), BloomError> {
     let head = &region.first().ok_or(BloomError::TooSmall)?.0;
     if head[0].load(Ordering::Acquire) != MAGIC {
         return Err(BloomError::Foreign);
@@ -531,13 +531,13 @@ pub fn open_in(region: &[Line]) -> Result<(Shape, &[Line]), BloomError> {
         KIND_WINDOW if shift == 0 => RateLimit::from_parts(a, b as u32, (b >> 32) as u32)
             .map(BloomLimit::Window)
             .map_err(|_| BloomError::Foreign)?,
-        KIND_GCRA => SmoothLimit::from_parts(a, b as i64, shift as u32)
+        KIND_GCRA => GcraLimit::from_parts(a, b as i64, shift as u32)
             .map(BloomLimit::Gcra)
             .map_err(|_| BloomError::Foreign)?,
         KIND_WINDOW => return Err(BloomError::Foreign),
         _ => return Err(BloomError::Kind),
     };
-    let shape = Shape::new(size_log2 as u32, hashes as u32, limit, field(6), field(7))
+    let shape = BloomShape::new(size_log2 as u32, hashes as u32, limit, field(6), field(7))
         .map_err(|_| BloomError::Foreign)?;
     let lines = region
         .get(1..1 + shape.lines())
@@ -554,16 +554,16 @@ mod tests {
         RateLimit::new(per_s, burst).unwrap()
     }
 
-    fn gcra(per_s: f64, burst: i64) -> SmoothLimit {
-        SmoothLimit::new(per_s, burst).unwrap()
+    fn gcra(per_s: f64, burst: i64) -> GcraLimit {
+        GcraLimit::new(per_s, burst).unwrap()
     }
 
-    fn shape(size_log2: u32, hashes: u32, burst: i64, seed: u64) -> Shape {
-        Shape::new(size_log2, hashes, limit(1.0, burst), seed, !seed).unwrap()
+    fn shape(size_log2: u32, hashes: u32, burst: i64, seed: u64) -> BloomShape {
+        BloomShape::new(size_log2, hashes, limit(1.0, burst), seed, !seed).unwrap()
     }
 
-    fn lines(shape: &Shape) -> Vec<Line> {
-        (0..shape.lines()).map(|_| Line::fresh()).collect()
+    fn lines(shape: &BloomShape) -> Vec<BloomLine> {
+        (0..shape.lines()).map(|_| BloomLine::fresh()).collect()
     }
 
     #[test]
@@ -589,7 +589,7 @@ mod tests {
 
     #[test]
     fn a_gcra_key_gets_its_burst_then_one_per_interval() {
-        let s = Shape::new(10, 3, gcra(1.0, 2), 7, 8).unwrap();
+        let s = BloomShape::new(10, 3, gcra(1.0, 2), 7, 8).unwrap();
         let bloom = Bloom::new(s).unwrap();
         assert!(bloom.allow(0, b"alice"));
         assert!(bloom.allow(0, b"alice"));
@@ -604,9 +604,9 @@ mod tests {
 
     #[test]
     fn a_key_alone_gets_exactly_its_burst_at_511_ns() {
-        // Issue 11: with one hash a key is one rate word, and a word whose
+        // With one hash a key is one rate word, and a word whose
         // window opened at 511 ns used to admit every call.
-        let shape = Shape::new(4, 1, limit(19e6, 1023), 5, 6).unwrap();
+        let shape = BloomShape::new(4, 1, limit(19e6, 1023), 5, 6).unwrap();
         let bloom = Bloom::new(shape).unwrap();
         let admitted = (0..100_000).filter(|_| bloom.allow(511, b"key")).count();
         assert_eq!(admitted, 1023);
@@ -687,7 +687,7 @@ mod tests {
     fn a_key_is_allowed_while_any_of_its_words_allows() {
         for s in [
             shape(8, 2, 1, 5),
-            Shape::new(8, 2, gcra(1.0, 1), 5, 6).unwrap(),
+            BloomShape::new(8, 2, gcra(1.0, 1), 5, 6).unwrap(),
         ] {
             let words = lines(&s);
             let slot = s.slots(b"key").next().unwrap();
@@ -714,7 +714,7 @@ mod tests {
         ];
         for limit in limits {
             for hashes in [1, 3, 8] {
-                let shape = Shape::new(4, hashes, limit, 7, 8).unwrap();
+                let shape = BloomShape::new(4, hashes, limit, 7, 8).unwrap();
                 let (fast, full) = (lines(&shape), lines(&shape));
                 let mut now: i64 = 0;
                 for i in 0..crate::rounds(20_000) {
@@ -762,7 +762,7 @@ mod tests {
     fn negative_now_is_refused_and_writes_nothing() {
         for s in [
             shape(4, 2, 1, 9),
-            Shape::new(4, 2, gcra(1.0, 1), 9, 9).unwrap(),
+            BloomShape::new(4, 2, gcra(1.0, 1), 9, 9).unwrap(),
         ] {
             let bloom = Bloom::new(s).unwrap();
             assert!(!bloom.allow(-1, b"k"));
@@ -775,25 +775,28 @@ mod tests {
     #[test]
     fn shapes_are_checked() {
         let l = limit(1.0, 1);
-        assert_eq!(Shape::new(33, 1, l, 0, 0), Err(BloomError::Size));
-        assert_eq!(Shape::new(u32::MAX, 1, l, 0, 0), Err(BloomError::Size));
-        assert_eq!(Shape::new(2, 1, l, 0, 0), Err(BloomError::TooFewWords));
-        assert_eq!(Shape::new(0, 1, l, 0, 0), Err(BloomError::TooFewWords));
-        assert_eq!(Shape::new(10, 0, l, 0, 0), Err(BloomError::Hashes));
-        assert_eq!(Shape::new(10, 9, l, 0, 0), Err(BloomError::Hashes));
-        assert!(Shape::new(3, 8, l, 0, 0).is_ok());
+        assert_eq!(BloomShape::new(33, 1, l, 0, 0), Err(BloomError::Size));
+        assert_eq!(BloomShape::new(u32::MAX, 1, l, 0, 0), Err(BloomError::Size));
+        assert_eq!(BloomShape::new(2, 1, l, 0, 0), Err(BloomError::TooFewWords));
+        assert_eq!(BloomShape::new(0, 1, l, 0, 0), Err(BloomError::TooFewWords));
+        assert_eq!(BloomShape::new(10, 0, l, 0, 0), Err(BloomError::Hashes));
+        assert_eq!(BloomShape::new(10, 9, l, 0, 0), Err(BloomError::Hashes));
+        assert!(BloomShape::new(3, 8, l, 0, 0).is_ok());
         // The largest size this host can address: 2^32 words on 64-bit
         // hosts, 2^27 (1 GiB) on 32-bit ones.
         let largest = if usize::BITS == 64 { MAX_SIZE_LOG2 } else { 27 };
-        assert!(Shape::new(largest, MAX_HASHES, l, 0, 0).is_ok());
-        assert_eq!(Shape::new(largest + 1, 1, l, 0, 0), Err(BloomError::Size));
+        assert!(BloomShape::new(largest, MAX_HASHES, l, 0, 0).is_ok());
+        assert_eq!(
+            BloomShape::new(largest + 1, 1, l, 0, 0),
+            Err(BloomError::Size)
+        );
         assert_eq!(footprint_words(3), Some(16));
         assert_eq!(footprint_words(10), Some(1032));
         assert_eq!(footprint_words(2), None);
         assert_eq!(footprint_words(33), None);
         assert_eq!(footprint_words(largest + 1), None);
-        assert_eq!(core::mem::align_of::<Line>(), 64);
-        assert_eq!(core::mem::size_of::<Line>(), 64);
+        assert_eq!(core::mem::align_of::<BloomLine>(), 64);
+        assert_eq!(core::mem::size_of::<BloomLine>(), 64);
     }
 
     /// k = 3, 2^20 words, 50,000 keys, each making burst + 1 calls in
@@ -806,7 +809,7 @@ mod tests {
         const BURST: u32 = 4;
         for s in [
             shape(20, 3, i64::from(BURST), 0x5eed),
-            Shape::new(20, 3, gcra(1e-3, i64::from(BURST)), 1, 2).unwrap(),
+            BloomShape::new(20, 3, gcra(1e-3, i64::from(BURST)), 1, 2).unwrap(),
         ] {
             let bloom = Bloom::new(s).unwrap();
             let mut allowed = alloc::vec![0u32; KEYS as usize];
@@ -829,9 +832,9 @@ mod tests {
         }
     }
 
-    fn region(lines: usize) -> Vec<Line> {
+    fn region(lines: usize) -> Vec<BloomLine> {
         (0..lines)
-            .map(|_| Line(core::array::from_fn(|_| AtomicU64::new(u64::MAX))))
+            .map(|_| BloomLine(core::array::from_fn(|_| AtomicU64::new(u64::MAX))))
             .collect()
     }
 
@@ -839,7 +842,7 @@ mod tests {
     fn in_place_round_trips_and_behaves_as_the_heap_array() {
         for s in [
             shape(6, 3, 2, 42),
-            Shape::new(6, 3, gcra(3.0, 2), 4, 2).unwrap(),
+            BloomShape::new(6, 3, gcra(3.0, 2), 4, 2).unwrap(),
         ] {
             let mem = region(1 + 8 + 3);
             init_in(&mem, &s).unwrap();
@@ -858,7 +861,7 @@ mod tests {
 
     #[test]
     fn the_header_is_the_documented_layout() {
-        let s = Shape::new(5, 3, gcra(2.0, 7), 0x1111, 0x2222).unwrap();
+        let s = BloomShape::new(5, 3, gcra(2.0, 7), 0x1111, 0x2222).unwrap();
         let mem = region(5);
         init_in(&mem, &s).unwrap();
         let (per_token, tolerance, shift) = gcra(2.0, 7).parts();
@@ -892,10 +895,10 @@ mod tests {
         let small = region(2);
         assert_eq!(init_in(&small, &s), Err(BloomError::TooSmall));
         assert_eq!(open_in(&small[..0]).map(|_| ()), Err(BloomError::TooSmall));
-        let zeros: Vec<Line> = (0..4).map(|_| Line::fresh()).collect();
+        let zeros: Vec<BloomLine> = (0..4).map(|_| BloomLine::fresh()).collect();
         assert_eq!(open_in(&zeros).map(|_| ()), Err(BloomError::Foreign));
 
-        for s in [s, Shape::new(4, 2, gcra(1.0, 3), 1, 1).unwrap()] {
+        for s in [s, BloomShape::new(4, 2, gcra(1.0, 3), 1, 1).unwrap()] {
             let mem = region(3);
             init_in(&mem, &s).unwrap();
             // The header names more lines than the region has.

@@ -46,7 +46,7 @@ use crate::window::{Window, WindowError};
 
 /// The constants of probability-based client-side throttling.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Sre {
+pub struct BreakerPolicy {
     /// How many calls each success pays for while nothing is failing.
     pub k: f64,
     /// What `k` decays to as the failing run grows to the whole window.
@@ -69,19 +69,19 @@ pub struct Sre {
     pub rps_threshold: f64,
     /// The refusal probability is raised to `1 / aggression` (Envoy's
     /// `aggression`): above 1 the breaker refuses more at a given failure
-    /// rate, below 1 less. Finite and positive; 1: as the seed.
+    /// rate, below 1 less. Finite and positive; 1: the formula unchanged.
     pub aggression: f64,
     /// Whether the breaker's own refusals are left out of the traffic the
     /// formula counts (as Envoy and go-zero since its PR #5551 do). False,
-    /// the seed's choice: they count.
+    /// the preset's choice, as in Google's formula: they count.
     pub skip_refusals: bool,
 }
 
-impl Sre {
+impl BreakerPolicy {
     /// The preset: k 1.5 decaying to 1.1, protection 5, a probe after 1 s,
     /// 40 buckets over 10 s; Envoy's limits off (no cap, no floor, an
     /// aggression of 1, refusals counted as traffic).
-    pub const PRESET: Sre = Sre {
+    pub const PRESET: BreakerPolicy = BreakerPolicy {
         k: 1.5,
         floor: 1.1,
         protection: 5.0,
@@ -99,44 +99,44 @@ impl Sre {
     /// `window_ns` positive, `max_rejection_probability` in [0, 1],
     /// `rps_threshold` finite and not negative, `aggression` finite and
     /// positive; checked in that order.
-    pub fn check(self) -> Result<Sre, SreError> {
+    pub fn check(self) -> Result<BreakerPolicy, BreakerPolicyError> {
         if !(self.floor.is_finite() && self.floor >= 1.0) {
-            return Err(SreError::Floor);
+            return Err(BreakerPolicyError::Floor);
         }
         if !(self.k.is_finite() && self.k >= self.floor) {
-            return Err(SreError::K);
+            return Err(BreakerPolicyError::K);
         }
         if !(self.protection.is_finite() && self.protection >= 0.0) {
-            return Err(SreError::Protection);
+            return Err(BreakerPolicyError::Protection);
         }
         if self.probe_ns <= 0 {
-            return Err(SreError::Probe);
+            return Err(BreakerPolicyError::Probe);
         }
         if self.window_ns <= 0 {
-            return Err(SreError::Window(WindowError::Span));
+            return Err(BreakerPolicyError::Window(WindowError::Span));
         }
         if !(0.0..=1.0).contains(&self.max_rejection_probability) {
-            return Err(SreError::Cap);
+            return Err(BreakerPolicyError::Cap);
         }
         if !(self.rps_threshold.is_finite() && self.rps_threshold >= 0.0) {
-            return Err(SreError::Rps);
+            return Err(BreakerPolicyError::Rps);
         }
         if !(self.aggression.is_finite() && self.aggression > 0.0) {
-            return Err(SreError::Aggression);
+            return Err(BreakerPolicyError::Aggression);
         }
         Ok(self)
     }
 }
 
-impl Default for Sre {
-    fn default() -> Sre {
-        Sre::PRESET
+impl Default for BreakerPolicy {
+    fn default() -> BreakerPolicy {
+        BreakerPolicy::PRESET
     }
 }
 
 /// Why a breaker could not be made from a policy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SreError {
+pub enum BreakerPolicyError {
     /// `k` is not finite or is below `floor`.
     K,
     /// `floor` is not finite or is below 1.
@@ -159,7 +159,7 @@ pub enum SreError {
 /// call including the refused ones, so a throttled backend still reads as
 /// busy.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Tally {
+pub struct BreakerTally {
     /// Every call: successes, failures and drops.
     pub total: i64,
     /// Calls let through that succeeded.
@@ -172,7 +172,7 @@ pub struct Tally {
 
 /// How a call ended, as the breaker records it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
+pub enum BreakerOutcome {
     /// Let through, and it worked.
     Success,
     /// Let through, and it failed.
@@ -181,22 +181,22 @@ pub enum Outcome {
     Drop,
 }
 
-impl Tally {
+impl BreakerTally {
     /// Counts one call ending as `outcome`.
     #[inline]
-    pub fn add(&mut self, outcome: Outcome) {
+    pub fn add(&mut self, outcome: BreakerOutcome) {
         self.total = self.total.saturating_add(1);
         let count = match outcome {
-            Outcome::Success => &mut self.success,
-            Outcome::Failure => &mut self.failure,
-            Outcome::Drop => &mut self.drop,
+            BreakerOutcome::Success => &mut self.success,
+            BreakerOutcome::Failure => &mut self.failure,
+            BreakerOutcome::Drop => &mut self.drop,
         };
         *count = count.saturating_add(1);
     }
 
     /// Takes a bucket that left the window out of a running sum.
     #[inline]
-    fn remove(&mut self, gone: &Tally) {
+    fn remove(&mut self, gone: &BreakerTally) {
         self.total -= gone.total;
         self.success -= gone.success;
         self.failure -= gone.failure;
@@ -221,7 +221,7 @@ impl Tally {
 #[derive(Clone, Copy, Debug, Default)]
 struct Running {
     /// The sums of every bucket in the window.
-    sum: Tally,
+    sum: BreakerTally,
     /// The working and failing runs at the window's head.
     working: i64,
     failing: i64,
@@ -236,7 +236,7 @@ impl Running {
     /// sums and runs. A bucket counts in a run only if nothing newer broke
     /// that run, i.e. it is newer than the last bucket that breaks it.
     #[inline]
-    fn expire(&mut self, number: u64, gone: &Tally) {
+    fn expire(&mut self, number: u64, gone: &BreakerTally) {
         self.sum.remove(gone);
         if gone.working() && number > self.last_failure {
             self.working -= 1;
@@ -250,7 +250,7 @@ impl Running {
 /// A call the breaker let through, kept by the caller until it settles the
 /// call with [`Breaker::pass`] or [`Breaker::fail`], exactly once.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Ticket {
+pub struct BreakerTicket {
     /// The tag of the breaker that handed it out (see [`Breaker::tagged`]).
     pub breaker: u32,
     /// Which call it is: the breaker numbers the calls it lets through from
@@ -262,7 +262,7 @@ pub struct Ticket {
 
 /// Why a ticket could not settle a call; nothing changed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TicketError {
+pub enum BreakerTicketError {
     /// The ticket was already settled, or is a refusal's: its call (if it
     /// had one) is counted already.
     Settled,
@@ -275,12 +275,12 @@ pub enum TicketError {
 /// Not synchronised: its owner guards it (the C handle takes a short lock).
 #[derive(Clone, Debug)]
 pub struct Breaker {
-    sre: Sre,
+    sre: BreakerPolicy,
     /// How much `w` falls per bucket of the failing run: (k - floor) / size.
     decay: f64,
     /// The traffic floor in calls per window: rps_threshold * window_ns / 1e9.
     floor_calls: f64,
-    window: Window<Tally>,
+    window: Window<BreakerTally>,
     running: Running,
     /// When a call was last let through (at first, when the breaker was
     /// made): the probe counts from here.
@@ -300,11 +300,11 @@ pub struct Breaker {
 impl Breaker {
     /// A breaker with an empty window opening at `now`; the probe counts
     /// from `now` too. Its tag is 0.
-    pub fn new(sre: Sre, now: i64) -> Result<Breaker, SreError> {
+    pub fn new(sre: BreakerPolicy, now: i64) -> Result<Breaker, BreakerPolicyError> {
         let mut sre = sre.check()?;
         sre.size = sre.size.max(1);
-        let window =
-            Window::new(i64::from(sre.size), sre.window_ns, now).map_err(SreError::Window)?;
+        let window = Window::new(i64::from(sre.size), sre.window_ns, now)
+            .map_err(BreakerPolicyError::Window)?;
         Ok(Breaker {
             sre,
             decay: (sre.k - sre.floor) / f64::from(sre.size),
@@ -334,7 +334,7 @@ impl Breaker {
     }
 
     /// The policy in force (its size raised to at least one).
-    pub fn sre(&self) -> Sre {
+    pub fn sre(&self) -> BreakerPolicy {
         self.sre
     }
 
@@ -362,7 +362,7 @@ impl Breaker {
 
     /// Records an outcome in the head bucket, keeping the sums and runs.
     #[inline]
-    fn record(&mut self, outcome: Outcome) {
+    fn record(&mut self, outcome: BreakerOutcome) {
         let number = self.window.epoch();
         let bucket = self.window.head_mut();
         let (had_success, had_failure) = (bucket.success > 0, bucket.failure > 0);
@@ -370,14 +370,14 @@ impl Breaker {
         let running = &mut self.running;
         running.sum.add(outcome);
         match outcome {
-            Outcome::Success if !had_success => {
+            BreakerOutcome::Success if !had_success => {
                 running.last_success = number;
                 running.failing = 0;
                 if !had_failure {
                     running.working += 1;
                 }
             }
-            Outcome::Failure if !had_failure => {
+            BreakerOutcome::Failure if !had_failure => {
                 running.last_failure = number;
                 running.working = 0;
                 if !had_success {
@@ -403,7 +403,7 @@ impl Breaker {
     /// fraction at or below zero, or the traffic under the floor.
     #[inline]
     fn refusal(&self, running: &Running) -> Option<f64> {
-        let Sre {
+        let BreakerPolicy {
             k,
             floor,
             protection,
@@ -436,7 +436,7 @@ impl Breaker {
     /// [`Breaker::pass`] or [`Breaker::fail`]. `None` is a refusal, recorded
     /// as a drop.
     #[inline]
-    pub fn allow(&mut self, now: i64, roll: f64) -> Option<Ticket> {
+    pub fn allow(&mut self, now: i64, roll: f64) -> Option<BreakerTicket> {
         let now = self.advance(now);
         let (pass, probe) = match self.refusal(&self.running) {
             None => (true, false),
@@ -447,14 +447,14 @@ impl Breaker {
             }
         };
         if !pass {
-            self.record(Outcome::Drop);
+            self.record(BreakerOutcome::Drop);
             return None;
         }
         self.probes += u64::from(probe);
         self.last_pass = now;
         self.issued += 1;
         self.unsettled += 1;
-        Some(Ticket {
+        Some(BreakerTicket {
             breaker: self.tag,
             serial: self.issued,
             open: true,
@@ -466,18 +466,18 @@ impl Breaker {
     /// in flight; while others are, it settles one of theirs, so settle the
     /// ticket itself, never a copy.
     #[inline]
-    fn check(&self, ticket: &Ticket) -> Result<(), TicketError> {
+    fn check(&self, ticket: &BreakerTicket) -> Result<(), BreakerTicketError> {
         if ticket.breaker != self.tag || ticket.serial > self.issued {
-            return Err(TicketError::Foreign);
+            return Err(BreakerTicketError::Foreign);
         }
         if !ticket.open {
-            return Err(TicketError::Settled);
+            return Err(BreakerTicketError::Settled);
         }
         if ticket.serial == 0 {
-            return Err(TicketError::Foreign);
+            return Err(BreakerTicketError::Foreign);
         }
         if self.unsettled == 0 {
-            return Err(TicketError::Settled);
+            return Err(BreakerTicketError::Settled);
         }
         Ok(())
     }
@@ -486,10 +486,10 @@ impl Breaker {
     #[inline]
     fn settle(
         &mut self,
-        ticket: &mut Ticket,
+        ticket: &mut BreakerTicket,
         now: i64,
-        outcome: Outcome,
-    ) -> Result<(), TicketError> {
+        outcome: BreakerOutcome,
+    ) -> Result<(), BreakerTicketError> {
         self.check(ticket)?;
         ticket.open = false;
         self.unsettled -= 1;
@@ -502,15 +502,15 @@ impl Breaker {
     /// already settled, or not this breaker's, is an error and changes
     /// nothing.
     #[inline]
-    pub fn pass(&mut self, ticket: &mut Ticket, now: i64) -> Result<(), TicketError> {
-        self.settle(ticket, now, Outcome::Success)
+    pub fn pass(&mut self, ticket: &mut BreakerTicket, now: i64) -> Result<(), BreakerTicketError> {
+        self.settle(ticket, now, BreakerOutcome::Success)
     }
 
     /// The call behind `ticket` failed, finishing at `now`. Errors as for
     /// [`Breaker::pass`].
     #[inline]
-    pub fn fail(&mut self, ticket: &mut Ticket, now: i64) -> Result<(), TicketError> {
-        self.settle(ticket, now, Outcome::Failure)
+    pub fn fail(&mut self, ticket: &mut BreakerTicket, now: i64) -> Result<(), BreakerTicketError> {
+        self.settle(ticket, now, BreakerOutcome::Failure)
     }
 
     /// Calls let through and not yet settled.
@@ -536,7 +536,7 @@ impl Breaker {
     }
 
     /// The outcomes in the window at `now`. A reading: it changes nothing.
-    pub fn tally(&self, now: i64) -> Tally {
+    pub fn tally(&self, now: i64) -> BreakerTally {
         self.running_at(now).sum
     }
 
@@ -556,21 +556,21 @@ mod tests {
     const MS: i64 = 1_000_000;
 
     fn preset() -> Breaker {
-        Breaker::new(Sre::PRESET, 0).unwrap()
+        Breaker::new(BreakerPolicy::PRESET, 0).unwrap()
     }
 
     /// Records an outcome at `now` as a settled call would, without a
     /// ticket: how these tests fill a window.
-    fn put(breaker: &mut Breaker, now: i64, outcome: Outcome) {
+    fn put(breaker: &mut Breaker, now: i64, outcome: BreakerOutcome) {
         breaker.advance(now);
         breaker.record(outcome);
     }
 
     /// The runs and sums the slow way: every bucket read oldest first.
-    fn scan(breaker: &Breaker, now: i64) -> (Tally, i64, i64) {
+    fn scan(breaker: &Breaker, now: i64) -> (BreakerTally, i64, i64) {
         let mut buckets = Vec::new();
         breaker.window.each(now, true, |b| buckets.push(*b));
-        let (mut sum, mut working, mut failing) = (Tally::default(), 0, 0);
+        let (mut sum, mut working, mut failing) = (BreakerTally::default(), 0, 0);
         for b in buckets {
             sum.total += b.total;
             sum.success += b.success;
@@ -592,45 +592,51 @@ mod tests {
 
     #[test]
     fn the_policy_is_checked() {
-        let bad = |sre: Sre| Breaker::new(sre, 0).unwrap_err();
-        let p = Sre::PRESET;
-        assert_eq!(bad(Sre { k: f64::NAN, ..p }), SreError::K);
-        assert_eq!(bad(Sre { k: 1.05, ..p }), SreError::K);
+        let bad = |sre: BreakerPolicy| Breaker::new(sre, 0).unwrap_err();
+        let p = BreakerPolicy::PRESET;
         assert_eq!(
-            bad(Sre {
+            bad(BreakerPolicy { k: f64::NAN, ..p }),
+            BreakerPolicyError::K
+        );
+        assert_eq!(bad(BreakerPolicy { k: 1.05, ..p }), BreakerPolicyError::K);
+        assert_eq!(
+            bad(BreakerPolicy {
                 floor: 0.5,
                 k: 0.9,
                 ..p
             }),
-            SreError::Floor
+            BreakerPolicyError::Floor
         );
         assert_eq!(
-            bad(Sre {
+            bad(BreakerPolicy {
                 floor: f64::INFINITY,
                 ..p
             }),
-            SreError::Floor
+            BreakerPolicyError::Floor
         );
         assert_eq!(
-            bad(Sre {
+            bad(BreakerPolicy {
                 protection: -1.0,
                 ..p
             }),
-            SreError::Protection
+            BreakerPolicyError::Protection
         );
         assert_eq!(
-            bad(Sre {
+            bad(BreakerPolicy {
                 protection: f64::NAN,
                 ..p
             }),
-            SreError::Protection
+            BreakerPolicyError::Protection
         );
-        assert_eq!(bad(Sre { probe_ns: 0, ..p }), SreError::Probe);
         assert_eq!(
-            bad(Sre { window_ns: -5, ..p }),
-            SreError::Window(WindowError::Span)
+            bad(BreakerPolicy { probe_ns: 0, ..p }),
+            BreakerPolicyError::Probe
         );
-        let one = Breaker::new(Sre { size: -3, ..p }, 0).unwrap();
+        assert_eq!(
+            bad(BreakerPolicy { window_ns: -5, ..p }),
+            BreakerPolicyError::Window(WindowError::Span)
+        );
+        let one = Breaker::new(BreakerPolicy { size: -3, ..p }, 0).unwrap();
         assert_eq!(one.sre().size, 1);
     }
 
@@ -650,8 +656,8 @@ mod tests {
             };
             now = now.saturating_add(step);
             match (state >> 8) % 3 {
-                0 => put(&mut breaker, now, Outcome::Success),
-                1 => put(&mut breaker, now, Outcome::Failure),
+                0 => put(&mut breaker, now, BreakerOutcome::Success),
+                1 => put(&mut breaker, now, BreakerOutcome::Failure),
                 _ => {
                     breaker.allow(now, ((state >> 11) as f64) / (1u64 << 53) as f64);
                 }
@@ -674,103 +680,107 @@ mod tests {
     fn drops_and_empty_buckets_neither_extend_nor_break_a_run() {
         let mut breaker = preset();
         let width = 250 * MS;
-        put(&mut breaker, 0, Outcome::Success);
-        put(&mut breaker, width, Outcome::Success);
+        put(&mut breaker, 0, BreakerOutcome::Success);
+        put(&mut breaker, width, BreakerOutcome::Success);
         breaker.allow(2 * width, 0.0); // nothing to refuse: not recorded
-        breaker.record(Outcome::Drop);
-        put(&mut breaker, 4 * width, Outcome::Success);
+        breaker.record(BreakerOutcome::Drop);
+        put(&mut breaker, 4 * width, BreakerOutcome::Success);
         assert_eq!(breaker.runs(4 * width), (3, 0));
-        put(&mut breaker, 5 * width, Outcome::Failure);
+        put(&mut breaker, 5 * width, BreakerOutcome::Failure);
         assert_eq!(breaker.runs(5 * width), (0, 1));
-        breaker.record(Outcome::Drop);
-        put(&mut breaker, 7 * width, Outcome::Failure);
+        breaker.record(BreakerOutcome::Drop);
+        put(&mut breaker, 7 * width, BreakerOutcome::Failure);
         assert_eq!(breaker.runs(7 * width), (0, 2));
-        put(&mut breaker, 7 * width, Outcome::Success); // a mixed bucket resets both
+        put(&mut breaker, 7 * width, BreakerOutcome::Success); // a mixed bucket resets both
         assert_eq!(breaker.runs(7 * width), (0, 0));
-        put(&mut breaker, 8 * width, Outcome::Success);
+        put(&mut breaker, 8 * width, BreakerOutcome::Success);
         assert_eq!(breaker.runs(8 * width), (1, 0));
     }
 
     #[test]
-    fn the_formula_is_the_seeds() {
-        let sre = Sre::PRESET;
+    fn the_formula_is_googles() {
+        let sre = BreakerPolicy::PRESET;
         let mut breaker = Breaker::new(sre, 0).unwrap();
         // 20 failures then 4 successes, all in the first bucket.
         for _ in 0..20 {
-            put(&mut breaker, 0, Outcome::Failure);
+            put(&mut breaker, 0, BreakerOutcome::Failure);
         }
         for _ in 0..4 {
-            put(&mut breaker, 0, Outcome::Success);
+            put(&mut breaker, 0, BreakerOutcome::Success);
         }
         // One bucket, mixed: no runs. w = k.
         let expected = (24.0 - 5.0 - 1.5 * 4.0) / 25.0;
         assert!((breaker.ratio(0) - expected).abs() < 1e-12);
         // Ten failure-only buckets next: failing 10, w = 1.5 - 0.4 * 10 / 40.
         for i in 1..=10 {
-            put(&mut breaker, i * 250 * MS, Outcome::Failure);
+            put(&mut breaker, i * 250 * MS, BreakerOutcome::Failure);
         }
         let w: f64 = 1.5 - 0.4 * 10.0 / 40.0;
         let expected = (34.0 - 5.0 - w * 4.0) / 35.0;
         assert!((breaker.ratio(2_500 * MS) - expected).abs() < 1e-12);
         // Two success-only buckets: working 2, failing 0.
-        put(&mut breaker, 2_750 * MS, Outcome::Success);
-        put(&mut breaker, 3_000 * MS, Outcome::Success);
+        put(&mut breaker, 2_750 * MS, BreakerOutcome::Success);
+        put(&mut breaker, 3_000 * MS, BreakerOutcome::Success);
         let expected = (36.0 - 5.0 - 1.5 * 6.0) / 37.0 * 38.0 / 40.0;
         assert!((breaker.ratio(3_000 * MS) - expected).abs() < 1e-12);
     }
 
     /// A breaker with `sre`, made at 0, its first bucket holding `failures`
     /// failures and `successes` successes.
-    fn filled(sre: Sre, failures: usize, successes: usize) -> Breaker {
+    fn filled(sre: BreakerPolicy, failures: usize, successes: usize) -> Breaker {
         let mut breaker = Breaker::new(sre, 0).unwrap();
         for _ in 0..failures {
-            put(&mut breaker, 0, Outcome::Failure);
+            put(&mut breaker, 0, BreakerOutcome::Failure);
         }
         for _ in 0..successes {
-            put(&mut breaker, 0, Outcome::Success);
+            put(&mut breaker, 0, BreakerOutcome::Success);
         }
         breaker
     }
 
     #[test]
     fn envoys_limits_are_checked_in_order() {
-        let bad = |sre: Sre| Breaker::new(sre, 0).unwrap_err();
-        let p = Sre::PRESET;
+        let bad = |sre: BreakerPolicy| Breaker::new(sre, 0).unwrap_err();
+        let p = BreakerPolicy::PRESET;
         for cap in [f64::NAN, -0.1, 1.000_001, f64::INFINITY] {
-            let sre = Sre {
+            let sre = BreakerPolicy {
                 max_rejection_probability: cap,
                 ..p
             };
-            assert_eq!(bad(sre), SreError::Cap, "cap {cap}");
+            assert_eq!(bad(sre), BreakerPolicyError::Cap, "cap {cap}");
         }
         for rps in [f64::NAN, -1.0, f64::INFINITY] {
-            let sre = Sre {
+            let sre = BreakerPolicy {
                 rps_threshold: rps,
                 ..p
             };
-            assert_eq!(bad(sre), SreError::Rps, "rps {rps}");
+            assert_eq!(bad(sre), BreakerPolicyError::Rps, "rps {rps}");
         }
         for aggression in [f64::NAN, 0.0, -2.0, f64::INFINITY] {
-            let sre = Sre { aggression, ..p };
-            assert_eq!(bad(sre), SreError::Aggression, "aggression {aggression}");
+            let sre = BreakerPolicy { aggression, ..p };
+            assert_eq!(
+                bad(sre),
+                BreakerPolicyError::Aggression,
+                "aggression {aggression}"
+            );
         }
         // Several bad: the first in the documented order is named.
-        let sre = Sre {
+        let sre = BreakerPolicy {
             window_ns: 0,
             max_rejection_probability: 2.0,
             aggression: 0.0,
             ..p
         };
-        assert_eq!(bad(sre), SreError::Window(WindowError::Span));
-        let sre = Sre {
+        assert_eq!(bad(sre), BreakerPolicyError::Window(WindowError::Span));
+        let sre = BreakerPolicy {
             rps_threshold: -1.0,
             aggression: 0.0,
             ..p
         };
-        assert_eq!(bad(sre), SreError::Rps);
+        assert_eq!(bad(sre), BreakerPolicyError::Rps);
         // The ends of each range are accepted.
         for (cap, rps, aggression) in [(0.0, 0.0, 1e-300), (1.0, 1e300, 1e300)] {
-            let sre = Sre {
+            let sre = BreakerPolicy {
                 max_rejection_probability: cap,
                 rps_threshold: rps,
                 aggression,
@@ -783,27 +793,27 @@ mod tests {
     #[test]
     fn the_cap_holds_the_refusal_probability_down() {
         // 100 failures in one bucket: (100 - 5) / 101 = 0.9406 uncapped.
-        let seed = filled(Sre::PRESET, 100, 0);
-        assert!((seed.ratio(0) - 95.0 / 101.0).abs() < 1e-15);
-        let capped = Sre {
+        let classic = filled(BreakerPolicy::PRESET, 100, 0);
+        assert!((classic.ratio(0) - 95.0 / 101.0).abs() < 1e-15);
+        let capped = BreakerPolicy {
             max_rejection_probability: 0.8,
-            ..Sre::PRESET
+            ..BreakerPolicy::PRESET
         };
         let mut breaker = filled(capped, 100, 0);
         assert_eq!(breaker.ratio(0), 0.8);
         // A roll of 0.85 passes under the cap and not without it; 0.79 is
         // refused under both.
-        let mut seed = seed;
-        assert!(seed.allow(0, 0.85).is_none());
+        let mut classic = classic;
+        assert!(classic.allow(0, 0.85).is_none());
         assert!(breaker.allow(0, 0.85).is_some());
         assert!(breaker.allow(0, 0.79).is_none());
         // Below the cap it changes nothing: 20 failures, 4 successes give
         // (24 - 5 - 6) / 25 = 0.52 either way.
         assert_eq!(filled(capped, 20, 4).ratio(0), 0.52);
         // A cap of 0 refuses nothing.
-        let never = Sre {
+        let never = BreakerPolicy {
             max_rejection_probability: 0.0,
-            ..Sre::PRESET
+            ..BreakerPolicy::PRESET
         };
         let mut breaker = filled(never, 100, 0);
         assert_eq!(breaker.ratio(0), 0.0);
@@ -813,28 +823,28 @@ mod tests {
     #[test]
     fn the_traffic_floor_refuses_nothing_below_it() {
         // 2 calls/s over the preset's 10 s window: a floor of 20 calls.
-        let floored = Sre {
+        let floored = BreakerPolicy {
             rps_threshold: 2.0,
-            ..Sre::PRESET
+            ..BreakerPolicy::PRESET
         };
-        // 19 failures: under the floor; the seed refuses (19 - 5) / 20.
+        // 19 failures: under the floor; the preset refuses (19 - 5) / 20.
         let mut breaker = filled(floored, 19, 0);
         assert_eq!(breaker.ratio(0), 0.0);
-        assert_eq!(filled(Sre::PRESET, 19, 0).ratio(0), 0.7);
+        assert_eq!(filled(BreakerPolicy::PRESET, 19, 0).ratio(0), 0.7);
         assert!(breaker.allow(0, 0.0).is_some());
-        // The 20th call reaches the floor: (20 - 5) / 21, as the seed.
-        put(&mut breaker, 0, Outcome::Failure);
+        // The 20th call reaches the floor: (20 - 5) / 21, as the preset.
+        put(&mut breaker, 0, BreakerOutcome::Failure);
         assert!((breaker.ratio(0) - 15.0 / 21.0).abs() < 1e-15);
         assert_eq!(
             breaker.ratio(0),
-            filled(Sre::PRESET, 20, 0).ratio(0),
+            filled(BreakerPolicy::PRESET, 20, 0).ratio(0),
             "at or above the floor nothing changes"
         );
         // Refusals count toward the floor unless skipped: 15 failures and
         // 5 refusals reach it, and with skip_refusals they do not.
         let mut counted = filled(floored, 15, 0);
         let mut skipped = filled(
-            Sre {
+            BreakerPolicy {
                 skip_refusals: true,
                 ..floored
             },
@@ -843,7 +853,7 @@ mod tests {
         );
         for breaker in [&mut counted, &mut skipped] {
             for _ in 0..5 {
-                breaker.record(Outcome::Drop);
+                breaker.record(BreakerOutcome::Drop);
             }
         }
         assert!((counted.ratio(0) - 15.0 / 21.0).abs() < 1e-15);
@@ -855,9 +865,9 @@ mod tests {
         // 20 failures, 4 successes: 0.52 at an aggression of 1.
         let at = |aggression: f64| {
             filled(
-                Sre {
+                BreakerPolicy {
                     aggression,
-                    ..Sre::PRESET
+                    ..BreakerPolicy::PRESET
                 },
                 20,
                 4,
@@ -873,29 +883,29 @@ mod tests {
         assert!((at(4.0) - 0.849_182_109_498_779_9).abs() < 1e-15);
         // A healthy window stays healthy at any aggression.
         for aggression in [0.01, 1.0, 100.0] {
-            let sre = Sre {
+            let sre = BreakerPolicy {
                 aggression,
-                ..Sre::PRESET
+                ..BreakerPolicy::PRESET
             };
             assert_eq!(filled(sre, 4, 20).ratio(0), 0.0);
         }
         // The exponent comes before the cap: 0.7211 capped at 0.6.
-        let both = Sre {
+        let both = BreakerPolicy {
             aggression: 2.0,
             max_rejection_probability: 0.6,
-            ..Sre::PRESET
+            ..BreakerPolicy::PRESET
         };
         assert_eq!(filled(both, 20, 4).ratio(0), 0.6);
         // And after the working run's scale: two success-only buckets
         // scale 0.52-like fractions by 38 / 40 first (see
-        // the_formula_is_the_seeds), then the root applies.
-        let sre = Sre {
+        // the_formula_is_googles), then the root applies.
+        let sre = BreakerPolicy {
             aggression: 2.0,
-            ..Sre::PRESET
+            ..BreakerPolicy::PRESET
         };
         let mut breaker = filled(sre, 20, 4);
-        put(&mut breaker, 250 * MS, Outcome::Success);
-        put(&mut breaker, 500 * MS, Outcome::Success);
+        put(&mut breaker, 250 * MS, BreakerOutcome::Success);
+        put(&mut breaker, 500 * MS, BreakerOutcome::Success);
         let scaled: f64 = (26.0 - 5.0 - 1.5 * 6.0) / 27.0 * 38.0 / 40.0;
         assert!((breaker.ratio(500 * MS) - libm::sqrt(scaled)).abs() < 1e-15);
     }
@@ -907,15 +917,15 @@ mod tests {
         // skipped: 10 - 5 - 15 < 0, nothing refused.
         let fill = |skip_refusals: bool| {
             let mut breaker = filled(
-                Sre {
+                BreakerPolicy {
                     skip_refusals,
-                    ..Sre::PRESET
+                    ..BreakerPolicy::PRESET
                 },
                 0,
                 10,
             );
             for _ in 0..90 {
-                breaker.record(Outcome::Drop);
+                breaker.record(BreakerOutcome::Drop);
             }
             breaker
         };
@@ -929,10 +939,10 @@ mod tests {
         assert_eq!(skipped.tally(0).drop, 90);
         // 10 failures then 10 refusals: counted, (20 - 5) / 21; skipped,
         // the refusals change nothing: (10 - 5) / 11.
-        let mut counted = filled(Sre::PRESET, 10, 0);
-        let sre = Sre {
+        let mut counted = filled(BreakerPolicy::PRESET, 10, 0);
+        let sre = BreakerPolicy {
             skip_refusals: true,
-            ..Sre::PRESET
+            ..BreakerPolicy::PRESET
         };
         let mut skipped = filled(sre, 10, 0);
         assert!((skipped.ratio(0) - 5.0 / 11.0).abs() < 1e-15);
@@ -948,15 +958,15 @@ mod tests {
     fn the_defaults_change_nothing_to_the_bit() {
         // The preset's limits against a breaker whose limits are written
         // out at their neutral values by hand: every decision and reading
-        // alike over a pseudo-random run (the same as the seed's formula).
-        let neutral = Sre {
+        // alike over a pseudo-random run (the same as the classic formula).
+        let neutral = BreakerPolicy {
             max_rejection_probability: 1.0,
             rps_threshold: 0.0,
             aggression: 1.0,
             skip_refusals: false,
-            ..Sre::PRESET
+            ..BreakerPolicy::PRESET
         };
-        assert_eq!(neutral, Sre::PRESET);
+        assert_eq!(neutral, BreakerPolicy::PRESET);
         let mut breaker = preset();
         let mut state = 0x9e37_79b9_7f4a_7c15_u64;
         let mut now = 0_i64;
@@ -964,17 +974,17 @@ mod tests {
             crate::xorshift(&mut state);
             now += (state >> 40) as i64 % (50 * MS);
             let roll = ((state >> 11) as f64) / (1u64 << 53) as f64;
-            // The seed's formula, written out here independently.
+            // The classic formula, written out here independently.
             let running = breaker.running_at(now);
             let (total, success) = (running.sum.total as f64, running.sum.success as f64);
             let w = (1.5 - (1.5 - 1.1) / 40.0 * running.failing as f64).max(1.1);
             let excess = total - 5.0 - w * success;
-            let seed = if excess > 0.0 {
+            let classic = if excess > 0.0 {
                 excess / (total + 1.0) * ((40.0 - running.working as f64) / 40.0)
             } else {
                 0.0
             };
-            assert_eq!(breaker.ratio(now).to_bits(), seed.to_bits());
+            assert_eq!(breaker.ratio(now).to_bits(), classic.to_bits());
             if let Some(mut ticket) = breaker.allow(now, roll) {
                 if state % 3 == 0 {
                     breaker.pass(&mut ticket, now).unwrap();
@@ -989,7 +999,7 @@ mod tests {
     fn the_probe_lets_one_call_through_after_a_quiet_second() {
         let mut breaker = preset();
         for _ in 0..100 {
-            put(&mut breaker, 0, Outcome::Failure);
+            put(&mut breaker, 0, BreakerOutcome::Failure);
         }
         // Made at 0: nothing let through since, but only 0.5 s have passed.
         assert!(breaker.allow(500 * MS, 0.0).is_none());
@@ -1011,7 +1021,7 @@ mod tests {
         // Healthy: everything passes, none of it by the probe.
         assert!(breaker.allow(0, 0.0).is_some());
         for _ in 0..100 {
-            put(&mut breaker, 0, Outcome::Failure);
+            put(&mut breaker, 0, BreakerOutcome::Failure);
         }
         assert!(breaker.allow(500 * MS, 0.0).is_none());
         assert_eq!(breaker.probes(), 0);
@@ -1032,7 +1042,7 @@ mod tests {
     fn bad_rolls_and_backwards_time_are_safe() {
         let mut breaker = preset();
         for _ in 0..100 {
-            put(&mut breaker, 5_000 * MS, Outcome::Failure);
+            put(&mut breaker, 5_000 * MS, BreakerOutcome::Failure);
         }
         assert!(breaker.allow(5_000 * MS, 0.0).is_some()); // the probe
         assert!(breaker.allow(5_000 * MS, f64::NAN).is_none()); // NaN is 0: refused
@@ -1042,8 +1052,8 @@ mod tests {
         assert_eq!(tally.drop, 1);
         assert!(breaker.allow(i64::MIN, 0.0).is_none());
         assert!(breaker.allow(i64::MAX, 0.0).is_some()); // the window has aged out
-        assert_eq!(breaker.tally(i64::MAX), Tally::default());
-        put(&mut breaker, i64::MIN, Outcome::Failure);
+        assert_eq!(breaker.tally(i64::MAX), BreakerTally::default());
+        put(&mut breaker, i64::MIN, BreakerOutcome::Failure);
         assert_eq!(breaker.tally(i64::MAX).failure, 1);
     }
 
@@ -1053,7 +1063,7 @@ mod tests {
         let mut ticket = breaker.allow(0, 0.5).unwrap();
         assert_eq!(
             ticket,
-            Ticket {
+            BreakerTicket {
                 breaker: 7,
                 serial: 1,
                 open: true
@@ -1064,21 +1074,33 @@ mod tests {
         assert_eq!(breaker.unsettled(), 2);
         assert_eq!(breaker.pass(&mut ticket, 0), Ok(()));
         assert!(!ticket.open);
-        assert_eq!(breaker.pass(&mut ticket, 0), Err(TicketError::Settled));
-        assert_eq!(breaker.fail(&mut ticket, 0), Err(TicketError::Settled));
+        assert_eq!(
+            breaker.pass(&mut ticket, 0),
+            Err(BreakerTicketError::Settled)
+        );
+        assert_eq!(
+            breaker.fail(&mut ticket, 0),
+            Err(BreakerTicketError::Settled)
+        );
         // Another breaker's ticket, a serial never handed out, a refusal's.
         let mut foreign = preset().tagged(8).allow(0, 0.5).unwrap();
-        assert_eq!(breaker.fail(&mut foreign, 0), Err(TicketError::Foreign));
-        let mut future = Ticket {
+        assert_eq!(
+            breaker.fail(&mut foreign, 0),
+            Err(BreakerTicketError::Foreign)
+        );
+        let mut future = BreakerTicket {
             serial: 99,
             ..other
         };
-        assert_eq!(breaker.fail(&mut future, 0), Err(TicketError::Foreign));
-        let mut zero = Ticket { serial: 0, ..other };
-        assert_eq!(breaker.fail(&mut zero, 0), Err(TicketError::Foreign));
+        assert_eq!(
+            breaker.fail(&mut future, 0),
+            Err(BreakerTicketError::Foreign)
+        );
+        let mut zero = BreakerTicket { serial: 0, ..other };
+        assert_eq!(breaker.fail(&mut zero, 0), Err(BreakerTicketError::Foreign));
         assert_eq!(
             breaker.tally(0),
-            Tally {
+            BreakerTally {
                 total: 1,
                 success: 1,
                 failure: 0,
@@ -1088,11 +1110,11 @@ mod tests {
         assert_eq!(breaker.fail(&mut other, 0), Ok(()));
         // With nothing in flight, a stale copy is caught too.
         assert_eq!(breaker.unsettled(), 0);
-        assert_eq!(breaker.fail(&mut copy, 0), Err(TicketError::Settled));
+        assert_eq!(breaker.fail(&mut copy, 0), Err(BreakerTicketError::Settled));
         assert!(copy.open, "an error changes nothing, the ticket included");
         assert_eq!(
             breaker.tally(0),
-            Tally {
+            BreakerTally {
                 total: 2,
                 success: 1,
                 failure: 1,

@@ -8,12 +8,12 @@
 //! The state is a single number, the *theoretical arrival time* (TAT) of
 //! the generic cell rate algorithm: the instant at which the bucket would be
 //! full again if nothing more were taken. It is kept in the time format of
-//! [`crate::gcra`]: ticks of 2^-shift ns after the instant the bucket was
+//! [`crate::tat`]: ticks of 2^-shift ns after the instant the bucket was
 //! made, a token worth `per_token = ceil(2^shift × 10^9 / rate)` ticks, a
 //! full bucket `tolerance = floor(burst × per_token)` ticks, a take of `n`
 //! tokens `ceil(n × per_token)` ticks. Taking moves the TAT to
 //! `max(tat, now) + cost` if that stays within `now + tolerance`
-//! ([`gcra::take`]). `take` is a load, integer arithmetic and one
+//! ([`tat::take`]). `take` is a load, integer arithmetic and one
 //! compare-and-swap; a refusal writes nothing.
 //!
 //! # What it promises
@@ -41,20 +41,20 @@
 //!
 //! A fractional burst is held to a tick, rounded down, so a take of all of
 //! it may never pass; takes of whole tokens up to `floor(burst)` always do.
-//! The clock runs for [`gcra::HORIZON`] ticks after the bucket was made:
+//! The clock runs for [`tat::HORIZON`] ticks after the bucket was made:
 //! 146 years at rates up to 7.8 × 10^6 tokens a second (a tick of 1 ns),
 //! halving with each finer tick to 9.1 years at 2^-4 ns; later readings
 //! count as that instant.
 
 use crate::atomic::{AtomicI64, Ordering};
 
-use crate::gcra::{self, Clock, Tick};
 pub use crate::limiter::RefundError;
+use crate::tat::{self, Clock, Tick};
 use crate::time::{NEVER, SECOND};
 
 /// The most refill time a bucket may hold, `burst / rate` in nanoseconds
-/// (about 73 years); a finer tick holds less (see [`crate::gcra`]).
-pub const MAX_TOLERANCE_NS: i64 = gcra::MAX_TOLERANCE;
+/// (about 73 years); a finer tick holds less (see [`crate::tat`]).
+pub const MAX_TOLERANCE_NS: i64 = tat::MAX_TOLERANCE;
 
 /// Why a bucket could not be made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,9 +63,13 @@ pub enum BucketError {
     NotFinite,
     /// The rate is negative.
     Negative,
-    /// Refilling the whole burst would take longer than
-    /// [`MAX_TOLERANCE_NS`] (with a rate of zero, whose tokens are counted
-    /// as seconds of refill: a burst over about 2.3 × 10^9).
+    /// The full burst does not fit the clock: burst × the ticks of a token,
+    /// at the coarsest tick, is over [`MAX_TOLERANCE_NS`]. That is a refill
+    /// of the whole burst longer than that; above 10^9/s (a token costs one
+    /// whole ns) a burst over about 2.3 × 10^18 however fast it refills; a
+    /// rate of 2^64/s or more whatever the burst; and with a rate of zero,
+    /// whose tokens are counted as seconds of refill, a burst over about
+    /// 2.3 × 10^9.
     TooLarge,
 }
 
@@ -167,7 +171,7 @@ impl Bucket {
     /// that never refills: its clock stands still): exactly
     /// [`Clock::ticks`]. Where `(now − origin) × 8 × 2^shift` fits an
     /// `i64`, `(now − origin) × 2^shift` lies within ±2^60 ticks, inside
-    /// the clock's clamp ([`gcra::PAST`] is −(2^61 − 1), the horizon
+    /// the clock's clamp ([`tat::PAST`] is −(2^61 − 1), the horizon
     /// 2^62 − 1): it is the reading, found with a subtraction and a
     /// multiply whose overflow flags are the range check. Beyond, clamp.
     #[inline]
@@ -197,7 +201,7 @@ impl Bucket {
     /// finite number or is more than the bucket holds.
     #[inline]
     fn cost(&self, n: f64) -> Option<i64> {
-        gcra::cost(self.per_token, n, self.tolerance())
+        tat::cost(self.per_token, n, self.tolerance())
     }
 
     /// Takes `n` tokens at `now` if the bucket holds them; whether it did.
@@ -239,7 +243,7 @@ impl Bucket {
         self.take_at(at, self.per_token as i64, at)
     }
 
-    /// A take of any other cost: checked and converted by [`gcra::cost`]
+    /// A take of any other cost: checked and converted by [`tat::cost`]
     /// (whole ones in integers, fractional ones exactly in floats), out of
     /// line so that [`Bucket::take_one`] needs no stack frame.
     #[inline(never)]
@@ -258,7 +262,7 @@ impl Bucket {
     /// itself for a unit take).
     #[inline(always)]
     fn take_at(&self, at: i64, cost: i64, limit: i64) -> bool {
-        // `gcra::take` passes iff `max(tat, at) + cost ≤ at + tolerance`;
+        // `tat::take` passes iff `max(tat, at) + cost ≤ at + tolerance`;
         // as `at ≤ at + tolerance − cost`, that is `tat ≤ at + tolerance −
         // cost`, so `free_at = tat − slack ≤ at + per_token − cost`; the
         // new TAT `max(tat, at) + cost` is the new `free_at`
@@ -350,7 +354,7 @@ impl Bucket {
         let cost = if n == (n as i64) as f64 {
             taken
         } else {
-            gcra::mul_floor(n, self.per_token).ok_or(RefundError::Amount)? as i64
+            tat::mul_floor(n, self.per_token).ok_or(RefundError::Amount)? as i64
         };
         let at = self.at(now);
         let refilled = at.saturating_sub(self.at(taken_at));
@@ -374,7 +378,7 @@ impl Bucket {
     /// How many tokens the bucket holds at `now`, between 0 and
     /// [`Bucket::burst`].
     pub fn tokens(&self, now: i64) -> f64 {
-        let room = gcra::room(self.tat(), self.at(now), self.tolerance());
+        let room = tat::room(self.tat(), self.at(now), self.tolerance());
         if room == self.tolerance() {
             return self.burst();
         }
@@ -391,7 +395,7 @@ impl Bucket {
             return NEVER;
         };
         let at = self.at(now);
-        let due = gcra::due(self.tat(), cost, self.tolerance());
+        let due = tat::due(self.tat(), cost, self.tolerance());
         if due <= at {
             0
         } else if self.scale8 == 0 {
@@ -765,7 +769,7 @@ mod tests {
 
     #[test]
     fn a_full_bucket_admits_its_whole_burst_at_once() {
-        // Issue 11: the cost of a token rounded up while the capacity was
+        // A fixed bug: the cost of a token rounded up while the capacity was
         // rounded on its own, so (7, 7) read 7 tokens and refused the 7th.
         let bucket = Bucket::new(7.0, 7.0, 0).unwrap();
         assert_eq!(bucket.tokens(0), 7.0);
@@ -788,7 +792,7 @@ mod tests {
 
     #[test]
     fn high_rates_never_pass_more_than_the_rate() {
-        // Issue 11: a take cost round(interval) whole ns, so 7.5e8/s
+        // A fixed bug: a take cost round(interval) whole ns, so 7.5e8/s
         // admitted 1.33 times the rate and 3e8/s 1.11 times. The bound:
         // burst + rate × span.
         for rate in [1e9, 7.5e8, 3e8, 1e8, 9.5e7, 1e6 / 7.0] {
@@ -817,7 +821,7 @@ mod tests {
 
     /// The take's own arithmetic (a unit cost, the clock without its clamp
     /// near the origin, `tat ≤ limit`) decides as the generic
-    /// [`gcra::cost`], [`Clock::ticks`] and [`gcra::take`] do, on random
+    /// [`tat::cost`], [`Clock::ticks`] and [`tat::take`] do, on random
     /// traces at every tick size, near the origin and at the clock's ends.
     #[test]
     fn take_agrees_with_gcra() {
@@ -848,8 +852,8 @@ mod tests {
                     let n = [1.0, 1.0, 2.0, 0.5, 3.0, 4.0, 0.0][(random() % 7) as usize];
                     let at = if rate == 0.0 { 0 } else { clock.ticks(now) };
                     let tolerance = bucket.tolerance();
-                    let model = gcra::cost(bucket.per_token, n, tolerance)
-                        .and_then(|cost| gcra::take(tat, at, cost, tolerance));
+                    let model = tat::cost(bucket.per_token, n, tolerance)
+                        .and_then(|cost| tat::take(tat, at, cost, tolerance));
                     assert_eq!(
                         bucket.take(now, n),
                         model.is_some(),

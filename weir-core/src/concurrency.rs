@@ -31,7 +31,7 @@ use crate::time::elapsed;
 /// The constants of the controller. Every field is checked by
 /// [`Concurrency::new`].
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Gradient {
+pub struct ConcurrencyPolicy {
     /// The limit before any sample; in [`min_limit`, `max_limit`].
     pub initial_limit: i32,
     /// The floor of the limit; at least 1.
@@ -55,11 +55,11 @@ pub struct Gradient {
 /// The largest `max_limit` accepted: 2^20 calls in flight.
 pub const MAX_LIMIT: i32 = 1 << 20;
 
-impl Gradient {
+impl ConcurrencyPolicy {
     /// Gradient2's builder defaults: limit 20 in [20, 200], queue 4,
     /// smoothing 0.2, a 600-sample window after 10 warm-up samples; with
     /// the older Gradient2's tolerance of 1.5.
-    pub const PRESET: Gradient = Gradient {
+    pub const PRESET: ConcurrencyPolicy = ConcurrencyPolicy {
         initial_limit: 20,
         min_limit: 20,
         max_limit: 200,
@@ -75,7 +75,7 @@ impl Gradient {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ConcurrencyError {
     /// Not 1 ≤ `min_limit` ≤ `initial_limit` ≤ `max_limit` ≤ [`MAX_LIMIT`].
-    Limits,
+    PoolPolicy,
     /// `queue_size` is negative or above `max_limit`.
     QueueSize,
     /// `smoothing` is NaN or outside (0, 1].
@@ -89,7 +89,7 @@ pub enum ConcurrencyError {
 /// A call let in: when it started and how many were in flight then, itself
 /// included.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Entry {
+pub struct ConcurrencyTicket {
     pub start: i64,
     pub inflight: i64,
 }
@@ -98,7 +98,7 @@ pub struct Entry {
 /// caller (the C face: a short lock) guards it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Concurrency {
-    policy: Gradient,
+    policy: ConcurrencyPolicy,
     limit: f64,
     flying: i64,
     long_rtt: f64,
@@ -110,14 +110,14 @@ pub struct Concurrency {
 impl Concurrency {
     /// A limit at `initial_limit` with nothing in flight. Checks in the
     /// order of [`ConcurrencyError`].
-    pub fn new(policy: Gradient) -> Result<Concurrency, ConcurrencyError> {
+    pub fn new(policy: ConcurrencyPolicy) -> Result<Concurrency, ConcurrencyError> {
         let p = policy;
         if !(p.min_limit >= 1
             && p.min_limit <= p.initial_limit
             && p.initial_limit <= p.max_limit
             && p.max_limit <= MAX_LIMIT)
         {
-            return Err(ConcurrencyError::Limits);
+            return Err(ConcurrencyError::PoolPolicy);
         }
         if !(0..=p.max_limit).contains(&p.queue_size) {
             return Err(ConcurrencyError::QueueSize);
@@ -143,12 +143,12 @@ impl Concurrency {
     }
 
     /// Lets a call in at `now` if fewer than `⌊limit⌋` are in flight.
-    pub fn enter(&mut self, now: i64) -> Option<Entry> {
+    pub fn enter(&mut self, now: i64) -> Option<ConcurrencyTicket> {
         if self.flying >= self.limit() {
             return None;
         }
         self.flying += 1;
-        Some(Entry {
+        Some(ConcurrencyTicket {
             start: now,
             inflight: self.flying,
         })
@@ -157,7 +157,7 @@ impl Concurrency {
     /// The call behind `entry` ended at `now` (dropped or not): it leaves
     /// flight and its latency is a sample. An `entry` this limit did not
     /// make still leaves (the count never goes below zero).
-    pub fn leave(&mut self, entry: Entry, now: i64, _dropped: bool) {
+    pub fn leave(&mut self, entry: ConcurrencyTicket, now: i64, _dropped: bool) {
         self.flying = (self.flying - 1).max(0);
         let rtt = elapsed(entry.start, now).max(1) as f64;
         self.sample(rtt, entry.inflight);
@@ -214,12 +214,12 @@ mod tests {
 
     const MS: i64 = 1_000_000;
 
-    fn policy() -> Gradient {
-        Gradient {
+    fn policy() -> ConcurrencyPolicy {
+        ConcurrencyPolicy {
             initial_limit: 10,
             min_limit: 2,
             max_limit: 50,
-            ..Gradient::PRESET
+            ..ConcurrencyPolicy::PRESET
         }
     }
 
@@ -340,15 +340,18 @@ mod tests {
     #[test]
     fn bounds_and_odd_input() {
         let ok = policy();
-        let bad = |f: fn(&mut Gradient)| {
+        let bad = |f: fn(&mut ConcurrencyPolicy)| {
             let mut p = ok;
             f(&mut p);
             Concurrency::new(p).unwrap_err()
         };
-        assert_eq!(bad(|p| p.min_limit = 0), ConcurrencyError::Limits);
-        assert_eq!(bad(|p| p.initial_limit = 1), ConcurrencyError::Limits);
-        assert_eq!(bad(|p| p.initial_limit = 51), ConcurrencyError::Limits);
-        assert_eq!(bad(|p| p.max_limit = i32::MAX), ConcurrencyError::Limits);
+        assert_eq!(bad(|p| p.min_limit = 0), ConcurrencyError::PoolPolicy);
+        assert_eq!(bad(|p| p.initial_limit = 1), ConcurrencyError::PoolPolicy);
+        assert_eq!(bad(|p| p.initial_limit = 51), ConcurrencyError::PoolPolicy);
+        assert_eq!(
+            bad(|p| p.max_limit = i32::MAX),
+            ConcurrencyError::PoolPolicy
+        );
         assert_eq!(bad(|p| p.queue_size = -1), ConcurrencyError::QueueSize);
         assert_eq!(bad(|p| p.queue_size = 51), ConcurrencyError::QueueSize);
         assert_eq!(bad(|p| p.smoothing = 0.0), ConcurrencyError::Smoothing);
@@ -361,7 +364,7 @@ mod tests {
         );
         assert_eq!(bad(|p| p.long_window = 0), ConcurrencyError::Window);
         assert_eq!(bad(|p| p.warmup = 0), ConcurrencyError::Window);
-        assert!(Concurrency::new(Gradient::PRESET).is_ok());
+        assert!(Concurrency::new(ConcurrencyPolicy::PRESET).is_ok());
         // Zero and backwards latencies, leaving too often, extreme times:
         // the limit stays in its bounds and finite.
         let mut c = Concurrency::new(ok).unwrap();

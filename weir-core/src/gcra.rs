@@ -1,488 +1,342 @@
-//! The GCRA time format: a theoretical arrival time (TAT) in ticks, and the
-//! few lines of integer arithmetic that decide on it. The token bucket
-//! ([`crate::bucket`]) keeps its one word in this format; anything else that
-//! keeps a TAT (a GCRA word in shared memory, an integer fast path) uses
-//! the same functions, so that they agree to the tick.
+//! The GCRA word: a limiter that is one 64-bit word, a theoretical
+//! arrival time (TAT) on the caller's own clock, so that it may live in
+//! memory shared between processes that read one clock.
 //!
-//! # The format
+//! Where the rate word ([`crate::rate`]) is a fixed window (a burst, then
+//! nothing until the window expires), this is a token bucket: a full word
+//! admits `burst` at once, and then one more every `1 / rate` s, the shape
+//! nginx's `limit_req` users expect.
 //!
-//! - A **tick** is 2^-`shift` ns, `shift` in `0..=`[`MAX_SHIFT`].
-//!   [`Tick::for_rate`] picks the coarsest tick in which one token is worth
-//!   at least [`FINE`] ticks (so rounding a token up to a whole tick costs
-//!   under 1/128 of the rate), and [`MAX_SHIFT`] for rates too fast for
-//!   that.
-//! - A token is worth `per_token = ceil(2^shift × 10^9 / rate)` ticks,
-//!   exactly (not to f64 precision): so `per_token` ticks a token is never
-//!   faster than `rate`.
-//! - A full bucket holds `tolerance = floor(burst × per_token)` ticks, and a
-//!   take of `n` tokens costs `ceil(n × per_token)` ticks, both exact. The
-//!   capacity and the costs share the one rounded `per_token`: `burst`
-//!   whole-token takes fit a full bucket exactly when `burst` is whole, and
-//!   every rounding runs against admitting.
-//! - Time is the caller's `now` in ns, as ticks after an `origin` (the
-//!   instant the bucket was made): `(now − origin) × 2^shift`, clamped to
-//!   `[`[`PAST`]`, `[`HORIZON`]`]` ticks. Past the horizon the clock stands
-//!   still. With [`MAX_TOLERANCE`] this keeps every sum below within `i64`.
+//! # The word (frozen)
 //!
-//! # The decision
+//! The word is the TAT as an unsigned count of ticks of 2^-`shift` ns on
+//! the caller's clock, tick 0 at `now = 0`: an absolute encoding, not one
+//! relative to an origin, so that every process that maps the word reads
+//! it alike. The limit ([`GcraLimit`]) carries the tick (`shift`, chosen
+//! by [`crate::tat::Tick::for_rate`]), the ticks a token is worth
+//! (`per_token`) and those a full word holds (`tolerance`); a word is read
+//! under the one limit it is used with. A stored value above `i64::MAX`
+//! (never written by weir) reads as `i64::MAX`: a word that never admits.
 //!
-//! [`take`]: a take of `cost` ticks at `now` (ticks) passes iff
-//! `max(tat, now) + cost ≤ now + tolerance`, and moves the TAT there. Over
-//! any trace, the costs passed at instants within any `T` ticks sum to at
-//! most `T + tolerance`, whatever the order of the instants; so the tokens
-//! passed in any `T` ns are at most `burst + rate × T / 10^9`.
+//! Time is `now` in ns from 0 to [`GcraLimit::max_now`] =
+//! `HORIZON >> shift` ns (2^62 ns, 146 years, at `shift` 0, which every
+//! rate up to 7.8 million a second gets; at least 2^58 ns, 9.1 years, at
+//! the finest tick). A later `now` counts as that one (time stands still);
+//! a negative one is refused without a write. With `t = now × 2^shift`
+//! ticks, a take of `n` tokens costs `c = n × per_token` ticks and:
+//!
+//! - [`allow_n`] passes iff `max(tat, t) + c ≤ t + tolerance`
+//!   ([`crate::tat::take`]), and then writes `max(tat, t) + c`, one
+//!   compare-and-swap of the whole word retried on the value it found; a
+//!   refusal writes nothing.
+//! - [`next`] is 0 if a take of one token would pass at `now`, else the
+//!   whole ns from `now` to the first instant it would: `ceil((tat +
+//!   per_token − tolerance) / 2^shift) − now`, or [`NEVER`] if that instant
+//!   is past `max_now`.
+//!
+//! The zero word is a full bucket at every `now ≥ 0`: ready to use. The
+//! encoding uses all 64 bits and carries no version; it is frozen from
+//! weir 0.2 on, and a future encoding will be a new type.
+//!
+//! # What it promises
+//!
+//! `per_token = ceil(2^shift × 10^9 / rate)` and `tolerance = burst ×
+//! per_token`, both exact: so a full word admits exactly `burst` at one
+//! instant, and over any `T` ns of judged instants at most `burst +
+//! floor(T × rate / 10^9)` tokens pass, whatever the order of the instants
+//! (a `now` earlier than the TAT's only finds less room). Rounding runs
+//! against admitting: a steady stream gets `2^shift × 10^9 / per_token`
+//! tokens a second, under `rate` by less than 1/128 of it (by less than
+//! `1 / per_token` of it above 1.25 × 10^8 a second).
 
-/// The finest tick: 2^-4 ns.
-pub const MAX_SHIFT: u32 = 4;
+use crate::rate::Word;
+use crate::tat::{self, Clock, Tick, MAX_SHIFT, MAX_TOLERANCE};
+use crate::time::NEVER;
 
-/// The fewest ticks a token is worth before a finer tick is chosen: a token
-/// rounded up to a whole tick then costs under 1/128 of the rate.
-pub const FINE: u64 = 128;
+/// The largest burst: every integer up to it is exact as an `f64`.
+pub const MAX_BURST: i64 = 1 << 53;
 
-/// How far after its origin the clock runs, in ticks (about 146 years at
-/// a tick of 1 ns, 9.1 years at 2^-4 ns). A later `now` reads as this.
-pub const HORIZON: i64 = i64::MAX / 2;
+/// The fastest rate a second: one token a tick at the finest tick.
+pub const MAX_RATE: f64 = (1_000_000_000u64 << MAX_SHIFT) as f64;
 
-/// How far before its origin a `now` is followed, in ticks. Earlier readings
-/// read as this one.
-pub const PAST: i64 = -(i64::MAX / 4);
-
-/// The most ticks a tolerance may hold (about 73 years at 1 ns a tick):
-/// with it, the TAT, a `now` and a cost always sum within `i64`.
-pub const MAX_TOLERANCE: i64 = i64::MAX / 4;
-
-/// Nanoseconds in a second.
-const SECOND: u64 = 1_000_000_000;
-
-/// A take of `cost` ticks at `now`, against `tat` and a bucket of
-/// `tolerance` ticks: the new TAT if it passes, `None` if not.
-///
-/// Exact for `tat ≤ HORIZON + 2 × MAX_TOLERANCE`, `PAST ≤ now ≤ HORIZON`
-/// and `0 ≤ cost ≤ tolerance ≤ MAX_TOLERANCE`; saturating beyond.
-#[inline]
-pub fn take(tat: i64, now: i64, cost: i64, tolerance: i64) -> Option<i64> {
-    let next = tat.max(now).saturating_add(cost);
-    (next <= now.saturating_add(tolerance)).then_some(next)
-}
-
-/// Ticks from `now` until a take of `cost` would pass: 0 if it would now.
-/// Same ranges as [`take`].
-#[inline]
-pub fn wait(tat: i64, now: i64, cost: i64, tolerance: i64) -> i64 {
-    due(tat, cost, tolerance).saturating_sub(now).max(0)
-}
-
-/// The first instant (ticks) from which a take of `cost` passes.
-#[inline]
-pub fn due(tat: i64, cost: i64, tolerance: i64) -> i64 {
-    tat.saturating_add(cost).saturating_sub(tolerance)
-}
-
-/// Ticks of refill a bucket holds at `now`, from 0 to `tolerance`.
-#[inline]
-pub fn room(tat: i64, now: i64, tolerance: i64) -> i64 {
-    let owed = tat.saturating_sub(now).max(0);
-    tolerance.saturating_sub(owed).max(0)
-}
-
-/// A rate in the format: the tick, and the ticks one token is worth.
+/// A rate and a burst, checked once so that a decision does integer work
+/// only.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Tick {
-    /// A tick is 2^-`shift` ns.
-    pub shift: u32,
-    /// Ticks one token is worth: `ceil(2^shift × 10^9 / rate)`.
-    pub per_token: u64,
-}
-
-impl Tick {
-    /// The tick for `rate` tokens a second (positive, finite) and the ticks
-    /// a token is worth, with the tick as fine as [`FINE`] asks and
-    /// `tolerance_for(burst)` within [`MAX_TOLERANCE`]; `None` if no tick
-    /// holds the burst.
-    pub fn for_rate(rate: f64, burst: f64) -> Option<Tick> {
-        let mut shift = 0;
-        while shift < MAX_SHIFT && (SECOND << shift) as f64 / rate < FINE as f64 {
-            shift += 1;
-        }
-        // A coarser tick if the burst does not fit this one.
-        loop {
-            let fits = Tick::exact(rate, shift).filter(|tick| tick.tolerance_for(burst).is_some());
-            match fits {
-                Some(tick) => return Some(tick),
-                None if shift > 0 => shift -= 1,
-                None => return None,
-            }
-        }
-    }
-
-    /// `per_token = ceil(2^shift × 10^9 / rate)` exactly, if it is at most
-    /// [`MAX_TOLERANCE`].
-    fn exact(rate: f64, shift: u32) -> Option<Tick> {
-        let target = SECOND << shift;
-        let guess = target as f64 / rate;
-        // rate is positive and finite: guess is a number, perhaps infinite.
-        if guess > MAX_TOLERANCE as f64 {
-            return None;
-        }
-        // The f64 quotient is within an ulp; settle the ceiling exactly:
-        // the least whole `per_token` with per_token × rate ≥ target.
-        let mut per_token = (guess as u64).max(1);
-        while mul_floor(rate, per_token)? < target {
-            per_token += 1;
-        }
-        while per_token > 1 && mul_floor(rate, per_token - 1)? >= target {
-            per_token -= 1;
-        }
-        (per_token <= MAX_TOLERANCE as u64).then_some(Tick { shift, per_token })
-    }
-
-    /// A tick of 1 ns where a token is worth `per_token` ticks (for a
-    /// bucket that never refills, whose tokens are only a unit of account).
-    pub fn whole(per_token: u64) -> Tick {
-        Tick {
-            shift: 0,
-            per_token,
-        }
-    }
-
-    /// See [`tolerance`].
-    pub fn tolerance_for(&self, burst: f64) -> Option<i64> {
-        tolerance(self.per_token, burst)
-    }
-}
-
-/// The ticks a full bucket of `burst` tokens of `per_token` ticks holds,
-/// `floor(burst × per_token)`, if positive and within [`MAX_TOLERANCE`].
-pub fn tolerance(per_token: u64, burst: f64) -> Option<i64> {
-    let ticks = mul_floor(burst, per_token)?;
-    (1..=MAX_TOLERANCE as u64)
-        .contains(&ticks)
-        .then_some(ticks as i64)
-}
-
-/// The ticks `n` tokens of `per_token` ticks cost, `ceil(n × per_token)`,
-/// if `n` is positive and finite and the cost at most `tolerance`.
-#[inline]
-pub fn cost(per_token: u64, n: f64, tolerance: i64) -> Option<i64> {
-    // A whole number of tokens (the common take): one integer multiply,
-    // exactly `ceil(n × per_token)` since the product has no fraction.
-    // `whole as f64 == n` holds only for an integral n in 1..=2^63 (the
-    // cast saturates, and NaN compares unequal); at 2^63 `whole` is one
-    // less, but any cost that large is over every tolerance either way.
-    // Signed, because an i64 converts to f64 in one instruction.
-    let whole = n as i64;
-    if whole as f64 == n && whole > 0 {
-        return match per_token.checked_mul(whole as u64) {
-            Some(ticks) if ticks <= tolerance as u64 => Some(ticks as i64),
-            _ => None,
-        };
-    }
-    // Fractional costs: exact float arithmetic.
-    if !(n > 0.0 && n.is_finite()) {
-        return None;
-    }
-    let ticks = mul_ceil(n, per_token)?;
-    (ticks <= tolerance as u64).then_some(ticks as i64)
-}
-
-/// A clock in ticks after an origin.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Clock {
-    origin: i64,
+pub struct GcraLimit {
+    per_token: u64,
+    tolerance: i64,
     shift: u32,
 }
 
-impl Clock {
-    /// The clock that reads 0 at `origin` (ns) and counts 2^-`shift` ns
-    /// ticks; `shift` is at most [`MAX_SHIFT`].
-    #[inline]
-    pub fn new(origin: i64, shift: u32) -> Clock {
-        Clock {
-            origin,
-            shift: shift.min(MAX_SHIFT),
-        }
-    }
-
-    /// The latest tick the clock reads, [`HORIZON`] rounded down to a whole
-    /// nanosecond.
-    #[inline]
-    pub fn last(&self) -> i64 {
-        (HORIZON >> self.shift) << self.shift
-    }
-
-    /// The clock at `now` (ns): whole nanoseconds since the origin in ticks,
-    /// clamped to [`PAST`]..=[`Clock::last`].
-    #[inline]
-    pub fn ticks(&self, now: i64) -> i64 {
-        // In i64: where the difference saturates, the exact one is beyond
-        // ±2^63 and so beyond both bounds (within ±2^62), which it clamps
-        // to alike.
-        let since = now.saturating_sub(self.origin);
-        since.clamp(PAST >> self.shift, HORIZON >> self.shift) << self.shift
-    }
-
-    /// The first instant (ns) at which the clock reads at least `ticks`, if
-    /// the clock gets there and the instant is an `i64`.
-    #[inline]
-    pub fn instant(&self, ticks: i64) -> Option<i64> {
-        if ticks > self.last() {
-            return None;
-        }
-        // Rounded up to a whole nanosecond (an arithmetic shift floors).
-        let ns = -(ticks.saturating_neg() >> self.shift);
-        i64::try_from(i128::from(self.origin) + i128::from(ns)).ok()
-    }
+/// Why a smooth limit was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GcraError {
+    /// The rate is NaN or infinite.
+    NotFinite,
+    /// The rate is negative.
+    Negative,
+    /// The rate is zero.
+    Zero,
+    /// The burst is outside 1..=[`MAX_BURST`].
+    Burst,
+    /// The rate is above [`MAX_RATE`]: a token would be worth less than
+    /// the finest tick.
+    TooFast,
+    /// burst / rate is longer than the word's clock holds
+    /// ([`MAX_TOLERANCE`] ticks, about 73 years at 1 ns a tick).
+    TooSlow,
+    /// The parts do not form a limit [`GcraLimit::new`] could have made.
+    Invalid,
 }
 
-/// `x` (finite, non-negative) as `m × 2^e` with a whole `m`.
-fn parts(x: f64) -> (u64, i32) {
-    let bits = x.to_bits();
-    let exponent = ((bits >> 52) & 0x7ff) as i32;
-    let fraction = bits & ((1 << 52) - 1);
-    if exponent == 0 {
-        (fraction, -1074)
-    } else {
-        (fraction | 1 << 52, exponent - 1075)
-    }
-}
-
-/// `x × k` exactly, rounded down (`up` false) or up, if `x` is finite and
-/// not negative and the result fits a `u64`.
-fn mul(x: f64, k: u64, up: bool) -> Option<u64> {
-    if !(x >= 0.0 && x.is_finite()) {
-        return None;
-    }
-    let (m, e) = parts(x);
-    // Below 2^53 × 2^64: fits.
-    let product = u128::from(m) * u128::from(k);
-    let value = if product == 0 {
-        0
-    } else if e >= 0 {
-        if e >= 64 || product.leading_zeros() < e as u32 {
-            return None;
+impl GcraLimit {
+    /// A limit of `rate_per_s` tokens a second and a bucket of `burst`
+    /// tokens. Checked in order: the burst, then the rate (finite, not
+    /// negative, not zero), then that the bucket fits the clock.
+    pub fn new(rate_per_s: f64, burst: i64) -> Result<GcraLimit, GcraError> {
+        if !(1..=MAX_BURST).contains(&burst) {
+            return Err(GcraError::Burst);
         }
-        product << e
-    } else {
-        let shift = e.unsigned_abs();
-        if shift >= 128 {
-            u128::from(up)
+        if !rate_per_s.is_finite() {
+            return Err(GcraError::NotFinite);
+        }
+        if rate_per_s < 0.0 {
+            return Err(GcraError::Negative);
+        }
+        if rate_per_s == 0.0 {
+            return Err(GcraError::Zero);
+        }
+        if rate_per_s > MAX_RATE {
+            return Err(GcraError::TooFast);
+        }
+        let tick = Tick::for_rate(rate_per_s, burst as f64).ok_or(GcraError::TooSlow)?;
+        let tolerance = tick.tolerance_for(burst as f64).ok_or(GcraError::TooSlow)?;
+        Ok(GcraLimit {
+            per_token: tick.per_token,
+            tolerance,
+            shift: tick.shift,
+        })
+    }
+
+    /// Rebuilds a limit from its parts, checking their ranges: `shift` at
+    /// most [`MAX_SHIFT`], `per_token` at least 1 and `tolerance` from
+    /// `per_token` to [`MAX_TOLERANCE`]. Integer work only: this runs on
+    /// every call that takes a limit from C.
+    #[inline]
+    pub fn from_parts(per_token: u64, tolerance: i64, shift: u32) -> Result<Self, GcraError> {
+        let valid = shift <= MAX_SHIFT
+            && per_token >= 1
+            && tolerance >= 0
+            && per_token <= tolerance as u64
+            && tolerance <= MAX_TOLERANCE;
+        if valid {
+            Ok(GcraLimit {
+                per_token,
+                tolerance,
+                shift,
+            })
         } else {
-            let whole = product >> shift;
-            whole + u128::from(up && whole << shift != product)
+            Err(GcraError::Invalid)
         }
+    }
+
+    /// The parts: ticks a token is worth, ticks a full word holds, and the
+    /// tick as a power of two (a tick is 2^-shift ns).
+    pub fn parts(&self) -> (u64, i64, u32) {
+        (self.per_token, self.tolerance, self.shift)
+    }
+
+    /// The latest `now` (ns) the word tells apart; later ones count as it.
+    pub fn max_now(&self) -> i64 {
+        tat::HORIZON >> self.shift
+    }
+
+    #[inline]
+    fn clock(&self) -> Clock {
+        Clock::new(0, self.shift)
+    }
+
+    /// `now` in ticks, `None` if it is negative.
+    #[inline]
+    fn ticks(&self, now: i64) -> Option<i64> {
+        (now >= 0).then(|| self.clock().ticks(now))
+    }
+
+    /// The ticks `n` tokens cost, if `n` is 1..=burst.
+    #[inline]
+    fn cost(&self, n: i64) -> Option<i64> {
+        let n = u64::try_from(n).ok().filter(|&n| n >= 1)?;
+        let cost = self.per_token.checked_mul(n)?;
+        (cost <= self.tolerance as u64).then_some(cost as i64)
+    }
+}
+
+/// The TAT a word holds: values above `i64::MAX` (never written by weir)
+/// read as `i64::MAX`, a word that never admits.
+#[inline]
+fn tat_of(word: u64) -> i64 {
+    word.min(i64::MAX as u64) as i64
+}
+
+/// Whether `word` admits one token at `now`, charging it if so.
+#[inline]
+pub fn allow<W: Word>(word: &W, limit: &GcraLimit, now: i64) -> bool {
+    allow_n(word, limit, now, 1)
+}
+
+/// Whether `word` admits `n` tokens at `now`, charging them if so: all or
+/// nothing. Refuses, writing nothing, a negative `now` and an `n` outside
+/// 1..=burst (more than a full word could ever admit).
+#[inline]
+pub fn allow_n<W: Word>(word: &W, limit: &GcraLimit, now: i64, n: i64) -> bool {
+    let (Some(now), Some(cost)) = (limit.ticks(now), limit.cost(n)) else {
+        return false;
     };
-    u64::try_from(value).ok()
+    let mut current = word.get();
+    loop {
+        let Some(next) = tat::take(tat_of(current), now, cost, limit.tolerance) else {
+            return false;
+        };
+        // now ≥ 0 and the TAT ≥ 0, so the new TAT is not negative.
+        match word.swap_if(current, next as u64) {
+            Ok(_) => return true,
+            Err(actual) => current = actual,
+        }
+    }
 }
 
-/// `floor(x × k)`, exactly, if `x` is finite and not negative and the
-/// result fits a `u64`.
-pub fn mul_floor(x: f64, k: u64) -> Option<u64> {
-    mul(x, k, false)
+/// Nanoseconds from `now` until `word` would admit one token: 0 if it
+/// would now, [`NEVER`] for a negative `now` or an instant past
+/// [`GcraLimit::max_now`]. Reads the word only.
+#[inline]
+pub fn next<W: Word>(word: &W, limit: &GcraLimit, now: i64) -> i64 {
+    let Some(at) = limit.ticks(now) else {
+        return NEVER;
+    };
+    let tat = tat_of(word.get());
+    let cost = limit.per_token as i64;
+    if tat::wait(tat, at, cost, limit.tolerance) == 0 {
+        return 0;
+    }
+    match limit.clock().instant(tat::due(tat, cost, limit.tolerance)) {
+        // `due` is after `at`, so the instant is after `now`.
+        Some(instant) => instant - now,
+        None => NEVER,
+    }
 }
 
-/// `ceil(x × k)`, exactly, if `x` is finite and not negative and the
-/// result fits a `u64`.
-pub fn mul_ceil(x: f64, k: u64) -> Option<u64> {
-    mul(x, k, true)
+/// Whole tokens `word` would admit at `now` (0 for a negative `now`).
+/// Reads the word only.
+#[inline]
+pub fn room<W: Word>(word: &W, limit: &GcraLimit, now: i64) -> i64 {
+    match limit.ticks(now) {
+        Some(at) => tat::room(tat_of(word.get()), at, limit.tolerance) / limit.per_token as i64,
+        None => 0,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::atomic::{AtomicU64, Ordering};
+    use crate::time::SECOND;
 
-    /// The integer path of [`cost`] answers what the exact float path
-    /// answers, for whole costs and the floats around them.
-    #[test]
-    fn whole_costs_cost_what_the_float_path_says() {
-        let by_float = |per_token: u64, n: f64, tolerance: i64| {
-            if !(n > 0.0 && n.is_finite()) {
-                return None;
-            }
-            let ticks = mul_ceil(n, per_token)?;
-            (ticks <= tolerance as u64).then_some(ticks as i64)
-        };
-        let per_tokens = [1, 2, 3, 128, 1_000_000_007, 1 << 40, MAX_TOLERANCE as u64];
-        let tolerances = [1, 127, 1 << 20, 1 << 50, MAX_TOLERANCE];
-        let mut costs = [0.0; 40];
-        let specials = [
-            0.0,
-            -0.0,
-            -1.0,
-            0.5,
-            f64::NAN,
-            f64::INFINITY,
-            f64::MIN_POSITIVE,
-        ];
-        costs[..7].copy_from_slice(&specials);
-        let mut at = 7;
-        for n in [
-            1.0f64,
-            2.0,
-            3.0,
-            7.0,
-            1e6,
-            2f64.powi(52),
-            2f64.powi(53),
-            2f64.powi(63),
-            2f64.powi(64),
-            1e30,
-        ] {
-            for x in [
-                n,
-                f64::from_bits(n.to_bits() + 1),
-                f64::from_bits(n.to_bits() - 1),
-            ] {
-                costs[at] = x;
-                at += 1;
-            }
-        }
-        for &per_token in &per_tokens {
-            for &tolerance in &tolerances {
-                for &n in &costs[..at] {
-                    assert_eq!(
-                        cost(per_token, n, tolerance),
-                        by_float(per_token, n, tolerance),
-                        "per_token {per_token}, n {n}, tolerance {tolerance}"
-                    );
-                }
-            }
-        }
+    fn limit(rate: f64, burst: i64) -> GcraLimit {
+        GcraLimit::new(rate, burst).unwrap()
     }
 
-    /// The i64 clock reads what an exact (i128) difference reads.
+    fn admitted(word: &AtomicU64, limit: &GcraLimit, now: i64) -> i64 {
+        (0..100_000).filter(|_| allow(word, limit, now)).count() as i64
+    }
+
     #[test]
-    fn the_clock_reads_the_exact_difference_clamped() {
-        for shift in 0..=MAX_SHIFT {
-            for origin in [i64::MIN, -1, 0, 1, 12_345, i64::MAX / 2, i64::MAX] {
-                let clock = Clock::new(origin, shift);
-                for now in [
-                    i64::MIN,
-                    i64::MIN + 1,
-                    -5,
-                    0,
-                    7,
-                    origin,
-                    origin.wrapping_add(3),
-                    i64::MAX,
-                ] {
-                    let since = i128::from(now) - i128::from(origin);
-                    let exact =
-                        since.clamp(i128::from(PAST >> shift), i128::from(HORIZON >> shift)) as i64;
-                    assert_eq!(
-                        clock.ticks(now),
-                        exact << shift,
-                        "origin {origin}, now {now}, shift {shift}"
-                    );
-                }
+    fn a_full_word_admits_exactly_burst_then_one_a_period() {
+        let limit = limit(1.0, 3);
+        let word = AtomicU64::new(0);
+        assert_eq!(admitted(&word, &limit, 10 * SECOND), 3);
+        assert_eq!(next(&word, &limit, 10 * SECOND), SECOND);
+        assert!(!allow(&word, &limit, 11 * SECOND - 1));
+        assert!(allow(&word, &limit, 11 * SECOND));
+        assert!(!allow(&word, &limit, 11 * SECOND));
+        assert_eq!(room(&word, &limit, 14 * SECOND), 3);
+    }
+
+    #[test]
+    fn every_phase_and_the_zero_word() {
+        for (rate, burst) in [(1.0, 1), (3.0, 7), (1e6, 100), (1e9, 1000), (7.5e8, 3)] {
+            let limit = limit(rate, burst);
+            for now in [0, 1, 511, 512, 1023, 5 * SECOND + 511, limit.max_now()] {
+                let word = AtomicU64::new(0);
+                assert_eq!(admitted(&word, &limit, now), burst, "{rate} {burst} {now}");
             }
         }
     }
 
     #[test]
-    fn take_is_the_gcra() {
-        // A bucket of 3 tokens of 10 ticks.
-        let (cost, tolerance) = (10, 30);
-        let mut tat = 0;
-        for _ in 0..3 {
-            tat = take(tat, 100, cost, tolerance).unwrap();
-        }
-        assert_eq!(tat, 130);
-        assert_eq!(take(tat, 100, cost, tolerance), None);
-        assert_eq!(wait(tat, 100, cost, tolerance), 10);
-        assert_eq!(room(tat, 100, tolerance), 0);
-        assert_eq!(take(tat, 110, cost, tolerance), Some(140));
-        assert_eq!(room(tat, 115, tolerance), 15);
-        assert_eq!(room(tat, 1000, tolerance), 30);
-        assert_eq!(wait(tat, 1000, cost, tolerance), 0);
+    fn allow_n_is_all_or_nothing() {
+        let limit = limit(10.0, 5);
+        let word = AtomicU64::new(0);
+        assert!(!allow_n(&word, &limit, 0, 6));
+        assert!(!allow_n(&word, &limit, 0, 0));
+        assert!(!allow_n(&word, &limit, 0, -1));
+        assert!(allow_n(&word, &limit, 0, 3));
+        let before = word.load(Ordering::Relaxed);
+        assert!(!allow_n(&word, &limit, 0, 3));
+        assert_eq!(word.load(Ordering::Relaxed), before);
+        assert!(allow_n(&word, &limit, 0, 2));
     }
 
     #[test]
-    fn products_are_exact() {
-        assert_eq!(mul_floor(2.5, 3), Some(7));
-        assert_eq!(mul_ceil(2.5, 3), Some(8));
-        assert_eq!(mul_ceil(7.0, 142_857_143), Some(1_000_000_001));
-        assert_eq!(mul_floor(0.1, 10), Some(1)); // 0.1 is a hair above 1/10
-        assert_eq!(mul_ceil(0.1, 10), Some(2));
-        assert_eq!(mul_floor(f64::MIN_POSITIVE, u64::MAX), Some(0));
-        assert_eq!(mul_ceil(f64::MIN_POSITIVE, u64::MAX), Some(1));
-        assert_eq!(mul_ceil(0.0, 5), Some(0));
-        assert_eq!(mul_floor(1e300, 2), None);
-        assert_eq!(mul_floor(-1.0, 2), None);
-        assert_eq!(mul_floor(f64::NAN, 2), None);
-        assert_eq!(mul_floor(2e19, 1), None);
-        assert_eq!(mul_floor(1.8e19, 1), Some(18_000_000_000_000_000_000));
+    fn time_going_backwards_never_admits_more() {
+        let limit = limit(1.0, 2);
+        let word = AtomicU64::new(0);
+        assert!(allow(&word, &limit, 100 * SECOND));
+        assert!(allow(&word, &limit, 100 * SECOND));
+        assert!(!allow(&word, &limit, 50 * SECOND));
+        assert!(!allow(&word, &limit, 0));
+        assert_eq!(next(&word, &limit, 0), 101 * SECOND);
+        assert!(allow(&word, &limit, 101 * SECOND));
     }
 
     #[test]
-    fn a_token_is_never_worth_less_than_the_rate_allows() {
-        for rate in [
-            1.0,
-            3.0,
-            7.0,
-            20.0,
-            1e6 / 7.0,
-            7.8e6,
-            1e8,
-            3e8,
-            7.5e8,
-            1e9,
-            1e12,
-        ] {
-            let tick = Tick::for_rate(rate, 1.0).unwrap();
-            let target = SECOND << tick.shift;
-            // per_token × rate ≥ 2^shift × 10^9, and one tick less is not.
-            assert!(mul_floor(rate, tick.per_token).unwrap() >= target, "{rate}");
-            if tick.per_token > 1 {
-                assert!(
-                    mul_floor(rate, tick.per_token - 1).unwrap() < target,
-                    "{rate}"
-                );
-            }
-            assert!(tick.per_token >= FINE || tick.shift == MAX_SHIFT, "{rate}");
-        }
-        assert_eq!(
-            Tick::for_rate(20.0, 1.0),
-            Some(Tick {
-                shift: 0,
-                per_token: 50_000_000
-            })
-        );
-        assert_eq!(
-            Tick::for_rate(1e9, 1.0),
-            Some(Tick {
-                shift: 4,
-                per_token: 16
-            })
-        );
-        assert_eq!(
-            Tick::for_rate(7.5e8, 1.0),
-            Some(Tick {
-                shift: 4,
-                per_token: 22
-            })
-        );
+    fn the_clock_ends() {
+        let limit = limit(1.0, 2);
+        let word = AtomicU64::new(0);
+        assert!(!allow(&word, &limit, -1));
+        assert!(!allow(&word, &limit, i64::MIN));
+        assert_eq!(next(&word, &limit, -1), NEVER);
+        assert_eq!(word.load(Ordering::Relaxed), 0);
+        // Past max_now time stands still.
+        assert!(allow(&word, &limit, i64::MAX));
+        assert!(allow(&word, &limit, limit.max_now()));
+        assert!(!allow(&word, &limit, i64::MAX));
+        assert_eq!(next(&word, &limit, i64::MAX), NEVER);
+        // A value weir never writes never admits.
+        let word = AtomicU64::new(u64::MAX);
+        assert!(!allow(&word, &limit, i64::MAX));
+        assert_eq!(next(&word, &limit, 0), NEVER);
+        let fast = self::limit(1e9, 1);
+        assert_eq!(fast.max_now(), tat::HORIZON >> 4);
     }
 
     #[test]
-    fn a_burst_too_large_for_a_fine_tick_gets_a_coarser_one() {
-        let tick = Tick::for_rate(1e9, 1e18).unwrap();
-        assert_eq!(tick.shift, 1);
-        assert_eq!(tick.tolerance_for(1e18), Some(2_000_000_000_000_000_000));
-        assert_eq!(Tick::for_rate(1.0, 1e10), None);
-    }
-
-    #[test]
-    fn the_clock_clamps_and_finds_instants() {
-        let clock = Clock::new(1_000, 4);
-        assert_eq!(clock.ticks(1_000), 0);
-        assert_eq!(clock.ticks(1_003), 48);
-        assert_eq!(clock.ticks(i64::MAX), clock.last());
-        assert_eq!(clock.ticks(i64::MIN), (PAST >> 4) << 4);
-        assert_eq!(clock.instant(48), Some(1_003));
-        assert_eq!(clock.instant(49), Some(1_004));
-        assert_eq!(clock.instant(-17), Some(999));
-        assert_eq!(clock.instant(-16), Some(999));
-        assert_eq!(clock.instant(clock.last() + 1), None);
-        assert!(clock.ticks(clock.instant(clock.last()).unwrap()) == clock.last());
+    fn new_rejects_what_the_word_cannot_do() {
+        use GcraError::*;
+        assert_eq!(GcraLimit::new(1.0, 0), Err(Burst));
+        assert_eq!(GcraLimit::new(1.0, MAX_BURST + 1), Err(Burst));
+        assert_eq!(GcraLimit::new(f64::NAN, 1), Err(NotFinite));
+        assert_eq!(GcraLimit::new(-1.0, 1), Err(Negative));
+        assert_eq!(GcraLimit::new(0.0, 1), Err(Zero));
+        assert_eq!(GcraLimit::new(1e-12, 1), Err(TooSlow));
+        assert_eq!(GcraLimit::new(1.0, 1 << 40), Err(TooSlow));
+        assert_eq!(GcraLimit::new(f64::MAX, 1), Err(TooFast));
+        assert!(GcraLimit::new(MAX_RATE, 1).is_ok());
+        let made = limit(3.0, 7);
+        let (p, t, s) = made.parts();
+        assert_eq!(GcraLimit::from_parts(p, t, s), Ok(made));
+        assert_eq!(GcraLimit::from_parts(0, t, s), Err(Invalid));
+        assert_eq!(GcraLimit::from_parts(p, p as i64 - 1, s), Err(Invalid));
+        assert_eq!(GcraLimit::from_parts(p, t, 5), Err(Invalid));
+        assert_eq!(GcraLimit::from_parts(p, -1, s), Err(Invalid));
     }
 }

@@ -42,7 +42,7 @@ pub mod shedder;
 pub mod sip;
 #[cfg(feature = "alloc")]
 pub mod sliding;
-pub mod smooth;
+pub mod tat;
 pub mod time;
 #[cfg(feature = "alloc")]
 pub mod window;

@@ -82,7 +82,7 @@ use LimiterError::*;
 /// anchor. Periods are positive nanoseconds in any value a [`Limiter`]
 /// holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub enum LimiterKind {
     /// `refill_amount` units every `refill_interval_ns`, counted from
     /// `last_refill`.
     Bucket {
@@ -103,7 +103,7 @@ pub enum Kind {
 pub struct Limiter {
     capacity: u64,
     available: u64,
-    kind: Kind,
+    kind: LimiterKind,
 }
 
 /// Whole periods from `anchor` to `now`, and the anchor moved forward by
@@ -161,7 +161,7 @@ impl Limiter {
         Ok(Limiter {
             capacity,
             available: initial_available,
-            kind: Kind::Bucket {
+            kind: LimiterKind::Bucket {
                 refill_amount,
                 refill_interval_ns,
                 last_refill,
@@ -195,7 +195,7 @@ impl Limiter {
         Ok(Limiter {
             capacity,
             available: initial_available,
-            kind: Kind::FixedWindow {
+            kind: LimiterKind::FixedWindow {
                 window_ns,
                 window_start,
             },
@@ -229,7 +229,7 @@ impl Limiter {
         Ok(Limiter {
             capacity,
             available: initial_available,
-            kind: Kind::Cooldown {
+            kind: LimiterKind::Cooldown {
                 cooldown_ns,
                 cooldown_end,
             },
@@ -241,15 +241,15 @@ impl Limiter {
     /// refill amount and positive periods. Used to take a value back from
     /// memory the library does not own; time-dependent checks (anchors in
     /// the future) are the constructors' and are not repeated here.
-    pub fn from_parts(capacity: u64, available: u64, kind: Kind) -> Option<Limiter> {
+    pub fn from_parts(capacity: u64, available: u64, kind: LimiterKind) -> Option<Limiter> {
         let sound = match kind {
-            Kind::Bucket {
+            LimiterKind::Bucket {
                 refill_amount,
                 refill_interval_ns,
                 ..
             } => refill_amount > 0 && refill_interval_ns > 0,
-            Kind::FixedWindow { window_ns, .. } => window_ns > 0,
-            Kind::Cooldown { cooldown_ns, .. } => cooldown_ns > 0,
+            LimiterKind::FixedWindow { window_ns, .. } => window_ns > 0,
+            LimiterKind::Cooldown { cooldown_ns, .. } => cooldown_ns > 0,
         };
         (sound && capacity > 0 && available <= capacity).then_some(Limiter {
             capacity,
@@ -260,7 +260,7 @@ impl Limiter {
 
     /// The stored units and variant, as they are (not projected): the
     /// inverse of [`Limiter::from_parts`].
-    pub fn parts(&self) -> (u64, Kind) {
+    pub fn parts(&self) -> (u64, LimiterKind) {
         (self.available, self.kind)
     }
 
@@ -270,7 +270,7 @@ impl Limiter {
     fn projected(&self, now: i64) -> Limiter {
         let mut next = *self;
         match &mut next.kind {
-            Kind::Bucket {
+            LimiterKind::Bucket {
                 refill_amount,
                 refill_interval_ns,
                 last_refill,
@@ -285,7 +285,7 @@ impl Limiter {
                     *last_refill = anchor;
                 }
             }
-            Kind::FixedWindow {
+            LimiterKind::FixedWindow {
                 window_ns,
                 window_start,
             } => {
@@ -295,7 +295,7 @@ impl Limiter {
                     *window_start = anchor;
                 }
             }
-            Kind::Cooldown { cooldown_end, .. } => {
+            LimiterKind::Cooldown { cooldown_end, .. } => {
                 if self.available == 0 && now >= *cooldown_end {
                     next.available = self.capacity;
                 }
@@ -319,7 +319,7 @@ impl Limiter {
             return Err(RateLimited);
         }
         next.available -= amount;
-        if let Kind::Cooldown {
+        if let LimiterKind::Cooldown {
             cooldown_ns,
             cooldown_end,
         } = &mut next.kind
@@ -374,13 +374,13 @@ impl Limiter {
         }
         let mut next = self.projected(now);
         match next.kind {
-            Kind::Bucket { .. } => {}
-            Kind::FixedWindow { window_start, .. } => {
+            LimiterKind::Bucket { .. } => {}
+            LimiterKind::FixedWindow { window_start, .. } => {
                 if taken_at < window_start {
                     return Err(RefundError::Expired);
                 }
             }
-            Kind::Cooldown { cooldown_end, .. } => {
+            LimiterKind::Cooldown { cooldown_end, .. } => {
                 if next.available == 0 {
                     return Err(RefundError::Armed);
                 }
@@ -412,23 +412,23 @@ impl Limiter {
 
     /// Whether this is a bucket.
     pub fn is_bucket(&self) -> bool {
-        matches!(self.kind, Kind::Bucket { .. })
+        matches!(self.kind, LimiterKind::Bucket { .. })
     }
 
     /// Whether this is a fixed window.
     pub fn is_fixed_window(&self) -> bool {
-        matches!(self.kind, Kind::FixedWindow { .. })
+        matches!(self.kind, LimiterKind::FixedWindow { .. })
     }
 
     /// Whether this is a cooldown.
     pub fn is_cooldown(&self) -> bool {
-        matches!(self.kind, Kind::Cooldown { .. })
+        matches!(self.kind, LimiterKind::Cooldown { .. })
     }
 
     /// A bucket's units per interval.
     pub fn refill_amount(&self) -> Result<u64, LimiterError> {
         match self.kind {
-            Kind::Bucket { refill_amount, .. } => Ok(refill_amount),
+            LimiterKind::Bucket { refill_amount, .. } => Ok(refill_amount),
             _ => Err(WrongVariant),
         }
     }
@@ -436,7 +436,7 @@ impl Limiter {
     /// A bucket's refill interval.
     pub fn refill_interval_ns(&self) -> Result<i64, LimiterError> {
         match self.kind {
-            Kind::Bucket {
+            LimiterKind::Bucket {
                 refill_interval_ns, ..
             } => Ok(refill_interval_ns),
             _ => Err(WrongVariant),
@@ -447,7 +447,7 @@ impl Limiter {
     /// what a rebuild needs to keep the phase.
     pub fn last_refill(&self, now: i64) -> Result<i64, LimiterError> {
         match self.projected(now).kind {
-            Kind::Bucket { last_refill, .. } => Ok(last_refill),
+            LimiterKind::Bucket { last_refill, .. } => Ok(last_refill),
             _ => Err(WrongVariant),
         }
     }
@@ -455,7 +455,7 @@ impl Limiter {
     /// A fixed window's length.
     pub fn window_ns(&self) -> Result<i64, LimiterError> {
         match self.kind {
-            Kind::FixedWindow { window_ns, .. } => Ok(window_ns),
+            LimiterKind::FixedWindow { window_ns, .. } => Ok(window_ns),
             _ => Err(WrongVariant),
         }
     }
@@ -464,7 +464,7 @@ impl Limiter {
     /// is earlier): with `available(now)`, what a rebuild needs.
     pub fn window_start(&self, now: i64) -> Result<i64, LimiterError> {
         match self.projected(now).kind {
-            Kind::FixedWindow { window_start, .. } => Ok(window_start),
+            LimiterKind::FixedWindow { window_start, .. } => Ok(window_start),
             _ => Err(WrongVariant),
         }
     }
@@ -472,7 +472,7 @@ impl Limiter {
     /// A cooldown's gate length.
     pub fn cooldown_ns(&self) -> Result<i64, LimiterError> {
         match self.kind {
-            Kind::Cooldown { cooldown_ns, .. } => Ok(cooldown_ns),
+            LimiterKind::Cooldown { cooldown_ns, .. } => Ok(cooldown_ns),
             _ => Err(WrongVariant),
         }
     }
@@ -481,7 +481,7 @@ impl Limiter {
     /// time. It gates only while `available(now)` is 0.
     pub fn cooldown_end(&self) -> Result<i64, LimiterError> {
         match self.kind {
-            Kind::Cooldown { cooldown_end, .. } => Ok(cooldown_end),
+            LimiterKind::Cooldown { cooldown_end, .. } => Ok(cooldown_end),
             _ => Err(WrongVariant),
         }
     }
@@ -613,7 +613,7 @@ mod tests {
     }
 
     #[test]
-    fn checks_run_in_the_seed_order() {
+    fn checks_run_in_the_documented_order() {
         // Several faults at once report the first in the documented order.
         assert_eq!(Limiter::bucket(0, 0, 0, 9, 9, 0), Err(ZeroCapacity));
         assert_eq!(Limiter::bucket(1, 0, 0, 9, 9, 0), Err(ZeroRefillAmount));
@@ -818,7 +818,7 @@ mod tests {
 
     #[test]
     fn from_parts_accepts_only_sound_values() {
-        let bucket = Kind::Bucket {
+        let bucket = LimiterKind::Bucket {
             refill_amount: 1,
             refill_interval_ns: 1,
             last_refill: 0,
@@ -826,18 +826,18 @@ mod tests {
         assert!(Limiter::from_parts(1, 1, bucket).is_some());
         assert!(Limiter::from_parts(0, 0, bucket).is_none());
         assert!(Limiter::from_parts(1, 2, bucket).is_none());
-        let no_amount = Kind::Bucket {
+        let no_amount = LimiterKind::Bucket {
             refill_amount: 0,
             refill_interval_ns: 1,
             last_refill: 0,
         };
         assert!(Limiter::from_parts(1, 0, no_amount).is_none());
-        let window = Kind::FixedWindow {
+        let window = LimiterKind::FixedWindow {
             window_ns: 0,
             window_start: 0,
         };
         assert!(Limiter::from_parts(1, 0, window).is_none());
-        let cooldown = Kind::Cooldown {
+        let cooldown = LimiterKind::Cooldown {
             cooldown_ns: -3,
             cooldown_end: 0,
         };

@@ -20,7 +20,7 @@ const CLOSED: i64 = i64::MIN;
 
 /// Where the quota stands after an event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Quota {
+pub enum PeriodQuota {
     /// Admitted, and more may follow in this period.
     Under,
     /// Admitted, and it was the last one this period allows.
@@ -107,7 +107,7 @@ impl Period {
 
     /// Counts one event at `now` and says where the quota stands. `Under`
     /// and `Hit` are admitted; `Over` is refused.
-    pub fn take(&mut self, now: i64) -> Quota {
+    pub fn take(&mut self, now: i64) -> PeriodQuota {
         let now = self.clock(now);
         self.latest = now;
         if self.open_at(now).is_none() {
@@ -115,13 +115,13 @@ impl Period {
             self.count = 0;
         }
         if self.count >= self.quota {
-            return Quota::Over;
+            return PeriodQuota::Over;
         }
         self.count += 1;
         if self.count == self.quota {
-            Quota::Hit
+            PeriodQuota::Hit
         } else {
-            Quota::Under
+            PeriodQuota::Under
         }
     }
 
@@ -161,37 +161,37 @@ mod tests {
         assert_eq!(period.left(0), 3);
         assert_eq!(period.next(0), 0);
         // The first event opens the period at 30: it runs to 130.
-        assert_eq!(period.take(30), Quota::Under);
-        assert_eq!(period.take(40), Quota::Under);
+        assert_eq!(period.take(30), PeriodQuota::Under);
+        assert_eq!(period.take(40), PeriodQuota::Under);
         assert_eq!(period.left(40), 1);
-        assert_eq!(period.take(50), Quota::Hit);
-        assert_eq!(period.take(60), Quota::Over);
-        assert_eq!(period.take(129), Quota::Over);
+        assert_eq!(period.take(50), PeriodQuota::Hit);
+        assert_eq!(period.take(60), PeriodQuota::Over);
+        assert_eq!(period.take(129), PeriodQuota::Over);
         assert_eq!(period.left(129), 0);
         assert_eq!(period.next(129), 1);
         // Closed at 130; nothing opens until the next event.
         assert_eq!(period.left(130), 3);
         assert_eq!(period.next(200), 0);
-        assert_eq!(period.take(200), Quota::Under);
+        assert_eq!(period.take(200), PeriodQuota::Under);
         assert_eq!(period.next(200), 100);
     }
 
     #[test]
     fn a_quota_of_one_hits_at_once() {
         let mut period = Period::new(1, 10, false).unwrap();
-        assert_eq!(period.take(0), Quota::Hit);
-        assert_eq!(period.take(1), Quota::Over);
-        assert_eq!(period.take(10), Quota::Hit);
+        assert_eq!(period.take(0), PeriodQuota::Hit);
+        assert_eq!(period.take(1), PeriodQuota::Over);
+        assert_eq!(period.take(10), PeriodQuota::Hit);
     }
 
     #[test]
     fn aligned_periods_open_on_multiples_of_the_period() {
         let mut period = Period::new(2, 100, true).unwrap();
-        assert_eq!(period.take(150), Quota::Under);
+        assert_eq!(period.take(150), PeriodQuota::Under);
         assert_eq!(period.next(150), 50);
-        assert_eq!(period.take(199), Quota::Hit);
-        assert_eq!(period.take(199), Quota::Over);
-        assert_eq!(period.take(200), Quota::Under);
+        assert_eq!(period.take(199), PeriodQuota::Hit);
+        assert_eq!(period.take(199), PeriodQuota::Over);
+        assert_eq!(period.take(200), PeriodQuota::Under);
         assert_eq!(period.next(250), 50);
     }
 
@@ -199,13 +199,13 @@ mod tests {
     fn alignment_uses_floor_division_for_negative_readings() {
         let mut period = Period::new(1, 100, true).unwrap();
         // -150 lies in [-200, -100), not in (-200, -100] or [-100, 0).
-        assert_eq!(period.take(-150), Quota::Hit);
+        assert_eq!(period.take(-150), PeriodQuota::Hit);
         assert_eq!(period.next(-150), 50);
-        assert_eq!(period.take(-101), Quota::Over);
-        assert_eq!(period.take(-100), Quota::Hit);
+        assert_eq!(period.take(-101), PeriodQuota::Over);
+        assert_eq!(period.take(-100), PeriodQuota::Hit);
         assert_eq!(period.next(-100), 100);
-        assert_eq!(period.take(-1), Quota::Over);
-        assert_eq!(period.take(0), Quota::Hit);
+        assert_eq!(period.take(-1), PeriodQuota::Over);
+        assert_eq!(period.take(0), PeriodQuota::Hit);
     }
 
     #[test]
@@ -213,9 +213,9 @@ mod tests {
         for raw in [0, -5, i64::MIN] {
             let mut period = Period::new(1, raw, true).unwrap();
             assert_eq!(period.period(), 1);
-            assert_eq!(period.take(7), Quota::Hit);
-            assert_eq!(period.take(7), Quota::Over);
-            assert_eq!(period.take(8), Quota::Hit);
+            assert_eq!(period.take(7), PeriodQuota::Hit);
+            assert_eq!(period.take(7), PeriodQuota::Over);
+            assert_eq!(period.take(8), PeriodQuota::Hit);
         }
     }
 
@@ -239,19 +239,19 @@ mod tests {
     fn time_going_backwards_counts_as_no_time_passing() {
         for align in [false, true] {
             let mut period = Period::new(1, 100, align).unwrap();
-            assert_eq!(period.take(1_000), Quota::Hit);
+            assert_eq!(period.take(1_000), PeriodQuota::Hit);
             // Earlier than the open period's start: still the same period.
-            assert_eq!(period.take(900), Quota::Over);
-            assert_eq!(period.take(i64::MIN), Quota::Over);
+            assert_eq!(period.take(900), PeriodQuota::Over);
+            assert_eq!(period.take(i64::MIN), PeriodQuota::Over);
             assert_eq!(period.left(0), 0);
             assert_eq!(period.next(0), 100);
-            assert_eq!(period.take(1_100), Quota::Hit);
+            assert_eq!(period.take(1_100), PeriodQuota::Hit);
         }
     }
 
     #[test]
     fn readings_are_pure() {
-        // Issue 11: a reading used to move the clock, so `left(1 000)` made
+        // A reading used to move the clock, so `left(1 000)` made
         // a later take at 500 count as 1 000. A reading now changes no
         // later answer: the takes below answer as they would without it.
         for align in [false, true] {
@@ -260,14 +260,14 @@ mod tests {
             assert_eq!(read.left(1_000), 1);
             assert_eq!(read.next(2_000), 0);
             for p in [&mut read, &mut plain] {
-                assert_eq!(p.take(500), Quota::Hit);
-                assert_eq!(p.take(550), Quota::Over);
-                assert_eq!(p.take(1_000), Quota::Hit);
+                assert_eq!(p.take(500), PeriodQuota::Hit);
+                assert_eq!(p.take(550), PeriodQuota::Over);
+                assert_eq!(p.take(1_000), PeriodQuota::Hit);
             }
             // A reading at an earlier `now` answers as of the latest take.
             assert_eq!(read.left(0), 0);
             assert_eq!(read.next(0), 100);
-            assert_eq!(read.take(1_099), Quota::Over);
+            assert_eq!(read.take(1_099), PeriodQuota::Over);
         }
     }
 
@@ -275,23 +275,23 @@ mod tests {
     fn extreme_times_saturate() {
         for align in [false, true] {
             let mut period = Period::new(2, SECOND, align).unwrap();
-            assert_eq!(period.take(i64::MIN), Quota::Under);
+            assert_eq!(period.take(i64::MIN), PeriodQuota::Under);
             assert!(period.next(i64::MIN) > 0);
             let mut period = Period::new(2, SECOND, align).unwrap();
-            assert_eq!(period.take(i64::MAX), Quota::Under);
-            assert_eq!(period.take(i64::MAX), Quota::Hit);
+            assert_eq!(period.take(i64::MAX), PeriodQuota::Under);
+            assert_eq!(period.take(i64::MAX), PeriodQuota::Hit);
             // The last period never ends: the clock cannot pass its end.
-            assert_eq!(period.take(i64::MAX), Quota::Over);
+            assert_eq!(period.take(i64::MAX), PeriodQuota::Over);
             assert_eq!(period.left(i64::MAX), 0);
             assert_eq!(period.next(i64::MAX), NEVER);
         }
         // The longest period.
         let mut period = Period::new(1, i64::MAX, true).unwrap();
-        assert_eq!(period.take(-1), Quota::Hit);
+        assert_eq!(period.take(-1), PeriodQuota::Hit);
         assert_eq!(period.next(-1), 1);
-        assert_eq!(period.take(0), Quota::Hit);
+        assert_eq!(period.take(0), PeriodQuota::Hit);
         assert_eq!(period.next(0), NEVER);
-        assert_eq!(period.take(1), Quota::Over);
+        assert_eq!(period.take(1), PeriodQuota::Over);
     }
 
     #[test]
@@ -300,9 +300,9 @@ mod tests {
         period.count = i64::MAX - 1;
         period.end = 10;
         period.latest = 0;
-        assert_eq!(period.take(0), Quota::Hit);
-        assert_eq!(period.take(0), Quota::Over);
-        assert_eq!(period.take(0), Quota::Over);
+        assert_eq!(period.take(0), PeriodQuota::Hit);
+        assert_eq!(period.take(0), PeriodQuota::Over);
+        assert_eq!(period.take(0), PeriodQuota::Over);
         assert_eq!(period.left(0), 0);
     }
 }

@@ -11,7 +11,7 @@
 //!   is the likeliest to still be good, and the oldest are left to age past
 //!   `keep` and be evicted, which is how a pool shrinks after a burst.
 //! - **Never lost.** An idle resource too old to lend comes back from
-//!   [`Pool::take`] as [`Taken::Stale`] for the caller to close, whether or
+//!   [`Pool::take`] as [`PoolTaken::Stale`] for the caller to close, whether or
 //!   not the eviction timer has run; [`Pool::evict`] and [`Pool::close`] hand
 //!   back every resource they remove; `give` says when it did not keep one.
 //! - **Never younger than it is.** Each lent resource is found again by its
@@ -34,7 +34,7 @@ pub const MAX_SIZE: i64 = 1 << 24;
 /// `keep_ns` or `life_ns` means no limit. The last three fields are zero in
 /// the preset, which is the pool as it was before they existed.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Limits {
+pub struct PoolPolicy {
     /// The most resources alive at once: idle, lent and being made.
     pub size: i64,
     /// The most kept idle; above `size` it counts as `size`.
@@ -56,12 +56,12 @@ pub struct Limits {
     pub max_making: i64,
 }
 
-impl Limits {
+impl PoolPolicy {
     /// Ten live, ten idle, closed after thirty minutes idle, no maximum age:
     /// the default pool size of HikariCP and Go's `database/sql`, with idle
     /// equal to size as `database/sql` keeps it, so a pool that grew under
     /// load does not throw its resources away at once.
-    pub const PRESET: Limits = Limits {
+    pub const PRESET: PoolPolicy = PoolPolicy {
         size: 10,
         idle: 10,
         keep_ns: 30 * 60 * crate::time::SECOND,
@@ -72,16 +72,16 @@ impl Limits {
     };
 }
 
-impl Default for Limits {
-    fn default() -> Limits {
-        Limits::PRESET
+impl Default for PoolPolicy {
+    fn default() -> PoolPolicy {
+        PoolPolicy::PRESET
     }
 }
 
 /// Why limits were refused: the field that is wrong, checked in field
 /// order (size, idle, keep, life, jitter, min idle, max making).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LimitsError {
+pub enum PoolPolicyError {
     /// `size` is outside 1..=[`MAX_SIZE`]: zero (such a pool could never
     /// lend anything), negative, or too large.
     Size,
@@ -92,7 +92,7 @@ pub enum LimitsError {
     /// `life_ns` is negative.
     Life,
     /// `life_jitter` is not in 0..=1 (NaN included).
-    Jitter,
+    BackoffJitter,
     /// `min_idle` is negative.
     MinIdle,
     /// `max_making` is negative.
@@ -103,7 +103,7 @@ pub enum LimitsError {
 
 /// What [`Pool::take`] answers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Taken {
+pub enum PoolTaken {
     /// An idle resource, now lent to the caller.
     Ready(usize),
     /// An idle resource past `keep` or `life`: already out of the pool and
@@ -123,7 +123,7 @@ pub enum Taken {
 /// A call the pool refused because it would have miscounted. Nothing
 /// changes when one is returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Misuse {
+pub enum PoolMisuse {
     /// The item is idle in the pool, not lent (`give` or `drop_item` of it).
     Idle,
     /// The pool never lent the item and no reservation is open to take it
@@ -140,7 +140,7 @@ pub enum Misuse {
 /// `stale`, `evicted_idle`, `evicted_age`, `dropped`, `refused`, `closed`
 /// or `retired`, or is still idle or lent.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Counters {
+pub struct PoolStats {
     /// By `made`, or an unknown item given or dropped into a reservation.
     pub made: u64,
     /// `Ready` answers.
@@ -203,7 +203,7 @@ struct Table {
 }
 
 impl Table {
-    fn new(size: usize) -> Result<Table, LimitsError> {
+    fn new(size: usize) -> Result<Table, PoolPolicyError> {
         let slots = (size * 2).next_power_of_two();
         let mut table = Table {
             items: Vec::new(),
@@ -211,7 +211,7 @@ impl Table {
             tags: Vec::new(),
             shift: 64 - slots.trailing_zeros(),
         };
-        let no_memory = |_| LimitsError::NoMemory;
+        let no_memory = |_| PoolPolicyError::NoMemory;
         table.items.try_reserve_exact(slots).map_err(no_memory)?;
         table.births.try_reserve_exact(slots).map_err(no_memory)?;
         table.tags.try_reserve_exact(slots).map_err(no_memory)?;
@@ -321,7 +321,7 @@ pub struct Pool {
     latest: i64,
     /// Set by `close`: nothing more is made or kept.
     closed: bool,
-    counters: Counters,
+    counters: PoolStats,
 }
 
 impl Pool {
@@ -333,8 +333,8 @@ impl Pool {
     /// field in that order); an `idle` above `size` counts as `size`, a
     /// `min_idle` above that as it, a `max_making` above `size` as `size`;
     /// an `idle` of zero keeps nothing (every `give` answers "not kept").
-    pub fn new(limits: Limits) -> Result<Pool, LimitsError> {
-        let Limits {
+    pub fn new(limits: PoolPolicy) -> Result<Pool, PoolPolicyError> {
+        let PoolPolicy {
             size,
             idle,
             keep_ns,
@@ -344,13 +344,16 @@ impl Pool {
             max_making,
         } = limits;
         let faults = [
-            (!(1..=MAX_SIZE).contains(&size), LimitsError::Size),
-            (idle < 0, LimitsError::Idle),
-            (keep_ns < 0, LimitsError::Keep),
-            (life_ns < 0, LimitsError::Life),
-            (!(0.0..=1.0).contains(&life_jitter), LimitsError::Jitter),
-            (min_idle < 0, LimitsError::MinIdle),
-            (max_making < 0, LimitsError::MaxMaking),
+            (!(1..=MAX_SIZE).contains(&size), PoolPolicyError::Size),
+            (idle < 0, PoolPolicyError::Idle),
+            (keep_ns < 0, PoolPolicyError::Keep),
+            (life_ns < 0, PoolPolicyError::Life),
+            (
+                !(0.0..=1.0).contains(&life_jitter),
+                PoolPolicyError::BackoffJitter,
+            ),
+            (min_idle < 0, PoolPolicyError::MinIdle),
+            (max_making < 0, PoolPolicyError::MaxMaking),
         ];
         if let Some(&(_, fault)) = faults.iter().find(|(failed, _)| *failed) {
             return Err(fault);
@@ -368,7 +371,7 @@ impl Pool {
         let mut stack = Vec::new();
         stack
             .try_reserve_exact(idle_cap)
-            .map_err(|_| LimitsError::NoMemory)?;
+            .map_err(|_| PoolPolicyError::NoMemory)?;
         Ok(Pool {
             size,
             idle_cap,
@@ -384,7 +387,7 @@ impl Pool {
             reserved: 0,
             latest: i64::MIN,
             closed: false,
-            counters: Counters::default(),
+            counters: PoolStats::default(),
         })
     }
 
@@ -434,15 +437,15 @@ impl Pool {
     /// for one more, or says to wait.
     ///
     /// The newest idle resource is looked at first; if it is past `keep` or
-    /// `life` it comes back as [`Taken::Stale`], already out of the pool,
+    /// `life` it comes back as [`PoolTaken::Stale`], already out of the pool,
     /// and the caller closes it and takes again.
     #[inline]
-    pub fn take(&mut self, now: i64) -> Taken {
+    pub fn take(&mut self, now: i64) -> PoolTaken {
         let now = self.clock(now);
         self.commit_clock(now);
         if self.closed {
             self.counters.waits += 1;
-            return Taken::Wait;
+            return PoolTaken::Wait;
         }
         if let Some(top) = self.idle.pop() {
             let slot = self.table.find(top.item);
@@ -453,28 +456,28 @@ impl Pool {
                     self.table.remove(slot);
                 }
                 self.counters.stale += 1;
-                return Taken::Stale(top.item);
+                return PoolTaken::Stale(top.item);
             }
             if let Some(slot) = slot {
                 self.table.tags[slot] = LENT;
             }
             self.lent += 1;
             self.counters.reused += 1;
-            return Taken::Ready(top.item);
+            return PoolTaken::Ready(top.item);
         }
         if self.live() < self.size && self.reserved < self.max_making {
             self.reserved += 1;
-            Taken::Make
+            PoolTaken::Make
         } else {
             self.counters.waits += 1;
-            Taken::Wait
+            PoolTaken::Wait
         }
     }
 
-    /// Registers a resource made after [`Taken::Make`], as lent and born at
+    /// Registers a resource made after [`PoolTaken::Make`], as lent and born at
     /// `now`; it fills the reservation. On an error nothing changes, the
     /// clock included.
-    pub fn made(&mut self, item: usize, now: i64) -> Result<(), Misuse> {
+    pub fn made(&mut self, item: usize, now: i64) -> Result<(), PoolMisuse> {
         self.made_jittered(item, now, 0)
     }
 
@@ -485,13 +488,13 @@ impl Pool {
     /// (its own generator: the pool has no dice); a `draw` of 0, no
     /// `life_ns` or no `life_jitter` shortens nothing. On an error nothing
     /// changes, the clock included.
-    pub fn made_jittered(&mut self, item: usize, now: i64, draw: u64) -> Result<(), Misuse> {
+    pub fn made_jittered(&mut self, item: usize, now: i64, draw: u64) -> Result<(), PoolMisuse> {
         let now = self.clock(now);
         if self.table.find(item).is_some() {
-            return Err(Misuse::Known);
+            return Err(PoolMisuse::Known);
         }
         if self.reserved == 0 {
-            return Err(Misuse::NoReservation);
+            return Err(PoolMisuse::NoReservation);
         }
         self.commit_clock(now);
         self.reserved -= 1;
@@ -506,9 +509,9 @@ impl Pool {
 
     /// Releases a reservation whose make failed, so a failing factory does
     /// not shrink the pool for good.
-    pub fn unmade(&mut self) -> Result<(), Misuse> {
+    pub fn unmade(&mut self) -> Result<(), PoolMisuse> {
         if self.reserved == 0 {
-            return Err(Misuse::NoReservation);
+            return Err(PoolMisuse::NoReservation);
         }
         self.reserved -= 1;
         self.counters.unmade += 1;
@@ -524,10 +527,10 @@ impl Pool {
     /// `Make` without `made`: it fills the reservation, born at `now`. On
     /// an error nothing changes, the clock included.
     #[inline]
-    pub fn give(&mut self, item: usize, now: i64) -> Result<bool, Misuse> {
+    pub fn give(&mut self, item: usize, now: i64) -> Result<bool, PoolMisuse> {
         let now = self.clock(now);
         let slot = match self.table.find(item) {
-            Some(slot) if self.table.tags[slot] == IDLE => return Err(Misuse::Idle),
+            Some(slot) if self.table.tags[slot] == IDLE => return Err(PoolMisuse::Idle),
             Some(slot) => slot,
             None => self.register_unmade(item, now)?,
         };
@@ -559,9 +562,9 @@ impl Pool {
     /// An unknown item arriving while a reservation is open fills it: it is
     /// registered as made and lent, born at `now`.
     #[inline]
-    fn register_unmade(&mut self, item: usize, now: i64) -> Result<usize, Misuse> {
+    fn register_unmade(&mut self, item: usize, now: i64) -> Result<usize, PoolMisuse> {
         if self.reserved == 0 {
-            return Err(Misuse::NotLent);
+            return Err(PoolMisuse::NotLent);
         }
         self.reserved -= 1;
         self.lent += 1;
@@ -572,9 +575,9 @@ impl Pool {
     /// Forgets a lent resource that broke and is not coming back; the caller
     /// closes it. An unknown item dropped while a reservation is open fills
     /// and ends the reservation (counted as made and dropped).
-    pub fn drop_item(&mut self, item: usize) -> Result<(), Misuse> {
+    pub fn drop_item(&mut self, item: usize) -> Result<(), PoolMisuse> {
         let slot = match self.table.find(item) {
-            Some(slot) if self.table.tags[slot] == IDLE => return Err(Misuse::Idle),
+            Some(slot) if self.table.tags[slot] == IDLE => return Err(PoolMisuse::Idle),
             Some(slot) => slot,
             None => {
                 let now = self.latest;
@@ -751,7 +754,7 @@ impl Pool {
     }
 
     /// The running totals.
-    pub fn counters(&self) -> Counters {
+    pub fn stats(&self) -> PoolStats {
         self.counters
     }
 
@@ -770,27 +773,27 @@ mod tests {
     const MINUTE: i64 = 60 * SECOND;
 
     fn pool(size: i64, idle: i64, keep_ns: i64, life_ns: i64) -> Pool {
-        Pool::new(Limits {
+        Pool::new(PoolPolicy {
             size,
             idle,
             keep_ns,
             life_ns,
-            ..Limits::PRESET
+            ..PoolPolicy::PRESET
         })
         .unwrap()
     }
 
     /// Takes MAKE and registers `item` at `now`.
     fn make(pool: &mut Pool, item: usize, now: i64) {
-        assert_eq!(pool.take(now), Taken::Make);
+        assert_eq!(pool.take(now), PoolTaken::Make);
         pool.made(item, now).unwrap();
     }
 
     #[test]
     fn preset_is_ten_ten_thirty_minutes_no_life() {
         assert_eq!(
-            Limits::default(),
-            Limits {
+            PoolPolicy::default(),
+            PoolPolicy {
                 size: 10,
                 idle: 10,
                 keep_ns: 30 * MINUTE,
@@ -805,31 +808,31 @@ mod tests {
     #[test]
     fn limits_are_validated() {
         let bad = |size, idle, keep_ns, life_ns| {
-            Pool::new(Limits {
+            Pool::new(PoolPolicy {
                 size,
                 idle,
                 keep_ns,
                 life_ns,
-                ..Limits::PRESET
+                ..PoolPolicy::PRESET
             })
             .unwrap_err()
         };
-        assert_eq!(bad(-1, 1, 0, 0), LimitsError::Size);
-        assert_eq!(bad(1, -1, 0, 0), LimitsError::Idle);
-        assert_eq!(bad(1, 1, -1, 0), LimitsError::Keep);
-        assert_eq!(bad(1, 1, 0, i64::MIN), LimitsError::Life);
-        assert_eq!(bad(0, 0, 0, 0), LimitsError::Size);
-        assert_eq!(bad(MAX_SIZE + 1, 0, 0, 0), LimitsError::Size);
-        assert_eq!(bad(i64::MAX, 0, 0, 0), LimitsError::Size);
+        assert_eq!(bad(-1, 1, 0, 0), PoolPolicyError::Size);
+        assert_eq!(bad(1, -1, 0, 0), PoolPolicyError::Idle);
+        assert_eq!(bad(1, 1, -1, 0), PoolPolicyError::Keep);
+        assert_eq!(bad(1, 1, 0, i64::MIN), PoolPolicyError::Life);
+        assert_eq!(bad(0, 0, 0, 0), PoolPolicyError::Size);
+        assert_eq!(bad(MAX_SIZE + 1, 0, 0, 0), PoolPolicyError::Size);
+        assert_eq!(bad(i64::MAX, 0, 0, 0), PoolPolicyError::Size);
         // Several wrong fields: the first in field order.
-        assert_eq!(bad(0, -1, -1, -1), LimitsError::Size);
-        assert_eq!(bad(1, 1, -1, -1), LimitsError::Keep);
-        assert!(Pool::new(Limits {
+        assert_eq!(bad(0, -1, -1, -1), PoolPolicyError::Size);
+        assert_eq!(bad(1, 1, -1, -1), PoolPolicyError::Keep);
+        assert!(Pool::new(PoolPolicy {
             size: 1,
             idle: i64::MAX,
             keep_ns: i64::MAX,
             life_ns: i64::MAX,
-            ..Limits::PRESET
+            ..PoolPolicy::PRESET
         })
         .is_ok());
     }
@@ -843,12 +846,12 @@ mod tests {
         for item in [1, 2, 3] {
             assert_eq!(p.give(item, 1), Ok(true));
         }
-        assert_eq!(p.take(2), Taken::Ready(3));
-        assert_eq!(p.take(2), Taken::Ready(2));
-        assert_eq!(p.take(2), Taken::Ready(1));
-        assert_eq!(p.take(2), Taken::Wait);
-        assert_eq!(p.counters().reused, 3);
-        assert_eq!(p.counters().waits, 1);
+        assert_eq!(p.take(2), PoolTaken::Ready(3));
+        assert_eq!(p.take(2), PoolTaken::Ready(2));
+        assert_eq!(p.take(2), PoolTaken::Ready(1));
+        assert_eq!(p.take(2), PoolTaken::Wait);
+        assert_eq!(p.stats().reused, 3);
+        assert_eq!(p.stats().waits, 1);
     }
 
     #[test]
@@ -856,17 +859,17 @@ mod tests {
         let mut p = pool(2, 2, MINUTE, 0);
         make(&mut p, 7, 0);
         assert_eq!(p.give(7, 0), Ok(true));
-        assert_eq!(p.take(MINUTE - 1), Taken::Ready(7));
+        assert_eq!(p.take(MINUTE - 1), PoolTaken::Ready(7));
         assert_eq!(p.give(7, MINUTE), Ok(true));
         assert_eq!(p.live(), 1);
         // Idle exactly `keep`: due (the boundary is included).
-        assert_eq!(p.take(2 * MINUTE), Taken::Stale(7));
+        assert_eq!(p.take(2 * MINUTE), PoolTaken::Stale(7));
         assert_eq!(p.live(), 0);
         assert_eq!(p.idle(), 0);
-        assert_eq!(p.counters().stale, 1);
+        assert_eq!(p.stats().stale, 1);
         // The item is gone: giving it again is misuse.
-        assert_eq!(p.give(7, 2 * MINUTE), Err(Misuse::NotLent));
-        assert_eq!(p.take(2 * MINUTE), Taken::Make);
+        assert_eq!(p.give(7, 2 * MINUTE), Err(PoolMisuse::NotLent));
+        assert_eq!(p.take(2 * MINUTE), PoolTaken::Make);
     }
 
     #[test]
@@ -876,10 +879,10 @@ mod tests {
         // Lent and returned every second: give never resets the age.
         for t in 1..10 {
             assert_eq!(p.give(9, t * SECOND), Ok(true));
-            assert_eq!(p.take(t * SECOND), Taken::Ready(9));
+            assert_eq!(p.take(t * SECOND), PoolTaken::Ready(9));
         }
         assert_eq!(p.give(9, 9 * SECOND), Ok(true));
-        assert_eq!(p.take(10 * SECOND), Taken::Stale(9));
+        assert_eq!(p.take(10 * SECOND), PoolTaken::Stale(9));
         assert_eq!(p.live(), 0);
     }
 
@@ -889,38 +892,38 @@ mod tests {
         make(&mut p, 4, 0);
         assert_eq!(p.give(4, SECOND), Ok(false));
         assert_eq!(p.live(), 0);
-        assert_eq!(p.counters().evicted_age, 1);
+        assert_eq!(p.stats().evicted_age, 1);
     }
 
     #[test]
     fn reservations_fill_to_size_then_wait_and_unmade_frees_room() {
         let mut p = pool(2, 2, 0, 0);
-        assert_eq!(p.take(0), Taken::Make);
-        assert_eq!(p.take(0), Taken::Make);
-        assert_eq!(p.take(0), Taken::Wait);
+        assert_eq!(p.take(0), PoolTaken::Make);
+        assert_eq!(p.take(0), PoolTaken::Make);
+        assert_eq!(p.take(0), PoolTaken::Wait);
         assert_eq!((p.live(), p.busy()), (2, 2));
         p.unmade().unwrap();
         assert_eq!(p.live(), 1);
-        assert_eq!(p.take(0), Taken::Make);
+        assert_eq!(p.take(0), PoolTaken::Make);
         p.unmade().unwrap();
         p.unmade().unwrap();
-        assert_eq!(p.unmade(), Err(Misuse::NoReservation));
+        assert_eq!(p.unmade(), Err(PoolMisuse::NoReservation));
         assert_eq!(p.live(), 0);
-        assert_eq!(p.counters().unmade, 3);
+        assert_eq!(p.stats().unmade, 3);
     }
 
     #[test]
     fn unregistered_item_given_after_make_fills_the_reservation_born_now() {
         let mut p = pool(1, 1, 0, 10 * SECOND);
-        assert_eq!(p.take(0), Taken::Make);
+        assert_eq!(p.take(0), PoolTaken::Make);
         assert_eq!(p.give(5, 4 * SECOND), Ok(true));
         assert_eq!(p.live(), 1);
         assert_eq!(p.busy(), 0);
-        assert_eq!(p.counters().made, 1);
+        assert_eq!(p.stats().made, 1);
         // Born at 4 s, not at the take: still fresh at 13.9 s.
-        assert_eq!(p.take(14 * SECOND - 1), Taken::Ready(5));
+        assert_eq!(p.take(14 * SECOND - 1), PoolTaken::Ready(5));
         assert_eq!(p.give(5, 14 * SECOND - 1), Ok(true));
-        assert_eq!(p.take(14 * SECOND), Taken::Stale(5));
+        assert_eq!(p.take(14 * SECOND), PoolTaken::Stale(5));
     }
 
     #[test]
@@ -931,8 +934,8 @@ mod tests {
         assert_eq!(p.give(1, 0), Ok(true));
         assert_eq!(p.give(2, 0), Ok(false));
         assert_eq!((p.live(), p.idle(), p.busy()), (1, 1, 0));
-        assert_eq!(p.counters().refused, 1);
-        assert_eq!(p.give(2, 0), Err(Misuse::NotLent));
+        assert_eq!(p.stats().refused, 1);
+        assert_eq!(p.give(2, 0), Err(PoolMisuse::NotLent));
     }
 
     #[test]
@@ -949,51 +952,51 @@ mod tests {
     #[test]
     fn misuse_is_reported_and_changes_nothing() {
         let mut p = pool(2, 2, 0, 0);
-        assert_eq!(p.made(1, 0), Err(Misuse::NoReservation));
-        assert_eq!(p.give(1, 0), Err(Misuse::NotLent));
-        assert_eq!(p.drop_item(1), Err(Misuse::NotLent));
+        assert_eq!(p.made(1, 0), Err(PoolMisuse::NoReservation));
+        assert_eq!(p.give(1, 0), Err(PoolMisuse::NotLent));
+        assert_eq!(p.drop_item(1), Err(PoolMisuse::NotLent));
         make(&mut p, 1, 0);
-        assert_eq!(p.take(0), Taken::Make);
-        assert_eq!(p.made(1, 0), Err(Misuse::Known));
+        assert_eq!(p.take(0), PoolTaken::Make);
+        assert_eq!(p.made(1, 0), Err(PoolMisuse::Known));
         assert_eq!(p.give(1, 0), Ok(true));
-        assert_eq!(p.give(1, 0), Err(Misuse::Idle));
-        assert_eq!(p.drop_item(1), Err(Misuse::Idle));
-        assert_eq!(p.made(1, 0), Err(Misuse::Known));
+        assert_eq!(p.give(1, 0), Err(PoolMisuse::Idle));
+        assert_eq!(p.drop_item(1), Err(PoolMisuse::Idle));
+        assert_eq!(p.made(1, 0), Err(PoolMisuse::Known));
         assert_eq!((p.live(), p.idle(), p.busy()), (2, 1, 1));
         p.made(2, 0).unwrap();
-        assert_eq!(p.counters().made, 2);
+        assert_eq!(p.stats().made, 2);
         assert_eq!(p.drop_item(2), Ok(()));
-        assert_eq!(p.drop_item(2), Err(Misuse::NotLent));
+        assert_eq!(p.drop_item(2), Err(PoolMisuse::NotLent));
         assert_eq!((p.live(), p.idle(), p.busy()), (1, 1, 0));
     }
 
     #[test]
     fn a_refused_call_does_not_move_the_clock() {
-        // Issue 11, bug 4: `made` and `give` moved the pool's clock before
+        // A fixed bug: `made` and `give` moved the pool's clock before
         // they validated, so a refused call at 20 s made an item given at 0
         // stale at 5 s (keep 10 s).
         let mut p = pool(4, 4, 10 * SECOND, 0);
         make(&mut p, 1, 0);
         assert_eq!(p.give(1, 0), Ok(true));
-        assert_eq!(p.made(99, 20 * SECOND), Err(Misuse::NoReservation));
-        assert_eq!(p.made(1, 20 * SECOND), Err(Misuse::Known));
-        assert_eq!(p.give(1, 20 * SECOND), Err(Misuse::Idle));
-        assert_eq!(p.give(98, 20 * SECOND), Err(Misuse::NotLent));
+        assert_eq!(p.made(99, 20 * SECOND), Err(PoolMisuse::NoReservation));
+        assert_eq!(p.made(1, 20 * SECOND), Err(PoolMisuse::Known));
+        assert_eq!(p.give(1, 20 * SECOND), Err(PoolMisuse::Idle));
+        assert_eq!(p.give(98, 20 * SECOND), Err(PoolMisuse::NotLent));
         assert_eq!(p.next_expiry(5 * SECOND), 5 * SECOND);
-        assert_eq!(p.take(5 * SECOND), Taken::Ready(1));
+        assert_eq!(p.take(5 * SECOND), PoolTaken::Ready(1));
     }
 
     #[test]
     fn drop_frees_room_and_unknown_drop_ends_a_reservation() {
         let mut p = pool(1, 1, 0, 0);
         make(&mut p, 1, 0);
-        assert_eq!(p.take(0), Taken::Wait);
+        assert_eq!(p.take(0), PoolTaken::Wait);
         p.drop_item(1).unwrap();
         assert_eq!(p.live(), 0);
-        assert_eq!(p.take(0), Taken::Make);
+        assert_eq!(p.take(0), PoolTaken::Make);
         p.drop_item(8).unwrap();
         assert_eq!(p.live(), 0);
-        let c = p.counters();
+        let c = p.stats();
         assert_eq!((c.made, c.dropped), (2, 2));
     }
 
@@ -1024,7 +1027,7 @@ mod tests {
         assert_eq!(p.evict(20 * SECOND, &mut out), 1);
         assert_eq!(out[0], 6);
         assert_eq!(p.live(), 0);
-        assert_eq!(p.counters().evicted_idle, 6);
+        assert_eq!(p.stats().evicted_idle, 6);
     }
 
     #[test]
@@ -1040,8 +1043,8 @@ mod tests {
         let mut out = [0; 3];
         assert_eq!(p.evict(12 * SECOND, &mut out), 1);
         assert_eq!(out[0], 1);
-        assert_eq!(p.counters().evicted_age, 1);
-        assert_eq!(p.take(12 * SECOND), Taken::Ready(2));
+        assert_eq!(p.stats().evicted_age, 1);
+        assert_eq!(p.take(12 * SECOND), PoolTaken::Ready(2));
     }
 
     #[test]
@@ -1060,7 +1063,7 @@ mod tests {
         assert_eq!(p.evict(now + wait, &mut out), 1);
         assert_eq!(out[0], 1);
         assert_eq!(p.next_expiry(now + wait), SECOND);
-        assert_eq!(p.take(now + wait), Taken::Ready(2));
+        assert_eq!(p.take(now + wait), PoolTaken::Ready(2));
         p.give(2, 20 * SECOND).unwrap();
         // Item 2: idle until 30 s, but born at 0 with life 25 s.
         assert_eq!(p.next_expiry(21 * SECOND), 4 * SECOND);
@@ -1078,7 +1081,7 @@ mod tests {
         p.give(1, i64::MIN).unwrap();
         assert_eq!(p.next_expiry(i64::MAX), NEVER);
         assert_eq!(p.evict(i64::MAX, &mut [0]), 0);
-        assert_eq!(p.take(i64::MAX), Taken::Ready(1));
+        assert_eq!(p.take(i64::MAX), PoolTaken::Ready(1));
     }
 
     #[test]
@@ -1087,17 +1090,17 @@ mod tests {
         make(&mut p, 1, 100 * SECOND);
         p.give(1, 100 * SECOND).unwrap();
         // An earlier `now` does not make the item younger than at 100 s...
-        assert_eq!(p.take(0), Taken::Ready(1));
+        assert_eq!(p.take(0), PoolTaken::Ready(1));
         p.give(1, 0).unwrap();
         // ...and its idle clock started at 100 s, the latest seen.
         assert_eq!(p.next_expiry(100 * SECOND), 10 * SECOND);
-        assert_eq!(p.take(110 * SECOND), Taken::Stale(1));
+        assert_eq!(p.take(110 * SECOND), PoolTaken::Stale(1));
         // Extreme times saturate.
         let mut p = pool(1, 1, i64::MAX, i64::MAX);
         make(&mut p, 1, i64::MAX - 1);
         p.give(1, i64::MAX - 1).unwrap();
         assert_eq!(p.next_expiry(i64::MAX - 1), 1);
-        assert_eq!(p.take(i64::MAX), Taken::Stale(1));
+        assert_eq!(p.take(i64::MAX), PoolTaken::Stale(1));
     }
 
     #[test]
@@ -1117,11 +1120,11 @@ mod tests {
         assert_eq!(out[0], 3);
         assert_eq!(p.close(&mut out), 0);
         assert!(p.is_closed());
-        assert_eq!(p.take(0), Taken::Wait);
+        assert_eq!(p.take(0), PoolTaken::Wait);
         // The lent one comes back to be closed by its borrower.
         assert_eq!(p.give(4, 0), Ok(false));
         assert_eq!(p.live(), 0);
-        assert_eq!(p.counters().closed, 4);
+        assert_eq!(p.stats().closed, 4);
     }
 
     #[test]
@@ -1146,7 +1149,7 @@ mod tests {
         }
         assert_eq!(p.live(), size as usize);
         for k in (0..size as usize).rev() {
-            assert_eq!(p.take(0), Taken::Ready(item(k)));
+            assert_eq!(p.take(0), PoolTaken::Ready(item(k)));
         }
     }
 
@@ -1163,7 +1166,7 @@ mod tests {
                 if round == 0 {
                     make(&mut p, item, 0);
                 } else {
-                    assert!(matches!(p.take(round), Taken::Ready(_)));
+                    assert!(matches!(p.take(round), PoolTaken::Ready(_)));
                 }
             }
             for item in 0..10 {
@@ -1174,102 +1177,102 @@ mod tests {
         assert_eq!(p.idle.capacity(), 10);
     }
 
-    fn limits(size: i64, idle: i64, life_ns: i64) -> Limits {
-        Limits {
+    fn limits(size: i64, idle: i64, life_ns: i64) -> PoolPolicy {
+        PoolPolicy {
             size,
             idle,
             keep_ns: 0,
             life_ns,
-            ..Limits::PRESET
+            ..PoolPolicy::PRESET
         }
     }
 
     #[test]
     fn new_limits_are_validated_in_field_order() {
         let bad = |jitter: f64, min_idle, max_making| {
-            Pool::new(Limits {
+            Pool::new(PoolPolicy {
                 life_jitter: jitter,
                 min_idle,
                 max_making,
-                ..Limits::PRESET
+                ..PoolPolicy::PRESET
             })
             .err()
         };
         for jitter in [f64::NAN, -0.001, 1.001, f64::INFINITY, f64::NEG_INFINITY] {
-            assert_eq!(bad(jitter, 0, 0), Some(LimitsError::Jitter));
+            assert_eq!(bad(jitter, 0, 0), Some(PoolPolicyError::BackoffJitter));
         }
-        assert_eq!(bad(0.0, -1, 0), Some(LimitsError::MinIdle));
-        assert_eq!(bad(0.0, 0, i64::MIN), Some(LimitsError::MaxMaking));
-        assert_eq!(bad(f64::NAN, -1, -1), Some(LimitsError::Jitter));
-        assert_eq!(bad(0.5, -1, -1), Some(LimitsError::MinIdle));
+        assert_eq!(bad(0.0, -1, 0), Some(PoolPolicyError::MinIdle));
+        assert_eq!(bad(0.0, 0, i64::MIN), Some(PoolPolicyError::MaxMaking));
+        assert_eq!(bad(f64::NAN, -1, -1), Some(PoolPolicyError::BackoffJitter));
+        assert_eq!(bad(0.5, -1, -1), Some(PoolPolicyError::MinIdle));
         assert_eq!(bad(1.0, i64::MAX, i64::MAX), None);
         assert_eq!(bad(-0.0, 0, 0), None);
-        let size_first = Pool::new(Limits {
+        let size_first = Pool::new(PoolPolicy {
             size: 0,
             life_jitter: f64::NAN,
-            ..Limits::PRESET
+            ..PoolPolicy::PRESET
         });
-        assert_eq!(size_first.err(), Some(LimitsError::Size));
+        assert_eq!(size_first.err(), Some(PoolPolicyError::Size));
     }
 
     #[test]
     fn jitter_shortens_life_by_the_draws_share() {
         // life 100 s, jitter 0.25: at most 25 s off; a draw of 2^63 is half
         // of that, 12.5 s; the largest draw is just under 25 s.
-        let mut p = Pool::new(Limits {
+        let mut p = Pool::new(PoolPolicy {
             life_jitter: 0.25,
             ..limits(4, 4, 100 * SECOND)
         })
         .unwrap();
-        assert_eq!(p.take(0), Taken::Make);
+        assert_eq!(p.take(0), PoolTaken::Make);
         p.made_jittered(1, 0, 1 << 63).unwrap();
         assert_eq!(p.give(1, 0), Ok(true));
         assert_eq!(p.next_expiry(0), 87_500_000_000);
-        assert_eq!(p.take(0), Taken::Ready(1));
+        assert_eq!(p.take(0), PoolTaken::Ready(1));
         assert_eq!(p.give(1, 87_500_000_000 - 1), Ok(true));
-        assert_eq!(p.take(87_500_000_000), Taken::Stale(1));
+        assert_eq!(p.take(87_500_000_000), PoolTaken::Stale(1));
         // Draw 0 shortens nothing; draw u64::MAX shortens by ⌊25e9 × (2^64 −
         // 1) / 2^64⌋ = 25e9 − 1.
-        let mut p = Pool::new(Limits {
+        let mut p = Pool::new(PoolPolicy {
             life_jitter: 0.25,
             ..limits(4, 4, 100 * SECOND)
         })
         .unwrap();
-        assert_eq!(p.take(0), Taken::Make);
+        assert_eq!(p.take(0), PoolTaken::Make);
         p.made_jittered(2, 0, 0).unwrap();
-        assert_eq!(p.take(0), Taken::Make);
+        assert_eq!(p.take(0), PoolTaken::Make);
         p.made_jittered(3, 0, u64::MAX).unwrap();
         // Item 3 lives 100 s − (25 s − 1 ns): due at 75 s + 1 ns.
         assert_eq!(p.give(3, 75 * SECOND), Ok(true));
-        assert_eq!(p.take(75 * SECOND + 1), Taken::Stale(3));
+        assert_eq!(p.take(75 * SECOND + 1), PoolTaken::Stale(3));
         assert_eq!(p.give(2, 100 * SECOND - 1), Ok(true));
-        assert_eq!(p.counters().stale, 1);
-        // Misuse changes nothing, as with `made`.
-        assert_eq!(p.made_jittered(9, 0, 5), Err(Misuse::NoReservation));
-        assert_eq!(p.made_jittered(2, 0, 5), Err(Misuse::Known));
+        assert_eq!(p.stats().stale, 1);
+        // PoolMisuse changes nothing, as with `made`.
+        assert_eq!(p.made_jittered(9, 0, 5), Err(PoolMisuse::NoReservation));
+        assert_eq!(p.made_jittered(2, 0, 5), Err(PoolMisuse::Known));
     }
 
     #[test]
     fn jitter_without_life_or_fraction_changes_nothing() {
         let mut p = pool(1, 1, 0, 0);
-        assert_eq!(p.take(0), Taken::Make);
+        assert_eq!(p.take(0), PoolTaken::Make);
         p.made_jittered(1, 0, u64::MAX).unwrap();
         p.give(1, 0).unwrap();
         assert_eq!(p.next_expiry(0), NEVER);
-        // Jitter 1 keeps at least 1 ns of life: life 10 ns, at most 9 off,
+        // BackoffJitter 1 keeps at least 1 ns of life: life 10 ns, at most 9 off,
         // the largest draw ⌊9 × (2^64 − 1) / 2^64⌋ = 8 off.
-        let mut p = Pool::new(Limits {
+        let mut p = Pool::new(PoolPolicy {
             life_jitter: 1.0,
             ..limits(1, 1, 10)
         })
         .unwrap();
-        assert_eq!(p.take(0), Taken::Make);
+        assert_eq!(p.take(0), PoolTaken::Make);
         p.made_jittered(1, 0, u64::MAX).unwrap();
         assert_eq!(p.give(1, 0), Ok(true));
         assert_eq!(p.next_expiry(0), 2);
-        // Jitter 0 with a life: exactly `made`.
+        // BackoffJitter 0 with a life: exactly `made`.
         let mut p = pool(1, 1, 0, 10);
-        assert_eq!(p.take(0), Taken::Make);
+        assert_eq!(p.take(0), PoolTaken::Make);
         p.made_jittered(1, 0, u64::MAX).unwrap();
         p.give(1, 0).unwrap();
         assert_eq!(p.next_expiry(0), 10);
@@ -1277,7 +1280,7 @@ mod tests {
 
     #[test]
     fn make_ahead_reserves_up_to_min_idle_within_size_and_max_making() {
-        let mut p = Pool::new(Limits {
+        let mut p = Pool::new(PoolPolicy {
             min_idle: 3,
             ..limits(4, 4, 0)
         })
@@ -1291,16 +1294,16 @@ mod tests {
         }
         assert_eq!(p.make_ahead(), 0);
         // One lent: one wanted, and room for it.
-        assert_eq!(p.take(0), Taken::Ready(3));
+        assert_eq!(p.take(0), PoolTaken::Ready(3));
         assert_eq!(p.make_ahead(), 1);
         p.unmade().unwrap();
         // All four live: no room, nothing wanted however few are idle.
-        assert_eq!(p.take(0), Taken::Ready(2));
-        assert_eq!(p.take(0), Taken::Ready(1));
-        assert_eq!(p.take(0), Taken::Make);
+        assert_eq!(p.take(0), PoolTaken::Ready(2));
+        assert_eq!(p.take(0), PoolTaken::Ready(1));
+        assert_eq!(p.take(0), PoolTaken::Make);
         assert_eq!(p.make_ahead(), 0);
         // max_making caps it; min_idle above idle counts as idle.
-        let mut p = Pool::new(Limits {
+        let mut p = Pool::new(PoolPolicy {
             min_idle: 50,
             max_making: 2,
             ..limits(10, 5, 0)
@@ -1309,7 +1312,7 @@ mod tests {
         assert_eq!(p.make_ahead(), 2);
         p.made(1, 0).unwrap();
         assert_eq!(p.make_ahead(), 1);
-        assert_eq!(p.take(0), Taken::Wait);
+        assert_eq!(p.take(0), PoolTaken::Wait);
         p.unmade().unwrap();
         p.give(1, 0).unwrap();
         // One idle, one reservation open: 3 wanted, 1 more may be made.
@@ -1324,30 +1327,30 @@ mod tests {
 
     #[test]
     fn max_making_answers_wait_once_that_many_are_being_made() {
-        let mut p = Pool::new(Limits {
+        let mut p = Pool::new(PoolPolicy {
             max_making: 2,
             ..limits(5, 5, 0)
         })
         .unwrap();
-        assert_eq!(p.take(0), Taken::Make);
-        assert_eq!(p.take(0), Taken::Make);
-        assert_eq!(p.take(0), Taken::Wait);
-        assert_eq!(p.counters().waits, 1);
+        assert_eq!(p.take(0), PoolTaken::Make);
+        assert_eq!(p.take(0), PoolTaken::Make);
+        assert_eq!(p.take(0), PoolTaken::Wait);
+        assert_eq!(p.stats().waits, 1);
         p.made(1, 0).unwrap();
-        assert_eq!(p.take(0), Taken::Make);
+        assert_eq!(p.take(0), PoolTaken::Make);
         p.unmade().unwrap();
         p.unmade().unwrap();
-        assert_eq!(p.take(0), Taken::Make);
-        assert_eq!(p.take(0), Taken::Make);
-        assert_eq!(p.take(0), Taken::Wait);
+        assert_eq!(p.take(0), PoolTaken::Make);
+        assert_eq!(p.take(0), PoolTaken::Make);
+        assert_eq!(p.take(0), PoolTaken::Wait);
         // Above size it counts as size.
-        let mut p = Pool::new(Limits {
+        let mut p = Pool::new(PoolPolicy {
             max_making: 9,
             ..limits(1, 1, 0)
         })
         .unwrap();
-        assert_eq!(p.take(0), Taken::Make);
-        assert_eq!(p.take(0), Taken::Wait);
+        assert_eq!(p.take(0), PoolTaken::Make);
+        assert_eq!(p.take(0), PoolTaken::Wait);
     }
 
     #[test]
@@ -1375,9 +1378,9 @@ mod tests {
         make(&mut p, 5, 0);
         assert_eq!(p.give(5, 0), Ok(true));
         assert_eq!(p.give(4, 0), Ok(false));
-        assert_eq!(p.take(0), Taken::Ready(5));
+        assert_eq!(p.take(0), PoolTaken::Ready(5));
         assert_eq!((p.live(), p.idle()), (1, 0));
-        assert_eq!(p.counters().retired, 4);
+        assert_eq!(p.stats().retired, 4);
     }
 
     #[test]
@@ -1386,24 +1389,24 @@ mod tests {
         make(&mut p, 1, 0);
         make(&mut p, 2, 0);
         // A reservation open before the mark, filled after it: new.
-        assert_eq!(p.take(0), Taken::Make);
+        assert_eq!(p.take(0), PoolTaken::Make);
         p.give(1, 0).unwrap();
         p.give(2, 0).unwrap();
         assert_eq!(p.mark_old(), 2);
         p.made(3, 0).unwrap();
         assert_eq!(p.give(3, 0), Ok(true));
         // The new one sits above the old ones and is lent first.
-        assert_eq!(p.take(0), Taken::Ready(3));
+        assert_eq!(p.take(0), PoolTaken::Ready(3));
         assert_eq!(p.give(3, 0), Ok(true));
-        assert_eq!(p.take(0), Taken::Ready(3));
-        assert_eq!(p.take(0), Taken::Stale(2));
+        assert_eq!(p.take(0), PoolTaken::Ready(3));
+        assert_eq!(p.take(0), PoolTaken::Stale(2));
         // Dropping an old lent one, and closing with old idle ones left.
         assert_eq!(p.drop_item(3), Ok(()));
         let mut out = [0; 4];
         assert_eq!(p.close(&mut out), 1);
         assert_eq!(out[0], 1);
         assert_eq!(p.next_expiry(0), NEVER);
-        let c = p.counters();
+        let c = p.stats();
         assert_eq!((c.stale, c.dropped, c.closed, c.retired), (1, 1, 1, 0));
         // Marking twice marks the same; an empty pool marks none.
         let mut p = pool(2, 2, 0, 0);

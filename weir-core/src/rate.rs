@@ -784,7 +784,7 @@ mod tests {
 
     #[test]
     fn a_window_opened_at_511_ns_holds_exactly_its_burst() {
-        // Issue 11: an interval under 512 ns. A window opened at 511 used
+        // An interval under 512 ns. A window opened at 511 used
         // to read as expired on the next call, and every call opened a new
         // window of one.
         let limit = limit(19e6, 1023);
@@ -797,7 +797,7 @@ mod tests {
 
     #[test]
     fn calls_511_ns_past_the_grid_stay_within_the_bound() {
-        // Issue 11: an interval of 512..1023 ns, calls at 511 + 512 i for
+        // An interval of 512..1023 ns, calls at 511 + 512 i for
         // one second. It used to admit 1,953,125, twice the limit.
         let limit = limit(977_517.0, 100);
         let word = AtomicU64::new(0);

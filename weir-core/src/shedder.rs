@@ -31,14 +31,14 @@
 use alloc::collections::VecDeque;
 
 use crate::time::elapsed;
-use crate::window::{Total, Window, WindowError};
+use crate::window::{Window, WindowError, WindowTotal};
 
 /// CPU use, in thousandths, that is all of it.
 pub const CPU_MAX: i32 = 1000;
 
 /// The constants of adaptive load shedding.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Shed {
+pub struct ShedderPolicy {
     /// Buckets in the window; below one is raised to one.
     pub size: i32,
     /// How far back the window reaches.
@@ -58,10 +58,10 @@ pub struct Shed {
     pub floor: f64,
 }
 
-impl Shed {
+impl ShedderPolicy {
     /// The preset: 50 buckets over 5 s, hot at 900‰, 1 s assumed response
     /// time, average weighted 0.9, 1 s to cool, never under 0.1 of capacity.
-    pub const PRESET: Shed = Shed {
+    pub const PRESET: ShedderPolicy = ShedderPolicy {
         size: 50,
         window_ns: 5_000_000_000,
         cpu: 900,
@@ -74,38 +74,38 @@ impl Shed {
     /// The policy checked: threshold in [0, 1000), `latency_ns` and
     /// `window_ns` positive, `beta` in [0, 1), `floor` in (0, 1], `cool_ns`
     /// not negative.
-    pub fn check(self) -> Result<Shed, ShedError> {
+    pub fn check(self) -> Result<ShedderPolicy, ShedderPolicyError> {
         if !(0..CPU_MAX).contains(&self.cpu) {
-            return Err(ShedError::Cpu);
+            return Err(ShedderPolicyError::Cpu);
         }
         if self.window_ns <= 0 {
-            return Err(ShedError::Window(WindowError::Span));
+            return Err(ShedderPolicyError::Window(WindowError::Span));
         }
         if self.latency_ns <= 0 {
-            return Err(ShedError::Latency);
+            return Err(ShedderPolicyError::Latency);
         }
         if !(0.0..1.0).contains(&self.beta) {
-            return Err(ShedError::Beta);
+            return Err(ShedderPolicyError::Beta);
         }
         if !(self.floor > 0.0 && self.floor <= 1.0) {
-            return Err(ShedError::Floor);
+            return Err(ShedderPolicyError::Floor);
         }
         if self.cool_ns < 0 {
-            return Err(ShedError::Cool);
+            return Err(ShedderPolicyError::Cool);
         }
         Ok(self)
     }
 }
 
-impl Default for Shed {
-    fn default() -> Shed {
-        Shed::PRESET
+impl Default for ShedderPolicy {
+    fn default() -> ShedderPolicy {
+        ShedderPolicy::PRESET
     }
 }
 
 /// Why a shedder could not be made from a policy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ShedError {
+pub enum ShedderPolicyError {
     /// The CPU threshold is outside [0, 1000).
     Cpu,
     /// `latency_ns` is zero or negative.
@@ -123,7 +123,7 @@ pub enum ShedError {
 /// A call the shedder let through, kept by the caller until it settles the
 /// call with [`Shedder::pass`] or [`Shedder::fail`], exactly once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Ticket {
+pub struct ShedderTicket {
     /// When the call started.
     pub start: i64,
     /// Whether the call is still in flight (not yet settled).
@@ -136,7 +136,7 @@ pub struct Settled;
 
 /// What the shedder knows at a moment, for a dashboard.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Stats {
+pub struct ShedderStats {
     /// Calls in flight now.
     pub flying: i64,
     /// The moving average of calls in flight.
@@ -158,12 +158,12 @@ pub struct Stats {
 /// lock).
 #[derive(Clone, Debug)]
 pub struct Shedder {
-    shed: Shed,
+    shed: ShedderPolicy,
     /// 1 / (1000 - threshold), for scaling the capacity by the CPU.
     per_cpu: f64,
     /// Per bucket: the response times of passed calls (sum) and the passes
     /// (count).
-    window: Window<Total>,
+    window: Window<WindowTotal>,
     /// The complete buckets inside the window that no later complete bucket
     /// outdoes, oldest first, by number: passes strictly falling along
     /// `busiest`, mean response times strictly rising along `fastest`. So
@@ -187,24 +187,24 @@ pub struct Shedder {
 
 /// The mean response time of a bucket holding a pass.
 #[inline]
-fn mean(bucket: &Total) -> Option<f64> {
+fn mean(bucket: &WindowTotal) -> Option<f64> {
     (bucket.count > 0).then(|| bucket.sum as f64 / bucket.count as f64)
 }
 
 impl Shedder {
     /// A shedder with an empty window opening at `now`.
-    pub fn new(shed: Shed, now: i64) -> Result<Shedder, ShedError> {
+    pub fn new(shed: ShedderPolicy, now: i64) -> Result<Shedder, ShedderPolicyError> {
         let mut shed = shed.check()?;
         shed.size = shed.size.max(1);
-        let window =
-            Window::new(i64::from(shed.size), shed.window_ns, now).map_err(ShedError::Window)?;
+        let window = Window::new(i64::from(shed.size), shed.window_ns, now)
+            .map_err(ShedderPolicyError::Window)?;
         let room = shed.size as usize;
         let mut busiest = VecDeque::new();
         let mut fastest = VecDeque::new();
         busiest
             .try_reserve_exact(room)
             .and_then(|()| fastest.try_reserve_exact(room))
-            .map_err(|_| ShedError::Window(WindowError::NoMemory))?;
+            .map_err(|_| ShedderPolicyError::Window(WindowError::NoMemory))?;
         let mut shedder = Shedder {
             shed,
             per_cpu: 1.0 / f64::from(CPU_MAX - shed.cpu),
@@ -224,7 +224,7 @@ impl Shedder {
     }
 
     /// The policy in force (its size raised to at least one).
-    pub fn shed(&self) -> Shed {
+    pub fn shed(&self) -> ShedderPolicy {
         self.shed
     }
 
@@ -331,7 +331,7 @@ impl Shedder {
     /// (held to [0, 1000]). `Some` means go ahead: the caller keeps the
     /// ticket and settles it once the call has finished.
     #[inline]
-    pub fn allow(&mut self, now: i64, cpu: i32) -> Option<Ticket> {
+    pub fn allow(&mut self, now: i64, cpu: i32) -> Option<ShedderTicket> {
         let now = self.advance(now);
         let cpu = cpu.clamp(0, CPU_MAX);
         self.cpu = cpu;
@@ -350,7 +350,7 @@ impl Shedder {
             self.dropped = false;
         }
         self.flying = self.flying.saturating_add(1);
-        Some(Ticket {
+        Some(ShedderTicket {
             start: now,
             open: true,
         })
@@ -368,7 +368,7 @@ impl Shedder {
     /// response time and its pass count towards capacity. A ticket already
     /// settled is an error and changes nothing.
     #[inline]
-    pub fn pass(&mut self, ticket: &mut Ticket, now: i64) -> Result<(), Settled> {
+    pub fn pass(&mut self, ticket: &mut ShedderTicket, now: i64) -> Result<(), Settled> {
         if !ticket.open {
             return Err(Settled);
         }
@@ -383,7 +383,7 @@ impl Shedder {
     /// about capacity. A ticket already settled is an error and changes
     /// nothing.
     #[inline]
-    pub fn fail(&mut self, ticket: &mut Ticket) -> Result<(), Settled> {
+    pub fn fail(&mut self, ticket: &mut ShedderTicket) -> Result<(), Settled> {
         if !ticket.open {
             return Err(Settled);
         }
@@ -400,11 +400,11 @@ impl Shedder {
     /// What the shedder knows at `now` (an earlier `now` than one seen
     /// counts as the latest). A reading: it changes nothing, so no later
     /// answer depends on whether, or when, it was asked.
-    pub fn stats(&self, now: i64) -> Stats {
+    pub fn stats(&self, now: i64) -> ShedderStats {
         let now = now.max(self.latest);
         let cpu = self.cpu;
         let capacity = self.capacity_at(now);
-        Stats {
+        ShedderStats {
             flying: self.flying,
             average: self.average,
             capacity,
@@ -423,40 +423,58 @@ mod tests {
 
     #[test]
     fn the_policy_is_checked() {
-        let bad = |shed: Shed| Shedder::new(shed, 0).unwrap_err();
-        let p = Shed::PRESET;
-        assert_eq!(bad(Shed { cpu: 1000, ..p }), ShedError::Cpu);
-        assert_eq!(bad(Shed { cpu: -1, ..p }), ShedError::Cpu);
-        assert_eq!(bad(Shed { latency_ns: 0, ..p }), ShedError::Latency);
-        assert_eq!(bad(Shed { beta: 1.0, ..p }), ShedError::Beta);
+        let bad = |shed: ShedderPolicy| Shedder::new(shed, 0).unwrap_err();
+        let p = ShedderPolicy::PRESET;
         assert_eq!(
-            bad(Shed {
+            bad(ShedderPolicy { cpu: 1000, ..p }),
+            ShedderPolicyError::Cpu
+        );
+        assert_eq!(bad(ShedderPolicy { cpu: -1, ..p }), ShedderPolicyError::Cpu);
+        assert_eq!(
+            bad(ShedderPolicy { latency_ns: 0, ..p }),
+            ShedderPolicyError::Latency
+        );
+        assert_eq!(
+            bad(ShedderPolicy { beta: 1.0, ..p }),
+            ShedderPolicyError::Beta
+        );
+        assert_eq!(
+            bad(ShedderPolicy {
                 beta: f64::NAN,
                 ..p
             }),
-            ShedError::Beta
+            ShedderPolicyError::Beta
         );
-        assert_eq!(bad(Shed { floor: 0.0, ..p }), ShedError::Floor);
-        assert_eq!(bad(Shed { floor: 1.5, ..p }), ShedError::Floor);
         assert_eq!(
-            bad(Shed {
+            bad(ShedderPolicy { floor: 0.0, ..p }),
+            ShedderPolicyError::Floor
+        );
+        assert_eq!(
+            bad(ShedderPolicy { floor: 1.5, ..p }),
+            ShedderPolicyError::Floor
+        );
+        assert_eq!(
+            bad(ShedderPolicy {
                 floor: f64::NAN,
                 ..p
             }),
-            ShedError::Floor
+            ShedderPolicyError::Floor
         );
-        assert_eq!(bad(Shed { cool_ns: -1, ..p }), ShedError::Cool);
         assert_eq!(
-            bad(Shed { window_ns: 0, ..p }),
-            ShedError::Window(WindowError::Span)
+            bad(ShedderPolicy { cool_ns: -1, ..p }),
+            ShedderPolicyError::Cool
         );
-        let one = Shedder::new(Shed { size: 0, ..p }, 0).unwrap();
+        assert_eq!(
+            bad(ShedderPolicy { window_ns: 0, ..p }),
+            ShedderPolicyError::Window(WindowError::Span)
+        );
+        let one = Shedder::new(ShedderPolicy { size: 0, ..p }, 0).unwrap();
         assert_eq!(one.shed().size, 1);
     }
 
     #[test]
     fn starts_from_the_assumed_latency_and_one_pass() {
-        let shedder = Shedder::new(Shed::PRESET, 0).unwrap();
+        let shedder = Shedder::new(ShedderPolicy::PRESET, 0).unwrap();
         let stats = shedder.stats(0);
         // One pass per 100 ms bucket, 1 s each: ten in flight.
         assert_eq!(stats.capacity, 10.0);
@@ -467,8 +485,8 @@ mod tests {
 
     #[test]
     fn the_capacity_uses_complete_buckets_only() {
-        let mut shedder = Shedder::new(Shed::PRESET, 0).unwrap();
-        let mut tickets = [Ticket {
+        let mut shedder = Shedder::new(ShedderPolicy::PRESET, 0).unwrap();
+        let mut tickets = [ShedderTicket {
             start: 0,
             open: false,
         }; 40];
@@ -483,7 +501,7 @@ mod tests {
         // Complete now: 40 passes per 100 ms at 5 ms each is 2 in flight.
         assert_eq!(shedder.stats(100 * MS).capacity, 2.0);
         // The limit is never under one call.
-        let mut fast = Shedder::new(Shed::PRESET, 0).unwrap();
+        let mut fast = Shedder::new(ShedderPolicy::PRESET, 0).unwrap();
         let mut ticket = fast.allow(0, 0).unwrap();
         fast.pass(&mut ticket, 1).unwrap();
         assert_eq!(fast.stats(100 * MS).capacity, 1.0);
@@ -492,7 +510,7 @@ mod tests {
 
     #[test]
     fn a_ticket_settles_once() {
-        let mut shedder = Shedder::new(Shed::PRESET, 0).unwrap();
+        let mut shedder = Shedder::new(ShedderPolicy::PRESET, 0).unwrap();
         let mut ticket = shedder.allow(0, 0).unwrap();
         let mut other = shedder.allow(0, 0).unwrap();
         assert_eq!(shedder.flying(), 2);
@@ -508,7 +526,7 @@ mod tests {
 
     #[test]
     fn the_average_moves_on_each_completion_with_the_count_left() {
-        let mut shedder = Shedder::new(Shed::PRESET, 0).unwrap();
+        let mut shedder = Shedder::new(ShedderPolicy::PRESET, 0).unwrap();
         let mut a = shedder.allow(0, 0).unwrap();
         let mut b = shedder.allow(0, 0).unwrap();
         let mut c = shedder.allow(0, 0).unwrap();
@@ -521,14 +539,14 @@ mod tests {
         assert!((shedder.stats(2).average - 0.252).abs() < 1e-12);
     }
 
-    /// The sequence: refused at 0 s; hot again at 1.6 s without a
+    /// A sequence once decided wrong: refused at 0 s; hot again at 1.6 s without a
     /// refusal; then a decision at 1.7 s on a cool CPU, with 20 in flight and
     /// an average of 23. A reading at 1.5 s (after the cool-off from the
     /// refusal at 0 s has run out) must not change that decision.
     fn the_cool_off_sequence(read_at_1_5_s: bool) -> bool {
         use alloc::vec::Vec;
-        let mut shedder = Shedder::new(Shed::PRESET, 0).unwrap();
-        let mut early: Vec<Ticket> = (0..20).map(|_| shedder.allow(0, 0).unwrap()).collect();
+        let mut shedder = Shedder::new(ShedderPolicy::PRESET, 0).unwrap();
+        let mut early: Vec<ShedderTicket> = (0..20).map(|_| shedder.allow(0, 0).unwrap()).collect();
         for ticket in &mut early[..10] {
             shedder.fail(ticket).unwrap();
         }
@@ -544,7 +562,7 @@ mod tests {
             shedder.stats(1_500 * MS);
         }
         assert!(shedder.allow(1_600 * MS, 900).is_some(), "hot, not refused");
-        let mut late: Vec<Ticket> = (0..37)
+        let mut late: Vec<ShedderTicket> = (0..37)
             .map(|_| shedder.allow(1_600 * MS, 0).unwrap())
             .collect();
         for ticket in &mut late[..19] {
@@ -573,10 +591,10 @@ mod tests {
         // Every decision opens a new bucket, the case that used to walk the
         // whole window: the work per decision must not grow with the size.
         for size in [10, 50, 400] {
-            let shed = Shed {
+            let shed = ShedderPolicy {
                 size,
                 window_ns: i64::from(size) * 100 * MS,
-                ..Shed::PRESET
+                ..ShedderPolicy::PRESET
             };
             let mut shedder = Shedder::new(shed, 0).unwrap();
             let mut worst = 0;
@@ -615,13 +633,13 @@ mod tests {
         let mut state = 0x9e37_79b9_7f4a_7c15_u64;
         let mut next = move || crate::xorshift(&mut state);
         for size in [1, 2, 3, 7, 50] {
-            let shed = Shed {
+            let shed = ShedderPolicy {
                 size,
                 window_ns: i64::from(size) * 100 * MS,
-                ..Shed::PRESET
+                ..ShedderPolicy::PRESET
             };
             let mut shedder = Shedder::new(shed, 0).unwrap();
-            let mut open: alloc::vec::Vec<Ticket> = alloc::vec::Vec::new();
+            let mut open: alloc::vec::Vec<ShedderTicket> = alloc::vec::Vec::new();
             let mut now = 0_i64;
             for _ in 0..20_000 {
                 let r = next();
@@ -659,7 +677,7 @@ mod tests {
 
     #[test]
     fn cpu_readings_are_clamped() {
-        let mut shedder = Shedder::new(Shed::PRESET, 0).unwrap();
+        let mut shedder = Shedder::new(ShedderPolicy::PRESET, 0).unwrap();
         shedder.allow(0, -50).unwrap();
         assert_eq!(shedder.stats(0).cpu, 0);
         shedder.allow(0, 5_000).unwrap();

@@ -3,8 +3,8 @@
 //! on.
 //!
 //! One generic window serves three types: the breaker keeps a tally of
-//! outcomes per bucket, the shedder a [`Total`] of response times, and the C
-//! `weir_window` a [`Total`] of whatever the caller adds. Anything `Copy +
+//! outcomes per bucket, the shedder a [`WindowTotal`] of response times, and the C
+//! `weir_window` a [`WindowTotal`] of whatever the caller adds. Anything `Copy +
 //! Default` can be a bucket; the default is what a bucket is cleared back to.
 //!
 //! Time never moves on its own: every call carries the `now` it happens at.
@@ -39,14 +39,14 @@ pub enum WindowError {
 /// A sum and how many values went into it: a mean once `count` is positive.
 /// Both saturate instead of wrapping.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Total {
+pub struct WindowTotal {
     /// The values added, summed.
     pub sum: i64,
     /// How many values were added.
     pub count: i64,
 }
 
-impl Total {
+impl WindowTotal {
     /// Folds one value in.
     #[inline]
     pub fn add(&mut self, value: i64) {
@@ -56,7 +56,7 @@ impl Total {
 
     /// Folds another total in.
     #[inline]
-    pub fn merge(&mut self, other: &Total) {
+    pub fn merge(&mut self, other: &WindowTotal) {
         self.sum = self.sum.saturating_add(other.sum);
         self.count = self.count.saturating_add(other.count);
     }
@@ -269,7 +269,7 @@ impl<B: Copy + Default> Window<B> {
     }
 }
 
-impl Window<Total> {
+impl Window<WindowTotal> {
     /// Adds `value` to the bucket `now` falls in.
     pub fn add(&mut self, now: i64, value: i64) {
         self.slot(now).add(value);
@@ -277,8 +277,8 @@ impl Window<Total> {
 
     /// The sum and count over the buckets inside the window at `now`, with or
     /// without the current one.
-    pub fn total(&self, now: i64, current: bool) -> Total {
-        let mut total = Total::default();
+    pub fn total(&self, now: i64, current: bool) -> WindowTotal {
+        let mut total = WindowTotal::default();
         self.each(now, current, |bucket| total.merge(bucket));
         total
     }
@@ -291,7 +291,7 @@ mod tests {
 
     const MS: i64 = 1_000_000;
 
-    fn buckets(window: &Window<Total>, now: i64, current: bool) -> Vec<(i64, i64)> {
+    fn buckets(window: &Window<WindowTotal>, now: i64, current: bool) -> Vec<(i64, i64)> {
         let mut seen = Vec::new();
         window.each(now, current, |b| seen.push((b.sum, b.count)));
         seen
@@ -299,34 +299,34 @@ mod tests {
 
     #[test]
     fn size_below_one_is_raised_and_width_is_at_least_a_nanosecond() {
-        let window = Window::<Total>::new(0, 10, 0).unwrap();
+        let window = Window::<WindowTotal>::new(0, 10, 0).unwrap();
         assert_eq!(window.size(), 1);
         assert_eq!(window.width(), 10);
-        let window = Window::<Total>::new(-7, 10, 0).unwrap();
+        let window = Window::<WindowTotal>::new(-7, 10, 0).unwrap();
         assert_eq!(window.size(), 1);
-        let window = Window::<Total>::new(100, 10, 0).unwrap();
+        let window = Window::<WindowTotal>::new(100, 10, 0).unwrap();
         assert_eq!(window.width(), 1);
     }
 
     #[test]
     fn bad_spans_and_sizes_are_errors() {
         assert_eq!(
-            Window::<Total>::new(4, 0, 0).unwrap_err(),
+            Window::<WindowTotal>::new(4, 0, 0).unwrap_err(),
             WindowError::Span
         );
         assert_eq!(
-            Window::<Total>::new(4, -1, 0).unwrap_err(),
+            Window::<WindowTotal>::new(4, -1, 0).unwrap_err(),
             WindowError::Span
         );
         assert_eq!(
-            Window::<Total>::new(MAX_SIZE + 1, 1_000, 0).unwrap_err(),
+            Window::<WindowTotal>::new(MAX_SIZE + 1, 1_000, 0).unwrap_err(),
             WindowError::TooLarge
         );
     }
 
     #[test]
     fn writes_land_in_the_bucket_now_falls_in() {
-        let mut window = Window::<Total>::new(4, 400 * MS, 0).unwrap();
+        let mut window = Window::<WindowTotal>::new(4, 400 * MS, 0).unwrap();
         window.add(0, 5);
         window.add(99 * MS, 6);
         window.add(100 * MS, 7);
@@ -335,13 +335,19 @@ mod tests {
             buckets(&window, 350 * MS, true),
             vec![(11, 2), (7, 1), (0, 0), (8, 1)]
         );
-        assert_eq!(window.total(350 * MS, true), Total { sum: 26, count: 4 });
-        assert_eq!(window.total(350 * MS, false), Total { sum: 18, count: 3 });
+        assert_eq!(
+            window.total(350 * MS, true),
+            WindowTotal { sum: 26, count: 4 }
+        );
+        assert_eq!(
+            window.total(350 * MS, false),
+            WindowTotal { sum: 18, count: 3 }
+        );
     }
 
     #[test]
     fn writing_later_clears_what_the_gap_swept_and_snaps_the_head() {
-        let mut window = Window::<Total>::new(4, 400 * MS, 0).unwrap();
+        let mut window = Window::<WindowTotal>::new(4, 400 * MS, 0).unwrap();
         for i in 0..4 {
             window.add(i * 100 * MS, 1 + i);
         }
@@ -366,7 +372,7 @@ mod tests {
 
     #[test]
     fn reading_later_skips_without_clearing_and_reads_agree() {
-        let mut window = Window::<Total>::new(4, 400 * MS, 0).unwrap();
+        let mut window = Window::<WindowTotal>::new(4, 400 * MS, 0).unwrap();
         for i in 0..4 {
             window.add(i * 100 * MS, 1 + i);
         }
@@ -381,13 +387,13 @@ mod tests {
             vec![(1, 1), (2, 1), (3, 1), (4, 1)]
         );
         // A window nobody writes to ages out.
-        assert_eq!(window.total(5_000 * MS, true), Total::default());
+        assert_eq!(window.total(5_000 * MS, true), WindowTotal::default());
         assert_eq!(buckets(&window, 5_000 * MS, true).len(), 4);
     }
 
     #[test]
     fn time_going_backwards_changes_nothing() {
-        let mut window = Window::<Total>::new(4, 400 * MS, 1_000 * MS).unwrap();
+        let mut window = Window::<WindowTotal>::new(4, 400 * MS, 1_000 * MS).unwrap();
         window.add(1_250 * MS, 3);
         let before = buckets(&window, 1_250 * MS, true);
         // Earlier than the head opened: into the head, nothing cleared.
@@ -401,10 +407,13 @@ mod tests {
 
     #[test]
     fn extreme_times_saturate() {
-        let mut window = Window::<Total>::new(3, 3, i64::MIN).unwrap();
+        let mut window = Window::<WindowTotal>::new(3, 3, i64::MIN).unwrap();
         window.add(i64::MIN, 1);
         window.add(i64::MAX, 2);
-        assert_eq!(window.total(i64::MAX, true), Total { sum: 2, count: 1 });
+        assert_eq!(
+            window.total(i64::MAX, true),
+            WindowTotal { sum: 2, count: 1 }
+        );
         window.add(i64::MAX, i64::MAX);
         assert_eq!(window.total(i64::MAX, true).sum, i64::MAX);
         window.add(i64::MIN, 1);
@@ -413,7 +422,7 @@ mod tests {
 
     #[test]
     fn advance_reports_each_cleared_bucket_with_its_number() {
-        let mut window = Window::<Total>::new(3, 30, 0).unwrap();
+        let mut window = Window::<WindowTotal>::new(3, 30, 0).unwrap();
         window.add(0, 1);
         window.add(10, 2);
         let head = window.epoch();
@@ -422,6 +431,6 @@ mod tests {
         window.advance(45, |number, b| gone.push((number, b.sum)));
         assert_eq!(gone, vec![(head - 2, 0), (head - 1, 1), (head, 2)]);
         assert_eq!(window.epoch(), head + 3);
-        assert_eq!(window.total(45, true), Total::default());
+        assert_eq!(window.total(45, true), WindowTotal::default());
     }
 }

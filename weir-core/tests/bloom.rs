@@ -1,9 +1,9 @@
 //! The bloom array's false refusals against the formula in its docs
 //! (weir_core::bloom, "False refusals"), for both word kinds.
 
-use weir_core::bloom::{Bloom, BloomLimit, Shape, LINE_WORDS};
+use weir_core::bloom::{Bloom, BloomLimit, BloomShape, LINE_WORDS};
+use weir_core::gcra::GcraLimit;
 use weir_core::rate::RateLimit;
-use weir_core::smooth::SmoothLimit;
 
 fn choose(n: u64, k: u64) -> f64 {
     if k > n {
@@ -111,7 +111,7 @@ fn limits(burst: i64) -> [BloomLimit; 2] {
     // Slow enough that nothing refills within the test's nanoseconds.
     [
         RateLimit::new(1.0, burst).unwrap().into(),
-        SmoothLimit::new(1e-3, burst).unwrap().into(),
+        GcraLimit::new(1e-3, burst).unwrap().into(),
     ]
 }
 
@@ -145,7 +145,7 @@ fn check(size_log2: u32, keys: u32, burst: i64, asks: u32, floor: f64) {
     let f = f64::from(asks) / burst as f64;
     let predicted = false_refusal(f64::from(keys), 2f64.powi(size_log2 as i32), k, f);
     for (seed, limit) in limits(burst).into_iter().enumerate() {
-        let shape = Shape::new(size_log2, k as u32, limit, seed as u64, 77).unwrap();
+        let shape = BloomShape::new(size_log2, k as u32, limit, seed as u64, 77).unwrap();
         let bloom = Bloom::new(shape).unwrap();
         let early = refused_early(&bloom, keys, asks);
         let expected = predicted * f64::from(keys);

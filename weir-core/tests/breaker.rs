@@ -16,7 +16,7 @@ mod timeline;
 
 use proptest::prelude::*;
 use timeline::Step;
-use weir_core::breaker::{Breaker, Sre, Tally, Ticket, TicketError};
+use weir_core::breaker::{Breaker, BreakerPolicy, BreakerTally, BreakerTicket, BreakerTicketError};
 
 const TAG: u32 = 7;
 
@@ -54,12 +54,12 @@ enum Op {
 
 #[derive(Clone, Debug)]
 struct Case {
-    sre: Sre,
+    sre: BreakerPolicy,
     start: i64,
     ops: Vec<Op>,
 }
 
-fn sre() -> impl Strategy<Value = Sre> {
+fn sre() -> impl Strategy<Value = BreakerPolicy> {
     (
         prop_oneof![Just(1.0), Just(1.1), Just(2.0), Just(1e300)],
         prop_oneof![Just(0.0), Just(0.4), Just(1e3)],
@@ -76,14 +76,14 @@ fn sre() -> impl Strategy<Value = Sre> {
         ],
     )
         .prop_map(
-            |(floor, extra, protection, probe_ns, size, window_ns)| Sre {
+            |(floor, extra, protection, probe_ns, size, window_ns)| BreakerPolicy {
                 k: floor + extra,
                 floor,
                 protection,
                 probe_ns,
                 size,
                 window_ns,
-                ..Sre::PRESET
+                ..BreakerPolicy::PRESET
             },
         )
 }
@@ -121,9 +121,9 @@ fn case() -> impl Strategy<Value = Case> {
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Answer {
     Allowed(Option<u64>),
-    Settled(Result<(), TicketError>),
+    Settled(Result<(), BreakerTicketError>),
     /// A reading, compared bit for bit.
-    Read(u64, Tally, (i64, i64)),
+    Read(u64, BreakerTally, (i64, i64)),
 }
 
 fn read(breaker: &mut Breaker, now: i64) -> Answer {
@@ -141,8 +141,8 @@ fn run(case: &Case, skip_reads: bool, skip_errors: bool) -> Vec<(usize, Answer)>
     let mut breaker = Breaker::new(case.sre, case.start).unwrap().tagged(TAG);
     let probe_ns = breaker.sre().probe_ns;
     let mut answers = Vec::new();
-    let mut open: Vec<Ticket> = Vec::new();
-    let mut settled: Vec<Ticket> = Vec::new();
+    let mut open: Vec<BreakerTicket> = Vec::new();
+    let mut settled: Vec<BreakerTicket> = Vec::new();
     // The timeline's cursor moves with decisions and settles only, so that
     // skipping a reading or an error leaves every other call's now as it was.
     let mut cursor = case.start;
@@ -212,7 +212,7 @@ fn run(case: &Case, skip_reads: bool, skip_errors: bool) -> Vec<(usize, Answer)>
                 } else {
                     breaker.fail(&mut ticket, at)
                 };
-                assert_eq!(result, Err(TicketError::Settled));
+                assert_eq!(result, Err(BreakerTicketError::Settled));
             }
             Op::Forge { at, serial, other } => {
                 if skip_errors {
@@ -222,19 +222,22 @@ fn run(case: &Case, skip_reads: bool, skip_errors: bool) -> Vec<(usize, Answer)>
                 // Another breaker's tag, or this one's with a serial never
                 // handed out.
                 let mut ticket = if other {
-                    Ticket {
+                    BreakerTicket {
                         breaker: TAG + 1,
                         serial,
                         open: true,
                     }
                 } else {
-                    Ticket {
+                    BreakerTicket {
                         breaker: TAG,
                         serial: serial.max(through as u64 + 1),
                         open: true,
                     }
                 };
-                assert_eq!(breaker.fail(&mut ticket, at), Err(TicketError::Foreign));
+                assert_eq!(
+                    breaker.fail(&mut ticket, at),
+                    Err(BreakerTicketError::Foreign)
+                );
                 assert!(ticket.open, "an error changes nothing, the ticket included");
             }
             Op::Read { at } => {

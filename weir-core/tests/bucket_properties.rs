@@ -1,4 +1,4 @@
-//! Properties of the token bucket over random call sequences (issue 11):
+//! Properties of the token bucket over random call sequences:
 //! rates from zero to 10^9 a second and bursts from under one to
 //! thousands, instants at every phase of the 512 ns grid, many calls at
 //! one instant, time going backwards, the ends of the clock. What the

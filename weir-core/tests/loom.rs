@@ -10,7 +10,7 @@ mod runner;
 use loom::sync::atomic::{AtomicU64, Ordering};
 use loom::sync::Arc;
 use loom::thread;
-use weir_core::bloom::{Line, Shape};
+use weir_core::bloom::{BloomLine, BloomShape};
 use weir_core::rate::{self, RateLimit, Word};
 
 const SECOND: i64 = 1_000_000_000;
@@ -121,12 +121,13 @@ fn a_bloom_key_gets_at_most_k_times_the_burst_and_exactly_the_burst_with_k_1() {
     for hashes in [1u32, 2] {
         model(move || {
             // One line of eight words, the smallest array.
-            let shape = Shape::new(3, hashes, limit(1), 7, 8).unwrap();
-            let line = Line(std::array::from_fn(|_| LoomWord::new(0)));
-            let words: Arc<Vec<Line<LoomWord>>> = Arc::new(vec![line]);
-            let calls: Vec<Call<Vec<Line<LoomWord>>>> = (0..3)
+            let shape = BloomShape::new(3, hashes, limit(1), 7, 8).unwrap();
+            let line = BloomLine(std::array::from_fn(|_| LoomWord::new(0)));
+            let words: Arc<Vec<BloomLine<LoomWord>>> = Arc::new(vec![line]);
+            let calls: Vec<Call<Vec<BloomLine<LoomWord>>>> = (0..3)
                 .map(|_| {
-                    Box::new(move |w: &Vec<Line<LoomWord>>| shape.allow(w, 0, b"key")) as Box<_>
+                    Box::new(move |w: &Vec<BloomLine<LoomWord>>| shape.allow(w, 0, b"key"))
+                        as Box<_>
                 })
                 .collect();
             let allowed = race(words.clone(), calls);
@@ -138,36 +139,36 @@ fn a_bloom_key_gets_at_most_k_times_the_burst_and_exactly_the_burst_with_k_1() {
     }
 }
 
-fn smooth_limit(burst: i64) -> weir_core::smooth::SmoothLimit {
-    weir_core::smooth::SmoothLimit::new(1.0, burst).unwrap()
+fn smooth_limit(burst: i64) -> weir_core::gcra::GcraLimit {
+    weir_core::gcra::GcraLimit::new(1.0, burst).unwrap()
 }
 
 #[test]
 fn racing_calls_on_a_smooth_word_never_pass_the_burst() {
-    use weir_core::smooth;
+    use weir_core::gcra;
     model(|| {
         let word = Arc::new(LoomWord::new(0));
         let calls: Vec<Call<LoomWord>> = (0..3)
-            .map(|_| Box::new(|w: &LoomWord| smooth::allow(w, &smooth_limit(2), 0)) as Box<_>)
+            .map(|_| Box::new(|w: &LoomWord| gcra::allow(w, &smooth_limit(2), 0)) as Box<_>)
             .collect();
         assert_eq!(race(word.clone(), calls), 2);
-        assert!(!smooth::allow(&*word, &smooth_limit(2), 0));
+        assert!(!gcra::allow(&*word, &smooth_limit(2), 0));
     });
 }
 
 #[test]
 fn a_stale_clock_on_a_smooth_word_cannot_take_a_token_twice() {
-    use weir_core::smooth;
+    use weir_core::gcra;
     model(|| {
         // Burst 1, emptied at 0: one token is back at 1 s.
         let word = Arc::new(LoomWord::new(0));
-        assert!(smooth::allow(&*word, &smooth_limit(1), 0));
+        assert!(gcra::allow(&*word, &smooth_limit(1), 0));
         let calls: Vec<Call<LoomWord>> = vec![
-            Box::new(|w: &LoomWord| smooth::allow(w, &smooth_limit(1), SECOND)),
-            Box::new(|w: &LoomWord| smooth::allow(w, &smooth_limit(1), SECOND)),
-            Box::new(|w: &LoomWord| smooth::allow(w, &smooth_limit(1), 0)),
+            Box::new(|w: &LoomWord| gcra::allow(w, &smooth_limit(1), SECOND)),
+            Box::new(|w: &LoomWord| gcra::allow(w, &smooth_limit(1), SECOND)),
+            Box::new(|w: &LoomWord| gcra::allow(w, &smooth_limit(1), 0)),
         ];
         assert_eq!(race(word.clone(), calls), 1);
-        assert_eq!(smooth::next(&*word, &smooth_limit(1), SECOND), SECOND);
+        assert_eq!(gcra::next(&*word, &smooth_limit(1), SECOND), SECOND);
     });
 }

@@ -1,4 +1,4 @@
-//! The four properties of backoff (issue 11), for a value that holds no
+//! The four properties of backoff, for a value that holds no
 //! state and takes no time: within its bound (every delay inside the range
 //! its jitter documents, computed here apart from the code, the ceiling
 //! never past the cap, decorrelated's first retry in [base, 3 × base]),
@@ -11,15 +11,15 @@
 mod runner;
 
 use proptest::prelude::*;
-use weir_core::backoff::{Backoff, BackoffError, Jitter};
+use weir_core::backoff::{Backoff, BackoffError, BackoffJitter};
 
-fn jitter() -> impl Strategy<Value = Jitter> {
+fn jitter() -> impl Strategy<Value = BackoffJitter> {
     prop_oneof![
-        Just(Jitter::Rigid),
-        Just(Jitter::Full),
-        Just(Jitter::Equal),
-        Just(Jitter::Decorrelated),
-        Just(Jitter::Spread),
+        Just(BackoffJitter::Rigid),
+        Just(BackoffJitter::Full),
+        Just(BackoffJitter::Equal),
+        Just(BackoffJitter::Decorrelated),
+        Just(BackoffJitter::Spread),
     ]
 }
 
@@ -69,21 +69,21 @@ fn documented_range(
     base: i64,
     cap: i64,
     spread: f64,
-    jitter: Jitter,
+    jitter: BackoffJitter,
     retry: i32,
     previous: i64,
 ) -> (i64, i64) {
     let c = policy.ceiling(retry);
     match jitter {
-        Jitter::Rigid => (c, c),
-        Jitter::Full => (0, c),
-        Jitter::Equal => (c - c / 2, c),
-        Jitter::Decorrelated => {
+        BackoffJitter::Rigid => (c, c),
+        BackoffJitter::Full => (0, c),
+        BackoffJitter::Equal => (c - c / 2, c),
+        BackoffJitter::Decorrelated => {
             let low = base.min(cap);
             let top = (previous.max(base) as i128 * 3).min(cap as i128) as i64;
             (low, top.max(low))
         }
-        Jitter::Spread => {
+        BackoffJitter::Spread => {
             let offset = (c as f64 * spread) as i64;
             (c.saturating_sub(offset).max(0), c.saturating_add(offset))
         }
@@ -120,11 +120,11 @@ proptest! {
         prop_assert!(low <= high);
         // The range is the documented one, not only inside it (a range that
         // closed to one point would pass a containment check alone).
-        if !matches!(jitter, Jitter::Spread) {
+        if !matches!(jitter, BackoffJitter::Spread) {
             prop_assert_eq!(policy.range(retry, previous), (low, high), "{:?} retry {} previous {}", jitter, retry, previous);
         }
         // Spread's float offset may differ from the code's by one ns.
-        let slack = if matches!(jitter, Jitter::Spread) { 1 } else { 0 };
+        let slack = if matches!(jitter, BackoffJitter::Spread) { 1 } else { 0 };
         prop_assert!(delay >= low.saturating_sub(slack) && delay <= high.saturating_add(slack),
             "{:?} retry {} draw {} previous {}: {} not in [{}, {}]", jitter, retry, draw, previous, delay, low, high);
         prop_assert!(delay >= 0);
@@ -181,9 +181,9 @@ proptest! {
     }
 }
 
-/// Issue 11's case: the first retry (previous 0) draws from [base, 3 × base].
+/// A case once wrong: the first retry (previous 0) draws from [base, 3 × base].
 #[test]
 fn decorrelated_first_retry_jitters() {
-    let policy = Backoff::new(100, 2.0, 1_000, 3, Jitter::Decorrelated, 0.0).unwrap();
+    let policy = Backoff::new(100, 2.0, 1_000, 3, BackoffJitter::Decorrelated, 0.0).unwrap();
     assert_eq!(policy.range(1, 0), (100, 300));
 }

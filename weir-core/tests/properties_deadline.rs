@@ -1,4 +1,4 @@
-//! The four properties of the deadline (issue 11). A deadline is a plain
+//! The four properties of the deadline. A deadline is a plain
 //! value no call changes, so readings are pure by construction (checked
 //! anyway) and no call returns an error; within its bound and time going
 //! backwards are checked over random budgets and `now`s, the ends of the

@@ -1,4 +1,4 @@
-//! The four properties of the gate over random call sequences (issue 11).
+//! The four properties of the gate over random call sequences.
 //! A gate takes no time and has no call that fails, so two of the four
 //! are stated for what it has: within its bound (never more than `limit`
 //! held, never below zero, exactly the entries not yet left), readings are

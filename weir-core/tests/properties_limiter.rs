@@ -1,5 +1,5 @@
 //! The four properties of the embeddable limiter over random call
-//! sequences (issue 11), beside the snapshot properties in limiter.rs:
+//! sequences, beside the snapshot properties in limiter.rs:
 //! within its allowance, readings are pure, an error changes nothing, and
 //! time going backwards never admits more than the latest `now` would have,
 //! with the one documented exception pinned: a cooldown drained at an

@@ -1,5 +1,5 @@
-//! The four properties of the period counter over random call sequences
-//! (issue 11): within its bound (at most `quota` admitted in each period
+//! The four properties of the period counter over random call sequences:
+//! within its bound (at most `quota` admitted in each period
 //! it opens, aligned or not), readings are pure, an error changes nothing
 //! (a made counter has no call that can fail; the constructor's refusals
 //! make nothing), and time going backwards admits exactly what the latest
@@ -16,7 +16,7 @@ mod instants;
 use counter_ops::{op, Op};
 use instants::span;
 use proptest::prelude::*;
-use weir_core::period::{Period, PeriodError, Quota};
+use weir_core::period::{Period, PeriodError, PeriodQuota};
 use weir_core::time::NEVER;
 
 fn quota() -> impl Strategy<Value = i64> {
@@ -30,7 +30,7 @@ fn period_ns() -> impl Strategy<Value = i64> {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Answer {
-    Took(Vec<Quota>),
+    Took(Vec<PeriodQuota>),
     Read(i64),
 }
 
@@ -84,11 +84,11 @@ proptest! {
                         };
                         let answer = period.take(now);
                         let expected = if count >= quota {
-                            Quota::Over
+                            PeriodQuota::Over
                         } else if count + 1 == quota {
-                            Quota::Hit
+                            PeriodQuota::Hit
                         } else {
-                            Quota::Under
+                            PeriodQuota::Under
                         };
                         prop_assert_eq!(answer, expected, "take at {} (clock {})", now, latest);
                         open = Some((end, (count + 1).min(quota)));

@@ -1,4 +1,4 @@
-//! The four properties of the pool over random call sequences (issue 11):
+//! The four properties of the pool over random call sequences:
 //! within its bound (live = idle + busy ≤ size, idle ≤ min(idle, size),
 //! every resource made accounted for), readings are pure, a call that
 //! returns an error changes nothing (its clock included), and time going
@@ -12,7 +12,9 @@ mod instants;
 
 use instants::{now, span};
 use proptest::prelude::*;
-use weir_core::pool::{Counters, Limits, LimitsError, Misuse, Pool, Taken, MAX_SIZE};
+use weir_core::pool::{
+    Pool, PoolMisuse, PoolPolicy, PoolPolicyError, PoolStats, PoolTaken, MAX_SIZE,
+};
 
 #[derive(Clone, Copy, Debug)]
 enum Op {
@@ -28,14 +30,14 @@ enum Op {
     Idle,
     Busy,
     NextExpiry(i64),
-    Counters,
+    PoolStats,
 }
 
 impl Op {
     fn is_reading(self) -> bool {
         matches!(
             self,
-            Op::Live | Op::Idle | Op::Busy | Op::NextExpiry(_) | Op::Counters
+            Op::Live | Op::Idle | Op::Busy | Op::NextExpiry(_) | Op::PoolStats
         )
     }
 
@@ -78,7 +80,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::Idle),
         1 => Just(Op::Busy),
         2 => now().prop_map(Op::NextExpiry),
-        1 => Just(Op::Counters),
+        1 => Just(Op::PoolStats),
     ]
 }
 
@@ -87,31 +89,31 @@ fn limit_ns() -> impl Strategy<Value = i64> {
     prop_oneof![2 => Just(0i64), 3 => span()]
 }
 
-fn limits() -> impl Strategy<Value = Limits> {
+fn limits() -> impl Strategy<Value = PoolPolicy> {
     (
         prop_oneof![4 => 1..6i64, 1 => 6..64i64],
         prop_oneof![1 => Just(0i64), 3 => 0..6i64, 1 => Just(i64::MAX)],
         limit_ns(),
         limit_ns(),
     )
-        .prop_map(|(size, idle, keep_ns, life_ns)| Limits {
+        .prop_map(|(size, idle, keep_ns, life_ns)| PoolPolicy {
             size,
             idle,
             keep_ns,
             life_ns,
-            ..Limits::PRESET
+            ..PoolPolicy::PRESET
         })
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Answer {
-    Taken(Taken),
-    Status(Result<(), Misuse>),
-    Kept(Result<bool, Misuse>),
+    PoolTaken(PoolTaken),
+    Status(Result<(), PoolMisuse>),
+    Kept(Result<bool, PoolMisuse>),
     Items(Vec<usize>),
     Count(usize),
     Wait(i64),
-    Counters(Counters),
+    PoolStats(PoolStats),
 }
 
 impl Answer {
@@ -122,7 +124,7 @@ impl Answer {
 
 fn apply(pool: &mut Pool, op: Op) -> Answer {
     match op {
-        Op::Take(now) => Answer::Taken(pool.take(now)),
+        Op::Take(now) => Answer::PoolTaken(pool.take(now)),
         Op::Made(item, now) => Answer::Status(pool.made(item, now)),
         Op::Unmade => Answer::Status(pool.unmade()),
         Op::Give(item, now) => Answer::Kept(pool.give(item, now)),
@@ -143,18 +145,18 @@ fn apply(pool: &mut Pool, op: Op) -> Answer {
         Op::Idle => Answer::Count(pool.idle()),
         Op::Busy => Answer::Count(pool.busy()),
         Op::NextExpiry(now) => Answer::Wait(pool.next_expiry(now)),
-        Op::Counters => Answer::Counters(pool.counters()),
+        Op::PoolStats => Answer::PoolStats(pool.stats()),
     }
 }
 
 /// Everything a caller can read of a pool, with `next_expiry` at `now`.
-fn readings(pool: &Pool, now: i64) -> (usize, usize, usize, i64, Counters, bool) {
+fn readings(pool: &Pool, now: i64) -> (usize, usize, usize, i64, PoolStats, bool) {
     (
         pool.live(),
         pool.idle(),
         pool.busy(),
         pool.next_expiry(now),
-        pool.counters(),
+        pool.stats(),
         pool.is_closed(),
     )
 }
@@ -176,12 +178,12 @@ proptest! {
             prop_assert_eq!(live, idle + busy, "{:?} -> {:?}", op, answer);
             prop_assert!(live <= size, "{:?}: live {} > size {}", op, live, size);
             prop_assert!(idle <= idle_cap, "{:?}: idle {} > {}", op, idle, idle_cap);
-            let c = pool.counters();
+            let c = pool.stats();
             let gone = c.stale + c.evicted_idle + c.evicted_age + c.dropped + c.refused + c.closed;
             prop_assert!(c.made >= gone + idle as u64, "{:?}: {:?}", op, c);
             prop_assert!(c.made <= gone + live as u64, "{:?}: {:?}", op, c);
             if pool.is_closed() {
-                prop_assert_eq!(apply(&mut pool, Op::Take(0)), Answer::Taken(Taken::Wait));
+                prop_assert_eq!(apply(&mut pool, Op::Take(0)), Answer::PoolTaken(PoolTaken::Wait));
             }
         }
     }
@@ -255,36 +257,36 @@ proptest! {
         life_ns in prop_oneof![Just(-1i64), any::<i64>()],
     ) {
         let expected = if !(1..=MAX_SIZE).contains(&size) {
-            Err(LimitsError::Size)
+            Err(PoolPolicyError::Size)
         } else if idle < 0 {
-            Err(LimitsError::Idle)
+            Err(PoolPolicyError::Idle)
         } else if keep_ns < 0 {
-            Err(LimitsError::Keep)
+            Err(PoolPolicyError::Keep)
         } else if life_ns < 0 {
-            Err(LimitsError::Life)
+            Err(PoolPolicyError::Life)
         } else {
             Ok(())
         };
-        let made = Pool::new(Limits { size, idle, keep_ns, life_ns, ..Limits::PRESET });
+        let made = Pool::new(PoolPolicy { size, idle, keep_ns, life_ns, ..PoolPolicy::PRESET });
         prop_assert_eq!(made.map(|pool| pool.live()).map(drop), expected);
     }
 }
 
-/// The case issue 11 reported, kept as a plain test beside the property.
+/// A case once wrong, kept as a plain test beside the property.
 #[test]
 fn a_refused_made_does_not_age_an_idle_item() {
     const SECOND: i64 = 1_000_000_000;
-    let mut pool = Pool::new(Limits {
+    let mut pool = Pool::new(PoolPolicy {
         size: 4,
         idle: 4,
         keep_ns: 10 * SECOND,
         life_ns: 0,
-        ..Limits::PRESET
+        ..PoolPolicy::PRESET
     })
     .unwrap();
-    assert_eq!(pool.take(0), Taken::Make);
+    assert_eq!(pool.take(0), PoolTaken::Make);
     pool.made(1, 0).unwrap();
     assert_eq!(pool.give(1, 0), Ok(true));
-    assert_eq!(pool.made(99, 20 * SECOND), Err(Misuse::NoReservation));
-    assert_eq!(pool.take(5 * SECOND), Taken::Ready(1));
+    assert_eq!(pool.made(99, 20 * SECOND), Err(PoolMisuse::NoReservation));
+    assert_eq!(pool.take(5 * SECOND), PoolTaken::Ready(1));
 }

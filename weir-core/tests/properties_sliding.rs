@@ -1,5 +1,5 @@
-//! The four properties of the sliding window over random call sequences
-//! (issue 11): within its bound (at most `quota` admitted in any stretch
+//! The four properties of the sliding window over random call sequences:
+//! within its bound (at most `quota` admitted in any stretch
 //! `window` long, and never a refusal with room), readings are pure, an
 //! error changes nothing (a made window has no call that can fail; the
 //! constructor's refusals make nothing), and time going backwards admits
@@ -121,7 +121,7 @@ proptest! {
         // past what a machine holds stay (they answer NoMemory or TooLarge).
         let quota = if (1..1 << 40).contains(&quota) { quota % 100_000 + 1 } else { quota };
         match Sliding::new(quota, window) {
-            Err(SlidingError::Quota) => prop_assert!(quota <= 0),
+            Err(SlidingError::PeriodQuota) => prop_assert!(quota <= 0),
             Err(SlidingError::Window) => prop_assert!(quota > 0 && window <= 0),
             Err(SlidingError::TooLarge | SlidingError::NoMemory) => prop_assert!(quota > 0 && window > 0),
             Ok(sliding) => {

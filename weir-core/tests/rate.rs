@@ -4,7 +4,7 @@
 use std::sync::atomic::AtomicU64;
 use std::thread;
 
-use weir_core::bloom::{Bloom, Shape};
+use weir_core::bloom::{Bloom, BloomShape};
 use weir_core::rate::{self, RateLimit};
 
 const SECOND: i64 = 1_000_000_000;
@@ -54,7 +54,7 @@ fn clocks_out_of_step_get_one_burst_per_window() {
 #[test]
 fn a_bloom_key_under_threads_gets_its_burst_k_times_at_most() {
     for hashes in [1, 3] {
-        let bloom = Bloom::new(Shape::new(12, hashes, limit(1.0, 5), 1, 2).unwrap()).unwrap();
+        let bloom = Bloom::new(BloomShape::new(12, hashes, limit(1.0, 5), 1, 2).unwrap()).unwrap();
         let allowed = hammer(20_000, |_, _| bloom.allow(SECOND, b"hot"));
         assert!(allowed >= 5, "k={hashes}: {allowed}");
         assert!(allowed <= 5 * i64::from(hashes), "k={hashes}: {allowed}");
@@ -67,7 +67,7 @@ fn a_bloom_key_under_threads_gets_its_burst_k_times_at_most() {
 #[test]
 fn keys_of_different_threads_stay_apart() {
     // Each thread has its own 1000 keys, three calls each, burst 2.
-    let bloom = Bloom::new(Shape::new(20, 3, limit(1.0, 2), 3, 4).unwrap()).unwrap();
+    let bloom = Bloom::new(BloomShape::new(20, 3, limit(1.0, 2), 3, 4).unwrap()).unwrap();
     let allowed = hammer(3000, |t, i| {
         let key = (t as u64) << 32 | (i % 1000) as u64;
         bloom.allow(SECOND, &key.to_le_bytes())

@@ -1,5 +1,5 @@
 //! Properties of the rate word and the bloom array over random call
-//! sequences (issue 11): instants drawn at every phase of the 512 ns grid
+//! sequences: instants drawn at every phase of the 512 ns grid
 //! (511 often), many calls at one instant, time going backwards, limits at
 //! the constructor's extremes. What the header states is checked exactly:
 //!
@@ -17,11 +17,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use grid::{instants, phase, start, step, Step};
 use proptest::prelude::*;
-use weir_core::bloom::{Line, Shape};
+use weir_core::bloom::{BloomLine, BloomShape};
 use weir_core::rate::{self, RateLimit, MAX_NOW, MIN_WINDOW_NS};
 use weir_core::time::NEVER;
 
-/// A limit at the extremes the constructor accepts, the issue's two among
+/// A limit at the extremes the constructor accepts, the two that once went wrong among
 /// them.
 fn limit() -> impl Strategy<Value = RateLimit> {
     let burst = prop_oneof![
@@ -193,11 +193,11 @@ proptest! {
         keys in prop::collection::vec(0..6u8, 300),
         readings in prop::collection::vec(any::<i64>(), 300),
     ) {
-        let Ok(shape) = Shape::new(size_log2, hashes, limit, 7, 11) else {
+        let Ok(shape) = BloomShape::new(size_log2, hashes, limit, 7, 11) else {
             return Ok(());
         };
-        let words: Vec<Line> = (0..shape.lines()).map(|_| Line::fresh()).collect();
-        let load = |lines: &[Line]| -> Vec<u64> {
+        let words: Vec<BloomLine> = (0..shape.lines()).map(|_| BloomLine::fresh()).collect();
+        let load = |lines: &[BloomLine]| -> Vec<u64> {
             lines.iter().flat_map(|line| &line.0).map(|w| w.load(Ordering::Relaxed)).collect()
         };
         let mut latest: Vec<Option<i64>> = vec![None; shape.words()];
@@ -217,9 +217,9 @@ proptest! {
             };
             // Never more than the latest `now` would have admitted.
             if let Some(g) = global.filter(|&g| g > at) {
-                let copy: Vec<Line> = before
+                let copy: Vec<BloomLine> = before
                     .chunks(8)
-                    .map(|c| Line(std::array::from_fn(|i| AtomicU64::new(c[i]))))
+                    .map(|c| BloomLine(std::array::from_fn(|i| AtomicU64::new(c[i]))))
                     .collect();
                 prop_assert!(!allowed || shape.allow(&copy, g, &key));
             }
@@ -251,8 +251,8 @@ proptest! {
     ) {
         let now = at - at.rem_euclid(512) + phase;
         prop_assume!(now >= 0);
-        let shape = Shape::new(4, hashes, limit, 3, 5).unwrap();
-        let words: Vec<Line> = (0..shape.lines()).map(|_| Line::fresh()).collect();
+        let shape = BloomShape::new(4, hashes, limit, 3, 5).unwrap();
+        let words: Vec<BloomLine> = (0..shape.lines()).map(|_| BloomLine::fresh()).collect();
         let burst = limit.burst() as usize;
         let admitted = (0..burst + 50).filter(|_| shape.allow(&words, now, b"alone")).count();
         prop_assert_eq!(admitted, burst);

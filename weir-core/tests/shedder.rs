@@ -17,7 +17,7 @@ mod timeline;
 
 use proptest::prelude::*;
 use timeline::Step;
-use weir_core::shedder::{Settled, Shed, Shedder, Stats, Ticket, CPU_MAX};
+use weir_core::shedder::{Settled, Shedder, ShedderPolicy, ShedderStats, ShedderTicket, CPU_MAX};
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -46,12 +46,12 @@ enum Op {
 
 #[derive(Clone, Debug)]
 struct Case {
-    shed: Shed,
+    shed: ShedderPolicy,
     start: i64,
     ops: Vec<Op>,
 }
 
-fn shed() -> impl Strategy<Value = Shed> {
+fn shed() -> impl Strategy<Value = ShedderPolicy> {
     (
         prop_oneof![Just(-1i32), Just(1), Just(2), Just(50), Just(1024)],
         prop_oneof![
@@ -69,7 +69,7 @@ fn shed() -> impl Strategy<Value = Shed> {
         prop_oneof![Just(1e-300), Just(0.1), Just(1.0)],
     )
         .prop_map(
-            |(size, window_ns, cpu, latency_ns, beta, cool_ns, floor)| Shed {
+            |(size, window_ns, cpu, latency_ns, beta, cool_ns, floor)| ShedderPolicy {
                 size,
                 window_ns,
                 cpu,
@@ -113,18 +113,18 @@ fn case() -> impl Strategy<Value = Case> {
 enum Answer {
     Allowed(Option<i64>),
     Settled(Result<(), Settled>),
-    Read(Stats),
+    Read(ShedderStats),
 }
 
 /// The limit for a decision at `cpu` from the capacity, as the header states
 /// it: scaled by `(1000 - cpu) / (1000 - threshold)` held to [floor, 1],
 /// and at least 1.
-fn limit(shed: &Shed, capacity: f64, cpu: i32) -> f64 {
+fn limit(shed: &ShedderPolicy, capacity: f64, cpu: i32) -> f64 {
     let factor = f64::from(CPU_MAX - cpu) / f64::from(CPU_MAX - shed.cpu);
     (capacity * factor.clamp(shed.floor, 1.0)).max(1.0)
 }
 
-fn check_stats(stats: &Stats) {
+fn check_stats(stats: &ShedderStats) {
     assert!(
         stats.capacity.is_finite() && stats.capacity >= 1.0,
         "{stats:?}"
@@ -150,8 +150,8 @@ fn run(case: &Case, skip_reads: bool, skip_errors: bool) -> Vec<(usize, Answer)>
     let mut shedder = Shedder::new(case.shed, case.start).unwrap();
     let shed = shedder.shed();
     let mut answers = Vec::new();
-    let mut open: Vec<Ticket> = Vec::new();
-    let mut settled: Vec<Ticket> = Vec::new();
+    let mut open: Vec<ShedderTicket> = Vec::new();
+    let mut settled: Vec<ShedderTicket> = Vec::new();
     // The timeline's cursor moves with decisions and settles only, so that
     // skipping a reading or an error leaves every other call's now as it was.
     let mut cursor = case.start;

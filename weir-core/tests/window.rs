@@ -17,7 +17,7 @@ mod timeline;
 
 use proptest::prelude::*;
 use timeline::Step;
-use weir_core::window::{Total, Window, WindowError, MAX_SIZE};
+use weir_core::window::{Window, WindowError, WindowTotal, MAX_SIZE};
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -91,26 +91,31 @@ fn case() -> impl Strategy<Value = Case> {
 }
 
 /// The buckets at `now`, oldest first.
-fn buckets(window: &Window<Total>, now: i64, current: bool) -> Vec<Total> {
+fn buckets(window: &Window<WindowTotal>, now: i64, current: bool) -> Vec<WindowTotal> {
     let mut seen = Vec::new();
     window.each(now, current, |bucket| seen.push(*bucket));
     seen
 }
 
 /// Checks a reading's bounds and returns it.
-fn read(window: &Window<Total>, now: i64, current: bool, added: i64) -> (Total, Vec<Total>) {
+fn read(
+    window: &Window<WindowTotal>,
+    now: i64,
+    current: bool,
+    added: i64,
+) -> (WindowTotal, Vec<WindowTotal>) {
     let total = window.total(now, current);
     let seen = buckets(window, now, current);
     assert_eq!(seen.len(), window.size() - usize::from(!current));
-    let mut sum = Total::default();
+    let mut sum = WindowTotal::default();
     seen.iter().for_each(|bucket| sum.merge(bucket));
     assert_eq!(sum, total);
     assert!((0..=added).contains(&total.count), "{total:?} of {added}");
     (total, seen)
 }
 
-fn run(case: &Case, skip_reads: bool) -> Vec<(Total, Vec<Total>)> {
-    let mut window = Window::<Total>::new(case.size, case.span, case.start).unwrap();
+fn run(case: &Case, skip_reads: bool) -> Vec<(WindowTotal, Vec<WindowTotal>)> {
+    let mut window = Window::<WindowTotal>::new(case.size, case.span, case.start).unwrap();
     let mut answers = Vec::new();
     let (mut cursor, mut latest, mut added) = (case.start, case.start, 0i64);
     for op in &case.ops {
@@ -159,7 +164,7 @@ proptest! {
         span in prop_oneof![any::<i64>(), Just(0i64), Just(-1), Just(1), Just(i64::MIN)],
         start in any::<i64>(),
     ) {
-        let made = Window::<Total>::new(size, span, start);
+        let made = Window::<WindowTotal>::new(size, span, start);
         if span <= 0 {
             prop_assert_eq!(made.unwrap_err(), WindowError::Span);
         } else if size > MAX_SIZE {
@@ -167,7 +172,7 @@ proptest! {
         } else if size <= 64 {
             let window = made.unwrap();
             prop_assert_eq!(window.size() as i64, size.max(1));
-            prop_assert_eq!(window.total(start, true), Total::default());
+            prop_assert_eq!(window.total(start, true), WindowTotal::default());
         }
     }
 }

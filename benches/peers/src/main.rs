@@ -17,7 +17,7 @@ use governor::state::keyed::DashMapStateStore;
 use governor::state::{InMemoryState, NotKeyed};
 use governor::{Quota, RateLimiter};
 use weir_core::bucket::Bucket;
-use weir_core::pool::{Limits, Pool, Taken};
+use weir_core::pool::{PoolPolicy, Pool, PoolTaken};
 
 type Direct = RateLimiter<NotKeyed, InMemoryState, FakeRelativeClock, NoOp>;
 type Keyed = RateLimiter<
@@ -99,7 +99,7 @@ fn loop_core_pool(pool: &mut Pool, n: u64) -> u64 {
     let mut hits = 0;
     for _ in 0..n {
         hits += u64::from(match pool.take(0) {
-            Taken::Ready(item) => pool.give(item, 0) == Ok(true),
+            PoolTaken::Ready(item) => pool.give(item, 0) == Ok(true),
             _ => false,
         });
     }
@@ -141,14 +141,14 @@ fn keyed(quota: Quota) -> State {
 }
 
 fn pool(size: usize) -> State {
-    let mut pool = Pool::new(Limits {
+    let mut pool = Pool::new(PoolPolicy {
         size: size as _,
         idle: size as _,
-        ..Limits::PRESET
+        ..PoolPolicy::PRESET
     })
     .unwrap();
     for item in 1..=size {
-        assert_eq!(pool.take(0), Taken::Make);
+        assert_eq!(pool.take(0), PoolTaken::Make);
         pool.made(item, 0).unwrap();
     }
     for item in 1..=size {

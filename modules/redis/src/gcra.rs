@@ -1,7 +1,7 @@
 //! The GCRA arithmetic behind `WEIR.BUCKET`: the one adapter between the
-//! module and weir-core's bucket time format ([`weir_core::gcra`]).
+//! module and weir-core's bucket time format ([`weir_core::tat`]).
 //!
-//! The decision itself is the core's: [`weir_core::gcra::take`], `wait`
+//! The decision itself is the core's: [`weir_core::tat::take`], `wait`
 //! and `room` on a TAT, so a Redis bucket and an in-process `weir_bucket`
 //! agree to the tick. What this file adds is the part a Redis key needs:
 //! the tick is 1 ns (`shift` 0; the state is a Unix-time TAT in
@@ -20,7 +20,7 @@
 
 /// The longest span any limit may hold, in nanoseconds (about 73 years):
 /// a TAT, `now` and a span then add up without overflow for centuries.
-pub const MAX_SPAN_NS: i64 = weir_core::gcra::MAX_TOLERANCE;
+pub const MAX_SPAN_NS: i64 = weir_core::tat::MAX_TOLERANCE;
 
 /// The most tokens per second: one nanosecond per token.
 pub const MAX_RATE: u64 = 1_000_000_000;
@@ -29,7 +29,7 @@ pub const MAX_RATE: u64 = 1_000_000_000;
 /// rate such as `0.5` or `1000.25` is exact.
 pub const RATE_SCALE: u64 = 1_000_000_000;
 
-use weir_core::gcra;
+use weir_core::tat;
 
 /// Why a bucket's parameters were refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,7 +101,7 @@ impl Gcra {
 
     /// The whole tokens a bucket whose TAT is `tat` holds at `now`.
     fn tokens(&self, tat: i64, now: i64) -> u64 {
-        (gcra::room(tat, now, self.tolerance) / self.interval) as u64
+        (tat::room(tat, now, self.tolerance) / self.interval) as u64
     }
 
     /// Takes `cost` tokens at `now` from a bucket whose TAT is `tat`
@@ -111,7 +111,7 @@ impl Gcra {
         let base = tat.map_or(now, |tat| tat.max(now));
         // cost ≤ burst, so cost × interval ≤ tolerance ≤ MAX_TOLERANCE.
         let spend = self.interval.saturating_mul(cost as i64);
-        match gcra::take(base, now, spend, self.tolerance) {
+        match tat::take(base, now, spend, self.tolerance) {
             Some(next) => Step {
                 allowed: true,
                 tat: next,
@@ -123,7 +123,7 @@ impl Gcra {
                 allowed: false,
                 tat: base,
                 remaining: self.tokens(base, now),
-                retry_after: gcra::wait(base, now, spend, self.tolerance),
+                retry_after: tat::wait(base, now, spend, self.tolerance),
                 reset_after: base - now,
             },
         }
@@ -271,11 +271,11 @@ mod tests {
             (10.0, 20),
         ] {
             let g = Gcra::new(rate(r), burst).unwrap();
-            let tick = gcra::Tick::whole(g.interval as u64);
+            let tick = tat::Tick::whole(g.interval as u64);
             assert_eq!(tick.tolerance_for(burst as f64), Some(g.tolerance), "{r}");
             for n in [1, burst / 2 + 1, burst] {
                 assert_eq!(
-                    gcra::cost(g.interval as u64, n as f64, g.tolerance),
+                    tat::cost(g.interval as u64, n as f64, g.tolerance),
                     Some(g.interval * n as i64)
                 );
             }

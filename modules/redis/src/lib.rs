@@ -27,7 +27,7 @@ pub mod state;
 use std::ffi::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use weir_core::limiter::{Kind, Limiter, LimiterError};
+use weir_core::limiter::{Limiter, LimiterError, LimiterKind};
 
 use api::{Api, Ctx, Held, RawCtx, RawString, OK, WRONGTYPE};
 use gcra::Gcra;
@@ -225,7 +225,7 @@ fn open_period(
     now: i64,
 ) -> Limiter {
     if let Some((stored_align, counter)) = stored {
-        if let Kind::FixedWindow {
+        if let LimiterKind::FixedWindow {
             window_ns,
             window_start,
         } = counter.parts().1
@@ -234,7 +234,7 @@ fn open_period(
             if stored_align == align && window_ns == period && open {
                 let used = counter.capacity() - counter.available(now);
                 let start = counter.window_start(now).unwrap_or(window_start);
-                let kind = Kind::FixedWindow {
+                let kind = LimiterKind::FixedWindow {
                     window_ns,
                     window_start: start,
                 };
@@ -250,7 +250,7 @@ fn open_period(
     } else {
         now
     };
-    let kind = Kind::FixedWindow {
+    let kind = LimiterKind::FixedWindow {
         window_ns: period,
         window_start: start,
     };
@@ -318,43 +318,44 @@ fn single(ctx: &Ctx, kind: &str, take: bool, ms: bool) -> Result<(), Fail> {
 /// its meaning.
 fn limiter_error(e: LimiterError) -> String {
     let (code, text) = match e {
-        LimiterError::ZeroCapacity => ("WEIR_ERR_ZERO_CAPACITY", "the capacity is zero"),
-        LimiterError::ZeroRefillAmount => {
-            ("WEIR_ERR_ZERO_REFILL_AMOUNT", "the refill amount is zero")
-        }
+        LimiterError::ZeroCapacity => ("WEIR_ERR_LIMITER_ZERO_CAPACITY", "the capacity is zero"),
+        LimiterError::ZeroRefillAmount => (
+            "WEIR_ERR_LIMITER_ZERO_REFILL_AMOUNT",
+            "the refill amount is zero",
+        ),
         LimiterError::ZeroRefillInterval => (
-            "WEIR_ERR_ZERO_REFILL_INTERVAL",
+            "WEIR_ERR_LIMITER_ZERO_REFILL_INTERVAL",
             "the refill interval is zero",
         ),
-        LimiterError::ZeroWindow => ("WEIR_ERR_ZERO_WINDOW", "the window is zero"),
-        LimiterError::ZeroCooldown => ("WEIR_ERR_ZERO_COOLDOWN", "the cooldown is zero"),
+        LimiterError::ZeroWindow => ("WEIR_ERR_LIMITER_ZERO_WINDOW", "the window is zero"),
+        LimiterError::ZeroCooldown => ("WEIR_ERR_LIMITER_ZERO_COOLDOWN", "the cooldown is zero"),
         LimiterError::InitialAboveCapacity => (
-            "WEIR_ERR_INITIAL_ABOVE_CAPACITY",
+            "WEIR_ERR_LIMITER_INITIAL_ABOVE_CAPACITY",
             "more units than the capacity",
         ),
         LimiterError::BucketAnchorInFuture => (
-            "WEIR_ERR_BUCKET_ANCHOR_IN_FUTURE",
+            "WEIR_ERR_LIMITER_BUCKET_ANCHOR_IN_FUTURE",
             "the refill anchor is in the future",
         ),
         LimiterError::WindowAnchorInFuture => (
-            "WEIR_ERR_WINDOW_ANCHOR_IN_FUTURE",
+            "WEIR_ERR_LIMITER_WINDOW_ANCHOR_IN_FUTURE",
             "the window anchor is in the future",
         ),
         LimiterError::CooldownArmedWithTokens => (
-            "WEIR_ERR_COOLDOWN_ARMED_WITH_TOKENS",
+            "WEIR_ERR_LIMITER_COOLDOWN_ARMED_WITH_TOKENS",
             "units while the gate is armed",
         ),
         LimiterError::CooldownDeadlineOverflow => (
-            "WEIR_ERR_COOLDOWN_DEADLINE_OVERFLOW",
+            "WEIR_ERR_LIMITER_COOLDOWN_DEADLINE_OVERFLOW",
             "the cooldown's deadline would overflow; nothing was taken",
         ),
         LimiterError::RateLimited => (
-            "WEIR_ERR_RATE_LIMITED",
+            "WEIR_ERR_LIMITER_RATE_LIMITED",
             "the limiter cannot grant the amount now; nothing was taken",
         ),
-        LimiterError::InvalidAmount => ("WEIR_ERR_INVALID_AMOUNT", "the amount is zero"),
+        LimiterError::InvalidAmount => ("WEIR_ERR_LIMITER_INVALID_AMOUNT", "the amount is zero"),
         LimiterError::WrongVariant => (
-            "WEIR_ERR_WRONG_VARIANT",
+            "WEIR_ERR_LIMITER_WRONG_VARIANT",
             "the key holds a limiter of another variant",
         ),
     };
@@ -388,25 +389,31 @@ fn limiter_for(stored: Option<Limiter>, spec: LimiterSpec, now: i64) -> Result<L
                 refill_amount,
                 refill_interval,
             },
-            Kind::Bucket { last_refill, .. },
+            LimiterKind::Bucket { last_refill, .. },
         ) => (
             capacity,
-            Kind::Bucket {
+            LimiterKind::Bucket {
                 refill_amount,
                 refill_interval_ns: refill_interval,
                 last_refill,
             },
         ),
-        (LimiterSpec::Window { capacity, window }, Kind::FixedWindow { window_start, .. }) => (
+        (
+            LimiterSpec::Window { capacity, window },
+            LimiterKind::FixedWindow { window_start, .. },
+        ) => (
             capacity,
-            Kind::FixedWindow {
+            LimiterKind::FixedWindow {
                 window_ns: window,
                 window_start,
             },
         ),
-        (LimiterSpec::Cooldown { capacity, cooldown }, Kind::Cooldown { cooldown_end, .. }) => (
+        (
+            LimiterSpec::Cooldown { capacity, cooldown },
+            LimiterKind::Cooldown { cooldown_end, .. },
+        ) => (
             capacity,
-            Kind::Cooldown {
+            LimiterKind::Cooldown {
                 cooldown_ns: cooldown,
                 cooldown_end,
             },
@@ -427,7 +434,7 @@ fn limiter_fresh_at(limiter: &Limiter, now: i64) -> Option<i64> {
         return Some(now);
     }
     match limiter.parts().1 {
-        Kind::Bucket {
+        LimiterKind::Bucket {
             refill_amount,
             refill_interval_ns,
             ..
@@ -436,10 +443,10 @@ fn limiter_fresh_at(limiter: &Limiter, now: i64) -> Option<i64> {
             let intervals = i64::try_from(missing.div_ceil(refill_amount)).ok()?;
             anchor.checked_add(intervals.checked_mul(refill_interval_ns)?)
         }
-        Kind::FixedWindow { window_ns, .. } => {
+        LimiterKind::FixedWindow { window_ns, .. } => {
             limiter.window_start(now).ok()?.checked_add(window_ns)
         }
-        Kind::Cooldown { cooldown_end, .. } => (available == 0).then_some(cooldown_end),
+        LimiterKind::Cooldown { cooldown_end, .. } => (available == 0).then_some(cooldown_end),
     }
 }
 
@@ -533,7 +540,7 @@ fn refund_command(ctx: &Ctx) -> Result<(), Fail> {
             );
             let available = open.available(now);
             let back = n.min(open.capacity() - available);
-            let kind = Kind::FixedWindow {
+            let kind = LimiterKind::FixedWindow {
                 window_ns: period,
                 window_start: open.window_start(now).unwrap_or(now),
             };
@@ -568,26 +575,26 @@ fn refund_limiter(limiter: &Limiter, now: i64, n: u64) -> (Limiter, u64) {
     let available = limiter.available(now);
     let back = n.min(capacity - available);
     let kind = match limiter.parts().1 {
-        Kind::Bucket {
+        LimiterKind::Bucket {
             refill_amount,
             refill_interval_ns,
             last_refill,
-        } => Kind::Bucket {
+        } => LimiterKind::Bucket {
             refill_amount,
             refill_interval_ns,
             last_refill: limiter.last_refill(now).unwrap_or(last_refill),
         },
-        Kind::FixedWindow {
+        LimiterKind::FixedWindow {
             window_ns,
             window_start,
-        } => Kind::FixedWindow {
+        } => LimiterKind::FixedWindow {
             window_ns,
             window_start: limiter.window_start(now).unwrap_or(window_start),
         },
-        Kind::Cooldown {
+        LimiterKind::Cooldown {
             cooldown_ns,
             cooldown_end,
-        } => Kind::Cooldown {
+        } => LimiterKind::Cooldown {
             cooldown_ns,
             cooldown_end: if back > 0 {
                 cooldown_end.min(now)
@@ -684,9 +691,9 @@ command!(cmd_limiter_peek, |c| limiter_command(c, false));
 command!(cmd_refund, refund_command);
 command!(cmd_all, all_command);
 
-/// The module's version as Redis shows it (`MODULE LIST`): 0.2.0, the
+/// The module's version as Redis shows it (`MODULE LIST`): 0.3.0, the
 /// workspace's.
-const MODULE_VERSION: c_int = 200;
+const MODULE_VERSION: c_int = 300;
 
 /// Called by Redis when it loads the module.
 ///

@@ -19,7 +19,7 @@
 //! A value of another version, another kind or a wrong length is refused
 //! with an error, never misread.
 
-use weir_core::limiter::{Kind, Limiter};
+use weir_core::limiter::{Limiter, LimiterKind};
 
 use crate::gcra::MAX_SPAN_NS;
 use crate::sliding::{Run, Window};
@@ -212,16 +212,16 @@ const LIMITER_LEN: usize = 1 + 5 * 8;
 fn push_limiter(out: &mut Vec<u8>, limiter: &Limiter) {
     let (available, kind) = limiter.parts();
     let (variant, amount, period, anchor) = match kind {
-        Kind::Bucket {
+        LimiterKind::Bucket {
             refill_amount,
             refill_interval_ns,
             last_refill,
         } => (0u8, refill_amount, refill_interval_ns, last_refill),
-        Kind::FixedWindow {
+        LimiterKind::FixedWindow {
             window_ns,
             window_start,
         } => (1, 0, window_ns, window_start),
-        Kind::Cooldown {
+        LimiterKind::Cooldown {
             cooldown_ns,
             cooldown_end,
         } => (2, 0, cooldown_ns, cooldown_end),
@@ -246,16 +246,16 @@ fn read_limiter(b: &[u8]) -> Result<Limiter, DecodeError> {
     let (capacity, available, amount) = (word(w, 0), word(w, 1), word(w, 2));
     let (period, anchor) = (word(w, 3) as i64, word(w, 4) as i64);
     let kind = match b[0] {
-        0 => Kind::Bucket {
+        0 => LimiterKind::Bucket {
             refill_amount: amount,
             refill_interval_ns: period,
             last_refill: anchor,
         },
-        1 => Kind::FixedWindow {
+        1 => LimiterKind::FixedWindow {
             window_ns: period,
             window_start: anchor,
         },
-        2 => Kind::Cooldown {
+        2 => LimiterKind::Cooldown {
             cooldown_ns: period,
             cooldown_end: anchor,
         },

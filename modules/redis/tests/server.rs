@@ -82,7 +82,7 @@ fn exact_counts_under_many_concurrent_clients() {
     let mut c = server.conn();
     let refused = c.cmd("WEIR.LIMITER l BUCKET 100 1 3600000");
     assert!(
-        refused.error().starts_with("WEIR_ERR_RATE_LIMITED"),
+        refused.error().starts_with("WEIR_ERR_LIMITER_RATE_LIMITED"),
         "{refused:?}"
     );
     // WEIR.ALL took from both limits together, never from one alone.
@@ -159,7 +159,7 @@ fn window_period_and_limiter_replies() {
     assert!(c
         .cmd("WEIR.LIMITER lc COOLDOWN 2 3600000")
         .error()
-        .starts_with("WEIR_ERR_RATE_LIMITED"));
+        .starts_with("WEIR_ERR_LIMITER_RATE_LIMITED"));
     assert_eq!(c.cmd("WEIR.LIMITER.PEEK lc COOLDOWN 2 3600000").int(), 0);
     assert_eq!(c.cmd("WEIR.LIMITER lw WINDOW 5 3600000 COST 5").int(), 0);
     assert!(c.cmd("WEIR.LIMITER lw WINDOW 5 3600000").is_error());
@@ -454,7 +454,7 @@ fn errors_reply_clearly_and_write_nothing() {
         ("WEIR.LIMITER win COOLDOWN 1 1000", "WRONGTYPE"),
         (
             "WEIR.LIMITER cool BUCKET 2 1 1000",
-            "WEIR_ERR_WRONG_VARIANT",
+            "WEIR_ERR_LIMITER_WRONG_VARIANT",
         ),
         ("WEIR.REFUND list 1", "WRONGTYPE"),
         ("WEIR.REFUND plain 1", "WRONGTYPE"),

@@ -16,10 +16,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use grid::{instants, start, step};
 use proptest::prelude::*;
-use weir_core::smooth::{self, SmoothLimit};
+use weir_core::gcra::{self, GcraLimit};
 use weir_core::time::NEVER;
 
-fn limit() -> impl Strategy<Value = SmoothLimit> {
+fn limit() -> impl Strategy<Value = GcraLimit> {
     let rate = prop_oneof![
         Just(1.0f64),
         Just(3.0f64),
@@ -29,7 +29,7 @@ fn limit() -> impl Strategy<Value = SmoothLimit> {
         1e-3f64..1e10f64,
     ];
     let burst = prop_oneof![Just(1i64), Just(2i64), Just(1000i64), 1..=1000i64];
-    (rate, burst).prop_filter_map("fits", |(rate, burst)| SmoothLimit::new(rate, burst).ok())
+    (rate, burst).prop_filter_map("fits", |(rate, burst)| GcraLimit::new(rate, burst).ok())
 }
 
 proptest! {
@@ -40,7 +40,7 @@ proptest! {
         let (per_token, tolerance, _) = limit.parts();
         let burst = tolerance / per_token as i64;
         let word = AtomicU64::new(0);
-        let admitted = (0..=burst + 5).filter(|_| smooth::allow(&word, &limit, now)).count();
+        let admitted = (0..=burst + 5).filter(|_| gcra::allow(&word, &limit, now)).count();
         prop_assert_eq!(admitted as i64, if now < 0 { 0 } else { burst });
     }
 
@@ -59,14 +59,14 @@ proptest! {
         for (i, now) in instants(unit, start, &steps).into_iter().enumerate() {
             let n = sizes[i];
             let before = word.load(Ordering::Relaxed);
-            let next = smooth::next(&word, &limit, now);
+            let next = gcra::next(&word, &limit, now);
             prop_assert_eq!(word.load(Ordering::Relaxed), before, "next wrote");
-            let one = smooth::allow_n(&word, &limit, now, 1);
+            let one = gcra::allow_n(&word, &limit, now, 1);
             prop_assert_eq!(one, next == 0, "next {} at {}", next, now);
             if now < 0 {
                 prop_assert_eq!(next, NEVER);
             }
-            let many = smooth::allow_n(&word, &limit, now, n);
+            let many = gcra::allow_n(&word, &limit, now, n);
             if !one && !many {
                 prop_assert_eq!(word.load(Ordering::Relaxed), before, "a refusal wrote");
             }
