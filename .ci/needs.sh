@@ -1,7 +1,7 @@
 # Sourced by .ci/run and .ci/stages/install.sh, from the repository root:
 # reads what each stage declares at its top, and checks it.
 #
-# A stage is one file, .ci/stages/NAME.sh, run with bash from the
+# A stage is one file, .ci/stages/<name>.sh, run with bash from the
 # repository root. The lines right after its shebang declare it, one
 # "# KEY: VALUE" a line (a key may repeat: its values add up); the block
 # ends at the first line of another shape. The keys:

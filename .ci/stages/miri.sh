@@ -39,8 +39,8 @@ if [ -n "$all" ]; then
   exec cargo "+$NIGHTLY" miri test --target-dir ../../target/ci-miri --lib
 fi
 mapfile -t names < <(grep -v -e '^#' -e '^$' .ci/miri-tests.txt)
-# Each name must still be a test (MODULE::tests::NAME, a `fn NAME(` in
-# weir-core/src/MODULE.rs): --exact passes over a name no test has, so a
+# Each name must still be a test (<module>::tests::<name>, a `fn <name>(` in
+# weir-core/src/<module>.rs): --exact passes over a name no test has, so a
 # renamed or removed test would leave the subset without a word.
 stale=()
 for name in "${names[@]}"; do
