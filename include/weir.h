@@ -255,242 +255,242 @@
  * weir_status — what a call that can fail reports (WEIR_OK is 0)
  * ======================================================================== */
 
-// What a call that can fail reports. `WEIR_OK` is 0; every other value is
-// an error. Codes are grouped by area and are never renumbered or reused:
-// 1–99 general (30–39 targets and builds, 40–49 refunds), 100–199 the limiter, 200–299 the pool,
-// 300–399 breaker, shedder and window (330–349 the breaker's limits), 400–499 rate and bloom (430–449 the GCRA word),
-// 500–549 the retry budget, 550–599 the adaptive concurrency limit.
-// `weir_status_str` describes any value, known or not.
+/// What a call that can fail reports. `WEIR_OK` is 0; every other value is
+/// an error. Codes are grouped by area and are never renumbered or reused:
+/// 1–99 general (30–39 targets and builds, 40–49 refunds), 100–199 the limiter, 200–299 the pool,
+/// 300–399 breaker, shedder and window (330–349 the breaker's limits), 400–499 rate and bloom (430–449 the GCRA word),
+/// 500–549 the retry budget, 550–599 the adaptive concurrency limit.
+/// `weir_status_str` describes any value, known or not.
 enum weir_status
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
   : int32_t
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
-  // Success.
+  /// Success.
   WEIR_OK = 0,
-  // A pointer the call needs was NULL.
+  /// A pointer the call needs was NULL.
   WEIR_ERR_NULL = 1,
-  // An argument is outside the range the call documents.
+  /// An argument is outside the range the call documents.
   WEIR_ERR_INVALID_ARGUMENT = 2,
-  // An argument is NaN or infinite where a finite number is needed.
+  /// An argument is NaN or infinite where a finite number is needed.
   WEIR_ERR_NOT_FINITE = 3,
-  // An argument is negative where it must not be.
+  /// An argument is negative where it must not be.
   WEIR_ERR_NEGATIVE = 4,
-  // A size is too large to allocate or to represent.
+  /// A size is too large to allocate or to represent.
   WEIR_ERR_TOO_LARGE = 5,
-  // Memory could not be allocated.
+  /// Memory could not be allocated.
   WEIR_ERR_NO_MEMORY = 6,
-  // The call panicked inside the library; the handle is now poisoned.
+  /// The call panicked inside the library; the handle is now poisoned.
   WEIR_ERR_PANIC = 7,
-  // An earlier call on this handle panicked; the handle refuses everything.
+  /// An earlier call on this handle panicked; the handle refuses everything.
   WEIR_ERR_POISONED = 8,
-  // The call was already settled; settling it again changes nothing.
+  /// The call was already settled; settling it again changes nothing.
   WEIR_ERR_SETTLED = 9,
-  // An enumeration field holds a value that names no known case.
+  /// An enumeration field holds a value that names no known case.
   WEIR_ERR_UNKNOWN_KIND = 10,
-  // A pointer is not aligned for the type it points to; nothing was read
-  // through it or written to it.
+  /// A pointer is not aligned for the type it points to; nothing was read
+  /// through it or written to it.
   WEIR_ERR_MISALIGNED = 11,
-  // A field marked reserved is not zero (a policy from a newer header, or
-  // one not zero-initialised).
+  /// A field marked reserved is not zero (a policy from a newer header, or
+  /// one not zero-initialised).
   WEIR_ERR_RESERVED = 12,
-  // A backoff policy's `base_ns` is negative.
+  /// A backoff policy's `base_ns` is negative.
   WEIR_ERR_BACKOFF_BASE = 13,
-  // A backoff policy's `factor` is NaN, infinite or below 1.
+  /// A backoff policy's `factor` is NaN, infinite or below 1.
   WEIR_ERR_BACKOFF_FACTOR = 14,
-  // A backoff policy's `cap_ns` is negative.
+  /// A backoff policy's `cap_ns` is negative.
   WEIR_ERR_BACKOFF_CAP = 15,
-  // A backoff policy's `attempts` is below 1.
+  /// A backoff policy's `attempts` is below 1.
   WEIR_ERR_BACKOFF_ATTEMPTS = 16,
-  // A backoff policy's `spread` is NaN, infinite or outside [0, 1].
+  /// A backoff policy's `spread` is NaN, infinite or outside [0, 1].
   WEIR_ERR_BACKOFF_SPREAD = 17,
-  // A sliding window's or a period counter's `quota` is zero or negative.
+  /// A sliding window's or a period counter's `quota` is zero or negative.
   WEIR_ERR_QUOTA = 18,
-  // A sliding window's `window_ns` is zero or negative.
+  /// A sliding window's `window_ns` is zero or negative.
   WEIR_ERR_SLIDING_WINDOW = 19,
-  // This build updates weir's 64-bit words under a lock kept in this
-  // program, not with lock-free instructions (the target has no 64-bit
-  // atomics), so a rate word or bloom region cannot be shared with another
-  // process or program: see `weir_words_shareable`.
+  /// This build updates weir's 64-bit words under a lock kept in this
+  /// program, not with lock-free instructions (the target has no 64-bit
+  /// atomics), so a rate word or bloom region cannot be shared with another
+  /// process or program: see `weir_words_shareable`.
   WEIR_ERR_WORDS_NOT_SHAREABLE = 30,
-  // A refund's units were taken in a window, or a cooldown's batch, that
-  // has ended since, or a bucket's refill has since made them good;
-  // nothing was given back.
+  /// A refund's units were taken in a window, or a cooldown's batch, that
+  /// has ended since, or a bucket's refill has since made them good;
+  /// nothing was given back.
   WEIR_ERR_REFUND_EXPIRED = 40,
-  // A refund to a cooldown limiter whose gate is armed: the batch is
-  // spent and its gate stands; nothing was given back.
+  /// A refund to a cooldown limiter whose gate is armed: the batch is
+  /// spent and its gate stands; nothing was given back.
   WEIR_ERR_REFUND_ARMED = 41,
-  // A refund to a limiter or `weir_bucket` already at capacity at `now`
-  // (a bucket that refilled, for one); nothing to give back.
+  /// A refund to a limiter or `weir_bucket` already at capacity at `now`
+  /// (a bucket that refilled, for one); nothing to give back.
   WEIR_ERR_REFUND_FULL = 42,
-  // A refund whose `taken_at` is later than its `now`; nothing changed.
+  /// A refund whose `taken_at` is later than its `now`; nothing changed.
   WEIR_ERR_REFUND_FUTURE = 43,
-  // A limiter constructor was given a capacity of zero.
+  /// A limiter constructor was given a capacity of zero.
   WEIR_ERR_LIMITER_ZERO_CAPACITY = 100,
-  // A bucket limiter was given a refill amount of zero.
+  /// A bucket limiter was given a refill amount of zero.
   WEIR_ERR_LIMITER_ZERO_REFILL_AMOUNT = 101,
-  // A bucket limiter was given a refill interval of zero or less.
+  /// A bucket limiter was given a refill interval of zero or less.
   WEIR_ERR_LIMITER_ZERO_REFILL_INTERVAL = 102,
-  // A fixed-window limiter was given a window of zero or less.
+  /// A fixed-window limiter was given a window of zero or less.
   WEIR_ERR_LIMITER_ZERO_WINDOW = 103,
-  // A cooldown limiter was given a cooldown of zero or less.
+  /// A cooldown limiter was given a cooldown of zero or less.
   WEIR_ERR_LIMITER_ZERO_COOLDOWN = 104,
-  // A limiter constructor was given more initial units than its capacity.
+  /// A limiter constructor was given more initial units than its capacity.
   WEIR_ERR_LIMITER_INITIAL_ABOVE_CAPACITY = 105,
-  // A bucket limiter's refill anchor (`last_refill`) is later than `now`.
+  /// A bucket limiter's refill anchor (`last_refill`) is later than `now`.
   WEIR_ERR_LIMITER_BUCKET_ANCHOR_IN_FUTURE = 106,
-  // A fixed-window limiter's anchor (`window_start`) is later than `now`.
+  /// A fixed-window limiter's anchor (`window_start`) is later than `now`.
   WEIR_ERR_LIMITER_WINDOW_ANCHOR_IN_FUTURE = 107,
-  // A cooldown limiter was given units while its gate (`cooldown_end`) is
-  // still armed at `now`: a contradiction.
+  /// A cooldown limiter was given units while its gate (`cooldown_end`) is
+  /// still armed at `now`: a contradiction.
   WEIR_ERR_LIMITER_COOLDOWN_ARMED_WITH_TOKENS = 108,
-  // Draining a cooldown limiter would arm a gate whose deadline
-  // (`now + cooldown_ns`) does not fit in an int64_t; nothing was changed.
+  /// Draining a cooldown limiter would arm a gate whose deadline
+  /// (`now + cooldown_ns`) does not fit in an int64_t; nothing was changed.
   WEIR_ERR_LIMITER_COOLDOWN_DEADLINE_OVERFLOW = 109,
-  // The limiter cannot grant the amount now; nothing was taken.
+  /// The limiter cannot grant the amount now; nothing was taken.
   WEIR_ERR_LIMITER_RATE_LIMITED = 110,
-  // A limiter consume asked for zero units.
+  /// A limiter consume asked for zero units.
   WEIR_ERR_LIMITER_INVALID_AMOUNT = 111,
-  // A limiter getter for one variant was asked of another; check with
-  // `weir_limiter_is_bucket` and friends first.
+  /// A limiter getter for one variant was asked of another; check with
+  /// `weir_limiter_is_bucket` and friends first.
   WEIR_ERR_LIMITER_WRONG_VARIANT = 112,
-  // The `weir_limiter` value is not one a constructor made: zeroed or
-  // overwritten. It refuses every call until rebuilt. (A value never
-  // initialised must not be passed at all: see `weir_limiter`.)
+  /// The `weir_limiter` value is not one a constructor made: zeroed or
+  /// overwritten. It refuses every call until rebuilt. (A value never
+  /// initialised must not be passed at all: see `weir_limiter`.)
   WEIR_ERR_LIMITER_CORRUPT = 113,
-  // The item is idle in the pool, not lent: it cannot be given or
-  // dropped. Nothing changed.
+  /// The item is idle in the pool, not lent: it cannot be given or
+  /// dropped. Nothing changed.
   WEIR_ERR_POOL_ITEM_IDLE = 200,
-  // The pool did not lend the item and no reservation is open for it to
-  // fill. Nothing changed.
+  /// The pool did not lend the item and no reservation is open for it to
+  /// fill. Nothing changed.
   WEIR_ERR_POOL_NOT_LENT = 201,
-  // No reservation is open: `made` or `unmade` without a take that
-  // answered WEIR_POOL_TAKEN_MAKE. Nothing changed.
+  /// No reservation is open: `made` or `unmade` without a take that
+  /// answered WEIR_POOL_TAKEN_MAKE. Nothing changed.
   WEIR_ERR_POOL_NO_RESERVATION = 202,
-  // `made` with an item the pool already holds, idle or lent. Nothing
-  // changed.
+  /// `made` with an item the pool already holds, idle or lent. Nothing
+  /// changed.
   WEIR_ERR_POOL_ITEM_KNOWN = 203,
-  // A pool's `weir_pool_policy.size` is outside 1..WEIR_POOL_MAX_SIZE: zero,
-  // negative or too large.
+  /// A pool's `weir_pool_policy.size` is outside 1..WEIR_POOL_MAX_SIZE: zero,
+  /// negative or too large.
   WEIR_ERR_POOL_SIZE = 204,
-  // A pool's `weir_pool_policy.idle` is negative.
+  /// A pool's `weir_pool_policy.idle` is negative.
   WEIR_ERR_POOL_IDLE = 205,
-  // A pool's `weir_pool_policy.keep_ns` is negative.
+  /// A pool's `weir_pool_policy.keep_ns` is negative.
   WEIR_ERR_POOL_KEEP = 206,
-  // A pool's `weir_pool_policy.life_ns` is negative.
+  /// A pool's `weir_pool_policy.life_ns` is negative.
   WEIR_ERR_POOL_LIFE = 207,
-  // A pool's `weir_pool_policy.life_jitter` is not in 0..1 (NaN included).
+  /// A pool's `weir_pool_policy.life_jitter` is not in 0..1 (NaN included).
   WEIR_ERR_POOL_JITTER = 220,
-  // A pool's `weir_pool_policy.min_idle` is negative.
+  /// A pool's `weir_pool_policy.min_idle` is negative.
   WEIR_ERR_POOL_MIN_IDLE = 221,
-  // A pool's `weir_pool_policy.max_making` is negative.
+  /// A pool's `weir_pool_policy.max_making` is negative.
   WEIR_ERR_POOL_MAX_MAKING = 222,
-  // `weir_window_new`'s `window_ns` is zero or negative.
+  /// `weir_window_new`'s `window_ns` is zero or negative.
   WEIR_ERR_WINDOW_SPAN = 300,
-  // A breaker policy's `k` is NaN, infinite or below its `floor`.
+  /// A breaker policy's `k` is NaN, infinite or below its `floor`.
   WEIR_ERR_BREAKER_K = 301,
-  // A breaker policy's `floor` is NaN, infinite or below 1.
+  /// A breaker policy's `floor` is NaN, infinite or below 1.
   WEIR_ERR_BREAKER_FLOOR = 302,
-  // A breaker policy's `protection` is NaN, infinite or negative.
+  /// A breaker policy's `protection` is NaN, infinite or negative.
   WEIR_ERR_BREAKER_PROTECTION = 303,
-  // A breaker policy's `probe_ns` is zero or negative.
+  /// A breaker policy's `probe_ns` is zero or negative.
   WEIR_ERR_BREAKER_PROBE = 304,
-  // A shedder policy's CPU threshold is outside [0, 1000).
+  /// A shedder policy's CPU threshold is outside [0, 1000).
   WEIR_ERR_SHEDDER_CPU = 305,
-  // A shedder policy's `latency_ns` is zero or negative.
+  /// A shedder policy's `latency_ns` is zero or negative.
   WEIR_ERR_SHEDDER_LATENCY = 306,
-  // A shedder policy's `beta` is NaN or outside [0, 1).
+  /// A shedder policy's `beta` is NaN or outside [0, 1).
   WEIR_ERR_SHEDDER_BETA = 307,
-  // A shedder policy's `floor` is NaN or outside (0, 1].
+  /// A shedder policy's `floor` is NaN or outside (0, 1].
   WEIR_ERR_SHEDDER_FLOOR = 308,
-  // A shedder policy's `cool_ns` is negative.
+  /// A shedder policy's `cool_ns` is negative.
   WEIR_ERR_SHEDDER_COOL = 309,
-  // A breaker ticket this breaker did not hand out: another breaker's, a
-  // zeroed or overwritten one. Nothing changed.
+  /// A breaker ticket this breaker did not hand out: another breaker's, a
+  /// zeroed or overwritten one. Nothing changed.
   WEIR_ERR_BREAKER_TICKET = 310,
-  // A breaker policy's `size` is above 1048576 buckets.
+  /// A breaker policy's `size` is above 1048576 buckets.
   WEIR_ERR_BREAKER_SIZE = 311,
-  // A breaker policy's `window_ns` is zero or negative.
+  /// A breaker policy's `window_ns` is zero or negative.
   WEIR_ERR_BREAKER_WINDOW = 312,
-  // A shedder policy's `size` is above 1048576 buckets.
+  /// A shedder policy's `size` is above 1048576 buckets.
   WEIR_ERR_SHEDDER_SIZE = 313,
-  // A shedder policy's `window_ns` is zero or negative.
+  /// A shedder policy's `window_ns` is zero or negative.
   WEIR_ERR_SHEDDER_WINDOW = 314,
-  // `weir_window_new`'s `size` is above 1048576 buckets.
+  /// `weir_window_new`'s `size` is above 1048576 buckets.
   WEIR_ERR_WINDOW_SIZE = 315,
-  // A breaker policy's `max_rejection_probability` is NaN or outside
-  // [0, 1].
+  /// A breaker policy's `max_rejection_probability` is NaN or outside
+  /// [0, 1].
   WEIR_ERR_BREAKER_CAP = 330,
-  // A breaker policy's `rps_threshold` is not finite or is negative.
+  /// A breaker policy's `rps_threshold` is not finite or is negative.
   WEIR_ERR_BREAKER_RPS = 331,
-  // A breaker policy's `aggression` is not finite or is not positive.
+  /// A breaker policy's `aggression` is not finite or is not positive.
   WEIR_ERR_BREAKER_AGGRESSION = 332,
-  // A breaker policy's `skip_refusals` is neither 0 nor 1.
+  /// A breaker policy's `skip_refusals` is neither 0 nor 1.
   WEIR_ERR_BREAKER_REFUSALS = 333,
-  // A rate limit's burst is outside 1..1023.
+  /// A rate limit's burst is outside 1..1023.
   WEIR_ERR_RATE_BURST = 400,
-  // A rate limit of zero events a second.
+  /// A rate limit of zero events a second.
   WEIR_ERR_RATE_ZERO = 401,
-  // A rate so slow that burst × interval overflows the rate word's time
-  // range (2^63 ns).
+  /// A rate so slow that burst × interval overflows the rate word's time
+  /// range (2^63 ns).
   WEIR_ERR_RATE_TOO_SLOW = 402,
-  // A rate so fast that burst × interval is under 100 × 512 ns, where the
-  // rate word's granularity would cost more than 1 % accuracy.
+  /// A rate so fast that burst × interval is under 100 × 512 ns, where the
+  /// rate word's granularity would cost more than 1 % accuracy.
   WEIR_ERR_RATE_TOO_FAST = 403,
-  // A `weir_rate_limit` whose fields are out of range: not one that
-  // `weir_rate_limit_new` makes.
+  /// A `weir_rate_limit` whose fields are out of range: not one that
+  /// `weir_rate_limit_new` makes.
   WEIR_ERR_RATE_LIMIT_INVALID = 404,
-  // A bloom array's size_log2 is above WEIR_BLOOM_MAX_SIZE_LOG2.
+  /// A bloom array's size_log2 is above WEIR_BLOOM_MAX_SIZE_LOG2.
   WEIR_ERR_BLOOM_SIZE = 410,
-  // A bloom array's hash count is 0 or above WEIR_BLOOM_MAX_HASHES.
+  /// A bloom array's hash count is 0 or above WEIR_BLOOM_MAX_HASHES.
   WEIR_ERR_BLOOM_HASHES = 411,
-  // A memory region is too small for a bloom array's header and words.
+  /// A memory region is too small for a bloom array's header and words.
   WEIR_ERR_BLOOM_TOO_SMALL = 412,
-  // A memory region holds no valid bloom array header.
+  /// A memory region holds no valid bloom array header.
   WEIR_ERR_BLOOM_FOREIGN = 414,
-  // A memory region holds a bloom array of another layout version.
+  /// A memory region holds a bloom array of another layout version.
   WEIR_ERR_BLOOM_VERSION = 415,
-  // A bloom array's size_log2 is below WEIR_BLOOM_MIN_SIZE_LOG2: fewer
-  // words than one 64-byte line.
+  /// A bloom array's size_log2 is below WEIR_BLOOM_MIN_SIZE_LOG2: fewer
+  /// words than one 64-byte line.
   WEIR_ERR_BLOOM_TOO_FEW_WORDS = 416,
-  // A memory region holds a bloom array of a word kind this library does
-  // not know.
+  /// A memory region holds a bloom array of a word kind this library does
+  /// not know.
   WEIR_ERR_BLOOM_KIND = 417,
-  // A memory region holds a bloom array laid out in lines of another size
-  // than 64 bytes.
+  /// A memory region holds a bloom array laid out in lines of another size
+  /// than 64 bytes.
   WEIR_ERR_BLOOM_LINE_SIZE = 418,
-  // A GCRA limit's burst is outside 1..WEIR_GCRA_MAX_BURST.
+  /// A GCRA limit's burst is outside 1..WEIR_GCRA_MAX_BURST.
   WEIR_ERR_GCRA_BURST = 430,
-  // A GCRA limit of zero tokens a second.
+  /// A GCRA limit of zero tokens a second.
   WEIR_ERR_GCRA_ZERO = 431,
-  // A GCRA rate so slow that burst / rate outlasts the word's clock.
+  /// A GCRA rate so slow that burst / rate outlasts the word's clock.
   WEIR_ERR_GCRA_TOO_SLOW = 432,
-  // A GCRA rate above WEIR_GCRA_MAX_RATE (a token worth under a tick).
+  /// A GCRA rate above WEIR_GCRA_MAX_RATE (a token worth under a tick).
   WEIR_ERR_GCRA_TOO_FAST = 433,
-  // A `weir_gcra_limit` whose fields are out of range: not one that
-  // `weir_gcra_limit_new` makes.
+  /// A `weir_gcra_limit` whose fields are out of range: not one that
+  /// `weir_gcra_limit_new` makes.
   WEIR_ERR_GCRA_LIMIT_INVALID = 434,
-  // A retry budget's `max_tokens` is outside 1..1000.
+  /// A retry budget's `max_tokens` is outside 1..1000.
   WEIR_ERR_BUDGET_MAX_TOKENS = 500,
-  // A retry budget's `token_ratio` is NaN, infinite, or under 0.0005
-  // (it rounds to no thousandth).
+  /// A retry budget's `token_ratio` is NaN, infinite, or under 0.0005
+  /// (it rounds to no thousandth).
   WEIR_ERR_BUDGET_TOKEN_RATIO = 501,
-  // A retry budget's `ttl_ns` is outside [1 s, 60 s].
+  /// A retry budget's `ttl_ns` is outside [1 s, 60 s].
   WEIR_ERR_BUDGET_TTL = 502,
-  // A retry budget's `min_per_s` is negative.
+  /// A retry budget's `min_per_s` is negative.
   WEIR_ERR_BUDGET_MIN_PER_S = 503,
-  // A retry budget's `percent` is NaN or outside [0, 1000].
+  /// A retry budget's `percent` is NaN or outside [0, 1000].
   WEIR_ERR_BUDGET_PERCENT = 504,
-  // A concurrency policy's limits are not 1 ≤ `min_limit` ≤
-  // `initial_limit` ≤ `max_limit` ≤ WEIR_CONCURRENCY_MAX_LIMIT.
+  /// A concurrency policy's limits are not 1 ≤ `min_limit` ≤
+  /// `initial_limit` ≤ `max_limit` ≤ WEIR_CONCURRENCY_MAX_LIMIT.
   WEIR_ERR_CONCURRENCY_LIMITS = 550,
-  // A concurrency policy's `queue_size` is negative or above `max_limit`.
+  /// A concurrency policy's `queue_size` is negative or above `max_limit`.
   WEIR_ERR_CONCURRENCY_QUEUE = 551,
-  // A concurrency policy's `smoothing` is NaN or outside (0, 1].
+  /// A concurrency policy's `smoothing` is NaN or outside (0, 1].
   WEIR_ERR_CONCURRENCY_SMOOTHING = 552,
-  // A concurrency policy's `tolerance` is NaN, infinite or below 1.
+  /// A concurrency policy's `tolerance` is NaN, infinite or below 1.
   WEIR_ERR_CONCURRENCY_TOLERANCE = 553,
-  // A concurrency policy's `long_window` or `warmup` is below 1.
+  /// A concurrency policy's `long_window` or `warmup` is below 1.
   WEIR_ERR_CONCURRENCY_WINDOW = 554,
 };
 #ifndef __cplusplus
@@ -505,14 +505,14 @@ typedef int32_t weir_status;
 extern "C" {
 #endif // __cplusplus
 
-// A static, NUL-terminated, human-readable description of a status code.
-// Any value is accepted: a code weir does not define gets
-// "unknown status code". The string must not be freed.
+/// A static, NUL-terminated, human-readable description of a status code.
+/// Any value is accepted: a code weir does not define gets
+/// "unknown status code". The string must not be freed.
 const char *weir_status_str(int32_t code);
 
-// The version of the linked library as "MAJOR.MINOR.PATCH", a static string
-// that must not be freed. Compare it with `WEIR_VERSION` from the header to
-// catch a header and a library from different releases.
+/// The version of the linked library as "MAJOR.MINOR.PATCH", a static string
+/// that must not be freed. Compare it with `WEIR_VERSION` from the header to
+/// catch a header and a library from different releases.
 const char *weir_version(void);
 
 #ifdef __cplusplus
@@ -524,99 +524,99 @@ const char *weir_version(void);
  * ======================================================================== */
 
 #if defined(WEIR_HOSTED)
-// A circuit breaker that refuses a fraction of calls rather than all of
-// them: no open, half-open and closed, but a refusal probability that grows
-// with the failures in a rolling window of outcomes:
-// `w = max(k - (k - floor) * failing / size, floor)`,
-// `drop = (total - protection - w * accepts) / (total + 1)`, and then
-// `drop *= (size - working) / size` (then the policy's Envoy limits, see
-// `weir_breaker_policy`), where `total` counts every call in the window (refusals
-// included, unless `skip_refusals`), `accepts` its successes, and `failing` /
-// `working` are the runs of failure-only / success-only buckets at the
-// window's head (buckets with neither, or only refusals, leave both runs as
-// they are). At or below zero everything goes; otherwise, once `probe_ns`
-// has passed with nothing let through one call goes anyway (the probe),
-// and the rest are refused when the caller's roll falls under `drop`. Safe
-// to share between threads: each call takes a short per-handle lock, and a
-// decision never rescans the window. Heap per handle: 32 bytes per bucket
-// plus about 230 bytes (1.5 KiB at the preset). Made by `weir_breaker_new`, freed by `weir_breaker_free`.
-//
-// What the preset does to an outage (the bay's breaker panel, picture in
-// docs/bay-breaker.svg; bay/tests/breaker_figures.rs measures it: 100
-// calls a second, every call failing for 30 s, eight seeds). The breaker
-// never cuts a backend off at once: the first refusals come 2 to 3 s into
-// the outage, and about 9 in 10 calls of its first 5 s still reach the
-// dead backend, because the window is still full of successes. From about
-// 10 s in, only 1 or 2 calls in a hundred get through (the rolls above the
-// ratio, which stays under 1; the probe adds one only when a whole
-// `probe_ns` passes with nothing let through). Over the 30 s, about a
-// fifth of all calls reach the backend. After it recovers, refusals fade
-// as successes refill the window, and the last refusal comes 8 to 11 s
-// later: about one window.
+/// A circuit breaker that refuses a fraction of calls rather than all of
+/// them: no open, half-open and closed, but a refusal probability that grows
+/// with the failures in a rolling window of outcomes:
+/// `w = max(k - (k - floor) * failing / size, floor)`,
+/// `drop = (total - protection - w * accepts) / (total + 1)`, and then
+/// `drop *= (size - working) / size` (then the policy's Envoy limits, see
+/// `weir_breaker_policy`), where `total` counts every call in the window (refusals
+/// included, unless `skip_refusals`), `accepts` its successes, and `failing` /
+/// `working` are the runs of failure-only / success-only buckets at the
+/// window's head (buckets with neither, or only refusals, leave both runs as
+/// they are). At or below zero everything goes; otherwise, once `probe_ns`
+/// has passed with nothing let through one call goes anyway (the probe),
+/// and the rest are refused when the caller's roll falls under `drop`. Safe
+/// to share between threads: each call takes a short per-handle lock, and a
+/// decision never rescans the window. Heap per handle: 32 bytes per bucket
+/// plus about 230 bytes (1.5 KiB at the preset). Made by `weir_breaker_new`, freed by `weir_breaker_free`.
+///
+/// What the preset does to an outage (the bay's breaker panel, picture in
+/// docs/bay-breaker.svg; bay/tests/breaker_figures.rs measures it: 100
+/// calls a second, every call failing for 30 s, eight seeds). The breaker
+/// never cuts a backend off at once: the first refusals come 2 to 3 s into
+/// the outage, and about 9 in 10 calls of its first 5 s still reach the
+/// dead backend, because the window is still full of successes. From about
+/// 10 s in, only 1 or 2 calls in a hundred get through (the rolls above the
+/// ratio, which stays under 1; the probe adds one only when a whole
+/// `probe_ns` passes with nothing let through). Over the 30 s, about a
+/// fifth of all calls reach the backend. After it recovers, refusals fade
+/// as successes refill the window, and the last refusal comes 8 to 11 s
+/// later: about one window.
 typedef struct weir_breaker weir_breaker;
 #endif
 
 #if defined(WEIR_HOSTED)
-// The breaker's policy (for `weir_breaker_new`; SRE: Google's client-side
-// throttling): the constants of its probability-based throttling. Start from
-// `weir_breaker_policy_preset()` and change what you need; every field is checked
-// when a breaker is made from it.
-//
-// The last three fields are Envoy admission_control's limits, applied
-// after the seed's formula (see `weir_breaker`), in this order:
-// `drop = drop ^ (1 / aggression)`, then
-// `drop = min(drop, max_rejection_probability)`, then `drop = 0` while the
-// window's traffic is under `rps_threshold * window_ns / 1e9` calls. The
-// preset's values (1, 0, 1, and `skip_refusals` 0) leave every decision
-// and reading as the seed's, to the bit. 72 bytes (48 before 0.2.0: the last
-// three fields are new, and `skip_refusals` takes the old `reserved`).
+/// The breaker's policy (for `weir_breaker_new`; SRE: Google's client-side
+/// throttling): the constants of its probability-based throttling. Start from
+/// `weir_breaker_policy_preset()` and change what you need; every field is checked
+/// when a breaker is made from it.
+///
+/// The last three fields are Envoy admission_control's limits, applied
+/// after the seed's formula (see `weir_breaker`), in this order:
+/// `drop = drop ^ (1 / aggression)`, then
+/// `drop = min(drop, max_rejection_probability)`, then `drop = 0` while the
+/// window's traffic is under `rps_threshold * window_ns / 1e9` calls. The
+/// preset's values (1, 0, 1, and `skip_refusals` 0) leave every decision
+/// and reading as the seed's, to the bit. 72 bytes (48 before 0.2.0: the last
+/// three fields are new, and `skip_refusals` takes the old `reserved`).
 typedef struct WEIR_ALIGN(8) {
-  // How many calls each success pays for while nothing is failing; finite
-  // and at least `floor`. The preset's 1.5 leaves a backend alone until
-  // more than a third of its calls fail.
+  /// How many calls each success pays for while nothing is failing; finite
+  /// and at least `floor`. The preset's 1.5 leaves a backend alone until
+  /// more than a third of its calls fail.
   double k;
-  // What `k` decays to as the failing run fills the window; finite and at
-  // least 1.
+  /// What `k` decays to as the failing run fills the window; finite and at
+  /// least 1.
   double floor;
-  // Calls in the window that are never refused, however they went; finite
-  // and not negative.
+  /// Calls in the window that are never refused, however they went; finite
+  /// and not negative.
   double protection;
-  // How long with nothing let through before one call goes anyway (the
-  // probe); positive.
+  /// How long with nothing let through before one call goes anyway (the
+  /// probe); positive.
   int64_t probe_ns;
-  // Buckets in the window; below one is raised to one, above 1048576 is
-  // `WEIR_ERR_BREAKER_SIZE`.
+  /// Buckets in the window; below one is raised to one, above 1048576 is
+  /// `WEIR_ERR_BREAKER_SIZE`.
   int32_t size;
-  // 0 (the preset, the seed's choice): the breaker's own refusals count
-  // as traffic, so `total` in the formula counts them. 1: they do not,
-  // as in Envoy's admission_control and go-zero since its PR #5551 (its
-  // breaker never recovered under steady load while its refusals kept
-  // the ratio up); the tally still shows them. Anything else is
-  // `WEIR_ERR_BREAKER_REFUSALS`. A policy written for 0.1, with 0 in this
-  // slot (then `reserved`), keeps the seed's behaviour.
+  /// 0 (the preset, the seed's choice): the breaker's own refusals count
+  /// as traffic, so `total` in the formula counts them. 1: they do not,
+  /// as in Envoy's admission_control and go-zero since its PR #5551 (its
+  /// breaker never recovered under steady load while its refusals kept
+  /// the ratio up); the tally still shows them. Anything else is
+  /// `WEIR_ERR_BREAKER_REFUSALS`. A policy written for 0.1, with 0 in this
+  /// slot (then `reserved`), keeps the seed's behaviour.
   int32_t skip_refusals;
-  // How far back the window reaches; positive.
+  /// How far back the window reaches; positive.
   int64_t window_ns;
-  // The most the refusal probability reaches, in [0, 1] (Envoy's
-  // `max_rejection_probability`, 0.8 by default there): `drop =
-  // min(drop, max_rejection_probability)`, applied last, so that at
-  // least this share of calls always reaches the backend. The preset's
-  // 1 caps nothing; 0 refuses nothing. NaN or outside [0, 1] is
-  // `WEIR_ERR_BREAKER_CAP`.
+  /// The most the refusal probability reaches, in [0, 1] (Envoy's
+  /// `max_rejection_probability`, 0.8 by default there): `drop =
+  /// min(drop, max_rejection_probability)`, applied last, so that at
+  /// least this share of calls always reaches the backend. The preset's
+  /// 1 caps nothing; 0 refuses nothing. NaN or outside [0, 1] is
+  /// `WEIR_ERR_BREAKER_CAP`.
   double max_rejection_probability;
-  // A traffic floor in calls a second (Envoy's `rps_threshold`): while
-  // the window's traffic is below `rps_threshold * window_ns / 1e9`
-  // calls (its average rate over the whole window under the threshold),
-  // nothing is refused. Traffic counts refusals unless `skip_refusals`.
-  // The preset's 0 is no floor. Not finite or negative is
-  // `WEIR_ERR_BREAKER_RPS`.
+  /// A traffic floor in calls a second (Envoy's `rps_threshold`): while
+  /// the window's traffic is below `rps_threshold * window_ns / 1e9`
+  /// calls (its average rate over the whole window under the threshold),
+  /// nothing is refused. Traffic counts refusals unless `skip_refusals`.
+  /// The preset's 0 is no floor. Not finite or negative is
+  /// `WEIR_ERR_BREAKER_RPS`.
   double rps_threshold;
-  // An exponent on the refusal probability (Envoy's `aggression`):
-  // `drop = drop ^ (1 / aggression)`, before the cap. Above 1 the breaker
-  // refuses more at a given failure rate (2 turns 0.25 into 0.5), below
-  // 1 less (0.5 turns 0.5 into 0.25); it never turns a healthy window
-  // (drop at or below 0) into refusals. The preset's 1 changes nothing,
-  // to the bit. Not finite or not positive is `WEIR_ERR_BREAKER_AGGRESSION`.
+  /// An exponent on the refusal probability (Envoy's `aggression`):
+  /// `drop = drop ^ (1 / aggression)`, before the cap. Above 1 the breaker
+  /// refuses more at a given failure rate (2 turns 0.25 into 0.5), below
+  /// 1 less (0.5 turns 0.5 into 0.25); it never turns a healthy window
+  /// (drop at or below 0) into refusals. The preset's 1 changes nothing,
+  /// to the bit. Not finite or not positive is `WEIR_ERR_BREAKER_AGGRESSION`.
   double aggression;
 } weir_breaker_policy;
 #endif
@@ -631,45 +631,45 @@ typedef struct WEIR_ALIGN(8) {
 //   WEIR_ERR_BREAKER_REFUSALS (333).
 
 #if defined(WEIR_HOSTED)
-// A call the breaker let through: a plain value the caller keeps (on its
-// stack, in its request struct) and hands back, by address, to
-// `weir_breaker_pass` or `weir_breaker_fail` of the same breaker exactly
-// once. `weir_breaker_allow` fills it in; the caller does not. A second
-// settle answers `WEIR_ERR_SETTLED` and changes nothing, so an outcome
-// counts only for a call the breaker let through, and once. A ticket from
-// another breaker, or one overwritten, answers `WEIR_ERR_BREAKER_TICKET`
-// and changes nothing. Settle the ticket itself, not a copy: a copy of a
-// settled ticket is caught while no other call of that breaker is in
-// flight, but while one is, it is counted in that call's place. Two threads
-// may settle one ticket at once (a completion racing a timeout): weir
-// reads and writes it under the breaker's lock, so one settles it and the
-// other gets `WEIR_ERR_SETTLED`. 16 bytes, aligned as an int64_t: a
-// misaligned ticket is refused (`WEIR_ERR_MISALIGNED`), never read or
-// written. Its own type, not the shedder's `weir_shedder_ticket`, so that a
-// compiler rejects a shedder's ticket handed to a breaker.
+/// A call the breaker let through: a plain value the caller keeps (on its
+/// stack, in its request struct) and hands back, by address, to
+/// `weir_breaker_pass` or `weir_breaker_fail` of the same breaker exactly
+/// once. `weir_breaker_allow` fills it in; the caller does not. A second
+/// settle answers `WEIR_ERR_SETTLED` and changes nothing, so an outcome
+/// counts only for a call the breaker let through, and once. A ticket from
+/// another breaker, or one overwritten, answers `WEIR_ERR_BREAKER_TICKET`
+/// and changes nothing. Settle the ticket itself, not a copy: a copy of a
+/// settled ticket is caught while no other call of that breaker is in
+/// flight, but while one is, it is counted in that call's place. Two threads
+/// may settle one ticket at once (a completion racing a timeout): weir
+/// reads and writes it under the breaker's lock, so one settles it and the
+/// other gets `WEIR_ERR_SETTLED`. 16 bytes, aligned as an int64_t: a
+/// misaligned ticket is refused (`WEIR_ERR_MISALIGNED`), never read or
+/// written. Its own type, not the shedder's `weir_shedder_ticket`, so that a
+/// compiler rejects a shedder's ticket handed to a breaker.
 typedef struct WEIR_ALIGN(8) {
-  // Which call: the breaker numbers the calls it lets through from 1; 0
-  // for a refusal.
+  /// Which call: the breaker numbers the calls it lets through from 1; 0
+  /// for a refusal.
   uint64_t serial;
-  // The breaker that handed the ticket out, by a tag each breaker gets
-  // when it is made (never 0).
+  /// The breaker that handed the ticket out, by a tag each breaker gets
+  /// when it is made (never 0).
   uint32_t breaker;
-  // 1 while the call is in flight, 0 once settled (or refused).
+  /// 1 while the call is in flight, 0 once settled (or refused).
   int32_t flying;
 } weir_breaker_ticket;
 #endif
 
 #if defined(WEIR_HOSTED)
-// Outcomes counted over a breaker's window. `total` counts every call,
-// refused ones included; `total = success + failure + drop`. 32 bytes.
+/// Outcomes counted over a breaker's window. `total` counts every call,
+/// refused ones included; `total = success + failure + drop`. 32 bytes.
 typedef struct WEIR_ALIGN(8) {
-  // Every call: successes, failures and drops.
+  /// Every call: successes, failures and drops.
   int64_t total;
-  // Calls let through that succeeded.
+  /// Calls let through that succeeded.
   int64_t success;
-  // Calls let through that failed.
+  /// Calls let through that failed.
   int64_t failure;
-  // Calls refused.
+  /// Calls refused.
   int64_t drop;
 } weir_breaker_tally;
 #endif
@@ -679,42 +679,42 @@ extern "C" {
 #endif // __cplusplus
 
 #if defined(WEIR_HOSTED)
-// The preset: k 1.5 decaying to 1.1, protection 5, a probe after 1 s with
-// nothing let through, 40 buckets over 10 s; Envoy's limits off
-// (`max_rejection_probability` 1, `rps_threshold` 0, `aggression` 1) and
-// refusals counted as traffic (`skip_refusals` 0): the seed's breaker.
+/// The preset: k 1.5 decaying to 1.1, protection 5, a probe after 1 s with
+/// nothing let through, 40 buckets over 10 s; Envoy's limits off
+/// (`max_rejection_probability` 1, `rps_threshold` 0, `aggression` 1) and
+/// refusals counted as traffic (`skip_refusals` 0): the seed's breaker.
 weir_breaker_policy weir_breaker_policy_preset(void);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Makes a breaker with an empty window opening at `now` and writes it to
-// `*out`; the probe counts from `now` too. `policy` NULL means the preset.
-// A bad policy gets a status naming the field, the fields checked in this
-// order (with several bad, the first is named): `WEIR_ERR_BREAKER_FLOOR`,
-// `WEIR_ERR_BREAKER_K`, `WEIR_ERR_BREAKER_PROTECTION`, `WEIR_ERR_BREAKER_PROBE`,
-// `WEIR_ERR_BREAKER_WINDOW`, `WEIR_ERR_BREAKER_CAP`, `WEIR_ERR_BREAKER_RPS`,
-// `WEIR_ERR_BREAKER_AGGRESSION`, `WEIR_ERR_BREAKER_SIZE`, then
-// `WEIR_ERR_BREAKER_REFUSALS` for a `skip_refusals` neither 0 nor 1. `WEIR_ERR_NO_MEMORY` if the buckets cannot
-// be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is written only
-// on success.
-// The policy is copied: the caller may change or free it after.
+/// Makes a breaker with an empty window opening at `now` and writes it to
+/// `*out`; the probe counts from `now` too. `policy` NULL means the preset.
+/// A bad policy gets a status naming the field, the fields checked in this
+/// order (with several bad, the first is named): `WEIR_ERR_BREAKER_FLOOR`,
+/// `WEIR_ERR_BREAKER_K`, `WEIR_ERR_BREAKER_PROTECTION`, `WEIR_ERR_BREAKER_PROBE`,
+/// `WEIR_ERR_BREAKER_WINDOW`, `WEIR_ERR_BREAKER_CAP`, `WEIR_ERR_BREAKER_RPS`,
+/// `WEIR_ERR_BREAKER_AGGRESSION`, `WEIR_ERR_BREAKER_SIZE`, then
+/// `WEIR_ERR_BREAKER_REFUSALS` for a `skip_refusals` neither 0 nor 1. `WEIR_ERR_NO_MEMORY` if the buckets cannot
+/// be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is written only
+/// on success.
+/// The policy is copied: the caller may change or free it after.
 weir_status weir_breaker_new(const weir_breaker_policy *policy,
                              int64_t now,
                              weir_breaker **out);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Frees a breaker. NULL is accepted and ignored.
+/// Frees a breaker. NULL is accepted and ignored.
 void weir_breaker_free(weir_breaker *breaker);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Asks to make one call at `now`, with `roll` a draw from [0, 1) (clamped
-// into range; NaN counts as 0). True: go ahead; `*ticket` now holds the
-// call, to be settled once with `weir_breaker_pass` or `weir_breaker_fail`.
-// False: refused, recorded as a drop, and `*ticket` is written as already
-// settled. False, changing nothing, for a NULL breaker or a NULL or
-// misaligned `ticket`.
+/// Asks to make one call at `now`, with `roll` a draw from [0, 1) (clamped
+/// into range; NaN counts as 0). True: go ahead; `*ticket` now holds the
+/// call, to be settled once with `weir_breaker_pass` or `weir_breaker_fail`.
+/// False: refused, recorded as a drop, and `*ticket` is written as already
+/// settled. False, changing nothing, for a NULL breaker or a NULL or
+/// misaligned `ticket`.
 bool weir_breaker_allow(const weir_breaker *breaker,
                         int64_t now,
                         double roll,
@@ -722,41 +722,41 @@ bool weir_breaker_allow(const weir_breaker *breaker,
 #endif
 
 #if defined(WEIR_HOSTED)
-// The call behind `*ticket` succeeded, finishing at `now`.
-// `WEIR_ERR_SETTLED`, changing nothing, if the ticket was already settled
-// (or is a refusal's); `WEIR_ERR_BREAKER_TICKET`, changing nothing, if this
-// breaker did not hand it out (another breaker's, a zeroed or overwritten
-// one, or `flying` neither 0 nor 1); `WEIR_ERR_NULL` if `breaker` or
-// `ticket` is NULL; `WEIR_ERR_MISALIGNED`, changing nothing, if `ticket` is
-// misaligned.
+/// The call behind `*ticket` succeeded, finishing at `now`.
+/// `WEIR_ERR_SETTLED`, changing nothing, if the ticket was already settled
+/// (or is a refusal's); `WEIR_ERR_BREAKER_TICKET`, changing nothing, if this
+/// breaker did not hand it out (another breaker's, a zeroed or overwritten
+/// one, or `flying` neither 0 nor 1); `WEIR_ERR_NULL` if `breaker` or
+/// `ticket` is NULL; `WEIR_ERR_MISALIGNED`, changing nothing, if `ticket` is
+/// misaligned.
 weir_status weir_breaker_pass(const weir_breaker *breaker,
                               weir_breaker_ticket *ticket,
                               int64_t now);
 #endif
 
 #if defined(WEIR_HOSTED)
-// The call behind `*ticket` failed, finishing at `now`. Statuses as for
-// `weir_breaker_pass`.
+/// The call behind `*ticket` failed, finishing at `now`. Statuses as for
+/// `weir_breaker_pass`.
 weir_status weir_breaker_fail(const weir_breaker *breaker,
                               weir_breaker_ticket *ticket,
                               int64_t now);
 #endif
 
 #if defined(WEIR_HOSTED)
-// The fraction of calls the breaker would refuse at `now`, in [0, 1]
-// (never above `max_rejection_probability`; 1 only when an aggression
-// above 1 rounds a fraction up to it): zero while the window is healthy or
-// its traffic is under the `rps_threshold` floor. The probe is left out; this is the standing
-// throttle a dashboard or an alert wants. A reading: it changes nothing, at
-// any `now` (an earlier one than seen counts as the latest). 0 for a NULL
-// breaker.
+/// The fraction of calls the breaker would refuse at `now`, in [0, 1]
+/// (never above `max_rejection_probability`; 1 only when an aggression
+/// above 1 rounds a fraction up to it): zero while the window is healthy or
+/// its traffic is under the `rps_threshold` floor. The probe is left out; this is the standing
+/// throttle a dashboard or an alert wants. A reading: it changes nothing, at
+/// any `now` (an earlier one than seen counts as the latest). 0 for a NULL
+/// breaker.
 double weir_breaker_ratio(const weir_breaker *breaker, int64_t now);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Writes the outcomes in the window at `now` to `*out`. A reading: it
-// changes nothing, at any `now`. `WEIR_ERR_NULL` if `breaker` or `out` is
-// NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned.
+/// Writes the outcomes in the window at `now` to `*out`. A reading: it
+/// changes nothing, at any `now`. `WEIR_ERR_NULL` if `breaker` or `out` is
+/// NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned.
 weir_status weir_breaker_read_tally(const weir_breaker *breaker,
                                     int64_t now,
                                     weir_breaker_tally *out);
@@ -771,50 +771,50 @@ weir_status weir_breaker_read_tally(const weir_breaker *breaker,
  * ======================================================================== */
 
 #if defined(WEIR_HOSTED)
-// Adaptive load shedding: a call is refused only when the server is both
-// hot and full. Hot: the CPU the caller reads is at or over the threshold,
-// or was within `cool_ns` and the shedder has refused since. Full: both the
-// moving average and the current count of calls in flight exceed the limit
-// (see `weir_shedder_stats`): the busiest complete bucket's passes per
-// nanosecond times the fastest complete bucket's mean response time,
-// scaled by `(1000 - cpu) / (1000 - threshold)` held to [floor, 1], and
-// never under one call. The moving average moves on every completion (pass
-// or fail) with the count left in flight, starting from 0, so nothing is
-// refused before a call has completed; with no complete bucket holding a
-// pass the response time is the policy's `latency_ns`. Safe to share
-// between threads: each call takes a short per-handle lock, and a decision
-// never rescans the window: the busiest pass count and the fastest mean
-// response time are kept in two monotonic queues over the complete
-// buckets, so a decision's work is O(1) amortised at any bucket count.
-// Heap per handle: 48 bytes per bucket (the bucket and room for its entry
-// in each queue, reserved at construction) plus about 260 bytes (under
-// 3 KB at the preset). Made by `weir_shedder_new`, freed by
-// `weir_shedder_free`.
+/// Adaptive load shedding: a call is refused only when the server is both
+/// hot and full. Hot: the CPU the caller reads is at or over the threshold,
+/// or was within `cool_ns` and the shedder has refused since. Full: both the
+/// moving average and the current count of calls in flight exceed the limit
+/// (see `weir_shedder_stats`): the busiest complete bucket's passes per
+/// nanosecond times the fastest complete bucket's mean response time,
+/// scaled by `(1000 - cpu) / (1000 - threshold)` held to [floor, 1], and
+/// never under one call. The moving average moves on every completion (pass
+/// or fail) with the count left in flight, starting from 0, so nothing is
+/// refused before a call has completed; with no complete bucket holding a
+/// pass the response time is the policy's `latency_ns`. Safe to share
+/// between threads: each call takes a short per-handle lock, and a decision
+/// never rescans the window: the busiest pass count and the fastest mean
+/// response time are kept in two monotonic queues over the complete
+/// buckets, so a decision's work is O(1) amortised at any bucket count.
+/// Heap per handle: 48 bytes per bucket (the bucket and room for its entry
+/// in each queue, reserved at construction) plus about 260 bytes (under
+/// 3 KB at the preset). Made by `weir_shedder_new`, freed by
+/// `weir_shedder_free`.
 typedef struct weir_shedder weir_shedder;
 #endif
 
 #if defined(WEIR_HOSTED)
-// The shedder's policy (for `weir_shedder_new`): the constants of adaptive
-// load shedding. Start from `weir_shedder_policy_preset()` and change what you need; every field is checked when a shedder is made
-// from it. 48 bytes.
+/// The shedder's policy (for `weir_shedder_new`): the constants of adaptive
+/// load shedding. Start from `weir_shedder_policy_preset()` and change what you need; every field is checked when a shedder is made
+/// from it. 48 bytes.
 typedef struct WEIR_ALIGN(8) {
-  // Buckets in the window; below one is raised to one, above 1048576 is
-  // `WEIR_ERR_SHEDDER_SIZE`.
+  /// Buckets in the window; below one is raised to one, above 1048576 is
+  /// `WEIR_ERR_SHEDDER_SIZE`.
   int32_t size;
-  // CPU use in thousandths at or above which the server is hot; in
-  // [0, 1000).
+  /// CPU use in thousandths at or above which the server is hot; in
+  /// [0, 1000).
   int32_t cpu;
-  // How far back the window reaches; positive.
+  /// How far back the window reaches; positive.
   int64_t window_ns;
-  // Response time assumed while no complete bucket holds a pass; positive.
+  /// Response time assumed while no complete bucket holds a pass; positive.
   int64_t latency_ns;
-  // Weight of the old value in the moving average of calls in flight; in
-  // [0, 1).
+  /// Weight of the old value in the moving average of calls in flight; in
+  /// [0, 1).
   double beta;
-  // How long the server stays hot after the CPU falls, if the shedder has
-  // refused since; zero or more.
+  /// How long the server stays hot after the CPU falls, if the shedder has
+  /// refused since; zero or more.
   int64_t cool_ns;
-  // The least share of capacity admitted however hot the CPU; in (0, 1].
+  /// The least share of capacity admitted however hot the CPU; in (0, 1].
   double floor;
 } weir_shedder_policy;
 #endif
@@ -827,42 +827,42 @@ typedef struct WEIR_ALIGN(8) {
 //   WEIR_ERR_SHEDDER_WINDOW (314).
 
 #if defined(WEIR_HOSTED)
-// A call the shedder let through: a plain value the caller keeps (on its
-// stack, in its request struct) and hands back, by address, to
-// `weir_shedder_pass` or `weir_shedder_fail` of the same shedder exactly
-// once. `weir_shedder_allow` fills it in; the caller does not. Settle the
-// ticket itself, not a copy: each copy would settle on its own. Two threads
-// may settle one ticket at once (a completion racing a timeout): weir reads
-// and writes it under the shedder's lock, so one settles it and the other
-// gets `WEIR_ERR_SETTLED`. 16 bytes, aligned as an int64_t: a misaligned
-// ticket is refused (`WEIR_ERR_MISALIGNED`), never read or written.
+/// A call the shedder let through: a plain value the caller keeps (on its
+/// stack, in its request struct) and hands back, by address, to
+/// `weir_shedder_pass` or `weir_shedder_fail` of the same shedder exactly
+/// once. `weir_shedder_allow` fills it in; the caller does not. Settle the
+/// ticket itself, not a copy: each copy would settle on its own. Two threads
+/// may settle one ticket at once (a completion racing a timeout): weir reads
+/// and writes it under the shedder's lock, so one settles it and the other
+/// gets `WEIR_ERR_SETTLED`. 16 bytes, aligned as an int64_t: a misaligned
+/// ticket is refused (`WEIR_ERR_MISALIGNED`), never read or written.
 typedef struct WEIR_ALIGN(8) {
-  // When the call started, on the caller's clock.
+  /// When the call started, on the caller's clock.
   int64_t start;
-  // 1 while the call is in flight, 0 once settled (or refused).
+  /// 1 while the call is in flight, 0 once settled (or refused).
   int32_t flying;
-  // Always 0.
+  /// Always 0.
   int32_t reserved;
 } weir_shedder_ticket;
 #endif
 
 #if defined(WEIR_HOSTED)
-// What a shedder knows at a moment, for a dashboard. 40 bytes.
+/// What a shedder knows at a moment, for a dashboard. 40 bytes.
 typedef struct WEIR_ALIGN(8) {
-  // Calls in flight now.
+  /// Calls in flight now.
   int64_t flying;
-  // The moving average of calls in flight.
+  /// The moving average of calls in flight.
   double average;
-  // Calls the server has shown it can hold at once: the busiest complete
-  // bucket's passes per nanosecond times the fastest complete bucket's
-  // mean response time; at least 1.
+  /// Calls the server has shown it can hold at once: the busiest complete
+  /// bucket's passes per nanosecond times the fastest complete bucket's
+  /// mean response time; at least 1.
   double capacity;
-  // `capacity` scaled by the last CPU reading: what both `flying` and
-  // `average` must exceed, while hot, for a refusal; at least 1.
+  /// `capacity` scaled by the last CPU reading: what both `flying` and
+  /// `average` must exceed, while hot, for a refusal; at least 1.
   double limit;
-  // The last CPU reading, in thousandths, clamped into [0, 1000].
+  /// The last CPU reading, in thousandths, clamped into [0, 1000].
   int32_t cpu;
-  // 1 if the shedder counts as hot, else 0.
+  /// 1 if the shedder counts as hot, else 0.
   int32_t hot;
 } weir_shedder_stats;
 #endif
@@ -872,36 +872,36 @@ extern "C" {
 #endif // __cplusplus
 
 #if defined(WEIR_HOSTED)
-// The preset: 50 buckets over 5 s, hot at 900‰ CPU, 1 s assumed response
-// time, average weighted 0.9, 1 s to cool, never under 0.1 of capacity.
+/// The preset: 50 buckets over 5 s, hot at 900‰ CPU, 1 s assumed response
+/// time, average weighted 0.9, 1 s to cool, never under 0.1 of capacity.
 weir_shedder_policy weir_shedder_policy_preset(void);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Makes a shedder with an empty window opening at `now` and writes it to
-// `*out`. `policy` NULL means the preset. A bad policy gets a status naming
-// the field, the fields checked in this order (with several bad, the first
-// is named): `WEIR_ERR_SHEDDER_CPU`, `WEIR_ERR_SHEDDER_WINDOW`,
-// `WEIR_ERR_SHEDDER_LATENCY`, `WEIR_ERR_SHEDDER_BETA`, `WEIR_ERR_SHEDDER_FLOOR`,
-// `WEIR_ERR_SHEDDER_COOL`, `WEIR_ERR_SHEDDER_SIZE`. `WEIR_ERR_NO_MEMORY` if the
-// buckets cannot be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is
-// written only on success.
-// The policy is copied: the caller may change or free it after.
+/// Makes a shedder with an empty window opening at `now` and writes it to
+/// `*out`. `policy` NULL means the preset. A bad policy gets a status naming
+/// the field, the fields checked in this order (with several bad, the first
+/// is named): `WEIR_ERR_SHEDDER_CPU`, `WEIR_ERR_SHEDDER_WINDOW`,
+/// `WEIR_ERR_SHEDDER_LATENCY`, `WEIR_ERR_SHEDDER_BETA`, `WEIR_ERR_SHEDDER_FLOOR`,
+/// `WEIR_ERR_SHEDDER_COOL`, `WEIR_ERR_SHEDDER_SIZE`. `WEIR_ERR_NO_MEMORY` if the
+/// buckets cannot be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is
+/// written only on success.
+/// The policy is copied: the caller may change or free it after.
 weir_status weir_shedder_new(const weir_shedder_policy *policy, int64_t now, weir_shedder **out);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Frees a shedder. NULL is accepted and ignored.
+/// Frees a shedder. NULL is accepted and ignored.
 void weir_shedder_free(weir_shedder *shedder);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Asks to start one call at `now`, with the CPU at `cpu_permille`
-// thousandths (values outside [0, 1000] are clamped into it). True: go
-// ahead; `*ticket` now holds the call, to be settled once with
-// `weir_shedder_pass` or `weir_shedder_fail`. False: refused, and `*ticket`
-// is written as already settled. False, changing nothing, for a NULL
-// shedder or a NULL or misaligned `ticket`.
+/// Asks to start one call at `now`, with the CPU at `cpu_permille`
+/// thousandths (values outside [0, 1000] are clamped into it). True: go
+/// ahead; `*ticket` now holds the call, to be settled once with
+/// `weir_shedder_pass` or `weir_shedder_fail`. False: refused, and `*ticket`
+/// is written as already settled. False, changing nothing, for a NULL
+/// shedder or a NULL or misaligned `ticket`.
 bool weir_shedder_allow(const weir_shedder *shedder,
                         int64_t now,
                         int32_t cpu_permille,
@@ -909,34 +909,34 @@ bool weir_shedder_allow(const weir_shedder *shedder,
 #endif
 
 #if defined(WEIR_HOSTED)
-// The call behind `*ticket` succeeded at `now`: it leaves flight, and its
-// response time and its pass count towards capacity. `WEIR_ERR_SETTLED`,
-// changing nothing, if the ticket was already settled (or refused);
-// `WEIR_ERR_INVALID_ARGUMENT` if its `flying` is neither 0 nor 1;
-// `WEIR_ERR_NULL` if `shedder` or `ticket` is NULL; `WEIR_ERR_MISALIGNED`,
-// changing nothing, if `ticket` is misaligned.
+/// The call behind `*ticket` succeeded at `now`: it leaves flight, and its
+/// response time and its pass count towards capacity. `WEIR_ERR_SETTLED`,
+/// changing nothing, if the ticket was already settled (or refused);
+/// `WEIR_ERR_INVALID_ARGUMENT` if its `flying` is neither 0 nor 1;
+/// `WEIR_ERR_NULL` if `shedder` or `ticket` is NULL; `WEIR_ERR_MISALIGNED`,
+/// changing nothing, if `ticket` is misaligned.
 weir_status weir_shedder_pass(const weir_shedder *shedder,
                               weir_shedder_ticket *ticket,
                               int64_t now);
 #endif
 
 #if defined(WEIR_HOSTED)
-// The call behind `*ticket` failed: it leaves flight but feeds neither the
-// pass count nor the response times. Statuses as for `weir_shedder_pass`.
+/// The call behind `*ticket` failed: it leaves flight but feeds neither the
+/// pass count nor the response times. Statuses as for `weir_shedder_pass`.
 weir_status weir_shedder_fail(const weir_shedder *shedder, weir_shedder_ticket *ticket);
 #endif
 
 #if defined(WEIR_HOSTED)
-// How many calls are in flight; 0 for a NULL shedder.
+/// How many calls are in flight; 0 for a NULL shedder.
 int64_t weir_shedder_flying(const weir_shedder *shedder);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Writes what the shedder knows at `now` to `*out`. A reading: it changes
-// nothing, at any `now` (an earlier one than seen counts as the latest),
-// so no later decision depends on whether or when it was asked.
-// `WEIR_ERR_NULL` if `shedder` or `out` is NULL, `WEIR_ERR_MISALIGNED` if
-// `out` is misaligned.
+/// Writes what the shedder knows at `now` to `*out`. A reading: it changes
+/// nothing, at any `now` (an earlier one than seen counts as the latest),
+/// so no later decision depends on whether or when it was asked.
+/// `WEIR_ERR_NULL` if `shedder` or `out` is NULL, `WEIR_ERR_MISALIGNED` if
+/// `out` is misaligned.
 weir_status weir_shedder_read_stats(const weir_shedder *shedder,
                                     int64_t now,
                                     weir_shedder_stats *out);
@@ -951,14 +951,14 @@ weir_status weir_shedder_read_stats(const weir_shedder *shedder,
  * ======================================================================== */
 
 #if defined(WEIR_HOSTED)
-// A rolling window: `size` buckets that together cover the last `window_ns`,
-// each bucket a sum and a count. Writing at a later `now` clears the
-// buckets the gap swept past and snaps the head to a bucket boundary;
-// reading at a later `now` skips them without clearing, so two reads at the
-// same `now` agree; a `now` before the head bucket opened counts as no time
-// passing. Safe to share between threads: each call takes a short
-// per-handle lock. Heap per handle: 16 bytes per bucket plus about 70
-// bytes. Made by `weir_window_new`, freed by `weir_window_free`.
+/// A rolling window: `size` buckets that together cover the last `window_ns`,
+/// each bucket a sum and a count. Writing at a later `now` clears the
+/// buckets the gap swept past and snaps the head to a bucket boundary;
+/// reading at a later `now` skips them without clearing, so two reads at the
+/// same `now` agree; a `now` before the head bucket opened counts as no time
+/// passing. Safe to share between threads: each call takes a short
+/// per-handle lock. Heap per handle: 16 bytes per bucket plus about 70
+/// bytes. Made by `weir_window_new`, freed by `weir_window_free`.
 typedef struct weir_window weir_window;
 #endif
 
@@ -967,13 +967,13 @@ typedef struct weir_window weir_window;
 //   WEIR_ERR_WINDOW_SPAN (300), WEIR_ERR_WINDOW_SIZE (315).
 
 #if defined(WEIR_HOSTED)
-// A sum and how many values went into it (a mean once `count` is
-// positive). Both saturate at `INT64_MAX` / `INT64_MIN` instead of wrapping.
-// 16 bytes.
+/// A sum and how many values went into it (a mean once `count` is
+/// positive). Both saturate at `INT64_MAX` / `INT64_MIN` instead of wrapping.
+/// 16 bytes.
 typedef struct WEIR_ALIGN(8) {
-  // The values added, summed.
+  /// The values added, summed.
   int64_t sum;
-  // How many values were added.
+  /// How many values were added.
   int64_t count;
 } weir_window_total;
 #endif
@@ -983,33 +983,33 @@ extern "C" {
 #endif // __cplusplus
 
 #if defined(WEIR_HOSTED)
-// Makes an empty window of `size` buckets covering `window_ns`, its first
-// bucket opening at `now`, and writes it to `*out`. A `size` below one is
-// raised to one; each bucket is `window_ns / size` wide, and at least 1 ns.
-// `WEIR_ERR_WINDOW_SPAN` if `window_ns` is zero or negative,
-// `WEIR_ERR_WINDOW_SIZE` above 1048576 buckets, `WEIR_ERR_NO_MEMORY` if the
-// buckets cannot be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is
-// written only on success.
+/// Makes an empty window of `size` buckets covering `window_ns`, its first
+/// bucket opening at `now`, and writes it to `*out`. A `size` below one is
+/// raised to one; each bucket is `window_ns / size` wide, and at least 1 ns.
+/// `WEIR_ERR_WINDOW_SPAN` if `window_ns` is zero or negative,
+/// `WEIR_ERR_WINDOW_SIZE` above 1048576 buckets, `WEIR_ERR_NO_MEMORY` if the
+/// buckets cannot be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is
+/// written only on success.
 weir_status weir_window_new(int32_t size, int64_t window_ns, int64_t now, weir_window **out);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Frees a window. NULL is accepted and ignored.
+/// Frees a window. NULL is accepted and ignored.
 void weir_window_free(weir_window *window);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Adds `value` to the bucket `now` falls in (its sum saturates), after
-// clearing what the gap since the last write swept past. `WEIR_ERR_NULL`
-// for a NULL window.
+/// Adds `value` to the bucket `now` falls in (its sum saturates), after
+/// clearing what the gap since the last write swept past. `WEIR_ERR_NULL`
+/// for a NULL window.
 weir_status weir_window_add(const weir_window *window, int64_t now, int64_t value);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Writes to `*out` the sum and count over the buckets inside the window at
-// `now`, with the bucket `now` falls in when `current` is true and without
-// it (complete buckets only) when false. Clears nothing. `WEIR_ERR_NULL` if
-// `window` or `out` is NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned.
+/// Writes to `*out` the sum and count over the buckets inside the window at
+/// `now`, with the bucket `now` falls in when `current` is true and without
+/// it (complete buckets only) when false. Clears nothing. `WEIR_ERR_NULL` if
+/// `window` or `out` is NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned.
 weir_status weir_window_read_total(const weir_window *window,
                                    int64_t now,
                                    bool current,
@@ -1017,14 +1017,14 @@ weir_status weir_window_read_total(const weir_window *window,
 #endif
 
 #if defined(WEIR_HOSTED)
-// Copies the buckets inside the window at `now` into `out`, oldest first,
-// and returns how many it wrote. With `current` true there are `size` of
-// them, the last being the bucket `now` falls in; with `current` false that
-// one is left out (`size - 1`). Buckets a write at `now` would clear are
-// copied as empty, so each position always covers the same stretch of time
-// relative to `now`. With room for fewer (`cap`), the newest `cap` are
-// written. Clears nothing. Returns 0 for a NULL window, or a NULL or
-// misaligned `out`.
+/// Copies the buckets inside the window at `now` into `out`, oldest first,
+/// and returns how many it wrote. With `current` true there are `size` of
+/// them, the last being the bucket `now` falls in; with `current` false that
+/// one is left out (`size - 1`). Buckets a write at `now` would clear are
+/// copied as empty, so each position always covers the same stretch of time
+/// relative to `now`. With room for fewer (`cap`), the newest `cap` are
+/// written. Clears nothing. Returns 0 for a NULL window, or a NULL or
+/// misaligned `out`.
 size_t weir_window_read_buckets(const weir_window *window,
                                 int64_t now,
                                 bool current,
@@ -1033,12 +1033,12 @@ size_t weir_window_read_buckets(const weir_window *window,
 #endif
 
 #if defined(WEIR_HOSTED)
-// How many buckets the window has; 0 for a NULL window.
+/// How many buckets the window has; 0 for a NULL window.
 int32_t weir_window_size(const weir_window *window);
 #endif
 
 #if defined(WEIR_HOSTED)
-// How much time one bucket covers, in nanoseconds; 0 for a NULL window.
+/// How much time one bucket covers, in nanoseconds; 0 for a NULL window.
 int64_t weir_window_width(const weir_window *window);
 #endif
 
@@ -1051,38 +1051,38 @@ int64_t weir_window_width(const weir_window *window);
  * ======================================================================== */
 
 #if defined(WEIR_HOSTED)
-// A token bucket: `rate` tokens a second accrue up to `burst`, and each
-// call spends what it costs. Lock-free (its whole state is one atomic word)
-// and safe to use from many threads at once; 56 bytes of heap per handle.
-// Made by `weir_bucket_new`, freed by `weir_bucket_free`.
-//
-// The word is a GCRA theoretical arrival time (TAT), held less the
-// tolerance but one token so that a one-token take refuses with one
-// comparison, in ticks of 2^-s ns after the `now` the bucket was made.
-// s (0..4) is the coarsest that makes a token worth at least 128 ticks
-// (4 above 1.25 × 10^8 tokens/s). A token is worth
-// per_token = ceil(2^s × 10^9 / rate) ticks, exactly; a full bucket holds
-// floor(burst × per_token) ticks and a take of n tokens costs
-// ceil(n × per_token) ticks. The capacity and the costs share the one
-// rounded per_token, and every rounding runs against admitting. For every
-// rate and burst `weir_bucket_new` accepts:
-// - a full bucket admits exactly floor(burst) unit takes at one instant
-//   (all of a whole burst);
-// - the tokens taken at instants within any T seconds are at most
-//   burst + rate × T, whatever the order of the instants;
-// - a token is worth at most one tick more than 1 / rate, so a steady
-//   stream of unit takes, one at least every d seconds, with a burst of at
-//   least 1 + rate × d (a token more than the spacing), gets at least
-//   128/129 of the rate (over 99.2 %) up to 1.25 × 10^8/s, and at least
-//   rate × r0 / (r0 + rate) above, with r0 = 1.6 × 10^10 (94 % at 10^9/s);
-//   never more than 1.6 × 10^10 unit takes a second.
-//
-// A fractional burst is held to a tick, rounded down, so a take of all of
-// it may never pass (`weir_bucket_next` answers INT64_MAX for it); whole
-// tokens up to floor(burst) always fit. These hold for every `now`; the
-// clock runs for 2^62 ticks after the bucket was made (146 years at rates
-// up to 7.8 × 10^6/s, halving with each finer tick to 9.1 years above
-// 6.25 × 10^7/s), and stands still after that.
+/// A token bucket: `rate` tokens a second accrue up to `burst`, and each
+/// call spends what it costs. Lock-free (its whole state is one atomic word)
+/// and safe to use from many threads at once; 56 bytes of heap per handle.
+/// Made by `weir_bucket_new`, freed by `weir_bucket_free`.
+///
+/// The word is a GCRA theoretical arrival time (TAT), held less the
+/// tolerance but one token so that a one-token take refuses with one
+/// comparison, in ticks of 2^-s ns after the `now` the bucket was made.
+/// s (0..4) is the coarsest that makes a token worth at least 128 ticks
+/// (4 above 1.25 × 10^8 tokens/s). A token is worth
+/// per_token = ceil(2^s × 10^9 / rate) ticks, exactly; a full bucket holds
+/// floor(burst × per_token) ticks and a take of n tokens costs
+/// ceil(n × per_token) ticks. The capacity and the costs share the one
+/// rounded per_token, and every rounding runs against admitting. For every
+/// rate and burst `weir_bucket_new` accepts:
+/// - a full bucket admits exactly floor(burst) unit takes at one instant
+///   (all of a whole burst);
+/// - the tokens taken at instants within any T seconds are at most
+///   burst + rate × T, whatever the order of the instants;
+/// - a token is worth at most one tick more than 1 / rate, so a steady
+///   stream of unit takes, one at least every d seconds, with a burst of at
+///   least 1 + rate × d (a token more than the spacing), gets at least
+///   128/129 of the rate (over 99.2 %) up to 1.25 × 10^8/s, and at least
+///   rate × r0 / (r0 + rate) above, with r0 = 1.6 × 10^10 (94 % at 10^9/s);
+///   never more than 1.6 × 10^10 unit takes a second.
+///
+/// A fractional burst is held to a tick, rounded down, so a take of all of
+/// it may never pass (`weir_bucket_next` answers INT64_MAX for it); whole
+/// tokens up to floor(burst) always fit. These hold for every `now`; the
+/// clock runs for 2^62 ticks after the bucket was made (146 years at rates
+/// up to 7.8 × 10^6/s, halving with each finer tick to 9.1 years above
+/// 6.25 × 10^7/s), and stands still after that.
 typedef struct weir_bucket weir_bucket;
 #endif
 
@@ -1091,103 +1091,103 @@ extern "C" {
 #endif // __cplusplus
 
 #if defined(WEIR_HOSTED)
-// Makes a full bucket at `now` and writes it to `*out`.
-//
-// `rate` is tokens per second; 0 is a bucket that never refills. `burst`
-// is the most it holds: 0 or less means the rate, and a burst under one is
-// raised to one. Returns `WEIR_ERR_NULL` if `out` is NULL,
-// `WEIR_ERR_NOT_FINITE` for a NaN or infinite rate or burst,
-// `WEIR_ERR_NEGATIVE` for a negative rate, and `WEIR_ERR_TOO_LARGE` when
-// the full burst does not fit the bucket's clock: the burst's ticks, burst
-// × ceil(10^9 / rate) ns even at the coarsest tick, must stay within 2^61
-// ns (about 73 years). So it answers for
-// - a burst that takes longer than that to refill (burst / rate);
-// - above 10^9/s, where a token still costs one whole 1-ns tick, a burst
-//   over about 2.3 × 10^18 whatever it takes to refill
-//   (`weir_bucket_new(1e12, 3e18, ...)`, 35 days);
-// - a rate of 2^64/s (about 1.8 × 10^19) or more, whatever the burst: a
-//   token's cost cannot be computed exactly there;
-// - with a rate of 0, a burst over about 2.3 × 10^9 (its tokens count as
-//   seconds of refill).
-//
-// `*out` is written only on success.
-//
-// Refill is kept in ticks of 2^-s ns (see `weir_bucket`): a take costs at
-// least one tick, so one bucket admits at most 1.6 × 10^10 takes a second
-// (express higher rates with larger costs). The bucket's clock runs for
-// 2^62 ticks after `now` (146 years at rates up to 7.8 × 10^6/s, at least
-// 9.1 years at any rate); later readings count as that instant. A burst
-// whose refill does not fit a fine tick gets a coarser one.
+/// Makes a full bucket at `now` and writes it to `*out`.
+///
+/// `rate` is tokens per second; 0 is a bucket that never refills. `burst`
+/// is the most it holds: 0 or less means the rate, and a burst under one is
+/// raised to one. Returns `WEIR_ERR_NULL` if `out` is NULL,
+/// `WEIR_ERR_NOT_FINITE` for a NaN or infinite rate or burst,
+/// `WEIR_ERR_NEGATIVE` for a negative rate, and `WEIR_ERR_TOO_LARGE` when
+/// the full burst does not fit the bucket's clock: the burst's ticks, burst
+/// × ceil(10^9 / rate) ns even at the coarsest tick, must stay within 2^61
+/// ns (about 73 years). So it answers for
+/// - a burst that takes longer than that to refill (burst / rate);
+/// - above 10^9/s, where a token still costs one whole 1-ns tick, a burst
+///   over about 2.3 × 10^18 whatever it takes to refill
+///   (`weir_bucket_new(1e12, 3e18, ...)`, 35 days);
+/// - a rate of 2^64/s (about 1.8 × 10^19) or more, whatever the burst: a
+///   token's cost cannot be computed exactly there;
+/// - with a rate of 0, a burst over about 2.3 × 10^9 (its tokens count as
+///   seconds of refill).
+///
+/// `*out` is written only on success.
+///
+/// Refill is kept in ticks of 2^-s ns (see `weir_bucket`): a take costs at
+/// least one tick, so one bucket admits at most 1.6 × 10^10 takes a second
+/// (express higher rates with larger costs). The bucket's clock runs for
+/// 2^62 ticks after `now` (146 years at rates up to 7.8 × 10^6/s, at least
+/// 9.1 years at any rate); later readings count as that instant. A burst
+/// whose refill does not fit a fine tick gets a coarser one.
 weir_status weir_bucket_new(double rate, double burst, int64_t now, weir_bucket **out);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Frees a bucket. NULL is accepted and ignored.
+/// Frees a bucket. NULL is accepted and ignored.
 void weir_bucket_free(weir_bucket *bucket);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Takes `n` tokens at `now` if the bucket holds them; whether it did.
-// Fractional costs are allowed. Refuses (false, taking nothing) a NULL
-// bucket and an `n` that is 0, negative, NaN, infinite or more than the
-// bucket holds (the burst, held to a tick): a cost of zero is refused
-// rather than admitted for free. An earlier `now` than one a take already
-// used (passed, or refused for want of tokens) sees the bucket as it stood then: it passes
-// only if that take's `now` would have, and then leaves the bucket as
-// that would have. The readings `weir_bucket_tokens` and
-// `weir_bucket_next` write nothing (the bucket is one word), so they
-// change no later answer and set no such time: a take at a `now` earlier
-// than a reading's is judged at its own `now`. Pass a monotonic clock.
+/// Takes `n` tokens at `now` if the bucket holds them; whether it did.
+/// Fractional costs are allowed. Refuses (false, taking nothing) a NULL
+/// bucket and an `n` that is 0, negative, NaN, infinite or more than the
+/// bucket holds (the burst, held to a tick): a cost of zero is refused
+/// rather than admitted for free. An earlier `now` than one a take already
+/// used (passed, or refused for want of tokens) sees the bucket as it stood then: it passes
+/// only if that take's `now` would have, and then leaves the bucket as
+/// that would have. The readings `weir_bucket_tokens` and
+/// `weir_bucket_next` write nothing (the bucket is one word), so they
+/// change no later answer and set no such time: a take at a `now` earlier
+/// than a reading's is judged at its own `now`. Pass a monotonic clock.
 bool weir_bucket_take(const weir_bucket *bucket, int64_t now, double n);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Gives back `n` tokens taken at `taken_at` (the `now` of that take) for a
-// call that was let through but never made, as x/time/rate's
-// `Reservation.Cancel` does. Lock-free, one compare-and-swap, like a take.
-//
-// What a refund gives back: the take's cost less the refill since
-// `taken_at`, n − rate × (now − taken_at) tokens (in ticks: the cost
-// rounded down where the take rounded it up), and never more than the
-// room left under the burst at `now`. A partial refund is `WEIR_OK`; read
-// `weir_bucket_tokens` for the result. A refund at the take's own `now`
-// undoes a whole-token take exactly; a bucket that never refills (rate 0)
-// takes back the whole cost whenever.
-//
-// What it cannot undo: refill that has already made the take good
-// (`WEIR_ERR_REFUND_EXPIRED` once rate × (now − taken_at) covers the
-// cost). The refill since the take went to the hole it made, or, had the
-// bucket been full without it, was thrown away; the bucket keeps no record
-// to tell, so it assumes the latter and a refund never leaves the bucket
-// fuller than if the take had not been made. It cannot give back room the
-// bucket no longer has (`WEIR_ERR_REFUND_FULL` when it is full at `now`),
-// and it cannot check that the tokens were taken, or not refunded
-// already: give back only what a take that passed took, once.
-//
-// Every error changes nothing, checked in this order: `WEIR_ERR_NULL` (a
-// NULL bucket), `WEIR_ERR_LIMITER_INVALID_AMOUNT` (`n` zero, negative, NaN,
-// infinite or more than the burst: no take could have taken it),
-// `WEIR_ERR_REFUND_FUTURE` (`taken_at` later than `now`),
-// `WEIR_ERR_REFUND_EXPIRED`, `WEIR_ERR_REFUND_FULL`.
+/// Gives back `n` tokens taken at `taken_at` (the `now` of that take) for a
+/// call that was let through but never made, as x/time/rate's
+/// `Reservation.Cancel` does. Lock-free, one compare-and-swap, like a take.
+///
+/// What a refund gives back: the take's cost less the refill since
+/// `taken_at`, n − rate × (now − taken_at) tokens (in ticks: the cost
+/// rounded down where the take rounded it up), and never more than the
+/// room left under the burst at `now`. A partial refund is `WEIR_OK`; read
+/// `weir_bucket_tokens` for the result. A refund at the take's own `now`
+/// undoes a whole-token take exactly; a bucket that never refills (rate 0)
+/// takes back the whole cost whenever.
+///
+/// What it cannot undo: refill that has already made the take good
+/// (`WEIR_ERR_REFUND_EXPIRED` once rate × (now − taken_at) covers the
+/// cost). The refill since the take went to the hole it made, or, had the
+/// bucket been full without it, was thrown away; the bucket keeps no record
+/// to tell, so it assumes the latter and a refund never leaves the bucket
+/// fuller than if the take had not been made. It cannot give back room the
+/// bucket no longer has (`WEIR_ERR_REFUND_FULL` when it is full at `now`),
+/// and it cannot check that the tokens were taken, or not refunded
+/// already: give back only what a take that passed took, once.
+///
+/// Every error changes nothing, checked in this order: `WEIR_ERR_NULL` (a
+/// NULL bucket), `WEIR_ERR_LIMITER_INVALID_AMOUNT` (`n` zero, negative, NaN,
+/// infinite or more than the burst: no take could have taken it),
+/// `WEIR_ERR_REFUND_FUTURE` (`taken_at` later than `now`),
+/// `WEIR_ERR_REFUND_EXPIRED`, `WEIR_ERR_REFUND_FULL`.
 weir_status weir_bucket_refund(const weir_bucket *bucket, int64_t now, int64_t taken_at, double n);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Nanoseconds from `now` until `n` tokens will be there, without taking
-// them (what a Retry-After header needs): 0 when they are there now, else
-// the wait until the first instant from which `weir_bucket_take(n)`
-// passes, if nothing is taken before. `INT64_MAX` when `n` is more than
-// the bucket holds, when the bucket will not refill enough (a rate of 0, or the instant lies past the end of the
-// clock), and for a NULL bucket or an `n` that is 0, negative, NaN or
-// infinite.
+/// Nanoseconds from `now` until `n` tokens will be there, without taking
+/// them (what a Retry-After header needs): 0 when they are there now, else
+/// the wait until the first instant from which `weir_bucket_take(n)`
+/// passes, if nothing is taken before. `INT64_MAX` when `n` is more than
+/// the bucket holds, when the bucket will not refill enough (a rate of 0, or the instant lies past the end of the
+/// clock), and for a NULL bucket or an `n` that is 0, negative, NaN or
+/// infinite.
 int64_t weir_bucket_next(const weir_bucket *bucket,
                          int64_t now,
                          double n);
 #endif
 
 #if defined(WEIR_HOSTED)
-// How many tokens the bucket holds at `now`, from 0 up to the burst; 0 for
-// a NULL bucket.
+/// How many tokens the bucket holds at `now`, from 0 up to the burst; 0 for
+/// a NULL bucket.
 double weir_bucket_tokens(const weir_bucket *bucket, int64_t now);
 #endif
 
@@ -1200,11 +1200,11 @@ double weir_bucket_tokens(const weir_bucket *bucket, int64_t now);
  * ======================================================================== */
 
 #if defined(WEIR_HOSTED)
-// An exact sliding-window counter: at most `quota` events in any stretch
-// of `window_ns`. Takes a short per-handle lock and is safe to use from
-// many threads at once; 80 bytes of heap per handle plus 8 bytes per unit
-// of quota (one stamp per event it counts), allocated once by
-// `weir_sliding_new`. Freed by `weir_sliding_free`.
+/// An exact sliding-window counter: at most `quota` events in any stretch
+/// of `window_ns`. Takes a short per-handle lock and is safe to use from
+/// many threads at once; 80 bytes of heap per handle plus 8 bytes per unit
+/// of quota (one stamp per event it counts), allocated once by
+/// `weir_sliding_new`. Freed by `weir_sliding_free`.
 typedef struct weir_sliding weir_sliding;
 #endif
 
@@ -1217,44 +1217,44 @@ extern "C" {
 #endif // __cplusplus
 
 #if defined(WEIR_HOSTED)
-// Makes an empty window that counts at most `quota` events in any
-// `window_ns`-long stretch, and writes it to `*out`. An event stamped `t`
-// is counted while `now < t + window_ns` and falls out at exactly
-// `t + window_ns`.
-//
-// Returns `WEIR_ERR_NULL` if `out` is NULL, `WEIR_ERR_QUOTA` for a quota
-// of 0 or less, `WEIR_ERR_SLIDING_WINDOW` for a window of 0 or less (the
-// quota is checked first), `WEIR_ERR_TOO_LARGE` when `quota` stamps (8
-// bytes each) cannot be represented, and `WEIR_ERR_NO_MEMORY` when they
-// cannot be allocated.
-// `*out` is written only on success.
+/// Makes an empty window that counts at most `quota` events in any
+/// `window_ns`-long stretch, and writes it to `*out`. An event stamped `t`
+/// is counted while `now < t + window_ns` and falls out at exactly
+/// `t + window_ns`.
+///
+/// Returns `WEIR_ERR_NULL` if `out` is NULL, `WEIR_ERR_QUOTA` for a quota
+/// of 0 or less, `WEIR_ERR_SLIDING_WINDOW` for a window of 0 or less (the
+/// quota is checked first), `WEIR_ERR_TOO_LARGE` when `quota` stamps (8
+/// bytes each) cannot be represented, and `WEIR_ERR_NO_MEMORY` when they
+/// cannot be allocated.
+/// `*out` is written only on success.
 weir_status weir_sliding_new(int64_t quota, int64_t window_ns, weir_sliding **out);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Frees a sliding window. NULL is accepted and ignored.
+/// Frees a sliding window. NULL is accepted and ignored.
 void weir_sliding_free(weir_sliding *sliding);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Counts an event at `now` if the window has room; whether it did. O(1)
-// amortised; never allocates. An earlier `now` than one already seen
-// counts as the latest. False for a NULL window.
+/// Counts an event at `now` if the window has room; whether it did. O(1)
+/// amortised; never allocates. An earlier `now` than one already seen
+/// counts as the latest. False for a NULL window.
 bool weir_sliding_take(const weir_sliding *sliding, int64_t now);
 #endif
 
 #if defined(WEIR_HOSTED)
-// How many more events the window would count at `now` (a `now` earlier
-// than the latest take's counts as that one); 0 for a NULL window. A pure
-// reading: it drops no stamp and changes no later answer. O(log quota).
+/// How many more events the window would count at `now` (a `now` earlier
+/// than the latest take's counts as that one); 0 for a NULL window. A pure
+/// reading: it drops no stamp and changes no later answer. O(log quota).
 int64_t weir_sliding_left(const weir_sliding *sliding, int64_t now);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Nanoseconds from `now` until the window has room: 0 when it has room
-// now, otherwise when its oldest counted event falls out. `INT64_MAX` when
-// that instant is past the end of the clock, and for a NULL window. A pure
-// reading, as `weir_sliding_left` is.
+/// Nanoseconds from `now` until the window has room: 0 when it has room
+/// now, otherwise when its oldest counted event falls out. `INT64_MAX` when
+/// that instant is past the end of the clock, and for a NULL window. A pure
+/// reading, as `weir_sliding_left` is.
 int64_t weir_sliding_next(const weir_sliding *sliding, int64_t now);
 #endif
 
@@ -1267,31 +1267,31 @@ int64_t weir_sliding_next(const weir_sliding *sliding, int64_t now);
  * ======================================================================== */
 
 #if defined(WEIR_HOSTED)
-// A fixed-window counter: at most `quota` events per period. Takes a short
-// per-handle lock and is safe to use from many threads at once; 64 bytes
-// of heap per handle. Made by `weir_period_new`, freed by
-// `weir_period_free`.
+/// A fixed-window counter: at most `quota` events per period. Takes a short
+/// per-handle lock and is safe to use from many threads at once; 64 bytes
+/// of heap per handle. Made by `weir_period_new`, freed by
+/// `weir_period_free`.
 typedef struct weir_period weir_period;
 #endif
 
 #if defined(WEIR_HOSTED)
-// Where a period's quota stands after `weir_period_take`.
+/// Where a period's quota stands after `weir_period_take`.
 enum weir_period_quota
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
   : int32_t
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
 #if defined(WEIR_HOSTED)
-  // Admitted, and more may follow in this period.
+  /// Admitted, and more may follow in this period.
   WEIR_PERIOD_QUOTA_UNDER = 0,
 #endif
 #if defined(WEIR_HOSTED)
-  // Admitted, and it was the last event this period allows: the moment
-  // to warn that the next will be refused.
+  /// Admitted, and it was the last event this period allows: the moment
+  /// to warn that the next will be refused.
   WEIR_PERIOD_QUOTA_HIT = 1,
 #endif
 #if defined(WEIR_HOSTED)
-  // Refused: this period's quota was already spent.
+  /// Refused: this period's quota was already spent.
   WEIR_PERIOD_QUOTA_OVER = 2,
 #endif
 };
@@ -1309,43 +1309,43 @@ extern "C" {
 #endif // __cplusplus
 
 #if defined(WEIR_HOSTED)
-// Makes a counter no event has touched, allowing `quota` events per
-// `period_ns`, and writes it to `*out`. A period under one nanosecond is
-// raised to one. Without `align`, a period opens with the first event
-// after the previous one closed; with `align`, periods open on multiples
-// of `period_ns` on the caller's clock (floor division, so negative
-// readings align too; with a Unix clock a daily quota resets at midnight
-// UTC). Returns `WEIR_ERR_NULL` if `out` is NULL and `WEIR_ERR_QUOTA` for
-// a quota of 0 or less. `*out` is written only on success.
+/// Makes a counter no event has touched, allowing `quota` events per
+/// `period_ns`, and writes it to `*out`. A period under one nanosecond is
+/// raised to one. Without `align`, a period opens with the first event
+/// after the previous one closed; with `align`, periods open on multiples
+/// of `period_ns` on the caller's clock (floor division, so negative
+/// readings align too; with a Unix clock a daily quota resets at midnight
+/// UTC). Returns `WEIR_ERR_NULL` if `out` is NULL and `WEIR_ERR_QUOTA` for
+/// a quota of 0 or less. `*out` is written only on success.
 weir_status weir_period_new(int64_t quota, int64_t period_ns, bool align, weir_period **out);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Frees a period counter. NULL is accepted and ignored.
+/// Frees a period counter. NULL is accepted and ignored.
 void weir_period_free(weir_period *period);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Counts one event at `now` and says where the quota stands:
-// `WEIR_PERIOD_QUOTA_UNDER` and `WEIR_PERIOD_QUOTA_HIT` are admitted, `WEIR_PERIOD_QUOTA_OVER`
-// is refused. An earlier `now` than one already seen counts as the latest.
-// A NULL counter answers `WEIR_PERIOD_QUOTA_OVER`.
+/// Counts one event at `now` and says where the quota stands:
+/// `WEIR_PERIOD_QUOTA_UNDER` and `WEIR_PERIOD_QUOTA_HIT` are admitted, `WEIR_PERIOD_QUOTA_OVER`
+/// is refused. An earlier `now` than one already seen counts as the latest.
+/// A NULL counter answers `WEIR_PERIOD_QUOTA_OVER`.
 weir_period_quota weir_period_take(const weir_period *period, int64_t now);
 #endif
 
 #if defined(WEIR_HOSTED)
-// How many more events the open period admits at `now` (a `now` earlier
-// than the latest take's counts as that one); the whole quota when no
-// period is open; 0 for a NULL counter. A pure reading: it changes no later
-// answer, and only takes move the counter's clock.
+/// How many more events the open period admits at `now` (a `now` earlier
+/// than the latest take's counts as that one); the whole quota when no
+/// period is open; 0 for a NULL counter. A pure reading: it changes no later
+/// answer, and only takes move the counter's clock.
 int64_t weir_period_left(const weir_period *period, int64_t now);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Nanoseconds from `now` until the open period ends; 0 when no period is
-// open (the next event opens one). `INT64_MAX` when the open period
-// reaches the end of the clock, and for a NULL counter. A pure reading, as
-// `weir_period_left` is.
+/// Nanoseconds from `now` until the open period ends; 0 when no period is
+/// open (the next event opens one). `INT64_MAX` when the open period
+/// reaches the end of the clock, and for a NULL counter. A pure reading, as
+/// `weir_period_left` is.
 int64_t weir_period_next(const weir_period *period, int64_t now);
 #endif
 
@@ -1358,9 +1358,9 @@ int64_t weir_period_next(const weir_period *period, int64_t now);
  * ======================================================================== */
 
 #if defined(WEIR_HOSTED)
-// A concurrency ceiling: at most `limit` calls inside at once. Lock-free and
-// safe to use from many threads at once; 24 bytes of heap per handle.
-// Made by `weir_gate_new`, freed by `weir_gate_free`.
+/// A concurrency ceiling: at most `limit` calls inside at once. Lock-free and
+/// safe to use from many threads at once; 24 bytes of heap per handle.
+/// Made by `weir_gate_new`, freed by `weir_gate_free`.
 typedef struct weir_gate weir_gate;
 #endif
 
@@ -1369,31 +1369,31 @@ extern "C" {
 #endif // __cplusplus
 
 #if defined(WEIR_HOSTED)
-// Makes a gate that nothing has entered and writes it to `*out`. A `limit`
-// of zero or less means no ceiling. `WEIR_ERR_NULL` if `out` is NULL;
-// `*out` is written only on success.
+/// Makes a gate that nothing has entered and writes it to `*out`. A `limit`
+/// of zero or less means no ceiling. `WEIR_ERR_NULL` if `out` is NULL;
+/// `*out` is written only on success.
 weir_status weir_gate_new(int64_t limit, weir_gate **out);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Frees a gate. NULL is accepted and ignored.
+/// Frees a gate. NULL is accepted and ignored.
 void weir_gate_free(weir_gate *gate);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Takes room if there is some. Returns whether it did; false for a NULL
-// gate.
+/// Takes room if there is some. Returns whether it did; false for a NULL
+/// gate.
 bool weir_gate_enter(const weir_gate *gate);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Gives room back. Leaving more often than entering never takes the count
-// below zero. Does nothing for a NULL gate.
+/// Gives room back. Leaving more often than entering never takes the count
+/// below zero. Does nothing for a NULL gate.
 void weir_gate_leave(const weir_gate *gate);
 #endif
 
 #if defined(WEIR_HOSTED)
-// How many are inside now; 0 for a NULL gate.
+/// How many are inside now; 0 for a NULL gate.
 int64_t weir_gate_held(const weir_gate *gate);
 #endif
 
@@ -1406,62 +1406,62 @@ int64_t weir_gate_held(const weir_gate *gate);
  * ======================================================================== */
 
 #if defined(WEIR_HOSTED)
-// An adaptive concurrency limit: a gate whose ceiling follows the latency
-// it measures, with Netflix concurrency-limits' Gradient2 controller. A
-// call enters while fewer than `⌊limit⌋` are in flight. On each leave, with
-// `rtt = now − start` (at least 1 ns) and `inflight` as it entered:
-//
-//   longRtt = mean of the first `warmup` rtts, then
-//             longRtt × (1 − 2/(long_window+1)) + rtt × 2/(long_window+1)
-//   if longRtt / rtt > 2: longRtt ×= 0.9
-//   if inflight < limit / 2: no change (the caller is not using the room)
-//   gradient = max(0.5, min(1, tolerance × longRtt / rtt))
-//   limit    = limit × (1 − smoothing)
-//            + (limit × gradient + queue_size) × smoothing,
-//              held to [min_limit, max_limit]
-//
-// So under steady latency the limit climbs by up to `queue_size ×
-// smoothing` a sample to `max_limit`; when queueing raises latency past
-// `tolerance` times the long average it falls, at most halving each
-// sample's target; held long enough, a higher latency becomes the new
-// baseline (Gradient2's design). A dropped call is a sample like any other,
-// as upstream takes it. A `now` before `start` is a 1 ns sample. Safe to
-// share between threads: each call takes a short per-handle lock, so the
-// calls in flight never exceed the limit at the moment each entered. Heap
-// per handle: about 110 bytes. Made by `weir_concurrency_new`, freed by
-// `weir_concurrency_free`.
+/// An adaptive concurrency limit: a gate whose ceiling follows the latency
+/// it measures, with Netflix concurrency-limits' Gradient2 controller. A
+/// call enters while fewer than `⌊limit⌋` are in flight. On each leave, with
+/// `rtt = now − start` (at least 1 ns) and `inflight` as it entered:
+///
+///   longRtt = mean of the first `warmup` rtts, then
+///             longRtt × (1 − 2/(long_window+1)) + rtt × 2/(long_window+1)
+///   if longRtt / rtt > 2: longRtt ×= 0.9
+///   if inflight < limit / 2: no change (the caller is not using the room)
+///   gradient = max(0.5, min(1, tolerance × longRtt / rtt))
+///   limit    = limit × (1 − smoothing)
+///            + (limit × gradient + queue_size) × smoothing,
+///              held to [min_limit, max_limit]
+///
+/// So under steady latency the limit climbs by up to `queue_size ×
+/// smoothing` a sample to `max_limit`; when queueing raises latency past
+/// `tolerance` times the long average it falls, at most halving each
+/// sample's target; held long enough, a higher latency becomes the new
+/// baseline (Gradient2's design). A dropped call is a sample like any other,
+/// as upstream takes it. A `now` before `start` is a 1 ns sample. Safe to
+/// share between threads: each call takes a short per-handle lock, so the
+/// calls in flight never exceed the limit at the moment each entered. Heap
+/// per handle: about 110 bytes. Made by `weir_concurrency_new`, freed by
+/// `weir_concurrency_free`.
 typedef struct weir_concurrency weir_concurrency;
 #endif
 
 #if defined(WEIR_HOSTED)
-// The largest `max_limit` a `weir_concurrency_policy` may have: 2^20 calls in flight.
+/// The largest `max_limit` a `weir_concurrency_policy` may have: 2^20 calls in flight.
 #define WEIR_CONCURRENCY_MAX_LIMIT (1 << 20)
 #endif
 
 #if defined(WEIR_HOSTED)
-// The constants of the adaptive limit's controller (Gradient2; see
-// `weir_concurrency`). Start from `weir_concurrency_policy_preset()` and change what
-// you need; every field is checked when a limit is made from it. 40
-// bytes, aligned as an int64_t.
+/// The constants of the adaptive limit's controller (Gradient2; see
+/// `weir_concurrency`). Start from `weir_concurrency_policy_preset()` and change what
+/// you need; every field is checked when a limit is made from it. 40
+/// bytes, aligned as an int64_t.
 typedef struct WEIR_ALIGN(8) {
-  // The limit before any sample; in [min_limit, max_limit].
+  /// The limit before any sample; in [min_limit, max_limit].
   int32_t initial_limit;
-  // The floor of the limit; at least 1.
+  /// The floor of the limit; at least 1.
   int32_t min_limit;
-  // The ceiling of the limit; at most WEIR_CONCURRENCY_MAX_LIMIT.
+  /// The ceiling of the limit; at most WEIR_CONCURRENCY_MAX_LIMIT.
   int32_t max_limit;
-  // How much the limit may grow a sample while latency holds; in
-  // [0, max_limit].
+  /// How much the limit may grow a sample while latency holds; in
+  /// [0, max_limit].
   int32_t queue_size;
-  // How far a sample moves the limit toward its new value; in (0, 1].
+  /// How far a sample moves the limit toward its new value; in (0, 1].
   double smoothing;
-  // How much latency may grow before the limit falls; finite, at least 1
-  // (1 is today's upstream Gradient2).
+  /// How much latency may grow before the limit falls; finite, at least 1
+  /// (1 is today's upstream Gradient2).
   double tolerance;
-  // The long-term latency average's window, in samples; at least 1.
+  /// The long-term latency average's window, in samples; at least 1.
   int32_t long_window;
-  // Samples averaged plainly before the exponential average starts; at
-  // least 1.
+  /// Samples averaged plainly before the exponential average starts; at
+  /// least 1.
   int32_t warmup;
 } weir_concurrency_policy;
 #endif
@@ -1473,18 +1473,18 @@ typedef struct WEIR_ALIGN(8) {
 //   WEIR_ERR_CONCURRENCY_TOLERANCE (553), WEIR_ERR_CONCURRENCY_WINDOW (554).
 
 #if defined(WEIR_HOSTED)
-// A call the adaptive limit let in: a plain value the caller keeps and
-// hands back, by address, to `weir_concurrency_leave` of the same limit
-// exactly once. `weir_concurrency_enter` fills it in. Read and written
-// under the limit's lock, so two threads leaving with one flight at once
-// leave once between them. 16 bytes, aligned as an int64_t: a misaligned
-// one is refused, never read or written.
+/// A call the adaptive limit let in: a plain value the caller keeps and
+/// hands back, by address, to `weir_concurrency_leave` of the same limit
+/// exactly once. `weir_concurrency_enter` fills it in. Read and written
+/// under the limit's lock, so two threads leaving with one flight at once
+/// leave once between them. 16 bytes, aligned as an int64_t: a misaligned
+/// one is refused, never read or written.
 typedef struct WEIR_ALIGN(8) {
-  // When the call entered, on the caller's clock.
+  /// When the call entered, on the caller's clock.
   int64_t start;
-  // Calls in flight when it entered, itself included.
+  /// Calls in flight when it entered, itself included.
   int32_t inflight;
-  // 1 while in flight, 0 once left (or refused).
+  /// 1 while in flight, 0 once left (or refused).
   int32_t flying;
 } weir_concurrency_ticket;
 #endif
@@ -1494,46 +1494,46 @@ extern "C" {
 #endif // __cplusplus
 
 #if defined(WEIR_HOSTED)
-// The preset: Gradient2's defaults (limit 20 in [20, 200], queue 4,
-// smoothing 0.2, a 600-sample long window after 10 warm-up samples) with
-// the older Gradient2's tolerance of 1.5.
+/// The preset: Gradient2's defaults (limit 20 in [20, 200], queue 4,
+/// smoothing 0.2, a 600-sample long window after 10 warm-up samples) with
+/// the older Gradient2's tolerance of 1.5.
 weir_concurrency_policy weir_concurrency_policy_preset(void);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Makes an adaptive limit at `initial_limit` with nothing in flight and
-// writes it to `*out`. `policy` NULL means the preset. A bad policy gets its
-// own status: `WEIR_ERR_CONCURRENCY_LIMITS`, `_QUEUE`, `_SMOOTHING`,
-// `_TOLERANCE`, `_WINDOW` (checked in that order); `WEIR_ERR_MISALIGNED`
-// for a misaligned policy. `WEIR_ERR_NULL` if `out` is NULL; `*out` is
-// written only on success.
+/// Makes an adaptive limit at `initial_limit` with nothing in flight and
+/// writes it to `*out`. `policy` NULL means the preset. A bad policy gets its
+/// own status: `WEIR_ERR_CONCURRENCY_LIMITS`, `_QUEUE`, `_SMOOTHING`,
+/// `_TOLERANCE`, `_WINDOW` (checked in that order); `WEIR_ERR_MISALIGNED`
+/// for a misaligned policy. `WEIR_ERR_NULL` if `out` is NULL; `*out` is
+/// written only on success.
 weir_status weir_concurrency_new(const weir_concurrency_policy *policy, weir_concurrency **out);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Frees an adaptive limit. NULL is accepted and ignored.
+/// Frees an adaptive limit. NULL is accepted and ignored.
 void weir_concurrency_free(weir_concurrency *limit);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Asks to start one call at `now`. True: go ahead; `*flight` holds the
-// call, to be given back once to `weir_concurrency_leave`. False: the
-// limit is full, and `*flight` is written as already left. False, changing
-// nothing, for a NULL limit or a NULL or misaligned `flight`.
+/// Asks to start one call at `now`. True: go ahead; `*flight` holds the
+/// call, to be given back once to `weir_concurrency_leave`. False: the
+/// limit is full, and `*flight` is written as already left. False, changing
+/// nothing, for a NULL limit or a NULL or misaligned `flight`.
 bool weir_concurrency_enter(const weir_concurrency *limit,
                             int64_t now,
                             weir_concurrency_ticket *flight);
 #endif
 
 #if defined(WEIR_HOSTED)
-// The call behind `*flight` ended at `now`; `dropped` says it timed out or
-// was refused downstream rather than answered (a sample all the same, see
-// `weir_concurrency`). It leaves flight, its latency moves the limit, and
-// `*flight` is written as left. `WEIR_ERR_SETTLED`, changing nothing, if
-// it already left (or was refused); `WEIR_ERR_INVALID_ARGUMENT` if its
-// `flying` is neither 0 nor 1 or its `inflight` is below 1;
-// `WEIR_ERR_NULL` for a NULL limit or flight; `WEIR_ERR_MISALIGNED`,
-// changing nothing, for a misaligned flight.
+/// The call behind `*flight` ended at `now`; `dropped` says it timed out or
+/// was refused downstream rather than answered (a sample all the same, see
+/// `weir_concurrency`). It leaves flight, its latency moves the limit, and
+/// `*flight` is written as left. `WEIR_ERR_SETTLED`, changing nothing, if
+/// it already left (or was refused); `WEIR_ERR_INVALID_ARGUMENT` if its
+/// `flying` is neither 0 nor 1 or its `inflight` is below 1;
+/// `WEIR_ERR_NULL` for a NULL limit or flight; `WEIR_ERR_MISALIGNED`,
+/// changing nothing, for a misaligned flight.
 weir_status weir_concurrency_leave(const weir_concurrency *limit,
                                    weir_concurrency_ticket *flight,
                                    int64_t now,
@@ -1541,18 +1541,18 @@ weir_status weir_concurrency_leave(const weir_concurrency *limit,
 #endif
 
 #if defined(WEIR_HOSTED)
-// The limit calls are admitted against now, `⌊limit⌋`; 0 for a NULL limit.
+/// The limit calls are admitted against now, `⌊limit⌋`; 0 for a NULL limit.
 int64_t weir_concurrency_limit(const weir_concurrency *limit);
 #endif
 
 #if defined(WEIR_HOSTED)
-// How many calls are in flight; 0 for a NULL limit.
+/// How many calls are in flight; 0 for a NULL limit.
 int64_t weir_concurrency_flying(const weir_concurrency *limit);
 #endif
 
 #if defined(WEIR_HOSTED)
-// The long-term latency average in nanoseconds (0 before any sample); 0
-// for a NULL limit.
+/// The long-term latency average in nanoseconds (0 before any sample); 0
+/// for a NULL limit.
 double weir_concurrency_long_rtt(const weir_concurrency *limit);
 #endif
 
@@ -1565,68 +1565,68 @@ double weir_concurrency_long_rtt(const weir_concurrency *limit);
  * ======================================================================== */
 
 #if defined(WEIR_HOSTED)
-// A retry budget: retries held to a share of real traffic, next to (not
-// instead of) backoff.
-//
-// Tokens form (gRPC A6): the count starts at `max_tokens`;
-// `weir_budget_deposit` (a success) adds `token_ratio`, up to
-// `max_tokens`; `weir_budget_withdraw` (a failure) takes 1, never below 0,
-// and answers whether the count is still above `max_tokens / 2`. The count
-// is exact in thousandths. Time is ignored.
-//
-// Percent form (Finagle): `weir_budget_deposit` (a request that is not a
-// retry) adds 1000; `weir_budget_withdraw` takes `cost = ⌊1000 /
-// percent⌋` (1 when `percent` is 0) if alive credit + reserve ≥ cost,
-// where reserve = `min_per_s × ⌊ttl_ns / 1 s⌋ × cost`. Credit and
-// withdrawals are counted in 10 slices of `ttl_ns / 10` from the budget's
-// making and live until the slice ten after their own begins: between 0.9
-// and 1.0 × `ttl_ns`. Bound: the retries taken in the live slices (at
-// least 0.9 × `ttl_ns`, under `ttl_ns`) are at most deposits there × 1000 /
-// cost + `min_per_s × ⌊ttl_ns / 1 s⌋`; 1000 / cost is `percent` when 1000 /
-// percent is whole, and a little above otherwise (Finagle's rounding).
-//
-// A `now` earlier than one seen is no time passing. Safe to share between
-// threads: each call takes a short per-handle lock. Heap per handle: about
-// 250 bytes. Made by `weir_budget_new`, freed by `weir_budget_free`.
+/// A retry budget: retries held to a share of real traffic, next to (not
+/// instead of) backoff.
+///
+/// Tokens form (gRPC A6): the count starts at `max_tokens`;
+/// `weir_budget_deposit` (a success) adds `token_ratio`, up to
+/// `max_tokens`; `weir_budget_withdraw` (a failure) takes 1, never below 0,
+/// and answers whether the count is still above `max_tokens / 2`. The count
+/// is exact in thousandths. Time is ignored.
+///
+/// Percent form (Finagle): `weir_budget_deposit` (a request that is not a
+/// retry) adds 1000; `weir_budget_withdraw` takes `cost = ⌊1000 /
+/// percent⌋` (1 when `percent` is 0) if alive credit + reserve ≥ cost,
+/// where reserve = `min_per_s × ⌊ttl_ns / 1 s⌋ × cost`. Credit and
+/// withdrawals are counted in 10 slices of `ttl_ns / 10` from the budget's
+/// making and live until the slice ten after their own begins: between 0.9
+/// and 1.0 × `ttl_ns`. Bound: the retries taken in the live slices (at
+/// least 0.9 × `ttl_ns`, under `ttl_ns`) are at most deposits there × 1000 /
+/// cost + `min_per_s × ⌊ttl_ns / 1 s⌋`; 1000 / cost is `percent` when 1000 /
+/// percent is whole, and a little above otherwise (Finagle's rounding).
+///
+/// A `now` earlier than one seen is no time passing. Safe to share between
+/// threads: each call takes a short per-handle lock. Heap per handle: about
+/// 250 bytes. Made by `weir_budget_new`, freed by `weir_budget_free`.
 typedef struct weir_budget weir_budget;
 #endif
 
 #if defined(WEIR_HOSTED)
-// `weir_budget_policy.form`: gRPC's retry throttling (design A6), a token
-// count between `max_tokens` and zero.
+/// `weir_budget_policy.form`: gRPC's retry throttling (design A6), a token
+/// count between `max_tokens` and zero.
 #define WEIR_BUDGET_TOKENS 0
 #endif
 
 #if defined(WEIR_HOSTED)
-// `weir_budget_policy.form`: Finagle's RetryBudget, `percent` of the
-// requests of the last `ttl_ns` plus `min_per_s` retries a second.
+/// `weir_budget_policy.form`: Finagle's RetryBudget, `percent` of the
+/// requests of the last `ttl_ns` plus `min_per_s` retries a second.
 #define WEIR_BUDGET_PERCENT 1
 #endif
 
 #if defined(WEIR_HOSTED)
-// The constants of a retry budget. Start from `weir_budget_policy_preset()`
-// and change what you need. Only the fields of the chosen `form` are read
-// and checked; the others are ignored. 40 bytes, aligned as an int64_t.
+/// The constants of a retry budget. Start from `weir_budget_policy_preset()`
+/// and change what you need. Only the fields of the chosen `form` are read
+/// and checked; the others are ignored. 40 bytes, aligned as an int64_t.
 typedef struct WEIR_ALIGN(8) {
-  // `WEIR_BUDGET_TOKENS` or `WEIR_BUDGET_PERCENT`; any other value is
-  // `WEIR_ERR_UNKNOWN_KIND`.
+  /// `WEIR_BUDGET_TOKENS` or `WEIR_BUDGET_PERCENT`; any other value is
+  /// `WEIR_ERR_UNKNOWN_KIND`.
   int32_t form;
-  // Tokens: the most tokens, and where the count starts; in 1..1000
-  // (A6's range).
+  /// Tokens: the most tokens, and where the count starts; in 1..1000
+  /// (A6's range).
   int32_t max_tokens;
-  // Tokens: what each success gives back, rounded to the nearest
-  // thousandth (A6 allows three decimal places); at least 0.0005, finite.
+  /// Tokens: what each success gives back, rounded to the nearest
+  /// thousandth (A6 allows three decimal places); at least 0.0005, finite.
   double token_ratio;
-  // Percent: how long a request's credit lives, about; in [1 s, 60 s]
-  // (Finagle's range). Counted in 10 slices of `ttl_ns / 10`.
+  /// Percent: how long a request's credit lives, about; in [1 s, 60 s]
+  /// (Finagle's range). Counted in 10 slices of `ttl_ns / 10`.
   int64_t ttl_ns;
-  // Percent: retries a second always allowed, on top of `percent`; zero
-  // or more.
+  /// Percent: retries a second always allowed, on top of `percent`; zero
+  /// or more.
   int32_t min_per_s;
-  // Always 0 (`WEIR_ERR_RESERVED` otherwise).
+  /// Always 0 (`WEIR_ERR_RESERVED` otherwise).
   int32_t reserved;
-  // Percent: the share of requests that may be retried (0.2 is a fifth),
-  // in [0, 1000].
+  /// Percent: the share of requests that may be retried (0.2 is a fifth),
+  /// in [0, 1000].
   double percent;
 } weir_budget_policy;
 #endif
@@ -1642,58 +1642,58 @@ extern "C" {
 #endif // __cplusplus
 
 #if defined(WEIR_HOSTED)
-// The preset: Finagle's default budget (percent form, 20 % of the requests
-// of the last 10 s plus 10 retries a second), with A6's example constants
-// (10 tokens, 0.1 a success) filled in for the tokens form.
+/// The preset: Finagle's default budget (percent form, 20 % of the requests
+/// of the last 10 s plus 10 retries a second), with A6's example constants
+/// (10 tokens, 0.1 a success) filled in for the tokens form.
 weir_budget_policy weir_budget_policy_preset(void);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Makes a budget at `now` and writes it to `*out`; the percent form's
-// slices start at `now`. `policy` NULL means the preset. Checks, in order:
-// `WEIR_ERR_MISALIGNED` (policy), `WEIR_ERR_RESERVED`,
-// `WEIR_ERR_UNKNOWN_KIND` (form), then the chosen form's fields:
-// `WEIR_ERR_BUDGET_MAX_TOKENS`, `WEIR_ERR_BUDGET_TOKEN_RATIO`, or
-// `WEIR_ERR_BUDGET_TTL`, `WEIR_ERR_BUDGET_MIN_PER_S`,
-// `WEIR_ERR_BUDGET_PERCENT`. `WEIR_ERR_NULL` if `out` is NULL; `*out` is
-// written only on success.
+/// Makes a budget at `now` and writes it to `*out`; the percent form's
+/// slices start at `now`. `policy` NULL means the preset. Checks, in order:
+/// `WEIR_ERR_MISALIGNED` (policy), `WEIR_ERR_RESERVED`,
+/// `WEIR_ERR_UNKNOWN_KIND` (form), then the chosen form's fields:
+/// `WEIR_ERR_BUDGET_MAX_TOKENS`, `WEIR_ERR_BUDGET_TOKEN_RATIO`, or
+/// `WEIR_ERR_BUDGET_TTL`, `WEIR_ERR_BUDGET_MIN_PER_S`,
+/// `WEIR_ERR_BUDGET_PERCENT`. `WEIR_ERR_NULL` if `out` is NULL; `*out` is
+/// written only on success.
 weir_status weir_budget_new(const weir_budget_policy *policy, int64_t now, weir_budget **out);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Frees a budget. NULL is accepted and ignored.
+/// Frees a budget. NULL is accepted and ignored.
 void weir_budget_free(weir_budget *budget);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Counts one request as traffic at `now`. Tokens form: call it for each
-// attempt that succeeded (`token_ratio` back). Percent form: call it for
-// each request sent that is not a retry, whatever its outcome. Does
-// nothing for a NULL budget.
+/// Counts one request as traffic at `now`. Tokens form: call it for each
+/// attempt that succeeded (`token_ratio` back). Percent form: call it for
+/// each request sent that is not a retry, whatever its outcome. Does
+/// nothing for a NULL budget.
 void weir_budget_deposit(const weir_budget *budget, int64_t now);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Asks for one retry at `now`: true means send it. Tokens form: call it on
-// every failed attempt, even one you would not retry; the failure takes its
-// token whatever the answer (A6 counts failures, not retries). Percent
-// form: true takes the retry's cost, false changes nothing. False for a
-// NULL budget.
+/// Asks for one retry at `now`: true means send it. Tokens form: call it on
+/// every failed attempt, even one you would not retry; the failure takes its
+/// token whatever the answer (A6 counts failures, not retries). Percent
+/// form: true takes the retry's cost, false changes nothing. False for a
+/// NULL budget.
 bool weir_budget_withdraw(const weir_budget *budget, int64_t now);
 #endif
 
 #if defined(WEIR_HOSTED)
-// How many `weir_budget_withdraw` calls in a row would answer true at
-// `now`, with no deposit between. A reading: changes nothing. 0 for a NULL
-// budget.
+/// How many `weir_budget_withdraw` calls in a row would answer true at
+/// `now`, with no deposit between. A reading: changes nothing. 0 for a NULL
+/// budget.
 int64_t weir_budget_left(const weir_budget *budget, int64_t now);
 #endif
 
 #if defined(WEIR_HOSTED)
-// The raw count at `now`. Tokens form: the token count in thousandths
-// (10 tokens is 10000), in [0, 1000 × max_tokens]. Percent form: alive
-// credit − alive withdrawals + reserve, in Finagle's units (1000 a
-// request). A reading: changes nothing. 0 for a NULL budget.
+/// The raw count at `now`. Tokens form: the token count in thousandths
+/// (10 tokens is 10000), in [0, 1000 × max_tokens]. Percent form: alive
+/// credit − alive withdrawals + reserve, in Finagle's units (1000 a
+/// request). A reading: changes nothing. 0 for a NULL budget.
 int64_t weir_budget_tokens(const weir_budget *budget, int64_t now);
 #endif
 
@@ -1705,56 +1705,56 @@ int64_t weir_budget_tokens(const weir_budget *budget, int64_t now);
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
  * ======================================================================== */
 
-// A retry policy: when to try again and how long to wait first. The
-// ceiling before the `retry`-th retry (the first retry is 1) is
-// `min(base_ns × factor^(retry − 1), cap_ns)`; `jitter` (a `WEIR_BACKOFF_JITTER_*`
-// value) says how a delay is drawn from it, and `spread` is the fraction
-// `WEIR_BACKOFF_JITTER_SPREAD` uses. `attempts` counts every call, the first one
-// included. Valid when `base_ns` and `cap_ns` are at least 0, `factor` is
-// finite and at least 1, `attempts` is at least 1, `spread` is in [0, 1]
-// (whatever the jitter) and `jitter` names a known kind; `weir_backoff_check`
-// says which field is wrong, with a status of its own per field. By-value plain data with no heap: the caller
-// guards it (every call only reads it). 40 bytes, 8-byte aligned on 64-bit
-// targets; a pointer to a policy that is not aligned so is refused
-// (`WEIR_ERR_MISALIGNED` from `weir_backoff_check`, the neutral answer from
-// the rest), never read and never replaced by the preset.
+/// A retry policy: when to try again and how long to wait first. The
+/// ceiling before the `retry`-th retry (the first retry is 1) is
+/// `min(base_ns × factor^(retry − 1), cap_ns)`; `jitter` (a `WEIR_BACKOFF_JITTER_*`
+/// value) says how a delay is drawn from it, and `spread` is the fraction
+/// `WEIR_BACKOFF_JITTER_SPREAD` uses. `attempts` counts every call, the first one
+/// included. Valid when `base_ns` and `cap_ns` are at least 0, `factor` is
+/// finite and at least 1, `attempts` is at least 1, `spread` is in [0, 1]
+/// (whatever the jitter) and `jitter` names a known kind; `weir_backoff_check`
+/// says which field is wrong, with a status of its own per field. By-value plain data with no heap: the caller
+/// guards it (every call only reads it). 40 bytes, 8-byte aligned on 64-bit
+/// targets; a pointer to a policy that is not aligned so is refused
+/// (`WEIR_ERR_MISALIGNED` from `weir_backoff_check`, the neutral answer from
+/// the rest), never read and never replaced by the preset.
 typedef struct WEIR_ALIGN(8) {
-  // The ceiling before the first retry, in nanoseconds.
+  /// The ceiling before the first retry, in nanoseconds.
   int64_t base_ns;
-  // What each ceiling is multiplied by for the next retry.
+  /// What each ceiling is multiplied by for the next retry.
   double factor;
-  // The most a ceiling grows to, in nanoseconds.
+  /// The most a ceiling grows to, in nanoseconds.
   int64_t cap_ns;
-  // Calls allowed in all, the first one included.
+  /// Calls allowed in all, the first one included.
   int32_t attempts;
-  // How a delay is drawn: one of the `WEIR_BACKOFF_JITTER_*` values.
+  /// How a delay is drawn: one of the `WEIR_BACKOFF_JITTER_*` values.
   int32_t jitter;
-  // The fraction `WEIR_BACKOFF_JITTER_SPREAD` spreads each ceiling by, either way.
+  /// The fraction `WEIR_BACKOFF_JITTER_SPREAD` spreads each ceiling by, either way.
   double spread;
 } weir_backoff;
 
-// `weir_backoff.jitter`: the delay is the ceiling itself. Reproducible, but
-// clients that failed together retry together.
+/// `weir_backoff.jitter`: the delay is the ceiling itself. Reproducible, but
+/// clients that failed together retry together.
 #define WEIR_BACKOFF_JITTER_RIGID 0
 
-// `weir_backoff.jitter`: uniform over [0, ceiling]; spreads clients furthest.
+/// `weir_backoff.jitter`: uniform over [0, ceiling]; spreads clients furthest.
 #define WEIR_BACKOFF_JITTER_FULL 1
 
-// `weir_backoff.jitter`: uniform over [ceiling − ceiling / 2, ceiling]; half
-// the ceiling stays as a floor under the wait.
+/// `weir_backoff.jitter`: uniform over [ceiling − ceiling / 2, ceiling]; half
+/// the ceiling stays as a floor under the wait.
 #define WEIR_BACKOFF_JITTER_EQUAL 2
 
-// `weir_backoff.jitter`: uniform over
-// [base, min(3 × max(previous, base), cap)]; grows from where the previous
-// delay landed. A previous below the base (0 before the first retry,
-// negative too) counts as the base, so the first retry draws from
-// [base, 3 × base]. A `cap_ns` below `base_ns` makes every delay `cap_ns`
-// (the range is [cap, cap]): never inverted, never past the cap.
+/// `weir_backoff.jitter`: uniform over
+/// [base, min(3 × max(previous, base), cap)]; grows from where the previous
+/// delay landed. A previous below the base (0 before the first retry,
+/// negative too) counts as the base, so the first retry draws from
+/// [base, 3 × base]. A `cap_ns` below `base_ns` makes every delay `cap_ns`
+/// (the range is [cap, cap]): never inverted, never past the cap.
 #define WEIR_BACKOFF_JITTER_DECORRELATED 3
 
-// `weir_backoff.jitter`: uniform over
-// [ceiling × (1 − spread), ceiling × (1 + spread)], so the wait may pass the
-// cap by the spread fraction.
+/// `weir_backoff.jitter`: uniform over
+/// [ceiling × (1 − spread), ceiling × (1 + spread)], so the wait may pass the
+/// cap by the spread fraction.
 #define WEIR_BACKOFF_JITTER_SPREAD 4
 
 // Its own statuses, besides the general ones (in `enum weir_status`, the
@@ -1767,68 +1767,68 @@ typedef struct WEIR_ALIGN(8) {
 extern "C" {
 #endif // __cplusplus
 
-// The preset policy: 3 attempts, 100 ms doubling to a 1 s cap, each delay
-// spread by a fifth either way (`WEIR_BACKOFF_JITTER_SPREAD`, spread 0.2: ×U(0.8,
-// 1.2), the rule gRPC's retry design uses). A NULL policy means this one.
+/// The preset policy: 3 attempts, 100 ms doubling to a 1 s cap, each delay
+/// spread by a fifth either way (`WEIR_BACKOFF_JITTER_SPREAD`, spread 0.2: ×U(0.8,
+/// 1.2), the rule gRPC's retry design uses). A NULL policy means this one.
 weir_backoff weir_backoff_preset(void);
 
-// The preset's schedule with full jitter (`WEIR_BACKOFF_JITTER_FULL`: uniform over
-// [0, ceiling(retry)]), the strategy AWS's measurements favour. `spread`
-// keeps the preset's 0.2, which only `WEIR_BACKOFF_JITTER_SPREAD` reads.
+/// The preset's schedule with full jitter (`WEIR_BACKOFF_JITTER_FULL`: uniform over
+/// [0, ceiling(retry)]), the strategy AWS's measurements favour. `spread`
+/// keeps the preset's 0.2, which only `WEIR_BACKOFF_JITTER_SPREAD` reads.
 weir_backoff weir_backoff_full_jitter(void);
 
-// Checks a policy. `WEIR_OK` when it is valid (a NULL policy is the preset,
-// which is); otherwise the status naming the first wrong field, in this
-// order: `WEIR_ERR_MISALIGNED` (`policy` is not aligned for a
-// `weir_backoff`), `WEIR_ERR_UNKNOWN_KIND` (`jitter` names no
-// `WEIR_BACKOFF_JITTER_*`; the policy's only enumeration field),
-// `WEIR_ERR_BACKOFF_BASE` (`base_ns` negative), `WEIR_ERR_BACKOFF_FACTOR`
-// (`factor` NaN, infinite or below 1), `WEIR_ERR_BACKOFF_CAP` (`cap_ns`
-// negative), `WEIR_ERR_BACKOFF_ATTEMPTS` (`attempts` below 1),
-// `WEIR_ERR_BACKOFF_SPREAD` (`spread` NaN, infinite, below 0 or above 1).
-// The other calls answer an invalid policy with a neutral value, so check
-// a policy once where it is configured.
+/// Checks a policy. `WEIR_OK` when it is valid (a NULL policy is the preset,
+/// which is); otherwise the status naming the first wrong field, in this
+/// order: `WEIR_ERR_MISALIGNED` (`policy` is not aligned for a
+/// `weir_backoff`), `WEIR_ERR_UNKNOWN_KIND` (`jitter` names no
+/// `WEIR_BACKOFF_JITTER_*`; the policy's only enumeration field),
+/// `WEIR_ERR_BACKOFF_BASE` (`base_ns` negative), `WEIR_ERR_BACKOFF_FACTOR`
+/// (`factor` NaN, infinite or below 1), `WEIR_ERR_BACKOFF_CAP` (`cap_ns`
+/// negative), `WEIR_ERR_BACKOFF_ATTEMPTS` (`attempts` below 1),
+/// `WEIR_ERR_BACKOFF_SPREAD` (`spread` NaN, infinite, below 0 or above 1).
+/// The other calls answer an invalid policy with a neutral value, so check
+/// a policy once where it is configured.
 weir_status weir_backoff_check(const weir_backoff *policy);
 
-// Whether a call that has made `made` attempts (the first attempt is 1)
-// may make another: `0 <= made < attempts`, so 3 attempts allow two
-// retries. A negative `made` cannot be judged and is refused (false), and
-// so is an invalid policy. NULL policy: the preset.
+/// Whether a call that has made `made` attempts (the first attempt is 1)
+/// may make another: `0 <= made < attempts`, so 3 attempts allow two
+/// retries. A negative `made` cannot be judged and is refused (false), and
+/// so is an invalid policy. NULL policy: the preset.
 bool weir_backoff_more(const weir_backoff *policy, int32_t made);
 
-// How long to wait before the `retry`-th retry (the first retry is 1),
-// drawn from the range the policy's jitter documents (see
-// `WEIR_BACKOFF_JITTER_*`) with the caller's draw `random` in [0, 1) (clamped into
-// range, NaN as 0; the same draw gives the same delay). `previous_ns` is
-// the delay the last retry waited; only `WEIR_BACKOFF_JITTER_DECORRELATED` reads it
-// (pass 0 or `base_ns` before the first retry: anything below the base,
-// negative included, counts as the base, so the first retry draws from
-// [base, min(3 × base, cap)]). 0 for `retry <= 0`; otherwise
-// never negative. NULL policy: the preset. An invalid policy answers -1,
-// which no valid policy ever does.
+/// How long to wait before the `retry`-th retry (the first retry is 1),
+/// drawn from the range the policy's jitter documents (see
+/// `WEIR_BACKOFF_JITTER_*`) with the caller's draw `random` in [0, 1) (clamped into
+/// range, NaN as 0; the same draw gives the same delay). `previous_ns` is
+/// the delay the last retry waited; only `WEIR_BACKOFF_JITTER_DECORRELATED` reads it
+/// (pass 0 or `base_ns` before the first retry: anything below the base,
+/// negative included, counts as the base, so the first retry draws from
+/// [base, min(3 × base, cap)]). 0 for `retry <= 0`; otherwise
+/// never negative. NULL policy: the preset. An invalid policy answers -1,
+/// which no valid policy ever does.
 int64_t weir_backoff_delay(const weir_backoff *policy,
                            int32_t retry,
                            double random,
                            int64_t previous_ns);
 
-// The undelayed ceiling before the `retry`-th retry (the first retry is
-// 1): `min(base_ns × factor^(retry − 1), cap_ns)`, what a client without
-// jitter sleeps. 0 for `retry <= 0`. Costs O(1) for any retry and never
-// overflows: growth past the cap is the cap (retry 10000 at factor 2 is the
-// cap). NULL policy: the preset. An invalid policy answers -1, which no
-// valid policy ever does.
+/// The undelayed ceiling before the `retry`-th retry (the first retry is
+/// 1): `min(base_ns × factor^(retry − 1), cap_ns)`, what a client without
+/// jitter sleeps. 0 for `retry <= 0`. Costs O(1) for any retry and never
+/// overflows: growth past the cap is the cap (retry 10000 at factor 2 is the
+/// cap). NULL policy: the preset. An invalid policy answers -1, which no
+/// valid policy ever does.
 int64_t weir_backoff_ceiling(const weir_backoff *policy, int32_t retry);
 
-// The delays of a whole run of retries, one per retry in order, as
-// `weir_backoff_delay` draws them: retry `i` uses `randoms[i − 1]`, or 0
-// once the `randoms_len` draws run short, and `WEIR_BACKOFF_JITTER_DECORRELATED`'s
-// previous delay starts at `base_ns` and then follows the delays drawn.
-// Writes the first `min(cap, attempts − 1)` delays to `out` and returns how
-// many it wrote. The whole schedule has `attempts − 1` delays, so size
-// `out` from the policy; a return below that means `cap` cut it short. A
-// NULL `out` or a `cap` of 0 writes nothing and returns 0; NULL `randoms`
-// is no draws. NULL policy: the preset. An invalid policy, or a misaligned
-// `randoms` or `out`, returns 0 and writes nothing.
+/// The delays of a whole run of retries, one per retry in order, as
+/// `weir_backoff_delay` draws them: retry `i` uses `randoms[i − 1]`, or 0
+/// once the `randoms_len` draws run short, and `WEIR_BACKOFF_JITTER_DECORRELATED`'s
+/// previous delay starts at `base_ns` and then follows the delays drawn.
+/// Writes the first `min(cap, attempts − 1)` delays to `out` and returns how
+/// many it wrote. The whole schedule has `attempts − 1` delays, so size
+/// `out` from the policy; a return below that means `cap` cut it short. A
+/// NULL `out` or a `cap` of 0 writes nothing and returns 0; NULL `randoms`
+/// is no draws. NULL policy: the preset. An invalid policy, or a misaligned
+/// `randoms` or `out`, returns 0 and writes nothing.
 size_t weir_backoff_schedule(const weir_backoff *policy,
                              const double *randoms,
                              size_t randoms_len,
@@ -1843,16 +1843,16 @@ size_t weir_backoff_schedule(const weir_backoff *policy,
  * weir_deadline — time budget, by value
  * ======================================================================== */
 
-// A time budget of `budget_ns` measured from `start` (the caller's clock
-// reading when it began). A budget of zero or less means none: such a
-// deadline never expires. Only the time since `start` matters, so no
-// clock value overflows it. By-value plain data with no heap: the caller
-// guards it (every call only reads it). 16 bytes; a pointer to one must be
-// aligned as an int64_t, and a misaligned one is treated as NULL.
+/// A time budget of `budget_ns` measured from `start` (the caller's clock
+/// reading when it began). A budget of zero or less means none: such a
+/// deadline never expires. Only the time since `start` matters, so no
+/// clock value overflows it. By-value plain data with no heap: the caller
+/// guards it (every call only reads it). 16 bytes; a pointer to one must be
+/// aligned as an int64_t, and a misaligned one is treated as NULL.
 typedef struct WEIR_ALIGN(8) {
-  // The caller's clock reading, in nanoseconds, when the budget started.
+  /// The caller's clock reading, in nanoseconds, when the budget started.
   int64_t start;
-  // The budget in nanoseconds; zero or less: none, never expires.
+  /// The budget in nanoseconds; zero or less: none, never expires.
   int64_t budget_ns;
 } weir_deadline;
 
@@ -1860,21 +1860,21 @@ typedef struct WEIR_ALIGN(8) {
 extern "C" {
 #endif // __cplusplus
 
-// A deadline of `budget_ns` starting at `now`. Any values are accepted: a
-// budget of zero or less never expires.
+/// A deadline of `budget_ns` starting at `now`. Any values are accepted: a
+/// budget of zero or less never expires.
 weir_deadline weir_deadline_start(int64_t budget_ns, int64_t now);
 
-// Whether the budget is spent at `now`: true once the time since `start`
-// reaches `budget_ns` (inclusive); never true when there is no budget. A
-// `now` before `start` is no time passing. A NULL or misaligned deadline
-// is true: a caller that cannot tell must stop, not run unbounded.
+/// Whether the budget is spent at `now`: true once the time since `start`
+/// reaches `budget_ns` (inclusive); never true when there is no budget. A
+/// `now` before `start` is no time passing. A NULL or misaligned deadline
+/// is true: a caller that cannot tell must stop, not run unbounded.
 bool weir_deadline_expired(const weir_deadline *deadline, int64_t now);
 
-// What is left of the budget at `now`, never negative (0 once expired),
-// written to `*out`; returns true. A `now` before `start` is no time
-// passing (the whole budget is left). Returns false and writes nothing
-// when there is no budget (it has no finite remainder), or when
-// `deadline` or `out` is NULL or misaligned.
+/// What is left of the budget at `now`, never negative (0 once expired),
+/// written to `*out`; returns true. A `now` before `start` is no time
+/// passing (the whole budget is left). Returns false and writes nothing
+/// when there is no budget (it has no finite remainder), or when
+/// `deadline` or `out` is NULL or misaligned.
 bool weir_deadline_remaining(const weir_deadline *deadline, int64_t now, int64_t *out);
 
 #ifdef __cplusplus
@@ -1886,113 +1886,113 @@ bool weir_deadline_remaining(const weir_deadline *deadline, int64_t now, int64_t
  * ======================================================================== */
 
 #if defined(WEIR_HOSTED)
-// The bookkeeping of a pool of resources (connections, descriptors,
-// handles), each known only by a `uintptr_t` identity. It never opens,
-// closes, sleeps or waits: each call says what the caller should do, and
-// the caller does it.
-//
-// Who closes what: the caller always. Every resource the pool stops
-// holding is handed back to be closed: a STALE take, every item
-// `weir_pool_evict` and `weir_pool_close` write out, and every give that
-// answers `*kept == false`. A resource reported with `weir_pool_drop` is the
-// caller's to close too. Freeing the pool hands back nothing: close it
-// first.
-//
-// Newest first: the resource returned most recently is lent first. A lent
-// resource is found again by its identity (an O(1) hash lookup) and keeps
-// the birth it was made with, so `life_ns` retires it however often it is
-// reused. PoolMisuse (giving an idle item, giving or dropping one the pool
-// never lent, `made` without a reservation) is a status and changes
-// nothing.
-//
-// Time: a `now` earlier than the latest one a take, evict, or successful
-// made or give was given counts as that latest one, so a resource never
-// grows younger and an idle clock never starts earlier than it should
-// (`weir_pool_drop` and `weir_pool_unmade` take no time;
-// `weir_pool_next_expiry` only reads). A call that returns an error moves
-// nothing, the pool's clock included.
-//
-// Generations: `weir_pool_mark_old` marks every resource the pool holds as
-// old (after a password or DNS change, say); `weir_pool_evict` hands the
-// idle ones back, take hands back an old one it meets as STALE, a give of
-// a lent one answers `*kept == false`, and what is registered afterwards
-// is new.
-//
-// Takes a short per-handle lock; safe to use from many threads at once.
-// Heap per handle on 64-bit: about 310 bytes, plus 24 bytes per idle place
-// (min(idle, size)), plus 17 bytes per table slot (the power of two at
-// least 2 × size), all allocated by `weir_pool_new` and never again; about
-// 1.1 KiB for the preset.
+/// The bookkeeping of a pool of resources (connections, descriptors,
+/// handles), each known only by a `uintptr_t` identity. It never opens,
+/// closes, sleeps or waits: each call says what the caller should do, and
+/// the caller does it.
+///
+/// Who closes what: the caller always. Every resource the pool stops
+/// holding is handed back to be closed: a STALE take, every item
+/// `weir_pool_evict` and `weir_pool_close` write out, and every give that
+/// answers `*kept == false`. A resource reported with `weir_pool_drop` is the
+/// caller's to close too. Freeing the pool hands back nothing: close it
+/// first.
+///
+/// Newest first: the resource returned most recently is lent first. A lent
+/// resource is found again by its identity (an O(1) hash lookup) and keeps
+/// the birth it was made with, so `life_ns` retires it however often it is
+/// reused. PoolMisuse (giving an idle item, giving or dropping one the pool
+/// never lent, `made` without a reservation) is a status and changes
+/// nothing.
+///
+/// Time: a `now` earlier than the latest one a take, evict, or successful
+/// made or give was given counts as that latest one, so a resource never
+/// grows younger and an idle clock never starts earlier than it should
+/// (`weir_pool_drop` and `weir_pool_unmade` take no time;
+/// `weir_pool_next_expiry` only reads). A call that returns an error moves
+/// nothing, the pool's clock included.
+///
+/// Generations: `weir_pool_mark_old` marks every resource the pool holds as
+/// old (after a password or DNS change, say); `weir_pool_evict` hands the
+/// idle ones back, take hands back an old one it meets as STALE, a give of
+/// a lent one answers `*kept == false`, and what is registered afterwards
+/// is new.
+///
+/// Takes a short per-handle lock; safe to use from many threads at once.
+/// Heap per handle on 64-bit: about 310 bytes, plus 24 bytes per idle place
+/// (min(idle, size)), plus 17 bytes per table slot (the power of two at
+/// least 2 × size), all allocated by `weir_pool_new` and never again; about
+/// 1.1 KiB for the preset.
 typedef struct weir_pool weir_pool;
 #endif
 
 #if defined(WEIR_HOSTED)
-// The largest `size` a pool accepts (2^24).
+/// The largest `size` a pool accepts (2^24).
 #define WEIR_POOL_MAX_SIZE 16777216
 #endif
 
 #if defined(WEIR_HOSTED)
-// `weir_pool_taken.kind`: an idle resource, now lent to the caller.
+/// `weir_pool_taken.kind`: an idle resource, now lent to the caller.
 #define WEIR_POOL_TAKEN_READY 1
 #endif
 
 #if defined(WEIR_HOSTED)
-// `weir_pool_taken.kind`: an idle resource past `keep_ns` or `life_ns`, or
-// marked old by `weir_pool_mark_old`, already out of the pool and its
-// count. The caller closes `item` and takes again.
+/// `weir_pool_taken.kind`: an idle resource past `keep_ns` or `life_ns`, or
+/// marked old by `weir_pool_mark_old`, already out of the pool and its
+/// count. The caller closes `item` and takes again.
 #define WEIR_POOL_TAKEN_STALE 2
 #endif
 
 #if defined(WEIR_HOSTED)
-// `weir_pool_taken.kind`: nothing idle, room for one more, and the room is
-// reserved. The caller makes a resource and calls `weir_pool_made` (or, if
-// making failed, `weir_pool_unmade`). `item` is 0.
+/// `weir_pool_taken.kind`: nothing idle, room for one more, and the room is
+/// reserved. The caller makes a resource and calls `weir_pool_made` (or, if
+/// making failed, `weir_pool_unmade`). `item` is 0.
 #define WEIR_POOL_TAKEN_MAKE 3
 #endif
 
 #if defined(WEIR_HOSTED)
-// `weir_pool_taken.kind`: nothing idle and no room (or `max_making` are being
-// made, or the pool is closed, or NULL). The caller's own queue decides
-// what next. `item` is 0.
+/// `weir_pool_taken.kind`: nothing idle and no room (or `max_making` are being
+/// made, or the pool is closed, or NULL). The caller's own queue decides
+/// what next. `item` is 0.
 #define WEIR_POOL_TAKEN_WAIT 4
 #endif
 
 #if defined(WEIR_HOSTED)
-// The pool's policy (for `weir_pool_new`): the limits a pool holds itself
-// to. Durations are nanoseconds; a zero `keep_ns` or `life_ns` means no
-// limit. Validated by `weir_pool_new`,
-// each field with its own status, the first wrong one in field order: a
-// `size` outside 1..`WEIR_POOL_MAX_SIZE` is `WEIR_ERR_POOL_SIZE`, a
-// negative `idle` `WEIR_ERR_POOL_IDLE`, a negative `keep_ns`
-// `WEIR_ERR_POOL_KEEP`, a negative `life_ns` `WEIR_ERR_POOL_LIFE`, a
-// `life_jitter` outside 0..1 or NaN `WEIR_ERR_POOL_JITTER`, a negative
-// `min_idle` `WEIR_ERR_POOL_MIN_IDLE`, a negative `max_making`
-// `WEIR_ERR_POOL_MAX_MAKING`; an `idle` above `size` counts as `size`, and
-// an `idle` of 0 keeps nothing idle.
-//
-// Since 0.2.0 the struct is 56 bytes: `life_jitter`, `min_idle` and
-// `max_making` follow the first four fields, and all three are 0 in the
-// preset. A struct zeroed and then filled field by field (or a C
-// initialiser naming only the first four) behaves as 0.1's pool did.
+/// The pool's policy (for `weir_pool_new`): the limits a pool holds itself
+/// to. Durations are nanoseconds; a zero `keep_ns` or `life_ns` means no
+/// limit. Validated by `weir_pool_new`,
+/// each field with its own status, the first wrong one in field order: a
+/// `size` outside 1..`WEIR_POOL_MAX_SIZE` is `WEIR_ERR_POOL_SIZE`, a
+/// negative `idle` `WEIR_ERR_POOL_IDLE`, a negative `keep_ns`
+/// `WEIR_ERR_POOL_KEEP`, a negative `life_ns` `WEIR_ERR_POOL_LIFE`, a
+/// `life_jitter` outside 0..1 or NaN `WEIR_ERR_POOL_JITTER`, a negative
+/// `min_idle` `WEIR_ERR_POOL_MIN_IDLE`, a negative `max_making`
+/// `WEIR_ERR_POOL_MAX_MAKING`; an `idle` above `size` counts as `size`, and
+/// an `idle` of 0 keeps nothing idle.
+///
+/// Since 0.2.0 the struct is 56 bytes: `life_jitter`, `min_idle` and
+/// `max_making` follow the first four fields, and all three are 0 in the
+/// preset. A struct zeroed and then filled field by field (or a C
+/// initialiser naming only the first four) behaves as 0.1's pool did.
 typedef struct WEIR_ALIGN(8) {
-  // The most resources alive at once: idle, lent and being made (≥ 1).
+  /// The most resources alive at once: idle, lent and being made (≥ 1).
   int64_t size;
-  // The most kept idle (0: none; above `size`: `size`).
+  /// The most kept idle (0: none; above `size`: `size`).
   int64_t idle;
-  // How long a resource may sit idle before it is closed (0: no limit).
+  /// How long a resource may sit idle before it is closed (0: no limit).
   int64_t keep_ns;
-  // How long a resource may live from its making (0: no limit).
+  /// How long a resource may live from its making (0: no limit).
   int64_t life_ns;
-  // The most a resource's life may be shortened, as a fraction of
-  // `life_ns` in 0..1, by the caller's draw in `weir_pool_made_jittered`
-  // (0: each lives exactly `life_ns`), so that resources made together
-  // do not retire together.
+  /// The most a resource's life may be shortened, as a fraction of
+  /// `life_ns` in 0..1, by the caller's draw in `weir_pool_made_jittered`
+  /// (0: each lives exactly `life_ns`), so that resources made together
+  /// do not retire together.
   double life_jitter;
-  // How many idle resources `weir_pool_make_ahead` keeps ready (0: none;
-  // above `idle`, as `idle`).
+  /// How many idle resources `weir_pool_make_ahead` keeps ready (0: none;
+  /// above `idle`, as `idle`).
   int64_t min_idle;
-  // The most resources being made at once (0: up to `size`; above
-  // `size`, as `size`): past it take answers WAIT rather than MAKE.
+  /// The most resources being made at once (0: up to `size`; above
+  /// `size`, as `size`): past it take answers WAIT rather than MAKE.
   int64_t max_making;
 } weir_pool_policy;
 #endif
@@ -2007,49 +2007,49 @@ typedef struct WEIR_ALIGN(8) {
 //   WEIR_ERR_POOL_MAX_MAKING (222).
 
 #if defined(WEIR_HOSTED)
-// What `weir_pool_take` answers: `kind` is one of `WEIR_POOL_TAKEN_READY`,
-// `_STALE`, `_MAKE`, `_WAIT` (never 0, so a zeroed struct is recognisably
-// not an answer); `item` is the resource for READY and STALE, 0 otherwise.
-// Layout: `kind` at offset 0, `item` at offset `sizeof(uintptr_t)`, size
-// `2 * sizeof(uintptr_t)`.
+/// What `weir_pool_take` answers: `kind` is one of `WEIR_POOL_TAKEN_READY`,
+/// `_STALE`, `_MAKE`, `_WAIT` (never 0, so a zeroed struct is recognisably
+/// not an answer); `item` is the resource for READY and STALE, 0 otherwise.
+/// Layout: `kind` at offset 0, `item` at offset `sizeof(uintptr_t)`, size
+/// `2 * sizeof(uintptr_t)`.
 typedef struct {
-  // One of the `WEIR_POOL_TAKEN_*` constants.
+  /// One of the `WEIR_POOL_TAKEN_*` constants.
   int32_t kind;
-  // The resource, for READY and STALE; 0 for MAKE and WAIT.
+  /// The resource, for READY and STALE; 0 for MAKE and WAIT.
   uintptr_t item;
 } weir_pool_taken;
 #endif
 
 #if defined(WEIR_HOSTED)
-// Running totals since the pool was made (modelled on Go's database/sql
-// DBStats). Read with `weir_pool_read_stats`.
+/// Running totals since the pool was made (modelled on Go's database/sql
+/// DBStats). Read with `weir_pool_read_stats`.
 typedef struct WEIR_ALIGN(8) {
-  // Resources registered as made: by `weir_pool_made`, or given or
-  // dropped unregistered into an open reservation.
+  /// Resources registered as made: by `weir_pool_made`, or given or
+  /// dropped unregistered into an open reservation.
   uint64_t made;
-  // Takes answered READY.
+  /// Takes answered READY.
   uint64_t reused;
-  // Idle resources handed back by take as STALE.
+  /// Idle resources handed back by take as STALE.
   uint64_t stale;
-  // Idle resources `weir_pool_evict` removed for sitting `keep_ns`.
+  /// Idle resources `weir_pool_evict` removed for sitting `keep_ns`.
   uint64_t evicted_idle;
-  // Resources retired for living `life_ns`: removed by `weir_pool_evict`
-  // (when not already due for idleness) or not kept by `weir_pool_give`.
+  /// Resources retired for living `life_ns`: removed by `weir_pool_evict`
+  /// (when not already due for idleness) or not kept by `weir_pool_give`.
   uint64_t evicted_age;
-  // Lent resources reported broken with `weir_pool_drop`.
+  /// Lent resources reported broken with `weir_pool_drop`.
   uint64_t dropped;
-  // Resources `weir_pool_give` did not keep because enough were idle.
+  /// Resources `weir_pool_give` did not keep because enough were idle.
   uint64_t refused;
-  // Takes answered WAIT.
+  /// Takes answered WAIT.
   uint64_t waits;
-  // Reservations released by `weir_pool_unmade`.
+  /// Reservations released by `weir_pool_unmade`.
   uint64_t unmade;
-  // Resources handed back by `weir_pool_close`, or not kept by a give
-  // after it.
+  /// Resources handed back by `weir_pool_close`, or not kept by a give
+  /// after it.
   uint64_t closed;
-  // Resources marked old by `weir_pool_mark_old`, then removed by
-  // `weir_pool_evict` or not kept by `weir_pool_give` (an old one take
-  // meets is counted in `stale`). Since 0.2.0.
+  /// Resources marked old by `weir_pool_mark_old`, then removed by
+  /// `weir_pool_evict` or not kept by `weir_pool_give` (an old one take
+  /// meets is counted in `stale`). Since 0.2.0.
   uint64_t retired;
 } weir_pool_stats;
 #endif
@@ -2059,62 +2059,62 @@ extern "C" {
 #endif // __cplusplus
 
 #if defined(WEIR_HOSTED)
-// The preset limits: 10 live, 10 idle, closed after 30 minutes idle, no
-// maximum age (the default size of HikariCP and Go's database/sql, which
-// also keeps idle equal to size); no jitter, nothing made ahead, makes up
-// to `size`.
+/// The preset limits: 10 live, 10 idle, closed after 30 minutes idle, no
+/// maximum age (the default size of HikariCP and Go's database/sql, which
+/// also keeps idle equal to size); no jitter, nothing made ahead, makes up
+/// to `size`.
 weir_pool_policy weir_pool_policy_preset(void);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Makes an empty pool with `limits` (NULL: `weir_pool_policy_preset()`) and
-// writes it to `*out`; all its memory is allocated here. Bad limits get
-// the status of the first wrong field (`WEIR_ERR_POOL_SIZE`, `_IDLE`,
-// `_KEEP`, `_LIFE`, `_JITTER`, `_MIN_IDLE`, `_MAX_MAKING`: see
-// `weir_pool_policy`), `WEIR_ERR_NO_MEMORY` when the table
-// cannot be allocated; `WEIR_ERR_NULL` if `out` is NULL,
-// `WEIR_ERR_MISALIGNED` if `limits` or `out` is misaligned. `*out` is
-// written only on success. The limits are copied: the caller may change
-// or free them after.
+/// Makes an empty pool with `limits` (NULL: `weir_pool_policy_preset()`) and
+/// writes it to `*out`; all its memory is allocated here. Bad limits get
+/// the status of the first wrong field (`WEIR_ERR_POOL_SIZE`, `_IDLE`,
+/// `_KEEP`, `_LIFE`, `_JITTER`, `_MIN_IDLE`, `_MAX_MAKING`: see
+/// `weir_pool_policy`), `WEIR_ERR_NO_MEMORY` when the table
+/// cannot be allocated; `WEIR_ERR_NULL` if `out` is NULL,
+/// `WEIR_ERR_MISALIGNED` if `limits` or `out` is misaligned. `*out` is
+/// written only on success. The limits are copied: the caller may change
+/// or free them after.
 weir_status weir_pool_new(const weir_pool_policy *limits, weir_pool **out);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Frees a pool. NULL is accepted and ignored. Resources still idle or
-// lent are not closed (the pool never held more than their identities):
-// call `weir_pool_close` first and close what it hands back.
+/// Frees a pool. NULL is accepted and ignored. Resources still idle or
+/// lent are not closed (the pool never held more than their identities):
+/// call `weir_pool_close` first and close what it hands back.
 void weir_pool_free(weir_pool *pool);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Asks for a resource at `now`. READY: the newest idle one, now lent.
-// STALE: the newest idle one was past `keep_ns` or `life_ns`, or marked
-// old; it is out of
-// the pool, the caller closes it and takes again. MAKE: room is reserved
-// for one more; the caller makes it and calls `weir_pool_made` (or
-// `weir_pool_unmade` if making failed). WAIT: no room, `max_making` are
-// being made already, or the pool is closed. A NULL or poisoned pool
-// answers WAIT.
+/// Asks for a resource at `now`. READY: the newest idle one, now lent.
+/// STALE: the newest idle one was past `keep_ns` or `life_ns`, or marked
+/// old; it is out of
+/// the pool, the caller closes it and takes again. MAKE: room is reserved
+/// for one more; the caller makes it and calls `weir_pool_made` (or
+/// `weir_pool_unmade` if making failed). WAIT: no room, `max_making` are
+/// being made already, or the pool is closed. A NULL or poisoned pool
+/// answers WAIT.
 weir_pool_taken weir_pool_take(const weir_pool *pool, int64_t now);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Registers `item`, made after a MAKE, as lent and born at `now`; it fills
-// the reservation. `WEIR_ERR_POOL_ITEM_KNOWN` if the pool already holds
-// `item`, `WEIR_ERR_POOL_NO_RESERVATION` if no MAKE is outstanding;
-// `WEIR_ERR_NULL` for a NULL pool. On an error nothing changes.
+/// Registers `item`, made after a MAKE, as lent and born at `now`; it fills
+/// the reservation. `WEIR_ERR_POOL_ITEM_KNOWN` if the pool already holds
+/// `item`, `WEIR_ERR_POOL_NO_RESERVATION` if no MAKE is outstanding;
+/// `WEIR_ERR_NULL` for a NULL pool. On an error nothing changes.
 weir_status weir_pool_made(const weir_pool *pool, uintptr_t item, int64_t now);
 #endif
 
 #if defined(WEIR_HOSTED)
-// `weir_pool_made`, with the resource's life shortened by the caller's
-// `draw` (uniform over all 64-bit values, from the caller's own
-// generator): by floor(J × draw / 2^64) nanoseconds, where J =
-// floor(`life_jitter` × `life_ns`), at most `life_ns` − 1, so each
-// resource lives at least 1 ns and resources made together retire spread
-// over up to J nanoseconds. A `draw` of 0, a `life_jitter` of 0 or no
-// `life_ns` is exactly `weir_pool_made`. Statuses as `weir_pool_made`
-// (any `draw` is valid); on an error nothing changes.
+/// `weir_pool_made`, with the resource's life shortened by the caller's
+/// `draw` (uniform over all 64-bit values, from the caller's own
+/// generator): by floor(J × draw / 2^64) nanoseconds, where J =
+/// floor(`life_jitter` × `life_ns`), at most `life_ns` − 1, so each
+/// resource lives at least 1 ns and resources made together retire spread
+/// over up to J nanoseconds. A `draw` of 0, a `life_jitter` of 0 or no
+/// `life_ns` is exactly `weir_pool_made`. Statuses as `weir_pool_made`
+/// (any `draw` is valid); on an error nothing changes.
 weir_status weir_pool_made_jittered(const weir_pool *pool,
                                     uintptr_t item,
                                     int64_t now,
@@ -2122,126 +2122,126 @@ weir_status weir_pool_made_jittered(const weir_pool *pool,
 #endif
 
 #if defined(WEIR_HOSTED)
-// Releases the room a MAKE reserved, because making failed, so a failing
-// factory does not shrink the pool for good. `WEIR_ERR_POOL_NO_RESERVATION`
-// if no MAKE is outstanding; `WEIR_ERR_NULL` for a NULL pool.
+/// Releases the room a MAKE reserved, because making failed, so a failing
+/// factory does not shrink the pool for good. `WEIR_ERR_POOL_NO_RESERVATION`
+/// if no MAKE is outstanding; `WEIR_ERR_NULL` for a NULL pool.
 weir_status weir_pool_unmade(const weir_pool *pool);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Gives a lent resource back at `now` and writes to `*kept` whether the
-// pool kept it. `*kept == false`: the caller closes `item` (enough were
-// idle, it has lived `life_ns`, it was marked old by `weir_pool_mark_old`,
-// or the pool is closed). The resource keeps
-// the birth it was lent with. An `item` the pool does not know, given while
-// a MAKE is outstanding, fills that reservation, born at `now`.
-//
-// A broken resource goes to `weir_pool_drop` instead. Errors change
-// nothing and leave `*kept` unwritten: `WEIR_ERR_POOL_ITEM_IDLE` (already
-// idle in the pool: do not close it), `WEIR_ERR_POOL_NOT_LENT` (never lent
-// and no reservation open: the pool does not hold it), `WEIR_ERR_NULL`
-// (NULL pool or `kept`).
+/// Gives a lent resource back at `now` and writes to `*kept` whether the
+/// pool kept it. `*kept == false`: the caller closes `item` (enough were
+/// idle, it has lived `life_ns`, it was marked old by `weir_pool_mark_old`,
+/// or the pool is closed). The resource keeps
+/// the birth it was lent with. An `item` the pool does not know, given while
+/// a MAKE is outstanding, fills that reservation, born at `now`.
+///
+/// A broken resource goes to `weir_pool_drop` instead. Errors change
+/// nothing and leave `*kept` unwritten: `WEIR_ERR_POOL_ITEM_IDLE` (already
+/// idle in the pool: do not close it), `WEIR_ERR_POOL_NOT_LENT` (never lent
+/// and no reservation open: the pool does not hold it), `WEIR_ERR_NULL`
+/// (NULL pool or `kept`).
 weir_status weir_pool_give(const weir_pool *pool, uintptr_t item, int64_t now, bool *kept);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Says a lent resource broke and is not coming back; its room is free and
-// the caller closes it. An `item` the pool does not know, dropped while a
-// MAKE is outstanding, ends that reservation (counted as made and
-// dropped). Errors change nothing: `WEIR_ERR_POOL_ITEM_IDLE`,
-// `WEIR_ERR_POOL_NOT_LENT`, `WEIR_ERR_NULL` (NULL pool).
+/// Says a lent resource broke and is not coming back; its room is free and
+/// the caller closes it. An `item` the pool does not know, dropped while a
+/// MAKE is outstanding, ends that reservation (counted as made and
+/// dropped). Errors change nothing: `WEIR_ERR_POOL_ITEM_IDLE`,
+/// `WEIR_ERR_POOL_NOT_LENT`, `WEIR_ERR_NULL` (NULL pool).
 weir_status weir_pool_drop(const weir_pool *pool, uintptr_t item);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Reserves room for the resources to make ahead so that `min_idle` stay
-// ready, and returns how many: `min_idle` less the idle resources not
-// marked old and the MAKEs already outstanding, capped by the room left
-// under `size` and under `max_making`. Each is a reservation as a MAKE
-// is: the caller makes it and gives it with `weir_pool_give` (an item
-// the pool does not know fills a reservation; `weir_pool_made` or
-// `weir_pool_made_jittered` first, then give, also works), or calls
-// `weir_pool_unmade` if making failed. Call it after a take, a give or an
-// evict, or on a timer. 0 with `min_idle` 0 (the preset), for a closed
-// pool, and for a NULL one.
+/// Reserves room for the resources to make ahead so that `min_idle` stay
+/// ready, and returns how many: `min_idle` less the idle resources not
+/// marked old and the MAKEs already outstanding, capped by the room left
+/// under `size` and under `max_making`. Each is a reservation as a MAKE
+/// is: the caller makes it and gives it with `weir_pool_give` (an item
+/// the pool does not know fills a reservation; `weir_pool_made` or
+/// `weir_pool_made_jittered` first, then give, also works), or calls
+/// `weir_pool_unmade` if making failed. Call it after a take, a give or an
+/// evict, or on a timer. 0 with `min_idle` 0 (the preset), for a closed
+/// pool, and for a NULL one.
 int64_t weir_pool_make_ahead(const weir_pool *pool);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Removes the idle resources due at `now` — those idle for `keep_ns` or
-// more, alive for `life_ns` or more (the boundary included), or marked
-// old by `weir_pool_mark_old` — oldest
-// first, writes at most `cap` of them to `out` for the caller to close, and
-// returns how many it wrote: only `out[0]` to `out[returned - 1]` are
-// written, and only those resources are removed.
-//
-// What did not fit stays idle for the next call. A return of `cap` means
-// more may be due: call again, until it returns less than `cap` or
-// `weir_pool_next_expiry(pool, now)` is no longer 0. `out == NULL` or
-// `cap == 0` writes and removes nothing and returns 0, and so does an
-// `out` not aligned for a `uintptr_t`. A NULL pool answers 0.
+/// Removes the idle resources due at `now` — those idle for `keep_ns` or
+/// more, alive for `life_ns` or more (the boundary included), or marked
+/// old by `weir_pool_mark_old` — oldest
+/// first, writes at most `cap` of them to `out` for the caller to close, and
+/// returns how many it wrote: only `out[0]` to `out[returned - 1]` are
+/// written, and only those resources are removed.
+///
+/// What did not fit stays idle for the next call. A return of `cap` means
+/// more may be due: call again, until it returns less than `cap` or
+/// `weir_pool_next_expiry(pool, now)` is no longer 0. `out == NULL` or
+/// `cap == 0` writes and removes nothing and returns 0, and so does an
+/// `out` not aligned for a `uintptr_t`. A NULL pool answers 0.
 size_t weir_pool_evict(const weir_pool *pool, int64_t now, uintptr_t *out, size_t cap);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Marks every resource the pool holds now, idle or lent, as old, and
-// returns how many (0 for a NULL pool). From then on `weir_pool_evict`
-// hands back the idle old ones first, whatever their age (and
-// `weir_pool_next_expiry` is 0 while any is idle), take hands back an old
-// one it meets as STALE, and a give of an old one answers `*kept ==
-// false`; resources registered afterwards (by made, or given or dropped
-// into a reservation, even one opened before the mark) are new. Old idle
-// ones still fill `idle` places until evict or take hands them back, so
-// call `weir_pool_evict` soon after. Counted in
-// `weir_pool_stats.retired`. It visits the whole table: O(size),
-// no allocation.
+/// Marks every resource the pool holds now, idle or lent, as old, and
+/// returns how many (0 for a NULL pool). From then on `weir_pool_evict`
+/// hands back the idle old ones first, whatever their age (and
+/// `weir_pool_next_expiry` is 0 while any is idle), take hands back an old
+/// one it meets as STALE, and a give of an old one answers `*kept ==
+/// false`; resources registered afterwards (by made, or given or dropped
+/// into a reservation, even one opened before the mark) are new. Old idle
+/// ones still fill `idle` places until evict or take hands them back, so
+/// call `weir_pool_evict` soon after. Counted in
+/// `weir_pool_stats.retired`. It visits the whole table: O(size),
+/// no allocation.
 int64_t weir_pool_mark_old(const weir_pool *pool);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Closes the pool for shutdown and empties it: writes at most `cap` idle
-// resources to `out`, oldest first, for the caller to close, and returns
-// how many it wrote: only `out[0]` to `out[returned - 1]` are written.
-// What did not fit stays for the next call; a return of `cap` means more
-// may be waiting, so call again until `weir_pool_idle(pool)` is 0. From
-// the first call on, take answers WAIT and give keeps nothing
-// (`*kept == false`), so each lent resource is closed by its borrower when
-// it comes back. `out == NULL` or `cap == 0` writes nothing and returns 0,
-// but still closes the pool. An `out` not aligned for a `uintptr_t` is
-// refused whole: it returns 0 and the pool stays open. A NULL pool answers
-// 0.
+/// Closes the pool for shutdown and empties it: writes at most `cap` idle
+/// resources to `out`, oldest first, for the caller to close, and returns
+/// how many it wrote: only `out[0]` to `out[returned - 1]` are written.
+/// What did not fit stays for the next call; a return of `cap` means more
+/// may be waiting, so call again until `weir_pool_idle(pool)` is 0. From
+/// the first call on, take answers WAIT and give keeps nothing
+/// (`*kept == false`), so each lent resource is closed by its borrower when
+/// it comes back. `out == NULL` or `cap == 0` writes nothing and returns 0,
+/// but still closes the pool. An `out` not aligned for a `uintptr_t` is
+/// refused whole: it returns 0 and the pool stays open. A NULL pool answers
+/// 0.
 size_t weir_pool_close(const weir_pool *pool, uintptr_t *out, size_t cap);
 #endif
 
 #if defined(WEIR_HOSTED)
-// How many resources exist: idle, lent and being made. 0 for a NULL pool.
+/// How many resources exist: idle, lent and being made. 0 for a NULL pool.
 int64_t weir_pool_live(const weir_pool *pool);
 #endif
 
 #if defined(WEIR_HOSTED)
-// How many are sitting idle. 0 for a NULL pool.
+/// How many are sitting idle. 0 for a NULL pool.
 int64_t weir_pool_idle(const weir_pool *pool);
 #endif
 
 #if defined(WEIR_HOSTED)
-// How many are lent out or being made (reserved by MAKE). 0 for a NULL
-// pool.
+/// How many are lent out or being made (reserved by MAKE). 0 for a NULL
+/// pool.
 int64_t weir_pool_busy(const weir_pool *pool);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Nanoseconds from `now` until the next idle resource becomes due: 0 if
-// one is due already (one marked old is), `INT64_MAX` if none ever will (nothing idle, or no
-// `keep_ns` and no `life_ns`). `weir_pool_evict` at `now` plus this removes
-// at least one, so one timer armed with it replaces polling. It only
-// reads: `now` does not move the pool's clock. `INT64_MAX` for a NULL pool.
+/// Nanoseconds from `now` until the next idle resource becomes due: 0 if
+/// one is due already (one marked old is), `INT64_MAX` if none ever will (nothing idle, or no
+/// `keep_ns` and no `life_ns`). `weir_pool_evict` at `now` plus this removes
+/// at least one, so one timer armed with it replaces polling. It only
+/// reads: `now` does not move the pool's clock. `INT64_MAX` for a NULL pool.
 int64_t weir_pool_next_expiry(const weir_pool *pool, int64_t now);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Writes the pool's running totals to `*out`. `WEIR_ERR_NULL` if `pool`
-// or `out` is NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned; `*out`
-// is written only on success.
+/// Writes the pool's running totals to `*out`. `WEIR_ERR_NULL` if `pool`
+/// or `out` is NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned; `*out`
+/// is written only on success.
 weir_status weir_pool_read_stats(const weir_pool *pool, weir_pool_stats *out);
 #endif
 
@@ -2253,74 +2253,74 @@ weir_status weir_pool_read_stats(const weir_pool *pool, weir_pool_stats *out);
  * weir_rate — one-word rate limiter in the caller's (shared) memory
  * ======================================================================== */
 
-// A rate limiter that is one 64-bit word: up to `burst` events per window,
-// where the first event after a window expired opens a new one and each
-// allowed event pushes the expiry back by one interval (1 / limit). A
-// fixed window, not a token bucket: once `burst` events are in, nothing
-// passes until the window expires.
-//
-// The encoding (frozen from weir 0.2 on). Bits 63..10 hold `start`, the
-// window's start in units of 512 ns (54 bits), bits 9..0 hold `count`, the
-// events in the window (0..1023). With a limit's interval
-// I = interval_ns + interval_frac / 2^32 ns and burst B, S = start × 512
-// and span(c) = c × interval_ns + ceil(c × interval_frac / 2^32) (that is,
-// ceil(c × I)), the window expires at E = S + span(count), in uint64_t
-// arithmetic saturating at UINT64_MAX (only a word charged under another
-// limit gets near it). Time is `now` in ns from 0 to WEIR_RATE_MAX_NOW
-// (2^63 − 512); a later `now` counts as WEIR_RATE_MAX_NOW (time stands
-// still there) and a negative one is refused without a write. With
-// t = min(now, WEIR_RATE_MAX_NOW):
-// - allow: if count = 0 or t ≥ E the window has expired, and the word
-//   becomes (ceil(t / 512) << 10) | 1; else if count < B it becomes
-//   word + 1; else the call is refused and writes nothing. The write is
-//   one compare-and-swap of the whole word, retried on the value found.
-// - next: 0 if count = 0, t ≥ E or count < B; else INT64_MAX if
-//   E > WEIR_RATE_MAX_NOW; else E − now.
-//
-// The zero word is a window that expired long ago: ready to use. The
-// encoding uses all 64 bits, so it carries no version: every later weir
-// reads and writes these bits exactly so, and a future encoding will be a
-// new type, never a new reading of this one.
-//
-// What it promises. A window's start is rounded up to the 512 ns grid and
-// its span up to a nanosecond (the interval itself is 1 / limit rounded up
-// to 2^-32 ns), so rounding only ever lengthens a window: none is shorter
-// than count × I, none is 512 ns longer. For a word used with one limit:
-// a window admits exactly `burst` events; a `now` earlier than the latest
-// one a `weir_rate_allow` on the word used is judged as that latest `now`
-// (time going backwards never admits more); over any T ns of judged
-// instants at most burst + floor(T / I) events are admitted, at every
-// phase of the 512 ns grid; and a steady stream of calls gets at least
-// `burst` events per burst × I + 512 ns, which is at least 99 % of the
-// limit at the shortest window `weir_rate_limit_new` accepts
-// (WEIR_RATE_MIN_WINDOW_NS), 99.5 % at twice that.
-//
-// Zero-initialise it (`weir_rate r = {0};`) and it is ready; never write
-// it yourself. It holds no pointer and no process-local state, so it may
-// live in a struct, an array, or memory shared between processes
-// (mmap(MAP_SHARED)): lock-free, safe from many threads and processes at
-// once (each update is a compare-and-swap loop, exact under contention).
-// That holds where the target has 64-bit atomics; where it has none
-// (Cortex-M, riscv32, 32-bit MIPS) an update takes a lock inside the one
-// program, and `weir_words_shareable` says so.
-// It must be 8-byte aligned; calls on a misaligned word refuse. Memory:
-// 8 bytes, the caller's; no heap.
+/// A rate limiter that is one 64-bit word: up to `burst` events per window,
+/// where the first event after a window expired opens a new one and each
+/// allowed event pushes the expiry back by one interval (1 / limit). A
+/// fixed window, not a token bucket: once `burst` events are in, nothing
+/// passes until the window expires.
+///
+/// The encoding (frozen from weir 0.2 on). Bits 63..10 hold `start`, the
+/// window's start in units of 512 ns (54 bits), bits 9..0 hold `count`, the
+/// events in the window (0..1023). With a limit's interval
+/// I = interval_ns + interval_frac / 2^32 ns and burst B, S = start × 512
+/// and span(c) = c × interval_ns + ceil(c × interval_frac / 2^32) (that is,
+/// ceil(c × I)), the window expires at E = S + span(count), in uint64_t
+/// arithmetic saturating at UINT64_MAX (only a word charged under another
+/// limit gets near it). Time is `now` in ns from 0 to WEIR_RATE_MAX_NOW
+/// (2^63 − 512); a later `now` counts as WEIR_RATE_MAX_NOW (time stands
+/// still there) and a negative one is refused without a write. With
+/// t = min(now, WEIR_RATE_MAX_NOW):
+/// - allow: if count = 0 or t ≥ E the window has expired, and the word
+///   becomes (ceil(t / 512) << 10) | 1; else if count < B it becomes
+///   word + 1; else the call is refused and writes nothing. The write is
+///   one compare-and-swap of the whole word, retried on the value found.
+/// - next: 0 if count = 0, t ≥ E or count < B; else INT64_MAX if
+///   E > WEIR_RATE_MAX_NOW; else E − now.
+///
+/// The zero word is a window that expired long ago: ready to use. The
+/// encoding uses all 64 bits, so it carries no version: every later weir
+/// reads and writes these bits exactly so, and a future encoding will be a
+/// new type, never a new reading of this one.
+///
+/// What it promises. A window's start is rounded up to the 512 ns grid and
+/// its span up to a nanosecond (the interval itself is 1 / limit rounded up
+/// to 2^-32 ns), so rounding only ever lengthens a window: none is shorter
+/// than count × I, none is 512 ns longer. For a word used with one limit:
+/// a window admits exactly `burst` events; a `now` earlier than the latest
+/// one a `weir_rate_allow` on the word used is judged as that latest `now`
+/// (time going backwards never admits more); over any T ns of judged
+/// instants at most burst + floor(T / I) events are admitted, at every
+/// phase of the 512 ns grid; and a steady stream of calls gets at least
+/// `burst` events per burst × I + 512 ns, which is at least 99 % of the
+/// limit at the shortest window `weir_rate_limit_new` accepts
+/// (WEIR_RATE_MIN_WINDOW_NS), 99.5 % at twice that.
+///
+/// Zero-initialise it (`weir_rate r = {0};`) and it is ready; never write
+/// it yourself. It holds no pointer and no process-local state, so it may
+/// live in a struct, an array, or memory shared between processes
+/// (mmap(MAP_SHARED)): lock-free, safe from many threads and processes at
+/// once (each update is a compare-and-swap loop, exact under contention).
+/// That holds where the target has 64-bit atomics; where it has none
+/// (Cortex-M, riscv32, 32-bit MIPS) an update takes a lock inside the one
+/// program, and `weir_words_shareable` says so.
+/// It must be 8-byte aligned; calls on a misaligned word refuse. Memory:
+/// 8 bytes, the caller's; no heap.
 typedef struct WEIR_ALIGN(8) {
-  // The word. Zero is a fresh limiter; weir alone writes it.
+  /// The word. Zero is a fresh limiter; weir alone writes it.
   uint64_t state;
 } weir_rate;
 
-// The rate word's time unit, in nanoseconds.
+/// The rate word's time unit, in nanoseconds.
 #define WEIR_RATE_GRANULARITY_NS 512
 
-// The largest burst a rate word holds.
+/// The largest burst a rate word holds.
 #define WEIR_RATE_MAX_BURST 1023
 
-// The shortest window (burst × interval) a rate limit may have, in ns.
+/// The shortest window (burst × interval) a rate limit may have, in ns.
 #define WEIR_RATE_MIN_WINDOW_NS 51200
 
-// The latest `now` a rate word tells apart (2^63 − 512 ns, the last
-// instant of its 512 ns grid); a later `now` counts as this one.
+/// The latest `now` a rate word tells apart (2^63 − 512 ns, the last
+/// instant of its 512 ns grid); a later `now` counts as this one.
 #define WEIR_RATE_MAX_NOW 9223372036854775296
 
 // Its own statuses, besides the general ones (in `enum weir_status`, the
@@ -2329,23 +2329,23 @@ typedef struct WEIR_ALIGN(8) {
 //   WEIR_ERR_RATE_TOO_SLOW (402), WEIR_ERR_RATE_TOO_FAST (403),
 //   WEIR_ERR_RATE_LIMIT_INVALID (404).
 
-// The rate word's policy (for `weir_rate_allow`, and for every word of a
-// `weir_bloom`): a rate limit checked once by `weir_rate_limit_new`, so that
-// decisions do integer work only: the interval (1 / limit, rounded up to
-// 2^-32 ns) as a binary fixed-point number, and the burst. A plain value (16 bytes, no heap): copy it, keep it
-// anywhere, share it read-only between threads and processes. Read its
-// fields freely but fill it only with `weir_rate_limit_new`. Every call
-// that takes one checks its ranges again (burst 1..1023, a window
-// burst × interval from WEIR_RATE_MIN_WINDOW_NS to 2^63 ns) and refuses a
-// value outside them: `WEIR_ERR_RATE_LIMIT_INVALID` from a constructor,
-// false or INT64_MAX from a decision.
+/// The rate word's policy (for `weir_rate_allow`, and for every word of a
+/// `weir_bloom`): a rate limit checked once by `weir_rate_limit_new`, so that
+/// decisions do integer work only: the interval (1 / limit, rounded up to
+/// 2^-32 ns) as a binary fixed-point number, and the burst. A plain value (16 bytes, no heap): copy it, keep it
+/// anywhere, share it read-only between threads and processes. Read its
+/// fields freely but fill it only with `weir_rate_limit_new`. Every call
+/// that takes one checks its ranges again (burst 1..1023, a window
+/// burst × interval from WEIR_RATE_MIN_WINDOW_NS to 2^63 ns) and refuses a
+/// value outside them: `WEIR_ERR_RATE_LIMIT_INVALID` from a constructor,
+/// false or INT64_MAX from a decision.
 typedef struct WEIR_ALIGN(8) {
-  // Whole nanoseconds of one interval (1 / limit, rounded up to 2^-32
-  // ns).
+  /// Whole nanoseconds of one interval (1 / limit, rounded up to 2^-32
+  /// ns).
   uint64_t interval_ns;
-  // The interval's fraction of a nanosecond, in units of 2^-32 ns.
+  /// The interval's fraction of a nanosecond, in units of 2^-32 ns.
   uint32_t interval_frac;
-  // Events per window, 1..1023.
+  /// Events per window, 1..1023.
   uint32_t burst;
 } weir_rate_limit;
 
@@ -2353,56 +2353,56 @@ typedef struct WEIR_ALIGN(8) {
 extern "C" {
 #endif // __cplusplus
 
-// Checks a rate and a burst once and writes the limit to `*out`.
-// `burst` must be 1..1023 (`WEIR_ERR_RATE_BURST`); `limit_per_s` must be
-// finite (`WEIR_ERR_NOT_FINITE`), not negative (`WEIR_ERR_NEGATIVE`) and
-// not zero (`WEIR_ERR_RATE_ZERO`); the window burst / limit_per_s must be
-// at least WEIR_RATE_MIN_WINDOW_NS (`WEIR_ERR_RATE_TOO_FAST`: the word's
-// 512 ns would cost more than 1 % accuracy; e.g. burst 1 allows up to
-// 19,531.25/s, burst 100 up to 1.95 million/s) and at most 2^63 ns
-// (`WEIR_ERR_RATE_TOO_SLOW`). Checked in that order. `WEIR_ERR_NULL` if
-// `out` is NULL; `*out` is written only on success.
-//
-// The interval is 1 / limit_per_s rounded up to 2^-32 ns. For every limit
-// this accepts, a word admits at most burst + floor(T / interval) events
-// in any T ns and exactly `burst` per window, at every phase of the
-// 512 ns grid, and at least 99 % of the limit under a steady stream (see
-// `weir_rate`).
+/// Checks a rate and a burst once and writes the limit to `*out`.
+/// `burst` must be 1..1023 (`WEIR_ERR_RATE_BURST`); `limit_per_s` must be
+/// finite (`WEIR_ERR_NOT_FINITE`), not negative (`WEIR_ERR_NEGATIVE`) and
+/// not zero (`WEIR_ERR_RATE_ZERO`); the window burst / limit_per_s must be
+/// at least WEIR_RATE_MIN_WINDOW_NS (`WEIR_ERR_RATE_TOO_FAST`: the word's
+/// 512 ns would cost more than 1 % accuracy; e.g. burst 1 allows up to
+/// 19,531.25/s, burst 100 up to 1.95 million/s) and at most 2^63 ns
+/// (`WEIR_ERR_RATE_TOO_SLOW`). Checked in that order. `WEIR_ERR_NULL` if
+/// `out` is NULL; `*out` is written only on success.
+///
+/// The interval is 1 / limit_per_s rounded up to 2^-32 ns. For every limit
+/// this accepts, a word admits at most burst + floor(T / interval) events
+/// in any T ns and exactly `burst` per window, at every phase of the
+/// 512 ns grid, and at least 99 % of the limit under a steady stream (see
+/// `weir_rate`).
 weir_status weir_rate_limit_new(double limit_per_s, int64_t burst, weir_rate_limit *out);
 
-// Whether one event may happen at `now`, charging `*rate` if so: lock-free
-// and exact under contention, from any number of threads or processes. A
-// refusal writes nothing. A `now` earlier than the latest one an allow on
-// this word used is judged as that latest `now` (time going backwards is
-// no time passing; the window cannot expire before it), and a `now` past
-// WEIR_RATE_MAX_NOW counts as WEIR_RATE_MAX_NOW. Refuses (false) a
-// negative `now`, a NULL or misaligned `rate`, and a NULL or invalid
-// `limit`.
-// Use one limit per word: a word read under another limit is judged by
-// that limit's interval.
+/// Whether one event may happen at `now`, charging `*rate` if so: lock-free
+/// and exact under contention, from any number of threads or processes. A
+/// refusal writes nothing. A `now` earlier than the latest one an allow on
+/// this word used is judged as that latest `now` (time going backwards is
+/// no time passing; the window cannot expire before it), and a `now` past
+/// WEIR_RATE_MAX_NOW counts as WEIR_RATE_MAX_NOW. Refuses (false) a
+/// negative `now`, a NULL or misaligned `rate`, and a NULL or invalid
+/// `limit`.
+/// Use one limit per word: a word read under another limit is judged by
+/// that limit's interval.
 bool weir_rate_allow(weir_rate *rate, const weir_rate_limit *limit, int64_t now);
 
-// Nanoseconds from `now` until `*rate` would allow an event: 0 if it would
-// now, else until its window expires (what a Retry-After header needs).
-// Reads the word only, so it changes no later answer. INT64_MAX for a
-// window that ends past WEIR_RATE_MAX_NOW, a negative `now`, a NULL or
-// misaligned `rate`, or a NULL or invalid `limit`.
+/// Nanoseconds from `now` until `*rate` would allow an event: 0 if it would
+/// now, else until its window expires (what a Retry-After header needs).
+/// Reads the word only, so it changes no later answer. INT64_MAX for a
+/// window that ends past WEIR_RATE_MAX_NOW, a negative `now`, a NULL or
+/// misaligned `rate`, or a NULL or invalid `limit`.
 int64_t weir_rate_next(const weir_rate *rate, const weir_rate_limit *limit, int64_t now);
 
-// Whether this build may share its words (a `weir_rate`, a bloom region of
-// `weir_bloom_*_in`) with another process or another core's program.
-// `WEIR_OK` where word updates are the target's own lock-free 64-bit
-// atomic instructions (x86_64, aarch64, i686, Armv7-A, riscv64, …): a
-// word in shared memory is exact for every process that maps it.
-// `WEIR_ERR_WORDS_NOT_SHAREABLE` where the target has no 64-bit atomics
-// (Cortex-M, riscv32, 32-bit MIPS and PowerPC): each update takes a lock
-// that lives in this program (a spinlock, or on firmware the critical
-// section the build chose), so a word is exact between this program's
-// threads (and, on firmware, its interrupt handlers) but not between
-// programs. `weir_bloom_init_in` and `weir_bloom_check_in` answer the
-// same status there, and the other `weir_bloom_*_in` calls refuse; a
-// program that keeps a `weir_rate` in shared memory calls this once at
-// start-up. `WEIR_WORDS_LOCK_FREE` says the same at compile time.
+/// Whether this build may share its words (a `weir_rate`, a bloom region of
+/// `weir_bloom_*_in`) with another process or another core's program.
+/// `WEIR_OK` where word updates are the target's own lock-free 64-bit
+/// atomic instructions (x86_64, aarch64, i686, Armv7-A, riscv64, …): a
+/// word in shared memory is exact for every process that maps it.
+/// `WEIR_ERR_WORDS_NOT_SHAREABLE` where the target has no 64-bit atomics
+/// (Cortex-M, riscv32, 32-bit MIPS and PowerPC): each update takes a lock
+/// that lives in this program (a spinlock, or on firmware the critical
+/// section the build chose), so a word is exact between this program's
+/// threads (and, on firmware, its interrupt handlers) but not between
+/// programs. `weir_bloom_init_in` and `weir_bloom_check_in` answer the
+/// same status there, and the other `weir_bloom_*_in` calls refuse; a
+/// program that keeps a `weir_rate` in shared memory calls this once at
+/// start-up. `WEIR_WORDS_LOCK_FREE` says the same at compile time.
 weir_status weir_words_shareable(void);
 
 #ifdef __cplusplus
@@ -2413,61 +2413,61 @@ weir_status weir_words_shareable(void);
  * weir_gcra — one-word token bucket (GCRA) in the caller's (shared) memory
  * ======================================================================== */
 
-// A token bucket that is one 64-bit word (GCRA): a full word admits
-// `burst` at once, then one more every 1 / rate s; limit_req's shape,
-// where `weir_rate` is a fixed window. Never delays: it admits or refuses.
-//
-// The encoding (frozen from weir 0.2 on). The word is the theoretical
-// arrival time TAT as an unsigned count of ticks of 2^-shift ns on the
-// caller's clock, tick 0 at now = 0 (absolute, so every process that maps
-// the word reads it alike). The limit gives shift, per_token (ticks a
-// token is worth) and tolerance (ticks a full word holds); a stored value
-// above INT64_MAX (never written by weir) reads as INT64_MAX, a word that
-// never admits. Time is `now` in ns from 0 to max_now = 2^62 >> shift
-// (2^62 ns, 146 years, at shift 0, which every rate up to 7.8 million a
-// second gets, so a CLOCK_REALTIME reading works there; at least 2^58 ns,
-// 9.1 years, at the finest tick, shift 4: use CLOCK_MONOTONIC); a later
-// `now` counts as max_now (time stands still) and a negative one is
-// refused without a write. With t = now × 2^shift and a take of n tokens
-// costing c = n × per_token ticks:
-// - allow_n: passes iff max(TAT, t) + c ≤ t + tolerance, and then the
-//   word becomes max(TAT, t) + c: one compare-and-swap of the whole word,
-//   retried on the value found. A refusal writes nothing.
-// - next: 0 if a take of one token passes at `now`; else
-//   ceil((TAT + per_token − tolerance) / 2^shift) − now ns, or INT64_MAX if
-//   that instant is past max_now.
-//
-// The zero word is a full bucket at every now ≥ 0: ready to use. The
-// encoding uses all 64 bits and carries no version; a future encoding
-// will be a new type.
-//
-// What it promises. per_token = ceil(2^shift × 10^9 / rate) and
-// tolerance = burst × per_token, both exact, so a full word admits exactly
-// `burst` at one instant, and over any T ns of judged instants at most
-// burst + floor(T × rate / 10^9) tokens pass, whatever the order of the
-// instants (a `now` earlier than an earlier call's only finds less room:
-// time going backwards never admits more). Rounding runs against
-// admitting: a steady stream gets 2^shift × 10^9 / per_token tokens a
-// second, under `rate` by less than 1/128 of it (less than 1 / per_token
-// of it above 1.25e8 a second).
-//
-// Zero-initialise it (`weir_gcra g = {0};`) and never write it yourself.
-// It holds no pointer and no process-local state: it may live in a struct,
-// an array or memory shared between processes (mmap(MAP_SHARED)) that
-// read one clock, lock-free where the target has 64-bit atomics
-// (`weir_words_shareable`). It must be 8-byte aligned; calls on a
-// misaligned word refuse. Use one limit per word. Memory: 8 bytes.
+/// A token bucket that is one 64-bit word (GCRA): a full word admits
+/// `burst` at once, then one more every 1 / rate s; limit_req's shape,
+/// where `weir_rate` is a fixed window. Never delays: it admits or refuses.
+///
+/// The encoding (frozen from weir 0.2 on). The word is the theoretical
+/// arrival time TAT as an unsigned count of ticks of 2^-shift ns on the
+/// caller's clock, tick 0 at now = 0 (absolute, so every process that maps
+/// the word reads it alike). The limit gives shift, per_token (ticks a
+/// token is worth) and tolerance (ticks a full word holds); a stored value
+/// above INT64_MAX (never written by weir) reads as INT64_MAX, a word that
+/// never admits. Time is `now` in ns from 0 to max_now = 2^62 >> shift
+/// (2^62 ns, 146 years, at shift 0, which every rate up to 7.8 million a
+/// second gets, so a CLOCK_REALTIME reading works there; at least 2^58 ns,
+/// 9.1 years, at the finest tick, shift 4: use CLOCK_MONOTONIC); a later
+/// `now` counts as max_now (time stands still) and a negative one is
+/// refused without a write. With t = now × 2^shift and a take of n tokens
+/// costing c = n × per_token ticks:
+/// - allow_n: passes iff max(TAT, t) + c ≤ t + tolerance, and then the
+///   word becomes max(TAT, t) + c: one compare-and-swap of the whole word,
+///   retried on the value found. A refusal writes nothing.
+/// - next: 0 if a take of one token passes at `now`; else
+///   ceil((TAT + per_token − tolerance) / 2^shift) − now ns, or INT64_MAX if
+///   that instant is past max_now.
+///
+/// The zero word is a full bucket at every now ≥ 0: ready to use. The
+/// encoding uses all 64 bits and carries no version; a future encoding
+/// will be a new type.
+///
+/// What it promises. per_token = ceil(2^shift × 10^9 / rate) and
+/// tolerance = burst × per_token, both exact, so a full word admits exactly
+/// `burst` at one instant, and over any T ns of judged instants at most
+/// burst + floor(T × rate / 10^9) tokens pass, whatever the order of the
+/// instants (a `now` earlier than an earlier call's only finds less room:
+/// time going backwards never admits more). Rounding runs against
+/// admitting: a steady stream gets 2^shift × 10^9 / per_token tokens a
+/// second, under `rate` by less than 1/128 of it (less than 1 / per_token
+/// of it above 1.25e8 a second).
+///
+/// Zero-initialise it (`weir_gcra g = {0};`) and never write it yourself.
+/// It holds no pointer and no process-local state: it may live in a struct,
+/// an array or memory shared between processes (mmap(MAP_SHARED)) that
+/// read one clock, lock-free where the target has 64-bit atomics
+/// (`weir_words_shareable`). It must be 8-byte aligned; calls on a
+/// misaligned word refuse. Use one limit per word. Memory: 8 bytes.
 typedef struct WEIR_ALIGN(8) {
-  // The TAT in ticks. Zero is a full bucket; weir alone writes it.
+  /// The TAT in ticks. Zero is a full bucket; weir alone writes it.
   uint64_t state;
 } weir_gcra;
 
-// The largest burst of a GCRA limit (2^53: every integer up to it is exact
-// as a double).
+/// The largest burst of a GCRA limit (2^53: every integer up to it is exact
+/// as a double).
 #define WEIR_GCRA_MAX_BURST 9007199254740992
 
-// The fastest rate of a GCRA limit, a second: a token a tick at the
-// finest tick (2^-4 ns).
+/// The fastest rate of a GCRA limit, a second: a token a tick at the
+/// finest tick (2^-4 ns).
 #define WEIR_GCRA_MAX_RATE 16e9
 
 // Its own statuses, besides the general ones (in `enum weir_status`, the
@@ -2476,20 +2476,20 @@ typedef struct WEIR_ALIGN(8) {
 //   WEIR_ERR_GCRA_TOO_SLOW (432), WEIR_ERR_GCRA_TOO_FAST (433),
 //   WEIR_ERR_GCRA_LIMIT_INVALID (434).
 
-// A GCRA limit checked once by `weir_gcra_limit_new`, so that decisions do
-// integer work only. A plain value (24 bytes, no heap): copy it, keep it
-// anywhere, share it read-only between processes. Read its fields freely
-// but fill it only with `weir_gcra_limit_new`; every call that takes one
-// checks its ranges again (shift 0..4, per_token ≥ 1, tolerance from
-// per_token to 2^61 − 1, reserved 0) and refuses one outside them.
+/// A GCRA limit checked once by `weir_gcra_limit_new`, so that decisions do
+/// integer work only. A plain value (24 bytes, no heap): copy it, keep it
+/// anywhere, share it read-only between processes. Read its fields freely
+/// but fill it only with `weir_gcra_limit_new`; every call that takes one
+/// checks its ranges again (shift 0..4, per_token ≥ 1, tolerance from
+/// per_token to 2^61 − 1, reserved 0) and refuses one outside them.
 typedef struct WEIR_ALIGN(8) {
-  // Ticks one token is worth: ceil(2^shift × 10^9 / rate).
+  /// Ticks one token is worth: ceil(2^shift × 10^9 / rate).
   uint64_t per_token;
-  // Ticks a full word holds: burst × per_token.
+  /// Ticks a full word holds: burst × per_token.
   int64_t tolerance;
-  // A tick is 2^-shift ns.
+  /// A tick is 2^-shift ns.
   uint32_t shift;
-  // Zero.
+  /// Zero.
   uint32_t reserved;
 } weir_gcra_limit;
 
@@ -2497,39 +2497,39 @@ typedef struct WEIR_ALIGN(8) {
 extern "C" {
 #endif // __cplusplus
 
-// Checks a rate and a burst once and writes the limit to `*out`. `burst`
-// must be 1..WEIR_GCRA_MAX_BURST (`WEIR_ERR_GCRA_BURST`); `rate_per_s`
-// finite (`WEIR_ERR_NOT_FINITE`), not negative (`WEIR_ERR_NEGATIVE`), not
-// zero (`WEIR_ERR_GCRA_ZERO`), at most WEIR_GCRA_MAX_RATE
-// (`WEIR_ERR_GCRA_TOO_FAST`); and burst / rate_per_s must fit the word's
-// clock, about 73 years at 1 ns a tick (`WEIR_ERR_GCRA_TOO_SLOW`). Checked
-// in that order. `WEIR_ERR_NULL` if `out` is NULL; `*out` is written only
-// on success. The tick is the coarsest in which a token is worth at least
-// 128 ticks (see `weir_gcra`).
+/// Checks a rate and a burst once and writes the limit to `*out`. `burst`
+/// must be 1..WEIR_GCRA_MAX_BURST (`WEIR_ERR_GCRA_BURST`); `rate_per_s`
+/// finite (`WEIR_ERR_NOT_FINITE`), not negative (`WEIR_ERR_NEGATIVE`), not
+/// zero (`WEIR_ERR_GCRA_ZERO`), at most WEIR_GCRA_MAX_RATE
+/// (`WEIR_ERR_GCRA_TOO_FAST`); and burst / rate_per_s must fit the word's
+/// clock, about 73 years at 1 ns a tick (`WEIR_ERR_GCRA_TOO_SLOW`). Checked
+/// in that order. `WEIR_ERR_NULL` if `out` is NULL; `*out` is written only
+/// on success. The tick is the coarsest in which a token is worth at least
+/// 128 ticks (see `weir_gcra`).
 weir_status weir_gcra_limit_new(double rate_per_s, int64_t burst, weir_gcra_limit *out);
 
-// Whether one token may be taken at `now`, charging `*gcra` if so:
-// lock-free and exact under contention from any number of threads or
-// processes. A refusal writes nothing. Refuses (false) a negative `now`, a
-// NULL or misaligned `gcra`, and a NULL or invalid `limit`.
+/// Whether one token may be taken at `now`, charging `*gcra` if so:
+/// lock-free and exact under contention from any number of threads or
+/// processes. A refusal writes nothing. Refuses (false) a negative `now`, a
+/// NULL or misaligned `gcra`, and a NULL or invalid `limit`.
 bool weir_gcra_allow(weir_gcra *gcra, const weir_gcra_limit *limit, int64_t now);
 
-// Whether `n` tokens may be taken at `now`, all or nothing, charging
-// `*gcra` if so. Refuses (false, writing nothing) an `n` outside 1..burst
-// and whatever `weir_gcra_allow` refuses.
+/// Whether `n` tokens may be taken at `now`, all or nothing, charging
+/// `*gcra` if so. Refuses (false, writing nothing) an `n` outside 1..burst
+/// and whatever `weir_gcra_allow` refuses.
 bool weir_gcra_allow_n(weir_gcra *gcra, const weir_gcra_limit *limit, int64_t now, int64_t n);
 
-// Nanoseconds from `now` until `*gcra` would admit one token: 0 if it
-// would now (what a Retry-After header needs). Reads the word only, so it
-// changes no later answer. INT64_MAX for an instant past max_now, a
-// negative `now`, a NULL or misaligned `gcra`, or a NULL or invalid
-// `limit`.
+/// Nanoseconds from `now` until `*gcra` would admit one token: 0 if it
+/// would now (what a Retry-After header needs). Reads the word only, so it
+/// changes no later answer. INT64_MAX for an instant past max_now, a
+/// negative `now`, a NULL or misaligned `gcra`, or a NULL or invalid
+/// `limit`.
 int64_t weir_gcra_next(const weir_gcra *gcra, const weir_gcra_limit *limit, int64_t now);
 
-// Whole tokens `*gcra` would admit at `now`, from 0 to burst (what a
-// RateLimit header's remaining needs). Reads the word only. 0 for a
-// negative `now`, a NULL or misaligned `gcra`, or a NULL or invalid
-// `limit`.
+/// Whole tokens `*gcra` would admit at `now`, from 0 to burst (what a
+/// RateLimit header's remaining needs). Reads the word only. 0 for a
+/// negative `now`, a NULL or misaligned `gcra`, or a NULL or invalid
+/// `limit`.
 int64_t weir_gcra_room(const weir_gcra *gcra, const weir_gcra_limit *limit, int64_t now);
 
 #ifdef __cplusplus
@@ -2541,86 +2541,86 @@ int64_t weir_gcra_room(const weir_gcra *gcra, const weir_gcra_limit *limit, int6
  * ======================================================================== */
 
 #if defined(WEIR_HOSTED)
-// An array of 2^size_log2 one-word limiters for a key space too large to
-// give each key its own: per client address, API key or object name, in
-// fixed memory. Its words are of one kind, chosen when it is made: rate
-// words (`weir_rate`, fixed windows: `weir_bloom_new`) or GCRA words
-// (`weir_gcra`, token buckets, limit_req's shape: `weir_bloom_new_gcra`).
-//
-// Layout (blocked). The words sit in 64-byte lines of 8. A key is hashed
-// once with SipHash-1-3 (64-bit output) under the caller's 128-bit seed:
-// its low bits pick the key's line, its high bits which `hashes` (k)
-// distinct words of it (one of the C(8, k) subsets, uniformly). So a
-// decision touches one cache line at every size. A key is allowed when
-// any of its k words allows, and each word that allows is charged.
-// SipHash is the keyed hash Rust's and Python's hash tables use against
-// flooding: without the seed nobody can aim keys at the same words.
-//
-// Bounds: a key alone gets exactly `burst` at once, at every phase (for
-// rate words, at every phase of their 512 ns grid). With k = 1 a key is
-// one word and gets at most the word's bound in any T ns, under any
-// contention: burst + floor(T / interval) for rate words, burst + floor(T
-// × rate / 10^9) for GCRA words (less if other keys share the word). With
-// k ≥ 2 concurrent calls for one key can each find a different word open,
-// and words shared with other keys fall out of step, so up to k × burst
-// may pass at once and k times the word's bound in any T ns.
-//
-// False refusals. A key is refused early only when all k of its words are
-// spent by other keys. For N keys active in one window, each asking a
-// fraction f (0 < f ≤ 1) of its burst, a word overflows when m =
-// floor(1 / f) other keys share it. With M words, λ = 8N / M other keys
-// share a key's line on average, and the fraction of keys refused before
-// they have asked their share is at most about
-//   F = Σ_{j≥0} e^−λ λ^j / j! × P_j,
-// P_j being the chance that j uniform k-subsets of 8 words cover each of
-// the key's k words at least m times; for f > 1/2 (m = 1)
-//   P_j = Σ_{i=0..k} (−1)^i C(k, i) (C(8 − i, k) / C(8, k))^j.
-// At f = 1 nearly every such key is refused; below it only those asking
-// after their words fill. With k = 3: 50,000 keys in 2^20 words asking
-// their whole burst, F = 1.6 %; 10^6 keys in 2^24 words (128 MiB) asking
-// half of it, F = 0.03 % (2.3 % asking all of it).
-//
-// Lock-free and safe to use from many threads at once. Memory per handle:
-// 8 × 2^size_log2 bytes of heap (64-byte aligned) plus under 120 bytes.
-// size_log2 is WEIR_BLOOM_MIN_SIZE_LOG2 (3, one line) to
-// WEIR_BLOOM_MAX_SIZE_LOG2 (32: 32 GiB; 27, 1 GiB, on a 32-bit host),
-// hashes 1..WEIR_BLOOM_MAX_HASHES (8, a whole line).
-// Made by `weir_bloom_new` or `weir_bloom_new_gcra`, freed by
-// `weir_bloom_free`; for memory shared between processes see
-// `weir_bloom_init_in`.
+/// An array of 2^size_log2 one-word limiters for a key space too large to
+/// give each key its own: per client address, API key or object name, in
+/// fixed memory. Its words are of one kind, chosen when it is made: rate
+/// words (`weir_rate`, fixed windows: `weir_bloom_new`) or GCRA words
+/// (`weir_gcra`, token buckets, limit_req's shape: `weir_bloom_new_gcra`).
+///
+/// Layout (blocked). The words sit in 64-byte lines of 8. A key is hashed
+/// once with SipHash-1-3 (64-bit output) under the caller's 128-bit seed:
+/// its low bits pick the key's line, its high bits which `hashes` (k)
+/// distinct words of it (one of the C(8, k) subsets, uniformly). So a
+/// decision touches one cache line at every size. A key is allowed when
+/// any of its k words allows, and each word that allows is charged.
+/// SipHash is the keyed hash Rust's and Python's hash tables use against
+/// flooding: without the seed nobody can aim keys at the same words.
+///
+/// Bounds: a key alone gets exactly `burst` at once, at every phase (for
+/// rate words, at every phase of their 512 ns grid). With k = 1 a key is
+/// one word and gets at most the word's bound in any T ns, under any
+/// contention: burst + floor(T / interval) for rate words, burst + floor(T
+/// × rate / 10^9) for GCRA words (less if other keys share the word). With
+/// k ≥ 2 concurrent calls for one key can each find a different word open,
+/// and words shared with other keys fall out of step, so up to k × burst
+/// may pass at once and k times the word's bound in any T ns.
+///
+/// False refusals. A key is refused early only when all k of its words are
+/// spent by other keys. For N keys active in one window, each asking a
+/// fraction f (0 < f ≤ 1) of its burst, a word overflows when m =
+/// floor(1 / f) other keys share it. With M words, λ = 8N / M other keys
+/// share a key's line on average, and the fraction of keys refused before
+/// they have asked their share is at most about
+///   F = Σ_{j≥0} e^−λ λ^j / j! × P_j,
+/// P_j being the chance that j uniform k-subsets of 8 words cover each of
+/// the key's k words at least m times; for f > 1/2 (m = 1)
+///   P_j = Σ_{i=0..k} (−1)^i C(k, i) (C(8 − i, k) / C(8, k))^j.
+/// At f = 1 nearly every such key is refused; below it only those asking
+/// after their words fill. With k = 3: 50,000 keys in 2^20 words asking
+/// their whole burst, F = 1.6 %; 10^6 keys in 2^24 words (128 MiB) asking
+/// half of it, F = 0.03 % (2.3 % asking all of it).
+///
+/// Lock-free and safe to use from many threads at once. Memory per handle:
+/// 8 × 2^size_log2 bytes of heap (64-byte aligned) plus under 120 bytes.
+/// size_log2 is WEIR_BLOOM_MIN_SIZE_LOG2 (3, one line) to
+/// WEIR_BLOOM_MAX_SIZE_LOG2 (32: 32 GiB; 27, 1 GiB, on a 32-bit host),
+/// hashes 1..WEIR_BLOOM_MAX_HASHES (8, a whole line).
+/// Made by `weir_bloom_new` or `weir_bloom_new_gcra`, freed by
+/// `weir_bloom_free`; for memory shared between processes see
+/// `weir_bloom_init_in`.
 typedef struct weir_bloom weir_bloom;
 #endif
 
 #if defined(WEIR_HOSTED)
-// The largest size_log2 of a bloom array (2^32 words, 32 GiB).
+/// The largest size_log2 of a bloom array (2^32 words, 32 GiB).
 #define WEIR_BLOOM_MAX_SIZE_LOG2 32
 #endif
 
 #if defined(WEIR_HOSTED)
-// The smallest size_log2 of a bloom array (8 words: one 64-byte line).
+/// The smallest size_log2 of a bloom array (8 words: one 64-byte line).
 #define WEIR_BLOOM_MIN_SIZE_LOG2 3
 #endif
 
 #if defined(WEIR_HOSTED)
-// The alignment, in bytes, of a region for `weir_bloom_init_in`: a line.
+/// The alignment, in bytes, of a region for `weir_bloom_init_in`: a line.
 #define WEIR_BLOOM_ALIGN 64
 #endif
 
 #if defined(WEIR_HOSTED)
-// The layout version of a bloom region's header (2: blocked lines, with
-// a word kind). Regions of version 1 (weir 0.1) and any other are
-// refused with `WEIR_ERR_BLOOM_VERSION`.
+/// The layout version of a bloom region's header (2: blocked lines, with
+/// a word kind). Regions of version 1 (weir 0.1) and any other are
+/// refused with `WEIR_ERR_BLOOM_VERSION`.
 #define WEIR_BLOOM_VERSION 2
 #endif
 
 #if defined(WEIR_HOSTED)
-// The most hashes (words per key) of a bloom array.
+/// The most hashes (words per key) of a bloom array.
 #define WEIR_BLOOM_MAX_HASHES 8
 #endif
 
 #if defined(WEIR_HOSTED)
-// The bytes of the header before the words of a bloom array laid into
-// caller memory.
+/// The bytes of the header before the words of a bloom array laid into
+/// caller memory.
 #define WEIR_BLOOM_HEADER_BYTES 64
 #endif
 
@@ -2636,18 +2636,18 @@ extern "C" {
 #endif // __cplusplus
 
 #if defined(WEIR_HOSTED)
-// Makes a bloom array of 2^`size_log2` fresh rate words (the window
-// kind), `hashes` words per key, each limited by `*limit`, keyed by
-// (`seed0`, `seed1`) — pass secret random values — and writes it to
-// `*out`. `WEIR_ERR_NULL` if `out` or `limit` is NULL;
-// `WEIR_ERR_RATE_LIMIT_INVALID` for a limit whose fields are out of range;
-// `WEIR_ERR_BLOOM_SIZE` for size_log2 above WEIR_BLOOM_MAX_SIZE_LOG2
-// (above 27 on a 32-bit host, where a larger array does not fit the
-// address space); `WEIR_ERR_BLOOM_TOO_FEW_WORDS` for size_log2 below
-// WEIR_BLOOM_MIN_SIZE_LOG2 (fewer words than a line);
-// `WEIR_ERR_BLOOM_HASHES` for hashes 0 or above WEIR_BLOOM_MAX_HASHES;
-// `WEIR_ERR_NO_MEMORY`. `*out` is written only on success. The limit is
-// copied: the caller may change or free it after.
+/// Makes a bloom array of 2^`size_log2` fresh rate words (the window
+/// kind), `hashes` words per key, each limited by `*limit`, keyed by
+/// (`seed0`, `seed1`) — pass secret random values — and writes it to
+/// `*out`. `WEIR_ERR_NULL` if `out` or `limit` is NULL;
+/// `WEIR_ERR_RATE_LIMIT_INVALID` for a limit whose fields are out of range;
+/// `WEIR_ERR_BLOOM_SIZE` for size_log2 above WEIR_BLOOM_MAX_SIZE_LOG2
+/// (above 27 on a 32-bit host, where a larger array does not fit the
+/// address space); `WEIR_ERR_BLOOM_TOO_FEW_WORDS` for size_log2 below
+/// WEIR_BLOOM_MIN_SIZE_LOG2 (fewer words than a line);
+/// `WEIR_ERR_BLOOM_HASHES` for hashes 0 or above WEIR_BLOOM_MAX_HASHES;
+/// `WEIR_ERR_NO_MEMORY`. `*out` is written only on success. The limit is
+/// copied: the caller may change or free it after.
 weir_status weir_bloom_new(uint32_t size_log2,
                            uint32_t hashes,
                            const weir_rate_limit *limit,
@@ -2657,10 +2657,10 @@ weir_status weir_bloom_new(uint32_t size_log2,
 #endif
 
 #if defined(WEIR_HOSTED)
-// `weir_bloom_new` with GCRA words (`weir_gcra`, the gcra kind): each word
-// a token bucket limited by `*limit`. `WEIR_ERR_GCRA_LIMIT_INVALID` for a
-// limit whose fields are out of range; otherwise checked and answered as
-// `weir_bloom_new`.
+/// `weir_bloom_new` with GCRA words (`weir_gcra`, the gcra kind): each word
+/// a token bucket limited by `*limit`. `WEIR_ERR_GCRA_LIMIT_INVALID` for a
+/// limit whose fields are out of range; otherwise checked and answered as
+/// `weir_bloom_new`.
 weir_status weir_bloom_new_gcra(uint32_t size_log2,
                                 uint32_t hashes,
                                 const weir_gcra_limit *limit,
@@ -2670,57 +2670,57 @@ weir_status weir_bloom_new_gcra(uint32_t size_log2,
 #endif
 
 #if defined(WEIR_HOSTED)
-// Frees a bloom array. NULL is accepted and ignored.
+/// Frees a bloom array. NULL is accepted and ignored.
 void weir_bloom_free(weir_bloom *bloom);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Whether the key (`len` bytes at `key`) may have one event at `now`,
-// charging each of its words that allows. A zero-length key is a key (the
-// empty one). The key is hashed during the call and not kept: its memory
-// is the caller's again on return. Refuses (false) a NULL bloom or key and
-// a negative `now`; a refusal writes nothing.
+/// Whether the key (`len` bytes at `key`) may have one event at `now`,
+/// charging each of its words that allows. A zero-length key is a key (the
+/// empty one). The key is hashed during the call and not kept: its memory
+/// is the caller's again on return. Refuses (false) a NULL bloom or key and
+/// a negative `now`; a refusal writes nothing.
 bool weir_bloom_allow(const weir_bloom *bloom, int64_t now, const void *key, size_t len);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Nanoseconds from `now` until the key would be allowed: the soonest any
-// of its words frees up, 0 if one would now. Reads only. INT64_MAX for a
-// NULL bloom or key or a negative `now`.
+/// Nanoseconds from `now` until the key would be allowed: the soonest any
+/// of its words frees up, 0 if one would now. Reads only. INT64_MAX for a
+/// NULL bloom or key or a negative `now`.
 int64_t weir_bloom_next(const weir_bloom *bloom, int64_t now, const void *key, size_t len);
 #endif
 
 #if defined(WEIR_HOSTED)
-// The bytes a region for a bloom array of 2^`size_log2` words needs, of
-// either kind: WEIR_BLOOM_HEADER_BYTES + 8 × 2^size_log2. 0 when
-// size_log2 is below WEIR_BLOOM_MIN_SIZE_LOG2 or above
-// WEIR_BLOOM_MAX_SIZE_LOG2, or the region does not fit the address space
-// (size_log2 above 27 on a 32-bit host).
+/// The bytes a region for a bloom array of 2^`size_log2` words needs, of
+/// either kind: WEIR_BLOOM_HEADER_BYTES + 8 × 2^size_log2. 0 when
+/// size_log2 is below WEIR_BLOOM_MIN_SIZE_LOG2 or above
+/// WEIR_BLOOM_MAX_SIZE_LOG2, or the region does not fit the address space
+/// (size_log2 above 27 on a 32-bit host).
 size_t weir_bloom_footprint(uint32_t size_log2);
 #endif
 
 #if defined(WEIR_HOSTED)
-// Lays a bloom array of rate words (the window kind) into the caller's
-// memory: `len` bytes at `mem`, 64-byte aligned (WEIR_BLOOM_ALIGN, so
-// that each line of 8 words is one cache line; page-aligned memory from
-// mmap is), at least `weir_bloom_footprint(size_log2)` long. Writes a
-// 64-byte header, then zeroes the words; bytes past the footprint are left
-// alone. The header, version 2 (WEIR_BLOOM_VERSION), is 8 little-endian
-// 64-bit words: the magic "weir:blm"; the version; the word kind (1
-// window, 2 gcra) | the line size in bytes (64) << 32; size_log2 |
-// hashes << 8 | the GCRA limit's shift << 16 (0 for the window kind); the
-// limit's two other fields (window: interval_ns, then interval_frac |
-// burst << 32; gcra: per_token, then tolerance); seed0; seed1. The region
-// holds no pointer: map it MAP_SHARED and every process that maps it
-// (forked or not, at any address) shares one limiter through
-// `weir_bloom_allow_in`, lock-free. Lay it once, before anyone uses it;
-// laying it again resets it. The arguments are checked as `weir_bloom_new`
-// checks them; then `WEIR_ERR_NULL` for a NULL `mem`,
-// `WEIR_ERR_MISALIGNED` for one not 64-byte aligned, `WEIR_ERR_TOO_LARGE`
-// for a `len` no object can have (above PTRDIFF_MAX),
-// `WEIR_ERR_BLOOM_TOO_SMALL`; `WEIR_ERR_WORDS_NOT_SHAREABLE` on a target
-// whose words take a lock (see `weir_words_shareable`). Nothing is written
-// unless it returns `WEIR_OK`.
+/// Lays a bloom array of rate words (the window kind) into the caller's
+/// memory: `len` bytes at `mem`, 64-byte aligned (WEIR_BLOOM_ALIGN, so
+/// that each line of 8 words is one cache line; page-aligned memory from
+/// mmap is), at least `weir_bloom_footprint(size_log2)` long. Writes a
+/// 64-byte header, then zeroes the words; bytes past the footprint are left
+/// alone. The header, version 2 (WEIR_BLOOM_VERSION), is 8 little-endian
+/// 64-bit words: the magic "weir:blm"; the version; the word kind (1
+/// window, 2 gcra) | the line size in bytes (64) << 32; size_log2 |
+/// hashes << 8 | the GCRA limit's shift << 16 (0 for the window kind); the
+/// limit's two other fields (window: interval_ns, then interval_frac |
+/// burst << 32; gcra: per_token, then tolerance); seed0; seed1. The region
+/// holds no pointer: map it MAP_SHARED and every process that maps it
+/// (forked or not, at any address) shares one limiter through
+/// `weir_bloom_allow_in`, lock-free. Lay it once, before anyone uses it;
+/// laying it again resets it. The arguments are checked as `weir_bloom_new`
+/// checks them; then `WEIR_ERR_NULL` for a NULL `mem`,
+/// `WEIR_ERR_MISALIGNED` for one not 64-byte aligned, `WEIR_ERR_TOO_LARGE`
+/// for a `len` no object can have (above PTRDIFF_MAX),
+/// `WEIR_ERR_BLOOM_TOO_SMALL`; `WEIR_ERR_WORDS_NOT_SHAREABLE` on a target
+/// whose words take a lock (see `weir_words_shareable`). Nothing is written
+/// unless it returns `WEIR_OK`.
 weir_status weir_bloom_init_in(void *mem,
                                size_t len,
                                uint32_t size_log2,
@@ -2731,10 +2731,10 @@ weir_status weir_bloom_init_in(void *mem,
 #endif
 
 #if defined(WEIR_HOSTED)
-// `weir_bloom_init_in` with GCRA words (the gcra kind), each limited by
-// `*limit`: checked as `weir_bloom_new_gcra` checks its arguments, then as
-// `weir_bloom_init_in` checks the region. `weir_bloom_allow_in` and
-// `weir_bloom_next_in` read the kind from the header.
+/// `weir_bloom_init_in` with GCRA words (the gcra kind), each limited by
+/// `*limit`: checked as `weir_bloom_new_gcra` checks its arguments, then as
+/// `weir_bloom_init_in` checks the region. `weir_bloom_allow_in` and
+/// `weir_bloom_next_in` read the kind from the header.
 weir_status weir_bloom_init_gcra_in(void *mem,
                                     size_t len,
                                     uint32_t size_log2,
@@ -2745,30 +2745,30 @@ weir_status weir_bloom_init_gcra_in(void *mem,
 #endif
 
 #if defined(WEIR_HOSTED)
-// Whether `len` bytes at `mem` hold a bloom array laid by
-// `weir_bloom_init_in` or `weir_bloom_init_gcra_in`: `WEIR_OK`, or
-// `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED` (not 64-byte aligned),
-// `WEIR_ERR_BLOOM_FOREIGN` (no valid header),
-// `WEIR_ERR_BLOOM_VERSION` (another layout version, weir 0.1's
-// included), `WEIR_ERR_BLOOM_KIND` (a word kind this library does not
-// know), `WEIR_ERR_BLOOM_LINE_SIZE` (lines of another size),
-// `WEIR_ERR_BLOOM_TOO_SMALL` (shorter than the header or its shape),
-// `WEIR_ERR_TOO_LARGE` (a `len` above PTRDIFF_MAX, which no region has). A
-// process that attaches to an existing region checks it once here.
+/// Whether `len` bytes at `mem` hold a bloom array laid by
+/// `weir_bloom_init_in` or `weir_bloom_init_gcra_in`: `WEIR_OK`, or
+/// `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED` (not 64-byte aligned),
+/// `WEIR_ERR_BLOOM_FOREIGN` (no valid header),
+/// `WEIR_ERR_BLOOM_VERSION` (another layout version, weir 0.1's
+/// included), `WEIR_ERR_BLOOM_KIND` (a word kind this library does not
+/// know), `WEIR_ERR_BLOOM_LINE_SIZE` (lines of another size),
+/// `WEIR_ERR_BLOOM_TOO_SMALL` (shorter than the header or its shape),
+/// `WEIR_ERR_TOO_LARGE` (a `len` above PTRDIFF_MAX, which no region has). A
+/// process that attaches to an existing region checks it once here.
 weir_status weir_bloom_check_in(const void *mem, size_t len);
 #endif
 
 #if defined(WEIR_HOSTED)
-// `weir_bloom_allow` on the array laid at `mem` (`len` bytes), of the word
-// kind its header names: safe from many threads and processes at once. Refuses (false) whatever
-// `weir_bloom_check_in` would not accept, a NULL key and a negative `now`.
+/// `weir_bloom_allow` on the array laid at `mem` (`len` bytes), of the word
+/// kind its header names: safe from many threads and processes at once. Refuses (false) whatever
+/// `weir_bloom_check_in` would not accept, a NULL key and a negative `now`.
 bool weir_bloom_allow_in(void *mem, size_t len, int64_t now, const void *key, size_t key_len);
 #endif
 
 #if defined(WEIR_HOSTED)
-// `weir_bloom_next` on the array laid at `mem` (`len` bytes). Reads only.
-// INT64_MAX for whatever `weir_bloom_check_in` would not accept, a NULL
-// key and a negative `now`.
+/// `weir_bloom_next` on the array laid at `mem` (`len` bytes). Reads only.
+/// INT64_MAX for whatever `weir_bloom_check_in` would not accept, a NULL
+/// key and a negative `now`.
 int64_t weir_bloom_next_in(const void *mem,
                            size_t len,
                            int64_t now,
@@ -2784,84 +2784,84 @@ int64_t weir_bloom_next_in(const void *mem,
  * weir_limiter — embeddable integer quota, by value
  * ======================================================================== */
 
-// An embeddable integer limiter: a plain 48-byte value (alignment 8) that
-// the caller places inside its own struct — no handle, no heap, no pointer
-// inside. By-value: the caller guards it (one thread at a time per value).
-//
-// Build one with `weir_limiter_bucket`, `weir_limiter_fixed_window` or
-// `weir_limiter_cooldown`; a zeroed value is not a limiter (calls on it get
-// `WEIR_ERR_LIMITER_CORRUPT` or refuse). The fields are private: use the
-// functions. Every call checks the value, so a zeroed or overwritten one is
-// refused, not trusted. A value never initialised must not be passed: its
-// bytes are indeterminate, and reading them is undefined in C before weir sees
-// them, so build (or at least zero) a limiter before its first use. Every call
-// checks the pointer too: one that is not 8-byte aligned (the struct's
-// alignment, which a limiter placed inside a packed struct or at an odd offset
-// of a byte buffer may lack) is never read or written; calls answer
-// `WEIR_ERR_MISALIGNED` or refuse. Copying the bytes (assignment, `memcpy`) is
-// allowed, but a copy is a second limiter with its own units, so copying
-// multiplies the configured capacity; the bytes are not a storage format
-// across library versions.
-//
-// Three variants, each holding a capacity and the units available now:
-// - bucket: `refill_amount` units every `refill_interval_ns`, up to the
-//   capacity. Only whole intervals count; the part of an interval already
-//   run is kept toward the next unit, and intervals that pass while the
-//   bucket is full are lost, not banked.
-// - fixed window: windows of `window_ns` laid end to end from
-//   `window_start` (the grid follows the anchor, not the clock); entering a
-//   later window resets the units to the capacity.
-// - cooldown: up to the capacity may be taken in any split; the call that
-//   takes the last unit arms a gate until `now + cooldown_ns`, and at that
-//   deadline (inclusive) the whole capacity comes back.
-//
-// Time: any int64_t is an instant of the caller's clock, negative values
-// included; only differences matter (and a window's grid is laid from its
-// anchor). A `now` earlier than the anchor counts as no time passing. No
-// arithmetic overflows for any uint64_t amount or capacity and any int64_t
-// time. The value keeps no record of the latest `now` it was given (the
-// 48-byte layout is fixed), so pass a monotonic clock. What a `now`
-// earlier than `latest`, the latest `now` of a consume that succeeded,
-// does, exactly (before the first one, a `now` earlier than the
-// constructor's credits fewer intervals or windows, never more):
-// - bucket and fixed window: the call answers, and leaves the value, as
-//   the same call at `latest` would (a committed consume has already
-//   moved the anchor past any interval or window an earlier `now` could
-//   credit);
-// - cooldown, the one exception: a consume at such a `now` that takes the
-//   last unit arms the gate until `now + cooldown_ns`, not
-//   `latest + cooldown_ns`, so the capacity comes back
-//   `latest − now` sooner (and the drain succeeds even where
-//   `latest + cooldown_ns` would overflow). A cooldown asked at a `now`
-//   before its deadline stays shut even when `latest` is past it, so it
-//   may refuse what `latest` would grant, never the reverse.
-//
-// Readings (`weir_limiter_available` and the getters) never change the
-// value; a call that returns an error leaves it untouched.
-//
-// Snapshot and rebuild (to change a setting, or to move a limiter) keeps
-// the phase: at the latest `now`, read `weir_limiter_available(l, now)` and
-// the projected anchor (`weir_limiter_last_refill` for a bucket,
-// `weir_limiter_window_start` for a window, `weir_limiter_cooldown_end` for
-// a cooldown), then call the same constructor with them and the same `now`.
-// With unchanged settings the new value answers every later call exactly as
-// the old one would. A new capacity at least the available units is safe;
-// a bucket rebuilt with a different rate should start from `now` as its
-// anchor, since an old anchor credits the time already run at the new rate.
+/// An embeddable integer limiter: a plain 48-byte value (alignment 8) that
+/// the caller places inside its own struct — no handle, no heap, no pointer
+/// inside. By-value: the caller guards it (one thread at a time per value).
+///
+/// Build one with `weir_limiter_bucket`, `weir_limiter_fixed_window` or
+/// `weir_limiter_cooldown`; a zeroed value is not a limiter (calls on it get
+/// `WEIR_ERR_LIMITER_CORRUPT` or refuse). The fields are private: use the
+/// functions. Every call checks the value, so a zeroed or overwritten one is
+/// refused, not trusted. A value never initialised must not be passed: its
+/// bytes are indeterminate, and reading them is undefined in C before weir sees
+/// them, so build (or at least zero) a limiter before its first use. Every call
+/// checks the pointer too: one that is not 8-byte aligned (the struct's
+/// alignment, which a limiter placed inside a packed struct or at an odd offset
+/// of a byte buffer may lack) is never read or written; calls answer
+/// `WEIR_ERR_MISALIGNED` or refuse. Copying the bytes (assignment, `memcpy`) is
+/// allowed, but a copy is a second limiter with its own units, so copying
+/// multiplies the configured capacity; the bytes are not a storage format
+/// across library versions.
+///
+/// Three variants, each holding a capacity and the units available now:
+/// - bucket: `refill_amount` units every `refill_interval_ns`, up to the
+///   capacity. Only whole intervals count; the part of an interval already
+///   run is kept toward the next unit, and intervals that pass while the
+///   bucket is full are lost, not banked.
+/// - fixed window: windows of `window_ns` laid end to end from
+///   `window_start` (the grid follows the anchor, not the clock); entering a
+///   later window resets the units to the capacity.
+/// - cooldown: up to the capacity may be taken in any split; the call that
+///   takes the last unit arms a gate until `now + cooldown_ns`, and at that
+///   deadline (inclusive) the whole capacity comes back.
+///
+/// Time: any int64_t is an instant of the caller's clock, negative values
+/// included; only differences matter (and a window's grid is laid from its
+/// anchor). A `now` earlier than the anchor counts as no time passing. No
+/// arithmetic overflows for any uint64_t amount or capacity and any int64_t
+/// time. The value keeps no record of the latest `now` it was given (the
+/// 48-byte layout is fixed), so pass a monotonic clock. What a `now`
+/// earlier than `latest`, the latest `now` of a consume that succeeded,
+/// does, exactly (before the first one, a `now` earlier than the
+/// constructor's credits fewer intervals or windows, never more):
+/// - bucket and fixed window: the call answers, and leaves the value, as
+///   the same call at `latest` would (a committed consume has already
+///   moved the anchor past any interval or window an earlier `now` could
+///   credit);
+/// - cooldown, the one exception: a consume at such a `now` that takes the
+///   last unit arms the gate until `now + cooldown_ns`, not
+///   `latest + cooldown_ns`, so the capacity comes back
+///   `latest − now` sooner (and the drain succeeds even where
+///   `latest + cooldown_ns` would overflow). A cooldown asked at a `now`
+///   before its deadline stays shut even when `latest` is past it, so it
+///   may refuse what `latest` would grant, never the reverse.
+///
+/// Readings (`weir_limiter_available` and the getters) never change the
+/// value; a call that returns an error leaves it untouched.
+///
+/// Snapshot and rebuild (to change a setting, or to move a limiter) keeps
+/// the phase: at the latest `now`, read `weir_limiter_available(l, now)` and
+/// the projected anchor (`weir_limiter_last_refill` for a bucket,
+/// `weir_limiter_window_start` for a window, `weir_limiter_cooldown_end` for
+/// a cooldown), then call the same constructor with them and the same `now`.
+/// With unchanged settings the new value answers every later call exactly as
+/// the old one would. A new capacity at least the available units is safe;
+/// a bucket rebuilt with a different rate should start from `now` as its
+/// anchor, since an old anchor credits the time already run at the new rate.
 typedef struct WEIR_ALIGN(8) {
-  // Private: which variant, checked on every call.
+  /// Private: which variant, checked on every call.
   uint32_t tag;
-  // Private: zero.
+  /// Private: zero.
   uint32_t reserved;
-  // Private: the most units the limiter holds.
+  /// Private: the most units the limiter holds.
   uint64_t capacity;
-  // Private: the units left, as last committed.
+  /// Private: the units left, as last committed.
   uint64_t available;
-  // Private: a bucket's refill amount; zero otherwise.
+  /// Private: a bucket's refill amount; zero otherwise.
   uint64_t amount;
-  // Private: the refill interval, window or cooldown length.
+  /// Private: the refill interval, window or cooldown length.
   int64_t period_ns;
-  // Private: the last refill, the window start or the cooldown deadline.
+  /// Private: the last refill, the window start or the cooldown deadline.
   int64_t anchor;
 } weir_limiter;
 
@@ -2884,16 +2884,16 @@ typedef struct WEIR_ALIGN(8) {
 extern "C" {
 #endif // __cplusplus
 
-// Makes a token bucket of `capacity` units holding `initial_available`,
-// crediting `refill_amount` every `refill_interval_ns` counted from
-// `last_refill` (pass `now` for a new limiter; an earlier anchor keeps an
-// old limiter's phase), and writes it to `*out`. Checks, in this order,
-// each failure its own status and `*out` untouched: `WEIR_ERR_NULL` (`out`
-// is NULL), `WEIR_ERR_MISALIGNED` (`out` is not 8-byte aligned),
-// `WEIR_ERR_LIMITER_ZERO_CAPACITY`, `WEIR_ERR_LIMITER_ZERO_REFILL_AMOUNT`,
-// `WEIR_ERR_LIMITER_ZERO_REFILL_INTERVAL` (zero or negative),
-// `WEIR_ERR_LIMITER_INITIAL_ABOVE_CAPACITY`, `WEIR_ERR_LIMITER_BUCKET_ANCHOR_IN_FUTURE`
-// (`last_refill` later than `now`).
+/// Makes a token bucket of `capacity` units holding `initial_available`,
+/// crediting `refill_amount` every `refill_interval_ns` counted from
+/// `last_refill` (pass `now` for a new limiter; an earlier anchor keeps an
+/// old limiter's phase), and writes it to `*out`. Checks, in this order,
+/// each failure its own status and `*out` untouched: `WEIR_ERR_NULL` (`out`
+/// is NULL), `WEIR_ERR_MISALIGNED` (`out` is not 8-byte aligned),
+/// `WEIR_ERR_LIMITER_ZERO_CAPACITY`, `WEIR_ERR_LIMITER_ZERO_REFILL_AMOUNT`,
+/// `WEIR_ERR_LIMITER_ZERO_REFILL_INTERVAL` (zero or negative),
+/// `WEIR_ERR_LIMITER_INITIAL_ABOVE_CAPACITY`, `WEIR_ERR_LIMITER_BUCKET_ANCHOR_IN_FUTURE`
+/// (`last_refill` later than `now`).
 weir_status weir_limiter_bucket(weir_limiter *out,
                                 uint64_t capacity,
                                 uint64_t refill_amount,
@@ -2902,14 +2902,14 @@ weir_status weir_limiter_bucket(weir_limiter *out,
                                 uint64_t initial_available,
                                 int64_t now);
 
-// Makes a fixed-window limiter: windows of `window_ns` laid from
-// `window_start` (pass `now` for a new limiter), `initial_available` of
-// `capacity` units left in the current one, and writes it to `*out`.
-// Checks, in this order, each failure its own status and `*out` untouched:
-// `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_LIMITER_ZERO_CAPACITY`,
-// `WEIR_ERR_LIMITER_ZERO_WINDOW` (zero or
-// negative), `WEIR_ERR_LIMITER_INITIAL_ABOVE_CAPACITY`,
-// `WEIR_ERR_LIMITER_WINDOW_ANCHOR_IN_FUTURE` (`window_start` later than `now`).
+/// Makes a fixed-window limiter: windows of `window_ns` laid from
+/// `window_start` (pass `now` for a new limiter), `initial_available` of
+/// `capacity` units left in the current one, and writes it to `*out`.
+/// Checks, in this order, each failure its own status and `*out` untouched:
+/// `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_LIMITER_ZERO_CAPACITY`,
+/// `WEIR_ERR_LIMITER_ZERO_WINDOW` (zero or
+/// negative), `WEIR_ERR_LIMITER_INITIAL_ABOVE_CAPACITY`,
+/// `WEIR_ERR_LIMITER_WINDOW_ANCHOR_IN_FUTURE` (`window_start` later than `now`).
 weir_status weir_limiter_fixed_window(weir_limiter *out,
                                       uint64_t capacity,
                                       int64_t window_ns,
@@ -2917,16 +2917,16 @@ weir_status weir_limiter_fixed_window(weir_limiter *out,
                                       uint64_t initial_available,
                                       int64_t now);
 
-// Makes a cooldown limiter: batches of `capacity` units, a gate of
-// `cooldown_ns` after each, and writes it to `*out`. `cooldown_end` at or
-// before `now` means no gate is armed. Valid seeds: units with no gate
-// (only `initial_available` units before the first gate), no units with a
-// gate (throttled until `cooldown_end`), no units and no gate (full at
-// once). Checks, in this order, each failure its own status and `*out`
-// untouched: `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_LIMITER_ZERO_CAPACITY`,
-// `WEIR_ERR_LIMITER_ZERO_COOLDOWN` (zero or negative),
-// `WEIR_ERR_LIMITER_INITIAL_ABOVE_CAPACITY`, `WEIR_ERR_LIMITER_COOLDOWN_ARMED_WITH_TOKENS`
-// (units while `cooldown_end` is later than `now`).
+/// Makes a cooldown limiter: batches of `capacity` units, a gate of
+/// `cooldown_ns` after each, and writes it to `*out`. `cooldown_end` at or
+/// before `now` means no gate is armed. Valid seeds: units with no gate
+/// (only `initial_available` units before the first gate), no units with a
+/// gate (throttled until `cooldown_end`), no units and no gate (full at
+/// once). Checks, in this order, each failure its own status and `*out`
+/// untouched: `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_LIMITER_ZERO_CAPACITY`,
+/// `WEIR_ERR_LIMITER_ZERO_COOLDOWN` (zero or negative),
+/// `WEIR_ERR_LIMITER_INITIAL_ABOVE_CAPACITY`, `WEIR_ERR_LIMITER_COOLDOWN_ARMED_WITH_TOKENS`
+/// (units while `cooldown_end` is later than `now`).
 weir_status weir_limiter_cooldown(weir_limiter *out,
                                   uint64_t capacity,
                                   int64_t cooldown_ns,
@@ -2934,106 +2934,106 @@ weir_status weir_limiter_cooldown(weir_limiter *out,
                                   uint64_t initial_available,
                                   int64_t now);
 
-// Brings the limiter forward to `now` (refill, rollover, release) and takes
-// `amount` units, all or nothing. Returns whether it took them. A refusal
-// leaves `*limiter` untouched; so do an `amount` of 0, a NULL, misaligned
-// or corrupted limiter, and a drained cooldown whose deadline would
-// overflow, which all answer false. `weir_limiter_consume` tells these
-// apart.
+/// Brings the limiter forward to `now` (refill, rollover, release) and takes
+/// `amount` units, all or nothing. Returns whether it took them. A refusal
+/// leaves `*limiter` untouched; so do an `amount` of 0, a NULL, misaligned
+/// or corrupted limiter, and a drained cooldown whose deadline would
+/// overflow, which all answer false. `weir_limiter_consume` tells these
+/// apart.
 bool weir_limiter_try_consume(weir_limiter *limiter, int64_t now, uint64_t amount);
 
-// `weir_limiter_try_consume` with the reason: `WEIR_OK` when the units were
-// taken; otherwise `*limiter` is untouched and the status is
-// `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED` (`limiter` is not 8-byte aligned),
-// `WEIR_ERR_LIMITER_CORRUPT`, `WEIR_ERR_LIMITER_INVALID_AMOUNT` (`amount` is 0),
-// `WEIR_ERR_LIMITER_RATE_LIMITED` (not enough units now) or
-// `WEIR_ERR_LIMITER_COOLDOWN_DEADLINE_OVERFLOW` (`now + cooldown_ns` would not fit).
+/// `weir_limiter_try_consume` with the reason: `WEIR_OK` when the units were
+/// taken; otherwise `*limiter` is untouched and the status is
+/// `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED` (`limiter` is not 8-byte aligned),
+/// `WEIR_ERR_LIMITER_CORRUPT`, `WEIR_ERR_LIMITER_INVALID_AMOUNT` (`amount` is 0),
+/// `WEIR_ERR_LIMITER_RATE_LIMITED` (not enough units now) or
+/// `WEIR_ERR_LIMITER_COOLDOWN_DEADLINE_OVERFLOW` (`now + cooldown_ns` would not fit).
 weir_status weir_limiter_consume(weir_limiter *limiter, int64_t now, uint64_t amount);
 
-// Gives back `amount` units taken at `taken_at` (the `now` of that
-// consume) for a call that was let through but never made, as x/time/rate's
-// `Reservation.Cancel` does. The limiter is brought forward to `now` first,
-// then `min(amount, capacity − available)` units come back: never above
-// capacity, and never more than if the units had not been taken, as long
-// as you give back only units you took (the limiter keeps no record of
-// consumes and cannot check). A partial refund (capped at capacity) is
-// `WEIR_OK`; read `weir_limiter_available` for the result.
-//
-// What a refund can undo: a bucket's consume at any time, until refills
-// bring it back to capacity (then `WEIR_ERR_REFUND_FULL`: the refill has
-// already given the units back). A fixed window's consume only while the
-// window it was taken in holds `now`; after it moves on (and so reset),
-// `WEIR_ERR_REFUND_EXPIRED`. A cooldown's consume only in the open batch
-// (`taken_at` at or after the last gate's deadline, units left); while a
-// gate is armed, `WEIR_ERR_REFUND_ARMED` (the batch is spent, its gate
-// stands and is not shortened), and a unit of an earlier batch,
-// `WEIR_ERR_REFUND_EXPIRED`.
-//
-// Every error changes nothing: `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`,
-// `WEIR_ERR_LIMITER_CORRUPT`, `WEIR_ERR_LIMITER_INVALID_AMOUNT` (`amount` is 0),
-// `WEIR_ERR_REFUND_FUTURE` (`taken_at` later than `now`), then the
-// variant's statuses above.
+/// Gives back `amount` units taken at `taken_at` (the `now` of that
+/// consume) for a call that was let through but never made, as x/time/rate's
+/// `Reservation.Cancel` does. The limiter is brought forward to `now` first,
+/// then `min(amount, capacity − available)` units come back: never above
+/// capacity, and never more than if the units had not been taken, as long
+/// as you give back only units you took (the limiter keeps no record of
+/// consumes and cannot check). A partial refund (capped at capacity) is
+/// `WEIR_OK`; read `weir_limiter_available` for the result.
+///
+/// What a refund can undo: a bucket's consume at any time, until refills
+/// bring it back to capacity (then `WEIR_ERR_REFUND_FULL`: the refill has
+/// already given the units back). A fixed window's consume only while the
+/// window it was taken in holds `now`; after it moves on (and so reset),
+/// `WEIR_ERR_REFUND_EXPIRED`. A cooldown's consume only in the open batch
+/// (`taken_at` at or after the last gate's deadline, units left); while a
+/// gate is armed, `WEIR_ERR_REFUND_ARMED` (the batch is spent, its gate
+/// stands and is not shortened), and a unit of an earlier batch,
+/// `WEIR_ERR_REFUND_EXPIRED`.
+///
+/// Every error changes nothing: `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`,
+/// `WEIR_ERR_LIMITER_CORRUPT`, `WEIR_ERR_LIMITER_INVALID_AMOUNT` (`amount` is 0),
+/// `WEIR_ERR_REFUND_FUTURE` (`taken_at` later than `now`), then the
+/// variant's statuses above.
 weir_status weir_limiter_refund(weir_limiter *limiter,
                                 int64_t now,
                                 int64_t taken_at,
                                 uint64_t amount);
 
-// The units a consume at `now` could take, projected (refill, rollover,
-// release) without changing `*limiter`. 0 for a NULL, misaligned or
-// corrupted limiter.
+/// The units a consume at `now` could take, projected (refill, rollover,
+/// release) without changing `*limiter`. 0 for a NULL, misaligned or
+/// corrupted limiter.
 uint64_t weir_limiter_available(const weir_limiter *limiter, int64_t now);
 
-// The limiter's capacity, whatever its variant. 0 (never a valid capacity)
-// for a NULL, misaligned or corrupted limiter.
+/// The limiter's capacity, whatever its variant. 0 (never a valid capacity)
+/// for a NULL, misaligned or corrupted limiter.
 uint64_t weir_limiter_capacity(const weir_limiter *limiter);
 
-// Whether the limiter is a bucket; false for a NULL, misaligned or
-// corrupted one.
+/// Whether the limiter is a bucket; false for a NULL, misaligned or
+/// corrupted one.
 bool weir_limiter_is_bucket(const weir_limiter *limiter);
 
-// Whether the limiter is a fixed window; false for a NULL, misaligned or
-// corrupted one.
+/// Whether the limiter is a fixed window; false for a NULL, misaligned or
+/// corrupted one.
 bool weir_limiter_is_fixed_window(const weir_limiter *limiter);
 
-// Whether the limiter is a cooldown; false for a NULL, misaligned or
-// corrupted one.
+/// Whether the limiter is a cooldown; false for a NULL, misaligned or
+/// corrupted one.
 bool weir_limiter_is_cooldown(const weir_limiter *limiter);
 
-// Writes a bucket's units per refill interval to `*out`.
-// `WEIR_ERR_LIMITER_WRONG_VARIANT` if it is not a bucket; `WEIR_ERR_NULL`,
-// `WEIR_ERR_LIMITER_CORRUPT`, and `WEIR_ERR_MISALIGNED` if `limiter` or
-// `out` is not aligned for its type. `*out` is written only on success, as
-// by every getter below, and each can answer these three.
+/// Writes a bucket's units per refill interval to `*out`.
+/// `WEIR_ERR_LIMITER_WRONG_VARIANT` if it is not a bucket; `WEIR_ERR_NULL`,
+/// `WEIR_ERR_LIMITER_CORRUPT`, and `WEIR_ERR_MISALIGNED` if `limiter` or
+/// `out` is not aligned for its type. `*out` is written only on success, as
+/// by every getter below, and each can answer these three.
 weir_status weir_limiter_refill_amount(const weir_limiter *limiter, uint64_t *out);
 
-// Writes a bucket's refill interval to `*out`. `WEIR_ERR_LIMITER_WRONG_VARIANT` if
-// it is not a bucket; `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`.
+/// Writes a bucket's refill interval to `*out`. `WEIR_ERR_LIMITER_WRONG_VARIANT` if
+/// it is not a bucket; `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`.
 weir_status weir_limiter_refill_interval_ns(const weir_limiter *limiter, int64_t *out);
 
-// Writes a bucket's refill anchor projected to `now` (the stored one when
-// `now` is earlier) to `*out`: with `weir_limiter_available` at the same
-// `now`, what a rebuild needs to keep the phase. `WEIR_ERR_LIMITER_WRONG_VARIANT`
-// if it is not a bucket; `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`.
+/// Writes a bucket's refill anchor projected to `now` (the stored one when
+/// `now` is earlier) to `*out`: with `weir_limiter_available` at the same
+/// `now`, what a rebuild needs to keep the phase. `WEIR_ERR_LIMITER_WRONG_VARIANT`
+/// if it is not a bucket; `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`.
 weir_status weir_limiter_last_refill(const weir_limiter *limiter, int64_t now, int64_t *out);
 
-// Writes a fixed window's length to `*out`. `WEIR_ERR_LIMITER_WRONG_VARIANT` if it
-// is not a fixed window; `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`.
+/// Writes a fixed window's length to `*out`. `WEIR_ERR_LIMITER_WRONG_VARIANT` if it
+/// is not a fixed window; `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`.
 weir_status weir_limiter_window_ns(const weir_limiter *limiter, int64_t *out);
 
-// Writes the start of the window that holds `now` (the stored one when
-// `now` is earlier) to `*out`: with `weir_limiter_available` at the same
-// `now`, what a rebuild needs. `WEIR_ERR_LIMITER_WRONG_VARIANT` if it is not a
-// fixed window; `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`.
+/// Writes the start of the window that holds `now` (the stored one when
+/// `now` is earlier) to `*out`: with `weir_limiter_available` at the same
+/// `now`, what a rebuild needs. `WEIR_ERR_LIMITER_WRONG_VARIANT` if it is not a
+/// fixed window; `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`.
 weir_status weir_limiter_window_start(const weir_limiter *limiter, int64_t now, int64_t *out);
 
-// Writes a cooldown's gate length to `*out`. `WEIR_ERR_LIMITER_WRONG_VARIANT` if it
-// is not a cooldown; `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`.
+/// Writes a cooldown's gate length to `*out`. `WEIR_ERR_LIMITER_WRONG_VARIANT` if it
+/// is not a cooldown; `WEIR_ERR_NULL`, `WEIR_ERR_LIMITER_CORRUPT`.
 weir_status weir_limiter_cooldown_ns(const weir_limiter *limiter, int64_t *out);
 
-// Writes a cooldown's stored gate deadline to `*out`, as it is (a deadline
-// does not move with time); it gates only while `weir_limiter_available`
-// is 0. `WEIR_ERR_LIMITER_WRONG_VARIANT` if it is not a cooldown; `WEIR_ERR_NULL`,
-// `WEIR_ERR_LIMITER_CORRUPT`.
+/// Writes a cooldown's stored gate deadline to `*out`, as it is (a deadline
+/// does not move with time); it gates only while `weir_limiter_available`
+/// is 0. `WEIR_ERR_LIMITER_WRONG_VARIANT` if it is not a cooldown; `WEIR_ERR_NULL`,
+/// `WEIR_ERR_LIMITER_CORRUPT`.
 weir_status weir_limiter_cooldown_end(const weir_limiter *limiter, int64_t *out);
 
 #ifdef __cplusplus
@@ -3049,18 +3049,18 @@ extern "C" {
 #endif // __cplusplus
 
 #if !defined(WEIR_HOSTED)
-// Defined by the SDK when the firmware library is built with the
-// `sdk-critical-section` feature (other builds never call it): keeps
-// out every other context that may touch a weir word (masks
-// interrupts, takes a hardware spinlock, ...) and returns what
-// `weir_critical_exit` needs to restore the state before. Each word
-// update calls the pair once, around a few instructions.
+/// Defined by the SDK when the firmware library is built with the
+/// `sdk-critical-section` feature (other builds never call it): keeps
+/// out every other context that may touch a weir word (masks
+/// interrupts, takes a hardware spinlock, ...) and returns what
+/// `weir_critical_exit` needs to restore the state before. Each word
+/// update calls the pair once, around a few instructions.
 extern uint32_t weir_critical_enter(void);
 #endif
 
 #if !defined(WEIR_HOSTED)
-// Defined by the SDK with `weir_critical_enter`: ends the critical
-// section, given the value its own `weir_critical_enter` returned.
+/// Defined by the SDK with `weir_critical_enter`: ends the critical
+/// section, given the value its own `weir_critical_enter` returned.
 extern void weir_critical_exit(uint32_t state);
 #endif
 
