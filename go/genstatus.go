@@ -65,7 +65,10 @@ func main() {
 		case strings.HasPrefix(line, "};"):
 			inside = false
 		case strings.HasPrefix(strings.TrimSpace(line), "//"):
-			doc = append(doc, strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "//")))
+			// A doc comment, `///` (Doxygen's form; see cbindgen.toml) or
+			// plain `//`.
+			text := strings.TrimPrefix(strings.TrimSpace(line), "//")
+			doc = append(doc, strings.TrimSpace(strings.TrimPrefix(text, "/")))
 		default:
 			if m := entry.FindStringSubmatch(line); m != nil {
 				codes = append(codes, code{c: m[1], goName: goName(m[1]), value: m[2], doc: doc})

@@ -14,9 +14,10 @@
 //! Without the default `std` feature this is the firmware build
 //! (README.md, "Firmware"): only the faces that need no heap compile
 //! (limiter, backoff, deadline, rate, gcra, status, version, atomic), a panic
-//! aborts through [`firmware`]'s handler, and the handles, which need an
-//! allocator and a lock, are left out. The header declares those under
-//! `#if defined(WEIR_HOSTED)` (cbindgen.toml maps the `std` feature to it).
+//! aborts through the handler in `src/firmware.rs` (a private module, in
+//! that build only), and the handles, which need an allocator and a lock,
+//! are left out. The header declares those under `#if defined(WEIR_HOSTED)`
+//! (cbindgen.toml maps the `std` feature to it).
 
 #![allow(non_camel_case_types)]
 #![cfg_attr(not(feature = "std"), no_std)]

@@ -1,14 +1,23 @@
 /*
  * The rate word's fast path, inline (tests/header.rs appends this file to
- * the generated header, inside its include guard).
+ * the generated header, inside its include guard). In the reference its
+ * declarations join the rate word's section: the Doxygen group `rate`
+ * (tests/header.rs names each section's group).
+ */
+/** \addtogroup rate
+ * @{ */
+/**
+ * Defined as 1 where this header has the rate word's fast path inline:
+ * weir_rate_allow_inline() and weir_rate_next_inline().
  *
  * weir_rate_allow_inline and weir_rate_next_inline answer exactly what
  * weir_rate_allow and weir_rate_next answer, for every word, limit and
  * `now` (the encoding is the one `weir_rate` documents; tests/c/rate_inline.c
  * runs both over random traces and compares every decision), but compile
  * into the caller: no call, no panic guard. They exist only where the word
- * is a lock-free 64-bit C11 atomic: a C11 compiler with <stdatomic.h>,
- * WEIR_WORDS_LOCK_FREE, and the hosted library; never where the library
+ * is a lock-free 64-bit C11 atomic: a C11 compiler with `<stdatomic.h>`,
+ * WEIR_WORDS_LOCK_FREE, and the hosted library (a program that defines
+ * WEIR_NO_INLINE leaves them out too); never where the library
  * takes a lock for a word (an inline compare-and-swap would bypass that
  * lock). C++ does not get them (C++ has no `_Atomic` before C++23, and
  * std::atomic_ref needs C++20): it calls weir_rate_allow. Where they exist,
@@ -83,7 +92,7 @@ static inline bool weir_rate_allow_checked_inline_(weir_rate *rate, const weir_r
   }
 }
 
-/* `weir_rate_allow`, inline: the same answer and the same write. The
+/** weir_rate_allow(), inline: the same answer and the same write. The
  * common limit takes a shorter path: a burst of 1..1023, an interval under
  * 2^53 ns and burst × interval_ns at least WEIR_RATE_MIN_WINDOW_NS are a
  * window weir_rate_allow accepts (from that product to under 2^63 ns), and
@@ -127,7 +136,7 @@ static inline bool weir_rate_allow_inline(weir_rate *rate, const weir_rate_limit
   }
 }
 
-/* `weir_rate_next`, inline: the same answer; reads the word only. */
+/** weir_rate_next(), inline: the same answer; reads the word only. */
 static inline int64_t weir_rate_next_inline(const weir_rate *rate, const weir_rate_limit *limit,
                                             int64_t now) {
   if (!weir_rate_usable_inline_(rate, limit) || now < 0) {
@@ -150,3 +159,4 @@ static inline int64_t weir_rate_next_inline(const weir_rate *rate, const weir_ra
   return (int64_t)(expiry - t);
 }
 #endif
+/** @} */

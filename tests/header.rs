@@ -35,7 +35,7 @@ const INDEX: &[Entry] = &[
             (
                 "policy",
                 &[
-                    "weir_breaker_policy (the breaker's)",
+                    "weir_breaker_policy (for the breaker)",
                     "weir_breaker_policy_preset",
                 ],
             ),
@@ -67,7 +67,7 @@ const INDEX: &[Entry] = &[
             (
                 "policy",
                 &[
-                    "weir_shedder_policy (the shedder's)",
+                    "weir_shedder_policy (for the shedder)",
                     "weir_shedder_policy_preset",
                 ],
             ),
@@ -155,7 +155,7 @@ const INDEX: &[Entry] = &[
             (
                 "policy",
                 &[
-                    "weir_concurrency_policy (the controller's)",
+                    "weir_concurrency_policy (for the controller)",
                     "weir_concurrency_policy_preset",
                 ],
             ),
@@ -240,7 +240,7 @@ const INDEX: &[Entry] = &[
         rows: &[
             (
                 "policy",
-                &["weir_pool_policy (the pool's)", "weir_pool_policy_preset"],
+                &["weir_pool_policy (for the pool)", "weir_pool_policy_preset"],
             ),
             (
                 "make",
@@ -275,12 +275,12 @@ const INDEX: &[Entry] = &[
     },
     Entry {
         name: "weir_rate",
-        what: "one-word rate limiter in the caller's (shared) memory",
+        what: "one-word rate limiter in caller-owned (shared) memory",
         rows: &[
             (
                 "policy",
                 &[
-                    "weir_rate_limit (the rate word's and the bloom's)",
+                    "weir_rate_limit (for the rate word and the bloom)",
                     "weir_rate_limit_new",
                 ],
             ),
@@ -298,7 +298,7 @@ const INDEX: &[Entry] = &[
     },
     Entry {
         name: "weir_gcra",
-        what: "one-word token bucket (GCRA) in the caller's (shared) memory",
+        what: "one-word token bucket (GCRA) in caller-owned (shared) memory",
         rows: &[
             ("policy", &["weir_gcra_limit", "weir_gcra_limit_new"]),
             ("calls", &["weir_gcra_allow", "weir_gcra_allow_n"]),
@@ -385,17 +385,24 @@ const INDEX: &[Entry] = &[
     },
 ];
 
-/// The index as a comment block, wrapped to 79 columns.
+/// The index, as the end of the header's first comment (Doxygen's main
+/// page, which cbindgen.toml's `header` opens), wrapped to 79 columns. Its
+/// entries are a fenced block: Doxygen keeps their layout and, reading
+/// them as C, links every name to its reference (so no entry may hold an
+/// apostrophe, which would open a character literal there).
 fn index_comment() -> String {
     let mut out = String::from(
-        "/*\n * Index: every type, whose policy it takes, how it is made and its calls.\n \
+        " *\n * Index: every type, whose policy it takes, how it is made and its calls.\n \
          * Constructors copy the policy or limit they are given: the caller may\n \
-         * change or free it after the call. Keys given to weir_bloom_* are hashed\n \
-         * during the call and not kept.\n",
+         * change or free it after the call. Keys given to `weir_bloom_*` are hashed\n \
+         * during the call and not kept.\n *\n * ```",
     );
-    for entry in INDEX {
+    for (at, entry) in INDEX.iter().enumerate() {
+        if at > 0 {
+            out += "\n *";
+        }
         out += &format!(
-            " *\n * {} — {}\n *   section  line 0000\n",
+            "\n * {} — {}\n *   section  line 0000\n",
             entry.name, entry.what
         );
         assert!(
@@ -403,8 +410,23 @@ fn index_comment() -> String {
             "index line too long: {}",
             entry.what
         );
-        for (label, names) in entry.rows {
-            let lead = format!(" *   {label:<9}");
+        let texts = entry
+            .rows
+            .iter()
+            .flat_map(|(_, names)| names.iter())
+            .chain([&entry.what]);
+        for text in texts {
+            assert!(
+                !text.contains('\''),
+                "an apostrophe in the index would open a C character literal in Doxygen's reading: {text}"
+            );
+        }
+        for (at, (label, names)) in entry.rows.iter().enumerate() {
+            if at > 0 {
+                out += "\n";
+            }
+            // At least one space after the label, however long.
+            let lead = format!(" *   {label:<8} ");
             let mut line = lead.clone();
             for (i, name) in names.iter().enumerate() {
                 let item = if i + 1 < names.len() {
@@ -423,10 +445,9 @@ fn index_comment() -> String {
                 line += &item;
             }
             out += line.trim_end();
-            out += "\n";
         }
     }
-    out + " */"
+    out + "\n * ```\n */"
 }
 
 /// The names of the functions a header declares: `type name(` at the start
@@ -456,13 +477,23 @@ fn generate() -> String {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let mut config =
         cbindgen::Config::from_file(root.join("cbindgen.toml")).expect("read cbindgen.toml");
-    config.header = Some(format!(
-        "{}\n\n{}",
-        config.header.take().unwrap_or_default(),
-        index_comment()
-    ));
+    // cbindgen.toml's header opens the first comment (the file's and the
+    // main page's: the conventions); the index ends it.
+    let conventions = config.header.take().unwrap_or_default();
+    let open = conventions
+        .strip_suffix("\n */")
+        .expect("cbindgen.toml's header ends with its comment's close");
+    config.header = Some(format!("{open}\n{}", index_comment()));
     let version = format!(
-        "\n#define WEIR_VERSION \"{}\"\n#define WEIR_VERSION_MAJOR {}\n#define WEIR_VERSION_MINOR {}\n#define WEIR_VERSION_PATCH {}\n",
+        "\n/// This header's version, \"MAJOR.MINOR.PATCH\"; `weir_version()` answers\n\
+         /// the linked library's.\n\
+         #define WEIR_VERSION \"{}\"\n\
+         /// This header's major version: a number, for `#if`.\n\
+         #define WEIR_VERSION_MAJOR {}\n\
+         /// This header's minor version.\n\
+         #define WEIR_VERSION_MINOR {}\n\
+         /// This header's patch version.\n\
+         #define WEIR_VERSION_PATCH {}\n",
         env!("CARGO_PKG_VERSION"),
         env!("CARGO_PKG_VERSION_MAJOR"),
         env!("CARGO_PKG_VERSION_MINOR"),
@@ -555,10 +586,11 @@ fn call_order(section: usize, name: &str) -> usize {
 }
 
 /// The statuses of `enum weir_status` that belong to one section (by their
-/// name: `WEIR_ERR_BREAKER_*` to the breaker's), as a comment that lists
-/// each with its number. The enum itself stays whole in the first section:
-/// one C++ type for every status, so that comparing any of them with a
-/// returned `weir_status` is a comparison within one enum.
+/// name: `WEIR_ERR_BREAKER_*` to the breaker's), as a paragraph of its
+/// banner that lists each with its number (Doxygen's `\details`: the
+/// group's title is its brief). The enum itself stays whole in
+/// the first section: one C++ type for every status, so that comparing any
+/// of them with a returned `weir_status` is a comparison within one enum.
 fn statuses_comment(enum_chunk: &str, section: usize) -> Option<String> {
     let name = INDEX[section].name;
     if !name.starts_with("weir_") {
@@ -578,9 +610,9 @@ fn statuses_comment(enum_chunk: &str, section: usize) -> Option<String> {
         return None;
     }
     let mut out = String::from(
-        "// Its own statuses, besides the general ones (in `enum weir_status`, the\n// first section):",
+        " * \\details Its own statuses, besides the general ones (in\n * `enum weir_status`, the first section):",
     );
-    let mut line = String::from("//  ");
+    let mut line = String::from(" *  ");
     for (i, item) in items.iter().enumerate() {
         let item = if i + 1 < items.len() {
             format!("{item},")
@@ -590,7 +622,7 @@ fn statuses_comment(enum_chunk: &str, section: usize) -> Option<String> {
         if line.len() + 1 + item.len() > 79 {
             out += "\n";
             out += &line;
-            line = String::from("//  ");
+            line = String::from(" *  ");
         }
         line += " ";
         line += &item;
@@ -601,17 +633,73 @@ fn statuses_comment(enum_chunk: &str, section: usize) -> Option<String> {
 }
 
 /// One section's chunks: its types (each with its rank: handle, constants,
-/// policy, statuses, the rest) and its functions (each with its place in
-/// the INDEX row).
+/// policy, the rest) and its functions (each with its place in the INDEX
+/// row).
 type Section = (Vec<(u8, String)>, Vec<(usize, String)>);
+
+/// The Doxygen group of an INDEX entry's section: its name without `weir_`
+/// (`breaker`, `rate`, ...). src/rate_inline.h adds to the group `rate`.
+fn group_name(entry: &Entry) -> &'static str {
+    entry.name.strip_prefix("weir_").unwrap_or(entry.name)
+}
+
+/// A section's banner: a rule, then the comment that makes the section a
+/// Doxygen group (`\defgroup`, titled as in the index) and opens it (`@{`;
+/// the section's end closes it), with the section's own statuses.
+fn banner(entry: &Entry, statuses: Option<String>) -> String {
+    let mut out = format!(
+        "/* {} */\n/** \\defgroup {} {} — {}",
+        "=".repeat(72),
+        group_name(entry),
+        entry.name,
+        entry.what
+    );
+    if let Some(statuses) = statuses {
+        out += "\n *\n";
+        out += &statuses;
+    }
+    if !entry.name.starts_with("weir_") {
+        // The firmware hooks: declared only in the firmware build's header.
+        let names: Vec<&str> = entry
+            .rows
+            .iter()
+            .flat_map(|(_, names)| names.iter().copied())
+            .collect();
+        out += &format!(
+            "\n *\n * Declared only where WEIR_HOSTED is not (the firmware build):\n * {}.",
+            names.join(", ")
+        );
+    }
+    out + "\n * @{ */\n\n"
+}
+
+/// A C enum's chunk with a doc comment on the typedef that cbindgen writes
+/// after the enum for C (`typedef enum x x;` from C23, `typedef int32_t x;`
+/// before), which has none of its own. The declarations stay cbindgen's.
+fn with_typedef_doc(chunk: String, name: &str) -> String {
+    let typedefs = "\n#ifndef __cplusplus\n#if __STDC_VERSION__ >= 202311L\n";
+    let Some(at) = chunk.find(typedefs) else {
+        return chunk;
+    };
+    let doc = format!(
+        "\n/// The C type of `enum {name}` values: the enum itself from C23\n\
+         /// on (fixed to int32_t there), int32_t before, where an enum's size is\n\
+         /// the compiler's choice. C++ uses the enum (fixed to int32_t)."
+    );
+    let mut chunk = chunk;
+    chunk.insert_str(at, &doc);
+    chunk
+}
 
 /// cbindgen's output in reading order: after the prelude (the conventions,
 /// the index, the version and the macros), one section per INDEX entry,
-/// each with its banner, then its handle type, constants, policy, statuses,
-/// other types, and its functions in the order a user calls them (inside
-/// an `extern "C"` block of its own). Declarations are cbindgen's own text,
-/// moved, never rewritten. The index's `line 0000` placeholders then get
-/// the line of each section's banner.
+/// each with its banner (with its own statuses), then its handle type,
+/// constants, policy, other types, and its functions in the order a user
+/// calls them (inside an `extern "C"` block of its own). Declarations are
+/// cbindgen's own text, moved, never rewritten (the C typedef of an enum
+/// gets a doc comment: `with_typedef_doc`). Each section is a Doxygen
+/// group, closed after its last declaration. The index's `line 0000`
+/// placeholders then get the line of each section's group.
 fn in_reading_order(header: String) -> String {
     let items_start = header
         .find("\n\n\n")
@@ -640,6 +728,7 @@ fn in_reading_order(header: String) -> String {
         if name == "weir_status" {
             status_enum = chunk.clone();
         }
+        let chunk = with_typedef_doc(chunk, &name);
         let entry = INDEX[section].name;
         // The handle first, then constants, the policy, then the rest.
         let rank = if name == entry {
@@ -649,7 +738,7 @@ fn in_reading_order(header: String) -> String {
         } else if name.ends_with("_policy") {
             2
         } else {
-            4
+            3
         };
         sections[section].0.push((rank, chunk));
     }
@@ -665,18 +754,9 @@ fn in_reading_order(header: String) -> String {
         if types.is_empty() && functions.is_empty() {
             continue;
         }
-        if let Some(statuses) = statuses_comment(&status_enum, at) {
-            types.push((3, statuses));
-        }
         types.sort_by_key(|(rank, _)| *rank);
         functions.sort_by_key(|(order, _)| *order);
-        let entry = &INDEX[at];
-        out += &format!(
-            "/* {rule}\n * {} — {}\n * {rule} */\n\n",
-            entry.name,
-            entry.what,
-            rule = "=".repeat(72)
-        );
+        out += &banner(&INDEX[at], statuses_comment(&status_enum, at));
         for (_, chunk) in &types {
             out += chunk;
             out += "\n\n";
@@ -691,14 +771,20 @@ fn in_reading_order(header: String) -> String {
             out += EXTERN_CLOSE;
             out += "\n";
         }
+        out += "/** @} */\n\n";
     }
     out += tail.trim_start_matches('\n');
-    // Each index entry's `line 0000` becomes the line of its banner.
+    // Each index entry's `line 0000` becomes the line of its group.
     for entry in INDEX {
         let title = format!("\n * {} — {}\n", entry.name, entry.what);
-        let banner = format!("{title} * ===");
+        let group = format!(
+            "\n/** \\defgroup {} {} — {}\n",
+            group_name(entry),
+            entry.name,
+            entry.what
+        );
         let line = out
-            .find(&banner)
+            .find(&group)
             .map_or(0, |at| out[..at].lines().count() + 1);
         let in_index = out.find(&title).expect("the index lists every entry");
         let at = in_index + out[in_index..].find("line 0000").expect("a placeholder");

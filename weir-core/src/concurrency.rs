@@ -90,7 +90,11 @@ pub enum ConcurrencyError {
 /// included.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConcurrencyTicket {
+    /// When the call was let in (the `now` of [`Concurrency::enter`]): its
+    /// round-trip time runs from here to the `now` it leaves at.
     pub start: i64,
+    /// The calls in flight once this one was let in, itself included: the
+    /// load its round-trip time is a sample of.
     pub inflight: i64,
 }
 

@@ -12,6 +12,9 @@
 //! `extern "C"` surface over these types.
 #![no_std]
 #![forbid(unsafe_code)]
+// Every public item is documented: `cargo doc -p weir-core` is the Rust
+// reference (.ci/stages/docs.sh builds it with warnings as errors).
+#![deny(missing_docs)]
 
 #[cfg(feature = "alloc")]
 extern crate alloc;

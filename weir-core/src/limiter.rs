@@ -86,16 +86,35 @@ pub enum LimiterKind {
     /// `refill_amount` units every `refill_interval_ns`, counted from
     /// `last_refill`.
     Bucket {
+        /// The units each whole interval adds, up to the capacity.
         refill_amount: u64,
+        /// The length of an interval, in nanoseconds.
         refill_interval_ns: i64,
+        /// The end of the last interval credited (or the anchor the limiter
+        /// was built with): each whole interval after it adds
+        /// `refill_amount`.
         last_refill: i64,
     },
     /// Windows of `window_ns` on the grid that starts at `window_start`.
-    FixedWindow { window_ns: i64, window_start: i64 },
+    FixedWindow {
+        /// The length of a window, in nanoseconds.
+        window_ns: i64,
+        /// The start of the window the units left belong to (or the anchor
+        /// the limiter was built with); later windows start whole multiples
+        /// of `window_ns` after it.
+        window_start: i64,
+    },
     /// A gate of `cooldown_ns` after the last unit goes; `cooldown_end` is
     /// the deadline of the gate armed most recently (or the one it was built
     /// with).
-    Cooldown { cooldown_ns: i64, cooldown_end: i64 },
+    Cooldown {
+        /// How long the gate stays armed after the last unit goes, in
+        /// nanoseconds.
+        cooldown_ns: i64,
+        /// The deadline of the gate armed most recently (or the one the
+        /// limiter was built with); it gates only while no unit is left.
+        cooldown_end: i64,
+    },
 }
 
 /// An integer limiter: a capacity, the units left, and a variant.
