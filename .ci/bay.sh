@@ -31,7 +31,9 @@ for f in "$out"/*.svg; do
   cmp -s "$f" "docs/$(basename "$f")" || { echo "docs/$(basename "$f") is stale: cargo run -p bay --release -- svg"; exit 1; }
 done
 
-(cd bay && { [ -d node_modules/playwright-core ] || npm ci --no-audit --no-fund --silent; })
+# npm ci: uPlot (the page's plots, served by `bay serve` from bay/node_modules)
+# and playwright-core (these tests).
+(cd bay && { { [ -d node_modules/playwright-core ] && [ -f node_modules/uplot/dist/uPlot.iife.min.js ]; } || npm ci --no-audit --no-fund --silent; })
 
 # A high port chosen by the kernel, then served by pid and polled, bounded.
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
