@@ -1,15 +1,15 @@
 //! The bay: each of weir's policies acting on seeded traffic, as a series of
 //! points. The same functions run natively (the `bay` binary prints them as
-//! JSON, and writes the docs' SVG plots) and in the browser (this crate
-//! compiled to `wasm32-unknown-unknown`, driven by `web/bay.js` through the
-//! few plain exports in [`wasm`]), where uPlot draws them from the plot
-//! descriptions here ([`Plot`], [`Column`]). Nothing in the page decides
-//! anything: every pass, refusal and delay comes from weir-core, and every
-//! draw from the seeded generator in [`Rng`], so a view is reproducible and
-//! the page and a native run agree point by point.
+//! JSON) and in the browser (this crate compiled to
+//! `wasm32-unknown-unknown`, driven by `web/bay.js` through the few plain
+//! exports in [`wasm`]), where uPlot draws them from the plot descriptions
+//! here ([`Plot`], [`Column`]); the README's pictures are screenshots of
+//! those plots. Nothing in the page decides anything:
+//! every pass, refusal and delay comes from weir-core, and every draw from
+//! the seeded generator in [`Rng`], so a view is reproducible and the page
+//! and a native run agree point by point.
 
 pub mod scenarios;
-pub mod svg;
 pub mod wasm;
 
 include!(concat!(env!("OUT_DIR"), "/field_docs.rs"));

@@ -3,17 +3,17 @@
 //! ```text
 //! bay [serve] [--port N]            build web/bay.wasm, install uPlot (npm ci, once),
 //!                                   serve bay/web on 127.0.0.1 (default 8417)
-//! bay json SCENARIO [SEED] [k=v..]  one scenario's series as JSON, knobs by name
+//! bay json SCENARIO [SEED] [k=v..]  one scenario's series as JSON, knobs by name (a choice by word or number)
 //! bay c SCENARIO [k=v..]            its policy as a C struct literal
-//! bay meta                          every scenario's knobs, as JSON
-//! bay svg [DIR]                     the docs' plots (default docs/)
+//! bay meta                          every scenario's knobs, columns and plots, as JSON
 //! ```
 //!
 //! The page draws with uPlot, from npm (bay/package.json, pinned by
 //! bay/package-lock.json): `bay serve` runs `npm ci --omit=dev` in bay/
 //! when bay/node_modules holds no uPlot yet, and then serves uPlot's two
 //! files from there itself, so the page fetches nothing from anywhere else
-//! and, once installed, works offline.
+//! and, once installed, works offline. The README's pictures are the
+//! page's own plots, saved by `.ci/bay.sh --pictures`.
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
@@ -22,7 +22,7 @@ use std::process::{exit, Command};
 
 use bay::{meta_json, Scenario};
 
-/// The seed the page starts from, and the docs' plots use.
+/// The seed the page starts from (and so the README's pictures).
 const SEED: u64 = 42;
 
 fn main() {
@@ -47,16 +47,8 @@ fn main() {
             }
         }
         "meta" => println!("{}", meta_json()),
-        "svg" => {
-            let dir = PathBuf::from(args.get(1).map_or("docs", String::as_str));
-            for (name, text) in bay::svg::docs_plots(SEED) {
-                let path = dir.join(name);
-                std::fs::write(&path, text).unwrap_or_else(|e| die(&format!("{}: {e}", path.display())));
-                println!("wrote {}", path.display());
-            }
-        }
         "serve" | "--port" => serve(&args),
-        _ => die("usage: bay [serve [--port N]] | json SCENARIO [SEED] [k=v..] | c SCENARIO [k=v..] | meta | svg [DIR]"),
+        _ => die("usage: bay [serve [--port N]] | json SCENARIO [SEED] [k=v..] | c SCENARIO [k=v..] | meta"),
     }
 }
 
@@ -73,7 +65,8 @@ fn scenario(id: Option<&String>) -> &'static Scenario {
     })
 }
 
-/// The defaults with `name=value` pairs laid over them.
+/// The defaults with `name=value` pairs laid over them; a choice's value
+/// may be its word (`jitter=equal`) or its integer.
 fn knob_values(sc: &Scenario, pairs: &[String]) -> Vec<f64> {
     let mut values = sc.defaults();
     for pair in pairs {
@@ -85,9 +78,20 @@ fn knob_values(sc: &Scenario, pairs: &[String]) -> Vec<f64> {
             .iter()
             .position(|k| k.name == name)
             .unwrap_or_else(|| die(&format!("no knob {name}")));
-        values[at] = value
-            .parse()
-            .unwrap_or_else(|_| die(&format!("{pair}: not a number")));
+        let knob = &sc.knobs[at];
+        values[at] = match knob.choices.iter().position(|w| *w == value) {
+            Some(i) => knob.min + i as f64 * knob.step,
+            None => value.parse().unwrap_or_else(|_| {
+                die(&format!(
+                    "{pair}: not a number{}",
+                    if knob.choices.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" nor one of {}", knob.choices.join(", "))
+                    }
+                ))
+            }),
+        };
     }
     values
 }
