@@ -1,15 +1,18 @@
 //! The bay: each of weir's policies acting on seeded traffic, as a series of
 //! points. The same functions run natively (the `bay` binary prints them as
-//! JSON, and writes the docs' SVG plots) and in the browser (this crate
-//! compiled to `wasm32-unknown-unknown`, driven by `web/bay.js` through the
-//! few plain exports in [`wasm`]). Nothing in the page decides anything:
+//! JSON) and in the browser (this crate compiled to
+//! `wasm32-unknown-unknown`, driven by `web/bay.js` through the few plain
+//! exports in [`wasm`]), where uPlot draws them from the plot descriptions
+//! here ([`Plot`], [`Column`]); the README's pictures are screenshots of
+//! those plots. Nothing in the page decides anything:
 //! every pass, refusal and delay comes from weir-core, and every draw from
 //! the seeded generator in [`Rng`], so a view is reproducible and the page
 //! and a native run agree point by point.
 
 pub mod scenarios;
-pub mod svg;
 pub mod wasm;
+
+include!(concat!(env!("OUT_DIR"), "/field_docs.rs"));
 
 use std::fmt::Write;
 
@@ -68,6 +71,15 @@ pub struct Knob {
     pub name: &'static str,
     /// What the page shows beside it.
     pub label: &'static str,
+    /// Its unit ("ms", "s", "calls/s", "fraction"), "" for a plain number.
+    pub unit: &'static str,
+    /// For a choice: its words, the value being the word's index (the C
+    /// enum's integer); empty for a number.
+    pub choices: &'static [&'static str],
+    /// What it does, for a knob the header has no field doc for (the
+    /// traffic, a constructor's argument), or a word on how the panel uses
+    /// it; "" for none.
+    pub about: &'static str,
     /// The preset's value (for a traffic knob, the scenario's usual one).
     pub default: f64,
     /// The slider's range and step.
@@ -113,16 +125,39 @@ macro_rules! c {
 }
 pub(crate) use c;
 
-/// A scenario's knobs as a struct of `f64` fields, with their table.
+/// The literal given, or "" (for the knobs' optional parts).
+macro_rules! or_empty {
+    () => {
+        ""
+    };
+    ($text:literal) => {
+        $text
+    };
+}
+pub(crate) use or_empty;
+
+/// A scenario's knobs as a struct of `f64` fields, with their table. A
+/// knob is `name: "label" [unit] {choices} = default, [min, max, step],
+/// C field $(, "about")?;`, the unit and the choices optional:
+///
+/// ```text
+/// probe_ms: "probe after" ["ms"] = 1000.0, [50.0, 5000.0, 50.0], c!(int "probe_ns", MS);
+/// form: "budget form" {"tokens", "percent"} = 1.0, [0.0, 1.0, 1.0], c!(int "form");
+/// rate: "traffic: rate" ["calls/s"] = 100.0, [1.0, 1000.0, 1.0], None, "Calls arrive ...";
+/// ```
 macro_rules! knobs {
-    ($(#[$m:meta])* $name:ident { $($field:ident : $label:literal = $def:expr, [$min:expr, $max:expr, $step:expr], $c:expr;)* }) => {
+    ($(#[$m:meta])* $name:ident { $($field:ident : $label:literal $([$unit:literal])? $({$($choice:literal),+ $(,)?})? = $def:expr, [$min:expr, $max:expr, $step:expr], $c:expr $(, $about:literal)?;)* }) => {
         $(#[$m])*
         #[derive(Clone, Copy, Debug, PartialEq)]
         pub struct $name { $(#[doc = $label] pub $field: f64,)* }
         impl $name {
             /// The knobs' table, in field order.
             pub const KNOBS: &'static [$crate::Knob] = &[$($crate::Knob {
-                name: stringify!($field), label: $label, default: $def,
+                name: stringify!($field), label: $label,
+                unit: $crate::or_empty!($($unit)?),
+                choices: &[$($($choice),+)?],
+                about: $crate::or_empty!($($about)?),
+                default: $def,
                 min: $min, max: $max, step: $step, c: $c,
             },)*];
             /// The knobs from values in table order; a missing one is its default.
@@ -137,6 +172,104 @@ macro_rules! knobs {
     };
 }
 pub(crate) use knobs;
+
+/// What a column of a panel's series holds: its unit and its kind.
+#[derive(Clone, Copy, Debug)]
+pub struct Column {
+    /// Its name in the series.
+    pub name: &'static str,
+    /// Its unit, shown on the axis it is plotted against and in the
+    /// readout: "s", "ms", "calls/s", "calls", "fraction".
+    pub unit: &'static str,
+    /// Whether its values are whole numbers (counts): an axis of such
+    /// columns ticks on whole numbers only.
+    pub whole: bool,
+    /// What it is, one of [`KINDS`]: the page draws every column of a kind
+    /// in that kind's colour, in every panel.
+    pub kind: &'static str,
+}
+
+impl Column {
+    /// A column of measurements (times, ratios, averages).
+    pub const fn new(name: &'static str, unit: &'static str, kind: &'static str) -> Column {
+        Column {
+            name,
+            unit,
+            whole: false,
+            kind,
+        }
+    }
+
+    /// A column of counts.
+    pub const fn count(name: &'static str, unit: &'static str, kind: &'static str) -> Column {
+        Column {
+            name,
+            unit,
+            whole: true,
+            kind,
+        }
+    }
+}
+
+/// The kinds of column, each drawn in one colour on every panel (the
+/// palette in web/bay.js). The first twelve are what a column means, each
+/// with a colour of its own: calls let through (`admitted`), refused (or
+/// waited), let through by the probe, a limit or ceiling, held (in flight,
+/// live), idle, offered, retried, a level (a ratio, a CPU reading, a
+/// latency), made, evicted, and what a formula expects; `axis` is an x
+/// axis. The rest tell apart the variants a panel compares (the limiters,
+/// the words, the jitters), each by its own colour and dash.
+pub const KINDS: &[&str] = &[
+    "admitted",
+    "refused",
+    "probe",
+    "limit",
+    "held",
+    "idle",
+    "offered",
+    "retried",
+    "level",
+    "made",
+    "evicted",
+    "expected",
+    "axis",
+    "bucket",
+    "sliding",
+    "period",
+    "rate word",
+    "GCRA word",
+    "rigid",
+    "full",
+    "equal",
+    "decorrelated",
+    "spread",
+];
+
+/// One plot of a panel: an x column and the columns drawn against it,
+/// which share one y axis and so one unit.
+#[derive(Clone, Copy, Debug)]
+pub struct Plot {
+    /// The x column.
+    pub x: &'static str,
+    /// The x axis' title, its unit being the x column's ("time" for "time (s)").
+    pub x_title: &'static str,
+    /// The y axis' title, its unit being the columns'.
+    pub y_title: &'static str,
+    /// The columns drawn, in drawing order (a later one over an earlier).
+    pub series: &'static [&'static str],
+}
+
+impl Plot {
+    /// A plot of `series` against the time `t` in seconds.
+    pub const fn in_time(y_title: &'static str, series: &'static [&'static str]) -> Plot {
+        Plot {
+            x: "t",
+            x_title: "time",
+            y_title,
+            series,
+        }
+    }
+}
 
 /// Named columns of equal length: what a panel plots.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -233,9 +366,10 @@ pub struct Scenario {
     pub c_type: &'static str,
     pub c_preset: &'static str,
     pub knobs: &'static [Knob],
-    /// Which columns go on which plot: each inner list shares one y axis,
-    /// the first column being x.
-    pub plots: &'static [&'static [&'static str]],
+    /// What each plotted column holds.
+    pub columns: &'static [Column],
+    /// Which columns go on which plot.
+    pub plots: &'static [Plot],
     pub run: fn(&[f64], u64) -> Series,
     /// For a panel whose policy is constructor arguments rather than one
     /// struct: the weir.h calls that make it, as statements.
@@ -254,6 +388,27 @@ impl Scenario {
     /// The knobs' defaults, in table order.
     pub fn defaults(&self) -> Vec<f64> {
         self.knobs.iter().map(|k| k.default).collect()
+    }
+
+    /// What a plotted column holds.
+    pub fn column(&self, name: &str) -> Option<&'static Column> {
+        self.columns.iter().find(|c| c.name == name)
+    }
+
+    /// The C field a knob sets (`weir_breaker_policy.probe_ns`) and the
+    /// header's comment above it; `None` for a knob with no struct field.
+    pub fn field_doc(&self, knob: &Knob) -> Option<(String, &'static str)> {
+        let c = knob.c?;
+        let ty = if c.of.is_empty() {
+            self.c_type
+        } else {
+            self.c_more.iter().find(|m| m.0 == c.of)?.1
+        };
+        let doc = FIELD_DOCS
+            .iter()
+            .find(|d| d.0 == ty && d.1 == c.field)
+            .map_or("", |d| d.2);
+        Some((format!("{ty}.{}", c.field), doc))
     }
 
     /// The policy knobs as a C struct literal for weir.h, written with
@@ -298,7 +453,9 @@ impl Scenario {
     }
 }
 
-/// Every scenario's table as JSON, for the page to build its panels from.
+/// Every scenario's table as JSON, for the page to build its panels from:
+/// its knobs (each with its unit, its choices, and what its C field does
+/// in the header's words), what each plotted column holds, and its plots.
 pub fn meta_json() -> String {
     let mut s = String::from("[");
     for (i, sc) in scenarios::ALL.iter().enumerate() {
@@ -317,19 +474,37 @@ pub fn meta_json() -> String {
         } else {
             "true"
         });
-        s.push_str(",\"plots\":[");
+        s.push_str(",\"columns\":{");
+        for (j, col) in sc.columns.iter().enumerate() {
+            if j > 0 {
+                s.push(',');
+            }
+            quoted(&mut s, col.name);
+            s.push_str(":{\"unit\":");
+            quoted(&mut s, col.unit);
+            let _ = write!(s, ",\"whole\":{},\"kind\":", col.whole);
+            quoted(&mut s, col.kind);
+            s.push('}');
+        }
+        s.push_str("},\"plots\":[");
         for (j, plot) in sc.plots.iter().enumerate() {
             if j > 0 {
                 s.push(',');
             }
-            s.push('[');
-            for (k, col) in plot.iter().enumerate() {
+            s.push_str("{\"x\":");
+            quoted(&mut s, plot.x);
+            s.push_str(",\"xTitle\":");
+            quoted(&mut s, plot.x_title);
+            s.push_str(",\"yTitle\":");
+            quoted(&mut s, plot.y_title);
+            s.push_str(",\"series\":[");
+            for (k, col) in plot.series.iter().enumerate() {
                 if k > 0 {
                     s.push(',');
                 }
                 quoted(&mut s, col);
             }
-            s.push(']');
+            s.push_str("]}");
         }
         s.push_str("],\"knobs\":[");
         for (j, k) in sc.knobs.iter().enumerate() {
@@ -340,6 +515,22 @@ pub fn meta_json() -> String {
             quoted(&mut s, k.name);
             s.push_str(",\"label\":");
             quoted(&mut s, k.label);
+            s.push_str(",\"unit\":");
+            quoted(&mut s, k.unit);
+            s.push_str(",\"choices\":[");
+            for (c, word) in k.choices.iter().enumerate() {
+                if c > 0 {
+                    s.push(',');
+                }
+                quoted(&mut s, word);
+            }
+            s.push_str("],\"about\":");
+            quoted(&mut s, k.about);
+            let (field, doc) = sc.field_doc(k).unwrap_or_default();
+            s.push_str(",\"field\":");
+            quoted(&mut s, &field);
+            s.push_str(",\"doc\":");
+            quoted(&mut s, doc);
             for (key, v) in [
                 ("default", k.default),
                 ("min", k.min),

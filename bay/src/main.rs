@@ -1,12 +1,19 @@
 //! The bay's command line.
 //!
 //! ```text
-//! bay [serve] [--port N]            build web/bay.wasm, serve bay/web on 127.0.0.1 (default 8417)
-//! bay json SCENARIO [SEED] [k=v..]  one scenario's series as JSON, knobs by name
+//! bay [serve] [--port N]            build web/bay.wasm, install uPlot (npm ci, once),
+//!                                   serve bay/web on 127.0.0.1 (default 8417)
+//! bay json SCENARIO [SEED] [k=v..]  one scenario's series as JSON, knobs by name (a choice by word or number)
 //! bay c SCENARIO [k=v..]            its policy as a C struct literal
-//! bay meta                          every scenario's knobs, as JSON
-//! bay svg [DIR]                     the docs' plots (default docs/)
+//! bay meta                          every scenario's knobs, columns and plots, as JSON
 //! ```
+//!
+//! The page draws with uPlot, from npm (bay/package.json, pinned by
+//! bay/package-lock.json): `bay serve` runs `npm ci --omit=dev` in bay/
+//! when bay/node_modules holds no uPlot yet, and then serves uPlot's two
+//! files from there itself, so the page fetches nothing from anywhere else
+//! and, once installed, works offline. The README's pictures are the
+//! page's own plots, saved by `BAY_PICTURES=write bash .ci/run bay`.
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
@@ -15,7 +22,7 @@ use std::process::{exit, Command};
 
 use bay::{meta_json, Scenario};
 
-/// The seed the page starts from, and the docs' plots use.
+/// The seed the page starts from (and so the README's pictures).
 const SEED: u64 = 42;
 
 fn main() {
@@ -40,16 +47,8 @@ fn main() {
             }
         }
         "meta" => println!("{}", meta_json()),
-        "svg" => {
-            let dir = PathBuf::from(args.get(1).map_or("docs", String::as_str));
-            for (name, text) in bay::svg::docs_plots(SEED) {
-                let path = dir.join(name);
-                std::fs::write(&path, text).unwrap_or_else(|e| die(&format!("{}: {e}", path.display())));
-                println!("wrote {}", path.display());
-            }
-        }
         "serve" | "--port" => serve(&args),
-        _ => die("usage: bay [serve [--port N]] | json SCENARIO [SEED] [k=v..] | c SCENARIO [k=v..] | meta | svg [DIR]"),
+        _ => die("usage: bay [serve [--port N]] | json SCENARIO [SEED] [k=v..] | c SCENARIO [k=v..] | meta"),
     }
 }
 
@@ -66,7 +65,8 @@ fn scenario(id: Option<&String>) -> &'static Scenario {
     })
 }
 
-/// The defaults with `name=value` pairs laid over them.
+/// The defaults with `name=value` pairs laid over them; a choice's value
+/// may be its word (`jitter=equal`) or its integer.
 fn knob_values(sc: &Scenario, pairs: &[String]) -> Vec<f64> {
     let mut values = sc.defaults();
     for pair in pairs {
@@ -78,9 +78,20 @@ fn knob_values(sc: &Scenario, pairs: &[String]) -> Vec<f64> {
             .iter()
             .position(|k| k.name == name)
             .unwrap_or_else(|| die(&format!("no knob {name}")));
-        values[at] = value
-            .parse()
-            .unwrap_or_else(|_| die(&format!("{pair}: not a number")));
+        let knob = &sc.knobs[at];
+        values[at] = match knob.choices.iter().position(|w| *w == value) {
+            Some(i) => knob.min + i as f64 * knob.step,
+            None => value.parse().unwrap_or_else(|_| {
+                die(&format!(
+                    "{pair}: not a number{}",
+                    if knob.choices.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" nor one of {}", knob.choices.join(", "))
+                    }
+                ))
+            }),
+        };
     }
     values
 }
@@ -118,8 +129,33 @@ fn build_wasm() {
         .unwrap_or_else(|e| die(&format!("{}: {e}", built.display())));
 }
 
-/// Serves bay/web on 127.0.0.1: the page's four files and nothing else,
-/// so it needs nothing from anywhere else.
+/// uPlot's files, installed by npm into bay/node_modules.
+fn uplot_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("node_modules/uplot/dist")
+}
+
+/// Installs uPlot from bay/package-lock.json (`npm ci --omit=dev`, the
+/// browser tests' playwright-core left out) when it is not there yet.
+fn install_uplot() {
+    if uplot_dir().join(UPLOT[0]).is_file() {
+        return;
+    }
+    println!("installing uPlot: npm ci --omit=dev in bay/ (once)");
+    let status = Command::new("npm")
+        .args(["ci", "--omit=dev", "--no-audit", "--no-fund"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .unwrap_or_else(|e| die(&format!("npm: {e} (the page draws with uPlot, from npm)")));
+    if !status.success() {
+        die("npm ci failed: the page needs uPlot in bay/node_modules");
+    }
+}
+
+/// The files the page loads from uPlot's dist/.
+const UPLOT: [&str; 2] = ["uPlot.iife.min.js", "uPlot.min.css"];
+
+/// Serves bay/web on 127.0.0.1: the page's four files and uPlot's two,
+/// and nothing else, so it needs nothing from anywhere else.
 fn serve(args: &[String]) {
     let port: u16 = args
         .iter()
@@ -128,6 +164,7 @@ fn serve(args: &[String]) {
         .map_or(8417, |p| p.parse().unwrap_or_else(|_| die("--port N")));
     if std::env::var_os("BAY_NO_BUILD").is_none() {
         build_wasm();
+        install_uplot();
     }
     let listener = TcpListener::bind(("127.0.0.1", port))
         .unwrap_or_else(|e| die(&format!("127.0.0.1:{port}: {e}")));
@@ -154,8 +191,13 @@ fn answer(mut stream: std::net::TcpStream) {
         path.trim_start_matches('/')
     };
     let known = ["index.html", "bay.js", "bay.css", "bay.wasm"];
-    let (status, body, kind) = match known.iter().find(|k| **k == name) {
-        Some(file) => match std::fs::read(web_dir().join(file)) {
+    let dir = if UPLOT.contains(&name) {
+        uplot_dir()
+    } else {
+        web_dir()
+    };
+    let (status, body, kind) = match known.iter().chain(&UPLOT).find(|k| **k == name) {
+        Some(file) => match std::fs::read(dir.join(file)) {
             Ok(body) => ("200 OK", body, content_type(file)),
             Err(_) => ("404 Not Found", b"missing\n".to_vec(), "text/plain"),
         },

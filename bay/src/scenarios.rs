@@ -22,7 +22,7 @@ use weir_core::rate::{self, RateLimit};
 use weir_core::shedder::{Shedder, ShedderPolicy};
 use weir_core::sliding::Sliding;
 
-use crate::{c, knobs, Rng, Scenario, Series};
+use crate::{c, knobs, Column, Plot, Rng, Scenario, Series};
 
 const MS: f64 = 1e6;
 const S: f64 = 1e9;
@@ -37,23 +37,23 @@ fn invalid(why: &'static str) -> Series {
 knobs! {
     /// The breaker in front of a backend that goes down and comes back.
     BreakerKnobs {
-        k: "k: calls each success pays for" = 1.5, [1.0, 4.0, 0.05], c!("k");
-        floor: "floor: what k decays to" = 1.1, [1.0, 4.0, 0.05], c!("floor");
-        protection: "protection: calls never refused" = 5.0, [0.0, 50.0, 1.0], c!("protection");
-        probe_ms: "probe after (ms)" = 1000.0, [50.0, 5000.0, 50.0], c!(int "probe_ns", MS);
-        size: "buckets" = 40.0, [1.0, 200.0, 1.0], c!(int "size");
-        window_s: "window (s)" = 10.0, [1.0, 60.0, 1.0], c!(int "window_ns", S);
-        max_rejection_probability: "refusal probability at most (Envoy's cap)" = 1.0, [0.0, 1.0, 0.01], c!("max_rejection_probability");
-        rps_threshold: "no refusals under (calls/s over the window)" = 0.0, [0.0, 1000.0, 1.0], c!("rps_threshold");
-        aggression: "aggression (drop^(1/aggression))" = 1.0, [0.1, 5.0, 0.1], c!("aggression");
-        skip_refusals: "refusals left out of the traffic (0 or 1)" = 0.0, [0.0, 1.0, 1.0], c!(int "skip_refusals");
-        rate: "traffic: calls a second" = 100.0, [1.0, 1000.0, 1.0], None;
-        fail: "traffic: failing fraction while up" = 0.0, [0.0, 1.0, 0.01], None;
-        down_fail: "traffic: failing fraction while down" = 1.0, [0.0, 1.0, 0.01], None;
-        outage_at: "traffic: outage starts (s)" = 5.0, [0.0, 60.0, 1.0], None;
-        outage_s: "traffic: outage lasts (s)" = 30.0, [0.0, 120.0, 1.0], None;
-        latency_ms: "traffic: latency (ms)" = 10.0, [0.0, 2000.0, 1.0], None;
-        seconds: "traffic: seconds shown" = 60.0, [5.0, 300.0, 1.0], None;
+        k: "k" ["calls per success"] = 1.5, [1.0, 4.0, 0.05], c!("k");
+        floor: "floor" ["calls per success"] = 1.1, [1.0, 4.0, 0.05], c!("floor");
+        protection: "protection" ["calls"] = 5.0, [0.0, 50.0, 1.0], c!("protection");
+        probe_ms: "probe after" ["ms"] = 1000.0, [50.0, 5000.0, 50.0], c!(int "probe_ns", MS);
+        size: "size" ["buckets"] = 40.0, [1.0, 200.0, 1.0], c!(int "size");
+        window_s: "window" ["s"] = 10.0, [1.0, 60.0, 1.0], c!(int "window_ns", S);
+        max_rejection_probability: "refusal probability at most" ["fraction"] = 1.0, [0.0, 1.0, 0.01], c!("max_rejection_probability");
+        rps_threshold: "no refusals under" ["calls/s"] = 0.0, [0.0, 1000.0, 1.0], c!("rps_threshold");
+        aggression: "aggression" ["exponent"] = 1.0, [0.1, 5.0, 0.1], c!("aggression");
+        skip_refusals: "its own refusals" {"counted as traffic", "left out of the traffic"} = 0.0, [0.0, 1.0, 1.0], c!(int "skip_refusals"), "Whether the breaker's own refusals count as traffic in its formula.";
+        rate: "traffic: rate" ["calls/s"] = 100.0, [1.0, 1000.0, 1.0], None, "Calls arrive about this many a second, each gap drawn at random.";
+        fail: "traffic: failing while up" ["fraction"] = 0.0, [0.0, 1.0, 0.01], None, "The chance that a call fails while the backend is up.";
+        down_fail: "traffic: failing while down" ["fraction"] = 1.0, [0.0, 1.0, 0.01], None, "The chance that a call fails during the outage.";
+        outage_at: "traffic: outage starts" ["s"] = 5.0, [0.0, 60.0, 1.0], None;
+        outage_s: "traffic: outage lasts" ["s"] = 30.0, [0.0, 120.0, 1.0], None;
+        latency_ms: "traffic: latency" ["ms"] = 10.0, [0.0, 2000.0, 1.0], None, "How long after it is let through a call settles.";
+        seconds: "traffic: shown" ["s"] = 60.0, [5.0, 300.0, 1.0], None;
     }
 }
 
@@ -193,18 +193,18 @@ fn settle(
 knobs! {
     /// The shedder in front of a server whose load rises past its capacity.
     ShedderKnobs {
-        size: "buckets" = 50.0, [1.0, 200.0, 1.0], c!(int "size");
-        window_s: "window (s)" = 5.0, [1.0, 60.0, 1.0], c!(int "window_ns", S);
-        cpu: "hot at CPU (‰)" = 900.0, [0.0, 999.0, 1.0], c!(int "cpu");
-        latency_ms: "assumed response time (ms)" = 1000.0, [1.0, 5000.0, 1.0], c!(int "latency_ns", MS);
-        beta: "average weight" = 0.9, [0.0, 0.99, 0.01], c!("beta");
-        cool_ms: "time to cool (ms)" = 1000.0, [0.0, 10000.0, 100.0], c!(int "cool_ns", MS);
-        floor: "never under (of capacity)" = 0.1, [0.01, 1.0, 0.01], c!("floor");
-        capacity: "traffic: server capacity (calls/s)" = 200.0, [10.0, 2000.0, 10.0], None;
-        service_ms: "traffic: service time (ms)" = 50.0, [1.0, 1000.0, 1.0], None;
-        start_rate: "traffic: starting load (calls/s)" = 100.0, [1.0, 2000.0, 1.0], None;
-        peak_rate: "traffic: peak load (calls/s)" = 400.0, [1.0, 4000.0, 1.0], None;
-        seconds: "traffic: seconds shown" = 30.0, [5.0, 120.0, 1.0], None;
+        size: "size" ["buckets"] = 50.0, [1.0, 200.0, 1.0], c!(int "size");
+        window_s: "window" ["s"] = 5.0, [1.0, 60.0, 1.0], c!(int "window_ns", S);
+        cpu: "hot at CPU" ["‰"] = 900.0, [0.0, 999.0, 1.0], c!(int "cpu");
+        latency_ms: "assumed response time" ["ms"] = 1000.0, [1.0, 5000.0, 1.0], c!(int "latency_ns", MS);
+        beta: "average weight" ["fraction"] = 0.9, [0.0, 0.99, 0.01], c!("beta");
+        cool_ms: "time to cool" ["ms"] = 1000.0, [0.0, 10000.0, 100.0], c!(int "cool_ns", MS);
+        floor: "never under" ["fraction of capacity"] = 0.1, [0.01, 1.0, 0.01], c!("floor");
+        capacity: "traffic: server capacity" ["calls/s"] = 200.0, [10.0, 2000.0, 10.0], None, "What the server finishes a second at full speed.";
+        service_ms: "traffic: service time" ["ms"] = 50.0, [1.0, 1000.0, 1.0], None, "How long a call takes while the server is not overloaded; beyond its capacity each call slows in proportion.";
+        start_rate: "traffic: starting load" ["calls/s"] = 100.0, [1.0, 2000.0, 1.0], None;
+        peak_rate: "traffic: peak load" ["calls/s"] = 400.0, [1.0, 4000.0, 1.0], None, "Reached two thirds of the way through, after which the load drops back.";
+        seconds: "traffic: shown" ["s"] = 30.0, [5.0, 120.0, 1.0], None;
     }
 }
 
@@ -311,17 +311,17 @@ fn finish(
 knobs! {
     /// Scenario 1 of docs/design.md: bursts just before each odd second.
     LimitersKnobs {
-        bucket_rate: "bucket: tokens a second" = 20.0, [1.0, 200.0, 1.0], None;
-        bucket_burst: "bucket: burst" = 20.0, [1.0, 200.0, 1.0], None;
-        sliding_quota: "sliding: calls per window" = 20.0, [1.0, 200.0, 1.0], None;
-        sliding_ms: "sliding: window (ms)" = 1000.0, [10.0, 5000.0, 10.0], None;
-        period_quota: "period: calls per period" = 20.0, [1.0, 200.0, 1.0], None;
-        period_ms: "period: length (ms)" = 1000.0, [10.0, 5000.0, 10.0], None;
-        calls: "traffic: calls a burst" = 40.0, [1.0, 400.0, 1.0], None;
-        gap_ms: "traffic: between calls (ms)" = 2.5, [0.1, 100.0, 0.1], None;
-        lead_ms: "traffic: burst starts before the odd second (ms)" = 50.0, [0.0, 1000.0, 1.0], None;
-        bursts: "traffic: bursts" = 4.0, [1.0, 20.0, 1.0], None;
-        jitter_ms: "traffic: random delay per call (ms)" = 0.0, [0.0, 100.0, 0.1], None;
+        bucket_rate: "bucket: rate" ["tokens/s"] = 20.0, [1.0, 200.0, 1.0], None, "weir_bucket_new's rate: tokens per second; 0 is a bucket that never refills.";
+        bucket_burst: "bucket: burst" ["tokens"] = 20.0, [1.0, 200.0, 1.0], None, "weir_bucket_new's burst: the most it holds; it starts full.";
+        sliding_quota: "sliding: quota" ["calls"] = 20.0, [1.0, 200.0, 1.0], None, "weir_sliding_new's quota: at most this many events in any window-long stretch.";
+        sliding_ms: "sliding: window" ["ms"] = 1000.0, [10.0, 5000.0, 10.0], None, "weir_sliding_new's window_ns: an event is counted for this long after it.";
+        period_quota: "period: quota" ["calls"] = 20.0, [1.0, 200.0, 1.0], None, "weir_period_new's quota: events allowed per period.";
+        period_ms: "period: length" ["ms"] = 1000.0, [10.0, 5000.0, 10.0], None, "weir_period_new's period_ns; with align (as here) periods open on multiples of it.";
+        calls: "traffic: calls a burst" ["calls"] = 40.0, [1.0, 400.0, 1.0], None;
+        gap_ms: "traffic: between calls" ["ms"] = 2.5, [0.1, 100.0, 0.1], None;
+        lead_ms: "traffic: burst starts before the odd second" ["ms"] = 50.0, [0.0, 1000.0, 1.0], None;
+        bursts: "traffic: bursts" ["bursts"] = 4.0, [1.0, 20.0, 1.0], None;
+        jitter_ms: "traffic: random delay per call" ["ms"] = 0.0, [0.0, 100.0, 0.1], None;
     }
 }
 
@@ -358,12 +358,12 @@ pub fn limiters(k: &LimitersKnobs, seed: u64) -> Series {
 knobs! {
     /// The rate word (fixed windows) beside the GCRA word (a smooth bucket).
     WordsKnobs {
-        rate: "rate word: calls a second" = 100.0, [1.0, 1000.0, 1.0], None;
-        rate_burst: "rate word: burst" = 10.0, [1.0, 1000.0, 1.0], None;
-        gcra: "GCRA word: calls a second" = 100.0, [1.0, 1000.0, 1.0], None;
-        gcra_burst: "GCRA word: burst" = 10.0, [1.0, 1000.0, 1.0], None;
-        offered: "traffic: calls a second" = 300.0, [1.0, 3000.0, 1.0], None;
-        seconds: "traffic: seconds shown" = 2.0, [0.5, 20.0, 0.5], None;
+        rate: "rate word: rate" ["calls/s"] = 100.0, [1.0, 1000.0, 1.0], None, "weir_rate_limit_new's limit_per_s: the word admits exactly burst calls per window of burst / rate.";
+        rate_burst: "rate word: burst" ["calls"] = 10.0, [1.0, 1000.0, 1.0], None, "weir_rate_limit_new's burst, 1..1023.";
+        gcra: "GCRA word: rate" ["calls/s"] = 100.0, [1.0, 1000.0, 1.0], None, "weir_gcra_limit_new's rate_per_s: a smooth bucket refilling at this rate.";
+        gcra_burst: "GCRA word: burst" ["calls"] = 10.0, [1.0, 1000.0, 1.0], None, "weir_gcra_limit_new's burst: the most let through at once.";
+        offered: "traffic: rate" ["calls/s"] = 300.0, [1.0, 3000.0, 1.0], None;
+        seconds: "traffic: shown" ["s"] = 2.0, [0.5, 20.0, 0.5], None;
     }
 }
 
@@ -404,23 +404,23 @@ pub fn words(k: &WordsKnobs, seed: u64) -> Series {
 knobs! {
     /// Retries of failed calls: the budget caps them, backoff spaces them.
     RetryKnobs {
-        form: "budget form (0 tokens, 1 percent)" = 1.0, [0.0, 1.0, 1.0], c!(int "form");
-        max_tokens: "tokens: max" = 10.0, [1.0, 1000.0, 1.0], c!(int "max_tokens");
-        token_ratio: "tokens: back per success" = 0.1, [0.001, 1.0, 0.001], c!("token_ratio");
-        ttl_s: "percent: deposits live (s)" = 10.0, [1.0, 60.0, 1.0], c!(int "ttl_ns", S);
-        min_per_s: "percent: retries a second always" = 10.0, [0.0, 1000.0, 1.0], c!(int "min_per_s");
-        percent: "percent: of requests" = 0.2, [0.0, 2.0, 0.01], c!("percent");
-        base_ms: "backoff: first wait (ms)" = 100.0, [0.0, 2000.0, 10.0], c!(in "backoff", int "base_ns", MS);
-        factor: "backoff: factor" = 2.0, [1.0, 5.0, 0.1], c!(in "backoff", "factor");
-        cap_ms: "backoff: cap (ms)" = 1000.0, [0.0, 10000.0, 10.0], c!(in "backoff", int "cap_ns", MS);
-        attempts: "backoff: attempts" = 3.0, [1.0, 10.0, 1.0], c!(in "backoff", int "attempts");
-        jitter: "backoff: jitter (0 rigid, 1 full, 2 equal, 3 decorrelated, 4 spread)" = 4.0, [0.0, 4.0, 1.0], c!(in "backoff", int "jitter");
-        spread: "backoff: spread" = 0.2, [0.0, 1.0, 0.01], c!(in "backoff", "spread");
-        rate: "traffic: requests a second" = 50.0, [1.0, 1000.0, 1.0], None;
-        fail: "traffic: failing fraction while up" = 0.05, [0.0, 1.0, 0.01], None;
-        outage_at: "traffic: outage starts (s)" = 5.0, [0.0, 60.0, 1.0], None;
-        outage_s: "traffic: outage lasts (s)" = 10.0, [0.0, 60.0, 1.0], None;
-        seconds: "traffic: seconds shown" = 25.0, [5.0, 120.0, 1.0], None;
+        form: "budget form" {"tokens", "percent"} = 1.0, [0.0, 1.0, 1.0], c!(int "form"), "Which budget: tokens that each success refills, or a share of the requests seen lately.";
+        max_tokens: "tokens: max" ["tokens"] = 10.0, [1.0, 1000.0, 1.0], c!(int "max_tokens");
+        token_ratio: "tokens: back per success" ["tokens"] = 0.1, [0.001, 1.0, 0.001], c!("token_ratio");
+        ttl_s: "percent: deposits live" ["s"] = 10.0, [1.0, 60.0, 1.0], c!(int "ttl_ns", S);
+        min_per_s: "percent: retries always allowed" ["retries/s"] = 10.0, [0.0, 1000.0, 1.0], c!(int "min_per_s");
+        percent: "percent: of requests" ["fraction"] = 0.2, [0.0, 2.0, 0.01], c!("percent");
+        base_ms: "backoff: first wait" ["ms"] = 100.0, [0.0, 2000.0, 10.0], c!(in "backoff", int "base_ns", MS);
+        factor: "backoff: factor" ["×"] = 2.0, [1.0, 5.0, 0.1], c!(in "backoff", "factor");
+        cap_ms: "backoff: cap" ["ms"] = 1000.0, [0.0, 10000.0, 10.0], c!(in "backoff", int "cap_ns", MS);
+        attempts: "backoff: attempts" ["calls"] = 3.0, [1.0, 10.0, 1.0], c!(in "backoff", int "attempts");
+        jitter: "backoff: jitter" {"rigid", "full", "equal", "decorrelated", "spread"} = 4.0, [0.0, 4.0, 1.0], c!(in "backoff", int "jitter");
+        spread: "backoff: spread" ["fraction"] = 0.2, [0.0, 1.0, 0.01], c!(in "backoff", "spread");
+        rate: "traffic: rate" ["requests/s"] = 50.0, [1.0, 1000.0, 1.0], None;
+        fail: "traffic: failing while up" ["fraction"] = 0.05, [0.0, 1.0, 0.01], None, "The chance that an attempt fails outside the outage; during it every attempt fails.";
+        outage_at: "traffic: outage starts" ["s"] = 5.0, [0.0, 60.0, 1.0], None;
+        outage_s: "traffic: outage lasts" ["s"] = 10.0, [0.0, 60.0, 1.0], None;
+        seconds: "traffic: shown" ["s"] = 25.0, [5.0, 120.0, 1.0], None;
     }
 }
 
@@ -514,18 +514,18 @@ pub fn retry(k: &RetryKnobs, seed: u64) -> Series {
 knobs! {
     /// The adaptive concurrency limit as the backend's latency climbs.
     ConcurrencyKnobs {
-        initial_limit: "initial limit" = 20.0, [1.0, 1000.0, 1.0], c!(int "initial_limit");
-        min_limit: "min limit" = 20.0, [1.0, 1000.0, 1.0], c!(int "min_limit");
-        max_limit: "max limit" = 200.0, [1.0, 5000.0, 1.0], c!(int "max_limit");
-        queue_size: "queue size" = 4.0, [0.0, 100.0, 1.0], c!(int "queue_size");
-        smoothing: "smoothing" = 0.2, [0.01, 1.0, 0.01], c!("smoothing");
-        tolerance: "tolerance" = 1.5, [1.0, 5.0, 0.1], c!("tolerance");
-        long_window: "long window (samples)" = 600.0, [1.0, 5000.0, 1.0], c!(int "long_window");
-        warmup: "warm-up (samples)" = 10.0, [0.0, 1000.0, 1.0], c!(int "warmup");
-        rate: "traffic: calls a second" = 1000.0, [1.0, 10000.0, 1.0], None;
-        latency_ms: "traffic: latency at start (ms)" = 20.0, [1.0, 1000.0, 1.0], None;
-        latency_end_ms: "traffic: latency at end (ms)" = 200.0, [1.0, 5000.0, 1.0], None;
-        seconds: "traffic: seconds shown" = 30.0, [5.0, 120.0, 1.0], None;
+        initial_limit: "initial limit" ["calls"] = 20.0, [1.0, 1000.0, 1.0], c!(int "initial_limit");
+        min_limit: "min limit" ["calls"] = 20.0, [1.0, 1000.0, 1.0], c!(int "min_limit");
+        max_limit: "max limit" ["calls"] = 200.0, [1.0, 5000.0, 1.0], c!(int "max_limit");
+        queue_size: "queue size" ["calls"] = 4.0, [0.0, 100.0, 1.0], c!(int "queue_size");
+        smoothing: "smoothing" ["fraction"] = 0.2, [0.01, 1.0, 0.01], c!("smoothing");
+        tolerance: "tolerance" ["×"] = 1.5, [1.0, 5.0, 0.1], c!("tolerance");
+        long_window: "long window" ["samples"] = 600.0, [1.0, 5000.0, 1.0], c!(int "long_window");
+        warmup: "warm-up" ["samples"] = 10.0, [0.0, 1000.0, 1.0], c!(int "warmup");
+        rate: "traffic: rate" ["calls/s"] = 1000.0, [1.0, 10000.0, 1.0], None;
+        latency_ms: "traffic: latency at start" ["ms"] = 20.0, [1.0, 1000.0, 1.0], None;
+        latency_end_ms: "traffic: latency at end" ["ms"] = 200.0, [1.0, 5000.0, 1.0], None, "The latency climbs in a straight line to this, each call's spread by ±10 %.";
+        seconds: "traffic: shown" ["s"] = 30.0, [5.0, 120.0, 1.0], None;
     }
 }
 
@@ -606,17 +606,17 @@ pub fn concurrency(k: &ConcurrencyKnobs, seed: u64) -> Series {
 knobs! {
     /// A pool under a burst of work, then left idle.
     PoolKnobs {
-        size: "size: most alive" = 10.0, [1.0, 200.0, 1.0], c!(int "size");
-        idle: "idle: most kept" = 10.0, [0.0, 200.0, 1.0], c!(int "idle");
-        keep_s: "keep idle (s; 0 for ever)" = 1800.0, [0.0, 7200.0, 1.0], c!(int "keep_ns", S);
-        life_s: "life (s; 0 for ever)" = 0.0, [0.0, 7200.0, 1.0], c!(int "life_ns", S);
-        life_jitter: "life jitter: a life is cut by up to this fraction, drawn per resource" = 0.0, [0.0, 0.9, 0.01], c!("life_jitter");
-        min_idle: "min idle: kept ready, made ahead after each step (0 none)" = 0.0, [0.0, 200.0, 1.0], c!(int "min_idle");
-        max_making: "max making: resources being made at once (0 no cap; here each is made at once)" = 0.0, [0.0, 200.0, 1.0], c!(int "max_making");
-        rate: "traffic: calls a second in the burst" = 50.0, [1.0, 1000.0, 1.0], None;
-        work_ms: "traffic: each holds a resource (ms)" = 150.0, [1.0, 5000.0, 1.0], None;
-        burst_s: "traffic: burst lasts (s)" = 60.0, [1.0, 3600.0, 1.0], None;
-        seconds: "traffic: seconds shown" = 3600.0, [10.0, 14400.0, 10.0], None;
+        size: "size" ["resources"] = 10.0, [1.0, 200.0, 1.0], c!(int "size");
+        idle: "idle" ["resources"] = 10.0, [0.0, 200.0, 1.0], c!(int "idle");
+        keep_s: "keep idle" ["s"] = 1800.0, [0.0, 7200.0, 1.0], c!(int "keep_ns", S);
+        life_s: "life" ["s"] = 0.0, [0.0, 7200.0, 1.0], c!(int "life_ns", S);
+        life_jitter: "life jitter" ["fraction"] = 0.0, [0.0, 0.9, 0.01], c!("life_jitter");
+        min_idle: "min idle" ["resources"] = 0.0, [0.0, 200.0, 1.0], c!(int "min_idle"), "Here made ahead after each step, each made at once.";
+        max_making: "max making" ["resources"] = 0.0, [0.0, 200.0, 1.0], c!(int "max_making"), "Here each resource is made at once, so this caps only the makes within one instant.";
+        rate: "traffic: rate in the burst" ["calls/s"] = 50.0, [1.0, 1000.0, 1.0], None;
+        work_ms: "traffic: each holds a resource" ["ms"] = 150.0, [1.0, 5000.0, 1.0], None;
+        burst_s: "traffic: burst lasts" ["s"] = 60.0, [1.0, 3600.0, 1.0], None;
+        seconds: "traffic: shown" ["s"] = 3600.0, [10.0, 14400.0, 10.0], None;
     }
 }
 
@@ -717,13 +717,13 @@ pub fn pool(k: &PoolKnobs, seed: u64) -> Series {
 knobs! {
     /// Backoff's five jitters, each drawn 10,000 times.
     BackoffKnobs {
-        base_ms: "first wait (ms)" = 100.0, [0.0, 2000.0, 10.0], c!(int "base_ns", MS);
-        factor: "factor" = 2.0, [1.0, 5.0, 0.1], c!("factor");
-        cap_ms: "cap (ms)" = 1000.0, [0.0, 10000.0, 10.0], c!(int "cap_ns", MS);
-        attempts: "attempts" = 3.0, [2.0, 10.0, 1.0], c!(int "attempts");
-        spread: "spread" = 0.2, [0.0, 1.0, 0.01], c!("spread");
-        jitter: "the C policy's jitter (0 rigid, 1 full, 2 equal, 3 decorrelated, 4 spread; the plots show all five)" = 4.0, [0.0, 4.0, 1.0], c!(int "jitter");
-        draws: "draws per retry" = 10000.0, [100.0, 10000.0, 100.0], None;
+        base_ms: "first wait" ["ms"] = 100.0, [0.0, 2000.0, 10.0], c!(int "base_ns", MS);
+        factor: "factor" ["×"] = 2.0, [1.0, 5.0, 0.1], c!("factor");
+        cap_ms: "cap" ["ms"] = 1000.0, [0.0, 10000.0, 10.0], c!(int "cap_ns", MS);
+        attempts: "attempts" ["calls"] = 3.0, [2.0, 10.0, 1.0], c!(int "attempts");
+        spread: "spread" ["fraction"] = 0.2, [0.0, 1.0, 0.01], c!("spread");
+        jitter: "the C policy's jitter" {"rigid", "full", "equal", "decorrelated", "spread"} = 4.0, [0.0, 4.0, 1.0], c!(int "jitter"), "The plots show all five jitters; the one chosen here is drawn thicker.";
+        draws: "traffic: draws per retry" ["draws"] = 10000.0, [100.0, 10000.0, 100.0], None;
     }
 }
 
@@ -833,10 +833,10 @@ pub fn backoff(k: &BackoffKnobs, seed: u64) -> Series {
 knobs! {
     /// The bloom's false refusals as keys fill it.
     BloomKnobs {
-        size_log2: "words: 2^" = 12.0, [4.0, 20.0, 1.0], None;
-        hashes: "hashes per key" = 3.0, [1.0, 8.0, 1.0], None;
-        keys: "traffic: keys" = 8192.0, [16.0, 65536.0, 16.0], None;
-        steps: "traffic: points" = 32.0, [2.0, 128.0, 1.0], None;
+        size_log2: "size" ["log2 words"] = 12.0, [4.0, 20.0, 1.0], None, "weir_bloom_new's size_log2: the bloom holds 2^size_log2 rate words.";
+        hashes: "hashes" ["words per key"] = 3.0, [1.0, 8.0, 1.0], None, "weir_bloom_new's hashes: the words each key maps to; a key is refused only when all of them are spent.";
+        keys: "traffic: keys" ["keys"] = 8192.0, [16.0, 65536.0, 16.0], None;
+        steps: "traffic: points" ["points"] = 32.0, [2.0, 128.0, 1.0], None;
     }
 }
 
@@ -919,8 +919,168 @@ fn bloom_c(k: &BloomKnobs) -> String {
     )
 }
 
+// What each panel plots: its columns' units and kinds, then its plots.
+// Counts a step are "calls/s" for a one-second step; a count since the
+// start says "so far" in its axis title.
+
+const T: Column = Column::new("t", "s", "axis");
+
+const BREAKER_COLUMNS: &[Column] = &[
+    T,
+    Column::count("through", "calls/s", "admitted"),
+    Column::count("refused", "calls/s", "refused"),
+    Column::count("probes", "calls/s", "probe"),
+    Column::new("ratio", "fraction", "level"),
+];
+const BREAKER_PLOTS: &[Plot] = &[
+    Plot::in_time("calls", &["through", "refused", "probes"]),
+    Plot::in_time("refusal ratio", &["ratio"]),
+];
+
+const SHEDDER_COLUMNS: &[Column] = &[
+    T,
+    Column::count("flying", "calls", "held"),
+    Column::count("limit", "calls", "limit"),
+    Column::count("cpu", "‰", "level"),
+    Column::count("passed", "calls/100 ms", "admitted"),
+    Column::count("refused", "calls/100 ms", "refused"),
+];
+const SHEDDER_PLOTS: &[Plot] = &[
+    Plot::in_time("in flight", &["flying", "limit"]),
+    Plot::in_time("CPU", &["cpu"]),
+    Plot::in_time("calls", &["passed", "refused"]),
+];
+
+const LIMITERS_COLUMNS: &[Column] = &[
+    T,
+    Column::count("bucket", "calls", "bucket"),
+    Column::count("sliding", "calls", "sliding"),
+    Column::count("period", "calls", "period"),
+];
+const LIMITERS_PLOTS: &[Plot] = &[Plot::in_time(
+    "let through so far",
+    &["bucket", "sliding", "period"],
+)];
+
+const WORDS_COLUMNS: &[Column] = &[
+    T,
+    Column::count("offered", "calls", "offered"),
+    Column::count("rate word", "calls", "rate word"),
+    Column::count("GCRA word", "calls", "GCRA word"),
+];
+const WORDS_PLOTS: &[Plot] = &[Plot::in_time(
+    "calls so far",
+    &["offered", "rate word", "GCRA word"],
+)];
+
+const RETRY_COLUMNS: &[Column] = &[
+    T,
+    Column::count("requests", "calls/s", "offered"),
+    Column::count("retries", "calls/s", "retried"),
+    Column::count("budget refused", "calls/s", "refused"),
+    Column::new("attempts per request", "calls/request", "level"),
+];
+const RETRY_PLOTS: &[Plot] = &[
+    Plot::in_time("calls", &["requests", "retries", "budget refused"]),
+    Plot::in_time("attempts", &["attempts per request"]),
+];
+
+const CONCURRENCY_COLUMNS: &[Column] = &[
+    T,
+    Column::count("flying", "calls", "held"),
+    Column::count("limit", "calls", "limit"),
+    Column::count("refused", "calls/100 ms", "refused"),
+    Column::new("latency ms", "ms", "level"),
+];
+const CONCURRENCY_PLOTS: &[Plot] = &[
+    Plot::in_time("in flight", &["flying", "limit"]),
+    Plot::in_time("refused", &["refused"]),
+    Plot::in_time("latency", &["latency ms"]),
+];
+
+const POOL_COLUMNS: &[Column] = &[
+    T,
+    Column::count("live", "resources", "held"),
+    Column::count("idle", "resources", "idle"),
+    Column::count("made", "resources", "made"),
+    Column::count("evicted", "resources", "evicted"),
+    Column::count("waited", "calls", "refused"),
+];
+const POOL_PLOTS: &[Plot] = &[
+    Plot::in_time("alive", &["live", "idle"]),
+    Plot::in_time("so far", &["made", "evicted"]),
+    Plot::in_time("waited so far", &["waited"]),
+];
+
+const BACKOFF_COLUMNS: &[Column] = &[
+    Column::count("retry", "1st, 2nd, …", "axis"),
+    Column::new("ceiling ms", "ms", "limit"),
+    Column::new("rigid max", "ms", "rigid"),
+    Column::new("full max", "ms", "full"),
+    Column::new("equal max", "ms", "equal"),
+    Column::new("decorrelated max", "ms", "decorrelated"),
+    Column::new("spread max", "ms", "spread"),
+    Column::new("full mean", "ms", "full"),
+    Column::new("equal mean", "ms", "equal"),
+    Column::new("decorrelated mean", "ms", "decorrelated"),
+    Column::new("spread mean", "ms", "spread"),
+    Column::new("bin ms", "ms", "axis"),
+    Column::count("rigid", "delays", "rigid"),
+    Column::count("full", "delays", "full"),
+    Column::count("equal", "delays", "equal"),
+    Column::count("decorrelated", "delays", "decorrelated"),
+    Column::count("spread", "delays", "spread"),
+];
+// The rigid jitter's delays are the ceilings: drawn first and wide, with
+// the ceiling dashed over them.
+const BACKOFF_PLOTS: &[Plot] = &[
+    Plot {
+        x: "retry",
+        x_title: "retry",
+        y_title: "largest delay",
+        series: &[
+            "rigid max",
+            "ceiling ms",
+            "full max",
+            "equal max",
+            "decorrelated max",
+            "spread max",
+        ],
+    },
+    Plot {
+        x: "retry",
+        x_title: "retry",
+        y_title: "mean delay",
+        series: &[
+            "ceiling ms",
+            "full mean",
+            "equal mean",
+            "decorrelated mean",
+            "spread mean",
+        ],
+    },
+    Plot {
+        x: "bin ms",
+        x_title: "delay",
+        y_title: "drawn",
+        series: &["rigid", "full", "equal", "decorrelated", "spread"],
+    },
+];
+
+const BLOOM_COLUMNS: &[Column] = &[
+    Column::count("keys", "keys", "axis"),
+    Column::new("measured", "fraction", "refused"),
+    Column::new("formula", "fraction", "expected"),
+];
+const BLOOM_PLOTS: &[Plot] = &[Plot {
+    x: "keys",
+    x_title: "keys asked",
+    y_title: "refused",
+    series: &["measured", "formula"],
+}];
+
 macro_rules! scenario {
-    ($id:literal, $title:literal, $about:literal, $ty:literal, $preset:literal, $knobs:ident, $f:ident, $plots:expr) => {
+    ($id:literal, $title:literal, $about:literal, $ty:literal, $preset:literal, $knobs:ident, $f:ident, $columns:expr, $plots:expr) => {
         Scenario {
             id: $id,
             title: $title,
@@ -928,16 +1088,17 @@ macro_rules! scenario {
             c_type: $ty,
             c_preset: $preset,
             knobs: $knobs::KNOBS,
+            columns: $columns,
             plots: $plots,
             run: |v, seed| $f(&$knobs::from_values(v), seed),
             c_calls: None,
             c_more: &[],
         }
     };
-    ($id:literal, $title:literal, $about:literal, $knobs:ident, $f:ident, $calls:ident, $plots:expr) => {
+    ($id:literal, $title:literal, $about:literal, $knobs:ident, $f:ident, $calls:ident, $columns:expr, $plots:expr) => {
         Scenario {
             c_calls: Some(|v| $calls(&$knobs::from_values(v))),
-            ..scenario!($id, $title, $about, "", "", $knobs, $f, $plots)
+            ..scenario!($id, $title, $about, "", "", $knobs, $f, $columns, $plots)
         }
     };
 }
@@ -945,24 +1106,24 @@ macro_rules! scenario {
 /// Every panel, in page order.
 pub static ALL: &[Scenario] = &[
     scenario!("breaker", "Breaker through an outage", "A backend that fails every call for a stretch, then recovers: calls let through, refused and let through by the probe, each second, and the refusal ratio.", "weir_breaker_policy", "weir_breaker_policy_preset", BreakerKnobs, breaker,
-        &[&["t", "through", "refused", "probes"], &["t", "ratio"]]),
+        BREAKER_COLUMNS, BREAKER_PLOTS),
     scenario!("shedder", "Shedder under rising load", "Load climbs past the server's capacity, then drops: the CPU it reports, calls in flight, the shedder's limit, and its refusals per 100 ms.", "weir_shedder_policy", "weir_shedder_policy_preset", ShedderKnobs, shedder,
-        &[&["t", "flying", "limit"], &["t", "cpu"], &["t", "passed", "refused"]]),
+        SHEDDER_COLUMNS, SHEDDER_PLOTS),
     scenario!("limiters", "Three limiters under bursts", "Scenario 1 of docs/design.md: 40 calls 2.5 ms apart just before each odd second, through a bucket, a sliding window and an aligned period; passes so far.", LimitersKnobs, limiters, limiters_c,
-        &[&["t", "bucket", "sliding", "period"]]),
+        LIMITERS_COLUMNS, LIMITERS_PLOTS),
     scenario!("words", "Rate word against GCRA word", "The same calls through the fixed-window rate word and the smooth GCRA word: passes so far.", WordsKnobs, words, words_c,
-        &[&["t", "offered", "rate word", "GCRA word"]]),
+        WORDS_COLUMNS, WORDS_PLOTS),
     Scenario {
         c_more: &[("backoff", "weir_backoff", "weir_backoff_preset")],
         ..scenario!("retry", "Retry budget beside backoff", "Failed requests retried with backoff, as far as the budget lets them: requests, retries and retries the budget refused each second.", "weir_budget_policy", "weir_budget_policy_preset", RetryKnobs, retry,
-            &[&["t", "requests", "retries", "budget refused"], &["t", "attempts per request"]])
+            RETRY_COLUMNS, RETRY_PLOTS)
     },
     scenario!("concurrency", "Adaptive concurrency under rising latency", "The gradient limit as the backend slows: the limit, calls in flight, and refusals per 100 ms.", "weir_concurrency_policy", "weir_concurrency_policy_preset", ConcurrencyKnobs, concurrency,
-        &[&["t", "limit", "flying"], &["t", "refused"], &["t", "latency ms"]]),
+        CONCURRENCY_COLUMNS, CONCURRENCY_PLOTS),
     scenario!("pool", "Pool: a burst, then idle", "A burst of calls taking resources, then nothing: live and idle resources, made, evicted and waits so far.", "weir_pool_policy", "weir_pool_policy_preset", PoolKnobs, pool,
-        &[&["t", "live", "idle"], &["t", "made", "evicted", "waited"]]),
+        POOL_COLUMNS, POOL_PLOTS),
     scenario!("backoff", "Backoff's five jitters", "Each jitter's delays over 10,000 draws per retry: largest and mean against the ceiling, and the distribution of every delay.", "weir_backoff", "weir_backoff_preset", BackoffKnobs, backoff,
-        &[&["retry", "ceiling ms", "rigid max", "full max", "equal max", "decorrelated max", "spread max"], &["retry", "ceiling ms", "full mean", "equal mean", "decorrelated mean", "spread mean"], &["bin ms", "rigid", "full", "equal", "decorrelated", "spread"]]),
+        BACKOFF_COLUMNS, BACKOFF_PLOTS),
     scenario!("bloom", "Bloom: false refusals", "Fresh keys refused because all their words are spent by others, against the header's (1 − e^(−kN/M))^k.", BloomKnobs, bloom, bloom_c,
-        &[&["keys", "measured", "formula"]]),
+        BLOOM_COLUMNS, BLOOM_PLOTS),
 ];
