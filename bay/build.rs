@@ -56,5 +56,5 @@ fn main() {
     }
     out.push_str("];\n");
     let dest = Path::new(&std::env::var("OUT_DIR").unwrap()).join("field_docs.rs");
-    std::fs::write(dest, out).expect("writing field_docs.rs");
+    std::fs::write(dest, out).expect("writing the knobs' field docs into OUT_DIR");
 }
