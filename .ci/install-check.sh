@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's install instructions, run verbatim: the block between
+# The install instructions of docs/c.md, run verbatim: the block between
 # <!-- install-block: begin --> and <!-- install-block: end --> installs into
 # a fresh temporary PREFIX (from the repository root), then the block
 # between <!-- install-use: begin --> and <!-- install-use: end --> builds
@@ -8,6 +8,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
+doc=docs/c.md # the file that holds the two blocks
 
 # The shell lines of the fenced block after the marker `name`.
 block() {
@@ -15,7 +16,7 @@ block() {
     index($0, begin) == 1 { inside = 1; next }
     index($0, end) == 1 { inside = 0 }
     inside && /^```/ { next }
-    inside { print }' README.md
+    inside { print }' "$doc"
 }
 
 passed=0 failed=0
@@ -27,7 +28,7 @@ for name in install-block install-use; do
   script="$scratch/$name.sh"
   block "$name" > "$script"
   if [ ! -s "$script" ]; then
-    echo "FAILED: README.md has no <!-- $name: begin --> ... <!-- $name: end --> block"
+    echo "FAILED: $doc has no <!-- $name: begin --> ... <!-- $name: end --> block"
     failed=$((failed + 1))
     continue
   fi
@@ -49,7 +50,7 @@ for name in install-block install-use; do
   fi
 done
 
-# What the README's table says the prefix holds.
+# What the table in $doc says the prefix holds.
 for file in include/weir.h include/weir.hpp lib/libweir.a lib/libweir.so lib/cmake/weir/weirConfig.cmake \
   lib/cmake/weir/weirConfigVersion.cmake lib/pkgconfig/weir.pc lib/pkgconfig/weir-static.pc; do
   if [ -e "$PREFIX/$file" ]; then
