@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# about: the README's install block run verbatim into a temporary prefix, then its use block against that prefix
+# about: the install block of docs/c.md run verbatim into a temporary prefix, then its use block against that prefix
 # tier: full
 # order: 80
 # needs-commands: cargo cmake=cmake cc=gcc pkg-config=pkg-config
 #
-# The README's install instructions, run verbatim: the block between
+# The install instructions of docs/c.md, run verbatim: the block between
 # <!-- install-block: begin --> and <!-- install-block: end --> installs into
 # a fresh temporary PREFIX (from the repository root), then the block
 # between <!-- install-use: begin --> and <!-- install-use: end --> builds
@@ -13,6 +13,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
+doc=docs/c.md # the file that holds the two blocks
 
 # The shell lines of the fenced block after the marker `name`.
 block() {
@@ -20,7 +21,7 @@ block() {
     index($0, begin) == 1 { inside = 1; next }
     index($0, end) == 1 { inside = 0 }
     inside && /^```/ { next }
-    inside { print }' README.md
+    inside { print }' "$doc"
 }
 
 passed=0 failed=0
@@ -32,11 +33,11 @@ for name in install-block install-use; do
   script="$scratch/$name.sh"
   block "$name" > "$script"
   if [ ! -s "$script" ]; then
-    echo "FAILED: README.md has no <!-- $name: begin --> ... <!-- $name: end --> block"
+    echo "FAILED: $doc has no <!-- $name: begin --> ... <!-- $name: end --> block"
     failed=$((failed + 1))
     continue
   fi
-  echo "== README $name:"
+  echo "== docs/c.md $name:"
   sed 's/^/   | /' "$script"
   if [ "$name" = install-use ]; then
     mkdir -p "$scratch/use" && ln -s "$root/c-examples" "$scratch/use/c-examples"
@@ -45,16 +46,16 @@ for name in install-block install-use; do
     dir="$root"
   fi
   if (cd "$dir" && bash -euo pipefail "$script"); then
-    echo "ok: README $name"
+    echo "ok: docs/c.md $name"
     passed=$((passed + 1))
   else
-    echo "FAILED: README $name"
+    echo "FAILED: docs/c.md $name"
     failed=$((failed + 1))
     break
   fi
 done
 
-# What the README's table says the prefix holds.
+# What the table in $doc says the prefix holds.
 for file in include/weir.h include/weir.hpp lib/libweir.a lib/libweir.so lib/cmake/weir/weirConfig.cmake \
   lib/cmake/weir/weirConfigVersion.cmake lib/pkgconfig/weir.pc lib/pkgconfig/weir-static.pc; do
   if [ -e "$PREFIX/$file" ]; then
