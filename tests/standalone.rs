@@ -13,8 +13,9 @@
 //!    name is checked for the kinds a reader looks up (`.md`, `.rs`, `.go`,
 //!    `.sh`, `.py`, `.txt`, `.toml`) against every file's name; not `.c` and
 //!    `.h`, which are mostly system headers and Go's `C.x` selectors. A
-//!    bare name in double quotes, `$x.sh` or `{x}.md` is a name the code
-//!    builds (a file it writes, a suffix it matches), not a citation.
+//!    name or path in double quotes, `$x.sh` or `{x}.md` is a name the code
+//!    builds (a file it writes, a suffix it matches, a file a recipe
+//!    creates), not a citation.
 //! 2. **No source documents the reader lacks.** [`PHRASES`] lists the ways
 //!    the text once cited a design document that never was in the
 //!    repository, and the documents the behaviour first came from, each
@@ -248,7 +249,8 @@ fn missing_on(
             continue;
         }
         let up = folders(file);
-        if word.contains('/') {
+        let quoted = before == Some('"') && after == Some('"');
+        if word.contains('/') && !quoted {
             let first = word.split('/').next().unwrap_or("");
             let holds_first = matches!(first, "." | "..")
                 || up
@@ -263,8 +265,7 @@ fn missing_on(
             if !found {
                 missing.push(word.to_owned());
             }
-        } else {
-            let quoted = before == Some('"') && after == Some('"');
+        } else if !word.contains('/') {
             let named = word.starts_with(|c: char| c.is_ascii_alphanumeric());
             if BARE.contains(&ext) && !quoted && named && !names.contains(word) {
                 missing.push(word.to_owned());
