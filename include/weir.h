@@ -8,7 +8,7 @@
  * C crate); do not edit. Regenerate with
  * `WEIR_BLESS=1 cargo test --test header`.
  *
- * Conventions (README.md says more):
+ * Conventions (docs/design.md says more):
  *  - Time is int64_t nanoseconds of the caller's clock; pass a monotonic
  *    clock. A `now` earlier than one already seen counts as no time passing
  *    (weir_bucket and weir_limiter keep less state than that needs; their
@@ -193,7 +193,7 @@
 /**
  * Hosted or firmware: defined (as 1) unless the program defines
  * WEIR_FREESTANDING. A program that links the firmware build of libweir.a
- * (built without the `std` feature; README.md, "Firmware") defines
+ * (built without the `std` feature; docs/firmware.md) defines
  * WEIR_FREESTANDING before including this header (-DWEIR_FREESTANDING). The
  * header then leaves out what that build lacks (every declaration under
  * `#if defined(WEIR_HOSTED)`: the heap handles bucket, sliding, period, gate,
@@ -3142,7 +3142,7 @@ extern void weir_critical_exit(uint32_t state);
 #endif
 #define WEIR_HOSTED_ONLY_MESSAGE_(name) \
   #name " needs the hosted weir library: the firmware build " \
-  "(WEIR_FREESTANDING) has no heap handles; see README.md, Firmware"
+  "(WEIR_FREESTANDING) has no heap handles; see docs/firmware.md"
 int weir_hosted_only_weir_breaker_policy_preset(void) WEIR_HOSTED_ONLY_(weir_breaker_policy_preset);
 #define weir_breaker_policy_preset(...) weir_hosted_only_weir_breaker_policy_preset()
 int weir_hosted_only_weir_breaker_new(void) WEIR_HOSTED_ONLY_(weir_breaker_new);

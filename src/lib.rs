@@ -12,7 +12,7 @@
 
 //!
 //! Without the default `std` feature this is the firmware build
-//! (README.md, "Firmware"): only the faces that need no heap compile
+//! (docs/firmware.md): only the faces that need no heap compile
 //! (limiter, backoff, deadline, rate, gcra, status, version, atomic), a panic
 //! aborts through the handler in `src/firmware.rs` (a private module, in
 //! that build only), and the handles, which need an allocator and a lock,

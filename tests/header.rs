@@ -857,7 +857,7 @@ fn with_hosted_only_block(header: String) -> String {
 #endif
 #define WEIR_HOSTED_ONLY_MESSAGE_(name) \\
   #name \" needs the hosted weir library: the firmware build \" \\
-  \"(WEIR_FREESTANDING) has no heap handles; see README.md, Firmware\"
+  \"(WEIR_FREESTANDING) has no heap handles; see docs/firmware.md\"
 ",
     );
     for name in hosted_only_functions(&header) {

@@ -1,5 +1,5 @@
 /* ngx_http_weir_limit_module: limits requests by key across all workers in
- * a fixed-size shared zone holding a weir bloom array (README.md, "nginx").
+ * a fixed-size shared zone holding a weir bloom array (docs/nginx.md).
  *
  *   weir_limit_zone KEY zone=NAME:SIZE rate=RATE burst=N [kind=smooth|window] [hashes=K];
  *   weir_limit zone=NAME [dry_run];
