@@ -2,7 +2,7 @@
  * shedder of SIZE buckets, 100 ms each, and makes CALLS decisions, each
  * passed at once. MODE "new" puts every decision in a new bucket (the
  * decision that opens a bucket), "same" keeps them all in one bucket.
- * .ci/shedder-callgrind.sh counts the instructions inside
+ * .ci/stages/shedder-callgrind.sh counts the instructions inside
  * weir_shedder_allow and divides by CALLS. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
  *
  * Time is whatever the firmware's clock says, in nanoseconds; here it is
  * just numbers, which is all weir ever sees. Build and run:
- * .ci/firmware.sh (docs/firmware.md). */
+ * .ci/stages/firmware.sh (docs/firmware.md). */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

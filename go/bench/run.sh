@@ -31,7 +31,7 @@ scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
 # A fixed prefix and this checkout's own build cache: go's cache key for a
-# cgo package leaves out pkg-config's answer (see .ci/go-bench.sh).
+# cgo package leaves out pkg-config's answer (see .ci/stages/go-bench.sh).
 export GOCACHE="$root/target/go-cache"
 PKG_CONFIG_PATH=$("$here/stage-prefix.sh" "$root/target/go-prefix")
 export PKG_CONFIG_PATH

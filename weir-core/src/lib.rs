@@ -62,7 +62,7 @@ pub(crate) fn xorshift(state: &mut u64) -> u64 {
 
 /// How many rounds a test's long loop makes: `n`, or a hundredth of it
 /// (at least one) under Miri, which interprets every step and would take
-/// minutes over the full count (see .ci/miri.sh).
+/// minutes over the full count (see .ci/stages/miri.sh).
 #[cfg(test)]
 pub(crate) const fn rounds(n: usize) -> usize {
     if cfg!(miri) {
