@@ -101,26 +101,26 @@
  *            weir_concurrency_long_rtt
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 1603
+ *   section  line 1604
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   calls    weir_budget_deposit, weir_budget_withdraw
  *   reads    weir_budget_left, weir_budget_tokens
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 1746
+ *   section  line 1747
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 1886
+ *   section  line 1887
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 1930
+ *   section  line 1931
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   calls    weir_pool_take (weir_pool_taken, WEIR_POOL_TAKEN_*),
@@ -131,7 +131,7 @@
  *            weir_pool_next_expiry, weir_pool_read_stats (weir_pool_stats)
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 2300
+ *   section  line 2301
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -140,13 +140,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 2462
+ *   section  line 2463
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 2591
+ *   section  line 2592
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -155,7 +155,7 @@
  *            weir_bloom_allow_in, weir_bloom_next_in
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 2837
+ *   section  line 2838
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -169,7 +169,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 3099
+ *   section  line 3100
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -1540,8 +1540,9 @@ weir_concurrency_policy weir_concurrency_policy_preset(void);
 #if defined(WEIR_HOSTED)
 /// Makes an adaptive limit at `initial_limit` with nothing in flight and
 /// writes it to `*out`. `policy` NULL means the preset. A bad policy gets its
-/// own status: `WEIR_ERR_CONCURRENCY_LIMITS`, `_QUEUE`, `_SMOOTHING`,
-/// `_TOLERANCE`, `_WINDOW` (checked in that order); `WEIR_ERR_MISALIGNED`
+/// own status: `WEIR_ERR_CONCURRENCY_LIMITS`, `WEIR_ERR_CONCURRENCY_QUEUE`,
+/// `WEIR_ERR_CONCURRENCY_SMOOTHING`, `WEIR_ERR_CONCURRENCY_TOLERANCE`,
+/// `WEIR_ERR_CONCURRENCY_WINDOW` (checked in that order); `WEIR_ERR_MISALIGNED`
 /// for a misaligned policy. `WEIR_ERR_NULL` if `out` is NULL; `*out` is
 /// written only on success.
 weir_status weir_concurrency_new(const weir_concurrency_policy *policy, weir_concurrency **out);

@@ -180,8 +180,9 @@ impl Handle for weir_concurrency {
 
 /// Makes an adaptive limit at `initial_limit` with nothing in flight and
 /// writes it to `*out`. `policy` NULL means the preset. A bad policy gets its
-/// own status: `WEIR_ERR_CONCURRENCY_LIMITS`, `_QUEUE`, `_SMOOTHING`,
-/// `_TOLERANCE`, `_WINDOW` (checked in that order); `WEIR_ERR_MISALIGNED`
+/// own status: `WEIR_ERR_CONCURRENCY_LIMITS`, `WEIR_ERR_CONCURRENCY_QUEUE`,
+/// `WEIR_ERR_CONCURRENCY_SMOOTHING`, `WEIR_ERR_CONCURRENCY_TOLERANCE`,
+/// `WEIR_ERR_CONCURRENCY_WINDOW` (checked in that order); `WEIR_ERR_MISALIGNED`
 /// for a misaligned policy. `WEIR_ERR_NULL` if `out` is NULL; `*out` is
 /// written only on success.
 #[no_mangle]

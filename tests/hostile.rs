@@ -14,6 +14,10 @@
 //! quota left in [0, quota], bucket tokens finite in [0, burst], breaker
 //! ratio in [0, 1), limiter available ≤ capacity, backoff delays ≥ 0,
 //! waits ≥ 0, and no status is ever WEIR_ERR_PANIC or WEIR_ERR_POISONED.
+//! Every status a function answers here is one its text in weir.h names
+//! (or one the header's conventions give every call: WEIR_OK, WEIR_ERR_NULL,
+//! WEIR_ERR_MISALIGNED): so a contract that leaves out a status the code
+//! answers fails here, naming the function and the status.
 //!
 //! Deterministic: each test draws from its own fixed-seed xorshift.
 
@@ -93,14 +97,131 @@ fn assert_no_panics(test: &str) {
     assert_eq!(count, 0, "{test}: {count} panic(s) inside weir: {seen:#?}");
 }
 
-/// A status a call may answer: anything but a panic or a poisoned handle.
+/// A status a call may answer: anything but a panic or a poisoned handle,
+/// and, when `what` names a function of weir.h, a status its text names
+/// (see [`documented`]).
 #[track_caller]
 fn sane(status: weir_status, what: &str) -> weir_status {
     assert!(
         status != WEIR_ERR_PANIC && status != WEIR_ERR_POISONED,
         "{what} answered {status:?}"
     );
+    if let Some(name) = documented(what, status) {
+        panic!("{what} answered {name}, which its text in include/weir.h does not name");
+    }
     status
+}
+
+/// weir.h as the sweep reads it: each status's name by its code, and the
+/// text that documents each function (its own comment, those of the
+/// structs its declaration takes: a policy's field says what it answers,
+/// and those of the functions it cites in backticks: "checked as
+/// `weir_bloom_new`").
+struct HeaderText {
+    names: std::collections::BTreeMap<i32, String>,
+    docs: std::collections::BTreeMap<String, String>,
+}
+
+fn header_text() -> &'static HeaderText {
+    static TEXT: std::sync::OnceLock<HeaderText> = std::sync::OnceLock::new();
+    TEXT.get_or_init(|| {
+        let header = include_str!("../include/weir.h");
+        let lines: Vec<&str> = header.lines().collect();
+        let mut names = std::collections::BTreeMap::new();
+        for line in &lines {
+            let item = line.trim().trim_end_matches(',');
+            if let Some((name, code)) = item.split_once(" = ") {
+                if name.starts_with("WEIR_ERR_") || name == "WEIR_OK" {
+                    if let Ok(code) = code.parse::<i32>() {
+                        names.insert(code, name.to_owned());
+                    }
+                }
+            }
+        }
+        // The comment right above line `at` (past `#if` lines).
+        let comment_above = |at: usize| -> String {
+            let mut text = Vec::new();
+            for line in lines[..at].iter().rev() {
+                if line.starts_with("#if") {
+                    continue;
+                }
+                match line.strip_prefix("///") {
+                    Some(rest) => text.push(rest),
+                    None => break,
+                }
+            }
+            text.reverse();
+            text.join("\n")
+        };
+        // Each struct's text: its comment and its body's.
+        let mut structs = std::collections::BTreeMap::new();
+        for (at, line) in lines.iter().enumerate() {
+            if let Some(name) = line.strip_prefix("} ").and_then(|l| l.strip_suffix(';')) {
+                let start = lines[..at]
+                    .iter()
+                    .rposition(|l| l.starts_with("typedef struct"))
+                    .unwrap_or(at);
+                let body = lines[start..at].join("\n");
+                structs.insert(name.to_owned(), format!("{}\n{body}", comment_above(start)));
+            }
+        }
+        let mut docs = std::collections::BTreeMap::new();
+        for (at, line) in lines.iter().enumerate() {
+            if line.starts_with(['/', ' ', '#', '}']) || line.starts_with("typedef") {
+                continue;
+            }
+            let Some(open) = line.find('(') else { continue };
+            let name = line[..open].rsplit([' ', '*']).next().unwrap_or("");
+            if !name.starts_with("weir_") {
+                continue;
+            }
+            let end = (at..lines.len())
+                .find(|&i| lines[i].ends_with(';'))
+                .unwrap_or(at);
+            let declaration = lines[at..=end].join(" ");
+            let mut text = comment_above(at);
+            for word in declaration.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+                if let Some(doc) = structs.get(word) {
+                    text.push('\n');
+                    text.push_str(doc);
+                }
+            }
+            docs.entry(name.to_owned()).or_insert(text);
+        }
+        // A text that says "answered as `weir_x`" includes weir_x's: add the
+        // texts of the functions it cites in backticks, and of those they
+        // cite in turn.
+        let own = docs.clone();
+        for (name, text) in docs.iter_mut() {
+            let mut seen = BTreeSet::from([name.clone()]);
+            let mut queue = vec![name.clone()];
+            while let Some(next) = queue.pop() {
+                for cited in own[&next].split('`').skip(1).step_by(2) {
+                    let cited = cited.trim_end_matches("()");
+                    if let Some(more) = own.get(cited) {
+                        if seen.insert(cited.to_owned()) {
+                            text.push('\n');
+                            text.push_str(more);
+                            queue.push(cited.to_owned());
+                        }
+                    }
+                }
+            }
+        }
+        HeaderText { names, docs }
+    })
+}
+
+/// The status's name when `function` is a function of weir.h whose text
+/// does not name it; `None` when it does, or when `what` names no function.
+/// The header's conventions cover three for every call: `WEIR_OK`,
+/// `WEIR_ERR_NULL` and `WEIR_ERR_MISALIGNED`.
+fn documented(function: &str, status: weir_status) -> Option<String> {
+    let text = header_text();
+    let doc = text.docs.get(function)?;
+    let name = text.names.get(&(status as i32))?;
+    let general = ["WEIR_OK", "WEIR_ERR_NULL", "WEIR_ERR_MISALIGNED"];
+    (!general.contains(&name.as_str()) && !doc.contains(name.as_str())).then(|| name.clone())
 }
 
 // ---------------------------------------------------------------------------
