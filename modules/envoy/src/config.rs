@@ -230,7 +230,12 @@ fn status(field: &str, v: f64) -> Result<u32, String> {
 /// nginx's size syntax: bytes, or a number with k/K, m/M or g/G.
 fn parse_size(field: &str, v: &Value) -> Result<u64, String> {
     let (text, n) = match v {
-        Value::Number(n) => (n.to_string(), n.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0).map(|f| f as u64)),
+        Value::Number(n) => (
+            n.to_string(),
+            n.as_f64()
+                .filter(|f| f.fract() == 0.0 && *f >= 0.0)
+                .map(|f| f as u64),
+        ),
         Value::String(s) => {
             let (digits, unit) = match s.as_bytes().last() {
                 Some(b'k' | b'K') => (&s[..s.len() - 1], 1u64 << 10),
@@ -298,7 +303,11 @@ fn limit(i: usize, raw: RawLimit) -> Result<LimitSpec, String> {
         key.push(match part {
             KeyPart::Header(name) => {
                 if name.is_empty() || name.bytes().any(|b| b <= b' ' || b >= 0x7f) {
-                    return Err(bad(&format!("limits[{i}].key[{p}].header"), &quoted(&name), "not a header name"));
+                    return Err(bad(
+                        &format!("limits[{i}].key[{p}].header"),
+                        &quoted(&name),
+                        "not a header name",
+                    ));
                 }
                 Part::Header(name.to_ascii_lowercase())
             }
@@ -325,7 +334,11 @@ fn limit(i: usize, raw: RawLimit) -> Result<LimitSpec, String> {
         return Err(bad(&at("rate"), &quoted(rate), "expected Nr/s or Nr/m"));
     };
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(bad(&at("rate"), &quoted(rate), "the rate is not a whole number"));
+        return Err(bad(
+            &at("rate"),
+            &quoted(rate),
+            "the rate is not a whole number",
+        ));
     }
     let rate_number: u64 = digits
         .parse()
@@ -337,7 +350,13 @@ fn limit(i: usize, raw: RawLimit) -> Result<LimitSpec, String> {
     let kind = match raw.kind.as_deref() {
         None | Some("smooth") => Kind::Smooth,
         Some("window") => Kind::Window,
-        Some(other) => return Err(bad(&at("kind"), &quoted(other), "expected smooth or window")),
+        Some(other) => {
+            return Err(bad(
+                &at("kind"),
+                &quoted(other),
+                "expected smooth or window",
+            ))
+        }
     };
     let burst = whole(
         &at("burst"),
@@ -347,11 +366,21 @@ fn limit(i: usize, raw: RawLimit) -> Result<LimitSpec, String> {
         "the burst must be 1..1000000 (1..1023 for kind window)",
     )?;
     if kind == Kind::Window && burst > RATE_MAX_BURST as u64 {
-        return Err(bad(&at("burst"), &burst, "kind window takes a burst of 1..1023"));
+        return Err(bad(
+            &at("burst"),
+            &burst,
+            "kind window takes a burst of 1..1023",
+        ));
     }
     let hashes = match raw.hashes {
         None => 3,
-        Some(h) => whole(&at("hashes"), h, 1, u64::from(MAX_HASHES), "hashes must be 1..8")? as u32,
+        Some(h) => whole(
+            &at("hashes"),
+            h,
+            1,
+            u64::from(MAX_HASHES),
+            "hashes must be 1..8",
+        )? as u32,
     };
     let size = parse_size(&at("size"), &raw.size)?;
     let size_log2 = size_log2(size);
@@ -364,10 +393,22 @@ fn limit(i: usize, raw: RawLimit) -> Result<LimitSpec, String> {
     let limit = match kind {
         Kind::Smooth => GcraLimit::new(per_s, burst as i64)
             .map(BloomLimit::from)
-            .map_err(|e| bad(&at("burst"), &burst, &format!("with rate {rate}: {}", gcra_error(e))))?,
+            .map_err(|e| {
+                bad(
+                    &at("burst"),
+                    &burst,
+                    &format!("with rate {rate}: {}", gcra_error(e)),
+                )
+            })?,
         Kind::Window => RateLimit::new(per_s, burst as i64)
             .map(BloomLimit::from)
-            .map_err(|e| bad(&at("burst"), &burst, &format!("with rate {rate}: {}", rate_error(e))))?,
+            .map_err(|e| {
+                bad(
+                    &at("burst"),
+                    &burst,
+                    &format!("with rate {rate}: {}", rate_error(e)),
+                )
+            })?,
     };
 
     // The refusal headers' constant parts, as the nginx module makes them:
@@ -393,17 +434,38 @@ fn limit(i: usize, raw: RawLimit) -> Result<LimitSpec, String> {
     })
 }
 
+/// A config that is not JSON at all (a StringValue or BytesValue passes
+/// its bytes as they are): named whole, up to 64 bytes.
+fn not_json(bytes: &[u8]) -> Result<(), String> {
+    if serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok() {
+        return Ok(());
+    }
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(64)]).into_owned();
+    Err(bad(
+        "",
+        &quoted(&text),
+        "expected a google.protobuf.Struct (JSON)",
+    )
+    .trim_start_matches(": ")
+    .to_string())
+}
+
 fn log_level(v: Option<&str>) -> Result<LogLevel, String> {
     match v {
         None | Some("error") => Ok(LogLevel::Error),
         Some("warn") => Ok(LogLevel::Warn),
         Some("info") => Ok(LogLevel::Info),
-        Some(other) => Err(bad("log_level", &quoted(other), "expected info, warn or error")),
+        Some(other) => Err(bad(
+            "log_level",
+            &quoted(other),
+            "expected info, warn or error",
+        )),
     }
 }
 
 /// Reads and checks the filter's config.
 pub fn parse(bytes: &[u8]) -> Result<Config, String> {
+    not_json(bytes)?;
     let raw: RawConfig = parse_json(bytes)?;
     if raw.limits.is_empty() {
         return Err(bad("limits", &"[]", "declare at least one limit"));
@@ -412,7 +474,11 @@ pub fn parse(bytes: &[u8]) -> Result<Config, String> {
     for (i, l) in raw.limits.into_iter().enumerate() {
         let spec = limit(i, l)?;
         if limits.iter().any(|other| other.name == spec.name) {
-            return Err(bad(&format!("limits[{i}].name"), &quoted(&spec.name), "the limit is declared twice"));
+            return Err(bad(
+                &format!("limits[{i}].name"),
+                &quoted(&spec.name),
+                "the limit is declared twice",
+            ));
         }
         limits.push(spec);
     }
@@ -429,7 +495,13 @@ pub fn parse(bytes: &[u8]) -> Result<Config, String> {
                 let limit = limits
                     .iter()
                     .position(|l| l.name == a.limit)
-                    .ok_or_else(|| bad(&format!("apply[{i}].limit"), &quoted(&a.limit), "no limit has this name"))?;
+                    .ok_or_else(|| {
+                        bad(
+                            &format!("apply[{i}].limit"),
+                            &quoted(&a.limit),
+                            "no limit has this name",
+                        )
+                    })?;
                 out.push(Apply {
                     limit,
                     dry_run: a.dry_run,
@@ -454,6 +526,7 @@ pub fn parse(bytes: &[u8]) -> Result<Config, String> {
 /// and are found per request (a route's config is read apart from, and may
 /// outlive, the filter's).
 pub fn parse_route(bytes: &[u8]) -> Result<RouteConfig, String> {
+    not_json(bytes)?;
     let raw: RawRoute = parse_json(bytes)?;
     let apply = raw.apply.map(|list| {
         list.into_iter()
@@ -482,11 +555,20 @@ mod tests {
         let c = one(OK).unwrap();
         let l = &c.limits[0];
         assert_eq!(l.key, vec![Part::Header("x-client".into())]);
-        assert_eq!((l.kind, l.rate_number, l.per_minute, l.burst, l.hashes), (Kind::Window, 1, true, 3, 3));
+        assert_eq!(
+            (l.kind, l.rate_number, l.per_minute, l.burst, l.hashes),
+            (Kind::Window, 1, true, 3, 3)
+        );
         assert_eq!(l.size_log2, 17); // 1 MiB of 8-byte words
         assert_eq!(l.policy, r#""one";q=3;w=180"#);
         assert_eq!(l.state_prefix, r#""one";r=0;t="#);
-        assert_eq!(c.apply, vec![Apply { limit: 0, dry_run: false }]);
+        assert_eq!(
+            c.apply,
+            vec![Apply {
+                limit: 0,
+                dry_run: false
+            }]
+        );
         assert_eq!((c.status, c.log_level), (429, LogLevel::Error));
     }
 
@@ -511,22 +593,56 @@ mod tests {
     #[test]
     fn errors_name_the_field_and_the_value() {
         let cases = [
-            (r#""rate":"0r/s""#, r#"limits[0].rate: invalid "0r/s": the rate is zero"#),
-            (r#""rate":"5r/h""#, r#"limits[0].rate: invalid "5r/h": expected Nr/s or Nr/m"#),
-            (r#""burst":0"#, "limits[0].burst: invalid 0: the burst must be"),
-            (r#""burst":2000,"kind":"window""#, "limits[0].burst: invalid 2000: kind window takes a burst of 1..1023"),
-            (r#""burst":2000000"#, "limits[0].burst: invalid 2000000: the burst must be"),
-            (r#""kind":"fast""#, r#"limits[0].kind: invalid "fast": expected smooth or window"#),
-            (r#""hashes":9"#, "limits[0].hashes: invalid 9: hashes must be 1..8"),
-            (r#""size":"1k""#, r#"limits[0].size: invalid "1k": the size is too small"#),
-            (r#""size":"lots""#, r#"limits[0].size: invalid "lots": expected bytes"#),
+            (
+                r#""rate":"0r/s""#,
+                r#"limits[0].rate: invalid "0r/s": the rate is zero"#,
+            ),
+            (
+                r#""rate":"5r/h""#,
+                r#"limits[0].rate: invalid "5r/h": expected Nr/s or Nr/m"#,
+            ),
+            (
+                r#""burst":0"#,
+                "limits[0].burst: invalid 0: the burst must be",
+            ),
+            (
+                r#""burst":2000,"kind":"window""#,
+                "limits[0].burst: invalid 2000: kind window takes a burst of 1..1023",
+            ),
+            (
+                r#""burst":2000000"#,
+                "limits[0].burst: invalid 2000000: the burst must be",
+            ),
+            (
+                r#""kind":"fast""#,
+                r#"limits[0].kind: invalid "fast": expected smooth or window"#,
+            ),
+            (
+                r#""hashes":9"#,
+                "limits[0].hashes: invalid 9: hashes must be 1..8",
+            ),
+            (
+                r#""size":"1k""#,
+                r#"limits[0].size: invalid "1k": the size is too small"#,
+            ),
+            (
+                r#""size":"lots""#,
+                r#"limits[0].size: invalid "lots": expected bytes"#,
+            ),
             (r#""brust":3"#, "unknown field `brust`"),
-            (r#""burst":"x""#, r#"limits[0].burst: invalid type: string "x", expected f64"#),
+            (
+                r#""burst":"x""#,
+                r#"limits[0].burst: invalid type: string "x", expected f64"#,
+            ),
         ];
         for (field, want) in cases {
-            let base: serde_json::Value = serde_json::from_str(r#"{"name":"z","key":[{"header":"x"}],"rate":"1r/s","burst":3,"size":"1m"}"#).unwrap();
+            let base: serde_json::Value = serde_json::from_str(
+                r#"{"name":"z","key":[{"header":"x"}],"rate":"1r/s","burst":3,"size":"1m"}"#,
+            )
+            .unwrap();
             let mut m = base.as_object().unwrap().clone();
-            let extra: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&format!("{{{field}}}")).unwrap();
+            let extra: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_str(&format!("{{{field}}}")).unwrap();
             m.extend(extra);
             let err = one(&serde_json::to_string(&m).unwrap()).unwrap_err();
             assert!(err.contains(want), "{field}: got {err}");
@@ -536,11 +652,26 @@ mod tests {
         let err = parse(format!(r#"{{"limits":[{OK}],"status":200}}"#).as_bytes()).unwrap_err();
         assert_eq!(err, "status: invalid 200: the status must be 400..599");
         let err = parse(format!(r#"{{"limits":[{OK},{OK}]}}"#).as_bytes()).unwrap_err();
-        assert_eq!(err, r#"limits[1].name: invalid "one": the limit is declared twice"#);
-        let err = parse(format!(r#"{{"limits":[{OK}],"apply":[{{"limit":"two"}}]}}"#).as_bytes()).unwrap_err();
-        assert_eq!(err, r#"apply[0].limit: invalid "two": no limit has this name"#);
+        assert_eq!(
+            err,
+            r#"limits[1].name: invalid "one": the limit is declared twice"#
+        );
+        let err = parse(format!(r#"{{"limits":[{OK}],"apply":[{{"limit":"two"}}]}}"#).as_bytes())
+            .unwrap_err();
+        assert_eq!(
+            err,
+            r#"apply[0].limit: invalid "two": no limit has this name"#
+        );
+        let err = parse(b"rate=1r/s").unwrap_err();
+        assert_eq!(
+            err,
+            r#"invalid "rate=1r/s": expected a google.protobuf.Struct (JSON)"#
+        );
         let err = parse(br#"{"limits":[{"name":"a","key":[{"cookie":"x"}],"rate":"1r/s","burst":1,"size":"1m"}]}"#).unwrap_err();
-        assert!(err.starts_with("limits[0].key[0]: unknown variant `cookie`"), "{err}");
+        assert!(
+            err.starts_with("limits[0].key[0]: unknown variant `cookie`"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -557,7 +688,10 @@ mod tests {
         let mut b = a.clone();
         b.key = vec![Part::ClientAddress];
         assert!(a.same_shape(&b), "the key is not the shape");
-        let c = one(&OK.replace("\"burst\":3", "\"burst\":4")).unwrap().limits.remove(0);
+        let c = one(&OK.replace("\"burst\":3", "\"burst\":4"))
+            .unwrap()
+            .limits
+            .remove(0);
         assert!(!a.same_shape(&c));
         let d = one(&OK.replace("1m", "2m")).unwrap().limits.remove(0);
         assert!(!a.same_shape(&d));
@@ -566,10 +700,19 @@ mod tests {
     #[test]
     fn a_route_names_limits_and_may_set_the_status() {
         let r = parse_route(br#"{"apply":[{"limit":"a","dry_run":true}],"status":503}"#).unwrap();
-        assert_eq!(r.apply, Some(vec![RouteApply { limit: "a".into(), dry_run: true }]));
+        assert_eq!(
+            r.apply,
+            Some(vec![RouteApply {
+                limit: "a".into(),
+                dry_run: true
+            }])
+        );
         assert_eq!(r.status, Some(503));
         assert_eq!(parse_route(br#"{"apply":[]}"#).unwrap().apply, Some(vec![]));
         assert_eq!(parse_route(b"{}").unwrap().apply, None);
-        assert_eq!(parse_route(br#"{"status":99}"#).unwrap_err(), "status: invalid 99: the status must be 400..599");
+        assert_eq!(
+            parse_route(br#"{"status":99}"#).unwrap_err(),
+            "status: invalid 99: the status must be 400..599"
+        );
     }
 }

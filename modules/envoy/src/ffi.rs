@@ -148,7 +148,7 @@ pub extern "C" fn envoy_dynamic_module_on_http_filter_per_route_config_new(
         let (name, bytes) = unsafe { (name.bytes(), config.bytes()) };
         if name != FILTER_NAME.as_bytes() {
             return Err(format!(
-                "per_route_config_name: invalid \"{}\": this module's filter is \"{FILTER_NAME}\"",
+                "per-route filter_name: invalid \"{}\": this module's filter is \"{FILTER_NAME}\"",
                 printable(name)
             ));
         }
@@ -168,7 +168,9 @@ pub extern "C" fn envoy_dynamic_module_on_http_filter_per_route_config_new(
 }
 
 #[no_mangle]
-pub extern "C" fn envoy_dynamic_module_on_http_filter_per_route_config_destroy(config: *const c_void) {
+pub extern "C" fn envoy_dynamic_module_on_http_filter_per_route_config_destroy(
+    config: *const c_void,
+) {
     if !config.is_null() {
         // SAFETY: made by Box::into_raw in per_route_config_new.
         drop(unsafe { Box::from_raw(config as *mut RouteConfig) });
@@ -237,7 +239,13 @@ impl Request for Req {
 fn count(envoy: FilterEnvoyPtr, id: usize) {
     // SAFETY: an id this config defined; no labels.
     unsafe {
-        envoy_dynamic_module_callback_http_filter_increment_counter(envoy, id, ptr::null_mut(), 0, 1);
+        envoy_dynamic_module_callback_http_filter_increment_counter(
+            envoy,
+            id,
+            ptr::null_mut(),
+            0,
+            1,
+        );
     }
 }
 

@@ -27,8 +27,14 @@ pub fn without_port(addr: &[u8]) -> &[u8] {
 }
 
 fn trim(s: &[u8]) -> &[u8] {
-    let start = s.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(s.len());
-    let end = s.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(start, |e| e + 1);
+    let start = s
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(s.len());
+    let end = s
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(start, |e| e + 1);
     &s[start..end]
 }
 
@@ -63,7 +69,11 @@ fn part<'r, R: Request + ?Sized>(r: &'r R, p: &'r Part) -> &'r [u8] {
 
 /// The key of `parts` for `r`, into `buf` when it takes more than one
 /// part. An empty key is not limited.
-pub fn read<'r, R: Request + ?Sized>(r: &'r R, parts: &'r [Part], buf: &'r mut Vec<u8>) -> &'r [u8] {
+pub fn read<'r, R: Request + ?Sized>(
+    r: &'r R,
+    parts: &'r [Part],
+    buf: &'r mut Vec<u8>,
+) -> &'r [u8] {
     if let [one] = parts {
         return part(r, one);
     }
@@ -85,7 +95,11 @@ mod tests {
 
     impl Request for Fake {
         fn header(&self, name: &str, i: usize) -> Option<&[u8]> {
-            self.headers.iter().filter(|(k, _)| *k == name).nth(i).map(|(_, v)| v.as_bytes())
+            self.headers
+                .iter()
+                .filter(|(k, _)| *k == name)
+                .nth(i)
+                .map(|(_, v)| v.as_bytes())
         }
         fn peer(&self) -> Option<&[u8]> {
             self.peer.map(str::as_bytes)
@@ -108,7 +122,11 @@ mod tests {
     #[test]
     fn parts_concatenate() {
         let f = Fake {
-            headers: vec![("x-client", "c1"), ("x-client", "c2"), (":authority", "h.example")],
+            headers: vec![
+                ("x-client", "c1"),
+                ("x-client", "c2"),
+                (":authority", "h.example"),
+            ],
             peer: Some("10.1.2.3:4000"),
         };
         let parts = [
@@ -126,14 +144,24 @@ mod tests {
     #[test]
     fn forwarded_for_counts_trusted_hops_from_the_right() {
         let f = Fake {
-            headers: vec![("x-forwarded-for", "1.1.1.1, 2.2.2.2"), ("x-forwarded-for", "3.3.3.3")],
+            headers: vec![
+                ("x-forwarded-for", "1.1.1.1, 2.2.2.2"),
+                ("x-forwarded-for", "3.3.3.3"),
+            ],
             peer: Some("9.9.9.9:1"),
         };
         assert_eq!(key(&f, &[Part::XForwardedFor(0)]), "3.3.3.3");
         assert_eq!(key(&f, &[Part::XForwardedFor(1)]), "2.2.2.2");
         assert_eq!(key(&f, &[Part::XForwardedFor(2)]), "1.1.1.1");
-        assert_eq!(key(&f, &[Part::XForwardedFor(3)]), "9.9.9.9", "too few: the peer");
-        let none = Fake { headers: vec![], peer: Some("9.9.9.9:1") };
+        assert_eq!(
+            key(&f, &[Part::XForwardedFor(3)]),
+            "9.9.9.9",
+            "too few: the peer"
+        );
+        let none = Fake {
+            headers: vec![],
+            peer: Some("9.9.9.9:1"),
+        };
         assert_eq!(key(&none, &[Part::XForwardedFor(0)]), "9.9.9.9");
     }
 }

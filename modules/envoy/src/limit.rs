@@ -77,7 +77,8 @@ pub fn attach(config: &Config) -> Result<Vec<Limit>, String> {
                 let (s0, s1) = seed()?;
                 let shape = BloomShape::new(spec.size_log2, spec.hashes, spec.limit, s0, s1)
                     .map_err(|e| format!("limit \"{}\": {e:?}", spec.name))?;
-                let bloom = Bloom::new(shape).map_err(|e| format!("limit \"{}\": {e:?}", spec.name))?;
+                let bloom =
+                    Bloom::new(shape).map_err(|e| format!("limit \"{}\": {e:?}", spec.name))?;
                 let words = Arc::new(Words {
                     spec: spec.clone(),
                     bloom,
@@ -212,41 +213,83 @@ mod tests {
     }
 
     fn lim(name: &str, burst: u32) -> String {
-        format!(r#"{{"name":"{name}","key":[{{"header":"x"}}],"rate":"1r/m","burst":{burst},"kind":"window","size":"32k"}}"#)
+        format!(
+            r#"{{"name":"{name}","key":[{{"header":"x"}}],"rate":"1r/m","burst":{burst},"kind":"window","size":"32k"}}"#
+        )
     }
 
     #[test]
     fn all_or_nothing_over_two_limits() {
-        let ls = limits(&format!(r#"{{"limits":[{},{}]}}"#, lim("aon_wide", 3), lim("aon_tight", 1)));
+        let ls = limits(&format!(
+            r#"{{"limits":[{},{}]}}"#,
+            lim("aon_wide", 3),
+            lim("aon_tight", 1)
+        ));
         let (wide, tight) = (&ls[0].words, &ls[1].words);
         let both = |key: &'static [u8]| {
             [
-                Held { words: wide, dry_run: false, key },
-                Held { words: tight, dry_run: false, key },
+                Held {
+                    words: wide,
+                    dry_run: false,
+                    key,
+                },
+                Held {
+                    words: tight,
+                    dry_run: false,
+                    key,
+                },
             ]
         };
         assert_eq!(judge(&both(b"t1"), S, |_| ()), Verdict::Admit);
         // Refused by the tight one (last): the wide one is not charged.
-        assert!(matches!(judge(&both(b"t1"), S, |_| ()), Verdict::Refuse { index: 1, .. }));
-        assert!(matches!(judge(&both(b"t1"), S, |_| ()), Verdict::Refuse { index: 1, .. }));
+        assert!(matches!(
+            judge(&both(b"t1"), S, |_| ()),
+            Verdict::Refuse { index: 1, .. }
+        ));
+        assert!(matches!(
+            judge(&both(b"t1"), S, |_| ()),
+            Verdict::Refuse { index: 1, .. }
+        ));
         // So the wide one has 2 of its 3 left for t1.
-        let wide_only = [Held { words: wide, dry_run: false, key: b"t1" }];
+        let wide_only = [Held {
+            words: wide,
+            dry_run: false,
+            key: b"t1",
+        }];
         assert_eq!(judge(&wide_only, S, |_| ()), Verdict::Admit);
         assert_eq!(judge(&wide_only, S, |_| ()), Verdict::Admit);
-        assert!(matches!(judge(&wide_only, S, |_| ()), Verdict::Refuse { index: 0, .. }));
+        assert!(matches!(
+            judge(&wide_only, S, |_| ()),
+            Verdict::Refuse { index: 0, .. }
+        ));
         // Reversed order: the first (read, not charged) refuses.
         let rev = [
-            Held { words: tight, dry_run: false, key: b"t2" },
-            Held { words: wide, dry_run: false, key: b"t2" },
+            Held {
+                words: tight,
+                dry_run: false,
+                key: b"t2",
+            },
+            Held {
+                words: wide,
+                dry_run: false,
+                key: b"t2",
+            },
         ];
         assert_eq!(judge(&rev, S, |_| ()), Verdict::Admit);
-        assert!(matches!(judge(&rev, S, |_| ()), Verdict::Refuse { index: 0, .. }));
+        assert!(matches!(
+            judge(&rev, S, |_| ()),
+            Verdict::Refuse { index: 0, .. }
+        ));
     }
 
     #[test]
     fn dry_runs_admit_and_report() {
         let ls = limits(&format!(r#"{{"limits":[{}]}}"#, lim("dry_one", 1)));
-        let held = [Held { words: &ls[0].words, dry_run: true, key: b"d" }];
+        let held = [Held {
+            words: &ls[0].words,
+            dry_run: true,
+            key: b"d",
+        }];
         let mut seen = 0;
         for _ in 0..4 {
             assert_eq!(judge(&held, S, |_| seen += 1), Verdict::Admit);
@@ -257,7 +300,11 @@ mod tests {
     #[test]
     fn an_empty_key_is_not_limited() {
         let ls = limits(&format!(r#"{{"limits":[{}]}}"#, lim("empty_one", 1)));
-        let held = [Held { words: &ls[0].words, dry_run: false, key: b"" }];
+        let held = [Held {
+            words: &ls[0].words,
+            dry_run: false,
+            key: b"",
+        }];
         for _ in 0..5 {
             assert_eq!(judge(&held, S, |_| ()), Verdict::Admit);
         }
@@ -268,9 +315,22 @@ mod tests {
         let first = limits(&format!(r#"{{"limits":[{}]}}"#, lim("kept", 2)));
         let again = limits(&format!(r#"{{"limits":[{}]}}"#, lim("kept", 2)));
         assert!(Arc::ptr_eq(&first[0].words, &again[0].words));
-        let err = attach(&parse(format!(r#"{{"limits":[{},{}]}}"#, lim("kept_new", 1), lim("kept", 3)).as_bytes()).unwrap())
-            .unwrap_err();
-        assert!(err.starts_with("limit \"kept\": an update cannot change"), "{err}");
+        let err = attach(
+            &parse(
+                format!(
+                    r#"{{"limits":[{},{}]}}"#,
+                    lim("kept_new", 1),
+                    lim("kept", 3)
+                )
+                .as_bytes(),
+            )
+            .unwrap(),
+        )
+        .unwrap_err();
+        assert!(
+            err.starts_with("limit \"kept\": an update cannot change"),
+            "{err}"
+        );
         drop((first, again));
         // Once no config holds it, the name is free for any shape.
         let fresh = limits(&format!(r#"{{"limits":[{}]}}"#, lim("kept", 3)));

@@ -1,0 +1,512 @@
+#!/usr/bin/env python3
+"""The Envoy module against a real Envoy 1.40.0 (run by modules/envoy/test.sh).
+
+Starts Envoy (--concurrency 2, 127.0.0.1, high ports, the listener from a
+watched LDS file, direct_response routes), polls /ready with a bound, drives
+it with one connection per request so both workers serve, updates the
+listener by renaming a new LDS file into place, stops Envoy by its pid, and
+asserts counts that elapsed time cannot change (1 request a minute, bursts
+asked at once). Ends with "N passed, N failed". Standard library only.
+
+    driver.py ENVOY_BINARY MODULE_DIR
+"""
+
+import http.client
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ENVOY, MODULE_DIR = sys.argv[1], sys.argv[2]
+TMP = tempfile.mkdtemp(prefix="weir-envoy-")
+PORT = 20000 + random.randrange(20000)
+ADMIN = PORT + 1
+LOG = os.path.join(TMP, "envoy.log")
+LDS = os.path.join(TMP, "lds", "lds.yaml")
+
+passed = failed = 0
+
+
+def ok(name):
+    global passed
+    passed += 1
+    print(f"ok   {name}", flush=True)
+
+
+def bad(name):
+    global failed
+    failed += 1
+    print(f"FAIL {name}", flush=True)
+
+
+def check(name, want, got):
+    if want == got:
+        ok(name)
+    else:
+        bad(f"{name}: expected [{want}], got [{got}]")
+
+
+# ---- HTTP: one connection per request, so the kernel spreads them over
+# both workers' listening sockets (SO_REUSEPORT).
+
+
+def request(path, headers=None, port=None):
+    c = http.client.HTTPConnection("127.0.0.1", port or PORT, timeout=5)
+    try:
+        c.request("GET", path, headers=headers or {})
+        r = c.getresponse()
+        body = r.read()
+        return r.status, {k.lower(): v for k, v in r.getheaders()}, body
+    finally:
+        c.close()
+
+
+def get(path, client=None, headers=None):
+    h = dict(headers or {})
+    if client is not None:
+        h["X-Client"] = client
+    return request(path, h)[0]
+
+
+def counts(path, client, n, headers=None):
+    tally = {200: 0, 429: 0}
+    for _ in range(n):
+        s = get(path, client, headers)
+        tally[s] = tally.get(s, 0) + 1
+    return f"{tally[200]} {tally[429]}"
+
+
+def admin(path):
+    c = http.client.HTTPConnection("127.0.0.1", ADMIN, timeout=5)
+    try:
+        c.request("GET", path)
+        r = c.getresponse()
+        return r.status, r.read().decode()
+    finally:
+        c.close()
+
+
+def stats():
+    _, text = admin("/stats")
+    out = {}
+    for line in text.splitlines():
+        k, _, v = line.partition(": ")
+        if v.isdigit():
+            out[k] = int(v)
+    return out
+
+
+def log_text():
+    with open(LOG, errors="replace") as f:
+        return f.read()
+
+
+# ---- config
+
+
+def struct(value):
+    return {"@type": "type.googleapis.com/google.protobuf.Struct", "value": value}
+
+
+def per_route(value, name="weir_limit"):
+    return {
+        "weir": {
+            "@type": "type.googleapis.com/envoy.extensions.filters.http.dynamic_modules.v3.DynamicModuleFilterPerRoute",
+            "dynamic_module_config": {"name": "weir_envoy"},
+            "filter_name": name,
+            "filter_config": struct(value),
+        }
+    }
+
+
+def limit(name, burst, rate="1r/m", kind="window", key=None, size="1m", hashes=None):
+    l = {"name": name, "key": key or [{"header": "x-client"}], "rate": rate, "burst": burst, "size": size}
+    if kind:
+        l["kind"] = kind
+    if hashes:
+        l["hashes"] = hashes
+    return l
+
+
+def apply(*names, dry=()):
+    return [{"limit": n, "dry_run": n in dry} for n in names]
+
+
+def routes(extra_route=None, route_filter_name="weir_limit"):
+    """Every route: (path, per-route value or None, or the string 'disabled')."""
+    table = [
+        ("/a", {"apply": apply("one")}),
+        ("/b", {"apply": apply("one")}),
+        ("/dry", {"apply": apply("dry", dry=("dry",))}),
+        ("/code", {"apply": apply("code"), "status": 503}),
+        ("/two", {"apply": apply("one", "idx")}),
+        ("/two2", {"apply": apply("idx", "one")}),
+        ("/inherit", None),
+        ("/off", {"apply": []}),
+        ("/disabled", "disabled"),
+        ("/smooth", {"apply": apply("smooth")}),
+        ("/win", {"apply": apply("win")}),
+        ("/cplx", {"apply": apply("cplx")}),
+        ("/host", {"apply": apply("host")}),
+        ("/peer", {"apply": apply("peer")}),
+        ("/xff", {"apply": apply("xff")}),
+        ("/stat", {"apply": apply("stat", "statdry", dry=("statdry",))}),
+        ("/unknown", {"apply": apply("nope")}),
+    ]
+    out = []
+    for path, cfg in table + ([extra_route] if extra_route else []):
+        r = {"match": {"path": path}, "direct_response": {"status": 200, "body": {"inline_string": path + "\n"}}}
+        if cfg == "disabled":
+            r["typed_per_filter_config"] = {
+                "weir": {"@type": "type.googleapis.com/envoy.config.route.v3.FilterConfig", "disabled": True}
+            }
+        elif cfg is not None:
+            r["typed_per_filter_config"] = per_route(cfg, route_filter_name)
+        out.append(r)
+    # Keys from the path: every /p/... shares the path limit.
+    out.append(
+        {
+            "match": {"prefix": "/p/"},
+            "direct_response": {"status": 200, "body": {"inline_string": "p\n"}},
+            "typed_per_filter_config": per_route({"apply": apply("path")}),
+        }
+    )
+    return out
+
+
+def limits(one_burst=3, one_size="1m"):
+    return [
+        limit("one", one_burst, size=one_size),
+        limit("idx", 1, hashes=2),
+        limit("dry", 1),
+        limit("code", 1),
+        limit("small", 2, hashes=1, size="64k"),
+        limit("smooth", 3, rate="1r/s", kind=None),
+        limit("win", 3, rate="1r/s"),
+        limit("cplx", 2, key=[{"text": "k:"}, {"header": "x-client"}]),
+        limit("host", 2, key=["authority"]),
+        limit("peer", 2, key=["client_address"]),
+        limit("xff", 2, key=[{"x_forwarded_for": 1}]),
+        limit("path", 2, key=["path"]),
+        limit("stat", 2),
+        limit("statdry", 1),
+    ]
+
+
+def filter_config(**kw):
+    cfg = {"limits": limits(kw.pop("one_burst", 3), kw.pop("one_size", "1m")), "apply": apply("small")}
+    cfg.update(kw)
+    return cfg
+
+
+def listener(fc, extra_route=None, filter_name="weir_limit", raw_config=None, route_filter_name="weir_limit"):
+    hcm = {
+        "@type": "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager",
+        "stat_prefix": "weir_test",
+        "route_config": {"name": "r", "virtual_hosts": [{"name": "all", "domains": ["*"], "routes": routes(extra_route, route_filter_name)}]},
+        "http_filters": [
+            {
+                "name": "weir",
+                "typed_config": {
+                    "@type": "type.googleapis.com/envoy.extensions.filters.http.dynamic_modules.v3.DynamicModuleFilter",
+                    "dynamic_module_config": {"name": "weir_envoy"},
+                    "filter_name": filter_name,
+                    "filter_config": raw_config if raw_config is not None else struct(fc),
+                },
+            },
+            {"name": "envoy.filters.http.router", "typed_config": {"@type": "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router"}},
+        ],
+    }
+    return {
+        "@type": "type.googleapis.com/envoy.config.listener.v3.Listener",
+        "name": "main",
+        "address": {"socket_address": {"address": "127.0.0.1", "port_value": PORT}},
+        "filter_chains": [{"filters": [{"name": "envoy.filters.network.http_connection_manager", "typed_config": hcm}]}],
+    }
+
+
+version = 0
+
+
+def write_lds(lst):
+    """Renames a new LDS file into the watched directory (Envoy reloads on
+    the move)."""
+    global version
+    version += 1
+    tmp = os.path.join(TMP, "lds.tmp")
+    with open(tmp, "w") as f:
+        json.dump({"version_info": str(version), "resources": [lst]}, f)
+    os.rename(tmp, LDS)
+
+
+def bootstrap():
+    return {
+        "node": {"id": "weir-test", "cluster": "weir-test"},
+        "admin": {"address": {"socket_address": {"address": "127.0.0.1", "port_value": ADMIN}}},
+        "dynamic_resources": {
+            "lds_config": {
+                "resource_api_version": "V3",
+                "path_config_source": {"path": LDS, "watched_directory": {"path": os.path.dirname(LDS)}},
+            }
+        },
+    }
+
+
+def wait_for(pred, seconds=10.0, step=0.05):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(step)
+    return pred()
+
+
+def lds_counter(name):
+    return stats().get(f"listener_manager.lds.{name}", 0)
+
+
+def update(lst):
+    """An LDS update; returns 'accepted', 'rejected' or 'timeout'."""
+    good, rejected = lds_counter("update_success"), lds_counter("update_rejected")
+    write_lds(lst)
+    result = []
+
+    def done():
+        s = stats()
+        if s.get("listener_manager.lds.update_rejected", 0) > rejected:
+            result.append("rejected")
+        elif s.get("listener_manager.lds.update_success", 0) > good:
+            result.append("accepted")
+        return bool(result)
+
+    wait_for(done)
+    return result[0] if result else "timeout"
+
+
+# ---- run
+
+proc = None
+
+
+def start():
+    global proc
+    os.makedirs(os.path.dirname(LDS), exist_ok=True)
+    write_lds(listener(filter_config()))
+    cfg = os.path.join(TMP, "bootstrap.yaml")
+    with open(cfg, "w") as f:
+        json.dump(bootstrap(), f)
+    env = dict(os.environ, ENVOY_DYNAMIC_MODULES_SEARCH_PATH=MODULE_DIR)
+    log = open(LOG, "w")
+    # Envoy is this process's child (it dies with its parent: PR_SET_PDEATHSIG).
+    proc = subprocess.Popen(
+        [ENVOY, "-c", cfg, "--concurrency", "2", "--base-id", str(PORT), "--log-format", "[%Y-%m-%d %T.%e][%t][%l][%n] %v"],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=env,
+    )
+    started = time.monotonic()
+
+    def ready():
+        try:
+            return admin("/ready")[0] == 200
+        except OSError:
+            return False
+
+    if not wait_for(ready, seconds=10.0, step=0.02):
+        return None
+    return time.monotonic() - started
+
+
+def stop():
+    if proc is None or proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def main():
+    took = start()
+    if took is None:
+        bad("envoy did not become ready: " + log_text()[-2000:])
+        return
+    ok(f"envoy ready in {took:.2f} s (/ready polled)")
+    check("the module's ABI version matched", True, "Dynamic module ABI version v0.2.0 matched." in log_text())
+    s = stats()
+    workers = sorted(k for k in s if re.match(rf"listener\.127\.0\.0\.1_{PORT}\.worker_\d+\.downstream_cx_total$", k))
+    check("two workers", 2, len(workers))
+
+    # ---- exact counts per key across workers; keys independent.
+    before = [stats()[w] for w in workers]
+    check("key k1: burst 3 of 10 admitted, across workers", "3 7", counts("/a", "k1", 10))
+    after = [stats()[w] for w in workers]
+    served = sum(1 for b, a in zip(before, after) if a > b)
+    if served == 2:
+        ok(f"k1's requests were served by both workers ({after[0] - before[0]} and {after[1] - before[1]})")
+    else:
+        bad(f"k1 served by {served} worker(s) only")
+    check("key k1 shares its limit between routes", "0 3", counts("/b", "k1", 3))
+    check("key k2 is independent of k1", "3 2", counts("/a", "k2", 5))
+    check("an empty key is not limited", "20 0", counts("/a", None, 20))
+
+    # ---- the key's sources.
+    codes = []
+    for h in ("x-client", "X-CLIENT", "X-Client", "x-cLiEnT"):
+        codes.append(str(request("/a", {h: "h1"})[0]))
+    check("a header key in any case is one key", "200 200 200 429", " ".join(codes))
+    check("a concatenated key (k: + x-client): burst 2 of 3", "2 1", counts("/cplx", "x1", 3))
+    check("the concatenated key is the parts' bytes", True, 'limit "cplx", key "k:x1"' in log_text())
+    check("a concatenation with an empty part is still a key (k:)", "2 1", counts("/cplx", None, 3))
+    check("authority: burst 2 of 3 for one host", "2 1", counts("/host", None, 3, {"Host": "h1.example"}))
+    check("authority: another host is independent", "2 0", counts("/host", None, 2, {"Host": "h2.example"}))
+    check("path: burst 2 of 3 for one path", "2 1", counts("/p/x", None, 3))
+    check("path: another path is independent", "2 0", counts("/p/y", None, 2))
+    check("client address: burst 2 of 3 from 127.0.0.1", "2 1", counts("/peer", None, 3))
+    check("client address is the address without its port", True, 'limit "peer", key "127.0.0.1"' in log_text())
+    fwd = lambda via: {"X-Forwarded-For": f"6.6.6.6, {via}"}
+    got = " ".join(str(get("/xff", None, fwd(v))) for v in ("10.0.0.1", "10.0.0.2", "10.0.0.3"))
+    check("x-forwarded-for, 1 trusted hop: one client through three proxies", "200 200 429", got)
+    check("x-forwarded-for: the key is the client's address", True, 'limit "xff", key "6.6.6.6"' in log_text())
+    check("x-forwarded-for: another client is independent", "200", str(get("/xff", None, {"X-Forwarded-For": "7.7.7.7, 10.0.0.1"})))
+    check("x-forwarded-for shorter than the hops: the peer's address", "2 1", counts("/xff", None, 3, {"X-Forwarded-For": "8.8.8.8"}))
+
+    # ---- the two kinds at 1 r/s, burst 3.
+    check("kind smooth (the default): burst 3 of 4 at once", "3 1", counts("/smooth", "sh1", 4))
+    check("kind window: burst 3 of 4 at once", "3 1", counts("/win", "sh1", 4))
+    check("kind smooth: Retry-After 1 (one back each second)", "1", request("/smooth", {"X-Client": "sh1"})[1].get("retry-after"))
+    check("kind window: Retry-After 3 (all back after the window)", "3", request("/win", {"X-Client": "sh1"})[1].get("retry-after"))
+    wait_for(lambda: get("/smooth", "sh1") == 200, seconds=4.0, step=0.1)
+    check("kind smooth: one more after a second, the window still shut", "429 429", f"{get('/smooth', 'sh1')} {get('/win', 'sh1')}")
+
+    # ---- status, Retry-After, RateLimit fields.
+    status, h, body = request("/a", {"X-Client": "k1"})
+    check("refused: 429", 429, status)
+    retry = h.get("retry-after", "")
+    if retry.isdigit() and 1 <= int(retry) <= 180:
+        ok(f"Retry-After {retry}")
+    else:
+        bad(f"Retry-After [{retry}]")
+    check("RateLimit-Policy", '"one";q=3;w=180', h.get("ratelimit-policy"))
+    check("RateLimit", f'"one";r=0;t={retry}', h.get("ratelimit"))
+    check("refused with an empty body", b"", body)
+    check("a route's status (503)", "200 503", f"{get('/code', 'c1')} {get('/code', 'c1')}")
+    check("a refusal logs the limit and key at error", True, '[error][dynamic_modules] weir_limit: refused, limit "code", key "c1"' in log_text())
+
+    # ---- dry run admits all and logs.
+    check("dry run admits all", "5 0", counts("/dry", "d1", 5))
+    n = log_text().count('weir_limit: would refuse, dry run, limit "dry", key "d1"')
+    check("dry run logs each would-be refusal", 4, n)
+
+    # ---- several limits: all or nothing, as the nginx module.
+    check("two limits: the tighter (idx, burst 1) applies", "1 2", counts("/two", "t1", 3))
+    check("two limits: refused by the last, the first was charged once", "2 1", counts("/a", "t1", 3))
+    check("two limits, first refuses: the tighter applies", "1 2", counts("/two2", "t2", 3))
+    check("two limits, first refuses: the other was charged once", "2 1", counts("/a", "t2", 3))
+
+    # ---- per route: inherit, off, disabled, unknown name.
+    check("a route with no per-route config has the filter's apply (small, burst 2)", "2 2", counts("/inherit", "s1", 4))
+    check("a route's apply: [] turns limits off", "10 0", counts("/off", "s2", 10))
+    check("a route's FilterConfig disabled: true turns the filter off", "10 0", counts("/disabled", "s3", 10))
+    check("a route naming an unknown limit: admitted", "3 0", counts("/unknown", "u1", 3))
+    check("... and logged", True, 'the route applies limit "nope", which this filter does not declare' in log_text())
+
+    # ---- stats: per limit and decision.
+    check("stat: burst 2 of 5, dry run statdry (burst 1) beside it", "2 3", counts("/stat", "st", 5))
+    s = stats()
+    got = [s.get(f"dynamicmodulescustom.weir_limit.{n}", -1) for n in ("stat.allowed", "stat.refused", "stat.dry_run_refused", "statdry.allowed", "statdry.dry_run_refused", "statdry.refused")]
+    # statdry is charged only when stat admits (2 requests): 1 allowed, 1 would-be refusal.
+    check("counters: stat allowed 2, refused 3; statdry allowed 1, dry-run refused 1", [2, 3, 0, 1, 1, 0], got)
+    check("counters: dry allowed 1, dry-run refused 4", [1, 4], [s.get("dynamicmodulescustom.weir_limit.dry.allowed"), s.get("dynamicmodulescustom.weir_limit.dry.dry_run_refused")])
+
+    # ---- a listener update keeps the state; a changed shape is refused.
+    check("update with the same shapes is accepted", "accepted", update(listener(filter_config(), ("/v2", {"apply": apply("one")}))))
+    wait_for(lambda: request("/v2")[0] == 200, seconds=5)
+    check("the update serves (/v2)", 200, request("/v2")[0])
+    check("the update keeps the state (k1 still refused)", "0 2", counts("/a", "k1", 2))
+    check("the update keeps the state (k3 fresh)", "3 1", counts("/a", "k3", 4))
+    check("the new route shares limit one (k3 refused)", "0 1", counts("/v2", "k3", 1))
+
+    def refused(name, lst, want):
+        mark = len(log_text())
+        result = update(lst)
+        text = log_text()[mark:]
+        lines = [l for l in text.splitlines() if "[dynamic_modules] weir_limit:" in l]
+        line = next((l for l in lines if want in l), None)
+        if result == "rejected" and line and len(lines) == 1:
+            ok(f"{name}: rejected, {line.split('] ', 1)[-1][:160]}")
+        else:
+            bad(f"{name}: {result}, log: {text[-600:]}")
+
+    refused("a changed burst", listener(filter_config(one_burst=4)), 'limit "one": an update cannot change a limit\'s rate, burst, kind, size or hashes')
+    check("the old config keeps serving, its state too", "0 1", counts("/a", "k3", 1))
+    refused("a changed size", listener(filter_config(one_size="2m")), 'limit "one": an update cannot change')
+    check("after the refused resize, the state is kept", "0 1", counts("/a", "k3", 1))
+
+    # ---- bad configs: each rejected with one line naming the field and value.
+    def with_limit(**change):
+        fc = filter_config()
+        fc["limits"][0].update(change)
+        return listener(fc)
+
+    bad_cases = [
+        ("zero rate", with_limit(rate="0r/s"), 'weir_limit: filter_config: limits[0].rate: invalid "0r/s": the rate is zero'),
+        ("bad rate unit", with_limit(rate="5r/h"), 'limits[0].rate: invalid "5r/h": expected Nr/s or Nr/m'),
+        ("burst out of range (window)", with_limit(burst=2000), "limits[0].burst: invalid 2000: kind window takes a burst of 1..1023"),
+        ("burst out of range (smooth)", with_limit(burst=2000000, kind="smooth"), "limits[0].burst: invalid 2000000: the burst must be 1..1000000"),
+        ("burst zero", with_limit(burst=0), "limits[0].burst: invalid 0"),
+        ("size too small", with_limit(size="1k"), 'limits[0].size: invalid "1k": the size is too small (at least 32k)'),
+        ("bad hashes", with_limit(hashes=9), "limits[0].hashes: invalid 9: hashes must be 1..8"),
+        ("unknown kind", with_limit(kind="fast"), 'limits[0].kind: invalid "fast": expected smooth or window'),
+        ("unknown key part", with_limit(key=[{"cookie": "x"}]), "limits[0].key[0]: unknown variant `cookie`"),
+        ("misspelled field", with_limit(brust=3), "limits[0].brust: unknown field `brust`"),
+        ("wrong type", with_limit(burst="three"), 'limits[0].burst: invalid type: string "three", expected f64'),
+        ("unknown limit applied", listener(dict(filter_config(), apply=apply("nope"))), 'apply[0].limit: invalid "nope": no limit has this name'),
+        ("a limit declared twice", listener(dict(filter_config(), limits=limits() + [limit("one", 3)])), 'limits[14].name: invalid "one": the limit is declared twice'),
+        ("bad status", listener(dict(filter_config(), status=200)), "status: invalid 200: the status must be 400..599"),
+        ("bad log level", listener(dict(filter_config(), log_level="loud")), 'log_level: invalid "loud": expected info, warn or error'),
+        ("unknown filter_name", listener(filter_config(), filter_name="other"), 'filter_name: invalid "other": this module\'s filter is "weir_limit"'),
+        ("a StringValue instead of a Struct", listener(None, raw_config={"@type": "type.googleapis.com/google.protobuf.StringValue", "value": "rate=1r/s"}), 'weir_limit: filter_config: invalid "rate=1r/s": expected a google.protobuf.Struct (JSON)'),
+        ("unknown per-route filter_name", listener(filter_config(), route_filter_name="other"), 'weir_limit: per-route filter_name: invalid "other": this module\'s filter is "weir_limit"'),
+        ("bad per-route status", listener(filter_config(), ("/v9", {"apply": apply("one"), "status": 99})), "weir_limit: per-route filter_config: status: invalid 99: the status must be 400..599"),
+    ]
+    for name, lst, want in bad_cases:
+        refused(name, lst, want)
+    check("after the refused updates, the first config still serves", "0 1", counts("/a", "k3", 1))
+
+    # ---- the last update, accepted again: limits and state as before.
+    check("an update back to the same shapes is accepted", "accepted", update(listener(filter_config())))
+    check("... and the state is still there (k1 refused)", "0 1", counts("/a", "k1", 1))
+
+    pid = proc.pid
+    stop()
+    alive = True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        alive = False
+    check("envoy stopped by its pid", False, alive)
+
+
+try:
+    main()
+except Exception as e:  # a crash of the driver is a failure, with its cause
+    import traceback
+
+    traceback.print_exc()
+    bad(f"driver: {e!r}")
+finally:
+    stop()
+    if failed and os.path.exists(LOG):
+        print("---- envoy log (tail)")
+        print(log_text()[-3000:])
+    shutil.rmtree(TMP, ignore_errors=True)
+print(f"{passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
