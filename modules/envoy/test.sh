@@ -41,4 +41,4 @@ if [ -n "$others" ]; then
     exit 1
 fi
 
-exec python3 modules/envoy/test/driver.py "$envoy" "$(dirname "$so")" < /dev/null
+exec python3 modules/envoy/test/driver.py "$envoy" "$(dirname "$so")" docs/envoy.md < /dev/null

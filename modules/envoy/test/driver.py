@@ -8,7 +8,11 @@ listener by renaming a new LDS file into place, stops Envoy by its pid, and
 asserts counts that elapsed time cannot change (1 request a minute, bursts
 asked at once). Ends with "N passed, N failed". Standard library only.
 
-    driver.py ENVOY_BINARY MODULE_DIR
+    driver.py ENVOY_BINARY MODULE_DIR [DOCS_MD]
+
+With DOCS_MD (docs/envoy.md), it also runs the bootstrap YAML there as
+written (its two ports changed), and the same with a bad rate, which must
+stop Envoy at startup with the module's line.
 """
 
 import http.client
@@ -23,6 +27,7 @@ import tempfile
 import time
 
 ENVOY, MODULE_DIR = sys.argv[1], sys.argv[2]
+DOCS = sys.argv[3] if len(sys.argv) > 3 else None
 TMP = tempfile.mkdtemp(prefix="weir-envoy-")
 PORT = 20000 + random.randrange(20000)
 ADMIN = PORT + 1
@@ -293,13 +298,14 @@ def update(lst):
 proc = None
 
 
-def start():
+def start(cfg=None):
     global proc
-    os.makedirs(os.path.dirname(LDS), exist_ok=True)
-    write_lds(listener(filter_config()))
-    cfg = os.path.join(TMP, "bootstrap.yaml")
-    with open(cfg, "w") as f:
-        json.dump(bootstrap(), f)
+    if cfg is None:
+        os.makedirs(os.path.dirname(LDS), exist_ok=True)
+        write_lds(listener(filter_config()))
+        cfg = os.path.join(TMP, "bootstrap.yaml")
+        with open(cfg, "w") as f:
+            json.dump(bootstrap(), f)
     env = dict(os.environ, ENVOY_DYNAMIC_MODULES_SEARCH_PATH=MODULE_DIR)
     log = open(LOG, "w")
     # Envoy is this process's child (it dies with its parent: PR_SET_PDEATHSIG).
@@ -312,12 +318,14 @@ def start():
     started = time.monotonic()
 
     def ready():
+        if proc.poll() is not None:
+            return True  # exited: not ready, and no use waiting
         try:
             return admin("/ready")[0] == 200
         except OSError:
             return False
 
-    if not wait_for(ready, seconds=10.0, step=0.02):
+    if not wait_for(ready, seconds=10.0, step=0.02) or proc.poll() is not None:
         return None
     return time.monotonic() - started
 
@@ -495,8 +503,64 @@ def main():
     check("envoy stopped by its pid", False, alive)
 
 
+def docs():
+    """The bootstrap in docs/envoy.md, as written but for its ports."""
+    global PORT, ADMIN
+    text = open(DOCS).read()
+    m = re.search(r"## A complete config.*?```yaml\n(.*?)```", text, re.S)
+    if not m:
+        bad("docs/envoy.md: no yaml block under 'A complete config'")
+        return
+    PORT, ADMIN = PORT + 2, ADMIN + 2
+    yaml = m.group(1).replace("port_value: 9901", f"port_value: {ADMIN}").replace("port_value: 10000", f"port_value: {PORT}")
+    cfg = os.path.join(TMP, "docs.yaml")
+    with open(cfg, "w") as f:
+        f.write(yaml)
+    took = start(cfg)
+    if took is None:
+        bad("docs/envoy.md's bootstrap did not start: " + log_text()[-1500:])
+        return
+    ok(f"docs/envoy.md's bootstrap runs ({took:.2f} s to /ready)")
+    # api_key is a dry run: charged and counted on the requests it keys.
+    keyed = " ".join(str(request("/api/y", {"X-Api-Key": "a"})[0]) for _ in range(3))
+    check("docs: api_key, a dry run, admits", "200 200 200", keyed)
+    check("docs: api_key's counter", 3, stats().get("dynamicmodulescustom.weir_limit.api_key.allowed"))
+    got = [request("/api/x")[0] for _ in range(19)]
+    # per_client: 20 at once (3 spent above), then one each 100 ms
+    # (19 requests take a few ms each).
+    if got[:17] == [200] * 17 and 429 in got[17:] and set(got) <= {200, 429}:
+        ok(f"docs: /api/ per client address: 20 at once, then refused ({got[17:]})")
+    else:
+        bad(f"docs: /api/: {got}")
+    h = request("/api/x")[1]
+    check("docs: the refusal's fields", ('"per_client";q=20;w=2', '"per_client";r=0;t=1'), (h.get("ratelimit-policy"), h.get("ratelimit")))
+    xff = {"X-Forwarded-For": "6.6.6.6, 10.0.0.1"}
+    check("docs: /login, 5 a minute per client behind one proxy, 503", "200 200 200 200 200 503", " ".join(str(request("/login", xff)[0]) for _ in range(6)))
+    check("docs: /health has no limits", [200] * 30, [request("/health")[0] for _ in range(30)])
+    s = stats()
+    check("docs: the counters", True, s.get("dynamicmodulescustom.weir_limit.per_client.refused", 0) >= 2 and s.get("dynamicmodulescustom.weir_limit.login.refused") == 1)
+    stop()
+
+    # The same bootstrap with a bad rate: Envoy stops at startup with the line.
+    bad_cfg = os.path.join(TMP, "docs-bad.yaml")
+    with open(bad_cfg, "w") as f:
+        f.write(yaml.replace("rate: 10r/s", "rate: 10r/h", 1))
+    if start(bad_cfg) is not None:
+        bad("docs: a bad rate did not stop Envoy")
+        stop()
+        return
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+    want = 'weir_limit: filter_config: limits[0].rate: invalid "10r/h": expected Nr/s or Nr/m'
+    check("docs: a bad rate stops Envoy at startup with the module's line", (True, True), (proc.poll() not in (None, 0), want in log_text()))
+
+
 try:
     main()
+    if DOCS:
+        docs()
 except Exception as e:  # a crash of the driver is a failure, with its cause
     import traceback
 
