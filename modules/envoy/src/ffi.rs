@@ -7,13 +7,14 @@
 //! A filter needs no state of its own: `filter_new` hands back the config
 //! pointer itself, so a request allocates nothing for the filter.
 
+use std::borrow::Cow;
 use std::cell::Cell;
 use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 
 use crate::abi::*;
-use crate::config::{self, Config, LogLevel, RouteConfig, FILTER_NAME};
+use crate::config::{self, Apply, Config, LogLevel, RouteConfig, FILTER_NAME};
 use crate::key::{self, Request};
 use crate::limit::{self, Held, Limit, Verdict};
 
@@ -249,9 +250,6 @@ fn count(envoy: FilterEnvoyPtr, id: usize) {
     }
 }
 
-/// Up to this many limits on a request are held on the stack.
-const STACK_LIMITS: usize = 8;
-
 fn request_headers(envoy: FilterEnvoyPtr, fc: &FilterConfig) -> u32 {
     // SAFETY: Envoy gives back the pointer per_route_config_new returned,
     // or null.
@@ -261,13 +259,18 @@ fn request_headers(envoy: FilterEnvoyPtr, fc: &FilterConfig) -> u32 {
     let route = unsafe { route.as_ref() };
     let status = route.and_then(|r| r.status).unwrap_or(fc.config.status);
 
-    // The limits this request is held to: (index in fc.limits, dry run).
-    let mut chosen: Vec<(usize, bool)> = Vec::new();
-    match route.and_then(|r| r.apply.as_ref()) {
+    // The limits this request is held to: the filter's, or the route's by
+    // name (resolved per request: a route's config outlives filter configs).
+    let chosen: Cow<[Apply]> = match route.and_then(|r| r.apply.as_ref()) {
+        None => Cow::Borrowed(&fc.config.apply),
         Some(list) => {
+            let mut out = Vec::with_capacity(list.len());
             for a in list {
                 match fc.limits.iter().position(|l| l.spec.name == a.limit) {
-                    Some(i) => chosen.push((i, a.dry_run)),
+                    Some(limit) => out.push(Apply {
+                        limit,
+                        dry_run: a.dry_run,
+                    }),
                     None => log(
                         LOG_ERROR,
                         &format!(
@@ -277,9 +280,9 @@ fn request_headers(envoy: FilterEnvoyPtr, fc: &FilterConfig) -> u32 {
                     ),
                 }
             }
+            Cow::Owned(out)
         }
-        None => chosen.extend(fc.config.apply.iter().map(|a| (a.limit, a.dry_run))),
-    }
+    };
     if chosen.is_empty() {
         return HEADERS_CONTINUE;
     }
@@ -288,27 +291,48 @@ fn request_headers(envoy: FilterEnvoyPtr, fc: &FilterConfig) -> u32 {
         envoy,
         peer: Cell::new(None),
     };
-    let mut bufs: Vec<Vec<u8>> = (0..chosen.len()).map(|_| Vec::new()).collect();
-    let mut keys: Vec<&[u8]> = Vec::with_capacity(chosen.len().max(STACK_LIMITS));
-    for (&(i, _), buf) in chosen.iter().zip(bufs.iter_mut()) {
-        keys.push(key::read(&req, &fc.limits[i].spec.key, buf));
-    }
-    let held: Vec<Held> = chosen
-        .iter()
-        .zip(&keys)
-        .map(|(&(i, dry_run), key)| Held {
-            words: &fc.limits[i].words,
-            dry_run,
-            key,
-        })
-        .collect();
+    // One-part keys stay where Envoy holds them; longer ones are
+    // concatenated into one arena. One limit (the common case) needs no
+    // heap at all.
+    let mut arena = Vec::new();
+    let refs: Vec<key::KeyRef> = if chosen.len() == 1 {
+        Vec::new()
+    } else {
+        chosen
+            .iter()
+            .map(|a| key::read_into(&req, &fc.limits[a.limit].spec.key, &mut arena))
+            .collect()
+    };
+    let single;
+    let many: Vec<Held>;
+    let held: &[Held] = if let [a] = &chosen[..] {
+        let k = key::read_into(&req, &fc.limits[a.limit].spec.key, &mut arena);
+        single = [Held {
+            words: &fc.limits[a.limit].words,
+            dry_run: a.dry_run,
+            key: k.get(&arena),
+        }];
+        &single
+    } else {
+        many = chosen
+            .iter()
+            .zip(&refs)
+            .map(|(a, k)| Held {
+                words: &fc.limits[a.limit].words,
+                dry_run: a.dry_run,
+                key: k.get(&arena),
+            })
+            .collect();
+        &many
+    };
 
     let level = fc.config.log_level as u32;
     let mut dry_refused: Vec<usize> = Vec::new();
-    let verdict = limit::judge(&held, limit::now(), |i| dry_refused.push(i));
+    let verdict = limit::judge(held, limit::now(), |i| dry_refused.push(i));
     match verdict {
         Verdict::Admit => {
-            for (h, &(i, _)) in chosen.iter().enumerate() {
+            for (h, a) in chosen.iter().enumerate() {
+                let i = a.limit;
                 if held[h].key.is_empty() {
                     continue;
                 }
@@ -331,7 +355,7 @@ fn request_headers(envoy: FilterEnvoyPtr, fc: &FilterConfig) -> u32 {
             HEADERS_CONTINUE
         }
         Verdict::Refuse { index, wait } => {
-            let (i, _) = chosen[index];
+            let i = chosen[index].limit;
             let spec = &fc.limits[i].spec;
             count(envoy, fc.counters[i].refused);
             if log_enabled(level) {

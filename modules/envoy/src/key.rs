@@ -67,21 +67,53 @@ fn part<'r, R: Request + ?Sized>(r: &'r R, p: &'r Part) -> &'r [u8] {
     }
 }
 
-/// The key of `parts` for `r`, into `buf` when it takes more than one
-/// part. An empty key is not limited.
+/// A key read: the bytes where they are (one part), or a range of the
+/// arena the parts were concatenated into.
+#[derive(Clone, Copy, Debug)]
+pub enum KeyRef<'r> {
+    Bytes(&'r [u8]),
+    Arena(usize, usize),
+}
+
+impl<'r> KeyRef<'r> {
+    /// The key's bytes, with `arena` the buffer [`read_into`] appended to.
+    pub fn get<'a>(self, arena: &'a [u8]) -> &'a [u8]
+    where
+        'r: 'a,
+    {
+        match self {
+            KeyRef::Bytes(b) => b,
+            KeyRef::Arena(start, end) => &arena[start..end],
+        }
+    }
+}
+
+/// The key of `parts` for `r`: a one-part key where it lies (no copy), a
+/// longer one appended to `arena`. An empty key is not limited.
+pub fn read_into<'r, R: Request + ?Sized>(
+    r: &'r R,
+    parts: &'r [Part],
+    arena: &mut Vec<u8>,
+) -> KeyRef<'r> {
+    if let [one] = parts {
+        return KeyRef::Bytes(part(r, one));
+    }
+    let start = arena.len();
+    for p in parts {
+        arena.extend_from_slice(part(r, p));
+    }
+    KeyRef::Arena(start, arena.len())
+}
+
+/// The key of `parts` for `r`, as bytes.
 pub fn read<'r, R: Request + ?Sized>(
     r: &'r R,
     parts: &'r [Part],
-    buf: &'r mut Vec<u8>,
+    arena: &'r mut Vec<u8>,
 ) -> &'r [u8] {
-    if let [one] = parts {
-        return part(r, one);
-    }
-    buf.clear();
-    for p in parts {
-        buf.extend_from_slice(part(r, p));
-    }
-    buf
+    arena.clear();
+    let k = read_into(r, parts, arena);
+    k.get(arena)
 }
 
 #[cfg(test)]
