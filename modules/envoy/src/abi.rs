@@ -59,6 +59,45 @@ impl ModuleBuffer {
     }
 }
 
+/// `envoy_dynamic_module_type_envoy_http_header`: a header Envoy owns.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct EnvoyHttpHeader {
+    pub key_ptr: *const c_char,
+    pub key_length: usize,
+    pub value_ptr: *const c_char,
+    pub value_length: usize,
+}
+
+impl EnvoyHttpHeader {
+    pub const NULL: EnvoyHttpHeader = EnvoyHttpHeader {
+        key_ptr: std::ptr::null(),
+        key_length: 0,
+        value_ptr: std::ptr::null(),
+        value_length: 0,
+    };
+
+    /// # Safety
+    /// The pointers must be Envoy's, valid for `'a`.
+    pub unsafe fn key<'a>(&self) -> &'a [u8] {
+        EnvoyBuffer {
+            ptr: self.key_ptr,
+            length: self.key_length,
+        }
+        .bytes()
+    }
+
+    /// # Safety
+    /// As [`EnvoyHttpHeader::key`].
+    pub unsafe fn value<'a>(&self) -> &'a [u8] {
+        EnvoyBuffer {
+            ptr: self.value_ptr,
+            length: self.value_length,
+        }
+        .bytes()
+    }
+}
+
 /// `envoy_dynamic_module_type_module_http_header`.
 #[repr(C)]
 pub struct ModuleHttpHeader {
@@ -126,16 +165,19 @@ extern "C" {
         value: u64,
     ) -> u32;
 
-    /// `bool envoy_dynamic_module_callback_http_get_header(http_filter_envoy_ptr,
-    ///   http_header_type, module_buffer key, envoy_buffer* result_buffer, size_t index,
-    ///   size_t* optional_size)`.
-    pub fn envoy_dynamic_module_callback_http_get_header(
+    /// `size_t envoy_dynamic_module_callback_http_get_headers_size(http_filter_envoy_ptr,
+    ///   http_header_type)`.
+    pub fn envoy_dynamic_module_callback_http_get_headers_size(
         filter: FilterEnvoyPtr,
         header_type: u32,
-        key: ModuleBuffer,
-        result: *mut EnvoyBuffer,
-        index: usize,
-        optional_size: *mut usize,
+    ) -> usize;
+
+    /// `bool envoy_dynamic_module_callback_http_get_headers(http_filter_envoy_ptr,
+    ///   http_header_type, envoy_http_header* result_headers)`.
+    pub fn envoy_dynamic_module_callback_http_get_headers(
+        filter: FilterEnvoyPtr,
+        header_type: u32,
+        result_headers: *mut EnvoyHttpHeader,
     ) -> bool;
 
     /// `bool envoy_dynamic_module_callback_http_filter_get_attribute_string(

@@ -71,6 +71,21 @@ def request(path, headers=None, port=None):
         c.close()
 
 
+def raw(path, pairs):
+    """A request with these header (name, value) pairs, repeats kept."""
+    c = http.client.HTTPConnection("127.0.0.1", PORT, timeout=5)
+    try:
+        c.putrequest("GET", path)
+        for k, v in pairs:
+            c.putheader(k, v)
+        c.endheaders()
+        r = c.getresponse()
+        r.read()
+        return r.status
+    finally:
+        c.close()
+
+
 def get(path, client=None, headers=None):
     h = dict(headers or {})
     if client is not None:
@@ -370,6 +385,11 @@ def main():
     for h in ("x-client", "X-CLIENT", "X-Client", "x-cLiEnT"):
         codes.append(str(request("/a", {h: "h1"})[0]))
     check("a header key in any case is one key", "200 200 200 429", " ".join(codes))
+    check(
+        "repeated headers: the first is the key",
+        "429 200",
+        f"{raw('/a', [('X-Client', 'h1'), ('X-Client', 'h2')])} {raw('/a', [('X-Client', 'h2'), ('X-Client', 'h1')])}",
+    )
     check("a concatenated key (k: + x-client): burst 2 of 3", "2 1", counts("/cplx", "x1", 3))
     check("the concatenated key is the parts' bytes", True, 'limit "cplx", key "k:x1"' in log_text())
     check("a concatenation with an empty part is still a key (k:)", "2 1", counts("/cplx", None, 3))
