@@ -21,6 +21,7 @@ import os
 import random
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -29,8 +30,29 @@ import time
 ENVOY, MODULE_DIR = sys.argv[1], sys.argv[2]
 DOCS = sys.argv[3] if len(sys.argv) > 3 else None
 TMP = tempfile.mkdtemp(prefix="weir-envoy-")
-PORT = 20000 + random.randrange(20000)
-ADMIN = PORT + 1
+
+
+TAKEN = set()
+
+
+def free_port():
+    """A port no one listens on now, from 20000..39999 (the machine is
+    shared: a fixed or merely random port can be taken), not given before."""
+    while True:
+        p = 20000 + random.randrange(20000)
+        if p in TAKEN:
+            continue
+        TAKEN.add(p)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", p))
+            except OSError:
+                continue
+            return p
+
+
+PORT = free_port()
+ADMIN = free_port()
 LOG = os.path.join(TMP, "envoy.log")
 LDS = os.path.join(TMP, "lds", "lds.yaml")
 
@@ -325,7 +347,7 @@ def start(cfg=None):
     log = open(LOG, "w")
     # Envoy is this process's child (it dies with its parent: PR_SET_PDEATHSIG).
     proc = subprocess.Popen(
-        [ENVOY, "-c", cfg, "--concurrency", "2", "--base-id", str(PORT), "--log-format", "[%Y-%m-%d %T.%e][%t][%l][%n] %v"],
+        [ENVOY, "-c", cfg, "--concurrency", "2", "--use-dynamic-base-id", "--log-format", "[%Y-%m-%d %T.%e][%t][%l][%n] %v"],
         stdout=log,
         stderr=subprocess.STDOUT,
         env=env,
@@ -531,7 +553,7 @@ def docs():
     if not m:
         bad("docs/envoy.md: no yaml block under 'A complete config'")
         return
-    PORT, ADMIN = PORT + 2, ADMIN + 2
+    PORT, ADMIN = free_port(), free_port()
     yaml = m.group(1).replace("port_value: 9901", f"port_value: {ADMIN}").replace("port_value: 10000", f"port_value: {PORT}")
     cfg = os.path.join(TMP, "docs.yaml")
     with open(cfg, "w") as f:
