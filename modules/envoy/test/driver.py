@@ -51,6 +51,11 @@ def free_port():
             return p
 
 
+# The distinct-key test: BULK_KEYS keys, each asking half its burst (1 of
+# 2), in BULK_WORDS words (k = 3).
+BULK_KEYS = int(os.environ.get("WEIR_KEYS", "50000"))
+BULK_WORDS = 1 << 18
+
 PORT = free_port()
 ADMIN = free_port()
 LOG = os.path.join(TMP, "envoy.log")
@@ -199,6 +204,7 @@ def routes(extra_route=None, route_filter_name="weir_limit"):
         ("/xff", {"apply": apply("xff")}),
         ("/stat", {"apply": apply("stat", "statdry", dry=("statdry",))}),
         ("/unknown", {"apply": apply("nope")}),
+        ("/bulk", {"apply": apply("bulk")}),
     ]
     out = []
     for path, cfg in table + ([extra_route] if extra_route else []):
@@ -237,6 +243,7 @@ def limits(one_burst=3, one_size="1m"):
         limit("path", 2, key=["path"]),
         limit("stat", 2),
         limit("statdry", 1),
+        limit("bulk", 2, kind=None, size=f"{BULK_WORDS * 8}"),
     ]
 
 
@@ -476,6 +483,32 @@ def main():
     check("counters: stat allowed 2, refused 3; statdry allowed 1, dry-run refused 1", [2, 3, 0, 1, 1, 0], got)
     check("counters: dry allowed 1, dry-run refused 4", [1, 4], [s.get("dynamicmodulescustom.weir_limit.dry.allowed"), s.get("dynamicmodulescustom.weir_limit.dry.dry_run_refused")])
 
+    # ---- many distinct keys, each asking half its burst in one window: the
+    # false refusals stay under the bloom's bound (the nginx module's test,
+    # modules/nginx/test/false_refusals.py: k = 3 words in one line of 8, a
+    # word spent by floor(1 / f) = 2 other keys).
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = subprocess.run(
+        [sys.executable, os.path.join(here, "load.py"), str(PORT), "/bulk", str(BULK_KEYS)],
+        capture_output=True, text=True, timeout=600,
+    ).stdout
+    m = re.search(r"ok=(\d+) refused=(\d+)", out)
+    if not m:
+        bad(f"distinct keys: {out}")
+    else:
+        admitted, refused_n = int(m.group(1)), int(m.group(2))
+        total = admitted + refused_n
+        f = float(subprocess.run(
+            [sys.executable, os.path.join(here, "..", "..", "nginx", "test", "false_refusals.py"), str(total), str(BULK_WORDS), "3", "0.5"],
+            capture_output=True, text=True,
+        ).stdout)
+        limit_n = int(total * f)
+        print(f"     distinct keys: {total} in 2^18 words, {refused_n} falsely refused (bound F = {f:.4f}: {limit_n})")
+        if total == BULK_KEYS and refused_n <= limit_n:
+            ok(f"{total} distinct keys: {refused_n} false refusals <= {limit_n}")
+        else:
+            bad(f"distinct keys: {out.strip()}, bound {limit_n}")
+
     # ---- a listener update keeps the state; a changed shape is refused.
     check("update with the same shapes is accepted", "accepted", update(listener(filter_config(), ("/v2", {"apply": apply("one")}))))
     wait_for(lambda: request("/v2")[0] == 200, seconds=5)
@@ -519,7 +552,7 @@ def main():
         ("misspelled field", with_limit(brust=3), "limits[0].brust: unknown field `brust`"),
         ("wrong type", with_limit(burst="three"), 'limits[0].burst: invalid type: string "three", expected f64'),
         ("unknown limit applied", listener(dict(filter_config(), apply=apply("nope"))), 'apply[0].limit: invalid "nope": no limit has this name'),
-        ("a limit declared twice", listener(dict(filter_config(), limits=limits() + [limit("one", 3)])), 'limits[14].name: invalid "one": the limit is declared twice'),
+        ("a limit declared twice", listener(dict(filter_config(), limits=limits() + [limit("one", 3)])), 'limits[15].name: invalid "one": the limit is declared twice'),
         ("bad status", listener(dict(filter_config(), status=200)), "status: invalid 200: the status must be 400..599"),
         ("bad log level", listener(dict(filter_config(), log_level="loud")), 'log_level: invalid "loud": expected info, warn or error'),
         ("unknown filter_name", listener(filter_config(), filter_name="other"), 'filter_name: invalid "other": this module\'s filter is "weir_limit"'),
