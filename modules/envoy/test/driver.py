@@ -354,7 +354,7 @@ def start(cfg=None):
     log = open(LOG, "w")
     # Envoy is this process's child (it dies with its parent: PR_SET_PDEATHSIG).
     proc = subprocess.Popen(
-        [ENVOY, "-c", cfg, "--concurrency", "2", "--use-dynamic-base-id", "--log-format", "[%Y-%m-%d %T.%e][%t][%l][%n] %v"],
+        [ENVOY, "-c", cfg, "--concurrency", "2", "--use-dynamic-base-id", "--drain-time-s", "1", "--log-format", "[%Y-%m-%d %T.%e][%t][%l][%n] %v"],
         stdout=log,
         stderr=subprocess.STDOUT,
         env=env,
@@ -568,6 +568,23 @@ def main():
     check("an update back to the same shapes is accepted", "accepted", update(listener(filter_config())))
     check("... and the state is still there (k1 refused)", "0 1", counts("/a", "k1", 1))
 
+    # ---- a removed limit's words go with the last config that holds it:
+    # once the old listener has drained (--drain-time-s 1), the name takes
+    # another shape.
+    fc = filter_config()
+    fc["limits"] = [l for l in fc["limits"] if l["name"] != "stat"]
+    check("an update without limit stat is accepted", "accepted", update(listener(fc)))
+    fc = filter_config()
+    next(l for l in fc["limits"] if l["name"] == "stat")["burst"] = 5
+    result = "timeout"
+    for _ in range(40):
+        result = update(listener(fc))
+        if result == "accepted":
+            break
+        time.sleep(0.25)
+    check("... then stat again with another shape (its old words freed)", "accepted", result)
+    check("... fresh: burst 5 for a key stat refused before", "5 1", counts("/stat", "st", 6))
+
     pid = proc.pid
     stop()
     alive = True
@@ -607,6 +624,7 @@ def docs():
         ok(f"docs: /api/ per client address: 20 at once, then refused ({got[17:]})")
     else:
         bad(f"docs: /api/: {got}")
+    check("docs: refusals logged at log_level info", True, '[info][dynamic_modules] weir_limit: refused, limit "per_client", key "127.0.0.1"' in log_text())
     h = request("/api/x")[1]
     check("docs: the refusal's fields", ('"per_client";q=20;w=2', '"per_client";r=0;t=1'), (h.get("ratelimit-policy"), h.get("ratelimit")))
     xff = {"X-Forwarded-For": "6.6.6.6, 10.0.0.1"}
