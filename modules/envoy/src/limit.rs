@@ -41,7 +41,7 @@ fn seed() -> Result<(u64, u64), String> {
     let mut b = [0u8; 16];
     std::fs::File::open("/dev/urandom")
         .and_then(|mut f| f.read_exact(&mut b))
-        .map_err(|e| format!("reading /dev/urandom for the seed: {e}"))?;
+        .map_err(|e| format!("reading /dev/urandom for a SipHash key: {e}"))?;
     let (a, c) = b.split_at(8);
     Ok((
         u64::from_le_bytes(a.try_into().expect("8 bytes")),
