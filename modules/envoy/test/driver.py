@@ -599,9 +599,9 @@ def docs():
     """The bootstrap in docs/envoy.md, as written but for its ports."""
     global PORT, ADMIN
     text = open(DOCS).read()
-    m = re.search(r"## A complete config.*?```yaml\n(.*?)```", text, re.S)
+    m = re.search(r"## A first configuration.*?```yaml\n(.*?)```", text, re.S)
     if not m:
-        bad("docs/envoy.md: no yaml block under 'A complete config'")
+        bad("docs/envoy.md: no yaml block under 'A first configuration'")
         return
     PORT, ADMIN = free_port(), free_port()
     yaml = m.group(1).replace("port_value: 9901", f"port_value: {ADMIN}").replace("port_value: 10000", f"port_value: {PORT}")
