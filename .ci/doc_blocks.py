@@ -371,7 +371,8 @@ def main(argv):
             print(f"ok   {block.where():22} {block.describe()}{message}")
         else:
             failed += 1
-            print(f"FAIL {block.where():22} {block.describe() if block.kind else 'unmarked'}: {message}")
+            what = "" if block.problem else f"{block.describe()}: "
+            print(f"FAIL {block.where():22} {what}{message}")
 
     # Everything that runs nothing, first: a wrong marker fails at once.
     for b in blocks:
