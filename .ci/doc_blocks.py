@@ -37,9 +37,11 @@ the files given, then of the blocks in each, and checks the output blocks.
 A run block is a script for `bash -euo pipefail`, with the environment
 of this process less PKG_CONFIG_PATH, LD_LIBRARY_PATH, CARGO_TARGET_DIR and
 CGO_CFLAGS / CGO_LDFLAGS (a block sets what it needs), TMPDIR a directory
-of its own (so `mktemp -d` lands there), and GOCACHE one directory for the
-whole run (cgo's cache does not key on what pkg-config answered, and each
-run installs into a new prefix). Blocks from the checkout share what
+of its own (so `mktemp -d` lands there), and GOCACHE and GOMODCACHE
+directories of the run's own, as a new reader's are empty (cgo's cache does
+not key on what pkg-config answered, and each run installs into a new
+prefix; a module cache keeps a version's first content). Blocks from the
+checkout share what
 earlier blocks built into it (target/, build/); nothing else carries over.
 A block fails on a non-zero exit, on running past its time limit
 (WEIR_DOC_BLOCK_TIMEOUT, 300 s), or on leaving a process running (a server
@@ -393,6 +395,8 @@ def main(argv):
         os.chmod(scratch, 0o755)
         env = {k: v for k, v in os.environ.items() if k not in UNSET}
         env["GOCACHE"] = os.path.join(scratch, "gocache")
+        env["GOMODCACHE"] = os.path.join(scratch, "gomodcache")
+        env["GOFLAGS"] = "-modcacherw"  # so that the module cache can be removed
         outputs = {}
         try:
             for index, b in enumerate(blocks):
