@@ -54,6 +54,15 @@ its own.
 
 Ends with "N passed, N failed": one count for each block that is run or
 checked (illustrative blocks are listed, not counted).
+
+Why a script of its own: txm (npm) comes nearest, with annotations in HTML
+comments and any language, but it leaves an unannotated block alone (the
+check that every block is run or marked would still be ours), names no
+directory to run in, and would bring node and an npm tree into the stage;
+byexample runs prompt-style sessions (`$ cmd` then output), which a reader
+cannot paste as they are; pytest-markdown-docs runs Python blocks only,
+skeptic Rust blocks only, and mdsh writes command output into the Markdown
+rather than testing it.
 """
 
 import ctypes

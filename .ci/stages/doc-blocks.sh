@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# about: every fenced block of README.md and docs/*.md as a reader copies it: shell blocks run (C, C++, Go, Rust, nginx, Redis, firmware under QEMU) against a fresh prefix, files and output checked, the rest marked
+# about: every fenced block of README.md and docs/*.md as a reader copies it: run against a fresh prefix, checked, or marked with why not
 # tier: full
 # order: 85
 # needs-commands: cargo cmake=cmake cc=gcc c++=g++ pkg-config=pkg-config python3=python3 go=golang-go
