@@ -12,7 +12,7 @@
 #     corpora run as plain tests there), then two fuzz targets live for
 #     250,000 calls each (about 10 s);
 #  3. a fresh module outside the repository gets the package through a local
-#     module proxy (GOPROXY=file://, over a module zip built here from go/),
+#     module proxy (GOPROXY=file://, made by go/mkproxy.sh from go/),
 #     builds a program against it and runs it, builds and runs the module's
 #     example server, and runs the package's tests and Examples from the
 #     module cache; the binaries must not need libweir.so.
@@ -89,33 +89,11 @@ for target in FuzzRateWordC FuzzBloomKey; do
   step "go test -fuzz $target, 250000 calls" in_go go test -run '^$' -fuzz "^$target\$" -fuzztime 250000x .
 done
 
-# The module zip a proxy serves: every file of go/ under module@version/,
-# leaving out nested modules (a folder with its own go.mod, such as bench/).
+# The module zip a proxy serves, by the script docs/go.md gives readers.
 version=v$(sed -n 's/^#define WEIR_VERSION "\(.*\)"/\1/p' include/weir.h)
 module=github.com/weir-rs/weir/go
 proxy=$scratch/proxy
-make_proxy() {
-  local dir=$proxy/$module/@v
-  mkdir -p "$dir" &&
-    printf '%s\n' "$version" >"$dir/list" &&
-    printf '{"Version":"%s"}\n' "$version" >"$dir/$version.info" &&
-    cp go/go.mod "$dir/$version.mod" &&
-    python3 - "$root/go" "$dir/$version.zip" "$module@$version" <<'PY'
-import os, sys, zipfile
-src, out, prefix = sys.argv[1:]
-nested = set()
-with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
-    for d, dirs, files in os.walk(src):
-        rel = os.path.relpath(d, src)
-        if rel != "." and "go.mod" in files:
-            dirs[:] = []
-            continue
-        dirs[:] = [x for x in dirs if not x.startswith((".", "_"))]
-        for f in sorted(files):
-            p = os.path.normpath(os.path.join(rel, f))
-            z.write(os.path.join(d, f), prefix + "/" + p)
-PY
-}
+make_proxy() { go/mkproxy.sh "$proxy" >/dev/null; }
 step "module zip and proxy for $module@$version" make_proxy
 
 fresh=$scratch/fresh
