@@ -536,11 +536,13 @@ impl Key {
         format!("{} {} {}{cost}", l.command, self.name, l.args)
     }
 
-    /// Units left now, by the peek.
+    /// Units left now, by the peek (read-only, so tried again when a
+    /// connection fails).
     fn left(&self, c: &mut Cluster) -> u64 {
         let l = &self.limit;
-        let reply = c
-            .cmd(&format!("{}.PEEK {} {}", l.command, self.name, l.args))
+        let peek = format!("{}.PEEK {} {}", l.command, self.name, l.args);
+        let reply = (0..3)
+            .find_map(|_| c.cmd(&peek).ok())
             .expect("a peek answered");
         let left = if l.command == "WEIR.LIMITER" {
             reply.int()
@@ -848,7 +850,7 @@ impl Drop for StopOnDrop {
 /// admits are set against its bound.
 fn round(ports: &[u16], round: usize, way: Way, group: usize, load: Duration) -> Vec<Row> {
     settle(ports);
-    let mut c = Cluster::new(ports);
+    let c = Cluster::new(ports);
     let primaries = c.primaries();
     assert_eq!(primaries.len(), 3);
     let group = group % 3;
@@ -897,6 +899,9 @@ fn round(ports: &[u16], round: usize, way: Way, group: usize, load: Duration) ->
         client.join().expect("a client");
     }
 
+    // A fresh client for the drain: the round's first one may hold a
+    // connection to the node killed.
+    let mut c = Cluster::new(ports);
     let mut rows = Vec::new();
     let mut gap_us = 0;
     let (mut busy, mut down, mut lost) = (0, 0, 0);
