@@ -182,6 +182,6 @@ redis-cli -p "${ports[0]}" CLUSTER NODES | sort -k2 | awk '
     for (n in of) print "   replica " id[mine[n]] " of " id[of[n]]
   }' | sort
 
-echo "== modules/redis: tests/cluster.rs against the cluster"
+echo "== modules/redis/tests/cluster.rs against the cluster"
 WEIR_CLUSTER_PORTS="${ports[*]}" cargo test --locked -p weir-redis --test cluster -- \
   --include-ignored --test-threads=1 --nocapture
