@@ -7,6 +7,8 @@
 
 #![allow(dead_code)]
 
+pub mod cluster;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -85,14 +87,21 @@ impl Conn {
     }
 
     pub fn call(&mut self, args: &[&[u8]]) -> Value {
+        self.try_call(args).expect("send and reply")
+    }
+
+    /// Sends a command and reads its reply; an error when the connection
+    /// fails (a server killed or gone), so a caller can tell it from a
+    /// reply.
+    pub fn try_call(&mut self, args: &[&[u8]]) -> std::io::Result<Value> {
         let mut out = format!("*{}\r\n", args.len()).into_bytes();
         for a in args {
             out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
             out.extend_from_slice(a);
             out.extend_from_slice(b"\r\n");
         }
-        self.reader.get_mut().write_all(&out).expect("send");
-        self.read_value().expect("reply")
+        self.reader.get_mut().write_all(&out)?;
+        self.read_value()
     }
 
     fn read_line(&mut self) -> std::io::Result<String> {
