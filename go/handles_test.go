@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-func TestBreakerCallSettlesOnce(t *testing.T) {
+func TestBreakerTicketSettlesOnce(t *testing.T) {
 	b, err := NewBreakerAt(nil, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +87,7 @@ func TestBreakerDo(t *testing.T) {
 	}
 }
 
-func TestShedderCallSettlesOnce(t *testing.T) {
+func TestShedderTicketSettlesOnce(t *testing.T) {
 	s, err := NewShedderAt(nil, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -78,7 +78,7 @@ func (pl *Pool[T]) Close() error {
 }
 
 // PoolTaken says what Take answers: Kind is one of the Take* values; Item is
-// the resource for TakeReady and TakeStale.
+// the resource for PoolTakeReady and PoolTakeStale.
 type PoolTaken[T any] struct {
 	Kind PoolTakeKind
 	Item T
@@ -90,10 +90,10 @@ type PoolTakeKind int32
 
 // The WEIR_POOL_TAKEN_* kinds.
 const (
-	TakeReady PoolTakeKind = C.WEIR_POOL_TAKEN_READY // an idle resource, now lent
-	TakeStale PoolTakeKind = C.WEIR_POOL_TAKEN_STALE // out of the pool: close Item and take again
-	TakeMake  PoolTakeKind = C.WEIR_POOL_TAKEN_MAKE  // room reserved: make one, then Made (or Unmade)
-	TakeWait  PoolTakeKind = C.WEIR_POOL_TAKEN_WAIT  // no room, or closed
+	PoolTakeReady PoolTakeKind = C.WEIR_POOL_TAKEN_READY // an idle resource, now lent
+	PoolTakeStale PoolTakeKind = C.WEIR_POOL_TAKEN_STALE // out of the pool: close Item and take again
+	PoolTakeMake  PoolTakeKind = C.WEIR_POOL_TAKEN_MAKE  // room reserved: make one, then Made (or Unmade)
+	PoolTakeWait  PoolTakeKind = C.WEIR_POOL_TAKEN_WAIT  // no room, or closed
 )
 
 func (pl *Pool[T]) lookup(id uintptr, forget bool) T {
@@ -117,21 +117,21 @@ func (pl *Pool[T]) forgetLocked(id uintptr) {
 // Take asks for a resource at now.
 func (pl *Pool[T]) Take(now time.Duration) PoolTaken[T] {
 	if pl.p == nil {
-		return PoolTaken[T]{Kind: TakeWait}
+		return PoolTaken[T]{Kind: PoolTakeWait}
 	}
 	t := C.weir_pool_take(pl.p, ns(now))
 	runtime.KeepAlive(pl)
 	out := PoolTaken[T]{Kind: PoolTakeKind(t.kind), id: uintptr(t.item)}
 	switch out.Kind {
-	case TakeReady:
+	case PoolTakeReady:
 		out.Item = pl.lookup(out.id, false)
-	case TakeStale:
+	case PoolTakeStale:
 		out.Item = pl.lookup(out.id, true)
 	}
 	return out
 }
 
-// Made registers v, made after a TakeMake, as lent and born at now, and
+// Made registers v, made after a PoolTakeMake, as lent and born at now, and
 // answers the PoolLent to give back. ErrPoolNoReservation without a MAKE.
 func (pl *Pool[T]) Made(v T, now time.Duration) (PoolLent[T], error) {
 	return pl.register(v, func(id C.uintptr_t) C.weir_status { return C.weir_pool_made(pl.p, id, ns(now)) })
@@ -190,7 +190,7 @@ func (pl *Pool[T]) MakeAhead() int {
 	return int(C.weir_pool_make_ahead(pl.p))
 }
 
-// AddIdle hands in v, made for a reservation (MakeAhead's, or a TakeMake),
+// AddIdle hands in v, made for a reservation (MakeAhead's, or a PoolTakeMake),
 // to sit idle from now; kept false: the caller closes v (enough were idle,
 // or the pool is closed). ErrPoolNotLent with no reservation open, and
 // then the pool does not hold v.
@@ -210,7 +210,7 @@ func (pl *Pool[T]) AddIdle(v T, now time.Duration) (kept bool, err error) {
 
 // MarkOld marks every resource the pool holds, idle or lent, as old (after
 // a password or DNS change, say) and answers how many: Evict hands the
-// idle old ones back first, Take answers an old one TakeStale, and a Give
+// idle old ones back first, Take answers an old one PoolTakeStale, and a Give
 // of one answers kept false. Resources made afterwards are new.
 func (pl *Pool[T]) MarkOld() int {
 	if pl.p == nil {
@@ -227,7 +227,7 @@ type PoolLent[T any] struct {
 }
 
 // PoolLent is the handle of a Ready take.
-func (t PoolTaken[T]) PoolLent() PoolLent[T] { return PoolLent[T]{Item: t.Item, id: t.id} }
+func (t PoolTaken[T]) Lent() PoolLent[T] { return PoolLent[T]{Item: t.Item, id: t.id} }
 
 // Unmade releases a MAKE's room because making failed.
 func (pl *Pool[T]) Unmade() error {

@@ -17,7 +17,7 @@ func TestPoolJitteredLife(t *testing.T) {
 	}
 	defer pl.Close()
 	make1 := func(name string, draw uint64) PoolLent[string] {
-		if k := pl.Take(0).Kind; k != TakeMake {
+		if k := pl.Take(0).Kind; k != PoolTakeMake {
 			t.Fatalf("take for %s: %v", name, k)
 		}
 		l, err := pl.MadeJittered(name, 0, draw)
@@ -57,7 +57,7 @@ func TestPoolMakeAheadAndMaxMaking(t *testing.T) {
 	if n := pl.MakeAhead(); n != 2 {
 		t.Fatalf("make ahead: %d, want 2", n)
 	}
-	if k := pl.Take(0).Kind; k != TakeWait {
+	if k := pl.Take(0).Kind; k != PoolTakeWait {
 		t.Fatalf("take past max making: %v", k)
 	}
 	for i := 0; i < 2; i++ {
@@ -78,7 +78,7 @@ func TestPoolMakeAheadAndMaxMaking(t *testing.T) {
 	if c := pl.Counts(); c != (PoolCounts{Live: 2, Idle: 2}) {
 		t.Fatalf("counts %+v", c)
 	}
-	if tk := pl.Take(0); tk.Kind != TakeReady || tk.Item != 1 {
+	if tk := pl.Take(0); tk.Kind != PoolTakeReady || tk.Item != 1 {
 		t.Fatalf("take: %+v", tk)
 	}
 }
@@ -108,7 +108,7 @@ func TestPoolMarkOld(t *testing.T) {
 	if got := pl.Evict(1); fmt.Sprint(got) != "[a b]" {
 		t.Fatalf("evict old: %v", got)
 	}
-	if k := pl.Take(1).Kind; k != TakeMake {
+	if k := pl.Take(1).Kind; k != PoolTakeMake {
 		t.Fatalf("take after evict: %v", k)
 	}
 	d, err := pl.Made("d", 1)
@@ -144,7 +144,7 @@ func TestPoolNewCallsAfterClose(t *testing.T) {
 	}
 }
 
-func TestDefaultPoolLimitsNewFields(t *testing.T) {
+func TestDefaultPoolPolicyNewFields(t *testing.T) {
 	l := DefaultPoolPolicy()
 	if l.LifeJitter != 0 || l.MinIdle != 0 || l.MaxMaking != 0 || l.Size != 10 {
 		t.Fatalf("%+v", l)

@@ -181,7 +181,7 @@ func TestScenario4Pool(t *testing.T) {
 	make3 := func(now time.Duration, names ...string) []PoolLent[string] {
 		var out []PoolLent[string]
 		for _, n := range names {
-			if k := pl.Take(now).Kind; k != TakeMake {
+			if k := pl.Take(now).Kind; k != PoolTakeMake {
 				t.Fatalf("take for %s: %v, want MAKE", n, k)
 			}
 			l, err := pl.Made(n, now)
@@ -193,7 +193,7 @@ func TestScenario4Pool(t *testing.T) {
 		return out
 	}
 	lent := make3(0, "a", "b", "c")
-	if k := pl.Take(0).Kind; k != TakeWait {
+	if k := pl.Take(0).Kind; k != PoolTakeWait {
 		t.Fatalf("full pool: %v", k)
 	}
 	for i, l := range lent {
@@ -202,9 +202,9 @@ func TestScenario4Pool(t *testing.T) {
 		}
 	}
 	// Newest first.
-	if tk := pl.Take(3 * ms); tk.Kind != TakeReady || tk.Item != "c" {
+	if tk := pl.Take(3 * ms); tk.Kind != PoolTakeReady || tk.Item != "c" {
 		t.Fatalf("newest first: %+v", tk)
-	} else if kept, _ := pl.Give(tk.PoolLent(), 3*ms); !kept {
+	} else if kept, _ := pl.Give(tk.Lent(), 3*ms); !kept {
 		t.Fatal("give back")
 	}
 	// Evict takes exactly what sat past keep: a (idle since 0) and b (1 ms).
@@ -213,14 +213,14 @@ func TestScenario4Pool(t *testing.T) {
 		t.Fatalf("evict %v, want [a b]", got)
 	}
 	// A stale idle item comes back STALE and leaves the count.
-	if tk := pl.Take(2*time.Second + 3*ms); tk.Kind != TakeStale || tk.Item != "c" {
+	if tk := pl.Take(2*time.Second + 3*ms); tk.Kind != PoolTakeStale || tk.Item != "c" {
 		t.Fatalf("stale: %+v", tk)
 	}
 	if c := pl.Counts(); c.Live != 0 {
 		t.Fatalf("counts %+v", c)
 	}
 	// Unmade frees the reservation.
-	if pl.Take(3*time.Second).Kind != TakeMake {
+	if pl.Take(3*time.Second).Kind != PoolTakeMake {
 		t.Fatal("no MAKE")
 	}
 	if err := pl.Unmade(); err != nil {
@@ -233,13 +233,13 @@ func TestScenario4Pool(t *testing.T) {
 	d := make3(3*time.Second, "d")[0]
 	pl.Give(d, 4*time.Second)
 	tk := pl.Take(4500 * ms)
-	if tk.Kind != TakeReady || tk.Item != "d" {
+	if tk.Kind != PoolTakeReady || tk.Item != "d" {
 		t.Fatalf("%+v", tk)
 	}
-	if kept, _ := pl.Give(tk.PoolLent(), 13*time.Second); kept {
+	if kept, _ := pl.Give(tk.Lent(), 13*time.Second); kept {
 		t.Fatal("a resource past its life was kept")
 	}
-	if err := pl.Drop(tk.PoolLent()); !errors.Is(err, ErrPoolNotLent) {
+	if err := pl.Drop(tk.Lent()); !errors.Is(err, ErrPoolNotLent) {
 		t.Fatalf("drop after give: %v", err)
 	}
 }

@@ -1513,7 +1513,7 @@ typedef struct WEIR_ALIGN(8) {
 /// A call the adaptive limit let in: a plain value the caller keeps and
 /// hands back, by address, to `weir_concurrency_leave` of the same limit
 /// exactly once. `weir_concurrency_enter` fills it in. Read and written
-/// under the limit's lock, so two threads leaving with one flight at once
+/// under the limit's lock, so two threads leaving with one ticket at once
 /// leave once between them. 16 bytes, aligned as an int64_t: a misaligned
 /// one is refused, never read or written.
 typedef struct WEIR_ALIGN(8) {
@@ -1554,26 +1554,26 @@ void weir_concurrency_free(weir_concurrency *limit);
 #endif
 
 #if defined(WEIR_HOSTED)
-/// Asks to start one call at `now`. True: go ahead; `*flight` holds the
+/// Asks to start one call at `now`. True: go ahead; `*ticket` holds the
 /// call, to be given back once to `weir_concurrency_leave`. False: the
-/// limit is full, and `*flight` is written as already left. False, changing
-/// nothing, for a NULL limit or a NULL or misaligned `flight`.
+/// limit is full, and `*ticket` is written as already left. False, changing
+/// nothing, for a NULL limit or a NULL or misaligned `ticket`.
 bool weir_concurrency_enter(const weir_concurrency *limit,
                             int64_t now,
-                            weir_concurrency_ticket *flight);
+                            weir_concurrency_ticket *ticket);
 #endif
 
 #if defined(WEIR_HOSTED)
-/// The call behind `*flight` ended at `now`; `dropped` says it timed out or
+/// The call behind `*ticket` ended at `now`; `dropped` says it timed out or
 /// was refused downstream rather than answered (a sample all the same, see
 /// `weir_concurrency`). It leaves flight, its latency moves the limit, and
-/// `*flight` is written as left. `WEIR_ERR_SETTLED`, changing nothing, if
+/// `*ticket` is written as left. `WEIR_ERR_SETTLED`, changing nothing, if
 /// it already left (or was refused); `WEIR_ERR_INVALID_ARGUMENT` if its
 /// `flying` is neither 0 nor 1 or its `inflight` is below 1;
-/// `WEIR_ERR_NULL` for a NULL limit or flight; `WEIR_ERR_MISALIGNED`,
-/// changing nothing, for a misaligned flight.
+/// `WEIR_ERR_NULL` for a NULL limit or ticket; `WEIR_ERR_MISALIGNED`,
+/// changing nothing, for a misaligned ticket.
 weir_status weir_concurrency_leave(const weir_concurrency *limit,
-                                   weir_concurrency_ticket *flight,
+                                   weir_concurrency_ticket *ticket,
                                    int64_t now,
                                    bool dropped);
 #endif

@@ -105,7 +105,7 @@ impl From<weir_concurrency_policy> for ConcurrencyPolicy {
 impl From<ConcurrencyError> for weir_status {
     fn from(error: ConcurrencyError) -> weir_status {
         match error {
-            ConcurrencyError::PoolPolicy => WEIR_ERR_CONCURRENCY_LIMITS,
+            ConcurrencyError::Limits => WEIR_ERR_CONCURRENCY_LIMITS,
             ConcurrencyError::QueueSize => WEIR_ERR_CONCURRENCY_QUEUE,
             ConcurrencyError::Smoothing => WEIR_ERR_CONCURRENCY_SMOOTHING,
             ConcurrencyError::Tolerance => WEIR_ERR_CONCURRENCY_TOLERANCE,
@@ -125,7 +125,7 @@ pub extern "C" fn weir_concurrency_policy_preset() -> weir_concurrency_policy {
 /// A call the adaptive limit let in: a plain value the caller keeps and
 /// hands back, by address, to `weir_concurrency_leave` of the same limit
 /// exactly once. `weir_concurrency_enter` fills it in. Read and written
-/// under the limit's lock, so two threads leaving with one flight at once
+/// under the limit's lock, so two threads leaving with one ticket at once
 /// leave once between them. 16 bytes, aligned as an int64_t: a misaligned
 /// one is refused, never read or written.
 #[repr(C, align(8))]
@@ -203,18 +203,18 @@ pub extern "C" fn weir_concurrency_free(limit: *mut weir_concurrency) {
     free_handle(limit)
 }
 
-/// Asks to start one call at `now`. True: go ahead; `*flight` holds the
+/// Asks to start one call at `now`. True: go ahead; `*ticket` holds the
 /// call, to be given back once to `weir_concurrency_leave`. False: the
-/// limit is full, and `*flight` is written as already left. False, changing
-/// nothing, for a NULL limit or a NULL or misaligned `flight`.
+/// limit is full, and `*ticket` is written as already left. False, changing
+/// nothing, for a NULL limit or a NULL or misaligned `ticket`.
 #[no_mangle]
 pub extern "C" fn weir_concurrency_enter(
     limit: *const weir_concurrency,
     now: i64,
-    flight: *mut weir_concurrency_ticket,
+    ticket: *mut weir_concurrency_ticket,
 ) -> bool {
     on(limit, false, |state| {
-        if usable(flight).is_err() {
+        if usable(ticket).is_err() {
             return false;
         }
         let entered = lock(state).enter(now);
@@ -230,28 +230,28 @@ pub extern "C" fn weir_concurrency_enter(
                 flying: 0,
             },
         };
-        write_out(flight, written).is_ok() && entered.is_some()
+        write_out(ticket, written).is_ok() && entered.is_some()
     })
 }
 
-/// The call behind `*flight` ended at `now`; `dropped` says it timed out or
+/// The call behind `*ticket` ended at `now`; `dropped` says it timed out or
 /// was refused downstream rather than answered (a sample all the same, see
 /// `weir_concurrency`). It leaves flight, its latency moves the limit, and
-/// `*flight` is written as left. `WEIR_ERR_SETTLED`, changing nothing, if
+/// `*ticket` is written as left. `WEIR_ERR_SETTLED`, changing nothing, if
 /// it already left (or was refused); `WEIR_ERR_INVALID_ARGUMENT` if its
 /// `flying` is neither 0 nor 1 or its `inflight` is below 1;
-/// `WEIR_ERR_NULL` for a NULL limit or flight; `WEIR_ERR_MISALIGNED`,
-/// changing nothing, for a misaligned flight.
+/// `WEIR_ERR_NULL` for a NULL limit or ticket; `WEIR_ERR_MISALIGNED`,
+/// changing nothing, for a misaligned ticket.
 #[no_mangle]
 pub extern "C" fn weir_concurrency_leave(
     limit: *const weir_concurrency,
-    flight: *mut weir_concurrency_ticket,
+    ticket: *mut weir_concurrency_ticket,
     now: i64,
     dropped: bool,
 ) -> weir_status {
     status_on(limit, |state| {
         let mut limit = lock(state);
-        let held = value_mut(flight)?;
+        let held = value_mut(ticket)?;
         match held.flying {
             0 => return Err(WEIR_ERR_SETTLED),
             1 if held.inflight >= 1 => {}

@@ -269,7 +269,7 @@ impl From<PoolPolicyError> for weir_status {
             PoolPolicyError::Idle => WEIR_ERR_POOL_IDLE,
             PoolPolicyError::Keep => WEIR_ERR_POOL_KEEP,
             PoolPolicyError::Life => WEIR_ERR_POOL_LIFE,
-            PoolPolicyError::BackoffJitter => WEIR_ERR_POOL_JITTER,
+            PoolPolicyError::Jitter => WEIR_ERR_POOL_JITTER,
             PoolPolicyError::MinIdle => WEIR_ERR_POOL_MIN_IDLE,
             PoolPolicyError::MaxMaking => WEIR_ERR_POOL_MAX_MAKING,
             PoolPolicyError::NoMemory => WEIR_ERR_NO_MEMORY,

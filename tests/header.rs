@@ -783,9 +783,13 @@ fn in_reading_order(header: String) -> String {
             entry.name,
             entry.what
         );
+        // Every entry has its section (an entry without declarations would
+        // leave its index line pointing nowhere). The hosted-only block is
+        // inserted later, into the last section, so no line above moves.
         let line = out
             .find(&group)
-            .map_or(0, |at| out[..at].lines().count() + 1);
+            .map(|at| out[..at].lines().count() + 1)
+            .unwrap_or_else(|| panic!("{}: no section for this index entry", entry.name));
         let in_index = out.find(&title).expect("the index lists every entry");
         let at = in_index + out[in_index..].find("line 0000").expect("a placeholder");
         out.replace_range(at..at + "line 0000".len(), &format!("line {line:04}"));

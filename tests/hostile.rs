@@ -165,6 +165,8 @@ fn header_text() -> &'static HeaderText {
                 structs.insert(name.to_owned(), format!("{}\n{body}", comment_above(start)));
             }
         }
+        // Each function's own comment, and its text with its structs'.
+        let mut comments = std::collections::BTreeMap::new();
         let mut docs = std::collections::BTreeMap::new();
         for (at, line) in lines.iter().enumerate() {
             if line.starts_with(['/', ' ', '#', '}']) || line.starts_with("typedef") {
@@ -180,6 +182,9 @@ fn header_text() -> &'static HeaderText {
                 .unwrap_or(at);
             let declaration = lines[at..=end].join(" ");
             let mut text = comment_above(at);
+            comments
+                .entry(name.to_owned())
+                .or_insert_with(|| text.clone());
             for word in declaration.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
                 if let Some(doc) = structs.get(word) {
                     text.push('\n');
@@ -188,15 +193,15 @@ fn header_text() -> &'static HeaderText {
             }
             docs.entry(name.to_owned()).or_insert(text);
         }
-        // A text that says "answered as `weir_x`" includes weir_x's: add the
-        // texts of the functions it cites in backticks, and of those they
-        // cite in turn.
+        // A comment that says "answered as `weir_x`" includes weir_x's text:
+        // add the texts of the functions it cites in backticks, and of those
+        // their own comments cite in turn (never a struct's mentions).
         let own = docs.clone();
         for (name, text) in docs.iter_mut() {
             let mut seen = BTreeSet::from([name.clone()]);
             let mut queue = vec![name.clone()];
             while let Some(next) = queue.pop() {
-                for cited in own[&next].split('`').skip(1).step_by(2) {
+                for cited in comments[&next].split('`').skip(1).step_by(2) {
                     let cited = cited.trim_end_matches("()");
                     if let Some(more) = own.get(cited) {
                         if seen.insert(cited.to_owned()) {
@@ -218,7 +223,13 @@ fn header_text() -> &'static HeaderText {
 /// `WEIR_ERR_NULL` and `WEIR_ERR_MISALIGNED`.
 fn documented(function: &str, status: weir_status) -> Option<String> {
     let text = header_text();
-    let doc = text.docs.get(function)?;
+    let Some(doc) = text.docs.get(function) else {
+        assert!(
+            !function.starts_with("weir_"),
+            "{function} is not a function of include/weir.h: name the function the sweep called"
+        );
+        return None;
+    };
     let name = text.names.get(&(status as i32))?;
     let general = ["WEIR_OK", "WEIR_ERR_NULL", "WEIR_ERR_MISALIGNED"];
     (!general.contains(&name.as_str()) && !doc.contains(name.as_str())).then(|| name.clone())
@@ -677,12 +688,21 @@ fn hostile_limiter(rng: &mut Rng) -> Option<weir_limiter> {
         rng.below(capacity.saturating_add(1))
     };
     let period = rng.duration();
-    let status = match rng.below(3) {
-        0 => weir_limiter_bucket(&mut out, capacity, rng.u64(), period, anchor, initial, now),
-        1 => weir_limiter_fixed_window(&mut out, capacity, period, anchor, initial, now),
-        _ => weir_limiter_cooldown(&mut out, capacity, period, anchor, initial, now),
+    let (status, function) = match rng.below(3) {
+        0 => (
+            weir_limiter_bucket(&mut out, capacity, rng.u64(), period, anchor, initial, now),
+            "weir_limiter_bucket",
+        ),
+        1 => (
+            weir_limiter_fixed_window(&mut out, capacity, period, anchor, initial, now),
+            "weir_limiter_fixed_window",
+        ),
+        _ => (
+            weir_limiter_cooldown(&mut out, capacity, period, anchor, initial, now),
+            "weir_limiter_cooldown",
+        ),
     };
-    (sane(status, "limiter constructor") == WEIR_OK).then_some(out)
+    (sane(status, function) == WEIR_OK).then_some(out)
 }
 
 /// A valid limiter to start from (constructors only write on success).
@@ -772,18 +792,45 @@ fn limiter_never_panics_and_available_stays_under_capacity() {
             assert!(kinds.iter().filter(|&&k| k).count() <= 1);
             let (mut u, mut i) = (0u64, 0i64);
             let statuses = [
-                weir_limiter_refill_amount(ptr, &mut u),
-                weir_limiter_refill_interval_ns(ptr, &mut i),
-                weir_limiter_last_refill(ptr, now, &mut i),
-                weir_limiter_window_ns(ptr, &mut i),
-                weir_limiter_window_start(ptr, now, &mut i),
-                weir_limiter_cooldown_ns(ptr, &mut i),
-                weir_limiter_cooldown_end(ptr, &mut i),
-                weir_limiter_refill_amount(ptr, misaligned(&mut odd)),
-                weir_limiter_last_refill(ptr, now, null_mut()),
+                (
+                    weir_limiter_refill_amount(ptr, &mut u),
+                    "weir_limiter_refill_amount",
+                ),
+                (
+                    weir_limiter_refill_interval_ns(ptr, &mut i),
+                    "weir_limiter_refill_interval_ns",
+                ),
+                (
+                    weir_limiter_last_refill(ptr, now, &mut i),
+                    "weir_limiter_last_refill",
+                ),
+                (
+                    weir_limiter_window_ns(ptr, &mut i),
+                    "weir_limiter_window_ns",
+                ),
+                (
+                    weir_limiter_window_start(ptr, now, &mut i),
+                    "weir_limiter_window_start",
+                ),
+                (
+                    weir_limiter_cooldown_ns(ptr, &mut i),
+                    "weir_limiter_cooldown_ns",
+                ),
+                (
+                    weir_limiter_cooldown_end(ptr, &mut i),
+                    "weir_limiter_cooldown_end",
+                ),
+                (
+                    weir_limiter_refill_amount(ptr, misaligned(&mut odd)),
+                    "weir_limiter_refill_amount",
+                ),
+                (
+                    weir_limiter_last_refill(ptr, now, null_mut()),
+                    "weir_limiter_last_refill",
+                ),
             ];
-            for status in statuses {
-                sane(status, "limiter getter");
+            for (status, function) in statuses {
+                sane(status, function);
             }
             calls += 16;
         }
@@ -1452,7 +1499,7 @@ fn window_never_panics_and_counts_stay_sane() {
     assert_no_panics("window");
 }
 
-fn hostile_sre(rng: &mut Rng) -> weir_breaker_policy {
+fn hostile_breaker_policy(rng: &mut Rng) -> weir_breaker_policy {
     let mut policy = weir_breaker_policy_preset();
     if rng.one_in(2) {
         policy.size = rng.below(50) as i32;
@@ -1491,7 +1538,7 @@ fn breaker_never_panics_and_ratio_stays_a_fraction() {
     let mut calls = 0u64;
     let mut odd = [0u64; 8];
     for _ in 0..rounds(10_000) {
-        let policy = hostile_sre(&mut rng);
+        let policy = hostile_breaker_policy(&mut rng);
         let mut clock = Clock::new(&mut rng);
         let mut breaker = null_mut();
         let ptr: *const weir_breaker_policy = if rng.one_in(20) { null() } else { &policy };
@@ -1898,7 +1945,7 @@ fn pool_never_panics_and_live_is_idle_plus_busy() {
     assert_no_panics("pool");
 }
 
-fn hostile_retry_budget(rng: &mut Rng) -> weir_budget_policy {
+fn hostile_budget_policy(rng: &mut Rng) -> weir_budget_policy {
     let mut policy = weir_budget_policy_preset();
     if rng.one_in(2) {
         policy.form = rng.below(2) as i32;
@@ -1929,7 +1976,7 @@ fn budget_never_panics_and_left_agrees_with_withdraw() {
     let mut calls = 0u64;
     let mut odd = [0u64; 8];
     for _ in 0..7_500 {
-        let policy = hostile_retry_budget(&mut rng);
+        let policy = hostile_budget_policy(&mut rng);
         let mut clock = Clock::new(&mut rng);
         let mut budget = null_mut();
         assert!(matches!(
@@ -1980,7 +2027,7 @@ fn budget_never_panics_and_left_agrees_with_withdraw() {
     assert_no_panics("budget");
 }
 
-fn hostile_gradient(rng: &mut Rng) -> weir_concurrency_policy {
+fn hostile_concurrency_policy(rng: &mut Rng) -> weir_concurrency_policy {
     let mut policy = weir_concurrency_policy_preset();
     if rng.one_in(2) {
         policy.min_limit = 1 + rng.below(10) as i32;
@@ -2014,7 +2061,7 @@ fn concurrency_never_panics_and_flying_stays_under_the_limit() {
     let mut calls = 0u64;
     let mut odd = [0u64; 8];
     for _ in 0..5_000 {
-        let policy = hostile_gradient(&mut rng);
+        let policy = hostile_concurrency_policy(&mut rng);
         let mut clock = Clock::new(&mut rng);
         let mut limit = null_mut();
         assert_eq!(

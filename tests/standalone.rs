@@ -13,9 +13,9 @@
 //!    name is checked for the kinds a reader looks up (`.md`, `.rs`, `.go`,
 //!    `.sh`, `.py`, `.txt`, `.toml`) against every file's name; not `.c` and
 //!    `.h`, which are mostly system headers and Go's `C.x` selectors. A
-//!    name or path in double quotes, `$x.sh` or `{x}.md` is a name the code
-//!    builds (a file it writes, a suffix it matches, a file a recipe
-//!    creates), not a citation.
+//!    name or path in double quotes in code (not in Markdown), `$x.sh` or
+//!    `{x}.md` is a name the code builds (a file it writes, a suffix it
+//!    matches), not a citation.
 //! 2. **No source documents the reader lacks.** [`PHRASES`] lists the ways
 //!    the text once cited a design document that never was in the
 //!    repository, and the documents the behaviour first came from, each
@@ -249,7 +249,8 @@ fn missing_on(
             continue;
         }
         let up = folders(file);
-        let quoted = before == Some('"') && after == Some('"');
+        // In code a quoted path is one the code makes; in prose it cites.
+        let quoted = before == Some('"') && after == Some('"') && !file.ends_with(".md");
         if word.contains('/') && !quoted {
             let first = word.split('/').next().unwrap_or("");
             let holds_first = matches!(first, "." | "..")

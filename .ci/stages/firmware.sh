@@ -74,7 +74,7 @@ run() { # name machine
   timeout 60 qemu-system-arm -M "$machine" -nographic -monitor none -serial none \
     -semihosting-config enable=on,target=native -kernel "$out/$name.elf" \
     </dev/null >"$log" 2>&1 || status=$?
-  cat "$log"
+  sed "s/^/  | /" "$log"
   local line
   line=$(grep -E "^$name: [0-9]+ passed, [0-9]+ failed$" "$log" || true)
   if [ -z "$line" ] || [ "$status" -ne 0 ]; then

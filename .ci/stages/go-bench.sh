@@ -3,13 +3,15 @@
 # tier: full
 # order: 110
 # needs-commands: go=golang-go cargo cc=gcc pkg-config=pkg-config
+# needs-go-mod-download: go/bench
 #
 # The Go benchmarks, briefly: the benchmark module's own tests (every side runs, weir's allocate nothing),
 # and one short run of the interleaved table (one round, 5 ms a side; it
 # checks the table can be made, not the numbers: go/bench/run.sh makes
 # those). Needs go, pkg-config, a C compiler, and cargo if
-# target/release/libweir.a is stale; the Go module proxy for the bench
-# module's peers (golang.org/x/time, go-zero) unless they are cached.
+# target/release/libweir.a is stale; the bench module's peers
+# (golang.org/x/time, go-zero) in the module cache (the install stage's
+# go mod download).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 scratch=$(mktemp -d)

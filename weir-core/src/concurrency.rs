@@ -75,7 +75,7 @@ impl ConcurrencyPolicy {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ConcurrencyError {
     /// Not 1 ≤ `min_limit` ≤ `initial_limit` ≤ `max_limit` ≤ [`MAX_LIMIT`].
-    PoolPolicy,
+    Limits,
     /// `queue_size` is negative or above `max_limit`.
     QueueSize,
     /// `smoothing` is NaN or outside (0, 1].
@@ -121,7 +121,7 @@ impl Concurrency {
             && p.initial_limit <= p.max_limit
             && p.max_limit <= MAX_LIMIT)
         {
-            return Err(ConcurrencyError::PoolPolicy);
+            return Err(ConcurrencyError::Limits);
         }
         if !(0..=p.max_limit).contains(&p.queue_size) {
             return Err(ConcurrencyError::QueueSize);
@@ -349,13 +349,10 @@ mod tests {
             f(&mut p);
             Concurrency::new(p).unwrap_err()
         };
-        assert_eq!(bad(|p| p.min_limit = 0), ConcurrencyError::PoolPolicy);
-        assert_eq!(bad(|p| p.initial_limit = 1), ConcurrencyError::PoolPolicy);
-        assert_eq!(bad(|p| p.initial_limit = 51), ConcurrencyError::PoolPolicy);
-        assert_eq!(
-            bad(|p| p.max_limit = i32::MAX),
-            ConcurrencyError::PoolPolicy
-        );
+        assert_eq!(bad(|p| p.min_limit = 0), ConcurrencyError::Limits);
+        assert_eq!(bad(|p| p.initial_limit = 1), ConcurrencyError::Limits);
+        assert_eq!(bad(|p| p.initial_limit = 51), ConcurrencyError::Limits);
+        assert_eq!(bad(|p| p.max_limit = i32::MAX), ConcurrencyError::Limits);
         assert_eq!(bad(|p| p.queue_size = -1), ConcurrencyError::QueueSize);
         assert_eq!(bad(|p| p.queue_size = 51), ConcurrencyError::QueueSize);
         assert_eq!(bad(|p| p.smoothing = 0.0), ConcurrencyError::Smoothing);

@@ -92,7 +92,7 @@ pub enum PoolPolicyError {
     /// `life_ns` is negative.
     Life,
     /// `life_jitter` is not in 0..=1 (NaN included).
-    BackoffJitter,
+    Jitter,
     /// `min_idle` is negative.
     MinIdle,
     /// `max_making` is negative.
@@ -348,10 +348,7 @@ impl Pool {
             (idle < 0, PoolPolicyError::Idle),
             (keep_ns < 0, PoolPolicyError::Keep),
             (life_ns < 0, PoolPolicyError::Life),
-            (
-                !(0.0..=1.0).contains(&life_jitter),
-                PoolPolicyError::BackoffJitter,
-            ),
+            (!(0.0..=1.0).contains(&life_jitter), PoolPolicyError::Jitter),
             (min_idle < 0, PoolPolicyError::MinIdle),
             (max_making < 0, PoolPolicyError::MaxMaking),
         ];
@@ -1199,11 +1196,11 @@ mod tests {
             .err()
         };
         for jitter in [f64::NAN, -0.001, 1.001, f64::INFINITY, f64::NEG_INFINITY] {
-            assert_eq!(bad(jitter, 0, 0), Some(PoolPolicyError::BackoffJitter));
+            assert_eq!(bad(jitter, 0, 0), Some(PoolPolicyError::Jitter));
         }
         assert_eq!(bad(0.0, -1, 0), Some(PoolPolicyError::MinIdle));
         assert_eq!(bad(0.0, 0, i64::MIN), Some(PoolPolicyError::MaxMaking));
-        assert_eq!(bad(f64::NAN, -1, -1), Some(PoolPolicyError::BackoffJitter));
+        assert_eq!(bad(f64::NAN, -1, -1), Some(PoolPolicyError::Jitter));
         assert_eq!(bad(0.5, -1, -1), Some(PoolPolicyError::MinIdle));
         assert_eq!(bad(1.0, i64::MAX, i64::MAX), None);
         assert_eq!(bad(-0.0, 0, 0), None);
@@ -1247,7 +1244,7 @@ mod tests {
         assert_eq!(p.take(75 * SECOND + 1), PoolTaken::Stale(3));
         assert_eq!(p.give(2, 100 * SECOND - 1), Ok(true));
         assert_eq!(p.stats().stale, 1);
-        // PoolMisuse changes nothing, as with `made`.
+        // Misuse changes nothing, as with `made`.
         assert_eq!(p.made_jittered(9, 0, 5), Err(PoolMisuse::NoReservation));
         assert_eq!(p.made_jittered(2, 0, 5), Err(PoolMisuse::Known));
     }
@@ -1259,7 +1256,7 @@ mod tests {
         p.made_jittered(1, 0, u64::MAX).unwrap();
         p.give(1, 0).unwrap();
         assert_eq!(p.next_expiry(0), NEVER);
-        // BackoffJitter 1 keeps at least 1 ns of life: life 10 ns, at most 9 off,
+        // Jitter 1 keeps at least 1 ns of life: life 10 ns, at most 9 off,
         // the largest draw ⌊9 × (2^64 − 1) / 2^64⌋ = 8 off.
         let mut p = Pool::new(PoolPolicy {
             life_jitter: 1.0,
@@ -1270,7 +1267,7 @@ mod tests {
         p.made_jittered(1, 0, u64::MAX).unwrap();
         assert_eq!(p.give(1, 0), Ok(true));
         assert_eq!(p.next_expiry(0), 2);
-        // BackoffJitter 0 with a life: exactly `made`.
+        // Jitter 0 with a life: exactly `made`.
         let mut p = pool(1, 1, 0, 10);
         assert_eq!(p.take(0), PoolTaken::Make);
         p.made_jittered(1, 0, u64::MAX).unwrap();

@@ -224,7 +224,7 @@ impl Shedder {
     }
 
     /// The policy in force (its size raised to at least one).
-    pub fn shed(&self) -> ShedderPolicy {
+    pub fn policy(&self) -> ShedderPolicy {
         self.shed
     }
 
@@ -469,7 +469,7 @@ mod tests {
             ShedderPolicyError::Window(WindowError::Span)
         );
         let one = Shedder::new(ShedderPolicy { size: 0, ..p }, 0).unwrap();
-        assert_eq!(one.shed().size, 1);
+        assert_eq!(one.policy().size, 1);
     }
 
     #[test]

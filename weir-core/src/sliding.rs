@@ -21,7 +21,7 @@ use crate::time::{elapsed, NEVER};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SlidingError {
     /// The quota is zero or negative.
-    PeriodQuota,
+    Quota,
     /// The window is zero or negative.
     Window,
     /// The ring of `quota` stamps is too large to represent.
@@ -56,7 +56,7 @@ impl Sliding {
     /// stretch. Reserves `quota` stamps of 8 bytes each.
     pub fn new(quota: i64, window_ns: i64) -> Result<Sliding, SlidingError> {
         if quota <= 0 {
-            return Err(SlidingError::PeriodQuota);
+            return Err(SlidingError::Quota);
         }
         if window_ns <= 0 {
             return Err(SlidingError::Window);
@@ -230,7 +230,7 @@ mod tests {
 
     #[test]
     fn the_ring_goes_round_many_times_and_stays_exact() {
-        // PeriodQuota 3, window 10, one take a tick: each 10-tick stretch passes
+        // Quota 3, window 10, one take a tick: each 10-tick stretch passes
         // exactly 3 (at its first three ticks), however often the ring of
         // three slots has gone round.
         let mut sliding = Sliding::new(3, 10).unwrap();
@@ -249,17 +249,11 @@ mod tests {
 
     #[test]
     fn bad_sizes_are_errors() {
-        assert_eq!(
-            Sliding::new(0, SECOND).unwrap_err(),
-            SlidingError::PeriodQuota
-        );
+        assert_eq!(Sliding::new(0, SECOND).unwrap_err(), SlidingError::Quota);
         assert_eq!(Sliding::new(5, 0).unwrap_err(), SlidingError::Window);
-        assert_eq!(
-            Sliding::new(-1, SECOND).unwrap_err(),
-            SlidingError::PeriodQuota
-        );
+        assert_eq!(Sliding::new(-1, SECOND).unwrap_err(), SlidingError::Quota);
         assert_eq!(Sliding::new(5, i64::MIN).unwrap_err(), SlidingError::Window);
-        assert_eq!(Sliding::new(0, 0).unwrap_err(), SlidingError::PeriodQuota);
+        assert_eq!(Sliding::new(0, 0).unwrap_err(), SlidingError::Quota);
         assert_eq!(
             Sliding::new(i64::MAX, SECOND).unwrap_err(),
             SlidingError::TooLarge

@@ -59,7 +59,7 @@ struct Case {
     ops: Vec<Op>,
 }
 
-fn sre() -> impl Strategy<Value = BreakerPolicy> {
+fn breaker_policy() -> impl Strategy<Value = BreakerPolicy> {
     (
         prop_oneof![Just(1.0), Just(1.1), Just(2.0), Just(1e300)],
         prop_oneof![Just(0.0), Just(0.4), Just(1e3)],
@@ -99,7 +99,7 @@ fn roll() -> impl Strategy<Value = f64> {
 }
 
 fn case() -> impl Strategy<Value = Case> {
-    (sre(), timeline::start()).prop_flat_map(|(sre, start)| {
+    (breaker_policy(), timeline::start()).prop_flat_map(|(sre, start)| {
         let width = (sre.window_ns / i64::from(sre.size.max(1))).max(1);
         let scale = width.saturating_mul(2).min(1 << 40);
         let step = timeline::step(scale);
@@ -139,7 +139,7 @@ fn read(breaker: &mut Breaker, now: i64) -> Answer {
 /// index, skipped ones left out, then readings at the end.
 fn run(case: &Case, skip_reads: bool, skip_errors: bool) -> Vec<(usize, Answer)> {
     let mut breaker = Breaker::new(case.sre, case.start).unwrap().tagged(TAG);
-    let probe_ns = breaker.sre().probe_ns;
+    let probe_ns = breaker.policy().probe_ns;
     let mut answers = Vec::new();
     let mut open: Vec<BreakerTicket> = Vec::new();
     let mut settled: Vec<BreakerTicket> = Vec::new();

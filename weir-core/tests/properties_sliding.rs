@@ -121,7 +121,7 @@ proptest! {
         // past what a machine holds stay (they answer NoMemory or TooLarge).
         let quota = if (1..1 << 40).contains(&quota) { quota % 100_000 + 1 } else { quota };
         match Sliding::new(quota, window) {
-            Err(SlidingError::PeriodQuota) => prop_assert!(quota <= 0),
+            Err(SlidingError::Quota) => prop_assert!(quota <= 0),
             Err(SlidingError::Window) => prop_assert!(quota > 0 && window <= 0),
             Err(SlidingError::TooLarge | SlidingError::NoMemory) => prop_assert!(quota > 0 && window > 0),
             Ok(sliding) => {

@@ -51,7 +51,7 @@ struct Case {
     ops: Vec<Op>,
 }
 
-fn shed() -> impl Strategy<Value = ShedderPolicy> {
+fn shedder_policy() -> impl Strategy<Value = ShedderPolicy> {
     (
         prop_oneof![Just(-1i32), Just(1), Just(2), Just(50), Just(1024)],
         prop_oneof![
@@ -82,7 +82,7 @@ fn shed() -> impl Strategy<Value = ShedderPolicy> {
 }
 
 fn case() -> impl Strategy<Value = Case> {
-    (shed(), timeline::start()).prop_flat_map(|(shed, start)| {
+    (shedder_policy(), timeline::start()).prop_flat_map(|(shed, start)| {
         let width = (shed.window_ns / i64::from(shed.size.max(1))).max(1);
         let scale = width.saturating_mul(2).min(1 << 40);
         let step = timeline::step(scale);
@@ -148,7 +148,7 @@ fn check_stats(stats: &ShedderStats) {
 /// index, skipped ones left out, then readings at the end.
 fn run(case: &Case, skip_reads: bool, skip_errors: bool) -> Vec<(usize, Answer)> {
     let mut shedder = Shedder::new(case.shed, case.start).unwrap();
-    let shed = shedder.shed();
+    let shed = shedder.policy();
     let mut answers = Vec::new();
     let mut open: Vec<ShedderTicket> = Vec::new();
     let mut settled: Vec<ShedderTicket> = Vec::new();

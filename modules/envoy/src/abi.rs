@@ -37,6 +37,8 @@ impl EnvoyBuffer {
         if self.ptr.is_null() || self.length == 0 {
             &[]
         } else {
+            // SAFETY: non-null, and the caller promises `length` readable
+            // bytes at `ptr` for `'a` (this function's contract).
             std::slice::from_raw_parts(self.ptr.cast(), self.length)
         }
     }

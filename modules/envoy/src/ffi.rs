@@ -268,6 +268,8 @@ impl Request for Req {
             // SAFETY: Envoy's until the hook returns, which outlives `self`.
             .filter(|h| unsafe { h.key() } == name.as_bytes())
             .nth(i)
+            // SAFETY: as above: the header's value is Envoy's until the
+            // hook returns.
             .map(|h| unsafe { h.value() })
     }
 
