@@ -338,7 +338,6 @@ pub(crate) fn restore<W: Word>(word: &W, before: u64, after: u64) -> bool {
 mod tests {
     use super::*;
     use crate::atomic::Ordering;
-    use crate::tat;
     use crate::time::{NEVER, SECOND};
     use core::cell::Cell;
 
@@ -521,11 +520,12 @@ mod tests {
         // The organisation: 1 a second, a burst of 2, idle. Our call
         // charges it at 0, then, charging the user, finds the user spent
         // by a racing call that, in between, also charged the organisation
-        // at 0.5 s (its clock a little ahead).
+        // at 1.5 s (its clock ahead).
         let (org_limit, user_limit) = (gcra(1.0, 2), gcra(1.0, 1));
         let (org, user) = (Raced::new(None), Raced::new(None));
+        let late = 3 * SECOND / 2;
         let race = || {
-            assert!(gcra::allow(&org.word, &org_limit, SECOND / 2));
+            assert!(gcra::allow(&org.word, &org_limit, late));
             assert!(gcra::allow(&user.word, &user_limit, 0));
         };
         user.race.set(Some(&race));
@@ -550,19 +550,28 @@ mod tests {
                 kept: 1
             }
         );
-        // Our token stays: the organisation holds ours and the racer's.
-        let (per_token, tolerance, _) = org_limit.parts();
-        let tat = value(&org.word) as i64;
-        assert_eq!(tat, 2 * SECOND);
-        // Without our charge the racer's alone would have left the TAT at
-        // 0.5 s + 1 token (an idle word taken at 0.5 s). Taking our token
-        // off what the word holds would leave 1 token, below that: at
-        // 0.5 s a full token more would pass than the racer's history
-        // allows, over the word's bound. Keeping it errs the other way.
-        let racer_alone = tat::take(0, SECOND / 2, per_token as i64, tolerance).unwrap();
-        let subtracted = tat - per_token as i64;
-        assert!(subtracted < racer_alone, "{subtracted} {racer_alone}");
-        assert!(tat >= racer_alone);
+        // Our token stays: the racer's charge moved the TAT from 1 s (ours)
+        // to max(1 s, 1.5 s) + 1 s = 2.5 s, its `max` swallowing half of
+        // ours. At 1.5 s one more token passes, two in all with the
+        // racer's: the burst.
+        let kept = value(&org.word);
+        assert_eq!(kept, 5 * SECOND as u64 / 2);
+        let passes = |tat: u64| {
+            let word = AtomicU64::new(tat);
+            (0..4)
+                .filter(|_| gcra::allow(&word, &org_limit, late))
+                .count()
+        };
+        assert_eq!(passes(kept), 1);
+        // Our token subtracted from what the word holds would leave 1.5 s,
+        // where two more pass at 1.5 s: three at one instant, over the
+        // bound. The racer's history alone (an idle word taken at 1.5 s)
+        // leaves 2.5 s: what was kept.
+        let (per_token, ..) = org_limit.parts();
+        assert_eq!(passes(kept - per_token), 2);
+        let alone = AtomicU64::new(0);
+        assert!(gcra::allow(&alone, &org_limit, late));
+        assert_eq!(value(&alone), kept);
     }
 
     #[test]
@@ -603,6 +612,12 @@ mod tests {
         ));
         assert!(!rate::allow(&word.word, &limit, SECOND));
         assert_eq!(rate::next(&word.word, &limit, SECOND), SECOND);
+        // The count taken down by one: two more at 1 s, three within 0.1 s.
+        let decremented = AtomicU64::new(value(&word.word) - 1);
+        let at_one = (0..4)
+            .filter(|_| rate::allow(&decremented, &limit, SECOND))
+            .count();
+        assert_eq!(at_one, 2);
     }
 
     #[cfg(feature = "alloc")]
