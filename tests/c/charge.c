@@ -111,6 +111,13 @@ static void a_hierarchy(void) {
     items[1].cost = 6;
     r = charge(items, 3, 10 * SEC);
     CHECK(!r.admitted && r.index == 1 && r.wait == INT64_MAX);
+    items[1].cost = 1;
+    for (int i = 0; i < 3; i++) {
+        /* 2^63 and beyond: whole, more than any limit holds. */
+        items[2].cost = (double[]){9223372036854775808.0, 1e300, 3.0}[i];
+        r = charge(items, 3, 10 * SEC);
+        CHECK(!r.admitted && r.index == 2 && r.wait == INT64_MAX);
+    }
     CHECK(charge(items, 0, 10 * SEC).admitted);
     CHECK(charge(NULL, 0, 10 * SEC).admitted);
     /* Costs of several: the organisation's 10 in twos. */

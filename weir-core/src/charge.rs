@@ -202,7 +202,7 @@ impl<W: Word> Taken<'_, W> {
 impl<'a, W: Word> ChargeItem<'a, W> {
     /// Nanoseconds from `now` until the item would take its cost: 0 if it
     /// would now. Reads only.
-    #[inline]
+    #[inline(always)]
     pub fn wait(&self, now: i64) -> i64 {
         match *self {
             ChargeItem::Gcra { word, limit, cost } => gcra::next_n(word, &limit, now, cost),
@@ -219,7 +219,7 @@ impl<'a, W: Word> ChargeItem<'a, W> {
     }
 
     /// The item's own charge at `now`, and what it wrote.
-    #[inline]
+    #[inline(always)]
     fn take(&self, now: i64) -> Option<Taken<'a, W>> {
         match *self {
             ChargeItem::Gcra { word, limit, cost } => {
