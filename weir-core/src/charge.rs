@@ -74,8 +74,8 @@
 //!
 //! The items are charged in the order given: put first the item likeliest
 //! to refuse, so that a race on it costs the others nothing. One `now`
-//! serves every item. At most [`MAX_ITEMS`] items: the give-backs are kept
-//! on the stack, a frame per item.
+//! serves every item. At most [`MAX_ITEMS`] items: what each charge wrote
+//! is kept on the stack, in an array of that many records.
 //!
 //! [`BloomShape::allow`]: crate::bloom::BloomShape::allow
 
@@ -278,7 +278,7 @@ pub fn charge_all<W: Word>(
             });
         }
     }
-    Ok(charge_from(items, 0, now))
+    Ok(charge_in_turn(items, now))
 }
 
 /// Charges the items in order at `now`, each by its own atomic step, and
@@ -293,31 +293,29 @@ pub fn charge_in_order<W: Word>(
     if items.len() > MAX_ITEMS {
         return Err(ChargeError::TooMany);
     }
-    Ok(charge_from(items, 0, now))
+    Ok(charge_in_turn(items, now))
 }
 
-/// Charges `items[index..]`; gives back `items[index]`'s charge if a later
-/// one refuses. A frame per item holds its give-back (at most
-/// [`MAX_ITEMS`] deep).
-fn charge_from<W: Word>(items: &[ChargeItem<'_, W>], index: usize, now: i64) -> ChargeAnswer {
-    let Some(item) = items.get(index) else {
-        return ChargeAnswer::Admitted;
-    };
-    let Some(taken) = item.take(now) else {
-        return ChargeAnswer::Refused {
-            index,
-            wait: item.wait(now),
-            kept: 0,
-        };
-    };
-    match charge_from(items, index + 1, now) {
-        ChargeAnswer::Admitted => ChargeAnswer::Admitted,
-        ChargeAnswer::Refused { index, wait, kept } => ChargeAnswer::Refused {
-            index,
-            wait,
-            kept: kept + usize::from(!taken.restore()),
-        },
+/// Charges the items in turn; at the first refusal gives back the ones
+/// charged, last first. What each charge wrote is kept in an array on the
+/// stack (at most [`MAX_ITEMS`]: the callers check).
+fn charge_in_turn<W: Word>(items: &[ChargeItem<'_, W>], now: i64) -> ChargeAnswer {
+    let mut taken: [Option<Taken<'_, W>>; MAX_ITEMS] = Default::default();
+    for (index, (item, slot)) in items.iter().zip(taken.iter_mut()).enumerate() {
+        match item.take(now) {
+            Some(charged) => *slot = Some(charged),
+            None => {
+                // Read with this call's own charges still in place.
+                let wait = item.wait(now);
+                let mut kept = 0;
+                for charged in taken[..index].iter().rev().flatten() {
+                    kept += usize::from(!charged.restore());
+                }
+                return ChargeAnswer::Refused { index, wait, kept };
+            }
+        }
     }
+    ChargeAnswer::Admitted
 }
 
 /// Puts `word` back to `before` if it still holds `after`, whether it did:
