@@ -16,9 +16,8 @@
 //!   one charges each item once, and over the charges that stay each word
 //!   keeps its own bound (GCRA: costs within any T ticks ≤ T + tolerance;
 //!   rate: events within any T ns of judged instants ≤ burst + T / I);
-//! - **threads** racing on shared words at one instant (a hierarchy whose
-//!   top has one unit left): never more admitted than any word holds, and
-//!   every unit spent is an admitted call's or a kept charge.
+//! - (threads racing on a hierarchy are in tests/rate.rs, which
+//!   ThreadSanitizer runs too).
 //!
 //! The properties run on a fixed seed (printed; `WEIR_CHARGE_SEED=N`
 //! runs another) and `runner::cases` cases each.
@@ -27,8 +26,7 @@
 mod runner;
 
 use std::cell::{Cell, OnceCell, RefCell};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed};
@@ -685,100 +683,6 @@ fn racing_calls_never_pass_a_bound_and_give_back_only_their_own() {
         given.get() > 0 && kept_all.get() > 0,
         "the races never happened"
     );
-}
-
-// ---------------------------------------------------------------------------
-// Threads.
-
-/// Threads charge [organisation, team, user] hierarchies over shared words
-/// at one instant, the organisation with few units for many callers: no
-/// word ever admits more than it holds, and every unit spent is an
-/// admitted call's or a charge its call kept.
-#[test]
-fn racing_threads_never_pass_a_bound() {
-    let rounds = if runner::through_a_runner() { 20 } else { 200 };
-    for round in 0..rounds {
-        let gcra_kind = round % 2 == 0;
-        let (org, teams, users) = (3i64, 2i64, 1i64);
-        let make = |burst: i64| -> Limit {
-            if gcra_kind {
-                Limit::Gcra(GcraLimit::new(1.0, burst).unwrap())
-            } else {
-                Limit::Rate(RateLimit::new(1.0, burst).unwrap())
-            }
-        };
-        let (org_limit, team_limit, user_limit) = (make(org), make(teams), make(users));
-        // One organisation, two teams, four users (two a team).
-        let words: Arc<Vec<AtomicU64>> = Arc::new((0..7).map(|_| AtomicU64::new(0)).collect());
-        let admitted: Arc<Vec<AtomicUsize>> =
-            Arc::new((0..7).map(|_| AtomicUsize::new(0)).collect());
-        let kept = Arc::new(AtomicUsize::new(0));
-        let now = 5 * SECOND;
-        let threads: Vec<_> = (0..4)
-            .map(|t| {
-                let (words, admitted, kept) = (words.clone(), admitted.clone(), kept.clone());
-                std::thread::spawn(move || {
-                    for i in 0..8 {
-                        let user = 3 + (t + i) % 4;
-                        let team = 1 + (user - 3) / 2;
-                        let path = [0, team, user];
-                        let limits = [org_limit, team_limit, user_limit];
-                        let items: Vec<ChargeItem<'_>> = path
-                            .iter()
-                            .zip(limits)
-                            .map(|(&w, l)| l.item(&words[w], 1))
-                            .collect();
-                        let answer = if i % 2 == 0 {
-                            charge::charge_all(&items, now)
-                        } else {
-                            charge::charge_in_order(&items, now)
-                        }
-                        .unwrap();
-                        match answer {
-                            ChargeAnswer::Admitted => {
-                                for w in path {
-                                    admitted[w].fetch_add(1, Ordering::Relaxed);
-                                }
-                            }
-                            ChargeAnswer::Refused { kept: k, .. } => {
-                                kept.fetch_add(k, Ordering::Relaxed);
-                            }
-                        }
-                    }
-                })
-            })
-            .collect();
-        for thread in threads {
-            thread.join().unwrap();
-        }
-        let spent = |w: usize, limit: &Limit, burst: i64| -> i64 {
-            let copy = AtomicU64::new(words[w].load(Ordering::Relaxed));
-            burst - (0..burst).filter(|_| limit.charge(&copy, now, 1)).count() as i64
-        };
-        let mut all_spent = 0;
-        for (w, (limit, burst)) in [(org_limit, org), (team_limit, teams), (team_limit, teams)]
-            .into_iter()
-            .chain((0..4).map(|_| (user_limit, users)))
-            .enumerate()
-        {
-            let got = admitted[w].load(Ordering::Relaxed) as i64;
-            let used = spent(w, &limit, burst);
-            assert!(
-                got <= burst,
-                "round {round}: word {w} admitted {got} of {burst}"
-            );
-            assert!(
-                used >= got,
-                "round {round}: word {w}: {used} spent, {got} admitted"
-            );
-            all_spent += used - got;
-        }
-        assert_eq!(
-            all_spent as usize,
-            kept.load(Ordering::Relaxed),
-            "round {round}: units spent beyond the admitted calls"
-        );
-    }
 }
 
 /// At which read, and what to run there.
