@@ -156,7 +156,7 @@
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 2966
+ *   section  line 2967
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -170,7 +170,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 3226
+ *   section  line 3227
  *   SDK      weir_critical_enter, weir_critical_exit
  */
 
@@ -2932,8 +2932,9 @@ extern "C" {
 // its cost, coming back as the limit refills (a GCRA word or bucket after
 // cost / rate, a rate word when its window expires); `out->kept` counts
 // these. Since the items are read first, a charge is given back only when
-// a later item was spent between the read and the charge, and kept only
-// when, in the same instant, another call charged the earlier one too. A
+// a later item was spent between the read and the charge (by another call,
+// or by this one when it names a word twice), and kept only when, in the
+// same instant, another call charged the earlier one too. A
 // process that dies between a charge and its give-back leaves the charge.
 // `weir_bucket_refund` subtracts from a bucket's word, outside the stack
 // above: do not refund a bucket while calls that charge it here may be

@@ -262,8 +262,9 @@ fn judge(
 /// its cost, coming back as the limit refills (a GCRA word or bucket after
 /// cost / rate, a rate word when its window expires); `out->kept` counts
 /// these. Since the items are read first, a charge is given back only when
-/// a later item was spent between the read and the charge, and kept only
-/// when, in the same instant, another call charged the earlier one too. A
+/// a later item was spent between the read and the charge (by another call,
+/// or by this one when it names a word twice), and kept only when, in the
+/// same instant, another call charged the earlier one too. A
 /// process that dies between a charge and its give-back leaves the charge.
 /// `weir_bucket_refund` subtracts from a bucket's word, outside the stack
 /// above: do not refund a bucket while calls that charge it here may be

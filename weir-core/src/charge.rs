@@ -61,9 +61,10 @@
 //!   call, and it comes back as the limit refills (a GCRA word or bucket:
 //!   after cost / rate; a rate word: when its window expires). It needs two
 //!   races at once: since the items are read first, a charge is given back
-//!   only when a later item was spent between the read and the charge, and
-//!   it is kept only when the earlier one was charged by someone else in
-//!   the same few hundred nanoseconds.
+//!   only when a later item was spent between the read and the charge (by
+//!   another call, or by this one when it names a word twice), and it is
+//!   kept only when the earlier one was charged by someone else in the same
+//!   few hundred nanoseconds.
 //!
 //! A process that dies between a charge and its give-back leaves the
 //! charge, as if admitted. Refunds ([`Bucket::refund`]) subtract from a
