@@ -137,3 +137,29 @@ func ExampleGCRAAllowC() {
 	fmt.Println(weir.GCRAAllowC(&word, &limit, 0), weir.GCRAAllowC(&word, &limit, 0), weir.GCRANextC(&word, &limit, 0))
 	// Output: true false 10ms
 }
+
+// An organisation's limit, a team's and a user's, charged all or nothing:
+// the user's refusal spends neither the team's nor the organisation's.
+func ExampleChargeAll() {
+	org, _ := weir.NewGCRALimit(100, 100)
+	team, _ := weir.NewGCRALimit(10, 10)
+	user, _ := weir.NewGCRALimit(1, 2)
+	var orgWord, teamWord, userWord weir.GCRAWord
+	now := time.Second
+	for i := 0; i < 3; i++ {
+		r, err := weir.ChargeAll(now,
+			weir.ChargeGCRA(&userWord, user, 1), // the likeliest to refuse, first
+			weir.ChargeGCRA(&teamWord, team, 1),
+			weir.ChargeGCRA(&orgWord, org, 1))
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(r.Admitted, r.Index, r.Wait)
+	}
+	fmt.Println("team room", teamWord.RoomAt(team, now), "org room", orgWord.RoomAt(org, now))
+	// Output:
+	// true 3 0s
+	// true 3 0s
+	// false 0 1s
+	// team room 8 org room 98
+}

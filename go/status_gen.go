@@ -68,6 +68,12 @@ const (
 	ErrRefundFull Status = 42
 	// ErrRefundFuture is WEIR_ERR_REFUND_FUTURE: A refund whose `taken_at` is later than its `now`; nothing changed.
 	ErrRefundFuture Status = 43
+	// ErrChargeTooMany is WEIR_ERR_CHARGE_TOO_MANY: `weir_charge_all` was given more than WEIR_CHARGE_MAX_ITEMS items;
+	// nothing was charged.
+	ErrChargeTooMany Status = 80
+	// ErrChargeCost is WEIR_ERR_CHARGE_COST: A `weir_charge_item`'s cost is NaN, infinite, zero or negative, or,
+	// for a word or a bloom key, not a whole number; nothing was charged.
+	ErrChargeCost Status = 81
 	// ErrLimiterZeroCapacity is WEIR_ERR_LIMITER_ZERO_CAPACITY: A limiter constructor was given a capacity of zero.
 	ErrLimiterZeroCapacity Status = 100
 	// ErrLimiterZeroRefillAmount is WEIR_ERR_LIMITER_ZERO_REFILL_AMOUNT: A bucket limiter was given a refill amount of zero.
@@ -266,6 +272,8 @@ var statusCodes = [...]struct {
 	{ErrRefundArmed, "WEIR_ERR_REFUND_ARMED"},
 	{ErrRefundFull, "WEIR_ERR_REFUND_FULL"},
 	{ErrRefundFuture, "WEIR_ERR_REFUND_FUTURE"},
+	{ErrChargeTooMany, "WEIR_ERR_CHARGE_TOO_MANY"},
+	{ErrChargeCost, "WEIR_ERR_CHARGE_COST"},
 	{ErrLimiterZeroCapacity, "WEIR_ERR_LIMITER_ZERO_CAPACITY"},
 	{ErrLimiterZeroRefillAmount, "WEIR_ERR_LIMITER_ZERO_REFILL_AMOUNT"},
 	{ErrLimiterZeroRefillInterval, "WEIR_ERR_LIMITER_ZERO_REFILL_INTERVAL"},
@@ -416,6 +424,12 @@ func statusMismatches() []string {
 	}
 	if ErrRefundFuture != C.WEIR_ERR_REFUND_FUTURE {
 		bad = append(bad, fmt.Sprintf("ErrRefundFuture is %d, WEIR_ERR_REFUND_FUTURE is %d", ErrRefundFuture, C.WEIR_ERR_REFUND_FUTURE))
+	}
+	if ErrChargeTooMany != C.WEIR_ERR_CHARGE_TOO_MANY {
+		bad = append(bad, fmt.Sprintf("ErrChargeTooMany is %d, WEIR_ERR_CHARGE_TOO_MANY is %d", ErrChargeTooMany, C.WEIR_ERR_CHARGE_TOO_MANY))
+	}
+	if ErrChargeCost != C.WEIR_ERR_CHARGE_COST {
+		bad = append(bad, fmt.Sprintf("ErrChargeCost is %d, WEIR_ERR_CHARGE_COST is %d", ErrChargeCost, C.WEIR_ERR_CHARGE_COST))
 	}
 	if ErrLimiterZeroCapacity != C.WEIR_ERR_LIMITER_ZERO_CAPACITY {
 		bad = append(bad, fmt.Sprintf("ErrLimiterZeroCapacity is %d, WEIR_ERR_LIMITER_ZERO_CAPACITY is %d", ErrLimiterZeroCapacity, C.WEIR_ERR_LIMITER_ZERO_CAPACITY))

@@ -40,11 +40,11 @@
  *
  * ```
  * weir_status — what a call that can fail reports (WEIR_OK is 0)
- *   section  line 0270
+ *   section  line 0274
  *   reads    weir_status_str, weir_version (WEIR_VERSION)
  *
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
- *   section  line 0543
+ *   section  line 0553
  *   policy   weir_breaker_policy (for the breaker), weir_breaker_policy_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
  *   calls    weir_breaker_allow (fills a weir_breaker_ticket),
@@ -52,7 +52,7 @@
  *   reads    weir_breaker_ratio, weir_breaker_read_tally (weir_breaker_tally)
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 0792
+ *   section  line 0802
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
  *   calls    weir_shedder_allow (fills a weir_shedder_ticket),
@@ -60,38 +60,38 @@
  *   reads    weir_shedder_flying, weir_shedder_read_stats (weir_shedder_stats)
  *
  * weir_window — rolling window of sums and counts
- *   section  line 0974
+ *   section  line 0984
  *   make     weir_window_new, weir_window_free
  *   calls    weir_window_add
  *   reads    weir_window_read_total (weir_window_total),
  *            weir_window_read_buckets, weir_window_size, weir_window_width
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1076
+ *   section  line 1086
  *   make     weir_bucket_new, weir_bucket_free
  *   calls    weir_bucket_take, weir_bucket_refund
  *   reads    weir_bucket_next (Retry-After), weir_bucket_tokens
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 1227
+ *   section  line 1237
  *   make     weir_sliding_new, weir_sliding_free
  *   calls    weir_sliding_take
  *   reads    weir_sliding_left, weir_sliding_next
  *
  * weir_period — fixed-window quota per period
- *   section  line 1296
+ *   section  line 1306
  *   make     weir_period_new, weir_period_free
  *   calls    weir_period_take (weir_period_quota)
  *   reads    weir_period_left, weir_period_next
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 1392
+ *   section  line 1402
  *   make     weir_gate_new, weir_gate_free
  *   calls    weir_gate_enter, weir_gate_leave
  *   reads    weir_gate_held
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 1442
+ *   section  line 1452
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy), weir_concurrency_free
@@ -101,26 +101,26 @@
  *            weir_concurrency_long_rtt
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 1604
+ *   section  line 1614
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   calls    weir_budget_deposit, weir_budget_withdraw
  *   reads    weir_budget_left, weir_budget_tokens
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 1747
+ *   section  line 1757
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 1887
+ *   section  line 1897
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 1931
+ *   section  line 1941
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   calls    weir_pool_take (weir_pool_taken, WEIR_POOL_TAKEN_*),
@@ -131,7 +131,7 @@
  *            weir_pool_next_expiry, weir_pool_read_stats (weir_pool_stats)
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 2301
+ *   section  line 2311
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -140,13 +140,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 2463
+ *   section  line 2473
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 2592
+ *   section  line 2602
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -154,8 +154,12 @@
  *            weir_bloom_init_gcra_in, weir_bloom_check_in,
  *            weir_bloom_allow_in, weir_bloom_next_in
  *
+ * weir_charge — all or nothing over several words, buckets and bloom keys
+ *   section  line 2848
+ *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
+ *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 2838
+ *   section  line 3023
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -169,7 +173,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 3100
+ *   section  line 3285
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -272,7 +276,7 @@
 
 /// What a call that can fail reports. `WEIR_OK` is 0; every other value is
 /// an error. Codes are grouped by area and are never renumbered or reused:
-/// 1–99 general (30–39 targets and builds, 40–49 refunds), 100–199 the limiter, 200–299 the pool,
+/// 1–99 general (30–39 targets and builds, 40–49 refunds, 80–89 charging several limits at once), 100–199 the limiter, 200–299 the pool,
 /// 300–399 breaker, shedder and window (330–349 the breaker's limits), 400–499 rate and bloom (430–449 the GCRA word),
 /// 500–549 the retry budget, 550–599 the adaptive concurrency limit.
 /// `weir_status_str` describes any value, known or not.
@@ -340,6 +344,12 @@ enum weir_status
   WEIR_ERR_REFUND_FULL = 42,
   /// A refund whose `taken_at` is later than its `now`; nothing changed.
   WEIR_ERR_REFUND_FUTURE = 43,
+  /// `weir_charge_all` was given more than WEIR_CHARGE_MAX_ITEMS items;
+  /// nothing was charged.
+  WEIR_ERR_CHARGE_TOO_MANY = 80,
+  /// A `weir_charge_item`'s cost is NaN, infinite, zero or negative, or,
+  /// for a word or a bloom key, not a whole number; nothing was charged.
+  WEIR_ERR_CHARGE_COST = 81,
   /// A limiter constructor was given a capacity of zero.
   WEIR_ERR_LIMITER_ZERO_CAPACITY = 100,
   /// A bucket limiter was given a refill amount of zero.
@@ -2835,6 +2845,181 @@ int64_t weir_bloom_next_in(const void *mem,
 /** @} */
 
 /* ======================================================================== */
+/** \defgroup charge weir_charge — all or nothing over several words, buckets and bloom keys
+ *
+ * \details Its own statuses, besides the general ones (in
+ * `enum weir_status`, the first section):
+ *   WEIR_ERR_CHARGE_TOO_MANY (80), WEIR_ERR_CHARGE_COST (81).
+ * @{ */
+
+#if defined(WEIR_HOSTED)
+/// A `weir_charge_item` that charges a GCRA word: `target` a `weir_gcra *`,
+/// `limit` its `const weir_gcra_limit *`, `cost` whole tokens.
+#define WEIR_CHARGE_GCRA 1
+#endif
+
+#if defined(WEIR_HOSTED)
+/// A `weir_charge_item` that charges a rate word: `target` a `weir_rate *`,
+/// `limit` its `const weir_rate_limit *`, `cost` whole events (as that
+/// many `weir_rate_allow` calls at the one `now`).
+#define WEIR_CHARGE_RATE 2
+#endif
+
+#if defined(WEIR_HOSTED)
+/// A `weir_charge_item` that charges a bucket: `target` a `weir_bucket *`,
+/// `cost` tokens (fractions allowed, as `weir_bucket_take`).
+#define WEIR_CHARGE_BUCKET 3
+#endif
+
+#if defined(WEIR_HOSTED)
+/// A `weir_charge_item` that charges a key of a bloom array: `target` a
+/// `weir_bloom *`, `key` and `key_len` the key, `cost` whole events on each
+/// of its words that takes them (as `weir_bloom_allow` charges one).
+#define WEIR_CHARGE_BLOOM 4
+#endif
+
+#if defined(WEIR_HOSTED)
+/// A `weir_charge_item` that charges a key of a bloom array laid in caller
+/// memory: `target` the region and `target_len` its bytes (as
+/// `weir_bloom_allow_in` takes them), `key` and `key_len` the key, `cost`
+/// whole events.
+#define WEIR_CHARGE_BLOOM_IN 5
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The most items one `weir_charge_all` charges.
+#define WEIR_CHARGE_MAX_ITEMS 16
+#endif
+
+#if defined(WEIR_HOSTED)
+/// One limit for `weir_charge_all` to charge, and its cost: a plain value
+/// the caller fills (zero it first: `weir_charge_item item = {0};`) and
+/// keeps for the call only; weir keeps no pointer from it. The pointers
+/// follow each limit's own calls: a word or handle aligned and valid for
+/// the call, a region laid by `weir_bloom_init_in`. 56 bytes on a 64-bit
+/// host, 40 on a 32-bit one.
+typedef struct WEIR_ALIGN(8) {
+  /// WEIR_CHARGE_GCRA, _RATE, _BUCKET, _BLOOM or _BLOOM_IN.
+  uint32_t kind;
+  /// Zero.
+  uint32_t reserved;
+  /// What is charged: a `weir_gcra *`, `weir_rate *`, `weir_bucket *` or
+  /// `weir_bloom *`, or a bloom region (WEIR_CHARGE_BLOOM_IN).
+  void *target;
+  /// The region's length in bytes (WEIR_CHARGE_BLOOM_IN); ignored
+  /// otherwise.
+  size_t target_len;
+  /// The word's limit: a `const weir_gcra_limit *` (WEIR_CHARGE_GCRA) or
+  /// `const weir_rate_limit *` (WEIR_CHARGE_RATE); ignored otherwise.
+  const void *limit;
+  /// The bloom key's bytes (WEIR_CHARGE_BLOOM, _BLOOM_IN), hashed during
+  /// the call and not kept; ignored otherwise.
+  const void *key;
+  /// The key's length in bytes.
+  size_t key_len;
+  /// What the call costs this limit: tokens or events, positive, whole
+  /// but for a bucket. A cost above what the limit holds (its burst)
+  /// refuses, with a wait of INT64_MAX.
+  double cost;
+} weir_charge_item;
+#endif
+
+#if defined(WEIR_HOSTED)
+/// What `weir_charge_all` answered. A plain value the call writes.
+typedef struct WEIR_ALIGN(8) {
+  /// 0 when admitted; else nanoseconds from `now` until `items[index]`
+  /// would take its cost (what a Retry-After header needs), read at the
+  /// refusal with this call's own earlier charges still in place (so a
+  /// word named twice counts both), INT64_MAX if it never will.
+  int64_t wait;
+  /// The item that refused, or the one at fault when the call answers an
+  /// error (n for the array itself); n when admitted.
+  uint32_t index;
+  /// Items charged before the one that refused whose charge could not be
+  /// given back, each still charged as if admitted (see
+  /// `weir_charge_all`); 0 when admitted.
+  uint32_t kept;
+  /// Whether every item was charged.
+  bool admitted;
+} weir_charge_result;
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif // __cplusplus
+
+#if defined(WEIR_HOSTED)
+/// Charges every item its cost at `now`, or none: an organisation's quota,
+/// a team's and a user's (GCRA and rate words, buckets, bloom keys, in any
+/// mix), so that a refusal by one does not spend the others. Writes the
+/// answer to `*out`: admitted, or which item refused (`index`) and how long
+/// until it would take its cost (`wait`).
+///
+/// How. Every item is read first (as `weir_gcra_next` and the like read,
+/// writing nothing), and if one would refuse the call refuses with nothing
+/// charged. Then the items are charged in order, each by its own atomic
+/// step (the step its own call takes), noting its word's value before and
+/// after; if one refuses (another call spent it in between), the ones
+/// charged are given back, last first, each by one compare-and-swap that
+/// puts the word back to its value before the charge, and only while the
+/// word still holds exactly what the charge wrote. Lock-free; no heap.
+///
+/// The bound. No limit ever admits beyond its own bound (each word's,
+/// bucket's and bloom key's, as its own type states), under any
+/// interleaving of threads and processes and any order of their `now`s.
+/// Every charge moves its word strictly up, so a word that still holds
+/// what a charge wrote has since seen only charges given back the same
+/// way: a give-back pops the top of a stack, leaves the word exactly as it
+/// was before the charge, and the charges that stay are a sequence of the
+/// word's own steps. It never gives back more than was taken, and never to
+/// a word that has moved on: subtracting a cost from a word a later charge
+/// has moved would over-admit (a GCRA charge at a later `now` on top of
+/// ours swallowed part of our cost in its max(TAT, now); a rate word's
+/// window shortened under events admitted into it).
+///
+/// The slack. A refused call leaves the other limits as if not asked,
+/// except: (1) a charge given back was visible until then, for the span of
+/// this one call, and another call may have been refused for it: a false
+/// refusal of at most that item's cost, never an over-admit; (2) a charge
+/// that another call charged over, before ours was given back, is kept:
+/// the item stays charged as if this call had been admitted by it, at most
+/// its cost, coming back as the limit refills (a GCRA word or bucket after
+/// cost / rate, a rate word when its window expires); `out->kept` counts
+/// these. Since the items are read first, a charge is given back only when
+/// a later item was spent between the read and the charge (by another call,
+/// or by this one when it names a word twice), and kept only when, in the
+/// same instant, another call charged the earlier one too. A
+/// process that dies between a charge and its give-back leaves the charge.
+/// `weir_bucket_refund` subtracts from a bucket's word, outside the stack
+/// above: do not refund a bucket while calls that charge it here may be
+/// giving back.
+///
+/// Put first the item likeliest to refuse (a user's limit before its
+/// organisation's): a race on it then costs the others nothing. One `now`
+/// serves every item. No items is admitted.
+///
+/// Errors, with nothing charged and, when `out` is usable, `out->index`
+/// naming the item at fault: `WEIR_ERR_NULL` (`out`, `items` with n > 0, an
+/// item's target or limit, a bloom item's key), `WEIR_ERR_MISALIGNED`,
+/// `WEIR_ERR_CHARGE_TOO_MANY` (n above WEIR_CHARGE_MAX_ITEMS),
+/// `WEIR_ERR_UNKNOWN_KIND`, `WEIR_ERR_RESERVED`, `WEIR_ERR_CHARGE_COST`,
+/// `WEIR_ERR_GCRA_LIMIT_INVALID`, `WEIR_ERR_RATE_LIMIT_INVALID`,
+/// `WEIR_ERR_POISONED` (a bucket or bloom handle), and a region's
+/// `weir_bloom_check_in` errors. A refusal is `WEIR_OK` with
+/// `out->admitted` false.
+weir_status weir_charge_all(const weir_charge_item *items,
+                            size_t n,
+                            int64_t now,
+                            weir_charge_result *out);
+#endif
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif  // __cplusplus
+
+/** @} */
+
+/* ======================================================================== */
 /** \defgroup limiter weir_limiter — embeddable integer quota, by value
  *
  * \details Its own statuses, besides the general ones (in
@@ -3320,6 +3505,8 @@ int weir_hosted_only_weir_bloom_allow_in(void) WEIR_HOSTED_ONLY_(weir_bloom_allo
 #define weir_bloom_allow_in(...) weir_hosted_only_weir_bloom_allow_in()
 int weir_hosted_only_weir_bloom_next_in(void) WEIR_HOSTED_ONLY_(weir_bloom_next_in);
 #define weir_bloom_next_in(...) weir_hosted_only_weir_bloom_next_in()
+int weir_hosted_only_weir_charge_all(void) WEIR_HOSTED_ONLY_(weir_charge_all);
+#define weir_charge_all(...) weir_hosted_only_weir_charge_all()
 #endif  // !defined(WEIR_HOSTED)
 
 #ifdef __cplusplus

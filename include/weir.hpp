@@ -9,6 +9,9 @@
 // - Value types for weir's by-value structs (RateLimit, Rate, GcraLimit,
 //   Gcra, Limiter, Deadline) and policies as aggregates whose defaults are the presets
 //   (`weir::BreakerPolicy{}` is `weir_breaker_policy_preset()`; `weir::BreakerPolicy{.k = 2.0}` in C++20).
+// - weir::charge_all charges several limits all or nothing (an
+//   organisation's, a team's, a user's): ChargeItem::gcra, rate, bucket
+//   and bloom name each limit and its cost.
 // - Time: every `now` is a `weir::instant`, made from a raw int64_t of
 //   nanoseconds on the caller's clock or from a std::chrono::steady_clock
 //   time point; `weir::now()` reads steady_clock. Durations are
@@ -47,6 +50,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <initializer_list>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -731,6 +736,102 @@ private:
     void* mem_;
     std::size_t len_;
 };
+
+// ---------------------------------------------------------------- charge
+
+// One limit for charge_all and what the call costs it (weir_charge_item):
+// made by the factories below, over the C++ types or over the C words
+// themselves (a word in shared memory). It points at the limit: keep the
+// limit alive and in place while the item is used. Plain data, the C
+// struct and nothing else, so an array of items is an array of
+// weir_charge_item.
+class ChargeItem {
+public:
+    // A GCRA word, `cost` whole tokens.
+    static ChargeItem gcra(Gcra& word, const GcraLimit& limit, std::int64_t cost = 1) noexcept {
+        return gcra(word.get(), limit, cost);
+    }
+    static ChargeItem gcra(weir_gcra* word, const GcraLimit& limit, std::int64_t cost = 1) noexcept {
+        return ChargeItem(WEIR_CHARGE_GCRA, word, limit.get(), static_cast<double>(cost));
+    }
+    // A rate word, `cost` whole events (that many allows at one instant).
+    static ChargeItem rate(Rate& word, const RateLimit& limit, std::int64_t cost = 1) noexcept {
+        return rate(word.get(), limit, cost);
+    }
+    static ChargeItem rate(weir_rate* word, const RateLimit& limit, std::int64_t cost = 1) noexcept {
+        return ChargeItem(WEIR_CHARGE_RATE, word, limit.get(), static_cast<double>(cost));
+    }
+    // A bucket, `cost` tokens (fractions allowed).
+    static ChargeItem bucket(const Bucket& bucket, double cost = 1.0) noexcept {
+        return ChargeItem(WEIR_CHARGE_BUCKET, bucket.get(), nullptr, cost);
+    }
+    // A key of a bloom array, `cost` whole events; the key's bytes are
+    // read during charge_all and not kept.
+    static ChargeItem bloom(const Bloom& bloom, std::string_view key, std::int64_t cost = 1) noexcept {
+        ChargeItem out(WEIR_CHARGE_BLOOM, bloom.get(), nullptr, static_cast<double>(cost));
+        out.item_.key = key.data();
+        out.item_.key_len = key.size();
+        return out;
+    }
+    static ChargeItem bloom(const BloomRegion& region, std::string_view key, std::int64_t cost = 1) noexcept {
+        ChargeItem out(WEIR_CHARGE_BLOOM_IN, region.data(), nullptr, static_cast<double>(cost));
+        out.item_.target_len = region.size();
+        out.item_.key = key.data();
+        out.item_.key_len = key.size();
+        return out;
+    }
+    const weir_charge_item& c() const noexcept { return item_; }
+
+private:
+    ChargeItem(std::uint32_t kind, void* target, const void* limit, double cost) noexcept {
+        item_.kind = kind;
+        item_.target = target;
+        item_.limit = limit;
+        item_.cost = cost;
+    }
+    weir_charge_item item_{};
+};
+
+static_assert(sizeof(ChargeItem) == sizeof(weir_charge_item) && std::is_standard_layout<ChargeItem>::value,
+              "a ChargeItem is a weir_charge_item");
+
+// What charge_all answered (weir_charge_result): admitted, or which item
+// refused and how long until it would take its cost.
+struct ChargeResult {
+    bool admitted;
+    // The item that refused; the number of items when admitted.
+    std::size_t index;
+    // Until items[index] would take its cost (the Retry-After): 0 when
+    // admitted, nanoseconds::max() if it never will.
+    nanoseconds wait;
+    // Charges before the refusal that could not be given back, each still
+    // charged as if admitted (weir_charge_all: the slack).
+    std::uint32_t kept;
+    explicit operator bool() const noexcept { return admitted; }
+};
+
+// Charges every item its cost at `now`, or none: an organisation's limit,
+// a team's and a user's, so that a refusal by one spends none of the
+// others (weir_charge_all: how, the bound, the slack). An error (a bad
+// item, more than WEIR_CHARGE_MAX_ITEMS) charges nothing.
+inline result<ChargeResult> charge_all(const ChargeItem* items, std::size_t n, instant now) noexcept {
+    weir_charge_result out{};
+    weir_status status = weir_charge_all(reinterpret_cast<const weir_charge_item*>(items), n, now.ns(), &out);
+    if (status != WEIR_OK) return status;
+    return ChargeResult{out.admitted, out.index, nanoseconds(out.wait), out.kept};
+}
+inline result<ChargeResult> charge_all(std::initializer_list<ChargeItem> items, instant now) noexcept {
+    return charge_all(items.begin(), items.size(), now);
+}
+// Any contiguous range of items: a std::array, a std::vector, a
+// std::span (C++20).
+template <class Items, class = decltype(std::data(std::declval<const Items&>()) + std::size(std::declval<const Items&>())),
+          class = std::enable_if_t<std::is_same<std::remove_cv_t<std::remove_pointer_t<decltype(std::data(
+                                                    std::declval<const Items&>()))>>,
+                                                ChargeItem>::value>>
+inline result<ChargeResult> charge_all(const Items& items, instant now) noexcept {
+    return charge_all(std::data(items), std::size(items), now);
+}
 
 // --------------------------------------------------------------- limiter
 

@@ -92,7 +92,7 @@ const_assert_eq!(WEIR_BLOOM_ALIGN, bloom::LINE_BYTES);
 const_assert_eq!(WEIR_BLOOM_VERSION as u64, bloom::VERSION);
 
 /// The status for a bloom array's error.
-fn bloom_status(error: BloomError) -> weir_status {
+pub(crate) fn bloom_status(error: BloomError) -> weir_status {
     match error {
         BloomError::Size => WEIR_ERR_BLOOM_SIZE,
         BloomError::Hashes => WEIR_ERR_BLOOM_HASHES,
@@ -135,7 +135,7 @@ fn gcra_shape_of(
 /// The caller's key as bytes, unless `key` is NULL (or `len` is larger
 /// than any object can be).
 #[inline]
-fn key_at<'a>(key: *const c_void, len: usize) -> Option<&'a [u8]> {
+pub(crate) fn key_at<'a>(key: *const c_void, len: usize) -> Option<&'a [u8]> {
     if key.is_null() || len > isize::MAX as usize {
         return None;
     }
@@ -150,7 +150,10 @@ fn key_at<'a>(key: *const c_void, len: usize) -> Option<&'a [u8]> {
 /// past the end of the address space). A trailing part shorter than a line
 /// is left out.
 #[inline]
-fn region_at<'a>(mem: *const c_void, len: usize) -> Result<&'a [BloomLine], weir_status> {
+pub(crate) fn region_at<'a>(
+    mem: *const c_void,
+    len: usize,
+) -> Result<&'a [BloomLine], weir_status> {
     crate::atomic::shareable()?;
     usable(mem.cast::<BloomLine>())?;
     if len > isize::MAX as usize || (mem as usize).checked_add(len).is_none() {

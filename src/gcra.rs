@@ -128,15 +128,22 @@ pub(crate) fn gcra_limit_in(limit: *const weir_gcra_limit) -> Result<GcraLimit, 
     GcraLimit::from_parts(limit.per_token, limit.tolerance, limit.shift).map_err(gcra_status)
 }
 
-/// `gcra` as the atomic word it is, unless it is NULL or misaligned.
+/// `gcra` as the atomic word it is: `WEIR_ERR_NULL` or
+/// `WEIR_ERR_MISALIGNED` when it cannot be one.
 #[inline]
-fn word_at<'a>(gcra: *const weir_gcra) -> Option<&'a AtomicU64> {
-    usable(gcra.cast::<AtomicU64>()).ok()?;
+pub(crate) fn word_in<'a>(gcra: *const weir_gcra) -> Result<&'a AtomicU64, weir_status> {
+    usable(gcra.cast::<AtomicU64>())?;
     // SAFETY: `gcra` is non-NULL and aligned for an AtomicU64 (checked
     // above), and by the header's contract points to a weir_gcra that stays
     // valid for this call and is only changed by weir's atomic operations,
     // from any thread or process. AtomicU64 has u64's size and validity.
-    Some(unsafe { &*gcra.cast::<AtomicU64>() })
+    Ok(unsafe { &*gcra.cast::<AtomicU64>() })
+}
+
+/// [`word_in`], or `None`.
+#[inline]
+fn word_at<'a>(gcra: *const weir_gcra) -> Option<&'a AtomicU64> {
+    word_in(gcra).ok()
 }
 
 /// Checks a rate and a burst once and writes the limit to `*out`. `burst`

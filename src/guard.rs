@@ -85,6 +85,25 @@ fn run<H: Handle, R>(handle: *const H, body: impl FnOnce(&H::State) -> R) -> Res
     })
 }
 
+/// The state behind `handle`, for a call that acts on several handles at
+/// once inside one [`guard_status`] (`weir_charge_all`): `WEIR_ERR_NULL`
+/// for a NULL handle, `WEIR_ERR_MISALIGNED` for one no handle can be at,
+/// `WEIR_ERR_POISONED` for one an earlier panic poisoned. A panic in such
+/// a call poisons none of them: it is `WEIR_ERR_PANIC`, and the call
+/// touches a handle only through its state's atomic operations.
+#[cfg(feature = "std")]
+#[inline]
+pub(crate) fn state_of<'a, H: Handle + 'a>(handle: *const H) -> Result<&'a H::State, weir_status> {
+    usable(handle)?;
+    // SAFETY: a non-NULL handle pointer came from `new_handle` and has not
+    // been passed to `free_handle` (the header states this contract).
+    let guarded = unsafe { &*handle }.guarded();
+    if guarded.poisoned.load(Ordering::Relaxed) {
+        return Err(WEIR_ERR_POISONED);
+    }
+    Ok(&guarded.state)
+}
+
 /// A decision or a reading on a handle: `body`'s answer, or `neutral` when
 /// the handle is NULL or poisoned or `body` panicked.
 #[cfg(feature = "std")]

@@ -33,6 +33,8 @@ pub mod bucket;
 #[cfg(feature = "std")]
 pub mod budget;
 #[cfg(feature = "std")]
+pub mod charge;
+#[cfg(feature = "std")]
 pub mod concurrency;
 pub mod deadline;
 #[cfg(not(feature = "std"))]

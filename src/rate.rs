@@ -144,16 +144,23 @@ pub(crate) fn limit_in(limit: *const weir_rate_limit) -> Result<RateLimit, weir_
     RateLimit::from_parts(limit.interval_ns, limit.interval_frac, limit.burst).map_err(rate_status)
 }
 
-/// `rate` as the atomic word it is, unless it is NULL or misaligned.
+/// `rate` as the atomic word it is: `WEIR_ERR_NULL` or
+/// `WEIR_ERR_MISALIGNED` when it cannot be one.
 #[inline]
-fn word_at<'a>(rate: *const weir_rate) -> Option<&'a AtomicU64> {
-    usable(rate.cast::<AtomicU64>()).ok()?;
+pub(crate) fn word_in<'a>(rate: *const weir_rate) -> Result<&'a AtomicU64, weir_status> {
+    usable(rate.cast::<AtomicU64>())?;
     // SAFETY: `rate` is non-NULL and aligned for an AtomicU64 (checked
     // above), and by the header's contract points to a weir_rate that stays
     // valid for this call and is only ever changed by weir's atomic
     // operations, from whatever thread or process. AtomicU64 has the size
     // and bit validity of u64.
-    Some(unsafe { &*rate.cast::<AtomicU64>() })
+    Ok(unsafe { &*rate.cast::<AtomicU64>() })
+}
+
+/// [`word_in`], or `None`.
+#[inline]
+fn word_at<'a>(rate: *const weir_rate) -> Option<&'a AtomicU64> {
+    word_in(rate).ok()
 }
 
 /// Checks a rate and a burst once and writes the limit to `*out`.

@@ -210,6 +210,8 @@ const ALIGNED_STRUCTS: &[&str] = &[
     "weir_concurrency_ticket",
     "weir_shedder_stats",
     "weir_window_total",
+    "weir_charge_item",
+    "weir_charge_result",
 ];
 
 #[test]

@@ -335,6 +335,14 @@ const INDEX: &[Entry] = &[
         ],
     },
     Entry {
+        name: "weir_charge",
+        what: "all or nothing over several words, buckets and bloom keys",
+        rows: &[(
+            "calls",
+            &["weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)"],
+        )],
+    },
+    Entry {
         name: "weir_limiter",
         what: "embeddable integer quota, by value",
         rows: &[

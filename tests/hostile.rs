@@ -36,6 +36,7 @@ use weir::bloom::*;
 use weir::breaker::*;
 use weir::bucket::*;
 use weir::budget::*;
+use weir::charge::*;
 use weir::concurrency::*;
 use weir::deadline::*;
 use weir::gate::*;
@@ -1190,6 +1191,191 @@ fn bloom_never_panics_in_caller_memory() {
     }
     eprintln!("bloom region: {calls} calls");
     assert_no_panics("bloom region");
+}
+
+// ---------------------------------------------------------------------------
+// All or nothing over several limits.
+
+/// A hostile cost: mostly a small whole number, sometimes a fraction, any
+/// double now and then.
+fn hostile_cost(rng: &mut Rng) -> f64 {
+    match rng.below(8) {
+        0 => rng.f64(),
+        1 => rng.unit() * 4.0,
+        2 => rng.i64() as f64,
+        _ => 1.0 + rng.below(3) as f64,
+    }
+}
+
+#[test]
+fn charge_never_panics_and_a_refusal_changes_nothing() {
+    count_panics();
+    let mut rng = Rng::new(seed(0xc4a2e));
+    let (mut calls, mut admitted, mut refused, mut errors) = (0u64, 0u64, 0u64, 0u64);
+    let mut odd = [0u64; 8];
+    for _ in 0..rounds(6_000) {
+        let gcra_limits = [hostile_gcra_limit(&mut rng), hostile_gcra_limit(&mut rng)];
+        let rate_limits = [hostile_rate_limit(&mut rng), hostile_rate_limit(&mut rng)];
+        let mut gcras = [weir_gcra { state: 0 }, weir_gcra { state: 0 }];
+        let mut rates = [weir_rate { state: 0 }, weir_rate { state: 0 }];
+        for w in &mut gcras {
+            if rng.one_in(6) {
+                w.state = rng.u64();
+            }
+        }
+        let mut clock = Clock::new(&mut rng);
+        let mut bucket = null_mut();
+        let _ = weir_bucket_new(
+            rng.unit() * 100.0,
+            rng.unit() * 10.0,
+            clock.now,
+            &mut bucket,
+        );
+        let mut bloom = null_mut();
+        let seed0 = rng.next();
+        let _ = weir_bloom_new(
+            5,
+            1 + rng.below(3) as u32,
+            &rate_limits[0],
+            seed0,
+            9,
+            &mut bloom,
+        );
+        // A region laid for the gcra kind (if its limit is valid), or not.
+        let mut lines: Vec<Line64> = (0..6).map(|_| Line64([0; 8])).collect();
+        let footprint = weir_bloom_footprint(5);
+        let region = Line64::words(&mut lines, 0, footprint / 8);
+        let mem = region.as_mut_ptr() as *mut c_void;
+        let _ = weir_bloom_init_gcra_in(mem, footprint, 5, 2, &gcra_limits[1], 3, 4);
+        if rng.one_in(8) {
+            let at = rng.below((footprint / 8) as u64) as usize;
+            region[at] = rng.u64();
+        }
+        let keys: Vec<Vec<u8>> = (0..3).map(|_| rng.key()).collect();
+        for _ in 0..20 {
+            let now = clock.tick(&mut rng);
+            let n = if rng.one_in(10) {
+                rng.below(WEIR_CHARGE_MAX_ITEMS as u64 + 3) as usize
+            } else {
+                rng.below(5) as usize
+            };
+            let mut items = Vec::with_capacity(n);
+            for _ in 0..n {
+                let kind = if rng.one_in(20) {
+                    rng.u32()
+                } else {
+                    1 + rng.below(5) as u32
+                };
+                let which = rng.below(2) as usize;
+                let key = &keys[rng.below(3) as usize];
+                let mut item = weir_charge_item {
+                    kind,
+                    reserved: if rng.one_in(30) { rng.u32() } else { 0 },
+                    target: null_mut(),
+                    target_len: 0,
+                    limit: null(),
+                    key: key_ptr(key, &mut rng),
+                    key_len: key.len(),
+                    cost: hostile_cost(&mut rng),
+                };
+                match kind {
+                    WEIR_CHARGE_GCRA => {
+                        item.target = (&mut gcras[which] as *mut weir_gcra).cast();
+                        item.limit = (&gcra_limits[which] as *const weir_gcra_limit).cast();
+                    }
+                    WEIR_CHARGE_RATE => {
+                        item.target = (&mut rates[which] as *mut weir_rate).cast();
+                        item.limit = (&rate_limits[which] as *const weir_rate_limit).cast();
+                    }
+                    WEIR_CHARGE_BUCKET => item.target = bucket.cast(),
+                    WEIR_CHARGE_BLOOM => item.target = bloom.cast(),
+                    WEIR_CHARGE_BLOOM_IN => {
+                        item.target = mem;
+                        item.target_len = match rng.below(6) {
+                            0 => 0,
+                            1 => usize::MAX,
+                            2 => footprint - 1,
+                            _ => footprint,
+                        };
+                    }
+                    _ => item.target = (&mut gcras[which] as *mut weir_gcra).cast(),
+                }
+                // Words only: a NULL or misaligned target, a NULL limit (a
+                // handle's pointer must be one, or NULL).
+                match rng.below(40) {
+                    0 => item.target = null_mut(),
+                    1 if matches!(
+                        kind,
+                        WEIR_CHARGE_GCRA | WEIR_CHARGE_RATE | WEIR_CHARGE_BLOOM_IN
+                    ) =>
+                    {
+                        item.target = misaligned::<u64>(&mut odd).cast()
+                    }
+                    2 => item.limit = null(),
+                    _ => {}
+                }
+                items.push(item);
+            }
+            let items_ptr = match rng.below(30) {
+                0 => null(),
+                _ => items.as_ptr(),
+            };
+            let snapshot = |gcras: &[weir_gcra; 2], rates: &[weir_rate; 2], region: &[u64]| {
+                let mut all: Vec<u64> = gcras.iter().map(|w| w.state).collect();
+                all.extend(rates.iter().map(|w| w.state));
+                all.extend_from_slice(region);
+                all.push(weir_bucket_tokens(bucket, now).to_bits());
+                all.push(
+                    weir_bloom_next(bloom, now, keys[0].as_ptr().cast(), keys[0].len()) as u64,
+                );
+                all
+            };
+            let before = snapshot(&gcras, &rates, region);
+            let mut out = weir_charge_result {
+                wait: -7,
+                index: 7,
+                kept: 7,
+                admitted: false,
+            };
+            let out_ptr: *mut weir_charge_result =
+                if rng.one_in(40) { null_mut() } else { &mut out };
+            let status = sane(
+                weir_charge_all(items_ptr, n, now, out_ptr),
+                "weir_charge_all",
+            );
+            calls += 1;
+            let after = snapshot(&gcras, &rates, region);
+            if status != WEIR_OK {
+                errors += 1;
+                assert_eq!(before, after, "an error charged: {status:?}");
+                if !out_ptr.is_null() {
+                    assert!(!out.admitted && (out.index as usize) <= n);
+                }
+                continue;
+            }
+            assert!(!out_ptr.is_null());
+            if out.admitted {
+                admitted += 1;
+                assert_eq!((out.index as usize, out.wait, out.kept), (n, 0, 0));
+            } else {
+                refused += 1;
+                assert!((out.index as usize) < n && out.wait >= 0, "{out:?}");
+                // One thread: nothing raced, so a refusal changes nothing.
+                assert_eq!(out.kept, 0);
+                assert_eq!(before, after, "a refusal charged: {out:?}");
+                // Words and bloom keys hold no time before zero (a bucket's
+                // clock starts where it was made).
+                if now < 0 && items[out.index as usize].kind != WEIR_CHARGE_BUCKET {
+                    assert_eq!(out.wait, i64::MAX);
+                }
+            }
+        }
+        weir_bucket_free(bucket);
+        weir_bloom_free(bloom);
+    }
+    eprintln!("charge: {calls} calls, {admitted} admitted, {refused} refused, {errors} errors");
+    assert!(admitted > 0 && refused > 0 && errors > 0);
+    assert_no_panics("charge");
 }
 
 // ---------------------------------------------------------------------------

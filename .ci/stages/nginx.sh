@@ -50,7 +50,7 @@ trap 'stop; rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/html/idx" "$tmp/logs"
 echo hello > "$tmp/html/index.html"
 echo hello > "$tmp/html/idx/index.html"
-for f in a b two two2 dry code inherit srv bulk arg cplx smooth win; do echo "$f" > "$tmp/html/$f"; done
+for f in a b two two2 dry code inherit srv bulk arg cplx smooth win tree; do echo "$f" > "$tmp/html/$f"; done
 
 # The distinct-key test's zone: 2^words_log2 words, about 4.2 words a key
 # (the load of 10^6 keys in 33m), unless WEIR_WORDS_LOG2 says.
@@ -87,6 +87,8 @@ http {
     weir_limit_zone \$http_x_client zone=win:1m rate=1r/s burst=3 kind=window;
     weir_limit_zone \$arg_c zone=arg:1m rate=1r/m burst=2 kind=window;
     weir_limit_zone k:\$http_x_client zone=cplx:1m rate=1r/m burst=2 kind=window;
+    weir_limit_zone \$arg_o zone=org:1m rate=1r/m burst=5 kind=window;
+    weir_limit_zone \$http_x_client zone=tuser:1m rate=1r/m burst=2;
     server {
         listen 127.0.0.1:$port reuseport;
         root $tmp/html;
@@ -106,6 +108,7 @@ http {
         location = /smooth { weir_limit zone=smooth; }
         location = /win { weir_limit zone=win; }
         location = /cplx { weir_limit zone=cplx; }
+        location = /tree { weir_limit zone=tuser; weir_limit zone=org; }
         location = /health { return 204; }
     }
 }
@@ -156,6 +159,7 @@ badconf "unknown zone" 'weir_limit_zone $http_x_client zone=z:1m rate=1r/s burst
 badconf "size too small" 'weir_limit_zone $http_x_client zone=z:1k rate=1r/s burst=3;' 'weir_limit zone=z;' 'invalid "zone=z:1k"'
 badconf "bad hashes" 'weir_limit_zone $http_x_client zone=z:1m rate=1r/s burst=3 hashes=9;' 'weir_limit zone=z;' 'invalid "hashes=9"'
 badconf "bad rate unit" 'weir_limit_zone $http_x_client zone=z:1m rate=5r/h burst=3;' 'weir_limit zone=z;' 'invalid "rate=5r/h"'
+badconf "17 enforced limits in one place" 'weir_limit_zone $http_x_client zone=z:1m rate=1r/s burst=3;' "$(printf 'weir_limit zone=z; %.0s' $(seq 17))" 'at most 16 enforced weir_limit'
 badconf "unknown kind" 'weir_limit_zone $http_x_client zone=z:1m rate=1r/s burst=3 kind=fast;' 'weir_limit zone=z;' 'invalid "kind=fast"'
 
 write_conf 3
@@ -235,6 +239,24 @@ check "two limits: refused by the last, the first was charged once" "2 1" "$(cou
 check "two limits, first refuses: the tighter applies" "1 2" "$(counts /two2 t2 3)"
 check "two limits, first refuses: the other was charged once" "2 1" "$(counts /a t2 3)"
 check "inherited from the server (small, burst 2)" "2 2" "$(counts /inherit s1 4)"
+
+# ---- two limits charged together under concurrency, across both workers
+# (weir_charge_all): an organisation's (one key for all, ?o=, burst 5) and
+# each user's (burst 2). In each round 30 users send 2 requests each, all
+# at once: never more than 5 admitted, none of a user's beyond 2.
+tree_over=0 tree_ok=0
+for round in 1 2 3 4 5; do
+    out=$(for c in $(seq 30); do echo "r$round-u$c"; echo "r$round-u$c"; done |
+        xargs -P 60 -I{} curl -s -o /dev/null -w '%{http_code} {}\n' -H "X-Client: {}" "http://127.0.0.1:$port/tree?o=org$round")
+    admitted=$(grep -c '^200 ' <<< "$out")
+    most=$(awk '$1 == 200 { n[$2]++ } END { m = 0; for (k in n) if (n[k] > m) m = n[k]; print m }' <<< "$out")
+    tree_ok=$((tree_ok + admitted))
+    if [ "$admitted" -gt 5 ] || [ "$most" -gt 2 ] || [ "$(grep -c '^429 ' <<< "$out")" -ne $((60 - admitted)) ]; then
+        tree_over=$((tree_over + 1))
+        echo "     round $round: $admitted admitted, a user's most $most: $(sort <<< "$out" | uniq -c | head -5)"
+    fi
+done
+check "two limits at once, 5 rounds of 60 concurrent requests: never beyond a limit ($tree_ok admitted of 25)" 0 "$tree_over"
 
 # ---- reload keeps the state; a changed shape is refused loudly.
 before=$(workers)

@@ -6,7 +6,8 @@
 # needs-toolchain: fuzz/rust-toolchain.toml +rust-src
 #
 # ThreadSanitizer over the core crate's thread tests (weir-core/tests/rate.rs:
-# the rate word and the bloom array hammered from several threads). std is
+# the rate word and the bloom array hammered from several threads, and a
+# hierarchy of them charged all or nothing by racing threads). std is
 # rebuilt with the sanitizer (-Zbuild-std), so every atomic and lock is
 # seen. Built through .ci/core, weir-core's sources without its
 # dev-dependencies, so nothing else is compiled. A data race fails the run.

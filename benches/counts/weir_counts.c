@@ -15,6 +15,7 @@
  * counts.py subtracts. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -54,6 +55,9 @@ typedef struct {
     weir_budget *budget;
     weir_concurrency *concurrency;
     weir_limiter limiter;
+    weir_gcra words[3]; /* an organisation's, a team's and a user's */
+    weir_gcra_limit word_limit;
+    weir_charge_item items[3];
     pthread_mutex_t mutex;
     int64_t now, step;
     uint64_t hits;
@@ -276,6 +280,52 @@ NOINLINE void loop_breaker_refuse(ctx *c, long n) {
     c->hits += hits;
 }
 
+/* Three GCRA words, an organisation's, a team's and a user's, charged
+ * together by weir_charge_all (read, then charged in order; given back on
+ * a refusal), against the same three charged one by one with
+ * weir_gcra_allow (no all or nothing), and against the nginx module's old
+ * way (read each, then charge each: all or nothing but for races). */
+NOINLINE void loop_charge(ctx *c, long n) {
+    uint64_t hits = 0;
+    int64_t now = c->now;
+    for (long i = 0; i < n; i++) {
+        weir_charge_result r;
+        hits += weir_charge_all(c->items, 3, now, &r) == WEIR_OK && r.admitted;
+        now += c->step;
+    }
+    c->now = now;
+    c->hits += hits;
+}
+
+NOINLINE void loop_charge_separate(ctx *c, long n) {
+    uint64_t hits = 0;
+    int64_t now = c->now;
+    for (long i = 0; i < n; i++) {
+        bool all = true;
+        for (int w = 0; w < 3; w++) all &= weir_gcra_allow(&c->words[w], &c->word_limit, now);
+        hits += all;
+        now += c->step;
+    }
+    c->now = now;
+    c->hits += hits;
+}
+
+NOINLINE void loop_charge_read_then_charge(ctx *c, long n) {
+    uint64_t hits = 0;
+    int64_t now = c->now;
+    for (long i = 0; i < n; i++) {
+        bool room = true;
+        for (int w = 0; w < 3 && room; w++) room = weir_gcra_next(&c->words[w], &c->word_limit, now) == 0;
+        if (room) {
+            for (int w = 0; w < 3; w++) (void)weir_gcra_allow(&c->words[w], &c->word_limit, now);
+        }
+        hits += room;
+        now += c->step;
+    }
+    c->now = now;
+    c->hits += hits;
+}
+
 /* ---- the cases: a loop, its state, and what every iteration answers ---- */
 
 typedef struct {
@@ -337,6 +387,25 @@ static void setup_bloom_gcra(ctx *c, long size_log2) {
     MUST(weir_gcra_limit_new(1.0, 1023, &limit) == WEIR_OK);
     MUST(weir_bloom_new_gcra((uint32_t)size_log2, 3, &limit, 1, 2, &c->bloom) == WEIR_OK);
     touch_keys(c);
+}
+
+/* Three GCRA words of a million tokens a second (a burst of 100), `now`
+ * advancing a token a call: every charge passes. arg 0: the user's word
+ * (the last) spent at a fixed `now`, so every call is refused by it. */
+static void setup_charge(ctx *c, long allowing) {
+    MUST(weir_gcra_limit_new(1e6, 100, &c->word_limit) == WEIR_OK);
+    c->now = SECOND;
+    c->step = allowing ? 1000 : 0;
+    for (int w = 0; w < 3; w++) {
+        memset(&c->items[w], 0, sizeof c->items[w]);
+        c->items[w].kind = WEIR_CHARGE_GCRA;
+        c->items[w].target = &c->words[w];
+        c->items[w].limit = &c->word_limit;
+        c->items[w].cost = 1;
+    }
+    if (!allowing) {
+        for (int i = 0; i < 100; i++) MUST(weir_gcra_allow(&c->words[2], &c->word_limit, c->now));
+    }
 }
 
 /* A pool of `size`, every resource idle: take answers the newest. */
@@ -518,6 +587,10 @@ static const case_t cases[] = {
     {"breaker_limits_allow_pass_10", loop_breaker, setup_breaker_limits, 10, 1},
     {"breaker_refuse", loop_breaker_refuse, setup_breaker_refuse, 0, 0},
     {"breaker_limits_refuse", loop_breaker_refuse, setup_breaker_refuse, 1, 0},
+    {"charge_3_gcra_allow", loop_charge, setup_charge, 1, 1},
+    {"charge_3_gcra_separate", loop_charge_separate, setup_charge, 1, 1},
+    {"charge_3_gcra_read_then_charge", loop_charge_read_then_charge, setup_charge, 1, 1},
+    {"charge_3_gcra_refuse", loop_charge, setup_charge, 0, 0},
 };
 
 static double seconds(void) {

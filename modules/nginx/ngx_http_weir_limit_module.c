@@ -62,6 +62,8 @@ typedef struct {
 } ngx_http_weir_refused_t;
 
 typedef char weir_ngx_header_fits[sizeof(weir_ngx_header_t) <= WEIR_NGX_HEADER ? 1 : -1];
+/* The directive's message says 16. */
+typedef char weir_ngx_max_items_16[WEIR_CHARGE_MAX_ITEMS == 16 ? 1 : -1];
 
 typedef struct {
     ngx_str_t name;
@@ -266,16 +268,6 @@ static ngx_inline __attribute__((always_inline)) int64_t ngx_http_weir_charge(ng
     return wait;
 }
 
-/* The wait until `key` would be admitted by `zone` at `now`, reading only:
- * 0 when it would be now. */
-static int64_t ngx_http_weir_peek(ngx_http_weir_zone_t *zone, ngx_str_t *key, int64_t now) {
-    int64_t wait = ngx_http_weir_refused_wait(zone, key, now);
-    if (wait > 0) return wait;
-    wait = weir_bloom_next_in(zone->region, zone->region_len, now, key->data, key->len);
-    if (wait > 0) ngx_http_weir_refused_keep(zone, key, now, wait);
-    return wait;
-}
-
 /* ---- headers on refusal ---- */
 
 static ngx_str_t ngx_http_weir_retry_after = ngx_string("Retry-After");
@@ -342,12 +334,14 @@ static void ngx_http_weir_dry_refusal(ngx_http_request_t *r, ngx_http_weir_loc_c
 }
 
 /* Every weir_limit of the location applies, all or nothing, as limit_req's
- * do: the enforced limits are read first (the last one charged at once,
- * since nothing after it can refuse), and only when every one would admit
- * are the others charged. A refusal charges none of them. Two workers can
- * both read room for one request between the read and the charge and both
- * be admitted (limit_req's lookup and account have the same gap). Dry-run
- * limits are charged after, when the request is admitted. */
+ * do: the enforced limits are charged in one weir_charge_all, which reads
+ * them all, charges them in order and, if one refuses (another worker
+ * spent it between the read and the charge), gives back the ones it
+ * charged. So two workers cannot both be admitted on one unit left, and a
+ * refusal charges none of the others (weir_charge_all states the slack: a
+ * charge given back may have refused another request meanwhile, never
+ * admitted one). A key remembered as refused is refused before any
+ * charge. Dry-run limits are charged after, when the request is admitted. */
 static ngx_int_t ngx_http_weir_handler(ngx_http_request_t *r) {
     if (r != r->main) return NGX_DECLINED;
     ngx_http_weir_loc_conf_t *lcf = ngx_http_get_module_loc_conf(r, ngx_http_weir_limit_module);
@@ -383,26 +377,38 @@ static ngx_int_t ngx_http_weir_handler(ngx_http_request_t *r) {
         keys = ngx_palloc(r->pool, n * sizeof *keys);
         if (keys == NULL) return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
-    ngx_uint_t last = n; /* the last enforced limit with a key */
+    /* The enforced limits with a key, in order (at most
+     * WEIR_CHARGE_MAX_ITEMS: the directive checks), and which limit each
+     * item is. A key remembered as refused refuses before any charge. */
+    weir_charge_item items[WEIR_CHARGE_MAX_ITEMS];
+    ngx_uint_t which[WEIR_CHARGE_MAX_ITEMS];
+    size_t m = 0;
     for (ngx_uint_t i = 0; i < n; i++) {
         if (ngx_http_weir_key(r, limits[i].zone, &keys[i]) != NGX_OK) return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        if (keys[i].len != 0 && !limits[i].dry_run) last = i;
-    }
-    /* Read every enforced limit but the last; charge the last. */
-    for (ngx_uint_t i = 0; i < last; i++) {
         if (keys[i].len == 0 || limits[i].dry_run) continue;
-        int64_t wait = ngx_http_weir_peek(limits[i].zone, &keys[i], now);
+        int64_t wait = ngx_http_weir_refused_wait(limits[i].zone, &keys[i], now);
         if (wait > 0) return ngx_http_weir_refuse(r, lcf, mark, limits[i].zone, &keys[i], wait);
+        if (m == WEIR_CHARGE_MAX_ITEMS) return NGX_HTTP_INTERNAL_SERVER_ERROR; /* the directive refuses more */
+        ngx_memzero(&items[m], sizeof items[m]);
+        items[m].kind = WEIR_CHARGE_BLOOM_IN;
+        items[m].target = limits[i].zone->region;
+        items[m].target_len = limits[i].zone->region_len;
+        items[m].key = keys[i].data;
+        items[m].key_len = keys[i].len;
+        items[m].cost = 1;
+        which[m++] = i;
     }
-    if (last < n) {
-        int64_t wait = ngx_http_weir_charge(limits[last].zone, &keys[last], now);
-        if (wait > 0) return ngx_http_weir_refuse(r, lcf, mark, limits[last].zone, &keys[last], wait);
+    weir_charge_result charged;
+    weir_status st = weir_charge_all(items, m, now, &charged);
+    if (st != WEIR_OK) {
+        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0, "weir_limit: %s", weir_status_str(st));
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
-    /* Admitted: charge the ones read, then the dry runs. A charge lost to
-     * a race here admits the request all the same. */
-    for (ngx_uint_t i = 0; i < last; i++) {
-        if (keys[i].len == 0 || limits[i].dry_run) continue;
-        (void)ngx_http_weir_charge(limits[i].zone, &keys[i], now);
+    if (!charged.admitted) {
+        ngx_uint_t i = which[charged.index];
+        int64_t wait = charged.wait < 1 ? 1 : charged.wait; /* refused now: whatever frees it is later */
+        ngx_http_weir_refused_keep(limits[i].zone, &keys[i], now, wait);
+        return ngx_http_weir_refuse(r, lcf, mark, limits[i].zone, &keys[i], wait);
     }
     for (ngx_uint_t i = 0; i < n; i++) {
         if (keys[i].len == 0 || !limits[i].dry_run) continue;
@@ -746,6 +752,14 @@ static char *ngx_http_weir_limit_directive(ngx_conf_t *cf, ngx_command_t *cmd, v
     if (lcf->limits == NULL) {
         lcf->limits = ngx_array_create(cf->pool, 2, sizeof(ngx_http_weir_limit_t));
         if (lcf->limits == NULL) return NGX_CONF_ERROR;
+    }
+    if (!dry_run) {
+        /* Enforced limits are charged together, in one weir_charge_all. */
+        ngx_http_weir_limit_t *have = lcf->limits->elts;
+        ngx_uint_t enforced = 0;
+        for (ngx_uint_t i = 0; i < lcf->limits->nelts; i++) enforced += !have[i].dry_run;
+        if (enforced == WEIR_CHARGE_MAX_ITEMS)
+            return ngx_http_weir_bad(cf, d, &value[1], "at most 16 enforced weir_limit in one place (WEIR_CHARGE_MAX_ITEMS)");
     }
     ngx_http_weir_limit_t *limit = ngx_array_push(lcf->limits);
     if (limit == NULL) return NGX_CONF_ERROR;

@@ -386,6 +386,21 @@ impl BloomShape {
     /// negative `now`. Reads the words only.
     #[inline]
     pub fn next<W: Word>(&self, lines: &[BloomLine<W>], now: i64, key: &[u8]) -> i64 {
+        self.next_n(lines, now, key, 1)
+    }
+
+    /// Nanoseconds from `now` until `key` would be allowed `n` events at
+    /// once ([`BloomShape::take`]): the soonest any of its words would take
+    /// them (0 if one would now), [`NEVER`] for a negative `now` or an `n`
+    /// outside 1..=burst. Reads the words only.
+    #[inline]
+    pub(crate) fn next_n<W: Word>(
+        &self,
+        lines: &[BloomLine<W>],
+        now: i64,
+        key: &[u8],
+        n: i64,
+    ) -> i64 {
         if now < 0 {
             return NEVER;
         }
@@ -395,13 +410,79 @@ impl BloomShape {
         for (i, word) in line.iter().enumerate() {
             if mask & (1 << i) != 0 {
                 let wait = match &self.limit {
-                    BloomLimit::Window(limit) => rate::next(word, limit, now),
-                    BloomLimit::Gcra(limit) => gcra::next(word, limit, now),
+                    BloomLimit::Window(limit) => rate::next_n(word, limit, now, n),
+                    BloomLimit::Gcra(limit) => gcra::next_n(word, limit, now, n),
                 };
                 soonest = soonest.min(wait);
             }
         }
         soonest
+    }
+
+    /// `n` events (1..=burst) for `key` at `now`, as [`BloomShape::allow`]
+    /// charges one: allowed when any of its words takes all `n`, and every
+    /// word that takes them is charged. What each charged word held before
+    /// and after, for [`crate::charge`] to give back exactly with
+    /// [`BloomTaken::restore`]; `None`, writing nothing, when no word takes
+    /// them, for a negative `now` and an `n` outside 1..=burst.
+    pub(crate) fn take<'a, W: Word>(
+        &self,
+        lines: &'a [BloomLine<W>],
+        now: i64,
+        key: &[u8],
+        n: i64,
+    ) -> Option<BloomTaken<'a, W>> {
+        if now < 0 {
+            return None;
+        }
+        let (line, mask) = self.probe(key);
+        let mut taken = BloomTaken {
+            line: &lines[line].0,
+            charged: 0,
+            before: [0; LINE_WORDS],
+            after: [0; LINE_WORDS],
+        };
+        for i in 0..LINE_WORDS {
+            if mask & (1 << i) == 0 {
+                continue;
+            }
+            let word = &taken.line[i];
+            let charged = match &self.limit {
+                BloomLimit::Window(limit) => rate::take_n(word, limit, now, n),
+                BloomLimit::Gcra(limit) => gcra::take_n(word, limit, now, n),
+            };
+            if let Some((before, after)) = charged {
+                taken.charged |= 1 << i;
+                taken.before[i] = before;
+                taken.after[i] = after;
+            }
+        }
+        (taken.charged != 0).then_some(taken)
+    }
+}
+
+/// The words a [`BloomShape::take`] charged, and what each held before
+/// and after its charge.
+#[derive(Debug)]
+pub(crate) struct BloomTaken<'a, W> {
+    line: &'a [W; LINE_WORDS],
+    /// A bit per charged word of the line.
+    charged: u8,
+    before: [u64; LINE_WORDS],
+    after: [u64; LINE_WORDS],
+}
+
+impl<W: Word> BloomTaken<'_, W> {
+    /// Puts back every charged word that still holds what its charge wrote
+    /// (see [`crate::charge`]); whether every one did.
+    pub(crate) fn restore(&self) -> bool {
+        let mut all = true;
+        for i in 0..LINE_WORDS {
+            if self.charged & (1 << i) != 0 {
+                all &= crate::charge::restore(&self.line[i], self.before[i], self.after[i]);
+            }
+        }
+        all
     }
 }
 
@@ -442,6 +523,11 @@ impl Bloom {
     /// The array's shape.
     pub fn shape(&self) -> &BloomShape {
         &self.shape
+    }
+
+    /// The array's lines, as [`BloomShape::allow`] takes them.
+    pub fn lines(&self) -> &[BloomLine] {
+        &self.lines
     }
 
     /// See [`BloomShape::allow`].

@@ -313,6 +313,54 @@ impl Bucket {
         }
     }
 
+    /// [`Bucket::take`], answering the word's value before the take and
+    /// after it (the TAT less the slack), for [`crate::charge`] to give
+    /// back exactly with [`Bucket::restore`]; `None` for whatever
+    /// [`Bucket::take`] refuses, writing nothing. Every take moves the word
+    /// strictly up (by its cost, at least a tick). The same decision and
+    /// write as [`Bucket::take`]: its compare-and-swap loop, without the
+    /// unit take's fast path.
+    pub(crate) fn take_recorded(&self, now: i64, n: f64) -> Option<(i64, i64)> {
+        let cost = self.cost(n)?;
+        let at = self.at(now);
+        let (floor, limit) = (at - self.slack, at + (self.per_token as i64 - cost));
+        let mut free_at = self.free_at.load(Ordering::Relaxed);
+        loop {
+            if free_at > limit {
+                return None;
+            }
+            let new = free_at.max(floor) + cost;
+            match self.free_at.compare_exchange_weak(
+                free_at,
+                new,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Some((free_at, new)),
+                Err(seen) => free_at = seen,
+            }
+        }
+    }
+
+    /// Puts the word back to `before` if it still holds `after` (what a
+    /// [`Bucket::take_recorded`] wrote), whether it did. A compare-and-swap
+    /// retried only while it fails spuriously: a word that holds anything
+    /// else is left alone.
+    pub(crate) fn restore(&self, before: i64, after: i64) -> bool {
+        loop {
+            match self.free_at.compare_exchange_weak(
+                after,
+                before,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(seen) if seen == after => continue,
+                Err(_) => return false,
+            }
+        }
+    }
+
     /// Gives back `n` tokens taken at `taken_at` (that take's `now`) for a
     /// call that was let through but never made, as x/time/rate's
     /// `Reservation.Cancel` does; the tokens given back. Lock-free, one
@@ -430,6 +478,55 @@ mod tests {
         assert_eq!(bucket.tokens(350 * MS), 2.5);
         // Never more than the burst, however long it rests.
         assert_eq!(bucket.tokens(3_600 * SECOND), 5.0);
+    }
+
+    /// A recorded take decides and writes what a take decides and writes,
+    /// and a restore of the last one puts the bucket back exactly; a
+    /// restore over another take changes nothing.
+    #[test]
+    fn a_recorded_take_is_a_take_and_restores_exactly() {
+        let mut state = 0x1319_8a2e_0370_7344_u64;
+        let mut next = move || crate::xorshift(&mut state);
+        for _ in 0..crate::rounds(2_000) {
+            let rate = [0.0, 1.0, 3.0, 10.0, 1e6, 1e9][(next() % 6) as usize];
+            let burst = 1.0 + (next() % 8) as f64;
+            let (recorded, plain) = (
+                Bucket::new(rate, burst, 0).unwrap(),
+                Bucket::new(rate, burst, 0).unwrap(),
+            );
+            let mut now = 0_i64;
+            for _ in 0..20 {
+                now += (next() % 300) as i64 * MS - 50 * MS;
+                let n = [1.0, 2.0, 0.5, 3.0, 0.0, 9.0][(next() % 6) as usize];
+                let before = recorded.free_at.load(Ordering::Relaxed);
+                let taken = recorded.take_recorded(now, n);
+                assert_eq!(
+                    taken.is_some(),
+                    plain.take(now, n),
+                    "{rate} {burst} {now} {n}"
+                );
+                let after = recorded.free_at.load(Ordering::Relaxed);
+                assert_eq!(after, plain.free_at.load(Ordering::Relaxed));
+                match taken {
+                    Some((was, is)) => {
+                        assert_eq!((was, is), (before, after));
+                        assert!(is > was);
+                        if next() % 3 == 0 {
+                            assert!(recorded.restore(was, is));
+                            assert_eq!(recorded.free_at.load(Ordering::Relaxed), before);
+                            assert!(!recorded.restore(was, is), "restored twice");
+                            plain.free_at.store(before, Ordering::Relaxed);
+                        }
+                    }
+                    None => assert_eq!(after, before),
+                }
+            }
+        }
+        let bucket = Bucket::new(1.0, 3.0, 0).unwrap();
+        let (was, is) = bucket.take_recorded(0, 1.0).unwrap();
+        assert!(bucket.take(0, 1.0));
+        assert!(!bucket.restore(was, is));
+        assert_eq!(bucket.tokens(0), 1.0);
     }
 
     #[test]

@@ -189,17 +189,22 @@ pub fn allow<W: Word>(word: &W, limit: &GcraLimit, now: i64) -> bool {
 /// 1..=burst (more than a full word could ever admit).
 #[inline]
 pub fn allow_n<W: Word>(word: &W, limit: &GcraLimit, now: i64, n: i64) -> bool {
-    let (Some(now), Some(cost)) = (limit.ticks(now), limit.cost(n)) else {
-        return false;
-    };
+    take_n(word, limit, now, n).is_some()
+}
+
+/// [`allow_n`], answering the word's value before the charge and after
+/// it, for [`crate::charge`] to give back exactly; `None` for whatever
+/// [`allow_n`] refuses. Every charge moves the word strictly up (by at
+/// least the cost).
+#[inline]
+pub(crate) fn take_n<W: Word>(word: &W, limit: &GcraLimit, now: i64, n: i64) -> Option<(u64, u64)> {
+    let (now, cost) = (limit.ticks(now)?, limit.cost(n)?);
     let mut current = word.get();
     loop {
-        let Some(next) = tat::take(tat_of(current), now, cost, limit.tolerance) else {
-            return false;
-        };
+        let next = tat::take(tat_of(current), now, cost, limit.tolerance)?;
         // now ≥ 0 and the TAT ≥ 0, so the new TAT is not negative.
         match word.swap_if(current, next as u64) {
-            Ok(_) => return true,
+            Ok(_) => return Some((current, next as u64)),
             Err(actual) => current = actual,
         }
     }
@@ -210,11 +215,19 @@ pub fn allow_n<W: Word>(word: &W, limit: &GcraLimit, now: i64, n: i64) -> bool {
 /// [`GcraLimit::max_now`]. Reads the word only.
 #[inline]
 pub fn next<W: Word>(word: &W, limit: &GcraLimit, now: i64) -> i64 {
-    let Some(at) = limit.ticks(now) else {
+    next_n(word, limit, now, 1)
+}
+
+/// Nanoseconds from `now` until `word` would admit `n` tokens at once: 0
+/// if [`allow_n`] would now, [`NEVER`] for a negative `now`, an `n`
+/// outside 1..=burst or an instant past [`GcraLimit::max_now`]. Reads the
+/// word only.
+#[inline]
+pub(crate) fn next_n<W: Word>(word: &W, limit: &GcraLimit, now: i64, n: i64) -> i64 {
+    let (Some(at), Some(cost)) = (limit.ticks(now), limit.cost(n)) else {
         return NEVER;
     };
     let tat = tat_of(word.get());
-    let cost = limit.per_token as i64;
     if tat::wait(tat, at, cost, limit.tolerance) == 0 {
         return 0;
     }
@@ -284,6 +297,42 @@ mod tests {
         assert!(!allow_n(&word, &limit, 0, 3));
         assert_eq!(word.load(Ordering::Relaxed), before);
         assert!(allow_n(&word, &limit, 0, 2));
+    }
+
+    /// `next_n` is 0 exactly when `allow_n` would pass, `take_n` answers
+    /// the word before and after (strictly up), and a refusal writes
+    /// nothing: on a random walk of instants and sizes.
+    #[test]
+    fn next_n_names_when_take_n_passes() {
+        let mut state = 0x243f_6a88_85a3_08d3;
+        let mut draw = |n: u64| crate::xorshift(&mut state) % n;
+        for (rate, burst) in [(1.0, 3), (3.0, 7), (1e6, 100), (7.5e8, 3)] {
+            let limit = limit(rate, burst);
+            let word = AtomicU64::new(0);
+            let mut now = 5 * SECOND;
+            for _ in 0..crate::rounds(20_000) {
+                now += draw(SECOND as u64 / rate as u64 + 1) as i64 - SECOND / rate as i64 / 4;
+                let n = draw(burst as u64 + 2) as i64;
+                let before = word.load(Ordering::Relaxed);
+                let wait = next_n(&word, &limit, now, n);
+                match take_n(&word, &limit, now, n) {
+                    Some((was, is)) => {
+                        assert_eq!(wait, 0, "{rate} {burst} {now} {n}");
+                        assert_eq!((was, is), (before, word.load(Ordering::Relaxed)));
+                        assert!(is >= was + n as u64 * limit.per_token);
+                    }
+                    None => {
+                        assert!(wait > 0, "{rate} {burst} {now} {n}");
+                        assert_eq!(word.load(Ordering::Relaxed), before);
+                        if (1..=burst).contains(&n) && now >= 0 && wait < NEVER {
+                            let copy = AtomicU64::new(before);
+                            assert!(!allow_n(&copy, &limit, now + wait - 1, n));
+                            assert!(allow_n(&copy, &limit, now + wait, n));
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -29,6 +29,7 @@ pub mod bloom;
 pub mod breaker;
 pub mod bucket;
 pub mod budget;
+pub mod charge;
 pub mod concurrency;
 pub mod deadline;
 pub mod draw;

@@ -262,16 +262,45 @@ impl RateLimit {
         }
     }
 
+    /// The word after `n` more events (1..=burst) at `now`
+    /// (0..=[`MAX_NOW`]), all or nothing, or `None` when the window is open
+    /// without room for them: what `n` calls of [`RateLimit::step`] at the
+    /// one `now` would write, one after another, or `None` when the last
+    /// of them would be refused (an expired window opens with all `n`; an
+    /// open one takes them iff count + n ≤ burst). The saturating form
+    /// ([`RateLimit::step_at`] with `SHORT` false): it serves
+    /// [`take_n`], which is not on any single-word fast path.
+    #[inline]
+    fn step_n(&self, word: u64, now: u64, n: u64) -> Option<u64> {
+        let count = word & COUNT_MASK;
+        let start = (word >> COUNT_BITS) << TIME_SHIFT;
+        if now.saturating_sub(start) >= self.span(count) {
+            // The window [`At`] opens, holding `n` events in place of one.
+            Some(At::on_axis(now).opened - 1 + n)
+        } else if count + n <= u64::from(self.burst) {
+            Some(word + n)
+        } else {
+            None
+        }
+    }
+
     /// Nanoseconds until `word` allows an event, seen at `now`
     /// (0..=[`MAX_NOW`]).
     #[inline]
     fn wait(&self, word: u64, now: u64) -> i64 {
+        self.wait_n(word, now, 1)
+    }
+
+    /// Nanoseconds until `word` allows `n` events (1..=burst) at once,
+    /// seen at `now` (0..=[`MAX_NOW`]).
+    #[inline]
+    fn wait_n(&self, word: u64, now: u64, n: u64) -> i64 {
         let count = word & COUNT_MASK;
         let start = (word >> COUNT_BITS) << TIME_SHIFT;
         // Measured to the expiry itself, so that an earlier `now` than the
         // start (no time passing for `step`) is told the whole wait.
         let expiry = start.saturating_add(self.span(count));
-        if now >= expiry || count < u64::from(self.burst) {
+        if now >= expiry || count + n <= u64::from(self.burst) {
             0
         } else if expiry > MAX_NOW as u64 {
             // The clock stands still at MAX_NOW: this window never expires.
@@ -449,12 +478,108 @@ pub fn next<W: Word>(word: &W, limit: &RateLimit, now: i64) -> i64 {
     }
 }
 
+/// `n`, if it is a count of events a window of `limit` can hold at all:
+/// 1..=burst.
+#[inline]
+fn events(limit: &RateLimit, n: i64) -> Option<u64> {
+    u64::try_from(n)
+        .ok()
+        .filter(|n| (1..=u64::from(limit.burst)).contains(n))
+}
+
+/// `n` events (1..=burst) charged to `word` at `now`, all or nothing, as
+/// `n` calls of [`allow`] at the one `now` would charge them: the word's
+/// value before the charge and after it, for [`crate::charge`] to give
+/// back exactly. `None`, writing nothing, for a refusal, a negative `now`
+/// and an `n` outside 1..=burst. One compare-and-swap loop, like
+/// [`allow`]; every charge moves a word weir wrote (a count of 1 or more)
+/// strictly up, the count within the window or a later window's start.
+#[inline]
+pub(crate) fn take_n<W: Word>(word: &W, limit: &RateLimit, now: i64, n: i64) -> Option<(u64, u64)> {
+    let (now, n) = (on_axis(now)?, events(limit, n)?);
+    let mut current = word.get();
+    loop {
+        let new = limit.step_n(current, now, n)?;
+        match word.swap_if(current, new) {
+            Ok(_) => return Some((current, new)),
+            Err(actual) => current = actual,
+        }
+    }
+}
+
+/// Nanoseconds from `now` until `word` would take `n` events at once: 0
+/// when [`take_n`] would now, [`NEVER`] for a negative `now`, an `n`
+/// outside 1..=burst or a window that outlasts [`MAX_NOW`]. Reads the word
+/// only.
+#[inline]
+pub(crate) fn next_n<W: Word>(word: &W, limit: &RateLimit, now: i64, n: i64) -> i64 {
+    match (on_axis(now), events(limit, n)) {
+        (Some(now), Some(n)) => limit.wait_n(word.get(), now, n),
+        _ => NEVER,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::time::SECOND;
 
     const MS: i64 = 1_000_000;
+
+    /// `n` events at once write what `n` calls at the one `now` write, one
+    /// after another, and refuse (writing nothing) exactly when the last of
+    /// those would be refused; `next_n` is 0 exactly when they pass. For
+    /// every kind of word: fresh, foreign (a count of 0 with a start ahead),
+    /// open with room, open and full, expired, and past MAX_NOW.
+    #[test]
+    fn n_events_at_once_are_n_calls_at_one_instant() {
+        let mut state = 0x9e37_79b9_7f4a_7c15;
+        let mut draw = |n: u64| crate::xorshift(&mut state) % n;
+        let limits = [
+            limit(1.0, 3),
+            limit(1000.0, 1023),
+            limit(30_000.0, 2),
+            RateLimit::from_parts(1 << 53, 0, 5).unwrap(),
+        ];
+        for _ in 0..crate::rounds(50_000) {
+            let limit = &limits[draw(limits.len() as u64) as usize];
+            let burst = i64::from(limit.burst);
+            let count = draw(COUNT_MASK + 1).min(draw(u64::from(limit.burst) + 2));
+            let units = draw(1 << 30);
+            let word = units << COUNT_BITS | count;
+            let start = (units << TIME_SHIFT) as i64;
+            let now = match draw(4) {
+                0 => start - draw(1 << 20) as i64,
+                1 => start + draw(4 * limit.span(u64::from(limit.burst)).min(1 << 40)) as i64,
+                2 => i64::MAX - draw(1024) as i64,
+                _ => -(draw(3) as i64),
+            };
+            let n = match draw(3) {
+                0 => 1 + draw(burst as u64) as i64,
+                1 => burst + draw(3) as i64,
+                _ => draw(3) as i64 - 1,
+            };
+            let (once, calls) = (AtomicU64::new(word), AtomicU64::new(word));
+            let taken = take_n(&once, limit, now, n);
+            let wait = next_n(&AtomicU64::new(word), limit, now, n);
+            if !(1..=burst).contains(&n) || now < 0 {
+                assert_eq!(taken, None);
+                assert_eq!(wait, NEVER);
+                continue;
+            }
+            let whole = (0..n).all(|_| allow(&calls, limit, now));
+            assert_eq!(taken.is_some(), whole, "word {word:#x} now {now} n {n}");
+            assert_eq!(wait == 0, whole, "word {word:#x} now {now} n {n}");
+            match taken {
+                Some((before, after)) => {
+                    assert_eq!((before, after), (word, calls.get()));
+                    assert_eq!(once.get(), after);
+                    assert!(count == 0 || after > before, "a charge moved the word down");
+                }
+                None => assert_eq!(once.get(), word, "a refusal wrote"),
+            }
+        }
+    }
 
     /// The unsaturated span of a short limit is the saturating one, at the
     /// ends of its range and between.

@@ -1,6 +1,8 @@
 //! The rate word's compare-and-swap loop under loom: every interleaving of
 //! a few threads (and every value a relaxed load may see) is run, and the
-//! bounds must hold in each. The rate and bloom code is generic over
+//! bounds must hold in each. So is charging several words all or nothing
+//! (weir_core::charge): a charge given back or kept, and the last token of
+//! an organisation raced for by two callers. The rate and bloom code is generic over
 //! [`weir_core::rate::Word`], so the code checked here is the code that ships,
 //! with loom's atomic standing in for `AtomicU64`.
 
@@ -170,5 +172,201 @@ fn a_stale_clock_on_a_smooth_word_cannot_take_a_token_twice() {
         ];
         assert_eq!(race(word.clone(), calls), 1);
         assert_eq!(gcra::next(&*word, &smooth_limit(1), SECOND), SECOND);
+    });
+}
+
+// ---------------------------------------------------------------------------
+// All or nothing over several words (weir_core::charge).
+
+use weir_core::charge::{self, ChargeAnswer, ChargeItem};
+use weir_core::gcra::{self, GcraLimit};
+
+fn gcra_limit(burst: i64) -> GcraLimit {
+    GcraLimit::new(1.0, burst).unwrap()
+}
+
+/// Whether the models run here (see [`model`]).
+fn models_run() -> bool {
+    !runner::through_a_runner() || std::env::var("WEIR_LOOM").as_deref() == Ok("1")
+}
+
+/// A call refused by a spent user charges the organisation and gives it
+/// back, while two plain calls take the organisation's two tokens: never
+/// more than two pass, at most one of them is refused for the charge seen
+/// in between, and every token spent is a plain call's or the one kept.
+/// Loom must find both slacks: a charge kept, and a plain call refused for
+/// one given back.
+#[test]
+fn a_charge_given_back_or_kept_never_passes_the_bound() {
+    use std::sync::atomic::{AtomicUsize, Ordering as StdOrdering};
+    static KEPT: AtomicUsize = AtomicUsize::new(0);
+    static FALSELY_REFUSED: AtomicUsize = AtomicUsize::new(0);
+    for gcra_kind in [true, false] {
+        model(move || {
+            let org = Arc::new(LoomWord::new(0));
+            let user = Arc::new(LoomWord::new(0));
+            let charge_org = move |w: &LoomWord| {
+                if gcra_kind {
+                    gcra::allow(w, &gcra_limit(2), 0)
+                } else {
+                    rate::allow(w, &limit(2), 0)
+                }
+            };
+            // The user's one unit is spent.
+            assert!(charge_org(&user) && charge_org(&user));
+            let refused = {
+                let (org, user) = (org.clone(), user.clone());
+                thread::spawn(move || {
+                    let items: [ChargeItem<'_, LoomWord>; 2] = if gcra_kind {
+                        [
+                            ChargeItem::Gcra {
+                                word: &*org,
+                                limit: gcra_limit(2),
+                                cost: 1,
+                            },
+                            ChargeItem::Gcra {
+                                word: &*user,
+                                limit: gcra_limit(2),
+                                cost: 1,
+                            },
+                        ]
+                    } else {
+                        [
+                            ChargeItem::Rate {
+                                word: &*org,
+                                limit: limit(2),
+                                cost: 1,
+                            },
+                            ChargeItem::Rate {
+                                word: &*user,
+                                limit: limit(2),
+                                cost: 1,
+                            },
+                        ]
+                    };
+                    charge::charge_in_order(&items, 0).unwrap()
+                })
+            };
+            let plain: Vec<_> = (0..2)
+                .map(|_| {
+                    let org = org.clone();
+                    thread::spawn(move || charge_org(&org))
+                })
+                .collect();
+            // Refused by the user, or by the organisation if the plain
+            // calls took it first.
+            let ChargeAnswer::Refused { kept, .. } = refused.join().unwrap() else {
+                panic!("the spent user admitted");
+            };
+            let passed = plain
+                .into_iter()
+                .map(|t| t.join().unwrap())
+                .filter(|&p| p)
+                .count();
+            assert!(
+                passed >= 1 && passed + kept <= 2,
+                "{passed} passed, {kept} kept"
+            );
+            // Exactly the tokens the plain calls took and the kept one are
+            // spent.
+            let left = (0..3).filter(|_| charge_org(&org)).count();
+            assert_eq!(
+                left + passed + kept,
+                2,
+                "{passed} passed, {kept} kept, {left} left"
+            );
+            KEPT.fetch_add(kept, StdOrdering::Relaxed);
+            if passed + kept < 2 {
+                FALSELY_REFUSED.fetch_add(1, StdOrdering::Relaxed);
+            }
+        });
+    }
+    if models_run() {
+        assert!(KEPT.load(StdOrdering::Relaxed) > 0, "no charge was kept");
+        assert!(
+            FALSELY_REFUSED.load(StdOrdering::Relaxed) > 0,
+            "no false refusal"
+        );
+    }
+}
+
+/// Two callers, each with a user limit of its own, and an organisation
+/// with one token left, through charge_all: exactly one is admitted and
+/// only its user is spent, whatever the interleaving. The nginx module's
+/// old way (read every limit, then charge them, a lost charge admitting
+/// all the same) admits both in some interleaving, which loom finds.
+#[test]
+fn two_callers_for_the_last_token_admit_one_where_read_then_charge_admitted_two() {
+    use std::sync::atomic::{AtomicUsize, Ordering as StdOrdering};
+    static TWO_ADMITTED: AtomicUsize = AtomicUsize::new(0);
+    let one = || gcra_limit(1);
+    // The old way.
+    model(move || {
+        let org = Arc::new(LoomWord::new(0));
+        let callers: Vec<_> = (0..2)
+            .map(|_| {
+                let org = org.clone();
+                thread::spawn(move || {
+                    let user = LoomWord::new(0);
+                    let read =
+                        gcra::next(&*org, &one(), 0) == 0 && gcra::next(&user, &one(), 0) == 0;
+                    if !read || !gcra::allow(&user, &one(), 0) {
+                        return false;
+                    }
+                    let _ = gcra::allow(&*org, &one(), 0); // lost or not, admitted
+                    true
+                })
+            })
+            .collect();
+        let admitted = callers
+            .into_iter()
+            .map(|t| t.join().unwrap())
+            .filter(|&a| a)
+            .count();
+        if admitted == 2 {
+            TWO_ADMITTED.fetch_add(1, StdOrdering::Relaxed);
+        }
+    });
+    if models_run() {
+        assert!(
+            TWO_ADMITTED.load(StdOrdering::Relaxed) > 0,
+            "read then charge never admitted two"
+        );
+    }
+    // charge_all.
+    model(move || {
+        let org = Arc::new(LoomWord::new(0));
+        let users = Arc::new([LoomWord::new(0), LoomWord::new(0)]);
+        let callers: Vec<_> = (0..2)
+            .map(|i| {
+                let (org, users) = (org.clone(), users.clone());
+                thread::spawn(move || {
+                    let items = [
+                        ChargeItem::Gcra {
+                            word: &*org,
+                            limit: one(),
+                            cost: 1,
+                        },
+                        ChargeItem::Gcra {
+                            word: &users[i],
+                            limit: one(),
+                            cost: 1,
+                        },
+                    ];
+                    charge::charge_all(&items, 0).unwrap()
+                })
+            })
+            .collect();
+        let answers: Vec<ChargeAnswer> = callers.into_iter().map(|t| t.join().unwrap()).collect();
+        let admitted: Vec<usize> = (0..2).filter(|&i| answers[i].admitted()).collect();
+        assert_eq!(admitted.len(), 1, "{answers:?}");
+        for (i, answer) in answers.iter().enumerate() {
+            let spent = !gcra::allow(&users[i], &one(), 0);
+            assert_eq!(spent, answer.admitted(), "user {i}: {answers:?}");
+            if let ChargeAnswer::Refused { kept, .. } = answer {
+                assert_eq!(*kept, 0);
+            }
+        }
+        assert!(!gcra::allow(&*org, &one(), 0));
     });
 }
