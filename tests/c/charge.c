@@ -168,7 +168,9 @@ static void every_kind(void) {
 
 static void bad_input(void) {
     weir_gcra_limit gl = gcra_limit(1.0, 2);
-    weir_rate_limit rl = rate_limit(1.0, 2);
+    /* A GCRA limit no weir_gcra_limit_new makes (all zero): reading another
+     * struct in its place (a weir_rate_limit is smaller) would read past it. */
+    weir_gcra_limit zero_gl = {0};
     weir_gcra word = {0}, other = {0};
     weir_charge_item items[2] = {gcra_item(&other, &gl, 1), gcra_item(&word, &gl, 1)};
     weir_charge_result out;
@@ -192,7 +194,7 @@ static void bad_input(void) {
     FAULT(bad[1].target = NULL, WEIR_ERR_NULL);
     FAULT(bad[1].target = (char *)&word + 1, WEIR_ERR_MISALIGNED);
     FAULT(bad[1].limit = NULL, WEIR_ERR_NULL);
-    FAULT(bad[1].limit = &rl, WEIR_ERR_GCRA_LIMIT_INVALID);
+    FAULT(bad[1].limit = &zero_gl, WEIR_ERR_GCRA_LIMIT_INVALID);
     FAULT(bad[1].cost = 0, WEIR_ERR_CHARGE_COST);
     FAULT(bad[1].cost = -1, WEIR_ERR_CHARGE_COST);
     FAULT(bad[1].cost = 1.5, WEIR_ERR_CHARGE_COST);
