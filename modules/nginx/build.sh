@@ -15,7 +15,13 @@ if [ -z "${WEIR_LIB:-}" ]; then
 fi
 export WEIR_ROOT=$root WEIR_LIB
 mkdir -p "$out"
-work=$(mktemp -d)
+# nginx's auto/make names an object by sed rules for .c, .cc, .cpp and .S
+# sources that also match inside the build directory's own path: a mktemp
+# name "tmp.S..." came out "tmp.o..." and make found no rule for it. So the
+# build directory's path holds no dot.
+base=${TMPDIR:-/tmp}
+case $base in *.*) base=/tmp ;; esac
+work=$(mktemp -d "$base/weir-nginx-XXXXXXXX")
 trap 'rm -rf "$work"' EXIT
 # configure writes into the source tree: work on a copy.
 cp -a "$src" "$work/src"
