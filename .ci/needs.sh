@@ -37,7 +37,12 @@ CI_KEYS=" about tier order long needs-commands needs-apt needs-rust-targets need
 
 # Whether the venv at $1 holds $2 (PKG==VERSION) at that version.
 ci_has_pip() {
-  [[ -x $1/bin/pip ]] && "$1/bin/pip" show "${2%%==*}" 2>/dev/null | grep -qx "Version: ${2#*==}"
+  # pip's answer read whole first: `pip show | grep -q` under pipefail fails
+  # whenever grep quits before pip has written everything (SIGPIPE).
+  local shown
+  [[ -x $1/bin/pip ]] || return 1
+  shown=$("$1/bin/pip" show "${2%%==*}" 2>/dev/null) || return 1
+  grep -qx "Version: ${2#*==}" <<<"$shown"
 }
 
 # The declaration block of a stage file, "KEY: VALUE" a line.

@@ -13,7 +13,7 @@ if ! rustup run "$NIGHTLY" rustc -V >/dev/null 2>&1; then
   exit 1
 fi
 for component in "$@"; do
-  if ! rustup component list --toolchain "$NIGHTLY" --installed | grep -q "^$component"; then
+  if ! rustup component list --toolchain "$NIGHTLY" --installed | grep "^$component" >/dev/null; then
     echo "no $component for $NIGHTLY (rustup component add --toolchain $NIGHTLY $component, or bash .ci/run install)" >&2
     exit 1
   fi

@@ -131,7 +131,7 @@ GO
   go get "$module@$version" &&
     go build -o fresh . &&
     out=$(./fresh) && echo "$out" && [ "$out" = "weir ${version#v} true true false true" ] &&
-    ! ldd ./fresh | grep -q libweir &&
+    ! ldd ./fresh | grep libweir >/dev/null &&
     go build -o server "$module/examples/server" && ./server >/dev/null &&
     go test -count=1 "$module" "$module/examples/server"
 }

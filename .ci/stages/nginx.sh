@@ -270,8 +270,8 @@ refused_reload() {
     local lines
     lines=$(wc -l < "$tmp/logs/error.log")
     kill -HUP "$master"
-    for _ in $(seq 100); do tail -n +"$lines" "$tmp/logs/error.log" | grep -q "cannot change" && break; sleep 0.1; done
-    if tail -n +"$lines" "$tmp/logs/error.log" | grep -q "$2"; then
+    for _ in $(seq 100); do tail -n +"$lines" "$tmp/logs/error.log" | grep "cannot change" >/dev/null && break; sleep 0.1; done
+    if tail -n +"$lines" "$tmp/logs/error.log" | grep "$2" >/dev/null; then
         ok "$1 is refused loudly"
     else
         bad "$1: $(tail -n +"$lines" "$tmp/logs/error.log" | tail -3)"

