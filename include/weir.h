@@ -159,7 +159,7 @@
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 3023
+ *   section  line 3025
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -173,7 +173,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 3285
+ *   section  line 3287
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -2903,6 +2903,12 @@ typedef struct WEIR_ALIGN(8) {
   uint32_t kind;
   /// Zero.
   uint32_t reserved;
+  /// What the call costs this limit: tokens or events, positive, whole
+  /// but for a bucket. A cost above what the limit holds (its burst)
+  /// refuses, with a wait of INT64_MAX.
+  /// (Kept at offset 8 on every host: a double in a struct is only
+  /// 4-aligned on i386, so after the pointers it would move.)
+  double cost;
   /// What is charged: a `weir_gcra *`, `weir_rate *`, `weir_bucket *` or
   /// `weir_bloom *`, or a bloom region (WEIR_CHARGE_BLOOM_IN).
   void *target;
@@ -2917,10 +2923,6 @@ typedef struct WEIR_ALIGN(8) {
   const void *key;
   /// The key's length in bytes.
   size_t key_len;
-  /// What the call costs this limit: tokens or events, positive, whole
-  /// but for a bucket. A cost above what the limit holds (its burst)
-  /// refuses, with a wait of INT64_MAX.
-  double cost;
 } weir_charge_item;
 #endif
 

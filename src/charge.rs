@@ -51,6 +51,12 @@ pub struct weir_charge_item {
     pub kind: u32,
     /// Zero.
     pub reserved: u32,
+    /// What the call costs this limit: tokens or events, positive, whole
+    /// but for a bucket. A cost above what the limit holds (its burst)
+    /// refuses, with a wait of INT64_MAX.
+    /// (Kept at offset 8 on every host: a double in a struct is only
+    /// 4-aligned on i386, so after the pointers it would move.)
+    pub cost: f64,
     /// What is charged: a `weir_gcra *`, `weir_rate *`, `weir_bucket *` or
     /// `weir_bloom *`, or a bloom region (WEIR_CHARGE_BLOOM_IN).
     pub target: *mut c_void,
@@ -65,10 +71,6 @@ pub struct weir_charge_item {
     pub key: *const c_void,
     /// The key's length in bytes.
     pub key_len: usize,
-    /// What the call costs this limit: tokens or events, positive, whole
-    /// but for a bucket. A cost above what the limit holds (its burst)
-    /// refuses, with a wait of INT64_MAX.
-    pub cost: f64,
 }
 
 /// What `weir_charge_all` answered. A plain value the call writes.
@@ -97,12 +99,12 @@ mod layout {
     use core::mem::{align_of, offset_of, size_of};
     use static_assertions::const_assert_eq;
     const_assert_eq!(size_of::<weir_charge_item>(), 56);
-    const_assert_eq!(offset_of!(weir_charge_item, target), 8);
-    const_assert_eq!(offset_of!(weir_charge_item, target_len), 16);
-    const_assert_eq!(offset_of!(weir_charge_item, limit), 24);
-    const_assert_eq!(offset_of!(weir_charge_item, key), 32);
-    const_assert_eq!(offset_of!(weir_charge_item, key_len), 40);
-    const_assert_eq!(offset_of!(weir_charge_item, cost), 48);
+    const_assert_eq!(offset_of!(weir_charge_item, cost), 8);
+    const_assert_eq!(offset_of!(weir_charge_item, target), 16);
+    const_assert_eq!(offset_of!(weir_charge_item, target_len), 24);
+    const_assert_eq!(offset_of!(weir_charge_item, limit), 32);
+    const_assert_eq!(offset_of!(weir_charge_item, key), 40);
+    const_assert_eq!(offset_of!(weir_charge_item, key_len), 48);
     const_assert_eq!(align_of::<weir_charge_item>(), 8);
     const_assert_eq!(size_of::<weir_charge_result>(), 24);
 }
@@ -112,9 +114,9 @@ mod layout {
     use core::mem::{align_of, offset_of, size_of};
     use static_assertions::const_assert_eq;
     const_assert_eq!(size_of::<weir_charge_item>(), 40);
-    const_assert_eq!(offset_of!(weir_charge_item, target), 8);
-    const_assert_eq!(offset_of!(weir_charge_item, key_len), 24);
-    const_assert_eq!(offset_of!(weir_charge_item, cost), 32);
+    const_assert_eq!(offset_of!(weir_charge_item, cost), 8);
+    const_assert_eq!(offset_of!(weir_charge_item, target), 16);
+    const_assert_eq!(offset_of!(weir_charge_item, key_len), 32);
     const_assert_eq!(align_of::<weir_charge_item>(), 8);
 }
 const_assert_eq!(core::mem::align_of::<weir_charge_result>(), 8);

@@ -21,12 +21,12 @@ _Static_assert(_Alignof(weir_charge_item) == 8, "weir_charge_item is 8-aligned o
 _Static_assert(sizeof(weir_charge_item) == (sizeof(void *) == 8 ? 56 : 40), "weir_charge_item size");
 _Static_assert(offsetof(weir_charge_item, kind) == 0, "kind");
 _Static_assert(offsetof(weir_charge_item, reserved) == 4, "reserved");
-_Static_assert(offsetof(weir_charge_item, target) == 8, "target");
-_Static_assert(offsetof(weir_charge_item, target_len) == 8 + sizeof(void *), "target_len");
-_Static_assert(offsetof(weir_charge_item, limit) == 8 + 2 * sizeof(void *), "limit");
-_Static_assert(offsetof(weir_charge_item, key) == 8 + 3 * sizeof(void *), "key");
-_Static_assert(offsetof(weir_charge_item, key_len) == 8 + 4 * sizeof(void *), "key_len");
-_Static_assert(offsetof(weir_charge_item, cost) == (sizeof(void *) == 8 ? 48 : 32), "cost");
+_Static_assert(offsetof(weir_charge_item, cost) == 8, "cost, at 8 on every host");
+_Static_assert(offsetof(weir_charge_item, target) == 16, "target");
+_Static_assert(offsetof(weir_charge_item, target_len) == 16 + sizeof(void *), "target_len");
+_Static_assert(offsetof(weir_charge_item, limit) == 16 + 2 * sizeof(void *), "limit");
+_Static_assert(offsetof(weir_charge_item, key) == 16 + 3 * sizeof(void *), "key");
+_Static_assert(offsetof(weir_charge_item, key_len) == 16 + 4 * sizeof(void *), "key_len");
 _Static_assert(_Alignof(weir_charge_result) == 8, "weir_charge_result is 8-aligned on every host");
 _Static_assert(sizeof(weir_charge_result) == 24, "weir_charge_result size");
 _Static_assert(offsetof(weir_charge_result, wait) == 0, "wait");
