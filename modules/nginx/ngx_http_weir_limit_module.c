@@ -24,8 +24,8 @@
  * region (version 2, 64-byte aligned: the slab pool gives a piece this
  * large whole pages) laid by weir_bloom_init_in or weir_bloom_init_gcra_in,
  * then the counts (below), outside the bloom's region. The shape is
- * compared on reload; a zone laid by an earlier layout (magic "weirgnx2",
- * no counts) is refused, never misread. */
+ * compared on reload; a zone of the earlier layout (magic "weirgnx2", no
+ * counts), should one ever be handed over, is refused, never misread. */
 #define WEIR_NGX_MAGIC 0x33786e67726965ULL /* "weirgnx3" */
 #define WEIR_NGX_MAGIC_2 0x32786e67726965ULL /* "weirgnx2": no counts */
 #define WEIR_NGX_HEADER 64
