@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# about: the nginx module with real traffic on 127.0.0.1: two workers, exact counts, headers, reloads, bad configs refused, 125,000 distinct keys
+# about: the nginx module with real traffic on 127.0.0.1: two workers, exact counts, headers, the metrics page, keys in log lines, reloads, bad configs refused, 125,000 distinct keys
 # tier: full
 # order: 170
 # long: WEIR_LONG=1 or WEIR_KEYS=1000000 (10^6 distinct keys in 33m)
@@ -287,6 +287,11 @@ check "a key of NUL and control bytes: burst 1 of 2" "200 429" \
     "$(code -H "X-Client: $raw" "http://127.0.0.1:$port/mix") $(code -H "X-Client: $raw" "http://127.0.0.1:$port/mix")"
 check "the mixed key is logged escaped" 1 \
     "$(grep -cF 'refused, zone "mix", key "k:\x7f\x00\x00\x01:x\x01y\x1b[31m\x7f\"\\\xff", client' "$tmp/logs/error.log")"
+long=$(printf 'a%.0s' $(seq 300))
+check "a 300-byte key: burst 1 of 2" "200 429" \
+    "$(code -H "X-Client: $long" "http://127.0.0.1:$port/mix") $(code -H "X-Client: $long" "http://127.0.0.1:$port/mix")"
+check "a long key is logged up to its first 256 bytes, then ..." 1 \
+    "$(grep -cF "refused, zone \"mix\", key \"k:\\x7f\\x00\\x00\\x01:${long:0:249}\"..., client" "$tmp/logs/error.log")"
 check "no control byte but newlines in the error log" 0 \
     "$(python3 -c 'import sys; print(sum(b < 32 and b not in (9, 10) for b in open(sys.argv[1], "rb").read()))' "$tmp/logs/error.log")"
 
