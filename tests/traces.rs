@@ -1096,6 +1096,17 @@ fn on_disk() -> BTreeMap<String, String> {
     found
 }
 
+/// `traces/index.txt`: every trace, one path a line, so that a replay
+/// needs no directory listing.
+fn index(traces: &BTreeMap<String, String>) -> String {
+    let mut text = String::from("# Every trace under traces/, generated with them.\n");
+    for path in traces.keys() {
+        text.push_str(path);
+        text.push('\n');
+    }
+    text
+}
+
 #[test]
 fn traces_are_current() {
     let traces = all_traces();
@@ -1115,10 +1126,14 @@ fn traces_are_current() {
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, text).unwrap();
         }
+        std::fs::write(dir().join("index.txt"), index(&want)).unwrap();
         return;
     }
     let have = on_disk();
     let mut stale: Vec<&str> = Vec::new();
+    if std::fs::read_to_string(dir().join("index.txt")).ok() != Some(index(&want)) {
+        stale.push("index.txt");
+    }
     for (path, text) in &want {
         if have.get(path) != Some(text) {
             stale.push(path);
