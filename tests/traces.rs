@@ -17,6 +17,7 @@ use weir::bloom::*;
 use weir::breaker::*;
 use weir::bucket::*;
 use weir::budget::*;
+use weir::charge::*;
 use weir::concurrency::*;
 use weir::deadline::*;
 use weir::gate::*;
@@ -2359,6 +2360,194 @@ fn bloom_traces(out: &mut Vec<Trace>) {
     out.push(t);
 }
 
+// charge
+
+/// One item of a `charge_all` line: kind, reserved, cost, key.
+type Item = (u32, u32, f64, &'static [u8]);
+
+struct Charge {
+    rate: Rate,
+    gcra: Gcra,
+    bucket: Bucket,
+    bloom: *mut weir_bloom,
+}
+
+impl Charge {
+    fn all(&mut self, t: &mut Trace, now: i64, items: &[Item]) {
+        let raw: Vec<weir_charge_item> = items
+            .iter()
+            .map(|&(kind, reserved, cost, key)| {
+                let (target, limit): (*mut std::ffi::c_void, *const std::ffi::c_void) = match kind {
+                    1 => (
+                        (&mut self.gcra.word as *mut weir_gcra).cast(),
+                        (&self.gcra.limit as *const weir_gcra_limit).cast(),
+                    ),
+                    3 => (self.bucket.0.cast(), std::ptr::null()),
+                    4 => (self.bloom.cast(), std::ptr::null()),
+                    _ => (
+                        (&mut self.rate.word as *mut weir_rate).cast(),
+                        (&self.rate.limit as *const weir_rate_limit).cast(),
+                    ),
+                };
+                weir_charge_item {
+                    kind,
+                    reserved,
+                    cost,
+                    target,
+                    target_len: 0,
+                    limit,
+                    key: if key.is_empty() {
+                        std::ptr::null()
+                    } else {
+                        key.as_ptr().cast()
+                    },
+                    key_len: key.len(),
+                }
+            })
+            .collect();
+        let mut r = weir_charge_result {
+            wait: 0,
+            index: 0,
+            kept: 0,
+            admitted: false,
+        };
+        let s = weir_charge_all(raw.as_ptr(), raw.len(), now, &mut r);
+        let mut args = vec![I(now), U(items.len() as u64)];
+        for &(kind, reserved, cost, key) in items {
+            args.extend([
+                U(kind.into()),
+                U(reserved.into()),
+                F(cost),
+                V::Key(key.to_vec()),
+            ]);
+        }
+        t.call(
+            "charge_all",
+            &args,
+            &[
+                S(s),
+                B(r.admitted),
+                I(r.wait),
+                U(r.index.into()),
+                U(r.kept.into()),
+                U(self.rate.word.state),
+                U(self.gcra.word.state),
+            ],
+        );
+    }
+}
+
+fn charge_traces(out: &mut Vec<Trace>) {
+    let mut t = Trace::new(
+        "charge-scenarios.trace",
+        "charge",
+        "All-or-nothing charging over a GCRA word, a rate word, a bucket and a\n\
+         bloom key: admits, refusals that spend nothing, every error status,\n\
+         time going backwards and the clock's end; then seeded random charges.",
+    );
+    let mut c = Charge {
+        rate: Rate::new(),
+        gcra: Gcra::new(),
+        bucket: Bucket(std::ptr::null_mut()),
+        bloom: std::ptr::null_mut(),
+    };
+    c.rate.limit_new(&mut t, 10.0, 5);
+    c.gcra.limit_new(&mut t, 5.0, 3);
+    c.bucket.new(&mut t, 20.0, 4.0, 0);
+    let s = weir_bloom_new(6, 2, &c.rate.limit, 7, 8, &mut c.bloom);
+    t.call("bloom_new", &[U(6), U(2), U(7), U(8)], &[S(s)]);
+    const K: &[u8] = b"team-a";
+    let every: [Item; 4] = [
+        (1, 0, 1.0, b""),
+        (2, 0, 1.0, b""),
+        (3, 0, 1.0, b""),
+        (4, 0, 1.0, K),
+    ];
+    t.note("no items is admitted; then all four until one runs out");
+    c.all(&mut t, 0, &[]);
+    for _ in 0..5 {
+        c.all(&mut t, 0, &every);
+        c.rate.next(&mut t, 0);
+        c.gcra.room(&mut t, 0);
+        c.bucket.read(&mut t, 0, 1.0);
+    }
+    t.note("costs above one, fractional bucket costs, costs above the burst");
+    c.all(&mut t, 1_000_000_000, &[(1, 0, 2.0, b""), (3, 0, 1.5, b"")]);
+    c.all(&mut t, 1_000_000_000, &[(2, 0, 6.0, b"")]);
+    c.all(&mut t, 1_000_000_000, &[(1, 0, 4.0, b"")]);
+    c.all(&mut t, 1_000_000_000, &[(3, 0, 4.5, b"")]);
+    t.note("errors: nothing charged, index names the item at fault");
+    for item in [
+        (0, 0, 1.0, b"" as &[u8]),
+        (6, 0, 1.0, b""),
+        (1, 1, 1.0, b""),
+        (1, 0, 0.0, b""),
+        (1, 0, -1.0, b""),
+        (1, 0, 1.5, b""),
+        (2, 0, f64::NAN, b""),
+        (3, 0, f64::INFINITY, b""),
+        (4, 0, 1.0, b""),
+    ] {
+        c.all(&mut t, 2_000_000_000, &[every[0], item]);
+    }
+    let many = [every[1]; 17];
+    c.all(&mut t, 2_000_000_000, &many);
+    c.all(&mut t, 2_000_000_000, &many[..16]);
+    c.rate.limit_set(&mut t, 0, 0, 0);
+    c.all(&mut t, 2_000_000_000, &every);
+    c.gcra.limit_set(&mut t, 0, 0, 0, 0);
+    c.all(&mut t, 2_000_000_000, &[every[0]]);
+    c.rate.limit_new(&mut t, 10.0, 5);
+    c.gcra.limit_new(&mut t, 5.0, 3);
+    t.note("a word named twice counts both; time going backwards; the clock's end");
+    c.all(
+        &mut t,
+        3_000_000_000,
+        &[every[0], every[0], every[0], every[0]],
+    );
+    for now in [3_000_000_000, 100, -1, MAX - 1, MAX, MAX] {
+        c.all(&mut t, now, &every);
+    }
+    t.note("seeded random charges");
+    let mut rng = Rng(23);
+    c.rate.set(&mut t, 0);
+    c.gcra.set(&mut t, 0);
+    c.bucket.new(&mut t, 20.0, 4.0, 0);
+    weir_bloom_free(c.bloom);
+    c.bloom = std::ptr::null_mut();
+    let s = weir_bloom_new(6, 2, &c.rate.limit, 7, 8, &mut c.bloom);
+    t.call("bloom_new", &[U(6), U(2), U(7), U(8)], &[S(s)]);
+    const KEYS: [&[u8]; 3] = [b"u1", b"u2", b"org"];
+    let mut now = 0;
+    for _ in 0..700 {
+        now = rng.step(now, 30_000_000);
+        let n = 1 + rng.below(4) as usize;
+        let items: Vec<Item> = (0..n)
+            .map(|_| {
+                let kind = 1 + rng.below(4) as u32;
+                let cost = if kind == 3 {
+                    0.5 + rng.below(4) as f64 * 0.5
+                } else {
+                    1.0 + rng.below(2) as f64
+                };
+                (
+                    kind,
+                    0,
+                    cost,
+                    if kind == 4 {
+                        KEYS[rng.below(3) as usize]
+                    } else {
+                        b"" as &[u8]
+                    },
+                )
+            })
+            .collect();
+        c.all(&mut t, now, &items);
+    }
+    weir_bloom_free(c.bloom);
+    out.push(t);
+}
+
 // ---------------------------------------------------------------- the files
 
 fn all_traces() -> Vec<Trace> {
@@ -2379,6 +2568,7 @@ fn all_traces() -> Vec<Trace> {
     shedder_traces(&mut out);
     pool_traces(&mut out);
     bloom_traces(&mut out);
+    charge_traces(&mut out);
     out
 }
 

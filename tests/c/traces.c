@@ -12,7 +12,7 @@
 
 #include "weir.h"
 
-enum { LINE_MAX_LEN = 8192, MAX_ARGS = 1100, MAX_TICKETS = 4096, MAX_LIST = 64 };
+enum { LINE_MAX_LEN = 8192, MAX_ARGS = 1100, MAX_TICKETS = 4096, MAX_LIST = 64, MAX_CHARGE = 32 };
 
 /* One call line, split: its op, its argument tokens, the expected answers
  * (the text after " = "), and the answers the library gave. */
@@ -601,6 +601,44 @@ static bool run(call *c, held *h) {
         } else {
             o_i64(c, weir_bloom_next(h->bloom, now, key, n));
         }
+    }
+    /* charge */
+    else if (OP("charge_all")) {
+        static unsigned char keys[MAX_CHARGE][256];
+        weir_charge_item items[MAX_CHARGE];
+        weir_charge_result r;
+        int64_t now = a_i64(c);
+        size_t n = (size_t)a_u64(c);
+        if (n > MAX_CHARGE) fail(c, "too many items");
+        memset(items, 0, sizeof items);
+        memset(&r, 0, sizeof r);
+        for (size_t i = 0; i < n; i++) {
+            weir_charge_item *it = &items[i];
+            it->kind = (uint32_t)a_u64(c);
+            it->reserved = (uint32_t)a_u64(c);
+            it->cost = a_f64(c);
+            it->key_len = a_key(c, keys[i], sizeof keys[i]);
+            it->key = it->key_len ? keys[i] : NULL;
+            switch (it->kind) {
+            case WEIR_CHARGE_GCRA:
+                it->target = &h->gcra;
+                it->limit = &h->gcra_limit;
+                break;
+            case WEIR_CHARGE_BUCKET: it->target = h->bucket; break;
+            case WEIR_CHARGE_BLOOM: it->target = h->bloom; break;
+            default:
+                it->target = &h->rate;
+                it->limit = &h->rate_limit;
+                break;
+            }
+        }
+        o_status(c, weir_charge_all(items, n, now, &r));
+        o_bool(c, r.admitted);
+        o_i64(c, r.wait);
+        o_u64(c, r.index);
+        o_u64(c, r.kept);
+        o_u64(c, h->rate.state);
+        o_u64(c, h->gcra.state);
     } else {
         return false;
     }
