@@ -30,9 +30,17 @@ struct Held {
     std::optional<weir::Budget> budget;
     std::optional<weir::Window> window;
     std::optional<weir::Concurrency> concurrency;
+    std::optional<weir::Shedder> shedder;
+    std::optional<weir::Pool> pool;
     std::size_t tickets = 0;
     weir_concurrency_ticket concurrency_tickets[MAX_TICKETS] = {};
+    weir::ShedderTicket shedder_tickets[MAX_TICKETS];
 };
+
+void list(call* c, std::size_t n, const std::uintptr_t* items, std::size_t cap) {
+    o_u64(c, n);
+    for (std::size_t i = 0; i < n && i < cap; i++) o_u64(c, items[i]);
+}
 
 void o_code(call* c, std::error_code e) { o_i64(c, e.value()); }
 
@@ -219,6 +227,104 @@ bool run(call* c, Held& h) {
         o_i64(c, h.concurrency->flying());
     } else if (op == "concurrency_long_rtt") {
         o_f64(c, h.concurrency->long_rtt());
+    }
+    // shedder
+    else if (op == "shedder_new") {
+        weir::ShedderPolicy p;
+        p.size = static_cast<std::int32_t>(a_i64(c));
+        p.cpu = static_cast<std::int32_t>(a_i64(c));
+        p.window = nanoseconds(a_i64(c));
+        p.latency = nanoseconds(a_i64(c));
+        p.beta = a_f64(c);
+        p.cool = nanoseconds(a_i64(c));
+        p.floor = a_f64(c);
+        make(c, h.shedder, weir::Shedder::make(p, a_i64(c)));
+    } else if (op == "shedder_allow") {
+        if (h.tickets == MAX_TICKETS) fail(c, "too many tickets");
+        const std::int64_t now = a_i64(c);
+        o_bool(c, h.shedder->allow(now, static_cast<std::int32_t>(a_i64(c)), h.shedder_tickets[h.tickets++]));
+    } else if (op == "shedder_pass" || op == "shedder_fail") {
+        const std::uint64_t k = a_u64(c);
+        if (k >= h.tickets) fail(c, "no such ticket slot");
+        o_code(c, op == "shedder_pass" ? h.shedder->pass(h.shedder_tickets[k], a_i64(c))
+                                       : h.shedder->fail(h.shedder_tickets[k]));
+    } else if (op == "shedder_flying") {
+        o_i64(c, h.shedder->flying());
+    } else if (op == "shedder_read_stats") {
+        auto r = h.shedder->stats(a_i64(c));
+        const weir_shedder_stats z{};
+        const weir_shedder_stats& x = r ? *r : z;
+        o_code(c, r.error());
+        o_i64(c, x.flying);
+        o_f64(c, x.average);
+        o_f64(c, x.capacity);
+        o_f64(c, x.limit);
+        o_i64(c, x.cpu);
+        o_i64(c, x.hot);
+    }
+    // pool
+    else if (op == "pool_new") {
+        weir::PoolPolicy p;
+        p.size = a_i64(c);
+        p.idle = a_i64(c);
+        p.keep = nanoseconds(a_i64(c));
+        p.life = nanoseconds(a_i64(c));
+        p.life_jitter = a_f64(c);
+        p.min_idle = a_i64(c);
+        p.max_making = a_i64(c);
+        make(c, h.pool, weir::Pool::make(p));
+    } else if (op == "pool_take") {
+        const weir::PoolTaken t = h.pool->take(a_i64(c));
+        o_i64(c, static_cast<std::int64_t>(t.kind));
+        o_u64(c, t.item);
+    } else if (op == "pool_made") {
+        const auto item = static_cast<std::uintptr_t>(a_u64(c));
+        o_code(c, h.pool->made(item, a_i64(c)));
+    } else if (op == "pool_made_jittered") {
+        const auto item = static_cast<std::uintptr_t>(a_u64(c));
+        const std::int64_t now = a_i64(c);
+        o_code(c, h.pool->made_jittered(item, now, a_u64(c)));
+    } else if (op == "pool_unmade") {
+        o_code(c, h.pool->unmade());
+    } else if (op == "pool_give") {
+        const auto item = static_cast<std::uintptr_t>(a_u64(c));
+        auto r = h.pool->give(item, a_i64(c));
+        o_code(c, r.error());
+        o_bool(c, r ? *r : false);
+    } else if (op == "pool_drop") {
+        o_code(c, h.pool->drop(static_cast<std::uintptr_t>(a_u64(c))));
+    } else if (op == "pool_evict") {
+        std::uintptr_t items[MAX_LIST] = {};
+        const std::int64_t now = a_i64(c);
+        const auto cap = static_cast<std::size_t>(a_u64(c));
+        if (cap > MAX_LIST) fail(c, "cap too large");
+        list(c, h.pool->evict(now, items, cap), items, cap);
+    } else if (op == "pool_close") {
+        std::uintptr_t items[MAX_LIST] = {};
+        const auto cap = static_cast<std::size_t>(a_u64(c));
+        if (cap > MAX_LIST) fail(c, "cap too large");
+        list(c, h.pool->close(items, cap), items, cap);
+    } else if (op == "pool_mark_old") {
+        o_i64(c, h.pool->mark_old());
+    } else if (op == "pool_make_ahead") {
+        o_i64(c, h.pool->make_ahead());
+    } else if (op == "pool_live") {
+        o_i64(c, h.pool->live());
+    } else if (op == "pool_idle") {
+        o_i64(c, h.pool->idle());
+    } else if (op == "pool_busy") {
+        o_i64(c, h.pool->busy());
+    } else if (op == "pool_next_expiry") {
+        o_i64(c, h.pool->next_expiry(a_i64(c)).count());
+    } else if (op == "pool_read_stats") {
+        auto r = h.pool->stats();
+        const weir_pool_stats z{};
+        const weir_pool_stats& x = r ? *r : z;
+        o_code(c, r.error());
+        for (std::uint64_t v : {x.made, x.reused, x.stale, x.evicted_idle, x.evicted_age, x.dropped, x.refused,
+                                x.waits, x.unmade, x.closed, x.retired}) {
+            o_u64(c, v);
+        }
     } else {
         return false;
     }
