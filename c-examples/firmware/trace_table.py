@@ -1,17 +1,18 @@
 #!/usr/bin/env python3
-"""Turns conformance traces (traces/README.md) into a C table the firmware
-trace runner (c-examples/firmware/traces.c) replays from flash.
+"""Turns the conformance traces (traces/README.md) into a C table that the
+firmware trace runner (c-examples/firmware/traces.c) replays from flash.
 
-    trace_table.py OUT_DIR TRACE...
+    trace_table.py OUT_DIR FACE
 
-Writes OUT_DIR/trace_table.h (the operation codes and the table's types)
-and OUT_DIR/trace_table.c (every call of every trace: its operation, line,
-arguments and expected answers as 64-bit words). Nothing of a trace is
-copied into RAM: the table is const and links into flash, so the image's
-RAM use does not grow with the traces. A trace of a type the firmware
-build lacks, or an operation this runner does not know, stops the build
-with its file and line: the firmware stage lists what it leaves out, this
-script never drops a call silently."""
+Reads every trace under traces/ and the face's lines in traces/skips.txt
+(FACE is firmware-m4 or firmware-m0), and writes OUT_DIR/trace_table.h
+(the operation codes and the table's types) and OUT_DIR/trace_table.c
+(every call of every trace the face does not skip: its operation, line,
+arguments and expected answers as 64-bit words). The table is const and
+links into flash: the image's RAM use does not grow with the traces. A
+trace that is neither listed nor of a type the firmware build has, and an
+operation this runner does not know, stop the build with the file and
+line: nothing is dropped silently."""
 
 import os
 import sys
@@ -64,7 +65,7 @@ def parse(path):
         sys.exit(f"{path}:1: not a version 1 trace: {lines[0]!r}")
     kind = head[2]
     if kind not in TYPES:
-        sys.exit(f"{path}:1: type {kind} is not in the firmware build")
+        sys.exit(f"{path}:1: type {kind} is not in the firmware build, and traces/skips.txt does not list it")
     calls = []
     for number, line in enumerate(lines[1:], start=2):
         if line == "" or line.startswith("#"):
@@ -91,12 +92,41 @@ def parse(path):
     return kind, calls
 
 
+def skips(root, face):
+    """The face's skips: file (relative to traces/, with or without
+    .trace) or type, to its reason."""
+    listed = {}
+    path = os.path.join(root, "traces", "skips.txt")
+    if not os.path.exists(path):
+        return listed
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            parts = line.rstrip("\n").split(" ", 2)
+            if len(parts) >= 2 and parts[0] == face:
+                listed[parts[1]] = parts[2] if len(parts) > 2 else ""
+    return listed
+
+
 def main():
-    out, paths = sys.argv[1], sys.argv[2:]
-    files, calls, words = [], [], []
-    for path in paths:
+    out, face = sys.argv[1], sys.argv[2]
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    tdir = os.path.join(root, "traces")
+    listed = skips(root, face)
+    paths = []
+    for here, _, names in os.walk(tdir):
+        paths += [os.path.join(here, n) for n in names if n.endswith(".trace")]
+    files, calls, words, skipped = [], [], [], 0
+    for path in sorted(paths, key=lambda p: os.path.relpath(p, tdir)):
+        rel = os.path.relpath(path, tdir)
+        with open(path, encoding="ascii") as f:
+            head = f.readline().split()
+        kind = head[2] if len(head) == 3 else ""
+        why = listed.get(rel, listed.get(rel[: -len(".trace")], listed.get(kind)))
+        if why is not None:
+            skipped += 1
+            continue
         kind, these = parse(path)
-        files.append((os.path.basename(path), len(calls), len(these)))
+        files.append((rel, len(calls), len(these)))
         for code, line, args, outs in these:
             calls.append((code, line, len(args), len(outs), len(words)))
             words.extend(args + outs)
@@ -128,8 +158,8 @@ def main():
         for name, first, count in files or [("", 0, 0)]:
             c.write(f'    {{"{name}", {first}, {count}}},\n')
         c.write(f"}};\n\nconst uint32_t trace_file_count = {len(files)};\n")
-    print(f"{len(files)} traces, {len(calls)} calls, {len(words)} words "
-          f"({len(calls) * 12 + len(words) * 8} bytes of flash)")
+    print(f"{face}: {len(files)} traces compiled in ({len(calls)} calls, "
+          f"{len(calls) * 12 + len(words) * 8} bytes of flash), {skipped} skipped as traces/skips.txt lists")
 
 
 if __name__ == "__main__":

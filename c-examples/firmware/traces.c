@@ -274,12 +274,12 @@ static bool replay(const trace_file *file) {
 int main(void) {
     board_print("weir ");
     board_print(weir_version());
-    board_print(" traces on " WEIR_EXAMPLE_MACHINE "\n");
+    board_print(" on " WEIR_EXAMPLE_MACHINE "\n");
     uint32_t failed = 0;
     for (uint32_t f = 0; f < trace_file_count; f++) {
         failed += replay(&trace_files[f]) ? 0u : 1u;
     }
-    board_print(WEIR_EXAMPLE_MACHINE " traces: ");
+    board_print(WEIR_EXAMPLE_MACHINE ": ");
     print_u64(trace_file_count - failed);
     board_print(" passed, ");
     print_u64(failed);
