@@ -12,7 +12,7 @@
 
 #include "weir.h"
 
-enum { LINE_MAX_LEN = 8192, MAX_ARGS = 1100 };
+enum { LINE_MAX_LEN = 8192, MAX_ARGS = 1100, MAX_TICKETS = 4096, MAX_LIST = 64, MAX_CHARGE = 32 };
 
 /* One call line, split: its op, its argument tokens, the expected answers
  * (the text after " = "), and the answers the library gave. */
@@ -44,6 +44,19 @@ static double a_f64(call *c) {
     double d;
     memcpy(&d, &bits, sizeof d);
     return d;
+}
+
+/* A key: "x" and two hex digits a byte, decoded into buf. */
+static size_t a_key(call *c, unsigned char *buf, size_t cap) {
+    const char *t = arg(c);
+    size_t n = 0;
+    if (t[0] != 'x') fail(c, "a key starts with x");
+    for (t++; t[0] && t[1]; t += 2) {
+        char two[3] = {t[0], t[1], 0};
+        if (n == cap) fail(c, "key too long");
+        buf[n++] = (unsigned char)strtoul(two, NULL, 16);
+    }
+    return n;
 }
 
 static void put(call *c, const char *text) {
@@ -82,7 +95,47 @@ typedef struct {
     weir_limiter limiter;
     weir_backoff backoff;
     weir_deadline deadline;
+    weir_bucket *bucket;
+    weir_window *window;
+    weir_sliding *sliding;
+    weir_period *period;
+    weir_gate *gate;
+    weir_budget *budget;
+    weir_concurrency *concurrency;
+    weir_breaker *breaker;
+    weir_shedder *shedder;
+    weir_pool *pool;
+    weir_bloom *bloom;
+    /* Ticket slots: the k-th allow or enter line of a file writes slot k. */
+    size_t tickets;
+    weir_breaker_ticket breaker_tickets[MAX_TICKETS];
+    weir_shedder_ticket shedder_tickets[MAX_TICKETS];
+    weir_concurrency_ticket concurrency_tickets[MAX_TICKETS];
 } held;
+
+static void drop_all(held *h) {
+    weir_bucket_free(h->bucket);
+    weir_window_free(h->window);
+    weir_sliding_free(h->sliding);
+    weir_period_free(h->period);
+    weir_gate_free(h->gate);
+    weir_budget_free(h->budget);
+    weir_concurrency_free(h->concurrency);
+    weir_breaker_free(h->breaker);
+    weir_shedder_free(h->shedder);
+    weir_pool_free(h->pool);
+    weir_bloom_free(h->bloom);
+}
+
+static size_t new_ticket(call *c, held *h) {
+    if (h->tickets == MAX_TICKETS) fail(c, "too many tickets");
+    return h->tickets++;
+}
+static size_t a_slot(call *c, const held *h) {
+    uint64_t k = a_u64(c);
+    if (k >= h->tickets) fail(c, "no such ticket slot");
+    return (size_t)k;
+}
 
 static void backoff_fields(call *c, const weir_backoff *p) {
     o_i64(c, p->base_ns);
@@ -239,6 +292,353 @@ static bool run(call *c, held *h) {
         int64_t v = 0;
         o_bool(c, weir_deadline_remaining(&h->deadline, a_i64(c), &v));
         o_i64(c, v);
+    }
+    /* bucket */
+    else if (OP("bucket_new")) {
+        double rate = a_f64(c), burst = a_f64(c);
+        weir_bucket_free(h->bucket);
+        h->bucket = NULL;
+        o_status(c, weir_bucket_new(rate, burst, a_i64(c), &h->bucket));
+    } else if (OP("bucket_take")) {
+        int64_t now = a_i64(c);
+        o_bool(c, weir_bucket_take(h->bucket, now, a_f64(c)));
+    } else if (OP("bucket_refund")) {
+        int64_t now = a_i64(c), at = a_i64(c);
+        o_status(c, weir_bucket_refund(h->bucket, now, at, a_f64(c)));
+    } else if (OP("bucket_next")) {
+        int64_t now = a_i64(c);
+        o_i64(c, weir_bucket_next(h->bucket, now, a_f64(c)));
+    } else if (OP("bucket_tokens")) {
+        o_f64(c, weir_bucket_tokens(h->bucket, a_i64(c)));
+    }
+    /* window */
+    else if (OP("window_new")) {
+        int32_t size = (int32_t)a_i64(c);
+        int64_t width = a_i64(c);
+        weir_window_free(h->window);
+        h->window = NULL;
+        o_status(c, weir_window_new(size, width, a_i64(c), &h->window));
+    } else if (OP("window_add")) {
+        int64_t now = a_i64(c);
+        o_status(c, weir_window_add(h->window, now, a_i64(c)));
+    } else if (OP("window_read_total")) {
+        weir_window_total t = {0, 0};
+        int64_t now = a_i64(c);
+        o_status(c, weir_window_read_total(h->window, now, a_i64(c) != 0, &t));
+        o_i64(c, t.sum);
+        o_i64(c, t.count);
+    } else if (OP("window_read_buckets")) {
+        weir_window_total t[MAX_LIST];
+        int64_t now = a_i64(c);
+        bool current = a_i64(c) != 0;
+        size_t cap = (size_t)a_u64(c), n;
+        if (cap > MAX_LIST) fail(c, "cap too large");
+        memset(t, 0, sizeof t);
+        n = weir_window_read_buckets(h->window, now, current, t, cap);
+        o_u64(c, n);
+        for (size_t i = 0; i < n && i < cap; i++) {
+            o_i64(c, t[i].sum);
+            o_i64(c, t[i].count);
+        }
+    } else if (OP("window_size")) {
+        o_i64(c, weir_window_size(h->window));
+    } else if (OP("window_width")) {
+        o_i64(c, weir_window_width(h->window));
+    }
+    /* sliding */
+    else if (OP("sliding_new")) {
+        int64_t quota = a_i64(c);
+        weir_sliding_free(h->sliding);
+        h->sliding = NULL;
+        o_status(c, weir_sliding_new(quota, a_i64(c), &h->sliding));
+    } else if (OP("sliding_take")) {
+        o_bool(c, weir_sliding_take(h->sliding, a_i64(c)));
+    } else if (OP("sliding_left")) {
+        o_i64(c, weir_sliding_left(h->sliding, a_i64(c)));
+    } else if (OP("sliding_next")) {
+        o_i64(c, weir_sliding_next(h->sliding, a_i64(c)));
+    }
+    /* period */
+    else if (OP("period_new")) {
+        int64_t quota = a_i64(c), len = a_i64(c);
+        weir_period_free(h->period);
+        h->period = NULL;
+        o_status(c, weir_period_new(quota, len, a_i64(c) != 0, &h->period));
+    } else if (OP("period_take")) {
+        o_i64(c, (int64_t)weir_period_take(h->period, a_i64(c)));
+    } else if (OP("period_left")) {
+        o_i64(c, weir_period_left(h->period, a_i64(c)));
+    } else if (OP("period_next")) {
+        o_i64(c, weir_period_next(h->period, a_i64(c)));
+    }
+    /* gate */
+    else if (OP("gate_new")) {
+        weir_gate_free(h->gate);
+        h->gate = NULL;
+        o_status(c, weir_gate_new(a_i64(c), &h->gate));
+    } else if (OP("gate_enter")) {
+        o_bool(c, weir_gate_enter(h->gate));
+    } else if (OP("gate_leave")) {
+        weir_gate_leave(h->gate);
+    } else if (OP("gate_held")) {
+        o_i64(c, weir_gate_held(h->gate));
+    }
+    /* budget */
+    else if (OP("budget_new")) {
+        weir_budget_policy p;
+        memset(&p, 0, sizeof p);
+        p.form = (int32_t)a_i64(c);
+        p.max_tokens = (int32_t)a_i64(c);
+        p.token_ratio = a_f64(c);
+        p.ttl_ns = a_i64(c);
+        p.min_per_s = (int32_t)a_i64(c);
+        p.reserved = (int32_t)a_i64(c);
+        p.percent = a_f64(c);
+        weir_budget_free(h->budget);
+        h->budget = NULL;
+        o_status(c, weir_budget_new(&p, a_i64(c), &h->budget));
+    } else if (OP("budget_deposit")) {
+        weir_budget_deposit(h->budget, a_i64(c));
+    } else if (OP("budget_withdraw")) {
+        o_bool(c, weir_budget_withdraw(h->budget, a_i64(c)));
+    } else if (OP("budget_left")) {
+        o_i64(c, weir_budget_left(h->budget, a_i64(c)));
+    } else if (OP("budget_tokens")) {
+        o_i64(c, weir_budget_tokens(h->budget, a_i64(c)));
+    }
+    /* concurrency */
+    else if (OP("concurrency_new")) {
+        weir_concurrency_policy p;
+        memset(&p, 0, sizeof p);
+        p.initial_limit = (int32_t)a_i64(c);
+        p.min_limit = (int32_t)a_i64(c);
+        p.max_limit = (int32_t)a_i64(c);
+        p.queue_size = (int32_t)a_i64(c);
+        p.smoothing = a_f64(c);
+        p.tolerance = a_f64(c);
+        p.long_window = (int32_t)a_i64(c);
+        p.warmup = (int32_t)a_i64(c);
+        weir_concurrency_free(h->concurrency);
+        h->concurrency = NULL;
+        o_status(c, weir_concurrency_new(&p, &h->concurrency));
+    } else if (OP("concurrency_enter")) {
+        size_t k = new_ticket(c, h);
+        o_bool(c, weir_concurrency_enter(h->concurrency, a_i64(c), &h->concurrency_tickets[k]));
+    } else if (OP("concurrency_leave")) {
+        size_t k = a_slot(c, h);
+        int64_t now = a_i64(c);
+        o_status(c, weir_concurrency_leave(h->concurrency, &h->concurrency_tickets[k], now,
+                                           a_i64(c) != 0));
+    } else if (OP("concurrency_limit")) {
+        o_i64(c, weir_concurrency_limit(h->concurrency));
+    } else if (OP("concurrency_flying")) {
+        o_i64(c, weir_concurrency_flying(h->concurrency));
+    } else if (OP("concurrency_long_rtt")) {
+        o_f64(c, weir_concurrency_long_rtt(h->concurrency));
+    }
+    /* breaker */
+    else if (OP("breaker_new")) {
+        weir_breaker_policy p;
+        memset(&p, 0, sizeof p);
+        p.k = a_f64(c);
+        p.floor = a_f64(c);
+        p.protection = a_f64(c);
+        p.probe_ns = a_i64(c);
+        p.size = (int32_t)a_i64(c);
+        p.skip_refusals = (int32_t)a_i64(c);
+        p.window_ns = a_i64(c);
+        p.max_rejection_probability = a_f64(c);
+        p.rps_threshold = a_f64(c);
+        p.aggression = a_f64(c);
+        weir_breaker_free(h->breaker);
+        h->breaker = NULL;
+        o_status(c, weir_breaker_new(&p, a_i64(c), &h->breaker));
+    } else if (OP("breaker_allow")) {
+        size_t k = new_ticket(c, h);
+        int64_t now = a_i64(c);
+        o_bool(c, weir_breaker_allow(h->breaker, now, a_f64(c), &h->breaker_tickets[k]));
+    } else if (OP("breaker_pass")) {
+        size_t k = a_slot(c, h);
+        o_status(c, weir_breaker_pass(h->breaker, &h->breaker_tickets[k], a_i64(c)));
+    } else if (OP("breaker_fail")) {
+        size_t k = a_slot(c, h);
+        o_status(c, weir_breaker_fail(h->breaker, &h->breaker_tickets[k], a_i64(c)));
+    } else if (OP("breaker_ratio")) {
+        o_f64(c, weir_breaker_ratio(h->breaker, a_i64(c)));
+    } else if (OP("breaker_read_tally")) {
+        weir_breaker_tally t;
+        memset(&t, 0, sizeof t);
+        o_status(c, weir_breaker_read_tally(h->breaker, a_i64(c), &t));
+        o_i64(c, t.total);
+        o_i64(c, t.success);
+        o_i64(c, t.failure);
+        o_i64(c, t.drop);
+    }
+    /* shedder */
+    else if (OP("shedder_new")) {
+        weir_shedder_policy p;
+        memset(&p, 0, sizeof p);
+        p.size = (int32_t)a_i64(c);
+        p.cpu = (int32_t)a_i64(c);
+        p.window_ns = a_i64(c);
+        p.latency_ns = a_i64(c);
+        p.beta = a_f64(c);
+        p.cool_ns = a_i64(c);
+        p.floor = a_f64(c);
+        weir_shedder_free(h->shedder);
+        h->shedder = NULL;
+        o_status(c, weir_shedder_new(&p, a_i64(c), &h->shedder));
+    } else if (OP("shedder_allow")) {
+        size_t k = new_ticket(c, h);
+        int64_t now = a_i64(c);
+        o_bool(c, weir_shedder_allow(h->shedder, now, (int32_t)a_i64(c), &h->shedder_tickets[k]));
+    } else if (OP("shedder_pass")) {
+        size_t k = a_slot(c, h);
+        o_status(c, weir_shedder_pass(h->shedder, &h->shedder_tickets[k], a_i64(c)));
+    } else if (OP("shedder_fail")) {
+        size_t k = a_slot(c, h);
+        o_status(c, weir_shedder_fail(h->shedder, &h->shedder_tickets[k]));
+    } else if (OP("shedder_flying")) {
+        o_i64(c, weir_shedder_flying(h->shedder));
+    } else if (OP("shedder_read_stats")) {
+        weir_shedder_stats t;
+        memset(&t, 0, sizeof t);
+        o_status(c, weir_shedder_read_stats(h->shedder, a_i64(c), &t));
+        o_i64(c, t.flying);
+        o_f64(c, t.average);
+        o_f64(c, t.capacity);
+        o_f64(c, t.limit);
+        o_i64(c, t.cpu);
+        o_i64(c, t.hot);
+    }
+    /* pool */
+    else if (OP("pool_new")) {
+        weir_pool_policy p;
+        memset(&p, 0, sizeof p);
+        p.size = a_i64(c);
+        p.idle = a_i64(c);
+        p.keep_ns = a_i64(c);
+        p.life_ns = a_i64(c);
+        p.life_jitter = a_f64(c);
+        p.min_idle = a_i64(c);
+        p.max_making = a_i64(c);
+        weir_pool_free(h->pool);
+        h->pool = NULL;
+        o_status(c, weir_pool_new(&p, &h->pool));
+    } else if (OP("pool_take")) {
+        weir_pool_taken t = weir_pool_take(h->pool, a_i64(c));
+        o_i64(c, t.kind);
+        o_u64(c, (uint64_t)t.item);
+    } else if (OP("pool_made")) {
+        uintptr_t item = (uintptr_t)a_u64(c);
+        o_status(c, weir_pool_made(h->pool, item, a_i64(c)));
+    } else if (OP("pool_made_jittered")) {
+        uintptr_t item = (uintptr_t)a_u64(c);
+        int64_t now = a_i64(c);
+        o_status(c, weir_pool_made_jittered(h->pool, item, now, a_u64(c)));
+    } else if (OP("pool_unmade")) {
+        o_status(c, weir_pool_unmade(h->pool));
+    } else if (OP("pool_give")) {
+        uintptr_t item = (uintptr_t)a_u64(c);
+        bool kept = false;
+        o_status(c, weir_pool_give(h->pool, item, a_i64(c), &kept));
+        o_bool(c, kept);
+    } else if (OP("pool_drop")) {
+        o_status(c, weir_pool_drop(h->pool, (uintptr_t)a_u64(c)));
+    } else if (OP("pool_make_ahead")) {
+        o_i64(c, weir_pool_make_ahead(h->pool));
+    } else if (OP("pool_evict") || OP("pool_close")) {
+        uintptr_t items[MAX_LIST];
+        bool evict = OP("pool_evict");
+        int64_t now = evict ? a_i64(c) : 0;
+        size_t cap = (size_t)a_u64(c), n;
+        if (cap > MAX_LIST) fail(c, "cap too large");
+        n = evict ? weir_pool_evict(h->pool, now, items, cap) : weir_pool_close(h->pool, items, cap);
+        o_u64(c, n);
+        for (size_t i = 0; i < n && i < cap; i++) o_u64(c, (uint64_t)items[i]);
+    } else if (OP("pool_mark_old")) {
+        o_i64(c, weir_pool_mark_old(h->pool));
+    } else if (OP("pool_live")) {
+        o_i64(c, weir_pool_live(h->pool));
+    } else if (OP("pool_idle")) {
+        o_i64(c, weir_pool_idle(h->pool));
+    } else if (OP("pool_busy")) {
+        o_i64(c, weir_pool_busy(h->pool));
+    } else if (OP("pool_next_expiry")) {
+        o_i64(c, weir_pool_next_expiry(h->pool, a_i64(c)));
+    } else if (OP("pool_read_stats")) {
+        weir_pool_stats t;
+        memset(&t, 0, sizeof t);
+        o_status(c, weir_pool_read_stats(h->pool, &t));
+        o_u64(c, t.made);
+        o_u64(c, t.reused);
+        o_u64(c, t.stale);
+        o_u64(c, t.evicted_idle);
+        o_u64(c, t.evicted_age);
+        o_u64(c, t.dropped);
+        o_u64(c, t.refused);
+        o_u64(c, t.waits);
+        o_u64(c, t.unmade);
+        o_u64(c, t.closed);
+        o_u64(c, t.retired);
+    }
+    /* bloom */
+    else if (OP("bloom_new") || OP("bloom_new_gcra")) {
+        uint32_t size_log2 = (uint32_t)a_u64(c), hashes = (uint32_t)a_u64(c);
+        uint64_t seed0 = a_u64(c), seed1 = a_u64(c);
+        weir_bloom_free(h->bloom);
+        h->bloom = NULL;
+        o_status(c, OP("bloom_new") ? weir_bloom_new(size_log2, hashes, &h->rate_limit, seed0,
+                                                      seed1, &h->bloom)
+                                    : weir_bloom_new_gcra(size_log2, hashes, &h->gcra_limit,
+                                                          seed0, seed1, &h->bloom));
+    } else if (OP("bloom_allow") || OP("bloom_next")) {
+        unsigned char key[256];
+        int64_t now = a_i64(c);
+        size_t n = a_key(c, key, sizeof key);
+        if (OP("bloom_allow")) {
+            o_bool(c, weir_bloom_allow(h->bloom, now, key, n));
+        } else {
+            o_i64(c, weir_bloom_next(h->bloom, now, key, n));
+        }
+    }
+    /* charge */
+    else if (OP("charge_all")) {
+        static unsigned char keys[MAX_CHARGE][256];
+        weir_charge_item items[MAX_CHARGE];
+        weir_charge_result r;
+        int64_t now = a_i64(c);
+        size_t n = (size_t)a_u64(c);
+        if (n > MAX_CHARGE) fail(c, "too many items");
+        memset(items, 0, sizeof items);
+        memset(&r, 0, sizeof r);
+        for (size_t i = 0; i < n; i++) {
+            weir_charge_item *it = &items[i];
+            it->kind = (uint32_t)a_u64(c);
+            it->reserved = (uint32_t)a_u64(c);
+            it->cost = a_f64(c);
+            it->key_len = a_key(c, keys[i], sizeof keys[i]);
+            it->key = it->key_len ? keys[i] : NULL;
+            switch (it->kind) {
+            case WEIR_CHARGE_GCRA:
+                it->target = &h->gcra;
+                it->limit = &h->gcra_limit;
+                break;
+            case WEIR_CHARGE_BUCKET: it->target = h->bucket; break;
+            case WEIR_CHARGE_BLOOM: it->target = h->bloom; break;
+            default:
+                it->target = &h->rate;
+                it->limit = &h->rate_limit;
+                break;
+            }
+        }
+        o_status(c, weir_charge_all(items, n, now, &r));
+        o_bool(c, r.admitted);
+        o_i64(c, r.wait);
+        o_u64(c, r.index);
+        o_u64(c, r.kept);
+        o_u64(c, h->rate.state);
+        o_u64(c, h->gcra.state);
     } else {
         return false;
     }
@@ -249,7 +649,7 @@ static bool run(call *c, held *h) {
 static long replay(const char *path) {
     static char text[LINE_MAX_LEN];
     static call c;
-    held h;
+    static held h;
     FILE *f = fopen(path, "r");
     long calls = 0;
     memset(&h, 0, sizeof h);
@@ -291,6 +691,7 @@ static long replay(const char *path) {
         calls++;
     }
     fclose(f);
+    drop_all(&h);
     return calls;
 }
 
