@@ -40,7 +40,9 @@ pub fn command(ctx: &Ctx) -> Result<(), Fail> {
         .ok()
         .and_then(|s| s.parse::<i64>().ok())
         .filter(|&ns| ns >= 0)
-        .ok_or_else(|| Fail::Msg("ERR WEIR.TEST.NOW takes nanoseconds (0 or more) or REAL".into()))?;
+        .ok_or_else(|| {
+            Fail::Msg("ERR WEIR.TEST.NOW takes nanoseconds (0 or more) or REAL".into())
+        })?;
     NOW.store(ns, Ordering::Relaxed);
     ctx.reply_int(ns);
     Ok(())

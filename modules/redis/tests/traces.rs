@@ -69,7 +69,13 @@ fn test_module() -> PathBuf {
                 .join("redis-test-clock");
             let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
             let status = Command::new(cargo)
-                .args(["build", "--lib", "--features", "test-clock", "--manifest-path"])
+                .args([
+                    "build",
+                    "--lib",
+                    "--features",
+                    "test-clock",
+                    "--manifest-path",
+                ])
                 .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
                 .arg("--target-dir")
                 .arg(&target)
@@ -286,7 +292,11 @@ fn replay_gcra(c: &mut Conn, trace: &Trace, key: &str) -> Result<Tally, String> 
         let burst = l.burst.to_string();
         match call.op.as_str() {
             "gcra_allow" | "gcra_allow_n" => {
-                let n = if call.op == "gcra_allow" { 1 } else { int(&call.args[1]) };
+                let n = if call.op == "gcra_allow" {
+                    1
+                } else {
+                    int(&call.args[1])
+                };
                 let n_text = n.to_string();
                 let mut words: Vec<&[u8]> = vec![
                     b"WEIR.BUCKET",
