@@ -23,6 +23,10 @@
 //!   than the burst) must be a refusal in the trace. `gcra_next` is a peek:
 //!   its retry in whole milliseconds, rounded up, is the wait's (-1 for 0).
 //!   `gcra_room` is the peek's remaining tokens.
+//! - `sliding` traces: each window is a fresh key taken with `WEIR.WINDOW
+//!   key quota window_ms` (the same exact sliding window) when its length
+//!   is a whole number of milliseconds; `sliding_left` is the peek's
+//!   remaining units, `sliding_next` its retry in milliseconds.
 //! - Every other trace is skipped with its reason, which must be in
 //!   `traces/skips.txt` under the face `redis` (and nothing listed there
 //!   may be a trace this replays).
@@ -362,6 +366,100 @@ fn replay_gcra(c: &mut Conn, trace: &Trace, key: &str) -> Result<Tally, String> 
     Ok(tally)
 }
 
+/// Replays a `sliding` trace: each window a fresh key, taken with
+/// `WEIR.WINDOW key quota window_ms` and read with its peek (the
+/// remaining units for `sliding_left`, the retry in milliseconds, rounded
+/// up, for `sliding_next`). A window that is not a whole number of
+/// milliseconds, or past the module's quota, cannot be asked; the same
+/// rules as [`replay_gcra`] pass its calls over.
+fn replay_sliding(c: &mut Conn, trace: &Trace, key_base: &str) -> Result<Tally, String> {
+    let mut tally = Tally::default();
+    let mut window: Option<(String, String)> = None; // quota, window_ms
+    let mut in_step = false;
+    let mut fresh = 0;
+    let mut key = String::new();
+    let mut latest = i64::MIN;
+    for call in &trace.calls {
+        let fail = |got: String| {
+            Err(format!(
+                "{}:{}: {} {}: expected {}, got {got}",
+                trace.file,
+                call.line,
+                call.op,
+                call.args.join(" "),
+                call.outs.join(" ")
+            ))
+        };
+        if call.op == "sliding_new" {
+            // A refused constructor leaves no current window.
+            let (quota, ns) = (int(&call.args[0]), int(&call.args[1]));
+            in_step = int(&call.outs[0]) == 0;
+            window = (in_step
+                && quota as u64 <= weir_redis::parse::MAX_WINDOW_QUOTA
+                && ns % MS == 0
+                && ns / MS <= weir_redis::gcra::MAX_SPAN_NS / MS)
+                .then(|| (quota.to_string(), (ns / MS).to_string()));
+            fresh += 1;
+            key = format!("{key_base}.{fresh}");
+            latest = i64::MIN;
+            continue;
+        }
+        let now = int(&call.args[0]);
+        let before_latest = now < latest;
+        if call.op == "sliding_take" {
+            latest = latest.max(now);
+        }
+        let changes = call.op == "sliding_take" && int(&call.outs[0]) == 1;
+        let why = if !in_step {
+            Some("out of step after a call the module cannot be asked")
+        } else if window.is_none() {
+            Some("a window not in whole milliseconds, or a quota past the module's")
+        } else if now < 0 {
+            Some("a negative time (a server's clock never is)")
+        } else if now > LATEST - weir_redis::gcra::MAX_SPAN_NS {
+            Some("a time past what a Redis key holds")
+        } else if call.op == "sliding_next" && before_latest {
+            // The core counts the wait from its latest take's time, the
+            // module from the caller's (the instant a take would pass).
+            Some("a wait asked at a time before the latest take")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            *tally.passed_over.entry(why).or_default() += 1;
+            if changes {
+                in_step = false;
+            }
+            continue;
+        }
+        let (quota, ms) = window.clone().expect("checked above");
+        set_now(c, now);
+        tally.replayed += 1;
+        let command: &[u8] = if call.op == "sliding_take" {
+            b"WEIR.WINDOW"
+        } else {
+            b"WEIR.WINDOW.PEEK"
+        };
+        let five = c
+            .call(&[command, key.as_bytes(), quota.as_bytes(), ms.as_bytes()])
+            .ints();
+        let want = int(&call.outs[0]);
+        let ok = match call.op.as_str() {
+            "sliding_take" => (five[0] == 0) == (want == 1),
+            "sliding_left" => five[2] == want,
+            "sliding_next" => {
+                let retry = if want == 0 { -1 } else { (want - 1) / MS + 1 };
+                five[3] == retry
+            }
+            other => return fail(format!("unknown operation {other}")),
+        };
+        if !ok {
+            return fail(format!("{five:?}"));
+        }
+    }
+    Ok(tally)
+}
+
 /// The skips listed for the face `redis`: file or type, and reason.
 fn listed_skips() -> BTreeMap<String, String> {
     let text = std::fs::read_to_string(root().join("traces/skips.txt")).unwrap_or_default();
@@ -405,7 +503,7 @@ fn the_traces_replay_through_the_test_clock() {
         let listed_here = listed.contains_key(&trace.file)
             || listed.contains_key(stem)
             || listed.contains_key(&trace.kind);
-        if trace.kind != "gcra" {
+        if trace.kind != "gcra" && trace.kind != "sliding" {
             if !listed_here {
                 failures.push(format!(
                     "{}: type {} is not replayed, and traces/skips.txt does not list it for redis",
@@ -414,7 +512,12 @@ fn the_traces_replay_through_the_test_clock() {
             }
             continue;
         }
-        match replay_gcra(&mut c, trace, &format!("t{i}")) {
+        let replay = if trace.kind == "gcra" {
+            replay_gcra(&mut c, trace, &format!("t{i}"))
+        } else {
+            replay_sliding(&mut c, trace, &format!("t{i}"))
+        };
+        match replay {
             Err(e) => failures.push(e),
             Ok(tally) => {
                 let over: usize = tally.passed_over.values().sum();
