@@ -280,7 +280,14 @@ fn rate_traces(out: &mut Vec<Trace>) {
         r.allow(&mut t, now);
         r.next(&mut t, now);
     }
-    t.note("invalid limits (memory from another program): false and INT64_MAX");
+    out.push(t);
+
+    let mut t = Trace::new(
+        "rate-invalid-limits.trace",
+        "rate",
+        "Invalid limits (memory from another program): every decision refuses,\n\
+         false and INT64_MAX.",
+    );
     r.set(&mut t, 0);
     for (i, f, b) in [
         (0, 0, 0),
@@ -296,7 +303,7 @@ fn rate_traces(out: &mut Vec<Trace>) {
         r.allow(&mut t, 1_000_000);
         r.next(&mut t, 1_000_000);
     }
-    t.note("a word written under another limit is judged by this one");
+    t.note("a valid limit again");
     r.limit_new(&mut t, 1000.0, 10);
     r.set(&mut t, u64::MAX);
     r.allow(&mut t, 1_000_000);
@@ -503,7 +510,21 @@ fn gcra_traces(out: &mut Vec<Trace>) {
         g.next(&mut t, now);
         g.room(&mut t, now);
     }
-    t.note("invalid limits: false, INT64_MAX, 0");
+    t.note("words of any value under a valid limit");
+    g.limit_new(&mut t, 1000.0, 10);
+    for s in [u64::MAX, 1 << 63, 1 << 62, 12345] {
+        g.set(&mut t, s);
+        g.room(&mut t, 1_000_000);
+        g.next(&mut t, 1_000_000);
+        g.allow(&mut t, 1_000_000);
+    }
+    out.push(t);
+
+    let mut t = Trace::new(
+        "gcra-invalid-limits.trace",
+        "gcra",
+        "Invalid limits (memory from another program): false, INT64_MAX, 0.",
+    );
     for (p, tol, sh, res) in [
         (0, 0, 0, 0),
         (1, 0, 0, 0),
@@ -518,14 +539,6 @@ fn gcra_traces(out: &mut Vec<Trace>) {
         g.allow_n(&mut t, 1_000, 1);
         g.next(&mut t, 1_000);
         g.room(&mut t, 1_000);
-    }
-    t.note("words of any value under a valid limit");
-    g.limit_new(&mut t, 1000.0, 10);
-    for s in [u64::MAX, 1 << 63, 1 << 62, 12345] {
-        g.set(&mut t, s);
-        g.room(&mut t, 1_000_000);
-        g.next(&mut t, 1_000_000);
-        g.allow(&mut t, 1_000_000);
     }
     out.push(t);
 
@@ -1348,6 +1361,7 @@ fn sliding_traces(out: &mut Vec<Trace>) {
         all(&mut t, h, now, true);
     }
     new(&mut t, &mut h, MAX, MAX);
+    new(&mut t, &mut h, 1_000_000, MAX / 2);
     all(&mut t, h, 0, true);
     all(&mut t, h, MAX, true);
     t.note("seeded random calls");
@@ -1707,6 +1721,8 @@ fn concurrency_traces(out: &mut Vec<Trace>) {
         &mut h,
         weir_concurrency_policy {
             initial_limit: 4,
+            min_limit: 1,
+            queue_size: 0,
             ..p
         },
     );
@@ -2668,4 +2684,44 @@ fn traces_keep_to_the_format() {
         }
     }
     assert!(total < 2_000_000, "traces/ is {total} bytes");
+}
+
+/// A trace makes no call on a handle type while it holds none (its last
+/// constructor failed): faces whose handles are objects (Go, C++) could
+/// not make the call at all.
+#[test]
+fn traces_call_only_live_handles() {
+    const HANDLES: [&str; 11] = [
+        "bucket",
+        "window",
+        "sliding",
+        "period",
+        "gate",
+        "budget",
+        "concurrency",
+        "breaker",
+        "shedder",
+        "pool",
+        "bloom",
+    ];
+    for t in all_traces() {
+        let mut live = BTreeMap::new();
+        for (i, line) in t.text.lines().enumerate().skip(1) {
+            let op = line.split(' ').next().unwrap();
+            let ty = op.split('_').next().unwrap();
+            if line.starts_with('#') || !HANDLES.contains(&ty) {
+                continue;
+            }
+            if op == format!("{ty}_new") || op == "bloom_new_gcra" {
+                live.insert(ty, line.ends_with(" = 0"));
+            } else {
+                assert!(
+                    live.get(ty) == Some(&true),
+                    "{}:{}: {op} with no {ty} held",
+                    t.path,
+                    i + 1
+                );
+            }
+        }
+    }
 }
