@@ -1170,6 +1170,10 @@ const TRACE_REPLAYS: &[(&str, &[&str])] = &[
     ("go-cgo", &["go/traces_test.go"]),
     ("go-words", &["go/traces_words_test.go"]),
     ("wasm", &["bay/tests/traces.mjs"]),
+    ("firmware-m4", &["c-examples/firmware/trace_table.py"]),
+    ("firmware-m0", &["c-examples/firmware/trace_table.py"]),
+    ("nginx", &["modules/nginx/test/replay.py"]),
+    ("redis", &["modules/redis/tests/traces.rs"]),
 ];
 
 /// The ops each type's traces use: `type -> ops`, and the trace files'
