@@ -26,6 +26,7 @@ type traceCall struct {
 	next int
 	got  []string
 	err  string
+	want string
 }
 
 func (c *traceCall) arg() string {
@@ -158,7 +159,7 @@ func replayTraces[S any](t *testing.T, face string, fresh func() *S, run func(c 
 			}
 			want = strings.TrimPrefix(want, " ")
 			words := strings.Split(lhs, " ")
-			c := &traceCall{op: words[0], args: words[1:]}
+			c := &traceCall{op: words[0], args: words[1:], want: want}
 			if !run(c, state) {
 				t.Fatalf("traces/%s:%d: unknown op %s", name, line, c.op)
 			}
@@ -196,6 +197,11 @@ type cgoHeld struct {
 	period    *Period
 	gate      *Gate
 	deadline  Deadline
+	window    *Window
+	conc      *Concurrency
+	concT     []ConcurrencyTicket
+	shedder   *Shedder
+	shedderT  []ShedderTicket
 }
 
 func (h *cgoHeld) close() {
@@ -211,48 +217,15 @@ func (h *cgoHeld) close() {
 	if h.gate != nil {
 		h.gate.Close()
 	}
-}
-
-func rateLimitOut(c *traceCall, l RateLimit) {
-	ns, frac := l.Interval()
-	c.oU64(ns)
-	c.oU64(uint64(frac))
-	c.oU64(uint64(l.Burst()))
-}
-
-func gcraLimitOut(c *traceCall, l GCRALimit) {
-	c.oU64(l.perToken)
-	c.oI64(l.tolerance)
-	c.oU64(uint64(l.shift))
-	c.oU64(uint64(l.reserved))
-}
-
-// limitOps are the limit lines both word faces share: a failed
-// constructor leaves the held limit as it was, as the C ABI's `*out`.
-func limitOps(c *traceCall, rl *RateLimit, gl *GCRALimit) bool {
-	switch c.op {
-	case "rate_limit_new":
-		l, err := NewRateLimit(c.f64(), c.i64())
-		if err == nil {
-			*rl = l
-		}
-		c.oErr(err)
-		rateLimitOut(c, *rl)
-	case "rate_limit_set":
-		*rl = RateLimit{intervalNs: c.u64(), intervalFrac: uint32(c.u64()), burst: uint32(c.u64())}
-	case "gcra_limit_new":
-		l, err := NewGCRALimit(c.f64(), c.i64())
-		if err == nil {
-			*gl = l
-		}
-		c.oErr(err)
-		gcraLimitOut(c, *gl)
-	case "gcra_limit_set":
-		*gl = GCRALimit{perToken: c.u64(), tolerance: c.i64(), shift: uint32(c.u64()), reserved: uint32(c.u64())}
-	default:
-		return false
+	if h.window != nil {
+		h.window.Close()
 	}
-	return true
+	if h.conc != nil {
+		h.conc.Close()
+	}
+	if h.shedder != nil {
+		h.shedder.Close()
+	}
 }
 
 func TestTracesCgo(t *testing.T) {
@@ -368,6 +341,114 @@ func TestTracesCgo(t *testing.T) {
 			h.gate.Leave()
 		case "gate_held":
 			c.oI64(h.gate.Held())
+		// window: Buckets reads them all; with room for cap, C writes the newest cap
+		case "window_new":
+			size, width := int32(c.i64()), c.dur()
+			if h.window != nil {
+				h.window.Close()
+			}
+			var err error
+			h.window, err = NewWindow(size, width, c.dur())
+			c.oErr(err)
+		case "window_add":
+			now := c.dur()
+			c.oErr(h.window.Add(now, c.i64()))
+		case "window_read_total":
+			now := c.dur()
+			tot, err := h.window.Total(now, c.i64() != 0)
+			c.oErr(err)
+			c.oI64(tot.Sum)
+			c.oI64(tot.Count)
+		case "window_read_buckets":
+			now := c.dur()
+			current := c.i64() != 0
+			cap := int(c.u64())
+			all := h.window.Buckets(now, current)
+			if len(all) > cap {
+				all = all[len(all)-cap:]
+			}
+			c.oU64(uint64(len(all)))
+			for i := 0; i < len(all) && i < cap; i++ {
+				c.oI64(all[i].Sum)
+				c.oI64(all[i].Count)
+			}
+		case "window_size":
+			c.oI64(int64(h.window.Size()))
+		case "window_width":
+			c.oDur(h.window.Width())
+		// concurrency: a refused Enter is ErrRefused, the C call's false
+		case "concurrency_new":
+			p := ConcurrencyPolicy{InitialLimit: int32(c.i64()), MinLimit: int32(c.i64()), MaxLimit: int32(c.i64()),
+				QueueSize: int32(c.i64()), Smoothing: c.f64(), Tolerance: c.f64(), LongWindow: int32(c.i64()), Warmup: int32(c.i64())}
+			if h.conc != nil {
+				h.conc.Close()
+			}
+			var err error
+			h.conc, err = NewConcurrency(&p)
+			c.oErr(err)
+		case "concurrency_enter":
+			tk, err := h.conc.Enter(c.dur())
+			h.concT = append(h.concT, tk)
+			c.oBool(err == nil)
+		case "concurrency_leave":
+			k := c.u64()
+			now := c.dur()
+			dropped := c.i64() != 0
+			if k >= uint64(len(h.concT)) {
+				c.err = "no such ticket slot"
+				return true
+			}
+			c.oErr(h.concT[k].Leave(now, dropped))
+		case "concurrency_limit":
+			c.oI64(h.conc.Limit())
+		case "concurrency_flying":
+			c.oI64(h.conc.Flying())
+		case "concurrency_long_rtt":
+			// LongRTT is a time.Duration: the C reading's double, truncated
+			// to whole ns. Compare it so; the fraction has no Go form.
+			bits, _ := strconv.ParseUint(strings.TrimPrefix(c.want, "0x"), 16, 64)
+			if got := h.conc.LongRTT(); got == time.Duration(math.Float64frombits(bits)) {
+				c.got = append(c.got, c.want)
+			} else {
+				c.oI64(int64(got))
+			}
+		// shedder
+		case "shedder_new":
+			p := ShedderPolicy{Size: int32(c.i64()), CPU: int32(c.i64()), Window: c.dur(), Latency: c.dur(),
+				Beta: c.f64(), Cool: c.dur(), Floor: c.f64()}
+			if h.shedder != nil {
+				h.shedder.Close()
+			}
+			var err error
+			h.shedder, err = NewShedderAt(&p, c.dur())
+			c.oErr(err)
+		case "shedder_allow":
+			now := c.dur()
+			tk, err := h.shedder.AllowAt(now, int32(c.i64()))
+			h.shedderT = append(h.shedderT, tk)
+			c.oBool(err == nil)
+		case "shedder_pass", "shedder_fail":
+			k := c.u64()
+			if k >= uint64(len(h.shedderT)) {
+				c.err = "no such ticket slot"
+				return true
+			}
+			if c.op == "shedder_pass" {
+				c.oErr(h.shedderT[k].PassAt(c.dur()))
+			} else {
+				c.oErr(h.shedderT[k].Fail())
+			}
+		case "shedder_flying":
+			c.oI64(h.shedder.Flying())
+		case "shedder_read_stats":
+			st, err := h.shedder.StatsAt(c.dur())
+			c.oErr(err)
+			c.oI64(st.Flying)
+			c.oF64(st.Average)
+			c.oF64(st.Capacity)
+			c.oF64(st.Limit)
+			c.oI64(int64(st.CPU))
+			c.oBool(st.Hot)
 		default:
 			return false
 		}

@@ -1118,7 +1118,7 @@ impl<T: Default> Slots<T> {
 struct Bucket(*mut weir_bucket);
 
 impl Bucket {
-    fn new(&mut self, t: &mut Trace, rate: f64, burst: f64, now: i64) -> bool {
+    fn make(&mut self, t: &mut Trace, rate: f64, burst: f64, now: i64) -> bool {
         weir_bucket_free(self.0);
         self.0 = std::ptr::null_mut();
         let s = weir_bucket_new(rate, burst, now, &mut self.0);
@@ -1156,12 +1156,12 @@ fn bucket_traces(out: &mut Vec<Trace>) {
     );
     let mut b = Bucket(std::ptr::null_mut());
     for r in BAD_F {
-        b.new(&mut t, r, 5.0, 0);
-        b.new(&mut t, 10.0, r, 0);
+        b.make(&mut t, r, 5.0, 0);
+        b.make(&mut t, 10.0, r, 0);
     }
-    b.new(&mut t, 10.0, 5.0, -1);
-    b.new(&mut t, 1e-300, 1e300, 0);
-    b.new(&mut t, 10.0, 5.0, 1_000_000_000);
+    b.make(&mut t, 10.0, 5.0, -1);
+    b.make(&mut t, 1e-300, 1e300, 0);
+    b.make(&mut t, 10.0, 5.0, 1_000_000_000);
     b.read(&mut t, 1_000_000_000, 1.0);
     for n in [1.0, 1.0, 2.5, 0.5, 0.5, 1.0] {
         b.take(&mut t, 1_000_000_000, n);
@@ -1191,7 +1191,7 @@ fn bucket_traces(out: &mut Vec<Trace>) {
         b.take(&mut t, now, 1.0);
         b.read(&mut t, now, 5.0);
     }
-    b.new(&mut t, 1e9, 1e9, MAX);
+    b.make(&mut t, 1e9, 1e9, MAX);
     b.take(&mut t, MAX, 1e9);
     b.read(&mut t, MAX, 1.0);
     out.push(t);
@@ -1206,7 +1206,7 @@ fn bucket_traces(out: &mut Vec<Trace>) {
     for i in 0..2000 {
         if i % 500 == 0 {
             let rate = [10.0, 0.5, 1e6, 3.3][(i / 500) % 4];
-            b.new(&mut t, rate, 1.0 + rng.below(20) as f64, now);
+            b.make(&mut t, rate, 1.0 + rng.below(20) as f64, now);
         }
         now = rng.step(now, 50_000_000);
         match rng.below(6) {
@@ -2202,7 +2202,6 @@ fn pool_traces(out: &mut Vec<Trace>) {
         life_jitter: 0.0,
         min_idle: 0,
         max_making: 2,
-        ..p
     };
     new(&mut t, &mut h, small);
     read(&mut t, h, 0);
@@ -2469,7 +2468,7 @@ fn charge_traces(out: &mut Vec<Trace>) {
     };
     c.rate.limit_new(&mut t, 10.0, 5);
     c.gcra.limit_new(&mut t, 5.0, 3);
-    c.bucket.new(&mut t, 20.0, 4.0, 0);
+    c.bucket.make(&mut t, 20.0, 4.0, 0);
     let s = weir_bloom_new(6, 2, &c.rate.limit, 7, 8, &mut c.bloom);
     t.call("bloom_new", &[U(6), U(2), U(7), U(8)], &[S(s)]);
     const K: &[u8] = b"team-a";
@@ -2528,7 +2527,7 @@ fn charge_traces(out: &mut Vec<Trace>) {
     let mut rng = Rng(23);
     c.rate.set(&mut t, 0);
     c.gcra.set(&mut t, 0);
-    c.bucket.new(&mut t, 20.0, 4.0, 0);
+    c.bucket.make(&mut t, 20.0, 4.0, 0);
     weir_bloom_free(c.bloom);
     c.bloom = std::ptr::null_mut();
     let s = weir_bloom_new(6, 2, &c.rate.limit, 7, 8, &mut c.bloom);

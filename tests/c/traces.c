@@ -3,88 +3,7 @@
  * exactly. Fails at the first answer that differs, naming the trace file and
  * line. Runs from the repository's root (cargo test, ctest and its
  * sanitizer preset all start it there). */
-#include <inttypes.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "weir.h"
-
-enum { LINE_MAX_LEN = 8192, MAX_ARGS = 1100, MAX_TICKETS = 4096, MAX_LIST = 64, MAX_CHARGE = 32 };
-
-/* One call line, split: its op, its argument tokens, the expected answers
- * (the text after " = "), and the answers the library gave. */
-typedef struct {
-    const char *file;
-    int line;
-    char *op;
-    char *args[MAX_ARGS];
-    int nargs;
-    int next;
-    const char *want;
-    char got[LINE_MAX_LEN];
-    size_t len;
-} call;
-
-static void fail(const call *c, const char *why) {
-    fprintf(stderr, "%s:%d: %s\n", c->file, c->line, why);
-    exit(1);
-}
-
-static const char *arg(call *c) {
-    if (c->next >= c->nargs) fail(c, "too few arguments");
-    return c->args[c->next++];
-}
-static int64_t a_i64(call *c) { return (int64_t)strtoll(arg(c), NULL, 10); }
-static uint64_t a_u64(call *c) { return (uint64_t)strtoull(arg(c), NULL, 10); }
-static double a_f64(call *c) {
-    uint64_t bits = (uint64_t)strtoull(arg(c), NULL, 16);
-    double d;
-    memcpy(&d, &bits, sizeof d);
-    return d;
-}
-
-/* A key: "x" and two hex digits a byte, decoded into buf. */
-static size_t a_key(call *c, unsigned char *buf, size_t cap) {
-    const char *t = arg(c);
-    size_t n = 0;
-    if (t[0] != 'x') fail(c, "a key starts with x");
-    for (t++; t[0] && t[1]; t += 2) {
-        char two[3] = {t[0], t[1], 0};
-        if (n == cap) fail(c, "key too long");
-        buf[n++] = (unsigned char)strtoul(two, NULL, 16);
-    }
-    return n;
-}
-
-static void put(call *c, const char *text) {
-    size_t n = strlen(text);
-    if (c->len + n + 2 >= sizeof c->got) fail(c, "answer too long");
-    if (c->len > 0) c->got[c->len++] = ' ';
-    memcpy(c->got + c->len, text, n + 1);
-    c->len += n;
-}
-static void o_i64(call *c, int64_t v) {
-    char b[32];
-    snprintf(b, sizeof b, "%" PRId64, v);
-    put(c, b);
-}
-static void o_u64(call *c, uint64_t v) {
-    char b[32];
-    snprintf(b, sizeof b, "%" PRIu64, v);
-    put(c, b);
-}
-static void o_bool(call *c, bool v) { put(c, v ? "1" : "0"); }
-static void o_f64(call *c, double v) {
-    uint64_t bits;
-    char b[32];
-    memcpy(&bits, &v, sizeof bits);
-    snprintf(b, sizeof b, "0x%016" PRIx64, bits);
-    put(c, b);
-}
-static void o_status(call *c, weir_status s) { o_i64(c, (int64_t)s); }
+#include "trace_reader.h"
 
 /* What a replay holds: one value or handle of each type. */
 typedef struct {
@@ -645,76 +564,18 @@ static bool run(call *c, held *h) {
     return true;
 }
 
-/* Replays one file; returns the number of calls. */
-static long replay(const char *path) {
-    static char text[LINE_MAX_LEN];
-    static call c;
-    static held h;
-    FILE *f = fopen(path, "r");
-    long calls = 0;
-    memset(&h, 0, sizeof h);
-    h.backoff = weir_backoff_preset();
-    memset(&c, 0, sizeof c);
-    c.file = path;
-    if (!f) fail(&c, "cannot open");
-    while (fgets(text, sizeof text, f)) {
-        char *eol = strchr(text, '\n');
-        char *eq, *tok;
-        c.line++;
-        if (!eol) fail(&c, "line too long or not ended");
-        *eol = '\0';
-        if (c.line == 1) {
-            if (strncmp(text, "weir-trace 1 ", 13) != 0) fail(&c, "not a version 1 trace");
-            continue;
-        }
-        if (text[0] == '\0' || text[0] == '#') continue;
-        eq = strstr(text, " =");
-        if (!eq) fail(&c, "no ' =' in a call line");
-        *eq = '\0';
-        c.want = eq[2] == ' ' ? eq + 3 : eq + 2;
-        c.nargs = 0;
-        c.next = 0;
-        c.len = 0;
-        c.got[0] = '\0';
-        c.op = strtok(text, " ");
-        while ((tok = strtok(NULL, " ")) != NULL) {
-            if (c.nargs == MAX_ARGS) fail(&c, "too many arguments");
-            c.args[c.nargs++] = tok;
-        }
-        if (!run(&c, &h)) fail(&c, "unknown op");
-        if (c.next != c.nargs) fail(&c, "unused arguments");
-        if (strcmp(c.got, c.want) != 0) {
-            fprintf(stderr, "%s:%d: %s: expected \"%s\", got \"%s\"\n", path, c.line, c.op,
-                    c.want, c.got);
-            exit(1);
-        }
-        calls++;
-    }
-    fclose(f);
-    drop_all(&h);
-    return calls;
+static void fresh(void *state) {
+    held *h = (held *)state;
+    memset(h, 0, sizeof *h);
+    h->backoff = weir_backoff_preset();
 }
 
+static void done(void *state) { drop_all((held *)state); }
+
+static bool run_c(call *c, void *state) { return run(c, (held *)state); }
+
 int main(void) {
-    char name[512], path[600];
-    FILE *index = fopen("traces/index.txt", "r");
-    long files = 0, calls = 0;
-    if (!index) {
-        fprintf(stderr, "traces/index.txt: cannot open (run from the repository's root)\n");
-        return 1;
-    }
-    while (fgets(name, sizeof name, index)) {
-        name[strcspn(name, "\n")] = '\0';
-        if (name[0] == '\0' || name[0] == '#') continue;
-        snprintf(path, sizeof path, "traces/%s", name);
-        calls += replay(path);
-        files++;
-    }
-    fclose(index);
-    if (files == 0) {
-        fprintf(stderr, "traces/index.txt lists no trace\n");
-        return 1;
-    }
-    printf("traces.c: %ld calls in %ld traces replayed exactly\n", calls, files);
-    return 0;
+    static held h;
+    trace_face face = {"c", run_c, fresh, done, &h};
+    return trace_replay_all(&face, ".") > 0 ? 0 : 1;
 }
