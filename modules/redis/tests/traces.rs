@@ -75,6 +75,7 @@ fn test_module() -> PathBuf {
             let status = Command::new(cargo)
                 .args([
                     "build",
+                    "--locked",
                     "--lib",
                     "--features",
                     "test-clock",
