@@ -1534,11 +1534,23 @@ fn budget_traces(out: &mut Vec<Trace>) {
     };
     let p = weir_budget_policy_preset();
     let mut bad = Vec::new();
-    for v in [-1, 0, 2, 3, i32::MAX, i32::MIN] {
+    for v in [-1, 0, 2, 3, 1001, i32::MAX, i32::MIN] {
         bad.push(weir_budget_policy { form: v, ..p });
         bad.push(weir_budget_policy { max_tokens: v, ..p });
+        bad.push(weir_budget_policy {
+            max_tokens: v,
+            form: 1 - p.form,
+            ..p
+        });
         bad.push(weir_budget_policy { min_per_s: v, ..p });
         bad.push(weir_budget_policy { reserved: v, ..p });
+    }
+    for f in [f64::NAN, -1.0, 0.0, 2.0, 1e300] {
+        bad.push(weir_budget_policy {
+            token_ratio: f,
+            form: 1 - p.form,
+            ..p
+        });
     }
     for f in BAD_F {
         bad.push(weir_budget_policy {
@@ -1834,6 +1846,9 @@ fn breaker_traces(out: &mut Vec<Trace>) {
             ..p
         });
     }
+    for size in [2, 3, 7, 100, 1 << 20, i32::MAX] {
+        bad.push(weir_breaker_policy { size, ..p });
+    }
     for b in bad {
         new(&mut t, &mut h, b, 0);
     }
@@ -1889,12 +1904,18 @@ fn breaker_traces(out: &mut Vec<Trace>) {
     let k = slots.0.len() - 1;
     end(&mut t, &mut slots, h, k, MAX, false);
     read(&mut t, h, MAX);
+    t.note("a ticket of the breaker before, settled on this one");
+    new(&mut t, &mut h, p, now);
+    allow(&mut t, &mut slots, h, now, 0.5);
+    let old = slots.0.len() - 1;
+    new(&mut t, &mut h, p, now);
+    end(&mut t, &mut slots, h, old, now, true);
     t.note("seeded random calls");
     new(&mut t, &mut h, p, 0);
     now = 0;
     let mut open: Vec<usize> = Vec::new();
     let mut fail_rate = 0.1;
-    for i in 0..2500 {
+    for i in 0..2000 {
         if i % 500 == 0 {
             fail_rate = rng.unit();
         }
@@ -2001,6 +2022,9 @@ fn shedder_traces(out: &mut Vec<Trace>) {
         bad.push(weir_shedder_policy { beta: f, ..p });
         bad.push(weir_shedder_policy { floor: f, ..p });
     }
+    for size in [2, 3, 7, 100, 1 << 20, i32::MAX] {
+        bad.push(weir_shedder_policy { size, ..p });
+    }
     for b in bad {
         new(&mut t, &mut h, b, 0);
     }
@@ -2051,7 +2075,7 @@ fn shedder_traces(out: &mut Vec<Trace>) {
     now = 0;
     open.clear();
     let mut cpu = 500;
-    for _ in 0..2500 {
+    for _ in 0..2000 {
         now = rng.step(now, 1_000_000);
         cpu = (cpu + rng.below(101) as i32 - 50).clamp(0, 1000);
         if rng.below(2) == 0 || open.is_empty() {
@@ -2220,6 +2244,11 @@ fn pool_traces(out: &mut Vec<Trace>) {
     read(&mut t, h, 0);
     for &item in &busy {
         give(&mut t, h, item, 500_000);
+    }
+    t.note("an item given twice, and made when it is known");
+    if let Some(&item) = busy.first() {
+        give(&mut t, h, item, 500_000);
+        made(&mut t, h, item, 500_000, None);
     }
     give(&mut t, h, 9999, 500_000);
     drop_(&mut t, h, 9999);

@@ -30,12 +30,22 @@ struct Held {
     std::optional<weir::Budget> budget;
     std::optional<weir::Window> window;
     std::optional<weir::Concurrency> concurrency;
+    weir::Backoff backoff;
     std::optional<weir::Shedder> shedder;
     std::optional<weir::Pool> pool;
     std::size_t tickets = 0;
     weir_concurrency_ticket concurrency_tickets[MAX_TICKETS] = {};
     weir::ShedderTicket shedder_tickets[MAX_TICKETS];
 };
+
+void backoff_fields(call* c, const weir::Backoff& b) {
+    o_i64(c, b.base.count());
+    o_f64(c, b.factor);
+    o_i64(c, b.cap.count());
+    o_i64(c, b.attempts);
+    o_i64(c, b.jitter);
+    o_f64(c, b.spread);
+}
 
 void list(call* c, std::size_t n, const std::uintptr_t* items, std::size_t cap) {
     o_u64(c, n);
@@ -101,6 +111,41 @@ bool run(call* c, Held& h) {
         o_i64(c, h.gcra.next(h.gcra_limit.value(), a_i64(c)).count());
     } else if (op == "gcra_room") {
         o_i64(c, h.gcra.room(h.gcra_limit.value(), a_i64(c)));
+    }
+    // backoff
+    else if (op == "backoff_preset") {
+        h.backoff = weir::Backoff{};
+        backoff_fields(c, h.backoff);
+    } else if (op == "backoff_full_jitter") {
+        h.backoff = weir::Backoff::full_jitter();
+        backoff_fields(c, h.backoff);
+    } else if (op == "backoff_set") {
+        h.backoff.base = nanoseconds(a_i64(c));
+        h.backoff.factor = a_f64(c);
+        h.backoff.cap = nanoseconds(a_i64(c));
+        h.backoff.attempts = static_cast<std::int32_t>(a_i64(c));
+        h.backoff.jitter = static_cast<std::int32_t>(a_i64(c));
+        h.backoff.spread = a_f64(c);
+    } else if (op == "backoff_check") {
+        o_code(c, h.backoff.check());
+    } else if (op == "backoff_more") {
+        o_bool(c, h.backoff.more(static_cast<std::int32_t>(a_i64(c))));
+    } else if (op == "backoff_delay") {
+        const auto retry = static_cast<std::int32_t>(a_i64(c));
+        const double draw = a_f64(c);
+        o_i64(c, h.backoff.delay(retry, draw, nanoseconds(a_i64(c))).count());
+    } else if (op == "backoff_ceiling") {
+        o_i64(c, h.backoff.ceiling(static_cast<std::int32_t>(a_i64(c))).count());
+    } else if (op == "backoff_schedule") {
+        static double draws[MAX_ARGS];
+        static std::int64_t out[MAX_ARGS];
+        const auto cap = static_cast<std::size_t>(a_u64(c));
+        const auto n = static_cast<std::size_t>(a_u64(c));
+        if (cap > MAX_ARGS || n > MAX_ARGS) fail(c, "schedule too long");
+        for (std::size_t i = 0; i < n; i++) draws[i] = a_f64(c);
+        const std::size_t made = h.backoff.schedule(n ? draws : nullptr, n, cap ? out : nullptr, cap);
+        o_u64(c, made);
+        for (std::size_t i = 0; i < made && i < cap; i++) o_i64(c, out[i]);
     }
     // bucket
     else if (op == "bucket_new") {
