@@ -1169,6 +1169,10 @@ const TRACE_REPLAYS: &[(&str, &[&str])] = &[
     ("cpp", &["tests/cpp/traces_test.cpp"]),
     ("go-cgo", &["go/traces_test.go", "go/traces_words_test.go"]),
     ("go-words", &["go/traces_words_test.go"]),
+    ("firmware-m4", &["c-examples/firmware/trace_table.py"]),
+    ("firmware-m0", &["c-examples/firmware/trace_table.py"]),
+    ("nginx", &["modules/nginx/test/replay.py"]),
+    ("redis", &["modules/redis/tests/traces.rs"]),
 ];
 
 /// The ops each type's traces use (`type -> ops`), each trace file's type

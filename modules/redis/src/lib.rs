@@ -27,6 +27,8 @@ pub mod parse;
 pub mod sliding;
 pub mod state;
 pub mod stats;
+#[cfg(feature = "test-clock")]
+pub mod test_clock;
 
 use std::ffi::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -767,6 +769,15 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
     for (name, command, flags, first) in commands {
         // SAFETY: the load context; the names and flags are static.
         if !unsafe { api.create_command(ctx, name, command.call, flags, first) } {
+            return api::ERR;
+        }
+    }
+    // Test builds only: the clock the conformance replays set (not in INFO).
+    #[cfg(feature = "test-clock")]
+    {
+        command!(cmd_test_now, test_clock::command);
+        // SAFETY: as above.
+        if !unsafe { api.create_command(ctx, c"weir.test.now", cmd_test_now.call, c"fast", 0) } {
             return api::ERR;
         }
     }
