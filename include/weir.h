@@ -79,19 +79,19 @@
  *   reads    weir_sliding_left, weir_sliding_next
  *
  * weir_period — fixed-window quota per period
- *   section  line 1306
+ *   section  line 1308
  *   make     weir_period_new, weir_period_free
  *   calls    weir_period_take (weir_period_quota)
  *   reads    weir_period_left, weir_period_next
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 1402
+ *   section  line 1404
  *   make     weir_gate_new, weir_gate_free
  *   calls    weir_gate_enter, weir_gate_leave
  *   reads    weir_gate_held
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 1452
+ *   section  line 1454
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy), weir_concurrency_free
@@ -101,26 +101,26 @@
  *            weir_concurrency_long_rtt
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 1614
+ *   section  line 1616
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   calls    weir_budget_deposit, weir_budget_withdraw
  *   reads    weir_budget_left, weir_budget_tokens
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 1757
+ *   section  line 1759
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 1897
+ *   section  line 1899
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 1941
+ *   section  line 1943
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   calls    weir_pool_take (weir_pool_taken, WEIR_POOL_TAKEN_*),
@@ -131,7 +131,7 @@
  *            weir_pool_next_expiry, weir_pool_read_stats (weir_pool_stats)
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 2311
+ *   section  line 2313
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -140,13 +140,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 2473
+ *   section  line 2475
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 2602
+ *   section  line 2604
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -155,11 +155,11 @@
  *            weir_bloom_allow_in, weir_bloom_next_in
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 2848
+ *   section  line 2850
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 3025
+ *   section  line 3027
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -173,7 +173,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 3287
+ *   section  line 3289
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -1290,9 +1290,11 @@ int64_t weir_sliding_left(const weir_sliding *sliding, int64_t now);
 
 #if defined(WEIR_HOSTED)
 /// Nanoseconds from `now` until the window has room: 0 when it has room
-/// now, otherwise when its oldest counted event falls out. `INT64_MAX` when
-/// that instant is past the end of the clock, and for a NULL window. A pure
-/// reading, as `weir_sliding_left` is.
+/// now, otherwise when its oldest counted event falls out. The wait counts
+/// from this `now`, even one earlier than the latest take's, so a caller
+/// that waits it finds room by its own clock. `INT64_MAX` when that instant
+/// is past the end of the clock, and for a NULL window. A pure reading, as
+/// `weir_sliding_left` is.
 int64_t weir_sliding_next(const weir_sliding *sliding, int64_t now);
 #endif
 

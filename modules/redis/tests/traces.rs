@@ -379,7 +379,6 @@ fn replay_sliding(c: &mut Conn, trace: &Trace, key_base: &str) -> Result<Tally, 
     let mut in_step = false;
     let mut fresh = 0;
     let mut key = String::new();
-    let mut latest = i64::MIN;
     for call in &trace.calls {
         let fail = |got: String| {
             Err(format!(
@@ -402,14 +401,9 @@ fn replay_sliding(c: &mut Conn, trace: &Trace, key_base: &str) -> Result<Tally, 
                 .then(|| (quota.to_string(), (ns / MS).to_string()));
             fresh += 1;
             key = format!("{key_base}.{fresh}");
-            latest = i64::MIN;
             continue;
         }
         let now = int(&call.args[0]);
-        let before_latest = now < latest;
-        if call.op == "sliding_take" {
-            latest = latest.max(now);
-        }
         let changes = call.op == "sliding_take" && int(&call.outs[0]) == 1;
         let why = if !in_step {
             Some("out of step after a call the module cannot be asked")
@@ -419,10 +413,6 @@ fn replay_sliding(c: &mut Conn, trace: &Trace, key_base: &str) -> Result<Tally, 
             Some("a negative time (a server's clock never is)")
         } else if now > LATEST - weir_redis::gcra::MAX_SPAN_NS {
             Some("a time past what a Redis key holds")
-        } else if call.op == "sliding_next" && before_latest {
-            // The core counts the wait from its latest take's time, the
-            // module from the caller's (the instant a take would pass).
-            Some("a wait asked at a time before the latest take")
         } else {
             None
         };
