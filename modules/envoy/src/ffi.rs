@@ -116,7 +116,7 @@ fn define_counter(envoy: ConfigEnvoyPtr, name: &str) -> Result<usize, String> {
 fn new_config(envoy: ConfigEnvoyPtr, name: &[u8], bytes: &[u8]) -> Result<FilterConfig, String> {
     if name != FILTER_NAME.as_bytes() {
         return Err(format!(
-            "filter_name: invalid \"{}\": this module's filter is \"{FILTER_NAME}\"",
+            "filter_name: invalid \"{}\": this module's filters are \"{FILTER_NAME}\" and \"{BREAKER_FILTER_NAME}\"",
             printable(name)
         ));
     }
@@ -1030,7 +1030,10 @@ fn settle_held(envoy: FilterEnvoyPtr, stream: &mut BreakerStream, status: Option
     };
     // SAFETY: as in breaker_request.
     let fc = unsafe { &*stream.fc };
-    let failed = status.is_none_or(|s| h.failing.fails(s));
+    let failed = match status {
+        Some(s) => h.failing.fails(s),
+        None => true,
+    };
     let now = limit::now();
     let seq = breaker::settle(&h.slot, &mut h.ticket, now, failed, |r| {
         set_ratio(envoy, fc.ids.ratio, &h.slot.name, r)
