@@ -5,13 +5,16 @@
     upstream.py PORT
 
 GET /_fail and /_ok switch it; GET /_count answers the calls it has served
-as JSON ({"ok": N, "failed": N}, control paths not counted). Standard
-library only; the test stops it by its pid.
+as JSON ({"ok": N, "failed": N}, control paths not counted). A path ending
+in /_reset closes the connection without an answer; one ending in /_slow
+answers 200 after 0.5 s (neither is counted). Standard library only; the
+test stops it by its pid.
 """
 
 import json
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 lock = threading.Lock()
@@ -34,6 +37,14 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_GET(self):
+        if self.path.endswith("/_reset"):
+            self.close_connection = True
+            self.connection.shutdown(2)
+            return
+        if self.path.endswith("/_slow"):
+            time.sleep(0.5)
+            self.answer(200, b"slow\n")
+            return
         with lock:
             if self.path == "/_fail":
                 state["failing"] = True
