@@ -880,17 +880,11 @@ fn count_breaker(envoy: FilterEnvoyPtr, id: usize, name: &str) {
     }
 }
 
-fn set_ratio(envoy: FilterEnvoyPtr, id: usize, name: &str, ratio: f64) {
+fn set_ratio(envoy: FilterEnvoyPtr, id: usize, name: &str, ppm: u64) {
     let mut label = [ModuleBuffer::of(name.as_bytes())];
     // SAFETY: as count_breaker.
     unsafe {
-        envoy_dynamic_module_callback_http_filter_set_gauge(
-            envoy,
-            id,
-            label.as_mut_ptr(),
-            1,
-            breaker::ppm(ratio),
-        );
+        envoy_dynamic_module_callback_http_filter_set_gauge(envoy, id, label.as_mut_ptr(), 1, ppm);
     }
 }
 
@@ -945,6 +939,10 @@ fn breaker_request(envoy: FilterEnvoyPtr, stream: &mut BreakerStream) -> u32 {
             return HEADERS_CONTINUE;
         }
         Found::Slot(slot, made) => {
+            if made {
+                // The gauge exists from the breaker's making, at 0.
+                set_ratio(envoy, fc.ids.ratio, &slot.name, 0);
+            }
             if made && fc.config.log_decisions {
                 let p = slot
                     .state
