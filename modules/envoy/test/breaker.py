@@ -212,6 +212,7 @@ def bootstrap():
         route("/a", "cluster_a"),
         route("/b", "cluster_b"),
         route("/own", "cluster_a", own),
+        route("/over", "cluster_c"),
         {"match": {"prefix": "/direct"}, "direct_response": {"status": 200, "body": {"inline_string": "direct\n"}}},
     ]
     return {
@@ -364,8 +365,12 @@ def main():
     check(f"after recovery: no refusal once the failures left the window (the last {HEALTHY + OUTAGE + RECOVERY - clear:.1f} s)", [], [r for r in after if r[3]])
     check("cluster b, healthy, is never refused", True, len(b_codes) > 0 and all(c == 200 for c in b_codes))
 
+    # Three breakers made (cluster_a/own, cluster_a, cluster_b): max_breakers.
+    check("past max_breakers a cluster goes unthrottled", 200, request(PORT, "/over")[0])
+
     # ---- Envoy's counters and gauge against weir's breaker replaying the log.
     s = stats()
+    check("past max_breakers: counted in weir_breaker.overflow", 1, s.get("dynamicmodulescustom.weir_breaker.overflow"))
     time.sleep(0.2)
     text = open(LOG, errors="replace").read()
     rep = subprocess.run([REPLAY], input=text, capture_output=True, text=True, timeout=60)
