@@ -45,6 +45,22 @@ const TAG_STREAM: u32 = 0x5745_5331; // a weir_breaker stream
 const TAG_LIMIT_ROUTE: u32 = 0x5745_4c52; // a weir_limit route config
 const TAG_BREAKER_ROUTE: u32 = 0x5745_4252; // a weir_breaker route config
 
+/// The request's route config of this filter's name when it is a `T`
+/// (tagged `want`): a config of the other filter under this filter's name
+/// counts as none.
+fn route_config<'a, T>(envoy: FilterEnvoyPtr, want: u32) -> Option<&'a T> {
+    // SAFETY: Envoy gives back a pointer per_route_config_new returned, or
+    // null; it stays alive while the route does, past this request's hook.
+    unsafe {
+        let p = envoy_dynamic_module_callback_get_most_specific_route_config(envoy);
+        if p.is_null() || tag(p) != want {
+            return None;
+        }
+        // SAFETY: the tag says it is a T.
+        Some(&*(p as *const T))
+    }
+}
+
 /// The tag of an object this module made.
 ///
 /// # Safety
@@ -406,13 +422,8 @@ fn count(envoy: FilterEnvoyPtr, id: usize) {
 fn request_headers(envoy: FilterEnvoyPtr, fc: &FilterConfig) -> u32 {
     // SAFETY: Envoy gives back the pointer per_route_config_new returned,
     // or null.
-    let route = unsafe { envoy_dynamic_module_callback_get_most_specific_route_config(envoy) }
-        as *const LimitRouteConfig;
-    // SAFETY: a route config this module made, alive while the route is;
-    // a weir_breaker route config under this filter's name counts as none.
-    let route = unsafe { route.as_ref() }
-        .filter(|r| r.tag == TAG_LIMIT_ROUTE)
-        .map(|r| &r.route);
+    let route: Option<&RouteConfig> =
+        route_config::<LimitRouteConfig>(envoy, TAG_LIMIT_ROUTE).map(|r| &r.route);
     let status = route.and_then(|r| r.status).unwrap_or(fc.config.status);
 
     // The limits this request is held to: the filter's, or the route's by
@@ -906,12 +917,7 @@ fn breaker_request(envoy: FilterEnvoyPtr, stream: &mut BreakerStream) -> u32 {
     // SAFETY: as above.
     let cluster = unsafe { cluster.bytes() };
     // SAFETY: a route config this module made, alive while the route is.
-    let route = unsafe {
-        (envoy_dynamic_module_callback_get_most_specific_route_config(envoy)
-            as *const BreakerRouteConfig)
-            .as_ref()
-    }
-    .filter(|r| r.tag == TAG_BREAKER_ROUTE);
+    let route = route_config::<BreakerRouteConfig>(envoy, TAG_BREAKER_ROUTE);
     let now = limit::now();
     let (found, status) = match route {
         Some(r) if r.route.breaker.is_some() => {
