@@ -4,7 +4,9 @@
 use core::ffi::c_void;
 use static_assertions::const_assert_eq;
 
+use crate::counts::{weir_counts, Tally};
 use crate::gcra::{gcra_limit_in, weir_gcra_limit};
+use crate::guard::{decide, read_counts, start_counting};
 use crate::guard::{free_handle, guard, guard_status, new_handle, on, usable, Guarded, Handle};
 use crate::rate::{limit_in, weir_rate_limit};
 use crate::status::weir_status::{self, *};
@@ -258,7 +260,12 @@ pub extern "C" fn weir_bloom_allow(
     key: *const c_void,
     len: usize,
 ) -> bool {
-    on(bloom, false, |bloom| {
+    let counted = |_: &_, &allowed: &bool| match (allowed, key_at(key, len).is_some() && now >= 0) {
+        (true, _) => Tally::Admitted(1.0),
+        (false, true) => Tally::Refused,
+        (false, false) => Tally::Error,
+    };
+    decide(bloom, false, counted, |bloom| {
         key_at(key, len).is_some_and(|key| bloom.allow(now, key))
     })
 }
@@ -397,6 +404,38 @@ pub extern "C" fn weir_bloom_next_in(
     on_region(mem, len, key, key_len, NEVER, |shape, words, key| {
         shape.next(words, now, key)
     })
+}
+
+/// Turns counting on for a bloom array: from this call on,
+/// `weir_bloom_read_counts` reports what it decided. Call it right after
+/// `weir_bloom_new` to count everything since the handle was made; a second
+/// call changes nothing. Until then the handle costs what it did before
+/// counting existed (see `weir_counts` for what counting costs).
+/// `WEIR_ERR_NULL` for a NULL handle, `WEIR_ERR_MISALIGNED` for one no handle
+/// can be at, `WEIR_ERR_POISONED` for a poisoned one.
+#[no_mangle]
+pub extern "C" fn weir_bloom_start_counting(bloom: *const weir_bloom) -> weir_status {
+    start_counting(bloom)
+}
+
+/// Writes to `*out` what a bloom array decided since
+/// `weir_bloom_start_counting`. A reading: it changes nothing. `admitted`:
+/// allows answered true; `refused`: allows refused because a key's words had no
+/// room; `errors`: allows refused for a NULL key or a negative `now`; `units`:
+/// equal to `admitted`. The counts are the handle's, kept beside its array, not
+/// in it: the array's layout, and a region laid with `weir_bloom_init_in`, are
+/// unchanged, and the `_in` calls on a region count nothing (count them as a
+/// word is counted: see `weir_counts`).
+///
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
+/// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+#[no_mangle]
+pub extern "C" fn weir_bloom_read_counts(
+    bloom: *const weir_bloom,
+    out: *mut weir_counts,
+) -> weir_status {
+    read_counts(bloom, out)
 }
 
 #[cfg(test)]

@@ -2,6 +2,8 @@
 
 use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
 
+use crate::counts::{weir_counts, Tally};
+use crate::guard::{decide, decide_status, read_counts, start_counting};
 use crate::guard::{
     free_handle, new_handle, on, policy_or, slice_out, status_on, usable, write_out,
 };
@@ -331,7 +333,12 @@ pub extern "C" fn weir_pool_take(pool: *const weir_pool, now: i64) -> weir_pool_
         kind: WEIR_POOL_TAKEN_WAIT,
         item: 0,
     };
-    on(pool, wait, |pool| pool.lock().take(now).into())
+    let counted = |_: &_, taken: &weir_pool_taken| match taken.kind {
+        WEIR_POOL_TAKEN_READY | WEIR_POOL_TAKEN_MAKE => Tally::Admitted(1.0),
+        WEIR_POOL_TAKEN_WAIT => Tally::Refused,
+        _ => Tally::Nothing,
+    };
+    decide(pool, wait, counted, |pool| pool.lock().take(now).into())
 }
 
 /// Registers `item`, made after a MAKE, as lent and born at `now`; it fills
@@ -340,7 +347,9 @@ pub extern "C" fn weir_pool_take(pool: *const weir_pool, now: i64) -> weir_pool_
 /// `WEIR_ERR_NULL` for a NULL pool. On an error nothing changes.
 #[no_mangle]
 pub extern "C" fn weir_pool_made(pool: *const weir_pool, item: weir_item, now: i64) -> weir_status {
-    status_on(pool, |pool| Ok(pool.lock().made(item, now)?))
+    decide_status(pool, Tally::errors, |pool| {
+        Ok(pool.lock().made(item, now)?)
+    })
 }
 
 /// `weir_pool_made`, with the resource's life shortened by the caller's
@@ -358,7 +367,7 @@ pub extern "C" fn weir_pool_made_jittered(
     now: i64,
     draw: u64,
 ) -> weir_status {
-    status_on(pool, |pool| {
+    decide_status(pool, Tally::errors, |pool| {
         Ok(pool.lock().made_jittered(item, now, draw)?)
     })
 }
@@ -399,7 +408,7 @@ pub extern "C" fn weir_pool_mark_old(pool: *const weir_pool) -> i64 {
 /// if no MAKE is outstanding; `WEIR_ERR_NULL` for a NULL pool.
 #[no_mangle]
 pub extern "C" fn weir_pool_unmade(pool: *const weir_pool) -> weir_status {
-    status_on(pool, |pool| Ok(pool.lock().unmade()?))
+    decide_status(pool, Tally::errors, |pool| Ok(pool.lock().unmade()?))
 }
 
 /// Gives a lent resource back at `now` and writes to `*kept` whether the
@@ -421,7 +430,7 @@ pub extern "C" fn weir_pool_give(
     now: i64,
     kept: *mut bool,
 ) -> weir_status {
-    status_on(pool, |pool| {
+    decide_status(pool, Tally::errors, |pool| {
         usable(kept)?;
         let was_kept = pool.lock().give(item, now)?;
         write_out(kept, was_kept)
@@ -435,7 +444,9 @@ pub extern "C" fn weir_pool_give(
 /// `WEIR_ERR_POOL_NOT_LENT`, `WEIR_ERR_NULL` (NULL pool).
 #[no_mangle]
 pub extern "C" fn weir_pool_drop(pool: *const weir_pool, item: weir_item) -> weir_status {
-    status_on(pool, |pool| Ok(pool.lock().drop_item(item)?))
+    decide_status(pool, Tally::errors, |pool| {
+        Ok(pool.lock().drop_item(item)?)
+    })
 }
 
 /// Runs `fill` on `pool` with room for the first `cap` entries of the
@@ -549,6 +560,38 @@ pub extern "C" fn weir_pool_read_stats(
         let counters = pool.lock().stats();
         write_out(out, counters.into())
     })
+}
+
+/// Turns counting on for a pool: from this call on, `weir_pool_read_counts`
+/// reports what it decided. Call it right after `weir_pool_new` to count
+/// everything since the handle was made; a second call changes nothing. Until
+/// then the handle costs what it did before counting existed (see `weir_counts`
+/// for what counting costs). `WEIR_ERR_NULL` for a NULL handle,
+/// `WEIR_ERR_MISALIGNED` for one no handle can be at, `WEIR_ERR_POISONED` for a
+/// poisoned one.
+#[no_mangle]
+pub extern "C" fn weir_pool_start_counting(pool: *const weir_pool) -> weir_status {
+    start_counting(pool)
+}
+
+/// Writes to `*out` what a pool decided since `weir_pool_start_counting`. A
+/// reading: it changes nothing. `admitted`: takes answered READY or MAKE;
+/// `refused`: takes answered WAIT; `errors`: made, give, drop and unmade calls
+/// that answered an error; `units`: equal to `admitted`. STALE takes are not
+/// decisions (the caller takes again) and count nowhere here. `weir_pool_stats`
+/// counts READY (`reused`) and WAIT (`waits`) too, since the pool was made and
+/// whether or not it counts; these counts add MAKE admissions and errors, from
+/// `weir_pool_start_counting` on.
+///
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
+/// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+#[no_mangle]
+pub extern "C" fn weir_pool_read_counts(
+    pool: *const weir_pool,
+    out: *mut weir_counts,
+) -> weir_status {
+    read_counts(pool, out)
 }
 
 #[cfg(test)]
