@@ -53,7 +53,7 @@ use weir_core::time::NEVER;
 /// half of it, F = 0.03 % (2.3 % asking all of it).
 ///
 /// Lock-free and safe to use from many threads at once. Memory per handle:
-/// 8 × 2^size_log2 bytes of heap (64-byte aligned) plus under 120 bytes.
+/// 8 × 2^size_log2 bytes of heap (64-byte aligned) plus under 152 bytes.
 /// size_log2 is WEIR_BLOOM_MIN_SIZE_LOG2 (3, one line) to
 /// WEIR_BLOOM_MAX_SIZE_LOG2 (32: 32 GiB; 27, 1 GiB, on a 32-bit host),
 /// hashes 1..WEIR_BLOOM_MAX_HASHES (8, a whole line).
@@ -445,7 +445,7 @@ mod tests {
     /// The header's figure for the handle itself, beside its words: under
     /// 120 bytes.
     #[test]
-    fn the_handle_is_under_120_bytes() {
-        assert!(core::mem::size_of::<weir_bloom>() < 120);
+    fn the_handle_is_under_152_bytes() {
+        assert!(core::mem::size_of::<weir_bloom>() < 152);
     }
 }

@@ -105,7 +105,7 @@ pub extern "C" fn weir_budget_policy_preset() -> weir_budget_policy {
 ///
 /// A `now` earlier than one seen is no time passing. Safe to share between
 /// threads: each call takes a short per-handle lock. Heap per handle: about
-/// 250 bytes. Made by `weir_budget_new`, freed by `weir_budget_free`.
+/// 280 bytes. Made by `weir_budget_new`, freed by `weir_budget_free`.
 pub struct weir_budget(Guarded<Mutex<Budget>>);
 
 impl Handle for weir_budget {

@@ -7,7 +7,7 @@ use crate::status::weir_status;
 use weir_core::gate::Gate;
 
 /// A concurrency ceiling: at most `limit` calls inside at once. Lock-free and
-/// safe to use from many threads at once; 24 bytes of heap per handle.
+/// safe to use from many threads at once; 56 bytes of heap per handle.
 /// Made by `weir_gate_new`, freed by `weir_gate_free`.
 pub struct weir_gate(Guarded<Gate>);
 

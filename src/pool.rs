@@ -251,7 +251,7 @@ impl From<PoolStats> for weir_pool_stats {
 /// is new.
 ///
 /// Takes a short per-handle lock; safe to use from many threads at once.
-/// Heap per handle on 64-bit: about 310 bytes, plus 24 bytes per idle place
+/// Heap per handle on 64-bit: about 340 bytes, plus 24 bytes per idle place
 /// (min(idle, size)), plus 17 bytes per table slot (the power of two at
 /// least 2 × size), all allocated by `weir_pool_new` and never again; about
 /// 1.1 KiB for the preset.
@@ -604,10 +604,10 @@ mod tests {
         assert_eq!(weir_pool_new(std::ptr::null(), &mut pool), WEIR_OK);
         let handle = core::mem::size_of::<weir_pool>();
         let heap = handle + on(pool, 0, |p| p.lock().heap_bytes());
-        // "about 310 bytes, plus 24 per idle place, plus 17 per slot; about
+        // "about 340 bytes, plus 24 per idle place, plus 17 per slot; about
         // 1.1 KiB for the preset" (64-bit).
         if cfg!(target_pointer_width = "64") {
-            assert!((290..=330).contains(&handle), "{handle}");
+            assert!((320..=360).contains(&handle), "{handle}");
             assert_eq!(heap - handle, 10 * 24 + 32 * 17);
             assert!((1000..=1200).contains(&heap), "{heap}");
         }
