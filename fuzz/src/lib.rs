@@ -68,6 +68,11 @@ impl<'a> Input<'a> {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+    /// Whether an even number of bytes is left: a choice that reads none,
+    /// so that adding it kept what every corpus entry meant.
+    pub fn even(&self) -> bool {
+        self.0.len() % 2 == 0
+    }
     pub fn u8(&mut self) -> u8 {
         self.0.arbitrary().unwrap_or(0)
     }
@@ -246,5 +251,54 @@ impl RateBound {
             );
             back *= 2;
         }
+    }
+}
+
+/// A handle's counts in a target: turned on through `start` when `on`
+/// (for about half the runs), each operation of the run a `step`, and
+/// checked at the `end`: on, `WEIR_OK` with at most `per_step` calls
+/// counted a step; off, `WEIR_ERR_COUNTS_OFF`; a NULL out, `WEIR_ERR_NULL`.
+pub struct Counting {
+    on: bool,
+    steps: u64,
+}
+
+impl Counting {
+    pub fn begin(on: bool, start: impl FnOnce() -> weir::status::weir_status) -> Self {
+        if on {
+            assert_eq!(
+                start(),
+                weir::status::weir_status::WEIR_OK,
+                "start_counting"
+            );
+        }
+        Counting { on, steps: 0 }
+    }
+
+    pub fn step(&mut self) {
+        self.steps += 1;
+    }
+
+    pub fn end(
+        &self,
+        per_step: u64,
+        read: impl Fn(*mut weir::counts::weir_counts) -> weir::status::weir_status,
+    ) {
+        use weir::status::weir_status::*;
+        let mut out = weir::counts::weir_counts::default();
+        let status = read(&mut out);
+        if self.on {
+            assert_eq!(status, WEIR_OK, "read_counts");
+            let counted = out.admitted + out.refused + out.errors;
+            assert!(
+                counted <= self.steps * per_step,
+                "{counted} counted in {} steps",
+                self.steps
+            );
+            assert!(!out.units.is_nan(), "units NaN");
+        } else {
+            assert_eq!(status, WEIR_ERR_COUNTS_OFF, "read_counts with counting off");
+        }
+        assert_eq!(read(std::ptr::null_mut()), WEIR_ERR_NULL);
     }
 }
