@@ -6,7 +6,7 @@ use static_assertions::const_assert_eq;
 
 use crate::counts::{weir_counts, Tally};
 use crate::gcra::{gcra_limit_in, weir_gcra_limit};
-use crate::guard::{decide, read_counts, start_counting};
+use crate::guard::{decide_counted, decide_or, read_counts, start_counting};
 use crate::guard::{free_handle, guard, guard_status, new_handle, on, usable, Guarded, Handle};
 use crate::rate::{limit_in, weir_rate_limit};
 use crate::status::weir_status::{self, *};
@@ -260,12 +260,30 @@ pub extern "C" fn weir_bloom_allow(
     key: *const c_void,
     len: usize,
 ) -> bool {
-    let counted = |_: &_, &allowed: &bool| match (allowed, key_at(key, len).is_some() && now >= 0) {
+    let counted = move || allow_counted(bloom, now, key, len);
+    decide_or(bloom, false, counted, move |bloom| {
+        key_at(key, len).is_some_and(|key| bloom.allow(now, key))
+    })
+}
+
+/// `weir_bloom_allow` on an array that counts (or is poisoned): out of
+/// line, with the allow's own arguments, so that the allow reaches it by a
+/// jump (see `decide_or`). A NULL key or a negative `now` is an error.
+#[cold]
+#[inline(never)]
+extern "C" fn allow_counted(
+    bloom: *const weir_bloom,
+    now: i64,
+    key: *const c_void,
+    len: usize,
+) -> bool {
+    let usable = key_at(key, len).is_some() && now >= 0;
+    let counted = move |_: &_, &allowed: &bool| match (allowed, usable) {
         (true, _) => Tally::Admitted(1.0),
         (false, true) => Tally::Refused,
         (false, false) => Tally::Error,
     };
-    decide(bloom, false, counted, |bloom| {
+    decide_counted(bloom, false, counted, move |bloom| {
         key_at(key, len).is_some_and(|key| bloom.allow(now, key))
     })
 }

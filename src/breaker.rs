@@ -353,11 +353,11 @@ pub extern "C" fn weir_breaker_allow(
     roll: f64,
     ticket: *mut weir_breaker_ticket,
 ) -> bool {
-    let counted = |_: &_, &admitted: &bool| match usable(ticket) {
+    let counted = move |_: &_, &admitted: &bool| match usable(ticket) {
         Ok(()) => Tally::of(admitted),
         Err(_) => Tally::Error,
     };
-    decide(breaker, false, counted, |state| {
+    decide(breaker, false, counted, move |state| {
         if usable(ticket).is_err() {
             return false;
         }
@@ -381,7 +381,7 @@ fn settle(
     ticket: *mut weir_breaker_ticket,
     settle: impl FnOnce(&mut Breaker, &mut BreakerTicket) -> Result<(), BreakerTicketError>,
 ) -> weir_status {
-    decide_status(breaker, Tally::errors, |state| {
+    decide_status(breaker, Tally::errors, move |state| {
         let mut breaker = lock(state);
         let held = value_mut(ticket)?;
         let open = match held.flying {

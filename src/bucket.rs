@@ -1,7 +1,7 @@
 //! C face of [`weir_core::bucket`].
 
 use crate::counts::{weir_counts, Tally};
-use crate::guard::{decide, decide_status, read_counts, start_counting};
+use crate::guard::{decide_counted, decide_or, decide_status, read_counts, start_counting};
 use crate::guard::{free_handle, new_handle, on, Guarded, Handle};
 use crate::status::weir_status::{self, *};
 use weir_core::bucket::{Bucket, BucketError};
@@ -118,9 +118,9 @@ pub extern "C" fn weir_bucket_free(bucket: *mut weir_bucket) {
 pub extern "C" fn weir_bucket_take(bucket: *const weir_bucket, now: i64, n: f64) -> bool {
     // The unit take on its own guard, and any other cost on another, so
     // that the common call has no frame and other costs are a tail call.
-    let counted = |_: &_, &taken: &bool| Tally::of(taken);
     if n == 1.0 {
-        decide(bucket, false, counted, |bucket| bucket.take_one(now))
+        let counted = move || take_counted(bucket, now, n);
+        decide_or(bucket, false, counted, move |bucket| bucket.take_one(now))
     } else {
         take_cost(bucket, now, n)
     }
@@ -129,12 +129,22 @@ pub extern "C" fn weir_bucket_take(bucket: *const weir_bucket, now: i64, n: f64)
 /// `weir_bucket_take` for a cost other than one token.
 #[inline(never)]
 extern "C" fn take_cost(bucket: *const weir_bucket, now: i64, n: f64) -> bool {
-    let counted = |bucket: &Bucket, &taken: &bool| match (taken, bucket.holds(n)) {
+    let counted = move || take_counted(bucket, now, n);
+    decide_or(bucket, false, counted, move |bucket| bucket.take(now, n))
+}
+
+/// `weir_bucket_take` on a bucket that counts (or is poisoned): out of
+/// line, with the take's own arguments, so that the take reaches it by a
+/// jump (see `decide_or`).
+#[cold]
+#[inline(never)]
+extern "C" fn take_counted(bucket: *const weir_bucket, now: i64, n: f64) -> bool {
+    let counted = move |bucket: &Bucket, &taken: &bool| match (taken, bucket.holds(n)) {
         (true, _) => Tally::Admitted(n),
         (false, true) => Tally::Refused,
         (false, false) => Tally::Error,
     };
-    decide(bucket, false, counted, |bucket| bucket.take(now, n))
+    decide_counted(bucket, false, counted, move |bucket| bucket.take(now, n))
 }
 
 /// Nanoseconds from `now` until `n` tokens will be there, without taking
@@ -183,7 +193,7 @@ pub extern "C" fn weir_bucket_refund(
     taken_at: i64,
     n: f64,
 ) -> weir_status {
-    decide_status(bucket, Tally::errors, |bucket| {
+    decide_status(bucket, Tally::errors, move |bucket| {
         bucket.refund(now, taken_at, n)?;
         Ok(())
     })

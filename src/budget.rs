@@ -165,8 +165,10 @@ pub extern "C" fn weir_budget_deposit(budget: *const weir_budget, now: i64) {
 /// NULL budget.
 #[no_mangle]
 pub extern "C" fn weir_budget_withdraw(budget: *const weir_budget, now: i64) -> bool {
-    let counted = |_: &_, &sent: &bool| Tally::of(sent);
-    decide(budget, false, counted, |state| lock(state).withdraw(now))
+    let counted = move |_: &_, &sent: &bool| Tally::of(sent);
+    decide(budget, false, counted, move |state| {
+        lock(state).withdraw(now)
+    })
 }
 
 /// How many `weir_budget_withdraw` calls in a row would answer true at

@@ -214,11 +214,11 @@ pub extern "C" fn weir_concurrency_enter(
     now: i64,
     ticket: *mut weir_concurrency_ticket,
 ) -> bool {
-    let counted = |_: &_, &admitted: &bool| match usable(ticket) {
+    let counted = move |_: &_, &admitted: &bool| match usable(ticket) {
         Ok(()) => Tally::of(admitted),
         Err(_) => Tally::Error,
     };
-    decide(limit, false, counted, |state| {
+    decide(limit, false, counted, move |state| {
         if usable(ticket).is_err() {
             return false;
         }
@@ -254,7 +254,7 @@ pub extern "C" fn weir_concurrency_leave(
     now: i64,
     dropped: bool,
 ) -> weir_status {
-    decide_status(limit, Tally::errors, |state| {
+    decide_status(limit, Tally::errors, move |state| {
         let mut limit = lock(state);
         let held = value_mut(ticket)?;
         match held.flying {

@@ -182,11 +182,15 @@ pub(crate) fn decide<H: Handle, R>(
     })
 }
 
-/// [`decide`] on a handle that counts, or is poisoned.
+/// [`decide`] on a handle that counts, or is poisoned. `extern "C"`, which
+/// cannot unwind (it catches every panic itself), so that [`decide`]
+/// reaches it by a jump and a decision on a handle that does not count
+/// needs no stack frame for it.
 #[cfg(feature = "std")]
 #[cold]
 #[inline(never)]
-fn flagged<S, R>(
+#[allow(improper_ctypes_definitions)]
+extern "C" fn flagged<S, R>(
     guarded: &Guarded<S>,
     neutral: R,
     body: impl FnOnce(&S) -> R,
@@ -209,6 +213,95 @@ fn flagged<S, R>(
             neutral
         }
     }
+}
+
+/// [`decide`] for the hottest paths (a bucket's take, a bloom's allow, a
+/// pool's take and give): on a handle that counts or is poisoned it runs
+/// `cold`, a call of an out-of-line `extern "C"` function that takes the
+/// entry point's own arguments and decides with [`decide_counted`]. Its
+/// arguments are then already where the call needs them, so the compiler
+/// reaches it by a jump and a handle that does not count runs exactly the
+/// instructions it ran before counting existed.
+#[cfg(feature = "std")]
+#[inline]
+pub(crate) fn decide_or<H: Handle, R>(
+    handle: *const H,
+    neutral: R,
+    cold: impl FnOnce() -> R,
+    body: impl FnOnce(&H::State) -> R,
+) -> R {
+    // SAFETY: a non-NULL handle pointer came from `new_handle` and has not
+    // been passed to `free_handle` (the header states this contract).
+    let Some(handle) = (unsafe { handle.as_ref() }) else {
+        return neutral;
+    };
+    let guarded = handle.guarded();
+    if guarded.flags.load(Ordering::Relaxed) != 0 {
+        return cold();
+    }
+    catch_unwind(AssertUnwindSafe(|| body(&guarded.state))).unwrap_or_else(|_| {
+        guarded.poison();
+        neutral
+    })
+}
+
+/// The `cold` path of [`decide_or`]: [`decide`]'s, inline.
+#[cfg(feature = "std")]
+#[inline]
+pub(crate) fn decide_counted<H: Handle, R>(
+    handle: *const H,
+    neutral: R,
+    tally: impl FnOnce(&H::State, &R) -> Tally,
+    body: impl FnOnce(&H::State) -> R,
+) -> R {
+    // SAFETY: as in `decide_or`, which checked the pointer.
+    let Some(handle) = (unsafe { handle.as_ref() }) else {
+        return neutral;
+    };
+    flagged(handle.guarded(), neutral, body, tally)
+}
+
+/// [`decide_or`] for a status-returning call: on a handle that counts or
+/// is poisoned it runs `cold`, which decides with
+/// [`decide_status_counted`].
+#[cfg(feature = "std")]
+#[inline]
+pub(crate) fn decide_status_or<H: Handle>(
+    handle: *const H,
+    cold: impl FnOnce() -> weir_status,
+    body: impl FnOnce(&H::State) -> Result<(), weir_status>,
+) -> weir_status {
+    // SAFETY: a non-NULL handle pointer came from `new_handle` and has not
+    // been passed to `free_handle` (the header states this contract).
+    let Some(handle) = (unsafe { handle.as_ref() }) else {
+        return WEIR_ERR_NULL;
+    };
+    let guarded = handle.guarded();
+    if guarded.flags.load(Ordering::Relaxed) != 0 {
+        return cold();
+    }
+    match catch_unwind(AssertUnwindSafe(|| body(&guarded.state))) {
+        Ok(result) => result.err().unwrap_or(WEIR_OK),
+        Err(_) => {
+            guarded.poison();
+            WEIR_ERR_PANIC
+        }
+    }
+}
+
+/// The `cold` path of [`decide_status_or`]: [`decide_status`]'s, inline.
+#[cfg(feature = "std")]
+#[inline]
+pub(crate) fn decide_status_counted<H: Handle>(
+    handle: *const H,
+    tally: impl FnOnce(weir_status) -> Tally,
+    body: impl FnOnce(&H::State) -> Result<(), weir_status>,
+) -> weir_status {
+    // SAFETY: as in `decide_status_or`, which checked the pointer.
+    let Some(handle) = (unsafe { handle.as_ref() }) else {
+        return WEIR_ERR_NULL;
+    };
+    flagged_status(handle.guarded(), body, tally)
 }
 
 /// A status-returning call on a handle, as [`status_on`], that a counting
@@ -240,11 +333,13 @@ pub(crate) fn decide_status<H: Handle>(
     }
 }
 
-/// [`decide_status`] on a handle that counts, or is poisoned.
+/// [`decide_status`] on a handle that counts, or is poisoned; `extern
+/// "C"` as [`flagged`] is.
 #[cfg(feature = "std")]
 #[cold]
 #[inline(never)]
-fn flagged_status<S>(
+#[allow(improper_ctypes_definitions)]
+extern "C" fn flagged_status<S>(
     guarded: &Guarded<S>,
     body: impl FnOnce(&S) -> Result<(), weir_status>,
     tally: impl FnOnce(weir_status) -> Tally,

@@ -87,8 +87,8 @@ pub extern "C" fn weir_period_free(period: *mut weir_period) {
 #[no_mangle]
 pub extern "C" fn weir_period_take(period: *const weir_period, now: i64) -> weir_period_quota {
     let over = weir_period_quota::WEIR_PERIOD_QUOTA_OVER;
-    let counted = |_: &_, quota: &weir_period_quota| Tally::of(*quota != over);
-    decide(period, over, counted, |period| {
+    let counted = move |_: &_, quota: &weir_period_quota| Tally::of(*quota != over);
+    decide(period, over, counted, move |period| {
         lock(period).take(now).into()
     })
 }

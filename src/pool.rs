@@ -3,7 +3,10 @@
 use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
 
 use crate::counts::{weir_counts, Tally};
-use crate::guard::{decide, decide_status, read_counts, start_counting};
+use crate::guard::{
+    decide_counted, decide_or, decide_status, decide_status_counted, decide_status_or, read_counts,
+    start_counting,
+};
 use crate::guard::{
     free_handle, new_handle, on, policy_or, slice_out, status_on, usable, write_out,
 };
@@ -333,12 +336,30 @@ pub extern "C" fn weir_pool_take(pool: *const weir_pool, now: i64) -> weir_pool_
         kind: WEIR_POOL_TAKEN_WAIT,
         item: 0,
     };
-    let counted = |_: &_, taken: &weir_pool_taken| match taken.kind {
+    let counted = move || take_counted(pool, now);
+    decide_or(pool, wait, counted, move |pool| {
+        pool.lock().take(now).into()
+    })
+}
+
+/// `weir_pool_take` on a pool that counts (or is poisoned): out of line,
+/// with the take's own arguments, so that the take reaches it by a jump
+/// (see `decide_or`).
+#[cold]
+#[inline(never)]
+extern "C" fn take_counted(pool: *const weir_pool, now: i64) -> weir_pool_taken {
+    let wait = weir_pool_taken {
+        kind: WEIR_POOL_TAKEN_WAIT,
+        item: 0,
+    };
+    let counted = move |_: &_, taken: &weir_pool_taken| match taken.kind {
         WEIR_POOL_TAKEN_READY | WEIR_POOL_TAKEN_MAKE => Tally::Admitted(1.0),
         WEIR_POOL_TAKEN_WAIT => Tally::Refused,
         _ => Tally::Nothing,
     };
-    decide(pool, wait, counted, |pool| pool.lock().take(now).into())
+    decide_counted(pool, wait, counted, move |pool| {
+        pool.lock().take(now).into()
+    })
 }
 
 /// Registers `item`, made after a MAKE, as lent and born at `now`; it fills
@@ -347,7 +368,7 @@ pub extern "C" fn weir_pool_take(pool: *const weir_pool, now: i64) -> weir_pool_
 /// `WEIR_ERR_NULL` for a NULL pool. On an error nothing changes.
 #[no_mangle]
 pub extern "C" fn weir_pool_made(pool: *const weir_pool, item: weir_item, now: i64) -> weir_status {
-    decide_status(pool, Tally::errors, |pool| {
+    decide_status(pool, Tally::errors, move |pool| {
         Ok(pool.lock().made(item, now)?)
     })
 }
@@ -367,7 +388,7 @@ pub extern "C" fn weir_pool_made_jittered(
     now: i64,
     draw: u64,
 ) -> weir_status {
-    decide_status(pool, Tally::errors, |pool| {
+    decide_status(pool, Tally::errors, move |pool| {
         Ok(pool.lock().made_jittered(item, now, draw)?)
     })
 }
@@ -408,7 +429,7 @@ pub extern "C" fn weir_pool_mark_old(pool: *const weir_pool) -> i64 {
 /// if no MAKE is outstanding; `WEIR_ERR_NULL` for a NULL pool.
 #[no_mangle]
 pub extern "C" fn weir_pool_unmade(pool: *const weir_pool) -> weir_status {
-    decide_status(pool, Tally::errors, |pool| Ok(pool.lock().unmade()?))
+    decide_status(pool, Tally::errors, move |pool| Ok(pool.lock().unmade()?))
 }
 
 /// Gives a lent resource back at `now` and writes to `*kept` whether the
@@ -430,7 +451,25 @@ pub extern "C" fn weir_pool_give(
     now: i64,
     kept: *mut bool,
 ) -> weir_status {
-    decide_status(pool, Tally::errors, |pool| {
+    let counted = move || give_counted(pool, item, now, kept);
+    decide_status_or(pool, counted, move |pool| {
+        usable(kept)?;
+        let was_kept = pool.lock().give(item, now)?;
+        write_out(kept, was_kept)
+    })
+}
+
+/// `weir_pool_give` on a pool that counts (or is poisoned), as
+/// `take_counted` is for a take.
+#[cold]
+#[inline(never)]
+extern "C" fn give_counted(
+    pool: *const weir_pool,
+    item: weir_item,
+    now: i64,
+    kept: *mut bool,
+) -> weir_status {
+    decide_status_counted(pool, Tally::errors, move |pool| {
         usable(kept)?;
         let was_kept = pool.lock().give(item, now)?;
         write_out(kept, was_kept)
@@ -444,7 +483,7 @@ pub extern "C" fn weir_pool_give(
 /// `WEIR_ERR_POOL_NOT_LENT`, `WEIR_ERR_NULL` (NULL pool).
 #[no_mangle]
 pub extern "C" fn weir_pool_drop(pool: *const weir_pool, item: weir_item) -> weir_status {
-    decide_status(pool, Tally::errors, |pool| {
+    decide_status(pool, Tally::errors, move |pool| {
         Ok(pool.lock().drop_item(item)?)
     })
 }

@@ -250,11 +250,11 @@ pub extern "C" fn weir_shedder_allow(
     cpu_permille: i32,
     ticket: *mut weir_shedder_ticket,
 ) -> bool {
-    let counted = |_: &_, &admitted: &bool| match usable(ticket) {
+    let counted = move |_: &_, &admitted: &bool| match usable(ticket) {
         Ok(()) => Tally::of(admitted),
         Err(_) => Tally::Error,
     };
-    decide(shedder, false, counted, |state| {
+    decide(shedder, false, counted, move |state| {
         if usable(ticket).is_err() {
             return false;
         }
@@ -277,7 +277,7 @@ fn settle(
     ticket: *mut weir_shedder_ticket,
     settle: impl FnOnce(&mut Shedder, &mut ShedderTicket) -> Result<(), Settled>,
 ) -> weir_status {
-    decide_status(shedder, Tally::errors, |state| {
+    decide_status(shedder, Tally::errors, move |state| {
         let mut shedder = lock(state);
         let held = value_mut(ticket)?;
         let mut open = match held.flying {

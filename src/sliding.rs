@@ -68,8 +68,10 @@ pub extern "C" fn weir_sliding_free(sliding: *mut weir_sliding) {
 /// counts as the latest. False for a NULL window.
 #[no_mangle]
 pub extern "C" fn weir_sliding_take(sliding: *const weir_sliding, now: i64) -> bool {
-    let counted = |_: &_, &taken: &bool| Tally::of(taken);
-    decide(sliding, false, counted, |sliding| lock(sliding).take(now))
+    let counted = move |_: &_, &taken: &bool| Tally::of(taken);
+    decide(sliding, false, counted, move |sliding| {
+        lock(sliding).take(now)
+    })
 }
 
 /// How many more events the window would count at `now` (a `now` earlier

@@ -96,11 +96,11 @@ pub extern "C" fn weir_window_free(window: *mut weir_window) {
 /// for a NULL window.
 #[no_mangle]
 pub extern "C" fn weir_window_add(window: *const weir_window, now: i64, value: i64) -> weir_status {
-    let counted = |status| match status {
+    let counted = move |status| match status {
         WEIR_OK => Tally::Admitted(value as f64),
         _ => Tally::Error,
     };
-    decide_status(window, counted, |state| {
+    decide_status(window, counted, move |state| {
         lock(state).add(now, value);
         Ok(())
     })
