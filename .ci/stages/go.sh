@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# about: the Go package (go/) through an installed prefix: vet, race tests (the cross tests against C among them), two live fuzz targets, a fresh module through a local proxy
+# about: the Go package (go/) through an installed prefix: vet, race tests (the cross tests against C among them), two live fuzz targets, the Prometheus collector module (go/prom: vet, a scrape of its /metrics), a fresh module through a local proxy
 # tier: full
 # order: 100
 # needs-commands: go=golang-go cargo cmake=cmake cc=gcc pkg-config=pkg-config python3=python3

@@ -163,7 +163,8 @@ ROUNDS = 3
 PAIRED = 10
 
 SMOKE = {
-    "c": ["cas_loop", "rate_allow_advancing", "rate_inline_allow_advancing", "bucket_allow"],
+    "c": ["cas_loop", "rate_allow_advancing", "rate_inline_allow_advancing", "bucket_allow",
+          "bucket_refuse_counting"],
     "rust": ["cas_loop", "governor_direct_allow"],
 }
 
