@@ -13,7 +13,8 @@
 //! whatever the input: gate held ≥ 0, pool live = idle + busy ≤ size,
 //! quota left in [0, quota], bucket tokens finite in [0, burst], breaker
 //! ratio in [0, 1), limiter available ≤ capacity, backoff delays ≥ 0,
-//! waits ≥ 0, and no status is ever WEIR_ERR_PANIC or WEIR_ERR_POISONED.
+//! waits ≥ 0, every handle's counts equal to what its answers were (off
+//! until started), and no status is ever WEIR_ERR_PANIC or WEIR_ERR_POISONED.
 //! Every status a function answers here is one its text in weir.h names
 //! (or one the header's conventions give every call: WEIR_OK, WEIR_ERR_NULL,
 //! WEIR_ERR_MISALIGNED): so a contract that leaves out a status the code
