@@ -120,7 +120,7 @@ fn breaker(input: &mut Input) {
     let mut latest = clock.now;
     let mut counting = Counting::begin(input.even(), || weir_breaker_start_counting(handle));
     while !input.is_empty() {
-        counting.step();
+        counting.step(|out| weir_breaker_read_counts(handle, out));
         let now = clock.tick(input);
         // Every reading at T, the instant the call counts at whether or not
         // readings move the breaker's clock.
@@ -208,7 +208,7 @@ fn breaker(input: &mut Input) {
             latest = at;
         }
     }
-    counting.end(4, |out| weir_breaker_read_counts(handle, out));
+    counting.end(|out| weir_breaker_read_counts(handle, out));
     weir_breaker_free(handle);
     weir_breaker_free(null_mut());
 }
@@ -271,7 +271,7 @@ fn shedder(input: &mut Input) {
     let mut latest = clock.now;
     let mut counting = Counting::begin(input.even(), || weir_shedder_start_counting(handle));
     while !input.is_empty() {
-        counting.step();
+        counting.step(|out| weir_shedder_read_counts(handle, out));
         let now = clock.tick(input);
         let count = match input.u8() % 8 {
             0 => 1 + input.below(FLOOD),
@@ -373,7 +373,7 @@ fn shedder(input: &mut Input) {
         latest = latest.max(now);
     }
     assert_eq!(weir_shedder_flying(null()), 0);
-    counting.end(4, |out| weir_shedder_read_counts(handle, out));
+    counting.end(|out| weir_shedder_read_counts(handle, out));
     weir_shedder_free(handle);
     weir_shedder_free(null_mut());
 }
@@ -416,7 +416,7 @@ fn window(input: &mut Input) {
     };
     let mut counting = Counting::begin(input.even(), || weir_window_start_counting(handle));
     while !input.is_empty() {
-        counting.step();
+        counting.step(|out| weir_window_read_counts(handle, out));
         let now = clock.tick(input);
         match input.u8() % 4 {
             0 | 1 => {
@@ -484,7 +484,7 @@ fn window(input: &mut Input) {
     assert_eq!(weir_window_add(null(), 0, 1), WEIR_ERR_NULL);
     assert_eq!(weir_window_size(null()), 0);
     assert_eq!(weir_window_width(null()), 0);
-    counting.end(4, |out| weir_window_read_counts(handle, out));
+    counting.end(|out| weir_window_read_counts(handle, out));
     weir_window_free(handle);
     weir_window_free(null_mut());
 }

@@ -314,7 +314,7 @@ fn bucket(input: &mut Input) {
     let mut refunded = false;
     let mut counting = Counting::begin(input.even(), || weir_bucket_start_counting(handle));
     while !input.is_empty() {
-        counting.step();
+        counting.step(|out| weir_bucket_read_counts(handle, out));
         let now = clock.tick(input);
         let n = match input.u8() % 6 {
             0..=2 => 1.0,
@@ -412,7 +412,7 @@ fn bucket(input: &mut Input) {
     }
     assert!(!weir_bucket_take(null(), 0, 1.0));
     assert_eq!(weir_bucket_refund(null(), 0, 0, 1.0), WEIR_ERR_NULL);
-    counting.end(4, |out| weir_bucket_read_counts(handle, out));
+    counting.end(|out| weir_bucket_read_counts(handle, out));
     weir_bucket_free(handle);
     weir_bucket_free(null_mut());
 }
@@ -469,7 +469,7 @@ fn sliding(input: &mut Input) {
     };
     let mut counting = Counting::begin(input.even(), || weir_sliding_start_counting(handle));
     while !input.is_empty() {
-        counting.step();
+        counting.step(|out| weir_sliding_read_counts(handle, out));
         let now = clock.tick(input);
         match input.u8() % 5 {
             0..=2 => {
@@ -530,7 +530,7 @@ fn sliding(input: &mut Input) {
             }
         }
     }
-    counting.end(4, |out| weir_sliding_read_counts(handle, out));
+    counting.end(|out| weir_sliding_read_counts(handle, out));
     weir_sliding_free(handle);
 }
 
@@ -570,7 +570,7 @@ fn period(input: &mut Input) {
     let mut latest = i64::MIN;
     let mut counting = Counting::begin(input.even(), || weir_period_start_counting(handle));
     while !input.is_empty() {
-        counting.step();
+        counting.step(|out| weir_period_read_counts(handle, out));
         let now = clock.tick(input);
         match input.u8() % 5 {
             0..=2 => {
@@ -638,7 +638,7 @@ fn period(input: &mut Input) {
         }
     }
     assert_eq!(weir_period_take(null(), 0), WEIR_PERIOD_QUOTA_OVER);
-    counting.end(4, |out| weir_period_read_counts(handle, out));
+    counting.end(|out| weir_period_read_counts(handle, out));
     weir_period_free(handle);
 }
 
@@ -673,7 +673,7 @@ fn gate(input: &mut Input) {
     let mut held = 0i64;
     let mut counting = Counting::begin(input.even(), || weir_gate_start_counting(handle));
     while !input.is_empty() {
-        counting.step();
+        counting.step(|out| weir_gate_read_counts(handle, out));
         let count = 1 + input.below(64);
         if input.bool() {
             for _ in 0..count {
@@ -698,7 +698,7 @@ fn gate(input: &mut Input) {
     assert!(!weir_gate_enter(null()));
     weir_gate_leave(null());
     assert_eq!(weir_gate_held(null()), 0);
-    counting.end(4, |out| weir_gate_read_counts(handle, out));
+    counting.end(|out| weir_gate_read_counts(handle, out));
     weir_gate_free(handle);
     weir_gate_free(null_mut());
 }
@@ -1122,7 +1122,7 @@ fn bloom(input: &mut Input) {
     let mut latest = 0i64;
     let mut counting = Counting::begin(input.even(), || weir_bloom_start_counting(handle));
     while !input.is_empty() {
-        counting.step();
+        counting.step(|out| weir_bloom_read_counts(handle, out));
         let at = input.below(keys.len() as u64) as usize;
         let key = &keys[at];
         if first_key.is_some_and(|k| keys[k] != *key) {
@@ -1170,7 +1170,7 @@ fn bloom(input: &mut Input) {
         b"k".as_ptr() as *const c_void,
         1
     ));
-    counting.end(4, |out| weir_bloom_read_counts(handle, out));
+    counting.end(|out| weir_bloom_read_counts(handle, out));
     weir_bloom_free(handle);
     weir_bloom_free(null_mut());
 }
@@ -1322,7 +1322,7 @@ fn budget(input: &mut Input) {
     let tokens_form = policy.form == WEIR_BUDGET_TOKENS;
     let mut counting = Counting::begin(input.even(), || weir_budget_start_counting(handle));
     while !input.is_empty() {
-        counting.step();
+        counting.step(|out| weir_budget_read_counts(handle, out));
         let now = clock.tick(input);
         let count = match input.u8() % 4 {
             0 => 1 + input.below(FLOOD),
@@ -1371,7 +1371,7 @@ fn budget(input: &mut Input) {
         weir_budget_new(&policy, clock.now, null_mut()),
         WEIR_ERR_NULL
     );
-    counting.end(4, |out| weir_budget_read_counts(handle, out));
+    counting.end(|out| weir_budget_read_counts(handle, out));
     weir_budget_free(handle);
     weir_budget_free(null_mut());
 }
@@ -1420,7 +1420,7 @@ fn concurrency(input: &mut Input) {
     let mut flights: Vec<weir_concurrency_ticket> = Vec::new();
     let mut counting = Counting::begin(input.even(), || weir_concurrency_start_counting(handle));
     while !input.is_empty() {
-        counting.step();
+        counting.step(|out| weir_concurrency_read_counts(handle, out));
         let now = clock.tick(input);
         let cap = weir_concurrency_limit(limit);
         assert!(
@@ -1473,7 +1473,7 @@ fn concurrency(input: &mut Input) {
     assert_eq!(weir_concurrency_limit(null()), 0);
     assert_eq!(weir_concurrency_flying(null()), 0);
     assert_eq!(weir_concurrency_new(&policy, null_mut()), WEIR_ERR_NULL);
-    counting.end(4, |out| weir_concurrency_read_counts(handle, out));
+    counting.end(|out| weir_concurrency_read_counts(handle, out));
     weir_concurrency_free(handle);
     weir_concurrency_free(null_mut());
 }

@@ -154,7 +154,7 @@ fuzz_target!(|data: &[u8]| {
     let mut clock = Clock::new(&mut input);
     let mut counting = Counting::begin(input.even(), || weir_pool_start_counting(handle));
     while !input.is_empty() {
-        counting.step();
+        counting.step(|out| weir_pool_read_counts(handle, out));
         let now = clock.tick(&mut input);
         // Identities from a small set, so that the fuzzer reuses them.
         let item = if input.one_in(32) {
@@ -329,7 +329,7 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(weir_pool_take(null(), 0).kind, WEIR_POOL_TAKEN_WAIT);
     assert_eq!(weir_pool_live(null()), 0);
     assert_eq!(weir_pool_next_expiry(null(), 0), i64::MAX);
-    counting.end(4, |out| weir_pool_read_counts(handle, out));
+    counting.end(|out| weir_pool_read_counts(handle, out));
     weir_pool_free(handle);
     weir_pool_free(null_mut());
 });

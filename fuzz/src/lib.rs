@@ -255,33 +255,28 @@ impl RateBound {
 }
 
 /// A handle's counts in a target: turned on through `start` when `on`
-/// (for about half the runs), each operation of the run a `step`, and
-/// checked at the `end`: on, `WEIR_OK` with at most `per_step` calls
-/// counted a step; off, `WEIR_ERR_COUNTS_OFF`; a NULL out, `WEIR_ERR_NULL`.
+/// (for about half the runs), read at every `step` of the run and at its
+/// `end`. On, each reading is `WEIR_OK` and no count goes backwards (a
+/// reading changes nothing, and every call only adds); off, every reading
+/// is `WEIR_ERR_COUNTS_OFF`; a NULL out is `WEIR_ERR_NULL`.
 pub struct Counting {
     on: bool,
-    steps: u64,
+    last: weir::counts::weir_counts,
 }
 
 impl Counting {
     pub fn begin(on: bool, start: impl FnOnce() -> weir::status::weir_status) -> Self {
         if on {
-            assert_eq!(
-                start(),
-                weir::status::weir_status::WEIR_OK,
-                "start_counting"
-            );
+            assert_eq!(start(), weir::status::weir_status::WEIR_OK, "start_counting");
         }
-        Counting { on, steps: 0 }
+        Counting {
+            on,
+            last: weir::counts::weir_counts::default(),
+        }
     }
 
-    pub fn step(&mut self) {
-        self.steps += 1;
-    }
-
-    pub fn end(
-        &self,
-        per_step: u64,
+    pub fn step(
+        &mut self,
         read: impl Fn(*mut weir::counts::weir_counts) -> weir::status::weir_status,
     ) {
         use weir::status::weir_status::*;
@@ -289,16 +284,28 @@ impl Counting {
         let status = read(&mut out);
         if self.on {
             assert_eq!(status, WEIR_OK, "read_counts");
-            let counted = out.admitted + out.refused + out.errors;
+            let last = self.last;
             assert!(
-                counted <= self.steps * per_step,
-                "{counted} counted in {} steps",
-                self.steps
+                out.admitted >= last.admitted
+                    && out.refused >= last.refused
+                    && out.errors >= last.errors,
+                "counts went backwards: {last:?} then {out:?}"
             );
             assert!(!out.units.is_nan(), "units NaN");
+            self.last = out;
         } else {
             assert_eq!(status, WEIR_ERR_COUNTS_OFF, "read_counts with counting off");
         }
-        assert_eq!(read(std::ptr::null_mut()), WEIR_ERR_NULL);
+    }
+
+    pub fn end(
+        &mut self,
+        read: impl Fn(*mut weir::counts::weir_counts) -> weir::status::weir_status,
+    ) {
+        self.step(&read);
+        assert_eq!(
+            read(std::ptr::null_mut()),
+            weir::status::weir_status::WEIR_ERR_NULL
+        );
     }
 }
