@@ -267,7 +267,11 @@ pub struct Counting {
 impl Counting {
     pub fn begin(on: bool, start: impl FnOnce() -> weir::status::weir_status) -> Self {
         if on {
-            assert_eq!(start(), weir::status::weir_status::WEIR_OK, "start_counting");
+            assert_eq!(
+                start(),
+                weir::status::weir_status::WEIR_OK,
+                "start_counting"
+            );
         }
         Counting {
             on,
