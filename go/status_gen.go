@@ -68,6 +68,9 @@ const (
 	ErrRefundFull Status = 42
 	// ErrRefundFuture is WEIR_ERR_REFUND_FUTURE: A refund whose `taken_at` is later than its `now`; nothing changed.
 	ErrRefundFuture Status = 43
+	// ErrCountsOff is WEIR_ERR_COUNTS_OFF: `weir_<type>_read_counts` on a handle that does not count: turn
+	// counting on with `weir_<type>_start_counting` after making it.
+	ErrCountsOff Status = 70
 	// ErrChargeTooMany is WEIR_ERR_CHARGE_TOO_MANY: `weir_charge_all` was given more than WEIR_CHARGE_MAX_ITEMS items;
 	// nothing was charged.
 	ErrChargeTooMany Status = 80
@@ -272,6 +275,7 @@ var statusCodes = [...]struct {
 	{ErrRefundArmed, "WEIR_ERR_REFUND_ARMED"},
 	{ErrRefundFull, "WEIR_ERR_REFUND_FULL"},
 	{ErrRefundFuture, "WEIR_ERR_REFUND_FUTURE"},
+	{ErrCountsOff, "WEIR_ERR_COUNTS_OFF"},
 	{ErrChargeTooMany, "WEIR_ERR_CHARGE_TOO_MANY"},
 	{ErrChargeCost, "WEIR_ERR_CHARGE_COST"},
 	{ErrLimiterZeroCapacity, "WEIR_ERR_LIMITER_ZERO_CAPACITY"},
@@ -424,6 +428,9 @@ func statusMismatches() []string {
 	}
 	if ErrRefundFuture != C.WEIR_ERR_REFUND_FUTURE {
 		bad = append(bad, fmt.Sprintf("ErrRefundFuture is %d, WEIR_ERR_REFUND_FUTURE is %d", ErrRefundFuture, C.WEIR_ERR_REFUND_FUTURE))
+	}
+	if ErrCountsOff != C.WEIR_ERR_COUNTS_OFF {
+		bad = append(bad, fmt.Sprintf("ErrCountsOff is %d, WEIR_ERR_COUNTS_OFF is %d", ErrCountsOff, C.WEIR_ERR_COUNTS_OFF))
 	}
 	if ErrChargeTooMany != C.WEIR_ERR_CHARGE_TOO_MANY {
 		bad = append(bad, fmt.Sprintf("ErrChargeTooMany is %d, WEIR_ERR_CHARGE_TOO_MANY is %d", ErrChargeTooMany, C.WEIR_ERR_CHARGE_TOO_MANY))

@@ -40,58 +40,66 @@
  *
  * ```
  * weir_status — what a call that can fail reports (WEIR_OK is 0)
- *   section  line 0274
+ *   section  line 0286
  *   reads    weir_status_str, weir_version (WEIR_VERSION)
+ *   counts   weir_counts (filled by each read_counts)
  *
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
- *   section  line 0553
+ *   section  line 0600
  *   policy   weir_breaker_policy (for the breaker), weir_breaker_policy_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
  *   calls    weir_breaker_allow (fills a weir_breaker_ticket),
  *            weir_breaker_pass, weir_breaker_fail
  *   reads    weir_breaker_ratio, weir_breaker_read_tally (weir_breaker_tally)
+ *   counts   weir_breaker_start_counting, weir_breaker_read_counts
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 0802
+ *   section  line 0875
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
  *   calls    weir_shedder_allow (fills a weir_shedder_ticket),
  *            weir_shedder_pass, weir_shedder_fail
  *   reads    weir_shedder_flying, weir_shedder_read_stats (weir_shedder_stats)
+ *   counts   weir_shedder_start_counting, weir_shedder_read_counts
  *
  * weir_window — rolling window of sums and counts
- *   section  line 0984
+ *   section  line 1081
  *   make     weir_window_new, weir_window_free
  *   calls    weir_window_add
  *   reads    weir_window_read_total (weir_window_total),
  *            weir_window_read_buckets, weir_window_size, weir_window_width
+ *   counts   weir_window_start_counting, weir_window_read_counts
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1086
+ *   section  line 1206
  *   make     weir_bucket_new, weir_bucket_free
  *   calls    weir_bucket_take, weir_bucket_refund
  *   reads    weir_bucket_next (Retry-After), weir_bucket_tokens
+ *   counts   weir_bucket_start_counting, weir_bucket_read_counts
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 1237
+ *   section  line 1381
  *   make     weir_sliding_new, weir_sliding_free
  *   calls    weir_sliding_take
  *   reads    weir_sliding_left, weir_sliding_next
+ *   counts   weir_sliding_start_counting, weir_sliding_read_counts
  *
  * weir_period — fixed-window quota per period
- *   section  line 1308
+ *   section  line 1475
  *   make     weir_period_new, weir_period_free
  *   calls    weir_period_take (weir_period_quota)
  *   reads    weir_period_left, weir_period_next
+ *   counts   weir_period_start_counting, weir_period_read_counts
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 1404
+ *   section  line 1595
  *   make     weir_gate_new, weir_gate_free
  *   calls    weir_gate_enter, weir_gate_leave
  *   reads    weir_gate_held
+ *   counts   weir_gate_start_counting, weir_gate_read_counts
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 1454
+ *   section  line 1668
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy), weir_concurrency_free
@@ -99,28 +107,30 @@
  *            weir_concurrency_leave
  *   reads    weir_concurrency_limit, weir_concurrency_flying,
  *            weir_concurrency_long_rtt
+ *   counts   weir_concurrency_start_counting, weir_concurrency_read_counts
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 1616
+ *   section  line 1854
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   calls    weir_budget_deposit, weir_budget_withdraw
  *   reads    weir_budget_left, weir_budget_tokens
+ *   counts   weir_budget_start_counting, weir_budget_read_counts
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 1759
+ *   section  line 2020
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 1899
+ *   section  line 2160
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 1943
+ *   section  line 2204
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   calls    weir_pool_take (weir_pool_taken, WEIR_POOL_TAKEN_*),
@@ -129,9 +139,10 @@
  *            weir_pool_evict, weir_pool_mark_old, weir_pool_close
  *   reads    weir_pool_live, weir_pool_idle, weir_pool_busy,
  *            weir_pool_next_expiry, weir_pool_read_stats (weir_pool_stats)
+ *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 2313
+ *   section  line 2601
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -140,26 +151,27 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 2475
+ *   section  line 2763
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 2604
+ *   section  line 2892
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
  *   in place weir_bloom_footprint, weir_bloom_init_in,
  *            weir_bloom_init_gcra_in, weir_bloom_check_in,
  *            weir_bloom_allow_in, weir_bloom_next_in
+ *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 2850
+ *   section  line 3165
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 3027
+ *   section  line 3342
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -173,7 +185,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 3289
+ *   section  line 3604
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -276,7 +288,7 @@
 
 /// What a call that can fail reports. `WEIR_OK` is 0; every other value is
 /// an error. Codes are grouped by area and are never renumbered or reused:
-/// 1–99 general (30–39 targets and builds, 40–49 refunds, 80–89 charging several limits at once), 100–199 the limiter, 200–299 the pool,
+/// 1–99 general (30–39 targets and builds, 40–49 refunds, 70–79 counts, 80–89 charging several limits at once), 100–199 the limiter, 200–299 the pool,
 /// 300–399 breaker, shedder and window (330–349 the breaker's limits), 400–499 rate and bloom (430–449 the GCRA word),
 /// 500–549 the retry budget, 550–599 the adaptive concurrency limit.
 /// `weir_status_str` describes any value, known or not.
@@ -344,6 +356,9 @@ enum weir_status
   WEIR_ERR_REFUND_FULL = 42,
   /// A refund whose `taken_at` is later than its `now`; nothing changed.
   WEIR_ERR_REFUND_FUTURE = 43,
+  /// `weir_<type>_read_counts` on a handle that does not count: turn
+  /// counting on with `weir_<type>_start_counting` after making it.
+  WEIR_ERR_COUNTS_OFF = 70,
   /// `weir_charge_all` was given more than WEIR_CHARGE_MAX_ITEMS items;
   /// nothing was charged.
   WEIR_ERR_CHARGE_TOO_MANY = 80,
@@ -529,6 +544,38 @@ typedef int32_t weir_status;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+#if defined(WEIR_HOSTED)
+/// What a handle decided since `weir_<type>_start_counting` turned its
+/// counting on (right after `weir_<type>_new`, that is since it was made).
+/// Every handle type fills the same struct, so that one exporter reads them
+/// all; what each field counts for a type is in that type's
+/// `weir_<type>_read_counts`. 32 bytes.
+///
+/// Counting is off until `weir_<type>_start_counting`: a handle that does
+/// not count costs what it did before counting existed, and a refusal on it
+/// writes nothing. A counting handle adds one relaxed atomic add per call
+/// (two for an admission with units) to a line of its own heap block,
+/// which every thread deciding on it then writes, refusals included.
+///
+/// Each field counts on its own (relaxed atomics): a reading taken while
+/// other threads decide may hold one call's admission and not yet its
+/// units, never a count that goes backwards. A reading changes nothing.
+typedef struct WEIR_ALIGN(8) {
+  /// Calls let through (taken, entered, allowed, added).
+  uint64_t admitted;
+  /// Calls refused for want of room: the limit said no.
+  uint64_t refused;
+  /// Calls answered with an error status, or refused for an argument no
+  /// call could pass (a cost of 0, NaN or over the burst, a NULL key or
+  /// ticket, a negative `now` where it is refused): misuse, not load.
+  uint64_t errors;
+  /// The units the admitted calls took: a bucket's tokens, a window's
+  /// added values; equal to `admitted` where every call is one unit.
+  /// A sum of doubles, exact up to 2^53.
+  double units;
+} weir_counts;
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -578,7 +625,7 @@ const char *weir_version(void);
 /// and the rest are refused when the caller's roll falls under `drop`. Safe
 /// to share between threads: each call takes a short per-handle lock, and a
 /// decision never rescans the window. Heap per handle: 32 bytes per bucket
-/// plus about 230 bytes (1.5 KiB at the preset). Made by `weir_breaker_new`, freed by `weir_breaker_free`.
+/// plus about 260 bytes (1.5 KiB at the preset). Made by `weir_breaker_new`, freed by `weir_breaker_free`.
 ///
 /// What the preset does to an outage (the bay's breaker panel, picture in
 /// docs/bay-breaker.svg; bay/tests/breaker_figures.rs measures it: 100
@@ -792,6 +839,32 @@ weir_status weir_breaker_read_tally(const weir_breaker *breaker,
                                     weir_breaker_tally *out);
 #endif
 
+#if defined(WEIR_HOSTED)
+/// Turns counting on for a breaker: from this call on,
+/// `weir_breaker_read_counts` reports what it decided. Call it right after
+/// `weir_breaker_new` to count everything since the handle was made; a second
+/// call changes nothing. Until then the handle costs what it did before
+/// counting existed (see `weir_counts` for what counting costs).
+/// `WEIR_ERR_NULL` for a NULL handle, `WEIR_ERR_MISALIGNED` for one no handle
+/// can be at, `WEIR_ERR_POISONED` for a poisoned one.
+weir_status weir_breaker_start_counting(const weir_breaker *breaker);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes to `*out` what a breaker decided since `weir_breaker_start_counting`.
+/// A reading: it changes nothing. `admitted`: allows answered true; `refused`:
+/// allows answered false (the drops of `weir_breaker_tally`, counted since
+/// counting began rather than over the window); `errors`: allows given a NULL
+/// or misaligned ticket, and passes and fails that answered an error; `units`:
+/// equal to `admitted`. The outcomes of the calls let through are the window's,
+/// in `weir_breaker_read_tally`.
+///
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
+/// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+weir_status weir_breaker_read_counts(const weir_breaker *breaker, weir_counts *out);
+#endif
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
@@ -826,7 +899,7 @@ weir_status weir_breaker_read_tally(const weir_breaker *breaker,
 /// response time are kept in two monotonic queues over the complete
 /// buckets, so a decision's work is O(1) amortised at any bucket count.
 /// Heap per handle: 48 bytes per bucket (the bucket and room for its entry
-/// in each queue, reserved at construction) plus about 260 bytes (under
+/// in each queue, reserved at construction) plus about 290 bytes (under
 /// 3 KB at the preset). Made by `weir_shedder_new`, freed by
 /// `weir_shedder_free`.
 typedef struct weir_shedder weir_shedder;
@@ -974,6 +1047,30 @@ weir_status weir_shedder_read_stats(const weir_shedder *shedder,
                                     weir_shedder_stats *out);
 #endif
 
+#if defined(WEIR_HOSTED)
+/// Turns counting on for a shedder: from this call on,
+/// `weir_shedder_read_counts` reports what it decided. Call it right after
+/// `weir_shedder_new` to count everything since the handle was made; a second
+/// call changes nothing. Until then the handle costs what it did before
+/// counting existed (see `weir_counts` for what counting costs).
+/// `WEIR_ERR_NULL` for a NULL handle, `WEIR_ERR_MISALIGNED` for one no handle
+/// can be at, `WEIR_ERR_POISONED` for a poisoned one.
+weir_status weir_shedder_start_counting(const weir_shedder *shedder);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes to `*out` what a shedder decided since `weir_shedder_start_counting`.
+/// A reading: it changes nothing. `admitted`: allows answered true; `refused`:
+/// allows answered false (shed); `errors`: allows given a NULL or misaligned
+/// ticket, and passes and fails that answered an error; `units`: equal to
+/// `admitted`. The load behind the answers is in `weir_shedder_read_stats`.
+///
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
+/// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+weir_status weir_shedder_read_counts(const weir_shedder *shedder, weir_counts *out);
+#endif
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
@@ -995,7 +1092,7 @@ weir_status weir_shedder_read_stats(const weir_shedder *shedder,
 /// reading at a later `now` skips them without clearing, so two reads at the
 /// same `now` agree; a `now` before the head bucket opened counts as no time
 /// passing. Safe to share between threads: each call takes a short
-/// per-handle lock. Heap per handle: 16 bytes per bucket plus about 70
+/// per-handle lock. Heap per handle: 16 bytes per bucket plus about 100
 /// bytes. Made by `weir_window_new`, freed by `weir_window_free`.
 typedef struct weir_window weir_window;
 #endif
@@ -1076,6 +1173,29 @@ int32_t weir_window_size(const weir_window *window);
 int64_t weir_window_width(const weir_window *window);
 #endif
 
+#if defined(WEIR_HOSTED)
+/// Turns counting on for a window: from this call on, `weir_window_read_counts`
+/// reports what it decided. Call it right after `weir_window_new` to count
+/// everything since the handle was made; a second call changes nothing. Until
+/// then the handle costs what it did before counting existed (see `weir_counts`
+/// for what counting costs). `WEIR_ERR_NULL` for a NULL handle,
+/// `WEIR_ERR_MISALIGNED` for one no handle can be at, `WEIR_ERR_POISONED` for a
+/// poisoned one.
+weir_status weir_window_start_counting(const weir_window *window);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes to `*out` what a window decided since `weir_window_start_counting`. A
+/// reading: it changes nothing. `admitted`: adds; `refused`: 0 (a window
+/// refuses nothing); `errors`: 0 on a handle (an add answers an error only for
+/// a NULL window); `units`: the sum of the added values.
+///
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
+/// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+weir_status weir_window_read_counts(const weir_window *window, weir_counts *out);
+#endif
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
@@ -1089,7 +1209,7 @@ int64_t weir_window_width(const weir_window *window);
 #if defined(WEIR_HOSTED)
 /// A token bucket: `rate` tokens a second accrue up to `burst`, and each
 /// call spends what it costs. Lock-free (its whole state is one atomic word)
-/// and safe to use from many threads at once; 56 bytes of heap per handle.
+/// and safe to use from many threads at once; 88 bytes of heap per handle.
 /// Made by `weir_bucket_new`, freed by `weir_bucket_free`.
 ///
 /// The word is a GCRA theoretical arrival time (TAT), held less the
@@ -1227,6 +1347,30 @@ int64_t weir_bucket_next(const weir_bucket *bucket,
 double weir_bucket_tokens(const weir_bucket *bucket, int64_t now);
 #endif
 
+#if defined(WEIR_HOSTED)
+/// Turns counting on for a bucket: from this call on, `weir_bucket_read_counts`
+/// reports what it decided. Call it right after `weir_bucket_new` to count
+/// everything since the handle was made; a second call changes nothing. Until
+/// then the handle costs what it did before counting existed (see `weir_counts`
+/// for what counting costs). `WEIR_ERR_NULL` for a NULL handle,
+/// `WEIR_ERR_MISALIGNED` for one no handle can be at, `WEIR_ERR_POISONED` for a
+/// poisoned one.
+weir_status weir_bucket_start_counting(const weir_bucket *bucket);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes to `*out` what a bucket decided since `weir_bucket_start_counting`. A
+/// reading: it changes nothing. `admitted`: takes that passed; `refused`: takes
+/// refused for want of tokens; `errors`: takes of a cost no take could pass (0,
+/// negative, NaN, infinite or over the burst) and refunds that answered an
+/// error; `units`: the tokens the admitted takes took.
+///
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
+/// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+weir_status weir_bucket_read_counts(const weir_bucket *bucket, weir_counts *out);
+#endif
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
@@ -1244,7 +1388,7 @@ double weir_bucket_tokens(const weir_bucket *bucket, int64_t now);
 #if defined(WEIR_HOSTED)
 /// An exact sliding-window counter: at most `quota` events in any stretch
 /// of `window_ns`. Takes a short per-handle lock and is safe to use from
-/// many threads at once; 80 bytes of heap per handle plus 8 bytes per unit
+/// many threads at once; 112 bytes of heap per handle plus 8 bytes per unit
 /// of quota (one stamp per event it counts), allocated once by
 /// `weir_sliding_new`. Freed by `weir_sliding_free`.
 typedef struct weir_sliding weir_sliding;
@@ -1298,6 +1442,29 @@ int64_t weir_sliding_left(const weir_sliding *sliding, int64_t now);
 int64_t weir_sliding_next(const weir_sliding *sliding, int64_t now);
 #endif
 
+#if defined(WEIR_HOSTED)
+/// Turns counting on for a sliding window: from this call on,
+/// `weir_sliding_read_counts` reports what it decided. Call it right after
+/// `weir_sliding_new` to count everything since the handle was made; a second
+/// call changes nothing. Until then the handle costs what it did before
+/// counting existed (see `weir_counts` for what counting costs).
+/// `WEIR_ERR_NULL` for a NULL handle, `WEIR_ERR_MISALIGNED` for one no handle
+/// can be at, `WEIR_ERR_POISONED` for a poisoned one.
+weir_status weir_sliding_start_counting(const weir_sliding *sliding);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes to `*out` what a sliding window decided since
+/// `weir_sliding_start_counting`. A reading: it changes nothing. `admitted`:
+/// takes that counted an event; `refused`: takes refused for want of room;
+/// `errors`: 0 (no take has an invalid argument); `units`: equal to `admitted`.
+///
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
+/// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+weir_status weir_sliding_read_counts(const weir_sliding *sliding, weir_counts *out);
+#endif
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
@@ -1310,7 +1477,7 @@ int64_t weir_sliding_next(const weir_sliding *sliding, int64_t now);
 
 #if defined(WEIR_HOSTED)
 /// A fixed-window counter: at most `quota` events per period. Takes a short
-/// per-handle lock and is safe to use from many threads at once; 64 bytes
+/// per-handle lock and is safe to use from many threads at once; 96 bytes
 /// of heap per handle. Made by `weir_period_new`, freed by
 /// `weir_period_free`.
 typedef struct weir_period weir_period;
@@ -1394,6 +1561,30 @@ int64_t weir_period_left(const weir_period *period, int64_t now);
 int64_t weir_period_next(const weir_period *period, int64_t now);
 #endif
 
+#if defined(WEIR_HOSTED)
+/// Turns counting on for a period counter: from this call on,
+/// `weir_period_read_counts` reports what it decided. Call it right after
+/// `weir_period_new` to count everything since the handle was made; a second
+/// call changes nothing. Until then the handle costs what it did before
+/// counting existed (see `weir_counts` for what counting costs).
+/// `WEIR_ERR_NULL` for a NULL handle, `WEIR_ERR_MISALIGNED` for one no handle
+/// can be at, `WEIR_ERR_POISONED` for a poisoned one.
+weir_status weir_period_start_counting(const weir_period *period);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes to `*out` what a period counter decided since
+/// `weir_period_start_counting`. A reading: it changes nothing. `admitted`:
+/// takes answered `WEIR_PERIOD_QUOTA_UNDER` or `WEIR_PERIOD_QUOTA_HIT`;
+/// `refused`: takes answered `WEIR_PERIOD_QUOTA_OVER`; `errors`: 0; `units`:
+/// equal to `admitted`.
+///
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
+/// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+weir_status weir_period_read_counts(const weir_period *period, weir_counts *out);
+#endif
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
@@ -1406,7 +1597,7 @@ int64_t weir_period_next(const weir_period *period, int64_t now);
 
 #if defined(WEIR_HOSTED)
 /// A concurrency ceiling: at most `limit` calls inside at once. Lock-free and
-/// safe to use from many threads at once; 24 bytes of heap per handle.
+/// safe to use from many threads at once; 56 bytes of heap per handle.
 /// Made by `weir_gate_new`, freed by `weir_gate_free`.
 typedef struct weir_gate weir_gate;
 #endif
@@ -1442,6 +1633,29 @@ void weir_gate_leave(const weir_gate *gate);
 #if defined(WEIR_HOSTED)
 /// How many are inside now; 0 for a NULL gate.
 int64_t weir_gate_held(const weir_gate *gate);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Turns counting on for a gate: from this call on, `weir_gate_read_counts`
+/// reports what it decided. Call it right after `weir_gate_new` to count
+/// everything since the handle was made; a second call changes nothing. Until
+/// then the handle costs what it did before counting existed (see `weir_counts`
+/// for what counting costs). `WEIR_ERR_NULL` for a NULL handle,
+/// `WEIR_ERR_MISALIGNED` for one no handle can be at, `WEIR_ERR_POISONED` for a
+/// poisoned one.
+weir_status weir_gate_start_counting(const weir_gate *gate);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes to `*out` what a gate decided since `weir_gate_start_counting`. A
+/// reading: it changes nothing. `admitted`: enters that took room; `refused`:
+/// enters refused at the limit; `errors`: 0 (leaves are not counted); `units`:
+/// equal to `admitted`.
+///
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
+/// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+weir_status weir_gate_read_counts(const weir_gate *gate, weir_counts *out);
 #endif
 
 #ifdef __cplusplus
@@ -1483,7 +1697,7 @@ int64_t weir_gate_held(const weir_gate *gate);
 /// as upstream takes it. A `now` before `start` is a 1 ns sample. Safe to
 /// share between threads: each call takes a short per-handle lock, so the
 /// calls in flight never exceed the limit at the moment each entered. Heap
-/// per handle: about 110 bytes. Made by `weir_concurrency_new`, freed by
+/// per handle: about 140 bytes. Made by `weir_concurrency_new`, freed by
 /// `weir_concurrency_free`.
 typedef struct weir_concurrency weir_concurrency;
 #endif
@@ -1606,6 +1820,30 @@ int64_t weir_concurrency_flying(const weir_concurrency *limit);
 double weir_concurrency_long_rtt(const weir_concurrency *limit);
 #endif
 
+#if defined(WEIR_HOSTED)
+/// Turns counting on for an adaptive limit: from this call on,
+/// `weir_concurrency_read_counts` reports what it decided. Call it right after
+/// `weir_concurrency_new` to count everything since the handle was made; a
+/// second call changes nothing. Until then the handle costs what it did before
+/// counting existed (see `weir_counts` for what counting costs).
+/// `WEIR_ERR_NULL` for a NULL handle, `WEIR_ERR_MISALIGNED` for one no handle
+/// can be at, `WEIR_ERR_POISONED` for a poisoned one.
+weir_status weir_concurrency_start_counting(const weir_concurrency *limit);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes to `*out` what an adaptive limit decided since
+/// `weir_concurrency_start_counting`. A reading: it changes nothing.
+/// `admitted`: enters answered true; `refused`: enters refused at the limit;
+/// `errors`: enters given a NULL or misaligned ticket, and leaves that answered
+/// an error; `units`: equal to `admitted`.
+///
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
+/// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+weir_status weir_concurrency_read_counts(const weir_concurrency *limit, weir_counts *out);
+#endif
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
@@ -1645,7 +1883,7 @@ double weir_concurrency_long_rtt(const weir_concurrency *limit);
 ///
 /// A `now` earlier than one seen is no time passing. Safe to share between
 /// threads: each call takes a short per-handle lock. Heap per handle: about
-/// 250 bytes. Made by `weir_budget_new`, freed by `weir_budget_free`.
+/// 280 bytes. Made by `weir_budget_new`, freed by `weir_budget_free`.
 typedef struct weir_budget weir_budget;
 #endif
 
@@ -1747,6 +1985,29 @@ int64_t weir_budget_left(const weir_budget *budget, int64_t now);
 /// credit − alive withdrawals + reserve, in Finagle's units (1000 a
 /// request). A reading: changes nothing. 0 for a NULL budget.
 int64_t weir_budget_tokens(const weir_budget *budget, int64_t now);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Turns counting on for a retry budget: from this call on,
+/// `weir_budget_read_counts` reports what it decided. Call it right after
+/// `weir_budget_new` to count everything since the handle was made; a second
+/// call changes nothing. Until then the handle costs what it did before
+/// counting existed (see `weir_counts` for what counting costs).
+/// `WEIR_ERR_NULL` for a NULL handle, `WEIR_ERR_MISALIGNED` for one no handle
+/// can be at, `WEIR_ERR_POISONED` for a poisoned one.
+weir_status weir_budget_start_counting(const weir_budget *budget);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes to `*out` what a retry budget decided since
+/// `weir_budget_start_counting`. A reading: it changes nothing. `admitted`:
+/// withdrawals answered true (retries sent); `refused`: withdrawals answered
+/// false; `errors`: 0 (deposits are not counted); `units`: equal to `admitted`.
+///
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
+/// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+weir_status weir_budget_read_counts(const weir_budget *budget, weir_counts *out);
 #endif
 
 #ifdef __cplusplus
@@ -1986,7 +2247,7 @@ bool weir_deadline_remaining(const weir_deadline *deadline, int64_t now, int64_t
 /// is new.
 ///
 /// Takes a short per-handle lock; safe to use from many threads at once.
-/// Heap per handle on 64-bit: about 310 bytes, plus 24 bytes per idle place
+/// Heap per handle on 64-bit: about 340 bytes, plus 24 bytes per idle place
 /// (min(idle, size)), plus 17 bytes per table slot (the power of two at
 /// least 2 × size), all allocated by `weir_pool_new` and never again; about
 /// 1.1 KiB for the preset.
@@ -2301,6 +2562,33 @@ int64_t weir_pool_next_expiry(const weir_pool *pool, int64_t now);
 /// or `out` is NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned; `*out`
 /// is written only on success.
 weir_status weir_pool_read_stats(const weir_pool *pool, weir_pool_stats *out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Turns counting on for a pool: from this call on, `weir_pool_read_counts`
+/// reports what it decided. Call it right after `weir_pool_new` to count
+/// everything since the handle was made; a second call changes nothing. Until
+/// then the handle costs what it did before counting existed (see `weir_counts`
+/// for what counting costs). `WEIR_ERR_NULL` for a NULL handle,
+/// `WEIR_ERR_MISALIGNED` for one no handle can be at, `WEIR_ERR_POISONED` for a
+/// poisoned one.
+weir_status weir_pool_start_counting(const weir_pool *pool);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes to `*out` what a pool decided since `weir_pool_start_counting`. A
+/// reading: it changes nothing. `admitted`: takes answered READY or MAKE;
+/// `refused`: takes answered WAIT; `errors`: made, give, drop and unmade calls
+/// that answered an error; `units`: equal to `admitted`. STALE takes are not
+/// decisions (the caller takes again) and count nowhere here. `weir_pool_stats`
+/// counts READY (`reused`) and WAIT (`waits`) too, since the pool was made and
+/// whether or not it counts; these counts add MAKE admissions and errors, from
+/// `weir_pool_start_counting` on.
+///
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
+/// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+weir_status weir_pool_read_counts(const weir_pool *pool, weir_counts *out);
 #endif
 
 #ifdef __cplusplus
@@ -2652,7 +2940,7 @@ int64_t weir_gcra_room(const weir_gcra *gcra, const weir_gcra_limit *limit, int6
 /// half of it, F = 0.03 % (2.3 % asking all of it).
 ///
 /// Lock-free and safe to use from many threads at once. Memory per handle:
-/// 8 × 2^size_log2 bytes of heap (64-byte aligned) plus under 120 bytes.
+/// 8 × 2^size_log2 bytes of heap (64-byte aligned) plus under 152 bytes.
 /// size_log2 is WEIR_BLOOM_MIN_SIZE_LOG2 (3, one line) to
 /// WEIR_BLOOM_MAX_SIZE_LOG2 (32: 32 GiB; 27, 1 GiB, on a 32-bit host),
 /// hashes 1..WEIR_BLOOM_MAX_HASHES (8, a whole line).
@@ -2838,6 +3126,33 @@ int64_t weir_bloom_next_in(const void *mem,
                            int64_t now,
                            const void *key,
                            size_t key_len);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Turns counting on for a bloom array: from this call on,
+/// `weir_bloom_read_counts` reports what it decided. Call it right after
+/// `weir_bloom_new` to count everything since the handle was made; a second
+/// call changes nothing. Until then the handle costs what it did before
+/// counting existed (see `weir_counts` for what counting costs).
+/// `WEIR_ERR_NULL` for a NULL handle, `WEIR_ERR_MISALIGNED` for one no handle
+/// can be at, `WEIR_ERR_POISONED` for a poisoned one.
+weir_status weir_bloom_start_counting(const weir_bloom *bloom);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes to `*out` what a bloom array decided since
+/// `weir_bloom_start_counting`. A reading: it changes nothing. `admitted`:
+/// allows answered true; `refused`: allows refused because a key's words had no
+/// room; `errors`: allows refused for a NULL key or a negative `now`; `units`:
+/// equal to `admitted`. The counts are the handle's, kept beside its array, not
+/// in it: the array's layout, and a region laid with `weir_bloom_init_in`, are
+/// unchanged, and the `_in` calls on a region count nothing (count them as a
+/// word is counted: see `weir_counts`).
+///
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
+/// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+weir_status weir_bloom_read_counts(const weir_bloom *bloom, weir_counts *out);
 #endif
 
 #ifdef __cplusplus
@@ -3349,6 +3664,10 @@ int weir_hosted_only_weir_breaker_ratio(void) WEIR_HOSTED_ONLY_(weir_breaker_rat
 #define weir_breaker_ratio(...) weir_hosted_only_weir_breaker_ratio()
 int weir_hosted_only_weir_breaker_read_tally(void) WEIR_HOSTED_ONLY_(weir_breaker_read_tally);
 #define weir_breaker_read_tally(...) weir_hosted_only_weir_breaker_read_tally()
+int weir_hosted_only_weir_breaker_start_counting(void) WEIR_HOSTED_ONLY_(weir_breaker_start_counting);
+#define weir_breaker_start_counting(...) weir_hosted_only_weir_breaker_start_counting()
+int weir_hosted_only_weir_breaker_read_counts(void) WEIR_HOSTED_ONLY_(weir_breaker_read_counts);
+#define weir_breaker_read_counts(...) weir_hosted_only_weir_breaker_read_counts()
 int weir_hosted_only_weir_shedder_policy_preset(void) WEIR_HOSTED_ONLY_(weir_shedder_policy_preset);
 #define weir_shedder_policy_preset(...) weir_hosted_only_weir_shedder_policy_preset()
 int weir_hosted_only_weir_shedder_new(void) WEIR_HOSTED_ONLY_(weir_shedder_new);
@@ -3365,6 +3684,10 @@ int weir_hosted_only_weir_shedder_flying(void) WEIR_HOSTED_ONLY_(weir_shedder_fl
 #define weir_shedder_flying(...) weir_hosted_only_weir_shedder_flying()
 int weir_hosted_only_weir_shedder_read_stats(void) WEIR_HOSTED_ONLY_(weir_shedder_read_stats);
 #define weir_shedder_read_stats(...) weir_hosted_only_weir_shedder_read_stats()
+int weir_hosted_only_weir_shedder_start_counting(void) WEIR_HOSTED_ONLY_(weir_shedder_start_counting);
+#define weir_shedder_start_counting(...) weir_hosted_only_weir_shedder_start_counting()
+int weir_hosted_only_weir_shedder_read_counts(void) WEIR_HOSTED_ONLY_(weir_shedder_read_counts);
+#define weir_shedder_read_counts(...) weir_hosted_only_weir_shedder_read_counts()
 int weir_hosted_only_weir_window_new(void) WEIR_HOSTED_ONLY_(weir_window_new);
 #define weir_window_new(...) weir_hosted_only_weir_window_new()
 int weir_hosted_only_weir_window_free(void) WEIR_HOSTED_ONLY_(weir_window_free);
@@ -3379,6 +3702,10 @@ int weir_hosted_only_weir_window_size(void) WEIR_HOSTED_ONLY_(weir_window_size);
 #define weir_window_size(...) weir_hosted_only_weir_window_size()
 int weir_hosted_only_weir_window_width(void) WEIR_HOSTED_ONLY_(weir_window_width);
 #define weir_window_width(...) weir_hosted_only_weir_window_width()
+int weir_hosted_only_weir_window_start_counting(void) WEIR_HOSTED_ONLY_(weir_window_start_counting);
+#define weir_window_start_counting(...) weir_hosted_only_weir_window_start_counting()
+int weir_hosted_only_weir_window_read_counts(void) WEIR_HOSTED_ONLY_(weir_window_read_counts);
+#define weir_window_read_counts(...) weir_hosted_only_weir_window_read_counts()
 int weir_hosted_only_weir_bucket_new(void) WEIR_HOSTED_ONLY_(weir_bucket_new);
 #define weir_bucket_new(...) weir_hosted_only_weir_bucket_new()
 int weir_hosted_only_weir_bucket_free(void) WEIR_HOSTED_ONLY_(weir_bucket_free);
@@ -3391,6 +3718,10 @@ int weir_hosted_only_weir_bucket_next(void) WEIR_HOSTED_ONLY_(weir_bucket_next);
 #define weir_bucket_next(...) weir_hosted_only_weir_bucket_next()
 int weir_hosted_only_weir_bucket_tokens(void) WEIR_HOSTED_ONLY_(weir_bucket_tokens);
 #define weir_bucket_tokens(...) weir_hosted_only_weir_bucket_tokens()
+int weir_hosted_only_weir_bucket_start_counting(void) WEIR_HOSTED_ONLY_(weir_bucket_start_counting);
+#define weir_bucket_start_counting(...) weir_hosted_only_weir_bucket_start_counting()
+int weir_hosted_only_weir_bucket_read_counts(void) WEIR_HOSTED_ONLY_(weir_bucket_read_counts);
+#define weir_bucket_read_counts(...) weir_hosted_only_weir_bucket_read_counts()
 int weir_hosted_only_weir_sliding_new(void) WEIR_HOSTED_ONLY_(weir_sliding_new);
 #define weir_sliding_new(...) weir_hosted_only_weir_sliding_new()
 int weir_hosted_only_weir_sliding_free(void) WEIR_HOSTED_ONLY_(weir_sliding_free);
@@ -3401,6 +3732,10 @@ int weir_hosted_only_weir_sliding_left(void) WEIR_HOSTED_ONLY_(weir_sliding_left
 #define weir_sliding_left(...) weir_hosted_only_weir_sliding_left()
 int weir_hosted_only_weir_sliding_next(void) WEIR_HOSTED_ONLY_(weir_sliding_next);
 #define weir_sliding_next(...) weir_hosted_only_weir_sliding_next()
+int weir_hosted_only_weir_sliding_start_counting(void) WEIR_HOSTED_ONLY_(weir_sliding_start_counting);
+#define weir_sliding_start_counting(...) weir_hosted_only_weir_sliding_start_counting()
+int weir_hosted_only_weir_sliding_read_counts(void) WEIR_HOSTED_ONLY_(weir_sliding_read_counts);
+#define weir_sliding_read_counts(...) weir_hosted_only_weir_sliding_read_counts()
 int weir_hosted_only_weir_period_new(void) WEIR_HOSTED_ONLY_(weir_period_new);
 #define weir_period_new(...) weir_hosted_only_weir_period_new()
 int weir_hosted_only_weir_period_free(void) WEIR_HOSTED_ONLY_(weir_period_free);
@@ -3411,6 +3746,10 @@ int weir_hosted_only_weir_period_left(void) WEIR_HOSTED_ONLY_(weir_period_left);
 #define weir_period_left(...) weir_hosted_only_weir_period_left()
 int weir_hosted_only_weir_period_next(void) WEIR_HOSTED_ONLY_(weir_period_next);
 #define weir_period_next(...) weir_hosted_only_weir_period_next()
+int weir_hosted_only_weir_period_start_counting(void) WEIR_HOSTED_ONLY_(weir_period_start_counting);
+#define weir_period_start_counting(...) weir_hosted_only_weir_period_start_counting()
+int weir_hosted_only_weir_period_read_counts(void) WEIR_HOSTED_ONLY_(weir_period_read_counts);
+#define weir_period_read_counts(...) weir_hosted_only_weir_period_read_counts()
 int weir_hosted_only_weir_gate_new(void) WEIR_HOSTED_ONLY_(weir_gate_new);
 #define weir_gate_new(...) weir_hosted_only_weir_gate_new()
 int weir_hosted_only_weir_gate_free(void) WEIR_HOSTED_ONLY_(weir_gate_free);
@@ -3421,6 +3760,10 @@ int weir_hosted_only_weir_gate_leave(void) WEIR_HOSTED_ONLY_(weir_gate_leave);
 #define weir_gate_leave(...) weir_hosted_only_weir_gate_leave()
 int weir_hosted_only_weir_gate_held(void) WEIR_HOSTED_ONLY_(weir_gate_held);
 #define weir_gate_held(...) weir_hosted_only_weir_gate_held()
+int weir_hosted_only_weir_gate_start_counting(void) WEIR_HOSTED_ONLY_(weir_gate_start_counting);
+#define weir_gate_start_counting(...) weir_hosted_only_weir_gate_start_counting()
+int weir_hosted_only_weir_gate_read_counts(void) WEIR_HOSTED_ONLY_(weir_gate_read_counts);
+#define weir_gate_read_counts(...) weir_hosted_only_weir_gate_read_counts()
 int weir_hosted_only_weir_concurrency_policy_preset(void) WEIR_HOSTED_ONLY_(weir_concurrency_policy_preset);
 #define weir_concurrency_policy_preset(...) weir_hosted_only_weir_concurrency_policy_preset()
 int weir_hosted_only_weir_concurrency_new(void) WEIR_HOSTED_ONLY_(weir_concurrency_new);
@@ -3437,6 +3780,10 @@ int weir_hosted_only_weir_concurrency_flying(void) WEIR_HOSTED_ONLY_(weir_concur
 #define weir_concurrency_flying(...) weir_hosted_only_weir_concurrency_flying()
 int weir_hosted_only_weir_concurrency_long_rtt(void) WEIR_HOSTED_ONLY_(weir_concurrency_long_rtt);
 #define weir_concurrency_long_rtt(...) weir_hosted_only_weir_concurrency_long_rtt()
+int weir_hosted_only_weir_concurrency_start_counting(void) WEIR_HOSTED_ONLY_(weir_concurrency_start_counting);
+#define weir_concurrency_start_counting(...) weir_hosted_only_weir_concurrency_start_counting()
+int weir_hosted_only_weir_concurrency_read_counts(void) WEIR_HOSTED_ONLY_(weir_concurrency_read_counts);
+#define weir_concurrency_read_counts(...) weir_hosted_only_weir_concurrency_read_counts()
 int weir_hosted_only_weir_budget_policy_preset(void) WEIR_HOSTED_ONLY_(weir_budget_policy_preset);
 #define weir_budget_policy_preset(...) weir_hosted_only_weir_budget_policy_preset()
 int weir_hosted_only_weir_budget_new(void) WEIR_HOSTED_ONLY_(weir_budget_new);
@@ -3451,6 +3798,10 @@ int weir_hosted_only_weir_budget_left(void) WEIR_HOSTED_ONLY_(weir_budget_left);
 #define weir_budget_left(...) weir_hosted_only_weir_budget_left()
 int weir_hosted_only_weir_budget_tokens(void) WEIR_HOSTED_ONLY_(weir_budget_tokens);
 #define weir_budget_tokens(...) weir_hosted_only_weir_budget_tokens()
+int weir_hosted_only_weir_budget_start_counting(void) WEIR_HOSTED_ONLY_(weir_budget_start_counting);
+#define weir_budget_start_counting(...) weir_hosted_only_weir_budget_start_counting()
+int weir_hosted_only_weir_budget_read_counts(void) WEIR_HOSTED_ONLY_(weir_budget_read_counts);
+#define weir_budget_read_counts(...) weir_hosted_only_weir_budget_read_counts()
 int weir_hosted_only_weir_pool_policy_preset(void) WEIR_HOSTED_ONLY_(weir_pool_policy_preset);
 #define weir_pool_policy_preset(...) weir_hosted_only_weir_pool_policy_preset()
 int weir_hosted_only_weir_pool_new(void) WEIR_HOSTED_ONLY_(weir_pool_new);
@@ -3487,6 +3838,10 @@ int weir_hosted_only_weir_pool_next_expiry(void) WEIR_HOSTED_ONLY_(weir_pool_nex
 #define weir_pool_next_expiry(...) weir_hosted_only_weir_pool_next_expiry()
 int weir_hosted_only_weir_pool_read_stats(void) WEIR_HOSTED_ONLY_(weir_pool_read_stats);
 #define weir_pool_read_stats(...) weir_hosted_only_weir_pool_read_stats()
+int weir_hosted_only_weir_pool_start_counting(void) WEIR_HOSTED_ONLY_(weir_pool_start_counting);
+#define weir_pool_start_counting(...) weir_hosted_only_weir_pool_start_counting()
+int weir_hosted_only_weir_pool_read_counts(void) WEIR_HOSTED_ONLY_(weir_pool_read_counts);
+#define weir_pool_read_counts(...) weir_hosted_only_weir_pool_read_counts()
 int weir_hosted_only_weir_bloom_new(void) WEIR_HOSTED_ONLY_(weir_bloom_new);
 #define weir_bloom_new(...) weir_hosted_only_weir_bloom_new()
 int weir_hosted_only_weir_bloom_new_gcra(void) WEIR_HOSTED_ONLY_(weir_bloom_new_gcra);
@@ -3509,6 +3864,10 @@ int weir_hosted_only_weir_bloom_allow_in(void) WEIR_HOSTED_ONLY_(weir_bloom_allo
 #define weir_bloom_allow_in(...) weir_hosted_only_weir_bloom_allow_in()
 int weir_hosted_only_weir_bloom_next_in(void) WEIR_HOSTED_ONLY_(weir_bloom_next_in);
 #define weir_bloom_next_in(...) weir_hosted_only_weir_bloom_next_in()
+int weir_hosted_only_weir_bloom_start_counting(void) WEIR_HOSTED_ONLY_(weir_bloom_start_counting);
+#define weir_bloom_start_counting(...) weir_hosted_only_weir_bloom_start_counting()
+int weir_hosted_only_weir_bloom_read_counts(void) WEIR_HOSTED_ONLY_(weir_bloom_read_counts);
+#define weir_bloom_read_counts(...) weir_hosted_only_weir_bloom_read_counts()
 int weir_hosted_only_weir_charge_all(void) WEIR_HOSTED_ONLY_(weir_charge_all);
 #define weir_charge_all(...) weir_hosted_only_weir_charge_all()
 #endif  // !defined(WEIR_HOSTED)

@@ -227,6 +227,16 @@ public:
     void leave() const noexcept { weir_gate_leave(get()); }
     std::int64_t held() const noexcept { return weir_gate_held(get()); }
 
+    // Counting (weir_gate_start_counting): off until turned on; counts()
+    // answers WEIR_ERR_COUNTS_OFF until then.
+    std::error_code start_counting() const noexcept { return detail::code(weir_gate_start_counting(get())); }
+    result<weir_counts> counts() const noexcept {
+        weir_counts out{};
+        weir_status status = weir_gate_read_counts(get(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+
 private:
     explicit Gate(weir_gate* gate) noexcept : handle(gate) {}
 };
@@ -249,6 +259,16 @@ public:
     bool withdraw(instant now) const noexcept { return weir_budget_withdraw(get(), now.ns()); }
     std::int64_t left(instant now) const noexcept { return weir_budget_left(get(), now.ns()); }
     std::int64_t tokens(instant now) const noexcept { return weir_budget_tokens(get(), now.ns()); }
+
+    // Counting (weir_budget_start_counting): off until turned on; counts()
+    // answers WEIR_ERR_COUNTS_OFF until then.
+    std::error_code start_counting() const noexcept { return detail::code(weir_budget_start_counting(get())); }
+    result<weir_counts> counts() const noexcept {
+        weir_counts out{};
+        weir_status status = weir_budget_read_counts(get(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
 
 private:
     explicit Budget(weir_budget* budget) noexcept : handle(budget) {}
@@ -278,6 +298,16 @@ public:
     std::int64_t flying() const noexcept { return weir_concurrency_flying(get()); }
     double long_rtt() const noexcept { return weir_concurrency_long_rtt(get()); }
 
+    // Counting (weir_concurrency_start_counting): off until turned on; counts()
+    // answers WEIR_ERR_COUNTS_OFF until then.
+    std::error_code start_counting() const noexcept { return detail::code(weir_concurrency_start_counting(get())); }
+    result<weir_counts> counts() const noexcept {
+        weir_counts out{};
+        weir_status status = weir_concurrency_read_counts(get(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+
 private:
     explicit Concurrency(weir_concurrency* limit) noexcept : handle(limit) {}
 };
@@ -306,6 +336,16 @@ public:
         return detail::code(weir_bucket_refund(get(), now.ns(), taken_at.ns(), n));
     }
 
+    // Counting (weir_bucket_start_counting): off until turned on; counts()
+    // answers WEIR_ERR_COUNTS_OFF until then.
+    std::error_code start_counting() const noexcept { return detail::code(weir_bucket_start_counting(get())); }
+    result<weir_counts> counts() const noexcept {
+        weir_counts out{};
+        weir_status status = weir_bucket_read_counts(get(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+
 private:
     explicit Bucket(weir_bucket* bucket) noexcept : handle(bucket) {}
 };
@@ -324,6 +364,16 @@ public:
     bool take(instant now) const noexcept { return weir_sliding_take(get(), now.ns()); }
     std::int64_t left(instant now) const noexcept { return weir_sliding_left(get(), now.ns()); }
     nanoseconds next(instant now) const noexcept { return nanoseconds(weir_sliding_next(get(), now.ns())); }
+
+    // Counting (weir_sliding_start_counting): off until turned on; counts()
+    // answers WEIR_ERR_COUNTS_OFF until then.
+    std::error_code start_counting() const noexcept { return detail::code(weir_sliding_start_counting(get())); }
+    result<weir_counts> counts() const noexcept {
+        weir_counts out{};
+        weir_status status = weir_sliding_read_counts(get(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
 
 private:
     explicit Sliding(weir_sliding* sliding) noexcept : handle(sliding) {}
@@ -346,6 +396,16 @@ public:
     PeriodQuota take(instant now) const noexcept { return static_cast<PeriodQuota>(weir_period_take(get(), now.ns())); }
     std::int64_t left(instant now) const noexcept { return weir_period_left(get(), now.ns()); }
     nanoseconds next(instant now) const noexcept { return nanoseconds(weir_period_next(get(), now.ns())); }
+
+    // Counting (weir_period_start_counting): off until turned on; counts()
+    // answers WEIR_ERR_COUNTS_OFF until then.
+    std::error_code start_counting() const noexcept { return detail::code(weir_period_start_counting(get())); }
+    result<weir_counts> counts() const noexcept {
+        weir_counts out{};
+        weir_status status = weir_period_read_counts(get(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
 
 private:
     explicit Period(weir_period* period) noexcept : handle(period) {}
@@ -377,6 +437,16 @@ public:
     }
     std::int32_t size() const noexcept { return weir_window_size(get()); }
     nanoseconds width() const noexcept { return nanoseconds(weir_window_width(get())); }
+
+    // Counting (weir_window_start_counting): off until turned on; counts()
+    // answers WEIR_ERR_COUNTS_OFF until then.
+    std::error_code start_counting() const noexcept { return detail::code(weir_window_start_counting(get())); }
+    result<weir_counts> counts() const noexcept {
+        weir_counts out{};
+        weir_status status = weir_window_read_counts(get(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
 
 private:
     explicit Window(weir_window* window) noexcept : handle(window) {}
@@ -453,6 +523,16 @@ public:
     result<weir_shedder_stats> stats(instant now) const noexcept {
         weir_shedder_stats out{};
         weir_status status = weir_shedder_read_stats(get(), now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+
+    // Counting (weir_shedder_start_counting): off until turned on; counts()
+    // answers WEIR_ERR_COUNTS_OFF until then.
+    std::error_code start_counting() const noexcept { return detail::code(weir_shedder_start_counting(get())); }
+    result<weir_counts> counts() const noexcept {
+        weir_counts out{};
+        weir_status status = weir_shedder_read_counts(get(), &out);
         if (status != WEIR_OK) return status;
         return out;
     }
@@ -548,6 +628,16 @@ public:
     result<weir_pool_stats> stats() const noexcept {
         weir_pool_stats out{};
         weir_status status = weir_pool_read_stats(get(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+
+    // Counting (weir_pool_start_counting): off until turned on; counts()
+    // answers WEIR_ERR_COUNTS_OFF until then.
+    std::error_code start_counting() const noexcept { return detail::code(weir_pool_start_counting(get())); }
+    result<weir_counts> counts() const noexcept {
+        weir_counts out{};
+        weir_status status = weir_pool_read_counts(get(), &out);
         if (status != WEIR_OK) return status;
         return out;
     }
@@ -668,6 +758,16 @@ public:
     }
     nanoseconds next(instant now, std::string_view key) const noexcept {
         return nanoseconds(weir_bloom_next(get(), now.ns(), key.data(), key.size()));
+    }
+
+    // Counting (weir_bloom_start_counting): off until turned on; counts()
+    // answers WEIR_ERR_COUNTS_OFF until then.
+    std::error_code start_counting() const noexcept { return detail::code(weir_bloom_start_counting(get())); }
+    result<weir_counts> counts() const noexcept {
+        weir_counts out{};
+        weir_status status = weir_bloom_read_counts(get(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
     }
 
 private:
@@ -1102,6 +1202,16 @@ public:
     result<weir_breaker_tally> tally(instant now) const noexcept {
         weir_breaker_tally out{};
         weir_status status = weir_breaker_read_tally(get(), now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+
+    // Counting (weir_breaker_start_counting): off until turned on; counts()
+    // answers WEIR_ERR_COUNTS_OFF until then.
+    std::error_code start_counting() const noexcept { return detail::code(weir_breaker_start_counting(get())); }
+    result<weir_counts> counts() const noexcept {
+        weir_counts out{};
+        weir_status status = weir_breaker_read_counts(get(), &out);
         if (status != WEIR_OK) return status;
         return out;
     }

@@ -36,6 +36,8 @@ pub mod budget;
 pub mod charge;
 #[cfg(feature = "std")]
 pub mod concurrency;
+#[cfg(feature = "std")]
+pub mod counts;
 pub mod deadline;
 #[cfg(not(feature = "std"))]
 mod firmware;

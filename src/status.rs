@@ -2,7 +2,7 @@
 
 /// What a call that can fail reports. `WEIR_OK` is 0; every other value is
 /// an error. Codes are grouped by area and are never renumbered or reused:
-/// 1–99 general (30–39 targets and builds, 40–49 refunds, 80–89 charging several limits at once), 100–199 the limiter, 200–299 the pool,
+/// 1–99 general (30–39 targets and builds, 40–49 refunds, 70–79 counts, 80–89 charging several limits at once), 100–199 the limiter, 200–299 the pool,
 /// 300–399 breaker, shedder and window (330–349 the breaker's limits), 400–499 rate and bloom (430–449 the GCRA word),
 /// 500–549 the retry budget, 550–599 the adaptive concurrency limit.
 /// `weir_status_str` describes any value, known or not.
@@ -75,6 +75,11 @@ pub enum weir_status {
     WEIR_ERR_REFUND_FULL = 42,
     /// A refund whose `taken_at` is later than its `now`; nothing changed.
     WEIR_ERR_REFUND_FUTURE = 43,
+
+    // 70–79: counts.
+    /// `weir_<type>_read_counts` on a handle that does not count: turn
+    /// counting on with `weir_<type>_start_counting` after making it.
+    WEIR_ERR_COUNTS_OFF = 70,
 
     // 80–89: charging several limits at once (weir_charge_all).
     /// `weir_charge_all` was given more than WEIR_CHARGE_MAX_ITEMS items;
@@ -312,6 +317,7 @@ const ALL: &[weir_status] = {
         WEIR_ERR_REFUND_ARMED,
         WEIR_ERR_REFUND_FULL,
         WEIR_ERR_REFUND_FUTURE,
+        WEIR_ERR_COUNTS_OFF,
         WEIR_ERR_CHARGE_TOO_MANY,
         WEIR_ERR_CHARGE_COST,
         WEIR_ERR_LIMITER_ZERO_CAPACITY,
@@ -429,6 +435,9 @@ impl weir_status {
             WEIR_ERR_REFUND_ARMED => c"refund: the cooldown's gate is armed; the batch is spent",
             WEIR_ERR_REFUND_FULL => c"refund: the limiter or bucket is already at capacity",
             WEIR_ERR_REFUND_FUTURE => c"refund: taken_at is later than now",
+            WEIR_ERR_COUNTS_OFF => {
+                c"the handle does not count: weir_<type>_start_counting turns counting on"
+            }
             WEIR_ERR_CHARGE_TOO_MANY => c"charge: more items than WEIR_CHARGE_MAX_ITEMS",
             WEIR_ERR_CHARGE_COST => {
                 c"charge: a cost is NaN, infinite, not positive, or not whole for a word or key"

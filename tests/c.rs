@@ -212,6 +212,7 @@ const ALIGNED_STRUCTS: &[&str] = &[
     "weir_window_total",
     "weir_charge_item",
     "weir_charge_result",
+    "weir_counts",
 ];
 
 #[test]

@@ -29,7 +29,7 @@ use weir::sliding::*;
 use weir::status::weir_status::*;
 use weir::status::*;
 use weir::version::*;
-use weir_fuzz::{abort_on_panic, skipped, trace, Clock, Input, RateBound};
+use weir_fuzz::{abort_on_panic, skipped, trace, Clock, Counting, Input, RateBound};
 
 /// The most calls one flood makes at one instant.
 const FLOOD: u64 = 3000;
@@ -312,7 +312,9 @@ fn bucket(input: &mut Input) {
     // written (it counts takes, not takes less refunds), so it stops.
     let mut passed: Vec<(i64, f64)> = Vec::new();
     let mut refunded = false;
+    let mut counting = Counting::begin(input.even(), || weir_bucket_start_counting(handle));
     while !input.is_empty() {
+        counting.step(|out| weir_bucket_read_counts(handle, out));
         let now = clock.tick(input);
         let n = match input.u8() % 6 {
             0..=2 => 1.0,
@@ -410,6 +412,7 @@ fn bucket(input: &mut Input) {
     }
     assert!(!weir_bucket_take(null(), 0, 1.0));
     assert_eq!(weir_bucket_refund(null(), 0, 0, 1.0), WEIR_ERR_NULL);
+    counting.end(|out| weir_bucket_read_counts(handle, out));
     weir_bucket_free(handle);
     weir_bucket_free(null_mut());
 }
@@ -464,7 +467,9 @@ fn sliding(input: &mut Input) {
             stamps.pop_front();
         }
     };
+    let mut counting = Counting::begin(input.even(), || weir_sliding_start_counting(handle));
     while !input.is_empty() {
+        counting.step(|out| weir_sliding_read_counts(handle, out));
         let now = clock.tick(input);
         match input.u8() % 5 {
             0..=2 => {
@@ -525,6 +530,7 @@ fn sliding(input: &mut Input) {
             }
         }
     }
+    counting.end(|out| weir_sliding_read_counts(handle, out));
     weir_sliding_free(handle);
 }
 
@@ -562,7 +568,9 @@ fn period(input: &mut Input) {
     // The open period (start, end, events) and the latest `now` seen.
     let mut open: Option<(i128, i128, i64)> = None;
     let mut latest = i64::MIN;
+    let mut counting = Counting::begin(input.even(), || weir_period_start_counting(handle));
     while !input.is_empty() {
+        counting.step(|out| weir_period_read_counts(handle, out));
         let now = clock.tick(input);
         match input.u8() % 5 {
             0..=2 => {
@@ -630,6 +638,7 @@ fn period(input: &mut Input) {
         }
     }
     assert_eq!(weir_period_take(null(), 0), WEIR_PERIOD_QUOTA_OVER);
+    counting.end(|out| weir_period_read_counts(handle, out));
     weir_period_free(handle);
 }
 
@@ -662,7 +671,9 @@ fn gate(input: &mut Input) {
     assert_eq!(weir_gate_new(limit, null_mut()), WEIR_ERR_NULL);
     let gate = handle as *const weir_gate;
     let mut held = 0i64;
+    let mut counting = Counting::begin(input.even(), || weir_gate_start_counting(handle));
     while !input.is_empty() {
+        counting.step(|out| weir_gate_read_counts(handle, out));
         let count = 1 + input.below(64);
         if input.bool() {
             for _ in 0..count {
@@ -687,6 +698,7 @@ fn gate(input: &mut Input) {
     assert!(!weir_gate_enter(null()));
     weir_gate_leave(null());
     assert_eq!(weir_gate_held(null()), 0);
+    counting.end(|out| weir_gate_read_counts(handle, out));
     weir_gate_free(handle);
     weir_gate_free(null_mut());
 }
@@ -1108,7 +1120,9 @@ fn bloom(input: &mut Input) {
     let mut clock = Clock::new(input);
     clock.now = clock.now.max(0);
     let mut latest = 0i64;
+    let mut counting = Counting::begin(input.even(), || weir_bloom_start_counting(handle));
     while !input.is_empty() {
+        counting.step(|out| weir_bloom_read_counts(handle, out));
         let at = input.below(keys.len() as u64) as usize;
         let key = &keys[at];
         if first_key.is_some_and(|k| keys[k] != *key) {
@@ -1156,6 +1170,7 @@ fn bloom(input: &mut Input) {
         b"k".as_ptr() as *const c_void,
         1
     ));
+    counting.end(|out| weir_bloom_read_counts(handle, out));
     weir_bloom_free(handle);
     weir_bloom_free(null_mut());
 }
@@ -1305,7 +1320,9 @@ fn budget(input: &mut Input) {
     trace!("budget {policy:?}");
     let budget = handle as *const weir_budget;
     let tokens_form = policy.form == WEIR_BUDGET_TOKENS;
+    let mut counting = Counting::begin(input.even(), || weir_budget_start_counting(handle));
     while !input.is_empty() {
+        counting.step(|out| weir_budget_read_counts(handle, out));
         let now = clock.tick(input);
         let count = match input.u8() % 4 {
             0 => 1 + input.below(FLOOD),
@@ -1354,6 +1371,7 @@ fn budget(input: &mut Input) {
         weir_budget_new(&policy, clock.now, null_mut()),
         WEIR_ERR_NULL
     );
+    counting.end(|out| weir_budget_read_counts(handle, out));
     weir_budget_free(handle);
     weir_budget_free(null_mut());
 }
@@ -1400,7 +1418,9 @@ fn concurrency(input: &mut Input) {
     let (low, high) = (i64::from(policy.min_limit), i64::from(policy.max_limit));
     let mut clock = Clock::new(input);
     let mut flights: Vec<weir_concurrency_ticket> = Vec::new();
+    let mut counting = Counting::begin(input.even(), || weir_concurrency_start_counting(handle));
     while !input.is_empty() {
+        counting.step(|out| weir_concurrency_read_counts(handle, out));
         let now = clock.tick(input);
         let cap = weir_concurrency_limit(limit);
         assert!(
@@ -1453,6 +1473,7 @@ fn concurrency(input: &mut Input) {
     assert_eq!(weir_concurrency_limit(null()), 0);
     assert_eq!(weir_concurrency_flying(null()), 0);
     assert_eq!(weir_concurrency_new(&policy, null_mut()), WEIR_ERR_NULL);
+    counting.end(|out| weir_concurrency_read_counts(handle, out));
     weir_concurrency_free(handle);
     weir_concurrency_free(null_mut());
 }
