@@ -120,7 +120,10 @@ fn lease_errors_reply_clearly_and_write_nothing() {
         ("WEIR.LEASE k 1 1 1 3600001", "too large"),
         ("WEIR.LEASE k 1 1 99999999999999999999", "too large"),
         ("WEIR.LEASE k 0.001 100000000 1", "too long"),
-        ("WEIR.LEASE win 1 1 1", "WRONGTYPE the key holds a weir window"),
+        (
+            "WEIR.LEASE win 1 1 1",
+            "WRONGTYPE the key holds a weir window",
+        ),
         ("WEIR.LEASE plain 1 1 1", "WRONGTYPE"),
     ];
     for (command, expected) in cases {
