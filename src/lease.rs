@@ -253,8 +253,11 @@ pub extern "C" fn weir_lease_take(
 /// instant before which the store holds no more (the reply's third item
 /// added to `now`; `now` when it holds some). A failed ask is a grant of 0
 /// with `next` when to try again. Ends the travelling ask and measures the
-/// round trip. `WEIR_ERR_NULL` for a NULL lease, `WEIR_ERR_LEASE_GRANT` for
-/// `granted` under 0 or over the cap; an error changes nothing.
+/// round trip. The cap holds while grants answer this lease's asks (a store
+/// grants at most what was asked); a grant that answers none is kept all
+/// the same (its units were charged). `WEIR_ERR_NULL` for a NULL lease,
+/// `WEIR_ERR_LEASE_GRANT` for `granted` under 0 or over the cap; an error
+/// changes nothing.
 #[no_mangle]
 pub extern "C" fn weir_lease_grant(
     lease: *const weir_lease,

@@ -318,7 +318,7 @@ impl Lease {
         }
         if now < self.empty_until {
             return Ok(LeaseTake::Refuse {
-                retry_after: self.empty_until - now,
+                retry_after: self.empty_until.saturating_sub(now),
             });
         }
         self.measure(now);
