@@ -297,8 +297,12 @@ impl Lease {
             }
             self.stats.spent += cost as u64;
             let held = held - cost;
-            let low = self.demand_over(2 * self.rtt);
-            let ask = if self.asked == 0 && now >= self.empty_until && held < low.max(1) {
+            // Ask ahead while the units held would last under two round
+            // trips, if the demand would spend more than one unit in a
+            // lease's life (else the units asked would mostly expire).
+            let low = self.demand_over(2 * self.rtt).max(1);
+            let worth = self.demand_over(self.ttl) >= 2;
+            let ask = if self.asked == 0 && now >= self.empty_until && held < low && worth {
                 self.measure(now);
                 let n = self.ask_size(held, 1);
                 if n > 0 {
@@ -334,7 +338,9 @@ impl Lease {
     /// lease's length), and `next`, the instant before which the store
     /// holds no more (`now` or earlier when it holds some). A failed ask is
     /// a grant of 0 with `next` when to try again. Ends the travelling ask
-    /// and measures the round trip from it.
+    /// and measures the round trip from it. A grant short of the ask (the
+    /// store ran dry) also holds the next ask back by the unanswered share
+    /// of one interval.
     pub fn grant(
         &mut self,
         now: i64,
@@ -346,7 +352,17 @@ impl Lease {
             return Err(LeaseError::Grant);
         }
         let now = self.advance(now);
+        let mut wait_until = next;
         if self.asked > 0 {
+            // A short grant: the store ran dry. Ask again no sooner than
+            // the unanswered part of an interval, so that clients sharing
+            // a drained limit ask about once per interval each, not once
+            // per unit the store refills.
+            if granted < self.asked {
+                let short =
+                    (self.asked - granted) as i128 * self.interval as i128 / self.asked as i128;
+                wait_until = wait_until.max(now.saturating_add(short as i64));
+            }
             let rtt = now.saturating_sub(self.asked_at).min(self.ttl);
             self.rtt = if self.rtt == 0 {
                 rtt
@@ -355,7 +371,7 @@ impl Lease {
             };
             self.asked = 0;
         }
-        self.empty_until = next;
+        self.empty_until = wait_until;
         self.stats.granted += granted as u64;
         if granted == 0 {
             return Ok(());
@@ -470,14 +486,25 @@ mod tests {
     fn an_empty_store_is_not_asked_again_before_it_said() {
         let mut l = Lease::new(&policy(), 0).unwrap();
         l.take(0, 1).unwrap();
-        l.grant(MS, 0, 1_000 * MS, 40 * MS).unwrap();
+        // Nothing before 300 ms, the store says.
+        l.grant(MS, 0, 1_000 * MS, 300 * MS).unwrap();
         assert_eq!(
             l.take(10 * MS, 1),
             Ok(LeaseTake::Refuse {
-                retry_after: 30 * MS
+                retry_after: 290 * MS
             })
         );
-        assert!(matches!(l.take(40 * MS, 1), Ok(LeaseTake::Ask { .. })));
+        assert!(matches!(l.take(300 * MS, 1), Ok(LeaseTake::Ask { .. })));
+        // A grant of none of the ask holds the next back a whole interval,
+        // even when the store will hold a unit sooner.
+        l.grant(301 * MS, 0, 1_000 * MS, 302 * MS).unwrap();
+        assert_eq!(
+            l.take(302 * MS, 1),
+            Ok(LeaseTake::Refuse {
+                retry_after: 99 * MS
+            })
+        );
+        assert!(matches!(l.take(401 * MS, 1), Ok(LeaseTake::Ask { .. })));
     }
 
     #[test]
