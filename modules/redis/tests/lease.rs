@@ -40,6 +40,18 @@ fn grants_up_to_want_and_charges_the_bucket() {
 }
 
 #[test]
+fn the_guides_session() {
+    // docs/redis.md, "Leases": the session as it shows it.
+    let server = Server::start(&[]);
+    let mut c = server.conn();
+    assert_eq!(
+        c.cmd("WEIR.LEASE user:42 100 200 50 1000").ints(),
+        [50, 1000, 0]
+    );
+    assert_eq!(c.cmd("WEIR.REFUND user:42 12").int(), 12);
+}
+
+#[test]
 fn a_grant_is_written_with_the_expiry_of_the_bucket() {
     let server = Server::start(&[]);
     let mut c = server.conn();
