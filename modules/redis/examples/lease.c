@@ -7,7 +7,8 @@
  *   lease PORT MODE KEYS RATE BURST PER_SECOND SECONDS [SEED]
  *
  * MODE is "lease" or "each"; KEYS the number of keys (k:0 ... k:KEYS-1)
- * the requests spread over in turn; RATE and BURST the key's limit (RATE
+ * the requests spread over, each request's key drawn at random (SEED
+ * seeds the draws); RATE and BURST the key's limit (RATE
  * a decimal, per second); PER_SECOND the requests this client makes a
  * second, paced on an absolute schedule (open loop: a refused request is
  * not retried). modules/redis/examples/lease.sh builds and runs it. */
@@ -97,7 +98,7 @@ int main(int argc, char **argv) {
     burst = atoll(argv[5]);
     double per_second = atof(argv[6]);
     double seconds = atof(argv[7]);
-    long start_key = argc > 8 ? atol(argv[8]) : 0;
+    uint64_t draw = 0x9e3779b97f4a7c15ULL ^ (uint64_t)(argc > 8 ? atoll(argv[8]) : 0);
     if (keys < 1 || burst < 1 || per_second <= 0 || seconds <= 0) return 2;
 
     redis = redisConnect("127.0.0.1", port);
@@ -124,7 +125,11 @@ int main(int argc, char **argv) {
         int64_t due = start + (int64_t)((double)i * gap);
         struct timespec t = {(time_t)(due / SEC), (long)(due % SEC)};
         clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL);
-        long k = (long)((start_key + i) % keys);
+        /* xorshift64: each request's key, uniform over the keys. */
+        draw ^= draw << 13;
+        draw ^= draw >> 7;
+        draw ^= draw << 17;
+        long k = (long)(draw % (uint64_t)keys);
         snprintf(key, sizeof key, "k:%ld", k);
         admitted += leased ? admit_leased(leases[k], key) : admit_each(key);
     }

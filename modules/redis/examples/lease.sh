@@ -8,7 +8,8 @@
 #     expired + refunded = granted, per client and in total);
 #  2. the benchmark: four clients at a steady 2500 requests a second each
 #     (10,000 in all), on one key limited to 5000 a second (burst 500), and
-#     on 10,000 keys limited to 0.5 a second each (burst 1), each with
+#     on 10,000 keys limited to 0.5 a second each (burst 1; each request's
+#     key drawn at random), each with
 #     leases and with one WEIR.BUCKET per request: Redis commands per
 #     admitted request, admitted per second against the bound, and each
 #     client's share of the admits.
@@ -49,7 +50,7 @@ done
 fleet() { # mode keys rate burst per_second seconds
   local pids=()
   for c in 0 1 2 3; do
-    "$dir/lease" "$port" "$@" $((c * 2500)) >"$dir/c$c" &
+    "$dir/lease" "$port" "$@" $((c + 1)) >"$dir/c$c" &
     pids+=($!)
   done
   wait "${pids[@]}"
