@@ -168,7 +168,7 @@
  *            weir_lease_read_stats (weir_lease_stats)
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 3259
+ *   section  line 3266
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -182,7 +182,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 3521
+ *   section  line 3528
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -3063,7 +3063,8 @@ weir_status weir_charge_all(const weir_charge_item *items,
 /// answered it). An ask tops the units held up to what the demand spends
 /// in one `interval_ns` plus two round trips, so a steady client asks about
 /// once per `interval_ns`, and asks ahead once the units held would last
-/// under two round trips. The units held plus the units asked never exceed
+/// under two round trips (if the demand spends at least two units in a
+/// lease's `ttl_ns`; else it asks when it runs out). The units held plus the units asked never exceed
 /// its cap, max(1, ⌊share × burst⌋).
 ///
 /// Bounds. Every admitted unit was granted (charged in the store) first and
@@ -3207,8 +3208,14 @@ weir_status weir_lease_take(const weir_lease *lease,
 /// instant before which the store holds no more (the reply's third item
 /// added to `now`; `now` when it holds some). A failed ask is a grant of 0
 /// with `next` when to try again. Ends the travelling ask and measures the
-/// round trip. `WEIR_ERR_NULL` for a NULL lease, `WEIR_ERR_LEASE_GRANT` for
-/// `granted` under 0 or over the cap; an error changes nothing.
+/// round trip. A grant short of the ask (the store ran dry) holds the next
+/// ask back by the unanswered share of one interval (an answer of 0 out of
+/// `n`: a whole interval), so clients sharing a drained limit ask about
+/// once an interval each rather than once per unit it refills. The cap holds while grants answer this lease's asks (a store
+/// grants at most what was asked); a grant that answers none is kept all
+/// the same (its units were charged). `WEIR_ERR_NULL` for a NULL lease,
+/// `WEIR_ERR_LEASE_GRANT` for `granted` under 0 or over the cap; an error
+/// changes nothing.
 weir_status weir_lease_grant(const weir_lease *lease,
                              int64_t now,
                              int64_t granted,
