@@ -286,7 +286,7 @@ impl Lease {
         if held >= cost {
             let mut left = cost;
             let mut order: [usize; SLOTS] = [0, 1, 2, 3];
-            order.sort_by_key(|&i| self.slots[i].until);
+            order.sort_unstable_by_key(|&i| self.slots[i].until);
             for i in order {
                 let spend = left.min(self.slots[i].units);
                 self.slots[i].units -= spend;
