@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # about: leases over Redis: the hiredis client's fleet (exactness, then the four-client benchmark on one key and on 10,000 keys) and the go-redis Limiter's tests, against real redis-servers
 # tier: full
-# order: 165
+# order: 162
 # long: WEIR_LONG=1 (each benchmark run 30 s instead of 2)
 # needs-commands: cargo cc=gcc redis-server=redis-server redis-cli=redis-server python3=python3 go=golang-go pkg-config=pkg-config
 # needs-apt: libhiredis-dev
