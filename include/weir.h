@@ -3078,7 +3078,7 @@ weir_status weir_charge_all(const weir_charge_item *items,
 /// unspent are lost to the fleet until the store's bucket refills.
 ///
 /// A `now` earlier than one seen is no time passing. Takes a short
-/// per-handle lock and is safe to use from many threads at once; about 200
+/// per-handle lock and is safe to use from many threads at once; 232
 /// bytes of heap per handle. Made by `weir_lease_new`, freed by
 /// `weir_lease_free`.
 typedef struct weir_lease weir_lease;

@@ -165,7 +165,7 @@ pub extern "C" fn weir_lease_policy_preset() -> weir_lease_policy {
 /// unspent are lost to the fleet until the store's bucket refills.
 ///
 /// A `now` earlier than one seen is no time passing. Takes a short
-/// per-handle lock and is safe to use from many threads at once; about 200
+/// per-handle lock and is safe to use from many threads at once; 232
 /// bytes of heap per handle. Made by `weir_lease_new`, freed by
 /// `weir_lease_free`.
 pub struct weir_lease(Guarded<Mutex<Lease>>);
@@ -324,6 +324,11 @@ pub extern "C" fn weir_lease_read_stats(
 #[cfg(all(test, target_pointer_width = "64", target_os = "linux"))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_documented_handle_size_is_right() {
+        assert_eq!(core::mem::size_of::<weir_lease>(), 232);
+    }
 
     #[test]
     fn a_take_with_a_null_out_changes_nothing() {
