@@ -121,21 +121,21 @@ fn run(f: &Fleet, read: bool) -> Result<Run, TestCaseError> {
             .min_by_key(|&(_, t)| t)
             .unwrap();
         let (gap, cost, rtt) = f.machines[k];
-        let lease = &mut leases[k];
         if let Some((sent, want)) = travelling[k] {
             if sent + rtt * 1_000 == now {
                 // The store decides halfway along the round trip.
                 let (n, at) = store.lease(sent + rtt * 500, want);
-                lease.grant(now, n, sent + policy.ttl_ns, at).unwrap();
+                leases[k].grant(now, n, sent + policy.ttl_ns, at).unwrap();
                 travelling[k] = None;
                 continue;
             }
         }
         let cost = cost.min(cap);
         if read {
-            answers[k].push(format!("{} {:?}", lease.unspent(now), lease.stats(now)));
+            let l = &leases[k];
+            answers[k].push(format!("{} {:?}", l.unspent(now), l.stats(now)));
         }
-        let answer = lease.take(now, cost).unwrap();
+        let answer = leases[k].take(now, cost).unwrap();
         answers[k].push(format!("{answer:?}"));
         match answer {
             LeaseTake::Go { ask } => {
@@ -149,12 +149,21 @@ fn run(f: &Fleet, read: bool) -> Result<Run, TestCaseError> {
                 prop_assert!(ask >= 1);
                 travelling[k] = Some((now, ask));
             }
-            LeaseTake::Refuse { retry_after } => prop_assert!(retry_after >= 1),
+            LeaseTake::Refuse { retry_after } => {
+                prop_assert!(retry_after >= 1);
+                // The cost the other way: while this machine is refused,
+                // the others hold at most (machines - 1) x cap unspent.
+                let held_elsewhere: i64 = (0..leases.len())
+                    .filter(|&j| j != k)
+                    .map(|j| leases[j].unspent(now))
+                    .sum();
+                prop_assert!(held_elsewhere <= (leases.len() as i64 - 1) * cap);
+            }
         }
         if let Some((_, want)) = travelling[k] {
-            prop_assert!(lease.unspent(now) + want <= cap);
+            prop_assert!(leases[k].unspent(now) + want <= cap);
         }
-        prop_assert!(lease.unspent(now) <= cap);
+        prop_assert!(leases[k].unspent(now) <= cap);
         next[k] = now + gap * 1_000;
     }
     Ok((admits, store, answers))
