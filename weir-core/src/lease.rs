@@ -533,6 +533,30 @@ mod tests {
     }
 
     #[test]
+    fn many_takes_at_one_instant_spend_exactly_the_grant() {
+        // The largest burst, the whole of it one client's cap, at the ends
+        // of the clock: exactly the units granted go, then none.
+        for now in [i64::MIN, 0, i64::MAX - 2 * SECOND] {
+            let p = LeasePolicy {
+                burst: MAX_UNITS,
+                share: 1.0,
+                ..policy()
+            };
+            let mut l = Lease::new(&p, now).unwrap();
+            assert_eq!(l.cap(), MAX_UNITS);
+            l.grant(now, MAX_UNITS, now.saturating_add(SECOND), now)
+                .unwrap();
+            assert_eq!(l.take(now, MAX_UNITS - 3), Ok(LeaseTake::Go { ask: 0 }));
+            let went = (0..10)
+                .filter(|_| matches!(l.take(now, 1), Ok(LeaseTake::Go { .. })))
+                .count();
+            assert_eq!(went, 3);
+            assert_eq!(l.unspent(now), 0);
+            assert_eq!(l.stats(now).spent, MAX_UNITS as u64);
+        }
+    }
+
+    #[test]
     fn a_steady_client_asks_about_once_an_interval() {
         // 2000 units a second, one every 500 µs; the store answers in 1 ms.
         let mut l = Lease::new(&policy(), 0).unwrap();
