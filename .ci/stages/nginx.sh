@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# about: the nginx module with real traffic on 127.0.0.1: two workers, exact counts, headers, reloads, bad configs refused, 125,000 distinct keys
+# about: the nginx module with real traffic on 127.0.0.1: two workers, exact counts, headers, the metrics page, keys in log lines, reloads, bad configs refused, 125,000 distinct keys
 # tier: full
 # order: 170
 # long: WEIR_LONG=1 or WEIR_KEYS=1000000 (10^6 distinct keys in 33m)
@@ -27,6 +27,7 @@ so=$(modules/nginx/build.sh "$root/target/nginx") || { echo "build failed"; echo
 tmp=$(mktemp -d)
 chmod 755 "$tmp" # the workers (nobody) read html/
 port=$((20000 + RANDOM % 20000))
+mport=$((port + 1)) # the counts page's server
 passed=0
 failed=0
 master=
@@ -50,7 +51,7 @@ trap 'stop; rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/html/idx" "$tmp/logs"
 echo hello > "$tmp/html/index.html"
 echo hello > "$tmp/html/idx/index.html"
-for f in a b two two2 dry code inherit srv bulk arg cplx smooth win tree; do echo "$f" > "$tmp/html/$f"; done
+for f in a b two two2 dry code inherit srv bulk arg cplx smooth win tree bin mix cnt; do echo "$f" > "$tmp/html/$f"; done
 
 # The distinct-key test's zone: 2^words_log2 words, about 4.2 words a key
 # (the load of 10^6 keys in 33m), unless WEIR_WORDS_LOG2 says.
@@ -72,7 +73,7 @@ events { worker_connections 1024; }
 http {
     access_log $tmp/logs/access.log;
     keepalive_requests 10000000;
-    log_format weir '\$pid \$http_x_client \$status \$weir_limit_status';
+    log_format weir '\$pid \$http_x_client \$status \$weir_limit_status \$weir_limit_zone \$uri';
     client_body_temp_path $tmp/body;
     proxy_temp_path $tmp/proxy;
     fastcgi_temp_path $tmp/fastcgi;
@@ -89,6 +90,10 @@ http {
     weir_limit_zone k:\$http_x_client zone=cplx:1m rate=1r/m burst=2 kind=window;
     weir_limit_zone \$arg_o zone=org:1m rate=1r/m burst=5 kind=window;
     weir_limit_zone \$http_x_client zone=tuser:1m rate=1r/m burst=2;
+    weir_limit_zone \$binary_remote_addr zone=bin:1m rate=1r/m burst=1 kind=window;
+    weir_limit_zone k:\$binary_remote_addr:\$http_x_client zone=mix:1m rate=1r/m burst=1 kind=window;
+    weir_limit_zone \$http_x_client zone=cnt:1m rate=1r/m burst=3 kind=window;
+    weir_limit_zone \$http_x_client zone=cntdry:1m rate=1r/m burst=1 kind=window;
     server {
         listen 127.0.0.1:$port reuseport;
         root $tmp/html;
@@ -109,7 +114,15 @@ http {
         location = /win { weir_limit zone=win; }
         location = /cplx { weir_limit zone=cplx; }
         location = /tree { weir_limit zone=tuser; weir_limit zone=org; }
+        location = /bin { weir_limit zone=bin; }
+        location = /mix { weir_limit zone=mix; }
+        location = /cnt { weir_limit zone=cnt; weir_limit zone=cntdry dry_run; }
         location = /health { return 204; }
+    }
+    server {
+        listen 127.0.0.1:$mport reuseport;
+        location = /metrics { weir_limit_metrics; }
+        location = /metrics.json { weir_limit_metrics json; }
     }
 }
 EOF
@@ -160,6 +173,7 @@ badconf "size too small" 'weir_limit_zone $http_x_client zone=z:1k rate=1r/s bur
 badconf "bad hashes" 'weir_limit_zone $http_x_client zone=z:1m rate=1r/s burst=3 hashes=9;' 'weir_limit zone=z;' 'invalid "hashes=9"'
 badconf "bad rate unit" 'weir_limit_zone $http_x_client zone=z:1m rate=5r/h burst=3;' 'weir_limit zone=z;' 'invalid "rate=5r/h"'
 badconf "17 enforced limits in one place" 'weir_limit_zone $http_x_client zone=z:1m rate=1r/s burst=3;' "$(printf 'weir_limit zone=z; %.0s' $(seq 17))" 'at most 16 enforced weir_limit'
+badconf "weir_limit_metrics: unknown format" 'weir_limit_zone $http_x_client zone=z:1m rate=1r/s burst=3;' 'weir_limit zone=z; weir_limit_metrics xml;' 'weir_limit_metrics: invalid "xml"'
 badconf "unknown kind" 'weir_limit_zone $http_x_client zone=z:1m rate=1r/s burst=3 kind=fast;' 'weir_limit zone=z;' 'invalid "kind=fast"'
 
 write_conf 3
@@ -228,6 +242,59 @@ check "dry run logs each would-be refusal" 4 "$n"
 h=$(curl -s -D - -o /dev/null -H "X-Client: d1" "http://127.0.0.1:$port/dry" | tr -d '\r')
 check "\$weir_limit_status in a dry run" "REJECTED_DRY_RUN" "$(sed -n 's/^X-Weir: //p' <<< "$h")"
 
+# ---- the counts page (weir_limit_metrics) and \$weir_limit_zone. Zone cnt
+# (burst 3) enforced and cntdry (burst 1) in a dry run, in one location: 10
+# requests of key n1 are 3 admitted by cnt and 7 refused; cntdry, charged
+# only for those 3, would admit 1 and refuse 2. Two requests without the
+# header are unkeyed in both.
+check "counts: cnt admits 3 of 10" "3 7" "$(counts /cnt n1 10)"
+check "counts: no key, not limited" "2 0" "$(counts /cnt '' 2)"
+m=$(python3 modules/nginx/test/metrics.py "$mport" /metrics) || bad "the counts page does not parse: $m"
+want="cnt admitted 3
+cnt dry_run_admitted 0
+cnt dry_run_refused 0
+cnt errors 0
+cnt refused 7
+cnt unkeyed 2
+cnt words 65536
+cntdry admitted 0
+cntdry dry_run_admitted 1
+cntdry dry_run_refused 2
+cntdry errors 0
+cntdry refused 0
+cntdry unkeyed 2
+cntdry words 65536"
+check "counts: Prometheus text and JSON parse, agree, and count every request" "$want" "$(grep '^cnt' <<< "$m")"
+check "counts: reading changes nothing" "$m" "$(python3 modules/nginx/test/metrics.py "$mport" /metrics)"
+mcode() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
+check "counts page: json by default where asked, 405 on POST, 400 on an unknown format" "application/json 405 400" \
+    "$(curl -s -o /dev/null -w '%{content_type}' "http://127.0.0.1:$mport/metrics.json") $(mcode -X POST "http://127.0.0.1:$mport/metrics") $(mcode "http://127.0.0.1:$mport/metrics?format=xml")"
+# \$weir_limit_zone names the zone that refused (in a dry run, that would
+# have), in the access log.
+zl=$(awk '$2 == "n1" { print $3, $4, $5 }' "$tmp/logs/weir.log" | sort | uniq -c | awk '{ print $1, $2, $3, $4 }')
+check "\$weir_limit_zone names the refusing zone" "1 200 PASSED -
+2 200 REJECTED_DRY_RUN cntdry
+7 429 REJECTED cnt" "$zl"
+
+# ---- keys in log lines: a binary key (\$binary_remote_addr) in hex, any
+# other escaped: NUL and control bytes (from the address and a header), a
+# quote and a backslash. No raw control byte reaches the error log.
+check "a \$binary_remote_addr key: burst 1 of 2" "1 1" "$(counts /bin '' 2)"
+check "the binary key is logged in hex" 1 \
+    "$(grep -c 'refused, zone "bin", key 0x7f000001, client' "$tmp/logs/error.log")"
+raw=$(printf 'x\001y\033[31m\177"\\\377')
+check "a key of NUL and control bytes: burst 1 of 2" "200 429" \
+    "$(code -H "X-Client: $raw" "http://127.0.0.1:$port/mix") $(code -H "X-Client: $raw" "http://127.0.0.1:$port/mix")"
+check "the mixed key is logged escaped" 1 \
+    "$(grep -cF 'refused, zone "mix", key "k:\x7f\x00\x00\x01:x\x01y\x1b[31m\x7f\"\\\xff", client' "$tmp/logs/error.log")"
+long=$(printf 'a%.0s' $(seq 300))
+check "a 300-byte key: burst 1 of 2" "200 429" \
+    "$(code -H "X-Client: $long" "http://127.0.0.1:$port/mix") $(code -H "X-Client: $long" "http://127.0.0.1:$port/mix")"
+check "a long key is logged up to its first 256 bytes, then ..." 1 \
+    "$(grep -cF "refused, zone \"mix\", key \"k:\\x7f\\x00\\x00\\x01:${long:0:249}\"..., client" "$tmp/logs/error.log")"
+check "no control byte but newlines in the error log" 0 \
+    "$(python3 -c 'import sys; print(sum(b < 32 and b not in (9, 10) for b in open(sys.argv[1], "rb").read()))' "$tmp/logs/error.log")"
+
 # ---- index: one request, one charge (burst 1).
 check "a request through index is charged once" "200 429" "$(get /idx/ i1) $(get /idx/ i1)"
 
@@ -239,6 +306,8 @@ check "two limits: refused by the last, the first was charged once" "2 1" "$(cou
 check "two limits, first refuses: the tighter applies" "1 2" "$(counts /two2 t2 3)"
 check "two limits, first refuses: the other was charged once" "2 1" "$(counts /a t2 3)"
 check "inherited from the server (small, burst 2)" "2 2" "$(counts /inherit s1 4)"
+check "\$weir_limit_zone with two enforced zones names the one that refused" "idx one" \
+    "$(awk '$2 == "t1" && $6 == "/two" && $3 == 429 { print $5 }' "$tmp/logs/weir.log" | sort -u) $(awk '$2 == "t1" && $6 == "/a" && $3 == 429 { print $5 }' "$tmp/logs/weir.log" | sort -u)"
 
 # ---- two limits charged together under concurrency, across both workers
 # (weir_charge_all): an organisation's (one key for all, ?o=, burst 5) and
@@ -265,6 +334,7 @@ for _ in $(seq 100); do [ "$(workers)" != "$before" ] && [ "$(workers | wc -w)" 
 if [ "$(workers)" != "$before" ]; then ok "reload: new workers"; else bad "reload: workers unchanged"; fi
 check "reload keeps the state (k1 still refused)" "0 2" "$(counts /a k1 2)"
 check "reload keeps the state (k3 fresh)" "3 1" "$(counts /a k3 4)"
+check "reload keeps the counts" "$(grep '^cnt' <<< "$m")" "$(python3 modules/nginx/test/metrics.py "$mport" /metrics | grep '^cnt')"
 # refused_reload NAME WANT: a reload whose error log line says WANT.
 refused_reload() {
     local lines

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# about: the Redis module: clippy, its build, the README's fleet example, its unit tests and its tests against a real primary and replica
+# about: the Redis module: clippy, its build, the README's fleet example, its unit tests and its tests against a real primary and replica, INFO weir's counts included
 # tier: full
 # order: 160
 # needs-commands: cargo redis-server=redis-server redis-cli=redis-server python3=python3

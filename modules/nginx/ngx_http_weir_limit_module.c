@@ -5,6 +5,7 @@
  *   weir_limit zone=NAME [dry_run];
  *   weir_limit_status CODE;
  *   weir_limit_log_level info|notice|warn|error;
+ *   weir_limit_metrics [prometheus|json];   (a location: the counts page)
  *
  * A request is judged once, in the preaccess phase: the mark that says so
  * hangs on the request's pool (a cleanup), which internal redirects keep,
@@ -21,10 +22,36 @@
 
 /* The zone: a 64-byte module header (magic, shape, seed), then the bloom
  * region (version 2, 64-byte aligned: the slab pool gives a piece this
- * large whole pages) laid by weir_bloom_init_in or weir_bloom_init_gcra_in.
- * The shape is compared on reload. */
-#define WEIR_NGX_MAGIC 0x32786e67726965ULL /* "weirgnx2" */
+ * large whole pages) laid by weir_bloom_init_in or weir_bloom_init_gcra_in,
+ * then the counts (below), outside the bloom's region. The shape is
+ * compared on reload; a zone of the earlier layout (magic "weirgnx2", no
+ * counts), should one ever be handed over, is refused, never misread. */
+#define WEIR_NGX_MAGIC 0x33786e67726965ULL /* "weirgnx3" */
+#define WEIR_NGX_MAGIC_2 0x32786e67726965ULL /* "weirgnx2": no counts */
 #define WEIR_NGX_HEADER 64
+
+/* What a zone decided, counted in the zone itself so every worker's
+ * requests add up and a reload keeps them. Each worker adds to its own
+ * 64-byte line (slot ngx_worker % WEIR_NGX_COUNT_SLOTS), so two workers
+ * never write one cache line; the adds are atomic all the same, since an
+ * old worker finishing its requests after a reload shares its slot with a
+ * new one. A reading sums the slots. */
+enum {
+    WEIR_NGX_ADMITTED,         /* an enforced limit admitted the request */
+    WEIR_NGX_REFUSED,          /* an enforced limit refused it */
+    WEIR_NGX_DRY_RUN_ADMITTED, /* a dry-run limit would have admitted it */
+    WEIR_NGX_DRY_RUN_REFUSED,  /* a dry-run limit would have refused it */
+    WEIR_NGX_UNKEYED,          /* the key was empty: not limited */
+    WEIR_NGX_ERRORS,           /* the key or the charge failed: a 500 */
+    WEIR_NGX_DECISIONS
+};
+#define WEIR_NGX_COUNT_SLOTS 32
+typedef struct {
+    ngx_atomic_t n[WEIR_NGX_DECISIONS];
+    u_char pad[64 - WEIR_NGX_DECISIONS * sizeof(ngx_atomic_t)];
+} weir_ngx_counts_t;
+#define WEIR_NGX_COUNTS_BYTES (WEIR_NGX_COUNT_SLOTS * sizeof(weir_ngx_counts_t))
+typedef char weir_ngx_counts_line[sizeof(weir_ngx_counts_t) == 64 ? 1 : -1];
 
 enum { WEIR_NGX_SMOOTH = 1, WEIR_NGX_WINDOW = 2 };
 /* kind=smooth's largest burst: a bound a config can read, far below the
@@ -88,6 +115,9 @@ typedef struct {
     ngx_str_t state_prefix;    /* RateLimit's value up to t= */
     ngx_http_weir_refused_t *refused; /* this worker's refusal cache */
     int64_t refused_until;     /* no cache entry is live at or after this */
+    ngx_uint_t index;          /* in the main conf's zones: $weir_limit_zone's mark */
+    ngx_flag_t key_binary;     /* KEY is $binary_remote_addr: logged in hex */
+    weir_ngx_counts_t *counts; /* in the zone, once it is laid */
 } ngx_http_weir_zone_t;
 
 typedef struct {
@@ -111,10 +141,17 @@ typedef struct {
     ngx_array_t *limits; /* of ngx_http_weir_limit_t */
     ngx_uint_t status_code;
     ngx_uint_t log_level;
+    ngx_uint_t metrics; /* weir_limit_metrics's default format, or 0 */
 } ngx_http_weir_loc_conf_t;
 
-/* The judgement of one request, on its pool. */
+enum { WEIR_NGX_METRICS_PROMETHEUS = 1, WEIR_NGX_METRICS_JSON };
+
+/* The judgement of one request, on its pool: the low 4 bits, and above
+ * them 1 + the index of the zone that refused (or, in a dry run, would
+ * have), 0 when none did. */
 enum { WEIR_PASSED = 1, WEIR_REJECTED, WEIR_REJECTED_DRY_RUN };
+#define WEIR_NGX_MARK_STATUS 0xf
+#define WEIR_NGX_MARK_ZONE_SHIFT 4
 
 static ngx_int_t ngx_http_weir_add_variables(ngx_conf_t *cf);
 static ngx_int_t ngx_http_weir_init(ngx_conf_t *cf);
@@ -123,6 +160,8 @@ static void *ngx_http_weir_create_loc_conf(ngx_conf_t *cf);
 static char *ngx_http_weir_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child);
 static char *ngx_http_weir_zone_directive(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
 static char *ngx_http_weir_limit_directive(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+static char *ngx_http_weir_metrics_directive(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+static char *ngx_http_weir_bad(ngx_conf_t *cf, const char *directive, ngx_str_t *value, const char *why);
 
 static ngx_conf_enum_t ngx_http_weir_log_levels[] = {{ngx_string("info"), NGX_LOG_INFO},
                                                      {ngx_string("notice"), NGX_LOG_NOTICE},
@@ -143,6 +182,8 @@ static ngx_command_t ngx_http_weir_commands[] = {
     {ngx_string("weir_limit_log_level"),
      NGX_HTTP_MAIN_CONF | NGX_HTTP_SRV_CONF | NGX_HTTP_LOC_CONF | NGX_CONF_TAKE1, ngx_conf_set_enum_slot,
      NGX_HTTP_LOC_CONF_OFFSET, offsetof(ngx_http_weir_loc_conf_t, log_level), &ngx_http_weir_log_levels},
+    {ngx_string("weir_limit_metrics"), NGX_HTTP_LOC_CONF | NGX_CONF_NOARGS | NGX_CONF_TAKE1,
+     ngx_http_weir_metrics_directive, NGX_HTTP_LOC_CONF_OFFSET, 0, NULL},
     ngx_null_command};
 
 static ngx_http_module_t ngx_http_weir_limit_module_ctx = {
@@ -312,6 +353,61 @@ static ngx_int_t ngx_http_weir_refusal_headers(ngx_http_request_t *r, ngx_http_w
     return ngx_http_weir_header(r, &ngx_http_weir_state_name, state, end - state);
 }
 
+/* ---- counts, marks and keys in log lines ---- */
+
+/* One more `decision` in `zone`, in this worker's slot. */
+static ngx_inline void ngx_http_weir_count(ngx_http_weir_zone_t *zone, ngx_uint_t decision) {
+    if (zone->counts == NULL) return; /* not laid: no request reaches here then */
+    (void)ngx_atomic_fetch_add(&zone->counts[ngx_worker % WEIR_NGX_COUNT_SLOTS].n[decision], 1);
+}
+
+/* The mark of a judgement `status` made by `zone`. */
+static ngx_inline uintptr_t ngx_http_weir_mark_of(uintptr_t status, ngx_http_weir_zone_t *zone) {
+    return status | ((uintptr_t)(zone->index + 1) << WEIR_NGX_MARK_ZONE_SHIFT);
+}
+
+/* A key as a log line shows it: a binary key ($binary_remote_addr) as hex,
+ * 0x7f000001; any other quoted, with '"' and '\' escaped and every byte
+ * outside printable ASCII as \xHH, so a NUL, a newline or an escape
+ * sequence from a client never reaches the log raw. The first
+ * WEIR_NGX_KEY_LOGGED bytes are shown, then "..." for the rest. */
+#define WEIR_NGX_KEY_LOGGED 256
+#define WEIR_NGX_KEY_SHOWN (4 * WEIR_NGX_KEY_LOGGED + 8)
+
+static size_t ngx_http_weir_show_key(u_char *out, ngx_http_weir_zone_t *zone, ngx_str_t *key) {
+    static const u_char hex[] = "0123456789abcdef";
+    size_t n = key->len < WEIR_NGX_KEY_LOGGED ? key->len : WEIR_NGX_KEY_LOGGED;
+    u_char *p = out;
+    if (zone->key_binary) {
+        *p++ = '0';
+        *p++ = 'x';
+        for (size_t i = 0; i < n; i++) {
+            *p++ = hex[key->data[i] >> 4];
+            *p++ = hex[key->data[i] & 0xf];
+        }
+        if (n < key->len) p = ngx_cpymem(p, "...", 3);
+        return p - out;
+    }
+    *p++ = '"';
+    for (size_t i = 0; i < n; i++) {
+        u_char c = key->data[i];
+        if (c == '"' || c == '\\') {
+            *p++ = '\\';
+            *p++ = c;
+        } else if (c < 0x20 || c > 0x7e) {
+            *p++ = '\\';
+            *p++ = 'x';
+            *p++ = hex[c >> 4];
+            *p++ = hex[c & 0xf];
+        } else {
+            *p++ = c;
+        }
+    }
+    *p++ = '"';
+    if (n < key->len) p = ngx_cpymem(p, "...", 3);
+    return p - out;
+}
+
 /* ---- the handler ---- */
 
 #define WEIR_NGX_STACK_LIMITS 8
@@ -319,18 +415,30 @@ static ngx_int_t ngx_http_weir_refusal_headers(ngx_http_request_t *r, ngx_http_w
 static ngx_int_t ngx_http_weir_refuse(ngx_http_request_t *r, ngx_http_weir_loc_conf_t *lcf,
                                       ngx_pool_cleanup_t *mark, ngx_http_weir_zone_t *zone, ngx_str_t *key,
                                       int64_t wait) {
-    ngx_log_error(lcf->log_level, r->connection->log, 0, "weir_limit: refused, zone \"%V\", key \"%V\"",
-                  &zone->name, key);
-    mark->data = (void *)(uintptr_t)WEIR_REJECTED;
+    ngx_http_weir_count(zone, WEIR_NGX_REFUSED);
+    if (r->connection->log->log_level >= lcf->log_level) {
+        u_char shown[WEIR_NGX_KEY_SHOWN];
+        size_t len = ngx_http_weir_show_key(shown, zone, key);
+        ngx_log_error(lcf->log_level, r->connection->log, 0, "weir_limit: refused, zone \"%V\", key %*s",
+                      &zone->name, len, shown);
+    }
+    mark->data = (void *)ngx_http_weir_mark_of(WEIR_REJECTED, zone);
     if (ngx_http_weir_refusal_headers(r, zone, wait) != NGX_OK) return NGX_HTTP_INTERNAL_SERVER_ERROR;
     return lcf->status_code;
 }
 
 static void ngx_http_weir_dry_refusal(ngx_http_request_t *r, ngx_http_weir_loc_conf_t *lcf,
                                       ngx_pool_cleanup_t *mark, ngx_http_weir_zone_t *zone, ngx_str_t *key) {
-    ngx_log_error(lcf->log_level, r->connection->log, 0,
-                  "weir_limit: would refuse, dry run, zone \"%V\", key \"%V\"", &zone->name, key);
-    mark->data = (void *)(uintptr_t)WEIR_REJECTED_DRY_RUN;
+    ngx_http_weir_count(zone, WEIR_NGX_DRY_RUN_REFUSED);
+    if (r->connection->log->log_level >= lcf->log_level) {
+        u_char shown[WEIR_NGX_KEY_SHOWN];
+        size_t len = ngx_http_weir_show_key(shown, zone, key);
+        ngx_log_error(lcf->log_level, r->connection->log, 0,
+                      "weir_limit: would refuse, dry run, zone \"%V\", key %*s", &zone->name, len, shown);
+    }
+    /* The first zone that would have refused names the request's mark. */
+    if (((uintptr_t)mark->data & WEIR_NGX_MARK_STATUS) != WEIR_REJECTED_DRY_RUN)
+        mark->data = (void *)ngx_http_weir_mark_of(WEIR_REJECTED_DRY_RUN, zone);
 }
 
 /* Every weir_limit of the location applies, all or nothing, as limit_req's
@@ -360,10 +468,19 @@ static ngx_int_t ngx_http_weir_handler(ngx_http_request_t *r) {
 
     if (n == 1) { /* the common case: one limit, one charge */
         ngx_http_weir_zone_t *zone = limits[0].zone;
-        if (ngx_http_weir_key(r, zone, &key) != NGX_OK) return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        if (key.len == 0) return NGX_DECLINED; /* an empty key is not limited */
+        if (ngx_http_weir_key(r, zone, &key) != NGX_OK) {
+            ngx_http_weir_count(zone, WEIR_NGX_ERRORS);
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+        if (key.len == 0) { /* an empty key is not limited */
+            ngx_http_weir_count(zone, WEIR_NGX_UNKEYED);
+            return NGX_DECLINED;
+        }
         int64_t wait = ngx_http_weir_charge(zone, &key, now);
-        if (wait == 0) return NGX_DECLINED;
+        if (wait == 0) {
+            ngx_http_weir_count(zone, limits[0].dry_run ? WEIR_NGX_DRY_RUN_ADMITTED : WEIR_NGX_ADMITTED);
+            return NGX_DECLINED;
+        }
         if (limits[0].dry_run) {
             ngx_http_weir_dry_refusal(r, lcf, mark, zone, &key);
             return NGX_DECLINED;
@@ -384,7 +501,11 @@ static ngx_int_t ngx_http_weir_handler(ngx_http_request_t *r) {
     ngx_uint_t which[WEIR_CHARGE_MAX_ITEMS];
     size_t m = 0;
     for (ngx_uint_t i = 0; i < n; i++) {
-        if (ngx_http_weir_key(r, limits[i].zone, &keys[i]) != NGX_OK) return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        if (ngx_http_weir_key(r, limits[i].zone, &keys[i]) != NGX_OK) {
+            ngx_http_weir_count(limits[i].zone, WEIR_NGX_ERRORS);
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+        if (keys[i].len == 0) ngx_http_weir_count(limits[i].zone, WEIR_NGX_UNKEYED);
         if (keys[i].len == 0 || limits[i].dry_run) continue;
         int64_t wait = ngx_http_weir_refused_wait(limits[i].zone, &keys[i], now);
         if (wait > 0) return ngx_http_weir_refuse(r, lcf, mark, limits[i].zone, &keys[i], wait);
@@ -402,18 +523,24 @@ static ngx_int_t ngx_http_weir_handler(ngx_http_request_t *r) {
     weir_status st = weir_charge_all(items, m, now, &charged);
     if (st != WEIR_OK) {
         ngx_log_error(NGX_LOG_ERR, r->connection->log, 0, "weir_limit: %s", weir_status_str(st));
+        for (size_t j = 0; j < m; j++) ngx_http_weir_count(limits[which[j]].zone, WEIR_NGX_ERRORS);
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
     if (!charged.admitted) {
+        /* Refused by one zone; the others were not charged and count
+         * nothing. */
         ngx_uint_t i = which[charged.index];
         int64_t wait = charged.wait < 1 ? 1 : charged.wait; /* refused now: whatever frees it is later */
         ngx_http_weir_refused_keep(limits[i].zone, &keys[i], now, wait);
         return ngx_http_weir_refuse(r, lcf, mark, limits[i].zone, &keys[i], wait);
     }
+    for (size_t j = 0; j < m; j++) ngx_http_weir_count(limits[which[j]].zone, WEIR_NGX_ADMITTED);
     for (ngx_uint_t i = 0; i < n; i++) {
         if (keys[i].len == 0 || !limits[i].dry_run) continue;
         if (ngx_http_weir_charge(limits[i].zone, &keys[i], now) > 0)
             ngx_http_weir_dry_refusal(r, lcf, mark, limits[i].zone, &keys[i]);
+        else
+            ngx_http_weir_count(limits[i].zone, WEIR_NGX_DRY_RUN_ADMITTED);
     }
     return NGX_DECLINED;
 }
@@ -426,7 +553,7 @@ static ngx_int_t ngx_http_weir_status_variable(ngx_http_request_t *r, ngx_http_v
     static ngx_str_t names[] = {ngx_null_string, ngx_string("PASSED"), ngx_string("REJECTED"),
                                 ngx_string("REJECTED_DRY_RUN")};
     ngx_pool_cleanup_t *mark = ngx_http_weir_mark(r->main);
-    uintptr_t status = mark ? (uintptr_t)mark->data : 0;
+    uintptr_t status = mark ? (uintptr_t)mark->data & WEIR_NGX_MARK_STATUS : 0;
     if (status == 0 || status > WEIR_REJECTED_DRY_RUN) {
         v->not_found = 1;
         return NGX_OK;
@@ -439,12 +566,193 @@ static ngx_int_t ngx_http_weir_status_variable(ngx_http_request_t *r, ngx_http_v
     return NGX_OK;
 }
 
+/* ---- $weir_limit_zone ---- */
+
+/* The zone that refused the request (or, in a dry run, the first that
+ * would have); not found when none did. */
+static ngx_int_t ngx_http_weir_zone_variable(ngx_http_request_t *r, ngx_http_variable_value_t *v,
+                                             uintptr_t data) {
+    (void)data;
+    ngx_http_weir_main_conf_t *mcf = ngx_http_get_module_main_conf(r, ngx_http_weir_limit_module);
+    ngx_pool_cleanup_t *mark = ngx_http_weir_mark(r->main);
+    uintptr_t z = mark ? (uintptr_t)mark->data >> WEIR_NGX_MARK_ZONE_SHIFT : 0;
+    if (mcf == NULL || z == 0 || z > mcf->zones.nelts) {
+        v->not_found = 1;
+        return NGX_OK;
+    }
+    ngx_http_weir_zone_t **zones = mcf->zones.elts;
+    v->len = zones[z - 1]->name.len;
+    v->data = zones[z - 1]->name.data;
+    v->valid = 1;
+    v->no_cacheable = 0;
+    v->not_found = 0;
+    return NGX_OK;
+}
+
 static ngx_int_t ngx_http_weir_add_variables(ngx_conf_t *cf) {
     ngx_str_t name = ngx_string("weir_limit_status");
     ngx_http_variable_t *var = ngx_http_add_variable(cf, &name, NGX_HTTP_VAR_NOCACHEABLE);
     if (var == NULL) return NGX_ERROR;
     var->get_handler = ngx_http_weir_status_variable;
+    ngx_str_t zone = ngx_string("weir_limit_zone");
+    var = ngx_http_add_variable(cf, &zone, NGX_HTTP_VAR_NOCACHEABLE);
+    if (var == NULL) return NGX_ERROR;
+    var->get_handler = ngx_http_weir_zone_variable;
     return NGX_OK;
+}
+
+/* ---- the counts page: weir_limit_metrics ---- */
+
+static const char *const ngx_http_weir_decision_names[WEIR_NGX_DECISIONS] = {
+    "admitted", "refused", "dry_run_admitted", "dry_run_refused", "unkeyed", "errors"};
+
+/* `zone`'s counts: the sum of every worker's slot. Reading changes
+ * nothing. */
+static void ngx_http_weir_read_counts(ngx_http_weir_zone_t *zone, uint64_t out[WEIR_NGX_DECISIONS]) {
+    for (ngx_uint_t d = 0; d < WEIR_NGX_DECISIONS; d++) out[d] = 0;
+    if (zone->counts == NULL) return;
+    for (ngx_uint_t slot = 0; slot < WEIR_NGX_COUNT_SLOTS; slot++) {
+        for (ngx_uint_t d = 0; d < WEIR_NGX_DECISIONS; d++) out[d] += zone->counts[slot].n[d];
+    }
+}
+
+/* A zone's name inside a quoted string: '"' and '\\' escaped, a control
+ * byte as \u00HH (JSON) or dropped to '?' (Prometheus, whose label values
+ * escape only '"', '\\' and newlines). At most 6 bytes per byte. */
+static u_char *ngx_http_weir_quoted(u_char *p, ngx_str_t *name, ngx_flag_t json) {
+    static const u_char hex[] = "0123456789abcdef";
+    for (size_t i = 0; i < name->len; i++) {
+        u_char c = name->data[i];
+        if (c == '"' || c == '\\') {
+            *p++ = '\\';
+            *p++ = c;
+        } else if (c < 0x20 && json) {
+            p = ngx_cpymem(p, "\\u00", 4);
+            *p++ = hex[c >> 4];
+            *p++ = hex[c & 0xf];
+        } else if (c < 0x20) {
+            if (c == '\n') {
+                *p++ = '\\';
+                *p++ = 'n';
+            } else {
+                *p++ = '?';
+            }
+        } else {
+            *p++ = c;
+        }
+    }
+    return p;
+}
+
+static u_char *ngx_http_weir_prometheus(u_char *p, ngx_http_weir_main_conf_t *mcf) {
+    ngx_http_weir_zone_t **zones = mcf->zones.elts;
+    p = ngx_cpymem(p,
+                   "# HELP weir_limit_requests_total Requests a weir_limit zone judged, by decision.\n"
+                   "# TYPE weir_limit_requests_total counter\n",
+                   sizeof "# HELP weir_limit_requests_total Requests a weir_limit zone judged, by decision.\n"
+                          "# TYPE weir_limit_requests_total counter\n" - 1);
+    for (ngx_uint_t z = 0; z < mcf->zones.nelts; z++) {
+        uint64_t n[WEIR_NGX_DECISIONS];
+        ngx_http_weir_read_counts(zones[z], n);
+        for (ngx_uint_t d = 0; d < WEIR_NGX_DECISIONS; d++) {
+            p = ngx_sprintf(p, "weir_limit_requests_total{zone=\"");
+            p = ngx_http_weir_quoted(p, &zones[z]->name, 0);
+            p = ngx_sprintf(p, "\",decision=\"%s\"} %uL\n", ngx_http_weir_decision_names[d], n[d]);
+        }
+    }
+    p = ngx_cpymem(p,
+                   "# HELP weir_limit_zone_words The 8-byte words of a zone's bloom array.\n"
+                   "# TYPE weir_limit_zone_words gauge\n",
+                   sizeof "# HELP weir_limit_zone_words The 8-byte words of a zone's bloom array.\n"
+                          "# TYPE weir_limit_zone_words gauge\n" - 1);
+    for (ngx_uint_t z = 0; z < mcf->zones.nelts; z++) {
+        if (zones[z]->header == NULL) continue;
+        p = ngx_sprintf(p, "weir_limit_zone_words{zone=\"");
+        p = ngx_http_weir_quoted(p, &zones[z]->name, 0);
+        p = ngx_sprintf(p, "\"} %uL\n", (uint64_t)1 << zones[z]->header->size_log2);
+    }
+    return p;
+}
+
+static u_char *ngx_http_weir_json(u_char *p, ngx_http_weir_main_conf_t *mcf) {
+    ngx_http_weir_zone_t **zones = mcf->zones.elts;
+    p = ngx_cpymem(p, "{\"zones\":{", 10);
+    for (ngx_uint_t z = 0; z < mcf->zones.nelts; z++) {
+        uint64_t n[WEIR_NGX_DECISIONS];
+        ngx_http_weir_read_counts(zones[z], n);
+        if (z > 0) *p++ = ',';
+        *p++ = '"';
+        p = ngx_http_weir_quoted(p, &zones[z]->name, 1);
+        p = ngx_cpymem(p, "\":{", 3);
+        for (ngx_uint_t d = 0; d < WEIR_NGX_DECISIONS; d++)
+            p = ngx_sprintf(p, "\"%s\":%uL,", ngx_http_weir_decision_names[d], n[d]);
+        p = ngx_sprintf(p, "\"words\":%uL,\"burst\":%ui,\"kind\":\"%s\"}",
+                        zones[z]->header ? (uint64_t)1 << zones[z]->header->size_log2 : (uint64_t)0,
+                        zones[z]->burst, zones[z]->kind == WEIR_NGX_WINDOW ? "window" : "smooth");
+    }
+    return ngx_cpymem(p, "}}\n", 3);
+}
+
+static ngx_int_t ngx_http_weir_metrics_handler(ngx_http_request_t *r) {
+    if (!(r->method & (NGX_HTTP_GET | NGX_HTTP_HEAD))) return NGX_HTTP_NOT_ALLOWED;
+    ngx_int_t rc = ngx_http_discard_request_body(r);
+    if (rc != NGX_OK) return rc;
+    ngx_http_weir_loc_conf_t *lcf = ngx_http_get_module_loc_conf(r, ngx_http_weir_limit_module);
+    ngx_http_weir_main_conf_t *mcf = ngx_http_get_module_main_conf(r, ngx_http_weir_limit_module);
+    ngx_flag_t json = lcf->metrics == WEIR_NGX_METRICS_JSON;
+    ngx_str_t format;
+    if (ngx_http_arg(r, (u_char *)"format", 6, &format) == NGX_OK) {
+        if (format.len == 4 && ngx_strncmp(format.data, "json", 4) == 0) {
+            json = 1;
+        } else if (format.len == 10 && ngx_strncmp(format.data, "prometheus", 10) == 0) {
+            json = 0;
+        } else {
+            return NGX_HTTP_BAD_REQUEST;
+        }
+    }
+
+    /* A bound on the page: each zone's lines at most 200 bytes beside its
+     * name, which takes at most 6 bytes a byte quoted. */
+    ngx_http_weir_zone_t **zones = mcf->zones.elts;
+    size_t size = 512;
+    for (ngx_uint_t z = 0; z < mcf->zones.nelts; z++)
+        size += (WEIR_NGX_DECISIONS + 2) * (200 + 6 * zones[z]->name.len);
+    ngx_buf_t *b = ngx_create_temp_buf(r->pool, size);
+    if (b == NULL) return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    b->last = json ? ngx_http_weir_json(b->pos, mcf) : ngx_http_weir_prometheus(b->pos, mcf);
+    b->last_buf = (r == r->main) ? 1 : 0;
+    b->last_in_chain = 1;
+
+    r->headers_out.status = NGX_HTTP_OK;
+    r->headers_out.content_length_n = b->last - b->pos;
+    if (json) {
+        ngx_str_set(&r->headers_out.content_type, "application/json");
+    } else {
+        ngx_str_set(&r->headers_out.content_type, "text/plain; version=0.0.4; charset=utf-8");
+    }
+    r->headers_out.content_type_len = r->headers_out.content_type.len;
+    rc = ngx_http_send_header(r);
+    if (rc == NGX_ERROR || rc > NGX_OK || r->header_only) return rc;
+    ngx_chain_t out = {b, NULL};
+    return ngx_http_output_filter(r, &out);
+}
+
+static char *ngx_http_weir_metrics_directive(ngx_conf_t *cf, ngx_command_t *cmd, void *conf) {
+    (void)cmd;
+    ngx_http_weir_loc_conf_t *lcf = conf;
+    ngx_str_t *value = cf->args->elts;
+    if (lcf->metrics != 0) return "is duplicate";
+    lcf->metrics = WEIR_NGX_METRICS_PROMETHEUS;
+    if (cf->args->nelts == 2) {
+        if (value[1].len == 4 && ngx_strncmp(value[1].data, "json", 4) == 0) {
+            lcf->metrics = WEIR_NGX_METRICS_JSON;
+        } else if (value[1].len != 10 || ngx_strncmp(value[1].data, "prometheus", 10) != 0) {
+            return ngx_http_weir_bad(cf, "weir_limit_metrics", &value[1], "expected prometheus or json");
+        }
+    }
+    ngx_http_core_loc_conf_t *clcf = ngx_http_conf_get_module_loc_conf(cf, ngx_http_core_module);
+    clcf->handler = ngx_http_weir_metrics_handler;
+    return NGX_CONF_OK;
 }
 
 /* ---- the zone ---- */
@@ -453,6 +761,7 @@ static void ngx_http_weir_attach(ngx_http_weir_zone_t *zone, weir_ngx_header_t *
     zone->header = h;
     zone->region = (u_char *)h + WEIR_NGX_HEADER;
     zone->region_len = weir_bloom_footprint(h->size_log2);
+    zone->counts = (weir_ngx_counts_t *)((u_char *)zone->region + zone->region_len);
 }
 
 static int ngx_http_weir_same_shape(const weir_ngx_header_t *h, const ngx_http_weir_zone_t *zone) {
@@ -468,6 +777,13 @@ static ngx_int_t ngx_http_weir_init_zone(ngx_shm_zone_t *shm_zone, void *data) {
     if (data != NULL || shm_zone->shm.exists) {
         /* A reload (or a zone inherited at a binary upgrade): keep the
          * state and the seed, if the shape is the same. */
+        if (h != NULL && h->magic == WEIR_NGX_MAGIC_2) {
+            ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0,
+                          "weir_limit_zone \"%V\": the zone was laid by an earlier version of the module "
+                          "(without counts); restart nginx",
+                          &zone->name);
+            return NGX_ERROR;
+        }
         if (h == NULL || !ngx_http_weir_same_shape(h, zone) ||
             weir_bloom_check_in((u_char *)h + WEIR_NGX_HEADER, weir_bloom_footprint(h->size_log2)) != WEIR_OK) {
             ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0,
@@ -506,7 +822,7 @@ static ngx_int_t ngx_http_weir_init_zone(ngx_shm_zone_t *shm_zone, void *data) {
     uint32_t log2 = WEIR_BLOOM_MAX_SIZE_LOG2;
     h = NULL;
     while (h == NULL && log2 >= WEIR_BLOOM_MIN_SIZE_LOG2) {
-        size_t need = WEIR_NGX_HEADER + weir_bloom_footprint(log2);
+        size_t need = WEIR_NGX_HEADER + weir_bloom_footprint(log2) + WEIR_NGX_COUNTS_BYTES;
         if (need < shm_zone->shm.size) h = ngx_slab_alloc(shpool, need);
         if (h == NULL) log2--;
     }
@@ -517,6 +833,7 @@ static ngx_int_t ngx_http_weir_init_zone(ngx_shm_zone_t *shm_zone, void *data) {
     }
     zone->size_log2 = log2;
     ngx_memzero(h, sizeof *h);
+    ngx_memzero((u_char *)h + WEIR_NGX_HEADER + weir_bloom_footprint(log2), WEIR_NGX_COUNTS_BYTES);
     uint64_t seed[2];
     if (getrandom(seed, sizeof seed, 0) != (ssize_t)sizeof seed) {
         ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, ngx_errno, "weir_limit_zone \"%V\": getrandom() failed",
@@ -727,6 +1044,9 @@ static char *ngx_http_weir_zone_directive(ngx_conf_t *cf, ngx_command_t *cmd, vo
     }
     zone->shm_zone->init = ngx_http_weir_init_zone;
     zone->shm_zone->data = zone;
+    zone->index = mcf->zones.nelts;
+    zone->key_binary = value[1].len == sizeof "$binary_remote_addr" - 1 &&
+                       ngx_strncmp(value[1].data, "$binary_remote_addr", value[1].len) == 0;
 
     ngx_http_weir_zone_t **slot = ngx_array_push(&mcf->zones);
     if (slot == NULL) return NGX_CONF_ERROR;

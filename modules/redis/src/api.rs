@@ -36,8 +36,18 @@ pub struct RawKey {
     _private: [u8; 0],
 }
 
+/// Redis's `RedisModuleInfoCtx`: opaque.
+#[repr(C)]
+pub struct RawInfoCtx {
+    _private: [u8; 0],
+}
+
 /// A command's entry point, as `RedisModule_CreateCommand` takes it.
 pub type CommandFn = unsafe extern "C" fn(*mut RawCtx, *mut *mut RawString, c_int) -> c_int;
+
+/// The module's `INFO` callback, as `RedisModule_RegisterInfoFunc` takes it:
+/// the info context and whether Redis is writing a crash report.
+pub type InfoFn = unsafe extern "C" fn(*mut RawInfoCtx, c_int);
 
 pub const OK: c_int = 0;
 pub const ERR: c_int = 1;
@@ -85,6 +95,12 @@ pub struct Api {
     microseconds: Option<unsafe extern "C" fn() -> c_longlong>,
     is_keys_position_request: unsafe extern "C" fn(*mut RawCtx) -> c_int,
     key_at_pos: unsafe extern "C" fn(*mut RawCtx, c_int),
+    register_info_func: unsafe extern "C" fn(*mut RawCtx, InfoFn) -> c_int,
+    info_add_section: unsafe extern "C" fn(*mut RawInfoCtx, *const c_char) -> c_int,
+    info_begin_dict_field: unsafe extern "C" fn(*mut RawInfoCtx, *const c_char) -> c_int,
+    info_end_dict_field: unsafe extern "C" fn(*mut RawInfoCtx) -> c_int,
+    info_add_field_ulonglong:
+        unsafe extern "C" fn(*mut RawInfoCtx, *const c_char, std::ffi::c_ulonglong) -> c_int,
 }
 
 static API: OnceLock<Api> = OnceLock::new();
@@ -158,6 +174,11 @@ impl Api {
             microseconds: unsafe { lookup(get_api, c"RedisModule_Microseconds") },
             is_keys_position_request: need!(c"RedisModule_IsKeysPositionRequest"),
             key_at_pos: need!(c"RedisModule_KeyAtPos"),
+            register_info_func: need!(c"RedisModule_RegisterInfoFunc"),
+            info_add_section: need!(c"RedisModule_InfoAddSection"),
+            info_begin_dict_field: need!(c"RedisModule_InfoBeginDictField"),
+            info_end_dict_field: need!(c"RedisModule_InfoEndDictField"),
+            info_add_field_ulonglong: need!(c"RedisModule_InfoAddFieldULongLong"),
         };
         if let Some(busy) = api.is_module_name_busy {
             // SAFETY: `name` is NUL-terminated.
@@ -189,6 +210,67 @@ impl Api {
             (self.create_command)(ctx, name.as_ptr(), f, flags.as_ptr(), key, key, step) == OK
         }
     }
+
+    /// Registers the module's `INFO` callback.
+    ///
+    /// # Safety
+    /// `ctx` is the load context.
+    pub unsafe fn register_info(&self, ctx: *mut RawCtx, f: InfoFn) -> bool {
+        // SAFETY: the load context; `f` lives as long as the module.
+        unsafe { (self.register_info_func)(ctx, f) == OK }
+    }
+}
+
+/// The context of one `INFO` callback, for the length of that call.
+pub struct InfoCtx {
+    raw: *mut RawInfoCtx,
+}
+
+impl InfoCtx {
+    /// # Safety
+    /// `raw` is the context Redis passed to the module's info callback, and
+    /// the `InfoCtx` does not outlive that call.
+    pub unsafe fn new(raw: *mut RawInfoCtx) -> InfoCtx {
+        InfoCtx { raw }
+    }
+
+    /// Opens the module's section, named as the module (`# weir`); false
+    /// when `INFO` asked for other sections only (then nothing more is
+    /// added).
+    pub fn section(&self) -> bool {
+        // SAFETY: a live info context; NULL names the module's own section.
+        unsafe { (api().info_add_section)(self.raw, std::ptr::null()) == OK }
+    }
+
+    /// One line `<module>_<name>:k=v,k=v` of `fields`, as Redis's own
+    /// `cmdstat_` lines.
+    pub fn dict(&self, name: &CStr, fields: &[(&CStr, u64)]) {
+        // SAFETY: a live info context in an open section; the strings are
+        // NUL-terminated and Redis copies them.
+        unsafe {
+            if (api().info_begin_dict_field)(self.raw, name.as_ptr()) != OK {
+                return;
+            }
+            for (field, value) in fields {
+                (api().info_add_field_ulonglong)(self.raw, field.as_ptr(), *value);
+            }
+            (api().info_end_dict_field)(self.raw);
+        }
+    }
+}
+
+/// What a command decided, told to [`Ctx::decided`] by its body and read by
+/// the caller that counts it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Nothing was decided (a refund, a limiter's peek).
+    None,
+    /// Admitted (or, for a peek, would be).
+    Admitted,
+    /// Refused (or, for a peek, would be).
+    Refused,
+    /// A keys-position request: not a call, not counted.
+    NotACall,
 }
 
 /// A command's context and arguments, for the length of one call.
@@ -196,6 +278,7 @@ pub struct Ctx {
     raw: *mut RawCtx,
     argv: *mut *mut RawString,
     argc: usize,
+    verdict: std::cell::Cell<Verdict>,
 }
 
 impl Ctx {
@@ -207,7 +290,28 @@ impl Ctx {
             raw,
             argv,
             argc: usize::try_from(argc).unwrap_or(0),
+            verdict: std::cell::Cell::new(Verdict::None),
         }
+    }
+
+    /// Tells what this call decided, for `INFO weir`.
+    pub fn decided(&self, admitted: bool) {
+        self.verdict.set(if admitted {
+            Verdict::Admitted
+        } else {
+            Verdict::Refused
+        });
+    }
+
+    /// Marks this call a keys-position request, which `INFO weir` does not
+    /// count.
+    pub fn not_a_call(&self) {
+        self.verdict.set(Verdict::NotACall);
+    }
+
+    /// What this call decided so far.
+    pub fn verdict(&self) -> Verdict {
+        self.verdict.get()
     }
 
     /// How many arguments, the command's name included.

@@ -18,22 +18,27 @@
 //! Decisions use this server's Unix time, and each write is replicated as
 //! the state it produced (`SET key value PXAT t`), never as the command, so
 //! replicas and the AOF hold exactly the primary's state and expiry.
+//!
+//! `INFO weir` shows, per command, its calls and how many admitted, refused
+//! and failed since the module was loaded ([`stats`]).
 
 pub mod api;
 pub mod gcra;
 pub mod parse;
 pub mod sliding;
 pub mod state;
+pub mod stats;
 
 use std::ffi::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use weir_core::limiter::{Limiter, LimiterError, LimiterKind};
 
-use api::{Api, Ctx, Held, RawCtx, RawString, OK, WRONGTYPE};
+use api::{Api, Ctx, Held, InfoCtx, RawCtx, RawInfoCtx, RawString, OK, WRONGTYPE};
 use gcra::Gcra;
 use parse::{Fail, LimiterSpec, Spec};
 use state::{BucketState, DecodeError, Which};
+use stats::Counts;
 
 const MS: i64 = 1_000_000;
 const SECOND: i64 = 1_000_000_000;
@@ -268,9 +273,12 @@ fn period_end(counter: &Limiter, now: i64) -> i64 {
 type Body = fn(&Ctx) -> Result<(), Fail>;
 
 /// Runs a command body: its refusals become error replies, and a panic
-/// becomes an error reply instead of unwinding into Redis.
-fn run(ctx: &Ctx, body: Body) -> c_int {
-    match catch_unwind(AssertUnwindSafe(|| body(ctx))) {
+/// becomes an error reply instead of unwinding into Redis. The call is
+/// counted in `counts` by what the body decided ([`Ctx::decided`]).
+fn run(ctx: &Ctx, counts: &Counts, body: Body) -> c_int {
+    let result = catch_unwind(AssertUnwindSafe(|| body(ctx)));
+    counts.count(ctx.verdict(), !matches!(result, Ok(Ok(()))));
+    match result {
         Ok(Ok(())) => OK,
         Ok(Err(Fail::Arity)) => ctx.wrong_arity(),
         Ok(Err(Fail::Msg(m))) => {
@@ -308,6 +316,7 @@ fn single(ctx: &Ctx, kind: &str, take: bool, ms: bool) -> Result<(), Fail> {
     }
     let now = ctx.now_ns();
     let outcome = decide(ctx, 1, &spec, now, take)?;
+    ctx.decided(outcome.allowed);
     if let Some(write) = outcome.write {
         commit(ctx, 1, write, now)?;
     }
@@ -473,9 +482,11 @@ fn limiter_command(ctx: &Ctx, take: bool) -> Result<(), Fail> {
     let stored = read(ctx, 1, Which::Limiter, state::decode_limiter)?;
     let mut limiter = limiter_for(stored, spec, now)?;
     if take {
-        limiter
-            .consume(now, cost)
-            .map_err(|e| Fail::Msg(limiter_error(e)))?;
+        let taken = limiter.consume(now, cost);
+        if matches!(taken, Ok(()) | Err(LimiterError::RateLimited)) {
+            ctx.decided(taken.is_ok());
+        }
+        taken.map_err(|e| Fail::Msg(limiter_error(e)))?;
         commit(ctx, 1, limiter_write(&limiter, now), now)?;
     }
     ctx.reply_int(limiter.available(now) as i64);
@@ -660,6 +671,7 @@ fn lease_command(ctx: &Ctx) -> Result<(), Fail> {
     } else {
         tat
     };
+    ctx.decided(granted > 0);
     let next = gcra.peek(after, now, 1);
     ctx.reply_array(3);
     ctx.reply_int(granted as i64);
@@ -675,6 +687,7 @@ fn lease_command(ctx: &Ctx) -> Result<(), Fail> {
 /// `WEIR.ALL numkeys key [key …] spec [spec …]`.
 fn all_command(ctx: &Ctx) -> Result<(), Fail> {
     if ctx.is_keys_position_request() {
+        ctx.not_a_call();
         // Declared even for a malformed call, as far as numkeys reaches.
         if ctx.argc() > 2 {
             if let Ok(n) = parse::count(ctx.arg(1), "numkeys", parse::MAX_ALL_KEYS as u64) {
@@ -707,6 +720,7 @@ fn all_command(ctx: &Ctx) -> Result<(), Fail> {
         outcomes.push(decide(ctx, 2 + k, spec, now, true)?);
     }
     let all = outcomes.iter().all(|o| o.allowed);
+    ctx.decided(all);
     if all {
         for (k, outcome) in outcomes.iter_mut().enumerate() {
             if let Some(write) = outcome.write.take() {
@@ -728,18 +742,35 @@ fn all_command(ctx: &Ctx) -> Result<(), Fail> {
     Ok(())
 }
 
+/// A command: its entry point and its own counts for `INFO weir`.
+struct Command {
+    call: api::CommandFn,
+    counts: &'static Counts,
+}
+
+/// `command!(name, body)` makes `name`, a [`Command`] whose entry point runs
+/// `body` and counts each call in the command's own [`Counts`]: a command
+/// in the table in `RedisModule_OnLoad` is counted with nothing more.
 macro_rules! command {
     ($name:ident, $body:expr) => {
-        unsafe extern "C" fn $name(
-            raw: *mut RawCtx,
-            argv: *mut *mut RawString,
-            argc: c_int,
-        ) -> c_int {
-            // SAFETY: Redis calls commands with its context and arguments,
-            // alive for the call; the Ctx does not escape it.
-            let ctx = unsafe { Ctx::new(raw, argv, argc) };
-            run(&ctx, $body)
-        }
+        #[allow(non_upper_case_globals)]
+        static $name: Command = {
+            static COUNTS: Counts = Counts::new();
+            unsafe extern "C" fn call(
+                raw: *mut RawCtx,
+                argv: *mut *mut RawString,
+                argc: c_int,
+            ) -> c_int {
+                // SAFETY: Redis calls commands with its context and
+                // arguments, alive for the call; the Ctx does not escape it.
+                let ctx = unsafe { Ctx::new(raw, argv, argc) };
+                run(&ctx, &COUNTS, $body)
+            }
+            Command {
+                call,
+                counts: &COUNTS,
+            }
+        };
     };
 }
 
@@ -756,6 +787,14 @@ command!(cmd_limiter_peek, |c| limiter_command(c, false));
 command!(cmd_refund, refund_command);
 command!(cmd_all, all_command);
 command!(cmd_lease, lease_command);
+
+/// `INFO weir` (or `INFO` with everything): the module's section.
+unsafe extern "C" fn info(raw: *mut RawInfoCtx, _for_crash_report: c_int) {
+    // SAFETY: Redis passes the info context, alive for this call.
+    let ctx = unsafe { InfoCtx::new(raw) };
+    // Nothing here panics but a broken invariant; never unwind into Redis.
+    let _ = catch_unwind(AssertUnwindSafe(|| stats::info(&ctx)));
+}
 
 /// The module's version as Redis shows it (`MODULE LIST`): 0.3.0, the
 /// workspace's.
@@ -777,27 +816,33 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
     };
     let take = c"write deny-oom fast";
     let peek = c"readonly fast";
-    let commands: [(&std::ffi::CStr, api::CommandFn, &std::ffi::CStr, c_int); 13] = [
-        (c"weir.bucket", cmd_bucket, take, 1),
-        (c"weir.bucket.ms", cmd_bucket_ms, take, 1),
-        (c"weir.bucket.peek", cmd_bucket_peek, peek, 1),
-        (c"weir.bucket.ms.peek", cmd_bucket_ms_peek, peek, 1),
-        (c"weir.window", cmd_window, c"write deny-oom", 1),
-        (c"weir.window.peek", cmd_window_peek, c"readonly", 1),
-        (c"weir.period", cmd_period, take, 1),
-        (c"weir.period.peek", cmd_period_peek, peek, 1),
-        (c"weir.limiter", cmd_limiter, take, 1),
-        (c"weir.limiter.peek", cmd_limiter_peek, peek, 1),
-        (c"weir.refund", cmd_refund, c"write fast", 1),
-        (c"weir.lease", cmd_lease, take, 1),
+    let commands: [(&std::ffi::CStr, &Command, &std::ffi::CStr, c_int); 13] = [
+        (c"weir.bucket", &cmd_bucket, take, 1),
+        (c"weir.bucket.ms", &cmd_bucket_ms, take, 1),
+        (c"weir.bucket.peek", &cmd_bucket_peek, peek, 1),
+        (c"weir.bucket.ms.peek", &cmd_bucket_ms_peek, peek, 1),
+        (c"weir.window", &cmd_window, c"write deny-oom", 1),
+        (c"weir.window.peek", &cmd_window_peek, c"readonly", 1),
+        (c"weir.period", &cmd_period, take, 1),
+        (c"weir.period.peek", &cmd_period_peek, peek, 1),
+        (c"weir.limiter", &cmd_limiter, take, 1),
+        (c"weir.limiter.peek", &cmd_limiter_peek, peek, 1),
+        (c"weir.refund", &cmd_refund, c"write fast", 1),
+        (c"weir.lease", &cmd_lease, take, 1),
         // Keys sit after numkeys: declared through the getkeys API.
-        (c"weir.all", cmd_all, c"write deny-oom getkeys-api", 0),
+        (c"weir.all", &cmd_all, c"write deny-oom getkeys-api", 0),
     ];
-    for (name, f, flags, first) in commands {
+    for (name, command, flags, first) in commands {
         // SAFETY: the load context; the names and flags are static.
-        if !unsafe { api.create_command(ctx, name, f, flags, first) } {
+        if !unsafe { api.create_command(ctx, name, command.call, flags, first) } {
             return api::ERR;
         }
+    }
+    let counted: Vec<_> = commands.iter().map(|(n, c, _, _)| (*n, c.counts)).collect();
+    stats::register(&counted);
+    // SAFETY: the load context; `info` lives as long as the module.
+    if !unsafe { api.register_info(ctx, info) } {
+        return api::ERR;
     }
     OK
 }

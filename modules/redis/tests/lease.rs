@@ -152,3 +152,22 @@ fn lease_errors_reply_clearly_and_write_nothing() {
         .items()
         .contains(&Value::Simple("write".into())));
 }
+
+#[test]
+fn info_counts_a_grant_as_admitted_and_none_as_refused() {
+    let server = Server::start(&[]);
+    let mut c = server.conn();
+    assert_eq!(c.cmd("WEIR.LEASE k 0.001 3 2").ints()[0], 2);
+    assert_eq!(c.cmd("WEIR.LEASE k 0.001 3 2").ints()[0], 1);
+    assert_eq!(c.cmd("WEIR.LEASE k 0.001 3 2").ints()[0], 0);
+    assert!(c.cmd("WEIR.LEASE k 0.001 3 0").is_error());
+    let info = c.cmd("INFO weir").text();
+    let line = info
+        .lines()
+        .find(|l| l.starts_with("weir_lease:"))
+        .unwrap_or_else(|| panic!("no weir_lease line in {info}"));
+    assert_eq!(
+        line.trim(),
+        "weir_lease:calls=4,admitted=2,refused=1,errors=1"
+    );
+}
