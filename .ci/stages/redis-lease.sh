@@ -59,8 +59,10 @@ Cflags: -I$root/include
 Libs: $target/release/libweir.a -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
 PC
 export PKG_CONFIG_PATH=$scratch
-# cgo's cache keys on flags, not on the archive's contents: its sum joins them.
-sums=$(cat include/weir.h "$target/release/libweir.a" | sha256sum | cut -c1-16)
+# cgo's cache keys on flags, not on the archive's contents nor on the path
+# pkg-config names: both join them (a test binary cached by a run with
+# another target directory would link an archive that is gone).
+sums=$( (echo "$target" && cat include/weir.h "$target/release/libweir.a") | sha256sum | cut -c1-16)
 export CGO_ENABLED=1 CGO_CFLAGS="-g -O2 -DWEIR_INPUTS_SUM=$sums"
 in_module() { (cd go/redislease && "$@"); }
 step "go/redislease: go vet" in_module go vet ./...
