@@ -40,12 +40,12 @@
  *
  * ```
  * weir_status — what a call that can fail reports (WEIR_OK is 0)
- *   section  line 0286
+ *   section  line 0295
  *   reads    weir_status_str, weir_version (WEIR_VERSION)
  *   counts   weir_counts (filled by each read_counts)
  *
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
- *   section  line 0600
+ *   section  line 0621
  *   policy   weir_breaker_policy (for the breaker), weir_breaker_policy_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
  *   calls    weir_breaker_allow (fills a weir_breaker_ticket),
@@ -54,7 +54,7 @@
  *   counts   weir_breaker_start_counting, weir_breaker_read_counts
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 0875
+ *   section  line 0896
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
  *   calls    weir_shedder_allow (fills a weir_shedder_ticket),
@@ -63,7 +63,7 @@
  *   counts   weir_shedder_start_counting, weir_shedder_read_counts
  *
  * weir_window — rolling window of sums and counts
- *   section  line 1081
+ *   section  line 1102
  *   make     weir_window_new, weir_window_free
  *   calls    weir_window_add
  *   reads    weir_window_read_total (weir_window_total),
@@ -71,35 +71,35 @@
  *   counts   weir_window_start_counting, weir_window_read_counts
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1206
+ *   section  line 1227
  *   make     weir_bucket_new, weir_bucket_free
  *   calls    weir_bucket_take, weir_bucket_refund
  *   reads    weir_bucket_next (Retry-After), weir_bucket_tokens
  *   counts   weir_bucket_start_counting, weir_bucket_read_counts
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 1381
+ *   section  line 1402
  *   make     weir_sliding_new, weir_sliding_free
  *   calls    weir_sliding_take
  *   reads    weir_sliding_left, weir_sliding_next
  *   counts   weir_sliding_start_counting, weir_sliding_read_counts
  *
  * weir_period — fixed-window quota per period
- *   section  line 1475
+ *   section  line 1496
  *   make     weir_period_new, weir_period_free
  *   calls    weir_period_take (weir_period_quota)
  *   reads    weir_period_left, weir_period_next
  *   counts   weir_period_start_counting, weir_period_read_counts
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 1595
+ *   section  line 1616
  *   make     weir_gate_new, weir_gate_free
  *   calls    weir_gate_enter, weir_gate_leave
  *   reads    weir_gate_held
  *   counts   weir_gate_start_counting, weir_gate_read_counts
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 1668
+ *   section  line 1689
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy), weir_concurrency_free
@@ -110,7 +110,7 @@
  *   counts   weir_concurrency_start_counting, weir_concurrency_read_counts
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 1854
+ *   section  line 1875
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   calls    weir_budget_deposit, weir_budget_withdraw
@@ -118,19 +118,19 @@
  *   counts   weir_budget_start_counting, weir_budget_read_counts
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 2020
+ *   section  line 2041
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 2160
+ *   section  line 2181
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 2204
+ *   section  line 2225
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   calls    weir_pool_take (weir_pool_taken, WEIR_POOL_TAKEN_*),
@@ -142,7 +142,7 @@
  *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 2601
+ *   section  line 2622
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -151,13 +151,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 2763
+ *   section  line 2784
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 2892
+ *   section  line 2913
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -167,11 +167,20 @@
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 3165
+ *   section  line 3186
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
+ * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
+ *   section  line 3363
+ *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
+ *   make     weir_lease_new, weir_lease_free
+ *   calls    weir_lease_take (weir_lease_answer, WEIR_LEASE_*),
+ *            weir_lease_grant, weir_lease_release
+ *   reads    weir_lease_unspent, weir_lease_expires, weir_lease_cap,
+ *            weir_lease_read_stats (weir_lease_stats)
+ *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 3342
+ *   section  line 3583
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -185,7 +194,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 3604
+ *   section  line 3845
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -290,7 +299,7 @@
 /// an error. Codes are grouped by area and are never renumbered or reused:
 /// 1–99 general (30–39 targets and builds, 40–49 refunds, 70–79 counts, 80–89 charging several limits at once), 100–199 the limiter, 200–299 the pool,
 /// 300–399 breaker, shedder and window (330–349 the breaker's limits), 400–499 rate and bloom (430–449 the GCRA word),
-/// 500–549 the retry budget, 550–599 the adaptive concurrency limit.
+/// 500–549 the retry budget, 550–599 the adaptive concurrency limit, 600–629 the lease.
 /// `weir_status_str` describes any value, known or not.
 enum weir_status
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -532,6 +541,18 @@ enum weir_status
   WEIR_ERR_CONCURRENCY_TOLERANCE = 553,
   /// A concurrency policy's `long_window` or `warmup` is below 1.
   WEIR_ERR_CONCURRENCY_WINDOW = 554,
+  /// A lease policy's `interval_ns` is under 1 µs or not below `ttl_ns`.
+  WEIR_ERR_LEASE_INTERVAL = 600,
+  /// A lease policy's `ttl_ns` is outside [1 ms, 1 hour].
+  WEIR_ERR_LEASE_TTL = 601,
+  /// A lease policy's `burst` is outside 1..2^61.
+  WEIR_ERR_LEASE_BURST = 602,
+  /// A lease policy's `share` is NaN or outside (0, 1].
+  WEIR_ERR_LEASE_SHARE = 603,
+  /// A lease take's cost is under 1 or over the lease's cap.
+  WEIR_ERR_LEASE_COST = 604,
+  /// A lease grant is of fewer than 0 units or more than the cap.
+  WEIR_ERR_LEASE_GRANT = 605,
 };
 /// The C type of `enum weir_status` values: the enum itself from C23
 /// on (fixed to int32_t there), int32_t before, where an enum's size is
@@ -3339,6 +3360,226 @@ weir_status weir_charge_all(const weir_charge_item *items,
 /** @} */
 
 /* ======================================================================== */
+/** \defgroup lease weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
+ *
+ * \details Its own statuses, besides the general ones (in
+ * `enum weir_status`, the first section):
+ *   WEIR_ERR_LEASE_INTERVAL (600), WEIR_ERR_LEASE_TTL (601),
+ *   WEIR_ERR_LEASE_BURST (602), WEIR_ERR_LEASE_SHARE (603),
+ *   WEIR_ERR_LEASE_COST (604), WEIR_ERR_LEASE_GRANT (605).
+ * @{ */
+
+#if defined(WEIR_HOSTED)
+/// One client's account of units leased from a limit the fleet shares in a
+/// store (the Redis module's `WEIR.LEASE key rate burst want ttl_ms`): it
+/// spends them locally, says when to ask for more and how many, and what
+/// to give back (`WEIR.REFUND key n`). No I/O: the caller sends the asks.
+///
+/// Sizing: the lease measures the demand (the cost of every take) and the
+/// round trip (from the take that answered an ask to the grant that
+/// answered it). An ask tops the units held up to what the demand spends
+/// in one `interval_ns` plus two round trips, so a steady client asks about
+/// once per `interval_ns`, and asks ahead once the units held would last
+/// under two round trips (if the demand spends at least two units in a
+/// lease's `ttl_ns`; else it asks when it runs out). The units held plus the units asked never exceed
+/// its cap, max(1, ⌊share × burst⌋).
+///
+/// Bounds. Every admitted unit was granted (charged in the store) first and
+/// is admitted once, so the fleet admits no more than the store granted:
+/// for a bucket of `rate` and `burst`, at most `burst + rate × t` over `t`
+/// from the key's first use, and over any window of length `w` at most
+/// `burst + rate × (w + ttl)` (a unit granted before the window may be
+/// spent in it, never later than `ttl` after its ask was sent). The cost
+/// the other way: while one client is refused, at most `(clients − 1) ×
+/// cap` units sit granted and unspent on the others; units that expire
+/// unspent are lost to the fleet until the store's bucket refills.
+///
+/// A `now` earlier than one seen is no time passing. Takes a short
+/// per-handle lock and is safe to use from many threads at once; 232
+/// bytes of heap per handle. Made by `weir_lease_new`, freed by
+/// `weir_lease_free`.
+typedef struct weir_lease weir_lease;
+#endif
+
+#if defined(WEIR_HOSTED)
+/// `weir_lease_answer.verdict`: admitted from units held.
+#define WEIR_LEASE_GO 0
+#endif
+
+#if defined(WEIR_HOSTED)
+/// `weir_lease_answer.verdict`: not decided; ask the store for `ask` units
+/// now, record its answer with `weir_lease_grant`, and take again.
+#define WEIR_LEASE_ASK 1
+#endif
+
+#if defined(WEIR_HOSTED)
+/// `weir_lease_answer.verdict`: refused; try again after `retry_after_ns`.
+#define WEIR_LEASE_REFUSE 2
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The constants of a lease. Start from `weir_lease_policy_preset()` and
+/// change what you need. 32 bytes, aligned to 8.
+typedef struct WEIR_ALIGN(8) {
+  /// How often a steady client should ask the store, in ns: at least
+  /// 1 µs, below `ttl_ns` (`WEIR_ERR_LEASE_INTERVAL`).
+  int64_t interval_ns;
+  /// How long a grant may be spent after its ask was sent, in ns (the
+  /// `ttl_ms` of `WEIR.LEASE`): 1 ms to an hour (`WEIR_ERR_LEASE_TTL`).
+  int64_t ttl_ns;
+  /// The shared limit's burst, in units: 1 to 2^61 − 1
+  /// (`WEIR_ERR_LEASE_BURST`).
+  int64_t burst;
+  /// The share of `burst` one client may hold and ask for together, in
+  /// (0, 1] (`WEIR_ERR_LEASE_SHARE`): its cap is max(1, ⌊share × burst⌋).
+  double share;
+} weir_lease_policy;
+#endif
+
+#if defined(WEIR_HOSTED)
+/// What `weir_lease_take` answers. 24 bytes, aligned to 8.
+typedef struct WEIR_ALIGN(8) {
+  /// `WEIR_LEASE_GO`, `WEIR_LEASE_ASK` or `WEIR_LEASE_REFUSE`.
+  int32_t verdict;
+  /// Always 0.
+  int32_t reserved;
+  /// Units to ask the store for now; 0 for none. With `WEIR_LEASE_GO`
+  /// above 0: ask ahead, without holding the request (units run low).
+  /// With `WEIR_LEASE_ASK`: at least the cost.
+  int64_t ask;
+  /// With `WEIR_LEASE_REFUSE`: ns until a take may find units, at least
+  /// 1 (the rest of an ask's expected round trip, or when the store said
+  /// it holds a unit again); 0 otherwise.
+  int64_t retry_after_ns;
+} weir_lease_answer;
+#endif
+
+#if defined(WEIR_HOSTED)
+/// What a lease has done and holds; filled by `weir_lease_read_stats`.
+/// 64 bytes, aligned to 8.
+typedef struct WEIR_ALIGN(8) {
+  /// Asks answered (`WEIR_LEASE_GO` with an ask, and `WEIR_LEASE_ASK`):
+  /// the store commands this client sends, refunds aside.
+  uint64_t asks;
+  /// Units granted in all.
+  uint64_t granted;
+  /// Units admitted.
+  uint64_t spent;
+  /// Units that expired unspent.
+  uint64_t expired;
+  /// Units handed back by `weir_lease_release`.
+  uint64_t released;
+  /// Units held and live now.
+  uint64_t held;
+  /// The measured demand, in thousandths of a unit a second.
+  uint64_t rate_milli;
+  /// The measured round trip in ns; 0 before one was measured.
+  int64_t rtt_ns;
+} weir_lease_stats;
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif // __cplusplus
+
+#if defined(WEIR_HOSTED)
+/// The preset: ask about every 100 ms, leases of 1 s, a burst of 100, a
+/// quarter of it at most on one client.
+weir_lease_policy weir_lease_policy_preset(void);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Makes a lease holding nothing at `now` and writes it to `*out`. `policy`
+/// NULL means the preset. Checks, in order: `WEIR_ERR_MISALIGNED` (policy),
+/// `WEIR_ERR_LEASE_TTL`, `WEIR_ERR_LEASE_INTERVAL`, `WEIR_ERR_LEASE_BURST`,
+/// `WEIR_ERR_LEASE_SHARE`. `WEIR_ERR_NULL` if `out` is NULL; `*out` is
+/// written only on success.
+weir_status weir_lease_new(const weir_lease_policy *policy, int64_t now, weir_lease **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Frees a lease. NULL is accepted and ignored. Its unspent units are not
+/// given back: read them first with `weir_lease_release`.
+void weir_lease_free(weir_lease *lease);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Spends `cost` units at `now` if they are held (the earliest to expire
+/// first) and writes the answer to `*out`: `WEIR_LEASE_GO` (admitted;
+/// `ask` above 0 asks ahead), `WEIR_LEASE_ASK` (send an ask for `ask`
+/// units, grant its answer, take again) or `WEIR_LEASE_REFUSE`. Units whose
+/// lease ended are dropped first. `WEIR_ERR_NULL` for a NULL lease or
+/// `out`, `WEIR_ERR_MISALIGNED` for a misaligned `out`,
+/// `WEIR_ERR_LEASE_COST` for a cost under 1 or over the cap (it could never
+/// go); an error changes nothing.
+weir_status weir_lease_take(const weir_lease *lease,
+                            int64_t now,
+                            int64_t cost,
+                            weir_lease_answer *out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Records the store's answer to an ask, at `now`: `granted` units that may
+/// be spent before `until` (when the ask was sent, plus the lease's
+/// length: a lease then ends no later than the store's), and `next`, the
+/// instant before which the store holds no more (the reply's third item
+/// added to `now`; `now` when it holds some). A failed ask is a grant of 0
+/// with `next` when to try again. Ends the travelling ask and measures the
+/// round trip. A grant short of the ask (the store ran dry) holds the next
+/// ask back by the unanswered share of one interval (an answer of 0 out of
+/// `n`: a whole interval), so clients sharing a drained limit ask about
+/// once an interval each rather than once per unit it refills. The cap holds while grants answer this lease's asks (a store
+/// grants at most what was asked); a grant that answers none is kept all
+/// the same (its units were charged). `WEIR_ERR_NULL` for a NULL lease,
+/// `WEIR_ERR_LEASE_GRANT` for `granted` under 0 or over the cap; an error
+/// changes nothing.
+weir_status weir_lease_grant(const weir_lease *lease,
+                             int64_t now,
+                             int64_t granted,
+                             int64_t until,
+                             int64_t next);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Drops every unit held at `now` and answers how many were live: refund
+/// them to the store (`WEIR.REFUND key n`). Later takes find none held. 0
+/// for a NULL lease.
+int64_t weir_lease_release(const weir_lease *lease, int64_t now);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The units held and live at `now`: what to give back with the store's
+/// refund if the client stopped now. A pure reading; 0 for a NULL lease.
+int64_t weir_lease_unspent(const weir_lease *lease, int64_t now);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// When the earliest units held expire; `INT64_MAX` when none are held and
+/// for a NULL lease. A pure reading.
+int64_t weir_lease_expires(const weir_lease *lease, int64_t now);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The most units this lease holds and asks for together:
+/// max(1, ⌊share × burst⌋). 0 for a NULL lease.
+int64_t weir_lease_cap(const weir_lease *lease);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes what the lease has done and holds at `now` to `*out`. A pure
+/// reading. `WEIR_ERR_NULL` if `lease` or `out` is NULL,
+/// `WEIR_ERR_MISALIGNED` if `out` is misaligned; `*out` is written only on
+/// success.
+weir_status weir_lease_read_stats(const weir_lease *lease, int64_t now, weir_lease_stats *out);
+#endif
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif  // __cplusplus
+
+/** @} */
+
+/* ======================================================================== */
 /** \defgroup limiter weir_limiter — embeddable integer quota, by value
  *
  * \details Its own statuses, besides the general ones (in
@@ -3870,6 +4111,26 @@ int weir_hosted_only_weir_bloom_read_counts(void) WEIR_HOSTED_ONLY_(weir_bloom_r
 #define weir_bloom_read_counts(...) weir_hosted_only_weir_bloom_read_counts()
 int weir_hosted_only_weir_charge_all(void) WEIR_HOSTED_ONLY_(weir_charge_all);
 #define weir_charge_all(...) weir_hosted_only_weir_charge_all()
+int weir_hosted_only_weir_lease_policy_preset(void) WEIR_HOSTED_ONLY_(weir_lease_policy_preset);
+#define weir_lease_policy_preset(...) weir_hosted_only_weir_lease_policy_preset()
+int weir_hosted_only_weir_lease_new(void) WEIR_HOSTED_ONLY_(weir_lease_new);
+#define weir_lease_new(...) weir_hosted_only_weir_lease_new()
+int weir_hosted_only_weir_lease_free(void) WEIR_HOSTED_ONLY_(weir_lease_free);
+#define weir_lease_free(...) weir_hosted_only_weir_lease_free()
+int weir_hosted_only_weir_lease_take(void) WEIR_HOSTED_ONLY_(weir_lease_take);
+#define weir_lease_take(...) weir_hosted_only_weir_lease_take()
+int weir_hosted_only_weir_lease_grant(void) WEIR_HOSTED_ONLY_(weir_lease_grant);
+#define weir_lease_grant(...) weir_hosted_only_weir_lease_grant()
+int weir_hosted_only_weir_lease_release(void) WEIR_HOSTED_ONLY_(weir_lease_release);
+#define weir_lease_release(...) weir_hosted_only_weir_lease_release()
+int weir_hosted_only_weir_lease_unspent(void) WEIR_HOSTED_ONLY_(weir_lease_unspent);
+#define weir_lease_unspent(...) weir_hosted_only_weir_lease_unspent()
+int weir_hosted_only_weir_lease_expires(void) WEIR_HOSTED_ONLY_(weir_lease_expires);
+#define weir_lease_expires(...) weir_hosted_only_weir_lease_expires()
+int weir_hosted_only_weir_lease_cap(void) WEIR_HOSTED_ONLY_(weir_lease_cap);
+#define weir_lease_cap(...) weir_hosted_only_weir_lease_cap()
+int weir_hosted_only_weir_lease_read_stats(void) WEIR_HOSTED_ONLY_(weir_lease_read_stats);
+#define weir_lease_read_stats(...) weir_hosted_only_weir_lease_read_stats()
 #endif  // !defined(WEIR_HOSTED)
 
 #ifdef __cplusplus

@@ -2,7 +2,7 @@
 //
 // - One move-only RAII class per handle in namespace weir (Breaker,
 //   Shedder, Window, Bucket, Sliding, Period, Gate, Pool, Bloom, Budget,
-//   Concurrency); a
+//   Lease, Concurrency); a
 //   moved-from object holds nothing, and every call on it answers what the C
 //   call answers for NULL (a refusal, 0, or WEIR_ERR_NULL). BloomRegion is
 //   the bloom laid in the caller's (shared) memory: a view, not an owner.
@@ -272,6 +272,45 @@ public:
 
 private:
     explicit Budget(weir_budget* budget) noexcept : handle(budget) {}
+};
+
+// ----------------------------------------------------------------- lease
+
+// One client's units leased from a fleet limit (weir_lease; the Redis
+// module's WEIR.LEASE grants them): take spends them or says to ask, grant
+// records the store's answer, release hands back what is live. The policy
+// is the C struct; start from weir_lease_policy_preset().
+class Lease : public detail::handle<weir_lease, weir_lease_free> {
+public:
+    static result<Lease> make(const weir_lease_policy& policy, instant now) noexcept {
+        weir_lease* out = nullptr;
+        weir_status status = weir_lease_new(&policy, now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return Lease(out);
+    }
+    static result<Lease> make(instant now) noexcept { return make(weir_lease_policy_preset(), now); }
+    result<weir_lease_answer> take(instant now, std::int64_t cost = 1) const noexcept {
+        weir_lease_answer out{};
+        weir_status status = weir_lease_take(get(), now.ns(), cost, &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    std::error_code grant(instant now, std::int64_t granted, instant until, instant next) const noexcept {
+        return weir_lease_grant(get(), now.ns(), granted, until.ns(), next.ns());
+    }
+    std::int64_t release(instant now) const noexcept { return weir_lease_release(get(), now.ns()); }
+    std::int64_t unspent(instant now) const noexcept { return weir_lease_unspent(get(), now.ns()); }
+    std::int64_t expires(instant now) const noexcept { return weir_lease_expires(get(), now.ns()); }
+    std::int64_t cap() const noexcept { return weir_lease_cap(get()); }
+    result<weir_lease_stats> stats(instant now) const noexcept {
+        weir_lease_stats out{};
+        weir_status status = weir_lease_read_stats(get(), now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+
+private:
+    explicit Lease(weir_lease* lease) noexcept : handle(lease) {}
 };
 
 // ----------------------------------------------------------- concurrency

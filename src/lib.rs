@@ -45,6 +45,8 @@ mod firmware;
 pub mod gate;
 pub mod gcra;
 pub(crate) mod guard;
+#[cfg(feature = "std")]
+pub mod lease;
 pub mod limiter;
 #[cfg(feature = "std")]
 mod lock;

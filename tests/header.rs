@@ -393,6 +393,37 @@ const INDEX: &[Entry] = &[
         )],
     },
     Entry {
+        name: "weir_lease",
+        what: "units leased from a fleet limit (WEIR.LEASE), spent locally",
+        rows: &[
+            (
+                "policy",
+                &[
+                    "weir_lease_policy (for the lease)",
+                    "weir_lease_policy_preset",
+                ],
+            ),
+            ("make", &["weir_lease_new", "weir_lease_free"]),
+            (
+                "calls",
+                &[
+                    "weir_lease_take (weir_lease_answer, WEIR_LEASE_*)",
+                    "weir_lease_grant",
+                    "weir_lease_release",
+                ],
+            ),
+            (
+                "reads",
+                &[
+                    "weir_lease_unspent",
+                    "weir_lease_expires",
+                    "weir_lease_cap",
+                    "weir_lease_read_stats (weir_lease_stats)",
+                ],
+            ),
+        ],
+    },
+    Entry {
         name: "weir_limiter",
         what: "embeddable integer quota, by value",
         rows: &[

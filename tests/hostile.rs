@@ -43,6 +43,7 @@ use weir::counts::*;
 use weir::deadline::*;
 use weir::gate::*;
 use weir::gcra::*;
+use weir::lease::*;
 use weir::limiter::*;
 use weir::period::*;
 use weir::pool::*;
@@ -2213,6 +2214,127 @@ fn budget_never_panics_and_left_agrees_with_withdraw() {
     weir_budget_free(null_mut());
     eprintln!("budget: {calls} calls");
     assert_no_panics("budget");
+}
+
+fn hostile_lease_policy(rng: &mut Rng) -> weir_lease_policy {
+    let mut policy = weir_lease_policy_preset();
+    if rng.one_in(2) {
+        policy.ttl_ns = 1_000_000 + rng.below(3_600_000_000_000) as i64;
+        policy.interval_ns = 1_000 + rng.below(policy.ttl_ns as u64 - 1_000) as i64;
+        policy.burst = 1 + rng.below(1 << 40) as i64;
+        policy.share = 1.0 - rng.unit();
+    }
+    for _ in 0..rng.below(4) {
+        match rng.below(4) {
+            0 => policy.interval_ns = rng.i64(),
+            1 => policy.ttl_ns = rng.i64(),
+            2 => policy.burst = rng.i64(),
+            _ => policy.share = rng.f64(),
+        }
+    }
+    policy
+}
+
+#[test]
+fn lease_never_panics_and_never_spends_more_than_it_was_granted() {
+    count_panics();
+    let mut rng = Rng::new(seed(0x1ea5e));
+    let mut calls = 0u64;
+    let mut odd = [0u64; 8];
+    for _ in 0..5_000 {
+        let policy = hostile_lease_policy(&mut rng);
+        let mut clock = Clock::new(&mut rng);
+        let mut lease = null_mut();
+        assert!(matches!(
+            weir_lease_new(misaligned(&mut odd), clock.now, &mut lease),
+            WEIR_ERR_MISALIGNED
+        ));
+        let ptr: *const weir_lease_policy = if rng.one_in(20) { null() } else { &policy };
+        let status = sane(weir_lease_new(ptr, clock.now, &mut lease), "weir_lease_new");
+        calls += 2;
+        if status != WEIR_OK {
+            assert!(lease.is_null());
+            continue;
+        }
+        let cap = weir_lease_cap(lease);
+        assert!(cap >= 1);
+        let mut granted = 0u64;
+        for _ in 0..60 {
+            let now = clock.tick(&mut rng);
+            let unspent = weir_lease_unspent(lease, now);
+            let expires = weir_lease_expires(lease, now);
+            let mut before = weir_lease_stats::default();
+            assert_eq!(weir_lease_read_stats(lease, now, &mut before), WEIR_OK);
+            // Readings change nothing.
+            assert_eq!(weir_lease_unspent(lease, now), unspent);
+            assert_eq!(weir_lease_expires(lease, now), expires);
+            // Grants here answer no ask, so only the total bounds them.
+            assert!(
+                (0..=granted as i64).contains(&unspent),
+                "{policy:?}: {unspent}"
+            );
+            let cost = match rng.below(4) {
+                0 => rng.i64(),
+                _ => 1 + rng.below(cap.min(1 << 20) as u64) as i64,
+            };
+            match rng.below(4) {
+                0 | 1 => {
+                    let mut answer = weir_lease_answer::default();
+                    let out: *mut weir_lease_answer = if rng.one_in(30) {
+                        misaligned(&mut odd)
+                    } else {
+                        &mut answer
+                    };
+                    let status = sane(weir_lease_take(lease, now, cost, out), "weir_lease_take");
+                    if status == WEIR_OK {
+                        assert!((0..=2).contains(&answer.verdict));
+                        assert!(answer.ask >= 0 && answer.ask <= cap);
+                        if answer.verdict == WEIR_LEASE_REFUSE {
+                            assert!(answer.retry_after_ns >= 1);
+                        }
+                    } else {
+                        // An error changes nothing.
+                        let mut after = weir_lease_stats::default();
+                        weir_lease_read_stats(lease, now, &mut after);
+                        assert_eq!(after, before);
+                    }
+                }
+                2 => {
+                    let n = match rng.below(3) {
+                        0 => rng.i64(),
+                        _ => rng.below(cap as u64 + 1) as i64,
+                    };
+                    let status = sane(
+                        weir_lease_grant(lease, now, n, rng.i64(), rng.i64()),
+                        "weir_lease_grant",
+                    );
+                    if status == WEIR_OK {
+                        granted += n as u64;
+                    }
+                }
+                _ => {
+                    assert!(weir_lease_release(lease, now) >= 0);
+                }
+            }
+            let mut stats = weir_lease_stats::default();
+            assert_eq!(weir_lease_read_stats(lease, now, &mut stats), WEIR_OK);
+            assert_eq!(stats.granted, granted);
+            assert!(stats.spent + stats.expired + stats.released + stats.held <= granted);
+            assert_eq!(weir_lease_read_stats(lease, now, null_mut()), WEIR_ERR_NULL);
+            calls += 10;
+        }
+        weir_lease_free(lease);
+    }
+    let mut answer = weir_lease_answer::default();
+    assert_eq!(weir_lease_take(null(), 0, 1, &mut answer), WEIR_ERR_NULL);
+    assert_eq!(weir_lease_grant(null(), 0, 1, 0, 0), WEIR_ERR_NULL);
+    assert_eq!(weir_lease_unspent(null(), 0), 0);
+    assert_eq!(weir_lease_release(null(), 0), 0);
+    assert_eq!(weir_lease_expires(null(), 0), i64::MAX);
+    assert_eq!(weir_lease_cap(null()), 0);
+    weir_lease_free(null_mut());
+    eprintln!("lease: {calls} calls");
+    assert_no_panics("lease");
 }
 
 fn hostile_concurrency_policy(rng: &mut Rng) -> weir_concurrency_policy {

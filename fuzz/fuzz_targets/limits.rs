@@ -1,5 +1,5 @@
 //! The limits: bucket, sliding window, period, gate, embeddable limiter,
-//! rate word and bloom array, plus the plain functions (backoff, deadline,
+//! rate word and bloom array, lease, plus the plain functions (backoff, deadline,
 //! status, version). Each handle gets the fuzzer's parameters and then a
 //! run of calls on a clock that floods one instant, lands near multiples of
 //! 512 ns and goes backwards. Checked: what each admits stays within the
@@ -21,6 +21,7 @@ use weir::concurrency::*;
 use weir::deadline::*;
 use weir::gate::*;
 use weir::gcra::*;
+use weir::lease::*;
 use weir::limiter::*;
 use weir::period::weir_period_quota::*;
 use weir::period::*;
@@ -37,7 +38,7 @@ const FLOOD: u64 = 3000;
 fuzz_target!(|data: &[u8]| {
     abort_on_panic();
     let mut input = Input::new(data);
-    match input.u8() % 11 {
+    match input.u8() % 12 {
         0 => rate_words(&mut input),
         1 => bucket(&mut input),
         2 => sliding(&mut input),
@@ -48,6 +49,7 @@ fuzz_target!(|data: &[u8]| {
         7 => budget(&mut input),
         8 => concurrency(&mut input),
         9 => gcra(&mut input),
+        10 => lease(&mut input),
         _ => plain(&mut input),
     }
 });
@@ -1268,6 +1270,107 @@ fn gcra(input: &mut Input) {
     assert_eq!(weir_gcra_next(null(), &limit, clock.now), i64::MAX);
     assert_eq!(weir_gcra_room(null(), &limit, clock.now), 0);
     assert_eq!(weir_gcra_limit_new(rate, burst, null_mut()), WEIR_ERR_NULL);
+}
+
+// ---------------------------------------------------------------------------
+// The lease.
+
+/// A lease against a model store that grants what is asked (or less, or
+/// nothing) with hostile instants: it never admits more units than were
+/// granted, never holds more than the cap while grants answer its asks,
+/// and a failed call changes nothing.
+fn lease(input: &mut Input) {
+    let mut policy = weir_lease_policy_preset();
+    if input.bool() {
+        policy.ttl_ns = if input.bool() {
+            1_000_000 + input.below(3_600_000_000_000) as i64
+        } else {
+            input.i64()
+        };
+        policy.interval_ns = if input.bool() {
+            1_000 + input.below(policy.ttl_ns.max(1_001) as u64 - 1_000) as i64
+        } else {
+            input.i64()
+        };
+        policy.burst = if input.bool() {
+            1 + input.below(1 << 20) as i64
+        } else {
+            input.i64()
+        };
+        policy.share = if input.bool() { input.unit() } else { input.f64() };
+    }
+    let mut clock = Clock::new(input);
+    let mut handle = null_mut();
+    let status = weir_lease_new(&policy, clock.now, &mut handle);
+    if status != WEIR_OK {
+        assert!(handle.is_null(), "a failed weir_lease_new wrote *out");
+        return;
+    }
+    trace!("lease {policy:?}");
+    let lease = handle as *const weir_lease;
+    let cap = weir_lease_cap(lease);
+    assert!(cap >= 1 && cap <= policy.burst);
+    let mut granted = 0u64;
+    let mut spent = 0u64;
+    let mut asked = 0i64;
+    while !input.is_empty() {
+        let now = clock.tick(input);
+        let unspent = weir_lease_unspent(lease, now);
+        assert_eq!(weir_lease_unspent(lease, now), unspent);
+        assert!(unspent <= cap, "{unspent} held over the cap {cap}");
+        match input.u8() % 4 {
+            0 | 1 => {
+                let cost = if input.one_in(8) {
+                    input.i64()
+                } else {
+                    1 + input.below(cap.min(64) as u64) as i64
+                };
+                let mut answer = weir_lease_answer::default();
+                let status = weir_lease_take(lease, now, cost, &mut answer);
+                if status != WEIR_OK {
+                    assert_eq!(status, WEIR_ERR_LEASE_COST);
+                    assert_eq!(weir_lease_unspent(lease, now), unspent);
+                    continue;
+                }
+                match answer.verdict {
+                    WEIR_LEASE_GO => {
+                        assert!(unspent >= cost, "went with {unspent} held for {cost}");
+                        spent += cost as u64;
+                    }
+                    WEIR_LEASE_ASK => assert!(answer.ask >= 1),
+                    _ => assert!(answer.retry_after_ns >= 1),
+                }
+                if answer.ask > 0 {
+                    assert!(
+                        weir_lease_unspent(lease, now) + answer.ask <= cap,
+                        "asked past the cap"
+                    );
+                    asked = answer.ask;
+                }
+            }
+            2 => {
+                // The store answers the ask: all, part or none of it.
+                let n = if asked > 0 { input.below(asked as u64 + 1) as i64 } else { 0 };
+                let until = now.saturating_add(input.span());
+                assert_eq!(weir_lease_grant(lease, now, n, until, now), WEIR_OK);
+                granted += n as u64;
+                asked = 0;
+            }
+            _ => {
+                let live = weir_lease_release(lease, now);
+                assert_eq!(live, unspent.min(live));
+            }
+        }
+        assert!(spent <= granted, "spent {spent} of {granted} granted");
+        let mut stats = weir_lease_stats::default();
+        assert_eq!(weir_lease_read_stats(lease, now, &mut stats), WEIR_OK);
+        assert_eq!(stats.spent, spent);
+        assert_eq!(stats.granted, granted);
+    }
+    assert_eq!(weir_lease_grant(lease, 0, -1, 0, 0), WEIR_ERR_LEASE_GRANT);
+    assert_eq!(weir_lease_expires(null(), 0), i64::MAX);
+    weir_lease_free(handle);
+    let _ = weir_lease_policy_preset();
 }
 
 // ---------------------------------------------------------------------------
