@@ -1458,8 +1458,8 @@ int64_t weir_sliding_left(const weir_sliding *sliding, int64_t now);
 /// now, otherwise when its oldest counted event falls out. The wait counts
 /// from this `now`, even one earlier than the latest take's, so a caller
 /// that waits it finds room by its own clock. `INT64_MAX` when that instant
-/// is past the end of the clock, and for a NULL window. A pure reading, as
-/// `weir_sliding_left` is.
+/// is past the end of the clock or the wait does not fit in an `int64_t`,
+/// and for a NULL window. A pure reading, as `weir_sliding_left` is.
 int64_t weir_sliding_next(const weir_sliding *sliding, int64_t now);
 #endif
 

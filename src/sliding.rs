@@ -86,8 +86,8 @@ pub extern "C" fn weir_sliding_left(sliding: *const weir_sliding, now: i64) -> i
 /// now, otherwise when its oldest counted event falls out. The wait counts
 /// from this `now`, even one earlier than the latest take's, so a caller
 /// that waits it finds room by its own clock. `INT64_MAX` when that instant
-/// is past the end of the clock, and for a NULL window. A pure reading, as
-/// `weir_sliding_left` is.
+/// is past the end of the clock or the wait does not fit in an `int64_t`,
+/// and for a NULL window. A pure reading, as `weir_sliding_left` is.
 #[no_mangle]
 pub extern "C" fn weir_sliding_next(sliding: *const weir_sliding, now: i64) -> i64 {
     on(sliding, NEVER, |sliding| lock(sliding).next(now))

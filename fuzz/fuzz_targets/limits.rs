@@ -513,15 +513,17 @@ fn sliding(input: &mut Input) {
                     "weir_sliding_left {left} of {quota}"
                 );
                 assert!(next >= 0);
-                if at == latest {
+                {
+                    // An earlier `at` reads as the latest take's; its wait
+                    // runs from `at` itself to the same instant.
                     let mut live = stamps.clone();
-                    expire(&mut live, at);
+                    expire(&mut live, latest.max(at));
                     assert_eq!(left, quota - live.len() as i64, "weir_sliding_left at {at}");
                     let want = if (live.len() as i64) < quota {
                         0
                     } else {
                         let out = live[0] as i128 + window as i128;
-                        if out > i64::MAX as i128 {
+                        if out > i64::MAX as i128 || out - at as i128 > i64::MAX as i128 {
                             i64::MAX
                         } else {
                             (out - at as i128) as i64

@@ -114,8 +114,12 @@ static inline int trace_skips(const char *root, const char *face, char skips[][1
         fprintf(stderr, "%s: cannot open\n", path);
         exit(1);
     }
-    while (fgets(line, sizeof line, f) && n < MAX_SKIPS) {
+    while (fgets(line, sizeof line, f)) {
         if (strncmp(line, face, len) == 0 && line[len] == ' ') {
+            if (n == MAX_SKIPS) {
+                fprintf(stderr, "%s: more than %d skips for %s\n", path, MAX_SKIPS, face);
+                exit(1);
+            }
             char *what = line + len + 1;
             size_t w = strcspn(what, " \n");
             if (w >= 128) w = 127;

@@ -154,7 +154,8 @@ impl Sliding {
 
     /// Nanoseconds from `now` until the window has room: 0 when it has room
     /// now, otherwise when its oldest event falls out ([`NEVER`] if that
-    /// instant is past the end of the clock). Pure. Whether there is room
+    /// instant is past the end of the clock, or the wait does not fit in an
+    /// `i64`). Pure. Whether there is room
     /// is read as [`Sliding::left`] reads it, but the wait counts from the
     /// caller's own `now`, even one earlier than the latest take's: a
     /// caller that waits what it was told finds room by its own clock.
@@ -206,7 +207,7 @@ mod tests {
         assert_eq!(sliding.next(10), 130);
         assert!(!sliding.take(10 + 129));
         assert!(sliding.take(10 + 130));
-        // Past the end of the clock from a very early now: never.
+        // A wait too long for an i64 (from a very early now): never.
         let mut late = Sliding::new(1, 100).unwrap();
         assert!(late.take(i64::MAX - 200));
         assert_eq!(late.next(i64::MIN), NEVER);
