@@ -25,7 +25,6 @@ pub mod atomic;
 pub mod backoff;
 #[cfg(feature = "alloc")]
 pub mod bloom;
-#[cfg(feature = "alloc")]
 pub mod breaker;
 pub mod bucket;
 pub mod budget;
@@ -44,11 +43,10 @@ pub mod rate;
 pub mod shedder;
 #[cfg(feature = "alloc")]
 pub mod sip;
-#[cfg(feature = "alloc")]
 pub mod sliding;
+pub mod store;
 pub mod tat;
 pub mod time;
-#[cfg(feature = "alloc")]
 pub mod window;
 
 /// A small deterministic generator (xorshift64) for the unit tests' random
