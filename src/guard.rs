@@ -24,10 +24,13 @@ use std::sync::{Mutex, MutexGuard};
 
 use crate::status::weir_status::{self, *};
 
-/// A handle's state with the flag that an earlier panic sets.
+/// A handle's state with the flag that an earlier panic sets, and whether
+/// it lies in memory the caller owns (a placed handle, which
+/// [`free_handle`] leaves alone) rather than in a box of weir's.
 #[cfg(feature = "std")]
 pub(crate) struct Guarded<S> {
     poisoned: AtomicBool,
+    placed: AtomicBool,
     state: S,
 }
 
@@ -36,6 +39,7 @@ impl<S> Guarded<S> {
     pub(crate) fn new(state: S) -> Self {
         Guarded {
             poisoned: AtomicBool::new(false),
+            placed: AtomicBool::new(false),
             state,
         }
     }
@@ -204,15 +208,150 @@ pub(crate) fn new_handle<H>(
     })
 }
 
-/// Frees a handle made by `new_handle`; NULL is accepted and ignored.
+/// Frees a handle made by `new_handle`; NULL is accepted and ignored, and
+/// so is a placed handle (made by [`place_handle`]): its memory is the
+/// caller's, and nothing in it owns anything else.
 #[cfg(feature = "std")]
-pub(crate) fn free_handle<H>(handle: *mut H) {
+pub(crate) fn free_handle<H: Handle>(handle: *mut H) {
     guard((), || {
-        if !handle.is_null() {
-            // SAFETY: a non-NULL handle came from `Box::into_raw` in
+        // SAFETY: a non-NULL handle came from `new_handle` or `place_handle`
+        // and, by the header's contract, has not been freed or had its
+        // memory reused.
+        match unsafe { handle.as_ref() } {
+            Some(held) if held.guarded().placed.load(Ordering::Relaxed) => {}
+            // SAFETY: not placed, so it came from `Box::into_raw` in
             // `new_handle` and, by the header's contract, is freed only once.
-            drop(unsafe { Box::from_raw(handle) });
+            Some(_) => drop(unsafe { Box::from_raw(handle) }),
+            None => {}
         }
+    })
+}
+
+/// Where a placed handle of type `H` with `slots` trailing values of `T`
+/// lies in the caller's memory: the handle at the start, the slots at the
+/// first multiple of `T`'s alignment after it. Answers (footprint in
+/// bytes, alignment, offset of the slots), or `WEIR_ERR_TOO_LARGE` when the
+/// footprint does not fit a `usize`.
+#[cfg(feature = "std")]
+pub(crate) fn placement<H, T>(slots: usize) -> Result<(usize, usize, usize), weir_status> {
+    let (size_t, align_t) = (core::mem::size_of::<T>(), core::mem::align_of::<T>());
+    let offset = core::mem::size_of::<H>().div_ceil(align_t) * align_t;
+    let total = size_t
+        .checked_mul(slots)
+        .and_then(|bytes| bytes.checked_add(offset))
+        .filter(|&total| total <= isize::MAX as usize)
+        .ok_or(WEIR_ERR_TOO_LARGE)?;
+    Ok((total, core::mem::align_of::<H>().max(align_t), offset))
+}
+
+/// Answers a footprint to the caller's `*size` and `*align`, both checked
+/// before either is written.
+#[cfg(feature = "std")]
+pub(crate) fn write_footprint(
+    (total, align): (usize, usize),
+    size: *mut usize,
+    align_out: *mut usize,
+) -> Result<(), weir_status> {
+    usable(size)?;
+    usable(align_out)?;
+    write_out(size, total)?;
+    write_out(align_out, align)
+}
+
+/// Lays a handle in the caller's memory. `plan` checks the arguments and
+/// answers how many slots of `T` the handle needs, with what `make` needs
+/// besides; `mem` must then hold `len` bytes, at least the footprint of `H`
+/// and those slots (see [`placement`]), starting at a multiple of its
+/// alignment. `make` gets the slots, each already written with `fill`, and
+/// answers the handle, which is written at `mem`; `*out` then points at it.
+/// Checked before anything is written, in this order: `out` usable, `plan`,
+/// `mem` NULL, `mem` misaligned (`WEIR_ERR_PLACED_MISALIGNED`), `len` short
+/// (`WEIR_ERR_PLACED_TOO_SMALL`).
+///
+/// The handle keeps the slots' address, so the memory must stay where it
+/// is, and stay the caller's, until the handle is no longer used; the
+/// handle owns nothing else, so there is nothing to free.
+#[cfg(feature = "std")]
+pub(crate) fn place_handle<H: Handle, T: Copy + 'static, P>(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    out: *mut *mut H,
+    fill: T,
+    plan: impl FnOnce() -> Result<(usize, P), weir_status>,
+    make: impl FnOnce(P, &'static mut [T]) -> Result<H, weir_status>,
+) -> weir_status {
+    guard_status(|| {
+        usable(out)?;
+        let (slots, plan) = plan()?;
+        let (total, align, offset) = placement::<H, T>(slots)?;
+        if mem.is_null() {
+            return Err(WEIR_ERR_NULL);
+        }
+        if mem as usize % align != 0 {
+            return Err(WEIR_ERR_PLACED_MISALIGNED);
+        }
+        if len < total {
+            return Err(WEIR_ERR_PLACED_TOO_SMALL);
+        }
+        let base = mem.cast::<u8>();
+        // SAFETY: `mem` is non-NULL, aligned for `H` and `T` (`align` is the
+        // larger of theirs and `offset` a multiple of `T`'s), and by the
+        // header's contract `len` bytes at it are the caller's to write and
+        // stay put while the handle is used; `offset + slots * size_of::<T>()`
+        // is at most `total <= len`, so the slots lie inside, after the
+        // handle's `size_of::<H>()` bytes. Each slot is written before the
+        // slice is made, so every value in it is initialised.
+        let slots = unsafe {
+            let first = base.add(offset).cast::<T>();
+            for index in 0..slots {
+                first.add(index).write(fill);
+            }
+            core::slice::from_raw_parts_mut(first, slots)
+        };
+        let handle = make(plan, slots)?;
+        let at = base.cast::<H>();
+        // SAFETY: `at` is `mem`, aligned for `H`, with `size_of::<H>() <= len`
+        // bytes the caller's to write (see above); by the header's contract
+        // no live handle is there, so nothing that must be dropped is
+        // overwritten.
+        unsafe { at.write(handle) };
+        // SAFETY: just written, and no other thread has its address yet.
+        let placed = unsafe { &*at };
+        // Before `*out` publishes it: `free_handle` must leave it alone.
+        placed.guarded().placed.store(true, Ordering::Relaxed);
+        write_out(out, at)
+    })
+}
+
+/// A placed handle with no slots besides itself (bucket, gate, period,
+/// budget, adaptive limit): `make` checks the arguments and makes it, then
+/// [`place_handle`] lays it at `mem`.
+#[cfg(feature = "std")]
+pub(crate) fn place_plain<H: Handle>(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    out: *mut *mut H,
+    make: impl FnOnce() -> Result<H, weir_status>,
+) -> weir_status {
+    place_handle(
+        mem,
+        len,
+        out,
+        (),
+        || Ok((0, make()?)),
+        |handle, _| Ok(handle),
+    )
+}
+
+/// The footprint of a placed handle with no slots: its size and alignment.
+#[cfg(feature = "std")]
+pub(crate) fn plain_footprint<H>(bytes: *mut usize, align: *mut usize) -> weir_status {
+    guard_status(|| {
+        write_footprint(
+            (core::mem::size_of::<H>(), core::mem::align_of::<H>()),
+            bytes,
+            align,
+        )
     })
 }
 

@@ -361,6 +361,25 @@ impl<S: Slots<BreakerTally>> Breaker<S> {
         })
     }
 
+    /// The breaker with its buckets moved to another store: `rehome` gets
+    /// the store and must answer one holding the same slots, in the same
+    /// order. Nothing else changes.
+    pub fn map_store<T: Slots<BreakerTally>>(self, rehome: impl FnOnce(S) -> T) -> Breaker<T> {
+        Breaker {
+            sre: self.sre,
+            decay: self.decay,
+            floor_calls: self.floor_calls,
+            window: self.window.map_store(rehome),
+            running: self.running,
+            last_pass: self.last_pass,
+            latest: self.latest,
+            tag: self.tag,
+            issued: self.issued,
+            unsettled: self.unsettled,
+            probes: self.probes,
+        }
+    }
+
     /// The breaker with its tickets tagged `tag`, so that a ticket from
     /// another breaker (with another tag) is refused. The C face gives each
     /// breaker its own.

@@ -101,6 +101,20 @@ impl<S: Slots<i64>> Sliding<S> {
         })
     }
 
+    /// The window with its stamps moved to another store: `rehome` gets the
+    /// store and must answer one holding the same slots, in the same order.
+    /// Nothing else changes.
+    pub fn map_store<T: Slots<i64>>(self, rehome: impl FnOnce(S) -> T) -> Sliding<T> {
+        Sliding {
+            window: self.window,
+            stamps: rehome(self.stamps),
+            quota: self.quota,
+            head: self.head,
+            live: self.live,
+            latest: self.latest,
+        }
+    }
+
     /// The quota the window was made with.
     pub fn quota(&self) -> i64 {
         self.quota as i64

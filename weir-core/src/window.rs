@@ -143,6 +143,22 @@ impl<B: Copy + Default, S: Slots<B>> Window<B, S> {
         })
     }
 
+    /// The window with its buckets moved to another store: `rehome` gets
+    /// the store and must answer one holding the same slots, in the same
+    /// order (a `Vec` turned into a boxed slice, say). Nothing else changes.
+    pub fn map_store<T: Slots<B>>(self, rehome: impl FnOnce(S) -> T) -> Window<B, T> {
+        Window {
+            width: self.width,
+            buckets: rehome(self.buckets),
+            _slot: core::marker::PhantomData,
+            head: self.head,
+            start: self.start,
+            epoch: self.epoch,
+            #[cfg(test)]
+            visits: self.visits,
+        }
+    }
+
     /// How many buckets the window has.
     #[inline]
     pub fn size(&self) -> usize {
