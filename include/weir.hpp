@@ -211,6 +211,16 @@ private:
 // lock inside this program (then BloomRegion::init and check answer it too).
 inline std::error_code words_shareable() noexcept { return detail::code(weir_words_shareable()); }
 
+// What a placed handle needs (weir_X_footprint): `bytes` at a multiple of
+// `align`. Each handle class's place() lays one there (weir_X_init_in);
+// the memory stays the caller's, and the object's destructor leaves it
+// alone (weir_X_free does nothing to a placed handle). Keep the memory
+// where it is until the object is gone.
+struct footprint {
+    std::size_t bytes;
+    std::size_t align;
+};
+
 // ------------------------------------------------------------------ gate
 
 // A concurrency ceiling (weir_gate): at most `limit` inside at once.
@@ -226,6 +236,20 @@ public:
     bool enter() const noexcept { return weir_gate_enter(get()); }
     void leave() const noexcept { weir_gate_leave(get()); }
     std::int64_t held() const noexcept { return weir_gate_held(get()); }
+
+    // Placed in the caller's memory (see weir::footprint).
+    static result<weir::footprint> footprint() noexcept {
+        weir::footprint out{};
+        weir_status status = weir_gate_footprint(&out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Gate> place(void* mem, std::size_t len, std::int64_t limit) noexcept {
+        weir_gate* out = nullptr;
+        weir_status status = weir_gate_init_in(mem, len, limit, &out);
+        if (status != WEIR_OK) return status;
+        return Gate(out);
+    }
 
 private:
     explicit Gate(weir_gate* gate) noexcept : handle(gate) {}
@@ -249,6 +273,20 @@ public:
     bool withdraw(instant now) const noexcept { return weir_budget_withdraw(get(), now.ns()); }
     std::int64_t left(instant now) const noexcept { return weir_budget_left(get(), now.ns()); }
     std::int64_t tokens(instant now) const noexcept { return weir_budget_tokens(get(), now.ns()); }
+
+    // Placed in the caller's memory (see weir::footprint).
+    static result<weir::footprint> footprint() noexcept {
+        weir::footprint out{};
+        weir_status status = weir_budget_footprint(&out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Budget> place(void* mem, std::size_t len, const weir_budget_policy& policy, instant now) noexcept {
+        weir_budget* out = nullptr;
+        weir_status status = weir_budget_init_in(mem, len, &policy, now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return Budget(out);
+    }
 
 private:
     explicit Budget(weir_budget* budget) noexcept : handle(budget) {}
@@ -278,6 +316,20 @@ public:
     std::int64_t flying() const noexcept { return weir_concurrency_flying(get()); }
     double long_rtt() const noexcept { return weir_concurrency_long_rtt(get()); }
 
+    // Placed in the caller's memory (see weir::footprint).
+    static result<weir::footprint> footprint() noexcept {
+        weir::footprint out{};
+        weir_status status = weir_concurrency_footprint(&out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Concurrency> place(void* mem, std::size_t len, const weir_concurrency_policy& policy) noexcept {
+        weir_concurrency* out = nullptr;
+        weir_status status = weir_concurrency_init_in(mem, len, &policy, &out);
+        if (status != WEIR_OK) return status;
+        return Concurrency(out);
+    }
+
 private:
     explicit Concurrency(weir_concurrency* limit) noexcept : handle(limit) {}
 };
@@ -306,6 +358,20 @@ public:
         return detail::code(weir_bucket_refund(get(), now.ns(), taken_at.ns(), n));
     }
 
+    // Placed in the caller's memory (see weir::footprint).
+    static result<weir::footprint> footprint() noexcept {
+        weir::footprint out{};
+        weir_status status = weir_bucket_footprint(&out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Bucket> place(void* mem, std::size_t len, double rate, double burst, instant now) noexcept {
+        weir_bucket* out = nullptr;
+        weir_status status = weir_bucket_init_in(mem, len, rate, burst, now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return Bucket(out);
+    }
+
 private:
     explicit Bucket(weir_bucket* bucket) noexcept : handle(bucket) {}
 };
@@ -324,6 +390,20 @@ public:
     bool take(instant now) const noexcept { return weir_sliding_take(get(), now.ns()); }
     std::int64_t left(instant now) const noexcept { return weir_sliding_left(get(), now.ns()); }
     nanoseconds next(instant now) const noexcept { return nanoseconds(weir_sliding_next(get(), now.ns())); }
+
+    // Placed in the caller's memory (see weir::footprint).
+    static result<weir::footprint> footprint(std::int64_t quota, nanoseconds window) noexcept {
+        weir::footprint out{};
+        weir_status status = weir_sliding_footprint(quota, window.count(), &out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Sliding> place(void* mem, std::size_t len, std::int64_t quota, nanoseconds window) noexcept {
+        weir_sliding* out = nullptr;
+        weir_status status = weir_sliding_init_in(mem, len, quota, window.count(), &out);
+        if (status != WEIR_OK) return status;
+        return Sliding(out);
+    }
 
 private:
     explicit Sliding(weir_sliding* sliding) noexcept : handle(sliding) {}
@@ -346,6 +426,20 @@ public:
     PeriodQuota take(instant now) const noexcept { return static_cast<PeriodQuota>(weir_period_take(get(), now.ns())); }
     std::int64_t left(instant now) const noexcept { return weir_period_left(get(), now.ns()); }
     nanoseconds next(instant now) const noexcept { return nanoseconds(weir_period_next(get(), now.ns())); }
+
+    // Placed in the caller's memory (see weir::footprint).
+    static result<weir::footprint> footprint() noexcept {
+        weir::footprint out{};
+        weir_status status = weir_period_footprint(&out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Period> place(void* mem, std::size_t len, std::int64_t quota, nanoseconds period, bool align = false) noexcept {
+        weir_period* out = nullptr;
+        weir_status status = weir_period_init_in(mem, len, quota, period.count(), align, &out);
+        if (status != WEIR_OK) return status;
+        return Period(out);
+    }
 
 private:
     explicit Period(weir_period* period) noexcept : handle(period) {}
@@ -377,6 +471,20 @@ public:
     }
     std::int32_t size() const noexcept { return weir_window_size(get()); }
     nanoseconds width() const noexcept { return nanoseconds(weir_window_width(get())); }
+
+    // Placed in the caller's memory (see weir::footprint).
+    static result<weir::footprint> footprint(std::int32_t size, nanoseconds window) noexcept {
+        weir::footprint out{};
+        weir_status status = weir_window_footprint(size, window.count(), &out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Window> place(void* mem, std::size_t len, std::int32_t size, nanoseconds window, instant now) noexcept {
+        weir_window* out = nullptr;
+        weir_status status = weir_window_init_in(mem, len, size, window.count(), now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return Window(out);
+    }
 
 private:
     explicit Window(weir_window* window) noexcept : handle(window) {}
@@ -1104,6 +1212,22 @@ public:
         weir_status status = weir_breaker_read_tally(get(), now.ns(), &out);
         if (status != WEIR_OK) return status;
         return out;
+    }
+
+    // Placed in the caller's memory (see weir::footprint).
+    static result<weir::footprint> footprint(const BreakerPolicy& policy) noexcept {
+        weir_breaker_policy c = policy.c();
+        weir::footprint out{};
+        weir_status status = weir_breaker_footprint(&c, &out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Breaker> place(void* mem, std::size_t len, const BreakerPolicy& policy, instant now) noexcept {
+        weir_breaker_policy c = policy.c();
+        weir_breaker* out = nullptr;
+        weir_status status = weir_breaker_init_in(mem, len, &c, now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return Breaker(out);
     }
 
 private:
