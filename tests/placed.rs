@@ -134,7 +134,7 @@ fn a_placed_breaker_answers_as_its_heap_twin() {
                 weir_breaker_init_in(mem, place.0, &policy, 0, &mut placed),
                 WEIR_OK
             );
-            let mut rng = Rng(seed * 0x9e37_79b9 | 1);
+            let mut rng = Rng((seed * 0x9e37_79b9) | 1);
             let mut now = 0;
             for _ in 0..4_000 {
                 now = rng.step(now);
