@@ -39,7 +39,6 @@ pub mod period;
 #[cfg(feature = "alloc")]
 pub mod pool;
 pub mod rate;
-#[cfg(feature = "alloc")]
 pub mod shedder;
 #[cfg(feature = "alloc")]
 pub mod sip;

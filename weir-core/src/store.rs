@@ -1,5 +1,5 @@
 //! Storage the caller chooses for the types whose size is set at run time
-//! (window, breaker, sliding).
+//! (window, breaker, sliding, shedder).
 //!
 //! Such a type keeps its slots in a store `S`: anything that lends them as
 //! a slice, [`Slots`]. Three stores fit without more code:

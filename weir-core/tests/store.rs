@@ -8,6 +8,7 @@
 //! against `new` is its `alloc` half.
 
 use weir_core::breaker::{Breaker, BreakerPolicy, BreakerPolicyError, BreakerTally};
+use weir_core::shedder::{Shedder, ShedderFront, ShedderPolicy, ShedderPolicyError};
 use weir_core::sliding::{Sliding, SlidingError};
 use weir_core::store::Slots;
 use weir_core::window::{Window, WindowError, WindowTotal};
@@ -60,6 +61,36 @@ fn breaker_trace<S: Slots<BreakerTally>>(breaker: &mut Breaker<S>, seed: u64) ->
     seen
 }
 
+fn shedder_trace<W: Slots<WindowTotal>, F: Slots<ShedderFront>>(
+    shedder: &mut Shedder<W, F>,
+    seed: u64,
+) -> u64 {
+    let (mut state, mut now, mut seen) = (seed, 0_i64, 0u64);
+    let mut open = [None; 64];
+    for _ in 0..3_000 {
+        now = step(&mut state, now) / 20;
+        let cpu = (next(&mut state) % 1_100) as i32;
+        let slot = (next(&mut state) % 64) as usize;
+        match open[slot].take() {
+            Some(mut ticket) => {
+                let settled = if next(&mut state) % 4 == 0 {
+                    shedder.fail(&mut ticket)
+                } else {
+                    shedder.pass(&mut ticket, now)
+                };
+                seen = seen.rotate_left(3) ^ u64::from(settled.is_ok());
+            }
+            None => {
+                open[slot] = shedder.allow(now, cpu);
+                seen = seen.rotate_left(3) ^ u64::from(open[slot].is_some()) << 1;
+            }
+        }
+        let stats = shedder.stats(now);
+        seen ^= stats.capacity.to_bits() ^ (shedder.flying() as u64) << 7;
+    }
+    seen
+}
+
 fn sliding_trace<S: Slots<i64>>(sliding: &mut Sliding<S>, seed: u64) -> u64 {
     let (mut state, mut now, mut seen) = (seed, 0_i64, 0u64);
     for _ in 0..3_000 {
@@ -101,6 +132,26 @@ fn an_array_and_a_slice_give_the_same_answers() {
         assert_eq!(
             sliding_trace(&mut array, seed),
             sliding_trace(&mut slice, seed)
+        );
+
+        let policy = ShedderPolicy {
+            size: 10,
+            window_ns: 1_000_000_000,
+            ..ShedderPolicy::PRESET
+        };
+        let mut array = Shedder::new_in(
+            policy,
+            [WindowTotal::default(); 10],
+            [ShedderFront::default(); 10],
+            0,
+        )
+        .unwrap();
+        let (mut buckets, mut fronts) =
+            ([WindowTotal::default(); 10], [ShedderFront::default(); 12]);
+        let mut slice = Shedder::new_in(policy, &mut buckets[..], &mut fronts[..], 0).unwrap();
+        assert_eq!(
+            shedder_trace(&mut array, seed),
+            shedder_trace(&mut slice, seed)
         );
 
         let mut array = Window::new_in([WindowTotal::default(); 10], 1_000_000_000, 0).unwrap();
@@ -149,6 +200,16 @@ fn a_store_with_no_slot_is_refused() {
         Window::<WindowTotal, _>::new_in([] as [WindowTotal; 0], 10, 0).unwrap_err(),
         WindowError::NoMemory
     );
+    assert_eq!(
+        Shedder::new_in(
+            ShedderPolicy::PRESET,
+            [WindowTotal::default(); 4],
+            [ShedderFront::default(); 3],
+            0
+        )
+        .unwrap_err(),
+        ShedderPolicyError::Window(WindowError::NoMemory)
+    );
     // A bad policy is refused before the store is looked at.
     let bad = BreakerPolicy {
         floor: 0.5,
@@ -177,6 +238,21 @@ fn the_vec_that_new_makes_gives_the_same_answers() {
             assert_eq!(
                 breaker_trace(&mut heap, seed),
                 breaker_trace(&mut placed, seed)
+            );
+        }
+        for size in [1, 3, 50] {
+            let policy = ShedderPolicy {
+                size,
+                ..ShedderPolicy::PRESET
+            };
+            let mut heap = Shedder::new(policy, 0).unwrap();
+            let mut buckets = std::vec![WindowTotal::default(); size as usize];
+            let mut fronts = std::vec![ShedderFront::default(); size as usize];
+            let mut placed = Shedder::new_in(policy, &mut buckets[..], &mut fronts[..], 0).unwrap();
+            assert_eq!(heap.policy(), placed.policy());
+            assert_eq!(
+                shedder_trace(&mut heap, seed),
+                shedder_trace(&mut placed, seed)
             );
         }
         let mut heap = Sliding::new(7, 1_000_000).unwrap();
