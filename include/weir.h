@@ -40,11 +40,11 @@
  *
  * ```
  * weir_status — what a call that can fail reports (WEIR_OK is 0)
- *   section  line 0282
+ *   section  line 0283
  *   reads    weir_status_str, weir_version (WEIR_VERSION)
  *
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
- *   section  line 0568
+ *   section  line 0569
  *   policy   weir_breaker_policy (for the breaker), weir_breaker_policy_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
  *   placed   weir_breaker_footprint, weir_breaker_init_in
@@ -53,15 +53,16 @@
  *   reads    weir_breaker_ratio, weir_breaker_read_tally (weir_breaker_tally)
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 0852
+ *   section  line 0853
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
+ *   placed   weir_shedder_footprint, weir_shedder_init_in
  *   calls    weir_shedder_allow (fills a weir_shedder_ticket),
  *            weir_shedder_pass, weir_shedder_fail
  *   reads    weir_shedder_flying, weir_shedder_read_stats (weir_shedder_stats)
  *
  * weir_window — rolling window of sums and counts
- *   section  line 1034
+ *   section  line 1068
  *   make     weir_window_new, weir_window_free
  *   placed   weir_window_footprint, weir_window_init_in
  *   calls    weir_window_add
@@ -69,35 +70,35 @@
  *            weir_window_read_buckets, weir_window_size, weir_window_width
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1167
+ *   section  line 1201
  *   make     weir_bucket_new, weir_bucket_free
  *   placed   weir_bucket_footprint, weir_bucket_init_in
  *   calls    weir_bucket_take, weir_bucket_refund
  *   reads    weir_bucket_next (Retry-After), weir_bucket_tokens
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 1347
+ *   section  line 1381
  *   make     weir_sliding_new, weir_sliding_free
  *   placed   weir_sliding_footprint, weir_sliding_init_in
  *   calls    weir_sliding_take
  *   reads    weir_sliding_left, weir_sliding_next
  *
  * weir_period — fixed-window quota per period
- *   section  line 1447
+ *   section  line 1481
  *   make     weir_period_new, weir_period_free
  *   placed   weir_period_footprint, weir_period_init_in
  *   calls    weir_period_take (weir_period_quota)
  *   reads    weir_period_left, weir_period_next
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 1572
+ *   section  line 1606
  *   make     weir_gate_new, weir_gate_free
  *   placed   weir_gate_footprint, weir_gate_init_in
  *   calls    weir_gate_enter, weir_gate_leave
  *   reads    weir_gate_held
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 1646
+ *   section  line 1680
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy), weir_concurrency_free
@@ -108,7 +109,7 @@
  *            weir_concurrency_long_rtt
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 1838
+ *   section  line 1872
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   placed   weir_budget_footprint, weir_budget_init_in
@@ -116,19 +117,19 @@
  *   reads    weir_budget_left, weir_budget_tokens
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 2013
+ *   section  line 2047
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 2153
+ *   section  line 2187
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 2197
+ *   section  line 2231
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   calls    weir_pool_take (weir_pool_taken, WEIR_POOL_TAKEN_*),
@@ -139,7 +140,7 @@
  *            weir_pool_next_expiry, weir_pool_read_stats (weir_pool_stats)
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 2567
+ *   section  line 2601
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -148,13 +149,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 2729
+ *   section  line 2763
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 2858
+ *   section  line 2892
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -163,11 +164,11 @@
  *            weir_bloom_allow_in, weir_bloom_next_in
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 3104
+ *   section  line 3138
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 3281
+ *   section  line 3315
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -181,7 +182,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 3543
+ *   section  line 3577
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -973,8 +974,41 @@ weir_status weir_shedder_new(const weir_shedder_policy *policy, int64_t now, wei
 #endif
 
 #if defined(WEIR_HOSTED)
-/// Frees a shedder. NULL is accepted and ignored.
+/// Frees a shedder. NULL is accepted and ignored, and so is a placed one
+/// (`weir_shedder_init_in`): its memory is the caller's.
 void weir_shedder_free(weir_shedder *shedder);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The bytes and the alignment a placed shedder with this policy needs
+/// (NULL: the preset), written to `*bytes` and `*align`: the handle, one
+/// 16-byte bucket and one 32-byte queue slot per `size`. The policy is
+/// checked as `weir_shedder_new` checks it, with its statuses
+/// (`WEIR_ERR_SHEDDER_CPU`, `WEIR_ERR_SHEDDER_WINDOW`,
+/// `WEIR_ERR_SHEDDER_LATENCY`, `WEIR_ERR_SHEDDER_BETA`,
+/// `WEIR_ERR_SHEDDER_FLOOR`, `WEIR_ERR_SHEDDER_COOL`,
+/// `WEIR_ERR_SHEDDER_SIZE`); `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a
+/// bad `bytes` or `align` pointer. Nothing is written on an error.
+weir_status weir_shedder_footprint(const weir_shedder_policy *policy, size_t *bytes, size_t *align);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Lays a shedder in memory the caller owns and writes it to `*out`: the
+/// shedder `weir_shedder_new` makes, taken by every `weir_shedder_*` call,
+/// without a heap. `mem` holds `len` bytes, at least the footprint
+/// `weir_shedder_footprint` answers for this policy, at a multiple of its
+/// alignment. The memory stays the caller's: `weir_shedder_free` on a
+/// placed shedder does nothing, and the memory may be reused once no call
+/// uses it. Checked in this order, nothing written on an error: `out`
+/// (`WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`), the policy (the statuses of
+/// `weir_shedder_footprint`), then `mem` NULL (`WEIR_ERR_NULL`), `mem`
+/// misaligned (`WEIR_ERR_PLACED_MISALIGNED`), `len` below the footprint
+/// (`WEIR_ERR_PLACED_TOO_SMALL`).
+weir_status weir_shedder_init_in(void *mem,
+                                 size_t len,
+                                 const weir_shedder_policy *policy,
+                                 int64_t now,
+                                 weir_shedder **out);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -3613,6 +3647,10 @@ int weir_hosted_only_weir_shedder_new(void) WEIR_HOSTED_ONLY_(weir_shedder_new);
 #define weir_shedder_new(...) weir_hosted_only_weir_shedder_new()
 int weir_hosted_only_weir_shedder_free(void) WEIR_HOSTED_ONLY_(weir_shedder_free);
 #define weir_shedder_free(...) weir_hosted_only_weir_shedder_free()
+int weir_hosted_only_weir_shedder_footprint(void) WEIR_HOSTED_ONLY_(weir_shedder_footprint);
+#define weir_shedder_footprint(...) weir_hosted_only_weir_shedder_footprint()
+int weir_hosted_only_weir_shedder_init_in(void) WEIR_HOSTED_ONLY_(weir_shedder_init_in);
+#define weir_shedder_init_in(...) weir_hosted_only_weir_shedder_init_in()
 int weir_hosted_only_weir_shedder_allow(void) WEIR_HOSTED_ONLY_(weir_shedder_allow);
 #define weir_shedder_allow(...) weir_hosted_only_weir_shedder_allow()
 int weir_hosted_only_weir_shedder_pass(void) WEIR_HOSTED_ONLY_(weir_shedder_pass);

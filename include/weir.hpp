@@ -565,6 +565,22 @@ public:
         return out;
     }
 
+    // Placed in the caller's memory (see weir::footprint).
+    static result<weir::footprint> footprint(const ShedderPolicy& policy) noexcept {
+        weir_shedder_policy c = policy.c();
+        weir::footprint out{};
+        weir_status status = weir_shedder_footprint(&c, &out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Shedder> place(void* mem, std::size_t len, const ShedderPolicy& policy, instant now) noexcept {
+        weir_shedder_policy c = policy.c();
+        weir_shedder* out = nullptr;
+        weir_status status = weir_shedder_init_in(mem, len, &c, now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return Shedder(out);
+    }
+
 private:
     explicit Shedder(weir_shedder* shedder) noexcept : handle(shedder) {}
 };

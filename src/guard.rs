@@ -323,6 +323,79 @@ pub(crate) fn place_handle<H: Handle, T: Copy + 'static, P>(
     })
 }
 
+/// [`place_handle`] for a handle with two runs of slots, `n` of `T` then
+/// `n` of `U` (the shedder's buckets and its queues' slots): `plan`
+/// answers `n`, and `make` gets both runs. The same checks in the same
+/// order; the footprint is [`placement`]'s for `n` values of `(T, U)` laid
+/// one run after the other (see [`placement2`]).
+#[cfg(feature = "std")]
+pub(crate) fn place_handle2<H: Handle, T: Copy + 'static, U: Copy + 'static, P>(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    out: *mut *mut H,
+    fill: (T, U),
+    plan: impl FnOnce() -> Result<(usize, P), weir_status>,
+    make: impl FnOnce(P, &'static mut [T], &'static mut [U]) -> Result<H, weir_status>,
+) -> weir_status {
+    guard_status(|| {
+        usable(out)?;
+        let (slots, plan) = plan()?;
+        let (total, align, first, second) = placement2::<H, T, U>(slots)?;
+        if mem.is_null() {
+            return Err(WEIR_ERR_NULL);
+        }
+        if mem as usize % align != 0 {
+            return Err(WEIR_ERR_PLACED_MISALIGNED);
+        }
+        if len < total {
+            return Err(WEIR_ERR_PLACED_TOO_SMALL);
+        }
+        let base = mem.cast::<u8>();
+        // SAFETY: as in `place_handle`: `mem` is aligned for `H`, `T` and
+        // `U`, both runs lie inside `total <= len` bytes the caller's to
+        // write, after the handle and apart from each other (`placement2`),
+        // and every slot is written before its slice is made.
+        let (ts, us) = unsafe {
+            let t = base.add(first).cast::<T>();
+            let u = base.add(second).cast::<U>();
+            for index in 0..slots {
+                t.add(index).write(fill.0);
+                u.add(index).write(fill.1);
+            }
+            (
+                core::slice::from_raw_parts_mut(t, slots),
+                core::slice::from_raw_parts_mut(u, slots),
+            )
+        };
+        let handle = make(plan, ts, us)?;
+        let at = base.cast::<H>();
+        // SAFETY: as in `place_handle`.
+        unsafe { at.write(handle) };
+        // SAFETY: just written, and no other thread has its address yet.
+        let placed = unsafe { &*at };
+        placed.guarded().placed.store(true, Ordering::Relaxed);
+        write_out(out, at)
+    })
+}
+
+/// Where a placed handle of type `H` with `n` values of `T` and then `n`
+/// of `U` lies: (footprint, alignment, offset of the `T`s, offset of the
+/// `U`s), or `WEIR_ERR_TOO_LARGE`.
+#[cfg(feature = "std")]
+pub(crate) fn placement2<H, T, U>(n: usize) -> Result<(usize, usize, usize, usize), weir_status> {
+    let (end_t, align_ht, first) = placement::<H, T>(n)?;
+    let align_u = core::mem::align_of::<U>();
+    let second = end_t
+        .checked_next_multiple_of(align_u)
+        .ok_or(WEIR_ERR_TOO_LARGE)?;
+    let total = core::mem::size_of::<U>()
+        .checked_mul(n)
+        .and_then(|bytes| bytes.checked_add(second))
+        .filter(|&total| total <= isize::MAX as usize)
+        .ok_or(WEIR_ERR_TOO_LARGE)?;
+    Ok((total, align_ht.max(align_u), first, second))
+}
+
 /// A placed handle with no slots besides itself (bucket, gate, period,
 /// budget, adaptive limit): `make` checks the arguments and makes it, then
 /// [`place_handle`] lays it at `mem`.

@@ -2423,7 +2423,7 @@ fn placed_handles_never_panic_and_refuse_short_or_misaligned_memory() {
     let mut lines = Vec::new();
     let mut calls = 0u64;
     for _ in 0..rounds(4_000) {
-        let kind = rng.below(8);
+        let kind = rng.below(9);
         let (mut bytes, mut align) = (0usize, 0usize);
         // Each arm: the footprint's status, then a closure laying the handle
         // at (mem, len) and answering the status, and one running a few
@@ -2431,6 +2431,7 @@ fn placed_handles_never_panic_and_refuse_short_or_misaligned_memory() {
         let breaker_policy = hostile_breaker_policy(&mut rng);
         let budget_policy = hostile_budget_policy(&mut rng);
         let concurrency_policy = hostile_concurrency_policy(&mut rng);
+        let shed_policy = hostile_shed(&mut rng);
         let (size, span) = (
             if rng.one_in(4) {
                 rng.i32()
@@ -2454,7 +2455,8 @@ fn placed_handles_never_panic_and_refuse_short_or_misaligned_memory() {
             4 => weir_gate_footprint(&mut bytes, &mut align),
             5 => weir_period_footprint(&mut bytes, &mut align),
             6 => weir_budget_footprint(&mut bytes, &mut align),
-            _ => weir_concurrency_footprint(&mut bytes, &mut align),
+            7 => weir_concurrency_footprint(&mut bytes, &mut align),
+            _ => weir_shedder_footprint(&shed_policy, &mut bytes, &mut align),
         };
         let names = [
             "weir_breaker_footprint",
@@ -2465,6 +2467,7 @@ fn placed_handles_never_panic_and_refuse_short_or_misaligned_memory() {
             "weir_period_footprint",
             "weir_budget_footprint",
             "weir_concurrency_footprint",
+            "weir_shedder_footprint",
         ];
         sane(footprint, names[kind as usize]);
         calls += 1;
@@ -2587,6 +2590,18 @@ fn placed_handles_never_panic_and_refuse_short_or_misaligned_memory() {
                     assert!(weir_budget_left(b, t) >= 0);
                 },
                 weir_budget_free
+            ),
+            8 => lay!(
+                "weir_shedder_init_in",
+                |out| weir_shedder_init_in(mem, len, &shed_policy, now, out),
+                |s| for &t in &times {
+                    let mut ticket = weir_shedder_ticket::default();
+                    if weir_shedder_allow(s, t, 500, &mut ticket) {
+                        sane(weir_shedder_pass(s, &mut ticket, t), "weir_shedder_pass");
+                    }
+                    assert!(weir_shedder_flying(s) == 0);
+                },
+                weir_shedder_free
             ),
             _ => lay!(
                 "weir_concurrency_init_in",

@@ -14,6 +14,7 @@ use weir::budget::*;
 use weir::concurrency::*;
 use weir::gate::*;
 use weir::period::*;
+use weir::shedder::*;
 use weir::sliding::*;
 use weir::status::weir_status::{self, *};
 use weir::window::*;
@@ -196,6 +197,79 @@ fn a_placed_breaker_answers_as_its_heap_twin() {
         WEIR_ERR_BREAKER_FLOOR
     );
     assert_eq!((bytes, align), (0, 0));
+}
+
+#[test]
+fn a_placed_shedder_answers_as_its_heap_twin() {
+    for size in [1, 9, 50] {
+        let policy = weir_shedder_policy {
+            size,
+            ..weir_shedder_policy_preset()
+        };
+        let place = footprint(|b, a| weir_shedder_footprint(&policy, b, a));
+        assert!(place.0 >= std::mem::size_of::<weir_shedder>() + size as usize * 48);
+        check_refusals::<weir_shedder>(place, &mut |mem, len, out| {
+            weir_shedder_init_in(mem, len, &policy, 0, out)
+        });
+        let mut heap = null_mut();
+        assert_eq!(weir_shedder_new(&policy, 0, &mut heap), WEIR_OK);
+        let mut arena = Arena::new(place.0);
+        let mut placed = null_mut();
+        let mem = arena.at(0);
+        assert_eq!(
+            weir_shedder_init_in(mem, place.0, &policy, 0, &mut placed),
+            WEIR_OK
+        );
+        let mut rng = Rng(size as u64 * 1_000_003 + 7);
+        let (mut open_a, mut open_b) = (Vec::new(), Vec::new());
+        let mut now = 0;
+        for _ in 0..4_000 {
+            now = rng.step(now) / 4;
+            if rng.below(2) == 0 || open_a.is_empty() {
+                let cpu = rng.below(1_100) as i32;
+                let (mut a, mut b) = (
+                    weir_shedder_ticket::default(),
+                    weir_shedder_ticket::default(),
+                );
+                let allowed = weir_shedder_allow(heap, now, cpu, &mut a);
+                assert_eq!(allowed, weir_shedder_allow(placed, now, cpu, &mut b));
+                if allowed {
+                    open_a.push(a);
+                    open_b.push(b);
+                }
+            } else {
+                let at = rng.below(open_a.len() as u64) as usize;
+                let (mut a, mut b) = (open_a.swap_remove(at), open_b.swap_remove(at));
+                if rng.below(4) == 0 {
+                    assert_eq!(
+                        weir_shedder_fail(heap, &mut a),
+                        weir_shedder_fail(placed, &mut b)
+                    );
+                } else {
+                    assert_eq!(
+                        weir_shedder_pass(heap, &mut a, now),
+                        weir_shedder_pass(placed, &mut b, now)
+                    );
+                }
+            }
+            let (mut sa, mut sb) = (weir_shedder_stats::default(), weir_shedder_stats::default());
+            assert_eq!(weir_shedder_read_stats(heap, now, &mut sa), WEIR_OK);
+            assert_eq!(weir_shedder_read_stats(placed, now, &mut sb), WEIR_OK);
+            assert_eq!(format!("{sa:?}"), format!("{sb:?}"));
+        }
+        weir_shedder_free(heap);
+        weir_shedder_free(placed);
+        assert!(arena.guard_intact());
+    }
+    let bad = weir_shedder_policy {
+        cpu: -1,
+        ..weir_shedder_policy_preset()
+    };
+    let mut out = null_mut();
+    assert_eq!(
+        weir_shedder_init_in(null_mut(), 0, &bad, 0, &mut out),
+        WEIR_ERR_SHEDDER_CPU
+    );
 }
 
 #[test]

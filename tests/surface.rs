@@ -113,6 +113,16 @@ const EVERY_FACE: &str = "every face";
 const OPT_OUTS: &[OptOut] = &[
     OptOut {
         face: "Go package",
+        name: "weir_shedder_footprint",
+        reason: PLACED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_shedder_init_in",
+        reason: PLACED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
         name: "weir_breaker_footprint",
         reason: PLACED_IN_GO,
     },

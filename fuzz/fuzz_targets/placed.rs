@@ -19,6 +19,7 @@ use weir::budget::*;
 use weir::concurrency::*;
 use weir::gate::*;
 use weir::period::*;
+use weir::shedder::*;
 use weir::sliding::*;
 use weir::status::weir_status::{self, *};
 use weir::window::*;
@@ -35,7 +36,7 @@ const GUARD: u8 = 0x5a;
 fuzz_target!(|data: &[u8]| {
     abort_on_panic();
     let mut input = Input::new(data);
-    match input.u8() % 8 {
+    match input.u8() % 9 {
         0 => breaker(&mut input),
         1 => window(&mut input),
         2 => sliding(&mut input),
@@ -43,6 +44,7 @@ fuzz_target!(|data: &[u8]| {
         4 => gate(&mut input),
         5 => period(&mut input),
         6 => budget(&mut input),
+        7 => shedder(&mut input),
         _ => concurrency(&mut input),
     }
 });
@@ -426,6 +428,58 @@ fn concurrency(input: &mut Input) {
                 );
             }
             assert_eq!(weir_concurrency_limit(heap), weir_concurrency_limit(placed));
+        }
+    );
+}
+
+fn shedder(input: &mut Input) {
+    let mut policy = weir_shedder_policy_preset();
+    policy.size = (input.below(64) as i32) - 2;
+    policy.window_ns = input.span();
+    if input.one_in(4) {
+        policy.cpu = input.u16() as i32 - 100;
+    }
+    let Some(place) = footprint(|b, a| weir_shedder_footprint(&policy, b, a)) else {
+        return;
+    };
+    let now = input.i64();
+    let mut heap = null_mut();
+    let made = weir_shedder_new(&policy, now, &mut heap);
+    let (placed, lines, end) = lay(input, place, made, |m, l, o| {
+        weir_shedder_init_in(m, l, &policy, now, o)
+    });
+    if placed.is_null() {
+        weir_shedder_free(heap);
+        return;
+    }
+    let mut open = Vec::new();
+    twins!(
+        input,
+        heap,
+        placed,
+        lines,
+        end,
+        weir_shedder_free,
+        |clock, now| {
+            if input.bool() || open.is_empty() {
+                let cpu = input.u16() as i32 % 1_200;
+                let (mut a, mut b) = (
+                    weir_shedder_ticket::default(),
+                    weir_shedder_ticket::default(),
+                );
+                let allowed = weir_shedder_allow(heap, now, cpu, &mut a);
+                assert_eq!(allowed, weir_shedder_allow(placed, now, cpu, &mut b));
+                if allowed {
+                    open.push((a, b));
+                }
+            } else {
+                let (mut a, mut b) = open.swap_remove(input.below(open.len() as u64) as usize);
+                assert_eq!(
+                    weir_shedder_pass(heap, &mut a, now),
+                    weir_shedder_pass(placed, &mut b, now)
+                );
+            }
+            assert_eq!(weir_shedder_flying(heap), weir_shedder_flying(placed));
         }
     );
 }

@@ -12,7 +12,7 @@
 using namespace std::chrono_literals;
 
 namespace {
-alignas(64) unsigned char memory[4096];
+alignas(64) unsigned char memory[8192];
 }
 
 TEST(Placed, ABreakerAnswersAsAMadeOne) {
@@ -82,6 +82,13 @@ TEST(Placed, EveryHandleClassPlaces) {
     ASSERT_TRUE(limit);
     EXPECT_GT(limit->limit(), 0);
     ASSERT_TRUE(weir::Concurrency::footprint());
+
+    auto shed_fp = weir::Shedder::footprint(weir::ShedderPolicy{});
+    ASSERT_TRUE(shed_fp);
+    ASSERT_LE(shed_fp->bytes, 4096u);
+    auto shedder = weir::Shedder::place(memory + 4096, 4096, weir::ShedderPolicy{}, weir::instant(0));
+    ASSERT_TRUE(shedder);
+    EXPECT_EQ(shedder->flying(), 0);
 
     EXPECT_EQ(weir::Gate::place(memory + 3073, 512, 1).error(),
               weir::make_error_code(WEIR_ERR_PLACED_MISALIGNED));

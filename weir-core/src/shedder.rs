@@ -337,6 +337,31 @@ impl<W: Slots<WindowTotal>, F: Slots<ShedderFront>> Shedder<W, F> {
         Shedder::over(shed, window, fronts, now)
     }
 
+    /// The shedder with its buckets and its queues' slots moved to other
+    /// stores: each closure gets a store and must answer one holding the
+    /// same slots, in the same order. Nothing else changes.
+    pub fn map_store<V: Slots<WindowTotal>, G: Slots<ShedderFront>>(
+        self,
+        buckets: impl FnOnce(W) -> V,
+        fronts: impl FnOnce(F) -> G,
+    ) -> Shedder<V, G> {
+        Shedder {
+            shed: self.shed,
+            per_cpu: self.per_cpu,
+            window: self.window.map_store(buckets),
+            busiest: self.busiest,
+            fastest: self.fastest,
+            fronts: fronts(self.fronts),
+            flying: self.flying,
+            average: self.average,
+            overloaded_at: self.overloaded_at,
+            dropped: self.dropped,
+            cpu: self.cpu,
+            capacity: self.capacity,
+            latest: self.latest,
+        }
+    }
+
     /// The shedder over a checked policy, its fresh window and its queues'
     /// slots; the window's size becomes the policy's.
     fn over(
