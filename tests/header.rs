@@ -79,7 +79,10 @@ const INDEX: &[Entry] = &[
                 "make",
                 &["weir_shedder_new (copies the policy)", "weir_shedder_free"],
             ),
-            ("placed", &["weir_shedder_footprint", "weir_shedder_init_in"]),
+            (
+                "placed",
+                &["weir_shedder_footprint", "weir_shedder_init_in"],
+            ),
             (
                 "calls",
                 &[
