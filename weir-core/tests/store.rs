@@ -7,6 +7,7 @@
 //! This file runs without `alloc` too (the core-no-alloc stage): the twin
 //! against `new` is its `alloc` half.
 
+use weir_core::bloom::{BloomLine, BloomShape};
 use weir_core::breaker::{Breaker, BreakerPolicy, BreakerPolicyError, BreakerTally};
 use weir_core::shedder::{Shedder, ShedderFront, ShedderPolicy, ShedderPolicyError};
 use weir_core::sliding::{Sliding, SlidingError};
@@ -162,6 +163,34 @@ fn an_array_and_a_slice_give_the_same_answers() {
             window_trace(&mut slice, seed)
         );
     }
+}
+
+/// The bloom's shape over the caller's lines (an array, no allocator)
+/// answers as the heap `Bloom` over its own, key by key.
+#[test]
+fn a_bloom_shape_over_an_array_of_lines() {
+    let limit = weir_core::rate::RateLimit::new(100.0, 3).unwrap();
+    let shape = BloomShape::new(9, 2, weir_core::bloom::BloomLimit::from(limit), 7, 11).unwrap();
+    let lines: [BloomLine; 64] = core::array::from_fn(|_| BloomLine::fresh());
+    let lines = &lines[..shape.lines()];
+    #[cfg(feature = "alloc")]
+    let heap = weir_core::bloom::Bloom::new(shape).unwrap();
+    let mut state = 5u64;
+    let mut now = 0i64;
+    let mut admitted = 0;
+    for _ in 0..5_000 {
+        now = step(&mut state, now).max(0) / 64;
+        let key = (next(&mut state) % 40).to_le_bytes();
+        let allowed = shape.allow(lines, now, &key);
+        #[cfg(feature = "alloc")]
+        assert_eq!(allowed, heap.allow(now, &key));
+        admitted += usize::from(allowed);
+        let wait = shape.next(lines, now, &key);
+        #[cfg(feature = "alloc")]
+        assert_eq!(wait, heap.next(now, &key));
+        assert!(wait >= 0);
+    }
+    assert!(admitted > 0);
 }
 
 #[test]
