@@ -68,6 +68,13 @@ const (
 	ErrRefundFull Status = 42
 	// ErrRefundFuture is WEIR_ERR_REFUND_FUTURE: A refund whose `taken_at` is later than its `now`; nothing changed.
 	ErrRefundFuture Status = 43
+	// ErrPlacedTooSmall is WEIR_ERR_PLACED_TOO_SMALL: The memory handed to a `weir_X_init_in` call is shorter than the
+	// handle's footprint (`weir_X_footprint`); nothing was written to it.
+	ErrPlacedTooSmall Status = 50
+	// ErrPlacedMisaligned is WEIR_ERR_PLACED_MISALIGNED: The memory handed to a `weir_X_init_in` call does not start at a
+	// multiple of the alignment `weir_X_footprint` answers; nothing was
+	// written to it.
+	ErrPlacedMisaligned Status = 51
 	// ErrCountsOff is WEIR_ERR_COUNTS_OFF: `weir_<type>_read_counts` on a handle that does not count: turn
 	// counting on with `weir_<type>_start_counting` after making it.
 	ErrCountsOff Status = 70
@@ -287,6 +294,8 @@ var statusCodes = [...]struct {
 	{ErrRefundArmed, "WEIR_ERR_REFUND_ARMED"},
 	{ErrRefundFull, "WEIR_ERR_REFUND_FULL"},
 	{ErrRefundFuture, "WEIR_ERR_REFUND_FUTURE"},
+	{ErrPlacedTooSmall, "WEIR_ERR_PLACED_TOO_SMALL"},
+	{ErrPlacedMisaligned, "WEIR_ERR_PLACED_MISALIGNED"},
 	{ErrCountsOff, "WEIR_ERR_COUNTS_OFF"},
 	{ErrChargeTooMany, "WEIR_ERR_CHARGE_TOO_MANY"},
 	{ErrChargeCost, "WEIR_ERR_CHARGE_COST"},
@@ -446,6 +455,12 @@ func statusMismatches() []string {
 	}
 	if ErrRefundFuture != C.WEIR_ERR_REFUND_FUTURE {
 		bad = append(bad, fmt.Sprintf("ErrRefundFuture is %d, WEIR_ERR_REFUND_FUTURE is %d", ErrRefundFuture, C.WEIR_ERR_REFUND_FUTURE))
+	}
+	if ErrPlacedTooSmall != C.WEIR_ERR_PLACED_TOO_SMALL {
+		bad = append(bad, fmt.Sprintf("ErrPlacedTooSmall is %d, WEIR_ERR_PLACED_TOO_SMALL is %d", ErrPlacedTooSmall, C.WEIR_ERR_PLACED_TOO_SMALL))
+	}
+	if ErrPlacedMisaligned != C.WEIR_ERR_PLACED_MISALIGNED {
+		bad = append(bad, fmt.Sprintf("ErrPlacedMisaligned is %d, WEIR_ERR_PLACED_MISALIGNED is %d", ErrPlacedMisaligned, C.WEIR_ERR_PLACED_MISALIGNED))
 	}
 	if ErrCountsOff != C.WEIR_ERR_COUNTS_OFF {
 		bad = append(bad, fmt.Sprintf("ErrCountsOff is %d, WEIR_ERR_COUNTS_OFF is %d", ErrCountsOff, C.WEIR_ERR_COUNTS_OFF))

@@ -40,69 +40,77 @@
  *
  * ```
  * weir_status — what a call that can fail reports (WEIR_OK is 0)
- *   section  line 0295
+ *   section  line 0304
  *   reads    weir_status_str, weir_version (WEIR_VERSION)
  *   counts   weir_counts (filled by each read_counts)
  *
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
- *   section  line 0621
+ *   section  line 0637
  *   policy   weir_breaker_policy (for the breaker), weir_breaker_policy_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
+ *   placed   weir_breaker_footprint, weir_breaker_init_in
  *   calls    weir_breaker_allow (fills a weir_breaker_ticket),
  *            weir_breaker_pass, weir_breaker_fail
  *   reads    weir_breaker_ratio, weir_breaker_read_tally (weir_breaker_tally)
  *   counts   weir_breaker_start_counting, weir_breaker_read_counts
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 0896
+ *   section  line 0947
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
+ *   placed   weir_shedder_footprint, weir_shedder_init_in
  *   calls    weir_shedder_allow (fills a weir_shedder_ticket),
  *            weir_shedder_pass, weir_shedder_fail
  *   reads    weir_shedder_flying, weir_shedder_read_stats (weir_shedder_stats)
  *   counts   weir_shedder_start_counting, weir_shedder_read_counts
  *
  * weir_window — rolling window of sums and counts
- *   section  line 1102
+ *   section  line 1186
  *   make     weir_window_new, weir_window_free
+ *   placed   weir_window_footprint, weir_window_init_in
  *   calls    weir_window_add
  *   reads    weir_window_read_total (weir_window_total),
  *            weir_window_read_buckets, weir_window_size, weir_window_width
  *   counts   weir_window_start_counting, weir_window_read_counts
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1227
+ *   section  line 1342
  *   make     weir_bucket_new, weir_bucket_free
+ *   placed   weir_bucket_footprint, weir_bucket_init_in
  *   calls    weir_bucket_take, weir_bucket_refund
  *   reads    weir_bucket_next (Retry-After), weir_bucket_tokens
  *   counts   weir_bucket_start_counting, weir_bucket_read_counts
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 1402
+ *   section  line 1546
  *   make     weir_sliding_new, weir_sliding_free
+ *   placed   weir_sliding_footprint, weir_sliding_init_in
  *   calls    weir_sliding_take
  *   reads    weir_sliding_left, weir_sliding_next
  *   counts   weir_sliding_start_counting, weir_sliding_read_counts
  *
  * weir_period — fixed-window quota per period
- *   section  line 1496
+ *   section  line 1671
  *   make     weir_period_new, weir_period_free
+ *   placed   weir_period_footprint, weir_period_init_in
  *   calls    weir_period_take (weir_period_quota)
  *   reads    weir_period_left, weir_period_next
  *   counts   weir_period_start_counting, weir_period_read_counts
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 1616
+ *   section  line 1820
  *   make     weir_gate_new, weir_gate_free
+ *   placed   weir_gate_footprint, weir_gate_init_in
  *   calls    weir_gate_enter, weir_gate_leave
  *   reads    weir_gate_held
  *   counts   weir_gate_start_counting, weir_gate_read_counts
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 1689
+ *   section  line 1917
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy), weir_concurrency_free
+ *   placed   weir_concurrency_footprint, weir_concurrency_init_in
  *   calls    weir_concurrency_enter (fills a weir_concurrency_ticket),
  *            weir_concurrency_leave
  *   reads    weir_concurrency_limit, weir_concurrency_flying,
@@ -110,27 +118,28 @@
  *   counts   weir_concurrency_start_counting, weir_concurrency_read_counts
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 1875
+ *   section  line 2133
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
+ *   placed   weir_budget_footprint, weir_budget_init_in
  *   calls    weir_budget_deposit, weir_budget_withdraw
  *   reads    weir_budget_left, weir_budget_tokens
  *   counts   weir_budget_start_counting, weir_budget_read_counts
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 2041
+ *   section  line 2331
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 2181
+ *   section  line 2471
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 2225
+ *   section  line 2515
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   calls    weir_pool_take (weir_pool_taken, WEIR_POOL_TAKEN_*),
@@ -142,7 +151,7 @@
  *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 2622
+ *   section  line 2912
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -151,13 +160,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 2784
+ *   section  line 3074
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 2913
+ *   section  line 3203
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -167,11 +176,11 @@
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 3186
+ *   section  line 3476
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 3363
+ *   section  line 3653
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   calls    weir_lease_take (weir_lease_answer, WEIR_LEASE_*),
@@ -180,7 +189,7 @@
  *            weir_lease_read_stats (weir_lease_stats)
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 3583
+ *   section  line 3873
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -194,7 +203,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 3845
+ *   section  line 4135
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -297,7 +306,7 @@
 
 /// What a call that can fail reports. `WEIR_OK` is 0; every other value is
 /// an error. Codes are grouped by area and are never renumbered or reused:
-/// 1–99 general (30–39 targets and builds, 40–49 refunds, 70–79 counts, 80–89 charging several limits at once), 100–199 the limiter, 200–299 the pool,
+/// 1–99 general (30–39 targets and builds, 40–49 refunds, 50–59 placed handles in the caller's memory, 60–69 kept for regions shared between programs, 70–79 counts, 80–89 charging several limits at once), 100–199 the limiter, 200–299 the pool,
 /// 300–399 breaker, shedder and window (330–349 the breaker's limits), 400–499 rate and bloom (430–449 the GCRA word),
 /// 500–549 the retry budget, 550–599 the adaptive concurrency limit, 600–629 the lease.
 /// `weir_status_str` describes any value, known or not.
@@ -365,6 +374,13 @@ enum weir_status
   WEIR_ERR_REFUND_FULL = 42,
   /// A refund whose `taken_at` is later than its `now`; nothing changed.
   WEIR_ERR_REFUND_FUTURE = 43,
+  /// The memory handed to a `weir_X_init_in` call is shorter than the
+  /// handle's footprint (`weir_X_footprint`); nothing was written to it.
+  WEIR_ERR_PLACED_TOO_SMALL = 50,
+  /// The memory handed to a `weir_X_init_in` call does not start at a
+  /// multiple of the alignment `weir_X_footprint` answers; nothing was
+  /// written to it.
+  WEIR_ERR_PLACED_MISALIGNED = 51,
   /// `weir_<type>_read_counts` on a handle that does not count: turn
   /// counting on with `weir_<type>_start_counting` after making it.
   WEIR_ERR_COUNTS_OFF = 70,
@@ -802,8 +818,43 @@ weir_status weir_breaker_new(const weir_breaker_policy *policy,
 #endif
 
 #if defined(WEIR_HOSTED)
-/// Frees a breaker. NULL is accepted and ignored.
+/// Frees a breaker. NULL is accepted and ignored, and so is a placed
+/// breaker (`weir_breaker_init_in`): its memory is the caller's.
 void weir_breaker_free(weir_breaker *breaker);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The bytes and the alignment a placed breaker with this policy needs
+/// (NULL: the preset), written to `*bytes` and `*align`: the handle and one
+/// 32-byte bucket per `size` (1584 bytes, 8-aligned, at the preset on a
+/// 64-bit host). The policy is checked as `weir_breaker_new` checks it, with
+/// its statuses; `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bytes`
+/// or `align` pointer, and nothing is written on an error.
+weir_status weir_breaker_footprint(const weir_breaker_policy *policy, size_t *bytes, size_t *align);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Lays a breaker in memory the caller owns (a static array, a field of
+/// its own struct) and writes it to `*out`: the same breaker
+/// `weir_breaker_new` makes, taken by every `weir_breaker_*` call, without
+/// a heap. `mem` holds `len` bytes, at least the footprint
+/// `weir_breaker_footprint` answers for this policy, at a multiple of its
+/// alignment. The memory stays the caller's: weir keeps nothing outside
+/// it, `weir_breaker_free` on a placed breaker does nothing, and the caller
+/// may reuse the memory once no call uses the breaker any more (moving or
+/// copying it makes another breaker of neither). Checked in this order, and
+/// nothing is written on an error: `out` (`WEIR_ERR_NULL`,
+/// `WEIR_ERR_MISALIGNED`), the policy (the statuses of `weir_breaker_new`),
+/// then `mem` NULL (`WEIR_ERR_NULL`), `mem` misaligned
+/// (`WEIR_ERR_PLACED_MISALIGNED`), `len` below the footprint
+/// (`WEIR_ERR_PLACED_TOO_SMALL`). A breaker laid over a live one leaks the
+/// old one's heap, if it had any: lay a breaker only in memory no live
+/// handle uses.
+weir_status weir_breaker_init_in(void *mem,
+                                 size_t len,
+                                 const weir_breaker_policy *policy,
+                                 int64_t now,
+                                 weir_breaker **out);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -1017,8 +1068,41 @@ weir_status weir_shedder_new(const weir_shedder_policy *policy, int64_t now, wei
 #endif
 
 #if defined(WEIR_HOSTED)
-/// Frees a shedder. NULL is accepted and ignored.
+/// Frees a shedder. NULL is accepted and ignored, and so is a placed one
+/// (`weir_shedder_init_in`): its memory is the caller's.
 void weir_shedder_free(weir_shedder *shedder);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The bytes and the alignment a placed shedder with this policy needs
+/// (NULL: the preset), written to `*bytes` and `*align`: the handle, one
+/// 16-byte bucket and one 32-byte queue slot per `size`. The policy is
+/// checked as `weir_shedder_new` checks it, with its statuses
+/// (`WEIR_ERR_SHEDDER_CPU`, `WEIR_ERR_SHEDDER_WINDOW`,
+/// `WEIR_ERR_SHEDDER_LATENCY`, `WEIR_ERR_SHEDDER_BETA`,
+/// `WEIR_ERR_SHEDDER_FLOOR`, `WEIR_ERR_SHEDDER_COOL`,
+/// `WEIR_ERR_SHEDDER_SIZE`); `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a
+/// bad `bytes` or `align` pointer. Nothing is written on an error.
+weir_status weir_shedder_footprint(const weir_shedder_policy *policy, size_t *bytes, size_t *align);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Lays a shedder in memory the caller owns and writes it to `*out`: the
+/// shedder `weir_shedder_new` makes, taken by every `weir_shedder_*` call,
+/// without a heap. `mem` holds `len` bytes, at least the footprint
+/// `weir_shedder_footprint` answers for this policy, at a multiple of its
+/// alignment. The memory stays the caller's: `weir_shedder_free` on a
+/// placed shedder does nothing, and the memory may be reused once no call
+/// uses it. Checked in this order, nothing written on an error: `out`
+/// (`WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`), the policy (the statuses of
+/// `weir_shedder_footprint`), then `mem` NULL (`WEIR_ERR_NULL`), `mem`
+/// misaligned (`WEIR_ERR_PLACED_MISALIGNED`), `len` below the footprint
+/// (`WEIR_ERR_PLACED_TOO_SMALL`).
+weir_status weir_shedder_init_in(void *mem,
+                                 size_t len,
+                                 const weir_shedder_policy *policy,
+                                 int64_t now,
+                                 weir_shedder **out);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -1146,8 +1230,39 @@ weir_status weir_window_new(int32_t size, int64_t window_ns, int64_t now, weir_w
 #endif
 
 #if defined(WEIR_HOSTED)
-/// Frees a window. NULL is accepted and ignored.
+/// Frees a window. NULL is accepted and ignored, and so is a placed one
+/// (`weir_window_init_in`): its memory is the caller's.
 void weir_window_free(weir_window *window);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The bytes and the alignment a placed window of `size` buckets over
+/// `window_ns` needs, written to `*bytes` and `*align`: the handle and one
+/// 16-byte bucket per `size`. `WEIR_ERR_WINDOW_SPAN` and
+/// `WEIR_ERR_WINDOW_SIZE` as for `weir_window_new`; `WEIR_ERR_NULL` or
+/// `WEIR_ERR_MISALIGNED` for a bad `bytes` or `align` pointer. Nothing is
+/// written on an error.
+weir_status weir_window_footprint(int32_t size, int64_t window_ns, size_t *bytes, size_t *align);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Lays a window in memory the caller owns and writes it to `*out`: the
+/// window `weir_window_new` makes, taken by every `weir_window_*` call,
+/// without a heap. `mem` holds `len` bytes, at least the footprint
+/// `weir_window_footprint` answers, at a multiple of its alignment. The
+/// memory stays the caller's: `weir_window_free` on a placed window does
+/// nothing, and the memory may be reused once no call uses the window.
+/// Checked in this order, nothing written on an error: `out`
+/// (`WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`), `WEIR_ERR_WINDOW_SPAN`,
+/// `WEIR_ERR_WINDOW_SIZE`, then `mem` NULL (`WEIR_ERR_NULL`), `mem`
+/// misaligned (`WEIR_ERR_PLACED_MISALIGNED`), `len` below the footprint
+/// (`WEIR_ERR_PLACED_TOO_SMALL`).
+weir_status weir_window_init_in(void *mem,
+                                size_t len,
+                                int32_t size,
+                                int64_t window_ns,
+                                int64_t now,
+                                weir_window **out);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -1299,8 +1414,37 @@ weir_status weir_bucket_new(double rate, double burst, int64_t now, weir_bucket 
 #endif
 
 #if defined(WEIR_HOSTED)
-/// Frees a bucket. NULL is accepted and ignored.
+/// Frees a bucket. NULL is accepted and ignored, and so is a placed one
+/// (`weir_bucket_init_in`): its memory is the caller's.
 void weir_bucket_free(weir_bucket *bucket);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The bytes and the alignment a placed bucket needs (`weir_bucket_init_in`),
+/// written to `*bytes` and `*align`: its handle and nothing more.
+/// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bytes` or `align`
+/// pointer; nothing is written on an error.
+weir_status weir_bucket_footprint(size_t *bytes, size_t *align);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Lays a bucket in memory the caller owns (a static array, a field of its
+/// own struct) and writes it to `*out`: the bucket `weir_bucket_new` makes from `rate` and `burst`, full at `now`,
+/// taken by every `weir_bucket_*` call, without a heap. `mem` holds `len`
+/// bytes, at least the footprint `weir_bucket_footprint` answers, at a
+/// multiple of its alignment. The memory stays the caller's:
+/// `weir_bucket_free` on a placed bucket does nothing, and the memory may be
+/// reused once no call uses it. Checked in this order, nothing written on
+/// an error: `out` (`WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`), the arguments
+/// (`WEIR_ERR_NOT_FINITE`, `WEIR_ERR_NEGATIVE`, `WEIR_ERR_TOO_LARGE`, as `weir_bucket_new` answers them), then `mem` NULL
+/// (`WEIR_ERR_NULL`), `mem` misaligned (`WEIR_ERR_PLACED_MISALIGNED`), `len`
+/// below the footprint (`WEIR_ERR_PLACED_TOO_SMALL`).
+weir_status weir_bucket_init_in(void *mem,
+                                size_t len,
+                                double rate,
+                                double burst,
+                                int64_t now,
+                                weir_bucket **out);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -1435,8 +1579,39 @@ weir_status weir_sliding_new(int64_t quota, int64_t window_ns, weir_sliding **ou
 #endif
 
 #if defined(WEIR_HOSTED)
-/// Frees a sliding window. NULL is accepted and ignored.
+/// Frees a sliding window. NULL is accepted and ignored, and so is a placed one
+/// (`weir_sliding_init_in`): its memory is the caller's.
 void weir_sliding_free(weir_sliding *sliding);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The bytes and the alignment a placed sliding window of `quota` over
+/// `window_ns` needs, written to `*bytes` and `*align`: the handle and one
+/// 8-byte stamp per unit of quota. `WEIR_ERR_QUOTA` and
+/// `WEIR_ERR_SLIDING_WINDOW` as for `weir_sliding_new`, `WEIR_ERR_TOO_LARGE`
+/// for a footprint no `size_t` holds; `WEIR_ERR_NULL` or
+/// `WEIR_ERR_MISALIGNED` for a bad `bytes` or `align` pointer. Nothing is
+/// written on an error.
+weir_status weir_sliding_footprint(int64_t quota, int64_t window_ns, size_t *bytes, size_t *align);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Lays a sliding window in memory the caller owns and writes it to
+/// `*out`: the window `weir_sliding_new` makes, taken by every
+/// `weir_sliding_*` call, without a heap. `mem` holds `len` bytes, at least
+/// the footprint `weir_sliding_footprint` answers, at a multiple of its
+/// alignment. The memory stays the caller's: `weir_sliding_free` on a
+/// placed window does nothing, and the memory may be reused once no call
+/// uses the window. Checked in this order, nothing written on an error:
+/// `out` (`WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`), `WEIR_ERR_QUOTA`,
+/// `WEIR_ERR_SLIDING_WINDOW`, `WEIR_ERR_TOO_LARGE`, then `mem` NULL
+/// (`WEIR_ERR_NULL`), `mem` misaligned (`WEIR_ERR_PLACED_MISALIGNED`), `len`
+/// below the footprint (`WEIR_ERR_PLACED_TOO_SMALL`).
+weir_status weir_sliding_init_in(void *mem,
+                                 size_t len,
+                                 int64_t quota,
+                                 int64_t window_ns,
+                                 weir_sliding **out);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -1554,8 +1729,37 @@ weir_status weir_period_new(int64_t quota, int64_t period_ns, bool align, weir_p
 #endif
 
 #if defined(WEIR_HOSTED)
-/// Frees a period counter. NULL is accepted and ignored.
+/// Frees a period counter. NULL is accepted and ignored, and so is a placed one
+/// (`weir_period_init_in`): its memory is the caller's.
 void weir_period_free(weir_period *period);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The bytes and the alignment a placed period counter needs (`weir_period_init_in`),
+/// written to `*bytes` and `*align`: its handle and nothing more.
+/// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bytes` or `align`
+/// pointer; nothing is written on an error.
+weir_status weir_period_footprint(size_t *bytes, size_t *align);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Lays a period counter in memory the caller owns (a static array, a field of its
+/// own struct) and writes it to `*out`: the period counter `weir_period_new` makes from `quota`, `period_ns` and `align`,
+/// taken by every `weir_period_*` call, without a heap. `mem` holds `len`
+/// bytes, at least the footprint `weir_period_footprint` answers, at a
+/// multiple of its alignment. The memory stays the caller's:
+/// `weir_period_free` on a placed period counter does nothing, and the memory may be
+/// reused once no call uses it. Checked in this order, nothing written on
+/// an error: `out` (`WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`), the arguments
+/// (`WEIR_ERR_QUOTA`, as `weir_period_new` answers them), then `mem` NULL
+/// (`WEIR_ERR_NULL`), `mem` misaligned (`WEIR_ERR_PLACED_MISALIGNED`), `len`
+/// below the footprint (`WEIR_ERR_PLACED_TOO_SMALL`).
+weir_status weir_period_init_in(void *mem,
+                                size_t len,
+                                int64_t quota,
+                                int64_t period_ns,
+                                bool align,
+                                weir_period **out);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -1635,8 +1839,32 @@ weir_status weir_gate_new(int64_t limit, weir_gate **out);
 #endif
 
 #if defined(WEIR_HOSTED)
-/// Frees a gate. NULL is accepted and ignored.
+/// Frees a gate. NULL is accepted and ignored, and so is a placed one
+/// (`weir_gate_init_in`): its memory is the caller's.
 void weir_gate_free(weir_gate *gate);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The bytes and the alignment a placed gate needs (`weir_gate_init_in`),
+/// written to `*bytes` and `*align`: its handle and nothing more.
+/// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bytes` or `align`
+/// pointer; nothing is written on an error.
+weir_status weir_gate_footprint(size_t *bytes, size_t *align);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Lays a gate in memory the caller owns (a static array, a field of its
+/// own struct) and writes it to `*out`: the gate `weir_gate_new` makes from `limit`,
+/// taken by every `weir_gate_*` call, without a heap. `mem` holds `len`
+/// bytes, at least the footprint `weir_gate_footprint` answers, at a
+/// multiple of its alignment. The memory stays the caller's:
+/// `weir_gate_free` on a placed gate does nothing, and the memory may be
+/// reused once no call uses it. Checked in this order, nothing written on
+/// an error: `out` (`WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`), the arguments
+/// (none: every `limit` is accepted), then `mem` NULL
+/// (`WEIR_ERR_NULL`), `mem` misaligned (`WEIR_ERR_PLACED_MISALIGNED`), `len`
+/// below the footprint (`WEIR_ERR_PLACED_TOO_SMALL`).
+weir_status weir_gate_init_in(void *mem, size_t len, int64_t limit, weir_gate **out);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -1796,8 +2024,38 @@ weir_status weir_concurrency_new(const weir_concurrency_policy *policy, weir_con
 #endif
 
 #if defined(WEIR_HOSTED)
-/// Frees an adaptive limit. NULL is accepted and ignored.
+/// Frees an adaptive limit. NULL is accepted and ignored, and so is a placed one
+/// (`weir_concurrency_init_in`): its memory is the caller's.
 void weir_concurrency_free(weir_concurrency *limit);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The bytes and the alignment a placed adaptive limit needs (`weir_concurrency_init_in`),
+/// written to `*bytes` and `*align`: its handle and nothing more.
+/// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bytes` or `align`
+/// pointer; nothing is written on an error.
+weir_status weir_concurrency_footprint(size_t *bytes, size_t *align);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Lays a adaptive limit in memory the caller owns (a static array, a field of its
+/// own struct) and writes it to `*out`: the adaptive limit `weir_concurrency_new` makes from `policy` (NULL: the preset),
+/// taken by every `weir_concurrency_*` call, without a heap. `mem` holds `len`
+/// bytes, at least the footprint `weir_concurrency_footprint` answers, at a
+/// multiple of its alignment. The memory stays the caller's:
+/// `weir_concurrency_free` on a placed adaptive limit does nothing, and the memory may be
+/// reused once no call uses it. Checked in this order, nothing written on
+/// an error: `out` (`WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`), the arguments
+/// (`WEIR_ERR_CONCURRENCY_LIMITS`, `WEIR_ERR_CONCURRENCY_QUEUE`,
+/// `WEIR_ERR_CONCURRENCY_SMOOTHING`, `WEIR_ERR_CONCURRENCY_TOLERANCE`,
+/// `WEIR_ERR_CONCURRENCY_WINDOW`, and
+/// `WEIR_ERR_MISALIGNED` for a misaligned policy, as `weir_concurrency_new` answers them), then `mem` NULL
+/// (`WEIR_ERR_NULL`), `mem` misaligned (`WEIR_ERR_PLACED_MISALIGNED`), `len`
+/// below the footprint (`WEIR_ERR_PLACED_TOO_SMALL`).
+weir_status weir_concurrency_init_in(void *mem,
+                                     size_t len,
+                                     const weir_concurrency_policy *policy,
+                                     weir_concurrency **out);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -1972,8 +2230,40 @@ weir_status weir_budget_new(const weir_budget_policy *policy, int64_t now, weir_
 #endif
 
 #if defined(WEIR_HOSTED)
-/// Frees a budget. NULL is accepted and ignored.
+/// Frees a budget. NULL is accepted and ignored, and so is a placed one
+/// (`weir_budget_init_in`): its memory is the caller's.
 void weir_budget_free(weir_budget *budget);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The bytes and the alignment a placed budget needs (`weir_budget_init_in`),
+/// written to `*bytes` and `*align`: its handle and nothing more.
+/// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bytes` or `align`
+/// pointer; nothing is written on an error.
+weir_status weir_budget_footprint(size_t *bytes, size_t *align);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Lays a budget in memory the caller owns (a static array, a field of its
+/// own struct) and writes it to `*out`: the budget `weir_budget_new` makes from `policy` (NULL: the preset) at `now`,
+/// taken by every `weir_budget_*` call, without a heap. `mem` holds `len`
+/// bytes, at least the footprint `weir_budget_footprint` answers, at a
+/// multiple of its alignment. The memory stays the caller's:
+/// `weir_budget_free` on a placed budget does nothing, and the memory may be
+/// reused once no call uses it. Checked in this order, nothing written on
+/// an error: `out` (`WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`), the arguments
+/// (`WEIR_ERR_RESERVED`, `WEIR_ERR_UNKNOWN_KIND`,
+/// `WEIR_ERR_BUDGET_MAX_TOKENS`, `WEIR_ERR_BUDGET_TOKEN_RATIO`,
+/// `WEIR_ERR_BUDGET_TTL`, `WEIR_ERR_BUDGET_MIN_PER_S`,
+/// `WEIR_ERR_BUDGET_PERCENT`, and `WEIR_ERR_MISALIGNED` for a misaligned
+/// policy, as `weir_budget_new` answers them), then `mem` NULL
+/// (`WEIR_ERR_NULL`), `mem` misaligned (`WEIR_ERR_PLACED_MISALIGNED`), `len`
+/// below the footprint (`WEIR_ERR_PLACED_TOO_SMALL`).
+weir_status weir_budget_init_in(void *mem,
+                                size_t len,
+                                const weir_budget_policy *policy,
+                                int64_t now,
+                                weir_budget **out);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -3395,7 +3685,7 @@ weir_status weir_charge_all(const weir_charge_item *items,
 /// unspent are lost to the fleet until the store's bucket refills.
 ///
 /// A `now` earlier than one seen is no time passing. Takes a short
-/// per-handle lock and is safe to use from many threads at once; 232
+/// per-handle lock and is safe to use from many threads at once; 264
 /// bytes of heap per handle. Made by `weir_lease_new`, freed by
 /// `weir_lease_free`.
 typedef struct weir_lease weir_lease;
@@ -3895,6 +4185,10 @@ int weir_hosted_only_weir_breaker_new(void) WEIR_HOSTED_ONLY_(weir_breaker_new);
 #define weir_breaker_new(...) weir_hosted_only_weir_breaker_new()
 int weir_hosted_only_weir_breaker_free(void) WEIR_HOSTED_ONLY_(weir_breaker_free);
 #define weir_breaker_free(...) weir_hosted_only_weir_breaker_free()
+int weir_hosted_only_weir_breaker_footprint(void) WEIR_HOSTED_ONLY_(weir_breaker_footprint);
+#define weir_breaker_footprint(...) weir_hosted_only_weir_breaker_footprint()
+int weir_hosted_only_weir_breaker_init_in(void) WEIR_HOSTED_ONLY_(weir_breaker_init_in);
+#define weir_breaker_init_in(...) weir_hosted_only_weir_breaker_init_in()
 int weir_hosted_only_weir_breaker_allow(void) WEIR_HOSTED_ONLY_(weir_breaker_allow);
 #define weir_breaker_allow(...) weir_hosted_only_weir_breaker_allow()
 int weir_hosted_only_weir_breaker_pass(void) WEIR_HOSTED_ONLY_(weir_breaker_pass);
@@ -3915,6 +4209,10 @@ int weir_hosted_only_weir_shedder_new(void) WEIR_HOSTED_ONLY_(weir_shedder_new);
 #define weir_shedder_new(...) weir_hosted_only_weir_shedder_new()
 int weir_hosted_only_weir_shedder_free(void) WEIR_HOSTED_ONLY_(weir_shedder_free);
 #define weir_shedder_free(...) weir_hosted_only_weir_shedder_free()
+int weir_hosted_only_weir_shedder_footprint(void) WEIR_HOSTED_ONLY_(weir_shedder_footprint);
+#define weir_shedder_footprint(...) weir_hosted_only_weir_shedder_footprint()
+int weir_hosted_only_weir_shedder_init_in(void) WEIR_HOSTED_ONLY_(weir_shedder_init_in);
+#define weir_shedder_init_in(...) weir_hosted_only_weir_shedder_init_in()
 int weir_hosted_only_weir_shedder_allow(void) WEIR_HOSTED_ONLY_(weir_shedder_allow);
 #define weir_shedder_allow(...) weir_hosted_only_weir_shedder_allow()
 int weir_hosted_only_weir_shedder_pass(void) WEIR_HOSTED_ONLY_(weir_shedder_pass);
@@ -3933,6 +4231,10 @@ int weir_hosted_only_weir_window_new(void) WEIR_HOSTED_ONLY_(weir_window_new);
 #define weir_window_new(...) weir_hosted_only_weir_window_new()
 int weir_hosted_only_weir_window_free(void) WEIR_HOSTED_ONLY_(weir_window_free);
 #define weir_window_free(...) weir_hosted_only_weir_window_free()
+int weir_hosted_only_weir_window_footprint(void) WEIR_HOSTED_ONLY_(weir_window_footprint);
+#define weir_window_footprint(...) weir_hosted_only_weir_window_footprint()
+int weir_hosted_only_weir_window_init_in(void) WEIR_HOSTED_ONLY_(weir_window_init_in);
+#define weir_window_init_in(...) weir_hosted_only_weir_window_init_in()
 int weir_hosted_only_weir_window_add(void) WEIR_HOSTED_ONLY_(weir_window_add);
 #define weir_window_add(...) weir_hosted_only_weir_window_add()
 int weir_hosted_only_weir_window_read_total(void) WEIR_HOSTED_ONLY_(weir_window_read_total);
@@ -3951,6 +4253,10 @@ int weir_hosted_only_weir_bucket_new(void) WEIR_HOSTED_ONLY_(weir_bucket_new);
 #define weir_bucket_new(...) weir_hosted_only_weir_bucket_new()
 int weir_hosted_only_weir_bucket_free(void) WEIR_HOSTED_ONLY_(weir_bucket_free);
 #define weir_bucket_free(...) weir_hosted_only_weir_bucket_free()
+int weir_hosted_only_weir_bucket_footprint(void) WEIR_HOSTED_ONLY_(weir_bucket_footprint);
+#define weir_bucket_footprint(...) weir_hosted_only_weir_bucket_footprint()
+int weir_hosted_only_weir_bucket_init_in(void) WEIR_HOSTED_ONLY_(weir_bucket_init_in);
+#define weir_bucket_init_in(...) weir_hosted_only_weir_bucket_init_in()
 int weir_hosted_only_weir_bucket_take(void) WEIR_HOSTED_ONLY_(weir_bucket_take);
 #define weir_bucket_take(...) weir_hosted_only_weir_bucket_take()
 int weir_hosted_only_weir_bucket_refund(void) WEIR_HOSTED_ONLY_(weir_bucket_refund);
@@ -3967,6 +4273,10 @@ int weir_hosted_only_weir_sliding_new(void) WEIR_HOSTED_ONLY_(weir_sliding_new);
 #define weir_sliding_new(...) weir_hosted_only_weir_sliding_new()
 int weir_hosted_only_weir_sliding_free(void) WEIR_HOSTED_ONLY_(weir_sliding_free);
 #define weir_sliding_free(...) weir_hosted_only_weir_sliding_free()
+int weir_hosted_only_weir_sliding_footprint(void) WEIR_HOSTED_ONLY_(weir_sliding_footprint);
+#define weir_sliding_footprint(...) weir_hosted_only_weir_sliding_footprint()
+int weir_hosted_only_weir_sliding_init_in(void) WEIR_HOSTED_ONLY_(weir_sliding_init_in);
+#define weir_sliding_init_in(...) weir_hosted_only_weir_sliding_init_in()
 int weir_hosted_only_weir_sliding_take(void) WEIR_HOSTED_ONLY_(weir_sliding_take);
 #define weir_sliding_take(...) weir_hosted_only_weir_sliding_take()
 int weir_hosted_only_weir_sliding_left(void) WEIR_HOSTED_ONLY_(weir_sliding_left);
@@ -3981,6 +4291,10 @@ int weir_hosted_only_weir_period_new(void) WEIR_HOSTED_ONLY_(weir_period_new);
 #define weir_period_new(...) weir_hosted_only_weir_period_new()
 int weir_hosted_only_weir_period_free(void) WEIR_HOSTED_ONLY_(weir_period_free);
 #define weir_period_free(...) weir_hosted_only_weir_period_free()
+int weir_hosted_only_weir_period_footprint(void) WEIR_HOSTED_ONLY_(weir_period_footprint);
+#define weir_period_footprint(...) weir_hosted_only_weir_period_footprint()
+int weir_hosted_only_weir_period_init_in(void) WEIR_HOSTED_ONLY_(weir_period_init_in);
+#define weir_period_init_in(...) weir_hosted_only_weir_period_init_in()
 int weir_hosted_only_weir_period_take(void) WEIR_HOSTED_ONLY_(weir_period_take);
 #define weir_period_take(...) weir_hosted_only_weir_period_take()
 int weir_hosted_only_weir_period_left(void) WEIR_HOSTED_ONLY_(weir_period_left);
@@ -3995,6 +4309,10 @@ int weir_hosted_only_weir_gate_new(void) WEIR_HOSTED_ONLY_(weir_gate_new);
 #define weir_gate_new(...) weir_hosted_only_weir_gate_new()
 int weir_hosted_only_weir_gate_free(void) WEIR_HOSTED_ONLY_(weir_gate_free);
 #define weir_gate_free(...) weir_hosted_only_weir_gate_free()
+int weir_hosted_only_weir_gate_footprint(void) WEIR_HOSTED_ONLY_(weir_gate_footprint);
+#define weir_gate_footprint(...) weir_hosted_only_weir_gate_footprint()
+int weir_hosted_only_weir_gate_init_in(void) WEIR_HOSTED_ONLY_(weir_gate_init_in);
+#define weir_gate_init_in(...) weir_hosted_only_weir_gate_init_in()
 int weir_hosted_only_weir_gate_enter(void) WEIR_HOSTED_ONLY_(weir_gate_enter);
 #define weir_gate_enter(...) weir_hosted_only_weir_gate_enter()
 int weir_hosted_only_weir_gate_leave(void) WEIR_HOSTED_ONLY_(weir_gate_leave);
@@ -4011,6 +4329,10 @@ int weir_hosted_only_weir_concurrency_new(void) WEIR_HOSTED_ONLY_(weir_concurren
 #define weir_concurrency_new(...) weir_hosted_only_weir_concurrency_new()
 int weir_hosted_only_weir_concurrency_free(void) WEIR_HOSTED_ONLY_(weir_concurrency_free);
 #define weir_concurrency_free(...) weir_hosted_only_weir_concurrency_free()
+int weir_hosted_only_weir_concurrency_footprint(void) WEIR_HOSTED_ONLY_(weir_concurrency_footprint);
+#define weir_concurrency_footprint(...) weir_hosted_only_weir_concurrency_footprint()
+int weir_hosted_only_weir_concurrency_init_in(void) WEIR_HOSTED_ONLY_(weir_concurrency_init_in);
+#define weir_concurrency_init_in(...) weir_hosted_only_weir_concurrency_init_in()
 int weir_hosted_only_weir_concurrency_enter(void) WEIR_HOSTED_ONLY_(weir_concurrency_enter);
 #define weir_concurrency_enter(...) weir_hosted_only_weir_concurrency_enter()
 int weir_hosted_only_weir_concurrency_leave(void) WEIR_HOSTED_ONLY_(weir_concurrency_leave);
@@ -4031,6 +4353,10 @@ int weir_hosted_only_weir_budget_new(void) WEIR_HOSTED_ONLY_(weir_budget_new);
 #define weir_budget_new(...) weir_hosted_only_weir_budget_new()
 int weir_hosted_only_weir_budget_free(void) WEIR_HOSTED_ONLY_(weir_budget_free);
 #define weir_budget_free(...) weir_hosted_only_weir_budget_free()
+int weir_hosted_only_weir_budget_footprint(void) WEIR_HOSTED_ONLY_(weir_budget_footprint);
+#define weir_budget_footprint(...) weir_hosted_only_weir_budget_footprint()
+int weir_hosted_only_weir_budget_init_in(void) WEIR_HOSTED_ONLY_(weir_budget_init_in);
+#define weir_budget_init_in(...) weir_hosted_only_weir_budget_init_in()
 int weir_hosted_only_weir_budget_deposit(void) WEIR_HOSTED_ONLY_(weir_budget_deposit);
 #define weir_budget_deposit(...) weir_hosted_only_weir_budget_deposit()
 int weir_hosted_only_weir_budget_withdraw(void) WEIR_HOSTED_ONLY_(weir_budget_withdraw);

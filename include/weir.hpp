@@ -211,6 +211,16 @@ private:
 // lock inside this program (then BloomRegion::init and check answer it too).
 inline std::error_code words_shareable() noexcept { return detail::code(weir_words_shareable()); }
 
+// What a placed handle needs (weir_X_footprint): `bytes` at a multiple of
+// `align`. Each handle class's place() lays one there (weir_X_init_in);
+// the memory stays the caller's, and the object's destructor leaves it
+// alone (weir_X_free does nothing to a placed handle). Keep the memory
+// where it is until the object is gone.
+struct footprint {
+    std::size_t bytes;
+    std::size_t align;
+};
+
 // ------------------------------------------------------------------ gate
 
 // A concurrency ceiling (weir_gate): at most `limit` inside at once.
@@ -235,6 +245,19 @@ public:
         weir_status status = weir_gate_read_counts(get(), &out);
         if (status != WEIR_OK) return status;
         return out;
+    }
+    // Placed in the caller's memory (see weir::footprint).
+    static result<weir::footprint> footprint() noexcept {
+        weir::footprint out{};
+        weir_status status = weir_gate_footprint(&out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Gate> place(void* mem, std::size_t len, std::int64_t limit) noexcept {
+        weir_gate* out = nullptr;
+        weir_status status = weir_gate_init_in(mem, len, limit, &out);
+        if (status != WEIR_OK) return status;
+        return Gate(out);
     }
 
 private:
@@ -268,6 +291,19 @@ public:
         weir_status status = weir_budget_read_counts(get(), &out);
         if (status != WEIR_OK) return status;
         return out;
+    }
+    // Placed in the caller's memory (see weir::footprint).
+    static result<weir::footprint> footprint() noexcept {
+        weir::footprint out{};
+        weir_status status = weir_budget_footprint(&out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Budget> place(void* mem, std::size_t len, const weir_budget_policy& policy, instant now) noexcept {
+        weir_budget* out = nullptr;
+        weir_status status = weir_budget_init_in(mem, len, &policy, now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return Budget(out);
     }
 
 private:
@@ -346,6 +382,19 @@ public:
         if (status != WEIR_OK) return status;
         return out;
     }
+    // Placed in the caller's memory (see weir::footprint).
+    static result<weir::footprint> footprint() noexcept {
+        weir::footprint out{};
+        weir_status status = weir_concurrency_footprint(&out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Concurrency> place(void* mem, std::size_t len, const weir_concurrency_policy& policy) noexcept {
+        weir_concurrency* out = nullptr;
+        weir_status status = weir_concurrency_init_in(mem, len, &policy, &out);
+        if (status != WEIR_OK) return status;
+        return Concurrency(out);
+    }
 
 private:
     explicit Concurrency(weir_concurrency* limit) noexcept : handle(limit) {}
@@ -384,6 +433,19 @@ public:
         if (status != WEIR_OK) return status;
         return out;
     }
+    // Placed in the caller's memory (see weir::footprint).
+    static result<weir::footprint> footprint() noexcept {
+        weir::footprint out{};
+        weir_status status = weir_bucket_footprint(&out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Bucket> place(void* mem, std::size_t len, double rate, double burst, instant now) noexcept {
+        weir_bucket* out = nullptr;
+        weir_status status = weir_bucket_init_in(mem, len, rate, burst, now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return Bucket(out);
+    }
 
 private:
     explicit Bucket(weir_bucket* bucket) noexcept : handle(bucket) {}
@@ -412,6 +474,19 @@ public:
         weir_status status = weir_sliding_read_counts(get(), &out);
         if (status != WEIR_OK) return status;
         return out;
+    }
+    // Placed in the caller's memory (see weir::footprint).
+    static result<weir::footprint> footprint(std::int64_t quota, nanoseconds window) noexcept {
+        weir::footprint out{};
+        weir_status status = weir_sliding_footprint(quota, window.count(), &out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Sliding> place(void* mem, std::size_t len, std::int64_t quota, nanoseconds window) noexcept {
+        weir_sliding* out = nullptr;
+        weir_status status = weir_sliding_init_in(mem, len, quota, window.count(), &out);
+        if (status != WEIR_OK) return status;
+        return Sliding(out);
     }
 
 private:
@@ -444,6 +519,19 @@ public:
         weir_status status = weir_period_read_counts(get(), &out);
         if (status != WEIR_OK) return status;
         return out;
+    }
+    // Placed in the caller's memory (see weir::footprint).
+    static result<weir::footprint> footprint() noexcept {
+        weir::footprint out{};
+        weir_status status = weir_period_footprint(&out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Period> place(void* mem, std::size_t len, std::int64_t quota, nanoseconds period, bool align = false) noexcept {
+        weir_period* out = nullptr;
+        weir_status status = weir_period_init_in(mem, len, quota, period.count(), align, &out);
+        if (status != WEIR_OK) return status;
+        return Period(out);
     }
 
 private:
@@ -485,6 +573,19 @@ public:
         weir_status status = weir_window_read_counts(get(), &out);
         if (status != WEIR_OK) return status;
         return out;
+    }
+    // Placed in the caller's memory (see weir::footprint).
+    static result<weir::footprint> footprint(std::int32_t size, nanoseconds window) noexcept {
+        weir::footprint out{};
+        weir_status status = weir_window_footprint(size, window.count(), &out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Window> place(void* mem, std::size_t len, std::int32_t size, nanoseconds window, instant now) noexcept {
+        weir_window* out = nullptr;
+        weir_status status = weir_window_init_in(mem, len, size, window.count(), now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return Window(out);
     }
 
 private:
@@ -574,6 +675,21 @@ public:
         weir_status status = weir_shedder_read_counts(get(), &out);
         if (status != WEIR_OK) return status;
         return out;
+    }
+    // Placed in the caller's memory (see weir::footprint).
+    static result<weir::footprint> footprint(const ShedderPolicy& policy) noexcept {
+        weir_shedder_policy c = policy.c();
+        weir::footprint out{};
+        weir_status status = weir_shedder_footprint(&c, &out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Shedder> place(void* mem, std::size_t len, const ShedderPolicy& policy, instant now) noexcept {
+        weir_shedder_policy c = policy.c();
+        weir_shedder* out = nullptr;
+        weir_status status = weir_shedder_init_in(mem, len, &c, now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return Shedder(out);
     }
 
 private:
@@ -1253,6 +1369,21 @@ public:
         weir_status status = weir_breaker_read_counts(get(), &out);
         if (status != WEIR_OK) return status;
         return out;
+    }
+    // Placed in the caller's memory (see weir::footprint).
+    static result<weir::footprint> footprint(const BreakerPolicy& policy) noexcept {
+        weir_breaker_policy c = policy.c();
+        weir::footprint out{};
+        weir_status status = weir_breaker_footprint(&c, &out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Breaker> place(void* mem, std::size_t len, const BreakerPolicy& policy, instant now) noexcept {
+        weir_breaker_policy c = policy.c();
+        weir_breaker* out = nullptr;
+        weir_status status = weir_breaker_init_in(mem, len, &c, now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return Breaker(out);
     }
 
 private:

@@ -8,9 +8,10 @@ use static_assertions::{assert_eq_size, const_assert_eq};
 use crate::counts::{weir_counts, Tally};
 use crate::guard::{decide, decide_status, read_counts, start_counting};
 use crate::guard::{
-    free_handle, lock, new_handle, on, policy_or, status_on, usable, value_mut, write_out, Guarded,
-    Handle,
+    free_handle, lock, new_handle, on, place_handle, placement, policy_or, status_on, usable,
+    value_mut, write_footprint, write_out, Guarded, Handle,
 };
+use crate::slots::Slots;
 use crate::status::weir_status::{self, *};
 use weir_core::breaker::{
     Breaker, BreakerPolicy, BreakerPolicyError, BreakerTally, BreakerTicket, BreakerTicketError,
@@ -294,10 +295,10 @@ fn next_tag() -> u32 {
 /// fifth of all calls reach the backend. After it recovers, refusals fade
 /// as successes refill the window, and the last refusal comes 8 to 11 s
 /// later: about one window.
-pub struct weir_breaker(Guarded<Mutex<Breaker>>);
+pub struct weir_breaker(Guarded<Mutex<Breaker<Slots<BreakerTally>>>>);
 
 impl Handle for weir_breaker {
-    type State = Mutex<Breaker>;
+    type State = Mutex<Breaker<Slots<BreakerTally>>>;
     fn guarded(&self) -> &Guarded<Self::State> {
         &self.0
     }
@@ -321,20 +322,95 @@ pub extern "C" fn weir_breaker_new(
     out: *mut *mut weir_breaker,
 ) -> weir_status {
     new_handle(out, || {
-        let sre = policy_or(policy, weir_breaker_policy_preset())?;
-        let core = BreakerPolicy::from(sre).check()?;
-        if i64::from(core.size) > weir_core::window::MAX_SIZE {
-            return Err(WEIR_ERR_BREAKER_SIZE);
-        }
-        if !matches!(sre.skip_refusals, 0 | 1) {
-            return Err(WEIR_ERR_BREAKER_REFUSALS);
-        }
-        let breaker = Breaker::new(core, now)?.tagged(next_tag());
+        let core = checked(policy)?;
+        let breaker = Breaker::new(core, now)?
+            .map_store(Slots::heap)
+            .tagged(next_tag());
         Ok(weir_breaker(Guarded::new(Mutex::new(breaker))))
     })
 }
 
-/// Frees a breaker. NULL is accepted and ignored.
+/// The caller's policy (or the preset for NULL), checked as
+/// `weir_breaker_new` documents.
+fn checked(policy: *const weir_breaker_policy) -> Result<BreakerPolicy, weir_status> {
+    let sre = policy_or(policy, weir_breaker_policy_preset())?;
+    let core = BreakerPolicy::from(sre).check()?;
+    if i64::from(core.size) > weir_core::window::MAX_SIZE {
+        return Err(WEIR_ERR_BREAKER_SIZE);
+    }
+    if !matches!(sre.skip_refusals, 0 | 1) {
+        return Err(WEIR_ERR_BREAKER_REFUSALS);
+    }
+    Ok(core)
+}
+
+/// The bytes and the alignment a placed breaker with this policy needs
+/// (NULL: the preset), written to `*bytes` and `*align`: the handle and one
+/// 32-byte bucket per `size` (1584 bytes, 8-aligned, at the preset on a
+/// 64-bit host). The policy is checked as `weir_breaker_new` checks it, with
+/// its statuses; `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bytes`
+/// or `align` pointer, and nothing is written on an error.
+#[no_mangle]
+pub extern "C" fn weir_breaker_footprint(
+    policy: *const weir_breaker_policy,
+    bytes: *mut usize,
+    align: *mut usize,
+) -> weir_status {
+    crate::guard::guard_status(|| {
+        let core = checked(policy)?;
+        let (total, alignment, _) = placement::<weir_breaker, BreakerTally>(slots(&core))?;
+        write_footprint((total, alignment), bytes, align)
+    })
+}
+
+/// How many buckets a breaker with this checked policy keeps.
+fn slots(core: &BreakerPolicy) -> usize {
+    // 1 <= size <= MAX_SIZE once checked and raised to one.
+    core.size.max(1) as usize
+}
+
+/// Lays a breaker in memory the caller owns (a static array, a field of
+/// its own struct) and writes it to `*out`: the same breaker
+/// `weir_breaker_new` makes, taken by every `weir_breaker_*` call, without
+/// a heap. `mem` holds `len` bytes, at least the footprint
+/// `weir_breaker_footprint` answers for this policy, at a multiple of its
+/// alignment. The memory stays the caller's: weir keeps nothing outside
+/// it, `weir_breaker_free` on a placed breaker does nothing, and the caller
+/// may reuse the memory once no call uses the breaker any more (moving or
+/// copying it makes another breaker of neither). Checked in this order, and
+/// nothing is written on an error: `out` (`WEIR_ERR_NULL`,
+/// `WEIR_ERR_MISALIGNED`), the policy (the statuses of `weir_breaker_new`),
+/// then `mem` NULL (`WEIR_ERR_NULL`), `mem` misaligned
+/// (`WEIR_ERR_PLACED_MISALIGNED`), `len` below the footprint
+/// (`WEIR_ERR_PLACED_TOO_SMALL`). A breaker laid over a live one leaks the
+/// old one's heap, if it had any: lay a breaker only in memory no live
+/// handle uses.
+#[no_mangle]
+pub extern "C" fn weir_breaker_init_in(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    policy: *const weir_breaker_policy,
+    now: i64,
+    out: *mut *mut weir_breaker,
+) -> weir_status {
+    place_handle(
+        mem,
+        len,
+        out,
+        BreakerTally::default(),
+        || {
+            let core = checked(policy)?;
+            Ok((slots(&core), core))
+        },
+        |core, slots| {
+            let breaker = Breaker::new_in(core, Slots::placed(slots), now)?.tagged(next_tag());
+            Ok(weir_breaker(Guarded::new(Mutex::new(breaker))))
+        },
+    )
+}
+
+/// Frees a breaker. NULL is accepted and ignored, and so is a placed
+/// breaker (`weir_breaker_init_in`): its memory is the caller's.
 #[no_mangle]
 pub extern "C" fn weir_breaker_free(breaker: *mut weir_breaker) {
     free_handle(breaker)
@@ -379,7 +455,10 @@ pub extern "C" fn weir_breaker_allow(
 fn settle(
     breaker: *const weir_breaker,
     ticket: *mut weir_breaker_ticket,
-    settle: impl FnOnce(&mut Breaker, &mut BreakerTicket) -> Result<(), BreakerTicketError>,
+    settle: impl FnOnce(
+        &mut Breaker<Slots<BreakerTally>>,
+        &mut BreakerTicket,
+    ) -> Result<(), BreakerTicketError>,
 ) -> weir_status {
     decide_status(breaker, Tally::errors, move |state| {
         let mut breaker = lock(state);

@@ -1,8 +1,10 @@
 //! C face of [`weir_core::bucket`].
 
 use crate::counts::{weir_counts, Tally};
-use crate::guard::{decide_counted, decide_or, decide_status, read_counts, start_counting};
-use crate::guard::{free_handle, new_handle, on, Guarded, Handle};
+use crate::guard::{
+    decide_counted, decide_or, decide_status, free_handle, new_handle, on, place_plain,
+    plain_footprint, read_counts, start_counting, Guarded, Handle,
+};
 use crate::status::weir_status::{self, *};
 use weir_core::bucket::{Bucket, BucketError};
 use weir_core::time::NEVER;
@@ -97,7 +99,42 @@ pub extern "C" fn weir_bucket_new(
     })
 }
 
-/// Frees a bucket. NULL is accepted and ignored.
+/// The bytes and the alignment a placed bucket needs (`weir_bucket_init_in`),
+/// written to `*bytes` and `*align`: its handle and nothing more.
+/// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bytes` or `align`
+/// pointer; nothing is written on an error.
+#[no_mangle]
+pub extern "C" fn weir_bucket_footprint(bytes: *mut usize, align: *mut usize) -> weir_status {
+    plain_footprint::<weir_bucket>(bytes, align)
+}
+
+/// Lays a bucket in memory the caller owns (a static array, a field of its
+/// own struct) and writes it to `*out`: the bucket `weir_bucket_new` makes from `rate` and `burst`, full at `now`,
+/// taken by every `weir_bucket_*` call, without a heap. `mem` holds `len`
+/// bytes, at least the footprint `weir_bucket_footprint` answers, at a
+/// multiple of its alignment. The memory stays the caller's:
+/// `weir_bucket_free` on a placed bucket does nothing, and the memory may be
+/// reused once no call uses it. Checked in this order, nothing written on
+/// an error: `out` (`WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`), the arguments
+/// (`WEIR_ERR_NOT_FINITE`, `WEIR_ERR_NEGATIVE`, `WEIR_ERR_TOO_LARGE`, as `weir_bucket_new` answers them), then `mem` NULL
+/// (`WEIR_ERR_NULL`), `mem` misaligned (`WEIR_ERR_PLACED_MISALIGNED`), `len`
+/// below the footprint (`WEIR_ERR_PLACED_TOO_SMALL`).
+#[no_mangle]
+pub extern "C" fn weir_bucket_init_in(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    rate: f64,
+    burst: f64,
+    now: i64,
+    out: *mut *mut weir_bucket,
+) -> weir_status {
+    place_plain(mem, len, out, || {
+        Ok(weir_bucket(Guarded::new(Bucket::new(rate, burst, now)?)))
+    })
+}
+
+/// Frees a bucket. NULL is accepted and ignored, and so is a placed one
+/// (`weir_bucket_init_in`): its memory is the caller's.
 #[no_mangle]
 pub extern "C" fn weir_bucket_free(bucket: *mut weir_bucket) {
     free_handle(bucket)

@@ -5,8 +5,10 @@ use std::sync::Mutex;
 use static_assertions::{assert_eq_size, const_assert_eq};
 
 use crate::counts::{weir_counts, Tally};
-use crate::guard::{decide, read_counts, start_counting};
-use crate::guard::{free_handle, lock, new_handle, on, policy_or, Guarded, Handle};
+use crate::guard::{
+    decide, free_handle, lock, new_handle, on, place_plain, plain_footprint, policy_or,
+    read_counts, start_counting, Guarded, Handle,
+};
 use crate::status::weir_status::{self, *};
 use weir_core::budget::{Budget, BudgetError};
 
@@ -129,7 +131,12 @@ pub extern "C" fn weir_budget_new(
     now: i64,
     out: *mut *mut weir_budget,
 ) -> weir_status {
-    new_handle(out, || {
+    new_handle(out, || make(policy, now))
+}
+
+/// The handle `weir_budget_new` and `weir_budget_init_in` make.
+fn make(policy: *const weir_budget_policy, now: i64) -> Result<weir_budget, weir_status> {
+    {
         let p = policy_or(policy, weir_budget_policy_preset())?;
         if p.reserved != 0 {
             return Err(WEIR_ERR_RESERVED);
@@ -140,10 +147,46 @@ pub extern "C" fn weir_budget_new(
             _ => return Err(WEIR_ERR_UNKNOWN_KIND),
         };
         Ok(weir_budget(Guarded::new(Mutex::new(budget))))
-    })
+    }
 }
 
-/// Frees a budget. NULL is accepted and ignored.
+/// The bytes and the alignment a placed budget needs (`weir_budget_init_in`),
+/// written to `*bytes` and `*align`: its handle and nothing more.
+/// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bytes` or `align`
+/// pointer; nothing is written on an error.
+#[no_mangle]
+pub extern "C" fn weir_budget_footprint(bytes: *mut usize, align: *mut usize) -> weir_status {
+    plain_footprint::<weir_budget>(bytes, align)
+}
+
+/// Lays a budget in memory the caller owns (a static array, a field of its
+/// own struct) and writes it to `*out`: the budget `weir_budget_new` makes from `policy` (NULL: the preset) at `now`,
+/// taken by every `weir_budget_*` call, without a heap. `mem` holds `len`
+/// bytes, at least the footprint `weir_budget_footprint` answers, at a
+/// multiple of its alignment. The memory stays the caller's:
+/// `weir_budget_free` on a placed budget does nothing, and the memory may be
+/// reused once no call uses it. Checked in this order, nothing written on
+/// an error: `out` (`WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`), the arguments
+/// (`WEIR_ERR_RESERVED`, `WEIR_ERR_UNKNOWN_KIND`,
+/// `WEIR_ERR_BUDGET_MAX_TOKENS`, `WEIR_ERR_BUDGET_TOKEN_RATIO`,
+/// `WEIR_ERR_BUDGET_TTL`, `WEIR_ERR_BUDGET_MIN_PER_S`,
+/// `WEIR_ERR_BUDGET_PERCENT`, and `WEIR_ERR_MISALIGNED` for a misaligned
+/// policy, as `weir_budget_new` answers them), then `mem` NULL
+/// (`WEIR_ERR_NULL`), `mem` misaligned (`WEIR_ERR_PLACED_MISALIGNED`), `len`
+/// below the footprint (`WEIR_ERR_PLACED_TOO_SMALL`).
+#[no_mangle]
+pub extern "C" fn weir_budget_init_in(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    policy: *const weir_budget_policy,
+    now: i64,
+    out: *mut *mut weir_budget,
+) -> weir_status {
+    place_plain(mem, len, out, || make(policy, now))
+}
+
+/// Frees a budget. NULL is accepted and ignored, and so is a placed one
+/// (`weir_budget_init_in`): its memory is the caller's.
 #[no_mangle]
 pub extern "C" fn weir_budget_free(budget: *mut weir_budget) {
     free_handle(budget)

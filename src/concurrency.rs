@@ -7,7 +7,8 @@ use static_assertions::{assert_eq_size, const_assert_eq};
 use crate::counts::{weir_counts, Tally};
 use crate::guard::{decide, decide_status, read_counts, start_counting};
 use crate::guard::{
-    free_handle, lock, new_handle, on, policy_or, usable, value_mut, write_out, Guarded, Handle,
+    free_handle, lock, new_handle, on, place_plain, plain_footprint, policy_or, usable, value_mut,
+    write_out, Guarded, Handle,
 };
 use crate::status::weir_status::{self, *};
 use weir_core::concurrency::{Concurrency, ConcurrencyError, ConcurrencyPolicy, ConcurrencyTicket};
@@ -191,14 +192,51 @@ pub extern "C" fn weir_concurrency_new(
     policy: *const weir_concurrency_policy,
     out: *mut *mut weir_concurrency,
 ) -> weir_status {
-    new_handle(out, || {
-        let gradient = policy_or(policy, weir_concurrency_policy_preset())?;
-        let limit = Concurrency::new(gradient.into())?;
-        Ok(weir_concurrency(Guarded::new(Mutex::new(limit))))
-    })
+    new_handle(out, || make(policy))
 }
 
-/// Frees an adaptive limit. NULL is accepted and ignored.
+/// The handle `weir_concurrency_new` and `weir_concurrency_init_in` make.
+fn make(policy: *const weir_concurrency_policy) -> Result<weir_concurrency, weir_status> {
+    let gradient = policy_or(policy, weir_concurrency_policy_preset())?;
+    let limit = Concurrency::new(gradient.into())?;
+    Ok(weir_concurrency(Guarded::new(Mutex::new(limit))))
+}
+
+/// The bytes and the alignment a placed adaptive limit needs (`weir_concurrency_init_in`),
+/// written to `*bytes` and `*align`: its handle and nothing more.
+/// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bytes` or `align`
+/// pointer; nothing is written on an error.
+#[no_mangle]
+pub extern "C" fn weir_concurrency_footprint(bytes: *mut usize, align: *mut usize) -> weir_status {
+    plain_footprint::<weir_concurrency>(bytes, align)
+}
+
+/// Lays a adaptive limit in memory the caller owns (a static array, a field of its
+/// own struct) and writes it to `*out`: the adaptive limit `weir_concurrency_new` makes from `policy` (NULL: the preset),
+/// taken by every `weir_concurrency_*` call, without a heap. `mem` holds `len`
+/// bytes, at least the footprint `weir_concurrency_footprint` answers, at a
+/// multiple of its alignment. The memory stays the caller's:
+/// `weir_concurrency_free` on a placed adaptive limit does nothing, and the memory may be
+/// reused once no call uses it. Checked in this order, nothing written on
+/// an error: `out` (`WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`), the arguments
+/// (`WEIR_ERR_CONCURRENCY_LIMITS`, `WEIR_ERR_CONCURRENCY_QUEUE`,
+/// `WEIR_ERR_CONCURRENCY_SMOOTHING`, `WEIR_ERR_CONCURRENCY_TOLERANCE`,
+/// `WEIR_ERR_CONCURRENCY_WINDOW`, and
+/// `WEIR_ERR_MISALIGNED` for a misaligned policy, as `weir_concurrency_new` answers them), then `mem` NULL
+/// (`WEIR_ERR_NULL`), `mem` misaligned (`WEIR_ERR_PLACED_MISALIGNED`), `len`
+/// below the footprint (`WEIR_ERR_PLACED_TOO_SMALL`).
+#[no_mangle]
+pub extern "C" fn weir_concurrency_init_in(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    policy: *const weir_concurrency_policy,
+    out: *mut *mut weir_concurrency,
+) -> weir_status {
+    place_plain(mem, len, out, || make(policy))
+}
+
+/// Frees an adaptive limit. NULL is accepted and ignored, and so is a placed one
+/// (`weir_concurrency_init_in`): its memory is the caller's.
 #[no_mangle]
 pub extern "C" fn weir_concurrency_free(limit: *mut weir_concurrency) {
     free_handle(limit)

@@ -1,8 +1,10 @@
 //! C face of [`weir_core::gate`].
 
 use crate::counts::{weir_counts, Tally};
-use crate::guard::{decide, read_counts, start_counting};
-use crate::guard::{free_handle, new_handle, on, Guarded, Handle};
+use crate::guard::{
+    decide, free_handle, new_handle, on, place_plain, plain_footprint, read_counts, start_counting,
+    Guarded, Handle,
+};
 use crate::status::weir_status;
 use weir_core::gate::Gate;
 
@@ -26,7 +28,40 @@ pub extern "C" fn weir_gate_new(limit: i64, out: *mut *mut weir_gate) -> weir_st
     new_handle(out, || Ok(weir_gate(Guarded::new(Gate::new(limit)))))
 }
 
-/// Frees a gate. NULL is accepted and ignored.
+/// The bytes and the alignment a placed gate needs (`weir_gate_init_in`),
+/// written to `*bytes` and `*align`: its handle and nothing more.
+/// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bytes` or `align`
+/// pointer; nothing is written on an error.
+#[no_mangle]
+pub extern "C" fn weir_gate_footprint(bytes: *mut usize, align: *mut usize) -> weir_status {
+    plain_footprint::<weir_gate>(bytes, align)
+}
+
+/// Lays a gate in memory the caller owns (a static array, a field of its
+/// own struct) and writes it to `*out`: the gate `weir_gate_new` makes from `limit`,
+/// taken by every `weir_gate_*` call, without a heap. `mem` holds `len`
+/// bytes, at least the footprint `weir_gate_footprint` answers, at a
+/// multiple of its alignment. The memory stays the caller's:
+/// `weir_gate_free` on a placed gate does nothing, and the memory may be
+/// reused once no call uses it. Checked in this order, nothing written on
+/// an error: `out` (`WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`), the arguments
+/// (none: every `limit` is accepted), then `mem` NULL
+/// (`WEIR_ERR_NULL`), `mem` misaligned (`WEIR_ERR_PLACED_MISALIGNED`), `len`
+/// below the footprint (`WEIR_ERR_PLACED_TOO_SMALL`).
+#[no_mangle]
+pub extern "C" fn weir_gate_init_in(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    limit: i64,
+    out: *mut *mut weir_gate,
+) -> weir_status {
+    place_plain(mem, len, out, || {
+        Ok(weir_gate(Guarded::new(Gate::new(limit))))
+    })
+}
+
+/// Frees a gate. NULL is accepted and ignored, and so is a placed one
+/// (`weir_gate_init_in`): its memory is the caller's.
 #[no_mangle]
 pub extern "C" fn weir_gate_free(gate: *mut weir_gate) {
     free_handle(gate)

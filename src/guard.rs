@@ -26,8 +26,8 @@ use std::sync::{Mutex, MutexGuard};
 use crate::counts::{weir_counts, Counts, Tally};
 use crate::status::weir_status::{self, *};
 
-/// A handle's state with its flags ([`POISONED`], [`COUNTING`]) and the
-/// counts it keeps once counting is on.
+/// A handle's state with its flags ([`POISONED`], [`COUNTING`], [`PLACED`])
+/// and the counts it keeps once counting is on.
 #[cfg(feature = "std")]
 pub(crate) struct Guarded<S> {
     flags: AtomicU8,
@@ -46,6 +46,14 @@ const POISONED: u8 = 1;
 #[cfg(feature = "std")]
 const COUNTING: u8 = 2;
 
+/// The bit of `Guarded::flags` that marks a handle laid in memory the
+/// caller owns (a placed handle, which [`free_handle`] leaves alone) rather
+/// than in a box of weir's. Set once, before the handle is handed out; the
+/// decisions' test of [`POISONED`] and [`COUNTING`] masks it out, so a
+/// placed handle decides on the path a heap one does.
+#[cfg(feature = "std")]
+const PLACED: u8 = 4;
+
 #[cfg(feature = "std")]
 impl<S> Guarded<S> {
     pub(crate) fn new(state: S) -> Self {
@@ -62,6 +70,14 @@ impl<S> Guarded<S> {
 
     fn poison(&self) {
         self.flags.fetch_or(POISONED, Ordering::Relaxed);
+    }
+
+    fn placed(&self) -> bool {
+        self.flags.load(Ordering::Relaxed) & PLACED != 0
+    }
+
+    fn mark_placed(&self) {
+        self.flags.fetch_or(PLACED, Ordering::Relaxed);
     }
 }
 
@@ -173,7 +189,7 @@ pub(crate) fn decide<H: Handle, R>(
         return neutral;
     };
     let guarded = handle.guarded();
-    if guarded.flags.load(Ordering::Relaxed) != 0 {
+    if guarded.flags.load(Ordering::Relaxed) & (POISONED | COUNTING) != 0 {
         return flagged(guarded, neutral, body, tally);
     }
     catch_unwind(AssertUnwindSafe(|| body(&guarded.state))).unwrap_or_else(|_| {
@@ -236,7 +252,7 @@ pub(crate) fn decide_or<H: Handle, R>(
         return neutral;
     };
     let guarded = handle.guarded();
-    if guarded.flags.load(Ordering::Relaxed) != 0 {
+    if guarded.flags.load(Ordering::Relaxed) & (POISONED | COUNTING) != 0 {
         return cold();
     }
     catch_unwind(AssertUnwindSafe(|| body(&guarded.state))).unwrap_or_else(|_| {
@@ -277,7 +293,7 @@ pub(crate) fn decide_status_or<H: Handle>(
         return WEIR_ERR_NULL;
     };
     let guarded = handle.guarded();
-    if guarded.flags.load(Ordering::Relaxed) != 0 {
+    if guarded.flags.load(Ordering::Relaxed) & (POISONED | COUNTING) != 0 {
         return cold();
     }
     match catch_unwind(AssertUnwindSafe(|| body(&guarded.state))) {
@@ -321,7 +337,7 @@ pub(crate) fn decide_status<H: Handle>(
         return WEIR_ERR_NULL;
     };
     let guarded = handle.guarded();
-    if guarded.flags.load(Ordering::Relaxed) != 0 {
+    if guarded.flags.load(Ordering::Relaxed) & (POISONED | COUNTING) != 0 {
         return flagged_status(guarded, body, tally);
     }
     match catch_unwind(AssertUnwindSafe(|| body(&guarded.state))) {
@@ -469,15 +485,223 @@ pub(crate) fn new_handle<H>(
     })
 }
 
-/// Frees a handle made by `new_handle`; NULL is accepted and ignored.
+/// Frees a handle made by `new_handle`; NULL is accepted and ignored, and
+/// so is a placed handle (made by [`place_handle`]): its memory is the
+/// caller's, and nothing in it owns anything else.
 #[cfg(feature = "std")]
-pub(crate) fn free_handle<H>(handle: *mut H) {
+pub(crate) fn free_handle<H: Handle>(handle: *mut H) {
     guard((), || {
-        if !handle.is_null() {
-            // SAFETY: a non-NULL handle came from `Box::into_raw` in
+        // SAFETY: a non-NULL handle came from `new_handle` or `place_handle`
+        // and, by the header's contract, has not been freed or had its
+        // memory reused.
+        match unsafe { handle.as_ref() } {
+            Some(held) if held.guarded().placed() => {}
+            // SAFETY: not placed, so it came from `Box::into_raw` in
             // `new_handle` and, by the header's contract, is freed only once.
-            drop(unsafe { Box::from_raw(handle) });
+            Some(_) => drop(unsafe { Box::from_raw(handle) }),
+            None => {}
         }
+    })
+}
+
+/// Where a placed handle of type `H` with `slots` trailing values of `T`
+/// lies in the caller's memory: the handle at the start, the slots at the
+/// first multiple of `T`'s alignment after it. Answers (footprint in
+/// bytes, alignment, offset of the slots), or `WEIR_ERR_TOO_LARGE` when the
+/// footprint does not fit a `usize`.
+#[cfg(feature = "std")]
+pub(crate) fn placement<H, T>(slots: usize) -> Result<(usize, usize, usize), weir_status> {
+    let (size_t, align_t) = (core::mem::size_of::<T>(), core::mem::align_of::<T>());
+    let offset = core::mem::size_of::<H>().div_ceil(align_t) * align_t;
+    let total = size_t
+        .checked_mul(slots)
+        .and_then(|bytes| bytes.checked_add(offset))
+        .filter(|&total| total <= isize::MAX as usize)
+        .ok_or(WEIR_ERR_TOO_LARGE)?;
+    Ok((total, core::mem::align_of::<H>().max(align_t), offset))
+}
+
+/// Answers a footprint to the caller's `*size` and `*align`, both checked
+/// before either is written.
+#[cfg(feature = "std")]
+pub(crate) fn write_footprint(
+    (total, align): (usize, usize),
+    size: *mut usize,
+    align_out: *mut usize,
+) -> Result<(), weir_status> {
+    usable(size)?;
+    usable(align_out)?;
+    write_out(size, total)?;
+    write_out(align_out, align)
+}
+
+/// Lays a handle in the caller's memory. `plan` checks the arguments and
+/// answers how many slots of `T` the handle needs, with what `make` needs
+/// besides; `mem` must then hold `len` bytes, at least the footprint of `H`
+/// and those slots (see [`placement`]), starting at a multiple of its
+/// alignment. `make` gets the slots, each already written with `fill`, and
+/// answers the handle, which is written at `mem`; `*out` then points at it.
+/// Checked before anything is written, in this order: `out` usable, `plan`,
+/// `mem` NULL, `mem` misaligned (`WEIR_ERR_PLACED_MISALIGNED`), `len` short
+/// (`WEIR_ERR_PLACED_TOO_SMALL`).
+///
+/// The handle keeps the slots' address, so the memory must stay where it
+/// is, and stay the caller's, until the handle is no longer used; the
+/// handle owns nothing else, so there is nothing to free.
+#[cfg(feature = "std")]
+pub(crate) fn place_handle<H: Handle, T: Copy + 'static, P>(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    out: *mut *mut H,
+    fill: T,
+    plan: impl FnOnce() -> Result<(usize, P), weir_status>,
+    make: impl FnOnce(P, &'static mut [T]) -> Result<H, weir_status>,
+) -> weir_status {
+    guard_status(|| {
+        usable(out)?;
+        let (slots, plan) = plan()?;
+        let (total, align, offset) = placement::<H, T>(slots)?;
+        if mem.is_null() {
+            return Err(WEIR_ERR_NULL);
+        }
+        if mem as usize % align != 0 {
+            return Err(WEIR_ERR_PLACED_MISALIGNED);
+        }
+        if len < total {
+            return Err(WEIR_ERR_PLACED_TOO_SMALL);
+        }
+        let base = mem.cast::<u8>();
+        // SAFETY: `mem` is non-NULL, aligned for `H` and `T` (`align` is the
+        // larger of theirs and `offset` a multiple of `T`'s), and by the
+        // header's contract `len` bytes at it are the caller's to write and
+        // stay put while the handle is used; `offset + slots * size_of::<T>()`
+        // is at most `total <= len`, so the slots lie inside, after the
+        // handle's `size_of::<H>()` bytes. Each slot is written before the
+        // slice is made, so every value in it is initialised.
+        let slots = unsafe {
+            let first = base.add(offset).cast::<T>();
+            for index in 0..slots {
+                first.add(index).write(fill);
+            }
+            core::slice::from_raw_parts_mut(first, slots)
+        };
+        let handle = make(plan, slots)?;
+        let at = base.cast::<H>();
+        // SAFETY: `at` is `mem`, aligned for `H`, with `size_of::<H>() <= len`
+        // bytes the caller's to write (see above); by the header's contract
+        // no live handle is there, so nothing that must be dropped is
+        // overwritten.
+        unsafe { at.write(handle) };
+        // SAFETY: just written, and no other thread has its address yet.
+        let placed = unsafe { &*at };
+        // Before `*out` publishes it: `free_handle` must leave it alone.
+        placed.guarded().mark_placed();
+        write_out(out, at)
+    })
+}
+
+/// [`place_handle`] for a handle with two runs of slots, `n` of `T` then
+/// `n` of `U` (the shedder's buckets and its queues' slots): `plan`
+/// answers `n`, and `make` gets both runs. The same checks in the same
+/// order; the footprint is [`placement`]'s for `n` values of `(T, U)` laid
+/// one run after the other (see [`placement2`]).
+#[cfg(feature = "std")]
+pub(crate) fn place_handle2<H: Handle, T: Copy + 'static, U: Copy + 'static, P>(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    out: *mut *mut H,
+    fill: (T, U),
+    plan: impl FnOnce() -> Result<(usize, P), weir_status>,
+    make: impl FnOnce(P, &'static mut [T], &'static mut [U]) -> Result<H, weir_status>,
+) -> weir_status {
+    guard_status(|| {
+        usable(out)?;
+        let (slots, plan) = plan()?;
+        let (total, align, first, second) = placement2::<H, T, U>(slots)?;
+        if mem.is_null() {
+            return Err(WEIR_ERR_NULL);
+        }
+        if mem as usize % align != 0 {
+            return Err(WEIR_ERR_PLACED_MISALIGNED);
+        }
+        if len < total {
+            return Err(WEIR_ERR_PLACED_TOO_SMALL);
+        }
+        let base = mem.cast::<u8>();
+        // SAFETY: as in `place_handle`: `mem` is aligned for `H`, `T` and
+        // `U`, both runs lie inside `total <= len` bytes the caller's to
+        // write, after the handle and apart from each other (`placement2`),
+        // and every slot is written before its slice is made.
+        let (ts, us) = unsafe {
+            let t = base.add(first).cast::<T>();
+            let u = base.add(second).cast::<U>();
+            for index in 0..slots {
+                t.add(index).write(fill.0);
+                u.add(index).write(fill.1);
+            }
+            (
+                core::slice::from_raw_parts_mut(t, slots),
+                core::slice::from_raw_parts_mut(u, slots),
+            )
+        };
+        let handle = make(plan, ts, us)?;
+        let at = base.cast::<H>();
+        // SAFETY: as in `place_handle`.
+        unsafe { at.write(handle) };
+        // SAFETY: just written, and no other thread has its address yet.
+        let placed = unsafe { &*at };
+        placed.guarded().mark_placed();
+        write_out(out, at)
+    })
+}
+
+/// Where a placed handle of type `H` with `n` values of `T` and then `n`
+/// of `U` lies: (footprint, alignment, offset of the `T`s, offset of the
+/// `U`s), or `WEIR_ERR_TOO_LARGE`.
+#[cfg(feature = "std")]
+pub(crate) fn placement2<H, T, U>(n: usize) -> Result<(usize, usize, usize, usize), weir_status> {
+    let (end_t, align_ht, first) = placement::<H, T>(n)?;
+    let align_u = core::mem::align_of::<U>();
+    let second = end_t
+        .checked_next_multiple_of(align_u)
+        .ok_or(WEIR_ERR_TOO_LARGE)?;
+    let total = core::mem::size_of::<U>()
+        .checked_mul(n)
+        .and_then(|bytes| bytes.checked_add(second))
+        .filter(|&total| total <= isize::MAX as usize)
+        .ok_or(WEIR_ERR_TOO_LARGE)?;
+    Ok((total, align_ht.max(align_u), first, second))
+}
+
+/// A placed handle with no slots besides itself (bucket, gate, period,
+/// budget, adaptive limit): `make` checks the arguments and makes it, then
+/// [`place_handle`] lays it at `mem`.
+#[cfg(feature = "std")]
+pub(crate) fn place_plain<H: Handle>(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    out: *mut *mut H,
+    make: impl FnOnce() -> Result<H, weir_status>,
+) -> weir_status {
+    place_handle(
+        mem,
+        len,
+        out,
+        (),
+        || Ok((0, make()?)),
+        |handle, _| Ok(handle),
+    )
+}
+
+/// The footprint of a placed handle with no slots: its size and alignment.
+#[cfg(feature = "std")]
+pub(crate) fn plain_footprint<H>(bytes: *mut usize, align: *mut usize) -> weir_status {
+    guard_status(|| {
+        write_footprint(
+            (core::mem::size_of::<H>(), core::mem::align_of::<H>()),
+            bytes,
+            align,
+        )
     })
 }
 

@@ -59,6 +59,8 @@ pub mod rate;
 pub mod shedder;
 #[cfg(feature = "std")]
 pub mod sliding;
+#[cfg(feature = "std")]
+mod slots;
 pub mod status;
 pub mod version;
 #[cfg(feature = "std")]

@@ -3,8 +3,10 @@
 use std::sync::Mutex;
 
 use crate::counts::{weir_counts, Tally};
-use crate::guard::{decide, read_counts, start_counting};
-use crate::guard::{free_handle, lock, new_handle, on, Guarded, Handle};
+use crate::guard::{
+    decide, free_handle, lock, new_handle, on, place_plain, plain_footprint, read_counts,
+    start_counting, Guarded, Handle,
+};
 use crate::status::weir_status::{self, *};
 use weir_core::period::{Period, PeriodError, PeriodQuota};
 use weir_core::time::NEVER;
@@ -68,13 +70,49 @@ pub extern "C" fn weir_period_new(
     align: bool,
     out: *mut *mut weir_period,
 ) -> weir_status {
-    new_handle(out, || {
-        let period = Period::new(quota, period_ns, align)?;
-        Ok(weir_period(Guarded::new(Mutex::new(period))))
-    })
+    new_handle(out, || make(quota, period_ns, align))
 }
 
-/// Frees a period counter. NULL is accepted and ignored.
+/// The handle `weir_period_new` and `weir_period_init_in` make.
+fn make(quota: i64, period_ns: i64, align: bool) -> Result<weir_period, weir_status> {
+    let period = Period::new(quota, period_ns, align)?;
+    Ok(weir_period(Guarded::new(Mutex::new(period))))
+}
+
+/// The bytes and the alignment a placed period counter needs (`weir_period_init_in`),
+/// written to `*bytes` and `*align`: its handle and nothing more.
+/// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bytes` or `align`
+/// pointer; nothing is written on an error.
+#[no_mangle]
+pub extern "C" fn weir_period_footprint(bytes: *mut usize, align: *mut usize) -> weir_status {
+    plain_footprint::<weir_period>(bytes, align)
+}
+
+/// Lays a period counter in memory the caller owns (a static array, a field of its
+/// own struct) and writes it to `*out`: the period counter `weir_period_new` makes from `quota`, `period_ns` and `align`,
+/// taken by every `weir_period_*` call, without a heap. `mem` holds `len`
+/// bytes, at least the footprint `weir_period_footprint` answers, at a
+/// multiple of its alignment. The memory stays the caller's:
+/// `weir_period_free` on a placed period counter does nothing, and the memory may be
+/// reused once no call uses it. Checked in this order, nothing written on
+/// an error: `out` (`WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`), the arguments
+/// (`WEIR_ERR_QUOTA`, as `weir_period_new` answers them), then `mem` NULL
+/// (`WEIR_ERR_NULL`), `mem` misaligned (`WEIR_ERR_PLACED_MISALIGNED`), `len`
+/// below the footprint (`WEIR_ERR_PLACED_TOO_SMALL`).
+#[no_mangle]
+pub extern "C" fn weir_period_init_in(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    quota: i64,
+    period_ns: i64,
+    align: bool,
+    out: *mut *mut weir_period,
+) -> weir_status {
+    place_plain(mem, len, out, || make(quota, period_ns, align))
+}
+
+/// Frees a period counter. NULL is accepted and ignored, and so is a placed one
+/// (`weir_period_init_in`): its memory is the caller's.
 #[no_mangle]
 pub extern "C" fn weir_period_free(period: *mut weir_period) {
     free_handle(period)

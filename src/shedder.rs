@@ -7,14 +7,15 @@ use static_assertions::{assert_eq_size, const_assert_eq};
 use crate::counts::{weir_counts, Tally};
 use crate::guard::{decide, decide_status, read_counts, start_counting};
 use crate::guard::{
-    free_handle, lock, new_handle, on, policy_or, status_on, usable, value_mut, write_out, Guarded,
-    Handle,
+    free_handle, guard_status, lock, new_handle, on, place_handle2, placement2, policy_or,
+    status_on, usable, value_mut, write_footprint, write_out, Guarded, Handle,
 };
+use crate::slots::Slots;
 use crate::status::weir_status::{self, *};
 use weir_core::shedder::{
-    Settled, Shedder, ShedderPolicy, ShedderPolicyError, ShedderStats, ShedderTicket,
+    Settled, Shedder, ShedderFront, ShedderPolicy, ShedderPolicyError, ShedderStats, ShedderTicket,
 };
-use weir_core::window::WindowError;
+use weir_core::window::{WindowError, WindowTotal};
 
 /// The shedder's policy (for `weir_shedder_new`): the constants of adaptive
 /// load shedding. Start from `weir_shedder_policy_preset()` and change what you need; every field is checked when a shedder is made
@@ -200,10 +201,13 @@ impl From<ShedderStats> for weir_shedder_stats {
 /// in each queue, reserved at construction) plus about 290 bytes (under
 /// 3 KB at the preset). Made by `weir_shedder_new`, freed by
 /// `weir_shedder_free`.
-pub struct weir_shedder(Guarded<Mutex<Shedder>>);
+pub struct weir_shedder(Guarded<Mutex<Held>>);
+
+/// The shedder behind a handle, heap or placed.
+type Held = Shedder<Slots<WindowTotal>, Slots<ShedderFront>>;
 
 impl Handle for weir_shedder {
-    type State = Mutex<Shedder>;
+    type State = Mutex<Held>;
     fn guarded(&self) -> &Guarded<Self::State> {
         &self.0
     }
@@ -226,12 +230,80 @@ pub extern "C" fn weir_shedder_new(
 ) -> weir_status {
     new_handle(out, || {
         let shed = policy_or(policy, weir_shedder_policy_preset())?;
-        let shedder = Shedder::new(shed.into(), now)?;
+        let shedder = Shedder::new(shed.into(), now)?.map_store(Slots::heap, Slots::heap);
         Ok(weir_shedder(Guarded::new(Mutex::new(shedder))))
     })
 }
 
-/// Frees a shedder. NULL is accepted and ignored.
+/// The caller's policy (or the preset for NULL), checked as
+/// `weir_shedder_new` checks it, and how many buckets it keeps.
+fn checked(policy: *const weir_shedder_policy) -> Result<(usize, ShedderPolicy), weir_status> {
+    let shed = ShedderPolicy::from(policy_or(policy, weir_shedder_policy_preset())?).check()?;
+    let size = i64::from(shed.size).max(1);
+    if size > weir_core::window::MAX_SIZE {
+        return Err(WEIR_ERR_SHEDDER_SIZE);
+    }
+    // 1 <= size <= MAX_SIZE.
+    Ok((size as usize, shed))
+}
+
+/// The bytes and the alignment a placed shedder with this policy needs
+/// (NULL: the preset), written to `*bytes` and `*align`: the handle, one
+/// 16-byte bucket and one 32-byte queue slot per `size`. The policy is
+/// checked as `weir_shedder_new` checks it, with its statuses
+/// (`WEIR_ERR_SHEDDER_CPU`, `WEIR_ERR_SHEDDER_WINDOW`,
+/// `WEIR_ERR_SHEDDER_LATENCY`, `WEIR_ERR_SHEDDER_BETA`,
+/// `WEIR_ERR_SHEDDER_FLOOR`, `WEIR_ERR_SHEDDER_COOL`,
+/// `WEIR_ERR_SHEDDER_SIZE`); `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a
+/// bad `bytes` or `align` pointer. Nothing is written on an error.
+#[no_mangle]
+pub extern "C" fn weir_shedder_footprint(
+    policy: *const weir_shedder_policy,
+    bytes: *mut usize,
+    align: *mut usize,
+) -> weir_status {
+    guard_status(|| {
+        let (size, _) = checked(policy)?;
+        let (total, alignment, _, _) = placement2::<weir_shedder, WindowTotal, ShedderFront>(size)?;
+        write_footprint((total, alignment), bytes, align)
+    })
+}
+
+/// Lays a shedder in memory the caller owns and writes it to `*out`: the
+/// shedder `weir_shedder_new` makes, taken by every `weir_shedder_*` call,
+/// without a heap. `mem` holds `len` bytes, at least the footprint
+/// `weir_shedder_footprint` answers for this policy, at a multiple of its
+/// alignment. The memory stays the caller's: `weir_shedder_free` on a
+/// placed shedder does nothing, and the memory may be reused once no call
+/// uses it. Checked in this order, nothing written on an error: `out`
+/// (`WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`), the policy (the statuses of
+/// `weir_shedder_footprint`), then `mem` NULL (`WEIR_ERR_NULL`), `mem`
+/// misaligned (`WEIR_ERR_PLACED_MISALIGNED`), `len` below the footprint
+/// (`WEIR_ERR_PLACED_TOO_SMALL`).
+#[no_mangle]
+pub extern "C" fn weir_shedder_init_in(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    policy: *const weir_shedder_policy,
+    now: i64,
+    out: *mut *mut weir_shedder,
+) -> weir_status {
+    place_handle2(
+        mem,
+        len,
+        out,
+        (WindowTotal::default(), ShedderFront::default()),
+        || checked(policy),
+        |shed, buckets, fronts| {
+            let shedder =
+                Shedder::new_in(shed, Slots::placed(buckets), Slots::placed(fronts), now)?;
+            Ok(weir_shedder(Guarded::new(Mutex::new(shedder))))
+        },
+    )
+}
+
+/// Frees a shedder. NULL is accepted and ignored, and so is a placed one
+/// (`weir_shedder_init_in`): its memory is the caller's.
 #[no_mangle]
 pub extern "C" fn weir_shedder_free(shedder: *mut weir_shedder) {
     free_handle(shedder)
@@ -275,7 +347,7 @@ pub extern "C" fn weir_shedder_allow(
 fn settle(
     shedder: *const weir_shedder,
     ticket: *mut weir_shedder_ticket,
-    settle: impl FnOnce(&mut Shedder, &mut ShedderTicket) -> Result<(), Settled>,
+    settle: impl FnOnce(&mut Held, &mut ShedderTicket) -> Result<(), Settled>,
 ) -> weir_status {
     decide_status(shedder, Tally::errors, move |state| {
         let mut shedder = lock(state);

@@ -3,8 +3,11 @@
 use std::sync::Mutex;
 
 use crate::counts::{weir_counts, Tally};
-use crate::guard::{decide, read_counts, start_counting};
-use crate::guard::{free_handle, lock, new_handle, on, Guarded, Handle};
+use crate::guard::{
+    decide, free_handle, guard_status, lock, new_handle, on, place_handle, placement, read_counts,
+    start_counting, write_footprint, Guarded, Handle,
+};
+use crate::slots::Slots;
 use crate::status::weir_status::{self, *};
 use weir_core::sliding::{Sliding, SlidingError};
 use weir_core::time::NEVER;
@@ -14,11 +17,11 @@ use weir_core::time::NEVER;
 /// many threads at once; 112 bytes of heap per handle plus 8 bytes per unit
 /// of quota (one stamp per event it counts), allocated once by
 /// `weir_sliding_new`. Freed by `weir_sliding_free`.
-pub struct weir_sliding(Guarded<Mutex<Sliding>>);
+pub struct weir_sliding(Guarded<Mutex<Sliding<Slots<i64>>>>);
 
 impl Handle for weir_sliding {
-    type State = Mutex<Sliding>;
-    fn guarded(&self) -> &Guarded<Mutex<Sliding>> {
+    type State = Mutex<Sliding<Slots<i64>>>;
+    fn guarded(&self) -> &Guarded<Self::State> {
         &self.0
     }
 }
@@ -52,12 +55,78 @@ pub extern "C" fn weir_sliding_new(
     out: *mut *mut weir_sliding,
 ) -> weir_status {
     new_handle(out, || {
-        let sliding = Sliding::new(quota, window_ns)?;
+        let sliding = Sliding::new(quota, window_ns)?.map_store(Slots::heap);
         Ok(weir_sliding(Guarded::new(Mutex::new(sliding))))
     })
 }
 
-/// Frees a sliding window. NULL is accepted and ignored.
+/// How many stamps a sliding window of `quota` over `window_ns` keeps,
+/// checked as `weir_sliding_new` checks them (`WEIR_ERR_TOO_LARGE` for a
+/// quota whose stamps no memory could hold).
+fn stamps(quota: i64, window_ns: i64) -> Result<usize, weir_status> {
+    if quota <= 0 {
+        return Err(WEIR_ERR_QUOTA);
+    }
+    if window_ns <= 0 {
+        return Err(WEIR_ERR_SLIDING_WINDOW);
+    }
+    usize::try_from(quota).map_err(|_| WEIR_ERR_TOO_LARGE)
+}
+
+/// The bytes and the alignment a placed sliding window of `quota` over
+/// `window_ns` needs, written to `*bytes` and `*align`: the handle and one
+/// 8-byte stamp per unit of quota. `WEIR_ERR_QUOTA` and
+/// `WEIR_ERR_SLIDING_WINDOW` as for `weir_sliding_new`, `WEIR_ERR_TOO_LARGE`
+/// for a footprint no `size_t` holds; `WEIR_ERR_NULL` or
+/// `WEIR_ERR_MISALIGNED` for a bad `bytes` or `align` pointer. Nothing is
+/// written on an error.
+#[no_mangle]
+pub extern "C" fn weir_sliding_footprint(
+    quota: i64,
+    window_ns: i64,
+    bytes: *mut usize,
+    align: *mut usize,
+) -> weir_status {
+    guard_status(|| {
+        let (total, alignment, _) = placement::<weir_sliding, i64>(stamps(quota, window_ns)?)?;
+        write_footprint((total, alignment), bytes, align)
+    })
+}
+
+/// Lays a sliding window in memory the caller owns and writes it to
+/// `*out`: the window `weir_sliding_new` makes, taken by every
+/// `weir_sliding_*` call, without a heap. `mem` holds `len` bytes, at least
+/// the footprint `weir_sliding_footprint` answers, at a multiple of its
+/// alignment. The memory stays the caller's: `weir_sliding_free` on a
+/// placed window does nothing, and the memory may be reused once no call
+/// uses the window. Checked in this order, nothing written on an error:
+/// `out` (`WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`), `WEIR_ERR_QUOTA`,
+/// `WEIR_ERR_SLIDING_WINDOW`, `WEIR_ERR_TOO_LARGE`, then `mem` NULL
+/// (`WEIR_ERR_NULL`), `mem` misaligned (`WEIR_ERR_PLACED_MISALIGNED`), `len`
+/// below the footprint (`WEIR_ERR_PLACED_TOO_SMALL`).
+#[no_mangle]
+pub extern "C" fn weir_sliding_init_in(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    quota: i64,
+    window_ns: i64,
+    out: *mut *mut weir_sliding,
+) -> weir_status {
+    place_handle(
+        mem,
+        len,
+        out,
+        0i64,
+        || Ok((stamps(quota, window_ns)?, ())),
+        |(), slots| {
+            let sliding = Sliding::new_in(Slots::placed(slots), window_ns)?;
+            Ok(weir_sliding(Guarded::new(Mutex::new(sliding))))
+        },
+    )
+}
+
+/// Frees a sliding window. NULL is accepted and ignored, and so is a placed one
+/// (`weir_sliding_init_in`): its memory is the caller's.
 #[no_mangle]
 pub extern "C" fn weir_sliding_free(sliding: *mut weir_sliding) {
     free_handle(sliding)

@@ -2,7 +2,7 @@
 
 /// What a call that can fail reports. `WEIR_OK` is 0; every other value is
 /// an error. Codes are grouped by area and are never renumbered or reused:
-/// 1–99 general (30–39 targets and builds, 40–49 refunds, 70–79 counts, 80–89 charging several limits at once), 100–199 the limiter, 200–299 the pool,
+/// 1–99 general (30–39 targets and builds, 40–49 refunds, 50–59 placed handles in the caller's memory, 60–69 kept for regions shared between programs, 70–79 counts, 80–89 charging several limits at once), 100–199 the limiter, 200–299 the pool,
 /// 300–399 breaker, shedder and window (330–349 the breaker's limits), 400–499 rate and bloom (430–449 the GCRA word),
 /// 500–549 the retry budget, 550–599 the adaptive concurrency limit, 600–629 the lease.
 /// `weir_status_str` describes any value, known or not.
@@ -75,6 +75,15 @@ pub enum weir_status {
     WEIR_ERR_REFUND_FULL = 42,
     /// A refund whose `taken_at` is later than its `now`; nothing changed.
     WEIR_ERR_REFUND_FUTURE = 43,
+
+    // 50–59: placed handles (weir_X_init_in) in memory the caller owns.
+    /// The memory handed to a `weir_X_init_in` call is shorter than the
+    /// handle's footprint (`weir_X_footprint`); nothing was written to it.
+    WEIR_ERR_PLACED_TOO_SMALL = 50,
+    /// The memory handed to a `weir_X_init_in` call does not start at a
+    /// multiple of the alignment `weir_X_footprint` answers; nothing was
+    /// written to it.
+    WEIR_ERR_PLACED_MISALIGNED = 51,
 
     // 70–79: counts.
     /// `weir_<type>_read_counts` on a handle that does not count: turn
@@ -331,6 +340,8 @@ const ALL: &[weir_status] = {
         WEIR_ERR_REFUND_ARMED,
         WEIR_ERR_REFUND_FULL,
         WEIR_ERR_REFUND_FUTURE,
+        WEIR_ERR_PLACED_TOO_SMALL,
+        WEIR_ERR_PLACED_MISALIGNED,
         WEIR_ERR_COUNTS_OFF,
         WEIR_ERR_CHARGE_TOO_MANY,
         WEIR_ERR_CHARGE_COST,
@@ -455,6 +466,10 @@ impl weir_status {
             WEIR_ERR_REFUND_ARMED => c"refund: the cooldown's gate is armed; the batch is spent",
             WEIR_ERR_REFUND_FULL => c"refund: the limiter or bucket is already at capacity",
             WEIR_ERR_REFUND_FUTURE => c"refund: taken_at is later than now",
+            WEIR_ERR_PLACED_TOO_SMALL => c"placed handle: memory shorter than its footprint",
+            WEIR_ERR_PLACED_MISALIGNED => {
+                c"placed handle: memory not aligned as its footprint says"
+            }
             WEIR_ERR_COUNTS_OFF => {
                 c"the handle does not count: weir_<type>_start_counting turns counting on"
             }

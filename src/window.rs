@@ -7,8 +7,10 @@ use static_assertions::{assert_eq_size, const_assert_eq};
 use crate::counts::{weir_counts, Tally};
 use crate::guard::{decide_status, read_counts, start_counting};
 use crate::guard::{
-    free_handle, lock, new_handle, on, slice_out, status_on, write_out, Guarded, Handle,
+    free_handle, guard_status, lock, new_handle, on, place_handle, placement, slice_out, status_on,
+    write_footprint, write_out, Guarded, Handle,
 };
+use crate::slots::Slots;
 use crate::status::weir_status::{self, *};
 use weir_core::window::{Window, WindowError, WindowTotal};
 
@@ -56,10 +58,10 @@ impl From<WindowTotal> for weir_window_total {
 /// passing. Safe to share between threads: each call takes a short
 /// per-handle lock. Heap per handle: 16 bytes per bucket plus about 100
 /// bytes. Made by `weir_window_new`, freed by `weir_window_free`.
-pub struct weir_window(Guarded<Mutex<Window<WindowTotal>>>);
+pub struct weir_window(Guarded<Mutex<Window<WindowTotal, Slots<WindowTotal>>>>);
 
 impl Handle for weir_window {
-    type State = Mutex<Window<WindowTotal>>;
+    type State = Mutex<Window<WindowTotal, Slots<WindowTotal>>>;
     fn guarded(&self) -> &Guarded<Self::State> {
         &self.0
     }
@@ -80,12 +82,80 @@ pub extern "C" fn weir_window_new(
     out: *mut *mut weir_window,
 ) -> weir_status {
     new_handle(out, || {
-        let window = Window::new(i64::from(size), window_ns, now)?;
+        let window = Window::new(i64::from(size), window_ns, now)?.map_store(Slots::heap);
         Ok(weir_window(Guarded::new(Mutex::new(window))))
     })
 }
 
-/// Frees a window. NULL is accepted and ignored.
+/// How many buckets a window of `size` over `window_ns` keeps, checked as
+/// `weir_window_new` checks them.
+fn buckets(size: i32, window_ns: i64) -> Result<usize, weir_status> {
+    if window_ns <= 0 {
+        return Err(WEIR_ERR_WINDOW_SPAN);
+    }
+    let size = i64::from(size).max(1);
+    if size > weir_core::window::MAX_SIZE {
+        return Err(WEIR_ERR_WINDOW_SIZE);
+    }
+    // 1 <= size <= MAX_SIZE.
+    Ok(size as usize)
+}
+
+/// The bytes and the alignment a placed window of `size` buckets over
+/// `window_ns` needs, written to `*bytes` and `*align`: the handle and one
+/// 16-byte bucket per `size`. `WEIR_ERR_WINDOW_SPAN` and
+/// `WEIR_ERR_WINDOW_SIZE` as for `weir_window_new`; `WEIR_ERR_NULL` or
+/// `WEIR_ERR_MISALIGNED` for a bad `bytes` or `align` pointer. Nothing is
+/// written on an error.
+#[no_mangle]
+pub extern "C" fn weir_window_footprint(
+    size: i32,
+    window_ns: i64,
+    bytes: *mut usize,
+    align: *mut usize,
+) -> weir_status {
+    guard_status(|| {
+        let (total, alignment, _) =
+            placement::<weir_window, WindowTotal>(buckets(size, window_ns)?)?;
+        write_footprint((total, alignment), bytes, align)
+    })
+}
+
+/// Lays a window in memory the caller owns and writes it to `*out`: the
+/// window `weir_window_new` makes, taken by every `weir_window_*` call,
+/// without a heap. `mem` holds `len` bytes, at least the footprint
+/// `weir_window_footprint` answers, at a multiple of its alignment. The
+/// memory stays the caller's: `weir_window_free` on a placed window does
+/// nothing, and the memory may be reused once no call uses the window.
+/// Checked in this order, nothing written on an error: `out`
+/// (`WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`), `WEIR_ERR_WINDOW_SPAN`,
+/// `WEIR_ERR_WINDOW_SIZE`, then `mem` NULL (`WEIR_ERR_NULL`), `mem`
+/// misaligned (`WEIR_ERR_PLACED_MISALIGNED`), `len` below the footprint
+/// (`WEIR_ERR_PLACED_TOO_SMALL`).
+#[no_mangle]
+pub extern "C" fn weir_window_init_in(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    size: i32,
+    window_ns: i64,
+    now: i64,
+    out: *mut *mut weir_window,
+) -> weir_status {
+    place_handle(
+        mem,
+        len,
+        out,
+        WindowTotal::default(),
+        || Ok((buckets(size, window_ns)?, ())),
+        |(), slots| {
+            let window = Window::new_in(Slots::placed(slots), window_ns, now)?;
+            Ok(weir_window(Guarded::new(Mutex::new(window))))
+        },
+    )
+}
+
+/// Frees a window. NULL is accepted and ignored, and so is a placed one
+/// (`weir_window_init_in`): its memory is the caller's.
 #[no_mangle]
 pub extern "C" fn weir_window_free(window: *mut weir_window) {
     free_handle(window)

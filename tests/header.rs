@@ -47,6 +47,10 @@ const INDEX: &[Entry] = &[
                 &["weir_breaker_new (copies the policy)", "weir_breaker_free"],
             ),
             (
+                "placed",
+                &["weir_breaker_footprint", "weir_breaker_init_in"],
+            ),
+            (
                 "calls",
                 &[
                     "weir_breaker_allow (fills a weir_breaker_ticket)",
@@ -83,6 +87,10 @@ const INDEX: &[Entry] = &[
                 &["weir_shedder_new (copies the policy)", "weir_shedder_free"],
             ),
             (
+                "placed",
+                &["weir_shedder_footprint", "weir_shedder_init_in"],
+            ),
+            (
                 "calls",
                 &[
                     "weir_shedder_allow (fills a weir_shedder_ticket)",
@@ -108,6 +116,7 @@ const INDEX: &[Entry] = &[
         what: "rolling window of sums and counts",
         rows: &[
             ("make", &["weir_window_new", "weir_window_free"]),
+            ("placed", &["weir_window_footprint", "weir_window_init_in"]),
             ("calls", &["weir_window_add"]),
             (
                 "reads",
@@ -129,6 +138,7 @@ const INDEX: &[Entry] = &[
         what: "token bucket, lock-free",
         rows: &[
             ("make", &["weir_bucket_new", "weir_bucket_free"]),
+            ("placed", &["weir_bucket_footprint", "weir_bucket_init_in"]),
             ("calls", &["weir_bucket_take", "weir_bucket_refund"]),
             (
                 "reads",
@@ -145,6 +155,10 @@ const INDEX: &[Entry] = &[
         what: "exact sliding-window quota",
         rows: &[
             ("make", &["weir_sliding_new", "weir_sliding_free"]),
+            (
+                "placed",
+                &["weir_sliding_footprint", "weir_sliding_init_in"],
+            ),
             ("calls", &["weir_sliding_take"]),
             ("reads", &["weir_sliding_left", "weir_sliding_next"]),
             (
@@ -158,6 +172,7 @@ const INDEX: &[Entry] = &[
         what: "fixed-window quota per period",
         rows: &[
             ("make", &["weir_period_new", "weir_period_free"]),
+            ("placed", &["weir_period_footprint", "weir_period_init_in"]),
             ("calls", &["weir_period_take (weir_period_quota)"]),
             ("reads", &["weir_period_left", "weir_period_next"]),
             (
@@ -171,6 +186,7 @@ const INDEX: &[Entry] = &[
         what: "concurrency ceiling, lock-free",
         rows: &[
             ("make", &["weir_gate_new", "weir_gate_free"]),
+            ("placed", &["weir_gate_footprint", "weir_gate_init_in"]),
             ("calls", &["weir_gate_enter", "weir_gate_leave"]),
             ("reads", &["weir_gate_held"]),
             (
@@ -196,6 +212,10 @@ const INDEX: &[Entry] = &[
                     "weir_concurrency_new (copies the policy)",
                     "weir_concurrency_free",
                 ],
+            ),
+            (
+                "placed",
+                &["weir_concurrency_footprint", "weir_concurrency_init_in"],
             ),
             (
                 "calls",
@@ -233,6 +253,7 @@ const INDEX: &[Entry] = &[
                 ],
             ),
             ("make", &["weir_budget_new", "weir_budget_free"]),
+            ("placed", &["weir_budget_footprint", "weir_budget_init_in"]),
             ("calls", &["weir_budget_deposit", "weir_budget_withdraw"]),
             ("reads", &["weir_budget_left", "weir_budget_tokens"]),
             (

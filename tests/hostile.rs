@@ -2975,3 +2975,233 @@ impl From<bool> for Answer {
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// Placed handles: every type's weir_X_init_in in memory of any length and
+// alignment, with hostile arguments.
+
+/// Memory for a placed handle: `bytes` bytes at a 64-aligned start plus
+/// `shift`, inside a buffer of zeros with room to spare.
+fn placed_memory(lines: &mut Vec<Line64>, bytes: usize, shift: usize) -> *mut c_void {
+    *lines = (0..bytes / 64 + 3).map(|_| Line64([0; 8])).collect();
+    (lines.as_mut_ptr() as usize + shift) as *mut c_void
+}
+
+/// A length near the footprint, or far from it.
+fn placed_len(footprint: usize, rng: &mut Rng) -> usize {
+    match rng.below(6) {
+        0 => 0,
+        1 => footprint.saturating_sub(1),
+        2 | 3 => footprint,
+        4 => footprint + rng.below(64) as usize,
+        _ => usize::MAX - rng.below(2) as usize,
+    }
+}
+
+#[test]
+fn placed_handles_never_panic_and_refuse_short_or_misaligned_memory() {
+    count_panics();
+    let mut rng = Rng::new(seed(0x91ace));
+    let mut lines = Vec::new();
+    let mut calls = 0u64;
+    for _ in 0..rounds(4_000) {
+        let kind = rng.below(9);
+        let (mut bytes, mut align) = (0usize, 0usize);
+        // Each arm: the footprint's status, then a closure laying the handle
+        // at (mem, len) and answering the status, and one running a few
+        // calls on it and freeing it.
+        let breaker_policy = hostile_breaker_policy(&mut rng);
+        let budget_policy = hostile_budget_policy(&mut rng);
+        let concurrency_policy = hostile_concurrency_policy(&mut rng);
+        let shed_policy = hostile_shed(&mut rng);
+        let (size, span) = (
+            if rng.one_in(4) {
+                rng.i32()
+            } else {
+                rng.below(100) as i32
+            },
+            rng.span(),
+        );
+        let quota = if rng.one_in(4) {
+            rng.i64()
+        } else {
+            rng.below(100) as i64
+        };
+        let (rate, burst) = (rng.unit() * 1e3, rng.unit() * 100.0);
+        let now = rng.i64();
+        let footprint = match kind {
+            0 => weir_breaker_footprint(&breaker_policy, &mut bytes, &mut align),
+            1 => weir_window_footprint(size, span, &mut bytes, &mut align),
+            2 => weir_sliding_footprint(quota, span, &mut bytes, &mut align),
+            3 => weir_bucket_footprint(&mut bytes, &mut align),
+            4 => weir_gate_footprint(&mut bytes, &mut align),
+            5 => weir_period_footprint(&mut bytes, &mut align),
+            6 => weir_budget_footprint(&mut bytes, &mut align),
+            7 => weir_concurrency_footprint(&mut bytes, &mut align),
+            _ => weir_shedder_footprint(&shed_policy, &mut bytes, &mut align),
+        };
+        let names = [
+            "weir_breaker_footprint",
+            "weir_window_footprint",
+            "weir_sliding_footprint",
+            "weir_bucket_footprint",
+            "weir_gate_footprint",
+            "weir_period_footprint",
+            "weir_budget_footprint",
+            "weir_concurrency_footprint",
+            "weir_shedder_footprint",
+        ];
+        sane(footprint, names[kind as usize]);
+        calls += 1;
+        if footprint != WEIR_OK {
+            assert_eq!((bytes, align), (0, 0), "a footprint wrote on an error");
+            continue;
+        }
+        // A footprint past any memory this test can give is not laid.
+        if bytes > 1 << 24 {
+            continue;
+        }
+        assert!(align.is_power_of_two() && align <= 64);
+        let shift = if rng.one_in(5) {
+            [1, 4, 8, 32][rng.below(4) as usize]
+        } else {
+            0
+        };
+        let mem = placed_memory(&mut lines, bytes, shift);
+        let len = placed_len(bytes, &mut rng);
+        let mem = if rng.one_in(20) { null_mut() } else { mem };
+        let fits = !mem.is_null() && (mem as usize) % align == 0 && len >= bytes;
+        macro_rules! lay {
+            ($name:literal, $init:expr, $calls:expr, $free:expr) => {{
+                let mut out = null_mut();
+                let status = sane($init(&mut out), $name);
+                calls += 1;
+                if status == WEIR_OK {
+                    assert!(fits, "{} laid a handle in memory that does not fit", $name);
+                    assert_eq!(out as *mut c_void, mem);
+                    $calls(out);
+                    $free(out);
+                    $free(out);
+                } else {
+                    assert!(out.is_null(), "{} wrote *out on {status:?}", $name);
+                    if fits {
+                        assert!(
+                            status != WEIR_ERR_PLACED_TOO_SMALL
+                                && status != WEIR_ERR_PLACED_MISALIGNED,
+                            "{} refused memory that fits",
+                            $name
+                        );
+                    }
+                }
+            }};
+        }
+        let mut clock = Clock::new(&mut rng);
+        let times: Vec<i64> = (0..10).map(|_| clock.tick(&mut rng)).collect();
+        match kind {
+            0 => lay!(
+                "weir_breaker_init_in",
+                |out| weir_breaker_init_in(mem, len, &breaker_policy, now, out),
+                |b| for &t in &times {
+                    let mut ticket = weir_breaker_ticket::default();
+                    if weir_breaker_allow(b, t, 0.5, &mut ticket) {
+                        sane(weir_breaker_pass(b, &mut ticket, t), "weir_breaker_pass");
+                    }
+                    let ratio = weir_breaker_ratio(b, t);
+                    assert!((0.0..=1.0).contains(&ratio), "ratio {ratio}");
+                },
+                weir_breaker_free
+            ),
+            1 => lay!(
+                "weir_window_init_in",
+                |out| weir_window_init_in(mem, len, size, span, now, out),
+                |w| for &t in &times {
+                    sane(weir_window_add(w, t, 1), "weir_window_add");
+                    let mut total = weir_window_total::default();
+                    sane(
+                        weir_window_read_total(w, t, true, &mut total),
+                        "weir_window_read_total",
+                    );
+                    assert!(total.count >= 0 && total.count <= 10);
+                },
+                weir_window_free
+            ),
+            2 => lay!(
+                "weir_sliding_init_in",
+                |out| weir_sliding_init_in(mem, len, quota, span, out),
+                |s| for &t in &times {
+                    weir_sliding_take(s, t);
+                    let left = weir_sliding_left(s, t);
+                    assert!((0..=quota).contains(&left));
+                },
+                weir_sliding_free
+            ),
+            3 => lay!(
+                "weir_bucket_init_in",
+                |out| weir_bucket_init_in(mem, len, rate, burst, now, out),
+                |b| for &t in &times {
+                    weir_bucket_take(b, t, 1.0);
+                    assert!(weir_bucket_tokens(b, t) <= burst.max(1.0));
+                },
+                weir_bucket_free
+            ),
+            4 => lay!(
+                "weir_gate_init_in",
+                |out| weir_gate_init_in(mem, len, quota, out),
+                |g| for _ in &times {
+                    weir_gate_enter(g);
+                    let held = weir_gate_held(g);
+                    assert!(held >= 0 && (quota <= 0 || held <= quota));
+                },
+                weir_gate_free
+            ),
+            5 => lay!(
+                "weir_period_init_in",
+                |out| weir_period_init_in(mem, len, quota, span, rng.one_in(2), out),
+                |p| for &t in &times {
+                    weir_period_take(p, t);
+                    assert!((0..=quota).contains(&weir_period_left(p, t)));
+                },
+                weir_period_free
+            ),
+            6 => lay!(
+                "weir_budget_init_in",
+                |out| weir_budget_init_in(mem, len, &budget_policy, now, out),
+                |b| for &t in &times {
+                    weir_budget_deposit(b, t);
+                    weir_budget_withdraw(b, t);
+                    assert!(weir_budget_left(b, t) >= 0);
+                },
+                weir_budget_free
+            ),
+            8 => lay!(
+                "weir_shedder_init_in",
+                |out| weir_shedder_init_in(mem, len, &shed_policy, now, out),
+                |s| for &t in &times {
+                    let mut ticket = weir_shedder_ticket::default();
+                    if weir_shedder_allow(s, t, 500, &mut ticket) {
+                        sane(weir_shedder_pass(s, &mut ticket, t), "weir_shedder_pass");
+                    }
+                    assert!(weir_shedder_flying(s) == 0);
+                },
+                weir_shedder_free
+            ),
+            _ => lay!(
+                "weir_concurrency_init_in",
+                |out| weir_concurrency_init_in(mem, len, &concurrency_policy, out),
+                |c| for &t in &times {
+                    let mut ticket = weir_concurrency_ticket::default();
+                    if weir_concurrency_enter(c, t, &mut ticket) {
+                        sane(
+                            weir_concurrency_leave(c, &mut ticket, t, false),
+                            "weir_concurrency_leave",
+                        );
+                    }
+                    assert!(weir_concurrency_flying(c) == 0);
+                },
+                weir_concurrency_free
+            ),
+        }
+    }
+    eprintln!("placed handles: {calls} calls");
+    assert_no_panics("placed handles");
+}

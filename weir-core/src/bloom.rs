@@ -78,7 +78,9 @@
 //! but 2: a region is never read under another layout.
 
 use crate::atomic::{AtomicU64, Ordering};
+#[cfg(feature = "alloc")]
 use alloc::boxed::Box;
+#[cfg(feature = "alloc")]
 use alloc::vec::Vec;
 
 use crate::gcra::{self, GcraLimit};
@@ -419,6 +421,7 @@ impl BloomShape {
         soonest
     }
 
+    #[cfg(feature = "alloc")] // the all-or-nothing charge's bloom items need alloc
     /// `n` events (1..=burst) for `key` at `now`, as [`BloomShape::allow`]
     /// charges one: allowed when any of its words takes all `n`, and every
     /// word that takes them is charged. What each charged word held before
@@ -461,6 +464,7 @@ impl BloomShape {
     }
 }
 
+#[cfg(feature = "alloc")] // the all-or-nothing charge's bloom items need alloc
 /// The words a [`BloomShape::take`] charged, and what each held before
 /// and after its charge.
 #[derive(Debug)]
@@ -472,6 +476,7 @@ pub(crate) struct BloomTaken<'a, W> {
     after: [u64; LINE_WORDS],
 }
 
+#[cfg(feature = "alloc")] // the all-or-nothing charge's bloom items need alloc
 impl<W: Word> BloomTaken<'_, W> {
     /// Puts back every charged word that still holds what its charge wrote
     /// (see [`crate::charge`]); whether every one did.
@@ -498,13 +503,17 @@ fn any_of<W>(line: &[W; LINE_WORDS], mut mask: u32, mut allow: impl FnMut(&W) ->
     allowed
 }
 
-/// A bloom array on the heap.
+/// A bloom array on the heap. Without `alloc`, a [`BloomShape`] over the
+/// caller's own lines (a `static` array of [`BloomLine`]s, say) answers the
+/// same through [`BloomShape::allow`] and [`BloomShape::next`].
+#[cfg(feature = "alloc")]
 #[derive(Debug)]
 pub struct Bloom {
     shape: BloomShape,
     lines: Box<[BloomLine]>,
 }
 
+#[cfg(feature = "alloc")]
 impl Bloom {
     /// An array of `shape` whose words are all fresh (zero).
     pub fn new(shape: BloomShape) -> Result<Bloom, BloomError> {
@@ -631,7 +640,7 @@ pub fn open_in(region: &[BloomLine]) -> Result<(BloomShape, &[BloomLine]), Bloom
     Ok((shape, lines))
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "alloc"))]
 mod tests {
     use super::*;
     use crate::time::SECOND;

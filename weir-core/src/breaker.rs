@@ -42,6 +42,10 @@
 
 use crate::draw;
 use crate::time::elapsed;
+#[cfg(feature = "alloc")]
+use alloc::vec::Vec;
+
+use crate::store::Slots;
 use crate::window::{Window, WindowError};
 
 /// The constants of probability-based client-side throttling.
@@ -272,15 +276,20 @@ pub enum BreakerTicketError {
 }
 
 /// A probability-based circuit breaker over a rolling window of outcomes.
-/// Not synchronised: its owner guards it (the C handle takes a short lock).
+/// Its buckets live in the store `S` (a `Vec<BreakerTally>` by default; see
+/// [`crate::store`]). Not synchronised: its owner guards it (the C handle
+/// takes a short lock).
 #[derive(Clone, Debug)]
-pub struct Breaker {
+pub struct Breaker<
+    #[cfg(feature = "alloc")] S = Vec<BreakerTally>,
+    #[cfg(not(feature = "alloc"))] S,
+> {
     sre: BreakerPolicy,
     /// How much `w` falls per bucket of the failing run: (k - floor) / size.
     decay: f64,
     /// The traffic floor in calls per window: rps_threshold * window_ns / 1e9.
     floor_calls: f64,
-    window: Window<BreakerTally>,
+    window: Window<BreakerTally, S>,
     running: Running,
     /// When a call was last let through (at first, when the breaker was
     /// made): the probe counts from here.
@@ -297,14 +306,46 @@ pub struct Breaker {
     probes: u64,
 }
 
+#[cfg(feature = "alloc")]
 impl Breaker {
     /// A breaker with an empty window opening at `now`; the probe counts
     /// from `now` too. Its tag is 0.
     pub fn new(sre: BreakerPolicy, now: i64) -> Result<Breaker, BreakerPolicyError> {
-        let mut sre = sre.check()?;
-        sre.size = sre.size.max(1);
-        let window = Window::new(i64::from(sre.size), sre.window_ns, now)
+        let sre = sre.check()?;
+        let window = Window::new(i64::from(sre.size.max(1)), sre.window_ns, now)
             .map_err(BreakerPolicyError::Window)?;
+        Breaker::over(sre, window, now)
+    }
+}
+
+impl<S: Slots<BreakerTally>> Breaker<S> {
+    /// A breaker over the caller's store, one bucket per slot (every slot is
+    /// cleared): the store's length is the window's size, whatever the
+    /// policy's `size` says, and [`Breaker::policy`] reports it. Otherwise as
+    /// [`Breaker::new`]: an empty window opening at `now`, the probe
+    /// counting from `now`, tag 0. A store with no slot is
+    /// `Window(WindowError::NoMemory)`; one of more than
+    /// [`crate::window::MAX_SIZE`] slots `Window(WindowError::TooLarge)`.
+    pub fn new_in(
+        sre: BreakerPolicy,
+        store: S,
+        now: i64,
+    ) -> Result<Breaker<S>, BreakerPolicyError> {
+        let sre = sre.check()?;
+        let window =
+            Window::new_in(store, sre.window_ns, now).map_err(BreakerPolicyError::Window)?;
+        Breaker::over(sre, window, now)
+    }
+
+    /// The breaker over a checked policy and its fresh window, whose size
+    /// becomes the policy's.
+    fn over(
+        mut sre: BreakerPolicy,
+        window: Window<BreakerTally, S>,
+        now: i64,
+    ) -> Result<Breaker<S>, BreakerPolicyError> {
+        // The window holds at most MAX_SIZE buckets, far within an i32.
+        sre.size = window.size() as i32;
         Ok(Breaker {
             sre,
             decay: (sre.k - sre.floor) / f64::from(sre.size),
@@ -320,10 +361,29 @@ impl Breaker {
         })
     }
 
+    /// The breaker with its buckets moved to another store: `rehome` gets
+    /// the store and must answer one holding the same slots, in the same
+    /// order. Nothing else changes.
+    pub fn map_store<T: Slots<BreakerTally>>(self, rehome: impl FnOnce(S) -> T) -> Breaker<T> {
+        Breaker {
+            sre: self.sre,
+            decay: self.decay,
+            floor_calls: self.floor_calls,
+            window: self.window.map_store(rehome),
+            running: self.running,
+            last_pass: self.last_pass,
+            latest: self.latest,
+            tag: self.tag,
+            issued: self.issued,
+            unsettled: self.unsettled,
+            probes: self.probes,
+        }
+    }
+
     /// The breaker with its tickets tagged `tag`, so that a ticket from
     /// another breaker (with another tag) is refused. The C face gives each
     /// breaker its own.
-    pub fn tagged(mut self, tag: u32) -> Breaker {
+    pub fn tagged(mut self, tag: u32) -> Breaker<S> {
         self.tag = tag;
         self
     }
@@ -548,7 +608,7 @@ impl Breaker {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "alloc"))]
 mod tests {
     use super::*;
     use alloc::vec::Vec;

@@ -5,10 +5,11 @@
 //! and, where a decision is a roll, a draw from [0, 1).
 //!
 //! Each type's behaviour lives in its own module in plain, safe Rust. This
-//! crate is `no_std`; the types whose size is chosen at run time (window,
-//! breaker, shedder, sliding, pool, bloom) need the `alloc` feature (on by
-//! default; `std` adds nothing but
-//! the thread tests). The C library (the `weir` crate at the workspace root) puts its
+//! crate is `no_std`; the types whose size is chosen at run time keep their
+//! slots where the caller chooses (window, breaker, sliding, shedder: see
+//! [`store`]; the bloom's shape runs over any slice of lines), and the pool
+//! and the heap `Bloom` need the `alloc` feature (on by default; `std` adds
+//! nothing but the thread tests). The C library (the `weir` crate at the workspace root) puts its
 //! `extern "C"` surface over these types.
 #![no_std]
 #![forbid(unsafe_code)]
@@ -23,9 +24,7 @@ extern crate std;
 
 pub mod atomic;
 pub mod backoff;
-#[cfg(feature = "alloc")]
 pub mod bloom;
-#[cfg(feature = "alloc")]
 pub mod breaker;
 pub mod bucket;
 pub mod budget;
@@ -41,15 +40,12 @@ pub mod period;
 #[cfg(feature = "alloc")]
 pub mod pool;
 pub mod rate;
-#[cfg(feature = "alloc")]
 pub mod shedder;
-#[cfg(feature = "alloc")]
 pub mod sip;
-#[cfg(feature = "alloc")]
 pub mod sliding;
+pub mod store;
 pub mod tat;
 pub mod time;
-#[cfg(feature = "alloc")]
 pub mod window;
 
 /// A small deterministic generator (xorshift64) for the unit tests' random

@@ -209,7 +209,6 @@ impl RateLimit {
     /// a [`RateLimit::is_short`] limit, whose count × interval never
     /// overflows, and 0 for any other (then it charges only words whose
     /// window starts after `now`, which are open whatever the interval).
-    #[cfg(feature = "alloc")] // the bloom array's, which needs alloc
     #[inline]
     pub(crate) fn open_interval(&self) -> u64 {
         if self.is_short() {
@@ -413,7 +412,6 @@ pub(crate) fn allow_at<W: Word, const SHORT: bool>(word: &W, limit: &RateLimit, 
 /// span (count × interval is at most the span, and a count of 0 is never
 /// open), and so is it at min(`now`, [`MAX_NOW`]): [`RateLimit::step_at`]
 /// would add one event, and this writes what [`allow_at`] would.
-#[cfg(feature = "alloc")] // the bloom array's, which needs alloc
 #[inline(always)]
 pub(crate) fn charge_open<W: Word>(word: &W, limit: &RateLimit, interval: u64, now: u64) -> bool {
     let seen = word.get();

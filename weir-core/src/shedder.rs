@@ -28,8 +28,10 @@
 //! bucket count. A reading at a later `now` takes the same answer from the
 //! queues without moving them.
 
-use alloc::collections::VecDeque;
+#[cfg(feature = "alloc")]
+use alloc::vec::Vec;
 
+use crate::store::Slots;
 use crate::time::elapsed;
 use crate::window::{Window, WindowError, WindowTotal};
 
@@ -153,24 +155,130 @@ pub struct ShedderStats {
     pub hot: bool,
 }
 
+/// One slot of a shedder's queues: the number and pass count of a complete
+/// bucket on the busiest queue, and the number and mean response time of
+/// one on the fastest queue (each queue a ring over the slots of its own).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ShedderFront {
+    busiest: (u64, i64),
+    fastest: (u64, f64),
+}
+
+/// A queue of at most `room` entries kept in a ring over slots of
+/// [`ShedderFront`]: `head` the oldest, `len` how many.
+#[derive(Clone, Copy, Debug, Default)]
+struct Ring {
+    head: usize,
+    len: usize,
+}
+
+impl Ring {
+    /// The slot of the entry `index` places after the front.
+    #[inline]
+    fn at(&self, index: usize, room: usize) -> usize {
+        let at = self.head + index;
+        if at >= room {
+            at - room
+        } else {
+            at
+        }
+    }
+
+    #[inline]
+    fn get<T>(
+        &self,
+        index: usize,
+        slots: &[ShedderFront],
+        field: fn(&ShedderFront) -> T,
+    ) -> Option<T> {
+        (index < self.len).then(|| field(&slots[self.at(index, slots.len())]))
+    }
+
+    #[inline]
+    fn front<T>(&self, slots: &[ShedderFront], field: fn(&ShedderFront) -> T) -> Option<T> {
+        self.get(0, slots, field)
+    }
+
+    #[inline]
+    fn back<T>(&self, slots: &[ShedderFront], field: fn(&ShedderFront) -> T) -> Option<T> {
+        self.len
+            .checked_sub(1)
+            .and_then(|last| self.get(last, slots, field))
+    }
+
+    #[inline]
+    fn pop_front(&mut self, room: usize) {
+        self.head = self.at(1, room);
+        self.len -= 1;
+    }
+
+    #[inline]
+    fn pop_back(&mut self) {
+        self.len -= 1;
+    }
+
+    /// The slot the next entry goes to; the caller writes it. The queues
+    /// hold at most `size - 1` entries, within the room.
+    #[inline]
+    fn push_back(&mut self, room: usize) -> usize {
+        let at = self.at(self.len, room);
+        self.len += 1;
+        at
+    }
+
+    /// How many entries from the front satisfy `before` (which holds for a
+    /// prefix), by bisection.
+    fn partition_point<T>(
+        &self,
+        slots: &[ShedderFront],
+        field: fn(&ShedderFront) -> T,
+        before: impl Fn(&T) -> bool,
+    ) -> usize {
+        let (mut low, mut high) = (0, self.len);
+        while low < high {
+            let mid = low + (high - low) / 2;
+            match self.get(mid, slots, field) {
+                Some(value) if before(&value) => low = mid + 1,
+                _ => high = mid,
+            }
+        }
+        low
+    }
+}
+
+fn busiest_of(front: &ShedderFront) -> (u64, i64) {
+    front.busiest
+}
+
+fn fastest_of(front: &ShedderFront) -> (u64, f64) {
+    front.fastest
+}
+
 /// Load shedding that refuses work only when the server is both hot and
-/// full. Not synchronised: its owner guards it (the C handle takes a short
-/// lock).
+/// full. Its buckets live in the store `W` and its queues in `F`, one slot
+/// of each per bucket (`Vec`s by default; see [`crate::store`]). Not
+/// synchronised: its owner guards it (the C handle takes a short lock).
 #[derive(Clone, Debug)]
-pub struct Shedder {
+pub struct Shedder<
+    #[cfg(feature = "alloc")] W = Vec<WindowTotal>,
+    #[cfg(feature = "alloc")] F = Vec<ShedderFront>,
+    #[cfg(not(feature = "alloc"))] W,
+    #[cfg(not(feature = "alloc"))] F,
+> {
     shed: ShedderPolicy,
     /// 1 / (1000 - threshold), for scaling the capacity by the CPU.
     per_cpu: f64,
     /// Per bucket: the response times of passed calls (sum) and the passes
     /// (count).
-    window: Window<WindowTotal>,
+    window: Window<WindowTotal, W>,
     /// The complete buckets inside the window that no later complete bucket
     /// outdoes, oldest first, by number: passes strictly falling along
     /// `busiest`, mean response times strictly rising along `fastest`. So
     /// each front is the best of the complete buckets. Each holds at most
-    /// `size - 1` entries, within the room reserved at construction.
-    busiest: VecDeque<(u64, i64)>,
-    fastest: VecDeque<(u64, f64)>,
+    /// `size - 1` entries, in rings over the slots of `fronts`.
+    busiest: Ring,
+    fastest: Ring,
+    fronts: F,
     flying: i64,
     average: f64,
     /// When the CPU was last at or over the threshold.
@@ -191,26 +299,86 @@ fn mean(bucket: &WindowTotal) -> Option<f64> {
     (bucket.count > 0).then(|| bucket.sum as f64 / bucket.count as f64)
 }
 
+#[cfg(feature = "alloc")]
 impl Shedder {
     /// A shedder with an empty window opening at `now`.
     pub fn new(shed: ShedderPolicy, now: i64) -> Result<Shedder, ShedderPolicyError> {
-        let mut shed = shed.check()?;
-        shed.size = shed.size.max(1);
-        let window = Window::new(i64::from(shed.size), shed.window_ns, now)
+        let shed = shed.check()?;
+        let window = Window::new(i64::from(shed.size.max(1)), shed.window_ns, now)
             .map_err(ShedderPolicyError::Window)?;
-        let room = shed.size as usize;
-        let mut busiest = VecDeque::new();
-        let mut fastest = VecDeque::new();
-        busiest
-            .try_reserve_exact(room)
-            .and_then(|()| fastest.try_reserve_exact(room))
+        let mut fronts = Vec::new();
+        fronts
+            .try_reserve_exact(window.size())
             .map_err(|_| ShedderPolicyError::Window(WindowError::NoMemory))?;
+        fronts.resize(window.size(), ShedderFront::default());
+        Shedder::over(shed, window, fronts, now)
+    }
+}
+
+impl<W: Slots<WindowTotal>, F: Slots<ShedderFront>> Shedder<W, F> {
+    /// A shedder over the caller's stores, one bucket per slot of
+    /// `buckets` (every slot is cleared) and at least as many slots in
+    /// `fronts`: the length of `buckets` is the window's size, whatever the
+    /// policy's `size` says. Otherwise as [`Shedder::new`]. A store of
+    /// buckets with no slot, or fewer fronts than buckets, is
+    /// `Window(WindowError::NoMemory)`.
+    pub fn new_in(
+        shed: ShedderPolicy,
+        buckets: W,
+        fronts: F,
+        now: i64,
+    ) -> Result<Shedder<W, F>, ShedderPolicyError> {
+        let shed = shed.check()?;
+        let window =
+            Window::new_in(buckets, shed.window_ns, now).map_err(ShedderPolicyError::Window)?;
+        if fronts.as_ref().len() < window.size() {
+            return Err(ShedderPolicyError::Window(WindowError::NoMemory));
+        }
+        Shedder::over(shed, window, fronts, now)
+    }
+
+    /// The shedder with its buckets and its queues' slots moved to other
+    /// stores: each closure gets a store and must answer one holding the
+    /// same slots, in the same order. Nothing else changes.
+    pub fn map_store<V: Slots<WindowTotal>, G: Slots<ShedderFront>>(
+        self,
+        buckets: impl FnOnce(W) -> V,
+        fronts: impl FnOnce(F) -> G,
+    ) -> Shedder<V, G> {
+        Shedder {
+            shed: self.shed,
+            per_cpu: self.per_cpu,
+            window: self.window.map_store(buckets),
+            busiest: self.busiest,
+            fastest: self.fastest,
+            fronts: fronts(self.fronts),
+            flying: self.flying,
+            average: self.average,
+            overloaded_at: self.overloaded_at,
+            dropped: self.dropped,
+            cpu: self.cpu,
+            capacity: self.capacity,
+            latest: self.latest,
+        }
+    }
+
+    /// The shedder over a checked policy, its fresh window and its queues'
+    /// slots; the window's size becomes the policy's.
+    fn over(
+        mut shed: ShedderPolicy,
+        window: Window<WindowTotal, W>,
+        fronts: F,
+        now: i64,
+    ) -> Result<Shedder<W, F>, ShedderPolicyError> {
+        // The window holds at most MAX_SIZE buckets, far within an i32.
+        shed.size = window.size() as i32;
         let mut shedder = Shedder {
             shed,
             per_cpu: 1.0 / f64::from(CPU_MAX - shed.cpu),
             window,
-            busiest,
-            fastest,
+            busiest: Ring::default(),
+            fastest: Ring::default(),
+            fronts,
             flying: 0,
             average: 0.0,
             overloaded_at: None,
@@ -251,24 +419,43 @@ impl Shedder {
         let oldest = self.window.epoch() + 1 - self.window.size() as u64;
         // Still in the ring exactly when still inside the window.
         let bucket = self.window.get(number).copied().unwrap_or_default();
-        while self.busiest.front().is_some_and(|&(n, _)| n < oldest) {
-            self.busiest.pop_front();
+        let room = self.fronts.as_ref().len();
+        let fronts = self.fronts.as_mut();
+        while self
+            .busiest
+            .front(fronts, busiest_of)
+            .is_some_and(|(n, _)| n < oldest)
+        {
+            self.busiest.pop_front(room);
         }
-        while self.fastest.front().is_some_and(|&(n, _)| n < oldest) {
-            self.fastest.pop_front();
+        while self
+            .fastest
+            .front(fronts, fastest_of)
+            .is_some_and(|(n, _)| n < oldest)
+        {
+            self.fastest.pop_front(room);
         }
         if let Some(time) = mean(&bucket).filter(|_| number >= oldest) {
-            while self.busiest.back().is_some_and(|&(_, c)| c <= bucket.count) {
+            while self
+                .busiest
+                .back(fronts, busiest_of)
+                .is_some_and(|(_, c)| c <= bucket.count)
+            {
                 self.busiest.pop_back();
             }
-            self.busiest.push_back((number, bucket.count));
-            while self.fastest.back().is_some_and(|&(_, t)| t >= time) {
+            fronts[self.busiest.push_back(room)].busiest = (number, bucket.count);
+            while self
+                .fastest
+                .back(fronts, fastest_of)
+                .is_some_and(|(_, t)| t >= time)
+            {
                 self.fastest.pop_back();
             }
-            self.fastest.push_back((number, time));
+            fronts[self.fastest.push_back(room)].fastest = (number, time);
         }
-        let busiest = self.busiest.front().map_or(1, |&(_, c)| c);
-        let fastest = self.fastest.front().map(|&(_, t)| t);
+        let fronts = self.fronts.as_ref();
+        let busiest = self.busiest.front(fronts, busiest_of).map_or(1, |(_, c)| c);
+        let fastest = self.fastest.front(fronts, fastest_of).map(|(_, t)| t);
         self.capacity = self.measure(busiest, fastest);
     }
 
@@ -294,10 +481,18 @@ impl Shedder {
         let oldest = after + 1 - self.window.size() as u64;
         let head = self.window.head();
         let head = (before >= oldest).then_some(head);
-        let first = self.busiest.partition_point(|&(n, _)| n < oldest);
-        let mut busiest = self.busiest.get(first).map_or(1, |&(_, c)| c);
-        let first = self.fastest.partition_point(|&(n, _)| n < oldest);
-        let mut fastest = self.fastest.get(first).map(|&(_, t)| t);
+        let fronts = self.fronts.as_ref();
+        let first = self
+            .busiest
+            .partition_point(fronts, busiest_of, |&(n, _)| n < oldest);
+        let mut busiest = self
+            .busiest
+            .get(first, fronts, busiest_of)
+            .map_or(1, |(_, c)| c);
+        let first = self
+            .fastest
+            .partition_point(fronts, fastest_of, |&(n, _)| n < oldest);
+        let mut fastest = self.fastest.get(first, fronts, fastest_of).map(|(_, t)| t);
         if let Some(head) = head {
             busiest = busiest.max(head.count);
             if let Some(time) = mean(head) {
@@ -415,7 +610,7 @@ impl Shedder {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "alloc"))]
 mod tests {
     use super::*;
 

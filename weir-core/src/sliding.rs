@@ -7,14 +7,18 @@
 //! it still counts, so the count is exact rather than the estimate a
 //! two-counter scheme gives.
 //!
-//! The stamps live in a ring of `quota` slots reserved once, when the
-//! window is made; an event is counted while `now < stamp + window` and falls
+//! The stamps live in a ring of `quota` slots in a store the caller
+//! chooses (see [`crate::store`]): a `Vec` that [`Sliding::new`] allocates
+//! once, when the window is made, or a slice or array handed to
+//! [`Sliding::new_in`]; an event is counted while `now < stamp + window` and falls
 //! out at exactly `stamp + window`. Each call first drops the stamps that
 //! have fallen out, oldest first, so a call costs O(1) amortised and never
 //! allocates.
 
+#[cfg(feature = "alloc")]
 use alloc::vec::Vec;
 
+use crate::store::Slots;
 use crate::time::{elapsed, NEVER};
 
 /// Why a sliding window could not be made.
@@ -30,16 +34,16 @@ pub enum SlidingError {
     NoMemory,
 }
 
-/// A sliding-window counter. Not synchronised: the C handle wraps it in a
-/// mutex.
+/// A sliding-window counter over a ring of stamps in the store `S` (a
+/// `Vec<i64>` by default; see [`crate::store`]). Not synchronised: the C
+/// handle wraps it in a mutex.
 #[derive(Debug)]
-pub struct Sliding {
+pub struct Sliding<#[cfg(feature = "alloc")] S = Vec<i64>, #[cfg(not(feature = "alloc"))] S> {
     /// How long a window is, in nanoseconds (positive).
     window: i64,
-    /// The ring of stamps, oldest at `head`. Its capacity is the quota and
-    /// is reserved up front; slots are filled as the ring first goes round
-    /// and overwritten afterwards, so it never reallocates.
-    stamps: Vec<i64>,
+    /// The ring of stamps, oldest at `head`: one slot per unit of quota,
+    /// all there from the start and overwritten as the ring goes round.
+    stamps: S,
     /// The ring's size: the quota.
     quota: usize,
     /// Where the oldest counted stamp is.
@@ -51,9 +55,10 @@ pub struct Sliding {
     latest: i64,
 }
 
+#[cfg(feature = "alloc")]
 impl Sliding {
     /// An empty window allowing `quota` events in any `window_ns`-long
-    /// stretch. Reserves `quota` stamps of 8 bytes each.
+    /// stretch. Allocates `quota` stamps of 8 bytes each.
     pub fn new(quota: i64, window_ns: i64) -> Result<Sliding, SlidingError> {
         if quota <= 0 {
             return Err(SlidingError::Quota);
@@ -69,6 +74,23 @@ impl Sliding {
         stamps
             .try_reserve_exact(size)
             .map_err(|_| SlidingError::NoMemory)?;
+        stamps.resize(size, 0);
+        Sliding::new_in(stamps, window_ns)
+    }
+}
+
+impl<S: Slots<i64>> Sliding<S> {
+    /// An empty window over the caller's store, allowing as many events as
+    /// it has slots (the quota) in any `window_ns`-long stretch:
+    /// [`SlidingError::Quota`] for a store with no slot.
+    pub fn new_in(stamps: S, window_ns: i64) -> Result<Sliding<S>, SlidingError> {
+        let size = stamps.as_ref().len();
+        if size == 0 {
+            return Err(SlidingError::Quota);
+        }
+        if window_ns <= 0 {
+            return Err(SlidingError::Window);
+        }
         Ok(Sliding {
             window: window_ns,
             stamps,
@@ -77,6 +99,20 @@ impl Sliding {
             live: 0,
             latest: i64::MIN,
         })
+    }
+
+    /// The window with its stamps moved to another store: `rehome` gets the
+    /// store and must answer one holding the same slots, in the same order.
+    /// Nothing else changes.
+    pub fn map_store<T: Slots<i64>>(self, rehome: impl FnOnce(S) -> T) -> Sliding<T> {
+        Sliding {
+            window: self.window,
+            stamps: rehome(self.stamps),
+            quota: self.quota,
+            head: self.head,
+            live: self.live,
+            latest: self.latest,
+        }
     }
 
     /// The quota the window was made with.
@@ -101,7 +137,7 @@ impl Sliding {
     fn advance(&mut self, now: i64) -> i64 {
         let now = now.max(self.latest);
         self.latest = now;
-        while self.live > 0 && elapsed(self.stamps[self.head], now) >= self.window {
+        while self.live > 0 && elapsed(self.stamps.as_ref()[self.head], now) >= self.window {
             self.head = self.wrap(self.head + 1);
             self.live -= 1;
         }
@@ -116,12 +152,7 @@ impl Sliding {
             return false;
         }
         let tail = self.wrap(self.head + self.live);
-        if tail == self.stamps.len() {
-            // The first time round: the slot is within the reserved capacity.
-            self.stamps.push(now);
-        } else {
-            self.stamps[tail] = now;
-        }
+        self.stamps.as_mut()[tail] = now;
         self.live += 1;
         true
     }
@@ -133,7 +164,7 @@ impl Sliding {
         let (mut fallen, mut rest) = (0, self.live);
         while rest > 0 {
             let half = rest / 2;
-            let stamp = self.stamps[self.wrap(self.head + fallen + half)];
+            let stamp = self.stamps.as_ref()[self.wrap(self.head + fallen + half)];
             if elapsed(stamp, now) >= self.window {
                 fallen += half + 1;
                 rest -= half + 1;
@@ -166,14 +197,14 @@ impl Sliding {
         // All `quota` stamps are still counted, so the oldest is at `head`.
         // Not yet fallen out, so `out > now`; a wait past the end of the
         // clock is NEVER.
-        match self.stamps[self.head].checked_add(self.window) {
+        match self.stamps.as_ref()[self.head].checked_add(self.window) {
             Some(out) => out.checked_sub(now).unwrap_or(NEVER),
             None => NEVER,
         }
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "alloc"))]
 mod tests {
     use super::*;
     use crate::time::SECOND;

@@ -16,10 +16,14 @@
 //! counts as no time passing: it lands in the head bucket and clears
 //! nothing.
 //!
-//! The buckets are allocated once, at construction; nothing afterwards
-//! allocates.
+//! The buckets live in a store the caller chooses (see [`crate::store`]):
+//! a `Vec` that [`Window::new`] allocates once, at construction, or a slice
+//! or array handed to [`Window::new_in`]. Nothing afterwards allocates.
 
+#[cfg(feature = "alloc")]
 use alloc::vec::Vec;
+
+use crate::store::Slots;
 
 /// The most buckets a window may have. Far above any useful resolution, and
 /// low enough that a mistaken size cannot ask for gigabytes.
@@ -32,7 +36,8 @@ pub enum WindowError {
     Span,
     /// More buckets than [`MAX_SIZE`].
     TooLarge,
-    /// The buckets could not be allocated.
+    /// The buckets could not be allocated, or a store handed to
+    /// [`Window::new_in`] holds no slot.
     NoMemory,
 }
 
@@ -62,12 +67,14 @@ impl WindowTotal {
     }
 }
 
-/// A rolling window of `B` buckets. Not synchronised: its owner guards it.
+/// A rolling window of `B` buckets kept in the store `S` (a `Vec<B>` by
+/// default; see [`crate::store`]). Not synchronised: its owner guards it.
 #[derive(Clone, Debug)]
-pub struct Window<B> {
+pub struct Window<B, #[cfg(feature = "alloc")] S = Vec<B>, #[cfg(not(feature = "alloc"))] S> {
     /// How much time one bucket covers, at least 1 ns.
     width: i64,
-    buckets: Vec<B>,
+    buckets: S,
+    _slot: core::marker::PhantomData<B>,
     /// Index of the bucket `start` opens.
     head: usize,
     /// When the head bucket opened: the first `now`, then snapped forward by
@@ -82,6 +89,7 @@ pub struct Window<B> {
     visits: core::cell::Cell<u64>,
 }
 
+#[cfg(feature = "alloc")]
 impl<B: Copy + Default> Window<B> {
     /// An empty window of `size` buckets covering `window_ns`, its first
     /// bucket opening at `now`. A size below one is raised to one, and a
@@ -101,9 +109,32 @@ impl<B: Copy + Default> Window<B> {
             .try_reserve_exact(count)
             .map_err(|_| WindowError::NoMemory)?;
         buckets.resize(count, B::default());
+        Window::new_in(buckets, window_ns, now)
+    }
+}
+
+impl<B: Copy + Default, S: Slots<B>> Window<B, S> {
+    /// An empty window over the caller's store, one bucket per slot (every
+    /// slot is cleared), covering `window_ns`, its first bucket opening at
+    /// `now`: [`WindowError::NoMemory`] for a store with no slot,
+    /// [`WindowError::TooLarge`] for one of more than [`MAX_SIZE`].
+    pub fn new_in(mut buckets: S, window_ns: i64, now: i64) -> Result<Window<B, S>, WindowError> {
+        if window_ns <= 0 {
+            return Err(WindowError::Span);
+        }
+        let count = buckets.as_ref().len();
+        if count == 0 {
+            return Err(WindowError::NoMemory);
+        }
+        if count as u64 > MAX_SIZE as u64 {
+            return Err(WindowError::TooLarge);
+        }
+        buckets.as_mut().fill(B::default());
         Ok(Window {
-            width: (window_ns / size).max(1),
+            // count fits: 1 <= count <= MAX_SIZE.
+            width: (window_ns / count as i64).max(1),
             buckets,
+            _slot: core::marker::PhantomData,
             head: 0,
             start: now,
             epoch: count as u64,
@@ -112,10 +143,26 @@ impl<B: Copy + Default> Window<B> {
         })
     }
 
+    /// The window with its buckets moved to another store: `rehome` gets
+    /// the store and must answer one holding the same slots, in the same
+    /// order (a `Vec` turned into a boxed slice, say). Nothing else changes.
+    pub fn map_store<T: Slots<B>>(self, rehome: impl FnOnce(S) -> T) -> Window<B, T> {
+        Window {
+            width: self.width,
+            buckets: rehome(self.buckets),
+            _slot: core::marker::PhantomData,
+            head: self.head,
+            start: self.start,
+            epoch: self.epoch,
+            #[cfg(test)]
+            visits: self.visits,
+        }
+    }
+
     /// How many buckets the window has.
     #[inline]
     pub fn size(&self) -> usize {
-        self.buckets.len()
+        self.buckets.as_ref().len()
     }
 
     /// How much time one bucket covers, in nanoseconds.
@@ -132,7 +179,7 @@ impl<B: Copy + Default> Window<B> {
     }
 
     /// How many buckets every walk so far has visited.
-    #[cfg(test)]
+    #[cfg(all(test, feature = "alloc"))]
     pub(crate) fn visits(&self) -> u64 {
         self.visits.get()
     }
@@ -168,12 +215,15 @@ impl<B: Copy + Default> Window<B> {
     /// totals and wants them as of `now` without moving the window.
     #[inline]
     pub fn expiring(&self, now: i64, mut gone: impl FnMut(u64, &B)) {
-        let size = self.buckets.len();
+        let size = self.buckets.as_ref().len();
         let steps = self.span(now).min(size as u64) as usize;
         for j in 1..=steps {
             self.visited();
             let index = (self.head + j) % size;
-            gone(self.epoch + j as u64 - size as u64, &self.buckets[index]);
+            gone(
+                self.epoch + j as u64 - size as u64,
+                &self.buckets.as_ref()[index],
+            );
         }
     }
 
@@ -189,10 +239,10 @@ impl<B: Copy + Default> Window<B> {
             return;
         }
         self.expiring(now, gone);
-        let size = self.buckets.len();
+        let size = self.buckets.as_ref().len();
         let steps = span.min(size as u64) as usize;
         for j in 1..=steps {
-            self.buckets[(self.head + j) % size] = B::default();
+            self.buckets.as_mut()[(self.head + j) % size] = B::default();
         }
         self.head = (self.head + steps) % size;
         self.epoch += steps as u64;
@@ -204,7 +254,7 @@ impl<B: Copy + Default> Window<B> {
     /// [`Window::epoch`] as of `now`, without moving anything.
     #[inline]
     pub fn epoch_at(&self, now: i64) -> u64 {
-        self.epoch + self.span(now).min(self.buckets.len() as u64)
+        self.epoch + self.span(now).min(self.buckets.as_ref().len() as u64)
     }
 
     /// The bucket numbered `number` (see [`Window::epoch`]), if it is still
@@ -212,14 +262,15 @@ impl<B: Copy + Default> Window<B> {
     #[inline]
     pub fn get(&self, number: u64) -> Option<&B> {
         let back = self.epoch.checked_sub(number)?;
-        let size = self.buckets.len();
-        (back < size as u64).then(|| &self.buckets[(self.head + size - back as usize) % size])
+        let size = self.buckets.as_ref().len();
+        (back < size as u64)
+            .then(|| &self.buckets.as_ref()[(self.head + size - back as usize) % size])
     }
 
     /// The head bucket as it stands, without moving it.
     #[inline]
     pub fn head(&self) -> &B {
-        &self.buckets[self.head]
+        &self.buckets.as_ref()[self.head]
     }
 
     /// The bucket `now` falls in, for the caller to add to, after clearing
@@ -232,7 +283,7 @@ impl<B: Copy + Default> Window<B> {
     /// The head bucket as it stands, without moving it.
     #[inline]
     pub fn head_mut(&mut self) -> &mut B {
-        &mut self.buckets[self.head]
+        &mut self.buckets.as_mut()[self.head]
     }
 
     /// Visits the buckets inside the window at `now`, oldest first, without
@@ -243,7 +294,7 @@ impl<B: Copy + Default> Window<B> {
     /// `size - 1` without the current one) and each position covers the same
     /// stretch of time relative to `now`.
     pub fn each(&self, now: i64, current: bool, mut visit: impl FnMut(&B)) {
-        let size = self.buckets.len();
+        let size = self.buckets.as_ref().len();
         let span = self.span(now).min(size as u64) as usize;
         let empty = B::default();
         // The stored buckets still inside: the head and the size - span - 1
@@ -254,7 +305,7 @@ impl<B: Copy + Default> Window<B> {
             let is_current = span == 0 && j + 1 == stored;
             if current || !is_current {
                 self.visited();
-                visit(&self.buckets[index]);
+                visit(&self.buckets.as_ref()[index]);
             }
         }
         let fresh = if current {
@@ -269,7 +320,7 @@ impl<B: Copy + Default> Window<B> {
     }
 }
 
-impl Window<WindowTotal> {
+impl<S: Slots<WindowTotal>> Window<WindowTotal, S> {
     /// Adds `value` to the bucket `now` falls in.
     pub fn add(&mut self, now: i64, value: i64) {
         self.slot(now).add(value);
@@ -284,7 +335,7 @@ impl Window<WindowTotal> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "alloc"))]
 mod tests {
     use super::*;
     use alloc::vec;

@@ -1,0 +1,95 @@
+// weir.hpp's placed handles: footprint() and place() for each handle
+// class, the object answering as one made by make(), and its destructor
+// leaving the caller's memory alone.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+
+#include "weir.hpp"
+
+using namespace std::chrono_literals;
+
+namespace {
+alignas(64) unsigned char memory[8192];
+}
+
+TEST(Placed, ABreakerAnswersAsAMadeOne) {
+    auto fp = weir::Breaker::footprint(weir::BreakerPolicy{});
+    ASSERT_TRUE(fp);
+    ASSERT_LE(fp->bytes, sizeof memory);
+    EXPECT_EQ(weir::Breaker::place(memory, fp->bytes - 1, weir::BreakerPolicy{}, weir::instant(0)).error(),
+              weir::make_error_code(WEIR_ERR_PLACED_TOO_SMALL));
+    {
+        auto placed = weir::Breaker::place(memory, sizeof memory, weir::BreakerPolicy{}, weir::instant(0));
+        ASSERT_TRUE(placed);
+        EXPECT_EQ(static_cast<void*>(placed->get()), static_cast<void*>(memory));
+        auto made = weir::Breaker::make(weir::instant(0));
+        ASSERT_TRUE(made);
+        for (std::int64_t now = 0; now < 1000000000; now += 3000000) {
+            weir::BreakerTicket a, b;
+            double roll = static_cast<double>(now % 997) / 997.0;
+            bool allowed = made->allow(weir::instant(now), roll, a);
+            ASSERT_EQ(allowed, placed->allow(weir::instant(now), roll, b));
+            if (allowed) {
+                EXPECT_EQ(made->fail(a, weir::instant(now)), placed->fail(b, weir::instant(now)));
+            }
+            EXPECT_EQ(made->ratio(weir::instant(now)), placed->ratio(weir::instant(now)));
+        }
+    }
+    // The destructor freed nothing: the memory still holds the breaker.
+    weir_breaker* again = reinterpret_cast<weir_breaker*>(memory);
+    EXPECT_GE(weir_breaker_ratio(again, 1000000000), 0.0);
+}
+
+TEST(Placed, EveryHandleClassPlaces) {
+    // Each in its own stretch of the memory: the objects live together.
+    auto gate = weir::Gate::place(memory, 256, 1);
+    ASSERT_TRUE(gate);
+    EXPECT_TRUE(gate->enter());
+    EXPECT_FALSE(gate->enter());
+    ASSERT_TRUE(weir::Gate::footprint());
+
+    auto bucket = weir::Bucket::place(memory + 256, 256, 10.0, 1.0, weir::instant(0));
+    ASSERT_TRUE(bucket);
+    EXPECT_TRUE(bucket->take(weir::instant(0)));
+    EXPECT_FALSE(bucket->take(weir::instant(0)));
+    ASSERT_TRUE(weir::Bucket::footprint());
+
+    auto period = weir::Period::place(memory + 512, 256, 1, 1s);
+    ASSERT_TRUE(period);
+    EXPECT_EQ(period->take(weir::instant(0)), weir::PeriodQuota::hit);
+    ASSERT_TRUE(weir::Period::footprint());
+
+    auto sliding = weir::Sliding::place(memory + 768, 256, 2, 1s);
+    ASSERT_TRUE(sliding);
+    EXPECT_EQ(sliding->left(weir::instant(0)), 2);
+    auto sliding_fp = weir::Sliding::footprint(2, 1s);
+    ASSERT_TRUE(sliding_fp);
+    EXPECT_FALSE(weir::Sliding::footprint(0, 1s));
+
+    auto window = weir::Window::place(memory + 1024, 512, 4, 1s, weir::instant(0));
+    ASSERT_TRUE(window);
+    EXPECT_FALSE(window->add(weir::instant(0), 5));
+    ASSERT_TRUE(weir::Window::footprint(4, 1s));
+
+    auto budget = weir::Budget::place(memory + 1536, 512, weir_budget_policy_preset(), weir::instant(0));
+    ASSERT_TRUE(budget);
+    ASSERT_TRUE(weir::Budget::footprint());
+
+    auto limit = weir::Concurrency::place(memory + 2048, 1024, weir_concurrency_policy_preset());
+    ASSERT_TRUE(limit);
+    EXPECT_GT(limit->limit(), 0);
+    ASSERT_TRUE(weir::Concurrency::footprint());
+
+    auto shed_fp = weir::Shedder::footprint(weir::ShedderPolicy{});
+    ASSERT_TRUE(shed_fp);
+    ASSERT_LE(shed_fp->bytes, 4096u);
+    auto shedder = weir::Shedder::place(memory + 4096, 4096, weir::ShedderPolicy{}, weir::instant(0));
+    ASSERT_TRUE(shedder);
+    EXPECT_EQ(shedder->flying(), 0);
+
+    EXPECT_EQ(weir::Gate::place(memory + 3073, 512, 1).error(),
+              weir::make_error_code(WEIR_ERR_PLACED_MISALIGNED));
+}

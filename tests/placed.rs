@@ -1,0 +1,574 @@
+//! Placed handles (`weir_X_init_in`) against their heap twins
+//! (`weir_X_new`): over the same random traces through the C ABI, every
+//! answer is identical. Also: the footprint's size and alignment hold the
+//! handle, one byte less or a misaligned start is refused with a status and
+//! nothing written, and `weir_X_free` on a placed handle leaves the memory
+//! alone (the test reads it after).
+
+use std::ffi::c_void;
+use std::ptr::{null, null_mut};
+
+use weir::breaker::*;
+use weir::bucket::*;
+use weir::budget::*;
+use weir::concurrency::*;
+use weir::gate::*;
+use weir::period::*;
+use weir::shedder::*;
+use weir::sliding::*;
+use weir::status::weir_status::{self, *};
+use weir::window::*;
+
+/// xorshift64*: the traces' instants, rolls and choices.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    /// A step of time: often none, sometimes backwards, sometimes long.
+    fn step(&mut self, now: i64) -> i64 {
+        match self.below(8) {
+            0 | 1 => now,
+            2 => now - self.below(200_000_000) as i64,
+            3 => now + self.below(30_000_000_000) as i64,
+            _ => now + self.below(300_000_000) as i64,
+        }
+    }
+    fn roll(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// Memory for placed handles: 64-aligned, filled with a pattern so that a
+/// handle relying on zeroed memory would show, and one guard word after
+/// the bytes asked for that no call may touch.
+struct Arena {
+    words: Vec<u64>,
+    bytes: usize,
+}
+
+const PATTERN: u64 = 0xa5a5_a5a5_a5a5_a5a5;
+
+impl Arena {
+    fn new(bytes: usize) -> Arena {
+        // One extra 64-byte line to align within, and the guard word.
+        let words = vec![PATTERN; bytes / 8 + 8 + 2];
+        Arena { words, bytes }
+    }
+    /// The first 64-aligned address, plus `shift` bytes.
+    fn at(&mut self, shift: usize) -> *mut c_void {
+        let base = self.words.as_mut_ptr() as usize;
+        let aligned = base.div_ceil(64) * 64;
+        (aligned + shift) as *mut c_void
+    }
+    fn guard_intact(&mut self) -> bool {
+        let end = self.at(0) as usize + self.bytes;
+        let word = end.div_ceil(8) * 8;
+        // SAFETY (test): `word` lies inside `words`, which holds 8 spare
+        // words past the 64-aligned start plus `bytes`.
+        unsafe { ((word) as *const u64).read() == PATTERN }
+    }
+}
+
+/// Checks the footprint `(bytes, align)` the way a caller relies on it: the
+/// alignment is a power of two at least the handle's, and a placed handle
+/// needs every byte of it (one fewer is refused) and no other alignment
+/// (one byte off is refused). Answers an arena holding a fresh one.
+fn check_refusals<H>(
+    (bytes, align): (usize, usize),
+    init: &mut dyn FnMut(*mut c_void, usize, *mut *mut H) -> weir_status,
+) {
+    assert!(align.is_power_of_two() && align >= std::mem::align_of::<H>());
+    assert!(bytes >= std::mem::size_of::<H>());
+    let mut arena = Arena::new(bytes);
+    let mut out: *mut H = null_mut();
+    let before = arena.words.clone();
+    let mem = arena.at(0);
+    assert_eq!(init(mem, bytes - 1, &mut out), WEIR_ERR_PLACED_TOO_SMALL);
+    assert_eq!(init(mem, 0, &mut out), WEIR_ERR_PLACED_TOO_SMALL);
+    if align > 1 {
+        let off = arena.at(1);
+        assert_eq!(init(off, bytes + 64, &mut out), WEIR_ERR_PLACED_MISALIGNED);
+    }
+    assert_eq!(init(null_mut(), bytes, &mut out), WEIR_ERR_NULL);
+    assert_eq!(init(mem, bytes, null_mut()), WEIR_ERR_NULL);
+    assert!(out.is_null(), "out written on an error");
+    assert_eq!(arena.words, before, "memory written on an error");
+    assert_eq!(init(mem, bytes, &mut out), WEIR_OK);
+    assert_eq!(out as *mut c_void, mem);
+    assert!(arena.guard_intact());
+}
+
+fn footprint(call: impl FnOnce(*mut usize, *mut usize) -> weir_status) -> (usize, usize) {
+    let (mut bytes, mut align) = (0usize, 0usize);
+    assert_eq!(call(&mut bytes, &mut align), WEIR_OK);
+    (bytes, align)
+}
+
+#[test]
+fn a_placed_breaker_answers_as_its_heap_twin() {
+    for size in [1, 7, 40] {
+        let policy = weir_breaker_policy {
+            size,
+            ..weir_breaker_policy_preset()
+        };
+        let place = footprint(|b, a| weir_breaker_footprint(&policy, b, a));
+        check_refusals::<weir_breaker>(place, &mut |mem, len, out| {
+            weir_breaker_init_in(mem, len, &policy, 0, out)
+        });
+        for seed in 1..6u64 {
+            let mut heap = null_mut();
+            assert_eq!(weir_breaker_new(&policy, 0, &mut heap), WEIR_OK);
+            let mut arena = Arena::new(place.0);
+            let mut placed = null_mut();
+            let mem = arena.at(0);
+            assert_eq!(
+                weir_breaker_init_in(mem, place.0, &policy, 0, &mut placed),
+                WEIR_OK
+            );
+            let mut rng = Rng((seed * 0x9e37_79b9) | 1);
+            let mut now = 0;
+            for _ in 0..4_000 {
+                now = rng.step(now);
+                let roll = rng.roll();
+                let (mut a, mut b) = (
+                    weir_breaker_ticket::default(),
+                    weir_breaker_ticket::default(),
+                );
+                let allowed = weir_breaker_allow(heap, now, roll, &mut a);
+                assert_eq!(allowed, weir_breaker_allow(placed, now, roll, &mut b));
+                assert_eq!((a.serial, a.flying), (b.serial, b.flying));
+                if allowed {
+                    let later = now + rng.below(1_000_000) as i64;
+                    if rng.below(3) == 0 {
+                        assert_eq!(
+                            weir_breaker_fail(heap, &mut a, later),
+                            weir_breaker_fail(placed, &mut b, later)
+                        );
+                    } else {
+                        assert_eq!(
+                            weir_breaker_pass(heap, &mut a, later),
+                            weir_breaker_pass(placed, &mut b, later)
+                        );
+                    }
+                }
+                assert_eq!(
+                    weir_breaker_ratio(heap, now).to_bits(),
+                    weir_breaker_ratio(placed, now).to_bits()
+                );
+                let (mut ta, mut tb) =
+                    (weir_breaker_tally::default(), weir_breaker_tally::default());
+                assert_eq!(weir_breaker_read_tally(heap, now, &mut ta), WEIR_OK);
+                assert_eq!(weir_breaker_read_tally(placed, now, &mut tb), WEIR_OK);
+                assert_eq!(ta, tb);
+            }
+            weir_breaker_free(heap);
+            weir_breaker_free(placed);
+            // Free left the caller's memory alone: the breaker still answers.
+            assert_eq!(
+                weir_breaker_ratio(placed, now).to_bits(),
+                weir_breaker_ratio(placed, now).to_bits()
+            );
+            assert!(arena.guard_intact());
+        }
+    }
+    // A bad policy is its own status, before the memory is looked at.
+    let bad = weir_breaker_policy {
+        floor: 0.5,
+        ..weir_breaker_policy_preset()
+    };
+    let mut out = null_mut();
+    assert_eq!(
+        weir_breaker_init_in(null_mut(), 0, &bad, 0, &mut out),
+        WEIR_ERR_BREAKER_FLOOR
+    );
+    let (mut bytes, mut align) = (0, 0);
+    assert_eq!(
+        weir_breaker_footprint(&bad, &mut bytes, &mut align),
+        WEIR_ERR_BREAKER_FLOOR
+    );
+    assert_eq!((bytes, align), (0, 0));
+}
+
+#[test]
+fn a_placed_shedder_answers_as_its_heap_twin() {
+    for size in [1, 9, 50] {
+        let policy = weir_shedder_policy {
+            size,
+            ..weir_shedder_policy_preset()
+        };
+        let place = footprint(|b, a| weir_shedder_footprint(&policy, b, a));
+        assert!(place.0 >= std::mem::size_of::<weir_shedder>() + size as usize * 48);
+        check_refusals::<weir_shedder>(place, &mut |mem, len, out| {
+            weir_shedder_init_in(mem, len, &policy, 0, out)
+        });
+        let mut heap = null_mut();
+        assert_eq!(weir_shedder_new(&policy, 0, &mut heap), WEIR_OK);
+        let mut arena = Arena::new(place.0);
+        let mut placed = null_mut();
+        let mem = arena.at(0);
+        assert_eq!(
+            weir_shedder_init_in(mem, place.0, &policy, 0, &mut placed),
+            WEIR_OK
+        );
+        let mut rng = Rng(size as u64 * 1_000_003 + 7);
+        let (mut open_a, mut open_b) = (Vec::new(), Vec::new());
+        let mut now = 0;
+        for _ in 0..4_000 {
+            now = rng.step(now) / 4;
+            if rng.below(2) == 0 || open_a.is_empty() {
+                let cpu = rng.below(1_100) as i32;
+                let (mut a, mut b) = (
+                    weir_shedder_ticket::default(),
+                    weir_shedder_ticket::default(),
+                );
+                let allowed = weir_shedder_allow(heap, now, cpu, &mut a);
+                assert_eq!(allowed, weir_shedder_allow(placed, now, cpu, &mut b));
+                if allowed {
+                    open_a.push(a);
+                    open_b.push(b);
+                }
+            } else {
+                let at = rng.below(open_a.len() as u64) as usize;
+                let (mut a, mut b) = (open_a.swap_remove(at), open_b.swap_remove(at));
+                if rng.below(4) == 0 {
+                    assert_eq!(
+                        weir_shedder_fail(heap, &mut a),
+                        weir_shedder_fail(placed, &mut b)
+                    );
+                } else {
+                    assert_eq!(
+                        weir_shedder_pass(heap, &mut a, now),
+                        weir_shedder_pass(placed, &mut b, now)
+                    );
+                }
+            }
+            let (mut sa, mut sb) = (weir_shedder_stats::default(), weir_shedder_stats::default());
+            assert_eq!(weir_shedder_read_stats(heap, now, &mut sa), WEIR_OK);
+            assert_eq!(weir_shedder_read_stats(placed, now, &mut sb), WEIR_OK);
+            assert_eq!(format!("{sa:?}"), format!("{sb:?}"));
+        }
+        weir_shedder_free(heap);
+        weir_shedder_free(placed);
+        assert!(arena.guard_intact());
+    }
+    let bad = weir_shedder_policy {
+        cpu: -1,
+        ..weir_shedder_policy_preset()
+    };
+    let mut out = null_mut();
+    assert_eq!(
+        weir_shedder_init_in(null_mut(), 0, &bad, 0, &mut out),
+        WEIR_ERR_SHEDDER_CPU
+    );
+}
+
+#[test]
+fn the_preset_breakers_footprint_is_the_documented_one() {
+    let (bytes, align) = footprint(|b, a| weir_breaker_footprint(null(), b, a));
+    assert_eq!(align, 8);
+    // The handle and 40 buckets of 32 bytes.
+    assert_eq!(
+        bytes,
+        std::mem::size_of::<weir_breaker>().div_ceil(8) * 8 + 40 * 32
+    );
+    if cfg!(target_pointer_width = "64") && cfg!(target_os = "linux") {
+        assert_eq!(bytes, 1584);
+    }
+}
+
+#[test]
+fn a_placed_window_and_sliding_window_answer_as_their_heap_twins() {
+    for size in [1, 5, 60] {
+        let place = footprint(|b, a| weir_window_footprint(size, 1_000_000_000, b, a));
+        check_refusals::<weir_window>(place, &mut |mem, len, out| {
+            weir_window_init_in(mem, len, size, 1_000_000_000, 0, out)
+        });
+        let mut heap = null_mut();
+        assert_eq!(weir_window_new(size, 1_000_000_000, 0, &mut heap), WEIR_OK);
+        let mut arena = Arena::new(place.0);
+        let mut placed = null_mut();
+        let mem = arena.at(0);
+        assert_eq!(
+            weir_window_init_in(mem, place.0, size, 1_000_000_000, 0, &mut placed),
+            WEIR_OK
+        );
+        let mut rng = Rng(u64::from(size as u32) * 77 + 1);
+        let mut now = 0;
+        for _ in 0..4_000 {
+            now = rng.step(now);
+            let value = rng.below(1_000) as i64;
+            assert_eq!(
+                weir_window_add(heap, now, value),
+                weir_window_add(placed, now, value)
+            );
+            let current = rng.below(2) == 0;
+            let (mut a, mut b) = (weir_window_total::default(), weir_window_total::default());
+            assert_eq!(weir_window_read_total(heap, now, current, &mut a), WEIR_OK);
+            assert_eq!(
+                weir_window_read_total(placed, now, current, &mut b),
+                WEIR_OK
+            );
+            assert_eq!(a, b);
+        }
+        weir_window_free(heap);
+        weir_window_free(placed);
+        assert!(arena.guard_intact());
+    }
+    for quota in [1, 3, 100] {
+        let place = footprint(|b, a| weir_sliding_footprint(quota, 1_000_000_000, b, a));
+        check_refusals::<weir_sliding>(place, &mut |mem, len, out| {
+            weir_sliding_init_in(mem, len, quota, 1_000_000_000, out)
+        });
+        let mut heap = null_mut();
+        assert_eq!(weir_sliding_new(quota, 1_000_000_000, &mut heap), WEIR_OK);
+        let mut arena = Arena::new(place.0);
+        let mut placed = null_mut();
+        let mem = arena.at(0);
+        assert_eq!(
+            weir_sliding_init_in(mem, place.0, quota, 1_000_000_000, &mut placed),
+            WEIR_OK
+        );
+        let mut rng = Rng(quota as u64 * 31 + 1);
+        let mut now = 0;
+        for _ in 0..4_000 {
+            now = rng.step(now) / 100;
+            assert_eq!(weir_sliding_take(heap, now), weir_sliding_take(placed, now));
+            assert_eq!(weir_sliding_left(heap, now), weir_sliding_left(placed, now));
+            assert_eq!(weir_sliding_next(heap, now), weir_sliding_next(placed, now));
+        }
+        weir_sliding_free(heap);
+        weir_sliding_free(placed);
+        assert!(arena.guard_intact());
+    }
+    let mut out = null_mut();
+    assert_eq!(
+        weir_window_init_in(null_mut(), 0, 4, 0, 0, &mut out),
+        WEIR_ERR_WINDOW_SPAN
+    );
+    assert_eq!(
+        weir_window_init_in(null_mut(), 0, 1 << 21, 1, 0, &mut out),
+        WEIR_ERR_WINDOW_SIZE
+    );
+    let mut out = null_mut();
+    assert_eq!(
+        weir_sliding_init_in(null_mut(), 0, 0, 1, &mut out),
+        WEIR_ERR_QUOTA
+    );
+    assert_eq!(
+        weir_sliding_init_in(null_mut(), 0, 1, 0, &mut out),
+        WEIR_ERR_SLIDING_WINDOW
+    );
+    let (mut bytes, mut align) = (0, 0);
+    assert_eq!(
+        weir_sliding_footprint(i64::MAX, 1, &mut bytes, &mut align),
+        WEIR_ERR_TOO_LARGE
+    );
+}
+
+#[test]
+fn placed_plain_handles_answer_as_their_heap_twins() {
+    // Bucket.
+    let place = footprint(|b, a| weir_bucket_footprint(b, a));
+    check_refusals::<weir_bucket>(place, &mut |mem, len, out| {
+        weir_bucket_init_in(mem, len, 50.0, 5.0, 0, out)
+    });
+    let mut heap = null_mut();
+    assert_eq!(weir_bucket_new(50.0, 5.0, 0, &mut heap), WEIR_OK);
+    let mut arena = Arena::new(place.0);
+    let mut placed = null_mut();
+    assert_eq!(
+        weir_bucket_init_in(arena.at(0), place.0, 50.0, 5.0, 0, &mut placed),
+        WEIR_OK
+    );
+    let mut rng = Rng(11);
+    let mut now = 0;
+    for _ in 0..4_000 {
+        now = rng.step(now) / 50;
+        let n = [1.0, 0.5, 2.0, 7.0][rng.below(4) as usize];
+        assert_eq!(
+            weir_bucket_take(heap, now, n),
+            weir_bucket_take(placed, now, n)
+        );
+        assert_eq!(
+            weir_bucket_next(heap, now, n),
+            weir_bucket_next(placed, now, n)
+        );
+        assert_eq!(
+            weir_bucket_tokens(heap, now).to_bits(),
+            weir_bucket_tokens(placed, now).to_bits()
+        );
+    }
+    weir_bucket_free(heap);
+    weir_bucket_free(placed);
+    assert_eq!(
+        weir_bucket_init_in(null_mut(), 0, f64::NAN, 1.0, 0, &mut placed),
+        WEIR_ERR_NOT_FINITE
+    );
+
+    // Gate.
+    let place = footprint(|b, a| weir_gate_footprint(b, a));
+    check_refusals::<weir_gate>(place, &mut |mem, len, out| {
+        weir_gate_init_in(mem, len, 3, out)
+    });
+    let mut heap = null_mut();
+    assert_eq!(weir_gate_new(3, &mut heap), WEIR_OK);
+    let mut arena = Arena::new(place.0);
+    let mut placed = null_mut();
+    assert_eq!(
+        weir_gate_init_in(arena.at(0), place.0, 3, &mut placed),
+        WEIR_OK
+    );
+    for _ in 0..2_000 {
+        if rng.below(2) == 0 {
+            assert_eq!(weir_gate_enter(heap), weir_gate_enter(placed));
+        } else {
+            weir_gate_leave(heap);
+            weir_gate_leave(placed);
+        }
+        assert_eq!(weir_gate_held(heap), weir_gate_held(placed));
+    }
+    weir_gate_free(heap);
+    weir_gate_free(placed);
+
+    // Period.
+    let place = footprint(|b, a| weir_period_footprint(b, a));
+    check_refusals::<weir_period>(place, &mut |mem, len, out| {
+        weir_period_init_in(mem, len, 4, 1_000_000_000, true, out)
+    });
+    let mut heap = null_mut();
+    assert_eq!(weir_period_new(4, 1_000_000_000, true, &mut heap), WEIR_OK);
+    let mut arena = Arena::new(place.0);
+    let mut placed = null_mut();
+    assert_eq!(
+        weir_period_init_in(arena.at(0), place.0, 4, 1_000_000_000, true, &mut placed),
+        WEIR_OK
+    );
+    let mut now = 0;
+    for _ in 0..4_000 {
+        now = rng.step(now) / 10;
+        assert_eq!(weir_period_take(heap, now), weir_period_take(placed, now));
+        assert_eq!(weir_period_left(heap, now), weir_period_left(placed, now));
+        assert_eq!(weir_period_next(heap, now), weir_period_next(placed, now));
+    }
+    weir_period_free(heap);
+    weir_period_free(placed);
+    assert_eq!(
+        weir_period_init_in(null_mut(), 0, 0, 1, false, &mut placed),
+        WEIR_ERR_QUOTA
+    );
+
+    // Budget, both forms (the preset, then a percent one).
+    let place = footprint(|b, a| weir_budget_footprint(b, a));
+    check_refusals::<weir_budget>(place, &mut |mem, len, out| {
+        weir_budget_init_in(mem, len, null(), 0, out)
+    });
+    let percent = weir_budget_policy {
+        form: WEIR_BUDGET_PERCENT,
+        ..weir_budget_policy_preset()
+    };
+    for policy in [weir_budget_policy_preset(), percent] {
+        let mut heap = null_mut();
+        let made = weir_budget_new(&policy, 0, &mut heap);
+        let mut arena = Arena::new(place.0);
+        let mut placed = null_mut();
+        assert_eq!(
+            weir_budget_init_in(arena.at(0), place.0, &policy, 0, &mut placed),
+            made
+        );
+        if made != WEIR_OK {
+            continue;
+        }
+        let mut now = 0;
+        for _ in 0..4_000 {
+            now = rng.step(now) / 10;
+            if rng.below(3) == 0 {
+                assert_eq!(
+                    weir_budget_withdraw(heap, now),
+                    weir_budget_withdraw(placed, now)
+                );
+            } else {
+                weir_budget_deposit(heap, now);
+                weir_budget_deposit(placed, now);
+            }
+            assert_eq!(weir_budget_left(heap, now), weir_budget_left(placed, now));
+            assert_eq!(
+                weir_budget_tokens(heap, now),
+                weir_budget_tokens(placed, now)
+            );
+        }
+        weir_budget_free(heap);
+        weir_budget_free(placed);
+    }
+
+    // Adaptive limit.
+    let place = footprint(|b, a| weir_concurrency_footprint(b, a));
+    check_refusals::<weir_concurrency>(place, &mut |mem, len, out| {
+        weir_concurrency_init_in(mem, len, null(), out)
+    });
+    let mut heap = null_mut();
+    assert_eq!(weir_concurrency_new(null(), &mut heap), WEIR_OK);
+    let mut arena = Arena::new(place.0);
+    let mut placed = null_mut();
+    assert_eq!(
+        weir_concurrency_init_in(arena.at(0), place.0, null(), &mut placed),
+        WEIR_OK
+    );
+    let (mut open_a, mut open_b) = (Vec::new(), Vec::new());
+    let mut now = 0;
+    for _ in 0..4_000 {
+        now += rng.below(3_000_000) as i64;
+        if rng.below(2) == 0 || open_a.is_empty() {
+            let (mut a, mut b) = (
+                weir_concurrency_ticket::default(),
+                weir_concurrency_ticket::default(),
+            );
+            let entered = weir_concurrency_enter(heap, now, &mut a);
+            assert_eq!(entered, weir_concurrency_enter(placed, now, &mut b));
+            assert_eq!(a, b);
+            if entered {
+                open_a.push(a);
+                open_b.push(b);
+            }
+        } else {
+            let at = rng.below(open_a.len() as u64) as usize;
+            let (mut a, mut b) = (open_a.swap_remove(at), open_b.swap_remove(at));
+            let dropped = rng.below(5) == 0;
+            assert_eq!(
+                weir_concurrency_leave(heap, &mut a, now, dropped),
+                weir_concurrency_leave(placed, &mut b, now, dropped)
+            );
+        }
+        assert_eq!(weir_concurrency_limit(heap), weir_concurrency_limit(placed));
+        assert_eq!(
+            weir_concurrency_flying(heap),
+            weir_concurrency_flying(placed)
+        );
+    }
+    weir_concurrency_free(heap);
+    weir_concurrency_free(placed);
+}
+
+#[test]
+fn a_footprint_needs_usable_out_pointers() {
+    let mut align = 0usize;
+    assert_eq!(weir_bucket_footprint(null_mut(), &mut align), WEIR_ERR_NULL);
+    assert_eq!(align, 0);
+    let mut bytes = [0usize; 2];
+    let off = (bytes.as_mut_ptr() as usize + 1) as *mut usize;
+    assert_eq!(weir_gate_footprint(off, &mut align), WEIR_ERR_MISALIGNED);
+    assert_eq!(
+        weir_breaker_footprint(null(), &mut bytes[0], null_mut()),
+        WEIR_ERR_NULL
+    );
+    assert_eq!(bytes, [0, 0]);
+}
