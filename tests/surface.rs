@@ -1169,6 +1169,7 @@ const TRACE_REPLAYS: &[(&str, &[&str])] = &[
     ("cpp", &["tests/cpp/traces_test.cpp"]),
     ("go-cgo", &["go/traces_test.go", "go/traces_words_test.go"]),
     ("go-words", &["go/traces_words_test.go"]),
+    ("wasm", &["bay/test/traces.mjs"]),
 ];
 
 /// The ops each type's traces use (`type -> ops`), each trace file's type
