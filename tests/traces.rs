@@ -654,17 +654,25 @@ impl Limiter {
 
 fn limiter_traces(out: &mut Vec<Trace>) {
     let mut t = Trace::new(
+        "limiter-zeroed.trace",
+        "limiter",
+        "A zero limiter (memory no constructor wrote) is corrupt: every call\n\
+         refuses.",
+    );
+    let mut l = Limiter::new();
+    l.consume(&mut t, 0, 1);
+    l.try_consume(&mut t, 0, 1);
+    l.refund(&mut t, 0, 0, 1);
+    l.readings(&mut t, 0);
+    out.push(t);
+
+    let mut t = Trace::new(
         "limiter-scenarios.trace",
         "limiter",
         "The limiter's three kinds: their constructors' every status in order,\n\
          consumes, refunds and readings, time going backwards and the clock's end.",
     );
     let mut l = Limiter::new();
-    t.note("a zero limiter is corrupt: every call refuses");
-    l.consume(&mut t, 0, 1);
-    l.try_consume(&mut t, 0, 1);
-    l.refund(&mut t, 0, 0, 1);
-    l.readings(&mut t, 0);
     t.note("bucket constructor statuses, in the header's order");
     for a in [
         [0, 1, 1, 0, 0, 0],
@@ -1841,10 +1849,6 @@ fn breaker_traces(out: &mut Vec<Trace>) {
             size: v as i32,
             ..p
         });
-        bad.push(weir_breaker_policy {
-            skip_refusals: v as i32,
-            ..p
-        });
     }
     for size in [2, 3, 7, 100, 1 << 20, i32::MAX] {
         bad.push(weir_breaker_policy { size, ..p });
@@ -1853,6 +1857,26 @@ fn breaker_traces(out: &mut Vec<Trace>) {
         new(&mut t, &mut h, b, 0);
     }
     new(&mut t, &mut h, p, -1);
+    {
+        // skip_refusals at an int32's edges, in a file of its own: a face
+        // whose policy holds it as a bool passes only 0 and 1.
+        let mut t = Trace::new(
+            "breaker-skip-refusals.trace",
+            "breaker",
+            "The breaker's constructor takes a skip_refusals of 0 or 1 and refuses\n\
+             any other int32.",
+        );
+        let mut h: *mut weir_breaker = std::ptr::null_mut();
+        for v in BAD_I {
+            let q = weir_breaker_policy {
+                skip_refusals: v as i32,
+                ..p
+            };
+            new(&mut t, &mut h, q, 0);
+        }
+        weir_breaker_free(h);
+        out.push(t);
+    }
     new(&mut t, &mut h, p, 1_000_000_000);
     read(&mut t, h, 1_000_000_000);
     let mut now = 1_000_000_000;
@@ -2359,11 +2383,23 @@ fn bloom_traces(out: &mut Vec<Trace>) {
         both(&mut t, h, now, b"bob");
     }
     both(&mut t, h, 0, b"");
-    t.note("a bloom under an invalid rate limit is refused");
-    r.limit_set(&mut t, 0, 0, 0);
-    reset(&mut h);
-    let s = weir_bloom_new(6, 2, &r.limit, 1, 2, &mut h);
-    t.call("bloom_new", &[U(6), U(2), U(1), U(2)], &[S(s)]);
+    {
+        // In a file of its own: a face whose limits are valid by
+        // construction cannot hold an invalid one.
+        let mut t = Trace::new(
+            "bloom-invalid-limits.trace",
+            "bloom",
+            "A bloom under an invalid rate limit (memory from another program)\n\
+             is refused.",
+        );
+        let mut r = Rate::new();
+        let mut h: *mut weir_bloom = std::ptr::null_mut();
+        r.limit_set(&mut t, 0, 0, 0);
+        let s = weir_bloom_new(6, 2, &r.limit, 1, 2, &mut h);
+        t.call("bloom_new", &[U(6), U(2), U(1), U(2)], &[S(s)]);
+        weir_bloom_free(h);
+        out.push(t);
+    }
     t.note("the GCRA kind");
     g.limit_new(&mut t, 10.0, 3);
     for (size_log2, hashes) in [(0, 1), (3, 0), (6, 3)] {
