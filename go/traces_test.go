@@ -202,6 +202,8 @@ type cgoHeld struct {
 	concT     []ConcurrencyTicket
 	shedder   *Shedder
 	shedderT  []ShedderTicket
+	breaker   *Breaker
+	breakerT  []BreakerTicket
 }
 
 func (h *cgoHeld) close() {
@@ -225,6 +227,9 @@ func (h *cgoHeld) close() {
 	}
 	if h.shedder != nil {
 		h.shedder.Close()
+	}
+	if h.breaker != nil {
+		h.breaker.Close()
 	}
 }
 
@@ -449,6 +454,48 @@ func TestTracesCgo(t *testing.T) {
 			c.oF64(st.Limit)
 			c.oI64(int64(st.CPU))
 			c.oBool(st.Hot)
+		// breaker
+		case "breaker_new":
+			p := BreakerPolicy{K: c.f64(), Floor: c.f64(), Protection: c.f64(), Probe: c.dur(), Size: int32(c.i64())}
+			switch c.i64() {
+			case 0:
+			case 1:
+				p.SkipRefusals = true
+			default:
+				c.err = "BreakerPolicy.SkipRefusals is a bool"
+			}
+			p.Window, p.MaxRejectionProbability, p.RPSThreshold, p.Aggression = c.dur(), c.f64(), c.f64(), c.f64()
+			if h.breaker != nil {
+				h.breaker.Close()
+			}
+			var err error
+			h.breaker, err = NewBreakerAt(&p, c.dur())
+			c.oErr(err)
+		case "breaker_allow":
+			now := c.dur()
+			tk, err := h.breaker.AllowAt(now, c.f64())
+			h.breakerT = append(h.breakerT, tk)
+			c.oBool(err == nil)
+		case "breaker_pass", "breaker_fail":
+			k := c.u64()
+			if k >= uint64(len(h.breakerT)) {
+				c.err = "no such ticket slot"
+				return true
+			}
+			if c.op == "breaker_pass" {
+				c.oErr(h.breakerT[k].PassAt(c.dur()))
+			} else {
+				c.oErr(h.breakerT[k].FailAt(c.dur()))
+			}
+		case "breaker_ratio":
+			c.oF64(h.breaker.RatioAt(c.dur()))
+		case "breaker_read_tally":
+			x, err := h.breaker.TallyAt(c.dur())
+			c.oErr(err)
+			c.oI64(x.Total)
+			c.oI64(x.Success)
+			c.oI64(x.Failure)
+			c.oI64(x.Drop)
 		default:
 			return false
 		}

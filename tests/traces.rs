@@ -1928,12 +1928,24 @@ fn breaker_traces(out: &mut Vec<Trace>) {
     let k = slots.0.len() - 1;
     end(&mut t, &mut slots, h, k, MAX, false);
     read(&mut t, h, MAX);
-    t.note("a ticket of the breaker before, settled on this one");
-    new(&mut t, &mut h, p, now);
-    allow(&mut t, &mut slots, h, now, 0.5);
-    let old = slots.0.len() - 1;
-    new(&mut t, &mut h, p, now);
-    end(&mut t, &mut slots, h, old, now, true);
+    {
+        // In a file of its own: a face whose tickets keep their breaker
+        // cannot settle one on another.
+        let mut t = Trace::new(
+            "breaker-foreign-ticket.trace",
+            "breaker",
+            "A ticket of the breaker before, settled on a new one, is refused.",
+        );
+        let mut h: *mut weir_breaker = std::ptr::null_mut();
+        let mut slots = Slots::<weir_breaker_ticket>(Vec::new());
+        new(&mut t, &mut h, p, now);
+        allow(&mut t, &mut slots, h, now, 0.5);
+        let old = slots.0.len() - 1;
+        new(&mut t, &mut h, p, now);
+        end(&mut t, &mut slots, h, old, now, true);
+        weir_breaker_free(h);
+        out.push(t);
+    }
     t.note("seeded random calls");
     new(&mut t, &mut h, p, 0);
     now = 0;
