@@ -204,6 +204,40 @@ type cgoHeld struct {
 	shedderT  []ShedderTicket
 	breaker   *Breaker
 	breakerT  []BreakerTicket
+	limiter   Limiter
+}
+
+// limiterReading replays one of the three C anchor readings (last_refill,
+// window_start, cooldown_end) through Limiter.Anchor, which answers the
+// anchor of the limiter's own kind: for a limiter of that kind, Anchor's
+// error and anchor; for another kind, the C reading's refusal is what
+// Kind() says (ErrLimiterWrongVariant, or ErrLimiterCorrupt for a value no
+// constructor made), and nothing is written.
+func (c *traceCall) limiterReading(l *Limiter, kind LimiterKind, now time.Duration) {
+	switch k := l.Kind(); {
+	case k == kind:
+		anchor, _, _, err := l.Anchor(now)
+		c.oErr(err)
+		if err != nil {
+			anchor = 0
+		}
+		c.oDur(anchor)
+	case k == LimiterCorrupt:
+		c.oErr(ErrLimiterCorrupt)
+		c.oI64(0)
+	default:
+		c.oErr(ErrLimiterWrongVariant)
+		c.oI64(0)
+	}
+}
+
+// limiterMade keeps a constructor's limiter only on success, as a failed C
+// constructor leaves the value untouched.
+func (c *traceCall) limiterMade(h *cgoHeld, l Limiter, err error) {
+	c.oErr(err)
+	if err == nil {
+		h.limiter = l
+	}
 }
 
 func (h *cgoHeld) close() {
@@ -454,6 +488,39 @@ func TestTracesCgo(t *testing.T) {
 			c.oF64(st.Limit)
 			c.oI64(int64(st.CPU))
 			c.oBool(st.Hot)
+		// limiter
+		case "limiter_bucket":
+			capacity, amount, interval, last, initial := c.u64(), c.u64(), c.dur(), c.dur(), c.u64()
+			l, err := NewLimiterBucket(capacity, amount, interval, last, initial, c.dur())
+			c.limiterMade(h, l, err)
+		case "limiter_fixed_window":
+			capacity, window, start, initial := c.u64(), c.dur(), c.dur(), c.u64()
+			l, err := NewLimiterWindow(capacity, window, start, initial, c.dur())
+			c.limiterMade(h, l, err)
+		case "limiter_cooldown":
+			capacity, cooldown, end, initial := c.u64(), c.dur(), c.dur(), c.u64()
+			l, err := NewLimiterCooldown(capacity, cooldown, end, initial, c.dur())
+			c.limiterMade(h, l, err)
+		case "limiter_try_consume":
+			now := c.dur()
+			c.oBool(h.limiter.Allow(now, c.u64()))
+		case "limiter_consume":
+			now := c.dur()
+			c.oErr(h.limiter.Consume(now, c.u64()))
+		case "limiter_refund":
+			now, at := c.dur(), c.dur()
+			c.oErr(h.limiter.Refund(now, at, c.u64()))
+		case "limiter_available":
+			c.oU64(h.limiter.Available(c.dur()))
+		case "limiter_capacity":
+			c.oU64(h.limiter.Capacity())
+		case "limiter_last_refill":
+			c.limiterReading(&h.limiter, LimiterBucket, c.dur())
+		case "limiter_window_start":
+			c.limiterReading(&h.limiter, LimiterWindow, c.dur())
+		case "limiter_cooldown_end":
+			// A cooldown's deadline does not depend on now.
+			c.limiterReading(&h.limiter, LimiterCooldown, 0)
 		// breaker
 		case "breaker_new":
 			p := BreakerPolicy{K: c.f64(), Floor: c.f64(), Protection: c.f64(), Probe: c.dur(), Size: int32(c.i64())}
