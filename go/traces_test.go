@@ -7,6 +7,7 @@ package weir
 
 import (
 	"bufio"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -60,6 +61,20 @@ func (c *traceCall) f64() float64 {
 		c.err = err.Error()
 	}
 	return math.Float64frombits(v)
+}
+
+// key is a bytes argument: "x" and two hex digits a byte.
+func (c *traceCall) key() []byte {
+	a := c.arg()
+	if !strings.HasPrefix(a, "x") {
+		c.err = "not a key: " + a
+		return nil
+	}
+	k, err := hex.DecodeString(a[1:])
+	if err != nil {
+		c.err = err.Error()
+	}
+	return k
 }
 
 func (c *traceCall) dur() time.Duration { return time.Duration(c.i64()) }
@@ -205,6 +220,7 @@ type cgoHeld struct {
 	breaker   *Breaker
 	breakerT  []BreakerTicket
 	limiter   Limiter
+	bloom     *CBloom
 }
 
 // limiterReading replays one of the three C anchor readings (last_refill,
@@ -264,6 +280,9 @@ func (h *cgoHeld) close() {
 	}
 	if h.breaker != nil {
 		h.breaker.Close()
+	}
+	if h.bloom != nil {
+		h.bloom.Close()
 	}
 }
 
@@ -521,6 +540,25 @@ func TestTracesCgo(t *testing.T) {
 		case "limiter_cooldown_end":
 			// A cooldown's deadline does not depend on now.
 			c.limiterReading(&h.limiter, LimiterCooldown, 0)
+		// bloom (the C handle)
+		case "bloom_new", "bloom_new_gcra":
+			size, hashes, seed0, seed1 := uint32(c.u64()), uint32(c.u64()), c.u64(), c.u64()
+			if h.bloom != nil {
+				h.bloom.Close()
+			}
+			var err error
+			if c.op == "bloom_new" {
+				h.bloom, err = NewCBloom(size, hashes, h.rateLimit, seed0, seed1)
+			} else {
+				h.bloom, err = NewGCRACBloom(size, hashes, h.gcraLimit, seed0, seed1)
+			}
+			c.oErr(err)
+		case "bloom_allow":
+			now := c.dur()
+			c.oBool(h.bloom.AllowAt(now, c.key()))
+		case "bloom_next":
+			now := c.dur()
+			c.oDur(h.bloom.Next(now, c.key()))
 		// breaker
 		case "breaker_new":
 			p := BreakerPolicy{K: c.f64(), Floor: c.f64(), Protection: c.f64(), Probe: c.dur(), Size: int32(c.i64())}
