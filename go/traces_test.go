@@ -221,6 +221,7 @@ type cgoHeld struct {
 	breakerT  []BreakerTicket
 	limiter   Limiter
 	bloom     *CBloom
+	backoff   Backoff
 }
 
 // limiterReading replays one of the three C anchor readings (last_refill,
@@ -540,6 +541,48 @@ func TestTracesCgo(t *testing.T) {
 		case "limiter_cooldown_end":
 			// A cooldown's deadline does not depend on now.
 			c.limiterReading(&h.limiter, LimiterCooldown, 0)
+		// backoff
+		case "backoff_preset", "backoff_full_jitter":
+			if c.op == "backoff_preset" {
+				h.backoff = DefaultBackoff()
+			} else {
+				h.backoff = FullJitterBackoff()
+			}
+			b := &h.backoff
+			c.oDur(b.Base)
+			c.oF64(b.Factor)
+			c.oDur(b.Cap)
+			c.oI64(int64(b.Attempts))
+			c.oI64(int64(b.BackoffJitter))
+			c.oF64(b.Spread)
+		case "backoff_set":
+			h.backoff = Backoff{Base: c.dur(), Factor: c.f64(), Cap: c.dur(), Attempts: int32(c.i64()),
+				BackoffJitter: BackoffJitter(c.i64()), Spread: c.f64()}
+		case "backoff_check":
+			c.oErr(h.backoff.Check())
+		case "backoff_more":
+			c.oBool(h.backoff.More(int32(c.i64())))
+		case "backoff_delay":
+			retry, random := int32(c.i64()), c.f64()
+			c.oDur(h.backoff.Delay(retry, random, c.dur()))
+		case "backoff_ceiling":
+			c.oDur(h.backoff.Ceiling(int32(c.i64())))
+		case "backoff_schedule":
+			// Schedule returns the whole run; the C call writes the first
+			// min(cap, run) of it and returns that count.
+			capacity, n := c.u64(), c.u64()
+			draws := make([]float64, n)
+			for i := range draws {
+				draws[i] = c.f64()
+			}
+			ds := h.backoff.Schedule(draws)
+			if uint64(len(ds)) > capacity {
+				ds = ds[:capacity]
+			}
+			c.oU64(uint64(len(ds)))
+			for _, d := range ds {
+				c.oDur(d)
+			}
 		// bloom (the C handle)
 		case "bloom_new", "bloom_new_gcra":
 			size, hashes, seed0, seed1 := uint32(c.u64()), uint32(c.u64()), c.u64(), c.u64()

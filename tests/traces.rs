@@ -953,11 +953,6 @@ fn backoff_traces(out: &mut Vec<Trace>) {
             ..p
         },
         weir_backoff {
-            factor: 1.0,
-            attempts: i32::MAX,
-            ..p
-        },
-        weir_backoff {
             factor: f64::MAX,
             cap_ns: MAX,
             jitter: 3,
@@ -975,6 +970,26 @@ fn backoff_traces(out: &mut Vec<Trace>) {
         b.set(&mut t, ext);
         b.all(&mut t, &mut rng);
     }
+    out.push(t);
+
+    // In a file of its own: a face whose schedule returns every delay of
+    // the run cannot hold 2^31 − 2 of them.
+    let mut t = Trace::new(
+        "backoff-long-schedule.trace",
+        "backoff",
+        "A policy of 2^31 - 1 attempts: its schedule counts every delay of the\n\
+         run and writes as many as the caller has room for.",
+    );
+    let mut b = Backoff(p);
+    b.set(
+        &mut t,
+        weir_backoff {
+            factor: 1.0,
+            attempts: i32::MAX,
+            ..p
+        },
+    );
+    b.all(&mut t, &mut rng);
     out.push(t);
 
     for (name, n, seed) in [
