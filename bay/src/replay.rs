@@ -18,7 +18,7 @@ use weir_core::bucket::{Bucket, BucketError};
 use weir_core::deadline::Deadline;
 use weir_core::gate::Gate;
 use weir_core::gcra::{self, GcraError, GcraLimit};
-use weir_core::limiter::RefundError;
+use weir_core::limiter::{Limiter, LimiterError, RefundError};
 use weir_core::period::{Period, PeriodError, PeriodQuota};
 use weir_core::rate::{self, RateError, RateLimit};
 use weir_core::sliding::{Sliding, SlidingError};
@@ -36,6 +36,9 @@ struct Held {
     deadline: (i64, i64),
     /// The handle types: none until a constructor succeeds.
     bucket: Option<Bucket>,
+    /// The limiter: none until a constructor succeeds (a failed one keeps
+    /// the held limiter, as the C value is written only on success).
+    limiter: Option<Limiter>,
     sliding: Option<Sliding>,
     period: Option<Period>,
     gate: Option<Gate>,
@@ -55,6 +58,25 @@ const TOO_LARGE: i64 = 5;
 const NO_MEMORY: i64 = 6;
 const QUOTA: i64 = 18;
 const SLIDING_WINDOW: i64 = 19;
+
+/// The C status of a limiter's error.
+fn limiter_status(error: LimiterError) -> i64 {
+    match error {
+        LimiterError::ZeroCapacity => 100,
+        LimiterError::ZeroRefillAmount => 101,
+        LimiterError::ZeroRefillInterval => 102,
+        LimiterError::ZeroWindow => 103,
+        LimiterError::ZeroCooldown => 104,
+        LimiterError::InitialAboveCapacity => 105,
+        LimiterError::BucketAnchorInFuture => 106,
+        LimiterError::WindowAnchorInFuture => 107,
+        LimiterError::CooldownArmedWithTokens => 108,
+        LimiterError::CooldownDeadlineOverflow => 109,
+        LimiterError::RateLimited => 110,
+        LimiterError::InvalidAmount => 111,
+        LimiterError::WrongVariant => 112,
+    }
+}
 
 /// The C status of a refund's error.
 fn refund_status(error: RefundError) -> i64 {
@@ -456,4 +478,143 @@ pub extern "C" fn bay_bucket_next(now: i64, n: i64) -> usize {
 pub extern "C" fn bay_bucket_tokens(now: i64) -> usize {
     let tokens = with(|h| h.bucket.as_ref().map_or(0.0, |b| b.tokens(now)));
     answer(&[tokens.to_bits() as i64])
+}
+
+// The limiter: a held value.
+
+fn limiter_made(made: Result<Limiter, LimiterError>) -> usize {
+    let status = match made {
+        Ok(l) => {
+            with(|h| h.limiter = Some(l));
+            0
+        }
+        Err(e) => limiter_status(e),
+    };
+    answer(&[status])
+}
+
+/// `limiter_bucket`: status.
+#[no_mangle]
+pub extern "C" fn bay_limiter_bucket(
+    capacity: i64,
+    amount: i64,
+    interval_ns: i64,
+    last_refill: i64,
+    initial: i64,
+    now: i64,
+) -> usize {
+    limiter_made(Limiter::bucket(
+        capacity as u64,
+        amount as u64,
+        interval_ns,
+        last_refill,
+        initial as u64,
+        now,
+    ))
+}
+
+/// `limiter_fixed_window`: status.
+#[no_mangle]
+pub extern "C" fn bay_limiter_fixed_window(
+    capacity: i64,
+    window_ns: i64,
+    start: i64,
+    initial: i64,
+    now: i64,
+) -> usize {
+    limiter_made(Limiter::fixed_window(
+        capacity as u64,
+        window_ns,
+        start,
+        initial as u64,
+        now,
+    ))
+}
+
+/// `limiter_cooldown`: status.
+#[no_mangle]
+pub extern "C" fn bay_limiter_cooldown(
+    capacity: i64,
+    cooldown_ns: i64,
+    end: i64,
+    initial: i64,
+    now: i64,
+) -> usize {
+    limiter_made(Limiter::cooldown(
+        capacity as u64,
+        cooldown_ns,
+        end,
+        initial as u64,
+        now,
+    ))
+}
+
+/// The held limiter's answer, or `none` when no constructor succeeded
+/// (the traces make no such call outside `limiter-zeroed.trace`).
+fn on_limiter<R>(none: R, f: impl FnOnce(&mut Limiter) -> R) -> R {
+    with(|h| h.limiter.as_mut().map_or(none, f))
+}
+
+/// `limiter_consume`: status.
+#[no_mangle]
+pub extern "C" fn bay_limiter_consume(now: i64, amount: i64) -> usize {
+    let r = on_limiter(Err(LimiterError::WrongVariant), |l| {
+        l.consume(now, amount as u64)
+    });
+    answer(&[r.map_or_else(limiter_status, |()| 0)])
+}
+
+/// `limiter_try_consume`: whether the consume succeeded.
+#[no_mangle]
+pub extern "C" fn bay_limiter_try_consume(now: i64, amount: i64) -> usize {
+    let ok = on_limiter(false, |l| l.consume(now, amount as u64).is_ok());
+    answer(&[ok.into()])
+}
+
+/// `limiter_refund`: status.
+#[no_mangle]
+pub extern "C" fn bay_limiter_refund(now: i64, taken_at: i64, amount: i64) -> usize {
+    let status = on_limiter(0, |l| {
+        l.refund(now, taken_at, amount as u64)
+            .map_or_else(refund_status, |_| 0)
+    });
+    answer(&[status])
+}
+
+/// `limiter_available`.
+#[no_mangle]
+pub extern "C" fn bay_limiter_available(now: i64) -> usize {
+    answer(&[on_limiter(0, |l| l.available(now)) as i64])
+}
+
+/// `limiter_capacity`.
+#[no_mangle]
+pub extern "C" fn bay_limiter_capacity() -> usize {
+    answer(&[on_limiter(0, |l| l.capacity()) as i64])
+}
+
+/// A reading: its status, then its value (0 when not written).
+fn limiter_reading(f: impl FnOnce(&mut Limiter) -> Result<i64, LimiterError>) -> usize {
+    match on_limiter(Err(LimiterError::WrongVariant), f) {
+        Ok(v) => answer(&[0, v]),
+        Err(e) => answer(&[limiter_status(e), 0]),
+    }
+}
+
+/// `limiter_last_refill`.
+#[no_mangle]
+pub extern "C" fn bay_limiter_last_refill(now: i64) -> usize {
+    limiter_reading(|l| l.last_refill(now))
+}
+
+/// `limiter_window_start`.
+#[no_mangle]
+pub extern "C" fn bay_limiter_window_start(now: i64) -> usize {
+    limiter_reading(|l| l.window_start(now))
+}
+
+/// `limiter_cooldown_end`.
+#[no_mangle]
+pub extern "C" fn bay_limiter_cooldown_end() -> usize {
+    limiter_reading(|l| l.cooldown_end())
 }
