@@ -583,6 +583,48 @@ func TestTracesCgo(t *testing.T) {
 			for _, d := range ds {
 				c.oDur(d)
 			}
+		// all-or-nothing charging over the held words, bucket and bloom
+		case "charge_all":
+			// The held words, as Go words of their own (cgo pins an item's
+			// word, which must be an object of its own), copied back after.
+			rate, gcra := new(RateWord), new(GCRAWord)
+			rate.state.Store(h.rate)
+			gcra.state.Store(h.gcra)
+			now, n := c.dur(), c.u64()
+			items := make([]ChargeItem, 0, n)
+			for i := uint64(0); i < n; i++ {
+				kind, reserved, cost, key := c.u64(), c.u64(), c.f64(), c.key()
+				whole := int64(cost)
+				if reserved != 0 || (kind != 3 && float64(whole) != cost) {
+					c.err = "a ChargeItem has no reserved field and counts whole tokens but for a bucket"
+					return true
+				}
+				switch kind {
+				case 1:
+					items = append(items, ChargeGCRA(gcra, h.gcraLimit, whole))
+				case 2:
+					items = append(items, ChargeRate(rate, h.rateLimit, whole))
+				case 3:
+					items = append(items, ChargeBucket(h.bucket, cost))
+				case 4:
+					if len(key) == 0 {
+						key = nil // an empty key is passed as NULL
+					}
+					items = append(items, ChargeCBloom(h.bloom, key, whole))
+				default:
+					c.err = "no ChargeItem of kind " + strconv.FormatUint(kind, 10)
+					return true
+				}
+			}
+			r, err := ChargeAll(now, items...)
+			h.rate, h.gcra = rate.state.Load(), gcra.state.Load()
+			c.oErr(err)
+			c.oBool(r.Admitted)
+			c.oDur(r.Wait)
+			c.oI64(int64(r.Index))
+			c.oI64(int64(r.Kept))
+			c.oU64(h.rate)
+			c.oU64(h.gcra)
 		// bloom (the C handle)
 		case "bloom_new", "bloom_new_gcra":
 			size, hashes, seed0, seed1 := uint32(c.u64()), uint32(c.u64()), c.u64(), c.u64()

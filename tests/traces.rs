@@ -2583,29 +2583,78 @@ fn charge_traces(out: &mut Vec<Trace>) {
     c.all(&mut t, 1_000_000_000, &[(2, 0, 6.0, b"")]);
     c.all(&mut t, 1_000_000_000, &[(1, 0, 4.0, b"")]);
     c.all(&mut t, 1_000_000_000, &[(3, 0, 4.5, b"")]);
-    t.note("errors: nothing charged, index names the item at fault");
-    for item in [
-        (0, 0, 1.0, b"" as &[u8]),
-        (6, 0, 1.0, b""),
-        (1, 1, 1.0, b""),
-        (1, 0, 0.0, b""),
-        (1, 0, -1.0, b""),
-        (1, 0, 1.5, b""),
-        (2, 0, f64::NAN, b""),
-        (3, 0, f64::INFINITY, b""),
-        (4, 0, 1.0, b""),
-    ] {
-        c.all(&mut t, 2_000_000_000, &[every[0], item]);
-    }
     let many = [every[1]; 17];
-    c.all(&mut t, 2_000_000_000, &many);
     c.all(&mut t, 2_000_000_000, &many[..16]);
-    c.rate.limit_set(&mut t, 0, 0, 0);
-    c.all(&mut t, 2_000_000_000, &every);
-    c.gcra.limit_set(&mut t, 0, 0, 0, 0);
-    c.all(&mut t, 2_000_000_000, &[every[0]]);
-    c.rate.limit_new(&mut t, 10.0, 5);
-    c.gcra.limit_new(&mut t, 5.0, 3);
+    {
+        // In a file of their own: the errors, whose answers include the
+        // index of the item at fault, which a face may not return with an
+        // error.
+        let mut t = Trace::new(
+            "charge-errors.trace",
+            "charge",
+            "Errors: nothing charged, the index names the item at fault.",
+        );
+        let mut c = Charge {
+            rate: Rate::new(),
+            gcra: Gcra::new(),
+            bucket: Bucket(std::ptr::null_mut()),
+            bloom: std::ptr::null_mut(),
+        };
+        c.rate.limit_new(&mut t, 10.0, 5);
+        c.gcra.limit_new(&mut t, 5.0, 3);
+        c.bucket.make(&mut t, 20.0, 4.0, 0);
+        let s = weir_bloom_new(6, 2, &c.rate.limit, 7, 8, &mut c.bloom);
+        t.call("bloom_new", &[U(6), U(2), U(7), U(8)], &[S(s)]);
+        for item in [
+            (1, 0, 0.0, b"" as &[u8]),
+            (1, 0, -1.0, b""),
+            (3, 0, f64::INFINITY, b""),
+        ] {
+            c.all(&mut t, 2_000_000_000, &[every[0], item]);
+        }
+        c.all(&mut t, 2_000_000_000, &many);
+        weir_bloom_free(c.bloom);
+        out.push(t);
+    }
+    {
+        // In a file of their own: items a face with typed items cannot
+        // make (kinds no constructor names, a reserved field, a fraction
+        // or NaN for a whole-token cost) and invalid limits.
+        let mut t = Trace::new(
+            "charge-bad-items.trace",
+            "charge",
+            "Items only raw C can hold: unknown kinds, a reserved field, fractional\n\
+             and NaN costs where whole tokens are counted, a bloom item with no key\n\
+             (NULL), invalid limits. Each charges nothing and names the item at fault.",
+        );
+        let mut c = Charge {
+            rate: Rate::new(),
+            gcra: Gcra::new(),
+            bucket: Bucket(std::ptr::null_mut()),
+            bloom: std::ptr::null_mut(),
+        };
+        c.rate.limit_new(&mut t, 10.0, 5);
+        c.gcra.limit_new(&mut t, 5.0, 3);
+        c.bucket.make(&mut t, 20.0, 4.0, 0);
+        let s = weir_bloom_new(6, 2, &c.rate.limit, 7, 8, &mut c.bloom);
+        t.call("bloom_new", &[U(6), U(2), U(7), U(8)], &[S(s)]);
+        for item in [
+            (0, 0, 1.0, b"" as &[u8]),
+            (6, 0, 1.0, b""),
+            (1, 1, 1.0, b""),
+            (1, 0, 1.5, b""),
+            (2, 0, f64::NAN, b""),
+            (4, 0, 1.0, b""),
+        ] {
+            c.all(&mut t, 2_000_000_000, &[every[0], item]);
+        }
+        c.rate.limit_set(&mut t, 0, 0, 0);
+        c.all(&mut t, 2_000_000_000, &every);
+        c.gcra.limit_set(&mut t, 0, 0, 0, 0);
+        c.all(&mut t, 2_000_000_000, &[every[0]]);
+        weir_bloom_free(c.bloom);
+        out.push(t);
+    }
     t.note("a word named twice counts both; time going backwards; the clock's end");
     c.all(
         &mut t,

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 #include "weir.hpp"
 
@@ -458,6 +459,42 @@ bool run(call* c, Held& h) {
         o_code(c, r.error());
         const weir_breaker_tally x = r ? *r : weir_breaker_tally{};
         for (std::int64_t v : {x.total, x.success, x.failure, x.drop}) o_i64(c, v);
+    }
+    // all-or-nothing charging over the held words, bucket and bloom
+    else if (op == "charge_all") {
+        const std::int64_t now = a_i64(c);
+        const std::uint64_t n = a_u64(c);
+        if (n > MAX_CHARGE) fail(c, "too many items");
+        std::vector<weir::ChargeItem> items;
+        static unsigned char keys[MAX_CHARGE][LINE_MAX_LEN];
+        for (std::uint64_t i = 0; i < n; i++) {
+            const std::uint64_t kind = a_u64(c), reserved = a_u64(c);
+            const double cost = a_f64(c);
+            const std::size_t len = a_key(c, keys[i], sizeof keys[i]);
+            const auto whole = static_cast<std::int64_t>(cost);
+            if (reserved != 0 || (kind != WEIR_CHARGE_BUCKET && static_cast<double>(whole) != cost)) {
+                fail(c, "a weir::ChargeItem has no reserved field and counts whole tokens but for a bucket");
+            }
+            const std::string_view key(reinterpret_cast<const char*>(keys[i]), len);
+            switch (kind) {
+                case WEIR_CHARGE_GCRA: items.push_back(weir::ChargeItem::gcra(h.gcra, h.gcra_limit.value(), whole)); break;
+                case WEIR_CHARGE_RATE: items.push_back(weir::ChargeItem::rate(h.rate, h.rate_limit.value(), whole)); break;
+                case WEIR_CHARGE_BUCKET: items.push_back(weir::ChargeItem::bucket(h.bucket.value(), cost)); break;
+                case WEIR_CHARGE_BLOOM: items.push_back(weir::ChargeItem::bloom(h.bloom.value(), key, whole)); break;
+                default: fail(c, "no weir::ChargeItem of this kind");
+            }
+        }
+        auto r = weir::charge_all(items.data(), items.size(), now);
+        // weir::charge_all answers an error as its status alone: the
+        // errors' file (charge-errors.trace) is a skip.
+        if (!r) fail(c, "weir::charge_all answered an error");
+        o_code(c, r.error());
+        o_bool(c, r->admitted);
+        o_i64(c, r->wait.count());
+        o_u64(c, r->index);
+        o_u64(c, r->kept);
+        o_u64(c, h.rate.get()->state);
+        o_u64(c, h.gcra.get()->state);
     }
     // bloom
     else if (op == "bloom_new" || op == "bloom_new_gcra") {
