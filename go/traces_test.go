@@ -222,6 +222,7 @@ type cgoHeld struct {
 	limiter   Limiter
 	bloom     *CBloom
 	backoff   Backoff
+	budget    *Budget
 }
 
 // limiterReading replays one of the three C anchor readings (last_refill,
@@ -284,6 +285,9 @@ func (h *cgoHeld) close() {
 	}
 	if h.bloom != nil {
 		h.bloom.Close()
+	}
+	if h.budget != nil {
+		h.budget.Close()
 	}
 }
 
@@ -625,6 +629,29 @@ func TestTracesCgo(t *testing.T) {
 			c.oI64(int64(r.Kept))
 			c.oU64(h.rate)
 			c.oU64(h.gcra)
+		// retry budget
+		case "budget_new":
+			p := BudgetPolicy{Form: BudgetForm(c.i64()), MaxTokens: int32(c.i64()), TokenRatio: c.f64(), TTL: c.dur(),
+				MinPerS: int32(c.i64())}
+			if c.i64() != 0 {
+				c.err = "BudgetPolicy has no reserved field"
+				return true
+			}
+			p.Percent = c.f64()
+			if h.budget != nil {
+				h.budget.Close()
+			}
+			var err error
+			h.budget, err = NewBudget(&p, c.dur())
+			c.oErr(err)
+		case "budget_deposit":
+			h.budget.Deposit(c.dur())
+		case "budget_withdraw":
+			c.oBool(h.budget.Withdraw(c.dur()))
+		case "budget_left":
+			c.oI64(h.budget.Left(c.dur()))
+		case "budget_tokens":
+			c.oI64(h.budget.Tokens(c.dur()))
 		// bloom (the C handle)
 		case "bloom_new", "bloom_new_gcra":
 			size, hashes, seed0, seed1 := uint32(c.u64()), uint32(c.u64()), c.u64(), c.u64()

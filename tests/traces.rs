@@ -1566,7 +1566,6 @@ fn budget_traces(out: &mut Vec<Trace>) {
             ..p
         });
         bad.push(weir_budget_policy { min_per_s: v, ..p });
-        bad.push(weir_budget_policy { reserved: v, ..p });
     }
     for f in [f64::NAN, -1.0, 0.0, 2.0, 1e300] {
         bad.push(weir_budget_policy {
@@ -1602,6 +1601,21 @@ fn budget_traces(out: &mut Vec<Trace>) {
     }
     for b in bad {
         new(&mut t, &mut h, b, 0);
+    }
+    {
+        // In a file of its own: a face whose policy has no reserved field
+        // cannot pass one.
+        let mut t = Trace::new(
+            "budget-reserved.trace",
+            "budget",
+            "The budget's constructor refuses a nonzero reserved field.",
+        );
+        let mut h: *mut weir_budget = std::ptr::null_mut();
+        for v in [-1, 0, 2, 3, 1001, i32::MAX, i32::MIN] {
+            new(&mut t, &mut h, weir_budget_policy { reserved: v, ..p }, 0);
+        }
+        weir_budget_free(h);
+        out.push(t);
     }
     new(&mut t, &mut h, p, -1);
     for form in [0, 1] {
