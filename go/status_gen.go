@@ -68,6 +68,9 @@ const (
 	ErrRefundFull Status = 42
 	// ErrRefundFuture is WEIR_ERR_REFUND_FUTURE: A refund whose `taken_at` is later than its `now`; nothing changed.
 	ErrRefundFuture Status = 43
+	// ErrCountsOff is WEIR_ERR_COUNTS_OFF: `weir_<type>_read_counts` on a handle that does not count: turn
+	// counting on with `weir_<type>_start_counting` after making it.
+	ErrCountsOff Status = 70
 	// ErrChargeTooMany is WEIR_ERR_CHARGE_TOO_MANY: `weir_charge_all` was given more than WEIR_CHARGE_MAX_ITEMS items;
 	// nothing was charged.
 	ErrChargeTooMany Status = 80
@@ -241,6 +244,18 @@ const (
 	ErrConcurrencyTolerance Status = 553
 	// ErrConcurrencyWindow is WEIR_ERR_CONCURRENCY_WINDOW: A concurrency policy's `long_window` or `warmup` is below 1.
 	ErrConcurrencyWindow Status = 554
+	// ErrLeaseInterval is WEIR_ERR_LEASE_INTERVAL: A lease policy's `interval_ns` is under 1 µs or not below `ttl_ns`.
+	ErrLeaseInterval Status = 600
+	// ErrLeaseTTL is WEIR_ERR_LEASE_TTL: A lease policy's `ttl_ns` is outside [1 ms, 1 hour].
+	ErrLeaseTTL Status = 601
+	// ErrLeaseBurst is WEIR_ERR_LEASE_BURST: A lease policy's `burst` is outside 1..2^61.
+	ErrLeaseBurst Status = 602
+	// ErrLeaseShare is WEIR_ERR_LEASE_SHARE: A lease policy's `share` is NaN or outside (0, 1].
+	ErrLeaseShare Status = 603
+	// ErrLeaseCost is WEIR_ERR_LEASE_COST: A lease take's cost is under 1 or over the lease's cap.
+	ErrLeaseCost Status = 604
+	// ErrLeaseGrant is WEIR_ERR_LEASE_GRANT: A lease grant is of fewer than 0 units or more than the cap.
+	ErrLeaseGrant Status = 605
 )
 
 // statusCodes lists the constants above with their C names.
@@ -272,6 +287,7 @@ var statusCodes = [...]struct {
 	{ErrRefundArmed, "WEIR_ERR_REFUND_ARMED"},
 	{ErrRefundFull, "WEIR_ERR_REFUND_FULL"},
 	{ErrRefundFuture, "WEIR_ERR_REFUND_FUTURE"},
+	{ErrCountsOff, "WEIR_ERR_COUNTS_OFF"},
 	{ErrChargeTooMany, "WEIR_ERR_CHARGE_TOO_MANY"},
 	{ErrChargeCost, "WEIR_ERR_CHARGE_COST"},
 	{ErrLimiterZeroCapacity, "WEIR_ERR_LIMITER_ZERO_CAPACITY"},
@@ -347,6 +363,12 @@ var statusCodes = [...]struct {
 	{ErrConcurrencySmoothing, "WEIR_ERR_CONCURRENCY_SMOOTHING"},
 	{ErrConcurrencyTolerance, "WEIR_ERR_CONCURRENCY_TOLERANCE"},
 	{ErrConcurrencyWindow, "WEIR_ERR_CONCURRENCY_WINDOW"},
+	{ErrLeaseInterval, "WEIR_ERR_LEASE_INTERVAL"},
+	{ErrLeaseTTL, "WEIR_ERR_LEASE_TTL"},
+	{ErrLeaseBurst, "WEIR_ERR_LEASE_BURST"},
+	{ErrLeaseShare, "WEIR_ERR_LEASE_SHARE"},
+	{ErrLeaseCost, "WEIR_ERR_LEASE_COST"},
+	{ErrLeaseGrant, "WEIR_ERR_LEASE_GRANT"},
 }
 
 // statusMismatches compares every constant with the header cgo compiled
@@ -424,6 +446,9 @@ func statusMismatches() []string {
 	}
 	if ErrRefundFuture != C.WEIR_ERR_REFUND_FUTURE {
 		bad = append(bad, fmt.Sprintf("ErrRefundFuture is %d, WEIR_ERR_REFUND_FUTURE is %d", ErrRefundFuture, C.WEIR_ERR_REFUND_FUTURE))
+	}
+	if ErrCountsOff != C.WEIR_ERR_COUNTS_OFF {
+		bad = append(bad, fmt.Sprintf("ErrCountsOff is %d, WEIR_ERR_COUNTS_OFF is %d", ErrCountsOff, C.WEIR_ERR_COUNTS_OFF))
 	}
 	if ErrChargeTooMany != C.WEIR_ERR_CHARGE_TOO_MANY {
 		bad = append(bad, fmt.Sprintf("ErrChargeTooMany is %d, WEIR_ERR_CHARGE_TOO_MANY is %d", ErrChargeTooMany, C.WEIR_ERR_CHARGE_TOO_MANY))
@@ -649,6 +674,24 @@ func statusMismatches() []string {
 	}
 	if ErrConcurrencyWindow != C.WEIR_ERR_CONCURRENCY_WINDOW {
 		bad = append(bad, fmt.Sprintf("ErrConcurrencyWindow is %d, WEIR_ERR_CONCURRENCY_WINDOW is %d", ErrConcurrencyWindow, C.WEIR_ERR_CONCURRENCY_WINDOW))
+	}
+	if ErrLeaseInterval != C.WEIR_ERR_LEASE_INTERVAL {
+		bad = append(bad, fmt.Sprintf("ErrLeaseInterval is %d, WEIR_ERR_LEASE_INTERVAL is %d", ErrLeaseInterval, C.WEIR_ERR_LEASE_INTERVAL))
+	}
+	if ErrLeaseTTL != C.WEIR_ERR_LEASE_TTL {
+		bad = append(bad, fmt.Sprintf("ErrLeaseTTL is %d, WEIR_ERR_LEASE_TTL is %d", ErrLeaseTTL, C.WEIR_ERR_LEASE_TTL))
+	}
+	if ErrLeaseBurst != C.WEIR_ERR_LEASE_BURST {
+		bad = append(bad, fmt.Sprintf("ErrLeaseBurst is %d, WEIR_ERR_LEASE_BURST is %d", ErrLeaseBurst, C.WEIR_ERR_LEASE_BURST))
+	}
+	if ErrLeaseShare != C.WEIR_ERR_LEASE_SHARE {
+		bad = append(bad, fmt.Sprintf("ErrLeaseShare is %d, WEIR_ERR_LEASE_SHARE is %d", ErrLeaseShare, C.WEIR_ERR_LEASE_SHARE))
+	}
+	if ErrLeaseCost != C.WEIR_ERR_LEASE_COST {
+		bad = append(bad, fmt.Sprintf("ErrLeaseCost is %d, WEIR_ERR_LEASE_COST is %d", ErrLeaseCost, C.WEIR_ERR_LEASE_COST))
+	}
+	if ErrLeaseGrant != C.WEIR_ERR_LEASE_GRANT {
+		bad = append(bad, fmt.Sprintf("ErrLeaseGrant is %d, WEIR_ERR_LEASE_GRANT is %d", ErrLeaseGrant, C.WEIR_ERR_LEASE_GRANT))
 	}
 	return bad
 }

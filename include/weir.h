@@ -40,58 +40,66 @@
  *
  * ```
  * weir_status — what a call that can fail reports (WEIR_OK is 0)
- *   section  line 0274
+ *   section  line 0295
  *   reads    weir_status_str, weir_version (WEIR_VERSION)
+ *   counts   weir_counts (filled by each read_counts)
  *
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
- *   section  line 0553
+ *   section  line 0621
  *   policy   weir_breaker_policy (for the breaker), weir_breaker_policy_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
  *   calls    weir_breaker_allow (fills a weir_breaker_ticket),
  *            weir_breaker_pass, weir_breaker_fail
  *   reads    weir_breaker_ratio, weir_breaker_read_tally (weir_breaker_tally)
+ *   counts   weir_breaker_start_counting, weir_breaker_read_counts
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 0802
+ *   section  line 0896
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
  *   calls    weir_shedder_allow (fills a weir_shedder_ticket),
  *            weir_shedder_pass, weir_shedder_fail
  *   reads    weir_shedder_flying, weir_shedder_read_stats (weir_shedder_stats)
+ *   counts   weir_shedder_start_counting, weir_shedder_read_counts
  *
  * weir_window — rolling window of sums and counts
- *   section  line 0984
+ *   section  line 1102
  *   make     weir_window_new, weir_window_free
  *   calls    weir_window_add
  *   reads    weir_window_read_total (weir_window_total),
  *            weir_window_read_buckets, weir_window_size, weir_window_width
+ *   counts   weir_window_start_counting, weir_window_read_counts
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1086
+ *   section  line 1227
  *   make     weir_bucket_new, weir_bucket_free
  *   calls    weir_bucket_take, weir_bucket_refund
  *   reads    weir_bucket_next (Retry-After), weir_bucket_tokens
+ *   counts   weir_bucket_start_counting, weir_bucket_read_counts
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 1237
+ *   section  line 1402
  *   make     weir_sliding_new, weir_sliding_free
  *   calls    weir_sliding_take
  *   reads    weir_sliding_left, weir_sliding_next
+ *   counts   weir_sliding_start_counting, weir_sliding_read_counts
  *
  * weir_period — fixed-window quota per period
- *   section  line 1306
+ *   section  line 1496
  *   make     weir_period_new, weir_period_free
  *   calls    weir_period_take (weir_period_quota)
  *   reads    weir_period_left, weir_period_next
+ *   counts   weir_period_start_counting, weir_period_read_counts
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 1402
+ *   section  line 1616
  *   make     weir_gate_new, weir_gate_free
  *   calls    weir_gate_enter, weir_gate_leave
  *   reads    weir_gate_held
+ *   counts   weir_gate_start_counting, weir_gate_read_counts
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 1452
+ *   section  line 1689
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy), weir_concurrency_free
@@ -99,28 +107,30 @@
  *            weir_concurrency_leave
  *   reads    weir_concurrency_limit, weir_concurrency_flying,
  *            weir_concurrency_long_rtt
+ *   counts   weir_concurrency_start_counting, weir_concurrency_read_counts
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 1614
+ *   section  line 1875
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   calls    weir_budget_deposit, weir_budget_withdraw
  *   reads    weir_budget_left, weir_budget_tokens
+ *   counts   weir_budget_start_counting, weir_budget_read_counts
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 1757
+ *   section  line 2041
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 1897
+ *   section  line 2181
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 1941
+ *   section  line 2225
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   calls    weir_pool_take (weir_pool_taken, WEIR_POOL_TAKEN_*),
@@ -129,9 +139,10 @@
  *            weir_pool_evict, weir_pool_mark_old, weir_pool_close
  *   reads    weir_pool_live, weir_pool_idle, weir_pool_busy,
  *            weir_pool_next_expiry, weir_pool_read_stats (weir_pool_stats)
+ *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 2311
+ *   section  line 2622
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -140,26 +151,36 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 2473
+ *   section  line 2784
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 2602
+ *   section  line 2913
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
  *   in place weir_bloom_footprint, weir_bloom_init_in,
  *            weir_bloom_init_gcra_in, weir_bloom_check_in,
  *            weir_bloom_allow_in, weir_bloom_next_in
+ *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 2848
+ *   section  line 3186
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
+ * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
+ *   section  line 3363
+ *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
+ *   make     weir_lease_new, weir_lease_free
+ *   calls    weir_lease_take (weir_lease_answer, WEIR_LEASE_*),
+ *            weir_lease_grant, weir_lease_release
+ *   reads    weir_lease_unspent, weir_lease_expires, weir_lease_cap,
+ *            weir_lease_read_stats (weir_lease_stats)
+ *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 3025
+ *   section  line 3583
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -173,7 +194,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 3287
+ *   section  line 3845
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -276,9 +297,9 @@
 
 /// What a call that can fail reports. `WEIR_OK` is 0; every other value is
 /// an error. Codes are grouped by area and are never renumbered or reused:
-/// 1–99 general (30–39 targets and builds, 40–49 refunds, 80–89 charging several limits at once), 100–199 the limiter, 200–299 the pool,
+/// 1–99 general (30–39 targets and builds, 40–49 refunds, 70–79 counts, 80–89 charging several limits at once), 100–199 the limiter, 200–299 the pool,
 /// 300–399 breaker, shedder and window (330–349 the breaker's limits), 400–499 rate and bloom (430–449 the GCRA word),
-/// 500–549 the retry budget, 550–599 the adaptive concurrency limit.
+/// 500–549 the retry budget, 550–599 the adaptive concurrency limit, 600–629 the lease.
 /// `weir_status_str` describes any value, known or not.
 enum weir_status
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -344,6 +365,9 @@ enum weir_status
   WEIR_ERR_REFUND_FULL = 42,
   /// A refund whose `taken_at` is later than its `now`; nothing changed.
   WEIR_ERR_REFUND_FUTURE = 43,
+  /// `weir_<type>_read_counts` on a handle that does not count: turn
+  /// counting on with `weir_<type>_start_counting` after making it.
+  WEIR_ERR_COUNTS_OFF = 70,
   /// `weir_charge_all` was given more than WEIR_CHARGE_MAX_ITEMS items;
   /// nothing was charged.
   WEIR_ERR_CHARGE_TOO_MANY = 80,
@@ -517,6 +541,18 @@ enum weir_status
   WEIR_ERR_CONCURRENCY_TOLERANCE = 553,
   /// A concurrency policy's `long_window` or `warmup` is below 1.
   WEIR_ERR_CONCURRENCY_WINDOW = 554,
+  /// A lease policy's `interval_ns` is under 1 µs or not below `ttl_ns`.
+  WEIR_ERR_LEASE_INTERVAL = 600,
+  /// A lease policy's `ttl_ns` is outside [1 ms, 1 hour].
+  WEIR_ERR_LEASE_TTL = 601,
+  /// A lease policy's `burst` is outside 1..2^61.
+  WEIR_ERR_LEASE_BURST = 602,
+  /// A lease policy's `share` is NaN or outside (0, 1].
+  WEIR_ERR_LEASE_SHARE = 603,
+  /// A lease take's cost is under 1 or over the lease's cap.
+  WEIR_ERR_LEASE_COST = 604,
+  /// A lease grant is of fewer than 0 units or more than the cap.
+  WEIR_ERR_LEASE_GRANT = 605,
 };
 /// The C type of `enum weir_status` values: the enum itself from C23
 /// on (fixed to int32_t there), int32_t before, where an enum's size is
@@ -528,6 +564,38 @@ typedef enum weir_status weir_status;
 typedef int32_t weir_status;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
+
+#if defined(WEIR_HOSTED)
+/// What a handle decided since `weir_<type>_start_counting` turned its
+/// counting on (right after `weir_<type>_new`, that is since it was made).
+/// Every handle type fills the same struct, so that one exporter reads them
+/// all; what each field counts for a type is in that type's
+/// `weir_<type>_read_counts`. 32 bytes.
+///
+/// Counting is off until `weir_<type>_start_counting`: a handle that does
+/// not count costs what it did before counting existed, and a refusal on it
+/// writes nothing. A counting handle adds one relaxed atomic add per call
+/// (two for an admission with units) to a line of its own heap block,
+/// which every thread deciding on it then writes, refusals included.
+///
+/// Each field counts on its own (relaxed atomics): a reading taken while
+/// other threads decide may hold one call's admission and not yet its
+/// units, never a count that goes backwards. A reading changes nothing.
+typedef struct WEIR_ALIGN(8) {
+  /// Calls let through (taken, entered, allowed, added).
+  uint64_t admitted;
+  /// Calls refused for want of room: the limit said no.
+  uint64_t refused;
+  /// Calls answered with an error status, or refused for an argument no
+  /// call could pass (a cost of 0, NaN or over the burst, a NULL key or
+  /// ticket, a negative `now` where it is refused): misuse, not load.
+  uint64_t errors;
+  /// The units the admitted calls took: a bucket's tokens, a window's
+  /// added values; equal to `admitted` where every call is one unit.
+  /// A sum of doubles, exact up to 2^53.
+  double units;
+} weir_counts;
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -578,7 +646,7 @@ const char *weir_version(void);
 /// and the rest are refused when the caller's roll falls under `drop`. Safe
 /// to share between threads: each call takes a short per-handle lock, and a
 /// decision never rescans the window. Heap per handle: 32 bytes per bucket
-/// plus about 230 bytes (1.5 KiB at the preset). Made by `weir_breaker_new`, freed by `weir_breaker_free`.
+/// plus about 260 bytes (1.5 KiB at the preset). Made by `weir_breaker_new`, freed by `weir_breaker_free`.
 ///
 /// What the preset does to an outage (the bay's breaker panel, picture in
 /// docs/bay-breaker.svg; bay/tests/breaker_figures.rs measures it: 100
@@ -792,6 +860,32 @@ weir_status weir_breaker_read_tally(const weir_breaker *breaker,
                                     weir_breaker_tally *out);
 #endif
 
+#if defined(WEIR_HOSTED)
+/// Turns counting on for a breaker: from this call on,
+/// `weir_breaker_read_counts` reports what it decided. Call it right after
+/// `weir_breaker_new` to count everything since the handle was made; a second
+/// call changes nothing. Until then the handle costs what it did before
+/// counting existed (see `weir_counts` for what counting costs).
+/// `WEIR_ERR_NULL` for a NULL handle, `WEIR_ERR_MISALIGNED` for one no handle
+/// can be at, `WEIR_ERR_POISONED` for a poisoned one.
+weir_status weir_breaker_start_counting(const weir_breaker *breaker);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes to `*out` what a breaker decided since `weir_breaker_start_counting`.
+/// A reading: it changes nothing. `admitted`: allows answered true; `refused`:
+/// allows answered false (the drops of `weir_breaker_tally`, counted since
+/// counting began rather than over the window); `errors`: allows given a NULL
+/// or misaligned ticket, and passes and fails that answered an error; `units`:
+/// equal to `admitted`. The outcomes of the calls let through are the window's,
+/// in `weir_breaker_read_tally`.
+///
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
+/// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+weir_status weir_breaker_read_counts(const weir_breaker *breaker, weir_counts *out);
+#endif
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
@@ -826,7 +920,7 @@ weir_status weir_breaker_read_tally(const weir_breaker *breaker,
 /// response time are kept in two monotonic queues over the complete
 /// buckets, so a decision's work is O(1) amortised at any bucket count.
 /// Heap per handle: 48 bytes per bucket (the bucket and room for its entry
-/// in each queue, reserved at construction) plus about 260 bytes (under
+/// in each queue, reserved at construction) plus about 290 bytes (under
 /// 3 KB at the preset). Made by `weir_shedder_new`, freed by
 /// `weir_shedder_free`.
 typedef struct weir_shedder weir_shedder;
@@ -974,6 +1068,30 @@ weir_status weir_shedder_read_stats(const weir_shedder *shedder,
                                     weir_shedder_stats *out);
 #endif
 
+#if defined(WEIR_HOSTED)
+/// Turns counting on for a shedder: from this call on,
+/// `weir_shedder_read_counts` reports what it decided. Call it right after
+/// `weir_shedder_new` to count everything since the handle was made; a second
+/// call changes nothing. Until then the handle costs what it did before
+/// counting existed (see `weir_counts` for what counting costs).
+/// `WEIR_ERR_NULL` for a NULL handle, `WEIR_ERR_MISALIGNED` for one no handle
+/// can be at, `WEIR_ERR_POISONED` for a poisoned one.
+weir_status weir_shedder_start_counting(const weir_shedder *shedder);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes to `*out` what a shedder decided since `weir_shedder_start_counting`.
+/// A reading: it changes nothing. `admitted`: allows answered true; `refused`:
+/// allows answered false (shed); `errors`: allows given a NULL or misaligned
+/// ticket, and passes and fails that answered an error; `units`: equal to
+/// `admitted`. The load behind the answers is in `weir_shedder_read_stats`.
+///
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
+/// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+weir_status weir_shedder_read_counts(const weir_shedder *shedder, weir_counts *out);
+#endif
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
@@ -995,7 +1113,7 @@ weir_status weir_shedder_read_stats(const weir_shedder *shedder,
 /// reading at a later `now` skips them without clearing, so two reads at the
 /// same `now` agree; a `now` before the head bucket opened counts as no time
 /// passing. Safe to share between threads: each call takes a short
-/// per-handle lock. Heap per handle: 16 bytes per bucket plus about 70
+/// per-handle lock. Heap per handle: 16 bytes per bucket plus about 100
 /// bytes. Made by `weir_window_new`, freed by `weir_window_free`.
 typedef struct weir_window weir_window;
 #endif
@@ -1076,6 +1194,29 @@ int32_t weir_window_size(const weir_window *window);
 int64_t weir_window_width(const weir_window *window);
 #endif
 
+#if defined(WEIR_HOSTED)
+/// Turns counting on for a window: from this call on, `weir_window_read_counts`
+/// reports what it decided. Call it right after `weir_window_new` to count
+/// everything since the handle was made; a second call changes nothing. Until
+/// then the handle costs what it did before counting existed (see `weir_counts`
+/// for what counting costs). `WEIR_ERR_NULL` for a NULL handle,
+/// `WEIR_ERR_MISALIGNED` for one no handle can be at, `WEIR_ERR_POISONED` for a
+/// poisoned one.
+weir_status weir_window_start_counting(const weir_window *window);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes to `*out` what a window decided since `weir_window_start_counting`. A
+/// reading: it changes nothing. `admitted`: adds; `refused`: 0 (a window
+/// refuses nothing); `errors`: 0 on a handle (an add answers an error only for
+/// a NULL window); `units`: the sum of the added values.
+///
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
+/// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+weir_status weir_window_read_counts(const weir_window *window, weir_counts *out);
+#endif
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
@@ -1089,7 +1230,7 @@ int64_t weir_window_width(const weir_window *window);
 #if defined(WEIR_HOSTED)
 /// A token bucket: `rate` tokens a second accrue up to `burst`, and each
 /// call spends what it costs. Lock-free (its whole state is one atomic word)
-/// and safe to use from many threads at once; 56 bytes of heap per handle.
+/// and safe to use from many threads at once; 88 bytes of heap per handle.
 /// Made by `weir_bucket_new`, freed by `weir_bucket_free`.
 ///
 /// The word is a GCRA theoretical arrival time (TAT), held less the
@@ -1227,6 +1368,30 @@ int64_t weir_bucket_next(const weir_bucket *bucket,
 double weir_bucket_tokens(const weir_bucket *bucket, int64_t now);
 #endif
 
+#if defined(WEIR_HOSTED)
+/// Turns counting on for a bucket: from this call on, `weir_bucket_read_counts`
+/// reports what it decided. Call it right after `weir_bucket_new` to count
+/// everything since the handle was made; a second call changes nothing. Until
+/// then the handle costs what it did before counting existed (see `weir_counts`
+/// for what counting costs). `WEIR_ERR_NULL` for a NULL handle,
+/// `WEIR_ERR_MISALIGNED` for one no handle can be at, `WEIR_ERR_POISONED` for a
+/// poisoned one.
+weir_status weir_bucket_start_counting(const weir_bucket *bucket);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes to `*out` what a bucket decided since `weir_bucket_start_counting`. A
+/// reading: it changes nothing. `admitted`: takes that passed; `refused`: takes
+/// refused for want of tokens; `errors`: takes of a cost no take could pass (0,
+/// negative, NaN, infinite or over the burst) and refunds that answered an
+/// error; `units`: the tokens the admitted takes took.
+///
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
+/// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+weir_status weir_bucket_read_counts(const weir_bucket *bucket, weir_counts *out);
+#endif
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
@@ -1244,7 +1409,7 @@ double weir_bucket_tokens(const weir_bucket *bucket, int64_t now);
 #if defined(WEIR_HOSTED)
 /// An exact sliding-window counter: at most `quota` events in any stretch
 /// of `window_ns`. Takes a short per-handle lock and is safe to use from
-/// many threads at once; 80 bytes of heap per handle plus 8 bytes per unit
+/// many threads at once; 112 bytes of heap per handle plus 8 bytes per unit
 /// of quota (one stamp per event it counts), allocated once by
 /// `weir_sliding_new`. Freed by `weir_sliding_free`.
 typedef struct weir_sliding weir_sliding;
@@ -1290,10 +1455,35 @@ int64_t weir_sliding_left(const weir_sliding *sliding, int64_t now);
 
 #if defined(WEIR_HOSTED)
 /// Nanoseconds from `now` until the window has room: 0 when it has room
-/// now, otherwise when its oldest counted event falls out. `INT64_MAX` when
-/// that instant is past the end of the clock, and for a NULL window. A pure
-/// reading, as `weir_sliding_left` is.
+/// now, otherwise when its oldest counted event falls out. The wait counts
+/// from this `now`, even one earlier than the latest take's, so a caller
+/// that waits it finds room by its own clock. `INT64_MAX` when that instant
+/// is past the end of the clock, and for a NULL window. A pure reading, as
+/// `weir_sliding_left` is.
 int64_t weir_sliding_next(const weir_sliding *sliding, int64_t now);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Turns counting on for a sliding window: from this call on,
+/// `weir_sliding_read_counts` reports what it decided. Call it right after
+/// `weir_sliding_new` to count everything since the handle was made; a second
+/// call changes nothing. Until then the handle costs what it did before
+/// counting existed (see `weir_counts` for what counting costs).
+/// `WEIR_ERR_NULL` for a NULL handle, `WEIR_ERR_MISALIGNED` for one no handle
+/// can be at, `WEIR_ERR_POISONED` for a poisoned one.
+weir_status weir_sliding_start_counting(const weir_sliding *sliding);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes to `*out` what a sliding window decided since
+/// `weir_sliding_start_counting`. A reading: it changes nothing. `admitted`:
+/// takes that counted an event; `refused`: takes refused for want of room;
+/// `errors`: 0 (no take has an invalid argument); `units`: equal to `admitted`.
+///
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
+/// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+weir_status weir_sliding_read_counts(const weir_sliding *sliding, weir_counts *out);
 #endif
 
 #ifdef __cplusplus
@@ -1308,7 +1498,7 @@ int64_t weir_sliding_next(const weir_sliding *sliding, int64_t now);
 
 #if defined(WEIR_HOSTED)
 /// A fixed-window counter: at most `quota` events per period. Takes a short
-/// per-handle lock and is safe to use from many threads at once; 64 bytes
+/// per-handle lock and is safe to use from many threads at once; 96 bytes
 /// of heap per handle. Made by `weir_period_new`, freed by
 /// `weir_period_free`.
 typedef struct weir_period weir_period;
@@ -1392,6 +1582,30 @@ int64_t weir_period_left(const weir_period *period, int64_t now);
 int64_t weir_period_next(const weir_period *period, int64_t now);
 #endif
 
+#if defined(WEIR_HOSTED)
+/// Turns counting on for a period counter: from this call on,
+/// `weir_period_read_counts` reports what it decided. Call it right after
+/// `weir_period_new` to count everything since the handle was made; a second
+/// call changes nothing. Until then the handle costs what it did before
+/// counting existed (see `weir_counts` for what counting costs).
+/// `WEIR_ERR_NULL` for a NULL handle, `WEIR_ERR_MISALIGNED` for one no handle
+/// can be at, `WEIR_ERR_POISONED` for a poisoned one.
+weir_status weir_period_start_counting(const weir_period *period);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes to `*out` what a period counter decided since
+/// `weir_period_start_counting`. A reading: it changes nothing. `admitted`:
+/// takes answered `WEIR_PERIOD_QUOTA_UNDER` or `WEIR_PERIOD_QUOTA_HIT`;
+/// `refused`: takes answered `WEIR_PERIOD_QUOTA_OVER`; `errors`: 0; `units`:
+/// equal to `admitted`.
+///
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
+/// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+weir_status weir_period_read_counts(const weir_period *period, weir_counts *out);
+#endif
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
@@ -1404,7 +1618,7 @@ int64_t weir_period_next(const weir_period *period, int64_t now);
 
 #if defined(WEIR_HOSTED)
 /// A concurrency ceiling: at most `limit` calls inside at once. Lock-free and
-/// safe to use from many threads at once; 24 bytes of heap per handle.
+/// safe to use from many threads at once; 56 bytes of heap per handle.
 /// Made by `weir_gate_new`, freed by `weir_gate_free`.
 typedef struct weir_gate weir_gate;
 #endif
@@ -1440,6 +1654,29 @@ void weir_gate_leave(const weir_gate *gate);
 #if defined(WEIR_HOSTED)
 /// How many are inside now; 0 for a NULL gate.
 int64_t weir_gate_held(const weir_gate *gate);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Turns counting on for a gate: from this call on, `weir_gate_read_counts`
+/// reports what it decided. Call it right after `weir_gate_new` to count
+/// everything since the handle was made; a second call changes nothing. Until
+/// then the handle costs what it did before counting existed (see `weir_counts`
+/// for what counting costs). `WEIR_ERR_NULL` for a NULL handle,
+/// `WEIR_ERR_MISALIGNED` for one no handle can be at, `WEIR_ERR_POISONED` for a
+/// poisoned one.
+weir_status weir_gate_start_counting(const weir_gate *gate);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes to `*out` what a gate decided since `weir_gate_start_counting`. A
+/// reading: it changes nothing. `admitted`: enters that took room; `refused`:
+/// enters refused at the limit; `errors`: 0 (leaves are not counted); `units`:
+/// equal to `admitted`.
+///
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
+/// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+weir_status weir_gate_read_counts(const weir_gate *gate, weir_counts *out);
 #endif
 
 #ifdef __cplusplus
@@ -1481,7 +1718,7 @@ int64_t weir_gate_held(const weir_gate *gate);
 /// as upstream takes it. A `now` before `start` is a 1 ns sample. Safe to
 /// share between threads: each call takes a short per-handle lock, so the
 /// calls in flight never exceed the limit at the moment each entered. Heap
-/// per handle: about 110 bytes. Made by `weir_concurrency_new`, freed by
+/// per handle: about 140 bytes. Made by `weir_concurrency_new`, freed by
 /// `weir_concurrency_free`.
 typedef struct weir_concurrency weir_concurrency;
 #endif
@@ -1604,6 +1841,30 @@ int64_t weir_concurrency_flying(const weir_concurrency *limit);
 double weir_concurrency_long_rtt(const weir_concurrency *limit);
 #endif
 
+#if defined(WEIR_HOSTED)
+/// Turns counting on for an adaptive limit: from this call on,
+/// `weir_concurrency_read_counts` reports what it decided. Call it right after
+/// `weir_concurrency_new` to count everything since the handle was made; a
+/// second call changes nothing. Until then the handle costs what it did before
+/// counting existed (see `weir_counts` for what counting costs).
+/// `WEIR_ERR_NULL` for a NULL handle, `WEIR_ERR_MISALIGNED` for one no handle
+/// can be at, `WEIR_ERR_POISONED` for a poisoned one.
+weir_status weir_concurrency_start_counting(const weir_concurrency *limit);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes to `*out` what an adaptive limit decided since
+/// `weir_concurrency_start_counting`. A reading: it changes nothing.
+/// `admitted`: enters answered true; `refused`: enters refused at the limit;
+/// `errors`: enters given a NULL or misaligned ticket, and leaves that answered
+/// an error; `units`: equal to `admitted`.
+///
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
+/// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+weir_status weir_concurrency_read_counts(const weir_concurrency *limit, weir_counts *out);
+#endif
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
@@ -1643,7 +1904,7 @@ double weir_concurrency_long_rtt(const weir_concurrency *limit);
 ///
 /// A `now` earlier than one seen is no time passing. Safe to share between
 /// threads: each call takes a short per-handle lock. Heap per handle: about
-/// 250 bytes. Made by `weir_budget_new`, freed by `weir_budget_free`.
+/// 280 bytes. Made by `weir_budget_new`, freed by `weir_budget_free`.
 typedef struct weir_budget weir_budget;
 #endif
 
@@ -1745,6 +2006,29 @@ int64_t weir_budget_left(const weir_budget *budget, int64_t now);
 /// credit − alive withdrawals + reserve, in Finagle's units (1000 a
 /// request). A reading: changes nothing. 0 for a NULL budget.
 int64_t weir_budget_tokens(const weir_budget *budget, int64_t now);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Turns counting on for a retry budget: from this call on,
+/// `weir_budget_read_counts` reports what it decided. Call it right after
+/// `weir_budget_new` to count everything since the handle was made; a second
+/// call changes nothing. Until then the handle costs what it did before
+/// counting existed (see `weir_counts` for what counting costs).
+/// `WEIR_ERR_NULL` for a NULL handle, `WEIR_ERR_MISALIGNED` for one no handle
+/// can be at, `WEIR_ERR_POISONED` for a poisoned one.
+weir_status weir_budget_start_counting(const weir_budget *budget);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes to `*out` what a retry budget decided since
+/// `weir_budget_start_counting`. A reading: it changes nothing. `admitted`:
+/// withdrawals answered true (retries sent); `refused`: withdrawals answered
+/// false; `errors`: 0 (deposits are not counted); `units`: equal to `admitted`.
+///
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
+/// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+weir_status weir_budget_read_counts(const weir_budget *budget, weir_counts *out);
 #endif
 
 #ifdef __cplusplus
@@ -1984,7 +2268,7 @@ bool weir_deadline_remaining(const weir_deadline *deadline, int64_t now, int64_t
 /// is new.
 ///
 /// Takes a short per-handle lock; safe to use from many threads at once.
-/// Heap per handle on 64-bit: about 310 bytes, plus 24 bytes per idle place
+/// Heap per handle on 64-bit: about 340 bytes, plus 24 bytes per idle place
 /// (min(idle, size)), plus 17 bytes per table slot (the power of two at
 /// least 2 × size), all allocated by `weir_pool_new` and never again; about
 /// 1.1 KiB for the preset.
@@ -2299,6 +2583,33 @@ int64_t weir_pool_next_expiry(const weir_pool *pool, int64_t now);
 /// or `out` is NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned; `*out`
 /// is written only on success.
 weir_status weir_pool_read_stats(const weir_pool *pool, weir_pool_stats *out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Turns counting on for a pool: from this call on, `weir_pool_read_counts`
+/// reports what it decided. Call it right after `weir_pool_new` to count
+/// everything since the handle was made; a second call changes nothing. Until
+/// then the handle costs what it did before counting existed (see `weir_counts`
+/// for what counting costs). `WEIR_ERR_NULL` for a NULL handle,
+/// `WEIR_ERR_MISALIGNED` for one no handle can be at, `WEIR_ERR_POISONED` for a
+/// poisoned one.
+weir_status weir_pool_start_counting(const weir_pool *pool);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes to `*out` what a pool decided since `weir_pool_start_counting`. A
+/// reading: it changes nothing. `admitted`: takes answered READY or MAKE;
+/// `refused`: takes answered WAIT; `errors`: made, give, drop and unmade calls
+/// that answered an error; `units`: equal to `admitted`. STALE takes are not
+/// decisions (the caller takes again) and count nowhere here. `weir_pool_stats`
+/// counts READY (`reused`) and WAIT (`waits`) too, since the pool was made and
+/// whether or not it counts; these counts add MAKE admissions and errors, from
+/// `weir_pool_start_counting` on.
+///
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
+/// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+weir_status weir_pool_read_counts(const weir_pool *pool, weir_counts *out);
 #endif
 
 #ifdef __cplusplus
@@ -2650,7 +2961,7 @@ int64_t weir_gcra_room(const weir_gcra *gcra, const weir_gcra_limit *limit, int6
 /// half of it, F = 0.03 % (2.3 % asking all of it).
 ///
 /// Lock-free and safe to use from many threads at once. Memory per handle:
-/// 8 × 2^size_log2 bytes of heap (64-byte aligned) plus under 120 bytes.
+/// 8 × 2^size_log2 bytes of heap (64-byte aligned) plus under 152 bytes.
 /// size_log2 is WEIR_BLOOM_MIN_SIZE_LOG2 (3, one line) to
 /// WEIR_BLOOM_MAX_SIZE_LOG2 (32: 32 GiB; 27, 1 GiB, on a 32-bit host),
 /// hashes 1..WEIR_BLOOM_MAX_HASHES (8, a whole line).
@@ -2838,6 +3149,33 @@ int64_t weir_bloom_next_in(const void *mem,
                            size_t key_len);
 #endif
 
+#if defined(WEIR_HOSTED)
+/// Turns counting on for a bloom array: from this call on,
+/// `weir_bloom_read_counts` reports what it decided. Call it right after
+/// `weir_bloom_new` to count everything since the handle was made; a second
+/// call changes nothing. Until then the handle costs what it did before
+/// counting existed (see `weir_counts` for what counting costs).
+/// `WEIR_ERR_NULL` for a NULL handle, `WEIR_ERR_MISALIGNED` for one no handle
+/// can be at, `WEIR_ERR_POISONED` for a poisoned one.
+weir_status weir_bloom_start_counting(const weir_bloom *bloom);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes to `*out` what a bloom array decided since
+/// `weir_bloom_start_counting`. A reading: it changes nothing. `admitted`:
+/// allows answered true; `refused`: allows refused because a key's words had no
+/// room; `errors`: allows refused for a NULL key or a negative `now`; `units`:
+/// equal to `admitted`. The counts are the handle's, kept beside its array, not
+/// in it: the array's layout, and a region laid with `weir_bloom_init_in`, are
+/// unchanged, and the `_in` calls on a region count nothing (count them as a
+/// word is counted: see `weir_counts`).
+///
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
+/// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+weir_status weir_bloom_read_counts(const weir_bloom *bloom, weir_counts *out);
+#endif
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
@@ -3013,6 +3351,226 @@ weir_status weir_charge_all(const weir_charge_item *items,
                             size_t n,
                             int64_t now,
                             weir_charge_result *out);
+#endif
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif  // __cplusplus
+
+/** @} */
+
+/* ======================================================================== */
+/** \defgroup lease weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
+ *
+ * \details Its own statuses, besides the general ones (in
+ * `enum weir_status`, the first section):
+ *   WEIR_ERR_LEASE_INTERVAL (600), WEIR_ERR_LEASE_TTL (601),
+ *   WEIR_ERR_LEASE_BURST (602), WEIR_ERR_LEASE_SHARE (603),
+ *   WEIR_ERR_LEASE_COST (604), WEIR_ERR_LEASE_GRANT (605).
+ * @{ */
+
+#if defined(WEIR_HOSTED)
+/// One client's account of units leased from a limit the fleet shares in a
+/// store (the Redis module's `WEIR.LEASE key rate burst want ttl_ms`): it
+/// spends them locally, says when to ask for more and how many, and what
+/// to give back (`WEIR.REFUND key n`). No I/O: the caller sends the asks.
+///
+/// Sizing: the lease measures the demand (the cost of every take) and the
+/// round trip (from the take that answered an ask to the grant that
+/// answered it). An ask tops the units held up to what the demand spends
+/// in one `interval_ns` plus two round trips, so a steady client asks about
+/// once per `interval_ns`, and asks ahead once the units held would last
+/// under two round trips (if the demand spends at least two units in a
+/// lease's `ttl_ns`; else it asks when it runs out). The units held plus the units asked never exceed
+/// its cap, max(1, ⌊share × burst⌋).
+///
+/// Bounds. Every admitted unit was granted (charged in the store) first and
+/// is admitted once, so the fleet admits no more than the store granted:
+/// for a bucket of `rate` and `burst`, at most `burst + rate × t` over `t`
+/// from the key's first use, and over any window of length `w` at most
+/// `burst + rate × (w + ttl)` (a unit granted before the window may be
+/// spent in it, never later than `ttl` after its ask was sent). The cost
+/// the other way: while one client is refused, at most `(clients − 1) ×
+/// cap` units sit granted and unspent on the others; units that expire
+/// unspent are lost to the fleet until the store's bucket refills.
+///
+/// A `now` earlier than one seen is no time passing. Takes a short
+/// per-handle lock and is safe to use from many threads at once; 232
+/// bytes of heap per handle. Made by `weir_lease_new`, freed by
+/// `weir_lease_free`.
+typedef struct weir_lease weir_lease;
+#endif
+
+#if defined(WEIR_HOSTED)
+/// `weir_lease_answer.verdict`: admitted from units held.
+#define WEIR_LEASE_GO 0
+#endif
+
+#if defined(WEIR_HOSTED)
+/// `weir_lease_answer.verdict`: not decided; ask the store for `ask` units
+/// now, record its answer with `weir_lease_grant`, and take again.
+#define WEIR_LEASE_ASK 1
+#endif
+
+#if defined(WEIR_HOSTED)
+/// `weir_lease_answer.verdict`: refused; try again after `retry_after_ns`.
+#define WEIR_LEASE_REFUSE 2
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The constants of a lease. Start from `weir_lease_policy_preset()` and
+/// change what you need. 32 bytes, aligned to 8.
+typedef struct WEIR_ALIGN(8) {
+  /// How often a steady client should ask the store, in ns: at least
+  /// 1 µs, below `ttl_ns` (`WEIR_ERR_LEASE_INTERVAL`).
+  int64_t interval_ns;
+  /// How long a grant may be spent after its ask was sent, in ns (the
+  /// `ttl_ms` of `WEIR.LEASE`): 1 ms to an hour (`WEIR_ERR_LEASE_TTL`).
+  int64_t ttl_ns;
+  /// The shared limit's burst, in units: 1 to 2^61 − 1
+  /// (`WEIR_ERR_LEASE_BURST`).
+  int64_t burst;
+  /// The share of `burst` one client may hold and ask for together, in
+  /// (0, 1] (`WEIR_ERR_LEASE_SHARE`): its cap is max(1, ⌊share × burst⌋).
+  double share;
+} weir_lease_policy;
+#endif
+
+#if defined(WEIR_HOSTED)
+/// What `weir_lease_take` answers. 24 bytes, aligned to 8.
+typedef struct WEIR_ALIGN(8) {
+  /// `WEIR_LEASE_GO`, `WEIR_LEASE_ASK` or `WEIR_LEASE_REFUSE`.
+  int32_t verdict;
+  /// Always 0.
+  int32_t reserved;
+  /// Units to ask the store for now; 0 for none. With `WEIR_LEASE_GO`
+  /// above 0: ask ahead, without holding the request (units run low).
+  /// With `WEIR_LEASE_ASK`: at least the cost.
+  int64_t ask;
+  /// With `WEIR_LEASE_REFUSE`: ns until a take may find units, at least
+  /// 1 (the rest of an ask's expected round trip, or when the store said
+  /// it holds a unit again); 0 otherwise.
+  int64_t retry_after_ns;
+} weir_lease_answer;
+#endif
+
+#if defined(WEIR_HOSTED)
+/// What a lease has done and holds; filled by `weir_lease_read_stats`.
+/// 64 bytes, aligned to 8.
+typedef struct WEIR_ALIGN(8) {
+  /// Asks answered (`WEIR_LEASE_GO` with an ask, and `WEIR_LEASE_ASK`):
+  /// the store commands this client sends, refunds aside.
+  uint64_t asks;
+  /// Units granted in all.
+  uint64_t granted;
+  /// Units admitted.
+  uint64_t spent;
+  /// Units that expired unspent.
+  uint64_t expired;
+  /// Units handed back by `weir_lease_release`.
+  uint64_t released;
+  /// Units held and live now.
+  uint64_t held;
+  /// The measured demand, in thousandths of a unit a second.
+  uint64_t rate_milli;
+  /// The measured round trip in ns; 0 before one was measured.
+  int64_t rtt_ns;
+} weir_lease_stats;
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif // __cplusplus
+
+#if defined(WEIR_HOSTED)
+/// The preset: ask about every 100 ms, leases of 1 s, a burst of 100, a
+/// quarter of it at most on one client.
+weir_lease_policy weir_lease_policy_preset(void);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Makes a lease holding nothing at `now` and writes it to `*out`. `policy`
+/// NULL means the preset. Checks, in order: `WEIR_ERR_MISALIGNED` (policy),
+/// `WEIR_ERR_LEASE_TTL`, `WEIR_ERR_LEASE_INTERVAL`, `WEIR_ERR_LEASE_BURST`,
+/// `WEIR_ERR_LEASE_SHARE`. `WEIR_ERR_NULL` if `out` is NULL; `*out` is
+/// written only on success.
+weir_status weir_lease_new(const weir_lease_policy *policy, int64_t now, weir_lease **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Frees a lease. NULL is accepted and ignored. Its unspent units are not
+/// given back: read them first with `weir_lease_release`.
+void weir_lease_free(weir_lease *lease);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Spends `cost` units at `now` if they are held (the earliest to expire
+/// first) and writes the answer to `*out`: `WEIR_LEASE_GO` (admitted;
+/// `ask` above 0 asks ahead), `WEIR_LEASE_ASK` (send an ask for `ask`
+/// units, grant its answer, take again) or `WEIR_LEASE_REFUSE`. Units whose
+/// lease ended are dropped first. `WEIR_ERR_NULL` for a NULL lease or
+/// `out`, `WEIR_ERR_MISALIGNED` for a misaligned `out`,
+/// `WEIR_ERR_LEASE_COST` for a cost under 1 or over the cap (it could never
+/// go); an error changes nothing.
+weir_status weir_lease_take(const weir_lease *lease,
+                            int64_t now,
+                            int64_t cost,
+                            weir_lease_answer *out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Records the store's answer to an ask, at `now`: `granted` units that may
+/// be spent before `until` (when the ask was sent, plus the lease's
+/// length: a lease then ends no later than the store's), and `next`, the
+/// instant before which the store holds no more (the reply's third item
+/// added to `now`; `now` when it holds some). A failed ask is a grant of 0
+/// with `next` when to try again. Ends the travelling ask and measures the
+/// round trip. A grant short of the ask (the store ran dry) holds the next
+/// ask back by the unanswered share of one interval (an answer of 0 out of
+/// `n`: a whole interval), so clients sharing a drained limit ask about
+/// once an interval each rather than once per unit it refills. The cap holds while grants answer this lease's asks (a store
+/// grants at most what was asked); a grant that answers none is kept all
+/// the same (its units were charged). `WEIR_ERR_NULL` for a NULL lease,
+/// `WEIR_ERR_LEASE_GRANT` for `granted` under 0 or over the cap; an error
+/// changes nothing.
+weir_status weir_lease_grant(const weir_lease *lease,
+                             int64_t now,
+                             int64_t granted,
+                             int64_t until,
+                             int64_t next);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Drops every unit held at `now` and answers how many were live: refund
+/// them to the store (`WEIR.REFUND key n`). Later takes find none held. 0
+/// for a NULL lease.
+int64_t weir_lease_release(const weir_lease *lease, int64_t now);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The units held and live at `now`: what to give back with the store's
+/// refund if the client stopped now. A pure reading; 0 for a NULL lease.
+int64_t weir_lease_unspent(const weir_lease *lease, int64_t now);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// When the earliest units held expire; `INT64_MAX` when none are held and
+/// for a NULL lease. A pure reading.
+int64_t weir_lease_expires(const weir_lease *lease, int64_t now);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The most units this lease holds and asks for together:
+/// max(1, ⌊share × burst⌋). 0 for a NULL lease.
+int64_t weir_lease_cap(const weir_lease *lease);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes what the lease has done and holds at `now` to `*out`. A pure
+/// reading. `WEIR_ERR_NULL` if `lease` or `out` is NULL,
+/// `WEIR_ERR_MISALIGNED` if `out` is misaligned; `*out` is written only on
+/// success.
+weir_status weir_lease_read_stats(const weir_lease *lease, int64_t now, weir_lease_stats *out);
 #endif
 
 #ifdef __cplusplus
@@ -3347,6 +3905,10 @@ int weir_hosted_only_weir_breaker_ratio(void) WEIR_HOSTED_ONLY_(weir_breaker_rat
 #define weir_breaker_ratio(...) weir_hosted_only_weir_breaker_ratio()
 int weir_hosted_only_weir_breaker_read_tally(void) WEIR_HOSTED_ONLY_(weir_breaker_read_tally);
 #define weir_breaker_read_tally(...) weir_hosted_only_weir_breaker_read_tally()
+int weir_hosted_only_weir_breaker_start_counting(void) WEIR_HOSTED_ONLY_(weir_breaker_start_counting);
+#define weir_breaker_start_counting(...) weir_hosted_only_weir_breaker_start_counting()
+int weir_hosted_only_weir_breaker_read_counts(void) WEIR_HOSTED_ONLY_(weir_breaker_read_counts);
+#define weir_breaker_read_counts(...) weir_hosted_only_weir_breaker_read_counts()
 int weir_hosted_only_weir_shedder_policy_preset(void) WEIR_HOSTED_ONLY_(weir_shedder_policy_preset);
 #define weir_shedder_policy_preset(...) weir_hosted_only_weir_shedder_policy_preset()
 int weir_hosted_only_weir_shedder_new(void) WEIR_HOSTED_ONLY_(weir_shedder_new);
@@ -3363,6 +3925,10 @@ int weir_hosted_only_weir_shedder_flying(void) WEIR_HOSTED_ONLY_(weir_shedder_fl
 #define weir_shedder_flying(...) weir_hosted_only_weir_shedder_flying()
 int weir_hosted_only_weir_shedder_read_stats(void) WEIR_HOSTED_ONLY_(weir_shedder_read_stats);
 #define weir_shedder_read_stats(...) weir_hosted_only_weir_shedder_read_stats()
+int weir_hosted_only_weir_shedder_start_counting(void) WEIR_HOSTED_ONLY_(weir_shedder_start_counting);
+#define weir_shedder_start_counting(...) weir_hosted_only_weir_shedder_start_counting()
+int weir_hosted_only_weir_shedder_read_counts(void) WEIR_HOSTED_ONLY_(weir_shedder_read_counts);
+#define weir_shedder_read_counts(...) weir_hosted_only_weir_shedder_read_counts()
 int weir_hosted_only_weir_window_new(void) WEIR_HOSTED_ONLY_(weir_window_new);
 #define weir_window_new(...) weir_hosted_only_weir_window_new()
 int weir_hosted_only_weir_window_free(void) WEIR_HOSTED_ONLY_(weir_window_free);
@@ -3377,6 +3943,10 @@ int weir_hosted_only_weir_window_size(void) WEIR_HOSTED_ONLY_(weir_window_size);
 #define weir_window_size(...) weir_hosted_only_weir_window_size()
 int weir_hosted_only_weir_window_width(void) WEIR_HOSTED_ONLY_(weir_window_width);
 #define weir_window_width(...) weir_hosted_only_weir_window_width()
+int weir_hosted_only_weir_window_start_counting(void) WEIR_HOSTED_ONLY_(weir_window_start_counting);
+#define weir_window_start_counting(...) weir_hosted_only_weir_window_start_counting()
+int weir_hosted_only_weir_window_read_counts(void) WEIR_HOSTED_ONLY_(weir_window_read_counts);
+#define weir_window_read_counts(...) weir_hosted_only_weir_window_read_counts()
 int weir_hosted_only_weir_bucket_new(void) WEIR_HOSTED_ONLY_(weir_bucket_new);
 #define weir_bucket_new(...) weir_hosted_only_weir_bucket_new()
 int weir_hosted_only_weir_bucket_free(void) WEIR_HOSTED_ONLY_(weir_bucket_free);
@@ -3389,6 +3959,10 @@ int weir_hosted_only_weir_bucket_next(void) WEIR_HOSTED_ONLY_(weir_bucket_next);
 #define weir_bucket_next(...) weir_hosted_only_weir_bucket_next()
 int weir_hosted_only_weir_bucket_tokens(void) WEIR_HOSTED_ONLY_(weir_bucket_tokens);
 #define weir_bucket_tokens(...) weir_hosted_only_weir_bucket_tokens()
+int weir_hosted_only_weir_bucket_start_counting(void) WEIR_HOSTED_ONLY_(weir_bucket_start_counting);
+#define weir_bucket_start_counting(...) weir_hosted_only_weir_bucket_start_counting()
+int weir_hosted_only_weir_bucket_read_counts(void) WEIR_HOSTED_ONLY_(weir_bucket_read_counts);
+#define weir_bucket_read_counts(...) weir_hosted_only_weir_bucket_read_counts()
 int weir_hosted_only_weir_sliding_new(void) WEIR_HOSTED_ONLY_(weir_sliding_new);
 #define weir_sliding_new(...) weir_hosted_only_weir_sliding_new()
 int weir_hosted_only_weir_sliding_free(void) WEIR_HOSTED_ONLY_(weir_sliding_free);
@@ -3399,6 +3973,10 @@ int weir_hosted_only_weir_sliding_left(void) WEIR_HOSTED_ONLY_(weir_sliding_left
 #define weir_sliding_left(...) weir_hosted_only_weir_sliding_left()
 int weir_hosted_only_weir_sliding_next(void) WEIR_HOSTED_ONLY_(weir_sliding_next);
 #define weir_sliding_next(...) weir_hosted_only_weir_sliding_next()
+int weir_hosted_only_weir_sliding_start_counting(void) WEIR_HOSTED_ONLY_(weir_sliding_start_counting);
+#define weir_sliding_start_counting(...) weir_hosted_only_weir_sliding_start_counting()
+int weir_hosted_only_weir_sliding_read_counts(void) WEIR_HOSTED_ONLY_(weir_sliding_read_counts);
+#define weir_sliding_read_counts(...) weir_hosted_only_weir_sliding_read_counts()
 int weir_hosted_only_weir_period_new(void) WEIR_HOSTED_ONLY_(weir_period_new);
 #define weir_period_new(...) weir_hosted_only_weir_period_new()
 int weir_hosted_only_weir_period_free(void) WEIR_HOSTED_ONLY_(weir_period_free);
@@ -3409,6 +3987,10 @@ int weir_hosted_only_weir_period_left(void) WEIR_HOSTED_ONLY_(weir_period_left);
 #define weir_period_left(...) weir_hosted_only_weir_period_left()
 int weir_hosted_only_weir_period_next(void) WEIR_HOSTED_ONLY_(weir_period_next);
 #define weir_period_next(...) weir_hosted_only_weir_period_next()
+int weir_hosted_only_weir_period_start_counting(void) WEIR_HOSTED_ONLY_(weir_period_start_counting);
+#define weir_period_start_counting(...) weir_hosted_only_weir_period_start_counting()
+int weir_hosted_only_weir_period_read_counts(void) WEIR_HOSTED_ONLY_(weir_period_read_counts);
+#define weir_period_read_counts(...) weir_hosted_only_weir_period_read_counts()
 int weir_hosted_only_weir_gate_new(void) WEIR_HOSTED_ONLY_(weir_gate_new);
 #define weir_gate_new(...) weir_hosted_only_weir_gate_new()
 int weir_hosted_only_weir_gate_free(void) WEIR_HOSTED_ONLY_(weir_gate_free);
@@ -3419,6 +4001,10 @@ int weir_hosted_only_weir_gate_leave(void) WEIR_HOSTED_ONLY_(weir_gate_leave);
 #define weir_gate_leave(...) weir_hosted_only_weir_gate_leave()
 int weir_hosted_only_weir_gate_held(void) WEIR_HOSTED_ONLY_(weir_gate_held);
 #define weir_gate_held(...) weir_hosted_only_weir_gate_held()
+int weir_hosted_only_weir_gate_start_counting(void) WEIR_HOSTED_ONLY_(weir_gate_start_counting);
+#define weir_gate_start_counting(...) weir_hosted_only_weir_gate_start_counting()
+int weir_hosted_only_weir_gate_read_counts(void) WEIR_HOSTED_ONLY_(weir_gate_read_counts);
+#define weir_gate_read_counts(...) weir_hosted_only_weir_gate_read_counts()
 int weir_hosted_only_weir_concurrency_policy_preset(void) WEIR_HOSTED_ONLY_(weir_concurrency_policy_preset);
 #define weir_concurrency_policy_preset(...) weir_hosted_only_weir_concurrency_policy_preset()
 int weir_hosted_only_weir_concurrency_new(void) WEIR_HOSTED_ONLY_(weir_concurrency_new);
@@ -3435,6 +4021,10 @@ int weir_hosted_only_weir_concurrency_flying(void) WEIR_HOSTED_ONLY_(weir_concur
 #define weir_concurrency_flying(...) weir_hosted_only_weir_concurrency_flying()
 int weir_hosted_only_weir_concurrency_long_rtt(void) WEIR_HOSTED_ONLY_(weir_concurrency_long_rtt);
 #define weir_concurrency_long_rtt(...) weir_hosted_only_weir_concurrency_long_rtt()
+int weir_hosted_only_weir_concurrency_start_counting(void) WEIR_HOSTED_ONLY_(weir_concurrency_start_counting);
+#define weir_concurrency_start_counting(...) weir_hosted_only_weir_concurrency_start_counting()
+int weir_hosted_only_weir_concurrency_read_counts(void) WEIR_HOSTED_ONLY_(weir_concurrency_read_counts);
+#define weir_concurrency_read_counts(...) weir_hosted_only_weir_concurrency_read_counts()
 int weir_hosted_only_weir_budget_policy_preset(void) WEIR_HOSTED_ONLY_(weir_budget_policy_preset);
 #define weir_budget_policy_preset(...) weir_hosted_only_weir_budget_policy_preset()
 int weir_hosted_only_weir_budget_new(void) WEIR_HOSTED_ONLY_(weir_budget_new);
@@ -3449,6 +4039,10 @@ int weir_hosted_only_weir_budget_left(void) WEIR_HOSTED_ONLY_(weir_budget_left);
 #define weir_budget_left(...) weir_hosted_only_weir_budget_left()
 int weir_hosted_only_weir_budget_tokens(void) WEIR_HOSTED_ONLY_(weir_budget_tokens);
 #define weir_budget_tokens(...) weir_hosted_only_weir_budget_tokens()
+int weir_hosted_only_weir_budget_start_counting(void) WEIR_HOSTED_ONLY_(weir_budget_start_counting);
+#define weir_budget_start_counting(...) weir_hosted_only_weir_budget_start_counting()
+int weir_hosted_only_weir_budget_read_counts(void) WEIR_HOSTED_ONLY_(weir_budget_read_counts);
+#define weir_budget_read_counts(...) weir_hosted_only_weir_budget_read_counts()
 int weir_hosted_only_weir_pool_policy_preset(void) WEIR_HOSTED_ONLY_(weir_pool_policy_preset);
 #define weir_pool_policy_preset(...) weir_hosted_only_weir_pool_policy_preset()
 int weir_hosted_only_weir_pool_new(void) WEIR_HOSTED_ONLY_(weir_pool_new);
@@ -3485,6 +4079,10 @@ int weir_hosted_only_weir_pool_next_expiry(void) WEIR_HOSTED_ONLY_(weir_pool_nex
 #define weir_pool_next_expiry(...) weir_hosted_only_weir_pool_next_expiry()
 int weir_hosted_only_weir_pool_read_stats(void) WEIR_HOSTED_ONLY_(weir_pool_read_stats);
 #define weir_pool_read_stats(...) weir_hosted_only_weir_pool_read_stats()
+int weir_hosted_only_weir_pool_start_counting(void) WEIR_HOSTED_ONLY_(weir_pool_start_counting);
+#define weir_pool_start_counting(...) weir_hosted_only_weir_pool_start_counting()
+int weir_hosted_only_weir_pool_read_counts(void) WEIR_HOSTED_ONLY_(weir_pool_read_counts);
+#define weir_pool_read_counts(...) weir_hosted_only_weir_pool_read_counts()
 int weir_hosted_only_weir_bloom_new(void) WEIR_HOSTED_ONLY_(weir_bloom_new);
 #define weir_bloom_new(...) weir_hosted_only_weir_bloom_new()
 int weir_hosted_only_weir_bloom_new_gcra(void) WEIR_HOSTED_ONLY_(weir_bloom_new_gcra);
@@ -3507,8 +4105,32 @@ int weir_hosted_only_weir_bloom_allow_in(void) WEIR_HOSTED_ONLY_(weir_bloom_allo
 #define weir_bloom_allow_in(...) weir_hosted_only_weir_bloom_allow_in()
 int weir_hosted_only_weir_bloom_next_in(void) WEIR_HOSTED_ONLY_(weir_bloom_next_in);
 #define weir_bloom_next_in(...) weir_hosted_only_weir_bloom_next_in()
+int weir_hosted_only_weir_bloom_start_counting(void) WEIR_HOSTED_ONLY_(weir_bloom_start_counting);
+#define weir_bloom_start_counting(...) weir_hosted_only_weir_bloom_start_counting()
+int weir_hosted_only_weir_bloom_read_counts(void) WEIR_HOSTED_ONLY_(weir_bloom_read_counts);
+#define weir_bloom_read_counts(...) weir_hosted_only_weir_bloom_read_counts()
 int weir_hosted_only_weir_charge_all(void) WEIR_HOSTED_ONLY_(weir_charge_all);
 #define weir_charge_all(...) weir_hosted_only_weir_charge_all()
+int weir_hosted_only_weir_lease_policy_preset(void) WEIR_HOSTED_ONLY_(weir_lease_policy_preset);
+#define weir_lease_policy_preset(...) weir_hosted_only_weir_lease_policy_preset()
+int weir_hosted_only_weir_lease_new(void) WEIR_HOSTED_ONLY_(weir_lease_new);
+#define weir_lease_new(...) weir_hosted_only_weir_lease_new()
+int weir_hosted_only_weir_lease_free(void) WEIR_HOSTED_ONLY_(weir_lease_free);
+#define weir_lease_free(...) weir_hosted_only_weir_lease_free()
+int weir_hosted_only_weir_lease_take(void) WEIR_HOSTED_ONLY_(weir_lease_take);
+#define weir_lease_take(...) weir_hosted_only_weir_lease_take()
+int weir_hosted_only_weir_lease_grant(void) WEIR_HOSTED_ONLY_(weir_lease_grant);
+#define weir_lease_grant(...) weir_hosted_only_weir_lease_grant()
+int weir_hosted_only_weir_lease_release(void) WEIR_HOSTED_ONLY_(weir_lease_release);
+#define weir_lease_release(...) weir_hosted_only_weir_lease_release()
+int weir_hosted_only_weir_lease_unspent(void) WEIR_HOSTED_ONLY_(weir_lease_unspent);
+#define weir_lease_unspent(...) weir_hosted_only_weir_lease_unspent()
+int weir_hosted_only_weir_lease_expires(void) WEIR_HOSTED_ONLY_(weir_lease_expires);
+#define weir_lease_expires(...) weir_hosted_only_weir_lease_expires()
+int weir_hosted_only_weir_lease_cap(void) WEIR_HOSTED_ONLY_(weir_lease_cap);
+#define weir_lease_cap(...) weir_hosted_only_weir_lease_cap()
+int weir_hosted_only_weir_lease_read_stats(void) WEIR_HOSTED_ONLY_(weir_lease_read_stats);
+#define weir_lease_read_stats(...) weir_hosted_only_weir_lease_read_stats()
 #endif  // !defined(WEIR_HOSTED)
 
 #ifdef __cplusplus

@@ -2,7 +2,7 @@
 //
 // - One move-only RAII class per handle in namespace weir (Breaker,
 //   Shedder, Window, Bucket, Sliding, Period, Gate, Pool, Bloom, Budget,
-//   Concurrency); a
+//   Lease, Concurrency); a
 //   moved-from object holds nothing, and every call on it answers what the C
 //   call answers for NULL (a refusal, 0, or WEIR_ERR_NULL). BloomRegion is
 //   the bloom laid in the caller's (shared) memory: a view, not an owner.
@@ -227,6 +227,16 @@ public:
     void leave() const noexcept { weir_gate_leave(get()); }
     std::int64_t held() const noexcept { return weir_gate_held(get()); }
 
+    // Counting (weir_gate_start_counting): off until turned on; counts()
+    // answers WEIR_ERR_COUNTS_OFF until then.
+    std::error_code start_counting() const noexcept { return detail::code(weir_gate_start_counting(get())); }
+    result<weir_counts> counts() const noexcept {
+        weir_counts out{};
+        weir_status status = weir_gate_read_counts(get(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+
 private:
     explicit Gate(weir_gate* gate) noexcept : handle(gate) {}
 };
@@ -250,8 +260,57 @@ public:
     std::int64_t left(instant now) const noexcept { return weir_budget_left(get(), now.ns()); }
     std::int64_t tokens(instant now) const noexcept { return weir_budget_tokens(get(), now.ns()); }
 
+    // Counting (weir_budget_start_counting): off until turned on; counts()
+    // answers WEIR_ERR_COUNTS_OFF until then.
+    std::error_code start_counting() const noexcept { return detail::code(weir_budget_start_counting(get())); }
+    result<weir_counts> counts() const noexcept {
+        weir_counts out{};
+        weir_status status = weir_budget_read_counts(get(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+
 private:
     explicit Budget(weir_budget* budget) noexcept : handle(budget) {}
+};
+
+// ----------------------------------------------------------------- lease
+
+// One client's units leased from a fleet limit (weir_lease; the Redis
+// module's WEIR.LEASE grants them): take spends them or says to ask, grant
+// records the store's answer, release hands back what is live. The policy
+// is the C struct; start from weir_lease_policy_preset().
+class Lease : public detail::handle<weir_lease, weir_lease_free> {
+public:
+    static result<Lease> make(const weir_lease_policy& policy, instant now) noexcept {
+        weir_lease* out = nullptr;
+        weir_status status = weir_lease_new(&policy, now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return Lease(out);
+    }
+    static result<Lease> make(instant now) noexcept { return make(weir_lease_policy_preset(), now); }
+    result<weir_lease_answer> take(instant now, std::int64_t cost = 1) const noexcept {
+        weir_lease_answer out{};
+        weir_status status = weir_lease_take(get(), now.ns(), cost, &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    std::error_code grant(instant now, std::int64_t granted, instant until, instant next) const noexcept {
+        return weir_lease_grant(get(), now.ns(), granted, until.ns(), next.ns());
+    }
+    std::int64_t release(instant now) const noexcept { return weir_lease_release(get(), now.ns()); }
+    std::int64_t unspent(instant now) const noexcept { return weir_lease_unspent(get(), now.ns()); }
+    std::int64_t expires(instant now) const noexcept { return weir_lease_expires(get(), now.ns()); }
+    std::int64_t cap() const noexcept { return weir_lease_cap(get()); }
+    result<weir_lease_stats> stats(instant now) const noexcept {
+        weir_lease_stats out{};
+        weir_status status = weir_lease_read_stats(get(), now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+
+private:
+    explicit Lease(weir_lease* lease) noexcept : handle(lease) {}
 };
 
 // ----------------------------------------------------------- concurrency
@@ -277,6 +336,16 @@ public:
     std::int64_t limit() const noexcept { return weir_concurrency_limit(get()); }
     std::int64_t flying() const noexcept { return weir_concurrency_flying(get()); }
     double long_rtt() const noexcept { return weir_concurrency_long_rtt(get()); }
+
+    // Counting (weir_concurrency_start_counting): off until turned on; counts()
+    // answers WEIR_ERR_COUNTS_OFF until then.
+    std::error_code start_counting() const noexcept { return detail::code(weir_concurrency_start_counting(get())); }
+    result<weir_counts> counts() const noexcept {
+        weir_counts out{};
+        weir_status status = weir_concurrency_read_counts(get(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
 
 private:
     explicit Concurrency(weir_concurrency* limit) noexcept : handle(limit) {}
@@ -306,6 +375,16 @@ public:
         return detail::code(weir_bucket_refund(get(), now.ns(), taken_at.ns(), n));
     }
 
+    // Counting (weir_bucket_start_counting): off until turned on; counts()
+    // answers WEIR_ERR_COUNTS_OFF until then.
+    std::error_code start_counting() const noexcept { return detail::code(weir_bucket_start_counting(get())); }
+    result<weir_counts> counts() const noexcept {
+        weir_counts out{};
+        weir_status status = weir_bucket_read_counts(get(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+
 private:
     explicit Bucket(weir_bucket* bucket) noexcept : handle(bucket) {}
 };
@@ -324,6 +403,16 @@ public:
     bool take(instant now) const noexcept { return weir_sliding_take(get(), now.ns()); }
     std::int64_t left(instant now) const noexcept { return weir_sliding_left(get(), now.ns()); }
     nanoseconds next(instant now) const noexcept { return nanoseconds(weir_sliding_next(get(), now.ns())); }
+
+    // Counting (weir_sliding_start_counting): off until turned on; counts()
+    // answers WEIR_ERR_COUNTS_OFF until then.
+    std::error_code start_counting() const noexcept { return detail::code(weir_sliding_start_counting(get())); }
+    result<weir_counts> counts() const noexcept {
+        weir_counts out{};
+        weir_status status = weir_sliding_read_counts(get(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
 
 private:
     explicit Sliding(weir_sliding* sliding) noexcept : handle(sliding) {}
@@ -346,6 +435,16 @@ public:
     PeriodQuota take(instant now) const noexcept { return static_cast<PeriodQuota>(weir_period_take(get(), now.ns())); }
     std::int64_t left(instant now) const noexcept { return weir_period_left(get(), now.ns()); }
     nanoseconds next(instant now) const noexcept { return nanoseconds(weir_period_next(get(), now.ns())); }
+
+    // Counting (weir_period_start_counting): off until turned on; counts()
+    // answers WEIR_ERR_COUNTS_OFF until then.
+    std::error_code start_counting() const noexcept { return detail::code(weir_period_start_counting(get())); }
+    result<weir_counts> counts() const noexcept {
+        weir_counts out{};
+        weir_status status = weir_period_read_counts(get(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
 
 private:
     explicit Period(weir_period* period) noexcept : handle(period) {}
@@ -377,6 +476,16 @@ public:
     }
     std::int32_t size() const noexcept { return weir_window_size(get()); }
     nanoseconds width() const noexcept { return nanoseconds(weir_window_width(get())); }
+
+    // Counting (weir_window_start_counting): off until turned on; counts()
+    // answers WEIR_ERR_COUNTS_OFF until then.
+    std::error_code start_counting() const noexcept { return detail::code(weir_window_start_counting(get())); }
+    result<weir_counts> counts() const noexcept {
+        weir_counts out{};
+        weir_status status = weir_window_read_counts(get(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
 
 private:
     explicit Window(weir_window* window) noexcept : handle(window) {}
@@ -453,6 +562,16 @@ public:
     result<weir_shedder_stats> stats(instant now) const noexcept {
         weir_shedder_stats out{};
         weir_status status = weir_shedder_read_stats(get(), now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+
+    // Counting (weir_shedder_start_counting): off until turned on; counts()
+    // answers WEIR_ERR_COUNTS_OFF until then.
+    std::error_code start_counting() const noexcept { return detail::code(weir_shedder_start_counting(get())); }
+    result<weir_counts> counts() const noexcept {
+        weir_counts out{};
+        weir_status status = weir_shedder_read_counts(get(), &out);
         if (status != WEIR_OK) return status;
         return out;
     }
@@ -548,6 +667,16 @@ public:
     result<weir_pool_stats> stats() const noexcept {
         weir_pool_stats out{};
         weir_status status = weir_pool_read_stats(get(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+
+    // Counting (weir_pool_start_counting): off until turned on; counts()
+    // answers WEIR_ERR_COUNTS_OFF until then.
+    std::error_code start_counting() const noexcept { return detail::code(weir_pool_start_counting(get())); }
+    result<weir_counts> counts() const noexcept {
+        weir_counts out{};
+        weir_status status = weir_pool_read_counts(get(), &out);
         if (status != WEIR_OK) return status;
         return out;
     }
@@ -668,6 +797,16 @@ public:
     }
     nanoseconds next(instant now, std::string_view key) const noexcept {
         return nanoseconds(weir_bloom_next(get(), now.ns(), key.data(), key.size()));
+    }
+
+    // Counting (weir_bloom_start_counting): off until turned on; counts()
+    // answers WEIR_ERR_COUNTS_OFF until then.
+    std::error_code start_counting() const noexcept { return detail::code(weir_bloom_start_counting(get())); }
+    result<weir_counts> counts() const noexcept {
+        weir_counts out{};
+        weir_status status = weir_bloom_read_counts(get(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
     }
 
 private:
@@ -1102,6 +1241,16 @@ public:
     result<weir_breaker_tally> tally(instant now) const noexcept {
         weir_breaker_tally out{};
         weir_status status = weir_breaker_read_tally(get(), now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+
+    // Counting (weir_breaker_start_counting): off until turned on; counts()
+    // answers WEIR_ERR_COUNTS_OFF until then.
+    std::error_code start_counting() const noexcept { return detail::code(weir_breaker_start_counting(get())); }
+    result<weir_counts> counts() const noexcept {
+        weir_counts out{};
+        weir_status status = weir_breaker_read_counts(get(), &out);
         if (status != WEIR_OK) return status;
         return out;
     }

@@ -4,7 +4,9 @@
 use core::ffi::c_void;
 use static_assertions::const_assert_eq;
 
+use crate::counts::{weir_counts, Tally};
 use crate::gcra::{gcra_limit_in, weir_gcra_limit};
+use crate::guard::{decide_counted, decide_or, read_counts, start_counting};
 use crate::guard::{free_handle, guard, guard_status, new_handle, on, usable, Guarded, Handle};
 use crate::rate::{limit_in, weir_rate_limit};
 use crate::status::weir_status::{self, *};
@@ -51,7 +53,7 @@ use weir_core::time::NEVER;
 /// half of it, F = 0.03 % (2.3 % asking all of it).
 ///
 /// Lock-free and safe to use from many threads at once. Memory per handle:
-/// 8 × 2^size_log2 bytes of heap (64-byte aligned) plus under 120 bytes.
+/// 8 × 2^size_log2 bytes of heap (64-byte aligned) plus under 152 bytes.
 /// size_log2 is WEIR_BLOOM_MIN_SIZE_LOG2 (3, one line) to
 /// WEIR_BLOOM_MAX_SIZE_LOG2 (32: 32 GiB; 27, 1 GiB, on a 32-bit host),
 /// hashes 1..WEIR_BLOOM_MAX_HASHES (8, a whole line).
@@ -258,7 +260,30 @@ pub extern "C" fn weir_bloom_allow(
     key: *const c_void,
     len: usize,
 ) -> bool {
-    on(bloom, false, |bloom| {
+    let counted = move || allow_counted(bloom, now, key, len);
+    decide_or(bloom, false, counted, move |bloom| {
+        key_at(key, len).is_some_and(|key| bloom.allow(now, key))
+    })
+}
+
+/// `weir_bloom_allow` on an array that counts (or is poisoned): out of
+/// line, with the allow's own arguments, so that the allow reaches it by a
+/// jump (see `decide_or`). A NULL key or a negative `now` is an error.
+#[cold]
+#[inline(never)]
+extern "C" fn allow_counted(
+    bloom: *const weir_bloom,
+    now: i64,
+    key: *const c_void,
+    len: usize,
+) -> bool {
+    let usable = key_at(key, len).is_some() && now >= 0;
+    let counted = move |_: &_, &allowed: &bool| match (allowed, usable) {
+        (true, _) => Tally::Admitted(1.0),
+        (false, true) => Tally::Refused,
+        (false, false) => Tally::Error,
+    };
+    decide_counted(bloom, false, counted, move |bloom| {
         key_at(key, len).is_some_and(|key| bloom.allow(now, key))
     })
 }
@@ -399,6 +424,38 @@ pub extern "C" fn weir_bloom_next_in(
     })
 }
 
+/// Turns counting on for a bloom array: from this call on,
+/// `weir_bloom_read_counts` reports what it decided. Call it right after
+/// `weir_bloom_new` to count everything since the handle was made; a second
+/// call changes nothing. Until then the handle costs what it did before
+/// counting existed (see `weir_counts` for what counting costs).
+/// `WEIR_ERR_NULL` for a NULL handle, `WEIR_ERR_MISALIGNED` for one no handle
+/// can be at, `WEIR_ERR_POISONED` for a poisoned one.
+#[no_mangle]
+pub extern "C" fn weir_bloom_start_counting(bloom: *const weir_bloom) -> weir_status {
+    start_counting(bloom)
+}
+
+/// Writes to `*out` what a bloom array decided since
+/// `weir_bloom_start_counting`. A reading: it changes nothing. `admitted`:
+/// allows answered true; `refused`: allows refused because a key's words had no
+/// room; `errors`: allows refused for a NULL key or a negative `now`; `units`:
+/// equal to `admitted`. The counts are the handle's, kept beside its array, not
+/// in it: the array's layout, and a region laid with `weir_bloom_init_in`, are
+/// unchanged, and the `_in` calls on a region count nothing (count them as a
+/// word is counted: see `weir_counts`).
+///
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
+/// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+#[no_mangle]
+pub extern "C" fn weir_bloom_read_counts(
+    bloom: *const weir_bloom,
+    out: *mut weir_counts,
+) -> weir_status {
+    read_counts(bloom, out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::weir_bloom;
@@ -406,7 +463,7 @@ mod tests {
     /// The header's figure for the handle itself, beside its words: under
     /// 120 bytes.
     #[test]
-    fn the_handle_is_under_120_bytes() {
-        assert!(core::mem::size_of::<weir_bloom>() < 120);
+    fn the_handle_is_under_152_bytes() {
+        assert!(core::mem::size_of::<weir_bloom>() < 152);
     }
 }

@@ -5,6 +5,8 @@ use std::sync::Mutex;
 
 use static_assertions::{assert_eq_size, const_assert_eq};
 
+use crate::counts::{weir_counts, Tally};
+use crate::guard::{decide, decide_status, read_counts, start_counting};
 use crate::guard::{
     free_handle, lock, new_handle, on, policy_or, status_on, usable, value_mut, write_out, Guarded,
     Handle,
@@ -278,7 +280,7 @@ fn next_tag() -> u32 {
 /// and the rest are refused when the caller's roll falls under `drop`. Safe
 /// to share between threads: each call takes a short per-handle lock, and a
 /// decision never rescans the window. Heap per handle: 32 bytes per bucket
-/// plus about 230 bytes (1.5 KiB at the preset). Made by `weir_breaker_new`, freed by `weir_breaker_free`.
+/// plus about 260 bytes (1.5 KiB at the preset). Made by `weir_breaker_new`, freed by `weir_breaker_free`.
 ///
 /// What the preset does to an outage (the bay's breaker panel, picture in
 /// docs/bay-breaker.svg; bay/tests/breaker_figures.rs measures it: 100
@@ -351,7 +353,11 @@ pub extern "C" fn weir_breaker_allow(
     roll: f64,
     ticket: *mut weir_breaker_ticket,
 ) -> bool {
-    on(breaker, false, |state| {
+    let counted = move |_: &_, &admitted: &bool| match usable(ticket) {
+        Ok(()) => Tally::of(admitted),
+        Err(_) => Tally::Error,
+    };
+    decide(breaker, false, counted, move |state| {
         if usable(ticket).is_err() {
             return false;
         }
@@ -375,7 +381,7 @@ fn settle(
     ticket: *mut weir_breaker_ticket,
     settle: impl FnOnce(&mut Breaker, &mut BreakerTicket) -> Result<(), BreakerTicketError>,
 ) -> weir_status {
-    status_on(breaker, |state| {
+    decide_status(breaker, Tally::errors, move |state| {
         let mut breaker = lock(state);
         let held = value_mut(ticket)?;
         let open = match held.flying {
@@ -446,4 +452,35 @@ pub extern "C" fn weir_breaker_read_tally(
         let tally = lock(state).tally(now);
         write_out(out, tally.into())
     })
+}
+
+/// Turns counting on for a breaker: from this call on,
+/// `weir_breaker_read_counts` reports what it decided. Call it right after
+/// `weir_breaker_new` to count everything since the handle was made; a second
+/// call changes nothing. Until then the handle costs what it did before
+/// counting existed (see `weir_counts` for what counting costs).
+/// `WEIR_ERR_NULL` for a NULL handle, `WEIR_ERR_MISALIGNED` for one no handle
+/// can be at, `WEIR_ERR_POISONED` for a poisoned one.
+#[no_mangle]
+pub extern "C" fn weir_breaker_start_counting(breaker: *const weir_breaker) -> weir_status {
+    start_counting(breaker)
+}
+
+/// Writes to `*out` what a breaker decided since `weir_breaker_start_counting`.
+/// A reading: it changes nothing. `admitted`: allows answered true; `refused`:
+/// allows answered false (the drops of `weir_breaker_tally`, counted since
+/// counting began rather than over the window); `errors`: allows given a NULL
+/// or misaligned ticket, and passes and fails that answered an error; `units`:
+/// equal to `admitted`. The outcomes of the calls let through are the window's,
+/// in `weir_breaker_read_tally`.
+///
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
+/// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+#[no_mangle]
+pub extern "C" fn weir_breaker_read_counts(
+    breaker: *const weir_breaker,
+    out: *mut weir_counts,
+) -> weir_status {
+    read_counts(breaker, out)
 }

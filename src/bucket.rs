@@ -1,13 +1,15 @@
 //! C face of [`weir_core::bucket`].
 
-use crate::guard::{free_handle, new_handle, on, status_on, Guarded, Handle};
+use crate::counts::{weir_counts, Tally};
+use crate::guard::{decide_counted, decide_or, decide_status, read_counts, start_counting};
+use crate::guard::{free_handle, new_handle, on, Guarded, Handle};
 use crate::status::weir_status::{self, *};
 use weir_core::bucket::{Bucket, BucketError};
 use weir_core::time::NEVER;
 
 /// A token bucket: `rate` tokens a second accrue up to `burst`, and each
 /// call spends what it costs. Lock-free (its whole state is one atomic word)
-/// and safe to use from many threads at once; 56 bytes of heap per handle.
+/// and safe to use from many threads at once; 88 bytes of heap per handle.
 /// Made by `weir_bucket_new`, freed by `weir_bucket_free`.
 ///
 /// The word is a GCRA theoretical arrival time (TAT), held less the
@@ -117,7 +119,8 @@ pub extern "C" fn weir_bucket_take(bucket: *const weir_bucket, now: i64, n: f64)
     // The unit take on its own guard, and any other cost on another, so
     // that the common call has no frame and other costs are a tail call.
     if n == 1.0 {
-        on(bucket, false, |bucket| bucket.take_one(now))
+        let counted = move || take_counted(bucket, now, n);
+        decide_or(bucket, false, counted, move |bucket| bucket.take_one(now))
     } else {
         take_cost(bucket, now, n)
     }
@@ -126,7 +129,22 @@ pub extern "C" fn weir_bucket_take(bucket: *const weir_bucket, now: i64, n: f64)
 /// `weir_bucket_take` for a cost other than one token.
 #[inline(never)]
 extern "C" fn take_cost(bucket: *const weir_bucket, now: i64, n: f64) -> bool {
-    on(bucket, false, |bucket| bucket.take(now, n))
+    let counted = move || take_counted(bucket, now, n);
+    decide_or(bucket, false, counted, move |bucket| bucket.take(now, n))
+}
+
+/// `weir_bucket_take` on a bucket that counts (or is poisoned): out of
+/// line, with the take's own arguments, so that the take reaches it by a
+/// jump (see `decide_or`).
+#[cold]
+#[inline(never)]
+extern "C" fn take_counted(bucket: *const weir_bucket, now: i64, n: f64) -> bool {
+    let counted = move |bucket: &Bucket, &taken: &bool| match (taken, bucket.holds(n)) {
+        (true, _) => Tally::Admitted(n),
+        (false, true) => Tally::Refused,
+        (false, false) => Tally::Error,
+    };
+    decide_counted(bucket, false, counted, move |bucket| bucket.take(now, n))
 }
 
 /// Nanoseconds from `now` until `n` tokens will be there, without taking
@@ -175,7 +193,7 @@ pub extern "C" fn weir_bucket_refund(
     taken_at: i64,
     n: f64,
 ) -> weir_status {
-    status_on(bucket, |bucket| {
+    decide_status(bucket, Tally::errors, move |bucket| {
         bucket.refund(now, taken_at, n)?;
         Ok(())
     })
@@ -188,10 +206,39 @@ pub extern "C" fn weir_bucket_tokens(bucket: *const weir_bucket, now: i64) -> f6
     on(bucket, 0.0, |bucket| bucket.tokens(now))
 }
 
+/// Turns counting on for a bucket: from this call on, `weir_bucket_read_counts`
+/// reports what it decided. Call it right after `weir_bucket_new` to count
+/// everything since the handle was made; a second call changes nothing. Until
+/// then the handle costs what it did before counting existed (see `weir_counts`
+/// for what counting costs). `WEIR_ERR_NULL` for a NULL handle,
+/// `WEIR_ERR_MISALIGNED` for one no handle can be at, `WEIR_ERR_POISONED` for a
+/// poisoned one.
+#[no_mangle]
+pub extern "C" fn weir_bucket_start_counting(bucket: *const weir_bucket) -> weir_status {
+    start_counting(bucket)
+}
+
+/// Writes to `*out` what a bucket decided since `weir_bucket_start_counting`. A
+/// reading: it changes nothing. `admitted`: takes that passed; `refused`: takes
+/// refused for want of tokens; `errors`: takes of a cost no take could pass (0,
+/// negative, NaN, infinite or over the burst) and refunds that answered an
+/// error; `units`: the tokens the admitted takes took.
+///
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
+/// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+#[no_mangle]
+pub extern "C" fn weir_bucket_read_counts(
+    bucket: *const weir_bucket,
+    out: *mut weir_counts,
+) -> weir_status {
+    read_counts(bucket, out)
+}
+
 #[cfg(all(test, target_pointer_width = "64"))]
 mod tests {
     #[test]
     fn the_documented_handle_size_is_right() {
-        assert_eq!(core::mem::size_of::<super::weir_bucket>(), 56);
+        assert_eq!(core::mem::size_of::<super::weir_bucket>(), 88);
     }
 }

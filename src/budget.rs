@@ -4,6 +4,8 @@ use std::sync::Mutex;
 
 use static_assertions::{assert_eq_size, const_assert_eq};
 
+use crate::counts::{weir_counts, Tally};
+use crate::guard::{decide, read_counts, start_counting};
 use crate::guard::{free_handle, lock, new_handle, on, policy_or, Guarded, Handle};
 use crate::status::weir_status::{self, *};
 use weir_core::budget::{Budget, BudgetError};
@@ -103,7 +105,7 @@ pub extern "C" fn weir_budget_policy_preset() -> weir_budget_policy {
 ///
 /// A `now` earlier than one seen is no time passing. Safe to share between
 /// threads: each call takes a short per-handle lock. Heap per handle: about
-/// 250 bytes. Made by `weir_budget_new`, freed by `weir_budget_free`.
+/// 280 bytes. Made by `weir_budget_new`, freed by `weir_budget_free`.
 pub struct weir_budget(Guarded<Mutex<Budget>>);
 
 impl Handle for weir_budget {
@@ -163,7 +165,10 @@ pub extern "C" fn weir_budget_deposit(budget: *const weir_budget, now: i64) {
 /// NULL budget.
 #[no_mangle]
 pub extern "C" fn weir_budget_withdraw(budget: *const weir_budget, now: i64) -> bool {
-    on(budget, false, |state| lock(state).withdraw(now))
+    let counted = move |_: &_, &sent: &bool| Tally::of(sent);
+    decide(budget, false, counted, move |state| {
+        lock(state).withdraw(now)
+    })
 }
 
 /// How many `weir_budget_withdraw` calls in a row would answer true at
@@ -181,4 +186,32 @@ pub extern "C" fn weir_budget_left(budget: *const weir_budget, now: i64) -> i64 
 #[no_mangle]
 pub extern "C" fn weir_budget_tokens(budget: *const weir_budget, now: i64) -> i64 {
     on(budget, 0, |state| lock(state).tokens_at(now))
+}
+
+/// Turns counting on for a retry budget: from this call on,
+/// `weir_budget_read_counts` reports what it decided. Call it right after
+/// `weir_budget_new` to count everything since the handle was made; a second
+/// call changes nothing. Until then the handle costs what it did before
+/// counting existed (see `weir_counts` for what counting costs).
+/// `WEIR_ERR_NULL` for a NULL handle, `WEIR_ERR_MISALIGNED` for one no handle
+/// can be at, `WEIR_ERR_POISONED` for a poisoned one.
+#[no_mangle]
+pub extern "C" fn weir_budget_start_counting(budget: *const weir_budget) -> weir_status {
+    start_counting(budget)
+}
+
+/// Writes to `*out` what a retry budget decided since
+/// `weir_budget_start_counting`. A reading: it changes nothing. `admitted`:
+/// withdrawals answered true (retries sent); `refused`: withdrawals answered
+/// false; `errors`: 0 (deposits are not counted); `units`: equal to `admitted`.
+///
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
+/// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+#[no_mangle]
+pub extern "C" fn weir_budget_read_counts(
+    budget: *const weir_budget,
+    out: *mut weir_counts,
+) -> weir_status {
+    read_counts(budget, out)
 }

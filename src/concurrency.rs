@@ -4,9 +4,10 @@ use std::sync::Mutex;
 
 use static_assertions::{assert_eq_size, const_assert_eq};
 
+use crate::counts::{weir_counts, Tally};
+use crate::guard::{decide, decide_status, read_counts, start_counting};
 use crate::guard::{
-    free_handle, lock, new_handle, on, policy_or, status_on, usable, value_mut, write_out, Guarded,
-    Handle,
+    free_handle, lock, new_handle, on, policy_or, usable, value_mut, write_out, Guarded, Handle,
 };
 use crate::status::weir_status::{self, *};
 use weir_core::concurrency::{Concurrency, ConcurrencyError, ConcurrencyPolicy, ConcurrencyTicket};
@@ -167,7 +168,7 @@ const_assert_eq!(core::mem::offset_of!(weir_concurrency_ticket, flying), 12);
 /// as upstream takes it. A `now` before `start` is a 1 ns sample. Safe to
 /// share between threads: each call takes a short per-handle lock, so the
 /// calls in flight never exceed the limit at the moment each entered. Heap
-/// per handle: about 110 bytes. Made by `weir_concurrency_new`, freed by
+/// per handle: about 140 bytes. Made by `weir_concurrency_new`, freed by
 /// `weir_concurrency_free`.
 pub struct weir_concurrency(Guarded<Mutex<Concurrency>>);
 
@@ -213,7 +214,11 @@ pub extern "C" fn weir_concurrency_enter(
     now: i64,
     ticket: *mut weir_concurrency_ticket,
 ) -> bool {
-    on(limit, false, |state| {
+    let counted = move |_: &_, &admitted: &bool| match usable(ticket) {
+        Ok(()) => Tally::of(admitted),
+        Err(_) => Tally::Error,
+    };
+    decide(limit, false, counted, move |state| {
         if usable(ticket).is_err() {
             return false;
         }
@@ -249,7 +254,7 @@ pub extern "C" fn weir_concurrency_leave(
     now: i64,
     dropped: bool,
 ) -> weir_status {
-    status_on(limit, |state| {
+    decide_status(limit, Tally::errors, move |state| {
         let mut limit = lock(state);
         let held = value_mut(ticket)?;
         match held.flying {
@@ -284,4 +289,33 @@ pub extern "C" fn weir_concurrency_flying(limit: *const weir_concurrency) -> i64
 #[no_mangle]
 pub extern "C" fn weir_concurrency_long_rtt(limit: *const weir_concurrency) -> f64 {
     on(limit, 0.0, |state| lock(state).long_rtt())
+}
+
+/// Turns counting on for an adaptive limit: from this call on,
+/// `weir_concurrency_read_counts` reports what it decided. Call it right after
+/// `weir_concurrency_new` to count everything since the handle was made; a
+/// second call changes nothing. Until then the handle costs what it did before
+/// counting existed (see `weir_counts` for what counting costs).
+/// `WEIR_ERR_NULL` for a NULL handle, `WEIR_ERR_MISALIGNED` for one no handle
+/// can be at, `WEIR_ERR_POISONED` for a poisoned one.
+#[no_mangle]
+pub extern "C" fn weir_concurrency_start_counting(limit: *const weir_concurrency) -> weir_status {
+    start_counting(limit)
+}
+
+/// Writes to `*out` what an adaptive limit decided since
+/// `weir_concurrency_start_counting`. A reading: it changes nothing.
+/// `admitted`: enters answered true; `refused`: enters refused at the limit;
+/// `errors`: enters given a NULL or misaligned ticket, and leaves that answered
+/// an error; `units`: equal to `admitted`.
+///
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
+/// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+#[no_mangle]
+pub extern "C" fn weir_concurrency_read_counts(
+    limit: *const weir_concurrency,
+    out: *mut weir_counts,
+) -> weir_status {
+    read_counts(limit, out)
 }

@@ -1,11 +1,13 @@
 //! C face of [`weir_core::gate`].
 
+use crate::counts::{weir_counts, Tally};
+use crate::guard::{decide, read_counts, start_counting};
 use crate::guard::{free_handle, new_handle, on, Guarded, Handle};
 use crate::status::weir_status;
 use weir_core::gate::Gate;
 
 /// A concurrency ceiling: at most `limit` calls inside at once. Lock-free and
-/// safe to use from many threads at once; 24 bytes of heap per handle.
+/// safe to use from many threads at once; 56 bytes of heap per handle.
 /// Made by `weir_gate_new`, freed by `weir_gate_free`.
 pub struct weir_gate(Guarded<Gate>);
 
@@ -34,7 +36,7 @@ pub extern "C" fn weir_gate_free(gate: *mut weir_gate) {
 /// gate.
 #[no_mangle]
 pub extern "C" fn weir_gate_enter(gate: *const weir_gate) -> bool {
-    on(gate, false, Gate::enter)
+    decide(gate, false, |_, &entered| Tally::of(entered), Gate::enter)
 }
 
 /// Gives room back. Leaving more often than entering never takes the count
@@ -48,4 +50,32 @@ pub extern "C" fn weir_gate_leave(gate: *const weir_gate) {
 #[no_mangle]
 pub extern "C" fn weir_gate_held(gate: *const weir_gate) -> i64 {
     on(gate, 0, Gate::held)
+}
+
+/// Turns counting on for a gate: from this call on, `weir_gate_read_counts`
+/// reports what it decided. Call it right after `weir_gate_new` to count
+/// everything since the handle was made; a second call changes nothing. Until
+/// then the handle costs what it did before counting existed (see `weir_counts`
+/// for what counting costs). `WEIR_ERR_NULL` for a NULL handle,
+/// `WEIR_ERR_MISALIGNED` for one no handle can be at, `WEIR_ERR_POISONED` for a
+/// poisoned one.
+#[no_mangle]
+pub extern "C" fn weir_gate_start_counting(gate: *const weir_gate) -> weir_status {
+    start_counting(gate)
+}
+
+/// Writes to `*out` what a gate decided since `weir_gate_start_counting`. A
+/// reading: it changes nothing. `admitted`: enters that took room; `refused`:
+/// enters refused at the limit; `errors`: 0 (leaves are not counted); `units`:
+/// equal to `admitted`.
+///
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
+/// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+#[no_mangle]
+pub extern "C" fn weir_gate_read_counts(
+    gate: *const weir_gate,
+    out: *mut weir_counts,
+) -> weir_status {
+    read_counts(gate, out)
 }

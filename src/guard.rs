@@ -18,26 +18,50 @@ use core::mem::MaybeUninit;
 #[cfg(feature = "std")]
 use std::panic::{catch_unwind, AssertUnwindSafe};
 #[cfg(feature = "std")]
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 #[cfg(feature = "std")]
 use std::sync::{Mutex, MutexGuard};
 
+#[cfg(feature = "std")]
+use crate::counts::{weir_counts, Counts, Tally};
 use crate::status::weir_status::{self, *};
 
-/// A handle's state with the flag that an earlier panic sets.
+/// A handle's state with its flags ([`POISONED`], [`COUNTING`]) and the
+/// counts it keeps once counting is on.
 #[cfg(feature = "std")]
 pub(crate) struct Guarded<S> {
-    poisoned: AtomicBool,
+    flags: AtomicU8,
     state: S,
+    counts: Counts,
 }
+
+/// The bit of `Guarded::flags` that an earlier panic sets.
+#[cfg(feature = "std")]
+const POISONED: u8 = 1;
+
+/// The bit of `Guarded::flags` that `start_counting` sets. It shares the
+/// byte with [`POISONED`], so a decision on a handle that does not count
+/// tests one byte, as it did before counting existed, and takes the
+/// counting path out of line.
+#[cfg(feature = "std")]
+const COUNTING: u8 = 2;
 
 #[cfg(feature = "std")]
 impl<S> Guarded<S> {
     pub(crate) fn new(state: S) -> Self {
         Guarded {
-            poisoned: AtomicBool::new(false),
+            flags: AtomicU8::new(0),
             state,
+            counts: Counts::default(),
         }
+    }
+
+    fn poisoned(&self) -> bool {
+        self.flags.load(Ordering::Relaxed) & POISONED != 0
+    }
+
+    fn poison(&self) {
+        self.flags.fetch_or(POISONED, Ordering::Relaxed);
     }
 }
 
@@ -76,11 +100,11 @@ fn run<H: Handle, R>(handle: *const H, body: impl FnOnce(&H::State) -> R) -> Res
     // been passed to `free_handle` (the header states this contract).
     let handle = unsafe { handle.as_ref() }.ok_or(Fault::Null)?;
     let guarded = handle.guarded();
-    if guarded.poisoned.load(Ordering::Relaxed) {
+    if guarded.poisoned() {
         return Err(Fault::Poisoned);
     }
     catch_unwind(AssertUnwindSafe(|| body(&guarded.state))).map_err(|_| {
-        guarded.poisoned.store(true, Ordering::Relaxed);
+        guarded.poison();
         Fault::Panicked
     })
 }
@@ -98,7 +122,7 @@ pub(crate) fn state_of<'a, H: Handle + 'a>(handle: *const H) -> Result<&'a H::St
     // SAFETY: a non-NULL handle pointer came from `new_handle` and has not
     // been passed to `free_handle` (the header states this contract).
     let guarded = unsafe { &*handle }.guarded();
-    if guarded.poisoned.load(Ordering::Relaxed) {
+    if guarded.poisoned() {
         return Err(WEIR_ERR_POISONED);
     }
     Ok(&guarded.state)
@@ -128,6 +152,247 @@ pub(crate) fn status_on<H: Handle>(
         Ok(result) => result.err().unwrap_or(WEIR_OK),
         Err(fault) => fault.into(),
     }
+}
+
+/// A decision on a handle, as [`on`], that a counting handle counts:
+/// `tally` says what the answer was (admitted, refused, an error); it
+/// comes before `body` so that a call reads as [`on`] does. On a
+/// handle that does not count, the only test is the one byte [`on`] tests
+/// for poison; the counting path is out of line.
+#[cfg(feature = "std")]
+#[inline]
+pub(crate) fn decide<H: Handle, R>(
+    handle: *const H,
+    neutral: R,
+    tally: impl FnOnce(&H::State, &R) -> Tally,
+    body: impl FnOnce(&H::State) -> R,
+) -> R {
+    // SAFETY: a non-NULL handle pointer came from `new_handle` and has not
+    // been passed to `free_handle` (the header states this contract).
+    let Some(handle) = (unsafe { handle.as_ref() }) else {
+        return neutral;
+    };
+    let guarded = handle.guarded();
+    if guarded.flags.load(Ordering::Relaxed) != 0 {
+        return flagged(guarded, neutral, body, tally);
+    }
+    catch_unwind(AssertUnwindSafe(|| body(&guarded.state))).unwrap_or_else(|_| {
+        guarded.poison();
+        neutral
+    })
+}
+
+/// [`decide`] on a handle that counts, or is poisoned. `extern "C"`, which
+/// cannot unwind (it catches every panic itself), so that [`decide`]
+/// reaches it by a jump and a decision on a handle that does not count
+/// needs no stack frame for it.
+#[cfg(feature = "std")]
+#[cold]
+#[inline(never)]
+#[allow(improper_ctypes_definitions)]
+extern "C" fn flagged<S, R>(
+    guarded: &Guarded<S>,
+    neutral: R,
+    body: impl FnOnce(&S) -> R,
+    tally: impl FnOnce(&S, &R) -> Tally,
+) -> R {
+    if guarded.poisoned() {
+        return neutral;
+    }
+    match catch_unwind(AssertUnwindSafe(|| {
+        let answer = body(&guarded.state);
+        let counted = tally(&guarded.state, &answer);
+        (answer, counted)
+    })) {
+        Ok((answer, counted)) => {
+            guarded.counts.note(counted);
+            answer
+        }
+        Err(_) => {
+            guarded.poison();
+            neutral
+        }
+    }
+}
+
+/// [`decide`] for the hottest paths (a bucket's take, a bloom's allow, a
+/// pool's take and give): on a handle that counts or is poisoned it runs
+/// `cold`, a call of an out-of-line `extern "C"` function that takes the
+/// entry point's own arguments and decides with [`decide_counted`]. Its
+/// arguments are then already where the call needs them, so the compiler
+/// reaches it by a jump and a handle that does not count runs exactly the
+/// instructions it ran before counting existed.
+#[cfg(feature = "std")]
+#[inline]
+pub(crate) fn decide_or<H: Handle, R>(
+    handle: *const H,
+    neutral: R,
+    cold: impl FnOnce() -> R,
+    body: impl FnOnce(&H::State) -> R,
+) -> R {
+    // SAFETY: a non-NULL handle pointer came from `new_handle` and has not
+    // been passed to `free_handle` (the header states this contract).
+    let Some(handle) = (unsafe { handle.as_ref() }) else {
+        return neutral;
+    };
+    let guarded = handle.guarded();
+    if guarded.flags.load(Ordering::Relaxed) != 0 {
+        return cold();
+    }
+    catch_unwind(AssertUnwindSafe(|| body(&guarded.state))).unwrap_or_else(|_| {
+        guarded.poison();
+        neutral
+    })
+}
+
+/// The `cold` path of [`decide_or`]: [`decide`]'s, inline.
+#[cfg(feature = "std")]
+#[inline]
+pub(crate) fn decide_counted<H: Handle, R>(
+    handle: *const H,
+    neutral: R,
+    tally: impl FnOnce(&H::State, &R) -> Tally,
+    body: impl FnOnce(&H::State) -> R,
+) -> R {
+    // SAFETY: as in `decide_or`, which checked the pointer.
+    let Some(handle) = (unsafe { handle.as_ref() }) else {
+        return neutral;
+    };
+    flagged(handle.guarded(), neutral, body, tally)
+}
+
+/// [`decide_or`] for a status-returning call: on a handle that counts or
+/// is poisoned it runs `cold`, which decides with
+/// [`decide_status_counted`].
+#[cfg(feature = "std")]
+#[inline]
+pub(crate) fn decide_status_or<H: Handle>(
+    handle: *const H,
+    cold: impl FnOnce() -> weir_status,
+    body: impl FnOnce(&H::State) -> Result<(), weir_status>,
+) -> weir_status {
+    // SAFETY: a non-NULL handle pointer came from `new_handle` and has not
+    // been passed to `free_handle` (the header states this contract).
+    let Some(handle) = (unsafe { handle.as_ref() }) else {
+        return WEIR_ERR_NULL;
+    };
+    let guarded = handle.guarded();
+    if guarded.flags.load(Ordering::Relaxed) != 0 {
+        return cold();
+    }
+    match catch_unwind(AssertUnwindSafe(|| body(&guarded.state))) {
+        Ok(result) => result.err().unwrap_or(WEIR_OK),
+        Err(_) => {
+            guarded.poison();
+            WEIR_ERR_PANIC
+        }
+    }
+}
+
+/// The `cold` path of [`decide_status_or`]: [`decide_status`]'s, inline.
+#[cfg(feature = "std")]
+#[inline]
+pub(crate) fn decide_status_counted<H: Handle>(
+    handle: *const H,
+    tally: impl FnOnce(weir_status) -> Tally,
+    body: impl FnOnce(&H::State) -> Result<(), weir_status>,
+) -> weir_status {
+    // SAFETY: as in `decide_status_or`, which checked the pointer.
+    let Some(handle) = (unsafe { handle.as_ref() }) else {
+        return WEIR_ERR_NULL;
+    };
+    flagged_status(handle.guarded(), body, tally)
+}
+
+/// A status-returning call on a handle, as [`status_on`], that a counting
+/// handle counts: `tally` maps the status it answers (`WEIR_OK` or an
+/// error) to what it counts. On a handle that does not count, the only
+/// test is the one byte [`status_on`] tests for poison.
+#[cfg(feature = "std")]
+#[inline]
+pub(crate) fn decide_status<H: Handle>(
+    handle: *const H,
+    tally: impl FnOnce(weir_status) -> Tally,
+    body: impl FnOnce(&H::State) -> Result<(), weir_status>,
+) -> weir_status {
+    // SAFETY: a non-NULL handle pointer came from `new_handle` and has not
+    // been passed to `free_handle` (the header states this contract).
+    let Some(handle) = (unsafe { handle.as_ref() }) else {
+        return WEIR_ERR_NULL;
+    };
+    let guarded = handle.guarded();
+    if guarded.flags.load(Ordering::Relaxed) != 0 {
+        return flagged_status(guarded, body, tally);
+    }
+    match catch_unwind(AssertUnwindSafe(|| body(&guarded.state))) {
+        Ok(result) => result.err().unwrap_or(WEIR_OK),
+        Err(_) => {
+            guarded.poison();
+            WEIR_ERR_PANIC
+        }
+    }
+}
+
+/// [`decide_status`] on a handle that counts, or is poisoned; `extern
+/// "C"` as [`flagged`] is.
+#[cfg(feature = "std")]
+#[cold]
+#[inline(never)]
+#[allow(improper_ctypes_definitions)]
+extern "C" fn flagged_status<S>(
+    guarded: &Guarded<S>,
+    body: impl FnOnce(&S) -> Result<(), weir_status>,
+    tally: impl FnOnce(weir_status) -> Tally,
+) -> weir_status {
+    if guarded.poisoned() {
+        return WEIR_ERR_POISONED;
+    }
+    match catch_unwind(AssertUnwindSafe(|| body(&guarded.state))) {
+        Ok(result) => {
+            let status = result.err().unwrap_or(WEIR_OK);
+            guarded.counts.note(tally(status));
+            status
+        }
+        Err(_) => {
+            guarded.poison();
+            WEIR_ERR_PANIC
+        }
+    }
+}
+
+/// Turns counting on for `handle` (`weir_<type>_start_counting`): from this
+/// call on, its decisions are counted. `WEIR_ERR_NULL`,
+/// `WEIR_ERR_MISALIGNED`, `WEIR_ERR_POISONED`; a second call changes
+/// nothing.
+#[cfg(feature = "std")]
+pub(crate) fn start_counting<H: Handle>(handle: *const H) -> weir_status {
+    guard_status(|| {
+        state_of(handle)?;
+        // SAFETY: `state_of` found `handle` non-NULL, aligned and not
+        // poisoned; by the header's contract it came from `new_handle`.
+        let guarded = unsafe { &*handle }.guarded();
+        guarded.flags.fetch_or(COUNTING, Ordering::Relaxed);
+        Ok(())
+    })
+}
+
+/// Writes what `handle` counted to `*out` (`weir_<type>_read_counts`):
+/// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for the handle or `out`,
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count. A poisoned
+/// handle's counts are read all the same: they stopped with its poisoning.
+#[cfg(feature = "std")]
+pub(crate) fn read_counts<H: Handle>(handle: *const H, out: *mut weir_counts) -> weir_status {
+    guard_status(|| {
+        usable(handle)?;
+        usable(out)?;
+        // SAFETY: `handle` is non-NULL and aligned and, by the header's
+        // contract, came from `new_handle` and has not been freed.
+        let guarded = unsafe { &*handle }.guarded();
+        if guarded.flags.load(Ordering::Relaxed) & COUNTING == 0 {
+            return Err(WEIR_ERR_COUNTS_OFF);
+        }
+        write_out(out, guarded.counts.read())
+    })
 }
 
 /// A call without a handle: `body`'s answer, or `neutral` if it panicked.

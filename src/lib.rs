@@ -36,6 +36,8 @@ pub mod budget;
 pub mod charge;
 #[cfg(feature = "std")]
 pub mod concurrency;
+#[cfg(feature = "std")]
+pub mod counts;
 pub mod deadline;
 #[cfg(not(feature = "std"))]
 mod firmware;
@@ -43,6 +45,8 @@ mod firmware;
 pub mod gate;
 pub mod gcra;
 pub(crate) mod guard;
+#[cfg(feature = "std")]
+pub mod lease;
 pub mod limiter;
 #[cfg(feature = "std")]
 mod lock;

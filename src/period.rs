@@ -2,13 +2,15 @@
 
 use std::sync::Mutex;
 
+use crate::counts::{weir_counts, Tally};
+use crate::guard::{decide, read_counts, start_counting};
 use crate::guard::{free_handle, lock, new_handle, on, Guarded, Handle};
 use crate::status::weir_status::{self, *};
 use weir_core::period::{Period, PeriodError, PeriodQuota};
 use weir_core::time::NEVER;
 
 /// A fixed-window counter: at most `quota` events per period. Takes a short
-/// per-handle lock and is safe to use from many threads at once; 64 bytes
+/// per-handle lock and is safe to use from many threads at once; 96 bytes
 /// of heap per handle. Made by `weir_period_new`, freed by
 /// `weir_period_free`.
 pub struct weir_period(Guarded<Mutex<Period>>);
@@ -84,11 +86,11 @@ pub extern "C" fn weir_period_free(period: *mut weir_period) {
 /// A NULL counter answers `WEIR_PERIOD_QUOTA_OVER`.
 #[no_mangle]
 pub extern "C" fn weir_period_take(period: *const weir_period, now: i64) -> weir_period_quota {
-    on(
-        period,
-        weir_period_quota::WEIR_PERIOD_QUOTA_OVER,
-        |period| lock(period).take(now).into(),
-    )
+    let over = weir_period_quota::WEIR_PERIOD_QUOTA_OVER;
+    let counted = move |_: &_, quota: &weir_period_quota| Tally::of(*quota != over);
+    decide(period, over, counted, move |period| {
+        lock(period).take(now).into()
+    })
 }
 
 /// How many more events the open period admits at `now` (a `now` earlier
@@ -109,10 +111,39 @@ pub extern "C" fn weir_period_next(period: *const weir_period, now: i64) -> i64 
     on(period, NEVER, |period| lock(period).next(now))
 }
 
+/// Turns counting on for a period counter: from this call on,
+/// `weir_period_read_counts` reports what it decided. Call it right after
+/// `weir_period_new` to count everything since the handle was made; a second
+/// call changes nothing. Until then the handle costs what it did before
+/// counting existed (see `weir_counts` for what counting costs).
+/// `WEIR_ERR_NULL` for a NULL handle, `WEIR_ERR_MISALIGNED` for one no handle
+/// can be at, `WEIR_ERR_POISONED` for a poisoned one.
+#[no_mangle]
+pub extern "C" fn weir_period_start_counting(period: *const weir_period) -> weir_status {
+    start_counting(period)
+}
+
+/// Writes to `*out` what a period counter decided since
+/// `weir_period_start_counting`. A reading: it changes nothing. `admitted`:
+/// takes answered `WEIR_PERIOD_QUOTA_UNDER` or `WEIR_PERIOD_QUOTA_HIT`;
+/// `refused`: takes answered `WEIR_PERIOD_QUOTA_OVER`; `errors`: 0; `units`:
+/// equal to `admitted`.
+///
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
+/// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+#[no_mangle]
+pub extern "C" fn weir_period_read_counts(
+    period: *const weir_period,
+    out: *mut weir_counts,
+) -> weir_status {
+    read_counts(period, out)
+}
+
 #[cfg(all(test, target_pointer_width = "64", target_os = "linux"))]
 mod tests {
     #[test]
     fn the_documented_handle_size_is_right() {
-        assert_eq!(core::mem::size_of::<super::weir_period>(), 64);
+        assert_eq!(core::mem::size_of::<super::weir_period>(), 96);
     }
 }

@@ -2,6 +2,11 @@
 
 use static_assertions::{assert_eq_align, assert_eq_size, const_assert_eq};
 
+use crate::counts::{weir_counts, Tally};
+use crate::guard::{
+    decide_counted, decide_or, decide_status, decide_status_counted, decide_status_or, read_counts,
+    start_counting,
+};
 use crate::guard::{
     free_handle, new_handle, on, policy_or, slice_out, status_on, usable, write_out,
 };
@@ -249,7 +254,7 @@ impl From<PoolStats> for weir_pool_stats {
 /// is new.
 ///
 /// Takes a short per-handle lock; safe to use from many threads at once.
-/// Heap per handle on 64-bit: about 310 bytes, plus 24 bytes per idle place
+/// Heap per handle on 64-bit: about 340 bytes, plus 24 bytes per idle place
 /// (min(idle, size)), plus 17 bytes per table slot (the power of two at
 /// least 2 × size), all allocated by `weir_pool_new` and never again; about
 /// 1.1 KiB for the preset.
@@ -331,7 +336,30 @@ pub extern "C" fn weir_pool_take(pool: *const weir_pool, now: i64) -> weir_pool_
         kind: WEIR_POOL_TAKEN_WAIT,
         item: 0,
     };
-    on(pool, wait, |pool| pool.lock().take(now).into())
+    let counted = move || take_counted(pool, now);
+    decide_or(pool, wait, counted, move |pool| {
+        pool.lock().take(now).into()
+    })
+}
+
+/// `weir_pool_take` on a pool that counts (or is poisoned): out of line,
+/// with the take's own arguments, so that the take reaches it by a jump
+/// (see `decide_or`).
+#[cold]
+#[inline(never)]
+extern "C" fn take_counted(pool: *const weir_pool, now: i64) -> weir_pool_taken {
+    let wait = weir_pool_taken {
+        kind: WEIR_POOL_TAKEN_WAIT,
+        item: 0,
+    };
+    let counted = move |_: &_, taken: &weir_pool_taken| match taken.kind {
+        WEIR_POOL_TAKEN_READY | WEIR_POOL_TAKEN_MAKE => Tally::Admitted(1.0),
+        WEIR_POOL_TAKEN_WAIT => Tally::Refused,
+        _ => Tally::Nothing,
+    };
+    decide_counted(pool, wait, counted, move |pool| {
+        pool.lock().take(now).into()
+    })
 }
 
 /// Registers `item`, made after a MAKE, as lent and born at `now`; it fills
@@ -340,7 +368,9 @@ pub extern "C" fn weir_pool_take(pool: *const weir_pool, now: i64) -> weir_pool_
 /// `WEIR_ERR_NULL` for a NULL pool. On an error nothing changes.
 #[no_mangle]
 pub extern "C" fn weir_pool_made(pool: *const weir_pool, item: weir_item, now: i64) -> weir_status {
-    status_on(pool, |pool| Ok(pool.lock().made(item, now)?))
+    decide_status(pool, Tally::errors, move |pool| {
+        Ok(pool.lock().made(item, now)?)
+    })
 }
 
 /// `weir_pool_made`, with the resource's life shortened by the caller's
@@ -358,7 +388,7 @@ pub extern "C" fn weir_pool_made_jittered(
     now: i64,
     draw: u64,
 ) -> weir_status {
-    status_on(pool, |pool| {
+    decide_status(pool, Tally::errors, move |pool| {
         Ok(pool.lock().made_jittered(item, now, draw)?)
     })
 }
@@ -399,7 +429,7 @@ pub extern "C" fn weir_pool_mark_old(pool: *const weir_pool) -> i64 {
 /// if no MAKE is outstanding; `WEIR_ERR_NULL` for a NULL pool.
 #[no_mangle]
 pub extern "C" fn weir_pool_unmade(pool: *const weir_pool) -> weir_status {
-    status_on(pool, |pool| Ok(pool.lock().unmade()?))
+    decide_status(pool, Tally::errors, move |pool| Ok(pool.lock().unmade()?))
 }
 
 /// Gives a lent resource back at `now` and writes to `*kept` whether the
@@ -421,7 +451,25 @@ pub extern "C" fn weir_pool_give(
     now: i64,
     kept: *mut bool,
 ) -> weir_status {
-    status_on(pool, |pool| {
+    let counted = move || give_counted(pool, item, now, kept);
+    decide_status_or(pool, counted, move |pool| {
+        usable(kept)?;
+        let was_kept = pool.lock().give(item, now)?;
+        write_out(kept, was_kept)
+    })
+}
+
+/// `weir_pool_give` on a pool that counts (or is poisoned), as
+/// `take_counted` is for a take.
+#[cold]
+#[inline(never)]
+extern "C" fn give_counted(
+    pool: *const weir_pool,
+    item: weir_item,
+    now: i64,
+    kept: *mut bool,
+) -> weir_status {
+    decide_status_counted(pool, Tally::errors, move |pool| {
         usable(kept)?;
         let was_kept = pool.lock().give(item, now)?;
         write_out(kept, was_kept)
@@ -435,7 +483,9 @@ pub extern "C" fn weir_pool_give(
 /// `WEIR_ERR_POOL_NOT_LENT`, `WEIR_ERR_NULL` (NULL pool).
 #[no_mangle]
 pub extern "C" fn weir_pool_drop(pool: *const weir_pool, item: weir_item) -> weir_status {
-    status_on(pool, |pool| Ok(pool.lock().drop_item(item)?))
+    decide_status(pool, Tally::errors, move |pool| {
+        Ok(pool.lock().drop_item(item)?)
+    })
 }
 
 /// Runs `fill` on `pool` with room for the first `cap` entries of the
@@ -551,6 +601,38 @@ pub extern "C" fn weir_pool_read_stats(
     })
 }
 
+/// Turns counting on for a pool: from this call on, `weir_pool_read_counts`
+/// reports what it decided. Call it right after `weir_pool_new` to count
+/// everything since the handle was made; a second call changes nothing. Until
+/// then the handle costs what it did before counting existed (see `weir_counts`
+/// for what counting costs). `WEIR_ERR_NULL` for a NULL handle,
+/// `WEIR_ERR_MISALIGNED` for one no handle can be at, `WEIR_ERR_POISONED` for a
+/// poisoned one.
+#[no_mangle]
+pub extern "C" fn weir_pool_start_counting(pool: *const weir_pool) -> weir_status {
+    start_counting(pool)
+}
+
+/// Writes to `*out` what a pool decided since `weir_pool_start_counting`. A
+/// reading: it changes nothing. `admitted`: takes answered READY or MAKE;
+/// `refused`: takes answered WAIT; `errors`: made, give, drop and unmade calls
+/// that answered an error; `units`: equal to `admitted`. STALE takes are not
+/// decisions (the caller takes again) and count nowhere here. `weir_pool_stats`
+/// counts READY (`reused`) and WAIT (`waits`) too, since the pool was made and
+/// whether or not it counts; these counts add MAKE admissions and errors, from
+/// `weir_pool_start_counting` on.
+///
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
+/// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+#[no_mangle]
+pub extern "C" fn weir_pool_read_counts(
+    pool: *const weir_pool,
+    out: *mut weir_counts,
+) -> weir_status {
+    read_counts(pool, out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -561,10 +643,10 @@ mod tests {
         assert_eq!(weir_pool_new(std::ptr::null(), &mut pool), WEIR_OK);
         let handle = core::mem::size_of::<weir_pool>();
         let heap = handle + on(pool, 0, |p| p.lock().heap_bytes());
-        // "about 310 bytes, plus 24 per idle place, plus 17 per slot; about
+        // "about 340 bytes, plus 24 per idle place, plus 17 per slot; about
         // 1.1 KiB for the preset" (64-bit).
         if cfg!(target_pointer_width = "64") {
-            assert!((290..=330).contains(&handle), "{handle}");
+            assert!((320..=360).contains(&handle), "{handle}");
             assert_eq!(heap - handle, 10 * 24 + 32 * 17);
             assert!((1000..=1200).contains(&heap), "{heap}");
         }

@@ -4,6 +4,8 @@ use std::sync::Mutex;
 
 use static_assertions::{assert_eq_size, const_assert_eq};
 
+use crate::counts::{weir_counts, Tally};
+use crate::guard::{decide, decide_status, read_counts, start_counting};
 use crate::guard::{
     free_handle, lock, new_handle, on, policy_or, status_on, usable, value_mut, write_out, Guarded,
     Handle,
@@ -195,7 +197,7 @@ impl From<ShedderStats> for weir_shedder_stats {
 /// response time are kept in two monotonic queues over the complete
 /// buckets, so a decision's work is O(1) amortised at any bucket count.
 /// Heap per handle: 48 bytes per bucket (the bucket and room for its entry
-/// in each queue, reserved at construction) plus about 260 bytes (under
+/// in each queue, reserved at construction) plus about 290 bytes (under
 /// 3 KB at the preset). Made by `weir_shedder_new`, freed by
 /// `weir_shedder_free`.
 pub struct weir_shedder(Guarded<Mutex<Shedder>>);
@@ -248,7 +250,11 @@ pub extern "C" fn weir_shedder_allow(
     cpu_permille: i32,
     ticket: *mut weir_shedder_ticket,
 ) -> bool {
-    on(shedder, false, |state| {
+    let counted = move |_: &_, &admitted: &bool| match usable(ticket) {
+        Ok(()) => Tally::of(admitted),
+        Err(_) => Tally::Error,
+    };
+    decide(shedder, false, counted, move |state| {
         if usable(ticket).is_err() {
             return false;
         }
@@ -271,7 +277,7 @@ fn settle(
     ticket: *mut weir_shedder_ticket,
     settle: impl FnOnce(&mut Shedder, &mut ShedderTicket) -> Result<(), Settled>,
 ) -> weir_status {
-    status_on(shedder, |state| {
+    decide_status(shedder, Tally::errors, move |state| {
         let mut shedder = lock(state);
         let held = value_mut(ticket)?;
         let mut open = match held.flying {
@@ -334,4 +340,33 @@ pub extern "C" fn weir_shedder_read_stats(
         let stats = lock(state).stats(now);
         write_out(out, stats.into())
     })
+}
+
+/// Turns counting on for a shedder: from this call on,
+/// `weir_shedder_read_counts` reports what it decided. Call it right after
+/// `weir_shedder_new` to count everything since the handle was made; a second
+/// call changes nothing. Until then the handle costs what it did before
+/// counting existed (see `weir_counts` for what counting costs).
+/// `WEIR_ERR_NULL` for a NULL handle, `WEIR_ERR_MISALIGNED` for one no handle
+/// can be at, `WEIR_ERR_POISONED` for a poisoned one.
+#[no_mangle]
+pub extern "C" fn weir_shedder_start_counting(shedder: *const weir_shedder) -> weir_status {
+    start_counting(shedder)
+}
+
+/// Writes to `*out` what a shedder decided since `weir_shedder_start_counting`.
+/// A reading: it changes nothing. `admitted`: allows answered true; `refused`:
+/// allows answered false (shed); `errors`: allows given a NULL or misaligned
+/// ticket, and passes and fails that answered an error; `units`: equal to
+/// `admitted`. The load behind the answers is in `weir_shedder_read_stats`.
+///
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
+/// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+#[no_mangle]
+pub extern "C" fn weir_shedder_read_counts(
+    shedder: *const weir_shedder,
+    out: *mut weir_counts,
+) -> weir_status {
+    read_counts(shedder, out)
 }

@@ -2,6 +2,8 @@
 
 use std::sync::Mutex;
 
+use crate::counts::{weir_counts, Tally};
+use crate::guard::{decide, read_counts, start_counting};
 use crate::guard::{free_handle, lock, new_handle, on, Guarded, Handle};
 use crate::status::weir_status::{self, *};
 use weir_core::sliding::{Sliding, SlidingError};
@@ -9,7 +11,7 @@ use weir_core::time::NEVER;
 
 /// An exact sliding-window counter: at most `quota` events in any stretch
 /// of `window_ns`. Takes a short per-handle lock and is safe to use from
-/// many threads at once; 80 bytes of heap per handle plus 8 bytes per unit
+/// many threads at once; 112 bytes of heap per handle plus 8 bytes per unit
 /// of quota (one stamp per event it counts), allocated once by
 /// `weir_sliding_new`. Freed by `weir_sliding_free`.
 pub struct weir_sliding(Guarded<Mutex<Sliding>>);
@@ -66,7 +68,10 @@ pub extern "C" fn weir_sliding_free(sliding: *mut weir_sliding) {
 /// counts as the latest. False for a NULL window.
 #[no_mangle]
 pub extern "C" fn weir_sliding_take(sliding: *const weir_sliding, now: i64) -> bool {
-    on(sliding, false, |sliding| lock(sliding).take(now))
+    let counted = move |_: &_, &taken: &bool| Tally::of(taken);
+    decide(sliding, false, counted, move |sliding| {
+        lock(sliding).take(now)
+    })
 }
 
 /// How many more events the window would count at `now` (a `now` earlier
@@ -78,18 +83,48 @@ pub extern "C" fn weir_sliding_left(sliding: *const weir_sliding, now: i64) -> i
 }
 
 /// Nanoseconds from `now` until the window has room: 0 when it has room
-/// now, otherwise when its oldest counted event falls out. `INT64_MAX` when
-/// that instant is past the end of the clock, and for a NULL window. A pure
-/// reading, as `weir_sliding_left` is.
+/// now, otherwise when its oldest counted event falls out. The wait counts
+/// from this `now`, even one earlier than the latest take's, so a caller
+/// that waits it finds room by its own clock. `INT64_MAX` when that instant
+/// is past the end of the clock, and for a NULL window. A pure reading, as
+/// `weir_sliding_left` is.
 #[no_mangle]
 pub extern "C" fn weir_sliding_next(sliding: *const weir_sliding, now: i64) -> i64 {
     on(sliding, NEVER, |sliding| lock(sliding).next(now))
+}
+
+/// Turns counting on for a sliding window: from this call on,
+/// `weir_sliding_read_counts` reports what it decided. Call it right after
+/// `weir_sliding_new` to count everything since the handle was made; a second
+/// call changes nothing. Until then the handle costs what it did before
+/// counting existed (see `weir_counts` for what counting costs).
+/// `WEIR_ERR_NULL` for a NULL handle, `WEIR_ERR_MISALIGNED` for one no handle
+/// can be at, `WEIR_ERR_POISONED` for a poisoned one.
+#[no_mangle]
+pub extern "C" fn weir_sliding_start_counting(sliding: *const weir_sliding) -> weir_status {
+    start_counting(sliding)
+}
+
+/// Writes to `*out` what a sliding window decided since
+/// `weir_sliding_start_counting`. A reading: it changes nothing. `admitted`:
+/// takes that counted an event; `refused`: takes refused for want of room;
+/// `errors`: 0 (no take has an invalid argument); `units`: equal to `admitted`.
+///
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
+/// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+#[no_mangle]
+pub extern "C" fn weir_sliding_read_counts(
+    sliding: *const weir_sliding,
+    out: *mut weir_counts,
+) -> weir_status {
+    read_counts(sliding, out)
 }
 
 #[cfg(all(test, target_pointer_width = "64", target_os = "linux"))]
 mod tests {
     #[test]
     fn the_documented_handle_size_is_right() {
-        assert_eq!(core::mem::size_of::<super::weir_sliding>(), 80);
+        assert_eq!(core::mem::size_of::<super::weir_sliding>(), 112);
     }
 }

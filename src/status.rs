@@ -2,9 +2,9 @@
 
 /// What a call that can fail reports. `WEIR_OK` is 0; every other value is
 /// an error. Codes are grouped by area and are never renumbered or reused:
-/// 1–99 general (30–39 targets and builds, 40–49 refunds, 80–89 charging several limits at once), 100–199 the limiter, 200–299 the pool,
+/// 1–99 general (30–39 targets and builds, 40–49 refunds, 70–79 counts, 80–89 charging several limits at once), 100–199 the limiter, 200–299 the pool,
 /// 300–399 breaker, shedder and window (330–349 the breaker's limits), 400–499 rate and bloom (430–449 the GCRA word),
-/// 500–549 the retry budget, 550–599 the adaptive concurrency limit.
+/// 500–549 the retry budget, 550–599 the adaptive concurrency limit, 600–629 the lease.
 /// `weir_status_str` describes any value, known or not.
 #[repr(i32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,6 +75,11 @@ pub enum weir_status {
     WEIR_ERR_REFUND_FULL = 42,
     /// A refund whose `taken_at` is later than its `now`; nothing changed.
     WEIR_ERR_REFUND_FUTURE = 43,
+
+    // 70–79: counts.
+    /// `weir_<type>_read_counts` on a handle that does not count: turn
+    /// counting on with `weir_<type>_start_counting` after making it.
+    WEIR_ERR_COUNTS_OFF = 70,
 
     // 80–89: charging several limits at once (weir_charge_all).
     /// `weir_charge_all` was given more than WEIR_CHARGE_MAX_ITEMS items;
@@ -264,6 +269,20 @@ pub enum weir_status {
     WEIR_ERR_CONCURRENCY_TOLERANCE = 553,
     /// A concurrency policy's `long_window` or `warmup` is below 1.
     WEIR_ERR_CONCURRENCY_WINDOW = 554,
+
+    // 600–629: the lease.
+    /// A lease policy's `interval_ns` is under 1 µs or not below `ttl_ns`.
+    WEIR_ERR_LEASE_INTERVAL = 600,
+    /// A lease policy's `ttl_ns` is outside [1 ms, 1 hour].
+    WEIR_ERR_LEASE_TTL = 601,
+    /// A lease policy's `burst` is outside 1..2^61.
+    WEIR_ERR_LEASE_BURST = 602,
+    /// A lease policy's `share` is NaN or outside (0, 1].
+    WEIR_ERR_LEASE_SHARE = 603,
+    /// A lease take's cost is under 1 or over the lease's cap.
+    WEIR_ERR_LEASE_COST = 604,
+    /// A lease grant is of fewer than 0 units or more than the cap.
+    WEIR_ERR_LEASE_GRANT = 605,
 }
 
 /// The status as its integer code.
@@ -312,6 +331,7 @@ const ALL: &[weir_status] = {
         WEIR_ERR_REFUND_ARMED,
         WEIR_ERR_REFUND_FULL,
         WEIR_ERR_REFUND_FUTURE,
+        WEIR_ERR_COUNTS_OFF,
         WEIR_ERR_CHARGE_TOO_MANY,
         WEIR_ERR_CHARGE_COST,
         WEIR_ERR_LIMITER_ZERO_CAPACITY,
@@ -387,6 +407,12 @@ const ALL: &[weir_status] = {
         WEIR_ERR_CONCURRENCY_SMOOTHING,
         WEIR_ERR_CONCURRENCY_TOLERANCE,
         WEIR_ERR_CONCURRENCY_WINDOW,
+        WEIR_ERR_LEASE_INTERVAL,
+        WEIR_ERR_LEASE_TTL,
+        WEIR_ERR_LEASE_BURST,
+        WEIR_ERR_LEASE_SHARE,
+        WEIR_ERR_LEASE_COST,
+        WEIR_ERR_LEASE_GRANT,
     ]
 };
 
@@ -429,6 +455,9 @@ impl weir_status {
             WEIR_ERR_REFUND_ARMED => c"refund: the cooldown's gate is armed; the batch is spent",
             WEIR_ERR_REFUND_FULL => c"refund: the limiter or bucket is already at capacity",
             WEIR_ERR_REFUND_FUTURE => c"refund: taken_at is later than now",
+            WEIR_ERR_COUNTS_OFF => {
+                c"the handle does not count: weir_<type>_start_counting turns counting on"
+            }
             WEIR_ERR_CHARGE_TOO_MANY => c"charge: more items than WEIR_CHARGE_MAX_ITEMS",
             WEIR_ERR_CHARGE_COST => {
                 c"charge: a cost is NaN, infinite, not positive, or not whole for a word or key"
@@ -532,6 +561,12 @@ impl weir_status {
             WEIR_ERR_CONCURRENCY_SMOOTHING => c"concurrency smoothing is NaN or outside (0, 1]",
             WEIR_ERR_CONCURRENCY_TOLERANCE => c"concurrency tolerance is NaN, infinite or below 1",
             WEIR_ERR_CONCURRENCY_WINDOW => c"concurrency long_window or warmup is below 1",
+            WEIR_ERR_LEASE_INTERVAL => c"lease interval_ns is under 1 us or not below ttl_ns",
+            WEIR_ERR_LEASE_TTL => c"lease ttl_ns is outside [1 ms, 1 hour]",
+            WEIR_ERR_LEASE_BURST => c"lease burst is outside 1..2^61",
+            WEIR_ERR_LEASE_SHARE => c"lease share is NaN or outside (0, 1]",
+            WEIR_ERR_LEASE_COST => c"lease cost is under 1 or over the lease's cap",
+            WEIR_ERR_LEASE_GRANT => c"lease grant is under 0 or over the lease's cap",
         }
     }
 }

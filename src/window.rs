@@ -4,6 +4,8 @@ use std::sync::Mutex;
 
 use static_assertions::{assert_eq_size, const_assert_eq};
 
+use crate::counts::{weir_counts, Tally};
+use crate::guard::{decide_status, read_counts, start_counting};
 use crate::guard::{
     free_handle, lock, new_handle, on, slice_out, status_on, write_out, Guarded, Handle,
 };
@@ -52,7 +54,7 @@ impl From<WindowTotal> for weir_window_total {
 /// reading at a later `now` skips them without clearing, so two reads at the
 /// same `now` agree; a `now` before the head bucket opened counts as no time
 /// passing. Safe to share between threads: each call takes a short
-/// per-handle lock. Heap per handle: 16 bytes per bucket plus about 70
+/// per-handle lock. Heap per handle: 16 bytes per bucket plus about 100
 /// bytes. Made by `weir_window_new`, freed by `weir_window_free`.
 pub struct weir_window(Guarded<Mutex<Window<WindowTotal>>>);
 
@@ -94,7 +96,11 @@ pub extern "C" fn weir_window_free(window: *mut weir_window) {
 /// for a NULL window.
 #[no_mangle]
 pub extern "C" fn weir_window_add(window: *const weir_window, now: i64, value: i64) -> weir_status {
-    status_on(window, |state| {
+    let counted = move |status| match status {
+        WEIR_OK => Tally::Admitted(value as f64),
+        _ => Tally::Error,
+    };
+    decide_status(window, counted, move |state| {
         lock(state).add(now, value);
         Ok(())
     })
@@ -162,4 +168,32 @@ pub extern "C" fn weir_window_size(window: *const weir_window) -> i32 {
 #[no_mangle]
 pub extern "C" fn weir_window_width(window: *const weir_window) -> i64 {
     on(window, 0, |state| lock(state).width())
+}
+
+/// Turns counting on for a window: from this call on, `weir_window_read_counts`
+/// reports what it decided. Call it right after `weir_window_new` to count
+/// everything since the handle was made; a second call changes nothing. Until
+/// then the handle costs what it did before counting existed (see `weir_counts`
+/// for what counting costs). `WEIR_ERR_NULL` for a NULL handle,
+/// `WEIR_ERR_MISALIGNED` for one no handle can be at, `WEIR_ERR_POISONED` for a
+/// poisoned one.
+#[no_mangle]
+pub extern "C" fn weir_window_start_counting(window: *const weir_window) -> weir_status {
+    start_counting(window)
+}
+
+/// Writes to `*out` what a window decided since `weir_window_start_counting`. A
+/// reading: it changes nothing. `admitted`: adds; `refused`: 0 (a window
+/// refuses nothing); `errors`: 0 on a handle (an add answers an error only for
+/// a NULL window); `units`: the sum of the added values.
+///
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
+/// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+#[no_mangle]
+pub extern "C" fn weir_window_read_counts(
+    window: *const weir_window,
+    out: *mut weir_counts,
+) -> weir_status {
+    read_counts(window, out)
 }

@@ -212,6 +212,10 @@ const ALIGNED_STRUCTS: &[&str] = &[
     "weir_window_total",
     "weir_charge_item",
     "weir_charge_result",
+    "weir_counts",
+    "weir_lease_policy",
+    "weir_lease_answer",
+    "weir_lease_stats",
 ];
 
 #[test]

@@ -26,7 +26,10 @@ const INDEX: &[Entry] = &[
     Entry {
         name: "weir_status",
         what: "what a call that can fail reports (WEIR_OK is 0)",
-        rows: &[("reads", &["weir_status_str", "weir_version (WEIR_VERSION)"])],
+        rows: &[
+            ("reads", &["weir_status_str", "weir_version (WEIR_VERSION)"]),
+            ("counts", &["weir_counts (filled by each read_counts)"]),
+        ],
     },
     Entry {
         name: "weir_breaker",
@@ -57,6 +60,10 @@ const INDEX: &[Entry] = &[
                     "weir_breaker_ratio",
                     "weir_breaker_read_tally (weir_breaker_tally)",
                 ],
+            ),
+            (
+                "counts",
+                &["weir_breaker_start_counting", "weir_breaker_read_counts"],
             ),
         ],
     },
@@ -90,6 +97,10 @@ const INDEX: &[Entry] = &[
                     "weir_shedder_read_stats (weir_shedder_stats)",
                 ],
             ),
+            (
+                "counts",
+                &["weir_shedder_start_counting", "weir_shedder_read_counts"],
+            ),
         ],
     },
     Entry {
@@ -107,6 +118,10 @@ const INDEX: &[Entry] = &[
                     "weir_window_width",
                 ],
             ),
+            (
+                "counts",
+                &["weir_window_start_counting", "weir_window_read_counts"],
+            ),
         ],
     },
     Entry {
@@ -119,6 +134,10 @@ const INDEX: &[Entry] = &[
                 "reads",
                 &["weir_bucket_next (Retry-After)", "weir_bucket_tokens"],
             ),
+            (
+                "counts",
+                &["weir_bucket_start_counting", "weir_bucket_read_counts"],
+            ),
         ],
     },
     Entry {
@@ -128,6 +147,10 @@ const INDEX: &[Entry] = &[
             ("make", &["weir_sliding_new", "weir_sliding_free"]),
             ("calls", &["weir_sliding_take"]),
             ("reads", &["weir_sliding_left", "weir_sliding_next"]),
+            (
+                "counts",
+                &["weir_sliding_start_counting", "weir_sliding_read_counts"],
+            ),
         ],
     },
     Entry {
@@ -137,6 +160,10 @@ const INDEX: &[Entry] = &[
             ("make", &["weir_period_new", "weir_period_free"]),
             ("calls", &["weir_period_take (weir_period_quota)"]),
             ("reads", &["weir_period_left", "weir_period_next"]),
+            (
+                "counts",
+                &["weir_period_start_counting", "weir_period_read_counts"],
+            ),
         ],
     },
     Entry {
@@ -146,6 +173,10 @@ const INDEX: &[Entry] = &[
             ("make", &["weir_gate_new", "weir_gate_free"]),
             ("calls", &["weir_gate_enter", "weir_gate_leave"]),
             ("reads", &["weir_gate_held"]),
+            (
+                "counts",
+                &["weir_gate_start_counting", "weir_gate_read_counts"],
+            ),
         ],
     },
     Entry {
@@ -181,6 +212,13 @@ const INDEX: &[Entry] = &[
                     "weir_concurrency_long_rtt",
                 ],
             ),
+            (
+                "counts",
+                &[
+                    "weir_concurrency_start_counting",
+                    "weir_concurrency_read_counts",
+                ],
+            ),
         ],
     },
     Entry {
@@ -197,6 +235,10 @@ const INDEX: &[Entry] = &[
             ("make", &["weir_budget_new", "weir_budget_free"]),
             ("calls", &["weir_budget_deposit", "weir_budget_withdraw"]),
             ("reads", &["weir_budget_left", "weir_budget_tokens"]),
+            (
+                "counts",
+                &["weir_budget_start_counting", "weir_budget_read_counts"],
+            ),
         ],
     },
     Entry {
@@ -271,6 +313,10 @@ const INDEX: &[Entry] = &[
                     "weir_pool_read_stats (weir_pool_stats)",
                 ],
             ),
+            (
+                "counts",
+                &["weir_pool_start_counting", "weir_pool_read_counts"],
+            ),
         ],
     },
     Entry {
@@ -332,6 +378,10 @@ const INDEX: &[Entry] = &[
                     "weir_bloom_next_in",
                 ],
             ),
+            (
+                "counts",
+                &["weir_bloom_start_counting", "weir_bloom_read_counts"],
+            ),
         ],
     },
     Entry {
@@ -341,6 +391,37 @@ const INDEX: &[Entry] = &[
             "calls",
             &["weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)"],
         )],
+    },
+    Entry {
+        name: "weir_lease",
+        what: "units leased from a fleet limit (WEIR.LEASE), spent locally",
+        rows: &[
+            (
+                "policy",
+                &[
+                    "weir_lease_policy (for the lease)",
+                    "weir_lease_policy_preset",
+                ],
+            ),
+            ("make", &["weir_lease_new", "weir_lease_free"]),
+            (
+                "calls",
+                &[
+                    "weir_lease_take (weir_lease_answer, WEIR_LEASE_*)",
+                    "weir_lease_grant",
+                    "weir_lease_release",
+                ],
+            ),
+            (
+                "reads",
+                &[
+                    "weir_lease_unspent",
+                    "weir_lease_expires",
+                    "weir_lease_cap",
+                    "weir_lease_read_stats (weir_lease_stats)",
+                ],
+            ),
+        ],
     },
     Entry {
         name: "weir_limiter",

@@ -13,7 +13,8 @@
 //! whatever the input: gate held ≥ 0, pool live = idle + busy ≤ size,
 //! quota left in [0, quota], bucket tokens finite in [0, burst], breaker
 //! ratio in [0, 1), limiter available ≤ capacity, backoff delays ≥ 0,
-//! waits ≥ 0, and no status is ever WEIR_ERR_PANIC or WEIR_ERR_POISONED.
+//! waits ≥ 0, every handle's counts equal to what its answers were (off
+//! until started), and no status is ever WEIR_ERR_PANIC or WEIR_ERR_POISONED.
 //! Every status a function answers here is one its text in weir.h names
 //! (or one the header's conventions give every call: WEIR_OK, WEIR_ERR_NULL,
 //! WEIR_ERR_MISALIGNED): so a contract that leaves out a status the code
@@ -38,9 +39,11 @@ use weir::bucket::*;
 use weir::budget::*;
 use weir::charge::*;
 use weir::concurrency::*;
+use weir::counts::*;
 use weir::deadline::*;
 use weir::gate::*;
 use weir::gcra::*;
+use weir::lease::*;
 use weir::limiter::*;
 use weir::period::*;
 use weir::pool::*;
@@ -2213,6 +2216,127 @@ fn budget_never_panics_and_left_agrees_with_withdraw() {
     assert_no_panics("budget");
 }
 
+fn hostile_lease_policy(rng: &mut Rng) -> weir_lease_policy {
+    let mut policy = weir_lease_policy_preset();
+    if rng.one_in(2) {
+        policy.ttl_ns = 1_000_000 + rng.below(3_600_000_000_000) as i64;
+        policy.interval_ns = 1_000 + rng.below(policy.ttl_ns as u64 - 1_000) as i64;
+        policy.burst = 1 + rng.below(1 << 40) as i64;
+        policy.share = 1.0 - rng.unit();
+    }
+    for _ in 0..rng.below(4) {
+        match rng.below(4) {
+            0 => policy.interval_ns = rng.i64(),
+            1 => policy.ttl_ns = rng.i64(),
+            2 => policy.burst = rng.i64(),
+            _ => policy.share = rng.f64(),
+        }
+    }
+    policy
+}
+
+#[test]
+fn lease_never_panics_and_never_spends_more_than_it_was_granted() {
+    count_panics();
+    let mut rng = Rng::new(seed(0x1ea5e));
+    let mut calls = 0u64;
+    let mut odd = [0u64; 8];
+    for _ in 0..5_000 {
+        let policy = hostile_lease_policy(&mut rng);
+        let mut clock = Clock::new(&mut rng);
+        let mut lease = null_mut();
+        assert!(matches!(
+            weir_lease_new(misaligned(&mut odd), clock.now, &mut lease),
+            WEIR_ERR_MISALIGNED
+        ));
+        let ptr: *const weir_lease_policy = if rng.one_in(20) { null() } else { &policy };
+        let status = sane(weir_lease_new(ptr, clock.now, &mut lease), "weir_lease_new");
+        calls += 2;
+        if status != WEIR_OK {
+            assert!(lease.is_null());
+            continue;
+        }
+        let cap = weir_lease_cap(lease);
+        assert!(cap >= 1);
+        let mut granted = 0u64;
+        for _ in 0..60 {
+            let now = clock.tick(&mut rng);
+            let unspent = weir_lease_unspent(lease, now);
+            let expires = weir_lease_expires(lease, now);
+            let mut before = weir_lease_stats::default();
+            assert_eq!(weir_lease_read_stats(lease, now, &mut before), WEIR_OK);
+            // Readings change nothing.
+            assert_eq!(weir_lease_unspent(lease, now), unspent);
+            assert_eq!(weir_lease_expires(lease, now), expires);
+            // Grants here answer no ask, so only the total bounds them.
+            assert!(
+                (0..=granted as i64).contains(&unspent),
+                "{policy:?}: {unspent}"
+            );
+            let cost = match rng.below(4) {
+                0 => rng.i64(),
+                _ => 1 + rng.below(cap.min(1 << 20) as u64) as i64,
+            };
+            match rng.below(4) {
+                0 | 1 => {
+                    let mut answer = weir_lease_answer::default();
+                    let out: *mut weir_lease_answer = if rng.one_in(30) {
+                        misaligned(&mut odd)
+                    } else {
+                        &mut answer
+                    };
+                    let status = sane(weir_lease_take(lease, now, cost, out), "weir_lease_take");
+                    if status == WEIR_OK {
+                        assert!((0..=2).contains(&answer.verdict));
+                        assert!(answer.ask >= 0 && answer.ask <= cap);
+                        if answer.verdict == WEIR_LEASE_REFUSE {
+                            assert!(answer.retry_after_ns >= 1);
+                        }
+                    } else {
+                        // An error changes nothing.
+                        let mut after = weir_lease_stats::default();
+                        weir_lease_read_stats(lease, now, &mut after);
+                        assert_eq!(after, before);
+                    }
+                }
+                2 => {
+                    let n = match rng.below(3) {
+                        0 => rng.i64(),
+                        _ => rng.below(cap as u64 + 1) as i64,
+                    };
+                    let status = sane(
+                        weir_lease_grant(lease, now, n, rng.i64(), rng.i64()),
+                        "weir_lease_grant",
+                    );
+                    if status == WEIR_OK {
+                        granted += n as u64;
+                    }
+                }
+                _ => {
+                    assert!(weir_lease_release(lease, now) >= 0);
+                }
+            }
+            let mut stats = weir_lease_stats::default();
+            assert_eq!(weir_lease_read_stats(lease, now, &mut stats), WEIR_OK);
+            assert_eq!(stats.granted, granted);
+            assert!(stats.spent + stats.expired + stats.released + stats.held <= granted);
+            assert_eq!(weir_lease_read_stats(lease, now, null_mut()), WEIR_ERR_NULL);
+            calls += 10;
+        }
+        weir_lease_free(lease);
+    }
+    let mut answer = weir_lease_answer::default();
+    assert_eq!(weir_lease_take(null(), 0, 1, &mut answer), WEIR_ERR_NULL);
+    assert_eq!(weir_lease_grant(null(), 0, 1, 0, 0), WEIR_ERR_NULL);
+    assert_eq!(weir_lease_unspent(null(), 0), 0);
+    assert_eq!(weir_lease_release(null(), 0), 0);
+    assert_eq!(weir_lease_expires(null(), 0), i64::MAX);
+    assert_eq!(weir_lease_cap(null()), 0);
+    weir_lease_free(null_mut());
+    eprintln!("lease: {calls} calls");
+    assert_no_panics("lease");
+}
+
 fn hostile_concurrency_policy(rng: &mut Rng) -> weir_concurrency_policy {
     let mut policy = weir_concurrency_policy_preset();
     if rng.one_in(2) {
@@ -2392,4 +2516,462 @@ fn limiter_refund_never_panics_and_never_passes_capacity() {
     }
     eprintln!("limiter refund: {calls} calls");
     assert_no_panics("limiter refund");
+}
+
+// ---------------------------------------------------------------------------
+// Counts: every handle's, against the answers its calls gave.
+
+/// What the sweep expects a handle's counts to be: off until
+/// `weir_<type>_start_counting`, then each answer counted as its text in
+/// weir.h says.
+struct Expected {
+    on: bool,
+    counts: weir_counts,
+}
+
+/// What one answer counts as, from the answer alone.
+enum Answer {
+    Admitted(f64),
+    Refused,
+    Error,
+    Uncounted,
+}
+
+impl Expected {
+    fn new() -> Self {
+        Expected {
+            on: false,
+            counts: weir_counts::default(),
+        }
+    }
+
+    fn saw(&mut self, answer: Answer) {
+        if !self.on {
+            return;
+        }
+        match answer {
+            Answer::Admitted(units) => {
+                self.counts.admitted += 1;
+                self.counts.units += units;
+            }
+            Answer::Refused => self.counts.refused += 1,
+            Answer::Error => self.counts.errors += 1,
+            Answer::Uncounted => {}
+        }
+    }
+
+    /// Turns counting on now and then (through `start`), reads the counts
+    /// through `read` into a NULL, misaligned or good `out`, and checks
+    /// them.
+    fn check(
+        &mut self,
+        rng: &mut Rng,
+        start: &str,
+        read: &str,
+        start_fn: impl Fn() -> weir_status,
+        read_fn: impl Fn(*mut weir_counts) -> weir_status,
+    ) {
+        if rng.one_in(8) {
+            assert_eq!(sane(start_fn(), start), WEIR_OK);
+            self.on = true;
+        }
+        let mut odd = [0u64; 8];
+        match rng.below(6) {
+            0 => assert_eq!(sane(read_fn(null_mut()), read), WEIR_ERR_NULL),
+            1 => assert_eq!(
+                sane(read_fn(misaligned(&mut odd)), read),
+                WEIR_ERR_MISALIGNED
+            ),
+            _ => {
+                let mut out = weir_counts::default();
+                let status = sane(read_fn(&mut out), read);
+                if self.on {
+                    assert_eq!(status, WEIR_OK, "{read}");
+                    assert_eq!(out, self.counts, "{read}");
+                } else {
+                    assert_eq!(status, WEIR_ERR_COUNTS_OFF, "{read}");
+                }
+            }
+        }
+    }
+}
+
+fn hostile_now(rng: &mut Rng) -> i64 {
+    if rng.one_in(10) {
+        rng.i64()
+    } else {
+        rng.below(10_000_000_000) as i64
+    }
+}
+
+#[test]
+fn counts_agree_with_every_answer_and_are_off_until_started() {
+    count_panics();
+    let mut rng = Rng::new(seed(0xc0c0));
+    let mut calls = 0u64;
+    for _ in 0..rounds(200) {
+        // The bucket: a take counts its cost, a cost no take could pass is
+        // an error, a refund's error status an error.
+        let mut bucket = null_mut();
+        assert_eq!(weir_bucket_new(10.0, 5.0, 0, &mut bucket), WEIR_OK);
+        let mut want = Expected::new();
+        for _ in 0..100 {
+            let now = hostile_now(&mut rng);
+            let n = rng.pick(&[1.0, 2.5, 5.0, 0.0, -1.0, 6.0, f64::NAN, f64::INFINITY]);
+            if rng.one_in(4) {
+                let status = sane(
+                    weir_bucket_refund(bucket, now, hostile_now(&mut rng), n),
+                    "weir_bucket_refund",
+                );
+                want.saw(if status == WEIR_OK {
+                    Answer::Uncounted
+                } else {
+                    Answer::Error
+                });
+            } else if weir_bucket_take(bucket, now, n) {
+                want.saw(Answer::Admitted(n));
+            } else if n > 0.0 && n <= 5.0 {
+                want.saw(Answer::Refused);
+            } else {
+                want.saw(Answer::Error);
+            }
+            want.check(
+                &mut rng,
+                "weir_bucket_start_counting",
+                "weir_bucket_read_counts",
+                || weir_bucket_start_counting(bucket),
+                |out| weir_bucket_read_counts(bucket, out),
+            );
+            calls += 2;
+        }
+        weir_bucket_free(bucket);
+
+        // The gate, the sliding window, the period and the budget: one
+        // decision each, a unit admitted or refused.
+        let mut gate = null_mut();
+        assert_eq!(weir_gate_new(3, &mut gate), WEIR_OK);
+        let mut sliding = null_mut();
+        assert_eq!(weir_sliding_new(3, 1_000_000_000, &mut sliding), WEIR_OK);
+        let mut period = null_mut();
+        assert_eq!(
+            weir_period_new(3, 1_000_000_000, false, &mut period),
+            WEIR_OK
+        );
+        let mut budget = null_mut();
+        assert_eq!(weir_budget_new(null(), 0, &mut budget), WEIR_OK);
+        let (mut g, mut sl, mut pe, mut bu) = (
+            Expected::new(),
+            Expected::new(),
+            Expected::new(),
+            Expected::new(),
+        );
+        for _ in 0..100 {
+            let now = hostile_now(&mut rng);
+            if rng.one_in(3) {
+                weir_gate_leave(gate);
+            } else {
+                g.saw(Answer::from(weir_gate_enter(gate)));
+            }
+            sl.saw(Answer::from(weir_sliding_take(sliding, now)));
+            let quota = weir_period_take(period, now);
+            pe.saw(Answer::from(
+                quota != weir_period_quota::WEIR_PERIOD_QUOTA_OVER,
+            ));
+            if rng.one_in(2) {
+                weir_budget_deposit(budget, now);
+            } else {
+                bu.saw(Answer::from(weir_budget_withdraw(budget, now)));
+            }
+            g.check(
+                &mut rng,
+                "weir_gate_start_counting",
+                "weir_gate_read_counts",
+                || weir_gate_start_counting(gate),
+                |out| weir_gate_read_counts(gate, out),
+            );
+            sl.check(
+                &mut rng,
+                "weir_sliding_start_counting",
+                "weir_sliding_read_counts",
+                || weir_sliding_start_counting(sliding),
+                |out| weir_sliding_read_counts(sliding, out),
+            );
+            pe.check(
+                &mut rng,
+                "weir_period_start_counting",
+                "weir_period_read_counts",
+                || weir_period_start_counting(period),
+                |out| weir_period_read_counts(period, out),
+            );
+            bu.check(
+                &mut rng,
+                "weir_budget_start_counting",
+                "weir_budget_read_counts",
+                || weir_budget_start_counting(budget),
+                |out| weir_budget_read_counts(budget, out),
+            );
+            calls += 8;
+        }
+        weir_gate_free(gate);
+        weir_sliding_free(sliding);
+        weir_period_free(period);
+        weir_budget_free(budget);
+
+        // The window: every add admitted, its value the units.
+        let mut window = null_mut();
+        assert_eq!(weir_window_new(4, 1_000_000_000, 0, &mut window), WEIR_OK);
+        let mut w = Expected::new();
+        for _ in 0..100 {
+            let value = rng.below(2001) as i64 - 1000;
+            let status = sane(
+                weir_window_add(window, hostile_now(&mut rng), value),
+                "weir_window_add",
+            );
+            assert_eq!(status, WEIR_OK);
+            w.saw(Answer::Admitted(value as f64));
+            w.check(
+                &mut rng,
+                "weir_window_start_counting",
+                "weir_window_read_counts",
+                || weir_window_start_counting(window),
+                |out| weir_window_read_counts(window, out),
+            );
+            calls += 2;
+        }
+        weir_window_free(window);
+
+        // The breaker, the shedder and the adaptive limit: a NULL or
+        // misaligned ticket is an error, a settle's error status an error.
+        let mut breaker = null_mut();
+        assert_eq!(weir_breaker_new(null(), 0, &mut breaker), WEIR_OK);
+        let mut shedder = null_mut();
+        assert_eq!(weir_shedder_new(null(), 0, &mut shedder), WEIR_OK);
+        let mut limit = null_mut();
+        assert_eq!(weir_concurrency_new(null(), &mut limit), WEIR_OK);
+        let (mut br, mut sh, mut co) = (Expected::new(), Expected::new(), Expected::new());
+        let mut tickets = Vec::new();
+        let mut flights = Vec::new();
+        let mut leases = Vec::new();
+        for _ in 0..100 {
+            let now = hostile_now(&mut rng);
+            let mut odd = [0u64; 8];
+            let bad = rng.one_in(8);
+            let mut ticket = weir_breaker_ticket::default();
+            let at: *mut weir_breaker_ticket = if bad {
+                misaligned(&mut odd)
+            } else {
+                &mut ticket
+            };
+            let allowed = weir_breaker_allow(breaker, now, rng.unit(), at);
+            br.saw(if bad {
+                Answer::Error
+            } else {
+                Answer::from(allowed)
+            });
+            if allowed {
+                tickets.push(ticket);
+            }
+            if let Some(mut held) = tickets.pop().filter(|_| rng.one_in(2)) {
+                let status = if rng.one_in(2) {
+                    sane(
+                        weir_breaker_pass(breaker, &mut held, now),
+                        "weir_breaker_pass",
+                    )
+                } else {
+                    sane(
+                        weir_breaker_fail(breaker, &mut held, now),
+                        "weir_breaker_fail",
+                    )
+                };
+                br.saw(if status == WEIR_OK {
+                    Answer::Uncounted
+                } else {
+                    Answer::Error
+                });
+                if rng.one_in(3) {
+                    let again = sane(
+                        weir_breaker_pass(breaker, &mut held, now),
+                        "weir_breaker_pass",
+                    );
+                    assert_eq!(again, WEIR_ERR_SETTLED);
+                    br.saw(Answer::Error);
+                }
+            }
+            let mut flight = weir_shedder_ticket::default();
+            let at: *mut weir_shedder_ticket = if bad { null_mut() } else { &mut flight };
+            let allowed = weir_shedder_allow(shedder, now, rng.below(1100) as i32, at);
+            sh.saw(if bad {
+                Answer::Error
+            } else {
+                Answer::from(allowed)
+            });
+            if allowed {
+                flights.push(flight);
+            }
+            if let Some(mut held) = flights.pop().filter(|_| rng.one_in(2)) {
+                let status = if rng.one_in(2) {
+                    sane(
+                        weir_shedder_pass(shedder, &mut held, now),
+                        "weir_shedder_pass",
+                    )
+                } else {
+                    sane(weir_shedder_fail(shedder, &mut held), "weir_shedder_fail")
+                };
+                sh.saw(if status == WEIR_OK {
+                    Answer::Uncounted
+                } else {
+                    Answer::Error
+                });
+            }
+            let mut lease = weir_concurrency_ticket::default();
+            let at: *mut weir_concurrency_ticket = if bad {
+                misaligned(&mut odd)
+            } else {
+                &mut lease
+            };
+            let entered = weir_concurrency_enter(limit, now, at);
+            co.saw(if bad {
+                Answer::Error
+            } else {
+                Answer::from(entered)
+            });
+            if entered {
+                leases.push(lease);
+            }
+            if let Some(mut held) = leases.pop().filter(|_| rng.one_in(2)) {
+                let status = sane(
+                    weir_concurrency_leave(limit, &mut held, now, rng.one_in(2)),
+                    "weir_concurrency_leave",
+                );
+                co.saw(if status == WEIR_OK {
+                    Answer::Uncounted
+                } else {
+                    Answer::Error
+                });
+            }
+            br.check(
+                &mut rng,
+                "weir_breaker_start_counting",
+                "weir_breaker_read_counts",
+                || weir_breaker_start_counting(breaker),
+                |out| weir_breaker_read_counts(breaker, out),
+            );
+            sh.check(
+                &mut rng,
+                "weir_shedder_start_counting",
+                "weir_shedder_read_counts",
+                || weir_shedder_start_counting(shedder),
+                |out| weir_shedder_read_counts(shedder, out),
+            );
+            co.check(
+                &mut rng,
+                "weir_concurrency_start_counting",
+                "weir_concurrency_read_counts",
+                || weir_concurrency_start_counting(limit),
+                |out| weir_concurrency_read_counts(limit, out),
+            );
+            calls += 12;
+        }
+        weir_breaker_free(breaker);
+        weir_shedder_free(shedder);
+        weir_concurrency_free(limit);
+
+        // The pool: READY and MAKE admitted, WAIT refused, STALE uncounted;
+        // the error statuses of made, give, drop and unmade errors.
+        let mut pool = null_mut();
+        assert_eq!(weir_pool_new(null(), &mut pool), WEIR_OK);
+        let mut po = Expected::new();
+        for _ in 0..100 {
+            let now = hostile_now(&mut rng);
+            let item = rng.below(6) as usize + 1;
+            let status = match rng.below(5) {
+                0 => {
+                    let taken = weir_pool_take(pool, now);
+                    po.saw(match taken.kind {
+                        WEIR_POOL_TAKEN_READY | WEIR_POOL_TAKEN_MAKE => Answer::Admitted(1.0),
+                        WEIR_POOL_TAKEN_WAIT => Answer::Refused,
+                        _ => Answer::Uncounted,
+                    });
+                    None
+                }
+                1 => Some(sane(weir_pool_made(pool, item, now), "weir_pool_made")),
+                2 => {
+                    let mut kept = false;
+                    Some(sane(
+                        weir_pool_give(pool, item, now, &mut kept),
+                        "weir_pool_give",
+                    ))
+                }
+                3 => Some(sane(weir_pool_drop(pool, item), "weir_pool_drop")),
+                _ => Some(sane(weir_pool_unmade(pool), "weir_pool_unmade")),
+            };
+            if let Some(status) = status {
+                po.saw(if status == WEIR_OK {
+                    Answer::Uncounted
+                } else {
+                    Answer::Error
+                });
+            }
+            po.check(
+                &mut rng,
+                "weir_pool_start_counting",
+                "weir_pool_read_counts",
+                || weir_pool_start_counting(pool),
+                |out| weir_pool_read_counts(pool, out),
+            );
+            calls += 2;
+        }
+        let mut out = [0usize; 64];
+        weir_pool_close(pool, out.as_mut_ptr(), out.len());
+        weir_pool_free(pool);
+
+        // The bloom: a NULL key or a negative `now` is an error.
+        let mut limit = weir_rate_limit {
+            interval_ns: 0,
+            interval_frac: 0,
+            burst: 0,
+        };
+        assert_eq!(weir_rate_limit_new(1.0, 2, &mut limit), WEIR_OK);
+        let mut bloom = null_mut();
+        assert_eq!(weir_bloom_new(10, 3, &limit, 1, 2, &mut bloom), WEIR_OK);
+        let mut bl = Expected::new();
+        for _ in 0..100 {
+            let now = hostile_now(&mut rng);
+            let key = [rng.below(4) as u8; 16];
+            let ptr = key_ptr(&key, &mut rng);
+            let allowed = weir_bloom_allow(bloom, now, ptr, key.len());
+            bl.saw(if ptr.is_null() || now < 0 {
+                assert!(!allowed);
+                Answer::Error
+            } else {
+                Answer::from(allowed)
+            });
+            bl.check(
+                &mut rng,
+                "weir_bloom_start_counting",
+                "weir_bloom_read_counts",
+                || weir_bloom_start_counting(bloom),
+                |out| weir_bloom_read_counts(bloom, out),
+            );
+            calls += 2;
+        }
+        weir_bloom_free(bloom);
+    }
+    // NULL handles answer NULL to both.
+    let mut out = weir_counts::default();
+    assert_eq!(weir_bucket_start_counting(null()), WEIR_ERR_NULL);
+    assert_eq!(weir_bucket_read_counts(null(), &mut out), WEIR_ERR_NULL);
+    assert_eq!(weir_bloom_read_counts(null(), &mut out), WEIR_ERR_NULL);
+    eprintln!("counts: {calls} calls");
+    assert_no_panics("counts");
+}
+
+impl From<bool> for Answer {
+    fn from(admitted: bool) -> Answer {
+        if admitted {
+            Answer::Admitted(1.0)
+        } else {
+            Answer::Refused
+        }
+    }
 }

@@ -2720,6 +2720,103 @@ fn charge_traces(out: &mut Vec<Trace>) {
 
 // ---------------------------------------------------------------- the files
 
+// ------------------------------------------------------ whole milliseconds
+
+/// Seeded random calls whose times are whole milliseconds, under limits a
+/// server module is configured with (a whole number of requests a second
+/// or a minute): traces a face whose clock counts milliseconds (the nginx
+/// module) can replay call for call. Times go backwards now and then, as
+/// in the other random traces.
+fn millisecond_traces(out: &mut Vec<Trace>) {
+    const MS: i64 = 1_000_000;
+    let limits = [(10.0, 5), (1.0, 3), (0.5, 2)];
+    let about = "Seeded random calls at whole milliseconds, under limits of a whole\n\
+                 number a second or a minute (a clock in milliseconds replays them).";
+
+    let mut t = Trace::new("rate-ms.trace", "rate", about);
+    let mut rng = Rng(31);
+    let mut r = Rate::new();
+    for (l, b) in limits {
+        r.limit_new(&mut t, l, b);
+        r.set(&mut t, 0);
+        let (mut now, per_ms) = (0i64, ((1000.0 / l) as i64).max(1));
+        for _ in 0..120 {
+            now = rng.step(now / MS, per_ms) * MS;
+            if rng.below(5) == 0 {
+                r.next(&mut t, now);
+            } else {
+                r.allow(&mut t, now);
+            }
+        }
+    }
+    out.push(t);
+
+    let mut t = Trace::new("gcra-ms.trace", "gcra", about);
+    let mut rng = Rng(32);
+    let mut g = Gcra::new();
+    for (l, b) in limits {
+        g.limit_new(&mut t, l, b);
+        g.set(&mut t, 0);
+        let (mut now, per_ms) = (0i64, ((1000.0 / l) as i64).max(1));
+        for _ in 0..120 {
+            now = rng.step(now / MS, per_ms) * MS;
+            if rng.below(5) == 0 {
+                g.next(&mut t, now);
+            } else {
+                g.allow(&mut t, now);
+            }
+        }
+    }
+    out.push(t);
+
+    let mut t = Trace::new("bloom-ms.trace", "bloom", about);
+    let mut rng = Rng(33);
+    let mut r = Rate::new();
+    let mut g = Gcra::new();
+    let mut h: *mut weir_bloom = std::ptr::null_mut();
+    // (GCRA kind, rate, burst, size_log2, hashes, seed): the small blooms
+    // hold 40 keys in few words, so keys share words.
+    let blooms = [
+        (false, 10.0, 5, 8u32, 3u32, [7u64, 8]),
+        (true, 1.0, 2, 6, 2, [11, 12]),
+        (false, 0.5, 3, 5, 4, [13, 14]),
+    ];
+    for (gcra, l, b, size_log2, hashes, [k0, k1]) in blooms {
+        weir_bloom_free(h);
+        h = std::ptr::null_mut();
+        let (op, s) = if gcra {
+            g.limit_new(&mut t, l, b);
+            let s = weir_bloom_new_gcra(size_log2, hashes, &g.limit, k0, k1, &mut h);
+            ("bloom_new_gcra", s)
+        } else {
+            r.limit_new(&mut t, l, b);
+            (
+                "bloom_new",
+                weir_bloom_new(size_log2, hashes, &r.limit, k0, k1, &mut h),
+            )
+        };
+        t.call(
+            op,
+            &[U(size_log2.into()), U(hashes.into()), U(k0), U(k1)],
+            &[S(s)],
+        );
+        let (mut now, per_ms) = (0i64, ((1000.0 / l) as i64).max(1));
+        for _ in 0..150 {
+            now = rng.step(now / MS, per_ms) * MS;
+            let k = format!("client-{}", rng.below(40)).into_bytes();
+            if rng.below(4) == 0 {
+                let n = weir_bloom_next(h, now, k.as_ptr().cast(), k.len());
+                t.call("bloom_next", &[I(now), V::Key(k)], &[I(n)]);
+            } else {
+                let ok = weir_bloom_allow(h, now, k.as_ptr().cast(), k.len());
+                t.call("bloom_allow", &[I(now), V::Key(k)], &[B(ok)]);
+            }
+        }
+    }
+    weir_bloom_free(h);
+    out.push(t);
+}
+
 fn all_traces() -> Vec<Trace> {
     let mut out = Vec::new();
     rate_traces(&mut out);
@@ -2739,6 +2836,7 @@ fn all_traces() -> Vec<Trace> {
     pool_traces(&mut out);
     bloom_traces(&mut out);
     charge_traces(&mut out);
+    millisecond_traces(&mut out);
     out
 }
 

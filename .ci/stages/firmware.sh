@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# about: the firmware library on Cortex-M4F and Cortex-M0 under qemu-system-arm: core builds, clippy per lock, four example runs, lock and header checks
+# about: the firmware library on Cortex-M4F and Cortex-M0 under qemu-system-arm: core builds, clippy per lock, four example runs, the conformance traces on both, lock and header checks
 # tier: full
 # order: 150
-# needs-commands: cargo arm-none-eabi-gcc=gcc-arm-none-eabi qemu-system-arm=qemu-system-arm
+# needs-commands: cargo arm-none-eabi-gcc=gcc-arm-none-eabi qemu-system-arm=qemu-system-arm python3=python3
 # needs-rust-targets: thumbv7em-none-eabihf thumbv6m-none-eabi
 # needs-rust-components: clippy
 #
@@ -15,7 +15,12 @@
 # (feature privileged), and the M0 again with the SDK's critical section
 # (feature sdk-critical-section, the example defining the two hooks).
 # Each run prints its checks and exits (semihosting SYS_EXIT_EXTENDED) with
-# its failure count. Closes with "N passed, N failed" over all checks.
+# its failure count. Then the conformance traces (traces/README.md) on both
+# cores: c-examples/firmware/trace_table.py compiles every trace the face
+# (firmware-m4, firmware-m0) does not skip in traces/skips.txt into a const
+# table in flash, and c-examples/firmware/traces.c replays it through the
+# library and prints a line per trace, exiting with the number that failed.
+# Closes with "N passed, N failed" over all checks (a trace is one check).
 #
 # Needs: rustup targets thumbv7em-none-eabihf and thumbv6m-none-eabi; Debian
 # packages gcc-arm-none-eabi and qemu-system-arm (the install stage's).
@@ -107,6 +112,21 @@ run cortex-m4-privileged mps2-an386
 run cortex-m0 microbit
 run cortex-m0-sdk microbit
 
+# The conformance traces, one image per core (single-core lock).
+traces() { # name cpu-flags machine library face
+  local name=$1 cpu=$2 machine=$3 lib=$4 face=$5
+  mkdir -p "$out/$name"
+  echo "== traces $name: $(python3 c-examples/firmware/trace_table.py "$out/$name" "$face")"
+  # shellcheck disable=SC2086
+  arm-none-eabi-gcc $cpu "${cflags[@]}" -I"$out/$name" -DWEIR_EXAMPLE_MACHINE="\"$name\"" \
+    c-examples/firmware/traces.c c-examples/firmware/startup.c "$out/$name/trace_table.c" \
+    -Lc-examples/firmware -T"$machine.ld" -Wl,--gc-sections -Wl,-z,noexecstack \
+    "$lib" -lgcc -o "$out/$name.elf"
+  run "$name" "$machine"
+}
+traces cortex-m4-traces "$m4" mps2-an386 "$out/m4/libweir.a" firmware-m4
+traces cortex-m0-traces "$m0" microbit "$out/m0/libweir.a" firmware-m0
+
 # How each build locks a word update, read off the linked programs: every
 # build masks interrupts (cpsid, which the example's own code never uses
 # outside the SDK hooks), and only privileged keeps portable-atomic's table
@@ -167,6 +187,6 @@ for cpu in cortex-m4 cortex-m0; do
     -ffreestanding -DWEIR_FREESTANDING
 done
 
-echo "firmware: $runs_failed of 4 runs failed"
+echo "firmware: $runs_failed of 6 runs failed"
 echo "$passed passed, $failed failed"
 [ "$runs_failed" -eq 0 ] && [ "$failed" -eq 0 ]

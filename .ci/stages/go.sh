@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# about: the Go package (go/) through an installed prefix: vet, race tests (the cross tests against C among them), two live fuzz targets, a fresh module through a local proxy
+# about: the Go package (go/) through an installed prefix: vet, race tests (the cross tests against C among them), two live fuzz targets, the Prometheus collector module (go/prom: vet, a scrape of its /metrics), a fresh module through a local proxy
 # tier: full
 # order: 100
 # needs-commands: go=golang-go cargo cmake=cmake cc=gcc pkg-config=pkg-config python3=python3
+# needs-go-mod-download: go/prom
 #
 # The Go package (go/): built against an installed weir, as a Go user has it.
 #  1. weir is built and installed with CMake into a staged prefix
@@ -11,6 +12,9 @@
 #  2. go vet ./... and go test -race ./... in go/ (the fuzz targets' seed
 #     corpora run as plain tests there), then two fuzz targets live for
 #     250,000 calls each (about 10 s);
+#     the Prometheus collector's module (go/prom, its own go.mod, so that the
+#     package keeps no dependency): vet, and its example's /metrics scraped
+#     through httptest (a few seconds);
 #  3. a fresh module outside the repository gets the package through a local
 #     module proxy (GOPROXY=file://, made by go/mkproxy.sh from go/),
 #     builds a program against it and runs it, builds and runs the module's
@@ -88,6 +92,10 @@ step "go test -race ./... (seed corpora as plain tests)" in_go go test -race -co
 for target in FuzzRateWordC FuzzBloomKey; do
   step "go test -fuzz $target, 250000 calls" in_go go test -run '^$' -fuzz "^$target\$" -fuzztime 250000x .
 done
+
+in_prom() { (cd go/prom && "$@"); }
+step "go/prom: go vet ./..." in_prom go vet ./...
+step "go/prom: go test ./... (a scrape of the example's /metrics)" in_prom go test -count=1 ./...
 
 # The module zip a proxy serves, by the script docs/go.md gives readers.
 version=v$(sed -n 's/^#define WEIR_VERSION "\(.*\)"/\1/p' include/weir.h)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# about: the nginx module with real traffic on 127.0.0.1: two workers, exact counts, headers, the metrics page, keys in log lines, reloads, bad configs refused, 125,000 distinct keys
+# about: the nginx module with real traffic on 127.0.0.1: two workers, exact counts, headers, the metrics page, keys in log lines, reloads, bad configs refused, 125,000 distinct keys, the conformance traces on its test build
 # tier: full
 # order: 170
 # long: WEIR_LONG=1 or WEIR_KEYS=1000000 (10^6 distinct keys in 33m)
@@ -11,7 +11,11 @@
 # high port, every file in a temp dir), drives it with curl and a
 # pipelined client (modules/nginx/test/distinct.py), stops
 # it by its pid, and asserts counts that elapsed time cannot change (1
-# request a minute, bursts asked at once). Ends with "N passed, N failed".
+# request a minute, bursts asked at once). Then builds the module's test
+# build (WEIR_NGINX_TEST_CLOCK=1: a request header sets the time) and
+# replays the conformance traces on it (modules/nginx/test/replay.py, which
+# also checks that the release build has no test clock). Ends with
+# "N passed, N failed".
 # Installs nothing: the install stage adds its Debian packages.
 #   bash .ci/run nginx                     everything, 125,000 distinct keys
 #   WEIR_LONG=1 bash .ci/run nginx         the long form: 10^6 keys in 33m
@@ -378,5 +382,21 @@ fi
 
 stop
 if [ -z "$(pgrep -f "$tmp/nginx.conf")" ]; then ok "nginx stopped by its pid"; else bad "nginx still running"; fi
+
+# ---- the conformance traces, on the module's test build (its own nginx).
+if test_so=$(WEIR_NGINX_TEST_CLOCK=1 WEIR_LIB=${WEIR_LIB:-$root/target/release/libweir.a} \
+    modules/nginx/build.sh "$root/target/nginx-test"); then
+    replay=$(timeout 300 python3 modules/nginx/test/replay.py "$test_so" "$so" 2>&1)
+    sed 's/^/     /' <<< "$replay"
+    counts=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' <<< "$replay")
+    if [ -n "$counts" ]; then
+        passed=$((passed + ${counts% *}))
+        failed=$((failed + ${counts#* }))
+    else
+        bad "the trace replay did not finish"
+    fi
+else
+    bad "the test build did not build"
+fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -9,7 +9,10 @@
 # runs its unit tests and its tests against real redis-servers (a primary
 # and a replica on 127.0.0.1, started and stopped by the tests). Needs
 # Debian's redis-server (the install stage's). Needs no libclang: the module
-# binds the Redis module API by hand. Runs from the repo root, no stdin;
+# binds the Redis module API by hand. tests/traces.rs replays the
+# conformance traces on the module's test build (feature test-clock, built
+# into target/redis-test-clock), and checks the release build has no test
+# clock. Runs from the repo root, no stdin;
 # closes on cargo test's own result line.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -18,6 +21,8 @@ echo "== $(redis-server --version)"
 
 echo "== modules/redis: clippy"
 cargo clippy --locked -p weir-redis --all-targets -- -D warnings
+echo "== modules/redis: clippy, the test build (feature test-clock)"
+cargo clippy --locked -p weir-redis --all-targets --features test-clock -- -D warnings
 
 echo "== modules/redis: build the module"
 cargo build --locked -p weir-redis --lib

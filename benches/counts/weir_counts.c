@@ -554,6 +554,33 @@ static void setup_breaker_refuse(ctx *c, long limits) {
     }
 }
 
+/* The same handles with counting on (weir_<type>_start_counting): what a
+ * decision costs when the handle counts it. */
+static void setup_bucket_counting(ctx *c, long allowing) {
+    setup_bucket(c, allowing);
+    MUST(weir_bucket_start_counting(c->bucket) == WEIR_OK);
+}
+
+static void setup_bloom_counting(ctx *c, long size_log2) {
+    setup_bloom(c, size_log2);
+    MUST(weir_bloom_start_counting(c->bloom) == WEIR_OK);
+}
+
+static void setup_pool_counting(ctx *c, long size) {
+    setup_pool(c, size);
+    MUST(weir_pool_start_counting(c->pool) == WEIR_OK);
+}
+
+static void setup_sliding_counting(ctx *c, long quota) {
+    setup_sliding(c, quota);
+    MUST(weir_sliding_start_counting(c->sliding) == WEIR_OK);
+}
+
+static void setup_breaker_counting(ctx *c, long size) {
+    setup_breaker(c, size);
+    MUST(weir_breaker_start_counting(c->breaker) == WEIR_OK);
+}
+
 static const case_t cases[] = {
     {"empty", loop_empty, setup_none, 0, -1},
     {"cas_loop", loop_cas_loop, setup_none, 0, 1},
@@ -591,6 +618,12 @@ static const case_t cases[] = {
     {"charge_3_gcra_separate", loop_charge_separate, setup_charge, 1, 1},
     {"charge_3_gcra_read_then_charge", loop_charge_read_then_charge, setup_charge, 1, 1},
     {"charge_3_gcra_refuse", loop_charge, setup_charge, 0, 0},
+    {"bucket_allow_counting", loop_bucket, setup_bucket_counting, 1, 1},
+    {"bucket_refuse_counting", loop_bucket, setup_bucket_counting, 0, 0},
+    {"bloom_allow_2pow20_counting", loop_bloom, setup_bloom_counting, 20, 1},
+    {"pool_take_give_10_counting", loop_pool, setup_pool_counting, 10, 1},
+    {"sliding_take_10_counting", loop_sliding, setup_sliding_counting, 10, 1},
+    {"breaker_allow_pass_10_counting", loop_breaker, setup_breaker_counting, 10, 1},
 };
 
 static double seconds(void) {
@@ -615,19 +648,39 @@ static void *rate_thread(void *arg) {
     return (void *)(uintptr_t)hits;
 }
 
+/* Two threads refusing on one spent bucket (counting on or off): the
+ * refusal reads the bucket's word; counting also writes its counts. */
+static void *bucket_thread(void *arg) {
+    (void)arg;
+    uint64_t hits = 0;
+    for (long i = 0; i < per_thread; i++) {
+        hits += weir_bucket_take(shared.bucket, shared.now, 1.0);
+    }
+    return (void *)(uintptr_t)hits;
+}
+
 static double cpu_seconds(void) {
     struct timespec t;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static int two_threads(long n) {
-    setup_rate(&shared, 1);
+static int two_threads(long n, int bucket) {
+    void *(*thread)(void *) = rate_thread;
+    if (bucket) {
+        setup_bucket(&shared, 0);
+        if (bucket == 2) {
+            MUST(weir_bucket_start_counting(shared.bucket) == WEIR_OK);
+        }
+        thread = bucket_thread;
+    } else {
+        setup_rate(&shared, 1);
+    }
     per_thread = n;
     pthread_t threads[2];
     double wall = seconds(), cpu = cpu_seconds();
     for (intptr_t t = 0; t < 2; t++) {
-        MUST(pthread_create(&threads[t], NULL, rate_thread, (void *)t) == 0);
+        MUST(pthread_create(&threads[t], NULL, thread, (void *)t) == 0);
     }
     for (int t = 0; t < 2; t++) {
         MUST(pthread_join(threads[t], NULL) == 0);
@@ -654,7 +707,13 @@ int main(int argc, char **argv) {
         fail("usage: weir_counts CASE N [time] | list");
     }
     if (strcmp(argv[1], "rate_allow_2threads") == 0) {
-        return two_threads(atol(argv[2]));
+        return two_threads(atol(argv[2]), 0);
+    }
+    if (strcmp(argv[1], "bucket_refuse_2threads") == 0) {
+        return two_threads(atol(argv[2]), 1);
+    }
+    if (strcmp(argv[1], "bucket_refuse_counting_2threads") == 0) {
+        return two_threads(atol(argv[2]), 2);
     }
     const case_t *found = NULL;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

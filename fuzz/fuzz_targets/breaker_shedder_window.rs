@@ -17,7 +17,7 @@ use weir::breaker::*;
 use weir::shedder::*;
 use weir::status::weir_status::*;
 use weir::window::*;
-use weir_fuzz::{abort_on_panic, Clock, Input};
+use weir_fuzz::{abort_on_panic, Clock, Counting, Input};
 
 /// The most calls one flood makes at one instant.
 const FLOOD: u64 = 2000;
@@ -118,7 +118,9 @@ fn breaker(input: &mut Input) {
     // The tickets of calls let through and not yet settled.
     let mut open: Vec<weir_breaker_ticket> = Vec::new();
     let mut latest = clock.now;
+    let mut counting = Counting::begin(input.even(), || weir_breaker_start_counting(handle));
     while !input.is_empty() {
+        counting.step(|out| weir_breaker_read_counts(handle, out));
         let now = clock.tick(input);
         // Every reading at T, the instant the call counts at whether or not
         // readings move the breaker's clock.
@@ -206,6 +208,7 @@ fn breaker(input: &mut Input) {
             latest = at;
         }
     }
+    counting.end(|out| weir_breaker_read_counts(handle, out));
     weir_breaker_free(handle);
     weir_breaker_free(null_mut());
 }
@@ -266,7 +269,9 @@ fn shedder(input: &mut Input) {
     let mut completed = false;
     let mut refused = false;
     let mut latest = clock.now;
+    let mut counting = Counting::begin(input.even(), || weir_shedder_start_counting(handle));
     while !input.is_empty() {
+        counting.step(|out| weir_shedder_read_counts(handle, out));
         let now = clock.tick(input);
         let count = match input.u8() % 8 {
             0 => 1 + input.below(FLOOD),
@@ -368,6 +373,7 @@ fn shedder(input: &mut Input) {
         latest = latest.max(now);
     }
     assert_eq!(weir_shedder_flying(null()), 0);
+    counting.end(|out| weir_shedder_read_counts(handle, out));
     weir_shedder_free(handle);
     weir_shedder_free(null_mut());
 }
@@ -408,7 +414,9 @@ fn window(input: &mut Input) {
             (gap / width as i128).max(head)
         }
     };
+    let mut counting = Counting::begin(input.even(), || weir_window_start_counting(handle));
     while !input.is_empty() {
+        counting.step(|out| weir_window_read_counts(handle, out));
         let now = clock.tick(input);
         match input.u8() % 4 {
             0 | 1 => {
@@ -476,6 +484,7 @@ fn window(input: &mut Input) {
     assert_eq!(weir_window_add(null(), 0, 1), WEIR_ERR_NULL);
     assert_eq!(weir_window_size(null()), 0);
     assert_eq!(weir_window_width(null()), 0);
+    counting.end(|out| weir_window_read_counts(handle, out));
     weir_window_free(handle);
     weir_window_free(null_mut());
 }

@@ -1,5 +1,5 @@
 //! The limits: bucket, sliding window, period, gate, embeddable limiter,
-//! rate word and bloom array, plus the plain functions (backoff, deadline,
+//! rate word and bloom array, lease, plus the plain functions (backoff, deadline,
 //! status, version). Each handle gets the fuzzer's parameters and then a
 //! run of calls on a clock that floods one instant, lands near multiples of
 //! 512 ns and goes backwards. Checked: what each admits stays within the
@@ -21,6 +21,7 @@ use weir::concurrency::*;
 use weir::deadline::*;
 use weir::gate::*;
 use weir::gcra::*;
+use weir::lease::*;
 use weir::limiter::*;
 use weir::period::weir_period_quota::*;
 use weir::period::*;
@@ -29,7 +30,7 @@ use weir::sliding::*;
 use weir::status::weir_status::*;
 use weir::status::*;
 use weir::version::*;
-use weir_fuzz::{abort_on_panic, skipped, trace, Clock, Input, RateBound};
+use weir_fuzz::{abort_on_panic, skipped, trace, Clock, Counting, Input, RateBound};
 
 /// The most calls one flood makes at one instant.
 const FLOOD: u64 = 3000;
@@ -37,7 +38,7 @@ const FLOOD: u64 = 3000;
 fuzz_target!(|data: &[u8]| {
     abort_on_panic();
     let mut input = Input::new(data);
-    match input.u8() % 11 {
+    match input.u8() % 12 {
         0 => rate_words(&mut input),
         1 => bucket(&mut input),
         2 => sliding(&mut input),
@@ -48,6 +49,7 @@ fuzz_target!(|data: &[u8]| {
         7 => budget(&mut input),
         8 => concurrency(&mut input),
         9 => gcra(&mut input),
+        10 => lease(&mut input),
         _ => plain(&mut input),
     }
 });
@@ -312,7 +314,9 @@ fn bucket(input: &mut Input) {
     // written (it counts takes, not takes less refunds), so it stops.
     let mut passed: Vec<(i64, f64)> = Vec::new();
     let mut refunded = false;
+    let mut counting = Counting::begin(input.even(), || weir_bucket_start_counting(handle));
     while !input.is_empty() {
+        counting.step(|out| weir_bucket_read_counts(handle, out));
         let now = clock.tick(input);
         let n = match input.u8() % 6 {
             0..=2 => 1.0,
@@ -410,6 +414,7 @@ fn bucket(input: &mut Input) {
     }
     assert!(!weir_bucket_take(null(), 0, 1.0));
     assert_eq!(weir_bucket_refund(null(), 0, 0, 1.0), WEIR_ERR_NULL);
+    counting.end(|out| weir_bucket_read_counts(handle, out));
     weir_bucket_free(handle);
     weir_bucket_free(null_mut());
 }
@@ -464,7 +469,9 @@ fn sliding(input: &mut Input) {
             stamps.pop_front();
         }
     };
+    let mut counting = Counting::begin(input.even(), || weir_sliding_start_counting(handle));
     while !input.is_empty() {
+        counting.step(|out| weir_sliding_read_counts(handle, out));
         let now = clock.tick(input);
         match input.u8() % 5 {
             0..=2 => {
@@ -525,6 +532,7 @@ fn sliding(input: &mut Input) {
             }
         }
     }
+    counting.end(|out| weir_sliding_read_counts(handle, out));
     weir_sliding_free(handle);
 }
 
@@ -562,7 +570,9 @@ fn period(input: &mut Input) {
     // The open period (start, end, events) and the latest `now` seen.
     let mut open: Option<(i128, i128, i64)> = None;
     let mut latest = i64::MIN;
+    let mut counting = Counting::begin(input.even(), || weir_period_start_counting(handle));
     while !input.is_empty() {
+        counting.step(|out| weir_period_read_counts(handle, out));
         let now = clock.tick(input);
         match input.u8() % 5 {
             0..=2 => {
@@ -630,6 +640,7 @@ fn period(input: &mut Input) {
         }
     }
     assert_eq!(weir_period_take(null(), 0), WEIR_PERIOD_QUOTA_OVER);
+    counting.end(|out| weir_period_read_counts(handle, out));
     weir_period_free(handle);
 }
 
@@ -662,7 +673,9 @@ fn gate(input: &mut Input) {
     assert_eq!(weir_gate_new(limit, null_mut()), WEIR_ERR_NULL);
     let gate = handle as *const weir_gate;
     let mut held = 0i64;
+    let mut counting = Counting::begin(input.even(), || weir_gate_start_counting(handle));
     while !input.is_empty() {
+        counting.step(|out| weir_gate_read_counts(handle, out));
         let count = 1 + input.below(64);
         if input.bool() {
             for _ in 0..count {
@@ -687,6 +700,7 @@ fn gate(input: &mut Input) {
     assert!(!weir_gate_enter(null()));
     weir_gate_leave(null());
     assert_eq!(weir_gate_held(null()), 0);
+    counting.end(|out| weir_gate_read_counts(handle, out));
     weir_gate_free(handle);
     weir_gate_free(null_mut());
 }
@@ -1108,7 +1122,9 @@ fn bloom(input: &mut Input) {
     let mut clock = Clock::new(input);
     clock.now = clock.now.max(0);
     let mut latest = 0i64;
+    let mut counting = Counting::begin(input.even(), || weir_bloom_start_counting(handle));
     while !input.is_empty() {
+        counting.step(|out| weir_bloom_read_counts(handle, out));
         let at = input.below(keys.len() as u64) as usize;
         let key = &keys[at];
         if first_key.is_some_and(|k| keys[k] != *key) {
@@ -1156,6 +1172,7 @@ fn bloom(input: &mut Input) {
         b"k".as_ptr() as *const c_void,
         1
     ));
+    counting.end(|out| weir_bloom_read_counts(handle, out));
     weir_bloom_free(handle);
     weir_bloom_free(null_mut());
 }
@@ -1256,6 +1273,107 @@ fn gcra(input: &mut Input) {
 }
 
 // ---------------------------------------------------------------------------
+// The lease.
+
+/// A lease against a model store that grants what is asked (or less, or
+/// nothing) with hostile instants: it never admits more units than were
+/// granted, never holds more than the cap while grants answer its asks,
+/// and a failed call changes nothing.
+fn lease(input: &mut Input) {
+    let mut policy = weir_lease_policy_preset();
+    if input.bool() {
+        policy.ttl_ns = if input.bool() {
+            1_000_000 + input.below(3_600_000_000_000) as i64
+        } else {
+            input.i64()
+        };
+        policy.interval_ns = if input.bool() {
+            1_000 + input.below(policy.ttl_ns.max(1_001) as u64 - 1_000) as i64
+        } else {
+            input.i64()
+        };
+        policy.burst = if input.bool() {
+            1 + input.below(1 << 20) as i64
+        } else {
+            input.i64()
+        };
+        policy.share = if input.bool() { input.unit() } else { input.f64() };
+    }
+    let mut clock = Clock::new(input);
+    let mut handle = null_mut();
+    let status = weir_lease_new(&policy, clock.now, &mut handle);
+    if status != WEIR_OK {
+        assert!(handle.is_null(), "a failed weir_lease_new wrote *out");
+        return;
+    }
+    trace!("lease {policy:?}");
+    let lease = handle as *const weir_lease;
+    let cap = weir_lease_cap(lease);
+    assert!(cap >= 1 && cap <= policy.burst);
+    let mut granted = 0u64;
+    let mut spent = 0u64;
+    let mut asked = 0i64;
+    while !input.is_empty() {
+        let now = clock.tick(input);
+        let unspent = weir_lease_unspent(lease, now);
+        assert_eq!(weir_lease_unspent(lease, now), unspent);
+        assert!(unspent <= cap, "{unspent} held over the cap {cap}");
+        match input.u8() % 4 {
+            0 | 1 => {
+                let cost = if input.one_in(8) {
+                    input.i64()
+                } else {
+                    1 + input.below(cap.min(64) as u64) as i64
+                };
+                let mut answer = weir_lease_answer::default();
+                let status = weir_lease_take(lease, now, cost, &mut answer);
+                if status != WEIR_OK {
+                    assert_eq!(status, WEIR_ERR_LEASE_COST);
+                    assert_eq!(weir_lease_unspent(lease, now), unspent);
+                    continue;
+                }
+                match answer.verdict {
+                    WEIR_LEASE_GO => {
+                        assert!(unspent >= cost, "went with {unspent} held for {cost}");
+                        spent += cost as u64;
+                    }
+                    WEIR_LEASE_ASK => assert!(answer.ask >= 1),
+                    _ => assert!(answer.retry_after_ns >= 1),
+                }
+                if answer.ask > 0 {
+                    assert!(
+                        weir_lease_unspent(lease, now) + answer.ask <= cap,
+                        "asked past the cap"
+                    );
+                    asked = answer.ask;
+                }
+            }
+            2 => {
+                // The store answers the ask: all, part or none of it.
+                let n = if asked > 0 { input.below(asked as u64 + 1) as i64 } else { 0 };
+                let until = now.saturating_add(input.span());
+                assert_eq!(weir_lease_grant(lease, now, n, until, now), WEIR_OK);
+                granted += n as u64;
+                asked = 0;
+            }
+            _ => {
+                let live = weir_lease_release(lease, now);
+                assert_eq!(live, unspent.min(live));
+            }
+        }
+        assert!(spent <= granted, "spent {spent} of {granted} granted");
+        let mut stats = weir_lease_stats::default();
+        assert_eq!(weir_lease_read_stats(lease, now, &mut stats), WEIR_OK);
+        assert_eq!(stats.spent, spent);
+        assert_eq!(stats.granted, granted);
+    }
+    assert_eq!(weir_lease_grant(lease, 0, -1, 0, 0), WEIR_ERR_LEASE_GRANT);
+    assert_eq!(weir_lease_expires(null(), 0), i64::MAX);
+    weir_lease_free(handle);
+    let _ = weir_lease_policy_preset();
+}
+
+// ---------------------------------------------------------------------------
 // The retry budget.
 
 fn budget(input: &mut Input) {
@@ -1305,7 +1423,9 @@ fn budget(input: &mut Input) {
     trace!("budget {policy:?}");
     let budget = handle as *const weir_budget;
     let tokens_form = policy.form == WEIR_BUDGET_TOKENS;
+    let mut counting = Counting::begin(input.even(), || weir_budget_start_counting(handle));
     while !input.is_empty() {
+        counting.step(|out| weir_budget_read_counts(handle, out));
         let now = clock.tick(input);
         let count = match input.u8() % 4 {
             0 => 1 + input.below(FLOOD),
@@ -1354,6 +1474,7 @@ fn budget(input: &mut Input) {
         weir_budget_new(&policy, clock.now, null_mut()),
         WEIR_ERR_NULL
     );
+    counting.end(|out| weir_budget_read_counts(handle, out));
     weir_budget_free(handle);
     weir_budget_free(null_mut());
 }
@@ -1400,7 +1521,9 @@ fn concurrency(input: &mut Input) {
     let (low, high) = (i64::from(policy.min_limit), i64::from(policy.max_limit));
     let mut clock = Clock::new(input);
     let mut flights: Vec<weir_concurrency_ticket> = Vec::new();
+    let mut counting = Counting::begin(input.even(), || weir_concurrency_start_counting(handle));
     while !input.is_empty() {
+        counting.step(|out| weir_concurrency_read_counts(handle, out));
         let now = clock.tick(input);
         let cap = weir_concurrency_limit(limit);
         assert!(
@@ -1453,6 +1576,7 @@ fn concurrency(input: &mut Input) {
     assert_eq!(weir_concurrency_limit(null()), 0);
     assert_eq!(weir_concurrency_flying(null()), 0);
     assert_eq!(weir_concurrency_new(&policy, null_mut()), WEIR_ERR_NULL);
+    counting.end(|out| weir_concurrency_read_counts(handle, out));
     weir_concurrency_free(handle);
     weir_concurrency_free(null_mut());
 }

@@ -17,7 +17,7 @@ use std::ptr::{null, null_mut};
 use libfuzzer_sys::fuzz_target;
 use weir::pool::*;
 use weir::status::weir_status::{self, *};
-use weir_fuzz::{abort_on_panic, trace, Clock, Input};
+use weir_fuzz::{abort_on_panic, trace, Clock, Counting, Input};
 
 /// What the pool should hold.
 #[derive(Default)]
@@ -152,7 +152,9 @@ fuzz_target!(|data: &[u8]| {
         ..Model::default()
     };
     let mut clock = Clock::new(&mut input);
+    let mut counting = Counting::begin(input.even(), || weir_pool_start_counting(handle));
     while !input.is_empty() {
+        counting.step(|out| weir_pool_read_counts(handle, out));
         let now = clock.tick(&mut input);
         // Identities from a small set, so that the fuzzer reuses them.
         let item = if input.one_in(32) {
@@ -327,6 +329,7 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(weir_pool_take(null(), 0).kind, WEIR_POOL_TAKEN_WAIT);
     assert_eq!(weir_pool_live(null()), 0);
     assert_eq!(weir_pool_next_expiry(null(), 0), i64::MAX);
+    counting.end(|out| weir_pool_read_counts(handle, out));
     weir_pool_free(handle);
     weir_pool_free(null_mut());
 });

@@ -68,6 +68,11 @@ impl<'a> Input<'a> {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+    /// Whether an even number of bytes is left: a choice that reads none,
+    /// so that adding it kept what every corpus entry meant.
+    pub fn even(&self) -> bool {
+        self.0.len() % 2 == 0
+    }
     pub fn u8(&mut self) -> u8 {
         self.0.arbitrary().unwrap_or(0)
     }
@@ -246,5 +251,65 @@ impl RateBound {
             );
             back *= 2;
         }
+    }
+}
+
+/// A handle's counts in a target: turned on through `start` when `on`
+/// (for about half the runs), read at every `step` of the run and at its
+/// `end`. On, each reading is `WEIR_OK` and no count goes backwards (a
+/// reading changes nothing, and every call only adds); off, every reading
+/// is `WEIR_ERR_COUNTS_OFF`; a NULL out is `WEIR_ERR_NULL`.
+pub struct Counting {
+    on: bool,
+    last: weir::counts::weir_counts,
+}
+
+impl Counting {
+    pub fn begin(on: bool, start: impl FnOnce() -> weir::status::weir_status) -> Self {
+        if on {
+            assert_eq!(
+                start(),
+                weir::status::weir_status::WEIR_OK,
+                "start_counting"
+            );
+        }
+        Counting {
+            on,
+            last: weir::counts::weir_counts::default(),
+        }
+    }
+
+    pub fn step(
+        &mut self,
+        read: impl Fn(*mut weir::counts::weir_counts) -> weir::status::weir_status,
+    ) {
+        use weir::status::weir_status::*;
+        let mut out = weir::counts::weir_counts::default();
+        let status = read(&mut out);
+        if self.on {
+            assert_eq!(status, WEIR_OK, "read_counts");
+            let last = self.last;
+            assert!(
+                out.admitted >= last.admitted
+                    && out.refused >= last.refused
+                    && out.errors >= last.errors,
+                "counts went backwards: {last:?} then {out:?}"
+            );
+            assert!(!out.units.is_nan(), "units NaN");
+            self.last = out;
+        } else {
+            assert_eq!(status, WEIR_ERR_COUNTS_OFF, "read_counts with counting off");
+        }
+    }
+
+    pub fn end(
+        &mut self,
+        read: impl Fn(*mut weir::counts::weir_counts) -> weir::status::weir_status,
+    ) {
+        self.step(&read);
+        assert_eq!(
+            read(std::ptr::null_mut()),
+            weir::status::weir_status::WEIR_ERR_NULL
+        );
     }
 }

@@ -108,6 +108,12 @@ total() { # N KEYMODE -> Ir
     echo "$out" >&2
     kill -TERM "$pid"
     wait "$pid" || true
+    # Every answer is a 200 or a 429: anything else (an upstream not
+    # reached, say) would measure something else.
+    case "$out" in
+        *other=0*) ;;
+        *) echo "unexpected answers: $out" >&2; exit 1 ;;
+    esac
     callgrind_annotate "$tmp/cg.out" 2> /dev/null | sed -n 's/^\([0-9,]*\) .*PROGRAM TOTALS.*/\1/p' | tr -d ,
 }
 
@@ -128,3 +134,74 @@ run weir_no fixed "$(weir 1r/m 1 smooth)"
 run weirw_no fixed "$(weir 1r/m 1 window)"
 run lr_no fixed "$(lr 1 1 60s)"
 run weir_ok distinct "$(weir 1000000r/s 1000 smooth)"
+
+# ---- weir_breaker beside admission_control: the route /t proxied to a
+# local upstream (test/upstream.py, outside callgrind) that answers 200, so
+# every request is let through and settled as a success. up_none: the same
+# route with neither filter. The breaker's policy is the preset (its
+# defaults); admission_control's settings are its documented defaults but
+# sampling_window 10s (the preset's window) and sr_threshold 66.7 % (1/k).
+upport=$((port + 2))
+python3 modules/envoy/test/upstream.py "$upport" > /dev/null 2>&1 &
+uppid=$!
+trap 'kill "$uppid" 2> /dev/null; rm -rf "$tmp"' EXIT
+for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$upport/_count" && break; sleep 0.1; done
+
+conf_up() { # HTTP_FILTER_YAML
+    conf "$1"
+    python3 - "$tmp/envoy.yaml" "$upport" << 'EOP'
+import sys
+path, port = sys.argv[1], sys.argv[2]
+text = open(path).read()
+text = text.replace(
+    'direct_response: {status: 200, body: {inline_string: "ok\\n"}}',
+    'route: {cluster: up}',
+)
+text += f"""  clusters:
+  - name: up
+    type: STATIC
+    connect_timeout: 30s
+    load_assignment:
+      cluster_name: up
+      endpoints: [{{lb_endpoints: [{{endpoint: {{address: {{socket_address: {{address: 127.0.0.1, port_value: {port}}}}}}}}}]}}]
+"""
+open(path, "w").write(text)
+EOP
+}
+
+breaker() {
+    cat << EOC
+          - name: breaker
+            typed_config:
+              "@type": type.googleapis.com/envoy.extensions.filters.http.dynamic_modules.v3.DynamicModuleFilter
+              dynamic_module_config: {name: weir_envoy}
+              filter_name: weir_breaker
+              filter_config:
+                "@type": type.googleapis.com/google.protobuf.Struct
+                value: {}
+EOC
+}
+
+ac() {
+    cat << EOC
+          - name: envoy.filters.http.admission_control
+            typed_config:
+              "@type": type.googleapis.com/envoy.extensions.filters.http.admission_control.v3.AdmissionControl
+              enabled: {default_value: true, runtime_key: ac.enabled}
+              sampling_window: 10s
+              sr_threshold: {default_value: {value: 66.7}, runtime_key: ac.sr_threshold}
+              success_criteria: {http_criteria: {http_success_status: [{start: 100, end: 500}]}}
+EOC
+}
+
+run_up() { # NAME FILTER_YAML
+    if [ -n "$only" ] && [[ " $only " != *" $1/fixed "* ]]; then return; fi
+    conf_up "$2"
+    local a b
+    a=$(total "$n1" fixed)
+    b=$(total "$n2" fixed)
+    echo "$1 (proxied): $(((b - a) / (n2 - n1))) instructions/request"
+}
+run_up up_none ""
+run_up breaker_ok "$(breaker)"
+run_up ac_ok "$(ac)"

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # The Envoy module against a real Envoy 1.40.0: builds it (cargo build -p
 # weir-envoy), then test/driver.py starts Envoy (--concurrency 2, 127.0.0.1,
-# high ports, direct_response routes), drives it, updates its listener and
-# stops it by its pid. Ends with "N passed, N failed"; exits 1 on a failure.
+# high ports, direct_response routes), drives weir_limit, updates its
+# listener and stops it by its pid; test/breaker.py runs weir_breaker and
+# admission_control through one outage of local upstreams
+# (test/upstream.py) and checks the breaker against weir's replaying its
+# decision log (examples/breaker_replay.rs). Each driver ends with "N
+# passed, N failed"; exits 1 on a failure. WEIR_LONG=1: a 4x longer outage.
 #   modules/envoy/test.sh                    envoy on PATH
 #   ENVOY=/tmp/envoy-venv modules/envoy/test.sh   a venv (or ENVOY=/path/to/envoy)
 # Installs nothing: it says what is missing and stops.
@@ -41,4 +45,17 @@ if [ -n "$others" ]; then
     exit 1
 fi
 
-exec python3 modules/envoy/test/driver.py "$envoy" "$(dirname "$so")" docs/envoy.md < /dev/null
+cargo build -q -p weir-envoy --example breaker_replay < /dev/null || { echo "the replay's build failed"; echo "0 passed, 1 failed"; exit 1; }
+
+# The limits (driver.py), then the breaker beside admission_control
+# (breaker.py), each ending with its "N passed, N failed".
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+rc=0
+python3 modules/envoy/test/driver.py "$envoy" "$(dirname "$so")" docs/envoy.md < /dev/null | tee "$out" || rc=1
+python3 modules/envoy/test/breaker.py "$envoy" "$(dirname "$so")" "$PWD/target/debug/examples/breaker_replay" < /dev/null | tee -a "$out" || rc=1
+read -r p f <<< "$(awk '/^[0-9]+ passed, [0-9]+ failed$/ {p += $1; f += $3} END {print p + 0, f + 0}' "$out")"
+# Each driver's own "N passed, N failed" line is what CI sums; this one
+# is for the reader, in a form CI's sum does not read.
+echo "(both drivers: $p passed, $f failed)"
+[ "$rc" -eq 0 ] && [ "$f" -eq 0 ]

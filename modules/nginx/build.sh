@@ -2,6 +2,10 @@
 # Builds the weir nginx module against Debian's nginx-dev, the way Debian's
 # own nginx_mod helper does, and prints the path of the .so.
 #   modules/nginx/build.sh [OUT_DIR]      (default: target/nginx)
+#   WEIR_NGINX_TEST_CLOCK=1 modules/nginx/build.sh OUT_DIR
+#       a test build (-DWEIR_TEST_CLOCK): requests may carry their time and
+#       zones their seed, for the conformance replays (test/replay.py).
+#       Never a build to serve with.
 # Needs: apt-get install nginx nginx-dev; a Rust toolchain (builds
 # libweir.a with cargo build --release unless WEIR_LIB names one).
 set -euo pipefail
@@ -14,6 +18,8 @@ if [ -z "${WEIR_LIB:-}" ]; then
     WEIR_LIB=$root/target/release/libweir.a
 fi
 export WEIR_ROOT=$root WEIR_LIB
+test_clock=
+if [ "${WEIR_NGINX_TEST_CLOCK:-}" = 1 ]; then test_clock=-DWEIR_TEST_CLOCK; fi
 mkdir -p "$out"
 # nginx's auto/make names an object by sed rules for .c, .cc, .cpp and .S
 # sources that also match inside the build directory's own path: a mktemp
@@ -27,7 +33,7 @@ trap 'rm -rf "$work"' EXIT
 cp -a "$src" "$work/src"
 cd "$work/src"
 . ./conf_flags
-./configure --with-cc-opt="$(dpkg-buildflags --get CFLAGS) -fPIC $(dpkg-buildflags --get CPPFLAGS)" \
+./configure --with-cc-opt="$(dpkg-buildflags --get CFLAGS) -fPIC $(dpkg-buildflags --get CPPFLAGS) $test_clock" \
     --with-ld-opt="$(dpkg-buildflags --get LDFLAGS) -fPIC" "${NGX_CONF_FLAGS[@]}" \
     --add-dynamic-module="$root/modules/nginx" --builddir="$work/build" > "$work/configure.log" 2>&1 ||
     { cat "$work/configure.log" >&2; exit 1; }

@@ -118,6 +118,11 @@ typedef struct {
     ngx_uint_t index;          /* in the main conf's zones: $weir_limit_zone's mark */
     ngx_flag_t key_binary;     /* KEY is $binary_remote_addr: logged in hex */
     weir_ngx_counts_t *counts; /* in the zone, once it is laid */
+#if defined(WEIR_TEST_CLOCK)
+    uint64_t test_seed[2];     /* test builds: test_seed=K0:K1, else getrandom */
+    ngx_uint_t test_seeded;
+    uint32_t test_words_log2;  /* test builds: test_words_log2=N, else 0 */
+#endif
 } ngx_http_weir_zone_t;
 
 typedef struct {
@@ -224,6 +229,76 @@ static ngx_inline __attribute__((always_inline)) ngx_pool_cleanup_t *ngx_http_we
 static int64_t ngx_http_weir_now(void) {
     return (int64_t)ngx_current_msec * 1000000;
 }
+
+#if defined(WEIR_TEST_CLOCK)
+/* ---- the test clock (test builds only) ----
+ *
+ * Built only with -DWEIR_TEST_CLOCK (modules/nginx/build.sh with
+ * WEIR_NGINX_TEST_CLOCK=1), for the conformance replays
+ * (modules/nginx/test/replay.py). A request header X-Weir-Test-Msec: N
+ * stands in for ngx_current_msec, so a request is judged at N ms on the
+ * module's own millisecond clock; weir_limit_zone takes test_seed=K0:K1 (the
+ * bloom's SipHash key, decimal) and test_words_log2=N (its size). A release
+ * build has none of this: it reads no such header and refuses the two
+ * parameters as unknown. */
+static ngx_str_t ngx_http_weir_test_msec = ngx_string("x-weir-test-msec");
+
+static int64_t ngx_http_weir_test_now(ngx_http_request_t *r, int64_t now) {
+    ngx_list_part_t *part = &r->headers_in.headers.part;
+    ngx_table_elt_t *h = part->elts;
+    for (ngx_uint_t i = 0;; i++) {
+        if (i >= part->nelts) {
+            if (part->next == NULL) break;
+            part = part->next;
+            h = part->elts;
+            i = 0;
+            if (part->nelts == 0) continue;
+        }
+        if (h[i].key.len != ngx_http_weir_test_msec.len ||
+            ngx_strncasecmp(h[i].key.data, ngx_http_weir_test_msec.data, h[i].key.len) != 0)
+            continue;
+        off_t ms = ngx_atoof(h[i].value.data, h[i].value.len);
+        if (ms == NGX_ERROR || ms > INT64_MAX / 1000000) return now;
+        /* As ngx_http_weir_now turns ngx_current_msec into ns. */
+        return (int64_t)(ngx_msec_t)ms * 1000000;
+    }
+    return now;
+}
+
+/* A decimal uint64_t (the seeds use all 64 bits: past ngx_atoof's). */
+static ngx_int_t ngx_http_weir_test_u64(u_char *p, size_t len, uint64_t *out) {
+    uint64_t n = 0;
+    if (len == 0) return NGX_ERROR;
+    for (size_t i = 0; i < len; i++) {
+        if (p[i] < '0' || p[i] > '9') return NGX_ERROR;
+        uint64_t d = (uint64_t)(p[i] - '0');
+        if (n > (UINT64_MAX - d) / 10) return NGX_ERROR;
+        n = n * 10 + d;
+    }
+    *out = n;
+    return NGX_OK;
+}
+
+/* test_seed=K0:K1 and test_words_log2=N; NGX_DECLINED for any other. */
+static ngx_int_t ngx_http_weir_test_parameter(ngx_http_weir_zone_t *zone, ngx_str_t *v) {
+    if (v->len > 10 && ngx_strncmp(v->data, "test_seed=", 10) == 0) {
+        u_char *colon = ngx_strlchr(v->data + 10, v->data + v->len, ':');
+        if (colon == NULL) return NGX_ERROR;
+        if (ngx_http_weir_test_u64(v->data + 10, colon - (v->data + 10), &zone->test_seed[0]) != NGX_OK ||
+            ngx_http_weir_test_u64(colon + 1, v->data + v->len - (colon + 1), &zone->test_seed[1]) != NGX_OK)
+            return NGX_ERROR;
+        zone->test_seeded = 1;
+        return NGX_OK;
+    }
+    if (v->len > 16 && ngx_strncmp(v->data, "test_words_log2=", 16) == 0) {
+        ngx_int_t n = ngx_atoi(v->data + 16, v->len - 16);
+        if (n < WEIR_BLOOM_MIN_SIZE_LOG2 || n > WEIR_BLOOM_MAX_SIZE_LOG2) return NGX_ERROR;
+        zone->test_words_log2 = (uint32_t)n;
+        return NGX_OK;
+    }
+    return NGX_DECLINED;
+}
+#endif
 
 /* The key of `zone` for `r`: one indexed variable read when KEY is a lone
  * $variable (no script, no copy), the complex value otherwise. An absent
@@ -462,6 +537,9 @@ static ngx_int_t ngx_http_weir_handler(ngx_http_request_t *r) {
     mark->handler = ngx_http_weir_cleanup;
 
     int64_t now = ngx_http_weir_now();
+#if defined(WEIR_TEST_CLOCK)
+    now = ngx_http_weir_test_now(r, now);
+#endif
     ngx_http_weir_limit_t *limits = lcf->limits->elts;
     ngx_uint_t n = lcf->limits->nelts;
     ngx_str_t key;
@@ -820,6 +898,9 @@ static ngx_int_t ngx_http_weir_init_zone(ngx_shm_zone_t *shm_zone, void *data) {
 
     /* The most words the slab pool can give in one piece. */
     uint32_t log2 = WEIR_BLOOM_MAX_SIZE_LOG2;
+#if defined(WEIR_TEST_CLOCK)
+    if (zone->test_words_log2 != 0) log2 = zone->test_words_log2;
+#endif
     h = NULL;
     while (h == NULL && log2 >= WEIR_BLOOM_MIN_SIZE_LOG2) {
         size_t need = WEIR_NGX_HEADER + weir_bloom_footprint(log2) + WEIR_NGX_COUNTS_BYTES;
@@ -831,10 +912,23 @@ static ngx_int_t ngx_http_weir_init_zone(ngx_shm_zone_t *shm_zone, void *data) {
                       &zone->name);
         return NGX_ERROR;
     }
+#if defined(WEIR_TEST_CLOCK)
+    if (zone->test_words_log2 != 0 && log2 != zone->test_words_log2) {
+        ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0, "weir_limit_zone \"%V\": test_words_log2 does not fit",
+                      &zone->name);
+        return NGX_ERROR;
+    }
+#endif
     zone->size_log2 = log2;
     ngx_memzero(h, sizeof *h);
     ngx_memzero((u_char *)h + WEIR_NGX_HEADER + weir_bloom_footprint(log2), WEIR_NGX_COUNTS_BYTES);
     uint64_t seed[2];
+#if defined(WEIR_TEST_CLOCK)
+    if (zone->test_seeded) {
+        seed[0] = zone->test_seed[0];
+        seed[1] = zone->test_seed[1];
+    } else
+#endif
     if (getrandom(seed, sizeof seed, 0) != (ssize_t)sizeof seed) {
         ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, ngx_errno, "weir_limit_zone \"%V\": getrandom() failed",
                       &zone->name);
@@ -984,6 +1078,11 @@ static char *ngx_http_weir_zone_directive(ngx_conf_t *cf, ngx_command_t *cmd, vo
                 return ngx_http_weir_bad(cf, d, v, "hashes must be 1..8");
             zone->hashes = (ngx_uint_t)k;
         } else {
+#if defined(WEIR_TEST_CLOCK)
+            ngx_int_t t = ngx_http_weir_test_parameter(zone, v);
+            if (t == NGX_OK) continue;
+            if (t == NGX_ERROR) return ngx_http_weir_bad(cf, d, v, "expected test_seed=K0:K1 or test_words_log2=N");
+#endif
             return ngx_http_weir_bad(cf, d, v, "unknown parameter");
         }
     }

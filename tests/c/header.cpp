@@ -28,6 +28,10 @@ static_assert(alignof(weir_shedder_stats) == 8, "weir_shedder_stats is 8-aligned
 static_assert(alignof(weir_window_total) == 8, "weir_window_total is 8-aligned");
 static_assert(alignof(weir_charge_item) == 8, "weir_charge_item is 8-aligned");
 static_assert(alignof(weir_charge_result) == 8, "weir_charge_result is 8-aligned");
+static_assert(alignof(weir_counts) == 8, "weir_counts is 8-aligned");
+static_assert(alignof(weir_lease_policy) == 8, "weir_lease_policy is 8-aligned");
+static_assert(alignof(weir_lease_answer) == 8, "weir_lease_answer is 8-aligned");
+static_assert(alignof(weir_lease_stats) == 8, "weir_lease_stats is 8-aligned");
 
 int main() {
     if (std::strcmp(weir_version(), WEIR_VERSION) != 0) {

@@ -154,17 +154,19 @@ impl Sliding {
 
     /// Nanoseconds from `now` until the window has room: 0 when it has room
     /// now, otherwise when its oldest event falls out ([`NEVER`] if that
-    /// instant is past the end of the clock). Pure, and reads time as
-    /// [`Sliding::left`] does.
+    /// instant is past the end of the clock). Pure. Whether there is room
+    /// is read as [`Sliding::left`] reads it, but the wait counts from the
+    /// caller's own `now`, even one earlier than the latest take's: a
+    /// caller that waits what it was told finds room by its own clock.
     pub fn next(&self, now: i64) -> i64 {
-        let now = now.max(self.latest);
-        if self.counted_at(now) < self.quota {
+        if self.counted_at(now.max(self.latest)) < self.quota {
             return 0;
         }
         // All `quota` stamps are still counted, so the oldest is at `head`.
+        // Not yet fallen out, so `out > now`; a wait past the end of the
+        // clock is NEVER.
         match self.stamps[self.head].checked_add(self.window) {
-            // Not yet fallen out, so `out > now`.
-            Some(out) => out - now,
+            Some(out) => out.checked_sub(now).unwrap_or(NEVER),
             None => NEVER,
         }
     }
@@ -193,6 +195,21 @@ mod tests {
         assert!(!sliding.take(149));
         assert!(sliding.take(150));
         assert_eq!(sliding.next(150), 60);
+    }
+
+    #[test]
+    fn a_wait_asked_before_the_latest_take_counts_from_the_callers_now() {
+        let mut sliding = Sliding::new(1, 100).unwrap();
+        assert!(sliding.take(40));
+        // Asked at 10 (a clock behind the take's), the room comes at 140:
+        // 130 from the caller's now, not 100 from the take's.
+        assert_eq!(sliding.next(10), 130);
+        assert!(!sliding.take(10 + 129));
+        assert!(sliding.take(10 + 130));
+        // Past the end of the clock from a very early now: never.
+        let mut late = Sliding::new(1, 100).unwrap();
+        assert!(late.take(i64::MAX - 200));
+        assert_eq!(late.next(i64::MIN), NEVER);
     }
 
     #[test]
@@ -284,7 +301,8 @@ mod tests {
         assert!(!sliding.take(0));
         assert!(!sliding.take(i64::MIN));
         assert_eq!(sliding.left(500), 0);
-        assert_eq!(sliding.next(500), 50);
+        // The room comes at 1_100: 600 from this caller's clock.
+        assert_eq!(sliding.next(500), 600);
         // The window carries on from its latest reading.
         assert!(sliding.take(1_100));
         assert!(!sliding.take(1_100));
@@ -303,9 +321,10 @@ mod tests {
         assert!(!read.take(50));
         assert_eq!(read.next(50), 50);
         assert!(read.take(100));
-        // A reading at an earlier `now` answers as of the latest take.
+        // A reading at an earlier `now` counts as of the latest take, and
+        // its wait runs from that `now` to the room at 200.
         assert_eq!(read.left(0), 0);
-        assert_eq!(read.next(0), 100);
+        assert_eq!(read.next(0), 200);
     }
 
     #[test]

@@ -73,6 +73,13 @@ proptest! {
                     let next = sliding.next(now);
                     prop_assert!(next >= 0);
                     prop_assert_eq!(next == 0, sliding.left(now) > 0);
+                    // Waiting what it was told, from its own clock, a
+                    // caller finds room (a clock behind the latest take's
+                    // included); one instant less, none.
+                    if next > 0 && next != NEVER {
+                        prop_assert!(sliding.left(now + next) > 0, "next {} at {}", next, now);
+                        prop_assert_eq!(sliding.left(now + next - 1), 0, "next {} at {}", next, now);
+                    }
                 }
             }
         }
@@ -100,7 +107,8 @@ proptest! {
 
     /// Time going backwards admits exactly what the latest `now` would:
     /// the trace and the same trace with every `now` raised to the latest
-    /// take's answer alike, readings included.
+    /// take's answer alike, readings included (a wait names the same
+    /// instant, counted from each caller's own `now`).
     #[test]
     fn time_going_backwards_is_the_latest_now(quota in quota(), window in span(), ops in prop::collection::vec(op(), 1..80)) {
         let mut raw = Sliding::new(quota, window).unwrap();
@@ -108,7 +116,19 @@ proptest! {
         let mut latest = i64::MIN;
         for op in ops {
             let raised = op.raised(&mut latest);
-            prop_assert_eq!(apply(&mut raw, op), apply(&mut clocked, raised), "{:?}", op);
+            match (op, raised) {
+                (Op::Next(now), Op::Next(at)) => {
+                    let (mine, theirs) = (raw.next(now), clocked.next(at));
+                    if theirs == 0 || theirs == NEVER {
+                        prop_assert_eq!(mine, theirs, "{:?}", op);
+                    } else {
+                        // The same instant; a wait too long to write is NEVER.
+                        let wait = at.checked_add(theirs).and_then(|room| room.checked_sub(now));
+                        prop_assert_eq!(mine, wait.unwrap_or(NEVER), "{:?}", op);
+                    }
+                }
+                _ => prop_assert_eq!(apply(&mut raw, op), apply(&mut clocked, raised), "{:?}", op),
+            }
         }
     }
 

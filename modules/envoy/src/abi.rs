@@ -127,6 +127,8 @@ pub type FilterEnvoyPtr = *mut c_void;
 
 /// `envoy_dynamic_module_type_http_header_type_RequestHeader`.
 pub const REQUEST_HEADER: u32 = 0;
+/// `envoy_dynamic_module_type_http_header_type_ResponseHeader`.
+pub const RESPONSE_HEADER: u32 = 2;
 /// `envoy_dynamic_module_type_attribute_id_SourceAddress` (`source.address`:
 /// the downstream peer, with its port).
 pub const ATTRIBUTE_SOURCE_ADDRESS: u32 = 24;
@@ -207,4 +209,45 @@ extern "C" {
     pub fn envoy_dynamic_module_callback_get_most_specific_route_config(
         filter: FilterEnvoyPtr,
     ) -> *const c_void;
+
+    /// `metrics_result envoy_dynamic_module_callback_http_filter_config_define_gauge(
+    ///   http_filter_config_envoy_ptr, module_buffer name, module_buffer* label_names,
+    ///   size_t label_names_length, size_t* gauge_id_ptr)`.
+    pub fn envoy_dynamic_module_callback_http_filter_config_define_gauge(
+        config: ConfigEnvoyPtr,
+        name: ModuleBuffer,
+        label_names: *mut ModuleBuffer,
+        label_names_length: usize,
+        gauge_id: *mut usize,
+    ) -> u32;
+
+    /// `metrics_result envoy_dynamic_module_callback_http_filter_set_gauge(
+    ///   http_filter_envoy_ptr, size_t id, module_buffer* label_values,
+    ///   size_t label_values_length, uint64_t value)`.
+    pub fn envoy_dynamic_module_callback_http_filter_set_gauge(
+        filter: FilterEnvoyPtr,
+        id: usize,
+        label_values: *mut ModuleBuffer,
+        label_values_length: usize,
+        value: u64,
+    ) -> u32;
+
+    /// `bool envoy_dynamic_module_callback_http_get_header(http_filter_envoy_ptr,
+    ///   http_header_type, module_buffer key, envoy_buffer* result_buffer, size_t index,
+    ///   size_t* optional_size)`.
+    pub fn envoy_dynamic_module_callback_http_get_header(
+        filter: FilterEnvoyPtr,
+        header_type: u32,
+        key: ModuleBuffer,
+        result: *mut EnvoyBuffer,
+        index: usize,
+        optional_size: *mut usize,
+    ) -> bool;
+
+    /// `bool envoy_dynamic_module_callback_http_get_cluster_name(http_filter_envoy_ptr,
+    ///   envoy_buffer* result)`: the upstream cluster of the request's route.
+    pub fn envoy_dynamic_module_callback_http_get_cluster_name(
+        filter: FilterEnvoyPtr,
+        result: *mut EnvoyBuffer,
+    ) -> bool;
 }

@@ -188,11 +188,11 @@ pub struct RouteConfig {
 }
 
 /// `field: invalid VALUE: why`, the nginx module's form.
-fn bad(field: &str, value: &dyn std::fmt::Display, why: &str) -> String {
+pub(crate) fn bad(field: &str, value: &dyn std::fmt::Display, why: &str) -> String {
     format!("{field}: invalid {value}: {why}")
 }
 
-fn quoted(s: &str) -> String {
+pub(crate) fn quoted(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))
 }
 
@@ -211,19 +211,19 @@ fn json_error(e: serde_path_to_error::Error<serde_json::Error>) -> String {
     }
 }
 
-fn parse_json<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T, String> {
+pub(crate) fn parse_json<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T, String> {
     let de = &mut serde_json::Deserializer::from_slice(bytes);
     serde_path_to_error::deserialize(de).map_err(json_error)
 }
 
-fn whole(field: &str, v: f64, lo: u64, hi: u64, why: &str) -> Result<u64, String> {
+pub(crate) fn whole(field: &str, v: f64, lo: u64, hi: u64, why: &str) -> Result<u64, String> {
     if v.fract() != 0.0 || v < lo as f64 || v > hi as f64 {
         return Err(bad(field, &v, why));
     }
     Ok(v as u64)
 }
 
-fn status(field: &str, v: f64) -> Result<u32, String> {
+pub(crate) fn status(field: &str, v: f64) -> Result<u32, String> {
     Ok(whole(field, v, 400, 599, "the status must be 400..599")? as u32)
 }
 
@@ -436,7 +436,7 @@ fn limit(i: usize, raw: RawLimit) -> Result<LimitSpec, String> {
 
 /// A config that is not JSON at all (a StringValue or BytesValue passes
 /// its bytes as they are): named whole, up to 64 bytes.
-fn not_json(bytes: &[u8]) -> Result<(), String> {
+pub(crate) fn not_json(bytes: &[u8]) -> Result<(), String> {
     if serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok() {
         return Ok(());
     }
@@ -450,7 +450,7 @@ fn not_json(bytes: &[u8]) -> Result<(), String> {
     .to_string())
 }
 
-fn log_level(v: Option<&str>) -> Result<LogLevel, String> {
+pub(crate) fn log_level(v: Option<&str>) -> Result<LogLevel, String> {
     match v {
         None | Some("error") => Ok(LogLevel::Error),
         Some("warn") => Ok(LogLevel::Warn),

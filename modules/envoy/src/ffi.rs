@@ -4,8 +4,14 @@
 //! Lifetimes: `config_new` runs once per filter config on the main thread
 //! and returns a boxed [`FilterConfig`]; every worker's filters get that
 //! pointer, so the limits' words are shared by all workers, lock-free.
-//! A filter needs no state of its own: `filter_new` hands back the config
-//! pointer itself, so a request allocates nothing for the filter.
+//! A `weir_limit` filter needs no state of its own: `filter_new` hands back
+//! the config pointer itself, so a request allocates nothing for it. A
+//! `weir_breaker` filter keeps the ticket of the call it let through until
+//! the response settles it: `filter_new` allocates that per stream.
+//!
+//! Every object handed to Envoy (the two configs, a breaker stream, the two
+//! route configs) starts with a `u32` tag, `#[repr(C)]`, so that a hook
+//! Envoy calls with one of them knows which it holds.
 
 use std::borrow::Cow;
 use std::cell::{Cell, OnceCell};
@@ -13,7 +19,14 @@ use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 
+use std::sync::Arc;
+
+use weir_core::breaker::BreakerTicket;
+
 use crate::abi::*;
+use crate::breaker::{
+    self, BreakerConfig, BreakerRoute, Breakers, Failing, Found, Slot, BREAKER_FILTER_NAME,
+};
 use crate::config::{self, Apply, Config, LogLevel, RouteConfig, FILTER_NAME};
 use crate::key::{self, Request};
 use crate::limit::{self, Held, Limit, Verdict};
@@ -25,8 +38,42 @@ struct Counters {
     dry_run_refused: usize,
 }
 
+/// The tags at the start of each object Envoy holds for the module.
+const TAG_LIMIT: u32 = 0x5745_4c31; // a weir_limit config
+const TAG_BREAKER: u32 = 0x5745_4231; // a weir_breaker config
+const TAG_STREAM: u32 = 0x5745_5331; // a weir_breaker stream
+const TAG_LIMIT_ROUTE: u32 = 0x5745_4c52; // a weir_limit route config
+const TAG_BREAKER_ROUTE: u32 = 0x5745_4252; // a weir_breaker route config
+
+/// The request's route config of this filter's name when it is a `T`
+/// (tagged `want`): a config of the other filter under this filter's name
+/// counts as none.
+fn route_config<'a, T>(envoy: FilterEnvoyPtr, want: u32) -> Option<&'a T> {
+    // SAFETY: Envoy gives back a pointer per_route_config_new returned, or
+    // null; it stays alive while the route does, past this request's hook.
+    unsafe {
+        let p = envoy_dynamic_module_callback_get_most_specific_route_config(envoy);
+        if p.is_null() || tag(p) != want {
+            return None;
+        }
+        // SAFETY: the tag says it is a T.
+        Some(&*(p as *const T))
+    }
+}
+
+/// The tag of an object this module made.
+///
+/// # Safety
+/// `p` must be one of the objects this module handed Envoy, alive.
+unsafe fn tag(p: *const c_void) -> u32 {
+    // SAFETY: every such object is #[repr(C)] with a u32 tag first.
+    *(p as *const u32)
+}
+
 /// The in-module filter config.
+#[repr(C)]
 pub struct FilterConfig {
+    tag: u32,
     config: Config,
     limits: Vec<Limit>,
     counters: Vec<Counters>,
@@ -85,7 +132,7 @@ fn define_counter(envoy: ConfigEnvoyPtr, name: &str) -> Result<usize, String> {
 fn new_config(envoy: ConfigEnvoyPtr, name: &[u8], bytes: &[u8]) -> Result<FilterConfig, String> {
     if name != FILTER_NAME.as_bytes() {
         return Err(format!(
-            "filter_name: invalid \"{}\": this module's filter is \"{FILTER_NAME}\"",
+            "filter_name: invalid \"{}\": this module's filters are \"{FILTER_NAME}\" and \"{BREAKER_FILTER_NAME}\"",
             printable(name)
         ));
     }
@@ -101,6 +148,7 @@ fn new_config(envoy: ConfigEnvoyPtr, name: &[u8], bytes: &[u8]) -> Result<Filter
         });
     }
     Ok(FilterConfig {
+        tag: TAG_LIMIT,
         config,
         limits,
         counters,
@@ -116,16 +164,24 @@ pub extern "C" fn envoy_dynamic_module_on_http_filter_config_new(
     let made = catch_unwind(AssertUnwindSafe(|| {
         // SAFETY: Envoy's buffers live through this hook.
         let (name, bytes) = unsafe { (name.bytes(), config.bytes()) };
-        new_config(envoy, name, bytes)
+        if name == BREAKER_FILTER_NAME.as_bytes() {
+            new_breaker_config(envoy, bytes)
+                .map(|c| Box::into_raw(Box::new(c)) as *const c_void)
+                .map_err(|e| (BREAKER_FILTER_NAME, e))
+        } else {
+            new_config(envoy, name, bytes)
+                .map(|c| Box::into_raw(Box::new(c)) as *const c_void)
+                .map_err(|e| (FILTER_NAME, e))
+        }
     }));
     match made {
-        Ok(Ok(c)) => Box::into_raw(Box::new(c)) as *const c_void,
-        Ok(Err(e)) => {
-            log(LOG_ERROR, &format!("weir_limit: {e}"));
+        Ok(Ok(c)) => c,
+        Ok(Err((who, e))) => {
+            log(LOG_ERROR, &format!("{who}: {e}"));
             ptr::null()
         }
         Err(_) => {
-            log(LOG_ERROR, "weir_limit: the filter config panicked");
+            log(LOG_ERROR, "weir_envoy: the filter config panicked");
             ptr::null()
         }
     }
@@ -133,9 +189,17 @@ pub extern "C" fn envoy_dynamic_module_on_http_filter_config_new(
 
 #[no_mangle]
 pub extern "C" fn envoy_dynamic_module_on_http_filter_config_destroy(config: *const c_void) {
-    if !config.is_null() {
-        // SAFETY: made by Box::into_raw in config_new, destroyed once.
-        drop(unsafe { Box::from_raw(config as *mut FilterConfig) });
+    if config.is_null() {
+        return;
+    }
+    // SAFETY: made by Box::into_raw in config_new, destroyed once; the tag
+    // says which.
+    unsafe {
+        if tag(config) == TAG_BREAKER {
+            drop(Box::from_raw(config as *mut BreakerFilterConfig));
+        } else {
+            drop(Box::from_raw(config as *mut FilterConfig));
+        }
     }
 }
 
@@ -147,18 +211,36 @@ pub extern "C" fn envoy_dynamic_module_on_http_filter_per_route_config_new(
     let made = catch_unwind(AssertUnwindSafe(|| {
         // SAFETY: Envoy's buffers live through this hook.
         let (name, bytes) = unsafe { (name.bytes(), config.bytes()) };
-        if name != FILTER_NAME.as_bytes() {
-            return Err(format!(
-                "per-route filter_name: invalid \"{}\": this module's filter is \"{FILTER_NAME}\"",
-                printable(name)
-            ));
+        if name == BREAKER_FILTER_NAME.as_bytes() {
+            return breaker::parse_route(bytes)
+                .map(|route| {
+                    Box::into_raw(Box::new(BreakerRouteConfig {
+                        tag: TAG_BREAKER_ROUTE,
+                        failing: route.failing.clone().map(Arc::new),
+                        route,
+                    })) as *const c_void
+                })
+                .map_err(|e| (BREAKER_FILTER_NAME, format!("per-route filter_config: {e}")));
         }
-        config::parse_route(bytes).map_err(|e| format!("per-route filter_config: {e}"))
+        if name != FILTER_NAME.as_bytes() {
+            return Err((FILTER_NAME, format!(
+                "per-route filter_name: invalid \"{}\": this module's filters are \"{FILTER_NAME}\" and \"{BREAKER_FILTER_NAME}\"",
+                printable(name)
+            )));
+        }
+        config::parse_route(bytes)
+            .map(|route| {
+                Box::into_raw(Box::new(LimitRouteConfig {
+                    tag: TAG_LIMIT_ROUTE,
+                    route,
+                })) as *const c_void
+            })
+            .map_err(|e| (FILTER_NAME, format!("per-route filter_config: {e}")))
     }));
     match made {
-        Ok(Ok(c)) => Box::into_raw(Box::new(c)) as *const c_void,
-        Ok(Err(e)) => {
-            log(LOG_ERROR, &format!("weir_limit: {e}"));
+        Ok(Ok(c)) => c,
+        Ok(Err((who, e))) => {
+            log(LOG_ERROR, &format!("{who}: {e}"));
             ptr::null()
         }
         Err(_) => {
@@ -172,9 +254,17 @@ pub extern "C" fn envoy_dynamic_module_on_http_filter_per_route_config_new(
 pub extern "C" fn envoy_dynamic_module_on_http_filter_per_route_config_destroy(
     config: *const c_void,
 ) {
-    if !config.is_null() {
-        // SAFETY: made by Box::into_raw in per_route_config_new.
-        drop(unsafe { Box::from_raw(config as *mut RouteConfig) });
+    if config.is_null() {
+        return;
+    }
+    // SAFETY: made by Box::into_raw in per_route_config_new; the tag says
+    // which.
+    unsafe {
+        if tag(config) == TAG_BREAKER_ROUTE {
+            drop(Box::from_raw(config as *mut BreakerRouteConfig));
+        } else {
+            drop(Box::from_raw(config as *mut LimitRouteConfig));
+        }
     }
 }
 
@@ -183,12 +273,32 @@ pub extern "C" fn envoy_dynamic_module_on_http_filter_new(
     config: *const c_void,
     _filter: FilterEnvoyPtr,
 ) -> *const c_void {
-    // The filter is the config: nothing per stream to keep.
-    config
+    // SAFETY: a config this module made.
+    if config.is_null() || unsafe { tag(config) } != TAG_BREAKER {
+        // A weir_limit filter is its config: nothing per stream to keep.
+        return config;
+    }
+    Box::into_raw(Box::new(BreakerStream {
+        tag: TAG_STREAM,
+        fc: config as *const BreakerFilterConfig,
+        held: None,
+    })) as *const c_void
 }
 
 #[no_mangle]
-pub extern "C" fn envoy_dynamic_module_on_http_filter_destroy(_filter: *const c_void) {}
+pub extern "C" fn envoy_dynamic_module_on_http_filter_destroy(filter: *const c_void) {
+    // SAFETY: the pointer filter_new returned; a stream is ours to free.
+    if filter.is_null() || unsafe { tag(filter) } != TAG_STREAM {
+        return;
+    }
+    // SAFETY: made by Box::into_raw in filter_new, destroyed once.
+    let mut stream = unsafe { Box::from_raw(filter as *mut BreakerStream) };
+    // A call still held here ended without a response or stream_complete:
+    // a failure (the counters cannot be reached from here).
+    if let Some(mut h) = stream.held.take() {
+        let _ = breaker::settle(&h.slot, &mut h.ticket, limit::now(), true, |_| {});
+    }
+}
 
 /// Headers held on the stack before the list moves to the heap.
 const STACK_HEADERS: usize = 32;
@@ -312,10 +422,8 @@ fn count(envoy: FilterEnvoyPtr, id: usize) {
 fn request_headers(envoy: FilterEnvoyPtr, fc: &FilterConfig) -> u32 {
     // SAFETY: Envoy gives back the pointer per_route_config_new returned,
     // or null.
-    let route = unsafe { envoy_dynamic_module_callback_get_most_specific_route_config(envoy) }
-        as *const RouteConfig;
-    // SAFETY: a RouteConfig this module made, alive while the route is.
-    let route = unsafe { route.as_ref() };
+    let route: Option<&RouteConfig> =
+        route_config::<LimitRouteConfig>(envoy, TAG_LIMIT_ROUTE).map(|r| &r.route);
     let status = route.and_then(|r| r.status).unwrap_or(fc.config.status);
 
     // The limits this request is held to: the filter's, or the route's by
@@ -458,8 +566,20 @@ pub extern "C" fn envoy_dynamic_module_on_http_filter_request_headers(
     filter: *const c_void,
     _end_of_stream: bool,
 ) -> u32 {
-    // SAFETY: `filter` is the FilterConfig config_new made (filter_new
-    // hands it back), alive while any of its filters is.
+    // SAFETY: `filter` is a breaker stream or the FilterConfig config_new
+    // made (filter_new hands it back), alive while any of its filters is.
+    if unsafe { tag(filter) } == TAG_STREAM {
+        // SAFETY: a stream filter_new made, this stream's alone.
+        let stream = unsafe { &mut *(filter as *mut BreakerStream) };
+        return match catch_unwind(AssertUnwindSafe(|| breaker_request(envoy, stream))) {
+            Ok(status) => status,
+            Err(_) => {
+                log(LOG_ERROR, "weir_breaker: the request panicked; let through");
+                HEADERS_CONTINUE
+            }
+        };
+    }
+    // SAFETY: as above, a FilterConfig.
     let fc = unsafe { &*(filter as *const FilterConfig) };
     match catch_unwind(AssertUnwindSafe(|| request_headers(envoy, fc))) {
         Ok(status) => status,
@@ -492,10 +612,18 @@ pub extern "C" fn envoy_dynamic_module_on_http_filter_request_trailers(
 
 #[no_mangle]
 pub extern "C" fn envoy_dynamic_module_on_http_filter_response_headers(
-    _envoy: FilterEnvoyPtr,
-    _filter: *const c_void,
+    envoy: FilterEnvoyPtr,
+    filter: *const c_void,
     _end_of_stream: bool,
 ) -> u32 {
+    // SAFETY: the pointer filter_new returned.
+    if unsafe { tag(filter) } == TAG_STREAM {
+        // SAFETY: a stream filter_new made, this stream's alone.
+        let stream = unsafe { &mut *(filter as *mut BreakerStream) };
+        if catch_unwind(AssertUnwindSafe(|| breaker_response(envoy, stream))).is_err() {
+            log(LOG_ERROR, "weir_breaker: the response panicked");
+        }
+    }
     CONTINUE
 }
 
@@ -518,9 +646,18 @@ pub extern "C" fn envoy_dynamic_module_on_http_filter_response_trailers(
 
 #[no_mangle]
 pub extern "C" fn envoy_dynamic_module_on_http_filter_stream_complete(
-    _envoy: FilterEnvoyPtr,
-    _filter: *const c_void,
+    envoy: FilterEnvoyPtr,
+    filter: *const c_void,
 ) {
+    // SAFETY: the pointer filter_new returned.
+    if unsafe { tag(filter) } == TAG_STREAM {
+        // SAFETY: a stream filter_new made, this stream's alone.
+        let stream = unsafe { &mut *(filter as *mut BreakerStream) };
+        // Still held: the stream ended without response headers (a reset).
+        if catch_unwind(AssertUnwindSafe(|| settle_held(envoy, stream, None))).is_err() {
+            log(LOG_ERROR, "weir_breaker: stream_complete panicked");
+        }
+    }
 }
 
 #[no_mangle]
@@ -624,4 +761,324 @@ pub extern "C" fn envoy_dynamic_module_on_http_filter_local_reply(
     _reset_imminent: bool,
 ) -> u32 {
     CONTINUE
+}
+
+// ---- weir_breaker
+
+/// A weir_limit route config, tagged.
+#[repr(C)]
+struct LimitRouteConfig {
+    tag: u32,
+    route: RouteConfig,
+}
+
+/// A weir_breaker route config, tagged; its failing statuses shared with
+/// the streams that read them at their response.
+#[repr(C)]
+struct BreakerRouteConfig {
+    tag: u32,
+    route: BreakerRoute,
+    failing: Option<Arc<Failing>>,
+}
+
+/// Metric ids of the breaker filter; every one but `overflow` is labelled
+/// with the breaker's name.
+struct BreakerIds {
+    passed: usize,
+    failed: usize,
+    refused: usize,
+    probes: usize,
+    ratio: usize,
+    overflow: usize,
+}
+
+/// The breaker filter's config: its breakers, made on first use.
+#[repr(C)]
+pub struct BreakerFilterConfig {
+    tag: u32,
+    config: BreakerConfig,
+    failing: Arc<Failing>,
+    breakers: Breakers,
+    ids: BreakerIds,
+}
+
+/// A call the breaker let through, until its response settles it.
+struct HeldCall {
+    slot: Arc<Slot>,
+    ticket: BreakerTicket,
+    failing: Arc<Failing>,
+}
+
+/// One stream of the breaker filter.
+#[repr(C)]
+struct BreakerStream {
+    tag: u32,
+    fc: *const BreakerFilterConfig,
+    held: Option<HeldCall>,
+}
+
+fn define_metric(
+    envoy: ConfigEnvoyPtr,
+    name: &str,
+    labelled: bool,
+    gauge: bool,
+) -> Result<usize, String> {
+    let mut id = 0usize;
+    let mut label = [ModuleBuffer::of(b"breaker")];
+    let (labels, n) = if labelled {
+        (label.as_mut_ptr(), 1)
+    } else {
+        (ptr::null_mut(), 0)
+    };
+    // SAFETY: `name` and the label outlive the call.
+    let r = unsafe {
+        if gauge {
+            envoy_dynamic_module_callback_http_filter_config_define_gauge(
+                envoy,
+                ModuleBuffer::of(name.as_bytes()),
+                labels,
+                n,
+                &mut id,
+            )
+        } else {
+            envoy_dynamic_module_callback_http_filter_config_define_counter(
+                envoy,
+                ModuleBuffer::of(name.as_bytes()),
+                labels,
+                n,
+                &mut id,
+            )
+        }
+    };
+    if r == METRICS_SUCCESS {
+        Ok(id)
+    } else {
+        Err(format!("defining the metric {name} failed ({r})"))
+    }
+}
+
+fn new_breaker_config(envoy: ConfigEnvoyPtr, bytes: &[u8]) -> Result<BreakerFilterConfig, String> {
+    let config = breaker::parse(bytes).map_err(|e| format!("filter_config: {e}"))?;
+    let ids = BreakerIds {
+        passed: define_metric(envoy, "weir_breaker.passed", true, false)?,
+        failed: define_metric(envoy, "weir_breaker.failed", true, false)?,
+        refused: define_metric(envoy, "weir_breaker.refused", true, false)?,
+        probes: define_metric(envoy, "weir_breaker.probes", true, false)?,
+        ratio: define_metric(envoy, "weir_breaker.refusal_ratio_ppm", true, true)?,
+        overflow: define_metric(envoy, "weir_breaker.overflow", false, false)?,
+    };
+    Ok(BreakerFilterConfig {
+        tag: TAG_BREAKER,
+        failing: Arc::new(config.failing.clone()),
+        breakers: Breakers::new(config.max_breakers),
+        config,
+        ids,
+    })
+}
+
+fn count_breaker(envoy: FilterEnvoyPtr, id: usize, name: &str) {
+    let mut label = [ModuleBuffer::of(name.as_bytes())];
+    // SAFETY: an id this config defined with one label; the value outlives
+    // the call.
+    unsafe {
+        envoy_dynamic_module_callback_http_filter_increment_counter(
+            envoy,
+            id,
+            label.as_mut_ptr(),
+            1,
+            1,
+        );
+    }
+}
+
+fn set_ratio(envoy: FilterEnvoyPtr, id: usize, name: &str, ppm: u64) {
+    let mut label = [ModuleBuffer::of(name.as_bytes())];
+    // SAFETY: as count_breaker.
+    unsafe {
+        envoy_dynamic_module_callback_http_filter_set_gauge(envoy, id, label.as_mut_ptr(), 1, ppm);
+    }
+}
+
+thread_local! {
+    /// A worker's buffer for the name of a route's own breaker.
+    static KEY: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn breaker_request(envoy: FilterEnvoyPtr, stream: &mut BreakerStream) -> u32 {
+    // SAFETY: the config outlives its streams (Envoy keeps it while any of
+    // its filters lives).
+    let fc = unsafe { &*stream.fc };
+    let mut cluster = EnvoyBuffer::NULL;
+    // SAFETY: Envoy fills the view; it is Envoy's through this hook.
+    let found = unsafe { envoy_dynamic_module_callback_http_get_cluster_name(envoy, &mut cluster) };
+    if !found || cluster.ptr.is_null() || cluster.length == 0 {
+        return HEADERS_CONTINUE; // no upstream cluster: nothing to break
+    }
+    // SAFETY: as above.
+    let cluster = unsafe { cluster.bytes() };
+    // SAFETY: a route config this module made, alive while the route is.
+    let route = route_config::<BreakerRouteConfig>(envoy, TAG_BREAKER_ROUTE);
+    let now = limit::now();
+    let (found, status) = match route {
+        Some(r) if r.route.breaker.is_some() => {
+            let (name, policy) = r.route.breaker.as_ref().expect("checked");
+            let found = KEY.with(|k| {
+                let mut k = k.borrow_mut();
+                k.clear();
+                k.extend_from_slice(cluster);
+                k.push(b'/');
+                k.extend_from_slice(name.as_bytes());
+                fc.breakers.find(&k, *policy, now)
+            });
+            (found, r.route.status.unwrap_or(fc.config.status))
+        }
+        _ => (
+            fc.breakers.find(cluster, fc.config.policy, now),
+            route
+                .and_then(|r| r.route.status)
+                .unwrap_or(fc.config.status),
+        ),
+    };
+    let slot = match found {
+        Found::Full => {
+            count(envoy, fc.ids.overflow);
+            return HEADERS_CONTINUE;
+        }
+        Found::Slot(slot, made) => {
+            if made {
+                // The gauge exists from the breaker's making, at 0.
+                set_ratio(envoy, fc.ids.ratio, &slot.name, 0);
+            }
+            if made && fc.config.log_decisions {
+                let p = slot
+                    .state
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .breaker
+                    .policy();
+                log(
+                    fc.config.log_level as u32,
+                    &format!(
+                        "weir_breaker: new breaker=\"{}\" now={now} policy={}",
+                        printable(slot.name.as_bytes()),
+                        breaker::policy_json(&p)
+                    ),
+                );
+            }
+            slot
+        }
+    };
+    let roll = breaker::roll();
+    let d = breaker::decide(&slot, now, roll, |r| {
+        set_ratio(envoy, fc.ids.ratio, &slot.name, r)
+    });
+    if fc.config.log_decisions {
+        log(
+            fc.config.log_level as u32,
+            &format!(
+                "weir_breaker: decide breaker=\"{}\" seq={} now={now} roll={roll:?} verdict={}",
+                printable(slot.name.as_bytes()),
+                d.seq,
+                match (d.ticket.is_some(), d.probe) {
+                    (false, _) => "refuse",
+                    (true, true) => "probe",
+                    (true, false) => "pass",
+                }
+            ),
+        );
+    }
+    match d.ticket {
+        Some(ticket) => {
+            count_breaker(envoy, fc.ids.passed, &slot.name);
+            if d.probe {
+                count_breaker(envoy, fc.ids.probes, &slot.name);
+            }
+            let failing = route
+                .and_then(|r| r.failing.clone())
+                .unwrap_or_else(|| fc.failing.clone());
+            stream.held = Some(HeldCall {
+                slot,
+                ticket,
+                failing,
+            });
+            HEADERS_CONTINUE
+        }
+        None => {
+            count_breaker(envoy, fc.ids.refused, &slot.name);
+            let mut headers = [ModuleHttpHeader::of(
+                b"x-weir-breaker",
+                slot.name.as_bytes(),
+            )];
+            // SAFETY: the headers and buffers outlive the call; Envoy copies
+            // them into its local reply.
+            unsafe {
+                envoy_dynamic_module_callback_http_send_response(
+                    envoy,
+                    status,
+                    headers.as_mut_ptr(),
+                    headers.len(),
+                    ModuleBuffer::of(b""),
+                    ModuleBuffer::of(b"weir_breaker_refused"),
+                );
+            }
+            HEADERS_STOP_ITERATION
+        }
+    }
+}
+
+/// Settles the held call, if any: with the response's status, or (`None`)
+/// as a failure, the stream having ended without one.
+fn settle_held(envoy: FilterEnvoyPtr, stream: &mut BreakerStream, status: Option<u32>) {
+    let Some(mut h) = stream.held.take() else {
+        return;
+    };
+    // SAFETY: as in breaker_request.
+    let fc = unsafe { &*stream.fc };
+    let failed = match status {
+        Some(s) => h.failing.fails(s),
+        None => true,
+    };
+    let now = limit::now();
+    let seq = breaker::settle(&h.slot, &mut h.ticket, now, failed, |r| {
+        set_ratio(envoy, fc.ids.ratio, &h.slot.name, r)
+    });
+    if failed {
+        count_breaker(envoy, fc.ids.failed, &h.slot.name);
+    }
+    if let (Some(seq), true) = (seq, fc.config.log_decisions) {
+        log(
+            fc.config.log_level as u32,
+            &format!(
+                "weir_breaker: settle breaker=\"{}\" seq={seq} now={now} outcome={}",
+                printable(h.slot.name.as_bytes()),
+                if failed { "failure" } else { "success" }
+            ),
+        );
+    }
+}
+
+fn breaker_response(envoy: FilterEnvoyPtr, stream: &mut BreakerStream) {
+    if stream.held.is_none() {
+        return;
+    }
+    let mut out = EnvoyBuffer::NULL;
+    // SAFETY: the key outlives the call; the view is Envoy's through this
+    // hook.
+    let ok = unsafe {
+        envoy_dynamic_module_callback_http_get_header(
+            envoy,
+            RESPONSE_HEADER,
+            ModuleBuffer::of(b":status"),
+            &mut out,
+            0,
+            ptr::null_mut(),
+        )
+    };
+    // SAFETY: as above.
+    let status = if ok { unsafe { out.bytes() } } else { &[] };
+    let status = std::str::from_utf8(status)
+        .ok()
+        .and_then(|s| s.parse::<u32>().ok())
+        .unwrap_or(0); // no status: counted by the failing ranges (0 is in none)
+    settle_held(envoy, stream, Some(status));
 }

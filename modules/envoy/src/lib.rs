@@ -9,6 +9,7 @@
 //! - `ffi` and `abi` (the cdylib only): the hooks Envoy calls and the
 //!   callbacks they call, declared by hand.
 
+pub mod breaker;
 pub mod config;
 pub mod key;
 pub mod limit;

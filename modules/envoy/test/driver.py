@@ -555,9 +555,9 @@ def main():
         ("a limit declared twice", listener(dict(filter_config(), limits=limits() + [limit("one", 3)])), 'limits[15].name: invalid "one": the limit is declared twice'),
         ("bad status", listener(dict(filter_config(), status=200)), "status: invalid 200: the status must be 400..599"),
         ("bad log level", listener(dict(filter_config(), log_level="loud")), 'log_level: invalid "loud": expected info, warn or error'),
-        ("unknown filter_name", listener(filter_config(), filter_name="other"), 'filter_name: invalid "other": this module\'s filter is "weir_limit"'),
+        ("unknown filter_name", listener(filter_config(), filter_name="other"), 'filter_name: invalid "other": this module\'s filters are "weir_limit" and "weir_breaker"'),
         ("a StringValue instead of a Struct", listener(None, raw_config={"@type": "type.googleapis.com/google.protobuf.StringValue", "value": "rate=1r/s"}), 'weir_limit: filter_config: invalid "rate=1r/s": expected a google.protobuf.Struct (JSON)'),
-        ("unknown per-route filter_name", listener(filter_config(), route_filter_name="other"), 'weir_limit: per-route filter_name: invalid "other": this module\'s filter is "weir_limit"'),
+        ("unknown per-route filter_name", listener(filter_config(), route_filter_name="other"), 'weir_limit: per-route filter_name: invalid "other": this module\'s filters are "weir_limit" and "weir_breaker"'),
         ("bad per-route status", listener(filter_config(), ("/v9", {"apply": apply("one"), "status": 99})), "weir_limit: per-route filter_config: status: invalid 99: the status must be 400..599"),
     ]
     for name, lst, want in bad_cases:

@@ -357,6 +357,11 @@ impl Ctx {
     /// command time where Redis has one (7.2+), else a fresh reading, in
     /// microseconds where Redis offers them, else milliseconds.
     pub fn now_ns(&self) -> i64 {
+        // Test builds only (feature `test-clock`): the time a test set.
+        #[cfg(feature = "test-clock")]
+        if let Some(now) = crate::test_clock::now() {
+            return now;
+        }
         let api = api();
         // SAFETY: these take no arguments and only read the clock.
         let micros = unsafe {

@@ -11,6 +11,7 @@
 //! | `WEIR.PERIOD key quota period_ms [ALIGN] [COST n]` | a fixed window |
 //! | `WEIR.LIMITER key BUCKET\|WINDOW\|COOLDOWN … [COST n]` | the core's integer limiter; statuses as errors |
 //! | `WEIR.REFUND key n` | gives units back |
+//! | `WEIR.LEASE key rate burst want [ttl_ms]` | takes up to `want` units of a bucket at once, for a client to spend locally |
 //! | `WEIR.ALL numkeys key … spec …` | takes from several limits, all or nothing |
 //! | `WEIR.*.PEEK …` | the same answers without taking; read-only |
 //!
@@ -27,6 +28,8 @@ pub mod parse;
 pub mod sliding;
 pub mod state;
 pub mod stats;
+#[cfg(feature = "test-clock")]
+pub mod test_clock;
 
 use std::ffi::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -618,6 +621,71 @@ fn refund_limiter(limiter: &Limiter, now: i64, n: u64) -> (Limiter, u64) {
     (refunded, back)
 }
 
+/// A lease's default length when the call names none: one second.
+const LEASE_TTL_MS: u64 = 1_000;
+
+/// The longest lease: an hour.
+const LEASE_MAX_TTL_MS: u64 = 3_600_000;
+
+/// `WEIR.LEASE key rate burst want [ttl_ms]`: takes up to `want` units at
+/// once from the bucket `WEIR.BUCKET key rate burst` reads (the same state,
+/// the same primary's clock), for a client to spend locally until the
+/// lease ends. Replies `[granted, ttl_ms, next_ms]`: the units taken (0 to
+/// `want`; charged now, as `WEIR.BUCKET … COST granted` would charge them),
+/// the milliseconds from this answer for which they may be spent, and the
+/// milliseconds until the bucket holds a unit again (0 when it holds one
+/// now; rounded up). Unspent units go back with `WEIR.REFUND key n`.
+fn lease_command(ctx: &Ctx) -> Result<(), Fail> {
+    if ctx.argc() != 5 && ctx.argc() != 6 {
+        return Err(Fail::Arity);
+    }
+    let Spec::Bucket { gcra, .. } = parse::whole_spec(b"BUCKET", &args(ctx, 2)[..2])? else {
+        unreachable!("a BUCKET spec")
+    };
+    let want = parse::count(ctx.arg(4), "want", i64::MAX as u64)?;
+    let ttl_ms = if ctx.argc() == 6 {
+        parse::count(ctx.arg(5), "ttl_ms", LEASE_MAX_TTL_MS)?
+    } else {
+        LEASE_TTL_MS
+    };
+    let now = ctx.now_ns();
+    let tat = read(ctx, 1, Which::Bucket, state::decode_bucket)?.map(|s| s.tat);
+    // What the bucket holds now, whole units: all of it, or `want`.
+    let granted = want.min(gcra.peek(tat, now, 1).remaining);
+    let after = if granted > 0 {
+        let step = gcra.take(tat, now, granted);
+        debug_assert!(step.allowed, "the bucket held the units granted");
+        commit(
+            ctx,
+            1,
+            Write::Set {
+                value: state::encode_bucket(&BucketState {
+                    tat: step.tat,
+                    interval: gcra.interval,
+                    tolerance: gcra.tolerance,
+                })
+                .to_vec(),
+                fresh_at: Some(step.tat),
+            },
+            now,
+        )?;
+        Some(step.tat)
+    } else {
+        tat
+    };
+    ctx.decided(granted > 0);
+    let next = gcra.peek(after, now, 1);
+    ctx.reply_array(3);
+    ctx.reply_int(granted as i64);
+    ctx.reply_int(ttl_ms as i64);
+    ctx.reply_int(if next.allowed {
+        0
+    } else {
+        ceil_in(next.retry_after, MS)
+    });
+    Ok(())
+}
+
 /// `WEIR.ALL numkeys key [key …] spec [spec …]`.
 fn all_command(ctx: &Ctx) -> Result<(), Fail> {
     if ctx.is_keys_position_request() {
@@ -720,6 +788,7 @@ command!(cmd_limiter, |c| limiter_command(c, true));
 command!(cmd_limiter_peek, |c| limiter_command(c, false));
 command!(cmd_refund, refund_command);
 command!(cmd_all, all_command);
+command!(cmd_lease, lease_command);
 
 /// `INFO weir` (or `INFO` with everything): the module's section.
 unsafe extern "C" fn info(raw: *mut RawInfoCtx, _for_crash_report: c_int) {
@@ -749,7 +818,7 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
     };
     let take = c"write deny-oom fast";
     let peek = c"readonly fast";
-    let commands: [(&std::ffi::CStr, &Command, &std::ffi::CStr, c_int); 12] = [
+    let commands: [(&std::ffi::CStr, &Command, &std::ffi::CStr, c_int); 13] = [
         (c"weir.bucket", &cmd_bucket, take, 1),
         (c"weir.bucket.ms", &cmd_bucket_ms, take, 1),
         (c"weir.bucket.peek", &cmd_bucket_peek, peek, 1),
@@ -761,12 +830,22 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
         (c"weir.limiter", &cmd_limiter, take, 1),
         (c"weir.limiter.peek", &cmd_limiter_peek, peek, 1),
         (c"weir.refund", &cmd_refund, c"write fast", 1),
+        (c"weir.lease", &cmd_lease, take, 1),
         // Keys sit after numkeys: declared through the getkeys API.
         (c"weir.all", &cmd_all, c"write deny-oom getkeys-api", 0),
     ];
     for (name, command, flags, first) in commands {
         // SAFETY: the load context; the names and flags are static.
         if !unsafe { api.create_command(ctx, name, command.call, flags, first) } {
+            return api::ERR;
+        }
+    }
+    // Test builds only: the clock the conformance replays set (not in INFO).
+    #[cfg(feature = "test-clock")]
+    {
+        command!(cmd_test_now, test_clock::command);
+        // SAFETY: as above.
+        if !unsafe { api.create_command(ctx, c"weir.test.now", cmd_test_now.call, c"fast", 0) } {
             return api::ERR;
         }
     }

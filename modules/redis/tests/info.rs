@@ -60,6 +60,7 @@ fn info_weir_counts_each_call_by_what_it_decided() {
         "period",
         "period.peek",
         "refund",
+        "lease",
         "window",
         "window.peek",
     ] {

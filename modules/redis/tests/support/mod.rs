@@ -202,11 +202,17 @@ pub struct Server {
     pub dir: PathBuf,
     child: Option<Child>,
     extra: Vec<String>,
+    module: PathBuf,
 }
 
 impl Server {
     /// A primary with its own temp dir.
     pub fn start(extra: &[&str]) -> Server {
+        Server::start_loading(module_path(), extra)
+    }
+
+    /// A primary with its own temp dir, loading the module at `module`.
+    pub fn start_loading(module: PathBuf, extra: &[&str]) -> Server {
         let n = SERVERS.fetch_add(1, Ordering::Relaxed);
         let dir = std::env::temp_dir().join(format!("weir-redis-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -216,6 +222,7 @@ impl Server {
             dir,
             child: None,
             extra: extra.iter().map(|s| s.to_string()).collect(),
+            module,
         };
         server.launch();
         server
@@ -257,7 +264,7 @@ impl Server {
             .arg("--dir")
             .arg(&self.dir)
             .arg("--loadmodule")
-            .arg(module_path())
+            .arg(&self.module)
             .args(&self.extra)
             .stdin(Stdio::null())
             .stdout(Stdio::from(std::fs::File::create(&log).expect("log")))

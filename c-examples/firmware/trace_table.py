@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""Turns the conformance traces (traces/README.md) into a C table that the
+firmware trace runner (c-examples/firmware/traces.c) replays from flash.
+
+    trace_table.py OUT_DIR FACE
+
+Reads every trace under traces/ and the face's lines in traces/skips.txt
+(FACE is firmware-m4 or firmware-m0), and writes OUT_DIR/trace_table.h
+(the operation codes and the table's types) and OUT_DIR/trace_table.c
+(every call of every trace the face does not skip: its operation, line,
+arguments and expected answers as 64-bit words). The table is const and
+links into flash: the image's RAM use does not grow with the traces. A
+trace that is neither listed nor of a type the firmware build has, and an
+operation this runner does not know, stop the build with the file and
+line: nothing is dropped silently."""
+
+import os
+import sys
+
+# The firmware build's operations, in the order of their codes, with how
+# many arguments each takes (None: variable, see backoff_schedule).
+OPS = [
+    ("rate_limit_new", 2), ("rate_limit_set", 3), ("rate_set", 1),
+    ("rate_allow", 1), ("rate_next", 1),
+    ("gcra_limit_new", 2), ("gcra_limit_set", 4), ("gcra_set", 1),
+    ("gcra_allow", 1), ("gcra_allow_n", 2), ("gcra_next", 1), ("gcra_room", 1),
+    ("limiter_bucket", 6), ("limiter_fixed_window", 5), ("limiter_cooldown", 5),
+    ("limiter_try_consume", 2), ("limiter_consume", 2), ("limiter_refund", 3),
+    ("limiter_available", 1), ("limiter_capacity", 0),
+    ("limiter_last_refill", 1), ("limiter_window_start", 1), ("limiter_cooldown_end", 0),
+    ("backoff_preset", 0), ("backoff_full_jitter", 0), ("backoff_set", 6),
+    ("backoff_check", 0), ("backoff_more", 1), ("backoff_delay", 3),
+    ("backoff_ceiling", 1), ("backoff_schedule", None),
+    ("deadline_start", 2), ("deadline_set", 2), ("deadline_expired", 1),
+    ("deadline_remaining", 1),
+]
+CODE = {name: i for i, (name, _) in enumerate(OPS)}
+ARITY = dict(OPS)
+TYPES = ["rate", "gcra", "limiter", "backoff", "deadline"]
+# The most answers one call may have: backoff_schedule's cap bounds it (the
+# runner keeps them on the stack, and the M0 has 16 KiB of RAM in all).
+MAX_OUTS = 64
+
+
+def word(token, where):
+    """A trace value as the 64-bit word the runner compares."""
+    try:
+        if token.startswith("0x"):
+            return int(token, 16)
+        n = int(token, 10)
+    except ValueError:
+        sys.exit(f"{where}: not a number: {token!r}")
+    if n < 0:
+        n += 1 << 64
+    if not 0 <= n < 1 << 64:
+        sys.exit(f"{where}: out of 64 bits: {token}")
+    return n
+
+
+def parse(path):
+    with open(path, encoding="ascii") as f:
+        lines = f.read().split("\n")
+    head = lines[0].split(" ")
+    if len(head) != 3 or head[0] != "weir-trace" or head[1] != "1":
+        sys.exit(f"{path}:1: not a version 1 trace: {lines[0]!r}")
+    kind = head[2]
+    if kind not in TYPES:
+        sys.exit(f"{path}:1: type {kind} is not in the firmware build, and traces/skips.txt does not list it")
+    calls = []
+    for number, line in enumerate(lines[1:], start=2):
+        if line == "" or line.startswith("#"):
+            continue
+        where = f"{path}:{number}"
+        tokens = line.split(" ")
+        if "=" not in tokens:
+            sys.exit(f"{where}: no '='")
+        eq = tokens.index("=")
+        op, args, outs = tokens[0], tokens[1:eq], tokens[eq + 1:]
+        if op not in CODE:
+            sys.exit(f"{where}: operation {op} is not one the firmware runner knows")
+        arity = ARITY[op]
+        if arity is None:  # backoff_schedule cap n random...
+            if len(args) < 2 or len(args) != 2 + word(args[1], where):
+                sys.exit(f"{where}: backoff_schedule wants cap, n and n draws")
+            if word(args[0], where) > MAX_OUTS:
+                sys.exit(f"{where}: backoff_schedule cap above {MAX_OUTS}")
+        elif len(args) != arity:
+            sys.exit(f"{where}: {op} takes {arity} arguments, not {len(args)}")
+        if len(outs) > MAX_OUTS + 1:
+            sys.exit(f"{where}: more than {MAX_OUTS + 1} answers")
+        calls.append((CODE[op], number, [word(t, where) for t in args], [word(t, where) for t in outs]))
+    return kind, calls
+
+
+def skips(root, face):
+    """The face's skips: file (relative to traces/, with or without
+    .trace) or type, to its reason."""
+    listed = {}
+    path = os.path.join(root, "traces", "skips.txt")
+    if not os.path.exists(path):
+        return listed
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            parts = line.rstrip("\n").split(" ", 2)
+            if len(parts) >= 2 and parts[0] == face:
+                listed[parts[1]] = parts[2] if len(parts) > 2 else ""
+    return listed
+
+
+def main():
+    out, face = sys.argv[1], sys.argv[2]
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    tdir = os.path.join(root, "traces")
+    listed = skips(root, face)
+    paths = []
+    for here, _, names in os.walk(tdir):
+        paths += [os.path.join(here, n) for n in names if n.endswith(".trace")]
+    files, calls, words, skipped = [], [], [], 0
+    for path in sorted(paths, key=lambda p: os.path.relpath(p, tdir)):
+        rel = os.path.relpath(path, tdir)
+        with open(path, encoding="ascii") as f:
+            head = f.readline().split()
+        kind = head[2] if len(head) == 3 else ""
+        why = listed.get(rel, listed.get(rel[: -len(".trace")], listed.get(kind)))
+        if why is not None:
+            skipped += 1
+            continue
+        kind, these = parse(path)
+        files.append((rel, len(calls), len(these)))
+        for code, line, args, outs in these:
+            calls.append((code, line, len(args), len(outs), len(words)))
+            words.extend(args + outs)
+    with open(os.path.join(out, "trace_table.h"), "w", encoding="ascii") as h:
+        h.write("/* Generated by c-examples/firmware/trace_table.py: do not edit. */\n")
+        h.write("#ifndef WEIR_TRACE_TABLE_H\n#define WEIR_TRACE_TABLE_H\n#include <stdint.h>\n\n")
+        h.write("enum {\n")
+        for name, _ in OPS:
+            h.write(f"    OP_{name} = {CODE[name]},\n")
+        h.write("};\n\n")
+        h.write(f"#define TRACE_MAX_OUTS {MAX_OUTS + 1}\n\n")
+        h.write("typedef struct {\n    uint8_t op;\n    uint8_t nargs;\n    uint8_t nouts;\n"
+                "    uint8_t reserved;\n    uint32_t line;\n    uint32_t word;\n} trace_call;\n\n")
+        h.write("typedef struct {\n    const char *name;\n    uint32_t first;\n    uint32_t count;\n} trace_file;\n\n")
+        h.write("extern const trace_call trace_calls[];\nextern const uint64_t trace_words[];\n")
+        h.write("extern const trace_file trace_files[];\nextern const uint32_t trace_file_count;\n")
+        h.write("#endif\n")
+    with open(os.path.join(out, "trace_table.c"), "w", encoding="ascii") as c:
+        c.write("/* Generated by c-examples/firmware/trace_table.py: do not edit. */\n")
+        c.write('#include "trace_table.h"\n\n')
+        c.write("const trace_call trace_calls[] = {\n")
+        for code, line, nargs, nouts, w in calls or [(0, 0, 0, 0, 0)]:
+            c.write(f"    {{{code}, {nargs}, {nouts}, 0, {line}, {w}}},\n")
+        c.write("};\n\nconst uint64_t trace_words[] = {\n")
+        for i in range(0, max(len(words), 1), 4):
+            chunk = (words or [0])[i:i + 4]
+            c.write("    " + ", ".join(f"UINT64_C(0x{w:x})" for w in chunk) + ",\n")
+        c.write("};\n\nconst trace_file trace_files[] = {\n")
+        for name, first, count in files or [("", 0, 0)]:
+            c.write(f'    {{"{name}", {first}, {count}}},\n')
+        c.write(f"}};\n\nconst uint32_t trace_file_count = {len(files)};\n")
+    print(f"{face}: {len(files)} traces compiled in ({len(calls)} calls, "
+          f"{len(calls) * 12 + len(words) * 8} bytes of flash), {skipped} skipped as traces/skips.txt lists")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,53 @@
+package weir
+
+import (
+	"errors"
+	"testing"
+)
+
+// Counting is off until StartCounting, then every handle reads its own.
+func TestCounts(t *testing.T) {
+	b, err := NewBucketAt(1, 2, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := b.ReadCounts(); !errors.Is(err, ErrCountsOff) {
+		t.Fatalf("before StartCounting: %v", err)
+	}
+	if err := b.StartCounting(); err != nil {
+		t.Fatal(err)
+	}
+	b.AllowN(0, 1.5)
+	b.AllowN(0, 1)
+	b.AllowN(0, 0)
+	c, err := b.ReadCounts()
+	if err != nil || c != (Counts{Admitted: 1, Refused: 1, Errors: 1, Units: 1.5}) {
+		t.Fatalf("bucket: %+v %v", c, err)
+	}
+	g, _ := NewGate(1)
+	defer g.Close()
+	if err := g.StartCounting(); err != nil {
+		t.Fatal(err)
+	}
+	g.Enter()
+	g.Enter()
+	if c, _ := g.ReadCounts(); c.Admitted != 1 || c.Refused != 1 {
+		t.Fatalf("gate: %+v", c)
+	}
+	pl, err := NewPool[int](nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pl.StartCounting(); err != nil {
+		t.Fatal(err)
+	}
+	pl.Take(0)
+	if c, _ := pl.ReadCounts(); c.Admitted != 1 {
+		t.Fatalf("pool: %+v", c)
+	}
+	pl.Close()
+	if _, err := pl.ReadCounts(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("after Close: %v", err)
+	}
+}

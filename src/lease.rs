@@ -1,0 +1,346 @@
+//! C face of [`weir_core::lease`].
+
+use std::sync::Mutex;
+
+use static_assertions::{assert_eq_size, const_assert_eq};
+
+use crate::guard::{
+    free_handle, lock, new_handle, on, policy_or, status_on, usable, write_out, Guarded, Handle,
+};
+use crate::status::weir_status::{self, *};
+use weir_core::lease::{Lease, LeaseError, LeasePolicy, LeaseStats, LeaseTake};
+use weir_core::time::NEVER;
+
+/// `weir_lease_answer.verdict`: admitted from units held.
+pub const WEIR_LEASE_GO: i32 = 0;
+/// `weir_lease_answer.verdict`: not decided; ask the store for `ask` units
+/// now, record its answer with `weir_lease_grant`, and take again.
+pub const WEIR_LEASE_ASK: i32 = 1;
+/// `weir_lease_answer.verdict`: refused; try again after `retry_after_ns`.
+pub const WEIR_LEASE_REFUSE: i32 = 2;
+
+/// The constants of a lease. Start from `weir_lease_policy_preset()` and
+/// change what you need. 32 bytes, aligned to 8.
+#[repr(C, align(8))]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct weir_lease_policy {
+    /// How often a steady client should ask the store, in ns: at least
+    /// 1 µs, below `ttl_ns` (`WEIR_ERR_LEASE_INTERVAL`).
+    pub interval_ns: i64,
+    /// How long a grant may be spent after its ask was sent, in ns (the
+    /// `ttl_ms` of `WEIR.LEASE`): 1 ms to an hour (`WEIR_ERR_LEASE_TTL`).
+    pub ttl_ns: i64,
+    /// The shared limit's burst, in units: 1 to 2^61 − 1
+    /// (`WEIR_ERR_LEASE_BURST`).
+    pub burst: i64,
+    /// The share of `burst` one client may hold and ask for together, in
+    /// (0, 1] (`WEIR_ERR_LEASE_SHARE`): its cap is max(1, ⌊share × burst⌋).
+    pub share: f64,
+}
+
+assert_eq_size!(weir_lease_policy, [u8; 32]);
+const_assert_eq!(core::mem::align_of::<weir_lease_policy>(), 8);
+const_assert_eq!(core::mem::offset_of!(weir_lease_policy, interval_ns), 0);
+const_assert_eq!(core::mem::offset_of!(weir_lease_policy, ttl_ns), 8);
+const_assert_eq!(core::mem::offset_of!(weir_lease_policy, burst), 16);
+const_assert_eq!(core::mem::offset_of!(weir_lease_policy, share), 24);
+
+/// What `weir_lease_take` answers. 24 bytes, aligned to 8.
+#[repr(C, align(8))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct weir_lease_answer {
+    /// `WEIR_LEASE_GO`, `WEIR_LEASE_ASK` or `WEIR_LEASE_REFUSE`.
+    pub verdict: i32,
+    /// Always 0.
+    pub reserved: i32,
+    /// Units to ask the store for now; 0 for none. With `WEIR_LEASE_GO`
+    /// above 0: ask ahead, without holding the request (units run low).
+    /// With `WEIR_LEASE_ASK`: at least the cost.
+    pub ask: i64,
+    /// With `WEIR_LEASE_REFUSE`: ns until a take may find units, at least
+    /// 1 (the rest of an ask's expected round trip, or when the store said
+    /// it holds a unit again); 0 otherwise.
+    pub retry_after_ns: i64,
+}
+
+assert_eq_size!(weir_lease_answer, [u8; 24]);
+const_assert_eq!(core::mem::align_of::<weir_lease_answer>(), 8);
+const_assert_eq!(core::mem::offset_of!(weir_lease_answer, verdict), 0);
+const_assert_eq!(core::mem::offset_of!(weir_lease_answer, reserved), 4);
+const_assert_eq!(core::mem::offset_of!(weir_lease_answer, ask), 8);
+const_assert_eq!(core::mem::offset_of!(weir_lease_answer, retry_after_ns), 16);
+
+/// What a lease has done and holds; filled by `weir_lease_read_stats`.
+/// 64 bytes, aligned to 8.
+#[repr(C, align(8))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct weir_lease_stats {
+    /// Asks answered (`WEIR_LEASE_GO` with an ask, and `WEIR_LEASE_ASK`):
+    /// the store commands this client sends, refunds aside.
+    pub asks: u64,
+    /// Units granted in all.
+    pub granted: u64,
+    /// Units admitted.
+    pub spent: u64,
+    /// Units that expired unspent.
+    pub expired: u64,
+    /// Units handed back by `weir_lease_release`.
+    pub released: u64,
+    /// Units held and live now.
+    pub held: u64,
+    /// The measured demand, in thousandths of a unit a second.
+    pub rate_milli: u64,
+    /// The measured round trip in ns; 0 before one was measured.
+    pub rtt_ns: i64,
+}
+
+assert_eq_size!(weir_lease_stats, [u8; 64]);
+const_assert_eq!(core::mem::align_of::<weir_lease_stats>(), 8);
+const_assert_eq!(core::mem::offset_of!(weir_lease_stats, asks), 0);
+const_assert_eq!(core::mem::offset_of!(weir_lease_stats, rtt_ns), 56);
+
+impl From<LeaseStats> for weir_lease_stats {
+    fn from(s: LeaseStats) -> weir_lease_stats {
+        weir_lease_stats {
+            asks: s.asks,
+            granted: s.granted,
+            spent: s.spent,
+            expired: s.expired,
+            released: s.released,
+            held: s.held,
+            rate_milli: s.rate_milli,
+            rtt_ns: s.rtt_ns,
+        }
+    }
+}
+
+impl From<LeaseError> for weir_status {
+    fn from(error: LeaseError) -> weir_status {
+        match error {
+            LeaseError::Interval => WEIR_ERR_LEASE_INTERVAL,
+            LeaseError::Ttl => WEIR_ERR_LEASE_TTL,
+            LeaseError::Burst => WEIR_ERR_LEASE_BURST,
+            LeaseError::Share => WEIR_ERR_LEASE_SHARE,
+            LeaseError::Cost => WEIR_ERR_LEASE_COST,
+            LeaseError::Grant => WEIR_ERR_LEASE_GRANT,
+        }
+    }
+}
+
+/// The preset: ask about every 100 ms, leases of 1 s, a burst of 100, a
+/// quarter of it at most on one client.
+#[no_mangle]
+pub extern "C" fn weir_lease_policy_preset() -> weir_lease_policy {
+    let p = LeasePolicy::default();
+    weir_lease_policy {
+        interval_ns: p.interval_ns,
+        ttl_ns: p.ttl_ns,
+        burst: p.burst,
+        share: p.share,
+    }
+}
+
+/// One client's account of units leased from a limit the fleet shares in a
+/// store (the Redis module's `WEIR.LEASE key rate burst want ttl_ms`): it
+/// spends them locally, says when to ask for more and how many, and what
+/// to give back (`WEIR.REFUND key n`). No I/O: the caller sends the asks.
+///
+/// Sizing: the lease measures the demand (the cost of every take) and the
+/// round trip (from the take that answered an ask to the grant that
+/// answered it). An ask tops the units held up to what the demand spends
+/// in one `interval_ns` plus two round trips, so a steady client asks about
+/// once per `interval_ns`, and asks ahead once the units held would last
+/// under two round trips (if the demand spends at least two units in a
+/// lease's `ttl_ns`; else it asks when it runs out). The units held plus the units asked never exceed
+/// its cap, max(1, ⌊share × burst⌋).
+///
+/// Bounds. Every admitted unit was granted (charged in the store) first and
+/// is admitted once, so the fleet admits no more than the store granted:
+/// for a bucket of `rate` and `burst`, at most `burst + rate × t` over `t`
+/// from the key's first use, and over any window of length `w` at most
+/// `burst + rate × (w + ttl)` (a unit granted before the window may be
+/// spent in it, never later than `ttl` after its ask was sent). The cost
+/// the other way: while one client is refused, at most `(clients − 1) ×
+/// cap` units sit granted and unspent on the others; units that expire
+/// unspent are lost to the fleet until the store's bucket refills.
+///
+/// A `now` earlier than one seen is no time passing. Takes a short
+/// per-handle lock and is safe to use from many threads at once; 232
+/// bytes of heap per handle. Made by `weir_lease_new`, freed by
+/// `weir_lease_free`.
+pub struct weir_lease(Guarded<Mutex<Lease>>);
+
+impl Handle for weir_lease {
+    type State = Mutex<Lease>;
+    fn guarded(&self) -> &Guarded<Self::State> {
+        &self.0
+    }
+}
+
+/// Makes a lease holding nothing at `now` and writes it to `*out`. `policy`
+/// NULL means the preset. Checks, in order: `WEIR_ERR_MISALIGNED` (policy),
+/// `WEIR_ERR_LEASE_TTL`, `WEIR_ERR_LEASE_INTERVAL`, `WEIR_ERR_LEASE_BURST`,
+/// `WEIR_ERR_LEASE_SHARE`. `WEIR_ERR_NULL` if `out` is NULL; `*out` is
+/// written only on success.
+#[no_mangle]
+pub extern "C" fn weir_lease_new(
+    policy: *const weir_lease_policy,
+    now: i64,
+    out: *mut *mut weir_lease,
+) -> weir_status {
+    new_handle(out, || {
+        let p = policy_or(policy, weir_lease_policy_preset())?;
+        let lease = Lease::new(
+            &LeasePolicy {
+                interval_ns: p.interval_ns,
+                ttl_ns: p.ttl_ns,
+                burst: p.burst,
+                share: p.share,
+            },
+            now,
+        )?;
+        Ok(weir_lease(Guarded::new(Mutex::new(lease))))
+    })
+}
+
+/// Frees a lease. NULL is accepted and ignored. Its unspent units are not
+/// given back: read them first with `weir_lease_release`.
+#[no_mangle]
+pub extern "C" fn weir_lease_free(lease: *mut weir_lease) {
+    free_handle(lease)
+}
+
+/// Spends `cost` units at `now` if they are held (the earliest to expire
+/// first) and writes the answer to `*out`: `WEIR_LEASE_GO` (admitted;
+/// `ask` above 0 asks ahead), `WEIR_LEASE_ASK` (send an ask for `ask`
+/// units, grant its answer, take again) or `WEIR_LEASE_REFUSE`. Units whose
+/// lease ended are dropped first. `WEIR_ERR_NULL` for a NULL lease or
+/// `out`, `WEIR_ERR_MISALIGNED` for a misaligned `out`,
+/// `WEIR_ERR_LEASE_COST` for a cost under 1 or over the cap (it could never
+/// go); an error changes nothing.
+#[no_mangle]
+pub extern "C" fn weir_lease_take(
+    lease: *const weir_lease,
+    now: i64,
+    cost: i64,
+    out: *mut weir_lease_answer,
+) -> weir_status {
+    status_on(lease, |lease| {
+        usable(out)?;
+        let answer = match lock(lease).take(now, cost)? {
+            LeaseTake::Go { ask } => weir_lease_answer {
+                verdict: WEIR_LEASE_GO,
+                ask,
+                ..Default::default()
+            },
+            LeaseTake::Ask { ask } => weir_lease_answer {
+                verdict: WEIR_LEASE_ASK,
+                ask,
+                ..Default::default()
+            },
+            LeaseTake::Refuse { retry_after } => weir_lease_answer {
+                verdict: WEIR_LEASE_REFUSE,
+                retry_after_ns: retry_after,
+                ..Default::default()
+            },
+        };
+        write_out(out, answer)
+    })
+}
+
+/// Records the store's answer to an ask, at `now`: `granted` units that may
+/// be spent before `until` (when the ask was sent, plus the lease's
+/// length: a lease then ends no later than the store's), and `next`, the
+/// instant before which the store holds no more (the reply's third item
+/// added to `now`; `now` when it holds some). A failed ask is a grant of 0
+/// with `next` when to try again. Ends the travelling ask and measures the
+/// round trip. A grant short of the ask (the store ran dry) holds the next
+/// ask back by the unanswered share of one interval (an answer of 0 out of
+/// `n`: a whole interval), so clients sharing a drained limit ask about
+/// once an interval each rather than once per unit it refills. The cap holds while grants answer this lease's asks (a store
+/// grants at most what was asked); a grant that answers none is kept all
+/// the same (its units were charged). `WEIR_ERR_NULL` for a NULL lease,
+/// `WEIR_ERR_LEASE_GRANT` for `granted` under 0 or over the cap; an error
+/// changes nothing.
+#[no_mangle]
+pub extern "C" fn weir_lease_grant(
+    lease: *const weir_lease,
+    now: i64,
+    granted: i64,
+    until: i64,
+    next: i64,
+) -> weir_status {
+    status_on(lease, |lease| {
+        lock(lease).grant(now, granted, until, next)?;
+        Ok(())
+    })
+}
+
+/// The units held and live at `now`: what to give back with the store's
+/// refund if the client stopped now. A pure reading; 0 for a NULL lease.
+#[no_mangle]
+pub extern "C" fn weir_lease_unspent(lease: *const weir_lease, now: i64) -> i64 {
+    on(lease, 0, |lease| lock(lease).unspent(now))
+}
+
+/// Drops every unit held at `now` and answers how many were live: refund
+/// them to the store (`WEIR.REFUND key n`). Later takes find none held. 0
+/// for a NULL lease.
+#[no_mangle]
+pub extern "C" fn weir_lease_release(lease: *const weir_lease, now: i64) -> i64 {
+    on(lease, 0, |lease| lock(lease).release(now))
+}
+
+/// When the earliest units held expire; `INT64_MAX` when none are held and
+/// for a NULL lease. A pure reading.
+#[no_mangle]
+pub extern "C" fn weir_lease_expires(lease: *const weir_lease, now: i64) -> i64 {
+    on(lease, NEVER, |lease| lock(lease).expires(now))
+}
+
+/// The most units this lease holds and asks for together:
+/// max(1, ⌊share × burst⌋). 0 for a NULL lease.
+#[no_mangle]
+pub extern "C" fn weir_lease_cap(lease: *const weir_lease) -> i64 {
+    on(lease, 0, |lease| lock(lease).cap())
+}
+
+/// Writes what the lease has done and holds at `now` to `*out`. A pure
+/// reading. `WEIR_ERR_NULL` if `lease` or `out` is NULL,
+/// `WEIR_ERR_MISALIGNED` if `out` is misaligned; `*out` is written only on
+/// success.
+#[no_mangle]
+pub extern "C" fn weir_lease_read_stats(
+    lease: *const weir_lease,
+    now: i64,
+    out: *mut weir_lease_stats,
+) -> weir_status {
+    status_on(lease, |lease| {
+        let stats = lock(lease).stats(now);
+        write_out(out, stats.into())
+    })
+}
+
+#[cfg(all(test, target_pointer_width = "64", target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_documented_handle_size_is_right() {
+        assert_eq!(core::mem::size_of::<weir_lease>(), 232);
+    }
+
+    #[test]
+    fn a_take_with_a_null_out_changes_nothing() {
+        let mut lease = core::ptr::null_mut();
+        assert_eq!(weir_lease_new(core::ptr::null(), 0, &mut lease), WEIR_OK);
+        assert_eq!(
+            weir_lease_take(lease, 0, 1, core::ptr::null_mut()),
+            WEIR_ERR_NULL
+        );
+        let mut stats = weir_lease_stats::default();
+        assert_eq!(weir_lease_read_stats(lease, 0, &mut stats), WEIR_OK);
+        assert_eq!(stats.asks, 0);
+        weir_lease_free(lease);
+    }
+}
