@@ -7,6 +7,7 @@ package weir
 
 import (
 	"bufio"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -60,6 +61,20 @@ func (c *traceCall) f64() float64 {
 		c.err = err.Error()
 	}
 	return math.Float64frombits(v)
+}
+
+// key is a bytes argument: "x" and two hex digits a byte.
+func (c *traceCall) key() []byte {
+	a := c.arg()
+	if !strings.HasPrefix(a, "x") {
+		c.err = "not a key: " + a
+		return nil
+	}
+	k, err := hex.DecodeString(a[1:])
+	if err != nil {
+		c.err = err.Error()
+	}
+	return k
 }
 
 func (c *traceCall) dur() time.Duration { return time.Duration(c.i64()) }
@@ -202,6 +217,45 @@ type cgoHeld struct {
 	concT     []ConcurrencyTicket
 	shedder   *Shedder
 	shedderT  []ShedderTicket
+	breaker   *Breaker
+	breakerT  []BreakerTicket
+	limiter   Limiter
+	bloom     *CBloom
+	backoff   Backoff
+	budget    *Budget
+}
+
+// limiterReading replays one of the three C anchor readings (last_refill,
+// window_start, cooldown_end) through Limiter.Anchor, which answers the
+// anchor of the limiter's own kind: for a limiter of that kind, Anchor's
+// error and anchor; for another kind, the C reading's refusal is what
+// Kind() says (ErrLimiterWrongVariant, or ErrLimiterCorrupt for a value no
+// constructor made), and nothing is written.
+func (c *traceCall) limiterReading(l *Limiter, kind LimiterKind, now time.Duration) {
+	switch k := l.Kind(); {
+	case k == kind:
+		anchor, _, _, err := l.Anchor(now)
+		c.oErr(err)
+		if err != nil {
+			anchor = 0
+		}
+		c.oDur(anchor)
+	case k == LimiterCorrupt:
+		c.oErr(ErrLimiterCorrupt)
+		c.oI64(0)
+	default:
+		c.oErr(ErrLimiterWrongVariant)
+		c.oI64(0)
+	}
+}
+
+// limiterMade keeps a constructor's limiter only on success, as a failed C
+// constructor leaves the value untouched.
+func (c *traceCall) limiterMade(h *cgoHeld, l Limiter, err error) {
+	c.oErr(err)
+	if err == nil {
+		h.limiter = l
+	}
 }
 
 func (h *cgoHeld) close() {
@@ -225,6 +279,15 @@ func (h *cgoHeld) close() {
 	}
 	if h.shedder != nil {
 		h.shedder.Close()
+	}
+	if h.breaker != nil {
+		h.breaker.Close()
+	}
+	if h.bloom != nil {
+		h.bloom.Close()
+	}
+	if h.budget != nil {
+		h.budget.Close()
 	}
 }
 
@@ -449,6 +512,207 @@ func TestTracesCgo(t *testing.T) {
 			c.oF64(st.Limit)
 			c.oI64(int64(st.CPU))
 			c.oBool(st.Hot)
+		// limiter
+		case "limiter_bucket":
+			capacity, amount, interval, last, initial := c.u64(), c.u64(), c.dur(), c.dur(), c.u64()
+			l, err := NewLimiterBucket(capacity, amount, interval, last, initial, c.dur())
+			c.limiterMade(h, l, err)
+		case "limiter_fixed_window":
+			capacity, window, start, initial := c.u64(), c.dur(), c.dur(), c.u64()
+			l, err := NewLimiterWindow(capacity, window, start, initial, c.dur())
+			c.limiterMade(h, l, err)
+		case "limiter_cooldown":
+			capacity, cooldown, end, initial := c.u64(), c.dur(), c.dur(), c.u64()
+			l, err := NewLimiterCooldown(capacity, cooldown, end, initial, c.dur())
+			c.limiterMade(h, l, err)
+		case "limiter_try_consume":
+			now := c.dur()
+			c.oBool(h.limiter.Allow(now, c.u64()))
+		case "limiter_consume":
+			now := c.dur()
+			c.oErr(h.limiter.Consume(now, c.u64()))
+		case "limiter_refund":
+			now, at := c.dur(), c.dur()
+			c.oErr(h.limiter.Refund(now, at, c.u64()))
+		case "limiter_available":
+			c.oU64(h.limiter.Available(c.dur()))
+		case "limiter_capacity":
+			c.oU64(h.limiter.Capacity())
+		case "limiter_last_refill":
+			c.limiterReading(&h.limiter, LimiterBucket, c.dur())
+		case "limiter_window_start":
+			c.limiterReading(&h.limiter, LimiterWindow, c.dur())
+		case "limiter_cooldown_end":
+			// A cooldown's deadline does not depend on now.
+			c.limiterReading(&h.limiter, LimiterCooldown, 0)
+		// backoff
+		case "backoff_preset", "backoff_full_jitter":
+			if c.op == "backoff_preset" {
+				h.backoff = DefaultBackoff()
+			} else {
+				h.backoff = FullJitterBackoff()
+			}
+			b := &h.backoff
+			c.oDur(b.Base)
+			c.oF64(b.Factor)
+			c.oDur(b.Cap)
+			c.oI64(int64(b.Attempts))
+			c.oI64(int64(b.BackoffJitter))
+			c.oF64(b.Spread)
+		case "backoff_set":
+			h.backoff = Backoff{Base: c.dur(), Factor: c.f64(), Cap: c.dur(), Attempts: int32(c.i64()),
+				BackoffJitter: BackoffJitter(c.i64()), Spread: c.f64()}
+		case "backoff_check":
+			c.oErr(h.backoff.Check())
+		case "backoff_more":
+			c.oBool(h.backoff.More(int32(c.i64())))
+		case "backoff_delay":
+			retry, random := int32(c.i64()), c.f64()
+			c.oDur(h.backoff.Delay(retry, random, c.dur()))
+		case "backoff_ceiling":
+			c.oDur(h.backoff.Ceiling(int32(c.i64())))
+		case "backoff_schedule":
+			// Schedule returns the whole run; the C call writes the first
+			// min(cap, run) of it and returns that count.
+			capacity, n := c.u64(), c.u64()
+			draws := make([]float64, n)
+			for i := range draws {
+				draws[i] = c.f64()
+			}
+			ds := h.backoff.Schedule(draws)
+			if uint64(len(ds)) > capacity {
+				ds = ds[:capacity]
+			}
+			c.oU64(uint64(len(ds)))
+			for _, d := range ds {
+				c.oDur(d)
+			}
+		// all-or-nothing charging over the held words, bucket and bloom
+		case "charge_all":
+			// The held words, as Go words of their own (cgo pins an item's
+			// word, which must be an object of its own), copied back after.
+			rate, gcra := new(RateWord), new(GCRAWord)
+			rate.state.Store(h.rate)
+			gcra.state.Store(h.gcra)
+			now, n := c.dur(), c.u64()
+			items := make([]ChargeItem, 0, n)
+			for i := uint64(0); i < n; i++ {
+				kind, reserved, cost, key := c.u64(), c.u64(), c.f64(), c.key()
+				whole := int64(cost)
+				if reserved != 0 || (kind != 3 && float64(whole) != cost) {
+					c.err = "a ChargeItem has no reserved field and counts whole tokens but for a bucket"
+					return true
+				}
+				switch kind {
+				case 1:
+					items = append(items, ChargeGCRA(gcra, h.gcraLimit, whole))
+				case 2:
+					items = append(items, ChargeRate(rate, h.rateLimit, whole))
+				case 3:
+					items = append(items, ChargeBucket(h.bucket, cost))
+				case 4:
+					if len(key) == 0 {
+						key = nil // an empty key is passed as NULL
+					}
+					items = append(items, ChargeCBloom(h.bloom, key, whole))
+				default:
+					c.err = "no ChargeItem of kind " + strconv.FormatUint(kind, 10)
+					return true
+				}
+			}
+			r, err := ChargeAll(now, items...)
+			h.rate, h.gcra = rate.state.Load(), gcra.state.Load()
+			c.oErr(err)
+			c.oBool(r.Admitted)
+			c.oDur(r.Wait)
+			c.oI64(int64(r.Index))
+			c.oI64(int64(r.Kept))
+			c.oU64(h.rate)
+			c.oU64(h.gcra)
+		// retry budget
+		case "budget_new":
+			p := BudgetPolicy{Form: BudgetForm(c.i64()), MaxTokens: int32(c.i64()), TokenRatio: c.f64(), TTL: c.dur(),
+				MinPerS: int32(c.i64())}
+			if c.i64() != 0 {
+				c.err = "BudgetPolicy has no reserved field"
+				return true
+			}
+			p.Percent = c.f64()
+			if h.budget != nil {
+				h.budget.Close()
+			}
+			var err error
+			h.budget, err = NewBudget(&p, c.dur())
+			c.oErr(err)
+		case "budget_deposit":
+			h.budget.Deposit(c.dur())
+		case "budget_withdraw":
+			c.oBool(h.budget.Withdraw(c.dur()))
+		case "budget_left":
+			c.oI64(h.budget.Left(c.dur()))
+		case "budget_tokens":
+			c.oI64(h.budget.Tokens(c.dur()))
+		// bloom (the C handle)
+		case "bloom_new", "bloom_new_gcra":
+			size, hashes, seed0, seed1 := uint32(c.u64()), uint32(c.u64()), c.u64(), c.u64()
+			if h.bloom != nil {
+				h.bloom.Close()
+			}
+			var err error
+			if c.op == "bloom_new" {
+				h.bloom, err = NewCBloom(size, hashes, h.rateLimit, seed0, seed1)
+			} else {
+				h.bloom, err = NewGCRACBloom(size, hashes, h.gcraLimit, seed0, seed1)
+			}
+			c.oErr(err)
+		case "bloom_allow":
+			now := c.dur()
+			c.oBool(h.bloom.AllowAt(now, c.key()))
+		case "bloom_next":
+			now := c.dur()
+			c.oDur(h.bloom.Next(now, c.key()))
+		// breaker
+		case "breaker_new":
+			p := BreakerPolicy{K: c.f64(), Floor: c.f64(), Protection: c.f64(), Probe: c.dur(), Size: int32(c.i64())}
+			switch c.i64() {
+			case 0:
+			case 1:
+				p.SkipRefusals = true
+			default:
+				c.err = "BreakerPolicy.SkipRefusals is a bool"
+			}
+			p.Window, p.MaxRejectionProbability, p.RPSThreshold, p.Aggression = c.dur(), c.f64(), c.f64(), c.f64()
+			if h.breaker != nil {
+				h.breaker.Close()
+			}
+			var err error
+			h.breaker, err = NewBreakerAt(&p, c.dur())
+			c.oErr(err)
+		case "breaker_allow":
+			now := c.dur()
+			tk, err := h.breaker.AllowAt(now, c.f64())
+			h.breakerT = append(h.breakerT, tk)
+			c.oBool(err == nil)
+		case "breaker_pass", "breaker_fail":
+			k := c.u64()
+			if k >= uint64(len(h.breakerT)) {
+				c.err = "no such ticket slot"
+				return true
+			}
+			if c.op == "breaker_pass" {
+				c.oErr(h.breakerT[k].PassAt(c.dur()))
+			} else {
+				c.oErr(h.breakerT[k].FailAt(c.dur()))
+			}
+		case "breaker_ratio":
+			c.oF64(h.breaker.RatioAt(c.dur()))
+		case "breaker_read_tally":
+			x, err := h.breaker.TallyAt(c.dur())
+			c.oErr(err)
+			c.oI64(x.Total)
+			c.oI64(x.Success)
+			c.oI64(x.Failure)
+			c.oI64(x.Drop)
 		default:
 			return false
 		}

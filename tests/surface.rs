@@ -1275,6 +1275,7 @@ const TRACE_REPLAYS: &[(&str, &[&str])] = &[
     ("firmware-m0", &["c-examples/firmware/trace_table.py"]),
     ("nginx", &["modules/nginx/test/replay.py"]),
     ("redis", &["modules/redis/tests/traces.rs"]),
+    ("wasm", &["bay/test/traces.mjs"]),
 ];
 
 /// The ops each type's traces use (`type -> ops`), each trace file's type

@@ -654,17 +654,25 @@ impl Limiter {
 
 fn limiter_traces(out: &mut Vec<Trace>) {
     let mut t = Trace::new(
+        "limiter-zeroed.trace",
+        "limiter",
+        "A zero limiter (memory no constructor wrote) is corrupt: every call\n\
+         refuses.",
+    );
+    let mut l = Limiter::new();
+    l.consume(&mut t, 0, 1);
+    l.try_consume(&mut t, 0, 1);
+    l.refund(&mut t, 0, 0, 1);
+    l.readings(&mut t, 0);
+    out.push(t);
+
+    let mut t = Trace::new(
         "limiter-scenarios.trace",
         "limiter",
         "The limiter's three kinds: their constructors' every status in order,\n\
          consumes, refunds and readings, time going backwards and the clock's end.",
     );
     let mut l = Limiter::new();
-    t.note("a zero limiter is corrupt: every call refuses");
-    l.consume(&mut t, 0, 1);
-    l.try_consume(&mut t, 0, 1);
-    l.refund(&mut t, 0, 0, 1);
-    l.readings(&mut t, 0);
     t.note("bucket constructor statuses, in the header's order");
     for a in [
         [0, 1, 1, 0, 0, 0],
@@ -945,11 +953,6 @@ fn backoff_traces(out: &mut Vec<Trace>) {
             ..p
         },
         weir_backoff {
-            factor: 1.0,
-            attempts: i32::MAX,
-            ..p
-        },
-        weir_backoff {
             factor: f64::MAX,
             cap_ns: MAX,
             jitter: 3,
@@ -967,6 +970,26 @@ fn backoff_traces(out: &mut Vec<Trace>) {
         b.set(&mut t, ext);
         b.all(&mut t, &mut rng);
     }
+    out.push(t);
+
+    // In a file of its own: a face whose schedule returns every delay of
+    // the run cannot hold 2^31 − 2 of them.
+    let mut t = Trace::new(
+        "backoff-long-schedule.trace",
+        "backoff",
+        "A policy of 2^31 - 1 attempts: its schedule counts every delay of the\n\
+         run and writes as many as the caller has room for.",
+    );
+    let mut b = Backoff(p);
+    b.set(
+        &mut t,
+        weir_backoff {
+            factor: 1.0,
+            attempts: i32::MAX,
+            ..p
+        },
+    );
+    b.all(&mut t, &mut rng);
     out.push(t);
 
     for (name, n, seed) in [
@@ -1543,7 +1566,6 @@ fn budget_traces(out: &mut Vec<Trace>) {
             ..p
         });
         bad.push(weir_budget_policy { min_per_s: v, ..p });
-        bad.push(weir_budget_policy { reserved: v, ..p });
     }
     for f in [f64::NAN, -1.0, 0.0, 2.0, 1e300] {
         bad.push(weir_budget_policy {
@@ -1579,6 +1601,21 @@ fn budget_traces(out: &mut Vec<Trace>) {
     }
     for b in bad {
         new(&mut t, &mut h, b, 0);
+    }
+    {
+        // In a file of its own: a face whose policy has no reserved field
+        // cannot pass one.
+        let mut t = Trace::new(
+            "budget-reserved.trace",
+            "budget",
+            "The budget's constructor refuses a nonzero reserved field.",
+        );
+        let mut h: *mut weir_budget = std::ptr::null_mut();
+        for v in [-1, 0, 2, 3, 1001, i32::MAX, i32::MIN] {
+            new(&mut t, &mut h, weir_budget_policy { reserved: v, ..p }, 0);
+        }
+        weir_budget_free(h);
+        out.push(t);
     }
     new(&mut t, &mut h, p, -1);
     for form in [0, 1] {
@@ -1841,10 +1878,6 @@ fn breaker_traces(out: &mut Vec<Trace>) {
             size: v as i32,
             ..p
         });
-        bad.push(weir_breaker_policy {
-            skip_refusals: v as i32,
-            ..p
-        });
     }
     for size in [2, 3, 7, 100, 1 << 20, i32::MAX] {
         bad.push(weir_breaker_policy { size, ..p });
@@ -1853,6 +1886,26 @@ fn breaker_traces(out: &mut Vec<Trace>) {
         new(&mut t, &mut h, b, 0);
     }
     new(&mut t, &mut h, p, -1);
+    {
+        // skip_refusals at an int32's edges, in a file of its own: a face
+        // whose policy holds it as a bool passes only 0 and 1.
+        let mut t = Trace::new(
+            "breaker-skip-refusals.trace",
+            "breaker",
+            "The breaker's constructor takes a skip_refusals of 0 or 1 and refuses\n\
+             any other int32.",
+        );
+        let mut h: *mut weir_breaker = std::ptr::null_mut();
+        for v in BAD_I {
+            let q = weir_breaker_policy {
+                skip_refusals: v as i32,
+                ..p
+            };
+            new(&mut t, &mut h, q, 0);
+        }
+        weir_breaker_free(h);
+        out.push(t);
+    }
     new(&mut t, &mut h, p, 1_000_000_000);
     read(&mut t, h, 1_000_000_000);
     let mut now = 1_000_000_000;
@@ -1904,12 +1957,24 @@ fn breaker_traces(out: &mut Vec<Trace>) {
     let k = slots.0.len() - 1;
     end(&mut t, &mut slots, h, k, MAX, false);
     read(&mut t, h, MAX);
-    t.note("a ticket of the breaker before, settled on this one");
-    new(&mut t, &mut h, p, now);
-    allow(&mut t, &mut slots, h, now, 0.5);
-    let old = slots.0.len() - 1;
-    new(&mut t, &mut h, p, now);
-    end(&mut t, &mut slots, h, old, now, true);
+    {
+        // In a file of its own: a face whose tickets keep their breaker
+        // cannot settle one on another.
+        let mut t = Trace::new(
+            "breaker-foreign-ticket.trace",
+            "breaker",
+            "A ticket of the breaker before, settled on a new one, is refused.",
+        );
+        let mut h: *mut weir_breaker = std::ptr::null_mut();
+        let mut slots = Slots::<weir_breaker_ticket>(Vec::new());
+        new(&mut t, &mut h, p, now);
+        allow(&mut t, &mut slots, h, now, 0.5);
+        let old = slots.0.len() - 1;
+        new(&mut t, &mut h, p, now);
+        end(&mut t, &mut slots, h, old, now, true);
+        weir_breaker_free(h);
+        out.push(t);
+    }
     t.note("seeded random calls");
     new(&mut t, &mut h, p, 0);
     now = 0;
@@ -2359,11 +2424,23 @@ fn bloom_traces(out: &mut Vec<Trace>) {
         both(&mut t, h, now, b"bob");
     }
     both(&mut t, h, 0, b"");
-    t.note("a bloom under an invalid rate limit is refused");
-    r.limit_set(&mut t, 0, 0, 0);
-    reset(&mut h);
-    let s = weir_bloom_new(6, 2, &r.limit, 1, 2, &mut h);
-    t.call("bloom_new", &[U(6), U(2), U(1), U(2)], &[S(s)]);
+    {
+        // In a file of its own: a face whose limits are valid by
+        // construction cannot hold an invalid one.
+        let mut t = Trace::new(
+            "bloom-invalid-limits.trace",
+            "bloom",
+            "A bloom under an invalid rate limit (memory from another program)\n\
+             is refused.",
+        );
+        let mut r = Rate::new();
+        let mut h: *mut weir_bloom = std::ptr::null_mut();
+        r.limit_set(&mut t, 0, 0, 0);
+        let s = weir_bloom_new(6, 2, &r.limit, 1, 2, &mut h);
+        t.call("bloom_new", &[U(6), U(2), U(1), U(2)], &[S(s)]);
+        weir_bloom_free(h);
+        out.push(t);
+    }
     t.note("the GCRA kind");
     g.limit_new(&mut t, 10.0, 3);
     for (size_log2, hashes) in [(0, 1), (3, 0), (6, 3)] {
@@ -2520,29 +2597,78 @@ fn charge_traces(out: &mut Vec<Trace>) {
     c.all(&mut t, 1_000_000_000, &[(2, 0, 6.0, b"")]);
     c.all(&mut t, 1_000_000_000, &[(1, 0, 4.0, b"")]);
     c.all(&mut t, 1_000_000_000, &[(3, 0, 4.5, b"")]);
-    t.note("errors: nothing charged, index names the item at fault");
-    for item in [
-        (0, 0, 1.0, b"" as &[u8]),
-        (6, 0, 1.0, b""),
-        (1, 1, 1.0, b""),
-        (1, 0, 0.0, b""),
-        (1, 0, -1.0, b""),
-        (1, 0, 1.5, b""),
-        (2, 0, f64::NAN, b""),
-        (3, 0, f64::INFINITY, b""),
-        (4, 0, 1.0, b""),
-    ] {
-        c.all(&mut t, 2_000_000_000, &[every[0], item]);
-    }
     let many = [every[1]; 17];
-    c.all(&mut t, 2_000_000_000, &many);
     c.all(&mut t, 2_000_000_000, &many[..16]);
-    c.rate.limit_set(&mut t, 0, 0, 0);
-    c.all(&mut t, 2_000_000_000, &every);
-    c.gcra.limit_set(&mut t, 0, 0, 0, 0);
-    c.all(&mut t, 2_000_000_000, &[every[0]]);
-    c.rate.limit_new(&mut t, 10.0, 5);
-    c.gcra.limit_new(&mut t, 5.0, 3);
+    {
+        // In a file of their own: the errors, whose answers include the
+        // index of the item at fault, which a face may not return with an
+        // error.
+        let mut t = Trace::new(
+            "charge-errors.trace",
+            "charge",
+            "Errors: nothing charged, the index names the item at fault.",
+        );
+        let mut c = Charge {
+            rate: Rate::new(),
+            gcra: Gcra::new(),
+            bucket: Bucket(std::ptr::null_mut()),
+            bloom: std::ptr::null_mut(),
+        };
+        c.rate.limit_new(&mut t, 10.0, 5);
+        c.gcra.limit_new(&mut t, 5.0, 3);
+        c.bucket.make(&mut t, 20.0, 4.0, 0);
+        let s = weir_bloom_new(6, 2, &c.rate.limit, 7, 8, &mut c.bloom);
+        t.call("bloom_new", &[U(6), U(2), U(7), U(8)], &[S(s)]);
+        for item in [
+            (1, 0, 0.0, b"" as &[u8]),
+            (1, 0, -1.0, b""),
+            (3, 0, f64::INFINITY, b""),
+        ] {
+            c.all(&mut t, 2_000_000_000, &[every[0], item]);
+        }
+        c.all(&mut t, 2_000_000_000, &many);
+        weir_bloom_free(c.bloom);
+        out.push(t);
+    }
+    {
+        // In a file of their own: items a face with typed items cannot
+        // make (kinds no constructor names, a reserved field, a fraction
+        // or NaN for a whole-token cost) and invalid limits.
+        let mut t = Trace::new(
+            "charge-bad-items.trace",
+            "charge",
+            "Items only raw C can hold: unknown kinds, a reserved field, fractional\n\
+             and NaN costs where whole tokens are counted, a bloom item with no key\n\
+             (NULL), invalid limits. Each charges nothing and names the item at fault.",
+        );
+        let mut c = Charge {
+            rate: Rate::new(),
+            gcra: Gcra::new(),
+            bucket: Bucket(std::ptr::null_mut()),
+            bloom: std::ptr::null_mut(),
+        };
+        c.rate.limit_new(&mut t, 10.0, 5);
+        c.gcra.limit_new(&mut t, 5.0, 3);
+        c.bucket.make(&mut t, 20.0, 4.0, 0);
+        let s = weir_bloom_new(6, 2, &c.rate.limit, 7, 8, &mut c.bloom);
+        t.call("bloom_new", &[U(6), U(2), U(7), U(8)], &[S(s)]);
+        for item in [
+            (0, 0, 1.0, b"" as &[u8]),
+            (6, 0, 1.0, b""),
+            (1, 1, 1.0, b""),
+            (1, 0, 1.5, b""),
+            (2, 0, f64::NAN, b""),
+            (4, 0, 1.0, b""),
+        ] {
+            c.all(&mut t, 2_000_000_000, &[every[0], item]);
+        }
+        c.rate.limit_set(&mut t, 0, 0, 0);
+        c.all(&mut t, 2_000_000_000, &every);
+        c.gcra.limit_set(&mut t, 0, 0, 0, 0);
+        c.all(&mut t, 2_000_000_000, &[every[0]]);
+        weir_bloom_free(c.bloom);
+        out.push(t);
+    }
     t.note("a word named twice counts both; time going backwards; the clock's end");
     c.all(
         &mut t,

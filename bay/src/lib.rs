@@ -9,6 +9,7 @@
 //! the seeded generator in [`Rng`], so a view is reproducible and the page
 //! and a native run agree point by point.
 
+pub mod replay;
 pub mod scenarios;
 pub mod wasm;
 

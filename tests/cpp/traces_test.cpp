@@ -8,7 +8,9 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <system_error>
+#include <vector>
 
 #include "weir.hpp"
 
@@ -33,9 +35,13 @@ struct Held {
     weir::Backoff backoff;
     std::optional<weir::Shedder> shedder;
     std::optional<weir::Pool> pool;
+    std::optional<weir::Limiter> limiter;
+    std::optional<weir::Breaker> breaker;
+    std::optional<weir::Bloom> bloom;
     std::size_t tickets = 0;
     weir_concurrency_ticket concurrency_tickets[MAX_TICKETS] = {};
     weir::ShedderTicket shedder_tickets[MAX_TICKETS];
+    weir::BreakerTicket breaker_tickets[MAX_TICKETS];
 };
 
 void backoff_fields(call* c, const weir::Backoff& b) {
@@ -61,6 +67,19 @@ void make(call* c, std::optional<T>& slot, weir::result<T> r) {
     o_code(c, r.error());
     slot.reset();
     if (r) slot.emplace(std::move(*r));
+}
+
+// A limiter constructor's line: the status, and the held limiter replaced
+// only on success (a failed constructor leaves the value untouched).
+void limiter_made(call* c, Held& h, weir::result<weir::Limiter> r) {
+    o_code(c, r.error());
+    if (r) h.limiter.emplace(*r);
+}
+
+// A limiter reading: the status, then the value (0 when not written).
+void reading(call* c, weir::result<weir::instant> r) {
+    o_code(c, r.error());
+    o_i64(c, r ? r->ns() : 0);
 }
 
 bool run(call* c, Held& h) {
@@ -369,6 +388,134 @@ bool run(call* c, Held& h) {
         for (std::uint64_t v : {x.made, x.reused, x.stale, x.evicted_idle, x.evicted_age, x.dropped, x.refused,
                                 x.waits, x.unmade, x.closed, x.retired}) {
             o_u64(c, v);
+        }
+    }
+    // limiter
+    else if (op == "limiter_bucket") {
+        const std::uint64_t capacity = a_u64(c), amount = a_u64(c);
+        const std::int64_t interval = a_i64(c), last = a_i64(c);
+        const std::uint64_t initial = a_u64(c);
+        limiter_made(c, h, weir::Limiter::bucket(capacity, amount, nanoseconds(interval), last, initial, a_i64(c)));
+    } else if (op == "limiter_fixed_window") {
+        const std::uint64_t capacity = a_u64(c);
+        const std::int64_t window = a_i64(c), start = a_i64(c);
+        const std::uint64_t initial = a_u64(c);
+        limiter_made(c, h, weir::Limiter::fixed_window(capacity, nanoseconds(window), start, initial, a_i64(c)));
+    } else if (op == "limiter_cooldown") {
+        const std::uint64_t capacity = a_u64(c);
+        const std::int64_t cooldown = a_i64(c), end = a_i64(c);
+        const std::uint64_t initial = a_u64(c);
+        limiter_made(c, h, weir::Limiter::cooldown(capacity, nanoseconds(cooldown), end, initial, a_i64(c)));
+    } else if (op == "limiter_try_consume") {
+        const std::int64_t now = a_i64(c);
+        o_bool(c, h.limiter.value().try_consume(now, a_u64(c)));
+    } else if (op == "limiter_consume") {
+        const std::int64_t now = a_i64(c);
+        o_code(c, h.limiter.value().consume(now, a_u64(c)));
+    } else if (op == "limiter_refund") {
+        const std::int64_t now = a_i64(c), taken_at = a_i64(c);
+        o_code(c, h.limiter.value().refund(now, taken_at, a_u64(c)));
+    } else if (op == "limiter_available") {
+        o_u64(c, h.limiter.value().available(a_i64(c)));
+    } else if (op == "limiter_capacity") {
+        o_u64(c, h.limiter.value().capacity());
+    } else if (op == "limiter_last_refill") {
+        reading(c, h.limiter.value().last_refill(a_i64(c)));
+    } else if (op == "limiter_window_start") {
+        reading(c, h.limiter.value().window_start(a_i64(c)));
+    } else if (op == "limiter_cooldown_end") {
+        reading(c, h.limiter.value().cooldown_end());
+    }
+    // breaker
+    else if (op == "breaker_new") {
+        weir::BreakerPolicy p;
+        p.k = a_f64(c);
+        p.floor = a_f64(c);
+        p.protection = a_f64(c);
+        p.probe = nanoseconds(a_i64(c));
+        p.size = static_cast<std::int32_t>(a_i64(c));
+        const std::int64_t skip = a_i64(c);
+        if (skip != 0 && skip != 1) fail(c, "skip_refusals is a bool in weir::BreakerPolicy");
+        p.skip_refusals = skip == 1;
+        p.window = nanoseconds(a_i64(c));
+        p.max_rejection_probability = a_f64(c);
+        p.rps_threshold = a_f64(c);
+        p.aggression = a_f64(c);
+        make(c, h.breaker, weir::Breaker::make(p, a_i64(c)));
+    } else if (op == "breaker_allow") {
+        if (h.tickets == MAX_TICKETS) fail(c, "too many tickets");
+        const std::int64_t now = a_i64(c);
+        o_bool(c, h.breaker.value().allow(now, a_f64(c), h.breaker_tickets[h.tickets++]));
+    } else if (op == "breaker_pass" || op == "breaker_fail") {
+        const std::uint64_t k = a_u64(c);
+        if (k >= h.tickets) fail(c, "no such ticket slot");
+        const std::int64_t now = a_i64(c);
+        weir::BreakerTicket& t = h.breaker_tickets[k];
+        o_code(c, op == "breaker_pass" ? h.breaker.value().pass(t, now) : h.breaker.value().fail(t, now));
+    } else if (op == "breaker_ratio") {
+        o_f64(c, h.breaker.value().ratio(a_i64(c)));
+    } else if (op == "breaker_read_tally") {
+        auto r = h.breaker.value().tally(a_i64(c));
+        o_code(c, r.error());
+        const weir_breaker_tally x = r ? *r : weir_breaker_tally{};
+        for (std::int64_t v : {x.total, x.success, x.failure, x.drop}) o_i64(c, v);
+    }
+    // all-or-nothing charging over the held words, bucket and bloom
+    else if (op == "charge_all") {
+        const std::int64_t now = a_i64(c);
+        const std::uint64_t n = a_u64(c);
+        if (n > MAX_CHARGE) fail(c, "too many items");
+        std::vector<weir::ChargeItem> items;
+        static unsigned char keys[MAX_CHARGE][LINE_MAX_LEN];
+        for (std::uint64_t i = 0; i < n; i++) {
+            const std::uint64_t kind = a_u64(c), reserved = a_u64(c);
+            const double cost = a_f64(c);
+            const std::size_t len = a_key(c, keys[i], sizeof keys[i]);
+            const auto whole = static_cast<std::int64_t>(cost);
+            if (reserved != 0 || (kind != WEIR_CHARGE_BUCKET && static_cast<double>(whole) != cost)) {
+                fail(c, "a weir::ChargeItem has no reserved field and counts whole tokens but for a bucket");
+            }
+            const std::string_view key(reinterpret_cast<const char*>(keys[i]), len);
+            switch (kind) {
+                case WEIR_CHARGE_GCRA: items.push_back(weir::ChargeItem::gcra(h.gcra, h.gcra_limit.value(), whole)); break;
+                case WEIR_CHARGE_RATE: items.push_back(weir::ChargeItem::rate(h.rate, h.rate_limit.value(), whole)); break;
+                case WEIR_CHARGE_BUCKET: items.push_back(weir::ChargeItem::bucket(h.bucket.value(), cost)); break;
+                case WEIR_CHARGE_BLOOM: items.push_back(weir::ChargeItem::bloom(h.bloom.value(), key, whole)); break;
+                default: fail(c, "no weir::ChargeItem of this kind");
+            }
+        }
+        auto r = weir::charge_all(items.data(), items.size(), now);
+        // weir::charge_all answers an error as its status alone: the
+        // errors' file (charge-errors.trace) is a skip.
+        if (!r) fail(c, "weir::charge_all answered an error");
+        o_code(c, r.error());
+        o_bool(c, r->admitted);
+        o_i64(c, r->wait.count());
+        o_u64(c, r->index);
+        o_u64(c, r->kept);
+        o_u64(c, h.rate.get()->state);
+        o_u64(c, h.gcra.get()->state);
+    }
+    // bloom
+    else if (op == "bloom_new" || op == "bloom_new_gcra") {
+        const auto size_log2 = static_cast<std::uint32_t>(a_u64(c));
+        const auto hashes = static_cast<std::uint32_t>(a_u64(c));
+        const std::uint64_t seed0 = a_u64(c), seed1 = a_u64(c);
+        h.bloom.reset();
+        if (op == "bloom_new") {
+            make(c, h.bloom, weir::Bloom::make(size_log2, hashes, h.rate_limit.value(), seed0, seed1));
+        } else {
+            make(c, h.bloom, weir::Bloom::make_gcra(size_log2, hashes, h.gcra_limit.value(), seed0, seed1));
+        }
+    } else if (op == "bloom_allow" || op == "bloom_next") {
+        const std::int64_t now = a_i64(c);
+        unsigned char key[LINE_MAX_LEN];
+        const std::size_t n = a_key(c, key, sizeof key);
+        const std::string_view k(reinterpret_cast<const char*>(key), n);
+        if (op == "bloom_allow") {
+            o_bool(c, h.bloom.value().allow(now, k));
+        } else {
+            o_i64(c, h.bloom.value().next(now, k).count());
         }
     } else {
         return false;
