@@ -117,6 +117,43 @@ func TestShedderTicketSettlesOnce(t *testing.T) {
 	}
 }
 
+// Three calls in flight and an average of three against a limit of 4:
+// at half the CPU threshold only sheddable calls are refused.
+func TestShedderClasses(t *testing.T) {
+	p := ShedderPolicy{Size: 4, CPU: 800, Window: 20 * time.Millisecond, Latency: 20 * time.Millisecond, Beta: 0, Cool: 0, Floor: 1}
+	s, err := NewShedderAt(&p, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var open []ShedderTicket
+	for i := 0; i < 4; i++ {
+		call, err := s.AllowAt(0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		open = append(open, call)
+	}
+	if err := open[0].Fail(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AllowClassAt(0, 400, Sheddable); !errors.Is(err, ErrRefused) {
+		t.Fatalf("sheddable at 400: %v", err)
+	}
+	for _, class := range []Criticality{SheddablePlus, Critical, CriticalPlus} {
+		call, err := s.AllowClassAt(0, 999, class)
+		if err != nil {
+			t.Fatalf("class %d at 999: %v", class, err)
+		}
+		if err := call.Fail(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.AllowClassAt(0, 0, Criticality(7)); !errors.Is(err, ErrShedderClass) {
+		t.Fatalf("class 7: %v", err)
+	}
+}
+
 func TestBucketTable(t *testing.T) {
 	for _, tc := range []struct {
 		rate, burst float64

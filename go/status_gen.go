@@ -176,6 +176,8 @@ const (
 	ErrBreakerAggression Status = 332
 	// ErrBreakerRefusals is WEIR_ERR_BREAKER_REFUSALS: A breaker policy's `skip_refusals` is neither 0 nor 1.
 	ErrBreakerRefusals Status = 333
+	// ErrShedderClass is WEIR_ERR_SHEDDER_CLASS: A shedder call's class names none of the `WEIR_SHEDDER_*` classes.
+	ErrShedderClass Status = 350
 	// ErrRateBurst is WEIR_ERR_RATE_BURST: A rate limit's burst is outside 1..1023.
 	ErrRateBurst Status = 400
 	// ErrRateZero is WEIR_ERR_RATE_ZERO: A rate limit of zero events a second.
@@ -319,6 +321,7 @@ var statusCodes = [...]struct {
 	{ErrBreakerRPS, "WEIR_ERR_BREAKER_RPS"},
 	{ErrBreakerAggression, "WEIR_ERR_BREAKER_AGGRESSION"},
 	{ErrBreakerRefusals, "WEIR_ERR_BREAKER_REFUSALS"},
+	{ErrShedderClass, "WEIR_ERR_SHEDDER_CLASS"},
 	{ErrRateBurst, "WEIR_ERR_RATE_BURST"},
 	{ErrRateZero, "WEIR_ERR_RATE_ZERO"},
 	{ErrRateTooSlow, "WEIR_ERR_RATE_TOO_SLOW"},
@@ -565,6 +568,9 @@ func statusMismatches() []string {
 	}
 	if ErrBreakerRefusals != C.WEIR_ERR_BREAKER_REFUSALS {
 		bad = append(bad, fmt.Sprintf("ErrBreakerRefusals is %d, WEIR_ERR_BREAKER_REFUSALS is %d", ErrBreakerRefusals, C.WEIR_ERR_BREAKER_REFUSALS))
+	}
+	if ErrShedderClass != C.WEIR_ERR_SHEDDER_CLASS {
+		bad = append(bad, fmt.Sprintf("ErrShedderClass is %d, WEIR_ERR_SHEDDER_CLASS is %d", ErrShedderClass, C.WEIR_ERR_SHEDDER_CLASS))
 	}
 	if ErrRateBurst != C.WEIR_ERR_RATE_BURST {
 		bad = append(bad, fmt.Sprintf("ErrRateBurst is %d, WEIR_ERR_RATE_BURST is %d", ErrRateBurst, C.WEIR_ERR_RATE_BURST))

@@ -40,11 +40,11 @@
  *
  * ```
  * weir_status — what a call that can fail reports (WEIR_OK is 0)
- *   section  line 0274
+ *   section  line 0275
  *   reads    weir_status_str, weir_version (WEIR_VERSION)
  *
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
- *   section  line 0553
+ *   section  line 0556
  *   policy   weir_breaker_policy (for the breaker), weir_breaker_policy_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
  *   calls    weir_breaker_allow (fills a weir_breaker_ticket),
@@ -52,46 +52,47 @@
  *   reads    weir_breaker_ratio, weir_breaker_read_tally (weir_breaker_tally)
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 0802
+ *   section  line 0805
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
  *   calls    weir_shedder_allow (fills a weir_shedder_ticket),
+ *            weir_shedder_allow_class (WEIR_SHEDDER_CRITICAL_PLUS ...),
  *            weir_shedder_pass, weir_shedder_fail
  *   reads    weir_shedder_flying, weir_shedder_read_stats (weir_shedder_stats)
  *
  * weir_window — rolling window of sums and counts
- *   section  line 0984
+ *   section  line 1044
  *   make     weir_window_new, weir_window_free
  *   calls    weir_window_add
  *   reads    weir_window_read_total (weir_window_total),
  *            weir_window_read_buckets, weir_window_size, weir_window_width
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1086
+ *   section  line 1146
  *   make     weir_bucket_new, weir_bucket_free
  *   calls    weir_bucket_take, weir_bucket_refund
  *   reads    weir_bucket_next (Retry-After), weir_bucket_tokens
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 1237
+ *   section  line 1297
  *   make     weir_sliding_new, weir_sliding_free
  *   calls    weir_sliding_take
  *   reads    weir_sliding_left, weir_sliding_next
  *
  * weir_period — fixed-window quota per period
- *   section  line 1306
+ *   section  line 1366
  *   make     weir_period_new, weir_period_free
  *   calls    weir_period_take (weir_period_quota)
  *   reads    weir_period_left, weir_period_next
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 1402
+ *   section  line 1462
  *   make     weir_gate_new, weir_gate_free
  *   calls    weir_gate_enter, weir_gate_leave
  *   reads    weir_gate_held
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 1452
+ *   section  line 1512
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy), weir_concurrency_free
@@ -101,26 +102,26 @@
  *            weir_concurrency_long_rtt
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 1614
+ *   section  line 1674
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   calls    weir_budget_deposit, weir_budget_withdraw
  *   reads    weir_budget_left, weir_budget_tokens
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 1757
+ *   section  line 1817
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 1897
+ *   section  line 1957
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 1941
+ *   section  line 2001
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   calls    weir_pool_take (weir_pool_taken, WEIR_POOL_TAKEN_*),
@@ -131,7 +132,7 @@
  *            weir_pool_next_expiry, weir_pool_read_stats (weir_pool_stats)
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 2311
+ *   section  line 2371
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -140,13 +141,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 2473
+ *   section  line 2533
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 2602
+ *   section  line 2662
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -155,11 +156,11 @@
  *            weir_bloom_allow_in, weir_bloom_next_in
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 2848
+ *   section  line 2908
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 3025
+ *   section  line 3085
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -173,7 +174,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 3287
+ *   section  line 3347
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -277,7 +278,7 @@
 /// What a call that can fail reports. `WEIR_OK` is 0; every other value is
 /// an error. Codes are grouped by area and are never renumbered or reused:
 /// 1–99 general (30–39 targets and builds, 40–49 refunds, 80–89 charging several limits at once), 100–199 the limiter, 200–299 the pool,
-/// 300–399 breaker, shedder and window (330–349 the breaker's limits), 400–499 rate and bloom (430–449 the GCRA word),
+/// 300–399 breaker, shedder and window (330–349 the breaker's limits, 350–359 the shedder's classes), 400–499 rate and bloom (430–449 the GCRA word),
 /// 500–549 the retry budget, 550–599 the adaptive concurrency limit.
 /// `weir_status_str` describes any value, known or not.
 enum weir_status
@@ -452,6 +453,8 @@ enum weir_status
   WEIR_ERR_BREAKER_AGGRESSION = 332,
   /// A breaker policy's `skip_refusals` is neither 0 nor 1.
   WEIR_ERR_BREAKER_REFUSALS = 333,
+  /// A shedder call's class names none of the `WEIR_SHEDDER_*` classes.
+  WEIR_ERR_SHEDDER_CLASS = 350,
   /// A rate limit's burst is outside 1..1023.
   WEIR_ERR_RATE_BURST = 400,
   /// A rate limit of zero events a second.
@@ -806,7 +809,7 @@ weir_status weir_breaker_read_tally(const weir_breaker *breaker,
  *   WEIR_ERR_SHEDDER_CPU (305), WEIR_ERR_SHEDDER_LATENCY (306),
  *   WEIR_ERR_SHEDDER_BETA (307), WEIR_ERR_SHEDDER_FLOOR (308),
  *   WEIR_ERR_SHEDDER_COOL (309), WEIR_ERR_SHEDDER_SIZE (313),
- *   WEIR_ERR_SHEDDER_WINDOW (314).
+ *   WEIR_ERR_SHEDDER_WINDOW (314), WEIR_ERR_SHEDDER_CLASS (350).
  * @{ */
 
 #if defined(WEIR_HOSTED)
@@ -830,6 +833,30 @@ weir_status weir_breaker_read_tally(const weir_breaker *breaker,
 /// 3 KB at the preset). Made by `weir_shedder_new`, freed by
 /// `weir_shedder_free`.
 typedef struct weir_shedder weir_shedder;
+#endif
+
+#if defined(WEIR_HOSTED)
+/// A call's class for `weir_shedder_allow_class`: the default, decided
+/// exactly as `weir_shedder_allow` decides. 0, so a zeroed field is it.
+#define WEIR_SHEDDER_CRITICAL 0
+#endif
+
+#if defined(WEIR_HOSTED)
+/// A call's class: refused last, only with the CPU at or over the threshold
+/// now and the load over the limit by a quarter (health checks, control).
+#define WEIR_SHEDDER_CRITICAL_PLUS 1
+#endif
+
+#if defined(WEIR_HOSTED)
+/// A call's class: refused from three quarters of the CPU threshold and of
+/// the limit (work a user waits for but can retry).
+#define WEIR_SHEDDER_SHEDDABLE_PLUS 2
+#endif
+
+#if defined(WEIR_HOSTED)
+/// A call's class: refused first, from half the CPU threshold and half the
+/// limit (prefetch, batch, anything that can wait).
+#define WEIR_SHEDDER_SHEDDABLE 3
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -938,6 +965,39 @@ bool weir_shedder_allow(const weir_shedder *shedder,
                         int64_t now,
                         int32_t cpu_permille,
                         weir_shedder_ticket *ticket);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Asks to start one call of class `criticality` (a `WEIR_SHEDDER_*` class
+/// constant) at `now`, with the CPU at `cpu_permille` thousandths (clamped
+/// into [0, 1000]). With `L` the limit (`weir_shedder_stats.limit` at this
+/// CPU), `t` the policy's CPU threshold, `hot` as for `weir_shedder`, and
+/// "over x" meaning both the moving average and the count in flight exceed
+/// x, a call is refused when:
+///
+///   CRITICAL_PLUS   cpu >= t (now, not merely cooling)  and over L * 5/4
+///   CRITICAL        hot                                 and over L
+///   SHEDDABLE_PLUS  hot or cpu >= floor(t * 3/4)        and over L * 3/4
+///   SHEDDABLE       hot or cpu >= floor(t / 2)          and over L / 2
+///
+/// So at any one moment a class is never refused while a lower class would
+/// be admitted. `WEIR_SHEDDER_CRITICAL` decides and changes the shedder
+/// exactly as `weir_shedder_allow`. An admitted call of any class changes
+/// it as an admitted CRITICAL call; a refused CRITICAL_PLUS call as a
+/// refused CRITICAL one; a refused sheddable call does not count as a
+/// refusal for cooling, so it never keeps CRITICAL calls hot.
+///
+/// `WEIR_OK`: decided, and `ticket->flying` says how: 1, go ahead (settle
+/// the ticket once with `weir_shedder_pass` or `weir_shedder_fail`); 0,
+/// refused, the ticket written as already settled.
+/// `WEIR_ERR_SHEDDER_CLASS` if `criticality` names no class,
+/// `WEIR_ERR_NULL` if `shedder` or `ticket` is NULL, `WEIR_ERR_MISALIGNED`
+/// if `ticket` is misaligned; each changes nothing and writes nothing.
+weir_status weir_shedder_allow_class(const weir_shedder *shedder,
+                                     int64_t now,
+                                     int32_t cpu_permille,
+                                     int32_t criticality,
+                                     weir_shedder_ticket *ticket);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -3355,6 +3415,8 @@ int weir_hosted_only_weir_shedder_free(void) WEIR_HOSTED_ONLY_(weir_shedder_free
 #define weir_shedder_free(...) weir_hosted_only_weir_shedder_free()
 int weir_hosted_only_weir_shedder_allow(void) WEIR_HOSTED_ONLY_(weir_shedder_allow);
 #define weir_shedder_allow(...) weir_hosted_only_weir_shedder_allow()
+int weir_hosted_only_weir_shedder_allow_class(void) WEIR_HOSTED_ONLY_(weir_shedder_allow_class);
+#define weir_shedder_allow_class(...) weir_hosted_only_weir_shedder_allow_class()
 int weir_hosted_only_weir_shedder_pass(void) WEIR_HOSTED_ONLY_(weir_shedder_pass);
 #define weir_shedder_pass(...) weir_hosted_only_weir_shedder_pass()
 int weir_hosted_only_weir_shedder_fail(void) WEIR_HOSTED_ONLY_(weir_shedder_fail);

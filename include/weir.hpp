@@ -426,6 +426,15 @@ private:
     weir_shedder_ticket ticket_{};
 };
 
+// A call's class for Shedder::allow: the lower, the earlier it is refused
+// (WEIR_SHEDDER_*; critical is the default and decides as the unclassed allow).
+enum class criticality : std::int32_t {
+    critical = WEIR_SHEDDER_CRITICAL,
+    critical_plus = WEIR_SHEDDER_CRITICAL_PLUS,
+    sheddable_plus = WEIR_SHEDDER_SHEDDABLE_PLUS,
+    sheddable = WEIR_SHEDDER_SHEDDABLE,
+};
+
 // Adaptive load shedding (weir_shedder).
 class Shedder : public detail::handle<weir_shedder, weir_shedder_free> {
 public:
@@ -442,6 +451,15 @@ public:
     // True: go ahead, and `ticket` holds the call until pass or fail.
     bool allow(instant now, std::int32_t cpu_permille, ShedderTicket& ticket) const noexcept {
         return weir_shedder_allow(get(), now.ns(), cpu_permille, ticket.get());
+    }
+    // allow for a call of class `cls` (the rule is
+    // weir_shedder_allow_class's): true, go ahead; false, refused. A value
+    // cast into criticality from outside the four is refused too.
+    bool allow(instant now, std::int32_t cpu_permille, criticality cls,
+               ShedderTicket& ticket) const noexcept {
+        return weir_shedder_allow_class(get(), now.ns(), cpu_permille, static_cast<std::int32_t>(cls),
+                                        ticket.get()) == WEIR_OK &&
+               ticket.get()->flying == 1;
     }
     std::error_code pass(ShedderTicket& ticket, instant now) const noexcept {
         return detail::code(weir_shedder_pass(get(), ticket.get(), now.ns()));

@@ -3,7 +3,7 @@
 /// What a call that can fail reports. `WEIR_OK` is 0; every other value is
 /// an error. Codes are grouped by area and are never renumbered or reused:
 /// 1–99 general (30–39 targets and builds, 40–49 refunds, 80–89 charging several limits at once), 100–199 the limiter, 200–299 the pool,
-/// 300–399 breaker, shedder and window (330–349 the breaker's limits), 400–499 rate and bloom (430–449 the GCRA word),
+/// 300–399 breaker, shedder and window (330–349 the breaker's limits, 350–359 the shedder's classes), 400–499 rate and bloom (430–449 the GCRA word),
 /// 500–549 the retry budget, 550–599 the adaptive concurrency limit.
 /// `weir_status_str` describes any value, known or not.
 #[repr(i32)]
@@ -189,6 +189,9 @@ pub enum weir_status {
     WEIR_ERR_BREAKER_AGGRESSION = 332,
     /// A breaker policy's `skip_refusals` is neither 0 nor 1.
     WEIR_ERR_BREAKER_REFUSALS = 333,
+    // 350–359: the shedder's criticality classes.
+    /// A shedder call's class names none of the `WEIR_SHEDDER_*` classes.
+    WEIR_ERR_SHEDDER_CLASS = 350,
 
     // 400–499: rate and bloom.
     /// A rate limit's burst is outside 1..1023.
@@ -359,6 +362,7 @@ const ALL: &[weir_status] = {
         WEIR_ERR_BREAKER_RPS,
         WEIR_ERR_BREAKER_AGGRESSION,
         WEIR_ERR_BREAKER_REFUSALS,
+        WEIR_ERR_SHEDDER_CLASS,
         WEIR_ERR_RATE_BURST,
         WEIR_ERR_RATE_ZERO,
         WEIR_ERR_RATE_TOO_SLOW,
@@ -494,6 +498,7 @@ impl weir_status {
             WEIR_ERR_BREAKER_RPS => c"sre rps_threshold is not finite or is negative",
             WEIR_ERR_BREAKER_AGGRESSION => c"sre aggression is not finite or is not positive",
             WEIR_ERR_BREAKER_REFUSALS => c"sre skip_refusals is neither 0 nor 1",
+            WEIR_ERR_SHEDDER_CLASS => c"shedder criticality names no class",
             WEIR_ERR_RATE_BURST => c"rate burst is outside 1..1023",
             WEIR_ERR_RATE_ZERO => c"rate limit is zero",
             WEIR_ERR_RATE_TOO_SLOW => c"rate too slow: burst x interval exceeds the word's 2^63 ns",

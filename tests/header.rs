@@ -79,6 +79,7 @@ const INDEX: &[Entry] = &[
                 "calls",
                 &[
                     "weir_shedder_allow (fills a weir_shedder_ticket)",
+                    "weir_shedder_allow_class (WEIR_SHEDDER_CRITICAL_PLUS ...)",
                     "weir_shedder_pass",
                     "weir_shedder_fail",
                 ],

@@ -1879,7 +1879,38 @@ fn shedder_never_panics_and_stats_stay_sane() {
                     } else {
                         rng.below(1001) as i32
                     };
-                    if weir_shedder_allow(shedder, now, cpu, &mut *ticket) {
+                    let admitted = if rng.one_in(2) {
+                        weir_shedder_allow(shedder, now, cpu, &mut *ticket)
+                    } else {
+                        // A class: mostly one of the four, now and then none.
+                        let class = if rng.one_in(8) {
+                            rng.i32()
+                        } else {
+                            rng.below(4) as i32
+                        };
+                        let before = *ticket;
+                        let s = sane(
+                            weir_shedder_allow_class(shedder, now, cpu, class, &mut *ticket),
+                            "weir_shedder_allow_class",
+                        );
+                        assert_eq!(s == WEIR_OK, (0..4).contains(&class), "class {class}");
+                        if s != WEIR_OK {
+                            assert_eq!(*ticket, before, "an error wrote the ticket");
+                        }
+                        sane(
+                            weir_shedder_allow_class(
+                                shedder,
+                                now,
+                                cpu,
+                                class,
+                                misaligned(&mut odd),
+                            ),
+                            "weir_shedder_allow_class",
+                        );
+                        calls += 2;
+                        s == WEIR_OK && ticket.flying == 1
+                    };
+                    if admitted {
                         in_flight += 1;
                         tickets.push(ticket);
                     } else {
