@@ -40,11 +40,11 @@
  *
  * ```
  * weir_status — what a call that can fail reports (WEIR_OK is 0)
- *   section  line 0275
+ *   section  line 0279
  *   reads    weir_status_str, weir_version (WEIR_VERSION)
  *
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
- *   section  line 0556
+ *   section  line 0572
  *   policy   weir_breaker_policy (for the breaker), weir_breaker_policy_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
  *   calls    weir_breaker_allow (fills a weir_breaker_ticket),
@@ -52,7 +52,7 @@
  *   reads    weir_breaker_ratio, weir_breaker_read_tally (weir_breaker_tally)
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 0805
+ *   section  line 0821
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
  *   calls    weir_shedder_allow (fills a weir_shedder_ticket),
@@ -61,67 +61,71 @@
  *   reads    weir_shedder_flying, weir_shedder_read_stats (weir_shedder_stats)
  *
  * weir_window — rolling window of sums and counts
- *   section  line 1044
+ *   section  line 1060
  *   make     weir_window_new, weir_window_free
  *   calls    weir_window_add
  *   reads    weir_window_read_total (weir_window_total),
  *            weir_window_read_buckets, weir_window_size, weir_window_width
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1146
+ *   section  line 1162
  *   make     weir_bucket_new, weir_bucket_free
  *   calls    weir_bucket_take, weir_bucket_refund
  *   reads    weir_bucket_next (Retry-After), weir_bucket_tokens
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 1297
+ *   section  line 1313
  *   make     weir_sliding_new, weir_sliding_free
  *   calls    weir_sliding_take
  *   reads    weir_sliding_left, weir_sliding_next
  *
  * weir_period — fixed-window quota per period
- *   section  line 1366
+ *   section  line 1382
  *   make     weir_period_new, weir_period_free
  *   calls    weir_period_take (weir_period_quota)
  *   reads    weir_period_left, weir_period_next
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 1462
+ *   section  line 1478
  *   make     weir_gate_new, weir_gate_free
  *   calls    weir_gate_enter, weir_gate_leave
  *   reads    weir_gate_held
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 1512
+ *   section  line 1528
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
- *   make     weir_concurrency_new (copies the policy), weir_concurrency_free
+ *   make     weir_concurrency_new (copies the policy),
+ *            weir_concurrency_new_partitioned (weir_concurrency_partition),
+ *            weir_concurrency_free
  *   calls    weir_concurrency_enter (fills a weir_concurrency_ticket),
- *            weir_concurrency_leave
+ *            weir_concurrency_leave, weir_concurrency_enter_partition,
+ *            weir_concurrency_leave_partition
  *   reads    weir_concurrency_limit, weir_concurrency_flying,
- *            weir_concurrency_long_rtt
+ *            weir_concurrency_long_rtt, weir_concurrency_partition_flying,
+ *            weir_concurrency_partition_room
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 1674
+ *   section  line 1784
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   calls    weir_budget_deposit, weir_budget_withdraw
  *   reads    weir_budget_left, weir_budget_tokens
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 1817
+ *   section  line 1927
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 1957
+ *   section  line 2067
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 2001
+ *   section  line 2111
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   calls    weir_pool_take (weir_pool_taken, WEIR_POOL_TAKEN_*),
@@ -132,7 +136,7 @@
  *            weir_pool_next_expiry, weir_pool_read_stats (weir_pool_stats)
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 2371
+ *   section  line 2481
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -141,13 +145,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 2533
+ *   section  line 2643
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 2662
+ *   section  line 2772
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -156,11 +160,11 @@
  *            weir_bloom_allow_in, weir_bloom_next_in
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 2908
+ *   section  line 3018
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 3085
+ *   section  line 3195
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -174,7 +178,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 3347
+ *   section  line 3457
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -279,7 +283,7 @@
 /// an error. Codes are grouped by area and are never renumbered or reused:
 /// 1–99 general (30–39 targets and builds, 40–49 refunds, 80–89 charging several limits at once), 100–199 the limiter, 200–299 the pool,
 /// 300–399 breaker, shedder and window (330–349 the breaker's limits, 350–359 the shedder's classes), 400–499 rate and bloom (430–449 the GCRA word),
-/// 500–549 the retry budget, 550–599 the adaptive concurrency limit.
+/// 500–549 the retry budget, 550–599 the adaptive concurrency limit (560–579 its partitions).
 /// `weir_status_str` describes any value, known or not.
 enum weir_status
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -520,6 +524,18 @@ enum weir_status
   WEIR_ERR_CONCURRENCY_TOLERANCE = 553,
   /// A concurrency policy's `long_window` or `warmup` is below 1.
   WEIR_ERR_CONCURRENCY_WINDOW = 554,
+  /// A partitioned limit's partition count is not 1 to
+  /// `WEIR_CONCURRENCY_MAX_PARTITIONS`, or its partitions are NULL.
+  WEIR_ERR_CONCURRENCY_PARTITIONS = 560,
+  /// A partition's share is NaN or outside [0, 1], or the shares sum past 1.
+  WEIR_ERR_CONCURRENCY_SHARE = 561,
+  /// A partition's borrow cap is negative or above
+  /// `WEIR_CONCURRENCY_MAX_LIMIT`.
+  WEIR_ERR_CONCURRENCY_BORROW = 562,
+  /// The limit has no partition with that number.
+  WEIR_ERR_CONCURRENCY_PARTITION = 563,
+  /// The partition has no call in flight to leave.
+  WEIR_ERR_CONCURRENCY_PARTITION_EMPTY = 564,
 };
 /// The C type of `enum weir_status` values: the enum itself from C23
 /// on (fixed to int32_t there), int32_t before, where an enum's size is
@@ -1515,7 +1531,10 @@ int64_t weir_gate_held(const weir_gate *gate);
  * `enum weir_status`, the first section):
  *   WEIR_ERR_CONCURRENCY_LIMITS (550), WEIR_ERR_CONCURRENCY_QUEUE (551),
  *   WEIR_ERR_CONCURRENCY_SMOOTHING (552),
- *   WEIR_ERR_CONCURRENCY_TOLERANCE (553), WEIR_ERR_CONCURRENCY_WINDOW (554).
+ *   WEIR_ERR_CONCURRENCY_TOLERANCE (553), WEIR_ERR_CONCURRENCY_WINDOW (554),
+ *   WEIR_ERR_CONCURRENCY_PARTITIONS (560), WEIR_ERR_CONCURRENCY_SHARE (561),
+ *   WEIR_ERR_CONCURRENCY_BORROW (562), WEIR_ERR_CONCURRENCY_PARTITION (563),
+ *   WEIR_ERR_CONCURRENCY_PARTITION_EMPTY (564).
  * @{ */
 
 #if defined(WEIR_HOSTED)
@@ -1549,6 +1568,11 @@ typedef struct weir_concurrency weir_concurrency;
 #if defined(WEIR_HOSTED)
 /// The largest `max_limit` a `weir_concurrency_policy` may have: 2^20 calls in flight.
 #define WEIR_CONCURRENCY_MAX_LIMIT (1 << 20)
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The most partitions `weir_concurrency_new_partitioned` takes.
+#define WEIR_CONCURRENCY_MAX_PARTITIONS 16
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -1596,6 +1620,17 @@ typedef struct WEIR_ALIGN(8) {
 } weir_concurrency_ticket;
 #endif
 
+#if defined(WEIR_HOSTED)
+/// One partition's terms for `weir_concurrency_new_partitioned`. 16 bytes.
+typedef struct WEIR_ALIGN(8) {
+  /// Its share of the limit, in [0, 1]; all shares sum to at most 1.
+  double share;
+  /// How many calls past its own room it may borrow from room the others
+  /// are not using; 0 to `WEIR_CONCURRENCY_MAX_LIMIT`.
+  int64_t borrow;
+} weir_concurrency_partition;
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -1616,6 +1651,41 @@ weir_concurrency_policy weir_concurrency_policy_preset(void);
 /// for a misaligned policy. `WEIR_ERR_NULL` if `out` is NULL; `*out` is
 /// written only on success.
 weir_status weir_concurrency_new(const weir_concurrency_policy *policy, weir_concurrency **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Makes an adaptive limit (as `weir_concurrency_new`) split into `count`
+/// partitions, numbered 0 to `count − 1` in the order of `parts`, and
+/// writes it to `*out`. With `L = ⌊limit⌋`, partition `i` owns
+/// `room_i = ⌊L × share_i⌋`; a call of partition `i`
+/// (`weir_concurrency_enter_partition`) enters when fewer than `L` calls are
+/// in flight in all and:
+///
+///   own room:  flying_i < room_i
+///   borrowing: flying_i − room_i < borrow_i, and no partition holds a claim
+///
+/// A partition refused within its own room (the others' borrowed calls fill
+/// the limit) holds a claim for one long-term round-trip time
+/// (`weir_concurrency_long_rtt`) or until one of its calls enters: while a
+/// claim holds nobody borrows, so room given back as borrowed calls leave
+/// goes to its owner first. Every call enters only while fewer than `L` are
+/// in flight, under the handle's lock, so the calls in flight never exceed
+/// the limit at the moment each entered, under any interleaving. Every
+/// partition's samples move the one limit. `weir_concurrency_enter` on a
+/// partitioned limit enters against the global limit alone.
+///
+/// Statuses: the policy's as for `weir_concurrency_new`, then
+/// `WEIR_ERR_CONCURRENCY_PARTITIONS` (`count` not 1 to
+/// `WEIR_CONCURRENCY_MAX_PARTITIONS`, or `parts` NULL),
+/// `WEIR_ERR_CONCURRENCY_SHARE` (a share NaN or outside [0, 1], or the
+/// shares summing past 1), `WEIR_ERR_CONCURRENCY_BORROW` (a cap negative or
+/// above `WEIR_CONCURRENCY_MAX_LIMIT`); `WEIR_ERR_MISALIGNED` for a
+/// misaligned policy or `parts`, `WEIR_ERR_NULL` if `out` is NULL. `*out`
+/// is written only on success; `parts` is copied.
+weir_status weir_concurrency_new_partitioned(const weir_concurrency_policy *policy,
+                                             const weir_concurrency_partition *parts,
+                                             int32_t count,
+                                             weir_concurrency **out);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -1649,6 +1719,34 @@ weir_status weir_concurrency_leave(const weir_concurrency *limit,
 #endif
 
 #if defined(WEIR_HOSTED)
+/// Asks to start one call of partition `partition` at `now`, by the rule in
+/// `weir_concurrency_new_partitioned`. `WEIR_OK`: decided, and
+/// `ticket->flying` says how: 1, go ahead (give the ticket back once to
+/// `weir_concurrency_leave_partition` with the same partition); 0, refused.
+/// `WEIR_ERR_CONCURRENCY_PARTITION` if the limit has no such partition (a
+/// limit made by `weir_concurrency_new` has none), `WEIR_ERR_NULL` for a
+/// NULL limit or ticket, `WEIR_ERR_MISALIGNED` for a misaligned ticket;
+/// each changes nothing and writes nothing.
+weir_status weir_concurrency_enter_partition(const weir_concurrency *limit,
+                                             int32_t partition,
+                                             int64_t now,
+                                             weir_concurrency_ticket *ticket);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The call of partition `partition` behind `*ticket` ended at `now`, as
+/// `weir_concurrency_leave` (same statuses), and it leaves its partition.
+/// `WEIR_ERR_CONCURRENCY_PARTITION` if there is no such partition,
+/// `WEIR_ERR_CONCURRENCY_PARTITION_EMPTY` if the partition has no call in
+/// flight (the ticket was entered in another); each changes nothing.
+weir_status weir_concurrency_leave_partition(const weir_concurrency *limit,
+                                             int32_t partition,
+                                             weir_concurrency_ticket *ticket,
+                                             int64_t now,
+                                             bool dropped);
+#endif
+
+#if defined(WEIR_HOSTED)
 /// The limit calls are admitted against now, `⌊limit⌋`; 0 for a NULL limit.
 int64_t weir_concurrency_limit(const weir_concurrency *limit);
 #endif
@@ -1662,6 +1760,18 @@ int64_t weir_concurrency_flying(const weir_concurrency *limit);
 /// The long-term latency average in nanoseconds (0 before any sample); 0
 /// for a NULL limit.
 double weir_concurrency_long_rtt(const weir_concurrency *limit);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Calls of partition `partition` in flight; 0 for a NULL limit or no such
+/// partition.
+int64_t weir_concurrency_partition_flying(const weir_concurrency *limit, int32_t partition);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The room partition `partition` owns now, `⌊⌊limit⌋ × share⌋`; 0 for a
+/// NULL limit or no such partition.
+int64_t weir_concurrency_partition_room(const weir_concurrency *limit, int32_t partition);
 #endif
 
 #ifdef __cplusplus
@@ -3485,18 +3595,28 @@ int weir_hosted_only_weir_concurrency_policy_preset(void) WEIR_HOSTED_ONLY_(weir
 #define weir_concurrency_policy_preset(...) weir_hosted_only_weir_concurrency_policy_preset()
 int weir_hosted_only_weir_concurrency_new(void) WEIR_HOSTED_ONLY_(weir_concurrency_new);
 #define weir_concurrency_new(...) weir_hosted_only_weir_concurrency_new()
+int weir_hosted_only_weir_concurrency_new_partitioned(void) WEIR_HOSTED_ONLY_(weir_concurrency_new_partitioned);
+#define weir_concurrency_new_partitioned(...) weir_hosted_only_weir_concurrency_new_partitioned()
 int weir_hosted_only_weir_concurrency_free(void) WEIR_HOSTED_ONLY_(weir_concurrency_free);
 #define weir_concurrency_free(...) weir_hosted_only_weir_concurrency_free()
 int weir_hosted_only_weir_concurrency_enter(void) WEIR_HOSTED_ONLY_(weir_concurrency_enter);
 #define weir_concurrency_enter(...) weir_hosted_only_weir_concurrency_enter()
 int weir_hosted_only_weir_concurrency_leave(void) WEIR_HOSTED_ONLY_(weir_concurrency_leave);
 #define weir_concurrency_leave(...) weir_hosted_only_weir_concurrency_leave()
+int weir_hosted_only_weir_concurrency_enter_partition(void) WEIR_HOSTED_ONLY_(weir_concurrency_enter_partition);
+#define weir_concurrency_enter_partition(...) weir_hosted_only_weir_concurrency_enter_partition()
+int weir_hosted_only_weir_concurrency_leave_partition(void) WEIR_HOSTED_ONLY_(weir_concurrency_leave_partition);
+#define weir_concurrency_leave_partition(...) weir_hosted_only_weir_concurrency_leave_partition()
 int weir_hosted_only_weir_concurrency_limit(void) WEIR_HOSTED_ONLY_(weir_concurrency_limit);
 #define weir_concurrency_limit(...) weir_hosted_only_weir_concurrency_limit()
 int weir_hosted_only_weir_concurrency_flying(void) WEIR_HOSTED_ONLY_(weir_concurrency_flying);
 #define weir_concurrency_flying(...) weir_hosted_only_weir_concurrency_flying()
 int weir_hosted_only_weir_concurrency_long_rtt(void) WEIR_HOSTED_ONLY_(weir_concurrency_long_rtt);
 #define weir_concurrency_long_rtt(...) weir_hosted_only_weir_concurrency_long_rtt()
+int weir_hosted_only_weir_concurrency_partition_flying(void) WEIR_HOSTED_ONLY_(weir_concurrency_partition_flying);
+#define weir_concurrency_partition_flying(...) weir_hosted_only_weir_concurrency_partition_flying()
+int weir_hosted_only_weir_concurrency_partition_room(void) WEIR_HOSTED_ONLY_(weir_concurrency_partition_room);
+#define weir_concurrency_partition_room(...) weir_hosted_only_weir_concurrency_partition_room()
 int weir_hosted_only_weir_budget_policy_preset(void) WEIR_HOSTED_ONLY_(weir_budget_policy_preset);
 #define weir_budget_policy_preset(...) weir_hosted_only_weir_budget_policy_preset()
 int weir_hosted_only_weir_budget_new(void) WEIR_HOSTED_ONLY_(weir_budget_new);

@@ -4,7 +4,7 @@
 /// an error. Codes are grouped by area and are never renumbered or reused:
 /// 1–99 general (30–39 targets and builds, 40–49 refunds, 80–89 charging several limits at once), 100–199 the limiter, 200–299 the pool,
 /// 300–399 breaker, shedder and window (330–349 the breaker's limits, 350–359 the shedder's classes), 400–499 rate and bloom (430–449 the GCRA word),
-/// 500–549 the retry budget, 550–599 the adaptive concurrency limit.
+/// 500–549 the retry budget, 550–599 the adaptive concurrency limit (560–579 its partitions).
 /// `weir_status_str` describes any value, known or not.
 #[repr(i32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -267,6 +267,19 @@ pub enum weir_status {
     WEIR_ERR_CONCURRENCY_TOLERANCE = 553,
     /// A concurrency policy's `long_window` or `warmup` is below 1.
     WEIR_ERR_CONCURRENCY_WINDOW = 554,
+    // 560–579: partitions of the adaptive limit.
+    /// A partitioned limit's partition count is not 1 to
+    /// `WEIR_CONCURRENCY_MAX_PARTITIONS`, or its partitions are NULL.
+    WEIR_ERR_CONCURRENCY_PARTITIONS = 560,
+    /// A partition's share is NaN or outside [0, 1], or the shares sum past 1.
+    WEIR_ERR_CONCURRENCY_SHARE = 561,
+    /// A partition's borrow cap is negative or above
+    /// `WEIR_CONCURRENCY_MAX_LIMIT`.
+    WEIR_ERR_CONCURRENCY_BORROW = 562,
+    /// The limit has no partition with that number.
+    WEIR_ERR_CONCURRENCY_PARTITION = 563,
+    /// The partition has no call in flight to leave.
+    WEIR_ERR_CONCURRENCY_PARTITION_EMPTY = 564,
 }
 
 /// The status as its integer code.
@@ -391,6 +404,11 @@ const ALL: &[weir_status] = {
         WEIR_ERR_CONCURRENCY_SMOOTHING,
         WEIR_ERR_CONCURRENCY_TOLERANCE,
         WEIR_ERR_CONCURRENCY_WINDOW,
+        WEIR_ERR_CONCURRENCY_PARTITIONS,
+        WEIR_ERR_CONCURRENCY_SHARE,
+        WEIR_ERR_CONCURRENCY_BORROW,
+        WEIR_ERR_CONCURRENCY_PARTITION,
+        WEIR_ERR_CONCURRENCY_PARTITION_EMPTY,
     ]
 };
 
@@ -537,6 +555,17 @@ impl weir_status {
             WEIR_ERR_CONCURRENCY_SMOOTHING => c"concurrency smoothing is NaN or outside (0, 1]",
             WEIR_ERR_CONCURRENCY_TOLERANCE => c"concurrency tolerance is NaN, infinite or below 1",
             WEIR_ERR_CONCURRENCY_WINDOW => c"concurrency long_window or warmup is below 1",
+            WEIR_ERR_CONCURRENCY_PARTITIONS => {
+                c"concurrency partition count is not 1 to 16, or the partitions are NULL"
+            }
+            WEIR_ERR_CONCURRENCY_SHARE => {
+                c"concurrency partition share is outside [0, 1] or the shares sum past 1"
+            }
+            WEIR_ERR_CONCURRENCY_BORROW => {
+                c"concurrency partition borrow cap is negative or above the largest limit"
+            }
+            WEIR_ERR_CONCURRENCY_PARTITION => c"concurrency limit has no such partition",
+            WEIR_ERR_CONCURRENCY_PARTITION_EMPTY => c"concurrency partition has no call in flight",
         }
     }
 }

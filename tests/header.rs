@@ -164,6 +164,7 @@ const INDEX: &[Entry] = &[
                 "make",
                 &[
                     "weir_concurrency_new (copies the policy)",
+                    "weir_concurrency_new_partitioned (weir_concurrency_partition)",
                     "weir_concurrency_free",
                 ],
             ),
@@ -172,6 +173,8 @@ const INDEX: &[Entry] = &[
                 &[
                     "weir_concurrency_enter (fills a weir_concurrency_ticket)",
                     "weir_concurrency_leave",
+                    "weir_concurrency_enter_partition",
+                    "weir_concurrency_leave_partition",
                 ],
             ),
             (
@@ -180,6 +183,8 @@ const INDEX: &[Entry] = &[
                     "weir_concurrency_limit",
                     "weir_concurrency_flying",
                     "weir_concurrency_long_rtt",
+                    "weir_concurrency_partition_flying",
+                    "weir_concurrency_partition_room",
                 ],
             ),
         ],
