@@ -154,6 +154,46 @@ func TestShedderClasses(t *testing.T) {
 	}
 }
 
+// Two halves of a fixed limit of 4: partition 1 borrows partition 0's idle
+// room up to its cap; an unknown partition is an error.
+func TestConcurrencyPartitions(t *testing.T) {
+	p := DefaultConcurrencyPolicy()
+	p.InitialLimit, p.MinLimit, p.MaxLimit, p.QueueSize = 4, 4, 4, 0
+	l, err := NewConcurrencyPartitioned(&p, []ConcurrencyPartition{{Share: 0.5, Borrow: 0}, {Share: 0.5, Borrow: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var held []ConcurrencyTicket
+	for i := 0; i < 3; i++ {
+		f, err := l.EnterPartition(1, 0)
+		if err != nil {
+			t.Fatalf("enter %d: %v", i, err)
+		}
+		held = append(held, f)
+	}
+	if _, err := l.EnterPartition(1, 0); !errors.Is(err, ErrRefused) {
+		t.Fatalf("past the cap: %v", err)
+	}
+	if _, err := l.EnterPartition(2, 0); !errors.Is(err, ErrConcurrencyPartition) {
+		t.Fatalf("partition 2: %v", err)
+	}
+	if l.PartitionFlying(1) != 3 || l.PartitionRoom(0) != 2 {
+		t.Fatalf("flying %d room %d", l.PartitionFlying(1), l.PartitionRoom(0))
+	}
+	for i := range held {
+		if err := held[i].Leave(time.Millisecond, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if l.Flying() != 0 {
+		t.Fatalf("flying %d", l.Flying())
+	}
+	if _, err := NewConcurrencyPartitioned(&p, nil); !errors.Is(err, ErrConcurrencyPartitions) {
+		t.Fatalf("no partitions: %v", err)
+	}
+}
+
 func TestBucketTable(t *testing.T) {
 	for _, tc := range []struct {
 		rate, burst float64

@@ -243,6 +243,18 @@ const (
 	ErrConcurrencyTolerance Status = 553
 	// ErrConcurrencyWindow is WEIR_ERR_CONCURRENCY_WINDOW: A concurrency policy's `long_window` or `warmup` is below 1.
 	ErrConcurrencyWindow Status = 554
+	// ErrConcurrencyPartitions is WEIR_ERR_CONCURRENCY_PARTITIONS: A partitioned limit's partition count is not 1 to
+	// `WEIR_CONCURRENCY_MAX_PARTITIONS`, or its partitions are NULL.
+	ErrConcurrencyPartitions Status = 560
+	// ErrConcurrencyShare is WEIR_ERR_CONCURRENCY_SHARE: A partition's share is NaN or outside [0, 1], or the shares sum past 1.
+	ErrConcurrencyShare Status = 561
+	// ErrConcurrencyBorrow is WEIR_ERR_CONCURRENCY_BORROW: A partition's borrow cap is negative or above
+	// `WEIR_CONCURRENCY_MAX_LIMIT`.
+	ErrConcurrencyBorrow Status = 562
+	// ErrConcurrencyPartition is WEIR_ERR_CONCURRENCY_PARTITION: The limit has no partition with that number.
+	ErrConcurrencyPartition Status = 563
+	// ErrConcurrencyPartitionEmpty is WEIR_ERR_CONCURRENCY_PARTITION_EMPTY: The partition has no call in flight to leave.
+	ErrConcurrencyPartitionEmpty Status = 564
 )
 
 // statusCodes lists the constants above with their C names.
@@ -350,6 +362,11 @@ var statusCodes = [...]struct {
 	{ErrConcurrencySmoothing, "WEIR_ERR_CONCURRENCY_SMOOTHING"},
 	{ErrConcurrencyTolerance, "WEIR_ERR_CONCURRENCY_TOLERANCE"},
 	{ErrConcurrencyWindow, "WEIR_ERR_CONCURRENCY_WINDOW"},
+	{ErrConcurrencyPartitions, "WEIR_ERR_CONCURRENCY_PARTITIONS"},
+	{ErrConcurrencyShare, "WEIR_ERR_CONCURRENCY_SHARE"},
+	{ErrConcurrencyBorrow, "WEIR_ERR_CONCURRENCY_BORROW"},
+	{ErrConcurrencyPartition, "WEIR_ERR_CONCURRENCY_PARTITION"},
+	{ErrConcurrencyPartitionEmpty, "WEIR_ERR_CONCURRENCY_PARTITION_EMPTY"},
 }
 
 // statusMismatches compares every constant with the header cgo compiled
@@ -655,6 +672,21 @@ func statusMismatches() []string {
 	}
 	if ErrConcurrencyWindow != C.WEIR_ERR_CONCURRENCY_WINDOW {
 		bad = append(bad, fmt.Sprintf("ErrConcurrencyWindow is %d, WEIR_ERR_CONCURRENCY_WINDOW is %d", ErrConcurrencyWindow, C.WEIR_ERR_CONCURRENCY_WINDOW))
+	}
+	if ErrConcurrencyPartitions != C.WEIR_ERR_CONCURRENCY_PARTITIONS {
+		bad = append(bad, fmt.Sprintf("ErrConcurrencyPartitions is %d, WEIR_ERR_CONCURRENCY_PARTITIONS is %d", ErrConcurrencyPartitions, C.WEIR_ERR_CONCURRENCY_PARTITIONS))
+	}
+	if ErrConcurrencyShare != C.WEIR_ERR_CONCURRENCY_SHARE {
+		bad = append(bad, fmt.Sprintf("ErrConcurrencyShare is %d, WEIR_ERR_CONCURRENCY_SHARE is %d", ErrConcurrencyShare, C.WEIR_ERR_CONCURRENCY_SHARE))
+	}
+	if ErrConcurrencyBorrow != C.WEIR_ERR_CONCURRENCY_BORROW {
+		bad = append(bad, fmt.Sprintf("ErrConcurrencyBorrow is %d, WEIR_ERR_CONCURRENCY_BORROW is %d", ErrConcurrencyBorrow, C.WEIR_ERR_CONCURRENCY_BORROW))
+	}
+	if ErrConcurrencyPartition != C.WEIR_ERR_CONCURRENCY_PARTITION {
+		bad = append(bad, fmt.Sprintf("ErrConcurrencyPartition is %d, WEIR_ERR_CONCURRENCY_PARTITION is %d", ErrConcurrencyPartition, C.WEIR_ERR_CONCURRENCY_PARTITION))
+	}
+	if ErrConcurrencyPartitionEmpty != C.WEIR_ERR_CONCURRENCY_PARTITION_EMPTY {
+		bad = append(bad, fmt.Sprintf("ErrConcurrencyPartitionEmpty is %d, WEIR_ERR_CONCURRENCY_PARTITION_EMPTY is %d", ErrConcurrencyPartitionEmpty, C.WEIR_ERR_CONCURRENCY_PARTITION_EMPTY))
 	}
 	return bad
 }

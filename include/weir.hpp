@@ -268,6 +268,30 @@ public:
         return Concurrency(out);
     }
     static result<Concurrency> make() noexcept { return make(weir_concurrency_policy_preset()); }
+    // A limit split into `count` partitions (weir_concurrency_new_partitioned).
+    static result<Concurrency> make_partitioned(const weir_concurrency_policy& policy,
+                                                const weir_concurrency_partition* parts,
+                                                std::int32_t count) noexcept {
+        weir_concurrency* out = nullptr;
+        weir_status status = weir_concurrency_new_partitioned(&policy, parts, count, &out);
+        if (status != WEIR_OK) return status;
+        return Concurrency(out);
+    }
+    // A call of partition `partition`: true, go ahead (leave it with the
+    // same partition); false, refused, or no such partition.
+    bool enter(std::int32_t partition, instant now, weir_concurrency_ticket& flight) const noexcept {
+        return weir_concurrency_enter_partition(get(), partition, now.ns(), &flight) == WEIR_OK && flight.flying == 1;
+    }
+    std::error_code leave(std::int32_t partition, weir_concurrency_ticket& flight, instant now,
+                          bool dropped = false) const noexcept {
+        return detail::code(weir_concurrency_leave_partition(get(), partition, &flight, now.ns(), dropped));
+    }
+    std::int64_t partition_flying(std::int32_t partition) const noexcept {
+        return weir_concurrency_partition_flying(get(), partition);
+    }
+    std::int64_t partition_room(std::int32_t partition) const noexcept {
+        return weir_concurrency_partition_room(get(), partition);
+    }
     bool enter(instant now, weir_concurrency_ticket& flight) const noexcept {
         return weir_concurrency_enter(get(), now.ns(), &flight);
     }
