@@ -1154,3 +1154,134 @@ fn the_bay_reader_finds_knobs_and_panels() {
     );
     assert_eq!((panels[1].id.as_str(), panels[1].copies.len()), ("b", 0));
 }
+
+// ---------------------------------------------------------------------------
+// The conformance traces: each face's sweep of traces/ (traces/README.md).
+
+/// Each face that replays the traces: its name (the first word of its
+/// lines in traces/skips.txt) and the files its replay is read from. A face
+/// replays a type when every op its type's traces use appears in those
+/// files as a quoted string (`"rate_allow"`); every type it does not replay
+/// must be in traces/skips.txt with a reason, and a skip of a type it does
+/// replay is stale.
+const TRACE_REPLAYS: &[(&str, &[&str])] = &[
+    ("c", &["tests/c/traces.c"]),
+    ("cpp", &["tests/cpp/traces_test.cpp"]),
+    ("go-cgo", &["go/traces_test.go", "go/traces_words_test.go"]),
+    ("go-words", &["go/traces_words_test.go"]),
+];
+
+/// The ops each type's traces use (`type -> ops`), each trace file's type
+/// and the ops each file uses.
+type TraceFiles = BTreeMap<String, (String, BTreeSet<String>)>;
+
+fn trace_ops(root: &Path) -> (BTreeMap<String, BTreeSet<String>>, TraceFiles) {
+    let index = fs::read_to_string(root.join("traces/index.txt")).expect("traces/index.txt");
+    let mut ops: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut files = BTreeMap::new();
+    for name in index
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+    {
+        let text = fs::read_to_string(root.join("traces").join(name)).expect(name);
+        let mut lines = text.lines();
+        let ty = lines
+            .next()
+            .and_then(|h| h.strip_prefix("weir-trace 1 "))
+            .unwrap_or_else(|| panic!("traces/{name}: no version 1 header"))
+            .to_string();
+        let mut set = BTreeSet::new();
+        for line in lines.filter(|l| !l.is_empty() && !l.starts_with('#')) {
+            set.insert(line.split(' ').next().unwrap().to_string());
+        }
+        ops.entry(ty.clone())
+            .or_default()
+            .extend(set.iter().cloned());
+        files.insert(name.to_string(), (ty, set));
+    }
+    (ops, files)
+}
+
+#[test]
+fn every_face_replays_every_trace_or_says_why_not() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (ops, files) = trace_ops(root);
+    assert!(ops.len() >= 17, "read only {} trace types", ops.len());
+    let skips_text = fs::read_to_string(root.join("traces/skips.txt")).expect("traces/skips.txt");
+    let mut skips: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut problems = Vec::new();
+    for (i, line) in skips_text.lines().enumerate() {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let mut words = line.splitn(3, ' ');
+        let (face, what, why) = (
+            words.next().unwrap_or(""),
+            words.next().unwrap_or(""),
+            words.next().unwrap_or(""),
+        );
+        if !TRACE_REPLAYS.iter().any(|(f, _)| *f == face) {
+            problems.push(format!("traces/skips.txt:{}: no face {face:?}", i + 1));
+        }
+        if !ops.contains_key(what) && !files.contains_key(what) {
+            problems.push(format!(
+                "traces/skips.txt:{}: no trace or type {what:?}",
+                i + 1
+            ));
+        }
+        if why.split_whitespace().count() < 4 {
+            problems.push(format!("traces/skips.txt:{}: give the reason", i + 1));
+        }
+        skips.insert((face.to_string(), what.to_string()));
+    }
+    for (face, sources) in TRACE_REPLAYS {
+        let mut text = String::new();
+        for s in *sources {
+            match fs::read_to_string(root.join(s)) {
+                Ok(t) => text.push_str(&t),
+                Err(_) => problems.push(format!("{face}: its replay {s} is missing")),
+            }
+        }
+        for ty in ops.keys() {
+            // The ops of the type's files the face does not skip one by one.
+            let set: BTreeSet<&String> = files
+                .iter()
+                .filter(|(f, (t, _))| {
+                    t == ty && !skips.contains(&(face.to_string(), f.to_string()))
+                })
+                .flat_map(|(_, (_, ops))| ops)
+                .collect();
+            let missing: Vec<&str> = set
+                .into_iter()
+                .filter(|op| !text.contains(&format!("\"{op}\"")))
+                .map(String::as_str)
+                .collect();
+            let skipped = skips.contains(&(face.to_string(), ty.clone()));
+            if missing.is_empty() && skipped {
+                problems.push(format!(
+                    "{face}: replays {ty} but traces/skips.txt skips it (remove the skip)"
+                ));
+            }
+            if !missing.is_empty() && !skipped {
+                problems.push(format!(
+                    "{face}: does not replay {ty} (no {:?}); replay it or list it in \
+                     traces/skips.txt with the reason",
+                    missing
+                ));
+            }
+        }
+        for (file, (ty, _)) in &files {
+            if skips.contains(&(face.to_string(), file.clone()))
+                && skips.contains(&(face.to_string(), ty.clone()))
+            {
+                problems.push(format!("{face}: skips {file} and its type {ty} both"));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "{} problem(s) in the trace replays (traces/README.md, \"Skips\"):\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}

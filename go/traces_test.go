@@ -1,0 +1,457 @@
+package weir
+
+// The conformance traces (../traces/README.md) replayed through the Go
+// package: this file reads them and replays the types the cgo handles and
+// C word calls carry; traces_words_test.go replays the pure-Go words. Every
+// answer is compared exactly; a failure names the trace file and line.
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// traceCall is one call line: its op, arguments and the answers it got.
+type traceCall struct {
+	op   string
+	args []string
+	next int
+	got  []string
+	err  string
+	want string
+}
+
+func (c *traceCall) arg() string {
+	if c.next >= len(c.args) {
+		c.err = "too few arguments"
+		return "0"
+	}
+	c.next++
+	return c.args[c.next-1]
+}
+
+func (c *traceCall) i64() int64 {
+	v, err := strconv.ParseInt(c.arg(), 10, 64)
+	if err != nil {
+		c.err = err.Error()
+	}
+	return v
+}
+
+func (c *traceCall) u64() uint64 {
+	v, err := strconv.ParseUint(c.arg(), 10, 64)
+	if err != nil {
+		c.err = err.Error()
+	}
+	return v
+}
+
+func (c *traceCall) f64() float64 {
+	v, err := strconv.ParseUint(strings.TrimPrefix(c.arg(), "0x"), 16, 64)
+	if err != nil {
+		c.err = err.Error()
+	}
+	return math.Float64frombits(v)
+}
+
+func (c *traceCall) dur() time.Duration { return time.Duration(c.i64()) }
+
+func (c *traceCall) oI64(v int64)         { c.got = append(c.got, strconv.FormatInt(v, 10)) }
+func (c *traceCall) oU64(v uint64)        { c.got = append(c.got, strconv.FormatUint(v, 10)) }
+func (c *traceCall) oDur(v time.Duration) { c.oI64(int64(v)) }
+func (c *traceCall) oF64(v float64) {
+	c.got = append(c.got, fmt.Sprintf("0x%016x", math.Float64bits(v)))
+}
+func (c *traceCall) oBool(v bool) {
+	if v {
+		c.got = append(c.got, "1")
+	} else {
+		c.got = append(c.got, "0")
+	}
+}
+
+// oErr writes a call's error as the C ABI's status: 0 for nil, the code
+// of a Status.
+func (c *traceCall) oErr(err error) {
+	var s Status
+	switch {
+	case err == nil:
+		c.oI64(0)
+	case errors.As(err, &s):
+		c.oI64(int64(s.Code()))
+	default:
+		c.err = "an error that is not a Status: " + err.Error()
+	}
+}
+
+// traceSkips reads ../traces/skips.txt: the traces and types face skips.
+func traceSkips(t *testing.T, face string) map[string]bool {
+	text, err := os.ReadFile(filepath.Join("..", "traces", "skips.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	skips := map[string]bool{}
+	for _, line := range strings.Split(string(text), "\n") {
+		f := strings.SplitN(line, " ", 3)
+		if len(f) == 3 && f[0] == face {
+			skips[f[1]] = true
+		}
+	}
+	return skips
+}
+
+// replayTraces replays every trace face does not skip; run makes one
+// call on the replay's state (made fresh per file by fresh) and reports
+// false for an op it does not know.
+func replayTraces[S any](t *testing.T, face string, fresh func() *S, run func(c *traceCall, s *S) bool, done func(s *S)) {
+	if _, err := os.Stat(filepath.Join("..", "traces")); err != nil {
+		if _, err := os.Stat(filepath.Join("..", "Cargo.toml")); err != nil {
+			t.Skip("the traces live in the weir repository, beside go/; this copy of the package is outside it (a module cache)")
+		}
+	}
+	skips := traceSkips(t, face)
+	index, err := os.ReadFile(filepath.Join("..", "traces", "index.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, calls := 0, 0
+	for _, name := range strings.Split(string(index), "\n") {
+		if name == "" || strings.HasPrefix(name, "#") || skips[name] {
+			continue
+		}
+		path := filepath.Join("..", "traces", name)
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 8192), 8192)
+		state := fresh()
+		line := 0
+		for sc.Scan() {
+			line++
+			text := sc.Text()
+			if line == 1 {
+				ty, ok := strings.CutPrefix(text, "weir-trace 1 ")
+				if !ok {
+					t.Fatalf("traces/%s:1: not a version 1 trace", name)
+				}
+				if skips[ty] {
+					break
+				}
+				files++
+				continue
+			}
+			if text == "" || text[0] == '#' {
+				continue
+			}
+			lhs, want, ok := strings.Cut(text, " =")
+			if !ok {
+				t.Fatalf("traces/%s:%d: no ' ='", name, line)
+			}
+			want = strings.TrimPrefix(want, " ")
+			words := strings.Split(lhs, " ")
+			c := &traceCall{op: words[0], args: words[1:], want: want}
+			if !run(c, state) {
+				t.Fatalf("traces/%s:%d: unknown op %s", name, line, c.op)
+			}
+			if c.err == "" && c.next != len(c.args) {
+				c.err = "unused arguments"
+			}
+			if c.err != "" {
+				t.Fatalf("traces/%s:%d: %s: %s", name, line, c.op, c.err)
+			}
+			if got := strings.Join(c.got, " "); got != want {
+				t.Fatalf("traces/%s:%d: %s: expected %q, got %q", name, line, c.op, want, got)
+			}
+			calls++
+		}
+		f.Close()
+		done(state)
+		if err := sc.Err(); err != nil {
+			t.Fatalf("traces/%s: %v", name, err)
+		}
+	}
+	if files == 0 {
+		t.Fatal("replayed no trace")
+	}
+	t.Logf("%d calls in %d traces replayed exactly", calls, files)
+}
+
+// cgoHeld is what the cgo replay holds: one of each type it replays.
+type cgoHeld struct {
+	rate      uint64
+	rateLimit RateLimit
+	gcra      uint64
+	gcraLimit GCRALimit
+	bucket    *Bucket
+	sliding   *Sliding
+	period    *Period
+	gate      *Gate
+	deadline  Deadline
+	window    *Window
+	conc      *Concurrency
+	concT     []ConcurrencyTicket
+	shedder   *Shedder
+	shedderT  []ShedderTicket
+}
+
+func (h *cgoHeld) close() {
+	if h.bucket != nil {
+		h.bucket.Close()
+	}
+	if h.sliding != nil {
+		h.sliding.Close()
+	}
+	if h.period != nil {
+		h.period.Close()
+	}
+	if h.gate != nil {
+		h.gate.Close()
+	}
+	if h.window != nil {
+		h.window.Close()
+	}
+	if h.conc != nil {
+		h.conc.Close()
+	}
+	if h.shedder != nil {
+		h.shedder.Close()
+	}
+}
+
+func TestTracesCgo(t *testing.T) {
+	replayTraces(t, "go-cgo", func() *cgoHeld { return &cgoHeld{} }, func(c *traceCall, h *cgoHeld) bool {
+		if limitOps(c, &h.rateLimit, &h.gcraLimit) {
+			return true
+		}
+		switch c.op {
+		// the words through their C calls
+		case "rate_set":
+			h.rate = c.u64()
+		case "rate_allow":
+			c.oBool(RateAllowC(&h.rate, &h.rateLimit, c.dur()))
+			c.oU64(h.rate)
+		case "rate_next":
+			c.oDur(RateNextC(&h.rate, &h.rateLimit, c.dur()))
+		case "gcra_set":
+			h.gcra = c.u64()
+		case "gcra_allow":
+			c.oBool(GCRAAllowC(&h.gcra, &h.gcraLimit, c.dur()))
+			c.oU64(h.gcra)
+		case "gcra_allow_n":
+			now := c.dur()
+			c.oBool(GCRAAllowNC(&h.gcra, &h.gcraLimit, now, c.i64()))
+			c.oU64(h.gcra)
+		case "gcra_next":
+			c.oDur(GCRANextC(&h.gcra, &h.gcraLimit, c.dur()))
+		case "gcra_room":
+			c.oI64(GCRARoomC(&h.gcra, &h.gcraLimit, c.dur()))
+		// deadline: its two fields, read and written as the C struct's
+		case "deadline_start":
+			budget := c.dur()
+			h.deadline = StartDeadline(budget, c.dur())
+			f := (*[2]int64)(unsafe.Pointer(&h.deadline.d))
+			c.oI64(f[0])
+			c.oI64(f[1])
+		case "deadline_set":
+			f := (*[2]int64)(unsafe.Pointer(&h.deadline.d))
+			f[0], f[1] = c.i64(), c.i64()
+		case "deadline_expired":
+			c.oBool(h.deadline.Expired(c.dur()))
+		case "deadline_remaining":
+			// The C call writes its out only when it answers true (the
+			// trace's 0 is the untouched out); Go answers Never then.
+			left, ok := h.deadline.Remaining(c.dur())
+			c.oBool(ok)
+			if !ok {
+				left = 0
+			}
+			c.oDur(left)
+		// bucket
+		case "bucket_new":
+			rate, burst := c.f64(), c.f64()
+			if h.bucket != nil {
+				h.bucket.Close()
+			}
+			var err error
+			h.bucket, err = NewBucketAt(rate, burst, c.dur())
+			c.oErr(err)
+		case "bucket_take":
+			now := c.dur()
+			c.oBool(h.bucket.AllowN(now, c.f64()))
+		case "bucket_refund":
+			now, at := c.dur(), c.dur()
+			c.oErr(h.bucket.Refund(now, at, c.f64()))
+		case "bucket_next":
+			now := c.dur()
+			c.oDur(h.bucket.Delay(now, c.f64()))
+		case "bucket_tokens":
+			c.oF64(h.bucket.Tokens(c.dur()))
+		// sliding
+		case "sliding_new":
+			q := c.i64()
+			if h.sliding != nil {
+				h.sliding.Close()
+			}
+			var err error
+			h.sliding, err = NewSliding(q, c.dur())
+			c.oErr(err)
+		case "sliding_take":
+			c.oBool(h.sliding.AllowAt(c.dur()))
+		case "sliding_left":
+			c.oI64(h.sliding.Left(c.dur()))
+		case "sliding_next":
+			c.oDur(h.sliding.Next(c.dur()))
+		// period
+		case "period_new":
+			q, p := c.i64(), c.dur()
+			if h.period != nil {
+				h.period.Close()
+			}
+			var err error
+			h.period, err = NewPeriod(q, p, c.i64() != 0)
+			c.oErr(err)
+		case "period_take":
+			c.oI64(int64(h.period.TakeAt(c.dur())))
+		case "period_left":
+			c.oI64(h.period.Left(c.dur()))
+		case "period_next":
+			c.oDur(h.period.Next(c.dur()))
+		// gate
+		case "gate_new":
+			l := c.i64()
+			if h.gate != nil {
+				h.gate.Close()
+			}
+			var err error
+			h.gate, err = NewGate(l)
+			c.oErr(err)
+		case "gate_enter":
+			c.oBool(h.gate.Enter())
+		case "gate_leave":
+			h.gate.Leave()
+		case "gate_held":
+			c.oI64(h.gate.Held())
+		// window: Buckets reads them all; with room for cap, C writes the newest cap
+		case "window_new":
+			size, width := int32(c.i64()), c.dur()
+			if h.window != nil {
+				h.window.Close()
+			}
+			var err error
+			h.window, err = NewWindow(size, width, c.dur())
+			c.oErr(err)
+		case "window_add":
+			now := c.dur()
+			c.oErr(h.window.Add(now, c.i64()))
+		case "window_read_total":
+			now := c.dur()
+			tot, err := h.window.Total(now, c.i64() != 0)
+			c.oErr(err)
+			c.oI64(tot.Sum)
+			c.oI64(tot.Count)
+		case "window_read_buckets":
+			now := c.dur()
+			current := c.i64() != 0
+			cap := int(c.u64())
+			all := h.window.Buckets(now, current)
+			if len(all) > cap {
+				all = all[len(all)-cap:]
+			}
+			c.oU64(uint64(len(all)))
+			for i := 0; i < len(all) && i < cap; i++ {
+				c.oI64(all[i].Sum)
+				c.oI64(all[i].Count)
+			}
+		case "window_size":
+			c.oI64(int64(h.window.Size()))
+		case "window_width":
+			c.oDur(h.window.Width())
+		// concurrency: a refused Enter is ErrRefused, the C call's false
+		case "concurrency_new":
+			p := ConcurrencyPolicy{InitialLimit: int32(c.i64()), MinLimit: int32(c.i64()), MaxLimit: int32(c.i64()),
+				QueueSize: int32(c.i64()), Smoothing: c.f64(), Tolerance: c.f64(), LongWindow: int32(c.i64()), Warmup: int32(c.i64())}
+			if h.conc != nil {
+				h.conc.Close()
+			}
+			var err error
+			h.conc, err = NewConcurrency(&p)
+			c.oErr(err)
+		case "concurrency_enter":
+			tk, err := h.conc.Enter(c.dur())
+			h.concT = append(h.concT, tk)
+			c.oBool(err == nil)
+		case "concurrency_leave":
+			k := c.u64()
+			now := c.dur()
+			dropped := c.i64() != 0
+			if k >= uint64(len(h.concT)) {
+				c.err = "no such ticket slot"
+				return true
+			}
+			c.oErr(h.concT[k].Leave(now, dropped))
+		case "concurrency_limit":
+			c.oI64(h.conc.Limit())
+		case "concurrency_flying":
+			c.oI64(h.conc.Flying())
+		case "concurrency_long_rtt":
+			// LongRTT is a time.Duration: the C reading's double, truncated
+			// to whole ns. Compare it so; the fraction has no Go form.
+			bits, _ := strconv.ParseUint(strings.TrimPrefix(c.want, "0x"), 16, 64)
+			if got := h.conc.LongRTT(); got == time.Duration(math.Float64frombits(bits)) {
+				c.got = append(c.got, c.want)
+			} else {
+				c.oI64(int64(got))
+			}
+		// shedder
+		case "shedder_new":
+			p := ShedderPolicy{Size: int32(c.i64()), CPU: int32(c.i64()), Window: c.dur(), Latency: c.dur(),
+				Beta: c.f64(), Cool: c.dur(), Floor: c.f64()}
+			if h.shedder != nil {
+				h.shedder.Close()
+			}
+			var err error
+			h.shedder, err = NewShedderAt(&p, c.dur())
+			c.oErr(err)
+		case "shedder_allow":
+			now := c.dur()
+			tk, err := h.shedder.AllowAt(now, int32(c.i64()))
+			h.shedderT = append(h.shedderT, tk)
+			c.oBool(err == nil)
+		case "shedder_pass", "shedder_fail":
+			k := c.u64()
+			if k >= uint64(len(h.shedderT)) {
+				c.err = "no such ticket slot"
+				return true
+			}
+			if c.op == "shedder_pass" {
+				c.oErr(h.shedderT[k].PassAt(c.dur()))
+			} else {
+				c.oErr(h.shedderT[k].Fail())
+			}
+		case "shedder_flying":
+			c.oI64(h.shedder.Flying())
+		case "shedder_read_stats":
+			st, err := h.shedder.StatsAt(c.dur())
+			c.oErr(err)
+			c.oI64(st.Flying)
+			c.oF64(st.Average)
+			c.oF64(st.Capacity)
+			c.oF64(st.Limit)
+			c.oI64(int64(st.CPU))
+			c.oBool(st.Hot)
+		default:
+			return false
+		}
+		return true
+	}, (*cgoHeld).close)
+}

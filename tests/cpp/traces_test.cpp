@@ -1,0 +1,403 @@
+// The conformance traces (traces/README.md) replayed through weir.hpp: the
+// reader is the C replay's (tests/c/trace_reader.h), the calls are the C++
+// classes'. Every answer is compared exactly; a failure names the trace
+// file and line. The types and files it leaves out are in traces/skips.txt.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <system_error>
+
+#include "weir.hpp"
+
+#include "../c/trace_reader.h"
+
+namespace {
+
+using std::chrono::nanoseconds;
+
+struct Held {
+    weir::Rate rate;
+    std::optional<weir::RateLimit> rate_limit;
+    weir::Gcra gcra;
+    std::optional<weir::GcraLimit> gcra_limit;
+    std::optional<weir::Bucket> bucket;
+    std::optional<weir::Sliding> sliding;
+    std::optional<weir::Period> period;
+    std::optional<weir::Gate> gate;
+    std::optional<weir::Budget> budget;
+    std::optional<weir::Window> window;
+    std::optional<weir::Concurrency> concurrency;
+    weir::Backoff backoff;
+    std::optional<weir::Shedder> shedder;
+    std::optional<weir::Pool> pool;
+    std::size_t tickets = 0;
+    weir_concurrency_ticket concurrency_tickets[MAX_TICKETS] = {};
+    weir::ShedderTicket shedder_tickets[MAX_TICKETS];
+};
+
+void backoff_fields(call* c, const weir::Backoff& b) {
+    o_i64(c, b.base.count());
+    o_f64(c, b.factor);
+    o_i64(c, b.cap.count());
+    o_i64(c, b.attempts);
+    o_i64(c, b.jitter);
+    o_f64(c, b.spread);
+}
+
+void list(call* c, std::size_t n, const std::uintptr_t* items, std::size_t cap) {
+    o_u64(c, n);
+    for (std::size_t i = 0; i < n && i < cap; i++) o_u64(c, items[i]);
+}
+
+void o_code(call* c, std::error_code e) { o_i64(c, e.value()); }
+
+// Makes a handle from a result, as a constructor line does: the status,
+// and the handle held only on success.
+template <class T>
+void make(call* c, std::optional<T>& slot, weir::result<T> r) {
+    o_code(c, r.error());
+    slot.reset();
+    if (r) slot.emplace(std::move(*r));
+}
+
+bool run(call* c, Held& h) {
+    const std::string op = c->op;
+    // rate word
+    if (op == "rate_limit_new") {
+        const double l = a_f64(c);
+        const std::int64_t b = a_i64(c);
+        auto r = weir::RateLimit::make(l, b);
+        o_code(c, r.error());
+        if (r) h.rate_limit = *r;
+        const weir_rate_limit z{};
+        const weir_rate_limit& x = h.rate_limit ? *h.rate_limit->get() : z;
+        o_u64(c, x.interval_ns);
+        o_u64(c, x.interval_frac);
+        o_u64(c, x.burst);
+    } else if (op == "rate_set") {
+        h.rate.get()->state = a_u64(c);
+    } else if (op == "rate_allow") {
+        o_bool(c, h.rate.allow(h.rate_limit.value(), a_i64(c)));
+        o_u64(c, h.rate.get()->state);
+    } else if (op == "rate_next") {
+        o_i64(c, h.rate.next(h.rate_limit.value(), a_i64(c)).count());
+    }
+    // GCRA word
+    else if (op == "gcra_limit_new") {
+        const double l = a_f64(c);
+        const std::int64_t b = a_i64(c);
+        auto r = weir::GcraLimit::make(l, b);
+        o_code(c, r.error());
+        if (r) h.gcra_limit = *r;
+        const weir_gcra_limit z{};
+        const weir_gcra_limit& x = h.gcra_limit ? *h.gcra_limit->get() : z;
+        o_u64(c, x.per_token);
+        o_i64(c, x.tolerance);
+        o_u64(c, x.shift);
+        o_u64(c, x.reserved);
+    } else if (op == "gcra_set") {
+        h.gcra.get()->state = a_u64(c);
+    } else if (op == "gcra_allow") {
+        o_bool(c, h.gcra.allow(h.gcra_limit.value(), a_i64(c)));
+        o_u64(c, h.gcra.get()->state);
+    } else if (op == "gcra_allow_n") {
+        const std::int64_t now = a_i64(c);
+        o_bool(c, h.gcra.allow_n(h.gcra_limit.value(), now, a_i64(c)));
+        o_u64(c, h.gcra.get()->state);
+    } else if (op == "gcra_next") {
+        o_i64(c, h.gcra.next(h.gcra_limit.value(), a_i64(c)).count());
+    } else if (op == "gcra_room") {
+        o_i64(c, h.gcra.room(h.gcra_limit.value(), a_i64(c)));
+    }
+    // backoff
+    else if (op == "backoff_preset") {
+        h.backoff = weir::Backoff{};
+        backoff_fields(c, h.backoff);
+    } else if (op == "backoff_full_jitter") {
+        h.backoff = weir::Backoff::full_jitter();
+        backoff_fields(c, h.backoff);
+    } else if (op == "backoff_set") {
+        h.backoff.base = nanoseconds(a_i64(c));
+        h.backoff.factor = a_f64(c);
+        h.backoff.cap = nanoseconds(a_i64(c));
+        h.backoff.attempts = static_cast<std::int32_t>(a_i64(c));
+        h.backoff.jitter = static_cast<std::int32_t>(a_i64(c));
+        h.backoff.spread = a_f64(c);
+    } else if (op == "backoff_check") {
+        o_code(c, h.backoff.check());
+    } else if (op == "backoff_more") {
+        o_bool(c, h.backoff.more(static_cast<std::int32_t>(a_i64(c))));
+    } else if (op == "backoff_delay") {
+        const auto retry = static_cast<std::int32_t>(a_i64(c));
+        const double draw = a_f64(c);
+        o_i64(c, h.backoff.delay(retry, draw, nanoseconds(a_i64(c))).count());
+    } else if (op == "backoff_ceiling") {
+        o_i64(c, h.backoff.ceiling(static_cast<std::int32_t>(a_i64(c))).count());
+    } else if (op == "backoff_schedule") {
+        static double draws[MAX_ARGS];
+        static std::int64_t out[MAX_ARGS];
+        const auto cap = static_cast<std::size_t>(a_u64(c));
+        const auto n = static_cast<std::size_t>(a_u64(c));
+        if (cap > MAX_ARGS || n > MAX_ARGS) fail(c, "schedule too long");
+        for (std::size_t i = 0; i < n; i++) draws[i] = a_f64(c);
+        const std::size_t made = h.backoff.schedule(n ? draws : nullptr, n, cap ? out : nullptr, cap);
+        o_u64(c, made);
+        for (std::size_t i = 0; i < made && i < cap; i++) o_i64(c, out[i]);
+    }
+    // bucket
+    else if (op == "bucket_new") {
+        const double rate = a_f64(c), burst = a_f64(c);
+        make(c, h.bucket, weir::Bucket::make(rate, burst, a_i64(c)));
+    } else if (op == "bucket_take") {
+        const std::int64_t now = a_i64(c);
+        o_bool(c, h.bucket->take(now, a_f64(c)));
+    } else if (op == "bucket_refund") {
+        const std::int64_t now = a_i64(c), at = a_i64(c);
+        o_code(c, h.bucket->refund(now, at, a_f64(c)));
+    } else if (op == "bucket_next") {
+        const std::int64_t now = a_i64(c);
+        o_i64(c, h.bucket->next(now, a_f64(c)).count());
+    } else if (op == "bucket_tokens") {
+        o_f64(c, h.bucket->tokens(a_i64(c)));
+    }
+    // sliding
+    else if (op == "sliding_new") {
+        const std::int64_t quota = a_i64(c);
+        make(c, h.sliding, weir::Sliding::make(quota, nanoseconds(a_i64(c))));
+    } else if (op == "sliding_take") {
+        o_bool(c, h.sliding->take(a_i64(c)));
+    } else if (op == "sliding_left") {
+        o_i64(c, h.sliding->left(a_i64(c)));
+    } else if (op == "sliding_next") {
+        o_i64(c, h.sliding->next(a_i64(c)).count());
+    }
+    // period
+    else if (op == "period_new") {
+        const std::int64_t quota = a_i64(c), len = a_i64(c);
+        make(c, h.period, weir::Period::make(quota, nanoseconds(len), a_i64(c) != 0));
+    } else if (op == "period_take") {
+        o_i64(c, static_cast<std::int64_t>(h.period->take(a_i64(c))));
+    } else if (op == "period_left") {
+        o_i64(c, h.period->left(a_i64(c)));
+    } else if (op == "period_next") {
+        o_i64(c, h.period->next(a_i64(c)).count());
+    }
+    // gate
+    else if (op == "gate_new") {
+        make(c, h.gate, weir::Gate::make(a_i64(c)));
+    } else if (op == "gate_enter") {
+        o_bool(c, h.gate->enter());
+    } else if (op == "gate_leave") {
+        h.gate->leave();
+    } else if (op == "gate_held") {
+        o_i64(c, h.gate->held());
+    }
+    // budget
+    else if (op == "budget_new") {
+        weir_budget_policy p{};
+        p.form = static_cast<std::int32_t>(a_i64(c));
+        p.max_tokens = static_cast<std::int32_t>(a_i64(c));
+        p.token_ratio = a_f64(c);
+        p.ttl_ns = a_i64(c);
+        p.min_per_s = static_cast<std::int32_t>(a_i64(c));
+        p.reserved = static_cast<std::int32_t>(a_i64(c));
+        p.percent = a_f64(c);
+        make(c, h.budget, weir::Budget::make(p, a_i64(c)));
+    } else if (op == "budget_deposit") {
+        h.budget->deposit(a_i64(c));
+    } else if (op == "budget_withdraw") {
+        o_bool(c, h.budget->withdraw(a_i64(c)));
+    } else if (op == "budget_left") {
+        o_i64(c, h.budget->left(a_i64(c)));
+    } else if (op == "budget_tokens") {
+        o_i64(c, h.budget->tokens(a_i64(c)));
+    }
+    // window
+    else if (op == "window_new") {
+        const auto size = static_cast<std::int32_t>(a_i64(c));
+        const std::int64_t width = a_i64(c);
+        make(c, h.window, weir::Window::make(size, nanoseconds(width), a_i64(c)));
+    } else if (op == "window_add") {
+        const std::int64_t now = a_i64(c);
+        o_code(c, h.window->add(now, a_i64(c)));
+    } else if (op == "window_read_total") {
+        const std::int64_t now = a_i64(c);
+        auto r = h.window->total(now, a_i64(c) != 0);
+        o_code(c, r.error());
+        o_i64(c, r ? r->sum : 0);
+        o_i64(c, r ? r->count : 0);
+    } else if (op == "window_read_buckets") {
+        weir_window_total t[MAX_LIST] = {};
+        const std::int64_t now = a_i64(c);
+        const bool current = a_i64(c) != 0;
+        const auto cap = static_cast<std::size_t>(a_u64(c));
+        if (cap > MAX_LIST) fail(c, "cap too large");
+        const std::size_t n = h.window->buckets(now, current, t, cap);
+        o_u64(c, n);
+        for (std::size_t i = 0; i < n && i < cap; i++) {
+            o_i64(c, t[i].sum);
+            o_i64(c, t[i].count);
+        }
+    } else if (op == "window_size") {
+        o_i64(c, h.window->size());
+    } else if (op == "window_width") {
+        o_i64(c, h.window->width().count());
+    }
+    // concurrency
+    else if (op == "concurrency_new") {
+        weir_concurrency_policy p{};
+        p.initial_limit = static_cast<std::int32_t>(a_i64(c));
+        p.min_limit = static_cast<std::int32_t>(a_i64(c));
+        p.max_limit = static_cast<std::int32_t>(a_i64(c));
+        p.queue_size = static_cast<std::int32_t>(a_i64(c));
+        p.smoothing = a_f64(c);
+        p.tolerance = a_f64(c);
+        p.long_window = static_cast<std::int32_t>(a_i64(c));
+        p.warmup = static_cast<std::int32_t>(a_i64(c));
+        make(c, h.concurrency, weir::Concurrency::make(p));
+    } else if (op == "concurrency_enter") {
+        if (h.tickets == MAX_TICKETS) fail(c, "too many tickets");
+        o_bool(c, h.concurrency->enter(a_i64(c), h.concurrency_tickets[h.tickets++]));
+    } else if (op == "concurrency_leave") {
+        const std::uint64_t k = a_u64(c);
+        if (k >= h.tickets) fail(c, "no such ticket slot");
+        const std::int64_t now = a_i64(c);
+        o_code(c, h.concurrency->leave(h.concurrency_tickets[k], now, a_i64(c) != 0));
+    } else if (op == "concurrency_limit") {
+        o_i64(c, h.concurrency->limit());
+    } else if (op == "concurrency_flying") {
+        o_i64(c, h.concurrency->flying());
+    } else if (op == "concurrency_long_rtt") {
+        o_f64(c, h.concurrency->long_rtt());
+    }
+    // shedder
+    else if (op == "shedder_new") {
+        weir::ShedderPolicy p;
+        p.size = static_cast<std::int32_t>(a_i64(c));
+        p.cpu = static_cast<std::int32_t>(a_i64(c));
+        p.window = nanoseconds(a_i64(c));
+        p.latency = nanoseconds(a_i64(c));
+        p.beta = a_f64(c);
+        p.cool = nanoseconds(a_i64(c));
+        p.floor = a_f64(c);
+        make(c, h.shedder, weir::Shedder::make(p, a_i64(c)));
+    } else if (op == "shedder_allow") {
+        if (h.tickets == MAX_TICKETS) fail(c, "too many tickets");
+        const std::int64_t now = a_i64(c);
+        o_bool(c, h.shedder->allow(now, static_cast<std::int32_t>(a_i64(c)), h.shedder_tickets[h.tickets++]));
+    } else if (op == "shedder_pass" || op == "shedder_fail") {
+        const std::uint64_t k = a_u64(c);
+        if (k >= h.tickets) fail(c, "no such ticket slot");
+        o_code(c, op == "shedder_pass" ? h.shedder->pass(h.shedder_tickets[k], a_i64(c))
+                                       : h.shedder->fail(h.shedder_tickets[k]));
+    } else if (op == "shedder_flying") {
+        o_i64(c, h.shedder->flying());
+    } else if (op == "shedder_read_stats") {
+        auto r = h.shedder->stats(a_i64(c));
+        const weir_shedder_stats z{};
+        const weir_shedder_stats& x = r ? *r : z;
+        o_code(c, r.error());
+        o_i64(c, x.flying);
+        o_f64(c, x.average);
+        o_f64(c, x.capacity);
+        o_f64(c, x.limit);
+        o_i64(c, x.cpu);
+        o_i64(c, x.hot);
+    }
+    // pool
+    else if (op == "pool_new") {
+        weir::PoolPolicy p;
+        p.size = a_i64(c);
+        p.idle = a_i64(c);
+        p.keep = nanoseconds(a_i64(c));
+        p.life = nanoseconds(a_i64(c));
+        p.life_jitter = a_f64(c);
+        p.min_idle = a_i64(c);
+        p.max_making = a_i64(c);
+        make(c, h.pool, weir::Pool::make(p));
+    } else if (op == "pool_take") {
+        const weir::PoolTaken t = h.pool->take(a_i64(c));
+        o_i64(c, static_cast<std::int64_t>(t.kind));
+        o_u64(c, t.item);
+    } else if (op == "pool_made") {
+        const auto item = static_cast<std::uintptr_t>(a_u64(c));
+        o_code(c, h.pool->made(item, a_i64(c)));
+    } else if (op == "pool_made_jittered") {
+        const auto item = static_cast<std::uintptr_t>(a_u64(c));
+        const std::int64_t now = a_i64(c);
+        o_code(c, h.pool->made_jittered(item, now, a_u64(c)));
+    } else if (op == "pool_unmade") {
+        o_code(c, h.pool->unmade());
+    } else if (op == "pool_give") {
+        const auto item = static_cast<std::uintptr_t>(a_u64(c));
+        auto r = h.pool->give(item, a_i64(c));
+        o_code(c, r.error());
+        o_bool(c, r ? *r : false);
+    } else if (op == "pool_drop") {
+        o_code(c, h.pool->drop(static_cast<std::uintptr_t>(a_u64(c))));
+    } else if (op == "pool_evict") {
+        std::uintptr_t items[MAX_LIST] = {};
+        const std::int64_t now = a_i64(c);
+        const auto cap = static_cast<std::size_t>(a_u64(c));
+        if (cap > MAX_LIST) fail(c, "cap too large");
+        list(c, h.pool->evict(now, items, cap), items, cap);
+    } else if (op == "pool_close") {
+        std::uintptr_t items[MAX_LIST] = {};
+        const auto cap = static_cast<std::size_t>(a_u64(c));
+        if (cap > MAX_LIST) fail(c, "cap too large");
+        list(c, h.pool->close(items, cap), items, cap);
+    } else if (op == "pool_mark_old") {
+        o_i64(c, h.pool->mark_old());
+    } else if (op == "pool_make_ahead") {
+        o_i64(c, h.pool->make_ahead());
+    } else if (op == "pool_live") {
+        o_i64(c, h.pool->live());
+    } else if (op == "pool_idle") {
+        o_i64(c, h.pool->idle());
+    } else if (op == "pool_busy") {
+        o_i64(c, h.pool->busy());
+    } else if (op == "pool_next_expiry") {
+        o_i64(c, h.pool->next_expiry(a_i64(c)).count());
+    } else if (op == "pool_read_stats") {
+        auto r = h.pool->stats();
+        const weir_pool_stats z{};
+        const weir_pool_stats& x = r ? *r : z;
+        o_code(c, r.error());
+        for (std::uint64_t v : {x.made, x.reused, x.stale, x.evicted_idle, x.evicted_age, x.dropped, x.refused,
+                                x.waits, x.unmade, x.closed, x.retired}) {
+            o_u64(c, v);
+        }
+    } else {
+        return false;
+    }
+    return true;
+}
+
+// The repository's root, from this file's path (ctest runs the suite in
+// the build directory).
+std::string root() {
+    std::string file = __FILE__;
+    const std::string tail = "tests/cpp/traces_test.cpp";
+    if (file.size() >= tail.size() && file.compare(file.size() - tail.size(), tail.size(), tail) == 0) {
+        file.resize(file.size() - tail.size());
+    }
+    return file.empty() ? "." : file;
+}
+
+TEST(Traces, EveryTraceReplaysExactlyThroughWeirHpp) {
+    static Held* held = nullptr;
+    trace_face face{};
+    face.face = "cpp";
+    face.run = [](call* c, void*) { return run(c, *held); };
+    face.fresh = [](void*) { held = new Held(); };
+    face.done = [](void*) {
+        delete held;
+        held = nullptr;
+    };
+    EXPECT_GT(trace_replay_all(&face, root().c_str()), 0);
+}
+
+}  // namespace
