@@ -427,6 +427,17 @@ func TestTracesCgo(t *testing.T) {
 			tk, err := h.shedder.AllowAt(now, int32(c.i64()))
 			h.shedderT = append(h.shedderT, tk)
 			c.oBool(err == nil)
+		case "shedder_allow_class":
+			now := c.dur()
+			cpu := int32(c.i64())
+			tk, err := h.shedder.AllowClassAt(now, cpu, Criticality(c.i64()))
+			h.shedderT = append(h.shedderT, tk)
+			if errors.Is(err, ErrRefused) {
+				c.oErr(nil)
+			} else {
+				c.oErr(err)
+			}
+			c.oBool(err == nil)
 		case "shedder_pass", "shedder_fail":
 			k := c.u64()
 			if k >= uint64(len(h.shedderT)) {

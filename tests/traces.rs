@@ -2093,6 +2093,128 @@ fn shedder_traces(out: &mut Vec<Trace>) {
     }
     weir_shedder_free(h);
     out.push(t);
+
+    // The classes: each call's class, its decision and the ticket's state.
+    let allow_class =
+        |t: &mut Trace, slots: &mut Slots<weir_shedder_ticket>, h, now: i64, cpu: i32, class| {
+            let (_, tk) = slots.take();
+            let s = weir_shedder_allow_class(h, now, cpu, class, &mut *tk);
+            let ok = s == weir_status::WEIR_OK && tk.flying == 1;
+            t.call(
+                "shedder_allow_class",
+                &[I(now), I(cpu.into()), I(class.into())],
+                &[S(s), B(ok)],
+            );
+            ok
+        };
+    let mut t = Trace::new(
+        "shedder-classes.trace",
+        "shedder",
+        "The shedder's criticality classes: the four classes at the points\n\
+         where each is refused (half, three quarters, all and five quarters\n\
+         of the limit; half, three quarters and all of the CPU threshold),\n\
+         then seeded random calls of mixed classes.",
+    );
+    let mut h: *mut weir_shedder = std::ptr::null_mut();
+    let mut slots = Slots::<weir_shedder_ticket>(Vec::new());
+    let small = weir_shedder_policy {
+        size: 4,
+        window_ns: 20_000_000,
+        cpu: 800,
+        latency_ns: 20_000_000,
+        beta: 0.0,
+        cool_ns: 0,
+        floor: 1.0,
+    };
+    for n in 2..=7usize {
+        t.note(&format!(
+            "{n} in flight and an average of {n} against a limit of 4"
+        ));
+        new(&mut t, &mut h, small, 0);
+        let mut open = Vec::new();
+        for _ in 0..=n {
+            allow(&mut t, &mut slots, h, 0, 0);
+            open.push(slots.0.len() - 1);
+        }
+        end(&mut t, &mut slots, h, open[0], 0, false);
+        read(&mut t, h, 0);
+        for class in [
+            WEIR_SHEDDER_SHEDDABLE,
+            WEIR_SHEDDER_SHEDDABLE_PLUS,
+            WEIR_SHEDDER_CRITICAL,
+            WEIR_SHEDDER_CRITICAL_PLUS,
+        ] {
+            for cpu in [0, 399, 400, 599, 600, 799, 800, 999] {
+                if allow_class(&mut t, &mut slots, h, 0, cpu, class) {
+                    let k = slots.0.len() - 1;
+                    end(&mut t, &mut slots, h, k, 0, false);
+                }
+            }
+        }
+        read(&mut t, h, 0);
+    }
+    t.note("seeded random calls of mixed classes, the unclassed among them");
+    let mut rng = Rng(21);
+    new(
+        &mut t,
+        &mut h,
+        weir_shedder_policy {
+            cool_ns: 30_000_000,
+            beta: 0.5,
+            ..small
+        },
+        0,
+    );
+    let mut now = 0;
+    let mut open: Vec<usize> = Vec::new();
+    let mut cpu = 600;
+    for _ in 0..500 {
+        now = rng.step(now, 2_000_000);
+        cpu = (cpu + rng.below(201) as i32 - 100).clamp(0, 1000);
+        if rng.below(2) == 0 || open.is_empty() {
+            let class = rng.below(5) as i32;
+            let ok = if class == 4 {
+                allow(&mut t, &mut slots, h, now, cpu)
+            } else {
+                allow_class(&mut t, &mut slots, h, now, cpu, class)
+            };
+            if ok {
+                open.push(slots.0.len() - 1);
+            }
+        } else {
+            let k = open.swap_remove(rng.below(open.len() as u64) as usize);
+            let pass = rng.below(5) != 0;
+            end(
+                &mut t,
+                &mut slots,
+                h,
+                k,
+                now + rng.below(30_000_000) as i64,
+                pass,
+            );
+        }
+        if rng.below(10) == 0 {
+            read(&mut t, h, now);
+        }
+    }
+    weir_shedder_free(h);
+    out.push(t);
+
+    let mut t = Trace::new(
+        "shedder-invalid-classes.trace",
+        "shedder",
+        "The shedder's classed call with a class that is none of the four:\n\
+         a status, and nothing changed.",
+    );
+    let mut h: *mut weir_shedder = std::ptr::null_mut();
+    let mut slots = Slots::<weir_shedder_ticket>(Vec::new());
+    new(&mut t, &mut h, small, 0);
+    for class in [-1, 4, 5, i32::MAX, i32::MIN] {
+        allow_class(&mut t, &mut slots, h, 0, 900, class);
+        read(&mut t, h, 0);
+    }
+    weir_shedder_free(h);
+    out.push(t);
 }
 
 fn pool_traces(out: &mut Vec<Trace>) {

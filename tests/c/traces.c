@@ -411,6 +411,13 @@ static bool run(call *c, held *h) {
         size_t k = new_ticket(c, h);
         int64_t now = a_i64(c);
         o_bool(c, weir_shedder_allow(h->shedder, now, (int32_t)a_i64(c), &h->shedder_tickets[k]));
+    } else if (OP("shedder_allow_class")) {
+        size_t k = new_ticket(c, h);
+        int64_t now = a_i64(c);
+        int32_t cpu = (int32_t)a_i64(c);
+        int32_t class = (int32_t)a_i64(c);
+        o_status(c, weir_shedder_allow_class(h->shedder, now, cpu, class, &h->shedder_tickets[k]));
+        o_bool(c, h->shedder_tickets[k].flying == 1);
     } else if (OP("shedder_pass")) {
         size_t k = a_slot(c, h);
         o_status(c, weir_shedder_pass(h->shedder, &h->shedder_tickets[k], a_i64(c)));

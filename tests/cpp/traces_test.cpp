@@ -288,6 +288,16 @@ bool run(call* c, Held& h) {
         if (h.tickets == MAX_TICKETS) fail(c, "too many tickets");
         const std::int64_t now = a_i64(c);
         o_bool(c, h.shedder->allow(now, static_cast<std::int32_t>(a_i64(c)), h.shedder_tickets[h.tickets++]));
+    } else if (op == "shedder_allow_class") {
+        // weir::criticality holds the four classes (shedder-invalid-classes.trace
+        // is skipped): a decision is always WEIR_OK.
+        if (h.tickets == MAX_TICKETS) fail(c, "too many tickets");
+        const std::int64_t now = a_i64(c);
+        const auto cpu = static_cast<std::int32_t>(a_i64(c));
+        const auto cls = static_cast<weir::criticality>(a_i64(c));
+        const bool ok = h.shedder->allow(now, cpu, cls, h.shedder_tickets[h.tickets++]);
+        o_i64(c, WEIR_OK);
+        o_bool(c, ok);
     } else if (op == "shedder_pass" || op == "shedder_fail") {
         const std::uint64_t k = a_u64(c);
         if (k >= h.tickets) fail(c, "no such ticket slot");
