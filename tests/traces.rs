@@ -1755,6 +1755,205 @@ fn concurrency_traces(out: &mut Vec<Trace>) {
     }
     weir_concurrency_free(h);
     out.push(t);
+
+    // Partitions: two, with shares and borrow caps.
+    let mut t = Trace::new(
+        "concurrency-partitions.trace",
+        "concurrency",
+        "Partitions of the adaptive limit: the constructor's statuses, a\n\
+         partition borrowing to its cap, an owner's claim taking room back\n\
+         first, the claim lapsing; then seeded random calls.",
+    );
+    let mut h: *mut weir_concurrency = std::ptr::null_mut();
+    let mut slots = Slots::<weir_concurrency_ticket>(Vec::new());
+    let split = |t: &mut Trace,
+                 h: &mut *mut weir_concurrency,
+                 p: weir_concurrency_policy,
+                 count: i32,
+                 parts: [weir_concurrency_partition; 2]| {
+        weir_concurrency_free(*h);
+        *h = std::ptr::null_mut();
+        let s = weir_concurrency_new_partitioned(&p, parts.as_ptr(), count, h);
+        t.call(
+            "concurrency_new_partitioned",
+            &[
+                I(p.initial_limit.into()),
+                I(p.min_limit.into()),
+                I(p.max_limit.into()),
+                I(p.queue_size.into()),
+                F(p.smoothing),
+                F(p.tolerance),
+                I(p.long_window.into()),
+                I(p.warmup.into()),
+                I(count.into()),
+                F(parts[0].share),
+                I(parts[0].borrow),
+                F(parts[1].share),
+                I(parts[1].borrow),
+            ],
+            &[S(s)],
+        );
+    };
+    let enter_in =
+        |t: &mut Trace, slots: &mut Slots<weir_concurrency_ticket>, h, part: i32, now: i64| {
+            let (_, tk) = slots.take();
+            let s = weir_concurrency_enter_partition(h, part, now, &mut *tk);
+            let ok = s == weir_status::WEIR_OK && tk.flying == 1;
+            t.call(
+                "concurrency_enter_partition",
+                &[I(part.into()), I(now)],
+                &[S(s), B(ok)],
+            );
+            ok
+        };
+    let leave_in = |t: &mut Trace,
+                    slots: &mut Slots<weir_concurrency_ticket>,
+                    h,
+                    part: i32,
+                    k: usize,
+                    now: i64| {
+        let s = weir_concurrency_leave_partition(h, part, &mut slots.0[k], now, false);
+        t.call(
+            "concurrency_leave_partition",
+            &[I(part.into()), U(k as u64), I(now)],
+            &[S(s)],
+        );
+    };
+    let look = |t: &mut Trace, h: *mut weir_concurrency| {
+        read(t, h);
+        for part in 0..2 {
+            let n = weir_concurrency_partition_flying(h, part);
+            t.call("concurrency_partition_flying", &[I(part.into())], &[I(n)]);
+            let r = weir_concurrency_partition_room(h, part);
+            t.call("concurrency_partition_room", &[I(part.into())], &[I(r)]);
+        }
+    };
+    let fixed = weir_concurrency_policy {
+        initial_limit: 10,
+        min_limit: 10,
+        max_limit: 10,
+        queue_size: 0,
+        ..p
+    };
+    let half = |borrow| weir_concurrency_partition { share: 0.5, borrow };
+    t.note("bad partitions");
+    for (count, parts) in [
+        (0, [half(3), half(5)]),
+        (
+            2,
+            [
+                weir_concurrency_partition {
+                    share: 0.6,
+                    borrow: 0,
+                },
+                half(0),
+            ],
+        ),
+        (
+            2,
+            [
+                weir_concurrency_partition {
+                    share: f64::NAN,
+                    borrow: 0,
+                },
+                half(0),
+            ],
+        ),
+        (
+            2,
+            [
+                weir_concurrency_partition {
+                    share: -0.5,
+                    borrow: 0,
+                },
+                half(0),
+            ],
+        ),
+        (2, [half(-1), half(0)]),
+        (2, [half(i64::MAX), half(0)]),
+    ] {
+        split(&mut t, &mut h, fixed, count, parts);
+    }
+    split(
+        &mut t,
+        &mut h,
+        weir_concurrency_policy {
+            min_limit: 0,
+            ..fixed
+        },
+        2,
+        [half(0), half(0)],
+    );
+    t.note("partition 1 borrows to its cap; partition 0 claims its room back");
+    split(&mut t, &mut h, fixed, 2, [half(3), half(5)]);
+    look(&mut t, h);
+    enter_in(&mut t, &mut slots, h, 0, 0);
+    leave_in(&mut t, &mut slots, h, 0, 0, 10_000_000);
+    let mut held = Vec::new();
+    for _ in 0..11 {
+        if enter_in(&mut t, &mut slots, h, 1, 20_000_000) {
+            held.push(slots.0.len() - 1);
+        }
+    }
+    look(&mut t, h);
+    enter_in(&mut t, &mut slots, h, 0, 20_000_000);
+    leave_in(&mut t, &mut slots, h, 1, held.pop().unwrap(), 21_000_000);
+    enter_in(&mut t, &mut slots, h, 1, 22_000_000);
+    enter_in(&mut t, &mut slots, h, 0, 22_000_000);
+    look(&mut t, h);
+    t.note("the claim lapses after one long round trip");
+    leave_in(&mut t, &mut slots, h, 1, held.pop().unwrap(), 40_000_000);
+    enter_in(&mut t, &mut slots, h, 0, 40_000_000);
+    leave_in(&mut t, &mut slots, h, 1, held.pop().unwrap(), 41_000_000);
+    enter_in(&mut t, &mut slots, h, 1, 41_000_000);
+    enter_in(&mut t, &mut slots, h, 1, 80_000_000);
+    look(&mut t, h);
+    t.note("seeded random calls on a moving limit");
+    let mut rng = Rng(22);
+    let moving = weir_concurrency_policy {
+        initial_limit: 8,
+        min_limit: 2,
+        max_limit: 16,
+        queue_size: 2,
+        warmup: 1,
+        ..p
+    };
+    split(
+        &mut t,
+        &mut h,
+        moving,
+        2,
+        [
+            weir_concurrency_partition {
+                share: 0.7,
+                borrow: 4,
+            },
+            weir_concurrency_partition {
+                share: 0.25,
+                borrow: 1,
+            },
+        ],
+    );
+    let mut now = 0;
+    let mut open: Vec<(i32, usize)> = Vec::new();
+    for _ in 0..200 {
+        now = rng.step(now, 1_000_000);
+        if rng.below(2) == 0 || open.is_empty() {
+            let part = rng.below(2) as i32;
+            if enter_in(&mut t, &mut slots, h, part, now) {
+                open.push((part, slots.0.len() - 1));
+            }
+        } else {
+            let (part, k) = open.swap_remove(rng.below(open.len() as u64) as usize);
+            let late = now + rng.below(40_000_000) as i64;
+            leave_in(&mut t, &mut slots, h, part, k, late);
+        }
+        if rng.below(25) == 0 {
+            look(&mut t, h);
+        }
+    }
+    weir_concurrency_free(h);
+    out.push(t);
 }
 
 fn breaker_traces(out: &mut Vec<Trace>) {
@@ -2168,7 +2367,7 @@ fn shedder_traces(out: &mut Vec<Trace>) {
     let mut now = 0;
     let mut open: Vec<usize> = Vec::new();
     let mut cpu = 600;
-    for _ in 0..500 {
+    for _ in 0..350 {
         now = rng.step(now, 2_000_000);
         cpu = (cpu + rng.below(201) as i32 - 100).clamp(0, 1000);
         if rng.below(2) == 0 || open.is_empty() {
@@ -2862,7 +3061,10 @@ fn traces_call_only_live_handles() {
             if line.starts_with('#') || !HANDLES.contains(&ty) {
                 continue;
             }
-            if op == format!("{ty}_new") || op == "bloom_new_gcra" {
+            if op == format!("{ty}_new")
+                || op == "bloom_new_gcra"
+                || op == "concurrency_new_partitioned"
+            {
                 live.insert(ty, line.ends_with(" = 0"));
             } else {
                 assert!(
