@@ -431,22 +431,37 @@ pub extern "C" fn weir_concurrency_leave_partition(
     dropped: bool,
 ) -> weir_status {
     status_on(limit, |state| {
-        let mut limit = lock(state);
-        let held = value_mut(ticket)?;
-        match held.flying {
-            0 => return Err(WEIR_ERR_SETTLED),
-            1 if held.inflight >= 1 => {}
-            _ => return Err(WEIR_ERR_INVALID_ARGUMENT),
-        }
         let i = partition_index(partition)?;
-        let entry = ConcurrencyTicket {
-            start: held.start,
-            inflight: i64::from(held.inflight),
-        };
-        limit.leave_partition(i, entry, now, dropped)?;
-        held.flying = 0;
-        Ok(())
+        // One place drops the guard, whatever the answer.
+        let mut limit = lock(state);
+        let left = leave_locked(&mut limit, i, ticket, now, dropped);
+        drop(limit);
+        left
     })
+}
+
+/// `weir_concurrency_leave_partition` under the lock.
+#[inline]
+fn leave_locked(
+    limit: &mut Partitioned,
+    i: usize,
+    ticket: *mut weir_concurrency_ticket,
+    now: i64,
+    dropped: bool,
+) -> Result<(), weir_status> {
+    let held = value_mut(ticket)?;
+    match held.flying {
+        0 => return Err(WEIR_ERR_SETTLED),
+        1 if held.inflight >= 1 => {}
+        _ => return Err(WEIR_ERR_INVALID_ARGUMENT),
+    }
+    let entry = ConcurrencyTicket {
+        start: held.start,
+        inflight: i64::from(held.inflight),
+    };
+    limit.leave_partition(i, entry, now, dropped)?;
+    held.flying = 0;
+    Ok(())
 }
 
 /// Calls of partition `partition` in flight; 0 for a NULL limit or no such

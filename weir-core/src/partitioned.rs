@@ -75,6 +75,10 @@ pub struct Partitioned {
     limit: Concurrency,
     parts: [Part; MAX_PARTITIONS],
     count: usize,
+    /// Each partition's room at `⌊limit⌋ = room_limit`, kept so that a
+    /// decision at an unchanged limit multiplies nothing.
+    rooms: [i64; MAX_PARTITIONS],
+    room_limit: i64,
 }
 
 impl Deref for Partitioned {
@@ -97,6 +101,8 @@ impl From<Concurrency> for Partitioned {
             limit,
             parts: [Part::default(); MAX_PARTITIONS],
             count: 0,
+            rooms: [0; MAX_PARTITIONS],
+            room_limit: -1,
         }
     }
 }
@@ -138,6 +144,7 @@ impl Partitioned {
         self.count
     }
 
+    #[inline]
     fn part(&self, i: usize) -> Result<&Part, PartitionError> {
         self.parts[..self.count]
             .get(i)
@@ -146,6 +153,7 @@ impl Partitioned {
 
     /// The room partition `i` owns now: `⌊⌊limit⌋ × share⌋`. (Whatever
     /// the rooms, no call enters with `⌊limit⌋` in flight.)
+    #[inline]
     pub fn room(&self, i: usize) -> Result<i64, PartitionError> {
         let share = self.part(i)?.terms.share;
         Ok((self.limit.limit() as f64 * share) as i64)
@@ -157,6 +165,7 @@ impl Partitioned {
     }
 
     /// Whether any partition other than `except` holds a claim at `now`.
+    #[inline]
     fn claimed(&self, now: i64, except: usize) -> bool {
         let hold = (self.limit.long_rtt() as i64).saturating_add(1);
         self.parts[..self.count]
@@ -167,26 +176,35 @@ impl Partitioned {
 
     /// Lets a call of partition `i` in at `now`, by the rule in the
     /// module's documentation. `Ok(None)`: refused.
+    #[inline]
     pub fn enter_partition(
         &mut self,
         i: usize,
         now: i64,
     ) -> Result<Option<ConcurrencyTicket>, PartitionError> {
-        let room = self.room(i)?;
-        let part = self.parts[i];
+        let part = *self.part(i)?;
+        let limit = self.limit.limit();
+        if limit != self.room_limit {
+            self.room_limit = limit;
+            for (room, p) in self.rooms.iter_mut().zip(&self.parts[..self.count]) {
+                *room = (limit as f64 * p.terms.share) as i64;
+            }
+        }
+        let room = self.rooms.get(i).copied().unwrap_or(0);
         let own = part.flying < room;
         if !own && (part.flying - room >= part.terms.borrow || self.claimed(now, i)) {
             return Ok(None);
         }
         let entered = self.limit.enter(now);
-        let part = &mut self.parts[i];
-        match entered {
-            Some(_) => {
-                part.flying += 1;
-                part.claim = None;
+        if let Some(part) = self.parts.get_mut(i) {
+            match entered {
+                Some(_) => {
+                    part.flying += 1;
+                    part.claim = None;
+                }
+                None if own => part.claim = Some(now),
+                None => {}
             }
-            None if own => part.claim = Some(now),
-            None => {}
         }
         Ok(entered)
     }
@@ -195,6 +213,7 @@ impl Partitioned {
     /// flight and its latency is a sample, as [`Concurrency::leave`]. An
     /// error (an unknown partition, or one with nothing in flight) changes
     /// nothing.
+    #[inline]
     pub fn leave_partition(
         &mut self,
         i: usize,
@@ -202,10 +221,14 @@ impl Partitioned {
         now: i64,
         dropped: bool,
     ) -> Result<(), PartitionError> {
-        if self.part(i)?.flying < 1 {
+        let count = self.count;
+        let part = self.parts[..count]
+            .get_mut(i)
+            .ok_or(PartitionError::Unknown)?;
+        if part.flying < 1 {
             return Err(PartitionError::Empty);
         }
-        self.parts[i].flying -= 1;
+        part.flying -= 1;
         self.limit.leave(entry, now, dropped);
         Ok(())
     }
