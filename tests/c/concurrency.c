@@ -27,6 +27,10 @@ _Static_assert(_Alignof(weir_concurrency_ticket) == 8, "weir_concurrency_ticket 
 _Static_assert(offsetof(weir_concurrency_ticket, start) == 0, "flight.start");
 _Static_assert(offsetof(weir_concurrency_ticket, inflight) == 8, "flight.inflight");
 _Static_assert(offsetof(weir_concurrency_ticket, flying) == 12, "flight.flying");
+_Static_assert(sizeof(weir_concurrency_partition) == 16, "weir_concurrency_partition size");
+_Static_assert(_Alignof(weir_concurrency_partition) == 8, "weir_concurrency_partition align");
+_Static_assert(offsetof(weir_concurrency_partition, share) == 0, "partition.share");
+_Static_assert(offsetof(weir_concurrency_partition, borrow) == 8, "partition.borrow");
 
 #define MS 1000000LL
 
@@ -69,7 +73,6 @@ static void *hammer(void *arg) {
  * borrows 5 more while partition 0 is idle; partition 0, refused in its own
  * room, claims it, and the first call given back goes to it. */
 static void check_partitions(void) {
-    _Static_assert(sizeof(weir_concurrency_partition) == 16, "weir_concurrency_partition size");
     weir_concurrency_policy p = weir_concurrency_policy_preset();
     p.initial_limit = p.min_limit = p.max_limit = 10;
     p.queue_size = 0;
