@@ -5,6 +5,10 @@ package weir
 #cgo nocallback weir_concurrency_enter
 #cgo noescape weir_concurrency_leave
 #cgo nocallback weir_concurrency_leave
+#cgo noescape weir_concurrency_enter_partition
+#cgo nocallback weir_concurrency_enter_partition
+#cgo noescape weir_concurrency_leave_partition
+#cgo nocallback weir_concurrency_leave_partition
 #include "weir.h"
 */
 import "C"
@@ -174,6 +178,9 @@ func (l *Concurrency) Close() error {
 type ConcurrencyTicket struct {
 	l *Concurrency
 	f C.weir_concurrency_ticket
+	// The partition it entered, when it entered one.
+	partitioned bool
+	part        int32
 }
 
 // Enter asks to start a call at now: ErrRefused when the limit is full.
@@ -199,9 +206,93 @@ func (f *ConcurrencyTicket) Leave(now time.Duration, dropped bool) error {
 	if f.l.p == nil {
 		return ErrClosed
 	}
-	err := check(C.weir_concurrency_leave(f.l.p, &f.f, ns(now), C.bool(dropped)))
+	var err error
+	if f.partitioned {
+		err = check(C.weir_concurrency_leave_partition(f.l.p, C.int32_t(f.part), &f.f, ns(now), C.bool(dropped)))
+	} else {
+		err = check(C.weir_concurrency_leave(f.l.p, &f.f, ns(now), C.bool(dropped)))
+	}
 	runtime.KeepAlive(f.l)
 	return err
+}
+
+// ConcurrencyPartition is one partition's terms (weir_concurrency_partition).
+type ConcurrencyPartition struct {
+	// Share of the limit, in [0, 1]; all shares sum to at most 1.
+	Share float64
+	// Calls past its own room it may borrow from room others are not using.
+	Borrow int64
+}
+
+// NewConcurrencyPartitioned makes a limit split into len(parts) partitions,
+// numbered by their index (weir_concurrency_new_partitioned): each owns
+// ⌊⌊limit⌋ × Share⌋, may borrow up to Borrow past it while no owner claims
+// its room back, and the calls in flight never exceed the limit. nil is the
+// preset policy. Errors: ErrConcurrencyPartitions, ErrConcurrencyShare,
+// ErrConcurrencyBorrow, or the policy's.
+func NewConcurrencyPartitioned(policy *ConcurrencyPolicy, parts []ConcurrencyPartition) (*Concurrency, error) {
+	var cp *C.weir_concurrency_policy
+	var c C.weir_concurrency_policy
+	if policy != nil {
+		c = C.weir_concurrency_policy{initial_limit: C.int32_t(policy.InitialLimit), min_limit: C.int32_t(policy.MinLimit),
+			max_limit: C.int32_t(policy.MaxLimit), queue_size: C.int32_t(policy.QueueSize), smoothing: C.double(policy.Smoothing),
+			tolerance: C.double(policy.Tolerance), long_window: C.int32_t(policy.LongWindow), warmup: C.int32_t(policy.Warmup)}
+		cp = &c
+	}
+	cparts := make([]C.weir_concurrency_partition, len(parts)+1)
+	for i, p := range parts {
+		cparts[i] = C.weir_concurrency_partition{share: C.double(p.Share), borrow: C.int64_t(p.Borrow)}
+	}
+	count := C.int32_t(len(parts))
+	if len(parts) > 1<<20 {
+		count = -1
+	}
+	var p *C.weir_concurrency
+	if err := check(C.weir_concurrency_new_partitioned(cp, &cparts[0], count, &p)); err != nil {
+		return nil, err
+	}
+	l := &Concurrency{p: p}
+	runtime.SetFinalizer(l, finalize[*Concurrency])
+	return l, nil
+}
+
+// EnterPartition asks to start a call of partition part at now:
+// ErrRefused when there is no room for it, ErrConcurrencyPartition when
+// there is no such partition. Leave the ticket as any other.
+func (l *Concurrency) EnterPartition(part int32, now time.Duration) (ConcurrencyTicket, error) {
+	fl := ConcurrencyTicket{l: l, partitioned: true, part: part}
+	if l.p == nil {
+		return fl, ErrClosed
+	}
+	err := check(C.weir_concurrency_enter_partition(l.p, C.int32_t(part), ns(now), &fl.f))
+	runtime.KeepAlive(l)
+	if err != nil {
+		return fl, err
+	}
+	if fl.f.flying != 1 {
+		return fl, ErrRefused
+	}
+	return fl, nil
+}
+
+// PartitionFlying is how many calls of partition part are in flight.
+func (l *Concurrency) PartitionFlying(part int32) int64 {
+	if l.p == nil {
+		return 0
+	}
+	n := int64(C.weir_concurrency_partition_flying(l.p, C.int32_t(part)))
+	runtime.KeepAlive(l)
+	return n
+}
+
+// PartitionRoom is the room partition part owns now.
+func (l *Concurrency) PartitionRoom(part int32) int64 {
+	if l.p == nil {
+		return 0
+	}
+	n := int64(C.weir_concurrency_partition_room(l.p, C.int32_t(part)))
+	runtime.KeepAlive(l)
+	return n
 }
 
 // Do runs fn inside the limit on the Now clock; fn's error is the answer

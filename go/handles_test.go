@@ -117,6 +117,83 @@ func TestShedderTicketSettlesOnce(t *testing.T) {
 	}
 }
 
+// Three calls in flight and an average of three against a limit of 4:
+// at half the CPU threshold only sheddable calls are refused.
+func TestShedderClasses(t *testing.T) {
+	p := ShedderPolicy{Size: 4, CPU: 800, Window: 20 * time.Millisecond, Latency: 20 * time.Millisecond, Beta: 0, Cool: 0, Floor: 1}
+	s, err := NewShedderAt(&p, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var open []ShedderTicket
+	for i := 0; i < 4; i++ {
+		call, err := s.AllowAt(0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		open = append(open, call)
+	}
+	if err := open[0].Fail(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AllowClassAt(0, 400, Sheddable); !errors.Is(err, ErrRefused) {
+		t.Fatalf("sheddable at 400: %v", err)
+	}
+	for _, class := range []Criticality{SheddablePlus, Critical, CriticalPlus} {
+		call, err := s.AllowClassAt(0, 999, class)
+		if err != nil {
+			t.Fatalf("class %d at 999: %v", class, err)
+		}
+		if err := call.Fail(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.AllowClassAt(0, 0, Criticality(7)); !errors.Is(err, ErrShedderClass) {
+		t.Fatalf("class 7: %v", err)
+	}
+}
+
+// Two halves of a fixed limit of 4: partition 1 borrows partition 0's idle
+// room up to its cap; an unknown partition is an error.
+func TestConcurrencyPartitions(t *testing.T) {
+	p := DefaultConcurrencyPolicy()
+	p.InitialLimit, p.MinLimit, p.MaxLimit, p.QueueSize = 4, 4, 4, 0
+	l, err := NewConcurrencyPartitioned(&p, []ConcurrencyPartition{{Share: 0.5, Borrow: 0}, {Share: 0.5, Borrow: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var held []ConcurrencyTicket
+	for i := 0; i < 3; i++ {
+		f, err := l.EnterPartition(1, 0)
+		if err != nil {
+			t.Fatalf("enter %d: %v", i, err)
+		}
+		held = append(held, f)
+	}
+	if _, err := l.EnterPartition(1, 0); !errors.Is(err, ErrRefused) {
+		t.Fatalf("past the cap: %v", err)
+	}
+	if _, err := l.EnterPartition(2, 0); !errors.Is(err, ErrConcurrencyPartition) {
+		t.Fatalf("partition 2: %v", err)
+	}
+	if l.PartitionFlying(1) != 3 || l.PartitionRoom(0) != 2 {
+		t.Fatalf("flying %d room %d", l.PartitionFlying(1), l.PartitionRoom(0))
+	}
+	for i := range held {
+		if err := held[i].Leave(time.Millisecond, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if l.Flying() != 0 {
+		t.Fatalf("flying %d", l.Flying())
+	}
+	if _, err := NewConcurrencyPartitioned(&p, nil); !errors.Is(err, ErrConcurrencyPartitions) {
+		t.Fatalf("no partitions: %v", err)
+	}
+}
+
 func TestBucketTable(t *testing.T) {
 	for _, tc := range []struct {
 		rate, burst float64

@@ -3,6 +3,8 @@ package weir
 /*
 #cgo noescape weir_shedder_allow
 #cgo nocallback weir_shedder_allow
+#cgo noescape weir_shedder_allow_class
+#cgo nocallback weir_shedder_allow_class
 #cgo noescape weir_shedder_pass
 #cgo nocallback weir_shedder_pass
 #cgo noescape weir_shedder_fail
@@ -116,6 +118,49 @@ func (s *Shedder) AllowAt(now time.Duration, cpuPermille int32) (ShedderTicket, 
 	ok := C.weir_shedder_allow(s.p, ns(now), C.int32_t(cpuPermille), &call.ticket)
 	runtime.KeepAlive(s)
 	if !ok {
+		return call, ErrRefused
+	}
+	return call, nil
+}
+
+// Criticality is a call's class for [Shedder.AllowClass]: the lower the
+// class, the earlier it is refused. The zero value is Critical.
+type Criticality int32
+
+// The four classes (weir.h's WEIR_SHEDDER_* class constants).
+const (
+	// Critical is the default: decided exactly as Allow decides.
+	Critical Criticality = C.WEIR_SHEDDER_CRITICAL
+	// CriticalPlus is refused last: only with the CPU over the threshold
+	// now and the load over the limit by a quarter.
+	CriticalPlus Criticality = C.WEIR_SHEDDER_CRITICAL_PLUS
+	// SheddablePlus is refused from three quarters of the CPU threshold and
+	// of the limit.
+	SheddablePlus Criticality = C.WEIR_SHEDDER_SHEDDABLE_PLUS
+	// Sheddable is refused first: from half the CPU threshold and half the
+	// limit.
+	Sheddable Criticality = C.WEIR_SHEDDER_SHEDDABLE
+)
+
+// AllowClass is Allow for a call of class class, at [Now]. Nil: go ahead
+// and settle the call; ErrRefused: shed it; ErrShedderClass for a class
+// that is none of the four; ErrClosed after Close.
+func (s *Shedder) AllowClass(cpuPermille int32, class Criticality) (ShedderTicket, error) {
+	return s.AllowClassAt(Now(), cpuPermille, class)
+}
+
+// AllowClassAt is AllowClass at now.
+func (s *Shedder) AllowClassAt(now time.Duration, cpuPermille int32, class Criticality) (ShedderTicket, error) {
+	call := ShedderTicket{s: s}
+	if s.p == nil {
+		return call, ErrClosed
+	}
+	err := check(C.weir_shedder_allow_class(s.p, ns(now), C.int32_t(cpuPermille), C.int32_t(class), &call.ticket))
+	runtime.KeepAlive(s)
+	if err != nil {
+		return call, err
+	}
+	if call.ticket.flying != 1 {
 		return call, ErrRefused
 	}
 	return call, nil

@@ -186,6 +186,8 @@ const (
 	ErrBreakerAggression Status = 332
 	// ErrBreakerRefusals is WEIR_ERR_BREAKER_REFUSALS: A breaker policy's `skip_refusals` is neither 0 nor 1.
 	ErrBreakerRefusals Status = 333
+	// ErrShedderClass is WEIR_ERR_SHEDDER_CLASS: A shedder call's class names none of the `WEIR_SHEDDER_*` classes.
+	ErrShedderClass Status = 350
 	// ErrRateBurst is WEIR_ERR_RATE_BURST: A rate limit's burst is outside 1..1023.
 	ErrRateBurst Status = 400
 	// ErrRateZero is WEIR_ERR_RATE_ZERO: A rate limit of zero events a second.
@@ -251,6 +253,18 @@ const (
 	ErrConcurrencyTolerance Status = 553
 	// ErrConcurrencyWindow is WEIR_ERR_CONCURRENCY_WINDOW: A concurrency policy's `long_window` or `warmup` is below 1.
 	ErrConcurrencyWindow Status = 554
+	// ErrConcurrencyPartitions is WEIR_ERR_CONCURRENCY_PARTITIONS: A partitioned limit's partition count is not 1 to
+	// `WEIR_CONCURRENCY_MAX_PARTITIONS`, or its partitions are NULL.
+	ErrConcurrencyPartitions Status = 560
+	// ErrConcurrencyShare is WEIR_ERR_CONCURRENCY_SHARE: A partition's share is NaN or outside [0, 1], or the shares sum past 1.
+	ErrConcurrencyShare Status = 561
+	// ErrConcurrencyBorrow is WEIR_ERR_CONCURRENCY_BORROW: A partition's borrow cap is negative or above
+	// `WEIR_CONCURRENCY_MAX_LIMIT`.
+	ErrConcurrencyBorrow Status = 562
+	// ErrConcurrencyPartition is WEIR_ERR_CONCURRENCY_PARTITION: The limit has no partition with that number.
+	ErrConcurrencyPartition Status = 563
+	// ErrConcurrencyPartitionEmpty is WEIR_ERR_CONCURRENCY_PARTITION_EMPTY: The partition has no call in flight to leave.
+	ErrConcurrencyPartitionEmpty Status = 564
 	// ErrLeaseInterval is WEIR_ERR_LEASE_INTERVAL: A lease policy's `interval_ns` is under 1 µs or not below `ttl_ns`.
 	ErrLeaseInterval Status = 600
 	// ErrLeaseTTL is WEIR_ERR_LEASE_TTL: A lease policy's `ttl_ns` is outside [1 ms, 1 hour].
@@ -344,6 +358,7 @@ var statusCodes = [...]struct {
 	{ErrBreakerRPS, "WEIR_ERR_BREAKER_RPS"},
 	{ErrBreakerAggression, "WEIR_ERR_BREAKER_AGGRESSION"},
 	{ErrBreakerRefusals, "WEIR_ERR_BREAKER_REFUSALS"},
+	{ErrShedderClass, "WEIR_ERR_SHEDDER_CLASS"},
 	{ErrRateBurst, "WEIR_ERR_RATE_BURST"},
 	{ErrRateZero, "WEIR_ERR_RATE_ZERO"},
 	{ErrRateTooSlow, "WEIR_ERR_RATE_TOO_SLOW"},
@@ -372,6 +387,11 @@ var statusCodes = [...]struct {
 	{ErrConcurrencySmoothing, "WEIR_ERR_CONCURRENCY_SMOOTHING"},
 	{ErrConcurrencyTolerance, "WEIR_ERR_CONCURRENCY_TOLERANCE"},
 	{ErrConcurrencyWindow, "WEIR_ERR_CONCURRENCY_WINDOW"},
+	{ErrConcurrencyPartitions, "WEIR_ERR_CONCURRENCY_PARTITIONS"},
+	{ErrConcurrencyShare, "WEIR_ERR_CONCURRENCY_SHARE"},
+	{ErrConcurrencyBorrow, "WEIR_ERR_CONCURRENCY_BORROW"},
+	{ErrConcurrencyPartition, "WEIR_ERR_CONCURRENCY_PARTITION"},
+	{ErrConcurrencyPartitionEmpty, "WEIR_ERR_CONCURRENCY_PARTITION_EMPTY"},
 	{ErrLeaseInterval, "WEIR_ERR_LEASE_INTERVAL"},
 	{ErrLeaseTTL, "WEIR_ERR_LEASE_TTL"},
 	{ErrLeaseBurst, "WEIR_ERR_LEASE_BURST"},
@@ -606,6 +626,9 @@ func statusMismatches() []string {
 	if ErrBreakerRefusals != C.WEIR_ERR_BREAKER_REFUSALS {
 		bad = append(bad, fmt.Sprintf("ErrBreakerRefusals is %d, WEIR_ERR_BREAKER_REFUSALS is %d", ErrBreakerRefusals, C.WEIR_ERR_BREAKER_REFUSALS))
 	}
+	if ErrShedderClass != C.WEIR_ERR_SHEDDER_CLASS {
+		bad = append(bad, fmt.Sprintf("ErrShedderClass is %d, WEIR_ERR_SHEDDER_CLASS is %d", ErrShedderClass, C.WEIR_ERR_SHEDDER_CLASS))
+	}
 	if ErrRateBurst != C.WEIR_ERR_RATE_BURST {
 		bad = append(bad, fmt.Sprintf("ErrRateBurst is %d, WEIR_ERR_RATE_BURST is %d", ErrRateBurst, C.WEIR_ERR_RATE_BURST))
 	}
@@ -689,6 +712,21 @@ func statusMismatches() []string {
 	}
 	if ErrConcurrencyWindow != C.WEIR_ERR_CONCURRENCY_WINDOW {
 		bad = append(bad, fmt.Sprintf("ErrConcurrencyWindow is %d, WEIR_ERR_CONCURRENCY_WINDOW is %d", ErrConcurrencyWindow, C.WEIR_ERR_CONCURRENCY_WINDOW))
+	}
+	if ErrConcurrencyPartitions != C.WEIR_ERR_CONCURRENCY_PARTITIONS {
+		bad = append(bad, fmt.Sprintf("ErrConcurrencyPartitions is %d, WEIR_ERR_CONCURRENCY_PARTITIONS is %d", ErrConcurrencyPartitions, C.WEIR_ERR_CONCURRENCY_PARTITIONS))
+	}
+	if ErrConcurrencyShare != C.WEIR_ERR_CONCURRENCY_SHARE {
+		bad = append(bad, fmt.Sprintf("ErrConcurrencyShare is %d, WEIR_ERR_CONCURRENCY_SHARE is %d", ErrConcurrencyShare, C.WEIR_ERR_CONCURRENCY_SHARE))
+	}
+	if ErrConcurrencyBorrow != C.WEIR_ERR_CONCURRENCY_BORROW {
+		bad = append(bad, fmt.Sprintf("ErrConcurrencyBorrow is %d, WEIR_ERR_CONCURRENCY_BORROW is %d", ErrConcurrencyBorrow, C.WEIR_ERR_CONCURRENCY_BORROW))
+	}
+	if ErrConcurrencyPartition != C.WEIR_ERR_CONCURRENCY_PARTITION {
+		bad = append(bad, fmt.Sprintf("ErrConcurrencyPartition is %d, WEIR_ERR_CONCURRENCY_PARTITION is %d", ErrConcurrencyPartition, C.WEIR_ERR_CONCURRENCY_PARTITION))
+	}
+	if ErrConcurrencyPartitionEmpty != C.WEIR_ERR_CONCURRENCY_PARTITION_EMPTY {
+		bad = append(bad, fmt.Sprintf("ErrConcurrencyPartitionEmpty is %d, WEIR_ERR_CONCURRENCY_PARTITION_EMPTY is %d", ErrConcurrencyPartitionEmpty, C.WEIR_ERR_CONCURRENCY_PARTITION_EMPTY))
 	}
 	if ErrLeaseInterval != C.WEIR_ERR_LEASE_INTERVAL {
 		bad = append(bad, fmt.Sprintf("ErrLeaseInterval is %d, WEIR_ERR_LEASE_INTERVAL is %d", ErrLeaseInterval, C.WEIR_ERR_LEASE_INTERVAL))

@@ -449,6 +449,47 @@ func TestTracesCgo(t *testing.T) {
 			var err error
 			h.conc, err = NewConcurrency(&p)
 			c.oErr(err)
+		case "concurrency_new_partitioned":
+			p := ConcurrencyPolicy{InitialLimit: int32(c.i64()), MinLimit: int32(c.i64()), MaxLimit: int32(c.i64()),
+				QueueSize: int32(c.i64()), Smoothing: c.f64(), Tolerance: c.f64(), LongWindow: int32(c.i64()), Warmup: int32(c.i64())}
+			count := int(c.i64())
+			var parts []ConcurrencyPartition
+			for i := 0; i < 2; i++ {
+				parts = append(parts, ConcurrencyPartition{Share: c.f64(), Borrow: c.i64()})
+			}
+			if count < 0 || count > 2 {
+				c.err = "the Go replay passes 0 to 2 partitions"
+				return true
+			}
+			if h.conc != nil {
+				h.conc.Close()
+			}
+			var err error
+			h.conc, err = NewConcurrencyPartitioned(&p, parts[:count])
+			c.oErr(err)
+		case "concurrency_enter_partition":
+			part := int32(c.i64())
+			tk, err := h.conc.EnterPartition(part, c.dur())
+			h.concT = append(h.concT, tk)
+			if errors.Is(err, ErrRefused) {
+				c.oErr(nil)
+			} else {
+				c.oErr(err)
+			}
+			c.oBool(err == nil)
+		case "concurrency_leave_partition":
+			part := int32(c.i64())
+			k := c.u64()
+			now := c.dur()
+			if k >= uint64(len(h.concT)) || !h.concT[k].partitioned || h.concT[k].part != part {
+				c.err = "no such ticket slot in that partition"
+				return true
+			}
+			c.oErr(h.concT[k].Leave(now, false))
+		case "concurrency_partition_flying":
+			c.oI64(h.conc.PartitionFlying(int32(c.i64())))
+		case "concurrency_partition_room":
+			c.oI64(h.conc.PartitionRoom(int32(c.i64())))
 		case "concurrency_enter":
 			tk, err := h.conc.Enter(c.dur())
 			h.concT = append(h.concT, tk)
@@ -489,6 +530,17 @@ func TestTracesCgo(t *testing.T) {
 			now := c.dur()
 			tk, err := h.shedder.AllowAt(now, int32(c.i64()))
 			h.shedderT = append(h.shedderT, tk)
+			c.oBool(err == nil)
+		case "shedder_allow_class":
+			now := c.dur()
+			cpu := int32(c.i64())
+			tk, err := h.shedder.AllowClassAt(now, cpu, Criticality(c.i64()))
+			h.shedderT = append(h.shedderT, tk)
+			if errors.Is(err, ErrRefused) {
+				c.oErr(nil)
+			} else {
+				c.oErr(err)
+			}
 			c.oBool(err == nil)
 		case "shedder_pass", "shedder_fail":
 			k := c.u64()

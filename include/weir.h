@@ -40,12 +40,12 @@
  *
  * ```
  * weir_status — what a call that can fail reports (WEIR_OK is 0)
- *   section  line 0304
+ *   section  line 0309
  *   reads    weir_status_str, weir_version (WEIR_VERSION)
  *   counts   weir_counts (filled by each read_counts)
  *
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
- *   section  line 0637
+ *   section  line 0656
  *   policy   weir_breaker_policy (for the breaker), weir_breaker_policy_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
  *   placed   weir_breaker_footprint, weir_breaker_init_in
@@ -55,17 +55,18 @@
  *   counts   weir_breaker_start_counting, weir_breaker_read_counts
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 0947
+ *   section  line 0966
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
  *   placed   weir_shedder_footprint, weir_shedder_init_in
  *   calls    weir_shedder_allow (fills a weir_shedder_ticket),
+ *            weir_shedder_allow_class (WEIR_SHEDDER_CRITICAL_PLUS ...),
  *            weir_shedder_pass, weir_shedder_fail
  *   reads    weir_shedder_flying, weir_shedder_read_stats (weir_shedder_stats)
  *   counts   weir_shedder_start_counting, weir_shedder_read_counts
  *
  * weir_window — rolling window of sums and counts
- *   section  line 1186
+ *   section  line 1262
  *   make     weir_window_new, weir_window_free
  *   placed   weir_window_footprint, weir_window_init_in
  *   calls    weir_window_add
@@ -74,7 +75,7 @@
  *   counts   weir_window_start_counting, weir_window_read_counts
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1342
+ *   section  line 1418
  *   make     weir_bucket_new, weir_bucket_free
  *   placed   weir_bucket_footprint, weir_bucket_init_in
  *   calls    weir_bucket_take, weir_bucket_refund
@@ -82,7 +83,7 @@
  *   counts   weir_bucket_start_counting, weir_bucket_read_counts
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 1546
+ *   section  line 1622
  *   make     weir_sliding_new, weir_sliding_free
  *   placed   weir_sliding_footprint, weir_sliding_init_in
  *   calls    weir_sliding_take
@@ -90,7 +91,7 @@
  *   counts   weir_sliding_start_counting, weir_sliding_read_counts
  *
  * weir_period — fixed-window quota per period
- *   section  line 1671
+ *   section  line 1747
  *   make     weir_period_new, weir_period_free
  *   placed   weir_period_footprint, weir_period_init_in
  *   calls    weir_period_take (weir_period_quota)
@@ -98,7 +99,7 @@
  *   counts   weir_period_start_counting, weir_period_read_counts
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 1820
+ *   section  line 1896
  *   make     weir_gate_new, weir_gate_free
  *   placed   weir_gate_footprint, weir_gate_init_in
  *   calls    weir_gate_enter, weir_gate_leave
@@ -106,19 +107,23 @@
  *   counts   weir_gate_start_counting, weir_gate_read_counts
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 1917
+ *   section  line 1993
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
- *   make     weir_concurrency_new (copies the policy), weir_concurrency_free
+ *   make     weir_concurrency_new (copies the policy),
+ *            weir_concurrency_new_partitioned (weir_concurrency_partition),
+ *            weir_concurrency_free
  *   placed   weir_concurrency_footprint, weir_concurrency_init_in
  *   calls    weir_concurrency_enter (fills a weir_concurrency_ticket),
- *            weir_concurrency_leave
+ *            weir_concurrency_leave, weir_concurrency_enter_partition,
+ *            weir_concurrency_leave_partition
  *   reads    weir_concurrency_limit, weir_concurrency_flying,
- *            weir_concurrency_long_rtt
+ *            weir_concurrency_long_rtt, weir_concurrency_partition_flying,
+ *            weir_concurrency_partition_room
  *   counts   weir_concurrency_start_counting, weir_concurrency_read_counts
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 2133
+ *   section  line 2303
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   placed   weir_budget_footprint, weir_budget_init_in
@@ -127,19 +132,19 @@
  *   counts   weir_budget_start_counting, weir_budget_read_counts
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 2331
+ *   section  line 2501
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 2471
+ *   section  line 2641
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 2515
+ *   section  line 2685
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   calls    weir_pool_take (weir_pool_taken, WEIR_POOL_TAKEN_*),
@@ -151,7 +156,7 @@
  *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 2912
+ *   section  line 3082
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -160,13 +165,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 3074
+ *   section  line 3244
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 3203
+ *   section  line 3373
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -176,11 +181,11 @@
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 3476
+ *   section  line 3646
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 3653
+ *   section  line 3823
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   calls    weir_lease_take (weir_lease_answer, WEIR_LEASE_*),
@@ -189,7 +194,7 @@
  *            weir_lease_read_stats (weir_lease_stats)
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 3873
+ *   section  line 4043
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -203,7 +208,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 4135
+ *   section  line 4305
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -307,8 +312,8 @@
 /// What a call that can fail reports. `WEIR_OK` is 0; every other value is
 /// an error. Codes are grouped by area and are never renumbered or reused:
 /// 1–99 general (30–39 targets and builds, 40–49 refunds, 50–59 placed handles in the caller's memory, 60–69 kept for regions shared between programs, 70–79 counts, 80–89 charging several limits at once), 100–199 the limiter, 200–299 the pool,
-/// 300–399 breaker, shedder and window (330–349 the breaker's limits), 400–499 rate and bloom (430–449 the GCRA word),
-/// 500–549 the retry budget, 550–599 the adaptive concurrency limit, 600–629 the lease.
+/// 300–399 breaker, shedder and window (330–349 the breaker's limits, 350–359 the shedder's classes), 400–499 rate and bloom (430–449 the GCRA word),
+/// 500–549 the retry budget, 550–599 the adaptive concurrency limit (560–579 its partitions), 600–629 the lease.
 /// `weir_status_str` describes any value, known or not.
 enum weir_status
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -492,6 +497,8 @@ enum weir_status
   WEIR_ERR_BREAKER_AGGRESSION = 332,
   /// A breaker policy's `skip_refusals` is neither 0 nor 1.
   WEIR_ERR_BREAKER_REFUSALS = 333,
+  /// A shedder call's class names none of the `WEIR_SHEDDER_*` classes.
+  WEIR_ERR_SHEDDER_CLASS = 350,
   /// A rate limit's burst is outside 1..1023.
   WEIR_ERR_RATE_BURST = 400,
   /// A rate limit of zero events a second.
@@ -557,6 +564,18 @@ enum weir_status
   WEIR_ERR_CONCURRENCY_TOLERANCE = 553,
   /// A concurrency policy's `long_window` or `warmup` is below 1.
   WEIR_ERR_CONCURRENCY_WINDOW = 554,
+  /// A partitioned limit's partition count is not 1 to
+  /// `WEIR_CONCURRENCY_MAX_PARTITIONS`, or its partitions are NULL.
+  WEIR_ERR_CONCURRENCY_PARTITIONS = 560,
+  /// A partition's share is NaN or outside [0, 1], or the shares sum past 1.
+  WEIR_ERR_CONCURRENCY_SHARE = 561,
+  /// A partition's borrow cap is negative or above
+  /// `WEIR_CONCURRENCY_MAX_LIMIT`.
+  WEIR_ERR_CONCURRENCY_BORROW = 562,
+  /// The limit has no partition with that number.
+  WEIR_ERR_CONCURRENCY_PARTITION = 563,
+  /// The partition has no call in flight to leave.
+  WEIR_ERR_CONCURRENCY_PARTITION_EMPTY = 564,
   /// A lease policy's `interval_ns` is under 1 µs or not below `ttl_ns`.
   WEIR_ERR_LEASE_INTERVAL = 600,
   /// A lease policy's `ttl_ns` is outside [1 ms, 1 hour].
@@ -951,7 +970,7 @@ weir_status weir_breaker_read_counts(const weir_breaker *breaker, weir_counts *o
  *   WEIR_ERR_SHEDDER_CPU (305), WEIR_ERR_SHEDDER_LATENCY (306),
  *   WEIR_ERR_SHEDDER_BETA (307), WEIR_ERR_SHEDDER_FLOOR (308),
  *   WEIR_ERR_SHEDDER_COOL (309), WEIR_ERR_SHEDDER_SIZE (313),
- *   WEIR_ERR_SHEDDER_WINDOW (314).
+ *   WEIR_ERR_SHEDDER_WINDOW (314), WEIR_ERR_SHEDDER_CLASS (350).
  * @{ */
 
 #if defined(WEIR_HOSTED)
@@ -975,6 +994,30 @@ weir_status weir_breaker_read_counts(const weir_breaker *breaker, weir_counts *o
 /// 3 KB at the preset). Made by `weir_shedder_new`, freed by
 /// `weir_shedder_free`.
 typedef struct weir_shedder weir_shedder;
+#endif
+
+#if defined(WEIR_HOSTED)
+/// A call's class for `weir_shedder_allow_class`: the default, decided
+/// exactly as `weir_shedder_allow` decides. 0, so a zeroed field is it.
+#define WEIR_SHEDDER_CRITICAL 0
+#endif
+
+#if defined(WEIR_HOSTED)
+/// A call's class: refused last, only with the CPU at or over the threshold
+/// now and the load over the limit by a quarter (health checks, control).
+#define WEIR_SHEDDER_CRITICAL_PLUS 1
+#endif
+
+#if defined(WEIR_HOSTED)
+/// A call's class: refused from three quarters of the CPU threshold and of
+/// the limit (work a user waits for but can retry).
+#define WEIR_SHEDDER_SHEDDABLE_PLUS 2
+#endif
+
+#if defined(WEIR_HOSTED)
+/// A call's class: refused first, from half the CPU threshold and half the
+/// limit (prefetch, batch, anything that can wait).
+#define WEIR_SHEDDER_SHEDDABLE 3
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -1116,6 +1159,39 @@ bool weir_shedder_allow(const weir_shedder *shedder,
                         int64_t now,
                         int32_t cpu_permille,
                         weir_shedder_ticket *ticket);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Asks to start one call of class `criticality` (a `WEIR_SHEDDER_*` class
+/// constant) at `now`, with the CPU at `cpu_permille` thousandths (clamped
+/// into [0, 1000]). With `L` the limit (`weir_shedder_stats.limit` at this
+/// CPU), `t` the policy's CPU threshold, `hot` as for `weir_shedder`, and
+/// "over x" meaning both the moving average and the count in flight exceed
+/// x, a call is refused when:
+///
+///   CRITICAL_PLUS   cpu >= t (now, not merely cooling)  and over L * 5/4
+///   CRITICAL        hot                                 and over L
+///   SHEDDABLE_PLUS  hot or cpu >= floor(t * 3/4)        and over L * 3/4
+///   SHEDDABLE       hot or cpu >= floor(t / 2)          and over L / 2
+///
+/// So at any one moment a class is never refused while a lower class would
+/// be admitted. `WEIR_SHEDDER_CRITICAL` decides and changes the shedder
+/// exactly as `weir_shedder_allow`. An admitted call of any class changes
+/// it as an admitted CRITICAL call; a refused CRITICAL_PLUS call as a
+/// refused CRITICAL one; a refused sheddable call does not count as a
+/// refusal for cooling, so it never keeps CRITICAL calls hot.
+///
+/// `WEIR_OK`: decided, and `ticket->flying` says how: 1, go ahead (settle
+/// the ticket once with `weir_shedder_pass` or `weir_shedder_fail`); 0,
+/// refused, the ticket written as already settled.
+/// `WEIR_ERR_SHEDDER_CLASS` if `criticality` names no class,
+/// `WEIR_ERR_NULL` if `shedder` or `ticket` is NULL, `WEIR_ERR_MISALIGNED`
+/// if `ticket` is misaligned; each changes nothing and writes nothing.
+weir_status weir_shedder_allow_class(const weir_shedder *shedder,
+                                     int64_t now,
+                                     int32_t cpu_permille,
+                                     int32_t criticality,
+                                     weir_shedder_ticket *ticket);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -1920,7 +1996,10 @@ weir_status weir_gate_read_counts(const weir_gate *gate, weir_counts *out);
  * `enum weir_status`, the first section):
  *   WEIR_ERR_CONCURRENCY_LIMITS (550), WEIR_ERR_CONCURRENCY_QUEUE (551),
  *   WEIR_ERR_CONCURRENCY_SMOOTHING (552),
- *   WEIR_ERR_CONCURRENCY_TOLERANCE (553), WEIR_ERR_CONCURRENCY_WINDOW (554).
+ *   WEIR_ERR_CONCURRENCY_TOLERANCE (553), WEIR_ERR_CONCURRENCY_WINDOW (554),
+ *   WEIR_ERR_CONCURRENCY_PARTITIONS (560), WEIR_ERR_CONCURRENCY_SHARE (561),
+ *   WEIR_ERR_CONCURRENCY_BORROW (562), WEIR_ERR_CONCURRENCY_PARTITION (563),
+ *   WEIR_ERR_CONCURRENCY_PARTITION_EMPTY (564).
  * @{ */
 
 #if defined(WEIR_HOSTED)
@@ -1954,6 +2033,11 @@ typedef struct weir_concurrency weir_concurrency;
 #if defined(WEIR_HOSTED)
 /// The largest `max_limit` a `weir_concurrency_policy` may have: 2^20 calls in flight.
 #define WEIR_CONCURRENCY_MAX_LIMIT (1 << 20)
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The most partitions `weir_concurrency_new_partitioned` takes.
+#define WEIR_CONCURRENCY_MAX_PARTITIONS 16
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -2001,6 +2085,17 @@ typedef struct WEIR_ALIGN(8) {
 } weir_concurrency_ticket;
 #endif
 
+#if defined(WEIR_HOSTED)
+/// One partition's terms for `weir_concurrency_new_partitioned`. 16 bytes.
+typedef struct WEIR_ALIGN(8) {
+  /// Its share of the limit, in [0, 1]; all shares sum to at most 1.
+  double share;
+  /// How many calls past its own room it may borrow from room the others
+  /// are not using; 0 to `WEIR_CONCURRENCY_MAX_LIMIT`.
+  int64_t borrow;
+} weir_concurrency_partition;
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -2021,6 +2116,41 @@ weir_concurrency_policy weir_concurrency_policy_preset(void);
 /// for a misaligned policy. `WEIR_ERR_NULL` if `out` is NULL; `*out` is
 /// written only on success.
 weir_status weir_concurrency_new(const weir_concurrency_policy *policy, weir_concurrency **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Makes an adaptive limit (as `weir_concurrency_new`) split into `count`
+/// partitions, numbered 0 to `count − 1` in the order of `parts`, and
+/// writes it to `*out`. With `L = ⌊limit⌋`, partition `i` owns
+/// `room_i = ⌊L × share_i⌋`; a call of partition `i`
+/// (`weir_concurrency_enter_partition`) enters when fewer than `L` calls are
+/// in flight in all and:
+///
+///   own room:  flying_i < room_i
+///   borrowing: flying_i − room_i < borrow_i, and no partition holds a claim
+///
+/// A partition refused within its own room (the others' borrowed calls fill
+/// the limit) holds a claim for one long-term round-trip time
+/// (`weir_concurrency_long_rtt`) or until one of its calls enters: while a
+/// claim holds nobody borrows, so room given back as borrowed calls leave
+/// goes to its owner first. Every call enters only while fewer than `L` are
+/// in flight, under the handle's lock, so the calls in flight never exceed
+/// the limit at the moment each entered, under any interleaving. Every
+/// partition's samples move the one limit. `weir_concurrency_enter` on a
+/// partitioned limit enters against the global limit alone.
+///
+/// Statuses: the policy's as for `weir_concurrency_new`, then
+/// `WEIR_ERR_CONCURRENCY_PARTITIONS` (`count` not 1 to
+/// `WEIR_CONCURRENCY_MAX_PARTITIONS`, or `parts` NULL),
+/// `WEIR_ERR_CONCURRENCY_SHARE` (a share NaN or outside [0, 1], or the
+/// shares summing past 1), `WEIR_ERR_CONCURRENCY_BORROW` (a cap negative or
+/// above `WEIR_CONCURRENCY_MAX_LIMIT`); `WEIR_ERR_MISALIGNED` for a
+/// misaligned policy or `parts`, `WEIR_ERR_NULL` if `out` is NULL. `*out`
+/// is written only on success; `parts` is copied.
+weir_status weir_concurrency_new_partitioned(const weir_concurrency_policy *policy,
+                                             const weir_concurrency_partition *parts,
+                                             int32_t count,
+                                             weir_concurrency **out);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -2084,6 +2214,34 @@ weir_status weir_concurrency_leave(const weir_concurrency *limit,
 #endif
 
 #if defined(WEIR_HOSTED)
+/// Asks to start one call of partition `partition` at `now`, by the rule in
+/// `weir_concurrency_new_partitioned`. `WEIR_OK`: decided, and
+/// `ticket->flying` says how: 1, go ahead (give the ticket back once to
+/// `weir_concurrency_leave_partition` with the same partition); 0, refused.
+/// `WEIR_ERR_CONCURRENCY_PARTITION` if the limit has no such partition (a
+/// limit made by `weir_concurrency_new` has none), `WEIR_ERR_NULL` for a
+/// NULL limit or ticket, `WEIR_ERR_MISALIGNED` for a misaligned ticket;
+/// each changes nothing and writes nothing.
+weir_status weir_concurrency_enter_partition(const weir_concurrency *limit,
+                                             int32_t partition,
+                                             int64_t now,
+                                             weir_concurrency_ticket *ticket);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The call of partition `partition` behind `*ticket` ended at `now`, as
+/// `weir_concurrency_leave` (same statuses), and it leaves its partition.
+/// `WEIR_ERR_CONCURRENCY_PARTITION` if there is no such partition,
+/// `WEIR_ERR_CONCURRENCY_PARTITION_EMPTY` if the partition has no call in
+/// flight (the ticket was entered in another); each changes nothing.
+weir_status weir_concurrency_leave_partition(const weir_concurrency *limit,
+                                             int32_t partition,
+                                             weir_concurrency_ticket *ticket,
+                                             int64_t now,
+                                             bool dropped);
+#endif
+
+#if defined(WEIR_HOSTED)
 /// The limit calls are admitted against now, `⌊limit⌋`; 0 for a NULL limit.
 int64_t weir_concurrency_limit(const weir_concurrency *limit);
 #endif
@@ -2097,6 +2255,18 @@ int64_t weir_concurrency_flying(const weir_concurrency *limit);
 /// The long-term latency average in nanoseconds (0 before any sample); 0
 /// for a NULL limit.
 double weir_concurrency_long_rtt(const weir_concurrency *limit);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Calls of partition `partition` in flight; 0 for a NULL limit or no such
+/// partition.
+int64_t weir_concurrency_partition_flying(const weir_concurrency *limit, int32_t partition);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The room partition `partition` owns now, `⌊⌊limit⌋ × share⌋`; 0 for a
+/// NULL limit or no such partition.
+int64_t weir_concurrency_partition_room(const weir_concurrency *limit, int32_t partition);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -4215,6 +4385,8 @@ int weir_hosted_only_weir_shedder_init_in(void) WEIR_HOSTED_ONLY_(weir_shedder_i
 #define weir_shedder_init_in(...) weir_hosted_only_weir_shedder_init_in()
 int weir_hosted_only_weir_shedder_allow(void) WEIR_HOSTED_ONLY_(weir_shedder_allow);
 #define weir_shedder_allow(...) weir_hosted_only_weir_shedder_allow()
+int weir_hosted_only_weir_shedder_allow_class(void) WEIR_HOSTED_ONLY_(weir_shedder_allow_class);
+#define weir_shedder_allow_class(...) weir_hosted_only_weir_shedder_allow_class()
 int weir_hosted_only_weir_shedder_pass(void) WEIR_HOSTED_ONLY_(weir_shedder_pass);
 #define weir_shedder_pass(...) weir_hosted_only_weir_shedder_pass()
 int weir_hosted_only_weir_shedder_fail(void) WEIR_HOSTED_ONLY_(weir_shedder_fail);
@@ -4327,6 +4499,8 @@ int weir_hosted_only_weir_concurrency_policy_preset(void) WEIR_HOSTED_ONLY_(weir
 #define weir_concurrency_policy_preset(...) weir_hosted_only_weir_concurrency_policy_preset()
 int weir_hosted_only_weir_concurrency_new(void) WEIR_HOSTED_ONLY_(weir_concurrency_new);
 #define weir_concurrency_new(...) weir_hosted_only_weir_concurrency_new()
+int weir_hosted_only_weir_concurrency_new_partitioned(void) WEIR_HOSTED_ONLY_(weir_concurrency_new_partitioned);
+#define weir_concurrency_new_partitioned(...) weir_hosted_only_weir_concurrency_new_partitioned()
 int weir_hosted_only_weir_concurrency_free(void) WEIR_HOSTED_ONLY_(weir_concurrency_free);
 #define weir_concurrency_free(...) weir_hosted_only_weir_concurrency_free()
 int weir_hosted_only_weir_concurrency_footprint(void) WEIR_HOSTED_ONLY_(weir_concurrency_footprint);
@@ -4337,12 +4511,20 @@ int weir_hosted_only_weir_concurrency_enter(void) WEIR_HOSTED_ONLY_(weir_concurr
 #define weir_concurrency_enter(...) weir_hosted_only_weir_concurrency_enter()
 int weir_hosted_only_weir_concurrency_leave(void) WEIR_HOSTED_ONLY_(weir_concurrency_leave);
 #define weir_concurrency_leave(...) weir_hosted_only_weir_concurrency_leave()
+int weir_hosted_only_weir_concurrency_enter_partition(void) WEIR_HOSTED_ONLY_(weir_concurrency_enter_partition);
+#define weir_concurrency_enter_partition(...) weir_hosted_only_weir_concurrency_enter_partition()
+int weir_hosted_only_weir_concurrency_leave_partition(void) WEIR_HOSTED_ONLY_(weir_concurrency_leave_partition);
+#define weir_concurrency_leave_partition(...) weir_hosted_only_weir_concurrency_leave_partition()
 int weir_hosted_only_weir_concurrency_limit(void) WEIR_HOSTED_ONLY_(weir_concurrency_limit);
 #define weir_concurrency_limit(...) weir_hosted_only_weir_concurrency_limit()
 int weir_hosted_only_weir_concurrency_flying(void) WEIR_HOSTED_ONLY_(weir_concurrency_flying);
 #define weir_concurrency_flying(...) weir_hosted_only_weir_concurrency_flying()
 int weir_hosted_only_weir_concurrency_long_rtt(void) WEIR_HOSTED_ONLY_(weir_concurrency_long_rtt);
 #define weir_concurrency_long_rtt(...) weir_hosted_only_weir_concurrency_long_rtt()
+int weir_hosted_only_weir_concurrency_partition_flying(void) WEIR_HOSTED_ONLY_(weir_concurrency_partition_flying);
+#define weir_concurrency_partition_flying(...) weir_hosted_only_weir_concurrency_partition_flying()
+int weir_hosted_only_weir_concurrency_partition_room(void) WEIR_HOSTED_ONLY_(weir_concurrency_partition_room);
+#define weir_concurrency_partition_room(...) weir_hosted_only_weir_concurrency_partition_room()
 int weir_hosted_only_weir_concurrency_start_counting(void) WEIR_HOSTED_ONLY_(weir_concurrency_start_counting);
 #define weir_concurrency_start_counting(...) weir_hosted_only_weir_concurrency_start_counting()
 int weir_hosted_only_weir_concurrency_read_counts(void) WEIR_HOSTED_ONLY_(weir_concurrency_read_counts);

@@ -363,6 +363,30 @@ public:
         return Concurrency(out);
     }
     static result<Concurrency> make() noexcept { return make(weir_concurrency_policy_preset()); }
+    // A limit split into `count` partitions (weir_concurrency_new_partitioned).
+    static result<Concurrency> make_partitioned(const weir_concurrency_policy& policy,
+                                                const weir_concurrency_partition* parts,
+                                                std::int32_t count) noexcept {
+        weir_concurrency* out = nullptr;
+        weir_status status = weir_concurrency_new_partitioned(&policy, parts, count, &out);
+        if (status != WEIR_OK) return status;
+        return Concurrency(out);
+    }
+    // A call of partition `partition`: true, go ahead (leave it with the
+    // same partition); false, refused, or no such partition.
+    bool enter(std::int32_t partition, instant now, weir_concurrency_ticket& flight) const noexcept {
+        return weir_concurrency_enter_partition(get(), partition, now.ns(), &flight) == WEIR_OK && flight.flying == 1;
+    }
+    std::error_code leave(std::int32_t partition, weir_concurrency_ticket& flight, instant now,
+                          bool dropped = false) const noexcept {
+        return detail::code(weir_concurrency_leave_partition(get(), partition, &flight, now.ns(), dropped));
+    }
+    std::int64_t partition_flying(std::int32_t partition) const noexcept {
+        return weir_concurrency_partition_flying(get(), partition);
+    }
+    std::int64_t partition_room(std::int32_t partition) const noexcept {
+        return weir_concurrency_partition_room(get(), partition);
+    }
     bool enter(instant now, weir_concurrency_ticket& flight) const noexcept {
         return weir_concurrency_enter(get(), now.ns(), &flight);
     }
@@ -636,6 +660,15 @@ private:
     weir_shedder_ticket ticket_{};
 };
 
+// A call's class for Shedder::allow: the lower, the earlier it is refused
+// (WEIR_SHEDDER_*; critical is the default and decides as the unclassed allow).
+enum class criticality : std::int32_t {
+    critical = WEIR_SHEDDER_CRITICAL,
+    critical_plus = WEIR_SHEDDER_CRITICAL_PLUS,
+    sheddable_plus = WEIR_SHEDDER_SHEDDABLE_PLUS,
+    sheddable = WEIR_SHEDDER_SHEDDABLE,
+};
+
 // Adaptive load shedding (weir_shedder).
 class Shedder : public detail::handle<weir_shedder, weir_shedder_free> {
 public:
@@ -652,6 +685,15 @@ public:
     // True: go ahead, and `ticket` holds the call until pass or fail.
     bool allow(instant now, std::int32_t cpu_permille, ShedderTicket& ticket) const noexcept {
         return weir_shedder_allow(get(), now.ns(), cpu_permille, ticket.get());
+    }
+    // allow for a call of class `cls` (the rule is
+    // weir_shedder_allow_class's): true, go ahead; false, refused. A value
+    // cast into criticality from outside the four is refused too.
+    bool allow(instant now, std::int32_t cpu_permille, criticality cls,
+               ShedderTicket& ticket) const noexcept {
+        return weir_shedder_allow_class(get(), now.ns(), cpu_permille, static_cast<std::int32_t>(cls),
+                                        ticket.get()) == WEIR_OK &&
+               ticket.get()->flying == 1;
     }
     std::error_code pass(ShedderTicket& ticket, instant now) const noexcept {
         return detail::code(weir_shedder_pass(get(), ticket.get(), now.ns()));

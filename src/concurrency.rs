@@ -7,11 +7,12 @@ use static_assertions::{assert_eq_size, const_assert_eq};
 use crate::counts::{weir_counts, Tally};
 use crate::guard::{decide, decide_status, read_counts, start_counting};
 use crate::guard::{
-    free_handle, lock, new_handle, on, place_plain, plain_footprint, policy_or, usable, value_mut,
-    write_out, Guarded, Handle,
+    free_handle, lock, new_handle, on, place_plain, plain_footprint, policy_or, slice_in,
+    status_on, usable, value_mut, write_out, Guarded, Handle,
 };
 use crate::status::weir_status::{self, *};
 use weir_core::concurrency::{Concurrency, ConcurrencyError, ConcurrencyPolicy, ConcurrencyTicket};
+use weir_core::partitioned::{Partition, PartitionError, Partitioned, MAX_PARTITIONS};
 
 /// The largest `max_limit` a `weir_concurrency_policy` may have: 2^20 calls in flight.
 pub const WEIR_CONCURRENCY_MAX_LIMIT: i32 = 1 << 20;
@@ -171,10 +172,10 @@ const_assert_eq!(core::mem::offset_of!(weir_concurrency_ticket, flying), 12);
 /// calls in flight never exceed the limit at the moment each entered. Heap
 /// per handle: about 140 bytes. Made by `weir_concurrency_new`, freed by
 /// `weir_concurrency_free`.
-pub struct weir_concurrency(Guarded<Mutex<Concurrency>>);
+pub struct weir_concurrency(Guarded<Mutex<Partitioned>>);
 
 impl Handle for weir_concurrency {
-    type State = Mutex<Concurrency>;
+    type State = Mutex<Partitioned>;
     fn guarded(&self) -> &Guarded<Self::State> {
         &self.0
     }
@@ -199,7 +200,7 @@ pub extern "C" fn weir_concurrency_new(
 fn make(policy: *const weir_concurrency_policy) -> Result<weir_concurrency, weir_status> {
     let gradient = policy_or(policy, weir_concurrency_policy_preset())?;
     let limit = Concurrency::new(gradient.into())?;
-    Ok(weir_concurrency(Guarded::new(Mutex::new(limit))))
+    Ok(weir_concurrency(Guarded::new(Mutex::new(limit.into()))))
 }
 
 /// The bytes and the alignment a placed adaptive limit needs (`weir_concurrency_init_in`),
@@ -356,4 +357,211 @@ pub extern "C" fn weir_concurrency_read_counts(
     out: *mut weir_counts,
 ) -> weir_status {
     read_counts(limit, out)
+}
+
+/// The most partitions `weir_concurrency_new_partitioned` takes.
+pub const WEIR_CONCURRENCY_MAX_PARTITIONS: i32 = 16;
+const_assert_eq!(WEIR_CONCURRENCY_MAX_PARTITIONS as usize, MAX_PARTITIONS);
+
+/// One partition's terms for `weir_concurrency_new_partitioned`. 16 bytes.
+#[repr(C, align(8))]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct weir_concurrency_partition {
+    /// Its share of the limit, in [0, 1]; all shares sum to at most 1.
+    pub share: f64,
+    /// How many calls past its own room it may borrow from room the others
+    /// are not using; 0 to `WEIR_CONCURRENCY_MAX_LIMIT`.
+    pub borrow: i64,
+}
+
+assert_eq_size!(weir_concurrency_partition, [u8; 16]);
+const_assert_eq!(core::mem::offset_of!(weir_concurrency_partition, share), 0);
+const_assert_eq!(core::mem::offset_of!(weir_concurrency_partition, borrow), 8);
+
+impl From<PartitionError> for weir_status {
+    fn from(error: PartitionError) -> weir_status {
+        match error {
+            PartitionError::Policy(e) => e.into(),
+            PartitionError::Count => WEIR_ERR_CONCURRENCY_PARTITIONS,
+            PartitionError::Share => WEIR_ERR_CONCURRENCY_SHARE,
+            PartitionError::Borrow => WEIR_ERR_CONCURRENCY_BORROW,
+            PartitionError::Unknown => WEIR_ERR_CONCURRENCY_PARTITION,
+            PartitionError::Empty => WEIR_ERR_CONCURRENCY_PARTITION_EMPTY,
+        }
+    }
+}
+
+/// Makes an adaptive limit (as `weir_concurrency_new`) split into `count`
+/// partitions, numbered 0 to `count − 1` in the order of `parts`, and
+/// writes it to `*out`. With `L = ⌊limit⌋`, partition `i` owns
+/// `room_i = ⌊L × share_i⌋`; a call of partition `i`
+/// (`weir_concurrency_enter_partition`) enters when fewer than `L` calls are
+/// in flight in all and:
+///
+///   own room:  flying_i < room_i
+///   borrowing: flying_i − room_i < borrow_i, and no partition holds a claim
+///
+/// A partition refused within its own room (the others' borrowed calls fill
+/// the limit) holds a claim for one long-term round-trip time
+/// (`weir_concurrency_long_rtt`) or until one of its calls enters: while a
+/// claim holds nobody borrows, so room given back as borrowed calls leave
+/// goes to its owner first. Every call enters only while fewer than `L` are
+/// in flight, under the handle's lock, so the calls in flight never exceed
+/// the limit at the moment each entered, under any interleaving. Every
+/// partition's samples move the one limit. `weir_concurrency_enter` on a
+/// partitioned limit enters against the global limit alone.
+///
+/// Statuses: the policy's as for `weir_concurrency_new`, then
+/// `WEIR_ERR_CONCURRENCY_PARTITIONS` (`count` not 1 to
+/// `WEIR_CONCURRENCY_MAX_PARTITIONS`, or `parts` NULL),
+/// `WEIR_ERR_CONCURRENCY_SHARE` (a share NaN or outside [0, 1], or the
+/// shares summing past 1), `WEIR_ERR_CONCURRENCY_BORROW` (a cap negative or
+/// above `WEIR_CONCURRENCY_MAX_LIMIT`); `WEIR_ERR_MISALIGNED` for a
+/// misaligned policy or `parts`, `WEIR_ERR_NULL` if `out` is NULL. `*out`
+/// is written only on success; `parts` is copied.
+#[no_mangle]
+pub extern "C" fn weir_concurrency_new_partitioned(
+    policy: *const weir_concurrency_policy,
+    parts: *const weir_concurrency_partition,
+    count: i32,
+    out: *mut *mut weir_concurrency,
+) -> weir_status {
+    new_handle(out, || {
+        let gradient = policy_or(policy, weir_concurrency_policy_preset())?;
+        Concurrency::new(gradient.into())?;
+        let n = usize::try_from(count)
+            .ok()
+            .filter(|n| (1..=MAX_PARTITIONS).contains(n))
+            .ok_or(WEIR_ERR_CONCURRENCY_PARTITIONS)?;
+        let given = slice_in(parts, n)?;
+        if given.len() != n {
+            return Err(WEIR_ERR_CONCURRENCY_PARTITIONS);
+        }
+        let mut terms = [Partition::default(); MAX_PARTITIONS];
+        for (t, p) in terms.iter_mut().zip(given) {
+            *t = Partition {
+                share: p.share,
+                borrow: p.borrow,
+            };
+        }
+        let limit = Partitioned::new(gradient.into(), &terms[..n])?;
+        Ok(weir_concurrency(Guarded::new(Mutex::new(limit))))
+    })
+}
+
+/// The partition numbered `partition`, if it is one.
+fn partition_index(partition: i32) -> Result<usize, weir_status> {
+    usize::try_from(partition).map_err(|_| WEIR_ERR_CONCURRENCY_PARTITION)
+}
+
+/// Asks to start one call of partition `partition` at `now`, by the rule in
+/// `weir_concurrency_new_partitioned`. `WEIR_OK`: decided, and
+/// `ticket->flying` says how: 1, go ahead (give the ticket back once to
+/// `weir_concurrency_leave_partition` with the same partition); 0, refused.
+/// `WEIR_ERR_CONCURRENCY_PARTITION` if the limit has no such partition (a
+/// limit made by `weir_concurrency_new` has none), `WEIR_ERR_NULL` for a
+/// NULL limit or ticket, `WEIR_ERR_MISALIGNED` for a misaligned ticket;
+/// each changes nothing and writes nothing.
+#[no_mangle]
+pub extern "C" fn weir_concurrency_enter_partition(
+    limit: *const weir_concurrency,
+    partition: i32,
+    now: i64,
+    ticket: *mut weir_concurrency_ticket,
+) -> weir_status {
+    status_on(limit, |state| {
+        usable(ticket)?;
+        let i = partition_index(partition)?;
+        let entered = lock(state).enter_partition(i, now)?;
+        let written = match entered {
+            Some(entry) => weir_concurrency_ticket {
+                start: entry.start,
+                inflight: i32::try_from(entry.inflight).unwrap_or(i32::MAX),
+                flying: 1,
+            },
+            None => weir_concurrency_ticket {
+                start: now,
+                inflight: 0,
+                flying: 0,
+            },
+        };
+        write_out(ticket, written)
+    })
+}
+
+/// The call of partition `partition` behind `*ticket` ended at `now`, as
+/// `weir_concurrency_leave` (same statuses), and it leaves its partition.
+/// `WEIR_ERR_CONCURRENCY_PARTITION` if there is no such partition,
+/// `WEIR_ERR_CONCURRENCY_PARTITION_EMPTY` if the partition has no call in
+/// flight (the ticket was entered in another); each changes nothing.
+#[no_mangle]
+pub extern "C" fn weir_concurrency_leave_partition(
+    limit: *const weir_concurrency,
+    partition: i32,
+    ticket: *mut weir_concurrency_ticket,
+    now: i64,
+    dropped: bool,
+) -> weir_status {
+    status_on(limit, |state| {
+        let i = partition_index(partition)?;
+        // One place drops the guard, whatever the answer.
+        let mut limit = lock(state);
+        let left = leave_locked(&mut limit, i, ticket, now, dropped);
+        drop(limit);
+        left
+    })
+}
+
+/// `weir_concurrency_leave_partition` under the lock.
+#[inline]
+fn leave_locked(
+    limit: &mut Partitioned,
+    i: usize,
+    ticket: *mut weir_concurrency_ticket,
+    now: i64,
+    dropped: bool,
+) -> Result<(), weir_status> {
+    let held = value_mut(ticket)?;
+    match held.flying {
+        0 => return Err(WEIR_ERR_SETTLED),
+        1 if held.inflight >= 1 => {}
+        _ => return Err(WEIR_ERR_INVALID_ARGUMENT),
+    }
+    let entry = ConcurrencyTicket {
+        start: held.start,
+        inflight: i64::from(held.inflight),
+    };
+    limit.leave_partition(i, entry, now, dropped)?;
+    held.flying = 0;
+    Ok(())
+}
+
+/// Calls of partition `partition` in flight; 0 for a NULL limit or no such
+/// partition.
+#[no_mangle]
+pub extern "C" fn weir_concurrency_partition_flying(
+    limit: *const weir_concurrency,
+    partition: i32,
+) -> i64 {
+    on(limit, 0, |state| {
+        partition_index(partition)
+            .ok()
+            .and_then(|i| lock(state).flying_in(i).ok())
+            .unwrap_or(0)
+    })
+}
+
+/// The room partition `partition` owns now, `⌊⌊limit⌋ × share⌋`; 0 for a
+/// NULL limit or no such partition.
+#[no_mangle]
+pub extern "C" fn weir_concurrency_partition_room(
+    limit: *const weir_concurrency,
+    partition: i32,
+) -> i64 {
+    on(limit, 0, |state| {
+        partition_index(partition)
+            .ok()
+            .and_then(|i| lock(state).room(i).ok())
+            .unwrap_or(0)
+    })
 }

@@ -13,7 +13,8 @@ use crate::guard::{
 use crate::slots::Slots;
 use crate::status::weir_status::{self, *};
 use weir_core::shedder::{
-    Settled, Shedder, ShedderFront, ShedderPolicy, ShedderPolicyError, ShedderStats, ShedderTicket,
+    Criticality, Settled, Shedder, ShedderFront, ShedderPolicy, ShedderPolicyError, ShedderStats,
+    ShedderTicket,
 };
 use weir_core::window::{WindowError, WindowTotal};
 
@@ -337,6 +338,75 @@ pub extern "C" fn weir_shedder_allow(
             open: false,
         });
         write_out(ticket, written.into()).is_ok() && issued.is_some()
+    })
+}
+
+/// A call's class for `weir_shedder_allow_class`: the default, decided
+/// exactly as `weir_shedder_allow` decides. 0, so a zeroed field is it.
+pub const WEIR_SHEDDER_CRITICAL: i32 = 0;
+/// A call's class: refused last, only with the CPU at or over the threshold
+/// now and the load over the limit by a quarter (health checks, control).
+pub const WEIR_SHEDDER_CRITICAL_PLUS: i32 = 1;
+/// A call's class: refused from three quarters of the CPU threshold and of
+/// the limit (work a user waits for but can retry).
+pub const WEIR_SHEDDER_SHEDDABLE_PLUS: i32 = 2;
+/// A call's class: refused first, from half the CPU threshold and half the
+/// limit (prefetch, batch, anything that can wait).
+pub const WEIR_SHEDDER_SHEDDABLE: i32 = 3;
+
+/// The core class named by a `WEIR_SHEDDER_*` class constant.
+fn criticality(class: i32) -> Option<Criticality> {
+    match class {
+        WEIR_SHEDDER_CRITICAL => Some(Criticality::Critical),
+        WEIR_SHEDDER_CRITICAL_PLUS => Some(Criticality::CriticalPlus),
+        WEIR_SHEDDER_SHEDDABLE_PLUS => Some(Criticality::SheddablePlus),
+        WEIR_SHEDDER_SHEDDABLE => Some(Criticality::Sheddable),
+        _ => None,
+    }
+}
+
+/// Asks to start one call of class `criticality` (a `WEIR_SHEDDER_*` class
+/// constant) at `now`, with the CPU at `cpu_permille` thousandths (clamped
+/// into [0, 1000]). With `L` the limit (`weir_shedder_stats.limit` at this
+/// CPU), `t` the policy's CPU threshold, `hot` as for `weir_shedder`, and
+/// "over x" meaning both the moving average and the count in flight exceed
+/// x, a call is refused when:
+///
+///   CRITICAL_PLUS   cpu >= t (now, not merely cooling)  and over L * 5/4
+///   CRITICAL        hot                                 and over L
+///   SHEDDABLE_PLUS  hot or cpu >= floor(t * 3/4)        and over L * 3/4
+///   SHEDDABLE       hot or cpu >= floor(t / 2)          and over L / 2
+///
+/// So at any one moment a class is never refused while a lower class would
+/// be admitted. `WEIR_SHEDDER_CRITICAL` decides and changes the shedder
+/// exactly as `weir_shedder_allow`. An admitted call of any class changes
+/// it as an admitted CRITICAL call; a refused CRITICAL_PLUS call as a
+/// refused CRITICAL one; a refused sheddable call does not count as a
+/// refusal for cooling, so it never keeps CRITICAL calls hot.
+///
+/// `WEIR_OK`: decided, and `ticket->flying` says how: 1, go ahead (settle
+/// the ticket once with `weir_shedder_pass` or `weir_shedder_fail`); 0,
+/// refused, the ticket written as already settled.
+/// `WEIR_ERR_SHEDDER_CLASS` if `criticality` names no class,
+/// `WEIR_ERR_NULL` if `shedder` or `ticket` is NULL, `WEIR_ERR_MISALIGNED`
+/// if `ticket` is misaligned; each changes nothing and writes nothing.
+#[no_mangle]
+pub extern "C" fn weir_shedder_allow_class(
+    shedder: *const weir_shedder,
+    now: i64,
+    cpu_permille: i32,
+    criticality: i32,
+    ticket: *mut weir_shedder_ticket,
+) -> weir_status {
+    status_on(shedder, |state| {
+        usable(ticket)?;
+        let class = self::criticality(criticality).ok_or(WEIR_ERR_SHEDDER_CLASS)?;
+        let issued = lock(state).allow_class(now, cpu_permille, class);
+        let written = issued.unwrap_or(ShedderTicket {
+            start: now,
+            open: false,
+        });
+        write_out(ticket, written.into())
     })
 }
 

@@ -3,8 +3,8 @@
 /// What a call that can fail reports. `WEIR_OK` is 0; every other value is
 /// an error. Codes are grouped by area and are never renumbered or reused:
 /// 1–99 general (30–39 targets and builds, 40–49 refunds, 50–59 placed handles in the caller's memory, 60–69 kept for regions shared between programs, 70–79 counts, 80–89 charging several limits at once), 100–199 the limiter, 200–299 the pool,
-/// 300–399 breaker, shedder and window (330–349 the breaker's limits), 400–499 rate and bloom (430–449 the GCRA word),
-/// 500–549 the retry budget, 550–599 the adaptive concurrency limit, 600–629 the lease.
+/// 300–399 breaker, shedder and window (330–349 the breaker's limits, 350–359 the shedder's classes), 400–499 rate and bloom (430–449 the GCRA word),
+/// 500–549 the retry budget, 550–599 the adaptive concurrency limit (560–579 its partitions), 600–629 the lease.
 /// `weir_status_str` describes any value, known or not.
 #[repr(i32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -203,6 +203,9 @@ pub enum weir_status {
     WEIR_ERR_BREAKER_AGGRESSION = 332,
     /// A breaker policy's `skip_refusals` is neither 0 nor 1.
     WEIR_ERR_BREAKER_REFUSALS = 333,
+    // 350–359: the shedder's criticality classes.
+    /// A shedder call's class names none of the `WEIR_SHEDDER_*` classes.
+    WEIR_ERR_SHEDDER_CLASS = 350,
 
     // 400–499: rate and bloom.
     /// A rate limit's burst is outside 1..1023.
@@ -278,6 +281,20 @@ pub enum weir_status {
     WEIR_ERR_CONCURRENCY_TOLERANCE = 553,
     /// A concurrency policy's `long_window` or `warmup` is below 1.
     WEIR_ERR_CONCURRENCY_WINDOW = 554,
+
+    // 560–579: partitions of the adaptive limit.
+    /// A partitioned limit's partition count is not 1 to
+    /// `WEIR_CONCURRENCY_MAX_PARTITIONS`, or its partitions are NULL.
+    WEIR_ERR_CONCURRENCY_PARTITIONS = 560,
+    /// A partition's share is NaN or outside [0, 1], or the shares sum past 1.
+    WEIR_ERR_CONCURRENCY_SHARE = 561,
+    /// A partition's borrow cap is negative or above
+    /// `WEIR_CONCURRENCY_MAX_LIMIT`.
+    WEIR_ERR_CONCURRENCY_BORROW = 562,
+    /// The limit has no partition with that number.
+    WEIR_ERR_CONCURRENCY_PARTITION = 563,
+    /// The partition has no call in flight to leave.
+    WEIR_ERR_CONCURRENCY_PARTITION_EMPTY = 564,
 
     // 600–629: the lease.
     /// A lease policy's `interval_ns` is under 1 µs or not below `ttl_ns`.
@@ -390,6 +407,7 @@ const ALL: &[weir_status] = {
         WEIR_ERR_BREAKER_RPS,
         WEIR_ERR_BREAKER_AGGRESSION,
         WEIR_ERR_BREAKER_REFUSALS,
+        WEIR_ERR_SHEDDER_CLASS,
         WEIR_ERR_RATE_BURST,
         WEIR_ERR_RATE_ZERO,
         WEIR_ERR_RATE_TOO_SLOW,
@@ -418,6 +436,11 @@ const ALL: &[weir_status] = {
         WEIR_ERR_CONCURRENCY_SMOOTHING,
         WEIR_ERR_CONCURRENCY_TOLERANCE,
         WEIR_ERR_CONCURRENCY_WINDOW,
+        WEIR_ERR_CONCURRENCY_PARTITIONS,
+        WEIR_ERR_CONCURRENCY_SHARE,
+        WEIR_ERR_CONCURRENCY_BORROW,
+        WEIR_ERR_CONCURRENCY_PARTITION,
+        WEIR_ERR_CONCURRENCY_PARTITION_EMPTY,
         WEIR_ERR_LEASE_INTERVAL,
         WEIR_ERR_LEASE_TTL,
         WEIR_ERR_LEASE_BURST,
@@ -538,6 +561,7 @@ impl weir_status {
             WEIR_ERR_BREAKER_RPS => c"sre rps_threshold is not finite or is negative",
             WEIR_ERR_BREAKER_AGGRESSION => c"sre aggression is not finite or is not positive",
             WEIR_ERR_BREAKER_REFUSALS => c"sre skip_refusals is neither 0 nor 1",
+            WEIR_ERR_SHEDDER_CLASS => c"shedder criticality names no class",
             WEIR_ERR_RATE_BURST => c"rate burst is outside 1..1023",
             WEIR_ERR_RATE_ZERO => c"rate limit is zero",
             WEIR_ERR_RATE_TOO_SLOW => c"rate too slow: burst x interval exceeds the word's 2^63 ns",
@@ -576,6 +600,17 @@ impl weir_status {
             WEIR_ERR_CONCURRENCY_SMOOTHING => c"concurrency smoothing is NaN or outside (0, 1]",
             WEIR_ERR_CONCURRENCY_TOLERANCE => c"concurrency tolerance is NaN, infinite or below 1",
             WEIR_ERR_CONCURRENCY_WINDOW => c"concurrency long_window or warmup is below 1",
+            WEIR_ERR_CONCURRENCY_PARTITIONS => {
+                c"concurrency partition count is not 1 to 16, or the partitions are NULL"
+            }
+            WEIR_ERR_CONCURRENCY_SHARE => {
+                c"concurrency partition share is outside [0, 1] or the shares sum past 1"
+            }
+            WEIR_ERR_CONCURRENCY_BORROW => {
+                c"concurrency partition borrow cap is negative or above the largest limit"
+            }
+            WEIR_ERR_CONCURRENCY_PARTITION => c"concurrency limit has no such partition",
+            WEIR_ERR_CONCURRENCY_PARTITION_EMPTY => c"concurrency partition has no call in flight",
             WEIR_ERR_LEASE_INTERVAL => c"lease interval_ns is under 1 us or not below ttl_ns",
             WEIR_ERR_LEASE_TTL => c"lease ttl_ns is outside [1 ms, 1 hour]",
             WEIR_ERR_LEASE_BURST => c"lease burst is outside 1..2^61",

@@ -208,6 +208,7 @@ const ALIGNED_STRUCTS: &[&str] = &[
     "weir_budget_policy",
     "weir_concurrency_policy",
     "weir_concurrency_ticket",
+    "weir_concurrency_partition",
     "weir_shedder_stats",
     "weir_window_total",
     "weir_charge_item",

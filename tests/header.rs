@@ -94,6 +94,7 @@ const INDEX: &[Entry] = &[
                 "calls",
                 &[
                     "weir_shedder_allow (fills a weir_shedder_ticket)",
+                    "weir_shedder_allow_class (WEIR_SHEDDER_CRITICAL_PLUS ...)",
                     "weir_shedder_pass",
                     "weir_shedder_fail",
                 ],
@@ -210,6 +211,7 @@ const INDEX: &[Entry] = &[
                 "make",
                 &[
                     "weir_concurrency_new (copies the policy)",
+                    "weir_concurrency_new_partitioned (weir_concurrency_partition)",
                     "weir_concurrency_free",
                 ],
             ),
@@ -222,6 +224,8 @@ const INDEX: &[Entry] = &[
                 &[
                     "weir_concurrency_enter (fills a weir_concurrency_ticket)",
                     "weir_concurrency_leave",
+                    "weir_concurrency_enter_partition",
+                    "weir_concurrency_leave_partition",
                 ],
             ),
             (
@@ -230,6 +234,8 @@ const INDEX: &[Entry] = &[
                     "weir_concurrency_limit",
                     "weir_concurrency_flying",
                     "weir_concurrency_long_rtt",
+                    "weir_concurrency_partition_flying",
+                    "weir_concurrency_partition_room",
                 ],
             ),
             (

@@ -1882,7 +1882,38 @@ fn shedder_never_panics_and_stats_stay_sane() {
                     } else {
                         rng.below(1001) as i32
                     };
-                    if weir_shedder_allow(shedder, now, cpu, &mut *ticket) {
+                    let admitted = if rng.one_in(2) {
+                        weir_shedder_allow(shedder, now, cpu, &mut *ticket)
+                    } else {
+                        // A class: mostly one of the four, now and then none.
+                        let class = if rng.one_in(8) {
+                            rng.i32()
+                        } else {
+                            rng.below(4) as i32
+                        };
+                        let before = *ticket;
+                        let s = sane(
+                            weir_shedder_allow_class(shedder, now, cpu, class, &mut *ticket),
+                            "weir_shedder_allow_class",
+                        );
+                        assert_eq!(s == WEIR_OK, (0..4).contains(&class), "class {class}");
+                        if s != WEIR_OK {
+                            assert_eq!(*ticket, before, "an error wrote the ticket");
+                        }
+                        sane(
+                            weir_shedder_allow_class(
+                                shedder,
+                                now,
+                                cpu,
+                                class,
+                                misaligned(&mut odd),
+                            ),
+                            "weir_shedder_allow_class",
+                        );
+                        calls += 2;
+                        s == WEIR_OK && ticket.flying == 1
+                    };
+                    if admitted {
                         in_flight += 1;
                         tickets.push(ticket);
                     } else {
@@ -2463,6 +2494,138 @@ fn concurrency_never_panics_and_flying_stays_under_the_limit() {
     weir_concurrency_free(null_mut());
     eprintln!("concurrency: {calls} calls");
     assert_no_panics("concurrency");
+}
+
+#[test]
+fn concurrency_partitions_never_panic_and_stay_under_the_limit() {
+    count_panics();
+    let mut rng = Rng::new(seed(0xc0c1));
+    let mut calls = 0u64;
+    let mut odd = [0u64; 8];
+    for _ in 0..rounds(3_000) {
+        let policy = hostile_concurrency_policy(&mut rng);
+        let mut clock = Clock::new(&mut rng);
+        let count = match rng.below(6) {
+            0 => rng.i32(),
+            _ => 1 + rng.below(5) as i32,
+        };
+        let mut parts: Vec<weir_concurrency_partition> = (0..count.clamp(0, 20))
+            .map(|_| weir_concurrency_partition {
+                share: if rng.one_in(6) {
+                    rng.f64()
+                } else {
+                    rng.unit() / 4.0
+                },
+                borrow: if rng.one_in(6) {
+                    rng.i64()
+                } else {
+                    rng.below(8) as i64
+                },
+            })
+            .collect();
+        parts.push(weir_concurrency_partition::default());
+        let mut limit = null_mut();
+        let ptr = if rng.one_in(20) {
+            null()
+        } else {
+            parts.as_ptr()
+        };
+        let status = sane(
+            weir_concurrency_new_partitioned(&policy, ptr, count, &mut limit),
+            "weir_concurrency_new_partitioned",
+        );
+        sane(
+            weir_concurrency_new_partitioned(&policy, misaligned(&mut odd), count, &mut limit),
+            "weir_concurrency_new_partitioned",
+        );
+        calls += 2;
+        if status != WEIR_OK {
+            assert!(limit.is_null());
+            continue;
+        }
+        let mut flights: Vec<(i32, Box<weir_concurrency_ticket>)> = Vec::new();
+        for _ in 0..80 {
+            let now = clock.tick(&mut rng);
+            let part = if rng.one_in(10) {
+                rng.i32()
+            } else {
+                rng.below(count as u64 + 1) as i32
+            };
+            match rng.below(5) {
+                0 | 1 => {
+                    let mut flight = Box::new(weir_concurrency_ticket::default());
+                    let cap = weir_concurrency_limit(limit);
+                    let before = weir_concurrency_flying(limit);
+                    let s = sane(
+                        weir_concurrency_enter_partition(limit, part, now, &mut *flight),
+                        "weir_concurrency_enter_partition",
+                    );
+                    assert_eq!(
+                        s == WEIR_OK,
+                        (0..count).contains(&part),
+                        "{part} of {count}"
+                    );
+                    if s == WEIR_OK && flight.flying == 1 {
+                        assert!(before < cap, "{policy:?}: {before} of {cap}");
+                        flights.push((part, flight));
+                    } else {
+                        assert_eq!(flight.flying, 0);
+                    }
+                    sane(
+                        weir_concurrency_enter_partition(limit, part, now, misaligned(&mut odd)),
+                        "weir_concurrency_enter_partition",
+                    );
+                }
+                2 | 3 if !flights.is_empty() => {
+                    let at = rng.below(flights.len() as u64) as usize;
+                    let (p, mut flight) = flights.swap_remove(at);
+                    let dropped = rng.one_in(3);
+                    assert_eq!(
+                        weir_concurrency_leave_partition(limit, p, &mut *flight, now, dropped),
+                        WEIR_OK
+                    );
+                    assert_eq!(
+                        weir_concurrency_leave_partition(limit, p, &mut *flight, now, dropped),
+                        WEIR_ERR_SETTLED
+                    );
+                }
+                _ => {
+                    let mut forged = weir_concurrency_ticket {
+                        start: rng.i64(),
+                        inflight: rng.i32(),
+                        flying: rng.i32() & 1,
+                    };
+                    let s = sane(
+                        weir_concurrency_leave_partition(limit, part, &mut forged, now, false),
+                        "weir_concurrency_leave_partition",
+                    );
+                    if s == WEIR_OK {
+                        // A forged ticket left a call of the partition: one
+                        // of ours from it no longer counts.
+                        if let Some(at) = flights.iter().position(|(p, _)| *p == part) {
+                            let (_, mut gone) = flights.swap_remove(at);
+                            gone.flying = 0;
+                        }
+                    }
+                }
+            }
+            let total = weir_concurrency_flying(limit);
+            let mut sum = 0;
+            for p in -1..=count {
+                let n = weir_concurrency_partition_flying(limit, p);
+                let room = weir_concurrency_partition_room(limit, p);
+                assert!(n >= 0 && room >= 0 && room <= weir_concurrency_limit(limit));
+                sum += n;
+            }
+            assert_eq!(sum, total);
+            assert_eq!(total, flights.len() as i64);
+            assert_eq!(weir_concurrency_partition_flying(null(), 0), 0);
+            calls += 4 + 2 * (count as u64 + 2);
+        }
+        weir_concurrency_free(limit);
+    }
+    eprintln!("concurrency partitions: {calls} calls");
+    assert_no_panics("concurrency partitions");
 }
 
 #[test]

@@ -140,6 +140,9 @@ C_LOOPS = {
     "limiter_consume_refund": "limiter_refund", "bucket_take_refund": "bucket_refund",
     "breaker_limits_allow_pass_10": "breaker",
     "breaker_refuse": "breaker_refuse", "breaker_limits_refuse": "breaker_refuse",
+    # A classed shedder decision and a partitioned enter+leave.
+    "shedder_class_allow_pass_10": "shedder_class",
+    "concurrency_partition_enter_leave": "concurrency_partition",
     # Three levels charged all or nothing, against three separate charges
     # and the nginx module's old read-then-charge.
     "charge_3_gcra_allow": "charge", "charge_3_gcra_separate": "charge_separate",
@@ -181,6 +184,8 @@ TARGETS = [
     ("flat: sliding quota 1e5 vs 10", ("c", "sliding_take_1e5"), ("c", "sliding_take_10"), "instr", 1.2),
     ("flat: breaker 400 vs 10 buckets", ("c", "breaker_allow_pass_400"), ("c", "breaker_allow_pass_10"), "instr", 1.2),
     ("flat: shedder 400 vs 10 buckets", ("c", "shedder_allow_pass_400"), ("c", "shedder_allow_pass_10"), "instr", 1.2),
+    ("shedder allow+pass, classed (SHEDDABLE) vs unclassed", ("c", "shedder_class_allow_pass_10"), ("c", "shedder_allow_pass_10"), "instr", 1.2),
+    ("adaptive limit enter+leave, partitioned vs not", ("c", "concurrency_partition_enter_leave"), ("c", "concurrency_enter_leave"), "instr", 1.2),
     ("flat: pool 1e5 vs 10", ("c", "pool_take_give_1e5"), ("c", "pool_take_give_10"), "instr", 1.2),
     ("pool take+give, 0.2.0 knobs on vs off", ("c", "pool_take_give_knobs_10"), ("c", "pool_take_give_10"), "instr", 1.1),
     ("3 GCRA words all or nothing vs 3 separate charges", ("c", "charge_3_gcra_allow"), ("c", "charge_3_gcra_separate"), "instr", 4.0),

@@ -216,6 +216,21 @@ NOINLINE void loop_shedder(ctx *c, long n) {
     c->hits += hits;
 }
 
+/* The same with a class: SHEDDABLE, the class whose decision does the most
+ * (the CPU checked against half the threshold as well as hot). */
+NOINLINE void loop_shedder_class(ctx *c, long n) {
+    uint64_t hits = 0;
+    int64_t now = c->now;
+    for (long i = 0; i < n; i++) {
+        weir_shedder_ticket ticket;
+        hits += weir_shedder_allow_class(c->shedder, now, 100, WEIR_SHEDDER_SHEDDABLE, &ticket) == WEIR_OK &&
+                ticket.flying == 1 && weir_shedder_pass(c->shedder, &ticket, now) == WEIR_OK;
+        now += c->step;
+    }
+    c->now = now;
+    c->hits += hits;
+}
+
 /* The locked types' anchor: one uncontended lock and unlock of a
  * pthread mutex (glibc's, a compare-and-swap each way). */
 NOINLINE void loop_mutex(ctx *c, long n) {
@@ -247,6 +262,20 @@ NOINLINE void loop_concurrency(ctx *c, long n) {
         weir_concurrency_ticket flight;
         hits += weir_concurrency_enter(c->concurrency, now, &flight) &&
                 weir_concurrency_leave(c->concurrency, &flight, now + c->step, false) == WEIR_OK;
+        now += c->step;
+    }
+    c->now = now;
+    c->hits += hits;
+}
+
+NOINLINE void loop_concurrency_partition(ctx *c, long n) {
+    uint64_t hits = 0;
+    int64_t now = c->now;
+    for (long i = 0; i < n; i++) {
+        weir_concurrency_ticket flight;
+        hits += weir_concurrency_enter_partition(c->concurrency, 0, now, &flight) == WEIR_OK &&
+                flight.flying == 1 &&
+                weir_concurrency_leave_partition(c->concurrency, 0, &flight, now + c->step, false) == WEIR_OK;
         now += c->step;
     }
     c->now = now;
@@ -503,6 +532,15 @@ static void setup_concurrency(ctx *c, long arg) {
     c->step = 10000000;
 }
 
+/* The same limit split in two halves, each able to borrow 4. */
+static void setup_concurrency_partitioned(ctx *c, long arg) {
+    (void)arg;
+    const weir_concurrency_partition parts[2] = {{0.5, 4}, {0.5, 4}};
+    MUST(weir_concurrency_new_partitioned(NULL, parts, 2, &c->concurrency) == WEIR_OK);
+    c->now = 0;
+    c->step = 10000000;
+}
+
 static void setup_limiter_refund(ctx *c, long arg) {
     (void)arg;
     MUST(weir_limiter_bucket(&c->limiter, 1000, 1, SECOND, 0, 1000, 0) == WEIR_OK);
@@ -609,6 +647,8 @@ static const case_t cases[] = {
     {"mutex_lock_unlock", loop_mutex, setup_mutex, 0, 1},
     {"budget_deposit_withdraw", loop_budget, setup_budget, 0, 1},
     {"concurrency_enter_leave", loop_concurrency, setup_concurrency, 0, 1},
+    {"shedder_class_allow_pass_10", loop_shedder_class, setup_shedder, 10, 1},
+    {"concurrency_partition_enter_leave", loop_concurrency_partition, setup_concurrency_partitioned, 0, 1},
     {"limiter_consume_refund", loop_limiter_refund, setup_limiter_refund, 0, 1},
     {"bucket_take_refund", loop_bucket_refund, setup_bucket_refund, 0, 1},
     {"breaker_limits_allow_pass_10", loop_breaker, setup_breaker_limits, 10, 1},

@@ -285,7 +285,47 @@ fn shedder(input: &mut Input) {
         };
         for _ in 0..count {
             match op {
-                0..=3 => {
+                3 => {
+                    // A classed call: one of the four classes, or none.
+                    let class = match input.u8() % 6 {
+                        5 => input.u32() as i32 | 4,
+                        c => i32::from(c % 4),
+                    };
+                    let mut ticket = weir_shedder_ticket {
+                        start: 7,
+                        flying: 7,
+                        reserved: 7,
+                    };
+                    let before = flying.len();
+                    let status = weir_shedder_allow_class(shedder, now, cpu, class, &mut ticket);
+                    if !(0..4).contains(&class) {
+                        assert_eq!(status, WEIR_ERR_SHEDDER_CLASS);
+                        assert_eq!(ticket.flying, 7, "an error wrote the ticket");
+                        continue;
+                    }
+                    assert_eq!(status, WEIR_OK);
+                    if ticket.flying == 1 {
+                        flying.push(ticket);
+                    } else {
+                        assert_eq!(ticket.flying, 0, "a refused ticket: {ticket:?}");
+                        // Nothing is refused before a call completed, nor
+                        // with none in flight; a sheddable class may be
+                        // refused from half the threshold.
+                        assert!(completed && before >= 1, "classed refusal at {now}");
+                        let critical = class == WEIR_SHEDDER_CRITICAL;
+                        let plus = class == WEIR_SHEDDER_CRITICAL_PLUS;
+                        if critical {
+                            let hot = cpu.clamp(0, 1000) >= policy.cpu || refused;
+                            assert!(hot, "a CRITICAL call refused cold at {now}");
+                        }
+                        if plus {
+                            assert!(cpu.clamp(0, 1000) >= policy.cpu);
+                        }
+                        refused |= critical || plus;
+                        settled.push(ticket);
+                    }
+                }
+                0..=2 => {
                     let mut ticket = weir_shedder_ticket {
                         start: 7,
                         flying: 7,

@@ -1484,6 +1484,65 @@ fn budget(input: &mut Input) {
 // ---------------------------------------------------------------------------
 // The adaptive concurrency limit.
 
+/// A partitioned limit: the calls in flight are the partitions' sum, no
+/// call enters with the limit full, and each leaves once.
+fn partitioned(input: &mut Input, policy: weir_concurrency_policy) {
+    let count = match input.u8() % 8 {
+        0 => input.u32() as i32,
+        n => i32::from(n % 5),
+    };
+    let parts: Vec<weir_concurrency_partition> = (0..17)
+        .map(|_| weir_concurrency_partition {
+            share: if input.bool() { input.unit() / 3.0 } else { input.f64() },
+            borrow: if input.bool() { input.below(8) as i64 } else { input.u32() as i64 - (1 << 31) },
+        })
+        .collect();
+    let mut handle = null_mut();
+    let status = weir_concurrency_new_partitioned(&policy, parts.as_ptr(), count, &mut handle);
+    if status != WEIR_OK {
+        assert!(handle.is_null(), "a failed weir_concurrency_new_partitioned wrote *out");
+        return;
+    }
+    let limit = handle as *const weir_concurrency;
+    let mut clock = Clock::new(input);
+    let mut flights: Vec<(i32, weir_concurrency_ticket)> = Vec::new();
+    while !input.is_empty() {
+        let now = clock.tick(input);
+        let cap = weir_concurrency_limit(limit);
+        let flying = weir_concurrency_flying(limit);
+        assert_eq!(flying, flights.len() as i64);
+        let sum: i64 = (0..count).map(|p| weir_concurrency_partition_flying(limit, p)).sum();
+        assert_eq!(sum, flying);
+        let part = i32::from(input.u8() % 6) - 1;
+        if input.bool() {
+            let mut flight = weir_concurrency_ticket::default();
+            let room = weir_concurrency_partition_room(limit, part);
+            assert!(room >= 0 && room <= cap);
+            let status = weir_concurrency_enter_partition(limit, part, now, &mut flight);
+            if !(0..count).contains(&part) {
+                assert_eq!(status, WEIR_ERR_CONCURRENCY_PARTITION);
+                continue;
+            }
+            assert_eq!(status, WEIR_OK);
+            if flight.flying == 1 {
+                assert!(flying < cap, "entered with {flying} in flight of {cap}");
+                flights.push((part, flight));
+            }
+        } else if !flights.is_empty() {
+            let (p, mut flight) = flights.swap_remove(input.below(flights.len() as u64) as usize);
+            assert_eq!(
+                weir_concurrency_leave_partition(limit, p, &mut flight, now, input.bool()),
+                WEIR_OK
+            );
+            assert_eq!(
+                weir_concurrency_leave_partition(limit, p, &mut flight, now, false),
+                WEIR_ERR_SETTLED
+            );
+        }
+    }
+    weir_concurrency_free(handle);
+}
+
 fn concurrency(input: &mut Input) {
     let mut policy = weir_concurrency_policy_preset();
     if input.bool() {
@@ -1511,6 +1570,9 @@ fn concurrency(input: &mut Input) {
             _ => 0,
         };
         policy.warmup = input.below(20) as i32;
+    }
+    if input.u8() % 4 == 0 {
+        return partitioned(input, policy);
     }
     let mut handle = null_mut();
     let status = weir_concurrency_new(&policy, &mut handle);

@@ -27,6 +27,10 @@ _Static_assert(_Alignof(weir_concurrency_ticket) == 8, "weir_concurrency_ticket 
 _Static_assert(offsetof(weir_concurrency_ticket, start) == 0, "flight.start");
 _Static_assert(offsetof(weir_concurrency_ticket, inflight) == 8, "flight.inflight");
 _Static_assert(offsetof(weir_concurrency_ticket, flying) == 12, "flight.flying");
+_Static_assert(sizeof(weir_concurrency_partition) == 16, "weir_concurrency_partition size");
+_Static_assert(_Alignof(weir_concurrency_partition) == 8, "weir_concurrency_partition align");
+_Static_assert(offsetof(weir_concurrency_partition, share) == 0, "partition.share");
+_Static_assert(offsetof(weir_concurrency_partition, borrow) == 8, "partition.borrow");
 
 #define MS 1000000LL
 
@@ -65,7 +69,54 @@ static void *hammer(void *arg) {
     return NULL;
 }
 
+/* Two halves of a fixed limit of 10: partition 1 takes its own 5 and
+ * borrows 5 more while partition 0 is idle; partition 0, refused in its own
+ * room, claims it, and the first call given back goes to it. */
+static void check_partitions(void) {
+    weir_concurrency_policy p = weir_concurrency_policy_preset();
+    p.initial_limit = p.min_limit = p.max_limit = 10;
+    p.queue_size = 0;
+    weir_concurrency_partition parts[2] = {{0.5, 3}, {0.5, 5}};
+    weir_concurrency *c = NULL;
+    CHECK(weir_concurrency_new_partitioned(&p, parts, 0, &c) == WEIR_ERR_CONCURRENCY_PARTITIONS);
+    CHECK(weir_concurrency_new_partitioned(&p, NULL, 2, &c) == WEIR_ERR_CONCURRENCY_PARTITIONS);
+    parts[0].share = 0.6;
+    CHECK(weir_concurrency_new_partitioned(&p, parts, 2, &c) == WEIR_ERR_CONCURRENCY_SHARE);
+    parts[0].share = 0.5;
+    parts[0].borrow = -1;
+    CHECK(weir_concurrency_new_partitioned(&p, parts, 2, &c) == WEIR_ERR_CONCURRENCY_BORROW);
+    parts[0].borrow = 3;
+    CHECK(c == NULL);
+    CHECK(weir_concurrency_new_partitioned(&p, parts, 2, &c) == WEIR_OK);
+    CHECK(weir_concurrency_partition_room(c, 0) == 5 && weir_concurrency_partition_room(c, 1) == 5);
+    weir_concurrency_ticket t;
+    CHECK(weir_concurrency_enter_partition(c, 0, 0, &t) == WEIR_OK && t.flying == 1);
+    CHECK(weir_concurrency_leave_partition(c, 0, &t, 10 * 1000000, false) == WEIR_OK);
+    weir_concurrency_ticket held[10];
+    for (int i = 0; i < 10; i++) {
+        CHECK(weir_concurrency_enter_partition(c, 1, 20000000, &held[i]) == WEIR_OK);
+        CHECK(held[i].flying == 1);
+    }
+    CHECK(weir_concurrency_flying(c) == 10 && weir_concurrency_partition_flying(c, 1) == 10);
+    CHECK(weir_concurrency_enter_partition(c, 0, 20000000, &t) == WEIR_OK && t.flying == 0);
+    CHECK(weir_concurrency_leave_partition(c, 1, &held[9], 21000000, false) == WEIR_OK);
+    CHECK(weir_concurrency_enter_partition(c, 1, 22000000, &t) == WEIR_OK && t.flying == 0);
+    CHECK(weir_concurrency_enter_partition(c, 0, 22000000, &t) == WEIR_OK && t.flying == 1);
+    CHECK(weir_concurrency_partition_flying(c, 0) == 1 && weir_concurrency_partition_flying(c, 1) == 9);
+    CHECK(weir_concurrency_leave_partition(c, 0, &t, 23000000, false) == WEIR_OK);
+    weir_concurrency_ticket bad = {0, 1, 1};
+    CHECK(weir_concurrency_enter_partition(c, 2, 0, &bad) == WEIR_ERR_CONCURRENCY_PARTITION);
+    CHECK(weir_concurrency_leave_partition(c, 2, &bad, 0, false) == WEIR_ERR_CONCURRENCY_PARTITION);
+    CHECK(weir_concurrency_leave_partition(c, 0, &bad, 0, false) == WEIR_ERR_CONCURRENCY_PARTITION_EMPTY);
+    CHECK(bad.flying == 1);
+    for (int i = 0; i < 9; i++) CHECK(weir_concurrency_leave_partition(c, 1, &held[i], 30000000, false) == WEIR_OK);
+    CHECK(weir_concurrency_leave_partition(c, 1, &held[8], 30000000, false) == WEIR_ERR_SETTLED);
+    CHECK(weir_concurrency_flying(c) == 0);
+    weir_concurrency_free(c);
+}
+
 int main(void) {
+    check_partitions();
     weir_concurrency_policy preset = weir_concurrency_policy_preset();
     CHECK(preset.initial_limit == 20 && preset.min_limit == 20 && preset.max_limit == 200);
     CHECK(preset.queue_size == 4 && preset.smoothing == (double)0.2 && preset.tolerance == (double)1.5);

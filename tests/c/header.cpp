@@ -24,6 +24,7 @@ static_assert(alignof(weir_breaker_ticket) == 8, "weir_breaker_ticket is 8-align
 static_assert(alignof(weir_budget_policy) == 8, "weir_budget_policy is 8-aligned");
 static_assert(alignof(weir_concurrency_policy) == 8, "weir_concurrency_policy is 8-aligned");
 static_assert(alignof(weir_concurrency_ticket) == 8, "weir_concurrency_ticket is 8-aligned");
+static_assert(alignof(weir_concurrency_partition) == 8, "weir_concurrency_partition is 8-aligned");
 static_assert(alignof(weir_shedder_stats) == 8, "weir_shedder_stats is 8-aligned");
 static_assert(alignof(weir_window_total) == 8, "weir_window_total is 8-aligned");
 static_assert(alignof(weir_charge_item) == 8, "weir_charge_item is 8-aligned");

@@ -353,7 +353,49 @@ static void check_threads(void) {
     weir_shedder_free(shedder);
 }
 
+/* Three calls in flight and an average of three against a limit of 4 (the
+ * assumed 20 ms over 5 ms buckets): over half the limit, not over three
+ * quarters of it. At half the CPU threshold only SHEDDABLE is refused;
+ * CRITICAL decides as weir_shedder_allow does; a bad class changes nothing. */
+static void check_classes(void) {
+    weir_shedder_policy p = weir_shedder_policy_preset();
+    p.size = 4;
+    p.window_ns = 20 * MS;
+    p.cpu = 800;
+    p.latency_ns = 20 * MS;
+    p.beta = 0.0;
+    p.cool_ns = 0;
+    p.floor = 1.0;
+    weir_shedder *s = NULL;
+    CHECK(weir_shedder_new(&p, 0, &s) == WEIR_OK);
+    weir_shedder_ticket open[4];
+    for (int i = 0; i < 4; i++) CHECK(weir_shedder_allow(s, 0, 0, &open[i]));
+    CHECK(weir_shedder_fail(s, &open[0]) == WEIR_OK);
+    weir_shedder_ticket t = {7, 7, 7};
+    CHECK(weir_shedder_allow_class(s, 0, 400, WEIR_SHEDDER_SHEDDABLE, &t) == WEIR_OK);
+    CHECK(t.flying == 0);
+    CHECK(weir_shedder_allow_class(s, 0, 399, WEIR_SHEDDER_SHEDDABLE, &t) == WEIR_OK);
+    CHECK(t.flying == 1);
+    CHECK(weir_shedder_fail(s, &t) == WEIR_OK);
+    const int32_t higher[] = {WEIR_SHEDDER_SHEDDABLE_PLUS, WEIR_SHEDDER_CRITICAL, WEIR_SHEDDER_CRITICAL_PLUS};
+    for (int i = 0; i < 3; i++) {
+        CHECK(weir_shedder_allow_class(s, 0, 999, higher[i], &t) == WEIR_OK);
+        CHECK(t.flying == 1);
+        CHECK(weir_shedder_fail(s, &t) == WEIR_OK);
+    }
+    weir_shedder_ticket kept = {7, 7, 7};
+    CHECK(weir_shedder_allow_class(s, 0, 0, 4, &kept) == WEIR_ERR_SHEDDER_CLASS);
+    CHECK(weir_shedder_allow_class(s, 0, 0, -1, &kept) == WEIR_ERR_SHEDDER_CLASS);
+    CHECK(kept.start == 7 && kept.flying == 7 && kept.reserved == 7);
+    CHECK(weir_shedder_allow_class(NULL, 0, 0, WEIR_SHEDDER_CRITICAL, &kept) == WEIR_ERR_NULL);
+    CHECK(weir_shedder_allow_class(s, 0, 0, WEIR_SHEDDER_CRITICAL, NULL) == WEIR_ERR_NULL);
+    CHECK(weir_shedder_flying(s) == 3);
+    for (int i = 1; i < 4; i++) CHECK(weir_shedder_fail(s, &open[i]) == WEIR_OK);
+    weir_shedder_free(s);
+}
+
 int main(void) {
+    check_classes();
     check_policies();
     check_bad_input();
     check_scenarios();

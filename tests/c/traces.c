@@ -340,6 +340,39 @@ static bool run(call *c, held *h) {
         weir_concurrency_free(h->concurrency);
         h->concurrency = NULL;
         o_status(c, weir_concurrency_new(&p, &h->concurrency));
+    } else if (OP("concurrency_new_partitioned")) {
+        weir_concurrency_policy p;
+        memset(&p, 0, sizeof p);
+        p.initial_limit = (int32_t)a_i64(c);
+        p.min_limit = (int32_t)a_i64(c);
+        p.max_limit = (int32_t)a_i64(c);
+        p.queue_size = (int32_t)a_i64(c);
+        p.smoothing = a_f64(c);
+        p.tolerance = a_f64(c);
+        p.long_window = (int32_t)a_i64(c);
+        p.warmup = (int32_t)a_i64(c);
+        int32_t count = (int32_t)a_i64(c);
+        weir_concurrency_partition parts[2];
+        for (int i = 0; i < 2; i++) {
+            parts[i].share = a_f64(c);
+            parts[i].borrow = a_i64(c);
+        }
+        weir_concurrency_free(h->concurrency);
+        h->concurrency = NULL;
+        o_status(c, weir_concurrency_new_partitioned(&p, parts, count, &h->concurrency));
+    } else if (OP("concurrency_enter_partition")) {
+        size_t k = new_ticket(c, h);
+        int32_t part = (int32_t)a_i64(c);
+        o_status(c, weir_concurrency_enter_partition(h->concurrency, part, a_i64(c), &h->concurrency_tickets[k]));
+        o_bool(c, h->concurrency_tickets[k].flying == 1);
+    } else if (OP("concurrency_leave_partition")) {
+        int32_t part = (int32_t)a_i64(c);
+        size_t k = a_slot(c, h);
+        o_status(c, weir_concurrency_leave_partition(h->concurrency, part, &h->concurrency_tickets[k], a_i64(c), false));
+    } else if (OP("concurrency_partition_flying")) {
+        o_i64(c, weir_concurrency_partition_flying(h->concurrency, (int32_t)a_i64(c)));
+    } else if (OP("concurrency_partition_room")) {
+        o_i64(c, weir_concurrency_partition_room(h->concurrency, (int32_t)a_i64(c)));
     } else if (OP("concurrency_enter")) {
         size_t k = new_ticket(c, h);
         o_bool(c, weir_concurrency_enter(h->concurrency, a_i64(c), &h->concurrency_tickets[k]));
@@ -411,6 +444,13 @@ static bool run(call *c, held *h) {
         size_t k = new_ticket(c, h);
         int64_t now = a_i64(c);
         o_bool(c, weir_shedder_allow(h->shedder, now, (int32_t)a_i64(c), &h->shedder_tickets[k]));
+    } else if (OP("shedder_allow_class")) {
+        size_t k = new_ticket(c, h);
+        int64_t now = a_i64(c);
+        int32_t cpu = (int32_t)a_i64(c);
+        int32_t class = (int32_t)a_i64(c);
+        o_status(c, weir_shedder_allow_class(h->shedder, now, cpu, class, &h->shedder_tickets[k]));
+        o_bool(c, h->shedder_tickets[k].flying == 1);
     } else if (OP("shedder_pass")) {
         size_t k = a_slot(c, h);
         o_status(c, weir_shedder_pass(h->shedder, &h->shedder_tickets[k], a_i64(c)));

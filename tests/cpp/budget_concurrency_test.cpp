@@ -33,6 +33,28 @@ TEST(Budget, FinagleDefaultReserveAndBadPolicies) {
     EXPECT_EQ(refused.error(), std::error_code(WEIR_ERR_BUDGET_TTL));
 }
 
+TEST(Concurrency, PartitionsBorrowAndGiveBack) {
+    weir_concurrency_policy policy = weir_concurrency_policy_preset();
+    policy.initial_limit = policy.min_limit = policy.max_limit = 4;
+    policy.queue_size = 0;
+    const weir_concurrency_partition parts[2] = {{0.5, 0}, {0.5, 2}};
+    auto limit = weir::Concurrency::make_partitioned(policy, parts, 2);
+    ASSERT_TRUE(limit);
+    EXPECT_EQ(limit->partition_room(0), 2);
+    weir_concurrency_ticket t[4] = {};
+    for (auto& flight : t) EXPECT_TRUE(limit->enter(1, 0, flight));
+    weir_concurrency_ticket more{};
+    EXPECT_FALSE(limit->enter(1, 0, more));
+    EXPECT_FALSE(limit->enter(0, 0, more));
+    EXPECT_FALSE(limit->enter(7, 0, more));
+    EXPECT_EQ(limit->partition_flying(1), 4);
+    for (auto& flight : t) EXPECT_FALSE(limit->leave(1, flight, weir::instant(1000000)));
+    EXPECT_EQ(limit->leave(1, t[0], weir::instant(1000000)), std::error_code(WEIR_ERR_SETTLED));
+    EXPECT_EQ(limit->flying(), 0);
+    EXPECT_EQ(weir::Concurrency::make_partitioned(policy, parts, 0).error(),
+              std::error_code(WEIR_ERR_CONCURRENCY_PARTITIONS));
+}
+
 TEST(Concurrency, EntersUpToTheLimitAndLeavesOnce) {
     weir_concurrency_policy policy = weir_concurrency_policy_preset();
     policy.initial_limit = 2;

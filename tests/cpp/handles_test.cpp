@@ -204,6 +204,38 @@ TEST(Shedder, AMovedTicketSettlesOnceAndItsSourceIsSettled) {
     EXPECT_EQ(shedder->flying(), 0);
 }
 
+// Three calls in flight and an average of three against a limit of 4 (the
+// assumed 20 ms over 5 ms buckets): over half the limit, not over three
+// quarters of it, so at half the CPU threshold only sheddable calls go.
+TEST(Shedder, ClassesAreRefusedAtTheirOwnPoints) {
+    weir::ShedderPolicy policy;
+    policy.size = 4;
+    policy.window = 20ms;
+    policy.cpu = 800;
+    policy.latency = 20ms;
+    policy.beta = 0.0;
+    policy.cool = 0ms;
+    policy.floor = 1.0;
+    auto shedder = weir::Shedder::make(policy, 0);
+    ASSERT_TRUE(shedder);
+    std::vector<weir::ShedderTicket> open(4);
+    for (auto& ticket : open) ASSERT_TRUE(shedder->allow(0, 0, ticket));
+    EXPECT_FALSE(shedder->fail(open[0]));
+    weir::ShedderTicket ticket;
+    EXPECT_FALSE(shedder->allow(0, 400, weir::criticality::sheddable, ticket));
+    EXPECT_FALSE(ticket.flying());
+    EXPECT_TRUE(shedder->allow(0, 399, weir::criticality::sheddable, ticket));
+    EXPECT_FALSE(shedder->fail(ticket));
+    for (auto cls : {weir::criticality::sheddable_plus, weir::criticality::critical, weir::criticality::critical_plus}) {
+        weir::ShedderTicket other;
+        EXPECT_TRUE(shedder->allow(0, 999, cls, other));
+        EXPECT_FALSE(shedder->fail(other));
+    }
+    weir::ShedderTicket odd;
+    EXPECT_FALSE(shedder->allow(0, 0, static_cast<weir::criticality>(7), odd));
+    EXPECT_EQ(weir_shedder_allow_class(shedder->get(), 0, 0, 7, odd.get()), WEIR_ERR_SHEDDER_CLASS);
+}
+
 TEST(Shedder, RefusesABadPolicy) {
     weir::ShedderPolicy policy;
     policy.cpu = 1000;

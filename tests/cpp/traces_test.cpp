@@ -277,6 +277,39 @@ bool run(call* c, Held& h) {
         p.long_window = static_cast<std::int32_t>(a_i64(c));
         p.warmup = static_cast<std::int32_t>(a_i64(c));
         make(c, h.concurrency, weir::Concurrency::make(p));
+    } else if (op == "concurrency_new_partitioned") {
+        weir_concurrency_policy p{};
+        p.initial_limit = static_cast<std::int32_t>(a_i64(c));
+        p.min_limit = static_cast<std::int32_t>(a_i64(c));
+        p.max_limit = static_cast<std::int32_t>(a_i64(c));
+        p.queue_size = static_cast<std::int32_t>(a_i64(c));
+        p.smoothing = a_f64(c);
+        p.tolerance = a_f64(c);
+        p.long_window = static_cast<std::int32_t>(a_i64(c));
+        p.warmup = static_cast<std::int32_t>(a_i64(c));
+        const auto count = static_cast<std::int32_t>(a_i64(c));
+        weir_concurrency_partition parts[2] = {};
+        for (auto& part : parts) {
+            part.share = a_f64(c);
+            part.borrow = a_i64(c);
+        }
+        make(c, h.concurrency, weir::Concurrency::make_partitioned(p, parts, count));
+    } else if (op == "concurrency_enter_partition") {
+        // The traces enter only partitions that exist: a decision is WEIR_OK.
+        if (h.tickets == MAX_TICKETS) fail(c, "too many tickets");
+        const auto part = static_cast<std::int32_t>(a_i64(c));
+        const bool ok = h.concurrency->enter(part, a_i64(c), h.concurrency_tickets[h.tickets++]);
+        o_i64(c, WEIR_OK);
+        o_bool(c, ok);
+    } else if (op == "concurrency_leave_partition") {
+        const auto part = static_cast<std::int32_t>(a_i64(c));
+        const std::uint64_t k = a_u64(c);
+        if (k >= h.tickets) fail(c, "no such ticket slot");
+        o_code(c, h.concurrency->leave(part, h.concurrency_tickets[k], a_i64(c)));
+    } else if (op == "concurrency_partition_flying") {
+        o_i64(c, h.concurrency->partition_flying(static_cast<std::int32_t>(a_i64(c))));
+    } else if (op == "concurrency_partition_room") {
+        o_i64(c, h.concurrency->partition_room(static_cast<std::int32_t>(a_i64(c))));
     } else if (op == "concurrency_enter") {
         if (h.tickets == MAX_TICKETS) fail(c, "too many tickets");
         o_bool(c, h.concurrency->enter(a_i64(c), h.concurrency_tickets[h.tickets++]));
@@ -307,6 +340,16 @@ bool run(call* c, Held& h) {
         if (h.tickets == MAX_TICKETS) fail(c, "too many tickets");
         const std::int64_t now = a_i64(c);
         o_bool(c, h.shedder->allow(now, static_cast<std::int32_t>(a_i64(c)), h.shedder_tickets[h.tickets++]));
+    } else if (op == "shedder_allow_class") {
+        // weir::criticality holds the four classes (shedder-invalid-classes.trace
+        // is skipped): a decision is always WEIR_OK.
+        if (h.tickets == MAX_TICKETS) fail(c, "too many tickets");
+        const std::int64_t now = a_i64(c);
+        const auto cpu = static_cast<std::int32_t>(a_i64(c));
+        const auto cls = static_cast<weir::criticality>(a_i64(c));
+        const bool ok = h.shedder->allow(now, cpu, cls, h.shedder_tickets[h.tickets++]);
+        o_i64(c, WEIR_OK);
+        o_bool(c, ok);
     } else if (op == "shedder_pass" || op == "shedder_fail") {
         const std::uint64_t k = a_u64(c);
         if (k >= h.tickets) fail(c, "no such ticket slot");

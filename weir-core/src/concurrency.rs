@@ -330,6 +330,62 @@ mod tests {
         assert_eq!(c.limit(), 50);
     }
 
+    // Latency both ways: the baseline steps up from 10 ms to 40 ms and is
+    // held there, then steps back down to 10 ms. The limit falls at the
+    // step up; held long enough, 40 ms becomes the baseline and the limit
+    // climbs back (Gradient2's design). At the step down the long average
+    // follows the latency down (each sample under half of it takes it down
+    // by a tenth on top of the average's own move), so it learns no stale
+    // floor: a later rise to four times the new baseline lowers the limit
+    // again, as it would from a fresh start. A baseline that stayed at
+    // 40 ms would see 40 ms as normal and not fall.
+    #[test]
+    fn latency_steps_up_then_down_and_the_limit_follows_both_ways() {
+        let mut c = Concurrency::new(policy()).unwrap();
+        let mut now = 0;
+        for _ in 0..200 {
+            now = round(&mut c, now, 10 * MS);
+        }
+        assert_eq!(c.limit(), 50);
+        let base = c.long_rtt();
+        assert!((base - 10.0 * MS as f64).abs() < 1.0, "{base}");
+        // Up: the limit falls within a few rounds.
+        let mut lowest = c.limit();
+        for _ in 0..3 {
+            now = round(&mut c, now, 40 * MS);
+            lowest = lowest.min(c.limit());
+        }
+        assert!(lowest <= 15, "{lowest}");
+        // Held: 40 ms becomes the baseline and the limit recovers.
+        let mut rounds = 0;
+        while c.limit() < 50 {
+            now = round(&mut c, now, 40 * MS);
+            rounds += 1;
+            assert!(rounds < 2_000, "the limit never recovered at 40 ms");
+        }
+        // It grows once tolerance × longRtt reaches 40 ms: longRtt ≥ 26.7 ms.
+        assert!(c.long_rtt() > 26.0 * MS as f64, "{}", c.long_rtt());
+        // Down: the limit stays at its maximum, and the baseline follows
+        // latency down to near 10 ms.
+        let mut rounds = 0;
+        while c.long_rtt() > 12.0 * MS as f64 {
+            now = round(&mut c, now, 10 * MS);
+            assert_eq!(c.limit(), 50);
+            rounds += 1;
+            assert!(rounds < 200, "the baseline stuck at {}", c.long_rtt());
+        }
+        // Each full round is 50 samples; the 0.9 decay brings 40 ms under
+        // 20 ms in a handful of samples, then the average carries it on.
+        assert!(rounds <= 20, "{rounds} rounds to follow latency down");
+        // And 40 ms is slow again: the limit falls as it did the first time.
+        let mut lowest = c.limit();
+        for _ in 0..3 {
+            now = round(&mut c, now, 40 * MS);
+            lowest = lowest.min(c.limit());
+        }
+        assert!(lowest <= 15, "{lowest}: a stale baseline hid the rise");
+    }
+
     #[test]
     fn an_idle_caller_does_not_grow_the_limit() {
         // One call at a time never reaches limit / 2: no change.

@@ -36,6 +36,7 @@ pub mod gate;
 pub mod gcra;
 pub mod lease;
 pub mod limiter;
+pub mod partitioned;
 pub mod period;
 #[cfg(feature = "alloc")]
 pub mod pool;

@@ -20,6 +20,33 @@
 //! holding a pass, the response time is the policy's assumed `latency_ns`.
 //! A failed call leaves flight without feeding passes or response times.
 //!
+//! # Criticality
+//!
+//! A call may carry one of four [`Criticality`] classes; an unclassed call
+//! ([`Shedder::allow`]) is [`Criticality::Critical`] and decides exactly as
+//! above. With `L` the limit above, `t` the CPU threshold, `cpu` the
+//! reading, `hot` as above, and "over `x`" meaning that both the moving
+//! average and the count in flight exceed `x`, a call is refused when:
+//!
+//! ```text
+//! CRITICAL_PLUS   cpu ≥ t (now, not merely cooling)  and over L × 5/4
+//! CRITICAL        hot                                and over L
+//! SHEDDABLE_PLUS  hot or cpu ≥ ⌊t × 3/4⌋             and over L × 3/4
+//! SHEDDABLE       hot or cpu ≥ ⌊t / 2⌋               and over L / 2
+//! ```
+//!
+//! The sheddable classes are refused earlier, at lower points of the same
+//! two measures (the CPU and the calls in flight); CRITICAL_PLUS later, only
+//! while the CPU is over the threshold and the overload, in the moving
+//! average as well as the count, persists past a margin of a quarter of
+//! the limit. Each class's hot set contains the next higher class's and its
+//! point is lower, so at any one moment a class is never refused while a
+//! lower class would be admitted. An admitted call changes the shedder
+//! exactly as an admitted CRITICAL call would. A refused CRITICAL_PLUS call
+//! changes it as a refused CRITICAL call would (a CRITICAL call would have
+//! been refused too). A refused sheddable call does not count as a refusal
+//! for cooling: it never keeps a CRITICAL call hot.
+//!
 //! A decision never rescans the window. Two monotonic queues over the
 //! complete buckets keep the busiest pass count and the fastest mean
 //! response time at their fronts: a bucket enters them once, when the head
@@ -120,6 +147,44 @@ pub enum ShedderPolicyError {
     Cool,
     /// The window could not be made.
     Window(WindowError),
+}
+
+/// How much a call matters, for [`Shedder::allow_class`]: the lower the
+/// class, the earlier it is refused (see the module's documentation for
+/// the rule). Ordered from least to most important.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Criticality {
+    /// Refused first: at half the CPU threshold and half the limit.
+    Sheddable,
+    /// Refused at three quarters of the CPU threshold and of the limit.
+    SheddablePlus,
+    /// The default: decided exactly as [`Shedder::allow`] decides.
+    #[default]
+    Critical,
+    /// Refused last: only with the CPU over the threshold now and the load
+    /// over the limit by a quarter.
+    CriticalPlus,
+}
+
+impl Criticality {
+    /// Every class, least important first.
+    pub const ALL: [Criticality; 4] = [
+        Criticality::Sheddable,
+        Criticality::SheddablePlus,
+        Criticality::Critical,
+        Criticality::CriticalPlus,
+    ];
+
+    /// The share of the limit (and, for the sheddable classes, of the CPU
+    /// threshold) at which this class is refused.
+    pub fn share(self) -> f64 {
+        match self {
+            Criticality::Sheddable => 0.5,
+            Criticality::SheddablePlus => 0.75,
+            Criticality::Critical => 1.0,
+            Criticality::CriticalPlus => 1.25,
+        }
+    }
 }
 
 /// A call the shedder let through, kept by the caller until it settles the
@@ -543,6 +608,44 @@ impl<W: Slots<WindowTotal>, F: Slots<ShedderFront>> Shedder<W, F> {
             // Cooled: the refusal is forgotten, as go-zero's stillHot
             // forgets it, but only here, in a decision, never in a reading.
             self.dropped = false;
+        }
+        self.flying = self.flying.saturating_add(1);
+        Some(ShedderTicket {
+            start: now,
+            open: true,
+        })
+    }
+
+    /// Asks to start one call of class `class` at `now` with the CPU at
+    /// `cpu` thousandths (held to [0, 1000]), by the rule in the module's
+    /// documentation. [`Criticality::Critical`] is [`Shedder::allow`].
+    pub fn allow_class(&mut self, now: i64, cpu: i32, class: Criticality) -> Option<ShedderTicket> {
+        if class == Criticality::Critical {
+            return self.allow(now, cpu);
+        }
+        let now = self.advance(now);
+        let cpu = cpu.clamp(0, CPU_MAX);
+        self.cpu = cpu;
+        if cpu >= self.shed.cpu {
+            self.overloaded_at = Some(now);
+        }
+        let hot = self.hot(now, cpu);
+        if !hot {
+            self.dropped = false;
+        }
+        let warm = match class {
+            Criticality::CriticalPlus => cpu >= self.shed.cpu,
+            Criticality::SheddablePlus => hot || cpu >= self.shed.cpu * 3 / 4,
+            _ => hot || cpu >= self.shed.cpu / 2,
+        };
+        if warm {
+            let limit = self.limit(self.capacity, cpu) * class.share();
+            if self.average > limit && self.flying as f64 > limit {
+                if class == Criticality::CriticalPlus {
+                    self.dropped = true;
+                }
+                return None;
+            }
         }
         self.flying = self.flying.saturating_add(1);
         Some(ShedderTicket {
