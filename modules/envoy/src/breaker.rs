@@ -9,6 +9,7 @@
 
 use std::cell::Cell;
 use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, RwLock};
 
 use serde::Deserialize;
@@ -328,6 +329,10 @@ pub struct Guarded {
 #[derive(Debug)]
 pub struct Slot {
     pub name: String,
+    /// The policy it was made with (kept whatever later requests ask).
+    pub policy: BreakerPolicy,
+    /// Whether a request asking another policy was reported already.
+    pub warned: AtomicBool,
     pub state: Mutex<Guarded>,
 }
 
@@ -385,6 +390,8 @@ impl Breakers {
         };
         let slot = Arc::new(Slot {
             name: String::from_utf8_lossy(key).replace(ROUTE_SEPARATOR as char, "/"),
+            policy,
+            warned: AtomicBool::new(false),
             state: Mutex::new(Guarded {
                 breaker,
                 seq: 0,

@@ -19,6 +19,7 @@ use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use weir_core::breaker::BreakerTicket;
@@ -946,6 +947,20 @@ fn breaker_request(envoy: FilterEnvoyPtr, stream: &mut BreakerStream) -> u32 {
                 k.extend_from_slice(name.as_bytes());
                 fc.breakers.find(&k, *policy, now)
             });
+            // Routes naming one breaker with different policies share the
+            // first one's: said once per breaker.
+            if let Found::Slot(slot, false) = &found {
+                if slot.policy != *policy && !slot.warned.swap(true, Ordering::Relaxed) {
+                    log(
+                        LOG_ERROR,
+                        &format!(
+                            "weir_breaker: routes name breaker \"{}\" with different policies; it keeps the one it was made with: {}",
+                            printable(slot.name.as_bytes()),
+                            breaker::policy_json(&slot.policy)
+                        ),
+                    );
+                }
+            }
             (found, r.route.status.unwrap_or(fc.config.status))
         }
         _ => (

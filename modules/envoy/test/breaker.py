@@ -163,8 +163,13 @@ def bootstrap():
             "filter_config": struct({"breaker": "own", "policy": ROUTE_POLICY, "status": 429}),
         }
     }
+    # Another route naming the same breaker with another policy: it shares
+    # the first one's, and the filter says so once.
+    other = json.loads(json.dumps(own))
+    other["breaker"]["filter_config"]["value"]["policy"] = dict(ROUTE_POLICY, k=3)
     routes = [
         route("/a", "cluster_a"),
+        route("/other", "cluster_a", other),
         route("/b", "cluster_b"),
         route("/own", "cluster_a", own),
         route("/over", "cluster_c"),
@@ -390,6 +395,13 @@ def main():
     check("admission_control's rq_rejected equals the refusals seen", c["refused"], s.get("http.ac.admission_control.rq_rejected"))
     got_c = upstream("c", "/_count")
     check("admission_control's dead backend saw the calls let through", got_c["failed"], c["dead"])
+
+    # A route naming breaker own with another policy: the same breaker.
+    before = stat(stats(), "passed", "cluster_a/own")
+    check("a route naming the same breaker with another policy is let through by it", 200, request(PORT, "/other")[0])
+    check("the shared breaker counted it", before + 1, stat(stats(), "passed", "cluster_a/own"))
+    said = 'routes name breaker "cluster_a/own" with different policies'
+    check("the filter says the policies differ (polled)", True, wait_for(lambda: said in logged()[0]))
 
     print(f"timeline: {HEALTHY:g} s healthy, {OUTAGE:g} s answering 503, {RECOVERY:g} s healthy; one call each {STEP * 1000:g} ms")
     print("filter            | first refusal after the outage began | calls to the dead backend before it | last refusal after recovery | calls to the dead backend | refused")
