@@ -11,9 +11,12 @@
 //! the logged `now`; `decide` asks it with the logged `now` and draw;
 //! `settle` settles the oldest open ticket of a call let through (tickets
 //! are interchangeable to the breaker: only the outcome and `now` count).
-//! Prints one line per breaker:
+//! A settlement marked `counted=no` (a stream destroyed still holding its
+//! ticket, where Envoy's counters cannot be reached) changes the breaker
+//! like any other but counts in `uncounted`, not in `failed`, so that
+//! `failed` compares with Envoy's counter. Prints one line per breaker:
 //!
-//!   NAME passed=N refused=N failed=N probes=N ratio_ppm=N mismatches=N first_refusal_seq=N last_refusal_seq=N
+//!   NAME passed=N refused=N failed=N probes=N ratio_ppm=N mismatches=N first_refusal_seq=N last_refusal_seq=N uncounted=N
 
 use std::collections::{BTreeMap, VecDeque};
 use std::io::Read;
@@ -53,7 +56,8 @@ fn policy(json: &str) -> BreakerPolicy {
 enum Op {
     New(i64, BreakerPolicy),
     Decide(i64, f64, String),
-    Settle(i64, bool),
+    /// `now`, a failure, counted in Envoy's `failed`.
+    Settle(i64, bool, bool),
 }
 
 #[derive(Default)]
@@ -61,6 +65,7 @@ struct Tally {
     passed: u64,
     refused: u64,
     failed: u64,
+    uncounted: u64,
     probes: u64,
     ratio: f64,
     mismatches: u64,
@@ -99,7 +104,11 @@ fn main() {
             let seq = field(line, "seq").expect("seq").parse().expect("seq");
             (
                 seq,
-                Op::Settle(now, field(line, "outcome") == Some("failure")),
+                Op::Settle(
+                    now,
+                    field(line, "outcome") == Some("failure"),
+                    field(line, "counted") != Some("no"),
+                ),
             )
         } else {
             continue;
@@ -143,7 +152,7 @@ fn main() {
                     }
                     t.ratio = b.ratio(now);
                 }
-                Op::Settle(now, failed) => {
+                Op::Settle(now, failed, counted) => {
                     let b = breaker.as_mut().expect("new before settle");
                     let Some(mut ticket) = open.pop_front() else {
                         t.mismatches += 1;
@@ -157,7 +166,11 @@ fn main() {
                     if r.is_err() {
                         t.mismatches += 1;
                     }
-                    t.failed += u64::from(failed);
+                    if counted {
+                        t.failed += u64::from(failed);
+                    } else {
+                        t.uncounted += 1;
+                    }
                     t.ratio = b.ratio(now);
                 }
             }
@@ -168,14 +181,15 @@ fn main() {
             ((t.ratio * 1e6) as u64).clamp(1, 1_000_000)
         };
         println!(
-            "{name} passed={} refused={} failed={} probes={} ratio_ppm={ppm} mismatches={} first_refusal_seq={} last_refusal_seq={}",
+            "{name} passed={} refused={} failed={} probes={} ratio_ppm={ppm} mismatches={} first_refusal_seq={} last_refusal_seq={} uncounted={}",
             t.passed,
             t.refused,
             t.failed,
             t.probes,
             t.mismatches,
             t.first_refusal.unwrap_or(0),
-            t.last_refusal.unwrap_or(0)
+            t.last_refusal.unwrap_or(0),
+            t.uncounted
         );
     }
 }

@@ -9,6 +9,7 @@
 
 use std::cell::Cell;
 use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, RwLock};
 
 use serde::Deserialize;
@@ -328,10 +329,23 @@ pub struct Guarded {
 #[derive(Debug)]
 pub struct Slot {
     pub name: String,
+    /// The policy it was made with (kept whatever later requests ask).
+    pub policy: BreakerPolicy,
+    /// Whether a request asking another policy was reported already.
+    pub warned: AtomicBool,
     pub state: Mutex<Guarded>,
 }
 
-/// The breakers of one filter config, by name, at most `max`.
+/// Between a cluster's name and a route's breaker name in a route's own
+/// breaker's key: a byte neither holds (Envoy's names are text; a route's
+/// breaker name is letters, digits, '_' and '-'), so that a cluster named
+/// `a/own` and the breaker `own` on cluster `a` stay two breakers. Shown as
+/// '/'.
+pub const ROUTE_SEPARATOR: u8 = 0;
+
+/// The breakers of one filter config, by key (the cluster's name, or the
+/// cluster's and the route breaker's joined by [`ROUTE_SEPARATOR`]), at
+/// most `max`.
 #[derive(Debug)]
 pub struct Breakers {
     map: RwLock<HashMap<Vec<u8>, Arc<Slot>>>,
@@ -354,8 +368,9 @@ impl Breakers {
         }
     }
 
-    /// The breaker named `key`, made with `policy` at `now` when it is new
-    /// and there is room.
+    /// The breaker of `key`, made with `policy` at `now` when it is new
+    /// and there is room (an existing breaker keeps the policy it was made
+    /// with). Its name is the key with [`ROUTE_SEPARATOR`] shown as '/'.
     pub fn find(&self, key: &[u8], policy: BreakerPolicy, now: i64) -> Found {
         {
             let map = self.map.read().unwrap_or_else(|e| e.into_inner());
@@ -374,7 +389,9 @@ impl Breakers {
             return Found::Full; // checked at config; cannot happen
         };
         let slot = Arc::new(Slot {
-            name: String::from_utf8_lossy(key).into_owned(),
+            name: String::from_utf8_lossy(key).replace(ROUTE_SEPARATOR as char, "/"),
+            policy,
+            warned: AtomicBool::new(false),
             state: Mutex::new(Guarded {
                 breaker,
                 seq: 0,
@@ -409,18 +426,21 @@ pub struct Decision {
 /// Calls `gauge` with the breaker's refusal ratio in ppm at `now` when it
 /// differs from the one last handed over (Envoy's labelled gauge costs
 /// thousands of instructions a call; a healthy breaker's stays 0).
-fn report(g: &mut Guarded, now: i64, gauge: impl FnOnce(u64)) {
+/// `gauge` answers whether it set the gauge: the value counts as handed
+/// over only then, so a settlement that cannot reach Envoy's gauge leaves
+/// it to the breaker's next decision or settlement to set.
+fn report(g: &mut Guarded, now: i64, gauge: impl FnOnce(u64) -> bool) {
     let p = ppm(g.breaker.ratio(now));
-    if p != g.ppm {
+    if p != g.ppm && gauge(p) {
         g.ppm = p;
-        gauge(p);
     }
 }
 
 /// Asks `slot`'s breaker at `now` with the draw `roll`; `gauge` is called
 /// under the breaker's lock with the refusal ratio (ppm) after the
-/// decision when it changed, so that the last value set is the latest.
-pub fn decide(slot: &Slot, now: i64, roll: f64, gauge: impl FnOnce(u64)) -> Decision {
+/// decision when it changed, so that the last value set is the latest; it
+/// answers whether it set the gauge (see [`report`]).
+pub fn decide(slot: &Slot, now: i64, roll: f64, gauge: impl FnOnce(u64) -> bool) -> Decision {
     let mut g = slot.state.lock().unwrap_or_else(|e| e.into_inner());
     let probes = g.breaker.probes();
     let ticket = g.breaker.allow(now, roll);
@@ -436,13 +456,13 @@ pub fn decide(slot: &Slot, now: i64, roll: f64, gauge: impl FnOnce(u64)) -> Deci
 
 /// Settles `ticket` at `now`, once: a failure or a success. Returns the
 /// operation's place in the log, or `None` when the ticket was settled
-/// already (nothing changes).
+/// already (nothing changes). `gauge` as in [`decide`].
 pub fn settle(
     slot: &Slot,
     ticket: &mut BreakerTicket,
     now: i64,
     failed: bool,
-    gauge: impl FnOnce(u64),
+    gauge: impl FnOnce(u64) -> bool,
 ) -> Option<u64> {
     let mut g = slot.state.lock().unwrap_or_else(|e| e.into_inner());
     let r = if failed {
@@ -628,6 +648,55 @@ mod tests {
     }
 
     #[test]
+    fn a_cluster_named_like_a_route_breaker_is_its_own() {
+        let b = Breakers::new(4);
+        let p = BreakerPolicy::PRESET;
+        let Found::Slot(cluster, true) = b.find(b"a/own", p, 0) else {
+            panic!()
+        };
+        let Found::Slot(route, true) = b.find(b"a\0own", p, 0) else {
+            panic!()
+        };
+        assert!(!Arc::ptr_eq(&cluster, &route));
+        assert_eq!(
+            (cluster.name.as_str(), route.name.as_str()),
+            ("a/own", "a/own")
+        );
+        assert_eq!(b.len(), 2);
+    }
+
+    #[test]
+    fn a_value_the_gauge_did_not_take_is_handed_over_next_time() {
+        let p = BreakerPolicy {
+            protection: 0.0,
+            ..BreakerPolicy::PRESET
+        };
+        let b = Breakers::new(1);
+        let Found::Slot(slot, _) = b.find(b"c", p, 0) else {
+            panic!()
+        };
+        // Fail calls, the gauge refusing every value: the cache stays 0.
+        let mut now = 0;
+        for _ in 0..50 {
+            now += 10_000_000;
+            if let Some(mut t) = decide(&slot, now, 0.99, |_| false).ticket {
+                settle(&slot, &mut t, now, true, |_| false);
+            }
+        }
+        assert_eq!(slot.state.lock().unwrap().ppm, 0);
+        // The next operation that can set the gauge sets it.
+        let mut got = None;
+        decide(&slot, now, 0.99, |r| {
+            got = Some(r);
+            true
+        });
+        let want = ppm(slot.state.lock().unwrap().breaker.ratio(now));
+        assert!(want > 0);
+        assert_eq!(got, Some(want));
+        assert_eq!(slot.state.lock().unwrap().ppm, want);
+    }
+
+    #[test]
     fn the_shared_breaker_is_weirs_breaker() {
         // Tickets settle once; decisions match a bare Breaker on the same
         // timeline.
@@ -644,13 +713,20 @@ mod tests {
         for i in 0..200i64 {
             let now = i * 10_000_000;
             let roll = ((i * 37) % 100) as f64 / 100.0;
-            let d = decide(&slot, now, roll, |r| last = r);
+            let d = decide(&slot, now, roll, |r| {
+                last = r;
+                true
+            });
             let want = bare.allow(now, roll);
             assert_eq!(d.ticket, want);
             assert_eq!(last, ppm(bare.ratio(now)));
             if let (Some(mut t), Some(mut u)) = (d.ticket, want) {
-                assert!(settle(&slot, &mut t, now, true, |r| last = r).is_some());
-                assert!(settle(&slot, &mut t, now, true, |_| {}).is_none());
+                assert!(settle(&slot, &mut t, now, true, |r| {
+                    last = r;
+                    true
+                })
+                .is_some());
+                assert!(settle(&slot, &mut t, now, true, |_| true).is_none());
                 bare.fail(&mut u, now).unwrap();
             }
         }

@@ -19,6 +19,7 @@ use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use weir_core::breaker::BreakerTicket;
@@ -294,9 +295,23 @@ pub extern "C" fn envoy_dynamic_module_on_http_filter_destroy(filter: *const c_v
     // SAFETY: made by Box::into_raw in filter_new, destroyed once.
     let mut stream = unsafe { Box::from_raw(filter as *mut BreakerStream) };
     // A call still held here ended without a response or stream_complete:
-    // a failure (the counters cannot be reached from here).
+    // a failure. Envoy's counters and gauge cannot be reached from here: the
+    // gauge is left for the breaker's next operation to set, `failed` does
+    // not count it, and the log marks it `counted=no`.
     if let Some(mut h) = stream.held.take() {
-        let _ = breaker::settle(&h.slot, &mut h.ticket, limit::now(), true, |_| {});
+        let now = limit::now();
+        let seq = breaker::settle(&h.slot, &mut h.ticket, now, true, |_| false);
+        // SAFETY: as in breaker_request: the config outlives its streams.
+        let fc = unsafe { &*stream.fc };
+        if let (Some(seq), true) = (seq, fc.config.log_decisions) {
+            log(
+                fc.config.log_level as u32,
+                &format!(
+                    "weir_breaker: settle breaker=\"{}\" seq={seq} now={now} outcome=failure counted=no",
+                    printable(h.slot.name.as_bytes()),
+                ),
+            );
+        }
     }
 }
 
@@ -891,11 +906,13 @@ fn count_breaker(envoy: FilterEnvoyPtr, id: usize, name: &str) {
     }
 }
 
-fn set_ratio(envoy: FilterEnvoyPtr, id: usize, name: &str, ppm: u64) {
+/// Sets the breaker's gauge; answers whether Envoy took the value.
+fn set_ratio(envoy: FilterEnvoyPtr, id: usize, name: &str, ppm: u64) -> bool {
     let mut label = [ModuleBuffer::of(name.as_bytes())];
     // SAFETY: as count_breaker.
     unsafe {
-        envoy_dynamic_module_callback_http_filter_set_gauge(envoy, id, label.as_mut_ptr(), 1, ppm);
+        envoy_dynamic_module_callback_http_filter_set_gauge(envoy, id, label.as_mut_ptr(), 1, ppm)
+            == METRICS_SUCCESS
     }
 }
 
@@ -926,10 +943,24 @@ fn breaker_request(envoy: FilterEnvoyPtr, stream: &mut BreakerStream) -> u32 {
                 let mut k = k.borrow_mut();
                 k.clear();
                 k.extend_from_slice(cluster);
-                k.push(b'/');
+                k.push(breaker::ROUTE_SEPARATOR);
                 k.extend_from_slice(name.as_bytes());
                 fc.breakers.find(&k, *policy, now)
             });
+            // Routes naming one breaker with different policies share the
+            // first one's: said once per breaker.
+            if let Found::Slot(slot, false) = &found {
+                if slot.policy != *policy && !slot.warned.swap(true, Ordering::Relaxed) {
+                    log(
+                        LOG_ERROR,
+                        &format!(
+                            "weir_breaker: routes name breaker \"{}\" with different policies; it keeps the one it was made with: {}",
+                            printable(slot.name.as_bytes()),
+                            breaker::policy_json(&slot.policy)
+                        ),
+                    );
+                }
+            }
             (found, r.route.status.unwrap_or(fc.config.status))
         }
         _ => (

@@ -10,26 +10,28 @@ with weir_breaker in front of clusters a and b (and a route with a breaker
 of its own), one with admission_control in front of cluster c. Each
 listener then goes through the same outage, one request every STEP: the
 upstream healthy for HEALTHY s, answering 503 for OUTAGE s, healthy again
-for RECOVERY s. Checks that the breaker's refusals start in the outage, the
-probe lets calls through, refusals stop after recovery, cluster b (healthy
-all along) is never refused, and that Envoy's counters and gauge equal
-what weir's breaker decides replaying the filter's decision log
-(REPLAY_BINARY, examples/breaker_replay.rs). Prints the comparison's
-figures (when each starts and stops refusing, calls that reached the dead
-backend) and ends with "N passed, N failed". Standard library only.
+for RECOVERY s. Checks what holds however the machine schedules the calls:
+the breaker refuses in the outage with 503s naming it, the probe lets calls
+through, its ratio falls to 0 after recovery (polled) and calls pass again,
+cluster b (healthy all along) is never refused, and Envoy's counters and
+gauge equal what weir's breaker decides replaying the filter's decision log
+(REPLAY_BINARY, examples/breaker_replay.rs). Prints, without checking them,
+the figures that depend on timing (when each starts and stops refusing,
+calls that reached the dead backend) and ends with "N passed, N failed".
+Helpers shared with driver.py are in common.py. Standard library only.
 """
 
-import http.client
 import json
 import os
-import random
-import re
 import shutil
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+
+import common
+from common import Tally, bad, check, free_port, ok, struct, wait_for
 
 ENVOY, MODULE_DIR, REPLAY = sys.argv[1], sys.argv[2], sys.argv[3]
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -56,80 +58,33 @@ POLICY = {
 }
 ROUTE_POLICY = {"k": 2, "floor": 2, "protection": 0, "probe_ns": 250_000_000, "size": 20, "window_ns": WINDOW_NS}
 
-TAKEN = set()
-
-
-def free_port():
-    while True:
-        p = 20000 + random.randrange(20000)
-        if p in TAKEN:
-            continue
-        TAKEN.add(p)
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", p))
-            except OSError:
-                continue
-            return p
-
-
 PORT, AC_PORT, ADMIN = free_port(), free_port(), free_port()
 UP = {"a": free_port(), "b": free_port(), "c": free_port()}
 
-passed = failed = 0
-
-
-def ok(name):
-    global passed
-    passed += 1
-    print(f"ok   {name}", flush=True)
-
-
-def bad(name):
-    global failed
-    failed += 1
-    print(f"FAIL {name}", flush=True)
-
-
-def check(name, want, got):
-    if want == got:
-        ok(name)
-    else:
-        bad(f"{name}: expected [{want}], got [{got}]")
-
-
-def request(port, path, timeout=5):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        c.request("GET", path)
-        r = c.getresponse()
-        body = r.read()
-        return r.status, {k.lower(): v for k, v in r.getheaders()}, body
-    finally:
-        c.close()
+def request(port, path):
+    return common.request(port, path)
 
 
 def stats():
-    _, _, text = request(ADMIN, "/stats")
-    out = {}
-    for line in text.decode().splitlines():
-        k, _, v = line.partition(": ")
-        if v.isdigit():
-            out[k] = int(v)
-    return out
+    return common.stats(ADMIN)
 
 
-def wait_for(pred, seconds=10.0, step=0.05):
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(step)
-    return pred()
+def stat(s, metric, breaker):
+    """The weir_breaker METRIC of BREAKER in the /stats snapshot S."""
+    for k, v in s.items():
+        if k.startswith("dynamicmodulescustom.") and f"weir_breaker.{metric}." in k and k.endswith("." + breaker):
+            return v
+    return None
 
 
-def struct(value):
-    return {"@type": "type.googleapis.com/google.protobuf.Struct", "value": value}
+def logged():
+    """The decide and settle lines in Envoy's log so far."""
+    text = open(LOG, errors="replace").read()
+    return text, text.count("weir_breaker: decide "), text.count("weir_breaker: settle ")
+
+
+def total(s, metric):
+    return sum(v for k, v in s.items() if k.startswith(f"dynamicmodulescustom.weir_breaker.{metric}.breaker."))
 
 
 def route(prefix, cluster, per_filter=None):
@@ -208,8 +163,13 @@ def bootstrap():
             "filter_config": struct({"breaker": "own", "policy": ROUTE_POLICY, "status": 429}),
         }
     }
+    # Another route naming the same breaker with another policy: it shares
+    # the first one's, and the filter says so once.
+    other = json.loads(json.dumps(own))
+    other["breaker"]["filter_config"]["value"]["policy"] = dict(ROUTE_POLICY, k=3)
     routes = [
         route("/a", "cluster_a"),
+        route("/other", "cluster_a", other),
         route("/b", "cluster_b"),
         route("/own", "cluster_a", own),
         route("/over", "cluster_c"),
@@ -348,31 +308,47 @@ def main():
     check("an upstream reset reaches the client as Envoy's 503", 503, request(PORT, "/own/_reset")[0])
     c = socket.create_connection(("127.0.0.1", PORT))
     c.sendall(b"GET /own/_slow HTTP/1.1\r\nHost: x\r\n\r\n")
-    time.sleep(0.1)
+    # Closed once the breaker let it through (5 + the reset + this one).
+    check("the slow call is let through (polled)", True, wait_for(lambda: stat(stats(), "passed", "cluster_a/own") == 7))
     c.close()
-    time.sleep(0.6)
+    check("the client going away settles it as a failure (polled)", True, wait_for(lambda: stat(stats(), "failed", "cluster_a/own") == 2))
 
     # ---- weir_breaker through the outage.
     res, b_codes = outage(PORT, "/a", "a", extra="/b")
     w = summary(res)
-    during = [r for r in res if r[1] == "outage"]
-    # Every failure has left the window a window and a bucket after recovery.
-    clear = HEALTHY + OUTAGE + WINDOW_NS / 1e9 * 1.1 + 0.1
-    after = [r for r in res if r[1] == "recovery" and r[0] >= clear]
+    # When refusals start and stop depends on how the machine schedules the
+    # calls: printed in the summary, not checked. Checked: what holds
+    # whatever the timing.
     check("healthy: every call let through", True, all(s == 200 for _, ph, s, by, _ in res if ph == "healthy"))
-    check("outage: the breaker starts refusing", True, w["first"] is not None and 0 < w["first"] < OUTAGE)
+    check("the outage: the breaker refused", True, w["refused"] > 0)
     check("refusals are 503 naming the breaker", {(503, "cluster_a")}, {(s, by) for _, _, s, by, _ in res if by})
-    check(f"after recovery: no refusal once the failures left the window (the last {HEALTHY + OUTAGE + RECOVERY - clear:.1f} s)", [], [r for r in after if r[3]])
     check("cluster b, healthy, is never refused", True, len(b_codes) > 0 and all(c == 200 for c in b_codes))
+
+    # Recovered: the failures leave the window with time, and the breaker
+    # stops refusing. Once its gauge reads 0 (polled, one call a poll; the
+    # gauge follows the breaker's calls), a healthy backend's calls all pass.
+    tail = []
+
+    def cleared():
+        tail.append(request(PORT, "/a"))
+        return stat(stats(), "refusal_ratio_ppm", "cluster_a") == 0
+
+    check("after recovery the refusal ratio falls to 0 (polled)", True, wait_for(cleared, 10.0 + 3 * WINDOW_NS / 1e9, STEP))
+    tail += [request(PORT, "/a") for _ in range(20)]
+    check("then the next 20 calls all pass", [200] * 20, [st for st, _, _ in tail[-20:]])
+    refused_after = sum(1 for st, h, _ in tail if h.get("x-weir-breaker"))
 
     # Three breakers made (cluster_a/own, cluster_a, cluster_b): max_breakers.
     check("past max_breakers a cluster goes unthrottled", 200, request(PORT, "/over")[0])
 
-    # ---- Envoy's counters and gauge against weir's breaker replaying the log.
+    # ---- Envoy's counters and gauge against weir's breaker replaying the
+    # log, once the log holds a line for each decision and settlement
+    # /stats counts (every call let through settles once).
     s = stats()
     check("past max_breakers: counted in weir_breaker.overflow", 1, s.get("dynamicmodulescustom.weir_breaker.overflow"))
-    time.sleep(0.2)
-    text = open(LOG, errors="replace").read()
+    want = (total(s, "passed") + total(s, "refused"), total(s, "passed"))
+    check("the log holds every decision and settlement /stats counts (polled)", True, wait_for(lambda: logged()[1:] == want))
+    text = logged()[0]
     rep = subprocess.run([REPLAY], input=text, capture_output=True, text=True, timeout=60)
     replay = {}
     for line in rep.stdout.splitlines():
@@ -384,32 +360,29 @@ def main():
         return
     ra = replay["cluster_a"]
 
-    def stat(metric, breaker):
-        for k, v in s.items():
-            if k.startswith("dynamicmodulescustom.") and metric in k and k.endswith(breaker):
-                return v
-        return None
-
     for k in sorted(s):
         if "weir_breaker." in k and k.endswith("cluster_a"):
             print(f"     {k}: {s[k]}")
     check("replay: every decision the filter logged is weir's", "0", ra["mismatches"])
     for metric, key in (("passed", "passed"), ("refused", "refused"), ("failed", "failed"), ("probes", "probes")):
-        check(f"stats: cluster_a {metric} equals the replay", int(ra[key]), stat(f"weir_breaker.{metric}", "cluster_a"))
-    check("stats: cluster_a refusals equal the 503s the client saw", w["refused"], stat("weir_breaker.refused", "cluster_a"))
+        check(f"stats: cluster_a {metric} equals the replay", int(ra[key]), stat(s, metric, "cluster_a"))
+    check("stats: cluster_a refusals equal the 503s the client saw", w["refused"] + refused_after, stat(s, "refused", "cluster_a"))
     check("the probe let calls through while refusing", True, int(ra["probes"]) >= 1)
-    check("gauge: cluster_a's refusal ratio (ppm) equals the replay's", int(ra["ratio_ppm"]), stat("weir_breaker.refusal_ratio_ppm", "cluster_a"))
-    check("gauge: cluster_a's ratio is 0 after recovery", 0, stat("weir_breaker.refusal_ratio_ppm", "cluster_a"))
+    check("gauge: cluster_a's refusal ratio (ppm) equals the replay's", int(ra["ratio_ppm"]), stat(s, "refusal_ratio_ppm", "cluster_a"))
+    # Each call let through is two operations (decide, settle), a refusal
+    # one; the last 20 calls, one after another, are the last 40.
+    ops = 2 * int(ra["passed"]) + int(ra["refused"])
+    check("replay: refusals, then none in the last 20 calls", True, 0 < int(ra["last_refusal_seq"]) <= ops - 40)
     rb = replay.get("cluster_b", {})
     check(
         "stats: cluster_b let through all, refused and failed none",
         (len(b_codes), 0, 0, 0),
-        (stat("weir_breaker.passed", "cluster_b"), stat("weir_breaker.refused", "cluster_b") or 0, stat("weir_breaker.failed", "cluster_b") or 0, int(rb.get("refused", -1))),
+        (stat(s, "passed", "cluster_b"), stat(s, "refused", "cluster_b") or 0, stat(s, "failed", "cluster_b") or 0, int(rb.get("refused", -1))),
     )
     check(
         "a route's own breaker is its own (cluster_a/own): 7 let through, the two resets failed",
         (7, 2, "0", "2"),
-        (stat("weir_breaker.passed", "cluster_a/own"), stat("weir_breaker.failed", "cluster_a/own"), replay.get("cluster_a/own", {}).get("refused"), replay.get("cluster_a/own", {}).get("failed")),
+        (stat(s, "passed", "cluster_a/own"), stat(s, "failed", "cluster_a/own"), replay.get("cluster_a/own", {}).get("refused"), replay.get("cluster_a/own", {}).get("failed")),
     )
     got_a = upstream("a", "/_count")
     check("the dead backend saw exactly the calls let through in the outage", got_a["failed"], w["dead"])
@@ -422,6 +395,13 @@ def main():
     check("admission_control's rq_rejected equals the refusals seen", c["refused"], s.get("http.ac.admission_control.rq_rejected"))
     got_c = upstream("c", "/_count")
     check("admission_control's dead backend saw the calls let through", got_c["failed"], c["dead"])
+
+    # A route naming breaker own with another policy: the same breaker.
+    before = stat(stats(), "passed", "cluster_a/own")
+    check("a route naming the same breaker with another policy is let through by it", 200, request(PORT, "/other")[0])
+    check("the shared breaker counted it", before + 1, stat(stats(), "passed", "cluster_a/own"))
+    said = 'routes name breaker "cluster_a/own" with different policies'
+    check("the filter says the policies differ (polled)", True, wait_for(lambda: said in logged()[0]))
 
     print(f"timeline: {HEALTHY:g} s healthy, {OUTAGE:g} s answering 503, {RECOVERY:g} s healthy; one call each {STEP * 1000:g} ms")
     print("filter            | first refusal after the outage began | calls to the dead backend before it | last refusal after recovery | calls to the dead backend | refused")
@@ -438,9 +418,9 @@ except Exception as e:
     bad(f"driver: {e!r}")
 finally:
     stop_all()
-    if failed and os.path.exists(LOG):
+    if Tally.failed and os.path.exists(LOG):
         print("---- envoy log (tail)")
         print(open(LOG, errors="replace").read()[-3000:])
     shutil.rmtree(TMP, ignore_errors=True)
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+print(f"{Tally.passed} passed, {Tally.failed} failed")
+sys.exit(1 if Tally.failed else 0)

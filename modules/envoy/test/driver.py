@@ -18,37 +18,19 @@ stop Envoy at startup with the module's line.
 import http.client
 import json
 import os
-import random
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
+import common
+from common import Tally, bad, check, free_port, ok, struct, wait_for
+
 ENVOY, MODULE_DIR = sys.argv[1], sys.argv[2]
 DOCS = sys.argv[3] if len(sys.argv) > 3 else None
 TMP = tempfile.mkdtemp(prefix="weir-envoy-")
-
-
-TAKEN = set()
-
-
-def free_port():
-    """A port no one listens on now, from 20000..39999 (the machine is
-    shared: a fixed or merely random port can be taken), not given before."""
-    while True:
-        p = 20000 + random.randrange(20000)
-        if p in TAKEN:
-            continue
-        TAKEN.add(p)
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", p))
-            except OSError:
-                continue
-            return p
 
 
 # The distinct-key test: BULK_KEYS keys, each asking half its burst (1 of
@@ -61,41 +43,12 @@ ADMIN = free_port()
 LOG = os.path.join(TMP, "envoy.log")
 LDS = os.path.join(TMP, "lds", "lds.yaml")
 
-passed = failed = 0
-
-
-def ok(name):
-    global passed
-    passed += 1
-    print(f"ok   {name}", flush=True)
-
-
-def bad(name):
-    global failed
-    failed += 1
-    print(f"FAIL {name}", flush=True)
-
-
-def check(name, want, got):
-    if want == got:
-        ok(name)
-    else:
-        bad(f"{name}: expected [{want}], got [{got}]")
-
-
 # ---- HTTP: one connection per request, so the kernel spreads them over
 # both workers' listening sockets (SO_REUSEPORT).
 
 
 def request(path, headers=None, port=None):
-    c = http.client.HTTPConnection("127.0.0.1", port or PORT, timeout=5)
-    try:
-        c.request("GET", path, headers=headers or {})
-        r = c.getresponse()
-        body = r.read()
-        return r.status, {k.lower(): v for k, v in r.getheaders()}, body
-    finally:
-        c.close()
+    return common.request(port or PORT, path, headers)
 
 
 def raw(path, pairs):
@@ -139,13 +92,7 @@ def admin(path):
 
 
 def stats():
-    _, text = admin("/stats")
-    out = {}
-    for line in text.splitlines():
-        k, _, v = line.partition(": ")
-        if v.isdigit():
-            out[k] = int(v)
-    return out
+    return common.stats(ADMIN)
 
 
 def log_text():
@@ -154,10 +101,6 @@ def log_text():
 
 
 # ---- config
-
-
-def struct(value):
-    return {"@type": "type.googleapis.com/google.protobuf.Struct", "value": value}
 
 
 def per_route(value, name="weir_limit"):
@@ -304,15 +247,6 @@ def bootstrap():
             }
         },
     }
-
-
-def wait_for(pred, seconds=10.0, step=0.05):
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(step)
-    return pred()
 
 
 def lds_counter(name):
@@ -664,9 +598,9 @@ except Exception as e:  # a crash of the driver is a failure, with its cause
     bad(f"driver: {e!r}")
 finally:
     stop()
-    if failed and os.path.exists(LOG):
+    if Tally.failed and os.path.exists(LOG):
         print("---- envoy log (tail)")
         print(log_text()[-3000:])
     shutil.rmtree(TMP, ignore_errors=True)
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+print(f"{Tally.passed} passed, {Tally.failed} failed")
+sys.exit(1 if Tally.failed else 0)
