@@ -2824,7 +2824,7 @@ fn millisecond_traces(out: &mut Vec<Trace>) {
 struct LeaseHeld(*mut weir_lease);
 
 impl LeaseHeld {
-    fn new(&mut self, t: &mut Trace, p: weir_lease_policy, now: i64) -> bool {
+    fn make(&mut self, t: &mut Trace, p: weir_lease_policy, now: i64) -> bool {
         weir_lease_free(self.0);
         self.0 = std::ptr::null_mut();
         let s = weir_lease_new(&p, now, &mut self.0);
@@ -2927,7 +2927,7 @@ fn lease_traces(out: &mut Vec<Trace>) {
         share: f64::NAN,
     });
     for b in bad {
-        h.new(&mut t, b, 0);
+        h.make(&mut t, b, 0);
     }
     t.note("the edges that are good");
     for g in [
@@ -2954,13 +2954,13 @@ fn lease_traces(out: &mut Vec<Trace>) {
             ..p
         },
     ] {
-        if h.new(&mut t, g, 7) {
+        if h.make(&mut t, g, 7) {
             h.readings(&mut t, 7);
         }
     }
 
     t.note("the preset: bad costs and grants, the first ask, its grant, spending");
-    h.new(&mut t, p, 0);
+    h.make(&mut t, p, 0);
     h.readings(&mut t, 0);
     for c in [0, -1, i64::MIN, 26, MAX] {
         h.take(&mut t, 0, c);
@@ -3016,7 +3016,7 @@ fn lease_traces(out: &mut Vec<Trace>) {
 
     t.note("the clock's end");
     let end = MAX - 10;
-    h.new(&mut t, p, end - SECOND);
+    h.make(&mut t, p, end - SECOND);
     let (_, ask) = h.take(&mut t, end - SECOND, 5);
     h.grant(&mut t, end - 100, ask, MAX, end - 100);
     h.take(&mut t, end, 5);
@@ -3025,7 +3025,7 @@ fn lease_traces(out: &mut Vec<Trace>) {
     h.grant(&mut t, MAX, 1, MAX, MAX);
     h.readings(&mut t, MAX);
     h.release(&mut t, MAX);
-    h.new(&mut t, p, i64::MIN);
+    h.make(&mut t, p, i64::MIN);
     h.take(&mut t, i64::MIN, 1);
     h.grant(&mut t, i64::MIN, 3, i64::MIN, i64::MIN);
     h.grant(&mut t, i64::MIN, 3, MAX, MAX);
@@ -3049,7 +3049,7 @@ fn lease_traces(out: &mut Vec<Trace>) {
         share: 0.5,
     };
     let mut now = 1_000 * MS;
-    h.new(&mut t, q, now);
+    h.make(&mut t, q, now);
     let mut store = 40i64;
     let mut store_at = now;
     for _ in 0..150 {
