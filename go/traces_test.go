@@ -211,6 +211,7 @@ type cgoHeld struct {
 	sliding   *Sliding
 	period    *Period
 	gate      *Gate
+	lease     *Lease
 	deadline  Deadline
 	window    *Window
 	conc      *Concurrency
@@ -270,6 +271,9 @@ func (h *cgoHeld) close() {
 	}
 	if h.gate != nil {
 		h.gate.Close()
+	}
+	if h.lease != nil {
+		h.lease.Close()
 	}
 	if h.window != nil {
 		h.window.Close()
@@ -389,6 +393,41 @@ func TestTracesCgo(t *testing.T) {
 			c.oI64(h.period.Left(c.dur()))
 		case "period_next":
 			c.oDur(h.period.Next(c.dur()))
+		// lease
+		case "lease_new":
+			p := LeasePolicy{Interval: c.dur(), TTL: c.dur(), Burst: c.i64(), Share: c.f64()}
+			if h.lease != nil {
+				h.lease.Close()
+				h.lease = nil
+			}
+			var err error
+			h.lease, err = NewLease(&p, c.dur())
+			c.oErr(err)
+		case "lease_take":
+			now := c.dur()
+			a, err := h.lease.Take(now, c.i64())
+			c.oErr(err)
+			c.oI64(int64(a.Verdict))
+			c.oI64(a.Ask)
+			c.oDur(a.RetryAfter)
+		case "lease_grant":
+			now, granted, until := c.dur(), c.i64(), c.dur()
+			c.oErr(h.lease.Grant(now, granted, until, c.dur()))
+		case "lease_release":
+			c.oI64(h.lease.Release(c.dur()))
+		case "lease_unspent":
+			c.oI64(h.lease.Unspent(c.dur()))
+		case "lease_expires":
+			c.oDur(h.lease.Expires(c.dur()))
+		case "lease_cap":
+			c.oI64(h.lease.Cap())
+		case "lease_read_stats":
+			st, err := h.lease.StatsAt(c.dur())
+			c.oErr(err)
+			for _, v := range []uint64{st.Asks, st.Granted, st.Spent, st.Expired, st.Released, st.Held, st.RateMilli} {
+				c.oU64(v)
+			}
+			c.oDur(st.RTT)
 		// gate
 		case "gate_new":
 			l := c.i64()

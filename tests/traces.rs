@@ -22,6 +22,7 @@ use weir::concurrency::*;
 use weir::deadline::*;
 use weir::gate::*;
 use weir::gcra::*;
+use weir::lease::*;
 use weir::limiter::*;
 use weir::period::*;
 use weir::pool::*;
@@ -3138,6 +3139,266 @@ fn millisecond_traces(out: &mut Vec<Trace>) {
     out.push(t);
 }
 
+// ---------------------------------------------------------------- lease
+
+/// The held lease and the calls on it, each answer written.
+struct LeaseHeld(*mut weir_lease);
+
+impl LeaseHeld {
+    fn make(&mut self, t: &mut Trace, p: weir_lease_policy, now: i64) -> bool {
+        weir_lease_free(self.0);
+        self.0 = std::ptr::null_mut();
+        let s = weir_lease_new(&p, now, &mut self.0);
+        t.call(
+            "lease_new",
+            &[
+                I(p.interval_ns),
+                I(p.ttl_ns),
+                I(p.burst),
+                F(p.share),
+                I(now),
+            ],
+            &[S(s)],
+        );
+        s == weir_status::WEIR_OK
+    }
+    /// Takes; answers the verdict and the ask (or the wait).
+    fn take(&mut self, t: &mut Trace, now: i64, cost: i64) -> (i32, i64) {
+        let mut a = weir_lease_answer::default();
+        let s = weir_lease_take(self.0, now, cost, &mut a);
+        t.call(
+            "lease_take",
+            &[I(now), I(cost)],
+            &[S(s), I(a.verdict.into()), I(a.ask), I(a.retry_after_ns)],
+        );
+        (a.verdict, a.ask.max(a.retry_after_ns))
+    }
+    fn grant(&mut self, t: &mut Trace, now: i64, granted: i64, until: i64, next: i64) {
+        let s = weir_lease_grant(self.0, now, granted, until, next);
+        t.call(
+            "lease_grant",
+            &[I(now), I(granted), I(until), I(next)],
+            &[S(s)],
+        );
+    }
+    fn release(&mut self, t: &mut Trace, now: i64) {
+        let n = weir_lease_release(self.0, now);
+        t.call("lease_release", &[I(now)], &[I(n)]);
+    }
+    fn readings(&mut self, t: &mut Trace, now: i64) {
+        let h = self.0;
+        t.call("lease_unspent", &[I(now)], &[I(weir_lease_unspent(h, now))]);
+        t.call("lease_expires", &[I(now)], &[I(weir_lease_expires(h, now))]);
+        t.call("lease_cap", &[], &[I(weir_lease_cap(h))]);
+        let mut st = weir_lease_stats::default();
+        let s = weir_lease_read_stats(h, now, &mut st);
+        t.call(
+            "lease_read_stats",
+            &[I(now)],
+            &[
+                S(s),
+                U(st.asks),
+                U(st.granted),
+                U(st.spent),
+                U(st.expired),
+                U(st.released),
+                U(st.held),
+                U(st.rate_milli),
+                I(st.rtt_ns),
+            ],
+        );
+    }
+}
+
+fn lease_traces(out: &mut Vec<Trace>) {
+    const MS: i64 = 1_000_000;
+    const SECOND: i64 = 1_000 * MS;
+    let p = weir_lease_policy_preset();
+    let mut h = LeaseHeld(std::ptr::null_mut());
+
+    let mut t = Trace::new(
+        "lease-scenarios.trace",
+        "lease",
+        "The lease: its constructor's statuses (each field out of range), then\n\
+         takes that go, ask and are refused, grants (short, empty, late, over the\n\
+         cap), units expiring unspent, release, time going backwards and the\n\
+         clock's end.",
+    );
+    t.note("bad policies: ttl, interval, burst, share, in the order checked");
+    let mut bad = Vec::new();
+    for v in [0, MS - 1, 3_600_000 * MS + 1, -1, i64::MIN, MAX] {
+        bad.push(weir_lease_policy { ttl_ns: v, ..p });
+    }
+    for v in [0, 999, -1, p.ttl_ns, MAX] {
+        bad.push(weir_lease_policy {
+            interval_ns: v,
+            ..p
+        });
+    }
+    for v in [0, -1, i64::MIN, MAX, MAX / 4 + 1] {
+        bad.push(weir_lease_policy { burst: v, ..p });
+    }
+    for v in BAD_F {
+        bad.push(weir_lease_policy { share: v, ..p });
+    }
+    bad.push(weir_lease_policy {
+        interval_ns: 0,
+        ttl_ns: 0,
+        burst: 0,
+        share: f64::NAN,
+    });
+    for b in bad {
+        h.make(&mut t, b, 0);
+    }
+    t.note("the edges that are good");
+    for g in [
+        weir_lease_policy {
+            interval_ns: 1_000,
+            ttl_ns: MS,
+            burst: 1,
+            share: 1.0,
+        },
+        weir_lease_policy {
+            interval_ns: 3_600_000 * MS - 1,
+            ttl_ns: 3_600_000 * MS,
+            burst: MAX / 4,
+            share: f64::MIN_POSITIVE,
+        },
+        weir_lease_policy {
+            burst: MAX / 4,
+            share: 1.0,
+            ..p
+        },
+        weir_lease_policy {
+            burst: 3,
+            share: 0.5,
+            ..p
+        },
+    ] {
+        if h.make(&mut t, g, 7) {
+            h.readings(&mut t, 7);
+        }
+    }
+
+    t.note("the preset: bad costs and grants, the first ask, its grant, spending");
+    h.make(&mut t, p, 0);
+    h.readings(&mut t, 0);
+    for c in [0, -1, i64::MIN, 26, MAX] {
+        h.take(&mut t, 0, c);
+    }
+    h.grant(&mut t, 0, -1, SECOND, 0);
+    h.grant(&mut t, 0, 26, SECOND, 0);
+    let (_, ask) = h.take(&mut t, 10 * MS, 1);
+    t.note("refused while the ask travels");
+    h.take(&mut t, 11 * MS, 1);
+    h.grant(&mut t, 14 * MS, ask, 10 * MS + SECOND, 14 * MS);
+    h.readings(&mut t, 14 * MS);
+    let mut now = 14 * MS;
+    for i in 0..40 {
+        now += 5 * MS;
+        let (v, n) = h.take(&mut t, now, 1 + i % 3);
+        if v != WEIR_LEASE_REFUSE && n > 0 {
+            h.grant(&mut t, now + 3 * MS, n, now + SECOND, now + 3 * MS);
+        }
+    }
+    h.readings(&mut t, now);
+    t.note("time going backwards is no time passing");
+    h.take(&mut t, now - 50 * MS, 1);
+    h.take(&mut t, 0, 1);
+    h.readings(&mut t, 0);
+    t.note("the units expire unspent");
+    now += 2 * SECOND;
+    h.readings(&mut t, now);
+    h.take(&mut t, now, 1);
+    t.note("a short grant holds the next ask back; an empty one says when");
+    h.grant(&mut t, now + MS, 2, now + SECOND, now + MS);
+    h.take(&mut t, now + 2 * MS, 1);
+    h.take(&mut t, now + 3 * MS, 2);
+    h.take(&mut t, now + 3 * MS, 2);
+    h.take(&mut t, now + 40 * MS, 2);
+    h.grant(&mut t, now + 41 * MS, 0, now + SECOND, now + 500 * MS);
+    h.take(&mut t, now + 42 * MS, 1);
+    h.take(&mut t, now + 600 * MS, 3);
+    h.grant(
+        &mut t,
+        now + 601 * MS,
+        20,
+        now + 600 * MS + SECOND,
+        now + 601 * MS,
+    );
+    t.note("a late grant (its end passed), one answering no ask, release");
+    h.grant(&mut t, now + 602 * MS, 5, now + 602 * MS, now + 602 * MS);
+    h.grant(&mut t, now + 603 * MS, 4, now + 700 * MS, now + 603 * MS);
+    h.readings(&mut t, now + 603 * MS);
+    h.release(&mut t, now + 604 * MS);
+    h.release(&mut t, now + 605 * MS);
+    h.readings(&mut t, now + 605 * MS);
+    h.take(&mut t, now + 606 * MS, 1);
+
+    t.note("the clock's end");
+    let end = MAX - 10;
+    h.make(&mut t, p, end - SECOND);
+    let (_, ask) = h.take(&mut t, end - SECOND, 5);
+    h.grant(&mut t, end - 100, ask, MAX, end - 100);
+    h.take(&mut t, end, 5);
+    h.readings(&mut t, MAX);
+    h.take(&mut t, MAX, 1);
+    h.grant(&mut t, MAX, 1, MAX, MAX);
+    h.readings(&mut t, MAX);
+    h.release(&mut t, MAX);
+    h.make(&mut t, p, i64::MIN);
+    h.take(&mut t, i64::MIN, 1);
+    h.grant(&mut t, i64::MIN, 3, i64::MIN, i64::MIN);
+    h.grant(&mut t, i64::MIN, 3, MAX, MAX);
+    h.readings(&mut t, i64::MIN);
+    weir_lease_free(h.0);
+    h.0 = std::ptr::null_mut();
+    out.push(t);
+
+    let mut t = Trace::new(
+        "lease-random.trace",
+        "lease",
+        "The lease: seeded random takes against a store the trace keeps (a\n\
+         bucket of burst 40 and 200 a second), its answers arriving after a\n\
+         random round trip, now and then late or lost, with releases.",
+    );
+    let mut rng = Rng(61);
+    let q = weir_lease_policy {
+        interval_ns: 50 * MS,
+        ttl_ns: 400 * MS,
+        burst: 40,
+        share: 0.5,
+    };
+    let mut now = 1_000 * MS;
+    h.make(&mut t, q, now);
+    let mut store = 40i64;
+    let mut store_at = now;
+    for _ in 0..150 {
+        now = rng.step(now, 4 * MS);
+        let cost = 1 + rng.below(4) as i64;
+        let (v, ask) = h.take(&mut t, now, cost);
+        if v == WEIR_LEASE_REFUSE || ask == 0 || rng.below(10) == 0 {
+            // refused, nothing to ask, or the ask is lost
+        } else {
+            store = (store + (now - store_at).max(0) / (5 * MS)).min(40);
+            store_at = store_at.max(now);
+            let give = ask.min(store);
+            store -= give;
+            let back = now + rng.below(20 * MS as u64) as i64;
+            let next = if store > 0 { back } else { back + 5 * MS };
+            h.grant(&mut t, back, give, now + q.ttl_ns, next);
+        }
+        match rng.below(30) {
+            0 => h.release(&mut t, now),
+            1 | 2 => h.readings(&mut t, now),
+            _ => {}
+        }
+    }
+    h.readings(&mut t, now);
+    weir_lease_free(h.0);
+    out.push(t);
+}
+
 fn all_traces() -> Vec<Trace> {
     let mut out = Vec::new();
     rate_traces(&mut out);
@@ -3157,6 +3418,7 @@ fn all_traces() -> Vec<Trace> {
     pool_traces(&mut out);
     bloom_traces(&mut out);
     charge_traces(&mut out);
+    lease_traces(&mut out);
     millisecond_traces(&mut out);
     out
 }
@@ -3266,7 +3528,7 @@ fn traces_keep_to_the_format() {
 /// not make the call at all.
 #[test]
 fn traces_call_only_live_handles() {
-    const HANDLES: [&str; 11] = [
+    const HANDLES: [&str; 12] = [
         "bucket",
         "window",
         "sliding",
@@ -3278,6 +3540,7 @@ fn traces_call_only_live_handles() {
         "shedder",
         "pool",
         "bloom",
+        "lease",
     ];
     for t in all_traces() {
         let mut live = BTreeMap::new();

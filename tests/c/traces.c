@@ -25,6 +25,7 @@ typedef struct {
     weir_shedder *shedder;
     weir_pool *pool;
     weir_bloom *bloom;
+    weir_lease *lease;
     /* Ticket slots: the k-th allow or enter line of a file writes slot k. */
     size_t tickets;
     weir_breaker_ticket breaker_tickets[MAX_TICKETS];
@@ -44,6 +45,7 @@ static void drop_all(held *h) {
     weir_shedder_free(h->shedder);
     weir_pool_free(h->pool);
     weir_bloom_free(h->bloom);
+    weir_lease_free(h->lease);
 }
 
 static size_t new_ticket(call *c, held *h) {
@@ -301,6 +303,50 @@ static bool run(call *c, held *h) {
         weir_gate_leave(h->gate);
     } else if (OP("gate_held")) {
         o_i64(c, weir_gate_held(h->gate));
+    }
+    /* lease */
+    else if (OP("lease_new")) {
+        weir_lease_policy p;
+        p.interval_ns = a_i64(c);
+        p.ttl_ns = a_i64(c);
+        p.burst = a_i64(c);
+        p.share = a_f64(c);
+        weir_lease_free(h->lease);
+        h->lease = NULL;
+        o_status(c, weir_lease_new(&p, a_i64(c), &h->lease));
+    } else if (OP("lease_take")) {
+        weir_lease_answer a;
+        int64_t now = a_i64(c);
+        memset(&a, 0, sizeof a);
+        o_status(c, weir_lease_take(h->lease, now, a_i64(c), &a));
+        o_i64(c, a.verdict);
+        o_i64(c, a.ask);
+        o_i64(c, a.retry_after_ns);
+    } else if (OP("lease_grant")) {
+        int64_t now = a_i64(c);
+        int64_t granted = a_i64(c);
+        int64_t until = a_i64(c);
+        o_status(c, weir_lease_grant(h->lease, now, granted, until, a_i64(c)));
+    } else if (OP("lease_release")) {
+        o_i64(c, weir_lease_release(h->lease, a_i64(c)));
+    } else if (OP("lease_unspent")) {
+        o_i64(c, weir_lease_unspent(h->lease, a_i64(c)));
+    } else if (OP("lease_expires")) {
+        o_i64(c, weir_lease_expires(h->lease, a_i64(c)));
+    } else if (OP("lease_cap")) {
+        o_i64(c, weir_lease_cap(h->lease));
+    } else if (OP("lease_read_stats")) {
+        weir_lease_stats t;
+        memset(&t, 0, sizeof t);
+        o_status(c, weir_lease_read_stats(h->lease, a_i64(c), &t));
+        o_u64(c, t.asks);
+        o_u64(c, t.granted);
+        o_u64(c, t.spent);
+        o_u64(c, t.expired);
+        o_u64(c, t.released);
+        o_u64(c, t.held);
+        o_u64(c, t.rate_milli);
+        o_i64(c, t.rtt_ns);
     }
     /* budget */
     else if (OP("budget_new")) {

@@ -29,6 +29,7 @@ struct Held {
     std::optional<weir::Sliding> sliding;
     std::optional<weir::Period> period;
     std::optional<weir::Gate> gate;
+    std::optional<weir::Lease> lease;
     std::optional<weir::Budget> budget;
     std::optional<weir::Window> window;
     std::optional<weir::Concurrency> concurrency;
@@ -203,6 +204,44 @@ bool run(call* c, Held& h) {
         o_i64(c, h.period->left(a_i64(c)));
     } else if (op == "period_next") {
         o_i64(c, h.period->next(a_i64(c)).count());
+    }
+    // lease
+    else if (op == "lease_new") {
+        weir_lease_policy p{};
+        p.interval_ns = a_i64(c);
+        p.ttl_ns = a_i64(c);
+        p.burst = a_i64(c);
+        p.share = a_f64(c);
+        make(c, h.lease, weir::Lease::make(p, a_i64(c)));
+    } else if (op == "lease_take") {
+        const std::int64_t now = a_i64(c);
+        auto r = h.lease->take(now, a_i64(c));
+        const weir_lease_answer z{};
+        const weir_lease_answer& x = r ? *r : z;
+        o_code(c, r.error());
+        o_i64(c, x.verdict);
+        o_i64(c, x.ask);
+        o_i64(c, x.retry_after_ns);
+    } else if (op == "lease_grant") {
+        const std::int64_t now = a_i64(c), granted = a_i64(c), until = a_i64(c);
+        o_code(c, h.lease->grant(now, granted, until, a_i64(c)));
+    } else if (op == "lease_release") {
+        o_i64(c, h.lease->release(a_i64(c)));
+    } else if (op == "lease_unspent") {
+        o_i64(c, h.lease->unspent(a_i64(c)));
+    } else if (op == "lease_expires") {
+        o_i64(c, h.lease->expires(a_i64(c)));
+    } else if (op == "lease_cap") {
+        o_i64(c, h.lease->cap());
+    } else if (op == "lease_read_stats") {
+        auto r = h.lease->stats(a_i64(c));
+        const weir_lease_stats z{};
+        const weir_lease_stats& x = r ? *r : z;
+        o_code(c, r.error());
+        for (std::uint64_t v : {x.asks, x.granted, x.spent, x.expired, x.released, x.held, x.rate_milli}) {
+            o_u64(c, v);
+        }
+        o_i64(c, x.rtt_ns);
     }
     // gate
     else if (op == "gate_new") {
