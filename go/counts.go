@@ -288,3 +288,27 @@ func (b *CBloom) ReadCounts() (Counts, error) {
 	runtime.KeepAlive(b)
 	return countsOf(c), err
 }
+
+// StartCounting turns the lease's counting on (weir_lease_start_counting):
+// from now on ReadCounts reports its decisions. Call it right after making
+// it; a second call changes nothing. ErrClosed after Close.
+func (l *Lease) StartCounting() error {
+	if l.p == nil {
+		return ErrClosed
+	}
+	defer runtime.KeepAlive(l)
+	return check(C.weir_lease_start_counting(l.p))
+}
+
+// ReadCounts is what it decided since StartCounting (weir_lease_read_counts;
+// what each field counts for it is there). A reading: it changes nothing.
+// ErrCountsOff before StartCounting, ErrClosed after Close.
+func (l *Lease) ReadCounts() (Counts, error) {
+	if l.p == nil {
+		return Counts{}, ErrClosed
+	}
+	var c C.weir_counts
+	err := check(C.weir_lease_read_counts(l.p, &c))
+	runtime.KeepAlive(l)
+	return countsOf(c), err
+}

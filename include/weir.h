@@ -40,12 +40,12 @@
  *
  * ```
  * weir_status — what a call that can fail reports (WEIR_OK is 0)
- *   section  line 0309
+ *   section  line 0310
  *   reads    weir_status_str, weir_version (WEIR_VERSION)
  *   counts   weir_counts (filled by each read_counts)
  *
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
- *   section  line 0656
+ *   section  line 0657
  *   policy   weir_breaker_policy (for the breaker), weir_breaker_policy_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
  *   placed   weir_breaker_footprint, weir_breaker_init_in
@@ -55,7 +55,7 @@
  *   counts   weir_breaker_start_counting, weir_breaker_read_counts
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 0966
+ *   section  line 0967
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
  *   placed   weir_shedder_footprint, weir_shedder_init_in
@@ -66,7 +66,7 @@
  *   counts   weir_shedder_start_counting, weir_shedder_read_counts
  *
  * weir_window — rolling window of sums and counts
- *   section  line 1262
+ *   section  line 1265
  *   make     weir_window_new, weir_window_free
  *   placed   weir_window_footprint, weir_window_init_in
  *   calls    weir_window_add
@@ -75,7 +75,7 @@
  *   counts   weir_window_start_counting, weir_window_read_counts
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1418
+ *   section  line 1421
  *   make     weir_bucket_new, weir_bucket_free
  *   placed   weir_bucket_footprint, weir_bucket_init_in
  *   calls    weir_bucket_take, weir_bucket_refund
@@ -83,7 +83,7 @@
  *   counts   weir_bucket_start_counting, weir_bucket_read_counts
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 1622
+ *   section  line 1625
  *   make     weir_sliding_new, weir_sliding_free
  *   placed   weir_sliding_footprint, weir_sliding_init_in
  *   calls    weir_sliding_take
@@ -91,7 +91,7 @@
  *   counts   weir_sliding_start_counting, weir_sliding_read_counts
  *
  * weir_period — fixed-window quota per period
- *   section  line 1747
+ *   section  line 1750
  *   make     weir_period_new, weir_period_free
  *   placed   weir_period_footprint, weir_period_init_in
  *   calls    weir_period_take (weir_period_quota)
@@ -99,7 +99,7 @@
  *   counts   weir_period_start_counting, weir_period_read_counts
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 1896
+ *   section  line 1899
  *   make     weir_gate_new, weir_gate_free
  *   placed   weir_gate_footprint, weir_gate_init_in
  *   calls    weir_gate_enter, weir_gate_leave
@@ -107,7 +107,7 @@
  *   counts   weir_gate_start_counting, weir_gate_read_counts
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 1993
+ *   section  line 1996
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy),
@@ -123,7 +123,7 @@
  *   counts   weir_concurrency_start_counting, weir_concurrency_read_counts
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 2303
+ *   section  line 2308
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   placed   weir_budget_footprint, weir_budget_init_in
@@ -132,19 +132,19 @@
  *   counts   weir_budget_start_counting, weir_budget_read_counts
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 2501
+ *   section  line 2506
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 2641
+ *   section  line 2646
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 2685
+ *   section  line 2690
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   calls    weir_pool_take (weir_pool_taken, WEIR_POOL_TAKEN_*),
@@ -156,7 +156,7 @@
  *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 3082
+ *   section  line 3087
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -165,13 +165,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 3244
+ *   section  line 3249
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 3373
+ *   section  line 3378
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -181,20 +181,21 @@
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 3646
+ *   section  line 3651
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 3823
+ *   section  line 3828
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   calls    weir_lease_take (weir_lease_answer, WEIR_LEASE_*),
  *            weir_lease_grant, weir_lease_release
  *   reads    weir_lease_unspent, weir_lease_expires, weir_lease_cap,
  *            weir_lease_read_stats (weir_lease_stats)
+ *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 4043
+ *   section  line 4074
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -208,7 +209,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 4305
+ *   section  line 4336
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -1241,15 +1242,17 @@ weir_status weir_shedder_start_counting(const weir_shedder *shedder);
 
 #if defined(WEIR_HOSTED)
 /// Writes to `*out` what a shedder decided since `weir_shedder_start_counting`.
-/// A reading: it changes nothing. `admitted`: allows answered true; `refused`:
+/// A reading: it changes nothing. `admitted`: allows answered true (or, for
+/// `weir_shedder_allow_class`, `WEIR_OK` with a ticket in flight); `refused`:
 /// allows answered false (shed); `errors`: allows given a NULL or misaligned
-/// ticket, and passes and fails that answered an error; `units`: equal to
-/// `admitted`. The load behind the answers is in `weir_shedder_read_stats`.
+/// ticket, classed allows that answered an error, and passes and fails that
+/// answered an error; `units`: equal to `admitted`. The load behind the answers is in `weir_shedder_read_stats`.
 ///
 /// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
 /// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
 /// `*out` is written only on `WEIR_OK`.
-weir_status weir_shedder_read_counts(const weir_shedder *shedder, weir_counts *out);
+weir_status weir_shedder_read_counts(const weir_shedder *shedder,
+                                     weir_counts *out);
 #endif
 
 #ifdef __cplusplus
@@ -2283,9 +2286,11 @@ weir_status weir_concurrency_start_counting(const weir_concurrency *limit);
 #if defined(WEIR_HOSTED)
 /// Writes to `*out` what an adaptive limit decided since
 /// `weir_concurrency_start_counting`. A reading: it changes nothing.
-/// `admitted`: enters answered true; `refused`: enters refused at the limit;
-/// `errors`: enters given a NULL or misaligned ticket, and leaves that answered
-/// an error; `units`: equal to `admitted`.
+/// `admitted`: enters answered true (or, for `weir_concurrency_enter_partition`,
+/// `WEIR_OK` with a ticket in flight); `refused`: enters refused at the limit
+/// or at their partition's room; `errors`: enters given a NULL or misaligned
+/// ticket, partitioned enters that answered an error, and leaves of either
+/// form that answered an error; `units`: equal to `admitted`.
 ///
 /// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
 /// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
@@ -4033,6 +4038,32 @@ int64_t weir_lease_cap(const weir_lease *lease);
 weir_status weir_lease_read_stats(const weir_lease *lease, int64_t now, weir_lease_stats *out);
 #endif
 
+#if defined(WEIR_HOSTED)
+/// Turns counting on for a lease: from this call on, `weir_lease_read_counts`
+/// reports what it decided. Call it right after `weir_lease_new` to count
+/// everything since the handle was made; a second call changes nothing. Until
+/// then the handle costs what it did before counting existed (see `weir_counts`
+/// for what counting costs). `WEIR_ERR_NULL` for a NULL handle,
+/// `WEIR_ERR_MISALIGNED` for one no handle can be at, `WEIR_ERR_POISONED` for a
+/// poisoned one.
+weir_status weir_lease_start_counting(const weir_lease *lease);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes to `*out` what a lease decided since `weir_lease_start_counting`. A
+/// reading: it changes nothing. `admitted`: takes answered `WEIR_LEASE_GO`;
+/// `refused`: takes answered `WEIR_LEASE_REFUSE`; `errors`: takes that
+/// answered an error status; `units`: the admitted takes' costs. A take
+/// answered `WEIR_LEASE_ASK` counts as nothing: the call comes back once the
+/// store has answered. What the lease holds and asked is in
+/// `weir_lease_read_stats`.
+///
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
+/// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+weir_status weir_lease_read_counts(const weir_lease *lease, weir_counts *out);
+#endif
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
@@ -4639,6 +4670,10 @@ int weir_hosted_only_weir_lease_cap(void) WEIR_HOSTED_ONLY_(weir_lease_cap);
 #define weir_lease_cap(...) weir_hosted_only_weir_lease_cap()
 int weir_hosted_only_weir_lease_read_stats(void) WEIR_HOSTED_ONLY_(weir_lease_read_stats);
 #define weir_lease_read_stats(...) weir_hosted_only_weir_lease_read_stats()
+int weir_hosted_only_weir_lease_start_counting(void) WEIR_HOSTED_ONLY_(weir_lease_start_counting);
+#define weir_lease_start_counting(...) weir_hosted_only_weir_lease_start_counting()
+int weir_hosted_only_weir_lease_read_counts(void) WEIR_HOSTED_ONLY_(weir_lease_read_counts);
+#define weir_lease_read_counts(...) weir_hosted_only_weir_lease_read_counts()
 #endif  // !defined(WEIR_HOSTED)
 
 #ifdef __cplusplus

@@ -345,6 +345,16 @@ public:
         return out;
     }
 
+    // Counting (weir_lease_start_counting): off until turned on; counts()
+    // answers WEIR_ERR_COUNTS_OFF until then.
+    std::error_code start_counting() const noexcept { return detail::code(weir_lease_start_counting(get())); }
+    result<weir_counts> counts() const noexcept {
+        weir_counts out{};
+        weir_status status = weir_lease_read_counts(get(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+
 private:
     explicit Lease(weir_lease* lease) noexcept : handle(lease) {}
 };

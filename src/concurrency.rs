@@ -7,8 +7,8 @@ use static_assertions::{assert_eq_size, const_assert_eq};
 use crate::counts::{weir_counts, Tally};
 use crate::guard::{decide, decide_status, read_counts, start_counting};
 use crate::guard::{
-    free_handle, lock, new_handle, on, place_plain, plain_footprint, policy_or, slice_in,
-    status_on, usable, value_mut, write_out, Guarded, Handle,
+    free_handle, lock, new_handle, on, place_plain, plain_footprint, policy_or, slice_in, usable,
+    value_mut, write_out, Guarded, Handle,
 };
 use crate::status::weir_status::{self, *};
 use weir_core::concurrency::{Concurrency, ConcurrencyError, ConcurrencyPolicy, ConcurrencyTicket};
@@ -344,9 +344,11 @@ pub extern "C" fn weir_concurrency_start_counting(limit: *const weir_concurrency
 
 /// Writes to `*out` what an adaptive limit decided since
 /// `weir_concurrency_start_counting`. A reading: it changes nothing.
-/// `admitted`: enters answered true; `refused`: enters refused at the limit;
-/// `errors`: enters given a NULL or misaligned ticket, and leaves that answered
-/// an error; `units`: equal to `admitted`.
+/// `admitted`: enters answered true (or, for `weir_concurrency_enter_partition`,
+/// `WEIR_OK` with a ticket in flight); `refused`: enters refused at the limit
+/// or at their partition's room; `errors`: enters given a NULL or misaligned
+/// ticket, partitioned enters that answered an error, and leaves of either
+/// form that answered an error; `units`: equal to `admitted`.
 ///
 /// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
 /// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
@@ -469,10 +471,18 @@ pub extern "C" fn weir_concurrency_enter_partition(
     now: i64,
     ticket: *mut weir_concurrency_ticket,
 ) -> weir_status {
-    status_on(limit, |state| {
+    // A counting limit counts a decision as `weir_concurrency_enter` does,
+    // and an error status as an error.
+    let admitted = core::cell::Cell::new(false);
+    let counted = |status| match status {
+        WEIR_OK => Tally::of(admitted.get()),
+        _ => Tally::Error,
+    };
+    decide_status(limit, counted, |state| {
         usable(ticket)?;
         let i = partition_index(partition)?;
         let entered = lock(state).enter_partition(i, now)?;
+        admitted.set(entered.is_some());
         let written = match entered {
             Some(entry) => weir_concurrency_ticket {
                 start: entry.start,
@@ -502,7 +512,7 @@ pub extern "C" fn weir_concurrency_leave_partition(
     now: i64,
     dropped: bool,
 ) -> weir_status {
-    status_on(limit, |state| {
+    decide_status(limit, Tally::errors, |state| {
         let i = partition_index(partition)?;
         // One place drops the guard, whatever the answer.
         let mut limit = lock(state);

@@ -4,6 +4,8 @@ use std::sync::Mutex;
 
 use static_assertions::{assert_eq_size, const_assert_eq};
 
+use crate::counts::{weir_counts, Tally};
+use crate::guard::{decide_status, read_counts, start_counting};
 use crate::guard::{
     free_handle, lock, new_handle, on, policy_or, status_on, usable, write_out, Guarded, Handle,
 };
@@ -225,9 +227,23 @@ pub extern "C" fn weir_lease_take(
     cost: i64,
     out: *mut weir_lease_answer,
 ) -> weir_status {
-    status_on(lease, |lease| {
+    // A counting lease counts a go as admitted (its cost in units), a
+    // refusal as refused, an ask as nothing (the call comes back once the
+    // store answers) and an error status as an error.
+    let decided = core::cell::Cell::new(Tally::Nothing);
+    let counted = |status| match status {
+        WEIR_OK => decided.get(),
+        _ => Tally::Error,
+    };
+    decide_status(lease, counted, |lease| {
         usable(out)?;
-        let answer = match lock(lease).take(now, cost)? {
+        let taken = lock(lease).take(now, cost)?;
+        decided.set(match taken {
+            LeaseTake::Go { .. } => Tally::Admitted(cost as f64),
+            LeaseTake::Ask { .. } => Tally::Nothing,
+            LeaseTake::Refuse { .. } => Tally::Refused,
+        });
+        let answer = match taken {
             LeaseTake::Go { ask } => weir_lease_answer {
                 verdict: WEIR_LEASE_GO,
                 ask,
@@ -246,6 +262,37 @@ pub extern "C" fn weir_lease_take(
         };
         write_out(out, answer)
     })
+}
+
+/// Turns counting on for a lease: from this call on, `weir_lease_read_counts`
+/// reports what it decided. Call it right after `weir_lease_new` to count
+/// everything since the handle was made; a second call changes nothing. Until
+/// then the handle costs what it did before counting existed (see `weir_counts`
+/// for what counting costs). `WEIR_ERR_NULL` for a NULL handle,
+/// `WEIR_ERR_MISALIGNED` for one no handle can be at, `WEIR_ERR_POISONED` for a
+/// poisoned one.
+#[no_mangle]
+pub extern "C" fn weir_lease_start_counting(lease: *const weir_lease) -> weir_status {
+    start_counting(lease)
+}
+
+/// Writes to `*out` what a lease decided since `weir_lease_start_counting`. A
+/// reading: it changes nothing. `admitted`: takes answered `WEIR_LEASE_GO`;
+/// `refused`: takes answered `WEIR_LEASE_REFUSE`; `errors`: takes that
+/// answered an error status; `units`: the admitted takes' costs. A take
+/// answered `WEIR_LEASE_ASK` counts as nothing: the call comes back once the
+/// store has answered. What the lease holds and asked is in
+/// `weir_lease_read_stats`.
+///
+/// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
+/// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+#[no_mangle]
+pub extern "C" fn weir_lease_read_counts(
+    lease: *const weir_lease,
+    out: *mut weir_counts,
+) -> weir_status {
+    read_counts(lease, out)
 }
 
 /// Records the store's answer to an ask, at `now`: `granted` units that may

@@ -398,10 +398,18 @@ pub extern "C" fn weir_shedder_allow_class(
     criticality: i32,
     ticket: *mut weir_shedder_ticket,
 ) -> weir_status {
-    status_on(shedder, |state| {
+    // A counting shedder counts a decision as `weir_shedder_allow` does,
+    // and an error status as an error.
+    let admitted = core::cell::Cell::new(false);
+    let counted = |status| match status {
+        WEIR_OK => Tally::of(admitted.get()),
+        _ => Tally::Error,
+    };
+    decide_status(shedder, counted, |state| {
         usable(ticket)?;
         let class = self::criticality(criticality).ok_or(WEIR_ERR_SHEDDER_CLASS)?;
         let issued = lock(state).allow_class(now, cpu_permille, class);
+        admitted.set(issued.is_some());
         let written = issued.unwrap_or(ShedderTicket {
             start: now,
             open: false,
@@ -497,10 +505,11 @@ pub extern "C" fn weir_shedder_start_counting(shedder: *const weir_shedder) -> w
 }
 
 /// Writes to `*out` what a shedder decided since `weir_shedder_start_counting`.
-/// A reading: it changes nothing. `admitted`: allows answered true; `refused`:
+/// A reading: it changes nothing. `admitted`: allows answered true (or, for
+/// `weir_shedder_allow_class`, `WEIR_OK` with a ticket in flight); `refused`:
 /// allows answered false (shed); `errors`: allows given a NULL or misaligned
-/// ticket, and passes and fails that answered an error; `units`: equal to
-/// `admitted`. The load behind the answers is in `weir_shedder_read_stats`.
+/// ticket, classed allows that answered an error, and passes and fails that
+/// answered an error; `units`: equal to `admitted`. The load behind the answers is in `weir_shedder_read_stats`.
 ///
 /// `WEIR_ERR_COUNTS_OFF` for a handle that does not count; `WEIR_ERR_NULL` if
 /// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.

@@ -448,6 +448,10 @@ const INDEX: &[Entry] = &[
                     "weir_lease_read_stats (weir_lease_stats)",
                 ],
             ),
+            (
+                "counts",
+                &["weir_lease_start_counting", "weir_lease_read_counts"],
+            ),
         ],
     },
     Entry {

@@ -2290,6 +2290,7 @@ fn lease_never_panics_and_never_spends_more_than_it_was_granted() {
         let cap = weir_lease_cap(lease);
         assert!(cap >= 1);
         let mut granted = 0u64;
+        let mut want = Expected::new();
         for _ in 0..60 {
             let now = clock.tick(&mut rng);
             let unspent = weir_lease_unspent(lease, now);
@@ -2317,6 +2318,12 @@ fn lease_never_panics_and_never_spends_more_than_it_was_granted() {
                         &mut answer
                     };
                     let status = sane(weir_lease_take(lease, now, cost, out), "weir_lease_take");
+                    want.saw(match (status, answer.verdict) {
+                        (WEIR_OK, WEIR_LEASE_GO) => Answer::Admitted(cost as f64),
+                        (WEIR_OK, WEIR_LEASE_REFUSE) => Answer::Refused,
+                        (WEIR_OK, _) => Answer::Uncounted,
+                        _ => Answer::Error,
+                    });
                     if status == WEIR_OK {
                         assert!((0..=2).contains(&answer.verdict));
                         assert!(answer.ask >= 0 && answer.ask <= cap);
@@ -2352,7 +2359,14 @@ fn lease_never_panics_and_never_spends_more_than_it_was_granted() {
             assert_eq!(stats.granted, granted);
             assert!(stats.spent + stats.expired + stats.released + stats.held <= granted);
             assert_eq!(weir_lease_read_stats(lease, now, null_mut()), WEIR_ERR_NULL);
-            calls += 10;
+            want.check(
+                &mut rng,
+                "weir_lease_start_counting",
+                "weir_lease_read_counts",
+                || weir_lease_start_counting(lease),
+                |out| weir_lease_read_counts(lease, out),
+            );
+            calls += 11;
         }
         weir_lease_free(lease);
     }
@@ -2962,12 +2976,30 @@ fn counts_agree_with_every_answer_and_are_off_until_started() {
             }
             let mut flight = weir_shedder_ticket::default();
             let at: *mut weir_shedder_ticket = if bad { null_mut() } else { &mut flight };
-            let allowed = weir_shedder_allow(shedder, now, rng.below(1100) as i32, at);
-            sh.saw(if bad {
-                Answer::Error
+            let allowed = if rng.one_in(2) {
+                let allowed = weir_shedder_allow(shedder, now, rng.below(1100) as i32, at);
+                sh.saw(if bad {
+                    Answer::Error
+                } else {
+                    Answer::from(allowed)
+                });
+                allowed
             } else {
-                Answer::from(allowed)
-            });
+                // The classed form counts alike; a class outside the four
+                // is an error.
+                let class = rng.below(6) as i32 - 1;
+                let status = sane(
+                    weir_shedder_allow_class(shedder, now, rng.below(1100) as i32, class, at),
+                    "weir_shedder_allow_class",
+                );
+                let allowed = status == WEIR_OK && flight.flying == 1;
+                sh.saw(if status == WEIR_OK {
+                    Answer::from(allowed)
+                } else {
+                    Answer::Error
+                });
+                allowed
+            };
             if allowed {
                 flights.push(flight);
             }

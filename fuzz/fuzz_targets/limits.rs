@@ -1315,7 +1315,9 @@ fn lease(input: &mut Input) {
     let mut granted = 0u64;
     let mut spent = 0u64;
     let mut asked = 0i64;
+    let mut counting = Counting::begin(input.even(), || weir_lease_start_counting(handle));
     while !input.is_empty() {
+        counting.step(|out| weir_lease_read_counts(handle, out));
         let now = clock.tick(input);
         let unspent = weir_lease_unspent(lease, now);
         assert_eq!(weir_lease_unspent(lease, now), unspent);
@@ -1371,6 +1373,7 @@ fn lease(input: &mut Input) {
     }
     assert_eq!(weir_lease_grant(lease, 0, -1, 0, 0), WEIR_ERR_LEASE_GRANT);
     assert_eq!(weir_lease_expires(null(), 0), i64::MAX);
+    counting.end(|out| weir_lease_read_counts(handle, out));
     weir_lease_free(handle);
     let _ = weir_lease_policy_preset();
 }
