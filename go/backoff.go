@@ -29,13 +29,13 @@ const (
 // before retry r is min(Base × Factor^(r−1), Cap). Draws come from Rand
 // (nil: math/rand/v2's global source); seed it for reproducible delays.
 type Backoff struct {
-	Base     time.Duration
-	Factor   float64
-	Cap      time.Duration
-	Attempts int32 // calls in all, the first included
-	BackoffJitter   BackoffJitter
-	Spread   float64    // the fraction BackoffJitterSpread spreads by
-	Rand     *rand.Rand // the draws; nil is the global source
+	Base          time.Duration
+	Factor        float64
+	Cap           time.Duration
+	Attempts      int32 // calls in all, the first included
+	BackoffJitter BackoffJitter
+	Spread        float64    // the fraction BackoffJitterSpread spreads by
+	Rand          *rand.Rand // the draws; nil is the global source
 }
 
 // DefaultBackoff is weir_backoff_preset: 3 attempts, 100 ms doubling to

@@ -107,7 +107,9 @@ type ShedderTicket struct {
 // Allow asks to start one call at [Now] with the CPU at cpuPermille
 // thousandths (clamped into [0, 1000]). Nil: go ahead and settle the
 // call; ErrRefused: shed it; ErrClosed after Close.
-func (s *Shedder) Allow(cpuPermille int32) (ShedderTicket, error) { return s.AllowAt(Now(), cpuPermille) }
+func (s *Shedder) Allow(cpuPermille int32) (ShedderTicket, error) {
+	return s.AllowAt(Now(), cpuPermille)
+}
 
 // AllowAt is Allow at now.
 func (s *Shedder) AllowAt(now time.Duration, cpuPermille int32) (ShedderTicket, error) {

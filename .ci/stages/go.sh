@@ -83,6 +83,14 @@ sums=$( (echo "$prefix" && cat "$prefix/include/weir.h" "$prefix/lib/libweir.a")
 export CGO_ENABLED=1 CGO_CFLAGS="-g -O2 -DWEIR_INPUTS_SUM=$sums"
 
 in_go() { (cd go && "$@"); }
+# gofmt -l lists the files it would change, one Go module or not; any is a
+# failure.
+gofmt_clean() {
+  local listed
+  listed=$(gofmt -l go) || return 1
+  [ -z "$listed" ] || { echo "not gofmt-clean:"; echo "$listed"; return 1; }
+}
+step "gofmt -l go/ lists nothing" gofmt_clean
 step "go vet ./..." in_go go vet ./...
 step "go test -race ./... (seed corpora as plain tests)" in_go go test -race -count=1 ./...
 # A count, not a duration: go1.26's coordinator can fail a -fuzztime
