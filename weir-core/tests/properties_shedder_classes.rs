@@ -2,6 +2,8 @@
 //! each decision follows the rule stated in the shedder's documentation,
 //! an unclassed call and a CRITICAL one decide and change the same, and at
 //! any moment a class is never refused while a lower class is admitted.
+//! (Over the heap shedder: the storage tests run the others without alloc.)
+#![cfg(feature = "alloc")]
 
 #[path = "support/runner.rs"]
 mod runner;
