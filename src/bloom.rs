@@ -26,7 +26,7 @@ use weir_core::time::NEVER;
 /// decision touches one cache line at every size. A key is allowed when
 /// any of its k words allows, and each word that allows is charged.
 /// SipHash is the keyed hash Rust's and Python's hash tables use against
-/// flooding: without the seed nobody can aim keys at the same words.
+/// flooding: without the secret key nobody can aim keys at the same words.
 ///
 /// Bounds: a key alone gets exactly `burst` at once, at every phase (for
 /// rate words, at every phase of their 512 ns grid). With k = 1 a key is

@@ -44,7 +44,7 @@ function randomValue(k) {
 }
 
 // Each panel's C replay, bay/c/<id>.c: the traffic knobs it takes (then
-// the seed) and the columns it prints, in order, one row a point. Backoff's
+// its PRNG starting value) and the columns it prints, in order, one row a point. Backoff's
 // prints two tables and is compared below on its own.
 const REPLAYS = {
   breaker: { traffic: ['rate', 'fail', 'down_fail', 'outage_at', 'outage_s', 'latency_ms', 'seconds'],

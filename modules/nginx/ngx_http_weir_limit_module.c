@@ -265,7 +265,7 @@ static int64_t ngx_http_weir_test_now(ngx_http_request_t *r, int64_t now) {
     return now;
 }
 
-/* A decimal uint64_t (the seeds use all 64 bits: past ngx_atoof's). */
+/* A decimal uint64_t (SipHash key halves use all 64 bits: past ngx_atoof's). */
 static ngx_int_t ngx_http_weir_test_u64(u_char *p, size_t len, uint64_t *out) {
     uint64_t n = 0;
     if (len == 0) return NGX_ERROR;
@@ -854,7 +854,7 @@ static ngx_int_t ngx_http_weir_init_zone(ngx_shm_zone_t *shm_zone, void *data) {
 
     if (data != NULL || shm_zone->shm.exists) {
         /* A reload (or a zone inherited at a binary upgrade): keep the
-         * state and the seed, if the shape is the same. */
+         * state and the SipHash key, if the shape is the same. */
         if (h != NULL && h->magic == WEIR_NGX_MAGIC_2) {
             ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0,
                           "weir_limit_zone \"%V\": the zone was laid by an earlier version of the module "

@@ -205,7 +205,7 @@ pub struct BloomShape {
     size_log2: u8,
     hashes: u8,
     limit: BloomLimit,
-    /// SipHash's state under the seed, made once (the seed is read back
+    /// SipHash's state under the secret key, made once (the key is read back
     /// from it: [`SipKey::key`]).
     sip: SipKey,
     /// `lines() − 1` (under 2^29), `C(8, hashes)` and [`SUBSETS`] from
