@@ -40,12 +40,12 @@
  *
  * ```
  * weir_status — what a call that can fail reports (WEIR_OK is 0)
- *   section  line 0310
+ *   section  line 0313
  *   reads    weir_status_str, weir_version (WEIR_VERSION)
  *   counts   weir_counts (filled by each read_counts)
  *
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
- *   section  line 0657
+ *   section  line 0658
  *   policy   weir_breaker_policy (for the breaker), weir_breaker_policy_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
  *   placed   weir_breaker_footprint, weir_breaker_init_in
@@ -55,7 +55,7 @@
  *   counts   weir_breaker_start_counting, weir_breaker_read_counts
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 0967
+ *   section  line 0938
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
  *   placed   weir_shedder_footprint, weir_shedder_init_in
@@ -66,7 +66,7 @@
  *   counts   weir_shedder_start_counting, weir_shedder_read_counts
  *
  * weir_window — rolling window of sums and counts
- *   section  line 1265
+ *   section  line 1196
  *   make     weir_window_new, weir_window_free
  *   placed   weir_window_footprint, weir_window_init_in
  *   calls    weir_window_add
@@ -75,7 +75,7 @@
  *   counts   weir_window_start_counting, weir_window_read_counts
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1421
+ *   section  line 1328
  *   make     weir_bucket_new, weir_bucket_free
  *   placed   weir_bucket_footprint, weir_bucket_init_in
  *   calls    weir_bucket_take, weir_bucket_refund
@@ -83,7 +83,7 @@
  *   counts   weir_bucket_start_counting, weir_bucket_read_counts
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 1625
+ *   section  line 1512
  *   make     weir_sliding_new, weir_sliding_free
  *   placed   weir_sliding_footprint, weir_sliding_init_in
  *   calls    weir_sliding_take
@@ -91,7 +91,7 @@
  *   counts   weir_sliding_start_counting, weir_sliding_read_counts
  *
  * weir_period — fixed-window quota per period
- *   section  line 1750
+ *   section  line 1619
  *   make     weir_period_new, weir_period_free
  *   placed   weir_period_footprint, weir_period_init_in
  *   calls    weir_period_take (weir_period_quota)
@@ -99,7 +99,7 @@
  *   counts   weir_period_start_counting, weir_period_read_counts
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 1899
+ *   section  line 1742
  *   make     weir_gate_new, weir_gate_free
  *   placed   weir_gate_footprint, weir_gate_init_in
  *   calls    weir_gate_enter, weir_gate_leave
@@ -107,7 +107,7 @@
  *   counts   weir_gate_start_counting, weir_gate_read_counts
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 1996
+ *   section  line 1821
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy),
@@ -123,7 +123,7 @@
  *   counts   weir_concurrency_start_counting, weir_concurrency_read_counts
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 2308
+ *   section  line 2091
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   placed   weir_budget_footprint, weir_budget_init_in
@@ -132,19 +132,19 @@
  *   counts   weir_budget_start_counting, weir_budget_read_counts
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 2506
+ *   section  line 2261
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 2646
+ *   section  line 2401
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 2690
+ *   section  line 2445
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   calls    weir_pool_take (weir_pool_taken, WEIR_POOL_TAKEN_*),
@@ -156,7 +156,7 @@
  *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 3087
+ *   section  line 2842
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -165,13 +165,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 3249
+ *   section  line 3004
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 3378
+ *   section  line 3133
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -181,11 +181,11 @@
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 3651
+ *   section  line 3406
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 3828
+ *   section  line 3583
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   calls    weir_lease_take (weir_lease_answer, WEIR_LEASE_*),
@@ -195,7 +195,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 4074
+ *   section  line 3829
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -209,7 +209,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 4336
+ *   section  line 4091
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -236,9 +236,12 @@
  * (built without the `std` feature; docs/firmware.md) defines
  * WEIR_FREESTANDING before including this header (-DWEIR_FREESTANDING). The
  * header then leaves out what that build lacks (every declaration under
- * `#if defined(WEIR_HOSTED)`: the heap handles bucket, sliding, period, gate,
- * window, breaker, shedder, pool and bloom), and a call to one of those is a
- * compile error that says so, not a link error. Hosts define nothing.
+ * `#if defined(WEIR_HOSTED)`: the heap constructors `weir_X_new`, and the
+ * bloom, pool, charge and lease), and a call to one of those is a compile
+ * error that says so, not a link error. The firmware build has every other
+ * handle type in its placed form (`weir_X_footprint`, `weir_X_init_in` and
+ * the type's calls), locked by the build's critical section; its
+ * `weir_X_free` does nothing. Hosts define nothing.
  */
 #if !defined(WEIR_FREESTANDING) && !defined(WEIR_HOSTED)
 #define WEIR_HOSTED 1
@@ -601,7 +604,6 @@ typedef int32_t weir_status;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
-#if defined(WEIR_HOSTED)
 /// What a handle decided since `weir_<type>_start_counting` turned its
 /// counting on (right after `weir_<type>_new`, that is since it was made).
 /// Every handle type fills the same struct, so that one exporter reads them
@@ -631,7 +633,6 @@ typedef struct WEIR_ALIGN(8) {
   /// A sum of doubles, exact up to 2^53.
   double units;
 } weir_counts;
-#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -666,7 +667,6 @@ const char *weir_version(void);
  *   WEIR_ERR_BREAKER_REFUSALS (333).
  * @{ */
 
-#if defined(WEIR_HOSTED)
 /// A circuit breaker that refuses a fraction of calls rather than all of
 /// them: no open, half-open and closed, but a refusal probability that grows
 /// with the failures in a rolling window of outcomes:
@@ -697,9 +697,7 @@ const char *weir_version(void);
 /// as successes refill the window, and the last refusal comes 8 to 11 s
 /// later: about one window.
 typedef struct weir_breaker weir_breaker;
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The breaker's policy (for `weir_breaker_new`; SRE: Google's client-side
 /// throttling): the constants of its probability-based throttling. Start from
 /// `weir_breaker_policy_preset()` and change what you need; every field is checked
@@ -762,9 +760,7 @@ typedef struct WEIR_ALIGN(8) {
   /// to the bit. Not finite or not positive is `WEIR_ERR_BREAKER_AGGRESSION`.
   double aggression;
 } weir_breaker_policy;
-#endif
 
-#if defined(WEIR_HOSTED)
 /// A call the breaker let through: a plain value the caller keeps (on its
 /// stack, in its request struct) and hands back, by address, to
 /// `weir_breaker_pass` or `weir_breaker_fail` of the same breaker exactly
@@ -791,9 +787,7 @@ typedef struct WEIR_ALIGN(8) {
   /// 1 while the call is in flight, 0 once settled (or refused).
   int32_t flying;
 } weir_breaker_ticket;
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Outcomes counted over a breaker's window. `total` counts every call,
 /// refused ones included; `total = success + failure + drop`. 32 bytes.
 typedef struct WEIR_ALIGN(8) {
@@ -806,19 +800,16 @@ typedef struct WEIR_ALIGN(8) {
   /// Calls refused.
   int64_t drop;
 } weir_breaker_tally;
-#endif
 
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
 
-#if defined(WEIR_HOSTED)
 /// The preset: k 1.5 decaying to 1.1, protection 5, a probe after 1 s with
 /// nothing let through, 40 buckets over 10 s; Envoy's limits off
 /// (`max_rejection_probability` 1, `rps_threshold` 0, `aggression` 1) and
 /// refusals counted as traffic (`skip_refusals` 0): the classic formula.
 weir_breaker_policy weir_breaker_policy_preset(void);
-#endif
 
 #if defined(WEIR_HOSTED)
 /// Makes a breaker with an empty window opening at `now` and writes it to
@@ -837,13 +828,10 @@ weir_status weir_breaker_new(const weir_breaker_policy *policy,
                              weir_breaker **out);
 #endif
 
-#if defined(WEIR_HOSTED)
 /// Frees a breaker. NULL is accepted and ignored, and so is a placed
 /// breaker (`weir_breaker_init_in`): its memory is the caller's.
 void weir_breaker_free(weir_breaker *breaker);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The bytes and the alignment a placed breaker with this policy needs
 /// (NULL: the preset), written to `*bytes` and `*align`: the handle and one
 /// 32-byte bucket per `size` (1584 bytes, 8-aligned, at the preset on a
@@ -851,9 +839,7 @@ void weir_breaker_free(weir_breaker *breaker);
 /// its statuses; `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bytes`
 /// or `align` pointer, and nothing is written on an error.
 weir_status weir_breaker_footprint(const weir_breaker_policy *policy, size_t *bytes, size_t *align);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Lays a breaker in memory the caller owns (a static array, a field of
 /// its own struct) and writes it to `*out`: the same breaker
 /// `weir_breaker_new` makes, taken by every `weir_breaker_*` call, without
@@ -875,9 +861,7 @@ weir_status weir_breaker_init_in(void *mem,
                                  const weir_breaker_policy *policy,
                                  int64_t now,
                                  weir_breaker **out);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Asks to make one call at `now`, with `roll` a draw from [0, 1) (clamped
 /// into range; NaN counts as 0). True: go ahead; `*ticket` now holds the
 /// call, to be settled once with `weir_breaker_pass` or `weir_breaker_fail`.
@@ -888,9 +872,7 @@ bool weir_breaker_allow(const weir_breaker *breaker,
                         int64_t now,
                         double roll,
                         weir_breaker_ticket *ticket);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The call behind `*ticket` succeeded, finishing at `now`.
 /// `WEIR_ERR_SETTLED`, changing nothing, if the ticket was already settled
 /// (or is a refusal's); `WEIR_ERR_BREAKER_TICKET`, changing nothing, if this
@@ -901,17 +883,13 @@ bool weir_breaker_allow(const weir_breaker *breaker,
 weir_status weir_breaker_pass(const weir_breaker *breaker,
                               weir_breaker_ticket *ticket,
                               int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The call behind `*ticket` failed, finishing at `now`. Statuses as for
 /// `weir_breaker_pass`.
 weir_status weir_breaker_fail(const weir_breaker *breaker,
                               weir_breaker_ticket *ticket,
                               int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The fraction of calls the breaker would refuse at `now`, in [0, 1]
 /// (never above `max_rejection_probability`; 1 only when an aggression
 /// above 1 rounds a fraction up to it): zero while the window is healthy or
@@ -920,18 +898,14 @@ weir_status weir_breaker_fail(const weir_breaker *breaker,
 /// any `now` (an earlier one than seen counts as the latest). 0 for a NULL
 /// breaker.
 double weir_breaker_ratio(const weir_breaker *breaker, int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Writes the outcomes in the window at `now` to `*out`. A reading: it
 /// changes nothing, at any `now`. `WEIR_ERR_NULL` if `breaker` or `out` is
 /// NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned.
 weir_status weir_breaker_read_tally(const weir_breaker *breaker,
                                     int64_t now,
                                     weir_breaker_tally *out);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Turns counting on for a breaker: from this call on,
 /// `weir_breaker_read_counts` reports what it decided. Call it right after
 /// `weir_breaker_new` to count everything since the handle was made; a second
@@ -940,9 +914,7 @@ weir_status weir_breaker_read_tally(const weir_breaker *breaker,
 /// `WEIR_ERR_NULL` for a NULL handle, `WEIR_ERR_MISALIGNED` for one no handle
 /// can be at, `WEIR_ERR_POISONED` for a poisoned one.
 weir_status weir_breaker_start_counting(const weir_breaker *breaker);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Writes to `*out` what a breaker decided since `weir_breaker_start_counting`.
 /// A reading: it changes nothing. `admitted`: allows answered true; `refused`:
 /// allows answered false (the drops of `weir_breaker_tally`, counted since
@@ -955,7 +927,6 @@ weir_status weir_breaker_start_counting(const weir_breaker *breaker);
 /// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
 /// `*out` is written only on `WEIR_OK`.
 weir_status weir_breaker_read_counts(const weir_breaker *breaker, weir_counts *out);
-#endif
 
 #ifdef __cplusplus
 }  // extern "C"
@@ -974,7 +945,6 @@ weir_status weir_breaker_read_counts(const weir_breaker *breaker, weir_counts *o
  *   WEIR_ERR_SHEDDER_WINDOW (314), WEIR_ERR_SHEDDER_CLASS (350).
  * @{ */
 
-#if defined(WEIR_HOSTED)
 /// Adaptive load shedding: a call is refused only when the server is both
 /// hot and full. Hot: the CPU the caller reads is at or over the threshold,
 /// or was within `cool_ns` and the shedder has refused since. Full: both the
@@ -995,33 +965,23 @@ weir_status weir_breaker_read_counts(const weir_breaker *breaker, weir_counts *o
 /// 3 KB at the preset). Made by `weir_shedder_new`, freed by
 /// `weir_shedder_free`.
 typedef struct weir_shedder weir_shedder;
-#endif
 
-#if defined(WEIR_HOSTED)
 /// A call's class for `weir_shedder_allow_class`: the default, decided
 /// exactly as `weir_shedder_allow` decides. 0, so a zeroed field is it.
 #define WEIR_SHEDDER_CRITICAL 0
-#endif
 
-#if defined(WEIR_HOSTED)
 /// A call's class: refused last, only with the CPU at or over the threshold
 /// now and the load over the limit by a quarter (health checks, control).
 #define WEIR_SHEDDER_CRITICAL_PLUS 1
-#endif
 
-#if defined(WEIR_HOSTED)
 /// A call's class: refused from three quarters of the CPU threshold and of
 /// the limit (work a user waits for but can retry).
 #define WEIR_SHEDDER_SHEDDABLE_PLUS 2
-#endif
 
-#if defined(WEIR_HOSTED)
 /// A call's class: refused first, from half the CPU threshold and half the
 /// limit (prefetch, batch, anything that can wait).
 #define WEIR_SHEDDER_SHEDDABLE 3
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The shedder's policy (for `weir_shedder_new`): the constants of adaptive
 /// load shedding. Start from `weir_shedder_policy_preset()` and change what you need; every field is checked when a shedder is made
 /// from it. 48 bytes.
@@ -1045,9 +1005,7 @@ typedef struct WEIR_ALIGN(8) {
   /// The least share of capacity admitted however hot the CPU; in (0, 1].
   double floor;
 } weir_shedder_policy;
-#endif
 
-#if defined(WEIR_HOSTED)
 /// A call the shedder let through: a plain value the caller keeps (on its
 /// stack, in its request struct) and hands back, by address, to
 /// `weir_shedder_pass` or `weir_shedder_fail` of the same shedder exactly
@@ -1065,9 +1023,7 @@ typedef struct WEIR_ALIGN(8) {
   /// Always 0.
   int32_t reserved;
 } weir_shedder_ticket;
-#endif
 
-#if defined(WEIR_HOSTED)
 /// What a shedder knows at a moment, for a dashboard. 40 bytes.
 typedef struct WEIR_ALIGN(8) {
   /// Calls in flight now.
@@ -1086,17 +1042,14 @@ typedef struct WEIR_ALIGN(8) {
   /// 1 if the shedder counts as hot, else 0.
   int32_t hot;
 } weir_shedder_stats;
-#endif
 
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
 
-#if defined(WEIR_HOSTED)
 /// The preset: 50 buckets over 5 s, hot at 900‰ CPU, 1 s assumed response
 /// time, average weighted 0.9, 1 s to cool, never under 0.1 of capacity.
 weir_shedder_policy weir_shedder_policy_preset(void);
-#endif
 
 #if defined(WEIR_HOSTED)
 /// Makes a shedder with an empty window opening at `now` and writes it to
@@ -1111,13 +1064,10 @@ weir_shedder_policy weir_shedder_policy_preset(void);
 weir_status weir_shedder_new(const weir_shedder_policy *policy, int64_t now, weir_shedder **out);
 #endif
 
-#if defined(WEIR_HOSTED)
 /// Frees a shedder. NULL is accepted and ignored, and so is a placed one
 /// (`weir_shedder_init_in`): its memory is the caller's.
 void weir_shedder_free(weir_shedder *shedder);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The bytes and the alignment a placed shedder with this policy needs
 /// (NULL: the preset), written to `*bytes` and `*align`: the handle, one
 /// 16-byte bucket and one 32-byte queue slot per `size`. The policy is
@@ -1128,9 +1078,7 @@ void weir_shedder_free(weir_shedder *shedder);
 /// `WEIR_ERR_SHEDDER_SIZE`); `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a
 /// bad `bytes` or `align` pointer. Nothing is written on an error.
 weir_status weir_shedder_footprint(const weir_shedder_policy *policy, size_t *bytes, size_t *align);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Lays a shedder in memory the caller owns and writes it to `*out`: the
 /// shedder `weir_shedder_new` makes, taken by every `weir_shedder_*` call,
 /// without a heap. `mem` holds `len` bytes, at least the footprint
@@ -1147,9 +1095,7 @@ weir_status weir_shedder_init_in(void *mem,
                                  const weir_shedder_policy *policy,
                                  int64_t now,
                                  weir_shedder **out);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Asks to start one call at `now`, with the CPU at `cpu_permille`
 /// thousandths (values outside [0, 1000] are clamped into it). True: go
 /// ahead; `*ticket` now holds the call, to be settled once with
@@ -1160,9 +1106,7 @@ bool weir_shedder_allow(const weir_shedder *shedder,
                         int64_t now,
                         int32_t cpu_permille,
                         weir_shedder_ticket *ticket);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Asks to start one call of class `criticality` (a `WEIR_SHEDDER_*` class
 /// constant) at `now`, with the CPU at `cpu_permille` thousandths (clamped
 /// into [0, 1000]). With `L` the limit (`weir_shedder_stats.limit` at this
@@ -1193,9 +1137,7 @@ weir_status weir_shedder_allow_class(const weir_shedder *shedder,
                                      int32_t cpu_permille,
                                      int32_t criticality,
                                      weir_shedder_ticket *ticket);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The call behind `*ticket` succeeded at `now`: it leaves flight, and its
 /// response time and its pass count towards capacity. `WEIR_ERR_SETTLED`,
 /// changing nothing, if the ticket was already settled (or refused);
@@ -1205,20 +1147,14 @@ weir_status weir_shedder_allow_class(const weir_shedder *shedder,
 weir_status weir_shedder_pass(const weir_shedder *shedder,
                               weir_shedder_ticket *ticket,
                               int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The call behind `*ticket` failed: it leaves flight but feeds neither the
 /// pass count nor the response times. Statuses as for `weir_shedder_pass`.
 weir_status weir_shedder_fail(const weir_shedder *shedder, weir_shedder_ticket *ticket);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// How many calls are in flight; 0 for a NULL shedder.
 int64_t weir_shedder_flying(const weir_shedder *shedder);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Writes what the shedder knows at `now` to `*out`. A reading: it changes
 /// nothing, at any `now` (an earlier one than seen counts as the latest),
 /// so no later decision depends on whether or when it was asked.
@@ -1227,9 +1163,7 @@ int64_t weir_shedder_flying(const weir_shedder *shedder);
 weir_status weir_shedder_read_stats(const weir_shedder *shedder,
                                     int64_t now,
                                     weir_shedder_stats *out);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Turns counting on for a shedder: from this call on,
 /// `weir_shedder_read_counts` reports what it decided. Call it right after
 /// `weir_shedder_new` to count everything since the handle was made; a second
@@ -1238,9 +1172,7 @@ weir_status weir_shedder_read_stats(const weir_shedder *shedder,
 /// `WEIR_ERR_NULL` for a NULL handle, `WEIR_ERR_MISALIGNED` for one no handle
 /// can be at, `WEIR_ERR_POISONED` for a poisoned one.
 weir_status weir_shedder_start_counting(const weir_shedder *shedder);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Writes to `*out` what a shedder decided since `weir_shedder_start_counting`.
 /// A reading: it changes nothing. `admitted`: allows answered true (or, for
 /// `weir_shedder_allow_class`, `WEIR_OK` with a ticket in flight); `refused`:
@@ -1253,7 +1185,6 @@ weir_status weir_shedder_start_counting(const weir_shedder *shedder);
 /// `*out` is written only on `WEIR_OK`.
 weir_status weir_shedder_read_counts(const weir_shedder *shedder,
                                      weir_counts *out);
-#endif
 
 #ifdef __cplusplus
 }  // extern "C"
@@ -1269,7 +1200,6 @@ weir_status weir_shedder_read_counts(const weir_shedder *shedder,
  *   WEIR_ERR_WINDOW_SPAN (300), WEIR_ERR_WINDOW_SIZE (315).
  * @{ */
 
-#if defined(WEIR_HOSTED)
 /// A rolling window: `size` buckets that together cover the last `window_ns`,
 /// each bucket a sum and a count. Writing at a later `now` clears the
 /// buckets the gap swept past and snaps the head to a bucket boundary;
@@ -1279,9 +1209,7 @@ weir_status weir_shedder_read_counts(const weir_shedder *shedder,
 /// per-handle lock. Heap per handle: 16 bytes per bucket plus about 100
 /// bytes. Made by `weir_window_new`, freed by `weir_window_free`.
 typedef struct weir_window weir_window;
-#endif
 
-#if defined(WEIR_HOSTED)
 /// A sum and how many values went into it (a mean once `count` is
 /// positive). Both saturate at `INT64_MAX` / `INT64_MIN` instead of wrapping.
 /// 16 bytes.
@@ -1291,7 +1219,6 @@ typedef struct WEIR_ALIGN(8) {
   /// How many values were added.
   int64_t count;
 } weir_window_total;
-#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -1308,13 +1235,10 @@ extern "C" {
 weir_status weir_window_new(int32_t size, int64_t window_ns, int64_t now, weir_window **out);
 #endif
 
-#if defined(WEIR_HOSTED)
 /// Frees a window. NULL is accepted and ignored, and so is a placed one
 /// (`weir_window_init_in`): its memory is the caller's.
 void weir_window_free(weir_window *window);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The bytes and the alignment a placed window of `size` buckets over
 /// `window_ns` needs, written to `*bytes` and `*align`: the handle and one
 /// 16-byte bucket per `size`. `WEIR_ERR_WINDOW_SPAN` and
@@ -1322,9 +1246,7 @@ void weir_window_free(weir_window *window);
 /// `WEIR_ERR_MISALIGNED` for a bad `bytes` or `align` pointer. Nothing is
 /// written on an error.
 weir_status weir_window_footprint(int32_t size, int64_t window_ns, size_t *bytes, size_t *align);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Lays a window in memory the caller owns and writes it to `*out`: the
 /// window `weir_window_new` makes, taken by every `weir_window_*` call,
 /// without a heap. `mem` holds `len` bytes, at least the footprint
@@ -1342,16 +1264,12 @@ weir_status weir_window_init_in(void *mem,
                                 int64_t window_ns,
                                 int64_t now,
                                 weir_window **out);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Adds `value` to the bucket `now` falls in (its sum saturates), after
 /// clearing what the gap since the last write swept past. `WEIR_ERR_NULL`
 /// for a NULL window.
 weir_status weir_window_add(const weir_window *window, int64_t now, int64_t value);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Writes to `*out` the sum and count over the buckets inside the window at
 /// `now`, with the bucket `now` falls in when `current` is true and without
 /// it (complete buckets only) when false. Clears nothing. `WEIR_ERR_NULL` if
@@ -1360,9 +1278,7 @@ weir_status weir_window_read_total(const weir_window *window,
                                    int64_t now,
                                    bool current,
                                    weir_window_total *out);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Copies the buckets inside the window at `now` into `out`, oldest first,
 /// and returns how many it wrote. With `current` true there are `size` of
 /// them, the last being the bucket `now` falls in; with `current` false that
@@ -1376,19 +1292,13 @@ size_t weir_window_read_buckets(const weir_window *window,
                                 bool current,
                                 weir_window_total *out,
                                 size_t cap);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// How many buckets the window has; 0 for a NULL window.
 int32_t weir_window_size(const weir_window *window);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// How much time one bucket covers, in nanoseconds; 0 for a NULL window.
 int64_t weir_window_width(const weir_window *window);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Turns counting on for a window: from this call on, `weir_window_read_counts`
 /// reports what it decided. Call it right after `weir_window_new` to count
 /// everything since the handle was made; a second call changes nothing. Until
@@ -1397,9 +1307,7 @@ int64_t weir_window_width(const weir_window *window);
 /// `WEIR_ERR_MISALIGNED` for one no handle can be at, `WEIR_ERR_POISONED` for a
 /// poisoned one.
 weir_status weir_window_start_counting(const weir_window *window);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Writes to `*out` what a window decided since `weir_window_start_counting`. A
 /// reading: it changes nothing. `admitted`: adds; `refused`: 0 (a window
 /// refuses nothing); `errors`: 0 on a handle (an add answers an error only for
@@ -1409,7 +1317,6 @@ weir_status weir_window_start_counting(const weir_window *window);
 /// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
 /// `*out` is written only on `WEIR_OK`.
 weir_status weir_window_read_counts(const weir_window *window, weir_counts *out);
-#endif
 
 #ifdef __cplusplus
 }  // extern "C"
@@ -1421,7 +1328,6 @@ weir_status weir_window_read_counts(const weir_window *window, weir_counts *out)
 /** \defgroup bucket weir_bucket — token bucket, lock-free
  * @{ */
 
-#if defined(WEIR_HOSTED)
 /// A token bucket: `rate` tokens a second accrue up to `burst`, and each
 /// call spends what it costs. Lock-free (its whole state is one atomic word)
 /// and safe to use from many threads at once; 88 bytes of heap per handle.
@@ -1455,7 +1361,6 @@ weir_status weir_window_read_counts(const weir_window *window, weir_counts *out)
 /// up to 7.8 × 10^6/s, halving with each finer tick to 9.1 years above
 /// 6.25 × 10^7/s), and stands still after that.
 typedef struct weir_bucket weir_bucket;
-#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -1492,21 +1397,16 @@ extern "C" {
 weir_status weir_bucket_new(double rate, double burst, int64_t now, weir_bucket **out);
 #endif
 
-#if defined(WEIR_HOSTED)
 /// Frees a bucket. NULL is accepted and ignored, and so is a placed one
 /// (`weir_bucket_init_in`): its memory is the caller's.
 void weir_bucket_free(weir_bucket *bucket);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The bytes and the alignment a placed bucket needs (`weir_bucket_init_in`),
 /// written to `*bytes` and `*align`: its handle and nothing more.
 /// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bytes` or `align`
 /// pointer; nothing is written on an error.
 weir_status weir_bucket_footprint(size_t *bytes, size_t *align);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Lays a bucket in memory the caller owns (a static array, a field of its
 /// own struct) and writes it to `*out`: the bucket `weir_bucket_new` makes from `rate` and `burst`, full at `now`,
 /// taken by every `weir_bucket_*` call, without a heap. `mem` holds `len`
@@ -1524,9 +1424,7 @@ weir_status weir_bucket_init_in(void *mem,
                                 double burst,
                                 int64_t now,
                                 weir_bucket **out);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Takes `n` tokens at `now` if the bucket holds them; whether it did.
 /// Fractional costs are allowed. Refuses (false, taking nothing) a NULL
 /// bucket and an `n` that is 0, negative, NaN, infinite or more than the
@@ -1539,9 +1437,7 @@ weir_status weir_bucket_init_in(void *mem,
 /// change no later answer and set no such time: a take at a `now` earlier
 /// than a reading's is judged at its own `now`. Pass a monotonic clock.
 bool weir_bucket_take(const weir_bucket *bucket, int64_t now, double n);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Gives back `n` tokens taken at `taken_at` (the `now` of that take) for a
 /// call that was let through but never made, as x/time/rate's
 /// `Reservation.Cancel` does. Lock-free, one compare-and-swap, like a take.
@@ -1570,9 +1466,7 @@ bool weir_bucket_take(const weir_bucket *bucket, int64_t now, double n);
 /// `WEIR_ERR_REFUND_FUTURE` (`taken_at` later than `now`),
 /// `WEIR_ERR_REFUND_EXPIRED`, `WEIR_ERR_REFUND_FULL`.
 weir_status weir_bucket_refund(const weir_bucket *bucket, int64_t now, int64_t taken_at, double n);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Nanoseconds from `now` until `n` tokens will be there, without taking
 /// them (what a Retry-After header needs): 0 when they are there now, else
 /// the wait until the first instant from which `weir_bucket_take(n)`
@@ -1583,15 +1477,11 @@ weir_status weir_bucket_refund(const weir_bucket *bucket, int64_t now, int64_t t
 int64_t weir_bucket_next(const weir_bucket *bucket,
                          int64_t now,
                          double n);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// How many tokens the bucket holds at `now`, from 0 up to the burst; 0 for
 /// a NULL bucket.
 double weir_bucket_tokens(const weir_bucket *bucket, int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Turns counting on for a bucket: from this call on, `weir_bucket_read_counts`
 /// reports what it decided. Call it right after `weir_bucket_new` to count
 /// everything since the handle was made; a second call changes nothing. Until
@@ -1600,9 +1490,7 @@ double weir_bucket_tokens(const weir_bucket *bucket, int64_t now);
 /// `WEIR_ERR_MISALIGNED` for one no handle can be at, `WEIR_ERR_POISONED` for a
 /// poisoned one.
 weir_status weir_bucket_start_counting(const weir_bucket *bucket);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Writes to `*out` what a bucket decided since `weir_bucket_start_counting`. A
 /// reading: it changes nothing. `admitted`: takes that passed; `refused`: takes
 /// refused for want of tokens; `errors`: takes of a cost no take could pass (0,
@@ -1613,7 +1501,6 @@ weir_status weir_bucket_start_counting(const weir_bucket *bucket);
 /// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
 /// `*out` is written only on `WEIR_OK`.
 weir_status weir_bucket_read_counts(const weir_bucket *bucket, weir_counts *out);
-#endif
 
 #ifdef __cplusplus
 }  // extern "C"
@@ -1629,14 +1516,12 @@ weir_status weir_bucket_read_counts(const weir_bucket *bucket, weir_counts *out)
  *   WEIR_ERR_SLIDING_WINDOW (19).
  * @{ */
 
-#if defined(WEIR_HOSTED)
 /// An exact sliding-window counter: at most `quota` events in any stretch
 /// of `window_ns`. Takes a short per-handle lock and is safe to use from
 /// many threads at once; 112 bytes of heap per handle plus 8 bytes per unit
 /// of quota (one stamp per event it counts), allocated once by
 /// `weir_sliding_new`. Freed by `weir_sliding_free`.
 typedef struct weir_sliding weir_sliding;
-#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -1657,13 +1542,10 @@ extern "C" {
 weir_status weir_sliding_new(int64_t quota, int64_t window_ns, weir_sliding **out);
 #endif
 
-#if defined(WEIR_HOSTED)
 /// Frees a sliding window. NULL is accepted and ignored, and so is a placed one
 /// (`weir_sliding_init_in`): its memory is the caller's.
 void weir_sliding_free(weir_sliding *sliding);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The bytes and the alignment a placed sliding window of `quota` over
 /// `window_ns` needs, written to `*bytes` and `*align`: the handle and one
 /// 8-byte stamp per unit of quota. `WEIR_ERR_QUOTA` and
@@ -1672,9 +1554,7 @@ void weir_sliding_free(weir_sliding *sliding);
 /// `WEIR_ERR_MISALIGNED` for a bad `bytes` or `align` pointer. Nothing is
 /// written on an error.
 weir_status weir_sliding_footprint(int64_t quota, int64_t window_ns, size_t *bytes, size_t *align);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Lays a sliding window in memory the caller owns and writes it to
 /// `*out`: the window `weir_sliding_new` makes, taken by every
 /// `weir_sliding_*` call, without a heap. `mem` holds `len` bytes, at least
@@ -1691,23 +1571,17 @@ weir_status weir_sliding_init_in(void *mem,
                                  int64_t quota,
                                  int64_t window_ns,
                                  weir_sliding **out);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Counts an event at `now` if the window has room; whether it did. O(1)
 /// amortised; never allocates. An earlier `now` than one already seen
 /// counts as the latest. False for a NULL window.
 bool weir_sliding_take(const weir_sliding *sliding, int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// How many more events the window would count at `now` (a `now` earlier
 /// than the latest take's counts as that one); 0 for a NULL window. A pure
 /// reading: it drops no stamp and changes no later answer. O(log quota).
 int64_t weir_sliding_left(const weir_sliding *sliding, int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Nanoseconds from `now` until the window has room: 0 when it has room
 /// now, otherwise when its oldest counted event falls out. The wait counts
 /// from this `now`, even one earlier than the latest take's, so a caller
@@ -1715,9 +1589,7 @@ int64_t weir_sliding_left(const weir_sliding *sliding, int64_t now);
 /// is past the end of the clock or the wait does not fit in an `int64_t`,
 /// and for a NULL window. A pure reading, as `weir_sliding_left` is.
 int64_t weir_sliding_next(const weir_sliding *sliding, int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Turns counting on for a sliding window: from this call on,
 /// `weir_sliding_read_counts` reports what it decided. Call it right after
 /// `weir_sliding_new` to count everything since the handle was made; a second
@@ -1726,9 +1598,7 @@ int64_t weir_sliding_next(const weir_sliding *sliding, int64_t now);
 /// `WEIR_ERR_NULL` for a NULL handle, `WEIR_ERR_MISALIGNED` for one no handle
 /// can be at, `WEIR_ERR_POISONED` for a poisoned one.
 weir_status weir_sliding_start_counting(const weir_sliding *sliding);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Writes to `*out` what a sliding window decided since
 /// `weir_sliding_start_counting`. A reading: it changes nothing. `admitted`:
 /// takes that counted an event; `refused`: takes refused for want of room;
@@ -1738,7 +1608,6 @@ weir_status weir_sliding_start_counting(const weir_sliding *sliding);
 /// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
 /// `*out` is written only on `WEIR_OK`.
 weir_status weir_sliding_read_counts(const weir_sliding *sliding, weir_counts *out);
-#endif
 
 #ifdef __cplusplus
 }  // extern "C"
@@ -1750,34 +1619,25 @@ weir_status weir_sliding_read_counts(const weir_sliding *sliding, weir_counts *o
 /** \defgroup period weir_period — fixed-window quota per period
  * @{ */
 
-#if defined(WEIR_HOSTED)
 /// A fixed-window counter: at most `quota` events per period. Takes a short
 /// per-handle lock and is safe to use from many threads at once; 96 bytes
 /// of heap per handle. Made by `weir_period_new`, freed by
 /// `weir_period_free`.
 typedef struct weir_period weir_period;
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Where a period's quota stands after `weir_period_take`.
 enum weir_period_quota
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
   : int32_t
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
-#if defined(WEIR_HOSTED)
   /// Admitted, and more may follow in this period.
   WEIR_PERIOD_QUOTA_UNDER = 0,
-#endif
-#if defined(WEIR_HOSTED)
   /// Admitted, and it was the last event this period allows: the moment
   /// to warn that the next will be refused.
   WEIR_PERIOD_QUOTA_HIT = 1,
-#endif
-#if defined(WEIR_HOSTED)
   /// Refused: this period's quota was already spent.
   WEIR_PERIOD_QUOTA_OVER = 2,
-#endif
 };
 /// The C type of `enum weir_period_quota` values: the enum itself from C23
 /// on (fixed to int32_t there), int32_t before, where an enum's size is
@@ -1789,7 +1649,6 @@ typedef enum weir_period_quota weir_period_quota;
 typedef int32_t weir_period_quota;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
-#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -1807,21 +1666,16 @@ extern "C" {
 weir_status weir_period_new(int64_t quota, int64_t period_ns, bool align, weir_period **out);
 #endif
 
-#if defined(WEIR_HOSTED)
 /// Frees a period counter. NULL is accepted and ignored, and so is a placed one
 /// (`weir_period_init_in`): its memory is the caller's.
 void weir_period_free(weir_period *period);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The bytes and the alignment a placed period counter needs (`weir_period_init_in`),
 /// written to `*bytes` and `*align`: its handle and nothing more.
 /// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bytes` or `align`
 /// pointer; nothing is written on an error.
 weir_status weir_period_footprint(size_t *bytes, size_t *align);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Lays a period counter in memory the caller owns (a static array, a field of its
 /// own struct) and writes it to `*out`: the period counter `weir_period_new` makes from `quota`, `period_ns` and `align`,
 /// taken by every `weir_period_*` call, without a heap. `mem` holds `len`
@@ -1839,33 +1693,25 @@ weir_status weir_period_init_in(void *mem,
                                 int64_t period_ns,
                                 bool align,
                                 weir_period **out);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Counts one event at `now` and says where the quota stands:
 /// `WEIR_PERIOD_QUOTA_UNDER` and `WEIR_PERIOD_QUOTA_HIT` are admitted, `WEIR_PERIOD_QUOTA_OVER`
 /// is refused. An earlier `now` than one already seen counts as the latest.
 /// A NULL counter answers `WEIR_PERIOD_QUOTA_OVER`.
 weir_period_quota weir_period_take(const weir_period *period, int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// How many more events the open period admits at `now` (a `now` earlier
 /// than the latest take's counts as that one); the whole quota when no
 /// period is open; 0 for a NULL counter. A pure reading: it changes no later
 /// answer, and only takes move the counter's clock.
 int64_t weir_period_left(const weir_period *period, int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Nanoseconds from `now` until the open period ends; 0 when no period is
 /// open (the next event opens one). `INT64_MAX` when the open period
 /// reaches the end of the clock, and for a NULL counter. A pure reading, as
 /// `weir_period_left` is.
 int64_t weir_period_next(const weir_period *period, int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Turns counting on for a period counter: from this call on,
 /// `weir_period_read_counts` reports what it decided. Call it right after
 /// `weir_period_new` to count everything since the handle was made; a second
@@ -1874,9 +1720,7 @@ int64_t weir_period_next(const weir_period *period, int64_t now);
 /// `WEIR_ERR_NULL` for a NULL handle, `WEIR_ERR_MISALIGNED` for one no handle
 /// can be at, `WEIR_ERR_POISONED` for a poisoned one.
 weir_status weir_period_start_counting(const weir_period *period);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Writes to `*out` what a period counter decided since
 /// `weir_period_start_counting`. A reading: it changes nothing. `admitted`:
 /// takes answered `WEIR_PERIOD_QUOTA_UNDER` or `WEIR_PERIOD_QUOTA_HIT`;
@@ -1887,7 +1731,6 @@ weir_status weir_period_start_counting(const weir_period *period);
 /// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
 /// `*out` is written only on `WEIR_OK`.
 weir_status weir_period_read_counts(const weir_period *period, weir_counts *out);
-#endif
 
 #ifdef __cplusplus
 }  // extern "C"
@@ -1899,12 +1742,10 @@ weir_status weir_period_read_counts(const weir_period *period, weir_counts *out)
 /** \defgroup gate weir_gate — concurrency ceiling, lock-free
  * @{ */
 
-#if defined(WEIR_HOSTED)
 /// A concurrency ceiling: at most `limit` calls inside at once. Lock-free and
 /// safe to use from many threads at once; 56 bytes of heap per handle.
 /// Made by `weir_gate_new`, freed by `weir_gate_free`.
 typedef struct weir_gate weir_gate;
-#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -1917,21 +1758,16 @@ extern "C" {
 weir_status weir_gate_new(int64_t limit, weir_gate **out);
 #endif
 
-#if defined(WEIR_HOSTED)
 /// Frees a gate. NULL is accepted and ignored, and so is a placed one
 /// (`weir_gate_init_in`): its memory is the caller's.
 void weir_gate_free(weir_gate *gate);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The bytes and the alignment a placed gate needs (`weir_gate_init_in`),
 /// written to `*bytes` and `*align`: its handle and nothing more.
 /// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bytes` or `align`
 /// pointer; nothing is written on an error.
 weir_status weir_gate_footprint(size_t *bytes, size_t *align);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Lays a gate in memory the caller owns (a static array, a field of its
 /// own struct) and writes it to `*out`: the gate `weir_gate_new` makes from `limit`,
 /// taken by every `weir_gate_*` call, without a heap. `mem` holds `len`
@@ -1944,26 +1780,18 @@ weir_status weir_gate_footprint(size_t *bytes, size_t *align);
 /// (`WEIR_ERR_NULL`), `mem` misaligned (`WEIR_ERR_PLACED_MISALIGNED`), `len`
 /// below the footprint (`WEIR_ERR_PLACED_TOO_SMALL`).
 weir_status weir_gate_init_in(void *mem, size_t len, int64_t limit, weir_gate **out);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Takes room if there is some. Returns whether it did; false for a NULL
 /// gate.
 bool weir_gate_enter(const weir_gate *gate);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Gives room back. Leaving more often than entering never takes the count
 /// below zero. Does nothing for a NULL gate.
 void weir_gate_leave(const weir_gate *gate);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// How many are inside now; 0 for a NULL gate.
 int64_t weir_gate_held(const weir_gate *gate);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Turns counting on for a gate: from this call on, `weir_gate_read_counts`
 /// reports what it decided. Call it right after `weir_gate_new` to count
 /// everything since the handle was made; a second call changes nothing. Until
@@ -1972,9 +1800,7 @@ int64_t weir_gate_held(const weir_gate *gate);
 /// `WEIR_ERR_MISALIGNED` for one no handle can be at, `WEIR_ERR_POISONED` for a
 /// poisoned one.
 weir_status weir_gate_start_counting(const weir_gate *gate);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Writes to `*out` what a gate decided since `weir_gate_start_counting`. A
 /// reading: it changes nothing. `admitted`: enters that took room; `refused`:
 /// enters refused at the limit; `errors`: 0 (leaves are not counted); `units`:
@@ -1984,7 +1810,6 @@ weir_status weir_gate_start_counting(const weir_gate *gate);
 /// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
 /// `*out` is written only on `WEIR_OK`.
 weir_status weir_gate_read_counts(const weir_gate *gate, weir_counts *out);
-#endif
 
 #ifdef __cplusplus
 }  // extern "C"
@@ -2005,7 +1830,6 @@ weir_status weir_gate_read_counts(const weir_gate *gate, weir_counts *out);
  *   WEIR_ERR_CONCURRENCY_PARTITION_EMPTY (564).
  * @{ */
 
-#if defined(WEIR_HOSTED)
 /// An adaptive concurrency limit: a gate whose ceiling follows the latency
 /// it measures, with Netflix concurrency-limits' Gradient2 controller. A
 /// call enters while fewer than `⌊limit⌋` are in flight. On each leave, with
@@ -2031,19 +1855,13 @@ weir_status weir_gate_read_counts(const weir_gate *gate, weir_counts *out);
 /// per handle: about 140 bytes. Made by `weir_concurrency_new`, freed by
 /// `weir_concurrency_free`.
 typedef struct weir_concurrency weir_concurrency;
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The largest `max_limit` a `weir_concurrency_policy` may have: 2^20 calls in flight.
 #define WEIR_CONCURRENCY_MAX_LIMIT (1 << 20)
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The most partitions `weir_concurrency_new_partitioned` takes.
 #define WEIR_CONCURRENCY_MAX_PARTITIONS 16
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The constants of the adaptive limit's controller (Gradient2; see
 /// `weir_concurrency`). Start from `weir_concurrency_policy_preset()` and change what
 /// you need; every field is checked when a limit is made from it. 40
@@ -2069,9 +1887,7 @@ typedef struct WEIR_ALIGN(8) {
   /// least 1.
   int32_t warmup;
 } weir_concurrency_policy;
-#endif
 
-#if defined(WEIR_HOSTED)
 /// A call the adaptive limit let in: a plain value the caller keeps and
 /// hands back, by address, to `weir_concurrency_leave` of the same limit
 /// exactly once. `weir_concurrency_enter` fills it in. Read and written
@@ -2086,9 +1902,7 @@ typedef struct WEIR_ALIGN(8) {
   /// 1 while in flight, 0 once left (or refused).
   int32_t flying;
 } weir_concurrency_ticket;
-#endif
 
-#if defined(WEIR_HOSTED)
 /// One partition's terms for `weir_concurrency_new_partitioned`. 16 bytes.
 typedef struct WEIR_ALIGN(8) {
   /// Its share of the limit, in [0, 1]; all shares sum to at most 1.
@@ -2097,18 +1911,15 @@ typedef struct WEIR_ALIGN(8) {
   /// are not using; 0 to `WEIR_CONCURRENCY_MAX_LIMIT`.
   int64_t borrow;
 } weir_concurrency_partition;
-#endif
 
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
 
-#if defined(WEIR_HOSTED)
 /// The preset: Gradient2's defaults (limit 20 in [20, 200], queue 4,
 /// smoothing 0.2, a 600-sample long window after 10 warm-up samples) with
 /// the older Gradient2's tolerance of 1.5.
 weir_concurrency_policy weir_concurrency_policy_preset(void);
-#endif
 
 #if defined(WEIR_HOSTED)
 /// Makes an adaptive limit at `initial_limit` with nothing in flight and
@@ -2156,21 +1967,16 @@ weir_status weir_concurrency_new_partitioned(const weir_concurrency_policy *poli
                                              weir_concurrency **out);
 #endif
 
-#if defined(WEIR_HOSTED)
 /// Frees an adaptive limit. NULL is accepted and ignored, and so is a placed one
 /// (`weir_concurrency_init_in`): its memory is the caller's.
 void weir_concurrency_free(weir_concurrency *limit);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The bytes and the alignment a placed adaptive limit needs (`weir_concurrency_init_in`),
 /// written to `*bytes` and `*align`: its handle and nothing more.
 /// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bytes` or `align`
 /// pointer; nothing is written on an error.
 weir_status weir_concurrency_footprint(size_t *bytes, size_t *align);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Lays a adaptive limit in memory the caller owns (a static array, a field of its
 /// own struct) and writes it to `*out`: the adaptive limit `weir_concurrency_new` makes from `policy` (NULL: the preset),
 /// taken by every `weir_concurrency_*` call, without a heap. `mem` holds `len`
@@ -2189,9 +1995,7 @@ weir_status weir_concurrency_init_in(void *mem,
                                      size_t len,
                                      const weir_concurrency_policy *policy,
                                      weir_concurrency **out);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Asks to start one call at `now`. True: go ahead; `*ticket` holds the
 /// call, to be given back once to `weir_concurrency_leave`. False: the
 /// limit is full, and `*ticket` is written as already left. False, changing
@@ -2199,9 +2003,7 @@ weir_status weir_concurrency_init_in(void *mem,
 bool weir_concurrency_enter(const weir_concurrency *limit,
                             int64_t now,
                             weir_concurrency_ticket *ticket);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The call behind `*ticket` ended at `now`; `dropped` says it timed out or
 /// was refused downstream rather than answered (a sample all the same, see
 /// `weir_concurrency`). It leaves flight, its latency moves the limit, and
@@ -2214,9 +2016,7 @@ weir_status weir_concurrency_leave(const weir_concurrency *limit,
                                    weir_concurrency_ticket *ticket,
                                    int64_t now,
                                    bool dropped);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Asks to start one call of partition `partition` at `now`, by the rule in
 /// `weir_concurrency_new_partitioned`. `WEIR_OK`: decided, and
 /// `ticket->flying` says how: 1, go ahead (give the ticket back once to
@@ -2229,9 +2029,7 @@ weir_status weir_concurrency_enter_partition(const weir_concurrency *limit,
                                              int32_t partition,
                                              int64_t now,
                                              weir_concurrency_ticket *ticket);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The call of partition `partition` behind `*ticket` ended at `now`, as
 /// `weir_concurrency_leave` (same statuses), and it leaves its partition.
 /// `WEIR_ERR_CONCURRENCY_PARTITION` if there is no such partition,
@@ -2242,37 +2040,25 @@ weir_status weir_concurrency_leave_partition(const weir_concurrency *limit,
                                              weir_concurrency_ticket *ticket,
                                              int64_t now,
                                              bool dropped);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The limit calls are admitted against now, `⌊limit⌋`; 0 for a NULL limit.
 int64_t weir_concurrency_limit(const weir_concurrency *limit);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// How many calls are in flight; 0 for a NULL limit.
 int64_t weir_concurrency_flying(const weir_concurrency *limit);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The long-term latency average in nanoseconds (0 before any sample); 0
 /// for a NULL limit.
 double weir_concurrency_long_rtt(const weir_concurrency *limit);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Calls of partition `partition` in flight; 0 for a NULL limit or no such
 /// partition.
 int64_t weir_concurrency_partition_flying(const weir_concurrency *limit, int32_t partition);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The room partition `partition` owns now, `⌊⌊limit⌋ × share⌋`; 0 for a
 /// NULL limit or no such partition.
 int64_t weir_concurrency_partition_room(const weir_concurrency *limit, int32_t partition);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Turns counting on for an adaptive limit: from this call on,
 /// `weir_concurrency_read_counts` reports what it decided. Call it right after
 /// `weir_concurrency_new` to count everything since the handle was made; a
@@ -2281,9 +2067,7 @@ int64_t weir_concurrency_partition_room(const weir_concurrency *limit, int32_t p
 /// `WEIR_ERR_NULL` for a NULL handle, `WEIR_ERR_MISALIGNED` for one no handle
 /// can be at, `WEIR_ERR_POISONED` for a poisoned one.
 weir_status weir_concurrency_start_counting(const weir_concurrency *limit);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Writes to `*out` what an adaptive limit decided since
 /// `weir_concurrency_start_counting`. A reading: it changes nothing.
 /// `admitted`: enters answered true (or, for `weir_concurrency_enter_partition`,
@@ -2296,7 +2080,6 @@ weir_status weir_concurrency_start_counting(const weir_concurrency *limit);
 /// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
 /// `*out` is written only on `WEIR_OK`.
 weir_status weir_concurrency_read_counts(const weir_concurrency *limit, weir_counts *out);
-#endif
 
 #ifdef __cplusplus
 }  // extern "C"
@@ -2314,7 +2097,6 @@ weir_status weir_concurrency_read_counts(const weir_concurrency *limit, weir_cou
  *   WEIR_ERR_BUDGET_PERCENT (504).
  * @{ */
 
-#if defined(WEIR_HOSTED)
 /// A retry budget: retries held to a share of real traffic, next to (not
 /// instead of) backoff.
 ///
@@ -2339,21 +2121,15 @@ weir_status weir_concurrency_read_counts(const weir_concurrency *limit, weir_cou
 /// threads: each call takes a short per-handle lock. Heap per handle: about
 /// 280 bytes. Made by `weir_budget_new`, freed by `weir_budget_free`.
 typedef struct weir_budget weir_budget;
-#endif
 
-#if defined(WEIR_HOSTED)
 /// `weir_budget_policy.form`: gRPC's retry throttling (design A6), a token
 /// count between `max_tokens` and zero.
 #define WEIR_BUDGET_TOKENS 0
-#endif
 
-#if defined(WEIR_HOSTED)
 /// `weir_budget_policy.form`: Finagle's RetryBudget, `percent` of the
 /// requests of the last `ttl_ns` plus `min_per_s` retries a second.
 #define WEIR_BUDGET_PERCENT 1
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The constants of a retry budget. Start from `weir_budget_policy_preset()`
 /// and change what you need. Only the fields of the chosen `form` are read
 /// and checked; the others are ignored. 40 bytes, aligned as an int64_t.
@@ -2379,18 +2155,15 @@ typedef struct WEIR_ALIGN(8) {
   /// in [0, 1000].
   double percent;
 } weir_budget_policy;
-#endif
 
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
 
-#if defined(WEIR_HOSTED)
 /// The preset: Finagle's default budget (percent form, 20 % of the requests
 /// of the last 10 s plus 10 retries a second), with A6's example constants
 /// (10 tokens, 0.1 a success) filled in for the tokens form.
 weir_budget_policy weir_budget_policy_preset(void);
-#endif
 
 #if defined(WEIR_HOSTED)
 /// Makes a budget at `now` and writes it to `*out`; the percent form's
@@ -2404,21 +2177,16 @@ weir_budget_policy weir_budget_policy_preset(void);
 weir_status weir_budget_new(const weir_budget_policy *policy, int64_t now, weir_budget **out);
 #endif
 
-#if defined(WEIR_HOSTED)
 /// Frees a budget. NULL is accepted and ignored, and so is a placed one
 /// (`weir_budget_init_in`): its memory is the caller's.
 void weir_budget_free(weir_budget *budget);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The bytes and the alignment a placed budget needs (`weir_budget_init_in`),
 /// written to `*bytes` and `*align`: its handle and nothing more.
 /// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bytes` or `align`
 /// pointer; nothing is written on an error.
 weir_status weir_budget_footprint(size_t *bytes, size_t *align);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Lays a budget in memory the caller owns (a static array, a field of its
 /// own struct) and writes it to `*out`: the budget `weir_budget_new` makes from `policy` (NULL: the preset) at `now`,
 /// taken by every `weir_budget_*` call, without a heap. `mem` holds `len`
@@ -2439,41 +2207,31 @@ weir_status weir_budget_init_in(void *mem,
                                 const weir_budget_policy *policy,
                                 int64_t now,
                                 weir_budget **out);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Counts one request as traffic at `now`. Tokens form: call it for each
 /// attempt that succeeded (`token_ratio` back). Percent form: call it for
 /// each request sent that is not a retry, whatever its outcome. Does
 /// nothing for a NULL budget.
 void weir_budget_deposit(const weir_budget *budget, int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Asks for one retry at `now`: true means send it. Tokens form: call it on
 /// every failed attempt, even one you would not retry; the failure takes its
 /// token whatever the answer (A6 counts failures, not retries). Percent
 /// form: true takes the retry's cost, false changes nothing. False for a
 /// NULL budget.
 bool weir_budget_withdraw(const weir_budget *budget, int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// How many `weir_budget_withdraw` calls in a row would answer true at
 /// `now`, with no deposit between. A reading: changes nothing. 0 for a NULL
 /// budget.
 int64_t weir_budget_left(const weir_budget *budget, int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The raw count at `now`. Tokens form: the token count in thousandths
 /// (10 tokens is 10000), in [0, 1000 × max_tokens]. Percent form: alive
 /// credit − alive withdrawals + reserve, in Finagle's units (1000 a
 /// request). A reading: changes nothing. 0 for a NULL budget.
 int64_t weir_budget_tokens(const weir_budget *budget, int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Turns counting on for a retry budget: from this call on,
 /// `weir_budget_read_counts` reports what it decided. Call it right after
 /// `weir_budget_new` to count everything since the handle was made; a second
@@ -2482,9 +2240,7 @@ int64_t weir_budget_tokens(const weir_budget *budget, int64_t now);
 /// `WEIR_ERR_NULL` for a NULL handle, `WEIR_ERR_MISALIGNED` for one no handle
 /// can be at, `WEIR_ERR_POISONED` for a poisoned one.
 weir_status weir_budget_start_counting(const weir_budget *budget);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Writes to `*out` what a retry budget decided since
 /// `weir_budget_start_counting`. A reading: it changes nothing. `admitted`:
 /// withdrawals answered true (retries sent); `refused`: withdrawals answered
@@ -2494,7 +2250,6 @@ weir_status weir_budget_start_counting(const weir_budget *budget);
 /// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
 /// `*out` is written only on `WEIR_OK`.
 weir_status weir_budget_read_counts(const weir_budget *budget, weir_counts *out);
-#endif
 
 #ifdef __cplusplus
 }  // extern "C"
@@ -4379,209 +4134,29 @@ extern void weir_critical_exit(uint32_t state);
 #endif
 #define WEIR_HOSTED_ONLY_MESSAGE_(name) \
   #name " needs the hosted weir library: the firmware build " \
-  "(WEIR_FREESTANDING) has no heap handles; see docs/firmware.md"
-int weir_hosted_only_weir_breaker_policy_preset(void) WEIR_HOSTED_ONLY_(weir_breaker_policy_preset);
-#define weir_breaker_policy_preset(...) weir_hosted_only_weir_breaker_policy_preset()
+  "(WEIR_FREESTANDING) has no heap: there a handle is placed " \
+  "(weir_<type>_init_in), and the bloom, pool, charge and lease are " \
+  "hosted-only; see docs/firmware.md"
 int weir_hosted_only_weir_breaker_new(void) WEIR_HOSTED_ONLY_(weir_breaker_new);
 #define weir_breaker_new(...) weir_hosted_only_weir_breaker_new()
-int weir_hosted_only_weir_breaker_free(void) WEIR_HOSTED_ONLY_(weir_breaker_free);
-#define weir_breaker_free(...) weir_hosted_only_weir_breaker_free()
-int weir_hosted_only_weir_breaker_footprint(void) WEIR_HOSTED_ONLY_(weir_breaker_footprint);
-#define weir_breaker_footprint(...) weir_hosted_only_weir_breaker_footprint()
-int weir_hosted_only_weir_breaker_init_in(void) WEIR_HOSTED_ONLY_(weir_breaker_init_in);
-#define weir_breaker_init_in(...) weir_hosted_only_weir_breaker_init_in()
-int weir_hosted_only_weir_breaker_allow(void) WEIR_HOSTED_ONLY_(weir_breaker_allow);
-#define weir_breaker_allow(...) weir_hosted_only_weir_breaker_allow()
-int weir_hosted_only_weir_breaker_pass(void) WEIR_HOSTED_ONLY_(weir_breaker_pass);
-#define weir_breaker_pass(...) weir_hosted_only_weir_breaker_pass()
-int weir_hosted_only_weir_breaker_fail(void) WEIR_HOSTED_ONLY_(weir_breaker_fail);
-#define weir_breaker_fail(...) weir_hosted_only_weir_breaker_fail()
-int weir_hosted_only_weir_breaker_ratio(void) WEIR_HOSTED_ONLY_(weir_breaker_ratio);
-#define weir_breaker_ratio(...) weir_hosted_only_weir_breaker_ratio()
-int weir_hosted_only_weir_breaker_read_tally(void) WEIR_HOSTED_ONLY_(weir_breaker_read_tally);
-#define weir_breaker_read_tally(...) weir_hosted_only_weir_breaker_read_tally()
-int weir_hosted_only_weir_breaker_start_counting(void) WEIR_HOSTED_ONLY_(weir_breaker_start_counting);
-#define weir_breaker_start_counting(...) weir_hosted_only_weir_breaker_start_counting()
-int weir_hosted_only_weir_breaker_read_counts(void) WEIR_HOSTED_ONLY_(weir_breaker_read_counts);
-#define weir_breaker_read_counts(...) weir_hosted_only_weir_breaker_read_counts()
-int weir_hosted_only_weir_shedder_policy_preset(void) WEIR_HOSTED_ONLY_(weir_shedder_policy_preset);
-#define weir_shedder_policy_preset(...) weir_hosted_only_weir_shedder_policy_preset()
 int weir_hosted_only_weir_shedder_new(void) WEIR_HOSTED_ONLY_(weir_shedder_new);
 #define weir_shedder_new(...) weir_hosted_only_weir_shedder_new()
-int weir_hosted_only_weir_shedder_free(void) WEIR_HOSTED_ONLY_(weir_shedder_free);
-#define weir_shedder_free(...) weir_hosted_only_weir_shedder_free()
-int weir_hosted_only_weir_shedder_footprint(void) WEIR_HOSTED_ONLY_(weir_shedder_footprint);
-#define weir_shedder_footprint(...) weir_hosted_only_weir_shedder_footprint()
-int weir_hosted_only_weir_shedder_init_in(void) WEIR_HOSTED_ONLY_(weir_shedder_init_in);
-#define weir_shedder_init_in(...) weir_hosted_only_weir_shedder_init_in()
-int weir_hosted_only_weir_shedder_allow(void) WEIR_HOSTED_ONLY_(weir_shedder_allow);
-#define weir_shedder_allow(...) weir_hosted_only_weir_shedder_allow()
-int weir_hosted_only_weir_shedder_allow_class(void) WEIR_HOSTED_ONLY_(weir_shedder_allow_class);
-#define weir_shedder_allow_class(...) weir_hosted_only_weir_shedder_allow_class()
-int weir_hosted_only_weir_shedder_pass(void) WEIR_HOSTED_ONLY_(weir_shedder_pass);
-#define weir_shedder_pass(...) weir_hosted_only_weir_shedder_pass()
-int weir_hosted_only_weir_shedder_fail(void) WEIR_HOSTED_ONLY_(weir_shedder_fail);
-#define weir_shedder_fail(...) weir_hosted_only_weir_shedder_fail()
-int weir_hosted_only_weir_shedder_flying(void) WEIR_HOSTED_ONLY_(weir_shedder_flying);
-#define weir_shedder_flying(...) weir_hosted_only_weir_shedder_flying()
-int weir_hosted_only_weir_shedder_read_stats(void) WEIR_HOSTED_ONLY_(weir_shedder_read_stats);
-#define weir_shedder_read_stats(...) weir_hosted_only_weir_shedder_read_stats()
-int weir_hosted_only_weir_shedder_start_counting(void) WEIR_HOSTED_ONLY_(weir_shedder_start_counting);
-#define weir_shedder_start_counting(...) weir_hosted_only_weir_shedder_start_counting()
-int weir_hosted_only_weir_shedder_read_counts(void) WEIR_HOSTED_ONLY_(weir_shedder_read_counts);
-#define weir_shedder_read_counts(...) weir_hosted_only_weir_shedder_read_counts()
 int weir_hosted_only_weir_window_new(void) WEIR_HOSTED_ONLY_(weir_window_new);
 #define weir_window_new(...) weir_hosted_only_weir_window_new()
-int weir_hosted_only_weir_window_free(void) WEIR_HOSTED_ONLY_(weir_window_free);
-#define weir_window_free(...) weir_hosted_only_weir_window_free()
-int weir_hosted_only_weir_window_footprint(void) WEIR_HOSTED_ONLY_(weir_window_footprint);
-#define weir_window_footprint(...) weir_hosted_only_weir_window_footprint()
-int weir_hosted_only_weir_window_init_in(void) WEIR_HOSTED_ONLY_(weir_window_init_in);
-#define weir_window_init_in(...) weir_hosted_only_weir_window_init_in()
-int weir_hosted_only_weir_window_add(void) WEIR_HOSTED_ONLY_(weir_window_add);
-#define weir_window_add(...) weir_hosted_only_weir_window_add()
-int weir_hosted_only_weir_window_read_total(void) WEIR_HOSTED_ONLY_(weir_window_read_total);
-#define weir_window_read_total(...) weir_hosted_only_weir_window_read_total()
-int weir_hosted_only_weir_window_read_buckets(void) WEIR_HOSTED_ONLY_(weir_window_read_buckets);
-#define weir_window_read_buckets(...) weir_hosted_only_weir_window_read_buckets()
-int weir_hosted_only_weir_window_size(void) WEIR_HOSTED_ONLY_(weir_window_size);
-#define weir_window_size(...) weir_hosted_only_weir_window_size()
-int weir_hosted_only_weir_window_width(void) WEIR_HOSTED_ONLY_(weir_window_width);
-#define weir_window_width(...) weir_hosted_only_weir_window_width()
-int weir_hosted_only_weir_window_start_counting(void) WEIR_HOSTED_ONLY_(weir_window_start_counting);
-#define weir_window_start_counting(...) weir_hosted_only_weir_window_start_counting()
-int weir_hosted_only_weir_window_read_counts(void) WEIR_HOSTED_ONLY_(weir_window_read_counts);
-#define weir_window_read_counts(...) weir_hosted_only_weir_window_read_counts()
 int weir_hosted_only_weir_bucket_new(void) WEIR_HOSTED_ONLY_(weir_bucket_new);
 #define weir_bucket_new(...) weir_hosted_only_weir_bucket_new()
-int weir_hosted_only_weir_bucket_free(void) WEIR_HOSTED_ONLY_(weir_bucket_free);
-#define weir_bucket_free(...) weir_hosted_only_weir_bucket_free()
-int weir_hosted_only_weir_bucket_footprint(void) WEIR_HOSTED_ONLY_(weir_bucket_footprint);
-#define weir_bucket_footprint(...) weir_hosted_only_weir_bucket_footprint()
-int weir_hosted_only_weir_bucket_init_in(void) WEIR_HOSTED_ONLY_(weir_bucket_init_in);
-#define weir_bucket_init_in(...) weir_hosted_only_weir_bucket_init_in()
-int weir_hosted_only_weir_bucket_take(void) WEIR_HOSTED_ONLY_(weir_bucket_take);
-#define weir_bucket_take(...) weir_hosted_only_weir_bucket_take()
-int weir_hosted_only_weir_bucket_refund(void) WEIR_HOSTED_ONLY_(weir_bucket_refund);
-#define weir_bucket_refund(...) weir_hosted_only_weir_bucket_refund()
-int weir_hosted_only_weir_bucket_next(void) WEIR_HOSTED_ONLY_(weir_bucket_next);
-#define weir_bucket_next(...) weir_hosted_only_weir_bucket_next()
-int weir_hosted_only_weir_bucket_tokens(void) WEIR_HOSTED_ONLY_(weir_bucket_tokens);
-#define weir_bucket_tokens(...) weir_hosted_only_weir_bucket_tokens()
-int weir_hosted_only_weir_bucket_start_counting(void) WEIR_HOSTED_ONLY_(weir_bucket_start_counting);
-#define weir_bucket_start_counting(...) weir_hosted_only_weir_bucket_start_counting()
-int weir_hosted_only_weir_bucket_read_counts(void) WEIR_HOSTED_ONLY_(weir_bucket_read_counts);
-#define weir_bucket_read_counts(...) weir_hosted_only_weir_bucket_read_counts()
 int weir_hosted_only_weir_sliding_new(void) WEIR_HOSTED_ONLY_(weir_sliding_new);
 #define weir_sliding_new(...) weir_hosted_only_weir_sliding_new()
-int weir_hosted_only_weir_sliding_free(void) WEIR_HOSTED_ONLY_(weir_sliding_free);
-#define weir_sliding_free(...) weir_hosted_only_weir_sliding_free()
-int weir_hosted_only_weir_sliding_footprint(void) WEIR_HOSTED_ONLY_(weir_sliding_footprint);
-#define weir_sliding_footprint(...) weir_hosted_only_weir_sliding_footprint()
-int weir_hosted_only_weir_sliding_init_in(void) WEIR_HOSTED_ONLY_(weir_sliding_init_in);
-#define weir_sliding_init_in(...) weir_hosted_only_weir_sliding_init_in()
-int weir_hosted_only_weir_sliding_take(void) WEIR_HOSTED_ONLY_(weir_sliding_take);
-#define weir_sliding_take(...) weir_hosted_only_weir_sliding_take()
-int weir_hosted_only_weir_sliding_left(void) WEIR_HOSTED_ONLY_(weir_sliding_left);
-#define weir_sliding_left(...) weir_hosted_only_weir_sliding_left()
-int weir_hosted_only_weir_sliding_next(void) WEIR_HOSTED_ONLY_(weir_sliding_next);
-#define weir_sliding_next(...) weir_hosted_only_weir_sliding_next()
-int weir_hosted_only_weir_sliding_start_counting(void) WEIR_HOSTED_ONLY_(weir_sliding_start_counting);
-#define weir_sliding_start_counting(...) weir_hosted_only_weir_sliding_start_counting()
-int weir_hosted_only_weir_sliding_read_counts(void) WEIR_HOSTED_ONLY_(weir_sliding_read_counts);
-#define weir_sliding_read_counts(...) weir_hosted_only_weir_sliding_read_counts()
 int weir_hosted_only_weir_period_new(void) WEIR_HOSTED_ONLY_(weir_period_new);
 #define weir_period_new(...) weir_hosted_only_weir_period_new()
-int weir_hosted_only_weir_period_free(void) WEIR_HOSTED_ONLY_(weir_period_free);
-#define weir_period_free(...) weir_hosted_only_weir_period_free()
-int weir_hosted_only_weir_period_footprint(void) WEIR_HOSTED_ONLY_(weir_period_footprint);
-#define weir_period_footprint(...) weir_hosted_only_weir_period_footprint()
-int weir_hosted_only_weir_period_init_in(void) WEIR_HOSTED_ONLY_(weir_period_init_in);
-#define weir_period_init_in(...) weir_hosted_only_weir_period_init_in()
-int weir_hosted_only_weir_period_take(void) WEIR_HOSTED_ONLY_(weir_period_take);
-#define weir_period_take(...) weir_hosted_only_weir_period_take()
-int weir_hosted_only_weir_period_left(void) WEIR_HOSTED_ONLY_(weir_period_left);
-#define weir_period_left(...) weir_hosted_only_weir_period_left()
-int weir_hosted_only_weir_period_next(void) WEIR_HOSTED_ONLY_(weir_period_next);
-#define weir_period_next(...) weir_hosted_only_weir_period_next()
-int weir_hosted_only_weir_period_start_counting(void) WEIR_HOSTED_ONLY_(weir_period_start_counting);
-#define weir_period_start_counting(...) weir_hosted_only_weir_period_start_counting()
-int weir_hosted_only_weir_period_read_counts(void) WEIR_HOSTED_ONLY_(weir_period_read_counts);
-#define weir_period_read_counts(...) weir_hosted_only_weir_period_read_counts()
 int weir_hosted_only_weir_gate_new(void) WEIR_HOSTED_ONLY_(weir_gate_new);
 #define weir_gate_new(...) weir_hosted_only_weir_gate_new()
-int weir_hosted_only_weir_gate_free(void) WEIR_HOSTED_ONLY_(weir_gate_free);
-#define weir_gate_free(...) weir_hosted_only_weir_gate_free()
-int weir_hosted_only_weir_gate_footprint(void) WEIR_HOSTED_ONLY_(weir_gate_footprint);
-#define weir_gate_footprint(...) weir_hosted_only_weir_gate_footprint()
-int weir_hosted_only_weir_gate_init_in(void) WEIR_HOSTED_ONLY_(weir_gate_init_in);
-#define weir_gate_init_in(...) weir_hosted_only_weir_gate_init_in()
-int weir_hosted_only_weir_gate_enter(void) WEIR_HOSTED_ONLY_(weir_gate_enter);
-#define weir_gate_enter(...) weir_hosted_only_weir_gate_enter()
-int weir_hosted_only_weir_gate_leave(void) WEIR_HOSTED_ONLY_(weir_gate_leave);
-#define weir_gate_leave(...) weir_hosted_only_weir_gate_leave()
-int weir_hosted_only_weir_gate_held(void) WEIR_HOSTED_ONLY_(weir_gate_held);
-#define weir_gate_held(...) weir_hosted_only_weir_gate_held()
-int weir_hosted_only_weir_gate_start_counting(void) WEIR_HOSTED_ONLY_(weir_gate_start_counting);
-#define weir_gate_start_counting(...) weir_hosted_only_weir_gate_start_counting()
-int weir_hosted_only_weir_gate_read_counts(void) WEIR_HOSTED_ONLY_(weir_gate_read_counts);
-#define weir_gate_read_counts(...) weir_hosted_only_weir_gate_read_counts()
-int weir_hosted_only_weir_concurrency_policy_preset(void) WEIR_HOSTED_ONLY_(weir_concurrency_policy_preset);
-#define weir_concurrency_policy_preset(...) weir_hosted_only_weir_concurrency_policy_preset()
 int weir_hosted_only_weir_concurrency_new(void) WEIR_HOSTED_ONLY_(weir_concurrency_new);
 #define weir_concurrency_new(...) weir_hosted_only_weir_concurrency_new()
 int weir_hosted_only_weir_concurrency_new_partitioned(void) WEIR_HOSTED_ONLY_(weir_concurrency_new_partitioned);
 #define weir_concurrency_new_partitioned(...) weir_hosted_only_weir_concurrency_new_partitioned()
-int weir_hosted_only_weir_concurrency_free(void) WEIR_HOSTED_ONLY_(weir_concurrency_free);
-#define weir_concurrency_free(...) weir_hosted_only_weir_concurrency_free()
-int weir_hosted_only_weir_concurrency_footprint(void) WEIR_HOSTED_ONLY_(weir_concurrency_footprint);
-#define weir_concurrency_footprint(...) weir_hosted_only_weir_concurrency_footprint()
-int weir_hosted_only_weir_concurrency_init_in(void) WEIR_HOSTED_ONLY_(weir_concurrency_init_in);
-#define weir_concurrency_init_in(...) weir_hosted_only_weir_concurrency_init_in()
-int weir_hosted_only_weir_concurrency_enter(void) WEIR_HOSTED_ONLY_(weir_concurrency_enter);
-#define weir_concurrency_enter(...) weir_hosted_only_weir_concurrency_enter()
-int weir_hosted_only_weir_concurrency_leave(void) WEIR_HOSTED_ONLY_(weir_concurrency_leave);
-#define weir_concurrency_leave(...) weir_hosted_only_weir_concurrency_leave()
-int weir_hosted_only_weir_concurrency_enter_partition(void) WEIR_HOSTED_ONLY_(weir_concurrency_enter_partition);
-#define weir_concurrency_enter_partition(...) weir_hosted_only_weir_concurrency_enter_partition()
-int weir_hosted_only_weir_concurrency_leave_partition(void) WEIR_HOSTED_ONLY_(weir_concurrency_leave_partition);
-#define weir_concurrency_leave_partition(...) weir_hosted_only_weir_concurrency_leave_partition()
-int weir_hosted_only_weir_concurrency_limit(void) WEIR_HOSTED_ONLY_(weir_concurrency_limit);
-#define weir_concurrency_limit(...) weir_hosted_only_weir_concurrency_limit()
-int weir_hosted_only_weir_concurrency_flying(void) WEIR_HOSTED_ONLY_(weir_concurrency_flying);
-#define weir_concurrency_flying(...) weir_hosted_only_weir_concurrency_flying()
-int weir_hosted_only_weir_concurrency_long_rtt(void) WEIR_HOSTED_ONLY_(weir_concurrency_long_rtt);
-#define weir_concurrency_long_rtt(...) weir_hosted_only_weir_concurrency_long_rtt()
-int weir_hosted_only_weir_concurrency_partition_flying(void) WEIR_HOSTED_ONLY_(weir_concurrency_partition_flying);
-#define weir_concurrency_partition_flying(...) weir_hosted_only_weir_concurrency_partition_flying()
-int weir_hosted_only_weir_concurrency_partition_room(void) WEIR_HOSTED_ONLY_(weir_concurrency_partition_room);
-#define weir_concurrency_partition_room(...) weir_hosted_only_weir_concurrency_partition_room()
-int weir_hosted_only_weir_concurrency_start_counting(void) WEIR_HOSTED_ONLY_(weir_concurrency_start_counting);
-#define weir_concurrency_start_counting(...) weir_hosted_only_weir_concurrency_start_counting()
-int weir_hosted_only_weir_concurrency_read_counts(void) WEIR_HOSTED_ONLY_(weir_concurrency_read_counts);
-#define weir_concurrency_read_counts(...) weir_hosted_only_weir_concurrency_read_counts()
-int weir_hosted_only_weir_budget_policy_preset(void) WEIR_HOSTED_ONLY_(weir_budget_policy_preset);
-#define weir_budget_policy_preset(...) weir_hosted_only_weir_budget_policy_preset()
 int weir_hosted_only_weir_budget_new(void) WEIR_HOSTED_ONLY_(weir_budget_new);
 #define weir_budget_new(...) weir_hosted_only_weir_budget_new()
-int weir_hosted_only_weir_budget_free(void) WEIR_HOSTED_ONLY_(weir_budget_free);
-#define weir_budget_free(...) weir_hosted_only_weir_budget_free()
-int weir_hosted_only_weir_budget_footprint(void) WEIR_HOSTED_ONLY_(weir_budget_footprint);
-#define weir_budget_footprint(...) weir_hosted_only_weir_budget_footprint()
-int weir_hosted_only_weir_budget_init_in(void) WEIR_HOSTED_ONLY_(weir_budget_init_in);
-#define weir_budget_init_in(...) weir_hosted_only_weir_budget_init_in()
-int weir_hosted_only_weir_budget_deposit(void) WEIR_HOSTED_ONLY_(weir_budget_deposit);
-#define weir_budget_deposit(...) weir_hosted_only_weir_budget_deposit()
-int weir_hosted_only_weir_budget_withdraw(void) WEIR_HOSTED_ONLY_(weir_budget_withdraw);
-#define weir_budget_withdraw(...) weir_hosted_only_weir_budget_withdraw()
-int weir_hosted_only_weir_budget_left(void) WEIR_HOSTED_ONLY_(weir_budget_left);
-#define weir_budget_left(...) weir_hosted_only_weir_budget_left()
-int weir_hosted_only_weir_budget_tokens(void) WEIR_HOSTED_ONLY_(weir_budget_tokens);
-#define weir_budget_tokens(...) weir_hosted_only_weir_budget_tokens()
-int weir_hosted_only_weir_budget_start_counting(void) WEIR_HOSTED_ONLY_(weir_budget_start_counting);
-#define weir_budget_start_counting(...) weir_hosted_only_weir_budget_start_counting()
-int weir_hosted_only_weir_budget_read_counts(void) WEIR_HOSTED_ONLY_(weir_budget_read_counts);
-#define weir_budget_read_counts(...) weir_hosted_only_weir_budget_read_counts()
 int weir_hosted_only_weir_pool_policy_preset(void) WEIR_HOSTED_ONLY_(weir_pool_policy_preset);
 #define weir_pool_policy_preset(...) weir_hosted_only_weir_pool_policy_preset()
 int weir_hosted_only_weir_pool_new(void) WEIR_HOSTED_ONLY_(weir_pool_new);

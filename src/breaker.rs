@@ -1,17 +1,19 @@
 //! C face of [`weir_core::breaker`].
 
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Mutex;
+use core::sync::atomic::AtomicU32;
 
 use static_assertions::{assert_eq_size, const_assert_eq};
 
 use crate::counts::{weir_counts, Tally};
 use crate::guard::{decide, decide_status, read_counts, start_counting};
 use crate::guard::{
-    free_handle, lock, new_handle, on, place_handle, placement, policy_or, status_on, usable,
+    free_handle, lock, on, place_handle, placement, policy_or, status_on, usable,
     value_mut, write_footprint, write_out, Guarded, Handle,
 };
 use crate::slots::Slots;
+#[cfg(feature = "std")]
+use crate::guard::new_handle;
+use crate::lock::Mutex;
 use crate::status::weir_status::{self, *};
 use weir_core::breaker::{
     Breaker, BreakerPolicy, BreakerPolicyError, BreakerTally, BreakerTicket, BreakerTicketError,
@@ -259,7 +261,7 @@ impl From<BreakerTicket> for weir_breaker_ticket {
 fn next_tag() -> u32 {
     static NEXT: AtomicU32 = AtomicU32::new(1);
     loop {
-        let tag = NEXT.fetch_add(1, Ordering::Relaxed);
+        let tag = crate::lock::next(&NEXT);
         if tag != 0 {
             return tag;
         }
@@ -315,6 +317,7 @@ impl Handle for weir_breaker {
 /// be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is written only
 /// on success.
 /// The policy is copied: the caller may change or free it after.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_breaker_new(
     policy: *const weir_breaker_policy,

@@ -2,9 +2,11 @@
 
 use crate::counts::{weir_counts, Tally};
 use crate::guard::{
-    decide_counted, decide_or, decide_status, free_handle, new_handle, on, place_plain,
+    decide_counted, decide_or, decide_status, free_handle, on, place_plain,
     plain_footprint, read_counts, start_counting, Guarded, Handle,
 };
+#[cfg(feature = "std")]
+use crate::guard::new_handle;
 use crate::status::weir_status::{self, *};
 use weir_core::bucket::{Bucket, BucketError};
 use weir_core::time::NEVER;
@@ -87,6 +89,7 @@ impl From<BucketError> for weir_status {
 /// 2^62 ticks after `now` (146 years at rates up to 7.8 × 10^6/s, at least
 /// 9.1 years at any rate); later readings count as that instant. A burst
 /// whose refill does not fit a fine tick gets a coarser one.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_bucket_new(
     rate: f64,

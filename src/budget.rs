@@ -1,14 +1,16 @@
 //! C face of [`weir_core::budget`].
 
-use std::sync::Mutex;
 
 use static_assertions::{assert_eq_size, const_assert_eq};
 
 use crate::counts::{weir_counts, Tally};
 use crate::guard::{
-    decide, free_handle, lock, new_handle, on, place_plain, plain_footprint, policy_or,
+    decide, free_handle, lock, on, place_plain, plain_footprint, policy_or,
     read_counts, start_counting, Guarded, Handle,
 };
+#[cfg(feature = "std")]
+use crate::guard::new_handle;
+use crate::lock::Mutex;
 use crate::status::weir_status::{self, *};
 use weir_core::budget::{Budget, BudgetError};
 
@@ -125,6 +127,7 @@ impl Handle for weir_budget {
 /// `WEIR_ERR_BUDGET_TTL`, `WEIR_ERR_BUDGET_MIN_PER_S`,
 /// `WEIR_ERR_BUDGET_PERCENT`. `WEIR_ERR_NULL` if `out` is NULL; `*out` is
 /// written only on success.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_budget_new(
     policy: *const weir_budget_policy,

@@ -1,18 +1,22 @@
 //! C face of [`weir_core::concurrency`].
 
-use std::sync::Mutex;
 
 use static_assertions::{assert_eq_size, const_assert_eq};
 
 use crate::counts::{weir_counts, Tally};
 use crate::guard::{decide, decide_status, read_counts, start_counting};
 use crate::guard::{
-    free_handle, lock, new_handle, on, place_plain, plain_footprint, policy_or, slice_in, usable,
+    free_handle, lock, on, place_plain, plain_footprint, policy_or, usable,
     value_mut, write_out, Guarded, Handle,
 };
+#[cfg(feature = "std")]
+use crate::guard::{new_handle, slice_in};
+use crate::lock::Mutex;
 use crate::status::weir_status::{self, *};
 use weir_core::concurrency::{Concurrency, ConcurrencyError, ConcurrencyPolicy, ConcurrencyTicket};
-use weir_core::partitioned::{Partition, PartitionError, Partitioned, MAX_PARTITIONS};
+#[cfg(feature = "std")]
+use weir_core::partitioned::Partition;
+use weir_core::partitioned::{PartitionError, Partitioned, MAX_PARTITIONS};
 
 /// The largest `max_limit` a `weir_concurrency_policy` may have: 2^20 calls in flight.
 pub const WEIR_CONCURRENCY_MAX_LIMIT: i32 = 1 << 20;
@@ -188,6 +192,7 @@ impl Handle for weir_concurrency {
 /// `WEIR_ERR_CONCURRENCY_WINDOW` (checked in that order); `WEIR_ERR_MISALIGNED`
 /// for a misaligned policy. `WEIR_ERR_NULL` if `out` is NULL; `*out` is
 /// written only on success.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_concurrency_new(
     policy: *const weir_concurrency_policy,
@@ -421,6 +426,7 @@ impl From<PartitionError> for weir_status {
 /// above `WEIR_CONCURRENCY_MAX_LIMIT`); `WEIR_ERR_MISALIGNED` for a
 /// misaligned policy or `parts`, `WEIR_ERR_NULL` if `out` is NULL. `*out`
 /// is written only on success; `parts` is copied.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_concurrency_new_partitioned(
     policy: *const weir_concurrency_policy,

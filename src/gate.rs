@@ -2,9 +2,11 @@
 
 use crate::counts::{weir_counts, Tally};
 use crate::guard::{
-    decide, free_handle, new_handle, on, place_plain, plain_footprint, read_counts, start_counting,
+    decide, free_handle, on, place_plain, plain_footprint, read_counts, start_counting,
     Guarded, Handle,
 };
+#[cfg(feature = "std")]
+use crate::guard::new_handle;
 use crate::status::weir_status;
 use weir_core::gate::Gate;
 
@@ -23,6 +25,7 @@ impl Handle for weir_gate {
 /// Makes a gate that nothing has entered and writes it to `*out`. A `limit`
 /// of zero or less means no ceiling. `WEIR_ERR_NULL` if `out` is NULL;
 /// `*out` is written only on success.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_gate_new(limit: i64, out: *mut *mut weir_gate) -> weir_status {
     new_handle(out, || Ok(weir_gate(Guarded::new(Gate::new(limit)))))

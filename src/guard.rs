@@ -9,26 +9,27 @@
 //! refuses everything afterwards instead of acting on half-updated state.
 //!
 //! Without `std` (the firmware build) there is no unwinding and no
-//! `catch_unwind`: [`guard`] and [`guard_status`] run the body directly, and
-//! a panic (which no code path is meant to reach) stops the program in the
-//! firmware panic handler (src/firmware.rs), never returning into C. The
-//! handle helpers exist only with `std`, as the handles do.
+//! `catch_unwind`: every helper runs the body directly, and a panic (which
+//! no code path is meant to reach) stops the program in the firmware panic
+//! handler (src/firmware.rs), never returning into C. The handle helpers are
+//! the same in both builds, placed handles included; only [`new_handle`]
+//! (the heap) is hosted-only, and a handle's lock is the one `crate::lock`
+//! chooses for the build.
 
 use core::mem::MaybeUninit;
 #[cfg(feature = "std")]
 use std::panic::{catch_unwind, AssertUnwindSafe};
 #[cfg(feature = "std")]
-use std::sync::atomic::{AtomicU8, Ordering};
-#[cfg(feature = "std")]
-use std::sync::{Mutex, MutexGuard};
+use std::sync::MutexGuard;
 
-#[cfg(feature = "std")]
+use core::sync::atomic::{AtomicU8, Ordering};
+
 use crate::counts::{weir_counts, Counts, Tally};
+use crate::lock::{set_flags, Mutex};
 use crate::status::weir_status::{self, *};
 
 /// A handle's state with its flags ([`POISONED`], [`COUNTING`], [`PLACED`])
 /// and the counts it keeps once counting is on.
-#[cfg(feature = "std")]
 pub(crate) struct Guarded<S> {
     flags: AtomicU8,
     state: S,
@@ -36,14 +37,12 @@ pub(crate) struct Guarded<S> {
 }
 
 /// The bit of `Guarded::flags` that an earlier panic sets.
-#[cfg(feature = "std")]
 const POISONED: u8 = 1;
 
 /// The bit of `Guarded::flags` that `start_counting` sets. It shares the
 /// byte with [`POISONED`], so a decision on a handle that does not count
 /// tests one byte, as it did before counting existed, and takes the
 /// counting path out of line.
-#[cfg(feature = "std")]
 const COUNTING: u8 = 2;
 
 /// The bit of `Guarded::flags` that marks a handle laid in memory the
@@ -51,10 +50,8 @@ const COUNTING: u8 = 2;
 /// than in a box of weir's. Set once, before the handle is handed out; the
 /// decisions' test of [`POISONED`] and [`COUNTING`] masks it out, so a
 /// placed handle decides on the path a heap one does.
-#[cfg(feature = "std")]
 const PLACED: u8 = 4;
 
-#[cfg(feature = "std")]
 impl<S> Guarded<S> {
     pub(crate) fn new(state: S) -> Self {
         Guarded {
@@ -69,7 +66,7 @@ impl<S> Guarded<S> {
     }
 
     fn poison(&self) {
-        self.flags.fetch_or(POISONED, Ordering::Relaxed);
+        set_flags(&self.flags, POISONED);
     }
 
     fn placed(&self) -> bool {
@@ -77,26 +74,23 @@ impl<S> Guarded<S> {
     }
 
     fn mark_placed(&self) {
-        self.flags.fetch_or(PLACED, Ordering::Relaxed);
+        set_flags(&self.flags, PLACED);
     }
 }
 
 /// An opaque C handle: a struct whose only field is a [`Guarded`] state.
-#[cfg(feature = "std")]
 pub(crate) trait Handle {
     type State;
     fn guarded(&self) -> &Guarded<Self::State>;
 }
 
 /// Why a call on a handle could not run its body.
-#[cfg(feature = "std")]
 enum Fault {
     Null,
     Poisoned,
     Panicked,
 }
 
-#[cfg(feature = "std")]
 impl From<Fault> for weir_status {
     fn from(fault: Fault) -> weir_status {
         match fault {
@@ -109,7 +103,6 @@ impl From<Fault> for weir_status {
 
 /// Runs `body` on the state behind `handle`, unless `handle` is NULL or
 /// poisoned; a panic in `body` poisons the handle.
-#[cfg(feature = "std")]
 #[inline]
 fn run<H: Handle, R>(handle: *const H, body: impl FnOnce(&H::State) -> R) -> Result<R, Fault> {
     // SAFETY: a non-NULL handle pointer came from `new_handle` and has not
@@ -119,7 +112,7 @@ fn run<H: Handle, R>(handle: *const H, body: impl FnOnce(&H::State) -> R) -> Res
     if guarded.poisoned() {
         return Err(Fault::Poisoned);
     }
-    catch_unwind(AssertUnwindSafe(|| body(&guarded.state))).map_err(|_| {
+    catching(|| body(&guarded.state)).map_err(|_| {
         guarded.poison();
         Fault::Panicked
     })
@@ -131,7 +124,6 @@ fn run<H: Handle, R>(handle: *const H, body: impl FnOnce(&H::State) -> R) -> Res
 /// `WEIR_ERR_POISONED` for one an earlier panic poisoned. A panic in such
 /// a call poisons none of them: it is `WEIR_ERR_PANIC`, and the call
 /// touches a handle only through its state's atomic operations.
-#[cfg(feature = "std")]
 #[inline]
 pub(crate) fn state_of<'a, H: Handle + 'a>(handle: *const H) -> Result<&'a H::State, weir_status> {
     usable(handle)?;
@@ -146,7 +138,6 @@ pub(crate) fn state_of<'a, H: Handle + 'a>(handle: *const H) -> Result<&'a H::St
 
 /// A decision or a reading on a handle: `body`'s answer, or `neutral` when
 /// the handle is NULL or poisoned or `body` panicked.
-#[cfg(feature = "std")]
 #[inline]
 pub(crate) fn on<H: Handle, R>(
     handle: *const H,
@@ -158,7 +149,6 @@ pub(crate) fn on<H: Handle, R>(
 
 /// A call on a handle that reports a status: NULL, poisoned and panicked
 /// handles get `WEIR_ERR_NULL`, `WEIR_ERR_POISONED` and `WEIR_ERR_PANIC`.
-#[cfg(feature = "std")]
 #[inline]
 pub(crate) fn status_on<H: Handle>(
     handle: *const H,
@@ -175,7 +165,6 @@ pub(crate) fn status_on<H: Handle>(
 /// comes before `body` so that a call reads as [`on`] does. On a
 /// handle that does not count, the only test is the one byte [`on`] tests
 /// for poison; the counting path is out of line.
-#[cfg(feature = "std")]
 #[inline]
 pub(crate) fn decide<H: Handle, R>(
     handle: *const H,
@@ -192,7 +181,7 @@ pub(crate) fn decide<H: Handle, R>(
     if guarded.flags.load(Ordering::Relaxed) & (POISONED | COUNTING) != 0 {
         return flagged(guarded, neutral, body, tally);
     }
-    catch_unwind(AssertUnwindSafe(|| body(&guarded.state))).unwrap_or_else(|_| {
+    catching(|| body(&guarded.state)).unwrap_or_else(|_| {
         guarded.poison();
         neutral
     })
@@ -202,7 +191,6 @@ pub(crate) fn decide<H: Handle, R>(
 /// cannot unwind (it catches every panic itself), so that [`decide`]
 /// reaches it by a jump and a decision on a handle that does not count
 /// needs no stack frame for it.
-#[cfg(feature = "std")]
 #[cold]
 #[inline(never)]
 #[allow(improper_ctypes_definitions)]
@@ -215,11 +203,11 @@ extern "C" fn flagged<S, R>(
     if guarded.poisoned() {
         return neutral;
     }
-    match catch_unwind(AssertUnwindSafe(|| {
+    match catching(|| {
         let answer = body(&guarded.state);
         let counted = tally(&guarded.state, &answer);
         (answer, counted)
-    })) {
+    }) {
         Ok((answer, counted)) => {
             guarded.counts.note(counted);
             answer
@@ -238,7 +226,6 @@ extern "C" fn flagged<S, R>(
 /// arguments are then already where the call needs them, so the compiler
 /// reaches it by a jump and a handle that does not count runs exactly the
 /// instructions it ran before counting existed.
-#[cfg(feature = "std")]
 #[inline]
 pub(crate) fn decide_or<H: Handle, R>(
     handle: *const H,
@@ -255,14 +242,13 @@ pub(crate) fn decide_or<H: Handle, R>(
     if guarded.flags.load(Ordering::Relaxed) & (POISONED | COUNTING) != 0 {
         return cold();
     }
-    catch_unwind(AssertUnwindSafe(|| body(&guarded.state))).unwrap_or_else(|_| {
+    catching(|| body(&guarded.state)).unwrap_or_else(|_| {
         guarded.poison();
         neutral
     })
 }
 
 /// The `cold` path of [`decide_or`]: [`decide`]'s, inline.
-#[cfg(feature = "std")]
 #[inline]
 pub(crate) fn decide_counted<H: Handle, R>(
     handle: *const H,
@@ -296,7 +282,7 @@ pub(crate) fn decide_status_or<H: Handle>(
     if guarded.flags.load(Ordering::Relaxed) & (POISONED | COUNTING) != 0 {
         return cold();
     }
-    match catch_unwind(AssertUnwindSafe(|| body(&guarded.state))) {
+    match catching(|| body(&guarded.state)) {
         Ok(result) => result.err().unwrap_or(WEIR_OK),
         Err(_) => {
             guarded.poison();
@@ -324,7 +310,6 @@ pub(crate) fn decide_status_counted<H: Handle>(
 /// handle counts: `tally` maps the status it answers (`WEIR_OK` or an
 /// error) to what it counts. On a handle that does not count, the only
 /// test is the one byte [`status_on`] tests for poison.
-#[cfg(feature = "std")]
 #[inline]
 pub(crate) fn decide_status<H: Handle>(
     handle: *const H,
@@ -340,7 +325,7 @@ pub(crate) fn decide_status<H: Handle>(
     if guarded.flags.load(Ordering::Relaxed) & (POISONED | COUNTING) != 0 {
         return flagged_status(guarded, body, tally);
     }
-    match catch_unwind(AssertUnwindSafe(|| body(&guarded.state))) {
+    match catching(|| body(&guarded.state)) {
         Ok(result) => result.err().unwrap_or(WEIR_OK),
         Err(_) => {
             guarded.poison();
@@ -351,7 +336,6 @@ pub(crate) fn decide_status<H: Handle>(
 
 /// [`decide_status`] on a handle that counts, or is poisoned; `extern
 /// "C"` as [`flagged`] is.
-#[cfg(feature = "std")]
 #[cold]
 #[inline(never)]
 #[allow(improper_ctypes_definitions)]
@@ -363,7 +347,7 @@ extern "C" fn flagged_status<S>(
     if guarded.poisoned() {
         return WEIR_ERR_POISONED;
     }
-    match catch_unwind(AssertUnwindSafe(|| body(&guarded.state))) {
+    match catching(|| body(&guarded.state)) {
         Ok(result) => {
             let status = result.err().unwrap_or(WEIR_OK);
             guarded.counts.note(tally(status));
@@ -380,14 +364,13 @@ extern "C" fn flagged_status<S>(
 /// call on, its decisions are counted. `WEIR_ERR_NULL`,
 /// `WEIR_ERR_MISALIGNED`, `WEIR_ERR_POISONED`; a second call changes
 /// nothing.
-#[cfg(feature = "std")]
 pub(crate) fn start_counting<H: Handle>(handle: *const H) -> weir_status {
     guard_status(|| {
         state_of(handle)?;
         // SAFETY: `state_of` found `handle` non-NULL, aligned and not
         // poisoned; by the header's contract it came from `new_handle`.
         let guarded = unsafe { &*handle }.guarded();
-        guarded.flags.fetch_or(COUNTING, Ordering::Relaxed);
+        set_flags(&guarded.flags, COUNTING);
         Ok(())
     })
 }
@@ -396,7 +379,6 @@ pub(crate) fn start_counting<H: Handle>(handle: *const H) -> weir_status {
 /// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for the handle or `out`,
 /// `WEIR_ERR_COUNTS_OFF` for a handle that does not count. A poisoned
 /// handle's counts are read all the same: they stopped with its poisoning.
-#[cfg(feature = "std")]
 pub(crate) fn read_counts<H: Handle>(handle: *const H, out: *mut weir_counts) -> weir_status {
     guard_status(|| {
         usable(handle)?;
@@ -411,38 +393,35 @@ pub(crate) fn read_counts<H: Handle>(handle: *const H, out: *mut weir_counts) ->
     })
 }
 
-/// A call without a handle: `body`'s answer, or `neutral` if it panicked.
+/// Runs `body`: `Err` if it panicked (hosted: `catch_unwind`). In the
+/// firmware build there is no unwinding: a panic stops in the panic handler
+/// (src/firmware.rs) and never returns, so the answer is always `Ok`.
 #[cfg(feature = "std")]
 #[inline]
+fn catching<R>(body: impl FnOnce() -> R) -> Result<R, ()> {
+    catch_unwind(AssertUnwindSafe(body)).map_err(|_| ())
+}
+
+/// [`catching`] in the firmware build: `body`'s answer.
+#[cfg(not(feature = "std"))]
+#[inline]
+fn catching<R>(body: impl FnOnce() -> R) -> Result<R, ()> {
+    Ok(body())
+}
+
+/// A call without a handle: `body`'s answer, or `neutral` if it panicked.
+#[inline]
 pub(crate) fn guard<R>(neutral: R, body: impl FnOnce() -> R) -> R {
-    catch_unwind(AssertUnwindSafe(body)).unwrap_or(neutral)
+    catching(body).unwrap_or(neutral)
 }
 
 /// A call without a handle that reports a status; a panic is `WEIR_ERR_PANIC`.
-#[cfg(feature = "std")]
 #[inline]
 pub(crate) fn guard_status(body: impl FnOnce() -> Result<(), weir_status>) -> weir_status {
-    match catch_unwind(AssertUnwindSafe(body)) {
+    match catching(body) {
         Ok(result) => result.err().unwrap_or(WEIR_OK),
-        Err(_) => WEIR_ERR_PANIC,
+        Err(()) => WEIR_ERR_PANIC,
     }
-}
-
-/// A call without a handle, in the firmware build: `body`'s answer. A panic
-/// cannot be caught without unwinding; it stops in the panic handler and
-/// never returns, so `neutral` is never needed.
-#[cfg(not(feature = "std"))]
-#[inline]
-pub(crate) fn guard<R>(_neutral: R, body: impl FnOnce() -> R) -> R {
-    body()
-}
-
-/// A call without a handle that reports a status, in the firmware build (a
-/// panic stops in the panic handler, as for [`guard`]).
-#[cfg(not(feature = "std"))]
-#[inline]
-pub(crate) fn guard_status(body: impl FnOnce() -> Result<(), weir_status>) -> weir_status {
-    body().err().unwrap_or(WEIR_OK)
 }
 
 /// `Ok` when `ptr` can point to a `T` at all: `WEIR_ERR_NULL` when it is
@@ -487,8 +466,8 @@ pub(crate) fn new_handle<H>(
 
 /// Frees a handle made by `new_handle`; NULL is accepted and ignored, and
 /// so is a placed handle (made by [`place_handle`]): its memory is the
-/// caller's, and nothing in it owns anything else.
-#[cfg(feature = "std")]
+/// caller's, and nothing in it owns anything else. In the firmware build
+/// every handle is placed, so this does nothing.
 pub(crate) fn free_handle<H: Handle>(handle: *mut H) {
     guard((), || {
         // SAFETY: a non-NULL handle came from `new_handle` or `place_handle`
@@ -498,8 +477,9 @@ pub(crate) fn free_handle<H: Handle>(handle: *mut H) {
             Some(held) if held.guarded().placed() => {}
             // SAFETY: not placed, so it came from `Box::into_raw` in
             // `new_handle` and, by the header's contract, is freed only once.
+            #[cfg(feature = "std")]
             Some(_) => drop(unsafe { Box::from_raw(handle) }),
-            None => {}
+            _ => {}
         }
     })
 }
@@ -509,7 +489,6 @@ pub(crate) fn free_handle<H: Handle>(handle: *mut H) {
 /// first multiple of `T`'s alignment after it. Answers (footprint in
 /// bytes, alignment, offset of the slots), or `WEIR_ERR_TOO_LARGE` when the
 /// footprint does not fit a `usize`.
-#[cfg(feature = "std")]
 pub(crate) fn placement<H, T>(slots: usize) -> Result<(usize, usize, usize), weir_status> {
     let (size_t, align_t) = (core::mem::size_of::<T>(), core::mem::align_of::<T>());
     let offset = core::mem::size_of::<H>().div_ceil(align_t) * align_t;
@@ -523,7 +502,6 @@ pub(crate) fn placement<H, T>(slots: usize) -> Result<(usize, usize, usize), wei
 
 /// Answers a footprint to the caller's `*size` and `*align`, both checked
 /// before either is written.
-#[cfg(feature = "std")]
 pub(crate) fn write_footprint(
     (total, align): (usize, usize),
     size: *mut usize,
@@ -548,7 +526,6 @@ pub(crate) fn write_footprint(
 /// The handle keeps the slots' address, so the memory must stay where it
 /// is, and stay the caller's, until the handle is no longer used; the
 /// handle owns nothing else, so there is nothing to free.
-#[cfg(feature = "std")]
 pub(crate) fn place_handle<H: Handle, T: Copy + 'static, P>(
     mem: *mut core::ffi::c_void,
     len: usize,
@@ -605,7 +582,6 @@ pub(crate) fn place_handle<H: Handle, T: Copy + 'static, P>(
 /// answers `n`, and `make` gets both runs. The same checks in the same
 /// order; the footprint is [`placement`]'s for `n` values of `(T, U)` laid
 /// one run after the other (see [`placement2`]).
-#[cfg(feature = "std")]
 pub(crate) fn place_handle2<H: Handle, T: Copy + 'static, U: Copy + 'static, P>(
     mem: *mut core::ffi::c_void,
     len: usize,
@@ -658,7 +634,6 @@ pub(crate) fn place_handle2<H: Handle, T: Copy + 'static, U: Copy + 'static, P>(
 /// Where a placed handle of type `H` with `n` values of `T` and then `n`
 /// of `U` lies: (footprint, alignment, offset of the `T`s, offset of the
 /// `U`s), or `WEIR_ERR_TOO_LARGE`.
-#[cfg(feature = "std")]
 pub(crate) fn placement2<H, T, U>(n: usize) -> Result<(usize, usize, usize, usize), weir_status> {
     let (end_t, align_ht, first) = placement::<H, T>(n)?;
     let align_u = core::mem::align_of::<U>();
@@ -676,7 +651,6 @@ pub(crate) fn placement2<H, T, U>(n: usize) -> Result<(usize, usize, usize, usiz
 /// A placed handle with no slots besides itself (bucket, gate, period,
 /// budget, adaptive limit): `make` checks the arguments and makes it, then
 /// [`place_handle`] lays it at `mem`.
-#[cfg(feature = "std")]
 pub(crate) fn place_plain<H: Handle>(
     mem: *mut core::ffi::c_void,
     len: usize,
@@ -694,7 +668,6 @@ pub(crate) fn place_plain<H: Handle>(
 }
 
 /// The footprint of a placed handle with no slots: its size and alignment.
-#[cfg(feature = "std")]
 pub(crate) fn plain_footprint<H>(bytes: *mut usize, align: *mut usize) -> weir_status {
     guard_status(|| {
         write_footprint(
@@ -758,6 +731,14 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         Ok(guard) => guard,
         Err(_) => panic!("weir: handle mutex poisoned by an earlier panic"),
     }
+}
+
+/// Locks a per-handle lock in the firmware build: enters the build's
+/// critical section (`crate::lock`), left when the guard drops.
+#[cfg(not(feature = "std"))]
+#[inline]
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> impl core::ops::DerefMut<Target = T> + '_ {
+    mutex.lock()
 }
 
 /// Whether `len` values of `T` are more than any array can hold.

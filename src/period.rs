@@ -1,12 +1,14 @@
 //! C face of [`weir_core::period`].
 
-use std::sync::Mutex;
 
 use crate::counts::{weir_counts, Tally};
 use crate::guard::{
-    decide, free_handle, lock, new_handle, on, place_plain, plain_footprint, read_counts,
+    decide, free_handle, lock, on, place_plain, plain_footprint, read_counts,
     start_counting, Guarded, Handle,
 };
+#[cfg(feature = "std")]
+use crate::guard::new_handle;
+use crate::lock::Mutex;
 use crate::status::weir_status::{self, *};
 use weir_core::period::{Period, PeriodError, PeriodQuota};
 use weir_core::time::NEVER;
@@ -63,6 +65,7 @@ impl From<PeriodError> for weir_status {
 /// readings align too; with a Unix clock a daily quota resets at midnight
 /// UTC). Returns `WEIR_ERR_NULL` if `out` is NULL and `WEIR_ERR_QUOTA` for
 /// a quota of 0 or less. `*out` is written only on success.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_period_new(
     quota: i64,

@@ -1,16 +1,18 @@
 //! C face of [`weir_core::shedder`].
 
-use std::sync::Mutex;
 
 use static_assertions::{assert_eq_size, const_assert_eq};
 
 use crate::counts::{weir_counts, Tally};
 use crate::guard::{decide, decide_status, read_counts, start_counting};
 use crate::guard::{
-    free_handle, guard_status, lock, new_handle, on, place_handle2, placement2, policy_or,
+    free_handle, guard_status, lock, on, place_handle2, placement2, policy_or,
     status_on, usable, value_mut, write_footprint, write_out, Guarded, Handle,
 };
 use crate::slots::Slots;
+#[cfg(feature = "std")]
+use crate::guard::new_handle;
+use crate::lock::Mutex;
 use crate::status::weir_status::{self, *};
 use weir_core::shedder::{
     Criticality, Settled, Shedder, ShedderFront, ShedderPolicy, ShedderPolicyError, ShedderStats,
@@ -223,6 +225,7 @@ impl Handle for weir_shedder {
 /// buckets cannot be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is
 /// written only on success.
 /// The policy is copied: the caller may change or free it after.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_shedder_new(
     policy: *const weir_shedder_policy,

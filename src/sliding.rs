@@ -1,13 +1,15 @@
 //! C face of [`weir_core::sliding`].
 
-use std::sync::Mutex;
 
 use crate::counts::{weir_counts, Tally};
 use crate::guard::{
-    decide, free_handle, guard_status, lock, new_handle, on, place_handle, placement, read_counts,
+    decide, free_handle, guard_status, lock, on, place_handle, placement, read_counts,
     start_counting, write_footprint, Guarded, Handle,
 };
 use crate::slots::Slots;
+#[cfg(feature = "std")]
+use crate::guard::new_handle;
+use crate::lock::Mutex;
 use crate::status::weir_status::{self, *};
 use weir_core::sliding::{Sliding, SlidingError};
 use weir_core::time::NEVER;
@@ -48,6 +50,7 @@ impl From<SlidingError> for weir_status {
 /// bytes each) cannot be represented, and `WEIR_ERR_NO_MEMORY` when they
 /// cannot be allocated.
 /// `*out` is written only on success.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_sliding_new(
     quota: i64,

@@ -1,17 +1,19 @@
 //! The store behind a handle whose size is set at run time (window,
-//! breaker, sliding): one type for a heap handle and a placed one, so every
-//! call takes either.
+//! breaker, shedder, sliding): one type for a heap handle and a placed one,
+//! so every call takes either. The firmware build has only placed ones.
 
 /// Slots a handle reads and writes in place: a boxed slice weir allocated
 /// (a heap handle; freed when the handle drops) or slots in the caller's
 /// memory (a placed handle; never freed by weir).
 pub(crate) struct Slots<T: 'static> {
     slice: &'static mut [T],
+    #[cfg(feature = "std")]
     owned: bool,
 }
 
 impl<T> Slots<T> {
     /// The slots of a `Vec` (its length; spare capacity is given back).
+    #[cfg(feature = "std")]
     pub(crate) fn heap(slots: Vec<T>) -> Slots<T> {
         Slots {
             slice: Box::leak(slots.into_boxed_slice()),
@@ -23,6 +25,7 @@ impl<T> Slots<T> {
     pub(crate) fn placed(slice: &'static mut [T]) -> Slots<T> {
         Slots {
             slice,
+            #[cfg(feature = "std")]
             owned: false,
         }
     }
@@ -42,6 +45,7 @@ impl<T> AsMut<[T]> for Slots<T> {
     }
 }
 
+#[cfg(feature = "std")]
 impl<T> Drop for Slots<T> {
     fn drop(&mut self) {
         if self.owned {

@@ -1,16 +1,18 @@
 //! C face of [`weir_core::window`].
 
-use std::sync::Mutex;
 
 use static_assertions::{assert_eq_size, const_assert_eq};
 
 use crate::counts::{weir_counts, Tally};
 use crate::guard::{decide_status, read_counts, start_counting};
 use crate::guard::{
-    free_handle, guard_status, lock, new_handle, on, place_handle, placement, slice_out, status_on,
+    free_handle, guard_status, lock, on, place_handle, placement, slice_out, status_on,
     write_footprint, write_out, Guarded, Handle,
 };
 use crate::slots::Slots;
+#[cfg(feature = "std")]
+use crate::guard::new_handle;
+use crate::lock::Mutex;
 use crate::status::weir_status::{self, *};
 use weir_core::window::{Window, WindowError, WindowTotal};
 
@@ -74,6 +76,7 @@ impl Handle for weir_window {
 /// `WEIR_ERR_WINDOW_SIZE` above 1048576 buckets, `WEIR_ERR_NO_MEMORY` if the
 /// buckets cannot be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is
 /// written only on success.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_window_new(
     size: i32,
