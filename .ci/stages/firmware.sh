@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# about: the firmware library on Cortex-M4F and Cortex-M0 under qemu-system-arm: core builds, clippy per lock, four example runs, the conformance traces on both, lock and header checks
+# about: the firmware library on Cortex-M4F and Cortex-M0 under qemu-system-arm: core builds, clippy per lock, four example runs (every placed handle type), critical-section lengths on both, the conformance traces on both, lock and header checks
 # tier: full
 # order: 150
 # needs-commands: cargo arm-none-eabi-gcc=gcc-arm-none-eabi qemu-system-arm=qemu-system-arm python3=python3
@@ -14,6 +14,11 @@
 # single-core), the M4 again with a spinlock taken with interrupts masked
 # (feature privileged), and the M0 again with the SDK's critical section
 # (feature sdk-critical-section, the example defining the two hooks).
+# Every handle type runs from static memory in each, a breaker shared with
+# the SysTick handler. Then c-examples/firmware/cycles.c on the M4 and the
+# M0 (SDK hooks, which time the critical section itself) under -icount:
+# each handle type's longest call and critical section in instructions,
+# and its footprint (docs/firmware.md's table).
 # Each run prints its checks and exits (semihosting SYS_EXIT_EXTENDED) with
 # its failure count. Then the conformance traces (traces/README.md) on both
 # cores: c-examples/firmware/trace_table.py compiles every trace the face
@@ -73,10 +78,11 @@ example() { # name cpu-flags machine library extra-cflags...
 passed=0
 failed=0
 runs_failed=0
-run() { # name machine
+run() { # name machine [qemu options...]
   local name=$1 machine=$2 log="$out/$1.log" status=0
-  echo "== example $name: qemu-system-arm -M $machine"
-  timeout 60 qemu-system-arm -M "$machine" -nographic -monitor none -serial none \
+  shift 2
+  echo "== example $name: qemu-system-arm -M $machine $*"
+  timeout 60 qemu-system-arm -M "$machine" "$@" -nographic -monitor none -serial none \
     -semihosting-config enable=on,target=native -kernel "$out/$name.elf" \
     </dev/null >"$log" 2>&1 || status=$?
   sed "s/^/  | /" "$log"
@@ -111,6 +117,23 @@ run cortex-m4 mps2-an386
 run cortex-m4-privileged mps2-an386
 run cortex-m0 microbit
 run cortex-m0-sdk microbit
+
+# How long each handle type's calls and critical sections run
+# (c-examples/firmware/cycles.c; the table in docs/firmware.md), under
+# -icount so that virtual time counts instructions: shift 7 is 128 ns an
+# instruction, finer than one SysTick tick on either board.
+cycles() { # name cpu-flags machine library extra-cflags...
+  local name=$1 cpu=$2 machine=$3 lib=$4
+  shift 4
+  # shellcheck disable=SC2086
+  arm-none-eabi-gcc $cpu "${cflags[@]}" "$@" -DWEIR_EXAMPLE_MACHINE="\"$name\"" \
+    c-examples/firmware/cycles.c c-examples/firmware/startup.c \
+    -Lc-examples/firmware -T"$machine.ld" -Wl,--gc-sections -Wl,-z,noexecstack \
+    "$lib" -lgcc -o "$out/$name.elf"
+  run "$name" "$machine" -icount shift=7
+}
+cycles cortex-m4-cycles "$m4" mps2-an386 "$out/m4/libweir.a"
+cycles cortex-m0-cycles "$m0" microbit "$out/m0-sdk/libweir.a" -DWEIR_EXAMPLE_SDK_CRITICAL_SECTION
 
 # The conformance traces, one image per core (single-core lock).
 traces() { # name cpu-flags machine library face
@@ -187,6 +210,6 @@ for cpu in cortex-m4 cortex-m0; do
     -ffreestanding -DWEIR_FREESTANDING
 done
 
-echo "firmware: $runs_failed of 6 runs failed"
+echo "firmware: $runs_failed of 8 runs failed"
 echo "$passed passed, $failed failed"
 [ "$runs_failed" -eq 0 ] && [ "$failed" -eq 0 ]
