@@ -1,15 +1,14 @@
 //! C face of [`weir_core::budget`].
 
-
 use static_assertions::{assert_eq_size, const_assert_eq};
 
 use crate::counts::{weir_counts, Tally};
-use crate::guard::{
-    decide, free_handle, lock, on, place_plain, plain_footprint, policy_or,
-    read_counts, start_counting, Guarded, Handle,
-};
 #[cfg(feature = "std")]
 use crate::guard::new_handle;
+use crate::guard::{
+    decide, free_handle, lock, on, place_plain, plain_footprint, policy_or, read_counts,
+    start_counting, Guarded, Handle,
+};
 use crate::lock::Mutex;
 use crate::status::weir_status::{self, *};
 use weir_core::budget::{Budget, BudgetError};
@@ -110,6 +109,11 @@ pub extern "C" fn weir_budget_policy_preset() -> weir_budget_policy {
 /// A `now` earlier than one seen is no time passing. Safe to share between
 /// threads: each call takes a short per-handle lock. Heap per handle: about
 /// 280 bytes. Made by `weir_budget_new`, freed by `weir_budget_free`.
+///
+/// In the firmware build (docs/firmware.md) a budget is placed only: on a
+/// 32-bit core 256 bytes. Its updates hold the build's critical section
+/// (interrupts masked, with `single-core`); the longest measured under QEMU: a
+/// call of 720 instructions on a Cortex-M4F, a section of 1560 on a Cortex-M0.
 pub struct weir_budget(Guarded<Mutex<Budget>>);
 
 impl Handle for weir_budget {

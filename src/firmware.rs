@@ -152,9 +152,7 @@ pub(crate) fn enter() -> u32 {
     // SAFETY: reads PRIMASK and sets it; no other state changes. Sound on
     // a part in privileged mode (the features' documented requirement);
     // not `nomem`, so it orders memory accesses like a compiler fence.
-    unsafe {
-        core::arch::asm!("mrs {0}, PRIMASK", "cpsid i", out(reg) primask, options(nostack))
-    };
+    unsafe { core::arch::asm!("mrs {0}, PRIMASK", "cpsid i", out(reg) primask, options(nostack)) };
     primask
 }
 

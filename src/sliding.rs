@@ -1,15 +1,14 @@
 //! C face of [`weir_core::sliding`].
 
-
 use crate::counts::{weir_counts, Tally};
+#[cfg(feature = "std")]
+use crate::guard::new_handle;
 use crate::guard::{
     decide, free_handle, guard_status, lock, on, place_handle, placement, read_counts,
     start_counting, write_footprint, Guarded, Handle,
 };
-use crate::slots::Slots;
-#[cfg(feature = "std")]
-use crate::guard::new_handle;
 use crate::lock::Mutex;
+use crate::slots::Slots;
 use crate::status::weir_status::{self, *};
 use weir_core::sliding::{Sliding, SlidingError};
 use weir_core::time::NEVER;
@@ -19,6 +18,12 @@ use weir_core::time::NEVER;
 /// many threads at once; 112 bytes of heap per handle plus 8 bytes per unit
 /// of quota (one stamp per event it counts), allocated once by
 /// `weir_sliding_new`. Freed by `weir_sliding_free`.
+///
+/// In the firmware build (docs/firmware.md) a sliding is placed only: on a
+/// 32-bit core 8 bytes per unit of quota plus 80 (880 for a quota of 100). Its
+/// updates hold the build's critical section (interrupts masked, with
+/// `single-core`); the longest measured under QEMU: a call of 3561 instructions
+/// (quota 100) on a Cortex-M4F, a section of 4864 on a Cortex-M0.
 pub struct weir_sliding(Guarded<Mutex<Sliding<Slots<i64>>>>);
 
 impl Handle for weir_sliding {
