@@ -55,7 +55,7 @@
  *   counts   weir_breaker_start_counting, weir_breaker_read_counts
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 0938
+ *   section  line 0945
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
  *   placed   weir_shedder_footprint, weir_shedder_init_in
@@ -66,7 +66,7 @@
  *   counts   weir_shedder_start_counting, weir_shedder_read_counts
  *
  * weir_window — rolling window of sums and counts
- *   section  line 1196
+ *   section  line 1209
  *   make     weir_window_new, weir_window_free
  *   placed   weir_window_footprint, weir_window_init_in
  *   calls    weir_window_add
@@ -75,7 +75,7 @@
  *   counts   weir_window_start_counting, weir_window_read_counts
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1328
+ *   section  line 1347
  *   make     weir_bucket_new, weir_bucket_free
  *   placed   weir_bucket_footprint, weir_bucket_init_in
  *   calls    weir_bucket_take, weir_bucket_refund
@@ -83,7 +83,7 @@
  *   counts   weir_bucket_start_counting, weir_bucket_read_counts
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 1512
+ *   section  line 1536
  *   make     weir_sliding_new, weir_sliding_free
  *   placed   weir_sliding_footprint, weir_sliding_init_in
  *   calls    weir_sliding_take
@@ -91,7 +91,7 @@
  *   counts   weir_sliding_start_counting, weir_sliding_read_counts
  *
  * weir_period — fixed-window quota per period
- *   section  line 1619
+ *   section  line 1649
  *   make     weir_period_new, weir_period_free
  *   placed   weir_period_footprint, weir_period_init_in
  *   calls    weir_period_take (weir_period_quota)
@@ -99,7 +99,7 @@
  *   counts   weir_period_start_counting, weir_period_read_counts
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 1742
+ *   section  line 1777
  *   make     weir_gate_new, weir_gate_free
  *   placed   weir_gate_footprint, weir_gate_init_in
  *   calls    weir_gate_enter, weir_gate_leave
@@ -107,7 +107,7 @@
  *   counts   weir_gate_start_counting, weir_gate_read_counts
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 1821
+ *   section  line 1861
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy),
@@ -123,7 +123,7 @@
  *   counts   weir_concurrency_start_counting, weir_concurrency_read_counts
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 2091
+ *   section  line 2136
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   placed   weir_budget_footprint, weir_budget_init_in
@@ -132,19 +132,19 @@
  *   counts   weir_budget_start_counting, weir_budget_read_counts
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 2261
+ *   section  line 2311
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 2401
+ *   section  line 2451
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 2445
+ *   section  line 2495
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   calls    weir_pool_take (weir_pool_taken, WEIR_POOL_TAKEN_*),
@@ -156,7 +156,7 @@
  *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 2842
+ *   section  line 2892
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -165,13 +165,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 3004
+ *   section  line 3054
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 3133
+ *   section  line 3183
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -181,11 +181,11 @@
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 3406
+ *   section  line 3456
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 3583
+ *   section  line 3633
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   calls    weir_lease_take (weir_lease_answer, WEIR_LEASE_*),
@@ -195,7 +195,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 3829
+ *   section  line 3879
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -209,7 +209,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 4091
+ *   section  line 4141
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -696,6 +696,13 @@ const char *weir_version(void);
 /// fifth of all calls reach the backend. After it recovers, refusals fade
 /// as successes refill the window, and the last refusal comes 8 to 11 s
 /// later: about one window.
+///
+/// In the firmware build (docs/firmware.md) a breaker is placed only: on a
+/// 32-bit core the preset needs 1560 bytes (32 per bucket plus 280). Its
+/// updates hold the build's critical section (interrupts masked, with
+/// `single-core`); the longest measured under QEMU: a call of 5017 instructions
+/// on a Cortex-M4F, a section of 12905 (the formula in soft float) on a
+/// Cortex-M0.
 typedef struct weir_breaker weir_breaker;
 
 /// The breaker's policy (for `weir_breaker_new`; SRE: Google's client-side
@@ -964,6 +971,12 @@ weir_status weir_breaker_read_counts(const weir_breaker *breaker, weir_counts *o
 /// in each queue, reserved at construction) plus about 290 bytes (under
 /// 3 KB at the preset). Made by `weir_shedder_new`, freed by
 /// `weir_shedder_free`.
+///
+/// In the firmware build (docs/firmware.md) a shedder is placed only: on a
+/// 32-bit core the preset needs 2616 bytes (48 per bucket plus 216). Its
+/// updates hold the build's critical section (interrupts masked, with
+/// `single-core`); the longest measured under QEMU: a call of 2531 instructions
+/// on a Cortex-M4F, a section of 8659 on a Cortex-M0.
 typedef struct weir_shedder weir_shedder;
 
 /// A call's class for `weir_shedder_allow_class`: the default, decided
@@ -1208,6 +1221,12 @@ weir_status weir_shedder_read_counts(const weir_shedder *shedder,
 /// passing. Safe to share between threads: each call takes a short
 /// per-handle lock. Heap per handle: 16 bytes per bucket plus about 100
 /// bytes. Made by `weir_window_new`, freed by `weir_window_free`.
+///
+/// In the firmware build (docs/firmware.md) a window is placed only: on a
+/// 32-bit core 16 bytes per bucket plus 80 (720 for 40 buckets). Its updates
+/// hold the build's critical section (interrupts masked, with `single-core`);
+/// the longest measured under QEMU: a call of 1214 instructions (40 buckets) on
+/// a Cortex-M4F, a section of 5244 on a Cortex-M0.
 typedef struct weir_window weir_window;
 
 /// A sum and how many values went into it (a mean once `count` is
@@ -1360,6 +1379,11 @@ weir_status weir_window_read_counts(const weir_window *window, weir_counts *out)
 /// clock runs for 2^62 ticks after the bucket was made (146 years at rates
 /// up to 7.8 × 10^6/s, halving with each finer tick to 9.1 years above
 /// 6.25 × 10^7/s), and stands still after that.
+///
+/// In the firmware build (docs/firmware.md) a bucket is placed only: on a
+/// 32-bit core 88 bytes. Its updates hold the build's critical section
+/// (interrupts masked, with `single-core`); the longest measured under QEMU: a
+/// call of 118 instructions on a Cortex-M4F, a section of 43 on a Cortex-M0.
 typedef struct weir_bucket weir_bucket;
 
 #ifdef __cplusplus
@@ -1521,6 +1545,12 @@ weir_status weir_bucket_read_counts(const weir_bucket *bucket, weir_counts *out)
 /// many threads at once; 112 bytes of heap per handle plus 8 bytes per unit
 /// of quota (one stamp per event it counts), allocated once by
 /// `weir_sliding_new`. Freed by `weir_sliding_free`.
+///
+/// In the firmware build (docs/firmware.md) a sliding is placed only: on a
+/// 32-bit core 8 bytes per unit of quota plus 80 (880 for a quota of 100). Its
+/// updates hold the build's critical section (interrupts masked, with
+/// `single-core`); the longest measured under QEMU: a call of 3561 instructions
+/// (quota 100) on a Cortex-M4F, a section of 4864 on a Cortex-M0.
 typedef struct weir_sliding weir_sliding;
 
 #ifdef __cplusplus
@@ -1623,6 +1653,11 @@ weir_status weir_sliding_read_counts(const weir_sliding *sliding, weir_counts *o
 /// per-handle lock and is safe to use from many threads at once; 96 bytes
 /// of heap per handle. Made by `weir_period_new`, freed by
 /// `weir_period_free`.
+///
+/// In the firmware build (docs/firmware.md) a period is placed only: on a
+/// 32-bit core 88 bytes. Its updates hold the build's critical section
+/// (interrupts masked, with `single-core`); the longest measured under QEMU: a
+/// call of 255 instructions on a Cortex-M4F, a section of 527 on a Cortex-M0.
 typedef struct weir_period weir_period;
 
 /// Where a period's quota stands after `weir_period_take`.
@@ -1745,6 +1780,11 @@ weir_status weir_period_read_counts(const weir_period *period, weir_counts *out)
 /// A concurrency ceiling: at most `limit` calls inside at once. Lock-free and
 /// safe to use from many threads at once; 56 bytes of heap per handle.
 /// Made by `weir_gate_new`, freed by `weir_gate_free`.
+///
+/// In the firmware build (docs/firmware.md) a gate is placed only: on a 32-bit
+/// core 56 bytes. Its updates hold the build's critical section (interrupts
+/// masked, with `single-core`); the longest measured under QEMU: a call of 42
+/// instructions on a Cortex-M4F, a section of 29 on a Cortex-M0.
 typedef struct weir_gate weir_gate;
 
 #ifdef __cplusplus
@@ -1854,6 +1894,11 @@ weir_status weir_gate_read_counts(const weir_gate *gate, weir_counts *out);
 /// calls in flight never exceed the limit at the moment each entered. Heap
 /// per handle: about 140 bytes. Made by `weir_concurrency_new`, freed by
 /// `weir_concurrency_free`.
+///
+/// In the firmware build (docs/firmware.md) a concurrency is placed only: on a
+/// 32-bit core 912 bytes. Its updates hold the build's critical section
+/// (interrupts masked, with `single-core`); the longest measured under QEMU: a
+/// call of 1274 instructions on a Cortex-M4F, a section of 4190 on a Cortex-M0.
 typedef struct weir_concurrency weir_concurrency;
 
 /// The largest `max_limit` a `weir_concurrency_policy` may have: 2^20 calls in flight.
@@ -2120,6 +2165,11 @@ weir_status weir_concurrency_read_counts(const weir_concurrency *limit, weir_cou
 /// A `now` earlier than one seen is no time passing. Safe to share between
 /// threads: each call takes a short per-handle lock. Heap per handle: about
 /// 280 bytes. Made by `weir_budget_new`, freed by `weir_budget_free`.
+///
+/// In the firmware build (docs/firmware.md) a budget is placed only: on a
+/// 32-bit core 256 bytes. Its updates hold the build's critical section
+/// (interrupts masked, with `single-core`); the longest measured under QEMU: a
+/// call of 720 instructions on a Cortex-M4F, a section of 1560 on a Cortex-M0.
 typedef struct weir_budget weir_budget;
 
 /// `weir_budget_policy.form`: gRPC's retry throttling (design A6), a token

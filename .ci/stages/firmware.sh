@@ -24,8 +24,9 @@
 # cores: c-examples/firmware/trace_table.py compiles every trace the face
 # (firmware-m4, firmware-m0) does not skip in traces/skips.txt into a const
 # table in flash, and c-examples/firmware/traces.c replays it through the
-# library and prints a line per trace, exiting with the number that failed.
-# Closes with "N passed, N failed" over all checks (a trace is one check).
+# library (the handles placed in a static arena) and prints a line per
+# trace, exiting with the number that failed; the M0 runs two images, the
+# words' traces and the handles'. Closes with "N passed, N failed" over all checks (a trace is one check).
 #
 # Needs: rustup targets thumbv7em-none-eabihf and thumbv6m-none-eabi; Debian
 # packages gcc-arm-none-eabi and qemu-system-arm (the install stage's).
@@ -136,10 +137,10 @@ cycles cortex-m4-cycles "$m4" mps2-an386 "$out/m4/libweir.a"
 cycles cortex-m0-cycles "$m0" microbit "$out/m0-sdk/libweir.a" -DWEIR_EXAMPLE_SDK_CRITICAL_SECTION
 
 # The conformance traces, one image per core (single-core lock).
-traces() { # name cpu-flags machine library face
-  local name=$1 cpu=$2 machine=$3 lib=$4 face=$5
+traces() { # name cpu-flags machine library face [group]
+  local name=$1 cpu=$2 machine=$3 lib=$4 face=$5 group=${6:-}
   mkdir -p "$out/$name"
-  echo "== traces $name: $(python3 c-examples/firmware/trace_table.py "$out/$name" "$face")"
+  echo "== traces $name: $(python3 c-examples/firmware/trace_table.py "$out/$name" "$face" $group)"
   # shellcheck disable=SC2086
   arm-none-eabi-gcc $cpu "${cflags[@]}" -I"$out/$name" -DWEIR_EXAMPLE_MACHINE="\"$name\"" \
     c-examples/firmware/traces.c c-examples/firmware/startup.c "$out/$name/trace_table.c" \
@@ -147,8 +148,11 @@ traces() { # name cpu-flags machine library face
     "$lib" -lgcc -o "$out/$name.elf"
   run "$name" "$machine"
 }
+# The M4 replays every type in one image; the M0's 256 KiB of flash holds
+# the words' table or the handles' (with their code), so it runs two.
 traces cortex-m4-traces "$m4" mps2-an386 "$out/m4/libweir.a" firmware-m4
-traces cortex-m0-traces "$m0" microbit "$out/m0/libweir.a" firmware-m0
+traces cortex-m0-traces "$m0" microbit "$out/m0/libweir.a" firmware-m0 words
+traces cortex-m0-handle-traces "$m0" microbit "$out/m0/libweir.a" firmware-m0 handles
 
 # How each build locks a word update, read off the linked programs: every
 # build masks interrupts (cpsid, which the example's own code never uses
@@ -210,6 +214,6 @@ for cpu in cortex-m4 cortex-m0; do
     -ffreestanding -DWEIR_FREESTANDING
 done
 
-echo "firmware: $runs_failed of 8 runs failed"
+echo "firmware: $runs_failed of 9 runs failed"
 echo "$passed passed, $failed failed"
 [ "$runs_failed" -eq 0 ] && [ "$failed" -eq 0 ]
