@@ -123,7 +123,7 @@
  *   counts   weir_concurrency_start_counting, weir_concurrency_read_counts
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 2136
+ *   section  line 2138
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   placed   weir_budget_footprint, weir_budget_init_in
@@ -132,19 +132,19 @@
  *   counts   weir_budget_start_counting, weir_budget_read_counts
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 2311
+ *   section  line 2313
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 2451
+ *   section  line 2453
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 2495
+ *   section  line 2497
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   calls    weir_pool_take (weir_pool_taken, WEIR_POOL_TAKEN_*),
@@ -156,7 +156,7 @@
  *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 2892
+ *   section  line 2894
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -165,13 +165,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 3054
+ *   section  line 3056
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 3183
+ *   section  line 3185
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -181,11 +181,11 @@
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 3456
+ *   section  line 3458
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 3633
+ *   section  line 3635
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   calls    weir_lease_take (weir_lease_answer, WEIR_LEASE_*),
@@ -195,7 +195,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 3879
+ *   section  line 3881
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -209,7 +209,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 4141
+ *   section  line 4143
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -2079,7 +2079,9 @@ weir_status weir_concurrency_enter_partition(const weir_concurrency *limit,
 /// `weir_concurrency_leave` (same statuses), and it leaves its partition.
 /// `WEIR_ERR_CONCURRENCY_PARTITION` if there is no such partition,
 /// `WEIR_ERR_CONCURRENCY_PARTITION_EMPTY` if the partition has no call in
-/// flight (the ticket was entered in another); each changes nothing.
+/// flight (the ticket was entered in another); each changes nothing. The
+/// ticket is checked first, as `weir_concurrency_leave` checks it, then the
+/// partition.
 weir_status weir_concurrency_leave_partition(const weir_concurrency *limit,
                                              int32_t partition,
                                              weir_concurrency_ticket *ticket,

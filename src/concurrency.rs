@@ -3,7 +3,9 @@
 use static_assertions::{assert_eq_size, const_assert_eq};
 
 use crate::counts::{weir_counts, Tally};
-use crate::guard::{decide, decide_status, read_counts, start_counting};
+use crate::guard::{
+    decide, decide_status, decide_status_counted, decide_status_or, read_counts, start_counting,
+};
 use crate::guard::{
     free_handle, lock, on, place_plain, plain_footprint, policy_or, usable, value_mut, write_out,
     Guarded, Handle,
@@ -461,9 +463,12 @@ pub extern "C" fn weir_concurrency_new_partitioned(
     })
 }
 
-/// The partition numbered `partition`, if it is one.
-fn partition_index(partition: i32) -> Result<usize, weir_status> {
-    usize::try_from(partition).map_err(|_| WEIR_ERR_CONCURRENCY_PARTITION)
+/// The partition numbered `partition` as an index. A negative number
+/// becomes one at least 2^31, above any partition count, so the limit's
+/// own check under its lock answers it as any other number it has no
+/// partition for (one compare, not two, on every call).
+fn partition_index(partition: i32) -> usize {
+    partition as u32 as usize
 }
 
 /// Asks to start one call of partition `partition` at `now`, by the rule in
@@ -481,39 +486,71 @@ pub extern "C" fn weir_concurrency_enter_partition(
     now: i64,
     ticket: *mut weir_concurrency_ticket,
 ) -> weir_status {
-    // A counting limit counts a decision as `weir_concurrency_enter` does,
-    // and an error status as an error.
+    let cold = move || enter_partition_counted(limit, partition, now, ticket);
+    decide_status_or(limit, cold, move |state| {
+        enter_partition_in(state, partition, now, ticket, |_| {})
+    })
+}
+
+/// `weir_concurrency_enter_partition` on a limit that counts (or is
+/// poisoned): out of line, with the call's own arguments, so that the call
+/// reaches it by a jump (see `decide_or`). It counts a decision as
+/// `weir_concurrency_enter` does, and an error status as an error.
+#[cold]
+#[inline(never)]
+extern "C" fn enter_partition_counted(
+    limit: *const weir_concurrency,
+    partition: i32,
+    now: i64,
+    ticket: *mut weir_concurrency_ticket,
+) -> weir_status {
     let admitted = core::cell::Cell::new(false);
     let counted = |status| match status {
         WEIR_OK => Tally::of(admitted.get()),
         _ => Tally::Error,
     };
-    decide_status(limit, counted, |state| {
-        usable(ticket)?;
-        let i = partition_index(partition)?;
-        let entered = lock(state).enter_partition(i, now)?;
-        admitted.set(entered.is_some());
-        let written = match entered {
-            Some(entry) => weir_concurrency_ticket {
-                start: entry.start,
-                inflight: i32::try_from(entry.inflight).unwrap_or(i32::MAX),
-                flying: 1,
-            },
-            None => weir_concurrency_ticket {
-                start: now,
-                inflight: 0,
-                flying: 0,
-            },
-        };
-        write_out(ticket, written)
+    decide_status_counted(limit, counted, |state| {
+        enter_partition_in(state, partition, now, ticket, |went| admitted.set(went))
     })
+}
+
+/// `weir_concurrency_enter_partition`'s work; `decided` hears whether the
+/// call went in (the counting twin counts it; the plain call needs nothing).
+#[inline]
+fn enter_partition_in(
+    state: &Mutex<Partitioned>,
+    partition: i32,
+    now: i64,
+    ticket: *mut weir_concurrency_ticket,
+    decided: impl FnOnce(bool),
+) -> Result<(), weir_status> {
+    usable(ticket)?;
+    let i = partition_index(partition);
+    let entered = lock(state).enter_partition(i, now)?;
+    let written = match entered {
+        Some(entry) => weir_concurrency_ticket {
+            start: entry.start,
+            inflight: i32::try_from(entry.inflight).unwrap_or(i32::MAX),
+            flying: 1,
+        },
+        None => weir_concurrency_ticket {
+            start: now,
+            inflight: 0,
+            flying: 0,
+        },
+    };
+    write_out(ticket, written)?;
+    decided(entered.is_some());
+    Ok(())
 }
 
 /// The call of partition `partition` behind `*ticket` ended at `now`, as
 /// `weir_concurrency_leave` (same statuses), and it leaves its partition.
 /// `WEIR_ERR_CONCURRENCY_PARTITION` if there is no such partition,
 /// `WEIR_ERR_CONCURRENCY_PARTITION_EMPTY` if the partition has no call in
-/// flight (the ticket was entered in another); each changes nothing.
+/// flight (the ticket was entered in another); each changes nothing. The
+/// ticket is checked first, as `weir_concurrency_leave` checks it, then the
+/// partition.
 #[no_mangle]
 pub extern "C" fn weir_concurrency_leave_partition(
     limit: *const weir_concurrency,
@@ -522,14 +559,43 @@ pub extern "C" fn weir_concurrency_leave_partition(
     now: i64,
     dropped: bool,
 ) -> weir_status {
-    decide_status(limit, Tally::errors, |state| {
-        let i = partition_index(partition)?;
-        // One place drops the guard, whatever the answer.
-        let mut limit = lock(state);
-        let left = leave_locked(&mut limit, i, ticket, now, dropped);
-        drop(limit);
-        left
+    let cold = move || leave_partition_counted(limit, partition, ticket, now, dropped);
+    decide_status_or(limit, cold, move |state| {
+        leave_partition_in(state, partition, ticket, now, dropped)
     })
+}
+
+/// `weir_concurrency_leave_partition` on a limit that counts (or is
+/// poisoned), as `enter_partition_counted` is for an enter.
+#[cold]
+#[inline(never)]
+extern "C" fn leave_partition_counted(
+    limit: *const weir_concurrency,
+    partition: i32,
+    ticket: *mut weir_concurrency_ticket,
+    now: i64,
+    dropped: bool,
+) -> weir_status {
+    decide_status_counted(limit, Tally::errors, move |state| {
+        leave_partition_in(state, partition, ticket, now, dropped)
+    })
+}
+
+/// `weir_concurrency_leave_partition`'s work.
+#[inline]
+fn leave_partition_in(
+    state: &Mutex<Partitioned>,
+    partition: i32,
+    ticket: *mut weir_concurrency_ticket,
+    now: i64,
+    dropped: bool,
+) -> Result<(), weir_status> {
+    let i = partition_index(partition);
+    // One place drops the guard, whatever the answer.
+    let mut limit = lock(state);
+    let left = leave_locked(&mut limit, i, ticket, now, dropped);
+    drop(limit);
+    left
 }
 
 /// `weir_concurrency_leave_partition` under the lock.
@@ -564,9 +630,8 @@ pub extern "C" fn weir_concurrency_partition_flying(
     partition: i32,
 ) -> i64 {
     on(limit, 0, |state| {
-        partition_index(partition)
-            .ok()
-            .and_then(|i| lock(state).flying_in(i).ok())
+        lock(state)
+            .flying_in(partition_index(partition))
             .unwrap_or(0)
     })
 }
@@ -579,9 +644,6 @@ pub extern "C" fn weir_concurrency_partition_room(
     partition: i32,
 ) -> i64 {
     on(limit, 0, |state| {
-        partition_index(partition)
-            .ok()
-            .and_then(|i| lock(state).room(i).ok())
-            .unwrap_or(0)
+        lock(state).room(partition_index(partition)).unwrap_or(0)
     })
 }

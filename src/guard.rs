@@ -266,7 +266,6 @@ pub(crate) fn decide_counted<H: Handle, R>(
 /// [`decide_or`] for a status-returning call: on a handle that counts or
 /// is poisoned it runs `cold`, which decides with
 /// [`decide_status_counted`].
-#[cfg(feature = "std")]
 #[inline]
 pub(crate) fn decide_status_or<H: Handle>(
     handle: *const H,
@@ -292,7 +291,6 @@ pub(crate) fn decide_status_or<H: Handle>(
 }
 
 /// The `cold` path of [`decide_status_or`]: [`decide_status`]'s, inline.
-#[cfg(feature = "std")]
 #[inline]
 pub(crate) fn decide_status_counted<H: Handle>(
     handle: *const H,

@@ -148,7 +148,15 @@ impl Concurrency {
 
     /// Lets a call in at `now` if fewer than `⌊limit⌋` are in flight.
     pub fn enter(&mut self, now: i64) -> Option<ConcurrencyTicket> {
-        if self.flying >= self.limit() {
+        self.enter_below(self.limit(), now)
+    }
+
+    /// [`Concurrency::enter`] with `limit`, this limit's [`Concurrency::limit`]
+    /// as the caller just read it (the partitions read it first for their
+    /// rooms, and ask it once).
+    #[inline]
+    pub(crate) fn enter_below(&mut self, limit: i64, now: i64) -> Option<ConcurrencyTicket> {
+        if self.flying >= limit {
             return None;
         }
         self.flying += 1;
