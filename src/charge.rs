@@ -224,7 +224,7 @@ fn judge(
     // array's length), or returned; MaybeUninit<T> has T's layout.
     let judged =
         unsafe { core::slice::from_raw_parts(judged.as_ptr().cast::<ChargeItem<'_>>(), n) };
-    charge::charge_all(judged, now).map_err(|_| (n, WEIR_ERR_CHARGE_TOO_MANY))
+    charge::charge_all(judged, now).map_err(|error| (n, weir_status::of(error.code())))
 }
 
 /// Charges every item its cost at `now`, or none: an organisation's quota,

@@ -178,6 +178,17 @@ pub enum ChargeError {
     TooMany,
 }
 
+impl ChargeError {
+    /// The C status code (`weir_status` in `include/weir.h`) the C
+    /// library answers for this error: one mapping, which the C surface and
+    /// the bay's wasm replay both read.
+    pub const fn code(self) -> i32 {
+        match self {
+            ChargeError::TooMany => 80,
+        }
+    }
+}
+
 /// What one item's charge wrote, to give it back.
 enum Taken<'a, W> {
     Word {
