@@ -698,7 +698,13 @@ mod tests {
         use weir_core::sliding::SlidingError as Sl;
         use weir_core::window::WindowError as Wi;
         let windows = [Wi::Span, Wi::TooLarge, Wi::NoMemory];
-        let policies = [Co::Limits, Co::QueueSize, Co::Smoothing, Co::Tolerance, Co::Window];
+        let policies = [
+            Co::Limits,
+            Co::QueueSize,
+            Co::Smoothing,
+            Co::Tolerance,
+            Co::Window,
+        ];
         let mut codes = vec![Settled.code(), ChargeError::TooMany.code()];
         codes.extend(windows.map(Wi::code));
         codes.extend(windows.map(|w| Br::Window(w).code()));
@@ -733,13 +739,28 @@ mod tests {
             .map(Bl::code),
         );
         codes.extend(
-            [Br::K, Br::Floor, Br::Protection, Br::Probe, Br::Cap, Br::Rps, Br::Aggression]
-                .map(Br::code),
+            [
+                Br::K,
+                Br::Floor,
+                Br::Protection,
+                Br::Probe,
+                Br::Cap,
+                Br::Rps,
+                Br::Aggression,
+            ]
+            .map(Br::code),
         );
         codes.extend([Bt::Settled, Bt::Foreign].map(Bt::code));
         codes.extend([Bu::NotFinite, Bu::Negative, Bu::TooLarge].map(Bu::code));
         codes.extend(
-            [Bg::MaxTokens, Bg::TokenRatio, Bg::Ttl, Bg::MinPerSecond, Bg::Percent].map(Bg::code),
+            [
+                Bg::MaxTokens,
+                Bg::TokenRatio,
+                Bg::Ttl,
+                Bg::MinPerSecond,
+                Bg::Percent,
+            ]
+            .map(Bg::code),
         );
         for (gcra, rate) in [
             (Gc::NotFinite, Ra::NotFinite),
@@ -753,7 +774,15 @@ mod tests {
             codes.extend([gcra.code(), rate.code()]);
         }
         codes.extend(
-            [Le::Interval, Le::Ttl, Le::Burst, Le::Share, Le::Cost, Le::Grant].map(Le::code),
+            [
+                Le::Interval,
+                Le::Ttl,
+                Le::Burst,
+                Le::Share,
+                Le::Cost,
+                Le::Grant,
+            ]
+            .map(Le::code),
         );
         codes.extend(
             [
