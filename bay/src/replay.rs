@@ -113,7 +113,7 @@ const BREAKER_REFUSALS: i64 = 333;
 const SHEDDER_CLASS: i64 = 350;
 
 /// A weir-core error's status.
-fn status(code: i32) -> i64 {
+fn code_status(code: i32) -> i64 {
     code.into()
 }
 
@@ -209,7 +209,7 @@ pub extern "C" fn bay_rate_limit_new(limit_per_s: i64, burst: i64) -> usize {
                 h.rate_limit = limit.parts();
                 0
             }
-            Err(e) => status(e.code()),
+            Err(e) => code_status(e.code()),
         };
         let (a, b, c) = h.rate_limit;
         answer(&[status, a as i64, b.into(), c.into()])
@@ -271,7 +271,7 @@ pub extern "C" fn bay_gcra_limit_new(rate_per_s: i64, burst: i64) -> usize {
                 h.gcra_limit = (p, t, s, 0);
                 0
             }
-            Err(e) => status(e.code()),
+            Err(e) => code_status(e.code()),
         };
         let (p, t, s, r) = h.gcra_limit;
         answer(&[status, p as i64, t, s.into(), r.into()])
@@ -339,7 +339,7 @@ pub extern "C" fn bay_gcra_room(now: i64) -> usize {
 pub extern "C" fn bay_sliding_new(quota: i64, window_ns: i64) -> usize {
     let (made, status) = match Sliding::new(quota, window_ns) {
         Ok(s) => (Some(s), 0),
-        Err(e) => (None, status(e.code())),
+        Err(e) => (None, code_status(e.code())),
     };
     with(|h| h.sliding = made);
     answer(&[status])
@@ -371,7 +371,7 @@ pub extern "C" fn bay_sliding_next(now: i64) -> usize {
 pub extern "C" fn bay_period_new(quota: i64, period_ns: i64, align: i64) -> usize {
     let (made, status) = match Period::new(quota, period_ns, align != 0) {
         Ok(p) => (Some(p), 0),
-        Err(e) => (None, status(e.code())),
+        Err(e) => (None, code_status(e.code())),
     };
     with(|h| h.period = made);
     answer(&[status])
@@ -472,7 +472,7 @@ pub extern "C" fn bay_deadline_remaining(now: i64) -> usize {
 pub extern "C" fn bay_bucket_new(rate: i64, burst: i64, now: i64) -> usize {
     let (made, status) = match Bucket::new(f64_of(rate), f64_of(burst), now) {
         Ok(b) => (Some(b), 0),
-        Err(e) => (None, status(e.code())),
+        Err(e) => (None, code_status(e.code())),
     };
     with(|h| h.bucket = made);
     answer(&[status])
@@ -500,7 +500,7 @@ pub extern "C" fn bay_bucket_refund(now: i64, taken_at: i64, n: i64) -> usize {
     let status = with(|h| {
         h.bucket.as_ref().map_or(1, |b| {
             b.refund(now, taken_at, f64_of(n))
-                .map_or_else(|e| status(e.code()), |_| 0)
+                .map_or_else(|e| code_status(e.code()), |_| 0)
         })
     });
     answer(&[status])
@@ -531,7 +531,7 @@ fn limiter_made(made: Result<Limiter, LimiterError>) -> usize {
             with(|h| h.limiter = Some(l));
             0
         }
-        Err(e) => status(e.code()),
+        Err(e) => code_status(e.code()),
     };
     answer(&[status])
 }
@@ -604,7 +604,7 @@ pub extern "C" fn bay_limiter_consume(now: i64, amount: i64) -> usize {
     let r = on_limiter(Err(LimiterError::WrongVariant), |l| {
         l.consume(now, amount as u64)
     });
-    answer(&[r.map_or_else(|e| status(e.code()), |()| 0)])
+    answer(&[r.map_or_else(|e| code_status(e.code()), |()| 0)])
 }
 
 /// `limiter_try_consume`: whether the consume succeeded.
@@ -619,7 +619,7 @@ pub extern "C" fn bay_limiter_try_consume(now: i64, amount: i64) -> usize {
 pub extern "C" fn bay_limiter_refund(now: i64, taken_at: i64, amount: i64) -> usize {
     let status = on_limiter(0, |l| {
         l.refund(now, taken_at, amount as u64)
-            .map_or_else(|e| status(e.code()), |_| 0)
+            .map_or_else(|e| code_status(e.code()), |_| 0)
     });
     answer(&[status])
 }
@@ -640,7 +640,7 @@ pub extern "C" fn bay_limiter_capacity() -> usize {
 fn limiter_reading(f: impl FnOnce(&mut Limiter) -> Result<i64, LimiterError>) -> usize {
     match on_limiter(Err(LimiterError::WrongVariant), f) {
         Ok(v) => answer(&[0, v]),
-        Err(e) => answer(&[status(e.code()), 0]),
+        Err(e) => answer(&[code_status(e.code()), 0]),
     }
 }
 
@@ -685,7 +685,7 @@ fn backoff(h: &Held) -> Result<Backoff, i64> {
         4 => BackoffJitter::Spread,
         _ => return Err(UNKNOWN_KIND),
     };
-    Backoff::new(base, factor, cap, attempts, jitter, spread).map_err(|e| status(e.code()))
+    Backoff::new(base, factor, cap, attempts, jitter, spread).map_err(|e| code_status(e.code()))
 }
 
 fn answer_backoff(fields: BackoffFields) -> usize {
@@ -789,7 +789,7 @@ pub extern "C" fn bay_backoff_schedule() -> usize {
 #[no_mangle]
 pub extern "C" fn bay_window_new(size: i64, window_ns: i64, now: i64) -> usize {
     let made = Window::new(i64::from(size as i32), window_ns, now);
-    let status = made.as_ref().map_or_else(|e| status(e.code()), |_| 0);
+    let status = made.as_ref().map_or_else(|e| code_status(e.code()), |_| 0);
     with(|h| h.window = made.ok());
     answer(&[status])
 }
@@ -869,7 +869,7 @@ pub extern "C" fn bay_budget_new(
             1 => Budget::percent(ttl_ns, min_per_s as i32, f64_of(percent), now),
             _ => return made_none(|h| h.budget = None, UNKNOWN_KIND),
         }
-        .map_err(|e| status(e.code()))
+        .map_err(|e| code_status(e.code()))
     };
     let status = made.as_ref().map_or_else(|&e| e, |_| 0);
     with(|h| h.budget = made.ok());
@@ -957,7 +957,7 @@ pub extern "C" fn bay_concurrency_new(
         warmup,
     );
     let made = Concurrency::new(policy);
-    let status = made.as_ref().map_or_else(|e| status(e.code()), |_| 0);
+    let status = made.as_ref().map_or_else(|e| code_status(e.code()), |_| 0);
     with(|h| h.concurrency = made.ok().map(Partitioned::from));
     answer(&[status])
 }
@@ -1015,7 +1015,7 @@ pub extern "C" fn bay_concurrency_new_partitioned(
                 .expect("a trace gives at most two partitions");
             Partitioned::new(policy, given)
         });
-    let status = made.as_ref().map_or_else(|e| status(e.code()), |_| 0);
+    let status = made.as_ref().map_or_else(|e| code_status(e.code()), |_| 0);
     with(|h| h.concurrency = made.ok());
     answer(&[status])
 }
@@ -1109,7 +1109,7 @@ pub extern "C" fn bay_concurrency_enter_partition(partition: i64, now: i64) -> u
                     inflight: 0,
                 };
                 new_ticket(h, Ticket::Concurrency(unwritten, false));
-                (status(e.code()), false)
+                (code_status(e.code()), false)
             }
         }
     });
@@ -1122,7 +1122,7 @@ pub extern "C" fn bay_concurrency_enter_partition(partition: i64, now: i64) -> u
 pub extern "C" fn bay_concurrency_leave_partition(partition: i64, slot: i64, now: i64) -> usize {
     let status = with(|h| {
         let Ok(i) = usize::try_from(partition as i32) else {
-            return status(PartitionError::Unknown.code());
+            return code_status(PartitionError::Unknown.code());
         };
         let (entry, flying) = concurrency_ticket(h, slot);
         if !flying {
@@ -1134,7 +1134,7 @@ pub extern "C" fn bay_concurrency_leave_partition(partition: i64, slot: i64, now
                 h.tickets[slot as usize] = Ticket::Concurrency(entry, false);
                 0
             }
-            Err(e) => status(e.code()),
+            Err(e) => code_status(e.code()),
         }
     });
     answer(&[status])
@@ -1222,17 +1222,17 @@ pub extern "C" fn bay_breaker_new(
     };
     let made = policy
         .check()
-        .map_err(|e| status(e.code()))
+        .map_err(|e| code_status(e.code()))
         .and_then(|policy| {
             if i64::from(policy.size) > weir_core::window::MAX_SIZE {
-                return Err(status(
+                return Err(code_status(
                     BreakerPolicyError::Window(WindowError::TooLarge).code(),
                 ));
             }
             if !matches!(skip_refusals, 0 | 1) {
                 return Err(BREAKER_REFUSALS);
             }
-            Breaker::new(policy, now).map_err(|e| status(e.code()))
+            Breaker::new(policy, now).map_err(|e| code_status(e.code()))
         })
         .map(|breaker| {
             let tag = BREAKER_TAG.with(|t| {
@@ -1282,7 +1282,7 @@ fn breaker_settle(slot: i64, pass: bool, now: i64) -> usize {
                 h.tickets[slot as usize] = Ticket::Breaker(ticket);
                 0
             }
-            Err(e) => status(e.code()),
+            Err(e) => code_status(e.code()),
         }
     });
     answer(&[status])
@@ -1339,7 +1339,7 @@ pub extern "C" fn bay_shedder_new(
         floor: f64_of(floor),
     };
     let made = Shedder::new(policy, now);
-    let status = made.as_ref().map_or_else(|e| status(e.code()), |_| 0);
+    let status = made.as_ref().map_or_else(|e| code_status(e.code()), |_| 0);
     with(|h| h.shedder = made.ok());
     answer(&[status])
 }
@@ -1401,14 +1401,14 @@ fn shedder_settle(
         };
         if !ticket.open {
             // The C call refuses a ticket not flying before the shedder sees it.
-            return status(Settled.code());
+            return code_status(Settled.code());
         }
         match settle(h.shedder.as_mut().expect("a held shedder"), &mut ticket) {
             Ok(()) => {
                 h.tickets[slot as usize] = Ticket::Shedder(ticket);
                 0
             }
-            Err(e) => status(e.code()),
+            Err(e) => code_status(e.code()),
         }
     });
     answer(&[status])
@@ -1479,7 +1479,7 @@ pub extern "C" fn bay_pool_new(
         min_idle,
         max_making,
     });
-    let status = made.as_ref().map_or_else(|e| status(e.code()), |_| 0);
+    let status = made.as_ref().map_or_else(|e| code_status(e.code()), |_| 0);
     with(|h| h.pool = made.ok());
     answer(&[status])
 }
@@ -1497,7 +1497,7 @@ pub extern "C" fn bay_pool_take(now: i64) -> usize {
 }
 
 fn pool_status(r: Result<(), weir_core::pool::PoolMisuse>) -> usize {
-    answer(&[r.map_or_else(|e| status(e.code()), |()| 0)])
+    answer(&[r.map_or_else(|e| code_status(e.code()), |()| 0)])
 }
 
 /// `pool_made <item> <now>`: status.
@@ -1523,7 +1523,7 @@ pub extern "C" fn bay_pool_unmade() -> usize {
 pub extern "C" fn bay_pool_give(it: i64, now: i64) -> usize {
     match on_pool(|p| p.give(item(it), now)) {
         Ok(kept) => answer(&[0, kept.into()]),
-        Err(e) => answer(&[status(e.code()), 0]),
+        Err(e) => answer(&[code_status(e.code()), 0]),
     }
 }
 
@@ -1625,20 +1625,20 @@ pub extern "C" fn bay_pool_read_stats() -> usize {
 /// The held rate limit, checked as the C call checks one from memory.
 fn rate_limit_checked(h: &Held) -> Result<RateLimit, i64> {
     let (interval_ns, frac, burst) = h.rate_limit;
-    RateLimit::from_parts(interval_ns, frac, burst).map_err(|e: RateError| status(e.code()))
+    RateLimit::from_parts(interval_ns, frac, burst).map_err(|e: RateError| code_status(e.code()))
 }
 
 /// The held GCRA limit, checked as the C call checks one from memory.
 fn gcra_limit_checked(h: &Held) -> Result<GcraLimit, i64> {
     let (per_token, tolerance, shift, reserved) = h.gcra_limit;
     if reserved != 0 {
-        return Err(status(GcraError::Invalid.code()));
+        return Err(code_status(GcraError::Invalid.code()));
     }
-    GcraLimit::from_parts(per_token, tolerance, shift).map_err(|e| status(e.code()))
+    GcraLimit::from_parts(per_token, tolerance, shift).map_err(|e| code_status(e.code()))
 }
 
 fn bloom_made(shape: Result<BloomShape, i64>) -> usize {
-    let made = shape.and_then(|shape| Bloom::new(shape).map_err(|e| status(e.code())));
+    let made = shape.and_then(|shape| Bloom::new(shape).map_err(|e| code_status(e.code())));
     let status = made.as_ref().map_or_else(|&e| e, |_| 0);
     with(|h| h.bloom = made.ok());
     answer(&[status])
@@ -1655,7 +1655,7 @@ pub extern "C" fn bay_bloom_new(size_log2: i64, hashes: i64, seed0: i64, seed1: 
             seed0 as u64,
             seed1 as u64,
         )
-        .map_err(|e| status(e.code()))
+        .map_err(|e| code_status(e.code()))
     });
     bloom_made(shape)
 }
@@ -1671,7 +1671,7 @@ pub extern "C" fn bay_bloom_new_gcra(size_log2: i64, hashes: i64, seed0: i64, se
             seed0 as u64,
             seed1 as u64,
         )
-        .map_err(|e| status(e.code()))
+        .map_err(|e| code_status(e.code()))
     });
     bloom_made(shape)
 }
@@ -1762,7 +1762,7 @@ pub extern "C" fn bay_charge_all() -> usize {
         let rate = AtomicU64::new(h.rate);
         let gcra = AtomicU64::new(h.gcra);
         let judged = if n > MAX_ITEMS {
-            Err((n, status(charge::ChargeError::TooMany.code())))
+            Err((n, code_status(charge::ChargeError::TooMany.code())))
         } else {
             given
                 .iter()
@@ -1770,7 +1770,7 @@ pub extern "C" fn bay_charge_all() -> usize {
                 .map(|(i, g)| charge_item(h, (&rate, &gcra), g).map_err(|e| (i, e)))
                 .collect::<Result<Vec<_>, _>>()
                 .and_then(|items| {
-                    charge::charge_all(&items, now).map_err(|e| (n, status(e.code())))
+                    charge::charge_all(&items, now).map_err(|e| (n, code_status(e.code())))
                 })
         };
         let (status, admitted, wait, index, kept) = match judged {
@@ -1815,7 +1815,7 @@ pub extern "C" fn bay_lease_new(
         share: f64_of(share),
     };
     let made = Lease::new(&policy, now);
-    let status = made.as_ref().map_or_else(|e| status(e.code()), |_| 0);
+    let status = made.as_ref().map_or_else(|e| code_status(e.code()), |_| 0);
     with(|h| h.lease = made.ok());
     answer(&[status])
 }
@@ -1828,7 +1828,7 @@ pub extern "C" fn bay_lease_take(now: i64, cost: i64) -> usize {
         Ok(LeaseTake::Go { ask }) => answer(&[0, 0, ask, 0]),
         Ok(LeaseTake::Ask { ask }) => answer(&[0, 1, ask, 0]),
         Ok(LeaseTake::Refuse { retry_after }) => answer(&[0, 2, 0, retry_after]),
-        Err(e) => answer(&[status(e.code()), 0, 0, 0]),
+        Err(e) => answer(&[code_status(e.code()), 0, 0, 0]),
     }
 }
 
@@ -1836,7 +1836,7 @@ pub extern "C" fn bay_lease_take(now: i64, cost: i64) -> usize {
 #[no_mangle]
 pub extern "C" fn bay_lease_grant(now: i64, granted: i64, until: i64, next: i64) -> usize {
     let r = on_lease(|l| l.grant(now, granted, until, next));
-    answer(&[r.map_or_else(|e| status(e.code()), |_| 0)])
+    answer(&[r.map_or_else(|e| code_status(e.code()), |_| 0)])
 }
 
 /// `lease_release`.
