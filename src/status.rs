@@ -450,35 +450,35 @@ const ALL: &[weir_status] = {
     ]
 };
 
-/// One past the largest code: the length of [`INDEX`].
+/// One past the largest code.
 const CODES: usize = 630;
 
-/// For each code below [`CODES`], its status's place in [`ALL`]
-/// (`u8::MAX` for a code that names none), so that a code turns back into
-/// its status in one look-up.
-const INDEX: [u8; CODES] = {
-    let mut index = [u8::MAX; CODES];
+/// Which codes below [`CODES`] name a status: bit `code % 64` of word
+/// `code / 64`, set for each status in [`ALL`] (80 bytes, so that a code
+/// turns back into its status in a few instructions and little flash).
+const NAMED: [u64; CODES.div_ceil(64)] = {
+    let mut named = [0u64; CODES.div_ceil(64)];
     let mut i = 0;
     while i < ALL.len() {
         let code = ALL[i] as i32;
-        assert!(code >= 0 && (code as usize) < CODES && ALL.len() < u8::MAX as usize);
-        assert!(index[code as usize] == u8::MAX, "a code named twice");
-        index[code as usize] = i as u8;
+        assert!(code >= 0 && (code as usize) < CODES);
+        named[code as usize / 64] |= 1 << (code % 64);
         i += 1;
     }
-    index
+    named
 };
 
 impl weir_status {
     /// The status a code from C names, if it names one.
     pub const fn from_code(code: i32) -> Option<weir_status> {
-        if code < 0 || code as usize >= CODES {
+        if code < 0 || code as usize >= CODES || NAMED[code as usize / 64] & (1 << (code % 64)) == 0
+        {
             return None;
         }
-        match INDEX[code as usize] {
-            u8::MAX => None,
-            at => Some(ALL[at as usize]),
-        }
+        // SAFETY: weir_status is a fieldless #[repr(i32)] enum, and NAMED
+        // has the bit of `code` set only when `code` is the discriminant of
+        // a status in ALL, each a variant: `code` is a valid weir_status.
+        Some(unsafe { core::mem::transmute::<i32, weir_status>(code) })
     }
 
     /// The status of a weir-core error's code (each core error's `code()`,
@@ -672,6 +672,12 @@ mod tests {
         assert_eq!(weir_status::from_code(-1), None);
         assert_eq!(weir_status::from_code(i32::MAX), None);
         assert_eq!(weir_status::from_code(CODES as i32), None);
+        for code in -2..CODES as i32 + 64 {
+            let named = ALL.iter().any(|status| *status as i32 == code);
+            let found = weir_status::from_code(code);
+            assert_eq!(found.is_some(), named, "code {code}");
+            assert_eq!(found.map(|status| status as i32), named.then_some(code));
+        }
         assert_eq!(weir_status::from_code(413), None, "413 is retired");
     }
 
