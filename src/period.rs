@@ -7,7 +7,7 @@ use crate::guard::{
     decide, free_handle, lock, new_handle, on, place_plain, plain_footprint, read_counts,
     start_counting, Guarded, Handle,
 };
-use crate::status::weir_status::{self, *};
+use crate::status::weir_status;
 use weir_core::period::{Period, PeriodError, PeriodQuota};
 use weir_core::time::NEVER;
 
@@ -49,9 +49,7 @@ impl From<PeriodQuota> for weir_period_quota {
 
 impl From<PeriodError> for weir_status {
     fn from(error: PeriodError) -> weir_status {
-        match error {
-            PeriodError::Zero | PeriodError::Negative => WEIR_ERR_QUOTA,
-        }
+        weir_status::of(error.code())
     }
 }
 
