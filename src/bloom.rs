@@ -95,17 +95,7 @@ const_assert_eq!(WEIR_BLOOM_VERSION as u64, bloom::VERSION);
 
 /// The status for a bloom array's error.
 pub(crate) fn bloom_status(error: BloomError) -> weir_status {
-    match error {
-        BloomError::Size => WEIR_ERR_BLOOM_SIZE,
-        BloomError::Hashes => WEIR_ERR_BLOOM_HASHES,
-        BloomError::NoMemory => WEIR_ERR_NO_MEMORY,
-        BloomError::TooSmall => WEIR_ERR_BLOOM_TOO_SMALL,
-        BloomError::Foreign => WEIR_ERR_BLOOM_FOREIGN,
-        BloomError::Version => WEIR_ERR_BLOOM_VERSION,
-        BloomError::TooFewWords => WEIR_ERR_BLOOM_TOO_FEW_WORDS,
-        BloomError::Kind => WEIR_ERR_BLOOM_KIND,
-        BloomError::LineSize => WEIR_ERR_BLOOM_LINE_SIZE,
-    }
+    weir_status::of(error.code())
 }
 
 /// The shape the arguments of `weir_bloom_new` and `weir_bloom_init_in`

@@ -7,7 +7,7 @@ use crate::guard::{
     decide_counted, decide_or, decide_status, free_handle, on, place_plain, plain_footprint,
     read_counts, start_counting, Guarded, Handle,
 };
-use crate::status::weir_status::{self, *};
+use crate::status::weir_status;
 use weir_core::bucket::{Bucket, BucketError};
 use weir_core::time::NEVER;
 
@@ -59,11 +59,7 @@ impl Handle for weir_bucket {
 
 impl From<BucketError> for weir_status {
     fn from(error: BucketError) -> weir_status {
-        match error {
-            BucketError::NotFinite => WEIR_ERR_NOT_FINITE,
-            BucketError::Negative => WEIR_ERR_NEGATIVE,
-            BucketError::TooLarge => WEIR_ERR_TOO_LARGE,
-        }
+        weir_status::of(error.code())
     }
 }
 

@@ -125,20 +125,11 @@ const_assert_eq!(core::mem::offset_of!(weir_charge_result, index), 8);
 const_assert_eq!(core::mem::offset_of!(weir_charge_result, kept), 12);
 const_assert_eq!(core::mem::offset_of!(weir_charge_result, admitted), 16);
 
-/// `cost` as whole tokens or events, or `WEIR_ERR_CHARGE_COST`. Costs of
-/// 2^63 and more read as `i64::MAX` (more than any limit holds).
+/// `cost` as whole tokens or events (`weir_core::charge::whole_cost`), or
+/// `WEIR_ERR_CHARGE_COST`.
 #[inline]
 fn whole(cost: f64) -> Result<i64, weir_status> {
-    // The cast saturates (NaN is 0): a positive whole cost below 2^63
-    // converts back to itself, and every finite double from 2^63 is whole.
-    let n = cost as i64;
-    if n > 0 && n as f64 == cost {
-        Ok(n)
-    } else if cost >= 9_223_372_036_854_775_808.0 && cost.is_finite() {
-        Ok(i64::MAX)
-    } else {
-        Err(WEIR_ERR_CHARGE_COST)
-    }
+    charge::whole_cost(cost).ok_or(WEIR_ERR_CHARGE_COST)
 }
 
 /// The core's item for the caller's `item`, checked; a region's shape is
@@ -224,7 +215,7 @@ fn judge(
     // array's length), or returned; MaybeUninit<T> has T's layout.
     let judged =
         unsafe { core::slice::from_raw_parts(judged.as_ptr().cast::<ChargeItem<'_>>(), n) };
-    charge::charge_all(judged, now).map_err(|_| (n, WEIR_ERR_CHARGE_TOO_MANY))
+    charge::charge_all(judged, now).map_err(|error| (n, weir_status::of(error.code())))
 }
 
 /// Charges every item its cost at `now`, or none: an organisation's quota,

@@ -112,13 +112,7 @@ impl From<weir_concurrency_policy> for ConcurrencyPolicy {
 
 impl From<ConcurrencyError> for weir_status {
     fn from(error: ConcurrencyError) -> weir_status {
-        match error {
-            ConcurrencyError::Limits => WEIR_ERR_CONCURRENCY_LIMITS,
-            ConcurrencyError::QueueSize => WEIR_ERR_CONCURRENCY_QUEUE,
-            ConcurrencyError::Smoothing => WEIR_ERR_CONCURRENCY_SMOOTHING,
-            ConcurrencyError::Tolerance => WEIR_ERR_CONCURRENCY_TOLERANCE,
-            ConcurrencyError::Window => WEIR_ERR_CONCURRENCY_WINDOW,
-        }
+        weir_status::of(error.code())
     }
 }
 
@@ -393,14 +387,7 @@ const_assert_eq!(core::mem::offset_of!(weir_concurrency_partition, borrow), 8);
 
 impl From<PartitionError> for weir_status {
     fn from(error: PartitionError) -> weir_status {
-        match error {
-            PartitionError::Policy(e) => e.into(),
-            PartitionError::Count => WEIR_ERR_CONCURRENCY_PARTITIONS,
-            PartitionError::Share => WEIR_ERR_CONCURRENCY_SHARE,
-            PartitionError::Borrow => WEIR_ERR_CONCURRENCY_BORROW,
-            PartitionError::Unknown => WEIR_ERR_CONCURRENCY_PARTITION,
-            PartitionError::Empty => WEIR_ERR_CONCURRENCY_PARTITION_EMPTY,
-        }
+        weir_status::of(error.code())
     }
 }
 

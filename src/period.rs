@@ -8,7 +8,7 @@ use crate::guard::{
     Guarded, Handle,
 };
 use crate::lock::Mutex;
-use crate::status::weir_status::{self, *};
+use crate::status::weir_status;
 use weir_core::period::{Period, PeriodError, PeriodQuota};
 use weir_core::time::NEVER;
 
@@ -55,9 +55,7 @@ impl From<PeriodQuota> for weir_period_quota {
 
 impl From<PeriodError> for weir_status {
     fn from(error: PeriodError) -> weir_status {
-        match error {
-            PeriodError::Zero | PeriodError::Negative => WEIR_ERR_QUOTA,
-        }
+        weir_status::of(error.code())
     }
 }
 

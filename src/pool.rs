@@ -12,7 +12,7 @@ use crate::guard::{
 };
 use crate::guard::{Guarded, Handle};
 use crate::lock::ShortLock;
-use crate::status::weir_status::{self, *};
+use crate::status::weir_status;
 use weir_core::pool::{Pool, PoolMisuse, PoolPolicy, PoolPolicyError, PoolStats, PoolTaken};
 
 /// A resource's identity: C's `uintptr_t`. cbindgen.toml renames it to
@@ -269,27 +269,13 @@ impl Handle for weir_pool {
 
 impl From<PoolPolicyError> for weir_status {
     fn from(error: PoolPolicyError) -> weir_status {
-        match error {
-            PoolPolicyError::Size => WEIR_ERR_POOL_SIZE,
-            PoolPolicyError::Idle => WEIR_ERR_POOL_IDLE,
-            PoolPolicyError::Keep => WEIR_ERR_POOL_KEEP,
-            PoolPolicyError::Life => WEIR_ERR_POOL_LIFE,
-            PoolPolicyError::Jitter => WEIR_ERR_POOL_JITTER,
-            PoolPolicyError::MinIdle => WEIR_ERR_POOL_MIN_IDLE,
-            PoolPolicyError::MaxMaking => WEIR_ERR_POOL_MAX_MAKING,
-            PoolPolicyError::NoMemory => WEIR_ERR_NO_MEMORY,
-        }
+        weir_status::of(error.code())
     }
 }
 
 impl From<PoolMisuse> for weir_status {
     fn from(misuse: PoolMisuse) -> weir_status {
-        match misuse {
-            PoolMisuse::Idle => WEIR_ERR_POOL_ITEM_IDLE,
-            PoolMisuse::NotLent => WEIR_ERR_POOL_NOT_LENT,
-            PoolMisuse::NoReservation => WEIR_ERR_POOL_NO_RESERVATION,
-            PoolMisuse::Known => WEIR_ERR_POOL_ITEM_KNOWN,
-        }
+        weir_status::of(misuse.code())
     }
 }
 
@@ -636,6 +622,7 @@ pub extern "C" fn weir_pool_read_counts(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::status::weir_status::WEIR_OK;
 
     #[test]
     fn heap_per_handle_is_as_the_header_says() {

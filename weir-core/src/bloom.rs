@@ -142,6 +142,25 @@ pub enum BloomError {
     LineSize,
 }
 
+impl BloomError {
+    /// The C status code (`weir_status` in `include/weir.h`) the C
+    /// library answers for this error: one mapping, which the C surface and
+    /// the bay's wasm replay both read.
+    pub const fn code(self) -> i32 {
+        match self {
+            BloomError::Size => 410,
+            BloomError::Hashes => 411,
+            BloomError::NoMemory => 6,
+            BloomError::TooSmall => 412,
+            BloomError::Foreign => 414,
+            BloomError::Version => 415,
+            BloomError::TooFewWords => 416,
+            BloomError::Kind => 417,
+            BloomError::LineSize => 418,
+        }
+    }
+}
+
 /// What limits each word: its kind and its limit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BloomLimit {

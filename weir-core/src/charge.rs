@@ -171,11 +171,40 @@ impl ChargeAnswer {
     }
 }
 
+/// A word's or a bloom key's cost given as a double (as the C surface's
+/// `weir_charge_item` gives every cost) as whole tokens or events: `None`
+/// when it is NaN, infinite, zero, negative or not whole. Costs of 2^63 and
+/// more read as `i64::MAX` (more than any limit holds).
+#[inline]
+pub fn whole_cost(cost: f64) -> Option<i64> {
+    // The cast saturates (NaN is 0): a positive whole cost below 2^63
+    // converts back to itself, and every finite double from 2^63 is whole.
+    let n = cost as i64;
+    if n > 0 && n as f64 == cost {
+        Some(n)
+    } else if cost >= 9_223_372_036_854_775_808.0 && cost.is_finite() {
+        Some(i64::MAX)
+    } else {
+        None
+    }
+}
+
 /// Why [`charge_all`] could not judge the items.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ChargeError {
     /// More than [`MAX_ITEMS`] items.
     TooMany,
+}
+
+impl ChargeError {
+    /// The C status code (`weir_status` in `include/weir.h`) the C
+    /// library answers for this error: one mapping, which the C surface and
+    /// the bay's wasm replay both read.
+    pub const fn code(self) -> i32 {
+        match self {
+            ChargeError::TooMany => 80,
+        }
+    }
 }
 
 /// What one item's charge wrote, to give it back.

@@ -86,6 +86,21 @@ pub enum ConcurrencyError {
     Window,
 }
 
+impl ConcurrencyError {
+    /// The C status code (`weir_status` in `include/weir.h`) the C
+    /// library answers for this error: one mapping, which the C surface and
+    /// the bay's wasm replay both read.
+    pub const fn code(self) -> i32 {
+        match self {
+            ConcurrencyError::Limits => 550,
+            ConcurrencyError::QueueSize => 551,
+            ConcurrencyError::Smoothing => 552,
+            ConcurrencyError::Tolerance => 553,
+            ConcurrencyError::Window => 554,
+        }
+    }
+}
+
 /// A call let in: when it started and how many were in flight then, itself
 /// included.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

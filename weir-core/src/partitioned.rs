@@ -61,6 +61,22 @@ pub enum PartitionError {
     Empty,
 }
 
+impl PartitionError {
+    /// The C status code (`weir_status` in `include/weir.h`) the C
+    /// library answers for this error: one mapping, which the C surface and
+    /// the bay's wasm replay both read.
+    pub const fn code(self) -> i32 {
+        match self {
+            PartitionError::Policy(e) => e.code(),
+            PartitionError::Count => 560,
+            PartitionError::Share => 561,
+            PartitionError::Borrow => 562,
+            PartitionError::Unknown => 563,
+            PartitionError::Empty => 564,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 struct Part {
     terms: Partition,

@@ -101,6 +101,24 @@ pub enum PoolPolicyError {
     NoMemory,
 }
 
+impl PoolPolicyError {
+    /// The C status code (`weir_status` in `include/weir.h`) the C
+    /// library answers for this error: one mapping, which the C surface and
+    /// the bay's wasm replay both read.
+    pub const fn code(self) -> i32 {
+        match self {
+            PoolPolicyError::Size => 204,
+            PoolPolicyError::Idle => 205,
+            PoolPolicyError::Keep => 206,
+            PoolPolicyError::Life => 207,
+            PoolPolicyError::Jitter => 220,
+            PoolPolicyError::MinIdle => 221,
+            PoolPolicyError::MaxMaking => 222,
+            PoolPolicyError::NoMemory => 6,
+        }
+    }
+}
+
 /// What [`Pool::take`] answers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PoolTaken {
@@ -133,6 +151,20 @@ pub enum PoolMisuse {
     NoReservation,
     /// `made` with an item the pool already holds, idle or lent.
     Known,
+}
+
+impl PoolMisuse {
+    /// The C status code (`weir_status` in `include/weir.h`) the C
+    /// library answers for this error: one mapping, which the C surface and
+    /// the bay's wasm replay both read.
+    pub const fn code(self) -> i32 {
+        match self {
+            PoolMisuse::Idle => 200,
+            PoolMisuse::NotLent => 201,
+            PoolMisuse::NoReservation => 202,
+            PoolMisuse::Known => 203,
+        }
+    }
 }
 
 /// Running totals since the pool was made, for a dashboard (modelled on Go's
