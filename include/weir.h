@@ -2736,7 +2736,7 @@ bool weir_deadline_remaining(const weir_deadline *deadline, int64_t now, int64_t
 /// is new.
 ///
 /// Takes a short per-handle lock; safe to use from many threads at once.
-/// Memory per handle on 64-bit: about 340 bytes, plus 24 bytes per table
+/// Memory per handle on 64-bit: about 280 bytes, plus 24 bytes per table
 /// slot (the power of two at least 2 × size) and per idle place
 /// (min(idle, size)), all allocated by `weir_pool_new` and never again
 /// (about 1.3 KiB for the preset), or laid in the caller's memory by
@@ -2900,7 +2900,7 @@ void weir_pool_free(weir_pool *pool);
 /// The bytes and the alignment a placed pool with these limits needs
 /// (NULL: the preset), written to `*bytes` and `*align`: the handle, then
 /// one 24-byte slot (on a 64-bit host) per table slot (the power of two at
-/// least 2 × size) and per idle place (min(idle, size)), 8-aligned; 1344
+/// least 2 × size) and per idle place (min(idle, size)), 8-aligned; 1288
 /// bytes at the preset on a 64-bit Linux host. The limits are checked as
 /// `weir_pool_new` checks them, with its statuses; `WEIR_ERR_NULL` or
 /// `WEIR_ERR_MISALIGNED` for a bad `bytes` or `align` pointer (or a
@@ -3465,7 +3465,7 @@ int64_t weir_gcra_room(const weir_gcra *gcra, const weir_gcra_limit *limit, int6
 /// half of it, F = 0.03 % (2.3 % asking all of it).
 ///
 /// Lock-free and safe to use from many threads at once. Memory per handle:
-/// 8 × 2^size_log2 bytes of heap (64-byte aligned) plus under 152 bytes.
+/// 8 × 2^size_log2 bytes of heap (64-byte aligned) plus under 160 bytes.
 /// size_log2 is WEIR_BLOOM_MIN_SIZE_LOG2 (3, one line) to
 /// WEIR_BLOOM_MAX_SIZE_LOG2 (32: 32 GiB; 27, 1 GiB, on a 32-bit host),
 /// hashes 1..WEIR_BLOOM_MAX_HASHES (8, a whole line).

@@ -55,7 +55,7 @@ use weir_core::time::NEVER;
 /// half of it, F = 0.03 % (2.3 % asking all of it).
 ///
 /// Lock-free and safe to use from many threads at once. Memory per handle:
-/// 8 × 2^size_log2 bytes of heap (64-byte aligned) plus under 152 bytes.
+/// 8 × 2^size_log2 bytes of heap (64-byte aligned) plus under 160 bytes.
 /// size_log2 is WEIR_BLOOM_MIN_SIZE_LOG2 (3, one line) to
 /// WEIR_BLOOM_MAX_SIZE_LOG2 (32: 32 GiB; 27, 1 GiB, on a 32-bit host),
 /// hashes 1..WEIR_BLOOM_MAX_HASHES (8, a whole line).
@@ -518,10 +518,10 @@ pub extern "C" fn weir_bloom_read_counts(
 mod tests {
     use super::weir_bloom;
 
-    /// The header's figure for the handle itself, beside its words: under
-    /// 120 bytes.
+    /// The header's figure for the handle itself, beside its words (and a
+    /// view's whole footprint): under 160 bytes.
     #[test]
-    fn the_handle_is_under_152_bytes() {
-        assert!(core::mem::size_of::<weir_bloom>() < 152);
+    fn the_handle_is_under_160_bytes() {
+        assert!(core::mem::size_of::<weir_bloom>() < 160);
     }
 }

@@ -258,7 +258,7 @@ impl From<PoolStats> for weir_pool_stats {
 /// is new.
 ///
 /// Takes a short per-handle lock; safe to use from many threads at once.
-/// Memory per handle on 64-bit: about 340 bytes, plus 24 bytes per table
+/// Memory per handle on 64-bit: about 280 bytes, plus 24 bytes per table
 /// slot (the power of two at least 2 × size) and per idle place
 /// (min(idle, size)), all allocated by `weir_pool_new` and never again
 /// (about 1.3 KiB for the preset), or laid in the caller's memory by
@@ -332,7 +332,7 @@ fn checked(limits: *const weir_pool_policy) -> Result<PoolPolicy, weir_status> {
 /// The bytes and the alignment a placed pool with these limits needs
 /// (NULL: the preset), written to `*bytes` and `*align`: the handle, then
 /// one 24-byte slot (on a 64-bit host) per table slot (the power of two at
-/// least 2 × size) and per idle place (min(idle, size)), 8-aligned; 1344
+/// least 2 × size) and per idle place (min(idle, size)), 8-aligned; 1288
 /// bytes at the preset on a 64-bit Linux host. The limits are checked as
 /// `weir_pool_new` checks them, with its statuses; `WEIR_ERR_NULL` or
 /// `WEIR_ERR_MISALIGNED` for a bad `bytes` or `align` pointer (or a
@@ -718,10 +718,10 @@ mod tests {
         assert_eq!(weir_pool_new(std::ptr::null(), &mut pool), WEIR_OK);
         let handle = core::mem::size_of::<weir_pool>();
         let heap = handle + on(pool, 0, |p| p.lock().heap_bytes());
-        // "about 340 bytes, plus 24 per table slot and per idle place;
+        // "about 280 bytes, plus 24 per table slot and per idle place;
         // about 1.3 KiB for the preset" (64-bit).
         if cfg!(target_pointer_width = "64") {
-            assert!((320..=360).contains(&handle), "{handle}");
+            assert!((260..=300).contains(&handle), "{handle}");
             assert_eq!(heap - handle, (32 + 10) * 24);
             assert!((1250..=1400).contains(&heap), "{heap}");
         }
