@@ -581,7 +581,7 @@ fn a_footprint_needs_usable_out_pointers() {
 /// Every pool call on both twins with the same arguments: the answers, the
 /// readings and the running totals agree.
 fn pool_twins(heap: *mut weir_pool, placed: *mut weir_pool, seed: u64) {
-    let mut rng = Rng(seed * 0x2545_f491 | 1);
+    let mut rng = Rng((seed * 0x2545_f491) | 1);
     let mut now = 0i64;
     let mut lent: Vec<usize> = Vec::new();
     let mut fresh = 1usize;

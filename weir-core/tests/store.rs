@@ -385,7 +385,7 @@ fn a_store_with_no_slot_is_refused() {
     assert!(Pool::new_in(policy, &mut memory[..]).is_ok());
     let bad = PoolPolicy { size: 0, ..policy };
     assert_eq!(
-        Pool::new_in(bad, [PoolSlot::default(); 0]).unwrap_err(),
+        Pool::new_in(bad, [] as [PoolSlot; 0]).unwrap_err(),
         PoolPolicyError::Size
     );
     // The preset's store, for an array: a table of 32, 10 idle places.
