@@ -281,10 +281,10 @@ fn home(shift: u32, item: usize) -> usize {
     ((item as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize
 }
 
-/// The slot holding `item` in `table`, if any.
+/// The slot holding `item` in the table (the first `mask + 1` of
+/// `table`), if any.
 #[inline]
-fn find(table: &[PoolSlot], shift: u32, item: usize) -> Option<usize> {
-    let mask = table.len() - 1;
+fn find(table: &[PoolSlot], mask: usize, shift: u32, item: usize) -> Option<usize> {
     let mut slot = home(shift, item);
     loop {
         let entry = &table[slot];
@@ -296,9 +296,15 @@ fn find(table: &[PoolSlot], shift: u32, item: usize) -> Option<usize> {
     }
 }
 
-/// Puts an item `table` does not hold; returns its slot.
-fn insert(table: &mut [PoolSlot], shift: u32, item: usize, birth: i64, tag: i64) -> usize {
-    let mask = table.len() - 1;
+/// Puts an item the table (the first `mask + 1` of `table`) does not
+/// hold; returns its slot.
+fn insert(
+    table: &mut [PoolSlot],
+    (mask, shift): (usize, u32),
+    item: usize,
+    birth: i64,
+    tag: i64,
+) -> usize {
     let mut slot = home(shift, item);
     while table[slot].mark != EMPTY {
         slot = (slot + 1) & mask;
@@ -311,10 +317,10 @@ fn insert(table: &mut [PoolSlot], shift: u32, item: usize, birth: i64, tag: i64)
     slot
 }
 
-/// Empties `slot`, shifting back the entries after it whose probe passed
-/// through it so that every lookup still finds them.
-fn remove(table: &mut [PoolSlot], shift: u32, mut slot: usize) {
-    let mask = table.len() - 1;
+/// Empties `slot` of the table (the first `mask + 1` of `table`),
+/// shifting back the entries after it whose probe passed through it so
+/// that every lookup still finds them.
+fn remove(table: &mut [PoolSlot], mask: usize, shift: u32, mut slot: usize) {
     let mut next = slot;
     loop {
         table[slot].mark = EMPTY;
@@ -480,12 +486,8 @@ impl<S: Slots<PoolSlot>> Pool<S> {
         }
     }
 
-    /// The table: the store's first `table_len` slots.
-    #[inline]
-    fn table(&self) -> &[PoolSlot] {
-        &self.store.as_ref()[..self.table_len]
-    }
-
+    /// The table: the store's first `table_len` slots. (The hot paths
+    /// index the store itself, the table's mask keeping them inside.)
     #[inline]
     fn table_mut(&mut self) -> &mut [PoolSlot] {
         let len = self.table_len;
@@ -494,19 +496,19 @@ impl<S: Slots<PoolSlot>> Pool<S> {
 
     #[inline]
     fn find(&self, item: usize) -> Option<usize> {
-        find(self.table(), self.shift, item)
+        find(self.store.as_ref(), self.table_len - 1, self.shift, item)
     }
 
     #[inline]
     fn insert(&mut self, item: usize, birth: i64, tag: i64) -> usize {
-        let shift = self.shift;
-        insert(self.table_mut(), shift, item, birth, tag)
+        let at = (self.table_len - 1, self.shift);
+        insert(self.store.as_mut(), at, item, birth, tag)
     }
 
     #[inline]
     fn remove(&mut self, slot: usize) {
-        let shift = self.shift;
-        remove(self.table_mut(), shift, slot)
+        let (mask, shift) = (self.table_len - 1, self.shift);
+        remove(self.store.as_mut(), mask, shift, slot)
     }
 
     /// The idle stack's entry `at` (0: the bottom).
@@ -606,7 +608,7 @@ impl<S: Slots<PoolSlot>> Pool<S> {
                 return PoolTaken::Stale(top.item);
             }
             if let Some(slot) = slot {
-                self.table_mut()[slot].mark = LENT;
+                self.store.as_mut()[slot].mark = LENT;
             }
             self.lent += 1;
             self.counters.reused += 1;
@@ -677,14 +679,14 @@ impl<S: Slots<PoolSlot>> Pool<S> {
     pub fn give(&mut self, item: usize, now: i64) -> Result<bool, PoolMisuse> {
         let now = self.clock(now);
         let slot = match self.find(item) {
-            Some(slot) if self.table()[slot].mark == IDLE => return Err(PoolMisuse::Idle),
+            Some(slot) if self.store.as_ref()[slot].mark == IDLE => return Err(PoolMisuse::Idle),
             Some(slot) => slot,
             None => self.register_unmade(item, now)?,
         };
         self.commit_clock(now);
         let PoolSlot {
             birth, mark: tag, ..
-        } = self.table()[slot];
+        } = self.store.as_ref()[slot];
         self.lent -= 1;
         let counter = if self.closed {
             &mut self.counters.closed
@@ -695,7 +697,7 @@ impl<S: Slots<PoolSlot>> Pool<S> {
         } else if self.idle_len >= self.idle_cap {
             &mut self.counters.refused
         } else {
-            self.table_mut()[slot].mark = IDLE;
+            self.store.as_mut()[slot].mark = IDLE;
             self.set_idle(
                 self.idle_len,
                 Idle {
@@ -730,7 +732,7 @@ impl<S: Slots<PoolSlot>> Pool<S> {
     /// and ends the reservation (counted as made and dropped).
     pub fn drop_item(&mut self, item: usize) -> Result<(), PoolMisuse> {
         let slot = match self.find(item) {
-            Some(slot) if self.table()[slot].mark == IDLE => return Err(PoolMisuse::Idle),
+            Some(slot) if self.store.as_ref()[slot].mark == IDLE => return Err(PoolMisuse::Idle),
             Some(slot) => slot,
             None => {
                 let now = self.latest;
