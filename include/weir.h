@@ -184,11 +184,11 @@
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 3739
+ *   section  line 3740
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 3916
+ *   section  line 3917
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   calls    weir_lease_take (weir_lease_answer, WEIR_LEASE_*),
@@ -198,7 +198,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 4162
+ *   section  line 4163
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -212,7 +212,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 4424
+ *   section  line 4425
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -3602,7 +3602,8 @@ size_t weir_bloom_footprint(uint32_t size_log2);
 /// burst << 32; gcra: per_token, then tolerance); seed0; seed1. The region
 /// holds no pointer: map it MAP_SHARED and every process that maps it
 /// (forked or not, at any address) shares one limiter through
-/// `weir_bloom_allow_in`, lock-free. Lay it once, before anyone uses it;
+/// `weir_bloom_allow_in`, lock-free, or through a `weir_bloom *` laid over
+/// it with `weir_bloom_view_in`. Lay it once, before anyone uses it;
 /// laying it again resets it. The arguments are checked as `weir_bloom_new`
 /// checks them; then `WEIR_ERR_NULL` for a NULL `mem`,
 /// `WEIR_ERR_MISALIGNED` for one not 64-byte aligned, `WEIR_ERR_TOO_LARGE`

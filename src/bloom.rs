@@ -388,7 +388,8 @@ pub extern "C" fn weir_bloom_footprint(size_log2: u32) -> usize {
 /// burst << 32; gcra: per_token, then tolerance); seed0; seed1. The region
 /// holds no pointer: map it MAP_SHARED and every process that maps it
 /// (forked or not, at any address) shares one limiter through
-/// `weir_bloom_allow_in`, lock-free. Lay it once, before anyone uses it;
+/// `weir_bloom_allow_in`, lock-free, or through a `weir_bloom *` laid over
+/// it with `weir_bloom_view_in`. Lay it once, before anyone uses it;
 /// laying it again resets it. The arguments are checked as `weir_bloom_new`
 /// checks them; then `WEIR_ERR_NULL` for a NULL `mem`,
 /// `WEIR_ERR_MISALIGNED` for one not 64-byte aligned, `WEIR_ERR_TOO_LARGE`
