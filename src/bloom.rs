@@ -10,7 +10,7 @@ use crate::guard::{decide_counted, decide_or, place_plain, plain_footprint};
 use crate::guard::{free_handle, guard, guard_status, new_handle, on, usable, Guarded, Handle};
 use crate::guard::{read_counts, start_counting};
 use crate::rate::{limit_in, weir_rate_limit};
-use crate::slots::Shared;
+use crate::slots::Lines;
 use crate::status::weir_status::{self, *};
 use weir_core::bloom::{self, Bloom, BloomError, BloomLine, BloomShape};
 use weir_core::time::NEVER;
@@ -73,10 +73,10 @@ use weir_core::time::NEVER;
 /// in this process or another, share one limiter. So a program with no
 /// heap lays a region in a static array and views it; a process sharing a
 /// region views it once and decides without reading the header each call.
-pub struct weir_bloom(Guarded<Bloom<Shared<BloomLine>>>);
+pub struct weir_bloom(Guarded<Bloom<Lines>>);
 
 impl Handle for weir_bloom {
-    type State = Bloom<Shared<BloomLine>>;
+    type State = Bloom<Lines>;
     fn guarded(&self) -> &Guarded<Self::State> {
         &self.0
     }
@@ -231,7 +231,7 @@ pub extern "C" fn weir_bloom_new(
     new_handle(out, || {
         let shape = shape_of(size_log2, hashes, limit, seed0, seed1)?;
         let bloom = Bloom::new(shape).map_err(bloom_status)?;
-        Ok(weir_bloom(Guarded::new(bloom.map_store(Shared::heap))))
+        Ok(weir_bloom(Guarded::new(bloom.map_store(Lines::heap))))
     })
 }
 
@@ -251,7 +251,7 @@ pub extern "C" fn weir_bloom_new_gcra(
     new_handle(out, || {
         let shape = gcra_shape_of(size_log2, hashes, limit, seed0, seed1)?;
         let bloom = Bloom::new(shape).map_err(bloom_status)?;
-        Ok(weir_bloom(Guarded::new(bloom.map_store(Shared::heap))))
+        Ok(weir_bloom(Guarded::new(bloom.map_store(Lines::heap))))
     })
 }
 
@@ -295,7 +295,7 @@ pub extern "C" fn weir_bloom_view_in(
 ) -> weir_status {
     place_plain(mem, len, out, || {
         let bloom = Bloom::attach(region_at(region, region_len)?).map_err(bloom_status)?;
-        Ok(weir_bloom(Guarded::new(bloom.map_store(Shared::placed))))
+        Ok(weir_bloom(Guarded::new(bloom.map_store(Lines::placed))))
     })
 }
 

@@ -2,6 +2,8 @@
 //! breaker, sliding, shedder, pool, and the bloom's lines): one type for a
 //! heap handle and a placed one, so every call takes either.
 
+use weir_core::bloom::BloomLine;
+
 /// Slots a handle reads and writes in place: a boxed slice weir allocated
 /// (a heap handle; freed when the handle drops) or slots in the caller's
 /// memory (a placed handle; never freed by weir).
@@ -53,49 +55,52 @@ impl<T> Drop for Slots<T> {
     }
 }
 
-/// Slots lent only through shared references, for values that are atomics
-/// other threads and processes update at the same time (a bloom array's
-/// lines): a boxed slice weir allocated (a heap handle; freed when the
-/// handle drops) or slots in the caller's memory (a placed handle's view
-/// of a region; never freed by weir). No `&mut` is ever made to them.
-pub(crate) struct Shared<T: 'static> {
-    slice: &'static [T],
+/// A bloom array's lines, lent only through shared references: its words
+/// are atomics that other threads (and, in a region, other processes)
+/// update at the same time, so no `&mut` is ever made to them. A boxed
+/// slice weir allocated (a heap handle; freed when the handle drops) or a
+/// region's lines in the caller's memory (a view; never freed by weir).
+pub(crate) struct Lines {
+    slice: &'static [BloomLine],
     owned: bool,
 }
 
-impl<T> Shared<T> {
-    /// The slots of a `Vec` (its length; spare capacity is given back).
-    pub(crate) fn heap(slots: Vec<T>) -> Shared<T> {
-        Shared {
-            slice: Box::leak(slots.into_boxed_slice()),
+impl Lines {
+    /// The lines of a `Vec` (its length; spare capacity is given back).
+    pub(crate) fn heap(lines: Vec<BloomLine>) -> Lines {
+        Lines {
+            slice: Box::leak(lines.into_boxed_slice()),
             owned: true,
         }
     }
 
-    /// Slots in the caller's memory, which stay there while the handle is
+    /// Lines in the caller's memory, which stay there while the handle is
     /// used (the header's contract).
-    pub(crate) fn placed(slice: &'static [T]) -> Shared<T> {
-        Shared {
+    pub(crate) fn placed(slice: &'static [BloomLine]) -> Lines {
+        Lines {
             slice,
             owned: false,
         }
     }
 }
 
-impl<T> AsRef<[T]> for Shared<T> {
+impl AsRef<[BloomLine]> for Lines {
     #[inline]
-    fn as_ref(&self) -> &[T] {
+    fn as_ref(&self) -> &[BloomLine] {
         self.slice
     }
 }
 
-impl<T> Drop for Shared<T> {
+impl Drop for Lines {
     fn drop(&mut self) {
         if self.owned {
-            let slice: *mut [T] = self.slice as *const [T] as *mut [T];
+            let slice: *mut [BloomLine] = self.slice as *const [BloomLine] as *mut [BloomLine];
             // SAFETY: an owned store's slice came from `Box::leak` in
-            // `Shared::heap` (a unique allocation, whose `&'static` borrow
-            // this store alone held) and is dropped only here, once.
+            // `Lines::heap`, a unique allocation that only this store
+            // borrowed, and is dropped only here, once. Every byte of a
+            // `BloomLine` is inside an atomic (an `UnsafeCell`: 8 words, no
+            // padding), so the shared borrow it was kept as carries the
+            // permission to write and free it.
             drop(unsafe { Box::from_raw(slice) });
         }
     }
