@@ -45,7 +45,7 @@
  *   counts   weir_counts (filled by each read_counts)
  *
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
- *   section  line 0660
+ *   section  line 0664
  *   policy   weir_breaker_policy (for the breaker), weir_breaker_policy_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
  *   placed   weir_breaker_footprint, weir_breaker_init_in
@@ -55,7 +55,7 @@
  *   counts   weir_breaker_start_counting, weir_breaker_read_counts
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 0970
+ *   section  line 0974
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
  *   placed   weir_shedder_footprint, weir_shedder_init_in
@@ -66,7 +66,7 @@
  *   counts   weir_shedder_start_counting, weir_shedder_read_counts
  *
  * weir_window — rolling window of sums and counts
- *   section  line 1268
+ *   section  line 1272
  *   make     weir_window_new, weir_window_free
  *   placed   weir_window_footprint, weir_window_init_in
  *   calls    weir_window_add
@@ -75,7 +75,7 @@
  *   counts   weir_window_start_counting, weir_window_read_counts
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1424
+ *   section  line 1428
  *   make     weir_bucket_new, weir_bucket_free
  *   placed   weir_bucket_footprint, weir_bucket_init_in
  *   calls    weir_bucket_take, weir_bucket_refund
@@ -83,7 +83,7 @@
  *   counts   weir_bucket_start_counting, weir_bucket_read_counts
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 1628
+ *   section  line 1632
  *   make     weir_sliding_new, weir_sliding_free
  *   placed   weir_sliding_footprint, weir_sliding_init_in
  *   calls    weir_sliding_take
@@ -91,7 +91,7 @@
  *   counts   weir_sliding_start_counting, weir_sliding_read_counts
  *
  * weir_period — fixed-window quota per period
- *   section  line 1753
+ *   section  line 1757
  *   make     weir_period_new, weir_period_free
  *   placed   weir_period_footprint, weir_period_init_in
  *   calls    weir_period_take (weir_period_quota)
@@ -99,7 +99,7 @@
  *   counts   weir_period_start_counting, weir_period_read_counts
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 1902
+ *   section  line 1906
  *   make     weir_gate_new, weir_gate_free
  *   placed   weir_gate_footprint, weir_gate_init_in
  *   calls    weir_gate_enter, weir_gate_leave
@@ -107,7 +107,7 @@
  *   counts   weir_gate_start_counting, weir_gate_read_counts
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 1999
+ *   section  line 2003
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy),
@@ -123,7 +123,7 @@
  *   counts   weir_concurrency_start_counting, weir_concurrency_read_counts
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 2311
+ *   section  line 2315
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   placed   weir_budget_footprint, weir_budget_init_in
@@ -132,19 +132,19 @@
  *   counts   weir_budget_start_counting, weir_budget_read_counts
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 2509
+ *   section  line 2513
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 2649
+ *   section  line 2653
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 2693
+ *   section  line 2697
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   placed   weir_pool_footprint, weir_pool_init_in
@@ -157,7 +157,7 @@
  *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 3126
+ *   section  line 3130
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -166,13 +166,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 3288
+ *   section  line 3292
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 3417
+ *   section  line 3421
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -184,11 +184,11 @@
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 3740
+ *   section  line 3745
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 3917
+ *   section  line 3922
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   calls    weir_lease_take (weir_lease_answer, WEIR_LEASE_*),
@@ -198,7 +198,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 4163
+ *   section  line 4168
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -212,7 +212,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 4425
+ *   section  line 4430
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -390,6 +390,10 @@ enum weir_status
   /// multiple of the alignment `weir_X_footprint` answers; nothing was
   /// written to it.
   WEIR_ERR_PLACED_MISALIGNED = 51,
+  /// The memory handed to `weir_bloom_view_in` for the view overlaps the
+  /// region it would view: laying the view would overwrite the region's
+  /// words, which others may be using; nothing was written.
+  WEIR_ERR_PLACED_OVERLAP = 52,
   /// `weir_<type>_read_counts` on a handle that does not count: turn
   /// counting on with `weir_<type>_start_counting` after making it.
   WEIR_ERR_COUNTS_OFF = 70,
@@ -3692,7 +3696,8 @@ weir_status weir_bloom_view_footprint(size_t *bytes, size_t *align);
 /// order, and nothing is written on an error: `out` (`WEIR_ERR_NULL`,
 /// `WEIR_ERR_MISALIGNED`), the region as `weir_bloom_check_in` checks it
 /// (its statuses: `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`,
-/// `WEIR_ERR_BLOOM_FOREIGN`, ..., `WEIR_ERR_WORDS_NOT_SHAREABLE`), then
+/// `WEIR_ERR_BLOOM_FOREIGN`, ..., `WEIR_ERR_WORDS_NOT_SHAREABLE`), a `mem`
+/// whose footprint overlaps the region (`WEIR_ERR_PLACED_OVERLAP`), then
 /// `mem` NULL (`WEIR_ERR_NULL`), `mem` misaligned
 /// (`WEIR_ERR_PLACED_MISALIGNED`), `len` below the footprint
 /// (`WEIR_ERR_PLACED_TOO_SMALL`).

@@ -281,7 +281,8 @@ pub extern "C" fn weir_bloom_view_footprint(bytes: *mut usize, align: *mut usize
 /// order, and nothing is written on an error: `out` (`WEIR_ERR_NULL`,
 /// `WEIR_ERR_MISALIGNED`), the region as `weir_bloom_check_in` checks it
 /// (its statuses: `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`,
-/// `WEIR_ERR_BLOOM_FOREIGN`, ..., `WEIR_ERR_WORDS_NOT_SHAREABLE`), then
+/// `WEIR_ERR_BLOOM_FOREIGN`, ..., `WEIR_ERR_WORDS_NOT_SHAREABLE`), a `mem`
+/// whose footprint overlaps the region (`WEIR_ERR_PLACED_OVERLAP`), then
 /// `mem` NULL (`WEIR_ERR_NULL`), `mem` misaligned
 /// (`WEIR_ERR_PLACED_MISALIGNED`), `len` below the footprint
 /// (`WEIR_ERR_PLACED_TOO_SMALL`).
@@ -295,6 +296,15 @@ pub extern "C" fn weir_bloom_view_in(
 ) -> weir_status {
     place_plain(mem, len, out, || {
         let bloom = Bloom::attach(region_at(region, region_len)?).map_err(bloom_status)?;
+        // The view's bytes (at most its footprint from `mem`) must lie
+        // outside the region: checked on the addresses alone, before
+        // anything is written.
+        let (start, end) = (region as usize, region as usize + region_len);
+        let view = mem as usize;
+        let view_end = view.saturating_add(core::mem::size_of::<weir_bloom>());
+        if !mem.is_null() && view < end && start < view_end {
+            return Err(WEIR_ERR_PLACED_OVERLAP);
+        }
         Ok(weir_bloom(Guarded::new(bloom.map_store(Lines::placed))))
     })
 }

@@ -3454,6 +3454,22 @@ fn placed_handles_never_panic_and_refuse_short_or_misaligned_memory() {
                 },
                 weir_pool_free
             ),
+            10 if rng.one_in(8) => {
+                // The view's memory inside its own region: refused, and
+                // the region's words stay as they were.
+                let lines_in = (rlen / 64).max(1) as u64;
+                let inside = (rmem as usize).wrapping_add(64 * rng.below(lines_in) as usize);
+                let mut out = null_mut();
+                let status = sane(
+                    weir_bloom_view_in(inside as *mut c_void, bytes, rmem, rlen, &mut out),
+                    "weir_bloom_view_in",
+                );
+                calls += 1;
+                assert!(
+                    out.is_null() && status != WEIR_OK,
+                    "a view laid over its region"
+                );
+            }
             10 => lay!(
                 "weir_bloom_view_in",
                 |out| weir_bloom_view_in(mem, len, rmem, rlen, out),

@@ -930,4 +930,42 @@ fn a_bloom_view_refuses_what_check_in_refuses_and_writes_nothing() {
     );
     assert!(out.is_null());
     assert_eq!(arena.words, before, "memory written on an error");
+
+    // A view laid over its own region would overwrite its words: refused,
+    // whether it starts inside the region or runs into it.
+    let mut region = Region::laid(4, false, 2);
+    let (rmem, rlen) = (region.mem(), region.1);
+    let snapshot = region.0.words.clone();
+    for start in [rmem as usize, rmem as usize + 64, rmem as usize + rlen - 64] {
+        assert_eq!(
+            weir_bloom_view_in(start as *mut c_void, place.0, rmem, rlen, &mut out),
+            WEIR_ERR_PLACED_OVERLAP
+        );
+    }
+    assert!(out.is_null());
+    assert_eq!(
+        region.0.words, snapshot,
+        "a refused view wrote to its region"
+    );
+    let mut before_region = Arena::new(place.0 + 64 + rlen);
+    let low = before_region.at(0);
+    // Memory that ends where a region begins is apart from it.
+    let next = (low as usize + place.0.div_ceil(64) * 64) as *mut c_void;
+    assert_eq!(weir_bloom_init_in(next, rlen, 4, 1, &rate(), 1, 2), WEIR_OK);
+    assert_eq!(
+        weir_bloom_view_in(low, place.0, next, rlen, &mut out),
+        WEIR_OK
+    );
+    assert!(weir_bloom_allow(out, 0, b"k".as_ptr().cast(), 1));
+}
+
+/// A rate limit of 1 a second, burst 1.
+fn rate() -> weir_rate_limit {
+    let mut limit = weir_rate_limit {
+        interval_ns: 0,
+        interval_frac: 0,
+        burst: 0,
+    };
+    assert_eq!(weir_rate_limit_new(1.0, 1, &mut limit), WEIR_OK);
+    limit
 }
