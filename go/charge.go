@@ -93,8 +93,8 @@ func ChargeBloomRegion(r *BloomRegion, key []byte, cost int64) ChargeItem {
 // ChargeBloomRegionGCRA is ChargeBloomRegion judged by limit instead of
 // the limit in the region's header (which is left alone): a region of GCRA
 // words whose rate or burst changed (a reload) keeps its words, each
-// caller bringing its own limit; what a word decided under the old limit
-// is read under the new one as GCRAWord says. A limit of another tick
+// caller bringing its own limit; a word keeps what it decided under the
+// old limit (a key's debt carries over as time). A limit of another tick
 // than the region's (Shift differs: only rates above 7,812,500 a second
 // have one above 0) would misread the words: ErrGCRALimitInvalid, as is a
 // region of rate words (weir_charge_item.limit).

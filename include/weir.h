@@ -185,7 +185,7 @@
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 3842
+ *   section  line 3844
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   calls    weir_lease_take (weir_lease_answer, WEIR_LEASE_*),
@@ -195,7 +195,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 4088
+ *   section  line 4090
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -209,7 +209,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 4350
+ *   section  line 4352
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -3726,9 +3726,11 @@ typedef struct WEIR_ALIGN(8) {
   /// kind (a `weir_gcra_limit` for the gcra kind, `weir_rate_limit` for
   /// the window kind) that judges the key's words in place of the header's,
   /// which is left alone: this is how the words of a region outlive a change of
-  /// rate or burst (a reload), each process bringing its limit, and a
-  /// word reads what it decided under the old limit as `weir_gcra` and
-  /// `weir_rate` say. A GCRA limit of another tick than the header's (a
+  /// rate or burst (a reload), each process bringing its limit. A word
+  /// keeps what it decided under the old limit: a window keeps its start
+  /// and its count, which count against the new burst, and ends
+  /// count × (1 / new rate) after its start; a GCRA word keeps its TAT,
+  /// so a key's debt (TAT − now) carries over as time. A GCRA limit of another tick than the header's (a
   /// `shift` that differs: only rates above 7 812 500 a second have one
   /// above 0) would misread the words and is refused with
   /// `WEIR_ERR_GCRA_LIMIT_INVALID`, as is one whose fields are out of

@@ -71,9 +71,11 @@ pub struct weir_charge_item {
     /// kind (a `weir_gcra_limit` for the gcra kind, `weir_rate_limit` for
     /// the window kind) that judges the key's words in place of the header's,
     /// which is left alone: this is how the words of a region outlive a change of
-    /// rate or burst (a reload), each process bringing its limit, and a
-    /// word reads what it decided under the old limit as `weir_gcra` and
-    /// `weir_rate` say. A GCRA limit of another tick than the header's (a
+    /// rate or burst (a reload), each process bringing its limit. A word
+    /// keeps what it decided under the old limit: a window keeps its start
+    /// and its count, which count against the new burst, and ends
+    /// count × (1 / new rate) after its start; a GCRA word keeps its TAT,
+    /// so a key's debt (TAT − now) carries over as time. A GCRA limit of another tick than the header's (a
     /// `shift` that differs: only rates above 7 812 500 a second have one
     /// above 0) would misread the words and is refused with
     /// `WEIR_ERR_GCRA_LIMIT_INVALID`, as is one whose fields are out of
@@ -203,15 +205,11 @@ fn item_in<'a>(
                 match found.limit() {
                     BloomLimit::Gcra(_) => {
                         let limit = gcra_limit_in(item.limit.cast::<weir_gcra_limit>())?;
-                        found
-                            .with_limit(limit)
-                            .ok_or(WEIR_ERR_GCRA_LIMIT_INVALID)?
+                        found.with_limit(limit).ok_or(WEIR_ERR_GCRA_LIMIT_INVALID)?
                     }
                     BloomLimit::Window(_) => {
                         let limit = limit_in(item.limit.cast::<weir_rate_limit>())?;
-                        found
-                            .with_limit(limit)
-                            .ok_or(WEIR_ERR_RATE_LIMIT_INVALID)?
+                        found.with_limit(limit).ok_or(WEIR_ERR_RATE_LIMIT_INVALID)?
                     }
                 }
             };

@@ -299,8 +299,10 @@ impl BloomShape {
     /// This shape with `limit` in place of its own: the same words, keys
     /// and SipHash key, judged from now on by another rate and burst (a
     /// reload that changes them). A word keeps what it decided and is
-    /// read under the new limit as [`crate::rate`] and [`crate::gcra`] say
-    /// (a window keeps its start and count; a TAT keeps its instant).
+    /// read under the new limit: a window keeps its start and its count,
+    /// which count against the new burst, and ends `count × I'` after its
+    /// start; a TAT keeps its instant, so a key's debt (TAT − now) carries
+    /// over as time.
     /// `None` when `limit` is of the other word kind, or a GCRA limit of
     /// another tick (another `shift`): such words would be misread (a TAT
     /// read at another tick stands 2^(shift' − shift) times as far out),

@@ -137,7 +137,11 @@ impl LimitSpec {
             BloomLimit::Window(_) => 0,
         };
         if self.kind != other.kind {
-            Some(format!("kind ({} to {})", kind(self.kind), kind(other.kind)))
+            Some(format!(
+                "kind ({} to {})",
+                kind(self.kind),
+                kind(other.kind)
+            ))
         } else if self.size_log2 != other.size_log2 {
             Some(format!(
                 "size (2^{} to 2^{} words)",
@@ -709,7 +713,10 @@ mod tests {
             a.unkept_change(&d).as_deref(),
             Some("size (2^17 to 2^18 words)")
         );
-        let k = one(&OK.replace("window", "smooth")).unwrap().limits.remove(0);
+        let k = one(&OK.replace("window", "smooth"))
+            .unwrap()
+            .limits
+            .remove(0);
         assert_eq!(
             a.unkept_change(&k).as_deref(),
             Some("kind (window to smooth)")
@@ -719,7 +726,10 @@ mod tests {
             .limits
             .remove(0);
         assert_eq!(a.unkept_change(&h).as_deref(), Some("hashes (3 to 2)"));
-        let slow = one(&OK.replace("window", "smooth")).unwrap().limits.remove(0);
+        let slow = one(&OK.replace("window", "smooth"))
+            .unwrap()
+            .limits
+            .remove(0);
         let fast = one(&OK.replace("window", "smooth").replace("1r/m", "8000000r/s"))
             .unwrap()
             .limits

@@ -95,9 +95,10 @@ pub fn attach(config: &Config) -> Result<Vec<Limit>, String> {
             }
         };
         // Checked above: the same kind and tick.
-        let shape = words.bloom.shape().with_limit(spec.limit).ok_or_else(|| {
-            format!("limit \"{}\": its words cannot take this limit", spec.name)
-        })?;
+        let shape =
+            words.bloom.shape().with_limit(spec.limit).ok_or_else(|| {
+                format!("limit \"{}\": its words cannot take this limit", spec.name)
+            })?;
         out.push(Limit {
             spec: spec.clone(),
             words,
