@@ -929,13 +929,18 @@ static ngx_int_t ngx_http_weir_init_zone(ngx_shm_zone_t *shm_zone, void *data) {
             }
             return NGX_ERROR;
         }
-        if (h->burst != zone->burst || ngx_memcmp(&h->limit, &zone->limit, sizeof h->limit) != 0) {
-            /* Kept in place: the words stay, this config's workers judge
-             * them by the new limit. The header keeps the limit the words
-             * were laid with (its tick is what later reloads compare). */
+        /* `data` is the running config's zone (NULL at a binary upgrade).
+         * A changed rate or burst is kept in place: the words stay, this
+         * config's workers judge them by the new limit. The header keeps
+         * the limit the words were laid with (its tick is what every later
+         * reload compares). */
+        ngx_http_weir_zone_t *running = data;
+        if (running != NULL && (running->burst != zone->burst || running->rate_number != zone->rate_number ||
+                                running->rate_per_minute != zone->rate_per_minute)) {
             ngx_log_error(NGX_LOG_NOTICE, shm_zone->shm.log, 0,
-                          "weir_limit_zone \"%V\": rate or burst changed (now burst %ui); its words are kept",
-                          &zone->name, zone->burst);
+                          "weir_limit_zone \"%V\": rate %ui%s to %ui%s, burst %ui to %ui; its words are kept",
+                          &zone->name, running->rate_number, running->rate_per_minute ? "r/m" : "r/s",
+                          zone->rate_number, zone->rate_per_minute ? "r/m" : "r/s", running->burst, zone->burst);
         }
         ngx_http_weir_attach(zone, h);
         return NGX_OK;
