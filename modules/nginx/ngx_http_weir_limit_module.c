@@ -118,6 +118,7 @@ typedef struct {
     ngx_uint_t index;          /* in the main conf's zones: $weir_limit_zone's mark */
     ngx_flag_t key_binary;     /* KEY is $binary_remote_addr: logged in hex */
     weir_ngx_counts_t *counts; /* in the zone, once it is laid */
+    ngx_flag_t relimited;      /* this config's limit is not the one the words were laid with */
 #if defined(WEIR_TEST_CLOCK)
     uint64_t test_seed[2];     /* test builds: test_seed=K0:K1, else getrandom */
     ngx_uint_t test_seeded;
@@ -374,13 +375,14 @@ static void ngx_http_weir_refused_keep(ngx_http_weir_zone_t *zone, ngx_str_t *ke
 
 /* `key`'s item in `zone`, judged by this config's limit: the words keep
  * what they decided under an earlier config's rate and burst (a reload),
- * read under this one (docs/nginx.md). */
+ * read under this one (docs/nginx.md). While the limit is the one the
+ * region's header holds, the header's judges (NULL). */
 static ngx_inline void ngx_http_weir_item(weir_charge_item *item, ngx_http_weir_zone_t *zone, ngx_str_t *key) {
     ngx_memzero(item, sizeof *item);
     item->kind = WEIR_CHARGE_BLOOM_IN;
     item->target = zone->region;
     item->target_len = zone->region_len;
-    item->limit = &zone->limit;
+    item->limit = zone->relimited ? &zone->limit : NULL;
     item->key = key->data;
     item->key_len = key->len;
     item->cost = 1;
@@ -391,12 +393,19 @@ static ngx_inline void ngx_http_weir_item(weir_charge_item *item, ngx_http_weir_
 static ngx_inline __attribute__((always_inline)) int64_t ngx_http_weir_charge(ngx_http_weir_zone_t *zone, ngx_str_t *key, int64_t now) {
     int64_t wait = ngx_http_weir_refused_wait(zone, key, now);
     if (wait > 0) return wait;
-    weir_charge_item item;
-    weir_charge_result charged;
-    ngx_http_weir_item(&item, zone, key);
-    if (weir_charge_all(&item, 1, now, &charged) != WEIR_OK) return INT64_MAX; /* refused, never cached */
-    if (charged.admitted) return 0;
-    wait = charged.wait;
+    if (!zone->relimited) {
+        /* The limit the region's header holds: its own calls, the
+         * cheapest path (docs/nginx.md gives both paths' cost). */
+        if (weir_bloom_allow_in(zone->region, zone->region_len, now, key->data, key->len)) return 0;
+        wait = weir_bloom_next_in(zone->region, zone->region_len, now, key->data, key->len);
+    } else {
+        weir_charge_item item;
+        weir_charge_result charged;
+        ngx_http_weir_item(&item, zone, key);
+        if (weir_charge_all(&item, 1, now, &charged) != WEIR_OK) return INT64_MAX; /* refused, never cached */
+        if (charged.admitted) return 0;
+        wait = charged.wait;
+    }
     if (wait < 1) wait = 1; /* refused now: whatever frees it is later */
     ngx_http_weir_refused_keep(zone, key, now, wait);
     return wait;
@@ -849,6 +858,9 @@ static char *ngx_http_weir_metrics_directive(ngx_conf_t *cf, ngx_command_t *cmd,
 
 static void ngx_http_weir_attach(ngx_http_weir_zone_t *zone, weir_ngx_header_t *h) {
     zone->header = h;
+    /* h->limit is the limit the words were laid with, as the region's
+     * header holds it. */
+    zone->relimited = ngx_memcmp(&h->limit, &zone->limit, sizeof h->limit) != 0;
     zone->region = (u_char *)h + WEIR_NGX_HEADER;
     zone->region_len = weir_bloom_footprint(h->size_log2);
     zone->counts = (weir_ngx_counts_t *)((u_char *)zone->region + zone->region_len);
