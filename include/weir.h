@@ -188,7 +188,7 @@
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 3924
+ *   section  line 3940
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   calls    weir_lease_take (weir_lease_answer, WEIR_LEASE_*),
@@ -198,7 +198,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 4170
+ *   section  line 4186
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -212,7 +212,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 4432
+ *   section  line 4448
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -3781,7 +3781,9 @@ weir_status weir_bloom_read_counts(const weir_bloom *bloom, weir_counts *out);
 /// A `weir_charge_item` that charges a key of a bloom array laid in caller
 /// memory: `target` the region and `target_len` its bytes (as
 /// `weir_bloom_allow_in` takes them), `key` and `key_len` the key, `cost`
-/// whole events.
+/// whole events; `limit` NULL to judge by the limit in the region's
+/// header, or a limit of the region's kind to judge by instead (see
+/// `weir_charge_item.limit`).
 #define WEIR_CHARGE_BLOOM_IN 5
 #endif
 
@@ -3815,7 +3817,21 @@ typedef struct WEIR_ALIGN(8) {
   /// otherwise.
   size_t target_len;
   /// The word's limit: a `const weir_gcra_limit *` (WEIR_CHARGE_GCRA) or
-  /// `const weir_rate_limit *` (WEIR_CHARGE_RATE); ignored otherwise.
+  /// `const weir_rate_limit *` (WEIR_CHARGE_RATE). For WEIR_CHARGE_BLOOM_IN,
+  /// NULL (the region's header's limit) or a limit of the region's word
+  /// kind (a `weir_gcra_limit` for the gcra kind, `weir_rate_limit` for
+  /// the window kind) that judges the key's words in place of the header's,
+  /// which is left alone: this is how the words of a region outlive a change of
+  /// rate or burst (a reload), each process bringing its limit. A word
+  /// keeps what it decided under the old limit: a window keeps its start
+  /// and its count, which count against the new burst, and ends
+  /// count × (1 / new rate) after its start; a GCRA word keeps its TAT,
+  /// so a key's debt (TAT − now) carries over as time. A GCRA limit of another tick than the header's (a
+  /// `shift` that differs: only rates above 7 812 500 a second have one
+  /// above 0) would misread the words and is refused with
+  /// `WEIR_ERR_GCRA_LIMIT_INVALID`, as is one whose fields are out of
+  /// range; a limit of the window kind out of range is refused with
+  /// `WEIR_ERR_RATE_LIMIT_INVALID`. Ignored for the other kinds.
   const void *limit;
   /// The bloom key's bytes (WEIR_CHARGE_BLOOM, _BLOOM_IN), hashed during
   /// the call and not kept; ignored otherwise.

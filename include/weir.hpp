@@ -1117,15 +1117,34 @@ public:
         return out;
     }
     static ChargeItem bloom(const BloomRegion& region, std::string_view key, std::int64_t cost = 1) noexcept {
-        ChargeItem out(WEIR_CHARGE_BLOOM_IN, region.data(), nullptr, static_cast<double>(cost));
+        return bloom_judged_by(region, key, nullptr, cost);
+    }
+    // A key of a bloom region judged by `limit` in place of the limit in
+    // the region's header, which is left alone (weir_charge_item.limit): a
+    // region whose rate or burst changed (a reload) keeps its words, each
+    // caller bringing its limit. A limit of the region's word kind (a
+    // GcraLimit for init_gcra, a RateLimit for init); a GcraLimit of another
+    // tick than the region's is refused (WEIR_ERR_GCRA_LIMIT_INVALID). The
+    // item points at `limit`, which must outlive it.
+    static ChargeItem bloom(const BloomRegion& region, std::string_view key, const GcraLimit& limit,
+                            std::int64_t cost = 1) noexcept {
+        return bloom_judged_by(region, key, limit.get(), cost);
+    }
+    static ChargeItem bloom(const BloomRegion& region, std::string_view key, const RateLimit& limit,
+                            std::int64_t cost = 1) noexcept {
+        return bloom_judged_by(region, key, limit.get(), cost);
+    }
+    const weir_charge_item& c() const noexcept { return item_; }
+
+private:
+    static ChargeItem bloom_judged_by(const BloomRegion& region, std::string_view key, const void* limit,
+                                      std::int64_t cost) noexcept {
+        ChargeItem out(WEIR_CHARGE_BLOOM_IN, region.data(), limit, static_cast<double>(cost));
         out.item_.target_len = region.size();
         out.item_.key = key.data();
         out.item_.key_len = key.size();
         return out;
     }
-    const weir_charge_item& c() const noexcept { return item_; }
-
-private:
     ChargeItem(std::uint32_t kind, void* target, const void* limit, double cost) noexcept {
         item_.kind = kind;
         item_.target = target;

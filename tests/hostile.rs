@@ -1300,6 +1300,12 @@ fn charge_never_panics_and_a_refusal_changes_nothing() {
                             2 => footprint - 1,
                             _ => footprint,
                         };
+                        // The caller's limit in place of the header's, at
+                        // times (either of the sweep's GCRA limits: the
+                        // region's own, or one that may be out of range).
+                        if rng.one_in(3) {
+                            item.limit = (&gcra_limits[which] as *const weir_gcra_limit).cast();
+                        }
                     }
                     _ => item.target = (&mut gcras[which] as *mut weir_gcra).cast(),
                 }

@@ -325,6 +325,31 @@ impl BloomShape {
         &self.limit
     }
 
+    /// This shape with `limit` in place of its own: the same words, keys
+    /// and SipHash key, judged from now on by another rate and burst (a
+    /// reload that changes them). A word keeps what it decided and is
+    /// read under the new limit: a window keeps its start and its count,
+    /// which count against the new burst, and ends `count × I'` after its
+    /// start; a TAT keeps its instant, so a key's debt (TAT − now) carries
+    /// over as time.
+    /// `None` when `limit` is of the other word kind, or a GCRA limit of
+    /// another tick (another `shift`): such words would be misread (a TAT
+    /// read at another tick stands 2^(shift' − shift) times as far out),
+    /// so they need fresh words instead.
+    pub fn with_limit(&self, limit: impl Into<BloomLimit>) -> Option<BloomShape> {
+        let limit = limit.into();
+        let open_interval = match (&self.limit, &limit) {
+            (BloomLimit::Window(_), BloomLimit::Window(new)) => new.open_interval(),
+            (BloomLimit::Gcra(old), BloomLimit::Gcra(new)) if old.parts().2 == new.parts().2 => 0,
+            _ => return None,
+        };
+        Some(BloomShape {
+            limit,
+            open_interval,
+            ..*self
+        })
+    }
+
     /// `key`'s line and its words in that line, as a bit mask of k bits
     /// (bits 0..8).
     #[inline(always)]
@@ -739,6 +764,38 @@ mod tests {
             assert!(masks.windows(2).all(|w| w[0] < w[1]));
         }
         assert_eq!(SUBSET_START[8], 254);
+    }
+
+    #[test]
+    fn a_new_limit_keeps_the_words_and_refuses_another_kind_or_tick() {
+        // GCRA, 10/s burst 5, then 2/s burst 1: a key that spent its burst
+        // owes 0.5 s, and the new bucket holds 0.5 s: it may take again
+        // once its debt is down to 0.5 s − 0.5 s = 0, at 0.5 s.
+        let old = BloomShape::new(10, 3, gcra(10.0, 5), 1, 2).unwrap();
+        let new = old.with_limit(gcra(2.0, 1)).unwrap();
+        let words = lines(&old);
+        for _ in 0..5 {
+            assert!(old.allow(&words, 0, b"k"));
+        }
+        assert!(!old.allow(&words, 0, b"k"));
+        assert!(!new.allow(&words, 0, b"k"), "the debt carries over");
+        assert_eq!(new.next(&words, 0, b"k"), SECOND / 2);
+        assert!(new.allow(&words, SECOND / 2, b"k"));
+        assert!(new.allow(&words, 0, b"other"), "another key is fresh");
+        assert!(!new.allow(&words, 0, b"other"), "the new burst");
+        // Window words: the count carries over.
+        let old = BloomShape::new(10, 3, limit(10.0, 5), 1, 2).unwrap();
+        let new = old.with_limit(limit(20.0, 3)).unwrap();
+        let words = lines(&old);
+        for i in 0..4 {
+            assert!(old.allow(&words, i, b"k"));
+        }
+        assert!(!new.allow(&words, 4, b"k"), "4 events ≥ the new burst 3");
+        // Another kind or another tick is refused.
+        assert!(old.with_limit(gcra(10.0, 5)).is_none());
+        let fast = BloomShape::new(10, 3, gcra(1e9, 5), 1, 2).unwrap();
+        assert!(fast.with_limit(gcra(10.0, 5)).is_none());
+        assert_ne!(gcra(1e9, 5).parts().2, gcra(10.0, 5).parts().2);
     }
 
     #[test]
