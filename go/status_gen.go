@@ -75,6 +75,10 @@ const (
 	// multiple of the alignment `weir_X_footprint` answers; nothing was
 	// written to it.
 	ErrPlacedMisaligned Status = 51
+	// ErrPlacedOverlap is WEIR_ERR_PLACED_OVERLAP: The memory handed to `weir_bloom_view_in` for the view overlaps the
+	// region it would view: laying the view would overwrite the region's
+	// words, which others may be using; nothing was written.
+	ErrPlacedOverlap Status = 52
 	// ErrCountsOff is WEIR_ERR_COUNTS_OFF: `weir_<type>_read_counts` on a handle that does not count: turn
 	// counting on with `weir_<type>_start_counting` after making it.
 	ErrCountsOff Status = 70
@@ -310,6 +314,7 @@ var statusCodes = [...]struct {
 	{ErrRefundFuture, "WEIR_ERR_REFUND_FUTURE"},
 	{ErrPlacedTooSmall, "WEIR_ERR_PLACED_TOO_SMALL"},
 	{ErrPlacedMisaligned, "WEIR_ERR_PLACED_MISALIGNED"},
+	{ErrPlacedOverlap, "WEIR_ERR_PLACED_OVERLAP"},
 	{ErrCountsOff, "WEIR_ERR_COUNTS_OFF"},
 	{ErrChargeTooMany, "WEIR_ERR_CHARGE_TOO_MANY"},
 	{ErrChargeCost, "WEIR_ERR_CHARGE_COST"},
@@ -481,6 +486,9 @@ func statusMismatches() []string {
 	}
 	if ErrPlacedMisaligned != C.WEIR_ERR_PLACED_MISALIGNED {
 		bad = append(bad, fmt.Sprintf("ErrPlacedMisaligned is %d, WEIR_ERR_PLACED_MISALIGNED is %d", ErrPlacedMisaligned, C.WEIR_ERR_PLACED_MISALIGNED))
+	}
+	if ErrPlacedOverlap != C.WEIR_ERR_PLACED_OVERLAP {
+		bad = append(bad, fmt.Sprintf("ErrPlacedOverlap is %d, WEIR_ERR_PLACED_OVERLAP is %d", ErrPlacedOverlap, C.WEIR_ERR_PLACED_OVERLAP))
 	}
 	if ErrCountsOff != C.WEIR_ERR_COUNTS_OFF {
 		bad = append(bad, fmt.Sprintf("ErrCountsOff is %d, WEIR_ERR_COUNTS_OFF is %d", ErrCountsOff, C.WEIR_ERR_COUNTS_OFF))

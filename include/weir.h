@@ -40,12 +40,12 @@
  *
  * ```
  * weir_status — what a call that can fail reports (WEIR_OK is 0)
- *   section  line 0313
+ *   section  line 0316
  *   reads    weir_status_str, weir_version (WEIR_VERSION)
  *   counts   weir_counts (filled by each read_counts)
  *
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
- *   section  line 0658
+ *   section  line 0665
  *   policy   weir_breaker_policy (for the breaker), weir_breaker_policy_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
  *   placed   weir_breaker_footprint, weir_breaker_init_in
@@ -55,7 +55,7 @@
  *   counts   weir_breaker_start_counting, weir_breaker_read_counts
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 0945
+ *   section  line 0952
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
  *   placed   weir_shedder_footprint, weir_shedder_init_in
@@ -66,7 +66,7 @@
  *   counts   weir_shedder_start_counting, weir_shedder_read_counts
  *
  * weir_window — rolling window of sums and counts
- *   section  line 1209
+ *   section  line 1216
  *   make     weir_window_new, weir_window_free
  *   placed   weir_window_footprint, weir_window_init_in
  *   calls    weir_window_add
@@ -75,7 +75,7 @@
  *   counts   weir_window_start_counting, weir_window_read_counts
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1347
+ *   section  line 1354
  *   make     weir_bucket_new, weir_bucket_free
  *   placed   weir_bucket_footprint, weir_bucket_init_in
  *   calls    weir_bucket_take, weir_bucket_refund
@@ -83,7 +83,7 @@
  *   counts   weir_bucket_start_counting, weir_bucket_read_counts
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 1536
+ *   section  line 1543
  *   make     weir_sliding_new, weir_sliding_free
  *   placed   weir_sliding_footprint, weir_sliding_init_in
  *   calls    weir_sliding_take
@@ -91,7 +91,7 @@
  *   counts   weir_sliding_start_counting, weir_sliding_read_counts
  *
  * weir_period — fixed-window quota per period
- *   section  line 1649
+ *   section  line 1656
  *   make     weir_period_new, weir_period_free
  *   placed   weir_period_footprint, weir_period_init_in
  *   calls    weir_period_take (weir_period_quota)
@@ -99,7 +99,7 @@
  *   counts   weir_period_start_counting, weir_period_read_counts
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 1777
+ *   section  line 1784
  *   make     weir_gate_new, weir_gate_free
  *   placed   weir_gate_footprint, weir_gate_init_in
  *   calls    weir_gate_enter, weir_gate_leave
@@ -107,7 +107,7 @@
  *   counts   weir_gate_start_counting, weir_gate_read_counts
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 1861
+ *   section  line 1868
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy),
@@ -123,7 +123,7 @@
  *   counts   weir_concurrency_start_counting, weir_concurrency_read_counts
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 2138
+ *   section  line 2145
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   placed   weir_budget_footprint, weir_budget_init_in
@@ -132,21 +132,22 @@
  *   counts   weir_budget_start_counting, weir_budget_read_counts
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 2313
+ *   section  line 2320
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 2453
+ *   section  line 2460
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 2497
+ *   section  line 2504
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
+ *   placed   weir_pool_footprint, weir_pool_init_in
  *   calls    weir_pool_take (weir_pool_taken, WEIR_POOL_TAKEN_*),
  *            weir_pool_made, weir_pool_made_jittered, weir_pool_unmade,
  *            weir_pool_give, weir_pool_drop, weir_pool_make_ahead,
@@ -156,7 +157,7 @@
  *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 2894
+ *   section  line 2883
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -165,27 +166,29 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 3056
+ *   section  line 3045
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 3185
+ *   section  line 3174
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
  *   in place weir_bloom_footprint, weir_bloom_init_in,
  *            weir_bloom_init_gcra_in, weir_bloom_check_in,
  *            weir_bloom_allow_in, weir_bloom_next_in
+ *   placed   weir_bloom_view_footprint,
+ *            weir_bloom_view_in (a handle over a region)
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 3458
+ *   section  line 3498
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 3635
+ *   section  line 3691
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   calls    weir_lease_take (weir_lease_answer, WEIR_LEASE_*),
@@ -195,7 +198,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 3881
+ *   section  line 3937
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -209,7 +212,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 4143
+ *   section  line 4199
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -237,7 +240,7 @@
  * WEIR_FREESTANDING before including this header (-DWEIR_FREESTANDING). The
  * header then leaves out what that build lacks (every declaration under
  * `#if defined(WEIR_HOSTED)`: the heap constructors `weir_X_new`, and the
- * bloom, pool, charge and lease), and a call to one of those is a compile
+ * bloom, charge and lease), and a call to one of those is a compile
  * error that says so, not a link error. The firmware build has every other
  * handle type in its placed form (`weir_X_footprint`, `weir_X_init_in` and
  * the type's calls), locked by the build's critical section; its
@@ -390,6 +393,10 @@ enum weir_status
   /// multiple of the alignment `weir_X_footprint` answers; nothing was
   /// written to it.
   WEIR_ERR_PLACED_MISALIGNED = 51,
+  /// The memory handed to `weir_bloom_view_in` for the view overlaps the
+  /// region it would view: laying the view would overwrite the region's
+  /// words, which others may be using; nothing was written.
+  WEIR_ERR_PLACED_OVERLAP = 52,
   /// `weir_<type>_read_counts` on a handle that does not count: turn
   /// counting on with `weir_<type>_start_counting` after making it.
   WEIR_ERR_COUNTS_OFF = 70,
@@ -976,7 +983,7 @@ weir_status weir_breaker_read_counts(const weir_breaker *breaker, weir_counts *o
 /// 32-bit core the preset needs 2616 bytes (48 per bucket plus 216). Its
 /// updates hold the build's critical section (interrupts masked, with
 /// `single-core`); the longest measured under QEMU: a call of 2531 instructions
-/// on a Cortex-M4F, a section of 8659 on a Cortex-M0.
+/// on a Cortex-M4F, a section of 8658 on a Cortex-M0.
 typedef struct weir_shedder weir_shedder;
 
 /// A call's class for `weir_shedder_allow_class`: the default, decided
@@ -1226,7 +1233,7 @@ weir_status weir_shedder_read_counts(const weir_shedder *shedder,
 /// 32-bit core 16 bytes per bucket plus 80 (720 for 40 buckets). Its updates
 /// hold the build's critical section (interrupts masked, with `single-core`);
 /// the longest measured under QEMU: a call of 1214 instructions (40 buckets) on
-/// a Cortex-M4F, a section of 5244 on a Cortex-M0.
+/// a Cortex-M4F, a section of 5243 on a Cortex-M0.
 typedef struct weir_window weir_window;
 
 /// A sum and how many values went into it (a mean once `count` is
@@ -1550,7 +1557,7 @@ weir_status weir_bucket_read_counts(const weir_bucket *bucket, weir_counts *out)
 /// 32-bit core 8 bytes per unit of quota plus 80 (880 for a quota of 100). Its
 /// updates hold the build's critical section (interrupts masked, with
 /// `single-core`); the longest measured under QEMU: a call of 3561 instructions
-/// (quota 100) on a Cortex-M4F, a section of 4864 on a Cortex-M0.
+/// (quota 100) on a Cortex-M4F, a section of 4865 on a Cortex-M0.
 typedef struct weir_sliding weir_sliding;
 
 #ifdef __cplusplus
@@ -2171,7 +2178,7 @@ weir_status weir_concurrency_read_counts(const weir_concurrency *limit, weir_cou
 /// In the firmware build (docs/firmware.md) a budget is placed only: on a
 /// 32-bit core 256 bytes. Its updates hold the build's critical section
 /// (interrupts masked, with `single-core`); the longest measured under QEMU: a
-/// call of 720 instructions on a Cortex-M4F, a section of 1560 on a Cortex-M0.
+/// call of 723 instructions on a Cortex-M4F, a section of 1560 on a Cortex-M0.
 typedef struct weir_budget weir_budget;
 
 /// `weir_budget_policy.form`: gRPC's retry throttling (design A6), a token
@@ -2506,7 +2513,6 @@ bool weir_deadline_remaining(const weir_deadline *deadline, int64_t now, int64_t
  *   WEIR_ERR_POOL_MAX_MAKING (222).
  * @{ */
 
-#if defined(WEIR_HOSTED)
 /// The bookkeeping of a pool of resources (connections, descriptors,
 /// handles), each known only by a `uintptr_t` identity. It never opens,
 /// closes, sleeps or waits: each call says what the caller should do, and
@@ -2540,45 +2546,40 @@ bool weir_deadline_remaining(const weir_deadline *deadline, int64_t now, int64_t
 /// is new.
 ///
 /// Takes a short per-handle lock; safe to use from many threads at once.
-/// Heap per handle on 64-bit: about 340 bytes, plus 24 bytes per idle place
-/// (min(idle, size)), plus 17 bytes per table slot (the power of two at
-/// least 2 × size), all allocated by `weir_pool_new` and never again; about
-/// 1.1 KiB for the preset.
+/// Memory per handle on 64-bit: about 280 bytes, plus 24 bytes per table
+/// slot (the power of two at least 2 × size) and per idle place
+/// (min(idle, size)), all allocated by `weir_pool_new` and never again
+/// (about 1.3 KiB for the preset), or laid in the caller's memory by
+/// `weir_pool_init_in`.
+///
+/// In the firmware build (docs/firmware.md) a pool is placed only: on a 32-bit
+/// core the preset needs 1224 bytes. Its updates hold the build's critical
+/// section (interrupts masked, with `single-core`); the longest measured under
+/// QEMU: a call of 802 instructions on a Cortex-M4F, a section of 1131 on a
+/// Cortex-M0.
 typedef struct weir_pool weir_pool;
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The largest `size` a pool accepts (2^24).
 #define WEIR_POOL_MAX_SIZE 16777216
-#endif
 
-#if defined(WEIR_HOSTED)
 /// `weir_pool_taken.kind`: an idle resource, now lent to the caller.
 #define WEIR_POOL_TAKEN_READY 1
-#endif
 
-#if defined(WEIR_HOSTED)
 /// `weir_pool_taken.kind`: an idle resource past `keep_ns` or `life_ns`, or
 /// marked old by `weir_pool_mark_old`, already out of the pool and its
 /// count. The caller closes `item` and takes again.
 #define WEIR_POOL_TAKEN_STALE 2
-#endif
 
-#if defined(WEIR_HOSTED)
 /// `weir_pool_taken.kind`: nothing idle, room for one more, and the room is
 /// reserved. The caller makes a resource and calls `weir_pool_made` (or, if
 /// making failed, `weir_pool_unmade`). `item` is 0.
 #define WEIR_POOL_TAKEN_MAKE 3
-#endif
 
-#if defined(WEIR_HOSTED)
 /// `weir_pool_taken.kind`: nothing idle and no room (or `max_making` are being
 /// made, or the pool is closed, or NULL). The caller's own queue decides
 /// what next. `item` is 0.
 #define WEIR_POOL_TAKEN_WAIT 4
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The pool's policy (for `weir_pool_new`): the limits a pool holds itself
 /// to. Durations are nanoseconds; a zero `keep_ns` or `life_ns` means no
 /// limit. Validated by `weir_pool_new`,
@@ -2616,9 +2617,7 @@ typedef struct WEIR_ALIGN(8) {
   /// `size`, as `size`): past it take answers WAIT rather than MAKE.
   int64_t max_making;
 } weir_pool_policy;
-#endif
 
-#if defined(WEIR_HOSTED)
 /// What `weir_pool_take` answers: `kind` is one of `WEIR_POOL_TAKEN_READY`,
 /// `_STALE`, `_MAKE`, `_WAIT` (never 0, so a zeroed struct is recognisably
 /// not an answer); `item` is the resource for READY and STALE, 0 otherwise.
@@ -2630,9 +2629,7 @@ typedef struct {
   /// The resource, for READY and STALE; 0 for MAKE and WAIT.
   uintptr_t item;
 } weir_pool_taken;
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Running totals since the pool was made (modelled on Go's database/sql
 /// DBStats). Read with `weir_pool_read_stats`.
 typedef struct WEIR_ALIGN(8) {
@@ -2664,19 +2661,16 @@ typedef struct WEIR_ALIGN(8) {
   /// meets is counted in `stale`). Since 0.2.0.
   uint64_t retired;
 } weir_pool_stats;
-#endif
 
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
 
-#if defined(WEIR_HOSTED)
 /// The preset limits: 10 live, 10 idle, closed after 30 minutes idle, no
 /// maximum age (the default size of HikariCP and Go's database/sql, which
 /// also keeps idle equal to size); no jitter, nothing made ahead, makes up
 /// to `size`.
 weir_pool_policy weir_pool_policy_preset(void);
-#endif
 
 #if defined(WEIR_HOSTED)
 /// Makes an empty pool with `limits` (NULL: `weir_pool_policy_preset()`) and
@@ -2691,14 +2685,42 @@ weir_pool_policy weir_pool_policy_preset(void);
 weir_status weir_pool_new(const weir_pool_policy *limits, weir_pool **out);
 #endif
 
-#if defined(WEIR_HOSTED)
-/// Frees a pool. NULL is accepted and ignored. Resources still idle or
-/// lent are not closed (the pool never held more than their identities):
-/// call `weir_pool_close` first and close what it hands back.
+/// Frees a pool. NULL is accepted and ignored, and so is a placed pool
+/// (`weir_pool_init_in`): its memory is the caller's. Resources still idle
+/// or lent are not closed (the pool never held more than their
+/// identities): call `weir_pool_close` first and close what it hands back.
 void weir_pool_free(weir_pool *pool);
-#endif
 
-#if defined(WEIR_HOSTED)
+/// The bytes and the alignment a placed pool with these limits needs
+/// (NULL: the preset), written to `*bytes` and `*align`: the handle, then
+/// one 24-byte slot (on a 64-bit host) per table slot (the power of two at
+/// least 2 × size) and per idle place (min(idle, size)), 8-aligned; 1288
+/// bytes at the preset on a 64-bit Linux host. The limits are checked as
+/// `weir_pool_new` checks them, with its statuses; `WEIR_ERR_NULL` or
+/// `WEIR_ERR_MISALIGNED` for a bad `bytes` or `align` pointer (or a
+/// misaligned `limits`), and nothing is written on an error.
+weir_status weir_pool_footprint(const weir_pool_policy *limits, size_t *bytes, size_t *align);
+
+/// Lays a pool in memory the caller owns (a static array, a field of its
+/// own struct) and writes it to `*out`: the pool `weir_pool_new` makes with
+/// these limits (NULL: the preset), taken by every `weir_pool_*` call,
+/// without a heap. `mem` holds `len` bytes, at least the footprint
+/// `weir_pool_footprint` answers for these limits, at a multiple of its
+/// alignment. The memory stays the caller's: weir keeps nothing outside it,
+/// `weir_pool_free` on a placed pool does nothing (close it first, as for a
+/// heap one), and the caller may reuse the memory once no call uses the
+/// pool any more (moving or copying it makes another pool of neither).
+/// Checked in this order, and nothing is written on an error: `out`
+/// (`WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`), the limits (the statuses of
+/// `weir_pool_new`), then `mem` NULL (`WEIR_ERR_NULL`), `mem` misaligned
+/// (`WEIR_ERR_PLACED_MISALIGNED`), `len` below the footprint
+/// (`WEIR_ERR_PLACED_TOO_SMALL`). Lay a pool only in memory no live handle
+/// uses.
+weir_status weir_pool_init_in(void *mem,
+                              size_t len,
+                              const weir_pool_policy *limits,
+                              weir_pool **out);
+
 /// Asks for a resource at `now`. READY: the newest idle one, now lent.
 /// STALE: the newest idle one was past `keep_ns` or `life_ns`, or marked
 /// old; it is out of
@@ -2708,17 +2730,13 @@ void weir_pool_free(weir_pool *pool);
 /// being made already, or the pool is closed. A NULL or poisoned pool
 /// answers WAIT.
 weir_pool_taken weir_pool_take(const weir_pool *pool, int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Registers `item`, made after a MAKE, as lent and born at `now`; it fills
 /// the reservation. `WEIR_ERR_POOL_ITEM_KNOWN` if the pool already holds
 /// `item`, `WEIR_ERR_POOL_NO_RESERVATION` if no MAKE is outstanding;
 /// `WEIR_ERR_NULL` for a NULL pool. On an error nothing changes.
 weir_status weir_pool_made(const weir_pool *pool, uintptr_t item, int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// `weir_pool_made`, with the resource's life shortened by the caller's
 /// `draw` (uniform over all 64-bit values, from the caller's own
 /// generator): by floor(J × draw / 2^64) nanoseconds, where J =
@@ -2731,16 +2749,12 @@ weir_status weir_pool_made_jittered(const weir_pool *pool,
                                     uintptr_t item,
                                     int64_t now,
                                     uint64_t draw);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Releases the room a MAKE reserved, because making failed, so a failing
 /// factory does not shrink the pool for good. `WEIR_ERR_POOL_NO_RESERVATION`
 /// if no MAKE is outstanding; `WEIR_ERR_NULL` for a NULL pool.
 weir_status weir_pool_unmade(const weir_pool *pool);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Gives a lent resource back at `now` and writes to `*kept` whether the
 /// pool kept it. `*kept == false`: the caller closes `item` (enough were
 /// idle, it has lived `life_ns`, it was marked old by `weir_pool_mark_old`,
@@ -2754,18 +2768,14 @@ weir_status weir_pool_unmade(const weir_pool *pool);
 /// and no reservation open: the pool does not hold it), `WEIR_ERR_NULL`
 /// (NULL pool or `kept`).
 weir_status weir_pool_give(const weir_pool *pool, uintptr_t item, int64_t now, bool *kept);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Says a lent resource broke and is not coming back; its room is free and
 /// the caller closes it. An `item` the pool does not know, dropped while a
 /// MAKE is outstanding, ends that reservation (counted as made and
 /// dropped). Errors change nothing: `WEIR_ERR_POOL_ITEM_IDLE`,
 /// `WEIR_ERR_POOL_NOT_LENT`, `WEIR_ERR_NULL` (NULL pool).
 weir_status weir_pool_drop(const weir_pool *pool, uintptr_t item);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Reserves room for the resources to make ahead so that `min_idle` stay
 /// ready, and returns how many: `min_idle` less the idle resources not
 /// marked old and the MAKEs already outstanding, capped by the room left
@@ -2777,9 +2787,7 @@ weir_status weir_pool_drop(const weir_pool *pool, uintptr_t item);
 /// evict, or on a timer. 0 with `min_idle` 0 (the preset), for a closed
 /// pool, and for a NULL one.
 int64_t weir_pool_make_ahead(const weir_pool *pool);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Removes the idle resources due at `now` — those idle for `keep_ns` or
 /// more, alive for `life_ns` or more (the boundary included), or marked
 /// old by `weir_pool_mark_old` — oldest
@@ -2793,9 +2801,7 @@ int64_t weir_pool_make_ahead(const weir_pool *pool);
 /// `cap == 0` writes and removes nothing and returns 0, and so does an
 /// `out` not aligned for a `uintptr_t`. A NULL pool answers 0.
 size_t weir_pool_evict(const weir_pool *pool, int64_t now, uintptr_t *out, size_t cap);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Marks every resource the pool holds now, idle or lent, as old, and
 /// returns how many (0 for a NULL pool). From then on `weir_pool_evict`
 /// hands back the idle old ones first, whatever their age (and
@@ -2808,9 +2814,7 @@ size_t weir_pool_evict(const weir_pool *pool, int64_t now, uintptr_t *out, size_
 /// `weir_pool_stats.retired`. It visits the whole table: O(size),
 /// no allocation.
 int64_t weir_pool_mark_old(const weir_pool *pool);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Closes the pool for shutdown and empties it: writes at most `cap` idle
 /// resources to `out`, oldest first, for the caller to close, and returns
 /// how many it wrote: only `out[0]` to `out[returned - 1]` are written.
@@ -2823,41 +2827,29 @@ int64_t weir_pool_mark_old(const weir_pool *pool);
 /// refused whole: it returns 0 and the pool stays open. A NULL pool answers
 /// 0.
 size_t weir_pool_close(const weir_pool *pool, uintptr_t *out, size_t cap);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// How many resources exist: idle, lent and being made. 0 for a NULL pool.
 int64_t weir_pool_live(const weir_pool *pool);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// How many are sitting idle. 0 for a NULL pool.
 int64_t weir_pool_idle(const weir_pool *pool);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// How many are lent out or being made (reserved by MAKE). 0 for a NULL
 /// pool.
 int64_t weir_pool_busy(const weir_pool *pool);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Nanoseconds from `now` until the next idle resource becomes due: 0 if
 /// one is due already (one marked old is), `INT64_MAX` if none ever will (nothing idle, or no
 /// `keep_ns` and no `life_ns`). `weir_pool_evict` at `now` plus this removes
 /// at least one, so one timer armed with it replaces polling. It only
 /// reads: `now` does not move the pool's clock. `INT64_MAX` for a NULL pool.
 int64_t weir_pool_next_expiry(const weir_pool *pool, int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Writes the pool's running totals to `*out`. `WEIR_ERR_NULL` if `pool`
 /// or `out` is NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned; `*out`
 /// is written only on success.
 weir_status weir_pool_read_stats(const weir_pool *pool, weir_pool_stats *out);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Turns counting on for a pool: from this call on, `weir_pool_read_counts`
 /// reports what it decided. Call it right after `weir_pool_new` to count
 /// everything since the handle was made; a second call changes nothing. Until
@@ -2866,9 +2858,7 @@ weir_status weir_pool_read_stats(const weir_pool *pool, weir_pool_stats *out);
 /// `WEIR_ERR_MISALIGNED` for one no handle can be at, `WEIR_ERR_POISONED` for a
 /// poisoned one.
 weir_status weir_pool_start_counting(const weir_pool *pool);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Writes to `*out` what a pool decided since `weir_pool_start_counting`. A
 /// reading: it changes nothing. `admitted`: takes answered READY or MAKE;
 /// `refused`: takes answered WAIT; `errors`: made, give, drop and unmade calls
@@ -2882,7 +2872,6 @@ weir_status weir_pool_start_counting(const weir_pool *pool);
 /// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
 /// `*out` is written only on `WEIR_OK`.
 weir_status weir_pool_read_counts(const weir_pool *pool, weir_counts *out);
-#endif
 
 #ifdef __cplusplus
 }  // extern "C"
@@ -3233,13 +3222,24 @@ int64_t weir_gcra_room(const weir_gcra *gcra, const weir_gcra_limit *limit, int6
 /// half of it, F = 0.03 % (2.3 % asking all of it).
 ///
 /// Lock-free and safe to use from many threads at once. Memory per handle:
-/// 8 × 2^size_log2 bytes of heap (64-byte aligned) plus under 152 bytes.
+/// 8 × 2^size_log2 bytes of heap (64-byte aligned) plus under 160 bytes.
 /// size_log2 is WEIR_BLOOM_MIN_SIZE_LOG2 (3, one line) to
 /// WEIR_BLOOM_MAX_SIZE_LOG2 (32: 32 GiB; 27, 1 GiB, on a 32-bit host),
 /// hashes 1..WEIR_BLOOM_MAX_HASHES (8, a whole line).
 /// Made by `weir_bloom_new` or `weir_bloom_new_gcra`, freed by
 /// `weir_bloom_free`; for memory shared between processes see
 /// `weir_bloom_init_in`.
+///
+/// Placed: a region laid by `weir_bloom_init_in` (or its gcra form) holds
+/// an array, header and words, and no pointer; `weir_bloom_view_in` lays a
+/// `weir_bloom *` over such a region in memory the caller owns (a view:
+/// `weir_bloom_view_footprint` bytes, beside the region or anywhere else),
+/// and every `weir_bloom_*` call takes it as it takes a heap array, its
+/// counts included. The view's words are the region's: its decisions and
+/// those of `weir_bloom_allow_in` on the region, or of other views of it
+/// in this process or another, share one limiter. So a program with no
+/// heap lays a region in a static array and views it; a process sharing a
+/// region views it once and decides without reading the header each call.
 typedef struct weir_bloom weir_bloom;
 #endif
 
@@ -3315,7 +3315,8 @@ weir_status weir_bloom_new_gcra(uint32_t size_log2,
 #endif
 
 #if defined(WEIR_HOSTED)
-/// Frees a bloom array. NULL is accepted and ignored.
+/// Frees a bloom array. NULL is accepted and ignored, and so is a view
+/// (`weir_bloom_view_in`): its memory, and its region's, are the caller's.
 void weir_bloom_free(weir_bloom *bloom);
 #endif
 
@@ -3358,7 +3359,8 @@ size_t weir_bloom_footprint(uint32_t size_log2);
 /// burst << 32; gcra: per_token, then tolerance); seed0; seed1. The region
 /// holds no pointer: map it MAP_SHARED and every process that maps it
 /// (forked or not, at any address) shares one limiter through
-/// `weir_bloom_allow_in`, lock-free. Lay it once, before anyone uses it;
+/// `weir_bloom_allow_in`, lock-free, or through a `weir_bloom *` laid over
+/// it with `weir_bloom_view_in`. Lay it once, before anyone uses it;
 /// laying it again resets it. The arguments are checked as `weir_bloom_new`
 /// checks them; then `WEIR_ERR_NULL` for a NULL `mem`,
 /// `WEIR_ERR_MISALIGNED` for one not 64-byte aligned, `WEIR_ERR_TOO_LARGE`
@@ -3419,6 +3421,44 @@ int64_t weir_bloom_next_in(const void *mem,
                            int64_t now,
                            const void *key,
                            size_t key_len);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The bytes and the alignment of a view (`weir_bloom_view_in`), written
+/// to `*bytes` and `*align`: the handle alone, whatever the region's shape
+/// (its words stay in the region). `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED`
+/// for a bad `bytes` or `align` pointer; nothing is written on an error.
+weir_status weir_bloom_view_footprint(size_t *bytes, size_t *align);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Lays in memory the caller owns (`len` bytes at `mem`, at least the
+/// footprint `weir_bloom_view_footprint` answers, at a multiple of its
+/// alignment) a `weir_bloom *` over the array laid in the region of
+/// `region_len` bytes at `region` by `weir_bloom_init_in` or
+/// `weir_bloom_init_gcra_in` (here or in another process), and writes it
+/// to `*out`. Every `weir_bloom_*` call takes it: its words are the
+/// region's, shared with `weir_bloom_allow_in` and every other view of the
+/// region, and its counts (`weir_bloom_start_counting`) are the view's
+/// own, kept in `mem`, not in the region, whose layout (version 2) does not
+/// change. The header is read once, here: lay the region again and view it
+/// again (a view over a region laid again keeps deciding with the shape it
+/// read, over the same words, never outside them). Both memories stay the
+/// caller's: `weir_bloom_free` on a view does nothing, and the region must
+/// stay mapped, and `mem` in place, while the view is used. Checked in this
+/// order, and nothing is written on an error: `out` (`WEIR_ERR_NULL`,
+/// `WEIR_ERR_MISALIGNED`), the region as `weir_bloom_check_in` checks it
+/// (its statuses: `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`,
+/// `WEIR_ERR_BLOOM_FOREIGN`, ..., `WEIR_ERR_WORDS_NOT_SHAREABLE`), a `mem`
+/// whose footprint overlaps the region (`WEIR_ERR_PLACED_OVERLAP`), then
+/// `mem` NULL (`WEIR_ERR_NULL`), `mem` misaligned
+/// (`WEIR_ERR_PLACED_MISALIGNED`), `len` below the footprint
+/// (`WEIR_ERR_PLACED_TOO_SMALL`).
+weir_status weir_bloom_view_in(void *mem,
+                               size_t len,
+                               void *region,
+                               size_t region_len,
+                               weir_bloom **out);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -3492,7 +3532,9 @@ weir_status weir_bloom_read_counts(const weir_bloom *bloom, weir_counts *out);
 /// A `weir_charge_item` that charges a key of a bloom array laid in caller
 /// memory: `target` the region and `target_len` its bytes (as
 /// `weir_bloom_allow_in` takes them), `key` and `key_len` the key, `cost`
-/// whole events.
+/// whole events; `limit` NULL to judge by the limit in the region's
+/// header, or a limit of the region's kind to judge by instead (see
+/// `weir_charge_item.limit`).
 #define WEIR_CHARGE_BLOOM_IN 5
 #endif
 
@@ -3526,7 +3568,21 @@ typedef struct WEIR_ALIGN(8) {
   /// otherwise.
   size_t target_len;
   /// The word's limit: a `const weir_gcra_limit *` (WEIR_CHARGE_GCRA) or
-  /// `const weir_rate_limit *` (WEIR_CHARGE_RATE); ignored otherwise.
+  /// `const weir_rate_limit *` (WEIR_CHARGE_RATE). For WEIR_CHARGE_BLOOM_IN,
+  /// NULL (the region's header's limit) or a limit of the region's word
+  /// kind (a `weir_gcra_limit` for the gcra kind, `weir_rate_limit` for
+  /// the window kind) that judges the key's words in place of the header's,
+  /// which is left alone: this is how the words of a region outlive a change of
+  /// rate or burst (a reload), each process bringing its limit. A word
+  /// keeps what it decided under the old limit: a window keeps its start
+  /// and its count, which count against the new burst, and ends
+  /// count × (1 / new rate) after its start; a GCRA word keeps its TAT,
+  /// so a key's debt (TAT − now) carries over as time. A GCRA limit of another tick than the header's (a
+  /// `shift` that differs: only rates above 7 812 500 a second have one
+  /// above 0) would misread the words and is refused with
+  /// `WEIR_ERR_GCRA_LIMIT_INVALID`, as is one whose fields are out of
+  /// range; a limit of the window kind out of range is refused with
+  /// `WEIR_ERR_RATE_LIMIT_INVALID`. Ignored for the other kinds.
   const void *limit;
   /// The bloom key's bytes (WEIR_CHARGE_BLOOM, _BLOOM_IN), hashed during
   /// the call and not kept; ignored otherwise.
@@ -4187,7 +4243,7 @@ extern void weir_critical_exit(uint32_t state);
 #define WEIR_HOSTED_ONLY_MESSAGE_(name) \
   #name " needs the hosted weir library: the firmware build " \
   "(WEIR_FREESTANDING) has no heap: there a handle is placed " \
-  "(weir_<type>_init_in), and the bloom, pool, charge and lease are " \
+  "(weir_<type>_init_in), and the bloom, charge and lease are " \
   "hosted-only; see docs/firmware.md"
 int weir_hosted_only_weir_breaker_new(void) WEIR_HOSTED_ONLY_(weir_breaker_new);
 #define weir_breaker_new(...) weir_hosted_only_weir_breaker_new()
@@ -4209,46 +4265,8 @@ int weir_hosted_only_weir_concurrency_new_partitioned(void) WEIR_HOSTED_ONLY_(we
 #define weir_concurrency_new_partitioned(...) weir_hosted_only_weir_concurrency_new_partitioned()
 int weir_hosted_only_weir_budget_new(void) WEIR_HOSTED_ONLY_(weir_budget_new);
 #define weir_budget_new(...) weir_hosted_only_weir_budget_new()
-int weir_hosted_only_weir_pool_policy_preset(void) WEIR_HOSTED_ONLY_(weir_pool_policy_preset);
-#define weir_pool_policy_preset(...) weir_hosted_only_weir_pool_policy_preset()
 int weir_hosted_only_weir_pool_new(void) WEIR_HOSTED_ONLY_(weir_pool_new);
 #define weir_pool_new(...) weir_hosted_only_weir_pool_new()
-int weir_hosted_only_weir_pool_free(void) WEIR_HOSTED_ONLY_(weir_pool_free);
-#define weir_pool_free(...) weir_hosted_only_weir_pool_free()
-int weir_hosted_only_weir_pool_take(void) WEIR_HOSTED_ONLY_(weir_pool_take);
-#define weir_pool_take(...) weir_hosted_only_weir_pool_take()
-int weir_hosted_only_weir_pool_made(void) WEIR_HOSTED_ONLY_(weir_pool_made);
-#define weir_pool_made(...) weir_hosted_only_weir_pool_made()
-int weir_hosted_only_weir_pool_made_jittered(void) WEIR_HOSTED_ONLY_(weir_pool_made_jittered);
-#define weir_pool_made_jittered(...) weir_hosted_only_weir_pool_made_jittered()
-int weir_hosted_only_weir_pool_unmade(void) WEIR_HOSTED_ONLY_(weir_pool_unmade);
-#define weir_pool_unmade(...) weir_hosted_only_weir_pool_unmade()
-int weir_hosted_only_weir_pool_give(void) WEIR_HOSTED_ONLY_(weir_pool_give);
-#define weir_pool_give(...) weir_hosted_only_weir_pool_give()
-int weir_hosted_only_weir_pool_drop(void) WEIR_HOSTED_ONLY_(weir_pool_drop);
-#define weir_pool_drop(...) weir_hosted_only_weir_pool_drop()
-int weir_hosted_only_weir_pool_make_ahead(void) WEIR_HOSTED_ONLY_(weir_pool_make_ahead);
-#define weir_pool_make_ahead(...) weir_hosted_only_weir_pool_make_ahead()
-int weir_hosted_only_weir_pool_evict(void) WEIR_HOSTED_ONLY_(weir_pool_evict);
-#define weir_pool_evict(...) weir_hosted_only_weir_pool_evict()
-int weir_hosted_only_weir_pool_mark_old(void) WEIR_HOSTED_ONLY_(weir_pool_mark_old);
-#define weir_pool_mark_old(...) weir_hosted_only_weir_pool_mark_old()
-int weir_hosted_only_weir_pool_close(void) WEIR_HOSTED_ONLY_(weir_pool_close);
-#define weir_pool_close(...) weir_hosted_only_weir_pool_close()
-int weir_hosted_only_weir_pool_live(void) WEIR_HOSTED_ONLY_(weir_pool_live);
-#define weir_pool_live(...) weir_hosted_only_weir_pool_live()
-int weir_hosted_only_weir_pool_idle(void) WEIR_HOSTED_ONLY_(weir_pool_idle);
-#define weir_pool_idle(...) weir_hosted_only_weir_pool_idle()
-int weir_hosted_only_weir_pool_busy(void) WEIR_HOSTED_ONLY_(weir_pool_busy);
-#define weir_pool_busy(...) weir_hosted_only_weir_pool_busy()
-int weir_hosted_only_weir_pool_next_expiry(void) WEIR_HOSTED_ONLY_(weir_pool_next_expiry);
-#define weir_pool_next_expiry(...) weir_hosted_only_weir_pool_next_expiry()
-int weir_hosted_only_weir_pool_read_stats(void) WEIR_HOSTED_ONLY_(weir_pool_read_stats);
-#define weir_pool_read_stats(...) weir_hosted_only_weir_pool_read_stats()
-int weir_hosted_only_weir_pool_start_counting(void) WEIR_HOSTED_ONLY_(weir_pool_start_counting);
-#define weir_pool_start_counting(...) weir_hosted_only_weir_pool_start_counting()
-int weir_hosted_only_weir_pool_read_counts(void) WEIR_HOSTED_ONLY_(weir_pool_read_counts);
-#define weir_pool_read_counts(...) weir_hosted_only_weir_pool_read_counts()
 int weir_hosted_only_weir_bloom_new(void) WEIR_HOSTED_ONLY_(weir_bloom_new);
 #define weir_bloom_new(...) weir_hosted_only_weir_bloom_new()
 int weir_hosted_only_weir_bloom_new_gcra(void) WEIR_HOSTED_ONLY_(weir_bloom_new_gcra);
@@ -4271,6 +4289,10 @@ int weir_hosted_only_weir_bloom_allow_in(void) WEIR_HOSTED_ONLY_(weir_bloom_allo
 #define weir_bloom_allow_in(...) weir_hosted_only_weir_bloom_allow_in()
 int weir_hosted_only_weir_bloom_next_in(void) WEIR_HOSTED_ONLY_(weir_bloom_next_in);
 #define weir_bloom_next_in(...) weir_hosted_only_weir_bloom_next_in()
+int weir_hosted_only_weir_bloom_view_footprint(void) WEIR_HOSTED_ONLY_(weir_bloom_view_footprint);
+#define weir_bloom_view_footprint(...) weir_hosted_only_weir_bloom_view_footprint()
+int weir_hosted_only_weir_bloom_view_in(void) WEIR_HOSTED_ONLY_(weir_bloom_view_in);
+#define weir_bloom_view_in(...) weir_hosted_only_weir_bloom_view_in()
 int weir_hosted_only_weir_bloom_start_counting(void) WEIR_HOSTED_ONLY_(weir_bloom_start_counting);
 #define weir_bloom_start_counting(...) weir_hosted_only_weir_bloom_start_counting()
 int weir_hosted_only_weir_bloom_read_counts(void) WEIR_HOSTED_ONLY_(weir_bloom_read_counts);

@@ -107,7 +107,7 @@ pub extern "C" fn weir_budget_policy_preset() -> weir_budget_policy {
 /// In the firmware build (docs/firmware.md) a budget is placed only: on a
 /// 32-bit core 256 bytes. Its updates hold the build's critical section
 /// (interrupts masked, with `single-core`); the longest measured under QEMU: a
-/// call of 720 instructions on a Cortex-M4F, a section of 1560 on a Cortex-M0.
+/// call of 723 instructions on a Cortex-M4F, a section of 1560 on a Cortex-M0.
 pub struct weir_budget(Guarded<Mutex<Budget>>);
 
 impl Handle for weir_budget {

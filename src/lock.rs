@@ -5,7 +5,7 @@
 //! - Hosted (`std`): `Mutex` is `std::sync::Mutex`, and `ShortLock` (the
 //!   pool's) is the lock below: an uncontended lock and unlock are one
 //!   compare-and-swap and one swap.
-//! - Firmware (no `std`): `Mutex` is `Critical`, the critical section the
+//! - Firmware (no `std`): both are `Critical`, the critical section the
 //!   build chose (src/firmware.rs): with `single-core` interrupts masked
 //!   (PRIMASK) while the lock is held, so an interrupt handler never finds
 //!   it taken; with `privileged` the same and a spinlock word in the lock,
@@ -31,7 +31,7 @@
 //! sleeps on a std `Condvar`, so no platform call is needed.
 
 #[cfg(not(feature = "std"))]
-pub(crate) use firmware::Critical as Mutex;
+pub(crate) use firmware::{Critical as Mutex, Critical as ShortLock};
 #[cfg(feature = "std")]
 pub(crate) use hosted::ShortLock;
 #[cfg(feature = "std")]

@@ -199,7 +199,7 @@ impl From<ShedderStats> for weir_shedder_stats {
 /// 32-bit core the preset needs 2616 bytes (48 per bucket plus 216). Its
 /// updates hold the build's critical section (interrupts masked, with
 /// `single-core`); the longest measured under QEMU: a call of 2531 instructions
-/// on a Cortex-M4F, a section of 8659 on a Cortex-M0.
+/// on a Cortex-M4F, a section of 8658 on a Cortex-M0.
 pub struct weir_shedder(Guarded<Mutex<Held>>);
 
 /// The shedder behind a handle, heap or placed.

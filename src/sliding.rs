@@ -23,7 +23,7 @@ use weir_core::time::NEVER;
 /// 32-bit core 8 bytes per unit of quota plus 80 (880 for a quota of 100). Its
 /// updates hold the build's critical section (interrupts masked, with
 /// `single-core`); the longest measured under QEMU: a call of 3561 instructions
-/// (quota 100) on a Cortex-M4F, a section of 4864 on a Cortex-M0.
+/// (quota 100) on a Cortex-M4F, a section of 4865 on a Cortex-M0.
 pub struct weir_sliding(Guarded<Mutex<Sliding<Slots<i64>>>>);
 
 impl Handle for weir_sliding {

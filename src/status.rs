@@ -84,6 +84,10 @@ pub enum weir_status {
     /// multiple of the alignment `weir_X_footprint` answers; nothing was
     /// written to it.
     WEIR_ERR_PLACED_MISALIGNED = 51,
+    /// The memory handed to `weir_bloom_view_in` for the view overlaps the
+    /// region it would view: laying the view would overwrite the region's
+    /// words, which others may be using; nothing was written.
+    WEIR_ERR_PLACED_OVERLAP = 52,
 
     // 70–79: counts.
     /// `weir_<type>_read_counts` on a handle that does not count: turn
@@ -359,6 +363,7 @@ const ALL: &[weir_status] = {
         WEIR_ERR_REFUND_FUTURE,
         WEIR_ERR_PLACED_TOO_SMALL,
         WEIR_ERR_PLACED_MISALIGNED,
+        WEIR_ERR_PLACED_OVERLAP,
         WEIR_ERR_COUNTS_OFF,
         WEIR_ERR_CHARGE_TOO_MANY,
         WEIR_ERR_CHARGE_COST,
@@ -530,6 +535,7 @@ impl weir_status {
             WEIR_ERR_PLACED_MISALIGNED => {
                 c"placed handle: memory not aligned as its footprint says"
             }
+            WEIR_ERR_PLACED_OVERLAP => c"placed handle: memory overlaps the region it views",
             WEIR_ERR_COUNTS_OFF => {
                 c"the handle does not count: weir_<type>_start_counting turns counting on"
             }

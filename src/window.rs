@@ -60,7 +60,7 @@ impl From<WindowTotal> for weir_window_total {
 /// 32-bit core 16 bytes per bucket plus 80 (720 for 40 buckets). Its updates
 /// hold the build's critical section (interrupts masked, with `single-core`);
 /// the longest measured under QEMU: a call of 1214 instructions (40 buckets) on
-/// a Cortex-M4F, a section of 5244 on a Cortex-M0.
+/// a Cortex-M4F, a section of 5243 on a Cortex-M0.
 pub struct weir_window(Guarded<Mutex<Window<WindowTotal, Slots<WindowTotal>>>>);
 
 impl Handle for weir_window {

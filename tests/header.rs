@@ -315,6 +315,7 @@ const INDEX: &[Entry] = &[
                 "make",
                 &["weir_pool_new (copies the limits)", "weir_pool_free"],
             ),
+            ("placed", &["weir_pool_footprint", "weir_pool_init_in"]),
             (
                 "calls",
                 &[
@@ -403,6 +404,13 @@ const INDEX: &[Entry] = &[
                     "weir_bloom_check_in",
                     "weir_bloom_allow_in",
                     "weir_bloom_next_in",
+                ],
+            ),
+            (
+                "placed",
+                &[
+                    "weir_bloom_view_footprint",
+                    "weir_bloom_view_in (a handle over a region)",
                 ],
             ),
             (
@@ -982,7 +990,7 @@ fn with_hosted_only_block(header: String) -> String {
 #define WEIR_HOSTED_ONLY_MESSAGE_(name) \\
   #name \" needs the hosted weir library: the firmware build \" \\
   \"(WEIR_FREESTANDING) has no heap: there a handle is placed \" \\
-  \"(weir_<type>_init_in), and the bloom, pool, charge and lease are \" \\
+  \"(weir_<type>_init_in), and the bloom, charge and lease are \" \\
   \"hosted-only; see docs/firmware.md\"
 ",
     );

@@ -330,6 +330,43 @@ static void concurrency(void) {
     report("concurrency (preset)", f, bytes);
 }
 
+static void pool(void) {
+    size_t bytes = 0, align = 0;
+    weir_status f = weir_pool_footprint(NULL, &bytes, &align);
+    weir_pool *p = NULL;
+    failures += weir_pool_init_in(mem, sizeof mem, NULL, &p) != WEIR_OK;
+    begin();
+    int64_t now = 0;
+    uintptr_t lent[10];
+    int held = 0;
+    uintptr_t next_item = 1;
+    for (int i = 0; i < ROUNDS; i++) {
+        now = step(now);
+        if (held < 10 && (next_random() % 3 != 0)) {
+            weir_pool_taken t;
+            TIMED(t = weir_pool_take(p, now));
+            if (t.kind == WEIR_POOL_TAKEN_MAKE) {
+                TIMED(weir_pool_made(p, next_item, now));
+                lent[held++] = next_item++;
+            } else if (t.kind == WEIR_POOL_TAKEN_READY) {
+                lent[held++] = t.item;
+            } else if (t.kind == WEIR_POOL_TAKEN_STALE) {
+                TIMED(weir_pool_drop(p, t.item));
+            }
+        } else if (held > 0) {
+            bool kept = false;
+            held--;
+            TIMED(weir_pool_give(p, lent[held], now, &kept));
+        }
+        if ((i & 15) == 0) {
+            uintptr_t out[10];
+            TIMED(weir_pool_evict(p, now, out, 10));
+            TIMED(weir_pool_make_ahead(p));
+        }
+    }
+    report("pool (preset)", f, bytes);
+}
+
 int main(void) {
     counter_start();
     calibrate();
@@ -345,6 +382,7 @@ int main(void) {
     period();
     budget();
     concurrency();
+    pool();
     board_print(WEIR_EXAMPLE_MACHINE ": ");
     print_number(failures == 0 ? 1 : 0);
     board_print(" passed, ");

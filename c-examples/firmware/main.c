@@ -5,7 +5,7 @@
  * schedule, deadlines, the rate word's burst, alone and shared with an
  * interrupt handler, and every handle type laid in static memory (breaker,
  * shedder, bucket, gate, window, sliding window, period, budget, adaptive
- * limit: footprint, init_in, its calls, too-small and misaligned memory
+ * limit, pool: footprint, init_in, its calls, too-small and misaligned memory
  * refused), with a breaker shared with the SysTick handler. It prints each
  * failure, each handle's footprint, and a closing "N passed, N failed"
  * line, and exits with the failure count.
@@ -388,6 +388,7 @@ STORE(sliding_mem, 128);
 STORE(period_mem, 128);
 STORE(budget_mem, 320);
 STORE(concurrency_mem, 1024);
+STORE(pool_mem, 1280);
 
 /* The footprint answered for a handle fits its static array and the
  * alignment is one the array has; prints the bytes (the RAM the handle
@@ -651,6 +652,36 @@ static void period_budget_concurrency(void) {
     CHECK(weir_concurrency_flying(c) == 0 && weir_concurrency_long_rtt(c) > 0.0);
 }
 
+static void placed_pool(void) {
+    size_t bytes = 0, align = 0;
+    FITS("pool (preset: 10 resources)", weir_pool_footprint(NULL, &bytes, &align), bytes, align,
+         pool_mem);
+    weir_pool *p = NULL;
+    CHECK(weir_pool_init_in(pool_mem, bytes - 1, NULL, &p) == WEIR_ERR_PLACED_TOO_SMALL);
+    CHECK(weir_pool_init_in(misaligned(pool_mem), sizeof pool_mem - 1, NULL, &p) ==
+          WEIR_ERR_PLACED_MISALIGNED);
+    CHECK(p == NULL);
+    CHECK(weir_pool_init_in(pool_mem, sizeof pool_mem, NULL, &p) == WEIR_OK);
+    /* Empty: the first take asks the caller to make a resource. */
+    weir_pool_taken t = weir_pool_take(p, 0);
+    CHECK(t.kind == WEIR_POOL_TAKEN_MAKE && t.item == 0);
+    CHECK(weir_pool_made(p, 7, 0) == WEIR_OK);
+    CHECK(weir_pool_busy(p) == 1 && weir_pool_idle(p) == 0);
+    bool kept = false;
+    CHECK(weir_pool_give(p, 7, 1 * MS, &kept) == WEIR_OK && kept);
+    CHECK(weir_pool_idle(p) == 1 && weir_pool_live(p) == 1);
+    /* The next take lends it again. */
+    t = weir_pool_take(p, 2 * MS);
+    CHECK(t.kind == WEIR_POOL_TAKEN_READY && t.item == 7);
+    CHECK(weir_pool_give(p, 7, 3 * MS, &kept) == WEIR_OK && kept);
+    /* Closing hands back what is idle. */
+    uintptr_t items[4] = {0, 0, 0, 0};
+    CHECK(weir_pool_close(p, items, 4) == 1 && items[0] == 7);
+    CHECK(weir_pool_live(p) == 0);
+    weir_pool_free(p);
+    CHECK(weir_pool_live(p) == 0);
+}
+
 int main(void) {
     board_print("weir ");
     board_print(weir_version());
@@ -672,6 +703,7 @@ int main(void) {
     placed_window();
     placed_sliding();
     period_budget_concurrency();
+    placed_pool();
 #if defined(WEIR_EXAMPLE_SDK_CRITICAL_SECTION)
     /* Every word update went through the SDK's critical section. */
     CHECK(critical_entered > 0);

@@ -51,12 +51,16 @@ OPS = [
     ("breaker_ratio", 1), ("breaker_read_tally", 1),
     ("shedder_new", 8), ("shedder_allow", 2), ("shedder_allow_class", 3),
     ("shedder_pass", 2), ("shedder_fail", 1), ("shedder_flying", 0), ("shedder_read_stats", 1),
+    ("pool_new", 7), ("pool_take", 1), ("pool_made", 2), ("pool_made_jittered", 3),
+    ("pool_unmade", 0), ("pool_give", 2), ("pool_drop", 1), ("pool_evict", 2), ("pool_close", 1),
+    ("pool_mark_old", 0), ("pool_make_ahead", 0), ("pool_live", 0), ("pool_idle", 0),
+    ("pool_busy", 0), ("pool_next_expiry", 1), ("pool_read_stats", 0),
 ]
 CODE = {name: i for i, (name, _) in enumerate(OPS)}
 ARITY = dict(OPS)
 WORDS = ["rate", "gcra", "limiter", "backoff", "deadline"]
 HANDLES = ["bucket", "window", "sliding", "period", "gate", "budget", "concurrency",
-           "breaker", "shedder"]
+           "breaker", "shedder", "pool"]
 TYPES = WORDS + HANDLES
 # Ticket slots: the k-th allow or enter of a file writes slot k (traces/
 # README.md). The runner keeps a ring of TICKETS slots per face (RAM: the

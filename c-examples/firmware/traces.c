@@ -75,7 +75,7 @@ static struct {
 /* The arena every placed handle of a trace lives in, one handle at a time
  * (a trace drives one handle type; a constructor of another type drops the
  * handle before), and the ticket ring. */
-enum kind { NONE, BUCKET, WINDOW, SLIDING, PERIOD, GATE, BUDGET, CONCURRENCY, BREAKER, SHEDDER };
+enum kind { NONE, BUCKET, WINDOW, SLIDING, PERIOD, GATE, BUDGET, CONCURRENCY, BREAKER, SHEDDER, POOL };
 
 static struct {
     enum kind kind;      /* the type whose handle the arena holds */
@@ -465,6 +465,108 @@ static uint32_t run_handle(const trace_call *call, const uint64_t *a, const uint
         got[5] = U((int64_t)t.cpu);
         got[6] = U((int64_t)t.hot);
         return 7;
+    }
+    case OP_pool_new: {
+        weir_pool_policy p;
+        __builtin_memset(&p, 0, sizeof p);
+        p.size = I64(a[0]);
+        p.idle = I64(a[1]);
+        p.keep_ns = I64(a[2]);
+        p.life_ns = I64(a[3]);
+        p.life_jitter = as_double(a[4]);
+        p.min_idle = I64(a[5]);
+        p.max_making = I64(a[6]);
+        weir_pool *made = NULL;
+        st = weir_pool_init_in(mem, len, &p, &made);
+        if (laid(POOL, st, made, want[0])) return SKIPPED;
+        got[0] = U(st);
+        return 1;
+    }
+    case OP_pool_take: {
+        SKIP_UNPLACED(POOL);
+        weir_pool_taken t = weir_pool_take(H(POOL, weir_pool), I64(a[0]));
+        got[0] = U((int64_t)t.kind);
+        got[1] = U(t.item);
+        return 2;
+    }
+    case OP_pool_made:
+        SKIP_UNPLACED(POOL);
+        got[0] = U(weir_pool_made(H(POOL, weir_pool), (uintptr_t)a[0], I64(a[1])));
+        return 1;
+    case OP_pool_made_jittered:
+        SKIP_UNPLACED(POOL);
+        got[0] = U(weir_pool_made_jittered(H(POOL, weir_pool), (uintptr_t)a[0], I64(a[1]), a[2]));
+        return 1;
+    case OP_pool_unmade:
+        SKIP_UNPLACED(POOL);
+        got[0] = U(weir_pool_unmade(H(POOL, weir_pool)));
+        return 1;
+    case OP_pool_give: {
+        SKIP_UNPLACED(POOL);
+        bool kept = false;
+        got[0] = U(weir_pool_give(H(POOL, weir_pool), (uintptr_t)a[0], I64(a[1]), &kept));
+        got[1] = kept;
+        return 2;
+    }
+    case OP_pool_drop:
+        SKIP_UNPLACED(POOL);
+        got[0] = U(weir_pool_drop(H(POOL, weir_pool), (uintptr_t)a[0]));
+        return 1;
+    case OP_pool_evict:
+    case OP_pool_close: {
+        SKIP_UNPLACED(POOL);
+        uintptr_t items[TRACE_MAX_OUTS - 1];
+        bool evict = call->op == OP_pool_evict;
+        size_t cap = (size_t)a[evict ? 1 : 0];
+        if (cap > sizeof items / sizeof items[0]) return UINT32_MAX;
+        size_t n = evict ? weir_pool_evict(H(POOL, weir_pool), I64(a[0]), items, cap)
+                         : weir_pool_close(H(POOL, weir_pool), items, cap);
+        got[0] = U(n);
+        size_t wrote = n < cap ? n : cap;
+        for (size_t i = 0; i < wrote; i++) got[1 + i] = U(items[i]);
+        return (uint32_t)(1 + wrote);
+    }
+    case OP_pool_mark_old:
+        SKIP_UNPLACED(POOL);
+        got[0] = U(weir_pool_mark_old(H(POOL, weir_pool)));
+        return 1;
+    case OP_pool_make_ahead:
+        SKIP_UNPLACED(POOL);
+        got[0] = U(weir_pool_make_ahead(H(POOL, weir_pool)));
+        return 1;
+    case OP_pool_live:
+        SKIP_UNPLACED(POOL);
+        got[0] = U(weir_pool_live(H(POOL, weir_pool)));
+        return 1;
+    case OP_pool_idle:
+        SKIP_UNPLACED(POOL);
+        got[0] = U(weir_pool_idle(H(POOL, weir_pool)));
+        return 1;
+    case OP_pool_busy:
+        SKIP_UNPLACED(POOL);
+        got[0] = U(weir_pool_busy(H(POOL, weir_pool)));
+        return 1;
+    case OP_pool_next_expiry:
+        SKIP_UNPLACED(POOL);
+        got[0] = U(weir_pool_next_expiry(H(POOL, weir_pool), I64(a[0])));
+        return 1;
+    case OP_pool_read_stats: {
+        SKIP_UNPLACED(POOL);
+        weir_pool_stats t;
+        __builtin_memset(&t, 0, sizeof t);
+        got[0] = U(weir_pool_read_stats(H(POOL, weir_pool), &t));
+        got[1] = t.made;
+        got[2] = t.reused;
+        got[3] = t.stale;
+        got[4] = t.evicted_idle;
+        got[5] = t.evicted_age;
+        got[6] = t.dropped;
+        got[7] = t.refused;
+        got[8] = t.waits;
+        got[9] = t.unmade;
+        got[10] = t.closed;
+        got[11] = t.retired;
+        return 12;
     }
     default:
         return UINT32_MAX;
