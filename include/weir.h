@@ -165,13 +165,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 3249
+ *   section  line 3267
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 3378
+ *   section  line 3419
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -181,11 +181,11 @@
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 3651
+ *   section  line 3692
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 3828
+ *   section  line 3869
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   calls    weir_lease_take (weir_lease_answer, WEIR_LEASE_*),
@@ -195,7 +195,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 4074
+ *   section  line 4115
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -209,7 +209,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 4336
+ *   section  line 4377
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -3135,6 +3135,24 @@ weir_status weir_pool_read_counts(const weir_pool *pool, weir_counts *out);
 /// limit at the shortest window `weir_rate_limit_new` accepts
 /// (WEIR_RATE_MIN_WINDOW_NS), 99.5 % at twice that.
 ///
+/// Changing the limit. The word holds no limit: each call brings one, and
+/// the caller may bring another from any call on (a reload, a new tier).
+/// What the word decided under the old limit (I, B) is then read under the
+/// new one (I', B'): the window keeps its start S and its count, so the
+/// events admitted under the old limit count against the new burst, and
+/// the window now expires at S + span'(count), count × I' after its start
+/// rather than count × I. If count ≥ B' nothing passes until then (a
+/// smaller burst never lets an old window's excess through); otherwise
+/// B' − count more may join the window. Nothing is rewritten when the limit
+/// changes and no call is needed: the next call simply judges by its limit.
+/// The bound across a change at instant c: the events judged in [a, c)
+/// keep the old bound, B + floor((c − a) / I), and those judged in [c, b]
+/// the new one, B' + floor((b − c) / I'), so over [a, b] at most their sum
+/// pass; a stretch wholly after c obeys the new bound alone. Only a caller
+/// that goes on passing both limits to one word at once (two processes in
+/// the middle of a reload) gets, for that time, each call judged by the
+/// limit it brought.
+///
 /// Zero-initialise it (`weir_rate r = {0};`) and it is ready; never write
 /// it yourself. It holds no pointer and no process-local state, so it may
 /// live in a struct, an array, or memory shared between processes
@@ -3292,6 +3310,29 @@ weir_status weir_words_shareable(void);
 /// admitting: a steady stream gets 2^shift × 10^9 / per_token tokens a
 /// second, under `rate` by less than 1/128 of it (less than 1 / per_token
 /// of it above 1.25e8 a second).
+///
+/// Changing the limit. The word holds no limit: each call brings one, and
+/// the caller may bring another from any call on. The word is a TAT, an
+/// instant, not a count of tokens: under a new limit of the same tick
+/// (equal `shift`) it keeps its meaning as time already spent, so the
+/// debt TAT − t carries over and the tokens left become
+/// floor((tolerance' − debt) / per_token'), the old tokens used rescaled
+/// by rate' / rate (a word that was full stays full; one emptied under a
+/// slow rate refills at the new rate from where its debt stands). If the
+/// debt exceeds the new tolerance (a smaller burst), nothing passes until
+/// it has run down to tolerance' − per_token'. The bound across a change at
+/// instant c: the tokens judged in [a, c) keep the old bound,
+/// burst + floor((c − a) × rate / 10^9), and those judged in [c, b] the new
+/// one, so over [a, b] at most their sum pass; a stretch wholly after c
+/// obeys the new bound alone. Nothing is rewritten and no call is needed.
+/// A limit of another tick (another `shift`) reads the same bits as ticks
+/// of another size, 2^(shift' − shift) times the instant they meant: a
+/// word charged at shift 4 and read at shift 0 stands 16 times further
+/// out, refusing for years; the other way round it reads as long past, a
+/// full word. So never pass one word limits of two ticks: every rate up to
+/// 7 812 500 a second (10^9 / 128) has shift 0, and a caller changing
+/// across that line compares the limits' `shift` and starts its words
+/// afresh (zero) or keeps the old limit.
 ///
 /// Zero-initialise it (`weir_gcra g = {0};`) and never write it yourself.
 /// It holds no pointer and no process-local state: it may live in a struct,
