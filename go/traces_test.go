@@ -363,6 +363,9 @@ func TestTracesCgo(t *testing.T) {
 			c.oDur(h.bucket.Delay(now, c.f64()))
 		case "bucket_tokens":
 			c.oF64(h.bucket.Tokens(c.dur()))
+		case "bucket_reconfigure":
+			rate, burst := c.f64(), c.f64()
+			c.oErr(h.bucket.Reconfigure(rate, burst, c.dur()))
 		// sliding
 		case "sliding_new":
 			q := c.i64()

@@ -40,12 +40,12 @@
  *
  * ```
  * weir_status — what a call that can fail reports (WEIR_OK is 0)
- *   section  line 0310
+ *   section  line 0311
  *   reads    weir_status_str, weir_version (WEIR_VERSION)
  *   counts   weir_counts (filled by each read_counts)
  *
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
- *   section  line 0657
+ *   section  line 0658
  *   policy   weir_breaker_policy (for the breaker), weir_breaker_policy_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
  *   placed   weir_breaker_footprint, weir_breaker_init_in
@@ -55,7 +55,7 @@
  *   counts   weir_breaker_start_counting, weir_breaker_read_counts
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 0967
+ *   section  line 0968
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
  *   placed   weir_shedder_footprint, weir_shedder_init_in
@@ -66,7 +66,7 @@
  *   counts   weir_shedder_start_counting, weir_shedder_read_counts
  *
  * weir_window — rolling window of sums and counts
- *   section  line 1265
+ *   section  line 1266
  *   make     weir_window_new, weir_window_free
  *   placed   weir_window_footprint, weir_window_init_in
  *   calls    weir_window_add
@@ -75,15 +75,16 @@
  *   counts   weir_window_start_counting, weir_window_read_counts
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1421
+ *   section  line 1422
  *   make     weir_bucket_new, weir_bucket_free
  *   placed   weir_bucket_footprint, weir_bucket_init_in
  *   calls    weir_bucket_take, weir_bucket_refund
  *   reads    weir_bucket_next (Retry-After), weir_bucket_tokens
  *   counts   weir_bucket_start_counting, weir_bucket_read_counts
+ *   change   weir_bucket_reconfigure
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 1625
+ *   section  line 1656
  *   make     weir_sliding_new, weir_sliding_free
  *   placed   weir_sliding_footprint, weir_sliding_init_in
  *   calls    weir_sliding_take
@@ -91,7 +92,7 @@
  *   counts   weir_sliding_start_counting, weir_sliding_read_counts
  *
  * weir_period — fixed-window quota per period
- *   section  line 1750
+ *   section  line 1781
  *   make     weir_period_new, weir_period_free
  *   placed   weir_period_footprint, weir_period_init_in
  *   calls    weir_period_take (weir_period_quota)
@@ -99,7 +100,7 @@
  *   counts   weir_period_start_counting, weir_period_read_counts
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 1899
+ *   section  line 1930
  *   make     weir_gate_new, weir_gate_free
  *   placed   weir_gate_footprint, weir_gate_init_in
  *   calls    weir_gate_enter, weir_gate_leave
@@ -107,7 +108,7 @@
  *   counts   weir_gate_start_counting, weir_gate_read_counts
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 1996
+ *   section  line 2027
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy),
@@ -123,7 +124,7 @@
  *   counts   weir_concurrency_start_counting, weir_concurrency_read_counts
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 2308
+ *   section  line 2339
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   placed   weir_budget_footprint, weir_budget_init_in
@@ -132,19 +133,19 @@
  *   counts   weir_budget_start_counting, weir_budget_read_counts
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 2506
+ *   section  line 2537
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 2646
+ *   section  line 2677
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 2690
+ *   section  line 2721
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   calls    weir_pool_take (weir_pool_taken, WEIR_POOL_TAKEN_*),
@@ -156,7 +157,7 @@
  *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 3087
+ *   section  line 3118
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -165,13 +166,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 3267
+ *   section  line 3298
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 3419
+ *   section  line 3450
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -181,11 +182,11 @@
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 3692
+ *   section  line 3723
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 3869
+ *   section  line 3900
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   calls    weir_lease_take (weir_lease_answer, WEIR_LEASE_*),
@@ -195,7 +196,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 4115
+ *   section  line 4146
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -209,7 +210,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 4377
+ *   section  line 4408
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -1613,6 +1614,36 @@ weir_status weir_bucket_start_counting(const weir_bucket *bucket);
 /// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
 /// `*out` is written only on `WEIR_OK`.
 weir_status weir_bucket_read_counts(const weir_bucket *bucket, weir_counts *out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Gives a bucket a new `rate` and `burst` at `now`, in place: it becomes
+/// the bucket `weir_bucket_new(rate, burst, now)` makes, holding the tokens
+/// it held at `now` up to the new burst (counted in the new token's ticks,
+/// rounded down), so a caller's spent tokens stay spent and a fuller burst
+/// fills at the new rate from what was there. Its counts
+/// (`weir_bucket_read_counts`) and whether it counts carry over, and so
+/// does a placed bucket's memory (its footprint is one size for every
+/// rate). Its clock then runs from `now` (2^62 ticks, as from
+/// `weir_bucket_new`). A refund of a take made before the change gives
+/// back the new tokens' worth of its cost, less the refill since, as for
+/// any take.
+///
+/// What a change admits: the tokens taken at instants in [a, c) before a
+/// change at c keep the old bound, burst + rate × (c − a); the change adds
+/// none, so those in [a, b] across it are at most
+/// burst + rate × (c − a) + rate' × (b − c), and those in a stretch wholly
+/// after it at most burst' + rate' × T.
+///
+/// Not concurrent: no other call on this bucket may run while it does (as
+/// for `weir_bucket_free`); a program that changes a shared bucket's rate
+/// under load holds its callers off with a lock of its own (a reader-writer
+/// lock: the takes share it, the change takes it alone). Returns
+/// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bucket`,
+/// `WEIR_ERR_POISONED` for a poisoned one, then `WEIR_ERR_NOT_FINITE`,
+/// `WEIR_ERR_NEGATIVE` and `WEIR_ERR_TOO_LARGE` as `weir_bucket_new` answers
+/// them; an error changes nothing. It counts nothing.
+weir_status weir_bucket_reconfigure(weir_bucket *bucket, double rate, double burst, int64_t now);
 #endif
 
 #ifdef __cplusplus
@@ -4513,6 +4544,8 @@ int weir_hosted_only_weir_bucket_start_counting(void) WEIR_HOSTED_ONLY_(weir_buc
 #define weir_bucket_start_counting(...) weir_hosted_only_weir_bucket_start_counting()
 int weir_hosted_only_weir_bucket_read_counts(void) WEIR_HOSTED_ONLY_(weir_bucket_read_counts);
 #define weir_bucket_read_counts(...) weir_hosted_only_weir_bucket_read_counts()
+int weir_hosted_only_weir_bucket_reconfigure(void) WEIR_HOSTED_ONLY_(weir_bucket_reconfigure);
+#define weir_bucket_reconfigure(...) weir_hosted_only_weir_bucket_reconfigure()
 int weir_hosted_only_weir_sliding_new(void) WEIR_HOSTED_ONLY_(weir_sliding_new);
 #define weir_sliding_new(...) weir_hosted_only_weir_sliding_new()
 int weir_hosted_only_weir_sliding_free(void) WEIR_HOSTED_ONLY_(weir_sliding_free);

@@ -451,6 +451,12 @@ public:
         return nanoseconds(weir_bucket_next(get(), now.ns(), n));
     }
     double tokens(instant now) const noexcept { return weir_bucket_tokens(get(), now.ns()); }
+    // A new rate and burst at `now`, in place (weir_bucket_reconfigure): the
+    // tokens held at `now` kept up to the new burst, the counts kept. An
+    // error changes nothing. Not concurrent with any other call on it.
+    std::error_code reconfigure(double rate, double burst, instant now) noexcept {
+        return detail::code(weir_bucket_reconfigure(get(), rate, burst, now.ns()));
+    }
     // Gives back `n` tokens taken at `taken_at` for a call never made: the
     // cost less the refill since, never above the burst
     // (weir_bucket_refund: what it can and cannot undo).

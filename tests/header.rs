@@ -149,6 +149,7 @@ const INDEX: &[Entry] = &[
                 "counts",
                 &["weir_bucket_start_counting", "weir_bucket_read_counts"],
             ),
+            ("change", &["weir_bucket_reconfigure"]),
         ],
     },
     Entry {

@@ -1441,10 +1441,44 @@ fn bucket_never_panics_and_tokens_stay_in_the_burst() {
             assert!(bucket.is_null());
             continue;
         }
-        let most = if burst <= 0.0 { rate } else { burst }.max(1.0);
+        let mut most = if burst <= 0.0 { rate } else { burst }.max(1.0);
         let mut latest = i64::MIN;
         for _ in 0..40 {
             let now = clock.tick(&mut rng);
+            // A change of rate and burst in place, to hostile numbers: it
+            // keeps at most the tokens there were, up to the new burst, and
+            // an error changes nothing.
+            if rng.one_in(8) {
+                let (rate, burst) = if rng.one_in(2) {
+                    (rng.unit() * 1e6, rng.unit() * 1e3)
+                } else {
+                    (rng.f64(), rng.f64())
+                };
+                let before = weir_bucket_tokens(bucket, now);
+                let status = sane(
+                    weir_bucket_reconfigure(bucket, rate, burst, now),
+                    "weir_bucket_reconfigure",
+                );
+                let after = weir_bucket_tokens(bucket, now);
+                calls += 1;
+                if status == WEIR_OK {
+                    most = if burst <= 0.0 { rate } else { burst }.max(1.0);
+                    assert!(
+                        after <= before.min(most) * (1.0 + 1e-12),
+                        "rate {rate} burst {burst}: a change kept {after} of {before}"
+                    );
+                    latest = latest.max(now);
+                } else {
+                    assert!(
+                        matches!(
+                            status,
+                            WEIR_ERR_NOT_FINITE | WEIR_ERR_NEGATIVE | WEIR_ERR_TOO_LARGE
+                        ),
+                        "weir_bucket_reconfigure answered {status:?}"
+                    );
+                    assert_eq!(before.to_bits(), after.to_bits(), "a refused change wrote");
+                }
+            }
             let n = if rng.one_in(2) {
                 rng.f64()
             } else {
@@ -1521,6 +1555,10 @@ fn bucket_never_panics_and_tokens_stay_in_the_burst() {
     }
     assert!(!weir_bucket_take(null(), 0, 1.0));
     assert_eq!(weir_bucket_refund(null(), 0, 0, 1.0), WEIR_ERR_NULL);
+    assert_eq!(
+        weir_bucket_reconfigure(null_mut(), 1.0, 1.0, 0),
+        WEIR_ERR_NULL
+    );
     eprintln!("bucket: {calls} calls");
     assert_no_panics("bucket");
 }

@@ -1157,6 +1157,10 @@ impl Bucket {
         let s = weir_bucket_refund(self.0, now, at, n);
         t.call("bucket_refund", &[I(now), I(at), F(n)], &[S(s)]);
     }
+    fn reconfigure(&mut self, t: &mut Trace, rate: f64, burst: f64, now: i64) {
+        let s = weir_bucket_reconfigure(self.0, rate, burst, now);
+        t.call("bucket_reconfigure", &[F(rate), F(burst), I(now)], &[S(s)]);
+    }
     fn read(&mut self, t: &mut Trace, now: i64, n: f64) {
         let x = weir_bucket_next(self.0, now, n);
         t.call("bucket_next", &[I(now), F(n)], &[I(x)]);
@@ -1218,6 +1222,64 @@ fn bucket_traces(out: &mut Vec<Trace>) {
     b.make(&mut t, 1e9, 1e9, MAX);
     b.take(&mut t, MAX, 1e9);
     b.read(&mut t, MAX, 1.0);
+    out.push(t);
+
+    let mut t = Trace::new(
+        "bucket-reconfigure.trace",
+        "bucket",
+        "A bucket's rate and burst changed in place: the tokens it holds kept\n\
+         up to the new burst, refused changes that change nothing, refunds\n\
+         and time going backwards across a change.",
+    );
+    b.make(&mut t, 10.0, 5.0, 0);
+    for now in [0, 0, 0] {
+        b.take(&mut t, now, 1.0);
+    }
+    b.read(&mut t, 0, 1.0);
+    t.note("refused changes: nothing changes");
+    for r in BAD_F {
+        b.reconfigure(&mut t, r, 5.0, 0);
+        b.reconfigure(&mut t, 10.0, r, 0);
+    }
+    b.reconfigure(&mut t, 1e-300, 1e300, 0);
+    b.read(&mut t, 0, 1.0);
+    t.note("a smaller burst: the tokens kept up to it");
+    b.reconfigure(&mut t, 10.0, 1.0, 50_000_000);
+    b.read(&mut t, 50_000_000, 1.0);
+    b.take(&mut t, 50_000_000, 1.0);
+    b.take(&mut t, 50_000_000, 1.0);
+    b.read(&mut t, 50_000_000, 1.0);
+    t.note("a larger burst and a faster rate: it fills from what was there");
+    b.reconfigure(&mut t, 1000.0, 100.0, 60_000_000);
+    b.read(&mut t, 60_000_000, 1.0);
+    b.read(&mut t, 70_000_000, 50.0);
+    b.take(&mut t, 70_000_000, 10.0);
+    b.refund(&mut t, 70_000_000, 70_000_000, 10.0);
+    b.refund(&mut t, 70_000_000, 50_000_000, 1.0);
+    t.note("time going backwards across a change");
+    b.take(&mut t, 10_000_000, 1.0);
+    b.read(&mut t, 10_000_000, 1.0);
+    t.note("to a bucket that never refills, a fine tick, and back");
+    b.reconfigure(&mut t, 0.0, 3.0, 80_000_000);
+    b.read(&mut t, 80_000_000, 1.0);
+    b.reconfigure(&mut t, 1e9, 1e6, 90_000_000);
+    b.read(&mut t, 90_000_000, 1.0);
+    b.take(&mut t, 90_000_000, 3.0);
+    b.reconfigure(&mut t, 3.3, 7.0, MAX);
+    b.read(&mut t, MAX, 1.0);
+    let mut rng = Rng(36);
+    let mut now = 100_000_000;
+    for i in 0..400 {
+        if i % 40 == 39 {
+            let rate = [10.0, 0.5, 1e6, 3.3, 0.0][rng.below(5) as usize];
+            b.reconfigure(&mut t, rate, rng.below(20) as f64, now);
+        }
+        now = rng.step(now, 50_000_000);
+        match rng.below(4) {
+            0 => b.read(&mut t, now, 1.0 + rng.below(3) as f64),
+            _ => b.take(&mut t, now, [1.0, 0.5, 2.0][rng.below(3) as usize]),
+        }
+    }
     out.push(t);
 
     let mut t = Trace::new(

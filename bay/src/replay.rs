@@ -480,6 +480,22 @@ pub extern "C" fn bay_bucket_tokens(now: i64) -> usize {
     answer(&[tokens.to_bits() as i64])
 }
 
+/// `bucket_reconfigure`: status (1, NULL, with no bucket held).
+#[no_mangle]
+pub extern "C" fn bay_bucket_reconfigure(rate: i64, burst: i64, now: i64) -> usize {
+    let status = with(|h| {
+        h.bucket.as_mut().map_or(1, |b| {
+            match b.reconfigure(f64_of(rate), f64_of(burst), now) {
+                Ok(()) => 0,
+                Err(BucketError::NotFinite) => NOT_FINITE,
+                Err(BucketError::Negative) => NEGATIVE,
+                Err(BucketError::TooLarge) => TOO_LARGE,
+            }
+        })
+    });
+    answer(&[status])
+}
+
 // The limiter: a held value.
 
 fn limiter_made(made: Result<Limiter, LimiterError>) -> usize {

@@ -20,7 +20,7 @@ const OPS = {
   rate: ["rate_limit_new", "rate_limit_set", "rate_set", "rate_allow", "rate_next"],
   gcra: ["gcra_limit_new", "gcra_limit_set", "gcra_set", "gcra_allow", "gcra_allow_n", "gcra_next", "gcra_room"],
   deadline: ["deadline_start", "deadline_set", "deadline_expired", "deadline_remaining"],
-  bucket: ["bucket_new", "bucket_take", "bucket_refund", "bucket_next", "bucket_tokens"],
+  bucket: ["bucket_new", "bucket_take", "bucket_refund", "bucket_next", "bucket_tokens", "bucket_reconfigure"],
   limiter: ["limiter_bucket", "limiter_fixed_window", "limiter_cooldown", "limiter_try_consume", "limiter_consume",
     "limiter_refund", "limiter_available", "limiter_capacity", "limiter_last_refill", "limiter_window_start",
     "limiter_cooldown_end"],

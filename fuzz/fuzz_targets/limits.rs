@@ -294,14 +294,14 @@ fn bucket(input: &mut Input) {
         _ => input.f64(),
     };
     let mut clock = Clock::new(input);
-    let start = clock.now;
+    let mut start = clock.now;
     let mut handle = null_mut();
     let status = weir_bucket_new(rate, burst, start, &mut handle);
     if status != WEIR_OK {
         assert!(handle.is_null(), "a failed weir_bucket_new wrote *out");
         return;
     }
-    let full = if burst <= 0.0 { rate } else { burst }.max(1.0);
+    let mut full = if burst <= 0.0 { rate } else { burst }.max(1.0);
     let mut bound = TokenBound {
         rate,
         burst: full,
@@ -324,7 +324,7 @@ fn bucket(input: &mut Input) {
             4 => input.unit() * full * 1.1,
             _ => input.f64(),
         };
-        match input.u8() % 7 {
+        match input.u8() % 8 {
             0..=2 => {
                 if weir_bucket_take(bucket, now, n) {
                     assert!(n > 0.0 && n.is_finite() && n <= full, "took {n} of {full}");
@@ -370,6 +370,39 @@ fn bucket(input: &mut Input) {
                         after.to_bits(),
                         "a failed refund changed the bucket"
                     );
+                }
+            }
+            7 => {
+                // A change of rate and burst in place: an error changes
+                // nothing; a change keeps at most the tokens there were, up
+                // to the new burst, and from it on the new bound holds,
+                // takes judged from the change on.
+                let (rate, burst) = (input.unit() * 1e6, input.f64());
+                let before = weir_bucket_tokens(bucket, now);
+                let status = weir_bucket_reconfigure(handle, rate, burst, now);
+                let after = weir_bucket_tokens(bucket, now);
+                if status == WEIR_OK {
+                    full = if burst <= 0.0 { rate } else { burst }.max(1.0);
+                    assert!(
+                        after <= before.min(full) * (1.0 + 1e-12),
+                        "a change kept {after} of {before}, burst {full}"
+                    );
+                    latest = latest.max(now);
+                    start = latest;
+                    bound = TokenBound {
+                        rate,
+                        burst: full,
+                        taken: Vec::new(),
+                    };
+                } else {
+                    assert!(
+                        matches!(
+                            status,
+                            WEIR_ERR_NOT_FINITE | WEIR_ERR_NEGATIVE | WEIR_ERR_TOO_LARGE
+                        ),
+                        "weir_bucket_reconfigure answered {status:?}"
+                    );
+                    assert_eq!(before.to_bits(), after.to_bits(), "a refused change wrote");
                 }
             }
             3 => {

@@ -231,6 +231,9 @@ static bool run(call *c, held *h) {
         o_i64(c, weir_bucket_next(h->bucket, now, a_f64(c)));
     } else if (OP("bucket_tokens")) {
         o_f64(c, weir_bucket_tokens(h->bucket, a_i64(c)));
+    } else if (OP("bucket_reconfigure")) {
+        double rate = a_f64(c), burst = a_f64(c);
+        o_status(c, weir_bucket_reconfigure(h->bucket, rate, burst, a_i64(c)));
     }
     /* window */
     else if (OP("window_new")) {

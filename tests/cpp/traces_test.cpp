@@ -182,6 +182,9 @@ bool run(call* c, Held& h) {
         o_i64(c, h.bucket->next(now, a_f64(c)).count());
     } else if (op == "bucket_tokens") {
         o_f64(c, h.bucket->tokens(a_i64(c)));
+    } else if (op == "bucket_reconfigure") {
+        const double rate = a_f64(c), burst = a_f64(c);
+        o_code(c, h.bucket->reconfigure(rate, burst, a_i64(c)));
     }
     // sliding
     else if (op == "sliding_new") {
