@@ -396,6 +396,9 @@ func TestTracesCgo(t *testing.T) {
 			c.oI64(h.period.Left(c.dur()))
 		case "period_next":
 			c.oDur(h.period.Next(c.dur()))
+		case "period_reconfigure":
+			q, p := c.i64(), c.dur()
+			c.oErr(h.period.Reconfigure(q, p, c.i64() != 0))
 		// lease
 		case "lease_new":
 			p := LeasePolicy{Interval: c.dur(), TTL: c.dur(), Burst: c.i64(), Share: c.f64()}
@@ -446,6 +449,8 @@ func TestTracesCgo(t *testing.T) {
 			h.gate.Leave()
 		case "gate_held":
 			c.oI64(h.gate.Held())
+		case "gate_reconfigure":
+			c.oErr(h.gate.Reconfigure(c.i64()))
 		// window: Buckets reads them all; with room for cap, C writes the newest cap
 		case "window_new":
 			size, width := int32(c.i64()), c.dur()

@@ -40,12 +40,12 @@
  *
  * ```
  * weir_status — what a call that can fail reports (WEIR_OK is 0)
- *   section  line 0311
+ *   section  line 0313
  *   reads    weir_status_str, weir_version (WEIR_VERSION)
  *   counts   weir_counts (filled by each read_counts)
  *
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
- *   section  line 0658
+ *   section  line 0660
  *   policy   weir_breaker_policy (for the breaker), weir_breaker_policy_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
  *   placed   weir_breaker_footprint, weir_breaker_init_in
@@ -55,7 +55,7 @@
  *   counts   weir_breaker_start_counting, weir_breaker_read_counts
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 0968
+ *   section  line 0970
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
  *   placed   weir_shedder_footprint, weir_shedder_init_in
@@ -66,7 +66,7 @@
  *   counts   weir_shedder_start_counting, weir_shedder_read_counts
  *
  * weir_window — rolling window of sums and counts
- *   section  line 1266
+ *   section  line 1268
  *   make     weir_window_new, weir_window_free
  *   placed   weir_window_footprint, weir_window_init_in
  *   calls    weir_window_add
@@ -75,7 +75,7 @@
  *   counts   weir_window_start_counting, weir_window_read_counts
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1422
+ *   section  line 1424
  *   make     weir_bucket_new, weir_bucket_free
  *   placed   weir_bucket_footprint, weir_bucket_init_in
  *   calls    weir_bucket_take, weir_bucket_refund
@@ -84,7 +84,7 @@
  *   change   weir_bucket_reconfigure
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 1656
+ *   section  line 1658
  *   make     weir_sliding_new, weir_sliding_free
  *   placed   weir_sliding_footprint, weir_sliding_init_in
  *   calls    weir_sliding_take
@@ -92,23 +92,25 @@
  *   counts   weir_sliding_start_counting, weir_sliding_read_counts
  *
  * weir_period — fixed-window quota per period
- *   section  line 1781
+ *   section  line 1783
  *   make     weir_period_new, weir_period_free
  *   placed   weir_period_footprint, weir_period_init_in
  *   calls    weir_period_take (weir_period_quota)
  *   reads    weir_period_left, weir_period_next
+ *   change   weir_period_reconfigure
  *   counts   weir_period_start_counting, weir_period_read_counts
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 1930
+ *   section  line 1954
  *   make     weir_gate_new, weir_gate_free
  *   placed   weir_gate_footprint, weir_gate_init_in
  *   calls    weir_gate_enter, weir_gate_leave
  *   reads    weir_gate_held
+ *   change   weir_gate_reconfigure
  *   counts   weir_gate_start_counting, weir_gate_read_counts
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 2027
+ *   section  line 2064
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy),
@@ -124,7 +126,7 @@
  *   counts   weir_concurrency_start_counting, weir_concurrency_read_counts
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 2339
+ *   section  line 2376
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   placed   weir_budget_footprint, weir_budget_init_in
@@ -133,19 +135,19 @@
  *   counts   weir_budget_start_counting, weir_budget_read_counts
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 2537
+ *   section  line 2574
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 2677
+ *   section  line 2714
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 2721
+ *   section  line 2758
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   calls    weir_pool_take (weir_pool_taken, WEIR_POOL_TAKEN_*),
@@ -157,7 +159,7 @@
  *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 3118
+ *   section  line 3155
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -166,13 +168,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 3298
+ *   section  line 3335
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 3450
+ *   section  line 3487
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -182,11 +184,11 @@
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 3723
+ *   section  line 3760
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 3900
+ *   section  line 3937
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   calls    weir_lease_take (weir_lease_answer, WEIR_LEASE_*),
@@ -196,7 +198,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 4146
+ *   section  line 4183
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -210,7 +212,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 4408
+ *   section  line 4445
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -1897,6 +1899,28 @@ int64_t weir_period_next(const weir_period *period, int64_t now);
 #endif
 
 #if defined(WEIR_HOSTED)
+/// Gives a period counter a new `quota`, `period_ns` and `align` in place,
+/// checked as `weir_period_new` checks them. The open period keeps its end
+/// and its count: the events it admitted count against the new quota (it
+/// admits quota' − count more, none if that is not positive, and
+/// `weir_period_left` answers at least 0), and it closes when it would
+/// have. The periods that open after it have the new length and alignment.
+/// The clock (the latest take's `now`) and the counts carry over. So each
+/// period admits at most its own quota: the one open at the change at most
+/// the larger of the two, every later one at most the new quota.
+///
+/// Not concurrent: no other call on this counter may run while it does (as
+/// for `weir_period_free`). `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a
+/// bad `period`, `WEIR_ERR_POISONED` for a poisoned one, then
+/// `WEIR_ERR_QUOTA` for a quota of 0 or less; an error changes nothing. It
+/// counts nothing.
+weir_status weir_period_reconfigure(weir_period *period,
+                                    int64_t quota,
+                                    int64_t period_ns,
+                                    bool align);
+#endif
+
+#if defined(WEIR_HOSTED)
 /// Turns counting on for a period counter: from this call on,
 /// `weir_period_read_counts` reports what it decided. Call it right after
 /// `weir_period_new` to count everything since the handle was made; a second
@@ -1992,6 +2016,19 @@ void weir_gate_leave(const weir_gate *gate);
 #if defined(WEIR_HOSTED)
 /// How many are inside now; 0 for a NULL gate.
 int64_t weir_gate_held(const weir_gate *gate);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Gives a gate a new `limit` in place (zero or less: no ceiling), keeping
+/// the calls inside and its counts: the next `weir_gate_enter` is judged by
+/// it. Calls inside beyond a lower limit stay (a gate cannot call them
+/// back) and none enters until enough have left to bring the count under
+/// it, so from the change on at most the larger of the count at the change
+/// and the new limit are inside. Not concurrent: no other call on this gate
+/// may run while it does (as for `weir_gate_free`). `WEIR_ERR_NULL` or
+/// `WEIR_ERR_MISALIGNED` for a bad `gate`, `WEIR_ERR_POISONED` for a
+/// poisoned one; an error changes nothing. It counts nothing.
+weir_status weir_gate_reconfigure(weir_gate *gate, int64_t limit);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -4578,6 +4615,8 @@ int weir_hosted_only_weir_period_left(void) WEIR_HOSTED_ONLY_(weir_period_left);
 #define weir_period_left(...) weir_hosted_only_weir_period_left()
 int weir_hosted_only_weir_period_next(void) WEIR_HOSTED_ONLY_(weir_period_next);
 #define weir_period_next(...) weir_hosted_only_weir_period_next()
+int weir_hosted_only_weir_period_reconfigure(void) WEIR_HOSTED_ONLY_(weir_period_reconfigure);
+#define weir_period_reconfigure(...) weir_hosted_only_weir_period_reconfigure()
 int weir_hosted_only_weir_period_start_counting(void) WEIR_HOSTED_ONLY_(weir_period_start_counting);
 #define weir_period_start_counting(...) weir_hosted_only_weir_period_start_counting()
 int weir_hosted_only_weir_period_read_counts(void) WEIR_HOSTED_ONLY_(weir_period_read_counts);
@@ -4596,6 +4635,8 @@ int weir_hosted_only_weir_gate_leave(void) WEIR_HOSTED_ONLY_(weir_gate_leave);
 #define weir_gate_leave(...) weir_hosted_only_weir_gate_leave()
 int weir_hosted_only_weir_gate_held(void) WEIR_HOSTED_ONLY_(weir_gate_held);
 #define weir_gate_held(...) weir_hosted_only_weir_gate_held()
+int weir_hosted_only_weir_gate_reconfigure(void) WEIR_HOSTED_ONLY_(weir_gate_reconfigure);
+#define weir_gate_reconfigure(...) weir_hosted_only_weir_gate_reconfigure()
 int weir_hosted_only_weir_gate_start_counting(void) WEIR_HOSTED_ONLY_(weir_gate_start_counting);
 #define weir_gate_start_counting(...) weir_hosted_only_weir_gate_start_counting()
 int weir_hosted_only_weir_gate_read_counts(void) WEIR_HOSTED_ONLY_(weir_gate_read_counts);

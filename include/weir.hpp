@@ -236,6 +236,12 @@ public:
     bool enter() const noexcept { return weir_gate_enter(get()); }
     void leave() const noexcept { weir_gate_leave(get()); }
     std::int64_t held() const noexcept { return weir_gate_held(get()); }
+    // A new limit in place (weir_gate_reconfigure): the calls inside kept,
+    // none entering until the count is under it. Not concurrent with any
+    // other call on it.
+    std::error_code reconfigure(std::int64_t limit) noexcept {
+        return detail::code(weir_gate_reconfigure(get(), limit));
+    }
 
     // Counting (weir_gate_start_counting): off until turned on; counts()
     // answers WEIR_ERR_COUNTS_OFF until then.
@@ -550,6 +556,12 @@ public:
     PeriodQuota take(instant now) const noexcept { return static_cast<PeriodQuota>(weir_period_take(get(), now.ns())); }
     std::int64_t left(instant now) const noexcept { return weir_period_left(get(), now.ns()); }
     nanoseconds next(instant now) const noexcept { return nanoseconds(weir_period_next(get(), now.ns())); }
+    // A new quota, period and alignment in place (weir_period_reconfigure):
+    // the open period keeps its end and count. An error changes nothing.
+    // Not concurrent with any other call on it.
+    std::error_code reconfigure(std::int64_t quota, nanoseconds period, bool align) noexcept {
+        return detail::code(weir_period_reconfigure(get(), quota, period.count(), align));
+    }
 
     // Counting (weir_period_start_counting): off until turned on; counts()
     // answers WEIR_ERR_COUNTS_OFF until then.

@@ -177,6 +177,7 @@ const INDEX: &[Entry] = &[
             ("placed", &["weir_period_footprint", "weir_period_init_in"]),
             ("calls", &["weir_period_take (weir_period_quota)"]),
             ("reads", &["weir_period_left", "weir_period_next"]),
+            ("change", &["weir_period_reconfigure"]),
             (
                 "counts",
                 &["weir_period_start_counting", "weir_period_read_counts"],
@@ -191,6 +192,7 @@ const INDEX: &[Entry] = &[
             ("placed", &["weir_gate_footprint", "weir_gate_init_in"]),
             ("calls", &["weir_gate_enter", "weir_gate_leave"]),
             ("reads", &["weir_gate_held"]),
+            ("change", &["weir_gate_reconfigure"]),
             (
                 "counts",
                 &["weir_gate_start_counting", "weir_gate_read_counts"],

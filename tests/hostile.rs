@@ -1390,13 +1390,29 @@ fn gate_never_panics_and_held_stays_in_range() {
     let mut rng = Rng::new(seed(0x6a7e));
     let mut calls = 0u64;
     for _ in 0..rounds(10_000) {
-        let limit = rng.i64();
+        let mut limit = rng.i64();
         let mut gate = null_mut();
         sane(weir_gate_new(limit, &mut gate), "weir_gate_new");
         assert_eq!(weir_gate_new(limit, null_mut()), WEIR_ERR_NULL);
         let mut inside = 0i64;
+        // The most that may be inside: a lower limit keeps those in.
+        let mut most = if limit <= 0 { i64::MAX } else { limit };
         for _ in 0..50 {
-            match rng.below(3) {
+            match rng.below(4) {
+                3 => {
+                    limit = if rng.one_in(2) {
+                        rng.i64()
+                    } else {
+                        rng.below(6) as i64
+                    };
+                    sane(weir_gate_reconfigure(gate, limit), "weir_gate_reconfigure");
+                    most = if limit <= 0 {
+                        i64::MAX
+                    } else {
+                        limit.max(inside)
+                    };
+                    calls += 1;
+                }
                 0 => inside += weir_gate_enter(gate) as i64,
                 1 => {
                     weir_gate_leave(gate);
@@ -1409,12 +1425,13 @@ fn gate_never_panics_and_held_stays_in_range() {
             }
             let held = weir_gate_held(gate);
             assert_eq!(held, inside);
-            assert!(held >= 0 && (limit <= 0 || held <= limit));
+            assert!(held >= 0 && held <= most);
             calls += 2;
         }
         weir_gate_free(gate);
     }
     weir_gate_free(null_mut());
+    assert_eq!(weir_gate_reconfigure(null_mut(), 1), WEIR_ERR_NULL);
     eprintln!("gate: {calls} calls");
     assert_no_panics("gate");
 }
@@ -1569,7 +1586,7 @@ fn period_and_sliding_never_panic_and_left_stays_in_the_quota() {
     let mut rng = Rng::new(seed(0x9e410d));
     let mut calls = 0u64;
     for _ in 0..rounds(15_000) {
-        let quota = if rng.one_in(2) {
+        let mut quota = if rng.one_in(2) {
             1 + rng.below(20) as i64
         } else {
             rng.i64()
@@ -1615,6 +1632,29 @@ fn period_and_sliding_never_panic_and_left_stays_in_the_quota() {
                 assert!(next >= 0, "{at}: next {next}");
                 assert!(weir_period_left(period, earlier) <= left, "{at}");
                 calls += 5;
+                // A new quota in place, to hostile numbers: the open
+                // period's count stays, and a refusal changes nothing.
+                if rng.one_in(6) {
+                    let q = if rng.one_in(2) {
+                        1 + rng.below(20) as i64
+                    } else {
+                        rng.i64()
+                    };
+                    let before = (weir_period_left(period, now), weir_period_next(period, now));
+                    let status = sane(
+                        weir_period_reconfigure(period, q, rng.duration(), rng.one_in(2)),
+                        "weir_period_reconfigure",
+                    );
+                    let after = (weir_period_left(period, now), weir_period_next(period, now));
+                    calls += 5;
+                    if status == WEIR_OK {
+                        quota = q;
+                        assert!(after.0 <= q, "{at}: {after:?} after a quota of {q}");
+                    } else {
+                        assert_eq!(status, WEIR_ERR_QUOTA);
+                        assert_eq!(before, after, "{at}: a refused change wrote");
+                    }
+                }
             }
             if sliding_status == WEIR_OK {
                 let at = format!("sliding {sliding_quota}/{span} at {now}");

@@ -1522,6 +1522,44 @@ fn period_traces(out: &mut Vec<Trace>) {
             all(&mut t, h, now, rng.below(4) != 0);
         }
     }
+    t.note("reconfigured in place: the open period keeps its end and count");
+    for align in [false, true] {
+        new(&mut t, &mut h, 3, 1000, align);
+        for now in [1500, 1500, 1600] {
+            all(&mut t, h, now, true);
+        }
+        for (q, p, a, now) in [
+            (0, 1000, align, 1650),
+            (-1, 1000, align, 1650),
+            (2, 1000, align, 1700),
+            (5, 300, !align, 1800),
+        ] {
+            let s = weir_period_reconfigure(h, q, p, a);
+            t.call("period_reconfigure", &[I(q), I(p), B(a)], &[S(s)]);
+            for _ in 0..3 {
+                all(&mut t, h, now, true);
+            }
+        }
+        for now in [2400, 2500, 2600, 2700, 100] {
+            all(&mut t, h, now, true);
+        }
+    }
+    let mut rng = Rng(36);
+    new(&mut t, &mut h, 7, 60_000_000, false);
+    let mut now = 0;
+    for i in 0..400 {
+        if i % 50 == 49 {
+            let (q, p, a) = (
+                1 + rng.below(9) as i64,
+                1 + rng.below(100_000_000) as i64,
+                rng.below(2) == 0,
+            );
+            let s = weir_period_reconfigure(h, q, p, a);
+            t.call("period_reconfigure", &[I(q), I(p), B(a)], &[S(s)]);
+        }
+        now = rng.step(now, 5_000_000);
+        all(&mut t, h, now, rng.below(4) != 0);
+    }
     weir_period_free(h);
     out.push(t);
 }
@@ -1567,6 +1605,37 @@ fn gate_traces(out: &mut Vec<Trace>) {
             enter(&mut t, h);
         } else {
             leave(&mut t, h);
+        }
+    }
+    t.note("reconfigured in place: the calls inside kept");
+    let change = |t: &mut Trace, h: *mut weir_gate, l: i64| {
+        let s = weir_gate_reconfigure(h, l);
+        t.call("gate_reconfigure", &[I(l)], &[S(s)]);
+    };
+    new(&mut t, &mut h, 4);
+    for _ in 0..4 {
+        enter(&mut t, h);
+    }
+    change(&mut t, h, 2);
+    enter(&mut t, h);
+    for _ in 0..2 {
+        leave(&mut t, h);
+        enter(&mut t, h);
+    }
+    leave(&mut t, h);
+    leave(&mut t, h);
+    enter(&mut t, h);
+    for l in [0, -1, 6] {
+        change(&mut t, h, l);
+        for _ in 0..3 {
+            enter(&mut t, h);
+        }
+    }
+    for _ in 0..300 {
+        match rng.below(9) {
+            0 => change(&mut t, h, rng.below(8) as i64 - 1),
+            1..=4 => enter(&mut t, h),
+            _ => leave(&mut t, h),
         }
     }
     weir_gate_free(h);

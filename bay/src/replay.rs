@@ -357,6 +357,20 @@ pub extern "C" fn bay_period_next(now: i64) -> usize {
     })])
 }
 
+/// `period_reconfigure`: status (1, NULL, with no counter held).
+#[no_mangle]
+pub extern "C" fn bay_period_reconfigure(quota: i64, period_ns: i64, align: i64) -> usize {
+    let status = with(|h| {
+        h.period
+            .as_mut()
+            .map_or(1, |p| match p.reconfigure(quota, period_ns, align != 0) {
+                Ok(()) => 0,
+                Err(PeriodError::Zero | PeriodError::Negative) => QUOTA,
+            })
+    });
+    answer(&[status])
+}
+
 /// `gate_new`: status (a gate takes any limit).
 #[no_mangle]
 pub extern "C" fn bay_gate_new(limit: i64) -> usize {
@@ -381,6 +395,18 @@ pub extern "C" fn bay_gate_leave() -> usize {
 #[no_mangle]
 pub extern "C" fn bay_gate_held() -> usize {
     answer(&[with(|h| h.gate.as_ref().map_or(0, Gate::held))])
+}
+
+/// `gate_reconfigure`: status (1, NULL, with no gate held).
+#[no_mangle]
+pub extern "C" fn bay_gate_reconfigure(limit: i64) -> usize {
+    let status = with(|h| {
+        h.gate.as_mut().map_or(1, |g| {
+            g.reconfigure(limit);
+            0
+        })
+    });
+    answer(&[status])
 }
 
 // Deadlines: a held value.

@@ -25,8 +25,8 @@ const OPS = {
     "limiter_refund", "limiter_available", "limiter_capacity", "limiter_last_refill", "limiter_window_start",
     "limiter_cooldown_end"],
   sliding: ["sliding_new", "sliding_take", "sliding_left", "sliding_next"],
-  period: ["period_new", "period_take", "period_left", "period_next"],
-  gate: ["gate_new", "gate_enter", "gate_leave", "gate_held"],
+  period: ["period_new", "period_take", "period_left", "period_next", "period_reconfigure"],
+  gate: ["gate_new", "gate_enter", "gate_leave", "gate_held", "gate_reconfigure"],
 };
 
 // A token as the 64-bit pattern the exports take: doubles are written as

@@ -575,18 +575,7 @@ fn sliding(input: &mut Input) {
 // The period counter: an exact model.
 
 fn period(input: &mut Input) {
-    let quota = match input.u8() % 4 {
-        0 => 1 + input.below(4) as i64,
-        1 => 1 + input.below(1000) as i64,
-        2 => input.i64().clamp(-5, i64::MAX),
-        _ => input.i64(),
-    };
-    let period_ns = match input.u8() % 4 {
-        0 => 1 + input.below(2048) as i64,
-        1 => input.span(),
-        _ => input.i64(),
-    };
-    let align = input.bool();
+    let (mut quota, period_ns, mut align) = period_policy(input);
     let mut handle = null_mut();
     let status = weir_period_new(quota, period_ns, align, &mut handle);
     if status != WEIR_OK {
@@ -599,7 +588,7 @@ fn period(input: &mut Input) {
     }
     assert!(quota > 0);
     trace!("weir_period_new({quota}, {period_ns}, {align})");
-    let length = period_ns.max(1) as i128;
+    let mut length = period_ns.max(1) as i128;
     let counter = handle as *const weir_period;
     let mut clock = Clock::new(input);
     // The open period (start, end, events) and the latest `now` seen.
@@ -609,7 +598,20 @@ fn period(input: &mut Input) {
     while !input.is_empty() {
         counting.step(|out| weir_period_read_counts(handle, out));
         let now = clock.tick(input);
-        match input.u8() % 5 {
+        match input.u8() % 6 {
+            5 => {
+                // A new policy in place: the open period keeps its end and
+                // its events, which count against the new quota; later
+                // periods take the new length. A refusal changes nothing.
+                let (q, p, a) = period_policy(input);
+                let status = weir_period_reconfigure(handle, q, p, a);
+                trace!("weir_period_reconfigure({q}, {p}, {a}) -> {status:?}");
+                if status == WEIR_OK {
+                    (quota, length, align) = (q, p.max(1) as i128, a);
+                } else {
+                    assert!(q <= 0 && status == WEIR_ERR_QUOTA, "{status:?}");
+                }
+            }
             0..=2 => {
                 let count = if input.one_in(4) {
                     1 + input.below(FLOOD)
@@ -658,7 +660,7 @@ fn period(input: &mut Input) {
                     let t = at as i128;
                     match open {
                         Some((_, end, events)) if t < end || end >= i64::MAX as i128 => {
-                            assert_eq!(left, quota - events, "weir_period_left at {at}");
+                            assert_eq!(left, (quota - events).max(0), "weir_period_left at {at}");
                             if end >= i64::MAX as i128 {
                                 assert_eq!(next, i64::MAX, "weir_period_next at {at}");
                             } else {
@@ -677,6 +679,23 @@ fn period(input: &mut Input) {
     assert_eq!(weir_period_take(null(), 0), WEIR_PERIOD_QUOTA_OVER);
     counting.end(|out| weir_period_read_counts(handle, out));
     weir_period_free(handle);
+}
+
+/// A period counter's quota, period and alignment, as `weir_period_new`
+/// and `weir_period_reconfigure` take them.
+fn period_policy(input: &mut Input) -> (i64, i64, bool) {
+    let quota = match input.u8() % 4 {
+        0 => 1 + input.below(4) as i64,
+        1 => 1 + input.below(1000) as i64,
+        2 => input.i64().clamp(-5, i64::MAX),
+        _ => input.i64(),
+    };
+    let period_ns = match input.u8() % 4 {
+        0 => 1 + input.below(2048) as i64,
+        1 => input.span(),
+        _ => input.i64(),
+    };
+    (quota, period_ns, input.bool())
 }
 
 /// Counts one event in the open period of the model.
@@ -698,7 +717,7 @@ fn period_count(open: &mut Option<(i128, i128, i64)>, quota: i64) -> weir_period
 // The gate: an exact model.
 
 fn gate(input: &mut Input) {
-    let limit = match input.u8() % 3 {
+    let mut limit = match input.u8() % 3 {
         0 => input.below(8) as i64,
         1 => input.i64(),
         _ => -(input.below(3) as i64),
@@ -712,7 +731,15 @@ fn gate(input: &mut Input) {
     while !input.is_empty() {
         counting.step(|out| weir_gate_read_counts(handle, out));
         let count = 1 + input.below(64);
-        if input.bool() {
+        if input.one_in(8) {
+            // A new limit in place: the calls inside stay.
+            limit = match input.u8() % 3 {
+                0 => input.below(8) as i64,
+                1 => input.i64(),
+                _ => -(input.below(3) as i64),
+            };
+            assert_eq!(weir_gate_reconfigure(handle, limit), WEIR_OK);
+        } else if input.bool() {
             for _ in 0..count {
                 let room = limit <= 0 || held < limit;
                 assert_eq!(
@@ -733,6 +760,7 @@ fn gate(input: &mut Input) {
         assert_eq!(weir_gate_held(gate), held);
     }
     assert!(!weir_gate_enter(null()));
+    assert_eq!(weir_gate_reconfigure(null_mut(), 1), WEIR_ERR_NULL);
     weir_gate_leave(null());
     assert_eq!(weir_gate_held(null()), 0);
     counting.end(|out| weir_gate_read_counts(handle, out));

@@ -294,6 +294,9 @@ static bool run(call *c, held *h) {
         o_i64(c, weir_period_left(h->period, a_i64(c)));
     } else if (OP("period_next")) {
         o_i64(c, weir_period_next(h->period, a_i64(c)));
+    } else if (OP("period_reconfigure")) {
+        int64_t quota = a_i64(c), len = a_i64(c);
+        o_status(c, weir_period_reconfigure(h->period, quota, len, a_i64(c) != 0));
     }
     /* gate */
     else if (OP("gate_new")) {
@@ -306,6 +309,8 @@ static bool run(call *c, held *h) {
         weir_gate_leave(h->gate);
     } else if (OP("gate_held")) {
         o_i64(c, weir_gate_held(h->gate));
+    } else if (OP("gate_reconfigure")) {
+        o_status(c, weir_gate_reconfigure(h->gate, a_i64(c)));
     }
     /* lease */
     else if (OP("lease_new")) {

@@ -207,6 +207,9 @@ bool run(call* c, Held& h) {
         o_i64(c, h.period->left(a_i64(c)));
     } else if (op == "period_next") {
         o_i64(c, h.period->next(a_i64(c)).count());
+    } else if (op == "period_reconfigure") {
+        const std::int64_t quota = a_i64(c), len = a_i64(c);
+        o_code(c, h.period->reconfigure(quota, nanoseconds(len), a_i64(c) != 0));
     }
     // lease
     else if (op == "lease_new") {
@@ -255,6 +258,8 @@ bool run(call* c, Held& h) {
         h.gate->leave();
     } else if (op == "gate_held") {
         o_i64(c, h.gate->held());
+    } else if (op == "gate_reconfigure") {
+        o_code(c, h.gate->reconfigure(a_i64(c)));
     }
     // budget
     else if (op == "budget_new") {
