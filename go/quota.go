@@ -73,6 +73,23 @@ func (s *Sliding) Next(now time.Duration) time.Duration {
 	return d
 }
 
+// Reconfigure gives the window a new quota and length in place
+// (weir_sliding_reconfigure): it keeps the newest stamps it counts, up to
+// the new quota, judged from then on by the new window (events fallen out
+// of the old one stay gone), so any stretch of window with an admission
+// after the change holds at most quota of them. A larger quota allocates a
+// larger ring first. ErrQuota, ErrSlidingWindow, ErrTooLarge, ErrNoMemory,
+// ErrClosed; an error changes nothing. Like Close, it is not concurrent
+// with other use.
+func (s *Sliding) Reconfigure(quota int64, window time.Duration) error {
+	if s.p == nil {
+		return ErrClosed
+	}
+	err := check(C.weir_sliding_reconfigure(s.p, C.int64_t(quota), ns(window)))
+	runtime.KeepAlive(s)
+	return err
+}
+
 // PeriodQuota is where a Period's quota stands after a take.
 type PeriodQuota int32
 

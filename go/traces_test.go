@@ -381,6 +381,9 @@ func TestTracesCgo(t *testing.T) {
 			c.oI64(h.sliding.Left(c.dur()))
 		case "sliding_next":
 			c.oDur(h.sliding.Next(c.dur()))
+		case "sliding_reconfigure":
+			q := c.i64()
+			c.oErr(h.sliding.Reconfigure(q, c.dur()))
 		// period
 		case "period_new":
 			q, p := c.i64(), c.dur()

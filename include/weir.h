@@ -40,12 +40,12 @@
  *
  * ```
  * weir_status — what a call that can fail reports (WEIR_OK is 0)
- *   section  line 0313
+ *   section  line 0314
  *   reads    weir_status_str, weir_version (WEIR_VERSION)
  *   counts   weir_counts (filled by each read_counts)
  *
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
- *   section  line 0660
+ *   section  line 0661
  *   policy   weir_breaker_policy (for the breaker), weir_breaker_policy_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
  *   placed   weir_breaker_footprint, weir_breaker_init_in
@@ -55,7 +55,7 @@
  *   counts   weir_breaker_start_counting, weir_breaker_read_counts
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 0970
+ *   section  line 0971
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
  *   placed   weir_shedder_footprint, weir_shedder_init_in
@@ -66,7 +66,7 @@
  *   counts   weir_shedder_start_counting, weir_shedder_read_counts
  *
  * weir_window — rolling window of sums and counts
- *   section  line 1268
+ *   section  line 1269
  *   make     weir_window_new, weir_window_free
  *   placed   weir_window_footprint, weir_window_init_in
  *   calls    weir_window_add
@@ -75,7 +75,7 @@
  *   counts   weir_window_start_counting, weir_window_read_counts
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1424
+ *   section  line 1425
  *   make     weir_bucket_new, weir_bucket_free
  *   placed   weir_bucket_footprint, weir_bucket_init_in
  *   calls    weir_bucket_take, weir_bucket_refund
@@ -84,15 +84,16 @@
  *   change   weir_bucket_reconfigure
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 1658
+ *   section  line 1659
  *   make     weir_sliding_new, weir_sliding_free
  *   placed   weir_sliding_footprint, weir_sliding_init_in
  *   calls    weir_sliding_take
  *   reads    weir_sliding_left, weir_sliding_next
+ *   change   weir_sliding_reconfigure
  *   counts   weir_sliding_start_counting, weir_sliding_read_counts
  *
  * weir_period — fixed-window quota per period
- *   section  line 1783
+ *   section  line 1812
  *   make     weir_period_new, weir_period_free
  *   placed   weir_period_footprint, weir_period_init_in
  *   calls    weir_period_take (weir_period_quota)
@@ -101,7 +102,7 @@
  *   counts   weir_period_start_counting, weir_period_read_counts
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 1954
+ *   section  line 1983
  *   make     weir_gate_new, weir_gate_free
  *   placed   weir_gate_footprint, weir_gate_init_in
  *   calls    weir_gate_enter, weir_gate_leave
@@ -110,7 +111,7 @@
  *   counts   weir_gate_start_counting, weir_gate_read_counts
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 2064
+ *   section  line 2093
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy),
@@ -126,7 +127,7 @@
  *   counts   weir_concurrency_start_counting, weir_concurrency_read_counts
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 2376
+ *   section  line 2405
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   placed   weir_budget_footprint, weir_budget_init_in
@@ -135,19 +136,19 @@
  *   counts   weir_budget_start_counting, weir_budget_read_counts
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 2574
+ *   section  line 2603
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 2714
+ *   section  line 2743
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 2758
+ *   section  line 2787
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   calls    weir_pool_take (weir_pool_taken, WEIR_POOL_TAKEN_*),
@@ -159,7 +160,7 @@
  *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 3155
+ *   section  line 3184
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -168,13 +169,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 3335
+ *   section  line 3364
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 3487
+ *   section  line 3516
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -184,11 +185,11 @@
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 3760
+ *   section  line 3789
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 3937
+ *   section  line 3966
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   calls    weir_lease_take (weir_lease_answer, WEIR_LEASE_*),
@@ -198,7 +199,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 4183
+ *   section  line 4212
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -212,7 +213,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 4445
+ *   section  line 4474
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -1748,6 +1749,34 @@ int64_t weir_sliding_left(const weir_sliding *sliding, int64_t now);
 /// is past the end of the clock or the wait does not fit in an `int64_t`,
 /// and for a NULL window. A pure reading, as `weir_sliding_left` is.
 int64_t weir_sliding_next(const weir_sliding *sliding, int64_t now);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Gives a sliding window a new `quota` and `window_ns` in place. It keeps
+/// the stamps it counts at the latest take's `now` (events that had fallen
+/// out of the old window stay gone, even under a longer one), the newest
+/// quota' of them if it counts more, and judges them from then on by the
+/// new window; its clock and its counts carry over. Keeping the newest is
+/// exact: a window that counts more than quota' admits nothing until fewer
+/// than quota' of them all would be left. So any stretch of window_ns in
+/// which an event is admitted after the change holds at most quota' events
+/// that the window counted at the change or admitted after it.
+///
+/// Memory: a new quota up to the one the window holds stamps for (the
+/// largest it was made or placed with, or grown to) uses the same stamps;
+/// a heap window grows for a larger one, allocating the new ring before it
+/// lets go of the old, and a placed window cannot grow: its memory is the
+/// caller's (make the larger footprint, `weir_sliding_footprint`, and place
+/// a new window there).
+///
+/// Not concurrent: no other call on this window may run while it does (as
+/// for `weir_sliding_free`). Checked in this order, nothing changed on an
+/// error: `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `sliding`,
+/// `WEIR_ERR_POISONED`, `WEIR_ERR_QUOTA`, `WEIR_ERR_SLIDING_WINDOW`,
+/// `WEIR_ERR_TOO_LARGE` (stamps no memory could hold),
+/// `WEIR_ERR_PLACED_TOO_SMALL` (a placed window asked to hold more stamps
+/// than its memory has), `WEIR_ERR_NO_MEMORY`. It counts nothing.
+weir_status weir_sliding_reconfigure(weir_sliding *sliding, int64_t quota, int64_t window_ns);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -4597,6 +4626,8 @@ int weir_hosted_only_weir_sliding_left(void) WEIR_HOSTED_ONLY_(weir_sliding_left
 #define weir_sliding_left(...) weir_hosted_only_weir_sliding_left()
 int weir_hosted_only_weir_sliding_next(void) WEIR_HOSTED_ONLY_(weir_sliding_next);
 #define weir_sliding_next(...) weir_hosted_only_weir_sliding_next()
+int weir_hosted_only_weir_sliding_reconfigure(void) WEIR_HOSTED_ONLY_(weir_sliding_reconfigure);
+#define weir_sliding_reconfigure(...) weir_hosted_only_weir_sliding_reconfigure()
 int weir_hosted_only_weir_sliding_start_counting(void) WEIR_HOSTED_ONLY_(weir_sliding_start_counting);
 #define weir_sliding_start_counting(...) weir_hosted_only_weir_sliding_start_counting()
 int weir_hosted_only_weir_sliding_read_counts(void) WEIR_HOSTED_ONLY_(weir_sliding_read_counts);

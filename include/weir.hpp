@@ -511,6 +511,14 @@ public:
     bool take(instant now) const noexcept { return weir_sliding_take(get(), now.ns()); }
     std::int64_t left(instant now) const noexcept { return weir_sliding_left(get(), now.ns()); }
     nanoseconds next(instant now) const noexcept { return nanoseconds(weir_sliding_next(get(), now.ns())); }
+    // A new quota and window in place (weir_sliding_reconfigure): the
+    // newest stamps it counts kept, judged by the new window. A heap window
+    // grows for a larger quota; a placed one answers
+    // WEIR_ERR_PLACED_TOO_SMALL. An error changes nothing. Not concurrent
+    // with any other call on it.
+    std::error_code reconfigure(std::int64_t quota, nanoseconds window) noexcept {
+        return detail::code(weir_sliding_reconfigure(get(), quota, window.count()));
+    }
 
     // Counting (weir_sliding_start_counting): off until turned on; counts()
     // answers WEIR_ERR_COUNTS_OFF until then.

@@ -163,6 +163,7 @@ const INDEX: &[Entry] = &[
             ),
             ("calls", &["weir_sliding_take"]),
             ("reads", &["weir_sliding_left", "weir_sliding_next"]),
+            ("change", &["weir_sliding_reconfigure"]),
             (
                 "counts",
                 &["weir_sliding_start_counting", "weir_sliding_read_counts"],

@@ -1599,7 +1599,7 @@ fn period_and_sliding_never_panic_and_left_stays_in_the_quota() {
             "weir_period_new",
         );
         // A sliding window reserves 8 bytes a unit of quota.
-        let sliding_quota = tame(quota, 4096, 1 << 60, &mut rng);
+        let mut sliding_quota = tame(quota, 4096, 1 << 60, &mut rng);
         let mut sliding = null_mut();
         let sliding_status = sane(
             weir_sliding_new(sliding_quota, span, &mut sliding),
@@ -1669,6 +1669,49 @@ fn period_and_sliding_never_panic_and_left_stays_in_the_quota() {
                 assert_eq!(next == 0, left > 0, "{at}: next {next}, left {left}");
                 assert!(weir_sliding_left(sliding, earlier) <= left, "{at}");
                 calls += 5;
+                // A new quota and window in place, to hostile numbers: it
+                // keeps at most the stamps counted, and a refusal changes
+                // nothing.
+                if rng.one_in(6) {
+                    let q = tame(rng.i64(), 4096, 1 << 60, &mut rng);
+                    let w = rng.duration();
+                    let before = (
+                        weir_sliding_left(sliding, now),
+                        weir_sliding_next(sliding, now),
+                    );
+                    let status = sane(
+                        weir_sliding_reconfigure(sliding, q, w),
+                        "weir_sliding_reconfigure",
+                    );
+                    let after = (
+                        weir_sliding_left(sliding, now),
+                        weir_sliding_next(sliding, now),
+                    );
+                    calls += 5;
+                    if status == WEIR_OK {
+                        assert!(
+                            q > 0 && w > 0 && (0..=q).contains(&after.0),
+                            "{at}: {after:?}"
+                        );
+                        assert!(
+                            q - after.0 <= sliding_quota - before.0,
+                            "{at}: a change added stamps"
+                        );
+                        sliding_quota = q;
+                    } else {
+                        assert!(
+                            matches!(
+                                status,
+                                WEIR_ERR_QUOTA
+                                    | WEIR_ERR_SLIDING_WINDOW
+                                    | WEIR_ERR_TOO_LARGE
+                                    | WEIR_ERR_NO_MEMORY
+                            ),
+                            "{at}: weir_sliding_reconfigure answered {status:?}"
+                        );
+                        assert_eq!(before, after, "{at}: a refused change wrote");
+                    }
+                }
             }
         }
         weir_period_free(period);
@@ -1676,6 +1719,11 @@ fn period_and_sliding_never_panic_and_left_stays_in_the_quota() {
     }
     assert_eq!(weir_period_left(null(), 0), 0);
     assert_eq!(weir_sliding_left(null(), 0), 0);
+    assert_eq!(weir_sliding_reconfigure(null_mut(), 1, 1), WEIR_ERR_NULL);
+    assert_eq!(
+        weir_period_reconfigure(null_mut(), 1, 1, false),
+        WEIR_ERR_NULL
+    );
     eprintln!("period+sliding: {calls} calls");
     assert_no_panics("period/sliding");
 }

@@ -340,8 +340,28 @@ fn a_placed_window_and_sliding_window_answer_as_their_heap_twins() {
         );
         let mut rng = Rng(quota as u64 * 31 + 1);
         let mut now = 0;
-        for _ in 0..4_000 {
+        for i in 0..4_000 {
             now = rng.step(now) / 100;
+            // A change within the placed memory answers as the heap twin's;
+            // one past it is refused, changing nothing, while the heap
+            // window grows.
+            if i % 500 == 499 {
+                let q = 1 + rng.below(quota as u64 + 2) as i64;
+                let heap_status = weir_sliding_reconfigure(heap, q, 1_000_000_000);
+                let placed_status = weir_sliding_reconfigure(placed, q, 1_000_000_000);
+                assert_eq!(heap_status, WEIR_OK);
+                if q <= quota {
+                    assert_eq!(placed_status, WEIR_OK);
+                } else {
+                    assert_eq!(placed_status, WEIR_ERR_PLACED_TOO_SMALL);
+                    assert_eq!(
+                        weir_sliding_reconfigure(heap, quota, 1_000_000_000),
+                        WEIR_OK
+                    );
+                    let last = weir_sliding_reconfigure(placed, quota, 1_000_000_000);
+                    assert_eq!(last, WEIR_OK);
+                }
+            }
             assert_eq!(weir_sliding_take(heap, now), weir_sliding_take(placed, now));
             assert_eq!(weir_sliding_left(heap, now), weir_sliding_left(placed, now));
             assert_eq!(weir_sliding_next(heap, now), weir_sliding_next(placed, now));

@@ -1458,6 +1458,56 @@ fn sliding_traces(out: &mut Vec<Trace>) {
         now = rng.step(now, 10_000_000);
         all(&mut t, h, now, rng.below(4) != 0);
     }
+    out.push(t);
+
+    let mut t = Trace::new(
+        "sliding-reconfigure.trace",
+        "sliding",
+        "A sliding window's quota and window changed in place: the newest\n\
+         stamps it counts kept, judged by the new window; refused changes\n\
+         that change nothing; a ring that grows; then seeded random calls.",
+    );
+    let change = |t: &mut Trace, h: *mut weir_sliding, q: i64, w: i64| {
+        let s = weir_sliding_reconfigure(h, q, w);
+        t.call("sliding_reconfigure", &[I(q), I(w)], &[S(s)]);
+    };
+    new(&mut t, &mut h, 4, 1000);
+    for now in [0, 100, 200, 300] {
+        all(&mut t, h, now, true);
+    }
+    for (q, w) in [(0, 1000), (-1, 1000), (2, 0), (MAX, 1000)] {
+        change(&mut t, h, q, w);
+        all(&mut t, h, 300, false);
+    }
+    change(&mut t, h, 2, 1000);
+    for now in [300, 1100, 1150, 1200, 1250] {
+        all(&mut t, h, now, true);
+    }
+    t.note("a longer window and a larger quota (the ring grows)");
+    change(&mut t, h, 6, 5000);
+    for now in [1300, 1300, 1300, 1300, 1300, 1400, 6200, 6250] {
+        all(&mut t, h, now, true);
+    }
+    t.note("events fallen out of the old window stay gone");
+    change(&mut t, h, 3, 10);
+    all(&mut t, h, 7000, true);
+    change(&mut t, h, 3, 100_000);
+    for now in [7000, 7001, 7002, 7003, 100] {
+        all(&mut t, h, now, true);
+    }
+    let mut rng = Rng(36);
+    for i in 0..600 {
+        if i % 60 == 59 {
+            change(
+                &mut t,
+                h,
+                1 + rng.below(12) as i64,
+                1 + rng.below(200_000_000) as i64,
+            );
+        }
+        now = rng.step(now, 10_000_000);
+        all(&mut t, h, now, rng.below(4) != 0);
+    }
     weir_sliding_free(h);
     out.push(t);
 }

@@ -321,6 +321,30 @@ pub extern "C" fn bay_sliding_next(now: i64) -> usize {
     })])
 }
 
+/// `sliding_reconfigure`: status (1, NULL, with no window held). The ring
+/// grows as a heap handle's does.
+#[no_mangle]
+pub extern "C" fn bay_sliding_reconfigure(quota: i64, window_ns: i64) -> usize {
+    let status = with(|h| {
+        h.sliding.as_mut().map_or(1, |s| {
+            let grown = match usize::try_from(quota) {
+                Ok(size) if size > s.capacity() && window_ns > 0 && size < 1 << 24 => s
+                    .reconfigure_into(vec![0; size], window_ns)
+                    .map(|grown| *s = grown),
+                _ => s.reconfigure(quota, window_ns),
+            };
+            match grown {
+                Ok(()) => 0,
+                Err(SlidingError::Quota) => QUOTA,
+                Err(SlidingError::Window) => SLIDING_WINDOW,
+                Err(SlidingError::TooLarge) => TOO_LARGE,
+                Err(SlidingError::NoMemory) => NO_MEMORY,
+            }
+        })
+    });
+    answer(&[status])
+}
+
 /// `period_new`: status.
 #[no_mangle]
 pub extern "C" fn bay_period_new(quota: i64, period_ns: i64, align: i64) -> usize {

@@ -24,7 +24,7 @@ const OPS = {
   limiter: ["limiter_bucket", "limiter_fixed_window", "limiter_cooldown", "limiter_try_consume", "limiter_consume",
     "limiter_refund", "limiter_available", "limiter_capacity", "limiter_last_refill", "limiter_window_start",
     "limiter_cooldown_end"],
-  sliding: ["sliding_new", "sliding_take", "sliding_left", "sliding_next"],
+  sliding: ["sliding_new", "sliding_take", "sliding_left", "sliding_next", "sliding_reconfigure"],
   period: ["period_new", "period_take", "period_left", "period_next", "period_reconfigure"],
   gate: ["gate_new", "gate_enter", "gate_leave", "gate_held", "gate_reconfigure"],
 };

@@ -456,24 +456,7 @@ fn bucket(input: &mut Input) {
 // The sliding window: an exact model.
 
 fn sliding(input: &mut Input) {
-    let quota = match input.u8() % 4 {
-        0 => 1 + input.below(4) as i64,
-        1 => 1 + input.below(200) as i64,
-        2 => input.i64().clamp(-5, 1 << 16),
-        _ => input.i64(),
-    };
-    // A quota is real memory (8 bytes a stamp): keep the ones the
-    // constructor would allocate small, and the ones it refuses as they are.
-    let quota = if quota > 1 << 16 && quota < 1 << 60 {
-        quota % (1 << 16) + 1
-    } else {
-        quota
-    };
-    let window = match input.u8() % 4 {
-        0 => 1 + input.below(2048) as i64,
-        1 => input.span(),
-        _ => input.i64(),
-    };
+    let (mut quota, mut window) = sliding_policy(input);
     let mut handle = null_mut();
     let status = weir_sliding_new(quota, window, &mut handle);
     if status != WEIR_OK {
@@ -494,7 +477,7 @@ fn sliding(input: &mut Input) {
     // The stamps the model counts, oldest first, and the latest take.
     let mut stamps = std::collections::VecDeque::new();
     let mut latest = i64::MIN;
-    let expire = |stamps: &mut std::collections::VecDeque<i64>, at: i64| {
+    let expire = |stamps: &mut std::collections::VecDeque<i64>, at: i64, window: i64| {
         while stamps
             .front()
             .is_some_and(|&t| t as i128 + window as i128 <= at as i128)
@@ -506,7 +489,32 @@ fn sliding(input: &mut Input) {
     while !input.is_empty() {
         counting.step(|out| weir_sliding_read_counts(handle, out));
         let now = clock.tick(input);
-        match input.u8() % 5 {
+        match input.u8() % 6 {
+            5 => {
+                // A new quota and window in place: the newest stamps the
+                // old window counts at the latest take, up to the new
+                // quota, judged by the new window. An error changes nothing.
+                let (q, w) = sliding_policy(input);
+                let status = weir_sliding_reconfigure(handle, q, w);
+                trace!("weir_sliding_reconfigure({q}, {w}) -> {status:?}");
+                if status == WEIR_OK {
+                    if latest != i64::MIN {
+                        expire(&mut stamps, latest, window);
+                    }
+                    while stamps.len() as i64 > q {
+                        stamps.pop_front();
+                    }
+                    (quota, window) = (q, w);
+                } else {
+                    assert!(
+                        q <= 0
+                            || w <= 0
+                            || status == WEIR_ERR_TOO_LARGE
+                            || status == WEIR_ERR_NO_MEMORY,
+                        "weir_sliding_reconfigure({q}, {w}) answered {status:?}"
+                    );
+                }
+            }
             0..=2 => {
                 let count = if input.one_in(4) {
                     1 + input.below(FLOOD)
@@ -516,7 +524,7 @@ fn sliding(input: &mut Input) {
                 for _ in 0..count {
                     let at = now.max(latest);
                     latest = at;
-                    expire(&mut stamps, at);
+                    expire(&mut stamps, at, window);
                     let room = (stamps.len() as i64) < quota;
                     trace!("sliding_take({now}), model {stamps:?}");
                     assert_eq!(
@@ -550,7 +558,7 @@ fn sliding(input: &mut Input) {
                     // An earlier `at` reads as the latest take's; its wait
                     // runs from `at` itself to the same instant.
                     let mut live = stamps.clone();
-                    expire(&mut live, latest.max(at));
+                    expire(&mut live, latest.max(at), window);
                     assert_eq!(left, quota - live.len() as i64, "weir_sliding_left at {at}");
                     let want = if (live.len() as i64) < quota {
                         0
@@ -569,6 +577,30 @@ fn sliding(input: &mut Input) {
     }
     counting.end(|out| weir_sliding_read_counts(handle, out));
     weir_sliding_free(handle);
+}
+
+/// A sliding window's quota and window, as `weir_sliding_new` and
+/// `weir_sliding_reconfigure` take them.
+fn sliding_policy(input: &mut Input) -> (i64, i64) {
+    let quota = match input.u8() % 4 {
+        0 => 1 + input.below(4) as i64,
+        1 => 1 + input.below(200) as i64,
+        2 => input.i64().clamp(-5, 1 << 16),
+        _ => input.i64(),
+    };
+    // A quota is real memory (8 bytes a stamp): keep the ones the
+    // constructor would allocate small, and the ones it refuses as they are.
+    let quota = if quota > 1 << 16 && quota < 1 << 60 {
+        quota % (1 << 16) + 1
+    } else {
+        quota
+    };
+    let window = match input.u8() % 4 {
+        0 => 1 + input.below(2048) as i64,
+        1 => input.span(),
+        _ => input.i64(),
+    };
+    (quota, window)
 }
 
 // ---------------------------------------------------------------------------

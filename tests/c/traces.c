@@ -281,6 +281,9 @@ static bool run(call *c, held *h) {
         o_i64(c, weir_sliding_left(h->sliding, a_i64(c)));
     } else if (OP("sliding_next")) {
         o_i64(c, weir_sliding_next(h->sliding, a_i64(c)));
+    } else if (OP("sliding_reconfigure")) {
+        int64_t quota = a_i64(c);
+        o_status(c, weir_sliding_reconfigure(h->sliding, quota, a_i64(c)));
     }
     /* period */
     else if (OP("period_new")) {

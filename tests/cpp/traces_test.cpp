@@ -196,6 +196,9 @@ bool run(call* c, Held& h) {
         o_i64(c, h.sliding->left(a_i64(c)));
     } else if (op == "sliding_next") {
         o_i64(c, h.sliding->next(a_i64(c)).count());
+    } else if (op == "sliding_reconfigure") {
+        const std::int64_t quota = a_i64(c);
+        o_code(c, h.sliding->reconfigure(quota, nanoseconds(a_i64(c))));
     }
     // period
     else if (op == "period_new") {
