@@ -790,6 +790,17 @@ func TestTracesCgo(t *testing.T) {
 			var err error
 			h.breaker, err = NewBreakerAt(&p, c.dur())
 			c.oErr(err)
+		case "breaker_reconfigure":
+			p := BreakerPolicy{K: c.f64(), Floor: c.f64(), Protection: c.f64(), Probe: c.dur(), Size: int32(c.i64())}
+			switch c.i64() {
+			case 0:
+			case 1:
+				p.SkipRefusals = true
+			default:
+				c.err = "BreakerPolicy.SkipRefusals is a bool"
+			}
+			p.Window, p.MaxRejectionProbability, p.RPSThreshold, p.Aggression = c.dur(), c.f64(), c.f64(), c.f64()
+			c.oErr(h.breaker.Reconfigure(&p))
 		case "breaker_allow":
 			now := c.dur()
 			tk, err := h.breaker.AllowAt(now, c.f64())

@@ -1432,6 +1432,14 @@ public:
         return detail::code(weir_breaker_fail(get(), ticket.get(), now.ns()));
     }
     double ratio(instant now) const noexcept { return weir_breaker_ratio(get(), now.ns()); }
+    // A new policy in place (weir_breaker_reconfigure): the window kept
+    // when its buckets keep their layout, resampled into one bucket
+    // otherwise; tickets in flight still settle. An error changes nothing.
+    // Not concurrent with any other call on it.
+    std::error_code reconfigure(const BreakerPolicy& policy) noexcept {
+        weir_breaker_policy c = policy.c();
+        return detail::code(weir_breaker_reconfigure(get(), &c));
+    }
     result<weir_breaker_tally> tally(instant now) const noexcept {
         weir_breaker_tally out{};
         weir_status status = weir_breaker_read_tally(get(), now.ns(), &out);

@@ -69,6 +69,7 @@ const INDEX: &[Entry] = &[
                 "counts",
                 &["weir_breaker_start_counting", "weir_breaker_read_counts"],
             ),
+            ("change", &["weir_breaker_reconfigure (copies the policy)"]),
         ],
     },
     Entry {

@@ -1846,6 +1846,13 @@ fn hostile_breaker_policy(rng: &mut Rng) -> weir_breaker_policy {
     policy
 }
 
+/// A breaker's tally at `now`, as a tuple to compare.
+fn read_tally(breaker: *const weir_breaker, now: i64) -> (i64, i64, i64, i64) {
+    let mut t = weir_breaker_tally::default();
+    assert_eq!(weir_breaker_read_tally(breaker, now, &mut t), WEIR_OK);
+    (t.total, t.success, t.failure, t.drop)
+}
+
 #[test]
 fn breaker_never_panics_and_ratio_stays_a_fraction() {
     count_panics();
@@ -1870,8 +1877,36 @@ fn breaker_never_panics_and_ratio_stays_a_fraction() {
         // tickets count, each once.
         let mut tickets: Vec<weir_breaker_ticket> = Vec::new();
         let (mut allowed, mut settled) = (0i64, 0i64);
+        let mut cap = if ptr.is_null() {
+            1.0
+        } else {
+            policy.max_rejection_probability
+        };
         for _ in 0..50 {
             let now = clock.tick(&mut rng);
+            // A new policy in place, hostile or not: the tickets in flight
+            // still settle (below), and a refusal changes nothing.
+            if rng.one_in(10) {
+                let next = hostile_breaker_policy(&mut rng);
+                let before = (
+                    weir_breaker_ratio(breaker, now).to_bits(),
+                    read_tally(breaker, now),
+                );
+                let status = sane(
+                    weir_breaker_reconfigure(breaker, &next),
+                    "weir_breaker_reconfigure",
+                );
+                calls += 1;
+                if status == WEIR_OK {
+                    cap = next.max_rejection_probability;
+                } else {
+                    let after = (
+                        weir_breaker_ratio(breaker, now).to_bits(),
+                        read_tally(breaker, now),
+                    );
+                    assert_eq!(before, after, "a refused change wrote");
+                }
+            }
             match rng.below(5) {
                 0 | 1 => {
                     let mut ticket = weir_breaker_ticket::default();
@@ -1918,11 +1953,6 @@ fn breaker_never_panics_and_ratio_stays_a_fraction() {
             }
             assert!(settled <= allowed);
             let ratio = weir_breaker_ratio(breaker, now);
-            let cap = if ptr.is_null() {
-                1.0
-            } else {
-                policy.max_rejection_probability
-            };
             assert!(
                 (0.0..=cap).contains(&ratio),
                 "{policy:?} at {now}: ratio {ratio}"

@@ -137,8 +137,49 @@ fn a_placed_breaker_answers_as_its_heap_twin() {
             );
             let mut rng = Rng((seed * 0x9e37_79b9) | 1);
             let mut now = 0;
-            for _ in 0..4_000 {
+            for i in 0..4_000 {
                 now = rng.step(now);
+                // A new policy of the same size (and window) answers as the
+                // heap twin's; a larger size is refused by the placed one,
+                // changing nothing, and a smaller one is held to its size.
+                if i % 700 == 699 {
+                    let protection = rng.below(20) as f64;
+                    let same = weir_breaker_policy {
+                        protection,
+                        ..policy
+                    };
+                    assert_eq!(weir_breaker_reconfigure(heap, &same), WEIR_OK);
+                    assert_eq!(weir_breaker_reconfigure(placed, &same), WEIR_OK);
+                    let larger = weir_breaker_policy {
+                        size: size + 1,
+                        ..same
+                    };
+                    assert_eq!(
+                        weir_breaker_reconfigure(placed, &larger),
+                        WEIR_ERR_PLACED_TOO_SMALL
+                    );
+                    if size > 1 {
+                        let mut other = null_mut();
+                        assert_eq!(weir_breaker_new(&policy, 0, &mut other), WEIR_OK);
+                        let mut arena = Arena::new(place.0);
+                        let mut small = null_mut();
+                        let mem = arena.at(0);
+                        assert_eq!(
+                            weir_breaker_init_in(mem, place.0, &policy, 0, &mut small),
+                            WEIR_OK
+                        );
+                        let smaller = weir_breaker_policy { size: 1, ..same };
+                        assert_eq!(weir_breaker_reconfigure(small, &smaller), WEIR_OK);
+                        assert_eq!(weir_breaker_reconfigure(other, &same), WEIR_OK);
+                        assert_eq!(
+                            weir_breaker_ratio(small, now).to_bits(),
+                            weir_breaker_ratio(other, now).to_bits()
+                        );
+                        weir_breaker_free(other);
+                        weir_breaker_free(small);
+                        assert!(arena.guard_intact());
+                    }
+                }
                 let roll = rng.roll();
                 let (mut a, mut b) = (
                     weir_breaker_ticket::default(),

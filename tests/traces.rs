@@ -2380,6 +2380,123 @@ fn breaker_traces(out: &mut Vec<Trace>) {
             read(&mut t, h, now);
         }
     }
+    out.push(t);
+
+    let mut t = Trace::new(
+        "breaker-reconfigure.trace",
+        "breaker",
+        "A breaker's policy changed in place: the window kept when its buckets\n\
+         keep their layout, resampled into one bucket otherwise, a new size,\n\
+         tickets in flight settling across the change, refused policies that\n\
+         change nothing; then seeded random calls.",
+    );
+    let change = |t: &mut Trace, h: *mut weir_breaker, p: weir_breaker_policy| {
+        let s = weir_breaker_reconfigure(h, &p);
+        t.call(
+            "breaker_reconfigure",
+            &[
+                F(p.k),
+                F(p.floor),
+                F(p.protection),
+                I(p.probe_ns),
+                I(p.size.into()),
+                I(p.skip_refusals.into()),
+                I(p.window_ns),
+                F(p.max_rejection_probability),
+                F(p.rps_threshold),
+                F(p.aggression),
+            ],
+            &[S(s)],
+        );
+    };
+    let mut slots = Slots::<weir_breaker_ticket>(Vec::new());
+    new(&mut t, &mut h, p, 0);
+    let mut now = 0;
+    let mut rng = Rng(36);
+    let mut open: Vec<usize> = Vec::new();
+    t.note("failures open it; some tickets stay in flight");
+    for i in 0..300 {
+        now += 10_000_000;
+        if allow(&mut t, &mut slots, h, now, rng.unit()) {
+            let k = slots.0.len() - 1;
+            if i % 7 == 0 {
+                open.push(k);
+            } else {
+                end(&mut t, &mut slots, h, k, now + 1_000, false);
+            }
+        }
+    }
+    read(&mut t, h, now);
+    t.note("refused policies change nothing");
+    for q in [
+        weir_breaker_policy { floor: 0.5, ..p },
+        weir_breaker_policy { window_ns: 0, ..p },
+        weir_breaker_policy { size: 1 << 21, ..p },
+    ] {
+        change(&mut t, h, q);
+    }
+    read(&mut t, h, now);
+    t.note("the same layout: the window kept, read by the new formula");
+    change(
+        &mut t,
+        h,
+        weir_breaker_policy {
+            protection: 200.0,
+            ..p
+        },
+    );
+    read(&mut t, h, now);
+    change(&mut t, h, p);
+    read(&mut t, h, now);
+    t.note("another layout: the sums in one bucket, aging out together");
+    change(
+        &mut t,
+        h,
+        weir_breaker_policy {
+            window_ns: 20_000_000_000,
+            ..p
+        },
+    );
+    read(&mut t, h, now);
+    read(&mut t, h, now + 19_000_000_000);
+    read(&mut t, h, now + 20_000_000_000);
+    t.note("another size; the tickets in flight settle");
+    change(&mut t, h, weir_breaker_policy { size: 7, ..p });
+    read(&mut t, h, now);
+    for k in open.drain(..) {
+        end(&mut t, &mut slots, h, k, now, true);
+    }
+    read(&mut t, h, now);
+    t.note("seeded random calls and changes");
+    let mut fail_rate = 0.3;
+    for i in 0..1500 {
+        if i % 150 == 149 {
+            let q = weir_breaker_policy {
+                k: 1.1 + rng.unit(),
+                protection: (rng.below(20)) as f64,
+                size: 1 + rng.below(60) as i32,
+                window_ns: 1_000_000_000 * (1 + rng.below(20) as i64),
+                skip_refusals: rng.below(2) as i32,
+                aggression: 0.5 + rng.unit() * 2.0,
+                ..p
+            };
+            change(&mut t, h, q);
+            fail_rate = rng.unit();
+        }
+        now = rng.step(now, 3_000_000);
+        if rng.below(3) != 0 || open.is_empty() {
+            if allow(&mut t, &mut slots, h, now, rng.unit()) {
+                open.push(slots.0.len() - 1);
+            }
+        } else {
+            let k = open.swap_remove(rng.below(open.len() as u64) as usize);
+            let pass = rng.unit() >= fail_rate;
+            end(&mut t, &mut slots, h, k, now, pass);
+        }
+        if rng.below(10) == 0 {
+            read(&mut t, h, now);
+        }
+    }
     weir_breaker_free(h);
     out.push(t);
 }

@@ -54,8 +54,9 @@ fn span(input: &mut Input) -> i64 {
 // ---------------------------------------------------------------------------
 // The breaker.
 
-fn breaker(input: &mut Input) {
-    let mut policy = weir_breaker_policy_preset();
+/// Changes up to four fields of a breaker policy: in range mostly, now and
+/// then anything.
+fn vary_breaker_policy(policy: &mut weir_breaker_policy, input: &mut Input) {
     for _ in 0..input.below(5) {
         match input.u8() % 12 {
             0 => policy.k = 1.0 + input.unit() * 3.0,
@@ -103,6 +104,11 @@ fn breaker(input: &mut Input) {
             _ => policy.skip_refusals = input.u32() as i32,
         }
     }
+}
+
+fn breaker(input: &mut Input) {
+    let mut policy = weir_breaker_policy_preset();
+    vary_breaker_policy(&mut policy, input);
     let mut clock = Clock::new(input);
     let mut handle = null_mut();
     let status = weir_breaker_new(&policy, clock.now, &mut handle);
@@ -129,6 +135,20 @@ fn breaker(input: &mut Input) {
             0 => 1 + input.below(FLOOD),
             _ => 1,
         };
+        // A new policy in place now and then: a refusal changes nothing;
+        // the tickets in flight still settle (the calls below).
+        if input.one_in(16) {
+            let mut next = policy;
+            vary_breaker_policy(&mut next, input);
+            let (ratio, before) = (weir_breaker_ratio(breaker, at), tally(breaker, at));
+            let status = weir_breaker_reconfigure(handle, &next);
+            if status == WEIR_OK {
+                policy = next;
+            } else {
+                assert_eq!(weir_breaker_ratio(breaker, at).to_bits(), ratio.to_bits());
+                assert_eq!(tally(breaker, at), before, "a refused change wrote");
+            }
+        }
         let op = input.u8() % 8;
         let roll = if input.one_in(4) {
             input.f64()

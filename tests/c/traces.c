@@ -462,6 +462,20 @@ static bool run(call *c, held *h) {
         weir_breaker_free(h->breaker);
         h->breaker = NULL;
         o_status(c, weir_breaker_new(&p, a_i64(c), &h->breaker));
+    } else if (OP("breaker_reconfigure")) {
+        weir_breaker_policy p;
+        memset(&p, 0, sizeof p);
+        p.k = a_f64(c);
+        p.floor = a_f64(c);
+        p.protection = a_f64(c);
+        p.probe_ns = a_i64(c);
+        p.size = (int32_t)a_i64(c);
+        p.skip_refusals = (int32_t)a_i64(c);
+        p.window_ns = a_i64(c);
+        p.max_rejection_probability = a_f64(c);
+        p.rps_threshold = a_f64(c);
+        p.aggression = a_f64(c);
+        o_status(c, weir_breaker_reconfigure(h->breaker, &p));
     } else if (OP("breaker_allow")) {
         size_t k = new_ticket(c, h);
         int64_t now = a_i64(c);

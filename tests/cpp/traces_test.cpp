@@ -535,6 +535,21 @@ bool run(call* c, Held& h) {
         p.rps_threshold = a_f64(c);
         p.aggression = a_f64(c);
         make(c, h.breaker, weir::Breaker::make(p, a_i64(c)));
+    } else if (op == "breaker_reconfigure") {
+        weir::BreakerPolicy p;
+        p.k = a_f64(c);
+        p.floor = a_f64(c);
+        p.protection = a_f64(c);
+        p.probe = nanoseconds(a_i64(c));
+        p.size = static_cast<std::int32_t>(a_i64(c));
+        const std::int64_t skip = a_i64(c);
+        if (skip != 0 && skip != 1) fail(c, "skip_refusals is a bool in weir::BreakerPolicy");
+        p.skip_refusals = skip == 1;
+        p.window = nanoseconds(a_i64(c));
+        p.max_rejection_probability = a_f64(c);
+        p.rps_threshold = a_f64(c);
+        p.aggression = a_f64(c);
+        o_code(c, h.breaker.value().reconfigure(p));
     } else if (op == "breaker_allow") {
         if (h.tickets == MAX_TICKETS) fail(c, "too many tickets");
         const std::int64_t now = a_i64(c);

@@ -143,6 +143,28 @@ impl<B: Copy + Default, S: Slots<B>> Window<B, S> {
         })
     }
 
+    /// The store the buckets live in.
+    pub fn store(&self) -> &S {
+        &self.buckets
+    }
+
+    /// The window emptied and opened again at `now` over `window_ns`, in
+    /// the same store, as [`Window::new_in`] would make it there; an error
+    /// ([`WindowError::Span`] for a `window_ns` of zero or less) changes
+    /// nothing.
+    pub fn restart(&mut self, window_ns: i64, now: i64) -> Result<(), WindowError> {
+        if window_ns <= 0 {
+            return Err(WindowError::Span);
+        }
+        let count = self.buckets.as_ref().len();
+        self.buckets.as_mut().fill(B::default());
+        self.width = (window_ns / count as i64).max(1);
+        self.head = 0;
+        self.start = now;
+        self.epoch = count as u64;
+        Ok(())
+    }
+
     /// The window with its buckets moved to another store: `rehome` gets
     /// the store and must answer one holding the same slots, in the same
     /// order (a `Vec` turned into a boxed slice, say). Nothing else changes.
