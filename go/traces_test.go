@@ -489,6 +489,9 @@ func TestTracesCgo(t *testing.T) {
 			c.oI64(int64(h.window.Size()))
 		case "window_width":
 			c.oDur(h.window.Width())
+		case "window_reconfigure":
+			size, width := int32(c.i64()), c.dur()
+			c.oErr(h.window.Reconfigure(size, width, c.dur()))
 		// concurrency: a refused Enter is ErrRefused, the C call's false
 		case "concurrency_new":
 			p := ConcurrencyPolicy{InitialLimit: int32(c.i64()), MinLimit: int32(c.i64()), MaxLimit: int32(c.i64()),

@@ -624,6 +624,14 @@ public:
     }
     std::int32_t size() const noexcept { return weir_window_size(get()); }
     nanoseconds width() const noexcept { return nanoseconds(weir_window_width(get())); }
+    // A new size and span at `now`, in place (weir_window_reconfigure):
+    // nothing changes when the buckets keep their layout, else the total at
+    // `now` goes into one bucket of the new window. A heap window grows; a
+    // placed one answers WEIR_ERR_PLACED_TOO_SMALL. An error changes
+    // nothing. Not concurrent with any other call on it.
+    std::error_code reconfigure(std::int32_t size, nanoseconds window, instant now) noexcept {
+        return detail::code(weir_window_reconfigure(get(), size, window.count(), now.ns()));
+    }
 
     // Counting (weir_window_start_counting): off until turned on; counts()
     // answers WEIR_ERR_COUNTS_OFF until then.

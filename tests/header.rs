@@ -133,6 +133,7 @@ const INDEX: &[Entry] = &[
                 "counts",
                 &["weir_window_start_counting", "weir_window_read_counts"],
             ),
+            ("change", &["weir_window_reconfigure"]),
         ],
     },
     Entry {

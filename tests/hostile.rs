@@ -1730,6 +1730,7 @@ fn period_and_sliding_never_panic_and_left_stays_in_the_quota() {
 
 #[test]
 fn window_never_panics_and_counts_stay_sane() {
+    assert_eq!(weir_window_reconfigure(null_mut(), 1, 1, 0), WEIR_ERR_NULL);
     count_panics();
     let mut rng = Rng::new(seed(0x3170));
     let mut calls = 0u64;
@@ -1751,13 +1752,44 @@ fn window_never_panics_and_counts_stay_sane() {
         if status != WEIR_OK {
             continue;
         }
-        let buckets = weir_window_size(window);
+        let mut buckets = weir_window_size(window);
         assert!(buckets >= 1 && buckets >= size.min(1));
         assert!(weir_window_width(window) >= 1);
         let mut out = vec![weir_window_total::default(); 70];
         for _ in 0..40 {
             let now = clock.tick(&mut rng);
             assert_eq!(weir_window_add(window, now, rng.i64()), WEIR_OK);
+            // A new size and span in place, hostile or not: the total at
+            // `now` reads the same after it, and a refusal changes nothing.
+            if rng.one_in(8) {
+                let size = if rng.one_in(2) {
+                    rng.below(64) as i32
+                } else {
+                    rng.i32()
+                };
+                let span = rng.duration();
+                let read = |window| {
+                    let mut total = weir_window_total::default();
+                    assert_eq!(
+                        weir_window_read_total(window, now, true, &mut total),
+                        WEIR_OK
+                    );
+                    (total, weir_window_size(window), weir_window_width(window))
+                };
+                let before = read(window);
+                let status = sane(
+                    weir_window_reconfigure(window, size, span, now),
+                    "weir_window_reconfigure",
+                );
+                let after = read(window);
+                calls += 1;
+                if status == WEIR_OK {
+                    assert_eq!(before.0, after.0, "a change at {now} lost values");
+                    buckets = after.1;
+                } else {
+                    assert_eq!(before, after, "a refused change wrote");
+                }
+            }
             // NULL and misaligned outs, a huge cap with nowhere to write.
             assert_eq!(
                 weir_window_read_buckets(window, now, true, null_mut(), usize::MAX),

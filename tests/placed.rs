@@ -345,8 +345,19 @@ fn a_placed_window_and_sliding_window_answer_as_their_heap_twins() {
         );
         let mut rng = Rng(u64::from(size as u32) * 77 + 1);
         let mut now = 0;
-        for _ in 0..4_000 {
+        for i in 0..4_000 {
             now = rng.step(now);
+            // A new span of the same size answers as the heap twin's; a
+            // larger size is refused by the placed window, changing nothing.
+            if i % 500 == 499 {
+                let span = 1_000_000_000 + rng.below(3) as i64 * 500_000_000;
+                assert_eq!(weir_window_reconfigure(heap, size, span, now), WEIR_OK);
+                assert_eq!(weir_window_reconfigure(placed, size, span, now), WEIR_OK);
+                assert_eq!(
+                    weir_window_reconfigure(placed, size + 1, span, now),
+                    WEIR_ERR_PLACED_TOO_SMALL
+                );
+            }
             let value = rng.below(1_000) as i64;
             assert_eq!(
                 weir_window_add(heap, now, value),

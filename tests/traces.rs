@@ -1406,9 +1406,66 @@ fn window_traces(out: &mut Vec<Trace>) {
             add(&mut t2, w, now, rng.below(1000) as i64 - 100);
         }
     }
-    weir_window_free(w);
     out.push(t);
     out.push(t2);
+
+    let mut t = Trace::new(
+        "window-reconfigure.trace",
+        "window",
+        "A rolling window's size and span changed in place: nothing changes\n\
+         when the buckets keep their layout; otherwise the total at the\n\
+         change in one bucket, leaving together; refused changes that change\n\
+         nothing; then seeded random calls.",
+    );
+    let change = |t: &mut Trace, w: *mut weir_window, size: i32, width: i64, now: i64| {
+        let s = weir_window_reconfigure(w, size, width, now);
+        t.call(
+            "window_reconfigure",
+            &[I(size.into()), I(width), I(now)],
+            &[S(s)],
+        );
+    };
+    new(&mut t, &mut w, 4, 4000, 0);
+    for (now, v) in [(0, 1), (1500, 2), (2500, 4), (3900, 8)] {
+        add(&mut t, w, now, v);
+    }
+    read(&mut t, w, 3900);
+    for (size, width) in [(4, 0), (4, -1), (i32::MAX, 4000)] {
+        change(&mut t, w, size, width, 3900);
+        read(&mut t, w, 3900);
+    }
+    change(&mut t, w, 4, 4003, 3900);
+    read(&mut t, w, 3900);
+    change(&mut t, w, 4, 8000, 3900);
+    for now in [3900, 5000, 11_899, 11_900] {
+        read(&mut t, w, now);
+    }
+    change(&mut t, w, 2, 1000, 12_000);
+    add(&mut t, w, 12_100, 16);
+    read(&mut t, w, 12_100);
+    change(&mut t, w, 0, 500, 12_200);
+    read(&mut t, w, 12_200);
+    read(&mut t, w, 100);
+    let mut now = 20_000;
+    for i in 0..600 {
+        if i % 60 == 59 {
+            change(
+                &mut t,
+                w,
+                1 + rng.below(8) as i32,
+                1_000_000 * (1 + rng.below(100) as i64),
+                now,
+            );
+        }
+        now = rng.step(now, 2_000_000);
+        if rng.below(4) == 0 {
+            read(&mut t, w, now);
+        } else {
+            add(&mut t, w, now, rng.below(1000) as i64 - 100);
+        }
+    }
+    weir_window_free(w);
+    out.push(t);
 }
 
 fn sliding_traces(out: &mut Vec<Trace>) {

@@ -541,6 +541,23 @@ fn window(input: &mut Input) {
             }
         }
     }
+    // A new size and span in place: the total at the change reads the same
+    // after it (everything in one bucket when the layout changes), and a
+    // refusal changes nothing.
+    let (size2, span2) = (self::size(input), self::span(input));
+    let read = || {
+        let mut total = weir_window_total::default();
+        assert_eq!(weir_window_read_total(window, clock.now, true, &mut total), WEIR_OK);
+        (total, weir_window_size(window), weir_window_width(window))
+    };
+    let before = read();
+    let status = weir_window_reconfigure(handle, size2, span2, clock.now);
+    let after = read();
+    if status == WEIR_OK {
+        assert_eq!(before.0, after.0, "a change lost values");
+    } else {
+        assert_eq!(before, after, "a refused change wrote");
+    }
     assert_eq!(weir_window_add(null(), 0, 1), WEIR_ERR_NULL);
     assert_eq!(weir_window_size(null()), 0);
     assert_eq!(weir_window_width(null()), 0);

@@ -268,6 +268,10 @@ static bool run(call *c, held *h) {
         o_i64(c, weir_window_size(h->window));
     } else if (OP("window_width")) {
         o_i64(c, weir_window_width(h->window));
+    } else if (OP("window_reconfigure")) {
+        int32_t size = (int32_t)a_i64(c);
+        int64_t width = a_i64(c);
+        o_status(c, weir_window_reconfigure(h->window, size, width, a_i64(c)));
     }
     /* sliding */
     else if (OP("sliding_new")) {

@@ -314,6 +314,10 @@ bool run(call* c, Held& h) {
         o_i64(c, h.window->size());
     } else if (op == "window_width") {
         o_i64(c, h.window->width().count());
+    } else if (op == "window_reconfigure") {
+        const auto size = static_cast<std::int32_t>(a_i64(c));
+        const std::int64_t width = a_i64(c);
+        o_code(c, h.window->reconfigure(size, nanoseconds(width), a_i64(c)));
     }
     // concurrency
     else if (op == "concurrency_new") {
