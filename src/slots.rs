@@ -21,6 +21,12 @@ impl<T> Slots<T> {
         }
     }
 
+    /// Whether the slots are in the caller's memory (a placed handle's),
+    /// which weir can neither grow nor free.
+    pub(crate) fn is_placed(&self) -> bool {
+        !self.owned
+    }
+
     /// Slots in the caller's memory (see `guard::place_handle`).
     pub(crate) fn placed(slice: &'static mut [T]) -> Slots<T> {
         Slots {
