@@ -378,13 +378,7 @@ pub extern "C" fn bay_sliding_reconfigure(quota: i64, window_ns: i64) -> usize {
                     .map(|grown| *s = grown),
                 _ => s.reconfigure(quota, window_ns),
             };
-            match grown {
-                Ok(()) => 0,
-                Err(SlidingError::Quota) => QUOTA,
-                Err(SlidingError::Window) => SLIDING_WINDOW,
-                Err(SlidingError::TooLarge) => TOO_LARGE,
-                Err(SlidingError::NoMemory) => NO_MEMORY,
-            }
+            grown.map_or_else(|e| code_status(e.code()), |()| 0)
         })
     });
     answer(&[status])
@@ -430,12 +424,10 @@ pub extern "C" fn bay_period_next(now: i64) -> usize {
 #[no_mangle]
 pub extern "C" fn bay_period_reconfigure(quota: i64, period_ns: i64, align: i64) -> usize {
     let status = with(|h| {
-        h.period
-            .as_mut()
-            .map_or(1, |p| match p.reconfigure(quota, period_ns, align != 0) {
-                Ok(()) => 0,
-                Err(PeriodError::Zero | PeriodError::Negative) => QUOTA,
-            })
+        h.period.as_mut().map_or(1, |p| {
+            p.reconfigure(quota, period_ns, align != 0)
+                .map_or_else(|e| code_status(e.code()), |()| 0)
+        })
     });
     answer(&[status])
 }
@@ -578,12 +570,8 @@ pub extern "C" fn bay_bucket_tokens(now: i64) -> usize {
 pub extern "C" fn bay_bucket_reconfigure(rate: i64, burst: i64, now: i64) -> usize {
     let status = with(|h| {
         h.bucket.as_mut().map_or(1, |b| {
-            match b.reconfigure(f64_of(rate), f64_of(burst), now) {
-                Ok(()) => 0,
-                Err(BucketError::NotFinite) => NOT_FINITE,
-                Err(BucketError::Negative) => NEGATIVE,
-                Err(BucketError::TooLarge) => TOO_LARGE,
-            }
+            b.reconfigure(f64_of(rate), f64_of(burst), now)
+                .map_or_else(|e| code_status(e.code()), |()| 0)
         })
     });
     answer(&[status])
