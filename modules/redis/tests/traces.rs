@@ -5,9 +5,11 @@
 //! build of it (cargo feature `test-clock`, built here into a target
 //! directory of its own) whose `WEIR.TEST.NOW ns` sets the time the next
 //! commands decide at. A trace's `now` is replayed as `BASE + now`: keys
-//! expire on Redis's own wall clock, and `BASE` (a midnight in 2033) keeps every
-//! expiry a trace writes in the future while the test runs. The GCRA word
-//! decides on differences of times only, so the shift changes no answer.
+//! expire on Redis's own wall clock, and `BASE` (a midnight in 2033) keeps
+//! every expiry a trace writes in the future while the test runs. The GCRA
+//! word and the sliding window decide on differences of times only, and an
+//! aligned period that divides a day lies alike on both clocks, so the shift
+//! changes no answer.
 //!
 //! What the module can replay, and how each call maps:
 //!
@@ -479,9 +481,10 @@ const BEFORE_LATEST_TAKE: &str =
 /// `WEIR.PERIOD key quota period_ms [ALIGN]` when its period is a whole
 /// number of milliseconds (and, aligned, one that divides `BASE`, so the
 /// module's periods on the Unix clock lie where the handle's lie on the
-/// trace's; every quota the handle takes, the module takes). A take's five integers give the handle's answer exactly: item
-/// 1 set is over; clear with no units left (item 3) is hit, the take that
-/// used the last unit; clear with units left is under. `period_left` is
+/// trace's; every quota the handle takes, the module takes). A take's five
+/// integers give the handle's answer exactly: item 1 set is over; clear
+/// with no units left (item 3) is hit, the take that used the last unit;
+/// clear with units left is under. `period_left` is
 /// the peek's units left (the whole quota when no period is open, as the
 /// handle's), `period_next` the peek's milliseconds until the period ends
 /// (item 5, rounded up), except when no period is open ([`NO_PERIOD_OPEN`])
