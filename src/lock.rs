@@ -276,6 +276,13 @@ mod firmware {
             }
         }
 
+        /// The value, for a caller that holds the lock exclusively (a
+        /// reconfiguration): no section to enter. Never an error; the
+        /// `Result` matches `std::sync::Mutex::get_mut`.
+        pub(crate) fn get_mut(&mut self) -> Result<&mut T, core::convert::Infallible> {
+            Ok(self.value.get_mut())
+        }
+
         /// Enters the critical section and holds it until the guard drops.
         #[inline]
         pub(crate) fn lock(&self) -> CriticalGuard<'_, T> {

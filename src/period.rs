@@ -4,8 +4,8 @@ use crate::counts::{weir_counts, Tally};
 #[cfg(feature = "std")]
 use crate::guard::new_handle;
 use crate::guard::{
-    decide, free_handle, lock, on, place_plain, plain_footprint, read_counts, start_counting,
-    Guarded, Handle,
+    decide, free_handle, lock, on, place_plain, plain_footprint, read_counts, reconfigure,
+    start_counting, Guarded, Handle, HandleMut,
 };
 use crate::lock::Mutex;
 use crate::status::weir_status;
@@ -27,6 +27,12 @@ impl Handle for weir_period {
     type State = Mutex<Period>;
     fn guarded(&self) -> &Guarded<Mutex<Period>> {
         &self.0
+    }
+}
+
+impl HandleMut for weir_period {
+    fn guarded_mut(&mut self) -> &mut Guarded<Mutex<Period>> {
+        &mut self.0
     }
 }
 
@@ -152,6 +158,33 @@ pub extern "C" fn weir_period_left(period: *const weir_period, now: i64) -> i64 
 #[no_mangle]
 pub extern "C" fn weir_period_next(period: *const weir_period, now: i64) -> i64 {
     on(period, NEVER, |period| lock(period).next(now))
+}
+
+/// Gives a period counter a new `quota`, `period_ns` and `align` in place,
+/// checked as `weir_period_new` checks them. The open period keeps its end
+/// and its count: the events it admitted count against the new quota (it
+/// admits quota' − count more, none if that is not positive, and
+/// `weir_period_left` answers at least 0), and it closes when it would
+/// have. The periods that open after it have the new length and alignment.
+/// The clock (the latest take's `now`) and the counts carry over. So each
+/// period admits at most its own quota: the one open at the change at most
+/// the larger of the two, every later one at most the new quota.
+///
+/// Not concurrent: no other call on this counter may run while it does (as
+/// for `weir_period_free`). `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a
+/// bad `period`, `WEIR_ERR_POISONED` for a poisoned one, then
+/// `WEIR_ERR_QUOTA` for a quota of 0 or less; an error changes nothing. It
+/// counts nothing.
+#[no_mangle]
+pub extern "C" fn weir_period_reconfigure(
+    period: *mut weir_period,
+    quota: i64,
+    period_ns: i64,
+    align: bool,
+) -> weir_status {
+    reconfigure(period, |period| {
+        Ok(lock(period).reconfigure(quota, period_ns, align)?)
+    })
 }
 
 /// Turns counting on for a period counter: from this call on,

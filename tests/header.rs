@@ -69,6 +69,7 @@ const INDEX: &[Entry] = &[
                 "counts",
                 &["weir_breaker_start_counting", "weir_breaker_read_counts"],
             ),
+            ("change", &["weir_breaker_reconfigure (copies the policy)"]),
         ],
     },
     Entry {
@@ -132,6 +133,7 @@ const INDEX: &[Entry] = &[
                 "counts",
                 &["weir_window_start_counting", "weir_window_read_counts"],
             ),
+            ("change", &["weir_window_reconfigure"]),
         ],
     },
     Entry {
@@ -149,6 +151,7 @@ const INDEX: &[Entry] = &[
                 "counts",
                 &["weir_bucket_start_counting", "weir_bucket_read_counts"],
             ),
+            ("change", &["weir_bucket_reconfigure"]),
         ],
     },
     Entry {
@@ -162,6 +165,7 @@ const INDEX: &[Entry] = &[
             ),
             ("calls", &["weir_sliding_take"]),
             ("reads", &["weir_sliding_left", "weir_sliding_next"]),
+            ("change", &["weir_sliding_reconfigure"]),
             (
                 "counts",
                 &["weir_sliding_start_counting", "weir_sliding_read_counts"],
@@ -176,6 +180,7 @@ const INDEX: &[Entry] = &[
             ("placed", &["weir_period_footprint", "weir_period_init_in"]),
             ("calls", &["weir_period_take (weir_period_quota)"]),
             ("reads", &["weir_period_left", "weir_period_next"]),
+            ("change", &["weir_period_reconfigure"]),
             (
                 "counts",
                 &["weir_period_start_counting", "weir_period_read_counts"],
@@ -190,6 +195,7 @@ const INDEX: &[Entry] = &[
             ("placed", &["weir_gate_footprint", "weir_gate_init_in"]),
             ("calls", &["weir_gate_enter", "weir_gate_leave"]),
             ("reads", &["weir_gate_held"]),
+            ("change", &["weir_gate_reconfigure"]),
             (
                 "counts",
                 &["weir_gate_start_counting", "weir_gate_read_counts"],
