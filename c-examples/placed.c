@@ -1,7 +1,7 @@
-/* Handles without a heap: a breaker and a pool in static memory and a
- * bucket inside the caller's own struct, laid with weir_X_init_in, and a
- * bloom array viewed in a static region (weir_bloom_view_in), all used
- * with the same calls as heap handles. */
+/* Handles without a heap: a breaker, a pool and a fleet lease in static
+ * memory and a bucket inside the caller's own struct, laid with
+ * weir_X_init_in, and a bloom array viewed in a static region
+ * (weir_bloom_view_in), all used with the same calls as heap handles. */
 #include <inttypes.h>
 #include <stdalign.h>
 #include <stdbool.h>
@@ -17,6 +17,9 @@ static alignas(64) unsigned char breaker_memory[2048];
 static alignas(64) unsigned char pool_memory[2048];
 static alignas(64) unsigned char bloom_region[64 + 8 * 64];
 static alignas(64) unsigned char bloom_view[256];
+
+/* Room for a lease (its footprint is the same whatever its policy). */
+static alignas(64) unsigned char lease_memory[512];
 
 struct client {
     const char *name;
@@ -87,11 +90,26 @@ int main(void) {
     bool again = weir_bloom_allow_in(bloom_region, sizeof bloom_region, 0, "10.0.0.1", 8);
     printf("10.0.0.1: %d of 4 allowed by the view, then %s on the region\n", allowed,
            again ? "allowed" : "refused");
+    /* A lease on a fleet limit: the store's answers are made up here (a
+     * real client sends WEIR.LEASE and grants what it answers). */
+    if (weir_lease_footprint(&bytes, &align) != WEIR_OK || bytes > sizeof lease_memory) return 1;
+    weir_lease *lease = NULL;
+    if (weir_lease_init_in(lease_memory, sizeof lease_memory, NULL, 0, &lease) != WEIR_OK) return 1;
+    weir_lease_answer answer;
+    if (weir_lease_take(lease, 0, 1, &answer) != WEIR_OK) return 1;
+    if (answer.verdict != WEIR_LEASE_ASK) return 1;
+    printf("the lease's first take asks the store for %" PRId64 " unit(s)\n", answer.ask);
+    /* The store grants them all, spendable for the lease's second. */
+    weir_lease_grant(lease, 1000000, answer.ask, INT64_C(1000000000), 1000000);
+    weir_lease_take(lease, 1000000, 1, &answer);
+    printf("granted, the take again: %s, %" PRId64 " unit(s) left held\n",
+           answer.verdict == WEIR_LEASE_GO ? "go" : "not go", weir_lease_unspent(lease, 1000000));
     /* Nothing to free: the memory is the program's. (weir_X_free on a
      * placed handle does nothing, so code that frees every handle may.) */
     weir_breaker_free(breaker);
     weir_bucket_free(bucket);
     weir_pool_free(pool);
     weir_bloom_free(bloom);
+    weir_lease_free(lease);
     return 0;
 }

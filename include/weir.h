@@ -40,12 +40,12 @@
  *
  * ```
  * weir_status — what a call that can fail reports (WEIR_OK is 0)
- *   section  line 0322
+ *   section  line 0323
  *   reads    weir_status_str, weir_version (WEIR_VERSION)
  *   counts   weir_counts (filled by each read_counts)
  *
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
- *   section  line 0671
+ *   section  line 0672
  *   policy   weir_breaker_policy (for the breaker), weir_breaker_policy_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
  *   placed   weir_breaker_footprint, weir_breaker_init_in
@@ -56,7 +56,7 @@
  *   change   weir_breaker_reconfigure (copies the policy)
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 0983
+ *   section  line 0984
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
  *   placed   weir_shedder_footprint, weir_shedder_init_in
@@ -67,7 +67,7 @@
  *   counts   weir_shedder_start_counting, weir_shedder_read_counts
  *
  * weir_window — rolling window of sums and counts
- *   section  line 1247
+ *   section  line 1248
  *   make     weir_window_new, weir_window_free
  *   placed   weir_window_footprint, weir_window_init_in
  *   calls    weir_window_add
@@ -77,7 +77,7 @@
  *   change   weir_window_reconfigure
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1411
+ *   section  line 1412
  *   make     weir_bucket_new, weir_bucket_free
  *   placed   weir_bucket_footprint, weir_bucket_init_in
  *   calls    weir_bucket_take, weir_bucket_refund
@@ -86,7 +86,7 @@
  *   change   weir_bucket_reconfigure
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 1628
+ *   section  line 1629
  *   make     weir_sliding_new, weir_sliding_free
  *   placed   weir_sliding_footprint, weir_sliding_init_in
  *   calls    weir_sliding_take
@@ -95,7 +95,7 @@
  *   counts   weir_sliding_start_counting, weir_sliding_read_counts
  *
  * weir_period — fixed-window quota per period
- *   section  line 1767
+ *   section  line 1768
  *   make     weir_period_new, weir_period_free
  *   placed   weir_period_footprint, weir_period_init_in
  *   calls    weir_period_take (weir_period_quota)
@@ -104,7 +104,7 @@
  *   counts   weir_period_start_counting, weir_period_read_counts
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 1915
+ *   section  line 1916
  *   make     weir_gate_new, weir_gate_free
  *   placed   weir_gate_footprint, weir_gate_init_in
  *   calls    weir_gate_enter, weir_gate_leave
@@ -113,7 +113,7 @@
  *   counts   weir_gate_start_counting, weir_gate_read_counts
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 2010
+ *   section  line 2011
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy),
@@ -129,7 +129,7 @@
  *   counts   weir_concurrency_start_counting, weir_concurrency_read_counts
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 2287
+ *   section  line 2288
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   placed   weir_budget_footprint, weir_budget_init_in
@@ -138,19 +138,19 @@
  *   counts   weir_budget_start_counting, weir_budget_read_counts
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 2462
+ *   section  line 2463
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 2602
+ *   section  line 2603
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 2646
+ *   section  line 2647
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   placed   weir_pool_footprint, weir_pool_init_in
@@ -163,7 +163,7 @@
  *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 3025
+ *   section  line 3026
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -172,13 +172,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 3205
+ *   section  line 3206
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 3357
+ *   section  line 3358
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -190,13 +190,14 @@
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 3681
+ *   section  line 3682
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 3874
+ *   section  line 3875
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
+ *   placed   weir_lease_footprint, weir_lease_init_in
  *   calls    weir_lease_take (weir_lease_answer, WEIR_LEASE_*),
  *            weir_lease_grant, weir_lease_release
  *   reads    weir_lease_unspent, weir_lease_expires, weir_lease_cap,
@@ -204,7 +205,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 4120
+ *   section  line 4119
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -218,7 +219,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 4382
+ *   section  line 4381
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -3880,7 +3881,6 @@ weir_status weir_charge_all(const weir_charge_item *items,
  *   WEIR_ERR_LEASE_COST (604), WEIR_ERR_LEASE_GRANT (605).
  * @{ */
 
-#if defined(WEIR_HOSTED)
 /// One client's account of units leased from a limit the fleet shares in a
 /// store (the Redis module's `WEIR.LEASE key rate burst want ttl_ms`): it
 /// spends them locally, says when to ask for more and how many, and what
@@ -3907,28 +3907,26 @@ weir_status weir_charge_all(const weir_charge_item *items,
 ///
 /// A `now` earlier than one seen is no time passing. Takes a short
 /// per-handle lock and is safe to use from many threads at once; 264
-/// bytes of heap per handle. Made by `weir_lease_new`, freed by
-/// `weir_lease_free`.
+/// bytes of heap per handle. Made by `weir_lease_new` (or laid in the
+/// caller's memory by `weir_lease_init_in`), freed by `weir_lease_free`.
+///
+/// In the firmware build (docs/firmware.md) a lease is placed only: on a
+/// 32-bit core 256 bytes. Its calls hold the build's critical section
+/// (interrupts masked, with `single-core`); the longest measured under QEMU:
+/// a call of 3909 instructions on a Cortex-M4F, a section of 7636 on a
+/// Cortex-M0.
 typedef struct weir_lease weir_lease;
-#endif
 
-#if defined(WEIR_HOSTED)
 /// `weir_lease_answer.verdict`: admitted from units held.
 #define WEIR_LEASE_GO 0
-#endif
 
-#if defined(WEIR_HOSTED)
 /// `weir_lease_answer.verdict`: not decided; ask the store for `ask` units
 /// now, record its answer with `weir_lease_grant`, and take again.
 #define WEIR_LEASE_ASK 1
-#endif
 
-#if defined(WEIR_HOSTED)
 /// `weir_lease_answer.verdict`: refused; try again after `retry_after_ns`.
 #define WEIR_LEASE_REFUSE 2
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The constants of a lease. Start from `weir_lease_policy_preset()` and
 /// change what you need. 32 bytes, aligned to 8.
 typedef struct WEIR_ALIGN(8) {
@@ -3945,9 +3943,7 @@ typedef struct WEIR_ALIGN(8) {
   /// (0, 1] (`WEIR_ERR_LEASE_SHARE`): its cap is max(1, ⌊share × burst⌋).
   double share;
 } weir_lease_policy;
-#endif
 
-#if defined(WEIR_HOSTED)
 /// What `weir_lease_take` answers. 24 bytes, aligned to 8.
 typedef struct WEIR_ALIGN(8) {
   /// `WEIR_LEASE_GO`, `WEIR_LEASE_ASK` or `WEIR_LEASE_REFUSE`.
@@ -3963,9 +3959,7 @@ typedef struct WEIR_ALIGN(8) {
   /// it holds a unit again); 0 otherwise.
   int64_t retry_after_ns;
 } weir_lease_answer;
-#endif
 
-#if defined(WEIR_HOSTED)
 /// What a lease has done and holds; filled by `weir_lease_read_stats`.
 /// 64 bytes, aligned to 8.
 typedef struct WEIR_ALIGN(8) {
@@ -3987,17 +3981,14 @@ typedef struct WEIR_ALIGN(8) {
   /// The measured round trip in ns; 0 before one was measured.
   int64_t rtt_ns;
 } weir_lease_stats;
-#endif
 
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
 
-#if defined(WEIR_HOSTED)
 /// The preset: ask about every 100 ms, leases of 1 s, a burst of 100, a
 /// quarter of it at most on one client.
 weir_lease_policy weir_lease_policy_preset(void);
-#endif
 
 #if defined(WEIR_HOSTED)
 /// Makes a lease holding nothing at `now` and writes it to `*out`. `policy`
@@ -4008,13 +3999,38 @@ weir_lease_policy weir_lease_policy_preset(void);
 weir_status weir_lease_new(const weir_lease_policy *policy, int64_t now, weir_lease **out);
 #endif
 
-#if defined(WEIR_HOSTED)
-/// Frees a lease. NULL is accepted and ignored. Its unspent units are not
-/// given back: read them first with `weir_lease_release`.
+/// Frees a lease. NULL is accepted and ignored, and so is a placed one
+/// (`weir_lease_init_in`): its memory is the caller's. Its unspent units
+/// are not given back: read them first with `weir_lease_release`.
 void weir_lease_free(weir_lease *lease);
-#endif
 
-#if defined(WEIR_HOSTED)
+/// The bytes and the alignment a placed lease needs (`weir_lease_init_in`),
+/// written to `*bytes` and `*align`: its handle and nothing more, whatever
+/// the policy. `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bytes`
+/// or `align` pointer; nothing is written on an error.
+weir_status weir_lease_footprint(size_t *bytes, size_t *align);
+
+/// Lays a lease in memory the caller owns (a static array, a field of its
+/// own struct) and writes it to `*out`: the lease `weir_lease_new` makes
+/// from `policy` (NULL: the preset) at `now`, holding nothing, taken by
+/// every `weir_lease_*` call, without a heap. `mem` holds `len` bytes, at
+/// least the footprint `weir_lease_footprint` answers, at a multiple of its
+/// alignment. The memory stays the caller's: `weir_lease_free` on a placed
+/// lease does nothing, and the memory may be reused once no call uses it
+/// (read `weir_lease_release` first: its units are the store's). Checked in
+/// this order, nothing written on an error: `out` (`WEIR_ERR_NULL`,
+/// `WEIR_ERR_MISALIGNED`), the arguments (`WEIR_ERR_MISALIGNED` for a
+/// misaligned policy, `WEIR_ERR_LEASE_TTL`, `WEIR_ERR_LEASE_INTERVAL`,
+/// `WEIR_ERR_LEASE_BURST`, `WEIR_ERR_LEASE_SHARE`, as `weir_lease_new`
+/// answers them), then `mem` NULL (`WEIR_ERR_NULL`), `mem` misaligned
+/// (`WEIR_ERR_PLACED_MISALIGNED`), `len` below the footprint
+/// (`WEIR_ERR_PLACED_TOO_SMALL`).
+weir_status weir_lease_init_in(void *mem,
+                               size_t len,
+                               const weir_lease_policy *policy,
+                               int64_t now,
+                               weir_lease **out);
+
 /// Spends `cost` units at `now` if they are held (the earliest to expire
 /// first) and writes the answer to `*out`: `WEIR_LEASE_GO` (admitted;
 /// `ask` above 0 asks ahead), `WEIR_LEASE_ASK` (send an ask for `ask`
@@ -4027,9 +4043,7 @@ weir_status weir_lease_take(const weir_lease *lease,
                             int64_t now,
                             int64_t cost,
                             weir_lease_answer *out);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Records the store's answer to an ask, at `now`: `granted` units that may
 /// be spent before `until` (when the ask was sent, plus the lease's
 /// length: a lease then ends no later than the store's), and `next`, the
@@ -4049,42 +4063,30 @@ weir_status weir_lease_grant(const weir_lease *lease,
                              int64_t granted,
                              int64_t until,
                              int64_t next);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Drops every unit held at `now` and answers how many were live: refund
 /// them to the store (`WEIR.REFUND key n`). Later takes find none held. 0
 /// for a NULL lease.
 int64_t weir_lease_release(const weir_lease *lease, int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The units held and live at `now`: what to give back with the store's
 /// refund if the client stopped now. A pure reading; 0 for a NULL lease.
 int64_t weir_lease_unspent(const weir_lease *lease, int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// When the earliest units held expire; `INT64_MAX` when none are held and
 /// for a NULL lease. A pure reading.
 int64_t weir_lease_expires(const weir_lease *lease, int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The most units this lease holds and asks for together:
 /// max(1, ⌊share × burst⌋). 0 for a NULL lease.
 int64_t weir_lease_cap(const weir_lease *lease);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Writes what the lease has done and holds at `now` to `*out`. A pure
 /// reading. `WEIR_ERR_NULL` if `lease` or `out` is NULL,
 /// `WEIR_ERR_MISALIGNED` if `out` is misaligned; `*out` is written only on
 /// success.
 weir_status weir_lease_read_stats(const weir_lease *lease, int64_t now, weir_lease_stats *out);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Turns counting on for a lease: from this call on, `weir_lease_read_counts`
 /// reports what it decided. Call it right after `weir_lease_new` to count
 /// everything since the handle was made; a second call changes nothing. Until
@@ -4093,9 +4095,7 @@ weir_status weir_lease_read_stats(const weir_lease *lease, int64_t now, weir_lea
 /// `WEIR_ERR_MISALIGNED` for one no handle can be at, `WEIR_ERR_POISONED` for a
 /// poisoned one.
 weir_status weir_lease_start_counting(const weir_lease *lease);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Writes to `*out` what a lease decided since `weir_lease_start_counting`. A
 /// reading: it changes nothing. `admitted`: takes answered `WEIR_LEASE_GO`;
 /// `refused`: takes answered `WEIR_LEASE_REFUSE`; `errors`: takes that
@@ -4108,7 +4108,6 @@ weir_status weir_lease_start_counting(const weir_lease *lease);
 /// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
 /// `*out` is written only on `WEIR_OK`.
 weir_status weir_lease_read_counts(const weir_lease *lease, weir_counts *out);
-#endif
 
 #ifdef __cplusplus
 }  // extern "C"
@@ -4426,7 +4425,7 @@ extern void weir_critical_exit(uint32_t state);
 #define WEIR_HOSTED_ONLY_MESSAGE_(name) \
   #name " needs the hosted weir library: the firmware build " \
   "(WEIR_FREESTANDING) has no heap: there a handle is placed " \
-  "(weir_<type>_init_in), and the bloom, charge and lease are " \
+  "(weir_<type>_init_in), and the bloom and charge are " \
   "hosted-only; see docs/firmware.md"
 int weir_hosted_only_weir_breaker_new(void) WEIR_HOSTED_ONLY_(weir_breaker_new);
 #define weir_breaker_new(...) weir_hosted_only_weir_breaker_new()
@@ -4482,30 +4481,8 @@ int weir_hosted_only_weir_bloom_read_counts(void) WEIR_HOSTED_ONLY_(weir_bloom_r
 #define weir_bloom_read_counts(...) weir_hosted_only_weir_bloom_read_counts()
 int weir_hosted_only_weir_charge_all(void) WEIR_HOSTED_ONLY_(weir_charge_all);
 #define weir_charge_all(...) weir_hosted_only_weir_charge_all()
-int weir_hosted_only_weir_lease_policy_preset(void) WEIR_HOSTED_ONLY_(weir_lease_policy_preset);
-#define weir_lease_policy_preset(...) weir_hosted_only_weir_lease_policy_preset()
 int weir_hosted_only_weir_lease_new(void) WEIR_HOSTED_ONLY_(weir_lease_new);
 #define weir_lease_new(...) weir_hosted_only_weir_lease_new()
-int weir_hosted_only_weir_lease_free(void) WEIR_HOSTED_ONLY_(weir_lease_free);
-#define weir_lease_free(...) weir_hosted_only_weir_lease_free()
-int weir_hosted_only_weir_lease_take(void) WEIR_HOSTED_ONLY_(weir_lease_take);
-#define weir_lease_take(...) weir_hosted_only_weir_lease_take()
-int weir_hosted_only_weir_lease_grant(void) WEIR_HOSTED_ONLY_(weir_lease_grant);
-#define weir_lease_grant(...) weir_hosted_only_weir_lease_grant()
-int weir_hosted_only_weir_lease_release(void) WEIR_HOSTED_ONLY_(weir_lease_release);
-#define weir_lease_release(...) weir_hosted_only_weir_lease_release()
-int weir_hosted_only_weir_lease_unspent(void) WEIR_HOSTED_ONLY_(weir_lease_unspent);
-#define weir_lease_unspent(...) weir_hosted_only_weir_lease_unspent()
-int weir_hosted_only_weir_lease_expires(void) WEIR_HOSTED_ONLY_(weir_lease_expires);
-#define weir_lease_expires(...) weir_hosted_only_weir_lease_expires()
-int weir_hosted_only_weir_lease_cap(void) WEIR_HOSTED_ONLY_(weir_lease_cap);
-#define weir_lease_cap(...) weir_hosted_only_weir_lease_cap()
-int weir_hosted_only_weir_lease_read_stats(void) WEIR_HOSTED_ONLY_(weir_lease_read_stats);
-#define weir_lease_read_stats(...) weir_hosted_only_weir_lease_read_stats()
-int weir_hosted_only_weir_lease_start_counting(void) WEIR_HOSTED_ONLY_(weir_lease_start_counting);
-#define weir_lease_start_counting(...) weir_hosted_only_weir_lease_start_counting()
-int weir_hosted_only_weir_lease_read_counts(void) WEIR_HOSTED_ONLY_(weir_lease_read_counts);
-#define weir_lease_read_counts(...) weir_hosted_only_weir_lease_read_counts()
 #endif  // !defined(WEIR_HOSTED)
 
 #ifdef __cplusplus

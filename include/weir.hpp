@@ -360,6 +360,19 @@ public:
         if (status != WEIR_OK) return status;
         return out;
     }
+    // Placed in the caller's memory (see weir::footprint).
+    static result<weir::footprint> footprint() noexcept {
+        weir::footprint out{};
+        weir_status status = weir_lease_footprint(&out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Lease> place(void* mem, std::size_t len, const weir_lease_policy& policy, instant now) noexcept {
+        weir_lease* out = nullptr;
+        weir_status status = weir_lease_init_in(mem, len, &policy, now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return Lease(out);
+    }
 
 private:
     explicit Lease(weir_lease* lease) noexcept : handle(lease) {}

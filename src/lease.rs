@@ -1,14 +1,16 @@
 //! C face of [`weir_core::lease`].
 
-use std::sync::Mutex;
-
 use static_assertions::{assert_eq_size, const_assert_eq};
 
 use crate::counts::{weir_counts, Tally};
+#[cfg(feature = "std")]
+use crate::guard::new_handle;
 use crate::guard::{decide_status, read_counts, start_counting};
 use crate::guard::{
-    free_handle, lock, new_handle, on, policy_or, status_on, usable, write_out, Guarded, Handle,
+    free_handle, lock, on, place_plain, plain_footprint, policy_or, status_on, usable, write_out,
+    Guarded, Handle,
 };
+use crate::lock::Mutex;
 use crate::status::weir_status::{self, *};
 use weir_core::lease::{Lease, LeaseError, LeasePolicy, LeaseStats, LeaseTake};
 use weir_core::time::NEVER;
@@ -161,8 +163,14 @@ pub extern "C" fn weir_lease_policy_preset() -> weir_lease_policy {
 ///
 /// A `now` earlier than one seen is no time passing. Takes a short
 /// per-handle lock and is safe to use from many threads at once; 264
-/// bytes of heap per handle. Made by `weir_lease_new`, freed by
-/// `weir_lease_free`.
+/// bytes of heap per handle. Made by `weir_lease_new` (or laid in the
+/// caller's memory by `weir_lease_init_in`), freed by `weir_lease_free`.
+///
+/// In the firmware build (docs/firmware.md) a lease is placed only: on a
+/// 32-bit core 256 bytes. Its calls hold the build's critical section
+/// (interrupts masked, with `single-core`); the longest measured under QEMU:
+/// a call of 3909 instructions on a Cortex-M4F, a section of 7636 on a
+/// Cortex-M0.
 pub struct weir_lease(Guarded<Mutex<Lease>>);
 
 impl Handle for weir_lease {
@@ -177,29 +185,69 @@ impl Handle for weir_lease {
 /// `WEIR_ERR_LEASE_TTL`, `WEIR_ERR_LEASE_INTERVAL`, `WEIR_ERR_LEASE_BURST`,
 /// `WEIR_ERR_LEASE_SHARE`. `WEIR_ERR_NULL` if `out` is NULL; `*out` is
 /// written only on success.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_lease_new(
     policy: *const weir_lease_policy,
     now: i64,
     out: *mut *mut weir_lease,
 ) -> weir_status {
-    new_handle(out, || {
-        let p = policy_or(policy, weir_lease_policy_preset())?;
-        let lease = Lease::new(
-            &LeasePolicy {
-                interval_ns: p.interval_ns,
-                ttl_ns: p.ttl_ns,
-                burst: p.burst,
-                share: p.share,
-            },
-            now,
-        )?;
-        Ok(weir_lease(Guarded::new(Mutex::new(lease))))
-    })
+    new_handle(out, || make(policy, now))
 }
 
-/// Frees a lease. NULL is accepted and ignored. Its unspent units are not
-/// given back: read them first with `weir_lease_release`.
+/// The handle `weir_lease_new` and `weir_lease_init_in` make.
+fn make(policy: *const weir_lease_policy, now: i64) -> Result<weir_lease, weir_status> {
+    let p = policy_or(policy, weir_lease_policy_preset())?;
+    let lease = Lease::new(
+        &LeasePolicy {
+            interval_ns: p.interval_ns,
+            ttl_ns: p.ttl_ns,
+            burst: p.burst,
+            share: p.share,
+        },
+        now,
+    )?;
+    Ok(weir_lease(Guarded::new(Mutex::new(lease))))
+}
+
+/// The bytes and the alignment a placed lease needs (`weir_lease_init_in`),
+/// written to `*bytes` and `*align`: its handle and nothing more, whatever
+/// the policy. `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bytes`
+/// or `align` pointer; nothing is written on an error.
+#[no_mangle]
+pub extern "C" fn weir_lease_footprint(bytes: *mut usize, align: *mut usize) -> weir_status {
+    plain_footprint::<weir_lease>(bytes, align)
+}
+
+/// Lays a lease in memory the caller owns (a static array, a field of its
+/// own struct) and writes it to `*out`: the lease `weir_lease_new` makes
+/// from `policy` (NULL: the preset) at `now`, holding nothing, taken by
+/// every `weir_lease_*` call, without a heap. `mem` holds `len` bytes, at
+/// least the footprint `weir_lease_footprint` answers, at a multiple of its
+/// alignment. The memory stays the caller's: `weir_lease_free` on a placed
+/// lease does nothing, and the memory may be reused once no call uses it
+/// (read `weir_lease_release` first: its units are the store's). Checked in
+/// this order, nothing written on an error: `out` (`WEIR_ERR_NULL`,
+/// `WEIR_ERR_MISALIGNED`), the arguments (`WEIR_ERR_MISALIGNED` for a
+/// misaligned policy, `WEIR_ERR_LEASE_TTL`, `WEIR_ERR_LEASE_INTERVAL`,
+/// `WEIR_ERR_LEASE_BURST`, `WEIR_ERR_LEASE_SHARE`, as `weir_lease_new`
+/// answers them), then `mem` NULL (`WEIR_ERR_NULL`), `mem` misaligned
+/// (`WEIR_ERR_PLACED_MISALIGNED`), `len` below the footprint
+/// (`WEIR_ERR_PLACED_TOO_SMALL`).
+#[no_mangle]
+pub extern "C" fn weir_lease_init_in(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    policy: *const weir_lease_policy,
+    now: i64,
+    out: *mut *mut weir_lease,
+) -> weir_status {
+    place_plain(mem, len, out, || make(policy, now))
+}
+
+/// Frees a lease. NULL is accepted and ignored, and so is a placed one
+/// (`weir_lease_init_in`): its memory is the caller's. Its unspent units
+/// are not given back: read them first with `weir_lease_release`.
 #[no_mangle]
 pub extern "C" fn weir_lease_free(lease: *mut weir_lease) {
     free_handle(lease)

@@ -15,11 +15,11 @@
 //! (docs/firmware.md): the faces that need no heap (limiter, backoff,
 //! deadline, rate, gcra, status, version, atomic) and the placed form of
 //! every handle type (breaker, shedder, bucket, gate, period, budget,
-//! concurrency, window, sliding, pool: `weir_X_footprint`, `weir_X_init_in` and
+//! concurrency, window, sliding, pool, lease: `weir_X_footprint`, `weir_X_init_in` and
 //! the type's calls), each handle's lock being the build's critical section
 //! (src/lock.rs). A panic aborts through the handler in `src/firmware.rs` (a
 //! private module, in that build only). Left out: the heap constructors
-//! (`weir_X_new`), and the bloom, charge and lease faces. The header
+//! (`weir_X_new`), and the bloom and charge faces. The header
 //! declares those under `#if defined(WEIR_HOSTED)` (cbindgen.toml maps the
 //! `std` feature to it).
 
@@ -43,7 +43,6 @@ mod firmware;
 pub mod gate;
 pub mod gcra;
 pub(crate) mod guard;
-#[cfg(feature = "std")]
 pub mod lease;
 pub mod limiter;
 mod lock;

@@ -445,6 +445,7 @@ const INDEX: &[Entry] = &[
                 ],
             ),
             ("make", &["weir_lease_new", "weir_lease_free"]),
+            ("placed", &["weir_lease_footprint", "weir_lease_init_in"]),
             (
                 "calls",
                 &[
@@ -996,7 +997,7 @@ fn with_hosted_only_block(header: String) -> String {
 #define WEIR_HOSTED_ONLY_MESSAGE_(name) \\
   #name \" needs the hosted weir library: the firmware build \" \\
   \"(WEIR_FREESTANDING) has no heap: there a handle is placed \" \\
-  \"(weir_<type>_init_in), and the bloom, charge and lease are \" \\
+  \"(weir_<type>_init_in), and the bloom and charge are \" \\
   \"hosted-only; see docs/firmware.md\"
 ",
     );

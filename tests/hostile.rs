@@ -3431,15 +3431,21 @@ fn placed_handles_never_panic_and_refuse_short_or_misaligned_memory() {
     let mut region = Vec::new();
     let mut calls = 0u64;
     // How many of each kind were laid: every kind is, in a full run.
-    let mut laid = [0u32; 11];
+    let mut laid = [0u32; 12];
     for _ in 0..rounds(4_000) {
-        let kind = rng.below(11);
+        let kind = rng.below(12);
         let (mut bytes, mut align) = (0usize, 0usize);
         // Each arm: the footprint's status, then a closure laying the handle
         // at (mem, len) and answering the status, and one running a few
         // calls on it and freeing it.
         let breaker_policy = hostile_breaker_policy(&mut rng);
         let budget_policy = hostile_budget_policy(&mut rng);
+        let lease_policy = hostile_lease_policy(&mut rng);
+        let lease_ptr: *const weir_lease_policy = if rng.one_in(20) {
+            null()
+        } else {
+            &lease_policy
+        };
         let concurrency_policy = hostile_concurrency_policy(&mut rng);
         let shed_policy = hostile_shed(&mut rng);
         let (size, span) = (
@@ -3473,7 +3479,8 @@ fn placed_handles_never_panic_and_refuse_short_or_misaligned_memory() {
             7 => weir_concurrency_footprint(&mut bytes, &mut align),
             8 => weir_shedder_footprint(&shed_policy, &mut bytes, &mut align),
             9 => weir_pool_footprint(pool_ptr, &mut bytes, &mut align),
-            _ => weir_bloom_view_footprint(&mut bytes, &mut align),
+            10 => weir_bloom_view_footprint(&mut bytes, &mut align),
+            _ => weir_lease_footprint(&mut bytes, &mut align),
         };
         let names = [
             "weir_breaker_footprint",
@@ -3487,6 +3494,7 @@ fn placed_handles_never_panic_and_refuse_short_or_misaligned_memory() {
             "weir_shedder_footprint",
             "weir_pool_footprint",
             "weir_bloom_view_footprint",
+            "weir_lease_footprint",
         ];
         sane(footprint, names[kind as usize]);
         calls += 1;
@@ -3678,6 +3686,28 @@ fn placed_handles_never_panic_and_refuse_short_or_misaligned_memory() {
                     assert_eq!(next, weir_bloom_next_in(rmem, rlen, t, k, 8));
                 },
                 weir_bloom_free
+            ),
+            11 => lay!(
+                "weir_lease_init_in",
+                |out| weir_lease_init_in(mem, len, lease_ptr, now, out),
+                |l| {
+                    let cap = weir_lease_cap(l);
+                    assert!(cap >= 1);
+                    for &t in &times {
+                        let mut answer = weir_lease_answer::default();
+                        let status = sane(weir_lease_take(l, t, 1, &mut answer), "weir_lease_take");
+                        if status == WEIR_OK && answer.ask > 0 {
+                            sane(
+                                weir_lease_grant(l, t, answer.ask, t.saturating_add(1_000_000), t),
+                                "weir_lease_grant",
+                            );
+                        }
+                        let unspent = weir_lease_unspent(l, t);
+                        assert!((0..=cap).contains(&unspent), "unspent {unspent} cap {cap}");
+                    }
+                    weir_lease_release(l, now);
+                },
+                weir_lease_free
             ),
             _ => lay!(
                 "weir_concurrency_init_in",

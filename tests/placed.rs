@@ -16,6 +16,7 @@ use weir::concurrency::*;
 use weir::counts::weir_counts;
 use weir::gate::*;
 use weir::gcra::*;
+use weir::lease::*;
 use weir::period::*;
 use weir::pool::*;
 use weir::rate::*;
@@ -633,6 +634,116 @@ fn placed_plain_handles_answer_as_their_heap_twins() {
     }
     weir_concurrency_free(heap);
     weir_concurrency_free(placed);
+}
+
+#[test]
+fn a_placed_lease_answers_as_its_heap_twin() {
+    let place = footprint(|b, a| weir_lease_footprint(b, a));
+    assert_eq!(
+        place,
+        (
+            std::mem::size_of::<weir_lease>(),
+            std::mem::align_of::<weir_lease>()
+        )
+    );
+    check_refusals::<weir_lease>(place, &mut |mem, len, out| {
+        weir_lease_init_in(mem, len, null(), 0, out)
+    });
+    // A policy the heap constructor refuses is refused the same, before
+    // the memory is looked at.
+    let bad = weir_lease_policy {
+        share: 0.0,
+        ..weir_lease_policy_preset()
+    };
+    let mut placed = null_mut();
+    assert_eq!(
+        weir_lease_init_in(null_mut(), 0, &bad, 0, &mut placed),
+        WEIR_ERR_LEASE_SHARE
+    );
+    assert!(placed.is_null());
+    let small = weir_lease_policy {
+        burst: 12,
+        share: 0.5,
+        ..weir_lease_policy_preset()
+    };
+    for (seed, policy) in [(3, weir_lease_policy_preset()), (4, small)] {
+        let mut rng = Rng(seed);
+        let mut heap = null_mut();
+        assert_eq!(weir_lease_new(&policy, 0, &mut heap), WEIR_OK);
+        let mut arena = Arena::new(place.0);
+        assert_eq!(
+            weir_lease_init_in(arena.at(0), place.0, &policy, 0, &mut placed),
+            WEIR_OK
+        );
+        assert_eq!(weir_lease_start_counting(heap), WEIR_OK);
+        assert_eq!(weir_lease_start_counting(placed), WEIR_OK);
+        let cap = weir_lease_cap(heap);
+        assert_eq!(cap, weir_lease_cap(placed));
+        // Asks in flight: (ask, sent at), answered later in order.
+        let mut asks: Vec<(i64, i64)> = Vec::new();
+        let mut now = 0;
+        for _ in 0..6_000 {
+            now = rng.step(now) / 20;
+            match rng.below(10) {
+                0..=5 => {
+                    let cost = 1 + rng.below(cap.min(4) as u64) as i64;
+                    let cost = if rng.below(50) == 0 { cap + 1 } else { cost };
+                    let (mut a, mut b) =
+                        (weir_lease_answer::default(), weir_lease_answer::default());
+                    let status = weir_lease_take(heap, now, cost, &mut a);
+                    assert_eq!(status, weir_lease_take(placed, now, cost, &mut b));
+                    assert_eq!(a, b);
+                    if status == WEIR_OK && a.ask > 0 {
+                        asks.push((a.ask, now));
+                    }
+                }
+                6..=8 if !asks.is_empty() => {
+                    let (ask, sent) = asks.remove(0);
+                    let granted = if rng.below(4) == 0 {
+                        rng.below(ask as u64 + 1) as i64
+                    } else {
+                        ask
+                    };
+                    let until = sent + policy.ttl_ns;
+                    let next = now + rng.below(3) as i64 * 50_000_000;
+                    assert_eq!(
+                        weir_lease_grant(heap, now, granted, until, next),
+                        weir_lease_grant(placed, now, granted, until, next)
+                    );
+                }
+                9 if rng.below(8) == 0 => {
+                    assert_eq!(
+                        weir_lease_release(heap, now),
+                        weir_lease_release(placed, now)
+                    );
+                }
+                _ => {}
+            }
+            assert_eq!(
+                weir_lease_unspent(heap, now),
+                weir_lease_unspent(placed, now)
+            );
+            assert_eq!(
+                weir_lease_expires(heap, now),
+                weir_lease_expires(placed, now)
+            );
+            let (mut a, mut b) = (weir_lease_stats::default(), weir_lease_stats::default());
+            assert_eq!(weir_lease_read_stats(heap, now, &mut a), WEIR_OK);
+            assert_eq!(weir_lease_read_stats(placed, now, &mut b), WEIR_OK);
+            assert_eq!(a, b);
+        }
+        let (mut a, mut b) = (weir_counts::default(), weir_counts::default());
+        assert_eq!(weir_lease_read_counts(heap, &mut a), WEIR_OK);
+        assert_eq!(weir_lease_read_counts(placed, &mut b), WEIR_OK);
+        assert_eq!(a, b);
+        assert!(a.admitted > 0 && a.refused > 0, "{a:?}");
+        weir_lease_free(heap);
+        // Free on a placed lease does nothing: the memory is the caller's,
+        // and the lease in it still answers.
+        weir_lease_free(placed);
+        assert_eq!(weir_lease_cap(placed), cap);
+        assert!(arena.guard_intact());
+    }
 }
 
 #[test]

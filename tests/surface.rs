@@ -213,6 +213,16 @@ const OPT_OUTS: &[OptOut] = &[
     },
     OptOut {
         face: "Go package",
+        name: "weir_lease_footprint",
+        reason: PLACED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_lease_init_in",
+        reason: PLACED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
         name: "weir_bloom_view_footprint",
         reason: PLACED_IN_GO,
     },

@@ -367,6 +367,42 @@ static void pool(void) {
     report("pool (preset)", f, bytes);
 }
 
+/* A lease at the preset (a cap of 25): takes of 1 to 3 units, each ask
+ * granted in full by the next round's `now` (the store's answer), now and
+ * then a release, and its stats read. */
+static void lease(void) {
+    size_t bytes = 0, align = 0;
+    weir_status f = weir_lease_footprint(&bytes, &align);
+    weir_lease *l = NULL;
+    failures += weir_lease_init_in(mem, sizeof mem, NULL, 0, &l) != WEIR_OK;
+    begin();
+    int64_t now = 0, asked = 0, sent = 0;
+    for (int i = 0; i < ROUNDS; i++) {
+        now = step(now);
+        if (asked > 0) {
+            TIMED(weir_lease_grant(l, now, asked, sent + SEC, now));
+            asked = 0;
+        }
+        uint32_t r = next_random();
+        if ((r & 63) == 0) {
+            TIMED(weir_lease_release(l, now));
+        } else if ((r & 63) == 1) {
+            weir_lease_stats st;
+            TIMED(weir_lease_read_stats(l, now, &st));
+        } else {
+            weir_lease_answer a;
+            weir_status st = WEIR_OK;
+            TIMED(st = weir_lease_take(l, now, 1 + (int64_t)(r >> 8) % 3, &a));
+            failures += st != WEIR_OK;
+            if (st == WEIR_OK && a.ask > 0) {
+                asked = a.ask;
+                sent = now;
+            }
+        }
+    }
+    report("lease (preset)", f, bytes);
+}
+
 int main(void) {
     counter_start();
     calibrate();
@@ -383,6 +419,7 @@ int main(void) {
     budget();
     concurrency();
     pool();
+    lease();
     board_print(WEIR_EXAMPLE_MACHINE ": ");
     print_number(failures == 0 ? 1 : 0);
     board_print(" passed, ");

@@ -5,7 +5,7 @@
  * schedule, deadlines, the rate word's burst, alone and shared with an
  * interrupt handler, and every handle type laid in static memory (breaker,
  * shedder, bucket, gate, window, sliding window, period, budget, adaptive
- * limit, pool: footprint, init_in, its calls, too-small and misaligned memory
+ * limit, pool, lease: footprint, init_in, its calls, too-small and misaligned memory
  * refused), with a breaker shared with the SysTick handler. It prints each
  * failure, each handle's footprint, and a closing "N passed, N failed"
  * line, and exits with the failure count.
@@ -389,6 +389,7 @@ STORE(period_mem, 128);
 STORE(budget_mem, 320);
 STORE(concurrency_mem, 1024);
 STORE(pool_mem, 1280);
+STORE(lease_mem, 320);
 
 /* The footprint answered for a handle fits its static array and the
  * alignment is one the array has; prints the bytes (the RAM the handle
@@ -682,6 +683,48 @@ static void placed_pool(void) {
     CHECK(weir_pool_live(p) == 0);
 }
 
+/* A device's share of a limit its fleet keeps in a store: it asks, the
+ * store grants (made up here; a real device sends WEIR.LEASE over its
+ * uplink), and it spends what it holds without asking again. */
+static void placed_lease(void) {
+    size_t bytes = 0, align = 0;
+    FITS("lease", weir_lease_footprint(&bytes, &align), bytes, align, lease_mem);
+    weir_lease_policy policy = weir_lease_policy_preset();
+    policy.burst = 40;
+    policy.share = 0.25; /* a cap of 10 */
+    weir_lease *l = NULL;
+    CHECK(weir_lease_init_in(lease_mem, bytes - 1, &policy, 0, &l) == WEIR_ERR_PLACED_TOO_SMALL);
+    CHECK(weir_lease_init_in(misaligned(lease_mem), sizeof lease_mem - 1, &policy, 0, &l) ==
+          WEIR_ERR_PLACED_MISALIGNED);
+    policy.share = 0.0;
+    CHECK(weir_lease_init_in(lease_mem, bytes, &policy, 0, &l) == WEIR_ERR_LEASE_SHARE);
+    policy.share = 0.25;
+    CHECK(l == NULL);
+    CHECK(weir_lease_init_in(lease_mem, bytes, &policy, 0, &l) == WEIR_OK);
+    CHECK(weir_lease_cap(l) == 10);
+    /* Holding nothing, a take asks. */
+    weir_lease_answer a;
+    CHECK(weir_lease_take(l, 0, 2, &a) == WEIR_OK);
+    CHECK(a.verdict == WEIR_LEASE_ASK && a.ask >= 2 && a.ask <= 10);
+    int64_t asked = a.ask;
+    /* The store grants it all 20 ms later, for a second from the ask. */
+    CHECK(weir_lease_grant(l, 20 * MS, asked, 1 * SEC, 20 * MS) == WEIR_OK);
+    CHECK(weir_lease_unspent(l, 20 * MS) == asked);
+    CHECK(weir_lease_expires(l, 20 * MS) == 1 * SEC);
+    CHECK(weir_lease_take(l, 20 * MS, 2, &a) == WEIR_OK && a.verdict == WEIR_LEASE_GO);
+    CHECK(weir_lease_unspent(l, 20 * MS) == asked - 2);
+    /* A cost over the cap could never go: refused, nothing changed. */
+    CHECK(weir_lease_take(l, 20 * MS, 11, &a) == WEIR_ERR_LEASE_COST);
+    weir_lease_stats st;
+    CHECK(weir_lease_read_stats(l, 20 * MS, &st) == WEIR_OK);
+    CHECK(st.granted == (uint64_t)asked && st.spent == 2 && st.rtt_ns == 20 * MS);
+    /* Past the lease's end the units are gone; release hands back none. */
+    CHECK(weir_lease_unspent(l, 1 * SEC) == 0);
+    CHECK(weir_lease_release(l, 1 * SEC) == 0);
+    weir_lease_free(l);
+    CHECK(weir_lease_cap(l) == 10);
+}
+
 int main(void) {
     board_print("weir ");
     board_print(weir_version());
@@ -704,6 +747,7 @@ int main(void) {
     placed_sliding();
     period_budget_concurrency();
     placed_pool();
+    placed_lease();
 #if defined(WEIR_EXAMPLE_SDK_CRITICAL_SECTION)
     /* Every word update went through the SDK's critical section. */
     CHECK(critical_entered > 0);

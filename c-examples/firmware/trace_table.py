@@ -57,12 +57,14 @@ OPS = [
     ("pool_busy", 0), ("pool_next_expiry", 1), ("pool_read_stats", 0),
     ("bucket_reconfigure", 3), ("window_reconfigure", 3), ("sliding_reconfigure", 2),
     ("period_reconfigure", 3), ("gate_reconfigure", 1), ("breaker_reconfigure", 10),
+    ("lease_new", 5), ("lease_take", 2), ("lease_grant", 4), ("lease_release", 1),
+    ("lease_unspent", 1), ("lease_expires", 1), ("lease_cap", 0), ("lease_read_stats", 1),
 ]
 CODE = {name: i for i, (name, _) in enumerate(OPS)}
 ARITY = dict(OPS)
 WORDS = ["rate", "gcra", "limiter", "backoff", "deadline"]
 HANDLES = ["bucket", "window", "sliding", "period", "gate", "budget", "concurrency",
-           "breaker", "shedder", "pool"]
+           "breaker", "shedder", "pool", "lease"]
 TYPES = WORDS + HANDLES
 # Ticket slots: the k-th allow or enter of a file writes slot k (traces/
 # README.md). The runner keeps a ring of TICKETS slots per face (RAM: the

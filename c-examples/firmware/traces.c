@@ -77,7 +77,7 @@ static struct {
 /* The arena every placed handle of a trace lives in, one handle at a time
  * (a trace drives one handle type; a constructor of another type drops the
  * handle before), and the ticket ring. */
-enum kind { NONE, BUCKET, WINDOW, SLIDING, PERIOD, GATE, BUDGET, CONCURRENCY, BREAKER, SHEDDER, POOL };
+enum kind { NONE, BUCKET, WINDOW, SLIDING, PERIOD, GATE, BUDGET, CONCURRENCY, BREAKER, SHEDDER, POOL, LEASE };
 
 static struct {
     enum kind kind;      /* the type whose handle the arena holds */
@@ -623,6 +623,64 @@ static uint32_t run_handle(const trace_call *call, const uint64_t *a, const uint
         got[10] = t.closed;
         got[11] = t.retired;
         return 12;
+    }
+    case OP_lease_new: {
+        weir_lease_policy p;
+        __builtin_memset(&p, 0, sizeof p);
+        p.interval_ns = I64(a[0]);
+        p.ttl_ns = I64(a[1]);
+        p.burst = I64(a[2]);
+        p.share = as_double(a[3]);
+        weir_lease *made = NULL;
+        st = weir_lease_init_in(mem, len, &p, I64(a[4]), &made);
+        if (laid(LEASE, st, made, want[0])) return SKIPPED;
+        got[0] = U(st);
+        return 1;
+    }
+    case OP_lease_take: {
+        SKIP_UNPLACED(LEASE);
+        weir_lease_answer t;
+        __builtin_memset(&t, 0, sizeof t);
+        got[0] = U(weir_lease_take(H(LEASE, weir_lease), I64(a[0]), I64(a[1]), &t));
+        got[1] = U(t.verdict);
+        got[2] = U(t.ask);
+        got[3] = U(t.retry_after_ns);
+        return 4;
+    }
+    case OP_lease_grant:
+        SKIP_UNPLACED(LEASE);
+        got[0] = U(weir_lease_grant(H(LEASE, weir_lease), I64(a[0]), I64(a[1]), I64(a[2]), I64(a[3])));
+        return 1;
+    case OP_lease_release:
+        SKIP_UNPLACED(LEASE);
+        got[0] = U(weir_lease_release(H(LEASE, weir_lease), I64(a[0])));
+        return 1;
+    case OP_lease_unspent:
+        SKIP_UNPLACED(LEASE);
+        got[0] = U(weir_lease_unspent(H(LEASE, weir_lease), I64(a[0])));
+        return 1;
+    case OP_lease_expires:
+        SKIP_UNPLACED(LEASE);
+        got[0] = U(weir_lease_expires(H(LEASE, weir_lease), I64(a[0])));
+        return 1;
+    case OP_lease_cap:
+        SKIP_UNPLACED(LEASE);
+        got[0] = U(weir_lease_cap(H(LEASE, weir_lease)));
+        return 1;
+    case OP_lease_read_stats: {
+        SKIP_UNPLACED(LEASE);
+        weir_lease_stats t;
+        __builtin_memset(&t, 0, sizeof t);
+        got[0] = U(weir_lease_read_stats(H(LEASE, weir_lease), I64(a[0]), &t));
+        got[1] = t.asks;
+        got[2] = t.granted;
+        got[3] = t.spent;
+        got[4] = t.expired;
+        got[5] = t.released;
+        got[6] = t.held;
+        got[7] = t.rate_milli;
+        got[8] = U(t.rtt_ns);
+        return 9;
     }
     default:
         return UINT32_MAX;

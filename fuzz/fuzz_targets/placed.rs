@@ -10,6 +10,7 @@
 //! bloom's placed form is a view of a region laid by `weir_bloom_init_in`
 //! (`weir_bloom_view_in`), twinned with `weir_bloom_new` of the same shape
 //! and key, and checked against the region's own `weir_bloom_next_in`.
+//! The lease's twins take, grant and release on the same clock.
 #![no_main]
 
 use std::ffi::c_void;
@@ -22,6 +23,7 @@ use weir::bucket::*;
 use weir::budget::*;
 use weir::concurrency::*;
 use weir::gate::*;
+use weir::lease::*;
 use weir::period::*;
 use weir::pool::*;
 use weir::rate::*;
@@ -42,7 +44,7 @@ const GUARD: u8 = 0x5a;
 fuzz_target!(|data: &[u8]| {
     abort_on_panic();
     let mut input = Input::new(data);
-    match input.u8() % 11 {
+    match input.u8() % 12 {
         0 => breaker(&mut input),
         1 => window(&mut input),
         2 => sliding(&mut input),
@@ -53,6 +55,7 @@ fuzz_target!(|data: &[u8]| {
         7 => shedder(&mut input),
         8 => pool(&mut input),
         9 => bloom_view(&mut input),
+        10 => lease(&mut input),
         _ => concurrency(&mut input),
     }
 });
@@ -386,6 +389,71 @@ fn budget(input: &mut Input) {
                 );
             }
             assert_eq!(weir_budget_left(heap, now), weir_budget_left(placed, now));
+        }
+    );
+}
+
+fn lease(input: &mut Input) {
+    let mut policy = weir_lease_policy_preset();
+    if input.one_in(3) {
+        policy.burst = input.i64();
+    } else {
+        policy.burst = 1 + input.below(64) as i64;
+    }
+    policy.share = input.unit() * 1.2;
+    if input.one_in(8) {
+        policy.ttl_ns = input.i64();
+    }
+    let now = input.i64();
+    let Some(place) = footprint(|b, a| weir_lease_footprint(b, a)) else {
+        return;
+    };
+    let mut heap = null_mut();
+    let made = weir_lease_new(&policy, now, &mut heap);
+    let (placed, lines, end) = lay(input, place, made, |m, l, o| {
+        weir_lease_init_in(m, l, &policy, now, o)
+    });
+    if placed.is_null() {
+        weir_lease_free(heap);
+        return;
+    }
+    twins!(
+        input,
+        heap,
+        placed,
+        lines,
+        end,
+        weir_lease_free,
+        |clock, now| {
+            match input.u8() % 4 {
+                0 | 1 => {
+                    let cost = 1 + input.below(8) as i64;
+                    let (mut a, mut b) = (weir_lease_answer::default(), weir_lease_answer::default());
+                    assert_eq!(
+                        weir_lease_take(heap, now, cost, &mut a),
+                        weir_lease_take(placed, now, cost, &mut b)
+                    );
+                    assert_eq!(a, b);
+                }
+                2 => {
+                    let granted = input.below(16) as i64;
+                    let until = now.saturating_add(input.below(2_000_000_000) as i64);
+                    let next = now.saturating_add(input.below(1_000_000_000) as i64);
+                    assert_eq!(
+                        weir_lease_grant(heap, now, granted, until, next),
+                        weir_lease_grant(placed, now, granted, until, next)
+                    );
+                }
+                _ => assert_eq!(weir_lease_release(heap, now), weir_lease_release(placed, now)),
+            }
+            assert_eq!(weir_lease_unspent(heap, now), weir_lease_unspent(placed, now));
+            assert_eq!(weir_lease_expires(heap, now), weir_lease_expires(placed, now));
+            let (mut a, mut b) = (weir_lease_stats::default(), weir_lease_stats::default());
+            assert_eq!(
+                weir_lease_read_stats(heap, now, &mut a),
+                weir_lease_read_stats(placed, now, &mut b)
+            );
+            assert_eq!(a, b);
         }
     );
 }

@@ -94,6 +94,53 @@ TEST(Placed, EveryHandleClassPlaces) {
               weir::make_error_code(WEIR_ERR_PLACED_MISALIGNED));
 }
 
+TEST(Placed, ALeaseAnswersAsAMadeOne) {
+    alignas(64) static unsigned char lease_memory[512];
+    auto fp = weir::Lease::footprint();
+    ASSERT_TRUE(fp);
+    ASSERT_LE(fp->bytes, sizeof lease_memory);
+    weir_lease_policy policy = weir_lease_policy_preset();
+    policy.burst = 8;
+    policy.share = 0.5;
+    EXPECT_EQ(weir::Lease::place(lease_memory, fp->bytes - 1, policy, weir::instant(0)).error(),
+              weir::make_error_code(WEIR_ERR_PLACED_TOO_SMALL));
+    EXPECT_EQ(weir::Lease::place(lease_memory + 1, sizeof lease_memory - 1, policy, weir::instant(0)).error(),
+              weir::make_error_code(WEIR_ERR_PLACED_MISALIGNED));
+    {
+        auto placed = weir::Lease::place(lease_memory, sizeof lease_memory, policy, weir::instant(0));
+        ASSERT_TRUE(placed);
+        EXPECT_EQ(static_cast<void*>(placed->get()), static_cast<void*>(lease_memory));
+        auto made = weir::Lease::make(policy, weir::instant(0));
+        ASSERT_TRUE(made);
+        EXPECT_EQ(made->cap(), placed->cap());
+        for (std::int64_t now = 0; now < 2000000000; now += 7000000) {
+            auto a = made->take(weir::instant(now));
+            auto b = placed->take(weir::instant(now));
+            ASSERT_TRUE(a);
+            ASSERT_TRUE(b);
+            EXPECT_EQ(a->verdict, b->verdict);
+            EXPECT_EQ(a->ask, b->ask);
+            EXPECT_EQ(a->retry_after_ns, b->retry_after_ns);
+            if (a->ask > 0) {
+                // The store grants what was asked, for a lease of ttl.
+                weir::instant until(now + policy.ttl_ns);
+                EXPECT_EQ(made->grant(weir::instant(now), a->ask, until, weir::instant(now)),
+                          placed->grant(weir::instant(now), b->ask, until, weir::instant(now)));
+            }
+            EXPECT_EQ(made->unspent(weir::instant(now)), placed->unspent(weir::instant(now)));
+        }
+        auto sa = made->stats(weir::instant(2000000000));
+        auto sb = placed->stats(weir::instant(2000000000));
+        ASSERT_TRUE(sa);
+        ASSERT_TRUE(sb);
+        EXPECT_GT(sa->spent, 0u);
+        EXPECT_EQ(0, std::memcmp(&*sa, &*sb, sizeof *sa));
+    }
+    // The destructor left the caller's memory alone: the lease there answers.
+    weir_lease* left = reinterpret_cast<weir_lease*>(lease_memory);
+    EXPECT_EQ(weir_lease_cap(left), 4);
+}
+
 TEST(Placed, APoolAnswersAsAMadeOne) {
     alignas(64) static unsigned char pool_memory[2048];
     weir::PoolPolicy limits{};
