@@ -40,22 +40,26 @@
  *
  * ```
  * weir_status — what a call that can fail reports (WEIR_OK is 0)
- *   section  line 0310
+ *   section  line 0316
  *   reads    weir_status_str, weir_version (WEIR_VERSION)
  *   counts   weir_counts (filled by each read_counts)
  *
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
- *   section  line 0657
+ *   section  line 0809
  *   policy   weir_breaker_policy (for the breaker), weir_breaker_policy_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
  *   placed   weir_breaker_footprint, weir_breaker_init_in
+ *   shared   weir_breaker_shared_footprint,
+ *            weir_breaker_init_shared (a weir_region_header first),
+ *            weir_breaker_attach,
+ *            weir_breaker_recoveries (fills a weir_recoveries)
  *   calls    weir_breaker_allow (fills a weir_breaker_ticket),
  *            weir_breaker_pass, weir_breaker_fail
  *   reads    weir_breaker_ratio, weir_breaker_read_tally (weir_breaker_tally)
  *   counts   weir_breaker_start_counting, weir_breaker_read_counts
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 0967
+ *   section  line 1195
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
  *   placed   weir_shedder_footprint, weir_shedder_init_in
@@ -66,7 +70,7 @@
  *   counts   weir_shedder_start_counting, weir_shedder_read_counts
  *
  * weir_window — rolling window of sums and counts
- *   section  line 1265
+ *   section  line 1493
  *   make     weir_window_new, weir_window_free
  *   placed   weir_window_footprint, weir_window_init_in
  *   calls    weir_window_add
@@ -75,15 +79,17 @@
  *   counts   weir_window_start_counting, weir_window_read_counts
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1421
+ *   section  line 1649
  *   make     weir_bucket_new, weir_bucket_free
  *   placed   weir_bucket_footprint, weir_bucket_init_in
+ *   shared   weir_bucket_shared_footprint, weir_bucket_init_shared,
+ *            weir_bucket_attach
  *   calls    weir_bucket_take, weir_bucket_refund
  *   reads    weir_bucket_next (Retry-After), weir_bucket_tokens
  *   counts   weir_bucket_start_counting, weir_bucket_read_counts
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 1625
+ *   section  line 1890
  *   make     weir_sliding_new, weir_sliding_free
  *   placed   weir_sliding_footprint, weir_sliding_init_in
  *   calls    weir_sliding_take
@@ -91,7 +97,7 @@
  *   counts   weir_sliding_start_counting, weir_sliding_read_counts
  *
  * weir_period — fixed-window quota per period
- *   section  line 1750
+ *   section  line 2015
  *   make     weir_period_new, weir_period_free
  *   placed   weir_period_footprint, weir_period_init_in
  *   calls    weir_period_take (weir_period_quota)
@@ -99,7 +105,7 @@
  *   counts   weir_period_start_counting, weir_period_read_counts
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 1899
+ *   section  line 2164
  *   make     weir_gate_new, weir_gate_free
  *   placed   weir_gate_footprint, weir_gate_init_in
  *   calls    weir_gate_enter, weir_gate_leave
@@ -107,7 +113,7 @@
  *   counts   weir_gate_start_counting, weir_gate_read_counts
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 1996
+ *   section  line 2261
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy),
@@ -123,7 +129,7 @@
  *   counts   weir_concurrency_start_counting, weir_concurrency_read_counts
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 2308
+ *   section  line 2573
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   placed   weir_budget_footprint, weir_budget_init_in
@@ -132,19 +138,19 @@
  *   counts   weir_budget_start_counting, weir_budget_read_counts
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 2506
+ *   section  line 2771
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 2646
+ *   section  line 2911
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 2690
+ *   section  line 2955
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   calls    weir_pool_take (weir_pool_taken, WEIR_POOL_TAKEN_*),
@@ -156,7 +162,7 @@
  *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 3087
+ *   section  line 3352
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -165,13 +171,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 3249
+ *   section  line 3514
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 3378
+ *   section  line 3643
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -181,11 +187,11 @@
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 3651
+ *   section  line 3916
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 3828
+ *   section  line 4093
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   calls    weir_lease_take (weir_lease_answer, WEIR_LEASE_*),
@@ -195,7 +201,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 4074
+ *   section  line 4339
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -209,7 +215,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 4336
+ *   section  line 4601
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -312,7 +318,7 @@
 
 /// What a call that can fail reports. `WEIR_OK` is 0; every other value is
 /// an error. Codes are grouped by area and are never renumbered or reused:
-/// 1–99 general (30–39 targets and builds, 40–49 refunds, 50–59 placed handles in the caller's memory, 60–69 kept for regions shared between programs, 70–79 counts, 80–89 charging several limits at once), 100–199 the limiter, 200–299 the pool,
+/// 1–99 general (30–39 targets and builds, 40–49 refunds, 50–59 placed handles in the caller's memory, 60–69 regions shared between processes, 70–79 counts, 80–89 charging several limits at once), 100–199 the limiter, 200–299 the pool,
 /// 300–399 breaker, shedder and window (330–349 the breaker's limits, 350–359 the shedder's classes), 400–499 rate and bloom (430–449 the GCRA word),
 /// 500–549 the retry budget, 550–599 the adaptive concurrency limit (560–579 its partitions), 600–629 the lease.
 /// `weir_status_str` describes any value, known or not.
@@ -387,6 +393,42 @@ enum weir_status
   /// multiple of the alignment `weir_X_footprint` answers; nothing was
   /// written to it.
   WEIR_ERR_PLACED_MISALIGNED = 51,
+  /// The memory handed to a `weir_X_attach` call does not start with a
+  /// weir region header (`weir_region_header`: its magic is wrong, or its
+  /// header's checksum does not match its bytes): not a region, random
+  /// bytes, or a header damaged since it was laid.
+  WEIR_ERR_REGION_FOREIGN = 60,
+  /// A region whose header has a layout version this build does not read
+  /// (WEIR_REGION_LAYOUT is the one it reads).
+  WEIR_ERR_REGION_LAYOUT = 61,
+  /// A region that holds another type than the attach call's (a shedder's
+  /// region handed to `weir_breaker_attach`, a bloom array's to any).
+  WEIR_ERR_REGION_KIND = 62,
+  /// A region whose size does not add up: the memory handed over is
+  /// shorter than the header says the region is, or the header's size is
+  /// not what its type and slot count need.
+  WEIR_ERR_REGION_SIZE = 63,
+  /// A region laid by a build whose handle layout differs from this one's
+  /// (another weir version, or the same version built by another
+  /// compiler): its bytes would be misread, so it is refused.
+  WEIR_ERR_REGION_BUILD = 64,
+  /// A region whose handle does not match its header (its slots are not
+  /// where, or not as many as, the header says, or its lock is not a
+  /// shared one).
+  WEIR_ERR_REGION_SHAPE = 65,
+  /// A process died holding the shared handle's lock. This call took the
+  /// lock, checked the handle's state, kept it if it held together or
+  /// reset it if not (`weir_X_recoveries` counts both), and did nothing
+  /// else: a decision that answers no status refused instead. The next
+  /// call runs as usual.
+  WEIR_ERR_REGION_RECOVERED = 66,
+  /// The shared handle's lock cannot be taken again (the system reports
+  /// it unrecoverable, or its bytes are not a lock); nothing changed. Lay
+  /// the region again.
+  WEIR_ERR_REGION_BROKEN = 67,
+  /// Shared handles need a robust, process-shared mutex, which this
+  /// platform lacks (they are built for Linux); nothing was written.
+  WEIR_ERR_REGION_UNSUPPORTED = 68,
   /// `weir_<type>_read_counts` on a handle that does not count: turn
   /// counting on with `weir_<type>_start_counting` after making it.
   WEIR_ERR_COUNTS_OFF = 70,
@@ -602,6 +644,52 @@ typedef int32_t weir_status;
 #endif // __cplusplus
 
 #if defined(WEIR_HOSTED)
+/// The first word of a shared region's header: "weir:shr" in ASCII, read
+/// as a little-endian 64-bit word. (A bloom array laid by
+/// `weir_bloom_init_in` starts with "weir:blm" instead; see
+/// `weir_region_header`.)
+#define WEIR_REGION_MAGIC 8243965812766500215
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The layout version of `weir_region_header` this build reads and writes.
+/// A region of any other is refused with `WEIR_ERR_REGION_LAYOUT`.
+#define WEIR_REGION_LAYOUT 1
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The bytes of `weir_region_header`: the handle starts this far into the
+/// region.
+#define WEIR_REGION_HEADER_BYTES 256
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The alignment a shared region needs (page-aligned memory from mmap has
+/// it).
+#define WEIR_REGION_ALIGN 64
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The most bytes of policy a header keeps.
+#define WEIR_REGION_POLICY_BYTES 192
+#endif
+
+#if defined(WEIR_HOSTED)
+/// `weir_region_header.kind` of a shared breaker.
+#define WEIR_REGION_BREAKER 1
+#endif
+
+#if defined(WEIR_HOSTED)
+/// `weir_region_header.kind` of a shared shedder.
+#define WEIR_REGION_SHEDDER 2
+#endif
+
+#if defined(WEIR_HOSTED)
+/// `weir_region_header.kind` of a shared bucket.
+#define WEIR_REGION_BUCKET 3
+#endif
+
+#if defined(WEIR_HOSTED)
 /// What a handle decided since `weir_<type>_start_counting` turned its
 /// counting on (right after `weir_<type>_new`, that is since it was made).
 /// Every handle type fills the same struct, so that one exporter reads them
@@ -631,6 +719,70 @@ typedef struct WEIR_ALIGN(8) {
   /// A sum of doubles, exact up to 2^53.
   double units;
 } weir_counts;
+#endif
+
+#if defined(WEIR_HOSTED)
+/// What a shared handle's lock has recovered from (`weir_X_recoveries`).
+/// 16 bytes.
+typedef struct WEIR_ALIGN(8) {
+  /// Times a call found the lock's holder dead and took over: each
+  /// answered `WEIR_ERR_REGION_RECOVERED` (or refused).
+  uint64_t recovered;
+  /// Of those, the times the state did not hold together and was reset.
+  uint64_t reset;
+} weir_recoveries;
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The header every shared region starts with, 256 bytes, written by a
+/// `weir_X_init_shared` call and checked, field by field, by every
+/// `weir_X_attach`. It holds no pointer; every field is little-endian on
+/// the hosts weir builds for.
+///
+/// A bloom array in shared memory (`weir_bloom_init_in`) keeps its own
+/// 64-byte header, layout version 2 (WEIR_BLOOM_VERSION), which maps onto
+/// this one: its first word is its magic ("weir:blm" where this header has
+/// "weir:shr"), its second its layout version, then its kind and shape; its
+/// words need no lock, so it has no lock to recover. A bloom region handed
+/// to a `weir_X_attach` call is refused with `WEIR_ERR_REGION_KIND`. A later
+/// bloom layout that takes this header will have version 3, which programs
+/// of this version refuse with `WEIR_ERR_BLOOM_VERSION`.
+typedef struct WEIR_ALIGN(64) {
+  /// WEIR_REGION_MAGIC.
+  uint64_t magic;
+  /// WEIR_REGION_LAYOUT when laid by this build.
+  uint32_t layout;
+  /// What the region holds: WEIR_REGION_BREAKER, WEIR_REGION_SHEDDER,
+  /// WEIR_REGION_BUCKET.
+  uint32_t kind;
+  /// The region's bytes, header included: what `weir_X_shared_footprint`
+  /// answered for its policy.
+  uint64_t bytes;
+  /// A fingerprint of the handle's layout in the build that laid it
+  /// (weir's version, the compiler, the target, the handle's type and
+  /// size): a region laid by a build that lays the handle out otherwise
+  /// is refused (`WEIR_ERR_REGION_BUILD`), never misread. Programs
+  /// linked against one libweir share regions; so do forked workers of
+  /// one program.
+  uint64_t build;
+  /// The handle's slots (a breaker's or shedder's buckets; 0 for a
+  /// bucket).
+  uint64_t slots;
+  /// The bytes of `policy` in use.
+  uint32_t policy_bytes;
+  /// Zero.
+  uint32_t reserved;
+  /// FNV-1a (64-bit) of the header's 256 bytes with this field zero: a
+  /// header damaged after it was laid is refused
+  /// (`WEIR_ERR_REGION_FOREIGN`).
+  uint64_t check;
+  /// Zero.
+  uint64_t reserved2;
+  /// The policy the handle was laid with, as the C struct the init call
+  /// took (`weir_breaker_policy`, `weir_shedder_policy`; for a bucket its
+  /// rate then its burst, two doubles), zero after `policy_bytes`.
+  uint8_t policy[WEIR_REGION_POLICY_BYTES];
+} weir_region_header;
 #endif
 
 #ifdef __cplusplus
@@ -875,6 +1027,82 @@ weir_status weir_breaker_init_in(void *mem,
                                  const weir_breaker_policy *policy,
                                  int64_t now,
                                  weir_breaker **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The bytes and the alignment a shared breaker with this policy needs
+/// (NULL: the preset), for `weir_breaker_init_shared`: a 256-byte
+/// `weir_region_header`, then the placed breaker (`weir_breaker_footprint`);
+/// 64-aligned. Checked and answered as `weir_breaker_footprint`.
+weir_status weir_breaker_shared_footprint(const weir_breaker_policy *policy,
+                                          size_t *bytes,
+                                          size_t *align);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Lays a breaker that processes share in `mem`, memory the caller maps
+/// `MAP_SHARED` (a file or anonymous mapping made before `fork`), and
+/// writes it to `*out` for this process: a `weir_region_header` (its kind
+/// WEIR_REGION_BREAKER, the policy, a checksum), then the breaker
+/// `weir_breaker_init_in` would lay, whose slots are found from the
+/// region itself and whose lock is a robust, process-shared mutex. The
+/// region holds no pointer: another process maps it at any address and
+/// gets its own `weir_breaker *` from `weir_breaker_attach`; every
+/// `weir_breaker_*` call then works on the one breaker, its tickets
+/// included (a ticket settles in any process). Lay it once, before any
+/// process attaches; laying it again resets it under anyone using it.
+/// `weir_breaker_free` does nothing to it; unmap it when no call uses it.
+///
+/// A process killed while it holds the lock (a few hundred instructions a
+/// call) leaves it to the next caller, which checks the breaker's sums and
+/// counts: if they hold together the breaker is kept as the dead call left
+/// it (that call's one update may be half made: at most one outcome or
+/// one refusal counted or not), otherwise it is reset to an empty window at
+/// the latest `now` it saw, keeping its policy and ticket numbering (calls
+/// in flight then settle as `WEIR_ERR_SETTLED`). That call answers
+/// `WEIR_ERR_REGION_RECOVERED` (`weir_breaker_allow` refuses instead) and
+/// does nothing else; `weir_breaker_recoveries` counts both outcomes. A
+/// process killed outside the lock changes nothing for the others, except
+/// that the calls it had in flight are never settled.
+///
+/// Checked in this order, nothing written on an error: `out`, `mem` NULL
+/// (`WEIR_ERR_NULL`), `mem` not 64-aligned (`WEIR_ERR_PLACED_MISALIGNED`),
+/// `WEIR_ERR_REGION_UNSUPPORTED` off Linux, `len` under the header
+/// (`WEIR_ERR_PLACED_TOO_SMALL`), then as `weir_breaker_init_in` (the
+/// policy's statuses, then `WEIR_ERR_PLACED_TOO_SMALL` for a `len` under
+/// `weir_breaker_shared_footprint`).
+weir_status weir_breaker_init_shared(void *mem,
+                                     size_t len,
+                                     const weir_breaker_policy *policy,
+                                     int64_t now,
+                                     weir_breaker **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Checks the region at `mem` (`len` bytes, as mapped in this process)
+/// that `weir_breaker_init_shared` laid, in this or another process, and
+/// writes its breaker, for this process, to `*out`. Refused with a status,
+/// nothing written: `out` NULL or misaligned, `mem` NULL (`WEIR_ERR_NULL`)
+/// or not 64-aligned (`WEIR_ERR_PLACED_MISALIGNED`), `len` under the header
+/// or the region (`WEIR_ERR_REGION_SIZE`), no weir region header or a
+/// damaged one (`WEIR_ERR_REGION_FOREIGN`), another layout version
+/// (`WEIR_ERR_REGION_LAYOUT`), another type, a bloom array's included
+/// (`WEIR_ERR_REGION_KIND`), another build's layout
+/// (`WEIR_ERR_REGION_BUILD`), a header whose size is not its slots'
+/// (`WEIR_ERR_REGION_SIZE`), a breaker whose slots or lock do not match
+/// the header (`WEIR_ERR_REGION_SHAPE`). No bytes in the region make it
+/// read or write outside the `len` bytes at `mem`. Once attached, the
+/// region is trusted as memory a thread of this process shares: processes
+/// that use it must not write it except through weir.
+weir_status weir_breaker_attach(void *mem, size_t len, weir_breaker **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes what a shared breaker's lock has recovered from (see
+/// `weir_breaker_init_shared`) to `*out`; all zero for a breaker that is
+/// not shared. `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_POISONED`.
+/// A reading: it changes nothing.
+weir_status weir_breaker_recoveries(const weir_breaker *breaker, weir_recoveries *out);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -1524,6 +1752,43 @@ weir_status weir_bucket_init_in(void *mem,
                                 double burst,
                                 int64_t now,
                                 weir_bucket **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The bytes and the alignment a shared bucket needs
+/// (`weir_bucket_init_shared`), written to `*bytes` and `*align`: a
+/// 256-byte `weir_region_header`, then the bucket; 64-aligned.
+/// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad pointer; nothing is
+/// written on an error.
+weir_status weir_bucket_shared_footprint(size_t *bytes, size_t *align);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Lays a bucket that processes share in `mem`, memory the caller maps
+/// `MAP_SHARED`, and writes it to `*out` for this process: a
+/// `weir_region_header` (its kind WEIR_REGION_BUCKET; its policy the rate
+/// then the burst, two doubles), then the bucket `weir_bucket_init_in`
+/// would lay, full at `now`. Another process gets its own `weir_bucket *`
+/// from `weir_bucket_attach`; every `weir_bucket_*` call then takes from
+/// the one bucket, with every bound `weir_bucket` states holding across
+/// the processes together. Its state is one atomic word, updated by one
+/// compare-and-swap, so a process killed at any point leaves it whole:
+/// there is no lock and nothing to recover. Lay it once, before any process
+/// attaches. Checked as `weir_breaker_init_shared` checks its region, with
+/// the arguments checked as `weir_bucket_new` checks them.
+weir_status weir_bucket_init_shared(void *mem,
+                                    size_t len,
+                                    double rate,
+                                    double burst,
+                                    int64_t now,
+                                    weir_bucket **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Checks the region at `mem` that `weir_bucket_init_shared` laid and
+/// writes its bucket, for this process, to `*out`: refused with the
+/// statuses `weir_breaker_attach` lists, nothing written.
+weir_status weir_bucket_attach(void *mem, size_t len, weir_bucket **out);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -4390,6 +4655,14 @@ int weir_hosted_only_weir_breaker_footprint(void) WEIR_HOSTED_ONLY_(weir_breaker
 #define weir_breaker_footprint(...) weir_hosted_only_weir_breaker_footprint()
 int weir_hosted_only_weir_breaker_init_in(void) WEIR_HOSTED_ONLY_(weir_breaker_init_in);
 #define weir_breaker_init_in(...) weir_hosted_only_weir_breaker_init_in()
+int weir_hosted_only_weir_breaker_shared_footprint(void) WEIR_HOSTED_ONLY_(weir_breaker_shared_footprint);
+#define weir_breaker_shared_footprint(...) weir_hosted_only_weir_breaker_shared_footprint()
+int weir_hosted_only_weir_breaker_init_shared(void) WEIR_HOSTED_ONLY_(weir_breaker_init_shared);
+#define weir_breaker_init_shared(...) weir_hosted_only_weir_breaker_init_shared()
+int weir_hosted_only_weir_breaker_attach(void) WEIR_HOSTED_ONLY_(weir_breaker_attach);
+#define weir_breaker_attach(...) weir_hosted_only_weir_breaker_attach()
+int weir_hosted_only_weir_breaker_recoveries(void) WEIR_HOSTED_ONLY_(weir_breaker_recoveries);
+#define weir_breaker_recoveries(...) weir_hosted_only_weir_breaker_recoveries()
 int weir_hosted_only_weir_breaker_allow(void) WEIR_HOSTED_ONLY_(weir_breaker_allow);
 #define weir_breaker_allow(...) weir_hosted_only_weir_breaker_allow()
 int weir_hosted_only_weir_breaker_pass(void) WEIR_HOSTED_ONLY_(weir_breaker_pass);
@@ -4460,6 +4733,12 @@ int weir_hosted_only_weir_bucket_footprint(void) WEIR_HOSTED_ONLY_(weir_bucket_f
 #define weir_bucket_footprint(...) weir_hosted_only_weir_bucket_footprint()
 int weir_hosted_only_weir_bucket_init_in(void) WEIR_HOSTED_ONLY_(weir_bucket_init_in);
 #define weir_bucket_init_in(...) weir_hosted_only_weir_bucket_init_in()
+int weir_hosted_only_weir_bucket_shared_footprint(void) WEIR_HOSTED_ONLY_(weir_bucket_shared_footprint);
+#define weir_bucket_shared_footprint(...) weir_hosted_only_weir_bucket_shared_footprint()
+int weir_hosted_only_weir_bucket_init_shared(void) WEIR_HOSTED_ONLY_(weir_bucket_init_shared);
+#define weir_bucket_init_shared(...) weir_hosted_only_weir_bucket_init_shared()
+int weir_hosted_only_weir_bucket_attach(void) WEIR_HOSTED_ONLY_(weir_bucket_attach);
+#define weir_bucket_attach(...) weir_hosted_only_weir_bucket_attach()
 int weir_hosted_only_weir_bucket_take(void) WEIR_HOSTED_ONLY_(weir_bucket_take);
 #define weir_bucket_take(...) weir_hosted_only_weir_bucket_take()
 int weir_hosted_only_weir_bucket_refund(void) WEIR_HOSTED_ONLY_(weir_bucket_refund);

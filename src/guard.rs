@@ -64,6 +64,16 @@ impl<S> Guarded<S> {
         }
     }
 
+    /// The state, for laying and attaching a shared handle.
+    pub(crate) fn state(&self) -> &S {
+        &self.state
+    }
+
+    /// The state, for the one owner of a handle being laid.
+    pub(crate) fn state_mut(&mut self) -> &mut S {
+        &mut self.state
+    }
+
     fn poisoned(&self) -> bool {
         self.flags.load(Ordering::Relaxed) & POISONED != 0
     }
@@ -94,6 +104,9 @@ enum Fault {
     Null,
     Poisoned,
     Panicked,
+    /// A shared handle's lock recovered from a dead holder, or cannot be
+    /// taken (see `region::HandleLock`): the handle stays usable.
+    Region(weir_status),
 }
 
 #[cfg(feature = "std")]
@@ -103,6 +116,7 @@ impl From<Fault> for weir_status {
             Fault::Null => WEIR_ERR_NULL,
             Fault::Poisoned => WEIR_ERR_POISONED,
             Fault::Panicked => WEIR_ERR_PANIC,
+            Fault::Region(status) => status,
         }
     }
 }
@@ -119,10 +133,23 @@ fn run<H: Handle, R>(handle: *const H, body: impl FnOnce(&H::State) -> R) -> Res
     if guarded.poisoned() {
         return Err(Fault::Poisoned);
     }
-    catch_unwind(AssertUnwindSafe(|| body(&guarded.state))).map_err(|_| {
-        guarded.poison();
-        Fault::Panicked
-    })
+    catch_unwind(AssertUnwindSafe(|| body(&guarded.state)))
+        .map_err(|payload| unwound(guarded, payload))
+}
+
+/// Why a body unwound: a shared handle's lock that recovered or cannot be
+/// taken ([`Fault::Region`], the handle left as it is), or a panic, which
+/// poisons the handle.
+#[cfg(feature = "std")]
+#[cold]
+fn unwound<S>(guarded: &Guarded<S>, payload: Box<dyn std::any::Any + Send>) -> Fault {
+    match crate::region::region_status(&*payload) {
+        Some(status) => Fault::Region(status),
+        None => {
+            guarded.poison();
+            Fault::Panicked
+        }
+    }
 }
 
 /// The state behind `handle`, for a call that acts on several handles at
@@ -192,8 +219,8 @@ pub(crate) fn decide<H: Handle, R>(
     if guarded.flags.load(Ordering::Relaxed) & (POISONED | COUNTING) != 0 {
         return flagged(guarded, neutral, body, tally);
     }
-    catch_unwind(AssertUnwindSafe(|| body(&guarded.state))).unwrap_or_else(|_| {
-        guarded.poison();
+    catch_unwind(AssertUnwindSafe(|| body(&guarded.state))).unwrap_or_else(|payload| {
+        unwound(guarded, payload);
         neutral
     })
 }
@@ -224,8 +251,8 @@ extern "C" fn flagged<S, R>(
             guarded.counts.note(counted);
             answer
         }
-        Err(_) => {
-            guarded.poison();
+        Err(payload) => {
+            unwound(guarded, payload);
             neutral
         }
     }
@@ -255,8 +282,8 @@ pub(crate) fn decide_or<H: Handle, R>(
     if guarded.flags.load(Ordering::Relaxed) & (POISONED | COUNTING) != 0 {
         return cold();
     }
-    catch_unwind(AssertUnwindSafe(|| body(&guarded.state))).unwrap_or_else(|_| {
-        guarded.poison();
+    catch_unwind(AssertUnwindSafe(|| body(&guarded.state))).unwrap_or_else(|payload| {
+        unwound(guarded, payload);
         neutral
     })
 }
@@ -298,10 +325,7 @@ pub(crate) fn decide_status_or<H: Handle>(
     }
     match catch_unwind(AssertUnwindSafe(|| body(&guarded.state))) {
         Ok(result) => result.err().unwrap_or(WEIR_OK),
-        Err(_) => {
-            guarded.poison();
-            WEIR_ERR_PANIC
-        }
+        Err(payload) => unwound(guarded, payload).into(),
     }
 }
 
@@ -342,10 +366,7 @@ pub(crate) fn decide_status<H: Handle>(
     }
     match catch_unwind(AssertUnwindSafe(|| body(&guarded.state))) {
         Ok(result) => result.err().unwrap_or(WEIR_OK),
-        Err(_) => {
-            guarded.poison();
-            WEIR_ERR_PANIC
-        }
+        Err(payload) => unwound(guarded, payload).into(),
     }
 }
 
@@ -369,10 +390,7 @@ extern "C" fn flagged_status<S>(
             guarded.counts.note(tally(status));
             status
         }
-        Err(_) => {
-            guarded.poison();
-            WEIR_ERR_PANIC
-        }
+        Err(payload) => unwound(guarded, payload).into(),
     }
 }
 

@@ -56,6 +56,8 @@ pub mod period;
 pub mod pool;
 pub mod rate;
 #[cfg(feature = "std")]
+pub mod region;
+#[cfg(feature = "std")]
 pub mod shedder;
 #[cfg(feature = "std")]
 pub mod sliding;

@@ -1,20 +1,40 @@
 //! The store behind a handle whose size is set at run time (window,
-//! breaker, sliding): one type for a heap handle and a placed one, so every
-//! call takes either.
+//! breaker, sliding): one type for a heap handle, a placed one and a
+//! shared one, so every call takes any of them.
+
+use core::ptr::NonNull;
 
 /// Slots a handle reads and writes in place: a boxed slice weir allocated
-/// (a heap handle; freed when the handle drops) or slots in the caller's
-/// memory (a placed handle; never freed by weir).
+/// (a heap handle; freed when the handle drops), slots in the caller's
+/// memory (a placed handle; never freed by weir), or slots found from the
+/// store's own address (a shared handle, in a region each process maps at
+/// its own address: the region holds no pointer, only the distance from
+/// this store to its slots).
 pub(crate) struct Slots<T: 'static> {
-    slice: &'static mut [T],
+    /// The first slot, or `None` for a store found from its own address.
+    first: Option<NonNull<T>>,
+    /// From this store's address to its first slot, in bytes (a shared
+    /// store only).
+    offset: isize,
+    len: usize,
     owned: bool,
 }
+
+// SAFETY: a store is one owner's slots, as the `&'static mut [T]` it stood
+// for before was: it moves and is shared between threads exactly as that
+// slice would be.
+unsafe impl<T: Send> Send for Slots<T> {}
+// SAFETY: as above; `&Slots` gives only `&[T]`.
+unsafe impl<T: Sync> Sync for Slots<T> {}
 
 impl<T> Slots<T> {
     /// The slots of a `Vec` (its length; spare capacity is given back).
     pub(crate) fn heap(slots: Vec<T>) -> Slots<T> {
+        let slice = Box::leak(slots.into_boxed_slice());
         Slots {
-            slice: Box::leak(slots.into_boxed_slice()),
+            len: slice.len(),
+            first: Some(NonNull::from(slice).cast()),
+            offset: 0,
             owned: true,
         }
     }
@@ -22,8 +42,37 @@ impl<T> Slots<T> {
     /// Slots in the caller's memory (see `guard::place_handle`).
     pub(crate) fn placed(slice: &'static mut [T]) -> Slots<T> {
         Slots {
-            slice,
+            len: slice.len(),
+            first: Some(NonNull::from(slice).cast()),
+            offset: 0,
             owned: false,
+        }
+    }
+
+    /// Turns a placed store that has reached its final address (inside a
+    /// shared region) into one that finds its slots from that address, so
+    /// that a process mapping the region elsewhere finds them too.
+    pub(crate) fn make_relative(&mut self) {
+        if let Some(first) = self.first.take() {
+            self.offset = (first.as_ptr() as isize).wrapping_sub(self as *const Self as isize);
+        }
+    }
+
+    /// Where a relative store's slots lie: (bytes from the store's own
+    /// address, how many), or `None` for a store that holds a pointer.
+    pub(crate) fn relative(&self) -> Option<(isize, usize)> {
+        self.first.is_none().then_some((self.offset, self.len))
+    }
+
+    #[inline]
+    fn base(&self) -> *mut T {
+        match self.first {
+            Some(first) => first.as_ptr(),
+            None => (self as *const Self)
+                .cast::<u8>()
+                .wrapping_offset(self.offset)
+                .cast::<T>()
+                .cast_mut(),
         }
     }
 }
@@ -31,21 +80,27 @@ impl<T> Slots<T> {
 impl<T> AsRef<[T]> for Slots<T> {
     #[inline]
     fn as_ref(&self) -> &[T] {
-        self.slice
+        // SAFETY: `base` is the first of `len` initialised slots this store
+        // owns or borrows for its whole life: a boxed slice, the caller's
+        // placed slots, or (relative) the slots at `offset` from this store
+        // inside the same region, which the attach checked against the
+        // region's header before handing the handle out.
+        unsafe { core::slice::from_raw_parts(self.base(), self.len) }
     }
 }
 
 impl<T> AsMut<[T]> for Slots<T> {
     #[inline]
     fn as_mut(&mut self) -> &mut [T] {
-        self.slice
+        // SAFETY: as in `as_ref`; `&mut self` makes this the only reference.
+        unsafe { core::slice::from_raw_parts_mut(self.base(), self.len) }
     }
 }
 
 impl<T> Drop for Slots<T> {
     fn drop(&mut self) {
-        if self.owned {
-            let slice: *mut [T] = &mut *self.slice;
+        if let (true, Some(first)) = (self.owned, self.first) {
+            let slice = core::ptr::slice_from_raw_parts_mut(first.as_ptr(), self.len);
             // SAFETY: an owned store's slice came from `Box::leak` in
             // `Slots::heap` and is dropped only here, once.
             drop(unsafe { Box::from_raw(slice) });

@@ -51,6 +51,15 @@ const INDEX: &[Entry] = &[
                 &["weir_breaker_footprint", "weir_breaker_init_in"],
             ),
             (
+                "shared",
+                &[
+                    "weir_breaker_shared_footprint",
+                    "weir_breaker_init_shared (a weir_region_header first)",
+                    "weir_breaker_attach",
+                    "weir_breaker_recoveries (fills a weir_recoveries)",
+                ],
+            ),
+            (
                 "calls",
                 &[
                     "weir_breaker_allow (fills a weir_breaker_ticket)",
@@ -140,6 +149,14 @@ const INDEX: &[Entry] = &[
         rows: &[
             ("make", &["weir_bucket_new", "weir_bucket_free"]),
             ("placed", &["weir_bucket_footprint", "weir_bucket_init_in"]),
+            (
+                "shared",
+                &[
+                    "weir_bucket_shared_footprint",
+                    "weir_bucket_init_shared",
+                    "weir_bucket_attach",
+                ],
+            ),
             ("calls", &["weir_bucket_take", "weir_bucket_refund"]),
             (
                 "reads",

@@ -1,0 +1,724 @@
+//! Regions shared between processes: the one layout header every shared
+//! structure starts with, the lock a killed process cannot hold forever,
+//! and the laying and attaching of shared handles.
+//!
+//! A shared handle is a placed handle (`guard::place_handle`) laid after a
+//! [`weir_region_header`] in memory the caller maps `MAP_SHARED`, with two
+//! changes made once it sits at its final address: its slots are found
+//! from the store's own address (`Slots::make_relative`), and its lock, a
+//! [`HandleLock`], becomes a robust, process-shared pthread mutex. Nothing
+//! in the region is a pointer, so every process that maps it, at any
+//! address, uses the one handle through the ordinary `weir_X_*` calls.
+
+use core::any::Any;
+use core::cell::UnsafeCell;
+use core::ffi::c_void;
+use core::ops::{Deref, DerefMut};
+use core::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::Mutex;
+
+use static_assertions::{assert_eq_size, const_assert_eq};
+
+use crate::guard::{guard_status, lock, usable, write_out, Handle};
+use crate::status::weir_status::{self, *};
+
+/// The first word of a shared region's header: "weir:shr" in ASCII, read
+/// as a little-endian 64-bit word. (A bloom array laid by
+/// `weir_bloom_init_in` starts with "weir:blm" instead; see
+/// `weir_region_header`.)
+pub const WEIR_REGION_MAGIC: u64 = 0x7268_733a_7269_6577;
+/// The layout version of `weir_region_header` this build reads and writes.
+/// A region of any other is refused with `WEIR_ERR_REGION_LAYOUT`.
+pub const WEIR_REGION_LAYOUT: u32 = 1;
+/// The bytes of `weir_region_header`: the handle starts this far into the
+/// region.
+pub const WEIR_REGION_HEADER_BYTES: usize = 256;
+/// The alignment a shared region needs (page-aligned memory from mmap has
+/// it).
+pub const WEIR_REGION_ALIGN: usize = 64;
+/// The most bytes of policy a header keeps.
+pub const WEIR_REGION_POLICY_BYTES: usize = 192;
+
+/// `weir_region_header.kind` of a shared breaker.
+pub const WEIR_REGION_BREAKER: u32 = 1;
+/// `weir_region_header.kind` of a shared shedder.
+pub const WEIR_REGION_SHEDDER: u32 = 2;
+/// `weir_region_header.kind` of a shared bucket.
+pub const WEIR_REGION_BUCKET: u32 = 3;
+
+/// The header every shared region starts with, 256 bytes, written by a
+/// `weir_X_init_shared` call and checked, field by field, by every
+/// `weir_X_attach`. It holds no pointer; every field is little-endian on
+/// the hosts weir builds for.
+///
+/// A bloom array in shared memory (`weir_bloom_init_in`) keeps its own
+/// 64-byte header, layout version 2 (WEIR_BLOOM_VERSION), which maps onto
+/// this one: its first word is its magic ("weir:blm" where this header has
+/// "weir:shr"), its second its layout version, then its kind and shape; its
+/// words need no lock, so it has no lock to recover. A bloom region handed
+/// to a `weir_X_attach` call is refused with `WEIR_ERR_REGION_KIND`. A later
+/// bloom layout that takes this header will have version 3, which programs
+/// of this version refuse with `WEIR_ERR_BLOOM_VERSION`.
+#[repr(C, align(64))]
+#[derive(Clone, Copy, Debug)]
+pub struct weir_region_header {
+    /// WEIR_REGION_MAGIC.
+    pub magic: u64,
+    /// WEIR_REGION_LAYOUT when laid by this build.
+    pub layout: u32,
+    /// What the region holds: WEIR_REGION_BREAKER, WEIR_REGION_SHEDDER,
+    /// WEIR_REGION_BUCKET.
+    pub kind: u32,
+    /// The region's bytes, header included: what `weir_X_shared_footprint`
+    /// answered for its policy.
+    pub bytes: u64,
+    /// A fingerprint of the handle's layout in the build that laid it
+    /// (weir's version, the compiler, the target, the handle's type and
+    /// size): a region laid by a build that lays the handle out otherwise
+    /// is refused (`WEIR_ERR_REGION_BUILD`), never misread. Programs
+    /// linked against one libweir share regions; so do forked workers of
+    /// one program.
+    pub build: u64,
+    /// The handle's slots (a breaker's or shedder's buckets; 0 for a
+    /// bucket).
+    pub slots: u64,
+    /// The bytes of `policy` in use.
+    pub policy_bytes: u32,
+    /// Zero.
+    pub reserved: u32,
+    /// FNV-1a (64-bit) of the header's 256 bytes with this field zero: a
+    /// header damaged after it was laid is refused
+    /// (`WEIR_ERR_REGION_FOREIGN`).
+    pub check: u64,
+    /// Zero.
+    pub reserved2: u64,
+    /// The policy the handle was laid with, as the C struct the init call
+    /// took (`weir_breaker_policy`, `weir_shedder_policy`; for a bucket its
+    /// rate then its burst, two doubles), zero after `policy_bytes`.
+    pub policy: [u8; WEIR_REGION_POLICY_BYTES],
+}
+
+assert_eq_size!(weir_region_header, [u8; WEIR_REGION_HEADER_BYTES]);
+const_assert_eq!(
+    core::mem::align_of::<weir_region_header>(),
+    WEIR_REGION_ALIGN
+);
+const_assert_eq!(core::mem::offset_of!(weir_region_header, layout), 8);
+const_assert_eq!(core::mem::offset_of!(weir_region_header, kind), 12);
+const_assert_eq!(core::mem::offset_of!(weir_region_header, bytes), 16);
+const_assert_eq!(core::mem::offset_of!(weir_region_header, build), 24);
+const_assert_eq!(core::mem::offset_of!(weir_region_header, slots), 32);
+const_assert_eq!(core::mem::offset_of!(weir_region_header, policy_bytes), 40);
+const_assert_eq!(core::mem::offset_of!(weir_region_header, check), 48);
+const_assert_eq!(core::mem::offset_of!(weir_region_header, policy), 64);
+
+/// What a shared handle's lock has recovered from (`weir_X_recoveries`).
+/// 16 bytes.
+#[repr(C, align(8))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct weir_recoveries {
+    /// Times a call found the lock's holder dead and took over: each
+    /// answered `WEIR_ERR_REGION_RECOVERED` (or refused).
+    pub recovered: u64,
+    /// Of those, the times the state did not hold together and was reset.
+    pub reset: u64,
+}
+
+assert_eq_size!(weir_recoveries, [u8; 16]);
+const_assert_eq!(core::mem::offset_of!(weir_recoveries, reset), 8);
+
+/// FNV-1a, 64-bit.
+fn fnv(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+impl weir_region_header {
+    /// The header's `check`: its bytes hashed with `check` zero.
+    fn checksum(&self) -> u64 {
+        let mut copy = *self;
+        copy.check = 0;
+        // SAFETY: the header is 256 bytes of integers with no padding
+        // (every field's offset is pinned above and they add up to its
+        // size), so all of its bytes are initialised.
+        let bytes = unsafe {
+            core::slice::from_raw_parts(
+                (&copy as *const weir_region_header).cast::<u8>(),
+                WEIR_REGION_HEADER_BYTES,
+            )
+        };
+        fnv(bytes)
+    }
+}
+
+/// Where a shared handle's parts lie, from its type and slot count.
+pub(crate) struct Layout {
+    /// The placed handle's footprint (the region is the header and this).
+    pub(crate) bytes: usize,
+    /// Its alignment.
+    pub(crate) align: usize,
+    /// The byte offsets, from the handle's start, of its runs of slots (at
+    /// most two; unused ones are 0).
+    pub(crate) runs: [usize; 2],
+}
+
+/// A handle type that can be laid in a shared region.
+pub(crate) trait Shareable: Handle + Sized {
+    /// `weir_region_header.kind`.
+    const KIND: u32;
+    /// Where the parts of a handle with `slots` slots lie; an error for a
+    /// count no handle of this type can have.
+    fn layout_for(slots: usize) -> Result<Layout, weir_status>;
+    /// How many slots this handle has.
+    fn slots(&self) -> usize;
+    /// This handle, placed at its final address in a region, made shared:
+    /// its lock process-shared, its slots found from their own address.
+    fn share(&mut self) -> Result<(), weir_status>;
+    /// Whether this handle, at its address, has its slots where `layout`
+    /// says and `slots` of them, and a shared lock (the attach's check).
+    fn fits(&self, layout: &Layout, slots: usize) -> bool;
+    /// The fingerprint of this type's layout in this build.
+    fn build() -> u64 {
+        let text = format!(
+            "{} {} {} {} {} {} {}",
+            env!("CARGO_PKG_VERSION"),
+            env!("WEIR_BUILD_RUSTC"),
+            env!("WEIR_BUILD_TARGET"),
+            Self::KIND,
+            core::any::type_name::<Self::State>(),
+            core::mem::size_of::<Self>(),
+            core::mem::align_of::<Self>(),
+        );
+        fnv(text.as_bytes())
+    }
+}
+
+/// Whether a relative store's slots, `(offset, len)` from the store at
+/// `store`, are the `slots` at `first`.
+pub(crate) fn run_fits(
+    relative: Option<(isize, usize)>,
+    store: *const u8,
+    first: usize,
+    slots: usize,
+) -> bool {
+    relative.is_some_and(|(offset, len)| {
+        len == slots && (store as usize).wrapping_add(offset as usize) == first
+    })
+}
+
+/// The footprint of a shared region holding a handle laid out as
+/// `layout`: (bytes, alignment).
+pub(crate) fn region_footprint(layout: &Layout) -> Result<(usize, usize), weir_status> {
+    let bytes = layout
+        .bytes
+        .checked_add(WEIR_REGION_HEADER_BYTES)
+        .filter(|&bytes| bytes <= isize::MAX as usize)
+        .ok_or(WEIR_ERR_TOO_LARGE)?;
+    Ok((bytes, layout.align.max(WEIR_REGION_ALIGN)))
+}
+
+/// Lays a shared handle: checks `mem`, `len` and `out`, lets `place` lay
+/// the handle after the header (it checks the arguments and writes
+/// nothing on an error), makes it shared, then writes the header, last.
+pub(crate) fn lay_shared<H: Shareable>(
+    mem: *mut c_void,
+    len: usize,
+    out: *mut *mut H,
+    policy: &[u8],
+    place: impl FnOnce(*mut c_void, usize, *mut *mut H) -> weir_status,
+) -> weir_status {
+    guard_status(|| {
+        usable(out)?;
+        if mem.is_null() {
+            return Err(WEIR_ERR_NULL);
+        }
+        if mem as usize % WEIR_REGION_ALIGN != 0 {
+            return Err(WEIR_ERR_PLACED_MISALIGNED);
+        }
+        if !cfg!(target_os = "linux") {
+            return Err(WEIR_ERR_REGION_UNSUPPORTED);
+        }
+        let room = len
+            .checked_sub(WEIR_REGION_HEADER_BYTES)
+            .ok_or(WEIR_ERR_PLACED_TOO_SMALL)?;
+        let base = mem.cast::<u8>();
+        // SAFETY: `len >= WEIR_REGION_HEADER_BYTES`, so the handle's memory
+        // starts inside (or just at the end of) the caller's region.
+        let handle_mem = unsafe { base.add(WEIR_REGION_HEADER_BYTES) }.cast::<c_void>();
+        let mut handle: *mut H = core::ptr::null_mut();
+        match place(handle_mem, room, &mut handle) {
+            WEIR_OK => {}
+            status => return Err(status),
+        }
+        let header_at = mem.cast::<weir_region_header>();
+        // SAFETY: `place` succeeded, so `handle` is the handle it just laid
+        // at `handle_mem`, in the caller's memory, which by the header's
+        // contract no other process uses until this call returns.
+        let placed = unsafe { &mut *handle };
+        let slots = placed.slots();
+        let layout = H::layout_for(slots)?;
+        let (bytes, _) = region_footprint(&layout)?;
+        if let Err(status) = placed.share() {
+            // SAFETY: the header's 256 bytes are the caller's (checked
+            // above); a zero magic keeps any old header from vouching for
+            // the handle just overwritten.
+            unsafe { core::ptr::addr_of_mut!((*header_at).magic).write(0) };
+            return Err(status);
+        }
+        let mut header = weir_region_header {
+            magic: WEIR_REGION_MAGIC,
+            layout: WEIR_REGION_LAYOUT,
+            kind: H::KIND,
+            bytes: bytes as u64,
+            build: H::build(),
+            slots: slots as u64,
+            policy_bytes: policy.len() as u32,
+            reserved: 0,
+            check: 0,
+            reserved2: 0,
+            policy: [0; WEIR_REGION_POLICY_BYTES],
+        };
+        header.policy[..policy.len()].copy_from_slice(policy);
+        header.check = header.checksum();
+        // SAFETY: `mem` is 64-aligned with at least 256 bytes the caller's
+        // to write (checked above).
+        unsafe { header_at.write(header) };
+        write_out(out, handle)
+    })
+}
+
+/// Checks the region at `mem` and writes its handle, for this process, to
+/// `*out`. Checked in this order, nothing written on an error: `out`,
+/// `mem` NULL, misaligned (`WEIR_ERR_PLACED_MISALIGNED`), `len` under a
+/// header (`WEIR_ERR_REGION_SIZE`), then the header: magic
+/// (`WEIR_ERR_REGION_FOREIGN`, or `WEIR_ERR_REGION_KIND` for a bloom
+/// array's), layout version, checksum, kind, build, size, and last the
+/// handle's slots and lock against the header (`WEIR_ERR_REGION_SHAPE`).
+pub(crate) fn attach<H: Shareable>(mem: *mut c_void, len: usize, out: *mut *mut H) -> weir_status {
+    guard_status(|| {
+        usable(out)?;
+        if mem.is_null() {
+            return Err(WEIR_ERR_NULL);
+        }
+        if mem as usize % WEIR_REGION_ALIGN != 0 {
+            return Err(WEIR_ERR_PLACED_MISALIGNED);
+        }
+        if len < WEIR_REGION_HEADER_BYTES {
+            return Err(WEIR_ERR_REGION_SIZE);
+        }
+        // SAFETY: `mem` is 64-aligned with at least 256 readable bytes (by
+        // the header's contract), and every bit pattern is a valid header:
+        // it is integers only.
+        let header = unsafe { mem.cast::<weir_region_header>().read_volatile() };
+        if header.magic != WEIR_REGION_MAGIC {
+            if header.magic == weir_core::bloom::MAGIC {
+                return Err(WEIR_ERR_REGION_KIND);
+            }
+            return Err(WEIR_ERR_REGION_FOREIGN);
+        }
+        if header.layout != WEIR_REGION_LAYOUT {
+            return Err(WEIR_ERR_REGION_LAYOUT);
+        }
+        if header.check != header.checksum() {
+            return Err(WEIR_ERR_REGION_FOREIGN);
+        }
+        if header.kind != H::KIND {
+            return Err(WEIR_ERR_REGION_KIND);
+        }
+        if header.build != H::build() {
+            return Err(WEIR_ERR_REGION_BUILD);
+        }
+        let slots = usize::try_from(header.slots).map_err(|_| WEIR_ERR_REGION_SIZE)?;
+        let layout = H::layout_for(slots).map_err(|_| WEIR_ERR_REGION_SIZE)?;
+        let (bytes, _) = region_footprint(&layout).map_err(|_| WEIR_ERR_REGION_SIZE)?;
+        if header.bytes != bytes as u64 || bytes > len {
+            return Err(WEIR_ERR_REGION_SIZE);
+        }
+        // SAFETY: the header vouches (its checksum, kind and build match
+        // this build's) that a handle of type `H`, laid by this build, sits
+        // after it, inside the `bytes <= len` bytes of the region.
+        let handle = unsafe { mem.cast::<u8>().add(WEIR_REGION_HEADER_BYTES) }.cast::<H>();
+        // SAFETY: as above: the handle is there, initialised by the init
+        // call, and `fits` reads only its lock's flag and its stores'
+        // integers.
+        if !unsafe { &*handle }.fits(&layout, slots) {
+            return Err(WEIR_ERR_REGION_SHAPE);
+        }
+        write_out(out, handle)
+    })
+}
+
+/// A shared handle's lock recovered from a dead holder: the unwinding
+/// payload that takes the call back to its guard, which answers
+/// `WEIR_ERR_REGION_RECOVERED` (or refuses) without poisoning the handle.
+pub(crate) struct Recovered;
+
+/// A shared handle's lock that cannot be taken: the guard answers
+/// `WEIR_ERR_REGION_BROKEN` (or refuses).
+pub(crate) struct Broken;
+
+/// The status an unwinding payload stands for, if it is one of a shared
+/// lock's (then the handle stays usable); `None` for a panic.
+pub(crate) fn region_status(payload: &(dyn Any + Send)) -> Option<weir_status> {
+    if payload.is::<Recovered>() {
+        Some(WEIR_ERR_REGION_RECOVERED)
+    } else if payload.is::<Broken>() {
+        Some(WEIR_ERR_REGION_BROKEN)
+    } else {
+        None
+    }
+}
+
+/// A state that a shared lock can find half-updated (its holder killed
+/// mid-operation): `repair` checks its invariants and answers whether it
+/// kept it; when they do not hold it resets the state and answers false.
+pub(crate) trait Repair {
+    fn repair(&mut self) -> bool;
+}
+
+/// The lock of a handle that may be shared between processes. Unshared
+/// (heap and placed handles) it is a std mutex, as before; shared, a
+/// robust process-shared pthread mutex in the region, taken instead. The
+/// mode is set once, before the handle is handed out.
+pub(crate) struct HandleLock<T> {
+    /// 1 once the handle is shared.
+    shared: AtomicU8,
+    recovered: AtomicU64,
+    reset: AtomicU64,
+    local: Mutex<()>,
+    #[cfg(target_os = "linux")]
+    robust: UnsafeCell<libc::pthread_mutex_t>,
+    value: UnsafeCell<T>,
+}
+
+// SAFETY: the value is reached only through a `HandleGuard`, which exists
+// only while this process holds `local` or (shared) the robust mutex, so
+// at most one at a time across threads and processes.
+unsafe impl<T: Send> Sync for HandleLock<T> {}
+// SAFETY: moving the lock moves the value; a pthread mutex that is not
+// held may move before it is shared (it is initialised only by `share`).
+unsafe impl<T: Send> Send for HandleLock<T> {}
+
+impl<T: Repair> HandleLock<T> {
+    pub(crate) fn new(value: T) -> HandleLock<T> {
+        HandleLock {
+            shared: AtomicU8::new(0),
+            recovered: AtomicU64::new(0),
+            reset: AtomicU64::new(0),
+            local: Mutex::new(()),
+            // SAFETY: all-zero bytes are a valid pthread_mutex_t value for
+            // storage; it is initialised by `share` before it is used.
+            #[cfg(target_os = "linux")]
+            robust: UnsafeCell::new(unsafe { core::mem::zeroed() }),
+            value: UnsafeCell::new(value),
+        }
+    }
+
+    /// The value, for the handle's one owner.
+    pub(crate) fn get_mut(&mut self) -> &mut T {
+        self.value.get_mut()
+    }
+
+    /// The value, for a reading of integers that never change after the
+    /// handle is laid (the attach's check of the stores).
+    pub(crate) fn peek(&self) -> *const T {
+        self.value.get()
+    }
+
+    /// Whether the lock is a shared one.
+    pub(crate) fn is_shared(&self) -> bool {
+        self.shared.load(Ordering::Relaxed) == 1
+    }
+
+    /// What the lock has recovered from.
+    pub(crate) fn recoveries(&self) -> weir_recoveries {
+        weir_recoveries {
+            recovered: self.recovered.load(Ordering::Relaxed),
+            reset: self.reset.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Makes the lock a robust, process-shared pthread mutex, in place:
+    /// the handle must be at its final address in the region.
+    #[cfg(target_os = "linux")]
+    pub(crate) fn share(&mut self) -> Result<(), weir_status> {
+        let mut attr = core::mem::MaybeUninit::<libc::pthread_mutexattr_t>::uninit();
+        // SAFETY: `attr` is initialised by pthread_mutexattr_init before
+        // the other calls use it and destroyed after; `robust` is this
+        // lock's own storage, not in use by anyone (the handle is not
+        // handed out yet), and stays at this address.
+        let status = unsafe {
+            let mut status = libc::pthread_mutexattr_init(attr.as_mut_ptr());
+            if status == 0 {
+                status = libc::pthread_mutexattr_setpshared(
+                    attr.as_mut_ptr(),
+                    libc::PTHREAD_PROCESS_SHARED,
+                );
+                if status == 0 {
+                    status = libc::pthread_mutexattr_setrobust(
+                        attr.as_mut_ptr(),
+                        libc::PTHREAD_MUTEX_ROBUST,
+                    );
+                }
+                if status == 0 {
+                    status = libc::pthread_mutex_init(self.robust.get(), attr.as_ptr());
+                }
+                libc::pthread_mutexattr_destroy(attr.as_mut_ptr());
+            }
+            status
+        };
+        if status != 0 {
+            return Err(WEIR_ERR_REGION_UNSUPPORTED);
+        }
+        *self.shared.get_mut() = 1;
+        Ok(())
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub(crate) fn share(&mut self) -> Result<(), weir_status> {
+        Err(WEIR_ERR_REGION_UNSUPPORTED)
+    }
+
+    /// Waits for the lock and holds it until the guard drops (unwinding
+    /// included). An unshared lock poisoned by a panic panics, as
+    /// `guard::lock` does. A shared lock whose holder died is recovered
+    /// (see [`HandleLock::recover`]) and the call unwinds to its guard with
+    /// [`Recovered`]; one that cannot be taken unwinds with [`Broken`].
+    #[inline]
+    pub(crate) fn lock(&self) -> HandleGuard<'_, T> {
+        if self.shared.load(Ordering::Relaxed) == 0 {
+            let held = lock(&self.local);
+            return HandleGuard {
+                lock: self,
+                local: Some(held),
+            };
+        }
+        self.lock_shared()
+    }
+
+    #[cfg(target_os = "linux")]
+    #[cold]
+    fn lock_shared(&self) -> HandleGuard<'_, T> {
+        // SAFETY: `robust` was initialised by `share` (the shared flag is
+        // set only after), in the region every process maps.
+        match unsafe { libc::pthread_mutex_lock(self.robust.get()) } {
+            0 => HandleGuard {
+                lock: self,
+                local: None,
+            },
+            libc::EOWNERDEAD => self.recover(),
+            _ => std::panic::resume_unwind(Box::new(Broken)),
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    #[cold]
+    fn lock_shared(&self) -> HandleGuard<'_, T> {
+        std::panic::resume_unwind(Box::new(Broken))
+    }
+
+    /// Holding the lock of a dead holder: checks and keeps or resets the
+    /// state ([`Repair`]; a repair that panics counts as a reset), marks the
+    /// lock consistent, releases it, counts the recovery and unwinds with
+    /// [`Recovered`].
+    #[cfg(target_os = "linux")]
+    #[cold]
+    fn recover(&self) -> ! {
+        // SAFETY: this process holds the robust mutex (EOWNERDEAD hands it
+        // over), so no one else reaches the value.
+        let value = unsafe { &mut *self.value.get() };
+        let kept = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| value.repair()))
+            .unwrap_or(false);
+        if !kept {
+            self.reset.fetch_add(1, Ordering::Relaxed);
+        }
+        self.recovered.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: this process holds the mutex, which it marks consistent
+        // (so later lockers get it as usual) and releases.
+        unsafe {
+            libc::pthread_mutex_consistent(self.robust.get());
+            libc::pthread_mutex_unlock(self.robust.get());
+        }
+        std::panic::resume_unwind(Box::new(Recovered))
+    }
+}
+
+/// The lock, held.
+pub(crate) struct HandleGuard<'a, T> {
+    lock: &'a HandleLock<T>,
+    local: Option<std::sync::MutexGuard<'a, ()>>,
+}
+
+impl<T> Deref for HandleGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: this guard holds the lock, so no other reference to the
+        // value exists while it lives.
+        unsafe { &*self.lock.value.get() }
+    }
+}
+
+impl<T> DerefMut for HandleGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: as in `deref`, and `&mut self` makes this one unique.
+        unsafe { &mut *self.lock.value.get() }
+    }
+}
+
+impl<T> Drop for HandleGuard<'_, T> {
+    #[inline]
+    fn drop(&mut self) {
+        #[cfg(target_os = "linux")]
+        if self.local.is_none() {
+            // SAFETY: this guard holds the shared lock, taken in
+            // `lock_shared`; the local guard (if any) drops after this.
+            unsafe { libc::pthread_mutex_unlock(self.lock.robust.get()) };
+        }
+    }
+}
+
+/// Writes a shared handle's recoveries to `*out` (`weir_X_recoveries`):
+/// all zero for a handle that is not shared.
+pub(crate) fn read_recoveries<T: Repair>(
+    lock: Result<&HandleLock<T>, weir_status>,
+    out: *mut weir_recoveries,
+) -> Result<(), weir_status> {
+    usable(out)?;
+    write_out(out, lock?.recoveries())
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    /// A state whose repair the test can steer: `broken` makes it reset.
+    struct Probe {
+        value: u64,
+        broken: bool,
+    }
+
+    impl Repair for Probe {
+        fn repair(&mut self) -> bool {
+            if self.broken {
+                self.value = 0;
+                self.broken = false;
+                return false;
+            }
+            true
+        }
+    }
+
+    /// A lock in a MAP_SHARED page, made shared there.
+    fn shared_lock() -> &'static mut HandleLock<Probe> {
+        let bytes = core::mem::size_of::<HandleLock<Probe>>();
+        // SAFETY: a fresh anonymous shared mapping, checked for failure,
+        // large enough and page-aligned for the lock, never unmapped.
+        unsafe {
+            let mem = libc::mmap(
+                core::ptr::null_mut(),
+                bytes,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            );
+            assert_ne!(mem, libc::MAP_FAILED);
+            let lock = mem.cast::<HandleLock<Probe>>();
+            lock.write(HandleLock::new(Probe {
+                value: 7,
+                broken: false,
+            }));
+            let lock = &mut *lock;
+            lock.share().unwrap();
+            lock
+        }
+    }
+
+    /// Forks a child that takes the lock, runs `touch` on the value and
+    /// exits holding it, as a killed process would.
+    fn die_holding(lock: &HandleLock<Probe>, touch: fn(&mut Probe)) {
+        // SAFETY: the child only takes the lock (in shared memory, free at
+        // the fork), writes the value and leaves with _exit, touching
+        // nothing the fork copied in a half-made state.
+        unsafe {
+            let pid = libc::fork();
+            assert!(pid >= 0);
+            if pid == 0 {
+                let mut held = lock.lock();
+                touch(&mut held);
+                core::mem::forget(held);
+                libc::_exit(0);
+            }
+            let mut status = 0;
+            assert_eq!(libc::waitpid(pid, &mut status, 0), pid);
+        }
+    }
+
+    fn outcome(lock: &HandleLock<Probe>) -> Result<u64, weir_status> {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| lock.lock().value))
+            .map_err(|payload| region_status(&*payload).expect("a region status"))
+    }
+
+    #[test]
+    fn a_dead_holder_is_recovered_once_kept_or_reset() {
+        let lock = shared_lock();
+        assert!(lock.is_shared());
+        assert_eq!(outcome(lock), Ok(7));
+        die_holding(lock, |probe| probe.value = 8);
+        // The call that finds the dead holder recovers and does nothing
+        // else; the state held together, so it is kept as left.
+        assert_eq!(outcome(lock), Err(WEIR_ERR_REGION_RECOVERED));
+        assert_eq!(
+            lock.recoveries(),
+            weir_recoveries {
+                recovered: 1,
+                reset: 0
+            }
+        );
+        assert_eq!(outcome(lock), Ok(8));
+        die_holding(lock, |probe| probe.broken = true);
+        assert_eq!(outcome(lock), Err(WEIR_ERR_REGION_RECOVERED));
+        assert_eq!(
+            lock.recoveries(),
+            weir_recoveries {
+                recovered: 2,
+                reset: 1
+            }
+        );
+        assert_eq!(outcome(lock), Ok(0));
+    }
+
+    #[test]
+    fn an_unshared_lock_is_a_plain_mutex() {
+        let lock = HandleLock::new(Probe {
+            value: 3,
+            broken: true,
+        });
+        assert!(!lock.is_shared());
+        assert_eq!(outcome(&lock), Ok(3));
+        assert_eq!(lock.recoveries(), weir_recoveries::default());
+    }
+
+    #[test]
+    fn header_checksum_covers_every_byte() {
+        let mut header = weir_region_header {
+            magic: WEIR_REGION_MAGIC,
+            layout: WEIR_REGION_LAYOUT,
+            kind: WEIR_REGION_BREAKER,
+            bytes: 4096,
+            build: 1,
+            slots: 40,
+            policy_bytes: 0,
+            reserved: 0,
+            check: 0,
+            reserved2: 0,
+            policy: [0; WEIR_REGION_POLICY_BYTES],
+        };
+        let sum = header.checksum();
+        header.check = sum;
+        assert_eq!(header.checksum(), sum, "the check itself is not hashed");
+        header.policy[191] = 1;
+        assert_ne!(header.checksum(), sum);
+    }
+}
