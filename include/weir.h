@@ -40,12 +40,12 @@
  *
  * ```
  * weir_status — what a call that can fail reports (WEIR_OK is 0)
- *   section  line 0316
+ *   section  line 0318
  *   reads    weir_status_str, weir_version (WEIR_VERSION)
  *   counts   weir_counts (filled by each read_counts)
  *
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
- *   section  line 0809
+ *   section  line 0811
  *   policy   weir_breaker_policy (for the breaker), weir_breaker_policy_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
  *   placed   weir_breaker_footprint, weir_breaker_init_in
@@ -59,10 +59,12 @@
  *   counts   weir_breaker_start_counting, weir_breaker_read_counts
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 1195
+ *   section  line 1197
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
  *   placed   weir_shedder_footprint, weir_shedder_init_in
+ *   shared   weir_shedder_shared_footprint, weir_shedder_init_shared,
+ *            weir_shedder_attach, weir_shedder_recoveries
  *   calls    weir_shedder_allow (fills a weir_shedder_ticket),
  *            weir_shedder_allow_class (WEIR_SHEDDER_CRITICAL_PLUS ...),
  *            weir_shedder_pass, weir_shedder_fail
@@ -70,7 +72,7 @@
  *   counts   weir_shedder_start_counting, weir_shedder_read_counts
  *
  * weir_window — rolling window of sums and counts
- *   section  line 1493
+ *   section  line 1550
  *   make     weir_window_new, weir_window_free
  *   placed   weir_window_footprint, weir_window_init_in
  *   calls    weir_window_add
@@ -79,7 +81,7 @@
  *   counts   weir_window_start_counting, weir_window_read_counts
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1649
+ *   section  line 1706
  *   make     weir_bucket_new, weir_bucket_free
  *   placed   weir_bucket_footprint, weir_bucket_init_in
  *   shared   weir_bucket_shared_footprint, weir_bucket_init_shared,
@@ -89,7 +91,7 @@
  *   counts   weir_bucket_start_counting, weir_bucket_read_counts
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 1890
+ *   section  line 1947
  *   make     weir_sliding_new, weir_sliding_free
  *   placed   weir_sliding_footprint, weir_sliding_init_in
  *   calls    weir_sliding_take
@@ -97,7 +99,7 @@
  *   counts   weir_sliding_start_counting, weir_sliding_read_counts
  *
  * weir_period — fixed-window quota per period
- *   section  line 2015
+ *   section  line 2072
  *   make     weir_period_new, weir_period_free
  *   placed   weir_period_footprint, weir_period_init_in
  *   calls    weir_period_take (weir_period_quota)
@@ -105,7 +107,7 @@
  *   counts   weir_period_start_counting, weir_period_read_counts
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 2164
+ *   section  line 2221
  *   make     weir_gate_new, weir_gate_free
  *   placed   weir_gate_footprint, weir_gate_init_in
  *   calls    weir_gate_enter, weir_gate_leave
@@ -113,7 +115,7 @@
  *   counts   weir_gate_start_counting, weir_gate_read_counts
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 2261
+ *   section  line 2318
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy),
@@ -129,7 +131,7 @@
  *   counts   weir_concurrency_start_counting, weir_concurrency_read_counts
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 2573
+ *   section  line 2630
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   placed   weir_budget_footprint, weir_budget_init_in
@@ -138,19 +140,19 @@
  *   counts   weir_budget_start_counting, weir_budget_read_counts
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 2771
+ *   section  line 2828
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 2911
+ *   section  line 2968
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 2955
+ *   section  line 3012
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   calls    weir_pool_take (weir_pool_taken, WEIR_POOL_TAKEN_*),
@@ -162,7 +164,7 @@
  *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 3352
+ *   section  line 3409
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -171,13 +173,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 3514
+ *   section  line 3571
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 3643
+ *   section  line 3700
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -187,11 +189,11 @@
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 3916
+ *   section  line 3973
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 4093
+ *   section  line 4150
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   calls    weir_lease_take (weir_lease_answer, WEIR_LEASE_*),
@@ -201,7 +203,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 4339
+ *   section  line 4396
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -215,7 +217,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 4601
+ *   section  line 4658
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -1375,6 +1377,61 @@ weir_status weir_shedder_init_in(void *mem,
                                  const weir_shedder_policy *policy,
                                  int64_t now,
                                  weir_shedder **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The bytes and the alignment a shared shedder with this policy needs
+/// (NULL: the preset), for `weir_shedder_init_shared`: a 256-byte
+/// `weir_region_header`, then the placed shedder
+/// (`weir_shedder_footprint`); 64-aligned. Checked and answered as
+/// `weir_shedder_footprint`.
+weir_status weir_shedder_shared_footprint(const weir_shedder_policy *policy,
+                                          size_t *bytes,
+                                          size_t *align);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Lays a shedder that processes share in `mem`, memory the caller maps
+/// `MAP_SHARED`, and writes it to `*out` for this process: a
+/// `weir_region_header` (its kind WEIR_REGION_SHEDDER, the policy), then
+/// the shedder `weir_shedder_init_in` would lay, its slots found from the
+/// region and its lock a robust, process-shared mutex. Another process gets
+/// its own `weir_shedder *` from `weir_shedder_attach`; every
+/// `weir_shedder_*` call then works on the one shedder, so it sees every
+/// process's calls in flight and latencies together (a ticket settles in
+/// any process). Lay it once, before any process attaches.
+///
+/// A process killed while it holds the lock leaves it to the next caller,
+/// which checks the shedder's queues and counts: kept as the dead call left
+/// it if they hold together (that call's one update may be half made),
+/// reset otherwise to an empty window at the latest `now` it saw, with no
+/// call in flight (calls settled later do not count below zero). That call
+/// answers `WEIR_ERR_REGION_RECOVERED` (`weir_shedder_allow` refuses
+/// instead) and does nothing else; `weir_shedder_recoveries` counts both
+/// outcomes. A process killed outside the lock leaves its calls in flight
+/// unsettled: they count in `weir_shedder_flying` until a reset.
+/// Checked as `weir_breaker_init_shared` checks its region, the policy as
+/// `weir_shedder_new` checks it.
+weir_status weir_shedder_init_shared(void *mem,
+                                     size_t len,
+                                     const weir_shedder_policy *policy,
+                                     int64_t now,
+                                     weir_shedder **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Checks the region at `mem` that `weir_shedder_init_shared` laid and
+/// writes its shedder, for this process, to `*out`: refused with the
+/// statuses `weir_breaker_attach` lists, nothing written.
+weir_status weir_shedder_attach(void *mem, size_t len, weir_shedder **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes what a shared shedder's lock has recovered from (see
+/// `weir_shedder_init_shared`) to `*out`; all zero for a shedder that is
+/// not shared. `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_POISONED`.
+/// A reading: it changes nothing.
+weir_status weir_shedder_recoveries(const weir_shedder *shedder, weir_recoveries *out);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -4687,6 +4744,14 @@ int weir_hosted_only_weir_shedder_footprint(void) WEIR_HOSTED_ONLY_(weir_shedder
 #define weir_shedder_footprint(...) weir_hosted_only_weir_shedder_footprint()
 int weir_hosted_only_weir_shedder_init_in(void) WEIR_HOSTED_ONLY_(weir_shedder_init_in);
 #define weir_shedder_init_in(...) weir_hosted_only_weir_shedder_init_in()
+int weir_hosted_only_weir_shedder_shared_footprint(void) WEIR_HOSTED_ONLY_(weir_shedder_shared_footprint);
+#define weir_shedder_shared_footprint(...) weir_hosted_only_weir_shedder_shared_footprint()
+int weir_hosted_only_weir_shedder_init_shared(void) WEIR_HOSTED_ONLY_(weir_shedder_init_shared);
+#define weir_shedder_init_shared(...) weir_hosted_only_weir_shedder_init_shared()
+int weir_hosted_only_weir_shedder_attach(void) WEIR_HOSTED_ONLY_(weir_shedder_attach);
+#define weir_shedder_attach(...) weir_hosted_only_weir_shedder_attach()
+int weir_hosted_only_weir_shedder_recoveries(void) WEIR_HOSTED_ONLY_(weir_shedder_recoveries);
+#define weir_shedder_recoveries(...) weir_hosted_only_weir_shedder_recoveries()
 int weir_hosted_only_weir_shedder_allow(void) WEIR_HOSTED_ONLY_(weir_shedder_allow);
 #define weir_shedder_allow(...) weir_hosted_only_weir_shedder_allow()
 int weir_hosted_only_weir_shedder_allow_class(void) WEIR_HOSTED_ONLY_(weir_shedder_allow_class);

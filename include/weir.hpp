@@ -480,6 +480,27 @@ public:
         if (status != WEIR_OK) return status;
         return Bucket(out);
     }
+    // Shared between processes: laid once in memory mapped MAP_SHARED
+    // (weir_bucket_init_shared), attached by each process
+    // (weir_bucket_attach); destroying the object leaves the region alone.
+    static result<weir::footprint> shared_footprint() noexcept {
+        weir::footprint out{};
+        weir_status status = weir_bucket_shared_footprint(&out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Bucket> place_shared(void* mem, std::size_t len, double rate, double burst, instant now) noexcept {
+        weir_bucket* out = nullptr;
+        weir_status status = weir_bucket_init_shared(mem, len, rate, burst, now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return Bucket(out);
+    }
+    static result<Bucket> attach(void* mem, std::size_t len) noexcept {
+        weir_bucket* out = nullptr;
+        weir_status status = weir_bucket_attach(mem, len, &out);
+        if (status != WEIR_OK) return status;
+        return Bucket(out);
+    }
 
 private:
     explicit Bucket(weir_bucket* bucket) noexcept : handle(bucket) {}
@@ -742,6 +763,36 @@ public:
         weir_status status = weir_shedder_init_in(mem, len, &c, now.ns(), &out);
         if (status != WEIR_OK) return status;
         return Shedder(out);
+    }
+    // Shared between processes: laid once in memory mapped MAP_SHARED
+    // (weir_shedder_init_shared), attached by each process
+    // (weir_shedder_attach); destroying the object leaves the region alone.
+    static result<weir::footprint> shared_footprint(const ShedderPolicy& policy) noexcept {
+        weir_shedder_policy c = policy.c();
+        weir::footprint out{};
+        weir_status status = weir_shedder_shared_footprint(&c, &out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Shedder> place_shared(void* mem, std::size_t len, const ShedderPolicy& policy, instant now) noexcept {
+        weir_shedder_policy c = policy.c();
+        weir_shedder* out = nullptr;
+        weir_status status = weir_shedder_init_shared(mem, len, &c, now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return Shedder(out);
+    }
+    static result<Shedder> attach(void* mem, std::size_t len) noexcept {
+        weir_shedder* out = nullptr;
+        weir_status status = weir_shedder_attach(mem, len, &out);
+        if (status != WEIR_OK) return status;
+        return Shedder(out);
+    }
+    // What the shared lock recovered from (weir_shedder_recoveries).
+    result<weir_recoveries> recoveries() const noexcept {
+        weir_recoveries out{};
+        weir_status status = weir_shedder_recoveries(get(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
     }
 
 private:
@@ -1436,6 +1487,36 @@ public:
         weir_status status = weir_breaker_init_in(mem, len, &c, now.ns(), &out);
         if (status != WEIR_OK) return status;
         return Breaker(out);
+    }
+    // Shared between processes: laid once in memory mapped MAP_SHARED
+    // (weir_breaker_init_shared), attached by each process
+    // (weir_breaker_attach); destroying the object leaves the region alone.
+    static result<weir::footprint> shared_footprint(const BreakerPolicy& policy) noexcept {
+        weir_breaker_policy c = policy.c();
+        weir::footprint out{};
+        weir_status status = weir_breaker_shared_footprint(&c, &out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Breaker> place_shared(void* mem, std::size_t len, const BreakerPolicy& policy, instant now) noexcept {
+        weir_breaker_policy c = policy.c();
+        weir_breaker* out = nullptr;
+        weir_status status = weir_breaker_init_shared(mem, len, &c, now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return Breaker(out);
+    }
+    static result<Breaker> attach(void* mem, std::size_t len) noexcept {
+        weir_breaker* out = nullptr;
+        weir_status status = weir_breaker_attach(mem, len, &out);
+        if (status != WEIR_OK) return status;
+        return Breaker(out);
+    }
+    // What the shared lock recovered from (weir_breaker_recoveries).
+    result<weir_recoveries> recoveries() const noexcept {
+        weir_recoveries out{};
+        weir_status status = weir_breaker_recoveries(get(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
     }
 
 private:

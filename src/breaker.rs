@@ -11,8 +11,8 @@ use crate::guard::{
     value_mut, write_footprint, write_out, Guarded, Handle,
 };
 use crate::region::{
-    attach, lay_shared, read_recoveries, region_footprint, run_fits, weir_recoveries, HandleLock,
-    Layout, Repair, Shareable, WEIR_REGION_BREAKER,
+    attach, lay_shared, plain_bytes, read_recoveries, region_footprint, run_fits, weir_recoveries,
+    HandleLock, Layout, Repair, Shareable, WEIR_REGION_BREAKER,
 };
 use crate::slots::Slots;
 use crate::status::weir_status::{self, *};
@@ -528,21 +528,9 @@ pub extern "C" fn weir_breaker_init_shared(
         Ok(sre) => sre,
         Err(status) => return status,
     };
-    lay_shared(mem, len, out, policy_bytes(&sre), |at, room, placed| {
+    lay_shared(mem, len, out, plain_bytes(&sre), |at, room, placed| {
         weir_breaker_init_in(at, room, &sre, now, placed)
     })
-}
-
-/// The policy's bytes as the region header keeps them.
-fn policy_bytes(sre: &weir_breaker_policy) -> &[u8] {
-    // SAFETY: the policy is plain integers and doubles with no padding
-    // (its offsets are pinned above and add up to its 72 bytes).
-    unsafe {
-        core::slice::from_raw_parts(
-            (sre as *const weir_breaker_policy).cast::<u8>(),
-            core::mem::size_of::<weir_breaker_policy>(),
-        )
-    }
 }
 
 /// Checks the region at `mem` (`len` bytes, as mapped in this process)

@@ -218,6 +218,17 @@ pub(crate) fn region_footprint(layout: &Layout) -> Result<(usize, usize), weir_s
     Ok((bytes, layout.align.max(WEIR_REGION_ALIGN)))
 }
 
+/// The bytes of a policy struct, as the region header keeps them. Only
+/// for the C policy structs, whose fields are integers and doubles with no
+/// padding (each pins its offsets and size).
+pub(crate) fn plain_bytes<T: Copy>(value: &T) -> &[u8] {
+    // SAFETY: `T` is one of the C policy structs: every byte of it is a
+    // field's, so all are initialised; the slice borrows `value`.
+    unsafe {
+        core::slice::from_raw_parts((value as *const T).cast::<u8>(), core::mem::size_of::<T>())
+    }
+}
+
 /// Lays a shared handle: checks `mem`, `len` and `out`, lets `place` lay
 /// the handle after the header (it checks the arguments and writes
 /// nothing on an error), makes it shared, then writes the header, last.

@@ -100,6 +100,15 @@ const INDEX: &[Entry] = &[
                 &["weir_shedder_footprint", "weir_shedder_init_in"],
             ),
             (
+                "shared",
+                &[
+                    "weir_shedder_shared_footprint",
+                    "weir_shedder_init_shared",
+                    "weir_shedder_attach",
+                    "weir_shedder_recoveries",
+                ],
+            ),
+            (
                 "calls",
                 &[
                     "weir_shedder_allow (fills a weir_shedder_ticket)",

@@ -48,6 +48,7 @@ use weir::limiter::*;
 use weir::period::*;
 use weir::pool::*;
 use weir::rate::*;
+use weir::region::*;
 use weir::shedder::*;
 use weir::sliding::*;
 use weir::status::weir_status::{self, *};
@@ -3399,4 +3400,165 @@ fn placed_handles_never_panic_and_refuse_short_or_misaligned_memory() {
     }
     eprintln!("placed handles: {calls} calls");
     assert_no_panics("placed handles");
+}
+
+// Shared regions: weir_X_init_shared in memory of any length and
+// alignment with hostile arguments, then weir_X_attach on the region as
+// laid, with one byte of its header changed, shortened, and over random
+// bytes.
+
+#[test]
+fn shared_regions_never_panic_and_refuse_changed_headers() {
+    count_panics();
+    let mut rng = Rng::new(seed(0x5a4ed));
+    let mut lines = Vec::new();
+    let mut calls = 0u64;
+    for _ in 0..rounds(1_500) {
+        let kind = rng.below(3) as usize;
+        let breaker_policy = hostile_breaker_policy(&mut rng);
+        let shed_policy = hostile_shed(&mut rng);
+        let (rate, burst) = (rng.unit() * 1e3, rng.unit() * 100.0);
+        let now = rng.i64();
+        let (mut bytes, mut align) = (0usize, 0usize);
+        let names = [
+            "weir_breaker_shared_footprint",
+            "weir_shedder_shared_footprint",
+            "weir_bucket_shared_footprint",
+        ];
+        let footprint = match kind {
+            0 => weir_breaker_shared_footprint(&breaker_policy, &mut bytes, &mut align),
+            1 => weir_shedder_shared_footprint(&shed_policy, &mut bytes, &mut align),
+            _ => weir_bucket_shared_footprint(&mut bytes, &mut align),
+        };
+        sane(footprint, names[kind]);
+        calls += 1;
+        if footprint != WEIR_OK || bytes > 1 << 22 {
+            continue;
+        }
+        assert_eq!(align, 64);
+        let shift = if rng.one_in(5) {
+            [1, 8, 32][rng.below(3) as usize]
+        } else {
+            0
+        };
+        let mem = placed_memory(&mut lines, bytes, shift);
+        let len = placed_len(bytes, &mut rng).min(bytes + 64);
+        let fits = shift == 0 && len >= bytes;
+        macro_rules! shared {
+            ($init:literal, $attach:literal, $lay:expr, $attach_fn:expr, $use:expr) => {{
+                let mut out = null_mut();
+                let status = sane($lay(mem, len, &mut out), $init);
+                calls += 1;
+                if status != WEIR_OK {
+                    assert!(out.is_null(), "{} wrote *out on {status:?}", $init);
+                    if fits {
+                        assert!(
+                            status != WEIR_ERR_PLACED_TOO_SMALL
+                                && status != WEIR_ERR_PLACED_MISALIGNED,
+                            "{} refused memory that fits",
+                            $init
+                        );
+                    }
+                    continue;
+                }
+                assert!(fits, "{} laid a region in memory that does not fit", $init);
+                let handle = (mem as usize + WEIR_REGION_HEADER_BYTES) as *mut c_void;
+                assert_eq!(out as *mut c_void, handle);
+                let mut again = null_mut();
+                assert_eq!(sane($attach_fn(mem, bytes, &mut again), $attach), WEIR_OK);
+                assert_eq!(again, out);
+                $use(again);
+                // One header byte changed: refused, nothing written.
+                let header = mem.cast::<u8>();
+                let at = rng.below(WEIR_REGION_HEADER_BYTES as u64) as usize;
+                let flip = 1 + rng.below(255) as u8;
+                // SAFETY (test): `at` is inside the region's header.
+                unsafe { *header.add(at) ^= flip };
+                let mut refused = null_mut();
+                let status = sane($attach_fn(mem, bytes, &mut refused), $attach);
+                calls += 1;
+                assert_ne!(
+                    status, WEIR_OK,
+                    "{} took a header changed at byte {at}",
+                    $attach
+                );
+                assert!(refused.is_null());
+                // SAFETY (test): as above, put back.
+                unsafe { *header.add(at) ^= flip };
+                let short = rng.below(bytes as u64) as usize;
+                assert_eq!(
+                    sane($attach_fn(mem, short, &mut refused), $attach),
+                    WEIR_ERR_REGION_SIZE
+                );
+                assert_eq!(sane($attach_fn(mem, bytes, &mut refused), $attach), WEIR_OK);
+                // Random bytes over the whole region.
+                for word in 0..bytes / 8 {
+                    // SAFETY (test): inside the region's `bytes`.
+                    unsafe { *mem.cast::<u64>().add(word) = rng.next() };
+                }
+                let mut random = null_mut();
+                let status = sane($attach_fn(mem, bytes, &mut random), $attach);
+                calls += 1;
+                assert_ne!(status, WEIR_OK);
+                assert!(random.is_null());
+            }};
+        }
+        match kind {
+            0 => shared!(
+                "weir_breaker_init_shared",
+                "weir_breaker_attach",
+                |m, l, o| weir_breaker_init_shared(m, l, &breaker_policy, now, o),
+                |m, l, o| weir_breaker_attach(m, l, o),
+                |b: *mut weir_breaker| {
+                    let mut ticket = weir_breaker_ticket::default();
+                    if weir_breaker_allow(b, now, 0.5, &mut ticket) {
+                        sane(weir_breaker_pass(b, &mut ticket, now), "weir_breaker_pass");
+                    }
+                    let mut recoveries = weir_recoveries::default();
+                    assert_eq!(
+                        sane(
+                            weir_breaker_recoveries(b, &mut recoveries),
+                            "weir_breaker_recoveries"
+                        ),
+                        WEIR_OK
+                    );
+                    assert_eq!(recoveries, weir_recoveries::default());
+                    weir_breaker_free(b);
+                }
+            ),
+            1 => shared!(
+                "weir_shedder_init_shared",
+                "weir_shedder_attach",
+                |m, l, o| weir_shedder_init_shared(m, l, &shed_policy, now, o),
+                |m, l, o| weir_shedder_attach(m, l, o),
+                |s: *mut weir_shedder| {
+                    let mut ticket = weir_shedder_ticket::default();
+                    if weir_shedder_allow(s, now, 500, &mut ticket) {
+                        sane(weir_shedder_fail(s, &mut ticket), "weir_shedder_fail");
+                    }
+                    let mut recoveries = weir_recoveries::default();
+                    assert_eq!(
+                        sane(
+                            weir_shedder_recoveries(s, &mut recoveries),
+                            "weir_shedder_recoveries"
+                        ),
+                        WEIR_OK
+                    );
+                    weir_shedder_free(s);
+                }
+            ),
+            _ => shared!(
+                "weir_bucket_init_shared",
+                "weir_bucket_attach",
+                |m, l, o| weir_bucket_init_shared(m, l, rate, burst, now, o),
+                |m, l, o| weir_bucket_attach(m, l, o),
+                |b: *mut weir_bucket| {
+                    weir_bucket_take(b, now, 1.0);
+                    weir_bucket_free(b);
+                }
+            ),
+        }
+    }
+    assert!(calls > 0);
+    assert_no_panics("shared_regions_never_panic_and_refuse_changed_headers");
 }

@@ -75,6 +75,20 @@ static long pass_all(void *arg) {
     return passed;
 }
 
+/* Each worker holds 100 calls in flight through the one shedder: it sees
+ * the other workers' calls too. */
+static long hold_calls(void *arg) {
+    (void)arg;
+    weir_shedder *shedder = NULL;
+    CHECK_STATUS(weir_shedder_attach(region, REGION, &shedder), WEIR_OK);
+    long held = 0;
+    for (int i = 0; i < 100; i++) {
+        weir_shedder_ticket ticket;
+        held += weir_shedder_allow(shedder, 1000, 0, &ticket);
+    }
+    return held;
+}
+
 static void exact_across_processes(void) {
     region = map_region(REGION);
     size_t bytes = 0, align = 0;
@@ -115,6 +129,13 @@ static void exact_across_processes(void) {
     CHECK(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
     CHECK_STATUS(weir_breaker_read_tally(breaker, 9000, &tally), WEIR_OK);
     CHECK(tally.failure == 1);
+    weir_shedder *shedder = NULL;
+    CHECK_STATUS(weir_shedder_shared_footprint(NULL, &bytes, &align), WEIR_OK);
+    CHECK(bytes <= REGION && align == WEIR_REGION_ALIGN);
+    CHECK_STATUS(weir_shedder_init_shared(region, bytes, NULL, 0, &shedder), WEIR_OK);
+    CHECK(fork_workers(WORKERS, hold_calls, NULL) == WORKERS * 100);
+    CHECK(weir_shedder_flying(shedder) == WORKERS * 100);
+    CHECK_STATUS(weir_breaker_attach(region, REGION, &breaker), WEIR_ERR_REGION_KIND);
     /* A heap breaker is not shared: its recoveries read zero. */
     weir_breaker *heap = NULL;
     CHECK_STATUS(weir_breaker_new(NULL, 0, &heap), WEIR_OK);
@@ -249,6 +270,22 @@ static void breaker_loop(int worker) {
     }
 }
 
+/* A worker's endless loop on the shared shedder: calls let through and
+ * settled, passed or failed, with the CPU reading moving. */
+static void shedder_loop(int worker) {
+    weir_shedder *shedder = NULL;
+    if (weir_shedder_attach(region, REGION, &shedder) != WEIR_OK) _exit(3);
+    uint64_t seed = 0x7654321ull + (uint64_t)worker * 7919 + (uint64_t)getpid();
+    for (int64_t now = 0;; now += 1000) {
+        weir_shedder_ticket ticket;
+        if (weir_shedder_allow(shedder, now, (int32_t)(next_random(&seed) % 1000), &ticket)) {
+            weir_status settled = next_random(&seed) & 1 ? weir_shedder_pass(shedder, &ticket, now)
+                                                        : weir_shedder_fail(shedder, &ticket);
+            if (settled != WEIR_OK && settled != WEIR_ERR_REGION_RECOVERED) _exit(4);
+        }
+    }
+}
+
 /* Counted takes: `counted[w]` is what worker w's takes got, written after
  * each take (a kill between the two loses one, never adds one). */
 static void bucket_loop(int worker, long *counted) {
@@ -265,6 +302,7 @@ static pid_t start_worker(int type, int worker, long *counted) {
     CHECK(pid >= 0);
     if (pid == 0) {
         if (type == 0) breaker_loop(worker);
+        if (type == 2) shedder_loop(worker);
         bucket_loop(worker, counted);
     }
     return pid;
@@ -279,14 +317,17 @@ static void sleep_us(long us) {
  * after each kill this process calls the handle itself (an alarm bounds
  * every call). */
 static void kills_leave_the_rest_running(int kills) {
-    for (int type = 0; type < 2; type++) {
+    for (int type = 0; type < 3; type++) {
         region = map_region(REGION);
         long *counted = map_region(4096);
         weir_breaker *breaker = NULL;
         weir_bucket *bucket = NULL;
+        weir_shedder *shedder = NULL;
         const double burst = 1e8;
         if (type == 0)
             CHECK_STATUS(weir_breaker_init_shared(region, REGION, NULL, 0, &breaker), WEIR_OK);
+        else if (type == 2)
+            CHECK_STATUS(weir_shedder_init_shared(region, REGION, NULL, 0, &shedder), WEIR_OK);
         else
             CHECK_STATUS(weir_bucket_init_shared(region, REGION, 0.0, burst, 0, &bucket), WEIR_OK);
         pid_t pids[WORKERS];
@@ -308,6 +349,10 @@ static void kills_leave_the_rest_running(int kills) {
                 recovered_calls += read == WEIR_ERR_REGION_RECOVERED;
                 if (read == WEIR_OK)
                     CHECK(tally.total == tally.success + tally.failure + tally.drop);
+            } else if (type == 2) {
+                weir_shedder_ticket ticket;
+                (void)weir_shedder_allow(shedder, INT64_MAX / 2, 0, &ticket);
+                CHECK(weir_shedder_flying(shedder) >= 0);
             } else {
                 (void)weir_bucket_tokens(bucket, 5);
             }
@@ -335,6 +380,13 @@ static void kills_leave_the_rest_running(int kills) {
             CHECK(tally.total == tally.success + tally.failure + tally.drop);
             printf("breaker: %d kills, %llu recoveries (%llu resets)\n", kills,
                    (unsigned long long)recoveries.recovered, (unsigned long long)recoveries.reset);
+        } else if (type == 2) {
+            weir_recoveries recoveries;
+            CHECK_STATUS(weir_shedder_recoveries(shedder, &recoveries), WEIR_OK);
+            CHECK(recoveries.reset <= recoveries.recovered);
+            printf("shedder: %d kills, %llu recoveries (%llu resets), %lld in flight\n", kills,
+                   (unsigned long long)recoveries.recovered, (unsigned long long)recoveries.reset,
+                   (long long)weir_shedder_flying(shedder));
         } else {
             long total = 0;
             for (int w = 0; w < WORKERS; w++) total += counted[w];
