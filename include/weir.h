@@ -40,12 +40,12 @@
  *
  * ```
  * weir_status — what a call that can fail reports (WEIR_OK is 0)
- *   section  line 0318
+ *   section  line 0322
  *   reads    weir_status_str, weir_version (WEIR_VERSION)
  *   counts   weir_counts (filled by each read_counts)
  *
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
- *   section  line 0811
+ *   section  line 0826
  *   policy   weir_breaker_policy (for the breaker), weir_breaker_policy_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
  *   placed   weir_breaker_footprint, weir_breaker_init_in
@@ -59,7 +59,7 @@
  *   counts   weir_breaker_start_counting, weir_breaker_read_counts
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 1197
+ *   section  line 1212
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
  *   placed   weir_shedder_footprint, weir_shedder_init_in
@@ -72,7 +72,7 @@
  *   counts   weir_shedder_start_counting, weir_shedder_read_counts
  *
  * weir_window — rolling window of sums and counts
- *   section  line 1550
+ *   section  line 1565
  *   make     weir_window_new, weir_window_free
  *   placed   weir_window_footprint, weir_window_init_in
  *   calls    weir_window_add
@@ -81,7 +81,7 @@
  *   counts   weir_window_start_counting, weir_window_read_counts
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1706
+ *   section  line 1721
  *   make     weir_bucket_new, weir_bucket_free
  *   placed   weir_bucket_footprint, weir_bucket_init_in
  *   shared   weir_bucket_shared_footprint, weir_bucket_init_shared,
@@ -91,7 +91,7 @@
  *   counts   weir_bucket_start_counting, weir_bucket_read_counts
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 1947
+ *   section  line 1962
  *   make     weir_sliding_new, weir_sliding_free
  *   placed   weir_sliding_footprint, weir_sliding_init_in
  *   calls    weir_sliding_take
@@ -99,23 +99,27 @@
  *   counts   weir_sliding_start_counting, weir_sliding_read_counts
  *
  * weir_period — fixed-window quota per period
- *   section  line 2072
+ *   section  line 2087
  *   make     weir_period_new, weir_period_free
  *   placed   weir_period_footprint, weir_period_init_in
+ *   shared   weir_period_shared_footprint, weir_period_init_shared,
+ *            weir_period_attach, weir_period_recoveries
  *   calls    weir_period_take (weir_period_quota)
  *   reads    weir_period_left, weir_period_next
  *   counts   weir_period_start_counting, weir_period_read_counts
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 2221
+ *   section  line 2284
  *   make     weir_gate_new, weir_gate_free
  *   placed   weir_gate_footprint, weir_gate_init_in
+ *   shared   weir_gate_shared_footprint, weir_gate_init_shared,
+ *            weir_gate_attach
  *   calls    weir_gate_enter, weir_gate_leave
  *   reads    weir_gate_held
  *   counts   weir_gate_start_counting, weir_gate_read_counts
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 2318
+ *   section  line 2413
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy),
@@ -131,7 +135,7 @@
  *   counts   weir_concurrency_start_counting, weir_concurrency_read_counts
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 2630
+ *   section  line 2725
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   placed   weir_budget_footprint, weir_budget_init_in
@@ -140,19 +144,19 @@
  *   counts   weir_budget_start_counting, weir_budget_read_counts
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 2828
+ *   section  line 2923
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 2968
+ *   section  line 3063
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 3012
+ *   section  line 3107
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   calls    weir_pool_take (weir_pool_taken, WEIR_POOL_TAKEN_*),
@@ -164,7 +168,7 @@
  *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 3409
+ *   section  line 3504
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -173,13 +177,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 3571
+ *   section  line 3666
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 3700
+ *   section  line 3795
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -189,11 +193,11 @@
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 3973
+ *   section  line 4068
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 4150
+ *   section  line 4245
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   calls    weir_lease_take (weir_lease_answer, WEIR_LEASE_*),
@@ -203,7 +207,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 4396
+ *   section  line 4491
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -217,7 +221,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 4658
+ *   section  line 4753
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -692,6 +696,16 @@ typedef int32_t weir_status;
 #endif
 
 #if defined(WEIR_HOSTED)
+/// `weir_region_header.kind` of a shared gate.
+#define WEIR_REGION_GATE 4
+#endif
+
+#if defined(WEIR_HOSTED)
+/// `weir_region_header.kind` of a shared period counter.
+#define WEIR_REGION_PERIOD 5
+#endif
+
+#if defined(WEIR_HOSTED)
 /// What a handle decided since `weir_<type>_start_counting` turned its
 /// counting on (right after `weir_<type>_new`, that is since it was made).
 /// Every handle type fills the same struct, so that one exporter reads them
@@ -739,7 +753,8 @@ typedef struct WEIR_ALIGN(8) {
 /// The header every shared region starts with, 256 bytes, written by a
 /// `weir_X_init_shared` call and checked, field by field, by every
 /// `weir_X_attach`. It holds no pointer; every field is little-endian on
-/// the hosts weir builds for.
+/// the hosts weir builds for. Aligned as a uint64_t; a region starts at a
+/// multiple of WEIR_REGION_ALIGN (64).
 ///
 /// A bloom array in shared memory (`weir_bloom_init_in`) keeps its own
 /// 64-byte header, layout version 2 (WEIR_BLOOM_VERSION), which maps onto
@@ -749,13 +764,13 @@ typedef struct WEIR_ALIGN(8) {
 /// to a `weir_X_attach` call is refused with `WEIR_ERR_REGION_KIND`. A later
 /// bloom layout that takes this header will have version 3, which programs
 /// of this version refuse with `WEIR_ERR_BLOOM_VERSION`.
-typedef struct WEIR_ALIGN(64) {
+typedef struct WEIR_ALIGN(8) {
   /// WEIR_REGION_MAGIC.
   uint64_t magic;
   /// WEIR_REGION_LAYOUT when laid by this build.
   uint32_t layout;
   /// What the region holds: WEIR_REGION_BREAKER, WEIR_REGION_SHEDDER,
-  /// WEIR_REGION_BUCKET.
+  /// WEIR_REGION_BUCKET, WEIR_REGION_GATE, WEIR_REGION_PERIOD.
   uint32_t kind;
   /// The region's bytes, header included: what `weir_X_shared_footprint`
   /// answered for its policy.
@@ -836,7 +851,7 @@ const char *weir_version(void);
 /// and the rest are refused when the caller's roll falls under `drop`. Safe
 /// to share between threads: each call takes a short per-handle lock, and a
 /// decision never rescans the window. Heap per handle: 32 bytes per bucket
-/// plus about 260 bytes (1.5 KiB at the preset). Made by `weir_breaker_new`, freed by `weir_breaker_free`.
+/// plus about 380 bytes (1.6 KiB at the preset). Made by `weir_breaker_new`, freed by `weir_breaker_free`.
 ///
 /// What the preset does to an outage (the bay's breaker panel, picture in
 /// docs/bay-breaker.svg; bay/tests/breaker_figures.rs measures it: 100
@@ -1000,7 +1015,7 @@ void weir_breaker_free(weir_breaker *breaker);
 #if defined(WEIR_HOSTED)
 /// The bytes and the alignment a placed breaker with this policy needs
 /// (NULL: the preset), written to `*bytes` and `*align`: the handle and one
-/// 32-byte bucket per `size` (1584 bytes, 8-aligned, at the preset on a
+/// 32-byte bucket per `size` (1656 bytes, 8-aligned, at the preset on a
 /// 64-bit host). The policy is checked as `weir_breaker_new` checks it, with
 /// its statuses; `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bytes`
 /// or `align` pointer, and nothing is written on an error.
@@ -1221,7 +1236,7 @@ weir_status weir_breaker_read_counts(const weir_breaker *breaker, weir_counts *o
 /// response time are kept in two monotonic queues over the complete
 /// buckets, so a decision's work is O(1) amortised at any bucket count.
 /// Heap per handle: 48 bytes per bucket (the bucket and room for its entry
-/// in each queue, reserved at construction) plus about 290 bytes (under
+/// in each queue, reserved at construction) plus about 350 bytes (under
 /// 3 KB at the preset). Made by `weir_shedder_new`, freed by
 /// `weir_shedder_free`.
 typedef struct weir_shedder weir_shedder;
@@ -2074,7 +2089,7 @@ weir_status weir_sliding_read_counts(const weir_sliding *sliding, weir_counts *o
 
 #if defined(WEIR_HOSTED)
 /// A fixed-window counter: at most `quota` events per period. Takes a short
-/// per-handle lock and is safe to use from many threads at once; 96 bytes
+/// per-handle lock and is safe to use from many threads at once; 160 bytes
 /// of heap per handle. Made by `weir_period_new`, freed by
 /// `weir_period_free`.
 typedef struct weir_period weir_period;
@@ -2161,6 +2176,54 @@ weir_status weir_period_init_in(void *mem,
                                 int64_t period_ns,
                                 bool align,
                                 weir_period **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The bytes and the alignment a shared period needs
+/// (`weir_period_init_shared`), written to `*bytes` and `*align`: a
+/// 256-byte `weir_region_header`, then the period; 64-aligned.
+/// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad pointer; nothing is
+/// written on an error.
+weir_status weir_period_shared_footprint(size_t *bytes, size_t *align);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Lays a period counter that processes share in `mem`, memory the caller
+/// maps `MAP_SHARED`, and writes it to `*out` for this process: a
+/// `weir_region_header` (its kind WEIR_REGION_PERIOD; its policy the quota
+/// and the period, two int64_t, then `align` as one byte), then the
+/// counter `weir_period_init_in` would lay, its lock a robust,
+/// process-shared mutex. Another process gets its own `weir_period *` from
+/// `weir_period_attach`; the quota then holds across the processes
+/// together. A process killed holding the lock leaves the counter as its
+/// take left it (a take cut off part-way counts the event or not, or keeps
+/// the old period's count into a new period, which refuses more, never
+/// admits more); the next call answers as a recovered call does (see
+/// `weir_breaker_init_shared`: `weir_period_take` refuses) and
+/// `weir_period_recoveries` counts it. Lay it once, before any process
+/// attaches. Checked as `weir_breaker_init_shared` checks its region, the
+/// arguments as `weir_period_new` checks them.
+weir_status weir_period_init_shared(void *mem,
+                                    size_t len,
+                                    int64_t quota,
+                                    int64_t period_ns,
+                                    bool align,
+                                    weir_period **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Checks the region at `mem` that `weir_period_init_shared` laid and
+/// writes its period, for this process, to `*out`: refused with the
+/// statuses `weir_breaker_attach` lists, nothing written.
+weir_status weir_period_attach(void *mem, size_t len, weir_period **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes what a shared period counter's lock has recovered from (see
+/// `weir_period_init_shared`) to `*out`; all zero for one that is not
+/// shared. `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_POISONED`. A
+/// reading: it changes nothing.
+weir_status weir_period_recoveries(const weir_period *period, weir_recoveries *out);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -2266,6 +2329,38 @@ weir_status weir_gate_footprint(size_t *bytes, size_t *align);
 /// (`WEIR_ERR_NULL`), `mem` misaligned (`WEIR_ERR_PLACED_MISALIGNED`), `len`
 /// below the footprint (`WEIR_ERR_PLACED_TOO_SMALL`).
 weir_status weir_gate_init_in(void *mem, size_t len, int64_t limit, weir_gate **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The bytes and the alignment a shared gate needs
+/// (`weir_gate_init_shared`), written to `*bytes` and `*align`: a
+/// 256-byte `weir_region_header`, then the gate; 64-aligned.
+/// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad pointer; nothing is
+/// written on an error.
+weir_status weir_gate_shared_footprint(size_t *bytes, size_t *align);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Lays a gate that processes share in `mem`, memory the caller maps
+/// `MAP_SHARED`, and writes it to `*out` for this process: a
+/// `weir_region_header` (its kind WEIR_REGION_GATE; its policy the limit,
+/// an int64_t), then the gate `weir_gate_init_in` would lay. Another
+/// process gets its own `weir_gate *` from `weir_gate_attach`; the ceiling
+/// then holds across the processes together. Its state is one atomic
+/// count, so a process killed at any point leaves it whole, but a process
+/// killed inside (between its enter and its leave) never leaves: its place
+/// stays taken until the region is laid again. Lay it once, before any
+/// process attaches. Checked as `weir_breaker_init_shared` checks its
+/// region (`WEIR_ERR_NULL`, `WEIR_ERR_PLACED_MISALIGNED`,
+/// `WEIR_ERR_REGION_UNSUPPORTED`, `WEIR_ERR_PLACED_TOO_SMALL`).
+weir_status weir_gate_init_shared(void *mem, size_t len, int64_t limit, weir_gate **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Checks the region at `mem` that `weir_gate_init_shared` laid and
+/// writes its gate, for this process, to `*out`: refused with the
+/// statuses `weir_breaker_attach` lists, nothing written.
+weir_status weir_gate_attach(void *mem, size_t len, weir_gate **out);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -4842,6 +4937,14 @@ int weir_hosted_only_weir_period_footprint(void) WEIR_HOSTED_ONLY_(weir_period_f
 #define weir_period_footprint(...) weir_hosted_only_weir_period_footprint()
 int weir_hosted_only_weir_period_init_in(void) WEIR_HOSTED_ONLY_(weir_period_init_in);
 #define weir_period_init_in(...) weir_hosted_only_weir_period_init_in()
+int weir_hosted_only_weir_period_shared_footprint(void) WEIR_HOSTED_ONLY_(weir_period_shared_footprint);
+#define weir_period_shared_footprint(...) weir_hosted_only_weir_period_shared_footprint()
+int weir_hosted_only_weir_period_init_shared(void) WEIR_HOSTED_ONLY_(weir_period_init_shared);
+#define weir_period_init_shared(...) weir_hosted_only_weir_period_init_shared()
+int weir_hosted_only_weir_period_attach(void) WEIR_HOSTED_ONLY_(weir_period_attach);
+#define weir_period_attach(...) weir_hosted_only_weir_period_attach()
+int weir_hosted_only_weir_period_recoveries(void) WEIR_HOSTED_ONLY_(weir_period_recoveries);
+#define weir_period_recoveries(...) weir_hosted_only_weir_period_recoveries()
 int weir_hosted_only_weir_period_take(void) WEIR_HOSTED_ONLY_(weir_period_take);
 #define weir_period_take(...) weir_hosted_only_weir_period_take()
 int weir_hosted_only_weir_period_left(void) WEIR_HOSTED_ONLY_(weir_period_left);
@@ -4860,6 +4963,12 @@ int weir_hosted_only_weir_gate_footprint(void) WEIR_HOSTED_ONLY_(weir_gate_footp
 #define weir_gate_footprint(...) weir_hosted_only_weir_gate_footprint()
 int weir_hosted_only_weir_gate_init_in(void) WEIR_HOSTED_ONLY_(weir_gate_init_in);
 #define weir_gate_init_in(...) weir_hosted_only_weir_gate_init_in()
+int weir_hosted_only_weir_gate_shared_footprint(void) WEIR_HOSTED_ONLY_(weir_gate_shared_footprint);
+#define weir_gate_shared_footprint(...) weir_hosted_only_weir_gate_shared_footprint()
+int weir_hosted_only_weir_gate_init_shared(void) WEIR_HOSTED_ONLY_(weir_gate_init_shared);
+#define weir_gate_init_shared(...) weir_hosted_only_weir_gate_init_shared()
+int weir_hosted_only_weir_gate_attach(void) WEIR_HOSTED_ONLY_(weir_gate_attach);
+#define weir_gate_attach(...) weir_hosted_only_weir_gate_attach()
 int weir_hosted_only_weir_gate_enter(void) WEIR_HOSTED_ONLY_(weir_gate_enter);
 #define weir_gate_enter(...) weir_hosted_only_weir_gate_enter()
 int weir_hosted_only_weir_gate_leave(void) WEIR_HOSTED_ONLY_(weir_gate_leave);

@@ -259,6 +259,26 @@ public:
         if (status != WEIR_OK) return status;
         return Gate(out);
     }
+    // Shared between processes (weir_gate_init_shared, weir_gate_attach);
+    // destroying the object leaves the region alone.
+    static result<weir::footprint> shared_footprint() noexcept {
+        weir::footprint out{};
+        weir_status status = weir_gate_shared_footprint(&out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Gate> place_shared(void* mem, std::size_t len, std::int64_t limit) noexcept {
+        weir_gate* out = nullptr;
+        weir_status status = weir_gate_init_shared(mem, len, limit, &out);
+        if (status != WEIR_OK) return status;
+        return Gate(out);
+    }
+    static result<Gate> attach(void* mem, std::size_t len) noexcept {
+        weir_gate* out = nullptr;
+        weir_status status = weir_gate_attach(mem, len, &out);
+        if (status != WEIR_OK) return status;
+        return Gate(out);
+    }
 
 private:
     explicit Gate(weir_gate* gate) noexcept : handle(gate) {}
@@ -587,6 +607,34 @@ public:
         weir_status status = weir_period_init_in(mem, len, quota, period.count(), align, &out);
         if (status != WEIR_OK) return status;
         return Period(out);
+    }
+    // Shared between processes (weir_period_init_shared,
+    // weir_period_attach); destroying the object leaves the region alone.
+    static result<weir::footprint> shared_footprint() noexcept {
+        weir::footprint out{};
+        weir_status status = weir_period_shared_footprint(&out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Period> place_shared(void* mem, std::size_t len, std::int64_t quota, nanoseconds period,
+                                       bool align = false) noexcept {
+        weir_period* out = nullptr;
+        weir_status status = weir_period_init_shared(mem, len, quota, period.count(), align, &out);
+        if (status != WEIR_OK) return status;
+        return Period(out);
+    }
+    static result<Period> attach(void* mem, std::size_t len) noexcept {
+        weir_period* out = nullptr;
+        weir_status status = weir_period_attach(mem, len, &out);
+        if (status != WEIR_OK) return status;
+        return Period(out);
+    }
+    // What the shared lock recovered from (weir_period_recoveries).
+    result<weir_recoveries> recoveries() const noexcept {
+        weir_recoveries out{};
+        weir_status status = weir_period_recoveries(get(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
     }
 
 private:

@@ -284,7 +284,7 @@ fn next_tag() -> u32 {
 /// and the rest are refused when the caller's roll falls under `drop`. Safe
 /// to share between threads: each call takes a short per-handle lock, and a
 /// decision never rescans the window. Heap per handle: 32 bytes per bucket
-/// plus about 260 bytes (1.5 KiB at the preset). Made by `weir_breaker_new`, freed by `weir_breaker_free`.
+/// plus about 380 bytes (1.6 KiB at the preset). Made by `weir_breaker_new`, freed by `weir_breaker_free`.
 ///
 /// What the preset does to an outage (the bay's breaker panel, picture in
 /// docs/bay-breaker.svg; bay/tests/breaker_figures.rs measures it: 100
@@ -349,7 +349,7 @@ fn checked(policy: *const weir_breaker_policy) -> Result<BreakerPolicy, weir_sta
 
 /// The bytes and the alignment a placed breaker with this policy needs
 /// (NULL: the preset), written to `*bytes` and `*align`: the handle and one
-/// 32-byte bucket per `size` (1584 bytes, 8-aligned, at the preset on a
+/// 32-byte bucket per `size` (1656 bytes, 8-aligned, at the preset on a
 /// 64-bit host). The policy is checked as `weir_breaker_new` checks it, with
 /// its statuses; `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bytes`
 /// or `align` pointer, and nothing is written on an error.

@@ -45,11 +45,16 @@ pub const WEIR_REGION_BREAKER: u32 = 1;
 pub const WEIR_REGION_SHEDDER: u32 = 2;
 /// `weir_region_header.kind` of a shared bucket.
 pub const WEIR_REGION_BUCKET: u32 = 3;
+/// `weir_region_header.kind` of a shared gate.
+pub const WEIR_REGION_GATE: u32 = 4;
+/// `weir_region_header.kind` of a shared period counter.
+pub const WEIR_REGION_PERIOD: u32 = 5;
 
 /// The header every shared region starts with, 256 bytes, written by a
 /// `weir_X_init_shared` call and checked, field by field, by every
 /// `weir_X_attach`. It holds no pointer; every field is little-endian on
-/// the hosts weir builds for.
+/// the hosts weir builds for. Aligned as a uint64_t; a region starts at a
+/// multiple of WEIR_REGION_ALIGN (64).
 ///
 /// A bloom array in shared memory (`weir_bloom_init_in`) keeps its own
 /// 64-byte header, layout version 2 (WEIR_BLOOM_VERSION), which maps onto
@@ -59,7 +64,7 @@ pub const WEIR_REGION_BUCKET: u32 = 3;
 /// to a `weir_X_attach` call is refused with `WEIR_ERR_REGION_KIND`. A later
 /// bloom layout that takes this header will have version 3, which programs
 /// of this version refuse with `WEIR_ERR_BLOOM_VERSION`.
-#[repr(C, align(64))]
+#[repr(C, align(8))]
 #[derive(Clone, Copy, Debug)]
 pub struct weir_region_header {
     /// WEIR_REGION_MAGIC.
@@ -67,7 +72,7 @@ pub struct weir_region_header {
     /// WEIR_REGION_LAYOUT when laid by this build.
     pub layout: u32,
     /// What the region holds: WEIR_REGION_BREAKER, WEIR_REGION_SHEDDER,
-    /// WEIR_REGION_BUCKET.
+    /// WEIR_REGION_BUCKET, WEIR_REGION_GATE, WEIR_REGION_PERIOD.
     pub kind: u32,
     /// The region's bytes, header included: what `weir_X_shared_footprint`
     /// answered for its policy.
@@ -99,10 +104,7 @@ pub struct weir_region_header {
 }
 
 assert_eq_size!(weir_region_header, [u8; WEIR_REGION_HEADER_BYTES]);
-const_assert_eq!(
-    core::mem::align_of::<weir_region_header>(),
-    WEIR_REGION_ALIGN
-);
+const_assert_eq!(core::mem::align_of::<weir_region_header>(), 8);
 const_assert_eq!(core::mem::offset_of!(weir_region_header, layout), 8);
 const_assert_eq!(core::mem::offset_of!(weir_region_header, kind), 12);
 const_assert_eq!(core::mem::offset_of!(weir_region_header, bytes), 16);

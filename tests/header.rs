@@ -200,6 +200,15 @@ const INDEX: &[Entry] = &[
         rows: &[
             ("make", &["weir_period_new", "weir_period_free"]),
             ("placed", &["weir_period_footprint", "weir_period_init_in"]),
+            (
+                "shared",
+                &[
+                    "weir_period_shared_footprint",
+                    "weir_period_init_shared",
+                    "weir_period_attach",
+                    "weir_period_recoveries",
+                ],
+            ),
             ("calls", &["weir_period_take (weir_period_quota)"]),
             ("reads", &["weir_period_left", "weir_period_next"]),
             (
@@ -214,6 +223,14 @@ const INDEX: &[Entry] = &[
         rows: &[
             ("make", &["weir_gate_new", "weir_gate_free"]),
             ("placed", &["weir_gate_footprint", "weir_gate_init_in"]),
+            (
+                "shared",
+                &[
+                    "weir_gate_shared_footprint",
+                    "weir_gate_init_shared",
+                    "weir_gate_attach",
+                ],
+            ),
             ("calls", &["weir_gate_enter", "weir_gate_leave"]),
             ("reads", &["weir_gate_held"]),
             (

@@ -3414,8 +3414,9 @@ fn shared_regions_never_panic_and_refuse_changed_headers() {
     let mut lines = Vec::new();
     let mut calls = 0u64;
     for _ in 0..rounds(1_500) {
-        let kind = rng.below(3) as usize;
+        let kind = rng.below(5) as usize;
         let breaker_policy = hostile_breaker_policy(&mut rng);
+        let (limit, quota, span, align_to) = (rng.i64(), rng.i64(), rng.span(), rng.one_in(2));
         let shed_policy = hostile_shed(&mut rng);
         let (rate, burst) = (rng.unit() * 1e3, rng.unit() * 100.0);
         let now = rng.i64();
@@ -3424,11 +3425,15 @@ fn shared_regions_never_panic_and_refuse_changed_headers() {
             "weir_breaker_shared_footprint",
             "weir_shedder_shared_footprint",
             "weir_bucket_shared_footprint",
+            "weir_gate_shared_footprint",
+            "weir_period_shared_footprint",
         ];
         let footprint = match kind {
             0 => weir_breaker_shared_footprint(&breaker_policy, &mut bytes, &mut align),
             1 => weir_shedder_shared_footprint(&shed_policy, &mut bytes, &mut align),
-            _ => weir_bucket_shared_footprint(&mut bytes, &mut align),
+            2 => weir_bucket_shared_footprint(&mut bytes, &mut align),
+            3 => weir_gate_shared_footprint(&mut bytes, &mut align),
+            _ => weir_period_shared_footprint(&mut bytes, &mut align),
         };
         sane(footprint, names[kind]);
         calls += 1;
@@ -3545,6 +3550,36 @@ fn shared_regions_never_panic_and_refuse_changed_headers() {
                         WEIR_OK
                     );
                     weir_shedder_free(s);
+                }
+            ),
+            3 => shared!(
+                "weir_gate_init_shared",
+                "weir_gate_attach",
+                |m, l, o| weir_gate_init_shared(m, l, limit, o),
+                |m, l, o| weir_gate_attach(m, l, o),
+                |g: *mut weir_gate| {
+                    if weir_gate_enter(g) {
+                        weir_gate_leave(g);
+                    }
+                    weir_gate_free(g);
+                }
+            ),
+            4 => shared!(
+                "weir_period_init_shared",
+                "weir_period_attach",
+                |m, l, o| weir_period_init_shared(m, l, quota, span, align_to, o),
+                |m, l, o| weir_period_attach(m, l, o),
+                |p: *mut weir_period| {
+                    weir_period_take(p, now);
+                    let mut recoveries = weir_recoveries::default();
+                    assert_eq!(
+                        sane(
+                            weir_period_recoveries(p, &mut recoveries),
+                            "weir_period_recoveries"
+                        ),
+                        WEIR_OK
+                    );
+                    weir_period_free(p);
                 }
             ),
             _ => shared!(

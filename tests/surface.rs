@@ -118,6 +118,41 @@ const EVERY_FACE: &str = "every face";
 const OPT_OUTS: &[OptOut] = &[
     OptOut {
         face: "Go package",
+        name: "weir_gate_shared_footprint",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_gate_init_shared",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_gate_attach",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_period_shared_footprint",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_period_init_shared",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_period_attach",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_period_recoveries",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
         name: "weir_breaker_shared_footprint",
         reason: SHARED_IN_GO,
     },

@@ -1,4 +1,5 @@
-//! Shared regions under attack: a breaker, shedder or bucket region laid
+//! Shared regions under attack: a breaker, shedder, bucket, gate or
+//! period counter's region laid
 //! by `weir_X_init_shared`, then bytes of the fuzzer's choosing written
 //! over it (anywhere in its header or handle), or the whole region made of
 //! the fuzzer's bytes, then `weir_X_attach` with a length of its choosing.
@@ -15,6 +16,8 @@ use std::ptr::null_mut;
 use libfuzzer_sys::fuzz_target;
 use weir::breaker::*;
 use weir::bucket::*;
+use weir::gate::*;
+use weir::period::*;
 use weir::region::*;
 use weir::shedder::*;
 use weir::status::weir_status::*;
@@ -27,7 +30,7 @@ struct Line([u8; 64]);
 fuzz_target!(|data: &[u8]| {
     abort_on_panic();
     let mut input = Input::new(data);
-    let kind = input.u8() % 3;
+    let kind = input.u8() % 5;
     let (mut bytes, mut align) = (0usize, 0usize);
     let mut breaker_policy = weir_breaker_policy_preset();
     breaker_policy.size = 1 + i32::from(input.u8() % 64);
@@ -36,7 +39,9 @@ fuzz_target!(|data: &[u8]| {
     let status = match kind {
         0 => weir_breaker_shared_footprint(&breaker_policy, &mut bytes, &mut align),
         1 => weir_shedder_shared_footprint(&shedder_policy, &mut bytes, &mut align),
-        _ => weir_bucket_shared_footprint(&mut bytes, &mut align),
+        2 => weir_bucket_shared_footprint(&mut bytes, &mut align),
+        3 => weir_gate_shared_footprint(&mut bytes, &mut align),
+        _ => weir_period_shared_footprint(&mut bytes, &mut align),
     };
     assert_eq!(status, WEIR_OK);
     let mut lines = vec![Line([0; 64]); bytes / 64 + 1];
@@ -44,7 +49,9 @@ fuzz_target!(|data: &[u8]| {
     let laid = match kind {
         0 => weir_breaker_init_shared(mem, bytes, &breaker_policy, 0, &mut null_mut()),
         1 => weir_shedder_init_shared(mem, bytes, &shedder_policy, 0, &mut null_mut()),
-        _ => weir_bucket_init_shared(mem, bytes, 1.0, 10.0, 0, &mut null_mut()),
+        2 => weir_bucket_init_shared(mem, bytes, 1.0, 10.0, 0, &mut null_mut()),
+        3 => weir_gate_init_shared(mem, bytes, 4, &mut null_mut()),
+        _ => weir_period_init_shared(mem, bytes, 4, 1_000_000, false, &mut null_mut()),
     };
     assert_eq!(laid, WEIR_OK);
     // SAFETY: `lines` holds at least `bytes` bytes from `mem`, borrowed
@@ -71,7 +78,9 @@ fuzz_target!(|data: &[u8]| {
     let status = match kind {
         0 => weir_breaker_attach(mem, len, (&mut out as *mut *mut c_void).cast()),
         1 => weir_shedder_attach(mem, len, (&mut out as *mut *mut c_void).cast()),
-        _ => weir_bucket_attach(mem, len, (&mut out as *mut *mut c_void).cast()),
+        2 => weir_bucket_attach(mem, len, (&mut out as *mut *mut c_void).cast()),
+        3 => weir_gate_attach(mem, len, (&mut out as *mut *mut c_void).cast()),
+        _ => weir_period_attach(mem, len, (&mut out as *mut *mut c_void).cast()),
     };
     assert_ne!(status, WEIR_ERR_PANIC);
     if status == WEIR_OK {
@@ -82,6 +91,7 @@ fuzz_target!(|data: &[u8]| {
         let read = match kind {
             0 => weir_breaker_recoveries(out.cast(), &mut recoveries),
             1 => weir_shedder_recoveries(out.cast(), &mut recoveries),
+            4 => weir_period_recoveries(out.cast(), &mut recoveries),
             _ => WEIR_OK,
         };
         assert_eq!(read, WEIR_OK);

@@ -89,6 +89,26 @@ static long hold_calls(void *arg) {
     return held;
 }
 
+/* Each worker enters the one gate and takes from the one period counter,
+ * 100 times each, leaving nothing. */
+static long enter_all(void *arg) {
+    (void)arg;
+    weir_gate *gate = NULL;
+    CHECK_STATUS(weir_gate_attach(region, REGION, &gate), WEIR_OK);
+    long in = 0;
+    for (int i = 0; i < 100; i++) in += weir_gate_enter(gate);
+    return in;
+}
+
+static long take_period(void *arg) {
+    (void)arg;
+    weir_period *period = NULL;
+    CHECK_STATUS(weir_period_attach(region, REGION, &period), WEIR_OK);
+    long got = 0;
+    for (int i = 0; i < TAKES; i++) got += weir_period_take(period, 7) != WEIR_PERIOD_QUOTA_OVER;
+    return got;
+}
+
 static void exact_across_processes(void) {
     region = map_region(REGION);
     size_t bytes = 0, align = 0;
@@ -136,6 +156,20 @@ static void exact_across_processes(void) {
     CHECK(fork_workers(WORKERS, hold_calls, NULL) == WORKERS * 100);
     CHECK(weir_shedder_flying(shedder) == WORKERS * 100);
     CHECK_STATUS(weir_breaker_attach(region, REGION, &breaker), WEIR_ERR_REGION_KIND);
+    weir_gate *gate = NULL;
+    CHECK_STATUS(weir_gate_shared_footprint(&bytes, &align), WEIR_OK);
+    CHECK_STATUS(weir_gate_init_shared(region, bytes, 10, &gate), WEIR_OK);
+    CHECK(fork_workers(WORKERS, enter_all, NULL) == 10);
+    CHECK(weir_gate_enter(gate) == false);
+    weir_period *period = NULL;
+    CHECK_STATUS(weir_period_shared_footprint(&bytes, &align), WEIR_OK);
+    CHECK_STATUS(weir_period_init_shared(region, bytes, 1000, 3600 * 1000000000ll, false, &period),
+                 WEIR_OK);
+    CHECK(fork_workers(WORKERS, take_period, NULL) == 1000);
+    CHECK(weir_period_take(period, 7) == WEIR_PERIOD_QUOTA_OVER);
+    CHECK_STATUS(weir_period_recoveries(period, &recoveries), WEIR_OK);
+    CHECK(recoveries.recovered == 0);
+    CHECK_STATUS(weir_gate_attach(region, REGION, &gate), WEIR_ERR_REGION_KIND);
     /* A heap breaker is not shared: its recoveries read zero. */
     weir_breaker *heap = NULL;
     CHECK_STATUS(weir_breaker_new(NULL, 0, &heap), WEIR_OK);

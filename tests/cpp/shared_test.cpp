@@ -62,11 +62,14 @@ TEST(Shared, BadRegionsAreRefused) {
     std::memset(region.mem, 0x77, 4096);
     EXPECT_EQ(weir::Shedder::attach(region.mem, kRegion).error(),
               weir::make_error_code(WEIR_ERR_REGION_FOREIGN));
-    auto shedder = weir::Shedder::place_shared(region.mem, kRegion, weir::ShedderPolicy{}, weir::instant(0));
-    ASSERT_TRUE(shedder);
-    EXPECT_TRUE(weir::Shedder::attach(region.mem, kRegion));
-    EXPECT_EQ(weir::Breaker::attach(region.mem, kRegion).error(),
-              weir::make_error_code(WEIR_ERR_REGION_KIND));
+    {
+        // Destroyed before the region is laid again as another type.
+        auto shedder = weir::Shedder::place_shared(region.mem, kRegion, weir::ShedderPolicy{}, weir::instant(0));
+        ASSERT_TRUE(shedder);
+        EXPECT_TRUE(weir::Shedder::attach(region.mem, kRegion));
+        EXPECT_EQ(weir::Breaker::attach(region.mem, kRegion).error(),
+                  weir::make_error_code(WEIR_ERR_REGION_KIND));
+    }
     EXPECT_EQ(weir::Bucket::attach(region.mem, 100).error(), weir::make_error_code(WEIR_ERR_REGION_SIZE));
     auto fp = weir::Bucket::shared_footprint();
     ASSERT_TRUE(fp);
@@ -76,4 +79,27 @@ TEST(Shared, BadRegionsAreRefused) {
     ASSERT_TRUE(again);
     EXPECT_TRUE(again->take(weir::instant(1), 10.0));
     EXPECT_FALSE(bucket->take(weir::instant(1), 1.0));
+}
+
+TEST(Shared, AGateAndAPeriodHoldAcrossAttachments) {
+    Mapping region;
+    ASSERT_NE(region.mem, MAP_FAILED);
+    {
+        // Destroyed before the region is laid again as another type.
+        auto gate = weir::Gate::place_shared(region.mem, kRegion, 1);
+        ASSERT_TRUE(gate);
+        auto other = weir::Gate::attach(region.mem, kRegion);
+        ASSERT_TRUE(other);
+        EXPECT_TRUE(gate->enter());
+        EXPECT_FALSE(other->enter());
+    }
+    EXPECT_EQ(weir::Period::attach(region.mem, kRegion).error(),
+              weir::make_error_code(WEIR_ERR_REGION_KIND));
+    auto period = weir::Period::place_shared(region.mem, kRegion, 2, std::chrono::seconds(1));
+    ASSERT_TRUE(period);
+    auto again = weir::Period::attach(region.mem, kRegion);
+    ASSERT_TRUE(again);
+    auto recoveries = again->recoveries();
+    ASSERT_TRUE(recoveries);
+    EXPECT_EQ(recoveries->recovered, 0u);
 }
