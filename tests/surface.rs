@@ -105,10 +105,9 @@ const PLACED_IN_GO: &str = "a placed handle keeps its slots' address, so C would
     pointer rules forbid for Go memory; Go programs use the heap handles, which \
     live in C's memory and which a finalizer frees";
 
-const SHARED_IN_GO: &str = "the Go package does not open shared handles in this \
-    version: a Go program shares a bloom array or a rate or GCRA word over an mmapped file \
-    (OpenBloomFile, the words' *At forms); shared handles reach Go with a mapping helper \
-    that keeps the file mapped while any handle over it lives";
+const SHARED_IN_GO: &str = "the Go package opens a shared breaker and a shared bucket \
+    over an mmapped file (OpenSharedBreakerFile, OpenSharedBucketFile); the shedder, gate \
+    and period counter are not shared from Go in this version";
 
 /// An opt-out's face that stands for every face checking the name's kind.
 const EVERY_FACE: &str = "every face";
@@ -153,26 +152,6 @@ const OPT_OUTS: &[OptOut] = &[
     },
     OptOut {
         face: "Go package",
-        name: "weir_breaker_shared_footprint",
-        reason: SHARED_IN_GO,
-    },
-    OptOut {
-        face: "Go package",
-        name: "weir_breaker_init_shared",
-        reason: SHARED_IN_GO,
-    },
-    OptOut {
-        face: "Go package",
-        name: "weir_breaker_attach",
-        reason: SHARED_IN_GO,
-    },
-    OptOut {
-        face: "Go package",
-        name: "weir_breaker_recoveries",
-        reason: SHARED_IN_GO,
-    },
-    OptOut {
-        face: "Go package",
         name: "weir_shedder_shared_footprint",
         reason: SHARED_IN_GO,
     },
@@ -189,21 +168,6 @@ const OPT_OUTS: &[OptOut] = &[
     OptOut {
         face: "Go package",
         name: "weir_shedder_recoveries",
-        reason: SHARED_IN_GO,
-    },
-    OptOut {
-        face: "Go package",
-        name: "weir_bucket_shared_footprint",
-        reason: SHARED_IN_GO,
-    },
-    OptOut {
-        face: "Go package",
-        name: "weir_bucket_init_shared",
-        reason: SHARED_IN_GO,
-    },
-    OptOut {
-        face: "Go package",
-        name: "weir_bucket_attach",
         reason: SHARED_IN_GO,
     },
     OptOut {
