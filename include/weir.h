@@ -40,12 +40,12 @@
  *
  * ```
  * weir_status — what a call that can fail reports (WEIR_OK is 0)
- *   section  line 0322
+ *   section  line 0330
  *   reads    weir_status_str, weir_version (WEIR_VERSION)
  *   counts   weir_counts (filled by each read_counts)
  *
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
- *   section  line 0826
+ *   section  line 0856
  *   policy   weir_breaker_policy (for the breaker), weir_breaker_policy_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
  *   placed   weir_breaker_footprint, weir_breaker_init_in
@@ -59,7 +59,7 @@
  *   counts   weir_breaker_start_counting, weir_breaker_read_counts
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 1212
+ *   section  line 1242
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
  *   placed   weir_shedder_footprint, weir_shedder_init_in
@@ -72,16 +72,18 @@
  *   counts   weir_shedder_start_counting, weir_shedder_read_counts
  *
  * weir_window — rolling window of sums and counts
- *   section  line 1565
+ *   section  line 1595
  *   make     weir_window_new, weir_window_free
  *   placed   weir_window_footprint, weir_window_init_in
+ *   shared   weir_window_shared_footprint, weir_window_init_shared,
+ *            weir_window_attach, weir_window_recoveries
  *   calls    weir_window_add
  *   reads    weir_window_read_total (weir_window_total),
  *            weir_window_read_buckets, weir_window_size, weir_window_width
  *   counts   weir_window_start_counting, weir_window_read_counts
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1721
+ *   section  line 1801
  *   make     weir_bucket_new, weir_bucket_free
  *   placed   weir_bucket_footprint, weir_bucket_init_in
  *   shared   weir_bucket_shared_footprint, weir_bucket_init_shared,
@@ -91,15 +93,17 @@
  *   counts   weir_bucket_start_counting, weir_bucket_read_counts
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 1962
+ *   section  line 2042
  *   make     weir_sliding_new, weir_sliding_free
  *   placed   weir_sliding_footprint, weir_sliding_init_in
+ *   shared   weir_sliding_shared_footprint, weir_sliding_init_shared,
+ *            weir_sliding_attach, weir_sliding_recoveries
  *   calls    weir_sliding_take
  *   reads    weir_sliding_left, weir_sliding_next
  *   counts   weir_sliding_start_counting, weir_sliding_read_counts
  *
  * weir_period — fixed-window quota per period
- *   section  line 2087
+ *   section  line 2216
  *   make     weir_period_new, weir_period_free
  *   placed   weir_period_footprint, weir_period_init_in
  *   shared   weir_period_shared_footprint, weir_period_init_shared,
@@ -109,7 +113,7 @@
  *   counts   weir_period_start_counting, weir_period_read_counts
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 2284
+ *   section  line 2413
  *   make     weir_gate_new, weir_gate_free
  *   placed   weir_gate_footprint, weir_gate_init_in
  *   shared   weir_gate_shared_footprint, weir_gate_init_shared,
@@ -119,13 +123,15 @@
  *   counts   weir_gate_start_counting, weir_gate_read_counts
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 2413
+ *   section  line 2542
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy),
  *            weir_concurrency_new_partitioned (weir_concurrency_partition),
  *            weir_concurrency_free
  *   placed   weir_concurrency_footprint, weir_concurrency_init_in
+ *   shared   weir_concurrency_shared_footprint, weir_concurrency_init_shared,
+ *            weir_concurrency_attach, weir_concurrency_recoveries
  *   calls    weir_concurrency_enter (fills a weir_concurrency_ticket),
  *            weir_concurrency_leave, weir_concurrency_enter_partition,
  *            weir_concurrency_leave_partition
@@ -135,28 +141,30 @@
  *   counts   weir_concurrency_start_counting, weir_concurrency_read_counts
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 2725
+ *   section  line 2899
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   placed   weir_budget_footprint, weir_budget_init_in
+ *   shared   weir_budget_shared_footprint, weir_budget_init_shared,
+ *            weir_budget_attach, weir_budget_recoveries
  *   calls    weir_budget_deposit, weir_budget_withdraw
  *   reads    weir_budget_left, weir_budget_tokens
  *   counts   weir_budget_start_counting, weir_budget_read_counts
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 2923
+ *   section  line 3143
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 3063
+ *   section  line 3283
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 3107
+ *   section  line 3327
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   calls    weir_pool_take (weir_pool_taken, WEIR_POOL_TAKEN_*),
@@ -168,7 +176,7 @@
  *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 3504
+ *   section  line 3724
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -177,13 +185,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 3666
+ *   section  line 3886
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 3795
+ *   section  line 4015
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -193,11 +201,11 @@
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 4068
+ *   section  line 4288
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 4245
+ *   section  line 4465
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   calls    weir_lease_take (weir_lease_answer, WEIR_LEASE_*),
@@ -207,7 +215,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 4491
+ *   section  line 4711
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -221,7 +229,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 4753
+ *   section  line 4973
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -706,6 +714,26 @@ typedef int32_t weir_status;
 #endif
 
 #if defined(WEIR_HOSTED)
+/// `weir_region_header.kind` of a shared retry budget.
+#define WEIR_REGION_BUDGET 6
+#endif
+
+#if defined(WEIR_HOSTED)
+/// `weir_region_header.kind` of a shared adaptive limit.
+#define WEIR_REGION_CONCURRENCY 7
+#endif
+
+#if defined(WEIR_HOSTED)
+/// `weir_region_header.kind` of a shared window.
+#define WEIR_REGION_WINDOW 8
+#endif
+
+#if defined(WEIR_HOSTED)
+/// `weir_region_header.kind` of a shared sliding window.
+#define WEIR_REGION_SLIDING 9
+#endif
+
+#if defined(WEIR_HOSTED)
 /// What a handle decided since `weir_<type>_start_counting` turned its
 /// counting on (right after `weir_<type>_new`, that is since it was made).
 /// Every handle type fills the same struct, so that one exporter reads them
@@ -770,7 +798,9 @@ typedef struct WEIR_ALIGN(8) {
   /// WEIR_REGION_LAYOUT when laid by this build.
   uint32_t layout;
   /// What the region holds: WEIR_REGION_BREAKER, WEIR_REGION_SHEDDER,
-  /// WEIR_REGION_BUCKET, WEIR_REGION_GATE, WEIR_REGION_PERIOD.
+  /// WEIR_REGION_BUCKET, WEIR_REGION_GATE, WEIR_REGION_PERIOD,
+  /// WEIR_REGION_BUDGET, WEIR_REGION_CONCURRENCY, WEIR_REGION_WINDOW,
+  /// WEIR_REGION_SLIDING.
   uint32_t kind;
   /// The region's bytes, header included: what `weir_X_shared_footprint`
   /// answered for its policy.
@@ -1576,7 +1606,7 @@ weir_status weir_shedder_read_counts(const weir_shedder *shedder,
 /// reading at a later `now` skips them without clearing, so two reads at the
 /// same `now` agree; a `now` before the head bucket opened counts as no time
 /// passing. Safe to share between threads: each call takes a short
-/// per-handle lock. Heap per handle: 16 bytes per bucket plus about 100
+/// per-handle lock. Heap per handle: 16 bytes per bucket plus about 180
 /// bytes. Made by `weir_window_new`, freed by `weir_window_free`.
 typedef struct weir_window weir_window;
 #endif
@@ -1642,6 +1672,56 @@ weir_status weir_window_init_in(void *mem,
                                 int64_t window_ns,
                                 int64_t now,
                                 weir_window **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The bytes and the alignment a shared window needs
+/// (`weir_window_init_shared`), written to `*bytes` and `*align`: a
+/// 256-byte `weir_region_header`, then the placed window
+/// (`weir_window_footprint`); 64-aligned. Checked and answered as
+/// `weir_window_footprint`.
+weir_status weir_window_shared_footprint(int32_t size,
+                                         int64_t window_ns,
+                                         size_t *bytes,
+                                         size_t *align);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Lays a window that processes share in `mem`, memory the caller maps
+/// `MAP_SHARED`, and writes it to `*out` for this process: a
+/// `weir_region_header` (its kind WEIR_REGION_WINDOW; its policy `size`, an int32_t, then `window_ns`, an int64_t),
+/// then the window `weir_window_init_in` would lay, its lock a robust,
+/// process-shared mutex. Another process gets its own `weir_window *` from
+/// `weir_window_attach`; every `weir_window_*` call then works on the one
+/// window. A process killed holding the lock leaves the window as its
+/// call left it (at most that call's one value added or not); the next call answers as a recovered call
+/// does (see `weir_breaker_init_shared`) and `weir_window_recoveries`
+/// counts it. Lay it once, before any process attaches. Checked as
+/// `weir_breaker_init_shared` checks its region (`WEIR_ERR_NULL`,
+/// `WEIR_ERR_PLACED_MISALIGNED`, `WEIR_ERR_REGION_UNSUPPORTED`,
+/// `WEIR_ERR_PLACED_TOO_SMALL`), the arguments as `weir_window_init_in`
+/// checks them.
+weir_status weir_window_init_shared(void *mem,
+                                    size_t len,
+                                    int32_t size,
+                                    int64_t window_ns,
+                                    int64_t now,
+                                    weir_window **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Checks the region at `mem` that `weir_window_init_shared` laid and
+/// writes its window, for this process, to `*out`: refused with the
+/// statuses `weir_breaker_attach` lists, nothing written.
+weir_status weir_window_attach(void *mem, size_t len, weir_window **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes what a shared window's lock has recovered from (see
+/// `weir_window_init_shared`) to `*out`; all zero for one that is not
+/// shared. `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_POISONED`. A
+/// reading: it changes nothing.
+weir_status weir_window_recoveries(const weir_window *handle, weir_recoveries *out);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -1969,7 +2049,7 @@ weir_status weir_bucket_read_counts(const weir_bucket *bucket, weir_counts *out)
 #if defined(WEIR_HOSTED)
 /// An exact sliding-window counter: at most `quota` events in any stretch
 /// of `window_ns`. Takes a short per-handle lock and is safe to use from
-/// many threads at once; 112 bytes of heap per handle plus 8 bytes per unit
+/// many threads at once; 184 bytes of heap per handle plus 8 bytes per unit
 /// of quota (one stamp per event it counts), allocated once by
 /// `weir_sliding_new`. Freed by `weir_sliding_free`.
 typedef struct weir_sliding weir_sliding;
@@ -2028,6 +2108,55 @@ weir_status weir_sliding_init_in(void *mem,
                                  int64_t quota,
                                  int64_t window_ns,
                                  weir_sliding **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The bytes and the alignment a shared sliding window needs
+/// (`weir_sliding_init_shared`), written to `*bytes` and `*align`: a
+/// 256-byte `weir_region_header`, then the placed sliding window
+/// (`weir_sliding_footprint`); 64-aligned. Checked and answered as
+/// `weir_sliding_footprint`.
+weir_status weir_sliding_shared_footprint(int64_t quota,
+                                          int64_t window_ns,
+                                          size_t *bytes,
+                                          size_t *align);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Lays a sliding window that processes share in `mem`, memory the caller maps
+/// `MAP_SHARED`, and writes it to `*out` for this process: a
+/// `weir_region_header` (its kind WEIR_REGION_SLIDING; its policy the quota then `window_ns`, two int64_t),
+/// then the sliding window `weir_sliding_init_in` would lay, its lock a robust,
+/// process-shared mutex. Another process gets its own `weir_sliding *` from
+/// `weir_sliding_attach`; every `weir_sliding_*` call then works on the one
+/// sliding window. A process killed holding the lock leaves the sliding window as its
+/// call left it (at most that call's one stamp written or not); the next call answers as a recovered call
+/// does (see `weir_breaker_init_shared`) and `weir_sliding_recoveries`
+/// counts it. Lay it once, before any process attaches. Checked as
+/// `weir_breaker_init_shared` checks its region (`WEIR_ERR_NULL`,
+/// `WEIR_ERR_PLACED_MISALIGNED`, `WEIR_ERR_REGION_UNSUPPORTED`,
+/// `WEIR_ERR_PLACED_TOO_SMALL`), the arguments as `weir_sliding_init_in`
+/// checks them.
+weir_status weir_sliding_init_shared(void *mem,
+                                     size_t len,
+                                     int64_t quota,
+                                     int64_t window_ns,
+                                     weir_sliding **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Checks the region at `mem` that `weir_sliding_init_shared` laid and
+/// writes its sliding window, for this process, to `*out`: refused with the
+/// statuses `weir_breaker_attach` lists, nothing written.
+weir_status weir_sliding_attach(void *mem, size_t len, weir_sliding **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes what a shared sliding window's lock has recovered from (see
+/// `weir_sliding_init_shared`) to `*out`; all zero for one that is not
+/// shared. `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_POISONED`. A
+/// reading: it changes nothing.
+weir_status weir_sliding_recoveries(const weir_sliding *handle, weir_recoveries *out);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -2445,7 +2574,7 @@ weir_status weir_gate_read_counts(const weir_gate *gate, weir_counts *out);
 /// as upstream takes it. A `now` before `start` is a 1 ns sample. Safe to
 /// share between threads: each call takes a short per-handle lock, so the
 /// calls in flight never exceed the limit at the moment each entered. Heap
-/// per handle: about 140 bytes. Made by `weir_concurrency_new`, freed by
+/// per handle: about 980 bytes. Made by `weir_concurrency_new`, freed by
 /// `weir_concurrency_free`.
 typedef struct weir_concurrency weir_concurrency;
 #endif
@@ -2609,6 +2738,51 @@ weir_status weir_concurrency_init_in(void *mem,
 #endif
 
 #if defined(WEIR_HOSTED)
+/// The bytes and the alignment a shared adaptive limit needs
+/// (`weir_concurrency_init_shared`), written to `*bytes` and `*align`: a
+/// 256-byte `weir_region_header`, then the placed adaptive limit
+/// (`weir_concurrency_footprint`); 64-aligned. Checked and answered as
+/// `weir_concurrency_footprint`.
+weir_status weir_concurrency_shared_footprint(size_t *bytes, size_t *align);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Lays a adaptive limit that processes share in `mem`, memory the caller maps
+/// `MAP_SHARED`, and writes it to `*out` for this process: a
+/// `weir_region_header` (its kind WEIR_REGION_CONCURRENCY; its policy the `weir_concurrency_policy`),
+/// then the adaptive limit `weir_concurrency_init_in` would lay, its lock a robust,
+/// process-shared mutex. Another process gets its own `weir_concurrency *` from
+/// `weir_concurrency_attach`; every `weir_concurrency_*` call then works on the one
+/// adaptive limit. A process killed holding the lock leaves the adaptive limit as its
+/// call left it (at most that call's one enter or leave counted or not; a process killed between its enter and its leave keeps its place in flight); the next call answers as a recovered call
+/// does (see `weir_breaker_init_shared`) and `weir_concurrency_recoveries`
+/// counts it. Lay it once, before any process attaches. Checked as
+/// `weir_breaker_init_shared` checks its region (`WEIR_ERR_NULL`,
+/// `WEIR_ERR_PLACED_MISALIGNED`, `WEIR_ERR_REGION_UNSUPPORTED`,
+/// `WEIR_ERR_PLACED_TOO_SMALL`), the arguments as `weir_concurrency_init_in`
+/// checks them.
+weir_status weir_concurrency_init_shared(void *mem,
+                                         size_t len,
+                                         const weir_concurrency_policy *policy,
+                                         weir_concurrency **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Checks the region at `mem` that `weir_concurrency_init_shared` laid and
+/// writes its adaptive limit, for this process, to `*out`: refused with the
+/// statuses `weir_breaker_attach` lists, nothing written.
+weir_status weir_concurrency_attach(void *mem, size_t len, weir_concurrency **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes what a shared adaptive limit's lock has recovered from (see
+/// `weir_concurrency_init_shared`) to `*out`; all zero for one that is not
+/// shared. `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_POISONED`. A
+/// reading: it changes nothing.
+weir_status weir_concurrency_recoveries(const weir_concurrency *handle, weir_recoveries *out);
+#endif
+
+#if defined(WEIR_HOSTED)
 /// Asks to start one call at `now`. True: go ahead; `*ticket` holds the
 /// call, to be given back once to `weir_concurrency_leave`. False: the
 /// limit is full, and `*ticket` is written as already left. False, changing
@@ -2754,7 +2928,7 @@ weir_status weir_concurrency_read_counts(const weir_concurrency *limit, weir_cou
 ///
 /// A `now` earlier than one seen is no time passing. Safe to share between
 /// threads: each call takes a short per-handle lock. Heap per handle: about
-/// 280 bytes. Made by `weir_budget_new`, freed by `weir_budget_free`.
+/// 330 bytes. Made by `weir_budget_new`, freed by `weir_budget_free`.
 typedef struct weir_budget weir_budget;
 #endif
 
@@ -2856,6 +3030,52 @@ weir_status weir_budget_init_in(void *mem,
                                 const weir_budget_policy *policy,
                                 int64_t now,
                                 weir_budget **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The bytes and the alignment a shared retry budget needs
+/// (`weir_budget_init_shared`), written to `*bytes` and `*align`: a
+/// 256-byte `weir_region_header`, then the placed retry budget
+/// (`weir_budget_footprint`); 64-aligned. Checked and answered as
+/// `weir_budget_footprint`.
+weir_status weir_budget_shared_footprint(size_t *bytes, size_t *align);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Lays a retry budget that processes share in `mem`, memory the caller maps
+/// `MAP_SHARED`, and writes it to `*out` for this process: a
+/// `weir_region_header` (its kind WEIR_REGION_BUDGET; its policy the `weir_budget_policy`),
+/// then the retry budget `weir_budget_init_in` would lay, its lock a robust,
+/// process-shared mutex. Another process gets its own `weir_budget *` from
+/// `weir_budget_attach`; every `weir_budget_*` call then works on the one
+/// retry budget. A process killed holding the lock leaves the retry budget as its
+/// call left it (at most that call's one deposit or withdrawal counted or not); the next call answers as a recovered call
+/// does (see `weir_breaker_init_shared`) and `weir_budget_recoveries`
+/// counts it. Lay it once, before any process attaches. Checked as
+/// `weir_breaker_init_shared` checks its region (`WEIR_ERR_NULL`,
+/// `WEIR_ERR_PLACED_MISALIGNED`, `WEIR_ERR_REGION_UNSUPPORTED`,
+/// `WEIR_ERR_PLACED_TOO_SMALL`), the arguments as `weir_budget_init_in`
+/// checks them.
+weir_status weir_budget_init_shared(void *mem,
+                                    size_t len,
+                                    const weir_budget_policy *policy,
+                                    int64_t now,
+                                    weir_budget **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Checks the region at `mem` that `weir_budget_init_shared` laid and
+/// writes its retry budget, for this process, to `*out`: refused with the
+/// statuses `weir_breaker_attach` lists, nothing written.
+weir_status weir_budget_attach(void *mem, size_t len, weir_budget **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes what a shared retry budget's lock has recovered from (see
+/// `weir_budget_init_shared`) to `*out`; all zero for one that is not
+/// shared. `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_POISONED`. A
+/// reading: it changes nothing.
+weir_status weir_budget_recoveries(const weir_budget *handle, weir_recoveries *out);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -4871,6 +5091,14 @@ int weir_hosted_only_weir_window_footprint(void) WEIR_HOSTED_ONLY_(weir_window_f
 #define weir_window_footprint(...) weir_hosted_only_weir_window_footprint()
 int weir_hosted_only_weir_window_init_in(void) WEIR_HOSTED_ONLY_(weir_window_init_in);
 #define weir_window_init_in(...) weir_hosted_only_weir_window_init_in()
+int weir_hosted_only_weir_window_shared_footprint(void) WEIR_HOSTED_ONLY_(weir_window_shared_footprint);
+#define weir_window_shared_footprint(...) weir_hosted_only_weir_window_shared_footprint()
+int weir_hosted_only_weir_window_init_shared(void) WEIR_HOSTED_ONLY_(weir_window_init_shared);
+#define weir_window_init_shared(...) weir_hosted_only_weir_window_init_shared()
+int weir_hosted_only_weir_window_attach(void) WEIR_HOSTED_ONLY_(weir_window_attach);
+#define weir_window_attach(...) weir_hosted_only_weir_window_attach()
+int weir_hosted_only_weir_window_recoveries(void) WEIR_HOSTED_ONLY_(weir_window_recoveries);
+#define weir_window_recoveries(...) weir_hosted_only_weir_window_recoveries()
 int weir_hosted_only_weir_window_add(void) WEIR_HOSTED_ONLY_(weir_window_add);
 #define weir_window_add(...) weir_hosted_only_weir_window_add()
 int weir_hosted_only_weir_window_read_total(void) WEIR_HOSTED_ONLY_(weir_window_read_total);
@@ -4919,6 +5147,14 @@ int weir_hosted_only_weir_sliding_footprint(void) WEIR_HOSTED_ONLY_(weir_sliding
 #define weir_sliding_footprint(...) weir_hosted_only_weir_sliding_footprint()
 int weir_hosted_only_weir_sliding_init_in(void) WEIR_HOSTED_ONLY_(weir_sliding_init_in);
 #define weir_sliding_init_in(...) weir_hosted_only_weir_sliding_init_in()
+int weir_hosted_only_weir_sliding_shared_footprint(void) WEIR_HOSTED_ONLY_(weir_sliding_shared_footprint);
+#define weir_sliding_shared_footprint(...) weir_hosted_only_weir_sliding_shared_footprint()
+int weir_hosted_only_weir_sliding_init_shared(void) WEIR_HOSTED_ONLY_(weir_sliding_init_shared);
+#define weir_sliding_init_shared(...) weir_hosted_only_weir_sliding_init_shared()
+int weir_hosted_only_weir_sliding_attach(void) WEIR_HOSTED_ONLY_(weir_sliding_attach);
+#define weir_sliding_attach(...) weir_hosted_only_weir_sliding_attach()
+int weir_hosted_only_weir_sliding_recoveries(void) WEIR_HOSTED_ONLY_(weir_sliding_recoveries);
+#define weir_sliding_recoveries(...) weir_hosted_only_weir_sliding_recoveries()
 int weir_hosted_only_weir_sliding_take(void) WEIR_HOSTED_ONLY_(weir_sliding_take);
 #define weir_sliding_take(...) weir_hosted_only_weir_sliding_take()
 int weir_hosted_only_weir_sliding_left(void) WEIR_HOSTED_ONLY_(weir_sliding_left);
@@ -4991,6 +5227,14 @@ int weir_hosted_only_weir_concurrency_footprint(void) WEIR_HOSTED_ONLY_(weir_con
 #define weir_concurrency_footprint(...) weir_hosted_only_weir_concurrency_footprint()
 int weir_hosted_only_weir_concurrency_init_in(void) WEIR_HOSTED_ONLY_(weir_concurrency_init_in);
 #define weir_concurrency_init_in(...) weir_hosted_only_weir_concurrency_init_in()
+int weir_hosted_only_weir_concurrency_shared_footprint(void) WEIR_HOSTED_ONLY_(weir_concurrency_shared_footprint);
+#define weir_concurrency_shared_footprint(...) weir_hosted_only_weir_concurrency_shared_footprint()
+int weir_hosted_only_weir_concurrency_init_shared(void) WEIR_HOSTED_ONLY_(weir_concurrency_init_shared);
+#define weir_concurrency_init_shared(...) weir_hosted_only_weir_concurrency_init_shared()
+int weir_hosted_only_weir_concurrency_attach(void) WEIR_HOSTED_ONLY_(weir_concurrency_attach);
+#define weir_concurrency_attach(...) weir_hosted_only_weir_concurrency_attach()
+int weir_hosted_only_weir_concurrency_recoveries(void) WEIR_HOSTED_ONLY_(weir_concurrency_recoveries);
+#define weir_concurrency_recoveries(...) weir_hosted_only_weir_concurrency_recoveries()
 int weir_hosted_only_weir_concurrency_enter(void) WEIR_HOSTED_ONLY_(weir_concurrency_enter);
 #define weir_concurrency_enter(...) weir_hosted_only_weir_concurrency_enter()
 int weir_hosted_only_weir_concurrency_leave(void) WEIR_HOSTED_ONLY_(weir_concurrency_leave);
@@ -5023,6 +5267,14 @@ int weir_hosted_only_weir_budget_footprint(void) WEIR_HOSTED_ONLY_(weir_budget_f
 #define weir_budget_footprint(...) weir_hosted_only_weir_budget_footprint()
 int weir_hosted_only_weir_budget_init_in(void) WEIR_HOSTED_ONLY_(weir_budget_init_in);
 #define weir_budget_init_in(...) weir_hosted_only_weir_budget_init_in()
+int weir_hosted_only_weir_budget_shared_footprint(void) WEIR_HOSTED_ONLY_(weir_budget_shared_footprint);
+#define weir_budget_shared_footprint(...) weir_hosted_only_weir_budget_shared_footprint()
+int weir_hosted_only_weir_budget_init_shared(void) WEIR_HOSTED_ONLY_(weir_budget_init_shared);
+#define weir_budget_init_shared(...) weir_hosted_only_weir_budget_init_shared()
+int weir_hosted_only_weir_budget_attach(void) WEIR_HOSTED_ONLY_(weir_budget_attach);
+#define weir_budget_attach(...) weir_hosted_only_weir_budget_attach()
+int weir_hosted_only_weir_budget_recoveries(void) WEIR_HOSTED_ONLY_(weir_budget_recoveries);
+#define weir_budget_recoveries(...) weir_hosted_only_weir_budget_recoveries()
 int weir_hosted_only_weir_budget_deposit(void) WEIR_HOSTED_ONLY_(weir_budget_deposit);
 #define weir_budget_deposit(...) weir_hosted_only_weir_budget_deposit()
 int weir_hosted_only_weir_budget_withdraw(void) WEIR_HOSTED_ONLY_(weir_budget_withdraw);

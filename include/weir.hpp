@@ -325,6 +325,33 @@ public:
         if (status != WEIR_OK) return status;
         return Budget(out);
     }
+    // Shared between processes (weir_budget_init_shared, weir_budget_attach);
+    // destroying the object leaves the region alone.
+    static result<weir::footprint> shared_footprint() noexcept {
+        weir::footprint out{};
+        weir_status status = weir_budget_shared_footprint(&out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Budget> place_shared(void* mem, std::size_t len, const weir_budget_policy& policy, instant now) noexcept {
+        weir_budget* out = nullptr;
+        weir_status status = weir_budget_init_shared(mem, len, &policy, now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return Budget(out);
+    }
+    static result<Budget> attach(void* mem, std::size_t len) noexcept {
+        weir_budget* out = nullptr;
+        weir_status status = weir_budget_attach(mem, len, &out);
+        if (status != WEIR_OK) return status;
+        return Budget(out);
+    }
+    // What the shared lock recovered from (weir_budget_recoveries).
+    result<weir_recoveries> recoveries() const noexcept {
+        weir_recoveries out{};
+        weir_status status = weir_budget_recoveries(get(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
 
 private:
     explicit Budget(weir_budget* budget) noexcept : handle(budget) {}
@@ -449,6 +476,33 @@ public:
         if (status != WEIR_OK) return status;
         return Concurrency(out);
     }
+    // Shared between processes (weir_concurrency_init_shared, weir_concurrency_attach);
+    // destroying the object leaves the region alone.
+    static result<weir::footprint> shared_footprint() noexcept {
+        weir::footprint out{};
+        weir_status status = weir_concurrency_shared_footprint(&out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Concurrency> place_shared(void* mem, std::size_t len, const weir_concurrency_policy& policy) noexcept {
+        weir_concurrency* out = nullptr;
+        weir_status status = weir_concurrency_init_shared(mem, len, &policy, &out);
+        if (status != WEIR_OK) return status;
+        return Concurrency(out);
+    }
+    static result<Concurrency> attach(void* mem, std::size_t len) noexcept {
+        weir_concurrency* out = nullptr;
+        weir_status status = weir_concurrency_attach(mem, len, &out);
+        if (status != WEIR_OK) return status;
+        return Concurrency(out);
+    }
+    // What the shared lock recovered from (weir_concurrency_recoveries).
+    result<weir_recoveries> recoveries() const noexcept {
+        weir_recoveries out{};
+        weir_status status = weir_concurrency_recoveries(get(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
 
 private:
     explicit Concurrency(weir_concurrency* limit) noexcept : handle(limit) {}
@@ -562,6 +616,33 @@ public:
         weir_status status = weir_sliding_init_in(mem, len, quota, window.count(), &out);
         if (status != WEIR_OK) return status;
         return Sliding(out);
+    }
+    // Shared between processes (weir_sliding_init_shared, weir_sliding_attach);
+    // destroying the object leaves the region alone.
+    static result<weir::footprint> shared_footprint(std::int64_t quota, nanoseconds window) noexcept {
+        weir::footprint out{};
+        weir_status status = weir_sliding_shared_footprint(quota, window.count(), &out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Sliding> place_shared(void* mem, std::size_t len, std::int64_t quota, nanoseconds window) noexcept {
+        weir_sliding* out = nullptr;
+        weir_status status = weir_sliding_init_shared(mem, len, quota, window.count(), &out);
+        if (status != WEIR_OK) return status;
+        return Sliding(out);
+    }
+    static result<Sliding> attach(void* mem, std::size_t len) noexcept {
+        weir_sliding* out = nullptr;
+        weir_status status = weir_sliding_attach(mem, len, &out);
+        if (status != WEIR_OK) return status;
+        return Sliding(out);
+    }
+    // What the shared lock recovered from (weir_sliding_recoveries).
+    result<weir_recoveries> recoveries() const noexcept {
+        weir_recoveries out{};
+        weir_status status = weir_sliding_recoveries(get(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
     }
 
 private:
@@ -689,6 +770,33 @@ public:
         weir_status status = weir_window_init_in(mem, len, size, window.count(), now.ns(), &out);
         if (status != WEIR_OK) return status;
         return Window(out);
+    }
+    // Shared between processes (weir_window_init_shared, weir_window_attach);
+    // destroying the object leaves the region alone.
+    static result<weir::footprint> shared_footprint(std::int32_t size, nanoseconds window) noexcept {
+        weir::footprint out{};
+        weir_status status = weir_window_shared_footprint(size, window.count(), &out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Window> place_shared(void* mem, std::size_t len, std::int32_t size, nanoseconds window, instant now) noexcept {
+        weir_window* out = nullptr;
+        weir_status status = weir_window_init_shared(mem, len, size, window.count(), now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return Window(out);
+    }
+    static result<Window> attach(void* mem, std::size_t len) noexcept {
+        weir_window* out = nullptr;
+        weir_status status = weir_window_attach(mem, len, &out);
+        if (status != WEIR_OK) return status;
+        return Window(out);
+    }
+    // What the shared lock recovered from (weir_window_recoveries).
+    result<weir_recoveries> recoveries() const noexcept {
+        weir_recoveries out{};
+        weir_status status = weir_window_recoveries(get(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
     }
 
 private:

@@ -1,14 +1,16 @@
 //! C face of [`weir_core::concurrency`].
 
-use std::sync::Mutex;
-
 use static_assertions::{assert_eq_size, const_assert_eq};
 
 use crate::counts::{weir_counts, Tally};
 use crate::guard::{decide, decide_status, read_counts, start_counting};
 use crate::guard::{
-    free_handle, lock, new_handle, on, place_plain, plain_footprint, policy_or, slice_in, usable,
+    free_handle, new_handle, on, place_plain, plain_footprint, policy_or, slice_in, usable,
     value_mut, write_out, Guarded, Handle,
+};
+use crate::region::{
+    attach, lay_shared, plain_bytes, read_recoveries, region_footprint, weir_recoveries,
+    HandleLock, Layout, Repair, Shareable, WEIR_REGION_CONCURRENCY,
 };
 use crate::status::weir_status::{self, *};
 use weir_core::concurrency::{Concurrency, ConcurrencyError, ConcurrencyPolicy, ConcurrencyTicket};
@@ -170,12 +172,12 @@ const_assert_eq!(core::mem::offset_of!(weir_concurrency_ticket, flying), 12);
 /// as upstream takes it. A `now` before `start` is a 1 ns sample. Safe to
 /// share between threads: each call takes a short per-handle lock, so the
 /// calls in flight never exceed the limit at the moment each entered. Heap
-/// per handle: about 140 bytes. Made by `weir_concurrency_new`, freed by
+/// per handle: about 980 bytes. Made by `weir_concurrency_new`, freed by
 /// `weir_concurrency_free`.
-pub struct weir_concurrency(Guarded<Mutex<Partitioned>>);
+pub struct weir_concurrency(Guarded<HandleLock<Partitioned>>);
 
 impl Handle for weir_concurrency {
-    type State = Mutex<Partitioned>;
+    type State = HandleLock<Partitioned>;
     fn guarded(&self) -> &Guarded<Self::State> {
         &self.0
     }
@@ -200,7 +202,9 @@ pub extern "C" fn weir_concurrency_new(
 fn make(policy: *const weir_concurrency_policy) -> Result<weir_concurrency, weir_status> {
     let gradient = policy_or(policy, weir_concurrency_policy_preset())?;
     let limit = Concurrency::new(gradient.into())?;
-    Ok(weir_concurrency(Guarded::new(Mutex::new(limit.into()))))
+    Ok(weir_concurrency(Guarded::new(HandleLock::new(
+        limit.into(),
+    ))))
 }
 
 /// The bytes and the alignment a placed adaptive limit needs (`weir_concurrency_init_in`),
@@ -236,6 +240,111 @@ pub extern "C" fn weir_concurrency_init_in(
     place_plain(mem, len, out, || make(policy))
 }
 
+impl Repair for Partitioned {
+    /// Keeps the state as the dead call left it: a half-made enter or leave is at most that call's one count or sample, and the limit's estimates stay finite numbers.
+    fn repair(&mut self) -> bool {
+        true
+    }
+}
+
+impl Shareable for weir_concurrency {
+    const KIND: u32 = WEIR_REGION_CONCURRENCY;
+
+    fn layout_for(slots: usize) -> Result<Layout, weir_status> {
+        if slots != 0 {
+            return Err(WEIR_ERR_INVALID_ARGUMENT);
+        }
+        Ok(Layout {
+            bytes: core::mem::size_of::<weir_concurrency>(),
+            align: core::mem::align_of::<weir_concurrency>(),
+            runs: [0, 0],
+        })
+    }
+
+    fn slots(&self) -> usize {
+        0
+    }
+
+    fn share(&mut self) -> Result<(), weir_status> {
+        self.0.state_mut().share()
+    }
+
+    fn fits(&self, _: &Layout, _: usize) -> bool {
+        self.0.state().is_shared()
+    }
+}
+
+/// The bytes and the alignment a shared adaptive limit needs
+/// (`weir_concurrency_init_shared`), written to `*bytes` and `*align`: a
+/// 256-byte `weir_region_header`, then the placed adaptive limit
+/// (`weir_concurrency_footprint`); 64-aligned. Checked and answered as
+/// `weir_concurrency_footprint`.
+#[no_mangle]
+pub extern "C" fn weir_concurrency_shared_footprint(
+    bytes: *mut usize,
+    align: *mut usize,
+) -> weir_status {
+    crate::guard::guard_status(|| {
+        let layout = weir_concurrency::layout_for(0)?;
+        crate::guard::write_footprint(region_footprint(&layout)?, bytes, align)
+    })
+}
+
+/// Lays a adaptive limit that processes share in `mem`, memory the caller maps
+/// `MAP_SHARED`, and writes it to `*out` for this process: a
+/// `weir_region_header` (its kind WEIR_REGION_CONCURRENCY; its policy the `weir_concurrency_policy`),
+/// then the adaptive limit `weir_concurrency_init_in` would lay, its lock a robust,
+/// process-shared mutex. Another process gets its own `weir_concurrency *` from
+/// `weir_concurrency_attach`; every `weir_concurrency_*` call then works on the one
+/// adaptive limit. A process killed holding the lock leaves the adaptive limit as its
+/// call left it (at most that call's one enter or leave counted or not; a process killed between its enter and its leave keeps its place in flight); the next call answers as a recovered call
+/// does (see `weir_breaker_init_shared`) and `weir_concurrency_recoveries`
+/// counts it. Lay it once, before any process attaches. Checked as
+/// `weir_breaker_init_shared` checks its region (`WEIR_ERR_NULL`,
+/// `WEIR_ERR_PLACED_MISALIGNED`, `WEIR_ERR_REGION_UNSUPPORTED`,
+/// `WEIR_ERR_PLACED_TOO_SMALL`), the arguments as `weir_concurrency_init_in`
+/// checks them.
+#[no_mangle]
+pub extern "C" fn weir_concurrency_init_shared(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    policy: *const weir_concurrency_policy,
+    out: *mut *mut weir_concurrency,
+) -> weir_status {
+    let gradient = match policy_or(policy, weir_concurrency_policy_preset()) {
+        Ok(p) => p,
+        Err(status) => return status,
+    };
+    let policy = plain_bytes(&gradient).to_vec();
+    lay_shared(mem, len, out, &policy, |at, room, placed| {
+        weir_concurrency_init_in(at, room, &gradient, placed)
+    })
+}
+
+/// Checks the region at `mem` that `weir_concurrency_init_shared` laid and
+/// writes its adaptive limit, for this process, to `*out`: refused with the
+/// statuses `weir_breaker_attach` lists, nothing written.
+#[no_mangle]
+pub extern "C" fn weir_concurrency_attach(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    out: *mut *mut weir_concurrency,
+) -> weir_status {
+    attach(mem, len, out)
+}
+
+/// Writes what a shared adaptive limit's lock has recovered from (see
+/// `weir_concurrency_init_shared`) to `*out`; all zero for one that is not
+/// shared. `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_POISONED`. A
+/// reading: it changes nothing.
+#[no_mangle]
+pub extern "C" fn weir_concurrency_recoveries(
+    handle: *const weir_concurrency,
+    out: *mut weir_recoveries,
+) -> weir_status {
+    crate::guard::guard_status(|| read_recoveries(crate::guard::state_of(handle), out))
+}
+
 /// Frees an adaptive limit. NULL is accepted and ignored, and so is a placed one
 /// (`weir_concurrency_init_in`): its memory is the caller's.
 #[no_mangle]
@@ -261,7 +370,7 @@ pub extern "C" fn weir_concurrency_enter(
         if usable(ticket).is_err() {
             return false;
         }
-        let entered = lock(state).enter(now);
+        let entered = state.lock().enter(now);
         let written = match entered {
             Some(entry) => weir_concurrency_ticket {
                 start: entry.start,
@@ -294,7 +403,7 @@ pub extern "C" fn weir_concurrency_leave(
     dropped: bool,
 ) -> weir_status {
     decide_status(limit, Tally::errors, move |state| {
-        let mut limit = lock(state);
+        let mut limit = state.lock();
         let held = value_mut(ticket)?;
         match held.flying {
             0 => return Err(WEIR_ERR_SETTLED),
@@ -314,20 +423,20 @@ pub extern "C" fn weir_concurrency_leave(
 /// The limit calls are admitted against now, `⌊limit⌋`; 0 for a NULL limit.
 #[no_mangle]
 pub extern "C" fn weir_concurrency_limit(limit: *const weir_concurrency) -> i64 {
-    on(limit, 0, |state| lock(state).limit())
+    on(limit, 0, |state| state.lock().limit())
 }
 
 /// How many calls are in flight; 0 for a NULL limit.
 #[no_mangle]
 pub extern "C" fn weir_concurrency_flying(limit: *const weir_concurrency) -> i64 {
-    on(limit, 0, |state| lock(state).flying())
+    on(limit, 0, |state| state.lock().flying())
 }
 
 /// The long-term latency average in nanoseconds (0 before any sample); 0
 /// for a NULL limit.
 #[no_mangle]
 pub extern "C" fn weir_concurrency_long_rtt(limit: *const weir_concurrency) -> f64 {
-    on(limit, 0.0, |state| lock(state).long_rtt())
+    on(limit, 0.0, |state| state.lock().long_rtt())
 }
 
 /// Turns counting on for an adaptive limit: from this call on,
@@ -447,7 +556,7 @@ pub extern "C" fn weir_concurrency_new_partitioned(
             };
         }
         let limit = Partitioned::new(gradient.into(), &terms[..n])?;
-        Ok(weir_concurrency(Guarded::new(Mutex::new(limit))))
+        Ok(weir_concurrency(Guarded::new(HandleLock::new(limit))))
     })
 }
 
@@ -481,7 +590,7 @@ pub extern "C" fn weir_concurrency_enter_partition(
     decide_status(limit, counted, |state| {
         usable(ticket)?;
         let i = partition_index(partition)?;
-        let entered = lock(state).enter_partition(i, now)?;
+        let entered = state.lock().enter_partition(i, now)?;
         admitted.set(entered.is_some());
         let written = match entered {
             Some(entry) => weir_concurrency_ticket {
@@ -515,7 +624,7 @@ pub extern "C" fn weir_concurrency_leave_partition(
     decide_status(limit, Tally::errors, |state| {
         let i = partition_index(partition)?;
         // One place drops the guard, whatever the answer.
-        let mut limit = lock(state);
+        let mut limit = state.lock();
         let left = leave_locked(&mut limit, i, ticket, now, dropped);
         drop(limit);
         left
@@ -556,7 +665,7 @@ pub extern "C" fn weir_concurrency_partition_flying(
     on(limit, 0, |state| {
         partition_index(partition)
             .ok()
-            .and_then(|i| lock(state).flying_in(i).ok())
+            .and_then(|i| state.lock().flying_in(i).ok())
             .unwrap_or(0)
     })
 }
@@ -571,7 +680,7 @@ pub extern "C" fn weir_concurrency_partition_room(
     on(limit, 0, |state| {
         partition_index(partition)
             .ok()
-            .and_then(|i| lock(state).room(i).ok())
+            .and_then(|i| state.lock().room(i).ok())
             .unwrap_or(0)
     })
 }

@@ -49,6 +49,14 @@ pub const WEIR_REGION_BUCKET: u32 = 3;
 pub const WEIR_REGION_GATE: u32 = 4;
 /// `weir_region_header.kind` of a shared period counter.
 pub const WEIR_REGION_PERIOD: u32 = 5;
+/// `weir_region_header.kind` of a shared retry budget.
+pub const WEIR_REGION_BUDGET: u32 = 6;
+/// `weir_region_header.kind` of a shared adaptive limit.
+pub const WEIR_REGION_CONCURRENCY: u32 = 7;
+/// `weir_region_header.kind` of a shared window.
+pub const WEIR_REGION_WINDOW: u32 = 8;
+/// `weir_region_header.kind` of a shared sliding window.
+pub const WEIR_REGION_SLIDING: u32 = 9;
 
 /// The header every shared region starts with, 256 bytes, written by a
 /// `weir_X_init_shared` call and checked, field by field, by every
@@ -72,7 +80,9 @@ pub struct weir_region_header {
     /// WEIR_REGION_LAYOUT when laid by this build.
     pub layout: u32,
     /// What the region holds: WEIR_REGION_BREAKER, WEIR_REGION_SHEDDER,
-    /// WEIR_REGION_BUCKET, WEIR_REGION_GATE, WEIR_REGION_PERIOD.
+    /// WEIR_REGION_BUCKET, WEIR_REGION_GATE, WEIR_REGION_PERIOD,
+    /// WEIR_REGION_BUDGET, WEIR_REGION_CONCURRENCY, WEIR_REGION_WINDOW,
+    /// WEIR_REGION_SLIDING.
     pub kind: u32,
     /// The region's bytes, header included: what `weir_X_shared_footprint`
     /// answered for its policy.

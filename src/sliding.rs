@@ -1,11 +1,13 @@
 //! C face of [`weir_core::sliding`].
 
-use std::sync::Mutex;
-
 use crate::counts::{weir_counts, Tally};
 use crate::guard::{
-    decide, free_handle, guard_status, lock, new_handle, on, place_handle, placement, read_counts,
+    decide, free_handle, guard_status, new_handle, on, place_handle, placement, read_counts,
     start_counting, write_footprint, Guarded, Handle,
+};
+use crate::region::{
+    attach, lay_shared, read_recoveries, region_footprint, run_fits, weir_recoveries, HandleLock,
+    Layout, Repair, Shareable, WEIR_REGION_SLIDING,
 };
 use crate::slots::Slots;
 use crate::status::weir_status::{self, *};
@@ -14,13 +16,13 @@ use weir_core::time::NEVER;
 
 /// An exact sliding-window counter: at most `quota` events in any stretch
 /// of `window_ns`. Takes a short per-handle lock and is safe to use from
-/// many threads at once; 112 bytes of heap per handle plus 8 bytes per unit
+/// many threads at once; 184 bytes of heap per handle plus 8 bytes per unit
 /// of quota (one stamp per event it counts), allocated once by
 /// `weir_sliding_new`. Freed by `weir_sliding_free`.
-pub struct weir_sliding(Guarded<Mutex<Sliding<Slots<i64>>>>);
+pub struct weir_sliding(Guarded<HandleLock<Sliding<Slots<i64>>>>);
 
 impl Handle for weir_sliding {
-    type State = Mutex<Sliding<Slots<i64>>>;
+    type State = HandleLock<Sliding<Slots<i64>>>;
     fn guarded(&self) -> &Guarded<Self::State> {
         &self.0
     }
@@ -56,7 +58,7 @@ pub extern "C" fn weir_sliding_new(
 ) -> weir_status {
     new_handle(out, || {
         let sliding = Sliding::new(quota, window_ns)?.map_store(Slots::heap);
-        Ok(weir_sliding(Guarded::new(Mutex::new(sliding))))
+        Ok(weir_sliding(Guarded::new(HandleLock::new(sliding))))
     })
 }
 
@@ -120,9 +122,132 @@ pub extern "C" fn weir_sliding_init_in(
         || Ok((stamps(quota, window_ns)?, ())),
         |(), slots| {
             let sliding = Sliding::new_in(Slots::placed(slots), window_ns)?;
-            Ok(weir_sliding(Guarded::new(Mutex::new(sliding))))
+            Ok(weir_sliding(Guarded::new(HandleLock::new(sliding))))
         },
     )
+}
+
+impl Repair for Sliding<Slots<i64>> {
+    /// Keeps the state as the dead call left it: a half-made take is at most that call's one stamp written or not, and the ring's places stay within its slots (an index read out of them stops at the slice's bound).
+    fn repair(&mut self) -> bool {
+        true
+    }
+}
+
+impl Shareable for weir_sliding {
+    const KIND: u32 = WEIR_REGION_SLIDING;
+
+    fn layout_for(slots: usize) -> Result<Layout, weir_status> {
+        if slots == 0 || slots as u64 > weir_core::window::MAX_SIZE as u64 {
+            return Err(WEIR_ERR_QUOTA);
+        }
+        let (bytes, align, first) = placement::<weir_sliding, i64>(slots)?;
+        Ok(Layout {
+            bytes,
+            align,
+            runs: [first, 0],
+        })
+    }
+
+    fn slots(&self) -> usize {
+        // SAFETY: read by the laying call, before the handle is handed
+        // out: no other reference to the value is in use.
+        unsafe { &*self.0.state().peek() }.store().as_ref().len()
+    }
+
+    fn share(&mut self) -> Result<(), weir_status> {
+        let lock = self.0.state_mut();
+        lock.get_mut().store_mut().make_relative();
+        lock.share()
+    }
+
+    fn fits(&self, layout: &Layout, slots: usize) -> bool {
+        let lock = self.0.state();
+        // SAFETY: the store's place and length are integers written when
+        // the handle was laid and never changed after; the attach reads
+        // them, and the lock's flag, and nothing else.
+        let store = unsafe { &*lock.peek() }.store();
+        let first = (self as *const weir_sliding as usize).wrapping_add(layout.runs[0]);
+        lock.is_shared()
+            && run_fits(
+                store.relative(),
+                (store as *const Slots<i64>).cast(),
+                first,
+                slots,
+            )
+    }
+}
+
+/// The bytes and the alignment a shared sliding window needs
+/// (`weir_sliding_init_shared`), written to `*bytes` and `*align`: a
+/// 256-byte `weir_region_header`, then the placed sliding window
+/// (`weir_sliding_footprint`); 64-aligned. Checked and answered as
+/// `weir_sliding_footprint`.
+#[no_mangle]
+pub extern "C" fn weir_sliding_shared_footprint(
+    quota: i64,
+    window_ns: i64,
+    bytes: *mut usize,
+    align: *mut usize,
+) -> weir_status {
+    crate::guard::guard_status(|| {
+        let layout = weir_sliding::layout_for(stamps(quota, window_ns)?)?;
+        crate::guard::write_footprint(region_footprint(&layout)?, bytes, align)
+    })
+}
+
+/// Lays a sliding window that processes share in `mem`, memory the caller maps
+/// `MAP_SHARED`, and writes it to `*out` for this process: a
+/// `weir_region_header` (its kind WEIR_REGION_SLIDING; its policy the quota then `window_ns`, two int64_t),
+/// then the sliding window `weir_sliding_init_in` would lay, its lock a robust,
+/// process-shared mutex. Another process gets its own `weir_sliding *` from
+/// `weir_sliding_attach`; every `weir_sliding_*` call then works on the one
+/// sliding window. A process killed holding the lock leaves the sliding window as its
+/// call left it (at most that call's one stamp written or not); the next call answers as a recovered call
+/// does (see `weir_breaker_init_shared`) and `weir_sliding_recoveries`
+/// counts it. Lay it once, before any process attaches. Checked as
+/// `weir_breaker_init_shared` checks its region (`WEIR_ERR_NULL`,
+/// `WEIR_ERR_PLACED_MISALIGNED`, `WEIR_ERR_REGION_UNSUPPORTED`,
+/// `WEIR_ERR_PLACED_TOO_SMALL`), the arguments as `weir_sliding_init_in`
+/// checks them.
+#[no_mangle]
+pub extern "C" fn weir_sliding_init_shared(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    quota: i64,
+    window_ns: i64,
+    out: *mut *mut weir_sliding,
+) -> weir_status {
+    let mut policy = [0u8; 16];
+    policy[..8].copy_from_slice(&quota.to_le_bytes());
+    policy[8..].copy_from_slice(&window_ns.to_le_bytes());
+    lay_shared(mem, len, out, &policy, |at, room, placed| {
+        weir_sliding_init_in(at, room, quota, window_ns, placed)
+    })
+}
+
+/// Checks the region at `mem` that `weir_sliding_init_shared` laid and
+/// writes its sliding window, for this process, to `*out`: refused with the
+/// statuses `weir_breaker_attach` lists, nothing written.
+#[no_mangle]
+pub extern "C" fn weir_sliding_attach(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    out: *mut *mut weir_sliding,
+) -> weir_status {
+    attach(mem, len, out)
+}
+
+/// Writes what a shared sliding window's lock has recovered from (see
+/// `weir_sliding_init_shared`) to `*out`; all zero for one that is not
+/// shared. `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_POISONED`. A
+/// reading: it changes nothing.
+#[no_mangle]
+pub extern "C" fn weir_sliding_recoveries(
+    handle: *const weir_sliding,
+    out: *mut weir_recoveries,
+) -> weir_status {
+    crate::guard::guard_status(|| read_recoveries(crate::guard::state_of(handle), out))
 }
 
 /// Frees a sliding window. NULL is accepted and ignored, and so is a placed one
@@ -139,7 +264,7 @@ pub extern "C" fn weir_sliding_free(sliding: *mut weir_sliding) {
 pub extern "C" fn weir_sliding_take(sliding: *const weir_sliding, now: i64) -> bool {
     let counted = move |_: &_, &taken: &bool| Tally::of(taken);
     decide(sliding, false, counted, move |sliding| {
-        lock(sliding).take(now)
+        sliding.lock().take(now)
     })
 }
 
@@ -148,7 +273,7 @@ pub extern "C" fn weir_sliding_take(sliding: *const weir_sliding, now: i64) -> b
 /// reading: it drops no stamp and changes no later answer. O(log quota).
 #[no_mangle]
 pub extern "C" fn weir_sliding_left(sliding: *const weir_sliding, now: i64) -> i64 {
-    on(sliding, 0, |sliding| lock(sliding).left(now))
+    on(sliding, 0, |sliding| sliding.lock().left(now))
 }
 
 /// Nanoseconds from `now` until the window has room: 0 when it has room
@@ -159,7 +284,7 @@ pub extern "C" fn weir_sliding_left(sliding: *const weir_sliding, now: i64) -> i
 /// and for a NULL window. A pure reading, as `weir_sliding_left` is.
 #[no_mangle]
 pub extern "C" fn weir_sliding_next(sliding: *const weir_sliding, now: i64) -> i64 {
-    on(sliding, NEVER, |sliding| lock(sliding).next(now))
+    on(sliding, NEVER, |sliding| sliding.lock().next(now))
 }
 
 /// Turns counting on for a sliding window: from this call on,

@@ -136,6 +136,15 @@ const INDEX: &[Entry] = &[
         rows: &[
             ("make", &["weir_window_new", "weir_window_free"]),
             ("placed", &["weir_window_footprint", "weir_window_init_in"]),
+            (
+                "shared",
+                &[
+                    "weir_window_shared_footprint",
+                    "weir_window_init_shared",
+                    "weir_window_attach",
+                    "weir_window_recoveries",
+                ],
+            ),
             ("calls", &["weir_window_add"]),
             (
                 "reads",
@@ -185,6 +194,15 @@ const INDEX: &[Entry] = &[
             (
                 "placed",
                 &["weir_sliding_footprint", "weir_sliding_init_in"],
+            ),
+            (
+                "shared",
+                &[
+                    "weir_sliding_shared_footprint",
+                    "weir_sliding_init_shared",
+                    "weir_sliding_attach",
+                    "weir_sliding_recoveries",
+                ],
             ),
             ("calls", &["weir_sliding_take"]),
             ("reads", &["weir_sliding_left", "weir_sliding_next"]),
@@ -263,6 +281,15 @@ const INDEX: &[Entry] = &[
                 &["weir_concurrency_footprint", "weir_concurrency_init_in"],
             ),
             (
+                "shared",
+                &[
+                    "weir_concurrency_shared_footprint",
+                    "weir_concurrency_init_shared",
+                    "weir_concurrency_attach",
+                    "weir_concurrency_recoveries",
+                ],
+            ),
+            (
                 "calls",
                 &[
                     "weir_concurrency_enter (fills a weir_concurrency_ticket)",
@@ -303,6 +330,15 @@ const INDEX: &[Entry] = &[
             ),
             ("make", &["weir_budget_new", "weir_budget_free"]),
             ("placed", &["weir_budget_footprint", "weir_budget_init_in"]),
+            (
+                "shared",
+                &[
+                    "weir_budget_shared_footprint",
+                    "weir_budget_init_shared",
+                    "weir_budget_attach",
+                    "weir_budget_recoveries",
+                ],
+            ),
             ("calls", &["weir_budget_deposit", "weir_budget_withdraw"]),
             ("reads", &["weir_budget_left", "weir_budget_tokens"]),
             (

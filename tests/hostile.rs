@@ -3414,8 +3414,15 @@ fn shared_regions_never_panic_and_refuse_changed_headers() {
     let mut lines = Vec::new();
     let mut calls = 0u64;
     for _ in 0..rounds(1_500) {
-        let kind = rng.below(5) as usize;
+        let kind = rng.below(9) as usize;
         let breaker_policy = hostile_breaker_policy(&mut rng);
+        let budget_policy = hostile_budget_policy(&mut rng);
+        let concurrency_policy = hostile_concurrency_policy(&mut rng);
+        let size = if rng.one_in(4) {
+            rng.i32()
+        } else {
+            rng.below(100) as i32
+        };
         let (limit, quota, span, align_to) = (rng.i64(), rng.i64(), rng.span(), rng.one_in(2));
         let shed_policy = hostile_shed(&mut rng);
         let (rate, burst) = (rng.unit() * 1e3, rng.unit() * 100.0);
@@ -3427,13 +3434,21 @@ fn shared_regions_never_panic_and_refuse_changed_headers() {
             "weir_bucket_shared_footprint",
             "weir_gate_shared_footprint",
             "weir_period_shared_footprint",
+            "weir_budget_shared_footprint",
+            "weir_concurrency_shared_footprint",
+            "weir_window_shared_footprint",
+            "weir_sliding_shared_footprint",
         ];
         let footprint = match kind {
             0 => weir_breaker_shared_footprint(&breaker_policy, &mut bytes, &mut align),
             1 => weir_shedder_shared_footprint(&shed_policy, &mut bytes, &mut align),
             2 => weir_bucket_shared_footprint(&mut bytes, &mut align),
             3 => weir_gate_shared_footprint(&mut bytes, &mut align),
-            _ => weir_period_shared_footprint(&mut bytes, &mut align),
+            4 => weir_period_shared_footprint(&mut bytes, &mut align),
+            5 => weir_budget_shared_footprint(&mut bytes, &mut align),
+            6 => weir_concurrency_shared_footprint(&mut bytes, &mut align),
+            7 => weir_window_shared_footprint(size, span, &mut bytes, &mut align),
+            _ => weir_sliding_shared_footprint(quota % 1000, span, &mut bytes, &mut align),
         };
         sane(footprint, names[kind]);
         calls += 1;
@@ -3580,6 +3595,77 @@ fn shared_regions_never_panic_and_refuse_changed_headers() {
                         WEIR_OK
                     );
                     weir_period_free(p);
+                }
+            ),
+            5 => shared!(
+                "weir_budget_init_shared",
+                "weir_budget_attach",
+                |m, l, o| weir_budget_init_shared(m, l, &budget_policy, now, o),
+                |m, l, o| weir_budget_attach(m, l, o),
+                |b: *mut weir_budget| {
+                    weir_budget_withdraw(b, now);
+                    let mut recoveries = weir_recoveries::default();
+                    assert_eq!(
+                        sane(
+                            weir_budget_recoveries(b, &mut recoveries),
+                            "weir_budget_recoveries"
+                        ),
+                        WEIR_OK
+                    );
+                    weir_budget_free(b);
+                }
+            ),
+            6 => shared!(
+                "weir_concurrency_init_shared",
+                "weir_concurrency_attach",
+                |m, l, o| weir_concurrency_init_shared(m, l, &concurrency_policy, o),
+                |m, l, o| weir_concurrency_attach(m, l, o),
+                |c: *mut weir_concurrency| {
+                    let mut recoveries = weir_recoveries::default();
+                    assert_eq!(
+                        sane(
+                            weir_concurrency_recoveries(c, &mut recoveries),
+                            "weir_concurrency_recoveries"
+                        ),
+                        WEIR_OK
+                    );
+                    weir_concurrency_free(c);
+                }
+            ),
+            7 => shared!(
+                "weir_window_init_shared",
+                "weir_window_attach",
+                |m, l, o| weir_window_init_shared(m, l, size, span, now, o),
+                |m, l, o| weir_window_attach(m, l, o),
+                |w: *mut weir_window| {
+                    sane(weir_window_add(w, now, 1), "weir_window_add");
+                    let mut recoveries = weir_recoveries::default();
+                    assert_eq!(
+                        sane(
+                            weir_window_recoveries(w, &mut recoveries),
+                            "weir_window_recoveries"
+                        ),
+                        WEIR_OK
+                    );
+                    weir_window_free(w);
+                }
+            ),
+            8 => shared!(
+                "weir_sliding_init_shared",
+                "weir_sliding_attach",
+                |m, l, o| weir_sliding_init_shared(m, l, quota % 1000, span, o),
+                |m, l, o| weir_sliding_attach(m, l, o),
+                |w: *mut weir_sliding| {
+                    weir_sliding_take(w, now);
+                    let mut recoveries = weir_recoveries::default();
+                    assert_eq!(
+                        sane(
+                            weir_sliding_recoveries(w, &mut recoveries),
+                            "weir_sliding_recoveries"
+                        ),
+                        WEIR_OK
+                    );
+                    weir_sliding_free(w);
                 }
             ),
             _ => shared!(

@@ -106,8 +106,8 @@ const PLACED_IN_GO: &str = "a placed handle keeps its slots' address, so C would
     live in C's memory and which a finalizer frees";
 
 const SHARED_IN_GO: &str = "the Go package opens a shared breaker and a shared bucket \
-    over an mmapped file (OpenSharedBreakerFile, OpenSharedBucketFile); the shedder, gate \
-    and period counter are not shared from Go in this version";
+    over an mmapped file (OpenSharedBreakerFile, OpenSharedBucketFile); the other types are \
+    shared from C and C++, not from Go, in this version";
 
 /// An opt-out's face that stands for every face checking the name's kind.
 const EVERY_FACE: &str = "every face";
@@ -115,6 +115,86 @@ const EVERY_FACE: &str = "every face";
 /// The names a face leaves out, and why. (The C++ header lists its own in
 /// weir.hpp: see [`own_opt_outs`].)
 const OPT_OUTS: &[OptOut] = &[
+    OptOut {
+        face: "Go package",
+        name: "weir_window_shared_footprint",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_window_init_shared",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_window_attach",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_window_recoveries",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_sliding_shared_footprint",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_sliding_init_shared",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_sliding_attach",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_sliding_recoveries",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_budget_shared_footprint",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_budget_init_shared",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_budget_attach",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_budget_recoveries",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_concurrency_shared_footprint",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_concurrency_init_shared",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_concurrency_attach",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_concurrency_recoveries",
+        reason: SHARED_IN_GO,
+    },
     OptOut {
         face: "Go package",
         name: "weir_gate_shared_footprint",

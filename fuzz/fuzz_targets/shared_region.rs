@@ -1,5 +1,4 @@
-//! Shared regions under attack: a breaker, shedder, bucket, gate or
-//! period counter's region laid
+//! Shared regions under attack: a region of each shareable type laid
 //! by `weir_X_init_shared`, then bytes of the fuzzer's choosing written
 //! over it (anywhere in its header or handle), or the whole region made of
 //! the fuzzer's bytes, then `weir_X_attach` with a length of its choosing.
@@ -15,12 +14,16 @@ use std::ptr::null_mut;
 
 use libfuzzer_sys::fuzz_target;
 use weir::breaker::*;
+use weir::budget::*;
+use weir::concurrency::*;
 use weir::bucket::*;
 use weir::gate::*;
 use weir::period::*;
 use weir::region::*;
 use weir::shedder::*;
+use weir::sliding::*;
 use weir::status::weir_status::*;
+use weir::window::*;
 use weir_fuzz::{abort_on_panic, Input};
 
 #[repr(C, align(64))]
@@ -30,7 +33,7 @@ struct Line([u8; 64]);
 fuzz_target!(|data: &[u8]| {
     abort_on_panic();
     let mut input = Input::new(data);
-    let kind = input.u8() % 5;
+    let kind = input.u8() % 9;
     let (mut bytes, mut align) = (0usize, 0usize);
     let mut breaker_policy = weir_breaker_policy_preset();
     breaker_policy.size = 1 + i32::from(input.u8() % 64);
@@ -41,7 +44,11 @@ fuzz_target!(|data: &[u8]| {
         1 => weir_shedder_shared_footprint(&shedder_policy, &mut bytes, &mut align),
         2 => weir_bucket_shared_footprint(&mut bytes, &mut align),
         3 => weir_gate_shared_footprint(&mut bytes, &mut align),
-        _ => weir_period_shared_footprint(&mut bytes, &mut align),
+        4 => weir_period_shared_footprint(&mut bytes, &mut align),
+        5 => weir_budget_shared_footprint(&mut bytes, &mut align),
+        6 => weir_concurrency_shared_footprint(&mut bytes, &mut align),
+        7 => weir_window_shared_footprint(8, 1_000_000, &mut bytes, &mut align),
+        _ => weir_sliding_shared_footprint(8, 1_000_000, &mut bytes, &mut align),
     };
     assert_eq!(status, WEIR_OK);
     let mut lines = vec![Line([0; 64]); bytes / 64 + 1];
@@ -51,7 +58,16 @@ fuzz_target!(|data: &[u8]| {
         1 => weir_shedder_init_shared(mem, bytes, &shedder_policy, 0, &mut null_mut()),
         2 => weir_bucket_init_shared(mem, bytes, 1.0, 10.0, 0, &mut null_mut()),
         3 => weir_gate_init_shared(mem, bytes, 4, &mut null_mut()),
-        _ => weir_period_init_shared(mem, bytes, 4, 1_000_000, false, &mut null_mut()),
+        4 => weir_period_init_shared(mem, bytes, 4, 1_000_000, false, &mut null_mut()),
+        5 => weir_budget_init_shared(mem, bytes, &weir_budget_policy_preset(), 0, &mut null_mut()),
+        6 => weir_concurrency_init_shared(
+            mem,
+            bytes,
+            &weir_concurrency_policy_preset(),
+            &mut null_mut(),
+        ),
+        7 => weir_window_init_shared(mem, bytes, 8, 1_000_000, 0, &mut null_mut()),
+        _ => weir_sliding_init_shared(mem, bytes, 8, 1_000_000, &mut null_mut()),
     };
     assert_eq!(laid, WEIR_OK);
     // SAFETY: `lines` holds at least `bytes` bytes from `mem`, borrowed
@@ -80,7 +96,11 @@ fuzz_target!(|data: &[u8]| {
         1 => weir_shedder_attach(mem, len, (&mut out as *mut *mut c_void).cast()),
         2 => weir_bucket_attach(mem, len, (&mut out as *mut *mut c_void).cast()),
         3 => weir_gate_attach(mem, len, (&mut out as *mut *mut c_void).cast()),
-        _ => weir_period_attach(mem, len, (&mut out as *mut *mut c_void).cast()),
+        4 => weir_period_attach(mem, len, (&mut out as *mut *mut c_void).cast()),
+        5 => weir_budget_attach(mem, len, (&mut out as *mut *mut c_void).cast()),
+        6 => weir_concurrency_attach(mem, len, (&mut out as *mut *mut c_void).cast()),
+        7 => weir_window_attach(mem, len, (&mut out as *mut *mut c_void).cast()),
+        _ => weir_sliding_attach(mem, len, (&mut out as *mut *mut c_void).cast()),
     };
     assert_ne!(status, WEIR_ERR_PANIC);
     if status == WEIR_OK {
@@ -92,6 +112,10 @@ fuzz_target!(|data: &[u8]| {
             0 => weir_breaker_recoveries(out.cast(), &mut recoveries),
             1 => weir_shedder_recoveries(out.cast(), &mut recoveries),
             4 => weir_period_recoveries(out.cast(), &mut recoveries),
+            5 => weir_budget_recoveries(out.cast(), &mut recoveries),
+            6 => weir_concurrency_recoveries(out.cast(), &mut recoveries),
+            7 => weir_window_recoveries(out.cast(), &mut recoveries),
+            8 => weir_sliding_recoveries(out.cast(), &mut recoveries),
             _ => WEIR_OK,
         };
         assert_eq!(read, WEIR_OK);

@@ -109,6 +109,23 @@ static long take_period(void *arg) {
     return got;
 }
 
+static long take_sliding(void *arg) {
+    (void)arg;
+    weir_sliding *sliding = NULL;
+    CHECK_STATUS(weir_sliding_attach(region, REGION, &sliding), WEIR_OK);
+    long got = 0;
+    for (int i = 0; i < TAKES; i++) got += weir_sliding_take(sliding, 7);
+    return got;
+}
+
+static long add_window(void *arg) {
+    (void)arg;
+    weir_window *window = NULL;
+    CHECK_STATUS(weir_window_attach(region, REGION, &window), WEIR_OK);
+    for (int i = 0; i < 100; i++) CHECK_STATUS(weir_window_add(window, 7, 3), WEIR_OK);
+    return 100;
+}
+
 static void exact_across_processes(void) {
     region = map_region(REGION);
     size_t bytes = 0, align = 0;
@@ -170,6 +187,26 @@ static void exact_across_processes(void) {
     CHECK_STATUS(weir_period_recoveries(period, &recoveries), WEIR_OK);
     CHECK(recoveries.recovered == 0);
     CHECK_STATUS(weir_gate_attach(region, REGION, &gate), WEIR_ERR_REGION_KIND);
+    weir_sliding *sliding = NULL;
+    CHECK_STATUS(weir_sliding_init_shared(region, REGION, 1000, 3600 * 1000000000ll, &sliding), WEIR_OK);
+    CHECK(fork_workers(WORKERS, take_sliding, NULL) == 1000);
+    CHECK(weir_sliding_take(sliding, 7) == false);
+    weir_window *window = NULL;
+    CHECK_STATUS(weir_window_init_shared(region, REGION, 10, 1000000000, 0, &window), WEIR_OK);
+    CHECK(fork_workers(WORKERS, add_window, NULL) == WORKERS * 100);
+    weir_window_total total;
+    CHECK_STATUS(weir_window_read_total(window, 7, true, &total), WEIR_OK);
+    CHECK(total.count == WORKERS * 100 && total.sum == WORKERS * 300);
+    CHECK_STATUS(weir_window_recoveries(window, &recoveries), WEIR_OK);
+    CHECK(recoveries.recovered == 0);
+    weir_budget *budget = NULL;
+    weir_budget_policy budget_policy = weir_budget_policy_preset();
+    CHECK_STATUS(weir_budget_init_shared(region, REGION, &budget_policy, 0, &budget), WEIR_OK);
+    CHECK_STATUS(weir_budget_attach(region, REGION, &budget), WEIR_OK);
+    weir_concurrency *limit = NULL;
+    CHECK_STATUS(weir_concurrency_init_shared(region, REGION, NULL, &limit), WEIR_OK);
+    CHECK_STATUS(weir_concurrency_attach(region, REGION, &limit), WEIR_OK);
+    CHECK_STATUS(weir_budget_attach(region, REGION, &budget), WEIR_ERR_REGION_KIND);
     /* A heap breaker is not shared: its recoveries read zero. */
     weir_breaker *heap = NULL;
     CHECK_STATUS(weir_breaker_new(NULL, 0, &heap), WEIR_OK);

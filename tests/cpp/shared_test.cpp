@@ -103,3 +103,21 @@ TEST(Shared, AGateAndAPeriodHoldAcrossAttachments) {
     ASSERT_TRUE(recoveries);
     EXPECT_EQ(recoveries->recovered, 0u);
 }
+
+TEST(Shared, ASlidingWindowHoldsItsQuotaAcrossAttachments) {
+    Mapping region;
+    ASSERT_NE(region.mem, MAP_FAILED);
+    auto fp = weir::Sliding::shared_footprint(3, std::chrono::seconds(60));
+    ASSERT_TRUE(fp);
+    auto sliding = weir::Sliding::place_shared(region.mem, fp->bytes, 3, std::chrono::seconds(60));
+    ASSERT_TRUE(sliding);
+    auto other = weir::Sliding::attach(region.mem, fp->bytes);
+    ASSERT_TRUE(other);
+    int got = 0;
+    for (int i = 0; i < 5; i++) got += sliding->take(weir::instant(1)) + other->take(weir::instant(1));
+    EXPECT_EQ(got, 3);
+    auto recoveries = other->recoveries();
+    ASSERT_TRUE(recoveries);
+    EXPECT_EQ(recoveries->recovered, 0u);
+    EXPECT_EQ(weir::Window::attach(region.mem, fp->bytes).error(), weir::make_error_code(WEIR_ERR_REGION_KIND));
+}

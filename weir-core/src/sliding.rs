@@ -101,6 +101,17 @@ impl<S: Slots<i64>> Sliding<S> {
         })
     }
 
+    /// The store holding the stamps, as it stands.
+    pub fn store(&self) -> &S {
+        &self.stamps
+    }
+
+    /// The store holding the stamps, to say again where its slots are
+    /// (see [`crate::window::Window::store_mut`]).
+    pub fn store_mut(&mut self) -> &mut S {
+        &mut self.stamps
+    }
+
     /// The window with its stamps moved to another store: `rehome` gets the
     /// store and must answer one holding the same slots, in the same order.
     /// Nothing else changes.
