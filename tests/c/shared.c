@@ -5,8 +5,9 @@
  * size, shape, a damaged header, short or misaligned memory) refused with
  * its status; and workers killed with SIGKILL at random points of their
  * loops, after which the others carry on (an alarm fails the test if any
- * call blocks) and the bounds hold. The kill loop runs a short form; with
- * WEIR_LONG=1 in the environment, 300 kills per type. */
+ * call blocks) and the bounds hold. The kill loop runs a short form (25
+ * kills each for the breaker, shedder and bucket, 5 for each other type);
+ * with WEIR_LONG=1 in the environment, 300 kills for every type. */
 #define _DEFAULT_SOURCE
 #include <signal.h>
 #include <stdint.h>
@@ -475,10 +476,151 @@ static void kills_leave_the_rest_running(int kills) {
     }
 }
 
+/* The other types under the same kills: a period counter, sliding window,
+ * window, retry budget, adaptive limit and gate, each shared by four
+ * looping workers. Counted admissions never pass a quota; a window holds
+ * every counted add and at most one more per kill; nobody blocks. */
+enum { BIG = 1 << 21, QUOTA = 100000 };
+
+static void other_loop(int type, int worker, long *counted) {
+    void *handle = NULL;
+    weir_status attached;
+    switch (type) {
+    case 0: attached = weir_period_attach(region, BIG, (weir_period **)&handle); break;
+    case 1: attached = weir_sliding_attach(region, BIG, (weir_sliding **)&handle); break;
+    case 2: attached = weir_window_attach(region, BIG, (weir_window **)&handle); break;
+    case 3: attached = weir_budget_attach(region, BIG, (weir_budget **)&handle); break;
+    case 4: attached = weir_concurrency_attach(region, BIG, (weir_concurrency **)&handle); break;
+    default: attached = weir_gate_attach(region, BIG, (weir_gate **)&handle); break;
+    }
+    if (attached != WEIR_OK) _exit(3);
+    for (int64_t now = 7;; now++) {
+        int admitted = 0;
+        switch (type) {
+        case 0: admitted = weir_period_take(handle, 7) != WEIR_PERIOD_QUOTA_OVER; break;
+        case 1: admitted = weir_sliding_take(handle, 7); break;
+        case 2: admitted = weir_window_add(handle, 7, 1) == WEIR_OK; break;
+        case 3:
+            weir_budget_deposit(handle, now);
+            admitted = weir_budget_withdraw(handle, now);
+            break;
+        case 4: {
+            weir_concurrency_ticket ticket;
+            if (weir_concurrency_enter(handle, now, &ticket)) {
+                admitted = 1;
+                weir_status left = weir_concurrency_leave(handle, &ticket, now + 1000, false);
+                if (left != WEIR_OK && left != WEIR_ERR_REGION_RECOVERED) _exit(4);
+            }
+            break;
+        }
+        default:
+            if (weir_gate_enter(handle)) {
+                admitted = 1;
+                weir_gate_leave(handle);
+            }
+        }
+        if (admitted) __atomic_add_fetch(&counted[worker], 1, __ATOMIC_RELAXED);
+    }
+}
+
+static void kills_on_the_other_types(int kills) {
+    const char *names[] = {"period", "sliding", "window", "budget", "concurrency", "gate"};
+    for (int type = 0; type < 6; type++) {
+        region = map_region(BIG);
+        long *counted = map_region(4096);
+        void *handle = NULL;
+        weir_status laid;
+        switch (type) {
+        case 0:
+            laid = weir_period_init_shared(region, BIG, QUOTA, 3600 * 1000000000ll, false,
+                                           (weir_period **)&handle);
+            break;
+        case 1:
+            laid = weir_sliding_init_shared(region, BIG, QUOTA, 3600 * 1000000000ll,
+                                            (weir_sliding **)&handle);
+            break;
+        case 2:
+            laid = weir_window_init_shared(region, BIG, 4, 3600 * 1000000000ll, 0,
+                                           (weir_window **)&handle);
+            break;
+        case 3: laid = weir_budget_init_shared(region, BIG, NULL, 0, (weir_budget **)&handle); break;
+        case 4: laid = weir_concurrency_init_shared(region, BIG, NULL, (weir_concurrency **)&handle); break;
+        default: laid = weir_gate_init_shared(region, BIG, 2, (weir_gate **)&handle); break;
+        }
+        CHECK_STATUS(laid, WEIR_OK);
+        pid_t pids[WORKERS];
+        for (int w = 0; w < WORKERS; w++) {
+            fflush(NULL);
+            pids[w] = fork();
+            CHECK(pids[w] >= 0);
+            if (pids[w] == 0) other_loop(type, w, counted);
+        }
+        uint64_t seed = 99 + (uint64_t)type;
+        for (int k = 0; k < kills; k++) {
+            sleep_us(200 + (long)(next_random(&seed) % 3000));
+            int w = (int)(next_random(&seed) % WORKERS);
+            CHECK(kill(pids[w], SIGKILL) == 0);
+            int status;
+            CHECK(waitpid(pids[w], &status, 0) == pids[w]);
+            CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+            /* A call of this process's own returns within the alarm. */
+            alarm(10);
+            weir_recoveries recoveries;
+            weir_status read = WEIR_OK;
+            switch (type) {
+            case 0: read = weir_period_recoveries(handle, &recoveries); break;
+            case 1: read = weir_sliding_recoveries(handle, &recoveries); break;
+            case 2: read = weir_window_recoveries(handle, &recoveries); break;
+            case 3: read = weir_budget_recoveries(handle, &recoveries); break;
+            case 4: read = weir_concurrency_recoveries(handle, &recoveries); break;
+            default: (void)weir_gate_enter(handle);
+            }
+            CHECK_STATUS(read, WEIR_OK);
+            alarm(0);
+            fflush(NULL);
+            pids[w] = fork();
+            CHECK(pids[w] >= 0);
+            if (pids[w] == 0) other_loop(type, w, counted);
+        }
+        for (int w = 0; w < WORKERS; w++) {
+            int status;
+            CHECK(kill(pids[w], SIGKILL) == 0);
+            CHECK(waitpid(pids[w], &status, 0) == pids[w]);
+            CHECK(WIFSIGNALED(status));
+        }
+        long total = 0;
+        for (int w = 0; w < WORKERS; w++) total += counted[w];
+        alarm(10);
+        weir_recoveries recoveries = {0, 0};
+        if (type == 0 || type == 1) CHECK(total <= QUOTA);
+        if (type == 0) CHECK_STATUS(weir_period_recoveries(handle, &recoveries), WEIR_OK);
+        if (type == 1) CHECK_STATUS(weir_sliding_recoveries(handle, &recoveries), WEIR_OK);
+        if (type == 3) CHECK_STATUS(weir_budget_recoveries(handle, &recoveries), WEIR_OK);
+        if (type == 4) CHECK_STATUS(weir_concurrency_recoveries(handle, &recoveries), WEIR_OK);
+        if (type == 2) {
+            weir_window_total sum;
+            weir_status read;
+            while ((read = weir_window_read_total(handle, 7, true, &sum)) == WEIR_ERR_REGION_RECOVERED) {
+            }
+            CHECK_STATUS(read, WEIR_OK);
+            CHECK(sum.count >= total && sum.count <= total + kills);
+            CHECK_STATUS(weir_window_recoveries(handle, &recoveries), WEIR_OK);
+        }
+        alarm(0);
+        printf("%s: %d kills, %ld admitted, %llu recoveries (%llu resets)\n", names[type], kills,
+               total, (unsigned long long)recoveries.recovered, (unsigned long long)recoveries.reset);
+        CHECK(recoveries.reset == 0);
+        CHECK(munmap(counted, 4096) == 0);
+        CHECK(munmap(region, BIG) == 0);
+    }
+}
+
 int main(void) {
     exact_across_processes();
     bad_regions_refused();
     const char *long_form = getenv("WEIR_LONG");
-    kills_leave_the_rest_running(long_form && *long_form == '1' ? 300 : 25);
+    int kills = long_form && *long_form == '1' ? 300 : 25;
+    kills_leave_the_rest_running(kills);
+    kills_on_the_other_types(kills == 300 ? 300 : 5);
     CHECK_DONE();
 }
