@@ -157,6 +157,7 @@ int main(void) {
     weir_recoveries recoveries;
     if (weir_breaker_recoveries(shared, &recoveries) != WEIR_OK) return 1;
     printf("shared breaker recoveries: %" PRIu64 "\n", recoveries.recovered);
+    weir_breaker_free(alone);
     munmap(seen, sizeof(struct seen) * WORKERS);
     munmap(region, REGION);
     return 0;
