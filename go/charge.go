@@ -40,9 +40,12 @@ type ChargeItem struct {
 	gcra  GCRALimit
 	rate  RateLimit
 	owner any // the *Bucket, *CBloom or *BloomRegion charged
-	key   unsafe.Pointer
-	klen  int
-	cost  float64
+	// For a region: 0 judges by its header's limit; chargeGCRA or
+	// chargeRate by the item's gcra or rate.
+	judgedBy uint32
+	key      unsafe.Pointer
+	klen     int
+	cost     float64
 }
 
 // ChargeGCRA names a GCRA word and its limit, cost whole tokens (a
@@ -85,6 +88,28 @@ func ChargeCBloomString(b *CBloom, key string, cost int64) ChargeItem {
 func ChargeBloomRegion(r *BloomRegion, key []byte, cost int64) ChargeItem {
 	k, n := bytesPtr(key)
 	return ChargeItem{kind: chargeBloomIn, owner: r, key: k, klen: int(n), cost: float64(cost)}
+}
+
+// ChargeBloomRegionGCRA is ChargeBloomRegion judged by limit instead of
+// the limit in the region's header (which is left alone): a region of GCRA
+// words whose rate or burst changed (a reload) keeps its words, each
+// caller bringing its own limit; a word keeps what it decided under the
+// old limit (a key's debt carries over as time). A limit of another tick
+// than the region's (Shift differs: only rates above 7,812,500 a second
+// have one above 0) would misread the words: ErrGCRALimitInvalid, as is a
+// region of rate words (weir_charge_item.limit).
+func ChargeBloomRegionGCRA(r *BloomRegion, key []byte, limit GCRALimit, cost int64) ChargeItem {
+	it := ChargeBloomRegion(r, key, cost)
+	it.judgedBy, it.gcra = chargeGCRA, limit
+	return it
+}
+
+// ChargeBloomRegionRate is ChargeBloomRegionGCRA for a region of rate
+// words (the window kind), judged by limit.
+func ChargeBloomRegionRate(r *BloomRegion, key []byte, limit RateLimit, cost int64) ChargeItem {
+	it := ChargeBloomRegion(r, key, cost)
+	it.judgedBy, it.rate = chargeRate, limit
+	return it
 }
 
 // ChargeBloomRegionString is ChargeBloomRegion for a string key.
@@ -200,6 +225,26 @@ func chargeC(now time.Duration, items []ChargeItem) (ChargeResult, error) {
 				pins.Pin(m)
 			}
 			c.target, c.target_len = m, mn
+			// The header names the words' kind (its third 64-bit word, low
+			// half: 1 window, 2 gcra); C cannot tell a limit's type from
+			// its pointer, so a limit of the other kind stops here.
+			if it.judgedBy != 0 && m != nil && mn >= 64 {
+				kind := uint32(*(*uint64)(unsafe.Add(m, 16)))
+				if it.judgedBy == chargeGCRA && kind != 2 {
+					return ChargeResult{Index: i}, ErrGCRALimitInvalid
+				}
+				if it.judgedBy == chargeRate && kind != 1 {
+					return ChargeResult{Index: i}, ErrRateLimitInvalid
+				}
+			}
+			switch it.judgedBy {
+			case chargeGCRA:
+				*(*GCRALimit)(unsafe.Pointer(&limits[i])) = it.gcra
+				c.limit = unsafe.Pointer(&limits[i])
+			case chargeRate:
+				*(*RateLimit)(unsafe.Pointer(&limits[i])) = it.rate
+				c.limit = unsafe.Pointer(&limits[i])
+			}
 		}
 		if it.key != nil {
 			pins.Pin(it.key)

@@ -1,6 +1,7 @@
 package weir
 
 import (
+	"bytes"
 	"errors"
 	"math/rand"
 	"sync"
@@ -254,5 +255,44 @@ func TestChargeRacingGoroutinesNeverPassABound(t *testing.T) {
 		if extra != kept.Load() {
 			t.Fatalf("round %d: %d units spent beyond the admitted calls, %d kept", round, extra, kept.Load())
 		}
+	}
+}
+
+// A region judged by a new limit keeps its words: a key that spent its
+// burst under the header's limit (10/s, burst 5) owes 0.5 s, which the new
+// one (2/s, burst 1) reads as refused for 0.5 s; a limit of another tick
+// is refused and charges nothing.
+func TestChargeBloomRegionByANewLimit(t *testing.T) {
+	old, _ := NewGCRALimit(10, 5)
+	next, _ := NewGCRALimit(2, 1)
+	fine, _ := NewGCRALimit(10_000_000, 1)
+	mem := alignedBytes(BloomFootprint(6))
+	region, err := LayGCRABloom(mem, 6, 1, old, 3, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := []byte("k")
+	for i := 0; i < 5; i++ {
+		if r, err := ChargeAll(0, ChargeBloomRegion(region, key, 1)); err != nil || !r.Admitted {
+			t.Fatalf("take %d: %+v, %v", i, r, err)
+		}
+	}
+	r, err := ChargeAll(0, ChargeBloomRegionGCRA(region, key, next, 1))
+	if err != nil || r.Admitted || r.Wait != 500*time.Millisecond {
+		t.Fatalf("under the new limit: %+v, %v (want refused for 0.5 s)", r, err)
+	}
+	before := append([]byte(nil), mem...)
+	if r, err := ChargeAll(0, ChargeBloomRegionGCRA(region, []byte("other"), fine, 1)); !errors.Is(err, ErrGCRALimitInvalid) || r.Admitted {
+		t.Fatalf("another tick: %+v, %v", r, err)
+	}
+	if !bytes.Equal(before, mem) {
+		t.Fatal("the refused limit charged")
+	}
+	if r, err := ChargeAll(500*time.Millisecond, ChargeBloomRegionGCRA(region, key, next, 1)); err != nil || !r.Admitted {
+		t.Fatalf("once the debt has run down: %+v, %v", r, err)
+	}
+	rateLimit, _ := NewRateLimit(1, 2)
+	if r, err := ChargeAll(time.Second, ChargeBloomRegionRate(region, key, rateLimit, 1)); !errors.Is(err, ErrRateLimitInvalid) || r.Index != 0 {
+		t.Fatalf("a rate limit on GCRA words: %+v, %v", r, err)
 	}
 }

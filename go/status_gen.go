@@ -75,6 +75,10 @@ const (
 	// multiple of the alignment `weir_X_footprint` answers; nothing was
 	// written to it.
 	ErrPlacedMisaligned Status = 51
+	// ErrPlacedOverlap is WEIR_ERR_PLACED_OVERLAP: The memory handed to `weir_bloom_view_in` for the view overlaps the
+	// region it would view: laying the view would overwrite the region's
+	// words, which others may be using; nothing was written.
+	ErrPlacedOverlap Status = 52
 	// ErrRegionForeign is WEIR_ERR_REGION_FOREIGN: The memory handed to a `weir_X_attach` call does not start with a
 	// weir region header (`weir_region_header`: its magic is wrong, or its
 	// header's checksum does not match its bytes): not a region, random
@@ -346,6 +350,7 @@ var statusCodes = [...]struct {
 	{ErrRefundFuture, "WEIR_ERR_REFUND_FUTURE"},
 	{ErrPlacedTooSmall, "WEIR_ERR_PLACED_TOO_SMALL"},
 	{ErrPlacedMisaligned, "WEIR_ERR_PLACED_MISALIGNED"},
+	{ErrPlacedOverlap, "WEIR_ERR_PLACED_OVERLAP"},
 	{ErrRegionForeign, "WEIR_ERR_REGION_FOREIGN"},
 	{ErrRegionLayout, "WEIR_ERR_REGION_LAYOUT"},
 	{ErrRegionKind, "WEIR_ERR_REGION_KIND"},
@@ -526,6 +531,9 @@ func statusMismatches() []string {
 	}
 	if ErrPlacedMisaligned != C.WEIR_ERR_PLACED_MISALIGNED {
 		bad = append(bad, fmt.Sprintf("ErrPlacedMisaligned is %d, WEIR_ERR_PLACED_MISALIGNED is %d", ErrPlacedMisaligned, C.WEIR_ERR_PLACED_MISALIGNED))
+	}
+	if ErrPlacedOverlap != C.WEIR_ERR_PLACED_OVERLAP {
+		bad = append(bad, fmt.Sprintf("ErrPlacedOverlap is %d, WEIR_ERR_PLACED_OVERLAP is %d", ErrPlacedOverlap, C.WEIR_ERR_PLACED_OVERLAP))
 	}
 	if ErrRegionForeign != C.WEIR_ERR_REGION_FOREIGN {
 		bad = append(bad, fmt.Sprintf("ErrRegionForeign is %d, WEIR_ERR_REGION_FOREIGN is %d", ErrRegionForeign, C.WEIR_ERR_REGION_FOREIGN))

@@ -1,8 +1,9 @@
 package weir
 
 // The conformance traces replayed through the pure-Go words (RateWord,
-// GCRAWord): the same answers, bit for bit, as the C ABI gave when the
-// traces were written. The reader is in traces_test.go; the limit lines
+// GCRAWord, and the Bloom, whose array weir_bloom_init_in lays in Go
+// memory and BloomWords decides in pure Go): the same answers, bit for
+// bit, as the C ABI gave when the traces were written. The reader is in traces_test.go; the limit lines
 // below serve the cgo replay too.
 
 import "testing"
@@ -54,6 +55,7 @@ type wordsHeld struct {
 	rateLimit RateLimit
 	gcra      GCRAWord
 	gcraLimit GCRALimit
+	bloom     *Bloom
 }
 
 func TestTracesWords(t *testing.T) {
@@ -82,9 +84,32 @@ func TestTracesWords(t *testing.T) {
 			c.oDur(h.gcra.NextAt(h.gcraLimit, c.dur()))
 		case "gcra_room":
 			c.oI64(h.gcra.RoomAt(h.gcraLimit, c.dur()))
+		// the bloom, seeded as the trace says, over the held limit
+		case "bloom_new", "bloom_new_gcra":
+			size, hashes, seed0, seed1 := uint32(c.u64()), uint32(c.u64()), c.u64(), c.u64()
+			if h.bloom != nil {
+				h.bloom.Close()
+			}
+			var err error
+			if c.op == "bloom_new" {
+				h.bloom, err = NewBloomSeeded(size, hashes, h.rateLimit, seed0, seed1)
+			} else {
+				h.bloom, err = NewGCRABloomSeeded(size, hashes, h.gcraLimit, seed0, seed1)
+			}
+			c.oErr(err)
+		case "bloom_allow":
+			now := c.dur()
+			c.oBool(h.bloom.AllowAt(now, c.key()))
+		case "bloom_next":
+			now := c.dur()
+			c.oDur(h.bloom.Next(now, c.key()))
 		default:
 			return false
 		}
 		return true
-	}, func(*wordsHeld) {})
+	}, func(h *wordsHeld) {
+		if h.bloom != nil {
+			h.bloom.Close()
+		}
+	})
 }

@@ -40,12 +40,12 @@
  *
  * ```
  * weir_status — what a call that can fail reports (WEIR_OK is 0)
- *   section  line 0330
+ *   section  line 0333
  *   reads    weir_status_str, weir_version (WEIR_VERSION)
  *   counts   weir_counts (filled by each read_counts)
  *
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
- *   section  line 0856
+ *   section  line 0863
  *   policy   weir_breaker_policy (for the breaker), weir_breaker_policy_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
  *   placed   weir_breaker_footprint, weir_breaker_init_in
@@ -59,7 +59,7 @@
  *   counts   weir_breaker_start_counting, weir_breaker_read_counts
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 1242
+ *   section  line 1249
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
  *   placed   weir_shedder_footprint, weir_shedder_init_in
@@ -72,7 +72,7 @@
  *   counts   weir_shedder_start_counting, weir_shedder_read_counts
  *
  * weir_window — rolling window of sums and counts
- *   section  line 1595
+ *   section  line 1602
  *   make     weir_window_new, weir_window_free
  *   placed   weir_window_footprint, weir_window_init_in
  *   shared   weir_window_shared_footprint, weir_window_init_shared,
@@ -83,7 +83,7 @@
  *   counts   weir_window_start_counting, weir_window_read_counts
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1801
+ *   section  line 1808
  *   make     weir_bucket_new, weir_bucket_free
  *   placed   weir_bucket_footprint, weir_bucket_init_in
  *   shared   weir_bucket_shared_footprint, weir_bucket_init_shared,
@@ -93,7 +93,7 @@
  *   counts   weir_bucket_start_counting, weir_bucket_read_counts
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 2042
+ *   section  line 2049
  *   make     weir_sliding_new, weir_sliding_free
  *   placed   weir_sliding_footprint, weir_sliding_init_in
  *   shared   weir_sliding_shared_footprint, weir_sliding_init_shared,
@@ -103,7 +103,7 @@
  *   counts   weir_sliding_start_counting, weir_sliding_read_counts
  *
  * weir_period — fixed-window quota per period
- *   section  line 2216
+ *   section  line 2223
  *   make     weir_period_new, weir_period_free
  *   placed   weir_period_footprint, weir_period_init_in
  *   shared   weir_period_shared_footprint, weir_period_init_shared,
@@ -113,7 +113,7 @@
  *   counts   weir_period_start_counting, weir_period_read_counts
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 2413
+ *   section  line 2420
  *   make     weir_gate_new, weir_gate_free
  *   placed   weir_gate_footprint, weir_gate_init_in
  *   shared   weir_gate_shared_footprint, weir_gate_init_shared,
@@ -123,7 +123,7 @@
  *   counts   weir_gate_start_counting, weir_gate_read_counts
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 2542
+ *   section  line 2549
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy),
@@ -141,7 +141,7 @@
  *   counts   weir_concurrency_start_counting, weir_concurrency_read_counts
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 2899
+ *   section  line 2908
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   placed   weir_budget_footprint, weir_budget_init_in
@@ -152,21 +152,22 @@
  *   counts   weir_budget_start_counting, weir_budget_read_counts
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 3143
+ *   section  line 3152
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 3283
+ *   section  line 3292
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 3327
+ *   section  line 3336
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
+ *   placed   weir_pool_footprint, weir_pool_init_in
  *   calls    weir_pool_take (weir_pool_taken, WEIR_POOL_TAKEN_*),
  *            weir_pool_made, weir_pool_made_jittered, weir_pool_unmade,
  *            weir_pool_give, weir_pool_drop, weir_pool_make_ahead,
@@ -176,7 +177,7 @@
  *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 3724
+ *   section  line 3769
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -185,27 +186,29 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 3886
+ *   section  line 3931
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 4015
+ *   section  line 4060
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
  *   in place weir_bloom_footprint, weir_bloom_init_in,
  *            weir_bloom_init_gcra_in, weir_bloom_check_in,
  *            weir_bloom_allow_in, weir_bloom_next_in
+ *   placed   weir_bloom_view_footprint,
+ *            weir_bloom_view_in (a handle over a region)
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 4288
+ *   section  line 4384
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 4465
+ *   section  line 4577
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   calls    weir_lease_take (weir_lease_answer, WEIR_LEASE_*),
@@ -215,7 +218,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 4711
+ *   section  line 4823
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -229,7 +232,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 4973
+ *   section  line 5085
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -407,6 +410,10 @@ enum weir_status
   /// multiple of the alignment `weir_X_footprint` answers; nothing was
   /// written to it.
   WEIR_ERR_PLACED_MISALIGNED = 51,
+  /// The memory handed to `weir_bloom_view_in` for the view overlaps the
+  /// region it would view: laying the view would overwrite the region's
+  /// words, which others may be using; nothing was written.
+  WEIR_ERR_PLACED_OVERLAP = 52,
   /// The memory handed to a `weir_X_attach` call does not start with a
   /// weir region header (`weir_region_header`: its magic is wrong, or its
   /// header's checksum does not match its bytes): not a region, random
@@ -2827,7 +2834,9 @@ weir_status weir_concurrency_enter_partition(const weir_concurrency *limit,
 /// `weir_concurrency_leave` (same statuses), and it leaves its partition.
 /// `WEIR_ERR_CONCURRENCY_PARTITION` if there is no such partition,
 /// `WEIR_ERR_CONCURRENCY_PARTITION_EMPTY` if the partition has no call in
-/// flight (the ticket was entered in another); each changes nothing.
+/// flight (the ticket was entered in another); each changes nothing. The
+/// ticket is checked first, as `weir_concurrency_leave` checks it, then the
+/// partition.
 weir_status weir_concurrency_leave_partition(const weir_concurrency *limit,
                                              int32_t partition,
                                              weir_concurrency_ticket *ticket,
@@ -3370,10 +3379,11 @@ bool weir_deadline_remaining(const weir_deadline *deadline, int64_t now, int64_t
 /// is new.
 ///
 /// Takes a short per-handle lock; safe to use from many threads at once.
-/// Heap per handle on 64-bit: about 340 bytes, plus 24 bytes per idle place
-/// (min(idle, size)), plus 17 bytes per table slot (the power of two at
-/// least 2 × size), all allocated by `weir_pool_new` and never again; about
-/// 1.1 KiB for the preset.
+/// Memory per handle on 64-bit: about 280 bytes, plus 24 bytes per table
+/// slot (the power of two at least 2 × size) and per idle place
+/// (min(idle, size)), all allocated by `weir_pool_new` and never again
+/// (about 1.3 KiB for the preset), or laid in the caller's memory by
+/// `weir_pool_init_in`.
 typedef struct weir_pool weir_pool;
 #endif
 
@@ -3522,10 +3532,45 @@ weir_status weir_pool_new(const weir_pool_policy *limits, weir_pool **out);
 #endif
 
 #if defined(WEIR_HOSTED)
-/// Frees a pool. NULL is accepted and ignored. Resources still idle or
-/// lent are not closed (the pool never held more than their identities):
-/// call `weir_pool_close` first and close what it hands back.
+/// Frees a pool. NULL is accepted and ignored, and so is a placed pool
+/// (`weir_pool_init_in`): its memory is the caller's. Resources still idle
+/// or lent are not closed (the pool never held more than their
+/// identities): call `weir_pool_close` first and close what it hands back.
 void weir_pool_free(weir_pool *pool);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The bytes and the alignment a placed pool with these limits needs
+/// (NULL: the preset), written to `*bytes` and `*align`: the handle, then
+/// one 24-byte slot (on a 64-bit host) per table slot (the power of two at
+/// least 2 × size) and per idle place (min(idle, size)), 8-aligned; 1288
+/// bytes at the preset on a 64-bit Linux host. The limits are checked as
+/// `weir_pool_new` checks them, with its statuses; `WEIR_ERR_NULL` or
+/// `WEIR_ERR_MISALIGNED` for a bad `bytes` or `align` pointer (or a
+/// misaligned `limits`), and nothing is written on an error.
+weir_status weir_pool_footprint(const weir_pool_policy *limits, size_t *bytes, size_t *align);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Lays a pool in memory the caller owns (a static array, a field of its
+/// own struct) and writes it to `*out`: the pool `weir_pool_new` makes with
+/// these limits (NULL: the preset), taken by every `weir_pool_*` call,
+/// without a heap. `mem` holds `len` bytes, at least the footprint
+/// `weir_pool_footprint` answers for these limits, at a multiple of its
+/// alignment. The memory stays the caller's: weir keeps nothing outside it,
+/// `weir_pool_free` on a placed pool does nothing (close it first, as for a
+/// heap one), and the caller may reuse the memory once no call uses the
+/// pool any more (moving or copying it makes another pool of neither).
+/// Checked in this order, and nothing is written on an error: `out`
+/// (`WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`), the limits (the statuses of
+/// `weir_pool_new`), then `mem` NULL (`WEIR_ERR_NULL`), `mem` misaligned
+/// (`WEIR_ERR_PLACED_MISALIGNED`), `len` below the footprint
+/// (`WEIR_ERR_PLACED_TOO_SMALL`). Lay a pool only in memory no live handle
+/// uses.
+weir_status weir_pool_init_in(void *mem,
+                              size_t len,
+                              const weir_pool_policy *limits,
+                              weir_pool **out);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -4063,13 +4108,24 @@ int64_t weir_gcra_room(const weir_gcra *gcra, const weir_gcra_limit *limit, int6
 /// half of it, F = 0.03 % (2.3 % asking all of it).
 ///
 /// Lock-free and safe to use from many threads at once. Memory per handle:
-/// 8 × 2^size_log2 bytes of heap (64-byte aligned) plus under 152 bytes.
+/// 8 × 2^size_log2 bytes of heap (64-byte aligned) plus under 160 bytes.
 /// size_log2 is WEIR_BLOOM_MIN_SIZE_LOG2 (3, one line) to
 /// WEIR_BLOOM_MAX_SIZE_LOG2 (32: 32 GiB; 27, 1 GiB, on a 32-bit host),
 /// hashes 1..WEIR_BLOOM_MAX_HASHES (8, a whole line).
 /// Made by `weir_bloom_new` or `weir_bloom_new_gcra`, freed by
 /// `weir_bloom_free`; for memory shared between processes see
 /// `weir_bloom_init_in`.
+///
+/// Placed: a region laid by `weir_bloom_init_in` (or its gcra form) holds
+/// an array, header and words, and no pointer; `weir_bloom_view_in` lays a
+/// `weir_bloom *` over such a region in memory the caller owns (a view:
+/// `weir_bloom_view_footprint` bytes, beside the region or anywhere else),
+/// and every `weir_bloom_*` call takes it as it takes a heap array, its
+/// counts included. The view's words are the region's: its decisions and
+/// those of `weir_bloom_allow_in` on the region, or of other views of it
+/// in this process or another, share one limiter. So a program with no
+/// heap lays a region in a static array and views it; a process sharing a
+/// region views it once and decides without reading the header each call.
 typedef struct weir_bloom weir_bloom;
 #endif
 
@@ -4145,7 +4201,8 @@ weir_status weir_bloom_new_gcra(uint32_t size_log2,
 #endif
 
 #if defined(WEIR_HOSTED)
-/// Frees a bloom array. NULL is accepted and ignored.
+/// Frees a bloom array. NULL is accepted and ignored, and so is a view
+/// (`weir_bloom_view_in`): its memory, and its region's, are the caller's.
 void weir_bloom_free(weir_bloom *bloom);
 #endif
 
@@ -4188,7 +4245,8 @@ size_t weir_bloom_footprint(uint32_t size_log2);
 /// burst << 32; gcra: per_token, then tolerance); seed0; seed1. The region
 /// holds no pointer: map it MAP_SHARED and every process that maps it
 /// (forked or not, at any address) shares one limiter through
-/// `weir_bloom_allow_in`, lock-free. Lay it once, before anyone uses it;
+/// `weir_bloom_allow_in`, lock-free, or through a `weir_bloom *` laid over
+/// it with `weir_bloom_view_in`. Lay it once, before anyone uses it;
 /// laying it again resets it. The arguments are checked as `weir_bloom_new`
 /// checks them; then `WEIR_ERR_NULL` for a NULL `mem`,
 /// `WEIR_ERR_MISALIGNED` for one not 64-byte aligned, `WEIR_ERR_TOO_LARGE`
@@ -4249,6 +4307,44 @@ int64_t weir_bloom_next_in(const void *mem,
                            int64_t now,
                            const void *key,
                            size_t key_len);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The bytes and the alignment of a view (`weir_bloom_view_in`), written
+/// to `*bytes` and `*align`: the handle alone, whatever the region's shape
+/// (its words stay in the region). `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED`
+/// for a bad `bytes` or `align` pointer; nothing is written on an error.
+weir_status weir_bloom_view_footprint(size_t *bytes, size_t *align);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Lays in memory the caller owns (`len` bytes at `mem`, at least the
+/// footprint `weir_bloom_view_footprint` answers, at a multiple of its
+/// alignment) a `weir_bloom *` over the array laid in the region of
+/// `region_len` bytes at `region` by `weir_bloom_init_in` or
+/// `weir_bloom_init_gcra_in` (here or in another process), and writes it
+/// to `*out`. Every `weir_bloom_*` call takes it: its words are the
+/// region's, shared with `weir_bloom_allow_in` and every other view of the
+/// region, and its counts (`weir_bloom_start_counting`) are the view's
+/// own, kept in `mem`, not in the region, whose layout (version 2) does not
+/// change. The header is read once, here: lay the region again and view it
+/// again (a view over a region laid again keeps deciding with the shape it
+/// read, over the same words, never outside them). Both memories stay the
+/// caller's: `weir_bloom_free` on a view does nothing, and the region must
+/// stay mapped, and `mem` in place, while the view is used. Checked in this
+/// order, and nothing is written on an error: `out` (`WEIR_ERR_NULL`,
+/// `WEIR_ERR_MISALIGNED`), the region as `weir_bloom_check_in` checks it
+/// (its statuses: `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`,
+/// `WEIR_ERR_BLOOM_FOREIGN`, ..., `WEIR_ERR_WORDS_NOT_SHAREABLE`), a `mem`
+/// whose footprint overlaps the region (`WEIR_ERR_PLACED_OVERLAP`), then
+/// `mem` NULL (`WEIR_ERR_NULL`), `mem` misaligned
+/// (`WEIR_ERR_PLACED_MISALIGNED`), `len` below the footprint
+/// (`WEIR_ERR_PLACED_TOO_SMALL`).
+weir_status weir_bloom_view_in(void *mem,
+                               size_t len,
+                               void *region,
+                               size_t region_len,
+                               weir_bloom **out);
 #endif
 
 #if defined(WEIR_HOSTED)
@@ -4322,7 +4418,9 @@ weir_status weir_bloom_read_counts(const weir_bloom *bloom, weir_counts *out);
 /// A `weir_charge_item` that charges a key of a bloom array laid in caller
 /// memory: `target` the region and `target_len` its bytes (as
 /// `weir_bloom_allow_in` takes them), `key` and `key_len` the key, `cost`
-/// whole events.
+/// whole events; `limit` NULL to judge by the limit in the region's
+/// header, or a limit of the region's kind to judge by instead (see
+/// `weir_charge_item.limit`).
 #define WEIR_CHARGE_BLOOM_IN 5
 #endif
 
@@ -4356,7 +4454,21 @@ typedef struct WEIR_ALIGN(8) {
   /// otherwise.
   size_t target_len;
   /// The word's limit: a `const weir_gcra_limit *` (WEIR_CHARGE_GCRA) or
-  /// `const weir_rate_limit *` (WEIR_CHARGE_RATE); ignored otherwise.
+  /// `const weir_rate_limit *` (WEIR_CHARGE_RATE). For WEIR_CHARGE_BLOOM_IN,
+  /// NULL (the region's header's limit) or a limit of the region's word
+  /// kind (a `weir_gcra_limit` for the gcra kind, `weir_rate_limit` for
+  /// the window kind) that judges the key's words in place of the header's,
+  /// which is left alone: this is how the words of a region outlive a change of
+  /// rate or burst (a reload), each process bringing its limit. A word
+  /// keeps what it decided under the old limit: a window keeps its start
+  /// and its count, which count against the new burst, and ends
+  /// count × (1 / new rate) after its start; a GCRA word keeps its TAT,
+  /// so a key's debt (TAT − now) carries over as time. A GCRA limit of another tick than the header's (a
+  /// `shift` that differs: only rates above 7 812 500 a second have one
+  /// above 0) would misread the words and is refused with
+  /// `WEIR_ERR_GCRA_LIMIT_INVALID`, as is one whose fields are out of
+  /// range; a limit of the window kind out of range is refused with
+  /// `WEIR_ERR_RATE_LIMIT_INVALID`. Ignored for the other kinds.
   const void *limit;
   /// The bloom key's bytes (WEIR_CHARGE_BLOOM, _BLOOM_IN), hashed during
   /// the call and not kept; ignored otherwise.
@@ -5293,6 +5405,10 @@ int weir_hosted_only_weir_pool_new(void) WEIR_HOSTED_ONLY_(weir_pool_new);
 #define weir_pool_new(...) weir_hosted_only_weir_pool_new()
 int weir_hosted_only_weir_pool_free(void) WEIR_HOSTED_ONLY_(weir_pool_free);
 #define weir_pool_free(...) weir_hosted_only_weir_pool_free()
+int weir_hosted_only_weir_pool_footprint(void) WEIR_HOSTED_ONLY_(weir_pool_footprint);
+#define weir_pool_footprint(...) weir_hosted_only_weir_pool_footprint()
+int weir_hosted_only_weir_pool_init_in(void) WEIR_HOSTED_ONLY_(weir_pool_init_in);
+#define weir_pool_init_in(...) weir_hosted_only_weir_pool_init_in()
 int weir_hosted_only_weir_pool_take(void) WEIR_HOSTED_ONLY_(weir_pool_take);
 #define weir_pool_take(...) weir_hosted_only_weir_pool_take()
 int weir_hosted_only_weir_pool_made(void) WEIR_HOSTED_ONLY_(weir_pool_made);
@@ -5349,6 +5465,10 @@ int weir_hosted_only_weir_bloom_allow_in(void) WEIR_HOSTED_ONLY_(weir_bloom_allo
 #define weir_bloom_allow_in(...) weir_hosted_only_weir_bloom_allow_in()
 int weir_hosted_only_weir_bloom_next_in(void) WEIR_HOSTED_ONLY_(weir_bloom_next_in);
 #define weir_bloom_next_in(...) weir_hosted_only_weir_bloom_next_in()
+int weir_hosted_only_weir_bloom_view_footprint(void) WEIR_HOSTED_ONLY_(weir_bloom_view_footprint);
+#define weir_bloom_view_footprint(...) weir_hosted_only_weir_bloom_view_footprint()
+int weir_hosted_only_weir_bloom_view_in(void) WEIR_HOSTED_ONLY_(weir_bloom_view_in);
+#define weir_bloom_view_in(...) weir_hosted_only_weir_bloom_view_in()
 int weir_hosted_only_weir_bloom_start_counting(void) WEIR_HOSTED_ONLY_(weir_bloom_start_counting);
 #define weir_bloom_start_counting(...) weir_hosted_only_weir_bloom_start_counting()
 int weir_hosted_only_weir_bloom_read_counts(void) WEIR_HOSTED_ONLY_(weir_bloom_read_counts);

@@ -1055,6 +1055,22 @@ public:
         if (status != WEIR_OK) return status;
         return out;
     }
+    // Placed in the caller's memory (see weir::footprint). Close it before
+    // the memory goes, as a heap pool before its destructor.
+    static result<weir::footprint> footprint(const PoolPolicy& limits = PoolPolicy{}) noexcept {
+        weir_pool_policy c = limits.c();
+        weir::footprint out{};
+        weir_status status = weir_pool_footprint(&c, &out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Pool> place(void* mem, std::size_t len, const PoolPolicy& limits = PoolPolicy{}) noexcept {
+        weir_pool_policy c = limits.c();
+        weir_pool* out = nullptr;
+        weir_status status = weir_pool_init_in(mem, len, &c, &out);
+        if (status != WEIR_OK) return status;
+        return Pool(out);
+    }
 
 private:
     explicit Pool(weir_pool* pool) noexcept : handle(pool) {}
@@ -1183,6 +1199,23 @@ public:
         if (status != WEIR_OK) return status;
         return out;
     }
+    // A Bloom over a region laid by BloomRegion::init or init_gcra (here or
+    // in another process), placed in the caller's memory (see
+    // weir::footprint; BloomRegion::view is the same call): its words are
+    // the region's, its counts its own. Keep both memories in place while
+    // it is used; the destructor leaves them alone.
+    static result<weir::footprint> view_footprint() noexcept {
+        weir::footprint out{};
+        weir_status status = weir_bloom_view_footprint(&out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Bloom> view(void* mem, std::size_t len, void* region, std::size_t region_len) noexcept {
+        weir_bloom* out = nullptr;
+        weir_status status = weir_bloom_view_in(mem, len, region, region_len, &out);
+        if (status != WEIR_OK) return status;
+        return Bloom(out);
+    }
 
 private:
     explicit Bloom(weir_bloom* bloom) noexcept : handle(bloom) {}
@@ -1242,6 +1275,9 @@ public:
     nanoseconds next(instant now, std::string_view key) const noexcept {
         return nanoseconds(weir_bloom_next_in(mem_, len_, now.ns(), key.data(), key.size()));
     }
+    // A Bloom over this region placed at `mem` (Bloom::view): the same
+    // words, decided on without reading the header each call.
+    result<Bloom> view(void* mem, std::size_t len) const noexcept { return Bloom::view(mem, len, mem_, len_); }
     void* data() const noexcept { return mem_; }
     std::size_t size() const noexcept { return len_; }
 
@@ -1288,15 +1324,34 @@ public:
         return out;
     }
     static ChargeItem bloom(const BloomRegion& region, std::string_view key, std::int64_t cost = 1) noexcept {
-        ChargeItem out(WEIR_CHARGE_BLOOM_IN, region.data(), nullptr, static_cast<double>(cost));
+        return bloom_judged_by(region, key, nullptr, cost);
+    }
+    // A key of a bloom region judged by `limit` in place of the limit in
+    // the region's header, which is left alone (weir_charge_item.limit): a
+    // region whose rate or burst changed (a reload) keeps its words, each
+    // caller bringing its limit. A limit of the region's word kind (a
+    // GcraLimit for init_gcra, a RateLimit for init); a GcraLimit of another
+    // tick than the region's is refused (WEIR_ERR_GCRA_LIMIT_INVALID). The
+    // item points at `limit`, which must outlive it.
+    static ChargeItem bloom(const BloomRegion& region, std::string_view key, const GcraLimit& limit,
+                            std::int64_t cost = 1) noexcept {
+        return bloom_judged_by(region, key, limit.get(), cost);
+    }
+    static ChargeItem bloom(const BloomRegion& region, std::string_view key, const RateLimit& limit,
+                            std::int64_t cost = 1) noexcept {
+        return bloom_judged_by(region, key, limit.get(), cost);
+    }
+    const weir_charge_item& c() const noexcept { return item_; }
+
+private:
+    static ChargeItem bloom_judged_by(const BloomRegion& region, std::string_view key, const void* limit,
+                                      std::int64_t cost) noexcept {
+        ChargeItem out(WEIR_CHARGE_BLOOM_IN, region.data(), limit, static_cast<double>(cost));
         out.item_.target_len = region.size();
         out.item_.key = key.data();
         out.item_.key_len = key.size();
         return out;
     }
-    const weir_charge_item& c() const noexcept { return item_; }
-
-private:
     ChargeItem(std::uint32_t kind, void* target, const void* limit, double cost) noexcept {
         item_.kind = kind;
         item_.target = target;

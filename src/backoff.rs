@@ -110,16 +110,7 @@ fn jitter(code: i32) -> Option<BackoffJitter> {
 
 impl From<BackoffError> for weir_status {
     fn from(error: BackoffError) -> weir_status {
-        use BackoffError::*;
-        // One status per field, so a caller knows which to fix; the core's
-        // finer reasons (NaN, below one, ...) are in each status's text.
-        match error {
-            NegativeBase => WEIR_ERR_BACKOFF_BASE,
-            FactorNotFinite | FactorBelowOne => WEIR_ERR_BACKOFF_FACTOR,
-            NegativeCap => WEIR_ERR_BACKOFF_CAP,
-            NoAttempts => WEIR_ERR_BACKOFF_ATTEMPTS,
-            SpreadNotFinite | NegativeSpread | SpreadAboveOne => WEIR_ERR_BACKOFF_SPREAD,
-        }
+        weir_status::of(error.code())
     }
 }
 

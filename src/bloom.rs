@@ -6,9 +6,11 @@ use static_assertions::const_assert_eq;
 
 use crate::counts::{weir_counts, Tally};
 use crate::gcra::{gcra_limit_in, weir_gcra_limit};
-use crate::guard::{decide_counted, decide_or, read_counts, start_counting};
+use crate::guard::{decide_counted, decide_or, place_plain, plain_footprint};
 use crate::guard::{free_handle, guard, guard_status, new_handle, on, usable, Guarded, Handle};
+use crate::guard::{read_counts, start_counting};
 use crate::rate::{limit_in, weir_rate_limit};
+use crate::slots::Lines;
 use crate::status::weir_status::{self, *};
 use weir_core::bloom::{self, Bloom, BloomError, BloomLine, BloomShape};
 use weir_core::time::NEVER;
@@ -53,18 +55,29 @@ use weir_core::time::NEVER;
 /// half of it, F = 0.03 % (2.3 % asking all of it).
 ///
 /// Lock-free and safe to use from many threads at once. Memory per handle:
-/// 8 × 2^size_log2 bytes of heap (64-byte aligned) plus under 152 bytes.
+/// 8 × 2^size_log2 bytes of heap (64-byte aligned) plus under 160 bytes.
 /// size_log2 is WEIR_BLOOM_MIN_SIZE_LOG2 (3, one line) to
 /// WEIR_BLOOM_MAX_SIZE_LOG2 (32: 32 GiB; 27, 1 GiB, on a 32-bit host),
 /// hashes 1..WEIR_BLOOM_MAX_HASHES (8, a whole line).
 /// Made by `weir_bloom_new` or `weir_bloom_new_gcra`, freed by
 /// `weir_bloom_free`; for memory shared between processes see
 /// `weir_bloom_init_in`.
-pub struct weir_bloom(Guarded<Bloom>);
+///
+/// Placed: a region laid by `weir_bloom_init_in` (or its gcra form) holds
+/// an array, header and words, and no pointer; `weir_bloom_view_in` lays a
+/// `weir_bloom *` over such a region in memory the caller owns (a view:
+/// `weir_bloom_view_footprint` bytes, beside the region or anywhere else),
+/// and every `weir_bloom_*` call takes it as it takes a heap array, its
+/// counts included. The view's words are the region's: its decisions and
+/// those of `weir_bloom_allow_in` on the region, or of other views of it
+/// in this process or another, share one limiter. So a program with no
+/// heap lays a region in a static array and views it; a process sharing a
+/// region views it once and decides without reading the header each call.
+pub struct weir_bloom(Guarded<Bloom<Lines>>);
 
 impl Handle for weir_bloom {
-    type State = Bloom;
-    fn guarded(&self) -> &Guarded<Bloom> {
+    type State = Bloom<Lines>;
+    fn guarded(&self) -> &Guarded<Self::State> {
         &self.0
     }
 }
@@ -95,17 +108,7 @@ const_assert_eq!(WEIR_BLOOM_VERSION as u64, bloom::VERSION);
 
 /// The status for a bloom array's error.
 pub(crate) fn bloom_status(error: BloomError) -> weir_status {
-    match error {
-        BloomError::Size => WEIR_ERR_BLOOM_SIZE,
-        BloomError::Hashes => WEIR_ERR_BLOOM_HASHES,
-        BloomError::NoMemory => WEIR_ERR_NO_MEMORY,
-        BloomError::TooSmall => WEIR_ERR_BLOOM_TOO_SMALL,
-        BloomError::Foreign => WEIR_ERR_BLOOM_FOREIGN,
-        BloomError::Version => WEIR_ERR_BLOOM_VERSION,
-        BloomError::TooFewWords => WEIR_ERR_BLOOM_TOO_FEW_WORDS,
-        BloomError::Kind => WEIR_ERR_BLOOM_KIND,
-        BloomError::LineSize => WEIR_ERR_BLOOM_LINE_SIZE,
-    }
+    weir_status::of(error.code())
 }
 
 /// The shape the arguments of `weir_bloom_new` and `weir_bloom_init_in`
@@ -218,7 +221,7 @@ pub extern "C" fn weir_bloom_new(
     new_handle(out, || {
         let shape = shape_of(size_log2, hashes, limit, seed0, seed1)?;
         let bloom = Bloom::new(shape).map_err(bloom_status)?;
-        Ok(weir_bloom(Guarded::new(bloom)))
+        Ok(weir_bloom(Guarded::new(bloom.map_store(Lines::heap))))
     })
 }
 
@@ -238,11 +241,66 @@ pub extern "C" fn weir_bloom_new_gcra(
     new_handle(out, || {
         let shape = gcra_shape_of(size_log2, hashes, limit, seed0, seed1)?;
         let bloom = Bloom::new(shape).map_err(bloom_status)?;
-        Ok(weir_bloom(Guarded::new(bloom)))
+        Ok(weir_bloom(Guarded::new(bloom.map_store(Lines::heap))))
     })
 }
 
-/// Frees a bloom array. NULL is accepted and ignored.
+/// The bytes and the alignment of a view (`weir_bloom_view_in`), written
+/// to `*bytes` and `*align`: the handle alone, whatever the region's shape
+/// (its words stay in the region). `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED`
+/// for a bad `bytes` or `align` pointer; nothing is written on an error.
+#[no_mangle]
+pub extern "C" fn weir_bloom_view_footprint(bytes: *mut usize, align: *mut usize) -> weir_status {
+    plain_footprint::<weir_bloom>(bytes, align)
+}
+
+/// Lays in memory the caller owns (`len` bytes at `mem`, at least the
+/// footprint `weir_bloom_view_footprint` answers, at a multiple of its
+/// alignment) a `weir_bloom *` over the array laid in the region of
+/// `region_len` bytes at `region` by `weir_bloom_init_in` or
+/// `weir_bloom_init_gcra_in` (here or in another process), and writes it
+/// to `*out`. Every `weir_bloom_*` call takes it: its words are the
+/// region's, shared with `weir_bloom_allow_in` and every other view of the
+/// region, and its counts (`weir_bloom_start_counting`) are the view's
+/// own, kept in `mem`, not in the region, whose layout (version 2) does not
+/// change. The header is read once, here: lay the region again and view it
+/// again (a view over a region laid again keeps deciding with the shape it
+/// read, over the same words, never outside them). Both memories stay the
+/// caller's: `weir_bloom_free` on a view does nothing, and the region must
+/// stay mapped, and `mem` in place, while the view is used. Checked in this
+/// order, and nothing is written on an error: `out` (`WEIR_ERR_NULL`,
+/// `WEIR_ERR_MISALIGNED`), the region as `weir_bloom_check_in` checks it
+/// (its statuses: `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`,
+/// `WEIR_ERR_BLOOM_FOREIGN`, ..., `WEIR_ERR_WORDS_NOT_SHAREABLE`), a `mem`
+/// whose footprint overlaps the region (`WEIR_ERR_PLACED_OVERLAP`), then
+/// `mem` NULL (`WEIR_ERR_NULL`), `mem` misaligned
+/// (`WEIR_ERR_PLACED_MISALIGNED`), `len` below the footprint
+/// (`WEIR_ERR_PLACED_TOO_SMALL`).
+#[no_mangle]
+pub extern "C" fn weir_bloom_view_in(
+    mem: *mut c_void,
+    len: usize,
+    region: *mut c_void,
+    region_len: usize,
+    out: *mut *mut weir_bloom,
+) -> weir_status {
+    place_plain(mem, len, out, || {
+        let bloom = Bloom::attach(region_at(region, region_len)?).map_err(bloom_status)?;
+        // The view's bytes (at most its footprint from `mem`) must lie
+        // outside the region: checked on the addresses alone, before
+        // anything is written.
+        let (start, end) = (region as usize, region as usize + region_len);
+        let view = mem as usize;
+        let view_end = view.saturating_add(core::mem::size_of::<weir_bloom>());
+        if !mem.is_null() && view < end && start < view_end {
+            return Err(WEIR_ERR_PLACED_OVERLAP);
+        }
+        Ok(weir_bloom(Guarded::new(bloom.map_store(Lines::placed))))
+    })
+}
+
+/// Frees a bloom array. NULL is accepted and ignored, and so is a view
+/// (`weir_bloom_view_in`): its memory, and its region's, are the caller's.
 #[no_mangle]
 pub extern "C" fn weir_bloom_free(bloom: *mut weir_bloom) {
     free_handle(bloom)
@@ -330,7 +388,8 @@ pub extern "C" fn weir_bloom_footprint(size_log2: u32) -> usize {
 /// burst << 32; gcra: per_token, then tolerance); seed0; seed1. The region
 /// holds no pointer: map it MAP_SHARED and every process that maps it
 /// (forked or not, at any address) shares one limiter through
-/// `weir_bloom_allow_in`, lock-free. Lay it once, before anyone uses it;
+/// `weir_bloom_allow_in`, lock-free, or through a `weir_bloom *` laid over
+/// it with `weir_bloom_view_in`. Lay it once, before anyone uses it;
 /// laying it again resets it. The arguments are checked as `weir_bloom_new`
 /// checks them; then `WEIR_ERR_NULL` for a NULL `mem`,
 /// `WEIR_ERR_MISALIGNED` for one not 64-byte aligned, `WEIR_ERR_TOO_LARGE`
@@ -460,10 +519,10 @@ pub extern "C" fn weir_bloom_read_counts(
 mod tests {
     use super::weir_bloom;
 
-    /// The header's figure for the handle itself, beside its words: under
-    /// 120 bytes.
+    /// The header's figure for the handle itself, beside its words (and a
+    /// view's whole footprint): under 160 bytes.
     #[test]
-    fn the_handle_is_under_152_bytes() {
-        assert!(core::mem::size_of::<weir_bloom>() < 152);
+    fn the_handle_is_under_160_bytes() {
+        assert!(core::mem::size_of::<weir_bloom>() < 160);
     }
 }

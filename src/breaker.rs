@@ -19,7 +19,6 @@ use crate::status::weir_status::{self, *};
 use weir_core::breaker::{
     Breaker, BreakerPolicy, BreakerPolicyError, BreakerTally, BreakerTicket, BreakerTicketError,
 };
-use weir_core::window::WindowError;
 
 /// The breaker's policy (for `weir_breaker_new`; SRE: Google's client-side
 /// throttling): the constants of its probability-based throttling. Start from
@@ -146,27 +145,13 @@ impl From<weir_breaker_policy> for BreakerPolicy {
 
 impl From<BreakerPolicyError> for weir_status {
     fn from(error: BreakerPolicyError) -> weir_status {
-        match error {
-            BreakerPolicyError::K => WEIR_ERR_BREAKER_K,
-            BreakerPolicyError::Floor => WEIR_ERR_BREAKER_FLOOR,
-            BreakerPolicyError::Protection => WEIR_ERR_BREAKER_PROTECTION,
-            BreakerPolicyError::Probe => WEIR_ERR_BREAKER_PROBE,
-            BreakerPolicyError::Cap => WEIR_ERR_BREAKER_CAP,
-            BreakerPolicyError::Rps => WEIR_ERR_BREAKER_RPS,
-            BreakerPolicyError::Aggression => WEIR_ERR_BREAKER_AGGRESSION,
-            BreakerPolicyError::Window(WindowError::Span) => WEIR_ERR_BREAKER_WINDOW,
-            BreakerPolicyError::Window(WindowError::TooLarge) => WEIR_ERR_BREAKER_SIZE,
-            BreakerPolicyError::Window(WindowError::NoMemory) => WEIR_ERR_NO_MEMORY,
-        }
+        weir_status::of(error.code())
     }
 }
 
 impl From<BreakerTicketError> for weir_status {
     fn from(error: BreakerTicketError) -> weir_status {
-        match error {
-            BreakerTicketError::Settled => WEIR_ERR_SETTLED,
-            BreakerTicketError::Foreign => WEIR_ERR_BREAKER_TICKET,
-        }
+        weir_status::of(error.code())
     }
 }
 

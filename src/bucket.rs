@@ -53,11 +53,7 @@ impl Handle for weir_bucket {
 
 impl From<BucketError> for weir_status {
     fn from(error: BucketError) -> weir_status {
-        match error {
-            BucketError::NotFinite => WEIR_ERR_NOT_FINITE,
-            BucketError::Negative => WEIR_ERR_NEGATIVE,
-            BucketError::TooLarge => WEIR_ERR_TOO_LARGE,
-        }
+        weir_status::of(error.code())
     }
 }
 

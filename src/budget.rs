@@ -61,13 +61,7 @@ const_assert_eq!(core::mem::offset_of!(weir_budget_policy, percent), 32);
 
 impl From<BudgetError> for weir_status {
     fn from(error: BudgetError) -> weir_status {
-        match error {
-            BudgetError::MaxTokens => WEIR_ERR_BUDGET_MAX_TOKENS,
-            BudgetError::TokenRatio => WEIR_ERR_BUDGET_TOKEN_RATIO,
-            BudgetError::Ttl => WEIR_ERR_BUDGET_TTL,
-            BudgetError::MinPerSecond => WEIR_ERR_BUDGET_MIN_PER_S,
-            BudgetError::Percent => WEIR_ERR_BUDGET_PERCENT,
-        }
+        weir_status::of(error.code())
     }
 }
 

@@ -11,7 +11,7 @@ use crate::gcra::{gcra_limit_in, weir_gcra, weir_gcra_limit};
 use crate::guard::{guard_status, slice_in, state_of, usable, write_out};
 use crate::rate::{limit_in, weir_rate, weir_rate_limit};
 use crate::status::weir_status::{self, *};
-use weir_core::bloom::{self, BloomShape};
+use weir_core::bloom::{self, BloomLimit, BloomShape};
 use weir_core::charge::{self, ChargeAnswer, ChargeItem, MAX_ITEMS};
 
 /// A `weir_charge_item` that charges a GCRA word: `target` a `weir_gcra *`,
@@ -31,7 +31,9 @@ pub const WEIR_CHARGE_BLOOM: u32 = 4;
 /// A `weir_charge_item` that charges a key of a bloom array laid in caller
 /// memory: `target` the region and `target_len` its bytes (as
 /// `weir_bloom_allow_in` takes them), `key` and `key_len` the key, `cost`
-/// whole events.
+/// whole events; `limit` NULL to judge by the limit in the region's
+/// header, or a limit of the region's kind to judge by instead (see
+/// `weir_charge_item.limit`).
 pub const WEIR_CHARGE_BLOOM_IN: u32 = 5;
 /// The most items one `weir_charge_all` charges.
 pub const WEIR_CHARGE_MAX_ITEMS: usize = 16;
@@ -64,7 +66,21 @@ pub struct weir_charge_item {
     /// otherwise.
     pub target_len: usize,
     /// The word's limit: a `const weir_gcra_limit *` (WEIR_CHARGE_GCRA) or
-    /// `const weir_rate_limit *` (WEIR_CHARGE_RATE); ignored otherwise.
+    /// `const weir_rate_limit *` (WEIR_CHARGE_RATE). For WEIR_CHARGE_BLOOM_IN,
+    /// NULL (the region's header's limit) or a limit of the region's word
+    /// kind (a `weir_gcra_limit` for the gcra kind, `weir_rate_limit` for
+    /// the window kind) that judges the key's words in place of the header's,
+    /// which is left alone: this is how the words of a region outlive a change of
+    /// rate or burst (a reload), each process bringing its limit. A word
+    /// keeps what it decided under the old limit: a window keeps its start
+    /// and its count, which count against the new burst, and ends
+    /// count × (1 / new rate) after its start; a GCRA word keeps its TAT,
+    /// so a key's debt (TAT − now) carries over as time. A GCRA limit of another tick than the header's (a
+    /// `shift` that differs: only rates above 7 812 500 a second have one
+    /// above 0) would misread the words and is refused with
+    /// `WEIR_ERR_GCRA_LIMIT_INVALID`, as is one whose fields are out of
+    /// range; a limit of the window kind out of range is refused with
+    /// `WEIR_ERR_RATE_LIMIT_INVALID`. Ignored for the other kinds.
     pub limit: *const c_void,
     /// The bloom key's bytes (WEIR_CHARGE_BLOOM, _BLOOM_IN), hashed during
     /// the call and not kept; ignored otherwise.
@@ -125,20 +141,11 @@ const_assert_eq!(core::mem::offset_of!(weir_charge_result, index), 8);
 const_assert_eq!(core::mem::offset_of!(weir_charge_result, kept), 12);
 const_assert_eq!(core::mem::offset_of!(weir_charge_result, admitted), 16);
 
-/// `cost` as whole tokens or events, or `WEIR_ERR_CHARGE_COST`. Costs of
-/// 2^63 and more read as `i64::MAX` (more than any limit holds).
+/// `cost` as whole tokens or events (`weir_core::charge::whole_cost`), or
+/// `WEIR_ERR_CHARGE_COST`.
 #[inline]
 fn whole(cost: f64) -> Result<i64, weir_status> {
-    // The cast saturates (NaN is 0): a positive whole cost below 2^63
-    // converts back to itself, and every finite double from 2^63 is whole.
-    let n = cost as i64;
-    if n > 0 && n as f64 == cost {
-        Ok(n)
-    } else if cost >= 9_223_372_036_854_775_808.0 && cost.is_finite() {
-        Ok(i64::MAX)
-    } else {
-        Err(WEIR_ERR_CHARGE_COST)
-    }
+    charge::whole_cost(cost).ok_or(WEIR_ERR_CHARGE_COST)
 }
 
 /// The core's item for the caller's `item`, checked; a region's shape is
@@ -183,6 +190,20 @@ fn item_in<'a>(
         WEIR_CHARGE_BLOOM_IN => {
             let region = region_at(item.target, item.target_len)?;
             let (found, lines) = bloom::open_in(region).map_err(bloom_status)?;
+            let found = if item.limit.is_null() {
+                found
+            } else {
+                match found.limit() {
+                    BloomLimit::Gcra(_) => {
+                        let limit = gcra_limit_in(item.limit.cast::<weir_gcra_limit>())?;
+                        found.with_limit(limit).ok_or(WEIR_ERR_GCRA_LIMIT_INVALID)?
+                    }
+                    BloomLimit::Window(_) => {
+                        let limit = limit_in(item.limit.cast::<weir_rate_limit>())?;
+                        found.with_limit(limit).ok_or(WEIR_ERR_RATE_LIMIT_INVALID)?
+                    }
+                }
+            };
             ChargeItem::Bloom {
                 shape: shape.write(found),
                 lines,
@@ -224,7 +245,7 @@ fn judge(
     // array's length), or returned; MaybeUninit<T> has T's layout.
     let judged =
         unsafe { core::slice::from_raw_parts(judged.as_ptr().cast::<ChargeItem<'_>>(), n) };
-    charge::charge_all(judged, now).map_err(|_| (n, WEIR_ERR_CHARGE_TOO_MANY))
+    charge::charge_all(judged, now).map_err(|error| (n, weir_status::of(error.code())))
 }
 
 /// Charges every item its cost at `now`, or none: an organisation's quota,

@@ -3,7 +3,9 @@
 use static_assertions::{assert_eq_size, const_assert_eq};
 
 use crate::counts::{weir_counts, Tally};
-use crate::guard::{decide, decide_status, read_counts, start_counting};
+use crate::guard::{
+    decide, decide_status, decide_status_counted, decide_status_or, read_counts, start_counting,
+};
 use crate::guard::{
     free_handle, new_handle, on, place_plain, plain_footprint, policy_or, slice_in, usable,
     value_mut, write_out, Guarded, Handle,
@@ -109,13 +111,7 @@ impl From<weir_concurrency_policy> for ConcurrencyPolicy {
 
 impl From<ConcurrencyError> for weir_status {
     fn from(error: ConcurrencyError) -> weir_status {
-        match error {
-            ConcurrencyError::Limits => WEIR_ERR_CONCURRENCY_LIMITS,
-            ConcurrencyError::QueueSize => WEIR_ERR_CONCURRENCY_QUEUE,
-            ConcurrencyError::Smoothing => WEIR_ERR_CONCURRENCY_SMOOTHING,
-            ConcurrencyError::Tolerance => WEIR_ERR_CONCURRENCY_TOLERANCE,
-            ConcurrencyError::Window => WEIR_ERR_CONCURRENCY_WINDOW,
-        }
+        weir_status::of(error.code())
     }
 }
 
@@ -491,14 +487,7 @@ const_assert_eq!(core::mem::offset_of!(weir_concurrency_partition, borrow), 8);
 
 impl From<PartitionError> for weir_status {
     fn from(error: PartitionError) -> weir_status {
-        match error {
-            PartitionError::Policy(e) => e.into(),
-            PartitionError::Count => WEIR_ERR_CONCURRENCY_PARTITIONS,
-            PartitionError::Share => WEIR_ERR_CONCURRENCY_SHARE,
-            PartitionError::Borrow => WEIR_ERR_CONCURRENCY_BORROW,
-            PartitionError::Unknown => WEIR_ERR_CONCURRENCY_PARTITION,
-            PartitionError::Empty => WEIR_ERR_CONCURRENCY_PARTITION_EMPTY,
-        }
+        weir_status::of(error.code())
     }
 }
 
@@ -560,9 +549,12 @@ pub extern "C" fn weir_concurrency_new_partitioned(
     })
 }
 
-/// The partition numbered `partition`, if it is one.
-fn partition_index(partition: i32) -> Result<usize, weir_status> {
-    usize::try_from(partition).map_err(|_| WEIR_ERR_CONCURRENCY_PARTITION)
+/// The partition numbered `partition` as an index. A negative number
+/// becomes one at least 2^31, above any partition count, so the limit's
+/// own check under its lock answers it as any other number it has no
+/// partition for (one compare, not two, on every call).
+fn partition_index(partition: i32) -> usize {
+    partition as u32 as usize
 }
 
 /// Asks to start one call of partition `partition` at `now`, by the rule in
@@ -580,39 +572,71 @@ pub extern "C" fn weir_concurrency_enter_partition(
     now: i64,
     ticket: *mut weir_concurrency_ticket,
 ) -> weir_status {
-    // A counting limit counts a decision as `weir_concurrency_enter` does,
-    // and an error status as an error.
+    let cold = move || enter_partition_counted(limit, partition, now, ticket);
+    decide_status_or(limit, cold, move |state| {
+        enter_partition_in(state, partition, now, ticket, |_| {})
+    })
+}
+
+/// `weir_concurrency_enter_partition` on a limit that counts (or is
+/// poisoned): out of line, with the call's own arguments, so that the call
+/// reaches it by a jump (see `decide_or`). It counts a decision as
+/// `weir_concurrency_enter` does, and an error status as an error.
+#[cold]
+#[inline(never)]
+extern "C" fn enter_partition_counted(
+    limit: *const weir_concurrency,
+    partition: i32,
+    now: i64,
+    ticket: *mut weir_concurrency_ticket,
+) -> weir_status {
     let admitted = core::cell::Cell::new(false);
     let counted = |status| match status {
         WEIR_OK => Tally::of(admitted.get()),
         _ => Tally::Error,
     };
-    decide_status(limit, counted, |state| {
-        usable(ticket)?;
-        let i = partition_index(partition)?;
-        let entered = state.lock().enter_partition(i, now)?;
-        admitted.set(entered.is_some());
-        let written = match entered {
-            Some(entry) => weir_concurrency_ticket {
-                start: entry.start,
-                inflight: i32::try_from(entry.inflight).unwrap_or(i32::MAX),
-                flying: 1,
-            },
-            None => weir_concurrency_ticket {
-                start: now,
-                inflight: 0,
-                flying: 0,
-            },
-        };
-        write_out(ticket, written)
+    decide_status_counted(limit, counted, |state| {
+        enter_partition_in(state, partition, now, ticket, |went| admitted.set(went))
     })
+}
+
+/// `weir_concurrency_enter_partition`'s work; `decided` hears whether the
+/// call went in (the counting twin counts it; the plain call needs nothing).
+#[inline]
+fn enter_partition_in(
+    state: &HandleLock<Partitioned>,
+    partition: i32,
+    now: i64,
+    ticket: *mut weir_concurrency_ticket,
+    decided: impl FnOnce(bool),
+) -> Result<(), weir_status> {
+    usable(ticket)?;
+    let i = partition_index(partition);
+    let entered = state.lock().enter_partition(i, now)?;
+    let written = match entered {
+        Some(entry) => weir_concurrency_ticket {
+            start: entry.start,
+            inflight: i32::try_from(entry.inflight).unwrap_or(i32::MAX),
+            flying: 1,
+        },
+        None => weir_concurrency_ticket {
+            start: now,
+            inflight: 0,
+            flying: 0,
+        },
+    };
+    write_out(ticket, written)?;
+    decided(entered.is_some());
+    Ok(())
 }
 
 /// The call of partition `partition` behind `*ticket` ended at `now`, as
 /// `weir_concurrency_leave` (same statuses), and it leaves its partition.
 /// `WEIR_ERR_CONCURRENCY_PARTITION` if there is no such partition,
 /// `WEIR_ERR_CONCURRENCY_PARTITION_EMPTY` if the partition has no call in
-/// flight (the ticket was entered in another); each changes nothing.
+/// flight (the ticket was entered in another); each changes nothing. The
+/// ticket is checked first, as `weir_concurrency_leave` checks it, then the
+/// partition.
 #[no_mangle]
 pub extern "C" fn weir_concurrency_leave_partition(
     limit: *const weir_concurrency,
@@ -621,14 +645,43 @@ pub extern "C" fn weir_concurrency_leave_partition(
     now: i64,
     dropped: bool,
 ) -> weir_status {
-    decide_status(limit, Tally::errors, |state| {
-        let i = partition_index(partition)?;
-        // One place drops the guard, whatever the answer.
-        let mut limit = state.lock();
-        let left = leave_locked(&mut limit, i, ticket, now, dropped);
-        drop(limit);
-        left
+    let cold = move || leave_partition_counted(limit, partition, ticket, now, dropped);
+    decide_status_or(limit, cold, move |state| {
+        leave_partition_in(state, partition, ticket, now, dropped)
     })
+}
+
+/// `weir_concurrency_leave_partition` on a limit that counts (or is
+/// poisoned), as `enter_partition_counted` is for an enter.
+#[cold]
+#[inline(never)]
+extern "C" fn leave_partition_counted(
+    limit: *const weir_concurrency,
+    partition: i32,
+    ticket: *mut weir_concurrency_ticket,
+    now: i64,
+    dropped: bool,
+) -> weir_status {
+    decide_status_counted(limit, Tally::errors, move |state| {
+        leave_partition_in(state, partition, ticket, now, dropped)
+    })
+}
+
+/// `weir_concurrency_leave_partition`'s work.
+#[inline]
+fn leave_partition_in(
+    state: &HandleLock<Partitioned>,
+    partition: i32,
+    ticket: *mut weir_concurrency_ticket,
+    now: i64,
+    dropped: bool,
+) -> Result<(), weir_status> {
+    let i = partition_index(partition);
+    // One place drops the guard, whatever the answer.
+    let mut limit = state.lock();
+    let left = leave_locked(&mut limit, i, ticket, now, dropped);
+    drop(limit);
+    left
 }
 
 /// `weir_concurrency_leave_partition` under the lock.
@@ -663,9 +716,8 @@ pub extern "C" fn weir_concurrency_partition_flying(
     partition: i32,
 ) -> i64 {
     on(limit, 0, |state| {
-        partition_index(partition)
-            .ok()
-            .and_then(|i| state.lock().flying_in(i).ok())
+        state.lock()
+            .flying_in(partition_index(partition))
             .unwrap_or(0)
     })
 }
@@ -678,9 +730,6 @@ pub extern "C" fn weir_concurrency_partition_room(
     partition: i32,
 ) -> i64 {
     on(limit, 0, |state| {
-        partition_index(partition)
-            .ok()
-            .and_then(|i| state.lock().room(i).ok())
-            .unwrap_or(0)
+        state.lock().room(partition_index(partition)).unwrap_or(0)
     })
 }

@@ -107,15 +107,7 @@ impl From<GcraLimit> for weir_gcra_limit {
 }
 
 fn gcra_status(error: GcraError) -> weir_status {
-    match error {
-        GcraError::NotFinite => WEIR_ERR_NOT_FINITE,
-        GcraError::Negative => WEIR_ERR_NEGATIVE,
-        GcraError::Zero => WEIR_ERR_GCRA_ZERO,
-        GcraError::Burst => WEIR_ERR_GCRA_BURST,
-        GcraError::TooSlow => WEIR_ERR_GCRA_TOO_SLOW,
-        GcraError::TooFast => WEIR_ERR_GCRA_TOO_FAST,
-        GcraError::Invalid => WEIR_ERR_GCRA_LIMIT_INVALID,
-    }
+    weir_status::of(error.code())
 }
 
 /// The caller's limit, checked.

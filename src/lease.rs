@@ -118,14 +118,7 @@ impl From<LeaseStats> for weir_lease_stats {
 
 impl From<LeaseError> for weir_status {
     fn from(error: LeaseError) -> weir_status {
-        match error {
-            LeaseError::Interval => WEIR_ERR_LEASE_INTERVAL,
-            LeaseError::Ttl => WEIR_ERR_LEASE_TTL,
-            LeaseError::Burst => WEIR_ERR_LEASE_BURST,
-            LeaseError::Share => WEIR_ERR_LEASE_SHARE,
-            LeaseError::Cost => WEIR_ERR_LEASE_COST,
-            LeaseError::Grant => WEIR_ERR_LEASE_GRANT,
-        }
+        weir_status::of(error.code())
     }
 }
 

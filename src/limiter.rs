@@ -112,21 +112,7 @@ const TAG_COOLDOWN: u32 = 0x574c_4333;
 
 impl From<LimiterError> for weir_status {
     fn from(error: LimiterError) -> weir_status {
-        match error {
-            LimiterError::ZeroCapacity => WEIR_ERR_LIMITER_ZERO_CAPACITY,
-            LimiterError::ZeroRefillAmount => WEIR_ERR_LIMITER_ZERO_REFILL_AMOUNT,
-            LimiterError::ZeroRefillInterval => WEIR_ERR_LIMITER_ZERO_REFILL_INTERVAL,
-            LimiterError::ZeroWindow => WEIR_ERR_LIMITER_ZERO_WINDOW,
-            LimiterError::ZeroCooldown => WEIR_ERR_LIMITER_ZERO_COOLDOWN,
-            LimiterError::InitialAboveCapacity => WEIR_ERR_LIMITER_INITIAL_ABOVE_CAPACITY,
-            LimiterError::BucketAnchorInFuture => WEIR_ERR_LIMITER_BUCKET_ANCHOR_IN_FUTURE,
-            LimiterError::WindowAnchorInFuture => WEIR_ERR_LIMITER_WINDOW_ANCHOR_IN_FUTURE,
-            LimiterError::CooldownArmedWithTokens => WEIR_ERR_LIMITER_COOLDOWN_ARMED_WITH_TOKENS,
-            LimiterError::CooldownDeadlineOverflow => WEIR_ERR_LIMITER_COOLDOWN_DEADLINE_OVERFLOW,
-            LimiterError::RateLimited => WEIR_ERR_LIMITER_RATE_LIMITED,
-            LimiterError::InvalidAmount => WEIR_ERR_LIMITER_INVALID_AMOUNT,
-            LimiterError::WrongVariant => WEIR_ERR_LIMITER_WRONG_VARIANT,
-        }
+        weir_status::of(error.code())
     }
 }
 
@@ -343,13 +329,7 @@ pub extern "C" fn weir_limiter_consume(
 
 impl From<RefundError> for weir_status {
     fn from(error: RefundError) -> weir_status {
-        match error {
-            RefundError::Amount => WEIR_ERR_LIMITER_INVALID_AMOUNT,
-            RefundError::Future => WEIR_ERR_REFUND_FUTURE,
-            RefundError::Expired => WEIR_ERR_REFUND_EXPIRED,
-            RefundError::Armed => WEIR_ERR_REFUND_ARMED,
-            RefundError::Full => WEIR_ERR_REFUND_FULL,
-        }
+        weir_status::of(error.code())
     }
 }
 

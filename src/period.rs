@@ -9,7 +9,7 @@ use crate::region::{
     attach, lay_shared, read_recoveries, region_footprint, weir_recoveries, HandleLock, Layout,
     Repair, Shareable, WEIR_REGION_PERIOD,
 };
-use crate::status::weir_status::{self, *};
+use crate::status::weir_status::{self, WEIR_ERR_INVALID_ARGUMENT};
 use weir_core::period::{Period, PeriodError, PeriodQuota};
 use weir_core::time::NEVER;
 
@@ -51,9 +51,7 @@ impl From<PeriodQuota> for weir_period_quota {
 
 impl From<PeriodError> for weir_status {
     fn from(error: PeriodError) -> weir_status {
-        match error {
-            PeriodError::Zero | PeriodError::Negative => WEIR_ERR_QUOTA,
-        }
+        weir_status::of(error.code())
     }
 }
 

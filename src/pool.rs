@@ -8,12 +8,16 @@ use crate::guard::{
     start_counting,
 };
 use crate::guard::{
-    free_handle, new_handle, on, policy_or, slice_out, status_on, usable, write_out,
+    free_handle, guard_status, new_handle, on, place_handle, placement, policy_or, slice_out,
+    status_on, usable, write_footprint, write_out,
 };
 use crate::guard::{Guarded, Handle};
 use crate::lock::ShortLock;
-use crate::status::weir_status::{self, *};
-use weir_core::pool::{Pool, PoolMisuse, PoolPolicy, PoolPolicyError, PoolStats, PoolTaken};
+use crate::slots::Slots;
+use crate::status::weir_status;
+use weir_core::pool::{
+    Pool, PoolMisuse, PoolPolicy, PoolPolicyError, PoolSlot, PoolStats, PoolTaken,
+};
 
 /// A resource's identity: C's `uintptr_t`. cbindgen.toml renames it to
 /// `uintptr_t` and does not emit it, since `<stdint.h>` declares that.
@@ -254,42 +258,32 @@ impl From<PoolStats> for weir_pool_stats {
 /// is new.
 ///
 /// Takes a short per-handle lock; safe to use from many threads at once.
-/// Heap per handle on 64-bit: about 340 bytes, plus 24 bytes per idle place
-/// (min(idle, size)), plus 17 bytes per table slot (the power of two at
-/// least 2 × size), all allocated by `weir_pool_new` and never again; about
-/// 1.1 KiB for the preset.
-pub struct weir_pool(Guarded<ShortLock<Pool>>);
+/// Memory per handle on 64-bit: about 280 bytes, plus 24 bytes per table
+/// slot (the power of two at least 2 × size) and per idle place
+/// (min(idle, size)), all allocated by `weir_pool_new` and never again
+/// (about 1.3 KiB for the preset), or laid in the caller's memory by
+/// `weir_pool_init_in`.
+pub struct weir_pool(Guarded<ShortLock<Pool<Slots<PoolSlot>>>>);
+
+/// A pool's state, whichever memory holds its slots.
+type PoolState = ShortLock<Pool<Slots<PoolSlot>>>;
 
 impl Handle for weir_pool {
-    type State = ShortLock<Pool>;
-    fn guarded(&self) -> &Guarded<ShortLock<Pool>> {
+    type State = PoolState;
+    fn guarded(&self) -> &Guarded<PoolState> {
         &self.0
     }
 }
 
 impl From<PoolPolicyError> for weir_status {
     fn from(error: PoolPolicyError) -> weir_status {
-        match error {
-            PoolPolicyError::Size => WEIR_ERR_POOL_SIZE,
-            PoolPolicyError::Idle => WEIR_ERR_POOL_IDLE,
-            PoolPolicyError::Keep => WEIR_ERR_POOL_KEEP,
-            PoolPolicyError::Life => WEIR_ERR_POOL_LIFE,
-            PoolPolicyError::Jitter => WEIR_ERR_POOL_JITTER,
-            PoolPolicyError::MinIdle => WEIR_ERR_POOL_MIN_IDLE,
-            PoolPolicyError::MaxMaking => WEIR_ERR_POOL_MAX_MAKING,
-            PoolPolicyError::NoMemory => WEIR_ERR_NO_MEMORY,
-        }
+        weir_status::of(error.code())
     }
 }
 
 impl From<PoolMisuse> for weir_status {
     fn from(misuse: PoolMisuse) -> weir_status {
-        match misuse {
-            PoolMisuse::Idle => WEIR_ERR_POOL_ITEM_IDLE,
-            PoolMisuse::NotLent => WEIR_ERR_POOL_NOT_LENT,
-            PoolMisuse::NoReservation => WEIR_ERR_POOL_NO_RESERVATION,
-            PoolMisuse::Known => WEIR_ERR_POOL_ITEM_KNOWN,
-        }
+        weir_status::of(misuse.code())
     }
 }
 
@@ -309,14 +303,81 @@ pub extern "C" fn weir_pool_new(
 ) -> weir_status {
     new_handle(out, || {
         let limits = policy_or(limits, weir_pool_policy_preset())?;
-        let pool = Pool::new(limits.into())?;
+        let pool = Pool::new(limits.into())?.map_store(Slots::heap);
         Ok(weir_pool(Guarded::new(ShortLock::new(pool))))
     })
 }
 
-/// Frees a pool. NULL is accepted and ignored. Resources still idle or
-/// lent are not closed (the pool never held more than their identities):
-/// call `weir_pool_close` first and close what it hands back.
+/// The caller's limits (or the preset for NULL), checked as `weir_pool_new`
+/// checks them.
+fn checked(limits: *const weir_pool_policy) -> Result<PoolPolicy, weir_status> {
+    let limits = policy_or(limits, weir_pool_policy_preset())?;
+    Ok(PoolPolicy::from(limits).check()?)
+}
+
+/// The bytes and the alignment a placed pool with these limits needs
+/// (NULL: the preset), written to `*bytes` and `*align`: the handle, then
+/// one 24-byte slot (on a 64-bit host) per table slot (the power of two at
+/// least 2 × size) and per idle place (min(idle, size)), 8-aligned; 1288
+/// bytes at the preset on a 64-bit Linux host. The limits are checked as
+/// `weir_pool_new` checks them, with its statuses; `WEIR_ERR_NULL` or
+/// `WEIR_ERR_MISALIGNED` for a bad `bytes` or `align` pointer (or a
+/// misaligned `limits`), and nothing is written on an error.
+#[no_mangle]
+pub extern "C" fn weir_pool_footprint(
+    limits: *const weir_pool_policy,
+    bytes: *mut usize,
+    align: *mut usize,
+) -> weir_status {
+    guard_status(|| {
+        let limits = checked(limits)?;
+        let (total, alignment, _) = placement::<weir_pool, PoolSlot>(limits.store_len())?;
+        write_footprint((total, alignment), bytes, align)
+    })
+}
+
+/// Lays a pool in memory the caller owns (a static array, a field of its
+/// own struct) and writes it to `*out`: the pool `weir_pool_new` makes with
+/// these limits (NULL: the preset), taken by every `weir_pool_*` call,
+/// without a heap. `mem` holds `len` bytes, at least the footprint
+/// `weir_pool_footprint` answers for these limits, at a multiple of its
+/// alignment. The memory stays the caller's: weir keeps nothing outside it,
+/// `weir_pool_free` on a placed pool does nothing (close it first, as for a
+/// heap one), and the caller may reuse the memory once no call uses the
+/// pool any more (moving or copying it makes another pool of neither).
+/// Checked in this order, and nothing is written on an error: `out`
+/// (`WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`), the limits (the statuses of
+/// `weir_pool_new`), then `mem` NULL (`WEIR_ERR_NULL`), `mem` misaligned
+/// (`WEIR_ERR_PLACED_MISALIGNED`), `len` below the footprint
+/// (`WEIR_ERR_PLACED_TOO_SMALL`). Lay a pool only in memory no live handle
+/// uses.
+#[no_mangle]
+pub extern "C" fn weir_pool_init_in(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    limits: *const weir_pool_policy,
+    out: *mut *mut weir_pool,
+) -> weir_status {
+    place_handle(
+        mem,
+        len,
+        out,
+        PoolSlot::default(),
+        || {
+            let limits = checked(limits)?;
+            Ok((limits.store_len(), limits))
+        },
+        |limits, slots| {
+            let pool = Pool::new_in(limits, Slots::placed(slots))?;
+            Ok(weir_pool(Guarded::new(ShortLock::new(pool))))
+        },
+    )
+}
+
+/// Frees a pool. NULL is accepted and ignored, and so is a placed pool
+/// (`weir_pool_init_in`): its memory is the caller's. Resources still idle
+/// or lent are not closed (the pool never held more than their
+/// identities): call `weir_pool_close` first and close what it hands back.
 #[no_mangle]
 pub extern "C" fn weir_pool_free(pool: *mut weir_pool) {
     free_handle(pool)
@@ -493,10 +554,10 @@ pub extern "C" fn weir_pool_drop(pool: *const weir_pool, item: weir_item) -> wei
 /// and a `put` that writes each item it receives to the next entry; returns
 /// what `fill` returns, how many it wrote.
 fn into_buffer(
-    pool: &mut Pool,
+    pool: &mut Pool<Slots<PoolSlot>>,
     out: *mut weir_item,
     cap: usize,
-    fill: impl FnOnce(&mut Pool, usize, &mut dyn FnMut(weir_item)) -> usize,
+    fill: impl FnOnce(&mut Pool<Slots<PoolSlot>>, usize, &mut dyn FnMut(weir_item)) -> usize,
 ) -> usize {
     let Ok(room) = slice_out(out, cap.min(pool.idle())) else {
         return 0;
@@ -636,6 +697,7 @@ pub extern "C" fn weir_pool_read_counts(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::status::weir_status::WEIR_OK;
 
     #[test]
     fn heap_per_handle_is_as_the_header_says() {
@@ -643,12 +705,12 @@ mod tests {
         assert_eq!(weir_pool_new(std::ptr::null(), &mut pool), WEIR_OK);
         let handle = core::mem::size_of::<weir_pool>();
         let heap = handle + on(pool, 0, |p| p.lock().heap_bytes());
-        // "about 340 bytes, plus 24 per idle place, plus 17 per slot; about
-        // 1.1 KiB for the preset" (64-bit).
+        // "about 280 bytes, plus 24 per table slot and per idle place;
+        // about 1.3 KiB for the preset" (64-bit).
         if cfg!(target_pointer_width = "64") {
-            assert!((320..=360).contains(&handle), "{handle}");
-            assert_eq!(heap - handle, 10 * 24 + 32 * 17);
-            assert!((1000..=1200).contains(&heap), "{heap}");
+            assert!((260..=300).contains(&handle), "{handle}");
+            assert_eq!(heap - handle, (32 + 10) * 24);
+            assert!((1250..=1400).contains(&heap), "{heap}");
         }
         weir_pool_free(pool);
     }

@@ -5,7 +5,7 @@ use weir_core::atomic::AtomicU64;
 use static_assertions::{assert_eq_size, const_assert_eq};
 
 use crate::guard::{guard, guard_status, read_in, usable, write_out};
-use crate::status::weir_status::{self, *};
+use crate::status::weir_status;
 use weir_core::rate::{self, RateError, RateLimit};
 use weir_core::time::NEVER;
 
@@ -125,15 +125,7 @@ impl From<RateLimit> for weir_rate_limit {
 
 /// The status for a rate limit's error.
 pub(crate) fn rate_status(error: RateError) -> weir_status {
-    match error {
-        RateError::NotFinite => WEIR_ERR_NOT_FINITE,
-        RateError::Negative => WEIR_ERR_NEGATIVE,
-        RateError::Zero => WEIR_ERR_RATE_ZERO,
-        RateError::Burst => WEIR_ERR_RATE_BURST,
-        RateError::TooSlow => WEIR_ERR_RATE_TOO_SLOW,
-        RateError::TooFast => WEIR_ERR_RATE_TOO_FAST,
-        RateError::Invalid => WEIR_ERR_RATE_LIMIT_INVALID,
-    }
+    weir_status::of(error.code())
 }
 
 /// The caller's limit, checked: `WEIR_ERR_NULL` or

@@ -18,7 +18,7 @@ use weir_core::shedder::{
     Criticality, Settled, Shedder, ShedderFront, ShedderPolicy, ShedderPolicyError, ShedderStats,
     ShedderTicket,
 };
-use weir_core::window::{WindowError, WindowTotal};
+use weir_core::window::WindowTotal;
 
 /// The shedder's policy (for `weir_shedder_new`): the constants of adaptive
 /// load shedding. Start from `weir_shedder_policy_preset()` and change what you need; every field is checked when a shedder is made
@@ -86,16 +86,7 @@ impl From<weir_shedder_policy> for ShedderPolicy {
 
 impl From<ShedderPolicyError> for weir_status {
     fn from(error: ShedderPolicyError) -> weir_status {
-        match error {
-            ShedderPolicyError::Cpu => WEIR_ERR_SHEDDER_CPU,
-            ShedderPolicyError::Latency => WEIR_ERR_SHEDDER_LATENCY,
-            ShedderPolicyError::Beta => WEIR_ERR_SHEDDER_BETA,
-            ShedderPolicyError::Floor => WEIR_ERR_SHEDDER_FLOOR,
-            ShedderPolicyError::Cool => WEIR_ERR_SHEDDER_COOL,
-            ShedderPolicyError::Window(WindowError::Span) => WEIR_ERR_SHEDDER_WINDOW,
-            ShedderPolicyError::Window(WindowError::TooLarge) => WEIR_ERR_SHEDDER_SIZE,
-            ShedderPolicyError::Window(WindowError::NoMemory) => WEIR_ERR_NO_MEMORY,
-        }
+        weir_status::of(error.code())
     }
 }
 
@@ -585,7 +576,7 @@ fn settle(
             },
             _ => return Err(WEIR_ERR_INVALID_ARGUMENT),
         };
-        settle(&mut shedder, &mut open).map_err(|Settled| WEIR_ERR_SETTLED)?;
+        settle(&mut shedder, &mut open).map_err(|settled| weir_status::of(settled.code()))?;
         *held = open.into();
         Ok(())
     })

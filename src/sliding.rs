@@ -30,12 +30,7 @@ impl Handle for weir_sliding {
 
 impl From<SlidingError> for weir_status {
     fn from(error: SlidingError) -> weir_status {
-        match error {
-            SlidingError::Quota => WEIR_ERR_QUOTA,
-            SlidingError::Window => WEIR_ERR_SLIDING_WINDOW,
-            SlidingError::TooLarge => WEIR_ERR_TOO_LARGE,
-            SlidingError::NoMemory => WEIR_ERR_NO_MEMORY,
-        }
+        weir_status::of(error.code())
     }
 }
 

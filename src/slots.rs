@@ -1,8 +1,10 @@
 //! The store behind a handle whose size is set at run time (window,
-//! breaker, sliding): one type for a heap handle, a placed one and a
-//! shared one, so every call takes any of them.
+//! breaker, sliding, shedder, pool, and the bloom's lines): one type for a
+//! heap handle, a placed one and a shared one, so every call takes any of
+//! them.
 
 use core::ptr::NonNull;
+use weir_core::bloom::BloomLine;
 
 /// Slots a handle reads and writes in place: a boxed slice weir allocated
 /// (a heap handle; freed when the handle drops), slots in the caller's
@@ -103,6 +105,57 @@ impl<T> Drop for Slots<T> {
             let slice = core::ptr::slice_from_raw_parts_mut(first.as_ptr(), self.len);
             // SAFETY: an owned store's slice came from `Box::leak` in
             // `Slots::heap` and is dropped only here, once.
+            drop(unsafe { Box::from_raw(slice) });
+        }
+    }
+}
+
+/// A bloom array's lines, lent only through shared references: its words
+/// are atomics that other threads (and, in a region, other processes)
+/// update at the same time, so no `&mut` is ever made to them. A boxed
+/// slice weir allocated (a heap handle; freed when the handle drops) or a
+/// region's lines in the caller's memory (a view; never freed by weir).
+pub(crate) struct Lines {
+    slice: &'static [BloomLine],
+    owned: bool,
+}
+
+impl Lines {
+    /// The lines of a `Vec` (its length; spare capacity is given back).
+    pub(crate) fn heap(lines: Vec<BloomLine>) -> Lines {
+        Lines {
+            slice: Box::leak(lines.into_boxed_slice()),
+            owned: true,
+        }
+    }
+
+    /// Lines in the caller's memory, which stay there while the handle is
+    /// used (the header's contract).
+    pub(crate) fn placed(slice: &'static [BloomLine]) -> Lines {
+        Lines {
+            slice,
+            owned: false,
+        }
+    }
+}
+
+impl AsRef<[BloomLine]> for Lines {
+    #[inline]
+    fn as_ref(&self) -> &[BloomLine] {
+        self.slice
+    }
+}
+
+impl Drop for Lines {
+    fn drop(&mut self) {
+        if self.owned {
+            let slice: *mut [BloomLine] = self.slice as *const [BloomLine] as *mut [BloomLine];
+            // SAFETY: an owned store's slice came from `Box::leak` in
+            // `Lines::heap`, a unique allocation that only this store
+            // borrowed, and is dropped only here, once. Every byte of a
+            // `BloomLine` is inside an atomic (an `UnsafeCell`: 8 words, no
+            // padding), so the shared borrow it was kept as carries the
+            // permission to write and free it.
             drop(unsafe { Box::from_raw(slice) });
         }
     }

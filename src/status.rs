@@ -84,6 +84,10 @@ pub enum weir_status {
     /// multiple of the alignment `weir_X_footprint` answers; nothing was
     /// written to it.
     WEIR_ERR_PLACED_MISALIGNED = 51,
+    /// The memory handed to `weir_bloom_view_in` for the view overlaps the
+    /// region it would view: laying the view would overwrite the region's
+    /// words, which others may be using; nothing was written.
+    WEIR_ERR_PLACED_OVERLAP = 52,
 
     // 60–69: regions shared between processes (weir_X_init_shared,
     // weir_X_attach), every shared structure's.
@@ -398,6 +402,7 @@ const ALL: &[weir_status] = {
         WEIR_ERR_REFUND_FUTURE,
         WEIR_ERR_PLACED_TOO_SMALL,
         WEIR_ERR_PLACED_MISALIGNED,
+        WEIR_ERR_PLACED_OVERLAP,
         WEIR_ERR_REGION_FOREIGN,
         WEIR_ERR_REGION_LAYOUT,
         WEIR_ERR_REGION_KIND,
@@ -498,10 +503,47 @@ const ALL: &[weir_status] = {
     ]
 };
 
+/// One past the largest code.
+const CODES: usize = 630;
+
+/// Which codes below [`CODES`] name a status: bit `code % 64` of word
+/// `code / 64`, set for each status in [`ALL`] (80 bytes, so that a code
+/// turns back into its status in a few instructions and little flash).
+const NAMED: [u64; CODES.div_ceil(64)] = {
+    let mut named = [0u64; CODES.div_ceil(64)];
+    let mut i = 0;
+    while i < ALL.len() {
+        let code = ALL[i] as i32;
+        assert!(code >= 0 && (code as usize) < CODES);
+        named[code as usize / 64] |= 1 << (code % 64);
+        i += 1;
+    }
+    named
+};
+
 impl weir_status {
     /// The status a code from C names, if it names one.
-    pub fn from_code(code: i32) -> Option<weir_status> {
-        ALL.iter().copied().find(|status| *status as i32 == code)
+    pub const fn from_code(code: i32) -> Option<weir_status> {
+        if code < 0 || code as usize >= CODES || NAMED[code as usize / 64] & (1 << (code % 64)) == 0
+        {
+            return None;
+        }
+        // SAFETY: weir_status is a fieldless #[repr(i32)] enum, and NAMED
+        // has the bit of `code` set only when `code` is the discriminant of
+        // a status in ALL, each a variant: `code` is a valid weir_status.
+        Some(unsafe { core::mem::transmute::<i32, weir_status>(code) })
+    }
+
+    /// The status of a weir-core error's code (each core error's `code()`,
+    /// the one mapping from the core's errors to these codes). Every such
+    /// code names a status (the tests below check each error); were one
+    /// not to, the answer would be `WEIR_ERR_INVALID_ARGUMENT`.
+    #[inline]
+    pub(crate) const fn of(code: i32) -> weir_status {
+        match weir_status::from_code(code) {
+            Some(status) => status,
+            None => weir_status::WEIR_ERR_INVALID_ARGUMENT,
+        }
     }
 
     /// What the status means, in one line.
@@ -552,6 +594,7 @@ impl weir_status {
             WEIR_ERR_PLACED_MISALIGNED => {
                 c"placed handle: memory not aligned as its footprint says"
             }
+            WEIR_ERR_PLACED_OVERLAP => c"placed handle: memory overlaps the region it views",
             WEIR_ERR_COUNTS_OFF => {
                 c"the handle does not count: weir_<type>_start_counting turns counting on"
             }
@@ -693,5 +736,169 @@ mod tests {
         }
         assert_eq!(weir_status::from_code(-1), None);
         assert_eq!(weir_status::from_code(i32::MAX), None);
+        assert_eq!(weir_status::from_code(CODES as i32), None);
+        for code in -2..CODES as i32 + 64 {
+            let named = ALL.iter().any(|status| *status as i32 == code);
+            let found = weir_status::from_code(code);
+            assert_eq!(found.is_some(), named, "code {code}");
+            assert_eq!(found.map(|status| status as i32), named.then_some(code));
+        }
+        assert_eq!(weir_status::from_code(413), None, "413 is retired");
+    }
+
+    /// Every weir-core error's code names a status, so `weir_status::of`
+    /// never falls back. A new variant fails to compile in its `code()`
+    /// until it has a code; list it here too.
+    #[test]
+    fn every_core_error_code_names_a_status() {
+        use weir_core::backoff::BackoffError as Bo;
+        use weir_core::bloom::BloomError as Bl;
+        use weir_core::breaker::{BreakerPolicyError as Br, BreakerTicketError as Bt};
+        use weir_core::bucket::BucketError as Bu;
+        use weir_core::budget::BudgetError as Bg;
+        use weir_core::charge::ChargeError;
+        use weir_core::concurrency::ConcurrencyError as Co;
+        use weir_core::gcra::GcraError as Gc;
+        use weir_core::lease::LeaseError as Le;
+        use weir_core::limiter::{LimiterError as Li, RefundError as Re};
+        use weir_core::partitioned::PartitionError as Pa;
+        use weir_core::period::PeriodError as Pe;
+        use weir_core::pool::{PoolMisuse as Pm, PoolPolicyError as Pp};
+        use weir_core::rate::RateError as Ra;
+        use weir_core::shedder::{Settled, ShedderPolicyError as Sh};
+        use weir_core::sliding::SlidingError as Sl;
+        use weir_core::window::WindowError as Wi;
+        let windows = [Wi::Span, Wi::TooLarge, Wi::NoMemory];
+        let policies = [
+            Co::Limits,
+            Co::QueueSize,
+            Co::Smoothing,
+            Co::Tolerance,
+            Co::Window,
+        ];
+        let mut codes = vec![Settled.code(), ChargeError::TooMany.code()];
+        codes.extend(windows.map(Wi::code));
+        codes.extend(windows.map(|w| Br::Window(w).code()));
+        codes.extend(windows.map(|w| Sh::Window(w).code()));
+        codes.extend(policies.map(Co::code));
+        codes.extend(policies.map(|p| Pa::Policy(p).code()));
+        codes.extend(
+            [
+                Bo::NegativeBase,
+                Bo::FactorNotFinite,
+                Bo::FactorBelowOne,
+                Bo::NegativeCap,
+                Bo::NoAttempts,
+                Bo::SpreadNotFinite,
+                Bo::NegativeSpread,
+                Bo::SpreadAboveOne,
+            ]
+            .map(Bo::code),
+        );
+        codes.extend(
+            [
+                Bl::Size,
+                Bl::TooFewWords,
+                Bl::Hashes,
+                Bl::NoMemory,
+                Bl::TooSmall,
+                Bl::Foreign,
+                Bl::Version,
+                Bl::Kind,
+                Bl::LineSize,
+            ]
+            .map(Bl::code),
+        );
+        codes.extend(
+            [
+                Br::K,
+                Br::Floor,
+                Br::Protection,
+                Br::Probe,
+                Br::Cap,
+                Br::Rps,
+                Br::Aggression,
+            ]
+            .map(Br::code),
+        );
+        codes.extend([Bt::Settled, Bt::Foreign].map(Bt::code));
+        codes.extend([Bu::NotFinite, Bu::Negative, Bu::TooLarge].map(Bu::code));
+        codes.extend(
+            [
+                Bg::MaxTokens,
+                Bg::TokenRatio,
+                Bg::Ttl,
+                Bg::MinPerSecond,
+                Bg::Percent,
+            ]
+            .map(Bg::code),
+        );
+        for (gcra, rate) in [
+            (Gc::NotFinite, Ra::NotFinite),
+            (Gc::Negative, Ra::Negative),
+            (Gc::Zero, Ra::Zero),
+            (Gc::Burst, Ra::Burst),
+            (Gc::TooFast, Ra::TooFast),
+            (Gc::TooSlow, Ra::TooSlow),
+            (Gc::Invalid, Ra::Invalid),
+        ] {
+            codes.extend([gcra.code(), rate.code()]);
+        }
+        codes.extend(
+            [
+                Le::Interval,
+                Le::Ttl,
+                Le::Burst,
+                Le::Share,
+                Le::Cost,
+                Le::Grant,
+            ]
+            .map(Le::code),
+        );
+        codes.extend(
+            [
+                Li::ZeroCapacity,
+                Li::ZeroRefillAmount,
+                Li::ZeroRefillInterval,
+                Li::ZeroWindow,
+                Li::ZeroCooldown,
+                Li::InitialAboveCapacity,
+                Li::BucketAnchorInFuture,
+                Li::WindowAnchorInFuture,
+                Li::CooldownArmedWithTokens,
+                Li::CooldownDeadlineOverflow,
+                Li::RateLimited,
+                Li::InvalidAmount,
+                Li::WrongVariant,
+            ]
+            .map(Li::code),
+        );
+        codes.extend([Re::Amount, Re::Future, Re::Expired, Re::Armed, Re::Full].map(Re::code));
+        codes.extend([Pa::Count, Pa::Share, Pa::Borrow, Pa::Unknown, Pa::Empty].map(Pa::code));
+        codes.extend([Pe::Zero, Pe::Negative].map(Pe::code));
+        codes.extend(
+            [
+                Pp::Size,
+                Pp::Idle,
+                Pp::Keep,
+                Pp::Life,
+                Pp::Jitter,
+                Pp::MinIdle,
+                Pp::MaxMaking,
+                Pp::NoMemory,
+            ]
+            .map(Pp::code),
+        );
+        codes.extend([Pm::Idle, Pm::NotLent, Pm::NoReservation, Pm::Known].map(Pm::code));
+        codes.extend([Sh::Cpu, Sh::Latency, Sh::Beta, Sh::Floor, Sh::Cool].map(Sh::code));
+        codes.extend([Sl::Quota, Sl::Window, Sl::TooLarge, Sl::NoMemory].map(Sl::code));
+        for code in codes {
+            let status = weir_status::from_code(code);
+            assert!(
+                status.is_some_and(|s| s != weir_status::WEIR_OK),
+                "core code {code} names no error"
+            );
+            assert_eq!(weir_status::of(code) as i32, code);
+        }
     }
 }

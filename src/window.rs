@@ -18,11 +18,7 @@ use weir_core::window::{Window, WindowError, WindowTotal};
 
 impl From<WindowError> for weir_status {
     fn from(error: WindowError) -> weir_status {
-        match error {
-            WindowError::Span => WEIR_ERR_WINDOW_SPAN,
-            WindowError::TooLarge => WEIR_ERR_WINDOW_SIZE,
-            WindowError::NoMemory => WEIR_ERR_NO_MEMORY,
-        }
+        weir_status::of(error.code())
     }
 }
 

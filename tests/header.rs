@@ -394,6 +394,7 @@ const INDEX: &[Entry] = &[
                 "make",
                 &["weir_pool_new (copies the limits)", "weir_pool_free"],
             ),
+            ("placed", &["weir_pool_footprint", "weir_pool_init_in"]),
             (
                 "calls",
                 &[
@@ -482,6 +483,13 @@ const INDEX: &[Entry] = &[
                     "weir_bloom_check_in",
                     "weir_bloom_allow_in",
                     "weir_bloom_next_in",
+                ],
+            ),
+            (
+                "placed",
+                &[
+                    "weir_bloom_view_footprint",
+                    "weir_bloom_view_in (a handle over a region)",
                 ],
             ),
             (

@@ -1301,6 +1301,12 @@ fn charge_never_panics_and_a_refusal_changes_nothing() {
                             2 => footprint - 1,
                             _ => footprint,
                         };
+                        // The caller's limit in place of the header's, at
+                        // times (either of the sweep's GCRA limits: the
+                        // region's own, or one that may be out of range).
+                        if rng.one_in(3) {
+                            item.limit = (&gcra_limits[which] as *const weir_gcra_limit).cast();
+                        }
                     }
                     _ => item.target = (&mut gcras[which] as *mut weir_gcra).cast(),
                 }
@@ -1991,6 +1997,34 @@ fn shedder_never_panics_and_stats_stay_sane() {
     assert_no_panics("shedder");
 }
 
+/// Pool limits: the preset, small sane ones, or with a few fields hostile.
+fn hostile_pool_policy(rng: &mut Rng) -> weir_pool_policy {
+    let mut limits = weir_pool_policy_preset();
+    if rng.one_in(2) {
+        limits.size = 1 + rng.below(8) as i64;
+        limits.idle = rng.below(10) as i64;
+        limits.keep_ns = rng.below(3) as i64 * rng.span();
+        limits.life_ns = rng.below(3) as i64 * rng.span();
+        limits.life_jitter = rng.pick(&[0.0, 0.1, 0.5, 1.0]);
+        limits.min_idle = rng.below(10) as i64;
+        limits.max_making = rng.below(4) as i64;
+    }
+    for _ in 0..rng.below(3) {
+        match rng.below(7) {
+            // A table for 2^24 items is half a gigabyte: stay small or
+            // past the maximum.
+            0 => limits.size = tame(rng.i64(), 64, WEIR_POOL_MAX_SIZE + 1, rng),
+            1 => limits.idle = rng.i64(),
+            2 => limits.keep_ns = rng.i64(),
+            3 => limits.life_ns = rng.i64(),
+            4 => limits.life_jitter = rng.f64(),
+            5 => limits.min_idle = rng.i64(),
+            _ => limits.max_making = rng.i64(),
+        }
+    }
+    limits
+}
+
 #[test]
 fn pool_never_panics_and_live_is_idle_plus_busy() {
     count_panics();
@@ -1998,29 +2032,7 @@ fn pool_never_panics_and_live_is_idle_plus_busy() {
     let mut calls = 0u64;
     let mut odd = [0u64; 8];
     for _ in 0..rounds(7_500) {
-        let mut limits = weir_pool_policy_preset();
-        if rng.one_in(2) {
-            limits.size = 1 + rng.below(8) as i64;
-            limits.idle = rng.below(10) as i64;
-            limits.keep_ns = rng.below(3) as i64 * rng.span();
-            limits.life_ns = rng.below(3) as i64 * rng.span();
-            limits.life_jitter = rng.pick(&[0.0, 0.1, 0.5, 1.0]);
-            limits.min_idle = rng.below(10) as i64;
-            limits.max_making = rng.below(4) as i64;
-        }
-        for _ in 0..rng.below(3) {
-            match rng.below(7) {
-                // A table for 2^24 items is half a gigabyte: stay small or
-                // past the maximum.
-                0 => limits.size = tame(rng.i64(), 64, WEIR_POOL_MAX_SIZE + 1, &mut rng),
-                1 => limits.idle = rng.i64(),
-                2 => limits.keep_ns = rng.i64(),
-                3 => limits.life_ns = rng.i64(),
-                4 => limits.life_jitter = rng.f64(),
-                5 => limits.min_idle = rng.i64(),
-                _ => limits.max_making = rng.i64(),
-            }
-        }
+        let limits = hostile_pool_policy(&mut rng);
         let mut pool = null_mut();
         let ptr: *const weir_pool_policy = if rng.one_in(20) { null() } else { &limits };
         let status = sane(weir_pool_new(ptr, &mut pool), "weir_pool_new");
@@ -3194,14 +3206,47 @@ fn placed_len(footprint: usize, rng: &mut Rng) -> usize {
     }
 }
 
+/// A bloom region of 8 to 64 words laid in `lines`, then as often as not
+/// spoiled: cut short, moved off its 64-byte alignment, NULL, or a header
+/// word overwritten. Answers its start and length.
+fn hostile_bloom_region(lines: &mut Vec<Line64>, rng: &mut Rng) -> (*mut c_void, usize) {
+    let size_log2 = 3 + rng.below(4) as u32;
+    let footprint = weir_bloom_footprint(size_log2);
+    *lines = (0..footprint / 64 + 2).map(|_| Line64([0; 8])).collect();
+    let mem = lines.as_mut_ptr().cast::<c_void>();
+    let mut limit = weir_rate_limit {
+        interval_ns: 0,
+        interval_frac: 0,
+        burst: 0,
+    };
+    let (per_s, burst) = (1.0 + rng.unit() * 1e4, 1 + rng.below(5) as i64);
+    assert_eq!(weir_rate_limit_new(per_s, burst, &mut limit), WEIR_OK);
+    let hashes = 1 + rng.below(8) as u32;
+    let _ = weir_bloom_init_in(mem, footprint, size_log2, hashes, &limit, rng.next(), 7);
+    match rng.below(8) {
+        0 => (mem, footprint - 1 - rng.below(64) as usize),
+        1 => ((mem as usize + 8) as *mut c_void, footprint),
+        2 => (null_mut(), footprint),
+        3 => {
+            let at = rng.below(8) as usize;
+            Line64::words(lines, 0, 8)[at] = rng.next();
+            (mem, footprint)
+        }
+        _ => (mem, footprint + rng.below(2) as usize * 64),
+    }
+}
+
 #[test]
 fn placed_handles_never_panic_and_refuse_short_or_misaligned_memory() {
     count_panics();
     let mut rng = Rng::new(seed(0x91ace));
     let mut lines = Vec::new();
+    let mut region = Vec::new();
     let mut calls = 0u64;
+    // How many of each kind were laid: every kind is, in a full run.
+    let mut laid = [0u32; 11];
     for _ in 0..rounds(4_000) {
-        let kind = rng.below(9);
+        let kind = rng.below(11);
         let (mut bytes, mut align) = (0usize, 0usize);
         // Each arm: the footprint's status, then a closure laying the handle
         // at (mem, len) and answering the status, and one running a few
@@ -3225,6 +3270,11 @@ fn placed_handles_never_panic_and_refuse_short_or_misaligned_memory() {
         };
         let (rate, burst) = (rng.unit() * 1e3, rng.unit() * 100.0);
         let now = rng.i64();
+        let pool_policy = hostile_pool_policy(&mut rng);
+        let pool_ptr: *const weir_pool_policy = if rng.one_in(20) { null() } else { &pool_policy };
+        // A bloom region for a view: laid, then sometimes cut short, moved
+        // off its alignment, NULL or with a header word overwritten.
+        let (rmem, rlen) = hostile_bloom_region(&mut region, &mut rng);
         let footprint = match kind {
             0 => weir_breaker_footprint(&breaker_policy, &mut bytes, &mut align),
             1 => weir_window_footprint(size, span, &mut bytes, &mut align),
@@ -3234,7 +3284,9 @@ fn placed_handles_never_panic_and_refuse_short_or_misaligned_memory() {
             5 => weir_period_footprint(&mut bytes, &mut align),
             6 => weir_budget_footprint(&mut bytes, &mut align),
             7 => weir_concurrency_footprint(&mut bytes, &mut align),
-            _ => weir_shedder_footprint(&shed_policy, &mut bytes, &mut align),
+            8 => weir_shedder_footprint(&shed_policy, &mut bytes, &mut align),
+            9 => weir_pool_footprint(pool_ptr, &mut bytes, &mut align),
+            _ => weir_bloom_view_footprint(&mut bytes, &mut align),
         };
         let names = [
             "weir_breaker_footprint",
@@ -3246,6 +3298,8 @@ fn placed_handles_never_panic_and_refuse_short_or_misaligned_memory() {
             "weir_budget_footprint",
             "weir_concurrency_footprint",
             "weir_shedder_footprint",
+            "weir_pool_footprint",
+            "weir_bloom_view_footprint",
         ];
         sane(footprint, names[kind as usize]);
         calls += 1;
@@ -3273,6 +3327,7 @@ fn placed_handles_never_panic_and_refuse_short_or_misaligned_memory() {
                 let status = sane($init(&mut out), $name);
                 calls += 1;
                 if status == WEIR_OK {
+                    laid[kind as usize] += 1;
                     assert!(fits, "{} laid a handle in memory that does not fit", $name);
                     assert_eq!(out as *mut c_void, mem);
                     $calls(out);
@@ -3381,6 +3436,62 @@ fn placed_handles_never_panic_and_refuse_short_or_misaligned_memory() {
                 },
                 weir_shedder_free
             ),
+            9 => lay!(
+                "weir_pool_init_in",
+                |out| weir_pool_init_in(mem, len, pool_ptr, out),
+                |p| {
+                    let mut item = 1;
+                    for &t in &times {
+                        let taken = weir_pool_take(p, t);
+                        if taken.kind == WEIR_POOL_TAKEN_MAKE {
+                            sane(weir_pool_made(p, item, t), "weir_pool_made");
+                            item += 1;
+                        }
+                        let mut kept = false;
+                        let back = if taken.kind == WEIR_POOL_TAKEN_READY {
+                            taken.item
+                        } else {
+                            item - 1
+                        };
+                        sane(weir_pool_give(p, back, t, &mut kept), "weir_pool_give");
+                        let mut out = [0usize; 4];
+                        weir_pool_evict(p, t, out.as_mut_ptr(), 4);
+                        assert_eq!(weir_pool_live(p), weir_pool_idle(p) + weir_pool_busy(p));
+                    }
+                },
+                weir_pool_free
+            ),
+            10 if rng.one_in(8) => {
+                // The view's memory inside its own region: refused, and
+                // the region's words stay as they were.
+                let lines_in = (rlen / 64).max(1) as u64;
+                let inside = (rmem as usize).wrapping_add(64 * rng.below(lines_in) as usize);
+                let mut out = null_mut();
+                let status = sane(
+                    weir_bloom_view_in(inside as *mut c_void, bytes, rmem, rlen, &mut out),
+                    "weir_bloom_view_in",
+                );
+                calls += 1;
+                assert!(
+                    out.is_null() && status != WEIR_OK,
+                    "a view laid over its region"
+                );
+            }
+            10 => lay!(
+                "weir_bloom_view_in",
+                |out| weir_bloom_view_in(mem, len, rmem, rlen, out),
+                |b| for &t in &times {
+                    let key = t.to_le_bytes();
+                    let k = key.as_ptr().cast::<c_void>();
+                    let allowed = weir_bloom_allow(b, t, k, 8);
+                    let next = weir_bloom_next(b, t, k, 8);
+                    assert!(next >= 0);
+                    assert!(!allowed || t >= 0, "a negative now allowed");
+                    // The view and the region decide over the same words.
+                    assert_eq!(next, weir_bloom_next_in(rmem, rlen, t, k, 8));
+                },
+                weir_bloom_free
+            ),
             _ => lay!(
                 "weir_concurrency_init_in",
                 |out| weir_concurrency_init_in(mem, len, &concurrency_policy, out),
@@ -3398,7 +3509,10 @@ fn placed_handles_never_panic_and_refuse_short_or_misaligned_memory() {
             ),
         }
     }
-    eprintln!("placed handles: {calls} calls");
+    eprintln!("placed handles: {calls} calls, laid by kind {laid:?}");
+    if rounds(4_000) >= 2_000 {
+        assert!(laid.iter().all(|&n| n > 0), "a kind never laid: {laid:?}");
+    }
     assert_no_panics("placed handles");
 }
 

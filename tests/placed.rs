@@ -8,12 +8,17 @@
 use std::ffi::c_void;
 use std::ptr::{null, null_mut};
 
+use weir::bloom::*;
 use weir::breaker::*;
 use weir::bucket::*;
 use weir::budget::*;
 use weir::concurrency::*;
+use weir::counts::weir_counts;
 use weir::gate::*;
+use weir::gcra::*;
 use weir::period::*;
+use weir::pool::*;
+use weir::rate::*;
 use weir::shedder::*;
 use weir::sliding::*;
 use weir::status::weir_status::{self, *};
@@ -571,4 +576,396 @@ fn a_footprint_needs_usable_out_pointers() {
         WEIR_ERR_NULL
     );
     assert_eq!(bytes, [0, 0]);
+}
+
+/// Every pool call on both twins with the same arguments: the answers, the
+/// readings and the running totals agree.
+fn pool_twins(heap: *mut weir_pool, placed: *mut weir_pool, seed: u64) {
+    let mut rng = Rng((seed * 0x2545_f491) | 1);
+    let mut now = 0i64;
+    let mut lent: Vec<usize> = Vec::new();
+    let mut fresh = 1usize;
+    for round in 0..4_000 {
+        now = rng.step(now) / 64;
+        match rng.below(16) {
+            0..=4 if lent.len() < 8 => {
+                let (a, b) = (weir_pool_take(heap, now), weir_pool_take(placed, now));
+                assert_eq!(a, b);
+                match a.kind {
+                    WEIR_POOL_TAKEN_READY => lent.push(a.item),
+                    WEIR_POOL_TAKEN_MAKE => {
+                        let draw = rng.next();
+                        let (a, b) = match rng.below(5) {
+                            0 => (weir_pool_unmade(heap), weir_pool_unmade(placed)),
+                            1 => (
+                                weir_pool_made_jittered(heap, fresh, now, draw),
+                                weir_pool_made_jittered(placed, fresh, now, draw),
+                            ),
+                            _ => (
+                                weir_pool_made(heap, fresh, now),
+                                weir_pool_made(placed, fresh, now),
+                            ),
+                        };
+                        assert_eq!(a, b);
+                        lent.push(fresh);
+                        fresh += 1;
+                    }
+                    _ => {}
+                }
+            }
+            0..=9 => {
+                // A lent one back, or one the pool never lent (a misuse).
+                let item = if lent.is_empty() || rng.below(8) == 0 {
+                    1_000_000 + rng.below(4) as usize
+                } else {
+                    lent.swap_remove(rng.below(lent.len() as u64) as usize)
+                };
+                let (mut ka, mut kb) = (false, false);
+                assert_eq!(
+                    weir_pool_give(heap, item, now, &mut ka),
+                    weir_pool_give(placed, item, now, &mut kb)
+                );
+                assert_eq!(ka, kb);
+            }
+            10 if !lent.is_empty() => {
+                let item = lent.swap_remove(rng.below(lent.len() as u64) as usize);
+                assert_eq!(weir_pool_drop(heap, item), weir_pool_drop(placed, item));
+            }
+            11 | 12 => {
+                let cap = rng.below(6) as usize;
+                let (mut a, mut b) = ([0usize; 6], [0usize; 6]);
+                let n = weir_pool_evict(heap, now, a.as_mut_ptr(), cap);
+                assert_eq!(n, weir_pool_evict(placed, now, b.as_mut_ptr(), cap));
+                assert_eq!(a, b);
+            }
+            13 => assert_eq!(weir_pool_mark_old(heap), weir_pool_mark_old(placed)),
+            14 => {
+                let wanted = weir_pool_make_ahead(heap);
+                assert_eq!(wanted, weir_pool_make_ahead(placed));
+                for _ in 0..wanted {
+                    let (mut ka, mut kb) = (false, false);
+                    assert_eq!(
+                        weir_pool_give(heap, fresh, now, &mut ka),
+                        weir_pool_give(placed, fresh, now, &mut kb)
+                    );
+                    assert_eq!(ka, kb);
+                    fresh += 1;
+                }
+            }
+            _ if round > 3_800 => {
+                let (mut a, mut b) = ([0usize; 3], [0usize; 3]);
+                let n = weir_pool_close(heap, a.as_mut_ptr(), 3);
+                assert_eq!(n, weir_pool_close(placed, b.as_mut_ptr(), 3));
+                assert_eq!(a, b);
+            }
+            _ => assert_eq!(
+                weir_pool_next_expiry(heap, now),
+                weir_pool_next_expiry(placed, now)
+            ),
+        }
+        assert_eq!(weir_pool_live(heap), weir_pool_live(placed));
+        assert_eq!(weir_pool_idle(heap), weir_pool_idle(placed));
+        assert_eq!(weir_pool_busy(heap), weir_pool_busy(placed));
+        let (mut sa, mut sb) = (weir_pool_stats::default(), weir_pool_stats::default());
+        assert_eq!(weir_pool_read_stats(heap, &mut sa), WEIR_OK);
+        assert_eq!(weir_pool_read_stats(placed, &mut sb), WEIR_OK);
+        assert_eq!(sa, sb);
+    }
+    let (mut ca, mut cb) = (weir_counts::default(), weir_counts::default());
+    assert_eq!(weir_pool_read_counts(heap, &mut ca), WEIR_OK);
+    assert_eq!(weir_pool_read_counts(placed, &mut cb), WEIR_OK);
+    assert_eq!(ca, cb);
+    assert!(
+        ca.admitted > 100 && ca.refused > 0 && ca.errors > 0,
+        "{ca:?}"
+    );
+}
+
+#[test]
+fn a_placed_pool_answers_as_its_heap_twin() {
+    for (size, idle) in [(1, 1), (6, 4), (10, 0), (12, 40)] {
+        let limits = weir_pool_policy {
+            size,
+            idle,
+            keep_ns: 3_000_000,
+            life_ns: 9_000_000,
+            life_jitter: 0.5,
+            min_idle: 2,
+            max_making: 3,
+        };
+        let place = footprint(|b, a| weir_pool_footprint(&limits, b, a));
+        // The handle, then a 2^k ≥ 2 × size table and min(idle, size) idle
+        // places, a slot each.
+        let slots = (2 * size as usize).next_power_of_two() + idle.min(size) as usize;
+        assert_eq!(
+            place.0,
+            std::mem::size_of::<weir_pool>().div_ceil(8) * 8 + slots * 24
+        );
+        check_refusals::<weir_pool>(place, &mut |mem, len, out| {
+            weir_pool_init_in(mem, len, &limits, out)
+        });
+        for seed in 1..4u64 {
+            let mut heap = null_mut();
+            assert_eq!(weir_pool_new(&limits, &mut heap), WEIR_OK);
+            let mut arena = Arena::new(place.0);
+            let mut placed = null_mut();
+            let mem = arena.at(0);
+            assert_eq!(
+                weir_pool_init_in(mem, place.0, &limits, &mut placed),
+                WEIR_OK
+            );
+            assert_eq!(weir_pool_start_counting(heap), WEIR_OK);
+            assert_eq!(weir_pool_start_counting(placed), WEIR_OK);
+            pool_twins(heap, placed, seed * 31 + size as u64);
+            weir_pool_free(heap);
+            weir_pool_free(placed);
+            // Free left the caller's memory alone: the pool still answers.
+            assert_eq!(weir_pool_live(placed), weir_pool_live(placed));
+            assert!(arena.guard_intact());
+        }
+    }
+    // Bad limits are their own status, before the memory is looked at.
+    let bad = weir_pool_policy {
+        size: 0,
+        ..weir_pool_policy_preset()
+    };
+    let mut out = null_mut();
+    assert_eq!(
+        weir_pool_init_in(null_mut(), 0, &bad, &mut out),
+        WEIR_ERR_POOL_SIZE
+    );
+    let (mut bytes, mut align) = (0, 0);
+    assert_eq!(
+        weir_pool_footprint(&bad, &mut bytes, &mut align),
+        WEIR_ERR_POOL_SIZE
+    );
+    assert_eq!((bytes, align), (0, 0));
+    // The largest pool's footprint is answered, not refused.
+    let largest = weir_pool_policy {
+        size: WEIR_POOL_MAX_SIZE,
+        ..weir_pool_policy_preset()
+    };
+    assert_eq!(
+        weir_pool_footprint(&largest, &mut bytes, &mut align),
+        WEIR_OK
+    );
+    assert!(bytes > (1 << 25) * 24);
+}
+
+#[test]
+fn the_preset_pools_footprint_is_the_documented_one() {
+    let (bytes, align) = footprint(|b, a| weir_pool_footprint(null(), b, a));
+    assert_eq!(align, 8);
+    // The handle, a table of 32 and 10 idle places, a 24-byte slot each.
+    assert_eq!(
+        bytes,
+        std::mem::size_of::<weir_pool>().div_ceil(8) * 8 + 42 * 24
+    );
+    if cfg!(target_pointer_width = "64") && cfg!(target_os = "linux") {
+        assert_eq!(bytes, 1288);
+    }
+}
+
+/// A 64-aligned region laid with `weir_bloom_init_in` (or its gcra form).
+struct Region(Arena, usize);
+
+impl Region {
+    fn laid(size_log2: u32, gcra: bool, seed: u64) -> Region {
+        let len = weir_bloom_footprint(size_log2);
+        let mut region = Region(Arena::new(len), len);
+        let mem = region.0.at(0);
+        let status = if gcra {
+            let mut limit = weir_gcra_limit {
+                per_token: 0,
+                tolerance: 0,
+                shift: 0,
+                reserved: 0,
+            };
+            assert_eq!(weir_gcra_limit_new(2_000.0, 3, &mut limit), WEIR_OK);
+            weir_bloom_init_gcra_in(mem, len, size_log2, 2, &limit, seed, 9)
+        } else {
+            let mut limit = weir_rate_limit {
+                interval_ns: 0,
+                interval_frac: 0,
+                burst: 0,
+            };
+            assert_eq!(weir_rate_limit_new(2_000.0, 3, &mut limit), WEIR_OK);
+            weir_bloom_init_in(mem, len, size_log2, 2, &limit, seed, 9)
+        };
+        assert_eq!(status, WEIR_OK);
+        region
+    }
+    fn mem(&mut self) -> *mut c_void {
+        self.0.at(0)
+    }
+}
+
+#[test]
+fn a_bloom_view_answers_as_its_heap_twin_and_shares_the_regions_words() {
+    let place = footprint(|b, a| weir_bloom_view_footprint(b, a));
+    assert_eq!(place, (std::mem::size_of::<weir_bloom>(), 8));
+    for gcra in [false, true] {
+        for seed in 1..4u64 {
+            let mut region = Region::laid(7, gcra, seed);
+            let (rmem, rlen) = (region.mem(), region.1);
+            check_refusals::<weir_bloom>(place, &mut |mem, len, out| {
+                weir_bloom_view_in(mem, len, rmem, rlen, out)
+            });
+            // The heap twin of the same shape and key.
+            let mut heap = null_mut();
+            let status = if gcra {
+                let mut limit = weir_gcra_limit {
+                    per_token: 0,
+                    tolerance: 0,
+                    shift: 0,
+                    reserved: 0,
+                };
+                assert_eq!(weir_gcra_limit_new(2_000.0, 3, &mut limit), WEIR_OK);
+                weir_bloom_new_gcra(7, 2, &limit, seed, 9, &mut heap)
+            } else {
+                let mut limit = weir_rate_limit {
+                    interval_ns: 0,
+                    interval_frac: 0,
+                    burst: 0,
+                };
+                assert_eq!(weir_rate_limit_new(2_000.0, 3, &mut limit), WEIR_OK);
+                weir_bloom_new(7, 2, &limit, seed, 9, &mut heap)
+            };
+            assert_eq!(status, WEIR_OK);
+            let mut arena = Arena::new(place.0);
+            let mut view = null_mut();
+            let mem = arena.at(0);
+            assert_eq!(
+                weir_bloom_view_in(mem, place.0, rmem, rlen, &mut view),
+                WEIR_OK
+            );
+            assert_eq!(weir_bloom_start_counting(heap), WEIR_OK);
+            assert_eq!(weir_bloom_start_counting(view), WEIR_OK);
+            let mut rng = Rng(seed * 77 + u64::from(gcra));
+            let mut now = 0i64;
+            for _ in 0..5_000 {
+                now = rng.step(now).max(-10) / 256;
+                let key = rng.below(300).to_le_bytes();
+                let k = key.as_ptr().cast::<c_void>();
+                let allowed = weir_bloom_allow(heap, now, k, 8);
+                assert_eq!(allowed, weir_bloom_allow(view, now, k, 8), "at {now}");
+                assert_eq!(
+                    weir_bloom_next(heap, now, k, 8),
+                    weir_bloom_next(view, now, k, 8)
+                );
+                // The region's own calls read the words the view writes.
+                assert_eq!(
+                    weir_bloom_next_in(rmem, rlen, now, k, 8),
+                    weir_bloom_next(view, now, k, 8)
+                );
+            }
+            let (mut ca, mut cb) = (weir_counts::default(), weir_counts::default());
+            assert_eq!(weir_bloom_read_counts(heap, &mut ca), WEIR_OK);
+            assert_eq!(weir_bloom_read_counts(view, &mut cb), WEIR_OK);
+            assert_eq!(ca, cb);
+            assert!(ca.admitted > 100 && ca.refused > 100, "{ca:?}");
+            // One limiter: what the region's call takes, the view finds
+            // taken (a burst of 3 on each of the key's two words).
+            let key = b"shared";
+            let k = key.as_ptr().cast::<c_void>();
+            let t = now + 1_000_000_000;
+            let taken = (0..6)
+                .filter(|_| weir_bloom_allow_in(rmem, rlen, t, k, key.len()))
+                .count();
+            assert!(taken >= 3);
+            assert!(!weir_bloom_allow(view, t, k, key.len()));
+            weir_bloom_free(heap);
+            weir_bloom_free(view);
+            // Free left both memories alone: the region still checks out,
+            // and the view still answers.
+            assert_eq!(weir_bloom_check_in(rmem, rlen), WEIR_OK);
+            assert!(!weir_bloom_allow(view, t, k, key.len()));
+            assert!(arena.guard_intact() && region.0.guard_intact());
+        }
+    }
+}
+
+#[test]
+fn a_bloom_view_refuses_what_check_in_refuses_and_writes_nothing() {
+    let place = footprint(|b, a| weir_bloom_view_footprint(b, a));
+    let mut arena = Arena::new(place.0);
+    let before = arena.words.clone();
+    let mem = arena.at(0);
+    let mut out: *mut weir_bloom = null_mut();
+    let mut region = Region::laid(4, false, 1);
+    let (rmem, rlen) = (region.mem(), region.1);
+    // Too short for the header's shape, NULL, not 64-aligned.
+    assert_eq!(
+        weir_bloom_view_in(mem, place.0, rmem, rlen - 1, &mut out),
+        WEIR_ERR_BLOOM_TOO_SMALL
+    );
+    assert_eq!(
+        weir_bloom_view_in(mem, place.0, null_mut(), rlen, &mut out),
+        WEIR_ERR_NULL
+    );
+    let off = (rmem as usize + 8) as *mut c_void;
+    assert_eq!(
+        weir_bloom_view_in(mem, place.0, off, rlen - 8, &mut out),
+        WEIR_ERR_MISALIGNED
+    );
+    // Another version (weir 0.1's), and bytes that are no header at all.
+    let head = rmem.cast::<u64>();
+    // SAFETY (test): the region's header words, in the arena.
+    unsafe { head.add(1).write(1) };
+    assert_eq!(
+        weir_bloom_view_in(mem, place.0, rmem, rlen, &mut out),
+        WEIR_ERR_BLOOM_VERSION
+    );
+    // SAFETY (test): as above.
+    unsafe { head.write(0) };
+    assert_eq!(
+        weir_bloom_view_in(mem, place.0, rmem, rlen, &mut out),
+        WEIR_ERR_BLOOM_FOREIGN
+    );
+    // The region is checked before the memory: a bad region with no memory
+    // is the region's status.
+    assert_eq!(
+        weir_bloom_view_in(null_mut(), 0, rmem, rlen, &mut out),
+        WEIR_ERR_BLOOM_FOREIGN
+    );
+    assert!(out.is_null());
+    assert_eq!(arena.words, before, "memory written on an error");
+
+    // A view laid over its own region would overwrite its words: refused,
+    // whether it starts inside the region or runs into it.
+    let mut region = Region::laid(4, false, 2);
+    let (rmem, rlen) = (region.mem(), region.1);
+    let snapshot = region.0.words.clone();
+    for start in [rmem as usize, rmem as usize + 64, rmem as usize + rlen - 64] {
+        assert_eq!(
+            weir_bloom_view_in(start as *mut c_void, place.0, rmem, rlen, &mut out),
+            WEIR_ERR_PLACED_OVERLAP
+        );
+    }
+    assert!(out.is_null());
+    assert_eq!(
+        region.0.words, snapshot,
+        "a refused view wrote to its region"
+    );
+    let mut before_region = Arena::new(place.0 + 64 + rlen);
+    let low = before_region.at(0);
+    // Memory that ends where a region begins is apart from it.
+    let next = (low as usize + place.0.div_ceil(64) * 64) as *mut c_void;
+    assert_eq!(weir_bloom_init_in(next, rlen, 4, 1, &rate(), 1, 2), WEIR_OK);
+    assert_eq!(
+        weir_bloom_view_in(low, place.0, next, rlen, &mut out),
+        WEIR_OK
+    );
+    assert!(weir_bloom_allow(out, 0, b"k".as_ptr().cast(), 1));
+}
+
+/// A rate limit of 1 a second, burst 1.
+fn rate() -> weir_rate_limit {
+    let mut limit = weir_rate_limit {
+        interval_ns: 0,
+        interval_frac: 0,
+        burst: 0,
+    };
+    assert_eq!(weir_rate_limit_new(1.0, 1, &mut limit), WEIR_OK);
+    limit
 }

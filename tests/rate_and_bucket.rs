@@ -250,3 +250,79 @@ fn the_511_ns_phase_and_a_full_bucket_through_the_header() {
     );
     weir_bucket_free(bucket);
 }
+
+proptest! {
+    /// A GCRA bloom region judged by its header's limit, then by a
+    /// caller's (weir_charge_item.limit, a reload's new rate and burst):
+    /// the key answers as a lone GCRA word given the old limit and then
+    /// the new one, so its state carries over; the tokens admitted before
+    /// the change keep the old bound over their stretch and those after
+    /// it the new one; a limit of another tick is refused and charges
+    /// nothing.
+    #[test]
+    fn a_bloom_region_judged_by_a_new_limit_keeps_its_words(
+        old in (1u32..2000, 1i64..50),
+        new in (1u32..2000, 1i64..50),
+        gaps in prop::collection::vec(0i64..40_000_000, 1..300),
+        change in any::<prop::sample::Index>(),
+    ) {
+        use weir::charge::*;
+        use weir::gcra::*;
+        let limit = |(rate, burst): (u32, i64)| {
+            let mut l = weir_gcra_limit { per_token: 0, tolerance: 0, shift: 0, reserved: 0 };
+            assert_eq!(weir_gcra_limit_new(f64::from(rate), burst, &mut l), WEIR_OK);
+            l
+        };
+        let (a, b) = (limit(old), limit(new));
+        prop_assert_eq!((a.shift, b.shift), (0, 0));
+        #[repr(C, align(64))]
+        #[derive(Clone, PartialEq, Debug)]
+        struct Lines([u64; 16]);
+        let bytes = weir_bloom_footprint(3);
+        let mut region = Lines([0; 16]);
+        let mem = region.0.as_mut_ptr() as *mut c_void;
+        prop_assert_eq!(weir_bloom_init_gcra_in(mem, bytes, 3, 1, &a, 1, 2), WEIR_OK);
+        let mut word = weir_gcra { state: 0 };
+        let c = change.index(gaps.len());
+        let mut now = 0i64;
+        let (mut before, mut after) = (0i64, 0i64);
+        let (mut first_after, mut last_before) = (None, 0i64);
+        for (i, gap) in gaps.iter().enumerate() {
+            now += gap;
+            let judged_by = if i < c { &a } else { &b };
+            let mut item: weir_charge_item = unsafe { std::mem::zeroed() };
+            item.kind = WEIR_CHARGE_BLOOM_IN;
+            item.target = region.0.as_mut_ptr() as *mut c_void;
+            item.target_len = bytes;
+            item.key = b"k".as_ptr().cast();
+            item.key_len = 1;
+            item.cost = 1.0;
+            if i >= c {
+                item.limit = (judged_by as *const weir_gcra_limit).cast();
+                // A limit of another tick misreads the words: refused.
+                let fine = limit((10_000_000, 1));
+                prop_assert_eq!(fine.shift, 1);
+                let mut wrong = item;
+                wrong.limit = (&fine as *const weir_gcra_limit).cast();
+                let kept = region.clone();
+                let mut out = std::mem::MaybeUninit::<weir_charge_result>::zeroed();
+                prop_assert_eq!(weir_charge_all(&wrong, 1, now, out.as_mut_ptr()), weir::status::weir_status::WEIR_ERR_GCRA_LIMIT_INVALID);
+                prop_assert_eq!(&region, &kept);
+                first_after.get_or_insert(now);
+            }
+            let mut out = std::mem::MaybeUninit::<weir_charge_result>::zeroed();
+            prop_assert_eq!(weir_charge_all(&item, 1, now, out.as_mut_ptr()), WEIR_OK);
+            let admitted = unsafe { out.assume_init() }.admitted;
+            prop_assert_eq!(admitted, weir_gcra_allow(&mut word, judged_by, now), "call {} at {}", i, now);
+            if admitted {
+                if i < c { before += 1; last_before = now; } else { after += 1; }
+            }
+        }
+        // Each stretch within its own policy's bound: burst + T × rate.
+        let bound = |(rate, burst): (u32, i64), t: i64| burst + (t as i128 * rate as i128 / 1_000_000_000) as i64;
+        prop_assert!(before <= bound(old, last_before), "{} before", before);
+        if let Some(start) = first_after {
+            prop_assert!(after <= bound(new, now - start), "{} after", after);
+        }
+    }
+}

@@ -341,6 +341,26 @@ const OPT_OUTS: &[OptOut] = &[
         reason: PLACED_IN_GO,
     },
     OptOut {
+        face: "Go package",
+        name: "weir_pool_footprint",
+        reason: PLACED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_pool_init_in",
+        reason: PLACED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_bloom_view_footprint",
+        reason: PLACED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_bloom_view_in",
+        reason: PLACED_IN_GO,
+    },
+    OptOut {
         face: EVERY_FACE,
         name: "weir_critical_*",
         reason: "weir_critical_enter and weir_critical_exit are the firmware \

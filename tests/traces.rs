@@ -1660,6 +1660,113 @@ fn budget_traces(out: &mut Vec<Trace>) {
     out.push(t);
 }
 
+/// Latency both ways: the baseline steps up and holds, then steps back
+/// down. Each round fills the limit at one instant and lets every call
+/// leave one latency later. Checked here as it is written: the limit falls
+/// at the step up and recovers as the higher latency becomes the baseline,
+/// the baseline follows latency back down, and a later rise lowers the
+/// limit again (no stale baseline hides it).
+fn concurrency_step_trace(out: &mut Vec<Trace>) {
+    const MS: i64 = 1_000_000;
+    let mut t = Trace::new(
+        "concurrency-latency-step.trace",
+        "concurrency",
+        "Latency both ways: 10 ms for 40 rounds that fill the limit, 40 ms\n\
+         until the limit is back at its maximum, 10 ms until the baseline is\n\
+         back under 12 ms, then 40 ms again for 3 rounds.",
+    );
+    let p = weir_concurrency_policy {
+        initial_limit: 10,
+        min_limit: 2,
+        max_limit: 20,
+        ..weir_concurrency_policy_preset()
+    };
+    let mut h: *mut weir_concurrency = std::ptr::null_mut();
+    let s = weir_concurrency_new(&p, &mut h);
+    t.call(
+        "concurrency_new",
+        &[
+            I(p.initial_limit.into()),
+            I(p.min_limit.into()),
+            I(p.max_limit.into()),
+            I(p.queue_size.into()),
+            F(p.smoothing),
+            F(p.tolerance),
+            I(p.long_window.into()),
+            I(p.warmup.into()),
+        ],
+        &[S(s)],
+    );
+    assert_eq!(s, weir_status::WEIR_OK);
+    let mut slots = Slots::<weir_concurrency_ticket>(Vec::new());
+    let mut now = 0;
+    // One round: enter until refused (at most the maximum and one more),
+    // every call leaving `rtt` later; then the limit and the baseline.
+    let mut round = |t: &mut Trace, now: &mut i64, rtt: i64| -> (i64, f64) {
+        let mut open = Vec::new();
+        for _ in 0..=p.max_limit {
+            let (_, tk) = slots.take();
+            let ok = weir_concurrency_enter(h, *now, tk);
+            t.call("concurrency_enter", &[I(*now)], &[B(ok)]);
+            if !ok {
+                break;
+            }
+            open.push(slots.0.len() - 1);
+        }
+        *now += rtt;
+        for k in open {
+            let s = weir_concurrency_leave(h, &mut slots.0[k], *now, false);
+            t.call(
+                "concurrency_leave",
+                &[U(k as u64), I(*now), B(false)],
+                &[S(s)],
+            );
+        }
+        let limit = weir_concurrency_limit(h);
+        let base = weir_concurrency_long_rtt(h);
+        t.call("concurrency_limit", &[], &[I(limit)]);
+        t.call("concurrency_long_rtt", &[], &[F(base)]);
+        (limit, base)
+    };
+    t.note("10 ms: the limit climbs to its maximum");
+    let mut at = (0, 0.0);
+    for _ in 0..40 {
+        at = round(&mut t, &mut now, 10 * MS);
+    }
+    assert_eq!(at.0, 20, "{at:?}");
+    t.note("40 ms: the limit falls, then recovers as 40 ms becomes the baseline");
+    let mut lowest = at.0;
+    let mut rounds = 0;
+    loop {
+        at = round(&mut t, &mut now, 40 * MS);
+        lowest = lowest.min(at.0);
+        rounds += 1;
+        if lowest <= 12 && at.0 == 20 {
+            break;
+        }
+        assert!(
+            rounds < 400,
+            "the limit never recovered at 40 ms: {at:?}, lowest {lowest}"
+        );
+    }
+    t.note("10 ms again: the baseline follows latency down");
+    let mut rounds = 0;
+    while at.1 > 12.0 * MS as f64 {
+        at = round(&mut t, &mut now, 10 * MS);
+        assert_eq!(at.0, 20);
+        rounds += 1;
+        assert!(rounds < 100, "the baseline stuck at {}", at.1);
+    }
+    t.note("40 ms once more: the limit falls as it did the first time");
+    let mut again = at.0;
+    for _ in 0..3 {
+        again = again.min(round(&mut t, &mut now, 40 * MS).0);
+    }
+    assert!(again <= 12, "{again}: a stale baseline hid the rise");
+    weir_concurrency_free(h);
+    out.push(t);
+}
+
 fn concurrency_traces(out: &mut Vec<Trace>) {
     let mut t = Trace::new(
         "concurrency-scenarios.trace",
@@ -3413,6 +3520,7 @@ fn all_traces() -> Vec<Trace> {
     gate_traces(&mut out);
     budget_traces(&mut out);
     concurrency_traces(&mut out);
+    concurrency_step_trace(&mut out);
     breaker_traces(&mut out);
     shedder_traces(&mut out);
     pool_traces(&mut out);

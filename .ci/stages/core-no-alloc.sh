@@ -8,8 +8,9 @@
 # The core is no_std: its tests pass without alloc too (the types that need
 # an allocator drop out, and so do the integration tests that use them;
 # this supersedes the old `--lib` form). The window, breaker, sliding
-# window and shedder stay, over a fixed array or a borrowed slice: weir-core/tests/store.rs runs
-# them here, and the step below checks that they are still there. It lints without alloc too: code
+# window, shedder, pool and bloom stay, over a fixed array or a borrowed
+# slice: weir-core/tests/store.rs runs them here, and the step below checks
+# that they are still there. It lints without alloc too: code
 # only the alloc types use is dead there, which tests only warn about and
 # the firmware stage's clippy refuses. A build for targets without std
 # (thumbv7em, thumbv6m) is the firmware stage's.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# about: the nginx module with real traffic on 127.0.0.1: two workers, exact counts, headers, the metrics page, keys in log lines, reloads, bad configs refused, 125,000 distinct keys, the conformance traces on its test build
+# about: the nginx module with real traffic on 127.0.0.1: two workers, exact counts, headers, the metrics page, keys in log lines, reloads (a changed rate in place, under load), bad configs refused, 125,000 distinct keys, the conformance traces on its test build
 # tier: full
 # order: 170
 # long: WEIR_LONG=1 or WEIR_KEYS=1000000 (10^6 distinct keys in 33m)
@@ -64,7 +64,7 @@ if [ -n "${WEIR_LONG:-}" ]; then keys=${WEIR_KEYS:-1000000}; fi
 words_log2=${WEIR_WORDS_LOG2:-$(python3 -c "import math; print(round(math.log2($keys * 4.194304)))")}
 bulk_mb=$(( (1 << words_log2) * 8 / 1048576 + 1 ))
 
-# write_conf BURST_OF_ZONE_ONE [SIZE_OF_ZONE_ONE]
+# write_conf BURST_OF_ZONE_ONE [SIZE_OF_ZONE_ONE [KIND_OF_ZONE_ONE]]
 write_conf() {
     cat > "$tmp/nginx.conf" << EOF
 load_module $so;
@@ -83,7 +83,7 @@ http {
     fastcgi_temp_path $tmp/fastcgi;
     uwsgi_temp_path $tmp/uwsgi;
     scgi_temp_path $tmp/scgi;
-    weir_limit_zone \$http_x_client zone=one:${2:-1m} rate=1r/m burst=$1 kind=window;
+    weir_limit_zone \$http_x_client zone=one:${2:-1m} rate=1r/m burst=$1 ${3:-kind=window};
     weir_limit_zone \$http_x_client zone=idx:1m rate=1r/m burst=1 kind=window hashes=2;
     weir_limit_zone \$http_x_client zone=dry:1m rate=1r/m burst=1 kind=window;
     weir_limit_zone \$http_x_client zone=small:64k rate=1r/m burst=2 kind=window hashes=1;
@@ -331,7 +331,9 @@ for round in 1 2 3 4 5; do
 done
 check "two limits at once, 5 rounds of 60 concurrent requests: never beyond a limit ($tree_ok admitted of 25)" 0 "$tree_over"
 
-# ---- reload keeps the state; a changed shape is refused loudly.
+# ---- reload keeps the state; a changed burst applies in place; a changed
+# kind or size is refused loudly (modules/nginx/test/reload.py, below, has
+# the reload under load on the test build).
 before=$(workers)
 kill -HUP "$master"
 for _ in $(seq 100); do [ "$(workers)" != "$before" ] && [ "$(workers | wc -w)" -eq 2 ] && break; sleep 0.1; done
@@ -351,15 +353,22 @@ refused_reload() {
         bad "$1: $(tail -n +"$lines" "$tmp/logs/error.log" | tail -3)"
     fi
 }
-write_conf 4
+write_conf 3 1m kind=smooth
 before=$(workers)
-refused_reload "a changed shape" 'weir_limit_zone "one": a reload cannot change a zone.s rate'
+refused_reload "a changed kind" 'weir_limit_zone "one": a reload cannot change a zone.s kind (window to smooth)'
 check "the old config keeps serving, its state too" "0 1" "$(counts /a k3 1)"
 check "same workers after the refused reload" "$before" "$(workers)"
 write_conf 3 2m
 refused_reload "a changed size" 'weir_limit_zone "one": a reload cannot change a zone.s size'
 check "after the refused resize, the state is kept" "0 1" "$(counts /a k3 1)"
-write_conf 3
+# A burst of 4 where k3 spent 3 of 3: its window keeps its count, one more.
+write_conf 4
+before=$(workers)
+kill -HUP "$master"
+for _ in $(seq 100); do [ "$(workers)" != "$before" ] && [ "$(workers | wc -w)" -eq 2 ] && break; sleep 0.1; done
+if [ "$(workers)" != "$before" ]; then ok "a changed burst reloads"; else bad "a changed burst: workers unchanged"; fi
+check "a changed burst keeps the words (k3: one more of 4)" "1 1" "$(counts /a k3 2)"
+check "a changed burst applies to a fresh key (k5: 4 of 4)" "4 1" "$(counts /a k5 5)"
 
 # ---- many distinct keys (X-Client), each sending half its burst (1 of 2)
 # in one window: the false refusals stay under the bound include/weir.h
@@ -394,6 +403,16 @@ if test_so=$(WEIR_NGINX_TEST_CLOCK=1 WEIR_LIB=${WEIR_LIB:-$root/target/release/l
         failed=$((failed + ${counts#* }))
     else
         bad "the trace replay did not finish"
+    fi
+    # A reload that changes a zone's rate and burst, under load.
+    reload=$(timeout 300 python3 modules/nginx/test/reload.py "$test_so" 2>&1)
+    sed 's/^/     /' <<< "$reload"
+    counts=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' <<< "$reload")
+    if [ -n "$counts" ]; then
+        passed=$((passed + ${counts% *}))
+        failed=$((failed + ${counts#* }))
+    else
+        bad "the reload test did not finish"
     fi
 else
     bad "the test build did not build"

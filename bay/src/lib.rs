@@ -219,7 +219,8 @@ impl Column {
 /// live), idle, offered, retried, a level (a ratio, a CPU reading, a
 /// latency), made, evicted, and what a formula expects; `axis` is an x
 /// axis. The rest tell apart the variants a panel compares (the limiters,
-/// the words, the jitters), each by its own colour and dash.
+/// the words, the jitters, the shedder's classes, the partitions), each by
+/// its own colour and dash.
 pub const KINDS: &[&str] = &[
     "admitted",
     "refused",
@@ -244,6 +245,12 @@ pub const KINDS: &[&str] = &[
     "equal",
     "decorrelated",
     "spread",
+    "SHEDDABLE",
+    "SHEDDABLE_PLUS",
+    "CRITICAL",
+    "CRITICAL_PLUS",
+    "partition A",
+    "partition B",
 ];
 
 /// One plot of a panel: an x column and the columns drawn against it,

@@ -8,20 +8,41 @@
 //! over as one BigInt, whatever its C type. Each call writes its answers,
 //! in the order `traces/README.md` gives, as 64-bit patterns to a buffer
 //! read through [`bay_trace_out`], and returns how many it wrote.
-//! Errors answer the C statuses (`weir_status` codes of `include/weir.h`).
-//! Single threaded, as a page is: one held object of each type.
+//! Errors answer the C statuses (`weir_status` codes of `include/weir.h`):
+//! each weir-core error's own `code()`, the one mapping the C library uses
+//! too, and for the checks only the C surface makes (its policy structs'
+//! enumeration and reserved fields, a charge item's cost) the codes below.
+//!
+//! The calls whose arguments vary in number or hold a key
+//! (`backoff_schedule`, `bloom_allow`, `bloom_next`, `charge_all`) take no
+//! parameters: they read their tokens from the buffer [`bay_trace_in`]
+//! hands out, one 64-bit pattern each, a key being its length followed by
+//! one pattern per byte. Single threaded, as a page is: one held object of
+//! each type.
 
 use std::cell::RefCell;
 use std::sync::atomic::AtomicU64;
 
-use weir_core::bucket::{Bucket, BucketError};
+use weir_core::backoff::{Backoff, BackoffJitter};
+use weir_core::bloom::{Bloom, BloomShape};
+use weir_core::breaker::{Breaker, BreakerPolicy, BreakerPolicyError, BreakerTicket};
+use weir_core::bucket::Bucket;
+use weir_core::budget::Budget;
+use weir_core::charge::{self, ChargeAnswer, ChargeItem, MAX_ITEMS};
+use weir_core::concurrency::{Concurrency, ConcurrencyPolicy, ConcurrencyTicket};
 use weir_core::deadline::Deadline;
 use weir_core::gate::Gate;
 use weir_core::gcra::{self, GcraError, GcraLimit};
-use weir_core::limiter::{Limiter, LimiterError, RefundError};
-use weir_core::period::{Period, PeriodError, PeriodQuota};
+use weir_core::lease::{Lease, LeasePolicy, LeaseTake};
+use weir_core::limiter::{Limiter, LimiterError};
+use weir_core::partitioned::{Partition, PartitionError, Partitioned, MAX_PARTITIONS};
+use weir_core::period::{Period, PeriodQuota};
+use weir_core::pool::{Pool, PoolPolicy, PoolTaken};
 use weir_core::rate::{self, RateError, RateLimit};
-use weir_core::sliding::{Sliding, SlidingError};
+use weir_core::shedder::{Criticality, Settled, Shedder, ShedderPolicy, ShedderTicket};
+use weir_core::sliding::Sliding;
+use weir_core::time::NEVER;
+use weir_core::window::{Window, WindowError, WindowTotal};
 
 /// The held objects, as the trace format has them.
 #[derive(Default)]
@@ -34,6 +55,9 @@ struct Held {
     gcra_limit: (u64, i64, u32, u32),
     /// The deadline's fields (start, budget_ns).
     deadline: (i64, i64),
+    /// The backoff policy's fields, raw: none until a line sets them (the
+    /// preset, as at the start of a trace).
+    backoff: Option<BackoffFields>,
     /// The handle types: none until a constructor succeeds.
     bucket: Option<Bucket>,
     /// The limiter: none until a constructor succeeds (a failed one keeps
@@ -42,77 +66,55 @@ struct Held {
     sliding: Option<Sliding>,
     period: Option<Period>,
     gate: Option<Gate>,
+    window: Option<Window<WindowTotal>>,
+    budget: Option<Budget>,
+    concurrency: Option<Partitioned>,
+    breaker: Option<Breaker>,
+    shedder: Option<Shedder>,
+    pool: Option<Pool>,
+    bloom: Option<Bloom>,
+    lease: Option<Lease>,
+    /// Ticket slots: the k-th allow or enter line of a trace writes slot k.
+    tickets: Vec<Ticket>,
+}
+
+/// A ticket slot, as the C replay's ticket structs hold it.
+#[derive(Clone, Copy)]
+enum Ticket {
+    Breaker(BreakerTicket),
+    Shedder(ShedderTicket),
+    /// The ticket and whether it is still in flight (`flying`).
+    Concurrency(ConcurrencyTicket, bool),
 }
 
 thread_local! {
     static HELD: RefCell<Held> = RefCell::new(Held::default());
     static OUT: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+    static IN: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
 }
 
-/// `WEIR_ERR_NOT_FINITE`, `WEIR_ERR_NEGATIVE`: the general codes.
-const NOT_FINITE: i64 = 3;
-const NEGATIVE: i64 = 4;
-/// `WEIR_ERR_TOO_LARGE`, `WEIR_ERR_NO_MEMORY`, `WEIR_ERR_QUOTA`,
-/// `WEIR_ERR_SLIDING_WINDOW`.
-const TOO_LARGE: i64 = 5;
-const NO_MEMORY: i64 = 6;
-const QUOTA: i64 = 18;
-const SLIDING_WINDOW: i64 = 19;
+// The statuses of checks the C surface makes itself, on the fields of its
+// policy and item structs, which have no weir-core error (`weir_status` in
+// include/weir.h). Every weir-core error answers its own code, `code()`.
+/// `WEIR_ERR_NULL`: a charge item's missing bucket, bloom or key.
+const NULL: i64 = 1;
+/// `WEIR_ERR_SETTLED`: a concurrency ticket no longer in flight.
+const SETTLED: i64 = 9;
+/// `WEIR_ERR_UNKNOWN_KIND`: a jitter, budget form or charge kind that
+/// names no case.
+const UNKNOWN_KIND: i64 = 10;
+/// `WEIR_ERR_RESERVED`: a reserved field that is not zero.
+const RESERVED: i64 = 12;
+/// `WEIR_ERR_CHARGE_COST`: a charge item's cost.
+const CHARGE_COST: i64 = 81;
+/// `WEIR_ERR_BREAKER_REFUSALS`: `skip_refusals` neither 0 nor 1.
+const BREAKER_REFUSALS: i64 = 333;
+/// `WEIR_ERR_SHEDDER_CLASS`: a class outside the four.
+const SHEDDER_CLASS: i64 = 350;
 
-/// The C status of a limiter's error.
-fn limiter_status(error: LimiterError) -> i64 {
-    match error {
-        LimiterError::ZeroCapacity => 100,
-        LimiterError::ZeroRefillAmount => 101,
-        LimiterError::ZeroRefillInterval => 102,
-        LimiterError::ZeroWindow => 103,
-        LimiterError::ZeroCooldown => 104,
-        LimiterError::InitialAboveCapacity => 105,
-        LimiterError::BucketAnchorInFuture => 106,
-        LimiterError::WindowAnchorInFuture => 107,
-        LimiterError::CooldownArmedWithTokens => 108,
-        LimiterError::CooldownDeadlineOverflow => 109,
-        LimiterError::RateLimited => 110,
-        LimiterError::InvalidAmount => 111,
-        LimiterError::WrongVariant => 112,
-    }
-}
-
-/// The C status of a refund's error.
-fn refund_status(error: RefundError) -> i64 {
-    match error {
-        RefundError::Amount => 111,
-        RefundError::Future => 43,
-        RefundError::Expired => 40,
-        RefundError::Armed => 41,
-        RefundError::Full => 42,
-    }
-}
-
-/// The C status of a rate limit's error (the codes of `weir_status`).
-fn rate_status(error: RateError) -> i64 {
-    match error {
-        RateError::NotFinite => NOT_FINITE,
-        RateError::Negative => NEGATIVE,
-        RateError::Zero => 401,
-        RateError::Burst => 400,
-        RateError::TooSlow => 402,
-        RateError::TooFast => 403,
-        RateError::Invalid => 404,
-    }
-}
-
-/// The C status of a GCRA limit's error.
-fn gcra_status(error: GcraError) -> i64 {
-    match error {
-        GcraError::NotFinite => NOT_FINITE,
-        GcraError::Negative => NEGATIVE,
-        GcraError::Zero => 431,
-        GcraError::Burst => 430,
-        GcraError::TooSlow => 432,
-        GcraError::TooFast => 433,
-        GcraError::Invalid => 434,
-    }
+/// A weir-core error's status.
+fn code_status(code: i32) -> i64 {
+    code.into()
 }
 
 /// Writes `answers` as the call's outputs; returns their count.
@@ -139,6 +141,52 @@ pub extern "C" fn bay_trace_out() -> *const u64 {
     OUT.with(|o| o.borrow().as_ptr())
 }
 
+/// Room for `n` argument patterns of a call that reads them from this
+/// buffer; returns where to write them.
+#[no_mangle]
+pub extern "C" fn bay_trace_in(n: usize) -> *mut u64 {
+    IN.with(|i| {
+        let mut i = i.borrow_mut();
+        i.clear();
+        i.resize(n, 0);
+        i.as_mut_ptr()
+    })
+}
+
+/// The arguments [`bay_trace_in`]'s buffer holds, read in order.
+struct Args {
+    tokens: Vec<u64>,
+    at: usize,
+}
+
+impl Args {
+    fn take() -> Args {
+        Args {
+            tokens: IN.with(|i| i.borrow().clone()),
+            at: 0,
+        }
+    }
+
+    fn u64(&mut self) -> u64 {
+        let t = self.tokens[self.at];
+        self.at += 1;
+        t
+    }
+
+    fn i64(&mut self) -> i64 {
+        self.u64() as i64
+    }
+
+    fn f64(&mut self) -> f64 {
+        f64::from_bits(self.u64())
+    }
+
+    fn key(&mut self) -> Vec<u8> {
+        let n = self.u64() as usize;
+        (0..n).map(|_| self.u64() as u8).collect()
+    }
+}
+
 /// Drops every held object: the state at the start of a trace.
 #[no_mangle]
 pub extern "C" fn bay_trace_reset() {
@@ -161,7 +209,7 @@ pub extern "C" fn bay_rate_limit_new(limit_per_s: i64, burst: i64) -> usize {
                 h.rate_limit = limit.parts();
                 0
             }
-            Err(e) => rate_status(e),
+            Err(e) => code_status(e.code()),
         };
         let (a, b, c) = h.rate_limit;
         answer(&[status, a as i64, b.into(), c.into()])
@@ -223,7 +271,7 @@ pub extern "C" fn bay_gcra_limit_new(rate_per_s: i64, burst: i64) -> usize {
                 h.gcra_limit = (p, t, s, 0);
                 0
             }
-            Err(e) => gcra_status(e),
+            Err(e) => code_status(e.code()),
         };
         let (p, t, s, r) = h.gcra_limit;
         answer(&[status, p as i64, t, s.into(), r.into()])
@@ -291,10 +339,7 @@ pub extern "C" fn bay_gcra_room(now: i64) -> usize {
 pub extern "C" fn bay_sliding_new(quota: i64, window_ns: i64) -> usize {
     let (made, status) = match Sliding::new(quota, window_ns) {
         Ok(s) => (Some(s), 0),
-        Err(SlidingError::Quota) => (None, QUOTA),
-        Err(SlidingError::Window) => (None, SLIDING_WINDOW),
-        Err(SlidingError::TooLarge) => (None, TOO_LARGE),
-        Err(SlidingError::NoMemory) => (None, NO_MEMORY),
+        Err(e) => (None, code_status(e.code())),
     };
     with(|h| h.sliding = made);
     answer(&[status])
@@ -326,7 +371,7 @@ pub extern "C" fn bay_sliding_next(now: i64) -> usize {
 pub extern "C" fn bay_period_new(quota: i64, period_ns: i64, align: i64) -> usize {
     let (made, status) = match Period::new(quota, period_ns, align != 0) {
         Ok(p) => (Some(p), 0),
-        Err(PeriodError::Zero | PeriodError::Negative) => (None, QUOTA),
+        Err(e) => (None, code_status(e.code())),
     };
     with(|h| h.period = made);
     answer(&[status])
@@ -427,9 +472,7 @@ pub extern "C" fn bay_deadline_remaining(now: i64) -> usize {
 pub extern "C" fn bay_bucket_new(rate: i64, burst: i64, now: i64) -> usize {
     let (made, status) = match Bucket::new(f64_of(rate), f64_of(burst), now) {
         Ok(b) => (Some(b), 0),
-        Err(BucketError::NotFinite) => (None, NOT_FINITE),
-        Err(BucketError::Negative) => (None, NEGATIVE),
-        Err(BucketError::TooLarge) => (None, TOO_LARGE),
+        Err(e) => (None, code_status(e.code())),
     };
     with(|h| h.bucket = made);
     answer(&[status])
@@ -457,7 +500,7 @@ pub extern "C" fn bay_bucket_refund(now: i64, taken_at: i64, n: i64) -> usize {
     let status = with(|h| {
         h.bucket.as_ref().map_or(1, |b| {
             b.refund(now, taken_at, f64_of(n))
-                .map_or_else(refund_status, |_| 0)
+                .map_or_else(|e| code_status(e.code()), |_| 0)
         })
     });
     answer(&[status])
@@ -488,7 +531,7 @@ fn limiter_made(made: Result<Limiter, LimiterError>) -> usize {
             with(|h| h.limiter = Some(l));
             0
         }
-        Err(e) => limiter_status(e),
+        Err(e) => code_status(e.code()),
     };
     answer(&[status])
 }
@@ -561,7 +604,7 @@ pub extern "C" fn bay_limiter_consume(now: i64, amount: i64) -> usize {
     let r = on_limiter(Err(LimiterError::WrongVariant), |l| {
         l.consume(now, amount as u64)
     });
-    answer(&[r.map_or_else(limiter_status, |()| 0)])
+    answer(&[r.map_or_else(|e| code_status(e.code()), |()| 0)])
 }
 
 /// `limiter_try_consume`: whether the consume succeeded.
@@ -576,7 +619,7 @@ pub extern "C" fn bay_limiter_try_consume(now: i64, amount: i64) -> usize {
 pub extern "C" fn bay_limiter_refund(now: i64, taken_at: i64, amount: i64) -> usize {
     let status = on_limiter(0, |l| {
         l.refund(now, taken_at, amount as u64)
-            .map_or_else(refund_status, |_| 0)
+            .map_or_else(|e| code_status(e.code()), |_| 0)
     });
     answer(&[status])
 }
@@ -597,7 +640,7 @@ pub extern "C" fn bay_limiter_capacity() -> usize {
 fn limiter_reading(f: impl FnOnce(&mut Limiter) -> Result<i64, LimiterError>) -> usize {
     match on_limiter(Err(LimiterError::WrongVariant), f) {
         Ok(v) => answer(&[0, v]),
-        Err(e) => answer(&[limiter_status(e), 0]),
+        Err(e) => answer(&[code_status(e.code()), 0]),
     }
 }
 
@@ -617,4 +660,1222 @@ pub extern "C" fn bay_limiter_window_start(now: i64) -> usize {
 #[no_mangle]
 pub extern "C" fn bay_limiter_cooldown_end() -> usize {
     limiter_reading(|l| l.cooldown_end())
+}
+
+// Backoff: a held policy value, as its C fields.
+
+/// A `weir_backoff`'s fields: base_ns, factor, cap_ns, attempts, jitter, spread.
+type BackoffFields = (i64, f64, i64, i32, i32, f64);
+
+/// `weir_backoff_preset()`'s fields (`WEIR_BACKOFF_JITTER_SPREAD` is 4).
+const BACKOFF_PRESET: BackoffFields = (100_000_000, 2.0, 1_000_000_000, 3, 4, 0.2);
+
+fn backoff_fields(h: &Held) -> BackoffFields {
+    h.backoff.unwrap_or(BACKOFF_PRESET)
+}
+
+/// The held policy, checked as `weir_backoff_check` checks it.
+fn backoff(h: &Held) -> Result<Backoff, i64> {
+    let (base, factor, cap, attempts, jitter, spread) = backoff_fields(h);
+    let jitter = match jitter {
+        0 => BackoffJitter::Rigid,
+        1 => BackoffJitter::Full,
+        2 => BackoffJitter::Equal,
+        3 => BackoffJitter::Decorrelated,
+        4 => BackoffJitter::Spread,
+        _ => return Err(UNKNOWN_KIND),
+    };
+    Backoff::new(base, factor, cap, attempts, jitter, spread).map_err(|e| code_status(e.code()))
+}
+
+fn answer_backoff(fields: BackoffFields) -> usize {
+    let (base, factor, cap, attempts, jitter, spread) = fields;
+    answer(&[
+        base,
+        factor.to_bits() as i64,
+        cap,
+        attempts.into(),
+        jitter.into(),
+        spread.to_bits() as i64,
+    ])
+}
+
+/// `backoff_preset`: the preset's fields; it becomes the held policy.
+#[no_mangle]
+pub extern "C" fn bay_backoff_preset() -> usize {
+    with(|h| h.backoff = Some(BACKOFF_PRESET));
+    answer_backoff(BACKOFF_PRESET)
+}
+
+/// `backoff_full_jitter`: the preset with full jitter (1).
+#[no_mangle]
+pub extern "C" fn bay_backoff_full_jitter() -> usize {
+    let (base, factor, cap, attempts, _, spread) = BACKOFF_PRESET;
+    let fields = (base, factor, cap, attempts, 1, spread);
+    with(|h| h.backoff = Some(fields));
+    answer_backoff(fields)
+}
+
+/// `backoff_set`: the held policy's fields, raw.
+#[no_mangle]
+pub extern "C" fn bay_backoff_set(
+    base_ns: i64,
+    factor: i64,
+    cap_ns: i64,
+    attempts: i64,
+    jitter: i64,
+    spread: i64,
+) -> usize {
+    let fields = (
+        base_ns,
+        f64_of(factor),
+        cap_ns,
+        attempts as i32,
+        jitter as i32,
+        f64_of(spread),
+    );
+    with(|h| h.backoff = Some(fields));
+    answer(&[])
+}
+
+/// `backoff_check`: status.
+#[no_mangle]
+pub extern "C" fn bay_backoff_check() -> usize {
+    answer(&[with(|h| backoff(h).map_or_else(|e| e, |_| 0))])
+}
+
+/// `backoff_more`: false for an invalid policy.
+#[no_mangle]
+pub extern "C" fn bay_backoff_more(made: i64) -> usize {
+    let more = with(|h| backoff(h).is_ok_and(|p| p.more(made as i32)));
+    answer(&[more.into()])
+}
+
+/// `backoff_delay`: -1 for an invalid policy.
+#[no_mangle]
+pub extern "C" fn bay_backoff_delay(retry: i64, random: i64, previous_ns: i64) -> usize {
+    let delay =
+        with(|h| backoff(h).map_or(-1, |p| p.delay(retry as i32, f64_of(random), previous_ns)));
+    answer(&[delay])
+}
+
+/// `backoff_ceiling`: -1 for an invalid policy.
+#[no_mangle]
+pub extern "C" fn bay_backoff_ceiling(retry: i64) -> usize {
+    answer(&[with(|h| backoff(h).map_or(-1, |p| p.ceiling(retry as i32)))])
+}
+
+/// `backoff_schedule <cap> <n> <random>...` (from the input buffer): the
+/// count written (`cap` at most), then the delays.
+#[no_mangle]
+pub extern "C" fn bay_backoff_schedule() -> usize {
+    let mut args = Args::take();
+    let cap = usize::try_from(args.u64()).unwrap_or(usize::MAX);
+    let n = args.u64() as usize;
+    let randoms: Vec<f64> = (0..n).map(|_| args.f64()).collect();
+    let Ok(p) = with(|h| backoff(h)) else {
+        return answer(&[0]);
+    };
+    let count = cap.min(p.retries());
+    let randoms = &randoms[..n.min(p.retries())];
+    let mut out = vec![count as i64];
+    out.extend(p.delays(randoms).take(count));
+    answer(&out)
+}
+
+// The bucketed rolling window: one held handle.
+
+/// `window_new`: status.
+#[no_mangle]
+pub extern "C" fn bay_window_new(size: i64, window_ns: i64, now: i64) -> usize {
+    let made = Window::new(i64::from(size as i32), window_ns, now);
+    let status = made.as_ref().map_or_else(|e| code_status(e.code()), |_| 0);
+    with(|h| h.window = made.ok());
+    answer(&[status])
+}
+
+/// `window_add`: status (0: a held window takes any value).
+#[no_mangle]
+pub extern "C" fn bay_window_add(now: i64, value: i64) -> usize {
+    with(|h| h.window.as_mut().map(|w| w.add(now, value)));
+    answer(&[0])
+}
+
+/// `window_read_total`: status, then the sum and count.
+#[no_mangle]
+pub extern "C" fn bay_window_read_total(now: i64, current: i64) -> usize {
+    let total = with(|h| h.window.as_ref().map(|w| w.total(now, current != 0)));
+    let total = total.unwrap_or_default();
+    answer(&[0, total.sum, total.count])
+}
+
+/// `window_read_buckets`: how many it wrote (`cap` at most: the newest),
+/// then each one's sum and count, oldest first.
+#[no_mangle]
+pub extern "C" fn bay_window_read_buckets(now: i64, current: i64, cap: i64) -> usize {
+    let current = current != 0;
+    let out = with(|h| {
+        let Some(w) = h.window.as_ref() else {
+            return vec![0];
+        };
+        let live = w.size() - usize::from(!current);
+        let room = usize::try_from(cap as u64).unwrap_or(usize::MAX).min(live);
+        let skip = live - room;
+        let mut out = vec![room as i64];
+        let mut seen = 0;
+        w.each(now, current, |b| {
+            if seen >= skip {
+                out.extend([b.sum, b.count]);
+            }
+            seen += 1;
+        });
+        out
+    });
+    answer(&out)
+}
+
+/// `window_size`.
+#[no_mangle]
+pub extern "C" fn bay_window_size() -> usize {
+    answer(&[with(|h| h.window.as_ref().map_or(0, |w| w.size() as i32)).into()])
+}
+
+/// `window_width`.
+#[no_mangle]
+pub extern "C" fn bay_window_width() -> usize {
+    answer(&[with(|h| h.window.as_ref().map_or(0, Window::width))])
+}
+
+// The retry budget: one held handle.
+
+/// `budget_new`: status; `form` 0 is tokens, 1 percent (`weir_budget_policy`).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn bay_budget_new(
+    form: i64,
+    max_tokens: i64,
+    token_ratio: i64,
+    ttl_ns: i64,
+    min_per_s: i64,
+    reserved: i64,
+    percent: i64,
+    now: i64,
+) -> usize {
+    let made = if reserved as i32 != 0 {
+        Err(RESERVED)
+    } else {
+        match form as i32 {
+            0 => Budget::tokens(max_tokens as i32, f64_of(token_ratio)),
+            1 => Budget::percent(ttl_ns, min_per_s as i32, f64_of(percent), now),
+            _ => return made_none(|h| h.budget = None, UNKNOWN_KIND),
+        }
+        .map_err(|e| code_status(e.code()))
+    };
+    let status = made.as_ref().map_or_else(|&e| e, |_| 0);
+    with(|h| h.budget = made.ok());
+    answer(&[status])
+}
+
+/// A constructor's failure: drops the held handle (`clear`) and answers
+/// the status.
+fn made_none(clear: impl FnOnce(&mut Held), status: i64) -> usize {
+    with(clear);
+    answer(&[status])
+}
+
+/// `budget_deposit`.
+#[no_mangle]
+pub extern "C" fn bay_budget_deposit(now: i64) -> usize {
+    with(|h| h.budget.as_mut().map(|b| b.deposit(now)));
+    answer(&[])
+}
+
+/// `budget_withdraw`.
+#[no_mangle]
+pub extern "C" fn bay_budget_withdraw(now: i64) -> usize {
+    answer(&[with(|h| h.budget.as_mut().is_some_and(|b| b.withdraw(now))).into()])
+}
+
+/// `budget_left`.
+#[no_mangle]
+pub extern "C" fn bay_budget_left(now: i64) -> usize {
+    answer(&[with(|h| h.budget.as_ref().map_or(0, |b| b.left(now)))])
+}
+
+/// `budget_tokens`.
+#[no_mangle]
+pub extern "C" fn bay_budget_tokens(now: i64) -> usize {
+    answer(&[with(|h| h.budget.as_ref().map_or(0, |b| b.tokens_at(now)))])
+}
+
+// The adaptive concurrency limit: one held handle (partitioned or not).
+
+#[allow(clippy::too_many_arguments)]
+fn concurrency_policy(
+    initial_limit: i64,
+    min_limit: i64,
+    max_limit: i64,
+    queue_size: i64,
+    smoothing: i64,
+    tolerance: i64,
+    long_window: i64,
+    warmup: i64,
+) -> ConcurrencyPolicy {
+    ConcurrencyPolicy {
+        initial_limit: initial_limit as i32,
+        min_limit: min_limit as i32,
+        max_limit: max_limit as i32,
+        queue_size: queue_size as i32,
+        smoothing: f64_of(smoothing),
+        tolerance: f64_of(tolerance),
+        long_window: long_window as i32,
+        warmup: warmup as i32,
+    }
+}
+
+/// `concurrency_new`: status.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn bay_concurrency_new(
+    initial_limit: i64,
+    min_limit: i64,
+    max_limit: i64,
+    queue_size: i64,
+    smoothing: i64,
+    tolerance: i64,
+    long_window: i64,
+    warmup: i64,
+) -> usize {
+    let policy = concurrency_policy(
+        initial_limit,
+        min_limit,
+        max_limit,
+        queue_size,
+        smoothing,
+        tolerance,
+        long_window,
+        warmup,
+    );
+    let made = Concurrency::new(policy);
+    let status = made.as_ref().map_or_else(|e| code_status(e.code()), |_| 0);
+    with(|h| h.concurrency = made.ok().map(Partitioned::from));
+    answer(&[status])
+}
+
+/// `concurrency_new_partitioned <policy...> <count> <share> <borrow>
+/// <share> <borrow>`: status (the line always gives two partitions; `count`
+/// says how many the call reads, as in the C replay).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn bay_concurrency_new_partitioned(
+    initial_limit: i64,
+    min_limit: i64,
+    max_limit: i64,
+    queue_size: i64,
+    smoothing: i64,
+    tolerance: i64,
+    long_window: i64,
+    warmup: i64,
+    count: i64,
+    share0: i64,
+    borrow0: i64,
+    share1: i64,
+    borrow1: i64,
+) -> usize {
+    let policy = concurrency_policy(
+        initial_limit,
+        min_limit,
+        max_limit,
+        queue_size,
+        smoothing,
+        tolerance,
+        long_window,
+        warmup,
+    );
+    let parts = [
+        Partition {
+            share: f64_of(share0),
+            borrow: borrow0,
+        },
+        Partition {
+            share: f64_of(share1),
+            borrow: borrow1,
+        },
+    ];
+    let made = Concurrency::new(policy)
+        .map_err(PartitionError::Policy)
+        .and_then(|_| {
+            let n = usize::try_from(count as i32)
+                .ok()
+                .filter(|n| (1..=MAX_PARTITIONS).contains(n))
+                .ok_or(PartitionError::Count)?;
+            // The replay gives two partitions, as the C replay's array holds.
+            let given = parts
+                .get(..n)
+                .expect("a trace gives at most two partitions");
+            Partitioned::new(policy, given)
+        });
+    let status = made.as_ref().map_or_else(|e| code_status(e.code()), |_| 0);
+    with(|h| h.concurrency = made.ok());
+    answer(&[status])
+}
+
+/// A new ticket slot holding `ticket`.
+fn new_ticket(h: &mut Held, ticket: Ticket) {
+    h.tickets.push(ticket);
+}
+
+/// The concurrency ticket in `slot`.
+fn concurrency_ticket(h: &Held, slot: i64) -> (ConcurrencyTicket, bool) {
+    match h.tickets[slot as usize] {
+        Ticket::Concurrency(t, flying) => (t, flying),
+        _ => panic!("ticket slot {slot} is not a concurrency ticket"),
+    }
+}
+
+/// A ticket as the C call writes it: the entry (its in-flight count held
+/// in an int32_t) or, refused, one not flying.
+fn concurrency_entered(entered: Option<ConcurrencyTicket>, now: i64) -> Ticket {
+    match entered {
+        Some(entry) => Ticket::Concurrency(
+            ConcurrencyTicket {
+                start: entry.start,
+                inflight: entry.inflight.min(i32::MAX.into()),
+            },
+            true,
+        ),
+        None => Ticket::Concurrency(
+            ConcurrencyTicket {
+                start: now,
+                inflight: 0,
+            },
+            false,
+        ),
+    }
+}
+
+/// `concurrency_enter`: whether it entered (writes the next ticket slot).
+#[no_mangle]
+pub extern "C" fn bay_concurrency_enter(now: i64) -> usize {
+    let entered = with(|h| {
+        let entered = h.concurrency.as_mut().and_then(|c| c.enter(now));
+        new_ticket(h, concurrency_entered(entered, now));
+        entered.is_some()
+    });
+    answer(&[entered.into()])
+}
+
+/// `concurrency_leave <slot> <now> <dropped>`: status.
+#[no_mangle]
+pub extern "C" fn bay_concurrency_leave(slot: i64, now: i64, dropped: i64) -> usize {
+    let status = with(|h| {
+        let (entry, flying) = concurrency_ticket(h, slot);
+        if !flying {
+            return SETTLED;
+        }
+        let Some(c) = h.concurrency.as_mut() else {
+            return NULL;
+        };
+        c.leave(entry, now, dropped != 0);
+        h.tickets[slot as usize] = Ticket::Concurrency(entry, false);
+        0
+    });
+    answer(&[status])
+}
+
+/// `concurrency_enter_partition <partition> <now>`: status, then whether
+/// the ticket it wrote to the next slot is flying.
+#[no_mangle]
+pub extern "C" fn bay_concurrency_enter_partition(partition: i64, now: i64) -> usize {
+    let (status, flying) = with(|h| {
+        let entered = usize::try_from(partition as i32)
+            .map_err(|_| PartitionError::Unknown)
+            .and_then(|i| {
+                h.concurrency
+                    .as_mut()
+                    .expect("a held concurrency limit")
+                    .enter_partition(i, now)
+            });
+        match entered {
+            Ok(entered) => {
+                new_ticket(h, concurrency_entered(entered, now));
+                (0, entered.is_some())
+            }
+            Err(e) => {
+                // The C call writes no ticket: the slot stays as it was
+                // (zero: not flying).
+                let unwritten = ConcurrencyTicket {
+                    start: 0,
+                    inflight: 0,
+                };
+                new_ticket(h, Ticket::Concurrency(unwritten, false));
+                (code_status(e.code()), false)
+            }
+        }
+    });
+    answer(&[status, flying.into()])
+}
+
+/// `concurrency_leave_partition <partition> <slot> <now>`: status (not
+/// dropped, as the C replay leaves).
+#[no_mangle]
+pub extern "C" fn bay_concurrency_leave_partition(partition: i64, slot: i64, now: i64) -> usize {
+    let status = with(|h| {
+        let Ok(i) = usize::try_from(partition as i32) else {
+            return code_status(PartitionError::Unknown.code());
+        };
+        let (entry, flying) = concurrency_ticket(h, slot);
+        if !flying {
+            return SETTLED;
+        }
+        let c = h.concurrency.as_mut().expect("a held concurrency limit");
+        match c.leave_partition(i, entry, now, false) {
+            Ok(()) => {
+                h.tickets[slot as usize] = Ticket::Concurrency(entry, false);
+                0
+            }
+            Err(e) => code_status(e.code()),
+        }
+    });
+    answer(&[status])
+}
+
+/// `concurrency_partition_flying`: 0 for a partition it does not have.
+#[no_mangle]
+pub extern "C" fn bay_concurrency_partition_flying(partition: i64) -> usize {
+    answer(&[with(|h| {
+        let c = h.concurrency.as_ref();
+        usize::try_from(partition as i32)
+            .ok()
+            .and_then(|i| c.and_then(|c| c.flying_in(i).ok()))
+            .unwrap_or(0)
+    })])
+}
+
+/// `concurrency_partition_room`: 0 for a partition it does not have.
+#[no_mangle]
+pub extern "C" fn bay_concurrency_partition_room(partition: i64) -> usize {
+    answer(&[with(|h| {
+        let c = h.concurrency.as_ref();
+        usize::try_from(partition as i32)
+            .ok()
+            .and_then(|i| c.and_then(|c| c.room(i).ok()))
+            .unwrap_or(0)
+    })])
+}
+
+/// `concurrency_limit`.
+#[no_mangle]
+pub extern "C" fn bay_concurrency_limit() -> usize {
+    answer(&[with(|h| h.concurrency.as_ref().map_or(0, |c| c.limit()))])
+}
+
+/// `concurrency_flying`.
+#[no_mangle]
+pub extern "C" fn bay_concurrency_flying() -> usize {
+    answer(&[with(|h| h.concurrency.as_ref().map_or(0, |c| c.flying()))])
+}
+
+/// `concurrency_long_rtt`: a double, as its bits.
+#[no_mangle]
+pub extern "C" fn bay_concurrency_long_rtt() -> usize {
+    let rtt = with(|h| h.concurrency.as_ref().map_or(0.0, |c| c.long_rtt()));
+    answer(&[rtt.to_bits() as i64])
+}
+
+// The circuit breaker: one held handle.
+
+thread_local! {
+    /// The next breaker's tag, as the C library numbers its breakers (from
+    /// 1), so that a ticket of an earlier breaker is foreign to a later one.
+    static BREAKER_TAG: RefCell<u32> = const { RefCell::new(1) };
+}
+
+/// `breaker_new`: status, checked in the C call's order.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn bay_breaker_new(
+    k: i64,
+    floor: i64,
+    protection: i64,
+    probe_ns: i64,
+    size: i64,
+    skip_refusals: i64,
+    window_ns: i64,
+    max_rejection_probability: i64,
+    rps_threshold: i64,
+    aggression: i64,
+    now: i64,
+) -> usize {
+    let skip_refusals = skip_refusals as i32;
+    let policy = BreakerPolicy {
+        k: f64_of(k),
+        floor: f64_of(floor),
+        protection: f64_of(protection),
+        probe_ns,
+        size: size as i32,
+        window_ns,
+        max_rejection_probability: f64_of(max_rejection_probability),
+        rps_threshold: f64_of(rps_threshold),
+        aggression: f64_of(aggression),
+        skip_refusals: skip_refusals != 0,
+    };
+    let made = policy
+        .check()
+        .map_err(|e| code_status(e.code()))
+        .and_then(|policy| {
+            if i64::from(policy.size) > weir_core::window::MAX_SIZE {
+                return Err(code_status(
+                    BreakerPolicyError::Window(WindowError::TooLarge).code(),
+                ));
+            }
+            if !matches!(skip_refusals, 0 | 1) {
+                return Err(BREAKER_REFUSALS);
+            }
+            Breaker::new(policy, now).map_err(|e| code_status(e.code()))
+        })
+        .map(|breaker| {
+            let tag = BREAKER_TAG.with(|t| {
+                let mut t = t.borrow_mut();
+                let tag = *t;
+                *t = t.wrapping_add(1).max(1);
+                tag
+            });
+            breaker.tagged(tag)
+        });
+    let status = made.as_ref().map_or_else(|&e| e, |_| 0);
+    with(|h| h.breaker = made.ok());
+    answer(&[status])
+}
+
+/// `breaker_allow <now> <roll>`: whether it let the call through (writes
+/// the next ticket slot).
+#[no_mangle]
+pub extern "C" fn bay_breaker_allow(now: i64, roll: i64) -> usize {
+    let allowed = with(|h| {
+        let breaker = h.breaker.as_mut().expect("a held breaker");
+        let issued = breaker.allow(now, f64_of(roll));
+        let written = issued.unwrap_or(BreakerTicket {
+            breaker: breaker.tag(),
+            serial: 0,
+            open: false,
+        });
+        new_ticket(h, Ticket::Breaker(written));
+        issued.is_some()
+    });
+    answer(&[allowed.into()])
+}
+
+fn breaker_settle(slot: i64, pass: bool, now: i64) -> usize {
+    let status = with(|h| {
+        let Ticket::Breaker(mut ticket) = h.tickets[slot as usize] else {
+            panic!("ticket slot {slot} is not a breaker ticket");
+        };
+        let breaker = h.breaker.as_mut().expect("a held breaker");
+        let settled = if pass {
+            breaker.pass(&mut ticket, now)
+        } else {
+            breaker.fail(&mut ticket, now)
+        };
+        match settled {
+            Ok(()) => {
+                h.tickets[slot as usize] = Ticket::Breaker(ticket);
+                0
+            }
+            Err(e) => code_status(e.code()),
+        }
+    });
+    answer(&[status])
+}
+
+/// `breaker_pass <slot> <now>`: status.
+#[no_mangle]
+pub extern "C" fn bay_breaker_pass(slot: i64, now: i64) -> usize {
+    breaker_settle(slot, true, now)
+}
+
+/// `breaker_fail <slot> <now>`: status.
+#[no_mangle]
+pub extern "C" fn bay_breaker_fail(slot: i64, now: i64) -> usize {
+    breaker_settle(slot, false, now)
+}
+
+/// `breaker_ratio`: a double, as its bits.
+#[no_mangle]
+pub extern "C" fn bay_breaker_ratio(now: i64) -> usize {
+    let ratio = with(|h| h.breaker.as_ref().map_or(0.0, |b| b.ratio(now)));
+    answer(&[ratio.to_bits() as i64])
+}
+
+/// `breaker_read_tally`: status, then total, success, failure, drop.
+#[no_mangle]
+pub extern "C" fn bay_breaker_read_tally(now: i64) -> usize {
+    let t = with(|h| h.breaker.as_ref().expect("a held breaker").tally(now));
+    answer(&[0, t.total, t.success, t.failure, t.drop])
+}
+
+// The load shedder: one held handle.
+
+/// `shedder_new`: status.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn bay_shedder_new(
+    size: i64,
+    cpu: i64,
+    window_ns: i64,
+    latency_ns: i64,
+    beta: i64,
+    cool_ns: i64,
+    floor: i64,
+    now: i64,
+) -> usize {
+    let policy = ShedderPolicy {
+        size: size as i32,
+        cpu: cpu as i32,
+        window_ns,
+        latency_ns,
+        beta: f64_of(beta),
+        cool_ns,
+        floor: f64_of(floor),
+    };
+    let made = Shedder::new(policy, now);
+    let status = made.as_ref().map_or_else(|e| code_status(e.code()), |_| 0);
+    with(|h| h.shedder = made.ok());
+    answer(&[status])
+}
+
+/// The ticket the C call writes: the one issued, or one not flying.
+fn shedder_ticket(issued: Option<ShedderTicket>, now: i64) -> Ticket {
+    Ticket::Shedder(issued.unwrap_or(ShedderTicket {
+        start: now,
+        open: false,
+    }))
+}
+
+/// `shedder_allow <now> <cpu_permille>`: whether it let the call through
+/// (writes the next ticket slot).
+#[no_mangle]
+pub extern "C" fn bay_shedder_allow(now: i64, cpu_permille: i64) -> usize {
+    let allowed = with(|h| {
+        let shedder = h.shedder.as_mut().expect("a held shedder");
+        let issued = shedder.allow(now, cpu_permille as i32);
+        new_ticket(h, shedder_ticket(issued, now));
+        issued.is_some()
+    });
+    answer(&[allowed.into()])
+}
+
+/// `shedder_allow_class <now> <cpu_permille> <class>`: status, then
+/// whether the ticket it wrote to the next slot is flying. Classes are
+/// `WEIR_SHEDDER_CRITICAL` (0) to `WEIR_SHEDDER_SHEDDABLE` (3).
+#[no_mangle]
+pub extern "C" fn bay_shedder_allow_class(now: i64, cpu_permille: i64, class: i64) -> usize {
+    let class = match class as i32 {
+        0 => Some(Criticality::Critical),
+        1 => Some(Criticality::CriticalPlus),
+        2 => Some(Criticality::SheddablePlus),
+        3 => Some(Criticality::Sheddable),
+        _ => None,
+    };
+    let (status, flying) = with(|h| {
+        let Some(class) = class else {
+            // The C call writes no ticket: the slot stays zero (not flying).
+            new_ticket(h, shedder_ticket(None, 0));
+            return (SHEDDER_CLASS, false);
+        };
+        let shedder = h.shedder.as_mut().expect("a held shedder");
+        let issued = shedder.allow_class(now, cpu_permille as i32, class);
+        new_ticket(h, shedder_ticket(issued, now));
+        (0, issued.is_some())
+    });
+    answer(&[status, flying.into()])
+}
+
+fn shedder_settle(
+    slot: i64,
+    settle: impl FnOnce(&mut Shedder, &mut ShedderTicket) -> Result<(), Settled>,
+) -> usize {
+    let status = with(|h| {
+        let Ticket::Shedder(mut ticket) = h.tickets[slot as usize] else {
+            panic!("ticket slot {slot} is not a shedder ticket");
+        };
+        if !ticket.open {
+            // The C call refuses a ticket not flying before the shedder sees it.
+            return code_status(Settled.code());
+        }
+        match settle(h.shedder.as_mut().expect("a held shedder"), &mut ticket) {
+            Ok(()) => {
+                h.tickets[slot as usize] = Ticket::Shedder(ticket);
+                0
+            }
+            Err(e) => code_status(e.code()),
+        }
+    });
+    answer(&[status])
+}
+
+/// `shedder_pass <slot> <now>`: status.
+#[no_mangle]
+pub extern "C" fn bay_shedder_pass(slot: i64, now: i64) -> usize {
+    shedder_settle(slot, |s, t| s.pass(t, now))
+}
+
+/// `shedder_fail <slot>`: status.
+#[no_mangle]
+pub extern "C" fn bay_shedder_fail(slot: i64) -> usize {
+    shedder_settle(slot, Shedder::fail)
+}
+
+/// `shedder_flying`.
+#[no_mangle]
+pub extern "C" fn bay_shedder_flying() -> usize {
+    answer(&[with(|h| h.shedder.as_ref().map_or(0, Shedder::flying))])
+}
+
+/// `shedder_read_stats`: status, then flying, average, capacity, limit
+/// (doubles as bits), cpu and hot.
+#[no_mangle]
+pub extern "C" fn bay_shedder_read_stats(now: i64) -> usize {
+    let s = with(|h| h.shedder.as_ref().expect("a held shedder").stats(now));
+    answer(&[
+        0,
+        s.flying,
+        s.average.to_bits() as i64,
+        s.capacity.to_bits() as i64,
+        s.limit.to_bits() as i64,
+        s.cpu.into(),
+        s.hot.into(),
+    ])
+}
+
+// The pool: one held handle. Items are the caller's numbers; a wasm32
+// usize holds 32 bits, and every item the traces give fits.
+
+fn item(item: i64) -> usize {
+    usize::try_from(item as u64).expect("a pool item the wasm build's usize holds")
+}
+
+fn on_pool<R>(f: impl FnOnce(&mut Pool) -> R) -> R {
+    with(|h| f(h.pool.as_mut().expect("a held pool")))
+}
+
+/// `pool_new`: status.
+#[no_mangle]
+pub extern "C" fn bay_pool_new(
+    size: i64,
+    idle: i64,
+    keep_ns: i64,
+    life_ns: i64,
+    life_jitter: i64,
+    min_idle: i64,
+    max_making: i64,
+) -> usize {
+    let made = Pool::new(PoolPolicy {
+        size,
+        idle,
+        keep_ns,
+        life_ns,
+        life_jitter: f64_of(life_jitter),
+        min_idle,
+        max_making,
+    });
+    let status = made.as_ref().map_or_else(|e| code_status(e.code()), |_| 0);
+    with(|h| h.pool = made.ok());
+    answer(&[status])
+}
+
+/// `pool_take`: the kind (1 ready, 2 stale, 3 make, 4 wait) and the item.
+#[no_mangle]
+pub extern "C" fn bay_pool_take(now: i64) -> usize {
+    let (kind, item) = match on_pool(|p| p.take(now)) {
+        PoolTaken::Ready(item) => (1, item),
+        PoolTaken::Stale(item) => (2, item),
+        PoolTaken::Make => (3, 0),
+        PoolTaken::Wait => (4, 0),
+    };
+    answer(&[kind, item as i64])
+}
+
+fn pool_status(r: Result<(), weir_core::pool::PoolMisuse>) -> usize {
+    answer(&[r.map_or_else(|e| code_status(e.code()), |()| 0)])
+}
+
+/// `pool_made <item> <now>`: status.
+#[no_mangle]
+pub extern "C" fn bay_pool_made(it: i64, now: i64) -> usize {
+    pool_status(on_pool(|p| p.made(item(it), now)))
+}
+
+/// `pool_made_jittered <item> <now> <draw>`: status.
+#[no_mangle]
+pub extern "C" fn bay_pool_made_jittered(it: i64, now: i64, draw: i64) -> usize {
+    pool_status(on_pool(|p| p.made_jittered(item(it), now, draw as u64)))
+}
+
+/// `pool_unmade`: status.
+#[no_mangle]
+pub extern "C" fn bay_pool_unmade() -> usize {
+    pool_status(on_pool(Pool::unmade))
+}
+
+/// `pool_give <item> <now>`: status, then whether the pool kept it.
+#[no_mangle]
+pub extern "C" fn bay_pool_give(it: i64, now: i64) -> usize {
+    match on_pool(|p| p.give(item(it), now)) {
+        Ok(kept) => answer(&[0, kept.into()]),
+        Err(e) => answer(&[code_status(e.code()), 0]),
+    }
+}
+
+/// `pool_drop <item>`: status.
+#[no_mangle]
+pub extern "C" fn bay_pool_drop(it: i64) -> usize {
+    pool_status(on_pool(|p| p.drop_item(item(it))))
+}
+
+/// The count a listing call returned, then the items (`cap` at most).
+fn pool_listed(
+    cap: i64,
+    fill: impl FnOnce(&mut Pool, usize, &mut dyn FnMut(usize)) -> usize,
+) -> usize {
+    let cap = usize::try_from(cap as u64).unwrap_or(usize::MAX);
+    let mut items = Vec::new();
+    let count = on_pool(|p| {
+        let room = cap.min(p.idle());
+        fill(p, room, &mut |i| items.push(i))
+    });
+    let mut out = vec![count as i64];
+    out.extend(items.iter().take(count.min(cap)).map(|&i| i as i64));
+    answer(&out)
+}
+
+/// `pool_evict <now> <cap>`.
+#[no_mangle]
+pub extern "C" fn bay_pool_evict(now: i64, cap: i64) -> usize {
+    pool_listed(cap, |p, room, put| p.evict_with(now, room, put))
+}
+
+/// `pool_close <cap>`.
+#[no_mangle]
+pub extern "C" fn bay_pool_close(cap: i64) -> usize {
+    pool_listed(cap, |p, room, put| p.close_with(room, put))
+}
+
+/// `pool_mark_old`.
+#[no_mangle]
+pub extern "C" fn bay_pool_mark_old() -> usize {
+    answer(&[on_pool(Pool::mark_old) as i64])
+}
+
+/// `pool_make_ahead`.
+#[no_mangle]
+pub extern "C" fn bay_pool_make_ahead() -> usize {
+    answer(&[on_pool(Pool::make_ahead) as i64])
+}
+
+/// `pool_live`.
+#[no_mangle]
+pub extern "C" fn bay_pool_live() -> usize {
+    answer(&[on_pool(|p| p.live()) as i64])
+}
+
+/// `pool_idle`.
+#[no_mangle]
+pub extern "C" fn bay_pool_idle() -> usize {
+    answer(&[on_pool(|p| p.idle()) as i64])
+}
+
+/// `pool_busy`.
+#[no_mangle]
+pub extern "C" fn bay_pool_busy() -> usize {
+    answer(&[on_pool(|p| p.busy()) as i64])
+}
+
+/// `pool_next_expiry`.
+#[no_mangle]
+pub extern "C" fn bay_pool_next_expiry(now: i64) -> usize {
+    answer(&[on_pool(|p| p.next_expiry(now))])
+}
+
+/// `pool_read_stats`: status, then the eleven counters.
+#[no_mangle]
+pub extern "C" fn bay_pool_read_stats() -> usize {
+    let s = on_pool(|p| p.stats());
+    let counters = [
+        s.made,
+        s.reused,
+        s.stale,
+        s.evicted_idle,
+        s.evicted_age,
+        s.dropped,
+        s.refused,
+        s.waits,
+        s.unmade,
+        s.closed,
+        s.retired,
+    ];
+    let mut out = vec![0];
+    out.extend(counters.map(|c| c as i64));
+    answer(&out)
+}
+
+// The bloom of rate or GCRA words: one held handle, made with the held
+// rate or GCRA limit.
+
+/// The held rate limit, checked as the C call checks one from memory.
+fn rate_limit_checked(h: &Held) -> Result<RateLimit, i64> {
+    let (interval_ns, frac, burst) = h.rate_limit;
+    RateLimit::from_parts(interval_ns, frac, burst).map_err(|e: RateError| code_status(e.code()))
+}
+
+/// The held GCRA limit, checked as the C call checks one from memory.
+fn gcra_limit_checked(h: &Held) -> Result<GcraLimit, i64> {
+    let (per_token, tolerance, shift, reserved) = h.gcra_limit;
+    if reserved != 0 {
+        return Err(code_status(GcraError::Invalid.code()));
+    }
+    GcraLimit::from_parts(per_token, tolerance, shift).map_err(|e| code_status(e.code()))
+}
+
+fn bloom_made(shape: Result<BloomShape, i64>) -> usize {
+    let made = shape.and_then(|shape| Bloom::new(shape).map_err(|e| code_status(e.code())));
+    let status = made.as_ref().map_or_else(|&e| e, |_| 0);
+    with(|h| h.bloom = made.ok());
+    answer(&[status])
+}
+
+/// `bloom_new <size_log2> <hashes> <seed0> <seed1>`: status.
+#[no_mangle]
+pub extern "C" fn bay_bloom_new(size_log2: i64, hashes: i64, seed0: i64, seed1: i64) -> usize {
+    let shape = with(|h| rate_limit_checked(h)).and_then(|limit| {
+        BloomShape::new(
+            size_log2 as u32,
+            hashes as u32,
+            limit,
+            seed0 as u64,
+            seed1 as u64,
+        )
+        .map_err(|e| code_status(e.code()))
+    });
+    bloom_made(shape)
+}
+
+/// `bloom_new_gcra <size_log2> <hashes> <seed0> <seed1>`: status.
+#[no_mangle]
+pub extern "C" fn bay_bloom_new_gcra(size_log2: i64, hashes: i64, seed0: i64, seed1: i64) -> usize {
+    let shape = with(|h| gcra_limit_checked(h)).and_then(|limit| {
+        BloomShape::new(
+            size_log2 as u32,
+            hashes as u32,
+            limit,
+            seed0 as u64,
+            seed1 as u64,
+        )
+        .map_err(|e| code_status(e.code()))
+    });
+    bloom_made(shape)
+}
+
+/// `bloom_allow <now> <key>` (from the input buffer).
+#[no_mangle]
+pub extern "C" fn bay_bloom_allow() -> usize {
+    let mut args = Args::take();
+    let (now, key) = (args.i64(), args.key());
+    let allowed = with(|h| h.bloom.as_ref().is_some_and(|b| b.allow(now, &key)));
+    answer(&[allowed.into()])
+}
+
+/// `bloom_next <now> <key>` (from the input buffer).
+#[no_mangle]
+pub extern "C" fn bay_bloom_next() -> usize {
+    let mut args = Args::take();
+    let (now, key) = (args.i64(), args.key());
+    answer(&[with(|h| {
+        h.bloom.as_ref().map_or(NEVER, |b| b.next(now, &key))
+    })])
+}
+
+// Charging several limits at once: the held rate and GCRA words, bucket
+// and bloom.
+
+/// An item as the C call judges it (`kind` 1 GCRA, 2 rate, 3 bucket, 4
+/// bloom): the core's item or the status.
+fn charge_item<'a>(
+    h: &'a Held,
+    words: (&'a AtomicU64, &'a AtomicU64),
+    (kind, reserved, cost, key): &'a (u32, u32, f64, Vec<u8>),
+) -> Result<ChargeItem<'a>, i64> {
+    let whole = |cost: f64| charge::whole_cost(cost).ok_or(CHARGE_COST);
+    if *reserved != 0 {
+        return Err(RESERVED);
+    }
+    Ok(match kind {
+        1 => ChargeItem::Gcra {
+            word: words.1,
+            limit: gcra_limit_checked(h)?,
+            cost: whole(*cost)?,
+        },
+        2 => ChargeItem::Rate {
+            word: words.0,
+            limit: rate_limit_checked(h)?,
+            cost: whole(*cost)?,
+        },
+        3 => {
+            let bucket = h.bucket.as_ref().ok_or(NULL)?;
+            if !(*cost > 0.0 && cost.is_finite()) {
+                return Err(CHARGE_COST);
+            }
+            ChargeItem::Bucket {
+                bucket,
+                cost: *cost,
+            }
+        }
+        4 => {
+            let bloom = h.bloom.as_ref().ok_or(NULL)?;
+            if key.is_empty() {
+                // The C replay passes an empty key as NULL.
+                return Err(NULL);
+            }
+            ChargeItem::Bloom {
+                shape: bloom.shape(),
+                lines: bloom.lines(),
+                key,
+                cost: whole(*cost)?,
+            }
+        }
+        _ => return Err(UNKNOWN_KIND),
+    })
+}
+
+/// `charge_all <now> <n> (<kind> <reserved> <cost> <key>)...` (from the
+/// input buffer): status, admitted, wait, index, kept, then the held rate
+/// word's and GCRA word's states.
+#[no_mangle]
+pub extern "C" fn bay_charge_all() -> usize {
+    let mut args = Args::take();
+    let now = args.i64();
+    let n = args.u64() as usize;
+    let given: Vec<(u32, u32, f64, Vec<u8>)> = (0..n)
+        .map(|_| (args.u64() as u32, args.u64() as u32, args.f64(), args.key()))
+        .collect();
+    with(|h| {
+        let rate = AtomicU64::new(h.rate);
+        let gcra = AtomicU64::new(h.gcra);
+        let judged = if n > MAX_ITEMS {
+            Err((n, code_status(charge::ChargeError::TooMany.code())))
+        } else {
+            given
+                .iter()
+                .enumerate()
+                .map(|(i, g)| charge_item(h, (&rate, &gcra), g).map_err(|e| (i, e)))
+                .collect::<Result<Vec<_>, _>>()
+                .and_then(|items| {
+                    charge::charge_all(&items, now).map_err(|e| (n, code_status(e.code())))
+                })
+        };
+        let (status, admitted, wait, index, kept) = match judged {
+            Ok(ChargeAnswer::Admitted) => (0, 1, 0, n, 0),
+            Ok(ChargeAnswer::Refused { index, wait, kept }) => (0, 0, wait, index, kept),
+            Err((index, status)) => (status, 0, 0, index, 0),
+        };
+        let (rate, gcra) = (rate.into_inner(), gcra.into_inner());
+        h.rate = rate;
+        h.gcra = gcra;
+        answer(&[
+            status,
+            admitted,
+            wait,
+            index as i64,
+            kept as i64,
+            rate as i64,
+            gcra as i64,
+        ])
+    })
+}
+
+// The lease: one held handle.
+
+fn on_lease<R>(f: impl FnOnce(&mut Lease) -> R) -> R {
+    with(|h| f(h.lease.as_mut().expect("a held lease")))
+}
+
+/// `lease_new <interval_ns> <ttl_ns> <burst> <share> <now>`: status.
+#[no_mangle]
+pub extern "C" fn bay_lease_new(
+    interval_ns: i64,
+    ttl_ns: i64,
+    burst: i64,
+    share: i64,
+    now: i64,
+) -> usize {
+    let policy = LeasePolicy {
+        interval_ns,
+        ttl_ns,
+        burst,
+        share: f64_of(share),
+    };
+    let made = Lease::new(&policy, now);
+    let status = made.as_ref().map_or_else(|e| code_status(e.code()), |_| 0);
+    with(|h| h.lease = made.ok());
+    answer(&[status])
+}
+
+/// `lease_take <now> <cost>`: status, then the verdict (0 go, 1 ask, 2
+/// refuse), ask and retry_after_ns.
+#[no_mangle]
+pub extern "C" fn bay_lease_take(now: i64, cost: i64) -> usize {
+    match on_lease(|l| l.take(now, cost)) {
+        Ok(LeaseTake::Go { ask }) => answer(&[0, 0, ask, 0]),
+        Ok(LeaseTake::Ask { ask }) => answer(&[0, 1, ask, 0]),
+        Ok(LeaseTake::Refuse { retry_after }) => answer(&[0, 2, 0, retry_after]),
+        Err(e) => answer(&[code_status(e.code()), 0, 0, 0]),
+    }
+}
+
+/// `lease_grant <now> <granted> <until> <next>`: status.
+#[no_mangle]
+pub extern "C" fn bay_lease_grant(now: i64, granted: i64, until: i64, next: i64) -> usize {
+    let r = on_lease(|l| l.grant(now, granted, until, next));
+    answer(&[r.map_or_else(|e| code_status(e.code()), |_| 0)])
+}
+
+/// `lease_release`.
+#[no_mangle]
+pub extern "C" fn bay_lease_release(now: i64) -> usize {
+    answer(&[on_lease(|l| l.release(now))])
+}
+
+/// `lease_unspent`.
+#[no_mangle]
+pub extern "C" fn bay_lease_unspent(now: i64) -> usize {
+    answer(&[on_lease(|l| l.unspent(now))])
+}
+
+/// `lease_expires`.
+#[no_mangle]
+pub extern "C" fn bay_lease_expires(now: i64) -> usize {
+    answer(&[on_lease(|l| l.expires(now))])
+}
+
+/// `lease_cap`.
+#[no_mangle]
+pub extern "C" fn bay_lease_cap() -> usize {
+    answer(&[on_lease(|l| l.cap())])
+}
+
+/// `lease_read_stats`: status, then the eight fields.
+#[no_mangle]
+pub extern "C" fn bay_lease_read_stats(now: i64) -> usize {
+    let s = on_lease(|l| l.stats(now));
+    answer(&[
+        0,
+        s.asks as i64,
+        s.granted as i64,
+        s.spent as i64,
+        s.expired as i64,
+        s.released as i64,
+        s.held as i64,
+        s.rate_milli as i64,
+        s.rtt_ns,
+    ])
 }

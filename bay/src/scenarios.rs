@@ -14,12 +14,13 @@ use weir_core::bloom::{Bloom, BloomShape};
 use weir_core::breaker::{Breaker, BreakerPolicy};
 use weir_core::bucket::Bucket;
 use weir_core::budget::Budget;
-use weir_core::concurrency::{Concurrency, ConcurrencyPolicy};
+use weir_core::concurrency::{Concurrency, ConcurrencyPolicy, ConcurrencyTicket};
 use weir_core::gcra::{self, GcraLimit};
+use weir_core::partitioned::{Partition, Partitioned};
 use weir_core::period::{Period, PeriodQuota};
 use weir_core::pool::{Pool, PoolPolicy, PoolTaken};
 use weir_core::rate::{self, RateLimit};
-use weir_core::shedder::{Shedder, ShedderPolicy};
+use weir_core::shedder::{Criticality, Shedder, ShedderPolicy};
 use weir_core::sliding::Sliding;
 
 use crate::{c, knobs, Column, Plot, Rng, Scenario, Series};
@@ -604,6 +605,388 @@ pub fn concurrency(k: &ConcurrencyKnobs, seed: u64) -> Series {
 }
 
 knobs! {
+    /// The shedder in front of the same server, each call of one of four
+    /// classes.
+    ClassesKnobs {
+        size: "size" ["buckets"] = 50.0, [1.0, 200.0, 1.0], c!(int "size");
+        window_s: "window" ["s"] = 5.0, [1.0, 60.0, 1.0], c!(int "window_ns", S);
+        cpu: "hot at CPU" ["‰"] = 900.0, [0.0, 999.0, 1.0], c!(int "cpu");
+        latency_ms: "assumed response time" ["ms"] = 1000.0, [1.0, 5000.0, 1.0], c!(int "latency_ns", MS);
+        beta: "average weight" ["fraction"] = 0.9, [0.0, 0.99, 0.01], c!("beta");
+        cool_ms: "time to cool" ["ms"] = 1000.0, [0.0, 10000.0, 100.0], c!(int "cool_ns", MS);
+        floor: "never under" ["fraction of capacity"] = 0.1, [0.01, 1.0, 0.01], c!("floor");
+        sheddable: "traffic: SHEDDABLE" ["fraction of calls"] = 0.3, [0.0, 1.0, 0.01], None, "Calls that can wait (prefetch, batch): refused first.";
+        sheddable_plus: "traffic: SHEDDABLE_PLUS" ["fraction of calls"] = 0.2, [0.0, 1.0, 0.01], None, "Calls a user waits for but can retry.";
+        critical_plus: "traffic: CRITICAL_PLUS" ["fraction of calls"] = 0.1, [0.0, 1.0, 0.01], None, "Calls refused last (health checks, control); the calls no class takes are CRITICAL.";
+        capacity: "traffic: server capacity" ["calls/s"] = 200.0, [10.0, 2000.0, 10.0], None, "What the server finishes a second at full speed.";
+        service_ms: "traffic: service time" ["ms"] = 50.0, [1.0, 1000.0, 1.0], None, "How long a call takes while the server is not overloaded; beyond its capacity each call slows in proportion.";
+        start_rate: "traffic: starting load" ["calls/s"] = 100.0, [1.0, 2000.0, 1.0], None;
+        peak_rate: "traffic: peak load" ["calls/s"] = 600.0, [1.0, 4000.0, 1.0], None, "Reached two thirds of the way through, after which the load drops back.";
+        seconds: "traffic: shown" ["s"] = 30.0, [5.0, 120.0, 1.0], None;
+    }
+}
+
+/// The classes' shedder policy: the shedder panel's, from the same knobs.
+pub fn classes_policy(k: &ClassesKnobs) -> ShedderPolicy {
+    shedder_policy(&ShedderKnobs {
+        size: k.size,
+        window_s: k.window_s,
+        cpu: k.cpu,
+        latency_ms: k.latency_ms,
+        beta: k.beta,
+        cool_ms: k.cool_ms,
+        floor: k.floor,
+        ..ShedderKnobs::default()
+    })
+}
+
+/// The shedder panel's server and load, each call drawn a class from the
+/// mix (one draw after its arrival) and asked with `allow_class`. One point
+/// per 100 ms: each class's calls let through and refused.
+pub fn classes(k: &ClassesKnobs, seed: u64) -> Series {
+    let Ok(mut sh) = Shedder::new(classes_policy(k), 0) else {
+        return invalid("invalid policy");
+    };
+    let mut rng = Rng::new(seed);
+    let mut s = Series::with(&[
+        "t",
+        "cpu",
+        "flying",
+        "limit",
+        "SHEDDABLE through",
+        "SHEDDABLE_PLUS through",
+        "CRITICAL through",
+        "CRITICAL_PLUS through",
+        "SHEDDABLE refused",
+        "SHEDDABLE_PLUS refused",
+        "CRITICAL refused",
+        "CRITICAL_PLUS refused",
+    ]);
+    let end = (k.seconds * S) as i64;
+    let ramp = end as f64 * 2.0 / 3.0;
+    let slots = (k.capacity * k.service_ms / 1e3).max(1e-3);
+    let step = (100.0 * MS) as i64;
+    let mut pending: BinaryHeap<Reverse<(i64, u64)>> = BinaryHeap::new();
+    let mut tickets = std::collections::HashMap::new();
+    let (mut serial, mut now, mut edge) = (0u64, 0i64, step);
+    // Let through and refused this step, by class, least important first.
+    let (mut through, mut refused) = ([0.0f64; 4], [0.0f64; 4]);
+    let mut cpu = 0.0f64;
+    let busy = |flying: i64| (flying as f64 / slots).min(1.0) * 1000.0;
+    // A draw under `a` is SHEDDABLE, under `b` SHEDDABLE_PLUS, under `c`
+    // CRITICAL_PLUS, and the rest CRITICAL.
+    let a = k.sheddable;
+    let b = a + k.sheddable_plus;
+    let c = b + k.critical_plus;
+    loop {
+        let rate = if (now as f64) < ramp {
+            k.start_rate + (k.peak_rate - k.start_rate) * now as f64 / ramp
+        } else {
+            k.start_rate
+        };
+        now += rng.gap(S / rate.max(1e-3));
+        while edge <= now.min(end) {
+            finish(&mut sh, &mut pending, &mut tickets, edge);
+            let st = sh.stats(edge);
+            let mut row = vec![edge as f64 / S, cpu.floor(), st.flying as f64, st.limit];
+            row.extend(through);
+            row.extend(refused);
+            s.push(&row);
+            (through, refused) = ([0.0; 4], [0.0; 4]);
+            edge += step;
+        }
+        if now >= end {
+            break;
+        }
+        finish(&mut sh, &mut pending, &mut tickets, now);
+        let flying = sh.flying();
+        cpu += (busy(flying) - cpu) * 0.02;
+        let u = rng.unit();
+        let class = if u < a {
+            Criticality::Sheddable
+        } else if u < b {
+            Criticality::SheddablePlus
+        } else if u < c {
+            Criticality::CriticalPlus
+        } else {
+            Criticality::Critical
+        };
+        let at = class as usize;
+        match sh.allow_class(now, cpu as i32, class) {
+            Some(ticket) => {
+                through[at] += 1.0;
+                let slow = (flying as f64 / slots).max(1.0);
+                let done = now + (k.service_ms * MS * slow) as i64;
+                serial += 1;
+                tickets.insert(serial, ticket);
+                pending.push(Reverse((done, serial)));
+            }
+            None => refused[at] += 1.0,
+        }
+    }
+    s
+}
+
+knobs! {
+    /// Two partitions of one adaptive limit: one busy throughout, the
+    /// other quiet but for a burst.
+    PartitionsKnobs {
+        initial_limit: "initial limit" ["calls"] = 40.0, [1.0, 1000.0, 1.0], None, "weir_concurrency_policy.initial_limit: the limit before any sample.";
+        min_limit: "min limit" ["calls"] = 10.0, [1.0, 1000.0, 1.0], None, "weir_concurrency_policy.min_limit: the floor of the limit.";
+        max_limit: "max limit" ["calls"] = 40.0, [1.0, 5000.0, 1.0], None, "weir_concurrency_policy.max_limit: the ceiling of the limit.";
+        a_share: "A: share" ["fraction of the limit"] = 0.5, [0.0, 1.0, 0.01], None, "weir_concurrency_partition.share of partition A (number 0): it owns floor(limit × share) calls.";
+        a_borrow: "A: borrow" ["calls"] = 10.0, [0.0, 1000.0, 1.0], None, "weir_concurrency_partition.borrow of partition A: how many calls past its own room it may borrow while others leave theirs unused.";
+        b_share: "B: share" ["fraction of the limit"] = 0.5, [0.0, 1.0, 0.01], None, "weir_concurrency_partition.share of partition B (number 1); the shares sum to at most 1.";
+        b_borrow: "B: borrow" ["calls"] = 10.0, [0.0, 1000.0, 1.0], None, "weir_concurrency_partition.borrow of partition B.";
+        a_rate: "traffic: A's rate" ["calls/s"] = 1000.0, [1.0, 10000.0, 1.0], None, "Partition A's calls arrive about this many a second throughout.";
+        b_rate: "traffic: B's rate in its burst" ["calls/s"] = 600.0, [1.0, 10000.0, 1.0], None, "Partition B offers nothing but in its burst.";
+        b_from: "traffic: B's burst starts" ["s"] = 10.0, [0.0, 120.0, 1.0], None;
+        b_for: "traffic: B's burst lasts" ["s"] = 10.0, [0.0, 120.0, 1.0], None;
+        latency_ms: "traffic: latency" ["ms"] = 50.0, [1.0, 1000.0, 1.0], None, "Each call's, spread by ±10 %.";
+        seconds: "traffic: shown" ["s"] = 30.0, [5.0, 120.0, 1.0], None;
+    }
+}
+
+/// The partitions' limit: the preset's controller with the knobs' limits.
+pub fn partitions_policy(k: &PartitionsKnobs) -> ConcurrencyPolicy {
+    ConcurrencyPolicy {
+        initial_limit: k.initial_limit.round() as i32,
+        min_limit: k.min_limit.round() as i32,
+        max_limit: k.max_limit.round() as i32,
+        ..ConcurrencyPolicy::PRESET
+    }
+}
+
+/// The two partitions' terms.
+pub fn partitions_terms(k: &PartitionsKnobs) -> [Partition; 2] {
+    [
+        Partition {
+            share: k.a_share,
+            borrow: k.a_borrow.round() as i64,
+        },
+        Partition {
+            share: k.b_share,
+            borrow: k.b_borrow.round() as i64,
+        },
+    ]
+}
+
+/// Partition A's calls arrive throughout, B's only in its burst, each
+/// stream with its own gaps (the earlier arrival goes first, A on a tie;
+/// an arrival draws its spread, then its stream's next gap). One point per
+/// 100 ms: the limit, calls in flight in all and in each partition, and
+/// each partition's refusals. Its note counts the calls let in with the
+/// limit already full: none, whatever the knobs.
+pub fn partitions(k: &PartitionsKnobs, seed: u64) -> Series {
+    let Ok(mut pl) = Partitioned::new(partitions_policy(k), &partitions_terms(k)) else {
+        return invalid("invalid policy");
+    };
+    let mut rng = Rng::new(seed);
+    let mut s = Series::with(&[
+        "t",
+        "limit",
+        "flying",
+        "A flying",
+        "B flying",
+        "A refused",
+        "B refused",
+    ]);
+    let end = (k.seconds * S) as i64;
+    let step = (100.0 * MS) as i64;
+    let b_from = (k.b_from * S) as i64;
+    let b_until = b_from.saturating_add((k.b_for * S) as i64).min(end);
+    // Calls in flight as (finish, start, inflight, partition).
+    let mut pending: BinaryHeap<Reverse<(i64, i64, i64, usize)>> = BinaryHeap::new();
+    let mut edge = step;
+    let mut refused = [0.0f64; 2];
+    let mut over = 0.0;
+    let mut next = [
+        rng.gap(S / k.a_rate.max(1e-3)),
+        b_from + rng.gap(S / k.b_rate.max(1e-3)),
+    ];
+    let leave = |pl: &mut Partitioned, p: &mut BinaryHeap<Reverse<(i64, i64, i64, usize)>>, now| {
+        while let Some(&Reverse((at, start, inflight, part))) = p.peek() {
+            if at > now {
+                break;
+            }
+            p.pop();
+            let _ = pl.leave_partition(part, ConcurrencyTicket { start, inflight }, at, false);
+        }
+    };
+    loop {
+        let b_live = next[1] < b_until;
+        let part = usize::from(b_live && next[1] < next[0]);
+        let now = if b_live {
+            next[0].min(next[1])
+        } else {
+            next[0]
+        };
+        while edge <= now.min(end) {
+            leave(&mut pl, &mut pending, edge);
+            s.push(&[
+                edge as f64 / S,
+                pl.limit() as f64,
+                pl.flying() as f64,
+                pl.flying_in(0).unwrap_or(0) as f64,
+                pl.flying_in(1).unwrap_or(0) as f64,
+                refused[0],
+                refused[1],
+            ]);
+            refused = [0.0; 2];
+            edge += step;
+        }
+        if now >= end {
+            break;
+        }
+        leave(&mut pl, &mut pending, now);
+        let full = pl.flying() >= pl.limit();
+        let spread = 0.9 + 0.2 * rng.unit();
+        match pl.enter_partition(part, now) {
+            Ok(Some(e)) => {
+                if full {
+                    over += 1.0;
+                }
+                pending.push(Reverse((
+                    now + (k.latency_ms * MS * spread) as i64,
+                    e.start,
+                    e.inflight,
+                    part,
+                )));
+            }
+            _ => refused[part] += 1.0,
+        }
+        let rate = if part == 0 { k.a_rate } else { k.b_rate };
+        next[part] = now + rng.gap(S / rate.max(1e-3));
+    }
+    s.notes.push(("calls let in with the limit full", over));
+    s
+}
+
+knobs! {
+    /// The adaptive concurrency limit as the backend's latency steps up,
+    /// holds, and steps back down.
+    StepKnobs {
+        initial_limit: "initial limit" ["calls"] = 20.0, [1.0, 1000.0, 1.0], c!(int "initial_limit");
+        min_limit: "min limit" ["calls"] = 5.0, [1.0, 1000.0, 1.0], c!(int "min_limit");
+        max_limit: "max limit" ["calls"] = 100.0, [1.0, 5000.0, 1.0], c!(int "max_limit");
+        queue_size: "queue size" ["calls"] = 4.0, [0.0, 100.0, 1.0], c!(int "queue_size");
+        smoothing: "smoothing" ["fraction"] = 0.2, [0.01, 1.0, 0.01], c!("smoothing");
+        tolerance: "tolerance" ["×"] = 1.5, [1.0, 5.0, 0.1], c!("tolerance");
+        long_window: "long window" ["samples"] = 600.0, [1.0, 5000.0, 1.0], c!(int "long_window");
+        warmup: "warm-up" ["samples"] = 10.0, [0.0, 1000.0, 1.0], c!(int "warmup");
+        rate: "traffic: rate" ["calls/s"] = 3000.0, [1.0, 10000.0, 1.0], None;
+        low_ms: "traffic: latency before and after" ["ms"] = 10.0, [1.0, 1000.0, 1.0], None, "The backend's latency outside the step, each call's spread by ±10 %.";
+        high_ms: "traffic: latency in the step" ["ms"] = 40.0, [1.0, 5000.0, 1.0], None;
+        up_s: "traffic: step up at" ["s"] = 10.0, [0.0, 120.0, 1.0], None;
+        down_s: "traffic: step down at" ["s"] = 30.0, [0.0, 120.0, 1.0], None;
+        seconds: "traffic: shown" ["s"] = 50.0, [5.0, 120.0, 1.0], None;
+    }
+}
+
+/// The latency step's policy, as the concurrency panel's.
+pub fn step_policy(k: &StepKnobs) -> ConcurrencyPolicy {
+    concurrency_policy(&ConcurrencyKnobs {
+        initial_limit: k.initial_limit,
+        min_limit: k.min_limit,
+        max_limit: k.max_limit,
+        queue_size: k.queue_size,
+        smoothing: k.smoothing,
+        tolerance: k.tolerance,
+        long_window: k.long_window,
+        warmup: k.warmup,
+        ..ConcurrencyKnobs::default()
+    })
+}
+
+/// The concurrency panel's run with the latency of a call starting at `t`
+/// `high_ms` from `up_s` until `down_s`, `low_ms` otherwise: the limit falls
+/// at the step up, climbs back as the higher latency becomes the baseline,
+/// and the baseline (the long-term average) follows the latency back down.
+/// One point per 100 ms; its notes: the limit just before the step up, its
+/// lowest in the step, and at the end.
+pub fn latency_step(k: &StepKnobs, seed: u64) -> Series {
+    let Ok(mut cc) = Concurrency::new(step_policy(k)) else {
+        return invalid("invalid policy");
+    };
+    let mut rng = Rng::new(seed);
+    let mut s = Series::with(&[
+        "t",
+        "limit",
+        "flying",
+        "refused",
+        "latency ms",
+        "baseline ms",
+    ]);
+    let end = (k.seconds * S) as i64;
+    let (up, down) = ((k.up_s * S) as i64, (k.down_s * S) as i64);
+    let step = (100.0 * MS) as i64;
+    let mut pending: BinaryHeap<Reverse<(i64, i64, i64)>> = BinaryHeap::new();
+    let (mut now, mut edge, mut refused) = (0i64, step, 0.0);
+    let latency_at = |t: i64| {
+        if t >= up && t < down {
+            k.high_ms * MS
+        } else {
+            k.low_ms * MS
+        }
+    };
+    let (mut before, mut lowest) = (f64::NAN, f64::NAN);
+    loop {
+        now += rng.gap(S / k.rate.max(1e-3));
+        while edge <= now.min(end) {
+            concurrency_leave(&mut cc, &mut pending, edge);
+            let limit = cc.limit() as f64;
+            if edge <= up {
+                before = limit;
+            } else if edge <= down {
+                lowest = if lowest.is_nan() {
+                    limit
+                } else {
+                    lowest.min(limit)
+                };
+            }
+            s.push(&[
+                edge as f64 / S,
+                limit,
+                cc.flying() as f64,
+                refused,
+                latency_at(edge) / MS,
+                cc.long_rtt() / MS,
+            ]);
+            refused = 0.0;
+            edge += step;
+        }
+        if now >= end {
+            break;
+        }
+        concurrency_leave(&mut cc, &mut pending, now);
+        let spread = 0.9 + 0.2 * rng.unit();
+        match cc.enter(now) {
+            Some(e) => pending.push(Reverse((
+                now + (latency_at(now) * spread) as i64,
+                e.start,
+                e.inflight,
+            ))),
+            None => refused += 1.0,
+        }
+    }
+    s.notes.push(("limit before the step up", before));
+    s.notes.push(("lowest limit in the step", lowest));
+    s.notes.push(("limit at the end", cc.limit() as f64));
+    s
+}
+
+/// Calls due by `now` leave `cc`, each at its own finish.
+fn concurrency_leave(cc: &mut Concurrency, p: &mut BinaryHeap<Reverse<(i64, i64, i64)>>, now: i64) {
+    while let Some(&Reverse((at, start, inflight))) = p.peek() {
+        if at > now {
+            break;
+        }
+        p.pop();
+        cc.leave(ConcurrencyTicket { start, inflight }, at, false);
+    }
+}
+
+knobs! {
     /// A pool under a burst of work, then left idle.
     PoolKnobs {
         size: "size" ["resources"] = 10.0, [1.0, 200.0, 1.0], c!(int "size");
@@ -919,6 +1302,21 @@ fn bloom_c(k: &BloomKnobs) -> String {
     )
 }
 
+/// The partitioned limit's calls: the preset policy with the panel's
+/// limits, and its two partitions (A is number 0, B number 1).
+fn partitions_c(k: &PartitionsKnobs) -> String {
+    let p = partitions_policy(k);
+    let [a, b] = partitions_terms(k);
+    format!(
+        "weir_concurrency_policy policy = weir_concurrency_policy_preset();\n\
+         policy.initial_limit = {};\npolicy.min_limit = {};\npolicy.max_limit = {};\n\
+         const weir_concurrency_partition parts[2] = {{{{{:?}, {}}}, {{{:?}, {}}}}};\n\
+         weir_concurrency *limit = NULL;\n\
+         weir_status made = weir_concurrency_new_partitioned(&policy, parts, 2, &limit);\n",
+        p.initial_limit, p.min_limit, p.max_limit, a.share, a.borrow, b.share, b.borrow
+    )
+}
+
 // What each panel plots: its columns' units and kinds, then its plots.
 // Counts a step are "calls/s" for a one-second step; a count since the
 // start says "so far" in its axis title.
@@ -996,6 +1394,71 @@ const CONCURRENCY_PLOTS: &[Plot] = &[
     Plot::in_time("in flight", &["flying", "limit"]),
     Plot::in_time("refused", &["refused"]),
     Plot::in_time("latency", &["latency ms"]),
+];
+
+const CLASSES_COLUMNS: &[Column] = &[
+    T,
+    Column::count("flying", "calls", "held"),
+    Column::count("limit", "calls", "limit"),
+    Column::count("cpu", "‰", "level"),
+    Column::count("SHEDDABLE through", "calls/100 ms", "SHEDDABLE"),
+    Column::count("SHEDDABLE_PLUS through", "calls/100 ms", "SHEDDABLE_PLUS"),
+    Column::count("CRITICAL through", "calls/100 ms", "CRITICAL"),
+    Column::count("CRITICAL_PLUS through", "calls/100 ms", "CRITICAL_PLUS"),
+    Column::count("SHEDDABLE refused", "calls/100 ms", "SHEDDABLE"),
+    Column::count("SHEDDABLE_PLUS refused", "calls/100 ms", "SHEDDABLE_PLUS"),
+    Column::count("CRITICAL refused", "calls/100 ms", "CRITICAL"),
+    Column::count("CRITICAL_PLUS refused", "calls/100 ms", "CRITICAL_PLUS"),
+];
+const CLASSES_PLOTS: &[Plot] = &[
+    Plot::in_time("in flight", &["flying", "limit"]),
+    Plot::in_time("CPU", &["cpu"]),
+    Plot::in_time(
+        "let through",
+        &[
+            "SHEDDABLE through",
+            "SHEDDABLE_PLUS through",
+            "CRITICAL through",
+            "CRITICAL_PLUS through",
+        ],
+    ),
+    Plot::in_time(
+        "refused",
+        &[
+            "SHEDDABLE refused",
+            "SHEDDABLE_PLUS refused",
+            "CRITICAL refused",
+            "CRITICAL_PLUS refused",
+        ],
+    ),
+];
+
+const PARTITIONS_COLUMNS: &[Column] = &[
+    T,
+    Column::count("limit", "calls", "limit"),
+    Column::count("flying", "calls", "held"),
+    Column::count("A flying", "calls", "partition A"),
+    Column::count("B flying", "calls", "partition B"),
+    Column::count("A refused", "calls/100 ms", "partition A"),
+    Column::count("B refused", "calls/100 ms", "partition B"),
+];
+const PARTITIONS_PLOTS: &[Plot] = &[
+    Plot::in_time("in flight", &["flying", "A flying", "B flying", "limit"]),
+    Plot::in_time("refused", &["A refused", "B refused"]),
+];
+
+const STEP_COLUMNS: &[Column] = &[
+    T,
+    Column::count("flying", "calls", "held"),
+    Column::count("limit", "calls", "limit"),
+    Column::count("refused", "calls/100 ms", "refused"),
+    Column::new("latency ms", "ms", "level"),
+    Column::new("baseline ms", "ms", "expected"),
+];
+const STEP_PLOTS: &[Plot] = &[
+    Plot::in_time("in flight", &["flying", "limit"]),
+    Plot::in_time("refused", &["refused"]),
+    Plot::in_time("latency", &["latency ms", "baseline ms"]),
 ];
 
 const POOL_COLUMNS: &[Column] = &[
@@ -1109,6 +1572,8 @@ pub static ALL: &[Scenario] = &[
         BREAKER_COLUMNS, BREAKER_PLOTS),
     scenario!("shedder", "Shedder under rising load", "Load climbs past the server's capacity, then drops: the CPU it reports, calls in flight, the shedder's limit, and its refusals per 100 ms.", "weir_shedder_policy", "weir_shedder_policy_preset", ShedderKnobs, shedder,
         SHEDDER_COLUMNS, SHEDDER_PLOTS),
+    scenario!("classes", "Shedder by criticality", "The shedder panel's rising load, each call of one of four classes: SHEDDABLE is refused first, then SHEDDABLE_PLUS, then CRITICAL, and CRITICAL_PLUS last, only while the overload holds.", "weir_shedder_policy", "weir_shedder_policy_preset", ClassesKnobs, classes,
+        CLASSES_COLUMNS, CLASSES_PLOTS),
     scenario!("limiters", "Three limiters under bursts", "Scenario 1 of docs/design.md: 40 calls 2.5 ms apart just before each odd second, through a bucket, a sliding window and an aligned period; passes so far.", LimitersKnobs, limiters, limiters_c,
         LIMITERS_COLUMNS, LIMITERS_PLOTS),
     scenario!("words", "Rate word against GCRA word", "The same calls through the fixed-window rate word and the smooth GCRA word: passes so far.", WordsKnobs, words, words_c,
@@ -1120,6 +1585,10 @@ pub static ALL: &[Scenario] = &[
     },
     scenario!("concurrency", "Adaptive concurrency under rising latency", "The gradient limit as the backend slows: the limit, calls in flight, and refusals per 100 ms.", "weir_concurrency_policy", "weir_concurrency_policy_preset", ConcurrencyKnobs, concurrency,
         CONCURRENCY_COLUMNS, CONCURRENCY_PLOTS),
+    scenario!("latency-step", "Adaptive concurrency: latency up, then down", "The backend's latency steps up, holds, and steps back down: the limit falls, recovers as the higher latency becomes its baseline, and the baseline follows latency back down.", "weir_concurrency_policy", "weir_concurrency_policy_preset", StepKnobs, latency_step,
+        STEP_COLUMNS, STEP_PLOTS),
+    scenario!("partitions", "Partitions of the adaptive limit", "Partition A busy throughout, B quiet but for a burst: A borrows the room B leaves unused, up to its cap, and gives it back as B's burst comes; calls in flight never pass the limit.", PartitionsKnobs, partitions, partitions_c,
+        PARTITIONS_COLUMNS, PARTITIONS_PLOTS),
     scenario!("pool", "Pool: a burst, then idle", "A burst of calls taking resources, then nothing: live and idle resources, made, evicted and waits so far.", "weir_pool_policy", "weir_pool_policy_preset", PoolKnobs, pool,
         POOL_COLUMNS, POOL_PLOTS),
     scenario!("backoff", "Backoff's five jitters", "Each jitter's delays over 10,000 draws per retry: largest and mean against the ceiling, and the distribution of every delay.", "weir_backoff", "weir_backoff_preset", BackoffKnobs, backoff,

@@ -57,6 +57,13 @@ const REPLAYS = {
     columns: ['t', 'requests', 'retries', 'budget refused', 'attempts per request'] },
   concurrency: { traffic: ['rate', 'latency_ms', 'latency_end_ms', 'seconds'],
     columns: ['t', 'limit', 'flying', 'refused', 'latency ms'] },
+  'latency-step': { traffic: ['rate', 'low_ms', 'high_ms', 'up_s', 'down_s', 'seconds'],
+    columns: ['t', 'limit', 'flying', 'refused', 'latency ms', 'baseline ms'] },
+  classes: { traffic: ['sheddable', 'sheddable_plus', 'critical_plus', 'capacity', 'service_ms', 'start_rate', 'peak_rate', 'seconds'],
+    columns: ['t', 'cpu', 'flying', 'limit', 'SHEDDABLE through', 'SHEDDABLE_PLUS through', 'CRITICAL through',
+      'CRITICAL_PLUS through', 'SHEDDABLE refused', 'SHEDDABLE_PLUS refused', 'CRITICAL refused', 'CRITICAL_PLUS refused'] },
+  partitions: { traffic: ['a_rate', 'b_rate', 'b_from', 'b_for', 'latency_ms', 'seconds'],
+    columns: ['t', 'limit', 'flying', 'A flying', 'B flying', 'A refused', 'B refused'] },
   pool: { traffic: ['rate', 'work_ms', 'burst_s', 'seconds'], columns: ['t', 'live', 'idle', 'made', 'evicted', 'waited'] },
   // The bloom's size and hashes are in its calls; the program takes them
   // again for the header's formula it prints beside the measured rate.

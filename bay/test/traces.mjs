@@ -27,6 +27,23 @@ const OPS = {
   sliding: ["sliding_new", "sliding_take", "sliding_left", "sliding_next"],
   period: ["period_new", "period_take", "period_left", "period_next"],
   gate: ["gate_new", "gate_enter", "gate_leave", "gate_held"],
+  backoff: ["backoff_preset", "backoff_full_jitter", "backoff_set", "backoff_check", "backoff_more", "backoff_delay",
+    "backoff_ceiling", "backoff_schedule"],
+  window: ["window_new", "window_add", "window_read_total", "window_read_buckets", "window_size", "window_width"],
+  budget: ["budget_new", "budget_deposit", "budget_withdraw", "budget_left", "budget_tokens"],
+  concurrency: ["concurrency_new", "concurrency_new_partitioned", "concurrency_enter", "concurrency_leave",
+    "concurrency_enter_partition", "concurrency_leave_partition", "concurrency_partition_flying",
+    "concurrency_partition_room", "concurrency_limit", "concurrency_flying", "concurrency_long_rtt"],
+  breaker: ["breaker_new", "breaker_allow", "breaker_pass", "breaker_fail", "breaker_ratio", "breaker_read_tally"],
+  shedder: ["shedder_new", "shedder_allow", "shedder_allow_class", "shedder_pass", "shedder_fail", "shedder_flying",
+    "shedder_read_stats"],
+  pool: ["pool_new", "pool_take", "pool_made", "pool_made_jittered", "pool_unmade", "pool_give", "pool_drop",
+    "pool_evict", "pool_close", "pool_mark_old", "pool_make_ahead", "pool_live", "pool_idle", "pool_busy",
+    "pool_next_expiry", "pool_read_stats"],
+  bloom: ["bloom_new", "bloom_new_gcra", "bloom_allow", "bloom_next"],
+  charge: ["charge_all"],
+  lease: ["lease_new", "lease_take", "lease_grant", "lease_release", "lease_unspent", "lease_expires", "lease_cap",
+    "lease_read_stats"],
 };
 
 // A token as the 64-bit pattern the exports take: doubles are written as
@@ -56,11 +73,25 @@ for (const name of readFileSync(join(dir, "index.txt"), "utf8").split("\n")) {
     const [op, ...args] = call.split(" ");
     const f = ops.has(op) ? x["bay_" + op] : undefined;
     if (typeof f !== "function") throw new Error(`${name}:${i + 1}: the wasm build exports no bay_${op}`);
-    const n = f(...args.map(bits));
+    let n;
+    if (f.length === 0 && args.length > 0) {
+      // An export with no parameters reads its tokens from bay_trace_in's
+      // buffer: one 64-bit pattern each, a key (x<hex>) as its length then
+      // one pattern per byte.
+      const words = args.flatMap((t) =>
+        t.startsWith("x") ? [BigInt((t.length - 1) / 2), ...(t.slice(1).match(/../g) ?? []).map((b) => BigInt(parseInt(b, 16)))] : [bits(t)]);
+      const at = x.bay_trace_in(words.length);
+      new BigInt64Array(x.memory.buffer, at, words.length).set(words.map((w) => BigInt.asIntN(64, w)));
+      n = f();
+    } else {
+      n = f(...args.map(bits));
+    }
     const got = Array.from(new BigUint64Array(x.memory.buffer, x.bay_trace_out(), n));
     const expected = want.split(" ").filter((t) => t !== "").map((t) => BigInt.asUintN(64, BigInt(t)));
     if (got.length !== expected.length || got.some((g, k) => g !== expected[k])) {
-      const show = got.map((g, k) => (String(expected[k] ?? "").startsWith("0x") ? "0x" + g.toString(16).padStart(16, "0") : BigInt.asIntN(64, g).toString()));
+      // Each answer as the file writes it: doubles as bits, the rest in decimal.
+      const tokens = want.split(" ").filter((t) => t !== "");
+      const show = got.map((g, k) => ((tokens[k] ?? "").startsWith("0x") ? "0x" + g.toString(16).padStart(16, "0") : BigInt.asIntN(64, g).toString()));
       throw new Error(`${name}:${i + 1}: ${op}: expected "${want}", got "${show.join(" ")}"`);
     }
     calls++;

@@ -81,6 +81,12 @@ const PALETTE = {
   equal: { stroke: '#00897b', width: 2, dash: [8, 4] },
   decorrelated: { stroke: '#c2185b', width: 2, dash: [2, 3] },
   spread: { stroke: '#f9a825', width: 2, dash: [10, 3, 2, 3] },
+  SHEDDABLE: { stroke: '#90a4ae', width: 1.5, dash: [2, 3] },
+  SHEDDABLE_PLUS: { stroke: '#00897b', width: 2, dash: [8, 4] },
+  CRITICAL: { stroke: '#3949ab', width: 2.5 },
+  CRITICAL_PLUS: { stroke: '#c2185b', width: 3.5 },
+  'partition A': { stroke: '#3949ab', width: 2.5 },
+  'partition B': { stroke: '#f9a825', width: 2.5, dash: [8, 4] },
 };
 bay.palette = PALETTE;
 

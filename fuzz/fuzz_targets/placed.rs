@@ -6,19 +6,25 @@
 //! refuses memory that does not fit with WEIR_ERR_PLACED_TOO_SMALL or
 //! WEIR_ERR_PLACED_MISALIGNED; a placed handle
 //! answers every call exactly as its twin; free on a placed handle leaves
-//! its memory alone (the guard bytes after it stay as they were).
+//! its memory alone (the guard bytes after it stay as they were). The
+//! bloom's placed form is a view of a region laid by `weir_bloom_init_in`
+//! (`weir_bloom_view_in`), twinned with `weir_bloom_new` of the same shape
+//! and key, and checked against the region's own `weir_bloom_next_in`.
 #![no_main]
 
 use std::ffi::c_void;
 use std::ptr::null_mut;
 
 use libfuzzer_sys::fuzz_target;
+use weir::bloom::*;
 use weir::breaker::*;
 use weir::bucket::*;
 use weir::budget::*;
 use weir::concurrency::*;
 use weir::gate::*;
 use weir::period::*;
+use weir::pool::*;
+use weir::rate::*;
 use weir::shedder::*;
 use weir::sliding::*;
 use weir::status::weir_status::{self, *};
@@ -36,7 +42,7 @@ const GUARD: u8 = 0x5a;
 fuzz_target!(|data: &[u8]| {
     abort_on_panic();
     let mut input = Input::new(data);
-    match input.u8() % 9 {
+    match input.u8() % 11 {
         0 => breaker(&mut input),
         1 => window(&mut input),
         2 => sliding(&mut input),
@@ -45,6 +51,8 @@ fuzz_target!(|data: &[u8]| {
         5 => period(&mut input),
         6 => budget(&mut input),
         7 => shedder(&mut input),
+        8 => pool(&mut input),
+        9 => bloom_view(&mut input),
         _ => concurrency(&mut input),
     }
 });
@@ -482,4 +490,155 @@ fn shedder(input: &mut Input) {
             assert_eq!(weir_shedder_flying(heap), weir_shedder_flying(placed));
         }
     );
+}
+
+fn pool(input: &mut Input) {
+    let mut limits = weir_pool_policy_preset();
+    limits.size = input.below(40) as i64 - 2;
+    limits.idle = input.below(50) as i64 - 2;
+    limits.keep_ns = input.span();
+    limits.life_ns = input.span();
+    limits.min_idle = input.below(8) as i64;
+    limits.max_making = input.below(5) as i64;
+    if input.one_in(4) {
+        limits.life_jitter = input.f64();
+    }
+    let Some(place) = footprint(|b, a| weir_pool_footprint(&limits, b, a)) else {
+        return;
+    };
+    let mut heap = null_mut();
+    let made = weir_pool_new(&limits, &mut heap);
+    let (placed, lines, end) = lay(input, place, made, |m, l, o| {
+        weir_pool_init_in(m, l, &limits, o)
+    });
+    if placed.is_null() {
+        weir_pool_free(heap);
+        return;
+    }
+    let mut lent: Vec<usize> = Vec::new();
+    let mut fresh = 1usize;
+    twins!(
+        input,
+        heap,
+        placed,
+        lines,
+        end,
+        weir_pool_free,
+        |clock, now| {
+            match input.u8() % 8 {
+                0..=2 => {
+                    let taken = weir_pool_take(heap, now);
+                    assert_eq!(taken, weir_pool_take(placed, now));
+                    if taken.kind == WEIR_POOL_TAKEN_READY {
+                        lent.push(taken.item);
+                    } else if taken.kind == WEIR_POOL_TAKEN_MAKE {
+                        let draw = input.u64();
+                        assert_eq!(
+                            weir_pool_made_jittered(heap, fresh, now, draw),
+                            weir_pool_made_jittered(placed, fresh, now, draw)
+                        );
+                        lent.push(fresh);
+                        fresh += 1;
+                    }
+                }
+                3 | 4 => {
+                    let item = if lent.is_empty() || input.one_in(6) {
+                        input.below(8) as usize
+                    } else {
+                        lent.swap_remove(input.below(lent.len() as u64) as usize)
+                    };
+                    let (mut a, mut b) = (false, false);
+                    assert_eq!(
+                        weir_pool_give(heap, item, now, &mut a),
+                        weir_pool_give(placed, item, now, &mut b)
+                    );
+                    assert_eq!(a, b);
+                }
+                5 => {
+                    let item = lent.pop().unwrap_or(0);
+                    assert_eq!(weir_pool_drop(heap, item), weir_pool_drop(placed, item));
+                }
+                6 => {
+                    let cap = input.below(5) as usize;
+                    let (mut a, mut b) = ([0usize; 4], [0usize; 4]);
+                    let n = weir_pool_evict(heap, now, a.as_mut_ptr(), cap);
+                    assert_eq!(n, weir_pool_evict(placed, now, b.as_mut_ptr(), cap));
+                    assert_eq!(a, b);
+                }
+                _ => match input.u8() % 4 {
+                    0 => assert_eq!(weir_pool_mark_old(heap), weir_pool_mark_old(placed)),
+                    1 => assert_eq!(weir_pool_make_ahead(heap), weir_pool_make_ahead(placed)),
+                    2 => assert_eq!(weir_pool_unmade(heap), weir_pool_unmade(placed)),
+                    _ => {
+                        let (mut a, mut b) = ([0usize; 2], [0usize; 2]);
+                        let n = weir_pool_close(heap, a.as_mut_ptr(), 2);
+                        assert_eq!(n, weir_pool_close(placed, b.as_mut_ptr(), 2));
+                        assert_eq!(a, b);
+                    }
+                },
+            }
+            assert_eq!(weir_pool_live(heap), weir_pool_live(placed));
+            assert_eq!(weir_pool_idle(heap), weir_pool_idle(placed));
+            assert_eq!(
+                weir_pool_next_expiry(heap, now),
+                weir_pool_next_expiry(placed, now)
+            );
+        }
+    );
+}
+
+fn bloom_view(input: &mut Input) {
+    let size_log2 = input.below(9) as u32 + 1;
+    let hashes = input.below(10) as u32;
+    let mut limit = weir_rate_limit {
+        interval_ns: 0,
+        interval_frac: 0,
+        burst: 0,
+    };
+    let (per_s, burst) = (input.f64(), input.below(6) as i64);
+    let (seed0, seed1) = (input.u64(), input.u64());
+    if weir_rate_limit_new(per_s, burst, &mut limit) != WEIR_OK {
+        return;
+    }
+    let mut heap = null_mut();
+    let made = weir_bloom_new(size_log2, hashes, &limit, seed0, seed1, &mut heap);
+    // The region, laid from the same arguments: its status is new's.
+    let region_len = weir_bloom_footprint(size_log2).max(64);
+    let mut region = vec![Line([0; 64]); region_len / 64];
+    let rmem = region.as_mut_ptr().cast::<c_void>();
+    let laid = weir_bloom_init_in(rmem, region_len, size_log2, hashes, &limit, seed0, seed1);
+    assert_eq!(laid, made, "weir_bloom_init_in and weir_bloom_new disagree");
+    if made != WEIR_OK {
+        return;
+    }
+    let Some(place) = footprint(|b, a| weir_bloom_view_footprint(b, a)) else {
+        return;
+    };
+    let (placed, lines, end) = lay(input, place, made, |m, l, o| {
+        weir_bloom_view_in(m, l, rmem, region_len, o)
+    });
+    if placed.is_null() {
+        weir_bloom_free(heap);
+        return;
+    }
+    twins!(
+        input,
+        heap,
+        placed,
+        lines,
+        end,
+        weir_bloom_free,
+        |clock, now| {
+            let key = input.u8().to_le_bytes();
+            let k = key.as_ptr().cast::<c_void>();
+            assert_eq!(
+                weir_bloom_allow(heap, now, k, 1),
+                weir_bloom_allow(placed, now, k, 1)
+            );
+            let next = weir_bloom_next(placed, now, k, 1);
+            assert_eq!(weir_bloom_next(heap, now, k, 1), next);
+            assert_eq!(weir_bloom_next_in(rmem, region_len, now, k, 1), next);
+        }
+    );
+    assert_eq!(weir_bloom_check_in(rmem, region_len), WEIR_OK);
 }

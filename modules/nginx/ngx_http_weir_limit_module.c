@@ -118,6 +118,7 @@ typedef struct {
     ngx_uint_t index;          /* in the main conf's zones: $weir_limit_zone's mark */
     ngx_flag_t key_binary;     /* KEY is $binary_remote_addr: logged in hex */
     weir_ngx_counts_t *counts; /* in the zone, once it is laid */
+    ngx_flag_t relimited;      /* this config's limit is not the one the words were laid with */
 #if defined(WEIR_TEST_CLOCK)
     uint64_t test_seed[2];     /* test builds: test_seed=K0:K1, else getrandom */
     ngx_uint_t test_seeded;
@@ -372,13 +373,39 @@ static void ngx_http_weir_refused_keep(ngx_http_weir_zone_t *zone, ngx_str_t *ke
 
 /* ---- the words ---- */
 
+/* `key`'s item in `zone`, judged by this config's limit: the words keep
+ * what they decided under an earlier config's rate and burst (a reload),
+ * read under this one (docs/nginx.md). While the limit is the one the
+ * region's header holds, the header's judges (NULL). */
+static ngx_inline void ngx_http_weir_item(weir_charge_item *item, ngx_http_weir_zone_t *zone, ngx_str_t *key) {
+    ngx_memzero(item, sizeof *item);
+    item->kind = WEIR_CHARGE_BLOOM_IN;
+    item->target = zone->region;
+    item->target_len = zone->region_len;
+    item->limit = zone->relimited ? &zone->limit : NULL;
+    item->key = key->data;
+    item->key_len = key->len;
+    item->cost = 1;
+}
+
 /* Charges `key` in `zone` at `now`: 0 when admitted, else the wait in ns
  * (at least 1) until the key would be. */
 static ngx_inline __attribute__((always_inline)) int64_t ngx_http_weir_charge(ngx_http_weir_zone_t *zone, ngx_str_t *key, int64_t now) {
     int64_t wait = ngx_http_weir_refused_wait(zone, key, now);
     if (wait > 0) return wait;
-    if (weir_bloom_allow_in(zone->region, zone->region_len, now, key->data, key->len)) return 0;
-    wait = weir_bloom_next_in(zone->region, zone->region_len, now, key->data, key->len);
+    if (!zone->relimited) {
+        /* The limit the region's header holds: its own calls, the
+         * cheapest path (docs/nginx.md gives both paths' cost). */
+        if (weir_bloom_allow_in(zone->region, zone->region_len, now, key->data, key->len)) return 0;
+        wait = weir_bloom_next_in(zone->region, zone->region_len, now, key->data, key->len);
+    } else {
+        weir_charge_item item;
+        weir_charge_result charged;
+        ngx_http_weir_item(&item, zone, key);
+        if (weir_charge_all(&item, 1, now, &charged) != WEIR_OK) return INT64_MAX; /* refused, never cached */
+        if (charged.admitted) return 0;
+        wait = charged.wait;
+    }
     if (wait < 1) wait = 1; /* refused now: whatever frees it is later */
     ngx_http_weir_refused_keep(zone, key, now, wait);
     return wait;
@@ -588,13 +615,7 @@ static ngx_int_t ngx_http_weir_handler(ngx_http_request_t *r) {
         int64_t wait = ngx_http_weir_refused_wait(limits[i].zone, &keys[i], now);
         if (wait > 0) return ngx_http_weir_refuse(r, lcf, mark, limits[i].zone, &keys[i], wait);
         if (m == WEIR_CHARGE_MAX_ITEMS) return NGX_HTTP_INTERNAL_SERVER_ERROR; /* the directive refuses more */
-        ngx_memzero(&items[m], sizeof items[m]);
-        items[m].kind = WEIR_CHARGE_BLOOM_IN;
-        items[m].target = limits[i].zone->region;
-        items[m].target_len = limits[i].zone->region_len;
-        items[m].key = keys[i].data;
-        items[m].key_len = keys[i].len;
-        items[m].cost = 1;
+        ngx_http_weir_item(&items[m], limits[i].zone, &keys[i]);
         which[m++] = i;
     }
     weir_charge_result charged;
@@ -837,14 +858,42 @@ static char *ngx_http_weir_metrics_directive(ngx_conf_t *cf, ngx_command_t *cmd,
 
 static void ngx_http_weir_attach(ngx_http_weir_zone_t *zone, weir_ngx_header_t *h) {
     zone->header = h;
+    /* h->limit is the limit the words were laid with, as the region's
+     * header holds it. */
+    zone->relimited = ngx_memcmp(&h->limit, &zone->limit, sizeof h->limit) != 0;
     zone->region = (u_char *)h + WEIR_NGX_HEADER;
     zone->region_len = weir_bloom_footprint(h->size_log2);
     zone->counts = (weir_ngx_counts_t *)((u_char *)zone->region + zone->region_len);
 }
 
-static int ngx_http_weir_same_shape(const weir_ngx_header_t *h, const ngx_http_weir_zone_t *zone) {
-    return h->magic == WEIR_NGX_MAGIC && h->kind == zone->kind && h->hashes == zone->hashes &&
-           ngx_memcmp(&h->limit, &zone->limit, sizeof h->limit) == 0;
+/* What a reload may not change in a zone it keeps, or NULL: the words'
+ * kind, the words per key, and a smooth zone's tick (a GCRA word is an
+ * instant in ticks of 2^-shift ns; only rates above 7812500r/s have shift
+ * above 0). The rate and burst may change: each worker brings its
+ * config's limit to every charge. The size is checked apart (nginx gives a
+ * resized zone fresh memory). `was`/`asks` get the two values. */
+static const char *ngx_http_weir_changed(const weir_ngx_header_t *h, const ngx_http_weir_zone_t *zone,
+                                         ngx_uint_t *was, ngx_uint_t *asks) {
+    if (h->kind != zone->kind) {
+        *was = h->kind;
+        *asks = zone->kind;
+        return "kind";
+    }
+    if (h->hashes != zone->hashes) {
+        *was = h->hashes;
+        *asks = zone->hashes;
+        return "hashes";
+    }
+    if (zone->kind == WEIR_NGX_SMOOTH && h->limit.gcra.shift != zone->limit.gcra.shift) {
+        *was = h->limit.gcra.shift;
+        *asks = zone->limit.gcra.shift;
+        return "tick";
+    }
+    return NULL;
+}
+
+static const char *ngx_http_weir_kind_name(ngx_uint_t kind) {
+    return kind == WEIR_NGX_WINDOW ? "window" : kind == WEIR_NGX_SMOOTH ? "smooth" : "unknown";
 }
 
 static ngx_int_t ngx_http_weir_init_zone(ngx_shm_zone_t *shm_zone, void *data) {
@@ -862,13 +911,48 @@ static ngx_int_t ngx_http_weir_init_zone(ngx_shm_zone_t *shm_zone, void *data) {
                           &zone->name);
             return NGX_ERROR;
         }
-        if (h == NULL || !ngx_http_weir_same_shape(h, zone) ||
+        if (h == NULL || h->magic != WEIR_NGX_MAGIC ||
             weir_bloom_check_in((u_char *)h + WEIR_NGX_HEADER, weir_bloom_footprint(h->size_log2)) != WEIR_OK) {
             ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0,
-                          "weir_limit_zone \"%V\": a reload cannot change a zone's rate, burst, kind or hashes "
-                          "(it holds burst %uD, hashes %uD); rename the zone or restart nginx",
-                          &zone->name, h ? h->burst : 0, h ? h->hashes : 0);
+                          "weir_limit_zone \"%V\": the zone handed over does not hold weir's words; "
+                          "rename the zone or restart nginx",
+                          &zone->name);
             return NGX_ERROR;
+        }
+        ngx_uint_t was = 0, asks = 0;
+        const char *field = ngx_http_weir_changed(h, zone, &was, &asks);
+        if (field != NULL) {
+            if (field[0] == 'k') {
+                ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0,
+                              "weir_limit_zone \"%V\": a reload cannot change a zone's kind (%s to %s); "
+                              "rename the zone or restart nginx",
+                              &zone->name, ngx_http_weir_kind_name(was), ngx_http_weir_kind_name(asks));
+            } else if (field[0] == 'h') {
+                ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0,
+                              "weir_limit_zone \"%V\": a reload cannot change a zone's hashes (%ui to %ui); "
+                              "rename the zone or restart nginx",
+                              &zone->name, was, asks);
+            } else {
+                ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0,
+                              "weir_limit_zone \"%V\": a reload cannot move a smooth zone's rate across "
+                              "7812500r/s (its words' tick, 2^-%ui ns, would become 2^-%ui ns); "
+                              "rename the zone or restart nginx",
+                              &zone->name, was, asks);
+            }
+            return NGX_ERROR;
+        }
+        /* `data` is the running config's zone (NULL at a binary upgrade).
+         * A changed rate or burst is kept in place: the words stay, this
+         * config's workers judge them by the new limit. The header keeps
+         * the limit the words were laid with (its tick is what every later
+         * reload compares). */
+        ngx_http_weir_zone_t *running = data;
+        if (running != NULL && (running->burst != zone->burst || running->rate_number != zone->rate_number ||
+                                running->rate_per_minute != zone->rate_per_minute)) {
+            ngx_log_error(NGX_LOG_NOTICE, shm_zone->shm.log, 0,
+                          "weir_limit_zone \"%V\": rate %ui%s to %ui%s, burst %ui to %ui; its words are kept",
+                          &zone->name, running->rate_number, running->rate_per_minute ? "r/m" : "r/s",
+                          zone->rate_number, zone->rate_per_minute ? "r/m" : "r/s", running->burst, zone->burst);
         }
         ngx_http_weir_attach(zone, h);
         return NGX_OK;

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #if __cplusplus >= 202002L
 #include <span>
 #endif
@@ -81,6 +82,33 @@ TEST(Charge, EveryKindAndEveryWayOfPassingThem) {
 #if __cplusplus >= 202002L
     EXPECT_EQ(weir::charge_all(std::span<const weir::ChargeItem>(items).first(1), t0).value().admitted, true);
 #endif
+}
+
+// A region judged by a new limit keeps its words: a key that spent its
+// burst under the header's limit (10/s, burst 5) owes 0.5 s, which the new
+// one (2/s, burst 1) reads as refused for 0.5 s; a limit of another tick is
+// refused and charges nothing.
+TEST(Charge, ARegionJudgedByANewLimitKeepsItsWords) {
+    const auto old_limit = weir::GcraLimit::make(10.0, 5).value();
+    const auto new_limit = weir::GcraLimit::make(2.0, 1).value();
+    const auto fine = weir::GcraLimit::make(1e7, 1).value();
+    struct alignas(64) Line {
+        std::uint64_t words[8];
+    };
+    std::vector<Line> memory(weir::BloomRegion::footprint(6) / sizeof(Line));
+    auto region =
+        weir::BloomRegion::init_gcra(memory.data(), memory.size() * sizeof(Line), 6, 1, old_limit, 3, 4).value();
+    for (int i = 0; i < 5; i++) EXPECT_TRUE(weir::charge_all({weir::ChargeItem::bloom(region, "k")}, t0).value());
+    const weir::ChargeResult refused = weir::charge_all({weir::ChargeItem::bloom(region, "k", new_limit)}, t0).value();
+    EXPECT_FALSE(refused.admitted);
+    EXPECT_EQ(refused.wait, 500ms);
+    std::vector<std::uint64_t> before(memory.size() * 8);
+    std::memcpy(before.data(), memory.data(), before.size() * 8);
+    auto wrong = weir::charge_all({weir::ChargeItem::bloom(region, "other", fine)}, t0);
+    EXPECT_FALSE(wrong.ok());
+    EXPECT_EQ(wrong.error(), std::error_code(WEIR_ERR_GCRA_LIMIT_INVALID));
+    EXPECT_EQ(std::memcmp(before.data(), memory.data(), before.size() * 8), 0);
+    EXPECT_TRUE(weir::charge_all({weir::ChargeItem::bloom(region, "k", new_limit)}, t0 + 500ms).value());
 }
 
 TEST(Charge, ErrorsChargeNothing) {

@@ -93,3 +93,79 @@ TEST(Placed, EveryHandleClassPlaces) {
     EXPECT_EQ(weir::Gate::place(memory + 3073, 512, 1).error(),
               weir::make_error_code(WEIR_ERR_PLACED_MISALIGNED));
 }
+
+TEST(Placed, APoolAnswersAsAMadeOne) {
+    alignas(64) static unsigned char pool_memory[2048];
+    weir::PoolPolicy limits{};
+    auto fp = weir::Pool::footprint(limits);
+    ASSERT_TRUE(fp);
+    ASSERT_LE(fp->bytes, sizeof pool_memory);
+    EXPECT_EQ(weir::Pool::place(pool_memory, fp->bytes - 1, limits).error(),
+              weir::make_error_code(WEIR_ERR_PLACED_TOO_SMALL));
+    {
+        auto placed = weir::Pool::place(pool_memory, fp->bytes, limits);
+        ASSERT_TRUE(placed);
+        auto made = weir::Pool::make(limits);
+        ASSERT_TRUE(made);
+        std::uintptr_t next_item = 1;
+        for (std::int64_t now = 0; now < 4000000000; now += 7000000) {
+            weir::PoolTaken a = made->take(weir::instant(now));
+            weir::PoolTaken b = placed->take(weir::instant(now));
+            ASSERT_EQ(a.kind, b.kind);
+            ASSERT_EQ(a.item, b.item);
+            std::uintptr_t item = a.item;
+            if (a.kind == weir::PoolTaken::Kind::make) {
+                item = next_item++;
+                EXPECT_EQ(made->made(item, weir::instant(now)), placed->made(item, weir::instant(now)));
+            }
+            if (a.kind == weir::PoolTaken::Kind::ready || a.kind == weir::PoolTaken::Kind::make) {
+                if (now % 3 != 0) {
+                    auto kept_a = made->give(item, weir::instant(now));
+                    auto kept_b = placed->give(item, weir::instant(now));
+                    ASSERT_TRUE(kept_a && kept_b);
+                    EXPECT_EQ(*kept_a, *kept_b);
+                } else {
+                    EXPECT_EQ(made->drop(item), placed->drop(item));
+                }
+            }
+            EXPECT_EQ(made->live(), placed->live());
+            EXPECT_EQ(made->idle(), placed->idle());
+        }
+        auto sa = made->stats();
+        auto sb = placed->stats();
+        ASSERT_TRUE(sa && sb);
+        EXPECT_EQ(std::memcmp(&*sa, &*sb, sizeof *sa), 0);
+        EXPECT_GT(sa->reused, 0u);
+    }
+    // The destructor freed nothing: the memory still holds the pool.
+    EXPECT_GE(weir_pool_live(reinterpret_cast<weir_pool*>(pool_memory)), 0);
+}
+
+TEST(Placed, ABloomViewSharesItsRegionsWords) {
+    alignas(64) static unsigned char region[64 + 8 * 64];
+    alignas(64) static unsigned char view_memory[256];
+    auto limit = weir::RateLimit::make(1.0, 2);
+    ASSERT_TRUE(limit);
+    ASSERT_EQ(weir::BloomRegion::footprint(6), sizeof region);
+    auto laid = weir::BloomRegion::init(region, sizeof region, 6, 2, *limit, 11, 12);
+    ASSERT_TRUE(laid);
+    auto fp = weir::Bloom::view_footprint();
+    ASSERT_TRUE(fp);
+    ASSERT_LE(fp->bytes, sizeof view_memory);
+    EXPECT_EQ(laid->view(view_memory, fp->bytes - 1).error(), weir::make_error_code(WEIR_ERR_PLACED_TOO_SMALL));
+    {
+        auto view = laid->view(view_memory, fp->bytes);
+        ASSERT_TRUE(view);
+        auto made = weir::Bloom::make(6, 2, *limit, 11, 12);
+        ASSERT_TRUE(made);
+        for (int i = 0; i < 4; ++i) {
+            EXPECT_EQ(made->allow(weir::instant(0), "key"), view->allow(weir::instant(0), "key"));
+        }
+        // The region decides over the words the view charged.
+        EXPECT_EQ(laid->next(weir::instant(0), "key"), view->next(weir::instant(0), "key"));
+        EXPECT_GT(view->next(weir::instant(0), "key").count(), 0);
+    }
+    EXPECT_FALSE(weir::Bloom::view(view_memory, sizeof view_memory, region, 63));
+    // The destructor left the region alone.
+    EXPECT_FALSE(weir::BloomRegion::check(region, sizeof region));
+}

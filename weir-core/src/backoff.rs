@@ -55,6 +55,24 @@ pub enum BackoffError {
     SpreadAboveOne,
 }
 
+impl BackoffError {
+    /// The C status code (`weir_status` in `include/weir.h`) the C
+    /// library answers for this error: one mapping, which the C surface and
+    /// the bay's wasm replay both read.
+    pub const fn code(self) -> i32 {
+        use BackoffError::*;
+        // One status per field, so a caller knows which to fix; the finer
+        // reasons (NaN, below one, ...) are in each status's text.
+        match self {
+            NegativeBase => 13,
+            FactorNotFinite | FactorBelowOne => 14,
+            NegativeCap => 15,
+            NoAttempts => 16,
+            SpreadNotFinite | NegativeSpread | SpreadAboveOne => 17,
+        }
+    }
+}
+
 /// A checked retry policy. Only [`Backoff::new`] makes one, so every
 /// `Backoff` is valid and every answer it gives is total.
 #[derive(Clone, Copy, Debug, PartialEq)]

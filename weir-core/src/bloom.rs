@@ -79,8 +79,6 @@
 
 use crate::atomic::{AtomicU64, Ordering};
 #[cfg(feature = "alloc")]
-use alloc::boxed::Box;
-#[cfg(feature = "alloc")]
 use alloc::vec::Vec;
 
 use crate::gcra::{self, GcraLimit};
@@ -112,9 +110,21 @@ pub const VERSION: u64 = 2;
 pub struct BloomLine<W = AtomicU64>(pub [W; LINE_WORDS]);
 
 impl BloomLine {
-    /// A line of fresh (zero) words.
-    pub fn fresh() -> BloomLine {
-        BloomLine(core::array::from_fn(|_| AtomicU64::new(0)))
+    /// A line of fresh (zero) words. A `const fn`, so that a program with
+    /// no allocator can hold a bloom's lines in a `static` (`[const {
+    /// BloomLine::fresh() }; N]`, Rust 1.79 and later) or build them with
+    /// `core::array::from_fn`.
+    pub const fn fresh() -> BloomLine {
+        BloomLine([
+            AtomicU64::new(0),
+            AtomicU64::new(0),
+            AtomicU64::new(0),
+            AtomicU64::new(0),
+            AtomicU64::new(0),
+            AtomicU64::new(0),
+            AtomicU64::new(0),
+            AtomicU64::new(0),
+        ])
     }
 }
 
@@ -140,6 +150,25 @@ pub enum BloomError {
     Kind,
     /// The header names a line size other than [`LINE_BYTES`].
     LineSize,
+}
+
+impl BloomError {
+    /// The C status code (`weir_status` in `include/weir.h`) the C
+    /// library answers for this error: one mapping, which the C surface and
+    /// the bay's wasm replay both read.
+    pub const fn code(self) -> i32 {
+        match self {
+            BloomError::Size => 410,
+            BloomError::Hashes => 411,
+            BloomError::NoMemory => 6,
+            BloomError::TooSmall => 412,
+            BloomError::Foreign => 414,
+            BloomError::Version => 415,
+            BloomError::TooFewWords => 416,
+            BloomError::Kind => 417,
+            BloomError::LineSize => 418,
+        }
+    }
 }
 
 /// What limits each word: its kind and its limit.
@@ -296,6 +325,31 @@ impl BloomShape {
         &self.limit
     }
 
+    /// This shape with `limit` in place of its own: the same words, keys
+    /// and SipHash key, judged from now on by another rate and burst (a
+    /// reload that changes them). A word keeps what it decided and is
+    /// read under the new limit: a window keeps its start and its count,
+    /// which count against the new burst, and ends `count × I'` after its
+    /// start; a TAT keeps its instant, so a key's debt (TAT − now) carries
+    /// over as time.
+    /// `None` when `limit` is of the other word kind, or a GCRA limit of
+    /// another tick (another `shift`): such words would be misread (a TAT
+    /// read at another tick stands 2^(shift' − shift) times as far out),
+    /// so they need fresh words instead.
+    pub fn with_limit(&self, limit: impl Into<BloomLimit>) -> Option<BloomShape> {
+        let limit = limit.into();
+        let open_interval = match (&self.limit, &limit) {
+            (BloomLimit::Window(_), BloomLimit::Window(new)) => new.open_interval(),
+            (BloomLimit::Gcra(old), BloomLimit::Gcra(new)) if old.parts().2 == new.parts().2 => 0,
+            _ => return None,
+        };
+        Some(BloomShape {
+            limit,
+            open_interval,
+            ..*self
+        })
+    }
+
     /// `key`'s line and its words in that line, as a bit mask of k bits
     /// (bits 0..8).
     #[inline(always)]
@@ -421,7 +475,6 @@ impl BloomShape {
         soonest
     }
 
-    #[cfg(feature = "alloc")] // the all-or-nothing charge's bloom items need alloc
     /// `n` events (1..=burst) for `key` at `now`, as [`BloomShape::allow`]
     /// charges one: allowed when any of its words takes all `n`, and every
     /// word that takes them is charged. What each charged word held before
@@ -464,7 +517,6 @@ impl BloomShape {
     }
 }
 
-#[cfg(feature = "alloc")] // the all-or-nothing charge's bloom items need alloc
 /// The words a [`BloomShape::take`] charged, and what each held before
 /// and after its charge.
 #[derive(Debug)]
@@ -476,7 +528,6 @@ pub(crate) struct BloomTaken<'a, W> {
     after: [u64; LINE_WORDS],
 }
 
-#[cfg(feature = "alloc")] // the all-or-nothing charge's bloom items need alloc
 impl<W: Word> BloomTaken<'_, W> {
     /// Puts back every charged word that still holds what its charge wrote
     /// (see [`crate::charge`]); whether every one did.
@@ -503,14 +554,29 @@ fn any_of<W>(line: &[W; LINE_WORDS], mut mask: u32, mut allow: impl FnMut(&W) ->
     allowed
 }
 
-/// A bloom array on the heap. Without `alloc`, a [`BloomShape`] over the
-/// caller's own lines (a `static` array of [`BloomLine`]s, say) answers the
-/// same through [`BloomShape::allow`] and [`BloomShape::next`].
-#[cfg(feature = "alloc")]
+/// A bloom array: its shape and its lines, kept in the store `S` (a `Vec`
+/// that [`Bloom::new`] allocates, by default; a borrowed slice or an array
+/// of [`BloomLine`]s handed to [`Bloom::new_in`], with no allocator at all:
+/// see [`crate::store`]). The words are atomics, updated through shared
+/// references, so the store need only lend its lines (`AsRef`). The same
+/// code runs over each store.
 #[derive(Debug)]
-pub struct Bloom {
+pub struct Bloom<#[cfg(feature = "alloc")] S = Vec<BloomLine>, #[cfg(not(feature = "alloc"))] S> {
     shape: BloomShape,
-    lines: Box<[BloomLine]>,
+    lines: S,
+}
+
+impl<'a> Bloom<&'a [BloomLine]> {
+    /// The array laid in `region` by [`init_in`] (here or by another
+    /// process), with the shape its header holds, checked as [`open_in`]
+    /// checks it: its words are the region's lines after the header, as
+    /// they are, shared with every other user of the region. Nothing is
+    /// written. The header is read once: lay the region again and attach
+    /// again.
+    pub fn attach(region: &'a [BloomLine]) -> Result<Bloom<&'a [BloomLine]>, BloomError> {
+        let (shape, lines) = open_in(region)?;
+        Ok(Bloom { shape, lines })
+    }
 }
 
 #[cfg(feature = "alloc")]
@@ -523,10 +589,37 @@ impl Bloom {
             .try_reserve_exact(n)
             .map_err(|_| BloomError::NoMemory)?;
         lines.extend((0..n).map(|_| BloomLine::fresh()));
-        Ok(Bloom {
-            shape,
-            lines: lines.into_boxed_slice(),
-        })
+        Ok(Bloom { shape, lines })
+    }
+}
+
+impl<S: AsRef<[BloomLine]>> Bloom<S> {
+    /// An array of `shape` over the caller's lines, every word of the
+    /// first [`BloomShape::lines`] set fresh (zero); lines after them are
+    /// left alone and never read. [`BloomError::TooSmall`] for a store of
+    /// fewer lines. The lines are not a region: no header is written (see
+    /// [`init_in`] for memory shared between processes).
+    pub fn new_in(shape: BloomShape, lines: S) -> Result<Bloom<S>, BloomError> {
+        let words = lines.as_ref();
+        if words.len() < shape.lines() {
+            return Err(BloomError::TooSmall);
+        }
+        for line in &words[..shape.lines()] {
+            for word in &line.0 {
+                word.store(0, Ordering::Relaxed);
+            }
+        }
+        Ok(Bloom { shape, lines })
+    }
+
+    /// The array with its lines moved to another store: `rehome` gets the
+    /// store and must answer one holding the same lines, in the same order.
+    /// Nothing else changes.
+    pub fn map_store<T: AsRef<[BloomLine]>>(self, rehome: impl FnOnce(S) -> T) -> Bloom<T> {
+        Bloom {
+            shape: self.shape,
+            lines: rehome(self.lines),
+        }
     }
 
     /// The array's shape.
@@ -535,20 +628,21 @@ impl Bloom {
     }
 
     /// The array's lines, as [`BloomShape::allow`] takes them.
+    #[inline]
     pub fn lines(&self) -> &[BloomLine] {
-        &self.lines
+        self.lines.as_ref()
     }
 
     /// See [`BloomShape::allow`].
     #[inline]
     pub fn allow(&self, now: i64, key: &[u8]) -> bool {
-        self.shape.allow(&self.lines, now, key)
+        self.shape.allow(self.lines.as_ref(), now, key)
     }
 
     /// See [`BloomShape::next`].
     #[inline]
     pub fn next(&self, now: i64, key: &[u8]) -> i64 {
-        self.shape.next(&self.lines, now, key)
+        self.shape.next(self.lines.as_ref(), now, key)
     }
 }
 
@@ -670,6 +764,38 @@ mod tests {
             assert!(masks.windows(2).all(|w| w[0] < w[1]));
         }
         assert_eq!(SUBSET_START[8], 254);
+    }
+
+    #[test]
+    fn a_new_limit_keeps_the_words_and_refuses_another_kind_or_tick() {
+        // GCRA, 10/s burst 5, then 2/s burst 1: a key that spent its burst
+        // owes 0.5 s, and the new bucket holds 0.5 s: it may take again
+        // once its debt is down to 0.5 s − 0.5 s = 0, at 0.5 s.
+        let old = BloomShape::new(10, 3, gcra(10.0, 5), 1, 2).unwrap();
+        let new = old.with_limit(gcra(2.0, 1)).unwrap();
+        let words = lines(&old);
+        for _ in 0..5 {
+            assert!(old.allow(&words, 0, b"k"));
+        }
+        assert!(!old.allow(&words, 0, b"k"));
+        assert!(!new.allow(&words, 0, b"k"), "the debt carries over");
+        assert_eq!(new.next(&words, 0, b"k"), SECOND / 2);
+        assert!(new.allow(&words, SECOND / 2, b"k"));
+        assert!(new.allow(&words, 0, b"other"), "another key is fresh");
+        assert!(!new.allow(&words, 0, b"other"), "the new burst");
+        // Window words: the count carries over.
+        let old = BloomShape::new(10, 3, limit(10.0, 5), 1, 2).unwrap();
+        let new = old.with_limit(limit(20.0, 3)).unwrap();
+        let words = lines(&old);
+        for i in 0..4 {
+            assert!(old.allow(&words, i, b"k"));
+        }
+        assert!(!new.allow(&words, 4, b"k"), "4 events ≥ the new burst 3");
+        // Another kind or another tick is refused.
+        assert!(old.with_limit(gcra(10.0, 5)).is_none());
+        let fast = BloomShape::new(10, 3, gcra(1e9, 5), 1, 2).unwrap();
+        assert!(fast.with_limit(gcra(10.0, 5)).is_none());
+        assert_ne!(gcra(1e9, 5).parts().2, gcra(10.0, 5).parts().2);
     }
 
     #[test]

@@ -159,6 +159,27 @@ pub enum BreakerPolicyError {
     Window(WindowError),
 }
 
+impl BreakerPolicyError {
+    /// The C status code (`weir_status` in `include/weir.h`) the C
+    /// library answers for this error: one mapping, which the C surface and
+    /// the bay's wasm replay both read.
+    pub const fn code(self) -> i32 {
+        match self {
+            BreakerPolicyError::K => 301,
+            BreakerPolicyError::Floor => 302,
+            BreakerPolicyError::Protection => 303,
+            BreakerPolicyError::Probe => 304,
+            BreakerPolicyError::Cap => 330,
+            BreakerPolicyError::Rps => 331,
+            BreakerPolicyError::Aggression => 332,
+            // The breaker's own codes for its window's errors.
+            BreakerPolicyError::Window(WindowError::Span) => 312,
+            BreakerPolicyError::Window(WindowError::TooLarge) => 311,
+            BreakerPolicyError::Window(WindowError::NoMemory) => 6,
+        }
+    }
+}
+
 /// Outcomes counted in one bucket, or over a window. `total` counts every
 /// call including the refused ones, so a throttled backend still reads as
 /// busy.
@@ -273,6 +294,18 @@ pub enum BreakerTicketError {
     /// This breaker never handed the ticket out: another breaker's, or one
     /// made up or overwritten.
     Foreign,
+}
+
+impl BreakerTicketError {
+    /// The C status code (`weir_status` in `include/weir.h`) the C
+    /// library answers for this error: one mapping, which the C surface and
+    /// the bay's wasm replay both read.
+    pub const fn code(self) -> i32 {
+        match self {
+            BreakerTicketError::Settled => 9,
+            BreakerTicketError::Foreign => 310,
+        }
+    }
 }
 
 /// A probability-based circuit breaker over a rolling window of outcomes.

@@ -73,6 +73,19 @@ pub enum BucketError {
     TooLarge,
 }
 
+impl BucketError {
+    /// The C status code (`weir_status` in `include/weir.h`) the C
+    /// library answers for this error: one mapping, which the C surface and
+    /// the bay's wasm replay both read.
+    pub const fn code(self) -> i32 {
+        match self {
+            BucketError::NotFinite => 3,
+            BucketError::Negative => 4,
+            BucketError::TooLarge => 5,
+        }
+    }
+}
+
 /// A token bucket. Safe to share between threads: every call is lock-free,
 /// one atomic word read and, for a `take` that succeeds, swapped.
 #[derive(Debug)]

@@ -65,6 +65,21 @@ pub enum BudgetError {
     Percent,
 }
 
+impl BudgetError {
+    /// The C status code (`weir_status` in `include/weir.h`) the C
+    /// library answers for this error: one mapping, which the C surface and
+    /// the bay's wasm replay both read.
+    pub const fn code(self) -> i32 {
+        match self {
+            BudgetError::MaxTokens => 500,
+            BudgetError::TokenRatio => 501,
+            BudgetError::Ttl => 502,
+            BudgetError::MinPerSecond => 503,
+            BudgetError::Percent => 504,
+        }
+    }
+}
+
 /// gRPC A6: the token count and its constants, all in thousandths.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Tokens {

@@ -81,7 +81,6 @@
 //! [`BloomShape::allow`]: crate::bloom::BloomShape::allow
 
 use crate::atomic::AtomicU64;
-#[cfg(feature = "alloc")]
 use crate::bloom::{BloomLine, BloomShape, BloomTaken};
 use crate::bucket::Bucket;
 use crate::gcra::{self, GcraLimit};
@@ -122,7 +121,6 @@ pub enum ChargeItem<'a, W = AtomicU64> {
     },
     /// A key of a bloom array (`lines` its [`BloomShape::lines`] lines),
     /// `cost` events (1..=burst) on each of its words that takes them.
-    #[cfg(feature = "alloc")]
     Bloom {
         /// The array's shape: its size, hashes, limit and key.
         shape: &'a BloomShape,
@@ -171,11 +169,40 @@ impl ChargeAnswer {
     }
 }
 
+/// A word's or a bloom key's cost given as a double (as the C surface's
+/// `weir_charge_item` gives every cost) as whole tokens or events: `None`
+/// when it is NaN, infinite, zero, negative or not whole. Costs of 2^63 and
+/// more read as `i64::MAX` (more than any limit holds).
+#[inline]
+pub fn whole_cost(cost: f64) -> Option<i64> {
+    // The cast saturates (NaN is 0): a positive whole cost below 2^63
+    // converts back to itself, and every finite double from 2^63 is whole.
+    let n = cost as i64;
+    if n > 0 && n as f64 == cost {
+        Some(n)
+    } else if cost >= 9_223_372_036_854_775_808.0 && cost.is_finite() {
+        Some(i64::MAX)
+    } else {
+        None
+    }
+}
+
 /// Why [`charge_all`] could not judge the items.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ChargeError {
     /// More than [`MAX_ITEMS`] items.
     TooMany,
+}
+
+impl ChargeError {
+    /// The C status code (`weir_status` in `include/weir.h`) the C
+    /// library answers for this error: one mapping, which the C surface and
+    /// the bay's wasm replay both read.
+    pub const fn code(self) -> i32 {
+        match self {
+            ChargeError::TooMany => 80,
+        }
+    }
 }
 
 /// What one item's charge wrote, to give it back.
@@ -190,7 +217,6 @@ enum Taken<'a, W> {
         before: i64,
         after: i64,
     },
-    #[cfg(feature = "alloc")]
     Bloom(BloomTaken<'a, W>),
 }
 
@@ -209,7 +235,6 @@ impl<W: Word> Taken<'_, W> {
                 before,
                 after,
             } => bucket.restore(*before, *after),
-            #[cfg(feature = "alloc")]
             Taken::Bloom(taken) => taken.restore(),
         }
     }
@@ -224,7 +249,6 @@ impl<'a, W: Word> ChargeItem<'a, W> {
             ChargeItem::Gcra { word, limit, cost } => gcra::next_n(word, &limit, now, cost),
             ChargeItem::Rate { word, limit, cost } => rate::next_n(word, &limit, now, cost),
             ChargeItem::Bucket { bucket, cost } => bucket.next(now, cost),
-            #[cfg(feature = "alloc")]
             ChargeItem::Bloom {
                 shape,
                 lines,
@@ -261,7 +285,6 @@ impl<'a, W: Word> ChargeItem<'a, W> {
                         after,
                     })
             }
-            #[cfg(feature = "alloc")]
             ChargeItem::Bloom {
                 shape,
                 lines,
@@ -634,15 +657,16 @@ mod tests {
         assert_eq!(at_one, 2);
     }
 
-    #[cfg(feature = "alloc")]
+    /// Over lines in an array: the charge's bloom items need no allocator.
     #[test]
     fn a_bloom_key_gives_back_each_word_it_charged() {
-        use crate::bloom::{Bloom, BloomShape};
+        use crate::bloom::{Bloom, BloomLine, BloomShape};
         for limit in [
             crate::bloom::BloomLimit::Window(window(1.0, 2)),
             crate::bloom::BloomLimit::Gcra(gcra(1.0, 2)),
         ] {
-            let bloom = Bloom::new(BloomShape::new(6, 3, limit, 1, 2).unwrap()).unwrap();
+            let store: [BloomLine; 8] = core::array::from_fn(|_| BloomLine::fresh());
+            let bloom = Bloom::new_in(BloomShape::new(6, 3, limit, 1, 2).unwrap(), store).unwrap();
             let user = AtomicU64::new(0);
             let lines = bloom.lines();
             let items = [
@@ -658,12 +682,7 @@ mod tests {
                     cost: 1,
                 },
             ];
-            let words = || {
-                lines
-                    .iter()
-                    .flat_map(|l| l.0.iter().map(value))
-                    .collect::<alloc::vec::Vec<_>>()
-            };
+            let words = || -> [u64; 64] { core::array::from_fn(|i| value(&lines[i / 8].0[i % 8])) };
             let fresh = words();
             assert!(gcra::allow(&user, &gcra(1.0, 1), 0));
             assert!(matches!(

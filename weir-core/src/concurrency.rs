@@ -86,6 +86,21 @@ pub enum ConcurrencyError {
     Window,
 }
 
+impl ConcurrencyError {
+    /// The C status code (`weir_status` in `include/weir.h`) the C
+    /// library answers for this error: one mapping, which the C surface and
+    /// the bay's wasm replay both read.
+    pub const fn code(self) -> i32 {
+        match self {
+            ConcurrencyError::Limits => 550,
+            ConcurrencyError::QueueSize => 551,
+            ConcurrencyError::Smoothing => 552,
+            ConcurrencyError::Tolerance => 553,
+            ConcurrencyError::Window => 554,
+        }
+    }
+}
+
 /// A call let in: when it started and how many were in flight then, itself
 /// included.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,7 +163,15 @@ impl Concurrency {
 
     /// Lets a call in at `now` if fewer than `⌊limit⌋` are in flight.
     pub fn enter(&mut self, now: i64) -> Option<ConcurrencyTicket> {
-        if self.flying >= self.limit() {
+        self.enter_below(self.limit(), now)
+    }
+
+    /// [`Concurrency::enter`] with `limit`, this limit's [`Concurrency::limit`]
+    /// as the caller just read it (the partitions read it first for their
+    /// rooms, and ask it once).
+    #[inline]
+    pub(crate) fn enter_below(&mut self, limit: i64, now: i64) -> Option<ConcurrencyTicket> {
+        if self.flying >= limit {
             return None;
         }
         self.flying += 1;

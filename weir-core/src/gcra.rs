@@ -89,6 +89,23 @@ pub enum GcraError {
     Invalid,
 }
 
+impl GcraError {
+    /// The C status code (`weir_status` in `include/weir.h`) the C
+    /// library answers for this error: one mapping, which the C surface and
+    /// the bay's wasm replay both read.
+    pub const fn code(self) -> i32 {
+        match self {
+            GcraError::NotFinite => 3,
+            GcraError::Negative => 4,
+            GcraError::Burst => 430,
+            GcraError::Zero => 431,
+            GcraError::TooSlow => 432,
+            GcraError::TooFast => 433,
+            GcraError::Invalid => 434,
+        }
+    }
+}
+
 impl GcraLimit {
     /// A limit of `rate_per_s` tokens a second and a bucket of `burst`
     /// tokens. Checked in order: the burst, then the rate (finite, not

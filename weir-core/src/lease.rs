@@ -92,6 +92,22 @@ pub enum LeaseError {
     Grant,
 }
 
+impl LeaseError {
+    /// The C status code (`weir_status` in `include/weir.h`) the C
+    /// library answers for this error: one mapping, which the C surface and
+    /// the bay's wasm replay both read.
+    pub const fn code(self) -> i32 {
+        match self {
+            LeaseError::Interval => 600,
+            LeaseError::Ttl => 601,
+            LeaseError::Burst => 602,
+            LeaseError::Share => 603,
+            LeaseError::Cost => 604,
+            LeaseError::Grant => 605,
+        }
+    }
+}
+
 /// What a take answers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LeaseTake {

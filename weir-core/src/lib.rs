@@ -5,12 +5,13 @@
 //! and, where a decision is a roll, a draw from [0, 1).
 //!
 //! Each type's behaviour lives in its own module in plain, safe Rust. This
-//! crate is `no_std`; the types whose size is chosen at run time keep their
-//! slots where the caller chooses (window, breaker, sliding, shedder: see
-//! [`store`]; the bloom's shape runs over any slice of lines), and the pool
-//! and the heap `Bloom` need the `alloc` feature (on by default; `std` adds
-//! nothing but the thread tests). The C library (the `weir` crate at the workspace root) puts its
-//! `extern "C"` surface over these types.
+//! crate is `no_std`, and every type builds without an allocator: the ones
+//! whose size is chosen at run time (window, breaker, sliding, shedder,
+//! pool, bloom) keep their slots in a store the caller chooses (a fixed
+//! array, a borrowed slice: see [`store`]). The `alloc` feature (on by
+//! default) adds only their `new` constructors over a `Vec`, and `std`
+//! nothing but the thread tests. The C library (the `weir` crate at the
+//! workspace root) puts its `extern "C"` surface over these types.
 #![no_std]
 #![forbid(unsafe_code)]
 // Every public item is documented: `cargo doc -p weir-core` is the Rust
@@ -38,7 +39,6 @@ pub mod lease;
 pub mod limiter;
 pub mod partitioned;
 pub mod period;
-#[cfg(feature = "alloc")]
 pub mod pool;
 pub mod rate;
 pub mod shedder;

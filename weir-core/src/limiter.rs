@@ -61,6 +61,29 @@ pub enum LimiterError {
     WrongVariant,
 }
 
+impl LimiterError {
+    /// The C status code (`weir_status` in `include/weir.h`) the C
+    /// library answers for this error: one mapping, which the C surface and
+    /// the bay's wasm replay both read.
+    pub const fn code(self) -> i32 {
+        match self {
+            LimiterError::ZeroCapacity => 100,
+            LimiterError::ZeroRefillAmount => 101,
+            LimiterError::ZeroRefillInterval => 102,
+            LimiterError::ZeroWindow => 103,
+            LimiterError::ZeroCooldown => 104,
+            LimiterError::InitialAboveCapacity => 105,
+            LimiterError::BucketAnchorInFuture => 106,
+            LimiterError::WindowAnchorInFuture => 107,
+            LimiterError::CooldownArmedWithTokens => 108,
+            LimiterError::CooldownDeadlineOverflow => 109,
+            LimiterError::RateLimited => 110,
+            LimiterError::InvalidAmount => 111,
+            LimiterError::WrongVariant => 112,
+        }
+    }
+}
+
 /// Why a refund gave nothing back (see [`Limiter::refund`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RefundError {
@@ -74,6 +97,22 @@ pub enum RefundError {
     Armed,
     /// The limiter is at capacity at `now`: nothing to give back.
     Full,
+}
+
+impl RefundError {
+    /// The C status code (`weir_status` in `include/weir.h`) the C
+    /// library answers for this error: one mapping, which the C surface and
+    /// the bay's wasm replay both read.
+    pub const fn code(self) -> i32 {
+        match self {
+            // A refund of zero units is the limiter's invalid amount.
+            RefundError::Amount => 111,
+            RefundError::Expired => 40,
+            RefundError::Armed => 41,
+            RefundError::Full => 42,
+            RefundError::Future => 43,
+        }
+    }
 }
 
 use LimiterError::*;

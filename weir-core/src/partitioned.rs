@@ -61,6 +61,22 @@ pub enum PartitionError {
     Empty,
 }
 
+impl PartitionError {
+    /// The C status code (`weir_status` in `include/weir.h`) the C
+    /// library answers for this error: one mapping, which the C surface and
+    /// the bay's wasm replay both read.
+    pub const fn code(self) -> i32 {
+        match self {
+            PartitionError::Policy(e) => e.code(),
+            PartitionError::Count => 560,
+            PartitionError::Share => 561,
+            PartitionError::Borrow => 562,
+            PartitionError::Unknown => 563,
+            PartitionError::Empty => 564,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 struct Part {
     terms: Partition,
@@ -165,7 +181,8 @@ impl Partitioned {
     }
 
     /// Whether any partition other than `except` holds a claim at `now`.
-    #[inline]
+    /// Out of line: only a borrowing call asks.
+    #[inline(never)]
     fn claimed(&self, now: i64, except: usize) -> bool {
         let hold = (self.limit.long_rtt() as i64).saturating_add(1);
         self.parts[..self.count]
@@ -182,20 +199,23 @@ impl Partitioned {
         i: usize,
         now: i64,
     ) -> Result<Option<ConcurrencyTicket>, PartitionError> {
-        let part = *self.part(i)?;
+        if i >= self.count {
+            return Err(PartitionError::Unknown);
+        }
         let limit = self.limit.limit();
         if limit != self.room_limit {
-            self.room_limit = limit;
-            for (room, p) in self.rooms.iter_mut().zip(&self.parts[..self.count]) {
-                *room = (limit as f64 * p.terms.share) as i64;
-            }
+            self.size_rooms(limit);
         }
         let room = self.rooms.get(i).copied().unwrap_or(0);
+        let Some(part) = self.parts.get(i) else {
+            return Err(PartitionError::Unknown);
+        };
         let own = part.flying < room;
         if !own && (part.flying - room >= part.terms.borrow || self.claimed(now, i)) {
             return Ok(None);
         }
-        let entered = self.limit.enter(now);
+        // The global limit's own check, at the limit read above.
+        let entered = self.limit.enter_below(limit, now);
         if let Some(part) = self.parts.get_mut(i) {
             match entered {
                 Some(_) => {
@@ -207,6 +227,16 @@ impl Partitioned {
             }
         }
         Ok(entered)
+    }
+
+    /// Each partition's room at `⌊limit⌋ = limit`, kept until it moves.
+    #[cold]
+    #[inline(never)]
+    fn size_rooms(&mut self, limit: i64) {
+        self.room_limit = limit;
+        for (room, p) in self.rooms.iter_mut().zip(&self.parts[..self.count]) {
+            *room = (limit as f64 * p.terms.share) as i64;
+        }
     }
 
     /// The call of partition `i` behind `entry` ended at `now`: it leaves
@@ -221,10 +251,10 @@ impl Partitioned {
         now: i64,
         dropped: bool,
     ) -> Result<(), PartitionError> {
-        let count = self.count;
-        let part = self.parts[..count]
-            .get_mut(i)
-            .ok_or(PartitionError::Unknown)?;
+        if i >= self.count {
+            return Err(PartitionError::Unknown);
+        }
+        let part = self.parts.get_mut(i).ok_or(PartitionError::Unknown)?;
         if part.flying < 1 {
             return Err(PartitionError::Empty);
         }

@@ -38,6 +38,17 @@ pub enum PeriodError {
     Negative,
 }
 
+impl PeriodError {
+    /// The C status code (`weir_status` in `include/weir.h`) the C
+    /// library answers for this error: one mapping, which the C surface and
+    /// the bay's wasm replay both read.
+    pub const fn code(self) -> i32 {
+        match self {
+            PeriodError::Zero | PeriodError::Negative => 18,
+        }
+    }
+}
+
 /// A fixed-window counter. Not synchronised: the C handle wraps it in a
 /// mutex.
 #[derive(Debug)]

@@ -20,11 +20,17 @@
 //!
 //! Every resource the pool knows (idle or lent) sits in an open-addressing
 //! table sized once from `size`, so a lookup is O(1) and no operation
-//! allocates after construction.
+//! allocates after construction. The table and the idle stack live in one
+//! store of [`PoolSlot`]s that the caller chooses (see [`crate::store`]):
+//! the `Vec` [`Pool::new`] allocates, or a slice or an array of
+//! [`store_len`] slots handed to [`Pool::new_in`], with no allocator at
+//! all. The same code runs over each.
 
+#[cfg(feature = "alloc")]
 use alloc::vec::Vec;
 use core::mem::size_of;
 
+use crate::store::Slots;
 use crate::time::{after, NEVER};
 
 /// The largest `size` a pool accepts: 2^24 resources.
@@ -70,6 +76,33 @@ impl PoolPolicy {
         min_idle: 0,
         max_making: 0,
     };
+    /// The limits, if a pool accepts them: the error of the first wrong
+    /// field in field order otherwise (as [`Pool::new`] and
+    /// [`Pool::new_in`] refuse them).
+    pub fn check(self) -> Result<PoolPolicy, PoolPolicyError> {
+        let faults = [
+            (!(1..=MAX_SIZE).contains(&self.size), PoolPolicyError::Size),
+            (self.idle < 0, PoolPolicyError::Idle),
+            (self.keep_ns < 0, PoolPolicyError::Keep),
+            (self.life_ns < 0, PoolPolicyError::Life),
+            (
+                !(0.0..=1.0).contains(&self.life_jitter),
+                PoolPolicyError::Jitter,
+            ),
+            (self.min_idle < 0, PoolPolicyError::MinIdle),
+            (self.max_making < 0, PoolPolicyError::MaxMaking),
+        ];
+        match faults.iter().find(|(failed, _)| *failed) {
+            Some(&(_, fault)) => Err(fault),
+            None => Ok(self),
+        }
+    }
+
+    /// How many [`PoolSlot`]s a pool with these limits needs in its store:
+    /// [`store_len`]`(size, idle)`.
+    pub const fn store_len(&self) -> usize {
+        store_len(self.size, self.idle)
+    }
 }
 
 impl Default for PoolPolicy {
@@ -99,6 +132,24 @@ pub enum PoolPolicyError {
     MaxMaking,
     /// The table for `size` resources could not be allocated.
     NoMemory,
+}
+
+impl PoolPolicyError {
+    /// The C status code (`weir_status` in `include/weir.h`) the C
+    /// library answers for this error: one mapping, which the C surface and
+    /// the bay's wasm replay both read.
+    pub const fn code(self) -> i32 {
+        match self {
+            PoolPolicyError::Size => 204,
+            PoolPolicyError::Idle => 205,
+            PoolPolicyError::Keep => 206,
+            PoolPolicyError::Life => 207,
+            PoolPolicyError::Jitter => 220,
+            PoolPolicyError::MinIdle => 221,
+            PoolPolicyError::MaxMaking => 222,
+            PoolPolicyError::NoMemory => 6,
+        }
+    }
 }
 
 /// What [`Pool::take`] answers.
@@ -133,6 +184,20 @@ pub enum PoolMisuse {
     NoReservation,
     /// `made` with an item the pool already holds, idle or lent.
     Known,
+}
+
+impl PoolMisuse {
+    /// The C status code (`weir_status` in `include/weir.h`) the C
+    /// library answers for this error: one mapping, which the C surface and
+    /// the bay's wasm replay both read.
+    pub const fn code(self) -> i32 {
+        match self {
+            PoolMisuse::Idle => 200,
+            PoolMisuse::NotLent => 201,
+            PoolMisuse::NoReservation => 202,
+            PoolMisuse::Known => 203,
+        }
+    }
 }
 
 /// Running totals since the pool was made, for a dashboard (modelled on Go's
@@ -182,121 +247,142 @@ enum Due {
     Old,
 }
 
-/// A table slot's state.
-const EMPTY: u8 = 0;
-const LENT: u8 = 1;
-const IDLE: u8 = 2;
+/// A table slot's state (a [`PoolSlot`]'s `mark` in the table).
+const EMPTY: i64 = 0;
+const LENT: i64 = 1;
+const IDLE: i64 = 2;
 /// Lent before the latest [`Pool::mark_old`]: not kept when it comes back.
-const LENT_OLD: u8 = 3;
+const LENT_OLD: i64 = 3;
 
-/// Every resource the pool knows, by identity: an open-addressing table with
-/// linear probing and backward-shift deletion (no tombstones), sized once to
-/// a power of two at least twice the pool's size, so it is never more than
-/// half full and a probe always ends.
-#[derive(Debug)]
-struct Table {
-    items: Vec<usize>,
-    births: Vec<i64>,
-    tags: Vec<u8>,
-    /// 64 minus log2 of the slot count: a hash's top bits pick the slot.
-    shift: u32,
+/// One slot of a pool's store (see [`crate::store`]): a place in its table
+/// of the resources it knows, or a place on its stack of idle ones. A
+/// fresh slot is `PoolSlot::default()`; what a slot holds is the pool's
+/// business, and [`Pool::new_in`] overwrites the slots it uses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PoolSlot {
+    item: usize,
+    birth: i64,
+    /// In the table: the slot's state (`EMPTY`, `LENT`, ...); on the idle
+    /// stack: since when the resource is idle.
+    mark: i64,
 }
 
-impl Table {
-    fn new(size: usize) -> Result<Table, PoolPolicyError> {
-        let slots = (size * 2).next_power_of_two();
-        let mut table = Table {
-            items: Vec::new(),
-            births: Vec::new(),
-            tags: Vec::new(),
-            shift: 64 - slots.trailing_zeros(),
-        };
-        let no_memory = |_| PoolPolicyError::NoMemory;
-        table.items.try_reserve_exact(slots).map_err(no_memory)?;
-        table.births.try_reserve_exact(slots).map_err(no_memory)?;
-        table.tags.try_reserve_exact(slots).map_err(no_memory)?;
-        table.items.resize(slots, 0);
-        table.births.resize(slots, 0);
-        table.tags.resize(slots, EMPTY);
-        Ok(table)
-    }
+/// The table's slot count for `size` resources (1..=[`MAX_SIZE`]): the
+/// power of two at least twice it, so the table is never more than half
+/// full and a probe always ends.
+const fn table_len(size: usize) -> usize {
+    (size * 2).next_power_of_two()
+}
 
-    #[inline]
-    fn mask(&self) -> usize {
-        self.tags.len() - 1
-    }
+/// How many [`PoolSlot`]s a pool of `size` resources keeping at most
+/// `idle` idle needs in its store ([`Pool::new_in`]): a table of the power
+/// of two at least `2 × size`, then `min(idle, size)` idle places. A
+/// `size` outside 1..=[`MAX_SIZE`] counts as the nearest end of that range
+/// and a negative `idle` as 0 (`new_in` refuses such a policy anyway). A
+/// `const fn`, so that it can size an array: a pool with the preset holds
+/// its 42 slots in `[PoolSlot; store_len(10, 10)]`.
+pub const fn store_len(size: i64, idle: i64) -> usize {
+    let size = if size < 1 {
+        1
+    } else if size > MAX_SIZE {
+        MAX_SIZE
+    } else {
+        size
+    };
+    let idle = if idle < 0 {
+        0
+    } else if idle > size {
+        size
+    } else {
+        idle
+    };
+    // Both fit: 1 <= size <= 2^24 and 0 <= idle <= size.
+    table_len(size as usize) + idle as usize
+}
 
-    /// The slot an item's probe starts at (Fibonacci hashing: spreads
-    /// aligned pointers and consecutive descriptors alike).
-    #[inline]
-    fn home(&self, item: usize) -> usize {
-        ((item as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
-    }
+// Every resource the pool knows, by identity, sits in the first slots of
+// its store: an open-addressing table with linear probing and
+// backward-shift deletion (no tombstones), its length a power of two (see
+// `table_len`). `shift` is 64 minus log2 of that length: a hash's top bits
+// pick the slot.
 
-    #[inline]
-    fn find(&self, item: usize) -> Option<usize> {
-        let mut slot = self.home(item);
-        loop {
-            match self.tags[slot] {
-                EMPTY => return None,
-                _ if self.items[slot] == item => return Some(slot),
-                _ => slot = (slot + 1) & self.mask(),
-            }
+/// The slot an item's probe starts at (Fibonacci hashing: spreads aligned
+/// pointers and consecutive descriptors alike).
+#[inline]
+fn home(shift: u32, item: usize) -> usize {
+    ((item as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize
+}
+
+/// The slot holding `item` in the table (the first `mask + 1` of
+/// `table`), if any.
+#[inline]
+fn find(table: &[PoolSlot], mask: usize, shift: u32, item: usize) -> Option<usize> {
+    let mut slot = home(shift, item);
+    loop {
+        let entry = &table[slot];
+        match entry.mark {
+            EMPTY => return None,
+            _ if entry.item == item => return Some(slot),
+            _ => slot = (slot + 1) & mask,
         }
-    }
-
-    /// Puts an item the table does not hold; returns its slot.
-    fn insert(&mut self, item: usize, birth: i64, tag: u8) -> usize {
-        let mut slot = self.home(item);
-        while self.tags[slot] != EMPTY {
-            slot = (slot + 1) & self.mask();
-        }
-        self.items[slot] = item;
-        self.births[slot] = birth;
-        self.tags[slot] = tag;
-        slot
-    }
-
-    /// Empties `slot`, shifting back the entries after it whose probe
-    /// passed through it so that every lookup still finds them.
-    fn remove(&mut self, mut slot: usize) {
-        let mask = self.mask();
-        let mut next = slot;
-        loop {
-            self.tags[slot] = EMPTY;
-            loop {
-                next = (next + 1) & mask;
-                if self.tags[next] == EMPTY {
-                    return;
-                }
-                // An entry may move back to `slot` unless its home lies
-                // cyclically in (slot, next].
-                let home = self.home(self.items[next]);
-                let stays = if slot <= next {
-                    slot < home && home <= next
-                } else {
-                    slot < home || home <= next
-                };
-                if !stays {
-                    break;
-                }
-            }
-            self.items[slot] = self.items[next];
-            self.births[slot] = self.births[next];
-            self.tags[slot] = self.tags[next];
-            slot = next;
-        }
-    }
-
-    fn heap_bytes(&self) -> usize {
-        self.tags.len() * (size_of::<usize>() + size_of::<i64>() + 1)
     }
 }
 
-/// A pool's bookkeeping. Not synchronised: share it behind a lock (the C
-/// handle does).
+/// Puts an item the table (the first `mask + 1` of `table`) does not
+/// hold; returns its slot.
+fn insert(
+    table: &mut [PoolSlot],
+    (mask, shift): (usize, u32),
+    item: usize,
+    birth: i64,
+    tag: i64,
+) -> usize {
+    let mut slot = home(shift, item);
+    while table[slot].mark != EMPTY {
+        slot = (slot + 1) & mask;
+    }
+    table[slot] = PoolSlot {
+        item,
+        birth,
+        mark: tag,
+    };
+    slot
+}
+
+/// Empties `slot` of the table (the first `mask + 1` of `table`),
+/// shifting back the entries after it whose probe passed through it so
+/// that every lookup still finds them.
+fn remove(table: &mut [PoolSlot], mask: usize, shift: u32, mut slot: usize) {
+    let mut next = slot;
+    loop {
+        table[slot].mark = EMPTY;
+        loop {
+            next = (next + 1) & mask;
+            if table[next].mark == EMPTY {
+                return;
+            }
+            // An entry may move back to `slot` unless its home lies
+            // cyclically in (slot, next].
+            let home = home(shift, table[next].item);
+            let stays = if slot <= next {
+                slot < home && home <= next
+            } else {
+                slot < home || home <= next
+            };
+            if !stays {
+                break;
+            }
+        }
+        table[slot] = table[next];
+        slot = next;
+    }
+}
+
+/// A pool's bookkeeping, over a store `S` of [`PoolSlot`]s (a `Vec` by
+/// default; see [`crate::store`] and [`store_len`]). Not synchronised:
+/// share it behind a lock (the C handle does).
 #[derive(Debug)]
-pub struct Pool {
+pub struct Pool<#[cfg(feature = "alloc")] S = Vec<PoolSlot>, #[cfg(not(feature = "alloc"))] S> {
     size: usize,
     /// The most kept idle: `min(limits.idle, size)`.
     idle_cap: usize,
@@ -309,12 +395,16 @@ pub struct Pool {
     min_idle: usize,
     /// The most reservations open at once: `max_making`, or `size` for 0.
     max_making: usize,
-    /// Idle resources, oldest-returned at the bottom, newest on top.
-    idle: Vec<Idle>,
-    /// How many at the bottom of `idle` were there at the latest
+    /// The table's slots, then `idle_cap` idle places: idle resources,
+    /// oldest-returned at the bottom, newest on top, `idle_len` of them.
+    store: S,
+    /// The table's length (a power of two) and its hash's shift.
+    table_len: usize,
+    shift: u32,
+    idle_len: usize,
+    /// How many at the bottom of the idle stack were there at the latest
     /// `mark_old`: nothing is pushed below them, so they stay the bottom.
     old_idle: usize,
-    table: Table,
     lent: usize,
     reserved: usize,
     /// The latest `now` seen: an earlier one counts as this one.
@@ -324,8 +414,10 @@ pub struct Pool {
     counters: PoolStats,
 }
 
+#[cfg(feature = "alloc")]
 impl Pool {
-    /// An empty pool, every allocation it will ever make done here.
+    /// An empty pool, every allocation it will ever make done here: one
+    /// `Vec` of [`store_len`] slots, over which [`Pool::new_in`] runs.
     ///
     /// A `size` outside 1..=[`MAX_SIZE`] is refused, and so is a negative
     /// `idle`, `keep_ns`, `life_ns`, `min_idle` or `max_making`, and a
@@ -334,6 +426,26 @@ impl Pool {
     /// `min_idle` above that as it, a `max_making` above `size` as `size`;
     /// an `idle` of zero keeps nothing (every `give` answers "not kept").
     pub fn new(limits: PoolPolicy) -> Result<Pool, PoolPolicyError> {
+        let limits = limits.check()?;
+        let len = store_len(limits.size, limits.idle);
+        let mut store = Vec::new();
+        store
+            .try_reserve_exact(len)
+            .map_err(|_| PoolPolicyError::NoMemory)?;
+        store.resize(len, PoolSlot::default());
+        Pool::new_in(limits, store)
+    }
+}
+
+impl<S: Slots<PoolSlot>> Pool<S> {
+    /// An empty pool over the caller's store, which holds at least
+    /// [`store_len`]`(size, idle)` slots (the first that many are
+    /// overwritten; any after them are left alone): a fixed array, a
+    /// borrowed slice, memory a C caller handed over. The limits are
+    /// checked as [`Pool::new`] checks them; a store with fewer slots is
+    /// [`PoolPolicyError::NoMemory`]. Nothing afterwards allocates.
+    pub fn new_in(limits: PoolPolicy, mut store: S) -> Result<Pool<S>, PoolPolicyError> {
+        let limits = limits.check()?;
         let PoolPolicy {
             size,
             idle,
@@ -343,18 +455,12 @@ impl Pool {
             min_idle,
             max_making,
         } = limits;
-        let faults = [
-            (!(1..=MAX_SIZE).contains(&size), PoolPolicyError::Size),
-            (idle < 0, PoolPolicyError::Idle),
-            (keep_ns < 0, PoolPolicyError::Keep),
-            (life_ns < 0, PoolPolicyError::Life),
-            (!(0.0..=1.0).contains(&life_jitter), PoolPolicyError::Jitter),
-            (min_idle < 0, PoolPolicyError::MinIdle),
-            (max_making < 0, PoolPolicyError::MaxMaking),
-        ];
-        if let Some(&(_, fault)) = faults.iter().find(|(failed, _)| *failed) {
-            return Err(fault);
+        let len = store_len(size, idle);
+        let slots = store.as_mut();
+        if slots.len() < len {
+            return Err(PoolPolicyError::NoMemory);
         }
+        slots[..len].fill(PoolSlot::default());
         // Both fit: 0 < size <= 2^24.
         let size = size as usize;
         let idle_cap = idle.min(size as i64) as usize;
@@ -365,10 +471,7 @@ impl Pool {
             0 => size,
             m => m.min(size as i64) as usize,
         };
-        let mut stack = Vec::new();
-        stack
-            .try_reserve_exact(idle_cap)
-            .map_err(|_| PoolPolicyError::NoMemory)?;
+        let table_len = table_len(size);
         Ok(Pool {
             size,
             idle_cap,
@@ -377,15 +480,96 @@ impl Pool {
             jitter_ns: jitter_ns.max(0),
             min_idle: min_idle.min(idle_cap as i64) as usize,
             max_making,
-            idle: stack,
+            store,
+            table_len,
+            shift: 64 - table_len.trailing_zeros(),
+            idle_len: 0,
             old_idle: 0,
-            table: Table::new(size)?,
             lent: 0,
             reserved: 0,
             latest: i64::MIN,
             closed: false,
             counters: PoolStats::default(),
         })
+    }
+
+    /// The pool with its slots moved to another store: `rehome` gets the
+    /// store and must answer one holding the same slots, in the same order
+    /// (a `Vec` turned into a boxed slice, say). Nothing else changes.
+    pub fn map_store<T: Slots<PoolSlot>>(self, rehome: impl FnOnce(S) -> T) -> Pool<T> {
+        Pool {
+            size: self.size,
+            idle_cap: self.idle_cap,
+            keep_ns: self.keep_ns,
+            life_ns: self.life_ns,
+            jitter_ns: self.jitter_ns,
+            min_idle: self.min_idle,
+            max_making: self.max_making,
+            store: rehome(self.store),
+            table_len: self.table_len,
+            shift: self.shift,
+            idle_len: self.idle_len,
+            old_idle: self.old_idle,
+            lent: self.lent,
+            reserved: self.reserved,
+            latest: self.latest,
+            closed: self.closed,
+            counters: self.counters,
+        }
+    }
+
+    /// The table: the store's first `table_len` slots. (The hot paths
+    /// index the store itself, the table's mask keeping them inside.)
+    #[inline]
+    fn table_mut(&mut self) -> &mut [PoolSlot] {
+        let len = self.table_len;
+        &mut self.store.as_mut()[..len]
+    }
+
+    #[inline]
+    fn find(&self, item: usize) -> Option<usize> {
+        find(self.store.as_ref(), self.table_len - 1, self.shift, item)
+    }
+
+    #[inline]
+    fn insert(&mut self, item: usize, birth: i64, tag: i64) -> usize {
+        let at = (self.table_len - 1, self.shift);
+        insert(self.store.as_mut(), at, item, birth, tag)
+    }
+
+    #[inline]
+    fn remove(&mut self, slot: usize) {
+        let (mask, shift) = (self.table_len - 1, self.shift);
+        remove(self.store.as_mut(), mask, shift, slot)
+    }
+
+    /// The idle stack's entry `at` (0: the bottom).
+    #[inline]
+    fn idle_at(&self, at: usize) -> Idle {
+        let slot = self.store.as_ref()[self.table_len + at];
+        Idle {
+            item: slot.item,
+            birth: slot.birth,
+            since: slot.mark,
+        }
+    }
+
+    #[inline]
+    fn set_idle(&mut self, at: usize, idle: Idle) {
+        let at = self.table_len + at;
+        self.store.as_mut()[at] = PoolSlot {
+            item: idle.item,
+            birth: idle.birth,
+            mark: idle.since,
+        };
+    }
+
+    /// Takes the top of the idle stack off.
+    #[inline]
+    fn pop_idle(&mut self) -> Option<Idle> {
+        let top = self.idle_len.checked_sub(1)?;
+        self.idle_len = top;
+        Some(self.idle_at(top))
     }
 
     /// The pool's clock at `now`: `now`, or the latest seen if that is
@@ -444,19 +628,19 @@ impl Pool {
             self.counters.waits += 1;
             return PoolTaken::Wait;
         }
-        if let Some(top) = self.idle.pop() {
-            let slot = self.table.find(top.item);
-            let old = self.idle.len() < self.old_idle;
+        if let Some(top) = self.pop_idle() {
+            let slot = self.find(top.item);
+            let old = self.idle_len < self.old_idle;
             if old || self.due(&top, now).is_some() {
-                self.old_idle = self.old_idle.min(self.idle.len());
+                self.old_idle = self.old_idle.min(self.idle_len);
                 if let Some(slot) = slot {
-                    self.table.remove(slot);
+                    self.remove(slot);
                 }
                 self.counters.stale += 1;
                 return PoolTaken::Stale(top.item);
             }
             if let Some(slot) = slot {
-                self.table.tags[slot] = LENT;
+                self.store.as_mut()[slot].mark = LENT;
             }
             self.lent += 1;
             self.counters.reused += 1;
@@ -487,7 +671,7 @@ impl Pool {
     /// changes, the clock included.
     pub fn made_jittered(&mut self, item: usize, now: i64, draw: u64) -> Result<(), PoolMisuse> {
         let now = self.clock(now);
-        if self.table.find(item).is_some() {
+        if self.find(item).is_some() {
             return Err(PoolMisuse::Known);
         }
         if self.reserved == 0 {
@@ -498,7 +682,7 @@ impl Pool {
         let cut = ((self.jitter_ns as u128 * draw as u128) >> 64) as i64;
         // A resource's life is checked from its birth, so a shorter life is
         // an earlier birth.
-        self.table.insert(item, now.saturating_sub(cut), LENT);
+        self.insert(item, now.saturating_sub(cut), LENT);
         self.lent += 1;
         self.counters.made += 1;
         Ok(())
@@ -526,33 +710,39 @@ impl Pool {
     #[inline]
     pub fn give(&mut self, item: usize, now: i64) -> Result<bool, PoolMisuse> {
         let now = self.clock(now);
-        let slot = match self.table.find(item) {
-            Some(slot) if self.table.tags[slot] == IDLE => return Err(PoolMisuse::Idle),
+        let slot = match self.find(item) {
+            Some(slot) if self.store.as_ref()[slot].mark == IDLE => return Err(PoolMisuse::Idle),
             Some(slot) => slot,
             None => self.register_unmade(item, now)?,
         };
         self.commit_clock(now);
-        let birth = self.table.births[slot];
+        let PoolSlot {
+            birth, mark: tag, ..
+        } = self.store.as_ref()[slot];
         self.lent -= 1;
         let counter = if self.closed {
             &mut self.counters.closed
-        } else if self.table.tags[slot] == LENT_OLD {
+        } else if tag == LENT_OLD {
             &mut self.counters.retired
         } else if self.too_old(birth, now) {
             &mut self.counters.evicted_age
-        } else if self.idle.len() >= self.idle_cap {
+        } else if self.idle_len >= self.idle_cap {
             &mut self.counters.refused
         } else {
-            self.table.tags[slot] = IDLE;
-            self.idle.push(Idle {
-                item,
-                birth,
-                since: now,
-            });
+            self.store.as_mut()[slot].mark = IDLE;
+            self.set_idle(
+                self.idle_len,
+                Idle {
+                    item,
+                    birth,
+                    since: now,
+                },
+            );
+            self.idle_len += 1;
             return Ok(true);
         };
         *counter += 1;
-        self.table.remove(slot);
+        self.remove(slot);
         Ok(false)
     }
 
@@ -566,22 +756,22 @@ impl Pool {
         self.reserved -= 1;
         self.lent += 1;
         self.counters.made += 1;
-        Ok(self.table.insert(item, now, LENT))
+        Ok(self.insert(item, now, LENT))
     }
 
     /// Forgets a lent resource that broke and is not coming back; the caller
     /// closes it. An unknown item dropped while a reservation is open fills
     /// and ends the reservation (counted as made and dropped).
     pub fn drop_item(&mut self, item: usize) -> Result<(), PoolMisuse> {
-        let slot = match self.table.find(item) {
-            Some(slot) if self.table.tags[slot] == IDLE => return Err(PoolMisuse::Idle),
+        let slot = match self.find(item) {
+            Some(slot) if self.store.as_ref()[slot].mark == IDLE => return Err(PoolMisuse::Idle),
             Some(slot) => slot,
             None => {
                 let now = self.latest;
                 self.register_unmade(item, now)?
             }
         };
-        self.table.remove(slot);
+        self.remove(slot);
         self.lent -= 1;
         self.counters.dropped += 1;
         Ok(())
@@ -595,8 +785,8 @@ impl Pool {
         let now = self.clock(now);
         self.commit_clock(now);
         let (mut written, mut kept, mut old_kept) = (0, 0, 0);
-        for at in 0..self.idle.len() {
-            let idle = self.idle[at];
+        for at in 0..self.idle_len {
+            let idle = self.idle_at(at);
             let old = at < self.old_idle;
             if written < cap {
                 let why = if old {
@@ -616,11 +806,11 @@ impl Pool {
                     continue;
                 }
             }
-            self.idle[kept] = idle;
+            self.set_idle(kept, idle);
             kept += 1;
             old_kept += usize::from(old);
         }
-        self.idle.truncate(kept);
+        self.idle_len = kept;
         self.old_idle = old_kept;
         written
     }
@@ -643,14 +833,16 @@ impl Pool {
     /// its borrower to close.
     pub fn close_with(&mut self, cap: usize, mut put: impl FnMut(usize)) -> usize {
         self.closed = true;
-        let written = self.idle.len().min(cap);
+        let written = self.idle_len.min(cap);
         for at in 0..written {
-            let item = self.idle[at].item;
+            let item = self.idle_at(at).item;
             self.forget(item);
             self.counters.closed += 1;
             put(item);
         }
-        self.idle.drain(..written);
+        let (from, to) = (self.table_len + written, self.table_len + self.idle_len);
+        self.store.as_mut().copy_within(from..to, self.table_len);
+        self.idle_len -= written;
         self.old_idle = self.old_idle.saturating_sub(written);
         written
     }
@@ -667,8 +859,8 @@ impl Pool {
 
     /// Removes an item from the table, if it is there.
     fn forget(&mut self, item: usize) {
-        if let Some(slot) = self.table.find(item) {
-            self.table.remove(slot);
+        if let Some(slot) = self.find(item) {
+            self.remove(slot);
         }
     }
 
@@ -680,13 +872,13 @@ impl Pool {
     /// if their reservation was opened before. Returns how many it marked.
     /// Visits every table slot: O(size), no allocation.
     pub fn mark_old(&mut self) -> usize {
-        self.old_idle = self.idle.len();
+        self.old_idle = self.idle_len;
         let mut lent = 0;
-        for tag in self.table.tags.iter_mut() {
-            if *tag == LENT {
-                *tag = LENT_OLD;
+        for slot in self.table_mut() {
+            if slot.mark == LENT {
+                slot.mark = LENT_OLD;
             }
-            lent += usize::from(*tag == LENT_OLD);
+            lent += usize::from(slot.mark == LENT_OLD);
         }
         self.old_idle + lent
     }
@@ -703,7 +895,7 @@ impl Pool {
         if self.closed {
             return 0;
         }
-        let ready = self.idle.len() - self.old_idle + self.reserved;
+        let ready = self.idle_len - self.old_idle + self.reserved;
         let wanted = self
             .min_idle
             .saturating_sub(ready)
@@ -723,7 +915,8 @@ impl Pool {
         if self.old_idle > 0 {
             return 0;
         }
-        match self.idle.iter().filter_map(|idle| self.expiry(idle)).min() {
+        let due = (0..self.idle_len).filter_map(|at| self.expiry(&self.idle_at(at)));
+        match due.min() {
             None => NEVER,
             Some(at) if at <= clock => 0,
             Some(at) => at.saturating_sub(now),
@@ -732,12 +925,12 @@ impl Pool {
 
     /// How many resources exist: idle, lent, and being made.
     pub fn live(&self) -> usize {
-        self.idle.len() + self.lent + self.reserved
+        self.idle_len + self.lent + self.reserved
     }
 
     /// How many are sitting idle.
     pub fn idle(&self) -> usize {
-        self.idle.len()
+        self.idle_len
     }
 
     /// How many are lent out or being made.
@@ -755,14 +948,15 @@ impl Pool {
         self.counters
     }
 
-    /// The heap this pool allocated at construction (and never changes):
-    /// 24 bytes per idle slot plus 17 bytes per table slot on 64-bit.
+    /// The bytes of the slots this pool uses in its store (all it
+    /// allocated at construction, for one that [`Pool::new`] made, and
+    /// never changes): [`store_len`] slots of 24 bytes on 64-bit.
     pub fn heap_bytes(&self) -> usize {
-        self.idle.capacity() * size_of::<Idle>() + self.table.heap_bytes()
+        (self.table_len + self.idle_cap) * size_of::<PoolSlot>()
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "alloc"))]
 mod tests {
     use super::*;
     use crate::time::SECOND;
@@ -1154,10 +1348,8 @@ mod tests {
     fn memory_is_allocated_once() {
         let mut p = pool(10, 10, MINUTE, 0);
         let bytes = p.heap_bytes();
-        assert_eq!(
-            bytes,
-            10 * size_of::<Idle>() + 32 * (size_of::<usize>() + 9)
-        );
+        assert_eq!(bytes, (10 + 32) * size_of::<PoolSlot>());
+        assert_eq!(store_len(10, 10), 42);
         for round in 0..100 {
             for item in 0..10 {
                 if round == 0 {
@@ -1171,7 +1363,7 @@ mod tests {
             }
         }
         assert_eq!(p.heap_bytes(), bytes);
-        assert_eq!(p.idle.capacity(), 10);
+        assert_eq!(p.store.capacity(), 42);
     }
 
     fn limits(size: i64, idle: i64, life_ns: i64) -> PoolPolicy {

@@ -113,6 +113,23 @@ pub enum RateError {
     Invalid,
 }
 
+impl RateError {
+    /// The C status code (`weir_status` in `include/weir.h`) the C
+    /// library answers for this error: one mapping, which the C surface and
+    /// the bay's wasm replay both read.
+    pub const fn code(self) -> i32 {
+        match self {
+            RateError::NotFinite => 3,
+            RateError::Negative => 4,
+            RateError::Burst => 400,
+            RateError::Zero => 401,
+            RateError::TooSlow => 402,
+            RateError::TooFast => 403,
+            RateError::Invalid => 404,
+        }
+    }
+}
+
 impl RateLimit {
     /// A limit of `limit_per_s` events a second with windows of `burst`
     /// events. The burst is checked first, then the limit: finite, not

@@ -149,6 +149,25 @@ pub enum ShedderPolicyError {
     Window(WindowError),
 }
 
+impl ShedderPolicyError {
+    /// The C status code (`weir_status` in `include/weir.h`) the C
+    /// library answers for this error: one mapping, which the C surface and
+    /// the bay's wasm replay both read.
+    pub const fn code(self) -> i32 {
+        match self {
+            ShedderPolicyError::Cpu => 305,
+            ShedderPolicyError::Latency => 306,
+            ShedderPolicyError::Beta => 307,
+            ShedderPolicyError::Floor => 308,
+            ShedderPolicyError::Cool => 309,
+            // The shedder's own codes for its window's errors.
+            ShedderPolicyError::Window(WindowError::Span) => 314,
+            ShedderPolicyError::Window(WindowError::TooLarge) => 313,
+            ShedderPolicyError::Window(WindowError::NoMemory) => 6,
+        }
+    }
+}
+
 /// How much a call matters, for [`Shedder::allow_class`]: the lower the
 /// class, the earlier it is refused (see the module's documentation for
 /// the rule). Ordered from least to most important.
@@ -200,6 +219,15 @@ pub struct ShedderTicket {
 /// A ticket was settled a second time; nothing changed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Settled;
+
+impl Settled {
+    /// The C status code (`weir_status` in `include/weir.h`) the C
+    /// library answers for this error: one mapping, which the C surface and
+    /// the bay's wasm replay both read.
+    pub const fn code(self) -> i32 {
+        9
+    }
+}
 
 /// What the shedder knows at a moment, for a dashboard.
 #[derive(Clone, Copy, Debug, PartialEq)]

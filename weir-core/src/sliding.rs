@@ -34,6 +34,20 @@ pub enum SlidingError {
     NoMemory,
 }
 
+impl SlidingError {
+    /// The C status code (`weir_status` in `include/weir.h`) the C
+    /// library answers for this error: one mapping, which the C surface and
+    /// the bay's wasm replay both read.
+    pub const fn code(self) -> i32 {
+        match self {
+            SlidingError::Quota => 18,
+            SlidingError::Window => 19,
+            SlidingError::TooLarge => 5,
+            SlidingError::NoMemory => 6,
+        }
+    }
+}
+
 /// A sliding-window counter over a ring of stamps in the store `S` (a
 /// `Vec<i64>` by default; see [`crate::store`]). Not synchronised: the C
 /// handle wraps it in a mutex.

@@ -41,6 +41,19 @@ pub enum WindowError {
     NoMemory,
 }
 
+impl WindowError {
+    /// The C status code (`weir_status` in `include/weir.h`) the C
+    /// library answers for this error: one mapping, which the C surface and
+    /// the bay's wasm replay both read.
+    pub const fn code(self) -> i32 {
+        match self {
+            WindowError::Span => 300,
+            WindowError::TooLarge => 315,
+            WindowError::NoMemory => 6,
+        }
+    }
+}
+
 /// A sum and how many values went into it: a mean once `count` is positive.
 /// Both saturate instead of wrapping.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

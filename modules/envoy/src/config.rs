@@ -122,29 +122,42 @@ pub struct LimitSpec {
 }
 
 impl LimitSpec {
-    /// What an update may not change: everything the words were laid with.
-    pub fn same_shape(&self, other: &LimitSpec) -> bool {
-        self.kind == other.kind
-            && self.limit == other.limit
-            && self.size_log2 == other.size_log2
-            && self.hashes == other.hashes
-    }
-
-    /// The shape in the config's own words, for the log line that refuses a
-    /// change.
-    pub fn describe(&self) -> String {
-        format!(
-            "kind {}, rate {}r/{}, burst {}, size 2^{} words, hashes {}",
-            match self.kind {
-                Kind::Smooth => "smooth",
-                Kind::Window => "window",
-            },
-            self.rate_number,
-            if self.per_minute { "m" } else { "s" },
-            self.burst,
-            self.size_log2,
-            self.hashes
-        )
+    /// What an update may not change, if `other` changes it: the words'
+    /// kind, size and hashes, and a smooth limit's tick (a GCRA word is an
+    /// instant in ticks of 2^-shift ns; only rates above 7812500r/s have
+    /// shift above 0). The rate and burst may change: the words stay, each
+    /// config judging them by its own limit. Named with both values.
+    pub fn unkept_change(&self, other: &LimitSpec) -> Option<String> {
+        let kind = |k: Kind| match k {
+            Kind::Smooth => "smooth",
+            Kind::Window => "window",
+        };
+        let tick = |l: &BloomLimit| match l {
+            BloomLimit::Gcra(g) => g.parts().2,
+            BloomLimit::Window(_) => 0,
+        };
+        if self.kind != other.kind {
+            Some(format!(
+                "kind ({} to {})",
+                kind(self.kind),
+                kind(other.kind)
+            ))
+        } else if self.size_log2 != other.size_log2 {
+            Some(format!(
+                "size (2^{} to 2^{} words)",
+                self.size_log2, other.size_log2
+            ))
+        } else if self.hashes != other.hashes {
+            Some(format!("hashes ({} to {})", self.hashes, other.hashes))
+        } else if tick(&self.limit) != tick(&other.limit) {
+            Some(format!(
+                "tick (2^-{} ns to 2^-{} ns: a smooth rate moved across 7812500r/s)",
+                tick(&self.limit),
+                tick(&other.limit)
+            ))
+        } else {
+            None
+        }
     }
 }
 
@@ -683,18 +696,48 @@ mod tests {
     }
 
     #[test]
-    fn shapes_compare_what_the_words_hold() {
+    fn an_update_keeps_the_words_unless_their_shape_changes() {
         let a = one(OK).unwrap().limits.remove(0);
         let mut b = a.clone();
         b.key = vec![Part::ClientAddress];
-        assert!(a.same_shape(&b), "the key is not the shape");
+        assert_eq!(a.unkept_change(&b), None, "the key is not the shape");
         let c = one(&OK.replace("\"burst\":3", "\"burst\":4"))
             .unwrap()
             .limits
             .remove(0);
-        assert!(!a.same_shape(&c));
+        assert_eq!(a.unkept_change(&c), None, "the burst may change");
+        let r = one(&OK.replace("1r/m", "9r/s")).unwrap().limits.remove(0);
+        assert_eq!(a.unkept_change(&r), None, "the rate may change");
         let d = one(&OK.replace("1m", "2m")).unwrap().limits.remove(0);
-        assert!(!a.same_shape(&d));
+        assert_eq!(
+            a.unkept_change(&d).as_deref(),
+            Some("size (2^17 to 2^18 words)")
+        );
+        let k = one(&OK.replace("window", "smooth"))
+            .unwrap()
+            .limits
+            .remove(0);
+        assert_eq!(
+            a.unkept_change(&k).as_deref(),
+            Some("kind (window to smooth)")
+        );
+        let h = one(&OK.replace("\"size\"", "\"hashes\":2,\"size\""))
+            .unwrap()
+            .limits
+            .remove(0);
+        assert_eq!(a.unkept_change(&h).as_deref(), Some("hashes (3 to 2)"));
+        let slow = one(&OK.replace("window", "smooth"))
+            .unwrap()
+            .limits
+            .remove(0);
+        let fast = one(&OK.replace("window", "smooth").replace("1r/m", "8000000r/s"))
+            .unwrap()
+            .limits
+            .remove(0);
+        assert_eq!(
+            slow.unkept_change(&fast).as_deref(),
+            Some("tick (2^-0 ns to 2^-1 ns: a smooth rate moved across 7812500r/s)")
+        );
     }
 
     #[test]

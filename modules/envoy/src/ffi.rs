@@ -491,7 +491,7 @@ fn request_headers(envoy: FilterEnvoyPtr, fc: &FilterConfig) -> u32 {
     let held: &[Held] = if let [a] = &chosen[..] {
         let k = key::read_into(&req, &fc.limits[a.limit].spec.key, &mut arena);
         single = [Held {
-            words: &fc.limits[a.limit].words,
+            limit: &fc.limits[a.limit],
             dry_run: a.dry_run,
             key: k.get(&arena),
         }];
@@ -501,7 +501,7 @@ fn request_headers(envoy: FilterEnvoyPtr, fc: &FilterConfig) -> u32 {
             .iter()
             .zip(&refs)
             .map(|(a, k)| Held {
-                words: &fc.limits[a.limit].words,
+                limit: &fc.limits[a.limit],
                 dry_run: a.dry_run,
                 key: k.get(&arena),
             })

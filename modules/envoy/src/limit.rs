@@ -1,6 +1,8 @@
 //! The limits: one bloom array of words per named limit, shared by every
 //! worker through the filter config, kept across config updates in a
-//! process-wide registry, and the decision over several limits at once.
+//! process-wide registry (an update may change a limit's rate and burst:
+//! the words stay, each config judging them by its own limit), and the
+//! decision over several limits at once.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -10,19 +12,24 @@ use weir_core::bloom::{Bloom, BloomShape};
 
 use crate::config::{Config, LimitSpec};
 
-/// A limit's words, and the spec they were laid with.
+/// A limit's words, and the spec they were first laid with (the name, the
+/// kind, the size, the hashes and a smooth limit's tick are theirs for as
+/// long as they live; the rate and burst are each config's).
 #[derive(Debug)]
 pub struct Words {
     pub spec: LimitSpec,
     pub bloom: Bloom,
 }
 
-/// A limit in a live config: its spec as this config wrote it (the key and
-/// the headers may differ from the words' first spec; the shape may not).
+/// A limit in a live config: its spec as this config wrote it (the key,
+/// the headers, the rate and the burst may differ from the words' first
+/// spec; the kind, size, hashes and tick may not), and the words' shape
+/// with this config's limit, which judges them.
 #[derive(Debug)]
 pub struct Limit {
     pub spec: LimitSpec,
     pub words: Arc<Words>,
+    pub shape: BloomShape,
 }
 
 /// The limits of every live config, by name: a config built while another
@@ -50,21 +57,21 @@ fn seed() -> Result<(u64, u64), String> {
 }
 
 /// The words for each of `config`'s limits: a live limit of the same name
-/// and shape is shared, a new name gets fresh words. A changed shape
-/// refuses the whole config, naming the limit, and changes nothing.
+/// and shape is shared (judged by this config's rate and burst, which may
+/// differ), a new name gets fresh words. A changed kind, size, hashes or
+/// tick refuses the whole config, naming the limit and the field, and
+/// changes nothing.
 pub fn attach(config: &Config) -> Result<Vec<Limit>, String> {
     let mut reg = registry().lock().unwrap_or_else(|e| e.into_inner());
     reg.retain(|_, w| w.strong_count() > 0);
     // Check every limit before laying any words.
     for spec in &config.limits {
         if let Some(words) = reg.get(&spec.name).and_then(Weak::upgrade) {
-            if !words.spec.same_shape(spec) {
+            if let Some(change) = words.spec.unkept_change(spec) {
                 return Err(format!(
-                    "limit \"{}\": an update cannot change a limit's rate, burst, kind, size or hashes \
-                     (it holds {}; this config asks {}); rename the limit or restart Envoy",
+                    "limit \"{}\": an update cannot change a limit's {change}; \
+                     rename the limit or restart Envoy",
                     spec.name,
-                    words.spec.describe(),
-                    spec.describe()
                 ));
             }
         }
@@ -87,9 +94,15 @@ pub fn attach(config: &Config) -> Result<Vec<Limit>, String> {
                 words
             }
         };
+        // Checked above: the same kind and tick.
+        let shape =
+            words.bloom.shape().with_limit(spec.limit).ok_or_else(|| {
+                format!("limit \"{}\": its words cannot take this limit", spec.name)
+            })?;
         out.push(Limit {
             spec: spec.clone(),
             words,
+            shape,
         });
     }
     Ok(out)
@@ -103,24 +116,25 @@ pub fn now() -> i64 {
     i64::try_from(epoch.elapsed().as_nanos()).unwrap_or(i64::MAX)
 }
 
-/// Charges `key` at `now`: 0 when admitted, else the wait in ns (at least
-/// 1) until it would be.
-pub fn charge(words: &Words, key: &[u8], now: i64) -> i64 {
-    if words.bloom.allow(now, key) {
+/// Charges `key` at `now` by this config's limit: 0 when admitted, else
+/// the wait in ns (at least 1) until it would be.
+pub fn charge(limit: &Limit, key: &[u8], now: i64) -> i64 {
+    let lines = limit.words.bloom.lines();
+    if limit.shape.allow(lines, now, key) {
         return 0;
     }
-    words.bloom.next(now, key).max(1)
+    limit.shape.next(lines, now, key).max(1)
 }
 
 /// The wait until `key` would be admitted at `now`, reading only: 0 when
 /// it would be now.
-pub fn peek(words: &Words, key: &[u8], now: i64) -> i64 {
-    words.bloom.next(now, key)
+pub fn peek(limit: &Limit, key: &[u8], now: i64) -> i64 {
+    limit.shape.next(limit.words.bloom.lines(), now, key)
 }
 
 /// One limit a request is held to, with its key (empty: not limited).
 pub struct Held<'a> {
-    pub words: &'a Words,
+    pub limit: &'a Limit,
     pub dry_run: bool,
     pub key: &'a [u8],
 }
@@ -149,7 +163,7 @@ pub fn judge(held: &[Held], now: i64, mut dry_refusal: impl FnMut(usize)) -> Ver
         if one.key.is_empty() {
             return Verdict::Admit;
         }
-        let wait = charge(one.words, one.key, now);
+        let wait = charge(one.limit, one.key, now);
         if wait == 0 {
             return Verdict::Admit;
         }
@@ -164,14 +178,14 @@ pub fn judge(held: &[Held], now: i64, mut dry_refusal: impl FnMut(usize)) -> Ver
     if let Some(last) = last {
         for (i, h) in held[..last].iter().enumerate() {
             if enforced(h) {
-                let wait = peek(h.words, h.key, now);
+                let wait = peek(h.limit, h.key, now);
                 if wait > 0 {
                     return Verdict::Refuse { index: i, wait };
                 }
             }
         }
         let h = &held[last];
-        let wait = charge(h.words, h.key, now);
+        let wait = charge(h.limit, h.key, now);
         if wait > 0 {
             return Verdict::Refuse { index: last, wait };
         }
@@ -179,12 +193,12 @@ pub fn judge(held: &[Held], now: i64, mut dry_refusal: impl FnMut(usize)) -> Ver
         // admits the request all the same.
         for h in &held[..last] {
             if enforced(h) {
-                let _ = charge(h.words, h.key, now);
+                let _ = charge(h.limit, h.key, now);
             }
         }
     }
     for (i, h) in held.iter().enumerate() {
-        if h.dry_run && !h.key.is_empty() && charge(h.words, h.key, now) > 0 {
+        if h.dry_run && !h.key.is_empty() && charge(h.limit, h.key, now) > 0 {
             dry_refusal(i);
         }
     }
@@ -225,16 +239,16 @@ mod tests {
             lim("aon_wide", 3),
             lim("aon_tight", 1)
         ));
-        let (wide, tight) = (&ls[0].words, &ls[1].words);
+        let (wide, tight) = (&ls[0], &ls[1]);
         let both = |key: &'static [u8]| {
             [
                 Held {
-                    words: wide,
+                    limit: wide,
                     dry_run: false,
                     key,
                 },
                 Held {
-                    words: tight,
+                    limit: tight,
                     dry_run: false,
                     key,
                 },
@@ -252,7 +266,7 @@ mod tests {
         ));
         // So the wide one has 2 of its 3 left for t1.
         let wide_only = [Held {
-            words: wide,
+            limit: wide,
             dry_run: false,
             key: b"t1",
         }];
@@ -265,12 +279,12 @@ mod tests {
         // Reversed order: the first (read, not charged) refuses.
         let rev = [
             Held {
-                words: tight,
+                limit: tight,
                 dry_run: false,
                 key: b"t2",
             },
             Held {
-                words: wide,
+                limit: wide,
                 dry_run: false,
                 key: b"t2",
             },
@@ -286,7 +300,7 @@ mod tests {
     fn dry_runs_admit_and_report() {
         let ls = limits(&format!(r#"{{"limits":[{}]}}"#, lim("dry_one", 1)));
         let held = [Held {
-            words: &ls[0].words,
+            limit: &ls[0],
             dry_run: true,
             key: b"d",
         }];
@@ -301,7 +315,7 @@ mod tests {
     fn an_empty_key_is_not_limited() {
         let ls = limits(&format!(r#"{{"limits":[{}]}}"#, lim("empty_one", 1)));
         let held = [Held {
-            words: &ls[0].words,
+            limit: &ls[0],
             dry_run: false,
             key: b"",
         }];
@@ -320,21 +334,61 @@ mod tests {
                 format!(
                     r#"{{"limits":[{},{}]}}"#,
                     lim("kept_new", 1),
-                    lim("kept", 3)
+                    lim("kept", 3).replace("window", "smooth")
                 )
                 .as_bytes(),
             )
             .unwrap(),
         )
         .unwrap_err();
-        assert!(
-            err.starts_with("limit \"kept\": an update cannot change"),
-            "{err}"
+        assert_eq!(
+            err,
+            "limit \"kept\": an update cannot change a limit's kind (window to smooth); \
+             rename the limit or restart Envoy"
         );
         drop((first, again));
         // Once no config holds it, the name is free for any shape.
         let fresh = limits(&format!(r#"{{"limits":[{}]}}"#, lim("kept", 3)));
         assert_eq!(fresh[0].words.spec.burst, 3);
+    }
+
+    #[test]
+    fn an_update_that_changes_the_rate_and_burst_keeps_the_words() {
+        // 1r/m burst 3, spent by k; then 60r/m burst 4: the window's count
+        // (3) stays, one more joins it; the old config still judges by its
+        // own limit while it drains.
+        let old = limits(&format!(r#"{{"limits":[{}]}}"#, lim("relimit", 3)));
+        fn held(l: &Limit) -> [Held<'_>; 1] {
+            [Held {
+                limit: l,
+                dry_run: false,
+                key: b"k",
+            }]
+        }
+        for _ in 0..3 {
+            assert_eq!(judge(&held(&old[0]), S, |_| ()), Verdict::Admit);
+        }
+        assert!(matches!(
+            judge(&held(&old[0]), S, |_| ()),
+            Verdict::Refuse { .. }
+        ));
+        let new = limits(&format!(
+            r#"{{"limits":[{}]}}"#,
+            lim("relimit", 4).replace("1r/m", "60r/m")
+        ));
+        assert!(Arc::ptr_eq(&old[0].words, &new[0].words));
+        assert_eq!(judge(&held(&new[0]), S, |_| ()), Verdict::Admit);
+        assert!(matches!(
+            judge(&held(&old[0]), S, |_| ()),
+            Verdict::Refuse { .. }
+        ));
+        // The new window (4 × 1 s from its start) ends long before the
+        // old one (3 min): at S + 4 s the key is fresh under the new limit.
+        assert!(matches!(
+            judge(&held(&new[0]), S + 4 * S - 1, |_| ()),
+            Verdict::Refuse { .. }
+        ));
+        assert_eq!(judge(&held(&new[0]), S + 4 * S, |_| ()), Verdict::Admit);
     }
 
     #[test]
