@@ -7,7 +7,8 @@
 # example's startup plus one reference to the function; the baseline
 # program references none, and the table gives the difference. A function's
 # figure includes the library code only it pulls in (shared helpers are
-# counted in each), so the row "all of them" is less than the sum.
+# counted in each), so the row "all of them" is less than the sum. Then a
+# row per handle type: every function of that type at once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -56,6 +57,17 @@ for name in $functions; do
   s4=$(flash "$m4" "$out/m4/libweir.a" "$(program "$name")")
   s0=$(flash "$m0" "$out/m0/libweir.a" "$(program "$name")")
   echo "| \`$name\` | $((s4 - base4)) | $((s0 - base0)) |"
+done
+# One row per handle type: a program that calls all of a type's functions
+# (what a firmware image that uses the type's whole face adds).
+for type in breaker shedder bucket gate window sliding period budget concurrency pool; do
+  these=$(grep "^weir_${type}_" <<<"$functions" || true)
+  [ -n "$these" ] || continue
+  # shellcheck disable=SC2086
+  s4=$(flash "$m4" "$out/m4/libweir.a" "$(program $these)")
+  # shellcheck disable=SC2086
+  s0=$(flash "$m0" "$out/m0/libweir.a" "$(program $these)")
+  echo "| every \`weir_${type}_*\` | $((s4 - base4)) | $((s0 - base0)) |"
 done
 # shellcheck disable=SC2086
 s4=$(flash "$m4" "$out/m4/libweir.a" "$(program $functions)")

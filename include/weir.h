@@ -40,12 +40,12 @@
  *
  * ```
  * weir_status — what a call that can fail reports (WEIR_OK is 0)
- *   section  line 0333
+ *   section  line 0336
  *   reads    weir_status_str, weir_version (WEIR_VERSION)
  *   counts   weir_counts (filled by each read_counts)
  *
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
- *   section  line 0863
+ *   section  line 0870
  *   policy   weir_breaker_policy (for the breaker), weir_breaker_policy_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
  *   placed   weir_breaker_footprint, weir_breaker_init_in
@@ -59,7 +59,7 @@
  *   counts   weir_breaker_start_counting, weir_breaker_read_counts
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 1249
+ *   section  line 1233
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
  *   placed   weir_shedder_footprint, weir_shedder_init_in
@@ -72,7 +72,7 @@
  *   counts   weir_shedder_start_counting, weir_shedder_read_counts
  *
  * weir_window — rolling window of sums and counts
- *   section  line 1602
+ *   section  line 1552
  *   make     weir_window_new, weir_window_free
  *   placed   weir_window_footprint, weir_window_init_in
  *   shared   weir_window_shared_footprint, weir_window_init_shared,
@@ -83,7 +83,7 @@
  *   counts   weir_window_start_counting, weir_window_read_counts
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1808
+ *   section  line 1740
  *   make     weir_bucket_new, weir_bucket_free
  *   placed   weir_bucket_footprint, weir_bucket_init_in
  *   shared   weir_bucket_shared_footprint, weir_bucket_init_shared,
@@ -93,7 +93,7 @@
  *   counts   weir_bucket_start_counting, weir_bucket_read_counts
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 2049
+ *   section  line 1966
  *   make     weir_sliding_new, weir_sliding_free
  *   placed   weir_sliding_footprint, weir_sliding_init_in
  *   shared   weir_sliding_shared_footprint, weir_sliding_init_shared,
@@ -103,7 +103,7 @@
  *   counts   weir_sliding_start_counting, weir_sliding_read_counts
  *
  * weir_period — fixed-window quota per period
- *   section  line 2223
+ *   section  line 2128
  *   make     weir_period_new, weir_period_free
  *   placed   weir_period_footprint, weir_period_init_in
  *   shared   weir_period_shared_footprint, weir_period_init_shared,
@@ -113,7 +113,7 @@
  *   counts   weir_period_start_counting, weir_period_read_counts
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 2420
+ *   section  line 2304
  *   make     weir_gate_new, weir_gate_free
  *   placed   weir_gate_footprint, weir_gate_init_in
  *   shared   weir_gate_shared_footprint, weir_gate_init_shared,
@@ -123,7 +123,7 @@
  *   counts   weir_gate_start_counting, weir_gate_read_counts
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 2549
+ *   section  line 2420
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy),
@@ -141,7 +141,7 @@
  *   counts   weir_concurrency_start_counting, weir_concurrency_read_counts
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 2908
+ *   section  line 2742
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   placed   weir_budget_footprint, weir_budget_init_in
@@ -152,19 +152,19 @@
  *   counts   weir_budget_start_counting, weir_budget_read_counts
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 3152
+ *   section  line 2964
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 3292
+ *   section  line 3104
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 3336
+ *   section  line 3148
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   placed   weir_pool_footprint, weir_pool_init_in
@@ -177,7 +177,7 @@
  *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 3769
+ *   section  line 3527
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -186,13 +186,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 3931
+ *   section  line 3689
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 4060
+ *   section  line 3818
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -204,11 +204,11 @@
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 4384
+ *   section  line 4142
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 4577
+ *   section  line 4335
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   calls    weir_lease_take (weir_lease_answer, WEIR_LEASE_*),
@@ -218,7 +218,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 4823
+ *   section  line 4581
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -232,7 +232,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 5085
+ *   section  line 4843
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -259,9 +259,12 @@
  * (built without the `std` feature; docs/firmware.md) defines
  * WEIR_FREESTANDING before including this header (-DWEIR_FREESTANDING). The
  * header then leaves out what that build lacks (every declaration under
- * `#if defined(WEIR_HOSTED)`: the heap handles bucket, sliding, period, gate,
- * window, breaker, shedder, pool and bloom), and a call to one of those is a
- * compile error that says so, not a link error. Hosts define nothing.
+ * `#if defined(WEIR_HOSTED)`: the heap constructors `weir_X_new`, and the
+ * bloom, charge and lease), and a call to one of those is a compile
+ * error that says so, not a link error. The firmware build has every other
+ * handle type in its placed form (`weir_X_footprint`, `weir_X_init_in` and
+ * the type's calls), locked by the build's critical section; its
+ * `weir_X_free` does nothing. Hosts define nothing.
  */
 #if !defined(WEIR_FREESTANDING) && !defined(WEIR_HOSTED)
 #define WEIR_HOSTED 1
@@ -679,8 +682,8 @@ typedef int32_t weir_status;
 #endif
 
 #if defined(WEIR_HOSTED)
-/// The bytes of `weir_region_header`: the handle starts this far into the
-/// region.
+/// The bytes of `weir_region_header`. The region's lock follows it, then
+/// the handle (WEIR_REGION_HANDLE_OFFSET).
 #define WEIR_REGION_HEADER_BYTES 256
 #endif
 
@@ -741,6 +744,11 @@ typedef int32_t weir_status;
 #endif
 
 #if defined(WEIR_HOSTED)
+/// How far into a shared region its handle starts: the 256-byte header,
+/// then 64 bytes for the region's robust lock and its recovery counts.
+#define WEIR_REGION_HANDLE_OFFSET 320
+#endif
+
 /// What a handle decided since `weir_<type>_start_counting` turned its
 /// counting on (right after `weir_<type>_new`, that is since it was made).
 /// Every handle type fills the same struct, so that one exporter reads them
@@ -770,7 +778,6 @@ typedef struct WEIR_ALIGN(8) {
   /// A sum of doubles, exact up to 2^53.
   double units;
 } weir_counts;
-#endif
 
 #if defined(WEIR_HOSTED)
 /// What a shared handle's lock has recovered from (`weir_X_recoveries`).
@@ -872,7 +879,6 @@ const char *weir_version(void);
  *   WEIR_ERR_BREAKER_REFUSALS (333).
  * @{ */
 
-#if defined(WEIR_HOSTED)
 /// A circuit breaker that refuses a fraction of calls rather than all of
 /// them: no open, half-open and closed, but a refusal probability that grows
 /// with the failures in a rolling window of outcomes:
@@ -902,10 +908,15 @@ const char *weir_version(void);
 /// fifth of all calls reach the backend. After it recovers, refusals fade
 /// as successes refill the window, and the last refusal comes 8 to 11 s
 /// later: about one window.
+///
+/// In the firmware build (docs/firmware.md) a breaker is placed only: on a
+/// 32-bit core the preset needs 1560 bytes (32 per bucket plus 280). Its
+/// updates hold the build's critical section (interrupts masked, with
+/// `single-core`); the longest measured under QEMU: a call of 5017 instructions
+/// on a Cortex-M4F, a section of 12905 (the formula in soft float) on a
+/// Cortex-M0.
 typedef struct weir_breaker weir_breaker;
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The breaker's policy (for `weir_breaker_new`; SRE: Google's client-side
 /// throttling): the constants of its probability-based throttling. Start from
 /// `weir_breaker_policy_preset()` and change what you need; every field is checked
@@ -968,9 +979,7 @@ typedef struct WEIR_ALIGN(8) {
   /// to the bit. Not finite or not positive is `WEIR_ERR_BREAKER_AGGRESSION`.
   double aggression;
 } weir_breaker_policy;
-#endif
 
-#if defined(WEIR_HOSTED)
 /// A call the breaker let through: a plain value the caller keeps (on its
 /// stack, in its request struct) and hands back, by address, to
 /// `weir_breaker_pass` or `weir_breaker_fail` of the same breaker exactly
@@ -997,9 +1006,7 @@ typedef struct WEIR_ALIGN(8) {
   /// 1 while the call is in flight, 0 once settled (or refused).
   int32_t flying;
 } weir_breaker_ticket;
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Outcomes counted over a breaker's window. `total` counts every call,
 /// refused ones included; `total = success + failure + drop`. 32 bytes.
 typedef struct WEIR_ALIGN(8) {
@@ -1012,19 +1019,16 @@ typedef struct WEIR_ALIGN(8) {
   /// Calls refused.
   int64_t drop;
 } weir_breaker_tally;
-#endif
 
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
 
-#if defined(WEIR_HOSTED)
 /// The preset: k 1.5 decaying to 1.1, protection 5, a probe after 1 s with
 /// nothing let through, 40 buckets over 10 s; Envoy's limits off
 /// (`max_rejection_probability` 1, `rps_threshold` 0, `aggression` 1) and
 /// refusals counted as traffic (`skip_refusals` 0): the classic formula.
 weir_breaker_policy weir_breaker_policy_preset(void);
-#endif
 
 #if defined(WEIR_HOSTED)
 /// Makes a breaker with an empty window opening at `now` and writes it to
@@ -1043,23 +1047,18 @@ weir_status weir_breaker_new(const weir_breaker_policy *policy,
                              weir_breaker **out);
 #endif
 
-#if defined(WEIR_HOSTED)
 /// Frees a breaker. NULL is accepted and ignored, and so is a placed
 /// breaker (`weir_breaker_init_in`): its memory is the caller's.
 void weir_breaker_free(weir_breaker *breaker);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The bytes and the alignment a placed breaker with this policy needs
 /// (NULL: the preset), written to `*bytes` and `*align`: the handle and one
-/// 32-byte bucket per `size` (1656 bytes, 8-aligned, at the preset on a
+/// 32-byte bucket per `size` (1592 bytes, 8-aligned, at the preset on a
 /// 64-bit host). The policy is checked as `weir_breaker_new` checks it, with
 /// its statuses; `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bytes`
 /// or `align` pointer, and nothing is written on an error.
 weir_status weir_breaker_footprint(const weir_breaker_policy *policy, size_t *bytes, size_t *align);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Lays a breaker in memory the caller owns (a static array, a field of
 /// its own struct) and writes it to `*out`: the same breaker
 /// `weir_breaker_new` makes, taken by every `weir_breaker_*` call, without
@@ -1081,12 +1080,11 @@ weir_status weir_breaker_init_in(void *mem,
                                  const weir_breaker_policy *policy,
                                  int64_t now,
                                  weir_breaker **out);
-#endif
 
 #if defined(WEIR_HOSTED)
 /// The bytes and the alignment a shared breaker with this policy needs
 /// (NULL: the preset), for `weir_breaker_init_shared`: a 256-byte
-/// `weir_region_header`, then the placed breaker (`weir_breaker_footprint`);
+/// `weir_region_header` and the region's 64-byte lock, then the placed breaker (`weir_breaker_footprint`);
 /// 64-aligned. Checked and answered as `weir_breaker_footprint`.
 weir_status weir_breaker_shared_footprint(const weir_breaker_policy *policy,
                                           size_t *bytes,
@@ -1159,7 +1157,6 @@ weir_status weir_breaker_attach(void *mem, size_t len, weir_breaker **out);
 weir_status weir_breaker_recoveries(const weir_breaker *breaker, weir_recoveries *out);
 #endif
 
-#if defined(WEIR_HOSTED)
 /// Asks to make one call at `now`, with `roll` a draw from [0, 1) (clamped
 /// into range; NaN counts as 0). True: go ahead; `*ticket` now holds the
 /// call, to be settled once with `weir_breaker_pass` or `weir_breaker_fail`.
@@ -1170,9 +1167,7 @@ bool weir_breaker_allow(const weir_breaker *breaker,
                         int64_t now,
                         double roll,
                         weir_breaker_ticket *ticket);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The call behind `*ticket` succeeded, finishing at `now`.
 /// `WEIR_ERR_SETTLED`, changing nothing, if the ticket was already settled
 /// (or is a refusal's); `WEIR_ERR_BREAKER_TICKET`, changing nothing, if this
@@ -1183,17 +1178,13 @@ bool weir_breaker_allow(const weir_breaker *breaker,
 weir_status weir_breaker_pass(const weir_breaker *breaker,
                               weir_breaker_ticket *ticket,
                               int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The call behind `*ticket` failed, finishing at `now`. Statuses as for
 /// `weir_breaker_pass`.
 weir_status weir_breaker_fail(const weir_breaker *breaker,
                               weir_breaker_ticket *ticket,
                               int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The fraction of calls the breaker would refuse at `now`, in [0, 1]
 /// (never above `max_rejection_probability`; 1 only when an aggression
 /// above 1 rounds a fraction up to it): zero while the window is healthy or
@@ -1202,18 +1193,14 @@ weir_status weir_breaker_fail(const weir_breaker *breaker,
 /// any `now` (an earlier one than seen counts as the latest). 0 for a NULL
 /// breaker.
 double weir_breaker_ratio(const weir_breaker *breaker, int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Writes the outcomes in the window at `now` to `*out`. A reading: it
 /// changes nothing, at any `now`. `WEIR_ERR_NULL` if `breaker` or `out` is
 /// NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned.
 weir_status weir_breaker_read_tally(const weir_breaker *breaker,
                                     int64_t now,
                                     weir_breaker_tally *out);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Turns counting on for a breaker: from this call on,
 /// `weir_breaker_read_counts` reports what it decided. Call it right after
 /// `weir_breaker_new` to count everything since the handle was made; a second
@@ -1222,9 +1209,7 @@ weir_status weir_breaker_read_tally(const weir_breaker *breaker,
 /// `WEIR_ERR_NULL` for a NULL handle, `WEIR_ERR_MISALIGNED` for one no handle
 /// can be at, `WEIR_ERR_POISONED` for a poisoned one.
 weir_status weir_breaker_start_counting(const weir_breaker *breaker);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Writes to `*out` what a breaker decided since `weir_breaker_start_counting`.
 /// A reading: it changes nothing. `admitted`: allows answered true; `refused`:
 /// allows answered false (the drops of `weir_breaker_tally`, counted since
@@ -1237,7 +1222,6 @@ weir_status weir_breaker_start_counting(const weir_breaker *breaker);
 /// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
 /// `*out` is written only on `WEIR_OK`.
 weir_status weir_breaker_read_counts(const weir_breaker *breaker, weir_counts *out);
-#endif
 
 #ifdef __cplusplus
 }  // extern "C"
@@ -1256,7 +1240,6 @@ weir_status weir_breaker_read_counts(const weir_breaker *breaker, weir_counts *o
  *   WEIR_ERR_SHEDDER_WINDOW (314), WEIR_ERR_SHEDDER_CLASS (350).
  * @{ */
 
-#if defined(WEIR_HOSTED)
 /// Adaptive load shedding: a call is refused only when the server is both
 /// hot and full. Hot: the CPU the caller reads is at or over the threshold,
 /// or was within `cool_ns` and the shedder has refused since. Full: both the
@@ -1276,34 +1259,30 @@ weir_status weir_breaker_read_counts(const weir_breaker *breaker, weir_counts *o
 /// in each queue, reserved at construction) plus about 350 bytes (under
 /// 3 KB at the preset). Made by `weir_shedder_new`, freed by
 /// `weir_shedder_free`.
+///
+/// In the firmware build (docs/firmware.md) a shedder is placed only: on a
+/// 32-bit core the preset needs 2616 bytes (48 per bucket plus 216). Its
+/// updates hold the build's critical section (interrupts masked, with
+/// `single-core`); the longest measured under QEMU: a call of 2531 instructions
+/// on a Cortex-M4F, a section of 8658 on a Cortex-M0.
 typedef struct weir_shedder weir_shedder;
-#endif
 
-#if defined(WEIR_HOSTED)
 /// A call's class for `weir_shedder_allow_class`: the default, decided
 /// exactly as `weir_shedder_allow` decides. 0, so a zeroed field is it.
 #define WEIR_SHEDDER_CRITICAL 0
-#endif
 
-#if defined(WEIR_HOSTED)
 /// A call's class: refused last, only with the CPU at or over the threshold
 /// now and the load over the limit by a quarter (health checks, control).
 #define WEIR_SHEDDER_CRITICAL_PLUS 1
-#endif
 
-#if defined(WEIR_HOSTED)
 /// A call's class: refused from three quarters of the CPU threshold and of
 /// the limit (work a user waits for but can retry).
 #define WEIR_SHEDDER_SHEDDABLE_PLUS 2
-#endif
 
-#if defined(WEIR_HOSTED)
 /// A call's class: refused first, from half the CPU threshold and half the
 /// limit (prefetch, batch, anything that can wait).
 #define WEIR_SHEDDER_SHEDDABLE 3
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The shedder's policy (for `weir_shedder_new`): the constants of adaptive
 /// load shedding. Start from `weir_shedder_policy_preset()` and change what you need; every field is checked when a shedder is made
 /// from it. 48 bytes.
@@ -1327,9 +1306,7 @@ typedef struct WEIR_ALIGN(8) {
   /// The least share of capacity admitted however hot the CPU; in (0, 1].
   double floor;
 } weir_shedder_policy;
-#endif
 
-#if defined(WEIR_HOSTED)
 /// A call the shedder let through: a plain value the caller keeps (on its
 /// stack, in its request struct) and hands back, by address, to
 /// `weir_shedder_pass` or `weir_shedder_fail` of the same shedder exactly
@@ -1347,9 +1324,7 @@ typedef struct WEIR_ALIGN(8) {
   /// Always 0.
   int32_t reserved;
 } weir_shedder_ticket;
-#endif
 
-#if defined(WEIR_HOSTED)
 /// What a shedder knows at a moment, for a dashboard. 40 bytes.
 typedef struct WEIR_ALIGN(8) {
   /// Calls in flight now.
@@ -1368,17 +1343,14 @@ typedef struct WEIR_ALIGN(8) {
   /// 1 if the shedder counts as hot, else 0.
   int32_t hot;
 } weir_shedder_stats;
-#endif
 
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
 
-#if defined(WEIR_HOSTED)
 /// The preset: 50 buckets over 5 s, hot at 900‰ CPU, 1 s assumed response
 /// time, average weighted 0.9, 1 s to cool, never under 0.1 of capacity.
 weir_shedder_policy weir_shedder_policy_preset(void);
-#endif
 
 #if defined(WEIR_HOSTED)
 /// Makes a shedder with an empty window opening at `now` and writes it to
@@ -1393,13 +1365,10 @@ weir_shedder_policy weir_shedder_policy_preset(void);
 weir_status weir_shedder_new(const weir_shedder_policy *policy, int64_t now, weir_shedder **out);
 #endif
 
-#if defined(WEIR_HOSTED)
 /// Frees a shedder. NULL is accepted and ignored, and so is a placed one
 /// (`weir_shedder_init_in`): its memory is the caller's.
 void weir_shedder_free(weir_shedder *shedder);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The bytes and the alignment a placed shedder with this policy needs
 /// (NULL: the preset), written to `*bytes` and `*align`: the handle, one
 /// 16-byte bucket and one 32-byte queue slot per `size`. The policy is
@@ -1410,9 +1379,7 @@ void weir_shedder_free(weir_shedder *shedder);
 /// `WEIR_ERR_SHEDDER_SIZE`); `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a
 /// bad `bytes` or `align` pointer. Nothing is written on an error.
 weir_status weir_shedder_footprint(const weir_shedder_policy *policy, size_t *bytes, size_t *align);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Lays a shedder in memory the caller owns and writes it to `*out`: the
 /// shedder `weir_shedder_new` makes, taken by every `weir_shedder_*` call,
 /// without a heap. `mem` holds `len` bytes, at least the footprint
@@ -1429,12 +1396,11 @@ weir_status weir_shedder_init_in(void *mem,
                                  const weir_shedder_policy *policy,
                                  int64_t now,
                                  weir_shedder **out);
-#endif
 
 #if defined(WEIR_HOSTED)
 /// The bytes and the alignment a shared shedder with this policy needs
 /// (NULL: the preset), for `weir_shedder_init_shared`: a 256-byte
-/// `weir_region_header`, then the placed shedder
+/// `weir_region_header` and the region's 64-byte lock, then the placed shedder
 /// (`weir_shedder_footprint`); 64-aligned. Checked and answered as
 /// `weir_shedder_footprint`.
 weir_status weir_shedder_shared_footprint(const weir_shedder_policy *policy,
@@ -1486,7 +1452,6 @@ weir_status weir_shedder_attach(void *mem, size_t len, weir_shedder **out);
 weir_status weir_shedder_recoveries(const weir_shedder *shedder, weir_recoveries *out);
 #endif
 
-#if defined(WEIR_HOSTED)
 /// Asks to start one call at `now`, with the CPU at `cpu_permille`
 /// thousandths (values outside [0, 1000] are clamped into it). True: go
 /// ahead; `*ticket` now holds the call, to be settled once with
@@ -1497,9 +1462,7 @@ bool weir_shedder_allow(const weir_shedder *shedder,
                         int64_t now,
                         int32_t cpu_permille,
                         weir_shedder_ticket *ticket);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Asks to start one call of class `criticality` (a `WEIR_SHEDDER_*` class
 /// constant) at `now`, with the CPU at `cpu_permille` thousandths (clamped
 /// into [0, 1000]). With `L` the limit (`weir_shedder_stats.limit` at this
@@ -1530,9 +1493,7 @@ weir_status weir_shedder_allow_class(const weir_shedder *shedder,
                                      int32_t cpu_permille,
                                      int32_t criticality,
                                      weir_shedder_ticket *ticket);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The call behind `*ticket` succeeded at `now`: it leaves flight, and its
 /// response time and its pass count towards capacity. `WEIR_ERR_SETTLED`,
 /// changing nothing, if the ticket was already settled (or refused);
@@ -1542,20 +1503,14 @@ weir_status weir_shedder_allow_class(const weir_shedder *shedder,
 weir_status weir_shedder_pass(const weir_shedder *shedder,
                               weir_shedder_ticket *ticket,
                               int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The call behind `*ticket` failed: it leaves flight but feeds neither the
 /// pass count nor the response times. Statuses as for `weir_shedder_pass`.
 weir_status weir_shedder_fail(const weir_shedder *shedder, weir_shedder_ticket *ticket);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// How many calls are in flight; 0 for a NULL shedder.
 int64_t weir_shedder_flying(const weir_shedder *shedder);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Writes what the shedder knows at `now` to `*out`. A reading: it changes
 /// nothing, at any `now` (an earlier one than seen counts as the latest),
 /// so no later decision depends on whether or when it was asked.
@@ -1564,9 +1519,7 @@ int64_t weir_shedder_flying(const weir_shedder *shedder);
 weir_status weir_shedder_read_stats(const weir_shedder *shedder,
                                     int64_t now,
                                     weir_shedder_stats *out);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Turns counting on for a shedder: from this call on,
 /// `weir_shedder_read_counts` reports what it decided. Call it right after
 /// `weir_shedder_new` to count everything since the handle was made; a second
@@ -1575,9 +1528,7 @@ weir_status weir_shedder_read_stats(const weir_shedder *shedder,
 /// `WEIR_ERR_NULL` for a NULL handle, `WEIR_ERR_MISALIGNED` for one no handle
 /// can be at, `WEIR_ERR_POISONED` for a poisoned one.
 weir_status weir_shedder_start_counting(const weir_shedder *shedder);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Writes to `*out` what a shedder decided since `weir_shedder_start_counting`.
 /// A reading: it changes nothing. `admitted`: allows answered true (or, for
 /// `weir_shedder_allow_class`, `WEIR_OK` with a ticket in flight); `refused`:
@@ -1590,7 +1541,6 @@ weir_status weir_shedder_start_counting(const weir_shedder *shedder);
 /// `*out` is written only on `WEIR_OK`.
 weir_status weir_shedder_read_counts(const weir_shedder *shedder,
                                      weir_counts *out);
-#endif
 
 #ifdef __cplusplus
 }  // extern "C"
@@ -1606,7 +1556,6 @@ weir_status weir_shedder_read_counts(const weir_shedder *shedder,
  *   WEIR_ERR_WINDOW_SPAN (300), WEIR_ERR_WINDOW_SIZE (315).
  * @{ */
 
-#if defined(WEIR_HOSTED)
 /// A rolling window: `size` buckets that together cover the last `window_ns`,
 /// each bucket a sum and a count. Writing at a later `now` clears the
 /// buckets the gap swept past and snaps the head to a bucket boundary;
@@ -1615,10 +1564,14 @@ weir_status weir_shedder_read_counts(const weir_shedder *shedder,
 /// passing. Safe to share between threads: each call takes a short
 /// per-handle lock. Heap per handle: 16 bytes per bucket plus about 180
 /// bytes. Made by `weir_window_new`, freed by `weir_window_free`.
+///
+/// In the firmware build (docs/firmware.md) a window is placed only: on a
+/// 32-bit core 16 bytes per bucket plus 80 (720 for 40 buckets). Its updates
+/// hold the build's critical section (interrupts masked, with `single-core`);
+/// the longest measured under QEMU: a call of 1214 instructions (40 buckets) on
+/// a Cortex-M4F, a section of 5243 on a Cortex-M0.
 typedef struct weir_window weir_window;
-#endif
 
-#if defined(WEIR_HOSTED)
 /// A sum and how many values went into it (a mean once `count` is
 /// positive). Both saturate at `INT64_MAX` / `INT64_MIN` instead of wrapping.
 /// 16 bytes.
@@ -1628,7 +1581,6 @@ typedef struct WEIR_ALIGN(8) {
   /// How many values were added.
   int64_t count;
 } weir_window_total;
-#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -1645,13 +1597,10 @@ extern "C" {
 weir_status weir_window_new(int32_t size, int64_t window_ns, int64_t now, weir_window **out);
 #endif
 
-#if defined(WEIR_HOSTED)
 /// Frees a window. NULL is accepted and ignored, and so is a placed one
 /// (`weir_window_init_in`): its memory is the caller's.
 void weir_window_free(weir_window *window);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The bytes and the alignment a placed window of `size` buckets over
 /// `window_ns` needs, written to `*bytes` and `*align`: the handle and one
 /// 16-byte bucket per `size`. `WEIR_ERR_WINDOW_SPAN` and
@@ -1659,9 +1608,7 @@ void weir_window_free(weir_window *window);
 /// `WEIR_ERR_MISALIGNED` for a bad `bytes` or `align` pointer. Nothing is
 /// written on an error.
 weir_status weir_window_footprint(int32_t size, int64_t window_ns, size_t *bytes, size_t *align);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Lays a window in memory the caller owns and writes it to `*out`: the
 /// window `weir_window_new` makes, taken by every `weir_window_*` call,
 /// without a heap. `mem` holds `len` bytes, at least the footprint
@@ -1679,12 +1626,11 @@ weir_status weir_window_init_in(void *mem,
                                 int64_t window_ns,
                                 int64_t now,
                                 weir_window **out);
-#endif
 
 #if defined(WEIR_HOSTED)
 /// The bytes and the alignment a shared window needs
 /// (`weir_window_init_shared`), written to `*bytes` and `*align`: a
-/// 256-byte `weir_region_header`, then the placed window
+/// 256-byte `weir_region_header` and the region's 64-byte lock, then the placed window
 /// (`weir_window_footprint`); 64-aligned. Checked and answered as
 /// `weir_window_footprint`.
 weir_status weir_window_shared_footprint(int32_t size,
@@ -1731,14 +1677,11 @@ weir_status weir_window_attach(void *mem, size_t len, weir_window **out);
 weir_status weir_window_recoveries(const weir_window *handle, weir_recoveries *out);
 #endif
 
-#if defined(WEIR_HOSTED)
 /// Adds `value` to the bucket `now` falls in (its sum saturates), after
 /// clearing what the gap since the last write swept past. `WEIR_ERR_NULL`
 /// for a NULL window.
 weir_status weir_window_add(const weir_window *window, int64_t now, int64_t value);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Writes to `*out` the sum and count over the buckets inside the window at
 /// `now`, with the bucket `now` falls in when `current` is true and without
 /// it (complete buckets only) when false. Clears nothing. `WEIR_ERR_NULL` if
@@ -1747,9 +1690,7 @@ weir_status weir_window_read_total(const weir_window *window,
                                    int64_t now,
                                    bool current,
                                    weir_window_total *out);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Copies the buckets inside the window at `now` into `out`, oldest first,
 /// and returns how many it wrote. With `current` true there are `size` of
 /// them, the last being the bucket `now` falls in; with `current` false that
@@ -1763,19 +1704,13 @@ size_t weir_window_read_buckets(const weir_window *window,
                                 bool current,
                                 weir_window_total *out,
                                 size_t cap);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// How many buckets the window has; 0 for a NULL window.
 int32_t weir_window_size(const weir_window *window);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// How much time one bucket covers, in nanoseconds; 0 for a NULL window.
 int64_t weir_window_width(const weir_window *window);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Turns counting on for a window: from this call on, `weir_window_read_counts`
 /// reports what it decided. Call it right after `weir_window_new` to count
 /// everything since the handle was made; a second call changes nothing. Until
@@ -1784,9 +1719,7 @@ int64_t weir_window_width(const weir_window *window);
 /// `WEIR_ERR_MISALIGNED` for one no handle can be at, `WEIR_ERR_POISONED` for a
 /// poisoned one.
 weir_status weir_window_start_counting(const weir_window *window);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Writes to `*out` what a window decided since `weir_window_start_counting`. A
 /// reading: it changes nothing. `admitted`: adds; `refused`: 0 (a window
 /// refuses nothing); `errors`: 0 on a handle (an add answers an error only for
@@ -1796,7 +1729,6 @@ weir_status weir_window_start_counting(const weir_window *window);
 /// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
 /// `*out` is written only on `WEIR_OK`.
 weir_status weir_window_read_counts(const weir_window *window, weir_counts *out);
-#endif
 
 #ifdef __cplusplus
 }  // extern "C"
@@ -1808,7 +1740,6 @@ weir_status weir_window_read_counts(const weir_window *window, weir_counts *out)
 /** \defgroup bucket weir_bucket — token bucket, lock-free
  * @{ */
 
-#if defined(WEIR_HOSTED)
 /// A token bucket: `rate` tokens a second accrue up to `burst`, and each
 /// call spends what it costs. Lock-free (its whole state is one atomic word)
 /// and safe to use from many threads at once; 88 bytes of heap per handle.
@@ -1841,8 +1772,12 @@ weir_status weir_window_read_counts(const weir_window *window, weir_counts *out)
 /// clock runs for 2^62 ticks after the bucket was made (146 years at rates
 /// up to 7.8 × 10^6/s, halving with each finer tick to 9.1 years above
 /// 6.25 × 10^7/s), and stands still after that.
+///
+/// In the firmware build (docs/firmware.md) a bucket is placed only: on a
+/// 32-bit core 88 bytes. Its updates hold the build's critical section
+/// (interrupts masked, with `single-core`); the longest measured under QEMU: a
+/// call of 118 instructions on a Cortex-M4F, a section of 43 on a Cortex-M0.
 typedef struct weir_bucket weir_bucket;
-#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -1879,21 +1814,16 @@ extern "C" {
 weir_status weir_bucket_new(double rate, double burst, int64_t now, weir_bucket **out);
 #endif
 
-#if defined(WEIR_HOSTED)
 /// Frees a bucket. NULL is accepted and ignored, and so is a placed one
 /// (`weir_bucket_init_in`): its memory is the caller's.
 void weir_bucket_free(weir_bucket *bucket);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The bytes and the alignment a placed bucket needs (`weir_bucket_init_in`),
 /// written to `*bytes` and `*align`: its handle and nothing more.
 /// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bytes` or `align`
 /// pointer; nothing is written on an error.
 weir_status weir_bucket_footprint(size_t *bytes, size_t *align);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Lays a bucket in memory the caller owns (a static array, a field of its
 /// own struct) and writes it to `*out`: the bucket `weir_bucket_new` makes from `rate` and `burst`, full at `now`,
 /// taken by every `weir_bucket_*` call, without a heap. `mem` holds `len`
@@ -1911,12 +1841,11 @@ weir_status weir_bucket_init_in(void *mem,
                                 double burst,
                                 int64_t now,
                                 weir_bucket **out);
-#endif
 
 #if defined(WEIR_HOSTED)
 /// The bytes and the alignment a shared bucket needs
 /// (`weir_bucket_init_shared`), written to `*bytes` and `*align`: a
-/// 256-byte `weir_region_header`, then the bucket; 64-aligned.
+/// 256-byte `weir_region_header` and the region's 64-byte lock, then the bucket; 64-aligned.
 /// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad pointer; nothing is
 /// written on an error.
 weir_status weir_bucket_shared_footprint(size_t *bytes, size_t *align);
@@ -1950,7 +1879,6 @@ weir_status weir_bucket_init_shared(void *mem,
 weir_status weir_bucket_attach(void *mem, size_t len, weir_bucket **out);
 #endif
 
-#if defined(WEIR_HOSTED)
 /// Takes `n` tokens at `now` if the bucket holds them; whether it did.
 /// Fractional costs are allowed. Refuses (false, taking nothing) a NULL
 /// bucket and an `n` that is 0, negative, NaN, infinite or more than the
@@ -1963,9 +1891,7 @@ weir_status weir_bucket_attach(void *mem, size_t len, weir_bucket **out);
 /// change no later answer and set no such time: a take at a `now` earlier
 /// than a reading's is judged at its own `now`. Pass a monotonic clock.
 bool weir_bucket_take(const weir_bucket *bucket, int64_t now, double n);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Gives back `n` tokens taken at `taken_at` (the `now` of that take) for a
 /// call that was let through but never made, as x/time/rate's
 /// `Reservation.Cancel` does. Lock-free, one compare-and-swap, like a take.
@@ -1994,9 +1920,7 @@ bool weir_bucket_take(const weir_bucket *bucket, int64_t now, double n);
 /// `WEIR_ERR_REFUND_FUTURE` (`taken_at` later than `now`),
 /// `WEIR_ERR_REFUND_EXPIRED`, `WEIR_ERR_REFUND_FULL`.
 weir_status weir_bucket_refund(const weir_bucket *bucket, int64_t now, int64_t taken_at, double n);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Nanoseconds from `now` until `n` tokens will be there, without taking
 /// them (what a Retry-After header needs): 0 when they are there now, else
 /// the wait until the first instant from which `weir_bucket_take(n)`
@@ -2007,15 +1931,11 @@ weir_status weir_bucket_refund(const weir_bucket *bucket, int64_t now, int64_t t
 int64_t weir_bucket_next(const weir_bucket *bucket,
                          int64_t now,
                          double n);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// How many tokens the bucket holds at `now`, from 0 up to the burst; 0 for
 /// a NULL bucket.
 double weir_bucket_tokens(const weir_bucket *bucket, int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Turns counting on for a bucket: from this call on, `weir_bucket_read_counts`
 /// reports what it decided. Call it right after `weir_bucket_new` to count
 /// everything since the handle was made; a second call changes nothing. Until
@@ -2024,9 +1944,7 @@ double weir_bucket_tokens(const weir_bucket *bucket, int64_t now);
 /// `WEIR_ERR_MISALIGNED` for one no handle can be at, `WEIR_ERR_POISONED` for a
 /// poisoned one.
 weir_status weir_bucket_start_counting(const weir_bucket *bucket);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Writes to `*out` what a bucket decided since `weir_bucket_start_counting`. A
 /// reading: it changes nothing. `admitted`: takes that passed; `refused`: takes
 /// refused for want of tokens; `errors`: takes of a cost no take could pass (0,
@@ -2037,7 +1955,6 @@ weir_status weir_bucket_start_counting(const weir_bucket *bucket);
 /// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
 /// `*out` is written only on `WEIR_OK`.
 weir_status weir_bucket_read_counts(const weir_bucket *bucket, weir_counts *out);
-#endif
 
 #ifdef __cplusplus
 }  // extern "C"
@@ -2053,14 +1970,18 @@ weir_status weir_bucket_read_counts(const weir_bucket *bucket, weir_counts *out)
  *   WEIR_ERR_SLIDING_WINDOW (19).
  * @{ */
 
-#if defined(WEIR_HOSTED)
 /// An exact sliding-window counter: at most `quota` events in any stretch
 /// of `window_ns`. Takes a short per-handle lock and is safe to use from
 /// many threads at once; 184 bytes of heap per handle plus 8 bytes per unit
 /// of quota (one stamp per event it counts), allocated once by
 /// `weir_sliding_new`. Freed by `weir_sliding_free`.
+///
+/// In the firmware build (docs/firmware.md) a sliding is placed only: on a
+/// 32-bit core 8 bytes per unit of quota plus 80 (880 for a quota of 100). Its
+/// updates hold the build's critical section (interrupts masked, with
+/// `single-core`); the longest measured under QEMU: a call of 3561 instructions
+/// (quota 100) on a Cortex-M4F, a section of 4865 on a Cortex-M0.
 typedef struct weir_sliding weir_sliding;
-#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -2081,13 +2002,10 @@ extern "C" {
 weir_status weir_sliding_new(int64_t quota, int64_t window_ns, weir_sliding **out);
 #endif
 
-#if defined(WEIR_HOSTED)
 /// Frees a sliding window. NULL is accepted and ignored, and so is a placed one
 /// (`weir_sliding_init_in`): its memory is the caller's.
 void weir_sliding_free(weir_sliding *sliding);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The bytes and the alignment a placed sliding window of `quota` over
 /// `window_ns` needs, written to `*bytes` and `*align`: the handle and one
 /// 8-byte stamp per unit of quota. `WEIR_ERR_QUOTA` and
@@ -2096,9 +2014,7 @@ void weir_sliding_free(weir_sliding *sliding);
 /// `WEIR_ERR_MISALIGNED` for a bad `bytes` or `align` pointer. Nothing is
 /// written on an error.
 weir_status weir_sliding_footprint(int64_t quota, int64_t window_ns, size_t *bytes, size_t *align);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Lays a sliding window in memory the caller owns and writes it to
 /// `*out`: the window `weir_sliding_new` makes, taken by every
 /// `weir_sliding_*` call, without a heap. `mem` holds `len` bytes, at least
@@ -2115,12 +2031,11 @@ weir_status weir_sliding_init_in(void *mem,
                                  int64_t quota,
                                  int64_t window_ns,
                                  weir_sliding **out);
-#endif
 
 #if defined(WEIR_HOSTED)
 /// The bytes and the alignment a shared sliding window needs
 /// (`weir_sliding_init_shared`), written to `*bytes` and `*align`: a
-/// 256-byte `weir_region_header`, then the placed sliding window
+/// 256-byte `weir_region_header` and the region's 64-byte lock, then the placed sliding window
 /// (`weir_sliding_footprint`); 64-aligned. Checked and answered as
 /// `weir_sliding_footprint`.
 weir_status weir_sliding_shared_footprint(int64_t quota,
@@ -2166,21 +2081,16 @@ weir_status weir_sliding_attach(void *mem, size_t len, weir_sliding **out);
 weir_status weir_sliding_recoveries(const weir_sliding *handle, weir_recoveries *out);
 #endif
 
-#if defined(WEIR_HOSTED)
 /// Counts an event at `now` if the window has room; whether it did. O(1)
 /// amortised; never allocates. An earlier `now` than one already seen
 /// counts as the latest. False for a NULL window.
 bool weir_sliding_take(const weir_sliding *sliding, int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// How many more events the window would count at `now` (a `now` earlier
 /// than the latest take's counts as that one); 0 for a NULL window. A pure
 /// reading: it drops no stamp and changes no later answer. O(log quota).
 int64_t weir_sliding_left(const weir_sliding *sliding, int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Nanoseconds from `now` until the window has room: 0 when it has room
 /// now, otherwise when its oldest counted event falls out. The wait counts
 /// from this `now`, even one earlier than the latest take's, so a caller
@@ -2188,9 +2098,7 @@ int64_t weir_sliding_left(const weir_sliding *sliding, int64_t now);
 /// is past the end of the clock or the wait does not fit in an `int64_t`,
 /// and for a NULL window. A pure reading, as `weir_sliding_left` is.
 int64_t weir_sliding_next(const weir_sliding *sliding, int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Turns counting on for a sliding window: from this call on,
 /// `weir_sliding_read_counts` reports what it decided. Call it right after
 /// `weir_sliding_new` to count everything since the handle was made; a second
@@ -2199,9 +2107,7 @@ int64_t weir_sliding_next(const weir_sliding *sliding, int64_t now);
 /// `WEIR_ERR_NULL` for a NULL handle, `WEIR_ERR_MISALIGNED` for one no handle
 /// can be at, `WEIR_ERR_POISONED` for a poisoned one.
 weir_status weir_sliding_start_counting(const weir_sliding *sliding);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Writes to `*out` what a sliding window decided since
 /// `weir_sliding_start_counting`. A reading: it changes nothing. `admitted`:
 /// takes that counted an event; `refused`: takes refused for want of room;
@@ -2211,7 +2117,6 @@ weir_status weir_sliding_start_counting(const weir_sliding *sliding);
 /// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
 /// `*out` is written only on `WEIR_OK`.
 weir_status weir_sliding_read_counts(const weir_sliding *sliding, weir_counts *out);
-#endif
 
 #ifdef __cplusplus
 }  // extern "C"
@@ -2223,34 +2128,30 @@ weir_status weir_sliding_read_counts(const weir_sliding *sliding, weir_counts *o
 /** \defgroup period weir_period — fixed-window quota per period
  * @{ */
 
-#if defined(WEIR_HOSTED)
 /// A fixed-window counter: at most `quota` events per period. Takes a short
 /// per-handle lock and is safe to use from many threads at once; 160 bytes
 /// of heap per handle. Made by `weir_period_new`, freed by
 /// `weir_period_free`.
+///
+/// In the firmware build (docs/firmware.md) a period is placed only: on a
+/// 32-bit core 88 bytes. Its updates hold the build's critical section
+/// (interrupts masked, with `single-core`); the longest measured under QEMU: a
+/// call of 255 instructions on a Cortex-M4F, a section of 527 on a Cortex-M0.
 typedef struct weir_period weir_period;
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Where a period's quota stands after `weir_period_take`.
 enum weir_period_quota
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
   : int32_t
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
-#if defined(WEIR_HOSTED)
   /// Admitted, and more may follow in this period.
   WEIR_PERIOD_QUOTA_UNDER = 0,
-#endif
-#if defined(WEIR_HOSTED)
   /// Admitted, and it was the last event this period allows: the moment
   /// to warn that the next will be refused.
   WEIR_PERIOD_QUOTA_HIT = 1,
-#endif
-#if defined(WEIR_HOSTED)
   /// Refused: this period's quota was already spent.
   WEIR_PERIOD_QUOTA_OVER = 2,
-#endif
 };
 /// The C type of `enum weir_period_quota` values: the enum itself from C23
 /// on (fixed to int32_t there), int32_t before, where an enum's size is
@@ -2262,7 +2163,6 @@ typedef enum weir_period_quota weir_period_quota;
 typedef int32_t weir_period_quota;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
-#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -2280,21 +2180,16 @@ extern "C" {
 weir_status weir_period_new(int64_t quota, int64_t period_ns, bool align, weir_period **out);
 #endif
 
-#if defined(WEIR_HOSTED)
 /// Frees a period counter. NULL is accepted and ignored, and so is a placed one
 /// (`weir_period_init_in`): its memory is the caller's.
 void weir_period_free(weir_period *period);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The bytes and the alignment a placed period counter needs (`weir_period_init_in`),
 /// written to `*bytes` and `*align`: its handle and nothing more.
 /// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bytes` or `align`
 /// pointer; nothing is written on an error.
 weir_status weir_period_footprint(size_t *bytes, size_t *align);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Lays a period counter in memory the caller owns (a static array, a field of its
 /// own struct) and writes it to `*out`: the period counter `weir_period_new` makes from `quota`, `period_ns` and `align`,
 /// taken by every `weir_period_*` call, without a heap. `mem` holds `len`
@@ -2312,12 +2207,11 @@ weir_status weir_period_init_in(void *mem,
                                 int64_t period_ns,
                                 bool align,
                                 weir_period **out);
-#endif
 
 #if defined(WEIR_HOSTED)
 /// The bytes and the alignment a shared period needs
 /// (`weir_period_init_shared`), written to `*bytes` and `*align`: a
-/// 256-byte `weir_region_header`, then the period; 64-aligned.
+/// 256-byte `weir_region_header` and the region's 64-byte lock, then the period; 64-aligned.
 /// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad pointer; nothing is
 /// written on an error.
 weir_status weir_period_shared_footprint(size_t *bytes, size_t *align);
@@ -2362,31 +2256,24 @@ weir_status weir_period_attach(void *mem, size_t len, weir_period **out);
 weir_status weir_period_recoveries(const weir_period *period, weir_recoveries *out);
 #endif
 
-#if defined(WEIR_HOSTED)
 /// Counts one event at `now` and says where the quota stands:
 /// `WEIR_PERIOD_QUOTA_UNDER` and `WEIR_PERIOD_QUOTA_HIT` are admitted, `WEIR_PERIOD_QUOTA_OVER`
 /// is refused. An earlier `now` than one already seen counts as the latest.
 /// A NULL counter answers `WEIR_PERIOD_QUOTA_OVER`.
 weir_period_quota weir_period_take(const weir_period *period, int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// How many more events the open period admits at `now` (a `now` earlier
 /// than the latest take's counts as that one); the whole quota when no
 /// period is open; 0 for a NULL counter. A pure reading: it changes no later
 /// answer, and only takes move the counter's clock.
 int64_t weir_period_left(const weir_period *period, int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Nanoseconds from `now` until the open period ends; 0 when no period is
 /// open (the next event opens one). `INT64_MAX` when the open period
 /// reaches the end of the clock, and for a NULL counter. A pure reading, as
 /// `weir_period_left` is.
 int64_t weir_period_next(const weir_period *period, int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Turns counting on for a period counter: from this call on,
 /// `weir_period_read_counts` reports what it decided. Call it right after
 /// `weir_period_new` to count everything since the handle was made; a second
@@ -2395,9 +2282,7 @@ int64_t weir_period_next(const weir_period *period, int64_t now);
 /// `WEIR_ERR_NULL` for a NULL handle, `WEIR_ERR_MISALIGNED` for one no handle
 /// can be at, `WEIR_ERR_POISONED` for a poisoned one.
 weir_status weir_period_start_counting(const weir_period *period);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Writes to `*out` what a period counter decided since
 /// `weir_period_start_counting`. A reading: it changes nothing. `admitted`:
 /// takes answered `WEIR_PERIOD_QUOTA_UNDER` or `WEIR_PERIOD_QUOTA_HIT`;
@@ -2408,7 +2293,6 @@ weir_status weir_period_start_counting(const weir_period *period);
 /// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
 /// `*out` is written only on `WEIR_OK`.
 weir_status weir_period_read_counts(const weir_period *period, weir_counts *out);
-#endif
 
 #ifdef __cplusplus
 }  // extern "C"
@@ -2420,12 +2304,15 @@ weir_status weir_period_read_counts(const weir_period *period, weir_counts *out)
 /** \defgroup gate weir_gate — concurrency ceiling, lock-free
  * @{ */
 
-#if defined(WEIR_HOSTED)
 /// A concurrency ceiling: at most `limit` calls inside at once. Lock-free and
 /// safe to use from many threads at once; 56 bytes of heap per handle.
 /// Made by `weir_gate_new`, freed by `weir_gate_free`.
+///
+/// In the firmware build (docs/firmware.md) a gate is placed only: on a 32-bit
+/// core 56 bytes. Its updates hold the build's critical section (interrupts
+/// masked, with `single-core`); the longest measured under QEMU: a call of 42
+/// instructions on a Cortex-M4F, a section of 29 on a Cortex-M0.
 typedef struct weir_gate weir_gate;
-#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -2438,21 +2325,16 @@ extern "C" {
 weir_status weir_gate_new(int64_t limit, weir_gate **out);
 #endif
 
-#if defined(WEIR_HOSTED)
 /// Frees a gate. NULL is accepted and ignored, and so is a placed one
 /// (`weir_gate_init_in`): its memory is the caller's.
 void weir_gate_free(weir_gate *gate);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The bytes and the alignment a placed gate needs (`weir_gate_init_in`),
 /// written to `*bytes` and `*align`: its handle and nothing more.
 /// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bytes` or `align`
 /// pointer; nothing is written on an error.
 weir_status weir_gate_footprint(size_t *bytes, size_t *align);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Lays a gate in memory the caller owns (a static array, a field of its
 /// own struct) and writes it to `*out`: the gate `weir_gate_new` makes from `limit`,
 /// taken by every `weir_gate_*` call, without a heap. `mem` holds `len`
@@ -2465,12 +2347,11 @@ weir_status weir_gate_footprint(size_t *bytes, size_t *align);
 /// (`WEIR_ERR_NULL`), `mem` misaligned (`WEIR_ERR_PLACED_MISALIGNED`), `len`
 /// below the footprint (`WEIR_ERR_PLACED_TOO_SMALL`).
 weir_status weir_gate_init_in(void *mem, size_t len, int64_t limit, weir_gate **out);
-#endif
 
 #if defined(WEIR_HOSTED)
 /// The bytes and the alignment a shared gate needs
 /// (`weir_gate_init_shared`), written to `*bytes` and `*align`: a
-/// 256-byte `weir_region_header`, then the gate; 64-aligned.
+/// 256-byte `weir_region_header` and the region's 64-byte lock, then the gate; 64-aligned.
 /// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad pointer; nothing is
 /// written on an error.
 weir_status weir_gate_shared_footprint(size_t *bytes, size_t *align);
@@ -2499,24 +2380,17 @@ weir_status weir_gate_init_shared(void *mem, size_t len, int64_t limit, weir_gat
 weir_status weir_gate_attach(void *mem, size_t len, weir_gate **out);
 #endif
 
-#if defined(WEIR_HOSTED)
 /// Takes room if there is some. Returns whether it did; false for a NULL
 /// gate.
 bool weir_gate_enter(const weir_gate *gate);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Gives room back. Leaving more often than entering never takes the count
 /// below zero. Does nothing for a NULL gate.
 void weir_gate_leave(const weir_gate *gate);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// How many are inside now; 0 for a NULL gate.
 int64_t weir_gate_held(const weir_gate *gate);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Turns counting on for a gate: from this call on, `weir_gate_read_counts`
 /// reports what it decided. Call it right after `weir_gate_new` to count
 /// everything since the handle was made; a second call changes nothing. Until
@@ -2525,9 +2399,7 @@ int64_t weir_gate_held(const weir_gate *gate);
 /// `WEIR_ERR_MISALIGNED` for one no handle can be at, `WEIR_ERR_POISONED` for a
 /// poisoned one.
 weir_status weir_gate_start_counting(const weir_gate *gate);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Writes to `*out` what a gate decided since `weir_gate_start_counting`. A
 /// reading: it changes nothing. `admitted`: enters that took room; `refused`:
 /// enters refused at the limit; `errors`: 0 (leaves are not counted); `units`:
@@ -2537,7 +2409,6 @@ weir_status weir_gate_start_counting(const weir_gate *gate);
 /// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
 /// `*out` is written only on `WEIR_OK`.
 weir_status weir_gate_read_counts(const weir_gate *gate, weir_counts *out);
-#endif
 
 #ifdef __cplusplus
 }  // extern "C"
@@ -2558,7 +2429,6 @@ weir_status weir_gate_read_counts(const weir_gate *gate, weir_counts *out);
  *   WEIR_ERR_CONCURRENCY_PARTITION_EMPTY (564).
  * @{ */
 
-#if defined(WEIR_HOSTED)
 /// An adaptive concurrency limit: a gate whose ceiling follows the latency
 /// it measures, with Netflix concurrency-limits' Gradient2 controller. A
 /// call enters while fewer than `⌊limit⌋` are in flight. On each leave, with
@@ -2583,20 +2453,19 @@ weir_status weir_gate_read_counts(const weir_gate *gate, weir_counts *out);
 /// calls in flight never exceed the limit at the moment each entered. Heap
 /// per handle: about 980 bytes. Made by `weir_concurrency_new`, freed by
 /// `weir_concurrency_free`.
+///
+/// In the firmware build (docs/firmware.md) a concurrency is placed only: on a
+/// 32-bit core 912 bytes. Its updates hold the build's critical section
+/// (interrupts masked, with `single-core`); the longest measured under QEMU: a
+/// call of 1274 instructions on a Cortex-M4F, a section of 4190 on a Cortex-M0.
 typedef struct weir_concurrency weir_concurrency;
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The largest `max_limit` a `weir_concurrency_policy` may have: 2^20 calls in flight.
 #define WEIR_CONCURRENCY_MAX_LIMIT (1 << 20)
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The most partitions `weir_concurrency_new_partitioned` takes.
 #define WEIR_CONCURRENCY_MAX_PARTITIONS 16
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The constants of the adaptive limit's controller (Gradient2; see
 /// `weir_concurrency`). Start from `weir_concurrency_policy_preset()` and change what
 /// you need; every field is checked when a limit is made from it. 40
@@ -2622,9 +2491,7 @@ typedef struct WEIR_ALIGN(8) {
   /// least 1.
   int32_t warmup;
 } weir_concurrency_policy;
-#endif
 
-#if defined(WEIR_HOSTED)
 /// A call the adaptive limit let in: a plain value the caller keeps and
 /// hands back, by address, to `weir_concurrency_leave` of the same limit
 /// exactly once. `weir_concurrency_enter` fills it in. Read and written
@@ -2639,9 +2506,7 @@ typedef struct WEIR_ALIGN(8) {
   /// 1 while in flight, 0 once left (or refused).
   int32_t flying;
 } weir_concurrency_ticket;
-#endif
 
-#if defined(WEIR_HOSTED)
 /// One partition's terms for `weir_concurrency_new_partitioned`. 16 bytes.
 typedef struct WEIR_ALIGN(8) {
   /// Its share of the limit, in [0, 1]; all shares sum to at most 1.
@@ -2650,18 +2515,15 @@ typedef struct WEIR_ALIGN(8) {
   /// are not using; 0 to `WEIR_CONCURRENCY_MAX_LIMIT`.
   int64_t borrow;
 } weir_concurrency_partition;
-#endif
 
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
 
-#if defined(WEIR_HOSTED)
 /// The preset: Gradient2's defaults (limit 20 in [20, 200], queue 4,
 /// smoothing 0.2, a 600-sample long window after 10 warm-up samples) with
 /// the older Gradient2's tolerance of 1.5.
 weir_concurrency_policy weir_concurrency_policy_preset(void);
-#endif
 
 #if defined(WEIR_HOSTED)
 /// Makes an adaptive limit at `initial_limit` with nothing in flight and
@@ -2709,21 +2571,16 @@ weir_status weir_concurrency_new_partitioned(const weir_concurrency_policy *poli
                                              weir_concurrency **out);
 #endif
 
-#if defined(WEIR_HOSTED)
 /// Frees an adaptive limit. NULL is accepted and ignored, and so is a placed one
 /// (`weir_concurrency_init_in`): its memory is the caller's.
 void weir_concurrency_free(weir_concurrency *limit);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The bytes and the alignment a placed adaptive limit needs (`weir_concurrency_init_in`),
 /// written to `*bytes` and `*align`: its handle and nothing more.
 /// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bytes` or `align`
 /// pointer; nothing is written on an error.
 weir_status weir_concurrency_footprint(size_t *bytes, size_t *align);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Lays a adaptive limit in memory the caller owns (a static array, a field of its
 /// own struct) and writes it to `*out`: the adaptive limit `weir_concurrency_new` makes from `policy` (NULL: the preset),
 /// taken by every `weir_concurrency_*` call, without a heap. `mem` holds `len`
@@ -2742,12 +2599,11 @@ weir_status weir_concurrency_init_in(void *mem,
                                      size_t len,
                                      const weir_concurrency_policy *policy,
                                      weir_concurrency **out);
-#endif
 
 #if defined(WEIR_HOSTED)
 /// The bytes and the alignment a shared adaptive limit needs
 /// (`weir_concurrency_init_shared`), written to `*bytes` and `*align`: a
-/// 256-byte `weir_region_header`, then the placed adaptive limit
+/// 256-byte `weir_region_header` and the region's 64-byte lock, then the placed adaptive limit
 /// (`weir_concurrency_footprint`); 64-aligned. Checked and answered as
 /// `weir_concurrency_footprint`.
 weir_status weir_concurrency_shared_footprint(size_t *bytes, size_t *align);
@@ -2789,7 +2645,6 @@ weir_status weir_concurrency_attach(void *mem, size_t len, weir_concurrency **ou
 weir_status weir_concurrency_recoveries(const weir_concurrency *handle, weir_recoveries *out);
 #endif
 
-#if defined(WEIR_HOSTED)
 /// Asks to start one call at `now`. True: go ahead; `*ticket` holds the
 /// call, to be given back once to `weir_concurrency_leave`. False: the
 /// limit is full, and `*ticket` is written as already left. False, changing
@@ -2797,9 +2652,7 @@ weir_status weir_concurrency_recoveries(const weir_concurrency *handle, weir_rec
 bool weir_concurrency_enter(const weir_concurrency *limit,
                             int64_t now,
                             weir_concurrency_ticket *ticket);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The call behind `*ticket` ended at `now`; `dropped` says it timed out or
 /// was refused downstream rather than answered (a sample all the same, see
 /// `weir_concurrency`). It leaves flight, its latency moves the limit, and
@@ -2812,9 +2665,7 @@ weir_status weir_concurrency_leave(const weir_concurrency *limit,
                                    weir_concurrency_ticket *ticket,
                                    int64_t now,
                                    bool dropped);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Asks to start one call of partition `partition` at `now`, by the rule in
 /// `weir_concurrency_new_partitioned`. `WEIR_OK`: decided, and
 /// `ticket->flying` says how: 1, go ahead (give the ticket back once to
@@ -2827,9 +2678,7 @@ weir_status weir_concurrency_enter_partition(const weir_concurrency *limit,
                                              int32_t partition,
                                              int64_t now,
                                              weir_concurrency_ticket *ticket);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The call of partition `partition` behind `*ticket` ended at `now`, as
 /// `weir_concurrency_leave` (same statuses), and it leaves its partition.
 /// `WEIR_ERR_CONCURRENCY_PARTITION` if there is no such partition,
@@ -2842,37 +2691,25 @@ weir_status weir_concurrency_leave_partition(const weir_concurrency *limit,
                                              weir_concurrency_ticket *ticket,
                                              int64_t now,
                                              bool dropped);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The limit calls are admitted against now, `⌊limit⌋`; 0 for a NULL limit.
 int64_t weir_concurrency_limit(const weir_concurrency *limit);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// How many calls are in flight; 0 for a NULL limit.
 int64_t weir_concurrency_flying(const weir_concurrency *limit);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The long-term latency average in nanoseconds (0 before any sample); 0
 /// for a NULL limit.
 double weir_concurrency_long_rtt(const weir_concurrency *limit);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Calls of partition `partition` in flight; 0 for a NULL limit or no such
 /// partition.
 int64_t weir_concurrency_partition_flying(const weir_concurrency *limit, int32_t partition);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The room partition `partition` owns now, `⌊⌊limit⌋ × share⌋`; 0 for a
 /// NULL limit or no such partition.
 int64_t weir_concurrency_partition_room(const weir_concurrency *limit, int32_t partition);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Turns counting on for an adaptive limit: from this call on,
 /// `weir_concurrency_read_counts` reports what it decided. Call it right after
 /// `weir_concurrency_new` to count everything since the handle was made; a
@@ -2881,9 +2718,7 @@ int64_t weir_concurrency_partition_room(const weir_concurrency *limit, int32_t p
 /// `WEIR_ERR_NULL` for a NULL handle, `WEIR_ERR_MISALIGNED` for one no handle
 /// can be at, `WEIR_ERR_POISONED` for a poisoned one.
 weir_status weir_concurrency_start_counting(const weir_concurrency *limit);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Writes to `*out` what an adaptive limit decided since
 /// `weir_concurrency_start_counting`. A reading: it changes nothing.
 /// `admitted`: enters answered true (or, for `weir_concurrency_enter_partition`,
@@ -2896,7 +2731,6 @@ weir_status weir_concurrency_start_counting(const weir_concurrency *limit);
 /// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
 /// `*out` is written only on `WEIR_OK`.
 weir_status weir_concurrency_read_counts(const weir_concurrency *limit, weir_counts *out);
-#endif
 
 #ifdef __cplusplus
 }  // extern "C"
@@ -2914,7 +2748,6 @@ weir_status weir_concurrency_read_counts(const weir_concurrency *limit, weir_cou
  *   WEIR_ERR_BUDGET_PERCENT (504).
  * @{ */
 
-#if defined(WEIR_HOSTED)
 /// A retry budget: retries held to a share of real traffic, next to (not
 /// instead of) backoff.
 ///
@@ -2938,22 +2771,22 @@ weir_status weir_concurrency_read_counts(const weir_concurrency *limit, weir_cou
 /// A `now` earlier than one seen is no time passing. Safe to share between
 /// threads: each call takes a short per-handle lock. Heap per handle: about
 /// 330 bytes. Made by `weir_budget_new`, freed by `weir_budget_free`.
+/// 280 bytes. Made by `weir_budget_new`, freed by `weir_budget_free`.
+///
+/// In the firmware build (docs/firmware.md) a budget is placed only: on a
+/// 32-bit core 256 bytes. Its updates hold the build's critical section
+/// (interrupts masked, with `single-core`); the longest measured under QEMU: a
+/// call of 723 instructions on a Cortex-M4F, a section of 1560 on a Cortex-M0.
 typedef struct weir_budget weir_budget;
-#endif
 
-#if defined(WEIR_HOSTED)
 /// `weir_budget_policy.form`: gRPC's retry throttling (design A6), a token
 /// count between `max_tokens` and zero.
 #define WEIR_BUDGET_TOKENS 0
-#endif
 
-#if defined(WEIR_HOSTED)
 /// `weir_budget_policy.form`: Finagle's RetryBudget, `percent` of the
 /// requests of the last `ttl_ns` plus `min_per_s` retries a second.
 #define WEIR_BUDGET_PERCENT 1
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The constants of a retry budget. Start from `weir_budget_policy_preset()`
 /// and change what you need. Only the fields of the chosen `form` are read
 /// and checked; the others are ignored. 40 bytes, aligned as an int64_t.
@@ -2979,18 +2812,15 @@ typedef struct WEIR_ALIGN(8) {
   /// in [0, 1000].
   double percent;
 } weir_budget_policy;
-#endif
 
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
 
-#if defined(WEIR_HOSTED)
 /// The preset: Finagle's default budget (percent form, 20 % of the requests
 /// of the last 10 s plus 10 retries a second), with A6's example constants
 /// (10 tokens, 0.1 a success) filled in for the tokens form.
 weir_budget_policy weir_budget_policy_preset(void);
-#endif
 
 #if defined(WEIR_HOSTED)
 /// Makes a budget at `now` and writes it to `*out`; the percent form's
@@ -3004,21 +2834,16 @@ weir_budget_policy weir_budget_policy_preset(void);
 weir_status weir_budget_new(const weir_budget_policy *policy, int64_t now, weir_budget **out);
 #endif
 
-#if defined(WEIR_HOSTED)
 /// Frees a budget. NULL is accepted and ignored, and so is a placed one
 /// (`weir_budget_init_in`): its memory is the caller's.
 void weir_budget_free(weir_budget *budget);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The bytes and the alignment a placed budget needs (`weir_budget_init_in`),
 /// written to `*bytes` and `*align`: its handle and nothing more.
 /// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bytes` or `align`
 /// pointer; nothing is written on an error.
 weir_status weir_budget_footprint(size_t *bytes, size_t *align);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Lays a budget in memory the caller owns (a static array, a field of its
 /// own struct) and writes it to `*out`: the budget `weir_budget_new` makes from `policy` (NULL: the preset) at `now`,
 /// taken by every `weir_budget_*` call, without a heap. `mem` holds `len`
@@ -3039,12 +2864,11 @@ weir_status weir_budget_init_in(void *mem,
                                 const weir_budget_policy *policy,
                                 int64_t now,
                                 weir_budget **out);
-#endif
 
 #if defined(WEIR_HOSTED)
 /// The bytes and the alignment a shared retry budget needs
 /// (`weir_budget_init_shared`), written to `*bytes` and `*align`: a
-/// 256-byte `weir_region_header`, then the placed retry budget
+/// 256-byte `weir_region_header` and the region's 64-byte lock, then the placed retry budget
 /// (`weir_budget_footprint`); 64-aligned. Checked and answered as
 /// `weir_budget_footprint`.
 weir_status weir_budget_shared_footprint(size_t *bytes, size_t *align);
@@ -3087,39 +2911,30 @@ weir_status weir_budget_attach(void *mem, size_t len, weir_budget **out);
 weir_status weir_budget_recoveries(const weir_budget *handle, weir_recoveries *out);
 #endif
 
-#if defined(WEIR_HOSTED)
 /// Counts one request as traffic at `now`. Tokens form: call it for each
 /// attempt that succeeded (`token_ratio` back). Percent form: call it for
 /// each request sent that is not a retry, whatever its outcome. Does
 /// nothing for a NULL budget.
 void weir_budget_deposit(const weir_budget *budget, int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Asks for one retry at `now`: true means send it. Tokens form: call it on
 /// every failed attempt, even one you would not retry; the failure takes its
 /// token whatever the answer (A6 counts failures, not retries). Percent
 /// form: true takes the retry's cost, false changes nothing. False for a
 /// NULL budget.
 bool weir_budget_withdraw(const weir_budget *budget, int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// How many `weir_budget_withdraw` calls in a row would answer true at
 /// `now`, with no deposit between. A reading: changes nothing. 0 for a NULL
 /// budget.
 int64_t weir_budget_left(const weir_budget *budget, int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The raw count at `now`. Tokens form: the token count in thousandths
 /// (10 tokens is 10000), in [0, 1000 × max_tokens]. Percent form: alive
 /// credit − alive withdrawals + reserve, in Finagle's units (1000 a
 /// request). A reading: changes nothing. 0 for a NULL budget.
 int64_t weir_budget_tokens(const weir_budget *budget, int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Turns counting on for a retry budget: from this call on,
 /// `weir_budget_read_counts` reports what it decided. Call it right after
 /// `weir_budget_new` to count everything since the handle was made; a second
@@ -3128,9 +2943,7 @@ int64_t weir_budget_tokens(const weir_budget *budget, int64_t now);
 /// `WEIR_ERR_NULL` for a NULL handle, `WEIR_ERR_MISALIGNED` for one no handle
 /// can be at, `WEIR_ERR_POISONED` for a poisoned one.
 weir_status weir_budget_start_counting(const weir_budget *budget);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Writes to `*out` what a retry budget decided since
 /// `weir_budget_start_counting`. A reading: it changes nothing. `admitted`:
 /// withdrawals answered true (retries sent); `refused`: withdrawals answered
@@ -3140,7 +2953,6 @@ weir_status weir_budget_start_counting(const weir_budget *budget);
 /// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
 /// `*out` is written only on `WEIR_OK`.
 weir_status weir_budget_read_counts(const weir_budget *budget, weir_counts *out);
-#endif
 
 #ifdef __cplusplus
 }  // extern "C"
@@ -3345,7 +3157,6 @@ bool weir_deadline_remaining(const weir_deadline *deadline, int64_t now, int64_t
  *   WEIR_ERR_POOL_MAX_MAKING (222).
  * @{ */
 
-#if defined(WEIR_HOSTED)
 /// The bookkeeping of a pool of resources (connections, descriptors,
 /// handles), each known only by a `uintptr_t` identity. It never opens,
 /// closes, sleeps or waits: each call says what the caller should do, and
@@ -3384,41 +3195,35 @@ bool weir_deadline_remaining(const weir_deadline *deadline, int64_t now, int64_t
 /// (min(idle, size)), all allocated by `weir_pool_new` and never again
 /// (about 1.3 KiB for the preset), or laid in the caller's memory by
 /// `weir_pool_init_in`.
+///
+/// In the firmware build (docs/firmware.md) a pool is placed only: on a 32-bit
+/// core the preset needs 1224 bytes. Its updates hold the build's critical
+/// section (interrupts masked, with `single-core`); the longest measured under
+/// QEMU: a call of 802 instructions on a Cortex-M4F, a section of 1131 on a
+/// Cortex-M0.
 typedef struct weir_pool weir_pool;
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The largest `size` a pool accepts (2^24).
 #define WEIR_POOL_MAX_SIZE 16777216
-#endif
 
-#if defined(WEIR_HOSTED)
 /// `weir_pool_taken.kind`: an idle resource, now lent to the caller.
 #define WEIR_POOL_TAKEN_READY 1
-#endif
 
-#if defined(WEIR_HOSTED)
 /// `weir_pool_taken.kind`: an idle resource past `keep_ns` or `life_ns`, or
 /// marked old by `weir_pool_mark_old`, already out of the pool and its
 /// count. The caller closes `item` and takes again.
 #define WEIR_POOL_TAKEN_STALE 2
-#endif
 
-#if defined(WEIR_HOSTED)
 /// `weir_pool_taken.kind`: nothing idle, room for one more, and the room is
 /// reserved. The caller makes a resource and calls `weir_pool_made` (or, if
 /// making failed, `weir_pool_unmade`). `item` is 0.
 #define WEIR_POOL_TAKEN_MAKE 3
-#endif
 
-#if defined(WEIR_HOSTED)
 /// `weir_pool_taken.kind`: nothing idle and no room (or `max_making` are being
 /// made, or the pool is closed, or NULL). The caller's own queue decides
 /// what next. `item` is 0.
 #define WEIR_POOL_TAKEN_WAIT 4
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The pool's policy (for `weir_pool_new`): the limits a pool holds itself
 /// to. Durations are nanoseconds; a zero `keep_ns` or `life_ns` means no
 /// limit. Validated by `weir_pool_new`,
@@ -3456,9 +3261,7 @@ typedef struct WEIR_ALIGN(8) {
   /// `size`, as `size`): past it take answers WAIT rather than MAKE.
   int64_t max_making;
 } weir_pool_policy;
-#endif
 
-#if defined(WEIR_HOSTED)
 /// What `weir_pool_take` answers: `kind` is one of `WEIR_POOL_TAKEN_READY`,
 /// `_STALE`, `_MAKE`, `_WAIT` (never 0, so a zeroed struct is recognisably
 /// not an answer); `item` is the resource for READY and STALE, 0 otherwise.
@@ -3470,9 +3273,7 @@ typedef struct {
   /// The resource, for READY and STALE; 0 for MAKE and WAIT.
   uintptr_t item;
 } weir_pool_taken;
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Running totals since the pool was made (modelled on Go's database/sql
 /// DBStats). Read with `weir_pool_read_stats`.
 typedef struct WEIR_ALIGN(8) {
@@ -3504,19 +3305,16 @@ typedef struct WEIR_ALIGN(8) {
   /// meets is counted in `stale`). Since 0.2.0.
   uint64_t retired;
 } weir_pool_stats;
-#endif
 
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
 
-#if defined(WEIR_HOSTED)
 /// The preset limits: 10 live, 10 idle, closed after 30 minutes idle, no
 /// maximum age (the default size of HikariCP and Go's database/sql, which
 /// also keeps idle equal to size); no jitter, nothing made ahead, makes up
 /// to `size`.
 weir_pool_policy weir_pool_policy_preset(void);
-#endif
 
 #if defined(WEIR_HOSTED)
 /// Makes an empty pool with `limits` (NULL: `weir_pool_policy_preset()`) and
@@ -3531,15 +3329,12 @@ weir_pool_policy weir_pool_policy_preset(void);
 weir_status weir_pool_new(const weir_pool_policy *limits, weir_pool **out);
 #endif
 
-#if defined(WEIR_HOSTED)
 /// Frees a pool. NULL is accepted and ignored, and so is a placed pool
 /// (`weir_pool_init_in`): its memory is the caller's. Resources still idle
 /// or lent are not closed (the pool never held more than their
 /// identities): call `weir_pool_close` first and close what it hands back.
 void weir_pool_free(weir_pool *pool);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The bytes and the alignment a placed pool with these limits needs
 /// (NULL: the preset), written to `*bytes` and `*align`: the handle, then
 /// one 24-byte slot (on a 64-bit host) per table slot (the power of two at
@@ -3549,9 +3344,7 @@ void weir_pool_free(weir_pool *pool);
 /// `WEIR_ERR_MISALIGNED` for a bad `bytes` or `align` pointer (or a
 /// misaligned `limits`), and nothing is written on an error.
 weir_status weir_pool_footprint(const weir_pool_policy *limits, size_t *bytes, size_t *align);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Lays a pool in memory the caller owns (a static array, a field of its
 /// own struct) and writes it to `*out`: the pool `weir_pool_new` makes with
 /// these limits (NULL: the preset), taken by every `weir_pool_*` call,
@@ -3571,9 +3364,7 @@ weir_status weir_pool_init_in(void *mem,
                               size_t len,
                               const weir_pool_policy *limits,
                               weir_pool **out);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Asks for a resource at `now`. READY: the newest idle one, now lent.
 /// STALE: the newest idle one was past `keep_ns` or `life_ns`, or marked
 /// old; it is out of
@@ -3583,17 +3374,13 @@ weir_status weir_pool_init_in(void *mem,
 /// being made already, or the pool is closed. A NULL or poisoned pool
 /// answers WAIT.
 weir_pool_taken weir_pool_take(const weir_pool *pool, int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Registers `item`, made after a MAKE, as lent and born at `now`; it fills
 /// the reservation. `WEIR_ERR_POOL_ITEM_KNOWN` if the pool already holds
 /// `item`, `WEIR_ERR_POOL_NO_RESERVATION` if no MAKE is outstanding;
 /// `WEIR_ERR_NULL` for a NULL pool. On an error nothing changes.
 weir_status weir_pool_made(const weir_pool *pool, uintptr_t item, int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// `weir_pool_made`, with the resource's life shortened by the caller's
 /// `draw` (uniform over all 64-bit values, from the caller's own
 /// generator): by floor(J × draw / 2^64) nanoseconds, where J =
@@ -3606,16 +3393,12 @@ weir_status weir_pool_made_jittered(const weir_pool *pool,
                                     uintptr_t item,
                                     int64_t now,
                                     uint64_t draw);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Releases the room a MAKE reserved, because making failed, so a failing
 /// factory does not shrink the pool for good. `WEIR_ERR_POOL_NO_RESERVATION`
 /// if no MAKE is outstanding; `WEIR_ERR_NULL` for a NULL pool.
 weir_status weir_pool_unmade(const weir_pool *pool);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Gives a lent resource back at `now` and writes to `*kept` whether the
 /// pool kept it. `*kept == false`: the caller closes `item` (enough were
 /// idle, it has lived `life_ns`, it was marked old by `weir_pool_mark_old`,
@@ -3629,18 +3412,14 @@ weir_status weir_pool_unmade(const weir_pool *pool);
 /// and no reservation open: the pool does not hold it), `WEIR_ERR_NULL`
 /// (NULL pool or `kept`).
 weir_status weir_pool_give(const weir_pool *pool, uintptr_t item, int64_t now, bool *kept);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Says a lent resource broke and is not coming back; its room is free and
 /// the caller closes it. An `item` the pool does not know, dropped while a
 /// MAKE is outstanding, ends that reservation (counted as made and
 /// dropped). Errors change nothing: `WEIR_ERR_POOL_ITEM_IDLE`,
 /// `WEIR_ERR_POOL_NOT_LENT`, `WEIR_ERR_NULL` (NULL pool).
 weir_status weir_pool_drop(const weir_pool *pool, uintptr_t item);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Reserves room for the resources to make ahead so that `min_idle` stay
 /// ready, and returns how many: `min_idle` less the idle resources not
 /// marked old and the MAKEs already outstanding, capped by the room left
@@ -3652,9 +3431,7 @@ weir_status weir_pool_drop(const weir_pool *pool, uintptr_t item);
 /// evict, or on a timer. 0 with `min_idle` 0 (the preset), for a closed
 /// pool, and for a NULL one.
 int64_t weir_pool_make_ahead(const weir_pool *pool);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Removes the idle resources due at `now` — those idle for `keep_ns` or
 /// more, alive for `life_ns` or more (the boundary included), or marked
 /// old by `weir_pool_mark_old` — oldest
@@ -3668,9 +3445,7 @@ int64_t weir_pool_make_ahead(const weir_pool *pool);
 /// `cap == 0` writes and removes nothing and returns 0, and so does an
 /// `out` not aligned for a `uintptr_t`. A NULL pool answers 0.
 size_t weir_pool_evict(const weir_pool *pool, int64_t now, uintptr_t *out, size_t cap);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Marks every resource the pool holds now, idle or lent, as old, and
 /// returns how many (0 for a NULL pool). From then on `weir_pool_evict`
 /// hands back the idle old ones first, whatever their age (and
@@ -3683,9 +3458,7 @@ size_t weir_pool_evict(const weir_pool *pool, int64_t now, uintptr_t *out, size_
 /// `weir_pool_stats.retired`. It visits the whole table: O(size),
 /// no allocation.
 int64_t weir_pool_mark_old(const weir_pool *pool);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Closes the pool for shutdown and empties it: writes at most `cap` idle
 /// resources to `out`, oldest first, for the caller to close, and returns
 /// how many it wrote: only `out[0]` to `out[returned - 1]` are written.
@@ -3698,41 +3471,29 @@ int64_t weir_pool_mark_old(const weir_pool *pool);
 /// refused whole: it returns 0 and the pool stays open. A NULL pool answers
 /// 0.
 size_t weir_pool_close(const weir_pool *pool, uintptr_t *out, size_t cap);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// How many resources exist: idle, lent and being made. 0 for a NULL pool.
 int64_t weir_pool_live(const weir_pool *pool);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// How many are sitting idle. 0 for a NULL pool.
 int64_t weir_pool_idle(const weir_pool *pool);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// How many are lent out or being made (reserved by MAKE). 0 for a NULL
 /// pool.
 int64_t weir_pool_busy(const weir_pool *pool);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Nanoseconds from `now` until the next idle resource becomes due: 0 if
 /// one is due already (one marked old is), `INT64_MAX` if none ever will (nothing idle, or no
 /// `keep_ns` and no `life_ns`). `weir_pool_evict` at `now` plus this removes
 /// at least one, so one timer armed with it replaces polling. It only
 /// reads: `now` does not move the pool's clock. `INT64_MAX` for a NULL pool.
 int64_t weir_pool_next_expiry(const weir_pool *pool, int64_t now);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Writes the pool's running totals to `*out`. `WEIR_ERR_NULL` if `pool`
 /// or `out` is NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned; `*out`
 /// is written only on success.
 weir_status weir_pool_read_stats(const weir_pool *pool, weir_pool_stats *out);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Turns counting on for a pool: from this call on, `weir_pool_read_counts`
 /// reports what it decided. Call it right after `weir_pool_new` to count
 /// everything since the handle was made; a second call changes nothing. Until
@@ -3741,9 +3502,7 @@ weir_status weir_pool_read_stats(const weir_pool *pool, weir_pool_stats *out);
 /// `WEIR_ERR_MISALIGNED` for one no handle can be at, `WEIR_ERR_POISONED` for a
 /// poisoned one.
 weir_status weir_pool_start_counting(const weir_pool *pool);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Writes to `*out` what a pool decided since `weir_pool_start_counting`. A
 /// reading: it changes nothing. `admitted`: takes answered READY or MAKE;
 /// `refused`: takes answered WAIT; `errors`: made, give, drop and unmade calls
@@ -3757,7 +3516,6 @@ weir_status weir_pool_start_counting(const weir_pool *pool);
 /// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
 /// `*out` is written only on `WEIR_OK`.
 weir_status weir_pool_read_counts(const weir_pool *pool, weir_counts *out);
-#endif
 
 #ifdef __cplusplus
 }  // extern "C"
@@ -5128,17 +4886,11 @@ extern void weir_critical_exit(uint32_t state);
 #endif
 #define WEIR_HOSTED_ONLY_MESSAGE_(name) \
   #name " needs the hosted weir library: the firmware build " \
-  "(WEIR_FREESTANDING) has no heap handles; see docs/firmware.md"
-int weir_hosted_only_weir_breaker_policy_preset(void) WEIR_HOSTED_ONLY_(weir_breaker_policy_preset);
-#define weir_breaker_policy_preset(...) weir_hosted_only_weir_breaker_policy_preset()
+  "(WEIR_FREESTANDING) has no heap: there a handle is placed " \
+  "(weir_<type>_init_in), and the bloom, charge and lease are " \
+  "hosted-only; see docs/firmware.md"
 int weir_hosted_only_weir_breaker_new(void) WEIR_HOSTED_ONLY_(weir_breaker_new);
 #define weir_breaker_new(...) weir_hosted_only_weir_breaker_new()
-int weir_hosted_only_weir_breaker_free(void) WEIR_HOSTED_ONLY_(weir_breaker_free);
-#define weir_breaker_free(...) weir_hosted_only_weir_breaker_free()
-int weir_hosted_only_weir_breaker_footprint(void) WEIR_HOSTED_ONLY_(weir_breaker_footprint);
-#define weir_breaker_footprint(...) weir_hosted_only_weir_breaker_footprint()
-int weir_hosted_only_weir_breaker_init_in(void) WEIR_HOSTED_ONLY_(weir_breaker_init_in);
-#define weir_breaker_init_in(...) weir_hosted_only_weir_breaker_init_in()
 int weir_hosted_only_weir_breaker_shared_footprint(void) WEIR_HOSTED_ONLY_(weir_breaker_shared_footprint);
 #define weir_breaker_shared_footprint(...) weir_hosted_only_weir_breaker_shared_footprint()
 int weir_hosted_only_weir_breaker_init_shared(void) WEIR_HOSTED_ONLY_(weir_breaker_init_shared);
@@ -5147,30 +4899,8 @@ int weir_hosted_only_weir_breaker_attach(void) WEIR_HOSTED_ONLY_(weir_breaker_at
 #define weir_breaker_attach(...) weir_hosted_only_weir_breaker_attach()
 int weir_hosted_only_weir_breaker_recoveries(void) WEIR_HOSTED_ONLY_(weir_breaker_recoveries);
 #define weir_breaker_recoveries(...) weir_hosted_only_weir_breaker_recoveries()
-int weir_hosted_only_weir_breaker_allow(void) WEIR_HOSTED_ONLY_(weir_breaker_allow);
-#define weir_breaker_allow(...) weir_hosted_only_weir_breaker_allow()
-int weir_hosted_only_weir_breaker_pass(void) WEIR_HOSTED_ONLY_(weir_breaker_pass);
-#define weir_breaker_pass(...) weir_hosted_only_weir_breaker_pass()
-int weir_hosted_only_weir_breaker_fail(void) WEIR_HOSTED_ONLY_(weir_breaker_fail);
-#define weir_breaker_fail(...) weir_hosted_only_weir_breaker_fail()
-int weir_hosted_only_weir_breaker_ratio(void) WEIR_HOSTED_ONLY_(weir_breaker_ratio);
-#define weir_breaker_ratio(...) weir_hosted_only_weir_breaker_ratio()
-int weir_hosted_only_weir_breaker_read_tally(void) WEIR_HOSTED_ONLY_(weir_breaker_read_tally);
-#define weir_breaker_read_tally(...) weir_hosted_only_weir_breaker_read_tally()
-int weir_hosted_only_weir_breaker_start_counting(void) WEIR_HOSTED_ONLY_(weir_breaker_start_counting);
-#define weir_breaker_start_counting(...) weir_hosted_only_weir_breaker_start_counting()
-int weir_hosted_only_weir_breaker_read_counts(void) WEIR_HOSTED_ONLY_(weir_breaker_read_counts);
-#define weir_breaker_read_counts(...) weir_hosted_only_weir_breaker_read_counts()
-int weir_hosted_only_weir_shedder_policy_preset(void) WEIR_HOSTED_ONLY_(weir_shedder_policy_preset);
-#define weir_shedder_policy_preset(...) weir_hosted_only_weir_shedder_policy_preset()
 int weir_hosted_only_weir_shedder_new(void) WEIR_HOSTED_ONLY_(weir_shedder_new);
 #define weir_shedder_new(...) weir_hosted_only_weir_shedder_new()
-int weir_hosted_only_weir_shedder_free(void) WEIR_HOSTED_ONLY_(weir_shedder_free);
-#define weir_shedder_free(...) weir_hosted_only_weir_shedder_free()
-int weir_hosted_only_weir_shedder_footprint(void) WEIR_HOSTED_ONLY_(weir_shedder_footprint);
-#define weir_shedder_footprint(...) weir_hosted_only_weir_shedder_footprint()
-int weir_hosted_only_weir_shedder_init_in(void) WEIR_HOSTED_ONLY_(weir_shedder_init_in);
-#define weir_shedder_init_in(...) weir_hosted_only_weir_shedder_init_in()
 int weir_hosted_only_weir_shedder_shared_footprint(void) WEIR_HOSTED_ONLY_(weir_shedder_shared_footprint);
 #define weir_shedder_shared_footprint(...) weir_hosted_only_weir_shedder_shared_footprint()
 int weir_hosted_only_weir_shedder_init_shared(void) WEIR_HOSTED_ONLY_(weir_shedder_init_shared);
@@ -5179,30 +4909,8 @@ int weir_hosted_only_weir_shedder_attach(void) WEIR_HOSTED_ONLY_(weir_shedder_at
 #define weir_shedder_attach(...) weir_hosted_only_weir_shedder_attach()
 int weir_hosted_only_weir_shedder_recoveries(void) WEIR_HOSTED_ONLY_(weir_shedder_recoveries);
 #define weir_shedder_recoveries(...) weir_hosted_only_weir_shedder_recoveries()
-int weir_hosted_only_weir_shedder_allow(void) WEIR_HOSTED_ONLY_(weir_shedder_allow);
-#define weir_shedder_allow(...) weir_hosted_only_weir_shedder_allow()
-int weir_hosted_only_weir_shedder_allow_class(void) WEIR_HOSTED_ONLY_(weir_shedder_allow_class);
-#define weir_shedder_allow_class(...) weir_hosted_only_weir_shedder_allow_class()
-int weir_hosted_only_weir_shedder_pass(void) WEIR_HOSTED_ONLY_(weir_shedder_pass);
-#define weir_shedder_pass(...) weir_hosted_only_weir_shedder_pass()
-int weir_hosted_only_weir_shedder_fail(void) WEIR_HOSTED_ONLY_(weir_shedder_fail);
-#define weir_shedder_fail(...) weir_hosted_only_weir_shedder_fail()
-int weir_hosted_only_weir_shedder_flying(void) WEIR_HOSTED_ONLY_(weir_shedder_flying);
-#define weir_shedder_flying(...) weir_hosted_only_weir_shedder_flying()
-int weir_hosted_only_weir_shedder_read_stats(void) WEIR_HOSTED_ONLY_(weir_shedder_read_stats);
-#define weir_shedder_read_stats(...) weir_hosted_only_weir_shedder_read_stats()
-int weir_hosted_only_weir_shedder_start_counting(void) WEIR_HOSTED_ONLY_(weir_shedder_start_counting);
-#define weir_shedder_start_counting(...) weir_hosted_only_weir_shedder_start_counting()
-int weir_hosted_only_weir_shedder_read_counts(void) WEIR_HOSTED_ONLY_(weir_shedder_read_counts);
-#define weir_shedder_read_counts(...) weir_hosted_only_weir_shedder_read_counts()
 int weir_hosted_only_weir_window_new(void) WEIR_HOSTED_ONLY_(weir_window_new);
 #define weir_window_new(...) weir_hosted_only_weir_window_new()
-int weir_hosted_only_weir_window_free(void) WEIR_HOSTED_ONLY_(weir_window_free);
-#define weir_window_free(...) weir_hosted_only_weir_window_free()
-int weir_hosted_only_weir_window_footprint(void) WEIR_HOSTED_ONLY_(weir_window_footprint);
-#define weir_window_footprint(...) weir_hosted_only_weir_window_footprint()
-int weir_hosted_only_weir_window_init_in(void) WEIR_HOSTED_ONLY_(weir_window_init_in);
-#define weir_window_init_in(...) weir_hosted_only_weir_window_init_in()
 int weir_hosted_only_weir_window_shared_footprint(void) WEIR_HOSTED_ONLY_(weir_window_shared_footprint);
 #define weir_window_shared_footprint(...) weir_hosted_only_weir_window_shared_footprint()
 int weir_hosted_only_weir_window_init_shared(void) WEIR_HOSTED_ONLY_(weir_window_init_shared);
@@ -5211,54 +4919,16 @@ int weir_hosted_only_weir_window_attach(void) WEIR_HOSTED_ONLY_(weir_window_atta
 #define weir_window_attach(...) weir_hosted_only_weir_window_attach()
 int weir_hosted_only_weir_window_recoveries(void) WEIR_HOSTED_ONLY_(weir_window_recoveries);
 #define weir_window_recoveries(...) weir_hosted_only_weir_window_recoveries()
-int weir_hosted_only_weir_window_add(void) WEIR_HOSTED_ONLY_(weir_window_add);
-#define weir_window_add(...) weir_hosted_only_weir_window_add()
-int weir_hosted_only_weir_window_read_total(void) WEIR_HOSTED_ONLY_(weir_window_read_total);
-#define weir_window_read_total(...) weir_hosted_only_weir_window_read_total()
-int weir_hosted_only_weir_window_read_buckets(void) WEIR_HOSTED_ONLY_(weir_window_read_buckets);
-#define weir_window_read_buckets(...) weir_hosted_only_weir_window_read_buckets()
-int weir_hosted_only_weir_window_size(void) WEIR_HOSTED_ONLY_(weir_window_size);
-#define weir_window_size(...) weir_hosted_only_weir_window_size()
-int weir_hosted_only_weir_window_width(void) WEIR_HOSTED_ONLY_(weir_window_width);
-#define weir_window_width(...) weir_hosted_only_weir_window_width()
-int weir_hosted_only_weir_window_start_counting(void) WEIR_HOSTED_ONLY_(weir_window_start_counting);
-#define weir_window_start_counting(...) weir_hosted_only_weir_window_start_counting()
-int weir_hosted_only_weir_window_read_counts(void) WEIR_HOSTED_ONLY_(weir_window_read_counts);
-#define weir_window_read_counts(...) weir_hosted_only_weir_window_read_counts()
 int weir_hosted_only_weir_bucket_new(void) WEIR_HOSTED_ONLY_(weir_bucket_new);
 #define weir_bucket_new(...) weir_hosted_only_weir_bucket_new()
-int weir_hosted_only_weir_bucket_free(void) WEIR_HOSTED_ONLY_(weir_bucket_free);
-#define weir_bucket_free(...) weir_hosted_only_weir_bucket_free()
-int weir_hosted_only_weir_bucket_footprint(void) WEIR_HOSTED_ONLY_(weir_bucket_footprint);
-#define weir_bucket_footprint(...) weir_hosted_only_weir_bucket_footprint()
-int weir_hosted_only_weir_bucket_init_in(void) WEIR_HOSTED_ONLY_(weir_bucket_init_in);
-#define weir_bucket_init_in(...) weir_hosted_only_weir_bucket_init_in()
 int weir_hosted_only_weir_bucket_shared_footprint(void) WEIR_HOSTED_ONLY_(weir_bucket_shared_footprint);
 #define weir_bucket_shared_footprint(...) weir_hosted_only_weir_bucket_shared_footprint()
 int weir_hosted_only_weir_bucket_init_shared(void) WEIR_HOSTED_ONLY_(weir_bucket_init_shared);
 #define weir_bucket_init_shared(...) weir_hosted_only_weir_bucket_init_shared()
 int weir_hosted_only_weir_bucket_attach(void) WEIR_HOSTED_ONLY_(weir_bucket_attach);
 #define weir_bucket_attach(...) weir_hosted_only_weir_bucket_attach()
-int weir_hosted_only_weir_bucket_take(void) WEIR_HOSTED_ONLY_(weir_bucket_take);
-#define weir_bucket_take(...) weir_hosted_only_weir_bucket_take()
-int weir_hosted_only_weir_bucket_refund(void) WEIR_HOSTED_ONLY_(weir_bucket_refund);
-#define weir_bucket_refund(...) weir_hosted_only_weir_bucket_refund()
-int weir_hosted_only_weir_bucket_next(void) WEIR_HOSTED_ONLY_(weir_bucket_next);
-#define weir_bucket_next(...) weir_hosted_only_weir_bucket_next()
-int weir_hosted_only_weir_bucket_tokens(void) WEIR_HOSTED_ONLY_(weir_bucket_tokens);
-#define weir_bucket_tokens(...) weir_hosted_only_weir_bucket_tokens()
-int weir_hosted_only_weir_bucket_start_counting(void) WEIR_HOSTED_ONLY_(weir_bucket_start_counting);
-#define weir_bucket_start_counting(...) weir_hosted_only_weir_bucket_start_counting()
-int weir_hosted_only_weir_bucket_read_counts(void) WEIR_HOSTED_ONLY_(weir_bucket_read_counts);
-#define weir_bucket_read_counts(...) weir_hosted_only_weir_bucket_read_counts()
 int weir_hosted_only_weir_sliding_new(void) WEIR_HOSTED_ONLY_(weir_sliding_new);
 #define weir_sliding_new(...) weir_hosted_only_weir_sliding_new()
-int weir_hosted_only_weir_sliding_free(void) WEIR_HOSTED_ONLY_(weir_sliding_free);
-#define weir_sliding_free(...) weir_hosted_only_weir_sliding_free()
-int weir_hosted_only_weir_sliding_footprint(void) WEIR_HOSTED_ONLY_(weir_sliding_footprint);
-#define weir_sliding_footprint(...) weir_hosted_only_weir_sliding_footprint()
-int weir_hosted_only_weir_sliding_init_in(void) WEIR_HOSTED_ONLY_(weir_sliding_init_in);
-#define weir_sliding_init_in(...) weir_hosted_only_weir_sliding_init_in()
 int weir_hosted_only_weir_sliding_shared_footprint(void) WEIR_HOSTED_ONLY_(weir_sliding_shared_footprint);
 #define weir_sliding_shared_footprint(...) weir_hosted_only_weir_sliding_shared_footprint()
 int weir_hosted_only_weir_sliding_init_shared(void) WEIR_HOSTED_ONLY_(weir_sliding_init_shared);
@@ -5267,24 +4937,8 @@ int weir_hosted_only_weir_sliding_attach(void) WEIR_HOSTED_ONLY_(weir_sliding_at
 #define weir_sliding_attach(...) weir_hosted_only_weir_sliding_attach()
 int weir_hosted_only_weir_sliding_recoveries(void) WEIR_HOSTED_ONLY_(weir_sliding_recoveries);
 #define weir_sliding_recoveries(...) weir_hosted_only_weir_sliding_recoveries()
-int weir_hosted_only_weir_sliding_take(void) WEIR_HOSTED_ONLY_(weir_sliding_take);
-#define weir_sliding_take(...) weir_hosted_only_weir_sliding_take()
-int weir_hosted_only_weir_sliding_left(void) WEIR_HOSTED_ONLY_(weir_sliding_left);
-#define weir_sliding_left(...) weir_hosted_only_weir_sliding_left()
-int weir_hosted_only_weir_sliding_next(void) WEIR_HOSTED_ONLY_(weir_sliding_next);
-#define weir_sliding_next(...) weir_hosted_only_weir_sliding_next()
-int weir_hosted_only_weir_sliding_start_counting(void) WEIR_HOSTED_ONLY_(weir_sliding_start_counting);
-#define weir_sliding_start_counting(...) weir_hosted_only_weir_sliding_start_counting()
-int weir_hosted_only_weir_sliding_read_counts(void) WEIR_HOSTED_ONLY_(weir_sliding_read_counts);
-#define weir_sliding_read_counts(...) weir_hosted_only_weir_sliding_read_counts()
 int weir_hosted_only_weir_period_new(void) WEIR_HOSTED_ONLY_(weir_period_new);
 #define weir_period_new(...) weir_hosted_only_weir_period_new()
-int weir_hosted_only_weir_period_free(void) WEIR_HOSTED_ONLY_(weir_period_free);
-#define weir_period_free(...) weir_hosted_only_weir_period_free()
-int weir_hosted_only_weir_period_footprint(void) WEIR_HOSTED_ONLY_(weir_period_footprint);
-#define weir_period_footprint(...) weir_hosted_only_weir_period_footprint()
-int weir_hosted_only_weir_period_init_in(void) WEIR_HOSTED_ONLY_(weir_period_init_in);
-#define weir_period_init_in(...) weir_hosted_only_weir_period_init_in()
 int weir_hosted_only_weir_period_shared_footprint(void) WEIR_HOSTED_ONLY_(weir_period_shared_footprint);
 #define weir_period_shared_footprint(...) weir_hosted_only_weir_period_shared_footprint()
 int weir_hosted_only_weir_period_init_shared(void) WEIR_HOSTED_ONLY_(weir_period_init_shared);
@@ -5293,52 +4947,18 @@ int weir_hosted_only_weir_period_attach(void) WEIR_HOSTED_ONLY_(weir_period_atta
 #define weir_period_attach(...) weir_hosted_only_weir_period_attach()
 int weir_hosted_only_weir_period_recoveries(void) WEIR_HOSTED_ONLY_(weir_period_recoveries);
 #define weir_period_recoveries(...) weir_hosted_only_weir_period_recoveries()
-int weir_hosted_only_weir_period_take(void) WEIR_HOSTED_ONLY_(weir_period_take);
-#define weir_period_take(...) weir_hosted_only_weir_period_take()
-int weir_hosted_only_weir_period_left(void) WEIR_HOSTED_ONLY_(weir_period_left);
-#define weir_period_left(...) weir_hosted_only_weir_period_left()
-int weir_hosted_only_weir_period_next(void) WEIR_HOSTED_ONLY_(weir_period_next);
-#define weir_period_next(...) weir_hosted_only_weir_period_next()
-int weir_hosted_only_weir_period_start_counting(void) WEIR_HOSTED_ONLY_(weir_period_start_counting);
-#define weir_period_start_counting(...) weir_hosted_only_weir_period_start_counting()
-int weir_hosted_only_weir_period_read_counts(void) WEIR_HOSTED_ONLY_(weir_period_read_counts);
-#define weir_period_read_counts(...) weir_hosted_only_weir_period_read_counts()
 int weir_hosted_only_weir_gate_new(void) WEIR_HOSTED_ONLY_(weir_gate_new);
 #define weir_gate_new(...) weir_hosted_only_weir_gate_new()
-int weir_hosted_only_weir_gate_free(void) WEIR_HOSTED_ONLY_(weir_gate_free);
-#define weir_gate_free(...) weir_hosted_only_weir_gate_free()
-int weir_hosted_only_weir_gate_footprint(void) WEIR_HOSTED_ONLY_(weir_gate_footprint);
-#define weir_gate_footprint(...) weir_hosted_only_weir_gate_footprint()
-int weir_hosted_only_weir_gate_init_in(void) WEIR_HOSTED_ONLY_(weir_gate_init_in);
-#define weir_gate_init_in(...) weir_hosted_only_weir_gate_init_in()
 int weir_hosted_only_weir_gate_shared_footprint(void) WEIR_HOSTED_ONLY_(weir_gate_shared_footprint);
 #define weir_gate_shared_footprint(...) weir_hosted_only_weir_gate_shared_footprint()
 int weir_hosted_only_weir_gate_init_shared(void) WEIR_HOSTED_ONLY_(weir_gate_init_shared);
 #define weir_gate_init_shared(...) weir_hosted_only_weir_gate_init_shared()
 int weir_hosted_only_weir_gate_attach(void) WEIR_HOSTED_ONLY_(weir_gate_attach);
 #define weir_gate_attach(...) weir_hosted_only_weir_gate_attach()
-int weir_hosted_only_weir_gate_enter(void) WEIR_HOSTED_ONLY_(weir_gate_enter);
-#define weir_gate_enter(...) weir_hosted_only_weir_gate_enter()
-int weir_hosted_only_weir_gate_leave(void) WEIR_HOSTED_ONLY_(weir_gate_leave);
-#define weir_gate_leave(...) weir_hosted_only_weir_gate_leave()
-int weir_hosted_only_weir_gate_held(void) WEIR_HOSTED_ONLY_(weir_gate_held);
-#define weir_gate_held(...) weir_hosted_only_weir_gate_held()
-int weir_hosted_only_weir_gate_start_counting(void) WEIR_HOSTED_ONLY_(weir_gate_start_counting);
-#define weir_gate_start_counting(...) weir_hosted_only_weir_gate_start_counting()
-int weir_hosted_only_weir_gate_read_counts(void) WEIR_HOSTED_ONLY_(weir_gate_read_counts);
-#define weir_gate_read_counts(...) weir_hosted_only_weir_gate_read_counts()
-int weir_hosted_only_weir_concurrency_policy_preset(void) WEIR_HOSTED_ONLY_(weir_concurrency_policy_preset);
-#define weir_concurrency_policy_preset(...) weir_hosted_only_weir_concurrency_policy_preset()
 int weir_hosted_only_weir_concurrency_new(void) WEIR_HOSTED_ONLY_(weir_concurrency_new);
 #define weir_concurrency_new(...) weir_hosted_only_weir_concurrency_new()
 int weir_hosted_only_weir_concurrency_new_partitioned(void) WEIR_HOSTED_ONLY_(weir_concurrency_new_partitioned);
 #define weir_concurrency_new_partitioned(...) weir_hosted_only_weir_concurrency_new_partitioned()
-int weir_hosted_only_weir_concurrency_free(void) WEIR_HOSTED_ONLY_(weir_concurrency_free);
-#define weir_concurrency_free(...) weir_hosted_only_weir_concurrency_free()
-int weir_hosted_only_weir_concurrency_footprint(void) WEIR_HOSTED_ONLY_(weir_concurrency_footprint);
-#define weir_concurrency_footprint(...) weir_hosted_only_weir_concurrency_footprint()
-int weir_hosted_only_weir_concurrency_init_in(void) WEIR_HOSTED_ONLY_(weir_concurrency_init_in);
-#define weir_concurrency_init_in(...) weir_hosted_only_weir_concurrency_init_in()
 int weir_hosted_only_weir_concurrency_shared_footprint(void) WEIR_HOSTED_ONLY_(weir_concurrency_shared_footprint);
 #define weir_concurrency_shared_footprint(...) weir_hosted_only_weir_concurrency_shared_footprint()
 int weir_hosted_only_weir_concurrency_init_shared(void) WEIR_HOSTED_ONLY_(weir_concurrency_init_shared);
@@ -5347,38 +4967,8 @@ int weir_hosted_only_weir_concurrency_attach(void) WEIR_HOSTED_ONLY_(weir_concur
 #define weir_concurrency_attach(...) weir_hosted_only_weir_concurrency_attach()
 int weir_hosted_only_weir_concurrency_recoveries(void) WEIR_HOSTED_ONLY_(weir_concurrency_recoveries);
 #define weir_concurrency_recoveries(...) weir_hosted_only_weir_concurrency_recoveries()
-int weir_hosted_only_weir_concurrency_enter(void) WEIR_HOSTED_ONLY_(weir_concurrency_enter);
-#define weir_concurrency_enter(...) weir_hosted_only_weir_concurrency_enter()
-int weir_hosted_only_weir_concurrency_leave(void) WEIR_HOSTED_ONLY_(weir_concurrency_leave);
-#define weir_concurrency_leave(...) weir_hosted_only_weir_concurrency_leave()
-int weir_hosted_only_weir_concurrency_enter_partition(void) WEIR_HOSTED_ONLY_(weir_concurrency_enter_partition);
-#define weir_concurrency_enter_partition(...) weir_hosted_only_weir_concurrency_enter_partition()
-int weir_hosted_only_weir_concurrency_leave_partition(void) WEIR_HOSTED_ONLY_(weir_concurrency_leave_partition);
-#define weir_concurrency_leave_partition(...) weir_hosted_only_weir_concurrency_leave_partition()
-int weir_hosted_only_weir_concurrency_limit(void) WEIR_HOSTED_ONLY_(weir_concurrency_limit);
-#define weir_concurrency_limit(...) weir_hosted_only_weir_concurrency_limit()
-int weir_hosted_only_weir_concurrency_flying(void) WEIR_HOSTED_ONLY_(weir_concurrency_flying);
-#define weir_concurrency_flying(...) weir_hosted_only_weir_concurrency_flying()
-int weir_hosted_only_weir_concurrency_long_rtt(void) WEIR_HOSTED_ONLY_(weir_concurrency_long_rtt);
-#define weir_concurrency_long_rtt(...) weir_hosted_only_weir_concurrency_long_rtt()
-int weir_hosted_only_weir_concurrency_partition_flying(void) WEIR_HOSTED_ONLY_(weir_concurrency_partition_flying);
-#define weir_concurrency_partition_flying(...) weir_hosted_only_weir_concurrency_partition_flying()
-int weir_hosted_only_weir_concurrency_partition_room(void) WEIR_HOSTED_ONLY_(weir_concurrency_partition_room);
-#define weir_concurrency_partition_room(...) weir_hosted_only_weir_concurrency_partition_room()
-int weir_hosted_only_weir_concurrency_start_counting(void) WEIR_HOSTED_ONLY_(weir_concurrency_start_counting);
-#define weir_concurrency_start_counting(...) weir_hosted_only_weir_concurrency_start_counting()
-int weir_hosted_only_weir_concurrency_read_counts(void) WEIR_HOSTED_ONLY_(weir_concurrency_read_counts);
-#define weir_concurrency_read_counts(...) weir_hosted_only_weir_concurrency_read_counts()
-int weir_hosted_only_weir_budget_policy_preset(void) WEIR_HOSTED_ONLY_(weir_budget_policy_preset);
-#define weir_budget_policy_preset(...) weir_hosted_only_weir_budget_policy_preset()
 int weir_hosted_only_weir_budget_new(void) WEIR_HOSTED_ONLY_(weir_budget_new);
 #define weir_budget_new(...) weir_hosted_only_weir_budget_new()
-int weir_hosted_only_weir_budget_free(void) WEIR_HOSTED_ONLY_(weir_budget_free);
-#define weir_budget_free(...) weir_hosted_only_weir_budget_free()
-int weir_hosted_only_weir_budget_footprint(void) WEIR_HOSTED_ONLY_(weir_budget_footprint);
-#define weir_budget_footprint(...) weir_hosted_only_weir_budget_footprint()
-int weir_hosted_only_weir_budget_init_in(void) WEIR_HOSTED_ONLY_(weir_budget_init_in);
-#define weir_budget_init_in(...) weir_hosted_only_weir_budget_init_in()
 int weir_hosted_only_weir_budget_shared_footprint(void) WEIR_HOSTED_ONLY_(weir_budget_shared_footprint);
 #define weir_budget_shared_footprint(...) weir_hosted_only_weir_budget_shared_footprint()
 int weir_hosted_only_weir_budget_init_shared(void) WEIR_HOSTED_ONLY_(weir_budget_init_shared);
@@ -5387,62 +4977,8 @@ int weir_hosted_only_weir_budget_attach(void) WEIR_HOSTED_ONLY_(weir_budget_atta
 #define weir_budget_attach(...) weir_hosted_only_weir_budget_attach()
 int weir_hosted_only_weir_budget_recoveries(void) WEIR_HOSTED_ONLY_(weir_budget_recoveries);
 #define weir_budget_recoveries(...) weir_hosted_only_weir_budget_recoveries()
-int weir_hosted_only_weir_budget_deposit(void) WEIR_HOSTED_ONLY_(weir_budget_deposit);
-#define weir_budget_deposit(...) weir_hosted_only_weir_budget_deposit()
-int weir_hosted_only_weir_budget_withdraw(void) WEIR_HOSTED_ONLY_(weir_budget_withdraw);
-#define weir_budget_withdraw(...) weir_hosted_only_weir_budget_withdraw()
-int weir_hosted_only_weir_budget_left(void) WEIR_HOSTED_ONLY_(weir_budget_left);
-#define weir_budget_left(...) weir_hosted_only_weir_budget_left()
-int weir_hosted_only_weir_budget_tokens(void) WEIR_HOSTED_ONLY_(weir_budget_tokens);
-#define weir_budget_tokens(...) weir_hosted_only_weir_budget_tokens()
-int weir_hosted_only_weir_budget_start_counting(void) WEIR_HOSTED_ONLY_(weir_budget_start_counting);
-#define weir_budget_start_counting(...) weir_hosted_only_weir_budget_start_counting()
-int weir_hosted_only_weir_budget_read_counts(void) WEIR_HOSTED_ONLY_(weir_budget_read_counts);
-#define weir_budget_read_counts(...) weir_hosted_only_weir_budget_read_counts()
-int weir_hosted_only_weir_pool_policy_preset(void) WEIR_HOSTED_ONLY_(weir_pool_policy_preset);
-#define weir_pool_policy_preset(...) weir_hosted_only_weir_pool_policy_preset()
 int weir_hosted_only_weir_pool_new(void) WEIR_HOSTED_ONLY_(weir_pool_new);
 #define weir_pool_new(...) weir_hosted_only_weir_pool_new()
-int weir_hosted_only_weir_pool_free(void) WEIR_HOSTED_ONLY_(weir_pool_free);
-#define weir_pool_free(...) weir_hosted_only_weir_pool_free()
-int weir_hosted_only_weir_pool_footprint(void) WEIR_HOSTED_ONLY_(weir_pool_footprint);
-#define weir_pool_footprint(...) weir_hosted_only_weir_pool_footprint()
-int weir_hosted_only_weir_pool_init_in(void) WEIR_HOSTED_ONLY_(weir_pool_init_in);
-#define weir_pool_init_in(...) weir_hosted_only_weir_pool_init_in()
-int weir_hosted_only_weir_pool_take(void) WEIR_HOSTED_ONLY_(weir_pool_take);
-#define weir_pool_take(...) weir_hosted_only_weir_pool_take()
-int weir_hosted_only_weir_pool_made(void) WEIR_HOSTED_ONLY_(weir_pool_made);
-#define weir_pool_made(...) weir_hosted_only_weir_pool_made()
-int weir_hosted_only_weir_pool_made_jittered(void) WEIR_HOSTED_ONLY_(weir_pool_made_jittered);
-#define weir_pool_made_jittered(...) weir_hosted_only_weir_pool_made_jittered()
-int weir_hosted_only_weir_pool_unmade(void) WEIR_HOSTED_ONLY_(weir_pool_unmade);
-#define weir_pool_unmade(...) weir_hosted_only_weir_pool_unmade()
-int weir_hosted_only_weir_pool_give(void) WEIR_HOSTED_ONLY_(weir_pool_give);
-#define weir_pool_give(...) weir_hosted_only_weir_pool_give()
-int weir_hosted_only_weir_pool_drop(void) WEIR_HOSTED_ONLY_(weir_pool_drop);
-#define weir_pool_drop(...) weir_hosted_only_weir_pool_drop()
-int weir_hosted_only_weir_pool_make_ahead(void) WEIR_HOSTED_ONLY_(weir_pool_make_ahead);
-#define weir_pool_make_ahead(...) weir_hosted_only_weir_pool_make_ahead()
-int weir_hosted_only_weir_pool_evict(void) WEIR_HOSTED_ONLY_(weir_pool_evict);
-#define weir_pool_evict(...) weir_hosted_only_weir_pool_evict()
-int weir_hosted_only_weir_pool_mark_old(void) WEIR_HOSTED_ONLY_(weir_pool_mark_old);
-#define weir_pool_mark_old(...) weir_hosted_only_weir_pool_mark_old()
-int weir_hosted_only_weir_pool_close(void) WEIR_HOSTED_ONLY_(weir_pool_close);
-#define weir_pool_close(...) weir_hosted_only_weir_pool_close()
-int weir_hosted_only_weir_pool_live(void) WEIR_HOSTED_ONLY_(weir_pool_live);
-#define weir_pool_live(...) weir_hosted_only_weir_pool_live()
-int weir_hosted_only_weir_pool_idle(void) WEIR_HOSTED_ONLY_(weir_pool_idle);
-#define weir_pool_idle(...) weir_hosted_only_weir_pool_idle()
-int weir_hosted_only_weir_pool_busy(void) WEIR_HOSTED_ONLY_(weir_pool_busy);
-#define weir_pool_busy(...) weir_hosted_only_weir_pool_busy()
-int weir_hosted_only_weir_pool_next_expiry(void) WEIR_HOSTED_ONLY_(weir_pool_next_expiry);
-#define weir_pool_next_expiry(...) weir_hosted_only_weir_pool_next_expiry()
-int weir_hosted_only_weir_pool_read_stats(void) WEIR_HOSTED_ONLY_(weir_pool_read_stats);
-#define weir_pool_read_stats(...) weir_hosted_only_weir_pool_read_stats()
-int weir_hosted_only_weir_pool_start_counting(void) WEIR_HOSTED_ONLY_(weir_pool_start_counting);
-#define weir_pool_start_counting(...) weir_hosted_only_weir_pool_start_counting()
-int weir_hosted_only_weir_pool_read_counts(void) WEIR_HOSTED_ONLY_(weir_pool_read_counts);
-#define weir_pool_read_counts(...) weir_hosted_only_weir_pool_read_counts()
 int weir_hosted_only_weir_bloom_new(void) WEIR_HOSTED_ONLY_(weir_bloom_new);
 #define weir_bloom_new(...) weir_hosted_only_weir_bloom_new()
 int weir_hosted_only_weir_bloom_new_gcra(void) WEIR_HOSTED_ONLY_(weir_bloom_new_gcra);

@@ -1,18 +1,22 @@
 //! C face of [`weir_core::breaker`].
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::AtomicU32;
 
 use static_assertions::{assert_eq_size, const_assert_eq};
 
 use crate::counts::{weir_counts, Tally};
+#[cfg(feature = "std")]
+use crate::guard::new_handle;
 use crate::guard::{decide, decide_status, read_counts, start_counting};
 use crate::guard::{
-    free_handle, new_handle, on, place_handle, placement, policy_or, state_of, status_on, usable,
-    value_mut, write_footprint, write_out, Guarded, Handle,
+    free_handle, on, place_handle, placement, policy_or, status_on, usable, value_mut,
+    write_footprint, write_out, Guarded, Handle,
 };
+use crate::lock::ShortLock;
+#[cfg(feature = "std")]
 use crate::region::{
     attach, lay_shared, plain_bytes, read_recoveries, region_footprint, run_fits, weir_recoveries,
-    HandleLock, Layout, Repair, Shareable, WEIR_REGION_BREAKER,
+    Layout, Repair, Shareable, WEIR_REGION_BREAKER,
 };
 use crate::slots::Slots;
 use crate::status::weir_status::{self, *};
@@ -247,7 +251,7 @@ impl From<BreakerTicket> for weir_breaker_ticket {
 fn next_tag() -> u32 {
     static NEXT: AtomicU32 = AtomicU32::new(1);
     loop {
-        let tag = NEXT.fetch_add(1, Ordering::Relaxed);
+        let tag = crate::lock::next(&NEXT);
         if tag != 0 {
             return tag;
         }
@@ -283,12 +287,26 @@ fn next_tag() -> u32 {
 /// fifth of all calls reach the backend. After it recovers, refusals fade
 /// as successes refill the window, and the last refusal comes 8 to 11 s
 /// later: about one window.
-pub struct weir_breaker(Guarded<HandleLock<Breaker<Slots<BreakerTally>>>>);
+///
+/// In the firmware build (docs/firmware.md) a breaker is placed only: on a
+/// 32-bit core the preset needs 1560 bytes (32 per bucket plus 280). Its
+/// updates hold the build's critical section (interrupts masked, with
+/// `single-core`); the longest measured under QEMU: a call of 5017 instructions
+/// on a Cortex-M4F, a section of 12905 (the formula in soft float) on a
+/// Cortex-M0.
+pub struct weir_breaker(Guarded<ShortLock<Breaker<Slots<BreakerTally>>>>);
 
 impl Handle for weir_breaker {
-    type State = HandleLock<Breaker<Slots<BreakerTally>>>;
+    type State = ShortLock<Breaker<Slots<BreakerTally>>>;
     fn guarded(&self) -> &Guarded<Self::State> {
         &self.0
+    }
+
+    #[cfg(feature = "std")]
+    unsafe fn recover(state: &Self::State) -> bool {
+        // SAFETY: by `recover`'s contract the caller holds the region's
+        // lock.
+        unsafe { crate::region::repair(state) }
     }
 }
 
@@ -303,6 +321,7 @@ impl Handle for weir_breaker {
 /// be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is written only
 /// on success.
 /// The policy is copied: the caller may change or free it after.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_breaker_new(
     policy: *const weir_breaker_policy,
@@ -314,7 +333,7 @@ pub extern "C" fn weir_breaker_new(
         let breaker = Breaker::new(core, now)?
             .map_store(Slots::heap)
             .tagged(next_tag());
-        Ok(weir_breaker(Guarded::new(HandleLock::new(breaker))))
+        Ok(weir_breaker(Guarded::new(ShortLock::new(breaker))))
     })
 }
 
@@ -334,7 +353,7 @@ fn checked(policy: *const weir_breaker_policy) -> Result<BreakerPolicy, weir_sta
 
 /// The bytes and the alignment a placed breaker with this policy needs
 /// (NULL: the preset), written to `*bytes` and `*align`: the handle and one
-/// 32-byte bucket per `size` (1656 bytes, 8-aligned, at the preset on a
+/// 32-byte bucket per `size` (1592 bytes, 8-aligned, at the preset on a
 /// 64-bit host). The policy is checked as `weir_breaker_new` checks it, with
 /// its statuses; `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bytes`
 /// or `align` pointer, and nothing is written on an error.
@@ -392,11 +411,12 @@ pub extern "C" fn weir_breaker_init_in(
         },
         |core, slots| {
             let breaker = Breaker::new_in(core, Slots::placed(slots), now)?.tagged(next_tag());
-            Ok(weir_breaker(Guarded::new(HandleLock::new(breaker))))
+            Ok(weir_breaker(Guarded::new(ShortLock::new(breaker))))
         },
     )
 }
 
+#[cfg(feature = "std")]
 impl Repair for Breaker<Slots<BreakerTally>> {
     /// Keeps a breaker whose sums and counts hold together
     /// (`Breaker::consistent`), resets one that does not.
@@ -409,8 +429,10 @@ impl Repair for Breaker<Slots<BreakerTally>> {
     }
 }
 
+#[cfg(feature = "std")]
 impl Shareable for weir_breaker {
     const KIND: u32 = WEIR_REGION_BREAKER;
+    const LOCKED: bool = true;
 
     fn layout_for(slots: usize) -> Result<Layout, weir_status> {
         if slots == 0 || slots as u64 > weir_core::window::MAX_SIZE as u64 {
@@ -430,10 +452,9 @@ impl Shareable for weir_breaker {
         unsafe { &*self.0.state().peek() }.store().as_ref().len()
     }
 
-    fn share(&mut self) -> Result<(), weir_status> {
+    fn share(&mut self) {
         let lock = self.0.state_mut();
         lock.get_mut().store_mut().make_relative();
-        lock.share()
     }
 
     fn fits(&self, layout: &Layout, slots: usize) -> bool {
@@ -443,20 +464,20 @@ impl Shareable for weir_breaker {
         // them, and the lock's flag, and nothing else.
         let store = unsafe { &*lock.peek() }.store();
         let first = (self as *const weir_breaker as usize).wrapping_add(layout.runs[0]);
-        lock.is_shared()
-            && run_fits(
-                store.relative(),
-                (store as *const Slots<BreakerTally>).cast(),
-                first,
-                slots,
-            )
+        run_fits(
+            store.relative(),
+            (store as *const Slots<BreakerTally>).cast(),
+            first,
+            slots,
+        )
     }
 }
 
 /// The bytes and the alignment a shared breaker with this policy needs
 /// (NULL: the preset), for `weir_breaker_init_shared`: a 256-byte
-/// `weir_region_header`, then the placed breaker (`weir_breaker_footprint`);
+/// `weir_region_header` and the region's 64-byte lock, then the placed breaker (`weir_breaker_footprint`);
 /// 64-aligned. Checked and answered as `weir_breaker_footprint`.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_breaker_shared_footprint(
     policy: *const weir_breaker_policy,
@@ -501,6 +522,7 @@ pub extern "C" fn weir_breaker_shared_footprint(
 /// (`WEIR_ERR_PLACED_TOO_SMALL`), then as `weir_breaker_init_in` (the
 /// policy's statuses, then `WEIR_ERR_PLACED_TOO_SMALL` for a `len` under
 /// `weir_breaker_shared_footprint`).
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_breaker_init_shared(
     mem: *mut core::ffi::c_void,
@@ -533,6 +555,7 @@ pub extern "C" fn weir_breaker_init_shared(
 /// read or write outside the `len` bytes at `mem`. Once attached, the
 /// region is trusted as memory a thread of this process shares: processes
 /// that use it must not write it except through weir.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_breaker_attach(
     mem: *mut core::ffi::c_void,
@@ -546,12 +569,13 @@ pub extern "C" fn weir_breaker_attach(
 /// `weir_breaker_init_shared`) to `*out`; all zero for a breaker that is
 /// not shared. `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_POISONED`.
 /// A reading: it changes nothing.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_breaker_recoveries(
     breaker: *const weir_breaker,
     out: *mut weir_recoveries,
 ) -> weir_status {
-    crate::guard::guard_status(|| read_recoveries(state_of(breaker), out))
+    crate::guard::guard_status(|| read_recoveries(breaker, out))
 }
 
 /// Frees a breaker. NULL is accepted and ignored, and so is a placed

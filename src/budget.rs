@@ -3,13 +3,17 @@
 use static_assertions::{assert_eq_size, const_assert_eq};
 
 use crate::counts::{weir_counts, Tally};
+#[cfg(feature = "std")]
+use crate::guard::new_handle;
 use crate::guard::{
-    decide, free_handle, new_handle, on, place_plain, plain_footprint, policy_or, read_counts,
-    start_counting, Guarded, Handle,
+    decide, free_handle, on, place_plain, plain_footprint, policy_or, read_counts, start_counting,
+    Guarded, Handle,
 };
+use crate::lock::ShortLock;
+#[cfg(feature = "std")]
 use crate::region::{
-    attach, lay_shared, plain_bytes, read_recoveries, region_footprint, weir_recoveries,
-    HandleLock, Layout, Repair, Shareable, WEIR_REGION_BUDGET,
+    attach, lay_shared, plain_bytes, read_recoveries, region_footprint, weir_recoveries, Layout,
+    Repair, Shareable, WEIR_REGION_BUDGET,
 };
 use crate::status::weir_status::{self, *};
 use weir_core::budget::{Budget, BudgetError};
@@ -104,12 +108,25 @@ pub extern "C" fn weir_budget_policy_preset() -> weir_budget_policy {
 /// A `now` earlier than one seen is no time passing. Safe to share between
 /// threads: each call takes a short per-handle lock. Heap per handle: about
 /// 330 bytes. Made by `weir_budget_new`, freed by `weir_budget_free`.
-pub struct weir_budget(Guarded<HandleLock<Budget>>);
+/// 280 bytes. Made by `weir_budget_new`, freed by `weir_budget_free`.
+///
+/// In the firmware build (docs/firmware.md) a budget is placed only: on a
+/// 32-bit core 256 bytes. Its updates hold the build's critical section
+/// (interrupts masked, with `single-core`); the longest measured under QEMU: a
+/// call of 723 instructions on a Cortex-M4F, a section of 1560 on a Cortex-M0.
+pub struct weir_budget(Guarded<ShortLock<Budget>>);
 
 impl Handle for weir_budget {
-    type State = HandleLock<Budget>;
+    type State = ShortLock<Budget>;
     fn guarded(&self) -> &Guarded<Self::State> {
         &self.0
+    }
+
+    #[cfg(feature = "std")]
+    unsafe fn recover(state: &Self::State) -> bool {
+        // SAFETY: by `recover`'s contract the caller holds the region's
+        // lock.
+        unsafe { crate::region::repair(state) }
     }
 }
 
@@ -121,6 +138,7 @@ impl Handle for weir_budget {
 /// `WEIR_ERR_BUDGET_TTL`, `WEIR_ERR_BUDGET_MIN_PER_S`,
 /// `WEIR_ERR_BUDGET_PERCENT`. `WEIR_ERR_NULL` if `out` is NULL; `*out` is
 /// written only on success.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_budget_new(
     policy: *const weir_budget_policy,
@@ -142,7 +160,7 @@ fn make(policy: *const weir_budget_policy, now: i64) -> Result<weir_budget, weir
             WEIR_BUDGET_PERCENT => Budget::percent(p.ttl_ns, p.min_per_s, p.percent, now)?,
             _ => return Err(WEIR_ERR_UNKNOWN_KIND),
         };
-        Ok(weir_budget(Guarded::new(HandleLock::new(budget))))
+        Ok(weir_budget(Guarded::new(ShortLock::new(budget))))
     }
 }
 
@@ -181,6 +199,7 @@ pub extern "C" fn weir_budget_init_in(
     place_plain(mem, len, out, || make(policy, now))
 }
 
+#[cfg(feature = "std")]
 impl Repair for Budget {
     /// Keeps the state as the dead call left it: every field of a half-made deposit or withdrawal is a value one could leave, at most that one call's token counted or not.
     fn repair(&mut self) -> bool {
@@ -188,8 +207,10 @@ impl Repair for Budget {
     }
 }
 
+#[cfg(feature = "std")]
 impl Shareable for weir_budget {
     const KIND: u32 = WEIR_REGION_BUDGET;
+    const LOCKED: bool = true;
 
     fn layout_for(slots: usize) -> Result<Layout, weir_status> {
         if slots != 0 {
@@ -206,20 +227,17 @@ impl Shareable for weir_budget {
         0
     }
 
-    fn share(&mut self) -> Result<(), weir_status> {
-        self.0.state_mut().share()
-    }
-
     fn fits(&self, _: &Layout, _: usize) -> bool {
-        self.0.state().is_shared()
+        true
     }
 }
 
 /// The bytes and the alignment a shared retry budget needs
 /// (`weir_budget_init_shared`), written to `*bytes` and `*align`: a
-/// 256-byte `weir_region_header`, then the placed retry budget
+/// 256-byte `weir_region_header` and the region's 64-byte lock, then the placed retry budget
 /// (`weir_budget_footprint`); 64-aligned. Checked and answered as
 /// `weir_budget_footprint`.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_budget_shared_footprint(
     bytes: *mut usize,
@@ -245,6 +263,7 @@ pub extern "C" fn weir_budget_shared_footprint(
 /// `WEIR_ERR_PLACED_MISALIGNED`, `WEIR_ERR_REGION_UNSUPPORTED`,
 /// `WEIR_ERR_PLACED_TOO_SMALL`), the arguments as `weir_budget_init_in`
 /// checks them.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_budget_init_shared(
     mem: *mut core::ffi::c_void,
@@ -266,6 +285,7 @@ pub extern "C" fn weir_budget_init_shared(
 /// Checks the region at `mem` that `weir_budget_init_shared` laid and
 /// writes its retry budget, for this process, to `*out`: refused with the
 /// statuses `weir_breaker_attach` lists, nothing written.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_budget_attach(
     mem: *mut core::ffi::c_void,
@@ -279,12 +299,13 @@ pub extern "C" fn weir_budget_attach(
 /// `weir_budget_init_shared`) to `*out`; all zero for one that is not
 /// shared. `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_POISONED`. A
 /// reading: it changes nothing.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_budget_recoveries(
     handle: *const weir_budget,
     out: *mut weir_recoveries,
 ) -> weir_status {
-    crate::guard::guard_status(|| read_recoveries(crate::guard::state_of(handle), out))
+    crate::guard::guard_status(|| read_recoveries(handle, out))
 }
 
 /// Frees a budget. NULL is accepted and ignored, and so is a placed one

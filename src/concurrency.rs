@@ -7,16 +7,22 @@ use crate::guard::{
     decide, decide_status, decide_status_counted, decide_status_or, read_counts, start_counting,
 };
 use crate::guard::{
-    free_handle, new_handle, on, place_plain, plain_footprint, policy_or, slice_in, usable,
-    value_mut, write_out, Guarded, Handle,
+    free_handle, on, place_plain, plain_footprint, policy_or, usable, value_mut, write_out,
+    Guarded, Handle,
 };
+#[cfg(feature = "std")]
+use crate::guard::{new_handle, slice_in};
+use crate::lock::ShortLock;
+#[cfg(feature = "std")]
 use crate::region::{
-    attach, lay_shared, plain_bytes, read_recoveries, region_footprint, weir_recoveries,
-    HandleLock, Layout, Repair, Shareable, WEIR_REGION_CONCURRENCY,
+    attach, lay_shared, plain_bytes, read_recoveries, region_footprint, weir_recoveries, Layout,
+    Repair, Shareable, WEIR_REGION_CONCURRENCY,
 };
 use crate::status::weir_status::{self, *};
 use weir_core::concurrency::{Concurrency, ConcurrencyError, ConcurrencyPolicy, ConcurrencyTicket};
-use weir_core::partitioned::{Partition, PartitionError, Partitioned, MAX_PARTITIONS};
+#[cfg(feature = "std")]
+use weir_core::partitioned::Partition;
+use weir_core::partitioned::{PartitionError, Partitioned, MAX_PARTITIONS};
 
 /// The largest `max_limit` a `weir_concurrency_policy` may have: 2^20 calls in flight.
 pub const WEIR_CONCURRENCY_MAX_LIMIT: i32 = 1 << 20;
@@ -170,12 +176,24 @@ const_assert_eq!(core::mem::offset_of!(weir_concurrency_ticket, flying), 12);
 /// calls in flight never exceed the limit at the moment each entered. Heap
 /// per handle: about 980 bytes. Made by `weir_concurrency_new`, freed by
 /// `weir_concurrency_free`.
-pub struct weir_concurrency(Guarded<HandleLock<Partitioned>>);
+///
+/// In the firmware build (docs/firmware.md) a concurrency is placed only: on a
+/// 32-bit core 912 bytes. Its updates hold the build's critical section
+/// (interrupts masked, with `single-core`); the longest measured under QEMU: a
+/// call of 1274 instructions on a Cortex-M4F, a section of 4190 on a Cortex-M0.
+pub struct weir_concurrency(Guarded<ShortLock<Partitioned>>);
 
 impl Handle for weir_concurrency {
-    type State = HandleLock<Partitioned>;
+    type State = ShortLock<Partitioned>;
     fn guarded(&self) -> &Guarded<Self::State> {
         &self.0
+    }
+
+    #[cfg(feature = "std")]
+    unsafe fn recover(state: &Self::State) -> bool {
+        // SAFETY: by `recover`'s contract the caller holds the region's
+        // lock.
+        unsafe { crate::region::repair(state) }
     }
 }
 
@@ -186,6 +204,7 @@ impl Handle for weir_concurrency {
 /// `WEIR_ERR_CONCURRENCY_WINDOW` (checked in that order); `WEIR_ERR_MISALIGNED`
 /// for a misaligned policy. `WEIR_ERR_NULL` if `out` is NULL; `*out` is
 /// written only on success.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_concurrency_new(
     policy: *const weir_concurrency_policy,
@@ -198,9 +217,7 @@ pub extern "C" fn weir_concurrency_new(
 fn make(policy: *const weir_concurrency_policy) -> Result<weir_concurrency, weir_status> {
     let gradient = policy_or(policy, weir_concurrency_policy_preset())?;
     let limit = Concurrency::new(gradient.into())?;
-    Ok(weir_concurrency(Guarded::new(HandleLock::new(
-        limit.into(),
-    ))))
+    Ok(weir_concurrency(Guarded::new(ShortLock::new(limit.into()))))
 }
 
 /// The bytes and the alignment a placed adaptive limit needs (`weir_concurrency_init_in`),
@@ -236,6 +253,7 @@ pub extern "C" fn weir_concurrency_init_in(
     place_plain(mem, len, out, || make(policy))
 }
 
+#[cfg(feature = "std")]
 impl Repair for Partitioned {
     /// Keeps the state as the dead call left it: a half-made enter or leave is at most that call's one count or sample, and the limit's estimates stay finite numbers.
     fn repair(&mut self) -> bool {
@@ -243,8 +261,10 @@ impl Repair for Partitioned {
     }
 }
 
+#[cfg(feature = "std")]
 impl Shareable for weir_concurrency {
     const KIND: u32 = WEIR_REGION_CONCURRENCY;
+    const LOCKED: bool = true;
 
     fn layout_for(slots: usize) -> Result<Layout, weir_status> {
         if slots != 0 {
@@ -261,20 +281,17 @@ impl Shareable for weir_concurrency {
         0
     }
 
-    fn share(&mut self) -> Result<(), weir_status> {
-        self.0.state_mut().share()
-    }
-
     fn fits(&self, _: &Layout, _: usize) -> bool {
-        self.0.state().is_shared()
+        true
     }
 }
 
 /// The bytes and the alignment a shared adaptive limit needs
 /// (`weir_concurrency_init_shared`), written to `*bytes` and `*align`: a
-/// 256-byte `weir_region_header`, then the placed adaptive limit
+/// 256-byte `weir_region_header` and the region's 64-byte lock, then the placed adaptive limit
 /// (`weir_concurrency_footprint`); 64-aligned. Checked and answered as
 /// `weir_concurrency_footprint`.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_concurrency_shared_footprint(
     bytes: *mut usize,
@@ -300,6 +317,7 @@ pub extern "C" fn weir_concurrency_shared_footprint(
 /// `WEIR_ERR_PLACED_MISALIGNED`, `WEIR_ERR_REGION_UNSUPPORTED`,
 /// `WEIR_ERR_PLACED_TOO_SMALL`), the arguments as `weir_concurrency_init_in`
 /// checks them.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_concurrency_init_shared(
     mem: *mut core::ffi::c_void,
@@ -320,6 +338,7 @@ pub extern "C" fn weir_concurrency_init_shared(
 /// Checks the region at `mem` that `weir_concurrency_init_shared` laid and
 /// writes its adaptive limit, for this process, to `*out`: refused with the
 /// statuses `weir_breaker_attach` lists, nothing written.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_concurrency_attach(
     mem: *mut core::ffi::c_void,
@@ -333,12 +352,13 @@ pub extern "C" fn weir_concurrency_attach(
 /// `weir_concurrency_init_shared`) to `*out`; all zero for one that is not
 /// shared. `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_POISONED`. A
 /// reading: it changes nothing.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_concurrency_recoveries(
     handle: *const weir_concurrency,
     out: *mut weir_recoveries,
 ) -> weir_status {
-    crate::guard::guard_status(|| read_recoveries(crate::guard::state_of(handle), out))
+    crate::guard::guard_status(|| read_recoveries(handle, out))
 }
 
 /// Frees an adaptive limit. NULL is accepted and ignored, and so is a placed one
@@ -519,6 +539,7 @@ impl From<PartitionError> for weir_status {
 /// above `WEIR_CONCURRENCY_MAX_LIMIT`); `WEIR_ERR_MISALIGNED` for a
 /// misaligned policy or `parts`, `WEIR_ERR_NULL` if `out` is NULL. `*out`
 /// is written only on success; `parts` is copied.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_concurrency_new_partitioned(
     policy: *const weir_concurrency_policy,
@@ -545,7 +566,7 @@ pub extern "C" fn weir_concurrency_new_partitioned(
             };
         }
         let limit = Partitioned::new(gradient.into(), &terms[..n])?;
-        Ok(weir_concurrency(Guarded::new(HandleLock::new(limit))))
+        Ok(weir_concurrency(Guarded::new(ShortLock::new(limit))))
     })
 }
 
@@ -604,7 +625,7 @@ extern "C" fn enter_partition_counted(
 /// call went in (the counting twin counts it; the plain call needs nothing).
 #[inline]
 fn enter_partition_in(
-    state: &HandleLock<Partitioned>,
+    state: &ShortLock<Partitioned>,
     partition: i32,
     now: i64,
     ticket: *mut weir_concurrency_ticket,
@@ -670,7 +691,7 @@ extern "C" fn leave_partition_counted(
 /// `weir_concurrency_leave_partition`'s work.
 #[inline]
 fn leave_partition_in(
-    state: &HandleLock<Partitioned>,
+    state: &ShortLock<Partitioned>,
     partition: i32,
     ticket: *mut weir_concurrency_ticket,
     now: i64,
@@ -716,7 +737,8 @@ pub extern "C" fn weir_concurrency_partition_flying(
     partition: i32,
 ) -> i64 {
     on(limit, 0, |state| {
-        state.lock()
+        state
+            .lock()
             .flying_in(partition_index(partition))
             .unwrap_or(0)
     })

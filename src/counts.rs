@@ -1,7 +1,7 @@
 //! What a handle decided since counting began: `weir_counts`, filled by
 //! every handle's `weir_<type>_read_counts`.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use weir_core::atomic::{AtomicU64, Ordering};
 
 /// What a handle decided since `weir_<type>_start_counting` turned its
 /// counting on (right after `weir_<type>_new`, that is since it was made).

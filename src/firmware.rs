@@ -126,22 +126,96 @@ critical_section::set_impl!(SingleCore);
 ))]
 unsafe impl critical_section::Impl for SingleCore {
     unsafe fn acquire() -> u32 {
-        let primask: u32;
-        // SAFETY: reads PRIMASK and sets it; no other state changes.
-        unsafe {
-            core::arch::asm!("mrs {0}, PRIMASK", "cpsid i", out(reg) primask, options(nostack))
-        };
-        primask
+        enter()
     }
 
     unsafe fn release(primask: u32) {
-        if primask & 1 == 0 {
-            // SAFETY: interrupts were enabled when the section began, so
-            // enabling them again restores that state.
-            unsafe { core::arch::asm!("cpsie i", options(nostack)) };
-        }
+        exit(primask)
     }
 }
+
+/// Enters the build's critical section, the one the handles' lock
+/// (src/lock.rs) and, on Cortex-M0, every word update take: answers what
+/// [`exit`] needs to restore. With `single-core` or `privileged` on
+/// bare-metal Arm, interrupts masked (PRIMASK set, its old value answered),
+/// so that it nests inside the caller's own critical sections; with
+/// `sdk-critical-section`, the SDK's `weir_critical_enter`; with none of
+/// them (a target with 64-bit atomics), nothing.
+#[cfg(all(
+    any(feature = "single-core", feature = "privileged"),
+    target_arch = "arm",
+    target_os = "none"
+))]
+#[inline]
+pub(crate) fn enter() -> u32 {
+    let primask: u32;
+    // SAFETY: reads PRIMASK and sets it; no other state changes. Sound on
+    // a part in privileged mode (the features' documented requirement);
+    // not `nomem`, so it orders memory accesses like a compiler fence.
+    unsafe { core::arch::asm!("mrs {0}, PRIMASK", "cpsid i", out(reg) primask, options(nostack)) };
+    primask
+}
+
+/// Ends the critical section [`enter`] began, given what it answered:
+/// interrupts enabled again only if they were enabled before.
+#[cfg(all(
+    any(feature = "single-core", feature = "privileged"),
+    target_arch = "arm",
+    target_os = "none"
+))]
+#[inline]
+pub(crate) fn exit(primask: u32) {
+    if primask & 1 == 0 {
+        // SAFETY: interrupts were enabled when the section began, so
+        // enabling them again restores that state; not `nomem`, a
+        // compiler fence as in `enter`.
+        unsafe { core::arch::asm!("cpsie i", options(nostack)) };
+    }
+}
+
+/// [`enter`] with `sdk-critical-section`: the SDK's hook.
+#[cfg(feature = "sdk-critical-section")]
+#[inline]
+pub(crate) fn enter() -> u32 {
+    // SAFETY: a plain C call with no arguments; the feature's contract.
+    unsafe { weir_critical_enter() }
+}
+
+/// [`exit`] with `sdk-critical-section`: the SDK's hook.
+#[cfg(feature = "sdk-critical-section")]
+#[inline]
+pub(crate) fn exit(state: u32) {
+    // SAFETY: `state` is what the matching `enter` returned.
+    unsafe { weir_critical_exit(state) }
+}
+
+/// [`enter`] where the build chose no critical section (a target with
+/// 64-bit atomics, or `privileged` on an architecture other than Arm):
+/// nothing to mask; the handles' lock is its spinlock word alone.
+#[cfg(not(any(
+    feature = "sdk-critical-section",
+    all(
+        any(feature = "single-core", feature = "privileged"),
+        target_arch = "arm",
+        target_os = "none"
+    )
+)))]
+#[inline]
+pub(crate) fn enter() -> u32 {
+    0
+}
+
+/// [`exit`] where the build chose no critical section: nothing.
+#[cfg(not(any(
+    feature = "sdk-critical-section",
+    all(
+        any(feature = "single-core", feature = "privileged"),
+        target_arch = "arm",
+        target_os = "none"
+    )
+)))]
+#[inline]
+pub(crate) fn exit(_state: u32) {}
 
 #[cfg(feature = "sdk-critical-section")]
 extern "C" {
@@ -171,12 +245,10 @@ critical_section::set_impl!(SdkCriticalSection);
 #[cfg(feature = "sdk-critical-section")]
 unsafe impl critical_section::Impl for SdkCriticalSection {
     unsafe fn acquire() -> u32 {
-        // SAFETY: a plain C call with no arguments; the contract above.
-        unsafe { weir_critical_enter() }
+        enter()
     }
 
     unsafe fn release(state: u32) {
-        // SAFETY: `state` is what the matching enter returned.
-        unsafe { weir_critical_exit(state) }
+        exit(state)
     }
 }

@@ -9,26 +9,29 @@
 //! refuses everything afterwards instead of acting on half-updated state.
 //!
 //! Without `std` (the firmware build) there is no unwinding and no
-//! `catch_unwind`: [`guard`] and [`guard_status`] run the body directly, and
-//! a panic (which no code path is meant to reach) stops the program in the
-//! firmware panic handler (src/firmware.rs), never returning into C. The
-//! handle helpers exist only with `std`, as the handles do.
+//! `catch_unwind`: every helper runs the body directly, and a panic (which
+//! no code path is meant to reach) stops the program in the firmware panic
+//! handler (src/firmware.rs), never returning into C. The handle helpers are
+//! the same in both builds, placed handles included; only [`new_handle`]
+//! (the heap) is hosted-only, and a handle's lock is the one `crate::lock`
+//! chooses for the build.
 
 use core::mem::MaybeUninit;
 #[cfg(feature = "std")]
 use std::panic::{catch_unwind, AssertUnwindSafe};
 #[cfg(feature = "std")]
-use std::sync::atomic::{AtomicU8, Ordering};
-#[cfg(feature = "std")]
-use std::sync::{Mutex, MutexGuard};
+use std::sync::MutexGuard;
 
-#[cfg(feature = "std")]
+use core::sync::atomic::{AtomicU8, Ordering};
+
 use crate::counts::{weir_counts, Counts, Tally};
+use crate::lock::set_flags;
+#[cfg(feature = "std")]
+use crate::lock::Mutex;
 use crate::status::weir_status::{self, *};
 
 /// A handle's state with its flags ([`POISONED`], [`COUNTING`], [`PLACED`])
 /// and the counts it keeps once counting is on.
-#[cfg(feature = "std")]
 pub(crate) struct Guarded<S> {
     flags: AtomicU8,
     state: S,
@@ -36,14 +39,12 @@ pub(crate) struct Guarded<S> {
 }
 
 /// The bit of `Guarded::flags` that an earlier panic sets.
-#[cfg(feature = "std")]
 const POISONED: u8 = 1;
 
 /// The bit of `Guarded::flags` that `start_counting` sets. It shares the
 /// byte with [`POISONED`], so a decision on a handle that does not count
 /// tests one byte, as it did before counting existed, and takes the
 /// counting path out of line.
-#[cfg(feature = "std")]
 const COUNTING: u8 = 2;
 
 /// The bit of `Guarded::flags` that marks a handle laid in memory the
@@ -51,10 +52,23 @@ const COUNTING: u8 = 2;
 /// than in a box of weir's. Set once, before the handle is handed out; the
 /// decisions' test of [`POISONED`] and [`COUNTING`] masks it out, so a
 /// placed handle decides on the path a heap one does.
-#[cfg(feature = "std")]
 const PLACED: u8 = 4;
 
+/// The bit of `Guarded::flags` that marks a shared handle, laid in a
+/// region by `region::lay_shared`: its calls take the region's lock
+/// (`region::RegionLock`) around their bodies. Set once, before the region
+/// is handed out. It is one of the bits a decision tests with
+/// [`POISONED`] and [`COUNTING`], so a heap or placed handle decides on the
+/// path it always did and only a shared one takes the path out of line.
 #[cfg(feature = "std")]
+const SHARED: u8 = 8;
+/// No handle is shared in the firmware build.
+#[cfg(not(feature = "std"))]
+const SHARED: u8 = 0;
+
+/// The bits that send a decision out of line.
+const COLD: u8 = POISONED | COUNTING | SHARED;
+
 impl<S> Guarded<S> {
     pub(crate) fn new(state: S) -> Self {
         Guarded {
@@ -65,13 +79,24 @@ impl<S> Guarded<S> {
     }
 
     /// The state, for laying and attaching a shared handle.
+    #[cfg(feature = "std")]
     pub(crate) fn state(&self) -> &S {
         &self.state
     }
 
     /// The state, for the one owner of a handle being laid.
+    #[cfg(feature = "std")]
     pub(crate) fn state_mut(&mut self) -> &mut S {
         &mut self.state
+    }
+
+    /// Counts a decision, on a handle that counts (a shared one that does
+    /// not comes out of line too).
+    #[inline]
+    fn note(&self, counted: Tally) {
+        if self.flags.load(Ordering::Relaxed) & COUNTING != 0 {
+            self.counts.note(counted);
+        }
     }
 
     fn poisoned(&self) -> bool {
@@ -79,7 +104,7 @@ impl<S> Guarded<S> {
     }
 
     fn poison(&self) {
-        self.flags.fetch_or(POISONED, Ordering::Relaxed);
+        set_flags(&self.flags, POISONED);
     }
 
     fn placed(&self) -> bool {
@@ -87,29 +112,81 @@ impl<S> Guarded<S> {
     }
 
     fn mark_placed(&self) {
-        self.flags.fetch_or(PLACED, Ordering::Relaxed);
+        set_flags(&self.flags, PLACED);
+    }
+
+    /// Whether the handle is shared (laid in a region).
+    #[cfg(feature = "std")]
+    pub(crate) fn is_shared(&self) -> bool {
+        self.flags.load(Ordering::Relaxed) & SHARED != 0
+    }
+
+    /// Marks a handle laid in a region (`region::lay_shared`), before the
+    /// region is handed out.
+    #[cfg(feature = "std")]
+    pub(crate) fn mark_shared(&self) {
+        set_flags(&self.flags, SHARED);
     }
 }
 
 /// An opaque C handle: a struct whose only field is a [`Guarded`] state.
-#[cfg(feature = "std")]
 pub(crate) trait Handle {
     type State;
     fn guarded(&self) -> &Guarded<Self::State>;
+
+    /// Checks and keeps or resets the state of a shared handle whose
+    /// holder died holding the region's lock (`region::repair`): whether
+    /// it was kept. A handle type with nothing to repair keeps it.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds the region's lock (`region::RegionLock::run`).
+    #[cfg(feature = "std")]
+    unsafe fn recover(_state: &Self::State) -> bool {
+        true
+    }
+}
+
+/// Runs `inner` for a call on `guarded`'s handle: directly, or for a shared
+/// handle holding the region's lock, which answers
+/// `WEIR_ERR_REGION_RECOVERED` (a dead holder's state checked and kept or
+/// reset) or `WEIR_ERR_REGION_BROKEN` instead of running it.
+#[cfg(feature = "std")]
+#[inline]
+fn shared<H: Handle, R>(
+    guarded: &Guarded<H::State>,
+    inner: impl FnOnce() -> R,
+) -> Result<R, weir_status> {
+    if !guarded.is_shared() {
+        return Ok(inner());
+    }
+    // SAFETY: the shared flag is set only on a handle laid in a region by
+    // `region::lay_shared`.
+    let lock = unsafe { crate::region::RegionLock::of(guarded) };
+    // SAFETY: `recover` runs holding the region's lock.
+    lock.run(|| unsafe { H::recover(&guarded.state) }, inner)
+}
+
+/// No handle is shared in the firmware build: `inner`'s answer.
+#[cfg(not(feature = "std"))]
+#[inline]
+fn shared<H: Handle, R>(
+    _: &Guarded<H::State>,
+    inner: impl FnOnce() -> R,
+) -> Result<R, weir_status> {
+    Ok(inner())
 }
 
 /// Why a call on a handle could not run its body.
-#[cfg(feature = "std")]
 enum Fault {
     Null,
     Poisoned,
     Panicked,
-    /// A shared handle's lock recovered from a dead holder, or cannot be
-    /// taken (see `region::HandleLock`): the handle stays usable.
+    /// A shared handle's region lock recovered from a dead holder, or
+    /// cannot be taken (see `region::RegionLock`): the handle stays usable.
     Region(weir_status),
 }
 
-#[cfg(feature = "std")]
 impl From<Fault> for weir_status {
     fn from(fault: Fault) -> weir_status {
         match fault {
@@ -123,7 +200,6 @@ impl From<Fault> for weir_status {
 
 /// Runs `body` on the state behind `handle`, unless `handle` is NULL or
 /// poisoned; a panic in `body` poisons the handle.
-#[cfg(feature = "std")]
 #[inline]
 fn run<H: Handle, R>(handle: *const H, body: impl FnOnce(&H::State) -> R) -> Result<R, Fault> {
     // SAFETY: a non-NULL handle pointer came from `new_handle` and has not
@@ -133,22 +209,13 @@ fn run<H: Handle, R>(handle: *const H, body: impl FnOnce(&H::State) -> R) -> Res
     if guarded.poisoned() {
         return Err(Fault::Poisoned);
     }
-    catch_unwind(AssertUnwindSafe(|| body(&guarded.state)))
-        .map_err(|payload| unwound(guarded, payload))
-}
-
-/// Why a body unwound: a shared handle's lock that recovered or cannot be
-/// taken ([`Fault::Region`], the handle left as it is), or a panic, which
-/// poisons the handle.
-#[cfg(feature = "std")]
-#[cold]
-fn unwound<S>(guarded: &Guarded<S>, payload: Box<dyn std::any::Any + Send>) -> Fault {
-    match crate::region::region_status(&*payload) {
-        Some(status) => Fault::Region(status),
-        None => {
+    match shared::<H, _>(guarded, || catching(|| body(&guarded.state))) {
+        Ok(Ok(answer)) => Ok(answer),
+        Ok(Err(())) => {
             guarded.poison();
-            Fault::Panicked
+            Err(Fault::Panicked)
         }
+        Err(status) => Err(Fault::Region(status)),
     }
 }
 
@@ -158,7 +225,6 @@ fn unwound<S>(guarded: &Guarded<S>, payload: Box<dyn std::any::Any + Send>) -> F
 /// `WEIR_ERR_POISONED` for one an earlier panic poisoned. A panic in such
 /// a call poisons none of them: it is `WEIR_ERR_PANIC`, and the call
 /// touches a handle only through its state's atomic operations.
-#[cfg(feature = "std")]
 #[inline]
 pub(crate) fn state_of<'a, H: Handle + 'a>(handle: *const H) -> Result<&'a H::State, weir_status> {
     usable(handle)?;
@@ -173,7 +239,6 @@ pub(crate) fn state_of<'a, H: Handle + 'a>(handle: *const H) -> Result<&'a H::St
 
 /// A decision or a reading on a handle: `body`'s answer, or `neutral` when
 /// the handle is NULL or poisoned or `body` panicked.
-#[cfg(feature = "std")]
 #[inline]
 pub(crate) fn on<H: Handle, R>(
     handle: *const H,
@@ -185,7 +250,6 @@ pub(crate) fn on<H: Handle, R>(
 
 /// A call on a handle that reports a status: NULL, poisoned and panicked
 /// handles get `WEIR_ERR_NULL`, `WEIR_ERR_POISONED` and `WEIR_ERR_PANIC`.
-#[cfg(feature = "std")]
 #[inline]
 pub(crate) fn status_on<H: Handle>(
     handle: *const H,
@@ -202,7 +266,6 @@ pub(crate) fn status_on<H: Handle>(
 /// comes before `body` so that a call reads as [`on`] does. On a
 /// handle that does not count, the only test is the one byte [`on`] tests
 /// for poison; the counting path is out of line.
-#[cfg(feature = "std")]
 #[inline]
 pub(crate) fn decide<H: Handle, R>(
     handle: *const H,
@@ -216,11 +279,11 @@ pub(crate) fn decide<H: Handle, R>(
         return neutral;
     };
     let guarded = handle.guarded();
-    if guarded.flags.load(Ordering::Relaxed) & (POISONED | COUNTING) != 0 {
-        return flagged(guarded, neutral, body, tally);
+    if guarded.flags.load(Ordering::Relaxed) & COLD != 0 {
+        return flagged::<H, R>(guarded, neutral, body, tally);
     }
-    catch_unwind(AssertUnwindSafe(|| body(&guarded.state))).unwrap_or_else(|payload| {
-        unwound(guarded, payload);
+    catching(|| body(&guarded.state)).unwrap_or_else(|_| {
+        guarded.poison();
         neutral
     })
 }
@@ -229,32 +292,36 @@ pub(crate) fn decide<H: Handle, R>(
 /// cannot unwind (it catches every panic itself), so that [`decide`]
 /// reaches it by a jump and a decision on a handle that does not count
 /// needs no stack frame for it.
-#[cfg(feature = "std")]
 #[cold]
 #[inline(never)]
 #[allow(improper_ctypes_definitions)]
-extern "C" fn flagged<S, R>(
-    guarded: &Guarded<S>,
+extern "C" fn flagged<H: Handle, R>(
+    guarded: &Guarded<H::State>,
     neutral: R,
-    body: impl FnOnce(&S) -> R,
-    tally: impl FnOnce(&S, &R) -> Tally,
+    body: impl FnOnce(&H::State) -> R,
+    tally: impl FnOnce(&H::State, &R) -> Tally,
 ) -> R {
     if guarded.poisoned() {
         return neutral;
     }
-    match catch_unwind(AssertUnwindSafe(|| {
-        let answer = body(&guarded.state);
-        let counted = tally(&guarded.state, &answer);
-        (answer, counted)
-    })) {
-        Ok((answer, counted)) => {
-            guarded.counts.note(counted);
+    match shared::<H, _>(guarded, || {
+        catching(|| {
+            let answer = body(&guarded.state);
+            let counted = tally(&guarded.state, &answer);
+            (answer, counted)
+        })
+    }) {
+        Ok(Ok((answer, counted))) => {
+            guarded.note(counted);
             answer
         }
-        Err(payload) => {
-            unwound(guarded, payload);
+        Ok(Err(())) => {
+            guarded.poison();
             neutral
         }
+        // A recovery (or a lock that cannot be taken) ran nothing: a
+        // decision that answers no status refuses.
+        Err(_) => neutral,
     }
 }
 
@@ -265,7 +332,6 @@ extern "C" fn flagged<S, R>(
 /// arguments are then already where the call needs them, so the compiler
 /// reaches it by a jump and a handle that does not count runs exactly the
 /// instructions it ran before counting existed.
-#[cfg(feature = "std")]
 #[inline]
 pub(crate) fn decide_or<H: Handle, R>(
     handle: *const H,
@@ -279,17 +345,16 @@ pub(crate) fn decide_or<H: Handle, R>(
         return neutral;
     };
     let guarded = handle.guarded();
-    if guarded.flags.load(Ordering::Relaxed) & (POISONED | COUNTING) != 0 {
+    if guarded.flags.load(Ordering::Relaxed) & COLD != 0 {
         return cold();
     }
-    catch_unwind(AssertUnwindSafe(|| body(&guarded.state))).unwrap_or_else(|payload| {
-        unwound(guarded, payload);
+    catching(|| body(&guarded.state)).unwrap_or_else(|_| {
+        guarded.poison();
         neutral
     })
 }
 
 /// The `cold` path of [`decide_or`]: [`decide`]'s, inline.
-#[cfg(feature = "std")]
 #[inline]
 pub(crate) fn decide_counted<H: Handle, R>(
     handle: *const H,
@@ -301,13 +366,12 @@ pub(crate) fn decide_counted<H: Handle, R>(
     let Some(handle) = (unsafe { handle.as_ref() }) else {
         return neutral;
     };
-    flagged(handle.guarded(), neutral, body, tally)
+    flagged::<H, R>(handle.guarded(), neutral, body, tally)
 }
 
 /// [`decide_or`] for a status-returning call: on a handle that counts or
 /// is poisoned it runs `cold`, which decides with
 /// [`decide_status_counted`].
-#[cfg(feature = "std")]
 #[inline]
 pub(crate) fn decide_status_or<H: Handle>(
     handle: *const H,
@@ -320,17 +384,19 @@ pub(crate) fn decide_status_or<H: Handle>(
         return WEIR_ERR_NULL;
     };
     let guarded = handle.guarded();
-    if guarded.flags.load(Ordering::Relaxed) & (POISONED | COUNTING) != 0 {
+    if guarded.flags.load(Ordering::Relaxed) & COLD != 0 {
         return cold();
     }
-    match catch_unwind(AssertUnwindSafe(|| body(&guarded.state))) {
+    match catching(|| body(&guarded.state)) {
         Ok(result) => result.err().unwrap_or(WEIR_OK),
-        Err(payload) => unwound(guarded, payload).into(),
+        Err(_) => {
+            guarded.poison();
+            WEIR_ERR_PANIC
+        }
     }
 }
 
 /// The `cold` path of [`decide_status_or`]: [`decide_status`]'s, inline.
-#[cfg(feature = "std")]
 #[inline]
 pub(crate) fn decide_status_counted<H: Handle>(
     handle: *const H,
@@ -341,14 +407,13 @@ pub(crate) fn decide_status_counted<H: Handle>(
     let Some(handle) = (unsafe { handle.as_ref() }) else {
         return WEIR_ERR_NULL;
     };
-    flagged_status(handle.guarded(), body, tally)
+    flagged_status::<H>(handle.guarded(), body, tally)
 }
 
 /// A status-returning call on a handle, as [`status_on`], that a counting
 /// handle counts: `tally` maps the status it answers (`WEIR_OK` or an
 /// error) to what it counts. On a handle that does not count, the only
 /// test is the one byte [`status_on`] tests for poison.
-#[cfg(feature = "std")]
 #[inline]
 pub(crate) fn decide_status<H: Handle>(
     handle: *const H,
@@ -361,36 +426,42 @@ pub(crate) fn decide_status<H: Handle>(
         return WEIR_ERR_NULL;
     };
     let guarded = handle.guarded();
-    if guarded.flags.load(Ordering::Relaxed) & (POISONED | COUNTING) != 0 {
-        return flagged_status(guarded, body, tally);
+    if guarded.flags.load(Ordering::Relaxed) & COLD != 0 {
+        return flagged_status::<H>(guarded, body, tally);
     }
-    match catch_unwind(AssertUnwindSafe(|| body(&guarded.state))) {
+    match catching(|| body(&guarded.state)) {
         Ok(result) => result.err().unwrap_or(WEIR_OK),
-        Err(payload) => unwound(guarded, payload).into(),
+        Err(_) => {
+            guarded.poison();
+            WEIR_ERR_PANIC
+        }
     }
 }
 
 /// [`decide_status`] on a handle that counts, or is poisoned; `extern
 /// "C"` as [`flagged`] is.
-#[cfg(feature = "std")]
 #[cold]
 #[inline(never)]
 #[allow(improper_ctypes_definitions)]
-extern "C" fn flagged_status<S>(
-    guarded: &Guarded<S>,
-    body: impl FnOnce(&S) -> Result<(), weir_status>,
+extern "C" fn flagged_status<H: Handle>(
+    guarded: &Guarded<H::State>,
+    body: impl FnOnce(&H::State) -> Result<(), weir_status>,
     tally: impl FnOnce(weir_status) -> Tally,
 ) -> weir_status {
     if guarded.poisoned() {
         return WEIR_ERR_POISONED;
     }
-    match catch_unwind(AssertUnwindSafe(|| body(&guarded.state))) {
-        Ok(result) => {
+    match shared::<H, _>(guarded, || catching(|| body(&guarded.state))) {
+        Ok(Ok(result)) => {
             let status = result.err().unwrap_or(WEIR_OK);
-            guarded.counts.note(tally(status));
+            guarded.note(tally(status));
             status
         }
-        Err(payload) => unwound(guarded, payload).into(),
+        Ok(Err(())) => {
+            guarded.poison();
+            WEIR_ERR_PANIC
+        }
+        Err(status) => status,
     }
 }
 
@@ -398,14 +469,13 @@ extern "C" fn flagged_status<S>(
 /// call on, its decisions are counted. `WEIR_ERR_NULL`,
 /// `WEIR_ERR_MISALIGNED`, `WEIR_ERR_POISONED`; a second call changes
 /// nothing.
-#[cfg(feature = "std")]
 pub(crate) fn start_counting<H: Handle>(handle: *const H) -> weir_status {
     guard_status(|| {
         state_of(handle)?;
         // SAFETY: `state_of` found `handle` non-NULL, aligned and not
         // poisoned; by the header's contract it came from `new_handle`.
         let guarded = unsafe { &*handle }.guarded();
-        guarded.flags.fetch_or(COUNTING, Ordering::Relaxed);
+        set_flags(&guarded.flags, COUNTING);
         Ok(())
     })
 }
@@ -414,7 +484,6 @@ pub(crate) fn start_counting<H: Handle>(handle: *const H) -> weir_status {
 /// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for the handle or `out`,
 /// `WEIR_ERR_COUNTS_OFF` for a handle that does not count. A poisoned
 /// handle's counts are read all the same: they stopped with its poisoning.
-#[cfg(feature = "std")]
 pub(crate) fn read_counts<H: Handle>(handle: *const H, out: *mut weir_counts) -> weir_status {
     guard_status(|| {
         usable(handle)?;
@@ -429,38 +498,35 @@ pub(crate) fn read_counts<H: Handle>(handle: *const H, out: *mut weir_counts) ->
     })
 }
 
-/// A call without a handle: `body`'s answer, or `neutral` if it panicked.
+/// Runs `body`: `Err` if it panicked (hosted: `catch_unwind`). In the
+/// firmware build there is no unwinding: a panic stops in the panic handler
+/// (src/firmware.rs) and never returns, so the answer is always `Ok`.
 #[cfg(feature = "std")]
 #[inline]
+fn catching<R>(body: impl FnOnce() -> R) -> Result<R, ()> {
+    catch_unwind(AssertUnwindSafe(body)).map_err(|_| ())
+}
+
+/// [`catching`] in the firmware build: `body`'s answer.
+#[cfg(not(feature = "std"))]
+#[inline]
+fn catching<R>(body: impl FnOnce() -> R) -> Result<R, ()> {
+    Ok(body())
+}
+
+/// A call without a handle: `body`'s answer, or `neutral` if it panicked.
+#[inline]
 pub(crate) fn guard<R>(neutral: R, body: impl FnOnce() -> R) -> R {
-    catch_unwind(AssertUnwindSafe(body)).unwrap_or(neutral)
+    catching(body).unwrap_or(neutral)
 }
 
 /// A call without a handle that reports a status; a panic is `WEIR_ERR_PANIC`.
-#[cfg(feature = "std")]
 #[inline]
 pub(crate) fn guard_status(body: impl FnOnce() -> Result<(), weir_status>) -> weir_status {
-    match catch_unwind(AssertUnwindSafe(body)) {
+    match catching(body) {
         Ok(result) => result.err().unwrap_or(WEIR_OK),
-        Err(_) => WEIR_ERR_PANIC,
+        Err(()) => WEIR_ERR_PANIC,
     }
-}
-
-/// A call without a handle, in the firmware build: `body`'s answer. A panic
-/// cannot be caught without unwinding; it stops in the panic handler and
-/// never returns, so `neutral` is never needed.
-#[cfg(not(feature = "std"))]
-#[inline]
-pub(crate) fn guard<R>(_neutral: R, body: impl FnOnce() -> R) -> R {
-    body()
-}
-
-/// A call without a handle that reports a status, in the firmware build (a
-/// panic stops in the panic handler, as for [`guard`]).
-#[cfg(not(feature = "std"))]
-#[inline]
-pub(crate) fn guard_status(body: impl FnOnce() -> Result<(), weir_status>) -> weir_status {
-    body().err().unwrap_or(WEIR_OK)
 }
 
 /// `Ok` when `ptr` can point to a `T` at all: `WEIR_ERR_NULL` when it is
@@ -505,8 +571,8 @@ pub(crate) fn new_handle<H>(
 
 /// Frees a handle made by `new_handle`; NULL is accepted and ignored, and
 /// so is a placed handle (made by [`place_handle`]): its memory is the
-/// caller's, and nothing in it owns anything else.
-#[cfg(feature = "std")]
+/// caller's, and nothing in it owns anything else. In the firmware build
+/// every handle is placed, so this does nothing.
 pub(crate) fn free_handle<H: Handle>(handle: *mut H) {
     guard((), || {
         // SAFETY: a non-NULL handle came from `new_handle` or `place_handle`
@@ -516,8 +582,9 @@ pub(crate) fn free_handle<H: Handle>(handle: *mut H) {
             Some(held) if held.guarded().placed() => {}
             // SAFETY: not placed, so it came from `Box::into_raw` in
             // `new_handle` and, by the header's contract, is freed only once.
+            #[cfg(feature = "std")]
             Some(_) => drop(unsafe { Box::from_raw(handle) }),
-            None => {}
+            _ => {}
         }
     })
 }
@@ -527,7 +594,6 @@ pub(crate) fn free_handle<H: Handle>(handle: *mut H) {
 /// first multiple of `T`'s alignment after it. Answers (footprint in
 /// bytes, alignment, offset of the slots), or `WEIR_ERR_TOO_LARGE` when the
 /// footprint does not fit a `usize`.
-#[cfg(feature = "std")]
 pub(crate) fn placement<H, T>(slots: usize) -> Result<(usize, usize, usize), weir_status> {
     let (size_t, align_t) = (core::mem::size_of::<T>(), core::mem::align_of::<T>());
     let offset = core::mem::size_of::<H>().div_ceil(align_t) * align_t;
@@ -541,7 +607,6 @@ pub(crate) fn placement<H, T>(slots: usize) -> Result<(usize, usize, usize), wei
 
 /// Answers a footprint to the caller's `*size` and `*align`, both checked
 /// before either is written.
-#[cfg(feature = "std")]
 pub(crate) fn write_footprint(
     (total, align): (usize, usize),
     size: *mut usize,
@@ -566,7 +631,6 @@ pub(crate) fn write_footprint(
 /// The handle keeps the slots' address, so the memory must stay where it
 /// is, and stay the caller's, until the handle is no longer used; the
 /// handle owns nothing else, so there is nothing to free.
-#[cfg(feature = "std")]
 pub(crate) fn place_handle<H: Handle, T: Copy + 'static, P>(
     mem: *mut core::ffi::c_void,
     len: usize,
@@ -623,7 +687,6 @@ pub(crate) fn place_handle<H: Handle, T: Copy + 'static, P>(
 /// answers `n`, and `make` gets both runs. The same checks in the same
 /// order; the footprint is [`placement`]'s for `n` values of `(T, U)` laid
 /// one run after the other (see [`placement2`]).
-#[cfg(feature = "std")]
 pub(crate) fn place_handle2<H: Handle, T: Copy + 'static, U: Copy + 'static, P>(
     mem: *mut core::ffi::c_void,
     len: usize,
@@ -676,7 +739,6 @@ pub(crate) fn place_handle2<H: Handle, T: Copy + 'static, U: Copy + 'static, P>(
 /// Where a placed handle of type `H` with `n` values of `T` and then `n`
 /// of `U` lies: (footprint, alignment, offset of the `T`s, offset of the
 /// `U`s), or `WEIR_ERR_TOO_LARGE`.
-#[cfg(feature = "std")]
 pub(crate) fn placement2<H, T, U>(n: usize) -> Result<(usize, usize, usize, usize), weir_status> {
     let (end_t, align_ht, first) = placement::<H, T>(n)?;
     let align_u = core::mem::align_of::<U>();
@@ -694,7 +756,6 @@ pub(crate) fn placement2<H, T, U>(n: usize) -> Result<(usize, usize, usize, usiz
 /// A placed handle with no slots besides itself (bucket, gate, period,
 /// budget, adaptive limit): `make` checks the arguments and makes it, then
 /// [`place_handle`] lays it at `mem`.
-#[cfg(feature = "std")]
 pub(crate) fn place_plain<H: Handle>(
     mem: *mut core::ffi::c_void,
     len: usize,
@@ -712,7 +773,6 @@ pub(crate) fn place_plain<H: Handle>(
 }
 
 /// The footprint of a placed handle with no slots: its size and alignment.
-#[cfg(feature = "std")]
 pub(crate) fn plain_footprint<H>(bytes: *mut usize, align: *mut usize) -> weir_status {
     guard_status(|| {
         write_footprint(

@@ -12,12 +12,16 @@
 
 //!
 //! Without the default `std` feature this is the firmware build
-//! (docs/firmware.md): only the faces that need no heap compile
-//! (limiter, backoff, deadline, rate, gcra, status, version, atomic), a panic
-//! aborts through the handler in `src/firmware.rs` (a private module, in
-//! that build only), and the handles, which need an allocator and a lock,
-//! are left out. The header declares those under `#if defined(WEIR_HOSTED)`
-//! (cbindgen.toml maps the `std` feature to it).
+//! (docs/firmware.md): the faces that need no heap (limiter, backoff,
+//! deadline, rate, gcra, status, version, atomic) and the placed form of
+//! every handle type (breaker, shedder, bucket, gate, period, budget,
+//! concurrency, window, sliding, pool: `weir_X_footprint`, `weir_X_init_in` and
+//! the type's calls), each handle's lock being the build's critical section
+//! (src/lock.rs). A panic aborts through the handler in `src/firmware.rs` (a
+//! private module, in that build only). Left out: the heap constructors
+//! (`weir_X_new`), and the bloom, charge and lease faces. The header
+//! declares those under `#if defined(WEIR_HOSTED)` (cbindgen.toml maps the
+//! `std` feature to it).
 
 #![allow(non_camel_case_types)]
 #![cfg_attr(not(feature = "std"), no_std)]
@@ -26,44 +30,31 @@ pub mod atomic;
 pub mod backoff;
 #[cfg(feature = "std")]
 pub mod bloom;
-#[cfg(feature = "std")]
 pub mod breaker;
-#[cfg(feature = "std")]
 pub mod bucket;
-#[cfg(feature = "std")]
 pub mod budget;
 #[cfg(feature = "std")]
 pub mod charge;
-#[cfg(feature = "std")]
 pub mod concurrency;
-#[cfg(feature = "std")]
 pub mod counts;
 pub mod deadline;
 #[cfg(not(feature = "std"))]
 mod firmware;
-#[cfg(feature = "std")]
 pub mod gate;
 pub mod gcra;
 pub(crate) mod guard;
 #[cfg(feature = "std")]
 pub mod lease;
 pub mod limiter;
-#[cfg(feature = "std")]
 mod lock;
-#[cfg(feature = "std")]
 pub mod period;
-#[cfg(feature = "std")]
 pub mod pool;
 pub mod rate;
 #[cfg(feature = "std")]
 pub mod region;
-#[cfg(feature = "std")]
 pub mod shedder;
-#[cfg(feature = "std")]
 pub mod sliding;
-#[cfg(feature = "std")]
 mod slots;
 pub mod status;
 pub mod version;
-#[cfg(feature = "std")]
 pub mod window;

@@ -1,15 +1,21 @@
 //! C face of [`weir_core::period`].
 
 use crate::counts::{weir_counts, Tally};
+#[cfg(feature = "std")]
+use crate::guard::new_handle;
 use crate::guard::{
-    decide, free_handle, new_handle, on, place_plain, plain_footprint, read_counts, start_counting,
-    Guarded, Handle,
+    decide, free_handle, on, place_plain, plain_footprint, read_counts, start_counting, Guarded,
+    Handle,
 };
+use crate::lock::ShortLock;
+#[cfg(feature = "std")]
 use crate::region::{
-    attach, lay_shared, read_recoveries, region_footprint, weir_recoveries, HandleLock, Layout,
-    Repair, Shareable, WEIR_REGION_PERIOD,
+    attach, lay_shared, read_recoveries, region_footprint, weir_recoveries, Layout, Repair,
+    Shareable, WEIR_REGION_PERIOD,
 };
-use crate::status::weir_status::{self, WEIR_ERR_INVALID_ARGUMENT};
+use crate::status::weir_status;
+#[cfg(feature = "std")]
+use crate::status::weir_status::WEIR_ERR_INVALID_ARGUMENT;
 use weir_core::period::{Period, PeriodError, PeriodQuota};
 use weir_core::time::NEVER;
 
@@ -17,12 +23,24 @@ use weir_core::time::NEVER;
 /// per-handle lock and is safe to use from many threads at once; 160 bytes
 /// of heap per handle. Made by `weir_period_new`, freed by
 /// `weir_period_free`.
-pub struct weir_period(Guarded<HandleLock<Period>>);
+///
+/// In the firmware build (docs/firmware.md) a period is placed only: on a
+/// 32-bit core 88 bytes. Its updates hold the build's critical section
+/// (interrupts masked, with `single-core`); the longest measured under QEMU: a
+/// call of 255 instructions on a Cortex-M4F, a section of 527 on a Cortex-M0.
+pub struct weir_period(Guarded<ShortLock<Period>>);
 
 impl Handle for weir_period {
-    type State = HandleLock<Period>;
-    fn guarded(&self) -> &Guarded<HandleLock<Period>> {
+    type State = ShortLock<Period>;
+    fn guarded(&self) -> &Guarded<ShortLock<Period>> {
         &self.0
+    }
+
+    #[cfg(feature = "std")]
+    unsafe fn recover(state: &Self::State) -> bool {
+        // SAFETY: by `recover`'s contract the caller holds the region's
+        // lock.
+        unsafe { crate::region::repair(state) }
     }
 }
 
@@ -63,6 +81,7 @@ impl From<PeriodError> for weir_status {
 /// readings align too; with a Unix clock a daily quota resets at midnight
 /// UTC). Returns `WEIR_ERR_NULL` if `out` is NULL and `WEIR_ERR_QUOTA` for
 /// a quota of 0 or less. `*out` is written only on success.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_period_new(
     quota: i64,
@@ -76,7 +95,7 @@ pub extern "C" fn weir_period_new(
 /// The handle `weir_period_new` and `weir_period_init_in` make.
 fn make(quota: i64, period_ns: i64, align: bool) -> Result<weir_period, weir_status> {
     let period = Period::new(quota, period_ns, align)?;
-    Ok(weir_period(Guarded::new(HandleLock::new(period))))
+    Ok(weir_period(Guarded::new(ShortLock::new(period))))
 }
 
 /// The bytes and the alignment a placed period counter needs (`weir_period_init_in`),
@@ -111,6 +130,7 @@ pub extern "C" fn weir_period_init_in(
     place_plain(mem, len, out, || make(quota, period_ns, align))
 }
 
+#[cfg(feature = "std")]
 impl Repair for Period {
     /// Keeps the counter as the dead call left it: every field of a
     /// half-made take is a value a take could leave (a period moved on with
@@ -120,8 +140,10 @@ impl Repair for Period {
     }
 }
 
+#[cfg(feature = "std")]
 impl Shareable for weir_period {
     const KIND: u32 = WEIR_REGION_PERIOD;
+    const LOCKED: bool = true;
 
     fn layout_for(slots: usize) -> Result<Layout, weir_status> {
         if slots != 0 {
@@ -139,20 +161,17 @@ impl Shareable for weir_period {
     }
 
     /// Its lock made process-shared.
-    fn share(&mut self) -> Result<(), weir_status> {
-        self.0.state_mut().share()
-    }
-
     fn fits(&self, _: &Layout, _: usize) -> bool {
-        self.0.state().is_shared()
+        true
     }
 }
 
 /// The bytes and the alignment a shared period needs
 /// (`weir_period_init_shared`), written to `*bytes` and `*align`: a
-/// 256-byte `weir_region_header`, then the period; 64-aligned.
+/// 256-byte `weir_region_header` and the region's 64-byte lock, then the period; 64-aligned.
 /// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad pointer; nothing is
 /// written on an error.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_period_shared_footprint(
     bytes: *mut usize,
@@ -167,6 +186,7 @@ pub extern "C" fn weir_period_shared_footprint(
 /// Checks the region at `mem` that `weir_period_init_shared` laid and
 /// writes its period, for this process, to `*out`: refused with the
 /// statuses `weir_breaker_attach` lists, nothing written.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_period_attach(
     mem: *mut core::ffi::c_void,
@@ -191,6 +211,7 @@ pub extern "C" fn weir_period_attach(
 /// `weir_period_recoveries` counts it. Lay it once, before any process
 /// attaches. Checked as `weir_breaker_init_shared` checks its region, the
 /// arguments as `weir_period_new` checks them.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_period_init_shared(
     mem: *mut core::ffi::c_void,
@@ -213,12 +234,13 @@ pub extern "C" fn weir_period_init_shared(
 /// `weir_period_init_shared`) to `*out`; all zero for one that is not
 /// shared. `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_POISONED`. A
 /// reading: it changes nothing.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_period_recoveries(
     period: *const weir_period,
     out: *mut weir_recoveries,
 ) -> weir_status {
-    crate::guard::guard_status(|| read_recoveries(crate::guard::state_of(period), out))
+    crate::guard::guard_status(|| read_recoveries(period, out))
 }
 
 /// Frees a period counter. NULL is accepted and ignored, and so is a placed one

@@ -10,16 +10,14 @@
 //! in the region is a pointer, so every process that maps it, at any
 //! address, uses the one handle through the ordinary `weir_X_*` calls.
 
-use core::any::Any;
 use core::cell::UnsafeCell;
 use core::ffi::c_void;
-use core::ops::{Deref, DerefMut};
-use core::sync::atomic::{AtomicU64, AtomicU8, Ordering};
-use std::sync::Mutex;
+use core::sync::atomic::{AtomicU64, Ordering};
 
 use static_assertions::{assert_eq_size, const_assert_eq};
 
-use crate::guard::{guard_status, lock, usable, write_out, Handle};
+use crate::guard::{guard_status, state_of, usable, write_out, Guarded, Handle};
+use crate::lock::ShortLock;
 use crate::status::weir_status::{self, *};
 
 /// The first word of a shared region's header: "weir:shr" in ASCII, read
@@ -30,8 +28,8 @@ pub const WEIR_REGION_MAGIC: u64 = 0x7268_733a_7269_6577;
 /// The layout version of `weir_region_header` this build reads and writes.
 /// A region of any other is refused with `WEIR_ERR_REGION_LAYOUT`.
 pub const WEIR_REGION_LAYOUT: u32 = 1;
-/// The bytes of `weir_region_header`: the handle starts this far into the
-/// region.
+/// The bytes of `weir_region_header`. The region's lock follows it, then
+/// the handle (WEIR_REGION_HANDLE_OFFSET).
 pub const WEIR_REGION_HEADER_BYTES: usize = 256;
 /// The alignment a shared region needs (page-aligned memory from mmap has
 /// it).
@@ -179,16 +177,20 @@ pub(crate) struct Layout {
 pub(crate) trait Shareable: Handle + Sized {
     /// `weir_region_header.kind`.
     const KIND: u32;
+    /// Whether the handle's state is behind a lock, so that its calls take
+    /// the region's lock ([`RegionLock`]); a lock-free handle (bucket,
+    /// gate) shares its atomics as they are.
+    const LOCKED: bool;
     /// Where the parts of a handle with `slots` slots lie; an error for a
     /// count no handle of this type can have.
     fn layout_for(slots: usize) -> Result<Layout, weir_status>;
     /// How many slots this handle has.
     fn slots(&self) -> usize;
-    /// This handle, placed at its final address in a region, made shared:
-    /// its lock process-shared, its slots found from their own address.
-    fn share(&mut self) -> Result<(), weir_status>;
+    /// This handle, placed at its final address in a region, made
+    /// shareable: its slots found from their own address.
+    fn share(&mut self) {}
     /// Whether this handle, at its address, has its slots where `layout`
-    /// says and `slots` of them, and a shared lock (the attach's check).
+    /// says and `slots` of them (the attach's check).
     fn fits(&self, layout: &Layout, slots: usize) -> bool;
     /// The fingerprint of this type's layout in this build.
     fn build() -> u64 {
@@ -224,7 +226,7 @@ pub(crate) fn run_fits(
 pub(crate) fn region_footprint(layout: &Layout) -> Result<(usize, usize), weir_status> {
     let bytes = layout
         .bytes
-        .checked_add(WEIR_REGION_HEADER_BYTES)
+        .checked_add(WEIR_REGION_HANDLE_OFFSET)
         .filter(|&bytes| bytes <= isize::MAX as usize)
         .ok_or(WEIR_ERR_TOO_LARGE)?;
     Ok((bytes, layout.align.max(WEIR_REGION_ALIGN)))
@@ -263,12 +265,12 @@ pub(crate) fn lay_shared<H: Shareable>(
             return Err(WEIR_ERR_REGION_UNSUPPORTED);
         }
         let room = len
-            .checked_sub(WEIR_REGION_HEADER_BYTES)
+            .checked_sub(WEIR_REGION_HANDLE_OFFSET)
             .ok_or(WEIR_ERR_PLACED_TOO_SMALL)?;
         let base = mem.cast::<u8>();
-        // SAFETY: `len >= WEIR_REGION_HEADER_BYTES`, so the handle's memory
+        // SAFETY: `len >= WEIR_REGION_HANDLE_OFFSET`, so the handle's memory
         // starts inside (or just at the end of) the caller's region.
-        let handle_mem = unsafe { base.add(WEIR_REGION_HEADER_BYTES) }.cast::<c_void>();
+        let handle_mem = unsafe { base.add(WEIR_REGION_HANDLE_OFFSET) }.cast::<c_void>();
         let mut handle: *mut H = core::ptr::null_mut();
         match place(handle_mem, room, &mut handle) {
             WEIR_OK => {}
@@ -282,12 +284,23 @@ pub(crate) fn lay_shared<H: Shareable>(
         let slots = placed.slots();
         let layout = H::layout_for(slots)?;
         let (bytes, _) = region_footprint(&layout)?;
-        if let Err(status) = placed.share() {
+        placed.share();
+        let locked = if H::LOCKED {
+            // SAFETY: the lock's 64 bytes lie between the header and the
+            // handle, in the caller's region (checked above), 64-aligned.
+            RegionLock::init(unsafe { base.add(WEIR_REGION_HEADER_BYTES) }.cast())
+        } else {
+            Ok(())
+        };
+        if let Err(status) = locked {
             // SAFETY: the header's 256 bytes are the caller's (checked
             // above); a zero magic keeps any old header from vouching for
             // the handle just overwritten.
             unsafe { core::ptr::addr_of_mut!((*header_at).magic).write(0) };
             return Err(status);
+        }
+        if H::LOCKED {
+            placed.guarded().mark_shared();
         }
         let mut header = weir_region_header {
             magic: WEIR_REGION_MAGIC,
@@ -361,37 +374,29 @@ pub(crate) fn attach<H: Shareable>(mem: *mut c_void, len: usize, out: *mut *mut 
         // SAFETY: the header vouches (its checksum, kind and build match
         // this build's) that a handle of type `H`, laid by this build, sits
         // after it, inside the `bytes <= len` bytes of the region.
-        let handle = unsafe { mem.cast::<u8>().add(WEIR_REGION_HEADER_BYTES) }.cast::<H>();
+        let handle = unsafe { mem.cast::<u8>().add(WEIR_REGION_HANDLE_OFFSET) }.cast::<H>();
         // SAFETY: as above: the handle is there, initialised by the init
-        // call, and `fits` reads only its lock's flag and its stores'
-        // integers.
-        if !unsafe { &*handle }.fits(&layout, slots) {
+        // call, and `fits` reads only its flags and its stores' integers.
+        let laid = unsafe { &*handle };
+        if laid.guarded().is_shared() != H::LOCKED || !laid.fits(&layout, slots) {
             return Err(WEIR_ERR_REGION_SHAPE);
         }
         write_out(out, handle)
     })
 }
 
-/// A shared handle's lock recovered from a dead holder: the unwinding
-/// payload that takes the call back to its guard, which answers
-/// `WEIR_ERR_REGION_RECOVERED` (or refuses) without poisoning the handle.
-pub(crate) struct Recovered;
+/// The bytes of a region's lock ([`RegionLock`]), between the header and
+/// the handle.
+const LOCK_BYTES: usize = 64;
 
-/// A shared handle's lock that cannot be taken: the guard answers
-/// `WEIR_ERR_REGION_BROKEN` (or refuses).
-pub(crate) struct Broken;
+/// How far into a shared region its handle starts: the 256-byte header,
+/// then 64 bytes for the region's robust lock and its recovery counts.
+pub const WEIR_REGION_HANDLE_OFFSET: usize = 320;
 
-/// The status an unwinding payload stands for, if it is one of a shared
-/// lock's (then the handle stays usable); `None` for a panic.
-pub(crate) fn region_status(payload: &(dyn Any + Send)) -> Option<weir_status> {
-    if payload.is::<Recovered>() {
-        Some(WEIR_ERR_REGION_RECOVERED)
-    } else if payload.is::<Broken>() {
-        Some(WEIR_ERR_REGION_BROKEN)
-    } else {
-        None
-    }
-}
+const_assert_eq!(
+    WEIR_REGION_HANDLE_OFFSET,
+    WEIR_REGION_HEADER_BYTES + LOCK_BYTES
+);
 
 /// A state that a shared lock can find half-updated (its holder killed
 /// mid-operation): `repair` checks its invariants and answers whether it
@@ -400,78 +405,72 @@ pub(crate) trait Repair {
     fn repair(&mut self) -> bool;
 }
 
-/// The lock of a handle that may be shared between processes. Unshared
-/// (heap and placed handles) it is a std mutex, as before; shared, a
-/// robust process-shared pthread mutex in the region, taken instead. The
-/// mode is set once, before the handle is handed out.
-pub(crate) struct HandleLock<T> {
-    /// 1 once the handle is shared.
-    shared: AtomicU8,
-    recovered: AtomicU64,
-    reset: AtomicU64,
-    local: Mutex<()>,
-    #[cfg(target_os = "linux")]
-    robust: UnsafeCell<libc::pthread_mutex_t>,
-    value: UnsafeCell<T>,
+/// Repairs the state behind a shared handle's own lock, whose holder died
+/// holding the region's lock (and maybe this one): frees the lock and
+/// repairs the value ([`Repair`]; a repair that panics counts as a reset).
+///
+/// # Safety
+///
+/// The caller holds the region's lock ([`RegionLock::run`]'s recovery), so
+/// no one else, in any process, holds or takes `lock`.
+pub(crate) unsafe fn repair<T: Repair>(lock: &ShortLock<T>) -> bool {
+    // SAFETY: by this function's contract.
+    let value = unsafe { lock.force_free() };
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| value.repair())).unwrap_or(false)
 }
 
-// SAFETY: the value is reached only through a `HandleGuard`, which exists
-// only while this process holds `local` or (shared) the robust mutex, so
-// at most one at a time across threads and processes.
-unsafe impl<T: Send> Sync for HandleLock<T> {}
-// SAFETY: moving the lock moves the value; a pthread mutex that is not
-// held may move before it is shared (it is initialised only by `share`).
-unsafe impl<T: Send> Send for HandleLock<T> {}
-
-impl<T: Repair> HandleLock<T> {
-    pub(crate) fn new(value: T) -> HandleLock<T> {
-        HandleLock {
-            shared: AtomicU8::new(0),
-            recovered: AtomicU64::new(0),
-            reset: AtomicU64::new(0),
-            local: Mutex::new(()),
-            // SAFETY: all-zero bytes are a valid pthread_mutex_t value for
-            // storage; it is initialised by `share` before it is used.
-            #[cfg(target_os = "linux")]
-            robust: UnsafeCell::new(unsafe { core::mem::zeroed() }),
-            value: UnsafeCell::new(value),
-        }
-    }
-
-    /// The value, for the handle's one owner.
-    pub(crate) fn get_mut(&mut self) -> &mut T {
-        self.value.get_mut()
-    }
-
-    /// The value, for a reading of integers that never change after the
-    /// handle is laid (the attach's check of the stores).
-    pub(crate) fn peek(&self) -> *const T {
-        self.value.get()
-    }
-
-    /// Whether the lock is a shared one.
-    pub(crate) fn is_shared(&self) -> bool {
-        self.shared.load(Ordering::Relaxed) == 1
-    }
-
-    /// What the lock has recovered from.
-    pub(crate) fn recoveries(&self) -> weir_recoveries {
-        weir_recoveries {
-            recovered: self.recovered.load(Ordering::Relaxed),
-            reset: self.reset.load(Ordering::Relaxed),
-        }
-    }
-
-    /// Makes the lock a robust, process-shared pthread mutex, in place:
-    /// the handle must be at its final address in the region.
+/// The lock of a shared region, laid between its header and its handle: a
+/// robust, process-shared pthread mutex and the count of its recoveries.
+/// A shared handle's calls take it (out of line: `guard` finds a shared
+/// handle by its flag) around the handle's own lock, which is then never
+/// contended, so a heap or placed handle keeps the lock it had and pays
+/// nothing for sharing.
+#[repr(C, align(64))]
+pub(crate) struct RegionLock {
     #[cfg(target_os = "linux")]
-    pub(crate) fn share(&mut self) -> Result<(), weir_status> {
+    robust: UnsafeCell<libc::pthread_mutex_t>,
+    recovered: AtomicU64,
+    reset: AtomicU64,
+}
+
+const_assert_eq!(core::mem::size_of::<RegionLock>(), LOCK_BYTES);
+
+// SAFETY: the mutex is made for sharing between threads and processes
+// (PTHREAD_PROCESS_SHARED); the counts are atomics.
+unsafe impl Sync for RegionLock {}
+
+impl RegionLock {
+    /// The region lock of the shared handle whose state is `guarded`.
+    ///
+    /// # Safety
+    ///
+    /// `guarded` is the state of a handle laid by [`lay_shared`] (its
+    /// shared flag set) or found by [`attach`]: the handle starts
+    /// [`WEIR_REGION_HANDLE_OFFSET`] into a region, the lock `LOCK_BYTES`
+    /// before it.
+    pub(crate) unsafe fn of<S>(guarded: &Guarded<S>) -> &RegionLock {
+        // SAFETY: by this function's contract the lock sits just before
+        // the handle, whose first (only) field is its `Guarded`.
+        unsafe {
+            &*(guarded as *const Guarded<S>)
+                .cast::<u8>()
+                .sub(LOCK_BYTES)
+                .cast::<RegionLock>()
+        }
+    }
+
+    /// Makes the lock in place: a robust, process-shared mutex, no
+    /// recoveries.
+    #[cfg(target_os = "linux")]
+    fn init(at: *mut RegionLock) -> Result<(), weir_status> {
         let mut attr = core::mem::MaybeUninit::<libc::pthread_mutexattr_t>::uninit();
-        // SAFETY: `attr` is initialised by pthread_mutexattr_init before
-        // the other calls use it and destroyed after; `robust` is this
-        // lock's own storage, not in use by anyone (the handle is not
-        // handed out yet), and stays at this address.
+        // SAFETY: `at` is the caller's 64 bytes, 64-aligned, that no one
+        // uses until the region is handed out; `attr` is initialised by
+        // pthread_mutexattr_init before the other calls use it and
+        // destroyed after.
         let status = unsafe {
+            core::ptr::addr_of_mut!((*at).recovered).write(AtomicU64::new(0));
+            core::ptr::addr_of_mut!((*at).reset).write(AtomicU64::new(0));
             let mut status = libc::pthread_mutexattr_init(attr.as_mut_ptr());
             if status == 0 {
                 status = libc::pthread_mutexattr_setpshared(
@@ -485,7 +484,10 @@ impl<T: Repair> HandleLock<T> {
                     );
                 }
                 if status == 0 {
-                    status = libc::pthread_mutex_init(self.robust.get(), attr.as_ptr());
+                    status = libc::pthread_mutex_init(
+                        UnsafeCell::raw_get(core::ptr::addr_of!((*at).robust)),
+                        attr.as_ptr(),
+                    );
                 }
                 libc::pthread_mutexattr_destroy(attr.as_mut_ptr());
             }
@@ -494,121 +496,91 @@ impl<T: Repair> HandleLock<T> {
         if status != 0 {
             return Err(WEIR_ERR_REGION_UNSUPPORTED);
         }
-        *self.shared.get_mut() = 1;
         Ok(())
     }
 
     #[cfg(not(target_os = "linux"))]
-    pub(crate) fn share(&mut self) -> Result<(), weir_status> {
+    fn init(_: *mut RegionLock) -> Result<(), weir_status> {
         Err(WEIR_ERR_REGION_UNSUPPORTED)
     }
 
-    /// Waits for the lock and holds it until the guard drops (unwinding
-    /// included). An unshared lock poisoned by a panic panics, as
-    /// `guard::lock` does. A shared lock whose holder died is recovered
-    /// (see [`HandleLock::recover`]) and the call unwinds to its guard with
-    /// [`Recovered`]; one that cannot be taken unwinds with [`Broken`].
-    #[inline]
-    pub(crate) fn lock(&self) -> HandleGuard<'_, T> {
-        if self.shared.load(Ordering::Relaxed) == 0 {
-            let held = lock(&self.local);
-            return HandleGuard {
-                lock: self,
-                local: Some(held),
-            };
-        }
-        self.lock_shared()
-    }
-
+    /// Runs `body` holding the lock. A lock whose holder died is recovered
+    /// instead: `recover` checks and keeps or resets the state (answering
+    /// whether it kept it), the lock is marked consistent and released,
+    /// and the call answers `WEIR_ERR_REGION_RECOVERED` having run nothing
+    /// else; one that cannot be taken answers `WEIR_ERR_REGION_BROKEN`.
+    /// `body` must not unwind (the guard's bodies catch their panics).
     #[cfg(target_os = "linux")]
-    #[cold]
-    fn lock_shared(&self) -> HandleGuard<'_, T> {
-        // SAFETY: `robust` was initialised by `share` (the shared flag is
-        // set only after), in the region every process maps.
+    pub(crate) fn run<R>(
+        &self,
+        recover: impl FnOnce() -> bool,
+        body: impl FnOnce() -> R,
+    ) -> Result<R, weir_status> {
+        // SAFETY: `robust` was initialised by `init` before the region's
+        // header was written, in the region every process maps.
         match unsafe { libc::pthread_mutex_lock(self.robust.get()) } {
-            0 => HandleGuard {
-                lock: self,
-                local: None,
-            },
-            libc::EOWNERDEAD => self.recover(),
-            _ => std::panic::resume_unwind(Box::new(Broken)),
+            0 => {
+                let answer = body();
+                // SAFETY: this process holds the mutex, taken above.
+                unsafe { libc::pthread_mutex_unlock(self.robust.get()) };
+                Ok(answer)
+            }
+            libc::EOWNERDEAD => {
+                if !recover() {
+                    self.reset.fetch_add(1, Ordering::Relaxed);
+                }
+                self.recovered.fetch_add(1, Ordering::Relaxed);
+                // SAFETY: this process holds the mutex (EOWNERDEAD hands it
+                // over), which it marks consistent (so later lockers get
+                // it as usual) and releases.
+                unsafe {
+                    libc::pthread_mutex_consistent(self.robust.get());
+                    libc::pthread_mutex_unlock(self.robust.get());
+                }
+                Err(WEIR_ERR_REGION_RECOVERED)
+            }
+            _ => Err(WEIR_ERR_REGION_BROKEN),
         }
     }
 
     #[cfg(not(target_os = "linux"))]
-    #[cold]
-    fn lock_shared(&self) -> HandleGuard<'_, T> {
-        std::panic::resume_unwind(Box::new(Broken))
+    pub(crate) fn run<R>(
+        &self,
+        _: impl FnOnce() -> bool,
+        _: impl FnOnce() -> R,
+    ) -> Result<R, weir_status> {
+        Err(WEIR_ERR_REGION_BROKEN)
     }
 
-    /// Holding the lock of a dead holder: checks and keeps or resets the
-    /// state ([`Repair`]; a repair that panics counts as a reset), marks the
-    /// lock consistent, releases it, counts the recovery and unwinds with
-    /// [`Recovered`].
-    #[cfg(target_os = "linux")]
-    #[cold]
-    fn recover(&self) -> ! {
-        // SAFETY: this process holds the robust mutex (EOWNERDEAD hands it
-        // over), so no one else reaches the value.
-        let value = unsafe { &mut *self.value.get() };
-        let kept = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| value.repair()))
-            .unwrap_or(false);
-        if !kept {
-            self.reset.fetch_add(1, Ordering::Relaxed);
-        }
-        self.recovered.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: this process holds the mutex, which it marks consistent
-        // (so later lockers get it as usual) and releases.
-        unsafe {
-            libc::pthread_mutex_consistent(self.robust.get());
-            libc::pthread_mutex_unlock(self.robust.get());
-        }
-        std::panic::resume_unwind(Box::new(Recovered))
-    }
-}
-
-/// The lock, held.
-pub(crate) struct HandleGuard<'a, T> {
-    lock: &'a HandleLock<T>,
-    local: Option<std::sync::MutexGuard<'a, ()>>,
-}
-
-impl<T> Deref for HandleGuard<'_, T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        // SAFETY: this guard holds the lock, so no other reference to the
-        // value exists while it lives.
-        unsafe { &*self.lock.value.get() }
-    }
-}
-
-impl<T> DerefMut for HandleGuard<'_, T> {
-    fn deref_mut(&mut self) -> &mut T {
-        // SAFETY: as in `deref`, and `&mut self` makes this one unique.
-        unsafe { &mut *self.lock.value.get() }
-    }
-}
-
-impl<T> Drop for HandleGuard<'_, T> {
-    #[inline]
-    fn drop(&mut self) {
-        #[cfg(target_os = "linux")]
-        if self.local.is_none() {
-            // SAFETY: this guard holds the shared lock, taken in
-            // `lock_shared`; the local guard (if any) drops after this.
-            unsafe { libc::pthread_mutex_unlock(self.lock.robust.get()) };
+    /// What the lock has recovered from.
+    pub(crate) fn recoveries(&self) -> weir_recoveries {
+        weir_recoveries {
+            recovered: self.recovered.load(Ordering::Relaxed),
+            reset: self.reset.load(Ordering::Relaxed),
         }
     }
 }
 
 /// Writes a shared handle's recoveries to `*out` (`weir_X_recoveries`):
 /// all zero for a handle that is not shared.
-pub(crate) fn read_recoveries<T: Repair>(
-    lock: Result<&HandleLock<T>, weir_status>,
+pub(crate) fn read_recoveries<H: Handle>(
+    handle: *const H,
     out: *mut weir_recoveries,
 ) -> Result<(), weir_status> {
+    let guarded = state_of(handle).map(|_| {
+        // SAFETY: `state_of` found `handle` non-NULL and aligned; by the
+        // header's contract it is a live handle.
+        unsafe { &*handle }.guarded()
+    })?;
     usable(out)?;
-    write_out(out, lock?.recoveries())
+    let counts = if guarded.is_shared() {
+        // SAFETY: the shared flag is set only on a handle laid in a region
+        // by `lay_shared`.
+        unsafe { RegionLock::of(guarded) }.recoveries()
+    } else {
+        weir_recoveries::default()
+    };
+    write_out(out, counts)
 }
 
 #[cfg(all(test, target_os = "linux"))]
@@ -632,11 +604,16 @@ mod tests {
         }
     }
 
-    /// A lock in a MAP_SHARED page, made shared there.
-    fn shared_lock() -> &'static mut HandleLock<Probe> {
-        let bytes = core::mem::size_of::<HandleLock<Probe>>();
+    /// A region lock and a value behind its own lock, in a MAP_SHARED page.
+    struct Shared {
+        region: RegionLock,
+        value: ShortLock<Probe>,
+    }
+
+    fn shared() -> &'static Shared {
+        let bytes = core::mem::size_of::<Shared>();
         // SAFETY: a fresh anonymous shared mapping, checked for failure,
-        // large enough and page-aligned for the lock, never unmapped.
+        // large enough and page-aligned, never unmapped.
         unsafe {
             let mem = libc::mmap(
                 core::ptr::null_mut(),
@@ -647,28 +624,36 @@ mod tests {
                 0,
             );
             assert_ne!(mem, libc::MAP_FAILED);
-            let lock = mem.cast::<HandleLock<Probe>>();
-            lock.write(HandleLock::new(Probe {
+            let at = mem.cast::<Shared>();
+            RegionLock::init(core::ptr::addr_of_mut!((*at).region)).unwrap();
+            core::ptr::addr_of_mut!((*at).value).write(ShortLock::new(Probe {
                 value: 7,
                 broken: false,
             }));
-            let lock = &mut *lock;
-            lock.share().unwrap();
-            lock
+            &*at
         }
     }
 
-    /// Forks a child that takes the lock, runs `touch` on the value and
-    /// exits holding it, as a killed process would.
-    fn die_holding(lock: &HandleLock<Probe>, touch: fn(&mut Probe)) {
-        // SAFETY: the child only takes the lock (in shared memory, free at
+    fn outcome(shared: &Shared) -> Result<u64, weir_status> {
+        shared.region.run(
+            // SAFETY: called holding the region's lock.
+            || unsafe { repair(&shared.value) },
+            || shared.value.lock().value,
+        )
+    }
+
+    /// Forks a child that takes both locks, runs `touch` on the value and
+    /// exits holding them, as a killed process would.
+    fn die_holding(shared: &Shared, touch: fn(&mut Probe)) {
+        // SAFETY: the child only takes the locks (in shared memory, free at
         // the fork), writes the value and leaves with _exit, touching
         // nothing the fork copied in a half-made state.
         unsafe {
             let pid = libc::fork();
             assert!(pid >= 0);
             if pid == 0 {
-                let mut held = lock.lock();
+                assert_eq!(libc::pthread_mutex_lock(shared.region.robust.get()), 0);
+                let mut held = shared.value.lock();
                 touch(&mut held);
                 core::mem::forget(held);
                 libc::_exit(0);
@@ -678,49 +663,32 @@ mod tests {
         }
     }
 
-    fn outcome(lock: &HandleLock<Probe>) -> Result<u64, weir_status> {
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| lock.lock().value))
-            .map_err(|payload| region_status(&*payload).expect("a region status"))
-    }
-
     #[test]
     fn a_dead_holder_is_recovered_once_kept_or_reset() {
-        let lock = shared_lock();
-        assert!(lock.is_shared());
-        assert_eq!(outcome(lock), Ok(7));
-        die_holding(lock, |probe| probe.value = 8);
+        let shared = shared();
+        assert_eq!(outcome(shared), Ok(7));
+        die_holding(shared, |probe| probe.value = 8);
         // The call that finds the dead holder recovers and does nothing
         // else; the state held together, so it is kept as left.
-        assert_eq!(outcome(lock), Err(WEIR_ERR_REGION_RECOVERED));
+        assert_eq!(outcome(shared), Err(WEIR_ERR_REGION_RECOVERED));
         assert_eq!(
-            lock.recoveries(),
+            shared.region.recoveries(),
             weir_recoveries {
                 recovered: 1,
                 reset: 0
             }
         );
-        assert_eq!(outcome(lock), Ok(8));
-        die_holding(lock, |probe| probe.broken = true);
-        assert_eq!(outcome(lock), Err(WEIR_ERR_REGION_RECOVERED));
+        assert_eq!(outcome(shared), Ok(8));
+        die_holding(shared, |probe| probe.broken = true);
+        assert_eq!(outcome(shared), Err(WEIR_ERR_REGION_RECOVERED));
         assert_eq!(
-            lock.recoveries(),
+            shared.region.recoveries(),
             weir_recoveries {
                 recovered: 2,
                 reset: 1
             }
         );
-        assert_eq!(outcome(lock), Ok(0));
-    }
-
-    #[test]
-    fn an_unshared_lock_is_a_plain_mutex() {
-        let lock = HandleLock::new(Probe {
-            value: 3,
-            broken: true,
-        });
-        assert!(!lock.is_shared());
-        assert_eq!(outcome(&lock), Ok(3));
-        assert_eq!(lock.recoveries(), weir_recoveries::default());
+        assert_eq!(outcome(shared), Ok(0));
     }
 
     #[test]

@@ -3,14 +3,18 @@
 use static_assertions::{assert_eq_size, const_assert_eq};
 
 use crate::counts::{weir_counts, Tally};
+#[cfg(feature = "std")]
+use crate::guard::new_handle;
 use crate::guard::{decide, decide_status, read_counts, start_counting};
 use crate::guard::{
-    free_handle, guard_status, new_handle, on, place_handle2, placement2, policy_or, status_on,
-    usable, value_mut, write_footprint, write_out, Guarded, Handle,
+    free_handle, guard_status, on, place_handle2, placement2, policy_or, status_on, usable,
+    value_mut, write_footprint, write_out, Guarded, Handle,
 };
+use crate::lock::ShortLock;
+#[cfg(feature = "std")]
 use crate::region::{
     attach, lay_shared, plain_bytes, read_recoveries, region_footprint, run_fits, weir_recoveries,
-    HandleLock, Layout, Repair, Shareable, WEIR_REGION_SHEDDER,
+    Layout, Repair, Shareable, WEIR_REGION_SHEDDER,
 };
 use crate::slots::Slots;
 use crate::status::weir_status::{self, *};
@@ -195,15 +199,28 @@ impl From<ShedderStats> for weir_shedder_stats {
 /// in each queue, reserved at construction) plus about 350 bytes (under
 /// 3 KB at the preset). Made by `weir_shedder_new`, freed by
 /// `weir_shedder_free`.
-pub struct weir_shedder(Guarded<HandleLock<Held>>);
+///
+/// In the firmware build (docs/firmware.md) a shedder is placed only: on a
+/// 32-bit core the preset needs 2616 bytes (48 per bucket plus 216). Its
+/// updates hold the build's critical section (interrupts masked, with
+/// `single-core`); the longest measured under QEMU: a call of 2531 instructions
+/// on a Cortex-M4F, a section of 8658 on a Cortex-M0.
+pub struct weir_shedder(Guarded<ShortLock<Held>>);
 
 /// The shedder behind a handle, heap or placed.
 type Held = Shedder<Slots<WindowTotal>, Slots<ShedderFront>>;
 
 impl Handle for weir_shedder {
-    type State = HandleLock<Held>;
+    type State = ShortLock<Held>;
     fn guarded(&self) -> &Guarded<Self::State> {
         &self.0
+    }
+
+    #[cfg(feature = "std")]
+    unsafe fn recover(state: &Self::State) -> bool {
+        // SAFETY: by `recover`'s contract the caller holds the region's
+        // lock.
+        unsafe { crate::region::repair(state) }
     }
 }
 
@@ -216,6 +233,7 @@ impl Handle for weir_shedder {
 /// buckets cannot be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is
 /// written only on success.
 /// The policy is copied: the caller may change or free it after.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_shedder_new(
     policy: *const weir_shedder_policy,
@@ -225,7 +243,7 @@ pub extern "C" fn weir_shedder_new(
     new_handle(out, || {
         let shed = policy_or(policy, weir_shedder_policy_preset())?;
         let shedder = Shedder::new(shed.into(), now)?.map_store(Slots::heap, Slots::heap);
-        Ok(weir_shedder(Guarded::new(HandleLock::new(shedder))))
+        Ok(weir_shedder(Guarded::new(ShortLock::new(shedder))))
     })
 }
 
@@ -291,11 +309,12 @@ pub extern "C" fn weir_shedder_init_in(
         |shed, buckets, fronts| {
             let shedder =
                 Shedder::new_in(shed, Slots::placed(buckets), Slots::placed(fronts), now)?;
-            Ok(weir_shedder(Guarded::new(HandleLock::new(shedder))))
+            Ok(weir_shedder(Guarded::new(ShortLock::new(shedder))))
         },
     )
 }
 
+#[cfg(feature = "std")]
 impl Repair for Held {
     /// Keeps a shedder whose queues and counts hold together
     /// (`Shedder::consistent`), resets one that does not.
@@ -308,8 +327,10 @@ impl Repair for Held {
     }
 }
 
+#[cfg(feature = "std")]
 impl Shareable for weir_shedder {
     const KIND: u32 = WEIR_REGION_SHEDDER;
+    const LOCKED: bool = true;
 
     fn layout_for(slots: usize) -> Result<Layout, weir_status> {
         if slots == 0 || slots as u64 > weir_core::window::MAX_SIZE as u64 {
@@ -330,12 +351,11 @@ impl Shareable for weir_shedder {
         unsafe { &*self.0.state().peek() }.stores().0.as_ref().len()
     }
 
-    fn share(&mut self) -> Result<(), weir_status> {
+    fn share(&mut self) {
         let lock = self.0.state_mut();
         let (buckets, fronts) = lock.get_mut().stores_mut();
         buckets.make_relative();
         fronts.make_relative();
-        lock.share()
     }
 
     fn fits(&self, layout: &Layout, slots: usize) -> bool {
@@ -345,27 +365,26 @@ impl Shareable for weir_shedder {
         // them, and the lock's flag, and nothing else.
         let (buckets, fronts) = unsafe { &*lock.peek() }.stores();
         let at = self as *const weir_shedder as usize;
-        lock.is_shared()
-            && run_fits(
-                buckets.relative(),
-                (buckets as *const Slots<WindowTotal>).cast(),
-                at.wrapping_add(layout.runs[0]),
-                slots,
-            )
-            && run_fits(
-                fronts.relative(),
-                (fronts as *const Slots<ShedderFront>).cast(),
-                at.wrapping_add(layout.runs[1]),
-                slots,
-            )
+        run_fits(
+            buckets.relative(),
+            (buckets as *const Slots<WindowTotal>).cast(),
+            at.wrapping_add(layout.runs[0]),
+            slots,
+        ) && run_fits(
+            fronts.relative(),
+            (fronts as *const Slots<ShedderFront>).cast(),
+            at.wrapping_add(layout.runs[1]),
+            slots,
+        )
     }
 }
 
 /// The bytes and the alignment a shared shedder with this policy needs
 /// (NULL: the preset), for `weir_shedder_init_shared`: a 256-byte
-/// `weir_region_header`, then the placed shedder
+/// `weir_region_header` and the region's 64-byte lock, then the placed shedder
 /// (`weir_shedder_footprint`); 64-aligned. Checked and answered as
 /// `weir_shedder_footprint`.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_shedder_shared_footprint(
     policy: *const weir_shedder_policy,
@@ -400,6 +419,7 @@ pub extern "C" fn weir_shedder_shared_footprint(
 /// unsettled: they count in `weir_shedder_flying` until a reset.
 /// Checked as `weir_breaker_init_shared` checks its region, the policy as
 /// `weir_shedder_new` checks it.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_shedder_init_shared(
     mem: *mut core::ffi::c_void,
@@ -420,6 +440,7 @@ pub extern "C" fn weir_shedder_init_shared(
 /// Checks the region at `mem` that `weir_shedder_init_shared` laid and
 /// writes its shedder, for this process, to `*out`: refused with the
 /// statuses `weir_breaker_attach` lists, nothing written.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_shedder_attach(
     mem: *mut core::ffi::c_void,
@@ -433,12 +454,13 @@ pub extern "C" fn weir_shedder_attach(
 /// `weir_shedder_init_shared`) to `*out`; all zero for a shedder that is
 /// not shared. `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_POISONED`.
 /// A reading: it changes nothing.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_shedder_recoveries(
     shedder: *const weir_shedder,
     out: *mut weir_recoveries,
 ) -> weir_status {
-    guard_status(|| read_recoveries(crate::guard::state_of(shedder), out))
+    guard_status(|| read_recoveries(shedder, out))
 }
 
 /// Frees a shedder. NULL is accepted and ignored, and so is a placed one

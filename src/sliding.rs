@@ -1,13 +1,17 @@
 //! C face of [`weir_core::sliding`].
 
 use crate::counts::{weir_counts, Tally};
+#[cfg(feature = "std")]
+use crate::guard::new_handle;
 use crate::guard::{
-    decide, free_handle, guard_status, new_handle, on, place_handle, placement, read_counts,
-    start_counting, write_footprint, Guarded, Handle,
+    decide, free_handle, guard_status, on, place_handle, placement, read_counts, start_counting,
+    write_footprint, Guarded, Handle,
 };
+use crate::lock::ShortLock;
+#[cfg(feature = "std")]
 use crate::region::{
-    attach, lay_shared, read_recoveries, region_footprint, run_fits, weir_recoveries, HandleLock,
-    Layout, Repair, Shareable, WEIR_REGION_SLIDING,
+    attach, lay_shared, read_recoveries, region_footprint, run_fits, weir_recoveries, Layout,
+    Repair, Shareable, WEIR_REGION_SLIDING,
 };
 use crate::slots::Slots;
 use crate::status::weir_status::{self, *};
@@ -19,12 +23,25 @@ use weir_core::time::NEVER;
 /// many threads at once; 184 bytes of heap per handle plus 8 bytes per unit
 /// of quota (one stamp per event it counts), allocated once by
 /// `weir_sliding_new`. Freed by `weir_sliding_free`.
-pub struct weir_sliding(Guarded<HandleLock<Sliding<Slots<i64>>>>);
+///
+/// In the firmware build (docs/firmware.md) a sliding is placed only: on a
+/// 32-bit core 8 bytes per unit of quota plus 80 (880 for a quota of 100). Its
+/// updates hold the build's critical section (interrupts masked, with
+/// `single-core`); the longest measured under QEMU: a call of 3561 instructions
+/// (quota 100) on a Cortex-M4F, a section of 4865 on a Cortex-M0.
+pub struct weir_sliding(Guarded<ShortLock<Sliding<Slots<i64>>>>);
 
 impl Handle for weir_sliding {
-    type State = HandleLock<Sliding<Slots<i64>>>;
+    type State = ShortLock<Sliding<Slots<i64>>>;
     fn guarded(&self) -> &Guarded<Self::State> {
         &self.0
+    }
+
+    #[cfg(feature = "std")]
+    unsafe fn recover(state: &Self::State) -> bool {
+        // SAFETY: by `recover`'s contract the caller holds the region's
+        // lock.
+        unsafe { crate::region::repair(state) }
     }
 }
 
@@ -45,6 +62,7 @@ impl From<SlidingError> for weir_status {
 /// bytes each) cannot be represented, and `WEIR_ERR_NO_MEMORY` when they
 /// cannot be allocated.
 /// `*out` is written only on success.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_sliding_new(
     quota: i64,
@@ -53,7 +71,7 @@ pub extern "C" fn weir_sliding_new(
 ) -> weir_status {
     new_handle(out, || {
         let sliding = Sliding::new(quota, window_ns)?.map_store(Slots::heap);
-        Ok(weir_sliding(Guarded::new(HandleLock::new(sliding))))
+        Ok(weir_sliding(Guarded::new(ShortLock::new(sliding))))
     })
 }
 
@@ -117,11 +135,12 @@ pub extern "C" fn weir_sliding_init_in(
         || Ok((stamps(quota, window_ns)?, ())),
         |(), slots| {
             let sliding = Sliding::new_in(Slots::placed(slots), window_ns)?;
-            Ok(weir_sliding(Guarded::new(HandleLock::new(sliding))))
+            Ok(weir_sliding(Guarded::new(ShortLock::new(sliding))))
         },
     )
 }
 
+#[cfg(feature = "std")]
 impl Repair for Sliding<Slots<i64>> {
     /// Keeps the state as the dead call left it: a half-made take is at most that call's one stamp written or not, and the ring's places stay within its slots (an index read out of them stops at the slice's bound).
     fn repair(&mut self) -> bool {
@@ -129,8 +148,10 @@ impl Repair for Sliding<Slots<i64>> {
     }
 }
 
+#[cfg(feature = "std")]
 impl Shareable for weir_sliding {
     const KIND: u32 = WEIR_REGION_SLIDING;
+    const LOCKED: bool = true;
 
     fn layout_for(slots: usize) -> Result<Layout, weir_status> {
         if slots == 0 || slots as u64 > weir_core::window::MAX_SIZE as u64 {
@@ -150,10 +171,9 @@ impl Shareable for weir_sliding {
         unsafe { &*self.0.state().peek() }.store().as_ref().len()
     }
 
-    fn share(&mut self) -> Result<(), weir_status> {
+    fn share(&mut self) {
         let lock = self.0.state_mut();
         lock.get_mut().store_mut().make_relative();
-        lock.share()
     }
 
     fn fits(&self, layout: &Layout, slots: usize) -> bool {
@@ -163,21 +183,21 @@ impl Shareable for weir_sliding {
         // them, and the lock's flag, and nothing else.
         let store = unsafe { &*lock.peek() }.store();
         let first = (self as *const weir_sliding as usize).wrapping_add(layout.runs[0]);
-        lock.is_shared()
-            && run_fits(
-                store.relative(),
-                (store as *const Slots<i64>).cast(),
-                first,
-                slots,
-            )
+        run_fits(
+            store.relative(),
+            (store as *const Slots<i64>).cast(),
+            first,
+            slots,
+        )
     }
 }
 
 /// The bytes and the alignment a shared sliding window needs
 /// (`weir_sliding_init_shared`), written to `*bytes` and `*align`: a
-/// 256-byte `weir_region_header`, then the placed sliding window
+/// 256-byte `weir_region_header` and the region's 64-byte lock, then the placed sliding window
 /// (`weir_sliding_footprint`); 64-aligned. Checked and answered as
 /// `weir_sliding_footprint`.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_sliding_shared_footprint(
     quota: i64,
@@ -205,6 +225,7 @@ pub extern "C" fn weir_sliding_shared_footprint(
 /// `WEIR_ERR_PLACED_MISALIGNED`, `WEIR_ERR_REGION_UNSUPPORTED`,
 /// `WEIR_ERR_PLACED_TOO_SMALL`), the arguments as `weir_sliding_init_in`
 /// checks them.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_sliding_init_shared(
     mem: *mut core::ffi::c_void,
@@ -224,6 +245,7 @@ pub extern "C" fn weir_sliding_init_shared(
 /// Checks the region at `mem` that `weir_sliding_init_shared` laid and
 /// writes its sliding window, for this process, to `*out`: refused with the
 /// statuses `weir_breaker_attach` lists, nothing written.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_sliding_attach(
     mem: *mut core::ffi::c_void,
@@ -237,12 +259,13 @@ pub extern "C" fn weir_sliding_attach(
 /// `weir_sliding_init_shared`) to `*out`; all zero for one that is not
 /// shared. `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_POISONED`. A
 /// reading: it changes nothing.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_sliding_recoveries(
     handle: *const weir_sliding,
     out: *mut weir_recoveries,
 ) -> weir_status {
-    crate::guard::guard_status(|| read_recoveries(crate::guard::state_of(handle), out))
+    crate::guard::guard_status(|| read_recoveries(handle, out))
 }
 
 /// Frees a sliding window. NULL is accepted and ignored, and so is a placed one

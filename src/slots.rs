@@ -1,9 +1,9 @@
 //! The store behind a handle whose size is set at run time (window,
 //! breaker, sliding, shedder, pool, and the bloom's lines): one type for a
 //! heap handle, a placed one and a shared one, so every call takes any of
-//! them.
+//! them. The firmware build has only placed ones, and no bloom.
 
-use core::ptr::NonNull;
+#[cfg(feature = "std")]
 use weir_core::bloom::BloomLine;
 
 /// Slots a handle reads and writes in place: a boxed slice weir allocated
@@ -11,14 +11,15 @@ use weir_core::bloom::BloomLine;
 /// memory (a placed handle; never freed by weir), or slots found from the
 /// store's own address (a shared handle, in a region each process maps at
 /// its own address: the region holds no pointer, only the distance from
-/// this store to its slots).
+/// this store to its slots). As large as the slice it stands for: the
+/// distance is kept in the pointer's place, tagged by its low bit (slots
+/// are at least 2-aligned, so a pointer to them never has it).
 pub(crate) struct Slots<T: 'static> {
-    /// The first slot, or `None` for a store found from its own address.
-    first: Option<NonNull<T>>,
-    /// From this store's address to its first slot, in bytes (a shared
-    /// store only).
-    offset: isize,
+    /// The first slot, or (low bit set) `1 | ` the bytes from this store's
+    /// address to its first slot.
+    first: *mut T,
     len: usize,
+    #[cfg(feature = "std")]
     owned: bool,
 }
 
@@ -30,52 +31,62 @@ unsafe impl<T: Send> Send for Slots<T> {}
 unsafe impl<T: Sync> Sync for Slots<T> {}
 
 impl<T> Slots<T> {
+    /// Slots are at least 2-aligned, so the low bit of `first` is free.
+    const TAGGABLE: () = assert!(core::mem::align_of::<T>() >= 2);
+
     /// The slots of a `Vec` (its length; spare capacity is given back).
+    #[cfg(feature = "std")]
     pub(crate) fn heap(slots: Vec<T>) -> Slots<T> {
+        let () = Self::TAGGABLE;
         let slice = Box::leak(slots.into_boxed_slice());
         Slots {
             len: slice.len(),
-            first: Some(NonNull::from(slice).cast()),
-            offset: 0,
+            first: slice.as_mut_ptr(),
             owned: true,
         }
     }
 
     /// Slots in the caller's memory (see `guard::place_handle`).
     pub(crate) fn placed(slice: &'static mut [T]) -> Slots<T> {
+        let () = Self::TAGGABLE;
         Slots {
             len: slice.len(),
-            first: Some(NonNull::from(slice).cast()),
-            offset: 0,
+            first: slice.as_mut_ptr(),
+            #[cfg(feature = "std")]
             owned: false,
         }
     }
 
+    #[cfg(feature = "std")]
     /// Turns a placed store that has reached its final address (inside a
     /// shared region) into one that finds its slots from that address, so
     /// that a process mapping the region elsewhere finds them too.
     pub(crate) fn make_relative(&mut self) {
-        if let Some(first) = self.first.take() {
-            self.offset = (first.as_ptr() as isize).wrapping_sub(self as *const Self as isize);
+        if self.first as usize & 1 == 0 {
+            let offset = (self.first as usize).wrapping_sub(self as *const Self as usize);
+            self.first = (offset | 1) as *mut T;
         }
     }
 
+    #[cfg(feature = "std")]
     /// Where a relative store's slots lie: (bytes from the store's own
     /// address, how many), or `None` for a store that holds a pointer.
     pub(crate) fn relative(&self) -> Option<(isize, usize)> {
-        self.first.is_none().then_some((self.offset, self.len))
+        let raw = self.first as usize;
+        (raw & 1 == 1).then_some(((raw ^ 1) as isize, self.len))
     }
 
     #[inline]
     fn base(&self) -> *mut T {
-        match self.first {
-            Some(first) => first.as_ptr(),
-            None => (self as *const Self)
-                .cast::<u8>()
-                .wrapping_offset(self.offset)
-                .cast::<T>()
-                .cast_mut(),
+        let raw = self.first as usize;
+        if raw & 1 == 0 {
+            return self.first;
         }
+        (self as *const Self)
+            .cast::<u8>()
+            .wrapping_add(raw ^ 1)
+            .cast::<T>()
+            .cast_mut()
     }
 }
 
@@ -99,10 +110,11 @@ impl<T> AsMut<[T]> for Slots<T> {
     }
 }
 
+#[cfg(feature = "std")]
 impl<T> Drop for Slots<T> {
     fn drop(&mut self) {
-        if let (true, Some(first)) = (self.owned, self.first) {
-            let slice = core::ptr::slice_from_raw_parts_mut(first.as_ptr(), self.len);
+        if self.owned {
+            let slice = core::ptr::slice_from_raw_parts_mut(self.first, self.len);
             // SAFETY: an owned store's slice came from `Box::leak` in
             // `Slots::heap` and is dropped only here, once.
             drop(unsafe { Box::from_raw(slice) });
@@ -115,11 +127,13 @@ impl<T> Drop for Slots<T> {
 /// update at the same time, so no `&mut` is ever made to them. A boxed
 /// slice weir allocated (a heap handle; freed when the handle drops) or a
 /// region's lines in the caller's memory (a view; never freed by weir).
+#[cfg(feature = "std")]
 pub(crate) struct Lines {
     slice: &'static [BloomLine],
     owned: bool,
 }
 
+#[cfg(feature = "std")]
 impl Lines {
     /// The lines of a `Vec` (its length; spare capacity is given back).
     pub(crate) fn heap(lines: Vec<BloomLine>) -> Lines {
@@ -139,6 +153,7 @@ impl Lines {
     }
 }
 
+#[cfg(feature = "std")]
 impl AsRef<[BloomLine]> for Lines {
     #[inline]
     fn as_ref(&self) -> &[BloomLine] {
@@ -146,6 +161,7 @@ impl AsRef<[BloomLine]> for Lines {
     }
 }
 
+#[cfg(feature = "std")]
 impl Drop for Lines {
     fn drop(&mut self) {
         if self.owned {

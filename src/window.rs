@@ -3,14 +3,18 @@
 use static_assertions::{assert_eq_size, const_assert_eq};
 
 use crate::counts::{weir_counts, Tally};
+#[cfg(feature = "std")]
+use crate::guard::new_handle;
 use crate::guard::{decide_status, read_counts, start_counting};
 use crate::guard::{
-    free_handle, guard_status, new_handle, on, place_handle, placement, slice_out, status_on,
-    write_footprint, write_out, Guarded, Handle,
+    free_handle, guard_status, on, place_handle, placement, slice_out, status_on, write_footprint,
+    write_out, Guarded, Handle,
 };
+use crate::lock::ShortLock;
+#[cfg(feature = "std")]
 use crate::region::{
-    attach, lay_shared, read_recoveries, region_footprint, run_fits, weir_recoveries, HandleLock,
-    Layout, Repair, Shareable, WEIR_REGION_WINDOW,
+    attach, lay_shared, read_recoveries, region_footprint, run_fits, weir_recoveries, Layout,
+    Repair, Shareable, WEIR_REGION_WINDOW,
 };
 use crate::slots::Slots;
 use crate::status::weir_status::{self, *};
@@ -56,12 +60,25 @@ impl From<WindowTotal> for weir_window_total {
 /// passing. Safe to share between threads: each call takes a short
 /// per-handle lock. Heap per handle: 16 bytes per bucket plus about 180
 /// bytes. Made by `weir_window_new`, freed by `weir_window_free`.
-pub struct weir_window(Guarded<HandleLock<Window<WindowTotal, Slots<WindowTotal>>>>);
+///
+/// In the firmware build (docs/firmware.md) a window is placed only: on a
+/// 32-bit core 16 bytes per bucket plus 80 (720 for 40 buckets). Its updates
+/// hold the build's critical section (interrupts masked, with `single-core`);
+/// the longest measured under QEMU: a call of 1214 instructions (40 buckets) on
+/// a Cortex-M4F, a section of 5243 on a Cortex-M0.
+pub struct weir_window(Guarded<ShortLock<Window<WindowTotal, Slots<WindowTotal>>>>);
 
 impl Handle for weir_window {
-    type State = HandleLock<Window<WindowTotal, Slots<WindowTotal>>>;
+    type State = ShortLock<Window<WindowTotal, Slots<WindowTotal>>>;
     fn guarded(&self) -> &Guarded<Self::State> {
         &self.0
+    }
+
+    #[cfg(feature = "std")]
+    unsafe fn recover(state: &Self::State) -> bool {
+        // SAFETY: by `recover`'s contract the caller holds the region's
+        // lock.
+        unsafe { crate::region::repair(state) }
     }
 }
 
@@ -72,6 +89,7 @@ impl Handle for weir_window {
 /// `WEIR_ERR_WINDOW_SIZE` above 1048576 buckets, `WEIR_ERR_NO_MEMORY` if the
 /// buckets cannot be allocated, `WEIR_ERR_NULL` if `out` is NULL; `*out` is
 /// written only on success.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_window_new(
     size: i32,
@@ -81,7 +99,7 @@ pub extern "C" fn weir_window_new(
 ) -> weir_status {
     new_handle(out, || {
         let window = Window::new(i64::from(size), window_ns, now)?.map_store(Slots::heap);
-        Ok(weir_window(Guarded::new(HandleLock::new(window))))
+        Ok(weir_window(Guarded::new(ShortLock::new(window))))
     })
 }
 
@@ -147,11 +165,12 @@ pub extern "C" fn weir_window_init_in(
         || Ok((buckets(size, window_ns)?, ())),
         |(), slots| {
             let window = Window::new_in(Slots::placed(slots), window_ns, now)?;
-            Ok(weir_window(Guarded::new(HandleLock::new(window))))
+            Ok(weir_window(Guarded::new(ShortLock::new(window))))
         },
     )
 }
 
+#[cfg(feature = "std")]
 impl Repair for Window<WindowTotal, Slots<WindowTotal>> {
     /// Keeps the state as the dead call left it: a half-made add or advance is at most that call's one value added or not, or buckets cleared that the next advance clears anyway.
     fn repair(&mut self) -> bool {
@@ -159,8 +178,10 @@ impl Repair for Window<WindowTotal, Slots<WindowTotal>> {
     }
 }
 
+#[cfg(feature = "std")]
 impl Shareable for weir_window {
     const KIND: u32 = WEIR_REGION_WINDOW;
+    const LOCKED: bool = true;
 
     fn layout_for(slots: usize) -> Result<Layout, weir_status> {
         if slots == 0 || slots as u64 > weir_core::window::MAX_SIZE as u64 {
@@ -180,10 +201,9 @@ impl Shareable for weir_window {
         unsafe { &*self.0.state().peek() }.store().as_ref().len()
     }
 
-    fn share(&mut self) -> Result<(), weir_status> {
+    fn share(&mut self) {
         let lock = self.0.state_mut();
         lock.get_mut().store_mut().make_relative();
-        lock.share()
     }
 
     fn fits(&self, layout: &Layout, slots: usize) -> bool {
@@ -193,21 +213,21 @@ impl Shareable for weir_window {
         // them, and the lock's flag, and nothing else.
         let store = unsafe { &*lock.peek() }.store();
         let first = (self as *const weir_window as usize).wrapping_add(layout.runs[0]);
-        lock.is_shared()
-            && run_fits(
-                store.relative(),
-                (store as *const Slots<WindowTotal>).cast(),
-                first,
-                slots,
-            )
+        run_fits(
+            store.relative(),
+            (store as *const Slots<WindowTotal>).cast(),
+            first,
+            slots,
+        )
     }
 }
 
 /// The bytes and the alignment a shared window needs
 /// (`weir_window_init_shared`), written to `*bytes` and `*align`: a
-/// 256-byte `weir_region_header`, then the placed window
+/// 256-byte `weir_region_header` and the region's 64-byte lock, then the placed window
 /// (`weir_window_footprint`); 64-aligned. Checked and answered as
 /// `weir_window_footprint`.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_window_shared_footprint(
     size: i32,
@@ -235,6 +255,7 @@ pub extern "C" fn weir_window_shared_footprint(
 /// `WEIR_ERR_PLACED_MISALIGNED`, `WEIR_ERR_REGION_UNSUPPORTED`,
 /// `WEIR_ERR_PLACED_TOO_SMALL`), the arguments as `weir_window_init_in`
 /// checks them.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_window_init_shared(
     mem: *mut core::ffi::c_void,
@@ -255,6 +276,7 @@ pub extern "C" fn weir_window_init_shared(
 /// Checks the region at `mem` that `weir_window_init_shared` laid and
 /// writes its window, for this process, to `*out`: refused with the
 /// statuses `weir_breaker_attach` lists, nothing written.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_window_attach(
     mem: *mut core::ffi::c_void,
@@ -268,12 +290,13 @@ pub extern "C" fn weir_window_attach(
 /// `weir_window_init_shared`) to `*out`; all zero for one that is not
 /// shared. `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_POISONED`. A
 /// reading: it changes nothing.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_window_recoveries(
     handle: *const weir_window,
     out: *mut weir_recoveries,
 ) -> weir_status {
-    crate::guard::guard_status(|| read_recoveries(crate::guard::state_of(handle), out))
+    crate::guard::guard_status(|| read_recoveries(handle, out))
 }
 
 /// Frees a window. NULL is accepted and ignored, and so is a placed one

@@ -1068,7 +1068,9 @@ fn with_hosted_only_block(header: String) -> String {
 #endif
 #define WEIR_HOSTED_ONLY_MESSAGE_(name) \\
   #name \" needs the hosted weir library: the firmware build \" \\
-  \"(WEIR_FREESTANDING) has no heap handles; see docs/firmware.md\"
+  \"(WEIR_FREESTANDING) has no heap: there a handle is placed \" \\
+  \"(weir_<type>_init_in), and the bloom, charge and lease are \" \\
+  \"hosted-only; see docs/firmware.md\"
 ",
     );
     for name in hosted_only_functions(&header) {

@@ -3596,7 +3596,7 @@ fn shared_regions_never_panic_and_refuse_changed_headers() {
                     continue;
                 }
                 assert!(fits, "{} laid a region in memory that does not fit", $init);
-                let handle = (mem as usize + WEIR_REGION_HEADER_BYTES) as *mut c_void;
+                let handle = (mem as usize + WEIR_REGION_HANDLE_OFFSET) as *mut c_void;
                 assert_eq!(out as *mut c_void, handle);
                 let mut again = null_mut();
                 assert_eq!(sane($attach_fn(mem, bytes, &mut again), $attach), WEIR_OK);

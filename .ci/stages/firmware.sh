@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# about: the firmware library on Cortex-M4F and Cortex-M0 under qemu-system-arm: core builds, clippy per lock, four example runs, the conformance traces on both, lock and header checks
+# about: the firmware library on Cortex-M4F and Cortex-M0 under qemu-system-arm: core builds, clippy per lock, four example runs (every placed handle type), critical-section lengths on both, the conformance traces on both, lock and header checks
 # tier: full
 # order: 150
 # needs-commands: cargo arm-none-eabi-gcc=gcc-arm-none-eabi qemu-system-arm=qemu-system-arm python3=python3
@@ -14,13 +14,19 @@
 # single-core), the M4 again with a spinlock taken with interrupts masked
 # (feature privileged), and the M0 again with the SDK's critical section
 # (feature sdk-critical-section, the example defining the two hooks).
+# Every handle type runs from static memory in each, a breaker shared with
+# the SysTick handler. Then c-examples/firmware/cycles.c on the M4 and the
+# M0 (SDK hooks, which time the critical section itself) under -icount:
+# each handle type's longest call and critical section in instructions,
+# and its footprint (docs/firmware.md's table).
 # Each run prints its checks and exits (semihosting SYS_EXIT_EXTENDED) with
 # its failure count. Then the conformance traces (traces/README.md) on both
 # cores: c-examples/firmware/trace_table.py compiles every trace the face
 # (firmware-m4, firmware-m0) does not skip in traces/skips.txt into a const
 # table in flash, and c-examples/firmware/traces.c replays it through the
-# library and prints a line per trace, exiting with the number that failed.
-# Closes with "N passed, N failed" over all checks (a trace is one check).
+# library (the handles placed in a static arena) and prints a line per
+# trace, exiting with the number that failed; the M0 runs two images, the
+# words' traces and the handles'. Closes with "N passed, N failed" over all checks (a trace is one check).
 #
 # Needs: rustup targets thumbv7em-none-eabihf and thumbv6m-none-eabi; Debian
 # packages gcc-arm-none-eabi and qemu-system-arm (the install stage's).
@@ -73,10 +79,11 @@ example() { # name cpu-flags machine library extra-cflags...
 passed=0
 failed=0
 runs_failed=0
-run() { # name machine
+run() { # name machine [qemu options...]
   local name=$1 machine=$2 log="$out/$1.log" status=0
-  echo "== example $name: qemu-system-arm -M $machine"
-  timeout 60 qemu-system-arm -M "$machine" -nographic -monitor none -serial none \
+  shift 2
+  echo "== example $name: qemu-system-arm -M $machine $*"
+  timeout 60 qemu-system-arm -M "$machine" "$@" -nographic -monitor none -serial none \
     -semihosting-config enable=on,target=native -kernel "$out/$name.elf" \
     </dev/null >"$log" 2>&1 || status=$?
   sed "s/^/  | /" "$log"
@@ -112,11 +119,28 @@ run cortex-m4-privileged mps2-an386
 run cortex-m0 microbit
 run cortex-m0-sdk microbit
 
+# How long each handle type's calls and critical sections run
+# (c-examples/firmware/cycles.c; the table in docs/firmware.md), under
+# -icount so that virtual time counts instructions: shift 7 is 128 ns an
+# instruction, finer than one SysTick tick on either board.
+cycles() { # name cpu-flags machine library extra-cflags...
+  local name=$1 cpu=$2 machine=$3 lib=$4
+  shift 4
+  # shellcheck disable=SC2086
+  arm-none-eabi-gcc $cpu "${cflags[@]}" "$@" -DWEIR_EXAMPLE_MACHINE="\"$name\"" \
+    c-examples/firmware/cycles.c c-examples/firmware/startup.c \
+    -Lc-examples/firmware -T"$machine.ld" -Wl,--gc-sections -Wl,-z,noexecstack \
+    "$lib" -lgcc -o "$out/$name.elf"
+  run "$name" "$machine" -icount shift=7
+}
+cycles cortex-m4-cycles "$m4" mps2-an386 "$out/m4/libweir.a"
+cycles cortex-m0-cycles "$m0" microbit "$out/m0-sdk/libweir.a" -DWEIR_EXAMPLE_SDK_CRITICAL_SECTION
+
 # The conformance traces, one image per core (single-core lock).
-traces() { # name cpu-flags machine library face
-  local name=$1 cpu=$2 machine=$3 lib=$4 face=$5
+traces() { # name cpu-flags machine library face [group]
+  local name=$1 cpu=$2 machine=$3 lib=$4 face=$5 group=${6:-}
   mkdir -p "$out/$name"
-  echo "== traces $name: $(python3 c-examples/firmware/trace_table.py "$out/$name" "$face")"
+  echo "== traces $name: $(python3 c-examples/firmware/trace_table.py "$out/$name" "$face" $group)"
   # shellcheck disable=SC2086
   arm-none-eabi-gcc $cpu "${cflags[@]}" -I"$out/$name" -DWEIR_EXAMPLE_MACHINE="\"$name\"" \
     c-examples/firmware/traces.c c-examples/firmware/startup.c "$out/$name/trace_table.c" \
@@ -124,8 +148,11 @@ traces() { # name cpu-flags machine library face
     "$lib" -lgcc -o "$out/$name.elf"
   run "$name" "$machine"
 }
+# The M4 replays every type in one image; the M0's 256 KiB of flash holds
+# the words' table or the handles' (with their code), so it runs two.
 traces cortex-m4-traces "$m4" mps2-an386 "$out/m4/libweir.a" firmware-m4
-traces cortex-m0-traces "$m0" microbit "$out/m0/libweir.a" firmware-m0
+traces cortex-m0-traces "$m0" microbit "$out/m0/libweir.a" firmware-m0 words
+traces cortex-m0-handle-traces "$m0" microbit "$out/m0/libweir.a" firmware-m0 handles
 
 # How each build locks a word update, read off the linked programs: every
 # build masks interrupts (cpsid, which the example's own code never uses
@@ -187,6 +214,6 @@ for cpu in cortex-m4 cortex-m0; do
     -ffreestanding -DWEIR_FREESTANDING
 done
 
-echo "firmware: $runs_failed of 6 runs failed"
+echo "firmware: $runs_failed of 9 runs failed"
 echo "$passed passed, $failed failed"
 [ "$runs_failed" -eq 0 ] && [ "$failed" -eq 0 ]

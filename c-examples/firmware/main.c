@@ -2,9 +2,13 @@
  * QEMU on a Cortex-M4 (mps2-an386) and a Cortex-M0 (microbit). It checks
  * scenario 6 of docs/design.md, the limiter (whole-interval refill, the window grid, the
  * cooldown's release at its deadline, every constructor error), a backoff
- * schedule, deadlines, and the rate word's burst, alone and shared with an
- * interrupt handler, prints each failure and a
- * closing "N passed, N failed" line, and exits with the failure count.
+ * schedule, deadlines, the rate word's burst, alone and shared with an
+ * interrupt handler, and every handle type laid in static memory (breaker,
+ * shedder, bucket, gate, window, sliding window, period, budget, adaptive
+ * limit, pool: footprint, init_in, its calls, too-small and misaligned memory
+ * refused), with a breaker shared with the SysTick handler. It prints each
+ * failure, each handle's footprint, and a closing "N passed, N failed"
+ * line, and exits with the failure count.
  *
  * Time is whatever the firmware's clock says, in nanoseconds; here it is
  * just numbers, which is all weir ever sees. Build and run:
@@ -318,8 +322,11 @@ static volatile int64_t round_now;
 static volatile bool round_open;
 static volatile uint32_t tick_calls, tick_allowed;
 
+static void breaker_tick(void);
+
 void board_tick(void) {
     tick_calls++;
+    breaker_tick();
     /* round_now is two words on these cores; it is only read while the main
      * loop, which writes it before opening the round, is not writing it. */
     if (round_open && weir_rate_allow(&shared_word, &shared_limit, round_now)) {
@@ -364,6 +371,317 @@ static void rate_with_an_interrupt_handler(void) {
     board_print(" rounds not exactly 4\n");
 }
 
+/* ---- Handles laid in static memory: each type's footprint, its init_in
+ * in a static array, its calls; no heap anywhere. Each handle's lock is the
+ * build's critical section. */
+
+/* Static storage for the handles, 8-aligned (every footprint's alignment is
+ * at most 8 here; checked). Sizes cover the 32-bit footprints with room. */
+#define STORE(name, bytes) static uint64_t name[((bytes) + 7) / 8]
+STORE(breaker_mem, 1600);
+STORE(shared_breaker_mem, 1600);
+STORE(shedder_mem, 2700);
+STORE(bucket_mem, 128);
+STORE(gate_mem, 64);
+STORE(window_mem, 256);
+STORE(sliding_mem, 128);
+STORE(period_mem, 128);
+STORE(budget_mem, 320);
+STORE(concurrency_mem, 1024);
+STORE(pool_mem, 1280);
+
+/* The footprint answered for a handle fits its static array and the
+ * alignment is one the array has; prints the bytes (the RAM the handle
+ * takes) and answers whether all is well. */
+static bool fits(const char *name, weir_status status, size_t bytes, size_t align, size_t room,
+                 int line) {
+    bool ok = status == WEIR_OK && bytes <= room && align != 0 && align <= 8 &&
+              (align & (align - 1)) == 0;
+    check(ok, "footprint answered and fits its static array", line);
+    board_print("  footprint ");
+    board_print(name);
+    board_print(": ");
+    print_number((int64_t)bytes);
+    board_print(" bytes, align ");
+    print_number((int64_t)align);
+    board_print("\n");
+    return ok;
+}
+
+#define FITS(name, status, bytes, align, mem) \
+    fits(name, status, bytes, align, sizeof(mem), __LINE__)
+
+/* One byte past an 8-aligned array: never a multiple of an alignment above
+ * one. */
+static void *misaligned(uint64_t *mem) {
+    return (char *)mem + 1;
+}
+
+static weir_breaker *lay_breaker(uint64_t *mem, size_t room, int64_t now) {
+    size_t bytes = 0, align = 0;
+    weir_breaker *out = NULL;
+    CHECK(weir_breaker_footprint(NULL, &bytes, &align) == WEIR_OK);
+    CHECK(bytes <= room);
+    /* Too small and misaligned memory are refused, and nothing written. */
+    CHECK(weir_breaker_init_in(mem, bytes - 1, NULL, now, &out) == WEIR_ERR_PLACED_TOO_SMALL);
+    CHECK(weir_breaker_init_in(misaligned(mem), room - 1, NULL, now, &out) ==
+          WEIR_ERR_PLACED_MISALIGNED);
+    CHECK(weir_breaker_init_in(NULL, room, NULL, now, &out) == WEIR_ERR_NULL);
+    CHECK(out == NULL);
+    CHECK(weir_breaker_init_in(mem, room, NULL, now, &out) == WEIR_OK);
+    CHECK(out == (weir_breaker *)(void *)mem);
+    return out;
+}
+
+static void placed_breaker(void) {
+    size_t bytes = 0, align = 0;
+    FITS("breaker (preset: 40 buckets)", weir_breaker_footprint(NULL, &bytes, &align), bytes, align,
+         breaker_mem);
+    weir_breaker *b = lay_breaker(breaker_mem, sizeof breaker_mem, 0);
+    /* A healthy window lets everything through. */
+    weir_breaker_ticket t;
+    CHECK(weir_breaker_allow(b, 1 * MS, 0.0, &t) && t.flying == 1);
+    CHECK(weir_breaker_pass(b, &t, 2 * MS) == WEIR_OK);
+    CHECK(weir_breaker_pass(b, &t, 2 * MS) == WEIR_ERR_SETTLED);
+    CHECK(weir_breaker_ratio(b, 2 * MS) == 0.0);
+    /* 100 failures over a second (rolls of 0.99 get through while the
+     * ratio stays under them): the ratio climbs to (101 - 5 - 1.5) / 102. */
+    uint32_t admitted = 0;
+    for (int i = 0; i < 100; i++) {
+        int64_t now = 10 * MS + i * 10 * MS;
+        if (weir_breaker_allow(b, now, 0.99, &t)) {
+            admitted++;
+            CHECK(weir_breaker_fail(b, &t, now) == WEIR_OK);
+        }
+    }
+    CHECK(admitted == 100);
+    double ratio = weir_breaker_ratio(b, 1 * SEC);
+    CHECK(ratio > 0.92 && ratio < 0.93);
+    /* A roll under the ratio is refused, and its ticket comes back settled. */
+    CHECK(!weir_breaker_allow(b, 1 * SEC, 0.5, &t) && t.flying == 0);
+    CHECK(weir_breaker_fail(b, &t, 1 * SEC) == WEIR_ERR_SETTLED);
+    weir_breaker_tally tally;
+    CHECK(weir_breaker_read_tally(b, 1 * SEC, &tally) == WEIR_OK);
+    CHECK(tally.total == 102 && tally.success == 1 && tally.failure == 100 && tally.drop == 1);
+    /* Counting, then free: a placed breaker's free does nothing, and the
+     * breaker goes on deciding. */
+    CHECK(weir_breaker_start_counting(b) == WEIR_OK);
+    CHECK(weir_breaker_allow(b, 1 * SEC, 0.999, &t));
+    weir_breaker_free(b);
+    CHECK(weir_breaker_pass(b, &t, 1 * SEC) == WEIR_OK);
+    weir_counts counts;
+    CHECK(weir_breaker_read_counts(b, &counts) == WEIR_OK && counts.admitted == 1);
+}
+
+/* ---- The breaker shared with SysTick: the handler asks and fails at the
+ * same `now` the main loop asks and passes at, on one placed breaker. Every
+ * call takes the breaker's lock, the build's critical section, so the
+ * handler never lands inside the main loop's update: the window's tally
+ * must equal what the two sides counted. A lost update would break an
+ * equality below; a lock the handler could not take would hang the run. */
+static weir_breaker *shared_breaker;
+static volatile bool breaker_ticks;
+static volatile uint32_t tick_breaker_admitted, tick_breaker_refused, tick_breaker_errors;
+#define SHARED_NOW (5 * SEC)
+
+static void breaker_tick(void) {
+    if (!breaker_ticks) {
+        return;
+    }
+    weir_breaker_ticket t;
+    if (weir_breaker_allow(shared_breaker, SHARED_NOW, 0.999, &t)) {
+        tick_breaker_admitted++;
+        if (weir_breaker_fail(shared_breaker, &t, SHARED_NOW) != WEIR_OK) {
+            tick_breaker_errors++;
+        }
+    } else {
+        tick_breaker_refused++;
+    }
+}
+
+static void breaker_with_an_interrupt_handler(void) {
+    shared_breaker = lay_breaker(shared_breaker_mem, sizeof shared_breaker_mem, 0);
+    uint32_t admitted = 0, refused = 0, errors = 0;
+    breaker_ticks = true;
+    board_ticks_start(700);
+    /* Bounded, so a timer that never fires fails the check below instead
+     * of spinning here. */
+    for (uint32_t i = 0; tick_breaker_admitted < 20 && i < 200000; i++) {
+        weir_breaker_ticket t;
+        if (weir_breaker_allow(shared_breaker, SHARED_NOW, 0.999, &t)) {
+            admitted++;
+            errors += weir_breaker_pass(shared_breaker, &t, SHARED_NOW) == WEIR_OK ? 0u : 1u;
+        } else {
+            refused++;
+        }
+    }
+    board_ticks_stop();
+    breaker_ticks = false;
+    weir_breaker_tally tally;
+    CHECK(weir_breaker_read_tally(shared_breaker, SHARED_NOW, &tally) == WEIR_OK);
+    CHECK(errors == 0 && tick_breaker_errors == 0);
+    CHECK(tick_breaker_admitted >= 20);
+    CHECK(tally.success == (int64_t)admitted);
+    CHECK(tally.failure == (int64_t)tick_breaker_admitted);
+    CHECK(tally.drop == (int64_t)(refused + tick_breaker_refused));
+    CHECK(tally.total ==
+          (int64_t)(admitted + refused + tick_breaker_admitted + tick_breaker_refused));
+    board_print("breaker shared with SysTick: main loop ");
+    print_number(admitted);
+    board_print(" passed, handler ");
+    print_number(tick_breaker_admitted);
+    board_print(" failed, ");
+    print_number(refused + tick_breaker_refused);
+    board_print(" refused; window tally ");
+    print_number(tally.total);
+    board_print("\n");
+}
+
+static void placed_shedder(void) {
+    size_t bytes = 0, align = 0;
+    FITS("shedder (preset: 50 buckets)", weir_shedder_footprint(NULL, &bytes, &align), bytes,
+         align, shedder_mem);
+    weir_shedder *s = NULL;
+    CHECK(weir_shedder_init_in(shedder_mem, bytes - 1, NULL, 0, &s) == WEIR_ERR_PLACED_TOO_SMALL);
+    CHECK(weir_shedder_init_in(shedder_mem, sizeof shedder_mem, NULL, 0, &s) == WEIR_OK);
+    /* Hot but not full: nothing is refused before a call has completed. */
+    weir_shedder_ticket t[3];
+    for (int i = 0; i < 3; i++) {
+        CHECK(weir_shedder_allow(s, 1 * MS, 990, &t[i]));
+    }
+    CHECK(weir_shedder_flying(s) == 3);
+    CHECK(weir_shedder_pass(s, &t[0], 5 * MS) == WEIR_OK);
+    CHECK(weir_shedder_fail(s, &t[1]) == WEIR_OK);
+    CHECK(weir_shedder_pass(s, &t[2], 6 * MS) == WEIR_OK);
+    CHECK(weir_shedder_pass(s, &t[2], 6 * MS) == WEIR_ERR_SETTLED);
+    CHECK(weir_shedder_flying(s) == 0);
+    weir_shedder_free(s);
+    CHECK(weir_shedder_flying(s) == 0);
+}
+
+static void placed_bucket(void) {
+    size_t bytes = 0, align = 0;
+    FITS("bucket", weir_bucket_footprint(&bytes, &align), bytes, align, bucket_mem);
+    weir_bucket *b = NULL;
+    CHECK(weir_bucket_init_in(bucket_mem, bytes, 10.0, 5.0, 0, &b) == WEIR_OK);
+    uint32_t taken = 0;
+    for (int i = 0; i < 8; i++) {
+        taken += weir_bucket_take(b, 0, 1.0) ? 1u : 0u;
+    }
+    CHECK(taken == 5);
+    CHECK(weir_bucket_next(b, 0, 1.0) == 100 * MS);
+    CHECK(!weir_bucket_take(b, 99 * MS, 1.0));
+    CHECK(weir_bucket_take(b, 100 * MS, 1.0));
+    CHECK(weir_bucket_tokens(b, 300 * MS) == 2.0);
+}
+
+static void placed_gate(void) {
+    size_t bytes = 0, align = 0;
+    FITS("gate", weir_gate_footprint(&bytes, &align), bytes, align, gate_mem);
+    weir_gate *g = NULL;
+    CHECK(weir_gate_init_in(gate_mem, bytes, 2, &g) == WEIR_OK);
+    CHECK(weir_gate_enter(g) && weir_gate_enter(g));
+    CHECK(!weir_gate_enter(g));
+    CHECK(weir_gate_held(g) == 2);
+    weir_gate_leave(g);
+    CHECK(weir_gate_enter(g));
+    CHECK(weir_gate_held(g) == 2);
+}
+
+static void placed_window(void) {
+    size_t bytes = 0, align = 0;
+    FITS("window (4 buckets)", weir_window_footprint(4, 4 * SEC, &bytes, &align), bytes, align,
+         window_mem);
+    weir_window *w = NULL;
+    CHECK(weir_window_init_in(window_mem, bytes, 4, 4 * SEC, 0, &w) == WEIR_OK);
+    CHECK(weir_window_add(w, 0, 5) == WEIR_OK);
+    CHECK(weir_window_add(w, 500 * MS, 7) == WEIR_OK);
+    CHECK(weir_window_add(w, 1500 * MS, 1) == WEIR_OK);
+    weir_window_total total;
+    CHECK(weir_window_read_total(w, 1500 * MS, true, &total) == WEIR_OK);
+    CHECK(total.sum == 13 && total.count == 3);
+    CHECK(weir_window_read_total(w, 1500 * MS, false, &total) == WEIR_OK);
+    CHECK(total.sum == 12 && total.count == 2);
+    /* Four seconds on, the first bucket has left the window. */
+    CHECK(weir_window_read_total(w, 4 * SEC + 500 * MS, true, &total) == WEIR_OK);
+    CHECK(total.sum == 1 && total.count == 1);
+    CHECK(weir_window_size(w) == 4 && weir_window_width(w) == 1 * SEC);
+}
+
+static void placed_sliding(void) {
+    size_t bytes = 0, align = 0;
+    FITS("sliding (quota 3)", weir_sliding_footprint(3, 1 * SEC, &bytes, &align), bytes, align,
+         sliding_mem);
+    weir_sliding *s = NULL;
+    CHECK(weir_sliding_init_in(sliding_mem, bytes, 3, 1 * SEC, &s) == WEIR_OK);
+    CHECK(weir_sliding_take(s, 0) && weir_sliding_take(s, 1 * MS) && weir_sliding_take(s, 2 * MS));
+    CHECK(!weir_sliding_take(s, 3 * MS));
+    CHECK(weir_sliding_left(s, 3 * MS) == 0);
+    CHECK(weir_sliding_next(s, 3 * MS) == 997 * MS);
+    CHECK(weir_sliding_take(s, 1 * SEC));
+    CHECK(weir_sliding_left(s, 1 * SEC + 1 * MS) == 1);
+}
+
+static void period_budget_concurrency(void) {
+    size_t bytes = 0, align = 0;
+    FITS("period", weir_period_footprint(&bytes, &align), bytes, align, period_mem);
+    weir_period *p = NULL;
+    CHECK(weir_period_init_in(period_mem, bytes, 2, 1 * SEC, false, &p) == WEIR_OK);
+    CHECK(weir_period_take(p, 0) == WEIR_PERIOD_QUOTA_UNDER);
+    CHECK(weir_period_take(p, 1) == WEIR_PERIOD_QUOTA_HIT);
+    CHECK(weir_period_take(p, 2) == WEIR_PERIOD_QUOTA_OVER);
+    CHECK(weir_period_left(p, 1 * SEC) == 2);
+
+    FITS("budget", weir_budget_footprint(&bytes, &align), bytes, align, budget_mem);
+    weir_budget *b = NULL;
+    CHECK(weir_budget_init_in(budget_mem, bytes, NULL, 0, &b) == WEIR_OK);
+    int64_t left = weir_budget_left(b, 0);
+    CHECK(left > 0);
+    for (int64_t i = 0; i < left; i++) {
+        CHECK(weir_budget_withdraw(b, 0));
+    }
+    CHECK(!weir_budget_withdraw(b, 0));
+
+    FITS("concurrency", weir_concurrency_footprint(&bytes, &align), bytes, align, concurrency_mem);
+    weir_concurrency *c = NULL;
+    CHECK(weir_concurrency_init_in(concurrency_mem, bytes, NULL, &c) == WEIR_OK);
+    weir_concurrency_ticket t;
+    CHECK(weir_concurrency_enter(c, 0, &t));
+    CHECK(weir_concurrency_flying(c) == 1);
+    CHECK(weir_concurrency_leave(c, &t, 10 * MS, false) == WEIR_OK);
+    CHECK(weir_concurrency_flying(c) == 0 && weir_concurrency_long_rtt(c) > 0.0);
+}
+
+static void placed_pool(void) {
+    size_t bytes = 0, align = 0;
+    FITS("pool (preset: 10 resources)", weir_pool_footprint(NULL, &bytes, &align), bytes, align,
+         pool_mem);
+    weir_pool *p = NULL;
+    CHECK(weir_pool_init_in(pool_mem, bytes - 1, NULL, &p) == WEIR_ERR_PLACED_TOO_SMALL);
+    CHECK(weir_pool_init_in(misaligned(pool_mem), sizeof pool_mem - 1, NULL, &p) ==
+          WEIR_ERR_PLACED_MISALIGNED);
+    CHECK(p == NULL);
+    CHECK(weir_pool_init_in(pool_mem, sizeof pool_mem, NULL, &p) == WEIR_OK);
+    /* Empty: the first take asks the caller to make a resource. */
+    weir_pool_taken t = weir_pool_take(p, 0);
+    CHECK(t.kind == WEIR_POOL_TAKEN_MAKE && t.item == 0);
+    CHECK(weir_pool_made(p, 7, 0) == WEIR_OK);
+    CHECK(weir_pool_busy(p) == 1 && weir_pool_idle(p) == 0);
+    bool kept = false;
+    CHECK(weir_pool_give(p, 7, 1 * MS, &kept) == WEIR_OK && kept);
+    CHECK(weir_pool_idle(p) == 1 && weir_pool_live(p) == 1);
+    /* The next take lends it again. */
+    t = weir_pool_take(p, 2 * MS);
+    CHECK(t.kind == WEIR_POOL_TAKEN_READY && t.item == 7);
+    CHECK(weir_pool_give(p, 7, 3 * MS, &kept) == WEIR_OK && kept);
+    /* Closing hands back what is idle. */
+    uintptr_t items[4] = {0, 0, 0, 0};
+    CHECK(weir_pool_close(p, items, 4) == 1 && items[0] == 7);
+    CHECK(weir_pool_live(p) == 0);
+    weir_pool_free(p);
+    CHECK(weir_pool_live(p) == 0);
+}
+
 int main(void) {
     board_print("weir ");
     board_print(weir_version());
@@ -377,6 +695,15 @@ int main(void) {
     deadline();
     rate();
     rate_with_an_interrupt_handler();
+    placed_breaker();
+    breaker_with_an_interrupt_handler();
+    placed_shedder();
+    placed_bucket();
+    placed_gate();
+    placed_window();
+    placed_sliding();
+    period_budget_concurrency();
+    placed_pool();
 #if defined(WEIR_EXAMPLE_SDK_CRITICAL_SECTION)
     /* Every word update went through the SDK's critical section. */
     CHECK(critical_entered > 0);

@@ -2,7 +2,7 @@
 """Turns the conformance traces (traces/README.md) into a C table that the
 firmware trace runner (c-examples/firmware/traces.c) replays from flash.
 
-    trace_table.py OUT_DIR FACE
+    trace_table.py OUT_DIR FACE [words|handles]
 
 Reads every trace under traces/ and the face's lines in traces/skips.txt
 (FACE is firmware-m4 or firmware-m0), and writes OUT_DIR/trace_table.h
@@ -33,10 +33,47 @@ OPS = [
     ("backoff_ceiling", 1), ("backoff_schedule", None),
     ("deadline_start", 2), ("deadline_set", 2), ("deadline_expired", 1),
     ("deadline_remaining", 1),
+    # The handle types, placed: a `_new` line lays the handle in the
+    # runner's static arena with `weir_X_init_in` (the firmware build has no
+    # heap); every other call is the C call itself.
+    ("bucket_new", 3), ("bucket_take", 2), ("bucket_refund", 3), ("bucket_next", 2),
+    ("bucket_tokens", 1),
+    ("window_new", 3), ("window_add", 2), ("window_read_total", 2),
+    ("window_read_buckets", 3), ("window_size", 0), ("window_width", 0),
+    ("sliding_new", 2), ("sliding_take", 1), ("sliding_left", 1), ("sliding_next", 1),
+    ("period_new", 3), ("period_take", 1), ("period_left", 1), ("period_next", 1),
+    ("gate_new", 1), ("gate_enter", 0), ("gate_leave", 0), ("gate_held", 0),
+    ("budget_new", 8), ("budget_deposit", 1), ("budget_withdraw", 1), ("budget_left", 1),
+    ("budget_tokens", 1),
+    ("concurrency_new", 8), ("concurrency_enter", 1), ("concurrency_leave", 3),
+    ("concurrency_limit", 0), ("concurrency_flying", 0), ("concurrency_long_rtt", 0),
+    ("breaker_new", 11), ("breaker_allow", 2), ("breaker_pass", 2), ("breaker_fail", 2),
+    ("breaker_ratio", 1), ("breaker_read_tally", 1),
+    ("shedder_new", 8), ("shedder_allow", 2), ("shedder_allow_class", 3),
+    ("shedder_pass", 2), ("shedder_fail", 1), ("shedder_flying", 0), ("shedder_read_stats", 1),
+    ("pool_new", 7), ("pool_take", 1), ("pool_made", 2), ("pool_made_jittered", 3),
+    ("pool_unmade", 0), ("pool_give", 2), ("pool_drop", 1), ("pool_evict", 2), ("pool_close", 1),
+    ("pool_mark_old", 0), ("pool_make_ahead", 0), ("pool_live", 0), ("pool_idle", 0),
+    ("pool_busy", 0), ("pool_next_expiry", 1), ("pool_read_stats", 0),
 ]
 CODE = {name: i for i, (name, _) in enumerate(OPS)}
 ARITY = dict(OPS)
-TYPES = ["rate", "gcra", "limiter", "backoff", "deadline"]
+WORDS = ["rate", "gcra", "limiter", "backoff", "deadline"]
+HANDLES = ["bucket", "window", "sliding", "period", "gate", "budget", "concurrency",
+           "breaker", "shedder", "pool"]
+TYPES = WORDS + HANDLES
+# Ticket slots: the k-th allow or enter of a file writes slot k (traces/
+# README.md). The runner keeps a ring of TICKETS slots per face (RAM: the
+# M0 has 16 KiB in all), so slot k lives in ring entry k % TICKETS; the
+# table says which entry a settle names, and a trace that settles a ticket
+# after its entry was reused stops the build (listed in skips.txt instead).
+TICKETS = {"firmware-m4": 2048, "firmware-m0": 64}
+# The static arena the runner lays each placed handle in: 2 MiB of the
+# mps2-an386's 4 MiB of RAM, 8 KiB of the microbit's 16.
+ARENA = {"firmware-m4": 2 << 20, "firmware-m0": 8 << 10}
+ISSUE = {"breaker_allow", "shedder_allow", "shedder_allow_class", "concurrency_enter"}
+SETTLE = {"breaker_pass": 0, "breaker_fail": 0, "shedder_pass": 0, "shedder_fail": 0,
+          "concurrency_leave": 0}
 # The most answers one call may have: backoff_schedule's cap bounds it (the
 # runner keeps them on the stack, and the M0 has 16 KiB of RAM in all).
 MAX_OUTS = 64
@@ -57,7 +94,7 @@ def word(token, where):
     return n
 
 
-def parse(path):
+def parse(path, ring):
     with open(path, encoding="ascii") as f:
         lines = f.read().split("\n")
     head = lines[0].split(" ")
@@ -67,6 +104,7 @@ def parse(path):
     if kind not in TYPES:
         sys.exit(f"{path}:1: type {kind} is not in the firmware build, and traces/skips.txt does not list it")
     calls = []
+    issued = 0
     for number, line in enumerate(lines[1:], start=2):
         if line == "" or line.startswith("#"):
             continue
@@ -88,7 +126,19 @@ def parse(path):
             sys.exit(f"{where}: {op} takes {arity} arguments, not {len(args)}")
         if len(outs) > MAX_OUTS + 1:
             sys.exit(f"{where}: more than {MAX_OUTS + 1} answers")
-        calls.append((CODE[op], number, [word(t, where) for t in args], [word(t, where) for t in outs]))
+        values = [word(t, where) for t in args]
+        if op in ISSUE:
+            issued += 1
+        elif op in SETTLE:
+            at = SETTLE[op]
+            slot = values[at]
+            if slot >= issued:
+                sys.exit(f"{where}: ticket slot {slot} not issued yet")
+            if issued - slot > ring:
+                sys.exit(f"{where}: settles ticket slot {slot} after {issued - slot - 1} "
+                         f"later ones, more than the runner's ring of {ring} keeps")
+            values[at] = slot % ring
+        calls.append((CODE[op], number, values, [word(t, where) for t in outs]))
     return kind, calls
 
 
@@ -109,6 +159,11 @@ def skips(root, face):
 
 def main():
     out, face = sys.argv[1], sys.argv[2]
+    # An optional third argument keeps one group of types: "words" or
+    # "handles" (the M0 replays each group in an image of its own, since
+    # both tables and both codes do not fit its 256 KiB of flash together).
+    group = {"words": WORDS, "handles": HANDLES}.get(sys.argv[3] if len(sys.argv) > 3 else "", TYPES)
+    ring = TICKETS[face]
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
     tdir = os.path.join(root, "traces")
     listed = skips(root, face)
@@ -125,7 +180,9 @@ def main():
         if why is not None:
             skipped += 1
             continue
-        kind, these = parse(path)
+        if kind not in group and kind in TYPES:
+            continue
+        kind, these = parse(path, ring)
         files.append((rel, len(calls), len(these)))
         for code, line, args, outs in these:
             calls.append((code, line, len(args), len(outs), len(words)))
@@ -137,7 +194,12 @@ def main():
         for name, _ in OPS:
             h.write(f"    OP_{name} = {CODE[name]},\n")
         h.write("};\n\n")
-        h.write(f"#define TRACE_MAX_OUTS {MAX_OUTS + 1}\n\n")
+        h.write(f"#define TRACE_MAX_OUTS {MAX_OUTS + 1}\n")
+        h.write(f"#define TRACE_TICKETS {ring}\n")
+        h.write(f"#define TRACE_ARENA_BYTES {ARENA[face]}\n")
+        # Whether the runner links the handle types' calls (an image of the
+        # words alone leaves them out, to keep the M0's flash for its table).
+        h.write(f"#define TRACE_HANDLES {int(any(t in group for t in HANDLES))}\n\n")
         h.write("typedef struct {\n    uint8_t op;\n    uint8_t nargs;\n    uint8_t nouts;\n"
                 "    uint8_t reserved;\n    uint32_t line;\n    uint32_t word;\n} trace_call;\n\n")
         h.write("typedef struct {\n    const char *name;\n    uint32_t first;\n    uint32_t count;\n} trace_file;\n\n")

@@ -106,7 +106,7 @@ fuzz_target!(|data: &[u8]| {
     if status == WEIR_OK {
         assert!(!changed, "a changed header was attached");
         assert!(len >= bytes);
-        assert_eq!(out as usize, mem as usize + WEIR_REGION_HEADER_BYTES);
+        assert_eq!(out as usize, mem as usize + WEIR_REGION_HANDLE_OFFSET);
         let mut recoveries = weir_recoveries::default();
         let read = match kind {
             0 => weir_breaker_recoveries(out.cast(), &mut recoveries),
