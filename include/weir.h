@@ -152,19 +152,19 @@
  *   counts   weir_budget_start_counting, weir_budget_read_counts
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 2964
+ *   section  line 2963
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 3104
+ *   section  line 3103
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 3148
+ *   section  line 3147
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   placed   weir_pool_footprint, weir_pool_init_in
@@ -177,7 +177,7 @@
  *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 3527
+ *   section  line 3526
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -186,13 +186,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 3689
+ *   section  line 3688
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 3818
+ *   section  line 3817
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -204,11 +204,11 @@
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 4142
+ *   section  line 4141
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 4335
+ *   section  line 4334
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   calls    weir_lease_take (weir_lease_answer, WEIR_LEASE_*),
@@ -218,7 +218,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 4581
+ *   section  line 4580
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -232,7 +232,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 4843
+ *   section  line 4842
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -894,7 +894,7 @@ const char *weir_version(void);
 /// and the rest are refused when the caller's roll falls under `drop`. Safe
 /// to share between threads: each call takes a short per-handle lock, and a
 /// decision never rescans the window. Heap per handle: 32 bytes per bucket
-/// plus about 380 bytes (1.6 KiB at the preset). Made by `weir_breaker_new`, freed by `weir_breaker_free`.
+/// plus about 310 bytes (1.6 KiB at the preset). Made by `weir_breaker_new`, freed by `weir_breaker_free`.
 ///
 /// What the preset does to an outage (the bay's breaker panel, picture in
 /// docs/bay-breaker.svg; bay/tests/breaker_figures.rs measures it: 100
@@ -1256,7 +1256,7 @@ weir_status weir_breaker_read_counts(const weir_breaker *breaker, weir_counts *o
 /// response time are kept in two monotonic queues over the complete
 /// buckets, so a decision's work is O(1) amortised at any bucket count.
 /// Heap per handle: 48 bytes per bucket (the bucket and room for its entry
-/// in each queue, reserved at construction) plus about 350 bytes (under
+/// in each queue, reserved at construction) plus about 280 bytes (under
 /// 3 KB at the preset). Made by `weir_shedder_new`, freed by
 /// `weir_shedder_free`.
 ///
@@ -1562,7 +1562,7 @@ weir_status weir_shedder_read_counts(const weir_shedder *shedder,
 /// reading at a later `now` skips them without clearing, so two reads at the
 /// same `now` agree; a `now` before the head bucket opened counts as no time
 /// passing. Safe to share between threads: each call takes a short
-/// per-handle lock. Heap per handle: 16 bytes per bucket plus about 180
+/// per-handle lock. Heap per handle: 16 bytes per bucket plus about 110
 /// bytes. Made by `weir_window_new`, freed by `weir_window_free`.
 ///
 /// In the firmware build (docs/firmware.md) a window is placed only: on a
@@ -1972,7 +1972,7 @@ weir_status weir_bucket_read_counts(const weir_bucket *bucket, weir_counts *out)
 
 /// An exact sliding-window counter: at most `quota` events in any stretch
 /// of `window_ns`. Takes a short per-handle lock and is safe to use from
-/// many threads at once; 184 bytes of heap per handle plus 8 bytes per unit
+/// many threads at once; 120 bytes of heap per handle plus 8 bytes per unit
 /// of quota (one stamp per event it counts), allocated once by
 /// `weir_sliding_new`. Freed by `weir_sliding_free`.
 ///
@@ -2129,7 +2129,7 @@ weir_status weir_sliding_read_counts(const weir_sliding *sliding, weir_counts *o
  * @{ */
 
 /// A fixed-window counter: at most `quota` events per period. Takes a short
-/// per-handle lock and is safe to use from many threads at once; 160 bytes
+/// per-handle lock and is safe to use from many threads at once; 104 bytes
 /// of heap per handle. Made by `weir_period_new`, freed by
 /// `weir_period_free`.
 ///
@@ -2451,7 +2451,7 @@ weir_status weir_gate_read_counts(const weir_gate *gate, weir_counts *out);
 /// as upstream takes it. A `now` before `start` is a 1 ns sample. Safe to
 /// share between threads: each call takes a short per-handle lock, so the
 /// calls in flight never exceed the limit at the moment each entered. Heap
-/// per handle: about 980 bytes. Made by `weir_concurrency_new`, freed by
+/// per handle: about 930 bytes. Made by `weir_concurrency_new`, freed by
 /// `weir_concurrency_free`.
 ///
 /// In the firmware build (docs/firmware.md) a concurrency is placed only: on a
@@ -2770,8 +2770,7 @@ weir_status weir_concurrency_read_counts(const weir_concurrency *limit, weir_cou
 ///
 /// A `now` earlier than one seen is no time passing. Safe to share between
 /// threads: each call takes a short per-handle lock. Heap per handle: about
-/// 330 bytes. Made by `weir_budget_new`, freed by `weir_budget_free`.
-/// 280 bytes. Made by `weir_budget_new`, freed by `weir_budget_free`.
+/// 270 bytes. Made by `weir_budget_new`, freed by `weir_budget_free`.
 ///
 /// In the firmware build (docs/firmware.md) a budget is placed only: on a
 /// 32-bit core 256 bytes. Its updates hold the build's critical section

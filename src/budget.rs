@@ -107,8 +107,7 @@ pub extern "C" fn weir_budget_policy_preset() -> weir_budget_policy {
 ///
 /// A `now` earlier than one seen is no time passing. Safe to share between
 /// threads: each call takes a short per-handle lock. Heap per handle: about
-/// 330 bytes. Made by `weir_budget_new`, freed by `weir_budget_free`.
-/// 280 bytes. Made by `weir_budget_new`, freed by `weir_budget_free`.
+/// 270 bytes. Made by `weir_budget_new`, freed by `weir_budget_free`.
 ///
 /// In the firmware build (docs/firmware.md) a budget is placed only: on a
 /// 32-bit core 256 bytes. Its updates hold the build's critical section

@@ -174,7 +174,7 @@ const_assert_eq!(core::mem::offset_of!(weir_concurrency_ticket, flying), 12);
 /// as upstream takes it. A `now` before `start` is a 1 ns sample. Safe to
 /// share between threads: each call takes a short per-handle lock, so the
 /// calls in flight never exceed the limit at the moment each entered. Heap
-/// per handle: about 980 bytes. Made by `weir_concurrency_new`, freed by
+/// per handle: about 930 bytes. Made by `weir_concurrency_new`, freed by
 /// `weir_concurrency_free`.
 ///
 /// In the firmware build (docs/firmware.md) a concurrency is placed only: on a

@@ -20,7 +20,7 @@ use weir_core::period::{Period, PeriodError, PeriodQuota};
 use weir_core::time::NEVER;
 
 /// A fixed-window counter: at most `quota` events per period. Takes a short
-/// per-handle lock and is safe to use from many threads at once; 160 bytes
+/// per-handle lock and is safe to use from many threads at once; 104 bytes
 /// of heap per handle. Made by `weir_period_new`, freed by
 /// `weir_period_free`.
 ///

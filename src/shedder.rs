@@ -196,7 +196,7 @@ impl From<ShedderStats> for weir_shedder_stats {
 /// response time are kept in two monotonic queues over the complete
 /// buckets, so a decision's work is O(1) amortised at any bucket count.
 /// Heap per handle: 48 bytes per bucket (the bucket and room for its entry
-/// in each queue, reserved at construction) plus about 350 bytes (under
+/// in each queue, reserved at construction) plus about 280 bytes (under
 /// 3 KB at the preset). Made by `weir_shedder_new`, freed by
 /// `weir_shedder_free`.
 ///

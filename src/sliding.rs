@@ -20,7 +20,7 @@ use weir_core::time::NEVER;
 
 /// An exact sliding-window counter: at most `quota` events in any stretch
 /// of `window_ns`. Takes a short per-handle lock and is safe to use from
-/// many threads at once; 184 bytes of heap per handle plus 8 bytes per unit
+/// many threads at once; 120 bytes of heap per handle plus 8 bytes per unit
 /// of quota (one stamp per event it counts), allocated once by
 /// `weir_sliding_new`. Freed by `weir_sliding_free`.
 ///

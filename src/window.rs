@@ -58,7 +58,7 @@ impl From<WindowTotal> for weir_window_total {
 /// reading at a later `now` skips them without clearing, so two reads at the
 /// same `now` agree; a `now` before the head bucket opened counts as no time
 /// passing. Safe to share between threads: each call takes a short
-/// per-handle lock. Heap per handle: 16 bytes per bucket plus about 180
+/// per-handle lock. Heap per handle: 16 bytes per bucket plus about 110
 /// bytes. Made by `weir_window_new`, freed by `weir_window_free`.
 ///
 /// In the firmware build (docs/firmware.md) a window is placed only: on a
