@@ -115,6 +115,11 @@ const (
 	// ErrRegionUnsupported is WEIR_ERR_REGION_UNSUPPORTED: Shared handles need a robust, process-shared mutex, which this
 	// platform lacks (they are built for Linux); nothing was written.
 	ErrRegionUnsupported Status = 68
+	// ErrRegionPool is WEIR_ERR_REGION_POOL: `weir_pool_attach`, always: a pool is placed-only and never shared
+	// between processes, because its items are one process's identities
+	// (file descriptors, pointers), meaningless in another; nothing was
+	// written.
+	ErrRegionPool Status = 69
 	// ErrCountsOff is WEIR_ERR_COUNTS_OFF: `weir_<type>_read_counts` on a handle that does not count: turn
 	// counting on with `weir_<type>_start_counting` after making it.
 	ErrCountsOff Status = 70
@@ -360,6 +365,7 @@ var statusCodes = [...]struct {
 	{ErrRegionRecovered, "WEIR_ERR_REGION_RECOVERED"},
 	{ErrRegionBroken, "WEIR_ERR_REGION_BROKEN"},
 	{ErrRegionUnsupported, "WEIR_ERR_REGION_UNSUPPORTED"},
+	{ErrRegionPool, "WEIR_ERR_REGION_POOL"},
 	{ErrCountsOff, "WEIR_ERR_COUNTS_OFF"},
 	{ErrChargeTooMany, "WEIR_ERR_CHARGE_TOO_MANY"},
 	{ErrChargeCost, "WEIR_ERR_CHARGE_COST"},
@@ -561,6 +567,9 @@ func statusMismatches() []string {
 	}
 	if ErrRegionUnsupported != C.WEIR_ERR_REGION_UNSUPPORTED {
 		bad = append(bad, fmt.Sprintf("ErrRegionUnsupported is %d, WEIR_ERR_REGION_UNSUPPORTED is %d", ErrRegionUnsupported, C.WEIR_ERR_REGION_UNSUPPORTED))
+	}
+	if ErrRegionPool != C.WEIR_ERR_REGION_POOL {
+		bad = append(bad, fmt.Sprintf("ErrRegionPool is %d, WEIR_ERR_REGION_POOL is %d", ErrRegionPool, C.WEIR_ERR_REGION_POOL))
 	}
 	if ErrCountsOff != C.WEIR_ERR_COUNTS_OFF {
 		bad = append(bad, fmt.Sprintf("ErrCountsOff is %d, WEIR_ERR_COUNTS_OFF is %d", ErrCountsOff, C.WEIR_ERR_COUNTS_OFF))

@@ -40,12 +40,12 @@
  *
  * ```
  * weir_status — what a call that can fail reports (WEIR_OK is 0)
- *   section  line 0336
+ *   section  line 0337
  *   reads    weir_status_str, weir_version (WEIR_VERSION)
  *   counts   weir_counts (filled by each read_counts)
  *
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
- *   section  line 0870
+ *   section  line 0876
  *   policy   weir_breaker_policy (for the breaker), weir_breaker_policy_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
  *   placed   weir_breaker_footprint, weir_breaker_init_in
@@ -59,7 +59,7 @@
  *   counts   weir_breaker_start_counting, weir_breaker_read_counts
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 1233
+ *   section  line 1239
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
  *   placed   weir_shedder_footprint, weir_shedder_init_in
@@ -72,7 +72,7 @@
  *   counts   weir_shedder_start_counting, weir_shedder_read_counts
  *
  * weir_window — rolling window of sums and counts
- *   section  line 1552
+ *   section  line 1558
  *   make     weir_window_new, weir_window_free
  *   placed   weir_window_footprint, weir_window_init_in
  *   shared   weir_window_shared_footprint, weir_window_init_shared,
@@ -83,7 +83,7 @@
  *   counts   weir_window_start_counting, weir_window_read_counts
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1740
+ *   section  line 1746
  *   make     weir_bucket_new, weir_bucket_free
  *   placed   weir_bucket_footprint, weir_bucket_init_in
  *   shared   weir_bucket_shared_footprint, weir_bucket_init_shared,
@@ -93,7 +93,7 @@
  *   counts   weir_bucket_start_counting, weir_bucket_read_counts
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 1966
+ *   section  line 1972
  *   make     weir_sliding_new, weir_sliding_free
  *   placed   weir_sliding_footprint, weir_sliding_init_in
  *   shared   weir_sliding_shared_footprint, weir_sliding_init_shared,
@@ -103,7 +103,7 @@
  *   counts   weir_sliding_start_counting, weir_sliding_read_counts
  *
  * weir_period — fixed-window quota per period
- *   section  line 2128
+ *   section  line 2134
  *   make     weir_period_new, weir_period_free
  *   placed   weir_period_footprint, weir_period_init_in
  *   shared   weir_period_shared_footprint, weir_period_init_shared,
@@ -113,7 +113,7 @@
  *   counts   weir_period_start_counting, weir_period_read_counts
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 2304
+ *   section  line 2310
  *   make     weir_gate_new, weir_gate_free
  *   placed   weir_gate_footprint, weir_gate_init_in
  *   shared   weir_gate_shared_footprint, weir_gate_init_shared,
@@ -123,7 +123,7 @@
  *   counts   weir_gate_start_counting, weir_gate_read_counts
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 2420
+ *   section  line 2426
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy),
@@ -141,7 +141,7 @@
  *   counts   weir_concurrency_start_counting, weir_concurrency_read_counts
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 2742
+ *   section  line 2748
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   placed   weir_budget_footprint, weir_budget_init_in
@@ -152,22 +152,23 @@
  *   counts   weir_budget_start_counting, weir_budget_read_counts
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 2963
+ *   section  line 2969
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 3103
+ *   section  line 3109
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 3147
+ *   section  line 3153
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
- *   placed   weir_pool_footprint, weir_pool_init_in
+ *   placed   weir_pool_footprint, weir_pool_init_in,
+ *            weir_pool_attach (refuses: never shared)
  *   calls    weir_pool_take (weir_pool_taken, WEIR_POOL_TAKEN_*),
  *            weir_pool_made, weir_pool_made_jittered, weir_pool_unmade,
  *            weir_pool_give, weir_pool_drop, weir_pool_make_ahead,
@@ -177,7 +178,7 @@
  *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 3526
+ *   section  line 3545
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -186,13 +187,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 3688
+ *   section  line 3707
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 3817
+ *   section  line 3836
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -204,11 +205,11 @@
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 4141
+ *   section  line 4160
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 4334
+ *   section  line 4353
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   calls    weir_lease_take (weir_lease_answer, WEIR_LEASE_*),
@@ -218,7 +219,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 4580
+ *   section  line 4599
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -232,7 +233,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 4842
+ *   section  line 4861
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -453,6 +454,11 @@ enum weir_status
   /// Shared handles need a robust, process-shared mutex, which this
   /// platform lacks (they are built for Linux); nothing was written.
   WEIR_ERR_REGION_UNSUPPORTED = 68,
+  /// `weir_pool_attach`, always: a pool is placed-only and never shared
+  /// between processes, because its items are one process's identities
+  /// (file descriptors, pointers), meaningless in another; nothing was
+  /// written.
+  WEIR_ERR_REGION_POOL = 69,
   /// `weir_<type>_read_counts` on a handle that does not count: turn
   /// counting on with `weir_<type>_start_counting` after making it.
   WEIR_ERR_COUNTS_OFF = 70,
@@ -3364,6 +3370,19 @@ weir_status weir_pool_init_in(void *mem,
                               const weir_pool_policy *limits,
                               weir_pool **out);
 
+#if defined(WEIR_HOSTED)
+/// Refuses, always: a pool has no shared form, so there is no region to
+/// attach. Its items are one process's identities (file descriptors,
+/// pointers), which mean nothing, or something else, in another process;
+/// a pool is placed-only (`weir_pool_init_in`) and used by the threads of
+/// the process that laid it. Kept so that code attaching every handle type
+/// gets a status for the pool, never a misread region. Checked in this
+/// order, nothing written: `out` NULL or misaligned (`WEIR_ERR_NULL`,
+/// `WEIR_ERR_MISALIGNED`), `mem` NULL (`WEIR_ERR_NULL`), then
+/// `WEIR_ERR_REGION_POOL` whatever `mem` and `len` hold.
+weir_status weir_pool_attach(void *mem, size_t len, weir_pool **out);
+#endif
+
 /// Asks for a resource at `now`. READY: the newest idle one, now lent.
 /// STALE: the newest idle one was past `keep_ns` or `life_ns`, or marked
 /// old; it is out of
@@ -4978,6 +4997,8 @@ int weir_hosted_only_weir_budget_recoveries(void) WEIR_HOSTED_ONLY_(weir_budget_
 #define weir_budget_recoveries(...) weir_hosted_only_weir_budget_recoveries()
 int weir_hosted_only_weir_pool_new(void) WEIR_HOSTED_ONLY_(weir_pool_new);
 #define weir_pool_new(...) weir_hosted_only_weir_pool_new()
+int weir_hosted_only_weir_pool_attach(void) WEIR_HOSTED_ONLY_(weir_pool_attach);
+#define weir_pool_attach(...) weir_hosted_only_weir_pool_attach()
 int weir_hosted_only_weir_bloom_new(void) WEIR_HOSTED_ONLY_(weir_bloom_new);
 #define weir_bloom_new(...) weir_hosted_only_weir_bloom_new()
 int weir_hosted_only_weir_bloom_new_gcra(void) WEIR_HOSTED_ONLY_(weir_bloom_new_gcra);

@@ -43,6 +43,9 @@
 //     compiles only for C (`!defined(__cplusplus)`), so C++ cannot see
 //     them; Rate::allow and Rate::next call weir_rate_allow and
 //     weir_rate_next, which answer the same.
+//   - weir_pool_attach: a pool is never shared between processes (its
+//     items are one process's identities), so the call only ever answers
+//     WEIR_ERR_REGION_POOL; Pool has place() and no attach().
 #ifndef WEIR_HPP
 #define WEIR_HPP
 

@@ -127,6 +127,11 @@ pub enum weir_status {
     /// Shared handles need a robust, process-shared mutex, which this
     /// platform lacks (they are built for Linux); nothing was written.
     WEIR_ERR_REGION_UNSUPPORTED = 68,
+    /// `weir_pool_attach`, always: a pool is placed-only and never shared
+    /// between processes, because its items are one process's identities
+    /// (file descriptors, pointers), meaningless in another; nothing was
+    /// written.
+    WEIR_ERR_REGION_POOL = 69,
 
     // 70–79: counts.
     /// `weir_<type>_read_counts` on a handle that does not count: turn
@@ -412,6 +417,7 @@ const ALL: &[weir_status] = {
         WEIR_ERR_REGION_RECOVERED,
         WEIR_ERR_REGION_BROKEN,
         WEIR_ERR_REGION_UNSUPPORTED,
+        WEIR_ERR_REGION_POOL,
         WEIR_ERR_COUNTS_OFF,
         WEIR_ERR_CHARGE_TOO_MANY,
         WEIR_ERR_CHARGE_COST,
@@ -591,6 +597,7 @@ impl weir_status {
             }
             WEIR_ERR_REGION_BROKEN => c"shared region: its lock cannot be taken again",
             WEIR_ERR_REGION_UNSUPPORTED => c"shared region: no robust process-shared mutex here",
+            WEIR_ERR_REGION_POOL => c"shared region: a pool is never shared between processes",
             WEIR_ERR_PLACED_MISALIGNED => {
                 c"placed handle: memory not aligned as its footprint says"
             }

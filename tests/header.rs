@@ -394,7 +394,14 @@ const INDEX: &[Entry] = &[
                 "make",
                 &["weir_pool_new (copies the limits)", "weir_pool_free"],
             ),
-            ("placed", &["weir_pool_footprint", "weir_pool_init_in"]),
+            (
+                "placed",
+                &[
+                    "weir_pool_footprint",
+                    "weir_pool_init_in",
+                    "weir_pool_attach (refuses: never shared)",
+                ],
+            ),
             (
                 "calls",
                 &[

@@ -3637,6 +3637,17 @@ fn shared_regions_never_panic_and_refuse_changed_headers() {
                 assert!(random.is_null());
             }};
         }
+        // A pool has no shared form: its attach refuses whatever the bytes.
+        let mut pool_out: *mut weir_pool = null_mut();
+        assert_eq!(
+            sane(
+                weir_pool_attach(mem, len, &mut pool_out),
+                "weir_pool_attach"
+            ),
+            WEIR_ERR_REGION_POOL
+        );
+        assert!(pool_out.is_null());
+        calls += 1;
         match kind {
             0 => shared!(
                 "weir_breaker_init_shared",

@@ -352,6 +352,13 @@ const OPT_OUTS: &[OptOut] = &[
     },
     OptOut {
         face: "Go package",
+        name: "weir_pool_attach",
+        reason: "a pool is never shared between processes (its items are one \
+            process's identities): the call only ever answers WEIR_ERR_REGION_POOL, \
+            and the Go package has no placed pool to attach",
+    },
+    OptOut {
+        face: "Go package",
         name: "weir_bloom_view_footprint",
         reason: PLACED_IN_GO,
     },

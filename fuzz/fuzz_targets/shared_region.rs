@@ -19,6 +19,7 @@ use weir::concurrency::*;
 use weir::bucket::*;
 use weir::gate::*;
 use weir::period::*;
+use weir::pool::*;
 use weir::region::*;
 use weir::shedder::*;
 use weir::sliding::*;
@@ -90,6 +91,10 @@ fuzz_target!(|data: &[u8]| {
         _ => bytes,
     };
     let changed = region[..WEIR_REGION_HEADER_BYTES] != original[..];
+    // A pool has no shared form: any region, any bytes, is refused.
+    let mut pool: *mut weir_pool = null_mut();
+    assert_eq!(weir_pool_attach(mem, len, &mut pool), WEIR_ERR_REGION_POOL);
+    assert!(pool.is_null());
     let mut out: *mut c_void = null_mut();
     let status = match kind {
         0 => weir_breaker_attach(mem, len, (&mut out as *mut *mut c_void).cast()),

@@ -174,6 +174,12 @@ static void exact_across_processes(void) {
     CHECK(fork_workers(WORKERS, hold_calls, NULL) == WORKERS * 100);
     CHECK(weir_shedder_flying(shedder) == WORKERS * 100);
     CHECK_STATUS(weir_breaker_attach(region, REGION, &breaker), WEIR_ERR_REGION_KIND);
+    /* A pool is never shared: its attach refuses any region. */
+    weir_pool *pool = NULL;
+    CHECK_STATUS(weir_pool_attach(region, REGION, &pool), WEIR_ERR_REGION_POOL);
+    CHECK(pool == NULL);
+    CHECK_STATUS(weir_pool_attach(NULL, REGION, &pool), WEIR_ERR_NULL);
+    CHECK_STATUS(weir_pool_attach(region, REGION, NULL), WEIR_ERR_NULL);
     weir_gate *gate = NULL;
     CHECK_STATUS(weir_gate_shared_footprint(&bytes, &align), WEIR_OK);
     CHECK_STATUS(weir_gate_init_shared(region, bytes, 10, &gate), WEIR_OK);
