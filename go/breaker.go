@@ -221,6 +221,28 @@ func (b *Breaker) Do(ctx context.Context, fn func() error) error {
 // Close.
 func (b *Breaker) Ratio() float64 { return b.RatioAt(Now()) }
 
+// Reconfigure gives the breaker a new policy in place (nil: the default;
+// weir_breaker_reconfigure): its window is kept when its buckets keep their
+// layout (the same Size and Window / Size), and resampled otherwise (the
+// old window's sums in one bucket of the new one, aging out together); its
+// tickets in flight still settle, and its counts carry over. The policy's
+// errors as NewBreaker answers them, ErrNoMemory, ErrClosed; an error
+// changes nothing. Like Close, it is not concurrent with other use.
+func (b *Breaker) Reconfigure(policy *BreakerPolicy) error {
+	if b.p == nil {
+		return ErrClosed
+	}
+	var cp *C.weir_breaker_policy
+	var c C.weir_breaker_policy
+	if policy != nil {
+		c = policy.c()
+		cp = &c
+	}
+	err := check(C.weir_breaker_reconfigure(b.p, cp))
+	runtime.KeepAlive(b)
+	return err
+}
+
 // RatioAt is Ratio at now. A reading: it changes nothing.
 func (b *Breaker) RatioAt(now time.Duration) float64 {
 	if b.p == nil {

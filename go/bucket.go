@@ -94,6 +94,24 @@ func (b *Bucket) Tokens(now time.Duration) float64 {
 	return t
 }
 
+// Reconfigure gives the bucket a new rate and burst at now, in place
+// (weir_bucket_reconfigure): it keeps the tokens it holds at now up to the
+// new burst, and its counts; a fuller burst fills at the new rate from
+// there. Across a change at c the tokens taken in [a, b] are at most
+// burst + rate × (c − a) + rate' × (b − c): the change adds none.
+// ErrNotFinite, ErrNegative or ErrTooLarge as NewBucket answers them, and
+// ErrClosed; an error changes nothing. Like Close, it is not concurrent
+// with other use: hold the bucket's callers off (a sync.RWMutex, the
+// takes sharing it) while it runs.
+func (b *Bucket) Reconfigure(rate, burst float64, now time.Duration) error {
+	if b.p == nil {
+		return ErrClosed
+	}
+	err := check(C.weir_bucket_reconfigure(b.p, C.double(rate), C.double(burst), ns(now)))
+	runtime.KeepAlive(b)
+	return err
+}
+
 // Reserve takes n tokens at now, or answers how long until they could be
 // taken: 0 and nil when it took them, the Delay and ErrRefused when it
 // did not (Never when they never will be). Unlike x/time/rate it does

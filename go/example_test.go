@@ -163,3 +163,38 @@ func ExampleChargeAll() {
 	// false 0 1s
 	// team room 8 org room 98
 }
+
+// A shadow beside the real limit: the candidate policy is asked on every
+// call and counted, never enforced; then it goes live in place, the real
+// bucket keeping the tokens it holds (up to the new burst) and its counts.
+// (A breaker's or a shedder's shadow is asked only for the calls the real
+// one let through: only those run, so only those have an outcome.)
+func ExampleBucket_Reconfigure() {
+	real, _ := weir.NewBucketAt(20, 10, 0)
+	defer real.Close()
+	shadow, _ := weir.NewBucketAt(10, 5, 0)
+	defer shadow.Close()
+	_ = real.StartCounting()
+	_ = shadow.StartCounting()
+	now := time.Duration(0)
+	for ; now < 3*time.Second; now += 60 * time.Millisecond {
+		if real.AllowAt(now) {
+			// serve the call
+		}
+		shadow.AllowAt(now) // counted, never enforced
+	}
+	r, _ := real.ReadCounts()
+	s, _ := shadow.ReadCounts()
+	fmt.Println("real:", r.Admitted, "served,", r.Refused, "refused")
+	fmt.Println("shadow: would have served", s.Admitted, "refused", s.Refused)
+	fmt.Printf("tokens before: %.2f\n", real.Tokens(now))
+	if err := real.Reconfigure(10, 5, now); err != nil {
+		panic(err)
+	}
+	fmt.Printf("tokens after: %.2f\n", real.Tokens(now))
+	// Output:
+	// real: 50 served, 0 refused
+	// shadow: would have served 34 refused 16
+	// tokens before: 10.00
+	// tokens after: 5.00
+}

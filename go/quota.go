@@ -73,6 +73,23 @@ func (s *Sliding) Next(now time.Duration) time.Duration {
 	return d
 }
 
+// Reconfigure gives the window a new quota and length in place
+// (weir_sliding_reconfigure): it keeps the newest stamps it counts, up to
+// the new quota, judged from then on by the new window (events fallen out
+// of the old one stay gone), so any stretch of window with an admission
+// after the change holds at most quota of them. A larger quota allocates a
+// larger ring first. ErrQuota, ErrSlidingWindow, ErrTooLarge, ErrNoMemory,
+// ErrClosed; an error changes nothing. Like Close, it is not concurrent
+// with other use.
+func (s *Sliding) Reconfigure(quota int64, window time.Duration) error {
+	if s.p == nil {
+		return ErrClosed
+	}
+	err := check(C.weir_sliding_reconfigure(s.p, C.int64_t(quota), ns(window)))
+	runtime.KeepAlive(s)
+	return err
+}
+
 // PeriodQuota is where a Period's quota stands after a take.
 type PeriodQuota int32
 
@@ -148,6 +165,20 @@ func (q *Period) Next(now time.Duration) time.Duration {
 	return d
 }
 
+// Reconfigure gives the counter a new quota, period and alignment in place
+// (weir_period_reconfigure): the open period keeps its end and its count,
+// which counts against the new quota, and closes when it would have; later
+// periods have the new length. ErrQuota for a quota ≤ 0, ErrClosed; an
+// error changes nothing. Like Close, it is not concurrent with other use.
+func (q *Period) Reconfigure(quota int64, period time.Duration, align bool) error {
+	if q.p == nil {
+		return ErrClosed
+	}
+	err := check(C.weir_period_reconfigure(q.p, C.int64_t(quota), ns(period), C.bool(align)))
+	runtime.KeepAlive(q)
+	return err
+}
+
 // Gate is a lock-free concurrency ceiling: at most limit calls inside at
 // once (weir_gate). Safe for many goroutines; Close is not concurrent
 // with use.
@@ -193,6 +224,19 @@ func (g *Gate) Leave() {
 	}
 	C.weir_gate_leave(g.p)
 	runtime.KeepAlive(g)
+}
+
+// Reconfigure gives the gate a new limit in place (weir_gate_reconfigure;
+// ≤ 0 is no ceiling): the calls inside stay, and none enters until the
+// count is under the new limit. ErrClosed after Close. Like Close, it is
+// not concurrent with other use.
+func (g *Gate) Reconfigure(limit int64) error {
+	if g.p == nil {
+		return ErrClosed
+	}
+	err := check(C.weir_gate_reconfigure(g.p, C.int64_t(limit)))
+	runtime.KeepAlive(g)
+	return err
 }
 
 // Held is how many are inside now.

@@ -363,6 +363,9 @@ func TestTracesCgo(t *testing.T) {
 			c.oDur(h.bucket.Delay(now, c.f64()))
 		case "bucket_tokens":
 			c.oF64(h.bucket.Tokens(c.dur()))
+		case "bucket_reconfigure":
+			rate, burst := c.f64(), c.f64()
+			c.oErr(h.bucket.Reconfigure(rate, burst, c.dur()))
 		// sliding
 		case "sliding_new":
 			q := c.i64()
@@ -378,6 +381,9 @@ func TestTracesCgo(t *testing.T) {
 			c.oI64(h.sliding.Left(c.dur()))
 		case "sliding_next":
 			c.oDur(h.sliding.Next(c.dur()))
+		case "sliding_reconfigure":
+			q := c.i64()
+			c.oErr(h.sliding.Reconfigure(q, c.dur()))
 		// period
 		case "period_new":
 			q, p := c.i64(), c.dur()
@@ -393,6 +399,9 @@ func TestTracesCgo(t *testing.T) {
 			c.oI64(h.period.Left(c.dur()))
 		case "period_next":
 			c.oDur(h.period.Next(c.dur()))
+		case "period_reconfigure":
+			q, p := c.i64(), c.dur()
+			c.oErr(h.period.Reconfigure(q, p, c.i64() != 0))
 		// lease
 		case "lease_new":
 			p := LeasePolicy{Interval: c.dur(), TTL: c.dur(), Burst: c.i64(), Share: c.f64()}
@@ -443,6 +452,8 @@ func TestTracesCgo(t *testing.T) {
 			h.gate.Leave()
 		case "gate_held":
 			c.oI64(h.gate.Held())
+		case "gate_reconfigure":
+			c.oErr(h.gate.Reconfigure(c.i64()))
 		// window: Buckets reads them all; with room for cap, C writes the newest cap
 		case "window_new":
 			size, width := int32(c.i64()), c.dur()
@@ -478,6 +489,9 @@ func TestTracesCgo(t *testing.T) {
 			c.oI64(int64(h.window.Size()))
 		case "window_width":
 			c.oDur(h.window.Width())
+		case "window_reconfigure":
+			size, width := int32(c.i64()), c.dur()
+			c.oErr(h.window.Reconfigure(size, width, c.dur()))
 		// concurrency: a refused Enter is ErrRefused, the C call's false
 		case "concurrency_new":
 			p := ConcurrencyPolicy{InitialLimit: int32(c.i64()), MinLimit: int32(c.i64()), MaxLimit: int32(c.i64()),
@@ -779,6 +793,17 @@ func TestTracesCgo(t *testing.T) {
 			var err error
 			h.breaker, err = NewBreakerAt(&p, c.dur())
 			c.oErr(err)
+		case "breaker_reconfigure":
+			p := BreakerPolicy{K: c.f64(), Floor: c.f64(), Protection: c.f64(), Probe: c.dur(), Size: int32(c.i64())}
+			switch c.i64() {
+			case 0:
+			case 1:
+				p.SkipRefusals = true
+			default:
+				c.err = "BreakerPolicy.SkipRefusals is a bool"
+			}
+			p.Window, p.MaxRejectionProbability, p.RPSThreshold, p.Aggression = c.dur(), c.f64(), c.f64(), c.f64()
+			c.oErr(h.breaker.Reconfigure(&p))
 		case "breaker_allow":
 			now := c.dur()
 			tk, err := h.breaker.AllowAt(now, c.f64())

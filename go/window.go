@@ -88,6 +88,22 @@ func (w *Window) Size() int32 {
 	return int32(C.weir_window_size(w.p))
 }
 
+// Reconfigure gives the window a new size and span at now, in place
+// (weir_window_reconfigure): nothing changes when the buckets keep their
+// layout (the same size and span / size); otherwise it opens again at now
+// with the total at now in its first bucket, so Total at now reads the
+// same and those values leave together one new span later. ErrWindowSpan,
+// ErrWindowSize, ErrNoMemory, ErrClosed; an error changes nothing. Like
+// Close, it is not concurrent with other use.
+func (w *Window) Reconfigure(size int32, window, now time.Duration) error {
+	if w.p == nil {
+		return ErrClosed
+	}
+	err := check(C.weir_window_reconfigure(w.p, C.int32_t(size), ns(window), ns(now)))
+	runtime.KeepAlive(w)
+	return err
+}
+
 // Width is how much time one bucket covers.
 func (w *Window) Width() time.Duration {
 	if w.p == nil {

@@ -40,12 +40,12 @@
  *
  * ```
  * weir_status — what a call that can fail reports (WEIR_OK is 0)
- *   section  line 0337
+ *   section  line 0343
  *   reads    weir_status_str, weir_version (WEIR_VERSION)
  *   counts   weir_counts (filled by each read_counts)
  *
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
- *   section  line 0876
+ *   section  line 0882
  *   policy   weir_breaker_policy (for the breaker), weir_breaker_policy_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
  *   placed   weir_breaker_footprint, weir_breaker_init_in
@@ -57,9 +57,10 @@
  *            weir_breaker_pass, weir_breaker_fail
  *   reads    weir_breaker_ratio, weir_breaker_read_tally (weir_breaker_tally)
  *   counts   weir_breaker_start_counting, weir_breaker_read_counts
+ *   change   weir_breaker_reconfigure (copies the policy)
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 1239
+ *   section  line 1270
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
  *   placed   weir_shedder_footprint, weir_shedder_init_in
@@ -72,7 +73,7 @@
  *   counts   weir_shedder_start_counting, weir_shedder_read_counts
  *
  * weir_window — rolling window of sums and counts
- *   section  line 1558
+ *   section  line 1589
  *   make     weir_window_new, weir_window_free
  *   placed   weir_window_footprint, weir_window_init_in
  *   shared   weir_window_shared_footprint, weir_window_init_shared,
@@ -81,9 +82,10 @@
  *   reads    weir_window_read_total (weir_window_total),
  *            weir_window_read_buckets, weir_window_size, weir_window_width
  *   counts   weir_window_start_counting, weir_window_read_counts
+ *   change   weir_window_reconfigure
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1746
+ *   section  line 1803
  *   make     weir_bucket_new, weir_bucket_free
  *   placed   weir_bucket_footprint, weir_bucket_init_in
  *   shared   weir_bucket_shared_footprint, weir_bucket_init_shared,
@@ -91,39 +93,43 @@
  *   calls    weir_bucket_take, weir_bucket_refund
  *   reads    weir_bucket_next (Retry-After), weir_bucket_tokens
  *   counts   weir_bucket_start_counting, weir_bucket_read_counts
+ *   change   weir_bucket_reconfigure
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 1972
+ *   section  line 2057
  *   make     weir_sliding_new, weir_sliding_free
  *   placed   weir_sliding_footprint, weir_sliding_init_in
  *   shared   weir_sliding_shared_footprint, weir_sliding_init_shared,
  *            weir_sliding_attach, weir_sliding_recoveries
  *   calls    weir_sliding_take
  *   reads    weir_sliding_left, weir_sliding_next
+ *   change   weir_sliding_reconfigure
  *   counts   weir_sliding_start_counting, weir_sliding_read_counts
  *
  * weir_period — fixed-window quota per period
- *   section  line 2134
+ *   section  line 2245
  *   make     weir_period_new, weir_period_free
  *   placed   weir_period_footprint, weir_period_init_in
  *   shared   weir_period_shared_footprint, weir_period_init_shared,
  *            weir_period_attach, weir_period_recoveries
  *   calls    weir_period_take (weir_period_quota)
  *   reads    weir_period_left, weir_period_next
+ *   change   weir_period_reconfigure
  *   counts   weir_period_start_counting, weir_period_read_counts
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 2310
+ *   section  line 2441
  *   make     weir_gate_new, weir_gate_free
  *   placed   weir_gate_footprint, weir_gate_init_in
  *   shared   weir_gate_shared_footprint, weir_gate_init_shared,
  *            weir_gate_attach
  *   calls    weir_gate_enter, weir_gate_leave
  *   reads    weir_gate_held
+ *   change   weir_gate_reconfigure
  *   counts   weir_gate_start_counting, weir_gate_read_counts
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 2426
+ *   section  line 2568
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy),
@@ -141,7 +147,7 @@
  *   counts   weir_concurrency_start_counting, weir_concurrency_read_counts
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 2748
+ *   section  line 2890
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   placed   weir_budget_footprint, weir_budget_init_in
@@ -152,19 +158,19 @@
  *   counts   weir_budget_start_counting, weir_budget_read_counts
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 2969
+ *   section  line 3111
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 3109
+ *   section  line 3251
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 3153
+ *   section  line 3295
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   placed   weir_pool_footprint, weir_pool_init_in,
@@ -178,7 +184,7 @@
  *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 3545
+ *   section  line 3687
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -187,13 +193,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 3707
+ *   section  line 3867
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 3836
+ *   section  line 4019
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -205,11 +211,11 @@
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 4160
+ *   section  line 4343
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 4353
+ *   section  line 4536
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   calls    weir_lease_take (weir_lease_answer, WEIR_LEASE_*),
@@ -219,7 +225,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 4599
+ *   section  line 4782
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -233,7 +239,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 4861
+ *   section  line 5044
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -1053,8 +1059,6 @@ weir_status weir_breaker_new(const weir_breaker_policy *policy,
                              weir_breaker **out);
 #endif
 
-/// Frees a breaker. NULL is accepted and ignored, and so is a placed
-/// breaker (`weir_breaker_init_in`): its memory is the caller's.
 void weir_breaker_free(weir_breaker *breaker);
 
 /// The bytes and the alignment a placed breaker with this policy needs
@@ -1228,6 +1232,33 @@ weir_status weir_breaker_start_counting(const weir_breaker *breaker);
 /// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
 /// `*out` is written only on `WEIR_OK`.
 weir_status weir_breaker_read_counts(const weir_breaker *breaker, weir_counts *out);
+
+/// Frees a breaker. NULL is accepted and ignored, and so is a placed
+/// breaker (`weir_breaker_init_in`): its memory is the caller's.
+/// Gives a breaker a new policy in place (NULL: the preset), checked as
+/// `weir_breaker_new` checks it. It keeps its tickets in flight (they
+/// settle as before), its probe's clock, its clock and its counts. Its
+/// window: kept bucket for bucket when the buckets keep their layout (the
+/// same `size` and `window_ns / size`), the new formula reading it from the
+/// next call; otherwise resampled: a new window opens at the latest `now`
+/// the breaker has seen, holding the old window's sums (calls, successes,
+/// failures, drops) in its newest bucket, so the formula reads the same
+/// outcomes (they then age out together, one new `window_ns` later), and
+/// the working and failing runs restart from that one bucket.
+///
+/// Memory: a heap breaker of another `size` allocates its new buckets
+/// before it lets go of the old; a placed breaker keeps the size its memory
+/// holds (a smaller `size` is held to it, as `weir_breaker_init_in` holds a
+/// window to its memory) and answers `WEIR_ERR_PLACED_TOO_SMALL` for a
+/// larger one.
+///
+/// Not concurrent: no other call on this breaker may run while it does (as
+/// for `weir_breaker_free`). Checked in this order, nothing changed on an
+/// error: `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `breaker`,
+/// `WEIR_ERR_POISONED`, the policy's statuses as `weir_breaker_new` answers
+/// them, `WEIR_ERR_PLACED_TOO_SMALL`, `WEIR_ERR_NO_MEMORY`. It counts
+/// nothing.
+weir_status weir_breaker_reconfigure(weir_breaker *breaker, const weir_breaker_policy *policy);
 
 #ifdef __cplusplus
 }  // extern "C"
@@ -1736,6 +1767,32 @@ weir_status weir_window_start_counting(const weir_window *window);
 /// `*out` is written only on `WEIR_OK`.
 weir_status weir_window_read_counts(const weir_window *window, weir_counts *out);
 
+/// Gives a window a new `size` and `window_ns` at `now`, in place, checked
+/// as `weir_window_new` checks them. If its buckets keep their layout (the
+/// same size and `window_ns / size`), nothing changes. Otherwise it is
+/// resampled at `now`: it opens again at `now` with the total inside at
+/// `now` (the current bucket included) in its first bucket, so
+/// `weir_window_read_total` at `now` with `current` reads the same (without
+/// `current`, complete buckets only, it reads them once that bucket has
+/// completed), and those values then leave together one new `window_ns`
+/// later; `weir_window_read_buckets` shows them in that one bucket. Its
+/// counts carry over.
+///
+/// Memory: a heap window of another size allocates its new buckets before
+/// it lets go of the old; a placed window keeps the size its memory holds
+/// (a smaller `size` is held to it, as `weir_window_init_in` holds it) and
+/// answers `WEIR_ERR_PLACED_TOO_SMALL` for a larger one.
+///
+/// Not concurrent: no other call on this window may run while it does (as
+/// for `weir_window_free`). Checked in this order, nothing changed on an
+/// error: `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `window`,
+/// `WEIR_ERR_POISONED`, `WEIR_ERR_WINDOW_SPAN`, `WEIR_ERR_WINDOW_SIZE`,
+/// `WEIR_ERR_PLACED_TOO_SMALL`, `WEIR_ERR_NO_MEMORY`. It counts nothing.
+weir_status weir_window_reconfigure(weir_window *window,
+                                    int32_t size,
+                                    int64_t window_ns,
+                                    int64_t now);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
@@ -1962,6 +2019,34 @@ weir_status weir_bucket_start_counting(const weir_bucket *bucket);
 /// `*out` is written only on `WEIR_OK`.
 weir_status weir_bucket_read_counts(const weir_bucket *bucket, weir_counts *out);
 
+/// Gives a bucket a new `rate` and `burst` at `now`, in place: it becomes
+/// the bucket `weir_bucket_new(rate, burst, now)` makes, holding the tokens
+/// it held at `now` up to the new burst (counted in the new token's ticks,
+/// rounded down), so a caller's spent tokens stay spent and a fuller burst
+/// fills at the new rate from what was there. Its counts
+/// (`weir_bucket_read_counts`) and whether it counts carry over, and so
+/// does a placed bucket's memory (its footprint is one size for every
+/// rate). Its clock then runs from `now` (2^62 ticks, as from
+/// `weir_bucket_new`). A refund of a take made before the change gives
+/// back the new tokens' worth of its cost, less the refill since, as for
+/// any take.
+///
+/// What a change admits: the tokens taken at instants in [a, c) before a
+/// change at c keep the old bound, burst + rate × (c − a); the change adds
+/// none, so those in [a, b] across it are at most
+/// burst + rate × (c − a) + rate' × (b − c), and those in a stretch wholly
+/// after it at most burst' + rate' × T.
+///
+/// Not concurrent: no other call on this bucket may run while it does (as
+/// for `weir_bucket_free`); a program that changes a shared bucket's rate
+/// under load holds its callers off with a lock of its own (a reader-writer
+/// lock: the takes share it, the change takes it alone). Returns
+/// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bucket`,
+/// `WEIR_ERR_POISONED` for a poisoned one, then `WEIR_ERR_NOT_FINITE`,
+/// `WEIR_ERR_NEGATIVE` and `WEIR_ERR_TOO_LARGE` as `weir_bucket_new` answers
+/// them; an error changes nothing. It counts nothing.
+weir_status weir_bucket_reconfigure(weir_bucket *bucket, double rate, double burst, int64_t now);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
@@ -2104,6 +2189,32 @@ int64_t weir_sliding_left(const weir_sliding *sliding, int64_t now);
 /// is past the end of the clock or the wait does not fit in an `int64_t`,
 /// and for a NULL window. A pure reading, as `weir_sliding_left` is.
 int64_t weir_sliding_next(const weir_sliding *sliding, int64_t now);
+
+/// Gives a sliding window a new `quota` and `window_ns` in place. It keeps
+/// the stamps it counts at the latest take's `now` (events that had fallen
+/// out of the old window stay gone, even under a longer one), the newest
+/// quota' of them if it counts more, and judges them from then on by the
+/// new window; its clock and its counts carry over. Keeping the newest is
+/// exact: a window that counts more than quota' admits nothing until fewer
+/// than quota' of them all would be left. So any stretch of window_ns in
+/// which an event is admitted after the change holds at most quota' events
+/// that the window counted at the change or admitted after it.
+///
+/// Memory: a new quota up to the one the window holds stamps for (the
+/// largest it was made or placed with, or grown to) uses the same stamps;
+/// a heap window grows for a larger one, allocating the new ring before it
+/// lets go of the old, and a placed window cannot grow: its memory is the
+/// caller's (make the larger footprint, `weir_sliding_footprint`, and place
+/// a new window there).
+///
+/// Not concurrent: no other call on this window may run while it does (as
+/// for `weir_sliding_free`). Checked in this order, nothing changed on an
+/// error: `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `sliding`,
+/// `WEIR_ERR_POISONED`, `WEIR_ERR_QUOTA`, `WEIR_ERR_SLIDING_WINDOW`,
+/// `WEIR_ERR_TOO_LARGE` (stamps no memory could hold),
+/// `WEIR_ERR_PLACED_TOO_SMALL` (a placed window asked to hold more stamps
+/// than its memory has), `WEIR_ERR_NO_MEMORY`. It counts nothing.
+weir_status weir_sliding_reconfigure(weir_sliding *sliding, int64_t quota, int64_t window_ns);
 
 /// Turns counting on for a sliding window: from this call on,
 /// `weir_sliding_read_counts` reports what it decided. Call it right after
@@ -2280,6 +2391,26 @@ int64_t weir_period_left(const weir_period *period, int64_t now);
 /// `weir_period_left` is.
 int64_t weir_period_next(const weir_period *period, int64_t now);
 
+/// Gives a period counter a new `quota`, `period_ns` and `align` in place,
+/// checked as `weir_period_new` checks them. The open period keeps its end
+/// and its count: the events it admitted count against the new quota (it
+/// admits quota' − count more, none if that is not positive, and
+/// `weir_period_left` answers at least 0), and it closes when it would
+/// have. The periods that open after it have the new length and alignment.
+/// The clock (the latest take's `now`) and the counts carry over. So each
+/// period admits at most its own quota: the one open at the change at most
+/// the larger of the two, every later one at most the new quota.
+///
+/// Not concurrent: no other call on this counter may run while it does (as
+/// for `weir_period_free`). `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a
+/// bad `period`, `WEIR_ERR_POISONED` for a poisoned one, then
+/// `WEIR_ERR_QUOTA` for a quota of 0 or less; an error changes nothing. It
+/// counts nothing.
+weir_status weir_period_reconfigure(weir_period *period,
+                                    int64_t quota,
+                                    int64_t period_ns,
+                                    bool align);
+
 /// Turns counting on for a period counter: from this call on,
 /// `weir_period_read_counts` reports what it decided. Call it right after
 /// `weir_period_new` to count everything since the handle was made; a second
@@ -2396,6 +2527,17 @@ void weir_gate_leave(const weir_gate *gate);
 
 /// How many are inside now; 0 for a NULL gate.
 int64_t weir_gate_held(const weir_gate *gate);
+
+/// Gives a gate a new `limit` in place (zero or less: no ceiling), keeping
+/// the calls inside and its counts: the next `weir_gate_enter` is judged by
+/// it. Calls inside beyond a lower limit stay (a gate cannot call them
+/// back) and none enters until enough have left to bring the count under
+/// it, so from the change on at most the larger of the count at the change
+/// and the new limit are inside. Not concurrent: no other call on this gate
+/// may run while it does (as for `weir_gate_free`). `WEIR_ERR_NULL` or
+/// `WEIR_ERR_MISALIGNED` for a bad `gate`, `WEIR_ERR_POISONED` for a
+/// poisoned one; an error changes nothing. It counts nothing.
+weir_status weir_gate_reconfigure(weir_gate *gate, int64_t limit);
 
 /// Turns counting on for a gate: from this call on, `weir_gate_read_counts`
 /// reports what it decided. Call it right after `weir_gate_new` to count
@@ -3593,6 +3735,24 @@ weir_status weir_pool_read_counts(const weir_pool *pool, weir_counts *out);
 /// limit at the shortest window `weir_rate_limit_new` accepts
 /// (WEIR_RATE_MIN_WINDOW_NS), 99.5 % at twice that.
 ///
+/// Changing the limit. The word holds no limit: each call brings one, and
+/// the caller may bring another from any call on (a reload, a new tier).
+/// What the word decided under the old limit (I, B) is then read under the
+/// new one (I', B'): the window keeps its start S and its count, so the
+/// events admitted under the old limit count against the new burst, and
+/// the window now expires at S + span'(count), count × I' after its start
+/// rather than count × I. If count ≥ B' nothing passes until then (a
+/// smaller burst never lets an old window's excess through); otherwise
+/// B' − count more may join the window. Nothing is rewritten when the limit
+/// changes and no call is needed: the next call simply judges by its limit.
+/// The bound across a change at instant c: the events judged in [a, c)
+/// keep the old bound, B + floor((c − a) / I), and those judged in [c, b]
+/// the new one, B' + floor((b − c) / I'), so over [a, b] at most their sum
+/// pass; a stretch wholly after c obeys the new bound alone. Only a caller
+/// that goes on passing both limits to one word at once (two processes in
+/// the middle of a reload) gets, for that time, each call judged by the
+/// limit it brought.
+///
 /// Zero-initialise it (`weir_rate r = {0};`) and it is ready; never write
 /// it yourself. It holds no pointer and no process-local state, so it may
 /// live in a struct, an array, or memory shared between processes
@@ -3750,6 +3910,29 @@ weir_status weir_words_shareable(void);
 /// admitting: a steady stream gets 2^shift × 10^9 / per_token tokens a
 /// second, under `rate` by less than 1/128 of it (less than 1 / per_token
 /// of it above 1.25e8 a second).
+///
+/// Changing the limit. The word holds no limit: each call brings one, and
+/// the caller may bring another from any call on. The word is a TAT, an
+/// instant, not a count of tokens: under a new limit of the same tick
+/// (equal `shift`) it keeps its meaning as time already spent, so the
+/// debt TAT − t carries over and the tokens left become
+/// floor((tolerance' − debt) / per_token'), the old tokens used rescaled
+/// by rate' / rate (a word that was full stays full; one emptied under a
+/// slow rate refills at the new rate from where its debt stands). If the
+/// debt exceeds the new tolerance (a smaller burst), nothing passes until
+/// it has run down to tolerance' − per_token'. The bound across a change at
+/// instant c: the tokens judged in [a, c) keep the old bound,
+/// burst + floor((c − a) × rate / 10^9), and those judged in [c, b] the new
+/// one, so over [a, b] at most their sum pass; a stretch wholly after c
+/// obeys the new bound alone. Nothing is rewritten and no call is needed.
+/// A limit of another tick (another `shift`) reads the same bits as ticks
+/// of another size, 2^(shift' − shift) times the instant they meant: a
+/// word charged at shift 4 and read at shift 0 stands 16 times further
+/// out, refusing for years; the other way round it reads as long past, a
+/// full word. So never pass one word limits of two ticks: every rate up to
+/// 7 812 500 a second (10^9 / 128) has shift 0, and a caller changing
+/// across that line compares the limits' `shift` and starts its words
+/// afresh (zero) or keeps the old limit.
 ///
 /// Zero-initialise it (`weir_gcra g = {0};`) and never write it yourself.
 /// It holds no pointer and no process-local state: it may live in a struct,

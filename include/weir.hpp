@@ -239,6 +239,12 @@ public:
     bool enter() const noexcept { return weir_gate_enter(get()); }
     void leave() const noexcept { weir_gate_leave(get()); }
     std::int64_t held() const noexcept { return weir_gate_held(get()); }
+    // A new limit in place (weir_gate_reconfigure): the calls inside kept,
+    // none entering until the count is under it. Not concurrent with any
+    // other call on it.
+    std::error_code reconfigure(std::int64_t limit) noexcept {
+        return detail::code(weir_gate_reconfigure(get(), limit));
+    }
 
     // Counting (weir_gate_start_counting): off until turned on; counts()
     // answers WEIR_ERR_COUNTS_OFF until then.
@@ -528,6 +534,12 @@ public:
         return nanoseconds(weir_bucket_next(get(), now.ns(), n));
     }
     double tokens(instant now) const noexcept { return weir_bucket_tokens(get(), now.ns()); }
+    // A new rate and burst at `now`, in place (weir_bucket_reconfigure): the
+    // tokens held at `now` kept up to the new burst, the counts kept. An
+    // error changes nothing. Not concurrent with any other call on it.
+    std::error_code reconfigure(double rate, double burst, instant now) noexcept {
+        return detail::code(weir_bucket_reconfigure(get(), rate, burst, now.ns()));
+    }
     // Gives back `n` tokens taken at `taken_at` for a call never made: the
     // cost less the refill since, never above the burst
     // (weir_bucket_refund: what it can and cannot undo).
@@ -597,6 +609,14 @@ public:
     bool take(instant now) const noexcept { return weir_sliding_take(get(), now.ns()); }
     std::int64_t left(instant now) const noexcept { return weir_sliding_left(get(), now.ns()); }
     nanoseconds next(instant now) const noexcept { return nanoseconds(weir_sliding_next(get(), now.ns())); }
+    // A new quota and window in place (weir_sliding_reconfigure): the
+    // newest stamps it counts kept, judged by the new window. A heap window
+    // grows for a larger quota; a placed one answers
+    // WEIR_ERR_PLACED_TOO_SMALL. An error changes nothing. Not concurrent
+    // with any other call on it.
+    std::error_code reconfigure(std::int64_t quota, nanoseconds window) noexcept {
+        return detail::code(weir_sliding_reconfigure(get(), quota, window.count()));
+    }
 
     // Counting (weir_sliding_start_counting): off until turned on; counts()
     // answers WEIR_ERR_COUNTS_OFF until then.
@@ -669,6 +689,12 @@ public:
     PeriodQuota take(instant now) const noexcept { return static_cast<PeriodQuota>(weir_period_take(get(), now.ns())); }
     std::int64_t left(instant now) const noexcept { return weir_period_left(get(), now.ns()); }
     nanoseconds next(instant now) const noexcept { return nanoseconds(weir_period_next(get(), now.ns())); }
+    // A new quota, period and alignment in place (weir_period_reconfigure):
+    // the open period keeps its end and count. An error changes nothing.
+    // Not concurrent with any other call on it.
+    std::error_code reconfigure(std::int64_t quota, nanoseconds period, bool align) noexcept {
+        return detail::code(weir_period_reconfigure(get(), quota, period.count(), align));
+    }
 
     // Counting (weir_period_start_counting): off until turned on; counts()
     // answers WEIR_ERR_COUNTS_OFF until then.
@@ -751,6 +777,14 @@ public:
     }
     std::int32_t size() const noexcept { return weir_window_size(get()); }
     nanoseconds width() const noexcept { return nanoseconds(weir_window_width(get())); }
+    // A new size and span at `now`, in place (weir_window_reconfigure):
+    // nothing changes when the buckets keep their layout, else the total at
+    // `now` goes into one bucket of the new window. A heap window grows; a
+    // placed one answers WEIR_ERR_PLACED_TOO_SMALL. An error changes
+    // nothing. Not concurrent with any other call on it.
+    std::error_code reconfigure(std::int32_t size, nanoseconds window, instant now) noexcept {
+        return detail::code(weir_window_reconfigure(get(), size, window.count(), now.ns()));
+    }
 
     // Counting (weir_window_start_counting): off until turned on; counts()
     // answers WEIR_ERR_COUNTS_OFF until then.
@@ -1671,6 +1705,14 @@ public:
         return detail::code(weir_breaker_fail(get(), ticket.get(), now.ns()));
     }
     double ratio(instant now) const noexcept { return weir_breaker_ratio(get(), now.ns()); }
+    // A new policy in place (weir_breaker_reconfigure): the window kept
+    // when its buckets keep their layout, resampled into one bucket
+    // otherwise; tickets in flight still settle. An error changes nothing.
+    // Not concurrent with any other call on it.
+    std::error_code reconfigure(const BreakerPolicy& policy) noexcept {
+        weir_breaker_policy c = policy.c();
+        return detail::code(weir_breaker_reconfigure(get(), &c));
+    }
     result<weir_breaker_tally> tally(instant now) const noexcept {
         weir_breaker_tally out{};
         weir_status status = weir_breaker_read_tally(get(), now.ns(), &out);

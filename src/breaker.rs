@@ -9,8 +9,8 @@ use crate::counts::{weir_counts, Tally};
 use crate::guard::new_handle;
 use crate::guard::{decide, decide_status, read_counts, start_counting};
 use crate::guard::{
-    free_handle, on, place_handle, placement, policy_or, status_on, usable, value_mut,
-    write_footprint, write_out, Guarded, Handle,
+    free_handle, on, place_handle, placement, policy_or, reconfigure, status_on, usable, value_mut,
+    write_footprint, write_out, Guarded, Handle, HandleMut,
 };
 use crate::lock::ShortLock;
 #[cfg(feature = "std")]
@@ -310,6 +310,12 @@ impl Handle for weir_breaker {
     }
 }
 
+impl HandleMut for weir_breaker {
+    fn guarded_mut(&mut self) -> &mut Guarded<Self::State> {
+        &mut self.0
+    }
+}
+
 /// Makes a breaker with an empty window opening at `now` and writes it to
 /// `*out`; the probe counts from `now` too. `policy` NULL means the preset.
 /// A bad policy gets a status naming the field, the fields checked in this
@@ -454,7 +460,7 @@ impl Shareable for weir_breaker {
 
     fn share(&mut self) {
         let lock = self.0.state_mut();
-        lock.get_mut().store_mut().make_relative();
+        lock.owned().store_mut().make_relative();
     }
 
     fn fits(&self, layout: &Layout, slots: usize) -> bool {
@@ -580,6 +586,52 @@ pub extern "C" fn weir_breaker_recoveries(
 
 /// Frees a breaker. NULL is accepted and ignored, and so is a placed
 /// breaker (`weir_breaker_init_in`): its memory is the caller's.
+/// Gives a breaker a new policy in place (NULL: the preset), checked as
+/// `weir_breaker_new` checks it. It keeps its tickets in flight (they
+/// settle as before), its probe's clock, its clock and its counts. Its
+/// window: kept bucket for bucket when the buckets keep their layout (the
+/// same `size` and `window_ns / size`), the new formula reading it from the
+/// next call; otherwise resampled: a new window opens at the latest `now`
+/// the breaker has seen, holding the old window's sums (calls, successes,
+/// failures, drops) in its newest bucket, so the formula reads the same
+/// outcomes (they then age out together, one new `window_ns` later), and
+/// the working and failing runs restart from that one bucket.
+///
+/// Memory: a heap breaker of another `size` allocates its new buckets
+/// before it lets go of the old; a placed breaker keeps the size its memory
+/// holds (a smaller `size` is held to it, as `weir_breaker_init_in` holds a
+/// window to its memory) and answers `WEIR_ERR_PLACED_TOO_SMALL` for a
+/// larger one.
+///
+/// Not concurrent: no other call on this breaker may run while it does (as
+/// for `weir_breaker_free`). Checked in this order, nothing changed on an
+/// error: `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `breaker`,
+/// `WEIR_ERR_POISONED`, the policy's statuses as `weir_breaker_new` answers
+/// them, `WEIR_ERR_PLACED_TOO_SMALL`, `WEIR_ERR_NO_MEMORY`. It counts
+/// nothing.
+#[no_mangle]
+pub extern "C" fn weir_breaker_reconfigure(
+    breaker: *mut weir_breaker,
+    policy: *const weir_breaker_policy,
+) -> weir_status {
+    reconfigure(breaker, |state| {
+        let core = checked(policy)?;
+        let breaker = state.get_mut().map_err(|_| WEIR_ERR_POISONED)?;
+        let size = slots(&core);
+        let held = breaker.policy().size as usize;
+        let placed = breaker.store().is_placed();
+        if size == held || (placed && size < held) {
+            return Ok(breaker.reconfigure(core)?);
+        }
+        if placed {
+            return Err(WEIR_ERR_PLACED_TOO_SMALL);
+        }
+        let ring = Slots::grown(size, BreakerTally::default())?;
+        *breaker = breaker.reconfigure_into(core, ring)?;
+        Ok(())
+    })
+}
+
 #[no_mangle]
 pub extern "C" fn weir_breaker_free(breaker: *mut weir_breaker) {
     free_handle(breaker)

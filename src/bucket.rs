@@ -5,7 +5,7 @@ use crate::counts::{weir_counts, Tally};
 use crate::guard::new_handle;
 use crate::guard::{
     decide_counted, decide_or, decide_status, free_handle, on, place_plain, plain_footprint,
-    read_counts, start_counting, Guarded, Handle,
+    read_counts, reconfigure, start_counting, Guarded, Handle, HandleMut,
 };
 #[cfg(feature = "std")]
 use crate::guard::{guard_status, write_footprint};
@@ -60,6 +60,12 @@ impl Handle for weir_bucket {
     type State = Bucket;
     fn guarded(&self) -> &Guarded<Bucket> {
         &self.0
+    }
+}
+
+impl HandleMut for weir_bucket {
+    fn guarded_mut(&mut self) -> &mut Guarded<Bucket> {
+        &mut self.0
     }
 }
 
@@ -331,6 +337,42 @@ pub extern "C" fn weir_bucket_refund(
         bucket.refund(now, taken_at, n)?;
         Ok(())
     })
+}
+
+/// Gives a bucket a new `rate` and `burst` at `now`, in place: it becomes
+/// the bucket `weir_bucket_new(rate, burst, now)` makes, holding the tokens
+/// it held at `now` up to the new burst (counted in the new token's ticks,
+/// rounded down), so a caller's spent tokens stay spent and a fuller burst
+/// fills at the new rate from what was there. Its counts
+/// (`weir_bucket_read_counts`) and whether it counts carry over, and so
+/// does a placed bucket's memory (its footprint is one size for every
+/// rate). Its clock then runs from `now` (2^62 ticks, as from
+/// `weir_bucket_new`). A refund of a take made before the change gives
+/// back the new tokens' worth of its cost, less the refill since, as for
+/// any take.
+///
+/// What a change admits: the tokens taken at instants in [a, c) before a
+/// change at c keep the old bound, burst + rate × (c − a); the change adds
+/// none, so those in [a, b] across it are at most
+/// burst + rate × (c − a) + rate' × (b − c), and those in a stretch wholly
+/// after it at most burst' + rate' × T.
+///
+/// Not concurrent: no other call on this bucket may run while it does (as
+/// for `weir_bucket_free`); a program that changes a shared bucket's rate
+/// under load holds its callers off with a lock of its own (a reader-writer
+/// lock: the takes share it, the change takes it alone). Returns
+/// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bucket`,
+/// `WEIR_ERR_POISONED` for a poisoned one, then `WEIR_ERR_NOT_FINITE`,
+/// `WEIR_ERR_NEGATIVE` and `WEIR_ERR_TOO_LARGE` as `weir_bucket_new` answers
+/// them; an error changes nothing. It counts nothing.
+#[no_mangle]
+pub extern "C" fn weir_bucket_reconfigure(
+    bucket: *mut weir_bucket,
+    rate: f64,
+    burst: f64,
+    now: i64,
+) -> weir_status {
+    reconfigure(bucket, |bucket| Ok(bucket.reconfigure(rate, burst, now)?))
 }
 
 /// How many tokens the bucket holds at `now`, from 0 up to the burst; 0 for

@@ -4,8 +4,8 @@ use crate::counts::{weir_counts, Tally};
 #[cfg(feature = "std")]
 use crate::guard::new_handle;
 use crate::guard::{
-    decide, free_handle, on, place_plain, plain_footprint, read_counts, start_counting, Guarded,
-    Handle,
+    decide, free_handle, on, place_plain, plain_footprint, read_counts, reconfigure,
+    start_counting, Guarded, Handle, HandleMut,
 };
 #[cfg(feature = "std")]
 use crate::region::{attach, lay_shared, region_footprint, Layout, Shareable, WEIR_REGION_GATE};
@@ -28,6 +28,12 @@ impl Handle for weir_gate {
     type State = Gate;
     fn guarded(&self) -> &Guarded<Gate> {
         &self.0
+    }
+}
+
+impl HandleMut for weir_gate {
+    fn guarded_mut(&mut self) -> &mut Guarded<Gate> {
+        &mut self.0
     }
 }
 
@@ -169,6 +175,23 @@ pub extern "C" fn weir_gate_enter(gate: *const weir_gate) -> bool {
 #[no_mangle]
 pub extern "C" fn weir_gate_leave(gate: *const weir_gate) {
     on(gate, (), Gate::leave)
+}
+
+/// Gives a gate a new `limit` in place (zero or less: no ceiling), keeping
+/// the calls inside and its counts: the next `weir_gate_enter` is judged by
+/// it. Calls inside beyond a lower limit stay (a gate cannot call them
+/// back) and none enters until enough have left to bring the count under
+/// it, so from the change on at most the larger of the count at the change
+/// and the new limit are inside. Not concurrent: no other call on this gate
+/// may run while it does (as for `weir_gate_free`). `WEIR_ERR_NULL` or
+/// `WEIR_ERR_MISALIGNED` for a bad `gate`, `WEIR_ERR_POISONED` for a
+/// poisoned one; an error changes nothing. It counts nothing.
+#[no_mangle]
+pub extern "C" fn weir_gate_reconfigure(gate: *mut weir_gate, limit: i64) -> weir_status {
+    reconfigure(gate, |gate| {
+        gate.reconfigure(limit);
+        Ok(())
+    })
 }
 
 /// How many are inside now; 0 for a NULL gate.

@@ -47,6 +47,29 @@ use weir_core::time::NEVER;
 /// second, under `rate` by less than 1/128 of it (less than 1 / per_token
 /// of it above 1.25e8 a second).
 ///
+/// Changing the limit. The word holds no limit: each call brings one, and
+/// the caller may bring another from any call on. The word is a TAT, an
+/// instant, not a count of tokens: under a new limit of the same tick
+/// (equal `shift`) it keeps its meaning as time already spent, so the
+/// debt TAT − t carries over and the tokens left become
+/// floor((tolerance' − debt) / per_token'), the old tokens used rescaled
+/// by rate' / rate (a word that was full stays full; one emptied under a
+/// slow rate refills at the new rate from where its debt stands). If the
+/// debt exceeds the new tolerance (a smaller burst), nothing passes until
+/// it has run down to tolerance' − per_token'. The bound across a change at
+/// instant c: the tokens judged in [a, c) keep the old bound,
+/// burst + floor((c − a) × rate / 10^9), and those judged in [c, b] the new
+/// one, so over [a, b] at most their sum pass; a stretch wholly after c
+/// obeys the new bound alone. Nothing is rewritten and no call is needed.
+/// A limit of another tick (another `shift`) reads the same bits as ticks
+/// of another size, 2^(shift' − shift) times the instant they meant: a
+/// word charged at shift 4 and read at shift 0 stands 16 times further
+/// out, refusing for years; the other way round it reads as long past, a
+/// full word. So never pass one word limits of two ticks: every rate up to
+/// 7 812 500 a second (10^9 / 128) has shift 0, and a caller changing
+/// across that line compares the limits' `shift` and starts its words
+/// afresh (zero) or keeps the old limit.
+///
 /// Zero-initialise it (`weir_gcra g = {0};`) and never write it yourself.
 /// It holds no pointer and no process-local state: it may live in a struct,
 /// an array or memory shared between processes (mmap(MAP_SHARED)) that

@@ -177,6 +177,48 @@ fn shared<H: Handle, R>(
     Ok(inner())
 }
 
+/// A handle whose policy a reconfiguration replaces in place
+/// (`weir_<type>_reconfigure`): the state behind it, writable.
+pub(crate) trait HandleMut: Handle {
+    fn guarded_mut(&mut self) -> &mut Guarded<Self::State>;
+}
+
+/// A reconfiguration (`weir_<type>_reconfigure`): `body` replaces the
+/// state behind `handle` in place, or answers an error and changes
+/// nothing. `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_POISONED`
+/// before it runs; a panic in it poisons the handle (`WEIR_ERR_PANIC`).
+/// It counts nothing: it is not a decision. The caller holds every other
+/// call on the handle off while it runs (the header says so).
+pub(crate) fn reconfigure<H: HandleMut>(
+    handle: *mut H,
+    body: impl FnOnce(&mut H::State) -> Result<(), weir_status>,
+) -> weir_status {
+    if let Err(status) = usable(handle) {
+        return status;
+    }
+    // SAFETY: a non-NULL handle pointer came from `new_handle` or
+    // `place_handle` and has not been freed, and the header's contract for
+    // a reconfiguration is that no other call on the handle runs meanwhile,
+    // so this is the only reference to it.
+    let guarded = unsafe { &mut *handle }.guarded_mut();
+    if guarded.poisoned() {
+        return WEIR_ERR_POISONED;
+    }
+    // A shared handle's policy is its region's, laid once for every
+    // process: it is not changed in place.
+    #[cfg(feature = "std")]
+    if guarded.is_shared() {
+        return WEIR_ERR_REGION_UNSUPPORTED;
+    }
+    match catching(|| body(&mut guarded.state)) {
+        Ok(result) => result.err().unwrap_or(WEIR_OK),
+        Err(()) => {
+            guarded.poison();
+            WEIR_ERR_PANIC
+        }
+    }
+}
+
 /// Why a call on a handle could not run its body.
 enum Fault {
     Null,

@@ -4,8 +4,8 @@ use crate::counts::{weir_counts, Tally};
 #[cfg(feature = "std")]
 use crate::guard::new_handle;
 use crate::guard::{
-    decide, free_handle, on, place_plain, plain_footprint, read_counts, start_counting, Guarded,
-    Handle,
+    decide, free_handle, on, place_plain, plain_footprint, read_counts, reconfigure,
+    start_counting, Guarded, Handle, HandleMut,
 };
 use crate::lock::ShortLock;
 #[cfg(feature = "std")]
@@ -41,6 +41,12 @@ impl Handle for weir_period {
         // SAFETY: by `recover`'s contract the caller holds the region's
         // lock.
         unsafe { crate::region::repair(state) }
+    }
+}
+
+impl HandleMut for weir_period {
+    fn guarded_mut(&mut self) -> &mut Guarded<ShortLock<Period>> {
+        &mut self.0
     }
 }
 
@@ -279,6 +285,33 @@ pub extern "C" fn weir_period_left(period: *const weir_period, now: i64) -> i64 
 #[no_mangle]
 pub extern "C" fn weir_period_next(period: *const weir_period, now: i64) -> i64 {
     on(period, NEVER, |period| period.lock().next(now))
+}
+
+/// Gives a period counter a new `quota`, `period_ns` and `align` in place,
+/// checked as `weir_period_new` checks them. The open period keeps its end
+/// and its count: the events it admitted count against the new quota (it
+/// admits quota' − count more, none if that is not positive, and
+/// `weir_period_left` answers at least 0), and it closes when it would
+/// have. The periods that open after it have the new length and alignment.
+/// The clock (the latest take's `now`) and the counts carry over. So each
+/// period admits at most its own quota: the one open at the change at most
+/// the larger of the two, every later one at most the new quota.
+///
+/// Not concurrent: no other call on this counter may run while it does (as
+/// for `weir_period_free`). `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a
+/// bad `period`, `WEIR_ERR_POISONED` for a poisoned one, then
+/// `WEIR_ERR_QUOTA` for a quota of 0 or less; an error changes nothing. It
+/// counts nothing.
+#[no_mangle]
+pub extern "C" fn weir_period_reconfigure(
+    period: *mut weir_period,
+    quota: i64,
+    period_ns: i64,
+    align: bool,
+) -> weir_status {
+    reconfigure(period, |period| {
+        Ok(period.lock().reconfigure(quota, period_ns, align)?)
+    })
 }
 
 /// Turns counting on for a period counter: from this call on,

@@ -51,6 +51,24 @@ use weir_core::time::NEVER;
 /// limit at the shortest window `weir_rate_limit_new` accepts
 /// (WEIR_RATE_MIN_WINDOW_NS), 99.5 % at twice that.
 ///
+/// Changing the limit. The word holds no limit: each call brings one, and
+/// the caller may bring another from any call on (a reload, a new tier).
+/// What the word decided under the old limit (I, B) is then read under the
+/// new one (I', B'): the window keeps its start S and its count, so the
+/// events admitted under the old limit count against the new burst, and
+/// the window now expires at S + span'(count), count × I' after its start
+/// rather than count × I. If count ≥ B' nothing passes until then (a
+/// smaller burst never lets an old window's excess through); otherwise
+/// B' − count more may join the window. Nothing is rewritten when the limit
+/// changes and no call is needed: the next call simply judges by its limit.
+/// The bound across a change at instant c: the events judged in [a, c)
+/// keep the old bound, B + floor((c − a) / I), and those judged in [c, b]
+/// the new one, B' + floor((b − c) / I'), so over [a, b] at most their sum
+/// pass; a stretch wholly after c obeys the new bound alone. Only a caller
+/// that goes on passing both limits to one word at once (two processes in
+/// the middle of a reload) gets, for that time, each call judged by the
+/// limit it brought.
+///
 /// Zero-initialise it (`weir_rate r = {0};`) and it is ready; never write
 /// it yourself. It holds no pointer and no process-local state, so it may
 /// live in a struct, an array, or memory shared between processes

@@ -353,7 +353,7 @@ impl Shareable for weir_shedder {
 
     fn share(&mut self) {
         let lock = self.0.state_mut();
-        let (buckets, fronts) = lock.get_mut().stores_mut();
+        let (buckets, fronts) = lock.owned().stores_mut();
         buckets.make_relative();
         fronts.make_relative();
     }

@@ -4,8 +4,8 @@ use crate::counts::{weir_counts, Tally};
 #[cfg(feature = "std")]
 use crate::guard::new_handle;
 use crate::guard::{
-    decide, free_handle, guard_status, on, place_handle, placement, read_counts, start_counting,
-    write_footprint, Guarded, Handle,
+    decide, free_handle, guard_status, on, place_handle, placement, read_counts, reconfigure,
+    start_counting, write_footprint, Guarded, Handle, HandleMut,
 };
 use crate::lock::ShortLock;
 #[cfg(feature = "std")]
@@ -42,6 +42,12 @@ impl Handle for weir_sliding {
         // SAFETY: by `recover`'s contract the caller holds the region's
         // lock.
         unsafe { crate::region::repair(state) }
+    }
+}
+
+impl HandleMut for weir_sliding {
+    fn guarded_mut(&mut self) -> &mut Guarded<Self::State> {
+        &mut self.0
     }
 }
 
@@ -173,7 +179,7 @@ impl Shareable for weir_sliding {
 
     fn share(&mut self) {
         let lock = self.0.state_mut();
-        lock.get_mut().store_mut().make_relative();
+        lock.owned().store_mut().make_relative();
     }
 
     fn fits(&self, layout: &Layout, slots: usize) -> bool {
@@ -266,6 +272,53 @@ pub extern "C" fn weir_sliding_recoveries(
     out: *mut weir_recoveries,
 ) -> weir_status {
     crate::guard::guard_status(|| read_recoveries(handle, out))
+}
+
+/// Gives a sliding window a new `quota` and `window_ns` in place. It keeps
+/// the stamps it counts at the latest take's `now` (events that had fallen
+/// out of the old window stay gone, even under a longer one), the newest
+/// quota' of them if it counts more, and judges them from then on by the
+/// new window; its clock and its counts carry over. Keeping the newest is
+/// exact: a window that counts more than quota' admits nothing until fewer
+/// than quota' of them all would be left. So any stretch of window_ns in
+/// which an event is admitted after the change holds at most quota' events
+/// that the window counted at the change or admitted after it.
+///
+/// Memory: a new quota up to the one the window holds stamps for (the
+/// largest it was made or placed with, or grown to) uses the same stamps;
+/// a heap window grows for a larger one, allocating the new ring before it
+/// lets go of the old, and a placed window cannot grow: its memory is the
+/// caller's (make the larger footprint, `weir_sliding_footprint`, and place
+/// a new window there).
+///
+/// Not concurrent: no other call on this window may run while it does (as
+/// for `weir_sliding_free`). Checked in this order, nothing changed on an
+/// error: `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `sliding`,
+/// `WEIR_ERR_POISONED`, `WEIR_ERR_QUOTA`, `WEIR_ERR_SLIDING_WINDOW`,
+/// `WEIR_ERR_TOO_LARGE` (stamps no memory could hold),
+/// `WEIR_ERR_PLACED_TOO_SMALL` (a placed window asked to hold more stamps
+/// than its memory has), `WEIR_ERR_NO_MEMORY`. It counts nothing.
+#[no_mangle]
+pub extern "C" fn weir_sliding_reconfigure(
+    sliding: *mut weir_sliding,
+    quota: i64,
+    window_ns: i64,
+) -> weir_status {
+    reconfigure(sliding, |sliding| {
+        let sliding = sliding.get_mut().map_err(|_| WEIR_ERR_POISONED)?;
+        let size = stamps(quota, window_ns)?;
+        if size <= sliding.capacity() {
+            return Ok(sliding.reconfigure(quota, window_ns)?);
+        }
+        if sliding.store().is_placed() {
+            return Err(WEIR_ERR_PLACED_TOO_SMALL);
+        }
+        if size > isize::MAX as usize / core::mem::size_of::<i64>() {
+            return Err(WEIR_ERR_TOO_LARGE);
+        }
+        *sliding = sliding.reconfigure_into(Slots::grown(size, 0)?, window_ns)?;
+        Ok(())
+    })
 }
 
 /// Frees a sliding window. NULL is accepted and ignored, and so is a placed one

@@ -3,6 +3,7 @@
 //! heap handle, a placed one and a shared one, so every call takes any of
 //! them. The firmware build has only placed ones, and no bloom.
 
+use crate::status::weir_status;
 #[cfg(feature = "std")]
 use weir_core::bloom::BloomLine;
 
@@ -44,6 +45,38 @@ impl<T> Slots<T> {
             first: slice.as_mut_ptr(),
             owned: true,
         }
+    }
+
+    /// Whether the slots are in the caller's memory (a placed handle's),
+    /// which weir can neither grow nor free. Always, in the firmware build.
+    pub(crate) fn is_placed(&self) -> bool {
+        #[cfg(feature = "std")]
+        return !self.owned;
+        #[cfg(not(feature = "std"))]
+        return true;
+    }
+
+    /// New slots of `len` values `fill` on the heap, for a heap handle that
+    /// grows (a reconfiguration to a larger size): `WEIR_ERR_NO_MEMORY` when
+    /// they cannot be allocated.
+    #[cfg(feature = "std")]
+    pub(crate) fn grown(len: usize, fill: T) -> Result<Slots<T>, weir_status>
+    where
+        T: Clone,
+    {
+        let mut ring = Vec::new();
+        ring.try_reserve_exact(len)
+            .map_err(|_| weir_status::WEIR_ERR_NO_MEMORY)?;
+        ring.resize(len, fill);
+        Ok(Slots::heap(ring))
+    }
+
+    /// [`Slots::grown`] in the firmware build, which has no heap: always
+    /// `WEIR_ERR_NO_MEMORY` (there every handle is placed, and a placed one
+    /// never grows, so no call reaches this).
+    #[cfg(not(feature = "std"))]
+    pub(crate) fn grown(_len: usize, _fill: T) -> Result<Slots<T>, weir_status> {
+        Err(weir_status::WEIR_ERR_NO_MEMORY)
     }
 
     /// Slots in the caller's memory (see `guard::place_handle`).

@@ -5,7 +5,7 @@ use static_assertions::{assert_eq_size, const_assert_eq};
 use crate::counts::{weir_counts, Tally};
 #[cfg(feature = "std")]
 use crate::guard::new_handle;
-use crate::guard::{decide_status, read_counts, start_counting};
+use crate::guard::{decide_status, read_counts, reconfigure, start_counting, HandleMut};
 use crate::guard::{
     free_handle, guard_status, on, place_handle, placement, slice_out, status_on, write_footprint,
     write_out, Guarded, Handle,
@@ -79,6 +79,12 @@ impl Handle for weir_window {
         // SAFETY: by `recover`'s contract the caller holds the region's
         // lock.
         unsafe { crate::region::repair(state) }
+    }
+}
+
+impl HandleMut for weir_window {
+    fn guarded_mut(&mut self) -> &mut Guarded<Self::State> {
+        &mut self.0
     }
 }
 
@@ -203,7 +209,7 @@ impl Shareable for weir_window {
 
     fn share(&mut self) {
         let lock = self.0.state_mut();
-        lock.get_mut().store_mut().make_relative();
+        lock.owned().store_mut().make_relative();
     }
 
     fn fits(&self, layout: &Layout, slots: usize) -> bool {
@@ -369,6 +375,51 @@ pub extern "C" fn weir_window_read_buckets(
             seen += 1;
         });
         room.len()
+    })
+}
+
+/// Gives a window a new `size` and `window_ns` at `now`, in place, checked
+/// as `weir_window_new` checks them. If its buckets keep their layout (the
+/// same size and `window_ns / size`), nothing changes. Otherwise it is
+/// resampled at `now`: it opens again at `now` with the total inside at
+/// `now` (the current bucket included) in its first bucket, so
+/// `weir_window_read_total` at `now` with `current` reads the same (without
+/// `current`, complete buckets only, it reads them once that bucket has
+/// completed), and those values then leave together one new `window_ns`
+/// later; `weir_window_read_buckets` shows them in that one bucket. Its
+/// counts carry over.
+///
+/// Memory: a heap window of another size allocates its new buckets before
+/// it lets go of the old; a placed window keeps the size its memory holds
+/// (a smaller `size` is held to it, as `weir_window_init_in` holds it) and
+/// answers `WEIR_ERR_PLACED_TOO_SMALL` for a larger one.
+///
+/// Not concurrent: no other call on this window may run while it does (as
+/// for `weir_window_free`). Checked in this order, nothing changed on an
+/// error: `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `window`,
+/// `WEIR_ERR_POISONED`, `WEIR_ERR_WINDOW_SPAN`, `WEIR_ERR_WINDOW_SIZE`,
+/// `WEIR_ERR_PLACED_TOO_SMALL`, `WEIR_ERR_NO_MEMORY`. It counts nothing.
+#[no_mangle]
+pub extern "C" fn weir_window_reconfigure(
+    window: *mut weir_window,
+    size: i32,
+    window_ns: i64,
+    now: i64,
+) -> weir_status {
+    reconfigure(window, |state| {
+        let count = buckets(size, window_ns)?;
+        let window = state.get_mut().map_err(|_| WEIR_ERR_POISONED)?;
+        let held = window.size();
+        let placed = window.store().is_placed();
+        if count == held || (placed && count < held) {
+            return Ok(window.reconfigure(window_ns, now)?);
+        }
+        if placed {
+            return Err(WEIR_ERR_PLACED_TOO_SMALL);
+        }
+        let ring = Slots::grown(count, WindowTotal::default())?;
+        *window = window.reconfigure_into(ring, window_ns, now)?;
+        Ok(())
     })
 }
 

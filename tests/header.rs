@@ -78,6 +78,7 @@ const INDEX: &[Entry] = &[
                 "counts",
                 &["weir_breaker_start_counting", "weir_breaker_read_counts"],
             ),
+            ("change", &["weir_breaker_reconfigure (copies the policy)"]),
         ],
     },
     Entry {
@@ -159,6 +160,7 @@ const INDEX: &[Entry] = &[
                 "counts",
                 &["weir_window_start_counting", "weir_window_read_counts"],
             ),
+            ("change", &["weir_window_reconfigure"]),
         ],
     },
     Entry {
@@ -184,6 +186,7 @@ const INDEX: &[Entry] = &[
                 "counts",
                 &["weir_bucket_start_counting", "weir_bucket_read_counts"],
             ),
+            ("change", &["weir_bucket_reconfigure"]),
         ],
     },
     Entry {
@@ -206,6 +209,7 @@ const INDEX: &[Entry] = &[
             ),
             ("calls", &["weir_sliding_take"]),
             ("reads", &["weir_sliding_left", "weir_sliding_next"]),
+            ("change", &["weir_sliding_reconfigure"]),
             (
                 "counts",
                 &["weir_sliding_start_counting", "weir_sliding_read_counts"],
@@ -229,6 +233,7 @@ const INDEX: &[Entry] = &[
             ),
             ("calls", &["weir_period_take (weir_period_quota)"]),
             ("reads", &["weir_period_left", "weir_period_next"]),
+            ("change", &["weir_period_reconfigure"]),
             (
                 "counts",
                 &["weir_period_start_counting", "weir_period_read_counts"],
@@ -251,6 +256,7 @@ const INDEX: &[Entry] = &[
             ),
             ("calls", &["weir_gate_enter", "weir_gate_leave"]),
             ("reads", &["weir_gate_held"]),
+            ("change", &["weir_gate_reconfigure"]),
             (
                 "counts",
                 &["weir_gate_start_counting", "weir_gate_read_counts"],

@@ -1397,13 +1397,29 @@ fn gate_never_panics_and_held_stays_in_range() {
     let mut rng = Rng::new(seed(0x6a7e));
     let mut calls = 0u64;
     for _ in 0..rounds(10_000) {
-        let limit = rng.i64();
+        let mut limit = rng.i64();
         let mut gate = null_mut();
         sane(weir_gate_new(limit, &mut gate), "weir_gate_new");
         assert_eq!(weir_gate_new(limit, null_mut()), WEIR_ERR_NULL);
         let mut inside = 0i64;
+        // The most that may be inside: a lower limit keeps those in.
+        let mut most = if limit <= 0 { i64::MAX } else { limit };
         for _ in 0..50 {
-            match rng.below(3) {
+            match rng.below(4) {
+                3 => {
+                    limit = if rng.one_in(2) {
+                        rng.i64()
+                    } else {
+                        rng.below(6) as i64
+                    };
+                    sane(weir_gate_reconfigure(gate, limit), "weir_gate_reconfigure");
+                    most = if limit <= 0 {
+                        i64::MAX
+                    } else {
+                        limit.max(inside)
+                    };
+                    calls += 1;
+                }
                 0 => inside += weir_gate_enter(gate) as i64,
                 1 => {
                     weir_gate_leave(gate);
@@ -1416,12 +1432,13 @@ fn gate_never_panics_and_held_stays_in_range() {
             }
             let held = weir_gate_held(gate);
             assert_eq!(held, inside);
-            assert!(held >= 0 && (limit <= 0 || held <= limit));
+            assert!(held >= 0 && held <= most);
             calls += 2;
         }
         weir_gate_free(gate);
     }
     weir_gate_free(null_mut());
+    assert_eq!(weir_gate_reconfigure(null_mut(), 1), WEIR_ERR_NULL);
     eprintln!("gate: {calls} calls");
     assert_no_panics("gate");
 }
@@ -1448,10 +1465,44 @@ fn bucket_never_panics_and_tokens_stay_in_the_burst() {
             assert!(bucket.is_null());
             continue;
         }
-        let most = if burst <= 0.0 { rate } else { burst }.max(1.0);
+        let mut most = if burst <= 0.0 { rate } else { burst }.max(1.0);
         let mut latest = i64::MIN;
         for _ in 0..40 {
             let now = clock.tick(&mut rng);
+            // A change of rate and burst in place, to hostile numbers: it
+            // keeps at most the tokens there were, up to the new burst, and
+            // an error changes nothing.
+            if rng.one_in(8) {
+                let (rate, burst) = if rng.one_in(2) {
+                    (rng.unit() * 1e6, rng.unit() * 1e3)
+                } else {
+                    (rng.f64(), rng.f64())
+                };
+                let before = weir_bucket_tokens(bucket, now);
+                let status = sane(
+                    weir_bucket_reconfigure(bucket, rate, burst, now),
+                    "weir_bucket_reconfigure",
+                );
+                let after = weir_bucket_tokens(bucket, now);
+                calls += 1;
+                if status == WEIR_OK {
+                    most = if burst <= 0.0 { rate } else { burst }.max(1.0);
+                    assert!(
+                        after <= before.min(most) * (1.0 + 1e-12),
+                        "rate {rate} burst {burst}: a change kept {after} of {before}"
+                    );
+                    latest = latest.max(now);
+                } else {
+                    assert!(
+                        matches!(
+                            status,
+                            WEIR_ERR_NOT_FINITE | WEIR_ERR_NEGATIVE | WEIR_ERR_TOO_LARGE
+                        ),
+                        "weir_bucket_reconfigure answered {status:?}"
+                    );
+                    assert_eq!(before.to_bits(), after.to_bits(), "a refused change wrote");
+                }
+            }
             let n = if rng.one_in(2) {
                 rng.f64()
             } else {
@@ -1528,6 +1579,10 @@ fn bucket_never_panics_and_tokens_stay_in_the_burst() {
     }
     assert!(!weir_bucket_take(null(), 0, 1.0));
     assert_eq!(weir_bucket_refund(null(), 0, 0, 1.0), WEIR_ERR_NULL);
+    assert_eq!(
+        weir_bucket_reconfigure(null_mut(), 1.0, 1.0, 0),
+        WEIR_ERR_NULL
+    );
     eprintln!("bucket: {calls} calls");
     assert_no_panics("bucket");
 }
@@ -1538,7 +1593,7 @@ fn period_and_sliding_never_panic_and_left_stays_in_the_quota() {
     let mut rng = Rng::new(seed(0x9e410d));
     let mut calls = 0u64;
     for _ in 0..rounds(15_000) {
-        let quota = if rng.one_in(2) {
+        let mut quota = if rng.one_in(2) {
             1 + rng.below(20) as i64
         } else {
             rng.i64()
@@ -1551,7 +1606,7 @@ fn period_and_sliding_never_panic_and_left_stays_in_the_quota() {
             "weir_period_new",
         );
         // A sliding window reserves 8 bytes a unit of quota.
-        let sliding_quota = tame(quota, 4096, 1 << 60, &mut rng);
+        let mut sliding_quota = tame(quota, 4096, 1 << 60, &mut rng);
         let mut sliding = null_mut();
         let sliding_status = sane(
             weir_sliding_new(sliding_quota, span, &mut sliding),
@@ -1584,6 +1639,29 @@ fn period_and_sliding_never_panic_and_left_stays_in_the_quota() {
                 assert!(next >= 0, "{at}: next {next}");
                 assert!(weir_period_left(period, earlier) <= left, "{at}");
                 calls += 5;
+                // A new quota in place, to hostile numbers: the open
+                // period's count stays, and a refusal changes nothing.
+                if rng.one_in(6) {
+                    let q = if rng.one_in(2) {
+                        1 + rng.below(20) as i64
+                    } else {
+                        rng.i64()
+                    };
+                    let before = (weir_period_left(period, now), weir_period_next(period, now));
+                    let status = sane(
+                        weir_period_reconfigure(period, q, rng.duration(), rng.one_in(2)),
+                        "weir_period_reconfigure",
+                    );
+                    let after = (weir_period_left(period, now), weir_period_next(period, now));
+                    calls += 5;
+                    if status == WEIR_OK {
+                        quota = q;
+                        assert!(after.0 <= q, "{at}: {after:?} after a quota of {q}");
+                    } else {
+                        assert_eq!(status, WEIR_ERR_QUOTA);
+                        assert_eq!(before, after, "{at}: a refused change wrote");
+                    }
+                }
             }
             if sliding_status == WEIR_OK {
                 let at = format!("sliding {sliding_quota}/{span} at {now}");
@@ -1598,6 +1676,49 @@ fn period_and_sliding_never_panic_and_left_stays_in_the_quota() {
                 assert_eq!(next == 0, left > 0, "{at}: next {next}, left {left}");
                 assert!(weir_sliding_left(sliding, earlier) <= left, "{at}");
                 calls += 5;
+                // A new quota and window in place, to hostile numbers: it
+                // keeps at most the stamps counted, and a refusal changes
+                // nothing.
+                if rng.one_in(6) {
+                    let q = tame(rng.i64(), 4096, 1 << 60, &mut rng);
+                    let w = rng.duration();
+                    let before = (
+                        weir_sliding_left(sliding, now),
+                        weir_sliding_next(sliding, now),
+                    );
+                    let status = sane(
+                        weir_sliding_reconfigure(sliding, q, w),
+                        "weir_sliding_reconfigure",
+                    );
+                    let after = (
+                        weir_sliding_left(sliding, now),
+                        weir_sliding_next(sliding, now),
+                    );
+                    calls += 5;
+                    if status == WEIR_OK {
+                        assert!(
+                            q > 0 && w > 0 && (0..=q).contains(&after.0),
+                            "{at}: {after:?}"
+                        );
+                        assert!(
+                            q - after.0 <= sliding_quota - before.0,
+                            "{at}: a change added stamps"
+                        );
+                        sliding_quota = q;
+                    } else {
+                        assert!(
+                            matches!(
+                                status,
+                                WEIR_ERR_QUOTA
+                                    | WEIR_ERR_SLIDING_WINDOW
+                                    | WEIR_ERR_TOO_LARGE
+                                    | WEIR_ERR_NO_MEMORY
+                            ),
+                            "{at}: weir_sliding_reconfigure answered {status:?}"
+                        );
+                        assert_eq!(before, after, "{at}: a refused change wrote");
+                    }
+                }
             }
         }
         weir_period_free(period);
@@ -1605,12 +1726,18 @@ fn period_and_sliding_never_panic_and_left_stays_in_the_quota() {
     }
     assert_eq!(weir_period_left(null(), 0), 0);
     assert_eq!(weir_sliding_left(null(), 0), 0);
+    assert_eq!(weir_sliding_reconfigure(null_mut(), 1, 1), WEIR_ERR_NULL);
+    assert_eq!(
+        weir_period_reconfigure(null_mut(), 1, 1, false),
+        WEIR_ERR_NULL
+    );
     eprintln!("period+sliding: {calls} calls");
     assert_no_panics("period/sliding");
 }
 
 #[test]
 fn window_never_panics_and_counts_stay_sane() {
+    assert_eq!(weir_window_reconfigure(null_mut(), 1, 1, 0), WEIR_ERR_NULL);
     count_panics();
     let mut rng = Rng::new(seed(0x3170));
     let mut calls = 0u64;
@@ -1632,13 +1759,44 @@ fn window_never_panics_and_counts_stay_sane() {
         if status != WEIR_OK {
             continue;
         }
-        let buckets = weir_window_size(window);
+        let mut buckets = weir_window_size(window);
         assert!(buckets >= 1 && buckets >= size.min(1));
         assert!(weir_window_width(window) >= 1);
         let mut out = vec![weir_window_total::default(); 70];
         for _ in 0..40 {
             let now = clock.tick(&mut rng);
             assert_eq!(weir_window_add(window, now, rng.i64()), WEIR_OK);
+            // A new size and span in place, hostile or not: the total at
+            // `now` reads the same after it, and a refusal changes nothing.
+            if rng.one_in(8) {
+                let size = if rng.one_in(2) {
+                    rng.below(64) as i32
+                } else {
+                    rng.i32()
+                };
+                let span = rng.duration();
+                let read = |window| {
+                    let mut total = weir_window_total::default();
+                    assert_eq!(
+                        weir_window_read_total(window, now, true, &mut total),
+                        WEIR_OK
+                    );
+                    (total, weir_window_size(window), weir_window_width(window))
+                };
+                let before = read(window);
+                let status = sane(
+                    weir_window_reconfigure(window, size, span, now),
+                    "weir_window_reconfigure",
+                );
+                let after = read(window);
+                calls += 1;
+                if status == WEIR_OK {
+                    assert_eq!(before.0, after.0, "a change at {now} lost values");
+                    buckets = after.1;
+                } else {
+                    assert_eq!(before, after, "a refused change wrote");
+                }
+            }
             // NULL and misaligned outs, a huge cap with nowhere to write.
             assert_eq!(
                 weir_window_read_buckets(window, now, true, null_mut(), usize::MAX),
@@ -1727,6 +1885,13 @@ fn hostile_breaker_policy(rng: &mut Rng) -> weir_breaker_policy {
     policy
 }
 
+/// A breaker's tally at `now`, as a tuple to compare.
+fn read_tally(breaker: *const weir_breaker, now: i64) -> (i64, i64, i64, i64) {
+    let mut t = weir_breaker_tally::default();
+    assert_eq!(weir_breaker_read_tally(breaker, now, &mut t), WEIR_OK);
+    (t.total, t.success, t.failure, t.drop)
+}
+
 #[test]
 fn breaker_never_panics_and_ratio_stays_a_fraction() {
     count_panics();
@@ -1751,8 +1916,36 @@ fn breaker_never_panics_and_ratio_stays_a_fraction() {
         // tickets count, each once.
         let mut tickets: Vec<weir_breaker_ticket> = Vec::new();
         let (mut allowed, mut settled) = (0i64, 0i64);
+        let mut cap = if ptr.is_null() {
+            1.0
+        } else {
+            policy.max_rejection_probability
+        };
         for _ in 0..50 {
             let now = clock.tick(&mut rng);
+            // A new policy in place, hostile or not: the tickets in flight
+            // still settle (below), and a refusal changes nothing.
+            if rng.one_in(10) {
+                let next = hostile_breaker_policy(&mut rng);
+                let before = (
+                    weir_breaker_ratio(breaker, now).to_bits(),
+                    read_tally(breaker, now),
+                );
+                let status = sane(
+                    weir_breaker_reconfigure(breaker, &next),
+                    "weir_breaker_reconfigure",
+                );
+                calls += 1;
+                if status == WEIR_OK {
+                    cap = next.max_rejection_probability;
+                } else {
+                    let after = (
+                        weir_breaker_ratio(breaker, now).to_bits(),
+                        read_tally(breaker, now),
+                    );
+                    assert_eq!(before, after, "a refused change wrote");
+                }
+            }
             match rng.below(5) {
                 0 | 1 => {
                     let mut ticket = weir_breaker_ticket::default();
@@ -1799,11 +1992,6 @@ fn breaker_never_panics_and_ratio_stays_a_fraction() {
             }
             assert!(settled <= allowed);
             let ratio = weir_breaker_ratio(breaker, now);
-            let cap = if ptr.is_null() {
-                1.0
-            } else {
-                policy.max_rejection_probability
-            };
             assert!(
                 (0.0..=cap).contains(&ratio),
                 "{policy:?} at {now}: ratio {ratio}"

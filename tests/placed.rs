@@ -142,8 +142,49 @@ fn a_placed_breaker_answers_as_its_heap_twin() {
             );
             let mut rng = Rng((seed * 0x9e37_79b9) | 1);
             let mut now = 0;
-            for _ in 0..4_000 {
+            for i in 0..4_000 {
                 now = rng.step(now);
+                // A new policy of the same size (and window) answers as the
+                // heap twin's; a larger size is refused by the placed one,
+                // changing nothing, and a smaller one is held to its size.
+                if i % 700 == 699 {
+                    let protection = rng.below(20) as f64;
+                    let same = weir_breaker_policy {
+                        protection,
+                        ..policy
+                    };
+                    assert_eq!(weir_breaker_reconfigure(heap, &same), WEIR_OK);
+                    assert_eq!(weir_breaker_reconfigure(placed, &same), WEIR_OK);
+                    let larger = weir_breaker_policy {
+                        size: size + 1,
+                        ..same
+                    };
+                    assert_eq!(
+                        weir_breaker_reconfigure(placed, &larger),
+                        WEIR_ERR_PLACED_TOO_SMALL
+                    );
+                    if size > 1 {
+                        let mut other = null_mut();
+                        assert_eq!(weir_breaker_new(&policy, 0, &mut other), WEIR_OK);
+                        let mut arena = Arena::new(place.0);
+                        let mut small = null_mut();
+                        let mem = arena.at(0);
+                        assert_eq!(
+                            weir_breaker_init_in(mem, place.0, &policy, 0, &mut small),
+                            WEIR_OK
+                        );
+                        let smaller = weir_breaker_policy { size: 1, ..same };
+                        assert_eq!(weir_breaker_reconfigure(small, &smaller), WEIR_OK);
+                        assert_eq!(weir_breaker_reconfigure(other, &same), WEIR_OK);
+                        assert_eq!(
+                            weir_breaker_ratio(small, now).to_bits(),
+                            weir_breaker_ratio(other, now).to_bits()
+                        );
+                        weir_breaker_free(other);
+                        weir_breaker_free(small);
+                        assert!(arena.guard_intact());
+                    }
+                }
                 let roll = rng.roll();
                 let (mut a, mut b) = (
                     weir_breaker_ticket::default(),
@@ -309,8 +350,19 @@ fn a_placed_window_and_sliding_window_answer_as_their_heap_twins() {
         );
         let mut rng = Rng(u64::from(size as u32) * 77 + 1);
         let mut now = 0;
-        for _ in 0..4_000 {
+        for i in 0..4_000 {
             now = rng.step(now);
+            // A new span of the same size answers as the heap twin's; a
+            // larger size is refused by the placed window, changing nothing.
+            if i % 500 == 499 {
+                let span = 1_000_000_000 + rng.below(3) as i64 * 500_000_000;
+                assert_eq!(weir_window_reconfigure(heap, size, span, now), WEIR_OK);
+                assert_eq!(weir_window_reconfigure(placed, size, span, now), WEIR_OK);
+                assert_eq!(
+                    weir_window_reconfigure(placed, size + 1, span, now),
+                    WEIR_ERR_PLACED_TOO_SMALL
+                );
+            }
             let value = rng.below(1_000) as i64;
             assert_eq!(
                 weir_window_add(heap, now, value),
@@ -345,8 +397,28 @@ fn a_placed_window_and_sliding_window_answer_as_their_heap_twins() {
         );
         let mut rng = Rng(quota as u64 * 31 + 1);
         let mut now = 0;
-        for _ in 0..4_000 {
+        for i in 0..4_000 {
             now = rng.step(now) / 100;
+            // A change within the placed memory answers as the heap twin's;
+            // one past it is refused, changing nothing, while the heap
+            // window grows.
+            if i % 500 == 499 {
+                let q = 1 + rng.below(quota as u64 + 2) as i64;
+                let heap_status = weir_sliding_reconfigure(heap, q, 1_000_000_000);
+                let placed_status = weir_sliding_reconfigure(placed, q, 1_000_000_000);
+                assert_eq!(heap_status, WEIR_OK);
+                if q <= quota {
+                    assert_eq!(placed_status, WEIR_OK);
+                } else {
+                    assert_eq!(placed_status, WEIR_ERR_PLACED_TOO_SMALL);
+                    assert_eq!(
+                        weir_sliding_reconfigure(heap, quota, 1_000_000_000),
+                        WEIR_OK
+                    );
+                    let last = weir_sliding_reconfigure(placed, quota, 1_000_000_000);
+                    assert_eq!(last, WEIR_OK);
+                }
+            }
             assert_eq!(weir_sliding_take(heap, now), weir_sliding_take(placed, now));
             assert_eq!(weir_sliding_left(heap, now), weir_sliding_left(placed, now));
             assert_eq!(weir_sliding_next(heap, now), weir_sliding_next(placed, now));

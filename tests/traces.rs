@@ -1157,6 +1157,10 @@ impl Bucket {
         let s = weir_bucket_refund(self.0, now, at, n);
         t.call("bucket_refund", &[I(now), I(at), F(n)], &[S(s)]);
     }
+    fn reconfigure(&mut self, t: &mut Trace, rate: f64, burst: f64, now: i64) {
+        let s = weir_bucket_reconfigure(self.0, rate, burst, now);
+        t.call("bucket_reconfigure", &[F(rate), F(burst), I(now)], &[S(s)]);
+    }
     fn read(&mut self, t: &mut Trace, now: i64, n: f64) {
         let x = weir_bucket_next(self.0, now, n);
         t.call("bucket_next", &[I(now), F(n)], &[I(x)]);
@@ -1218,6 +1222,64 @@ fn bucket_traces(out: &mut Vec<Trace>) {
     b.make(&mut t, 1e9, 1e9, MAX);
     b.take(&mut t, MAX, 1e9);
     b.read(&mut t, MAX, 1.0);
+    out.push(t);
+
+    let mut t = Trace::new(
+        "bucket-reconfigure.trace",
+        "bucket",
+        "A bucket's rate and burst changed in place: the tokens it holds kept\n\
+         up to the new burst, refused changes that change nothing, refunds\n\
+         and time going backwards across a change.",
+    );
+    b.make(&mut t, 10.0, 5.0, 0);
+    for now in [0, 0, 0] {
+        b.take(&mut t, now, 1.0);
+    }
+    b.read(&mut t, 0, 1.0);
+    t.note("refused changes: nothing changes");
+    for r in BAD_F {
+        b.reconfigure(&mut t, r, 5.0, 0);
+        b.reconfigure(&mut t, 10.0, r, 0);
+    }
+    b.reconfigure(&mut t, 1e-300, 1e300, 0);
+    b.read(&mut t, 0, 1.0);
+    t.note("a smaller burst: the tokens kept up to it");
+    b.reconfigure(&mut t, 10.0, 1.0, 50_000_000);
+    b.read(&mut t, 50_000_000, 1.0);
+    b.take(&mut t, 50_000_000, 1.0);
+    b.take(&mut t, 50_000_000, 1.0);
+    b.read(&mut t, 50_000_000, 1.0);
+    t.note("a larger burst and a faster rate: it fills from what was there");
+    b.reconfigure(&mut t, 1000.0, 100.0, 60_000_000);
+    b.read(&mut t, 60_000_000, 1.0);
+    b.read(&mut t, 70_000_000, 50.0);
+    b.take(&mut t, 70_000_000, 10.0);
+    b.refund(&mut t, 70_000_000, 70_000_000, 10.0);
+    b.refund(&mut t, 70_000_000, 50_000_000, 1.0);
+    t.note("time going backwards across a change");
+    b.take(&mut t, 10_000_000, 1.0);
+    b.read(&mut t, 10_000_000, 1.0);
+    t.note("to a bucket that never refills, a fine tick, and back");
+    b.reconfigure(&mut t, 0.0, 3.0, 80_000_000);
+    b.read(&mut t, 80_000_000, 1.0);
+    b.reconfigure(&mut t, 1e9, 1e6, 90_000_000);
+    b.read(&mut t, 90_000_000, 1.0);
+    b.take(&mut t, 90_000_000, 3.0);
+    b.reconfigure(&mut t, 3.3, 7.0, MAX);
+    b.read(&mut t, MAX, 1.0);
+    let mut rng = Rng(36);
+    let mut now = 100_000_000;
+    for i in 0..400 {
+        if i % 40 == 39 {
+            let rate = [10.0, 0.5, 1e6, 3.3, 0.0][rng.below(5) as usize];
+            b.reconfigure(&mut t, rate, rng.below(20) as f64, now);
+        }
+        now = rng.step(now, 50_000_000);
+        match rng.below(4) {
+            0 => b.read(&mut t, now, 1.0 + rng.below(3) as f64),
+            _ => b.take(&mut t, now, [1.0, 0.5, 2.0][rng.below(3) as usize]),
+        }
+    }
     out.push(t);
 
     let mut t = Trace::new(
@@ -1344,9 +1406,66 @@ fn window_traces(out: &mut Vec<Trace>) {
             add(&mut t2, w, now, rng.below(1000) as i64 - 100);
         }
     }
-    weir_window_free(w);
     out.push(t);
     out.push(t2);
+
+    let mut t = Trace::new(
+        "window-reconfigure.trace",
+        "window",
+        "A rolling window's size and span changed in place: nothing changes\n\
+         when the buckets keep their layout; otherwise the total at the\n\
+         change in one bucket, leaving together; refused changes that change\n\
+         nothing; then seeded random calls.",
+    );
+    let change = |t: &mut Trace, w: *mut weir_window, size: i32, width: i64, now: i64| {
+        let s = weir_window_reconfigure(w, size, width, now);
+        t.call(
+            "window_reconfigure",
+            &[I(size.into()), I(width), I(now)],
+            &[S(s)],
+        );
+    };
+    new(&mut t, &mut w, 4, 4000, 0);
+    for (now, v) in [(0, 1), (1500, 2), (2500, 4), (3900, 8)] {
+        add(&mut t, w, now, v);
+    }
+    read(&mut t, w, 3900);
+    for (size, width) in [(4, 0), (4, -1), (i32::MAX, 4000)] {
+        change(&mut t, w, size, width, 3900);
+        read(&mut t, w, 3900);
+    }
+    change(&mut t, w, 4, 4003, 3900);
+    read(&mut t, w, 3900);
+    change(&mut t, w, 4, 8000, 3900);
+    for now in [3900, 5000, 11_899, 11_900] {
+        read(&mut t, w, now);
+    }
+    change(&mut t, w, 2, 1000, 12_000);
+    add(&mut t, w, 12_100, 16);
+    read(&mut t, w, 12_100);
+    change(&mut t, w, 0, 500, 12_200);
+    read(&mut t, w, 12_200);
+    read(&mut t, w, 100);
+    let mut now = 20_000;
+    for i in 0..600 {
+        if i % 60 == 59 {
+            change(
+                &mut t,
+                w,
+                1 + rng.below(8) as i32,
+                1_000_000 * (1 + rng.below(100) as i64),
+                now,
+            );
+        }
+        now = rng.step(now, 2_000_000);
+        if rng.below(4) == 0 {
+            read(&mut t, w, now);
+        } else {
+            add(&mut t, w, now, rng.below(1000) as i64 - 100);
+        }
+    }
+    weir_window_free(w);
+    out.push(t);
 }
 
 fn sliding_traces(out: &mut Vec<Trace>) {
@@ -1393,6 +1512,56 @@ fn sliding_traces(out: &mut Vec<Trace>) {
     new(&mut t, &mut h, 10, 100_000_000);
     let mut now = 0;
     for _ in 0..1500 {
+        now = rng.step(now, 10_000_000);
+        all(&mut t, h, now, rng.below(4) != 0);
+    }
+    out.push(t);
+
+    let mut t = Trace::new(
+        "sliding-reconfigure.trace",
+        "sliding",
+        "A sliding window's quota and window changed in place: the newest\n\
+         stamps it counts kept, judged by the new window; refused changes\n\
+         that change nothing; a ring that grows; then seeded random calls.",
+    );
+    let change = |t: &mut Trace, h: *mut weir_sliding, q: i64, w: i64| {
+        let s = weir_sliding_reconfigure(h, q, w);
+        t.call("sliding_reconfigure", &[I(q), I(w)], &[S(s)]);
+    };
+    new(&mut t, &mut h, 4, 1000);
+    for now in [0, 100, 200, 300] {
+        all(&mut t, h, now, true);
+    }
+    for (q, w) in [(0, 1000), (-1, 1000), (2, 0), (MAX, 1000)] {
+        change(&mut t, h, q, w);
+        all(&mut t, h, 300, false);
+    }
+    change(&mut t, h, 2, 1000);
+    for now in [300, 1100, 1150, 1200, 1250] {
+        all(&mut t, h, now, true);
+    }
+    t.note("a longer window and a larger quota (the ring grows)");
+    change(&mut t, h, 6, 5000);
+    for now in [1300, 1300, 1300, 1300, 1300, 1400, 6200, 6250] {
+        all(&mut t, h, now, true);
+    }
+    t.note("events fallen out of the old window stay gone");
+    change(&mut t, h, 3, 10);
+    all(&mut t, h, 7000, true);
+    change(&mut t, h, 3, 100_000);
+    for now in [7000, 7001, 7002, 7003, 100] {
+        all(&mut t, h, now, true);
+    }
+    let mut rng = Rng(36);
+    for i in 0..600 {
+        if i % 60 == 59 {
+            change(
+                &mut t,
+                h,
+                1 + rng.below(12) as i64,
+                1 + rng.below(200_000_000) as i64,
+            );
+        }
         now = rng.step(now, 10_000_000);
         all(&mut t, h, now, rng.below(4) != 0);
     }
@@ -1460,6 +1629,44 @@ fn period_traces(out: &mut Vec<Trace>) {
             all(&mut t, h, now, rng.below(4) != 0);
         }
     }
+    t.note("reconfigured in place: the open period keeps its end and count");
+    for align in [false, true] {
+        new(&mut t, &mut h, 3, 1000, align);
+        for now in [1500, 1500, 1600] {
+            all(&mut t, h, now, true);
+        }
+        for (q, p, a, now) in [
+            (0, 1000, align, 1650),
+            (-1, 1000, align, 1650),
+            (2, 1000, align, 1700),
+            (5, 300, !align, 1800),
+        ] {
+            let s = weir_period_reconfigure(h, q, p, a);
+            t.call("period_reconfigure", &[I(q), I(p), B(a)], &[S(s)]);
+            for _ in 0..3 {
+                all(&mut t, h, now, true);
+            }
+        }
+        for now in [2400, 2500, 2600, 2700, 100] {
+            all(&mut t, h, now, true);
+        }
+    }
+    let mut rng = Rng(36);
+    new(&mut t, &mut h, 7, 60_000_000, false);
+    let mut now = 0;
+    for i in 0..400 {
+        if i % 50 == 49 {
+            let (q, p, a) = (
+                1 + rng.below(9) as i64,
+                1 + rng.below(100_000_000) as i64,
+                rng.below(2) == 0,
+            );
+            let s = weir_period_reconfigure(h, q, p, a);
+            t.call("period_reconfigure", &[I(q), I(p), B(a)], &[S(s)]);
+        }
+        now = rng.step(now, 5_000_000);
+        all(&mut t, h, now, rng.below(4) != 0);
+    }
     weir_period_free(h);
     out.push(t);
 }
@@ -1505,6 +1712,37 @@ fn gate_traces(out: &mut Vec<Trace>) {
             enter(&mut t, h);
         } else {
             leave(&mut t, h);
+        }
+    }
+    t.note("reconfigured in place: the calls inside kept");
+    let change = |t: &mut Trace, h: *mut weir_gate, l: i64| {
+        let s = weir_gate_reconfigure(h, l);
+        t.call("gate_reconfigure", &[I(l)], &[S(s)]);
+    };
+    new(&mut t, &mut h, 4);
+    for _ in 0..4 {
+        enter(&mut t, h);
+    }
+    change(&mut t, h, 2);
+    enter(&mut t, h);
+    for _ in 0..2 {
+        leave(&mut t, h);
+        enter(&mut t, h);
+    }
+    leave(&mut t, h);
+    leave(&mut t, h);
+    enter(&mut t, h);
+    for l in [0, -1, 6] {
+        change(&mut t, h, l);
+        for _ in 0..3 {
+            enter(&mut t, h);
+        }
+    }
+    for _ in 0..300 {
+        match rng.below(9) {
+            0 => change(&mut t, h, rng.below(8) as i64 - 1),
+            1..=4 => enter(&mut t, h),
+            _ => leave(&mut t, h),
         }
     }
     weir_gate_free(h);
@@ -2295,6 +2533,123 @@ fn breaker_traces(out: &mut Vec<Trace>) {
         if rng.below(3) != 0 || open.is_empty() {
             let roll = rng.unit();
             if allow(&mut t, &mut slots, h, now, roll) {
+                open.push(slots.0.len() - 1);
+            }
+        } else {
+            let k = open.swap_remove(rng.below(open.len() as u64) as usize);
+            let pass = rng.unit() >= fail_rate;
+            end(&mut t, &mut slots, h, k, now, pass);
+        }
+        if rng.below(10) == 0 {
+            read(&mut t, h, now);
+        }
+    }
+    out.push(t);
+
+    let mut t = Trace::new(
+        "breaker-reconfigure.trace",
+        "breaker",
+        "A breaker's policy changed in place: the window kept when its buckets\n\
+         keep their layout, resampled into one bucket otherwise, a new size,\n\
+         tickets in flight settling across the change, refused policies that\n\
+         change nothing; then seeded random calls.",
+    );
+    let change = |t: &mut Trace, h: *mut weir_breaker, p: weir_breaker_policy| {
+        let s = weir_breaker_reconfigure(h, &p);
+        t.call(
+            "breaker_reconfigure",
+            &[
+                F(p.k),
+                F(p.floor),
+                F(p.protection),
+                I(p.probe_ns),
+                I(p.size.into()),
+                I(p.skip_refusals.into()),
+                I(p.window_ns),
+                F(p.max_rejection_probability),
+                F(p.rps_threshold),
+                F(p.aggression),
+            ],
+            &[S(s)],
+        );
+    };
+    let mut slots = Slots::<weir_breaker_ticket>(Vec::new());
+    new(&mut t, &mut h, p, 0);
+    let mut now = 0;
+    let mut rng = Rng(36);
+    let mut open: Vec<usize> = Vec::new();
+    t.note("failures open it; some tickets stay in flight");
+    for i in 0..300 {
+        now += 10_000_000;
+        if allow(&mut t, &mut slots, h, now, rng.unit()) {
+            let k = slots.0.len() - 1;
+            if i % 7 == 0 {
+                open.push(k);
+            } else {
+                end(&mut t, &mut slots, h, k, now + 1_000, false);
+            }
+        }
+    }
+    read(&mut t, h, now);
+    t.note("refused policies change nothing");
+    for q in [
+        weir_breaker_policy { floor: 0.5, ..p },
+        weir_breaker_policy { window_ns: 0, ..p },
+        weir_breaker_policy { size: 1 << 21, ..p },
+    ] {
+        change(&mut t, h, q);
+    }
+    read(&mut t, h, now);
+    t.note("the same layout: the window kept, read by the new formula");
+    change(
+        &mut t,
+        h,
+        weir_breaker_policy {
+            protection: 200.0,
+            ..p
+        },
+    );
+    read(&mut t, h, now);
+    change(&mut t, h, p);
+    read(&mut t, h, now);
+    t.note("another layout: the sums in one bucket, aging out together");
+    change(
+        &mut t,
+        h,
+        weir_breaker_policy {
+            window_ns: 20_000_000_000,
+            ..p
+        },
+    );
+    read(&mut t, h, now);
+    read(&mut t, h, now + 19_000_000_000);
+    read(&mut t, h, now + 20_000_000_000);
+    t.note("another size; the tickets in flight settle");
+    change(&mut t, h, weir_breaker_policy { size: 7, ..p });
+    read(&mut t, h, now);
+    for k in open.drain(..) {
+        end(&mut t, &mut slots, h, k, now, true);
+    }
+    read(&mut t, h, now);
+    t.note("seeded random calls and changes");
+    let mut fail_rate = 0.3;
+    for i in 0..1500 {
+        if i % 150 == 149 {
+            let q = weir_breaker_policy {
+                k: 1.1 + rng.unit(),
+                protection: (rng.below(20)) as f64,
+                size: 1 + rng.below(60) as i32,
+                window_ns: 1_000_000_000 * (1 + rng.below(20) as i64),
+                skip_refusals: rng.below(2) as i32,
+                aggression: 0.5 + rng.unit() * 2.0,
+                ..p
+            };
+            change(&mut t, h, q);
+            fail_rate = rng.unit();
+        }
+        now = rng.step(now, 3_000_000);
+        if rng.below(3) != 0 || open.is_empty() {
+            if allow(&mut t, &mut slots, h, now, rng.unit()) {
                 open.push(slots.0.len() - 1);
             }
         } else {

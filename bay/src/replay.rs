@@ -366,6 +366,24 @@ pub extern "C" fn bay_sliding_next(now: i64) -> usize {
     })])
 }
 
+/// `sliding_reconfigure`: status (1, NULL, with no window held). The ring
+/// grows as a heap handle's does.
+#[no_mangle]
+pub extern "C" fn bay_sliding_reconfigure(quota: i64, window_ns: i64) -> usize {
+    let status = with(|h| {
+        h.sliding.as_mut().map_or(1, |s| {
+            let grown = match usize::try_from(quota) {
+                Ok(size) if size > s.capacity() && window_ns > 0 && size < 1 << 24 => s
+                    .reconfigure_into(vec![0; size], window_ns)
+                    .map(|grown| *s = grown),
+                _ => s.reconfigure(quota, window_ns),
+            };
+            grown.map_or_else(|e| code_status(e.code()), |()| 0)
+        })
+    });
+    answer(&[status])
+}
+
 /// `period_new`: status.
 #[no_mangle]
 pub extern "C" fn bay_period_new(quota: i64, period_ns: i64, align: i64) -> usize {
@@ -402,6 +420,18 @@ pub extern "C" fn bay_period_next(now: i64) -> usize {
     })])
 }
 
+/// `period_reconfigure`: status (1, NULL, with no counter held).
+#[no_mangle]
+pub extern "C" fn bay_period_reconfigure(quota: i64, period_ns: i64, align: i64) -> usize {
+    let status = with(|h| {
+        h.period.as_mut().map_or(1, |p| {
+            p.reconfigure(quota, period_ns, align != 0)
+                .map_or_else(|e| code_status(e.code()), |()| 0)
+        })
+    });
+    answer(&[status])
+}
+
 /// `gate_new`: status (a gate takes any limit).
 #[no_mangle]
 pub extern "C" fn bay_gate_new(limit: i64) -> usize {
@@ -426,6 +456,18 @@ pub extern "C" fn bay_gate_leave() -> usize {
 #[no_mangle]
 pub extern "C" fn bay_gate_held() -> usize {
     answer(&[with(|h| h.gate.as_ref().map_or(0, Gate::held))])
+}
+
+/// `gate_reconfigure`: status (1, NULL, with no gate held).
+#[no_mangle]
+pub extern "C" fn bay_gate_reconfigure(limit: i64) -> usize {
+    let status = with(|h| {
+        h.gate.as_mut().map_or(1, |g| {
+            g.reconfigure(limit);
+            0
+        })
+    });
+    answer(&[status])
 }
 
 // Deadlines: a held value.
@@ -521,6 +563,18 @@ pub extern "C" fn bay_bucket_next(now: i64, n: i64) -> usize {
 pub extern "C" fn bay_bucket_tokens(now: i64) -> usize {
     let tokens = with(|h| h.bucket.as_ref().map_or(0.0, |b| b.tokens(now)));
     answer(&[tokens.to_bits() as i64])
+}
+
+/// `bucket_reconfigure`: status (1, NULL, with no bucket held).
+#[no_mangle]
+pub extern "C" fn bay_bucket_reconfigure(rate: i64, burst: i64, now: i64) -> usize {
+    let status = with(|h| {
+        h.bucket.as_mut().map_or(1, |b| {
+            b.reconfigure(f64_of(rate), f64_of(burst), now)
+                .map_or_else(|e| code_status(e.code()), |()| 0)
+        })
+    });
+    answer(&[status])
 }
 
 // The limiter: a held value.

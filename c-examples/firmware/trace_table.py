@@ -55,6 +55,8 @@ OPS = [
     ("pool_unmade", 0), ("pool_give", 2), ("pool_drop", 1), ("pool_evict", 2), ("pool_close", 1),
     ("pool_mark_old", 0), ("pool_make_ahead", 0), ("pool_live", 0), ("pool_idle", 0),
     ("pool_busy", 0), ("pool_next_expiry", 1), ("pool_read_stats", 0),
+    ("bucket_reconfigure", 3), ("window_reconfigure", 3), ("sliding_reconfigure", 2),
+    ("period_reconfigure", 3), ("gate_reconfigure", 1), ("breaker_reconfigure", 10),
 ]
 CODE = {name: i for i, (name, _) in enumerate(OPS)}
 ARITY = dict(OPS)

@@ -12,7 +12,9 @@
  * arena cannot hold (a breaker of 2^20 buckets: 32 MiB) answers
  * WEIR_ERR_PLACED_TOO_SMALL where the heap said 0; the runner then skips
  * that handle's calls up to the trace's next constructor and prints how
- * many it skipped. Ticket slots live in a ring (trace_table.py checks that
+ * many it skipped; so too after a reconfiguration that would grow a placed
+ * handle beyond its memory (WEIR_ERR_PLACED_TOO_SMALL where the heap handle
+ * grew). Ticket slots live in a ring (trace_table.py checks that
  * no trace settles a ticket whose entry was reused). */
 #include <stdbool.h>
 #include <stddef.h>
@@ -114,6 +116,18 @@ static bool laid(enum kind kind, weir_status status, void *made, uint64_t want) 
     placed.kind = status == WEIR_OK ? kind : NONE;
     placed.handle = status == WEIR_OK ? made : NULL;
     placed.unplaced = NONE;
+    if (status == WEIR_ERR_PLACED_TOO_SMALL && want == 0) {
+        placed.unplaced = kind;
+        placed.skipped++;
+        return true;
+    }
+    return false;
+}
+
+/* After a reconfiguration of the held `kind` answered `status`: true when
+ * it is to be skipped, the heap handle having grown (`want` is 0) where the
+ * placed one cannot. */
+static bool grew(enum kind kind, weir_status status, uint64_t want) {
     if (status == WEIR_ERR_PLACED_TOO_SMALL && want == 0) {
         placed.unplaced = kind;
         placed.skipped++;
@@ -466,6 +480,48 @@ static uint32_t run_handle(const trace_call *call, const uint64_t *a, const uint
         got[6] = U((int64_t)t.hot);
         return 7;
     }
+    case OP_bucket_reconfigure:
+        SKIP_UNPLACED(BUCKET);
+        st = weir_bucket_reconfigure(H(BUCKET, weir_bucket), as_double(a[0]), as_double(a[1]), I64(a[2]));
+        goto reconfigured;
+    case OP_window_reconfigure:
+        SKIP_UNPLACED(WINDOW);
+        st = weir_window_reconfigure(H(WINDOW, weir_window), (int32_t)I64(a[0]), I64(a[1]), I64(a[2]));
+        if (grew(WINDOW, st, want[0])) return SKIPPED;
+        goto reconfigured;
+    case OP_sliding_reconfigure:
+        SKIP_UNPLACED(SLIDING);
+        st = weir_sliding_reconfigure(H(SLIDING, weir_sliding), I64(a[0]), I64(a[1]));
+        if (grew(SLIDING, st, want[0])) return SKIPPED;
+        goto reconfigured;
+    case OP_period_reconfigure:
+        SKIP_UNPLACED(PERIOD);
+        st = weir_period_reconfigure(H(PERIOD, weir_period), I64(a[0]), I64(a[1]), a[2] != 0);
+        goto reconfigured;
+    case OP_gate_reconfigure:
+        SKIP_UNPLACED(GATE);
+        st = weir_gate_reconfigure(H(GATE, weir_gate), I64(a[0]));
+        goto reconfigured;
+    case OP_breaker_reconfigure: {
+        SKIP_UNPLACED(BREAKER);
+        weir_breaker_policy p;
+        __builtin_memset(&p, 0, sizeof p);
+        p.k = as_double(a[0]);
+        p.floor = as_double(a[1]);
+        p.protection = as_double(a[2]);
+        p.probe_ns = I64(a[3]);
+        p.size = (int32_t)I64(a[4]);
+        p.skip_refusals = (int32_t)I64(a[5]);
+        p.window_ns = I64(a[6]);
+        p.max_rejection_probability = as_double(a[7]);
+        p.rps_threshold = as_double(a[8]);
+        p.aggression = as_double(a[9]);
+        st = weir_breaker_reconfigure(H(BREAKER, weir_breaker), &p);
+        if (grew(BREAKER, st, want[0])) return SKIPPED;
+    }
+    reconfigured:
+        got[0] = U(st);
+        return 1;
     case OP_pool_new: {
         weir_pool_policy p;
         __builtin_memset(&p, 0, sizeof p);
@@ -768,9 +824,9 @@ static bool replay(const trace_file *file) {
     if (placed.skipped != 0) {
         board_print(", ");
         print_u64(placed.skipped);
-        board_print(" skipped: a handle larger than this board's arena of ");
+        board_print(" skipped: a handle larger than its memory (this board's arena of ");
         print_u64(TRACE_ARENA_BYTES);
-        board_print(" bytes");
+        board_print(" bytes, or a placed handle's own)");
     }
     board_print(")\n");
     return true;

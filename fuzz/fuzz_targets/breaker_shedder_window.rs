@@ -54,8 +54,9 @@ fn span(input: &mut Input) -> i64 {
 // ---------------------------------------------------------------------------
 // The breaker.
 
-fn breaker(input: &mut Input) {
-    let mut policy = weir_breaker_policy_preset();
+/// Changes up to four fields of a breaker policy: in range mostly, now and
+/// then anything.
+fn vary_breaker_policy(policy: &mut weir_breaker_policy, input: &mut Input) {
     for _ in 0..input.below(5) {
         match input.u8() % 12 {
             0 => policy.k = 1.0 + input.unit() * 3.0,
@@ -103,6 +104,11 @@ fn breaker(input: &mut Input) {
             _ => policy.skip_refusals = input.u32() as i32,
         }
     }
+}
+
+fn breaker(input: &mut Input) {
+    let mut policy = weir_breaker_policy_preset();
+    vary_breaker_policy(&mut policy, input);
     let mut clock = Clock::new(input);
     let mut handle = null_mut();
     let status = weir_breaker_new(&policy, clock.now, &mut handle);
@@ -129,6 +135,20 @@ fn breaker(input: &mut Input) {
             0 => 1 + input.below(FLOOD),
             _ => 1,
         };
+        // A new policy in place now and then: a refusal changes nothing;
+        // the tickets in flight still settle (the calls below).
+        if input.one_in(16) {
+            let mut next = policy;
+            vary_breaker_policy(&mut next, input);
+            let (ratio, before) = (weir_breaker_ratio(breaker, at), tally(breaker, at));
+            let status = weir_breaker_reconfigure(handle, &next);
+            if status == WEIR_OK {
+                policy = next;
+            } else {
+                assert_eq!(weir_breaker_ratio(breaker, at).to_bits(), ratio.to_bits());
+                assert_eq!(tally(breaker, at), before, "a refused change wrote");
+            }
+        }
         let op = input.u8() % 8;
         let roll = if input.one_in(4) {
             input.f64()
@@ -520,6 +540,23 @@ fn window(input: &mut Input) {
                 assert_eq!(weir_window_read_buckets(window, now, current, null_mut(), 4), 0);
             }
         }
+    }
+    // A new size and span in place: the total at the change reads the same
+    // after it (everything in one bucket when the layout changes), and a
+    // refusal changes nothing.
+    let (size2, span2) = (self::size(input), self::span(input));
+    let read = || {
+        let mut total = weir_window_total::default();
+        assert_eq!(weir_window_read_total(window, clock.now, true, &mut total), WEIR_OK);
+        (total, weir_window_size(window), weir_window_width(window))
+    };
+    let before = read();
+    let status = weir_window_reconfigure(handle, size2, span2, clock.now);
+    let after = read();
+    if status == WEIR_OK {
+        assert_eq!(before.0, after.0, "a change lost values");
+    } else {
+        assert_eq!(before, after, "a refused change wrote");
     }
     assert_eq!(weir_window_add(null(), 0, 1), WEIR_ERR_NULL);
     assert_eq!(weir_window_size(null()), 0);

@@ -294,14 +294,14 @@ fn bucket(input: &mut Input) {
         _ => input.f64(),
     };
     let mut clock = Clock::new(input);
-    let start = clock.now;
+    let mut start = clock.now;
     let mut handle = null_mut();
     let status = weir_bucket_new(rate, burst, start, &mut handle);
     if status != WEIR_OK {
         assert!(handle.is_null(), "a failed weir_bucket_new wrote *out");
         return;
     }
-    let full = if burst <= 0.0 { rate } else { burst }.max(1.0);
+    let mut full = if burst <= 0.0 { rate } else { burst }.max(1.0);
     let mut bound = TokenBound {
         rate,
         burst: full,
@@ -324,7 +324,7 @@ fn bucket(input: &mut Input) {
             4 => input.unit() * full * 1.1,
             _ => input.f64(),
         };
-        match input.u8() % 7 {
+        match input.u8() % 8 {
             0..=2 => {
                 if weir_bucket_take(bucket, now, n) {
                     assert!(n > 0.0 && n.is_finite() && n <= full, "took {n} of {full}");
@@ -370,6 +370,39 @@ fn bucket(input: &mut Input) {
                         after.to_bits(),
                         "a failed refund changed the bucket"
                     );
+                }
+            }
+            7 => {
+                // A change of rate and burst in place: an error changes
+                // nothing; a change keeps at most the tokens there were, up
+                // to the new burst, and from it on the new bound holds,
+                // takes judged from the change on.
+                let (rate, burst) = (input.unit() * 1e6, input.f64());
+                let before = weir_bucket_tokens(bucket, now);
+                let status = weir_bucket_reconfigure(handle, rate, burst, now);
+                let after = weir_bucket_tokens(bucket, now);
+                if status == WEIR_OK {
+                    full = if burst <= 0.0 { rate } else { burst }.max(1.0);
+                    assert!(
+                        after <= before.min(full) * (1.0 + 1e-12),
+                        "a change kept {after} of {before}, burst {full}"
+                    );
+                    latest = latest.max(now);
+                    start = latest;
+                    bound = TokenBound {
+                        rate,
+                        burst: full,
+                        taken: Vec::new(),
+                    };
+                } else {
+                    assert!(
+                        matches!(
+                            status,
+                            WEIR_ERR_NOT_FINITE | WEIR_ERR_NEGATIVE | WEIR_ERR_TOO_LARGE
+                        ),
+                        "weir_bucket_reconfigure answered {status:?}"
+                    );
+                    assert_eq!(before.to_bits(), after.to_bits(), "a refused change wrote");
                 }
             }
             3 => {
@@ -423,24 +456,7 @@ fn bucket(input: &mut Input) {
 // The sliding window: an exact model.
 
 fn sliding(input: &mut Input) {
-    let quota = match input.u8() % 4 {
-        0 => 1 + input.below(4) as i64,
-        1 => 1 + input.below(200) as i64,
-        2 => input.i64().clamp(-5, 1 << 16),
-        _ => input.i64(),
-    };
-    // A quota is real memory (8 bytes a stamp): keep the ones the
-    // constructor would allocate small, and the ones it refuses as they are.
-    let quota = if quota > 1 << 16 && quota < 1 << 60 {
-        quota % (1 << 16) + 1
-    } else {
-        quota
-    };
-    let window = match input.u8() % 4 {
-        0 => 1 + input.below(2048) as i64,
-        1 => input.span(),
-        _ => input.i64(),
-    };
+    let (mut quota, mut window) = sliding_policy(input);
     let mut handle = null_mut();
     let status = weir_sliding_new(quota, window, &mut handle);
     if status != WEIR_OK {
@@ -461,7 +477,7 @@ fn sliding(input: &mut Input) {
     // The stamps the model counts, oldest first, and the latest take.
     let mut stamps = std::collections::VecDeque::new();
     let mut latest = i64::MIN;
-    let expire = |stamps: &mut std::collections::VecDeque<i64>, at: i64| {
+    let expire = |stamps: &mut std::collections::VecDeque<i64>, at: i64, window: i64| {
         while stamps
             .front()
             .is_some_and(|&t| t as i128 + window as i128 <= at as i128)
@@ -473,7 +489,32 @@ fn sliding(input: &mut Input) {
     while !input.is_empty() {
         counting.step(|out| weir_sliding_read_counts(handle, out));
         let now = clock.tick(input);
-        match input.u8() % 5 {
+        match input.u8() % 6 {
+            5 => {
+                // A new quota and window in place: the newest stamps the
+                // old window counts at the latest take, up to the new
+                // quota, judged by the new window. An error changes nothing.
+                let (q, w) = sliding_policy(input);
+                let status = weir_sliding_reconfigure(handle, q, w);
+                trace!("weir_sliding_reconfigure({q}, {w}) -> {status:?}");
+                if status == WEIR_OK {
+                    if latest != i64::MIN {
+                        expire(&mut stamps, latest, window);
+                    }
+                    while stamps.len() as i64 > q {
+                        stamps.pop_front();
+                    }
+                    (quota, window) = (q, w);
+                } else {
+                    assert!(
+                        q <= 0
+                            || w <= 0
+                            || status == WEIR_ERR_TOO_LARGE
+                            || status == WEIR_ERR_NO_MEMORY,
+                        "weir_sliding_reconfigure({q}, {w}) answered {status:?}"
+                    );
+                }
+            }
             0..=2 => {
                 let count = if input.one_in(4) {
                     1 + input.below(FLOOD)
@@ -483,7 +524,7 @@ fn sliding(input: &mut Input) {
                 for _ in 0..count {
                     let at = now.max(latest);
                     latest = at;
-                    expire(&mut stamps, at);
+                    expire(&mut stamps, at, window);
                     let room = (stamps.len() as i64) < quota;
                     trace!("sliding_take({now}), model {stamps:?}");
                     assert_eq!(
@@ -517,7 +558,7 @@ fn sliding(input: &mut Input) {
                     // An earlier `at` reads as the latest take's; its wait
                     // runs from `at` itself to the same instant.
                     let mut live = stamps.clone();
-                    expire(&mut live, latest.max(at));
+                    expire(&mut live, latest.max(at), window);
                     assert_eq!(left, quota - live.len() as i64, "weir_sliding_left at {at}");
                     let want = if (live.len() as i64) < quota {
                         0
@@ -538,22 +579,35 @@ fn sliding(input: &mut Input) {
     weir_sliding_free(handle);
 }
 
-// ---------------------------------------------------------------------------
-// The period counter: an exact model.
-
-fn period(input: &mut Input) {
+/// A sliding window's quota and window, as `weir_sliding_new` and
+/// `weir_sliding_reconfigure` take them.
+fn sliding_policy(input: &mut Input) -> (i64, i64) {
     let quota = match input.u8() % 4 {
         0 => 1 + input.below(4) as i64,
-        1 => 1 + input.below(1000) as i64,
-        2 => input.i64().clamp(-5, i64::MAX),
+        1 => 1 + input.below(200) as i64,
+        2 => input.i64().clamp(-5, 1 << 16),
         _ => input.i64(),
     };
-    let period_ns = match input.u8() % 4 {
+    // A quota is real memory (8 bytes a stamp): keep the ones the
+    // constructor would allocate small, and the ones it refuses as they are.
+    let quota = if quota > 1 << 16 && quota < 1 << 60 {
+        quota % (1 << 16) + 1
+    } else {
+        quota
+    };
+    let window = match input.u8() % 4 {
         0 => 1 + input.below(2048) as i64,
         1 => input.span(),
         _ => input.i64(),
     };
-    let align = input.bool();
+    (quota, window)
+}
+
+// ---------------------------------------------------------------------------
+// The period counter: an exact model.
+
+fn period(input: &mut Input) {
+    let (mut quota, period_ns, mut align) = period_policy(input);
     let mut handle = null_mut();
     let status = weir_period_new(quota, period_ns, align, &mut handle);
     if status != WEIR_OK {
@@ -566,7 +620,7 @@ fn period(input: &mut Input) {
     }
     assert!(quota > 0);
     trace!("weir_period_new({quota}, {period_ns}, {align})");
-    let length = period_ns.max(1) as i128;
+    let mut length = period_ns.max(1) as i128;
     let counter = handle as *const weir_period;
     let mut clock = Clock::new(input);
     // The open period (start, end, events) and the latest `now` seen.
@@ -576,7 +630,20 @@ fn period(input: &mut Input) {
     while !input.is_empty() {
         counting.step(|out| weir_period_read_counts(handle, out));
         let now = clock.tick(input);
-        match input.u8() % 5 {
+        match input.u8() % 6 {
+            5 => {
+                // A new policy in place: the open period keeps its end and
+                // its events, which count against the new quota; later
+                // periods take the new length. A refusal changes nothing.
+                let (q, p, a) = period_policy(input);
+                let status = weir_period_reconfigure(handle, q, p, a);
+                trace!("weir_period_reconfigure({q}, {p}, {a}) -> {status:?}");
+                if status == WEIR_OK {
+                    (quota, length, align) = (q, p.max(1) as i128, a);
+                } else {
+                    assert!(q <= 0 && status == WEIR_ERR_QUOTA, "{status:?}");
+                }
+            }
             0..=2 => {
                 let count = if input.one_in(4) {
                     1 + input.below(FLOOD)
@@ -625,7 +692,7 @@ fn period(input: &mut Input) {
                     let t = at as i128;
                     match open {
                         Some((_, end, events)) if t < end || end >= i64::MAX as i128 => {
-                            assert_eq!(left, quota - events, "weir_period_left at {at}");
+                            assert_eq!(left, (quota - events).max(0), "weir_period_left at {at}");
                             if end >= i64::MAX as i128 {
                                 assert_eq!(next, i64::MAX, "weir_period_next at {at}");
                             } else {
@@ -644,6 +711,23 @@ fn period(input: &mut Input) {
     assert_eq!(weir_period_take(null(), 0), WEIR_PERIOD_QUOTA_OVER);
     counting.end(|out| weir_period_read_counts(handle, out));
     weir_period_free(handle);
+}
+
+/// A period counter's quota, period and alignment, as `weir_period_new`
+/// and `weir_period_reconfigure` take them.
+fn period_policy(input: &mut Input) -> (i64, i64, bool) {
+    let quota = match input.u8() % 4 {
+        0 => 1 + input.below(4) as i64,
+        1 => 1 + input.below(1000) as i64,
+        2 => input.i64().clamp(-5, i64::MAX),
+        _ => input.i64(),
+    };
+    let period_ns = match input.u8() % 4 {
+        0 => 1 + input.below(2048) as i64,
+        1 => input.span(),
+        _ => input.i64(),
+    };
+    (quota, period_ns, input.bool())
 }
 
 /// Counts one event in the open period of the model.
@@ -665,7 +749,7 @@ fn period_count(open: &mut Option<(i128, i128, i64)>, quota: i64) -> weir_period
 // The gate: an exact model.
 
 fn gate(input: &mut Input) {
-    let limit = match input.u8() % 3 {
+    let mut limit = match input.u8() % 3 {
         0 => input.below(8) as i64,
         1 => input.i64(),
         _ => -(input.below(3) as i64),
@@ -679,7 +763,15 @@ fn gate(input: &mut Input) {
     while !input.is_empty() {
         counting.step(|out| weir_gate_read_counts(handle, out));
         let count = 1 + input.below(64);
-        if input.bool() {
+        if input.one_in(8) {
+            // A new limit in place: the calls inside stay.
+            limit = match input.u8() % 3 {
+                0 => input.below(8) as i64,
+                1 => input.i64(),
+                _ => -(input.below(3) as i64),
+            };
+            assert_eq!(weir_gate_reconfigure(handle, limit), WEIR_OK);
+        } else if input.bool() {
             for _ in 0..count {
                 let room = limit <= 0 || held < limit;
                 assert_eq!(
@@ -700,6 +792,7 @@ fn gate(input: &mut Input) {
         assert_eq!(weir_gate_held(gate), held);
     }
     assert!(!weir_gate_enter(null()));
+    assert_eq!(weir_gate_reconfigure(null_mut(), 1), WEIR_ERR_NULL);
     weir_gate_leave(null());
     assert_eq!(weir_gate_held(null()), 0);
     counting.end(|out| weir_gate_read_counts(handle, out));

@@ -231,6 +231,9 @@ static bool run(call *c, held *h) {
         o_i64(c, weir_bucket_next(h->bucket, now, a_f64(c)));
     } else if (OP("bucket_tokens")) {
         o_f64(c, weir_bucket_tokens(h->bucket, a_i64(c)));
+    } else if (OP("bucket_reconfigure")) {
+        double rate = a_f64(c), burst = a_f64(c);
+        o_status(c, weir_bucket_reconfigure(h->bucket, rate, burst, a_i64(c)));
     }
     /* window */
     else if (OP("window_new")) {
@@ -265,6 +268,10 @@ static bool run(call *c, held *h) {
         o_i64(c, weir_window_size(h->window));
     } else if (OP("window_width")) {
         o_i64(c, weir_window_width(h->window));
+    } else if (OP("window_reconfigure")) {
+        int32_t size = (int32_t)a_i64(c);
+        int64_t width = a_i64(c);
+        o_status(c, weir_window_reconfigure(h->window, size, width, a_i64(c)));
     }
     /* sliding */
     else if (OP("sliding_new")) {
@@ -278,6 +285,9 @@ static bool run(call *c, held *h) {
         o_i64(c, weir_sliding_left(h->sliding, a_i64(c)));
     } else if (OP("sliding_next")) {
         o_i64(c, weir_sliding_next(h->sliding, a_i64(c)));
+    } else if (OP("sliding_reconfigure")) {
+        int64_t quota = a_i64(c);
+        o_status(c, weir_sliding_reconfigure(h->sliding, quota, a_i64(c)));
     }
     /* period */
     else if (OP("period_new")) {
@@ -291,6 +301,9 @@ static bool run(call *c, held *h) {
         o_i64(c, weir_period_left(h->period, a_i64(c)));
     } else if (OP("period_next")) {
         o_i64(c, weir_period_next(h->period, a_i64(c)));
+    } else if (OP("period_reconfigure")) {
+        int64_t quota = a_i64(c), len = a_i64(c);
+        o_status(c, weir_period_reconfigure(h->period, quota, len, a_i64(c) != 0));
     }
     /* gate */
     else if (OP("gate_new")) {
@@ -303,6 +316,8 @@ static bool run(call *c, held *h) {
         weir_gate_leave(h->gate);
     } else if (OP("gate_held")) {
         o_i64(c, weir_gate_held(h->gate));
+    } else if (OP("gate_reconfigure")) {
+        o_status(c, weir_gate_reconfigure(h->gate, a_i64(c)));
     }
     /* lease */
     else if (OP("lease_new")) {
@@ -451,6 +466,20 @@ static bool run(call *c, held *h) {
         weir_breaker_free(h->breaker);
         h->breaker = NULL;
         o_status(c, weir_breaker_new(&p, a_i64(c), &h->breaker));
+    } else if (OP("breaker_reconfigure")) {
+        weir_breaker_policy p;
+        memset(&p, 0, sizeof p);
+        p.k = a_f64(c);
+        p.floor = a_f64(c);
+        p.protection = a_f64(c);
+        p.probe_ns = a_i64(c);
+        p.size = (int32_t)a_i64(c);
+        p.skip_refusals = (int32_t)a_i64(c);
+        p.window_ns = a_i64(c);
+        p.max_rejection_probability = a_f64(c);
+        p.rps_threshold = a_f64(c);
+        p.aggression = a_f64(c);
+        o_status(c, weir_breaker_reconfigure(h->breaker, &p));
     } else if (OP("breaker_allow")) {
         size_t k = new_ticket(c, h);
         int64_t now = a_i64(c);

@@ -182,6 +182,9 @@ bool run(call* c, Held& h) {
         o_i64(c, h.bucket->next(now, a_f64(c)).count());
     } else if (op == "bucket_tokens") {
         o_f64(c, h.bucket->tokens(a_i64(c)));
+    } else if (op == "bucket_reconfigure") {
+        const double rate = a_f64(c), burst = a_f64(c);
+        o_code(c, h.bucket->reconfigure(rate, burst, a_i64(c)));
     }
     // sliding
     else if (op == "sliding_new") {
@@ -193,6 +196,9 @@ bool run(call* c, Held& h) {
         o_i64(c, h.sliding->left(a_i64(c)));
     } else if (op == "sliding_next") {
         o_i64(c, h.sliding->next(a_i64(c)).count());
+    } else if (op == "sliding_reconfigure") {
+        const std::int64_t quota = a_i64(c);
+        o_code(c, h.sliding->reconfigure(quota, nanoseconds(a_i64(c))));
     }
     // period
     else if (op == "period_new") {
@@ -204,6 +210,9 @@ bool run(call* c, Held& h) {
         o_i64(c, h.period->left(a_i64(c)));
     } else if (op == "period_next") {
         o_i64(c, h.period->next(a_i64(c)).count());
+    } else if (op == "period_reconfigure") {
+        const std::int64_t quota = a_i64(c), len = a_i64(c);
+        o_code(c, h.period->reconfigure(quota, nanoseconds(len), a_i64(c) != 0));
     }
     // lease
     else if (op == "lease_new") {
@@ -252,6 +261,8 @@ bool run(call* c, Held& h) {
         h.gate->leave();
     } else if (op == "gate_held") {
         o_i64(c, h.gate->held());
+    } else if (op == "gate_reconfigure") {
+        o_code(c, h.gate->reconfigure(a_i64(c)));
     }
     // budget
     else if (op == "budget_new") {
@@ -303,6 +314,10 @@ bool run(call* c, Held& h) {
         o_i64(c, h.window->size());
     } else if (op == "window_width") {
         o_i64(c, h.window->width().count());
+    } else if (op == "window_reconfigure") {
+        const auto size = static_cast<std::int32_t>(a_i64(c));
+        const std::int64_t width = a_i64(c);
+        o_code(c, h.window->reconfigure(size, nanoseconds(width), a_i64(c)));
     }
     // concurrency
     else if (op == "concurrency_new") {
@@ -524,6 +539,21 @@ bool run(call* c, Held& h) {
         p.rps_threshold = a_f64(c);
         p.aggression = a_f64(c);
         make(c, h.breaker, weir::Breaker::make(p, a_i64(c)));
+    } else if (op == "breaker_reconfigure") {
+        weir::BreakerPolicy p;
+        p.k = a_f64(c);
+        p.floor = a_f64(c);
+        p.protection = a_f64(c);
+        p.probe = nanoseconds(a_i64(c));
+        p.size = static_cast<std::int32_t>(a_i64(c));
+        const std::int64_t skip = a_i64(c);
+        if (skip != 0 && skip != 1) fail(c, "skip_refusals is a bool in weir::BreakerPolicy");
+        p.skip_refusals = skip == 1;
+        p.window = nanoseconds(a_i64(c));
+        p.max_rejection_probability = a_f64(c);
+        p.rps_threshold = a_f64(c);
+        p.aggression = a_f64(c);
+        o_code(c, h.breaker.value().reconfigure(p));
     } else if (op == "breaker_allow") {
         if (h.tickets == MAX_TICKETS) fail(c, "too many tickets");
         const std::int64_t now = a_i64(c);

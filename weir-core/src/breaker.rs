@@ -272,6 +272,23 @@ impl Running {
     }
 }
 
+/// The runs and sums of a window just opened, with `sum` written into its
+/// head bucket (a resampled window: see [`Breaker::reconfigure`]).
+fn resample<S: Slots<BreakerTally>>(
+    window: &mut Window<BreakerTally, S>,
+    sum: BreakerTally,
+) -> Running {
+    let number = window.epoch();
+    *window.head_mut() = sum;
+    Running {
+        sum,
+        working: i64::from(sum.working()),
+        failing: i64::from(sum.failing()),
+        last_success: if sum.success > 0 { number } else { 0 },
+        last_failure: if sum.failure > 0 { number } else { 0 },
+    }
+}
+
 /// A call the breaker let through, kept by the caller until it settles the
 /// call with [`Breaker::pass`] or [`Breaker::fail`], exactly once.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -484,6 +501,66 @@ impl<S: Slots<BreakerTally>> Breaker<S> {
     /// The policy in force (its size raised to at least one).
     pub fn policy(&self) -> BreakerPolicy {
         self.sre
+    }
+
+    /// Takes a new policy in place, checked as [`Breaker::new`] checks it
+    /// (an error changes nothing), in the same store: the window's size
+    /// stays the store's whatever `sre.size` says, as [`Breaker::new_in`]
+    /// has it (for another size, [`Breaker::reconfigure_into`] a store of
+    /// that size). Kept whatever the policy: the tickets in flight (they
+    /// settle as before), the probe's clock, the clock, and the counts of
+    /// calls let through and probes.
+    ///
+    /// The window: if its buckets keep their layout (the same size and
+    /// `window_ns / size`), it is kept as it is, every bucket and run, and
+    /// the new formula reads it from the next call. Otherwise it is
+    /// resampled: the new window opens at the latest `now` seen holding the
+    /// old window's sums (calls, successes, failures, drops) in its head
+    /// bucket, so the formula reads the same outcomes, which then age out
+    /// together one new `window_ns` later; the working and failing runs
+    /// restart from that one bucket.
+    pub fn reconfigure(&mut self, sre: BreakerPolicy) -> Result<(), BreakerPolicyError> {
+        let mut sre = sre.check()?;
+        sre.size = self.sre.size;
+        if (sre.window_ns / i64::from(sre.size)).max(1) != self.window.width() {
+            let sum = self.running_at(self.latest).sum;
+            self.window
+                .restart(sre.window_ns, self.latest)
+                .map_err(BreakerPolicyError::Window)?;
+            self.running = resample(&mut self.window, sum);
+        }
+        self.take_policy(sre);
+        Ok(())
+    }
+
+    /// [`Breaker::reconfigure`] into another store, whose length is the new
+    /// window's size: the window always resampled into it (as a change of
+    /// layout is), everything else kept. This breaker is left as it was.
+    /// Errors as [`Breaker::new_in`]'s.
+    pub fn reconfigure_into<T: Slots<BreakerTally>>(
+        &self,
+        sre: BreakerPolicy,
+        store: T,
+    ) -> Result<Breaker<T>, BreakerPolicyError> {
+        let sre = sre.check()?;
+        let mut window = Window::new_in(store, sre.window_ns, self.latest)
+            .map_err(BreakerPolicyError::Window)?;
+        let running = resample(&mut window, self.running_at(self.latest).sum);
+        let mut moved = Breaker::over(sre, window, self.latest)?;
+        moved.running = running;
+        moved.last_pass = self.last_pass;
+        moved.tag = self.tag;
+        moved.issued = self.issued;
+        moved.unsettled = self.unsettled;
+        moved.probes = self.probes;
+        Ok(moved)
+    }
+
+    /// Puts a checked policy of this breaker's size in force.
+    fn take_policy(&mut self, sre: BreakerPolicy) {
+        self.decay = (sre.k - sre.floor) / f64::from(sre.size);
+        self.floor_calls = sre.rps_threshold * (sre.window_ns as f64 / 1e9);
+        self.sre = sre;
     }
 
     /// Brings the window to `now` (an earlier `now` than one seen counts as

@@ -436,6 +436,34 @@ impl Bucket {
         Ok(given as f64 / self.per_token as f64)
     }
 
+    /// Takes a new rate and burst at `now` in place, keeping the tokens the
+    /// bucket holds at `now`, up to the new burst: the bucket
+    /// [`Bucket::new`] makes from `rate` and `burst` at `now`, holding
+    /// `min(tokens(now), burst')` tokens (counted in the new token's ticks,
+    /// rounded down). From `now` on its clock runs from `now`.
+    ///
+    /// What a change admits. Tokens taken at instants in `[a, c)` before a
+    /// change at `c` keep the old bound, `burst + rate × (c − a)`; the
+    /// change adds no tokens (a fuller burst fills at the new rate from
+    /// what was there), so those in `[a, b]` across it are at most
+    /// `burst + rate × (c − a) + rate' × (b − c)`, and those in a stretch
+    /// wholly after `c` at most the new bound, `burst' + rate' × T`.
+    ///
+    /// Checked as [`Bucket::new`] checks its arguments; an error changes
+    /// nothing. Takes `&mut self`: no take may run while it does.
+    pub fn reconfigure(&mut self, rate: f64, burst: f64, now: i64) -> Result<(), BucketError> {
+        let next = Bucket::new(rate, burst, now)?;
+        let room = tat::room(self.tat(), self.at(now), self.tolerance());
+        // Old ticks to new ones, rounded down: room × per_token' / per_token.
+        let kept = (room as u128 * u128::from(next.per_token)) / u128::from(self.per_token);
+        let kept = kept.min(next.tolerance() as u128) as i64;
+        // The new clock reads 0 at `now`: a TAT of tolerance' − kept there.
+        next.free_at
+            .store(next.tolerance() - kept - next.slack, Ordering::Relaxed);
+        *self = next;
+        Ok(())
+    }
+
     /// How many tokens the bucket holds at `now`, between 0 and
     /// [`Bucket::burst`].
     pub fn tokens(&self, now: i64) -> f64 {

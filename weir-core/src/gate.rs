@@ -56,15 +56,48 @@ impl Gate {
         self.held.load(Ordering::Relaxed)
     }
 
-    /// The ceiling the gate was made with (zero or less: none).
+    /// The ceiling the gate was made with, or last given by
+    /// [`Gate::reconfigure`] (zero or less: none).
     pub fn limit(&self) -> i64 {
         self.limit
+    }
+
+    /// Takes a new ceiling in place, keeping the calls inside: the next
+    /// `enter` is judged by `limit`. Calls inside beyond a lower ceiling
+    /// stay (a gate cannot call them back), and no call enters until enough
+    /// have left to bring `held` under it: from the change on, `held` never
+    /// exceeds the larger of what it was at the change and the new ceiling.
+    /// Takes `&mut self`: no call may run while it does.
+    pub fn reconfigure(&mut self, limit: i64) {
+        self.limit = limit;
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_new_ceiling_keeps_the_calls_inside() {
+        let mut gate = Gate::new(4);
+        for _ in 0..4 {
+            assert!(gate.enter());
+        }
+        gate.reconfigure(2);
+        assert_eq!(gate.held(), 4);
+        assert!(!gate.enter());
+        gate.leave();
+        gate.leave();
+        assert!(!gate.enter());
+        gate.leave();
+        assert!(gate.enter());
+        assert!(!gate.enter());
+        gate.reconfigure(0);
+        assert!(gate.enter());
+        gate.reconfigure(5);
+        assert!(gate.enter() && gate.enter());
+        assert!(!gate.enter());
+    }
 
     #[test]
     fn enters_up_to_the_limit_then_refuses() {

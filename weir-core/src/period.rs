@@ -88,6 +88,31 @@ impl Period {
         }
     }
 
+    /// Takes a new quota, period and alignment in place, checked as
+    /// [`Period::new`] checks them (an error changes nothing). The open
+    /// period keeps its end and its count: the events it admitted count
+    /// against the new quota, so it admits `quota' − count` more if that is
+    /// positive and none otherwise, and it closes when it would have. The
+    /// periods that open after it have the new length and alignment. The
+    /// clock (the latest take's `now`) is kept. So each period admits at
+    /// most its own quota: the open one at the change at most the larger
+    /// of the two, and every later one at most `quota'`.
+    pub fn reconfigure(
+        &mut self,
+        quota: i64,
+        period_ns: i64,
+        align: bool,
+    ) -> Result<(), PeriodError> {
+        let next = Period::new(quota, period_ns, align)?;
+        *self = Period {
+            end: self.end,
+            count: self.count,
+            latest: self.latest,
+            ..next
+        };
+        Ok(())
+    }
+
     /// The period's length after the clamp.
     pub fn period(&self) -> i64 {
         self.period
@@ -142,7 +167,9 @@ impl Period {
     pub fn left(&self, now: i64) -> i64 {
         let now = self.clock(now);
         match self.open_at(now) {
-            Some(_) => self.quota - self.count,
+            // A period open at a reconfiguration may hold more than a
+            // smaller new quota: none left, never a negative count.
+            Some(_) => (self.quota - self.count).max(0),
             None => self.quota,
         }
     }

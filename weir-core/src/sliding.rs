@@ -140,9 +140,105 @@ impl<S: Slots<i64>> Sliding<S> {
         }
     }
 
-    /// The quota the window was made with.
+    /// The quota the window was made with, or last given by
+    /// [`Sliding::reconfigure`].
     pub fn quota(&self) -> i64 {
         self.quota as i64
+    }
+
+    /// How many stamps the store holds: the largest quota
+    /// [`Sliding::reconfigure`] takes in place.
+    pub fn capacity(&self) -> usize {
+        self.stamps.as_ref().len()
+    }
+
+    /// Takes a new quota and window in place, keeping the stamps it counts
+    /// at the latest take's `now` (events fallen out of the old window stay
+    /// gone, even under a longer one): the newest `quota'` of them if it
+    /// counts more, judged from then on
+    /// by the new window (a stamp counts while `now < stamp + window'`).
+    /// Keeping the newest is exact: a window that counts more than `quota'`
+    /// admits nothing until the oldest stamp kept falls out, which is when
+    /// fewer than `quota'` would be left of them all. So every stretch of
+    /// `window'` in which an event is admitted after the change holds at
+    /// most `quota'` events that the window counted at the change or
+    /// admitted after it; a stretch with none admitted after it holds only
+    /// events the old policy admitted. The clock (the latest take's `now`)
+    /// is kept.
+    ///
+    /// Checked in order: [`SlidingError::Quota`], [`SlidingError::Window`],
+    /// then [`SlidingError::TooLarge`] for a quota over [`Sliding::capacity`]
+    /// (for those, make a store that holds it and use
+    /// [`Sliding::reconfigure_into`]). An error changes nothing.
+    pub fn reconfigure(&mut self, quota: i64, window_ns: i64) -> Result<(), SlidingError> {
+        let size = Self::check(quota, window_ns)?;
+        if size > self.capacity() {
+            return Err(SlidingError::TooLarge);
+        }
+        self.forget_fallen();
+        // The ring in time order from slot 0, then the newest `size` first.
+        let ring = &mut self.stamps.as_mut()[..self.quota];
+        ring.rotate_left(self.head);
+        let kept = self.live.min(size);
+        ring.copy_within(self.live - kept..self.live, 0);
+        self.head = 0;
+        self.live = kept;
+        self.quota = size;
+        self.window = window_ns;
+        Ok(())
+    }
+
+    /// [`Sliding::reconfigure`] into another store, for a quota over this
+    /// one's capacity: the window over `stamps` (its length is the new
+    /// quota) holding the stamps this one counts, the newest `quota'` if it
+    /// counts more, with its clock. This one is left as it was.
+    /// [`SlidingError::Quota`] for a store with no slot,
+    /// [`SlidingError::Window`].
+    pub fn reconfigure_into<T: Slots<i64>>(
+        &self,
+        mut stamps: T,
+        window_ns: i64,
+    ) -> Result<Sliding<T>, SlidingError> {
+        let size = Self::check(stamps.as_ref().len() as i64, window_ns)?;
+        let live = self.counted_at(self.latest);
+        let kept = live.min(size);
+        let skip = self.live - kept;
+        for (i, slot) in stamps.as_mut()[..kept].iter_mut().enumerate() {
+            *slot = self.stamps.as_ref()[self.wrap(self.head + skip + i)];
+        }
+        Ok(Sliding {
+            window: window_ns,
+            stamps,
+            quota: size,
+            head: 0,
+            live: kept,
+            latest: self.latest,
+        })
+    }
+
+    /// Drops the stamps that have fallen out at the latest take's `now`,
+    /// as that take would have: a change of window counts only the events
+    /// the old one still counted.
+    fn forget_fallen(&mut self) {
+        if self.live > 0 {
+            self.advance(self.latest);
+        }
+    }
+
+    /// A quota and a window checked as [`Sliding::new`] checks them: the
+    /// quota as a count of slots.
+    fn check(quota: i64, window_ns: i64) -> Result<usize, SlidingError> {
+        if quota <= 0 {
+            return Err(SlidingError::Quota);
+        }
+        if window_ns <= 0 {
+            return Err(SlidingError::Window);
+        }
+        let size = usize::try_from(quota).map_err(|_| SlidingError::TooLarge)?;
+        if size > isize::MAX as usize / core::mem::size_of::<i64>() {
+            return Err(SlidingError::TooLarge);
+        }
+        Ok(size)
     }
 
     /// A ring index brought back into range: `index` is below twice the

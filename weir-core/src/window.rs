@@ -156,6 +156,23 @@ impl<B: Copy + Default, S: Slots<B>> Window<B, S> {
         })
     }
 
+    /// The window emptied and opened again at `now` over `window_ns`, in
+    /// the same store, as [`Window::new_in`] would make it there; an error
+    /// ([`WindowError::Span`] for a `window_ns` of zero or less) changes
+    /// nothing.
+    pub fn restart(&mut self, window_ns: i64, now: i64) -> Result<(), WindowError> {
+        if window_ns <= 0 {
+            return Err(WindowError::Span);
+        }
+        let count = self.buckets.as_ref().len();
+        self.buckets.as_mut().fill(B::default());
+        self.width = (window_ns / count as i64).max(1);
+        self.head = 0;
+        self.start = now;
+        self.epoch = count as u64;
+        Ok(())
+    }
+
     /// The window with its buckets moved to another store: `rehome` gets
     /// the store and must answer one holding the same slots, in the same
     /// order (a `Vec` turned into a boxed slice, say). Nothing else changes.
@@ -370,12 +387,75 @@ impl<S: Slots<WindowTotal>> Window<WindowTotal, S> {
         self.each(now, current, |bucket| total.merge(bucket));
         total
     }
+
+    /// Takes a new span in place, in the same store (its size stays the
+    /// store's). If the buckets keep their width (`window_ns / size`),
+    /// nothing changes. Otherwise the window is resampled at `now`: it
+    /// opens again at `now` with the total inside at `now` (the current
+    /// bucket included) in its first bucket, so a total at `now` reads the
+    /// same, and those values then leave together one new `window_ns`
+    /// later. [`WindowError::Span`] for a `window_ns` of zero or less; an
+    /// error changes nothing.
+    pub fn reconfigure(&mut self, window_ns: i64, now: i64) -> Result<(), WindowError> {
+        if window_ns <= 0 {
+            return Err(WindowError::Span);
+        }
+        if (window_ns / self.size() as i64).max(1) != self.width {
+            let total = self.total(now, true);
+            self.restart(window_ns, now)?;
+            *self.head_mut() = total;
+        }
+        Ok(())
+    }
+
+    /// [`Window::reconfigure`] into another store, whose length is the new
+    /// size: always resampled at `now` into it. This window is left as it
+    /// was. Errors as [`Window::new_in`]'s.
+    pub fn reconfigure_into<T: Slots<WindowTotal>>(
+        &self,
+        store: T,
+        window_ns: i64,
+        now: i64,
+    ) -> Result<Window<WindowTotal, T>, WindowError> {
+        let mut moved = Window::new_in(store, window_ns, now)?;
+        *moved.head_mut() = self.total(now, true);
+        Ok(moved)
+    }
 }
 
 #[cfg(all(test, feature = "alloc"))]
 mod tests {
     use super::*;
+    use alloc::format;
     use alloc::vec;
+
+    #[test]
+    fn a_reconfiguration_keeps_the_total_and_resamples_another_width() {
+        let mut window: Window<WindowTotal> = Window::new(4, 400, 0).unwrap();
+        for (now, value) in [(0, 1), (150, 2), (250, 4), (390, 8)] {
+            window.add(now, value);
+        }
+        let total = window.total(390, true);
+        let before = format!("{window:?}");
+        assert_eq!(window.reconfigure(0, 390), Err(WindowError::Span));
+        assert_eq!(format!("{window:?}"), before);
+        // The same width: nothing changes.
+        window.reconfigure(403, 390).unwrap();
+        assert_eq!(format!("{window:?}"), before);
+        // Another width: the total at 390 reads the same, and leaves
+        // together one new window later.
+        window.reconfigure(800, 390).unwrap();
+        assert_eq!(window.total(390, true), total);
+        assert_eq!(window.total(390 + 799, true), total);
+        assert_eq!(window.total(390 + 800, true), WindowTotal::default());
+        // Into a store of another size.
+        let moved = window
+            .reconfigure_into(vec![WindowTotal::default(); 8], 800, 400)
+            .unwrap();
+        assert_eq!((moved.size(), moved.width()), (8, 100));
+        assert_eq!(moved.total(400, true), total);
+        assert_eq!(moved.total(400 + 800, true), WindowTotal::default());
+    }
 
     const MS: i64 = 1_000_000;
 

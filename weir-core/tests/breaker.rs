@@ -270,3 +270,93 @@ proptest! {
         prop_assert_eq!(&all, &run(&case, false, true), "an error changed a later answer");
     }
 }
+
+/// A failing backend behind a breaker: `calls` calls 10 ms apart from
+/// `from`, each let-through call failing 1 ms later; the tickets still open
+/// at the end are left open.
+fn failing(breaker: &mut Breaker, from: i64, calls: i64, open: &mut Vec<BreakerTicket>) {
+    for i in 0..calls {
+        let now = from + i * 10_000_000;
+        if let Some(mut ticket) = breaker.allow(now, (i % 97) as f64 / 97.0) {
+            if i % 5 == 0 {
+                open.push(ticket);
+            } else {
+                breaker.fail(&mut ticket, now + 1_000_000).unwrap();
+            }
+        }
+    }
+}
+
+#[test]
+fn a_reconfiguration_keeps_the_window_when_the_layout_allows_and_resamples_it_otherwise() {
+    let mut breaker = Breaker::new(BreakerPolicy::PRESET, 0).unwrap();
+    let mut open = Vec::new();
+    failing(&mut breaker, 0, 300, &mut open);
+    let now = 3_000_000_000;
+    let tally = breaker.tally(now);
+    let ratio = breaker.ratio(now);
+    assert!(ratio > 0.0 && !open.is_empty());
+
+    // The same policy changes nothing; a refused one changes nothing.
+    let before = format!("{breaker:?}");
+    breaker.reconfigure(BreakerPolicy::PRESET).unwrap();
+    assert_eq!(format!("{breaker:?}"), before);
+    let bad = BreakerPolicy {
+        floor: 0.5,
+        ..BreakerPolicy::PRESET
+    };
+    assert!(breaker.reconfigure(bad).is_err());
+    assert_eq!(format!("{breaker:?}"), before);
+
+    // The same layout: the window kept bucket for bucket, read by the new
+    // formula (more protection refuses less), and back again.
+    let lenient = BreakerPolicy {
+        protection: 200.0,
+        ..BreakerPolicy::PRESET
+    };
+    breaker.reconfigure(lenient).unwrap();
+    assert_eq!(breaker.tally(now), tally);
+    assert!(breaker.ratio(now) < ratio);
+    breaker.reconfigure(BreakerPolicy::PRESET).unwrap();
+    assert_eq!(format!("{breaker:?}"), before);
+
+    // Another layout: the sums carried in one bucket, aging out together
+    // one new window later; the tickets in flight still settle.
+    let wider = BreakerPolicy {
+        window_ns: 20_000_000_000,
+        ..BreakerPolicy::PRESET
+    };
+    breaker.reconfigure(wider).unwrap();
+    assert_eq!(breaker.tally(now), tally);
+    assert!(breaker.ratio(now) > 0.0);
+    let latest = 2_990_000_000;
+    assert_eq!(breaker.tally(latest + 19_000_000_000), tally);
+    assert_eq!(
+        breaker.tally(latest + 20_000_000_000),
+        BreakerTally::default()
+    );
+    for ticket in &mut open {
+        breaker.pass(ticket, now).unwrap();
+    }
+    assert_eq!(breaker.unsettled(), 0);
+
+    // Into a store of another size: the same, and the original untouched.
+    let mut again = Breaker::new(BreakerPolicy::PRESET, 0).unwrap();
+    let mut open = Vec::new();
+    failing(&mut again, 0, 300, &mut open);
+    let kept = format!("{again:?}");
+    let finer = BreakerPolicy {
+        size: 100,
+        ..BreakerPolicy::PRESET
+    };
+    let mut moved = again
+        .reconfigure_into(finer, vec![BreakerTally::default(); 100])
+        .unwrap();
+    assert_eq!(format!("{again:?}"), kept);
+    assert_eq!(moved.policy().size, 100);
+    assert_eq!(moved.tally(now), tally);
+    for ticket in &mut open {
+        moved.fail(ticket, now).unwrap();
+    }
+    assert_eq!(moved.unsettled(), 0);
+}

@@ -332,3 +332,96 @@ fn holds_is_the_header_s_refusal_rule() {
     assert!(bucket.holds(2.0) && !bucket.holds(2.5));
     assert_eq!(bucket.next(0, 2.5), NEVER);
 }
+
+/// Takes at instants judged in order (each at the latest `now` yet, as a
+/// take at an earlier one is judged): the tokens taken within any stretch
+/// are at most what `bound(first, last)` allows, each given with whether
+/// it came after a change.
+fn within(
+    passed: &[(i64, f64, bool)],
+    bound: impl Fn((i64, bool), (i64, bool)) -> f64,
+) -> Result<(), TestCaseError> {
+    let mut sums = vec![0.0f64];
+    for &(_, n, _) in passed {
+        sums.push(sums.last().unwrap() + n);
+    }
+    for j in 0..passed.len() {
+        for i in 0..=j {
+            let taken = sums[j + 1] - sums[i];
+            let most = bound((passed[i].0, passed[i].2), (passed[j].0, passed[j].2));
+            prop_assert!(
+                taken <= most * (1.0 + 1e-12) + 1e-9,
+                "{} tokens from {} to {}, bound {}",
+                taken,
+                passed[i].0,
+                passed[j].0,
+                most
+            );
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Across a reconfiguration at `c`: takes judged before it keep the old
+    /// bound, takes after it the new one, and a stretch across it at most
+    /// `burst + rate × (c − a) + rate' × (b − c)`: the change adds no
+    /// tokens. A refused reconfiguration changes nothing.
+    #[test]
+    fn a_reconfiguration_admits_within_either_policy_s_bound(
+        case in case(),
+        rate2 in rate(),
+        burst2 in burst(),
+        pause in prop_oneof![Just(0i64), 0..=1_000_000i64, 0..=1i64 << 36],
+        after in prop::collection::vec((step(), ask()), 1..120),
+    ) {
+        let Some(mut bucket) = case.bucket() else { return Ok(()) };
+        let (rate, burst) = (case.rate, bucket.burst());
+        let mut judged = i64::MIN;
+        let mut passed = Vec::new();
+        for &(now, ask) in &case.takes {
+            let n = ask.tokens(&bucket);
+            if bucket.take(now, n) {
+                judged = judged.max(now);
+                passed.push((judged, n, false));
+            } else if bucket.holds(n) {
+                judged = judged.max(now);
+            }
+        }
+        let c = judged.max(case.made).saturating_add(pause);
+        let before = state(&bucket);
+        let tokens = bucket.tokens(c);
+        if bucket.reconfigure(rate2, burst2, c).is_err() {
+            prop_assert!(Bucket::new(rate2, burst2, c).is_err());
+            prop_assert_eq!(state(&bucket), before, "a refused reconfiguration wrote");
+            return Ok(());
+        }
+        let burst2 = bucket.burst();
+        prop_assert!(bucket.tokens(c) <= tokens.min(burst2), "kept {} of {}", bucket.tokens(c), tokens);
+        let interval = if rate2 > 0.0 { 1e9 / rate2 } else { 1e9 };
+        let unit = interval.clamp(8.0, 1e15) as i64;
+        let (moves, asks): (Vec<_>, Vec<_>) = after.into_iter().unzip();
+        judged = judged.max(c);
+        for (now, ask) in instants(unit, c, &moves).into_iter().zip(asks) {
+            let n = ask.tokens(&bucket);
+            if bucket.take(now, n) {
+                judged = judged.max(now);
+                passed.push((judged, n, true));
+            } else if bucket.holds(n) {
+                judged = judged.max(now);
+            }
+        }
+        let secs = |from: i64, to: i64| (i128::from(to) - i128::from(from)).max(0) as f64 / 1e9;
+        within(&passed, |(a, a_after), (b, b_after)| {
+            if !b_after {
+                burst + rate * secs(a, b)
+            } else if a_after {
+                burst2 + rate2 * secs(a, b)
+            } else {
+                burst + rate * secs(a, c) + rate2 * secs(c, b)
+            }
+        })?;
+    }
+}

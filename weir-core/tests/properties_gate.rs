@@ -48,6 +48,46 @@ fn apply(gate: &Gate, op: Op) -> Vec<i64> {
 proptest! {
     #![proptest_config(ProptestConfig { cases: runner::cases(512), ..ProptestConfig::default() })]
 
+    /// Across reconfigurations: an enter passes exactly when fewer than the
+    /// ceiling in force are inside, so from each change on at most the
+    /// larger of the count at the change and the new ceiling are inside,
+    /// and the calls inside at the change stay.
+    #[test]
+    fn a_reconfiguration_admits_within_either_policy_s_bound(
+        limit in limit(),
+        steps in prop::collection::vec((op(), prop::option::weighted(0.15, limit())), 1..120),
+    ) {
+        let mut gate = Gate::new(limit);
+        let mut ceiling = if limit <= 0 { i64::MAX } else { limit };
+        let mut most = ceiling;
+        let mut inside = 0i64;
+        for (op, change) in steps {
+            if let Some(next) = change {
+                gate.reconfigure(next);
+                prop_assert_eq!(gate.held(), inside);
+                ceiling = if next <= 0 { i64::MAX } else { next };
+                most = ceiling.max(inside);
+            }
+            match op {
+                Op::Enter(n) => {
+                    for _ in 0..n {
+                        let room = inside < ceiling;
+                        prop_assert_eq!(gate.enter(), room);
+                        inside += i64::from(room);
+                    }
+                }
+                Op::Leave(n) => {
+                    for _ in 0..n {
+                        gate.leave();
+                        inside = (inside - 1).max(0);
+                    }
+                }
+                Op::Held => prop_assert_eq!(gate.held(), inside),
+            }
+            prop_assert!(gate.held() <= most, "{} inside, at most {}", gate.held(), most);
+        }
+    }
+
     /// Within the bound: held is the model's count, in [0, limit] (no
     /// ceiling for a limit of zero or less), and an enter is refused only
     /// at the ceiling.

@@ -141,6 +141,95 @@ proptest! {
         }
     }
 
+    /// Across a reconfiguration: the counter answers as the model says (the
+    /// open period keeps its end and its count, later periods take the new
+    /// length and alignment), so every period admits at most its own quota
+    /// and the one open at the change at most the larger of the two; a
+    /// refused change changes nothing.
+    #[test]
+    fn a_reconfiguration_admits_within_either_policy_s_bound(
+        quota in quota(),
+        period_ns in period_ns(),
+        align in any::<bool>(),
+        quota2 in prop_oneof![4 => quota(), 1 => prop_oneof![Just(0i64), Just(-1)]],
+        period2 in period_ns(),
+        align2 in any::<bool>(),
+        before in prop::collection::vec(op(), 0..60),
+        after in prop::collection::vec(op(), 1..60),
+    ) {
+        let mut period = Period::new(quota, period_ns, align).unwrap();
+        let mut latest = i64::MIN;
+        // The open period's end and count, and every period's admissions.
+        let mut open: Option<(i64, i64)> = None;
+        let mut admitted: std::collections::BTreeMap<i64, i64> = Default::default();
+        let mut policy = (quota, period_ns.max(1), align);
+        let mut at_change = None;
+        let mut opened_after = std::collections::BTreeSet::new();
+        for (i, op) in before.iter().chain(after.iter()).enumerate() {
+            if i == before.len() {
+                let was = format!("{period:?}");
+                match period.reconfigure(quota2, period2, align2) {
+                    Ok(()) => {
+                        policy = (quota2, period2.max(1), align2);
+                        at_change = open.map(|(end, _)| end);
+                    }
+                    Err(_) => {
+                        prop_assert!(quota2 <= 0);
+                        prop_assert_eq!(format!("{period:?}"), was, "a refused change wrote");
+                        return Ok(());
+                    }
+                }
+            }
+            let (q, length, align) = policy;
+            match *op {
+                Op::Take(now, n) => {
+                    latest = latest.max(now);
+                    for _ in 0..n {
+                        let (end, count) = match open {
+                            Some((end, count)) if latest < end || end == NEVER => (end, count),
+                            _ => {
+                                let end = end_of_period_opened_at(latest, length, align);
+                                if i >= before.len() {
+                                    opened_after.insert(end);
+                                }
+                                (end, 0)
+                            }
+                        };
+                        let answer = period.take(now);
+                        let expected = if count >= q {
+                            PeriodQuota::Over
+                        } else if count + 1 == q {
+                            PeriodQuota::Hit
+                        } else {
+                            PeriodQuota::Under
+                        };
+                        prop_assert_eq!(answer, expected, "take at {} (clock {})", now, latest);
+                        let count = if answer == PeriodQuota::Over { count } else { count + 1 };
+                        if answer != PeriodQuota::Over {
+                            *admitted.entry(end).or_default() += 1;
+                        }
+                        open = Some((end, count));
+                    }
+                }
+                Op::Left(now) => {
+                    let left = period.left(now);
+                    prop_assert!((0..=q).contains(&left), "left {}", left);
+                }
+                Op::Next(now) => prop_assert!(period.next(now) >= 0),
+            }
+        }
+        for (&end, &n) in &admitted {
+            let cap = if Some(end) == at_change {
+                quota.max(quota2)
+            } else if opened_after.contains(&end) {
+                quota2
+            } else {
+                quota
+            };
+            prop_assert!(n <= cap, "{} in the period ending {}", n, end);
+        }
+    }
+
     /// An error changes nothing: a made counter has no call that fails,
     /// and the constructor refuses a quota of zero or less, making nothing.
     #[test]

@@ -91,6 +91,77 @@ proptest! {
         }
     }
 
+    /// Across a reconfiguration (in place, within the store, or into a
+    /// larger one; both answer alike): every take after it is admitted
+    /// exactly when fewer than `quota'` admitted events, those the old
+    /// window still counted at the change included, lie in the `window'`
+    /// before it, so any stretch of `window'` with an admission after the
+    /// change holds at most `quota'` of them. A refused change changes
+    /// nothing.
+    #[test]
+    fn a_reconfiguration_admits_within_either_policy_s_bound(
+        quota in quota(),
+        window in span(),
+        quota2 in prop_oneof![6 => quota(), 1 => Just(0i64), 1 => Just(-3i64)],
+        window2 in prop_oneof![6 => span(), 1 => Just(0i64)],
+        before in prop::collection::vec(op(), 0..60),
+        after in prop::collection::vec(op(), 1..60),
+    ) {
+        let mut sliding = Sliding::new(quota, window).unwrap();
+        let mut latest = i64::MIN;
+        let mut admitted: Vec<i64> = Vec::new();
+        let mut policy = (quota as usize, window);
+        let mut twin: Option<Sliding> = None;
+        for (i, op) in before.iter().chain(after.iter()).enumerate() {
+            if i == before.len() {
+                // Events fallen out of the old window stay gone.
+                admitted.retain(|&t| elapsed(t, latest) < window);
+                let was = format!("{sliding:?}");
+                let into = (quota2 > 0).then(|| vec![0i64; quota2 as usize]);
+                let moved = into.map(|stamps| sliding.reconfigure_into(stamps, window2));
+                match sliding.reconfigure(quota2, window2) {
+                    Ok(()) => {
+                        prop_assert!(quota2 <= quota && window2 > 0);
+                        policy = (quota2 as usize, window2);
+                        twin = moved.map(Result::unwrap);
+                    }
+                    Err(SlidingError::TooLarge) if quota2 > quota && window2 > 0 => {
+                        prop_assert_eq!(format!("{sliding:?}"), was.clone(), "a refused change wrote");
+                        sliding = moved.unwrap().unwrap();
+                        policy = (quota2 as usize, window2);
+                    }
+                    Err(_) => {
+                        prop_assert!(quota2 <= 0 || window2 <= 0);
+                        prop_assert_eq!(format!("{sliding:?}"), was, "a refused change wrote");
+                        return Ok(());
+                    }
+                }
+            }
+            let (q, w) = policy;
+            if let Op::Take(now, n) = *op {
+                latest = latest.max(now);
+                for _ in 0..n {
+                    let inside = admitted.len() >= q
+                        && elapsed(admitted[admitted.len() - q], latest) < w;
+                    let took = sliding.take(now);
+                    prop_assert_eq!(took, !inside, "take at {} (clock {})", now, latest);
+                    if let Some(twin) = twin.as_mut() {
+                        prop_assert_eq!(twin.take(now), took);
+                    }
+                    if took {
+                        admitted.push(latest);
+                    }
+                }
+            } else {
+                let (left, next) = (sliding.left(latest), sliding.next(latest));
+                prop_assert!((0..=q as i64).contains(&left), "left {}", left);
+                if let Some(twin) = twin.as_ref() {
+                    prop_assert_eq!((twin.left(latest), twin.next(latest)), (left, next));
+                }
+            }
+        }
+    }
+
     /// Readings are pure: the same trace with its readings removed gives
     /// every take the same answer.
     #[test]
