@@ -1059,6 +1059,8 @@ weir_status weir_breaker_new(const weir_breaker_policy *policy,
                              weir_breaker **out);
 #endif
 
+/// Frees a breaker. NULL is accepted and ignored, and so is a placed
+/// breaker (`weir_breaker_init_in`): its memory is the caller's.
 void weir_breaker_free(weir_breaker *breaker);
 
 /// The bytes and the alignment a placed breaker with this policy needs
@@ -1233,8 +1235,6 @@ weir_status weir_breaker_start_counting(const weir_breaker *breaker);
 /// `*out` is written only on `WEIR_OK`.
 weir_status weir_breaker_read_counts(const weir_breaker *breaker, weir_counts *out);
 
-/// Frees a breaker. NULL is accepted and ignored, and so is a placed
-/// breaker (`weir_breaker_init_in`): its memory is the caller's.
 /// Gives a breaker a new policy in place (NULL: the preset), checked as
 /// `weir_breaker_new` checks it. It keeps its tickets in flight (they
 /// settle as before), its probe's clock, its clock and its counts. Its

@@ -584,8 +584,6 @@ pub extern "C" fn weir_breaker_recoveries(
     crate::guard::guard_status(|| read_recoveries(breaker, out))
 }
 
-/// Frees a breaker. NULL is accepted and ignored, and so is a placed
-/// breaker (`weir_breaker_init_in`): its memory is the caller's.
 /// Gives a breaker a new policy in place (NULL: the preset), checked as
 /// `weir_breaker_new` checks it. It keeps its tickets in flight (they
 /// settle as before), its probe's clock, its clock and its counts. Its
@@ -632,6 +630,8 @@ pub extern "C" fn weir_breaker_reconfigure(
     })
 }
 
+/// Frees a breaker. NULL is accepted and ignored, and so is a placed
+/// breaker (`weir_breaker_init_in`): its memory is the caller's.
 #[no_mangle]
 pub extern "C" fn weir_breaker_free(breaker: *mut weir_breaker) {
     free_handle(breaker)

@@ -3599,6 +3599,39 @@ fn millisecond_traces(out: &mut Vec<Trace>) {
     }
     weir_bloom_free(h);
     out.push(t);
+
+    // Periods of whole milliseconds, aligned and not, each read after
+    // every call; a take now and then finds no period open.
+    let mut t = Trace::new("period-ms.trace", "period", about);
+    let mut rng = Rng(34);
+    let mut h: *mut weir_period = std::ptr::null_mut();
+    for (quota, period_ms, align) in [
+        (5i64, 1000i64, false),
+        (3, 1000, true),
+        (10, 60_000, true),
+        (4, 250, false),
+    ] {
+        weir_period_free(h);
+        h = std::ptr::null_mut();
+        let s = weir_period_new(quota, period_ms * MS, align, &mut h);
+        t.call(
+            "period_new",
+            &[I(quota), I(period_ms * MS), B(align)],
+            &[S(s)],
+        );
+        let (mut now, per_ms) = (0i64, (period_ms / quota).max(1));
+        for _ in 0..150 {
+            now = rng.step(now / MS, per_ms) * MS;
+            if rng.below(4) != 0 {
+                let q = weir_period_take(h, now);
+                t.call("period_take", &[I(now)], &[I(q as i32 as i64)]);
+            }
+            t.call("period_left", &[I(now)], &[I(weir_period_left(h, now))]);
+            t.call("period_next", &[I(now)], &[I(weir_period_next(h, now))]);
+        }
+    }
+    weir_period_free(h);
+    out.push(t);
 }
 
 // ---------------------------------------------------------------- lease

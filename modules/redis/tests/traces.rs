@@ -5,9 +5,11 @@
 //! build of it (cargo feature `test-clock`, built here into a target
 //! directory of its own) whose `WEIR.TEST.NOW ns` sets the time the next
 //! commands decide at. A trace's `now` is replayed as `BASE + now`: keys
-//! expire on Redis's own wall clock, and `BASE` (the year 2033) keeps every
-//! expiry a trace writes in the future while the test runs. The GCRA word
-//! decides on differences of times only, so the shift changes no answer.
+//! expire on Redis's own wall clock, and `BASE` (a midnight in 2033) keeps
+//! every expiry a trace writes in the future while the test runs. The GCRA
+//! word and the sliding window decide on differences of times only, and an
+//! aligned period that divides a day lies alike on both clocks, so the shift
+//! changes no answer.
 //!
 //! What the module can replay, and how each call maps:
 //!
@@ -27,6 +29,14 @@
 //!   key quota window_ms` (the same exact sliding window) when its length
 //!   is a whole number of milliseconds; `sliding_left` is the peek's
 //!   remaining units, `sliding_next` its retry in milliseconds.
+//! - `period` traces: each counter is a fresh key taken with `WEIR.PERIOD
+//!   key quota period_ms [ALIGN]` when its period is a whole number of
+//!   milliseconds (aligned: one that divides a day). A take's five integers
+//!   give the handle's under, hit or over exactly; `period_left` is the
+//!   peek's units left, `period_next` its milliseconds until the period ends
+//!   (rounded up). Two kinds of `period_next` differ in behaviour and are
+//!   passed over, counted, with the reasons `traces/skips.txt` gives (see
+//!   [`replay_period`]).
 //! - Every other trace is skipped with its reason, which must be in
 //!   `traces/skips.txt` under the face `redis` (and nothing listed there
 //!   may be a trace this replays).
@@ -45,9 +55,12 @@ use std::sync::OnceLock;
 use support::{module_path, Conn, Server, Value};
 use weir_redis::gcra::Gcra;
 
-/// Where trace time 0 sits on the module's clock: 2033-05-18, later than
-/// any wall clock this runs on, so no key a replay writes expires under it.
-const BASE: i64 = 2_000_000_000 * 1_000_000_000;
+/// Where trace time 0 sits on the module's clock: 2033-05-18 00:00 UTC,
+/// later than any wall clock this runs on, so no key a replay writes
+/// expires under it. A whole number of days, so an aligned period that
+/// divides a day lies on the module's Unix clock where the handle's lies
+/// on the trace's.
+const BASE: i64 = 23_148 * 86_400 * 1_000_000_000;
 /// The latest trace time (times plus a limit's whole tolerance) whose TAT
 /// a Redis key can hold: the module stores TATs up to `i64::MAX / 2`.
 const LATEST: i64 = i64::MAX / 2 - BASE;
@@ -451,6 +464,135 @@ fn replay_sliding(c: &mut Conn, trace: &Trace, key_base: &str) -> Result<Tally, 
     Ok(tally)
 }
 
+/// Why a `period_next` reading of 0 is not asked: the handle's next reads 0
+/// when no period is open, where the module's peek answers for the period a
+/// take at that time would open (its length, or what is left of the aligned
+/// one). The same words are in `traces/skips.txt`.
+const NO_PERIOD_OPEN: &str =
+    "period_next with no period open (the handle reads 0; WEIR.PERIOD.PEEK reads the period a take would open)";
+/// Why a `period_next` earlier than the latest take is not asked: the
+/// handle answers as of that take's time, the module's reset counts from
+/// the command's own time (it keeps no latest time). The end both name is
+/// the same instant. The same words are in `traces/skips.txt`.
+const BEFORE_LATEST_TAKE: &str =
+    "period_next earlier than the latest take (the handle counts from that take, the module from the command's time)";
+
+/// Replays a `period` trace: each counter a fresh key taken with
+/// `WEIR.PERIOD key quota period_ms [ALIGN]` when its period is a whole
+/// number of milliseconds (and, aligned, one that divides `BASE`, so the
+/// module's periods on the Unix clock lie where the handle's lie on the
+/// trace's; every quota the handle takes, the module takes). A take's five
+/// integers give the handle's answer exactly: item 1 set is over; clear
+/// with no units left (item 3) is hit, the take that used the last unit;
+/// clear with units left is under. `period_left` is
+/// the peek's units left (the whole quota when no period is open, as the
+/// handle's), `period_next` the peek's milliseconds until the period ends
+/// (item 5, rounded up), except when no period is open ([`NO_PERIOD_OPEN`])
+/// or at a time before the latest take ([`BEFORE_LATEST_TAKE`]). The test
+/// clock takes nanoseconds, so times need not be whole milliseconds. Negative
+/// times and times past what a key holds pass over, as in [`replay_gcra`].
+fn replay_period(c: &mut Conn, trace: &Trace, key_base: &str) -> Result<Tally, String> {
+    let mut tally = Tally::default();
+    let mut counter: Option<(String, String, bool)> = None; // quota, period_ms, align
+    let mut in_step = false;
+    let mut fresh = 0;
+    let mut key = String::new();
+    // The handle's clock: the latest time a take was given (every take,
+    // refusals included, moves it).
+    let mut latest = i64::MIN;
+    for call in &trace.calls {
+        let fail = |got: String| {
+            Err(format!(
+                "{}:{}: {} {}: expected {}, got {got}",
+                trace.file,
+                call.line,
+                call.op,
+                call.args.join(" "),
+                call.outs.join(" ")
+            ))
+        };
+        if call.op == "period_new" {
+            latest = i64::MIN;
+            // A refused constructor leaves no current counter.
+            let (quota, ns, align) = (int(&call.args[0]), int(&call.args[1]), int(&call.args[2]));
+            in_step = int(&call.outs[0]) == 0;
+            counter = (in_step
+                && ns > 0
+                && ns % MS == 0
+                && ns / MS <= weir_redis::gcra::MAX_SPAN_NS / MS
+                && (align == 0 || BASE % ns == 0))
+                .then(|| (quota.to_string(), (ns / MS).to_string(), align != 0));
+            fresh += 1;
+            key = format!("{key_base}.{fresh}");
+            continue;
+        }
+        let now = int(&call.args[0]);
+        let want = int(&call.outs[0]);
+        let before_latest = now < latest;
+        if call.op == "period_take" {
+            latest = latest.max(now);
+        }
+        // A take that is not over counts a unit: missing it puts the key
+        // out of step with the handle.
+        let changes = call.op == "period_take" && want != 2;
+        let why = if !in_step {
+            Some("out of step after a call the module cannot be asked")
+        } else if counter.is_none() {
+            Some("a period the module does not take (not positive, not whole milliseconds, or past its longest) or aligns elsewhere")
+        } else if now < 0 {
+            Some("a negative time (a server's clock never is)")
+        } else if now > LATEST - weir_redis::gcra::MAX_SPAN_NS {
+            Some("a time past what a Redis key holds")
+        } else if call.op == "period_next" && want == 0 {
+            Some(NO_PERIOD_OPEN)
+        } else if call.op == "period_next" && before_latest {
+            Some(BEFORE_LATEST_TAKE)
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            *tally.passed_over.entry(why).or_default() += 1;
+            if changes {
+                in_step = false;
+            }
+            continue;
+        }
+        let (quota, ms, align) = counter.clone().expect("checked above");
+        set_now(c, now);
+        tally.replayed += 1;
+        let command: &[u8] = if call.op == "period_take" {
+            b"WEIR.PERIOD"
+        } else {
+            b"WEIR.PERIOD.PEEK"
+        };
+        let mut words: Vec<&[u8]> = vec![command, key.as_bytes(), quota.as_bytes(), ms.as_bytes()];
+        if align {
+            words.push(b"ALIGN");
+        }
+        let five = c.call(&words).ints();
+        let got = match call.op.as_str() {
+            // Over, hit (the last unit taken), under.
+            "period_take" => match (five[0], five[2]) {
+                (1, _) => 2,
+                (_, 0) => 1,
+                _ => 0,
+            },
+            "period_left" => five[2],
+            "period_next" => five[4],
+            other => return fail(format!("unknown operation {other}")),
+        };
+        let want = if call.op == "period_next" {
+            (want - 1) / MS + 1
+        } else {
+            want
+        };
+        if got != want {
+            return fail(format!("{got} ({five:?})"));
+        }
+    }
+    Ok(tally)
+}
+
 /// The skips listed for the face `redis`: file or type, and reason.
 fn listed_skips() -> BTreeMap<String, String> {
     let text = std::fs::read_to_string(root().join("traces/skips.txt")).unwrap_or_default();
@@ -494,7 +636,7 @@ fn the_traces_replay_through_the_test_clock() {
         let listed_here = listed.contains_key(&trace.file)
             || listed.contains_key(stem)
             || listed.contains_key(&trace.kind);
-        if trace.kind != "gcra" && trace.kind != "sliding" {
+        if !["gcra", "sliding", "period"].contains(&trace.kind.as_str()) {
             if !listed_here {
                 failures.push(format!(
                     "{}: type {} is not replayed, and traces/skips.txt does not list it for redis",
@@ -503,10 +645,11 @@ fn the_traces_replay_through_the_test_clock() {
             }
             continue;
         }
-        let replay = if trace.kind == "gcra" {
-            replay_gcra(&mut c, trace, &format!("t{i}"))
-        } else {
-            replay_sliding(&mut c, trace, &format!("t{i}"))
+        let key = format!("t{i}");
+        let replay = match trace.kind.as_str() {
+            "gcra" => replay_gcra(&mut c, trace, &key),
+            "sliding" => replay_sliding(&mut c, trace, &key),
+            _ => replay_period(&mut c, trace, &key),
         };
         match replay {
             Err(e) => failures.push(e),
@@ -530,6 +673,16 @@ fn the_traces_replay_through_the_test_clock() {
                     calls += tally.replayed;
                 }
             }
+        }
+    }
+    // The calls passed over for a difference in behaviour are named in
+    // traces/skips.txt, word for word.
+    let skips = std::fs::read_to_string(root().join("traces/skips.txt")).unwrap_or_default();
+    for why in [NO_PERIOD_OPEN, BEFORE_LATEST_TAKE] {
+        if !skips.contains(&format!("# redis period: {why}")) {
+            failures.push(format!(
+                "traces/skips.txt does not name the calls passed over: \"# redis period: {why}\""
+            ));
         }
     }
     c.cmd("WEIR.TEST.NOW REAL");
