@@ -198,6 +198,9 @@ static void exact_across_processes(void) {
     CHECK_STATUS(weir_sliding_init_shared(region, REGION, 1000, 3600 * 1000000000ll, &sliding), WEIR_OK);
     CHECK(fork_workers(WORKERS, take_sliding, NULL) == 1000);
     CHECK(weir_sliding_take(sliding, 7) == false);
+    /* A shared handle's policy is its region's: no reconfiguration. */
+    CHECK_STATUS(weir_sliding_reconfigure(sliding, 2000, 3600 * 1000000000ll), WEIR_ERR_REGION_UNSUPPORTED);
+    CHECK(weir_sliding_take(sliding, 8) == false);
     weir_window *window = NULL;
     CHECK_STATUS(weir_window_init_shared(region, REGION, 10, 1000000000, 0, &window), WEIR_OK);
     CHECK(fork_workers(WORKERS, add_window, NULL) == WORKERS * 100);
