@@ -1,4 +1,4 @@
-//! Two jobs, neither of which changes the library's code:
+//! Three jobs, none of which changes the library's code:
 //!
 //! - Gives libweir.so its SONAME, from the crate version (the one place the
 //!   version lives: the workspace's Cargo.toml). The convention: while the
@@ -12,6 +12,8 @@
 //!   for: tests/support/cbuild.rs compiles the C programs with that target's
 //!   C compiler and runs them through its CARGO_TARGET_<TRIPLE>_RUNNER, so
 //!   that `cargo test --target <triple>` checks the C side on that target.
+//! - Names the compiler (`rustc -vV`) for the layout fingerprint of shared
+//!   regions (src/region.rs).
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
@@ -19,6 +21,16 @@ fn main() {
         let value = std::env::var(name).expect("cargo sets TARGET and HOST for build scripts");
         println!("cargo:rustc-env=WEIR_BUILD_{name}={value}");
     }
+    // The compiler, for the fingerprint of a shared region's layout
+    // (src/region.rs): Rust lays out its structs as it sees fit, so two
+    // compilers may lay one handle differently.
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let version = std::process::Command::new(rustc)
+        .arg("-vV")
+        .output()
+        .map(|out| String::from_utf8_lossy(&out.stdout).replace('\n', " "))
+        .unwrap_or_default();
+    println!("cargo:rustc-env=WEIR_BUILD_RUSTC={version}");
     let major = std::env::var("CARGO_PKG_VERSION_MAJOR").unwrap();
     let minor = std::env::var("CARGO_PKG_VERSION_MINOR").unwrap();
     let soname = if major == "0" {

@@ -84,6 +84,9 @@ func (p *BreakerPolicy) c() C.weir_breaker_policy {
 // not concurrent with use (see the package doc).
 type Breaker struct {
 	p *C.weir_breaker
+	// unmap releases the mapped file of a shared breaker
+	// (OpenSharedBreakerFile); nil for a heap one.
+	unmap func() error
 }
 
 // NewBreaker makes a breaker whose window opens at [Now]; a nil policy is
@@ -114,6 +117,11 @@ func (b *Breaker) Close() error {
 		C.weir_breaker_free(b.p)
 		b.p = nil
 		runtime.SetFinalizer(b, nil)
+		if b.unmap != nil {
+			err := b.unmap()
+			b.unmap = nil
+			return err
+		}
 	}
 	return nil
 }

@@ -17,6 +17,9 @@ import (
 // goroutines; Close is not concurrent with use.
 type Bucket struct {
 	p *C.weir_bucket
+	// unmap releases the mapped file of a shared bucket
+	// (OpenSharedBucketFile); nil for a heap one.
+	unmap func() error
 }
 
 // NewBucket makes a full bucket at [Now]. rate is tokens a second (0
@@ -43,6 +46,11 @@ func (b *Bucket) Close() error {
 		C.weir_bucket_free(b.p)
 		b.p = nil
 		runtime.SetFinalizer(b, nil)
+		if b.unmap != nil {
+			err := b.unmap()
+			b.unmap = nil
+			return err
+		}
 	}
 	return nil
 }

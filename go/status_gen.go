@@ -79,6 +79,47 @@ const (
 	// region it would view: laying the view would overwrite the region's
 	// words, which others may be using; nothing was written.
 	ErrPlacedOverlap Status = 52
+	// ErrRegionForeign is WEIR_ERR_REGION_FOREIGN: The memory handed to a `weir_X_attach` call does not start with a
+	// weir region header (`weir_region_header`: its magic is wrong, or its
+	// header's checksum does not match its bytes): not a region, random
+	// bytes, or a header damaged since it was laid.
+	ErrRegionForeign Status = 60
+	// ErrRegionLayout is WEIR_ERR_REGION_LAYOUT: A region whose header has a layout version this build does not read
+	// (WEIR_REGION_LAYOUT is the one it reads).
+	ErrRegionLayout Status = 61
+	// ErrRegionKind is WEIR_ERR_REGION_KIND: A region that holds another type than the attach call's (a shedder's
+	// region handed to `weir_breaker_attach`, a bloom array's to any).
+	ErrRegionKind Status = 62
+	// ErrRegionSize is WEIR_ERR_REGION_SIZE: A region whose size does not add up: the memory handed over is
+	// shorter than the header says the region is, or the header's size is
+	// not what its type and slot count need.
+	ErrRegionSize Status = 63
+	// ErrRegionBuild is WEIR_ERR_REGION_BUILD: A region laid by a build whose handle layout differs from this one's
+	// (another weir version, or the same version built by another
+	// compiler): its bytes would be misread, so it is refused.
+	ErrRegionBuild Status = 64
+	// ErrRegionShape is WEIR_ERR_REGION_SHAPE: A region whose handle does not match its header (its slots are not
+	// where, or not as many as, the header says, or its lock is not a
+	// shared one).
+	ErrRegionShape Status = 65
+	// ErrRegionRecovered is WEIR_ERR_REGION_RECOVERED: A process died holding the shared handle's lock. This call took the
+	// lock, checked the handle's state, kept it if it held together or
+	// reset it if not (`weir_X_recoveries` counts both), and did nothing
+	// else: a decision that answers no status refused instead. The next
+	// call runs as usual.
+	ErrRegionRecovered Status = 66
+	// ErrRegionBroken is WEIR_ERR_REGION_BROKEN: The shared handle's lock cannot be taken again (the system reports
+	// it unrecoverable, or its bytes are not a lock); nothing changed. Lay
+	// the region again.
+	ErrRegionBroken Status = 67
+	// ErrRegionUnsupported is WEIR_ERR_REGION_UNSUPPORTED: Shared handles need a robust, process-shared mutex, which this
+	// platform lacks (they are built for Linux); nothing was written.
+	ErrRegionUnsupported Status = 68
+	// ErrRegionPool is WEIR_ERR_REGION_POOL: `weir_pool_attach`, always: a pool is placed-only and never shared
+	// between processes, because its items are one process's identities
+	// (file descriptors, pointers), meaningless in another; nothing was
+	// written.
+	ErrRegionPool Status = 69
 	// ErrCountsOff is WEIR_ERR_COUNTS_OFF: `weir_<type>_read_counts` on a handle that does not count: turn
 	// counting on with `weir_<type>_start_counting` after making it.
 	ErrCountsOff Status = 70
@@ -315,6 +356,16 @@ var statusCodes = [...]struct {
 	{ErrPlacedTooSmall, "WEIR_ERR_PLACED_TOO_SMALL"},
 	{ErrPlacedMisaligned, "WEIR_ERR_PLACED_MISALIGNED"},
 	{ErrPlacedOverlap, "WEIR_ERR_PLACED_OVERLAP"},
+	{ErrRegionForeign, "WEIR_ERR_REGION_FOREIGN"},
+	{ErrRegionLayout, "WEIR_ERR_REGION_LAYOUT"},
+	{ErrRegionKind, "WEIR_ERR_REGION_KIND"},
+	{ErrRegionSize, "WEIR_ERR_REGION_SIZE"},
+	{ErrRegionBuild, "WEIR_ERR_REGION_BUILD"},
+	{ErrRegionShape, "WEIR_ERR_REGION_SHAPE"},
+	{ErrRegionRecovered, "WEIR_ERR_REGION_RECOVERED"},
+	{ErrRegionBroken, "WEIR_ERR_REGION_BROKEN"},
+	{ErrRegionUnsupported, "WEIR_ERR_REGION_UNSUPPORTED"},
+	{ErrRegionPool, "WEIR_ERR_REGION_POOL"},
 	{ErrCountsOff, "WEIR_ERR_COUNTS_OFF"},
 	{ErrChargeTooMany, "WEIR_ERR_CHARGE_TOO_MANY"},
 	{ErrChargeCost, "WEIR_ERR_CHARGE_COST"},
@@ -489,6 +540,36 @@ func statusMismatches() []string {
 	}
 	if ErrPlacedOverlap != C.WEIR_ERR_PLACED_OVERLAP {
 		bad = append(bad, fmt.Sprintf("ErrPlacedOverlap is %d, WEIR_ERR_PLACED_OVERLAP is %d", ErrPlacedOverlap, C.WEIR_ERR_PLACED_OVERLAP))
+	}
+	if ErrRegionForeign != C.WEIR_ERR_REGION_FOREIGN {
+		bad = append(bad, fmt.Sprintf("ErrRegionForeign is %d, WEIR_ERR_REGION_FOREIGN is %d", ErrRegionForeign, C.WEIR_ERR_REGION_FOREIGN))
+	}
+	if ErrRegionLayout != C.WEIR_ERR_REGION_LAYOUT {
+		bad = append(bad, fmt.Sprintf("ErrRegionLayout is %d, WEIR_ERR_REGION_LAYOUT is %d", ErrRegionLayout, C.WEIR_ERR_REGION_LAYOUT))
+	}
+	if ErrRegionKind != C.WEIR_ERR_REGION_KIND {
+		bad = append(bad, fmt.Sprintf("ErrRegionKind is %d, WEIR_ERR_REGION_KIND is %d", ErrRegionKind, C.WEIR_ERR_REGION_KIND))
+	}
+	if ErrRegionSize != C.WEIR_ERR_REGION_SIZE {
+		bad = append(bad, fmt.Sprintf("ErrRegionSize is %d, WEIR_ERR_REGION_SIZE is %d", ErrRegionSize, C.WEIR_ERR_REGION_SIZE))
+	}
+	if ErrRegionBuild != C.WEIR_ERR_REGION_BUILD {
+		bad = append(bad, fmt.Sprintf("ErrRegionBuild is %d, WEIR_ERR_REGION_BUILD is %d", ErrRegionBuild, C.WEIR_ERR_REGION_BUILD))
+	}
+	if ErrRegionShape != C.WEIR_ERR_REGION_SHAPE {
+		bad = append(bad, fmt.Sprintf("ErrRegionShape is %d, WEIR_ERR_REGION_SHAPE is %d", ErrRegionShape, C.WEIR_ERR_REGION_SHAPE))
+	}
+	if ErrRegionRecovered != C.WEIR_ERR_REGION_RECOVERED {
+		bad = append(bad, fmt.Sprintf("ErrRegionRecovered is %d, WEIR_ERR_REGION_RECOVERED is %d", ErrRegionRecovered, C.WEIR_ERR_REGION_RECOVERED))
+	}
+	if ErrRegionBroken != C.WEIR_ERR_REGION_BROKEN {
+		bad = append(bad, fmt.Sprintf("ErrRegionBroken is %d, WEIR_ERR_REGION_BROKEN is %d", ErrRegionBroken, C.WEIR_ERR_REGION_BROKEN))
+	}
+	if ErrRegionUnsupported != C.WEIR_ERR_REGION_UNSUPPORTED {
+		bad = append(bad, fmt.Sprintf("ErrRegionUnsupported is %d, WEIR_ERR_REGION_UNSUPPORTED is %d", ErrRegionUnsupported, C.WEIR_ERR_REGION_UNSUPPORTED))
+	}
+	if ErrRegionPool != C.WEIR_ERR_REGION_POOL {
+		bad = append(bad, fmt.Sprintf("ErrRegionPool is %d, WEIR_ERR_REGION_POOL is %d", ErrRegionPool, C.WEIR_ERR_REGION_POOL))
 	}
 	if ErrCountsOff != C.WEIR_ERR_COUNTS_OFF {
 		bad = append(bad, fmt.Sprintf("ErrCountsOff is %d, WEIR_ERR_COUNTS_OFF is %d", ErrCountsOff, C.WEIR_ERR_COUNTS_OFF))

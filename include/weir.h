@@ -40,15 +40,19 @@
  *
  * ```
  * weir_status — what a call that can fail reports (WEIR_OK is 0)
- *   section  line 0323
+ *   section  line 0344
  *   reads    weir_status_str, weir_version (WEIR_VERSION)
  *   counts   weir_counts (filled by each read_counts)
  *
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
- *   section  line 0672
+ *   section  line 0883
  *   policy   weir_breaker_policy (for the breaker), weir_breaker_policy_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
  *   placed   weir_breaker_footprint, weir_breaker_init_in
+ *   shared   weir_breaker_shared_footprint,
+ *            weir_breaker_init_shared (a weir_region_header first),
+ *            weir_breaker_attach,
+ *            weir_breaker_recoveries (fills a weir_recoveries)
  *   calls    weir_breaker_allow (fills a weir_breaker_ticket),
  *            weir_breaker_pass, weir_breaker_fail
  *   reads    weir_breaker_ratio, weir_breaker_read_tally (weir_breaker_tally)
@@ -56,10 +60,12 @@
  *   change   weir_breaker_reconfigure (copies the policy)
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 0984
+ *   section  line 1271
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
  *   placed   weir_shedder_footprint, weir_shedder_init_in
+ *   shared   weir_shedder_shared_footprint, weir_shedder_init_shared,
+ *            weir_shedder_attach, weir_shedder_recoveries
  *   calls    weir_shedder_allow (fills a weir_shedder_ticket),
  *            weir_shedder_allow_class (WEIR_SHEDDER_CRITICAL_PLUS ...),
  *            weir_shedder_pass, weir_shedder_fail
@@ -67,9 +73,11 @@
  *   counts   weir_shedder_start_counting, weir_shedder_read_counts
  *
  * weir_window — rolling window of sums and counts
- *   section  line 1248
+ *   section  line 1590
  *   make     weir_window_new, weir_window_free
  *   placed   weir_window_footprint, weir_window_init_in
+ *   shared   weir_window_shared_footprint, weir_window_init_shared,
+ *            weir_window_attach, weir_window_recoveries
  *   calls    weir_window_add
  *   reads    weir_window_read_total (weir_window_total),
  *            weir_window_read_buckets, weir_window_size, weir_window_width
@@ -77,49 +85,59 @@
  *   change   weir_window_reconfigure
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1412
+ *   section  line 1804
  *   make     weir_bucket_new, weir_bucket_free
  *   placed   weir_bucket_footprint, weir_bucket_init_in
+ *   shared   weir_bucket_shared_footprint, weir_bucket_init_shared,
+ *            weir_bucket_attach
  *   calls    weir_bucket_take, weir_bucket_refund
  *   reads    weir_bucket_next (Retry-After), weir_bucket_tokens
  *   counts   weir_bucket_start_counting, weir_bucket_read_counts
  *   change   weir_bucket_reconfigure
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 1629
+ *   section  line 2058
  *   make     weir_sliding_new, weir_sliding_free
  *   placed   weir_sliding_footprint, weir_sliding_init_in
+ *   shared   weir_sliding_shared_footprint, weir_sliding_init_shared,
+ *            weir_sliding_attach, weir_sliding_recoveries
  *   calls    weir_sliding_take
  *   reads    weir_sliding_left, weir_sliding_next
  *   change   weir_sliding_reconfigure
  *   counts   weir_sliding_start_counting, weir_sliding_read_counts
  *
  * weir_period — fixed-window quota per period
- *   section  line 1768
+ *   section  line 2246
  *   make     weir_period_new, weir_period_free
  *   placed   weir_period_footprint, weir_period_init_in
+ *   shared   weir_period_shared_footprint, weir_period_init_shared,
+ *            weir_period_attach, weir_period_recoveries
  *   calls    weir_period_take (weir_period_quota)
  *   reads    weir_period_left, weir_period_next
  *   change   weir_period_reconfigure
  *   counts   weir_period_start_counting, weir_period_read_counts
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 1916
+ *   section  line 2442
  *   make     weir_gate_new, weir_gate_free
  *   placed   weir_gate_footprint, weir_gate_init_in
+ *   shared   weir_gate_shared_footprint, weir_gate_init_shared,
+ *            weir_gate_attach
  *   calls    weir_gate_enter, weir_gate_leave
  *   reads    weir_gate_held
  *   change   weir_gate_reconfigure
  *   counts   weir_gate_start_counting, weir_gate_read_counts
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 2011
+ *   section  line 2569
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy),
  *            weir_concurrency_new_partitioned (weir_concurrency_partition),
  *            weir_concurrency_free
  *   placed   weir_concurrency_footprint, weir_concurrency_init_in
+ *   shared   weir_concurrency_shared_footprint, weir_concurrency_init_shared,
+ *            weir_concurrency_attach, weir_concurrency_recoveries
  *   calls    weir_concurrency_enter (fills a weir_concurrency_ticket),
  *            weir_concurrency_leave, weir_concurrency_enter_partition,
  *            weir_concurrency_leave_partition
@@ -129,31 +147,34 @@
  *   counts   weir_concurrency_start_counting, weir_concurrency_read_counts
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 2288
+ *   section  line 2891
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   placed   weir_budget_footprint, weir_budget_init_in
+ *   shared   weir_budget_shared_footprint, weir_budget_init_shared,
+ *            weir_budget_attach, weir_budget_recoveries
  *   calls    weir_budget_deposit, weir_budget_withdraw
  *   reads    weir_budget_left, weir_budget_tokens
  *   counts   weir_budget_start_counting, weir_budget_read_counts
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 2463
+ *   section  line 3112
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 2603
+ *   section  line 3252
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 2647
+ *   section  line 3296
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
- *   placed   weir_pool_footprint, weir_pool_init_in
+ *   placed   weir_pool_footprint, weir_pool_init_in,
+ *            weir_pool_attach (refuses: never shared)
  *   calls    weir_pool_take (weir_pool_taken, WEIR_POOL_TAKEN_*),
  *            weir_pool_made, weir_pool_made_jittered, weir_pool_unmade,
  *            weir_pool_give, weir_pool_drop, weir_pool_make_ahead,
@@ -163,7 +184,7 @@
  *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 3026
+ *   section  line 3688
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -172,13 +193,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 3206
+ *   section  line 3868
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 3358
+ *   section  line 4020
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -190,11 +211,11 @@
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 3682
+ *   section  line 4344
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 3875
+ *   section  line 4537
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   placed   weir_lease_footprint, weir_lease_init_in
@@ -205,7 +226,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 4119
+ *   section  line 4781
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -219,7 +240,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 4381
+ *   section  line 5043
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -325,7 +346,7 @@
 
 /// What a call that can fail reports. `WEIR_OK` is 0; every other value is
 /// an error. Codes are grouped by area and are never renumbered or reused:
-/// 1–99 general (30–39 targets and builds, 40–49 refunds, 50–59 placed handles in the caller's memory, 60–69 kept for regions shared between programs, 70–79 counts, 80–89 charging several limits at once), 100–199 the limiter, 200–299 the pool,
+/// 1–99 general (30–39 targets and builds, 40–49 refunds, 50–59 placed handles in the caller's memory, 60–69 regions shared between processes, 70–79 counts, 80–89 charging several limits at once), 100–199 the limiter, 200–299 the pool,
 /// 300–399 breaker, shedder and window (330–349 the breaker's limits, 350–359 the shedder's classes), 400–499 rate and bloom (430–449 the GCRA word),
 /// 500–549 the retry budget, 550–599 the adaptive concurrency limit (560–579 its partitions), 600–629 the lease.
 /// `weir_status_str` describes any value, known or not.
@@ -404,6 +425,47 @@ enum weir_status
   /// region it would view: laying the view would overwrite the region's
   /// words, which others may be using; nothing was written.
   WEIR_ERR_PLACED_OVERLAP = 52,
+  /// The memory handed to a `weir_X_attach` call does not start with a
+  /// weir region header (`weir_region_header`: its magic is wrong, or its
+  /// header's checksum does not match its bytes): not a region, random
+  /// bytes, or a header damaged since it was laid.
+  WEIR_ERR_REGION_FOREIGN = 60,
+  /// A region whose header has a layout version this build does not read
+  /// (WEIR_REGION_LAYOUT is the one it reads).
+  WEIR_ERR_REGION_LAYOUT = 61,
+  /// A region that holds another type than the attach call's (a shedder's
+  /// region handed to `weir_breaker_attach`, a bloom array's to any).
+  WEIR_ERR_REGION_KIND = 62,
+  /// A region whose size does not add up: the memory handed over is
+  /// shorter than the header says the region is, or the header's size is
+  /// not what its type and slot count need.
+  WEIR_ERR_REGION_SIZE = 63,
+  /// A region laid by a build whose handle layout differs from this one's
+  /// (another weir version, or the same version built by another
+  /// compiler): its bytes would be misread, so it is refused.
+  WEIR_ERR_REGION_BUILD = 64,
+  /// A region whose handle does not match its header (its slots are not
+  /// where, or not as many as, the header says, or its lock is not a
+  /// shared one).
+  WEIR_ERR_REGION_SHAPE = 65,
+  /// A process died holding the shared handle's lock. This call took the
+  /// lock, checked the handle's state, kept it if it held together or
+  /// reset it if not (`weir_X_recoveries` counts both), and did nothing
+  /// else: a decision that answers no status refused instead. The next
+  /// call runs as usual.
+  WEIR_ERR_REGION_RECOVERED = 66,
+  /// The shared handle's lock cannot be taken again (the system reports
+  /// it unrecoverable, or its bytes are not a lock); nothing changed. Lay
+  /// the region again.
+  WEIR_ERR_REGION_BROKEN = 67,
+  /// Shared handles need a robust, process-shared mutex, which this
+  /// platform lacks (they are built for Linux); nothing was written.
+  WEIR_ERR_REGION_UNSUPPORTED = 68,
+  /// `weir_pool_attach`, always: a pool is placed-only and never shared
+  /// between processes, because its items are one process's identities
+  /// (file descriptors, pointers), meaningless in another; nothing was
+  /// written.
+  WEIR_ERR_REGION_POOL = 69,
   /// `weir_<type>_read_counts` on a handle that does not count: turn
   /// counting on with `weir_<type>_start_counting` after making it.
   WEIR_ERR_COUNTS_OFF = 70,
@@ -618,6 +680,88 @@ typedef int32_t weir_status;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+#if defined(WEIR_HOSTED)
+/// The first word of a shared region's header: "weir:shr" in ASCII, read
+/// as a little-endian 64-bit word. (A bloom array laid by
+/// `weir_bloom_init_in` starts with "weir:blm" instead; see
+/// `weir_region_header`.)
+#define WEIR_REGION_MAGIC 8243965812766500215
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The layout version of `weir_region_header` this build reads and writes.
+/// A region of any other is refused with `WEIR_ERR_REGION_LAYOUT`.
+#define WEIR_REGION_LAYOUT 1
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The bytes of `weir_region_header`. The region's lock follows it, then
+/// the handle (WEIR_REGION_HANDLE_OFFSET).
+#define WEIR_REGION_HEADER_BYTES 256
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The alignment a shared region needs (page-aligned memory from mmap has
+/// it).
+#define WEIR_REGION_ALIGN 64
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The most bytes of policy a header keeps.
+#define WEIR_REGION_POLICY_BYTES 192
+#endif
+
+#if defined(WEIR_HOSTED)
+/// `weir_region_header.kind` of a shared breaker.
+#define WEIR_REGION_BREAKER 1
+#endif
+
+#if defined(WEIR_HOSTED)
+/// `weir_region_header.kind` of a shared shedder.
+#define WEIR_REGION_SHEDDER 2
+#endif
+
+#if defined(WEIR_HOSTED)
+/// `weir_region_header.kind` of a shared bucket.
+#define WEIR_REGION_BUCKET 3
+#endif
+
+#if defined(WEIR_HOSTED)
+/// `weir_region_header.kind` of a shared gate.
+#define WEIR_REGION_GATE 4
+#endif
+
+#if defined(WEIR_HOSTED)
+/// `weir_region_header.kind` of a shared period counter.
+#define WEIR_REGION_PERIOD 5
+#endif
+
+#if defined(WEIR_HOSTED)
+/// `weir_region_header.kind` of a shared retry budget.
+#define WEIR_REGION_BUDGET 6
+#endif
+
+#if defined(WEIR_HOSTED)
+/// `weir_region_header.kind` of a shared adaptive limit.
+#define WEIR_REGION_CONCURRENCY 7
+#endif
+
+#if defined(WEIR_HOSTED)
+/// `weir_region_header.kind` of a shared window.
+#define WEIR_REGION_WINDOW 8
+#endif
+
+#if defined(WEIR_HOSTED)
+/// `weir_region_header.kind` of a shared sliding window.
+#define WEIR_REGION_SLIDING 9
+#endif
+
+#if defined(WEIR_HOSTED)
+/// How far into a shared region its handle starts: the 256-byte header,
+/// then 64 bytes for the region's robust lock and its recovery counts.
+#define WEIR_REGION_HANDLE_OFFSET 320
+#endif
+
 /// What a handle decided since `weir_<type>_start_counting` turned its
 /// counting on (right after `weir_<type>_new`, that is since it was made).
 /// Every handle type fills the same struct, so that one exporter reads them
@@ -647,6 +791,73 @@ typedef struct WEIR_ALIGN(8) {
   /// A sum of doubles, exact up to 2^53.
   double units;
 } weir_counts;
+
+#if defined(WEIR_HOSTED)
+/// What a shared handle's lock has recovered from (`weir_X_recoveries`).
+/// 16 bytes.
+typedef struct WEIR_ALIGN(8) {
+  /// Times a call found the lock's holder dead and took over: each
+  /// answered `WEIR_ERR_REGION_RECOVERED` (or refused).
+  uint64_t recovered;
+  /// Of those, the times the state did not hold together and was reset.
+  uint64_t reset;
+} weir_recoveries;
+#endif
+
+#if defined(WEIR_HOSTED)
+/// The header every shared region starts with, 256 bytes, written by a
+/// `weir_X_init_shared` call and checked, field by field, by every
+/// `weir_X_attach`. It holds no pointer; every field is little-endian on
+/// the hosts weir builds for. Aligned as a uint64_t; a region starts at a
+/// multiple of WEIR_REGION_ALIGN (64).
+///
+/// A bloom array in shared memory (`weir_bloom_init_in`) keeps its own
+/// 64-byte header, layout version 2 (WEIR_BLOOM_VERSION), which maps onto
+/// this one: its first word is its magic ("weir:blm" where this header has
+/// "weir:shr"), its second its layout version, then its kind and shape; its
+/// words need no lock, so it has no lock to recover. A bloom region handed
+/// to a `weir_X_attach` call is refused with `WEIR_ERR_REGION_KIND`. A later
+/// bloom layout that takes this header will have version 3, which programs
+/// of this version refuse with `WEIR_ERR_BLOOM_VERSION`.
+typedef struct WEIR_ALIGN(8) {
+  /// WEIR_REGION_MAGIC.
+  uint64_t magic;
+  /// WEIR_REGION_LAYOUT when laid by this build.
+  uint32_t layout;
+  /// What the region holds: WEIR_REGION_BREAKER, WEIR_REGION_SHEDDER,
+  /// WEIR_REGION_BUCKET, WEIR_REGION_GATE, WEIR_REGION_PERIOD,
+  /// WEIR_REGION_BUDGET, WEIR_REGION_CONCURRENCY, WEIR_REGION_WINDOW,
+  /// WEIR_REGION_SLIDING.
+  uint32_t kind;
+  /// The region's bytes, header included: what `weir_X_shared_footprint`
+  /// answered for its policy.
+  uint64_t bytes;
+  /// A fingerprint of the handle's layout in the build that laid it
+  /// (weir's version, the compiler, the target, the handle's type and
+  /// size): a region laid by a build that lays the handle out otherwise
+  /// is refused (`WEIR_ERR_REGION_BUILD`), never misread. Programs
+  /// linked against one libweir share regions; so do forked workers of
+  /// one program.
+  uint64_t build;
+  /// The handle's slots (a breaker's or shedder's buckets; 0 for a
+  /// bucket).
+  uint64_t slots;
+  /// The bytes of `policy` in use.
+  uint32_t policy_bytes;
+  /// Zero.
+  uint32_t reserved;
+  /// FNV-1a (64-bit) of the header's 256 bytes with this field zero: a
+  /// header damaged after it was laid is refused
+  /// (`WEIR_ERR_REGION_FOREIGN`).
+  uint64_t check;
+  /// Zero.
+  uint64_t reserved2;
+  /// The policy the handle was laid with, as the C struct the init call
+  /// took (`weir_breaker_policy`, `weir_shedder_policy`; for a bucket its
+  /// rate then its burst, two doubles), zero after `policy_bytes`.
+  uint8_t policy[WEIR_REGION_POLICY_BYTES];
+} weir_region_header;
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -696,7 +907,7 @@ const char *weir_version(void);
 /// and the rest are refused when the caller's roll falls under `drop`. Safe
 /// to share between threads: each call takes a short per-handle lock, and a
 /// decision never rescans the window. Heap per handle: 32 bytes per bucket
-/// plus about 260 bytes (1.5 KiB at the preset). Made by `weir_breaker_new`, freed by `weir_breaker_free`.
+/// plus about 310 bytes (1.6 KiB at the preset). Made by `weir_breaker_new`, freed by `weir_breaker_free`.
 ///
 /// What the preset does to an outage (the bay's breaker panel, picture in
 /// docs/bay-breaker.svg; bay/tests/breaker_figures.rs measures it: 100
@@ -855,7 +1066,7 @@ void weir_breaker_free(weir_breaker *breaker);
 
 /// The bytes and the alignment a placed breaker with this policy needs
 /// (NULL: the preset), written to `*bytes` and `*align`: the handle and one
-/// 32-byte bucket per `size` (1584 bytes, 8-aligned, at the preset on a
+/// 32-byte bucket per `size` (1592 bytes, 8-aligned, at the preset on a
 /// 64-bit host). The policy is checked as `weir_breaker_new` checks it, with
 /// its statuses; `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bytes`
 /// or `align` pointer, and nothing is written on an error.
@@ -882,6 +1093,82 @@ weir_status weir_breaker_init_in(void *mem,
                                  const weir_breaker_policy *policy,
                                  int64_t now,
                                  weir_breaker **out);
+
+#if defined(WEIR_HOSTED)
+/// The bytes and the alignment a shared breaker with this policy needs
+/// (NULL: the preset), for `weir_breaker_init_shared`: a 256-byte
+/// `weir_region_header` and the region's 64-byte lock, then the placed breaker (`weir_breaker_footprint`);
+/// 64-aligned. Checked and answered as `weir_breaker_footprint`.
+weir_status weir_breaker_shared_footprint(const weir_breaker_policy *policy,
+                                          size_t *bytes,
+                                          size_t *align);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Lays a breaker that processes share in `mem`, memory the caller maps
+/// `MAP_SHARED` (a file or anonymous mapping made before `fork`), and
+/// writes it to `*out` for this process: a `weir_region_header` (its kind
+/// WEIR_REGION_BREAKER, the policy, a checksum), then the breaker
+/// `weir_breaker_init_in` would lay, whose slots are found from the
+/// region itself and whose lock is a robust, process-shared mutex. The
+/// region holds no pointer: another process maps it at any address and
+/// gets its own `weir_breaker *` from `weir_breaker_attach`; every
+/// `weir_breaker_*` call then works on the one breaker, its tickets
+/// included (a ticket settles in any process). Lay it once, before any
+/// process attaches; laying it again resets it under anyone using it.
+/// `weir_breaker_free` does nothing to it; unmap it when no call uses it.
+///
+/// A process killed while it holds the lock (a few hundred instructions a
+/// call) leaves it to the next caller, which checks the breaker's sums and
+/// counts: if they hold together the breaker is kept as the dead call left
+/// it (that call's one update may be half made: at most one outcome or
+/// one refusal counted or not), otherwise it is reset to an empty window at
+/// the latest `now` it saw, keeping its policy and ticket numbering (calls
+/// in flight then settle as `WEIR_ERR_SETTLED`). That call answers
+/// `WEIR_ERR_REGION_RECOVERED` (`weir_breaker_allow` refuses instead) and
+/// does nothing else; `weir_breaker_recoveries` counts both outcomes. A
+/// process killed outside the lock changes nothing for the others, except
+/// that the calls it had in flight are never settled.
+///
+/// Checked in this order, nothing written on an error: `out`, `mem` NULL
+/// (`WEIR_ERR_NULL`), `mem` not 64-aligned (`WEIR_ERR_PLACED_MISALIGNED`),
+/// `WEIR_ERR_REGION_UNSUPPORTED` off Linux, `len` under the header
+/// (`WEIR_ERR_PLACED_TOO_SMALL`), then as `weir_breaker_init_in` (the
+/// policy's statuses, then `WEIR_ERR_PLACED_TOO_SMALL` for a `len` under
+/// `weir_breaker_shared_footprint`).
+weir_status weir_breaker_init_shared(void *mem,
+                                     size_t len,
+                                     const weir_breaker_policy *policy,
+                                     int64_t now,
+                                     weir_breaker **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Checks the region at `mem` (`len` bytes, as mapped in this process)
+/// that `weir_breaker_init_shared` laid, in this or another process, and
+/// writes its breaker, for this process, to `*out`. Refused with a status,
+/// nothing written: `out` NULL or misaligned, `mem` NULL (`WEIR_ERR_NULL`)
+/// or not 64-aligned (`WEIR_ERR_PLACED_MISALIGNED`), `len` under the header
+/// or the region (`WEIR_ERR_REGION_SIZE`), no weir region header or a
+/// damaged one (`WEIR_ERR_REGION_FOREIGN`), another layout version
+/// (`WEIR_ERR_REGION_LAYOUT`), another type, a bloom array's included
+/// (`WEIR_ERR_REGION_KIND`), another build's layout
+/// (`WEIR_ERR_REGION_BUILD`), a header whose size is not its slots'
+/// (`WEIR_ERR_REGION_SIZE`), a breaker whose slots or lock do not match
+/// the header (`WEIR_ERR_REGION_SHAPE`). No bytes in the region make it
+/// read or write outside the `len` bytes at `mem`. Once attached, the
+/// region is trusted as memory a thread of this process shares: processes
+/// that use it must not write it except through weir.
+weir_status weir_breaker_attach(void *mem, size_t len, weir_breaker **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes what a shared breaker's lock has recovered from (see
+/// `weir_breaker_init_shared`) to `*out`; all zero for a breaker that is
+/// not shared. `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_POISONED`.
+/// A reading: it changes nothing.
+weir_status weir_breaker_recoveries(const weir_breaker *breaker, weir_recoveries *out);
+#endif
 
 /// Asks to make one call at `now`, with `roll` a draw from [0, 1) (clamped
 /// into range; NaN counts as 0). True: go ahead; `*ticket` now holds the
@@ -1007,7 +1294,7 @@ weir_status weir_breaker_reconfigure(weir_breaker *breaker, const weir_breaker_p
 /// response time are kept in two monotonic queues over the complete
 /// buckets, so a decision's work is O(1) amortised at any bucket count.
 /// Heap per handle: 48 bytes per bucket (the bucket and room for its entry
-/// in each queue, reserved at construction) plus about 290 bytes (under
+/// in each queue, reserved at construction) plus about 280 bytes (under
 /// 3 KB at the preset). Made by `weir_shedder_new`, freed by
 /// `weir_shedder_free`.
 ///
@@ -1148,6 +1435,61 @@ weir_status weir_shedder_init_in(void *mem,
                                  int64_t now,
                                  weir_shedder **out);
 
+#if defined(WEIR_HOSTED)
+/// The bytes and the alignment a shared shedder with this policy needs
+/// (NULL: the preset), for `weir_shedder_init_shared`: a 256-byte
+/// `weir_region_header` and the region's 64-byte lock, then the placed shedder
+/// (`weir_shedder_footprint`); 64-aligned. Checked and answered as
+/// `weir_shedder_footprint`.
+weir_status weir_shedder_shared_footprint(const weir_shedder_policy *policy,
+                                          size_t *bytes,
+                                          size_t *align);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Lays a shedder that processes share in `mem`, memory the caller maps
+/// `MAP_SHARED`, and writes it to `*out` for this process: a
+/// `weir_region_header` (its kind WEIR_REGION_SHEDDER, the policy), then
+/// the shedder `weir_shedder_init_in` would lay, its slots found from the
+/// region and its lock a robust, process-shared mutex. Another process gets
+/// its own `weir_shedder *` from `weir_shedder_attach`; every
+/// `weir_shedder_*` call then works on the one shedder, so it sees every
+/// process's calls in flight and latencies together (a ticket settles in
+/// any process). Lay it once, before any process attaches.
+///
+/// A process killed while it holds the lock leaves it to the next caller,
+/// which checks the shedder's queues and counts: kept as the dead call left
+/// it if they hold together (that call's one update may be half made),
+/// reset otherwise to an empty window at the latest `now` it saw, with no
+/// call in flight (calls settled later do not count below zero). That call
+/// answers `WEIR_ERR_REGION_RECOVERED` (`weir_shedder_allow` refuses
+/// instead) and does nothing else; `weir_shedder_recoveries` counts both
+/// outcomes. A process killed outside the lock leaves its calls in flight
+/// unsettled: they count in `weir_shedder_flying` until a reset.
+/// Checked as `weir_breaker_init_shared` checks its region, the policy as
+/// `weir_shedder_new` checks it.
+weir_status weir_shedder_init_shared(void *mem,
+                                     size_t len,
+                                     const weir_shedder_policy *policy,
+                                     int64_t now,
+                                     weir_shedder **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Checks the region at `mem` that `weir_shedder_init_shared` laid and
+/// writes its shedder, for this process, to `*out`: refused with the
+/// statuses `weir_breaker_attach` lists, nothing written.
+weir_status weir_shedder_attach(void *mem, size_t len, weir_shedder **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes what a shared shedder's lock has recovered from (see
+/// `weir_shedder_init_shared`) to `*out`; all zero for a shedder that is
+/// not shared. `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_POISONED`.
+/// A reading: it changes nothing.
+weir_status weir_shedder_recoveries(const weir_shedder *shedder, weir_recoveries *out);
+#endif
+
 /// Asks to start one call at `now`, with the CPU at `cpu_permille`
 /// thousandths (values outside [0, 1000] are clamped into it). True: go
 /// ahead; `*ticket` now holds the call, to be settled once with
@@ -1258,7 +1600,7 @@ weir_status weir_shedder_read_counts(const weir_shedder *shedder,
 /// reading at a later `now` skips them without clearing, so two reads at the
 /// same `now` agree; a `now` before the head bucket opened counts as no time
 /// passing. Safe to share between threads: each call takes a short
-/// per-handle lock. Heap per handle: 16 bytes per bucket plus about 100
+/// per-handle lock. Heap per handle: 16 bytes per bucket plus about 110
 /// bytes. Made by `weir_window_new`, freed by `weir_window_free`.
 ///
 /// In the firmware build (docs/firmware.md) a window is placed only: on a
@@ -1322,6 +1664,56 @@ weir_status weir_window_init_in(void *mem,
                                 int64_t window_ns,
                                 int64_t now,
                                 weir_window **out);
+
+#if defined(WEIR_HOSTED)
+/// The bytes and the alignment a shared window needs
+/// (`weir_window_init_shared`), written to `*bytes` and `*align`: a
+/// 256-byte `weir_region_header` and the region's 64-byte lock, then the placed window
+/// (`weir_window_footprint`); 64-aligned. Checked and answered as
+/// `weir_window_footprint`.
+weir_status weir_window_shared_footprint(int32_t size,
+                                         int64_t window_ns,
+                                         size_t *bytes,
+                                         size_t *align);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Lays a window that processes share in `mem`, memory the caller maps
+/// `MAP_SHARED`, and writes it to `*out` for this process: a
+/// `weir_region_header` (its kind WEIR_REGION_WINDOW; its policy `size`, an int32_t, then `window_ns`, an int64_t),
+/// then the window `weir_window_init_in` would lay, its lock a robust,
+/// process-shared mutex. Another process gets its own `weir_window *` from
+/// `weir_window_attach`; every `weir_window_*` call then works on the one
+/// window. A process killed holding the lock leaves the window as its
+/// call left it (at most that call's one value added or not); the next call answers as a recovered call
+/// does (see `weir_breaker_init_shared`) and `weir_window_recoveries`
+/// counts it. Lay it once, before any process attaches. Checked as
+/// `weir_breaker_init_shared` checks its region (`WEIR_ERR_NULL`,
+/// `WEIR_ERR_PLACED_MISALIGNED`, `WEIR_ERR_REGION_UNSUPPORTED`,
+/// `WEIR_ERR_PLACED_TOO_SMALL`), the arguments as `weir_window_init_in`
+/// checks them.
+weir_status weir_window_init_shared(void *mem,
+                                    size_t len,
+                                    int32_t size,
+                                    int64_t window_ns,
+                                    int64_t now,
+                                    weir_window **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Checks the region at `mem` that `weir_window_init_shared` laid and
+/// writes its window, for this process, to `*out`: refused with the
+/// statuses `weir_breaker_attach` lists, nothing written.
+weir_status weir_window_attach(void *mem, size_t len, weir_window **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes what a shared window's lock has recovered from (see
+/// `weir_window_init_shared`) to `*out`; all zero for one that is not
+/// shared. `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_POISONED`. A
+/// reading: it changes nothing.
+weir_status weir_window_recoveries(const weir_window *handle, weir_recoveries *out);
+#endif
 
 /// Adds `value` to the bucket `now` falls in (its sum saturates), after
 /// clearing what the gap since the last write swept past. `WEIR_ERR_NULL`
@@ -1514,6 +1906,43 @@ weir_status weir_bucket_init_in(void *mem,
                                 int64_t now,
                                 weir_bucket **out);
 
+#if defined(WEIR_HOSTED)
+/// The bytes and the alignment a shared bucket needs
+/// (`weir_bucket_init_shared`), written to `*bytes` and `*align`: a
+/// 256-byte `weir_region_header` and the region's 64-byte lock, then the bucket; 64-aligned.
+/// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad pointer; nothing is
+/// written on an error.
+weir_status weir_bucket_shared_footprint(size_t *bytes, size_t *align);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Lays a bucket that processes share in `mem`, memory the caller maps
+/// `MAP_SHARED`, and writes it to `*out` for this process: a
+/// `weir_region_header` (its kind WEIR_REGION_BUCKET; its policy the rate
+/// then the burst, two doubles), then the bucket `weir_bucket_init_in`
+/// would lay, full at `now`. Another process gets its own `weir_bucket *`
+/// from `weir_bucket_attach`; every `weir_bucket_*` call then takes from
+/// the one bucket, with every bound `weir_bucket` states holding across
+/// the processes together. Its state is one atomic word, updated by one
+/// compare-and-swap, so a process killed at any point leaves it whole:
+/// there is no lock and nothing to recover. Lay it once, before any process
+/// attaches. Checked as `weir_breaker_init_shared` checks its region, with
+/// the arguments checked as `weir_bucket_new` checks them.
+weir_status weir_bucket_init_shared(void *mem,
+                                    size_t len,
+                                    double rate,
+                                    double burst,
+                                    int64_t now,
+                                    weir_bucket **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Checks the region at `mem` that `weir_bucket_init_shared` laid and
+/// writes its bucket, for this process, to `*out`: refused with the
+/// statuses `weir_breaker_attach` lists, nothing written.
+weir_status weir_bucket_attach(void *mem, size_t len, weir_bucket **out);
+#endif
+
 /// Takes `n` tokens at `now` if the bucket holds them; whether it did.
 /// Fractional costs are allowed. Refuses (false, taking nothing) a NULL
 /// bucket and an `n` that is 0, negative, NaN, infinite or more than the
@@ -1635,7 +2064,7 @@ weir_status weir_bucket_reconfigure(weir_bucket *bucket, double rate, double bur
 
 /// An exact sliding-window counter: at most `quota` events in any stretch
 /// of `window_ns`. Takes a short per-handle lock and is safe to use from
-/// many threads at once; 112 bytes of heap per handle plus 8 bytes per unit
+/// many threads at once; 120 bytes of heap per handle plus 8 bytes per unit
 /// of quota (one stamp per event it counts), allocated once by
 /// `weir_sliding_new`. Freed by `weir_sliding_free`.
 ///
@@ -1694,6 +2123,55 @@ weir_status weir_sliding_init_in(void *mem,
                                  int64_t quota,
                                  int64_t window_ns,
                                  weir_sliding **out);
+
+#if defined(WEIR_HOSTED)
+/// The bytes and the alignment a shared sliding window needs
+/// (`weir_sliding_init_shared`), written to `*bytes` and `*align`: a
+/// 256-byte `weir_region_header` and the region's 64-byte lock, then the placed sliding window
+/// (`weir_sliding_footprint`); 64-aligned. Checked and answered as
+/// `weir_sliding_footprint`.
+weir_status weir_sliding_shared_footprint(int64_t quota,
+                                          int64_t window_ns,
+                                          size_t *bytes,
+                                          size_t *align);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Lays a sliding window that processes share in `mem`, memory the caller maps
+/// `MAP_SHARED`, and writes it to `*out` for this process: a
+/// `weir_region_header` (its kind WEIR_REGION_SLIDING; its policy the quota then `window_ns`, two int64_t),
+/// then the sliding window `weir_sliding_init_in` would lay, its lock a robust,
+/// process-shared mutex. Another process gets its own `weir_sliding *` from
+/// `weir_sliding_attach`; every `weir_sliding_*` call then works on the one
+/// sliding window. A process killed holding the lock leaves the sliding window as its
+/// call left it (at most that call's one stamp written or not); the next call answers as a recovered call
+/// does (see `weir_breaker_init_shared`) and `weir_sliding_recoveries`
+/// counts it. Lay it once, before any process attaches. Checked as
+/// `weir_breaker_init_shared` checks its region (`WEIR_ERR_NULL`,
+/// `WEIR_ERR_PLACED_MISALIGNED`, `WEIR_ERR_REGION_UNSUPPORTED`,
+/// `WEIR_ERR_PLACED_TOO_SMALL`), the arguments as `weir_sliding_init_in`
+/// checks them.
+weir_status weir_sliding_init_shared(void *mem,
+                                     size_t len,
+                                     int64_t quota,
+                                     int64_t window_ns,
+                                     weir_sliding **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Checks the region at `mem` that `weir_sliding_init_shared` laid and
+/// writes its sliding window, for this process, to `*out`: refused with the
+/// statuses `weir_breaker_attach` lists, nothing written.
+weir_status weir_sliding_attach(void *mem, size_t len, weir_sliding **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes what a shared sliding window's lock has recovered from (see
+/// `weir_sliding_init_shared`) to `*out`; all zero for one that is not
+/// shared. `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_POISONED`. A
+/// reading: it changes nothing.
+weir_status weir_sliding_recoveries(const weir_sliding *handle, weir_recoveries *out);
+#endif
 
 /// Counts an event at `now` if the window has room; whether it did. O(1)
 /// amortised; never allocates. An earlier `now` than one already seen
@@ -1769,7 +2247,7 @@ weir_status weir_sliding_read_counts(const weir_sliding *sliding, weir_counts *o
  * @{ */
 
 /// A fixed-window counter: at most `quota` events per period. Takes a short
-/// per-handle lock and is safe to use from many threads at once; 96 bytes
+/// per-handle lock and is safe to use from many threads at once; 104 bytes
 /// of heap per handle. Made by `weir_period_new`, freed by
 /// `weir_period_free`.
 ///
@@ -1847,6 +2325,54 @@ weir_status weir_period_init_in(void *mem,
                                 int64_t period_ns,
                                 bool align,
                                 weir_period **out);
+
+#if defined(WEIR_HOSTED)
+/// The bytes and the alignment a shared period needs
+/// (`weir_period_init_shared`), written to `*bytes` and `*align`: a
+/// 256-byte `weir_region_header` and the region's 64-byte lock, then the period; 64-aligned.
+/// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad pointer; nothing is
+/// written on an error.
+weir_status weir_period_shared_footprint(size_t *bytes, size_t *align);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Lays a period counter that processes share in `mem`, memory the caller
+/// maps `MAP_SHARED`, and writes it to `*out` for this process: a
+/// `weir_region_header` (its kind WEIR_REGION_PERIOD; its policy the quota
+/// and the period, two int64_t, then `align` as one byte), then the
+/// counter `weir_period_init_in` would lay, its lock a robust,
+/// process-shared mutex. Another process gets its own `weir_period *` from
+/// `weir_period_attach`; the quota then holds across the processes
+/// together. A process killed holding the lock leaves the counter as its
+/// take left it (a take cut off part-way counts the event or not, or keeps
+/// the old period's count into a new period, which refuses more, never
+/// admits more); the next call answers as a recovered call does (see
+/// `weir_breaker_init_shared`: `weir_period_take` refuses) and
+/// `weir_period_recoveries` counts it. Lay it once, before any process
+/// attaches. Checked as `weir_breaker_init_shared` checks its region, the
+/// arguments as `weir_period_new` checks them.
+weir_status weir_period_init_shared(void *mem,
+                                    size_t len,
+                                    int64_t quota,
+                                    int64_t period_ns,
+                                    bool align,
+                                    weir_period **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Checks the region at `mem` that `weir_period_init_shared` laid and
+/// writes its period, for this process, to `*out`: refused with the
+/// statuses `weir_breaker_attach` lists, nothing written.
+weir_status weir_period_attach(void *mem, size_t len, weir_period **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes what a shared period counter's lock has recovered from (see
+/// `weir_period_init_shared`) to `*out`; all zero for one that is not
+/// shared. `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_POISONED`. A
+/// reading: it changes nothing.
+weir_status weir_period_recoveries(const weir_period *period, weir_recoveries *out);
+#endif
 
 /// Counts one event at `now` and says where the quota stands:
 /// `WEIR_PERIOD_QUOTA_UNDER` and `WEIR_PERIOD_QUOTA_HIT` are admitted, `WEIR_PERIOD_QUOTA_OVER`
@@ -1960,6 +2486,38 @@ weir_status weir_gate_footprint(size_t *bytes, size_t *align);
 /// below the footprint (`WEIR_ERR_PLACED_TOO_SMALL`).
 weir_status weir_gate_init_in(void *mem, size_t len, int64_t limit, weir_gate **out);
 
+#if defined(WEIR_HOSTED)
+/// The bytes and the alignment a shared gate needs
+/// (`weir_gate_init_shared`), written to `*bytes` and `*align`: a
+/// 256-byte `weir_region_header` and the region's 64-byte lock, then the gate; 64-aligned.
+/// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad pointer; nothing is
+/// written on an error.
+weir_status weir_gate_shared_footprint(size_t *bytes, size_t *align);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Lays a gate that processes share in `mem`, memory the caller maps
+/// `MAP_SHARED`, and writes it to `*out` for this process: a
+/// `weir_region_header` (its kind WEIR_REGION_GATE; its policy the limit,
+/// an int64_t), then the gate `weir_gate_init_in` would lay. Another
+/// process gets its own `weir_gate *` from `weir_gate_attach`; the ceiling
+/// then holds across the processes together. Its state is one atomic
+/// count, so a process killed at any point leaves it whole, but a process
+/// killed inside (between its enter and its leave) never leaves: its place
+/// stays taken until the region is laid again. Lay it once, before any
+/// process attaches. Checked as `weir_breaker_init_shared` checks its
+/// region (`WEIR_ERR_NULL`, `WEIR_ERR_PLACED_MISALIGNED`,
+/// `WEIR_ERR_REGION_UNSUPPORTED`, `WEIR_ERR_PLACED_TOO_SMALL`).
+weir_status weir_gate_init_shared(void *mem, size_t len, int64_t limit, weir_gate **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Checks the region at `mem` that `weir_gate_init_shared` laid and
+/// writes its gate, for this process, to `*out`: refused with the
+/// statuses `weir_breaker_attach` lists, nothing written.
+weir_status weir_gate_attach(void *mem, size_t len, weir_gate **out);
+#endif
+
 /// Takes room if there is some. Returns whether it did; false for a NULL
 /// gate.
 bool weir_gate_enter(const weir_gate *gate);
@@ -2042,7 +2600,7 @@ weir_status weir_gate_read_counts(const weir_gate *gate, weir_counts *out);
 /// as upstream takes it. A `now` before `start` is a 1 ns sample. Safe to
 /// share between threads: each call takes a short per-handle lock, so the
 /// calls in flight never exceed the limit at the moment each entered. Heap
-/// per handle: about 140 bytes. Made by `weir_concurrency_new`, freed by
+/// per handle: about 930 bytes. Made by `weir_concurrency_new`, freed by
 /// `weir_concurrency_free`.
 ///
 /// In the firmware build (docs/firmware.md) a concurrency is placed only: on a
@@ -2191,6 +2749,51 @@ weir_status weir_concurrency_init_in(void *mem,
                                      const weir_concurrency_policy *policy,
                                      weir_concurrency **out);
 
+#if defined(WEIR_HOSTED)
+/// The bytes and the alignment a shared adaptive limit needs
+/// (`weir_concurrency_init_shared`), written to `*bytes` and `*align`: a
+/// 256-byte `weir_region_header` and the region's 64-byte lock, then the placed adaptive limit
+/// (`weir_concurrency_footprint`); 64-aligned. Checked and answered as
+/// `weir_concurrency_footprint`.
+weir_status weir_concurrency_shared_footprint(size_t *bytes, size_t *align);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Lays a adaptive limit that processes share in `mem`, memory the caller maps
+/// `MAP_SHARED`, and writes it to `*out` for this process: a
+/// `weir_region_header` (its kind WEIR_REGION_CONCURRENCY; its policy the `weir_concurrency_policy`),
+/// then the adaptive limit `weir_concurrency_init_in` would lay, its lock a robust,
+/// process-shared mutex. Another process gets its own `weir_concurrency *` from
+/// `weir_concurrency_attach`; every `weir_concurrency_*` call then works on the one
+/// adaptive limit. A process killed holding the lock leaves the adaptive limit as its
+/// call left it (at most that call's one enter or leave counted or not; a process killed between its enter and its leave keeps its place in flight); the next call answers as a recovered call
+/// does (see `weir_breaker_init_shared`) and `weir_concurrency_recoveries`
+/// counts it. Lay it once, before any process attaches. Checked as
+/// `weir_breaker_init_shared` checks its region (`WEIR_ERR_NULL`,
+/// `WEIR_ERR_PLACED_MISALIGNED`, `WEIR_ERR_REGION_UNSUPPORTED`,
+/// `WEIR_ERR_PLACED_TOO_SMALL`), the arguments as `weir_concurrency_init_in`
+/// checks them.
+weir_status weir_concurrency_init_shared(void *mem,
+                                         size_t len,
+                                         const weir_concurrency_policy *policy,
+                                         weir_concurrency **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Checks the region at `mem` that `weir_concurrency_init_shared` laid and
+/// writes its adaptive limit, for this process, to `*out`: refused with the
+/// statuses `weir_breaker_attach` lists, nothing written.
+weir_status weir_concurrency_attach(void *mem, size_t len, weir_concurrency **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes what a shared adaptive limit's lock has recovered from (see
+/// `weir_concurrency_init_shared`) to `*out`; all zero for one that is not
+/// shared. `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_POISONED`. A
+/// reading: it changes nothing.
+weir_status weir_concurrency_recoveries(const weir_concurrency *handle, weir_recoveries *out);
+#endif
+
 /// Asks to start one call at `now`. True: go ahead; `*ticket` holds the
 /// call, to be given back once to `weir_concurrency_leave`. False: the
 /// limit is full, and `*ticket` is written as already left. False, changing
@@ -2316,7 +2919,7 @@ weir_status weir_concurrency_read_counts(const weir_concurrency *limit, weir_cou
 ///
 /// A `now` earlier than one seen is no time passing. Safe to share between
 /// threads: each call takes a short per-handle lock. Heap per handle: about
-/// 280 bytes. Made by `weir_budget_new`, freed by `weir_budget_free`.
+/// 270 bytes. Made by `weir_budget_new`, freed by `weir_budget_free`.
 ///
 /// In the firmware build (docs/firmware.md) a budget is placed only: on a
 /// 32-bit core 256 bytes. Its updates hold the build's critical section
@@ -2409,6 +3012,52 @@ weir_status weir_budget_init_in(void *mem,
                                 const weir_budget_policy *policy,
                                 int64_t now,
                                 weir_budget **out);
+
+#if defined(WEIR_HOSTED)
+/// The bytes and the alignment a shared retry budget needs
+/// (`weir_budget_init_shared`), written to `*bytes` and `*align`: a
+/// 256-byte `weir_region_header` and the region's 64-byte lock, then the placed retry budget
+/// (`weir_budget_footprint`); 64-aligned. Checked and answered as
+/// `weir_budget_footprint`.
+weir_status weir_budget_shared_footprint(size_t *bytes, size_t *align);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Lays a retry budget that processes share in `mem`, memory the caller maps
+/// `MAP_SHARED`, and writes it to `*out` for this process: a
+/// `weir_region_header` (its kind WEIR_REGION_BUDGET; its policy the `weir_budget_policy`),
+/// then the retry budget `weir_budget_init_in` would lay, its lock a robust,
+/// process-shared mutex. Another process gets its own `weir_budget *` from
+/// `weir_budget_attach`; every `weir_budget_*` call then works on the one
+/// retry budget. A process killed holding the lock leaves the retry budget as its
+/// call left it (at most that call's one deposit or withdrawal counted or not); the next call answers as a recovered call
+/// does (see `weir_breaker_init_shared`) and `weir_budget_recoveries`
+/// counts it. Lay it once, before any process attaches. Checked as
+/// `weir_breaker_init_shared` checks its region (`WEIR_ERR_NULL`,
+/// `WEIR_ERR_PLACED_MISALIGNED`, `WEIR_ERR_REGION_UNSUPPORTED`,
+/// `WEIR_ERR_PLACED_TOO_SMALL`), the arguments as `weir_budget_init_in`
+/// checks them.
+weir_status weir_budget_init_shared(void *mem,
+                                    size_t len,
+                                    const weir_budget_policy *policy,
+                                    int64_t now,
+                                    weir_budget **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Checks the region at `mem` that `weir_budget_init_shared` laid and
+/// writes its retry budget, for this process, to `*out`: refused with the
+/// statuses `weir_breaker_attach` lists, nothing written.
+weir_status weir_budget_attach(void *mem, size_t len, weir_budget **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Writes what a shared retry budget's lock has recovered from (see
+/// `weir_budget_init_shared`) to `*out`; all zero for one that is not
+/// shared. `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_POISONED`. A
+/// reading: it changes nothing.
+weir_status weir_budget_recoveries(const weir_budget *handle, weir_recoveries *out);
+#endif
 
 /// Counts one request as traffic at `now`. Tokens form: call it for each
 /// attempt that succeeded (`token_ratio` back). Percent form: call it for
@@ -2863,6 +3512,19 @@ weir_status weir_pool_init_in(void *mem,
                               size_t len,
                               const weir_pool_policy *limits,
                               weir_pool **out);
+
+#if defined(WEIR_HOSTED)
+/// Refuses, always: a pool has no shared form, so there is no region to
+/// attach. Its items are one process's identities (file descriptors,
+/// pointers), which mean nothing, or something else, in another process;
+/// a pool is placed-only (`weir_pool_init_in`) and used by the threads of
+/// the process that laid it. Kept so that code attaching every handle type
+/// gets a status for the pool, never a misread region. Checked in this
+/// order, nothing written: `out` NULL or misaligned (`WEIR_ERR_NULL`,
+/// `WEIR_ERR_MISALIGNED`), `mem` NULL (`WEIR_ERR_NULL`), then
+/// `WEIR_ERR_REGION_POOL` whatever `mem` and `len` hold.
+weir_status weir_pool_attach(void *mem, size_t len, weir_pool **out);
+#endif
 
 /// Asks for a resource at `now`. READY: the newest idle one, now lent.
 /// STALE: the newest idle one was past `keep_ns` or `life_ns`, or marked
@@ -4429,26 +5091,96 @@ extern void weir_critical_exit(uint32_t state);
   "hosted-only; see docs/firmware.md"
 int weir_hosted_only_weir_breaker_new(void) WEIR_HOSTED_ONLY_(weir_breaker_new);
 #define weir_breaker_new(...) weir_hosted_only_weir_breaker_new()
+int weir_hosted_only_weir_breaker_shared_footprint(void) WEIR_HOSTED_ONLY_(weir_breaker_shared_footprint);
+#define weir_breaker_shared_footprint(...) weir_hosted_only_weir_breaker_shared_footprint()
+int weir_hosted_only_weir_breaker_init_shared(void) WEIR_HOSTED_ONLY_(weir_breaker_init_shared);
+#define weir_breaker_init_shared(...) weir_hosted_only_weir_breaker_init_shared()
+int weir_hosted_only_weir_breaker_attach(void) WEIR_HOSTED_ONLY_(weir_breaker_attach);
+#define weir_breaker_attach(...) weir_hosted_only_weir_breaker_attach()
+int weir_hosted_only_weir_breaker_recoveries(void) WEIR_HOSTED_ONLY_(weir_breaker_recoveries);
+#define weir_breaker_recoveries(...) weir_hosted_only_weir_breaker_recoveries()
 int weir_hosted_only_weir_shedder_new(void) WEIR_HOSTED_ONLY_(weir_shedder_new);
 #define weir_shedder_new(...) weir_hosted_only_weir_shedder_new()
+int weir_hosted_only_weir_shedder_shared_footprint(void) WEIR_HOSTED_ONLY_(weir_shedder_shared_footprint);
+#define weir_shedder_shared_footprint(...) weir_hosted_only_weir_shedder_shared_footprint()
+int weir_hosted_only_weir_shedder_init_shared(void) WEIR_HOSTED_ONLY_(weir_shedder_init_shared);
+#define weir_shedder_init_shared(...) weir_hosted_only_weir_shedder_init_shared()
+int weir_hosted_only_weir_shedder_attach(void) WEIR_HOSTED_ONLY_(weir_shedder_attach);
+#define weir_shedder_attach(...) weir_hosted_only_weir_shedder_attach()
+int weir_hosted_only_weir_shedder_recoveries(void) WEIR_HOSTED_ONLY_(weir_shedder_recoveries);
+#define weir_shedder_recoveries(...) weir_hosted_only_weir_shedder_recoveries()
 int weir_hosted_only_weir_window_new(void) WEIR_HOSTED_ONLY_(weir_window_new);
 #define weir_window_new(...) weir_hosted_only_weir_window_new()
+int weir_hosted_only_weir_window_shared_footprint(void) WEIR_HOSTED_ONLY_(weir_window_shared_footprint);
+#define weir_window_shared_footprint(...) weir_hosted_only_weir_window_shared_footprint()
+int weir_hosted_only_weir_window_init_shared(void) WEIR_HOSTED_ONLY_(weir_window_init_shared);
+#define weir_window_init_shared(...) weir_hosted_only_weir_window_init_shared()
+int weir_hosted_only_weir_window_attach(void) WEIR_HOSTED_ONLY_(weir_window_attach);
+#define weir_window_attach(...) weir_hosted_only_weir_window_attach()
+int weir_hosted_only_weir_window_recoveries(void) WEIR_HOSTED_ONLY_(weir_window_recoveries);
+#define weir_window_recoveries(...) weir_hosted_only_weir_window_recoveries()
 int weir_hosted_only_weir_bucket_new(void) WEIR_HOSTED_ONLY_(weir_bucket_new);
 #define weir_bucket_new(...) weir_hosted_only_weir_bucket_new()
+int weir_hosted_only_weir_bucket_shared_footprint(void) WEIR_HOSTED_ONLY_(weir_bucket_shared_footprint);
+#define weir_bucket_shared_footprint(...) weir_hosted_only_weir_bucket_shared_footprint()
+int weir_hosted_only_weir_bucket_init_shared(void) WEIR_HOSTED_ONLY_(weir_bucket_init_shared);
+#define weir_bucket_init_shared(...) weir_hosted_only_weir_bucket_init_shared()
+int weir_hosted_only_weir_bucket_attach(void) WEIR_HOSTED_ONLY_(weir_bucket_attach);
+#define weir_bucket_attach(...) weir_hosted_only_weir_bucket_attach()
 int weir_hosted_only_weir_sliding_new(void) WEIR_HOSTED_ONLY_(weir_sliding_new);
 #define weir_sliding_new(...) weir_hosted_only_weir_sliding_new()
+int weir_hosted_only_weir_sliding_shared_footprint(void) WEIR_HOSTED_ONLY_(weir_sliding_shared_footprint);
+#define weir_sliding_shared_footprint(...) weir_hosted_only_weir_sliding_shared_footprint()
+int weir_hosted_only_weir_sliding_init_shared(void) WEIR_HOSTED_ONLY_(weir_sliding_init_shared);
+#define weir_sliding_init_shared(...) weir_hosted_only_weir_sliding_init_shared()
+int weir_hosted_only_weir_sliding_attach(void) WEIR_HOSTED_ONLY_(weir_sliding_attach);
+#define weir_sliding_attach(...) weir_hosted_only_weir_sliding_attach()
+int weir_hosted_only_weir_sliding_recoveries(void) WEIR_HOSTED_ONLY_(weir_sliding_recoveries);
+#define weir_sliding_recoveries(...) weir_hosted_only_weir_sliding_recoveries()
 int weir_hosted_only_weir_period_new(void) WEIR_HOSTED_ONLY_(weir_period_new);
 #define weir_period_new(...) weir_hosted_only_weir_period_new()
+int weir_hosted_only_weir_period_shared_footprint(void) WEIR_HOSTED_ONLY_(weir_period_shared_footprint);
+#define weir_period_shared_footprint(...) weir_hosted_only_weir_period_shared_footprint()
+int weir_hosted_only_weir_period_init_shared(void) WEIR_HOSTED_ONLY_(weir_period_init_shared);
+#define weir_period_init_shared(...) weir_hosted_only_weir_period_init_shared()
+int weir_hosted_only_weir_period_attach(void) WEIR_HOSTED_ONLY_(weir_period_attach);
+#define weir_period_attach(...) weir_hosted_only_weir_period_attach()
+int weir_hosted_only_weir_period_recoveries(void) WEIR_HOSTED_ONLY_(weir_period_recoveries);
+#define weir_period_recoveries(...) weir_hosted_only_weir_period_recoveries()
 int weir_hosted_only_weir_gate_new(void) WEIR_HOSTED_ONLY_(weir_gate_new);
 #define weir_gate_new(...) weir_hosted_only_weir_gate_new()
+int weir_hosted_only_weir_gate_shared_footprint(void) WEIR_HOSTED_ONLY_(weir_gate_shared_footprint);
+#define weir_gate_shared_footprint(...) weir_hosted_only_weir_gate_shared_footprint()
+int weir_hosted_only_weir_gate_init_shared(void) WEIR_HOSTED_ONLY_(weir_gate_init_shared);
+#define weir_gate_init_shared(...) weir_hosted_only_weir_gate_init_shared()
+int weir_hosted_only_weir_gate_attach(void) WEIR_HOSTED_ONLY_(weir_gate_attach);
+#define weir_gate_attach(...) weir_hosted_only_weir_gate_attach()
 int weir_hosted_only_weir_concurrency_new(void) WEIR_HOSTED_ONLY_(weir_concurrency_new);
 #define weir_concurrency_new(...) weir_hosted_only_weir_concurrency_new()
 int weir_hosted_only_weir_concurrency_new_partitioned(void) WEIR_HOSTED_ONLY_(weir_concurrency_new_partitioned);
 #define weir_concurrency_new_partitioned(...) weir_hosted_only_weir_concurrency_new_partitioned()
+int weir_hosted_only_weir_concurrency_shared_footprint(void) WEIR_HOSTED_ONLY_(weir_concurrency_shared_footprint);
+#define weir_concurrency_shared_footprint(...) weir_hosted_only_weir_concurrency_shared_footprint()
+int weir_hosted_only_weir_concurrency_init_shared(void) WEIR_HOSTED_ONLY_(weir_concurrency_init_shared);
+#define weir_concurrency_init_shared(...) weir_hosted_only_weir_concurrency_init_shared()
+int weir_hosted_only_weir_concurrency_attach(void) WEIR_HOSTED_ONLY_(weir_concurrency_attach);
+#define weir_concurrency_attach(...) weir_hosted_only_weir_concurrency_attach()
+int weir_hosted_only_weir_concurrency_recoveries(void) WEIR_HOSTED_ONLY_(weir_concurrency_recoveries);
+#define weir_concurrency_recoveries(...) weir_hosted_only_weir_concurrency_recoveries()
 int weir_hosted_only_weir_budget_new(void) WEIR_HOSTED_ONLY_(weir_budget_new);
 #define weir_budget_new(...) weir_hosted_only_weir_budget_new()
+int weir_hosted_only_weir_budget_shared_footprint(void) WEIR_HOSTED_ONLY_(weir_budget_shared_footprint);
+#define weir_budget_shared_footprint(...) weir_hosted_only_weir_budget_shared_footprint()
+int weir_hosted_only_weir_budget_init_shared(void) WEIR_HOSTED_ONLY_(weir_budget_init_shared);
+#define weir_budget_init_shared(...) weir_hosted_only_weir_budget_init_shared()
+int weir_hosted_only_weir_budget_attach(void) WEIR_HOSTED_ONLY_(weir_budget_attach);
+#define weir_budget_attach(...) weir_hosted_only_weir_budget_attach()
+int weir_hosted_only_weir_budget_recoveries(void) WEIR_HOSTED_ONLY_(weir_budget_recoveries);
+#define weir_budget_recoveries(...) weir_hosted_only_weir_budget_recoveries()
 int weir_hosted_only_weir_pool_new(void) WEIR_HOSTED_ONLY_(weir_pool_new);
 #define weir_pool_new(...) weir_hosted_only_weir_pool_new()
+int weir_hosted_only_weir_pool_attach(void) WEIR_HOSTED_ONLY_(weir_pool_attach);
+#define weir_pool_attach(...) weir_hosted_only_weir_pool_attach()
 int weir_hosted_only_weir_bloom_new(void) WEIR_HOSTED_ONLY_(weir_bloom_new);
 #define weir_bloom_new(...) weir_hosted_only_weir_bloom_new()
 int weir_hosted_only_weir_bloom_new_gcra(void) WEIR_HOSTED_ONLY_(weir_bloom_new_gcra);

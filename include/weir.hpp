@@ -43,6 +43,9 @@
 //     compiles only for C (`!defined(__cplusplus)`), so C++ cannot see
 //     them; Rate::allow and Rate::next call weir_rate_allow and
 //     weir_rate_next, which answer the same.
+//   - weir_pool_attach: a pool is never shared between processes (its
+//     items are one process's identities), so the call only ever answers
+//     WEIR_ERR_REGION_POOL; Pool has place() and no attach().
 #ifndef WEIR_HPP
 #define WEIR_HPP
 
@@ -265,6 +268,26 @@ public:
         if (status != WEIR_OK) return status;
         return Gate(out);
     }
+    // Shared between processes (weir_gate_init_shared, weir_gate_attach);
+    // destroying the object leaves the region alone.
+    static result<weir::footprint> shared_footprint() noexcept {
+        weir::footprint out{};
+        weir_status status = weir_gate_shared_footprint(&out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Gate> place_shared(void* mem, std::size_t len, std::int64_t limit) noexcept {
+        weir_gate* out = nullptr;
+        weir_status status = weir_gate_init_shared(mem, len, limit, &out);
+        if (status != WEIR_OK) return status;
+        return Gate(out);
+    }
+    static result<Gate> attach(void* mem, std::size_t len) noexcept {
+        weir_gate* out = nullptr;
+        weir_status status = weir_gate_attach(mem, len, &out);
+        if (status != WEIR_OK) return status;
+        return Gate(out);
+    }
 
 private:
     explicit Gate(weir_gate* gate) noexcept : handle(gate) {}
@@ -310,6 +333,33 @@ public:
         weir_status status = weir_budget_init_in(mem, len, &policy, now.ns(), &out);
         if (status != WEIR_OK) return status;
         return Budget(out);
+    }
+    // Shared between processes (weir_budget_init_shared, weir_budget_attach);
+    // destroying the object leaves the region alone.
+    static result<weir::footprint> shared_footprint() noexcept {
+        weir::footprint out{};
+        weir_status status = weir_budget_shared_footprint(&out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Budget> place_shared(void* mem, std::size_t len, const weir_budget_policy& policy, instant now) noexcept {
+        weir_budget* out = nullptr;
+        weir_status status = weir_budget_init_shared(mem, len, &policy, now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return Budget(out);
+    }
+    static result<Budget> attach(void* mem, std::size_t len) noexcept {
+        weir_budget* out = nullptr;
+        weir_status status = weir_budget_attach(mem, len, &out);
+        if (status != WEIR_OK) return status;
+        return Budget(out);
+    }
+    // What the shared lock recovered from (weir_budget_recoveries).
+    result<weir_recoveries> recoveries() const noexcept {
+        weir_recoveries out{};
+        weir_status status = weir_budget_recoveries(get(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
     }
 
 private:
@@ -448,6 +498,33 @@ public:
         if (status != WEIR_OK) return status;
         return Concurrency(out);
     }
+    // Shared between processes (weir_concurrency_init_shared, weir_concurrency_attach);
+    // destroying the object leaves the region alone.
+    static result<weir::footprint> shared_footprint() noexcept {
+        weir::footprint out{};
+        weir_status status = weir_concurrency_shared_footprint(&out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Concurrency> place_shared(void* mem, std::size_t len, const weir_concurrency_policy& policy) noexcept {
+        weir_concurrency* out = nullptr;
+        weir_status status = weir_concurrency_init_shared(mem, len, &policy, &out);
+        if (status != WEIR_OK) return status;
+        return Concurrency(out);
+    }
+    static result<Concurrency> attach(void* mem, std::size_t len) noexcept {
+        weir_concurrency* out = nullptr;
+        weir_status status = weir_concurrency_attach(mem, len, &out);
+        if (status != WEIR_OK) return status;
+        return Concurrency(out);
+    }
+    // What the shared lock recovered from (weir_concurrency_recoveries).
+    result<weir_recoveries> recoveries() const noexcept {
+        weir_recoveries out{};
+        weir_status status = weir_concurrency_recoveries(get(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
 
 private:
     explicit Concurrency(weir_concurrency* limit) noexcept : handle(limit) {}
@@ -505,6 +582,27 @@ public:
         if (status != WEIR_OK) return status;
         return Bucket(out);
     }
+    // Shared between processes: laid once in memory mapped MAP_SHARED
+    // (weir_bucket_init_shared), attached by each process
+    // (weir_bucket_attach); destroying the object leaves the region alone.
+    static result<weir::footprint> shared_footprint() noexcept {
+        weir::footprint out{};
+        weir_status status = weir_bucket_shared_footprint(&out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Bucket> place_shared(void* mem, std::size_t len, double rate, double burst, instant now) noexcept {
+        weir_bucket* out = nullptr;
+        weir_status status = weir_bucket_init_shared(mem, len, rate, burst, now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return Bucket(out);
+    }
+    static result<Bucket> attach(void* mem, std::size_t len) noexcept {
+        weir_bucket* out = nullptr;
+        weir_status status = weir_bucket_attach(mem, len, &out);
+        if (status != WEIR_OK) return status;
+        return Bucket(out);
+    }
 
 private:
     explicit Bucket(weir_bucket* bucket) noexcept : handle(bucket) {}
@@ -554,6 +652,33 @@ public:
         weir_status status = weir_sliding_init_in(mem, len, quota, window.count(), &out);
         if (status != WEIR_OK) return status;
         return Sliding(out);
+    }
+    // Shared between processes (weir_sliding_init_shared, weir_sliding_attach);
+    // destroying the object leaves the region alone.
+    static result<weir::footprint> shared_footprint(std::int64_t quota, nanoseconds window) noexcept {
+        weir::footprint out{};
+        weir_status status = weir_sliding_shared_footprint(quota, window.count(), &out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Sliding> place_shared(void* mem, std::size_t len, std::int64_t quota, nanoseconds window) noexcept {
+        weir_sliding* out = nullptr;
+        weir_status status = weir_sliding_init_shared(mem, len, quota, window.count(), &out);
+        if (status != WEIR_OK) return status;
+        return Sliding(out);
+    }
+    static result<Sliding> attach(void* mem, std::size_t len) noexcept {
+        weir_sliding* out = nullptr;
+        weir_status status = weir_sliding_attach(mem, len, &out);
+        if (status != WEIR_OK) return status;
+        return Sliding(out);
+    }
+    // What the shared lock recovered from (weir_sliding_recoveries).
+    result<weir_recoveries> recoveries() const noexcept {
+        weir_recoveries out{};
+        weir_status status = weir_sliding_recoveries(get(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
     }
 
 private:
@@ -605,6 +730,34 @@ public:
         weir_status status = weir_period_init_in(mem, len, quota, period.count(), align, &out);
         if (status != WEIR_OK) return status;
         return Period(out);
+    }
+    // Shared between processes (weir_period_init_shared,
+    // weir_period_attach); destroying the object leaves the region alone.
+    static result<weir::footprint> shared_footprint() noexcept {
+        weir::footprint out{};
+        weir_status status = weir_period_shared_footprint(&out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Period> place_shared(void* mem, std::size_t len, std::int64_t quota, nanoseconds period,
+                                       bool align = false) noexcept {
+        weir_period* out = nullptr;
+        weir_status status = weir_period_init_shared(mem, len, quota, period.count(), align, &out);
+        if (status != WEIR_OK) return status;
+        return Period(out);
+    }
+    static result<Period> attach(void* mem, std::size_t len) noexcept {
+        weir_period* out = nullptr;
+        weir_status status = weir_period_attach(mem, len, &out);
+        if (status != WEIR_OK) return status;
+        return Period(out);
+    }
+    // What the shared lock recovered from (weir_period_recoveries).
+    result<weir_recoveries> recoveries() const noexcept {
+        weir_recoveries out{};
+        weir_status status = weir_period_recoveries(get(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
     }
 
 private:
@@ -667,6 +820,33 @@ public:
         weir_status status = weir_window_init_in(mem, len, size, window.count(), now.ns(), &out);
         if (status != WEIR_OK) return status;
         return Window(out);
+    }
+    // Shared between processes (weir_window_init_shared, weir_window_attach);
+    // destroying the object leaves the region alone.
+    static result<weir::footprint> shared_footprint(std::int32_t size, nanoseconds window) noexcept {
+        weir::footprint out{};
+        weir_status status = weir_window_shared_footprint(size, window.count(), &out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Window> place_shared(void* mem, std::size_t len, std::int32_t size, nanoseconds window, instant now) noexcept {
+        weir_window* out = nullptr;
+        weir_status status = weir_window_init_shared(mem, len, size, window.count(), now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return Window(out);
+    }
+    static result<Window> attach(void* mem, std::size_t len) noexcept {
+        weir_window* out = nullptr;
+        weir_status status = weir_window_attach(mem, len, &out);
+        if (status != WEIR_OK) return status;
+        return Window(out);
+    }
+    // What the shared lock recovered from (weir_window_recoveries).
+    result<weir_recoveries> recoveries() const noexcept {
+        weir_recoveries out{};
+        weir_status status = weir_window_recoveries(get(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
     }
 
 private:
@@ -789,6 +969,36 @@ public:
         weir_status status = weir_shedder_init_in(mem, len, &c, now.ns(), &out);
         if (status != WEIR_OK) return status;
         return Shedder(out);
+    }
+    // Shared between processes: laid once in memory mapped MAP_SHARED
+    // (weir_shedder_init_shared), attached by each process
+    // (weir_shedder_attach); destroying the object leaves the region alone.
+    static result<weir::footprint> shared_footprint(const ShedderPolicy& policy) noexcept {
+        weir_shedder_policy c = policy.c();
+        weir::footprint out{};
+        weir_status status = weir_shedder_shared_footprint(&c, &out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Shedder> place_shared(void* mem, std::size_t len, const ShedderPolicy& policy, instant now) noexcept {
+        weir_shedder_policy c = policy.c();
+        weir_shedder* out = nullptr;
+        weir_status status = weir_shedder_init_shared(mem, len, &c, now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return Shedder(out);
+    }
+    static result<Shedder> attach(void* mem, std::size_t len) noexcept {
+        weir_shedder* out = nullptr;
+        weir_status status = weir_shedder_attach(mem, len, &out);
+        if (status != WEIR_OK) return status;
+        return Shedder(out);
+    }
+    // What the shared lock recovered from (weir_shedder_recoveries).
+    result<weir_recoveries> recoveries() const noexcept {
+        weir_recoveries out{};
+        weir_status status = weir_shedder_recoveries(get(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
     }
 
 private:
@@ -1546,6 +1756,36 @@ public:
         weir_status status = weir_breaker_init_in(mem, len, &c, now.ns(), &out);
         if (status != WEIR_OK) return status;
         return Breaker(out);
+    }
+    // Shared between processes: laid once in memory mapped MAP_SHARED
+    // (weir_breaker_init_shared), attached by each process
+    // (weir_breaker_attach); destroying the object leaves the region alone.
+    static result<weir::footprint> shared_footprint(const BreakerPolicy& policy) noexcept {
+        weir_breaker_policy c = policy.c();
+        weir::footprint out{};
+        weir_status status = weir_breaker_shared_footprint(&c, &out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Breaker> place_shared(void* mem, std::size_t len, const BreakerPolicy& policy, instant now) noexcept {
+        weir_breaker_policy c = policy.c();
+        weir_breaker* out = nullptr;
+        weir_status status = weir_breaker_init_shared(mem, len, &c, now.ns(), &out);
+        if (status != WEIR_OK) return status;
+        return Breaker(out);
+    }
+    static result<Breaker> attach(void* mem, std::size_t len) noexcept {
+        weir_breaker* out = nullptr;
+        weir_status status = weir_breaker_attach(mem, len, &out);
+        if (status != WEIR_OK) return status;
+        return Breaker(out);
+    }
+    // What the shared lock recovered from (weir_breaker_recoveries).
+    result<weir_recoveries> recoveries() const noexcept {
+        weir_recoveries out{};
+        weir_status status = weir_breaker_recoveries(get(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
     }
 
 private:

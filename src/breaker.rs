@@ -9,10 +9,15 @@ use crate::counts::{weir_counts, Tally};
 use crate::guard::new_handle;
 use crate::guard::{decide, decide_status, read_counts, start_counting};
 use crate::guard::{
-    free_handle, lock, on, place_handle, placement, policy_or, reconfigure, status_on, usable,
-    value_mut, write_footprint, write_out, Guarded, Handle, HandleMut,
+    free_handle, on, place_handle, placement, policy_or, reconfigure, status_on, usable, value_mut,
+    write_footprint, write_out, Guarded, Handle, HandleMut,
 };
-use crate::lock::Mutex;
+use crate::lock::ShortLock;
+#[cfg(feature = "std")]
+use crate::region::{
+    attach, lay_shared, plain_bytes, read_recoveries, region_footprint, run_fits, weir_recoveries,
+    Layout, Repair, Shareable, WEIR_REGION_BREAKER,
+};
 use crate::slots::Slots;
 use crate::status::weir_status::{self, *};
 use weir_core::breaker::{
@@ -268,7 +273,7 @@ fn next_tag() -> u32 {
 /// and the rest are refused when the caller's roll falls under `drop`. Safe
 /// to share between threads: each call takes a short per-handle lock, and a
 /// decision never rescans the window. Heap per handle: 32 bytes per bucket
-/// plus about 260 bytes (1.5 KiB at the preset). Made by `weir_breaker_new`, freed by `weir_breaker_free`.
+/// plus about 310 bytes (1.6 KiB at the preset). Made by `weir_breaker_new`, freed by `weir_breaker_free`.
 ///
 /// What the preset does to an outage (the bay's breaker panel, picture in
 /// docs/bay-breaker.svg; bay/tests/breaker_figures.rs measures it: 100
@@ -289,12 +294,19 @@ fn next_tag() -> u32 {
 /// `single-core`); the longest measured under QEMU: a call of 5017 instructions
 /// on a Cortex-M4F, a section of 12905 (the formula in soft float) on a
 /// Cortex-M0.
-pub struct weir_breaker(Guarded<Mutex<Breaker<Slots<BreakerTally>>>>);
+pub struct weir_breaker(Guarded<ShortLock<Breaker<Slots<BreakerTally>>>>);
 
 impl Handle for weir_breaker {
-    type State = Mutex<Breaker<Slots<BreakerTally>>>;
+    type State = ShortLock<Breaker<Slots<BreakerTally>>>;
     fn guarded(&self) -> &Guarded<Self::State> {
         &self.0
+    }
+
+    #[cfg(feature = "std")]
+    unsafe fn recover(state: &Self::State) -> bool {
+        // SAFETY: by `recover`'s contract the caller holds the region's
+        // lock.
+        unsafe { crate::region::repair(state) }
     }
 }
 
@@ -327,7 +339,7 @@ pub extern "C" fn weir_breaker_new(
         let breaker = Breaker::new(core, now)?
             .map_store(Slots::heap)
             .tagged(next_tag());
-        Ok(weir_breaker(Guarded::new(Mutex::new(breaker))))
+        Ok(weir_breaker(Guarded::new(ShortLock::new(breaker))))
     })
 }
 
@@ -347,7 +359,7 @@ fn checked(policy: *const weir_breaker_policy) -> Result<BreakerPolicy, weir_sta
 
 /// The bytes and the alignment a placed breaker with this policy needs
 /// (NULL: the preset), written to `*bytes` and `*align`: the handle and one
-/// 32-byte bucket per `size` (1584 bytes, 8-aligned, at the preset on a
+/// 32-byte bucket per `size` (1592 bytes, 8-aligned, at the preset on a
 /// 64-bit host). The policy is checked as `weir_breaker_new` checks it, with
 /// its statuses; `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bytes`
 /// or `align` pointer, and nothing is written on an error.
@@ -405,9 +417,171 @@ pub extern "C" fn weir_breaker_init_in(
         },
         |core, slots| {
             let breaker = Breaker::new_in(core, Slots::placed(slots), now)?.tagged(next_tag());
-            Ok(weir_breaker(Guarded::new(Mutex::new(breaker))))
+            Ok(weir_breaker(Guarded::new(ShortLock::new(breaker))))
         },
     )
+}
+
+#[cfg(feature = "std")]
+impl Repair for Breaker<Slots<BreakerTally>> {
+    /// Keeps a breaker whose sums and counts hold together
+    /// (`Breaker::consistent`), resets one that does not.
+    fn repair(&mut self) -> bool {
+        if self.consistent() {
+            return true;
+        }
+        self.reset();
+        false
+    }
+}
+
+#[cfg(feature = "std")]
+impl Shareable for weir_breaker {
+    const KIND: u32 = WEIR_REGION_BREAKER;
+    const LOCKED: bool = true;
+
+    fn layout_for(slots: usize) -> Result<Layout, weir_status> {
+        if slots == 0 || slots as u64 > weir_core::window::MAX_SIZE as u64 {
+            return Err(WEIR_ERR_BREAKER_SIZE);
+        }
+        let (bytes, align, first) = placement::<weir_breaker, BreakerTally>(slots)?;
+        Ok(Layout {
+            bytes,
+            align,
+            runs: [first, 0],
+        })
+    }
+
+    fn slots(&self) -> usize {
+        // SAFETY: read by the laying or attaching call, before the handle
+        // is handed out: no other reference to the value is in use.
+        unsafe { &*self.0.state().peek() }.store().as_ref().len()
+    }
+
+    fn share(&mut self) {
+        let lock = self.0.state_mut();
+        lock.owned().store_mut().make_relative();
+    }
+
+    fn fits(&self, layout: &Layout, slots: usize) -> bool {
+        let lock = self.0.state();
+        // SAFETY: the store's place and length are integers written when
+        // the handle was laid and never changed after; the attach reads
+        // them, and the lock's flag, and nothing else.
+        let store = unsafe { &*lock.peek() }.store();
+        let first = (self as *const weir_breaker as usize).wrapping_add(layout.runs[0]);
+        run_fits(
+            store.relative(),
+            (store as *const Slots<BreakerTally>).cast(),
+            first,
+            slots,
+        )
+    }
+}
+
+/// The bytes and the alignment a shared breaker with this policy needs
+/// (NULL: the preset), for `weir_breaker_init_shared`: a 256-byte
+/// `weir_region_header` and the region's 64-byte lock, then the placed breaker (`weir_breaker_footprint`);
+/// 64-aligned. Checked and answered as `weir_breaker_footprint`.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub extern "C" fn weir_breaker_shared_footprint(
+    policy: *const weir_breaker_policy,
+    bytes: *mut usize,
+    align: *mut usize,
+) -> weir_status {
+    crate::guard::guard_status(|| {
+        let core = checked(policy)?;
+        let layout = weir_breaker::layout_for(slots(&core))?;
+        write_footprint(region_footprint(&layout)?, bytes, align)
+    })
+}
+
+/// Lays a breaker that processes share in `mem`, memory the caller maps
+/// `MAP_SHARED` (a file or anonymous mapping made before `fork`), and
+/// writes it to `*out` for this process: a `weir_region_header` (its kind
+/// WEIR_REGION_BREAKER, the policy, a checksum), then the breaker
+/// `weir_breaker_init_in` would lay, whose slots are found from the
+/// region itself and whose lock is a robust, process-shared mutex. The
+/// region holds no pointer: another process maps it at any address and
+/// gets its own `weir_breaker *` from `weir_breaker_attach`; every
+/// `weir_breaker_*` call then works on the one breaker, its tickets
+/// included (a ticket settles in any process). Lay it once, before any
+/// process attaches; laying it again resets it under anyone using it.
+/// `weir_breaker_free` does nothing to it; unmap it when no call uses it.
+///
+/// A process killed while it holds the lock (a few hundred instructions a
+/// call) leaves it to the next caller, which checks the breaker's sums and
+/// counts: if they hold together the breaker is kept as the dead call left
+/// it (that call's one update may be half made: at most one outcome or
+/// one refusal counted or not), otherwise it is reset to an empty window at
+/// the latest `now` it saw, keeping its policy and ticket numbering (calls
+/// in flight then settle as `WEIR_ERR_SETTLED`). That call answers
+/// `WEIR_ERR_REGION_RECOVERED` (`weir_breaker_allow` refuses instead) and
+/// does nothing else; `weir_breaker_recoveries` counts both outcomes. A
+/// process killed outside the lock changes nothing for the others, except
+/// that the calls it had in flight are never settled.
+///
+/// Checked in this order, nothing written on an error: `out`, `mem` NULL
+/// (`WEIR_ERR_NULL`), `mem` not 64-aligned (`WEIR_ERR_PLACED_MISALIGNED`),
+/// `WEIR_ERR_REGION_UNSUPPORTED` off Linux, `len` under the header
+/// (`WEIR_ERR_PLACED_TOO_SMALL`), then as `weir_breaker_init_in` (the
+/// policy's statuses, then `WEIR_ERR_PLACED_TOO_SMALL` for a `len` under
+/// `weir_breaker_shared_footprint`).
+#[cfg(feature = "std")]
+#[no_mangle]
+pub extern "C" fn weir_breaker_init_shared(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    policy: *const weir_breaker_policy,
+    now: i64,
+    out: *mut *mut weir_breaker,
+) -> weir_status {
+    let sre = match policy_or(policy, weir_breaker_policy_preset()) {
+        Ok(sre) => sre,
+        Err(status) => return status,
+    };
+    lay_shared(mem, len, out, plain_bytes(&sre), |at, room, placed| {
+        weir_breaker_init_in(at, room, &sre, now, placed)
+    })
+}
+
+/// Checks the region at `mem` (`len` bytes, as mapped in this process)
+/// that `weir_breaker_init_shared` laid, in this or another process, and
+/// writes its breaker, for this process, to `*out`. Refused with a status,
+/// nothing written: `out` NULL or misaligned, `mem` NULL (`WEIR_ERR_NULL`)
+/// or not 64-aligned (`WEIR_ERR_PLACED_MISALIGNED`), `len` under the header
+/// or the region (`WEIR_ERR_REGION_SIZE`), no weir region header or a
+/// damaged one (`WEIR_ERR_REGION_FOREIGN`), another layout version
+/// (`WEIR_ERR_REGION_LAYOUT`), another type, a bloom array's included
+/// (`WEIR_ERR_REGION_KIND`), another build's layout
+/// (`WEIR_ERR_REGION_BUILD`), a header whose size is not its slots'
+/// (`WEIR_ERR_REGION_SIZE`), a breaker whose slots or lock do not match
+/// the header (`WEIR_ERR_REGION_SHAPE`). No bytes in the region make it
+/// read or write outside the `len` bytes at `mem`. Once attached, the
+/// region is trusted as memory a thread of this process shares: processes
+/// that use it must not write it except through weir.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub extern "C" fn weir_breaker_attach(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    out: *mut *mut weir_breaker,
+) -> weir_status {
+    attach(mem, len, out)
+}
+
+/// Writes what a shared breaker's lock has recovered from (see
+/// `weir_breaker_init_shared`) to `*out`; all zero for a breaker that is
+/// not shared. `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_POISONED`.
+/// A reading: it changes nothing.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub extern "C" fn weir_breaker_recoveries(
+    breaker: *const weir_breaker,
+    out: *mut weir_recoveries,
+) -> weir_status {
+    crate::guard::guard_status(|| read_recoveries(breaker, out))
 }
 
 /// Gives a breaker a new policy in place (NULL: the preset), checked as
@@ -484,7 +658,7 @@ pub extern "C" fn weir_breaker_allow(
         if usable(ticket).is_err() {
             return false;
         }
-        let mut breaker = lock(state);
+        let mut breaker = state.lock();
         let issued = breaker.allow(now, roll);
         let written = issued.unwrap_or(BreakerTicket {
             breaker: breaker.tag(),
@@ -508,7 +682,7 @@ fn settle(
     ) -> Result<(), BreakerTicketError>,
 ) -> weir_status {
     decide_status(breaker, Tally::errors, move |state| {
-        let mut breaker = lock(state);
+        let mut breaker = state.lock();
         let held = value_mut(ticket)?;
         let open = match held.flying {
             0 => false,
@@ -562,7 +736,7 @@ pub extern "C" fn weir_breaker_fail(
 /// breaker.
 #[no_mangle]
 pub extern "C" fn weir_breaker_ratio(breaker: *const weir_breaker, now: i64) -> f64 {
-    on(breaker, 0.0, |state| lock(state).ratio(now))
+    on(breaker, 0.0, |state| state.lock().ratio(now))
 }
 
 /// Writes the outcomes in the window at `now` to `*out`. A reading: it
@@ -575,7 +749,7 @@ pub extern "C" fn weir_breaker_read_tally(
     out: *mut weir_breaker_tally,
 ) -> weir_status {
     status_on(breaker, |state| {
-        let tally = lock(state).tally(now);
+        let tally = state.lock().tally(now);
         write_out(out, tally.into())
     })
 }

@@ -7,7 +7,13 @@ use crate::guard::{
     decide_counted, decide_or, decide_status, free_handle, on, place_plain, plain_footprint,
     read_counts, reconfigure, start_counting, Guarded, Handle, HandleMut,
 };
+#[cfg(feature = "std")]
+use crate::guard::{guard_status, write_footprint};
+#[cfg(feature = "std")]
+use crate::region::{attach, lay_shared, region_footprint, Layout, Shareable, WEIR_REGION_BUCKET};
 use crate::status::weir_status;
+#[cfg(feature = "std")]
+use crate::status::weir_status::*;
 use weir_core::bucket::{Bucket, BucketError};
 use weir_core::time::NEVER;
 
@@ -141,6 +147,93 @@ pub extern "C" fn weir_bucket_init_in(
     place_plain(mem, len, out, || {
         Ok(weir_bucket(Guarded::new(Bucket::new(rate, burst, now)?)))
     })
+}
+
+#[cfg(feature = "std")]
+impl Shareable for weir_bucket {
+    const KIND: u32 = WEIR_REGION_BUCKET;
+    const LOCKED: bool = false;
+
+    fn layout_for(slots: usize) -> Result<Layout, weir_status> {
+        if slots != 0 {
+            return Err(WEIR_ERR_INVALID_ARGUMENT);
+        }
+        Ok(Layout {
+            bytes: core::mem::size_of::<weir_bucket>(),
+            align: core::mem::align_of::<weir_bucket>(),
+            runs: [0, 0],
+        })
+    }
+
+    fn slots(&self) -> usize {
+        0
+    }
+
+    /// Nothing to change: the bucket is one atomic word and its constants,
+    /// with no lock and no slots.
+    fn fits(&self, _: &Layout, _: usize) -> bool {
+        true
+    }
+}
+
+/// The bytes and the alignment a shared bucket needs
+/// (`weir_bucket_init_shared`), written to `*bytes` and `*align`: a
+/// 256-byte `weir_region_header` and the region's 64-byte lock, then the bucket; 64-aligned.
+/// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad pointer; nothing is
+/// written on an error.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub extern "C" fn weir_bucket_shared_footprint(
+    bytes: *mut usize,
+    align: *mut usize,
+) -> weir_status {
+    guard_status(|| {
+        let layout = weir_bucket::layout_for(0)?;
+        write_footprint(region_footprint(&layout)?, bytes, align)
+    })
+}
+
+/// Lays a bucket that processes share in `mem`, memory the caller maps
+/// `MAP_SHARED`, and writes it to `*out` for this process: a
+/// `weir_region_header` (its kind WEIR_REGION_BUCKET; its policy the rate
+/// then the burst, two doubles), then the bucket `weir_bucket_init_in`
+/// would lay, full at `now`. Another process gets its own `weir_bucket *`
+/// from `weir_bucket_attach`; every `weir_bucket_*` call then takes from
+/// the one bucket, with every bound `weir_bucket` states holding across
+/// the processes together. Its state is one atomic word, updated by one
+/// compare-and-swap, so a process killed at any point leaves it whole:
+/// there is no lock and nothing to recover. Lay it once, before any process
+/// attaches. Checked as `weir_breaker_init_shared` checks its region, with
+/// the arguments checked as `weir_bucket_new` checks them.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub extern "C" fn weir_bucket_init_shared(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    rate: f64,
+    burst: f64,
+    now: i64,
+    out: *mut *mut weir_bucket,
+) -> weir_status {
+    let mut policy = [0u8; 16];
+    policy[..8].copy_from_slice(&rate.to_le_bytes());
+    policy[8..].copy_from_slice(&burst.to_le_bytes());
+    lay_shared(mem, len, out, &policy, |at, room, placed| {
+        weir_bucket_init_in(at, room, rate, burst, now, placed)
+    })
+}
+
+/// Checks the region at `mem` that `weir_bucket_init_shared` laid and
+/// writes its bucket, for this process, to `*out`: refused with the
+/// statuses `weir_breaker_attach` lists, nothing written.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub extern "C" fn weir_bucket_attach(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    out: *mut *mut weir_bucket,
+) -> weir_status {
+    attach(mem, len, out)
 }
 
 /// Frees a bucket. NULL is accepted and ignored, and so is a placed one

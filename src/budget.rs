@@ -6,10 +6,15 @@ use crate::counts::{weir_counts, Tally};
 #[cfg(feature = "std")]
 use crate::guard::new_handle;
 use crate::guard::{
-    decide, free_handle, lock, on, place_plain, plain_footprint, policy_or, read_counts,
-    start_counting, Guarded, Handle,
+    decide, free_handle, on, place_plain, plain_footprint, policy_or, read_counts, start_counting,
+    Guarded, Handle,
 };
-use crate::lock::Mutex;
+use crate::lock::ShortLock;
+#[cfg(feature = "std")]
+use crate::region::{
+    attach, lay_shared, plain_bytes, read_recoveries, region_footprint, weir_recoveries, Layout,
+    Repair, Shareable, WEIR_REGION_BUDGET,
+};
 use crate::status::weir_status::{self, *};
 use weir_core::budget::{Budget, BudgetError};
 
@@ -102,18 +107,25 @@ pub extern "C" fn weir_budget_policy_preset() -> weir_budget_policy {
 ///
 /// A `now` earlier than one seen is no time passing. Safe to share between
 /// threads: each call takes a short per-handle lock. Heap per handle: about
-/// 280 bytes. Made by `weir_budget_new`, freed by `weir_budget_free`.
+/// 270 bytes. Made by `weir_budget_new`, freed by `weir_budget_free`.
 ///
 /// In the firmware build (docs/firmware.md) a budget is placed only: on a
 /// 32-bit core 256 bytes. Its updates hold the build's critical section
 /// (interrupts masked, with `single-core`); the longest measured under QEMU: a
 /// call of 723 instructions on a Cortex-M4F, a section of 1560 on a Cortex-M0.
-pub struct weir_budget(Guarded<Mutex<Budget>>);
+pub struct weir_budget(Guarded<ShortLock<Budget>>);
 
 impl Handle for weir_budget {
-    type State = Mutex<Budget>;
+    type State = ShortLock<Budget>;
     fn guarded(&self) -> &Guarded<Self::State> {
         &self.0
+    }
+
+    #[cfg(feature = "std")]
+    unsafe fn recover(state: &Self::State) -> bool {
+        // SAFETY: by `recover`'s contract the caller holds the region's
+        // lock.
+        unsafe { crate::region::repair(state) }
     }
 }
 
@@ -147,7 +159,7 @@ fn make(policy: *const weir_budget_policy, now: i64) -> Result<weir_budget, weir
             WEIR_BUDGET_PERCENT => Budget::percent(p.ttl_ns, p.min_per_s, p.percent, now)?,
             _ => return Err(WEIR_ERR_UNKNOWN_KIND),
         };
-        Ok(weir_budget(Guarded::new(Mutex::new(budget))))
+        Ok(weir_budget(Guarded::new(ShortLock::new(budget))))
     }
 }
 
@@ -186,6 +198,115 @@ pub extern "C" fn weir_budget_init_in(
     place_plain(mem, len, out, || make(policy, now))
 }
 
+#[cfg(feature = "std")]
+impl Repair for Budget {
+    /// Keeps the state as the dead call left it: every field of a half-made deposit or withdrawal is a value one could leave, at most that one call's token counted or not.
+    fn repair(&mut self) -> bool {
+        true
+    }
+}
+
+#[cfg(feature = "std")]
+impl Shareable for weir_budget {
+    const KIND: u32 = WEIR_REGION_BUDGET;
+    const LOCKED: bool = true;
+
+    fn layout_for(slots: usize) -> Result<Layout, weir_status> {
+        if slots != 0 {
+            return Err(WEIR_ERR_INVALID_ARGUMENT);
+        }
+        Ok(Layout {
+            bytes: core::mem::size_of::<weir_budget>(),
+            align: core::mem::align_of::<weir_budget>(),
+            runs: [0, 0],
+        })
+    }
+
+    fn slots(&self) -> usize {
+        0
+    }
+
+    fn fits(&self, _: &Layout, _: usize) -> bool {
+        true
+    }
+}
+
+/// The bytes and the alignment a shared retry budget needs
+/// (`weir_budget_init_shared`), written to `*bytes` and `*align`: a
+/// 256-byte `weir_region_header` and the region's 64-byte lock, then the placed retry budget
+/// (`weir_budget_footprint`); 64-aligned. Checked and answered as
+/// `weir_budget_footprint`.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub extern "C" fn weir_budget_shared_footprint(
+    bytes: *mut usize,
+    align: *mut usize,
+) -> weir_status {
+    crate::guard::guard_status(|| {
+        let layout = weir_budget::layout_for(0)?;
+        crate::guard::write_footprint(region_footprint(&layout)?, bytes, align)
+    })
+}
+
+/// Lays a retry budget that processes share in `mem`, memory the caller maps
+/// `MAP_SHARED`, and writes it to `*out` for this process: a
+/// `weir_region_header` (its kind WEIR_REGION_BUDGET; its policy the `weir_budget_policy`),
+/// then the retry budget `weir_budget_init_in` would lay, its lock a robust,
+/// process-shared mutex. Another process gets its own `weir_budget *` from
+/// `weir_budget_attach`; every `weir_budget_*` call then works on the one
+/// retry budget. A process killed holding the lock leaves the retry budget as its
+/// call left it (at most that call's one deposit or withdrawal counted or not); the next call answers as a recovered call
+/// does (see `weir_breaker_init_shared`) and `weir_budget_recoveries`
+/// counts it. Lay it once, before any process attaches. Checked as
+/// `weir_breaker_init_shared` checks its region (`WEIR_ERR_NULL`,
+/// `WEIR_ERR_PLACED_MISALIGNED`, `WEIR_ERR_REGION_UNSUPPORTED`,
+/// `WEIR_ERR_PLACED_TOO_SMALL`), the arguments as `weir_budget_init_in`
+/// checks them.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub extern "C" fn weir_budget_init_shared(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    policy: *const weir_budget_policy,
+    now: i64,
+    out: *mut *mut weir_budget,
+) -> weir_status {
+    let budget_policy = match policy_or(policy, weir_budget_policy_preset()) {
+        Ok(p) => p,
+        Err(status) => return status,
+    };
+    let policy = plain_bytes(&budget_policy).to_vec();
+    lay_shared(mem, len, out, &policy, |at, room, placed| {
+        weir_budget_init_in(at, room, &budget_policy, now, placed)
+    })
+}
+
+/// Checks the region at `mem` that `weir_budget_init_shared` laid and
+/// writes its retry budget, for this process, to `*out`: refused with the
+/// statuses `weir_breaker_attach` lists, nothing written.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub extern "C" fn weir_budget_attach(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    out: *mut *mut weir_budget,
+) -> weir_status {
+    attach(mem, len, out)
+}
+
+/// Writes what a shared retry budget's lock has recovered from (see
+/// `weir_budget_init_shared`) to `*out`; all zero for one that is not
+/// shared. `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_POISONED`. A
+/// reading: it changes nothing.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub extern "C" fn weir_budget_recoveries(
+    handle: *const weir_budget,
+    out: *mut weir_recoveries,
+) -> weir_status {
+    crate::guard::guard_status(|| read_recoveries(handle, out))
+}
+
 /// Frees a budget. NULL is accepted and ignored, and so is a placed one
 /// (`weir_budget_init_in`): its memory is the caller's.
 #[no_mangle]
@@ -199,7 +320,7 @@ pub extern "C" fn weir_budget_free(budget: *mut weir_budget) {
 /// nothing for a NULL budget.
 #[no_mangle]
 pub extern "C" fn weir_budget_deposit(budget: *const weir_budget, now: i64) {
-    on(budget, (), |state| lock(state).deposit(now))
+    on(budget, (), |state| state.lock().deposit(now))
 }
 
 /// Asks for one retry at `now`: true means send it. Tokens form: call it on
@@ -211,7 +332,7 @@ pub extern "C" fn weir_budget_deposit(budget: *const weir_budget, now: i64) {
 pub extern "C" fn weir_budget_withdraw(budget: *const weir_budget, now: i64) -> bool {
     let counted = move |_: &_, &sent: &bool| Tally::of(sent);
     decide(budget, false, counted, move |state| {
-        lock(state).withdraw(now)
+        state.lock().withdraw(now)
     })
 }
 
@@ -220,7 +341,7 @@ pub extern "C" fn weir_budget_withdraw(budget: *const weir_budget, now: i64) -> 
 /// budget.
 #[no_mangle]
 pub extern "C" fn weir_budget_left(budget: *const weir_budget, now: i64) -> i64 {
-    on(budget, 0, |state| lock(state).left(now))
+    on(budget, 0, |state| state.lock().left(now))
 }
 
 /// The raw count at `now`. Tokens form: the token count in thousandths
@@ -229,7 +350,7 @@ pub extern "C" fn weir_budget_left(budget: *const weir_budget, now: i64) -> i64 
 /// request). A reading: changes nothing. 0 for a NULL budget.
 #[no_mangle]
 pub extern "C" fn weir_budget_tokens(budget: *const weir_budget, now: i64) -> i64 {
-    on(budget, 0, |state| lock(state).tokens_at(now))
+    on(budget, 0, |state| state.lock().tokens_at(now))
 }
 
 /// Turns counting on for a retry budget: from this call on,

@@ -7,12 +7,17 @@ use crate::guard::{
     decide, decide_status, decide_status_counted, decide_status_or, read_counts, start_counting,
 };
 use crate::guard::{
-    free_handle, lock, on, place_plain, plain_footprint, policy_or, usable, value_mut, write_out,
+    free_handle, on, place_plain, plain_footprint, policy_or, usable, value_mut, write_out,
     Guarded, Handle,
 };
 #[cfg(feature = "std")]
 use crate::guard::{new_handle, slice_in};
-use crate::lock::Mutex;
+use crate::lock::ShortLock;
+#[cfg(feature = "std")]
+use crate::region::{
+    attach, lay_shared, plain_bytes, read_recoveries, region_footprint, weir_recoveries, Layout,
+    Repair, Shareable, WEIR_REGION_CONCURRENCY,
+};
 use crate::status::weir_status::{self, *};
 use weir_core::concurrency::{Concurrency, ConcurrencyError, ConcurrencyPolicy, ConcurrencyTicket};
 #[cfg(feature = "std")]
@@ -169,19 +174,26 @@ const_assert_eq!(core::mem::offset_of!(weir_concurrency_ticket, flying), 12);
 /// as upstream takes it. A `now` before `start` is a 1 ns sample. Safe to
 /// share between threads: each call takes a short per-handle lock, so the
 /// calls in flight never exceed the limit at the moment each entered. Heap
-/// per handle: about 140 bytes. Made by `weir_concurrency_new`, freed by
+/// per handle: about 930 bytes. Made by `weir_concurrency_new`, freed by
 /// `weir_concurrency_free`.
 ///
 /// In the firmware build (docs/firmware.md) a concurrency is placed only: on a
 /// 32-bit core 912 bytes. Its updates hold the build's critical section
 /// (interrupts masked, with `single-core`); the longest measured under QEMU: a
 /// call of 1274 instructions on a Cortex-M4F, a section of 4190 on a Cortex-M0.
-pub struct weir_concurrency(Guarded<Mutex<Partitioned>>);
+pub struct weir_concurrency(Guarded<ShortLock<Partitioned>>);
 
 impl Handle for weir_concurrency {
-    type State = Mutex<Partitioned>;
+    type State = ShortLock<Partitioned>;
     fn guarded(&self) -> &Guarded<Self::State> {
         &self.0
+    }
+
+    #[cfg(feature = "std")]
+    unsafe fn recover(state: &Self::State) -> bool {
+        // SAFETY: by `recover`'s contract the caller holds the region's
+        // lock.
+        unsafe { crate::region::repair(state) }
     }
 }
 
@@ -205,7 +217,7 @@ pub extern "C" fn weir_concurrency_new(
 fn make(policy: *const weir_concurrency_policy) -> Result<weir_concurrency, weir_status> {
     let gradient = policy_or(policy, weir_concurrency_policy_preset())?;
     let limit = Concurrency::new(gradient.into())?;
-    Ok(weir_concurrency(Guarded::new(Mutex::new(limit.into()))))
+    Ok(weir_concurrency(Guarded::new(ShortLock::new(limit.into()))))
 }
 
 /// The bytes and the alignment a placed adaptive limit needs (`weir_concurrency_init_in`),
@@ -241,6 +253,114 @@ pub extern "C" fn weir_concurrency_init_in(
     place_plain(mem, len, out, || make(policy))
 }
 
+#[cfg(feature = "std")]
+impl Repair for Partitioned {
+    /// Keeps the state as the dead call left it: a half-made enter or leave is at most that call's one count or sample, and the limit's estimates stay finite numbers.
+    fn repair(&mut self) -> bool {
+        true
+    }
+}
+
+#[cfg(feature = "std")]
+impl Shareable for weir_concurrency {
+    const KIND: u32 = WEIR_REGION_CONCURRENCY;
+    const LOCKED: bool = true;
+
+    fn layout_for(slots: usize) -> Result<Layout, weir_status> {
+        if slots != 0 {
+            return Err(WEIR_ERR_INVALID_ARGUMENT);
+        }
+        Ok(Layout {
+            bytes: core::mem::size_of::<weir_concurrency>(),
+            align: core::mem::align_of::<weir_concurrency>(),
+            runs: [0, 0],
+        })
+    }
+
+    fn slots(&self) -> usize {
+        0
+    }
+
+    fn fits(&self, _: &Layout, _: usize) -> bool {
+        true
+    }
+}
+
+/// The bytes and the alignment a shared adaptive limit needs
+/// (`weir_concurrency_init_shared`), written to `*bytes` and `*align`: a
+/// 256-byte `weir_region_header` and the region's 64-byte lock, then the placed adaptive limit
+/// (`weir_concurrency_footprint`); 64-aligned. Checked and answered as
+/// `weir_concurrency_footprint`.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub extern "C" fn weir_concurrency_shared_footprint(
+    bytes: *mut usize,
+    align: *mut usize,
+) -> weir_status {
+    crate::guard::guard_status(|| {
+        let layout = weir_concurrency::layout_for(0)?;
+        crate::guard::write_footprint(region_footprint(&layout)?, bytes, align)
+    })
+}
+
+/// Lays a adaptive limit that processes share in `mem`, memory the caller maps
+/// `MAP_SHARED`, and writes it to `*out` for this process: a
+/// `weir_region_header` (its kind WEIR_REGION_CONCURRENCY; its policy the `weir_concurrency_policy`),
+/// then the adaptive limit `weir_concurrency_init_in` would lay, its lock a robust,
+/// process-shared mutex. Another process gets its own `weir_concurrency *` from
+/// `weir_concurrency_attach`; every `weir_concurrency_*` call then works on the one
+/// adaptive limit. A process killed holding the lock leaves the adaptive limit as its
+/// call left it (at most that call's one enter or leave counted or not; a process killed between its enter and its leave keeps its place in flight); the next call answers as a recovered call
+/// does (see `weir_breaker_init_shared`) and `weir_concurrency_recoveries`
+/// counts it. Lay it once, before any process attaches. Checked as
+/// `weir_breaker_init_shared` checks its region (`WEIR_ERR_NULL`,
+/// `WEIR_ERR_PLACED_MISALIGNED`, `WEIR_ERR_REGION_UNSUPPORTED`,
+/// `WEIR_ERR_PLACED_TOO_SMALL`), the arguments as `weir_concurrency_init_in`
+/// checks them.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub extern "C" fn weir_concurrency_init_shared(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    policy: *const weir_concurrency_policy,
+    out: *mut *mut weir_concurrency,
+) -> weir_status {
+    let gradient = match policy_or(policy, weir_concurrency_policy_preset()) {
+        Ok(p) => p,
+        Err(status) => return status,
+    };
+    let policy = plain_bytes(&gradient).to_vec();
+    lay_shared(mem, len, out, &policy, |at, room, placed| {
+        weir_concurrency_init_in(at, room, &gradient, placed)
+    })
+}
+
+/// Checks the region at `mem` that `weir_concurrency_init_shared` laid and
+/// writes its adaptive limit, for this process, to `*out`: refused with the
+/// statuses `weir_breaker_attach` lists, nothing written.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub extern "C" fn weir_concurrency_attach(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    out: *mut *mut weir_concurrency,
+) -> weir_status {
+    attach(mem, len, out)
+}
+
+/// Writes what a shared adaptive limit's lock has recovered from (see
+/// `weir_concurrency_init_shared`) to `*out`; all zero for one that is not
+/// shared. `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_POISONED`. A
+/// reading: it changes nothing.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub extern "C" fn weir_concurrency_recoveries(
+    handle: *const weir_concurrency,
+    out: *mut weir_recoveries,
+) -> weir_status {
+    crate::guard::guard_status(|| read_recoveries(handle, out))
+}
+
 /// Frees an adaptive limit. NULL is accepted and ignored, and so is a placed one
 /// (`weir_concurrency_init_in`): its memory is the caller's.
 #[no_mangle]
@@ -266,7 +386,7 @@ pub extern "C" fn weir_concurrency_enter(
         if usable(ticket).is_err() {
             return false;
         }
-        let entered = lock(state).enter(now);
+        let entered = state.lock().enter(now);
         let written = match entered {
             Some(entry) => weir_concurrency_ticket {
                 start: entry.start,
@@ -299,7 +419,7 @@ pub extern "C" fn weir_concurrency_leave(
     dropped: bool,
 ) -> weir_status {
     decide_status(limit, Tally::errors, move |state| {
-        let mut limit = lock(state);
+        let mut limit = state.lock();
         let held = value_mut(ticket)?;
         match held.flying {
             0 => return Err(WEIR_ERR_SETTLED),
@@ -319,20 +439,20 @@ pub extern "C" fn weir_concurrency_leave(
 /// The limit calls are admitted against now, `⌊limit⌋`; 0 for a NULL limit.
 #[no_mangle]
 pub extern "C" fn weir_concurrency_limit(limit: *const weir_concurrency) -> i64 {
-    on(limit, 0, |state| lock(state).limit())
+    on(limit, 0, |state| state.lock().limit())
 }
 
 /// How many calls are in flight; 0 for a NULL limit.
 #[no_mangle]
 pub extern "C" fn weir_concurrency_flying(limit: *const weir_concurrency) -> i64 {
-    on(limit, 0, |state| lock(state).flying())
+    on(limit, 0, |state| state.lock().flying())
 }
 
 /// The long-term latency average in nanoseconds (0 before any sample); 0
 /// for a NULL limit.
 #[no_mangle]
 pub extern "C" fn weir_concurrency_long_rtt(limit: *const weir_concurrency) -> f64 {
-    on(limit, 0.0, |state| lock(state).long_rtt())
+    on(limit, 0.0, |state| state.lock().long_rtt())
 }
 
 /// Turns counting on for an adaptive limit: from this call on,
@@ -446,7 +566,7 @@ pub extern "C" fn weir_concurrency_new_partitioned(
             };
         }
         let limit = Partitioned::new(gradient.into(), &terms[..n])?;
-        Ok(weir_concurrency(Guarded::new(Mutex::new(limit))))
+        Ok(weir_concurrency(Guarded::new(ShortLock::new(limit))))
     })
 }
 
@@ -505,7 +625,7 @@ extern "C" fn enter_partition_counted(
 /// call went in (the counting twin counts it; the plain call needs nothing).
 #[inline]
 fn enter_partition_in(
-    state: &Mutex<Partitioned>,
+    state: &ShortLock<Partitioned>,
     partition: i32,
     now: i64,
     ticket: *mut weir_concurrency_ticket,
@@ -513,7 +633,7 @@ fn enter_partition_in(
 ) -> Result<(), weir_status> {
     usable(ticket)?;
     let i = partition_index(partition);
-    let entered = lock(state).enter_partition(i, now)?;
+    let entered = state.lock().enter_partition(i, now)?;
     let written = match entered {
         Some(entry) => weir_concurrency_ticket {
             start: entry.start,
@@ -571,7 +691,7 @@ extern "C" fn leave_partition_counted(
 /// `weir_concurrency_leave_partition`'s work.
 #[inline]
 fn leave_partition_in(
-    state: &Mutex<Partitioned>,
+    state: &ShortLock<Partitioned>,
     partition: i32,
     ticket: *mut weir_concurrency_ticket,
     now: i64,
@@ -579,7 +699,7 @@ fn leave_partition_in(
 ) -> Result<(), weir_status> {
     let i = partition_index(partition);
     // One place drops the guard, whatever the answer.
-    let mut limit = lock(state);
+    let mut limit = state.lock();
     let left = leave_locked(&mut limit, i, ticket, now, dropped);
     drop(limit);
     left
@@ -617,7 +737,8 @@ pub extern "C" fn weir_concurrency_partition_flying(
     partition: i32,
 ) -> i64 {
     on(limit, 0, |state| {
-        lock(state)
+        state
+            .lock()
             .flying_in(partition_index(partition))
             .unwrap_or(0)
     })
@@ -631,6 +752,6 @@ pub extern "C" fn weir_concurrency_partition_room(
     partition: i32,
 ) -> i64 {
     on(limit, 0, |state| {
-        lock(state).room(partition_index(partition)).unwrap_or(0)
+        state.lock().room(partition_index(partition)).unwrap_or(0)
     })
 }

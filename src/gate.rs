@@ -7,7 +7,11 @@ use crate::guard::{
     decide, free_handle, on, place_plain, plain_footprint, read_counts, reconfigure,
     start_counting, Guarded, Handle, HandleMut,
 };
+#[cfg(feature = "std")]
+use crate::region::{attach, lay_shared, region_footprint, Layout, Shareable, WEIR_REGION_GATE};
 use crate::status::weir_status;
+#[cfg(feature = "std")]
+use crate::status::weir_status::*;
 use weir_core::gate::Gate;
 
 /// A concurrency ceiling: at most `limit` calls inside at once. Lock-free and
@@ -71,6 +75,84 @@ pub extern "C" fn weir_gate_init_in(
 ) -> weir_status {
     place_plain(mem, len, out, || {
         Ok(weir_gate(Guarded::new(Gate::new(limit))))
+    })
+}
+
+#[cfg(feature = "std")]
+impl Shareable for weir_gate {
+    const KIND: u32 = WEIR_REGION_GATE;
+    const LOCKED: bool = false;
+
+    fn layout_for(slots: usize) -> Result<Layout, weir_status> {
+        if slots != 0 {
+            return Err(WEIR_ERR_INVALID_ARGUMENT);
+        }
+        Ok(Layout {
+            bytes: core::mem::size_of::<weir_gate>(),
+            align: core::mem::align_of::<weir_gate>(),
+            runs: [0, 0],
+        })
+    }
+
+    fn slots(&self) -> usize {
+        0
+    }
+
+    /// Nothing to change: the gate is one atomic count and its limit, with no lock.
+    fn fits(&self, _: &Layout, _: usize) -> bool {
+        true
+    }
+}
+
+/// The bytes and the alignment a shared gate needs
+/// (`weir_gate_init_shared`), written to `*bytes` and `*align`: a
+/// 256-byte `weir_region_header` and the region's 64-byte lock, then the gate; 64-aligned.
+/// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad pointer; nothing is
+/// written on an error.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub extern "C" fn weir_gate_shared_footprint(bytes: *mut usize, align: *mut usize) -> weir_status {
+    crate::guard::guard_status(|| {
+        let layout = weir_gate::layout_for(0)?;
+        crate::guard::write_footprint(region_footprint(&layout)?, bytes, align)
+    })
+}
+
+/// Checks the region at `mem` that `weir_gate_init_shared` laid and
+/// writes its gate, for this process, to `*out`: refused with the
+/// statuses `weir_breaker_attach` lists, nothing written.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub extern "C" fn weir_gate_attach(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    out: *mut *mut weir_gate,
+) -> weir_status {
+    attach(mem, len, out)
+}
+
+/// Lays a gate that processes share in `mem`, memory the caller maps
+/// `MAP_SHARED`, and writes it to `*out` for this process: a
+/// `weir_region_header` (its kind WEIR_REGION_GATE; its policy the limit,
+/// an int64_t), then the gate `weir_gate_init_in` would lay. Another
+/// process gets its own `weir_gate *` from `weir_gate_attach`; the ceiling
+/// then holds across the processes together. Its state is one atomic
+/// count, so a process killed at any point leaves it whole, but a process
+/// killed inside (between its enter and its leave) never leaves: its place
+/// stays taken until the region is laid again. Lay it once, before any
+/// process attaches. Checked as `weir_breaker_init_shared` checks its
+/// region (`WEIR_ERR_NULL`, `WEIR_ERR_PLACED_MISALIGNED`,
+/// `WEIR_ERR_REGION_UNSUPPORTED`, `WEIR_ERR_PLACED_TOO_SMALL`).
+#[cfg(feature = "std")]
+#[no_mangle]
+pub extern "C" fn weir_gate_init_shared(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    limit: i64,
+    out: *mut *mut weir_gate,
+) -> weir_status {
+    lay_shared(mem, len, out, &limit.to_le_bytes(), |at, room, placed| {
+        weir_gate_init_in(at, room, limit, placed)
     })
 }
 

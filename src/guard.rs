@@ -25,7 +25,9 @@ use std::sync::MutexGuard;
 use core::sync::atomic::{AtomicU8, Ordering};
 
 use crate::counts::{weir_counts, Counts, Tally};
-use crate::lock::{set_flags, Mutex};
+use crate::lock::set_flags;
+#[cfg(feature = "std")]
+use crate::lock::Mutex;
 use crate::status::weir_status::{self, *};
 
 /// A handle's state with its flags ([`POISONED`], [`COUNTING`], [`PLACED`])
@@ -52,12 +54,48 @@ const COUNTING: u8 = 2;
 /// placed handle decides on the path a heap one does.
 const PLACED: u8 = 4;
 
+/// The bit of `Guarded::flags` that marks a shared handle, laid in a
+/// region by `region::lay_shared`: its calls take the region's lock
+/// (`region::RegionLock`) around their bodies. Set once, before the region
+/// is handed out. It is one of the bits a decision tests with
+/// [`POISONED`] and [`COUNTING`], so a heap or placed handle decides on the
+/// path it always did and only a shared one takes the path out of line.
+#[cfg(feature = "std")]
+const SHARED: u8 = 8;
+/// No handle is shared in the firmware build.
+#[cfg(not(feature = "std"))]
+const SHARED: u8 = 0;
+
+/// The bits that send a decision out of line.
+const COLD: u8 = POISONED | COUNTING | SHARED;
+
 impl<S> Guarded<S> {
     pub(crate) fn new(state: S) -> Self {
         Guarded {
             flags: AtomicU8::new(0),
             state,
             counts: Counts::default(),
+        }
+    }
+
+    /// The state, for laying and attaching a shared handle.
+    #[cfg(feature = "std")]
+    pub(crate) fn state(&self) -> &S {
+        &self.state
+    }
+
+    /// The state, for the one owner of a handle being laid.
+    #[cfg(feature = "std")]
+    pub(crate) fn state_mut(&mut self) -> &mut S {
+        &mut self.state
+    }
+
+    /// Counts a decision, on a handle that counts (a shared one that does
+    /// not comes out of line too).
+    #[inline]
+    fn note(&self, counted: Tally) {
+        if self.flags.load(Ordering::Relaxed) & COUNTING != 0 {
+            self.counts.note(counted);
         }
     }
 
@@ -76,12 +114,67 @@ impl<S> Guarded<S> {
     fn mark_placed(&self) {
         set_flags(&self.flags, PLACED);
     }
+
+    /// Whether the handle is shared (laid in a region).
+    #[cfg(feature = "std")]
+    pub(crate) fn is_shared(&self) -> bool {
+        self.flags.load(Ordering::Relaxed) & SHARED != 0
+    }
+
+    /// Marks a handle laid in a region (`region::lay_shared`), before the
+    /// region is handed out.
+    #[cfg(feature = "std")]
+    pub(crate) fn mark_shared(&self) {
+        set_flags(&self.flags, SHARED);
+    }
 }
 
 /// An opaque C handle: a struct whose only field is a [`Guarded`] state.
 pub(crate) trait Handle {
     type State;
     fn guarded(&self) -> &Guarded<Self::State>;
+
+    /// Checks and keeps or resets the state of a shared handle whose
+    /// holder died holding the region's lock (`region::repair`): whether
+    /// it was kept. A handle type with nothing to repair keeps it.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds the region's lock (`region::RegionLock::run`).
+    #[cfg(feature = "std")]
+    unsafe fn recover(_state: &Self::State) -> bool {
+        true
+    }
+}
+
+/// Runs `inner` for a call on `guarded`'s handle: directly, or for a shared
+/// handle holding the region's lock, which answers
+/// `WEIR_ERR_REGION_RECOVERED` (a dead holder's state checked and kept or
+/// reset) or `WEIR_ERR_REGION_BROKEN` instead of running it.
+#[cfg(feature = "std")]
+#[inline]
+fn shared<H: Handle, R>(
+    guarded: &Guarded<H::State>,
+    inner: impl FnOnce() -> R,
+) -> Result<R, weir_status> {
+    if !guarded.is_shared() {
+        return Ok(inner());
+    }
+    // SAFETY: the shared flag is set only on a handle laid in a region by
+    // `region::lay_shared`.
+    let lock = unsafe { crate::region::RegionLock::of(guarded) };
+    // SAFETY: `recover` runs holding the region's lock.
+    lock.run(|| unsafe { H::recover(&guarded.state) }, inner)
+}
+
+/// No handle is shared in the firmware build: `inner`'s answer.
+#[cfg(not(feature = "std"))]
+#[inline]
+fn shared<H: Handle, R>(
+    _: &Guarded<H::State>,
+    inner: impl FnOnce() -> R,
+) -> Result<R, weir_status> {
+    Ok(inner())
 }
 
 /// A handle whose policy a reconfiguration replaces in place
@@ -111,6 +204,12 @@ pub(crate) fn reconfigure<H: HandleMut>(
     if guarded.poisoned() {
         return WEIR_ERR_POISONED;
     }
+    // A shared handle's policy is its region's, laid once for every
+    // process: it is not changed in place.
+    #[cfg(feature = "std")]
+    if guarded.is_shared() {
+        return WEIR_ERR_REGION_UNSUPPORTED;
+    }
     match catching(|| body(&mut guarded.state)) {
         Ok(result) => result.err().unwrap_or(WEIR_OK),
         Err(()) => {
@@ -125,6 +224,9 @@ enum Fault {
     Null,
     Poisoned,
     Panicked,
+    /// A shared handle's region lock recovered from a dead holder, or
+    /// cannot be taken (see `region::RegionLock`): the handle stays usable.
+    Region(weir_status),
 }
 
 impl From<Fault> for weir_status {
@@ -133,6 +235,7 @@ impl From<Fault> for weir_status {
             Fault::Null => WEIR_ERR_NULL,
             Fault::Poisoned => WEIR_ERR_POISONED,
             Fault::Panicked => WEIR_ERR_PANIC,
+            Fault::Region(status) => status,
         }
     }
 }
@@ -148,10 +251,14 @@ fn run<H: Handle, R>(handle: *const H, body: impl FnOnce(&H::State) -> R) -> Res
     if guarded.poisoned() {
         return Err(Fault::Poisoned);
     }
-    catching(|| body(&guarded.state)).map_err(|_| {
-        guarded.poison();
-        Fault::Panicked
-    })
+    match shared::<H, _>(guarded, || catching(|| body(&guarded.state))) {
+        Ok(Ok(answer)) => Ok(answer),
+        Ok(Err(())) => {
+            guarded.poison();
+            Err(Fault::Panicked)
+        }
+        Err(status) => Err(Fault::Region(status)),
+    }
 }
 
 /// The state behind `handle`, for a call that acts on several handles at
@@ -214,8 +321,8 @@ pub(crate) fn decide<H: Handle, R>(
         return neutral;
     };
     let guarded = handle.guarded();
-    if guarded.flags.load(Ordering::Relaxed) & (POISONED | COUNTING) != 0 {
-        return flagged(guarded, neutral, body, tally);
+    if guarded.flags.load(Ordering::Relaxed) & COLD != 0 {
+        return flagged::<H, R>(guarded, neutral, body, tally);
     }
     catching(|| body(&guarded.state)).unwrap_or_else(|_| {
         guarded.poison();
@@ -230,28 +337,33 @@ pub(crate) fn decide<H: Handle, R>(
 #[cold]
 #[inline(never)]
 #[allow(improper_ctypes_definitions)]
-extern "C" fn flagged<S, R>(
-    guarded: &Guarded<S>,
+extern "C" fn flagged<H: Handle, R>(
+    guarded: &Guarded<H::State>,
     neutral: R,
-    body: impl FnOnce(&S) -> R,
-    tally: impl FnOnce(&S, &R) -> Tally,
+    body: impl FnOnce(&H::State) -> R,
+    tally: impl FnOnce(&H::State, &R) -> Tally,
 ) -> R {
     if guarded.poisoned() {
         return neutral;
     }
-    match catching(|| {
-        let answer = body(&guarded.state);
-        let counted = tally(&guarded.state, &answer);
-        (answer, counted)
+    match shared::<H, _>(guarded, || {
+        catching(|| {
+            let answer = body(&guarded.state);
+            let counted = tally(&guarded.state, &answer);
+            (answer, counted)
+        })
     }) {
-        Ok((answer, counted)) => {
-            guarded.counts.note(counted);
+        Ok(Ok((answer, counted))) => {
+            guarded.note(counted);
             answer
         }
-        Err(_) => {
+        Ok(Err(())) => {
             guarded.poison();
             neutral
         }
+        // A recovery (or a lock that cannot be taken) ran nothing: a
+        // decision that answers no status refuses.
+        Err(_) => neutral,
     }
 }
 
@@ -275,7 +387,7 @@ pub(crate) fn decide_or<H: Handle, R>(
         return neutral;
     };
     let guarded = handle.guarded();
-    if guarded.flags.load(Ordering::Relaxed) & (POISONED | COUNTING) != 0 {
+    if guarded.flags.load(Ordering::Relaxed) & COLD != 0 {
         return cold();
     }
     catching(|| body(&guarded.state)).unwrap_or_else(|_| {
@@ -296,7 +408,7 @@ pub(crate) fn decide_counted<H: Handle, R>(
     let Some(handle) = (unsafe { handle.as_ref() }) else {
         return neutral;
     };
-    flagged(handle.guarded(), neutral, body, tally)
+    flagged::<H, R>(handle.guarded(), neutral, body, tally)
 }
 
 /// [`decide_or`] for a status-returning call: on a handle that counts or
@@ -314,7 +426,7 @@ pub(crate) fn decide_status_or<H: Handle>(
         return WEIR_ERR_NULL;
     };
     let guarded = handle.guarded();
-    if guarded.flags.load(Ordering::Relaxed) & (POISONED | COUNTING) != 0 {
+    if guarded.flags.load(Ordering::Relaxed) & COLD != 0 {
         return cold();
     }
     match catching(|| body(&guarded.state)) {
@@ -337,7 +449,7 @@ pub(crate) fn decide_status_counted<H: Handle>(
     let Some(handle) = (unsafe { handle.as_ref() }) else {
         return WEIR_ERR_NULL;
     };
-    flagged_status(handle.guarded(), body, tally)
+    flagged_status::<H>(handle.guarded(), body, tally)
 }
 
 /// A status-returning call on a handle, as [`status_on`], that a counting
@@ -356,8 +468,8 @@ pub(crate) fn decide_status<H: Handle>(
         return WEIR_ERR_NULL;
     };
     let guarded = handle.guarded();
-    if guarded.flags.load(Ordering::Relaxed) & (POISONED | COUNTING) != 0 {
-        return flagged_status(guarded, body, tally);
+    if guarded.flags.load(Ordering::Relaxed) & COLD != 0 {
+        return flagged_status::<H>(guarded, body, tally);
     }
     match catching(|| body(&guarded.state)) {
         Ok(result) => result.err().unwrap_or(WEIR_OK),
@@ -373,24 +485,25 @@ pub(crate) fn decide_status<H: Handle>(
 #[cold]
 #[inline(never)]
 #[allow(improper_ctypes_definitions)]
-extern "C" fn flagged_status<S>(
-    guarded: &Guarded<S>,
-    body: impl FnOnce(&S) -> Result<(), weir_status>,
+extern "C" fn flagged_status<H: Handle>(
+    guarded: &Guarded<H::State>,
+    body: impl FnOnce(&H::State) -> Result<(), weir_status>,
     tally: impl FnOnce(weir_status) -> Tally,
 ) -> weir_status {
     if guarded.poisoned() {
         return WEIR_ERR_POISONED;
     }
-    match catching(|| body(&guarded.state)) {
-        Ok(result) => {
+    match shared::<H, _>(guarded, || catching(|| body(&guarded.state))) {
+        Ok(Ok(result)) => {
             let status = result.err().unwrap_or(WEIR_OK);
-            guarded.counts.note(tally(status));
+            guarded.note(tally(status));
             status
         }
-        Err(_) => {
+        Ok(Err(())) => {
             guarded.poison();
             WEIR_ERR_PANIC
         }
+        Err(status) => status,
     }
 }
 
@@ -765,14 +878,6 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         Ok(guard) => guard,
         Err(_) => panic!("weir: handle mutex poisoned by an earlier panic"),
     }
-}
-
-/// Locks a per-handle lock in the firmware build: enters the build's
-/// critical section (`crate::lock`), left when the guard drops.
-#[cfg(not(feature = "std"))]
-#[inline]
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> impl core::ops::DerefMut<Target = T> + '_ {
-    mutex.lock()
 }
 
 /// Whether `len` values of `T` are more than any array can hold.

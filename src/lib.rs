@@ -49,6 +49,8 @@ mod lock;
 pub mod period;
 pub mod pool;
 pub mod rate;
+#[cfg(feature = "std")]
+pub mod region;
 pub mod shedder;
 pub mod sliding;
 mod slots;

@@ -1,11 +1,14 @@
 //! The locks behind the handles, chosen at compile time: one code path in
-//! every handle's module (`lock::Mutex`, `lock::ShortLock`, and
-//! `guard::lock` to take one), two builds.
+//! every handle's module (`lock::ShortLock`, taken with its `lock`), two
+//! builds.
 //!
-//! - Hosted (`std`): `Mutex` is `std::sync::Mutex`, and `ShortLock` (the
-//!   pool's) is the lock below: an uncontended lock and unlock are one
-//!   compare-and-swap and one swap.
-//! - Firmware (no `std`): both are `Critical`, the critical section the
+//! - Hosted (`std`): `ShortLock` is the lock below: an uncontended lock and
+//!   unlock are one compare-and-swap and one swap. Every handle with a lock
+//!   takes it (the lease, hosted only, keeps `std::sync::Mutex`). A shared
+//!   handle (src/region.rs) keeps it too: its calls take the region's
+//!   robust lock around it, out of line, so a heap or placed handle pays
+//!   nothing for sharing.
+//! - Firmware (no `std`): `ShortLock` is `Critical`, the critical section the
 //!   build chose (src/firmware.rs): with `single-core` interrupts masked
 //!   (PRIMASK) while the lock is held, so an interrupt handler never finds
 //!   it taken; with `privileged` the same and a spinlock word in the lock,
@@ -31,7 +34,7 @@
 //! sleeps on a std `Condvar`, so no platform call is needed.
 
 #[cfg(not(feature = "std"))]
-pub(crate) use firmware::{Critical as Mutex, Critical as ShortLock};
+pub(crate) use firmware::Critical as ShortLock;
 #[cfg(feature = "std")]
 pub(crate) use hosted::ShortLock;
 #[cfg(feature = "std")]
@@ -115,6 +118,39 @@ mod hosted {
                 wake: Condvar::new(),
                 value: UnsafeCell::new(value),
             }
+        }
+
+        /// The value, for a caller that holds the lock exclusively (a
+        /// reconfiguration): never an error; the `Result` matches
+        /// `std::sync::Mutex::get_mut`, as the firmware lock's does.
+        pub(crate) fn get_mut(&mut self) -> Result<&mut T, core::convert::Infallible> {
+            Ok(self.value.get_mut())
+        }
+
+        /// The value, for the one owner of a handle being laid in a region.
+        pub(crate) fn owned(&mut self) -> &mut T {
+            self.value.get_mut()
+        }
+
+        /// The value, unlocked: for reading integers that never change
+        /// after a shared handle is laid (its attach's check).
+        pub(crate) fn peek(&self) -> *const T {
+            self.value.get()
+        }
+
+        /// Frees the lock, whoever holds it, and lends the value: for a
+        /// shared handle whose holder died holding it (`region::repair`).
+        ///
+        /// # Safety
+        ///
+        /// No one else holds the lock or takes it while the answer lives:
+        /// the caller holds the lock around it (the region's).
+        #[allow(clippy::mut_from_ref)]
+        pub(crate) unsafe fn force_free(&self) -> &mut T {
+            self.state.store(FREE, Ordering::Release);
+            // SAFETY: by this function's contract no other reference to
+            // the value exists while the answer lives.
+            unsafe { &mut *self.value.get() }
         }
 
         /// Waits for the lock and holds it until the guard drops (unwinding

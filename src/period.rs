@@ -4,16 +4,23 @@ use crate::counts::{weir_counts, Tally};
 #[cfg(feature = "std")]
 use crate::guard::new_handle;
 use crate::guard::{
-    decide, free_handle, lock, on, place_plain, plain_footprint, read_counts, reconfigure,
+    decide, free_handle, on, place_plain, plain_footprint, read_counts, reconfigure,
     start_counting, Guarded, Handle, HandleMut,
 };
-use crate::lock::Mutex;
+use crate::lock::ShortLock;
+#[cfg(feature = "std")]
+use crate::region::{
+    attach, lay_shared, read_recoveries, region_footprint, weir_recoveries, Layout, Repair,
+    Shareable, WEIR_REGION_PERIOD,
+};
 use crate::status::weir_status;
+#[cfg(feature = "std")]
+use crate::status::weir_status::WEIR_ERR_INVALID_ARGUMENT;
 use weir_core::period::{Period, PeriodError, PeriodQuota};
 use weir_core::time::NEVER;
 
 /// A fixed-window counter: at most `quota` events per period. Takes a short
-/// per-handle lock and is safe to use from many threads at once; 96 bytes
+/// per-handle lock and is safe to use from many threads at once; 104 bytes
 /// of heap per handle. Made by `weir_period_new`, freed by
 /// `weir_period_free`.
 ///
@@ -21,17 +28,24 @@ use weir_core::time::NEVER;
 /// 32-bit core 88 bytes. Its updates hold the build's critical section
 /// (interrupts masked, with `single-core`); the longest measured under QEMU: a
 /// call of 255 instructions on a Cortex-M4F, a section of 527 on a Cortex-M0.
-pub struct weir_period(Guarded<Mutex<Period>>);
+pub struct weir_period(Guarded<ShortLock<Period>>);
 
 impl Handle for weir_period {
-    type State = Mutex<Period>;
-    fn guarded(&self) -> &Guarded<Mutex<Period>> {
+    type State = ShortLock<Period>;
+    fn guarded(&self) -> &Guarded<ShortLock<Period>> {
         &self.0
+    }
+
+    #[cfg(feature = "std")]
+    unsafe fn recover(state: &Self::State) -> bool {
+        // SAFETY: by `recover`'s contract the caller holds the region's
+        // lock.
+        unsafe { crate::region::repair(state) }
     }
 }
 
 impl HandleMut for weir_period {
-    fn guarded_mut(&mut self) -> &mut Guarded<Mutex<Period>> {
+    fn guarded_mut(&mut self) -> &mut Guarded<ShortLock<Period>> {
         &mut self.0
     }
 }
@@ -87,7 +101,7 @@ pub extern "C" fn weir_period_new(
 /// The handle `weir_period_new` and `weir_period_init_in` make.
 fn make(quota: i64, period_ns: i64, align: bool) -> Result<weir_period, weir_status> {
     let period = Period::new(quota, period_ns, align)?;
-    Ok(weir_period(Guarded::new(Mutex::new(period))))
+    Ok(weir_period(Guarded::new(ShortLock::new(period))))
 }
 
 /// The bytes and the alignment a placed period counter needs (`weir_period_init_in`),
@@ -122,6 +136,119 @@ pub extern "C" fn weir_period_init_in(
     place_plain(mem, len, out, || make(quota, period_ns, align))
 }
 
+#[cfg(feature = "std")]
+impl Repair for Period {
+    /// Keeps the counter as the dead call left it: every field of a
+    /// half-made take is a value a take could leave (a period moved on with
+    /// its old count refuses more, never admits more).
+    fn repair(&mut self) -> bool {
+        true
+    }
+}
+
+#[cfg(feature = "std")]
+impl Shareable for weir_period {
+    const KIND: u32 = WEIR_REGION_PERIOD;
+    const LOCKED: bool = true;
+
+    fn layout_for(slots: usize) -> Result<Layout, weir_status> {
+        if slots != 0 {
+            return Err(WEIR_ERR_INVALID_ARGUMENT);
+        }
+        Ok(Layout {
+            bytes: core::mem::size_of::<weir_period>(),
+            align: core::mem::align_of::<weir_period>(),
+            runs: [0, 0],
+        })
+    }
+
+    fn slots(&self) -> usize {
+        0
+    }
+
+    /// Its lock made process-shared.
+    fn fits(&self, _: &Layout, _: usize) -> bool {
+        true
+    }
+}
+
+/// The bytes and the alignment a shared period needs
+/// (`weir_period_init_shared`), written to `*bytes` and `*align`: a
+/// 256-byte `weir_region_header` and the region's 64-byte lock, then the period; 64-aligned.
+/// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad pointer; nothing is
+/// written on an error.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub extern "C" fn weir_period_shared_footprint(
+    bytes: *mut usize,
+    align: *mut usize,
+) -> weir_status {
+    crate::guard::guard_status(|| {
+        let layout = weir_period::layout_for(0)?;
+        crate::guard::write_footprint(region_footprint(&layout)?, bytes, align)
+    })
+}
+
+/// Checks the region at `mem` that `weir_period_init_shared` laid and
+/// writes its period, for this process, to `*out`: refused with the
+/// statuses `weir_breaker_attach` lists, nothing written.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub extern "C" fn weir_period_attach(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    out: *mut *mut weir_period,
+) -> weir_status {
+    attach(mem, len, out)
+}
+
+/// Lays a period counter that processes share in `mem`, memory the caller
+/// maps `MAP_SHARED`, and writes it to `*out` for this process: a
+/// `weir_region_header` (its kind WEIR_REGION_PERIOD; its policy the quota
+/// and the period, two int64_t, then `align` as one byte), then the
+/// counter `weir_period_init_in` would lay, its lock a robust,
+/// process-shared mutex. Another process gets its own `weir_period *` from
+/// `weir_period_attach`; the quota then holds across the processes
+/// together. A process killed holding the lock leaves the counter as its
+/// take left it (a take cut off part-way counts the event or not, or keeps
+/// the old period's count into a new period, which refuses more, never
+/// admits more); the next call answers as a recovered call does (see
+/// `weir_breaker_init_shared`: `weir_period_take` refuses) and
+/// `weir_period_recoveries` counts it. Lay it once, before any process
+/// attaches. Checked as `weir_breaker_init_shared` checks its region, the
+/// arguments as `weir_period_new` checks them.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub extern "C" fn weir_period_init_shared(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    quota: i64,
+    period_ns: i64,
+    align: bool,
+    out: *mut *mut weir_period,
+) -> weir_status {
+    let mut policy = [0u8; 17];
+    policy[..8].copy_from_slice(&quota.to_le_bytes());
+    policy[8..16].copy_from_slice(&period_ns.to_le_bytes());
+    policy[16] = u8::from(align);
+    lay_shared(mem, len, out, &policy, |at, room, placed| {
+        weir_period_init_in(at, room, quota, period_ns, align, placed)
+    })
+}
+
+/// Writes what a shared period counter's lock has recovered from (see
+/// `weir_period_init_shared`) to `*out`; all zero for one that is not
+/// shared. `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_POISONED`. A
+/// reading: it changes nothing.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub extern "C" fn weir_period_recoveries(
+    period: *const weir_period,
+    out: *mut weir_recoveries,
+) -> weir_status {
+    crate::guard::guard_status(|| read_recoveries(period, out))
+}
+
 /// Frees a period counter. NULL is accepted and ignored, and so is a placed one
 /// (`weir_period_init_in`): its memory is the caller's.
 #[no_mangle]
@@ -138,7 +265,7 @@ pub extern "C" fn weir_period_take(period: *const weir_period, now: i64) -> weir
     let over = weir_period_quota::WEIR_PERIOD_QUOTA_OVER;
     let counted = move |_: &_, quota: &weir_period_quota| Tally::of(*quota != over);
     decide(period, over, counted, move |period| {
-        lock(period).take(now).into()
+        period.lock().take(now).into()
     })
 }
 
@@ -148,7 +275,7 @@ pub extern "C" fn weir_period_take(period: *const weir_period, now: i64) -> weir
 /// answer, and only takes move the counter's clock.
 #[no_mangle]
 pub extern "C" fn weir_period_left(period: *const weir_period, now: i64) -> i64 {
-    on(period, 0, |period| lock(period).left(now))
+    on(period, 0, |period| period.lock().left(now))
 }
 
 /// Nanoseconds from `now` until the open period ends; 0 when no period is
@@ -157,7 +284,7 @@ pub extern "C" fn weir_period_left(period: *const weir_period, now: i64) -> i64 
 /// `weir_period_left` is.
 #[no_mangle]
 pub extern "C" fn weir_period_next(period: *const weir_period, now: i64) -> i64 {
-    on(period, NEVER, |period| lock(period).next(now))
+    on(period, NEVER, |period| period.lock().next(now))
 }
 
 /// Gives a period counter a new `quota`, `period_ns` and `align` in place,
@@ -183,7 +310,7 @@ pub extern "C" fn weir_period_reconfigure(
     align: bool,
 ) -> weir_status {
     reconfigure(period, |period| {
-        Ok(lock(period).reconfigure(quota, period_ns, align)?)
+        Ok(period.lock().reconfigure(quota, period_ns, align)?)
     })
 }
 

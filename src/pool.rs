@@ -383,6 +383,32 @@ pub extern "C" fn weir_pool_init_in(
     )
 }
 
+/// Refuses, always: a pool has no shared form, so there is no region to
+/// attach. Its items are one process's identities (file descriptors,
+/// pointers), which mean nothing, or something else, in another process;
+/// a pool is placed-only (`weir_pool_init_in`) and used by the threads of
+/// the process that laid it. Kept so that code attaching every handle type
+/// gets a status for the pool, never a misread region. Checked in this
+/// order, nothing written: `out` NULL or misaligned (`WEIR_ERR_NULL`,
+/// `WEIR_ERR_MISALIGNED`), `mem` NULL (`WEIR_ERR_NULL`), then
+/// `WEIR_ERR_REGION_POOL` whatever `mem` and `len` hold.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub extern "C" fn weir_pool_attach(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    out: *mut *mut weir_pool,
+) -> weir_status {
+    let _ = len;
+    guard_status(|| {
+        usable(out)?;
+        if mem.is_null() {
+            return Err(weir_status::WEIR_ERR_NULL);
+        }
+        Err(weir_status::WEIR_ERR_REGION_POOL)
+    })
+}
+
 /// Frees a pool. NULL is accepted and ignored, and so is a placed pool
 /// (`weir_pool_init_in`): its memory is the caller's. Resources still idle
 /// or lent are not closed (the pool never held more than their

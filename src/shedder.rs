@@ -7,10 +7,15 @@ use crate::counts::{weir_counts, Tally};
 use crate::guard::new_handle;
 use crate::guard::{decide, decide_status, read_counts, start_counting};
 use crate::guard::{
-    free_handle, guard_status, lock, on, place_handle2, placement2, policy_or, status_on, usable,
+    free_handle, guard_status, on, place_handle2, placement2, policy_or, status_on, usable,
     value_mut, write_footprint, write_out, Guarded, Handle,
 };
-use crate::lock::Mutex;
+use crate::lock::ShortLock;
+#[cfg(feature = "std")]
+use crate::region::{
+    attach, lay_shared, plain_bytes, read_recoveries, region_footprint, run_fits, weir_recoveries,
+    Layout, Repair, Shareable, WEIR_REGION_SHEDDER,
+};
 use crate::slots::Slots;
 use crate::status::weir_status::{self, *};
 use weir_core::shedder::{
@@ -191,7 +196,7 @@ impl From<ShedderStats> for weir_shedder_stats {
 /// response time are kept in two monotonic queues over the complete
 /// buckets, so a decision's work is O(1) amortised at any bucket count.
 /// Heap per handle: 48 bytes per bucket (the bucket and room for its entry
-/// in each queue, reserved at construction) plus about 290 bytes (under
+/// in each queue, reserved at construction) plus about 280 bytes (under
 /// 3 KB at the preset). Made by `weir_shedder_new`, freed by
 /// `weir_shedder_free`.
 ///
@@ -200,15 +205,22 @@ impl From<ShedderStats> for weir_shedder_stats {
 /// updates hold the build's critical section (interrupts masked, with
 /// `single-core`); the longest measured under QEMU: a call of 2531 instructions
 /// on a Cortex-M4F, a section of 8658 on a Cortex-M0.
-pub struct weir_shedder(Guarded<Mutex<Held>>);
+pub struct weir_shedder(Guarded<ShortLock<Held>>);
 
 /// The shedder behind a handle, heap or placed.
 type Held = Shedder<Slots<WindowTotal>, Slots<ShedderFront>>;
 
 impl Handle for weir_shedder {
-    type State = Mutex<Held>;
+    type State = ShortLock<Held>;
     fn guarded(&self) -> &Guarded<Self::State> {
         &self.0
+    }
+
+    #[cfg(feature = "std")]
+    unsafe fn recover(state: &Self::State) -> bool {
+        // SAFETY: by `recover`'s contract the caller holds the region's
+        // lock.
+        unsafe { crate::region::repair(state) }
     }
 }
 
@@ -231,7 +243,7 @@ pub extern "C" fn weir_shedder_new(
     new_handle(out, || {
         let shed = policy_or(policy, weir_shedder_policy_preset())?;
         let shedder = Shedder::new(shed.into(), now)?.map_store(Slots::heap, Slots::heap);
-        Ok(weir_shedder(Guarded::new(Mutex::new(shedder))))
+        Ok(weir_shedder(Guarded::new(ShortLock::new(shedder))))
     })
 }
 
@@ -297,9 +309,158 @@ pub extern "C" fn weir_shedder_init_in(
         |shed, buckets, fronts| {
             let shedder =
                 Shedder::new_in(shed, Slots::placed(buckets), Slots::placed(fronts), now)?;
-            Ok(weir_shedder(Guarded::new(Mutex::new(shedder))))
+            Ok(weir_shedder(Guarded::new(ShortLock::new(shedder))))
         },
     )
+}
+
+#[cfg(feature = "std")]
+impl Repair for Held {
+    /// Keeps a shedder whose queues and counts hold together
+    /// (`Shedder::consistent`), resets one that does not.
+    fn repair(&mut self) -> bool {
+        if self.consistent() {
+            return true;
+        }
+        self.reset();
+        false
+    }
+}
+
+#[cfg(feature = "std")]
+impl Shareable for weir_shedder {
+    const KIND: u32 = WEIR_REGION_SHEDDER;
+    const LOCKED: bool = true;
+
+    fn layout_for(slots: usize) -> Result<Layout, weir_status> {
+        if slots == 0 || slots as u64 > weir_core::window::MAX_SIZE as u64 {
+            return Err(WEIR_ERR_SHEDDER_SIZE);
+        }
+        let (bytes, align, first, second) =
+            placement2::<weir_shedder, WindowTotal, ShedderFront>(slots)?;
+        Ok(Layout {
+            bytes,
+            align,
+            runs: [first, second],
+        })
+    }
+
+    fn slots(&self) -> usize {
+        // SAFETY: read by the laying call, before the handle is handed
+        // out: no other reference to the value is in use.
+        unsafe { &*self.0.state().peek() }.stores().0.as_ref().len()
+    }
+
+    fn share(&mut self) {
+        let lock = self.0.state_mut();
+        let (buckets, fronts) = lock.owned().stores_mut();
+        buckets.make_relative();
+        fronts.make_relative();
+    }
+
+    fn fits(&self, layout: &Layout, slots: usize) -> bool {
+        let lock = self.0.state();
+        // SAFETY: the stores' places and lengths are integers written when
+        // the handle was laid and never changed after; the attach reads
+        // them, and the lock's flag, and nothing else.
+        let (buckets, fronts) = unsafe { &*lock.peek() }.stores();
+        let at = self as *const weir_shedder as usize;
+        run_fits(
+            buckets.relative(),
+            (buckets as *const Slots<WindowTotal>).cast(),
+            at.wrapping_add(layout.runs[0]),
+            slots,
+        ) && run_fits(
+            fronts.relative(),
+            (fronts as *const Slots<ShedderFront>).cast(),
+            at.wrapping_add(layout.runs[1]),
+            slots,
+        )
+    }
+}
+
+/// The bytes and the alignment a shared shedder with this policy needs
+/// (NULL: the preset), for `weir_shedder_init_shared`: a 256-byte
+/// `weir_region_header` and the region's 64-byte lock, then the placed shedder
+/// (`weir_shedder_footprint`); 64-aligned. Checked and answered as
+/// `weir_shedder_footprint`.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub extern "C" fn weir_shedder_shared_footprint(
+    policy: *const weir_shedder_policy,
+    bytes: *mut usize,
+    align: *mut usize,
+) -> weir_status {
+    guard_status(|| {
+        let (size, _) = checked(policy)?;
+        let layout = weir_shedder::layout_for(size)?;
+        write_footprint(region_footprint(&layout)?, bytes, align)
+    })
+}
+
+/// Lays a shedder that processes share in `mem`, memory the caller maps
+/// `MAP_SHARED`, and writes it to `*out` for this process: a
+/// `weir_region_header` (its kind WEIR_REGION_SHEDDER, the policy), then
+/// the shedder `weir_shedder_init_in` would lay, its slots found from the
+/// region and its lock a robust, process-shared mutex. Another process gets
+/// its own `weir_shedder *` from `weir_shedder_attach`; every
+/// `weir_shedder_*` call then works on the one shedder, so it sees every
+/// process's calls in flight and latencies together (a ticket settles in
+/// any process). Lay it once, before any process attaches.
+///
+/// A process killed while it holds the lock leaves it to the next caller,
+/// which checks the shedder's queues and counts: kept as the dead call left
+/// it if they hold together (that call's one update may be half made),
+/// reset otherwise to an empty window at the latest `now` it saw, with no
+/// call in flight (calls settled later do not count below zero). That call
+/// answers `WEIR_ERR_REGION_RECOVERED` (`weir_shedder_allow` refuses
+/// instead) and does nothing else; `weir_shedder_recoveries` counts both
+/// outcomes. A process killed outside the lock leaves its calls in flight
+/// unsettled: they count in `weir_shedder_flying` until a reset.
+/// Checked as `weir_breaker_init_shared` checks its region, the policy as
+/// `weir_shedder_new` checks it.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub extern "C" fn weir_shedder_init_shared(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    policy: *const weir_shedder_policy,
+    now: i64,
+    out: *mut *mut weir_shedder,
+) -> weir_status {
+    let shed = match policy_or(policy, weir_shedder_policy_preset()) {
+        Ok(shed) => shed,
+        Err(status) => return status,
+    };
+    lay_shared(mem, len, out, plain_bytes(&shed), |at, room, placed| {
+        weir_shedder_init_in(at, room, &shed, now, placed)
+    })
+}
+
+/// Checks the region at `mem` that `weir_shedder_init_shared` laid and
+/// writes its shedder, for this process, to `*out`: refused with the
+/// statuses `weir_breaker_attach` lists, nothing written.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub extern "C" fn weir_shedder_attach(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    out: *mut *mut weir_shedder,
+) -> weir_status {
+    attach(mem, len, out)
+}
+
+/// Writes what a shared shedder's lock has recovered from (see
+/// `weir_shedder_init_shared`) to `*out`; all zero for a shedder that is
+/// not shared. `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_POISONED`.
+/// A reading: it changes nothing.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub extern "C" fn weir_shedder_recoveries(
+    shedder: *const weir_shedder,
+    out: *mut weir_recoveries,
+) -> weir_status {
+    guard_status(|| read_recoveries(shedder, out))
 }
 
 /// Frees a shedder. NULL is accepted and ignored, and so is a placed one
@@ -330,7 +491,7 @@ pub extern "C" fn weir_shedder_allow(
         if usable(ticket).is_err() {
             return false;
         }
-        let mut shedder = lock(state);
+        let mut shedder = state.lock();
         let issued = shedder.allow(now, cpu_permille);
         let written = issued.unwrap_or(ShedderTicket {
             start: now,
@@ -407,7 +568,7 @@ pub extern "C" fn weir_shedder_allow_class(
     decide_status(shedder, counted, |state| {
         usable(ticket)?;
         let class = self::criticality(criticality).ok_or(WEIR_ERR_SHEDDER_CLASS)?;
-        let issued = lock(state).allow_class(now, cpu_permille, class);
+        let issued = state.lock().allow_class(now, cpu_permille, class);
         admitted.set(issued.is_some());
         let written = issued.unwrap_or(ShedderTicket {
             start: now,
@@ -427,7 +588,7 @@ fn settle(
     settle: impl FnOnce(&mut Held, &mut ShedderTicket) -> Result<(), Settled>,
 ) -> weir_status {
     decide_status(shedder, Tally::errors, move |state| {
-        let mut shedder = lock(state);
+        let mut shedder = state.lock();
         let held = value_mut(ticket)?;
         let mut open = match held.flying {
             0 => return Err(WEIR_ERR_SETTLED),
@@ -471,7 +632,7 @@ pub extern "C" fn weir_shedder_fail(
 /// How many calls are in flight; 0 for a NULL shedder.
 #[no_mangle]
 pub extern "C" fn weir_shedder_flying(shedder: *const weir_shedder) -> i64 {
-    on(shedder, 0, |state| lock(state).flying())
+    on(shedder, 0, |state| state.lock().flying())
 }
 
 /// Writes what the shedder knows at `now` to `*out`. A reading: it changes
@@ -486,7 +647,7 @@ pub extern "C" fn weir_shedder_read_stats(
     out: *mut weir_shedder_stats,
 ) -> weir_status {
     status_on(shedder, |state| {
-        let stats = lock(state).stats(now);
+        let stats = state.lock().stats(now);
         write_out(out, stats.into())
     })
 }

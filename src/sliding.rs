@@ -4,10 +4,15 @@ use crate::counts::{weir_counts, Tally};
 #[cfg(feature = "std")]
 use crate::guard::new_handle;
 use crate::guard::{
-    decide, free_handle, guard_status, lock, on, place_handle, placement, read_counts, reconfigure,
+    decide, free_handle, guard_status, on, place_handle, placement, read_counts, reconfigure,
     start_counting, write_footprint, Guarded, Handle, HandleMut,
 };
-use crate::lock::Mutex;
+use crate::lock::ShortLock;
+#[cfg(feature = "std")]
+use crate::region::{
+    attach, lay_shared, read_recoveries, region_footprint, run_fits, weir_recoveries, Layout,
+    Repair, Shareable, WEIR_REGION_SLIDING,
+};
 use crate::slots::Slots;
 use crate::status::weir_status::{self, *};
 use weir_core::sliding::{Sliding, SlidingError};
@@ -15,7 +20,7 @@ use weir_core::time::NEVER;
 
 /// An exact sliding-window counter: at most `quota` events in any stretch
 /// of `window_ns`. Takes a short per-handle lock and is safe to use from
-/// many threads at once; 112 bytes of heap per handle plus 8 bytes per unit
+/// many threads at once; 120 bytes of heap per handle plus 8 bytes per unit
 /// of quota (one stamp per event it counts), allocated once by
 /// `weir_sliding_new`. Freed by `weir_sliding_free`.
 ///
@@ -24,12 +29,19 @@ use weir_core::time::NEVER;
 /// updates hold the build's critical section (interrupts masked, with
 /// `single-core`); the longest measured under QEMU: a call of 3561 instructions
 /// (quota 100) on a Cortex-M4F, a section of 4865 on a Cortex-M0.
-pub struct weir_sliding(Guarded<Mutex<Sliding<Slots<i64>>>>);
+pub struct weir_sliding(Guarded<ShortLock<Sliding<Slots<i64>>>>);
 
 impl Handle for weir_sliding {
-    type State = Mutex<Sliding<Slots<i64>>>;
+    type State = ShortLock<Sliding<Slots<i64>>>;
     fn guarded(&self) -> &Guarded<Self::State> {
         &self.0
+    }
+
+    #[cfg(feature = "std")]
+    unsafe fn recover(state: &Self::State) -> bool {
+        // SAFETY: by `recover`'s contract the caller holds the region's
+        // lock.
+        unsafe { crate::region::repair(state) }
     }
 }
 
@@ -65,7 +77,7 @@ pub extern "C" fn weir_sliding_new(
 ) -> weir_status {
     new_handle(out, || {
         let sliding = Sliding::new(quota, window_ns)?.map_store(Slots::heap);
-        Ok(weir_sliding(Guarded::new(Mutex::new(sliding))))
+        Ok(weir_sliding(Guarded::new(ShortLock::new(sliding))))
     })
 }
 
@@ -129,9 +141,137 @@ pub extern "C" fn weir_sliding_init_in(
         || Ok((stamps(quota, window_ns)?, ())),
         |(), slots| {
             let sliding = Sliding::new_in(Slots::placed(slots), window_ns)?;
-            Ok(weir_sliding(Guarded::new(Mutex::new(sliding))))
+            Ok(weir_sliding(Guarded::new(ShortLock::new(sliding))))
         },
     )
+}
+
+#[cfg(feature = "std")]
+impl Repair for Sliding<Slots<i64>> {
+    /// Keeps the state as the dead call left it: a half-made take is at most that call's one stamp written or not, and the ring's places stay within its slots (an index read out of them stops at the slice's bound).
+    fn repair(&mut self) -> bool {
+        true
+    }
+}
+
+#[cfg(feature = "std")]
+impl Shareable for weir_sliding {
+    const KIND: u32 = WEIR_REGION_SLIDING;
+    const LOCKED: bool = true;
+
+    fn layout_for(slots: usize) -> Result<Layout, weir_status> {
+        if slots == 0 || slots as u64 > weir_core::window::MAX_SIZE as u64 {
+            return Err(WEIR_ERR_QUOTA);
+        }
+        let (bytes, align, first) = placement::<weir_sliding, i64>(slots)?;
+        Ok(Layout {
+            bytes,
+            align,
+            runs: [first, 0],
+        })
+    }
+
+    fn slots(&self) -> usize {
+        // SAFETY: read by the laying call, before the handle is handed
+        // out: no other reference to the value is in use.
+        unsafe { &*self.0.state().peek() }.store().as_ref().len()
+    }
+
+    fn share(&mut self) {
+        let lock = self.0.state_mut();
+        lock.owned().store_mut().make_relative();
+    }
+
+    fn fits(&self, layout: &Layout, slots: usize) -> bool {
+        let lock = self.0.state();
+        // SAFETY: the store's place and length are integers written when
+        // the handle was laid and never changed after; the attach reads
+        // them, and the lock's flag, and nothing else.
+        let store = unsafe { &*lock.peek() }.store();
+        let first = (self as *const weir_sliding as usize).wrapping_add(layout.runs[0]);
+        run_fits(
+            store.relative(),
+            (store as *const Slots<i64>).cast(),
+            first,
+            slots,
+        )
+    }
+}
+
+/// The bytes and the alignment a shared sliding window needs
+/// (`weir_sliding_init_shared`), written to `*bytes` and `*align`: a
+/// 256-byte `weir_region_header` and the region's 64-byte lock, then the placed sliding window
+/// (`weir_sliding_footprint`); 64-aligned. Checked and answered as
+/// `weir_sliding_footprint`.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub extern "C" fn weir_sliding_shared_footprint(
+    quota: i64,
+    window_ns: i64,
+    bytes: *mut usize,
+    align: *mut usize,
+) -> weir_status {
+    crate::guard::guard_status(|| {
+        let layout = weir_sliding::layout_for(stamps(quota, window_ns)?)?;
+        crate::guard::write_footprint(region_footprint(&layout)?, bytes, align)
+    })
+}
+
+/// Lays a sliding window that processes share in `mem`, memory the caller maps
+/// `MAP_SHARED`, and writes it to `*out` for this process: a
+/// `weir_region_header` (its kind WEIR_REGION_SLIDING; its policy the quota then `window_ns`, two int64_t),
+/// then the sliding window `weir_sliding_init_in` would lay, its lock a robust,
+/// process-shared mutex. Another process gets its own `weir_sliding *` from
+/// `weir_sliding_attach`; every `weir_sliding_*` call then works on the one
+/// sliding window. A process killed holding the lock leaves the sliding window as its
+/// call left it (at most that call's one stamp written or not); the next call answers as a recovered call
+/// does (see `weir_breaker_init_shared`) and `weir_sliding_recoveries`
+/// counts it. Lay it once, before any process attaches. Checked as
+/// `weir_breaker_init_shared` checks its region (`WEIR_ERR_NULL`,
+/// `WEIR_ERR_PLACED_MISALIGNED`, `WEIR_ERR_REGION_UNSUPPORTED`,
+/// `WEIR_ERR_PLACED_TOO_SMALL`), the arguments as `weir_sliding_init_in`
+/// checks them.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub extern "C" fn weir_sliding_init_shared(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    quota: i64,
+    window_ns: i64,
+    out: *mut *mut weir_sliding,
+) -> weir_status {
+    let mut policy = [0u8; 16];
+    policy[..8].copy_from_slice(&quota.to_le_bytes());
+    policy[8..].copy_from_slice(&window_ns.to_le_bytes());
+    lay_shared(mem, len, out, &policy, |at, room, placed| {
+        weir_sliding_init_in(at, room, quota, window_ns, placed)
+    })
+}
+
+/// Checks the region at `mem` that `weir_sliding_init_shared` laid and
+/// writes its sliding window, for this process, to `*out`: refused with the
+/// statuses `weir_breaker_attach` lists, nothing written.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub extern "C" fn weir_sliding_attach(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    out: *mut *mut weir_sliding,
+) -> weir_status {
+    attach(mem, len, out)
+}
+
+/// Writes what a shared sliding window's lock has recovered from (see
+/// `weir_sliding_init_shared`) to `*out`; all zero for one that is not
+/// shared. `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_POISONED`. A
+/// reading: it changes nothing.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub extern "C" fn weir_sliding_recoveries(
+    handle: *const weir_sliding,
+    out: *mut weir_recoveries,
+) -> weir_status {
+    crate::guard::guard_status(|| read_recoveries(handle, out))
 }
 
 /// Gives a sliding window a new `quota` and `window_ns` in place. It keeps
@@ -195,7 +335,7 @@ pub extern "C" fn weir_sliding_free(sliding: *mut weir_sliding) {
 pub extern "C" fn weir_sliding_take(sliding: *const weir_sliding, now: i64) -> bool {
     let counted = move |_: &_, &taken: &bool| Tally::of(taken);
     decide(sliding, false, counted, move |sliding| {
-        lock(sliding).take(now)
+        sliding.lock().take(now)
     })
 }
 
@@ -204,7 +344,7 @@ pub extern "C" fn weir_sliding_take(sliding: *const weir_sliding, now: i64) -> b
 /// reading: it drops no stamp and changes no later answer. O(log quota).
 #[no_mangle]
 pub extern "C" fn weir_sliding_left(sliding: *const weir_sliding, now: i64) -> i64 {
-    on(sliding, 0, |sliding| lock(sliding).left(now))
+    on(sliding, 0, |sliding| sliding.lock().left(now))
 }
 
 /// Nanoseconds from `now` until the window has room: 0 when it has room
@@ -215,7 +355,7 @@ pub extern "C" fn weir_sliding_left(sliding: *const weir_sliding, now: i64) -> i
 /// and for a NULL window. A pure reading, as `weir_sliding_left` is.
 #[no_mangle]
 pub extern "C" fn weir_sliding_next(sliding: *const weir_sliding, now: i64) -> i64 {
-    on(sliding, NEVER, |sliding| lock(sliding).next(now))
+    on(sliding, NEVER, |sliding| sliding.lock().next(now))
 }
 
 /// Turns counting on for a sliding window: from this call on,

@@ -1,27 +1,48 @@
 //! The store behind a handle whose size is set at run time (window,
 //! breaker, sliding, shedder, pool, and the bloom's lines): one type for a
-//! heap handle and a placed one, so every call takes either. The firmware
-//! build has only placed ones, and no bloom.
+//! heap handle, a placed one and a shared one, so every call takes any of
+//! them. The firmware build has only placed ones, and no bloom.
 
 use crate::status::weir_status;
 #[cfg(feature = "std")]
 use weir_core::bloom::BloomLine;
 
 /// Slots a handle reads and writes in place: a boxed slice weir allocated
-/// (a heap handle; freed when the handle drops) or slots in the caller's
-/// memory (a placed handle; never freed by weir).
+/// (a heap handle; freed when the handle drops), slots in the caller's
+/// memory (a placed handle; never freed by weir), or slots found from the
+/// store's own address (a shared handle, in a region each process maps at
+/// its own address: the region holds no pointer, only the distance from
+/// this store to its slots). As large as the slice it stands for: the
+/// distance is kept in the pointer's place, tagged by its low bit (slots
+/// are at least 2-aligned, so a pointer to them never has it).
 pub(crate) struct Slots<T: 'static> {
-    slice: &'static mut [T],
+    /// The first slot, or (low bit set) `1 | ` the bytes from this store's
+    /// address to its first slot.
+    first: *mut T,
+    len: usize,
     #[cfg(feature = "std")]
     owned: bool,
 }
 
+// SAFETY: a store is one owner's slots, as the `&'static mut [T]` it stood
+// for before was: it moves and is shared between threads exactly as that
+// slice would be.
+unsafe impl<T: Send> Send for Slots<T> {}
+// SAFETY: as above; `&Slots` gives only `&[T]`.
+unsafe impl<T: Sync> Sync for Slots<T> {}
+
 impl<T> Slots<T> {
+    /// Slots are at least 2-aligned, so the low bit of `first` is free.
+    const TAGGABLE: () = assert!(core::mem::align_of::<T>() >= 2);
+
     /// The slots of a `Vec` (its length; spare capacity is given back).
     #[cfg(feature = "std")]
     pub(crate) fn heap(slots: Vec<T>) -> Slots<T> {
+        let () = Self::TAGGABLE;
+        let slice = Box::leak(slots.into_boxed_slice());
         Slots {
-            slice: Box::leak(slots.into_boxed_slice()),
+            len: slice.len(),
+            first: slice.as_mut_ptr(),
             owned: true,
         }
     }
@@ -60,25 +81,65 @@ impl<T> Slots<T> {
 
     /// Slots in the caller's memory (see `guard::place_handle`).
     pub(crate) fn placed(slice: &'static mut [T]) -> Slots<T> {
+        let () = Self::TAGGABLE;
         Slots {
-            slice,
+            len: slice.len(),
+            first: slice.as_mut_ptr(),
             #[cfg(feature = "std")]
             owned: false,
         }
+    }
+
+    #[cfg(feature = "std")]
+    /// Turns a placed store that has reached its final address (inside a
+    /// shared region) into one that finds its slots from that address, so
+    /// that a process mapping the region elsewhere finds them too.
+    pub(crate) fn make_relative(&mut self) {
+        if self.first as usize & 1 == 0 {
+            let offset = (self.first as usize).wrapping_sub(self as *const Self as usize);
+            self.first = (offset | 1) as *mut T;
+        }
+    }
+
+    #[cfg(feature = "std")]
+    /// Where a relative store's slots lie: (bytes from the store's own
+    /// address, how many), or `None` for a store that holds a pointer.
+    pub(crate) fn relative(&self) -> Option<(isize, usize)> {
+        let raw = self.first as usize;
+        (raw & 1 == 1).then_some(((raw ^ 1) as isize, self.len))
+    }
+
+    #[inline]
+    fn base(&self) -> *mut T {
+        let raw = self.first as usize;
+        if raw & 1 == 0 {
+            return self.first;
+        }
+        (self as *const Self)
+            .cast::<u8>()
+            .wrapping_add(raw ^ 1)
+            .cast::<T>()
+            .cast_mut()
     }
 }
 
 impl<T> AsRef<[T]> for Slots<T> {
     #[inline]
     fn as_ref(&self) -> &[T] {
-        self.slice
+        // SAFETY: `base` is the first of `len` initialised slots this store
+        // owns or borrows for its whole life: a boxed slice, the caller's
+        // placed slots, or (relative) the slots at `offset` from this store
+        // inside the same region, which the attach checked against the
+        // region's header before handing the handle out.
+        unsafe { core::slice::from_raw_parts(self.base(), self.len) }
     }
 }
 
 impl<T> AsMut<[T]> for Slots<T> {
     #[inline]
     fn as_mut(&mut self) -> &mut [T] {
-        self.slice
+        // SAFETY: as in `as_ref`; `&mut self` makes this the only reference.
+        unsafe { core::slice::from_raw_parts_mut(self.base(), self.len) }
     }
 }
 
@@ -86,7 +147,7 @@ impl<T> AsMut<[T]> for Slots<T> {
 impl<T> Drop for Slots<T> {
     fn drop(&mut self) {
         if self.owned {
-            let slice: *mut [T] = &mut *self.slice;
+            let slice = core::ptr::slice_from_raw_parts_mut(self.first, self.len);
             // SAFETY: an owned store's slice came from `Box::leak` in
             // `Slots::heap` and is dropped only here, once.
             drop(unsafe { Box::from_raw(slice) });

@@ -2,7 +2,7 @@
 
 /// What a call that can fail reports. `WEIR_OK` is 0; every other value is
 /// an error. Codes are grouped by area and are never renumbered or reused:
-/// 1–99 general (30–39 targets and builds, 40–49 refunds, 50–59 placed handles in the caller's memory, 60–69 kept for regions shared between programs, 70–79 counts, 80–89 charging several limits at once), 100–199 the limiter, 200–299 the pool,
+/// 1–99 general (30–39 targets and builds, 40–49 refunds, 50–59 placed handles in the caller's memory, 60–69 regions shared between processes, 70–79 counts, 80–89 charging several limits at once), 100–199 the limiter, 200–299 the pool,
 /// 300–399 breaker, shedder and window (330–349 the breaker's limits, 350–359 the shedder's classes), 400–499 rate and bloom (430–449 the GCRA word),
 /// 500–549 the retry budget, 550–599 the adaptive concurrency limit (560–579 its partitions), 600–629 the lease.
 /// `weir_status_str` describes any value, known or not.
@@ -88,6 +88,50 @@ pub enum weir_status {
     /// region it would view: laying the view would overwrite the region's
     /// words, which others may be using; nothing was written.
     WEIR_ERR_PLACED_OVERLAP = 52,
+
+    // 60–69: regions shared between processes (weir_X_init_shared,
+    // weir_X_attach), every shared structure's.
+    /// The memory handed to a `weir_X_attach` call does not start with a
+    /// weir region header (`weir_region_header`: its magic is wrong, or its
+    /// header's checksum does not match its bytes): not a region, random
+    /// bytes, or a header damaged since it was laid.
+    WEIR_ERR_REGION_FOREIGN = 60,
+    /// A region whose header has a layout version this build does not read
+    /// (WEIR_REGION_LAYOUT is the one it reads).
+    WEIR_ERR_REGION_LAYOUT = 61,
+    /// A region that holds another type than the attach call's (a shedder's
+    /// region handed to `weir_breaker_attach`, a bloom array's to any).
+    WEIR_ERR_REGION_KIND = 62,
+    /// A region whose size does not add up: the memory handed over is
+    /// shorter than the header says the region is, or the header's size is
+    /// not what its type and slot count need.
+    WEIR_ERR_REGION_SIZE = 63,
+    /// A region laid by a build whose handle layout differs from this one's
+    /// (another weir version, or the same version built by another
+    /// compiler): its bytes would be misread, so it is refused.
+    WEIR_ERR_REGION_BUILD = 64,
+    /// A region whose handle does not match its header (its slots are not
+    /// where, or not as many as, the header says, or its lock is not a
+    /// shared one).
+    WEIR_ERR_REGION_SHAPE = 65,
+    /// A process died holding the shared handle's lock. This call took the
+    /// lock, checked the handle's state, kept it if it held together or
+    /// reset it if not (`weir_X_recoveries` counts both), and did nothing
+    /// else: a decision that answers no status refused instead. The next
+    /// call runs as usual.
+    WEIR_ERR_REGION_RECOVERED = 66,
+    /// The shared handle's lock cannot be taken again (the system reports
+    /// it unrecoverable, or its bytes are not a lock); nothing changed. Lay
+    /// the region again.
+    WEIR_ERR_REGION_BROKEN = 67,
+    /// Shared handles need a robust, process-shared mutex, which this
+    /// platform lacks (they are built for Linux); nothing was written.
+    WEIR_ERR_REGION_UNSUPPORTED = 68,
+    /// `weir_pool_attach`, always: a pool is placed-only and never shared
+    /// between processes, because its items are one process's identities
+    /// (file descriptors, pointers), meaningless in another; nothing was
+    /// written.
+    WEIR_ERR_REGION_POOL = 69,
 
     // 70–79: counts.
     /// `weir_<type>_read_counts` on a handle that does not count: turn
@@ -364,6 +408,16 @@ const ALL: &[weir_status] = {
         WEIR_ERR_PLACED_TOO_SMALL,
         WEIR_ERR_PLACED_MISALIGNED,
         WEIR_ERR_PLACED_OVERLAP,
+        WEIR_ERR_REGION_FOREIGN,
+        WEIR_ERR_REGION_LAYOUT,
+        WEIR_ERR_REGION_KIND,
+        WEIR_ERR_REGION_SIZE,
+        WEIR_ERR_REGION_BUILD,
+        WEIR_ERR_REGION_SHAPE,
+        WEIR_ERR_REGION_RECOVERED,
+        WEIR_ERR_REGION_BROKEN,
+        WEIR_ERR_REGION_UNSUPPORTED,
+        WEIR_ERR_REGION_POOL,
         WEIR_ERR_COUNTS_OFF,
         WEIR_ERR_CHARGE_TOO_MANY,
         WEIR_ERR_CHARGE_COST,
@@ -532,6 +586,18 @@ impl weir_status {
             WEIR_ERR_REFUND_FULL => c"refund: the limiter or bucket is already at capacity",
             WEIR_ERR_REFUND_FUTURE => c"refund: taken_at is later than now",
             WEIR_ERR_PLACED_TOO_SMALL => c"placed handle: memory shorter than its footprint",
+            WEIR_ERR_REGION_FOREIGN => c"shared region: no weir region header (or a damaged one)",
+            WEIR_ERR_REGION_LAYOUT => c"shared region: a layout version this build does not read",
+            WEIR_ERR_REGION_KIND => c"shared region: it holds another type",
+            WEIR_ERR_REGION_SIZE => c"shared region: its size does not add up",
+            WEIR_ERR_REGION_BUILD => c"shared region: laid by a build with another handle layout",
+            WEIR_ERR_REGION_SHAPE => c"shared region: its handle does not match its header",
+            WEIR_ERR_REGION_RECOVERED => {
+                c"shared region: a process died holding its lock; recovered, nothing else done"
+            }
+            WEIR_ERR_REGION_BROKEN => c"shared region: its lock cannot be taken again",
+            WEIR_ERR_REGION_UNSUPPORTED => c"shared region: no robust process-shared mutex here",
+            WEIR_ERR_REGION_POOL => c"shared region: a pool is never shared between processes",
             WEIR_ERR_PLACED_MISALIGNED => {
                 c"placed handle: memory not aligned as its footprint says"
             }

@@ -7,10 +7,15 @@ use crate::counts::{weir_counts, Tally};
 use crate::guard::new_handle;
 use crate::guard::{decide_status, read_counts, reconfigure, start_counting, HandleMut};
 use crate::guard::{
-    free_handle, guard_status, lock, on, place_handle, placement, slice_out, status_on,
-    write_footprint, write_out, Guarded, Handle,
+    free_handle, guard_status, on, place_handle, placement, slice_out, status_on, write_footprint,
+    write_out, Guarded, Handle,
 };
-use crate::lock::Mutex;
+use crate::lock::ShortLock;
+#[cfg(feature = "std")]
+use crate::region::{
+    attach, lay_shared, read_recoveries, region_footprint, run_fits, weir_recoveries, Layout,
+    Repair, Shareable, WEIR_REGION_WINDOW,
+};
 use crate::slots::Slots;
 use crate::status::weir_status::{self, *};
 use weir_core::window::{Window, WindowError, WindowTotal};
@@ -53,7 +58,7 @@ impl From<WindowTotal> for weir_window_total {
 /// reading at a later `now` skips them without clearing, so two reads at the
 /// same `now` agree; a `now` before the head bucket opened counts as no time
 /// passing. Safe to share between threads: each call takes a short
-/// per-handle lock. Heap per handle: 16 bytes per bucket plus about 100
+/// per-handle lock. Heap per handle: 16 bytes per bucket plus about 110
 /// bytes. Made by `weir_window_new`, freed by `weir_window_free`.
 ///
 /// In the firmware build (docs/firmware.md) a window is placed only: on a
@@ -61,12 +66,19 @@ impl From<WindowTotal> for weir_window_total {
 /// hold the build's critical section (interrupts masked, with `single-core`);
 /// the longest measured under QEMU: a call of 1214 instructions (40 buckets) on
 /// a Cortex-M4F, a section of 5243 on a Cortex-M0.
-pub struct weir_window(Guarded<Mutex<Window<WindowTotal, Slots<WindowTotal>>>>);
+pub struct weir_window(Guarded<ShortLock<Window<WindowTotal, Slots<WindowTotal>>>>);
 
 impl Handle for weir_window {
-    type State = Mutex<Window<WindowTotal, Slots<WindowTotal>>>;
+    type State = ShortLock<Window<WindowTotal, Slots<WindowTotal>>>;
     fn guarded(&self) -> &Guarded<Self::State> {
         &self.0
+    }
+
+    #[cfg(feature = "std")]
+    unsafe fn recover(state: &Self::State) -> bool {
+        // SAFETY: by `recover`'s contract the caller holds the region's
+        // lock.
+        unsafe { crate::region::repair(state) }
     }
 }
 
@@ -93,7 +105,7 @@ pub extern "C" fn weir_window_new(
 ) -> weir_status {
     new_handle(out, || {
         let window = Window::new(i64::from(size), window_ns, now)?.map_store(Slots::heap);
-        Ok(weir_window(Guarded::new(Mutex::new(window))))
+        Ok(weir_window(Guarded::new(ShortLock::new(window))))
     })
 }
 
@@ -159,9 +171,138 @@ pub extern "C" fn weir_window_init_in(
         || Ok((buckets(size, window_ns)?, ())),
         |(), slots| {
             let window = Window::new_in(Slots::placed(slots), window_ns, now)?;
-            Ok(weir_window(Guarded::new(Mutex::new(window))))
+            Ok(weir_window(Guarded::new(ShortLock::new(window))))
         },
     )
+}
+
+#[cfg(feature = "std")]
+impl Repair for Window<WindowTotal, Slots<WindowTotal>> {
+    /// Keeps the state as the dead call left it: a half-made add or advance is at most that call's one value added or not, or buckets cleared that the next advance clears anyway.
+    fn repair(&mut self) -> bool {
+        true
+    }
+}
+
+#[cfg(feature = "std")]
+impl Shareable for weir_window {
+    const KIND: u32 = WEIR_REGION_WINDOW;
+    const LOCKED: bool = true;
+
+    fn layout_for(slots: usize) -> Result<Layout, weir_status> {
+        if slots == 0 || slots as u64 > weir_core::window::MAX_SIZE as u64 {
+            return Err(WEIR_ERR_WINDOW_SIZE);
+        }
+        let (bytes, align, first) = placement::<weir_window, WindowTotal>(slots)?;
+        Ok(Layout {
+            bytes,
+            align,
+            runs: [first, 0],
+        })
+    }
+
+    fn slots(&self) -> usize {
+        // SAFETY: read by the laying call, before the handle is handed
+        // out: no other reference to the value is in use.
+        unsafe { &*self.0.state().peek() }.store().as_ref().len()
+    }
+
+    fn share(&mut self) {
+        let lock = self.0.state_mut();
+        lock.owned().store_mut().make_relative();
+    }
+
+    fn fits(&self, layout: &Layout, slots: usize) -> bool {
+        let lock = self.0.state();
+        // SAFETY: the store's place and length are integers written when
+        // the handle was laid and never changed after; the attach reads
+        // them, and the lock's flag, and nothing else.
+        let store = unsafe { &*lock.peek() }.store();
+        let first = (self as *const weir_window as usize).wrapping_add(layout.runs[0]);
+        run_fits(
+            store.relative(),
+            (store as *const Slots<WindowTotal>).cast(),
+            first,
+            slots,
+        )
+    }
+}
+
+/// The bytes and the alignment a shared window needs
+/// (`weir_window_init_shared`), written to `*bytes` and `*align`: a
+/// 256-byte `weir_region_header` and the region's 64-byte lock, then the placed window
+/// (`weir_window_footprint`); 64-aligned. Checked and answered as
+/// `weir_window_footprint`.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub extern "C" fn weir_window_shared_footprint(
+    size: i32,
+    window_ns: i64,
+    bytes: *mut usize,
+    align: *mut usize,
+) -> weir_status {
+    crate::guard::guard_status(|| {
+        let layout = weir_window::layout_for(buckets(size, window_ns)?)?;
+        crate::guard::write_footprint(region_footprint(&layout)?, bytes, align)
+    })
+}
+
+/// Lays a window that processes share in `mem`, memory the caller maps
+/// `MAP_SHARED`, and writes it to `*out` for this process: a
+/// `weir_region_header` (its kind WEIR_REGION_WINDOW; its policy `size`, an int32_t, then `window_ns`, an int64_t),
+/// then the window `weir_window_init_in` would lay, its lock a robust,
+/// process-shared mutex. Another process gets its own `weir_window *` from
+/// `weir_window_attach`; every `weir_window_*` call then works on the one
+/// window. A process killed holding the lock leaves the window as its
+/// call left it (at most that call's one value added or not); the next call answers as a recovered call
+/// does (see `weir_breaker_init_shared`) and `weir_window_recoveries`
+/// counts it. Lay it once, before any process attaches. Checked as
+/// `weir_breaker_init_shared` checks its region (`WEIR_ERR_NULL`,
+/// `WEIR_ERR_PLACED_MISALIGNED`, `WEIR_ERR_REGION_UNSUPPORTED`,
+/// `WEIR_ERR_PLACED_TOO_SMALL`), the arguments as `weir_window_init_in`
+/// checks them.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub extern "C" fn weir_window_init_shared(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    size: i32,
+    window_ns: i64,
+    now: i64,
+    out: *mut *mut weir_window,
+) -> weir_status {
+    let mut policy = [0u8; 12];
+    policy[..4].copy_from_slice(&size.to_le_bytes());
+    policy[4..].copy_from_slice(&window_ns.to_le_bytes());
+    lay_shared(mem, len, out, &policy, |at, room, placed| {
+        weir_window_init_in(at, room, size, window_ns, now, placed)
+    })
+}
+
+/// Checks the region at `mem` that `weir_window_init_shared` laid and
+/// writes its window, for this process, to `*out`: refused with the
+/// statuses `weir_breaker_attach` lists, nothing written.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub extern "C" fn weir_window_attach(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    out: *mut *mut weir_window,
+) -> weir_status {
+    attach(mem, len, out)
+}
+
+/// Writes what a shared window's lock has recovered from (see
+/// `weir_window_init_shared`) to `*out`; all zero for one that is not
+/// shared. `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_POISONED`. A
+/// reading: it changes nothing.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub extern "C" fn weir_window_recoveries(
+    handle: *const weir_window,
+    out: *mut weir_recoveries,
+) -> weir_status {
+    crate::guard::guard_status(|| read_recoveries(handle, out))
 }
 
 /// Frees a window. NULL is accepted and ignored, and so is a placed one
@@ -181,7 +322,7 @@ pub extern "C" fn weir_window_add(window: *const weir_window, now: i64, value: i
         _ => Tally::Error,
     };
     decide_status(window, counted, move |state| {
-        lock(state).add(now, value);
+        state.lock().add(now, value);
         Ok(())
     })
 }
@@ -198,7 +339,7 @@ pub extern "C" fn weir_window_read_total(
     out: *mut weir_window_total,
 ) -> weir_status {
     status_on(window, |state| {
-        let total = lock(state).total(now, current);
+        let total = state.lock().total(now, current);
         write_out(out, total.into())
     })
 }
@@ -220,7 +361,7 @@ pub extern "C" fn weir_window_read_buckets(
     cap: usize,
 ) -> usize {
     on(window, 0, |state| {
-        let window = lock(state);
+        let window = state.lock();
         let live = window.size() - usize::from(!current);
         let Ok(room) = slice_out(out, cap.min(live)) else {
             return 0;
@@ -286,13 +427,13 @@ pub extern "C" fn weir_window_reconfigure(
 #[no_mangle]
 pub extern "C" fn weir_window_size(window: *const weir_window) -> i32 {
     // The size is at most 1048576, so it fits.
-    on(window, 0, |state| lock(state).size() as i32)
+    on(window, 0, |state| state.lock().size() as i32)
 }
 
 /// How much time one bucket covers, in nanoseconds; 0 for a NULL window.
 #[no_mangle]
 pub extern "C" fn weir_window_width(window: *const weir_window) -> i64 {
-    on(window, 0, |state| lock(state).width())
+    on(window, 0, |state| state.lock().width())
 }
 
 /// Turns counting on for a window: from this call on, `weir_window_read_counts`

@@ -200,6 +200,8 @@ const ALIGNED_STRUCTS: &[&str] = &[
     "weir_pool_stats",
     "weir_rate",
     "weir_rate_limit",
+    "weir_recoveries",
+    "weir_region_header",
     "weir_gcra",
     "weir_gcra_limit",
     "weir_shedder_policy",

@@ -51,6 +51,15 @@ const INDEX: &[Entry] = &[
                 &["weir_breaker_footprint", "weir_breaker_init_in"],
             ),
             (
+                "shared",
+                &[
+                    "weir_breaker_shared_footprint",
+                    "weir_breaker_init_shared (a weir_region_header first)",
+                    "weir_breaker_attach",
+                    "weir_breaker_recoveries (fills a weir_recoveries)",
+                ],
+            ),
+            (
                 "calls",
                 &[
                     "weir_breaker_allow (fills a weir_breaker_ticket)",
@@ -92,6 +101,15 @@ const INDEX: &[Entry] = &[
                 &["weir_shedder_footprint", "weir_shedder_init_in"],
             ),
             (
+                "shared",
+                &[
+                    "weir_shedder_shared_footprint",
+                    "weir_shedder_init_shared",
+                    "weir_shedder_attach",
+                    "weir_shedder_recoveries",
+                ],
+            ),
+            (
                 "calls",
                 &[
                     "weir_shedder_allow (fills a weir_shedder_ticket)",
@@ -119,6 +137,15 @@ const INDEX: &[Entry] = &[
         rows: &[
             ("make", &["weir_window_new", "weir_window_free"]),
             ("placed", &["weir_window_footprint", "weir_window_init_in"]),
+            (
+                "shared",
+                &[
+                    "weir_window_shared_footprint",
+                    "weir_window_init_shared",
+                    "weir_window_attach",
+                    "weir_window_recoveries",
+                ],
+            ),
             ("calls", &["weir_window_add"]),
             (
                 "reads",
@@ -142,6 +169,14 @@ const INDEX: &[Entry] = &[
         rows: &[
             ("make", &["weir_bucket_new", "weir_bucket_free"]),
             ("placed", &["weir_bucket_footprint", "weir_bucket_init_in"]),
+            (
+                "shared",
+                &[
+                    "weir_bucket_shared_footprint",
+                    "weir_bucket_init_shared",
+                    "weir_bucket_attach",
+                ],
+            ),
             ("calls", &["weir_bucket_take", "weir_bucket_refund"]),
             (
                 "reads",
@@ -163,6 +198,15 @@ const INDEX: &[Entry] = &[
                 "placed",
                 &["weir_sliding_footprint", "weir_sliding_init_in"],
             ),
+            (
+                "shared",
+                &[
+                    "weir_sliding_shared_footprint",
+                    "weir_sliding_init_shared",
+                    "weir_sliding_attach",
+                    "weir_sliding_recoveries",
+                ],
+            ),
             ("calls", &["weir_sliding_take"]),
             ("reads", &["weir_sliding_left", "weir_sliding_next"]),
             ("change", &["weir_sliding_reconfigure"]),
@@ -178,6 +222,15 @@ const INDEX: &[Entry] = &[
         rows: &[
             ("make", &["weir_period_new", "weir_period_free"]),
             ("placed", &["weir_period_footprint", "weir_period_init_in"]),
+            (
+                "shared",
+                &[
+                    "weir_period_shared_footprint",
+                    "weir_period_init_shared",
+                    "weir_period_attach",
+                    "weir_period_recoveries",
+                ],
+            ),
             ("calls", &["weir_period_take (weir_period_quota)"]),
             ("reads", &["weir_period_left", "weir_period_next"]),
             ("change", &["weir_period_reconfigure"]),
@@ -193,6 +246,14 @@ const INDEX: &[Entry] = &[
         rows: &[
             ("make", &["weir_gate_new", "weir_gate_free"]),
             ("placed", &["weir_gate_footprint", "weir_gate_init_in"]),
+            (
+                "shared",
+                &[
+                    "weir_gate_shared_footprint",
+                    "weir_gate_init_shared",
+                    "weir_gate_attach",
+                ],
+            ),
             ("calls", &["weir_gate_enter", "weir_gate_leave"]),
             ("reads", &["weir_gate_held"]),
             ("change", &["weir_gate_reconfigure"]),
@@ -224,6 +285,15 @@ const INDEX: &[Entry] = &[
             (
                 "placed",
                 &["weir_concurrency_footprint", "weir_concurrency_init_in"],
+            ),
+            (
+                "shared",
+                &[
+                    "weir_concurrency_shared_footprint",
+                    "weir_concurrency_init_shared",
+                    "weir_concurrency_attach",
+                    "weir_concurrency_recoveries",
+                ],
             ),
             (
                 "calls",
@@ -266,6 +336,15 @@ const INDEX: &[Entry] = &[
             ),
             ("make", &["weir_budget_new", "weir_budget_free"]),
             ("placed", &["weir_budget_footprint", "weir_budget_init_in"]),
+            (
+                "shared",
+                &[
+                    "weir_budget_shared_footprint",
+                    "weir_budget_init_shared",
+                    "weir_budget_attach",
+                    "weir_budget_recoveries",
+                ],
+            ),
             ("calls", &["weir_budget_deposit", "weir_budget_withdraw"]),
             ("reads", &["weir_budget_left", "weir_budget_tokens"]),
             (
@@ -321,7 +400,14 @@ const INDEX: &[Entry] = &[
                 "make",
                 &["weir_pool_new (copies the limits)", "weir_pool_free"],
             ),
-            ("placed", &["weir_pool_footprint", "weir_pool_init_in"]),
+            (
+                "placed",
+                &[
+                    "weir_pool_footprint",
+                    "weir_pool_init_in",
+                    "weir_pool_attach (refuses: never shared)",
+                ],
+            ),
             (
                 "calls",
                 &[

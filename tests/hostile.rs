@@ -48,6 +48,7 @@ use weir::limiter::*;
 use weir::period::*;
 use weir::pool::*;
 use weir::rate::*;
+use weir::region::*;
 use weir::shedder::*;
 use weir::sliding::*;
 use weir::status::weir_status::{self, *};
@@ -3731,4 +3732,297 @@ fn placed_handles_never_panic_and_refuse_short_or_misaligned_memory() {
         assert!(laid.iter().all(|&n| n > 0), "a kind never laid: {laid:?}");
     }
     assert_no_panics("placed handles");
+}
+
+// Shared regions: weir_X_init_shared in memory of any length and
+// alignment with hostile arguments, then weir_X_attach on the region as
+// laid, with one byte of its header changed, shortened, and over random
+// bytes.
+
+#[test]
+fn shared_regions_never_panic_and_refuse_changed_headers() {
+    count_panics();
+    let mut rng = Rng::new(seed(0x5a4ed));
+    let mut lines = Vec::new();
+    let mut calls = 0u64;
+    for _ in 0..rounds(1_500) {
+        let kind = rng.below(9) as usize;
+        let breaker_policy = hostile_breaker_policy(&mut rng);
+        let budget_policy = hostile_budget_policy(&mut rng);
+        let concurrency_policy = hostile_concurrency_policy(&mut rng);
+        let size = if rng.one_in(4) {
+            rng.i32()
+        } else {
+            rng.below(100) as i32
+        };
+        let (limit, quota, span, align_to) = (rng.i64(), rng.i64(), rng.span(), rng.one_in(2));
+        let shed_policy = hostile_shed(&mut rng);
+        let (rate, burst) = (rng.unit() * 1e3, rng.unit() * 100.0);
+        let now = rng.i64();
+        let (mut bytes, mut align) = (0usize, 0usize);
+        let names = [
+            "weir_breaker_shared_footprint",
+            "weir_shedder_shared_footprint",
+            "weir_bucket_shared_footprint",
+            "weir_gate_shared_footprint",
+            "weir_period_shared_footprint",
+            "weir_budget_shared_footprint",
+            "weir_concurrency_shared_footprint",
+            "weir_window_shared_footprint",
+            "weir_sliding_shared_footprint",
+        ];
+        let footprint = match kind {
+            0 => weir_breaker_shared_footprint(&breaker_policy, &mut bytes, &mut align),
+            1 => weir_shedder_shared_footprint(&shed_policy, &mut bytes, &mut align),
+            2 => weir_bucket_shared_footprint(&mut bytes, &mut align),
+            3 => weir_gate_shared_footprint(&mut bytes, &mut align),
+            4 => weir_period_shared_footprint(&mut bytes, &mut align),
+            5 => weir_budget_shared_footprint(&mut bytes, &mut align),
+            6 => weir_concurrency_shared_footprint(&mut bytes, &mut align),
+            7 => weir_window_shared_footprint(size, span, &mut bytes, &mut align),
+            _ => weir_sliding_shared_footprint(quota % 1000, span, &mut bytes, &mut align),
+        };
+        sane(footprint, names[kind]);
+        calls += 1;
+        if footprint != WEIR_OK || bytes > 1 << 22 {
+            continue;
+        }
+        assert_eq!(align, 64);
+        let shift = if rng.one_in(5) {
+            [1, 8, 32][rng.below(3) as usize]
+        } else {
+            0
+        };
+        let mem = placed_memory(&mut lines, bytes, shift);
+        let len = placed_len(bytes, &mut rng).min(bytes + 64);
+        let fits = shift == 0 && len >= bytes;
+        macro_rules! shared {
+            ($init:literal, $attach:literal, $lay:expr, $attach_fn:expr, $use:expr) => {{
+                let mut out = null_mut();
+                let status = sane($lay(mem, len, &mut out), $init);
+                calls += 1;
+                if status != WEIR_OK {
+                    assert!(out.is_null(), "{} wrote *out on {status:?}", $init);
+                    if fits {
+                        assert!(
+                            status != WEIR_ERR_PLACED_TOO_SMALL
+                                && status != WEIR_ERR_PLACED_MISALIGNED,
+                            "{} refused memory that fits",
+                            $init
+                        );
+                    }
+                    continue;
+                }
+                assert!(fits, "{} laid a region in memory that does not fit", $init);
+                let handle = (mem as usize + WEIR_REGION_HANDLE_OFFSET) as *mut c_void;
+                assert_eq!(out as *mut c_void, handle);
+                let mut again = null_mut();
+                assert_eq!(sane($attach_fn(mem, bytes, &mut again), $attach), WEIR_OK);
+                assert_eq!(again, out);
+                $use(again);
+                // One header byte changed: refused, nothing written.
+                let header = mem.cast::<u8>();
+                let at = rng.below(WEIR_REGION_HEADER_BYTES as u64) as usize;
+                let flip = 1 + rng.below(255) as u8;
+                // SAFETY (test): `at` is inside the region's header.
+                unsafe { *header.add(at) ^= flip };
+                let mut refused = null_mut();
+                let status = sane($attach_fn(mem, bytes, &mut refused), $attach);
+                calls += 1;
+                assert_ne!(
+                    status, WEIR_OK,
+                    "{} took a header changed at byte {at}",
+                    $attach
+                );
+                assert!(refused.is_null());
+                // SAFETY (test): as above, put back.
+                unsafe { *header.add(at) ^= flip };
+                let short = rng.below(bytes as u64) as usize;
+                assert_eq!(
+                    sane($attach_fn(mem, short, &mut refused), $attach),
+                    WEIR_ERR_REGION_SIZE
+                );
+                assert_eq!(sane($attach_fn(mem, bytes, &mut refused), $attach), WEIR_OK);
+                // Random bytes over the whole region.
+                for word in 0..bytes / 8 {
+                    // SAFETY (test): inside the region's `bytes`.
+                    unsafe { *mem.cast::<u64>().add(word) = rng.next() };
+                }
+                let mut random = null_mut();
+                let status = sane($attach_fn(mem, bytes, &mut random), $attach);
+                calls += 1;
+                assert_ne!(status, WEIR_OK);
+                assert!(random.is_null());
+            }};
+        }
+        // A pool has no shared form: its attach refuses whatever the bytes.
+        let mut pool_out: *mut weir_pool = null_mut();
+        assert_eq!(
+            sane(
+                weir_pool_attach(mem, len, &mut pool_out),
+                "weir_pool_attach"
+            ),
+            WEIR_ERR_REGION_POOL
+        );
+        assert!(pool_out.is_null());
+        calls += 1;
+        match kind {
+            0 => shared!(
+                "weir_breaker_init_shared",
+                "weir_breaker_attach",
+                |m, l, o| weir_breaker_init_shared(m, l, &breaker_policy, now, o),
+                |m, l, o| weir_breaker_attach(m, l, o),
+                |b: *mut weir_breaker| {
+                    let mut ticket = weir_breaker_ticket::default();
+                    if weir_breaker_allow(b, now, 0.5, &mut ticket) {
+                        sane(weir_breaker_pass(b, &mut ticket, now), "weir_breaker_pass");
+                    }
+                    let mut recoveries = weir_recoveries::default();
+                    assert_eq!(
+                        sane(
+                            weir_breaker_recoveries(b, &mut recoveries),
+                            "weir_breaker_recoveries"
+                        ),
+                        WEIR_OK
+                    );
+                    assert_eq!(recoveries, weir_recoveries::default());
+                    weir_breaker_free(b);
+                }
+            ),
+            1 => shared!(
+                "weir_shedder_init_shared",
+                "weir_shedder_attach",
+                |m, l, o| weir_shedder_init_shared(m, l, &shed_policy, now, o),
+                |m, l, o| weir_shedder_attach(m, l, o),
+                |s: *mut weir_shedder| {
+                    let mut ticket = weir_shedder_ticket::default();
+                    if weir_shedder_allow(s, now, 500, &mut ticket) {
+                        sane(weir_shedder_fail(s, &mut ticket), "weir_shedder_fail");
+                    }
+                    let mut recoveries = weir_recoveries::default();
+                    assert_eq!(
+                        sane(
+                            weir_shedder_recoveries(s, &mut recoveries),
+                            "weir_shedder_recoveries"
+                        ),
+                        WEIR_OK
+                    );
+                    weir_shedder_free(s);
+                }
+            ),
+            3 => shared!(
+                "weir_gate_init_shared",
+                "weir_gate_attach",
+                |m, l, o| weir_gate_init_shared(m, l, limit, o),
+                |m, l, o| weir_gate_attach(m, l, o),
+                |g: *mut weir_gate| {
+                    if weir_gate_enter(g) {
+                        weir_gate_leave(g);
+                    }
+                    weir_gate_free(g);
+                }
+            ),
+            4 => shared!(
+                "weir_period_init_shared",
+                "weir_period_attach",
+                |m, l, o| weir_period_init_shared(m, l, quota, span, align_to, o),
+                |m, l, o| weir_period_attach(m, l, o),
+                |p: *mut weir_period| {
+                    weir_period_take(p, now);
+                    let mut recoveries = weir_recoveries::default();
+                    assert_eq!(
+                        sane(
+                            weir_period_recoveries(p, &mut recoveries),
+                            "weir_period_recoveries"
+                        ),
+                        WEIR_OK
+                    );
+                    weir_period_free(p);
+                }
+            ),
+            5 => shared!(
+                "weir_budget_init_shared",
+                "weir_budget_attach",
+                |m, l, o| weir_budget_init_shared(m, l, &budget_policy, now, o),
+                |m, l, o| weir_budget_attach(m, l, o),
+                |b: *mut weir_budget| {
+                    weir_budget_withdraw(b, now);
+                    let mut recoveries = weir_recoveries::default();
+                    assert_eq!(
+                        sane(
+                            weir_budget_recoveries(b, &mut recoveries),
+                            "weir_budget_recoveries"
+                        ),
+                        WEIR_OK
+                    );
+                    weir_budget_free(b);
+                }
+            ),
+            6 => shared!(
+                "weir_concurrency_init_shared",
+                "weir_concurrency_attach",
+                |m, l, o| weir_concurrency_init_shared(m, l, &concurrency_policy, o),
+                |m, l, o| weir_concurrency_attach(m, l, o),
+                |c: *mut weir_concurrency| {
+                    let mut recoveries = weir_recoveries::default();
+                    assert_eq!(
+                        sane(
+                            weir_concurrency_recoveries(c, &mut recoveries),
+                            "weir_concurrency_recoveries"
+                        ),
+                        WEIR_OK
+                    );
+                    weir_concurrency_free(c);
+                }
+            ),
+            7 => shared!(
+                "weir_window_init_shared",
+                "weir_window_attach",
+                |m, l, o| weir_window_init_shared(m, l, size, span, now, o),
+                |m, l, o| weir_window_attach(m, l, o),
+                |w: *mut weir_window| {
+                    sane(weir_window_add(w, now, 1), "weir_window_add");
+                    let mut recoveries = weir_recoveries::default();
+                    assert_eq!(
+                        sane(
+                            weir_window_recoveries(w, &mut recoveries),
+                            "weir_window_recoveries"
+                        ),
+                        WEIR_OK
+                    );
+                    weir_window_free(w);
+                }
+            ),
+            8 => shared!(
+                "weir_sliding_init_shared",
+                "weir_sliding_attach",
+                |m, l, o| weir_sliding_init_shared(m, l, quota % 1000, span, o),
+                |m, l, o| weir_sliding_attach(m, l, o),
+                |w: *mut weir_sliding| {
+                    weir_sliding_take(w, now);
+                    let mut recoveries = weir_recoveries::default();
+                    assert_eq!(
+                        sane(
+                            weir_sliding_recoveries(w, &mut recoveries),
+                            "weir_sliding_recoveries"
+                        ),
+                        WEIR_OK
+                    );
+                    weir_sliding_free(w);
+                }
+            ),
+            _ => shared!(
+                "weir_bucket_init_shared",
+                "weir_bucket_attach",
+                |m, l, o| weir_bucket_init_shared(m, l, rate, burst, now, o),
+                |m, l, o| weir_bucket_attach(m, l, o),
+                |b: *mut weir_bucket| {
+                    weir_bucket_take(b, now, 1.0);
+                    weir_bucket_free(b);
+                }
+            ),
+        }
+    }
+    assert!(calls > 0);
+    assert_no_panics("shared_regions_never_panic_and_refuse_changed_headers");
 }

@@ -105,12 +105,151 @@ const PLACED_IN_GO: &str = "a placed handle keeps its slots' address, so C would
     pointer rules forbid for Go memory; Go programs use the heap handles, which \
     live in C's memory and which a finalizer frees";
 
+const SHARED_IN_GO: &str = "the Go package opens a shared breaker and a shared bucket \
+    over an mmapped file (OpenSharedBreakerFile, OpenSharedBucketFile); the other types are \
+    shared from C and C++, not from Go, in this version";
+
 /// An opt-out's face that stands for every face checking the name's kind.
 const EVERY_FACE: &str = "every face";
 
 /// The names a face leaves out, and why. (The C++ header lists its own in
 /// weir.hpp: see [`own_opt_outs`].)
 const OPT_OUTS: &[OptOut] = &[
+    OptOut {
+        face: "Go package",
+        name: "weir_window_shared_footprint",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_window_init_shared",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_window_attach",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_window_recoveries",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_sliding_shared_footprint",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_sliding_init_shared",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_sliding_attach",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_sliding_recoveries",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_budget_shared_footprint",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_budget_init_shared",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_budget_attach",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_budget_recoveries",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_concurrency_shared_footprint",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_concurrency_init_shared",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_concurrency_attach",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_concurrency_recoveries",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_gate_shared_footprint",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_gate_init_shared",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_gate_attach",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_period_shared_footprint",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_period_init_shared",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_period_attach",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_period_recoveries",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_shedder_shared_footprint",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_shedder_init_shared",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_shedder_attach",
+        reason: SHARED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_shedder_recoveries",
+        reason: SHARED_IN_GO,
+    },
     OptOut {
         face: "Go package",
         name: "weir_shedder_footprint",
@@ -220,6 +359,13 @@ const OPT_OUTS: &[OptOut] = &[
         face: "Go package",
         name: "weir_lease_init_in",
         reason: PLACED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_pool_attach",
+        reason: "a pool is never shared between processes (its items are one \
+            process's identities): the call only ever answers WEIR_ERR_REGION_POOL, \
+            and the Go package has no placed pool to attach",
     },
     OptOut {
         face: "Go package",

@@ -430,6 +430,61 @@ impl<S: Slots<BreakerTally>> Breaker<S> {
         }
     }
 
+    /// The store holding the window's buckets (see [`Window::store`]).
+    pub fn store(&self) -> &S {
+        self.window.store()
+    }
+
+    /// The store holding the window's buckets, to say again where its
+    /// slots are (see [`Window::store_mut`]).
+    pub fn store_mut(&mut self) -> &mut S {
+        self.window.store_mut()
+    }
+
+    /// Whether the state holds together: the running sums equal the sums
+    /// of the buckets, every bucket's total is its success, failure and
+    /// drop, no count is negative, the runs are within the window and no
+    /// more calls are unsettled than were let through. True after every
+    /// completed operation; an operation cut off part-way (its process
+    /// killed while it held the lock) may leave it false.
+    pub fn consistent(&self) -> bool {
+        let buckets = self.window.store().as_ref();
+        let size = buckets.len() as i64;
+        let mut sum = BreakerTally::default();
+        for bucket in buckets {
+            let parts = [bucket.success, bucket.failure, bucket.drop];
+            if parts.iter().any(|&part| part < 0)
+                || parts.iter().map(|&part| i128::from(part)).sum::<i128>()
+                    != i128::from(bucket.total)
+            {
+                return false;
+            }
+            sum.total = sum.total.saturating_add(bucket.total);
+            sum.success = sum.success.saturating_add(bucket.success);
+            sum.failure = sum.failure.saturating_add(bucket.failure);
+            sum.drop = sum.drop.saturating_add(bucket.drop);
+        }
+        let running = &self.running;
+        sum == running.sum
+            && (0..=size).contains(&running.working)
+            && (0..=size).contains(&running.failing)
+            && self.unsettled <= self.issued
+            && self.probes <= self.issued
+    }
+
+    /// Starts again from an empty window at the latest `now` seen, keeping
+    /// the policy, the tag and the tickets' numbering: what was counted is
+    /// gone, no call is in flight (settling a ticket handed out before
+    /// answers [`BreakerTicketError::Settled`] while no later call is in
+    /// flight), and the probe counts from that `now`.
+    pub fn reset(&mut self) {
+        self.window.clear(self.latest);
+        self.running = Running::default();
+        self.last_pass = self.latest;
+        self.unsettled = 0;
+        self.probes = 0;
+    }
+
     /// The breaker with its tickets tagged `tag`, so that a ticket from
     /// another breaker (with another tag) is refused. The C face gives each
     /// breaker its own.
@@ -499,11 +554,6 @@ impl<S: Slots<BreakerTally>> Breaker<S> {
         moved.unsettled = self.unsettled;
         moved.probes = self.probes;
         Ok(moved)
-    }
-
-    /// The store the window's buckets live in.
-    pub fn store(&self) -> &S {
-        self.window.store()
     }
 
     /// Puts a checked policy of this breaker's size in force.
@@ -739,6 +789,52 @@ mod tests {
     fn put(breaker: &mut Breaker, now: i64, outcome: BreakerOutcome) {
         breaker.advance(now);
         breaker.record(outcome);
+    }
+
+    #[test]
+    fn it_stays_consistent_and_a_reset_empties_it() {
+        let mut breaker = preset();
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut now = 0;
+        let mut open = Vec::new();
+        for _ in 0..20_000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            now += (seed % 300) as i64 * MS;
+            match seed % 5 {
+                0 | 1 => {
+                    if let Some(ticket) =
+                        breaker.allow(now, (seed >> 11) as f64 / (1u64 << 53) as f64)
+                    {
+                        open.push(ticket);
+                    }
+                }
+                2 => {
+                    if let Some(mut ticket) = open.pop() {
+                        breaker.pass(&mut ticket, now).unwrap();
+                    }
+                }
+                _ => {
+                    if let Some(mut ticket) = open.pop() {
+                        breaker.fail(&mut ticket, now).unwrap();
+                    }
+                }
+            }
+            assert!(breaker.consistent());
+        }
+        breaker.running.sum.success += 1;
+        assert!(!breaker.consistent());
+        breaker.reset();
+        assert!(breaker.consistent());
+        assert_eq!(breaker.tally(now), BreakerTally::default());
+        assert_eq!(breaker.unsettled(), 0);
+        if let Some(mut ticket) = open.pop() {
+            assert_eq!(
+                breaker.pass(&mut ticket, now),
+                Err(BreakerTicketError::Settled)
+            );
+        }
     }
 
     /// The runs and sums the slow way: every bucket read oldest first.

@@ -484,6 +484,52 @@ impl<W: Slots<WindowTotal>, F: Slots<ShedderFront>> Shedder<W, F> {
         Ok(shedder)
     }
 
+    /// The stores holding the window's buckets and the queues' entries,
+    /// to say again where their slots are (see [`Window::store_mut`]).
+    pub fn stores_mut(&mut self) -> (&mut W, &mut F) {
+        (self.window.store_mut(), &mut self.fronts)
+    }
+
+    /// The stores holding the window's buckets and the queues' entries.
+    pub fn stores(&self) -> (&W, &F) {
+        (self.window.store(), &self.fronts)
+    }
+
+    /// Whether the state holds together: both queues within the window's
+    /// buckets, no negative count in flight, the averages finite. True
+    /// after every completed operation; one cut off part-way (its process
+    /// killed while it held the lock) may leave it false, or leave one
+    /// update half made.
+    pub fn consistent(&self) -> bool {
+        let size = self.window.size();
+        let ring = |ring: &Ring| ring.len <= size && ring.head < size.max(1);
+        ring(&self.busiest)
+            && ring(&self.fastest)
+            && self.fronts.as_ref().len() >= size
+            && self.flying >= 0
+            && self.average.is_finite()
+            && self.average >= 0.0
+            && self.capacity.is_finite()
+            && self.window.store().as_ref().iter().all(|b| b.count >= 0)
+    }
+
+    /// Starts again from an empty window at the latest `now` seen, keeping
+    /// the policy and the last CPU reading: no call in flight (calls
+    /// handed out before settle without counting below zero), no history
+    /// of latency or load.
+    pub fn reset(&mut self) {
+        self.window.clear(self.latest);
+        self.busiest = Ring::default();
+        self.fastest = Ring::default();
+        self.fronts.as_mut().fill(ShedderFront::default());
+        self.flying = 0;
+        self.average = 0.0;
+        self.overloaded_at = None;
+        self.dropped = false;
+        self.capacity = 1.0;
+        self.capacity = self.measure(1, None);
+    }
+
     /// The policy in force (its size raised to at least one).
     pub fn policy(&self) -> ShedderPolicy {
         self.shed

@@ -115,6 +115,17 @@ impl<S: Slots<i64>> Sliding<S> {
         })
     }
 
+    /// The store holding the stamps, as it stands.
+    pub fn store(&self) -> &S {
+        &self.stamps
+    }
+
+    /// The store holding the stamps, to say again where its slots are
+    /// (see [`crate::window::Window::store_mut`]).
+    pub fn store_mut(&mut self) -> &mut S {
+        &mut self.stamps
+    }
+
     /// The window with its stamps moved to another store: `rehome` gets the
     /// store and must answer one holding the same slots, in the same order.
     /// Nothing else changes.
@@ -133,11 +144,6 @@ impl<S: Slots<i64>> Sliding<S> {
     /// [`Sliding::reconfigure`].
     pub fn quota(&self) -> i64 {
         self.quota as i64
-    }
-
-    /// The store the stamps live in.
-    pub fn store(&self) -> &S {
-        &self.stamps
     }
 
     /// How many stamps the store holds: the largest quota

@@ -156,11 +156,6 @@ impl<B: Copy + Default, S: Slots<B>> Window<B, S> {
         })
     }
 
-    /// The store the buckets live in.
-    pub fn store(&self) -> &S {
-        &self.buckets
-    }
-
     /// The window emptied and opened again at `now` over `window_ns`, in
     /// the same store, as [`Window::new_in`] would make it there; an error
     /// ([`WindowError::Span`] for a `window_ns` of zero or less) changes
@@ -192,6 +187,30 @@ impl<B: Copy + Default, S: Slots<B>> Window<B, S> {
             #[cfg(test)]
             visits: self.visits,
         }
+    }
+
+    /// The store holding the buckets, as it stands.
+    #[inline]
+    pub fn store(&self) -> &S {
+        &self.buckets
+    }
+
+    /// The store holding the buckets, for an owner that moves the handle
+    /// holding it and must say again where the slots are (the C library's
+    /// shared handles find their slots from the store's own address). The
+    /// slots it answers must stay the same ones, in the same order.
+    #[inline]
+    pub fn store_mut(&mut self) -> &mut S {
+        &mut self.buckets
+    }
+
+    /// Empties every bucket and opens the first at `now`, as
+    /// [`Window::new_in`] leaves a new window over the same store.
+    pub fn clear(&mut self, now: i64) {
+        self.buckets.as_mut().fill(B::default());
+        self.head = 0;
+        self.start = now;
+        self.epoch = self.buckets.as_ref().len() as u64;
     }
 
     /// How many buckets the window has.
