@@ -56,7 +56,7 @@
  *   change   weir_breaker_reconfigure (copies the policy)
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 1007
+ *   section  line 1010
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
  *   placed   weir_shedder_footprint, weir_shedder_init_in
@@ -67,7 +67,7 @@
  *   counts   weir_shedder_start_counting, weir_shedder_read_counts
  *
  * weir_window — rolling window of sums and counts
- *   section  line 1305
+ *   section  line 1308
  *   make     weir_window_new, weir_window_free
  *   placed   weir_window_footprint, weir_window_init_in
  *   calls    weir_window_add
@@ -77,7 +77,7 @@
  *   change   weir_window_reconfigure
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1489
+ *   section  line 1494
  *   make     weir_bucket_new, weir_bucket_free
  *   placed   weir_bucket_footprint, weir_bucket_init_in
  *   calls    weir_bucket_take, weir_bucket_refund
@@ -86,7 +86,7 @@
  *   change   weir_bucket_reconfigure
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 1723
+ *   section  line 1730
  *   make     weir_sliding_new, weir_sliding_free
  *   placed   weir_sliding_footprint, weir_sliding_init_in
  *   calls    weir_sliding_take
@@ -95,7 +95,7 @@
  *   counts   weir_sliding_start_counting, weir_sliding_read_counts
  *
  * weir_period — fixed-window quota per period
- *   section  line 1876
+ *   section  line 1886
  *   make     weir_period_new, weir_period_free
  *   placed   weir_period_footprint, weir_period_init_in
  *   calls    weir_period_take (weir_period_quota)
@@ -104,7 +104,7 @@
  *   counts   weir_period_start_counting, weir_period_read_counts
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 2047
+ *   section  line 2058
  *   make     weir_gate_new, weir_gate_free
  *   placed   weir_gate_footprint, weir_gate_init_in
  *   calls    weir_gate_enter, weir_gate_leave
@@ -113,7 +113,7 @@
  *   counts   weir_gate_start_counting, weir_gate_read_counts
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 2157
+ *   section  line 2170
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy),
@@ -129,7 +129,7 @@
  *   counts   weir_concurrency_start_counting, weir_concurrency_read_counts
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 2471
+ *   section  line 2484
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   placed   weir_budget_footprint, weir_budget_init_in
@@ -138,19 +138,19 @@
  *   counts   weir_budget_start_counting, weir_budget_read_counts
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 2669
+ *   section  line 2682
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 2809
+ *   section  line 2822
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 2853
+ *   section  line 2866
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   placed   weir_pool_footprint, weir_pool_init_in
@@ -163,7 +163,7 @@
  *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 3286
+ *   section  line 3299
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -172,13 +172,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 3466
+ *   section  line 3479
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 3618
+ *   section  line 3631
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -190,11 +190,11 @@
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 3942
+ *   section  line 3955
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 4135
+ *   section  line 4148
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   calls    weir_lease_take (weir_lease_answer, WEIR_LEASE_*),
@@ -204,7 +204,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 4381
+ *   section  line 4394
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -218,7 +218,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 4643
+ *   section  line 4656
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -988,8 +988,11 @@ weir_status weir_breaker_read_counts(const weir_breaker *breaker, weir_counts *o
 /// window to its memory) and answers `WEIR_ERR_PLACED_TOO_SMALL` for a
 /// larger one.
 ///
-/// Not concurrent: no other call on this breaker may run while it does (as
-/// for `weir_breaker_free`). Checked in this order, nothing changed on an
+/// Safe beside the breaker's other calls (not `weir_breaker_free`): it
+/// takes the breaker's own lock, as they do, so a call racing it is judged
+/// by the old policy or the new one, wholly; a breaker of another size
+/// allocates its new buckets and moves into them under that lock. Checked
+/// in this order, nothing changed on an
 /// error: `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `breaker`,
 /// `WEIR_ERR_POISONED`, the policy's statuses as `weir_breaker_new` answers
 /// them, `WEIR_ERR_PLACED_TOO_SMALL`, `WEIR_ERR_NO_MEMORY`. It counts
@@ -1468,8 +1471,10 @@ weir_status weir_window_read_counts(const weir_window *window, weir_counts *out)
 /// (a smaller `size` is held to it, as `weir_window_init_in` holds it) and
 /// answers `WEIR_ERR_PLACED_TOO_SMALL` for a larger one.
 ///
-/// Not concurrent: no other call on this window may run while it does (as
-/// for `weir_window_free`). Checked in this order, nothing changed on an
+/// Safe beside the window's other calls (not `weir_window_free`): it takes
+/// the window's own lock, as they do, so a call racing it sees the old
+/// layout or the new one, wholly; a window of another size allocates its
+/// new buckets and moves into them under that lock. Checked in this order, nothing changed on an
 /// error: `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `window`,
 /// `WEIR_ERR_POISONED`, `WEIR_ERR_WINDOW_SPAN`, `WEIR_ERR_WINDOW_SIZE`,
 /// `WEIR_ERR_PLACED_TOO_SMALL`, `WEIR_ERR_NO_MEMORY`. It counts nothing.
@@ -1702,8 +1707,10 @@ weir_status weir_bucket_read_counts(const weir_bucket *bucket, weir_counts *out)
 /// burst + rate × (c − a) + rate' × (b − c), and those in a stretch wholly
 /// after it at most burst' + rate' × T.
 ///
-/// Not concurrent: no other call on this bucket may run while it does (as
-/// for `weir_bucket_free`); a program that changes a shared bucket's rate
+/// Not concurrent, unlike the other types' reconfigurations: a take reads
+/// the bucket's policy without a lock (the bucket is one atomic word and
+/// its policy beside it), so no other call on this bucket may run while it
+/// does (as for `weir_bucket_free`); a program that changes a shared bucket's rate
 /// under load holds its callers off with a lock of its own (a reader-writer
 /// lock: the takes share it, the change takes it alone). Returns
 /// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bucket`,
@@ -1833,8 +1840,11 @@ int64_t weir_sliding_next(const weir_sliding *sliding, int64_t now);
 /// caller's (make the larger footprint, `weir_sliding_footprint`, and place
 /// a new window there).
 ///
-/// Not concurrent: no other call on this window may run while it does (as
-/// for `weir_sliding_free`). Checked in this order, nothing changed on an
+/// Safe beside the window's other calls (not `weir_sliding_free`): it
+/// takes the window's own lock, as they do, so a call racing it sees the
+/// old quota and window or the new ones, wholly; a window that grows
+/// allocates its new ring and moves into it under that lock. Checked in
+/// this order, nothing changed on an
 /// error: `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `sliding`,
 /// `WEIR_ERR_POISONED`, `WEIR_ERR_QUOTA`, `WEIR_ERR_SLIDING_WINDOW`,
 /// `WEIR_ERR_TOO_LARGE` (stamps no memory could hold),
@@ -2002,8 +2012,9 @@ int64_t weir_period_next(const weir_period *period, int64_t now);
 /// period admits at most its own quota: the one open at the change at most
 /// the larger of the two, every later one at most the new quota.
 ///
-/// Not concurrent: no other call on this counter may run while it does (as
-/// for `weir_period_free`). `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a
+/// Safe beside the counter's other calls (not `weir_period_free`): it
+/// takes the counter's own lock, as they do, so a take racing it is judged
+/// by the old policy or the new one, wholly. `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a
 /// bad `period`, `WEIR_ERR_POISONED` for a poisoned one, then
 /// `WEIR_ERR_QUOTA` for a quota of 0 or less; an error changes nothing. It
 /// counts nothing.
@@ -2117,8 +2128,10 @@ int64_t weir_gate_held(const weir_gate *gate);
 /// it. Calls inside beyond a lower limit stay (a gate cannot call them
 /// back) and none enters until enough have left to bring the count under
 /// it, so from the change on at most the larger of the count at the change
-/// and the new limit are inside. Not concurrent: no other call on this gate
-/// may run while it does (as for `weir_gate_free`). `WEIR_ERR_NULL` or
+/// and the new limit are inside. Safe beside the gate's other calls (not
+/// `weir_gate_free`): the limit is an atomic word of its own, so an enter
+/// racing the change is judged by the old limit or the new one. Lock-free
+/// as the gate's other calls are. `WEIR_ERR_NULL` or
 /// `WEIR_ERR_MISALIGNED` for a bad `gate`, `WEIR_ERR_POISONED` for a
 /// poisoned one; an error changes nothing. It counts nothing.
 weir_status weir_gate_reconfigure(weir_gate *gate, int64_t limit);
