@@ -227,7 +227,8 @@ func (b *Breaker) Ratio() float64 { return b.RatioAt(Now()) }
 // old window's sums in one bucket of the new one, aging out together); its
 // tickets in flight still settle, and its counts carry over. The policy's
 // errors as NewBreaker answers them, ErrNoMemory, ErrClosed; an error
-// changes nothing. Like Close, it is not concurrent with other use.
+// changes nothing. Safe beside other use (not Close): a call racing it is
+// judged by the old policy or the new one, wholly.
 func (b *Breaker) Reconfigure(policy *BreakerPolicy) error {
 	if b.p == nil {
 		return ErrClosed

@@ -79,8 +79,8 @@ func (s *Sliding) Next(now time.Duration) time.Duration {
 // of the old one stay gone), so any stretch of window with an admission
 // after the change holds at most quota of them. A larger quota allocates a
 // larger ring first. ErrQuota, ErrSlidingWindow, ErrTooLarge, ErrNoMemory,
-// ErrClosed; an error changes nothing. Like Close, it is not concurrent
-// with other use.
+// ErrClosed; an error changes nothing. Safe beside other use (not Close):
+// a take racing it is judged by the old quota and window or the new ones.
 func (s *Sliding) Reconfigure(quota int64, window time.Duration) error {
 	if s.p == nil {
 		return ErrClosed
@@ -169,7 +169,8 @@ func (q *Period) Next(now time.Duration) time.Duration {
 // (weir_period_reconfigure): the open period keeps its end and its count,
 // which counts against the new quota, and closes when it would have; later
 // periods have the new length. ErrQuota for a quota ≤ 0, ErrClosed; an
-// error changes nothing. Like Close, it is not concurrent with other use.
+// error changes nothing. Safe beside other use (not Close): a take racing
+// it is judged by the old policy or the new one.
 func (q *Period) Reconfigure(quota int64, period time.Duration, align bool) error {
 	if q.p == nil {
 		return ErrClosed
@@ -228,8 +229,8 @@ func (g *Gate) Leave() {
 
 // Reconfigure gives the gate a new limit in place (weir_gate_reconfigure;
 // ≤ 0 is no ceiling): the calls inside stay, and none enters until the
-// count is under the new limit. ErrClosed after Close. Like Close, it is
-// not concurrent with other use.
+// count is under the new limit. ErrClosed after Close. Safe beside other
+// use (not Close): an Enter racing it is judged by the old limit or the new.
 func (g *Gate) Reconfigure(limit int64) error {
 	if g.p == nil {
 		return ErrClosed

@@ -93,8 +93,9 @@ func (w *Window) Size() int32 {
 // layout (the same size and span / size); otherwise it opens again at now
 // with the total at now in its first bucket, so Total at now reads the
 // same and those values leave together one new span later. ErrWindowSpan,
-// ErrWindowSize, ErrNoMemory, ErrClosed; an error changes nothing. Like
-// Close, it is not concurrent with other use.
+// ErrWindowSize, ErrNoMemory, ErrClosed; an error changes nothing. Safe
+// beside other use (not Close): a call racing it sees the old layout or
+// the new one.
 func (w *Window) Reconfigure(size int32, window, now time.Duration) error {
 	if w.p == nil {
 		return ErrClosed

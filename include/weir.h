@@ -60,7 +60,7 @@
  *   change   weir_breaker_reconfigure (copies the policy)
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 1271
+ *   section  line 1274
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
  *   placed   weir_shedder_footprint, weir_shedder_init_in
@@ -73,7 +73,7 @@
  *   counts   weir_shedder_start_counting, weir_shedder_read_counts
  *
  * weir_window — rolling window of sums and counts
- *   section  line 1590
+ *   section  line 1593
  *   make     weir_window_new, weir_window_free
  *   placed   weir_window_footprint, weir_window_init_in
  *   shared   weir_window_shared_footprint, weir_window_init_shared,
@@ -85,7 +85,7 @@
  *   change   weir_window_reconfigure
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1804
+ *   section  line 1809
  *   make     weir_bucket_new, weir_bucket_free
  *   placed   weir_bucket_footprint, weir_bucket_init_in
  *   shared   weir_bucket_shared_footprint, weir_bucket_init_shared,
@@ -96,7 +96,7 @@
  *   change   weir_bucket_reconfigure
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 2058
+ *   section  line 2065
  *   make     weir_sliding_new, weir_sliding_free
  *   placed   weir_sliding_footprint, weir_sliding_init_in
  *   shared   weir_sliding_shared_footprint, weir_sliding_init_shared,
@@ -107,7 +107,7 @@
  *   counts   weir_sliding_start_counting, weir_sliding_read_counts
  *
  * weir_period — fixed-window quota per period
- *   section  line 2246
+ *   section  line 2256
  *   make     weir_period_new, weir_period_free
  *   placed   weir_period_footprint, weir_period_init_in
  *   shared   weir_period_shared_footprint, weir_period_init_shared,
@@ -118,7 +118,7 @@
  *   counts   weir_period_start_counting, weir_period_read_counts
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 2442
+ *   section  line 2453
  *   make     weir_gate_new, weir_gate_free
  *   placed   weir_gate_footprint, weir_gate_init_in
  *   shared   weir_gate_shared_footprint, weir_gate_init_shared,
@@ -129,7 +129,7 @@
  *   counts   weir_gate_start_counting, weir_gate_read_counts
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 2569
+ *   section  line 2582
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy),
@@ -147,7 +147,7 @@
  *   counts   weir_concurrency_start_counting, weir_concurrency_read_counts
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 2891
+ *   section  line 2904
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   placed   weir_budget_footprint, weir_budget_init_in
@@ -158,19 +158,19 @@
  *   counts   weir_budget_start_counting, weir_budget_read_counts
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 3112
+ *   section  line 3125
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 3252
+ *   section  line 3265
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 3296
+ *   section  line 3309
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   placed   weir_pool_footprint, weir_pool_init_in,
@@ -184,7 +184,7 @@
  *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 3688
+ *   section  line 3701
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -193,13 +193,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 3868
+ *   section  line 3881
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 4020
+ *   section  line 4033
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -211,11 +211,11 @@
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 4344
+ *   section  line 4357
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 4537
+ *   section  line 4550
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   placed   weir_lease_footprint, weir_lease_init_in
@@ -226,7 +226,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 4781
+ *   section  line 4794
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -240,7 +240,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 5043
+ *   section  line 5056
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -1253,8 +1253,11 @@ weir_status weir_breaker_read_counts(const weir_breaker *breaker, weir_counts *o
 /// window to its memory) and answers `WEIR_ERR_PLACED_TOO_SMALL` for a
 /// larger one.
 ///
-/// Not concurrent: no other call on this breaker may run while it does (as
-/// for `weir_breaker_free`). Checked in this order, nothing changed on an
+/// Safe beside the breaker's other calls (not `weir_breaker_free`): it
+/// takes the breaker's own lock, as they do, so a call racing it is judged
+/// by the old policy or the new one, wholly; a breaker of another size
+/// allocates its new buckets and moves into them under that lock. Checked
+/// in this order, nothing changed on an
 /// error: `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `breaker`,
 /// `WEIR_ERR_POISONED`, the policy's statuses as `weir_breaker_new` answers
 /// them, `WEIR_ERR_PLACED_TOO_SMALL`, `WEIR_ERR_NO_MEMORY`. It counts
@@ -1784,8 +1787,10 @@ weir_status weir_window_read_counts(const weir_window *window, weir_counts *out)
 /// (a smaller `size` is held to it, as `weir_window_init_in` holds it) and
 /// answers `WEIR_ERR_PLACED_TOO_SMALL` for a larger one.
 ///
-/// Not concurrent: no other call on this window may run while it does (as
-/// for `weir_window_free`). Checked in this order, nothing changed on an
+/// Safe beside the window's other calls (not `weir_window_free`): it takes
+/// the window's own lock, as they do, so a call racing it sees the old
+/// layout or the new one, wholly; a window of another size allocates its
+/// new buckets and moves into them under that lock. Checked in this order, nothing changed on an
 /// error: `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `window`,
 /// `WEIR_ERR_POISONED`, `WEIR_ERR_WINDOW_SPAN`, `WEIR_ERR_WINDOW_SIZE`,
 /// `WEIR_ERR_PLACED_TOO_SMALL`, `WEIR_ERR_NO_MEMORY`. It counts nothing.
@@ -2038,8 +2043,10 @@ weir_status weir_bucket_read_counts(const weir_bucket *bucket, weir_counts *out)
 /// burst + rate × (c − a) + rate' × (b − c), and those in a stretch wholly
 /// after it at most burst' + rate' × T.
 ///
-/// Not concurrent: no other call on this bucket may run while it does (as
-/// for `weir_bucket_free`); a program that changes a shared bucket's rate
+/// Not concurrent, unlike the other types' reconfigurations: a take reads
+/// the bucket's policy without a lock (the bucket is one atomic word and
+/// its policy beside it), so no other call on this bucket may run while it
+/// does (as for `weir_bucket_free`); a program that changes a shared bucket's rate
 /// under load holds its callers off with a lock of its own (a reader-writer
 /// lock: the takes share it, the change takes it alone). Returns
 /// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bucket`,
@@ -2208,8 +2215,11 @@ int64_t weir_sliding_next(const weir_sliding *sliding, int64_t now);
 /// caller's (make the larger footprint, `weir_sliding_footprint`, and place
 /// a new window there).
 ///
-/// Not concurrent: no other call on this window may run while it does (as
-/// for `weir_sliding_free`). Checked in this order, nothing changed on an
+/// Safe beside the window's other calls (not `weir_sliding_free`): it
+/// takes the window's own lock, as they do, so a call racing it sees the
+/// old quota and window or the new ones, wholly; a window that grows
+/// allocates its new ring and moves into it under that lock. Checked in
+/// this order, nothing changed on an
 /// error: `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `sliding`,
 /// `WEIR_ERR_POISONED`, `WEIR_ERR_QUOTA`, `WEIR_ERR_SLIDING_WINDOW`,
 /// `WEIR_ERR_TOO_LARGE` (stamps no memory could hold),
@@ -2402,8 +2412,9 @@ int64_t weir_period_next(const weir_period *period, int64_t now);
 /// period admits at most its own quota: the one open at the change at most
 /// the larger of the two, every later one at most the new quota.
 ///
-/// Not concurrent: no other call on this counter may run while it does (as
-/// for `weir_period_free`). `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a
+/// Safe beside the counter's other calls (not `weir_period_free`): it
+/// takes the counter's own lock, as they do, so a take racing it is judged
+/// by the old policy or the new one, wholly. `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a
 /// bad `period`, `WEIR_ERR_POISONED` for a poisoned one, then
 /// `WEIR_ERR_QUOTA` for a quota of 0 or less; an error changes nothing. It
 /// counts nothing.
@@ -2534,8 +2545,10 @@ int64_t weir_gate_held(const weir_gate *gate);
 /// it. Calls inside beyond a lower limit stay (a gate cannot call them
 /// back) and none enters until enough have left to bring the count under
 /// it, so from the change on at most the larger of the count at the change
-/// and the new limit are inside. Not concurrent: no other call on this gate
-/// may run while it does (as for `weir_gate_free`). `WEIR_ERR_NULL` or
+/// and the new limit are inside. Safe beside the gate's other calls (not
+/// `weir_gate_free`): the limit is an atomic word of its own, so an enter
+/// racing the change is judged by the old limit or the new one. Lock-free
+/// as the gate's other calls are. `WEIR_ERR_NULL` or
 /// `WEIR_ERR_MISALIGNED` for a bad `gate`, `WEIR_ERR_POISONED` for a
 /// poisoned one; an error changes nothing. It counts nothing.
 weir_status weir_gate_reconfigure(weir_gate *gate, int64_t limit);

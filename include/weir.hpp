@@ -240,8 +240,8 @@ public:
     void leave() const noexcept { weir_gate_leave(get()); }
     std::int64_t held() const noexcept { return weir_gate_held(get()); }
     // A new limit in place (weir_gate_reconfigure): the calls inside kept,
-    // none entering until the count is under it. Not concurrent with any
-    // other call on it.
+    // none entering until the count is under it. Safe beside the gate's
+    // other calls: an enter racing it is judged by the old limit or the new.
     std::error_code reconfigure(std::int64_t limit) noexcept {
         return detail::code(weir_gate_reconfigure(get(), limit));
     }
@@ -625,8 +625,8 @@ public:
     // A new quota and window in place (weir_sliding_reconfigure): the
     // newest stamps it counts kept, judged by the new window. A heap window
     // grows for a larger quota; a placed one answers
-    // WEIR_ERR_PLACED_TOO_SMALL. An error changes nothing. Not concurrent
-    // with any other call on it.
+    // WEIR_ERR_PLACED_TOO_SMALL. An error changes nothing. Safe beside the
+    // window's other calls: it takes the window's own lock, as they do.
     std::error_code reconfigure(std::int64_t quota, nanoseconds window) noexcept {
         return detail::code(weir_sliding_reconfigure(get(), quota, window.count()));
     }
@@ -704,7 +704,7 @@ public:
     nanoseconds next(instant now) const noexcept { return nanoseconds(weir_period_next(get(), now.ns())); }
     // A new quota, period and alignment in place (weir_period_reconfigure):
     // the open period keeps its end and count. An error changes nothing.
-    // Not concurrent with any other call on it.
+    // Safe beside the counter's other calls: it takes the counter's lock.
     std::error_code reconfigure(std::int64_t quota, nanoseconds period, bool align) noexcept {
         return detail::code(weir_period_reconfigure(get(), quota, period.count(), align));
     }
@@ -794,7 +794,7 @@ public:
     // nothing changes when the buckets keep their layout, else the total at
     // `now` goes into one bucket of the new window. A heap window grows; a
     // placed one answers WEIR_ERR_PLACED_TOO_SMALL. An error changes
-    // nothing. Not concurrent with any other call on it.
+    // nothing. Safe beside the window's other calls: it takes its lock.
     std::error_code reconfigure(std::int32_t size, nanoseconds window, instant now) noexcept {
         return detail::code(weir_window_reconfigure(get(), size, window.count(), now.ns()));
     }
@@ -1721,7 +1721,7 @@ public:
     // A new policy in place (weir_breaker_reconfigure): the window kept
     // when its buckets keep their layout, resampled into one bucket
     // otherwise; tickets in flight still settle. An error changes nothing.
-    // Not concurrent with any other call on it.
+    // Safe beside the breaker's other calls: it takes the breaker's lock.
     std::error_code reconfigure(const BreakerPolicy& policy) noexcept {
         weir_breaker_policy c = policy.c();
         return detail::code(weir_breaker_reconfigure(get(), &c));

@@ -10,7 +10,7 @@ use crate::guard::new_handle;
 use crate::guard::{decide, decide_status, read_counts, start_counting};
 use crate::guard::{
     free_handle, on, place_handle, placement, policy_or, reconfigure, status_on, usable, value_mut,
-    write_footprint, write_out, Guarded, Handle, HandleMut,
+    write_footprint, write_out, Guarded, Handle,
 };
 use crate::lock::ShortLock;
 #[cfg(feature = "std")]
@@ -310,12 +310,6 @@ impl Handle for weir_breaker {
     }
 }
 
-impl HandleMut for weir_breaker {
-    fn guarded_mut(&mut self) -> &mut Guarded<Self::State> {
-        &mut self.0
-    }
-}
-
 /// Makes a breaker with an empty window opening at `now` and writes it to
 /// `*out`; the probe counts from `now` too. `policy` NULL means the preset.
 /// A bad policy gets a status naming the field, the fields checked in this
@@ -601,8 +595,11 @@ pub extern "C" fn weir_breaker_recoveries(
 /// window to its memory) and answers `WEIR_ERR_PLACED_TOO_SMALL` for a
 /// larger one.
 ///
-/// Not concurrent: no other call on this breaker may run while it does (as
-/// for `weir_breaker_free`). Checked in this order, nothing changed on an
+/// Safe beside the breaker's other calls (not `weir_breaker_free`): it
+/// takes the breaker's own lock, as they do, so a call racing it is judged
+/// by the old policy or the new one, wholly; a breaker of another size
+/// allocates its new buckets and moves into them under that lock. Checked
+/// in this order, nothing changed on an
 /// error: `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `breaker`,
 /// `WEIR_ERR_POISONED`, the policy's statuses as `weir_breaker_new` answers
 /// them, `WEIR_ERR_PLACED_TOO_SMALL`, `WEIR_ERR_NO_MEMORY`. It counts
@@ -614,7 +611,7 @@ pub extern "C" fn weir_breaker_reconfigure(
 ) -> weir_status {
     reconfigure(breaker, |state| {
         let core = checked(policy)?;
-        let breaker = state.get_mut().map_err(|_| WEIR_ERR_POISONED)?;
+        let mut breaker = state.lock();
         let size = slots(&core);
         let held = breaker.policy().size as usize;
         let placed = breaker.store().is_placed();

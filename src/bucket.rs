@@ -5,7 +5,7 @@ use crate::counts::{weir_counts, Tally};
 use crate::guard::new_handle;
 use crate::guard::{
     decide_counted, decide_or, decide_status, free_handle, on, place_plain, plain_footprint,
-    read_counts, reconfigure, start_counting, Guarded, Handle, HandleMut,
+    read_counts, reconfigure_alone, start_counting, Guarded, Handle, HandleMut,
 };
 #[cfg(feature = "std")]
 use crate::guard::{guard_status, write_footprint};
@@ -357,8 +357,10 @@ pub extern "C" fn weir_bucket_refund(
 /// burst + rate × (c − a) + rate' × (b − c), and those in a stretch wholly
 /// after it at most burst' + rate' × T.
 ///
-/// Not concurrent: no other call on this bucket may run while it does (as
-/// for `weir_bucket_free`); a program that changes a shared bucket's rate
+/// Not concurrent, unlike the other types' reconfigurations: a take reads
+/// the bucket's policy without a lock (the bucket is one atomic word and
+/// its policy beside it), so no other call on this bucket may run while it
+/// does (as for `weir_bucket_free`); a program that changes a shared bucket's rate
 /// under load holds its callers off with a lock of its own (a reader-writer
 /// lock: the takes share it, the change takes it alone). Returns
 /// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bucket`,
@@ -372,7 +374,7 @@ pub extern "C" fn weir_bucket_reconfigure(
     burst: f64,
     now: i64,
 ) -> weir_status {
-    reconfigure(bucket, |bucket| Ok(bucket.reconfigure(rate, burst, now)?))
+    reconfigure_alone(bucket, |bucket| Ok(bucket.reconfigure(rate, burst, now)?))
 }
 
 /// How many tokens the bucket holds at `now`, from 0 up to the burst; 0 for

@@ -5,7 +5,7 @@ use crate::counts::{weir_counts, Tally};
 use crate::guard::new_handle;
 use crate::guard::{
     decide, free_handle, on, place_plain, plain_footprint, read_counts, reconfigure,
-    start_counting, Guarded, Handle, HandleMut,
+    start_counting, Guarded, Handle,
 };
 #[cfg(feature = "std")]
 use crate::region::{attach, lay_shared, region_footprint, Layout, Shareable, WEIR_REGION_GATE};
@@ -28,12 +28,6 @@ impl Handle for weir_gate {
     type State = Gate;
     fn guarded(&self) -> &Guarded<Gate> {
         &self.0
-    }
-}
-
-impl HandleMut for weir_gate {
-    fn guarded_mut(&mut self) -> &mut Guarded<Gate> {
-        &mut self.0
     }
 }
 
@@ -182,8 +176,10 @@ pub extern "C" fn weir_gate_leave(gate: *const weir_gate) {
 /// it. Calls inside beyond a lower limit stay (a gate cannot call them
 /// back) and none enters until enough have left to bring the count under
 /// it, so from the change on at most the larger of the count at the change
-/// and the new limit are inside. Not concurrent: no other call on this gate
-/// may run while it does (as for `weir_gate_free`). `WEIR_ERR_NULL` or
+/// and the new limit are inside. Safe beside the gate's other calls (not
+/// `weir_gate_free`): the limit is an atomic word of its own, so an enter
+/// racing the change is judged by the old limit or the new one. Lock-free
+/// as the gate's other calls are. `WEIR_ERR_NULL` or
 /// `WEIR_ERR_MISALIGNED` for a bad `gate`, `WEIR_ERR_POISONED` for a
 /// poisoned one; an error changes nothing. It counts nothing.
 #[no_mangle]

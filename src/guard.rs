@@ -177,19 +177,42 @@ fn shared<H: Handle, R>(
     Ok(inner())
 }
 
-/// A handle whose policy a reconfiguration replaces in place
-/// (`weir_<type>_reconfigure`): the state behind it, writable.
+/// A handle whose state only an exclusive reference may change: the
+/// bucket, whose takes read its policy without a lock, so its
+/// reconfiguration ([`reconfigure_alone`]) runs with no other call.
 pub(crate) trait HandleMut: Handle {
     fn guarded_mut(&mut self) -> &mut Guarded<Self::State>;
 }
 
 /// A reconfiguration (`weir_<type>_reconfigure`): `body` replaces the
-/// state behind `handle` in place, or answers an error and changes
-/// nothing. `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`, `WEIR_ERR_POISONED`
-/// before it runs; a panic in it poisons the handle (`WEIR_ERR_PANIC`).
-/// It counts nothing: it is not a decision. The caller holds every other
-/// call on the handle off while it runs (the header says so).
-pub(crate) fn reconfigure<H: HandleMut>(
+/// policy behind `handle` under the handle's own lock (or its atomics), so
+/// a call racing it sees the old policy or the new one, wholly, and answers
+/// an error changing nothing. `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`,
+/// `WEIR_ERR_POISONED` before it runs; a panic in it poisons the handle
+/// (`WEIR_ERR_PANIC`). It counts nothing: it is not a decision. A shared
+/// handle answers `WEIR_ERR_REGION_UNSUPPORTED`: its policy is its
+/// region's, laid once for every process.
+pub(crate) fn reconfigure<H: Handle>(
+    handle: *const H,
+    body: impl FnOnce(&H::State) -> Result<(), weir_status>,
+) -> weir_status {
+    if let Err(status) = usable(handle) {
+        return status;
+    }
+    // SAFETY: `usable` checked that the pointer is not NULL and aligned, and
+    // a handle pointer came from `new_handle` or `place_handle` and has not
+    // been freed (the header states this contract).
+    #[cfg(feature = "std")]
+    if unsafe { &*handle }.guarded().is_shared() {
+        return WEIR_ERR_REGION_UNSUPPORTED;
+    }
+    status_on(handle, body)
+}
+
+/// [`reconfigure`] for a [`HandleMut`]: `body` changes the state through
+/// an exclusive reference, and the caller holds every other call on the
+/// handle off while it runs (the header says so).
+pub(crate) fn reconfigure_alone<H: HandleMut>(
     handle: *mut H,
     body: impl FnOnce(&mut H::State) -> Result<(), weir_status>,
 ) -> weir_status {
@@ -198,8 +221,8 @@ pub(crate) fn reconfigure<H: HandleMut>(
     }
     // SAFETY: a non-NULL handle pointer came from `new_handle` or
     // `place_handle` and has not been freed, and the header's contract for
-    // a reconfiguration is that no other call on the handle runs meanwhile,
-    // so this is the only reference to it.
+    // this reconfiguration is that no other call on the handle runs
+    // meanwhile, so this is the only reference to it.
     let guarded = unsafe { &mut *handle }.guarded_mut();
     if guarded.poisoned() {
         return WEIR_ERR_POISONED;

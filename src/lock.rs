@@ -120,13 +120,6 @@ mod hosted {
             }
         }
 
-        /// The value, for a caller that holds the lock exclusively (a
-        /// reconfiguration): never an error; the `Result` matches
-        /// `std::sync::Mutex::get_mut`, as the firmware lock's does.
-        pub(crate) fn get_mut(&mut self) -> Result<&mut T, core::convert::Infallible> {
-            Ok(self.value.get_mut())
-        }
-
         /// The value, for the one owner of a handle being laid in a region.
         pub(crate) fn owned(&mut self) -> &mut T {
             self.value.get_mut()
@@ -310,13 +303,6 @@ mod firmware {
                 held: AtomicBool::new(false),
                 value: UnsafeCell::new(value),
             }
-        }
-
-        /// The value, for a caller that holds the lock exclusively (a
-        /// reconfiguration): no section to enter. Never an error; the
-        /// `Result` matches `std::sync::Mutex::get_mut`.
-        pub(crate) fn get_mut(&mut self) -> Result<&mut T, core::convert::Infallible> {
-            Ok(self.value.get_mut())
         }
 
         /// Enters the critical section and holds it until the guard drops.

@@ -5,7 +5,7 @@ use crate::counts::{weir_counts, Tally};
 use crate::guard::new_handle;
 use crate::guard::{
     decide, free_handle, on, place_plain, plain_footprint, read_counts, reconfigure,
-    start_counting, Guarded, Handle, HandleMut,
+    start_counting, Guarded, Handle,
 };
 use crate::lock::ShortLock;
 #[cfg(feature = "std")]
@@ -41,12 +41,6 @@ impl Handle for weir_period {
         // SAFETY: by `recover`'s contract the caller holds the region's
         // lock.
         unsafe { crate::region::repair(state) }
-    }
-}
-
-impl HandleMut for weir_period {
-    fn guarded_mut(&mut self) -> &mut Guarded<ShortLock<Period>> {
-        &mut self.0
     }
 }
 
@@ -297,8 +291,9 @@ pub extern "C" fn weir_period_next(period: *const weir_period, now: i64) -> i64 
 /// period admits at most its own quota: the one open at the change at most
 /// the larger of the two, every later one at most the new quota.
 ///
-/// Not concurrent: no other call on this counter may run while it does (as
-/// for `weir_period_free`). `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a
+/// Safe beside the counter's other calls (not `weir_period_free`): it
+/// takes the counter's own lock, as they do, so a take racing it is judged
+/// by the old policy or the new one, wholly. `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a
 /// bad `period`, `WEIR_ERR_POISONED` for a poisoned one, then
 /// `WEIR_ERR_QUOTA` for a quota of 0 or less; an error changes nothing. It
 /// counts nothing.

@@ -5,7 +5,7 @@ use crate::counts::{weir_counts, Tally};
 use crate::guard::new_handle;
 use crate::guard::{
     decide, free_handle, guard_status, on, place_handle, placement, read_counts, reconfigure,
-    start_counting, write_footprint, Guarded, Handle, HandleMut,
+    start_counting, write_footprint, Guarded, Handle,
 };
 use crate::lock::ShortLock;
 #[cfg(feature = "std")]
@@ -42,12 +42,6 @@ impl Handle for weir_sliding {
         // SAFETY: by `recover`'s contract the caller holds the region's
         // lock.
         unsafe { crate::region::repair(state) }
-    }
-}
-
-impl HandleMut for weir_sliding {
-    fn guarded_mut(&mut self) -> &mut Guarded<Self::State> {
-        &mut self.0
     }
 }
 
@@ -291,8 +285,11 @@ pub extern "C" fn weir_sliding_recoveries(
 /// caller's (make the larger footprint, `weir_sliding_footprint`, and place
 /// a new window there).
 ///
-/// Not concurrent: no other call on this window may run while it does (as
-/// for `weir_sliding_free`). Checked in this order, nothing changed on an
+/// Safe beside the window's other calls (not `weir_sliding_free`): it
+/// takes the window's own lock, as they do, so a call racing it sees the
+/// old quota and window or the new ones, wholly; a window that grows
+/// allocates its new ring and moves into it under that lock. Checked in
+/// this order, nothing changed on an
 /// error: `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `sliding`,
 /// `WEIR_ERR_POISONED`, `WEIR_ERR_QUOTA`, `WEIR_ERR_SLIDING_WINDOW`,
 /// `WEIR_ERR_TOO_LARGE` (stamps no memory could hold),
@@ -305,7 +302,7 @@ pub extern "C" fn weir_sliding_reconfigure(
     window_ns: i64,
 ) -> weir_status {
     reconfigure(sliding, |sliding| {
-        let sliding = sliding.get_mut().map_err(|_| WEIR_ERR_POISONED)?;
+        let mut sliding = sliding.lock();
         let size = stamps(quota, window_ns)?;
         if size <= sliding.capacity() {
             return Ok(sliding.reconfigure(quota, window_ns)?);

@@ -5,7 +5,7 @@ use static_assertions::{assert_eq_size, const_assert_eq};
 use crate::counts::{weir_counts, Tally};
 #[cfg(feature = "std")]
 use crate::guard::new_handle;
-use crate::guard::{decide_status, read_counts, reconfigure, start_counting, HandleMut};
+use crate::guard::{decide_status, read_counts, reconfigure, start_counting};
 use crate::guard::{
     free_handle, guard_status, on, place_handle, placement, slice_out, status_on, write_footprint,
     write_out, Guarded, Handle,
@@ -79,12 +79,6 @@ impl Handle for weir_window {
         // SAFETY: by `recover`'s contract the caller holds the region's
         // lock.
         unsafe { crate::region::repair(state) }
-    }
-}
-
-impl HandleMut for weir_window {
-    fn guarded_mut(&mut self) -> &mut Guarded<Self::State> {
-        &mut self.0
     }
 }
 
@@ -394,8 +388,10 @@ pub extern "C" fn weir_window_read_buckets(
 /// (a smaller `size` is held to it, as `weir_window_init_in` holds it) and
 /// answers `WEIR_ERR_PLACED_TOO_SMALL` for a larger one.
 ///
-/// Not concurrent: no other call on this window may run while it does (as
-/// for `weir_window_free`). Checked in this order, nothing changed on an
+/// Safe beside the window's other calls (not `weir_window_free`): it takes
+/// the window's own lock, as they do, so a call racing it sees the old
+/// layout or the new one, wholly; a window of another size allocates its
+/// new buckets and moves into them under that lock. Checked in this order, nothing changed on an
 /// error: `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `window`,
 /// `WEIR_ERR_POISONED`, `WEIR_ERR_WINDOW_SPAN`, `WEIR_ERR_WINDOW_SIZE`,
 /// `WEIR_ERR_PLACED_TOO_SMALL`, `WEIR_ERR_NO_MEMORY`. It counts nothing.
@@ -408,7 +404,7 @@ pub extern "C" fn weir_window_reconfigure(
 ) -> weir_status {
     reconfigure(window, |state| {
         let count = buckets(size, window_ns)?;
-        let window = state.get_mut().map_err(|_| WEIR_ERR_POISONED)?;
+        let mut window = state.lock();
         let held = window.size();
         let placed = window.store().is_placed();
         if count == held || (placed && count < held) {

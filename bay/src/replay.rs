@@ -888,6 +888,40 @@ pub extern "C" fn bay_window_read_buckets(now: i64, current: i64, cap: i64) -> u
     answer(&out)
 }
 
+/// `window_reconfigure`: status (1, NULL, with no window held), checked
+/// in the C call's order. A window of the same size keeps its buckets;
+/// another size moves into new ones, as a heap window's does.
+#[no_mangle]
+pub extern "C" fn bay_window_reconfigure(size: i64, window_ns: i64, now: i64) -> usize {
+    let status = with(|h| {
+        let Some(window) = h.window.as_mut() else {
+            return NULL;
+        };
+        let changed = (|| {
+            if window_ns <= 0 {
+                return Err(WindowError::Span);
+            }
+            let count = i64::from(size as i32).max(1);
+            if count > weir_core::window::MAX_SIZE {
+                return Err(WindowError::TooLarge);
+            }
+            // 1 <= count <= MAX_SIZE.
+            let count = count as usize;
+            if count == window.size() {
+                return window.reconfigure(window_ns, now);
+            }
+            let mut ring = Vec::new();
+            ring.try_reserve_exact(count)
+                .map_err(|_| WindowError::NoMemory)?;
+            ring.resize(count, WindowTotal::default());
+            *window = window.reconfigure_into(ring, window_ns, now)?;
+            Ok(())
+        })();
+        changed.map_or_else(|e| code_status(e.code()), |()| 0)
+    });
+    answer(&[status])
+}
+
 /// `window_size`.
 #[no_mangle]
 pub extern "C" fn bay_window_size() -> usize {
@@ -1274,20 +1308,8 @@ pub extern "C" fn bay_breaker_new(
         aggression: f64_of(aggression),
         skip_refusals: skip_refusals != 0,
     };
-    let made = policy
-        .check()
-        .map_err(|e| code_status(e.code()))
-        .and_then(|policy| {
-            if i64::from(policy.size) > weir_core::window::MAX_SIZE {
-                return Err(code_status(
-                    BreakerPolicyError::Window(WindowError::TooLarge).code(),
-                ));
-            }
-            if !matches!(skip_refusals, 0 | 1) {
-                return Err(BREAKER_REFUSALS);
-            }
-            Breaker::new(policy, now).map_err(|e| code_status(e.code()))
-        })
+    let made = breaker_checked(policy, skip_refusals)
+        .and_then(|policy| Breaker::new(policy, now).map_err(|e| code_status(e.code())))
         .map(|breaker| {
             let tag = BREAKER_TAG.with(|t| {
                 let mut t = t.borrow_mut();
@@ -1299,6 +1321,77 @@ pub extern "C" fn bay_breaker_new(
         });
     let status = made.as_ref().map_or_else(|&e| e, |_| 0);
     with(|h| h.breaker = made.ok());
+    answer(&[status])
+}
+
+/// The checks `breaker_new` and `breaker_reconfigure` make on a policy, in
+/// the C calls' order.
+fn breaker_checked(policy: BreakerPolicy, skip_refusals: i32) -> Result<BreakerPolicy, i64> {
+    let policy = policy.check().map_err(|e| code_status(e.code()))?;
+    if i64::from(policy.size) > weir_core::window::MAX_SIZE {
+        return Err(code_status(
+            BreakerPolicyError::Window(WindowError::TooLarge).code(),
+        ));
+    }
+    if !matches!(skip_refusals, 0 | 1) {
+        return Err(BREAKER_REFUSALS);
+    }
+    Ok(policy)
+}
+
+/// `breaker_reconfigure`: status (1, NULL, with no breaker held), checked
+/// in the C call's order. A breaker of the same size keeps its buckets;
+/// another size moves into new ones, as a heap breaker's does.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn bay_breaker_reconfigure(
+    k: i64,
+    floor: i64,
+    protection: i64,
+    probe_ns: i64,
+    size: i64,
+    skip_refusals: i64,
+    window_ns: i64,
+    max_rejection_probability: i64,
+    rps_threshold: i64,
+    aggression: i64,
+) -> usize {
+    let skip_refusals = skip_refusals as i32;
+    let policy = BreakerPolicy {
+        k: f64_of(k),
+        floor: f64_of(floor),
+        protection: f64_of(protection),
+        probe_ns,
+        size: size as i32,
+        window_ns,
+        max_rejection_probability: f64_of(max_rejection_probability),
+        rps_threshold: f64_of(rps_threshold),
+        aggression: f64_of(aggression),
+        skip_refusals: skip_refusals != 0,
+    };
+    let status = with(|h| {
+        let Some(breaker) = h.breaker.as_mut() else {
+            return NULL;
+        };
+        let changed = breaker_checked(policy, skip_refusals).and_then(|policy| {
+            // 1 <= size <= MAX_SIZE once checked and raised to one.
+            let size = policy.size.max(1) as usize;
+            if size == breaker.policy().size as usize {
+                return breaker
+                    .reconfigure(policy)
+                    .map_err(|e| code_status(e.code()));
+            }
+            let mut ring = Vec::new();
+            ring.try_reserve_exact(size)
+                .map_err(|_| code_status(WindowError::NoMemory.code()))?;
+            ring.resize(size, Default::default());
+            *breaker = breaker
+                .reconfigure_into(policy, ring)
+                .map_err(|e| code_status(e.code()))?;
+            Ok(())
+        });
+        changed.map_or_else(|e| e, |()| 0)
+    });
     answer(&[status])
 }
 

@@ -11,7 +11,8 @@ use crate::atomic::{AtomicI64, Ordering};
 #[derive(Debug)]
 pub struct Gate {
     /// The most that may be inside at once; zero or less means no ceiling.
-    limit: i64,
+    /// A word of its own, so that [`Gate::reconfigure`] shares the gate.
+    limit: AtomicI64,
     held: AtomicI64,
 }
 
@@ -20,17 +21,16 @@ impl Gate {
     /// ceiling.
     pub fn new(limit: i64) -> Gate {
         Gate {
-            limit,
+            limit: AtomicI64::new(limit),
             held: AtomicI64::new(0),
         }
     }
 
     /// Takes room if there is some; whether it did.
     pub fn enter(&self) -> bool {
-        let limit = if self.limit <= 0 {
-            i64::MAX
-        } else {
-            self.limit
+        let limit = match self.limit.load(Ordering::Relaxed) {
+            limit if limit <= 0 => i64::MAX,
+            limit => limit,
         };
         self.held
             .fetch_update(Ordering::Acquire, Ordering::Relaxed, |held| {
@@ -59,7 +59,7 @@ impl Gate {
     /// The ceiling the gate was made with, or last given by
     /// [`Gate::reconfigure`] (zero or less: none).
     pub fn limit(&self) -> i64 {
-        self.limit
+        self.limit.load(Ordering::Relaxed)
     }
 
     /// Takes a new ceiling in place, keeping the calls inside: the next
@@ -67,9 +67,10 @@ impl Gate {
     /// stay (a gate cannot call them back), and no call enters until enough
     /// have left to bring `held` under it: from the change on, `held` never
     /// exceeds the larger of what it was at the change and the new ceiling.
-    /// Takes `&mut self`: no call may run while it does.
-    pub fn reconfigure(&mut self, limit: i64) {
-        self.limit = limit;
+    /// Safe beside other calls: an `enter` racing it is judged by the old
+    /// ceiling or the new one.
+    pub fn reconfigure(&self, limit: i64) {
+        self.limit.store(limit, Ordering::Relaxed);
     }
 }
 
@@ -79,7 +80,7 @@ mod tests {
 
     #[test]
     fn a_new_ceiling_keeps_the_calls_inside() {
-        let mut gate = Gate::new(4);
+        let gate = Gate::new(4);
         for _ in 0..4 {
             assert!(gate.enter());
         }

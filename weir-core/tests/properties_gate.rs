@@ -57,7 +57,7 @@ proptest! {
         limit in limit(),
         steps in prop::collection::vec((op(), prop::option::weighted(0.15, limit())), 1..120),
     ) {
-        let mut gate = Gate::new(limit);
+        let gate = Gate::new(limit);
         let mut ceiling = if limit <= 0 { i64::MAX } else { limit };
         let mut most = ceiling;
         let mut inside = 0i64;

@@ -1,0 +1,266 @@
+/* Reconfiguring a handle while other threads decide on it: the sliding
+ * window, period counter, gate, window and breaker take their new policy
+ * under their own lock (the gate in an atomic word), so each decision
+ * racing a change is judged by the old policy or the new one, wholly. Here
+ * several threads decide in a loop while one more changes the policy in a
+ * loop, and the answers must stay within the looser of the policies' bounds
+ * (all at one instant, so every bound is a count), every call must answer
+ * a status it documents, and under ASan and UBSan (the cmake-sanitize
+ * stage) nothing may read freed or torn memory, as a ring replaced under a
+ * decision would. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "check.h"
+#include "weir.h"
+
+#define SEC INT64_C(1000000000)
+enum { DECIDERS = 3, ROUNDS = 20, TAKES = 300 };
+
+/* The handle under test and the tallies the threads keep (no CHECK inside a
+ * thread: its count is not atomic). */
+struct shared {
+    void *handle;
+    atomic_long admitted;
+    atomic_long inside;
+    atomic_long most_inside;
+    atomic_long bad;
+    atomic_int done;
+};
+
+static void reset(struct shared *s, void *handle) {
+    s->handle = handle;
+    atomic_store(&s->admitted, 0);
+    atomic_store(&s->inside, 0);
+    atomic_store(&s->most_inside, 0);
+    atomic_store(&s->bad, 0);
+    atomic_store(&s->done, 0);
+}
+
+/* Runs `decide` on DECIDERS threads and `change` on one more, which loops
+ * until the deciders are done (and at least `changes` times). */
+static void race(struct shared *s, void *(*decide)(void *), void *(*change)(void *)) {
+    pthread_t deciders[DECIDERS], changer;
+    CHECK(pthread_create(&changer, NULL, change, s) == 0);
+    for (int i = 0; i < DECIDERS; i++) CHECK(pthread_create(&deciders[i], NULL, decide, s) == 0);
+    for (int i = 0; i < DECIDERS; i++) CHECK(pthread_join(deciders[i], NULL) == 0);
+    atomic_store(&s->done, 1);
+    CHECK(pthread_join(changer, NULL) == 0);
+    CHECK(atomic_load(&s->bad) == 0);
+}
+
+/* --- the sliding window: quota 4 grown to 8, 16, 32, 64 (a new ring each
+ * time, moved into under the lock), then its window changed back and forth;
+ * every take at one instant, so at most 64 pass in all, and since the stamps
+ * are all at that instant none is dropped: exactly 64 pass. */
+static void *sliding_decide(void *arg) {
+    struct shared *s = arg;
+    for (int i = 0; i < TAKES; i++) {
+        if (weir_sliding_take(s->handle, 0)) atomic_fetch_add(&s->admitted, 1);
+        int64_t left = weir_sliding_left(s->handle, 0);
+        if (left < 0 || left > 64) atomic_fetch_add(&s->bad, 1);
+    }
+    return NULL;
+}
+
+static void *sliding_change(void *arg) {
+    struct shared *s = arg;
+    for (int64_t quota = 8; quota <= 64; quota *= 2) {
+        if (weir_sliding_reconfigure(s->handle, quota, SEC) != WEIR_OK) atomic_fetch_add(&s->bad, 1);
+    }
+    for (int i = 0; !atomic_load(&s->done) || i < 100; i++) {
+        if (weir_sliding_reconfigure(s->handle, 64, (1 + i % 2) * SEC) != WEIR_OK) atomic_fetch_add(&s->bad, 1);
+    }
+    return NULL;
+}
+
+static void sliding_threads(void) {
+    struct shared s;
+    for (int round = 0; round < ROUNDS; round++) {
+        weir_sliding *sliding = NULL;
+        CHECK_STATUS(weir_sliding_new(4, SEC, &sliding), WEIR_OK);
+        reset(&s, sliding);
+        race(&s, sliding_decide, sliding_change);
+        long admitted = atomic_load(&s.admitted);
+        CHECK(admitted <= 64);
+        while (weir_sliding_take(sliding, 0)) admitted++;
+        CHECK(admitted == 64);
+        weir_sliding_free(sliding);
+    }
+}
+
+/* --- the period counter: quota 10 and 20 in turn, one period open the
+ * whole time (every take at one instant): at most 20 pass. */
+static void *period_decide(void *arg) {
+    struct shared *s = arg;
+    for (int i = 0; i < TAKES; i++) {
+        weir_period_quota q = weir_period_take(s->handle, 0);
+        if (q == WEIR_PERIOD_QUOTA_UNDER || q == WEIR_PERIOD_QUOTA_HIT) {
+            atomic_fetch_add(&s->admitted, 1);
+        } else if (q != WEIR_PERIOD_QUOTA_OVER) {
+            atomic_fetch_add(&s->bad, 1);
+        }
+    }
+    return NULL;
+}
+
+static void *period_change(void *arg) {
+    struct shared *s = arg;
+    for (int i = 0; !atomic_load(&s->done) || i < 100; i++) {
+        if (weir_period_reconfigure(s->handle, i % 2 ? 20 : 10, SEC, i % 3 == 0) != WEIR_OK) {
+            atomic_fetch_add(&s->bad, 1);
+        }
+    }
+    return NULL;
+}
+
+static void period_threads(void) {
+    struct shared s;
+    for (int round = 0; round < ROUNDS; round++) {
+        weir_period *period = NULL;
+        CHECK_STATUS(weir_period_new(10, SEC, false, &period), WEIR_OK);
+        reset(&s, period);
+        race(&s, period_decide, period_change);
+        CHECK(atomic_load(&s.admitted) <= 20);
+        weir_period_free(period);
+    }
+}
+
+/* --- the gate: limit 2 and 5 in turn; the calls the deciders count inside
+ * (counted in after entering, out before leaving) never pass 5. */
+static void *gate_decide(void *arg) {
+    struct shared *s = arg;
+    for (int i = 0; i < TAKES; i++) {
+        if (!weir_gate_enter(s->handle)) continue;
+        long now_inside = atomic_fetch_add(&s->inside, 1) + 1;
+        long most = atomic_load(&s->most_inside);
+        while (now_inside > most && !atomic_compare_exchange_weak(&s->most_inside, &most, now_inside)) {
+        }
+        atomic_fetch_add(&s->admitted, 1);
+        atomic_fetch_sub(&s->inside, 1);
+        weir_gate_leave(s->handle);
+    }
+    return NULL;
+}
+
+static void *gate_change(void *arg) {
+    struct shared *s = arg;
+    for (int i = 0; !atomic_load(&s->done) || i < 100; i++) {
+        if (weir_gate_reconfigure(s->handle, i % 2 ? 5 : 2) != WEIR_OK) atomic_fetch_add(&s->bad, 1);
+    }
+    return NULL;
+}
+
+static void gate_threads(void) {
+    struct shared s;
+    for (int round = 0; round < ROUNDS; round++) {
+        weir_gate *gate = NULL;
+        CHECK_STATUS(weir_gate_new(2, &gate), WEIR_OK);
+        reset(&s, gate);
+        race(&s, gate_decide, gate_change);
+        CHECK(atomic_load(&s.most_inside) <= 5);
+        CHECK(atomic_load(&s.admitted) > 0);
+        CHECK(weir_gate_held(gate) == 0);
+        weir_gate_free(gate);
+    }
+}
+
+/* --- the window: 4 and 8 buckets in turn (a new ring each time, moved into
+ * under the lock), over 4 µs and 8 µs; every value added at one instant, so
+ * each change keeps the whole total: at the end it holds every add, once. */
+static void *window_decide(void *arg) {
+    struct shared *s = arg;
+    for (int i = 0; i < TAKES; i++) {
+        if (weir_window_add(s->handle, 0, 1) == WEIR_OK) {
+            atomic_fetch_add(&s->admitted, 1);
+        } else {
+            atomic_fetch_add(&s->bad, 1);
+        }
+        weir_window_total total;
+        if (weir_window_read_total(s->handle, 0, true, &total) != WEIR_OK || total.sum != total.count ||
+            total.count > DECIDERS * TAKES) {
+            atomic_fetch_add(&s->bad, 1);
+        }
+    }
+    return NULL;
+}
+
+static void *window_change(void *arg) {
+    struct shared *s = arg;
+    for (int i = 0; !atomic_load(&s->done) || i < 100; i++) {
+        int32_t size = i % 2 ? 8 : 4;
+        if (weir_window_reconfigure(s->handle, size, size * INT64_C(1000), 0) != WEIR_OK) {
+            atomic_fetch_add(&s->bad, 1);
+        }
+    }
+    return NULL;
+}
+
+static void window_threads(void) {
+    struct shared s;
+    for (int round = 0; round < ROUNDS; round++) {
+        weir_window *window = NULL;
+        CHECK_STATUS(weir_window_new(4, 4000, 0, &window), WEIR_OK);
+        reset(&s, window);
+        race(&s, window_decide, window_change);
+        weir_window_total total;
+        CHECK_STATUS(weir_window_read_total(window, 0, true, &total), WEIR_OK);
+        CHECK(total.count == atomic_load(&s.admitted) && total.sum == total.count);
+        CHECK(total.count == DECIDERS * TAKES);
+        weir_window_free(window);
+    }
+}
+
+/* --- the breaker: the preset and a stricter policy of twice its buckets in
+ * turn (a new ring each time); every call succeeds, so neither policy
+ * refuses one, and every ticket settles whatever changed since it was
+ * handed out. */
+static void *breaker_decide(void *arg) {
+    struct shared *s = arg;
+    for (int i = 0; i < TAKES; i++) {
+        weir_breaker_ticket ticket;
+        if (!weir_breaker_allow(s->handle, 0, 0.5, &ticket)) {
+            atomic_fetch_add(&s->bad, 1);
+            continue;
+        }
+        atomic_fetch_add(&s->admitted, 1);
+        if (weir_breaker_pass(s->handle, &ticket, 0) != WEIR_OK) atomic_fetch_add(&s->bad, 1);
+    }
+    return NULL;
+}
+
+static void *breaker_change(void *arg) {
+    struct shared *s = arg;
+    weir_breaker_policy preset = weir_breaker_policy_preset();
+    weir_breaker_policy strict = preset;
+    strict.k = 1.1;
+    strict.size = preset.size * 2;
+    for (int i = 0; !atomic_load(&s->done) || i < 100; i++) {
+        if (weir_breaker_reconfigure(s->handle, i % 2 ? &strict : &preset) != WEIR_OK) {
+            atomic_fetch_add(&s->bad, 1);
+        }
+    }
+    return NULL;
+}
+
+static void breaker_threads(void) {
+    struct shared s;
+    for (int round = 0; round < ROUNDS; round++) {
+        weir_breaker *breaker = NULL;
+        CHECK_STATUS(weir_breaker_new(NULL, 0, &breaker), WEIR_OK);
+        reset(&s, breaker);
+        race(&s, breaker_decide, breaker_change);
+        CHECK(atomic_load(&s.admitted) == DECIDERS * TAKES);
+        weir_breaker_free(breaker);
+    }
+}
+
+int main(void) {
+    sliding_threads();
+    period_threads();
+    gate_threads();
+    window_threads();
+    breaker_threads();
+    CHECK_DONE();
+}
