@@ -4581,7 +4581,7 @@ weir_status weir_charge_all(const weir_charge_item *items,
 /// unspent are lost to the fleet until the store's bucket refills.
 ///
 /// A `now` earlier than one seen is no time passing. Takes a short
-/// per-handle lock and is safe to use from many threads at once; 264
+/// per-handle lock and is safe to use from many threads at once; 272
 /// bytes of heap per handle. Made by `weir_lease_new` (or laid in the
 /// caller's memory by `weir_lease_init_in`), freed by `weir_lease_free`.
 ///

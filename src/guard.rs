@@ -19,15 +19,11 @@
 use core::mem::MaybeUninit;
 #[cfg(feature = "std")]
 use std::panic::{catch_unwind, AssertUnwindSafe};
-#[cfg(feature = "std")]
-use std::sync::MutexGuard;
 
 use core::sync::atomic::{AtomicU8, Ordering};
 
 use crate::counts::{weir_counts, Counts, Tally};
 use crate::lock::set_flags;
-#[cfg(feature = "std")]
-use crate::lock::Mutex;
 use crate::status::weir_status::{self, *};
 
 /// A handle's state with its flags ([`POISONED`], [`COUNTING`], [`PLACED`])
@@ -891,18 +887,6 @@ pub(crate) fn value_mut<'a, T>(value: *mut T) -> Result<&'a mut T, weir_status> 
     Ok(unsafe { &mut *value })
 }
 
-/// Locks a per-handle mutex. A poisoned mutex means another thread
-/// panicked while holding it; the handle's own flag is set by that thread's
-/// guard, and this call refuses by panicking into its own guard.
-#[cfg(feature = "std")]
-#[inline]
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    match mutex.lock() {
-        Ok(guard) => guard,
-        Err(_) => panic!("weir: handle mutex poisoned by an earlier panic"),
-    }
-}
-
 /// Whether `len` values of `T` are more than any array can hold.
 fn too_long<T>(len: usize) -> bool {
     len > isize::MAX as usize / core::mem::size_of::<T>().max(1)
@@ -947,20 +931,21 @@ pub(crate) fn slice_out<'a, T>(
 #[cfg(all(test, feature = "std"))]
 mod tests {
     use super::*;
+    use crate::lock::ShortLock;
     use std::ptr;
 
     /// A handle whose operations can be told to panic.
-    struct Probe(Guarded<Mutex<i64>>);
+    struct Probe(Guarded<ShortLock<i64>>);
 
     impl Handle for Probe {
-        type State = Mutex<i64>;
-        fn guarded(&self) -> &Guarded<Mutex<i64>> {
+        type State = ShortLock<i64>;
+        fn guarded(&self) -> &Guarded<ShortLock<i64>> {
             &self.0
         }
     }
 
-    fn bump(state: &Mutex<i64>, explode: bool) -> i64 {
-        let mut count = lock(state);
+    fn bump(state: &ShortLock<i64>, explode: bool) -> i64 {
+        let mut count = state.lock();
         *count += 1;
         assert!(!explode, "probe told to panic");
         *count
@@ -975,27 +960,19 @@ mod tests {
 
     #[test]
     fn a_panic_poisons_the_handle_and_it_refuses_afterwards() {
-        let probe = Probe(Guarded::new(Mutex::new(0)));
+        let probe = Probe(Guarded::new(ShortLock::new(0)));
         assert_eq!(on(&probe, -1, |s| bump(s, false)), 1);
         assert_eq!(on(&probe, -1, |s| bump(s, true)), -1);
         assert_eq!(on(&probe, -1, |s| bump(s, false)), -1);
         assert_eq!(status_on(&probe, |_| Ok(())), WEIR_ERR_POISONED);
 
-        let fresh = Probe(Guarded::new(Mutex::new(0)));
+        let fresh = Probe(Guarded::new(ShortLock::new(0)));
         let status = status_on(&fresh, |s| {
             bump(s, true);
             Ok(())
         });
         assert_eq!(status, WEIR_ERR_PANIC);
         assert_eq!(status_on(&fresh, |_| Ok(())), WEIR_ERR_POISONED);
-    }
-
-    #[test]
-    fn a_poisoned_mutex_refuses_even_before_the_flag_is_seen() {
-        let state = Mutex::new(0_i64);
-        let _ = catch_unwind(AssertUnwindSafe(|| bump(&state, true)));
-        assert!(state.is_poisoned());
-        assert_eq!(guard(-1, || bump(&state, false)), -1);
     }
 
     #[test]
@@ -1019,7 +996,7 @@ mod tests {
             WEIR_ERR_NULL
         );
         assert_eq!(
-            new_handle(&mut out, || Ok(Probe(Guarded::new(Mutex::new(5))))),
+            new_handle(&mut out, || Ok(Probe(Guarded::new(ShortLock::new(5))))),
             WEIR_OK
         );
         assert_eq!(on(out, -1, |s| bump(s, false)), 6);

@@ -7,10 +7,10 @@ use crate::counts::{weir_counts, Tally};
 use crate::guard::new_handle;
 use crate::guard::{decide_status, read_counts, start_counting};
 use crate::guard::{
-    free_handle, lock, on, place_plain, plain_footprint, policy_or, status_on, usable, write_out,
+    free_handle, on, place_plain, plain_footprint, policy_or, status_on, usable, write_out,
     Guarded, Handle,
 };
-use crate::lock::Mutex;
+use crate::lock::ShortLock;
 use crate::status::weir_status::{self, *};
 use weir_core::lease::{Lease, LeaseError, LeasePolicy, LeaseStats, LeaseTake};
 use weir_core::time::NEVER;
@@ -162,7 +162,7 @@ pub extern "C" fn weir_lease_policy_preset() -> weir_lease_policy {
 /// unspent are lost to the fleet until the store's bucket refills.
 ///
 /// A `now` earlier than one seen is no time passing. Takes a short
-/// per-handle lock and is safe to use from many threads at once; 264
+/// per-handle lock and is safe to use from many threads at once; 272
 /// bytes of heap per handle. Made by `weir_lease_new` (or laid in the
 /// caller's memory by `weir_lease_init_in`), freed by `weir_lease_free`.
 ///
@@ -171,10 +171,10 @@ pub extern "C" fn weir_lease_policy_preset() -> weir_lease_policy {
 /// (interrupts masked, with `single-core`); the longest measured under QEMU:
 /// a call of 3909 instructions on a Cortex-M4F, a section of 7636 on a
 /// Cortex-M0.
-pub struct weir_lease(Guarded<Mutex<Lease>>);
+pub struct weir_lease(Guarded<ShortLock<Lease>>);
 
 impl Handle for weir_lease {
-    type State = Mutex<Lease>;
+    type State = ShortLock<Lease>;
     fn guarded(&self) -> &Guarded<Self::State> {
         &self.0
     }
@@ -207,7 +207,7 @@ fn make(policy: *const weir_lease_policy, now: i64) -> Result<weir_lease, weir_s
         },
         now,
     )?;
-    Ok(weir_lease(Guarded::new(Mutex::new(lease))))
+    Ok(weir_lease(Guarded::new(ShortLock::new(lease))))
 }
 
 /// The bytes and the alignment a placed lease needs (`weir_lease_init_in`),
@@ -278,7 +278,7 @@ pub extern "C" fn weir_lease_take(
     };
     decide_status(lease, counted, |lease| {
         usable(out)?;
-        let taken = lock(lease).take(now, cost)?;
+        let taken = lease.lock().take(now, cost)?;
         decided.set(match taken {
             LeaseTake::Go { .. } => Tally::Admitted(cost as f64),
             LeaseTake::Ask { .. } => Tally::Nothing,
@@ -359,7 +359,7 @@ pub extern "C" fn weir_lease_grant(
     next: i64,
 ) -> weir_status {
     status_on(lease, |lease| {
-        lock(lease).grant(now, granted, until, next)?;
+        lease.lock().grant(now, granted, until, next)?;
         Ok(())
     })
 }
@@ -368,7 +368,7 @@ pub extern "C" fn weir_lease_grant(
 /// refund if the client stopped now. A pure reading; 0 for a NULL lease.
 #[no_mangle]
 pub extern "C" fn weir_lease_unspent(lease: *const weir_lease, now: i64) -> i64 {
-    on(lease, 0, |lease| lock(lease).unspent(now))
+    on(lease, 0, |lease| lease.lock().unspent(now))
 }
 
 /// Drops every unit held at `now` and answers how many were live: refund
@@ -376,21 +376,21 @@ pub extern "C" fn weir_lease_unspent(lease: *const weir_lease, now: i64) -> i64 
 /// for a NULL lease.
 #[no_mangle]
 pub extern "C" fn weir_lease_release(lease: *const weir_lease, now: i64) -> i64 {
-    on(lease, 0, |lease| lock(lease).release(now))
+    on(lease, 0, |lease| lease.lock().release(now))
 }
 
 /// When the earliest units held expire; `INT64_MAX` when none are held and
 /// for a NULL lease. A pure reading.
 #[no_mangle]
 pub extern "C" fn weir_lease_expires(lease: *const weir_lease, now: i64) -> i64 {
-    on(lease, NEVER, |lease| lock(lease).expires(now))
+    on(lease, NEVER, |lease| lease.lock().expires(now))
 }
 
 /// The most units this lease holds and asks for together:
 /// max(1, ⌊share × burst⌋). 0 for a NULL lease.
 #[no_mangle]
 pub extern "C" fn weir_lease_cap(lease: *const weir_lease) -> i64 {
-    on(lease, 0, |lease| lock(lease).cap())
+    on(lease, 0, |lease| lease.lock().cap())
 }
 
 /// Writes what the lease has done and holds at `now` to `*out`. A pure
@@ -404,7 +404,7 @@ pub extern "C" fn weir_lease_read_stats(
     out: *mut weir_lease_stats,
 ) -> weir_status {
     status_on(lease, |lease| {
-        let stats = lock(lease).stats(now);
+        let stats = lease.lock().stats(now);
         write_out(out, stats.into())
     })
 }
@@ -415,7 +415,7 @@ mod tests {
 
     #[test]
     fn the_documented_handle_size_is_right() {
-        assert_eq!(core::mem::size_of::<weir_lease>(), 264);
+        assert_eq!(core::mem::size_of::<weir_lease>(), 272);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //!
 //! - Hosted (`std`): `ShortLock` is the lock below: an uncontended lock and
 //!   unlock are one compare-and-swap and one swap. Every handle with a lock
-//!   takes it (the lease, hosted only, keeps `std::sync::Mutex`). A shared
+//!   takes it. A shared
 //!   handle (src/region.rs) keeps it too: its calls take the region's
 //!   robust lock around it, out of line, so a heap or placed handle pays
 //!   nothing for sharing.
@@ -37,8 +37,6 @@
 pub(crate) use firmware::Critical as ShortLock;
 #[cfg(feature = "std")]
 pub(crate) use hosted::ShortLock;
-#[cfg(feature = "std")]
-pub(crate) use std::sync::Mutex;
 
 use core::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 

@@ -342,6 +342,6 @@ pub extern "C" fn weir_period_read_counts(
 mod tests {
     #[test]
     fn the_documented_handle_size_is_right() {
-        assert_eq!(core::mem::size_of::<super::weir_period>(), 96);
+        assert_eq!(core::mem::size_of::<super::weir_period>(), 104);
     }
 }
