@@ -12,7 +12,8 @@
  * Each type's workload mixes its calls at irregular `now`s, with jumps past
  * the whole window so that the slowest update (every bucket rotated out at
  * once) is among them. Also prints each type's footprint at its preset (or
- * at the size named). Build and run: .ci/firmware-cycles.sh. */
+ * at the size named). Built and run by .ci/stages/firmware.sh
+ * (bash .ci/run firmware). */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
