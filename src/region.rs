@@ -5,10 +5,12 @@
 //! A shared handle is a placed handle (`guard::place_handle`) laid after a
 //! [`weir_region_header`] in memory the caller maps `MAP_SHARED`, with two
 //! changes made once it sits at its final address: its slots are found
-//! from the store's own address (`Slots::make_relative`), and its lock, a
-//! [`HandleLock`], becomes a robust, process-shared pthread mutex. Nothing
-//! in the region is a pointer, so every process that maps it, at any
-//! address, uses the one handle through the ordinary `weir_X_*` calls.
+//! from the store's own address (`Slots::make_relative`), and its calls
+//! take the region's lock, a `RegionLock` (a robust, process-shared
+//! pthread mutex in a block between the header and the handle), around
+//! the handle's own. Nothing in the region is a pointer, so every process
+//! that maps it, at any address, uses the one handle through the ordinary
+//! `weir_X_*` calls.
 
 use core::cell::UnsafeCell;
 use core::ffi::c_void;
