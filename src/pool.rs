@@ -21,6 +21,10 @@ use weir_core::pool::{
     Pool, PoolMisuse, PoolPolicy, PoolPolicyError, PoolSlot, PoolStats, PoolTaken,
 };
 
+/// The pool's store: never shared (a pool has no shared form), so it
+/// never holds a distance in place of its pointer.
+type PoolSlots = Slots<PoolSlot, false>;
+
 /// A resource's identity: C's `uintptr_t`. cbindgen.toml renames it to
 /// `uintptr_t` and does not emit it, since `<stdint.h>` declares that.
 pub type weir_item = usize;
@@ -271,10 +275,10 @@ impl From<PoolStats> for weir_pool_stats {
 /// section (interrupts masked, with `single-core`); the longest measured under
 /// QEMU: a call of 802 instructions on a Cortex-M4F, a section of 1131 on a
 /// Cortex-M0.
-pub struct weir_pool(Guarded<ShortLock<Pool<Slots<PoolSlot>>>>);
+pub struct weir_pool(Guarded<ShortLock<Pool<PoolSlots>>>);
 
 /// A pool's state, whichever memory holds its slots.
-type PoolState = ShortLock<Pool<Slots<PoolSlot>>>;
+type PoolState = ShortLock<Pool<PoolSlots>>;
 
 impl Handle for weir_pool {
     type State = PoolState;
@@ -589,10 +593,10 @@ pub extern "C" fn weir_pool_drop(pool: *const weir_pool, item: weir_item) -> wei
 /// and a `put` that writes each item it receives to the next entry; returns
 /// what `fill` returns, how many it wrote.
 fn into_buffer(
-    pool: &mut Pool<Slots<PoolSlot>>,
+    pool: &mut Pool<PoolSlots>,
     out: *mut weir_item,
     cap: usize,
-    fill: impl FnOnce(&mut Pool<Slots<PoolSlot>>, usize, &mut dyn FnMut(weir_item)) -> usize,
+    fill: impl FnOnce(&mut Pool<PoolSlots>, usize, &mut dyn FnMut(weir_item)) -> usize,
 ) -> usize {
     let Ok(room) = slice_out(out, cap.min(pool.idle())) else {
         return 0;

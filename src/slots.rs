@@ -14,8 +14,10 @@ use weir_core::bloom::BloomLine;
 /// its own address: the region holds no pointer, only the distance from
 /// this store to its slots). As large as the slice it stands for: the
 /// distance is kept in the pointer's place, tagged by its low bit (slots
-/// are at least 2-aligned, so a pointer to them never has it).
-pub(crate) struct Slots<T: 'static> {
+/// are at least 2-aligned, so a pointer to them never has it). A store of a
+/// type that is never shared (`SHAREABLE` false: the pool's) never holds a
+/// distance, and its reads skip the test of that bit.
+pub(crate) struct Slots<T: 'static, const SHAREABLE: bool = true> {
     /// The first slot, or (low bit set) `1 | ` the bytes from this store's
     /// address to its first slot.
     first: *mut T,
@@ -27,17 +29,17 @@ pub(crate) struct Slots<T: 'static> {
 // SAFETY: a store is one owner's slots, as the `&'static mut [T]` it stood
 // for before was: it moves and is shared between threads exactly as that
 // slice would be.
-unsafe impl<T: Send> Send for Slots<T> {}
+unsafe impl<T: Send, const SHAREABLE: bool> Send for Slots<T, SHAREABLE> {}
 // SAFETY: as above; `&Slots` gives only `&[T]`.
-unsafe impl<T: Sync> Sync for Slots<T> {}
+unsafe impl<T: Sync, const SHAREABLE: bool> Sync for Slots<T, SHAREABLE> {}
 
-impl<T> Slots<T> {
+impl<T, const SHAREABLE: bool> Slots<T, SHAREABLE> {
     /// Slots are at least 2-aligned, so the low bit of `first` is free.
     const TAGGABLE: () = assert!(core::mem::align_of::<T>() >= 2);
 
     /// The slots of a `Vec` (its length; spare capacity is given back).
     #[cfg(feature = "std")]
-    pub(crate) fn heap(slots: Vec<T>) -> Slots<T> {
+    pub(crate) fn heap(slots: Vec<T>) -> Slots<T, SHAREABLE> {
         let () = Self::TAGGABLE;
         let slice = Box::leak(slots.into_boxed_slice());
         Slots {
@@ -60,7 +62,7 @@ impl<T> Slots<T> {
     /// grows (a reconfiguration to a larger size): `WEIR_ERR_NO_MEMORY` when
     /// they cannot be allocated.
     #[cfg(feature = "std")]
-    pub(crate) fn grown(len: usize, fill: T) -> Result<Slots<T>, weir_status>
+    pub(crate) fn grown(len: usize, fill: T) -> Result<Slots<T, SHAREABLE>, weir_status>
     where
         T: Clone,
     {
@@ -75,12 +77,12 @@ impl<T> Slots<T> {
     /// `WEIR_ERR_NO_MEMORY` (there every handle is placed, and a placed one
     /// never grows, so no call reaches this).
     #[cfg(not(feature = "std"))]
-    pub(crate) fn grown(_len: usize, _fill: T) -> Result<Slots<T>, weir_status> {
+    pub(crate) fn grown(_len: usize, _fill: T) -> Result<Slots<T, SHAREABLE>, weir_status> {
         Err(weir_status::WEIR_ERR_NO_MEMORY)
     }
 
     /// Slots in the caller's memory (see `guard::place_handle`).
-    pub(crate) fn placed(slice: &'static mut [T]) -> Slots<T> {
+    pub(crate) fn placed(slice: &'static mut [T]) -> Slots<T, SHAREABLE> {
         let () = Self::TAGGABLE;
         Slots {
             len: slice.len(),
@@ -90,6 +92,21 @@ impl<T> Slots<T> {
         }
     }
 
+    #[inline]
+    fn base(&self) -> *mut T {
+        let raw = self.first as usize;
+        if !SHAREABLE || raw & 1 == 0 {
+            return self.first;
+        }
+        (self as *const Self)
+            .cast::<u8>()
+            .wrapping_add(raw ^ 1)
+            .cast::<T>()
+            .cast_mut()
+    }
+}
+
+impl<T> Slots<T> {
     #[cfg(feature = "std")]
     /// Turns a placed store that has reached its final address (inside a
     /// shared region) into one that finds its slots from that address, so
@@ -108,22 +125,9 @@ impl<T> Slots<T> {
         let raw = self.first as usize;
         (raw & 1 == 1).then_some(((raw ^ 1) as isize, self.len))
     }
-
-    #[inline]
-    fn base(&self) -> *mut T {
-        let raw = self.first as usize;
-        if raw & 1 == 0 {
-            return self.first;
-        }
-        (self as *const Self)
-            .cast::<u8>()
-            .wrapping_add(raw ^ 1)
-            .cast::<T>()
-            .cast_mut()
-    }
 }
 
-impl<T> AsRef<[T]> for Slots<T> {
+impl<T, const SHAREABLE: bool> AsRef<[T]> for Slots<T, SHAREABLE> {
     #[inline]
     fn as_ref(&self) -> &[T] {
         // SAFETY: `base` is the first of `len` initialised slots this store
@@ -135,7 +139,7 @@ impl<T> AsRef<[T]> for Slots<T> {
     }
 }
 
-impl<T> AsMut<[T]> for Slots<T> {
+impl<T, const SHAREABLE: bool> AsMut<[T]> for Slots<T, SHAREABLE> {
     #[inline]
     fn as_mut(&mut self) -> &mut [T] {
         // SAFETY: as in `as_ref`; `&mut self` makes this the only reference.
@@ -144,7 +148,7 @@ impl<T> AsMut<[T]> for Slots<T> {
 }
 
 #[cfg(feature = "std")]
-impl<T> Drop for Slots<T> {
+impl<T, const SHAREABLE: bool> Drop for Slots<T, SHAREABLE> {
     fn drop(&mut self) {
         if self.owned {
             let slice = core::ptr::slice_from_raw_parts_mut(self.first, self.len);
