@@ -45,7 +45,7 @@
  *   counts   weir_counts (filled by each read_counts)
  *
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
- *   section  line 0883
+ *   section  line 0889
  *   policy   weir_breaker_policy (for the breaker), weir_breaker_policy_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
  *   placed   weir_breaker_footprint, weir_breaker_init_in
@@ -60,7 +60,7 @@
  *   change   weir_breaker_reconfigure (copies the policy)
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 1274
+ *   section  line 1285
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
  *   placed   weir_shedder_footprint, weir_shedder_init_in
@@ -73,7 +73,7 @@
  *   counts   weir_shedder_start_counting, weir_shedder_read_counts
  *
  * weir_window — rolling window of sums and counts
- *   section  line 1593
+ *   section  line 1604
  *   make     weir_window_new, weir_window_free
  *   placed   weir_window_footprint, weir_window_init_in
  *   shared   weir_window_shared_footprint, weir_window_init_shared,
@@ -85,7 +85,7 @@
  *   change   weir_window_reconfigure
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1809
+ *   section  line 1820
  *   make     weir_bucket_new, weir_bucket_free
  *   placed   weir_bucket_footprint, weir_bucket_init_in
  *   shared   weir_bucket_shared_footprint, weir_bucket_init_shared,
@@ -96,7 +96,7 @@
  *   change   weir_bucket_reconfigure
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 2065
+ *   section  line 2076
  *   make     weir_sliding_new, weir_sliding_free
  *   placed   weir_sliding_footprint, weir_sliding_init_in
  *   shared   weir_sliding_shared_footprint, weir_sliding_init_shared,
@@ -107,7 +107,7 @@
  *   counts   weir_sliding_start_counting, weir_sliding_read_counts
  *
  * weir_period — fixed-window quota per period
- *   section  line 2256
+ *   section  line 2267
  *   make     weir_period_new, weir_period_free
  *   placed   weir_period_footprint, weir_period_init_in
  *   shared   weir_period_shared_footprint, weir_period_init_shared,
@@ -118,7 +118,7 @@
  *   counts   weir_period_start_counting, weir_period_read_counts
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 2453
+ *   section  line 2464
  *   make     weir_gate_new, weir_gate_free
  *   placed   weir_gate_footprint, weir_gate_init_in
  *   shared   weir_gate_shared_footprint, weir_gate_init_shared,
@@ -129,7 +129,7 @@
  *   counts   weir_gate_start_counting, weir_gate_read_counts
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 2582
+ *   section  line 2593
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy),
@@ -147,7 +147,7 @@
  *   counts   weir_concurrency_start_counting, weir_concurrency_read_counts
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 2904
+ *   section  line 2915
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   placed   weir_budget_footprint, weir_budget_init_in
@@ -158,19 +158,19 @@
  *   counts   weir_budget_start_counting, weir_budget_read_counts
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 3125
+ *   section  line 3136
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 3265
+ *   section  line 3276
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 3309
+ *   section  line 3320
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   placed   weir_pool_footprint, weir_pool_init_in,
@@ -184,7 +184,7 @@
  *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 3701
+ *   section  line 3712
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -193,13 +193,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 3881
+ *   section  line 3892
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 4033
+ *   section  line 4044
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -211,11 +211,11 @@
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 4357
+ *   section  line 4368
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 4550
+ *   section  line 4561
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   placed   weir_lease_footprint, weir_lease_init_in
@@ -226,7 +226,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 4794
+ *   section  line 4805
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -240,7 +240,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 5056
+ *   section  line 5067
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -459,7 +459,13 @@ enum weir_status
   /// the region again.
   WEIR_ERR_REGION_BROKEN = 67,
   /// Shared handles need a robust, process-shared mutex, which this
-  /// platform lacks (they are built for Linux); nothing was written.
+  /// platform lacks; nothing was written. They are built for Linux, and a
+  /// handle with a lock (all but the bucket and the gate) also needs the
+  /// kernel to release a dying holder's lock through its robust-futex
+  /// list, which an emulator may not keep (qemu-user does not): there
+  /// both its init and its attach answer this. A reconfigure call on a
+  /// shared handle answers it too: the policy is the region header's,
+  /// which every attached process checked.
   WEIR_ERR_REGION_UNSUPPORTED = 68,
   /// `weir_pool_attach`, always: a pool is placed-only and never shared
   /// between processes, because its items are one process's identities
@@ -1135,7 +1141,10 @@ weir_status weir_breaker_shared_footprint(const weir_breaker_policy *policy,
 /// `WEIR_ERR_REGION_UNSUPPORTED` off Linux, `len` under the header
 /// (`WEIR_ERR_PLACED_TOO_SMALL`), then as `weir_breaker_init_in` (the
 /// policy's statuses, then `WEIR_ERR_PLACED_TOO_SMALL` for a `len` under
-/// `weir_breaker_shared_footprint`).
+/// `weir_breaker_shared_footprint`), and last, for every type with a lock
+/// (all but the bucket and the gate), `WEIR_ERR_REGION_UNSUPPORTED` where
+/// the kernel keeps no robust-futex list (qemu-user), so that a process
+/// killed holding the lock could never release it.
 weir_status weir_breaker_init_shared(void *mem,
                                      size_t len,
                                      const weir_breaker_policy *policy,
@@ -1155,7 +1164,9 @@ weir_status weir_breaker_init_shared(void *mem,
 /// (`WEIR_ERR_REGION_KIND`), another build's layout
 /// (`WEIR_ERR_REGION_BUILD`), a header whose size is not its slots'
 /// (`WEIR_ERR_REGION_SIZE`), a breaker whose slots or lock do not match
-/// the header (`WEIR_ERR_REGION_SHAPE`). No bytes in the region make it
+/// the header (`WEIR_ERR_REGION_SHAPE`), and last, as
+/// `weir_breaker_init_shared` answers it, `WEIR_ERR_REGION_UNSUPPORTED`
+/// where the kernel keeps no robust-futex list. No bytes in the region make it
 /// read or write outside the `len` bytes at `mem`. Once attached, the
 /// region is trusted as memory a thread of this process shares: processes
 /// that use it must not write it except through weir.

@@ -521,7 +521,10 @@ pub extern "C" fn weir_breaker_shared_footprint(
 /// `WEIR_ERR_REGION_UNSUPPORTED` off Linux, `len` under the header
 /// (`WEIR_ERR_PLACED_TOO_SMALL`), then as `weir_breaker_init_in` (the
 /// policy's statuses, then `WEIR_ERR_PLACED_TOO_SMALL` for a `len` under
-/// `weir_breaker_shared_footprint`).
+/// `weir_breaker_shared_footprint`), and last, for every type with a lock
+/// (all but the bucket and the gate), `WEIR_ERR_REGION_UNSUPPORTED` where
+/// the kernel keeps no robust-futex list (qemu-user), so that a process
+/// killed holding the lock could never release it.
 #[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_breaker_init_shared(
@@ -551,7 +554,9 @@ pub extern "C" fn weir_breaker_init_shared(
 /// (`WEIR_ERR_REGION_KIND`), another build's layout
 /// (`WEIR_ERR_REGION_BUILD`), a header whose size is not its slots'
 /// (`WEIR_ERR_REGION_SIZE`), a breaker whose slots or lock do not match
-/// the header (`WEIR_ERR_REGION_SHAPE`). No bytes in the region make it
+/// the header (`WEIR_ERR_REGION_SHAPE`), and last, as
+/// `weir_breaker_init_shared` answers it, `WEIR_ERR_REGION_UNSUPPORTED`
+/// where the kernel keeps no robust-futex list. No bytes in the region make it
 /// read or write outside the `len` bytes at `mem`. Once attached, the
 /// region is trusted as memory a thread of this process shares: processes
 /// that use it must not write it except through weir.

@@ -125,7 +125,13 @@ pub enum weir_status {
     /// the region again.
     WEIR_ERR_REGION_BROKEN = 67,
     /// Shared handles need a robust, process-shared mutex, which this
-    /// platform lacks (they are built for Linux); nothing was written.
+    /// platform lacks; nothing was written. They are built for Linux, and a
+    /// handle with a lock (all but the bucket and the gate) also needs the
+    /// kernel to release a dying holder's lock through its robust-futex
+    /// list, which an emulator may not keep (qemu-user does not): there
+    /// both its init and its attach answer this. A reconfigure call on a
+    /// shared handle answers it too: the policy is the region header's,
+    /// which every attached process checked.
     WEIR_ERR_REGION_UNSUPPORTED = 68,
     /// `weir_pool_attach`, always: a pool is placed-only and never shared
     /// between processes, because its items are one process's identities
