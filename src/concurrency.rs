@@ -420,20 +420,33 @@ pub extern "C" fn weir_concurrency_leave(
 ) -> weir_status {
     decide_status(limit, Tally::errors, move |state| {
         let mut limit = state.lock();
-        let held = value_mut(ticket)?;
-        match held.flying {
-            0 => return Err(WEIR_ERR_SETTLED),
-            1 if held.inflight >= 1 => {}
-            _ => return Err(WEIR_ERR_INVALID_ARGUMENT),
-        }
-        let entry = ConcurrencyTicket {
-            start: held.start,
-            inflight: i64::from(held.inflight),
-        };
+        let (held, entry) = held_entry(ticket)?;
         limit.leave(entry, now, dropped);
         held.flying = 0;
         Ok(())
     })
+}
+
+/// The caller's ticket behind `ticket` for a leave, and the entry it holds:
+/// `WEIR_ERR_SETTLED` if it already left (or was refused),
+/// `WEIR_ERR_INVALID_ARGUMENT` if its `flying` is neither 0 nor 1 or its
+/// `inflight` is below 1, `WEIR_ERR_NULL` / `WEIR_ERR_MISALIGNED` for a bad
+/// pointer.
+#[inline]
+fn held_entry<'a>(
+    ticket: *mut weir_concurrency_ticket,
+) -> Result<(&'a mut weir_concurrency_ticket, ConcurrencyTicket), weir_status> {
+    let held = value_mut(ticket)?;
+    match held.flying {
+        0 => return Err(WEIR_ERR_SETTLED),
+        1 if held.inflight >= 1 => {}
+        _ => return Err(WEIR_ERR_INVALID_ARGUMENT),
+    }
+    let entry = ConcurrencyTicket {
+        start: held.start,
+        inflight: i64::from(held.inflight),
+    };
+    Ok((held, entry))
 }
 
 /// The limit calls are admitted against now, `⌊limit⌋`; 0 for a NULL limit.
@@ -697,34 +710,9 @@ fn leave_partition_in(
     now: i64,
     dropped: bool,
 ) -> Result<(), weir_status> {
-    let i = partition_index(partition);
-    // One place drops the guard, whatever the answer.
     let mut limit = state.lock();
-    let left = leave_locked(&mut limit, i, ticket, now, dropped);
-    drop(limit);
-    left
-}
-
-/// `weir_concurrency_leave_partition` under the lock.
-#[inline]
-fn leave_locked(
-    limit: &mut Partitioned,
-    i: usize,
-    ticket: *mut weir_concurrency_ticket,
-    now: i64,
-    dropped: bool,
-) -> Result<(), weir_status> {
-    let held = value_mut(ticket)?;
-    match held.flying {
-        0 => return Err(WEIR_ERR_SETTLED),
-        1 if held.inflight >= 1 => {}
-        _ => return Err(WEIR_ERR_INVALID_ARGUMENT),
-    }
-    let entry = ConcurrencyTicket {
-        start: held.start,
-        inflight: i64::from(held.inflight),
-    };
-    limit.leave_partition(i, entry, now, dropped)?;
+    let (held, entry) = held_entry(ticket)?;
+    limit.leave_partition(partition_index(partition), entry, now, dropped)?;
     held.flying = 0;
     Ok(())
 }

@@ -77,20 +77,28 @@ impl PartitionError {
     }
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-struct Part {
-    terms: Partition,
-    flying: i64,
-    /// When it was last refused within its own room, while that claim holds.
-    claim: Option<i64>,
-}
-
 /// An adaptive limit shared by partitions. Plain data: the caller guards it.
+///
+/// Each partition's state is a slot in the arrays below (by column, so
+/// that a partition's index reaches each of its fields with no multiply).
+/// The slots from `count` up are never written after it is made: each keeps
+/// room 0, borrow 0, nothing in flight and no claim, so a call of a
+/// partition past `count` is refused by the rule itself, and the enter and
+/// the leave ask for `count` only on their way to an answer other than
+/// going in or out.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Partitioned {
     limit: Concurrency,
-    parts: [Part; MAX_PARTITIONS],
     count: usize,
+    /// Each partition's share.
+    shares: [f64; MAX_PARTITIONS],
+    /// Each partition's borrow cap.
+    borrows: [i64; MAX_PARTITIONS],
+    /// Each partition's calls in flight.
+    flying: [i64; MAX_PARTITIONS],
+    /// When each partition was last refused within its own room, while that
+    /// claim holds.
+    claims: [Option<i64>; MAX_PARTITIONS],
     /// Each partition's room at `⌊limit⌋ = room_limit`, kept so that a
     /// decision at an unchanged limit multiplies nothing.
     rooms: [i64; MAX_PARTITIONS],
@@ -115,8 +123,11 @@ impl From<Concurrency> for Partitioned {
     fn from(limit: Concurrency) -> Partitioned {
         Partitioned {
             limit,
-            parts: [Part::default(); MAX_PARTITIONS],
             count: 0,
+            shares: [0.0; MAX_PARTITIONS],
+            borrows: [0; MAX_PARTITIONS],
+            flying: [0; MAX_PARTITIONS],
+            claims: [None; MAX_PARTITIONS],
             rooms: [0; MAX_PARTITIONS],
             room_limit: -1,
         }
@@ -148,8 +159,9 @@ impl Partitioned {
             return Err(PartitionError::Borrow);
         }
         let mut out = Partitioned::from(limit);
-        for (slot, p) in out.parts.iter_mut().zip(parts) {
-            slot.terms = *p;
+        for ((share, borrow), p) in out.shares.iter_mut().zip(&mut out.borrows).zip(parts) {
+            *share = p.share;
+            *borrow = p.borrow;
         }
         out.count = parts.len();
         Ok(out)
@@ -160,24 +172,27 @@ impl Partitioned {
         self.count
     }
 
+    /// `i`, if partition `i` exists.
     #[inline]
-    fn part(&self, i: usize) -> Result<&Part, PartitionError> {
-        self.parts[..self.count]
-            .get(i)
-            .ok_or(PartitionError::Unknown)
+    fn known(&self, i: usize) -> Result<usize, PartitionError> {
+        if i < self.count.min(MAX_PARTITIONS) {
+            Ok(i)
+        } else {
+            Err(PartitionError::Unknown)
+        }
     }
 
     /// The room partition `i` owns now: `⌊⌊limit⌋ × share⌋`. (Whatever
     /// the rooms, no call enters with `⌊limit⌋` in flight.)
     #[inline]
     pub fn room(&self, i: usize) -> Result<i64, PartitionError> {
-        let share = self.part(i)?.terms.share;
+        let share = self.shares[self.known(i)?];
         Ok((self.limit.limit() as f64 * share) as i64)
     }
 
     /// Calls of partition `i` in flight.
     pub fn flying_in(&self, i: usize) -> Result<i64, PartitionError> {
-        Ok(self.part(i)?.flying)
+        Ok(self.flying[self.known(i)?])
     }
 
     /// Whether any partition other than `except` holds a claim at `now`.
@@ -185,10 +200,10 @@ impl Partitioned {
     #[inline(never)]
     fn claimed(&self, now: i64, except: usize) -> bool {
         let hold = (self.limit.long_rtt() as i64).saturating_add(1);
-        self.parts[..self.count]
+        self.claims[..self.count]
             .iter()
             .enumerate()
-            .any(|(j, p)| j != except && matches!(p.claim, Some(at) if elapsed(at, now) < hold))
+            .any(|(j, claim)| j != except && matches!(*claim, Some(at) if elapsed(at, now) < hold))
     }
 
     /// Lets a call of partition `i` in at `now`, by the rule in the
@@ -199,32 +214,38 @@ impl Partitioned {
         i: usize,
         now: i64,
     ) -> Result<Option<ConcurrencyTicket>, PartitionError> {
-        if i >= self.count {
-            return Err(PartitionError::Unknown);
-        }
         let limit = self.limit.limit();
         if limit != self.room_limit {
+            // Out of the way: an unknown partition is answered before the
+            // rooms are resized, so that an error changes nothing.
+            if i >= self.count {
+                return Err(PartitionError::Unknown);
+            }
             self.size_rooms(limit);
         }
-        let room = self.rooms.get(i).copied().unwrap_or(0);
-        let Some(part) = self.parts.get(i) else {
+        // One bounds check, against the arrays: a slot past `count` has
+        // room 0 and borrow 0 (see `Partitioned`), so it is refused below,
+        // and only a refusal asks whether the partition exists.
+        let (Some(&flying), Some(&room)) = (self.flying.get(i), self.rooms.get(i)) else {
             return Err(PartitionError::Unknown);
         };
-        let own = part.flying < room;
-        if !own && (part.flying - room >= part.terms.borrow || self.claimed(now, i)) {
-            return Ok(None);
+        let own = flying < room;
+        if !own && (flying - room >= self.borrows[i] || self.claimed(now, i)) {
+            return if i < self.count {
+                Ok(None)
+            } else {
+                Err(PartitionError::Unknown)
+            };
         }
         // The global limit's own check, at the limit read above.
         let entered = self.limit.enter_below(limit, now);
-        if let Some(part) = self.parts.get_mut(i) {
-            match entered {
-                Some(_) => {
-                    part.flying += 1;
-                    part.claim = None;
-                }
-                None if own => part.claim = Some(now),
-                None => {}
+        match entered {
+            Some(_) => {
+                self.flying[i] += 1;
+                self.claims[i] = None;
             }
+            None if own => self.claims[i] = Some(now),
+            None => {}
         }
         Ok(entered)
     }
@@ -234,8 +255,8 @@ impl Partitioned {
     #[inline(never)]
     fn size_rooms(&mut self, limit: i64) {
         self.room_limit = limit;
-        for (room, p) in self.rooms.iter_mut().zip(&self.parts[..self.count]) {
-            *room = (limit as f64 * p.terms.share) as i64;
+        for (room, share) in self.rooms.iter_mut().zip(&self.shares[..self.count]) {
+            *room = (limit as f64 * share) as i64;
         }
     }
 
@@ -251,14 +272,19 @@ impl Partitioned {
         now: i64,
         dropped: bool,
     ) -> Result<(), PartitionError> {
-        if i >= self.count {
+        let Some(flying) = self.flying.get_mut(i) else {
             return Err(PartitionError::Unknown);
+        };
+        // A slot past `count` has nothing in flight (see `Partitioned`), so
+        // only an empty partition asks whether it exists.
+        if *flying < 1 {
+            return Err(if i < self.count {
+                PartitionError::Empty
+            } else {
+                PartitionError::Unknown
+            });
         }
-        let part = self.parts.get_mut(i).ok_or(PartitionError::Unknown)?;
-        if part.flying < 1 {
-            return Err(PartitionError::Empty);
-        }
-        part.flying -= 1;
+        *flying -= 1;
         self.limit.leave(entry, now, dropped);
         Ok(())
     }

@@ -275,12 +275,16 @@ fn every_interleaving_of_enter_and_leave_stays_within_the_limit() {
 enum Op {
     Enter(usize, i64),
     Leave(usize, i64, bool),
+    /// An enter and a leave of the partition `k` past the last (some
+    /// within the arrays, some past them).
+    Stranger(usize),
 }
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        (0..4usize, 0..5 * MS).prop_map(|(i, dt)| Op::Enter(i, dt)),
-        (any::<usize>(), 0..50 * MS, any::<bool>()).prop_map(|(i, rtt, d)| Op::Leave(i, rtt, d)),
+        4 => (0..4usize, 0..5 * MS).prop_map(|(i, dt)| Op::Enter(i, dt)),
+        4 => (any::<usize>(), 0..50 * MS, any::<bool>()).prop_map(|(i, rtt, d)| Op::Leave(i, rtt, d)),
+        1 => (0..20usize).prop_map(Op::Stranger),
     ]
 }
 
@@ -345,6 +349,19 @@ proptest! {
                 Op::Leave(at, rtt, dropped) if !held.is_empty() => {
                     let (i, t) = held.swap_remove(at % held.len());
                     p.leave_partition(i, t, t.start + rtt, dropped).unwrap();
+                }
+                Op::Stranger(k) => {
+                    // In any state, a partition that does not exist is an
+                    // error that changes nothing, entering or leaving.
+                    let i = parts.len() + k;
+                    let before = p;
+                    prop_assert_eq!(p.enter_partition(i, now), Err(PartitionError::Unknown));
+                    let t = ConcurrencyTicket { start: now, inflight: 1 };
+                    prop_assert_eq!(
+                        p.leave_partition(i, t, now + MS, false),
+                        Err(PartitionError::Unknown)
+                    );
+                    prop_assert_eq!(p, before);
                 }
                 _ => {}
             }
