@@ -226,8 +226,9 @@ func (b *Breaker) Ratio() float64 { return b.RatioAt(Now()) }
 // layout (the same Size and Window / Size), and resampled otherwise (the
 // old window's sums in one bucket of the new one, aging out together); its
 // tickets in flight still settle, and its counts carry over. The policy's
-// errors as NewBreaker answers them, ErrNoMemory, ErrClosed; an error
-// changes nothing. Safe beside other use (not Close): a call racing it is
+// errors as NewBreaker answers them, ErrNoMemory, ErrClosed,
+// ErrRegionUnsupported for a shared breaker (OpenSharedBreakerFile: its
+// policy is the file's); an error changes nothing. Safe beside other use (not Close): a call racing it is
 // judged by the old policy or the new one, wholly.
 func (b *Breaker) Reconfigure(policy *BreakerPolicy) error {
 	if b.p == nil {

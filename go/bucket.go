@@ -99,8 +99,10 @@ func (b *Bucket) Tokens(now time.Duration) float64 {
 // new burst, and its counts; a fuller burst fills at the new rate from
 // there. Across a change at c the tokens taken in [a, b] are at most
 // burst + rate × (c − a) + rate' × (b − c): the change adds none.
-// ErrNotFinite, ErrNegative or ErrTooLarge as NewBucket answers them, and
-// ErrClosed; an error changes nothing. Like Close, it is not concurrent
+// ErrNotFinite, ErrNegative or ErrTooLarge as NewBucket answers them,
+// ErrClosed, ErrRegionUnsupported for a shared bucket
+// (OpenSharedBucketFile: its policy is the file's); an error changes
+// nothing. Like Close, it is not concurrent
 // with other use: hold the bucket's callers off (a sync.RWMutex, the
 // takes sharing it) while it runs.
 func (b *Bucket) Reconfigure(rate, burst float64, now time.Duration) error {

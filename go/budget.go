@@ -46,10 +46,19 @@ func DefaultBudgetPolicy() BudgetPolicy {
 	return BudgetPolicy{BudgetForm(p.form), int32(p.max_tokens), float64(p.token_ratio), time.Duration(p.ttl_ns), int32(p.min_per_s), float64(p.percent)}
 }
 
+func (p *BudgetPolicy) c() C.weir_budget_policy {
+	return C.weir_budget_policy{form: C.int32_t(p.Form), max_tokens: C.int32_t(p.MaxTokens),
+		token_ratio: C.double(p.TokenRatio), ttl_ns: ns(p.TTL), min_per_s: C.int32_t(p.MinPerS),
+		percent: C.double(p.Percent)}
+}
+
 // Budget holds retries to a share of real traffic (weir_budget). Safe for
 // many goroutines; Close is not concurrent with use.
 type Budget struct {
 	p *C.weir_budget
+	// unmap releases the mapped file of a shared budget
+	// (OpenSharedBudgetFile); nil for a heap one.
+	unmap func() error
 }
 
 // NewBudget makes a budget at now; nil is the preset. A bad policy is a
@@ -58,9 +67,7 @@ func NewBudget(policy *BudgetPolicy, now time.Duration) (*Budget, error) {
 	var cp *C.weir_budget_policy
 	var c C.weir_budget_policy
 	if policy != nil {
-		c = C.weir_budget_policy{form: C.int32_t(policy.Form), max_tokens: C.int32_t(policy.MaxTokens),
-			token_ratio: C.double(policy.TokenRatio), ttl_ns: ns(policy.TTL), min_per_s: C.int32_t(policy.MinPerS),
-			percent: C.double(policy.Percent)}
+		c = policy.c()
 		cp = &c
 	}
 	var p *C.weir_budget
@@ -78,6 +85,11 @@ func (b *Budget) Close() error {
 		C.weir_budget_free(b.p)
 		b.p = nil
 		runtime.SetFinalizer(b, nil)
+		if b.unmap != nil {
+			err := b.unmap()
+			b.unmap = nil
+			return err
+		}
 	}
 	return nil
 }
@@ -137,11 +149,20 @@ func DefaultConcurrencyPolicy() ConcurrencyPolicy {
 		float64(p.smoothing), float64(p.tolerance), int32(p.long_window), int32(p.warmup)}
 }
 
+func (p *ConcurrencyPolicy) c() C.weir_concurrency_policy {
+	return C.weir_concurrency_policy{initial_limit: C.int32_t(p.InitialLimit), min_limit: C.int32_t(p.MinLimit),
+		max_limit: C.int32_t(p.MaxLimit), queue_size: C.int32_t(p.QueueSize), smoothing: C.double(p.Smoothing),
+		tolerance: C.double(p.Tolerance), long_window: C.int32_t(p.LongWindow), warmup: C.int32_t(p.Warmup)}
+}
+
 // Concurrency is an adaptive concurrency limit whose ceiling follows the
 // latency it measures (weir_concurrency). Safe for many goroutines; Close
 // is not concurrent with use.
 type Concurrency struct {
 	p *C.weir_concurrency
+	// unmap releases the mapped file of a shared limit
+	// (OpenSharedConcurrencyFile); nil for a heap one.
+	unmap func() error
 }
 
 // NewConcurrency makes a limit at its initial value; nil is the preset.
@@ -149,9 +170,7 @@ func NewConcurrency(policy *ConcurrencyPolicy) (*Concurrency, error) {
 	var cp *C.weir_concurrency_policy
 	var c C.weir_concurrency_policy
 	if policy != nil {
-		c = C.weir_concurrency_policy{initial_limit: C.int32_t(policy.InitialLimit), min_limit: C.int32_t(policy.MinLimit),
-			max_limit: C.int32_t(policy.MaxLimit), queue_size: C.int32_t(policy.QueueSize), smoothing: C.double(policy.Smoothing),
-			tolerance: C.double(policy.Tolerance), long_window: C.int32_t(policy.LongWindow), warmup: C.int32_t(policy.Warmup)}
+		c = policy.c()
 		cp = &c
 	}
 	var p *C.weir_concurrency
@@ -169,6 +188,11 @@ func (l *Concurrency) Close() error {
 		C.weir_concurrency_free(l.p)
 		l.p = nil
 		runtime.SetFinalizer(l, nil)
+		if l.unmap != nil {
+			err := l.unmap()
+			l.unmap = nil
+			return err
+		}
 	}
 	return nil
 }
@@ -234,9 +258,7 @@ func NewConcurrencyPartitioned(policy *ConcurrencyPolicy, parts []ConcurrencyPar
 	var cp *C.weir_concurrency_policy
 	var c C.weir_concurrency_policy
 	if policy != nil {
-		c = C.weir_concurrency_policy{initial_limit: C.int32_t(policy.InitialLimit), min_limit: C.int32_t(policy.MinLimit),
-			max_limit: C.int32_t(policy.MaxLimit), queue_size: C.int32_t(policy.QueueSize), smoothing: C.double(policy.Smoothing),
-			tolerance: C.double(policy.Tolerance), long_window: C.int32_t(policy.LongWindow), warmup: C.int32_t(policy.Warmup)}
+		c = policy.c()
 		cp = &c
 	}
 	cparts := make([]C.weir_concurrency_partition, len(parts)+1)

@@ -16,6 +16,9 @@ import (
 // not concurrent with use.
 type Sliding struct {
 	p *C.weir_sliding
+	// unmap releases the mapped file of a shared sliding window
+	// (OpenSharedSlidingFile); nil for a heap one.
+	unmap func() error
 }
 
 // NewSliding makes an empty window. ErrQuota (quota ≤ 0),
@@ -36,6 +39,11 @@ func (s *Sliding) Close() error {
 		C.weir_sliding_free(s.p)
 		s.p = nil
 		runtime.SetFinalizer(s, nil)
+		if s.unmap != nil {
+			err := s.unmap()
+			s.unmap = nil
+			return err
+		}
 	}
 	return nil
 }
@@ -79,7 +87,9 @@ func (s *Sliding) Next(now time.Duration) time.Duration {
 // of the old one stay gone), so any stretch of window with an admission
 // after the change holds at most quota of them. A larger quota allocates a
 // larger ring first. ErrQuota, ErrSlidingWindow, ErrTooLarge, ErrNoMemory,
-// ErrClosed; an error changes nothing. Safe beside other use (not Close):
+// ErrClosed, ErrRegionUnsupported for a shared window
+// (OpenSharedSlidingFile: its policy is the file's); an error changes
+// nothing. Safe beside other use (not Close):
 // a take racing it is judged by the old quota and window or the new ones.
 func (s *Sliding) Reconfigure(quota int64, window time.Duration) error {
 	if s.p == nil {
@@ -107,6 +117,9 @@ func (q PeriodQuota) Admitted() bool { return q != PeriodQuotaOver }
 // (weir_period). Safe for many goroutines; Close is not concurrent with use.
 type Period struct {
 	p *C.weir_period
+	// unmap releases the mapped file of a shared period counter
+	// (OpenSharedPeriodFile); nil for a heap one.
+	unmap func() error
 }
 
 // NewPeriod makes a counter of quota events per period; with align the
@@ -128,6 +141,11 @@ func (q *Period) Close() error {
 		C.weir_period_free(q.p)
 		q.p = nil
 		runtime.SetFinalizer(q, nil)
+		if q.unmap != nil {
+			err := q.unmap()
+			q.unmap = nil
+			return err
+		}
 	}
 	return nil
 }
@@ -168,8 +186,9 @@ func (q *Period) Next(now time.Duration) time.Duration {
 // Reconfigure gives the counter a new quota, period and alignment in place
 // (weir_period_reconfigure): the open period keeps its end and its count,
 // which counts against the new quota, and closes when it would have; later
-// periods have the new length. ErrQuota for a quota ≤ 0, ErrClosed; an
-// error changes nothing. Safe beside other use (not Close): a take racing
+// periods have the new length. ErrQuota for a quota ≤ 0, ErrClosed,
+// ErrRegionUnsupported for a shared counter (OpenSharedPeriodFile: its
+// policy is the file's); an error changes nothing. Safe beside other use (not Close): a take racing
 // it is judged by the old policy or the new one.
 func (q *Period) Reconfigure(quota int64, period time.Duration, align bool) error {
 	if q.p == nil {
@@ -185,6 +204,9 @@ func (q *Period) Reconfigure(quota int64, period time.Duration, align bool) erro
 // with use.
 type Gate struct {
 	p *C.weir_gate
+	// unmap releases the mapped file of a shared gate
+	// (OpenSharedGateFile); nil for a heap one.
+	unmap func() error
 }
 
 // NewGate makes an empty gate; a limit ≤ 0 is no ceiling.
@@ -204,6 +226,11 @@ func (g *Gate) Close() error {
 		C.weir_gate_free(g.p)
 		g.p = nil
 		runtime.SetFinalizer(g, nil)
+		if g.unmap != nil {
+			err := g.unmap()
+			g.unmap = nil
+			return err
+		}
 	}
 	return nil
 }
@@ -229,7 +256,9 @@ func (g *Gate) Leave() {
 
 // Reconfigure gives the gate a new limit in place (weir_gate_reconfigure;
 // ≤ 0 is no ceiling): the calls inside stay, and none enters until the
-// count is under the new limit. ErrClosed after Close. Safe beside other
+// count is under the new limit. ErrClosed after Close,
+// ErrRegionUnsupported for a shared gate (OpenSharedGateFile: its limit is
+// the file's); an error changes nothing. Safe beside other
 // use (not Close): an Enter racing it is judged by the old limit or the new.
 func (g *Gate) Reconfigure(limit int64) error {
 	if g.p == nil {

@@ -3,9 +3,18 @@
 package weir
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestSharedBreakerFileIsOneBreaker(t *testing.T) {
@@ -76,5 +85,323 @@ func TestSharedBucketFileHoldsItsBurstAcrossMappings(t *testing.T) {
 	}
 	if got != 10 {
 		t.Fatalf("two mappings took %d, want the first opener's burst of 10", got)
+	}
+}
+
+// sharedCase is one shared handle type as the tests below drive it: open
+// lays or attaches the file, step makes one call that leaves a mark in the
+// shared state, used reads how many marks the state holds (it may spend
+// what is left: it is called last), reconfigure changes the policy.
+type sharedCase struct {
+	kind        string
+	open        func(path string) (io.Closer, error)
+	step        func(h io.Closer) error
+	used        func(h io.Closer) (int64, error)
+	reconfigure func(h io.Closer) error // nil: the type has none
+}
+
+// sharedAt is the instant every step runs at: the windows are an hour
+// long, so nothing ages out during a test.
+const sharedAt = 5 * time.Nanosecond
+
+// sharedRoom is each case's capacity: more than the steps the tests take.
+const sharedRoom = 100
+
+var sharedCases = []sharedCase{
+	{
+		kind: "breaker",
+		open: func(path string) (io.Closer, error) { return OpenSharedBreakerFileAt(path, nil, 0) },
+		step: func(h io.Closer) error {
+			ticket, err := h.(*Breaker).AllowAt(sharedAt, 0.5)
+			if err != nil {
+				return err
+			}
+			return ticket.PassAt(sharedAt)
+		},
+		used: func(h io.Closer) (int64, error) {
+			tally, err := h.(*Breaker).TallyAt(sharedAt)
+			return tally.Total, err
+		},
+		reconfigure: func(h io.Closer) error { return h.(*Breaker).Reconfigure(nil) },
+	},
+	{
+		kind: "shedder",
+		open: func(path string) (io.Closer, error) { return OpenSharedShedderFileAt(path, nil, 0) },
+		step: func(h io.Closer) error {
+			_, err := h.(*Shedder).AllowAt(sharedAt, 0) // in flight, never settled
+			return err
+		},
+		used: func(h io.Closer) (int64, error) { return h.(*Shedder).Flying(), nil },
+	},
+	{
+		kind: "bucket",
+		open: func(path string) (io.Closer, error) { return OpenSharedBucketFileAt(path, 0, sharedRoom, 0) },
+		step: func(h io.Closer) error {
+			if !h.(*Bucket).AllowN(sharedAt, 1) {
+				return ErrRefused
+			}
+			return nil
+		},
+		used: func(h io.Closer) (int64, error) {
+			left := int64(0)
+			for h.(*Bucket).AllowN(sharedAt, 1) {
+				left++
+			}
+			return sharedRoom - left, nil
+		},
+		reconfigure: func(h io.Closer) error { return h.(*Bucket).Reconfigure(1, 1, sharedAt) },
+	},
+	{
+		kind: "window",
+		open: func(path string) (io.Closer, error) { return OpenSharedWindowFile(path, 10, time.Hour, 0) },
+		step: func(h io.Closer) error { return h.(*Window).Add(sharedAt, 3) },
+		used: func(h io.Closer) (int64, error) {
+			total, err := h.(*Window).Total(sharedAt, true)
+			if err == nil && total.Sum != 3*total.Count {
+				return 0, fmt.Errorf("window total %+v: sum not 3 a value", total)
+			}
+			return total.Count, err
+		},
+		reconfigure: func(h io.Closer) error { return h.(*Window).Reconfigure(20, time.Hour, sharedAt) },
+	},
+	{
+		kind: "sliding",
+		open: func(path string) (io.Closer, error) { return OpenSharedSlidingFile(path, sharedRoom, time.Hour) },
+		step: func(h io.Closer) error {
+			if !h.(*Sliding).AllowAt(sharedAt) {
+				return ErrRefused
+			}
+			return nil
+		},
+		used:        func(h io.Closer) (int64, error) { return sharedRoom - h.(*Sliding).Left(sharedAt), nil },
+		reconfigure: func(h io.Closer) error { return h.(*Sliding).Reconfigure(2*sharedRoom, time.Hour) },
+	},
+	{
+		kind: "period",
+		open: func(path string) (io.Closer, error) {
+			return OpenSharedPeriodFile(path, sharedRoom, time.Hour, false)
+		},
+		step: func(h io.Closer) error {
+			if !h.(*Period).TakeAt(sharedAt).Admitted() {
+				return ErrRefused
+			}
+			return nil
+		},
+		used: func(h io.Closer) (int64, error) { return sharedRoom - h.(*Period).Left(sharedAt), nil },
+		reconfigure: func(h io.Closer) error {
+			return h.(*Period).Reconfigure(2*sharedRoom, time.Hour, false)
+		},
+	},
+	{
+		kind: "gate",
+		open: func(path string) (io.Closer, error) { return OpenSharedGateFile(path, sharedRoom) },
+		step: func(h io.Closer) error {
+			if !h.(*Gate).Enter() { // never left
+				return ErrRefused
+			}
+			return nil
+		},
+		used:        func(h io.Closer) (int64, error) { return h.(*Gate).Held(), nil },
+		reconfigure: func(h io.Closer) error { return h.(*Gate).Reconfigure(2 * sharedRoom) },
+	},
+	{
+		kind: "budget",
+		open: func(path string) (io.Closer, error) {
+			policy := DefaultBudgetPolicy()
+			policy.Form, policy.MaxTokens, policy.TokenRatio = BudgetTokens, sharedRoom, 0.1
+			return OpenSharedBudgetFile(path, &policy, 0)
+		},
+		step: func(h io.Closer) error {
+			if !h.(*Budget).Withdraw(sharedAt) {
+				return ErrRefused
+			}
+			return nil
+		},
+		// Tokens are counted in thousandths; each withdrawal spends one.
+		used: func(h io.Closer) (int64, error) { return sharedRoom - h.(*Budget).Tokens(sharedAt)/1000, nil },
+	},
+	{
+		kind: "concurrency",
+		open: func(path string) (io.Closer, error) {
+			policy := DefaultConcurrencyPolicy()
+			policy.InitialLimit, policy.MinLimit, policy.MaxLimit = sharedRoom, 1, 2*sharedRoom
+			return OpenSharedConcurrencyFile(path, &policy)
+		},
+		step: func(h io.Closer) error {
+			_, err := h.(*Concurrency).Enter(sharedAt) // in flight, never left
+			return err
+		},
+		used: func(h io.Closer) (int64, error) { return h.(*Concurrency).Flying(), nil },
+	},
+}
+
+// steps makes n calls on h.
+func steps(h io.Closer, c sharedCase, n int) error {
+	for i := 0; i < n; i++ {
+		if err := c.step(h); err != nil {
+			return fmt.Errorf("%s step %d: %w", c.kind, i, err)
+		}
+	}
+	return nil
+}
+
+// childSteps is how many calls the child process makes on the file.
+const childSteps = 5
+
+// TestSharedFilesAreOneHandle opens every shared type's file twice in this
+// process and once in a child process (this test binary run again): the
+// calls through all three land in one state. A shared handle's
+// Reconfigure is refused with ErrRegionUnsupported and changes nothing.
+func TestSharedFilesAreOneHandle(t *testing.T) {
+	for _, c := range sharedCases {
+		t.Run(c.kind, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), c.kind)
+			a, err := c.open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			b, err := c.open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			if err := steps(a, c, 3); err != nil {
+				t.Fatal(err)
+			}
+			if err := steps(b, c, 4); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(os.Args[0], "-test.run=^TestSharedFileChild$", "-test.count=1")
+			cmd.Env = append(os.Environ(), "WEIR_GO_SHARED_FILE="+c.kind+":"+path)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("child: %v\n%s", err, out)
+			}
+			if c.reconfigure != nil {
+				if err := c.reconfigure(b); !errors.Is(err, ErrRegionUnsupported) {
+					t.Fatalf("a shared %s reconfigured: %v", c.kind, err)
+				}
+			}
+			// The file's state, read through the first mapping.
+			if used, err := c.used(a); err != nil || used != 3+4+childSteps {
+				t.Fatalf("%s: %d marks through three mappings (%v), want %d", c.kind, used, err, 3+4+childSteps)
+			}
+			if r, ok := a.(interface {
+				Recoveries() (uint64, uint64, error)
+			}); ok {
+				recovered, reset, err := r.Recoveries()
+				if err != nil || recovered != 0 || reset != 0 {
+					t.Fatalf("recoveries %d %d %v", recovered, reset, err)
+				}
+			}
+		})
+	}
+}
+
+// TestSharedFileChild is the child process of TestSharedFilesAreOneHandle
+// (run only as a child): it attaches to the file and makes its calls.
+func TestSharedFileChild(t *testing.T) {
+	kind, path, ok := strings.Cut(os.Getenv("WEIR_GO_SHARED_FILE"), ":")
+	if !ok {
+		t.Skip("a child of TestSharedFilesAreOneHandle")
+	}
+	for _, c := range sharedCases {
+		if c.kind != kind {
+			continue
+		}
+		h, err := c.open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer h.Close()
+		if err := steps(h, c, childSteps); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Fatalf("no shared case %q", kind)
+}
+
+// weir_region_header's size (WEIR_REGION_HEADER_BYTES) and its fields'
+// offsets, as weir.h lays them out.
+const (
+	headerBytes  = 256
+	headerLayout = 8
+	headerBuild  = 24
+	headerCheck  = 48
+)
+
+// reseal writes the header's checksum (FNV-1a over its bytes with the
+// checksum zero), so that a test changing one field meets that field's
+// check and not the checksum's.
+func reseal(region []byte) {
+	binary.LittleEndian.PutUint64(region[headerCheck:], 0)
+	h := fnv.New64a()
+	h.Write(region[:headerBytes])
+	binary.LittleEndian.PutUint64(region[headerCheck:], h.Sum64())
+}
+
+// TestSharedFilesRefuseOtherRegions hands each type's opener a file laid
+// as another type, of another layout version or build, shorter than its
+// header says, or random bytes: each answers its Status and opens nothing.
+func TestSharedFilesRefuseOtherRegions(t *testing.T) {
+	dir := t.TempDir()
+	laid := make([][]byte, len(sharedCases))
+	for i, c := range sharedCases {
+		path := filepath.Join(dir, c.kind)
+		h, err := c.open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if laid[i], err = os.ReadFile(path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	random := make([]byte, 4096)
+	for i := range random {
+		random[i] = byte(i*131 + i/7)
+	}
+	for i, c := range sharedCases {
+		other := laid[(i+1)%len(laid)]
+		layout := bytes.Clone(laid[i])
+		binary.LittleEndian.PutUint32(layout[headerLayout:], 2) // WEIR_REGION_LAYOUT is 1
+		reseal(layout)
+		build := bytes.Clone(laid[i])
+		build[headerBuild] ^= 1
+		reseal(build)
+		damaged := bytes.Clone(laid[i])
+		damaged[headerBuild] ^= 1 // not resealed
+		short := laid[i][:len(laid[i])-64]
+		for _, bad := range []struct {
+			name  string
+			bytes []byte
+			want  Status
+		}{
+			{"another type's", other, ErrRegionKind},
+			{"another layout's", layout, ErrRegionLayout},
+			{"another build's", build, ErrRegionBuild},
+			{"a damaged header's", damaged, ErrRegionForeign},
+			{"a short", short, ErrRegionSize},
+			{"random bytes'", random, ErrRegionForeign},
+		} {
+			path := filepath.Join(dir, c.kind+"-bad")
+			if err := os.WriteFile(path, bad.bytes, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			h, err := c.open(path)
+			if !errors.Is(err, bad.want) {
+				if h != nil {
+					h.Close()
+				}
+				t.Errorf("%s over %s file: %v, want %v", c.kind, bad.name, err, bad.want)
+			}
+			// A refusal leaves the file as it was.
+			if kept, _ := os.ReadFile(path); !bytes.Equal(kept, bad.bytes) {
+				t.Errorf("%s over %s file changed it", c.kind, bad.name)
+			}
+		}
 	}
 }

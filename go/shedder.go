@@ -62,6 +62,9 @@ func (p *ShedderPolicy) c() C.weir_shedder_policy {
 // containers. Safe for many goroutines; Close is not concurrent with use.
 type Shedder struct {
 	p *C.weir_shedder
+	// unmap releases the mapped file of a shared shedder
+	// (OpenSharedShedderFile); nil for a heap one.
+	unmap func() error
 }
 
 // NewShedder makes a shedder whose window opens at [Now]; a nil policy is
@@ -92,6 +95,11 @@ func (s *Shedder) Close() error {
 		C.weir_shedder_free(s.p)
 		s.p = nil
 		runtime.SetFinalizer(s, nil)
+		if s.unmap != nil {
+			err := s.unmap()
+			s.unmap = nil
+			return err
+		}
 	}
 	return nil
 }

@@ -113,7 +113,15 @@ const (
 	// the region again.
 	ErrRegionBroken Status = 67
 	// ErrRegionUnsupported is WEIR_ERR_REGION_UNSUPPORTED: Shared handles need a robust, process-shared mutex, which this
-	// platform lacks (they are built for Linux); nothing was written.
+	// platform lacks; nothing was written. They are built for Linux, and a
+	// handle with a lock (all but the bucket and the gate) also needs the
+	// kernel to release a dying holder's lock through its robust-futex
+	// list, which an emulator may not keep (qemu-user does not): there
+	// both its init and its attach answer this. Also every
+	// `weir_X_reconfigure` on a shared handle (breaker, window, bucket,
+	// sliding window, period, gate): its policy is its region's, laid once
+	// for every process, so it is not changed in place (lay a new region
+	// for another policy); nothing changed.
 	ErrRegionUnsupported Status = 68
 	// ErrRegionPool is WEIR_ERR_REGION_POOL: `weir_pool_attach`, always: a pool is placed-only and never shared
 	// between processes, because its items are one process's identities

@@ -15,6 +15,9 @@ import (
 // concurrent with use.
 type Window struct {
 	p *C.weir_window
+	// unmap releases the mapped file of a shared window
+	// (OpenSharedWindowFile); nil for a heap one.
+	unmap func() error
 }
 
 // NewWindow makes an empty window whose first bucket opens at now.
@@ -35,6 +38,11 @@ func (w *Window) Close() error {
 		C.weir_window_free(w.p)
 		w.p = nil
 		runtime.SetFinalizer(w, nil)
+		if w.unmap != nil {
+			err := w.unmap()
+			w.unmap = nil
+			return err
+		}
 	}
 	return nil
 }
@@ -93,7 +101,9 @@ func (w *Window) Size() int32 {
 // layout (the same size and span / size); otherwise it opens again at now
 // with the total at now in its first bucket, so Total at now reads the
 // same and those values leave together one new span later. ErrWindowSpan,
-// ErrWindowSize, ErrNoMemory, ErrClosed; an error changes nothing. Safe
+// ErrWindowSize, ErrNoMemory, ErrClosed, ErrRegionUnsupported for a shared
+// window (OpenSharedWindowFile: its policy is the file's); an error
+// changes nothing. Safe
 // beside other use (not Close): a call racing it sees the old layout or
 // the new one.
 func (w *Window) Reconfigure(size int32, window, now time.Duration) error {

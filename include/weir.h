@@ -45,7 +45,7 @@
  *   counts   weir_counts (filled by each read_counts)
  *
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
- *   section  line 0889
+ *   section  line 0891
  *   policy   weir_breaker_policy (for the breaker), weir_breaker_policy_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
  *   placed   weir_breaker_footprint, weir_breaker_init_in
@@ -60,7 +60,7 @@
  *   change   weir_breaker_reconfigure (copies the policy)
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 1285
+ *   section  line 1289
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
  *   placed   weir_shedder_footprint, weir_shedder_init_in
@@ -73,7 +73,7 @@
  *   counts   weir_shedder_start_counting, weir_shedder_read_counts
  *
  * weir_window — rolling window of sums and counts
- *   section  line 1604
+ *   section  line 1608
  *   make     weir_window_new, weir_window_free
  *   placed   weir_window_footprint, weir_window_init_in
  *   shared   weir_window_shared_footprint, weir_window_init_shared,
@@ -85,7 +85,7 @@
  *   change   weir_window_reconfigure
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1820
+ *   section  line 1826
  *   make     weir_bucket_new, weir_bucket_free
  *   placed   weir_bucket_footprint, weir_bucket_init_in
  *   shared   weir_bucket_shared_footprint, weir_bucket_init_shared,
@@ -96,7 +96,7 @@
  *   change   weir_bucket_reconfigure
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 2076
+ *   section  line 2085
  *   make     weir_sliding_new, weir_sliding_free
  *   placed   weir_sliding_footprint, weir_sliding_init_in
  *   shared   weir_sliding_shared_footprint, weir_sliding_init_shared,
@@ -107,7 +107,7 @@
  *   counts   weir_sliding_start_counting, weir_sliding_read_counts
  *
  * weir_period — fixed-window quota per period
- *   section  line 2267
+ *   section  line 2278
  *   make     weir_period_new, weir_period_free
  *   placed   weir_period_footprint, weir_period_init_in
  *   shared   weir_period_shared_footprint, weir_period_init_shared,
@@ -118,7 +118,7 @@
  *   counts   weir_period_start_counting, weir_period_read_counts
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 2464
+ *   section  line 2478
  *   make     weir_gate_new, weir_gate_free
  *   placed   weir_gate_footprint, weir_gate_init_in
  *   shared   weir_gate_shared_footprint, weir_gate_init_shared,
@@ -129,7 +129,7 @@
  *   counts   weir_gate_start_counting, weir_gate_read_counts
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 2593
+ *   section  line 2609
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy),
@@ -147,7 +147,7 @@
  *   counts   weir_concurrency_start_counting, weir_concurrency_read_counts
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 2915
+ *   section  line 2931
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   placed   weir_budget_footprint, weir_budget_init_in
@@ -158,19 +158,19 @@
  *   counts   weir_budget_start_counting, weir_budget_read_counts
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 3136
+ *   section  line 3152
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 3276
+ *   section  line 3292
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 3320
+ *   section  line 3336
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   placed   weir_pool_footprint, weir_pool_init_in,
@@ -184,7 +184,7 @@
  *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 3712
+ *   section  line 3728
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -193,13 +193,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 3892
+ *   section  line 3908
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 4044
+ *   section  line 4060
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -211,11 +211,11 @@
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 4368
+ *   section  line 4384
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 4561
+ *   section  line 4577
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   placed   weir_lease_footprint, weir_lease_init_in
@@ -226,7 +226,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 4805
+ *   section  line 4821
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -240,7 +240,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 5067
+ *   section  line 5083
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -463,9 +463,11 @@ enum weir_status
   /// handle with a lock (all but the bucket and the gate) also needs the
   /// kernel to release a dying holder's lock through its robust-futex
   /// list, which an emulator may not keep (qemu-user does not): there
-  /// both its init and its attach answer this. A reconfigure call on a
-  /// shared handle answers it too: the policy is the region header's,
-  /// which every attached process checked.
+  /// both its init and its attach answer this. Also every
+  /// `weir_X_reconfigure` on a shared handle (breaker, window, bucket,
+  /// sliding window, period, gate): its policy is its region's, laid once
+  /// for every process, so it is not changed in place (lay a new region
+  /// for another policy); nothing changed.
   WEIR_ERR_REGION_UNSUPPORTED = 68,
   /// `weir_pool_attach`, always: a pool is placed-only and never shared
   /// between processes, because its items are one process's identities
@@ -1270,7 +1272,9 @@ weir_status weir_breaker_read_counts(const weir_breaker *breaker, weir_counts *o
 /// allocates its new buckets and moves into them under that lock. Checked
 /// in this order, nothing changed on an
 /// error: `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `breaker`,
-/// `WEIR_ERR_POISONED`, the policy's statuses as `weir_breaker_new` answers
+/// `WEIR_ERR_REGION_UNSUPPORTED` for a shared breaker
+/// (`weir_breaker_init_shared`: its policy is its region's, laid once for
+/// every process), `WEIR_ERR_POISONED`, the policy's statuses as `weir_breaker_new` answers
 /// them, `WEIR_ERR_PLACED_TOO_SMALL`, `WEIR_ERR_NO_MEMORY`. It counts
 /// nothing.
 weir_status weir_breaker_reconfigure(weir_breaker *breaker, const weir_breaker_policy *policy);
@@ -1803,7 +1807,9 @@ weir_status weir_window_read_counts(const weir_window *window, weir_counts *out)
 /// layout or the new one, wholly; a window of another size allocates its
 /// new buckets and moves into them under that lock. Checked in this order, nothing changed on an
 /// error: `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `window`,
-/// `WEIR_ERR_POISONED`, `WEIR_ERR_WINDOW_SPAN`, `WEIR_ERR_WINDOW_SIZE`,
+/// `WEIR_ERR_REGION_UNSUPPORTED` for a shared window
+/// (`weir_window_init_shared`: its policy is its region's, laid once for
+/// every process), `WEIR_ERR_POISONED`, `WEIR_ERR_WINDOW_SPAN`, `WEIR_ERR_WINDOW_SIZE`,
 /// `WEIR_ERR_PLACED_TOO_SMALL`, `WEIR_ERR_NO_MEMORY`. It counts nothing.
 weir_status weir_window_reconfigure(weir_window *window,
                                     int32_t size,
@@ -2057,10 +2063,13 @@ weir_status weir_bucket_read_counts(const weir_bucket *bucket, weir_counts *out)
 /// Not concurrent, unlike the other types' reconfigurations: a take reads
 /// the bucket's policy without a lock (the bucket is one atomic word and
 /// its policy beside it), so no other call on this bucket may run while it
-/// does (as for `weir_bucket_free`); a program that changes a shared bucket's rate
-/// under load holds its callers off with a lock of its own (a reader-writer
-/// lock: the takes share it, the change takes it alone). Returns
-/// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bucket`,
+/// does (as for `weir_bucket_free`); a program that changes the rate of a
+/// bucket its threads share under load holds its callers off with a lock of
+/// its own (a reader-writer lock: the takes share it, the change takes it
+/// alone). Returns `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad
+/// `bucket`, `WEIR_ERR_REGION_UNSUPPORTED` for a bucket that processes
+/// share (`weir_bucket_init_shared`: its policy is its region's, laid once
+/// for every process, whose takes no lock here could hold off),
 /// `WEIR_ERR_POISONED` for a poisoned one, then `WEIR_ERR_NOT_FINITE`,
 /// `WEIR_ERR_NEGATIVE` and `WEIR_ERR_TOO_LARGE` as `weir_bucket_new` answers
 /// them; an error changes nothing. It counts nothing.
@@ -2232,7 +2241,9 @@ int64_t weir_sliding_next(const weir_sliding *sliding, int64_t now);
 /// allocates its new ring and moves into it under that lock. Checked in
 /// this order, nothing changed on an
 /// error: `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `sliding`,
-/// `WEIR_ERR_POISONED`, `WEIR_ERR_QUOTA`, `WEIR_ERR_SLIDING_WINDOW`,
+/// `WEIR_ERR_REGION_UNSUPPORTED` for a shared window
+/// (`weir_sliding_init_shared`: its policy is its region's, laid once for
+/// every process), `WEIR_ERR_POISONED`, `WEIR_ERR_QUOTA`, `WEIR_ERR_SLIDING_WINDOW`,
 /// `WEIR_ERR_TOO_LARGE` (stamps no memory could hold),
 /// `WEIR_ERR_PLACED_TOO_SMALL` (a placed window asked to hold more stamps
 /// than its memory has), `WEIR_ERR_NO_MEMORY`. It counts nothing.
@@ -2425,8 +2436,11 @@ int64_t weir_period_next(const weir_period *period, int64_t now);
 ///
 /// Safe beside the counter's other calls (not `weir_period_free`): it
 /// takes the counter's own lock, as they do, so a take racing it is judged
-/// by the old policy or the new one, wholly. `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a
-/// bad `period`, `WEIR_ERR_POISONED` for a poisoned one, then
+/// by the old policy or the new one, wholly. `WEIR_ERR_NULL` or
+/// `WEIR_ERR_MISALIGNED` for a bad `period`, `WEIR_ERR_REGION_UNSUPPORTED`
+/// for a shared counter (`weir_period_init_shared`: its policy is its
+/// region's, laid once for every process), `WEIR_ERR_POISONED` for a
+/// poisoned one, then
 /// `WEIR_ERR_QUOTA` for a quota of 0 or less; an error changes nothing. It
 /// counts nothing.
 weir_status weir_period_reconfigure(weir_period *period,
@@ -2560,9 +2574,11 @@ int64_t weir_gate_held(const weir_gate *gate);
 /// `weir_gate_free`): the limit is an atomic word of its own, so an enter
 /// racing the change is judged by the old limit or the new one. Lock-free
 /// as the gate's other calls are. `WEIR_ERR_NULL` or
-/// `WEIR_ERR_MISALIGNED` for a bad `gate`, `WEIR_ERR_POISONED` for a
-/// poisoned one; an error changes nothing. It counts nothing.
-weir_status weir_gate_reconfigure(weir_gate *gate, int64_t limit);
+/// `WEIR_ERR_MISALIGNED` for a bad `gate`, `WEIR_ERR_REGION_UNSUPPORTED`
+/// for a shared gate (`weir_gate_init_shared`: its limit is its region's,
+/// laid once for every process), `WEIR_ERR_POISONED` for a poisoned one; an error changes nothing. It counts nothing.
+weir_status weir_gate_reconfigure(weir_gate *gate,
+                                  int64_t limit);
 
 /// Turns counting on for a gate: from this call on, `weir_gate_read_counts`
 /// reports what it decided. Call it right after `weir_gate_new` to count

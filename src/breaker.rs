@@ -606,7 +606,9 @@ pub extern "C" fn weir_breaker_recoveries(
 /// allocates its new buckets and moves into them under that lock. Checked
 /// in this order, nothing changed on an
 /// error: `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `breaker`,
-/// `WEIR_ERR_POISONED`, the policy's statuses as `weir_breaker_new` answers
+/// `WEIR_ERR_REGION_UNSUPPORTED` for a shared breaker
+/// (`weir_breaker_init_shared`: its policy is its region's, laid once for
+/// every process), `WEIR_ERR_POISONED`, the policy's statuses as `weir_breaker_new` answers
 /// them, `WEIR_ERR_PLACED_TOO_SMALL`, `WEIR_ERR_NO_MEMORY`. It counts
 /// nothing.
 #[no_mangle]

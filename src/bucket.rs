@@ -169,6 +169,12 @@ impl Shareable for weir_bucket {
         0
     }
 
+    /// Marks it laid in a region: it takes no lock, but its policy is the
+    /// region's, so `weir_bucket_reconfigure` refuses it.
+    fn share(&mut self) {
+        self.0.mark_in_region();
+    }
+
     /// Nothing to change: the bucket is one atomic word and its constants,
     /// with no lock and no slots.
     fn fits(&self, _: &Layout, _: usize) -> bool {
@@ -360,10 +366,13 @@ pub extern "C" fn weir_bucket_refund(
 /// Not concurrent, unlike the other types' reconfigurations: a take reads
 /// the bucket's policy without a lock (the bucket is one atomic word and
 /// its policy beside it), so no other call on this bucket may run while it
-/// does (as for `weir_bucket_free`); a program that changes a shared bucket's rate
-/// under load holds its callers off with a lock of its own (a reader-writer
-/// lock: the takes share it, the change takes it alone). Returns
-/// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bucket`,
+/// does (as for `weir_bucket_free`); a program that changes the rate of a
+/// bucket its threads share under load holds its callers off with a lock of
+/// its own (a reader-writer lock: the takes share it, the change takes it
+/// alone). Returns `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad
+/// `bucket`, `WEIR_ERR_REGION_UNSUPPORTED` for a bucket that processes
+/// share (`weir_bucket_init_shared`: its policy is its region's, laid once
+/// for every process, whose takes no lock here could hold off),
 /// `WEIR_ERR_POISONED` for a poisoned one, then `WEIR_ERR_NOT_FINITE`,
 /// `WEIR_ERR_NEGATIVE` and `WEIR_ERR_TOO_LARGE` as `weir_bucket_new` answers
 /// them; an error changes nothing. It counts nothing.

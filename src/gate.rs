@@ -92,6 +92,12 @@ impl Shareable for weir_gate {
         0
     }
 
+    /// Marks it laid in a region: it takes no lock, but its policy is the
+    /// region's, so `weir_gate_reconfigure` refuses it.
+    fn share(&mut self) {
+        self.0.mark_in_region();
+    }
+
     /// Nothing to change: the gate is one atomic count and its limit, with no lock.
     fn fits(&self, _: &Layout, _: usize) -> bool {
         true
@@ -180,8 +186,9 @@ pub extern "C" fn weir_gate_leave(gate: *const weir_gate) {
 /// `weir_gate_free`): the limit is an atomic word of its own, so an enter
 /// racing the change is judged by the old limit or the new one. Lock-free
 /// as the gate's other calls are. `WEIR_ERR_NULL` or
-/// `WEIR_ERR_MISALIGNED` for a bad `gate`, `WEIR_ERR_POISONED` for a
-/// poisoned one; an error changes nothing. It counts nothing.
+/// `WEIR_ERR_MISALIGNED` for a bad `gate`, `WEIR_ERR_REGION_UNSUPPORTED`
+/// for a shared gate (`weir_gate_init_shared`: its limit is its region's,
+/// laid once for every process), `WEIR_ERR_POISONED` for a poisoned one; an error changes nothing. It counts nothing.
 #[no_mangle]
 pub extern "C" fn weir_gate_reconfigure(gate: *mut weir_gate, limit: i64) -> weir_status {
     reconfigure(gate, |gate| {

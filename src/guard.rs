@@ -62,6 +62,14 @@ const SHARED: u8 = 8;
 #[cfg(not(feature = "std"))]
 const SHARED: u8 = 0;
 
+/// The bit of `Guarded::flags` that marks a lock-free handle (a bucket, a
+/// gate) laid in a region by `region::lay_shared` (its
+/// `Shareable::share`): its calls take no lock, so it is not [`SHARED`],
+/// but its policy is the region's, as a locked one's is. Set once, before
+/// the region is handed out; no decision tests it.
+#[cfg(feature = "std")]
+const REGION: u8 = 16;
+
 /// The bits that send a decision out of line.
 const COLD: u8 = POISONED | COUNTING | SHARED;
 
@@ -122,6 +130,20 @@ impl<S> Guarded<S> {
     #[cfg(feature = "std")]
     pub(crate) fn mark_shared(&self) {
         set_flags(&self.flags, SHARED);
+    }
+
+    /// Whether the handle lies in a region shared between processes,
+    /// locked ([`SHARED`]) or lock-free ([`REGION`]).
+    #[cfg(feature = "std")]
+    pub(crate) fn in_region(&self) -> bool {
+        self.flags.load(Ordering::Relaxed) & (SHARED | REGION) != 0
+    }
+
+    /// Marks a lock-free handle laid in a region (its `Shareable::share`),
+    /// before the region is handed out.
+    #[cfg(feature = "std")]
+    pub(crate) fn mark_in_region(&self) {
+        set_flags(&self.flags, REGION);
     }
 }
 
@@ -186,7 +208,8 @@ pub(crate) trait HandleMut: Handle {
 /// an error changing nothing. `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`,
 /// `WEIR_ERR_POISONED` before it runs; a panic in it poisons the handle
 /// (`WEIR_ERR_PANIC`). It counts nothing: it is not a decision. A shared
-/// handle answers `WEIR_ERR_REGION_UNSUPPORTED`: its policy is its
+/// handle, locked or lock-free, answers `WEIR_ERR_REGION_UNSUPPORTED`
+/// after the pointer's checks and before the poison's: its policy is its
 /// region's, laid once for every process.
 pub(crate) fn reconfigure<H: Handle>(
     handle: *const H,
@@ -199,7 +222,7 @@ pub(crate) fn reconfigure<H: Handle>(
     // a handle pointer came from `new_handle` or `place_handle` and has not
     // been freed (the header states this contract).
     #[cfg(feature = "std")]
-    if unsafe { &*handle }.guarded().is_shared() {
+    if unsafe { &*handle }.guarded().in_region() {
         return WEIR_ERR_REGION_UNSUPPORTED;
     }
     status_on(handle, body)
@@ -220,14 +243,15 @@ pub(crate) fn reconfigure_alone<H: HandleMut>(
     // this reconfiguration is that no other call on the handle runs
     // meanwhile, so this is the only reference to it.
     let guarded = unsafe { &mut *handle }.guarded_mut();
+    // A shared handle's policy is its region's, laid once for every
+    // process: it is not changed in place. Checked before the poison, as
+    // [`reconfigure`] checks it.
+    #[cfg(feature = "std")]
+    if guarded.in_region() {
+        return WEIR_ERR_REGION_UNSUPPORTED;
+    }
     if guarded.poisoned() {
         return WEIR_ERR_POISONED;
-    }
-    // A shared handle's policy is its region's, laid once for every
-    // process: it is not changed in place.
-    #[cfg(feature = "std")]
-    if guarded.is_shared() {
-        return WEIR_ERR_REGION_UNSUPPORTED;
     }
     match catching(|| body(&mut guarded.state)) {
         Ok(result) => result.err().unwrap_or(WEIR_OK),

@@ -293,8 +293,11 @@ pub extern "C" fn weir_period_next(period: *const weir_period, now: i64) -> i64 
 ///
 /// Safe beside the counter's other calls (not `weir_period_free`): it
 /// takes the counter's own lock, as they do, so a take racing it is judged
-/// by the old policy or the new one, wholly. `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a
-/// bad `period`, `WEIR_ERR_POISONED` for a poisoned one, then
+/// by the old policy or the new one, wholly. `WEIR_ERR_NULL` or
+/// `WEIR_ERR_MISALIGNED` for a bad `period`, `WEIR_ERR_REGION_UNSUPPORTED`
+/// for a shared counter (`weir_period_init_shared`: its policy is its
+/// region's, laid once for every process), `WEIR_ERR_POISONED` for a
+/// poisoned one, then
 /// `WEIR_ERR_QUOTA` for a quota of 0 or less; an error changes nothing. It
 /// counts nothing.
 #[no_mangle]

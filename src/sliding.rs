@@ -291,7 +291,9 @@ pub extern "C" fn weir_sliding_recoveries(
 /// allocates its new ring and moves into it under that lock. Checked in
 /// this order, nothing changed on an
 /// error: `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `sliding`,
-/// `WEIR_ERR_POISONED`, `WEIR_ERR_QUOTA`, `WEIR_ERR_SLIDING_WINDOW`,
+/// `WEIR_ERR_REGION_UNSUPPORTED` for a shared window
+/// (`weir_sliding_init_shared`: its policy is its region's, laid once for
+/// every process), `WEIR_ERR_POISONED`, `WEIR_ERR_QUOTA`, `WEIR_ERR_SLIDING_WINDOW`,
 /// `WEIR_ERR_TOO_LARGE` (stamps no memory could hold),
 /// `WEIR_ERR_PLACED_TOO_SMALL` (a placed window asked to hold more stamps
 /// than its memory has), `WEIR_ERR_NO_MEMORY`. It counts nothing.

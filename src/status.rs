@@ -129,9 +129,11 @@ pub enum weir_status {
     /// handle with a lock (all but the bucket and the gate) also needs the
     /// kernel to release a dying holder's lock through its robust-futex
     /// list, which an emulator may not keep (qemu-user does not): there
-    /// both its init and its attach answer this. A reconfigure call on a
-    /// shared handle answers it too: the policy is the region header's,
-    /// which every attached process checked.
+    /// both its init and its attach answer this. Also every
+    /// `weir_X_reconfigure` on a shared handle (breaker, window, bucket,
+    /// sliding window, period, gate): its policy is its region's, laid once
+    /// for every process, so it is not changed in place (lay a new region
+    /// for another policy); nothing changed.
     WEIR_ERR_REGION_UNSUPPORTED = 68,
     /// `weir_pool_attach`, always: a pool is placed-only and never shared
     /// between processes, because its items are one process's identities
@@ -602,7 +604,9 @@ impl weir_status {
                 c"shared region: a process died holding its lock; recovered, nothing else done"
             }
             WEIR_ERR_REGION_BROKEN => c"shared region: its lock cannot be taken again",
-            WEIR_ERR_REGION_UNSUPPORTED => c"shared region: no robust process-shared mutex here",
+            WEIR_ERR_REGION_UNSUPPORTED => {
+                c"shared region: no robust process-shared mutex here, or a shared handle's policy changed"
+            }
             WEIR_ERR_REGION_POOL => c"shared region: a pool is never shared between processes",
             WEIR_ERR_PLACED_MISALIGNED => {
                 c"placed handle: memory not aligned as its footprint says"

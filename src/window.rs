@@ -393,7 +393,9 @@ pub extern "C" fn weir_window_read_buckets(
 /// layout or the new one, wholly; a window of another size allocates its
 /// new buckets and moves into them under that lock. Checked in this order, nothing changed on an
 /// error: `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `window`,
-/// `WEIR_ERR_POISONED`, `WEIR_ERR_WINDOW_SPAN`, `WEIR_ERR_WINDOW_SIZE`,
+/// `WEIR_ERR_REGION_UNSUPPORTED` for a shared window
+/// (`weir_window_init_shared`: its policy is its region's, laid once for
+/// every process), `WEIR_ERR_POISONED`, `WEIR_ERR_WINDOW_SPAN`, `WEIR_ERR_WINDOW_SIZE`,
 /// `WEIR_ERR_PLACED_TOO_SMALL`, `WEIR_ERR_NO_MEMORY`. It counts nothing.
 #[no_mangle]
 pub extern "C" fn weir_window_reconfigure(

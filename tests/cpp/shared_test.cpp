@@ -79,6 +79,10 @@ TEST(Shared, BadRegionsAreRefused) {
     ASSERT_TRUE(again);
     EXPECT_TRUE(again->take(weir::instant(1), 10.0));
     EXPECT_FALSE(bucket->take(weir::instant(1), 1.0));
+    // Its policy is the region's: no change in place, nothing changed.
+    EXPECT_EQ(again->reconfigure(1000.0, 1000.0, weir::instant(1)),
+              weir::make_error_code(WEIR_ERR_REGION_UNSUPPORTED));
+    EXPECT_FALSE(bucket->take(weir::instant(1), 1.0));
 }
 
 TEST(Shared, AGateAndAPeriodHoldAcrossAttachments) {
@@ -92,6 +96,8 @@ TEST(Shared, AGateAndAPeriodHoldAcrossAttachments) {
         ASSERT_TRUE(other);
         EXPECT_TRUE(gate->enter());
         EXPECT_FALSE(other->enter());
+        EXPECT_EQ(other->reconfigure(5), weir::make_error_code(WEIR_ERR_REGION_UNSUPPORTED));
+        EXPECT_FALSE(gate->enter());
     }
     EXPECT_EQ(weir::Period::attach(region.mem, kRegion).error(),
               weir::make_error_code(WEIR_ERR_REGION_KIND));
