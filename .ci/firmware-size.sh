@@ -60,7 +60,7 @@ for name in $functions; do
 done
 # One row per handle type: a program that calls all of a type's functions
 # (what a firmware image that uses the type's whole face adds).
-for type in breaker shedder bucket gate window sliding period budget concurrency pool lease; do
+for type in breaker shedder bucket gate window sliding period budget concurrency pool lease bloom; do
   these=$(grep "^weir_${type}_" <<<"$functions" || true)
   [ -n "$these" ] || continue
   # shellcheck disable=SC2086

@@ -40,12 +40,12 @@
  *
  * ```
  * weir_status — what a call that can fail reports (WEIR_OK is 0)
- *   section  line 0344
+ *   section  line 0348
  *   reads    weir_status_str, weir_version (WEIR_VERSION)
  *   counts   weir_counts (filled by each read_counts)
  *
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
- *   section  line 0891
+ *   section  line 0895
  *   policy   weir_breaker_policy (for the breaker), weir_breaker_policy_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
  *   placed   weir_breaker_footprint, weir_breaker_init_in
@@ -60,7 +60,7 @@
  *   change   weir_breaker_reconfigure (copies the policy)
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 1289
+ *   section  line 1293
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
  *   placed   weir_shedder_footprint, weir_shedder_init_in
@@ -73,7 +73,7 @@
  *   counts   weir_shedder_start_counting, weir_shedder_read_counts
  *
  * weir_window — rolling window of sums and counts
- *   section  line 1608
+ *   section  line 1612
  *   make     weir_window_new, weir_window_free
  *   placed   weir_window_footprint, weir_window_init_in
  *   shared   weir_window_shared_footprint, weir_window_init_shared,
@@ -85,7 +85,7 @@
  *   change   weir_window_reconfigure
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1826
+ *   section  line 1830
  *   make     weir_bucket_new, weir_bucket_free
  *   placed   weir_bucket_footprint, weir_bucket_init_in
  *   shared   weir_bucket_shared_footprint, weir_bucket_init_shared,
@@ -96,7 +96,7 @@
  *   change   weir_bucket_reconfigure
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 2085
+ *   section  line 2089
  *   make     weir_sliding_new, weir_sliding_free
  *   placed   weir_sliding_footprint, weir_sliding_init_in
  *   shared   weir_sliding_shared_footprint, weir_sliding_init_shared,
@@ -107,7 +107,7 @@
  *   counts   weir_sliding_start_counting, weir_sliding_read_counts
  *
  * weir_period — fixed-window quota per period
- *   section  line 2278
+ *   section  line 2282
  *   make     weir_period_new, weir_period_free
  *   placed   weir_period_footprint, weir_period_init_in
  *   shared   weir_period_shared_footprint, weir_period_init_shared,
@@ -118,7 +118,7 @@
  *   counts   weir_period_start_counting, weir_period_read_counts
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 2478
+ *   section  line 2482
  *   make     weir_gate_new, weir_gate_free
  *   placed   weir_gate_footprint, weir_gate_init_in
  *   shared   weir_gate_shared_footprint, weir_gate_init_shared,
@@ -129,7 +129,7 @@
  *   counts   weir_gate_start_counting, weir_gate_read_counts
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 2609
+ *   section  line 2613
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy),
@@ -147,7 +147,7 @@
  *   counts   weir_concurrency_start_counting, weir_concurrency_read_counts
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 2931
+ *   section  line 2935
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   placed   weir_budget_footprint, weir_budget_init_in
@@ -158,19 +158,19 @@
  *   counts   weir_budget_start_counting, weir_budget_read_counts
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 3152
+ *   section  line 3156
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 3292
+ *   section  line 3296
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 3336
+ *   section  line 3340
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   placed   weir_pool_footprint, weir_pool_init_in,
@@ -184,7 +184,7 @@
  *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 3728
+ *   section  line 3732
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -193,29 +193,31 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 3908
+ *   section  line 3912
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 4060
+ *   section  line 4064
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
  *   in place weir_bloom_footprint, weir_bloom_init_in,
  *            weir_bloom_init_gcra_in, weir_bloom_check_in,
  *            weir_bloom_allow_in, weir_bloom_next_in
- *   placed   weir_bloom_view_footprint,
+ *   placed   weir_bloom_place_footprint,
+ *            weir_bloom_place_in (its own words; firmware too),
+ *            weir_bloom_place_gcra_in, weir_bloom_view_footprint,
  *            weir_bloom_view_in (a handle over a region)
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 4384
+ *   section  line 4429
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 4577
+ *   section  line 4622
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   placed   weir_lease_footprint, weir_lease_init_in
@@ -226,7 +228,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 4821
+ *   section  line 4866
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -240,7 +242,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 5083
+ *   section  line 5128
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -267,12 +269,14 @@
  * (built without the `std` feature; docs/firmware.md) defines
  * WEIR_FREESTANDING before including this header (-DWEIR_FREESTANDING). The
  * header then leaves out what that build lacks (every declaration under
- * `#if defined(WEIR_HOSTED)`: the heap constructors `weir_X_new`, and the
- * bloom, charge and lease), and a call to one of those is a compile
- * error that says so, not a link error. The firmware build has every other
- * handle type in its placed form (`weir_X_footprint`, `weir_X_init_in` and
- * the type's calls), locked by the build's critical section; its
- * `weir_X_free` does nothing. Hosts define nothing.
+ * `#if defined(WEIR_HOSTED)`: the heap constructors `weir_X_new`, the
+ * bloom's region calls and the charge), and a call to one of those is a
+ * compile error that says so, not a link error. The firmware build has
+ * every handle type in its placed form (`weir_X_footprint`,
+ * `weir_X_init_in` and the type's calls; the bloom's
+ * `weir_bloom_place_footprint` and `weir_bloom_place_in`), locked by the
+ * build's critical section; its `weir_X_free` does nothing. Hosts define
+ * nothing.
  */
 #if !defined(WEIR_FREESTANDING) && !defined(WEIR_HOSTED)
 #define WEIR_HOSTED 1
@@ -4067,7 +4071,6 @@ int64_t weir_gcra_room(const weir_gcra *gcra, const weir_gcra_limit *limit, int6
  *   WEIR_ERR_BLOOM_KIND (417), WEIR_ERR_BLOOM_LINE_SIZE (418).
  * @{ */
 
-#if defined(WEIR_HOSTED)
 /// An array of 2^size_log2 one-word limiters for a key space too large to
 /// give each key its own: per client address, API key or object name, in
 /// fixed memory. Its words are of one kind, chosen when it is made: rate
@@ -4107,7 +4110,9 @@ int64_t weir_gcra_room(const weir_gcra *gcra, const weir_gcra_limit *limit, int6
 /// their whole burst, F = 1.6 %; 10^6 keys in 2^24 words (128 MiB) asking
 /// half of it, F = 0.03 % (2.3 % asking all of it).
 ///
-/// Lock-free and safe to use from many threads at once. Memory per handle:
+/// Lock-free and safe to use from many threads at once (in the firmware
+/// build, from the main loop and interrupt handlers: each word update takes
+/// the build's critical section). Memory per handle:
 /// 8 × 2^size_log2 bytes of heap (64-byte aligned) plus under 160 bytes.
 /// size_log2 is WEIR_BLOOM_MIN_SIZE_LOG2 (3, one line) to
 /// WEIR_BLOOM_MAX_SIZE_LOG2 (32: 32 GiB; 27, 1 GiB, on a 32-bit host),
@@ -4116,7 +4121,13 @@ int64_t weir_gcra_room(const weir_gcra *gcra, const weir_gcra_limit *limit, int6
 /// `weir_bloom_free`; for memory shared between processes see
 /// `weir_bloom_init_in`.
 ///
-/// Placed: a region laid by `weir_bloom_init_in` (or its gcra form) holds
+/// Placed with its own words: `weir_bloom_place_in` (or its gcra form) lays
+/// the handle and its lines together in memory the caller owns
+/// (`weir_bloom_place_footprint` bytes), an array private to the program,
+/// as a heap one is: the firmware build's bloom, which has no heap and no
+/// regions.
+///
+/// Placed over a region: a region laid by `weir_bloom_init_in` (or its gcra form) holds
 /// an array, header and words, and no pointer; `weir_bloom_view_in` lays a
 /// `weir_bloom *` over such a region in memory the caller owns (a view:
 /// `weir_bloom_view_footprint` bytes, beside the region or anywhere else),
@@ -4127,40 +4138,27 @@ int64_t weir_gcra_room(const weir_gcra *gcra, const weir_gcra_limit *limit, int6
 /// heap lays a region in a static array and views it; a process sharing a
 /// region views it once and decides without reading the header each call.
 typedef struct weir_bloom weir_bloom;
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The largest size_log2 of a bloom array (2^32 words, 32 GiB).
 #define WEIR_BLOOM_MAX_SIZE_LOG2 32
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The smallest size_log2 of a bloom array (8 words: one 64-byte line).
 #define WEIR_BLOOM_MIN_SIZE_LOG2 3
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The alignment, in bytes, of a region for `weir_bloom_init_in`: a line.
 #define WEIR_BLOOM_ALIGN 64
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The layout version of a bloom region's header (2: blocked lines, with
 /// a word kind). Regions of version 1 (weir 0.1) and any other are
 /// refused with `WEIR_ERR_BLOOM_VERSION`.
 #define WEIR_BLOOM_VERSION 2
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The most hashes (words per key) of a bloom array.
 #define WEIR_BLOOM_MAX_HASHES 8
-#endif
 
-#if defined(WEIR_HOSTED)
 /// The bytes of the header before the words of a bloom array laid into
 /// caller memory.
 #define WEIR_BLOOM_HEADER_BYTES 64
-#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -4200,27 +4198,21 @@ weir_status weir_bloom_new_gcra(uint32_t size_log2,
                                 weir_bloom **out);
 #endif
 
-#if defined(WEIR_HOSTED)
 /// Frees a bloom array. NULL is accepted and ignored, and so is a view
 /// (`weir_bloom_view_in`): its memory, and its region's, are the caller's.
 void weir_bloom_free(weir_bloom *bloom);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Whether the key (`len` bytes at `key`) may have one event at `now`,
 /// charging each of its words that allows. A zero-length key is a key (the
 /// empty one). The key is hashed during the call and not kept: its memory
 /// is the caller's again on return. Refuses (false) a NULL bloom or key and
 /// a negative `now`; a refusal writes nothing.
 bool weir_bloom_allow(const weir_bloom *bloom, int64_t now, const void *key, size_t len);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Nanoseconds from `now` until the key would be allowed: the soonest any
 /// of its words frees up, 0 if one would now. Reads only. INT64_MAX for a
 /// NULL bloom or key or a negative `now`.
 int64_t weir_bloom_next(const weir_bloom *bloom, int64_t now, const void *key, size_t len);
-#endif
 
 #if defined(WEIR_HOSTED)
 /// The bytes a region for a bloom array of 2^`size_log2` words needs, of
@@ -4309,6 +4301,63 @@ int64_t weir_bloom_next_in(const void *mem,
                            size_t key_len);
 #endif
 
+/// The bytes and the alignment of a bloom array of 2^`size_log2` words
+/// placed with `weir_bloom_place_in` or `weir_bloom_place_gcra_in`, of
+/// either kind, written to `*bytes` and `*align`: the handle, then its
+/// lines of 8 words from the next multiple of 64 bytes (`*align` is
+/// WEIR_BLOOM_ALIGN, 64). `WEIR_ERR_BLOOM_SIZE` or
+/// `WEIR_ERR_BLOOM_TOO_FEW_WORDS` for a size_log2 `weir_bloom_new` refuses,
+/// `WEIR_ERR_TOO_LARGE` when the footprint does not fit the address space,
+/// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bytes` or `align`
+/// pointer; nothing is written on an error. The region of
+/// `weir_bloom_footprint` is another thing: a header and words, no handle.
+weir_status weir_bloom_place_footprint(uint32_t size_log2, size_t *bytes, size_t *align);
+
+/// Lays a bloom array of 2^`size_log2` fresh rate words (the window kind)
+/// in memory the caller owns, handle and words together (`len` bytes at
+/// `mem`, at least the footprint `weir_bloom_place_footprint` answers, at a
+/// multiple of its alignment, 64), and writes to `*out` a `weir_bloom *`
+/// that every `weir_bloom_*` call takes as it takes a heap array: the same
+/// answers to the same calls, counts included. The arguments are those of
+/// `weir_bloom_new`. The array is this program's own: its lines hold
+/// words and no header, so it is not a region (`weir_bloom_*_in` refuse
+/// it) and is not to be shared with another program; for that, lay a
+/// region with `weir_bloom_init_in`. On a host its words are lock-free as
+/// a heap array's; in the firmware build, where this is how a bloom is
+/// made, each word update takes the build's critical section, as a
+/// `weir_rate` word's does (docs/firmware.md). The memory stays the
+/// caller's: `weir_bloom_free` on it does nothing, and `mem` must stay in
+/// place while the array is used. Checked in this order, and nothing is
+/// written on an error: `out` (`WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`), the
+/// arguments as `weir_bloom_new` checks them (`WEIR_ERR_NULL` for a NULL
+/// limit, `WEIR_ERR_RATE_LIMIT_INVALID`, `WEIR_ERR_BLOOM_SIZE`,
+/// `WEIR_ERR_BLOOM_TOO_FEW_WORDS`, `WEIR_ERR_BLOOM_HASHES`),
+/// `WEIR_ERR_TOO_LARGE` for a footprint beyond the address space, `mem`
+/// NULL (`WEIR_ERR_NULL`), `mem` misaligned (`WEIR_ERR_PLACED_MISALIGNED`),
+/// `len` below the footprint (`WEIR_ERR_PLACED_TOO_SMALL`). The limit is
+/// copied.
+weir_status weir_bloom_place_in(void *mem,
+                                size_t len,
+                                uint32_t size_log2,
+                                uint32_t hashes,
+                                const weir_rate_limit *limit,
+                                uint64_t seed0,
+                                uint64_t seed1,
+                                weir_bloom **out);
+
+/// `weir_bloom_place_in` with GCRA words (the gcra kind), each limited by
+/// `*limit`: its arguments checked as `weir_bloom_new_gcra` checks them
+/// (`WEIR_ERR_GCRA_LIMIT_INVALID` for a limit whose fields are out of
+/// range), the rest as `weir_bloom_place_in`.
+weir_status weir_bloom_place_gcra_in(void *mem,
+                                     size_t len,
+                                     uint32_t size_log2,
+                                     uint32_t hashes,
+                                     const weir_gcra_limit *limit,
+                                     uint64_t seed0,
+                                     uint64_t seed1,
+                                     weir_bloom **out);
+
 #if defined(WEIR_HOSTED)
 /// The bytes and the alignment of a view (`weir_bloom_view_in`), written
 /// to `*bytes` and `*align`: the handle alone, whatever the region's shape
@@ -4347,7 +4396,6 @@ weir_status weir_bloom_view_in(void *mem,
                                weir_bloom **out);
 #endif
 
-#if defined(WEIR_HOSTED)
 /// Turns counting on for a bloom array: from this call on,
 /// `weir_bloom_read_counts` reports what it decided. Call it right after
 /// `weir_bloom_new` to count everything since the handle was made; a second
@@ -4356,9 +4404,7 @@ weir_status weir_bloom_view_in(void *mem,
 /// `WEIR_ERR_NULL` for a NULL handle, `WEIR_ERR_MISALIGNED` for one no handle
 /// can be at, `WEIR_ERR_POISONED` for a poisoned one.
 weir_status weir_bloom_start_counting(const weir_bloom *bloom);
-#endif
 
-#if defined(WEIR_HOSTED)
 /// Writes to `*out` what a bloom array decided since
 /// `weir_bloom_start_counting`. A reading: it changes nothing. `admitted`:
 /// allows answered true; `refused`: allows refused because a key's words had no
@@ -4372,7 +4418,6 @@ weir_status weir_bloom_start_counting(const weir_bloom *bloom);
 /// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
 /// `*out` is written only on `WEIR_OK`.
 weir_status weir_bloom_read_counts(const weir_bloom *bloom, weir_counts *out);
-#endif
 
 #ifdef __cplusplus
 }  // extern "C"
@@ -5127,8 +5172,8 @@ extern void weir_critical_exit(uint32_t state);
 #define WEIR_HOSTED_ONLY_MESSAGE_(name) \
   #name " needs the hosted weir library: the firmware build " \
   "(WEIR_FREESTANDING) has no heap: there a handle is placed " \
-  "(weir_<type>_init_in), and the bloom and charge are " \
-  "hosted-only; see docs/firmware.md"
+  "(weir_<type>_init_in, weir_bloom_place_in), and bloom regions " \
+  "and the charge are hosted-only; see docs/firmware.md"
 int weir_hosted_only_weir_breaker_new(void) WEIR_HOSTED_ONLY_(weir_breaker_new);
 #define weir_breaker_new(...) weir_hosted_only_weir_breaker_new()
 int weir_hosted_only_weir_breaker_shared_footprint(void) WEIR_HOSTED_ONLY_(weir_breaker_shared_footprint);
@@ -5225,12 +5270,6 @@ int weir_hosted_only_weir_bloom_new(void) WEIR_HOSTED_ONLY_(weir_bloom_new);
 #define weir_bloom_new(...) weir_hosted_only_weir_bloom_new()
 int weir_hosted_only_weir_bloom_new_gcra(void) WEIR_HOSTED_ONLY_(weir_bloom_new_gcra);
 #define weir_bloom_new_gcra(...) weir_hosted_only_weir_bloom_new_gcra()
-int weir_hosted_only_weir_bloom_free(void) WEIR_HOSTED_ONLY_(weir_bloom_free);
-#define weir_bloom_free(...) weir_hosted_only_weir_bloom_free()
-int weir_hosted_only_weir_bloom_allow(void) WEIR_HOSTED_ONLY_(weir_bloom_allow);
-#define weir_bloom_allow(...) weir_hosted_only_weir_bloom_allow()
-int weir_hosted_only_weir_bloom_next(void) WEIR_HOSTED_ONLY_(weir_bloom_next);
-#define weir_bloom_next(...) weir_hosted_only_weir_bloom_next()
 int weir_hosted_only_weir_bloom_footprint(void) WEIR_HOSTED_ONLY_(weir_bloom_footprint);
 #define weir_bloom_footprint(...) weir_hosted_only_weir_bloom_footprint()
 int weir_hosted_only_weir_bloom_init_in(void) WEIR_HOSTED_ONLY_(weir_bloom_init_in);
@@ -5247,10 +5286,6 @@ int weir_hosted_only_weir_bloom_view_footprint(void) WEIR_HOSTED_ONLY_(weir_bloo
 #define weir_bloom_view_footprint(...) weir_hosted_only_weir_bloom_view_footprint()
 int weir_hosted_only_weir_bloom_view_in(void) WEIR_HOSTED_ONLY_(weir_bloom_view_in);
 #define weir_bloom_view_in(...) weir_hosted_only_weir_bloom_view_in()
-int weir_hosted_only_weir_bloom_start_counting(void) WEIR_HOSTED_ONLY_(weir_bloom_start_counting);
-#define weir_bloom_start_counting(...) weir_hosted_only_weir_bloom_start_counting()
-int weir_hosted_only_weir_bloom_read_counts(void) WEIR_HOSTED_ONLY_(weir_bloom_read_counts);
-#define weir_bloom_read_counts(...) weir_hosted_only_weir_bloom_read_counts()
 int weir_hosted_only_weir_charge_all(void) WEIR_HOSTED_ONLY_(weir_charge_all);
 #define weir_charge_all(...) weir_hosted_only_weir_charge_all()
 int weir_hosted_only_weir_lease_new(void) WEIR_HOSTED_ONLY_(weir_lease_new);

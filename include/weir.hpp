@@ -1249,6 +1249,32 @@ public:
         if (status != WEIR_OK) return status;
         return out;
     }
+    // A Bloom placed in the caller's memory with its own words (see
+    // weir::footprint): answers as one made by make() or make_gcra() with
+    // the same arguments. The words are this program's, not a region to
+    // share (BloomRegion is). Keep the memory in place while it is used;
+    // the destructor leaves it alone.
+    static result<weir::footprint> place_footprint(std::uint32_t size_log2) noexcept {
+        weir::footprint out{};
+        weir_status status = weir_bloom_place_footprint(size_log2, &out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Bloom> place(void* mem, std::size_t len, std::uint32_t size_log2, std::uint32_t hashes,
+                               const RateLimit& limit, std::uint64_t seed0, std::uint64_t seed1) noexcept {
+        weir_bloom* out = nullptr;
+        weir_status status = weir_bloom_place_in(mem, len, size_log2, hashes, limit.get(), seed0, seed1, &out);
+        if (status != WEIR_OK) return status;
+        return Bloom(out);
+    }
+    static result<Bloom> place_gcra(void* mem, std::size_t len, std::uint32_t size_log2, std::uint32_t hashes,
+                                    const GcraLimit& limit, std::uint64_t seed0, std::uint64_t seed1) noexcept {
+        weir_bloom* out = nullptr;
+        weir_status status =
+            weir_bloom_place_gcra_in(mem, len, size_log2, hashes, limit.get(), seed0, seed1, &out);
+        if (status != WEIR_OK) return status;
+        return Bloom(out);
+    }
     // A Bloom over a region laid by BloomRegion::init or init_gcra (here or
     // in another process), placed in the caller's memory (see
     // weir::footprint; BloomRegion::view is the same call): its words are

@@ -1,14 +1,23 @@
-//! C face of [`weir_core::bloom`]: the heap array (`weir_bloom`) and the same
-//! structure laid into caller memory (`weir_bloom_*_in`).
+//! C face of [`weir_core::bloom`]: the heap array (`weir_bloom`), an array
+//! placed in caller memory with its own lines (`weir_bloom_place_in`), and
+//! the same structure laid into caller memory as a region
+//! (`weir_bloom_*_in`, and views of it).
+//!
+//! The firmware build (no `std`) has the placed array and the handle's
+//! calls; the heap constructors and every region call are hosted-only (a
+//! region is made to be shared with other programs, which words locked by
+//! one program's critical section cannot be).
 
 use core::ffi::c_void;
 use static_assertions::const_assert_eq;
 
 use crate::counts::{weir_counts, Tally};
 use crate::gcra::{gcra_limit_in, weir_gcra_limit};
-use crate::guard::{decide_counted, decide_or, place_plain, plain_footprint};
-use crate::guard::{free_handle, guard, guard_status, new_handle, on, usable, Guarded, Handle};
-use crate::guard::{read_counts, start_counting};
+use crate::guard::{decide_counted, decide_or, free_handle, guard_status, on};
+#[cfg(feature = "std")]
+use crate::guard::{guard, new_handle, place_plain, plain_footprint, usable};
+use crate::guard::{place_handle_with, placement, read_counts, start_counting, write_footprint};
+use crate::guard::{Guarded, Handle};
 use crate::rate::{limit_in, weir_rate_limit};
 use crate::slots::Lines;
 use crate::status::weir_status::{self, *};
@@ -54,7 +63,9 @@ use weir_core::time::NEVER;
 /// their whole burst, F = 1.6 %; 10^6 keys in 2^24 words (128 MiB) asking
 /// half of it, F = 0.03 % (2.3 % asking all of it).
 ///
-/// Lock-free and safe to use from many threads at once. Memory per handle:
+/// Lock-free and safe to use from many threads at once (in the firmware
+/// build, from the main loop and interrupt handlers: each word update takes
+/// the build's critical section). Memory per handle:
 /// 8 × 2^size_log2 bytes of heap (64-byte aligned) plus under 160 bytes.
 /// size_log2 is WEIR_BLOOM_MIN_SIZE_LOG2 (3, one line) to
 /// WEIR_BLOOM_MAX_SIZE_LOG2 (32: 32 GiB; 27, 1 GiB, on a 32-bit host),
@@ -63,7 +74,13 @@ use weir_core::time::NEVER;
 /// `weir_bloom_free`; for memory shared between processes see
 /// `weir_bloom_init_in`.
 ///
-/// Placed: a region laid by `weir_bloom_init_in` (or its gcra form) holds
+/// Placed with its own words: `weir_bloom_place_in` (or its gcra form) lays
+/// the handle and its lines together in memory the caller owns
+/// (`weir_bloom_place_footprint` bytes), an array private to the program,
+/// as a heap one is: the firmware build's bloom, which has no heap and no
+/// regions.
+///
+/// Placed over a region: a region laid by `weir_bloom_init_in` (or its gcra form) holds
 /// an array, header and words, and no pointer; `weir_bloom_view_in` lays a
 /// `weir_bloom *` over such a region in memory the caller owns (a view:
 /// `weir_bloom_view_footprint` bytes, beside the region or anywhere else),
@@ -146,7 +163,7 @@ pub(crate) fn key_at<'a>(key: *const c_void, len: usize) -> Option<&'a [u8]> {
     }
     // SAFETY: `key` is non-NULL and, by the header's contract, points to
     // `len` readable bytes that stay valid for this call; `len` fits isize.
-    Some(unsafe { std::slice::from_raw_parts(key.cast::<u8>(), len) })
+    Some(unsafe { core::slice::from_raw_parts(key.cast::<u8>(), len) })
 }
 
 /// The caller's region as lines: `WEIR_ERR_NULL` when NULL,
@@ -154,6 +171,7 @@ pub(crate) fn key_at<'a>(key: *const c_void, len: usize) -> Option<&'a [u8]> {
 /// when `len` is more than any object can be (above `isize::MAX`, or running
 /// past the end of the address space). A trailing part shorter than a line
 /// is left out.
+#[cfg(feature = "std")]
 #[inline]
 pub(crate) fn region_at<'a>(
     mem: *const c_void,
@@ -172,12 +190,13 @@ pub(crate) fn region_at<'a>(
     // touches the region only through atomic operations, so other threads
     // and processes may use it at the same time; a BloomLine is 8 AtomicU64s
     // with no padding, and AtomicU64 has the size and bit validity of u64.
-    Ok(unsafe { std::slice::from_raw_parts(mem.cast::<BloomLine>(), lines) })
+    Ok(unsafe { core::slice::from_raw_parts(mem.cast::<BloomLine>(), lines) })
 }
 
 /// `body` on the array laid at `mem` (`len` bytes) and the caller's key, or
 /// `neutral` when the region does not hold a valid array or the key is
 /// NULL.
+#[cfg(feature = "std")]
 fn on_region<R: Copy>(
     mem: *const c_void,
     len: usize,
@@ -209,6 +228,7 @@ fn on_region<R: Copy>(
 /// `WEIR_ERR_BLOOM_HASHES` for hashes 0 or above WEIR_BLOOM_MAX_HASHES;
 /// `WEIR_ERR_NO_MEMORY`. `*out` is written only on success. The limit is
 /// copied: the caller may change or free it after.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_bloom_new(
     size_log2: u32,
@@ -229,6 +249,7 @@ pub extern "C" fn weir_bloom_new(
 /// a token bucket limited by `*limit`. `WEIR_ERR_GCRA_LIMIT_INVALID` for a
 /// limit whose fields are out of range; otherwise checked and answered as
 /// `weir_bloom_new`.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_bloom_new_gcra(
     size_log2: u32,
@@ -245,10 +266,124 @@ pub extern "C" fn weir_bloom_new_gcra(
     })
 }
 
+/// The bytes and the alignment of a bloom array of 2^`size_log2` words
+/// placed with `weir_bloom_place_in` or `weir_bloom_place_gcra_in`, of
+/// either kind, written to `*bytes` and `*align`: the handle, then its
+/// lines of 8 words from the next multiple of 64 bytes (`*align` is
+/// WEIR_BLOOM_ALIGN, 64). `WEIR_ERR_BLOOM_SIZE` or
+/// `WEIR_ERR_BLOOM_TOO_FEW_WORDS` for a size_log2 `weir_bloom_new` refuses,
+/// `WEIR_ERR_TOO_LARGE` when the footprint does not fit the address space,
+/// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bytes` or `align`
+/// pointer; nothing is written on an error. The region of
+/// `weir_bloom_footprint` is another thing: a header and words, no handle.
+#[no_mangle]
+pub extern "C" fn weir_bloom_place_footprint(
+    size_log2: u32,
+    bytes: *mut usize,
+    align: *mut usize,
+) -> weir_status {
+    guard_status(|| {
+        let words =
+            bloom::footprint_words(size_log2).ok_or(if size_log2 < bloom::MIN_SIZE_LOG2 {
+                WEIR_ERR_BLOOM_TOO_FEW_WORDS
+            } else {
+                WEIR_ERR_BLOOM_SIZE
+            })?;
+        // The region's words less its header line: the array's lines.
+        let lines = words / bloom::LINE_WORDS - 1;
+        let (total, at, _) = placement::<weir_bloom, BloomLine>(lines)?;
+        write_footprint((total, at), bytes, align)
+    })
+}
+
+/// Lays the array `shape` describes in `len` bytes at `mem`: the handle,
+/// then its lines, every word fresh.
+fn place(
+    mem: *mut c_void,
+    len: usize,
+    out: *mut *mut weir_bloom,
+    shape: impl FnOnce() -> Result<BloomShape, weir_status>,
+) -> weir_status {
+    place_handle_with(
+        mem,
+        len,
+        out,
+        BloomLine::fresh,
+        || {
+            let shape = shape()?;
+            Ok((shape.lines(), shape))
+        },
+        |shape, lines| {
+            let bloom = Bloom::new_in(shape, Lines::placed(lines)).map_err(bloom_status)?;
+            Ok(weir_bloom(Guarded::new(bloom)))
+        },
+    )
+}
+
+/// Lays a bloom array of 2^`size_log2` fresh rate words (the window kind)
+/// in memory the caller owns, handle and words together (`len` bytes at
+/// `mem`, at least the footprint `weir_bloom_place_footprint` answers, at a
+/// multiple of its alignment, 64), and writes to `*out` a `weir_bloom *`
+/// that every `weir_bloom_*` call takes as it takes a heap array: the same
+/// answers to the same calls, counts included. The arguments are those of
+/// `weir_bloom_new`. The array is this program's own: its lines hold
+/// words and no header, so it is not a region (`weir_bloom_*_in` refuse
+/// it) and is not to be shared with another program; for that, lay a
+/// region with `weir_bloom_init_in`. On a host its words are lock-free as
+/// a heap array's; in the firmware build, where this is how a bloom is
+/// made, each word update takes the build's critical section, as a
+/// `weir_rate` word's does (docs/firmware.md). The memory stays the
+/// caller's: `weir_bloom_free` on it does nothing, and `mem` must stay in
+/// place while the array is used. Checked in this order, and nothing is
+/// written on an error: `out` (`WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`), the
+/// arguments as `weir_bloom_new` checks them (`WEIR_ERR_NULL` for a NULL
+/// limit, `WEIR_ERR_RATE_LIMIT_INVALID`, `WEIR_ERR_BLOOM_SIZE`,
+/// `WEIR_ERR_BLOOM_TOO_FEW_WORDS`, `WEIR_ERR_BLOOM_HASHES`),
+/// `WEIR_ERR_TOO_LARGE` for a footprint beyond the address space, `mem`
+/// NULL (`WEIR_ERR_NULL`), `mem` misaligned (`WEIR_ERR_PLACED_MISALIGNED`),
+/// `len` below the footprint (`WEIR_ERR_PLACED_TOO_SMALL`). The limit is
+/// copied.
+#[no_mangle]
+pub extern "C" fn weir_bloom_place_in(
+    mem: *mut c_void,
+    len: usize,
+    size_log2: u32,
+    hashes: u32,
+    limit: *const weir_rate_limit,
+    seed0: u64,
+    seed1: u64,
+    out: *mut *mut weir_bloom,
+) -> weir_status {
+    place(mem, len, out, || {
+        shape_of(size_log2, hashes, limit, seed0, seed1)
+    })
+}
+
+/// `weir_bloom_place_in` with GCRA words (the gcra kind), each limited by
+/// `*limit`: its arguments checked as `weir_bloom_new_gcra` checks them
+/// (`WEIR_ERR_GCRA_LIMIT_INVALID` for a limit whose fields are out of
+/// range), the rest as `weir_bloom_place_in`.
+#[no_mangle]
+pub extern "C" fn weir_bloom_place_gcra_in(
+    mem: *mut c_void,
+    len: usize,
+    size_log2: u32,
+    hashes: u32,
+    limit: *const weir_gcra_limit,
+    seed0: u64,
+    seed1: u64,
+    out: *mut *mut weir_bloom,
+) -> weir_status {
+    place(mem, len, out, || {
+        gcra_shape_of(size_log2, hashes, limit, seed0, seed1)
+    })
+}
+
 /// The bytes and the alignment of a view (`weir_bloom_view_in`), written
 /// to `*bytes` and `*align`: the handle alone, whatever the region's shape
 /// (its words stay in the region). `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED`
 /// for a bad `bytes` or `align` pointer; nothing is written on an error.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_bloom_view_footprint(bytes: *mut usize, align: *mut usize) -> weir_status {
     plain_footprint::<weir_bloom>(bytes, align)
@@ -276,6 +411,7 @@ pub extern "C" fn weir_bloom_view_footprint(bytes: *mut usize, align: *mut usize
 /// `mem` NULL (`WEIR_ERR_NULL`), `mem` misaligned
 /// (`WEIR_ERR_PLACED_MISALIGNED`), `len` below the footprint
 /// (`WEIR_ERR_PLACED_TOO_SMALL`).
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_bloom_view_in(
     mem: *mut c_void,
@@ -366,6 +502,7 @@ pub extern "C" fn weir_bloom_next(
 /// size_log2 is below WEIR_BLOOM_MIN_SIZE_LOG2 or above
 /// WEIR_BLOOM_MAX_SIZE_LOG2, or the region does not fit the address space
 /// (size_log2 above 27 on a 32-bit host).
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_bloom_footprint(size_log2: u32) -> usize {
     guard(0, || {
@@ -397,6 +534,7 @@ pub extern "C" fn weir_bloom_footprint(size_log2: u32) -> usize {
 /// `WEIR_ERR_BLOOM_TOO_SMALL`; `WEIR_ERR_WORDS_NOT_SHAREABLE` on a target
 /// whose words take a lock (see `weir_words_shareable`). Nothing is written
 /// unless it returns `WEIR_OK`.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_bloom_init_in(
     mem: *mut c_void,
@@ -417,6 +555,7 @@ pub extern "C" fn weir_bloom_init_in(
 /// `*limit`: checked as `weir_bloom_new_gcra` checks its arguments, then as
 /// `weir_bloom_init_in` checks the region. `weir_bloom_allow_in` and
 /// `weir_bloom_next_in` read the kind from the header.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_bloom_init_gcra_in(
     mem: *mut c_void,
@@ -443,6 +582,7 @@ pub extern "C" fn weir_bloom_init_gcra_in(
 /// `WEIR_ERR_BLOOM_TOO_SMALL` (shorter than the header or its shape),
 /// `WEIR_ERR_TOO_LARGE` (a `len` above PTRDIFF_MAX, which no region has). A
 /// process that attaches to an existing region checks it once here.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_bloom_check_in(mem: *const c_void, len: usize) -> weir_status {
     guard_status(|| {
@@ -454,6 +594,7 @@ pub extern "C" fn weir_bloom_check_in(mem: *const c_void, len: usize) -> weir_st
 /// `weir_bloom_allow` on the array laid at `mem` (`len` bytes), of the word
 /// kind its header names: safe from many threads and processes at once. Refuses (false) whatever
 /// `weir_bloom_check_in` would not accept, a NULL key and a negative `now`.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_bloom_allow_in(
     mem: *mut c_void,
@@ -470,6 +611,7 @@ pub extern "C" fn weir_bloom_allow_in(
 /// `weir_bloom_next` on the array laid at `mem` (`len` bytes). Reads only.
 /// INT64_MAX for whatever `weir_bloom_check_in` would not accept, a NULL
 /// key and a negative `now`.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub extern "C" fn weir_bloom_next_in(
     mem: *const c_void,

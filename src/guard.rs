@@ -724,6 +724,20 @@ pub(crate) fn place_handle<H: Handle, T: Copy + 'static, P>(
     plan: impl FnOnce() -> Result<(usize, P), weir_status>,
     make: impl FnOnce(P, &'static mut [T]) -> Result<H, weir_status>,
 ) -> weir_status {
+    place_handle_with(mem, len, out, move || fill, plan, make)
+}
+
+/// [`place_handle`] for slots that are not `Copy` (the bloom's lines of
+/// atomics): each slot is written with a value `fill` makes. The same
+/// checks in the same order, the same footprint ([`placement`]).
+pub(crate) fn place_handle_with<H: Handle, T: 'static, P>(
+    mem: *mut core::ffi::c_void,
+    len: usize,
+    out: *mut *mut H,
+    fill: impl Fn() -> T,
+    plan: impl FnOnce() -> Result<(usize, P), weir_status>,
+    make: impl FnOnce(P, &'static mut [T]) -> Result<H, weir_status>,
+) -> weir_status {
     guard_status(|| {
         usable(out)?;
         let (slots, plan) = plan()?;
@@ -748,7 +762,7 @@ pub(crate) fn place_handle<H: Handle, T: Copy + 'static, P>(
         let slots = unsafe {
             let first = base.add(offset).cast::<T>();
             for index in 0..slots {
-                first.add(index).write(fill);
+                first.add(index).write(fill());
             }
             core::slice::from_raw_parts_mut(first, slots)
         };

@@ -16,10 +16,12 @@
 //! deadline, rate, gcra, status, version, atomic) and the placed form of
 //! every handle type (breaker, shedder, bucket, gate, period, budget,
 //! concurrency, window, sliding, pool, lease: `weir_X_footprint`, `weir_X_init_in` and
-//! the type's calls), each handle's lock being the build's critical section
-//! (src/lock.rs). A panic aborts through the handler in `src/firmware.rs` (a
+//! the type's calls; the bloom's `weir_bloom_place_footprint` and
+//! `weir_bloom_place_in`), each handle's lock being the build's critical
+//! section (src/lock.rs; the bloom's words, as the rate word's, take it per
+//! update). A panic aborts through the handler in `src/firmware.rs` (a
 //! private module, in that build only). Left out: the heap constructors
-//! (`weir_X_new`), and the bloom and charge faces. The header
+//! (`weir_X_new`), the bloom's region calls and the charge face. The header
 //! declares those under `#if defined(WEIR_HOSTED)` (cbindgen.toml maps the
 //! `std` feature to it).
 
@@ -28,7 +30,6 @@
 
 pub mod atomic;
 pub mod backoff;
-#[cfg(feature = "std")]
 pub mod bloom;
 pub mod breaker;
 pub mod bucket;

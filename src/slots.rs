@@ -1,10 +1,9 @@
 //! The store behind a handle whose size is set at run time (window,
 //! breaker, sliding, shedder, pool, and the bloom's lines): one type for a
 //! heap handle, a placed one and a shared one, so every call takes any of
-//! them. The firmware build has only placed ones, and no bloom.
+//! them. The firmware build has only placed ones.
 
 use crate::status::weir_status;
-#[cfg(feature = "std")]
 use weir_core::bloom::BloomLine;
 
 /// Slots a handle reads and writes in place: a boxed slice weir allocated
@@ -162,17 +161,18 @@ impl<T, const SHAREABLE: bool> Drop for Slots<T, SHAREABLE> {
 /// A bloom array's lines, lent only through shared references: its words
 /// are atomics that other threads (and, in a region, other processes)
 /// update at the same time, so no `&mut` is ever made to them. A boxed
-/// slice weir allocated (a heap handle; freed when the handle drops) or a
-/// region's lines in the caller's memory (a view; never freed by weir).
-#[cfg(feature = "std")]
+/// slice weir allocated (a heap handle; freed when the handle drops), or
+/// lines in the caller's memory (a placed array's own, or a region's for a
+/// view; never freed by weir). The firmware build has only the latter.
 pub(crate) struct Lines {
     slice: &'static [BloomLine],
+    #[cfg(feature = "std")]
     owned: bool,
 }
 
-#[cfg(feature = "std")]
 impl Lines {
     /// The lines of a `Vec` (its length; spare capacity is given back).
+    #[cfg(feature = "std")]
     pub(crate) fn heap(lines: Vec<BloomLine>) -> Lines {
         Lines {
             slice: Box::leak(lines.into_boxed_slice()),
@@ -185,12 +185,12 @@ impl Lines {
     pub(crate) fn placed(slice: &'static [BloomLine]) -> Lines {
         Lines {
             slice,
+            #[cfg(feature = "std")]
             owned: false,
         }
     }
 }
 
-#[cfg(feature = "std")]
 impl AsRef<[BloomLine]> for Lines {
     #[inline]
     fn as_ref(&self) -> &[BloomLine] {

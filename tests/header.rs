@@ -501,6 +501,9 @@ const INDEX: &[Entry] = &[
             (
                 "placed",
                 &[
+                    "weir_bloom_place_footprint",
+                    "weir_bloom_place_in (its own words; firmware too)",
+                    "weir_bloom_place_gcra_in",
                     "weir_bloom_view_footprint",
                     "weir_bloom_view_in (a handle over a region)",
                 ],
@@ -1083,8 +1086,8 @@ fn with_hosted_only_block(header: String) -> String {
 #define WEIR_HOSTED_ONLY_MESSAGE_(name) \\
   #name \" needs the hosted weir library: the firmware build \" \\
   \"(WEIR_FREESTANDING) has no heap: there a handle is placed \" \\
-  \"(weir_<type>_init_in), and the bloom and charge are \" \\
-  \"hosted-only; see docs/firmware.md\"
+  \"(weir_<type>_init_in, weir_bloom_place_in), and bloom regions \" \\
+  \"and the charge are hosted-only; see docs/firmware.md\"
 ",
     );
     for name in hosted_only_functions(&header) {

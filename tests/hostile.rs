@@ -3432,9 +3432,9 @@ fn placed_handles_never_panic_and_refuse_short_or_misaligned_memory() {
     let mut region = Vec::new();
     let mut calls = 0u64;
     // How many of each kind were laid: every kind is, in a full run.
-    let mut laid = [0u32; 12];
+    let mut laid = [0u32; 14];
     for _ in 0..rounds(4_000) {
-        let kind = rng.below(12);
+        let kind = rng.below(14);
         let (mut bytes, mut align) = (0usize, 0usize);
         // Each arm: the footprint's status, then a closure laying the handle
         // at (mem, len) and answering the status, and one running a few
@@ -3469,6 +3469,18 @@ fn placed_handles_never_panic_and_refuse_short_or_misaligned_memory() {
         // A bloom region for a view: laid, then sometimes cut short, moved
         // off its alignment, NULL or with a header word overwritten.
         let (rmem, rlen) = hostile_bloom_region(&mut region, &mut rng);
+        // A placed bloom's own words: a shape mostly in range, a limit
+        // of either kind mostly valid, sometimes NULL.
+        let bloom_size = match rng.below(8) {
+            0 => rng.u32(),
+            1 => rng.below(3) as u32,
+            _ => 3 + rng.below(5) as u32,
+        };
+        let bloom_hashes = rng.below(10) as u32;
+        let (rate_limit, gcra_limit) = (hostile_rate_limit(&mut rng), hostile_gcra_limit(&mut rng));
+        let rate_ptr: *const weir_rate_limit = if rng.one_in(20) { null() } else { &rate_limit };
+        let gcra_ptr: *const weir_gcra_limit = if rng.one_in(20) { null() } else { &gcra_limit };
+        let (seed0, seed1) = (rng.next(), rng.next());
         let footprint = match kind {
             0 => weir_breaker_footprint(&breaker_policy, &mut bytes, &mut align),
             1 => weir_window_footprint(size, span, &mut bytes, &mut align),
@@ -3481,6 +3493,7 @@ fn placed_handles_never_panic_and_refuse_short_or_misaligned_memory() {
             8 => weir_shedder_footprint(&shed_policy, &mut bytes, &mut align),
             9 => weir_pool_footprint(pool_ptr, &mut bytes, &mut align),
             10 => weir_bloom_view_footprint(&mut bytes, &mut align),
+            12 | 13 => weir_bloom_place_footprint(bloom_size, &mut bytes, &mut align),
             _ => weir_lease_footprint(&mut bytes, &mut align),
         };
         let names = [
@@ -3496,6 +3509,8 @@ fn placed_handles_never_panic_and_refuse_short_or_misaligned_memory() {
             "weir_pool_footprint",
             "weir_bloom_view_footprint",
             "weir_lease_footprint",
+            "weir_bloom_place_footprint",
+            "weir_bloom_place_footprint",
         ];
         sane(footprint, names[kind as usize]);
         calls += 1;
@@ -3688,6 +3703,56 @@ fn placed_handles_never_panic_and_refuse_short_or_misaligned_memory() {
                 },
                 weir_bloom_free
             ),
+            12 | 13 => {
+                // Both kinds run the same calls; a key allowed never has to
+                // wait, and a negative `now` is never allowed.
+                let decide = |b: *mut weir_bloom| {
+                    for &t in &times {
+                        let key = (t % 5).to_le_bytes();
+                        let k = key.as_ptr().cast::<c_void>();
+                        let next = weir_bloom_next(b, t, k, 8);
+                        let allowed = weir_bloom_allow(b, t, k, 8);
+                        assert!(next >= 0);
+                        assert!(!allowed || t >= 0, "a negative now allowed");
+                        if next == 0 {
+                            assert!(allowed, "next 0 but refused at {t}");
+                        }
+                    }
+                };
+                if kind == 12 {
+                    lay!(
+                        "weir_bloom_place_in",
+                        |out| weir_bloom_place_in(
+                            mem,
+                            len,
+                            bloom_size,
+                            bloom_hashes,
+                            rate_ptr,
+                            seed0,
+                            seed1,
+                            out
+                        ),
+                        decide,
+                        weir_bloom_free
+                    )
+                } else {
+                    lay!(
+                        "weir_bloom_place_gcra_in",
+                        |out| weir_bloom_place_gcra_in(
+                            mem,
+                            len,
+                            bloom_size,
+                            bloom_hashes,
+                            gcra_ptr,
+                            seed0,
+                            seed1,
+                            out
+                        ),
+                        decide,
+                        weir_bloom_free
+                    )
+                }
+            }
             11 => lay!(
                 "weir_lease_init_in",
                 |out| weir_lease_init_in(mem, len, lease_ptr, now, out),

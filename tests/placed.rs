@@ -1152,3 +1152,151 @@ fn rate() -> weir_rate_limit {
     assert_eq!(weir_rate_limit_new(1.0, 1, &mut limit), WEIR_OK);
     limit
 }
+
+/// A bloom array's limit: (rate words, GCRA words) at 2,000/s, a burst of 3.
+fn bloom_limits() -> (weir_rate_limit, weir_gcra_limit) {
+    let mut rate = weir_rate_limit {
+        interval_ns: 0,
+        interval_frac: 0,
+        burst: 0,
+    };
+    let mut gcra = weir_gcra_limit {
+        per_token: 0,
+        tolerance: 0,
+        shift: 0,
+        reserved: 0,
+    };
+    assert_eq!(weir_rate_limit_new(2_000.0, 3, &mut rate), WEIR_OK);
+    assert_eq!(weir_gcra_limit_new(2_000.0, 3, &mut gcra), WEIR_OK);
+    (rate, gcra)
+}
+
+#[test]
+fn a_placed_bloom_answers_as_its_heap_twin() {
+    let (rate, gcra) = bloom_limits();
+    for size_log2 in [3, 7, 10] {
+        let place = footprint(|b, a| weir_bloom_place_footprint(size_log2, b, a));
+        // The handle, then the lines from the next multiple of 64 bytes.
+        let lines = 1usize << (size_log2 - 3);
+        assert_eq!(
+            place,
+            (
+                std::mem::size_of::<weir_bloom>().div_ceil(64) * 64 + 64 * lines,
+                64
+            )
+        );
+        for gcra_kind in [false, true] {
+            let init = |mem, len, hashes, seed, out| {
+                if gcra_kind {
+                    weir_bloom_place_gcra_in(mem, len, size_log2, hashes, &gcra, seed, 9, out)
+                } else {
+                    weir_bloom_place_in(mem, len, size_log2, hashes, &rate, seed, 9, out)
+                }
+            };
+            check_refusals::<weir_bloom>(place, &mut |mem, len, out| init(mem, len, 2, 1, out));
+            for (seed, hashes) in [(1u64, 1u32), (2, 2), (3, 8)] {
+                let mut heap = null_mut();
+                let status = if gcra_kind {
+                    weir_bloom_new_gcra(size_log2, hashes, &gcra, seed, 9, &mut heap)
+                } else {
+                    weir_bloom_new(size_log2, hashes, &rate, seed, 9, &mut heap)
+                };
+                assert_eq!(status, WEIR_OK);
+                let mut arena = Arena::new(place.0);
+                let mut placed = null_mut();
+                let mem = arena.at(0);
+                assert_eq!(init(mem, place.0, hashes, seed, &mut placed), WEIR_OK);
+                assert_eq!(weir_bloom_start_counting(heap), WEIR_OK);
+                assert_eq!(weir_bloom_start_counting(placed), WEIR_OK);
+                let mut rng = Rng(seed * 31 + u64::from(gcra_kind) + u64::from(size_log2));
+                let (mut clock, mut now) = (0i64, 0i64);
+                for _ in 0..5_000 {
+                    // The steps scaled to the words' 1.5 ms windows.
+                    clock = rng.step(clock);
+                    now = clock.max(-10) >> 16;
+                    let key = rng.below(12).to_le_bytes();
+                    let k = key.as_ptr().cast::<c_void>();
+                    let allowed = weir_bloom_allow(heap, now, k, 8);
+                    assert_eq!(allowed, weir_bloom_allow(placed, now, k, 8), "at {now}");
+                    assert_eq!(
+                        weir_bloom_next(heap, now, k, 8),
+                        weir_bloom_next(placed, now, k, 8)
+                    );
+                }
+                let (mut ca, mut cb) = (weir_counts::default(), weir_counts::default());
+                assert_eq!(weir_bloom_read_counts(heap, &mut ca), WEIR_OK);
+                assert_eq!(weir_bloom_read_counts(placed, &mut cb), WEIR_OK);
+                assert_eq!(ca, cb);
+                assert!(ca.admitted > 100 && ca.refused > 100, "{ca:?}");
+                // Not a region: the region calls refuse its memory.
+                assert_eq!(weir_bloom_check_in(mem, place.0), WEIR_ERR_BLOOM_FOREIGN);
+                weir_bloom_free(heap);
+                weir_bloom_free(placed);
+                // Free left the memory alone: the array still answers.
+                let key = b"after";
+                let k = key.as_ptr().cast::<c_void>();
+                assert!(weir_bloom_allow(placed, now + 1_000_000_000, k, key.len()));
+                assert!(arena.guard_intact());
+            }
+        }
+    }
+}
+
+#[test]
+fn a_placed_bloom_checks_its_arguments_first_and_writes_nothing() {
+    let (rate, gcra) = bloom_limits();
+    let (mut bytes, mut align) = (0usize, 0usize);
+    assert_eq!(
+        weir_bloom_place_footprint(2, &mut bytes, &mut align),
+        WEIR_ERR_BLOOM_TOO_FEW_WORDS
+    );
+    assert_eq!(
+        weir_bloom_place_footprint(33, &mut bytes, &mut align),
+        WEIR_ERR_BLOOM_SIZE
+    );
+    assert_eq!(
+        weir_bloom_place_footprint(4, null_mut(), &mut align),
+        WEIR_ERR_NULL
+    );
+    assert_eq!((bytes, align), (0, 0), "written on an error");
+    let place = footprint(|b, a| weir_bloom_place_footprint(4, b, a));
+    let mut arena = Arena::new(place.0);
+    let before = arena.words.clone();
+    let mem = arena.at(0);
+    let mut out: *mut weir_bloom = null_mut();
+    // The arguments as weir_bloom_new checks them, before the memory.
+    let bad_rate = weir_rate_limit {
+        interval_ns: 0,
+        ..rate
+    };
+    assert_eq!(
+        weir_bloom_place_in(null_mut(), 0, 4, 2, &bad_rate, 1, 2, &mut out),
+        WEIR_ERR_RATE_LIMIT_INVALID
+    );
+    assert_eq!(
+        weir_bloom_place_in(mem, place.0, 4, 2, null(), 1, 2, &mut out),
+        WEIR_ERR_NULL
+    );
+    assert_eq!(
+        weir_bloom_place_in(mem, place.0, 4, 0, &rate, 1, 2, &mut out),
+        WEIR_ERR_BLOOM_HASHES
+    );
+    assert_eq!(
+        weir_bloom_place_in(mem, place.0, 2, 1, &rate, 1, 2, &mut out),
+        WEIR_ERR_BLOOM_TOO_FEW_WORDS
+    );
+    let bad_gcra = weir_gcra_limit {
+        per_token: 0,
+        ..gcra
+    };
+    assert_eq!(
+        weir_bloom_place_gcra_in(null_mut(), 0, 4, 2, &bad_gcra, 1, 2, &mut out),
+        WEIR_ERR_GCRA_LIMIT_INVALID
+    );
+    assert_eq!(
+        weir_bloom_place_gcra_in(mem, place.0 - 1, 4, 2, &gcra, 1, 2, &mut out),
+        WEIR_ERR_PLACED_TOO_SMALL
+    );
+    assert!(out.is_null());
+    assert_eq!(arena.words, before, "memory written on an error");
+}

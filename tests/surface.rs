@@ -239,6 +239,21 @@ const OPT_OUTS: &[OptOut] = &[
         reason: PLACED_IN_GO,
     },
     OptOut {
+        face: "Go package",
+        name: "weir_bloom_place_footprint",
+        reason: PLACED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_bloom_place_in",
+        reason: PLACED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_bloom_place_gcra_in",
+        reason: PLACED_IN_GO,
+    },
+    OptOut {
         face: EVERY_FACE,
         name: "weir_critical_*",
         reason: "weir_critical_enter and weir_critical_exit are the firmware \

@@ -2,7 +2,7 @@
 """Turns the conformance traces (traces/README.md) into a C table that the
 firmware trace runner (c-examples/firmware/traces.c) replays from flash.
 
-    trace_table.py OUT_DIR FACE [words|handles]
+    trace_table.py OUT_DIR FACE [words|handles|bloom, or several joined by +]
 
 Reads every trace under traces/ and the face's lines in traces/skips.txt
 (FACE is firmware-m4 or firmware-m0), and writes OUT_DIR/trace_table.h
@@ -59,13 +59,22 @@ OPS = [
     ("period_reconfigure", 3), ("gate_reconfigure", 1), ("breaker_reconfigure", 10),
     ("lease_new", 5), ("lease_take", 2), ("lease_grant", 4), ("lease_release", 1),
     ("lease_unspent", 1), ("lease_expires", 1), ("lease_cap", 0), ("lease_read_stats", 1),
+    # The bloom, placed with its own words (`weir_bloom_place_in`, or its
+    # gcra form) under the held limit; a key is compiled to its length and
+    # its bytes packed little-endian in whole words (KEYED).
+    ("bloom_new", 4), ("bloom_new_gcra", 4), ("bloom_allow", 2), ("bloom_next", 2),
 ]
+# The operations with a key argument, and its position.
+KEYED = {"bloom_allow": 1, "bloom_next": 1}
 CODE = {name: i for i, (name, _) in enumerate(OPS)}
 ARITY = dict(OPS)
 WORDS = ["rate", "gcra", "limiter", "backoff", "deadline"]
 HANDLES = ["bucket", "window", "sliding", "period", "gate", "budget", "concurrency",
            "breaker", "shedder", "pool", "lease"]
-TYPES = WORDS + HANDLES
+# The bloom, placed in the arena as the handles are; a group of its own,
+# so that the M0 can replay it in an image of its own.
+BLOOM = ["bloom"]
+TYPES = WORDS + HANDLES + BLOOM
 # Ticket slots: the k-th allow or enter of a file writes slot k (traces/
 # README.md). The runner keeps a ring of TICKETS slots per face (RAM: the
 # M0 has 16 KiB in all), so slot k lives in ring entry k % TICKETS; the
@@ -96,6 +105,20 @@ def word(token, where):
     if not 0 <= n < 1 << 64:
         sys.exit(f"{where}: out of 64 bits: {token}")
     return n
+
+
+def key_words(token, where):
+    """A key (`x` and two hex digits a byte) as its length, then its bytes
+    packed little-endian in 64-bit words, the last one padded with zeros:
+    the runner passes the words' address and the length to the call."""
+    if not token.startswith("x") or len(token) % 2 != 1:
+        sys.exit(f"{where}: not a key: {token!r}")
+    try:
+        data = bytes.fromhex(token[1:])
+    except ValueError:
+        sys.exit(f"{where}: not a key: {token!r}")
+    padded = data + bytes(-len(data) % 8)
+    return [len(data)] + [int.from_bytes(padded[i:i + 8], "little") for i in range(0, len(padded), 8)]
 
 
 def parse(path, ring):
@@ -130,7 +153,12 @@ def parse(path, ring):
             sys.exit(f"{where}: {op} takes {arity} arguments, not {len(args)}")
         if len(outs) > MAX_OUTS + 1:
             sys.exit(f"{where}: more than {MAX_OUTS + 1} answers")
-        values = [word(t, where) for t in args]
+        if op in KEYED:
+            at = KEYED[op]
+            values = ([word(t, where) for t in args[:at]] + key_words(args[at], where)
+                      + [word(t, where) for t in args[at + 1:]])
+        else:
+            values = [word(t, where) for t in args]
         if op in ISSUE:
             issued += 1
         elif op in SETTLE:
@@ -163,10 +191,15 @@ def skips(root, face):
 
 def main():
     out, face = sys.argv[1], sys.argv[2]
-    # An optional third argument keeps one group of types: "words" or
-    # "handles" (the M0 replays each group in an image of its own, since
-    # both tables and both codes do not fit its 256 KiB of flash together).
-    group = {"words": WORDS, "handles": HANDLES}.get(sys.argv[3] if len(sys.argv) > 3 else "", TYPES)
+    # An optional third argument keeps some groups of types: "words",
+    # "handles" or "bloom", or several joined by "+" ("handles+bloom"); the
+    # M0 replays each group in an image of its own, since the tables and
+    # codes do not fit its 256 KiB of flash together.
+    groups = {"words": WORDS, "handles": HANDLES, "bloom": BLOOM}
+    wanted = sys.argv[3] if len(sys.argv) > 3 else ""
+    group = [t for name in wanted.split("+") for t in groups.get(name, [])] if wanted else TYPES
+    if wanted and any(name not in groups for name in wanted.split("+")):
+        sys.exit(f"unknown group in {wanted!r}: words, handles or bloom, joined by +")
     ring = TICKETS[face]
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
     tdir = os.path.join(root, "traces")
@@ -203,7 +236,10 @@ def main():
         h.write(f"#define TRACE_ARENA_BYTES {ARENA[face]}\n")
         # Whether the runner links the handle types' calls (an image of the
         # words alone leaves them out, to keep the M0's flash for its table).
-        h.write(f"#define TRACE_HANDLES {int(any(t in group for t in HANDLES))}\n\n")
+        h.write(f"#define TRACE_HANDLES {int(any(t in group for t in HANDLES + BLOOM))}\n")
+        # Whether it links the bloom's (an image without its traces leaves
+        # them out: the M0's handle image has no flash to spare).
+        h.write(f"#define TRACE_BLOOM {int('bloom' in group)}\n\n")
         h.write("typedef struct {\n    uint8_t op;\n    uint8_t nargs;\n    uint8_t nouts;\n"
                 "    uint8_t reserved;\n    uint32_t line;\n    uint32_t word;\n} trace_call;\n\n")
         h.write("typedef struct {\n    const char *name;\n    uint32_t first;\n    uint32_t count;\n} trace_file;\n\n")

@@ -77,7 +77,7 @@ static struct {
 /* The arena every placed handle of a trace lives in, one handle at a time
  * (a trace drives one handle type; a constructor of another type drops the
  * handle before), and the ticket ring. */
-enum kind { NONE, BUCKET, WINDOW, SLIDING, PERIOD, GATE, BUDGET, CONCURRENCY, BREAKER, SHEDDER, POOL, LEASE };
+enum kind { NONE, BUCKET, WINDOW, SLIDING, PERIOD, GATE, BUDGET, CONCURRENCY, BREAKER, SHEDDER, POOL, LEASE, BLOOM };
 
 static struct {
     enum kind kind;      /* the type whose handle the arena holds */
@@ -98,7 +98,8 @@ static void reset(void) {
 #define SKIPPED (UINT32_MAX - 1)
 
 #if TRACE_HANDLES
-static uint64_t arena[TRACE_ARENA_BYTES / 8];
+/* 64-aligned: a placed bloom's lines are. */
+static uint64_t arena[TRACE_ARENA_BYTES / 8] __attribute__((aligned(64)));
 static weir_breaker_ticket breaker_tickets[TRACE_TICKETS];
 static weir_shedder_ticket shedder_tickets[TRACE_TICKETS];
 static weir_concurrency_ticket concurrency_tickets[TRACE_TICKETS];
@@ -682,6 +683,33 @@ static uint32_t run_handle(const trace_call *call, const uint64_t *a, const uint
         got[8] = U(t.rtt_ns);
         return 9;
     }
+#if TRACE_BLOOM
+    /* The bloom: `_new` places one with its own words under the held
+     * limit; a key's arguments are its length, then its bytes packed in
+     * the table's words (trace_table.py). */
+    case OP_bloom_new:
+    case OP_bloom_new_gcra: {
+        weir_bloom *made = NULL;
+        if (call->op == OP_bloom_new) {
+            st = weir_bloom_place_in(mem, len, (uint32_t)a[0], (uint32_t)a[1], &held.rate_limit, a[2],
+                                     a[3], &made);
+        } else {
+            st = weir_bloom_place_gcra_in(mem, len, (uint32_t)a[0], (uint32_t)a[1], &held.gcra_limit,
+                                          a[2], a[3], &made);
+        }
+        if (laid(BLOOM, st, made, want[0])) return SKIPPED;
+        got[0] = U(st);
+        return 1;
+    }
+    case OP_bloom_allow:
+        SKIP_UNPLACED(BLOOM);
+        got[0] = weir_bloom_allow(H(BLOOM, weir_bloom), I64(a[0]), &a[2], (size_t)a[1]);
+        return 1;
+    case OP_bloom_next:
+        SKIP_UNPLACED(BLOOM);
+        got[0] = U(weir_bloom_next(H(BLOOM, weir_bloom), I64(a[0]), &a[2], (size_t)a[1]));
+        return 1;
+#endif
     default:
         return UINT32_MAX;
     }

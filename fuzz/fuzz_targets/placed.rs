@@ -9,7 +9,10 @@
 //! its memory alone (the guard bytes after it stay as they were). The
 //! bloom's placed form is a view of a region laid by `weir_bloom_init_in`
 //! (`weir_bloom_view_in`), twinned with `weir_bloom_new` of the same shape
-//! and key, and checked against the region's own `weir_bloom_next_in`.
+//! and key, and checked against the region's own `weir_bloom_next_in`;
+//! a bloom placed with its own words (`weir_bloom_place_in`,
+//! `weir_bloom_place_gcra_in`) is twinned with `weir_bloom_new` or
+//! `weir_bloom_new_gcra` of the same arguments.
 //! The lease's twins take, grant and release on the same clock.
 #![no_main]
 
@@ -20,6 +23,7 @@ use libfuzzer_sys::fuzz_target;
 use weir::bloom::*;
 use weir::breaker::*;
 use weir::bucket::*;
+use weir::gcra::*;
 use weir::budget::*;
 use weir::concurrency::*;
 use weir::gate::*;
@@ -54,7 +58,8 @@ fuzz_target!(|data: &[u8]| {
         6 => budget(&mut input),
         7 => shedder(&mut input),
         8 => pool(&mut input),
-        9 => bloom_view(&mut input),
+        9 if input.bool() => bloom_view(&mut input),
+        9 => bloom_placed(&mut input),
         10 => lease(&mut input),
         _ => concurrency(&mut input),
     }
@@ -709,4 +714,71 @@ fn bloom_view(input: &mut Input) {
         }
     );
     assert_eq!(weir_bloom_check_in(rmem, region_len), WEIR_OK);
+}
+
+fn bloom_placed(input: &mut Input) {
+    let size_log2 = input.below(12) as u32;
+    let hashes = input.below(10) as u32;
+    let (per_s, burst) = (input.f64(), input.below(6) as i64);
+    let (seed0, seed1) = (input.u64(), input.u64());
+    let gcra = input.bool();
+    let mut rate_limit = weir_rate_limit {
+        interval_ns: 0,
+        interval_frac: 0,
+        burst: 0,
+    };
+    let mut gcra_limit = weir_gcra_limit {
+        per_token: 0,
+        tolerance: 0,
+        shift: 0,
+        reserved: 0,
+    };
+    let valid = if gcra {
+        weir_gcra_limit_new(per_s, burst, &mut gcra_limit)
+    } else {
+        weir_rate_limit_new(per_s, burst, &mut rate_limit)
+    };
+    if valid != WEIR_OK {
+        return;
+    }
+    let Some(place) = footprint(|b, a| weir_bloom_place_footprint(size_log2, b, a)) else {
+        return;
+    };
+    let mut heap = null_mut();
+    let made = if gcra {
+        weir_bloom_new_gcra(size_log2, hashes, &gcra_limit, seed0, seed1, &mut heap)
+    } else {
+        weir_bloom_new(size_log2, hashes, &rate_limit, seed0, seed1, &mut heap)
+    };
+    let (placed, lines, end) = lay(input, place, made, |m, l, o| {
+        if gcra {
+            weir_bloom_place_gcra_in(m, l, size_log2, hashes, &gcra_limit, seed0, seed1, o)
+        } else {
+            weir_bloom_place_in(m, l, size_log2, hashes, &rate_limit, seed0, seed1, o)
+        }
+    });
+    if placed.is_null() {
+        weir_bloom_free(heap);
+        return;
+    }
+    twins!(
+        input,
+        heap,
+        placed,
+        lines,
+        end,
+        weir_bloom_free,
+        |clock, now| {
+            let key = input.u8().to_le_bytes();
+            let k = key.as_ptr().cast::<c_void>();
+            assert_eq!(
+                weir_bloom_next(heap, now, k, 1),
+                weir_bloom_next(placed, now, k, 1)
+            );
+            assert_eq!(
+                weir_bloom_allow(heap, now, k, 1),
+                weir_bloom_allow(placed, now, k, 1)
+            );
+        }
+    );
 }

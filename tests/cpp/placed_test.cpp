@@ -216,3 +216,48 @@ TEST(Placed, ABloomViewSharesItsRegionsWords) {
     // The destructor left the region alone.
     EXPECT_FALSE(weir::BloomRegion::check(region, sizeof region));
 }
+
+TEST(Placed, ABloomWithItsOwnWordsAnswersAsAMadeOne) {
+    alignas(64) static unsigned char bloom_memory[256 + 8 * 64];
+    auto limit = weir::RateLimit::make(1.0, 2);
+    auto gcra = weir::GcraLimit::make(1.0, 2);
+    ASSERT_TRUE(limit);
+    ASSERT_TRUE(gcra);
+    EXPECT_EQ(weir::Bloom::place_footprint(2).error(), weir::make_error_code(WEIR_ERR_BLOOM_TOO_FEW_WORDS));
+    auto fp = weir::Bloom::place_footprint(6);
+    ASSERT_TRUE(fp);
+    EXPECT_EQ(fp->align, 64u);
+    ASSERT_LE(fp->bytes, sizeof bloom_memory);
+    EXPECT_EQ(weir::Bloom::place(bloom_memory, fp->bytes - 1, 6, 2, *limit, 11, 12).error(),
+              weir::make_error_code(WEIR_ERR_PLACED_TOO_SMALL));
+    EXPECT_EQ(weir::Bloom::place(bloom_memory + 8, fp->bytes, 6, 2, *limit, 11, 12).error(),
+              weir::make_error_code(WEIR_ERR_PLACED_MISALIGNED));
+    {
+        auto placed = weir::Bloom::place(bloom_memory, fp->bytes, 6, 2, *limit, 11, 12);
+        ASSERT_TRUE(placed);
+        EXPECT_EQ(static_cast<void*>(placed->get()), static_cast<void*>(bloom_memory));
+        auto made = weir::Bloom::make(6, 2, *limit, 11, 12);
+        ASSERT_TRUE(made);
+        for (std::int64_t now = 0; now < 5000000000; now += 300000000) {
+            for (const char* key : {"a", "b", "a", "c", "a"}) {
+                ASSERT_EQ(made->allow(weir::instant(now), key), placed->allow(weir::instant(now), key));
+                ASSERT_EQ(made->next(weir::instant(now), key), placed->next(weir::instant(now), key));
+            }
+        }
+        // Not a region: the region calls refuse it.
+        EXPECT_TRUE(weir::BloomRegion::check(bloom_memory, fp->bytes));
+    }
+    {
+        auto placed = weir::Bloom::place_gcra(bloom_memory, sizeof bloom_memory, 6, 3, *gcra, 5, 6);
+        ASSERT_TRUE(placed);
+        auto made = weir::Bloom::make_gcra(6, 3, *gcra, 5, 6);
+        ASSERT_TRUE(made);
+        for (std::int64_t now = 0; now < 5000000000; now += 250000000) {
+            for (const char* key : {"x", "x", "y", "x"}) {
+                ASSERT_EQ(made->allow(weir::instant(now), key), placed->allow(weir::instant(now), key));
+            }
+        }
+    }
+    // The destructor freed nothing: the memory still holds the array.
+    EXPECT_GE(weir_bloom_next(reinterpret_cast<weir_bloom*>(bloom_memory), 0, "x", 1), 0);
+}
