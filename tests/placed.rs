@@ -882,7 +882,7 @@ fn a_placed_pool_answers_as_its_heap_twin() {
         let slots = (2 * size as usize).next_power_of_two() + idle.min(size) as usize;
         assert_eq!(
             place.0,
-            std::mem::size_of::<weir_pool>().div_ceil(8) * 8 + slots * 24
+            std::mem::size_of::<weir_pool>().div_ceil(8) * 8 + slots * POOL_SLOT
         );
         check_refusals::<weir_pool>(place, &mut |mem, len, out| {
             weir_pool_init_in(mem, len, &limits, out)
@@ -932,17 +932,25 @@ fn a_placed_pool_answers_as_its_heap_twin() {
         weir_pool_footprint(&largest, &mut bytes, &mut align),
         WEIR_OK
     );
-    assert!(bytes > (1 << 25) * 24);
+    assert!(bytes > (1 << 25) * POOL_SLOT);
 }
+
+/// A pool's slot: its item (a `uintptr_t`) and two 64-bit times, 24 bytes
+/// on a 64-bit host and 20 where a 64-bit integer is 4-aligned (i686).
+const POOL_SLOT: usize = core::mem::size_of::<weir_core::pool::PoolSlot>();
+const _: () = assert!(
+    POOL_SLOT
+        == 2 * 8 + core::mem::size_of::<usize>().next_multiple_of(core::mem::align_of::<u64>())
+);
 
 #[test]
 fn the_preset_pools_footprint_is_the_documented_one() {
     let (bytes, align) = footprint(|b, a| weir_pool_footprint(null(), b, a));
     assert_eq!(align, 8);
-    // The handle, a table of 32 and 10 idle places, a 24-byte slot each.
+    // The handle, a table of 32 and 10 idle places, a slot each.
     assert_eq!(
         bytes,
-        std::mem::size_of::<weir_pool>().div_ceil(8) * 8 + 42 * 24
+        std::mem::size_of::<weir_pool>().div_ceil(8) * 8 + 42 * POOL_SLOT
     );
     if cfg!(target_pointer_width = "64") && cfg!(target_os = "linux") {
         assert_eq!(bytes, 1288);
