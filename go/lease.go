@@ -71,13 +71,8 @@ type Lease struct {
 // NewLease makes a lease holding nothing at now; nil is the preset. A bad
 // policy is a Status naming the field (ErrLeaseTTL, ErrLeaseInterval, ...).
 func NewLease(policy *LeasePolicy, now time.Duration) (*Lease, error) {
-	var cp *C.weir_lease_policy
 	var c C.weir_lease_policy
-	if policy != nil {
-		c = C.weir_lease_policy{interval_ns: ns(policy.Interval), ttl_ns: ns(policy.TTL),
-			burst: C.int64_t(policy.Burst), share: C.double(policy.Share)}
-		cp = &c
-	}
+	cp := policy.c(&c)
 	var p *C.weir_lease
 	if err := check(C.weir_lease_new(cp, ns(now), &p)); err != nil {
 		return nil, err
@@ -85,6 +80,34 @@ func NewLease(policy *LeasePolicy, now time.Duration) (*Lease, error) {
 	l := &Lease{p: p}
 	runtime.SetFinalizer(l, finalize[*Lease])
 	return l, nil
+}
+
+// c writes the policy into *c and returns c, or nil (the preset) for a nil
+// policy.
+func (policy *LeasePolicy) c(c *C.weir_lease_policy) (cp *C.weir_lease_policy) {
+	if policy == nil {
+		return nil
+	}
+	*c = C.weir_lease_policy{interval_ns: ns(policy.Interval), ttl_ns: ns(policy.TTL),
+		burst: C.int64_t(policy.Burst), share: C.double(policy.Share)}
+	return c
+}
+
+// Reconfigure gives the lease a new policy in place (weir_lease_reconfigure;
+// nil is the preset): the units held stay spendable to the end of their own
+// grants (above a lower cap too), and the ask in flight, the measured demand
+// and round trip and the stats are kept; the new interval, ttl and cap count
+// from the next call. A bad policy changes nothing. ErrClosed after Close.
+// Safe beside other use (not Close): a call racing it sees the old policy or
+// the new one.
+func (l *Lease) Reconfigure(policy *LeasePolicy) error {
+	if l.p == nil {
+		return ErrClosed
+	}
+	var c C.weir_lease_policy
+	err := check(C.weir_lease_reconfigure(l.p, policy.c(&c)))
+	runtime.KeepAlive(l)
+	return err
 }
 
 // Close frees the lease; its unspent units are not given back (Release

@@ -419,6 +419,9 @@ func TestTracesCgo(t *testing.T) {
 			c.oI64(int64(a.Verdict))
 			c.oI64(a.Ask)
 			c.oDur(a.RetryAfter)
+		case "lease_reconfigure":
+			p := LeasePolicy{Interval: c.dur(), TTL: c.dur(), Burst: c.i64(), Share: c.f64()}
+			c.oErr(h.lease.Reconfigure(&p))
 		case "lease_grant":
 			now, granted, until := c.dur(), c.i64(), c.dur()
 			c.oErr(h.lease.Grant(now, granted, until, c.dur()))

@@ -40,12 +40,12 @@
  *
  * ```
  * weir_status — what a call that can fail reports (WEIR_OK is 0)
- *   section  line 0348
+ *   section  line 0349
  *   reads    weir_status_str, weir_version (WEIR_VERSION)
  *   counts   weir_counts (filled by each read_counts)
  *
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
- *   section  line 0895
+ *   section  line 0896
  *   policy   weir_breaker_policy (for the breaker), weir_breaker_policy_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
  *   placed   weir_breaker_footprint, weir_breaker_init_in
@@ -60,7 +60,7 @@
  *   change   weir_breaker_reconfigure (copies the policy)
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 1293
+ *   section  line 1294
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
  *   placed   weir_shedder_footprint, weir_shedder_init_in
@@ -73,7 +73,7 @@
  *   counts   weir_shedder_start_counting, weir_shedder_read_counts
  *
  * weir_window — rolling window of sums and counts
- *   section  line 1612
+ *   section  line 1613
  *   make     weir_window_new, weir_window_free
  *   placed   weir_window_footprint, weir_window_init_in
  *   shared   weir_window_shared_footprint, weir_window_init_shared,
@@ -85,7 +85,7 @@
  *   change   weir_window_reconfigure
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1830
+ *   section  line 1831
  *   make     weir_bucket_new, weir_bucket_free
  *   placed   weir_bucket_footprint, weir_bucket_init_in
  *   shared   weir_bucket_shared_footprint, weir_bucket_init_shared,
@@ -96,7 +96,7 @@
  *   change   weir_bucket_reconfigure
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 2089
+ *   section  line 2098
  *   make     weir_sliding_new, weir_sliding_free
  *   placed   weir_sliding_footprint, weir_sliding_init_in
  *   shared   weir_sliding_shared_footprint, weir_sliding_init_shared,
@@ -107,7 +107,7 @@
  *   counts   weir_sliding_start_counting, weir_sliding_read_counts
  *
  * weir_period — fixed-window quota per period
- *   section  line 2282
+ *   section  line 2291
  *   make     weir_period_new, weir_period_free
  *   placed   weir_period_footprint, weir_period_init_in
  *   shared   weir_period_shared_footprint, weir_period_init_shared,
@@ -118,7 +118,7 @@
  *   counts   weir_period_start_counting, weir_period_read_counts
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 2482
+ *   section  line 2491
  *   make     weir_gate_new, weir_gate_free
  *   placed   weir_gate_footprint, weir_gate_init_in
  *   shared   weir_gate_shared_footprint, weir_gate_init_shared,
@@ -129,7 +129,7 @@
  *   counts   weir_gate_start_counting, weir_gate_read_counts
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 2613
+ *   section  line 2622
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy),
@@ -147,7 +147,7 @@
  *   counts   weir_concurrency_start_counting, weir_concurrency_read_counts
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 2935
+ *   section  line 2944
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   placed   weir_budget_footprint, weir_budget_init_in
@@ -158,19 +158,19 @@
  *   counts   weir_budget_start_counting, weir_budget_read_counts
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 3156
+ *   section  line 3165
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 3296
+ *   section  line 3305
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 3340
+ *   section  line 3349
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   placed   weir_pool_footprint, weir_pool_init_in,
@@ -184,7 +184,7 @@
  *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 3732
+ *   section  line 3741
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -193,13 +193,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 3912
+ *   section  line 3921
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 4064
+ *   section  line 4073
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -213,11 +213,11 @@
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 4429
+ *   section  line 4438
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 4622
+ *   section  line 4631
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   placed   weir_lease_footprint, weir_lease_init_in
@@ -225,10 +225,11 @@
  *            weir_lease_grant, weir_lease_release
  *   reads    weir_lease_unspent, weir_lease_expires, weir_lease_cap,
  *            weir_lease_read_stats (weir_lease_stats)
+ *   change   weir_lease_reconfigure
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 4866
+ *   section  line 4906
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -242,7 +243,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 5128
+ *   section  line 5168
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -2070,10 +2071,18 @@ weir_status weir_bucket_read_counts(const weir_bucket *bucket, weir_counts *out)
 /// does (as for `weir_bucket_free`); a program that changes the rate of a
 /// bucket its threads share under load holds its callers off with a lock of
 /// its own (a reader-writer lock: the takes share it, the change takes it
-/// alone). Returns `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad
-/// `bucket`, `WEIR_ERR_REGION_UNSUPPORTED` for a bucket that processes
-/// share (`weir_bucket_init_shared`: its policy is its region's, laid once
-/// for every process, whose takes no lock here could hold off),
+/// alone; tests/c/bucket_reconfigure_rwlock.c does so and checks the
+/// bound). Why not under a lock of the bucket's own: a take commits with one
+/// compare-and-swap of the word, which checks only the word's value, and a
+/// take that read the old policy and the word before a change could still
+/// commit after it whenever the new word happens to hold that same value;
+/// ruling that out needs a generation the word's 64 bits have no room for,
+/// a lock on every take, or a new word per change, each a cost on every
+/// take or on the handle's footprint. Returns `WEIR_ERR_NULL` or
+/// `WEIR_ERR_MISALIGNED` for a bad `bucket`, `WEIR_ERR_REGION_UNSUPPORTED`
+/// for a bucket that processes share (`weir_bucket_init_shared`: its policy
+/// is its region's, laid once for every process, whose takes no lock here
+/// could hold off),
 /// `WEIR_ERR_POISONED` for a poisoned one, then `WEIR_ERR_NOT_FINITE`,
 /// `WEIR_ERR_NEGATIVE` and `WEIR_ERR_TOO_LARGE` as `weir_bucket_new` answers
 /// them; an error changes nothing. It counts nothing.
@@ -4653,12 +4662,12 @@ weir_status weir_charge_all(const weir_charge_item *items,
 /// unspent are lost to the fleet until the store's bucket refills.
 ///
 /// A `now` earlier than one seen is no time passing. Takes a short
-/// per-handle lock and is safe to use from many threads at once; 272
+/// per-handle lock and is safe to use from many threads at once; 280
 /// bytes of heap per handle. Made by `weir_lease_new` (or laid in the
 /// caller's memory by `weir_lease_init_in`), freed by `weir_lease_free`.
 ///
 /// In the firmware build (docs/firmware.md) a lease is placed only: on a
-/// 32-bit core 256 bytes. Its calls hold the build's critical section
+/// 32-bit core 264 bytes. Its calls hold the build's critical section
 /// (interrupts masked, with `single-core`); the longest measured under QEMU:
 /// a call of 3909 instructions on a Cortex-M4F, a section of 7636 on a
 /// Cortex-M0.
@@ -4803,8 +4812,10 @@ weir_status weir_lease_take(const weir_lease *lease,
 /// once an interval each rather than once per unit it refills. The cap holds while grants answer this lease's asks (a store
 /// grants at most what was asked); a grant that answers none is kept all
 /// the same (its units were charged). `WEIR_ERR_NULL` for a NULL lease,
-/// `WEIR_ERR_LEASE_GRANT` for `granted` under 0 or over the cap; an error
-/// changes nothing.
+/// `WEIR_ERR_LEASE_GRANT` for `granted` under 0 or over the cap (after
+/// `weir_lease_reconfigure`, over the largest cap the lease has had, so
+/// that an ask sent before a lower cap is still answered in full); an
+/// error changes nothing.
 weir_status weir_lease_grant(const weir_lease *lease,
                              int64_t now,
                              int64_t granted,
@@ -4833,6 +4844,35 @@ int64_t weir_lease_cap(const weir_lease *lease);
 /// `WEIR_ERR_MISALIGNED` if `out` is misaligned; `*out` is written only on
 /// success.
 weir_status weir_lease_read_stats(const weir_lease *lease, int64_t now, weir_lease_stats *out);
+
+/// Gives a lease a new `policy` (NULL: the preset) in place, under its own
+/// lock, so a call racing it on another thread sees the old policy or the
+/// new one, wholly. Its interval, ttl and cap count from the next call.
+///
+/// What a reconfiguration keeps, whatever the policy: the units held, each
+/// until the instant it was granted until (they were charged in the store,
+/// so they stay spendable to the end of their own grant, above a lower cap
+/// too: they are spent first as usual, and no ask goes until the units
+/// held and asked are under the new cap); the ask in flight, its size and
+/// when it was sent (taken as lost once unanswered for a whole new ttl; a
+/// grant answering it is accepted in full, see `weir_lease_grant`); the
+/// measured demand and round trip; when the store said it holds units
+/// again; the clock, the stats and the counts. A take's cost must be
+/// within the new cap (`WEIR_ERR_LEASE_COST`).
+///
+/// The bounds across the change: every unit admitted was still granted by
+/// the store first and spent once, so the fleet's admits stay within the
+/// store's limit, and over any window of length `w` within
+/// `burst + rate × (w + ttl)` with the longer of the two ttls (a grant
+/// made before the change lives its own length).
+///
+/// Checks, in order: `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad
+/// `lease`, `WEIR_ERR_POISONED` for a poisoned one, `WEIR_ERR_MISALIGNED`
+/// for a misaligned `policy`, then `WEIR_ERR_LEASE_TTL`,
+/// `WEIR_ERR_LEASE_INTERVAL`, `WEIR_ERR_LEASE_BURST`,
+/// `WEIR_ERR_LEASE_SHARE` as `weir_lease_new` answers them; an error
+/// changes nothing. It counts nothing.
+weir_status weir_lease_reconfigure(const weir_lease *lease, const weir_lease_policy *policy);
 
 /// Turns counting on for a lease: from this call on, `weir_lease_read_counts`
 /// reports what it decided. Call it right after `weir_lease_new` to count

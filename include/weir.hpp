@@ -394,6 +394,14 @@ public:
     std::int64_t unspent(instant now) const noexcept { return weir_lease_unspent(get(), now.ns()); }
     std::int64_t expires(instant now) const noexcept { return weir_lease_expires(get(), now.ns()); }
     std::int64_t cap() const noexcept { return weir_lease_cap(get()); }
+    // A new policy in place (weir_lease_reconfigure): the units held stay
+    // spendable to the end of their own grants (above a lower cap too), the
+    // ask in flight, the measured demand and round trip and the stats are
+    // kept; the new interval, ttl and cap count from the next call. Safe
+    // beside the other calls (the handle's own lock).
+    std::error_code reconfigure(const weir_lease_policy& policy) noexcept {
+        return detail::code(weir_lease_reconfigure(get(), &policy));
+    }
     result<weir_lease_stats> stats(instant now) const noexcept {
         weir_lease_stats out{};
         weir_status status = weir_lease_read_stats(get(), now.ns(), &out);

@@ -369,10 +369,18 @@ pub extern "C" fn weir_bucket_refund(
 /// does (as for `weir_bucket_free`); a program that changes the rate of a
 /// bucket its threads share under load holds its callers off with a lock of
 /// its own (a reader-writer lock: the takes share it, the change takes it
-/// alone). Returns `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad
-/// `bucket`, `WEIR_ERR_REGION_UNSUPPORTED` for a bucket that processes
-/// share (`weir_bucket_init_shared`: its policy is its region's, laid once
-/// for every process, whose takes no lock here could hold off),
+/// alone; tests/c/bucket_reconfigure_rwlock.c does so and checks the
+/// bound). Why not under a lock of the bucket's own: a take commits with one
+/// compare-and-swap of the word, which checks only the word's value, and a
+/// take that read the old policy and the word before a change could still
+/// commit after it whenever the new word happens to hold that same value;
+/// ruling that out needs a generation the word's 64 bits have no room for,
+/// a lock on every take, or a new word per change, each a cost on every
+/// take or on the handle's footprint. Returns `WEIR_ERR_NULL` or
+/// `WEIR_ERR_MISALIGNED` for a bad `bucket`, `WEIR_ERR_REGION_UNSUPPORTED`
+/// for a bucket that processes share (`weir_bucket_init_shared`: its policy
+/// is its region's, laid once for every process, whose takes no lock here
+/// could hold off),
 /// `WEIR_ERR_POISONED` for a poisoned one, then `WEIR_ERR_NOT_FINITE`,
 /// `WEIR_ERR_NEGATIVE` and `WEIR_ERR_TOO_LARGE` as `weir_bucket_new` answers
 /// them; an error changes nothing. It counts nothing.

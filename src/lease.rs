@@ -7,8 +7,8 @@ use crate::counts::{weir_counts, Tally};
 use crate::guard::new_handle;
 use crate::guard::{decide_status, read_counts, start_counting};
 use crate::guard::{
-    free_handle, on, place_plain, plain_footprint, policy_or, status_on, usable, write_out,
-    Guarded, Handle,
+    free_handle, on, place_plain, plain_footprint, policy_or, reconfigure, status_on, usable,
+    write_out, Guarded, Handle,
 };
 use crate::lock::ShortLock;
 use crate::status::weir_status::{self, *};
@@ -162,12 +162,12 @@ pub extern "C" fn weir_lease_policy_preset() -> weir_lease_policy {
 /// unspent are lost to the fleet until the store's bucket refills.
 ///
 /// A `now` earlier than one seen is no time passing. Takes a short
-/// per-handle lock and is safe to use from many threads at once; 272
+/// per-handle lock and is safe to use from many threads at once; 280
 /// bytes of heap per handle. Made by `weir_lease_new` (or laid in the
 /// caller's memory by `weir_lease_init_in`), freed by `weir_lease_free`.
 ///
 /// In the firmware build (docs/firmware.md) a lease is placed only: on a
-/// 32-bit core 256 bytes. Its calls hold the build's critical section
+/// 32-bit core 264 bytes. Its calls hold the build's critical section
 /// (interrupts masked, with `single-core`); the longest measured under QEMU:
 /// a call of 3909 instructions on a Cortex-M4F, a section of 7636 on a
 /// Cortex-M0.
@@ -198,16 +198,18 @@ pub extern "C" fn weir_lease_new(
 /// The handle `weir_lease_new` and `weir_lease_init_in` make.
 fn make(policy: *const weir_lease_policy, now: i64) -> Result<weir_lease, weir_status> {
     let p = policy_or(policy, weir_lease_policy_preset())?;
-    let lease = Lease::new(
-        &LeasePolicy {
-            interval_ns: p.interval_ns,
-            ttl_ns: p.ttl_ns,
-            burst: p.burst,
-            share: p.share,
-        },
-        now,
-    )?;
+    let lease = Lease::new(&core_policy(p), now)?;
     Ok(weir_lease(Guarded::new(ShortLock::new(lease))))
+}
+
+/// The core's policy for the C one.
+fn core_policy(p: weir_lease_policy) -> LeasePolicy {
+    LeasePolicy {
+        interval_ns: p.interval_ns,
+        ttl_ns: p.ttl_ns,
+        burst: p.burst,
+        share: p.share,
+    }
 }
 
 /// The bytes and the alignment a placed lease needs (`weir_lease_init_in`),
@@ -348,8 +350,10 @@ pub extern "C" fn weir_lease_read_counts(
 /// once an interval each rather than once per unit it refills. The cap holds while grants answer this lease's asks (a store
 /// grants at most what was asked); a grant that answers none is kept all
 /// the same (its units were charged). `WEIR_ERR_NULL` for a NULL lease,
-/// `WEIR_ERR_LEASE_GRANT` for `granted` under 0 or over the cap; an error
-/// changes nothing.
+/// `WEIR_ERR_LEASE_GRANT` for `granted` under 0 or over the cap (after
+/// `weir_lease_reconfigure`, over the largest cap the lease has had, so
+/// that an ask sent before a lower cap is still answered in full); an
+/// error changes nothing.
 #[no_mangle]
 pub extern "C" fn weir_lease_grant(
     lease: *const weir_lease,
@@ -360,6 +364,45 @@ pub extern "C" fn weir_lease_grant(
 ) -> weir_status {
     status_on(lease, |lease| {
         lease.lock().grant(now, granted, until, next)?;
+        Ok(())
+    })
+}
+
+/// Gives a lease a new `policy` (NULL: the preset) in place, under its own
+/// lock, so a call racing it on another thread sees the old policy or the
+/// new one, wholly. Its interval, ttl and cap count from the next call.
+///
+/// What a reconfiguration keeps, whatever the policy: the units held, each
+/// until the instant it was granted until (they were charged in the store,
+/// so they stay spendable to the end of their own grant, above a lower cap
+/// too: they are spent first as usual, and no ask goes until the units
+/// held and asked are under the new cap); the ask in flight, its size and
+/// when it was sent (taken as lost once unanswered for a whole new ttl; a
+/// grant answering it is accepted in full, see `weir_lease_grant`); the
+/// measured demand and round trip; when the store said it holds units
+/// again; the clock, the stats and the counts. A take's cost must be
+/// within the new cap (`WEIR_ERR_LEASE_COST`).
+///
+/// The bounds across the change: every unit admitted was still granted by
+/// the store first and spent once, so the fleet's admits stay within the
+/// store's limit, and over any window of length `w` within
+/// `burst + rate × (w + ttl)` with the longer of the two ttls (a grant
+/// made before the change lives its own length).
+///
+/// Checks, in order: `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad
+/// `lease`, `WEIR_ERR_POISONED` for a poisoned one, `WEIR_ERR_MISALIGNED`
+/// for a misaligned `policy`, then `WEIR_ERR_LEASE_TTL`,
+/// `WEIR_ERR_LEASE_INTERVAL`, `WEIR_ERR_LEASE_BURST`,
+/// `WEIR_ERR_LEASE_SHARE` as `weir_lease_new` answers them; an error
+/// changes nothing. It counts nothing.
+#[no_mangle]
+pub extern "C" fn weir_lease_reconfigure(
+    lease: *const weir_lease,
+    policy: *const weir_lease_policy,
+) -> weir_status {
+    reconfigure(lease, |lease| {
+        let policy = core_policy(policy_or(policy, weir_lease_policy_preset())?);
+        lease.lock().reconfigure(&policy)?;
         Ok(())
     })
 }
@@ -415,7 +458,7 @@ mod tests {
 
     #[test]
     fn the_documented_handle_size_is_right() {
-        assert_eq!(core::mem::size_of::<weir_lease>(), 272);
+        assert_eq!(core::mem::size_of::<weir_lease>(), 280);
     }
 
     #[test]

@@ -552,6 +552,7 @@ const INDEX: &[Entry] = &[
                     "weir_lease_read_stats (weir_lease_stats)",
                 ],
             ),
+            ("change", &["weir_lease_reconfigure"]),
             (
                 "counts",
                 &["weir_lease_start_counting", "weir_lease_read_counts"],

@@ -2488,7 +2488,7 @@ fn lease_never_panics_and_never_spends_more_than_it_was_granted() {
             assert!(lease.is_null());
             continue;
         }
-        let cap = weir_lease_cap(lease);
+        let mut cap = weir_lease_cap(lease);
         assert!(cap >= 1);
         let mut granted = 0u64;
         let mut want = Expected::new();
@@ -2510,7 +2510,7 @@ fn lease_never_panics_and_never_spends_more_than_it_was_granted() {
                 0 => rng.i64(),
                 _ => 1 + rng.below(cap.min(1 << 20) as u64) as i64,
             };
-            match rng.below(4) {
+            match rng.below(5) {
                 0 | 1 => {
                     let mut answer = weir_lease_answer::default();
                     let out: *mut weir_lease_answer = if rng.one_in(30) {
@@ -2549,6 +2549,26 @@ fn lease_never_panics_and_never_spends_more_than_it_was_granted() {
                     );
                     if status == WEIR_OK {
                         granted += n as u64;
+                    }
+                }
+                3 => {
+                    // A new policy in place: an error changes nothing, and
+                    // the units held stay whatever the new cap.
+                    let next = hostile_lease_policy(&mut rng);
+                    let ptr: *const weir_lease_policy = match rng.below(20) {
+                        0 => null(),
+                        1 => misaligned(&mut odd),
+                        _ => &next,
+                    };
+                    let status = sane(weir_lease_reconfigure(lease, ptr), "weir_lease_reconfigure");
+                    let mut after = weir_lease_stats::default();
+                    assert_eq!(weir_lease_read_stats(lease, now, &mut after), WEIR_OK);
+                    assert_eq!(after, before, "a reconfiguration spent or dropped units");
+                    if status == WEIR_OK {
+                        cap = weir_lease_cap(lease);
+                        assert!(cap >= 1);
+                    } else {
+                        assert_eq!(weir_lease_cap(lease), cap);
                     }
                 }
                 _ => {

@@ -3676,6 +3676,14 @@ impl LeaseHeld {
             &[S(s)],
         );
     }
+    fn reconfigure(&mut self, t: &mut Trace, p: weir_lease_policy) {
+        let s = weir_lease_reconfigure(self.0, &p);
+        t.call(
+            "lease_reconfigure",
+            &[I(p.interval_ns), I(p.ttl_ns), I(p.burst), F(p.share)],
+            &[S(s)],
+        );
+    }
     fn release(&mut self, t: &mut Trace, now: i64) {
         let n = weir_lease_release(self.0, now);
         t.call("lease_release", &[I(now)], &[I(n)]);
@@ -3846,6 +3854,82 @@ fn lease_traces(out: &mut Vec<Trace>) {
     h.grant(&mut t, i64::MIN, 3, i64::MIN, i64::MIN);
     h.grant(&mut t, i64::MIN, 3, MAX, MAX);
     h.readings(&mut t, i64::MIN);
+    weir_lease_free(h.0);
+    h.0 = std::ptr::null_mut();
+    out.push(t);
+
+    let mut t = Trace::new(
+        "lease-reconfigure.trace",
+        "lease",
+        "A lease's policy changed in place: refused policies that change\n\
+         nothing, a lower cap keeping the units held above it (spent first, no\n\
+         ask until under it) and answering in full an ask sent before it, a\n\
+         shorter ttl taking a travelling ask as lost sooner, and a higher cap.",
+    );
+    h.make(&mut t, p, 0);
+    let (_, ask) = h.take(&mut t, 0, 20);
+    h.grant(&mut t, 2 * MS, ask, SECOND, 2 * MS);
+    h.readings(&mut t, 2 * MS);
+    t.note("refused policies: ttl, interval, burst, share; nothing changes");
+    for b in [
+        weir_lease_policy { ttl_ns: 0, ..p },
+        weir_lease_policy {
+            interval_ns: p.ttl_ns,
+            ..p
+        },
+        weir_lease_policy { burst: 0, ..p },
+        weir_lease_policy {
+            share: f64::NAN,
+            ..p
+        },
+        weir_lease_policy { share: 1.5, ..p },
+    ] {
+        h.reconfigure(&mut t, b);
+    }
+    h.readings(&mut t, 2 * MS);
+    t.note("a lower cap (5): the 20 units held stay; a cost over 5 is refused");
+    let low = weir_lease_policy { share: 0.05, ..p };
+    h.reconfigure(&mut t, low);
+    h.readings(&mut t, 3 * MS);
+    h.take(&mut t, 3 * MS, 6);
+    for i in 0..18 {
+        h.take(&mut t, 4 * MS + i * MS, 1);
+    }
+    h.readings(&mut t, 30 * MS);
+    t.note("an ask sent under the preset's cap, answered in full after a lower one");
+    h.make(&mut t, p, 0);
+    let (_, ask) = h.take(&mut t, 0, 25);
+    h.reconfigure(&mut t, low);
+    h.grant(&mut t, MS, ask + 1, SECOND, MS);
+    h.grant(&mut t, MS, ask, SECOND, MS);
+    h.readings(&mut t, MS);
+    t.note("a shorter ttl: a travelling ask is taken as lost after it");
+    h.make(&mut t, p, 0);
+    h.take(&mut t, 0, 3);
+    h.reconfigure(
+        &mut t,
+        weir_lease_policy {
+            interval_ns: MS,
+            ttl_ns: 10 * MS,
+            ..p
+        },
+    );
+    h.take(&mut t, 5 * MS, 1);
+    h.take(&mut t, 10 * MS, 1);
+    h.readings(&mut t, 10 * MS);
+    t.note("a higher cap (100) and the preset again (NULL is not traced)");
+    h.reconfigure(
+        &mut t,
+        weir_lease_policy {
+            burst: 400,
+            share: 0.25,
+            ..p
+        },
+    );
+    h.readings(&mut t, 11 * MS);
+    h.take(&mut t, 11 * MS, 100);
+    h.reconfigure(&mut t, p);
+    h.readings(&mut t, 12 * MS);
     weir_lease_free(h.0);
     h.0 = std::ptr::null_mut();
     out.push(t);

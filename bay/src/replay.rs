@@ -1979,6 +1979,24 @@ pub extern "C" fn bay_lease_take(now: i64, cost: i64) -> usize {
     }
 }
 
+/// `lease_reconfigure <interval_ns> <ttl_ns> <burst> <share>`: status.
+#[no_mangle]
+pub extern "C" fn bay_lease_reconfigure(
+    interval_ns: i64,
+    ttl_ns: i64,
+    burst: i64,
+    share: i64,
+) -> usize {
+    let policy = LeasePolicy {
+        interval_ns,
+        ttl_ns,
+        burst,
+        share: f64_of(share),
+    };
+    let r = on_lease(|l| l.reconfigure(&policy));
+    answer(&[r.map_or_else(|e| code_status(e.code()), |_| 0)])
+}
+
 /// `lease_grant <now> <granted> <until> <next>`: status.
 #[no_mangle]
 pub extern "C" fn bay_lease_grant(now: i64, granted: i64, until: i64, next: i64) -> usize {

@@ -44,7 +44,7 @@ const OPS = {
     "pool_next_expiry", "pool_read_stats"],
   bloom: ["bloom_new", "bloom_new_gcra", "bloom_allow", "bloom_next"],
   charge: ["charge_all"],
-  lease: ["lease_new", "lease_take", "lease_grant", "lease_release", "lease_unspent", "lease_expires", "lease_cap",
+  lease: ["lease_new", "lease_take", "lease_reconfigure", "lease_grant", "lease_release", "lease_unspent", "lease_expires", "lease_cap",
     "lease_read_stats"],
 };
 

@@ -648,6 +648,17 @@ static uint32_t run_handle(const trace_call *call, const uint64_t *a, const uint
         got[3] = U(t.retry_after_ns);
         return 4;
     }
+    case OP_lease_reconfigure: {
+        SKIP_UNPLACED(LEASE);
+        weir_lease_policy p;
+        __builtin_memset(&p, 0, sizeof p);
+        p.interval_ns = I64(a[0]);
+        p.ttl_ns = I64(a[1]);
+        p.burst = I64(a[2]);
+        p.share = as_double(a[3]);
+        got[0] = U(weir_lease_reconfigure(H(LEASE, weir_lease), &p));
+        return 1;
+    }
     case OP_lease_grant:
         SKIP_UNPLACED(LEASE);
         got[0] = U(weir_lease_grant(H(LEASE, weir_lease), I64(a[0]), I64(a[1]), I64(a[2]), I64(a[3])));

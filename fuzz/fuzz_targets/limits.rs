@@ -1371,9 +1371,10 @@ fn gcra(input: &mut Input) {
 // The lease.
 
 /// A lease against a model store that grants what is asked (or less, or
-/// nothing) with hostile instants: it never admits more units than were
-/// granted, never holds more than the cap while grants answer its asks,
-/// and a failed call changes nothing.
+/// nothing) with hostile instants, its policy changed in place now and
+/// then: it never admits more units than were granted, never holds more
+/// than the largest cap it has had while grants answer its asks, never
+/// asks past the cap in force, and a failed call changes nothing.
 fn lease(input: &mut Input) {
     let mut policy = weir_lease_policy_preset();
     if input.bool() {
@@ -1403,8 +1404,10 @@ fn lease(input: &mut Input) {
     }
     trace!("lease {policy:?}");
     let lease = handle as *const weir_lease;
-    let cap = weir_lease_cap(lease);
+    let mut cap = weir_lease_cap(lease);
     assert!(cap >= 1 && cap <= policy.burst);
+    // The largest cap the lease has had: units held above a lower one stay.
+    let mut most = cap;
     let mut granted = 0u64;
     let mut spent = 0u64;
     let mut asked = 0i64;
@@ -1414,8 +1417,8 @@ fn lease(input: &mut Input) {
         let now = clock.tick(input);
         let unspent = weir_lease_unspent(lease, now);
         assert_eq!(weir_lease_unspent(lease, now), unspent);
-        assert!(unspent <= cap, "{unspent} held over the cap {cap}");
-        match input.u8() % 4 {
+        assert!(unspent <= most, "{unspent} held over the cap {most}");
+        match input.u8() % 5 {
             0 | 1 => {
                 let cost = if input.one_in(8) {
                     input.i64()
@@ -1452,6 +1455,24 @@ fn lease(input: &mut Input) {
                 assert_eq!(weir_lease_grant(lease, now, n, until, now), WEIR_OK);
                 granted += n as u64;
                 asked = 0;
+            }
+            3 => {
+                let mut next = policy;
+                match input.u8() % 3 {
+                    0 => next.share = input.unit(),
+                    1 => next.burst = 1 + input.below(1 << 20) as i64,
+                    _ => next.share = input.f64(),
+                }
+                let status = weir_lease_reconfigure(lease, &next);
+                assert_eq!(weir_lease_unspent(lease, now), unspent);
+                if status == WEIR_OK {
+                    cap = weir_lease_cap(lease);
+                    most = most.max(cap);
+                    assert!(cap >= 1 && cap <= next.burst);
+                } else {
+                    assert_eq!(status, WEIR_ERR_LEASE_SHARE);
+                    assert_eq!(weir_lease_cap(lease), cap);
+                }
             }
             _ => {
                 let live = weir_lease_release(lease, now);

@@ -1,6 +1,6 @@
 /* Reconfiguring a handle while other threads decide on it: the sliding
- * window, period counter, gate, window and breaker take their new policy
- * under their own lock (the gate in an atomic word), so each decision
+ * window, period counter, gate, window, breaker and lease take their new
+ * policy under their own lock (the gate in an atomic word), so each decision
  * racing a change is judged by the old policy or the new one, wholly. Here
  * several threads decide in a loop while one more changes the policy in a
  * loop, and the answers must stay within the looser of the policies' bounds
@@ -256,11 +256,63 @@ static void breaker_threads(void) {
     }
 }
 
+/* --- the lease: 20 units granted at 0, then its share changed between a
+ * cap of 25 and a cap of 5 while the deciders spend one unit at a time at
+ * that instant: the units held are kept whatever the cap, so exactly the
+ * 20 granted go, each once, and every take answers WEIR_OK. */
+static void *lease_decide(void *arg) {
+    struct shared *s = arg;
+    for (int i = 0; i < TAKES; i++) {
+        weir_lease_answer answer;
+        if (weir_lease_take(s->handle, 0, 1, &answer) != WEIR_OK) {
+            atomic_fetch_add(&s->bad, 1);
+        } else if (answer.verdict == WEIR_LEASE_GO) {
+            atomic_fetch_add(&s->admitted, 1);
+        }
+        if (weir_lease_unspent(s->handle, 0) > 20) atomic_fetch_add(&s->bad, 1);
+    }
+    return NULL;
+}
+
+static void *lease_change(void *arg) {
+    struct shared *s = arg;
+    weir_lease_policy wide = weir_lease_policy_preset();
+    weir_lease_policy narrow = wide;
+    narrow.share = 0.05;
+    for (int i = 0; !atomic_load(&s->done) || i < 100; i++) {
+        if (weir_lease_reconfigure(s->handle, i % 2 ? &wide : &narrow) != WEIR_OK) {
+            atomic_fetch_add(&s->bad, 1);
+        }
+    }
+    return NULL;
+}
+
+static void lease_threads(void) {
+    struct shared s;
+    for (int round = 0; round < ROUNDS; round++) {
+        weir_lease *lease = NULL;
+        weir_lease_answer answer;
+        CHECK_STATUS(weir_lease_new(NULL, 0, &lease), WEIR_OK);
+        CHECK_STATUS(weir_lease_take(lease, 0, 20, &answer), WEIR_OK);
+        CHECK(answer.verdict == WEIR_LEASE_ASK && answer.ask == 20);
+        CHECK_STATUS(weir_lease_grant(lease, 0, 20, SEC, 0), WEIR_OK);
+        reset(&s, lease);
+        race(&s, lease_decide, lease_change);
+        CHECK(atomic_load(&s.admitted) == 20);
+        CHECK(weir_lease_unspent(lease, 0) == 0);
+        weir_lease_stats stats;
+        CHECK_STATUS(weir_lease_read_stats(lease, 0, &stats), WEIR_OK);
+        CHECK(stats.spent == 20 && stats.granted == 20);
+        weir_lease_free(lease);
+    }
+}
+
 int main(void) {
     sliding_threads();
     period_threads();
     gate_threads();
     window_threads();
     breaker_threads();
+    lease_threads();
     CHECK_DONE();
 }

@@ -337,6 +337,13 @@ static bool run(call *c, held *h) {
         o_i64(c, a.verdict);
         o_i64(c, a.ask);
         o_i64(c, a.retry_after_ns);
+    } else if (OP("lease_reconfigure")) {
+        weir_lease_policy p;
+        p.interval_ns = a_i64(c);
+        p.ttl_ns = a_i64(c);
+        p.burst = a_i64(c);
+        p.share = a_f64(c);
+        o_status(c, weir_lease_reconfigure(h->lease, &p));
     } else if (OP("lease_grant")) {
         int64_t now = a_i64(c);
         int64_t granted = a_i64(c);

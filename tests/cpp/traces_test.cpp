@@ -231,6 +231,13 @@ bool run(call* c, Held& h) {
         o_i64(c, x.verdict);
         o_i64(c, x.ask);
         o_i64(c, x.retry_after_ns);
+    } else if (op == "lease_reconfigure") {
+        weir_lease_policy p{};
+        p.interval_ns = a_i64(c);
+        p.ttl_ns = a_i64(c);
+        p.burst = a_i64(c);
+        p.share = a_f64(c);
+        o_code(c, h.lease->reconfigure(p));
     } else if (op == "lease_grant") {
         const std::int64_t now = a_i64(c), granted = a_i64(c), until = a_i64(c);
         o_code(c, h.lease->grant(now, granted, until, a_i64(c)));

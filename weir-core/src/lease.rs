@@ -88,7 +88,8 @@ pub enum LeaseError {
     Share,
     /// A take's cost under 1 or over the cap: it could never go.
     Cost,
-    /// A grant of fewer than 0 units, or of more than the cap.
+    /// A grant of fewer than 0 units, or of more than the cap (after a
+    /// reconfiguration, than the largest cap the lease has had).
     Grant,
 }
 
@@ -167,6 +168,9 @@ pub struct Lease {
     interval: i64,
     ttl: i64,
     cap: i64,
+    /// The largest cap the lease has had: a grant may answer an ask sent
+    /// under it before a reconfiguration lowered the cap.
+    widest: i64,
     slots: [Slot; SLOTS],
     /// The latest instant seen.
     seen: i64,
@@ -212,6 +216,7 @@ impl Lease {
             interval: policy.interval_ns,
             ttl: policy.ttl_ns,
             cap,
+            widest: cap,
             slots: [Slot::default(); SLOTS],
             seen: now,
             asked: 0,
@@ -228,6 +233,35 @@ impl Lease {
     /// The most units this lease holds and asks for together.
     pub fn cap(&self) -> i64 {
         self.cap
+    }
+
+    /// Takes a new policy in place, checked as [`Lease::new`] checks it
+    /// (an error changes nothing); its interval, ttl and cap count from the
+    /// next call.
+    ///
+    /// Kept, whatever the policy: the units held, each with the instant it
+    /// was granted until (they were charged in the store, so they stay
+    /// spendable to the end of their own grant); the ask in flight, its
+    /// size and when it was sent (taken as lost once it has gone
+    /// unanswered for a whole new ttl); the measured demand and round
+    /// trip; when the store said it holds units again; the clock and the
+    /// stats. Units held above a lower cap stay and are spent first as
+    /// usual: no ask goes until the units held and asked are under the new
+    /// cap, and a take's cost must be within it. A grant answering an ask
+    /// sent before the change is accepted up to the largest cap the
+    /// lease has had, even above a lower cap (a late one too).
+    ///
+    /// The bounds across the change: every admitted unit was still
+    /// granted first and spent once, so the fleet's admits stay within the
+    /// store's limit; over a window of length `w`, admits ≤ `burst + rate ×
+    /// (w + ttl)` with the longer of the two ttls for the grants made
+    /// before the change.
+    pub fn reconfigure(&mut self, policy: &LeasePolicy) -> Result<(), LeaseError> {
+        self.cap = policy.cap()?;
+        self.widest = self.widest.max(self.cap);
+        self.interval = policy.interval_ns;
+        self.ttl = policy.ttl_ns;
+        Ok(())
     }
 
     /// Moves the clock to `now` (never back) and drops expired units.
@@ -364,7 +398,9 @@ impl Lease {
         until: i64,
         next: i64,
     ) -> Result<(), LeaseError> {
-        if granted < 0 || granted > self.cap {
+        // Above the cap only up to the largest cap the lease has had: an
+        // ask sent under it before a reconfiguration may answer late.
+        if granted < 0 || granted > self.widest {
             return Err(LeaseError::Grant);
         }
         let now = self.advance(now);
@@ -461,6 +497,43 @@ impl Lease {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(feature = "alloc")]
+    #[test]
+    fn a_reconfiguration_keeps_the_units_and_the_ask_in_flight() {
+        use alloc::format;
+        let p = LeasePolicy {
+            interval_ns: 10 * MS,
+            ttl_ns: SECOND,
+            burst: 400,
+            share: 0.25,
+        };
+        let mut l = Lease::new(&p, 0).unwrap();
+        assert_eq!(l.take(0, 1), Ok(LeaseTake::Ask { ask: 1 }));
+        l.grant(MS, 80, SECOND, MS).unwrap();
+        assert_eq!(l.unspent(MS), 80);
+        // A refused policy changes nothing.
+        let before = format!("{l:?}");
+        let bad = LeasePolicy { share: 1.5, ..p };
+        assert_eq!(l.reconfigure(&bad), Err(LeaseError::Share));
+        assert_eq!(format!("{l:?}"), before);
+        // A lower cap keeps the 80 units held, spent as before; a cost
+        // over the new cap is refused.
+        let lower = LeasePolicy { share: 0.05, ..p };
+        l.reconfigure(&lower).unwrap();
+        assert_eq!(l.cap(), 20);
+        assert_eq!(l.unspent(MS), 80);
+        assert_eq!(l.take(2 * MS, 21), Err(LeaseError::Cost));
+        assert_eq!(l.take(2 * MS, 20), Ok(LeaseTake::Go { ask: 0 }));
+        assert_eq!(l.unspent(2 * MS), 60);
+        // An ask sent under the larger cap is still answered in full.
+        let mut m = Lease::new(&p, 0).unwrap();
+        assert!(matches!(m.take(0, 90), Ok(LeaseTake::Ask { ask: 90 })));
+        m.reconfigure(&lower).unwrap();
+        m.grant(MS, 90, SECOND, MS).unwrap();
+        assert_eq!(m.unspent(MS), 90);
+        assert_eq!(m.grant(MS, 101, SECOND, MS), Err(LeaseError::Grant));
+    }
 
     const MS: i64 = 1_000_000;
 

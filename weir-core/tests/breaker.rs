@@ -9,7 +9,13 @@
 //! - time going backwards admits no more than the latest `now` would;
 //! - within the bound: the ratio stays in [0, 1), a refusal comes only with
 //!   a positive standing throttle and within `probe_ns` of the last call let
-//!   through, and only calls let through are counted, each once.
+//!   through, and only calls let through are counted, each once;
+//! - across a reconfiguration in place (or into a store of another size):
+//!   the tickets in flight settle as before, the tally at the change reads
+//!   the same, a kept layout keeps every bucket and run (the readings are
+//!   those of the breaker left alone), another layout holds the old sums in
+//!   one bucket that ages out exactly one new window later, and every bound
+//!   above holds after it under the new policy (its `probe_ns`).
 #![cfg(feature = "alloc")]
 
 mod timeline;
@@ -57,6 +63,9 @@ struct Case {
     sre: BreakerPolicy,
     start: i64,
     ops: Vec<Op>,
+    /// A reconfiguration before the op at this index (mod the ops' count),
+    /// to this policy, and into a store of its own size or in place.
+    change: Option<(usize, BreakerPolicy, bool)>,
 }
 
 fn breaker_policy() -> impl Strategy<Value = BreakerPolicy> {
@@ -112,9 +121,88 @@ fn case() -> impl Strategy<Value = Case> {
                 .prop_map(|(at, serial, other)| Op::Forge { at, serial, other }),
             3 => step.prop_map(|at| Op::Read { at }),
         ];
-        (Just(sre), Just(start), prop::collection::vec(op, 1..160))
-            .prop_map(|(sre, start, ops)| Case { sre, start, ops })
+        (Just(sre), Just(start), prop::collection::vec(op, 1..160)).prop_map(|(sre, start, ops)| {
+            Case {
+                sre,
+                start,
+                ops,
+                change: None,
+            }
+        })
     })
+}
+
+/// A case with a reconfiguration at a random op.
+fn changed_case() -> impl Strategy<Value = Case> {
+    (case(), any::<usize>(), breaker_policy(), any::<bool>()).prop_map(|(case, at, sre, into)| {
+        Case {
+            change: Some((at % case.ops.len(), sre, into)),
+            ..case
+        }
+    })
+}
+
+/// The buckets' layout a policy gives a window of `size` buckets.
+fn width(sre: &BreakerPolicy, size: i32) -> i64 {
+    (sre.window_ns / i64::from(size)).max(1)
+}
+
+/// Reconfigures `breaker` to `sre` at the latest `now` it has seen
+/// (`latest`), in place or into a store of the new size, and checks what
+/// the change keeps (see the file's header).
+fn reconfigure(breaker: &mut Breaker, sre: BreakerPolicy, into: bool, latest: i64) {
+    let was = breaker.clone();
+    let before = format!("{breaker:?}");
+    let tally = breaker.tally(latest);
+    let unsettled = breaker.unsettled();
+    // A refused policy changes nothing.
+    let bad = BreakerPolicy {
+        k: sre.floor / 2.0 - 1.0,
+        ..sre
+    };
+    assert!(breaker.reconfigure(bad).is_err());
+    assert!(breaker.reconfigure_into(bad, Vec::new()).is_err());
+    assert_eq!(format!("{breaker:?}"), before, "a refused change wrote");
+    let size = if into {
+        sre.size.max(1)
+    } else {
+        breaker.policy().size
+    };
+    let kept = !into && width(&sre, size) == width(&breaker.policy(), size);
+    if into {
+        let moved = breaker
+            .reconfigure_into(sre, vec![BreakerTally::default(); size as usize])
+            .unwrap()
+            .tagged(TAG);
+        assert_eq!(format!("{breaker:?}"), before, "the original changed");
+        *breaker = moved;
+    } else {
+        breaker.reconfigure(sre).unwrap();
+    }
+    assert_eq!(breaker.policy().size, size);
+    assert_eq!(breaker.policy().window_ns, sre.window_ns);
+    assert_eq!(breaker.unsettled(), unsettled);
+    assert_eq!(breaker.tally(latest), tally, "the tally at the change");
+    let span = width(&sre, size).saturating_mul(i64::from(size));
+    for by in [1, span / 2, span - 1, span, span.saturating_add(1), 1 << 40] {
+        let by = by.max(1);
+        let Some(at) = latest.checked_add(by) else {
+            continue;
+        };
+        if kept {
+            assert_eq!(breaker.tally(at), was.tally(at), "kept window at {at}");
+            assert_eq!(breaker.runs(at), was.runs(at), "kept runs at {at}");
+        } else {
+            // The old sums in the head bucket, opened at `latest`, aging
+            // out together one new window later.
+            let expected = if by < span {
+                tally
+            } else {
+                BreakerTally::default()
+            };
+            assert_eq!(breaker.tally(at), expected, "resampled, {by} ns on");
+        }
+    }
 }
 
 /// What a call answered, for comparing two runs.
@@ -139,7 +227,7 @@ fn read(breaker: &mut Breaker, now: i64) -> Answer {
 /// index, skipped ones left out, then readings at the end.
 fn run(case: &Case, skip_reads: bool, skip_errors: bool) -> Vec<(usize, Answer)> {
     let mut breaker = Breaker::new(case.sre, case.start).unwrap().tagged(TAG);
-    let probe_ns = breaker.policy().probe_ns;
+    let mut probe_ns = breaker.policy().probe_ns;
     let mut answers = Vec::new();
     let mut open: Vec<BreakerTicket> = Vec::new();
     let mut settled: Vec<BreakerTicket> = Vec::new();
@@ -151,6 +239,12 @@ fn run(case: &Case, skip_reads: bool, skip_errors: bool) -> Vec<(usize, Answer)>
     let mut last_through = case.start;
     let (mut through, mut counted) = (0i64, 0i64);
     for (index, op) in case.ops.iter().enumerate() {
+        if let Some((at, sre, into)) = case.change {
+            if at == index {
+                reconfigure(&mut breaker, sre, into, latest);
+                probe_ns = breaker.policy().probe_ns;
+            }
+        }
         match *op {
             Op::Allow { at, roll } => {
                 let now = at.from(cursor);
@@ -265,6 +359,13 @@ proptest! {
 
     #[test]
     fn readings_are_pure_and_errors_change_nothing(case in case()) {
+        let all = run(&case, false, false);
+        prop_assert_eq!(&all, &run(&case, true, false), "a reading changed a later answer");
+        prop_assert_eq!(&all, &run(&case, false, true), "an error changed a later answer");
+    }
+
+    #[test]
+    fn a_reconfiguration_keeps_what_it_says_and_every_bound_holds_after_it(case in changed_case()) {
         let all = run(&case, false, false);
         prop_assert_eq!(&all, &run(&case, true, false), "a reading changed a later answer");
         prop_assert_eq!(&all, &run(&case, false, true), "an error changed a later answer");

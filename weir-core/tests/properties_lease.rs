@@ -9,6 +9,12 @@
 //! holds or asks for more than its cap, so while one is refused at most
 //! `(machines − 1) × cap` units sit unspent elsewhere. Readings are pure.
 //! An error changes nothing. Time going backwards is no time passing.
+//!
+//! Across a reconfiguration of every machine's lease (a new share, so a new
+//! cap, interval and ttl) the same bounds hold, with the longer ttl for the
+//! window: the units held are kept (above a lower cap too, never more than
+//! the larger cap), a refused policy changes nothing, and every ask sent
+//! after the change keeps what is held and asked within the new cap.
 
 #[path = "support/runner.rs"]
 mod runner;
@@ -61,6 +67,9 @@ struct Fleet {
     /// of `rtt` µs.
     machines: Vec<(i64, i64, i64)>,
     steps: usize,
+    /// A reconfiguration of every lease before this step: the new share,
+    /// interval and ttl (ms).
+    change: Option<(usize, f64, i64, i64)>,
 }
 
 fn fleet() -> impl Strategy<Value = Fleet> {
@@ -81,7 +90,23 @@ fn fleet() -> impl Strategy<Value = Fleet> {
                 ttl_ms,
                 machines: machines.clone(),
                 steps,
+                change: None,
             })
+        })
+}
+
+/// A fleet whose leases all take a new share, interval and ttl mid-run.
+fn changed_fleet() -> impl Strategy<Value = Fleet> {
+    (
+        fleet(),
+        0..3_000usize,
+        prop_oneof![Just(1.0f64), 0.01..1.0f64],
+        1..200i64,
+        0..2_000i64,
+    )
+        .prop_map(|(f, at, share, interval_ms, ttl_ms)| Fleet {
+            change: Some((at, share, interval_ms, (interval_ms + 1).max(ttl_ms))),
+            ..f
         })
 }
 
@@ -92,7 +117,7 @@ fn fleet() -> impl Strategy<Value = Fleet> {
 type Run = (Vec<i64>, Store, Vec<Vec<String>>);
 
 fn run(f: &Fleet, read: bool) -> Result<Run, TestCaseError> {
-    let policy = LeasePolicy {
+    let mut policy = LeasePolicy {
         interval_ns: f.interval_ms * MS,
         ttl_ns: f.ttl_ms * MS,
         burst: f.burst,
@@ -104,28 +129,56 @@ fn run(f: &Fleet, read: bool) -> Result<Run, TestCaseError> {
         .iter()
         .map(|_| Lease::new(&policy, 0).unwrap())
         .collect();
-    let cap = leases[0].cap();
-    // Per machine: the next take, and the ask travelling (sent, want).
+    let mut cap = leases[0].cap();
+    // The larger cap: what a machine may still hold after a lower one.
+    let mut most = cap;
+    // Per machine: the next take, and the ask travelling (sent, want, the
+    // ttl its grant gets).
     let mut next: Vec<i64> = f.machines.iter().map(|m| m.0 * 1_000).collect();
-    let mut travelling: Vec<Option<(i64, i64)>> = vec![None; f.machines.len()];
+    let mut travelling: Vec<Option<(i64, i64, i64)>> = vec![None; f.machines.len()];
     let mut admits = Vec::new();
     let mut answers = vec![Vec::new(); f.machines.len()];
-    for _ in 0..f.steps {
+    for step in 0..f.steps {
+        if let Some((at, share, interval_ms, ttl_ms)) = f.change {
+            if at == step {
+                let bad = LeasePolicy {
+                    share: 0.0,
+                    ..policy
+                };
+                policy = LeasePolicy {
+                    interval_ns: interval_ms * MS,
+                    ttl_ns: ttl_ms * MS,
+                    share,
+                    ..policy
+                };
+                for lease in &mut leases {
+                    let before = format!("{lease:?}");
+                    prop_assert_eq!(lease.reconfigure(&bad), Err(LeaseError::Share));
+                    prop_assert_eq!(format!("{lease:?}"), before, "a refused change wrote");
+                    let held = lease.unspent(i64::MAX / 2);
+                    lease.reconfigure(&policy).unwrap();
+                    prop_assert_eq!(lease.unspent(i64::MAX / 2), held, "units held are kept");
+                }
+                cap = leases[0].cap();
+                prop_assert_eq!(cap, policy.cap().unwrap());
+                most = most.max(cap);
+            }
+        }
         // The earliest event: a take, or an ask arriving.
         let (k, now) = (0..f.machines.len())
             .map(|k| {
                 let arrive =
-                    travelling[k].map_or(i64::MAX, |(sent, _)| sent + f.machines[k].2 * 1_000);
+                    travelling[k].map_or(i64::MAX, |(sent, _, _)| sent + f.machines[k].2 * 1_000);
                 (k, next[k].min(arrive))
             })
             .min_by_key(|&(_, t)| t)
             .unwrap();
         let (gap, cost, rtt) = f.machines[k];
-        if let Some((sent, want)) = travelling[k] {
+        if let Some((sent, want, ttl)) = travelling[k] {
             if sent + rtt * 1_000 == now {
                 // The store decides halfway along the round trip.
                 let (n, at) = store.lease(sent + rtt * 500, want);
-                leases[k].grant(now, n, sent + policy.ttl_ns, at).unwrap();
+                leases[k].grant(now, n, sent + ttl, at).unwrap();
                 travelling[k] = None;
                 continue;
             }
@@ -142,12 +195,14 @@ fn run(f: &Fleet, read: bool) -> Result<Run, TestCaseError> {
                 admits.extend(std::iter::repeat(now).take(cost as usize));
                 if ask > 0 {
                     prop_assert!(travelling[k].is_none());
-                    travelling[k] = Some((now, ask));
+                    prop_assert!(leases[k].unspent(now) + ask <= cap, "an ask past the cap");
+                    travelling[k] = Some((now, ask, policy.ttl_ns));
                 }
             }
             LeaseTake::Ask { ask } => {
                 prop_assert!(ask >= 1);
-                travelling[k] = Some((now, ask));
+                prop_assert!(leases[k].unspent(now) + ask <= cap, "an ask past the cap");
+                travelling[k] = Some((now, ask, policy.ttl_ns));
             }
             LeaseTake::Refuse { retry_after } => {
                 prop_assert!(retry_after >= 1);
@@ -157,16 +212,59 @@ fn run(f: &Fleet, read: bool) -> Result<Run, TestCaseError> {
                     .filter(|&j| j != k)
                     .map(|j| leases[j].unspent(now))
                     .sum();
-                prop_assert!(held_elsewhere <= (leases.len() as i64 - 1) * cap);
+                prop_assert!(held_elsewhere <= (leases.len() as i64 - 1) * most);
             }
         }
-        if let Some((_, want)) = travelling[k] {
-            prop_assert!(leases[k].unspent(now) + want <= cap);
+        if let Some((_, want, _)) = travelling[k] {
+            prop_assert!(leases[k].unspent(now) + want <= most);
         }
-        prop_assert!(leases[k].unspent(now) <= cap);
+        prop_assert!(leases[k].unspent(now) <= most);
         next[k] = now + gap * 1_000;
     }
     Ok((admits, store, answers))
+}
+
+/// Within the bound: admits ≤ grants ≤ `burst + rate × t`, and in any
+/// window of length `w`, admits ≤ `burst + rate × (w + ttl)` (the longer
+/// ttl across a change).
+fn bounded(f: &Fleet) -> Result<(), TestCaseError> {
+    let (admits, store, _) = run(f, false)?;
+    prop_assert!(admits.len() as i64 <= store.granted);
+    if let Some(&last) = admits.last() {
+        let allowed = f.burst as i128 + (last as i128 * f.rate as i128) / S as i128;
+        prop_assert!(
+            (admits.len() as i128) <= allowed,
+            "{} > {}",
+            admits.len(),
+            allowed
+        );
+    }
+    // Every window that starts at an admit.
+    let ttl = f.ttl_ms.max(f.change.map_or(0, |c| c.3)) * MS;
+    for (i, &start) in admits.iter().enumerate() {
+        for w in [MS, 100 * MS, S] {
+            let inside = admits[i..].iter().take_while(|&&t| t < start + w).count() as i128;
+            let allowed =
+                f.burst as i128 + ((w + ttl) as i128 * f.rate as i128 + S as i128 - 1) / S as i128;
+            prop_assert!(inside <= allowed, "{} in {} ns > {}", inside, w, allowed);
+        }
+    }
+    Ok(())
+}
+
+/// Readings are pure: the same fleet with `unspent` and `stats` read
+/// before every take answers every take alike.
+fn pure(f: &Fleet) -> Result<(), TestCaseError> {
+    let (_, _, read) = run(f, true)?;
+    let (_, _, plain) = run(f, false)?;
+    for (r, p) in read.iter().zip(&plain) {
+        let answers: Vec<&String> = r.iter().filter(|a| !a.contains("LeaseStats")).collect();
+        prop_assert_eq!(answers.len(), p.len());
+        for (a, b) in answers.iter().zip(p) {
+            prop_assert_eq!(*a, b);
+        }
+    }
+    Ok(())
 }
 
 proptest! {
@@ -176,36 +274,22 @@ proptest! {
     /// window of length `w`, admits ≤ `burst + rate × (w + ttl)`.
     #[test]
     fn the_fleet_never_admits_past_the_bound(f in fleet()) {
-        let (admits, store, _) = run(&f, false)?;
-        prop_assert!(admits.len() as i64 <= store.granted);
-        if let Some(&last) = admits.last() {
-            let allowed = f.burst as i128 + (last as i128 * f.rate as i128) / S as i128;
-            prop_assert!((admits.len() as i128) <= allowed, "{} > {}", admits.len(), allowed);
-        }
-        // Every window that starts at an admit.
-        let ttl = f.ttl_ms * MS;
-        for (i, &start) in admits.iter().enumerate() {
-            for w in [MS, 100 * MS, S] {
-                let inside = admits[i..].iter().take_while(|&&t| t < start + w).count() as i128;
-                let allowed = f.burst as i128 + ((w + ttl) as i128 * f.rate as i128 + S as i128 - 1) / S as i128;
-                prop_assert!(inside <= allowed, "{} in {} ns > {}", inside, w, allowed);
-            }
-        }
+        bounded(&f)?;
+    }
+
+    /// The same bounds across a reconfiguration, the window's with the
+    /// longer ttl; readings stay pure.
+    #[test]
+    fn a_reconfiguration_keeps_the_units_and_the_bounds(f in changed_fleet()) {
+        bounded(&f)?;
+        pure(&f)?;
     }
 
     /// Readings are pure: the same fleet with `unspent` and `stats` read
     /// before every take answers every take alike.
     #[test]
     fn readings_are_pure(f in fleet()) {
-        let (_, _, read) = run(&f, true)?;
-        let (_, _, plain) = run(&f, false)?;
-        for (r, p) in read.iter().zip(&plain) {
-            let answers: Vec<&String> = r.iter().filter(|a| !a.contains("LeaseStats")).collect();
-            prop_assert_eq!(answers.len(), p.len());
-            for (a, b) in answers.iter().zip(p) {
-                prop_assert_eq!(*a, b);
-            }
-        }
+        pure(&f)?;
     }
 
     /// An error changes nothing, and time going backwards is no time

@@ -10,7 +10,13 @@
 //!   `now` reads back as one at the latest;
 //! - within the bound: a read visits `size` buckets (`size - 1` without the
 //!   current one), their sum is the total, and no total counts more values
-//!   than were added.
+//!   than were added;
+//! - across a reconfiguration at `now` (in place, or into a store of
+//!   another size): a refused span changes nothing, the total at `now`
+//!   reads the same, a kept layout (size and width) changes nothing at all,
+//!   and another layout is exactly a fresh window opened at `now` plus the
+//!   old total in its first bucket, counted while that bucket is inside the
+//!   window (and not the current one, for a total without it).
 #![cfg(feature = "alloc")]
 
 mod timeline;
@@ -114,6 +120,40 @@ fn read(
     (total, seen)
 }
 
+/// Runs `case`'s adds, readings skipped: the window and the latest `now`.
+fn replay(case: &Case) -> (Window<WindowTotal>, i64) {
+    let mut window = Window::<WindowTotal>::new(case.size, case.span, case.start).unwrap();
+    let (mut cursor, mut latest) = (case.start, case.start);
+    for op in &case.ops {
+        if let Op::Add { at, value } = *op {
+            cursor = at.from(cursor);
+            window.add(cursor, value);
+            latest = latest.max(cursor);
+        }
+    }
+    (window, latest)
+}
+
+/// The total a window reconfigured at `at` to another layout reads at
+/// `now`: `fresh`'s (a window opened at `at` with the same size and span,
+/// given the same adds since), plus `carried` while the first bucket,
+/// `[at, at + width)`, is inside the window at `now` (and is not the
+/// current one, for a total without it).
+fn resampled(
+    fresh: &Window<WindowTotal>,
+    carried: WindowTotal,
+    at: i64,
+    now: i64,
+    current: bool,
+) -> WindowTotal {
+    let mut total = fresh.total(now, current);
+    let index = (i128::from(now) - i128::from(at)) / i128::from(fresh.width());
+    if index < fresh.size() as i128 && (current || index > 0) {
+        total.merge(&carried);
+    }
+    total
+}
+
 fn run(case: &Case, skip_reads: bool) -> Vec<(WindowTotal, Vec<WindowTotal>)> {
     let mut window = Window::<WindowTotal>::new(case.size, case.span, case.start).unwrap();
     let mut answers = Vec::new();
@@ -173,6 +213,68 @@ proptest! {
             let window = made.unwrap();
             prop_assert_eq!(window.size() as i64, size.max(1));
             prop_assert_eq!(window.total(start, true), WindowTotal::default());
+        }
+    }
+
+    #[test]
+    fn a_reconfiguration_keeps_the_total_and_resamples_exactly(
+        case in case(),
+        span2 in prop_oneof![Just(0i64), Just(-1), Just(1), Just(511), Just(4096), Just(1_000_000), 1..=1i64 << 41, Just(i64::MAX)],
+        size2 in prop_oneof![Just(1usize), Just(2), Just(7), Just(64)],
+        into in any::<bool>(),
+        wait in prop_oneof![Just(0i64), 0..1i64 << 20],
+        after in prop::collection::vec((prop_oneof![Just(0i64), 0..1i64 << 22, 0..1i64 << 42], -10..=10i64), 0..40),
+    ) {
+        let (mut window, latest) = replay(&case);
+        let Some(at) = latest.checked_add(wait) else { return Ok(()); };
+        let before = format!("{window:?}");
+        let carried = window.total(at, true);
+        if span2 <= 0 {
+            prop_assert_eq!(window.reconfigure(span2, at), Err(WindowError::Span));
+            prop_assert!(window.reconfigure_into(vec![WindowTotal::default(); size2], span2, at).is_err());
+            prop_assert_eq!(&format!("{window:?}"), &before, "a refused change wrote");
+            return Ok(());
+        }
+        let alone = window.clone();
+        let size = if into { size2 } else { window.size() };
+        let kept = !into && (span2 / size as i64).max(1) == window.width();
+        if into {
+            let moved = window.reconfigure_into(vec![WindowTotal::default(); size2], span2, at).unwrap();
+            prop_assert_eq!(&format!("{window:?}"), &before, "the original changed");
+            window = moved;
+        } else {
+            window.reconfigure(span2, at).unwrap();
+        }
+        prop_assert_eq!(window.total(at, true), carried, "the total at the change");
+        if kept {
+            prop_assert_eq!(format!("{window:?}"), before, "a kept layout changed");
+        }
+        // The twin: the window left alone (a kept layout) or a fresh one
+        // opened at the change (another layout).
+        let mut twin = if kept { alone } else { Window::new(size as i64, span2, at).unwrap() };
+        let mut now = at;
+        for (step, value) in after {
+            let Some(next) = now.checked_add(step) else { break; };
+            now = next;
+            window.add(now, value);
+            twin.add(now, value);
+            let width = window.width();
+            for probe in [0, 1, width - 1, width, width.saturating_mul(size as i64), 1 << 42] {
+                let Some(read) = now.checked_add(probe) else { continue; };
+                for current in [true, false] {
+                    let expected = if kept {
+                        twin.total(read, current)
+                    } else {
+                        resampled(&twin, carried, at, read, current)
+                    };
+                    let total = window.total(read, current);
+                    prop_assert_eq!(total.count, expected.count, "at {} (from {}), current {}", read, at, current);
+                    // Sums saturate, in bucket order: compared where none can.
+                    if carried.sum.unsigned_abs() < 1 << 62 {
+                        prop_assert_eq!(total.sum, expected.sum, "at {} (from {}), current {}", read, at, current);
+                    }
+                }
+            }
         }
     }
 }

@@ -1,0 +1,90 @@
+// Every handle's reconfigure() in weir.hpp: what a change keeps, and that a
+// refused change changes nothing. docs/cpp.md ("Changing a limit in place")
+// shows these bodies.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+
+#include "weir.hpp"
+
+using namespace std::chrono_literals;
+
+constexpr std::int64_t ms = 1'000'000;
+
+TEST(Reconfigure, ABucketKeepsItsTokensUpToTheNewBurst) {
+    auto bucket = weir::Bucket::make(10.0, 5.0, 0).value();
+    bucket.take(0, 2.0);                                  // 3 tokens left
+    EXPECT_FALSE(bucket.reconfigure(20.0, 2.0, 0));       // kept: 2, the new burst
+    EXPECT_EQ(bucket.tokens(0), 2.0);
+    EXPECT_TRUE(bucket.reconfigure(-1.0, 2.0, 0));        // refused: nothing changes
+    EXPECT_EQ(bucket.tokens(0), 2.0);
+    EXPECT_EQ(bucket.tokens(50 * ms), 2.0);               // full at 20/s
+}
+
+TEST(Reconfigure, ASlidingWindowKeepsItsNewestStamps) {
+    auto sliding = weir::Sliding::make(3, 1s).value();
+    for (int i = 0; i < 3; i++) sliding.take(i * ms);
+    EXPECT_FALSE(sliding.reconfigure(5, 1s));             // two more fit
+    EXPECT_EQ(sliding.left(3 * ms), 2);
+    EXPECT_FALSE(sliding.reconfigure(2, 1s));             // the 2 newest count
+    EXPECT_EQ(sliding.left(3 * ms), 0);
+    EXPECT_EQ(sliding.reconfigure(0, 1s), weir::make_error_code(WEIR_ERR_QUOTA));
+}
+
+TEST(Reconfigure, APeriodKeepsItsOpenPeriodsCount) {
+    auto period = weir::Period::make(10, 1s).value();
+    for (int i = 0; i < 4; i++) period.take(0);
+    EXPECT_FALSE(period.reconfigure(5, 1s, false));       // 4 of 5 used
+    EXPECT_EQ(period.left(0), 1);
+    EXPECT_EQ(period.left(1'000 * ms), 5);                // the next period
+}
+
+TEST(Reconfigure, AGateKeepsTheCallsInside) {
+    auto gate = weir::Gate::make(3).value();
+    gate.enter();
+    gate.enter();
+    EXPECT_FALSE(gate.reconfigure(1));                    // both stay inside
+    EXPECT_EQ(gate.held(), 2);
+    EXPECT_FALSE(gate.enter());                           // none until under 1
+    gate.leave();
+    gate.leave();
+    EXPECT_TRUE(gate.enter());
+}
+
+TEST(Reconfigure, AWindowKeepsItsTotal) {
+    auto window = weir::Window::make(4, 400ms, 0).value();
+    window.add(0, 5);
+    window.add(150 * ms, 7);
+    EXPECT_FALSE(window.reconfigure(8, 800ms, 200 * ms)); // another layout
+    EXPECT_EQ(window.total(200 * ms).value().sum, 12);    // in one bucket
+    EXPECT_EQ(window.total(999 * ms).value().sum, 12);
+    EXPECT_EQ(window.total(1'000 * ms).value().sum, 0);   // gone 800 ms on
+}
+
+TEST(Reconfigure, ABreakerKeepsItsTicketsAndWindow) {
+    auto breaker = weir::Breaker::make(0).value();
+    weir::BreakerTicket ticket;
+    breaker.allow(0, 0.5, ticket);
+    weir::BreakerPolicy wider;
+    wider.window = 20s;                                   // another layout
+    EXPECT_FALSE(breaker.reconfigure(wider));
+    EXPECT_FALSE(breaker.fail(ticket, ms));               // still settles
+    EXPECT_EQ(breaker.tally(ms).value().failure, 1);
+    weir::BreakerPolicy bad;
+    bad.floor = 0.5;
+    EXPECT_TRUE(breaker.reconfigure(bad));
+}
+
+TEST(Reconfigure, ALeaseKeepsTheUnitsItHolds) {
+    auto lease = weir::Lease::make(0).value();            // the preset: a cap of 25
+    const auto answer = lease.take(0, 20).value();        // ask for 20
+    EXPECT_FALSE(lease.grant(2 * ms, answer.ask, 1'000 * ms, 2 * ms));
+    weir_lease_policy lower = weir_lease_policy_preset();
+    lower.share = 0.05;                                   // a cap of 5
+    EXPECT_FALSE(lease.reconfigure(lower));
+    EXPECT_EQ(lease.cap(), 5);
+    EXPECT_EQ(lease.unspent(3 * ms), 20);                 // kept above the cap
+    EXPECT_EQ(lease.take(3 * ms, 6).error(), weir::make_error_code(WEIR_ERR_LEASE_COST));
+    EXPECT_EQ(lease.take(3 * ms, 5).value().verdict, WEIR_LEASE_GO);
+}
