@@ -236,6 +236,68 @@ impl Budget {
         }
     }
 
+    /// Takes the policy of `to` in place (a budget made by
+    /// [`Budget::tokens`] or [`Budget::percent`] at `now`), keeping what
+    /// has a meaning under it:
+    ///
+    /// - **Tokens to tokens**: the count is kept, held to the new
+    ///   `max_tokens` (a count above it is cut to it). Every call from then
+    ///   on answers true only where a budget made with the new policy, full,
+    ///   would: the kept count is never above that one's.
+    /// - **Percent to percent**: the live credit is kept, each deposit and
+    ///   withdrawal at the worth in retries its own policy gave it (credit is
+    ///   rescaled by `cost' / cost`, rounded down, so against retrying). If
+    ///   the slices keep their width (the same `⌊ttl / 10⌋`), every slice
+    ///   keeps its place on the grid and ages out as before. Otherwise the
+    ///   live credit is resampled: a new grid starts at the start of the
+    ///   old slice `now` falls in (never earlier than one seen), and the
+    ///   credit goes into its first slice, to age out one new `ttl` after
+    ///   that start. The reserve is the new policy's. So the retries taken
+    ///   after the change within one new `ttl` are at most what the credit
+    ///   live at the change was worth under the old policy, plus the
+    ///   deposits since times `1000 / cost'`, plus `min_per_s' × ttl_s'`.
+    /// - **A change of form**: nothing carries over (a token count has no
+    ///   meaning as alive credit, nor credit as a count): the budget is `to`,
+    ///   as made at `now`.
+    pub fn reconfigure(&mut self, to: Budget, now: i64) {
+        self.form = match (self.form, to.form) {
+            (Form::Tokens(old), Form::Tokens(mut new)) => {
+                new.count = old.count.min(new.max);
+                Form::Tokens(new)
+            }
+            (Form::Percent(old), Form::Percent(mut new)) => {
+                let worth = |credit: i64| {
+                    let scaled =
+                        (i128::from(credit) * i128::from(new.cost)).div_euclid(i128::from(old.cost));
+                    scaled.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+                };
+                if new.slice_ns == old.slice_ns {
+                    new.origin = old.origin;
+                    new.seen = old.seen;
+                    for (slot, slice) in new.slices.iter_mut().zip(old.slices) {
+                        *slot = Slice {
+                            number: slice.number,
+                            credit: worth(slice.credit),
+                        };
+                    }
+                } else {
+                    let at = old.slice_at(now);
+                    let live = old
+                        .slices
+                        .iter()
+                        .filter(|s| s.number <= at && at - s.number < SLICES as i64)
+                        .fold(0i64, |sum, s| sum.saturating_add(s.credit));
+                    new.origin = old.origin.saturating_add(at.saturating_mul(old.slice_ns));
+                    new.seen = 0;
+                    new.slices = [Slice::default(); SLICES];
+                    new.slices[0].credit = worth(live);
+                }
+                Form::Percent(new)
+            }
+            (_, form) => form,
+        };
+    }
+
     /// The raw count at `now`, in the form's own units. Tokens: the token
     /// count in thousandths (10 tokens: 10000). Percent: alive deposits −
     /// alive withdrawals + reserve, in Finagle's units (1000 a deposit).
