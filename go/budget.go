@@ -46,6 +46,12 @@ func DefaultBudgetPolicy() BudgetPolicy {
 	return BudgetPolicy{BudgetForm(p.form), int32(p.max_tokens), float64(p.token_ratio), time.Duration(p.ttl_ns), int32(p.min_per_s), float64(p.percent)}
 }
 
+func (p *BudgetPolicy) c() C.weir_budget_policy {
+	return C.weir_budget_policy{form: C.int32_t(p.Form), max_tokens: C.int32_t(p.MaxTokens),
+		token_ratio: C.double(p.TokenRatio), ttl_ns: ns(p.TTL), min_per_s: C.int32_t(p.MinPerS),
+		percent: C.double(p.Percent)}
+}
+
 // Budget holds retries to a share of real traffic (weir_budget). Safe for
 // many goroutines; Close is not concurrent with use.
 type Budget struct {
@@ -58,9 +64,7 @@ func NewBudget(policy *BudgetPolicy, now time.Duration) (*Budget, error) {
 	var cp *C.weir_budget_policy
 	var c C.weir_budget_policy
 	if policy != nil {
-		c = C.weir_budget_policy{form: C.int32_t(policy.Form), max_tokens: C.int32_t(policy.MaxTokens),
-			token_ratio: C.double(policy.TokenRatio), ttl_ns: ns(policy.TTL), min_per_s: C.int32_t(policy.MinPerS),
-			percent: C.double(policy.Percent)}
+		c = policy.c()
 		cp = &c
 	}
 	var p *C.weir_budget
@@ -122,6 +126,29 @@ func (b *Budget) Tokens(now time.Duration) int64 {
 	return n
 }
 
+// Reconfigure gives the budget a new policy at now, in place (nil: the
+// default; weir_budget_reconfigure): a token count is kept up to the new
+// MaxTokens; percent credit is kept at the worth in retries its own policy
+// gave it, in its slices if they keep their width (TTL / 10), resampled
+// into one slice aging out one new TTL later otherwise; a change of Form
+// keeps nothing. The policy's errors as NewBudget answers them, ErrClosed;
+// an error changes nothing. Safe beside other use (not Close): a call
+// racing it is judged by the old policy or the new one, wholly.
+func (b *Budget) Reconfigure(policy *BudgetPolicy, now time.Duration) error {
+	if b.p == nil {
+		return ErrClosed
+	}
+	var cp *C.weir_budget_policy
+	var c C.weir_budget_policy
+	if policy != nil {
+		c = policy.c()
+		cp = &c
+	}
+	err := check(C.weir_budget_reconfigure(b.p, cp, ns(now)))
+	runtime.KeepAlive(b)
+	return err
+}
+
 // ConcurrencyPolicy is the adaptive limit's controller (weir_concurrency_policy,
 // Gradient2). Start from [DefaultConcurrencyPolicy].
 type ConcurrencyPolicy struct {
@@ -137,6 +164,12 @@ func DefaultConcurrencyPolicy() ConcurrencyPolicy {
 		float64(p.smoothing), float64(p.tolerance), int32(p.long_window), int32(p.warmup)}
 }
 
+func (p *ConcurrencyPolicy) c() C.weir_concurrency_policy {
+	return C.weir_concurrency_policy{initial_limit: C.int32_t(p.InitialLimit), min_limit: C.int32_t(p.MinLimit),
+		max_limit: C.int32_t(p.MaxLimit), queue_size: C.int32_t(p.QueueSize), smoothing: C.double(p.Smoothing),
+		tolerance: C.double(p.Tolerance), long_window: C.int32_t(p.LongWindow), warmup: C.int32_t(p.Warmup)}
+}
+
 // Concurrency is an adaptive concurrency limit whose ceiling follows the
 // latency it measures (weir_concurrency). Safe for many goroutines; Close
 // is not concurrent with use.
@@ -149,9 +182,7 @@ func NewConcurrency(policy *ConcurrencyPolicy) (*Concurrency, error) {
 	var cp *C.weir_concurrency_policy
 	var c C.weir_concurrency_policy
 	if policy != nil {
-		c = C.weir_concurrency_policy{initial_limit: C.int32_t(policy.InitialLimit), min_limit: C.int32_t(policy.MinLimit),
-			max_limit: C.int32_t(policy.MaxLimit), queue_size: C.int32_t(policy.QueueSize), smoothing: C.double(policy.Smoothing),
-			tolerance: C.double(policy.Tolerance), long_window: C.int32_t(policy.LongWindow), warmup: C.int32_t(policy.Warmup)}
+		c = policy.c()
 		cp = &c
 	}
 	var p *C.weir_concurrency
@@ -234,9 +265,7 @@ func NewConcurrencyPartitioned(policy *ConcurrencyPolicy, parts []ConcurrencyPar
 	var cp *C.weir_concurrency_policy
 	var c C.weir_concurrency_policy
 	if policy != nil {
-		c = C.weir_concurrency_policy{initial_limit: C.int32_t(policy.InitialLimit), min_limit: C.int32_t(policy.MinLimit),
-			max_limit: C.int32_t(policy.MaxLimit), queue_size: C.int32_t(policy.QueueSize), smoothing: C.double(policy.Smoothing),
-			tolerance: C.double(policy.Tolerance), long_window: C.int32_t(policy.LongWindow), warmup: C.int32_t(policy.Warmup)}
+		c = policy.c()
 		cp = &c
 	}
 	cparts := make([]C.weir_concurrency_partition, len(parts)+1)
@@ -308,6 +337,28 @@ func (l *Concurrency) Do(ctx context.Context, fn func() error) error {
 	ferr := fn()
 	_ = fl.Leave(Now(), ctx.Err() != nil)
 	return ferr
+}
+
+// Reconfigure gives the limit a new policy in place (nil: the default;
+// weir_concurrency_reconfigure): the limit reached is kept, held to the new
+// MinLimit..MaxLimit, with the calls in flight (calls beyond a lower limit
+// stay; none enters until enough have left), the latency averages and the
+// partitions. The policy's errors as NewConcurrency answers them,
+// ErrClosed; an error changes nothing. Safe beside other use (not Close):
+// a call racing it is judged by the old policy or the new one, wholly.
+func (l *Concurrency) Reconfigure(policy *ConcurrencyPolicy) error {
+	if l.p == nil {
+		return ErrClosed
+	}
+	var cp *C.weir_concurrency_policy
+	var c C.weir_concurrency_policy
+	if policy != nil {
+		c = policy.c()
+		cp = &c
+	}
+	err := check(C.weir_concurrency_reconfigure(l.p, cp))
+	runtime.KeepAlive(l)
+	return err
 }
 
 // Limit is the current ceiling.
