@@ -59,6 +59,7 @@ OPS = [
     ("period_reconfigure", 3), ("gate_reconfigure", 1), ("breaker_reconfigure", 10),
     ("lease_new", 5), ("lease_take", 2), ("lease_grant", 4), ("lease_release", 1),
     ("lease_unspent", 1), ("lease_expires", 1), ("lease_cap", 0), ("lease_read_stats", 1),
+    ("budget_reconfigure", 8), ("concurrency_reconfigure", 8), ("shedder_reconfigure", 7),
 ]
 CODE = {name: i for i, (name, _) in enumerate(OPS)}
 ARITY = dict(OPS)
