@@ -129,8 +129,8 @@ func (b *Budget) Tokens(now time.Duration) int64 {
 // Reconfigure gives the budget a new policy at now, in place (nil: the
 // default; weir_budget_reconfigure): a token count is kept up to the new
 // MaxTokens; percent credit is kept at the worth in retries its own policy
-// gave it, in its slices if they keep their width (TTL / 10), resampled
-// into one slice aging out one new TTL later otherwise; a change of Form
+// gave it, laid on the new TTL's slices so that a deposit ages out no later
+// and a withdrawal no sooner than under the new policy; a change of Form
 // keeps nothing. The policy's errors as NewBudget answers them, ErrClosed;
 // an error changes nothing. Safe beside other use (not Close): a call
 // racing it is judged by the old policy or the new one, wholly.

@@ -161,19 +161,19 @@
  *   change   weir_budget_reconfigure (copies the policy)
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 3222
+ *   section  line 3227
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 3362
+ *   section  line 3367
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 3406
+ *   section  line 3411
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   placed   weir_pool_footprint, weir_pool_init_in,
@@ -187,7 +187,7 @@
  *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 3798
+ *   section  line 3803
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -196,13 +196,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 3978
+ *   section  line 3983
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 4130
+ *   section  line 4135
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -214,11 +214,11 @@
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 4454
+ *   section  line 4459
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 4647
+ *   section  line 4652
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   placed   weir_lease_footprint, weir_lease_init_in
@@ -229,7 +229,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 4891
+ *   section  line 4896
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -243,7 +243,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 5153
+ *   section  line 5158
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -3184,17 +3184,22 @@ weir_status weir_budget_read_counts(const weir_budget *budget, weir_counts *out)
 /// - Tokens form to tokens form: the token count, held to the new
 ///   `max_tokens`. From then on `weir_budget_withdraw` answers true only
 ///   where a budget made with the new policy (and so full) would.
-/// - Percent form to percent form: the live credit, each deposit and
-///   withdrawal keeping the worth in retries its own policy gave it (the
-///   credit is rescaled by `cost' / cost` and rounded down, against
-///   retrying). Slices of the same width (`ttl_ns / 10`) keep their places
-///   and age out as before; otherwise the live credit goes into the first
-///   slice of a new grid laid from the start of the old slice `now` falls
-///   in (never earlier than one the budget has seen), and ages out one new
-///   `ttl_ns` after that start. The reserve is the new policy's. Bound: the
-///   retries taken after the change within one new `ttl_ns` are at most what
-///   the credit live at the change was worth under the old policy, plus the
-///   deposits since × 1000 / cost', plus `min_per_s' × ⌊ttl_ns' / 1 s⌋`.
+/// - Percent form to percent form: the live credit (what had aged out under
+///   the old policy stays out), each deposit and
+///   withdrawal keeping the worth in retries its own policy gave it (a
+///   slice's credit is rescaled by `cost' / cost` and rounded down, against
+///   retrying), laid on the new policy's slices (`ttl_ns' / 10`, on the same
+///   grid from the budget's making): a slice holding more deposits than
+///   withdrawals goes into the new slice where it began, one holding more
+///   withdrawals into the new slice where it ended (never past the slice
+///   `now` falls in, itself never earlier than the latest slice the budget
+///   has seen), and what lands ten or more new slices back has aged out. So
+///   each deposit ages out no later, and each withdrawal no sooner, than
+///   under the new policy had it been in force when they were made (slices
+///   of the same width stay as they are). The reserve is the new policy's.
+///   Bound: the retries alive in the live slices are at most the deposits
+///   alive there, each × 1000 / its own policy's cost, plus `min_per_s' ×
+///   ⌊ttl_ns' / 1 s⌋`.
 /// - A change of form keeps nothing (a token count means nothing as credit,
 ///   nor credit as a count): the budget starts as `weir_budget_new` would
 ///   make it at `now`.

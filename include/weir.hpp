@@ -313,8 +313,9 @@ public:
     std::int64_t tokens(instant now) const noexcept { return weir_budget_tokens(get(), now.ns()); }
     // A new policy at `now`, in place (weir_budget_reconfigure): a token
     // count kept up to the new max_tokens; percent credit kept at the worth
-    // its own policy gave it (resampled into one slice for another ttl); a
-    // change of form starts afresh. An error changes nothing. Safe beside
+    // its own policy gave it, laid on the new ttl's slices so that a
+    // deposit ages out no later and a withdrawal no sooner than the new
+    // policy would have it; a change of form starts afresh. An error changes nothing. Safe beside
     // the budget's other calls: it takes the budget's lock.
     std::error_code reconfigure(const weir_budget_policy& policy, instant now) noexcept {
         return detail::code(weir_budget_reconfigure(get(), &policy, now.ns()));

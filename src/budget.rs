@@ -319,17 +319,22 @@ pub extern "C" fn weir_budget_recoveries(
 /// - Tokens form to tokens form: the token count, held to the new
 ///   `max_tokens`. From then on `weir_budget_withdraw` answers true only
 ///   where a budget made with the new policy (and so full) would.
-/// - Percent form to percent form: the live credit, each deposit and
-///   withdrawal keeping the worth in retries its own policy gave it (the
-///   credit is rescaled by `cost' / cost` and rounded down, against
-///   retrying). Slices of the same width (`ttl_ns / 10`) keep their places
-///   and age out as before; otherwise the live credit goes into the first
-///   slice of a new grid laid from the start of the old slice `now` falls
-///   in (never earlier than one the budget has seen), and ages out one new
-///   `ttl_ns` after that start. The reserve is the new policy's. Bound: the
-///   retries taken after the change within one new `ttl_ns` are at most what
-///   the credit live at the change was worth under the old policy, plus the
-///   deposits since × 1000 / cost', plus `min_per_s' × ⌊ttl_ns' / 1 s⌋`.
+/// - Percent form to percent form: the live credit (what had aged out under
+///   the old policy stays out), each deposit and
+///   withdrawal keeping the worth in retries its own policy gave it (a
+///   slice's credit is rescaled by `cost' / cost` and rounded down, against
+///   retrying), laid on the new policy's slices (`ttl_ns' / 10`, on the same
+///   grid from the budget's making): a slice holding more deposits than
+///   withdrawals goes into the new slice where it began, one holding more
+///   withdrawals into the new slice where it ended (never past the slice
+///   `now` falls in, itself never earlier than the latest slice the budget
+///   has seen), and what lands ten or more new slices back has aged out. So
+///   each deposit ages out no later, and each withdrawal no sooner, than
+///   under the new policy had it been in force when they were made (slices
+///   of the same width stay as they are). The reserve is the new policy's.
+///   Bound: the retries alive in the live slices are at most the deposits
+///   alive there, each × 1000 / its own policy's cost, plus `min_per_s' ×
+///   ⌊ttl_ns' / 1 s⌋`.
 /// - A change of form keeps nothing (a token count means nothing as credit,
 ///   nor credit as a count): the budget starts as `weir_budget_new` would
 ///   make it at `now`.

@@ -1902,8 +1902,8 @@ fn budget_traces(out: &mut Vec<Trace>) {
         "budget",
         "A retry budget's policy changed in place: a token count kept up to\n\
          the new max_tokens, percent credit kept at its own policy's worth\n\
-         (in its slices for the same ttl, resampled into one otherwise), a\n\
-         change of form starting afresh, refused policies changing nothing;\n\
+         on the new policy's slices (a deposit aging out no later, a\n\
+         withdrawal no sooner), a change of form starting afresh, refused policies changing nothing;\n\
          then seeded random calls.",
     );
     let mut h: *mut weir_budget = std::ptr::null_mut();
@@ -2005,7 +2005,7 @@ fn budget_traces(out: &mut Vec<Trace>) {
         read(&mut t, h, 5 * SEC);
         read(&mut t, h, 14 * SEC);
     }
-    t.note("another ttl: the live credit resampled into one slice");
+    t.note("another ttl: the live credit laid on the new slices");
     for (ttl, now) in [(SEC, 6 * SEC), (30 * SEC, 6_500_000_000), (10 * SEC, 2 * SEC)] {
         change(
             &mut t,
