@@ -4001,6 +4001,11 @@ fn shared_regions_never_panic_and_refuse_changed_headers() {
                     if weir_shedder_allow(s, now, 500, &mut ticket) {
                         sane(weir_shedder_fail(s, &mut ticket), "weir_shedder_fail");
                     }
+                    // Its policy is its region's, laid once for every process.
+                    assert_eq!(
+                        weir_shedder_reconfigure(s, null()),
+                        WEIR_ERR_REGION_UNSUPPORTED
+                    );
                     let mut recoveries = weir_recoveries::default();
                     assert_eq!(
                         sane(
@@ -4049,6 +4054,10 @@ fn shared_regions_never_panic_and_refuse_changed_headers() {
                 |m, l, o| weir_budget_attach(m, l, o),
                 |b: *mut weir_budget| {
                     weir_budget_withdraw(b, now);
+                    assert_eq!(
+                        weir_budget_reconfigure(b, null(), now),
+                        WEIR_ERR_REGION_UNSUPPORTED
+                    );
                     let mut recoveries = weir_recoveries::default();
                     assert_eq!(
                         sane(
@@ -4066,6 +4075,10 @@ fn shared_regions_never_panic_and_refuse_changed_headers() {
                 |m, l, o| weir_concurrency_init_shared(m, l, &concurrency_policy, o),
                 |m, l, o| weir_concurrency_attach(m, l, o),
                 |c: *mut weir_concurrency| {
+                    assert_eq!(
+                        weir_concurrency_reconfigure(c, null()),
+                        WEIR_ERR_REGION_UNSUPPORTED
+                    );
                     let mut recoveries = weir_recoveries::default();
                     assert_eq!(
                         sane(
