@@ -7,8 +7,7 @@ use crate::counts::{weir_counts, Tally};
 use crate::guard::new_handle;
 use crate::guard::{
     decide, free_handle, on, place_plain, plain_footprint, policy_or, read_counts, reconfigure,
-    start_counting,
-    Guarded, Handle,
+    start_counting, Guarded, Handle,
 };
 use crate::lock::ShortLock;
 #[cfg(feature = "std")]

@@ -8,8 +8,7 @@ use crate::guard::new_handle;
 use crate::guard::{decide, decide_status, read_counts, start_counting};
 use crate::guard::{
     free_handle, guard_status, on, place_handle2, placement2, policy_or, reconfigure, status_on,
-    usable,
-    value_mut, write_footprint, write_out, Guarded, Handle,
+    usable, value_mut, write_footprint, write_out, Guarded, Handle,
 };
 use crate::lock::ShortLock;
 #[cfg(feature = "std")]

@@ -2167,7 +2167,10 @@ fn shedder_never_panics_and_stats_stay_sane() {
                 );
                 let mut after = weir_shedder_stats::default();
                 weir_shedder_read_stats(shedder, now, &mut after);
-                assert_eq!(after.flying, before.flying, "a change moved the calls in flight");
+                assert_eq!(
+                    after.flying, before.flying,
+                    "a change moved the calls in flight"
+                );
                 if status != WEIR_OK {
                     assert_eq!(
                         format!("{after:?}"),
@@ -2452,12 +2455,18 @@ fn budget_never_panics_and_left_agrees_with_withdraw() {
             if rng.one_in(8) {
                 let to = hostile_budget_policy(&mut rng);
                 let ptr: *const weir_budget_policy = if rng.one_in(20) { null() } else { &to };
-                let before = (weir_budget_left(budget, now), weir_budget_tokens(budget, now));
+                let before = (
+                    weir_budget_left(budget, now),
+                    weir_budget_tokens(budget, now),
+                );
                 let status = sane(
                     weir_budget_reconfigure(budget, ptr, now),
                     "weir_budget_reconfigure",
                 );
-                let after = (weir_budget_left(budget, now), weir_budget_tokens(budget, now));
+                let after = (
+                    weir_budget_left(budget, now),
+                    weir_budget_tokens(budget, now),
+                );
                 if status == WEIR_OK {
                     let kept = tokens_form && !ptr.is_null() && to.form == WEIR_BUDGET_TOKENS;
                     if kept {
@@ -2472,10 +2481,7 @@ fn budget_never_panics_and_left_agrees_with_withdraw() {
                     weir_budget_reconfigure(budget, misaligned(&mut odd), now),
                     WEIR_ERR_MISALIGNED
                 );
-                assert_eq!(
-                    weir_budget_reconfigure(null_mut(), ptr, now),
-                    WEIR_ERR_NULL
-                );
+                assert_eq!(weir_budget_reconfigure(null_mut(), ptr, now), WEIR_ERR_NULL);
                 calls += 7;
             }
             let left = weir_budget_left(budget, now);
@@ -2707,8 +2713,7 @@ fn concurrency_never_panics_and_flying_stays_under_the_limit() {
             // nothing.
             if rng.one_in(10) {
                 let to = hostile_concurrency_policy(&mut rng);
-                let ptr: *const weir_concurrency_policy =
-                    if rng.one_in(20) { null() } else { &to };
+                let ptr: *const weir_concurrency_policy = if rng.one_in(20) { null() } else { &to };
                 let before = (
                     weir_concurrency_limit(limit),
                     weir_concurrency_flying(limit),
@@ -2738,10 +2743,7 @@ fn concurrency_never_panics_and_flying_stays_under_the_limit() {
                     weir_concurrency_reconfigure(limit, misaligned(&mut odd)),
                     WEIR_ERR_MISALIGNED
                 );
-                assert_eq!(
-                    weir_concurrency_reconfigure(null_mut(), ptr),
-                    WEIR_ERR_NULL
-                );
+                assert_eq!(weir_concurrency_reconfigure(null_mut(), ptr), WEIR_ERR_NULL);
                 calls += 8;
             }
             match rng.below(5) {

@@ -301,7 +301,11 @@ fn a_placed_shedder_answers_as_its_heap_twin() {
                     WEIR_ERR_PLACED_TOO_SMALL
                 );
                 weir_shedder_read_stats(placed, now, &mut sb);
-                assert_eq!(format!("{sa:?}"), format!("{sb:?}"), "a refused change wrote");
+                assert_eq!(
+                    format!("{sa:?}"),
+                    format!("{sb:?}"),
+                    "a refused change wrote"
+                );
             }
             if rng.below(2) == 0 || open_a.is_empty() {
                 let cpu = rng.below(1_100) as i32;
@@ -603,7 +607,7 @@ fn placed_plain_handles_answer_as_their_heap_twins() {
             // A new policy in place: each form in turn, both twins alike.
             if i % 900 == 899 {
                 let to = weir_budget_policy {
-                    form: (i / 900 % 2) as i32,
+                    form: i / 900 % 2,
                     ttl_ns: 1_000_000_000 * (1 + rng.below(20) as i64),
                     percent: rng.below(100) as f64 / 50.0,
                     max_tokens: 1 + rng.below(30) as i32,

@@ -1947,10 +1947,7 @@ fn budget_traces(out: &mut Vec<Trace>) {
             ..tokens
         },
         weir_budget_policy { ttl_ns: 0, ..p },
-        weir_budget_policy {
-            percent: -1.0,
-            ..p
-        },
+        weir_budget_policy { percent: -1.0, ..p },
     ] {
         change(&mut t, h, q, 0);
     }
@@ -1975,10 +1972,7 @@ fn budget_traces(out: &mut Vec<Trace>) {
     new(
         &mut t,
         &mut h,
-        weir_budget_policy {
-            min_per_s: 1,
-            ..p
-        },
+        weir_budget_policy { min_per_s: 1, ..p },
         SEC,
     );
     for i in 0..40 {
@@ -2006,7 +2000,11 @@ fn budget_traces(out: &mut Vec<Trace>) {
         read(&mut t, h, 14 * SEC);
     }
     t.note("another ttl: the live credit laid on the new slices");
-    for (ttl, now) in [(SEC, 6 * SEC), (30 * SEC, 6_500_000_000), (10 * SEC, 2 * SEC)] {
+    for (ttl, now) in [
+        (SEC, 6 * SEC),
+        (30 * SEC, 6_500_000_000),
+        (10 * SEC, 2 * SEC),
+    ] {
         change(
             &mut t,
             h,
@@ -3410,7 +3408,14 @@ fn shedder_traces(out: &mut Vec<Trace>) {
             _ if !open.is_empty() => {
                 let k = open.swap_remove(rng.below(open.len() as u64) as usize);
                 let pass = rng.below(5) != 0;
-                end(&mut t, &mut slots, h, k, now + rng.below(10_000_000) as i64, pass);
+                end(
+                    &mut t,
+                    &mut slots,
+                    h,
+                    k,
+                    now + rng.below(10_000_000) as i64,
+                    pass,
+                );
             }
             _ => read(&mut t, h, now),
         }

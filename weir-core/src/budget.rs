@@ -319,10 +319,7 @@ impl Percent {
             }
             let slot = &mut new.slices[(number % SLICES as i64) as usize];
             if slot.number != number {
-                *slot = Slice {
-                    number,
-                    credit: 0,
-                };
+                *slot = Slice { number, credit: 0 };
             }
             slot.credit = slot.credit.saturating_add(scaled);
         }

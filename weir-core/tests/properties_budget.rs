@@ -64,7 +64,10 @@ fn terms(ttl: i64, min_per_s: i32, percent: f64) -> Terms {
     let (deposit, cost) = if percent == 0.0 {
         (0, 1)
     } else {
-        (1000, ((1000.0 / percent) as i64).clamp(1, i64::from(i32::MAX)))
+        (
+            1000,
+            ((1000.0 / percent) as i64).clamp(1, i64::from(i32::MAX)),
+        )
     };
     Terms {
         ttl,

@@ -198,7 +198,10 @@ fn run(case: &Case, skip_reads: bool, skip_errors: bool) -> Vec<(usize, Answer)>
                     && before.flying as f64 > limit_now * (1.0 + 1e-9)
                     && before.average > limit_now * (1.0 + 1e-9)
                 {
-                    assert!(ticket.is_none(), "admitted over the limit {limit_now}: {before:?}");
+                    assert!(
+                        ticket.is_none(),
+                        "admitted over the limit {limit_now}: {before:?}"
+                    );
                 }
                 if ticket.is_none() {
                     let warm = clamped >= shed.cpu
@@ -269,7 +272,11 @@ fn run(case: &Case, skip_reads: bool, skip_errors: bool) -> Vec<(usize, Answer)>
                 }
                 shed = shedder.policy();
                 assert_eq!(shed.size as usize, size);
-                assert_eq!(shedder.flying(), flying, "a change moved the calls in flight");
+                assert_eq!(
+                    shedder.flying(),
+                    flying,
+                    "a change moved the calls in flight"
+                );
                 answers.push((index, Answer::Settled(Ok(()))));
             }
             Op::Refused { cpu } => {
@@ -280,7 +287,11 @@ fn run(case: &Case, skip_reads: bool, skip_errors: bool) -> Vec<(usize, Answer)>
                 let to = ShedderPolicy { cpu, ..shed };
                 assert!(shedder.reconfigure(to).is_err());
                 assert!(shedder
-                    .reconfigure_into(to, vec![WindowTotal::default(); 3], vec![ShedderFront::default(); 3])
+                    .reconfigure_into(
+                        to,
+                        vec![WindowTotal::default(); 3],
+                        vec![ShedderFront::default(); 3]
+                    )
                     .is_err());
                 assert_eq!(format!("{shedder:?}"), was, "a refused change wrote");
             }
