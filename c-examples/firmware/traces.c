@@ -518,6 +518,7 @@ static uint32_t run_handle(const trace_call *call, const uint64_t *a, const uint
         p.aggression = as_double(a[9]);
         st = weir_breaker_reconfigure(H(BREAKER, weir_breaker), &p);
         if (grew(BREAKER, st, want[0])) return SKIPPED;
+        goto reconfigured;
     }
     case OP_budget_reconfigure: {
         SKIP_UNPLACED(BUDGET);
@@ -561,7 +562,6 @@ static uint32_t run_handle(const trace_call *call, const uint64_t *a, const uint
         p.floor = as_double(a[6]);
         st = weir_shedder_reconfigure(H(SHEDDER, weir_shedder), &p);
         if (grew(SHEDDER, st, want[0])) return SKIPPED;
-        goto reconfigured;
     }
     reconfigured:
         got[0] = U(st);
