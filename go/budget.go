@@ -134,6 +134,29 @@ func (b *Budget) Tokens(now time.Duration) int64 {
 	return n
 }
 
+// Reconfigure gives the budget a new policy at now, in place (nil: the
+// default; weir_budget_reconfigure): a token count is kept up to the new
+// MaxTokens; percent credit is kept at the worth in retries its own policy
+// gave it, laid on the new TTL's slices so that a deposit ages out no later
+// and a withdrawal no sooner than under the new policy; a change of Form
+// keeps nothing. The policy's errors as NewBudget answers them, ErrClosed;
+// an error changes nothing. Safe beside other use (not Close): a call
+// racing it is judged by the old policy or the new one, wholly.
+func (b *Budget) Reconfigure(policy *BudgetPolicy, now time.Duration) error {
+	if b.p == nil {
+		return ErrClosed
+	}
+	var cp *C.weir_budget_policy
+	var c C.weir_budget_policy
+	if policy != nil {
+		c = policy.c()
+		cp = &c
+	}
+	err := check(C.weir_budget_reconfigure(b.p, cp, ns(now)))
+	runtime.KeepAlive(b)
+	return err
+}
+
 // ConcurrencyPolicy is the adaptive limit's controller (weir_concurrency_policy,
 // Gradient2). Start from [DefaultConcurrencyPolicy].
 type ConcurrencyPolicy struct {
@@ -330,6 +353,28 @@ func (l *Concurrency) Do(ctx context.Context, fn func() error) error {
 	ferr := fn()
 	_ = fl.Leave(Now(), ctx.Err() != nil)
 	return ferr
+}
+
+// Reconfigure gives the limit a new policy in place (nil: the default;
+// weir_concurrency_reconfigure): the limit reached is kept, held to the new
+// MinLimit..MaxLimit, with the calls in flight (calls beyond a lower limit
+// stay; none enters until enough have left), the latency averages and the
+// partitions. The policy's errors as NewConcurrency answers them,
+// ErrClosed; an error changes nothing. Safe beside other use (not Close):
+// a call racing it is judged by the old policy or the new one, wholly.
+func (l *Concurrency) Reconfigure(policy *ConcurrencyPolicy) error {
+	if l.p == nil {
+		return ErrClosed
+	}
+	var cp *C.weir_concurrency_policy
+	var c C.weir_concurrency_policy
+	if policy != nil {
+		c = policy.c()
+		cp = &c
+	}
+	err := check(C.weir_concurrency_reconfigure(l.p, cp))
+	runtime.KeepAlive(l)
+	return err
 }
 
 // Limit is the current ceiling.

@@ -224,6 +224,29 @@ func (s *Shedder) Do(ctx context.Context, cpuPermille int32, fn func() error) er
 	return call.Pass()
 }
 
+// Reconfigure gives the shedder a new policy in place (nil: the default;
+// weir_shedder_reconfigure): its calls in flight, their moving average and
+// its hot state are kept; its window is kept when its buckets keep their
+// layout (the same Size and Window / Size) and opens empty otherwise, the
+// capacity then the new policy's until a bucket completes. The policy's
+// errors as NewShedder answers them, ErrNoMemory, ErrClosed; an error
+// changes nothing. Safe beside other use (not Close): a call racing it is
+// judged by the old policy or the new one, wholly.
+func (s *Shedder) Reconfigure(policy *ShedderPolicy) error {
+	if s.p == nil {
+		return ErrClosed
+	}
+	var cp *C.weir_shedder_policy
+	var c C.weir_shedder_policy
+	if policy != nil {
+		c = policy.c()
+		cp = &c
+	}
+	err := check(C.weir_shedder_reconfigure(s.p, cp))
+	runtime.KeepAlive(s)
+	return err
+}
+
 // Flying is how many calls are in flight; 0 after Close.
 func (s *Shedder) Flying() int64 {
 	if s.p == nil {

@@ -505,6 +505,10 @@ func TestTracesCgo(t *testing.T) {
 			var err error
 			h.conc, err = NewConcurrency(&p)
 			c.oErr(err)
+		case "concurrency_reconfigure":
+			p := ConcurrencyPolicy{InitialLimit: int32(c.i64()), MinLimit: int32(c.i64()), MaxLimit: int32(c.i64()),
+				QueueSize: int32(c.i64()), Smoothing: c.f64(), Tolerance: c.f64(), LongWindow: int32(c.i64()), Warmup: int32(c.i64())}
+			c.oErr(h.conc.Reconfigure(&p))
 		case "concurrency_new_partitioned":
 			p := ConcurrencyPolicy{InitialLimit: int32(c.i64()), MinLimit: int32(c.i64()), MaxLimit: int32(c.i64()),
 				QueueSize: int32(c.i64()), Smoothing: c.f64(), Tolerance: c.f64(), LongWindow: int32(c.i64()), Warmup: int32(c.i64())}
@@ -582,6 +586,10 @@ func TestTracesCgo(t *testing.T) {
 			var err error
 			h.shedder, err = NewShedderAt(&p, c.dur())
 			c.oErr(err)
+		case "shedder_reconfigure":
+			p := ShedderPolicy{Size: int32(c.i64()), CPU: int32(c.i64()), Window: c.dur(), Latency: c.dur(),
+				Beta: c.f64(), Cool: c.dur(), Floor: c.f64()}
+			c.oErr(h.shedder.Reconfigure(&p))
 		case "shedder_allow":
 			now := c.dur()
 			tk, err := h.shedder.AllowAt(now, int32(c.i64()))
@@ -752,6 +760,15 @@ func TestTracesCgo(t *testing.T) {
 			var err error
 			h.budget, err = NewBudget(&p, c.dur())
 			c.oErr(err)
+		case "budget_reconfigure":
+			p := BudgetPolicy{Form: BudgetForm(c.i64()), MaxTokens: int32(c.i64()), TokenRatio: c.f64(), TTL: c.dur(),
+				MinPerS: int32(c.i64())}
+			if c.i64() != 0 {
+				c.err = "BudgetPolicy has no reserved field"
+				return true
+			}
+			p.Percent = c.f64()
+			c.oErr(h.budget.Reconfigure(&p, c.dur()))
 		case "budget_deposit":
 			h.budget.Deposit(c.dur())
 		case "budget_withdraw":

@@ -40,12 +40,12 @@
  *
  * ```
  * weir_status — what a call that can fail reports (WEIR_OK is 0)
- *   section  line 0349
+ *   section  line 0352
  *   reads    weir_status_str, weir_version (WEIR_VERSION)
  *   counts   weir_counts (filled by each read_counts)
  *
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
- *   section  line 0896
+ *   section  line 0899
  *   policy   weir_breaker_policy (for the breaker), weir_breaker_policy_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
  *   placed   weir_breaker_footprint, weir_breaker_init_in
@@ -60,7 +60,7 @@
  *   change   weir_breaker_reconfigure (copies the policy)
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 1294
+ *   section  line 1297
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
  *   placed   weir_shedder_footprint, weir_shedder_init_in
@@ -71,9 +71,10 @@
  *            weir_shedder_pass, weir_shedder_fail
  *   reads    weir_shedder_flying, weir_shedder_read_stats (weir_shedder_stats)
  *   counts   weir_shedder_start_counting, weir_shedder_read_counts
+ *   change   weir_shedder_reconfigure (copies the policy)
  *
  * weir_window — rolling window of sums and counts
- *   section  line 1613
+ *   section  line 1649
  *   make     weir_window_new, weir_window_free
  *   placed   weir_window_footprint, weir_window_init_in
  *   shared   weir_window_shared_footprint, weir_window_init_shared,
@@ -85,7 +86,7 @@
  *   change   weir_window_reconfigure
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1831
+ *   section  line 1867
  *   make     weir_bucket_new, weir_bucket_free
  *   placed   weir_bucket_footprint, weir_bucket_init_in
  *   shared   weir_bucket_shared_footprint, weir_bucket_init_shared,
@@ -96,7 +97,7 @@
  *   change   weir_bucket_reconfigure
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 2098
+ *   section  line 2134
  *   make     weir_sliding_new, weir_sliding_free
  *   placed   weir_sliding_footprint, weir_sliding_init_in
  *   shared   weir_sliding_shared_footprint, weir_sliding_init_shared,
@@ -107,7 +108,7 @@
  *   counts   weir_sliding_start_counting, weir_sliding_read_counts
  *
  * weir_period — fixed-window quota per period
- *   section  line 2291
+ *   section  line 2327
  *   make     weir_period_new, weir_period_free
  *   placed   weir_period_footprint, weir_period_init_in
  *   shared   weir_period_shared_footprint, weir_period_init_shared,
@@ -118,7 +119,7 @@
  *   counts   weir_period_start_counting, weir_period_read_counts
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 2491
+ *   section  line 2527
  *   make     weir_gate_new, weir_gate_free
  *   placed   weir_gate_footprint, weir_gate_init_in
  *   shared   weir_gate_shared_footprint, weir_gate_init_shared,
@@ -129,7 +130,7 @@
  *   counts   weir_gate_start_counting, weir_gate_read_counts
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 2622
+ *   section  line 2658
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy),
@@ -145,9 +146,10 @@
  *            weir_concurrency_long_rtt, weir_concurrency_partition_flying,
  *            weir_concurrency_partition_room
  *   counts   weir_concurrency_start_counting, weir_concurrency_read_counts
+ *   change   weir_concurrency_reconfigure (copies the policy)
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 2944
+ *   section  line 3007
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   placed   weir_budget_footprint, weir_budget_init_in
@@ -156,21 +158,22 @@
  *   calls    weir_budget_deposit, weir_budget_withdraw
  *   reads    weir_budget_left, weir_budget_tokens
  *   counts   weir_budget_start_counting, weir_budget_read_counts
+ *   change   weir_budget_reconfigure (copies the policy)
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 3165
+ *   section  line 3267
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 3305
+ *   section  line 3407
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 3349
+ *   section  line 3451
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   placed   weir_pool_footprint, weir_pool_init_in,
@@ -184,7 +187,7 @@
  *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 3741
+ *   section  line 3843
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -193,13 +196,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 3921
+ *   section  line 4023
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 4073
+ *   section  line 4175
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -213,11 +216,11 @@
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 4438
+ *   section  line 4540
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 4631
+ *   section  line 4733
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   placed   weir_lease_footprint, weir_lease_init_in
@@ -229,7 +232,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 4906
+ *   section  line 5008
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -243,7 +246,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 5168
+ *   section  line 5270
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -1603,6 +1606,39 @@ weir_status weir_shedder_start_counting(const weir_shedder *shedder);
 weir_status weir_shedder_read_counts(const weir_shedder *shedder,
                                      weir_counts *out);
 
+/// Gives a shedder a new policy in place (NULL: the preset), checked as
+/// `weir_shedder_new` checks it. It keeps its calls in flight (their tickets
+/// settle as before), the moving average of calls in flight (the new `beta`
+/// weighs it from the next completion), its last CPU reading, when the CPU
+/// was last at or over the threshold and whether it has refused since
+/// (judged from then on by the new `cpu` and `cool_ns`), and its clock. A
+/// classed call (`weir_shedder_allow_class`) is judged by the same shares
+/// of the new limit and threshold. Its measured capacity: kept, window and
+/// queues, when the buckets keep their layout (the same `size` and
+/// `window_ns / size`), read again under the new `latency_ns` from the next
+/// call; otherwise the window opens empty at the latest `now` the shedder
+/// has seen (passes per bucket mean nothing at another width), and the
+/// capacity is the new policy's before a complete bucket holds a pass,
+/// exactly a new shedder's. From the change on, a call is refused exactly
+/// when a shedder of the new policy holding that state would refuse it.
+///
+/// Memory: a heap shedder of another `size` allocates its new buckets and
+/// queues before it lets go of the old; a placed shedder keeps the size its
+/// memory holds (a smaller `size` is held to it, as `weir_shedder_init_in`
+/// holds a window to its memory) and answers `WEIR_ERR_PLACED_TOO_SMALL` for
+/// a larger one.
+///
+/// Safe beside the shedder's other calls (not `weir_shedder_free`): it takes
+/// the shedder's own lock, as they do, so a call racing it is judged by the
+/// old policy or the new one, wholly. A shared shedder
+/// (`weir_shedder_init_shared`) keeps its region's policy, laid once for
+/// every process: `WEIR_ERR_REGION_UNSUPPORTED`. Checked in this order,
+/// nothing changed on an error: `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for
+/// a bad `shedder`, `WEIR_ERR_REGION_UNSUPPORTED`, `WEIR_ERR_POISONED`, the
+/// policy's statuses as `weir_shedder_new` answers them,
+/// `WEIR_ERR_PLACED_TOO_SMALL`, `WEIR_ERR_NO_MEMORY`. It counts nothing.
+weir_status weir_shedder_reconfigure(weir_shedder *shedder, const weir_shedder_policy *policy);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
@@ -2934,6 +2970,33 @@ weir_status weir_concurrency_start_counting(const weir_concurrency *limit);
 /// `*out` is written only on `WEIR_OK`.
 weir_status weir_concurrency_read_counts(const weir_concurrency *limit, weir_counts *out);
 
+/// Gives an adaptive limit a new policy in place (NULL: the preset), checked
+/// as `weir_concurrency_new` checks it. It keeps the limit the controller
+/// has reached, held to the new `min_limit` to `max_limit` (`initial_limit`
+/// is where a new limit starts; this one has started), the calls in flight
+/// (their tickets leave as before; calls beyond a lower limit stay, and
+/// none enters until enough have left), the latency averages and the count
+/// of warm-up samples (a longer warm-up goes on averaging plainly from the
+/// samples it has), which the new constants move from the next sample. A
+/// partitioned limit (`weir_concurrency_new_partitioned`) keeps its
+/// partitions, their shares, borrowing caps, calls in flight and claims:
+/// their rooms follow the kept limit. So from the change on a call enters
+/// only while fewer than `⌊limit⌋ ≤ max_limit'` are in flight, and the calls
+/// in flight never exceed the larger of their count at the change and the
+/// new `max_limit`.
+///
+/// Safe beside the limit's other calls (not `weir_concurrency_free`): it
+/// takes the limit's own lock, as they do, so a call racing it is judged by
+/// the old policy or the new one, wholly. A shared limit
+/// (`weir_concurrency_init_shared`) keeps its region's policy, laid once for
+/// every process: `WEIR_ERR_REGION_UNSUPPORTED`. Checked in this order,
+/// nothing changed on an error: `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for
+/// a bad `limit`, `WEIR_ERR_REGION_UNSUPPORTED`, `WEIR_ERR_POISONED`, then
+/// the policy's statuses as `weir_concurrency_new` answers them. It counts
+/// nothing.
+weir_status weir_concurrency_reconfigure(weir_concurrency *limit,
+                                         const weir_concurrency_policy *policy);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
@@ -3154,6 +3217,45 @@ weir_status weir_budget_start_counting(const weir_budget *budget);
 /// the handle or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
 /// `*out` is written only on `WEIR_OK`.
 weir_status weir_budget_read_counts(const weir_budget *budget, weir_counts *out);
+
+/// Gives a budget a new policy in place at `now` (NULL: the preset),
+/// checked as `weir_budget_new` checks it. What it keeps:
+///
+/// - Tokens form to tokens form: the token count, held to the new
+///   `max_tokens`. From then on `weir_budget_withdraw` answers true only
+///   where a budget made with the new policy (and so full) would.
+/// - Percent form to percent form: the live credit (what had aged out under
+///   the old policy stays out), each deposit and
+///   withdrawal keeping the worth in retries its own policy gave it (a
+///   slice's credit is rescaled by `cost' / cost` and rounded down, against
+///   retrying), laid on the new policy's slices (`ttl_ns' / 10`, on the same
+///   grid from the budget's making): a slice holding more deposits than
+///   withdrawals goes into the new slice where it began, one holding more
+///   withdrawals into the new slice where it ended (never past the slice
+///   `now` falls in, itself never earlier than the latest slice the budget
+///   has seen), and what lands ten or more new slices back has aged out. So
+///   each deposit ages out no later, and each withdrawal no sooner, than
+///   under the new policy had it been in force when they were made (slices
+///   of the same width stay as they are). The reserve is the new policy's.
+///   Bound: the retries alive in the live slices are at most the deposits
+///   alive there, each × 1000 / its own policy's cost, plus `min_per_s' ×
+///   ⌊ttl_ns' / 1 s⌋`.
+/// - A change of form keeps nothing (a token count means nothing as credit,
+///   nor credit as a count): the budget starts as `weir_budget_new` would
+///   make it at `now`.
+///
+/// Safe beside the budget's other calls (not `weir_budget_free`): it takes
+/// the budget's own lock, as they do, so a call racing it is judged by the
+/// old policy or the new one, wholly. A shared budget
+/// (`weir_budget_init_shared`) keeps its region's policy, laid once for
+/// every process: `WEIR_ERR_REGION_UNSUPPORTED`. Checked in this order,
+/// nothing changed on an error: `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED`
+/// for a bad `budget`, `WEIR_ERR_REGION_UNSUPPORTED`, `WEIR_ERR_POISONED`,
+/// then the policy's statuses as `weir_budget_new` answers them. It counts
+/// nothing.
+weir_status weir_budget_reconfigure(weir_budget *budget,
+                                    const weir_budget_policy *policy,
+                                    int64_t now);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -311,6 +311,15 @@ public:
     bool withdraw(instant now) const noexcept { return weir_budget_withdraw(get(), now.ns()); }
     std::int64_t left(instant now) const noexcept { return weir_budget_left(get(), now.ns()); }
     std::int64_t tokens(instant now) const noexcept { return weir_budget_tokens(get(), now.ns()); }
+    // A new policy at `now`, in place (weir_budget_reconfigure): a token
+    // count kept up to the new max_tokens; percent credit kept at the worth
+    // its own policy gave it, laid on the new ttl's slices so that a
+    // deposit ages out no later and a withdrawal no sooner than the new
+    // policy would have it; a change of form starts afresh. An error changes nothing. Safe beside
+    // the budget's other calls: it takes the budget's lock.
+    std::error_code reconfigure(const weir_budget_policy& policy, instant now) noexcept {
+        return detail::code(weir_budget_reconfigure(get(), &policy, now.ns()));
+    }
 
     // Counting (weir_budget_start_counting): off until turned on; counts()
     // answers WEIR_ERR_COUNTS_OFF until then.
@@ -483,6 +492,13 @@ public:
     std::int64_t limit() const noexcept { return weir_concurrency_limit(get()); }
     std::int64_t flying() const noexcept { return weir_concurrency_flying(get()); }
     double long_rtt() const noexcept { return weir_concurrency_long_rtt(get()); }
+    // A new policy in place (weir_concurrency_reconfigure): the limit
+    // reached kept, held to the new [min_limit, max_limit]; calls in flight,
+    // latency averages and partitions kept. An error changes nothing. Safe
+    // beside the limit's other calls: it takes the limit's lock.
+    std::error_code reconfigure(const weir_concurrency_policy& policy) noexcept {
+        return detail::code(weir_concurrency_reconfigure(get(), &policy));
+    }
 
     // Counting (weir_concurrency_start_counting): off until turned on; counts()
     // answers WEIR_ERR_COUNTS_OFF until then.
@@ -947,6 +963,16 @@ public:
         return detail::code(weir_shedder_fail(get(), ticket.get()));
     }
     std::int64_t flying() const noexcept { return weir_shedder_flying(get()); }
+    // A new policy in place (weir_shedder_reconfigure): calls in flight,
+    // their moving average and the hot state kept; the window kept when its
+    // buckets keep their layout, opened empty otherwise. A heap shedder of
+    // another size moves into new buckets; a placed one answers
+    // WEIR_ERR_PLACED_TOO_SMALL for a larger. An error changes nothing. Safe
+    // beside the shedder's other calls: it takes the shedder's lock.
+    std::error_code reconfigure(const ShedderPolicy& policy) noexcept {
+        weir_shedder_policy c = policy.c();
+        return detail::code(weir_shedder_reconfigure(get(), &c));
+    }
     result<weir_shedder_stats> stats(instant now) const noexcept {
         weir_shedder_stats out{};
         weir_status status = weir_shedder_read_stats(get(), now.ns(), &out);

@@ -6,8 +6,8 @@ use crate::counts::{weir_counts, Tally};
 #[cfg(feature = "std")]
 use crate::guard::new_handle;
 use crate::guard::{
-    decide, free_handle, on, place_plain, plain_footprint, policy_or, read_counts, start_counting,
-    Guarded, Handle,
+    decide, free_handle, on, place_plain, plain_footprint, policy_or, read_counts, reconfigure,
+    start_counting, Guarded, Handle,
 };
 use crate::lock::ShortLock;
 #[cfg(feature = "std")]
@@ -149,18 +149,23 @@ pub extern "C" fn weir_budget_new(
 
 /// The handle `weir_budget_new` and `weir_budget_init_in` make.
 fn make(policy: *const weir_budget_policy, now: i64) -> Result<weir_budget, weir_status> {
-    {
-        let p = policy_or(policy, weir_budget_policy_preset())?;
-        if p.reserved != 0 {
-            return Err(WEIR_ERR_RESERVED);
-        }
-        let budget = match p.form {
-            WEIR_BUDGET_TOKENS => Budget::tokens(p.max_tokens, p.token_ratio)?,
-            WEIR_BUDGET_PERCENT => Budget::percent(p.ttl_ns, p.min_per_s, p.percent, now)?,
-            _ => return Err(WEIR_ERR_UNKNOWN_KIND),
-        };
-        Ok(weir_budget(Guarded::new(ShortLock::new(budget))))
+    Ok(weir_budget(Guarded::new(ShortLock::new(checked(
+        policy, now,
+    )?))))
+}
+
+/// The budget `policy` (NULL: the preset) makes at `now`, checked as
+/// `weir_budget_new` checks it.
+fn checked(policy: *const weir_budget_policy, now: i64) -> Result<Budget, weir_status> {
+    let p = policy_or(policy, weir_budget_policy_preset())?;
+    if p.reserved != 0 {
+        return Err(WEIR_ERR_RESERVED);
     }
+    Ok(match p.form {
+        WEIR_BUDGET_TOKENS => Budget::tokens(p.max_tokens, p.token_ratio)?,
+        WEIR_BUDGET_PERCENT => Budget::percent(p.ttl_ns, p.min_per_s, p.percent, now)?,
+        _ => return Err(WEIR_ERR_UNKNOWN_KIND),
+    })
 }
 
 /// The bytes and the alignment a placed budget needs (`weir_budget_init_in`),
@@ -305,6 +310,54 @@ pub extern "C" fn weir_budget_recoveries(
     out: *mut weir_recoveries,
 ) -> weir_status {
     crate::guard::guard_status(|| read_recoveries(handle, out))
+}
+
+/// Gives a budget a new policy in place at `now` (NULL: the preset),
+/// checked as `weir_budget_new` checks it. What it keeps:
+///
+/// - Tokens form to tokens form: the token count, held to the new
+///   `max_tokens`. From then on `weir_budget_withdraw` answers true only
+///   where a budget made with the new policy (and so full) would.
+/// - Percent form to percent form: the live credit (what had aged out under
+///   the old policy stays out), each deposit and
+///   withdrawal keeping the worth in retries its own policy gave it (a
+///   slice's credit is rescaled by `cost' / cost` and rounded down, against
+///   retrying), laid on the new policy's slices (`ttl_ns' / 10`, on the same
+///   grid from the budget's making): a slice holding more deposits than
+///   withdrawals goes into the new slice where it began, one holding more
+///   withdrawals into the new slice where it ended (never past the slice
+///   `now` falls in, itself never earlier than the latest slice the budget
+///   has seen), and what lands ten or more new slices back has aged out. So
+///   each deposit ages out no later, and each withdrawal no sooner, than
+///   under the new policy had it been in force when they were made (slices
+///   of the same width stay as they are). The reserve is the new policy's.
+///   Bound: the retries alive in the live slices are at most the deposits
+///   alive there, each × 1000 / its own policy's cost, plus `min_per_s' ×
+///   ⌊ttl_ns' / 1 s⌋`.
+/// - A change of form keeps nothing (a token count means nothing as credit,
+///   nor credit as a count): the budget starts as `weir_budget_new` would
+///   make it at `now`.
+///
+/// Safe beside the budget's other calls (not `weir_budget_free`): it takes
+/// the budget's own lock, as they do, so a call racing it is judged by the
+/// old policy or the new one, wholly. A shared budget
+/// (`weir_budget_init_shared`) keeps its region's policy, laid once for
+/// every process: `WEIR_ERR_REGION_UNSUPPORTED`. Checked in this order,
+/// nothing changed on an error: `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED`
+/// for a bad `budget`, `WEIR_ERR_REGION_UNSUPPORTED`, `WEIR_ERR_POISONED`,
+/// then the policy's statuses as `weir_budget_new` answers them. It counts
+/// nothing.
+#[no_mangle]
+pub extern "C" fn weir_budget_reconfigure(
+    budget: *mut weir_budget,
+    policy: *const weir_budget_policy,
+    now: i64,
+) -> weir_status {
+    reconfigure(budget, |state| {
+        let to = checked(policy, now)?;
+        state.lock().reconfigure(to, now);
+        Ok(())
+    })
 }
 
 /// Frees a budget. NULL is accepted and ignored, and so is a placed one

@@ -7,8 +7,8 @@ use crate::guard::{
     decide, decide_status, decide_status_counted, decide_status_or, read_counts, start_counting,
 };
 use crate::guard::{
-    free_handle, on, place_plain, plain_footprint, policy_or, usable, value_mut, write_out,
-    Guarded, Handle,
+    free_handle, on, place_plain, plain_footprint, policy_or, reconfigure, usable, value_mut,
+    write_out, Guarded, Handle,
 };
 #[cfg(feature = "std")]
 use crate::guard::{new_handle, slice_in};
@@ -359,6 +359,41 @@ pub extern "C" fn weir_concurrency_recoveries(
     out: *mut weir_recoveries,
 ) -> weir_status {
     crate::guard::guard_status(|| read_recoveries(handle, out))
+}
+
+/// Gives an adaptive limit a new policy in place (NULL: the preset), checked
+/// as `weir_concurrency_new` checks it. It keeps the limit the controller
+/// has reached, held to the new `min_limit` to `max_limit` (`initial_limit`
+/// is where a new limit starts; this one has started), the calls in flight
+/// (their tickets leave as before; calls beyond a lower limit stay, and
+/// none enters until enough have left), the latency averages and the count
+/// of warm-up samples (a longer warm-up goes on averaging plainly from the
+/// samples it has), which the new constants move from the next sample. A
+/// partitioned limit (`weir_concurrency_new_partitioned`) keeps its
+/// partitions, their shares, borrowing caps, calls in flight and claims:
+/// their rooms follow the kept limit. So from the change on a call enters
+/// only while fewer than `⌊limit⌋ ≤ max_limit'` are in flight, and the calls
+/// in flight never exceed the larger of their count at the change and the
+/// new `max_limit`.
+///
+/// Safe beside the limit's other calls (not `weir_concurrency_free`): it
+/// takes the limit's own lock, as they do, so a call racing it is judged by
+/// the old policy or the new one, wholly. A shared limit
+/// (`weir_concurrency_init_shared`) keeps its region's policy, laid once for
+/// every process: `WEIR_ERR_REGION_UNSUPPORTED`. Checked in this order,
+/// nothing changed on an error: `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for
+/// a bad `limit`, `WEIR_ERR_REGION_UNSUPPORTED`, `WEIR_ERR_POISONED`, then
+/// the policy's statuses as `weir_concurrency_new` answers them. It counts
+/// nothing.
+#[no_mangle]
+pub extern "C" fn weir_concurrency_reconfigure(
+    limit: *mut weir_concurrency,
+    policy: *const weir_concurrency_policy,
+) -> weir_status {
+    reconfigure(limit, |state| {
+        let gradient = policy_or(policy, weir_concurrency_policy_preset())?;
+        Ok(state.lock().reconfigure(gradient.into())?)
+    })
 }
 
 /// Frees an adaptive limit. NULL is accepted and ignored, and so is a placed one

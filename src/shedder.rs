@@ -7,8 +7,8 @@ use crate::counts::{weir_counts, Tally};
 use crate::guard::new_handle;
 use crate::guard::{decide, decide_status, read_counts, start_counting};
 use crate::guard::{
-    free_handle, guard_status, on, place_handle2, placement2, policy_or, status_on, usable,
-    value_mut, write_footprint, write_out, Guarded, Handle,
+    free_handle, guard_status, on, place_handle2, placement2, policy_or, reconfigure, status_on,
+    usable, value_mut, write_footprint, write_out, Guarded, Handle,
 };
 use crate::lock::ShortLock;
 #[cfg(feature = "std")]
@@ -461,6 +461,60 @@ pub extern "C" fn weir_shedder_recoveries(
     out: *mut weir_recoveries,
 ) -> weir_status {
     guard_status(|| read_recoveries(shedder, out))
+}
+
+/// Gives a shedder a new policy in place (NULL: the preset), checked as
+/// `weir_shedder_new` checks it. It keeps its calls in flight (their tickets
+/// settle as before), the moving average of calls in flight (the new `beta`
+/// weighs it from the next completion), its last CPU reading, when the CPU
+/// was last at or over the threshold and whether it has refused since
+/// (judged from then on by the new `cpu` and `cool_ns`), and its clock. A
+/// classed call (`weir_shedder_allow_class`) is judged by the same shares
+/// of the new limit and threshold. Its measured capacity: kept, window and
+/// queues, when the buckets keep their layout (the same `size` and
+/// `window_ns / size`), read again under the new `latency_ns` from the next
+/// call; otherwise the window opens empty at the latest `now` the shedder
+/// has seen (passes per bucket mean nothing at another width), and the
+/// capacity is the new policy's before a complete bucket holds a pass,
+/// exactly a new shedder's. From the change on, a call is refused exactly
+/// when a shedder of the new policy holding that state would refuse it.
+///
+/// Memory: a heap shedder of another `size` allocates its new buckets and
+/// queues before it lets go of the old; a placed shedder keeps the size its
+/// memory holds (a smaller `size` is held to it, as `weir_shedder_init_in`
+/// holds a window to its memory) and answers `WEIR_ERR_PLACED_TOO_SMALL` for
+/// a larger one.
+///
+/// Safe beside the shedder's other calls (not `weir_shedder_free`): it takes
+/// the shedder's own lock, as they do, so a call racing it is judged by the
+/// old policy or the new one, wholly. A shared shedder
+/// (`weir_shedder_init_shared`) keeps its region's policy, laid once for
+/// every process: `WEIR_ERR_REGION_UNSUPPORTED`. Checked in this order,
+/// nothing changed on an error: `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for
+/// a bad `shedder`, `WEIR_ERR_REGION_UNSUPPORTED`, `WEIR_ERR_POISONED`, the
+/// policy's statuses as `weir_shedder_new` answers them,
+/// `WEIR_ERR_PLACED_TOO_SMALL`, `WEIR_ERR_NO_MEMORY`. It counts nothing.
+#[no_mangle]
+pub extern "C" fn weir_shedder_reconfigure(
+    shedder: *mut weir_shedder,
+    policy: *const weir_shedder_policy,
+) -> weir_status {
+    reconfigure(shedder, |state| {
+        let (size, shed) = checked(policy)?;
+        let mut shedder = state.lock();
+        let held = shedder.policy().size as usize;
+        let placed = shedder.stores().0.is_placed();
+        if size == held || (placed && size < held) {
+            return Ok(shedder.reconfigure(shed)?);
+        }
+        if placed {
+            return Err(WEIR_ERR_PLACED_TOO_SMALL);
+        }
+        let buckets = Slots::grown(size, WindowTotal::default())?;
+        let fronts = Slots::grown(size, ShedderFront::default())?;
+        *shedder = shedder.reconfigure_into(shed, buckets, fronts)?;
+        Ok(())
+    })
 }
 
 /// Frees a shedder. NULL is accepted and ignored, and so is a placed one

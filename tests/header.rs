@@ -129,6 +129,7 @@ const INDEX: &[Entry] = &[
                 "counts",
                 &["weir_shedder_start_counting", "weir_shedder_read_counts"],
             ),
+            ("change", &["weir_shedder_reconfigure (copies the policy)"]),
         ],
     },
     Entry {
@@ -321,6 +322,10 @@ const INDEX: &[Entry] = &[
                     "weir_concurrency_read_counts",
                 ],
             ),
+            (
+                "change",
+                &["weir_concurrency_reconfigure (copies the policy)"],
+            ),
         ],
     },
     Entry {
@@ -351,6 +356,7 @@ const INDEX: &[Entry] = &[
                 "counts",
                 &["weir_budget_start_counting", "weir_budget_read_counts"],
             ),
+            ("change", &["weir_budget_reconfigure (copies the policy)"]),
         ],
     },
     Entry {

@@ -2154,6 +2154,36 @@ fn shedder_never_panics_and_stats_stay_sane() {
                     in_flight = weir_shedder_flying(shedder);
                 }
             }
+            // A new policy in place, hostile or not: the calls in flight
+            // stay, and a refusal changes nothing.
+            if rng.one_in(12) {
+                let to = hostile_shed(&mut rng);
+                let ptr: *const weir_shedder_policy = if rng.one_in(20) { null() } else { &to };
+                let mut before = weir_shedder_stats::default();
+                weir_shedder_read_stats(shedder, now, &mut before);
+                let status = sane(
+                    weir_shedder_reconfigure(shedder, ptr),
+                    "weir_shedder_reconfigure",
+                );
+                let mut after = weir_shedder_stats::default();
+                weir_shedder_read_stats(shedder, now, &mut after);
+                assert_eq!(
+                    after.flying, before.flying,
+                    "a change moved the calls in flight"
+                );
+                if status != WEIR_OK {
+                    assert_eq!(
+                        format!("{after:?}"),
+                        format!("{before:?}"),
+                        "a refused change wrote"
+                    );
+                }
+                assert_eq!(
+                    weir_shedder_reconfigure(shedder, misaligned(&mut odd)),
+                    WEIR_ERR_MISALIGNED
+                );
+                calls += 4;
+            }
             let flying = weir_shedder_flying(shedder);
             assert!(flying >= 0, "{policy:?}: flying {flying}");
             assert!(flying <= in_flight.max(0) + tickets.len() as i64);
@@ -2181,6 +2211,7 @@ fn shedder_never_panics_and_stats_stay_sane() {
         }
         weir_shedder_free(shedder);
     }
+    assert_eq!(weir_shedder_reconfigure(null_mut(), null()), WEIR_ERR_NULL);
     eprintln!("shedder: {calls} calls");
     assert_no_panics("shedder");
 }
@@ -2415,16 +2446,51 @@ fn budget_never_panics_and_left_agrees_with_withdraw() {
             assert!(budget.is_null());
             continue;
         }
-        let tokens_form = !ptr.is_null() && policy.form == WEIR_BUDGET_TOKENS;
+        let mut tokens_form = !ptr.is_null() && policy.form == WEIR_BUDGET_TOKENS;
+        let mut max_tokens = policy.max_tokens;
         for _ in 0..60 {
             let now = clock.tick(&mut rng);
+            // A new policy in place, hostile or not: a kept token count
+            // within the new maximum, and a refusal changes nothing.
+            if rng.one_in(8) {
+                let to = hostile_budget_policy(&mut rng);
+                let ptr: *const weir_budget_policy = if rng.one_in(20) { null() } else { &to };
+                let before = (
+                    weir_budget_left(budget, now),
+                    weir_budget_tokens(budget, now),
+                );
+                let status = sane(
+                    weir_budget_reconfigure(budget, ptr, now),
+                    "weir_budget_reconfigure",
+                );
+                let after = (
+                    weir_budget_left(budget, now),
+                    weir_budget_tokens(budget, now),
+                );
+                if status == WEIR_OK {
+                    let kept = tokens_form && !ptr.is_null() && to.form == WEIR_BUDGET_TOKENS;
+                    if kept {
+                        assert_eq!(after.1, before.1.min(1000 * i64::from(to.max_tokens)));
+                    }
+                    tokens_form = !ptr.is_null() && to.form == WEIR_BUDGET_TOKENS;
+                    max_tokens = to.max_tokens;
+                } else {
+                    assert_eq!(after, before, "{to:?}: a refused change wrote");
+                }
+                assert_eq!(
+                    weir_budget_reconfigure(budget, misaligned(&mut odd), now),
+                    WEIR_ERR_MISALIGNED
+                );
+                assert_eq!(weir_budget_reconfigure(null_mut(), ptr, now), WEIR_ERR_NULL);
+                calls += 7;
+            }
             let left = weir_budget_left(budget, now);
             let tokens = weir_budget_tokens(budget, now);
             assert!(left >= 0, "{policy:?}: left {left}");
             // A reading changes nothing.
             assert_eq!(weir_budget_left(budget, now), left);
             if tokens_form {
-                assert!((0..=1000 * i64::from(policy.max_tokens)).contains(&tokens));
+                assert!((0..=1000 * i64::from(max_tokens)).contains(&tokens));
             }
             match rng.below(3) {
                 0 => weir_budget_deposit(budget, now),
@@ -2654,7 +2720,7 @@ fn concurrency_never_panics_and_flying_stays_under_the_limit() {
             assert!(limit.is_null());
             continue;
         }
-        let (low, high) = if ptr.is_null() {
+        let (mut low, mut high) = if ptr.is_null() {
             (20, 200)
         } else {
             (i64::from(policy.min_limit), i64::from(policy.max_limit))
@@ -2662,6 +2728,44 @@ fn concurrency_never_panics_and_flying_stays_under_the_limit() {
         let mut flights: Vec<Box<weir_concurrency_ticket>> = Vec::new();
         for _ in 0..80 {
             let now = clock.tick(&mut rng);
+            // A new policy in place, hostile or not: the limit held to the
+            // new bounds, the calls in flight kept, a refusal changing
+            // nothing.
+            if rng.one_in(10) {
+                let to = hostile_concurrency_policy(&mut rng);
+                let ptr: *const weir_concurrency_policy = if rng.one_in(20) { null() } else { &to };
+                let before = (
+                    weir_concurrency_limit(limit),
+                    weir_concurrency_flying(limit),
+                    weir_concurrency_long_rtt(limit).to_bits(),
+                );
+                let status = sane(
+                    weir_concurrency_reconfigure(limit, ptr),
+                    "weir_concurrency_reconfigure",
+                );
+                let after = (
+                    weir_concurrency_limit(limit),
+                    weir_concurrency_flying(limit),
+                    weir_concurrency_long_rtt(limit).to_bits(),
+                );
+                if status == WEIR_OK {
+                    (low, high) = if ptr.is_null() {
+                        (20, 200)
+                    } else {
+                        (i64::from(to.min_limit), i64::from(to.max_limit))
+                    };
+                    assert_eq!((after.1, after.2), (before.1, before.2));
+                    assert_eq!(after.0, before.0.clamp(low, high), "{to:?}");
+                } else {
+                    assert_eq!(after, before, "{to:?}: a refused change wrote");
+                }
+                assert_eq!(
+                    weir_concurrency_reconfigure(limit, misaligned(&mut odd)),
+                    WEIR_ERR_MISALIGNED
+                );
+                assert_eq!(weir_concurrency_reconfigure(null_mut(), ptr), WEIR_ERR_NULL);
+                calls += 8;
+            }
             match rng.below(5) {
                 0 | 1 => {
                     let mut flight = Box::new(weir_concurrency_ticket::default());
@@ -3984,6 +4088,11 @@ fn shared_regions_never_panic_and_refuse_changed_headers() {
                     if weir_shedder_allow(s, now, 500, &mut ticket) {
                         sane(weir_shedder_fail(s, &mut ticket), "weir_shedder_fail");
                     }
+                    // Its policy is its region's, laid once for every process.
+                    assert_eq!(
+                        weir_shedder_reconfigure(s, null()),
+                        WEIR_ERR_REGION_UNSUPPORTED
+                    );
                     let mut recoveries = weir_recoveries::default();
                     assert_eq!(
                         sane(
@@ -4032,6 +4141,10 @@ fn shared_regions_never_panic_and_refuse_changed_headers() {
                 |m, l, o| weir_budget_attach(m, l, o),
                 |b: *mut weir_budget| {
                     weir_budget_withdraw(b, now);
+                    assert_eq!(
+                        weir_budget_reconfigure(b, null(), now),
+                        WEIR_ERR_REGION_UNSUPPORTED
+                    );
                     let mut recoveries = weir_recoveries::default();
                     assert_eq!(
                         sane(
@@ -4049,6 +4162,10 @@ fn shared_regions_never_panic_and_refuse_changed_headers() {
                 |m, l, o| weir_concurrency_init_shared(m, l, &concurrency_policy, o),
                 |m, l, o| weir_concurrency_attach(m, l, o),
                 |c: *mut weir_concurrency| {
+                    assert_eq!(
+                        weir_concurrency_reconfigure(c, null()),
+                        WEIR_ERR_REGION_UNSUPPORTED
+                    );
                     let mut recoveries = weir_recoveries::default();
                     assert_eq!(
                         sane(

@@ -270,8 +270,43 @@ fn a_placed_shedder_answers_as_its_heap_twin() {
         let mut rng = Rng(size as u64 * 1_000_003 + 7);
         let (mut open_a, mut open_b) = (Vec::new(), Vec::new());
         let mut now = 0;
-        for _ in 0..4_000 {
+        for i in 0..4_000 {
             now = rng.step(now) / 4;
+            // A new policy of the same size answers as the heap twin's; a
+            // larger size is refused by the placed one, changing nothing,
+            // and a smaller one is held to its size (so it answers as the
+            // heap twin given its own size).
+            if i % 700 == 699 {
+                let same = weir_shedder_policy {
+                    cpu: 500 + rng.below(500) as i32,
+                    window_ns: 1_000_000_000 * (1 + rng.below(5) as i64),
+                    latency_ns: 1 + rng.below(1_000_000_000) as i64,
+                    ..policy
+                };
+                assert_eq!(weir_shedder_reconfigure(heap, &same), WEIR_OK);
+                let smaller = weir_shedder_policy {
+                    size: (size - 1).max(1),
+                    ..same
+                };
+                assert_eq!(weir_shedder_reconfigure(placed, &smaller), WEIR_OK);
+                let larger = weir_shedder_policy {
+                    size: size + 1,
+                    ..same
+                };
+                let (mut sa, mut sb) =
+                    (weir_shedder_stats::default(), weir_shedder_stats::default());
+                weir_shedder_read_stats(placed, now, &mut sa);
+                assert_eq!(
+                    weir_shedder_reconfigure(placed, &larger),
+                    WEIR_ERR_PLACED_TOO_SMALL
+                );
+                weir_shedder_read_stats(placed, now, &mut sb);
+                assert_eq!(
+                    format!("{sa:?}"),
+                    format!("{sb:?}"),
+                    "a refused change wrote"
+                );
+            }
             if rng.below(2) == 0 || open_a.is_empty() {
                 let cpu = rng.below(1_100) as i32;
                 let (mut a, mut b) = (
@@ -567,8 +602,21 @@ fn placed_plain_handles_answer_as_their_heap_twins() {
             continue;
         }
         let mut now = 0;
-        for _ in 0..4_000 {
+        for i in 0..4_000 {
             now = rng.step(now) / 10;
+            // A new policy in place: each form in turn, both twins alike.
+            if i % 900 == 899 {
+                let to = weir_budget_policy {
+                    form: i / 900 % 2,
+                    ttl_ns: 1_000_000_000 * (1 + rng.below(20) as i64),
+                    percent: rng.below(100) as f64 / 50.0,
+                    max_tokens: 1 + rng.below(30) as i32,
+                    ..policy
+                };
+                let status = weir_budget_reconfigure(heap, &to, now);
+                assert_eq!(weir_budget_reconfigure(placed, &to, now), status);
+                assert_eq!(status, WEIR_OK);
+            }
             if rng.below(3) == 0 {
                 assert_eq!(
                     weir_budget_withdraw(heap, now),
@@ -603,8 +651,20 @@ fn placed_plain_handles_answer_as_their_heap_twins() {
     );
     let (mut open_a, mut open_b) = (Vec::new(), Vec::new());
     let mut now = 0;
-    for _ in 0..4_000 {
+    for i in 0..4_000 {
         now += rng.below(3_000_000) as i64;
+        // A new policy in place, both twins alike.
+        if i % 900 == 899 {
+            let min_limit = 1 + rng.below(30) as i32;
+            let to = weir_concurrency_policy {
+                initial_limit: min_limit,
+                min_limit,
+                max_limit: min_limit + rng.below(200) as i32,
+                ..weir_concurrency_policy_preset()
+            };
+            assert_eq!(weir_concurrency_reconfigure(heap, &to), WEIR_OK);
+            assert_eq!(weir_concurrency_reconfigure(placed, &to), WEIR_OK);
+        }
         if rng.below(2) == 0 || open_a.is_empty() {
             let (mut a, mut b) = (
                 weir_concurrency_ticket::default(),

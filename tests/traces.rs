@@ -1896,6 +1896,167 @@ fn budget_traces(out: &mut Vec<Trace>) {
     }
     weir_budget_free(h);
     out.push(t);
+
+    let mut t = Trace::new(
+        "budget-reconfigure.trace",
+        "budget",
+        "A retry budget's policy changed in place: a token count kept up to\n\
+         the new max_tokens, percent credit kept at its own policy's worth\n\
+         on the new policy's slices (a deposit aging out no later, a\n\
+         withdrawal no sooner), a change of form starting afresh, refused policies changing nothing;\n\
+         then seeded random calls.",
+    );
+    let mut h: *mut weir_budget = std::ptr::null_mut();
+    let change = |t: &mut Trace, h: *mut weir_budget, p: weir_budget_policy, now: i64| {
+        let s = weir_budget_reconfigure(h, &p, now);
+        t.call(
+            "budget_reconfigure",
+            &[
+                I(p.form.into()),
+                I(p.max_tokens.into()),
+                F(p.token_ratio),
+                I(p.ttl_ns),
+                I(p.min_per_s.into()),
+                I(p.reserved.into()),
+                F(p.percent),
+                I(now),
+            ],
+            &[S(s)],
+        );
+    };
+    let tokens = weir_budget_policy {
+        form: WEIR_BUDGET_TOKENS,
+        ..p
+    };
+    const SEC: i64 = 1_000_000_000;
+    t.note("tokens: failures take the count down, then new maxima");
+    new(&mut t, &mut h, tokens, 0);
+    for _ in 0..3 {
+        wd(&mut t, h, 0);
+    }
+    read(&mut t, h, 0);
+    t.note("refused policies change nothing");
+    for q in [
+        weir_budget_policy { form: 7, ..tokens },
+        weir_budget_policy {
+            max_tokens: 0,
+            ..tokens
+        },
+        weir_budget_policy {
+            token_ratio: f64::NAN,
+            ..tokens
+        },
+        weir_budget_policy { ttl_ns: 0, ..p },
+        weir_budget_policy { percent: -1.0, ..p },
+    ] {
+        change(&mut t, h, q, 0);
+    }
+    read(&mut t, h, 0);
+    for (max, ratio) in [(4, 0.5), (4, 0.1), (20, 0.25), (1000, 0.001), (1, 1.0)] {
+        change(
+            &mut t,
+            h,
+            weir_budget_policy {
+                max_tokens: max,
+                token_ratio: ratio,
+                ..tokens
+            },
+            0,
+        );
+        read(&mut t, h, 0);
+        dep(&mut t, h, 0);
+        wd(&mut t, h, 0);
+        read(&mut t, h, 0);
+    }
+    t.note("percent: deposits and retries, then the same ttl at other shares");
+    new(
+        &mut t,
+        &mut h,
+        weir_budget_policy { min_per_s: 1, ..p },
+        SEC,
+    );
+    for i in 0..40 {
+        let now = SEC + i * 100_000_000;
+        dep(&mut t, h, now);
+        if i % 4 == 0 {
+            wd(&mut t, h, now);
+        }
+    }
+    read(&mut t, h, 5 * SEC);
+    for (percent, min) in [(0.5, 1), (0.3, 0), (0.0, 2), (0.2, 1), (1000.0, 0)] {
+        change(
+            &mut t,
+            h,
+            weir_budget_policy {
+                percent,
+                min_per_s: min,
+                ..p
+            },
+            5 * SEC,
+        );
+        read(&mut t, h, 5 * SEC);
+        wd(&mut t, h, 5 * SEC);
+        read(&mut t, h, 5 * SEC);
+        read(&mut t, h, 14 * SEC);
+    }
+    t.note("another ttl: the live credit laid on the new slices");
+    for (ttl, now) in [
+        (SEC, 6 * SEC),
+        (30 * SEC, 6_500_000_000),
+        (10 * SEC, 2 * SEC),
+    ] {
+        change(
+            &mut t,
+            h,
+            weir_budget_policy {
+                ttl_ns: ttl,
+                percent: 0.2,
+                ..p
+            },
+            now,
+        );
+        for dt in [0, ttl / 10, ttl - 1, ttl, 2 * ttl] {
+            read(&mut t, h, now + dt);
+        }
+        dep(&mut t, h, now);
+        wd(&mut t, h, now);
+    }
+    t.note("a change of form starts afresh; the clock's ends");
+    change(&mut t, h, tokens, 7 * SEC);
+    read(&mut t, h, 7 * SEC);
+    change(&mut t, h, p, MAX);
+    read(&mut t, h, MAX);
+    change(&mut t, h, weir_budget_policy { ttl_ns: SEC, ..p }, MAX);
+    read(&mut t, h, MAX);
+    change(&mut t, h, p, i64::MIN);
+    read(&mut t, h, MAX);
+    t.note("seeded random calls");
+    let mut rng = Rng(36);
+    new(&mut t, &mut h, p, 0);
+    let mut now = 0;
+    for _ in 0..600 {
+        now = rng.step(now, 50_000_000);
+        match rng.below(12) {
+            0 => read(&mut t, h, now),
+            1..=4 => wd(&mut t, h, now),
+            5 => {
+                let form = if rng.below(5) == 0 { 0 } else { 1 };
+                let q = weir_budget_policy {
+                    form,
+                    max_tokens: 1 + rng.below(30) as i32,
+                    token_ratio: [0.1, 0.5, 1.0][rng.below(3) as usize],
+                    ttl_ns: SEC * (1 + rng.below(3) as i64),
+                    min_per_s: rng.below(3) as i32,
+                    reserved: 0,
+                    percent: [0.0, 0.1, 0.25, 2.0][rng.below(4) as usize],
+                };
+                change(&mut t, h, q, now);
+            }
+            _ => dep(&mut t, h, now),
+        }
+    }
+    weir_budget_free(h);
+    out.push(t);
 }
 
 /// Latency both ways: the baseline steps up and holds, then steps back
@@ -2136,6 +2297,168 @@ fn concurrency_traces(out: &mut Vec<Trace>) {
             read(&mut t, h);
         }
     }
+    weir_concurrency_free(h);
+    out.push(t);
+
+    let mut t = Trace::new(
+        "concurrency-reconfigure.trace",
+        "concurrency",
+        "An adaptive limit's policy changed in place: the limit reached kept\n\
+         within the new bounds, calls in flight past a lower limit leaving\n\
+         before any enters, the latency averages carried, refused policies\n\
+         changing nothing; then seeded random calls.",
+    );
+    let mut h: *mut weir_concurrency = std::ptr::null_mut();
+    let mut slots = Slots::<weir_concurrency_ticket>(Vec::new());
+    let change = |t: &mut Trace, h: *mut weir_concurrency, p: weir_concurrency_policy| {
+        let s = weir_concurrency_reconfigure(h, &p);
+        t.call(
+            "concurrency_reconfigure",
+            &[
+                I(p.initial_limit.into()),
+                I(p.min_limit.into()),
+                I(p.max_limit.into()),
+                I(p.queue_size.into()),
+                F(p.smoothing),
+                F(p.tolerance),
+                I(p.long_window.into()),
+                I(p.warmup.into()),
+            ],
+            &[S(s)],
+        );
+    };
+    let small = weir_concurrency_policy {
+        initial_limit: 8,
+        min_limit: 2,
+        max_limit: 16,
+        queue_size: 2,
+        ..p
+    };
+    new(&mut t, &mut h, small);
+    let mut now = 1_000_000;
+    let mut open: Vec<usize> = Vec::new();
+    t.note("eight calls in flight, then a lower ceiling");
+    for _ in 0..8 {
+        if enter(&mut t, &mut slots, h, now) {
+            open.push(slots.0.len() - 1);
+        }
+    }
+    read(&mut t, h);
+    t.note("refused policies change nothing");
+    for q in [
+        weir_concurrency_policy {
+            min_limit: 0,
+            ..small
+        },
+        weir_concurrency_policy {
+            max_limit: 1,
+            ..small
+        },
+        weir_concurrency_policy {
+            queue_size: -1,
+            ..small
+        },
+        weir_concurrency_policy {
+            smoothing: f64::NAN,
+            ..small
+        },
+        weir_concurrency_policy {
+            tolerance: 0.5,
+            ..small
+        },
+        weir_concurrency_policy { warmup: 0, ..small },
+    ] {
+        change(&mut t, h, q);
+    }
+    read(&mut t, h);
+    change(
+        &mut t,
+        h,
+        weir_concurrency_policy {
+            initial_limit: 3,
+            min_limit: 1,
+            max_limit: 3,
+            ..small
+        },
+    );
+    read(&mut t, h);
+    t.note("none enters until fewer than three are in flight");
+    for _ in 0..6 {
+        now += 1_000_000;
+        enter(&mut t, &mut slots, h, now);
+        if let Some(k) = open.pop() {
+            leave(&mut t, &mut slots, h, k, now, false);
+        }
+        read(&mut t, h);
+    }
+    t.note("a higher floor lifts the limit; a wider one keeps it");
+    for q in [
+        weir_concurrency_policy {
+            initial_limit: 10,
+            min_limit: 10,
+            max_limit: 40,
+            ..small
+        },
+        weir_concurrency_policy {
+            initial_limit: 1,
+            min_limit: 1,
+            max_limit: 1000,
+            warmup: 1,
+            long_window: 5,
+            ..small
+        },
+    ] {
+        change(&mut t, h, q);
+        read(&mut t, h);
+        for round in 0..10i64 {
+            for _ in 0..4 {
+                if enter(&mut t, &mut slots, h, now) {
+                    open.push(slots.0.len() - 1);
+                }
+            }
+            now += 1_000_000 * (1 + round % 3);
+            while let Some(k) = open.pop() {
+                leave(&mut t, &mut slots, h, k, now, false);
+            }
+            read(&mut t, h);
+        }
+    }
+    t.note("seeded random calls");
+    let mut rng = Rng(36);
+    new(&mut t, &mut h, small);
+    let mut open: Vec<usize> = Vec::new();
+    for _ in 0..800 {
+        now = rng.step(now, 2_000_000);
+        match rng.below(20) {
+            0 => {
+                let min = 1 + rng.below(6) as i32;
+                let max = min + rng.below(20) as i32;
+                change(
+                    &mut t,
+                    h,
+                    weir_concurrency_policy {
+                        initial_limit: min,
+                        min_limit: min,
+                        max_limit: max,
+                        queue_size: rng.below(3) as i32,
+                        warmup: 1 + rng.below(12) as i32,
+                        ..small
+                    },
+                );
+            }
+            1..=9 => {
+                if enter(&mut t, &mut slots, h, now) {
+                    open.push(slots.0.len() - 1);
+                }
+            }
+            _ if !open.is_empty() => {
+                let k = open.swap_remove(rng.below(open.len() as u64) as usize);
+                leave(&mut t, &mut slots, h, k, now, rng.below(10) == 0);
+            }
+            _ => read(&mut t, h),
+        }
+    }
+    read(&mut t, h);
     weir_concurrency_free(h);
     out.push(t);
 
@@ -2924,6 +3247,180 @@ fn shedder_traces(out: &mut Vec<Trace>) {
             read(&mut t, h, now);
         }
     }
+    weir_shedder_free(h);
+    out.push(t);
+
+    let mut t = Trace::new(
+        "shedder-reconfigure.trace",
+        "shedder",
+        "A shedder's policy changed in place: calls in flight, their moving\n\
+         average and the hot state kept; the window kept when its buckets\n\
+         keep their layout and opened empty otherwise; a new size; classed\n\
+         calls judged by the new policy; refused policies changing nothing;\n\
+         then seeded random calls.",
+    );
+    let mut h: *mut weir_shedder = std::ptr::null_mut();
+    let mut slots = Slots::<weir_shedder_ticket>(Vec::new());
+    let change = |t: &mut Trace, h: *mut weir_shedder, p: weir_shedder_policy| {
+        let s = weir_shedder_reconfigure(h, &p);
+        t.call(
+            "shedder_reconfigure",
+            &[
+                I(p.size.into()),
+                I(p.cpu.into()),
+                I(p.window_ns),
+                I(p.latency_ns),
+                F(p.beta),
+                I(p.cool_ns),
+                F(p.floor),
+            ],
+            &[S(s)],
+        );
+    };
+    new(&mut t, &mut h, small, 0);
+    let mut now = 0;
+    let mut open: Vec<usize> = Vec::new();
+    t.note("hot and loaded under the first policy");
+    for i in 0..120 {
+        now += 1_000_000;
+        if allow(&mut t, &mut slots, h, now, 900) {
+            open.push(slots.0.len() - 1);
+        }
+        if open.len() > 6 || (i % 3 == 0 && !open.is_empty()) {
+            let k = open.remove(0);
+            end(&mut t, &mut slots, h, k, now, i % 5 != 0);
+        }
+    }
+    read(&mut t, h, now);
+    t.note("refused policies change nothing");
+    for q in [
+        weir_shedder_policy { cpu: 1000, ..small },
+        weir_shedder_policy {
+            window_ns: 0,
+            ..small
+        },
+        weir_shedder_policy {
+            latency_ns: -1,
+            ..small
+        },
+        weir_shedder_policy { beta: 1.0, ..small },
+        weir_shedder_policy {
+            floor: f64::NAN,
+            ..small
+        },
+        weir_shedder_policy {
+            cool_ns: -1,
+            ..small
+        },
+        weir_shedder_policy {
+            size: 1 << 21,
+            ..small
+        },
+    ] {
+        change(&mut t, h, q);
+    }
+    read(&mut t, h, now);
+    t.note("the same layout: the window kept, read under the new constants");
+    for q in [
+        weir_shedder_policy {
+            cpu: 950,
+            latency_ns: 5_000_000,
+            beta: 0.9,
+            cool_ns: 10_000_000,
+            floor: 0.5,
+            ..small
+        },
+        small,
+    ] {
+        change(&mut t, h, q);
+        read(&mut t, h, now);
+        for cpu in [0, 700, 900, 999] {
+            for class in [WEIR_SHEDDER_SHEDDABLE, WEIR_SHEDDER_CRITICAL_PLUS] {
+                if allow_class(&mut t, &mut slots, h, now, cpu, class) {
+                    open.push(slots.0.len() - 1);
+                }
+            }
+        }
+        read(&mut t, h, now);
+    }
+    t.note("another layout: the window opens empty, the rest kept");
+    for q in [
+        weir_shedder_policy {
+            window_ns: 40_000_000,
+            ..small
+        },
+        weir_shedder_policy { size: 2, ..small },
+        weir_shedder_policy {
+            size: 16,
+            window_ns: 16_000_000,
+            ..small
+        },
+        weir_shedder_policy { size: -3, ..small },
+    ] {
+        change(&mut t, h, q);
+        read(&mut t, h, now);
+        for i in 0..30 {
+            now += 1_000_000;
+            if allow(&mut t, &mut slots, h, now, 850) {
+                open.push(slots.0.len() - 1);
+            }
+            if i % 2 == 0 && !open.is_empty() {
+                let k = open.remove(0);
+                end(&mut t, &mut slots, h, k, now, true);
+            }
+        }
+        read(&mut t, h, now);
+    }
+    t.note("tickets from before the changes settle");
+    while let Some(k) = open.pop() {
+        end(&mut t, &mut slots, h, k, now, true);
+    }
+    read(&mut t, h, now);
+    t.note("seeded random calls");
+    let mut rng = Rng(36);
+    let mut cpu = 700;
+    for _ in 0..500 {
+        now = rng.step(now, 2_000_000);
+        cpu = (cpu + rng.below(201) as i32 - 100).clamp(0, 1000);
+        match rng.below(25) {
+            0 => {
+                let q = weir_shedder_policy {
+                    size: [1, 4, 8][rng.below(3) as usize],
+                    window_ns: [8_000_000, 20_000_000][rng.below(2) as usize],
+                    cpu: [500, 800, 950][rng.below(3) as usize],
+                    cool_ns: [0, 30_000_000][rng.below(2) as usize],
+                    beta: [0.0, 0.5][rng.below(2) as usize],
+                    ..small
+                };
+                change(&mut t, h, q);
+            }
+            1..=12 => {
+                let class = rng.below(5) as i32;
+                let ok = if class == 4 {
+                    allow(&mut t, &mut slots, h, now, cpu)
+                } else {
+                    allow_class(&mut t, &mut slots, h, now, cpu, class)
+                };
+                if ok {
+                    open.push(slots.0.len() - 1);
+                }
+            }
+            _ if !open.is_empty() => {
+                let k = open.swap_remove(rng.below(open.len() as u64) as usize);
+                let pass = rng.below(5) != 0;
+                end(
+                    &mut t,
+                    &mut slots,
+                    h,
+                    k,
+                    now + rng.below(10_000_000) as i64,
+                    pass,
+                );
+            }
+            _ => read(&mut t, h, now),
+        }
+    }
+    read(&mut t, h, now);
     weir_shedder_free(h);
     out.push(t);
 

@@ -39,7 +39,9 @@ use weir_core::partitioned::{Partition, PartitionError, Partitioned, MAX_PARTITI
 use weir_core::period::{Period, PeriodQuota};
 use weir_core::pool::{Pool, PoolPolicy, PoolTaken};
 use weir_core::rate::{self, RateError, RateLimit};
-use weir_core::shedder::{Criticality, Settled, Shedder, ShedderPolicy, ShedderTicket};
+use weir_core::shedder::{
+    Criticality, Settled, Shedder, ShedderFront, ShedderPolicy, ShedderPolicyError, ShedderTicket,
+};
 use weir_core::sliding::Sliding;
 use weir_core::time::NEVER;
 use weir_core::window::{Window, WindowError, WindowTotal};
@@ -971,6 +973,43 @@ fn made_none(clear: impl FnOnce(&mut Held), status: i64) -> usize {
     answer(&[status])
 }
 
+/// `budget_reconfigure`: status (1, NULL, with no budget held), checked in
+/// the C call's order; the new policy's budget made at `now`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn bay_budget_reconfigure(
+    form: i64,
+    max_tokens: i64,
+    token_ratio: i64,
+    ttl_ns: i64,
+    min_per_s: i64,
+    reserved: i64,
+    percent: i64,
+    now: i64,
+) -> usize {
+    let status = with(|h| {
+        let Some(budget) = h.budget.as_mut() else {
+            return NULL;
+        };
+        if reserved as i32 != 0 {
+            return RESERVED;
+        }
+        let to = match form as i32 {
+            0 => Budget::tokens(max_tokens as i32, f64_of(token_ratio)),
+            1 => Budget::percent(ttl_ns, min_per_s as i32, f64_of(percent), now),
+            _ => return UNKNOWN_KIND,
+        };
+        match to {
+            Ok(to) => {
+                budget.reconfigure(to, now);
+                0
+            }
+            Err(e) => code_status(e.code()),
+        }
+    });
+    answer(&[status])
+}
+
 /// `budget_deposit`.
 #[no_mangle]
 pub extern "C" fn bay_budget_deposit(now: i64) -> usize {
@@ -1252,6 +1291,38 @@ pub extern "C" fn bay_concurrency_partition_room(partition: i64) -> usize {
     })])
 }
 
+/// `concurrency_reconfigure`: status (1, NULL, with no limit held).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn bay_concurrency_reconfigure(
+    initial_limit: i64,
+    min_limit: i64,
+    max_limit: i64,
+    queue_size: i64,
+    smoothing: i64,
+    tolerance: i64,
+    long_window: i64,
+    warmup: i64,
+) -> usize {
+    let policy = concurrency_policy(
+        initial_limit,
+        min_limit,
+        max_limit,
+        queue_size,
+        smoothing,
+        tolerance,
+        long_window,
+        warmup,
+    );
+    let status = with(|h| match h.concurrency.as_mut() {
+        None => NULL,
+        Some(limit) => limit
+            .reconfigure(policy)
+            .map_or_else(|e| code_status(e.code()), |()| 0),
+    });
+    answer(&[status])
+}
+
 /// `concurrency_limit`.
 #[no_mangle]
 pub extern "C" fn bay_concurrency_limit() -> usize {
@@ -1488,6 +1559,58 @@ pub extern "C" fn bay_shedder_new(
     let made = Shedder::new(policy, now);
     let status = made.as_ref().map_or_else(|e| code_status(e.code()), |_| 0);
     with(|h| h.shedder = made.ok());
+    answer(&[status])
+}
+
+/// `shedder_reconfigure`: status (1, NULL, with no shedder held), checked
+/// in the C call's order. A shedder of the same size keeps its stores;
+/// another size moves into new ones, as a heap shedder does.
+#[no_mangle]
+pub extern "C" fn bay_shedder_reconfigure(
+    size: i64,
+    cpu: i64,
+    window_ns: i64,
+    latency_ns: i64,
+    beta: i64,
+    cool_ns: i64,
+    floor: i64,
+) -> usize {
+    let policy = ShedderPolicy {
+        size: size as i32,
+        cpu: cpu as i32,
+        window_ns,
+        latency_ns,
+        beta: f64_of(beta),
+        cool_ns,
+        floor: f64_of(floor),
+    };
+    let status = with(|h| {
+        let Some(shedder) = h.shedder.as_mut() else {
+            return NULL;
+        };
+        let changed = (|| {
+            let shed = policy.check()?;
+            let count = i64::from(shed.size).max(1);
+            if count > weir_core::window::MAX_SIZE {
+                return Err(ShedderPolicyError::Window(WindowError::TooLarge));
+            }
+            // 1 <= count <= MAX_SIZE.
+            let count = count as usize;
+            if count == shedder.policy().size as usize {
+                return shedder.reconfigure(shed);
+            }
+            let no_memory = |_| ShedderPolicyError::Window(WindowError::NoMemory);
+            let mut buckets = Vec::new();
+            buckets.try_reserve_exact(count).map_err(no_memory)?;
+            buckets.resize(count, WindowTotal::default());
+            let mut fronts = Vec::new();
+            fronts.try_reserve_exact(count).map_err(no_memory)?;
+            fronts.resize(count, ShedderFront::default());
+            *shedder = shedder.reconfigure_into(shed, buckets, fronts)?;
+            Ok(())
+        })();
+        changed.map_or_else(|e| code_status(e.code()), |()| 0)
+    });
     answer(&[status])
 }
 

@@ -60,6 +60,7 @@ OPS = [
     ("lease_new", 5), ("lease_take", 2), ("lease_grant", 4), ("lease_release", 1),
     ("lease_unspent", 1), ("lease_expires", 1), ("lease_cap", 0), ("lease_read_stats", 1),
     ("lease_reconfigure", 4),
+    ("budget_reconfigure", 8), ("concurrency_reconfigure", 8), ("shedder_reconfigure", 7),
     # The bloom, placed with its own words (`weir_bloom_place_in`, or its
     # gcra form) under the held limit; a key is compiled to its length and
     # its bytes packed little-endian in whole words (KEYED).

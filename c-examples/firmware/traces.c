@@ -519,6 +519,50 @@ static uint32_t run_handle(const trace_call *call, const uint64_t *a, const uint
         p.aggression = as_double(a[9]);
         st = weir_breaker_reconfigure(H(BREAKER, weir_breaker), &p);
         if (grew(BREAKER, st, want[0])) return SKIPPED;
+        goto reconfigured;
+    }
+    case OP_budget_reconfigure: {
+        SKIP_UNPLACED(BUDGET);
+        weir_budget_policy p;
+        __builtin_memset(&p, 0, sizeof p);
+        p.form = (int32_t)I64(a[0]);
+        p.max_tokens = (int32_t)I64(a[1]);
+        p.token_ratio = as_double(a[2]);
+        p.ttl_ns = I64(a[3]);
+        p.min_per_s = (int32_t)I64(a[4]);
+        p.reserved = (int32_t)I64(a[5]);
+        p.percent = as_double(a[6]);
+        st = weir_budget_reconfigure(H(BUDGET, weir_budget), &p, I64(a[7]));
+        goto reconfigured;
+    }
+    case OP_concurrency_reconfigure: {
+        SKIP_UNPLACED(CONCURRENCY);
+        weir_concurrency_policy p;
+        __builtin_memset(&p, 0, sizeof p);
+        p.initial_limit = (int32_t)I64(a[0]);
+        p.min_limit = (int32_t)I64(a[1]);
+        p.max_limit = (int32_t)I64(a[2]);
+        p.queue_size = (int32_t)I64(a[3]);
+        p.smoothing = as_double(a[4]);
+        p.tolerance = as_double(a[5]);
+        p.long_window = (int32_t)I64(a[6]);
+        p.warmup = (int32_t)I64(a[7]);
+        st = weir_concurrency_reconfigure(H(CONCURRENCY, weir_concurrency), &p);
+        goto reconfigured;
+    }
+    case OP_shedder_reconfigure: {
+        SKIP_UNPLACED(SHEDDER);
+        weir_shedder_policy p;
+        __builtin_memset(&p, 0, sizeof p);
+        p.size = (int32_t)I64(a[0]);
+        p.cpu = (int32_t)I64(a[1]);
+        p.window_ns = I64(a[2]);
+        p.latency_ns = I64(a[3]);
+        p.beta = as_double(a[4]);
+        p.cool_ns = I64(a[5]);
+        p.floor = as_double(a[6]);
+        st = weir_shedder_reconfigure(H(SHEDDER, weir_shedder), &p);
+        if (grew(SHEDDER, st, want[0])) return SKIPPED;
     }
     reconfigured:
         got[0] = U(st);

@@ -297,6 +297,29 @@ fn shedder(input: &mut Input) {
             0 => 1 + input.below(FLOOD),
             _ => 1,
         };
+        // A new policy in place now and then: the calls in flight kept; a
+        // refusal changes nothing.
+        if input.one_in(16) {
+            let mut next = policy;
+            match input.u8() % 4 {
+                0 => next.size = size(input),
+                1 => next.cpu = input.below(1000) as i32,
+                2 => next.window_ns = span(input),
+                _ => next.latency_ns = span(input),
+            }
+            let at = latest;
+            let mut before = weir_shedder_stats::default();
+            assert_eq!(weir_shedder_read_stats(shedder, at, &mut before), WEIR_OK);
+            let status = weir_shedder_reconfigure(handle, &next);
+            let mut after = weir_shedder_stats::default();
+            assert_eq!(weir_shedder_read_stats(shedder, at, &mut after), WEIR_OK);
+            assert_eq!(after.flying, flying.len() as i64);
+            if status == WEIR_OK {
+                policy = next;
+            } else {
+                assert_eq!(format!("{after:?}"), format!("{before:?}"), "a refused change wrote");
+            }
+        }
         let op = input.u8() % 8;
         let cpu = match input.u8() % 4 {
             0 => input.u32() as i32,

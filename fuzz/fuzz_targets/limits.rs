@@ -1541,11 +1541,35 @@ fn budget(input: &mut Input) {
     }
     trace!("budget {policy:?}");
     let budget = handle as *const weir_budget;
-    let tokens_form = policy.form == WEIR_BUDGET_TOKENS;
+    let mut tokens_form = policy.form == WEIR_BUDGET_TOKENS;
     let mut counting = Counting::begin(input.even(), || weir_budget_start_counting(handle));
     while !input.is_empty() {
         counting.step(|out| weir_budget_read_counts(handle, out));
         let now = clock.tick(input);
+        // A new policy in place now and then: a token count kept up to the
+        // new maximum; a refusal changes nothing.
+        if input.one_in(16) {
+            let mut next = policy;
+            match input.u8() % 4 {
+                0 => next.form = 1 - next.form.clamp(0, 1),
+                1 => next.max_tokens = 1 + input.below(20) as i32,
+                2 => next.percent = input.unit() * 3.0,
+                _ => next.ttl_ns = input.span(),
+            }
+            let before = (weir_budget_left(budget, now), weir_budget_tokens(budget, now));
+            let status = weir_budget_reconfigure(handle, &next, now);
+            trace!("weir_budget_reconfigure({next:?}, {now}) -> {status:?}");
+            let after = (weir_budget_left(budget, now), weir_budget_tokens(budget, now));
+            if status == WEIR_OK {
+                if tokens_form && next.form == WEIR_BUDGET_TOKENS {
+                    assert_eq!(after.1, before.1.min(1000 * i64::from(next.max_tokens)));
+                }
+                tokens_form = next.form == WEIR_BUDGET_TOKENS;
+                policy = next;
+            } else {
+                assert_eq!(after, before, "a refused change wrote");
+            }
+        }
         let count = match input.u8() % 4 {
             0 => 1 + input.below(FLOOD),
             _ => 1,
@@ -1699,13 +1723,33 @@ fn concurrency(input: &mut Input) {
     }
     trace!("concurrency {policy:?}");
     let limit = handle as *const weir_concurrency;
-    let (low, high) = (i64::from(policy.min_limit), i64::from(policy.max_limit));
+    let (mut low, mut high) = (i64::from(policy.min_limit), i64::from(policy.max_limit));
     let mut clock = Clock::new(input);
     let mut flights: Vec<weir_concurrency_ticket> = Vec::new();
     let mut counting = Counting::begin(input.even(), || weir_concurrency_start_counting(handle));
     while !input.is_empty() {
         counting.step(|out| weir_concurrency_read_counts(handle, out));
         let now = clock.tick(input);
+        // A new policy in place now and then: the limit held to the new
+        // bounds, the calls in flight kept; a refusal changes nothing.
+        if input.one_in(16) {
+            let mut next = policy;
+            next.min_limit = input.below(30) as i32;
+            next.max_limit = next.min_limit + input.below(300) as i32;
+            next.initial_limit = next.min_limit;
+            let before = (weir_concurrency_limit(limit), weir_concurrency_flying(limit));
+            let status = weir_concurrency_reconfigure(handle, &next);
+            trace!("weir_concurrency_reconfigure({next:?}) -> {status:?}");
+            let after = (weir_concurrency_limit(limit), weir_concurrency_flying(limit));
+            assert_eq!(after.1, before.1, "a change moved the calls in flight");
+            if status == WEIR_OK {
+                policy = next;
+                (low, high) = (i64::from(next.min_limit), i64::from(next.max_limit));
+                assert_eq!(after.0, before.0.clamp(low, high));
+            } else {
+                assert_eq!(after, before, "a refused change wrote");
+            }
+        }
         let cap = weir_concurrency_limit(limit);
         assert!(
             (low..=high).contains(&cap),

@@ -1,6 +1,7 @@
 /* Reconfiguring a handle while other threads decide on it: the sliding
- * window, period counter, gate, window, breaker and lease take their new
- * policy under their own lock (the gate in an atomic word), so each decision
+ * window, period counter, gate, window, breaker, retry budget, shedder,
+ * adaptive limit and lease take their new policy
+ * under their own lock (the gate in an atomic word), so each decision
  * racing a change is judged by the old policy or the new one, wholly. Here
  * several threads decide in a loop while one more changes the policy in a
  * loop, and the answers must stay within the looser of the policies' bounds
@@ -256,6 +257,134 @@ static void breaker_threads(void) {
     }
 }
 
+/* --- the retry budget: tokens form, 10 and 20 tokens in turn, full at
+ * 10; every failure at one instant and no success, so the count only falls
+ * and is never raised by a change: at most 4 retries pass (10 tokens: the
+ * count above 5 after 9, 8, 7 and 6), what 10 allows, 20 fewer. */
+static void *budget_decide(void *arg) {
+    struct shared *s = arg;
+    for (int i = 0; i < TAKES; i++) {
+        if (weir_budget_withdraw(s->handle, 0)) atomic_fetch_add(&s->admitted, 1);
+        int64_t tokens = weir_budget_tokens(s->handle, 0);
+        if (tokens < 0 || tokens > 10000) atomic_fetch_add(&s->bad, 1);
+    }
+    return NULL;
+}
+
+static void *budget_change(void *arg) {
+    struct shared *s = arg;
+    weir_budget_policy p = weir_budget_policy_preset();
+    p.form = WEIR_BUDGET_TOKENS;
+    for (int i = 0; !atomic_load(&s->done) || i < 100; i++) {
+        p.max_tokens = i % 2 ? 20 : 10;
+        if (weir_budget_reconfigure(s->handle, &p, 0) != WEIR_OK) atomic_fetch_add(&s->bad, 1);
+    }
+    return NULL;
+}
+
+static void budget_threads(void) {
+    struct shared s;
+    weir_budget_policy p = weir_budget_policy_preset();
+    p.form = WEIR_BUDGET_TOKENS;
+    p.max_tokens = 10;
+    for (int round = 0; round < ROUNDS; round++) {
+        weir_budget *budget = NULL;
+        CHECK_STATUS(weir_budget_new(&p, 0, &budget), WEIR_OK);
+        reset(&s, budget);
+        race(&s, budget_decide, budget_change);
+        CHECK(atomic_load(&s.admitted) <= 4);
+        weir_budget_free(budget);
+    }
+}
+
+/* --- the shedder: 4 and 8 buckets in turn (new buckets and queues each
+ * time, moved into under the lock); the CPU reads 0, so neither policy is
+ * ever hot and every call passes, and every ticket settles whatever
+ * changed since it was handed out. */
+static void *shedder_decide(void *arg) {
+    struct shared *s = arg;
+    for (int i = 0; i < TAKES; i++) {
+        weir_shedder_ticket ticket;
+        if (!weir_shedder_allow(s->handle, i, 0, &ticket)) {
+            atomic_fetch_add(&s->bad, 1);
+            continue;
+        }
+        atomic_fetch_add(&s->admitted, 1);
+        if (weir_shedder_pass(s->handle, &ticket, i + 1) != WEIR_OK) atomic_fetch_add(&s->bad, 1);
+    }
+    return NULL;
+}
+
+static void *shedder_change(void *arg) {
+    struct shared *s = arg;
+    weir_shedder_policy p = weir_shedder_policy_preset();
+    for (int i = 0; !atomic_load(&s->done) || i < 100; i++) {
+        p.size = i % 2 ? 8 : 4;
+        if (weir_shedder_reconfigure(s->handle, &p) != WEIR_OK) atomic_fetch_add(&s->bad, 1);
+    }
+    return NULL;
+}
+
+static void shedder_threads(void) {
+    struct shared s;
+    for (int round = 0; round < ROUNDS; round++) {
+        weir_shedder *shedder = NULL;
+        CHECK_STATUS(weir_shedder_new(NULL, 0, &shedder), WEIR_OK);
+        reset(&s, shedder);
+        race(&s, shedder_decide, shedder_change);
+        CHECK(atomic_load(&s.admitted) == DECIDERS * TAKES);
+        CHECK(weir_shedder_flying(shedder) == 0);
+        weir_shedder_free(shedder);
+    }
+}
+
+/* --- the adaptive limit: held at 2 and at 5 in turn (min_limit =
+ * max_limit); the calls the deciders count inside never pass 5. */
+static void *concurrency_decide(void *arg) {
+    struct shared *s = arg;
+    for (int i = 0; i < TAKES; i++) {
+        weir_concurrency_ticket ticket;
+        if (!weir_concurrency_enter(s->handle, i, &ticket)) continue;
+        long now_inside = atomic_fetch_add(&s->inside, 1) + 1;
+        long most = atomic_load(&s->most_inside);
+        while (now_inside > most && !atomic_compare_exchange_weak(&s->most_inside, &most, now_inside)) {
+        }
+        atomic_fetch_add(&s->admitted, 1);
+        atomic_fetch_sub(&s->inside, 1);
+        if (weir_concurrency_leave(s->handle, &ticket, i + 1, false) != WEIR_OK) atomic_fetch_add(&s->bad, 1);
+    }
+    return NULL;
+}
+
+static void *concurrency_change(void *arg) {
+    struct shared *s = arg;
+    weir_concurrency_policy p = weir_concurrency_policy_preset();
+    for (int i = 0; !atomic_load(&s->done) || i < 100; i++) {
+        int32_t limit = i % 2 ? 5 : 2;
+        p.initial_limit = p.min_limit = p.max_limit = limit;
+        p.queue_size = 0;
+        if (weir_concurrency_reconfigure(s->handle, &p) != WEIR_OK) atomic_fetch_add(&s->bad, 1);
+    }
+    return NULL;
+}
+
+static void concurrency_threads(void) {
+    struct shared s;
+    weir_concurrency_policy p = weir_concurrency_policy_preset();
+    p.initial_limit = p.min_limit = p.max_limit = 2;
+    p.queue_size = 0;
+    for (int round = 0; round < ROUNDS; round++) {
+        weir_concurrency *limit = NULL;
+        CHECK_STATUS(weir_concurrency_new(&p, &limit), WEIR_OK);
+        reset(&s, limit);
+        race(&s, concurrency_decide, concurrency_change);
+        CHECK(atomic_load(&s.most_inside) <= 5);
+        CHECK(atomic_load(&s.admitted) > 0);
+        CHECK(weir_concurrency_flying(limit) == 0);
+        weir_concurrency_free(limit);
+    }
+}
+
 /* --- the lease: 20 units granted at 0, then its share changed between a
  * cap of 25 and a cap of 5 while the deciders spend one unit at a time at
  * that instant: the units held are kept whatever the cap, so exactly the
@@ -307,12 +436,16 @@ static void lease_threads(void) {
     }
 }
 
+
 int main(void) {
     sliding_threads();
     period_threads();
     gate_threads();
     window_threads();
     breaker_threads();
+    budget_threads();
+    shedder_threads();
+    concurrency_threads();
     lease_threads();
     CHECK_DONE();
 }

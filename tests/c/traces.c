@@ -384,6 +384,17 @@ static bool run(call *c, held *h) {
         weir_budget_free(h->budget);
         h->budget = NULL;
         o_status(c, weir_budget_new(&p, a_i64(c), &h->budget));
+    } else if (OP("budget_reconfigure")) {
+        weir_budget_policy p;
+        memset(&p, 0, sizeof p);
+        p.form = (int32_t)a_i64(c);
+        p.max_tokens = (int32_t)a_i64(c);
+        p.token_ratio = a_f64(c);
+        p.ttl_ns = a_i64(c);
+        p.min_per_s = (int32_t)a_i64(c);
+        p.reserved = (int32_t)a_i64(c);
+        p.percent = a_f64(c);
+        o_status(c, weir_budget_reconfigure(h->budget, &p, a_i64(c)));
     } else if (OP("budget_deposit")) {
         weir_budget_deposit(h->budget, a_i64(c));
     } else if (OP("budget_withdraw")) {
@@ -408,6 +419,18 @@ static bool run(call *c, held *h) {
         weir_concurrency_free(h->concurrency);
         h->concurrency = NULL;
         o_status(c, weir_concurrency_new(&p, &h->concurrency));
+    } else if (OP("concurrency_reconfigure")) {
+        weir_concurrency_policy p;
+        memset(&p, 0, sizeof p);
+        p.initial_limit = (int32_t)a_i64(c);
+        p.min_limit = (int32_t)a_i64(c);
+        p.max_limit = (int32_t)a_i64(c);
+        p.queue_size = (int32_t)a_i64(c);
+        p.smoothing = a_f64(c);
+        p.tolerance = a_f64(c);
+        p.long_window = (int32_t)a_i64(c);
+        p.warmup = (int32_t)a_i64(c);
+        o_status(c, weir_concurrency_reconfigure(h->concurrency, &p));
     } else if (OP("concurrency_new_partitioned")) {
         weir_concurrency_policy p;
         memset(&p, 0, sizeof p);
@@ -522,6 +545,17 @@ static bool run(call *c, held *h) {
         weir_shedder_free(h->shedder);
         h->shedder = NULL;
         o_status(c, weir_shedder_new(&p, a_i64(c), &h->shedder));
+    } else if (OP("shedder_reconfigure")) {
+        weir_shedder_policy p;
+        memset(&p, 0, sizeof p);
+        p.size = (int32_t)a_i64(c);
+        p.cpu = (int32_t)a_i64(c);
+        p.window_ns = a_i64(c);
+        p.latency_ns = a_i64(c);
+        p.beta = a_f64(c);
+        p.cool_ns = a_i64(c);
+        p.floor = a_f64(c);
+        o_status(c, weir_shedder_reconfigure(h->shedder, &p));
     } else if (OP("shedder_allow")) {
         size_t k = new_ticket(c, h);
         int64_t now = a_i64(c);

@@ -282,6 +282,17 @@ bool run(call* c, Held& h) {
         p.reserved = static_cast<std::int32_t>(a_i64(c));
         p.percent = a_f64(c);
         make(c, h.budget, weir::Budget::make(p, a_i64(c)));
+    } else if (op == "budget_reconfigure") {
+        weir_budget_policy p{};
+        p.form = static_cast<std::int32_t>(a_i64(c));
+        p.max_tokens = static_cast<std::int32_t>(a_i64(c));
+        p.token_ratio = a_f64(c);
+        p.ttl_ns = a_i64(c);
+        p.min_per_s = static_cast<std::int32_t>(a_i64(c));
+        p.reserved = static_cast<std::int32_t>(a_i64(c));
+        p.percent = a_f64(c);
+        const std::int64_t now = a_i64(c);
+        o_code(c, h.budget->reconfigure(p, now));
     } else if (op == "budget_deposit") {
         h.budget->deposit(a_i64(c));
     } else if (op == "budget_withdraw") {
@@ -338,6 +349,17 @@ bool run(call* c, Held& h) {
         p.long_window = static_cast<std::int32_t>(a_i64(c));
         p.warmup = static_cast<std::int32_t>(a_i64(c));
         make(c, h.concurrency, weir::Concurrency::make(p));
+    } else if (op == "concurrency_reconfigure") {
+        weir_concurrency_policy p{};
+        p.initial_limit = static_cast<std::int32_t>(a_i64(c));
+        p.min_limit = static_cast<std::int32_t>(a_i64(c));
+        p.max_limit = static_cast<std::int32_t>(a_i64(c));
+        p.queue_size = static_cast<std::int32_t>(a_i64(c));
+        p.smoothing = a_f64(c);
+        p.tolerance = a_f64(c);
+        p.long_window = static_cast<std::int32_t>(a_i64(c));
+        p.warmup = static_cast<std::int32_t>(a_i64(c));
+        o_code(c, h.concurrency->reconfigure(p));
     } else if (op == "concurrency_new_partitioned") {
         weir_concurrency_policy p{};
         p.initial_limit = static_cast<std::int32_t>(a_i64(c));
@@ -397,6 +419,16 @@ bool run(call* c, Held& h) {
         p.cool = nanoseconds(a_i64(c));
         p.floor = a_f64(c);
         make(c, h.shedder, weir::Shedder::make(p, a_i64(c)));
+    } else if (op == "shedder_reconfigure") {
+        weir::ShedderPolicy p;
+        p.size = static_cast<std::int32_t>(a_i64(c));
+        p.cpu = static_cast<std::int32_t>(a_i64(c));
+        p.window = nanoseconds(a_i64(c));
+        p.latency = nanoseconds(a_i64(c));
+        p.beta = a_f64(c);
+        p.cool = nanoseconds(a_i64(c));
+        p.floor = a_f64(c);
+        o_code(c, h.shedder->reconfigure(p));
     } else if (op == "shedder_allow") {
         if (h.tickets == MAX_TICKETS) fail(c, "too many tickets");
         const std::int64_t now = a_i64(c);

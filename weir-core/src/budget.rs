@@ -236,6 +236,45 @@ impl Budget {
         }
     }
 
+    /// Takes the policy of `to` in place (a budget made by
+    /// [`Budget::tokens`] or [`Budget::percent`] at `now`), keeping what
+    /// has a meaning under it:
+    ///
+    /// - **Tokens to tokens**: the count is kept, held to the new
+    ///   `max_tokens` (a count above it is cut to it). Every call from then
+    ///   on answers true only where a budget made with the new policy, full,
+    ///   would: the kept count is never above that one's.
+    /// - **Percent to percent**: the live credit is kept (what had aged out
+    ///   under the old policy stays out), each deposit and
+    ///   withdrawal at the worth in retries its own policy gave it (a
+    ///   slice's credit is rescaled by `cost' / cost`, rounded down, so
+    ///   against retrying), and laid on the new policy's slices (`ttl' /
+    ///   10`, on the same grid from the budget's making): a slice holding
+    ///   more deposits than withdrawals goes into the new slice where it
+    ///   began, one holding more withdrawals into the new slice where it
+    ///   ended (never past the slice `now` falls in, itself never earlier
+    ///   than the latest slice seen), and what lands ten or more new slices
+    ///   back has aged out. So each deposit ages out no later, and each
+    ///   withdrawal no sooner, than under the new policy, as if it had been
+    ///   in force when they were made (slices of the same width stay as they
+    ///   are). The reserve is the new policy's. Then, as the percent form's
+    ///   bound has it, the retries alive in the live slices are at most the
+    ///   deposits alive there, each at its own policy's `1000 / cost`, plus
+    ///   `min_per_s' × ttl_s'`.
+    /// - **A change of form**: nothing carries over (a token count has no
+    ///   meaning as alive credit, nor credit as a count): the budget is `to`,
+    ///   as made at `now`.
+    pub fn reconfigure(&mut self, to: Budget, now: i64) {
+        self.form = match (self.form, to.form) {
+            (Form::Tokens(old), Form::Tokens(mut new)) => {
+                new.count = old.count.min(new.max);
+                Form::Tokens(new)
+            }
+            (Form::Percent(old), Form::Percent(new)) => Form::Percent(old.carried(new, now)),
+            (_, form) => form,
+        };
+    }
+
     /// The raw count at `now`, in the form's own units. Tokens: the token
     /// count in thousandths (10 tokens: 10000). Percent: alive deposits −
     /// alive withdrawals + reserve, in Finagle's units (1000 a deposit).
@@ -249,6 +288,44 @@ impl Budget {
 }
 
 impl Percent {
+    /// `new` (a percent budget just made) holding this one's live credit,
+    /// as [`Budget::reconfigure`] lays it: on this grid's origin, in
+    /// `new`'s slices and units.
+    fn carried(&self, mut new: Percent, now: i64) -> Percent {
+        let at = self.slice_at(now);
+        // Offsets from the origin: the slices' bounds fit, since `at` is a
+        // whole number of slices within `elapsed`'s range.
+        let now_off = elapsed(self.origin, now).max(at.saturating_mul(self.slice_ns));
+        let seen = now_off / new.slice_ns;
+        new.origin = self.origin;
+        new.seen = seen;
+        new.slices = [Slice::default(); SLICES];
+        for slice in self
+            .slices
+            .iter()
+            .filter(|s| s.number <= at && at - s.number < SLICES as i64 && s.credit != 0)
+        {
+            let scaled = (i128::from(slice.credit) * i128::from(new.cost))
+                .div_euclid(i128::from(self.cost))
+                .clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
+            let start = slice.number.saturating_mul(self.slice_ns);
+            let number = if scaled >= 0 {
+                start / new.slice_ns
+            } else {
+                (start.saturating_add(self.slice_ns - 1) / new.slice_ns).min(seen)
+            };
+            if seen - number >= SLICES as i64 {
+                continue;
+            }
+            let slot = &mut new.slices[(number % SLICES as i64) as usize];
+            if slot.number != number {
+                *slot = Slice { number, credit: 0 };
+            }
+            slot.credit = slot.credit.saturating_add(scaled);
+        }
+        new
+    }
+
     /// The slice number `now` falls in, never earlier than one seen.
     fn slice_at(&self, now: i64) -> i64 {
         (elapsed(self.origin, now) / self.slice_ns).max(self.seen)

@@ -161,6 +161,28 @@ impl Concurrency {
         })
     }
 
+    /// Takes a new policy in place, checked as [`Concurrency::new`] checks
+    /// it (an error changes nothing). Kept: the limit the controller has
+    /// reached, held to the new `min_limit` to `max_limit` (`initial_limit`
+    /// is where a new limit starts, and this one has started), the calls in
+    /// flight (their tickets leave as before; calls beyond a lower limit
+    /// stay, and none enters until enough have left), the latency averages
+    /// and the count of warm-up samples (a longer warm-up goes on averaging
+    /// plainly from the samples it has, a shorter one that has them all
+    /// moves to the exponential average), which the new constants move from
+    /// the next sample. So from the change on a call enters only while
+    /// fewer than `⌊limit⌋ ≤ max_limit'` are in flight: the calls in flight
+    /// never exceed the larger of the count at the change and the new
+    /// `max_limit`.
+    pub fn reconfigure(&mut self, policy: ConcurrencyPolicy) -> Result<(), ConcurrencyError> {
+        Concurrency::new(policy)?;
+        self.policy = policy;
+        self.limit = self
+            .limit
+            .clamp(f64::from(policy.min_limit), f64::from(policy.max_limit));
+        Ok(())
+    }
+
     /// Lets a call in at `now` if fewer than `⌊limit⌋` are in flight.
     pub fn enter(&mut self, now: i64) -> Option<ConcurrencyTicket> {
         self.enter_below(self.limit(), now)

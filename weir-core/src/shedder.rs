@@ -535,6 +535,65 @@ impl<W: Slots<WindowTotal>, F: Slots<ShedderFront>> Shedder<W, F> {
         self.shed
     }
 
+    /// Takes a new policy in place, checked as [`Shedder::new`] checks it
+    /// (an error changes nothing), in the same stores: the window's size
+    /// stays the store's whatever `shed.size` says, as [`Shedder::new_in`]
+    /// has it (for another size, [`Shedder::reconfigure_into`] stores of
+    /// that size). Kept whatever the policy: the calls in flight (their
+    /// tickets settle as before), the moving average of calls in flight
+    /// (the new `beta` weighs it from the next completion), the last CPU
+    /// reading, when the CPU was last at or over the threshold and whether
+    /// the shedder has refused since (judged from then on by the new
+    /// threshold and `cool_ns`), and the clock.
+    ///
+    /// The measured capacity: if the buckets keep their layout (the same
+    /// size and `window_ns / size`), the window and its queues are kept as
+    /// they are, and the capacity is read again from them under the new
+    /// `latency_ns`. Otherwise the window opens empty at the latest `now`
+    /// seen (a bucket's passes per nanosecond mean nothing at another
+    /// width), and the capacity is the new policy's before a complete
+    /// bucket holds a pass: exactly a new shedder's.
+    pub fn reconfigure(&mut self, shed: ShedderPolicy) -> Result<(), ShedderPolicyError> {
+        let mut shed = shed.check()?;
+        shed.size = self.shed.size;
+        let width = (shed.window_ns / i64::from(shed.size)).max(1);
+        if width != self.window.width() {
+            self.window
+                .restart(shed.window_ns, self.latest)
+                .map_err(ShedderPolicyError::Window)?;
+            self.busiest = Ring::default();
+            self.fastest = Ring::default();
+            self.fronts.as_mut().fill(ShedderFront::default());
+        }
+        self.shed = shed;
+        self.per_cpu = 1.0 / f64::from(CPU_MAX - shed.cpu);
+        let fronts = self.fronts.as_ref();
+        let busiest = self.busiest.front(fronts, busiest_of).map_or(1, |(_, c)| c);
+        let fastest = self.fastest.front(fronts, fastest_of).map(|(_, t)| t);
+        self.capacity = self.measure(busiest, fastest);
+        Ok(())
+    }
+
+    /// [`Shedder::reconfigure`] into other stores, whose length is the new
+    /// window's size (as [`Shedder::new_in`] takes them): the window always
+    /// opens empty in them at the latest `now` seen (as a change of layout
+    /// does), everything else kept. This shedder is left as it was. Errors
+    /// as [`Shedder::new_in`]'s.
+    pub fn reconfigure_into<V: Slots<WindowTotal>, G: Slots<ShedderFront>>(
+        &self,
+        shed: ShedderPolicy,
+        buckets: V,
+        fronts: G,
+    ) -> Result<Shedder<V, G>, ShedderPolicyError> {
+        let mut moved = Shedder::new_in(shed, buckets, fronts, self.latest)?;
+        moved.flying = self.flying;
+        moved.average = self.average;
+        moved.overloaded_at = self.overloaded_at;
+        moved.dropped = self.dropped;
+        moved.cpu = self.cpu;
+        Ok(moved)
+    }
+
     /// Brings the window to `now` (an earlier `now` than one seen counts as
     /// the latest), and the queues and the capacity with it.
     #[inline]

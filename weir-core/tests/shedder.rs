@@ -10,14 +10,23 @@
 //! - within the bound: capacity and limit are at least 1 and the limit at
 //!   most the capacity; a refusal comes only while hot (the CPU at or over
 //!   the threshold now, or within `cool_ns` of when it was) and with both
-//!   the calls in flight and their moving average over the limit.
+//!   the calls in flight and their moving average over the limit, and a
+//!   call is admitted only if it is not both hot now and over the limit;
+//! - across a change of policy in place (`Shedder::reconfigure`, or
+//!   `reconfigure_into` stores of another size) both hold for the policy in
+//!   force at each call, so nothing admits more than either policy allows
+//!   for its stretch; the calls in flight are kept, and a refused policy
+//!   changes nothing.
 #![cfg(feature = "alloc")]
 
 mod timeline;
 
 use proptest::prelude::*;
 use timeline::Step;
-use weir_core::shedder::{Settled, Shedder, ShedderPolicy, ShedderStats, ShedderTicket, CPU_MAX};
+use weir_core::shedder::{
+    Settled, Shedder, ShedderFront, ShedderPolicy, ShedderStats, ShedderTicket, CPU_MAX,
+};
+use weir_core::window::WindowTotal;
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -41,6 +50,14 @@ enum Op {
     /// A reading.
     Read {
         at: Step,
+    },
+    /// A new policy in place.
+    Reconfigure {
+        shed: ShedderPolicy,
+    },
+    /// A policy the shedder refuses: an error.
+    Refused {
+        cpu: i32,
     },
 }
 
@@ -102,6 +119,8 @@ fn case() -> impl Strategy<Value = Case> {
             2 => any::<usize>().prop_map(|pick| Op::Fail { pick }),
             1 => (step.clone(), any::<usize>()).prop_map(|(at, pick)| Op::Again { at, pick }),
             3 => step.prop_map(|at| Op::Read { at }),
+            1 => shedder_policy().prop_map(|shed| Op::Reconfigure { shed }),
+            1 => prop_oneof![Just(-1i32), Just(1000), Just(i32::MAX)].prop_map(|cpu| Op::Refused { cpu }),
         ];
         (Just(shed), Just(start), prop::collection::vec(op, 1..200))
             .prop_map(|(shed, start, ops)| Case { shed, start, ops })
@@ -148,7 +167,7 @@ fn check_stats(stats: &ShedderStats) {
 /// index, skipped ones left out, then readings at the end.
 fn run(case: &Case, skip_reads: bool, skip_errors: bool) -> Vec<(usize, Answer)> {
     let mut shedder = Shedder::new(case.shed, case.start).unwrap();
-    let shed = shedder.policy();
+    let mut shed = shedder.policy();
     let mut answers = Vec::new();
     let mut open: Vec<ShedderTicket> = Vec::new();
     let mut settled: Vec<ShedderTicket> = Vec::new();
@@ -174,6 +193,16 @@ fn run(case: &Case, skip_reads: bool, skip_errors: bool) -> Vec<(usize, Answer)>
                 }
                 let ticket = shedder.allow(now, cpu);
                 latest = effective;
+                let limit_now = limit(&shed, before.capacity, clamped);
+                if clamped >= shed.cpu
+                    && before.flying as f64 > limit_now * (1.0 + 1e-9)
+                    && before.average > limit_now * (1.0 + 1e-9)
+                {
+                    assert!(
+                        ticket.is_none(),
+                        "admitted over the limit {limit_now}: {before:?}"
+                    );
+                }
                 if ticket.is_none() {
                     let warm = clamped >= shed.cpu
                         || hot_at.is_some_and(|at| effective.saturating_sub(at) < shed.cool_ns);
@@ -230,6 +259,41 @@ fn run(case: &Case, skip_reads: bool, skip_errors: bool) -> Vec<(usize, Answer)>
                     continue;
                 }
                 check_stats(&shedder.stats(at.from(cursor)));
+            }
+            Op::Reconfigure { shed: to } => {
+                let flying = shedder.flying();
+                let size = to.size.max(1) as usize;
+                if size == shedder.policy().size as usize {
+                    shedder.reconfigure(to).unwrap();
+                } else {
+                    let buckets = vec![WindowTotal::default(); size];
+                    let fronts = vec![ShedderFront::default(); size];
+                    shedder = shedder.reconfigure_into(to, buckets, fronts).unwrap();
+                }
+                shed = shedder.policy();
+                assert_eq!(shed.size as usize, size);
+                assert_eq!(
+                    shedder.flying(),
+                    flying,
+                    "a change moved the calls in flight"
+                );
+                answers.push((index, Answer::Settled(Ok(()))));
+            }
+            Op::Refused { cpu } => {
+                if skip_errors {
+                    continue;
+                }
+                let was = format!("{shedder:?}");
+                let to = ShedderPolicy { cpu, ..shed };
+                assert!(shedder.reconfigure(to).is_err());
+                assert!(shedder
+                    .reconfigure_into(
+                        to,
+                        vec![WindowTotal::default(); 3],
+                        vec![ShedderFront::default(); 3]
+                    )
+                    .is_err());
+                assert_eq!(format!("{shedder:?}"), was, "a refused change wrote");
             }
         }
         assert_eq!(shedder.flying(), open.len() as i64);
