@@ -30,8 +30,16 @@ so=$(modules/nginx/build.sh "$root/target/nginx") || { echo "build failed"; echo
 
 tmp=$(mktemp -d)
 chmod 755 "$tmp" # the workers (nobody) read html/
-port=$((20000 + RANDOM % 20000))
-mport=$((port + 1)) # the counts page's server
+# Two free ports, the server's and the counts page's (mport), each asked of
+# the kernel (bind to port 0), as the Python tests do: a port drawn at
+# random could be one an outgoing connection holds (a run failed so).
+read -r port mport < <(python3 -c '
+import socket
+socks = [socket.socket() for _ in range(2)]
+for s in socks:
+    s.bind(("127.0.0.1", 0))
+print(*(s.getsockname()[1] for s in socks))
+')
 passed=0
 failed=0
 master=
