@@ -75,29 +75,34 @@
 //! burst). A slot is free (tag 0), claimed (the fingerprint with bit 0
 //! set, and the word a number unique to the claim, from
 //! [`KeyedCounters`]), or held (the fingerprint, and the key's word).
-//! Number `K`'s candidate slots 0..16 (`b1`'s then `b2`'s). A call that
-//! finds no held slot for `K`:
+//! Number a key's candidate slots 0..16 (`b1`'s then `b2`'s). A call that
+//! finds no held slot for its key `K` claims a free or idle slot (one
+//! compare-and-swap of the whole slot from the value it judged), unless it
+//! saw a claim of `K` already, and then settles `K`'s claims: it reads
+//! every candidate; if one is held by `K`, it frees `K`'s claims; else it
+//! frees every claim of `K` above the lowest and turns the lowest into a
+//! held fresh word. Each of those writes is a compare-and-swap from the
+//! value its read saw; then the call starts over, and finds the held slot.
+//! Any call for `K` settles any claim of `K`, its own or another's, so no
+//! call waits on another (a claim whose caller stopped is settled by the
+//! key's next call).
 //!
-//! 1. claims a free or idle slot `p` (one compare-and-swap of the whole
-//!    slot, from the value it judged);
-//! 2. scans the other candidates: a slot held by `K` → it releases `p` and
-//!    decides there; a claim of `K` at a lower number → it releases `p` and
-//!    starts over; a claim of `K` at a higher number → it frees that slot
-//!    (a compare-and-swap from the claim it saw; if that fails, it releases
-//!    `p` and starts over);
-//! 3. turns its claim into a held fresh word (a compare-and-swap from its
-//!    claim, which fails if a lower claim freed it: then it starts over).
-//!
-//! No two slots are ever held by one key: of two that were, the later
-//! held's scan (2) came after the other's claim or the other's scan came
-//! after its claim, and whichever saw the other's claim released itself or
-//! freed the other before it could be held; a claim's unique number keeps
-//! a freed and reclaimed slot from passing for the first claim. The lowest
-//! claim of a key is freed by no one, so some call always goes ahead.
-//! `weir-core/tests/loom.rs` runs the claim and replacement races under
-//! every interleaving. A claim is never charged, so freeing one loses
-//! nothing; a held word changes hands only at rest, in one
-//! compare-and-swap of the whole slot that a racing charge makes fail.
+//! No key is ever held in two slots. Say `X` became held at `t_x`, then
+//! `Y` at `t_y`, `X` still held; each was claimed from `c` (`c_x`, `c_y`)
+//! to its hold, and each hold was licensed by a settle that read all the
+//! candidates in between. `Y`'s settle read `X` before `t_x` (it saw no
+//! held slot). If `X`'s settle read `Y` after `c_y`, it saw `Y`'s claim:
+//! lower, and it would have settled `Y`, not `X`; higher, and it freed `Y`
+//! before `t_x < t_y`, so `Y`'s claim was gone at `t_y`. Otherwise `c_x` <
+//! (that read) < `c_y` < (`Y`'s settle's read of `X`) < `t_x`: `Y`'s
+//! settle saw `X`'s claim, and the same holds the other way round (if it
+//! found `X` already held, its compare-and-swap to free `X` failed and it
+//! started over). A claim's unique number keeps a slot freed and claimed
+//! again from passing for the claim a settle read. A claim is never
+//! charged, so freeing one loses nothing; a held word changes hands only
+//! at rest, in one compare-and-swap of the whole slot that a racing charge
+//! makes fail. `weir-core/tests/loom.rs` runs the claim and replacement
+//! races under every interleaving.
 //!
 //! # Without a 16-byte compare-and-swap
 //!
@@ -353,7 +358,7 @@ impl KeyedShape {
             0 => 2,
             print => print,
         };
-        let pick = |half: u64| ((half & 0xffff_ffff) * self.buckets >> 32) as usize;
+        let pick = |half: u64| (((half & 0xffff_ffff) * self.buckets) >> 32) as usize;
         (fingerprint, [pick(hash), pick(hash >> 32)])
     }
 
@@ -384,58 +389,88 @@ impl KeyedShape {
                 &second[at - SLOTS]
             }
         };
+        // This call's claim, if it made one: freed (unless it became the
+        // held slot) once the key is held, so that it does not keep a
+        // slot from other keys.
+        let mut mine: Option<(usize, (u64, u64))> = None;
         'over: loop {
-            // A slot the key holds.
+            // A slot the key holds, or a claim of it in progress.
+            let mut claimed = false;
             for at in 0..count {
-                if slot(at).get().0 == fingerprint {
+                let tag = slot(at).get().0;
+                if tag == fingerprint {
+                    if let Some((at, claim)) = mine.take() {
+                        let _ = slot(at).swap_if(claim, (0, 0));
+                    }
                     match self.charge(slot(at), fingerprint, now, n) {
                         Some(allowed) => return answer(allowed),
                         // Forgotten at rest meanwhile: as if never there.
                         None => continue 'over,
                     }
                 }
+                claimed |= tag == fingerprint | CLAIM;
             }
-            // None: a call the word refuses whatever it holds takes no
-            // slot.
-            if !self.fresh_word_allows(now, n) {
-                return Decision::Refused;
-            }
-            let Some(room) = self.room(&slot, count, now) else {
-                counters.overflows.fetch_add(1, Ordering::Relaxed);
-                let allowed = match self.overflow {
-                    Overflow::Refuse => false,
-                    Overflow::Admit => true,
-                    Overflow::Shared => self.charge_word(&counters.shared, now, n),
+            if !claimed {
+                // A call the word refuses whatever it holds takes no slot.
+                if !self.fresh_word_allows(now, n) {
+                    return Decision::Refused;
+                }
+                let Some(room) = self.room(&slot, count, now) else {
+                    // No claim of this call is left: it saw none of the
+                    // key's, its own included.
+                    counters.overflows.fetch_add(1, Ordering::Relaxed);
+                    let allowed = match self.overflow {
+                        Overflow::Refuse => false,
+                        Overflow::Admit => true,
+                        Overflow::Shared => self.charge_word(&counters.shared, now, n),
+                    };
+                    return Decision::Overflowed(allowed);
                 };
-                return Decision::Overflowed(allowed);
-            };
-            let claim = (fingerprint | CLAIM, counters.next_claim());
-            if slot(room.at).swap_if(room.seen, claim).is_err() {
-                continue 'over;
-            }
-            let release = || {
-                // Fails only if a lower claim of the key freed it already.
-                let _ = slot(room.at).swap_if(claim, (0, 0));
-            };
-            for at in (0..count).filter(|&at| at != room.at) {
-                let seen = slot(at).get();
-                if seen.0 == fingerprint || (seen.0 == fingerprint | CLAIM && at < room.at) {
-                    release();
+                let claim = (fingerprint | CLAIM, counters.next_claim());
+                if slot(room.at).swap_if(room.seen, claim).is_err() {
                     continue 'over;
                 }
-                if seen.0 == fingerprint | CLAIM && slot(at).swap_if(seen, (0, 0)).is_err() {
-                    release();
-                    continue 'over;
-                }
+                mine = Some((room.at, claim));
             }
-            if slot(room.at).swap_if(claim, (fingerprint, 0)).is_err() {
-                continue 'over;
+            self.settle(&slot, count, fingerprint);
+        }
+    }
+
+    /// Settles the claims of `fingerprint` among the first `count`
+    /// candidates: unless a slot holds the key already, every claim but the
+    /// lowest is freed and the lowest becomes a held fresh word. Any call
+    /// for the key does this, for its own claim or another's, so none waits
+    /// on another. Each step is a compare-and-swap from the value the one
+    /// read saw; when one fails the caller starts over.
+    #[inline]
+    fn settle<'a, C: SlotCell + 'a>(
+        &self,
+        slot: &impl Fn(usize) -> &'a C,
+        count: usize,
+        fingerprint: u64,
+    ) {
+        let mut seen = [(0, 0); CHOICES * SLOTS];
+        for (at, seen) in seen.iter_mut().enumerate().take(count) {
+            *seen = slot(at).get();
+        }
+        let seen = &seen[..count];
+        let claim = fingerprint | CLAIM;
+        if seen.iter().any(|s| s.0 == fingerprint) {
+            // Held: the claims are freed by their own calls' next settle.
+            for (at, s) in seen.iter().enumerate().filter(|(_, s)| s.0 == claim) {
+                let _ = slot(at).swap_if(*s, (0, 0));
             }
-            match self.charge(slot(room.at), fingerprint, now, n) {
-                Some(allowed) => return answer(allowed),
-                None => continue 'over,
+            return;
+        }
+        let Some(lowest) = seen.iter().position(|s| s.0 == claim) else {
+            return;
+        };
+        for (at, s) in seen.iter().enumerate().skip(lowest + 1) {
+            if s.0 == claim && slot(at).swap_if(*s, (0, 0)).is_err() {
+                return;
             }
         }
+        let _ = slot(lowest).swap_if(seen[lowest], (fingerprint, 0));
     }
 
     /// The slot to claim among the first `count` candidates: in the
@@ -562,7 +597,8 @@ impl<C: SlotCell> Word for HeldWord<'_, C> {
 /// full). 1 when `slots` is under one bucket.
 pub fn overflow_chance(keys: f64, slots: f64) -> f64 {
     let buckets = slots / SLOTS as f64;
-    if !(buckets >= 1.0) {
+    // NaN too.
+    if buckets.is_nan() || buckets < 1.0 {
         return 1.0;
     }
     let load = (keys / buckets).max(0.0);
@@ -603,7 +639,7 @@ pub fn overflow_chance(keys: f64, slots: f64) -> f64 {
 /// (or `chance` is not above 0).
 pub fn buckets_for(keys: u64, chance: f64) -> Option<u64> {
     let fits = |b: u64| overflow_chance(keys as f64, (b * SLOTS as u64) as f64) <= chance;
-    if !(chance > 0.0) || !fits(MAX_BUCKETS) {
+    if chance.is_nan() || chance <= 0.0 || !fits(MAX_BUCKETS) {
         return None;
     }
     // The chance falls as buckets are added: the least that fits.
@@ -623,10 +659,7 @@ pub fn buckets_for(keys: u64, chance: f64) -> Option<u64> {
 /// `alloc` feature, or any `AsRef<[KeyedBucket]>`: a static array, a
 /// borrowed slice) and its counters.
 #[derive(Debug)]
-pub struct Keyed<
-    #[cfg(feature = "alloc")] S = Vec<KeyedBucket>,
-    #[cfg(not(feature = "alloc"))] S,
-> {
+pub struct Keyed<#[cfg(feature = "alloc")] S = Vec<KeyedBucket>, #[cfg(not(feature = "alloc"))] S> {
     shape: KeyedShape,
     buckets: S,
     counters: KeyedCounters,
@@ -718,8 +751,24 @@ mod tests {
     use crate::rate::RateLimit;
     use crate::time::SECOND;
 
-    fn table(buckets: u64, limit: impl Into<BloomLimit>, overflow: Overflow) -> Keyed {
-        Keyed::new(KeyedShape::new(buckets, limit, overflow, 7, 9).unwrap()).unwrap()
+    /// A table over an array of buckets: no allocator needed.
+    fn table(
+        buckets: u64,
+        limit: impl Into<BloomLimit>,
+        overflow: Overflow,
+    ) -> Keyed<[KeyedBucket; 4]> {
+        let shape = KeyedShape::new(buckets, limit, overflow, 7, 9).unwrap();
+        Keyed::new_in(shape, core::array::from_fn(|_| KeyedBucket::fresh())).unwrap()
+    }
+
+    #[test]
+    fn a_store_too_small_is_refused() {
+        let shape = KeyedShape::new(5, GcraLimit::new(1.0, 1).unwrap(), Overflow::Admit, 0, 0);
+        let store: [KeyedBucket; 4] = core::array::from_fn(|_| KeyedBucket::fresh());
+        assert_eq!(
+            Keyed::new_in(shape.unwrap(), store).err(),
+            Some(KeyedError::TooSmall)
+        );
     }
 
     #[test]

@@ -131,7 +131,10 @@ fn idle_keys_are_replaced_at_every_phase() {
         let (burst, period) = match &limit {
             BloomLimit::Gcra(g) => {
                 let (per_token, tolerance, shift) = g.parts();
-                (tolerance / per_token as i64, (per_token >> shift) as i64 + 1)
+                (
+                    tolerance / per_token as i64,
+                    (per_token >> shift) as i64 + 1,
+                )
             }
             BloomLimit::Window(r) => (r.burst() as i64, r.parts().0 as i64 + 1),
         };
@@ -272,7 +275,10 @@ fn threads_on_one_table() {
     let bound = burst as u64 + (span as f64 * rate / 1e9) as u64;
     let total: u64 = admitted.iter().map(|n| n.load(Ordering::Relaxed)).sum();
     for (k, n) in admitted.iter().enumerate() {
-        assert!(n.load(Ordering::Relaxed) <= bound, "key {k}: {n:?} > {bound}");
+        assert!(
+            n.load(Ordering::Relaxed) <= bound,
+            "key {k}: {n:?} > {bound}"
+        );
     }
     assert!(t.counters().overflows() > 0 && total > 1000);
     assert!(t.occupied() <= SLOTS);
