@@ -776,6 +776,14 @@ mod tests {
         assert_eq!(core::mem::size_of::<KeyedBucket>(), BUCKET_BYTES);
         assert_eq!(core::mem::align_of::<KeyedBucket>(), BUCKET_BYTES);
         assert_eq!(core::mem::size_of::<AtomicU128>(), SLOT_BYTES);
+        // The CPU's own 16-byte compare-and-swap where promised; a lock on
+        // the 32-bit targets CI runs (i686).
+        if cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
+            assert!(lock_free());
+        }
+        if cfg!(target_arch = "x86") {
+            assert!(!lock_free());
+        }
         let limit = GcraLimit::new(1.0, 1).unwrap();
         let shape = |b| KeyedShape::new(b, limit, Overflow::Refuse, 0, 0);
         assert_eq!(shape(0), Err(KeyedError::Buckets));
