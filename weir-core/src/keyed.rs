@@ -399,8 +399,8 @@ impl KeyedShape {
             for at in 0..count {
                 let tag = slot(at).get().0;
                 if tag == fingerprint {
-                    if let Some((at, claim)) = mine.take() {
-                        let _ = slot(at).swap_if(claim, (0, 0));
+                    if let Some((claimed_at, claim)) = mine.take() {
+                        let _ = slot(claimed_at).swap_if(claim, (0, 0));
                     }
                     match self.charge(slot(at), fingerprint, now, n) {
                         Some(allowed) => return answer(allowed),
@@ -456,7 +456,8 @@ impl KeyedShape {
         let seen = &seen[..count];
         let claim = fingerprint | CLAIM;
         if seen.iter().any(|s| s.0 == fingerprint) {
-            // Held: the claims are freed by their own calls' next settle.
+            // Held already: every claim of the key is freed (none was
+            // ever charged).
             for (at, s) in seen.iter().enumerate().filter(|(_, s)| s.0 == claim) {
                 let _ = slot(at).swap_if(*s, (0, 0));
             }
