@@ -13,8 +13,10 @@
 //! neither lock-free nor shareable with another process, because the lock
 //! lives in this program's memory, not beside the word.
 //!
-//! The dependency on `portable-atomic` is declared only for targets without
-//! 64-bit atomics, so on the others nothing changes, not even the build graph.
+//! These 64-bit types come from `portable-atomic` only on targets without
+//! 64-bit atomics; on the others they are `core`'s. (The crate is a
+//! dependency on every target all the same, for the keyed table's 128-bit
+//! slots: [`crate::keyed`].)
 
 pub use core::sync::atomic::Ordering;
 #[cfg(target_has_atomic = "64")]

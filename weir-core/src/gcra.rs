@@ -227,6 +227,15 @@ pub(crate) fn take_n<W: Word>(word: &W, limit: &GcraLimit, now: i64, n: i64) -> 
     }
 }
 
+/// Whether `word` (a value read from a word of `limit`) is at rest at
+/// `now`: its TAT at or before `now`, so that it decides every call at
+/// `now` or later exactly as the zero word does. False for a negative
+/// `now`. The keyed table ([`crate::keyed`]) forgets such words.
+#[inline]
+pub(crate) fn at_rest(word: u64, limit: &GcraLimit, now: i64) -> bool {
+    limit.ticks(now).is_some_and(|at| tat_of(word) <= at)
+}
+
 /// Nanoseconds from `now` until `word` would admit one token: 0 if it
 /// would now, [`NEVER`] for a negative `now` or an instant past
 /// [`GcraLimit::max_now`]. Reads the word only.

@@ -35,6 +35,7 @@ pub mod deadline;
 pub mod draw;
 pub mod gate;
 pub mod gcra;
+pub mod keyed;
 pub mod lease;
 pub mod limiter;
 pub mod partitioned;

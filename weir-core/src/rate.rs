@@ -278,6 +278,20 @@ impl RateLimit {
         }
     }
 
+    /// Whether `word` is at rest at `now`: its window expired (or never
+    /// opened), so that the next event opens a new window exactly as on
+    /// the zero word. False for a negative `now`. The keyed table
+    /// ([`crate::keyed`]) forgets such words.
+    #[inline]
+    pub(crate) fn at_rest(&self, word: u64, now: i64) -> bool {
+        let Some(now) = on_axis(now) else {
+            return false;
+        };
+        let count = word & COUNT_MASK;
+        let start = (word >> COUNT_BITS) << TIME_SHIFT;
+        now.saturating_sub(start) >= self.span(count)
+    }
+
     /// The word after `n` more events (1..=burst) at `now`
     /// (0..=[`MAX_NOW`]), all or nothing, or `None` when the window is open
     /// without room for them: what `n` calls of [`RateLimit::step`] at the

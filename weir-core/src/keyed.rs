@@ -1,0 +1,852 @@
+//! The keyed table: one exact limiter word per key, for millions of keys in
+//! a fixed amount of memory, without a lock where the CPU has a 16-byte
+//! compare-and-swap.
+//!
+//! Where the bloom array ([`crate::bloom`]) lets keys share words and so
+//! refuses a key now and then for another's traffic, this table gives each
+//! key a word of its own, found by the key's fingerprint, and makes room
+//! for a new key only by forgetting an idle one: a word at rest (a GCRA
+//! word whose arrival time is at or before `now`, a rate word whose window
+//! has expired) decides every later call exactly as a fresh word does, so
+//! forgetting it loses nothing.
+//!
+//! # Layout
+//!
+//! The table is `B` buckets ([`KeyedShape::buckets`], any count from 1 to
+//! [`MAX_BUCKETS`]) of [`SLOTS`] slots. A slot is 16 bytes, one 128-bit
+//! atomic: a tag (the key's fingerprint) and the key's word, a
+//! [`crate::gcra`] GCRA word (the default kind) or a [`crate::rate`] rate
+//! word, chosen when the table is made ([`BloomLimit`], the bloom's kinds).
+//! A bucket is 128 bytes, aligned to 128: two cache lines.
+//!
+//! A key is hashed once with keyed SipHash-1-3 ([`crate::sip`], the
+//! bloom's hash and seed handling), 64 bits `h`. Its fingerprint is `h`
+//! with bit 0 cleared (63 bits; 2 if that is 0). Its candidate buckets are
+//! `b1 = (h mod 2^32) × B / 2^32` and `b2 = (h div 2^32) × B / 2^32`: two
+//! independent uniform picks (one when they coincide), so its [`SLOTS`] ×
+//! 2 candidate slots. Without the caller's 128-bit seed nobody can aim keys
+//! at one bucket.
+//!
+//! # Deciding
+//!
+//! A call for key `K` scans its candidate slots for `K`'s fingerprint and
+//! decides on that slot's word: the word's own compare-and-swap loop, with
+//! the whole slot (tag and word) compared, so that a word is only ever
+//! charged while it still belongs to `K`. If `K` has no slot, it takes one:
+//! in the candidate bucket with more room (a free slot or an idle word;
+//! ties go to `b1`), a free slot before an idle one. That is the two-choice
+//! placement, whose fullest buckets stay far below a one-choice table's.
+//! When neither bucket has room (every candidate holds an active key, or a
+//! claim in progress), the table **overflows**: [`Overflow`] says what the
+//! call answers, and [`KeyedCounters::overflows`] counts it either way.
+//!
+//! # What it promises
+//!
+//! - **Exact per key while nothing overflows.** A key's calls are decided
+//!   on one word that no other key touches, forgotten only at rest: so its
+//!   admits are those of a lone word of the limit given the same calls, at
+//!   every phase of the word. (Idleness is judged at the `now` of the call
+//!   that replaces the word. A caller whose threads pass `now`s that go
+//!   back in time can find a fresh word where the lone word, having seen a
+//!   later `now`, had less room: the promise is for `now`s that do not go
+//!   back across the table's callers.)
+//! - **Overflow.** For `N` keys active at once placed in `M` = 8 × `B`
+//!   slots, a new key overflows with chance about [`overflow_chance`]`(N,
+//!   M)` = `s_8(N / B)²`, where `s_i(t)` is the fraction of buckets holding
+//!   `i` or more keys after `t × B` two-choice placements: the solution of
+//!   `s_i' = s_{i−1}² − s_i²`, `s_0 = 1`, `s_i(0) = 0` (Mitzenmacher's
+//!   limit for large tables; the chance that both candidates coincide, 1 /
+//!   B, is left out). `weir-core/tests/keyed.rs` measures it. Examples:
+//!   half full (`N = M / 2`), 2.8 × 10^-20; 62 % full, 1.9 × 10^-9; 80 %
+//!   full, 0.77 %.
+//! - **Fingerprints.** Two keys collide when their 63-bit fingerprints are
+//!   equal: chance 2^-63 per pair, about `N / 2^63` for a new key among
+//!   `N` (1.1 × 10^-13 at 10^6). Colliding keys share one word, limited
+//!   together: a collision can only refuse, never admit more than one
+//!   key's limit for both.
+//! - **Memory.** 16 bytes a slot, 128 a bucket. 10^6 active keys at an
+//!   overflow chance of at most 10^-9 a new key need 203,090 buckets
+//!   ([`buckets_for`]`(10^6, 1e-9)`; 61.5 % full): 26.0 MB, 26.0 bytes a
+//!   key.
+//!
+//! # Claims, without a lock
+//!
+//! Two calls for one new key must not each take a slot (each would admit a
+//! burst). A slot is free (tag 0), claimed (the fingerprint with bit 0
+//! set, and the word a number unique to the claim, from
+//! [`KeyedCounters`]), or held (the fingerprint, and the key's word).
+//! Number a key's candidate slots 0..16 (`b1`'s then `b2`'s). A call that
+//! finds no held slot for its key `K` claims a free or idle slot (one
+//! compare-and-swap of the whole slot from the value it judged), unless it
+//! saw a claim of `K` already, and then settles `K`'s claims: it reads
+//! every candidate; if one is held by `K`, it frees `K`'s claims; else it
+//! frees every claim of `K` above the lowest and turns the lowest into a
+//! held fresh word. Each of those writes is a compare-and-swap from the
+//! value its read saw; then the call starts over, and finds the held slot.
+//! Any call for `K` settles any claim of `K`, its own or another's, so no
+//! call waits on another (a claim whose caller stopped is settled by the
+//! key's next call).
+//!
+//! No key is ever held in two slots. Say `X` became held at `t_x`, then
+//! `Y` at `t_y`, `X` still held; each was claimed from `c` (`c_x`, `c_y`)
+//! to its hold, and each hold was licensed by a settle that read all the
+//! candidates in between. `Y`'s settle read `X` before `t_x` (it saw no
+//! held slot). If `X`'s settle read `Y` after `c_y`, it saw `Y`'s claim:
+//! lower, and it would have settled `Y`, not `X`; higher, and it freed `Y`
+//! before `t_x < t_y`, so `Y`'s claim was gone at `t_y`. Otherwise `c_x` <
+//! (that read) < `c_y` < (`Y`'s settle's read of `X`) < `t_x`: `Y`'s
+//! settle saw `X`'s claim, and the same holds the other way round (if it
+//! found `X` already held, its compare-and-swap to free `X` failed and it
+//! started over). A claim's unique number keeps a slot freed and claimed
+//! again from passing for the claim a settle read. A claim is never
+//! charged, so freeing one loses nothing; a held word changes hands only
+//! at rest, in one compare-and-swap of the whole slot that a racing charge
+//! makes fail. `weir-core/tests/loom.rs` runs the claim and replacement
+//! races under every interleaving.
+//!
+//! # Without a 16-byte compare-and-swap
+//!
+//! The slots are `portable_atomic::AtomicU128`: `cmpxchg16b` on x86_64
+//! (found at run time where the build does not assume it), `casp` or
+//! `ldxp`/`stxp` on aarch64, and on other targets (i686, 32-bit Arm) a lock
+//! from a table in this program's memory. [`LOCK_FREE`] tells. With a lock
+//! the table is safe between threads but not lock-free, and could not be
+//! shared with another process.
+//!
+//! # Not yet
+//!
+//! This is the core type. The C ABI, C++, Go, the placed and shared
+//! (between processes) forms and the nginx zone are not built yet.
+
+#[cfg(feature = "alloc")]
+use alloc::vec::Vec;
+
+use crate::atomic::{AtomicU64, Ordering};
+use crate::bloom::BloomLimit;
+use crate::gcra;
+use crate::rate::{self, Word};
+use crate::sip::SipKey;
+use portable_atomic::AtomicU128;
+
+/// Slots in a bucket.
+pub const SLOTS: usize = 8;
+/// Candidate buckets per key.
+pub const CHOICES: usize = 2;
+/// A slot's bytes.
+pub const SLOT_BYTES: usize = 16;
+/// A bucket's bytes (and alignment): two 64-byte cache lines.
+pub const BUCKET_BYTES: usize = SLOTS * SLOT_BYTES;
+/// The most buckets: a candidate is a 32-bit hash scaled to the count.
+pub const MAX_BUCKETS: u64 = 1 << 32;
+
+/// Whether a slot's 16-byte compare-and-swap is the CPU's own instruction
+/// on this target and machine (not a lock).
+pub fn lock_free() -> bool {
+    AtomicU128::is_lock_free()
+}
+
+/// [`lock_free`] as known when building: true where the target always has
+/// the instruction (aarch64, x86_64 built with `cmpxchg16b`). On x86_64
+/// without it at build time the instruction is looked for at run time, so
+/// ask [`lock_free`].
+pub const LOCK_FREE: bool = AtomicU128::is_always_lock_free();
+
+/// What a slot needs of its 16-byte cell: a read of the pair (tag, word)
+/// and a compare-and-swap of the pair. [`AtomicU128`] is the one that
+/// ships (tag in the high 64 bits); the loom test puts a model in its
+/// place.
+pub trait SlotCell {
+    /// The pair (tag, word).
+    fn get(&self) -> (u64, u64);
+    /// Replaces `current` with `new` if the cell still holds `current`;
+    /// otherwise fails with what it holds.
+    fn swap_if(&self, current: (u64, u64), new: (u64, u64)) -> Result<(), (u64, u64)>;
+}
+
+#[inline(always)]
+fn pack((tag, word): (u64, u64)) -> u128 {
+    (u128::from(tag) << 64) | u128::from(word)
+}
+
+#[inline(always)]
+fn unpack(value: u128) -> (u64, u64) {
+    ((value >> 64) as u64, value as u64)
+}
+
+/// Sequentially consistent throughout: the claim protocol reasons about the
+/// order of operations on different slots, not only on one.
+impl SlotCell for AtomicU128 {
+    #[inline(always)]
+    fn get(&self) -> (u64, u64) {
+        unpack(self.load(Ordering::SeqCst))
+    }
+
+    #[inline(always)]
+    fn swap_if(&self, current: (u64, u64), new: (u64, u64)) -> Result<(), (u64, u64)> {
+        self.compare_exchange(pack(current), pack(new), Ordering::SeqCst, Ordering::SeqCst)
+            .map(|_| ())
+            .map_err(unpack)
+    }
+}
+
+/// One bucket of [`SLOTS`] slots, aligned to its 128 bytes.
+#[repr(C, align(128))]
+#[derive(Debug)]
+pub struct KeyedBucket<C = AtomicU128>(pub [C; SLOTS]);
+
+impl KeyedBucket {
+    /// A bucket of free slots. A `const fn`, so that a program with no
+    /// allocator can hold a table's buckets in a `static`.
+    pub const fn fresh() -> KeyedBucket {
+        KeyedBucket([
+            AtomicU128::new(0),
+            AtomicU128::new(0),
+            AtomicU128::new(0),
+            AtomicU128::new(0),
+            AtomicU128::new(0),
+            AtomicU128::new(0),
+            AtomicU128::new(0),
+            AtomicU128::new(0),
+        ])
+    }
+}
+
+/// What a call answers when its key has no slot and neither candidate
+/// bucket has room.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Overflow {
+    /// Refuse it.
+    Refuse,
+    /// Admit it.
+    Admit,
+    /// Decide it on one word that every overflowing key shares
+    /// ([`KeyedCounters`]), of the table's limit: the overflowing keys are
+    /// limited together, never more than one key's limit for all of them.
+    Shared,
+}
+
+/// Why a keyed table could not be made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyedError {
+    /// The bucket count is 0, above [`MAX_BUCKETS`], or the buckets do not
+    /// fit the address space.
+    Buckets,
+    /// The buckets could not be allocated.
+    NoMemory,
+    /// The store holds fewer buckets than the shape.
+    TooSmall,
+}
+
+/// What one call decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// The key's own word admitted it.
+    Allowed,
+    /// The key's own word refused it (or the call was invalid: a negative
+    /// `now`, a count outside 1..=burst).
+    Refused,
+    /// The table overflowed, and the [`Overflow`] policy answered this
+    /// (true: admitted).
+    Overflowed(bool),
+}
+
+impl Decision {
+    /// Whether the call was admitted.
+    pub fn allowed(self) -> bool {
+        matches!(self, Decision::Allowed | Decision::Overflowed(true))
+    }
+}
+
+/// The words beside a table's slots: the claim numbers, the overflow count
+/// and the [`Overflow::Shared`] word. With the slots, they are the table's
+/// whole state.
+#[derive(Debug, Default)]
+pub struct KeyedCounters {
+    claims: AtomicU64,
+    overflows: AtomicU64,
+    shared: AtomicU64,
+}
+
+impl KeyedCounters {
+    /// Fresh counters: no claims, no overflows, a fresh shared word.
+    pub const fn new() -> KeyedCounters {
+        KeyedCounters {
+            claims: AtomicU64::new(0),
+            overflows: AtomicU64::new(0),
+            shared: AtomicU64::new(0),
+        }
+    }
+
+    /// How many calls overflowed, whatever the policy answered.
+    pub fn overflows(&self) -> u64 {
+        self.overflows.load(Ordering::Relaxed)
+    }
+
+    /// A number no other claim on this table has had (until 2^64 claims).
+    fn next_claim(&self) -> u64 {
+        self.claims.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
+/// How a keyed table is laid out and keyed: everything but its slots and
+/// counters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyedShape {
+    buckets: u64,
+    limit: BloomLimit,
+    overflow: Overflow,
+    sip: SipKey,
+}
+
+/// The tag bit that marks a claim.
+const CLAIM: u64 = 1;
+
+/// A slot the claim protocol may take: where it is and what it held.
+#[derive(Clone, Copy)]
+struct Room {
+    at: usize,
+    seen: (u64, u64),
+}
+
+impl KeyedShape {
+    /// A table of `buckets` buckets ([`SLOTS`] slots each), every key's
+    /// word limited by `limit` (a [`crate::gcra::GcraLimit`] for the GCRA
+    /// kind, a [`crate::rate::RateLimit`] for the rate kind), overflowing
+    /// by `overflow`, keyed by (`seed0`, `seed1`).
+    pub fn new(
+        buckets: u64,
+        limit: impl Into<BloomLimit>,
+        overflow: Overflow,
+        seed0: u64,
+        seed1: u64,
+    ) -> Result<KeyedShape, KeyedError> {
+        let bytes = usize::try_from(buckets)
+            .ok()
+            .and_then(|n| n.checked_mul(BUCKET_BYTES))
+            .ok_or(KeyedError::Buckets)?;
+        if buckets == 0 || buckets > MAX_BUCKETS || bytes > isize::MAX as usize {
+            return Err(KeyedError::Buckets);
+        }
+        Ok(KeyedShape {
+            buckets,
+            limit: limit.into(),
+            overflow,
+            sip: SipKey::new(seed0, seed1),
+        })
+    }
+
+    /// How many buckets the table has.
+    pub fn buckets(&self) -> usize {
+        self.buckets as usize
+    }
+
+    /// The limit every key's word applies, and so the words' kind.
+    pub fn limit(&self) -> &BloomLimit {
+        &self.limit
+    }
+
+    /// What an overflowing call answers.
+    pub fn overflow(&self) -> Overflow {
+        self.overflow
+    }
+
+    /// `key`'s fingerprint and candidate buckets.
+    #[inline(always)]
+    fn probe(&self, key: &[u8]) -> (u64, [usize; CHOICES]) {
+        let hash = self.sip.hash(key);
+        let fingerprint = match hash & !CLAIM {
+            0 => 2,
+            print => print,
+        };
+        let pick = |half: u64| (((half & 0xffff_ffff) * self.buckets) >> 32) as usize;
+        (fingerprint, [pick(hash), pick(hash >> 32)])
+    }
+
+    /// The candidate buckets of `key`, `b1` then `b2` (the same twice when
+    /// they coincide).
+    pub fn candidates(&self, key: &[u8]) -> [usize; CHOICES] {
+        self.probe(key).1
+    }
+
+    /// Whether `key` may have `n` events at `now`, charging them if so:
+    /// see [`Keyed::decide`]. `buckets` holds at least
+    /// [`KeyedShape::buckets`] buckets (the table's panics otherwise).
+    pub fn decide<C: SlotCell>(
+        &self,
+        buckets: &[KeyedBucket<C>],
+        counters: &KeyedCounters,
+        now: i64,
+        key: &[u8],
+        n: i64,
+    ) -> Decision {
+        let (fingerprint, [b1, b2]) = self.probe(key);
+        let (first, second) = (&buckets[b1].0, &buckets[b2].0);
+        let count = if b1 == b2 { SLOTS } else { 2 * SLOTS };
+        let slot = |at: usize| {
+            if at < SLOTS {
+                &first[at]
+            } else {
+                &second[at - SLOTS]
+            }
+        };
+        // This call's claim, if it made one: freed (unless it became the
+        // held slot) once the key is held, so that it does not keep a
+        // slot from other keys.
+        let mut mine: Option<(usize, (u64, u64))> = None;
+        'over: loop {
+            // A slot the key holds, or a claim of it in progress.
+            let mut claimed = false;
+            for at in 0..count {
+                let tag = slot(at).get().0;
+                if tag == fingerprint {
+                    if let Some((claimed_at, claim)) = mine.take() {
+                        let _ = slot(claimed_at).swap_if(claim, (0, 0));
+                    }
+                    match self.charge(slot(at), fingerprint, now, n) {
+                        Some(allowed) => return answer(allowed),
+                        // Forgotten at rest meanwhile: as if never there.
+                        None => continue 'over,
+                    }
+                }
+                claimed |= tag == fingerprint | CLAIM;
+            }
+            if !claimed {
+                // A call the word refuses whatever it holds takes no slot.
+                if !self.fresh_word_allows(now, n) {
+                    return Decision::Refused;
+                }
+                let Some(room) = self.room(&slot, count, now) else {
+                    // No claim of this call is left: it saw none of the
+                    // key's, its own included.
+                    counters.overflows.fetch_add(1, Ordering::Relaxed);
+                    let allowed = match self.overflow {
+                        Overflow::Refuse => false,
+                        Overflow::Admit => true,
+                        Overflow::Shared => self.charge_word(&counters.shared, now, n),
+                    };
+                    return Decision::Overflowed(allowed);
+                };
+                let claim = (fingerprint | CLAIM, counters.next_claim());
+                if slot(room.at).swap_if(room.seen, claim).is_err() {
+                    continue 'over;
+                }
+                mine = Some((room.at, claim));
+            }
+            self.settle(&slot, count, fingerprint);
+        }
+    }
+
+    /// Settles the claims of `fingerprint` among the first `count`
+    /// candidates: unless a slot holds the key already, every claim but the
+    /// lowest is freed and the lowest becomes a held fresh word. Any call
+    /// for the key does this, for its own claim or another's, so none waits
+    /// on another. Each step is a compare-and-swap from the value the one
+    /// read saw; when one fails the caller starts over.
+    #[inline]
+    fn settle<'a, C: SlotCell + 'a>(
+        &self,
+        slot: &impl Fn(usize) -> &'a C,
+        count: usize,
+        fingerprint: u64,
+    ) {
+        let mut seen = [(0, 0); CHOICES * SLOTS];
+        for (at, seen) in seen.iter_mut().enumerate().take(count) {
+            *seen = slot(at).get();
+        }
+        let seen = &seen[..count];
+        let claim = fingerprint | CLAIM;
+        if seen.iter().any(|s| s.0 == fingerprint) {
+            // Held already: every claim of the key is freed (none was
+            // ever charged).
+            for (at, s) in seen.iter().enumerate().filter(|(_, s)| s.0 == claim) {
+                let _ = slot(at).swap_if(*s, (0, 0));
+            }
+            return;
+        }
+        let Some(lowest) = seen.iter().position(|s| s.0 == claim) else {
+            return;
+        };
+        for (at, s) in seen.iter().enumerate().skip(lowest + 1) {
+            if s.0 == claim && slot(at).swap_if(*s, (0, 0)).is_err() {
+                return;
+            }
+        }
+        let _ = slot(lowest).swap_if(seen[lowest], (fingerprint, 0));
+    }
+
+    /// The slot to claim among the first `count` candidates: in the
+    /// bucket with more room (free slots and words at rest at `now`; ties
+    /// to the first), a free slot before a word at rest. `None` when
+    /// neither has any.
+    #[inline]
+    fn room<'a, C: SlotCell + 'a>(
+        &self,
+        slot: &impl Fn(usize) -> &'a C,
+        count: usize,
+        now: i64,
+    ) -> Option<Room> {
+        let mut best: [(usize, Option<Room>); CHOICES] = [(0, None); CHOICES];
+        for at in 0..count {
+            let seen = slot(at).get();
+            let free = seen.0 == 0;
+            if !free && (seen.0 & CLAIM != 0 || !self.at_rest(seen.1, now)) {
+                continue;
+            }
+            let bucket = &mut best[at / SLOTS];
+            bucket.0 += 1;
+            if bucket.1.is_none() || (free && bucket.1.is_some_and(|r| r.seen.0 != 0)) {
+                bucket.1 = Some(Room { at, seen });
+            }
+        }
+        let [(first, a), (second, b)] = best;
+        if second > first {
+            b
+        } else {
+            a
+        }
+    }
+
+    /// Whether a word holding `word` is at rest at `now`: it decides
+    /// every later call as a fresh word does.
+    #[inline]
+    fn at_rest(&self, word: u64, now: i64) -> bool {
+        match &self.limit {
+            BloomLimit::Gcra(limit) => gcra::at_rest(word, limit, now),
+            BloomLimit::Window(limit) => limit.at_rest(word, now),
+        }
+    }
+
+    /// Whether a fresh word would admit `n` at `now`: false only for calls
+    /// every word refuses (a negative `now`, `n` outside 1..=burst).
+    fn fresh_word_allows(&self, now: i64, n: i64) -> bool {
+        self.charge_word(&AtomicU64::new(0), now, n)
+    }
+
+    /// `n` events at `now` charged to one word, all or nothing.
+    #[inline]
+    fn charge_word<W: Word>(&self, word: &W, now: i64, n: i64) -> bool {
+        match &self.limit {
+            BloomLimit::Gcra(limit) => gcra::take_n(word, limit, now, n).is_some(),
+            BloomLimit::Window(limit) => rate::take_n(word, limit, now, n).is_some(),
+        }
+    }
+
+    /// [`KeyedShape::charge_word`] on the word of a slot held by
+    /// `fingerprint`: `None` if the slot stopped being the key's before
+    /// anything was charged.
+    #[inline]
+    fn charge<C: SlotCell>(&self, cell: &C, fingerprint: u64, now: i64, n: i64) -> Option<bool> {
+        let word = HeldWord {
+            cell,
+            tag: fingerprint,
+            lost: core::cell::Cell::new(false),
+        };
+        let allowed = self.charge_word(&word, now, n);
+        (!word.lost.get()).then_some(allowed)
+    }
+}
+
+fn answer(allowed: bool) -> Decision {
+    if allowed {
+        Decision::Allowed
+    } else {
+        Decision::Refused
+    }
+}
+
+/// A slot's word as a [`Word`] for the words' own compare-and-swap loops,
+/// for as long as the slot holds `tag`: each swap compares the whole slot.
+/// Once the tag has changed it reads as `u64::MAX`, a word every kind
+/// refuses (writing nothing), and `lost` says so.
+struct HeldWord<'a, C> {
+    cell: &'a C,
+    tag: u64,
+    lost: core::cell::Cell<bool>,
+}
+
+impl<C: SlotCell> Word for HeldWord<'_, C> {
+    #[inline(always)]
+    fn get(&self) -> u64 {
+        let (tag, word) = self.cell.get();
+        if tag == self.tag {
+            word
+        } else {
+            self.lost.set(true);
+            u64::MAX
+        }
+    }
+
+    #[inline(always)]
+    fn swap_if(&self, current: u64, new: u64) -> Result<u64, u64> {
+        match self.cell.swap_if((self.tag, current), (self.tag, new)) {
+            Ok(()) => Ok(current),
+            Err((tag, word)) if tag == self.tag => Err(word),
+            Err(_) => {
+                self.lost.set(true);
+                Err(u64::MAX)
+            }
+        }
+    }
+}
+
+/// The chance that a new key overflows a table of `slots` slots (in
+/// buckets of [`SLOTS`]) holding `keys` active keys, placed two-choice: `s_8(keys
+/// / B)²` with `B = slots / 8` buckets and `s_i` the fraction of buckets
+/// holding `i` or more keys, from `s_i' = s_{i−1}² − s_i²`, `s_0 = 1`
+/// (the limit for large tables, solved by fourth-order Runge–Kutta in 400
+/// steps: within 10^-4 of its value, relatively, for every load up to
+/// full). 1 when `slots` is under one bucket.
+pub fn overflow_chance(keys: f64, slots: f64) -> f64 {
+    let buckets = slots / SLOTS as f64;
+    // NaN too.
+    if buckets.is_nan() || buckets < 1.0 {
+        return 1.0;
+    }
+    let load = (keys / buckets).max(0.0);
+    type S = [f64; SLOTS + 1];
+    let slope = |s: &S| {
+        let mut d = [0.0; SLOTS + 1];
+        for i in 1..=SLOTS {
+            d[i] = s[i - 1] * s[i - 1] - s[i] * s[i];
+        }
+        d
+    };
+    let step = |s: &S, d: &S, h: f64| {
+        let mut out = *s;
+        for i in 1..=SLOTS {
+            out[i] += h * d[i];
+        }
+        out
+    };
+    const STEPS: usize = 400;
+    let h = load / STEPS as f64;
+    let mut s: S = [0.0; SLOTS + 1];
+    s[0] = 1.0;
+    for _ in 0..STEPS {
+        let k1 = slope(&s);
+        let k2 = slope(&step(&s, &k1, h / 2.0));
+        let k3 = slope(&step(&s, &k2, h / 2.0));
+        let k4 = slope(&step(&s, &k3, h));
+        for i in 1..=SLOTS {
+            s[i] += h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
+        }
+    }
+    let full = s[SLOTS].clamp(0.0, 1.0);
+    full * full
+}
+
+/// The fewest buckets for which [`overflow_chance`] of `keys` active keys
+/// is at most `chance`; `None` if more than [`MAX_BUCKETS`] would be needed
+/// (or `chance` is not above 0).
+pub fn buckets_for(keys: u64, chance: f64) -> Option<u64> {
+    let fits = |b: u64| overflow_chance(keys as f64, (b * SLOTS as u64) as f64) <= chance;
+    if chance.is_nan() || chance <= 0.0 || !fits(MAX_BUCKETS) {
+        return None;
+    }
+    // The chance falls as buckets are added: the least that fits.
+    let (mut lo, mut hi) = (0u64, MAX_BUCKETS);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fits(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(hi)
+}
+
+/// A keyed table: its shape, its buckets in a store `S` (a `Vec` with the
+/// `alloc` feature, or any `AsRef<[KeyedBucket]>`: a static array, a
+/// borrowed slice) and its counters.
+#[derive(Debug)]
+pub struct Keyed<#[cfg(feature = "alloc")] S = Vec<KeyedBucket>, #[cfg(not(feature = "alloc"))] S> {
+    shape: KeyedShape,
+    buckets: S,
+    counters: KeyedCounters,
+}
+
+#[cfg(feature = "alloc")]
+impl Keyed {
+    /// A table of `shape` over newly allocated free buckets.
+    pub fn new(shape: KeyedShape) -> Result<Keyed, KeyedError> {
+        let n = shape.buckets();
+        let mut buckets = Vec::new();
+        buckets
+            .try_reserve_exact(n)
+            .map_err(|_| KeyedError::NoMemory)?;
+        buckets.extend((0..n).map(|_| KeyedBucket::fresh()));
+        Ok(Keyed {
+            shape,
+            buckets,
+            counters: KeyedCounters::new(),
+        })
+    }
+}
+
+impl<S: AsRef<[KeyedBucket]>> Keyed<S> {
+    /// A table of `shape` over the caller's buckets, the first
+    /// [`KeyedShape::buckets`] of them set free; any after them are left
+    /// alone and never read. [`KeyedError::TooSmall`] for a store of fewer
+    /// buckets.
+    pub fn new_in(shape: KeyedShape, buckets: S) -> Result<Keyed<S>, KeyedError> {
+        let slots = buckets.as_ref();
+        if slots.len() < shape.buckets() {
+            return Err(KeyedError::TooSmall);
+        }
+        for bucket in &slots[..shape.buckets()] {
+            for slot in &bucket.0 {
+                slot.store(0, Ordering::Relaxed);
+            }
+        }
+        Ok(Keyed {
+            shape,
+            buckets,
+            counters: KeyedCounters::new(),
+        })
+    }
+
+    /// The table's shape.
+    pub fn shape(&self) -> &KeyedShape {
+        &self.shape
+    }
+
+    /// The table's counters.
+    pub fn counters(&self) -> &KeyedCounters {
+        &self.counters
+    }
+
+    /// Whether `key` may have `n` events at `now`, charging them to its
+    /// word if so, all or nothing. A key without a slot takes one (a free
+    /// one, or one whose word is at rest); when none is to be had the
+    /// table overflows and its [`Overflow`] policy answers. A negative
+    /// `now` or an `n` outside 1..=burst is refused and changes nothing.
+    #[inline]
+    pub fn decide(&self, now: i64, key: &[u8], n: i64) -> Decision {
+        self.shape
+            .decide(self.buckets.as_ref(), &self.counters, now, key, n)
+    }
+
+    /// Whether `key` may have one event at `now`: [`Keyed::decide`] with
+    /// `n` = 1, admitted or not.
+    #[inline]
+    pub fn allow(&self, now: i64, key: &[u8]) -> bool {
+        self.decide(now, key, 1).allowed()
+    }
+
+    /// How many slots hold a key or a claim (a reading: it changes
+    /// nothing). Idle words count until they are replaced.
+    pub fn occupied(&self) -> usize {
+        self.buckets.as_ref()[..self.shape.buckets()]
+            .iter()
+            .flat_map(|bucket| bucket.0.iter())
+            .filter(|slot| slot.get().0 != 0)
+            .count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gcra::GcraLimit;
+    use crate::rate::RateLimit;
+    use crate::time::SECOND;
+
+    /// A table over an array of buckets: no allocator needed.
+    fn table(
+        buckets: u64,
+        limit: impl Into<BloomLimit>,
+        overflow: Overflow,
+    ) -> Keyed<[KeyedBucket; 4]> {
+        let shape = KeyedShape::new(buckets, limit, overflow, 7, 9).unwrap();
+        Keyed::new_in(shape, core::array::from_fn(|_| KeyedBucket::fresh())).unwrap()
+    }
+
+    #[test]
+    fn a_store_too_small_is_refused() {
+        let shape = KeyedShape::new(5, GcraLimit::new(1.0, 1).unwrap(), Overflow::Admit, 0, 0);
+        let store: [KeyedBucket; 4] = core::array::from_fn(|_| KeyedBucket::fresh());
+        assert_eq!(
+            Keyed::new_in(shape.unwrap(), store).err(),
+            Some(KeyedError::TooSmall)
+        );
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(core::mem::size_of::<KeyedBucket>(), BUCKET_BYTES);
+        assert_eq!(core::mem::align_of::<KeyedBucket>(), BUCKET_BYTES);
+        assert_eq!(core::mem::size_of::<AtomicU128>(), SLOT_BYTES);
+        // The CPU's own 16-byte compare-and-swap where promised; a lock on
+        // the 32-bit targets CI runs (i686). Miri runs no CPU detection.
+        if cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) && !cfg!(miri) {
+            assert!(lock_free());
+        }
+        if cfg!(target_arch = "x86") {
+            assert!(!lock_free());
+        }
+        let limit = GcraLimit::new(1.0, 1).unwrap();
+        let shape = |b| KeyedShape::new(b, limit, Overflow::Refuse, 0, 0);
+        assert_eq!(shape(0), Err(KeyedError::Buckets));
+        assert_eq!(shape(MAX_BUCKETS + 1), Err(KeyedError::Buckets));
+        assert!(shape(1).is_ok());
+    }
+
+    #[test]
+    fn a_key_keeps_its_word_and_overflow_follows_the_policy() {
+        let limit = GcraLimit::new(1.0, 2).unwrap();
+        for overflow in [Overflow::Refuse, Overflow::Admit, Overflow::Shared] {
+            // One bucket: 8 slots for every key.
+            let t = table(1, limit, overflow);
+            for k in 0u64..8 {
+                assert_eq!(t.decide(SECOND, &k.to_le_bytes(), 2), Decision::Allowed);
+                assert_eq!(t.decide(SECOND, &k.to_le_bytes(), 1), Decision::Refused);
+            }
+            assert_eq!(t.occupied(), 8);
+            let ninth = 8u64.to_le_bytes();
+            let expect = match overflow {
+                Overflow::Refuse => [false, false, false],
+                Overflow::Admit => [true, true, true],
+                Overflow::Shared => [true, true, false],
+            };
+            for want in expect {
+                assert_eq!(t.decide(SECOND, &ninth, 1), Decision::Overflowed(want));
+            }
+            assert_eq!(t.counters().overflows(), 3);
+            // A second on, key 0 is at rest only once its TAT (3 s) is
+            // past: at 3 s the ninth key replaces an idle word.
+            assert!(!t.allow(2 * SECOND, &ninth) || overflow != Overflow::Refuse);
+            assert_eq!(t.decide(3 * SECOND, &ninth, 2), Decision::Allowed);
+            assert_eq!(t.occupied(), 8);
+            // Invalid calls change nothing and never overflow.
+            let before = t.counters().overflows();
+            assert_eq!(t.decide(-1, b"new", 1), Decision::Refused);
+            assert_eq!(t.decide(SECOND, b"new", 3), Decision::Refused);
+            assert_eq!(t.counters().overflows(), before);
+        }
+    }
+
+    #[test]
+    fn the_rate_kind_replaces_expired_windows() {
+        let limit = RateLimit::new(1.0, 1).unwrap();
+        let t = table(1, limit, Overflow::Refuse);
+        for k in 0u64..8 {
+            assert!(t.allow(0, &k.to_le_bytes()));
+        }
+        assert!(!t.allow(SECOND / 2, b"late"));
+        assert!(t.allow(SECOND + 512, b"late"));
+        assert!(!t.allow(SECOND + 512, b"late"));
+    }
+
+    #[test]
+    fn the_formula() {
+        let chance = |load: f64| overflow_chance(load * 8e6, 8e6);
+        assert!((chance(0.5) / 2.754e-20 - 1.0).abs() < 1e-3);
+        assert!((chance(0.62) / 1.9094e-9 - 1.0).abs() < 1e-3);
+        assert!((chance(0.8) / 7.670e-3 - 1.0).abs() < 1e-3);
+        assert_eq!(overflow_chance(1.0, 7.0), 1.0);
+        let b = buckets_for(1_000_000, 1e-9).unwrap();
+        assert!(overflow_chance(1e6, (b * 8) as f64) <= 1e-9);
+        assert!(overflow_chance(1e6, ((b - 1) * 8) as f64) > 1e-9);
+    }
+}
