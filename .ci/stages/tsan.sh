@@ -16,10 +16,13 @@
 #   nine types laid in a MAP_SHARED mapping and attached by four threads,
 #   each its own weir_X_attach handle, as processes would; the region's
 #   robust pthread mutex, the handle's own lock and the lock-free bucket
-#   and gate all under the sanitizer. Built at the repo root, so the
-#   root's dev-dependencies are built with the sanitizer too (the cold
-#   build is most of this stage's time). TSan follows threads, not processes: tests/c/shared.c's forked
-#   workers are checked by ASan and UBSan (cmake-sanitize) instead.
+#   and gate all under the sanitizer. Built through .ci/capi, the C
+#   crate's sources without the root's dev-dependencies (criterion,
+#   governor, proptest and cbindgen rebuilt with the sanitizer would be
+#   most of this stage's time), in the same target directory as the core's
+#   so the sanitized std is built once. TSan follows threads, not
+#   processes: tests/c/shared.c's forked workers are checked by ASan and
+#   UBSan (cmake-sanitize) instead.
 #
 # Needs: the nightly pinned in fuzz/rust-toolchain.toml with rust-src (the
 # install stage's).
@@ -37,7 +40,8 @@ TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" \
 cd ../..
 
 echo "== ThreadSanitizer: shared handles from threads ($NIGHTLY, $target)"
+cd .ci/capi
 RUSTFLAGS="-Zsanitizer=thread" \
 TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" \
-  cargo "+$NIGHTLY" test -Zbuild-std --target "$target" \
-    --target-dir target/ci-tsan-c --test shared_threads
+  cargo "+$NIGHTLY" test --locked -Zbuild-std --target "$target" \
+    --target-dir ../../target/ci-tsan --test shared_threads
