@@ -23,6 +23,16 @@ static const int64_t HOUR = 3600 * 1000000000ll;
 static unsigned char *region;
 static unsigned char before[REGION];
 
+/* The bytes compared before and after: the whole region, or under valgrind
+ * memcheck (CMakeLists.txt sets WEIR_MEMCHECK for those runs) only its
+ * header, every byte of which weir writes: a handle's padding is copied
+ * undefined into the region, and valgrind cannot tell that a comparison of
+ * undefined bytes with their own copy comes out equal. */
+static size_t compared(void) {
+    const char *memcheck = getenv("WEIR_MEMCHECK");
+    return memcheck && *memcheck == '1' ? WEIR_REGION_HEADER_BYTES : REGION;
+}
+
 static void *map_region(void) {
     void *mem = mmap(NULL, REGION, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     CHECK(mem != MAP_FAILED);
@@ -35,7 +45,7 @@ static void *map_region(void) {
     do {                                                              \
         memcpy(before, region, REGION);                               \
         CHECK_STATUS((call), WEIR_ERR_REGION_UNSUPPORTED);            \
-        CHECK(memcmp(before, region, REGION) == 0);                   \
+        CHECK(memcmp(before, region, compared()) == 0);               \
     } while (0)
 
 /* What a forked worker (fork_workers) answers when it attaches and
@@ -90,7 +100,7 @@ enum { WORKERS = 4 };
 static void refused_in_workers(long (*call)(void *arg)) {
     memcpy(before, region, REGION);
     CHECK(fork_workers(WORKERS, call, NULL) == WORKERS);
-    CHECK(memcmp(before, region, REGION) == 0);
+    CHECK(memcmp(before, region, compared()) == 0);
 }
 
 static void breaker(void) {
