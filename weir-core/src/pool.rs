@@ -622,7 +622,13 @@ impl<S: Slots<PoolSlot>> Pool<S> {
         let shift = 64 - table.trailing_zeros();
         let old = self.store.as_ref();
         for entry in old[..self.table_len].iter().filter(|e| e.mark != EMPTY) {
-            insert(slots, (table - 1, shift), entry.item, entry.birth, entry.mark);
+            insert(
+                slots,
+                (table - 1, shift),
+                entry.item,
+                entry.birth,
+                entry.mark,
+            );
         }
         let idle = self.table_len..self.table_len + self.idle_len;
         slots[table..table + self.idle_len].copy_from_slice(&old[idle]);

@@ -389,7 +389,11 @@ fn a_change_keeps_every_item_lent_and_idle() {
     for item in 1..=3 {
         assert_eq!(pool.give(item * 4096, 1), Ok(true));
     }
-    let small = PoolPolicy { size: 2, idle: 1, ..limits };
+    let small = PoolPolicy {
+        size: 2,
+        idle: 1,
+        ..limits
+    };
     assert_eq!(pool.reconfigure(small), Ok(()));
     assert_eq!((pool.live(), pool.idle()), (6, 3));
     assert_eq!(pool.take(2), PoolTaken::Ready(3 * 4096));
@@ -401,7 +405,11 @@ fn a_change_keeps_every_item_lent_and_idle() {
     assert_eq!(pool.take(5), PoolTaken::Ready(2 * 4096));
     assert_eq!(pool.take(5), PoolTaken::Ready(4096));
     assert_eq!(pool.take(5), PoolTaken::Wait, "two live, the size two");
-    let large = PoolPolicy { size: 40, idle: 40, ..limits };
+    let large = PoolPolicy {
+        size: 40,
+        idle: 40,
+        ..limits
+    };
     let need = pool.store_len_for(large).unwrap();
     assert_eq!(need, store_len(40, 40));
     assert_eq!(pool.reconfigure(large), Err(PoolPolicyError::NoMemory));
