@@ -28,7 +28,6 @@
 
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
-use core::mem::size_of;
 
 use crate::store::Slots;
 use crate::time::{after, NEVER};
@@ -1152,7 +1151,7 @@ impl<S: Slots<PoolSlot>> Pool<S> {
     /// [`Pool::new`] made: [`store_len`] slots of 24 bytes on 64-bit, never
     /// changed but by [`Pool::reconfigure_into`]).
     pub fn heap_bytes(&self) -> usize {
-        self.store.as_ref().len() * size_of::<PoolSlot>()
+        core::mem::size_of_val(self.store.as_ref())
     }
 }
 
@@ -1548,7 +1547,7 @@ mod tests {
     fn memory_is_allocated_once() {
         let mut p = pool(10, 10, MINUTE, 0);
         let bytes = p.heap_bytes();
-        assert_eq!(bytes, (10 + 32) * size_of::<PoolSlot>());
+        assert_eq!(bytes, (10 + 32) * core::mem::size_of::<PoolSlot>());
         assert_eq!(store_len(10, 10), 42);
         for round in 0..100 {
             for item in 0..10 {
