@@ -3789,21 +3789,24 @@ fn pool_traces(out: &mut Vec<Trace>) {
     made(&mut t, h, 301, 0, None);
     give(&mut t, h, 300, 0);
     t.call("pool_mark_old", &[], &[I(weir_pool_mark_old(h))]);
-    reconfigure(&mut t, h, forty);
+    reconfigure(&mut t, h, two);
     give(&mut t, h, 301, 1);
     take(&mut t, h, 1);
     let mut buf = [0usize; 4];
     let n = weir_pool_close(h, buf.as_mut_ptr(), 4);
     list(&mut t, "pool_close", &[U(4)], n, &buf);
-    reconfigure(&mut t, h, two);
+    reconfigure(&mut t, h, four);
     take(&mut t, h, 2);
     read(&mut t, h, 2);
-    t.note("seeded random calls, a change of limits among them");
+    t.note("seeded random calls, a change of limits among them, each within");
+    t.note("the first limits' table and idle places (as a placed pool holds them)");
     let mut rng = Rng(36);
     new(
         &mut t,
         &mut h,
         weir_pool_policy {
+            size: 12,
+            idle: 8,
             max_making: 2,
             ..four
         },
@@ -3847,7 +3850,7 @@ fn pool_traces(out: &mut Vec<Trace>) {
                 h,
                 weir_pool_policy {
                     size: 1 + rng.below(12) as i64,
-                    idle: rng.below(8) as i64,
+                    idle: rng.below(9) as i64,
                     keep_ns: rng.below(3) as i64 * 1_000_000,
                     life_ns: rng.below(2) as i64 * 5_000_000,
                     life_jitter: 0.2,
