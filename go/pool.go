@@ -46,24 +46,50 @@ type Pool[T any] struct {
 	free  []uintptr
 }
 
+// c writes the limits to *out and answers out, or nil for nil limits (the
+// preset).
+func (limits *PoolPolicy) c(out *C.weir_pool_policy) (cp *C.weir_pool_policy) {
+	if limits == nil {
+		return nil
+	}
+	*out = C.weir_pool_policy{size: C.int64_t(limits.Size), idle: C.int64_t(limits.Idle), keep_ns: ns(limits.Keep), life_ns: ns(limits.Life),
+		life_jitter: C.double(limits.LifeJitter), min_idle: C.int64_t(limits.MinIdle), max_making: C.int64_t(limits.MaxMaking)}
+	return out
+}
+
 // NewPool makes an empty pool; nil limits are the preset. ErrPoolSize,
 // ErrPoolIdle, ErrPoolKeep, ErrPoolLife, ErrPoolJitter, ErrPoolMinIdle,
 // ErrPoolMaxMaking for bad limits (the first wrong field's).
 func NewPool[T any](limits *PoolPolicy) (*Pool[T], error) {
-	var cp *C.weir_pool_policy
 	var c C.weir_pool_policy
-	if limits != nil {
-		c = C.weir_pool_policy{size: C.int64_t(limits.Size), idle: C.int64_t(limits.Idle), keep_ns: ns(limits.Keep), life_ns: ns(limits.Life),
-			life_jitter: C.double(limits.LifeJitter), min_idle: C.int64_t(limits.MinIdle), max_making: C.int64_t(limits.MaxMaking)}
-		cp = &c
-	}
 	var p *C.weir_pool
-	if err := check(C.weir_pool_new(cp, &p)); err != nil {
+	if err := check(C.weir_pool_new(limits.c(&c), &p)); err != nil {
 		return nil, err
 	}
 	pl := &Pool[T]{p: p, items: map[uintptr]T{}}
 	runtime.SetFinalizer(pl, finalize[*Pool[T]])
 	return pl, nil
+}
+
+// Reconfigure gives the pool new limits in place (weir_pool_reconfigure;
+// nil is the preset), from the next call: every value idle or lent is kept,
+// more than the new Size too (Take answers PoolTakeWait until fewer are
+// live), with its birth and idle time, and so are the makes outstanding and
+// the stats. More idle than the new idle cap stay idle, lent first, and a
+// Give keeps nothing until fewer are idle. The live values are never more
+// than the larger of those live at the change and the new Size. Bad limits
+// change nothing (the errors of NewPool); ErrNoMemory if the larger table
+// cannot be allocated, changing nothing. ErrClosed after Close. Safe
+// beside other use (not Close): a call racing it sees the old limits or
+// the new ones.
+func (pl *Pool[T]) Reconfigure(limits *PoolPolicy) error {
+	if pl.p == nil {
+		return ErrClosed
+	}
+	var c C.weir_pool_policy
+	err := check(C.weir_pool_reconfigure(pl.p, limits.c(&c)))
+	runtime.KeepAlive(pl)
+	return err
 }
 
 // Close frees the bookkeeping; it hands back nothing (call Shutdown

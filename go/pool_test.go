@@ -150,3 +150,61 @@ func TestDefaultPoolPolicyNewFields(t *testing.T) {
 		t.Fatalf("%+v", l)
 	}
 }
+
+// A pool's limits changed in place: every value kept, above a smaller size
+// too, nothing made until under it; a larger size grows the table with
+// every value still found; bad limits change nothing.
+func TestPoolReconfigure(t *testing.T) {
+	pl, err := NewPool[string](&PoolPolicy{Size: 4, Idle: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pl.Close()
+	var lent []PoolLent[string]
+	for _, name := range []string{"a", "b", "c"} {
+		if k := pl.Take(0).Kind; k != PoolTakeMake {
+			t.Fatalf("take for %s: %v", name, k)
+		}
+		l, err := pl.Made(name, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lent = append(lent, l)
+	}
+	if kept, err := pl.Give(lent[2], 1); !kept || err != nil {
+		t.Fatalf("give c: %v %v", kept, err)
+	}
+	if err := pl.Reconfigure(&PoolPolicy{Size: 0, Idle: 4}); !errors.Is(err, ErrPoolSize) {
+		t.Fatalf("size 0: %v", err)
+	}
+	if err := pl.Reconfigure(&PoolPolicy{Size: 2, Idle: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if c := pl.Counts(); c != (PoolCounts{Live: 3, Idle: 1, Busy: 2}) {
+		t.Fatalf("after size 2: %+v", c)
+	}
+	if got := pl.Take(2); got.Kind != PoolTakeReady || got.Item != "c" {
+		t.Fatalf("take after size 2: %+v", got)
+	}
+	if k := pl.Take(2).Kind; k != PoolTakeWait {
+		t.Fatalf("three live, size 2: %v", k)
+	}
+	if err := pl.Reconfigure(&PoolPolicy{Size: 100, Idle: 100}); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lent {
+		if kept, err := pl.Give(l, 3); !kept || err != nil {
+			t.Fatalf("give %s after size 100: %v %v", l.Item, kept, err)
+		}
+	}
+	if c := pl.Counts(); c != (PoolCounts{Live: 3, Idle: 3}) {
+		t.Fatalf("after size 100: %+v", c)
+	}
+	if err := pl.Reconfigure(nil); err != nil {
+		t.Fatal(err)
+	}
+	pl.Close()
+	if err := pl.Reconfigure(nil); !errors.Is(err, ErrClosed) {
+		t.Fatalf("after close: %v", err)
+	}
+}

@@ -40,12 +40,12 @@
  *
  * ```
  * weir_status — what a call that can fail reports (WEIR_OK is 0)
- *   section  line 0352
+ *   section  line 0353
  *   reads    weir_status_str, weir_version (WEIR_VERSION)
  *   counts   weir_counts (filled by each read_counts)
  *
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
- *   section  line 0899
+ *   section  line 0900
  *   policy   weir_breaker_policy (for the breaker), weir_breaker_policy_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
  *   placed   weir_breaker_footprint, weir_breaker_init_in
@@ -60,7 +60,7 @@
  *   change   weir_breaker_reconfigure (copies the policy)
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 1297
+ *   section  line 1298
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
  *   placed   weir_shedder_footprint, weir_shedder_init_in
@@ -74,7 +74,7 @@
  *   change   weir_shedder_reconfigure (copies the policy)
  *
  * weir_window — rolling window of sums and counts
- *   section  line 1649
+ *   section  line 1650
  *   make     weir_window_new, weir_window_free
  *   placed   weir_window_footprint, weir_window_init_in
  *   shared   weir_window_shared_footprint, weir_window_init_shared,
@@ -86,7 +86,7 @@
  *   change   weir_window_reconfigure
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1867
+ *   section  line 1868
  *   make     weir_bucket_new, weir_bucket_free
  *   placed   weir_bucket_footprint, weir_bucket_init_in
  *   shared   weir_bucket_shared_footprint, weir_bucket_init_shared,
@@ -97,7 +97,7 @@
  *   change   weir_bucket_reconfigure
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 2134
+ *   section  line 2135
  *   make     weir_sliding_new, weir_sliding_free
  *   placed   weir_sliding_footprint, weir_sliding_init_in
  *   shared   weir_sliding_shared_footprint, weir_sliding_init_shared,
@@ -108,7 +108,7 @@
  *   counts   weir_sliding_start_counting, weir_sliding_read_counts
  *
  * weir_period — fixed-window quota per period
- *   section  line 2327
+ *   section  line 2328
  *   make     weir_period_new, weir_period_free
  *   placed   weir_period_footprint, weir_period_init_in
  *   shared   weir_period_shared_footprint, weir_period_init_shared,
@@ -119,7 +119,7 @@
  *   counts   weir_period_start_counting, weir_period_read_counts
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 2527
+ *   section  line 2528
  *   make     weir_gate_new, weir_gate_free
  *   placed   weir_gate_footprint, weir_gate_init_in
  *   shared   weir_gate_shared_footprint, weir_gate_init_shared,
@@ -130,7 +130,7 @@
  *   counts   weir_gate_start_counting, weir_gate_read_counts
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 2658
+ *   section  line 2659
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy),
@@ -149,7 +149,7 @@
  *   change   weir_concurrency_reconfigure (copies the policy)
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 3007
+ *   section  line 3008
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   placed   weir_budget_footprint, weir_budget_init_in
@@ -161,19 +161,19 @@
  *   change   weir_budget_reconfigure (copies the policy)
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 3267
+ *   section  line 3268
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 3407
+ *   section  line 3408
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 3451
+ *   section  line 3452
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   placed   weir_pool_footprint, weir_pool_init_in,
@@ -184,10 +184,11 @@
  *            weir_pool_evict, weir_pool_mark_old, weir_pool_close
  *   reads    weir_pool_live, weir_pool_idle, weir_pool_busy,
  *            weir_pool_next_expiry, weir_pool_read_stats (weir_pool_stats)
+ *   change   weir_pool_reconfigure (copies the limits)
  *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 3843
+ *   section  line 3887
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -196,13 +197,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 4023
+ *   section  line 4067
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 4175
+ *   section  line 4219
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -216,11 +217,11 @@
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 4540
+ *   section  line 4584
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 4733
+ *   section  line 4777
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   placed   weir_lease_footprint, weir_lease_init_in
@@ -232,7 +233,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 5008
+ *   section  line 5052
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -246,7 +247,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 5270
+ *   section  line 5314
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -3496,8 +3497,8 @@ bool weir_deadline_remaining(const weir_deadline *deadline, int64_t now, int64_t
 /// Memory per handle on 64-bit: about 280 bytes, plus 24 bytes per table
 /// slot (the power of two at least 2 × size) and per idle place
 /// (min(idle, size)), all allocated by `weir_pool_new` and never again
-/// (about 1.3 KiB for the preset), or laid in the caller's memory by
-/// `weir_pool_init_in`.
+/// (about 1.3 KiB for the preset) but by a `weir_pool_reconfigure` that
+/// needs more, or laid in the caller's memory by `weir_pool_init_in`.
 ///
 /// In the firmware build (docs/firmware.md) a pool is placed only: on a 32-bit
 /// core the preset needs 1224 bytes. Its updates hold the build's critical
@@ -3809,6 +3810,49 @@ int64_t weir_pool_next_expiry(const weir_pool *pool, int64_t now);
 /// or `out` is NULL, `WEIR_ERR_MISALIGNED` if `out` is misaligned; `*out`
 /// is written only on success.
 weir_status weir_pool_read_stats(const weir_pool *pool, weir_pool_stats *out);
+
+/// Gives a pool new limits in place (NULL: the preset), checked as
+/// `weir_pool_new` checks them, in force from the next call. The pool keeps
+/// every resource it holds, idle or lent, with its birth, its idle clock and
+/// its mark of `weir_pool_mark_old`; the MAKEs outstanding (each still
+/// filled by made, give or drop, or released by unmade); the newest-first
+/// order of the idle ones; its clock, its stats and counts, and whether it
+/// is closed. The new `keep_ns` and `life_ns` judge each resource by its
+/// own idle clock and birth from the next take, evict or give; the new
+/// `life_jitter` shortens only lives registered from then on.
+///
+/// A smaller `size` than the resources live (idle, lent and being made)
+/// takes none away: they are the caller's, known by their identities, and
+/// each still comes back through give, drop or unmade. Take answers WAIT
+/// rather than MAKE (and `weir_pool_make_ahead` reserves nothing) until
+/// fewer than the new `size` are live. More idle than the new idle cap stay
+/// idle, lent first and handed back by evict as before, and a give keeps
+/// nothing until fewer than the cap are idle. So from the change on, the
+/// resources live are never more than the larger of those live at the
+/// change and the new `size`; once they are fewer than it, the new `size`
+/// bounds them.
+///
+/// Memory: the pool's table and idle places need the power of two at least
+/// twice the larger of the new `size` and the resources live, plus the
+/// larger of min(`idle`, `size`) and the resources idle (24 bytes each on a
+/// 64-bit host). When its store has that many, the table is laid out again
+/// in it and nothing is allocated (a heap pool keeps its store, however
+/// much smaller the new limits). Otherwise a heap pool allocates the larger
+/// store and moves every resource into it before it lets the old one go
+/// (`WEIR_ERR_NO_MEMORY`, changing nothing, if it cannot), and a placed pool
+/// (`weir_pool_init_in`) answers `WEIR_ERR_PLACED_TOO_SMALL`: the limits
+/// `weir_pool_footprint` sized its memory for fit it always.
+///
+/// Safe beside the pool's other calls (not `weir_pool_free`): it takes the
+/// pool's own lock, as they do, so a call racing it is answered under the
+/// old limits or the new ones, wholly. A pool has no shared form, so no
+/// region to refuse. Checked in this order, nothing changed on an error:
+/// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `pool`,
+/// `WEIR_ERR_POISONED`, the limits' statuses as `weir_pool_new` answers
+/// them (and `WEIR_ERR_MISALIGNED` for a misaligned `limits`),
+/// `WEIR_ERR_PLACED_TOO_SMALL`, `WEIR_ERR_NO_MEMORY`. It counts nothing.
+/// It visits the table when its length changes: O(size), under the lock.
+weir_status weir_pool_reconfigure(weir_pool *pool, const weir_pool_policy *limits);
 
 /// Turns counting on for a pool: from this call on, `weir_pool_read_counts`
 /// reports what it decided. Call it right after `weir_pool_new` to count

@@ -1117,6 +1117,16 @@ public:
         return weir_pool_evict(get(), now.ns(), out, cap);
     }
     std::size_t close(std::uintptr_t* out, std::size_t cap) const noexcept { return weir_pool_close(get(), out, cap); }
+    // New limits in place (weir_pool_reconfigure), from the next call: every
+    // resource idle or lent is kept, more than the new size too (take
+    // answers wait until fewer are live), with its birth and idle clock; the
+    // reservations, stats and counts are kept. A heap pool grows its store
+    // when it needs more; a placed one answers WEIR_ERR_PLACED_TOO_SMALL. An
+    // error changes nothing. Safe beside the other calls (the pool's lock).
+    std::error_code reconfigure(const PoolPolicy& limits) noexcept {
+        weir_pool_policy c = limits.c();
+        return detail::code(weir_pool_reconfigure(get(), &c));
+    }
     std::int64_t live() const noexcept { return weir_pool_live(get()); }
     std::int64_t idle() const noexcept { return weir_pool_idle(get()); }
     std::int64_t busy() const noexcept { return weir_pool_busy(get()); }

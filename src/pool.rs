@@ -10,8 +10,8 @@ use crate::guard::{
     start_counting,
 };
 use crate::guard::{
-    free_handle, guard_status, on, place_handle, placement, policy_or, slice_out, status_on,
-    usable, write_footprint, write_out,
+    free_handle, guard_status, on, place_handle, placement, policy_or, reconfigure, slice_out,
+    status_on, usable, write_footprint, write_out,
 };
 use crate::guard::{Guarded, Handle};
 use crate::lock::ShortLock;
@@ -267,8 +267,8 @@ impl From<PoolStats> for weir_pool_stats {
 /// Memory per handle on 64-bit: about 280 bytes, plus 24 bytes per table
 /// slot (the power of two at least 2 × size) and per idle place
 /// (min(idle, size)), all allocated by `weir_pool_new` and never again
-/// (about 1.3 KiB for the preset), or laid in the caller's memory by
-/// `weir_pool_init_in`.
+/// (about 1.3 KiB for the preset) but by a `weir_pool_reconfigure` that
+/// needs more, or laid in the caller's memory by `weir_pool_init_in`.
 ///
 /// In the firmware build (docs/firmware.md) a pool is placed only: on a 32-bit
 /// core the preset needs 1224 bytes. Its updates hold the build's critical
@@ -385,6 +385,70 @@ pub extern "C" fn weir_pool_init_in(
             Ok(weir_pool(Guarded::new(ShortLock::new(pool))))
         },
     )
+}
+
+/// Gives a pool new limits in place (NULL: the preset), checked as
+/// `weir_pool_new` checks them, in force from the next call. The pool keeps
+/// every resource it holds, idle or lent, with its birth, its idle clock and
+/// its mark of `weir_pool_mark_old`; the MAKEs outstanding (each still
+/// filled by made, give or drop, or released by unmade); the newest-first
+/// order of the idle ones; its clock, its stats and counts, and whether it
+/// is closed. The new `keep_ns` and `life_ns` judge each resource by its
+/// own idle clock and birth from the next take, evict or give; the new
+/// `life_jitter` shortens only lives registered from then on.
+///
+/// A smaller `size` than the resources live (idle, lent and being made)
+/// takes none away: they are the caller's, known by their identities, and
+/// each still comes back through give, drop or unmade. Take answers WAIT
+/// rather than MAKE (and `weir_pool_make_ahead` reserves nothing) until
+/// fewer than the new `size` are live. More idle than the new idle cap stay
+/// idle, lent first and handed back by evict as before, and a give keeps
+/// nothing until fewer than the cap are idle. So from the change on, the
+/// resources live are never more than the larger of those live at the
+/// change and the new `size`; once they are fewer than it, the new `size`
+/// bounds them.
+///
+/// Memory: the pool's table and idle places need the power of two at least
+/// twice the larger of the new `size` and the resources live, plus the
+/// larger of min(`idle`, `size`) and the resources idle (24 bytes each on a
+/// 64-bit host). When its store has that many, the table is laid out again
+/// in it and nothing is allocated (a heap pool keeps its store, however
+/// much smaller the new limits). Otherwise a heap pool allocates the larger
+/// store and moves every resource into it before it lets the old one go
+/// (`WEIR_ERR_NO_MEMORY`, changing nothing, if it cannot), and a placed pool
+/// (`weir_pool_init_in`) answers `WEIR_ERR_PLACED_TOO_SMALL`: the limits
+/// `weir_pool_footprint` sized its memory for fit it always.
+///
+/// Safe beside the pool's other calls (not `weir_pool_free`): it takes the
+/// pool's own lock, as they do, so a call racing it is answered under the
+/// old limits or the new ones, wholly. A pool has no shared form, so no
+/// region to refuse. Checked in this order, nothing changed on an error:
+/// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `pool`,
+/// `WEIR_ERR_POISONED`, the limits' statuses as `weir_pool_new` answers
+/// them (and `WEIR_ERR_MISALIGNED` for a misaligned `limits`),
+/// `WEIR_ERR_PLACED_TOO_SMALL`, `WEIR_ERR_NO_MEMORY`. It counts nothing.
+/// It visits the table when its length changes: O(size), under the lock.
+#[no_mangle]
+pub extern "C" fn weir_pool_reconfigure(
+    pool: *mut weir_pool,
+    limits: *const weir_pool_policy,
+) -> weir_status {
+    reconfigure(pool, |state| {
+        let limits = checked(limits)?;
+        let mut pool = state.lock();
+        match pool.reconfigure(limits) {
+            Err(PoolPolicyError::NoMemory) if pool.store().is_placed() => {
+                Err(weir_status::WEIR_ERR_PLACED_TOO_SMALL)
+            }
+            Err(PoolPolicyError::NoMemory) => {
+                let need = pool.store_len_for(limits)?;
+                let store = Slots::grown(need, PoolSlot::default())?;
+                *pool = pool.reconfigure_into(limits, store)?;
+                Ok(())
+            }
+            changed => Ok(changed?),
+        }
+    })
 }
 
 /// Refuses, always: a pool has no shared form, so there is no region to
@@ -751,6 +815,49 @@ mod tests {
             assert_eq!(heap - handle, (32 + 10) * 24);
             assert!((1250..=1400).contains(&heap), "{heap}");
         }
+        weir_pool_free(pool);
+    }
+
+    #[test]
+    fn a_heap_pool_grows_its_store_and_keeps_its_items() {
+        let small = weir_pool_policy {
+            size: 2,
+            ..weir_pool_policy_preset()
+        };
+        let mut pool = std::ptr::null_mut();
+        assert_eq!(weir_pool_new(&small, &mut pool), WEIR_OK);
+        for item in [7, 9] {
+            assert_eq!(weir_pool_take(pool, 0).kind, WEIR_POOL_TAKEN_MAKE);
+            assert_eq!(weir_pool_made(pool, item, 0), WEIR_OK);
+        }
+        let mut kept = false;
+        assert_eq!(weir_pool_give(pool, 7, 1, &mut kept), WEIR_OK);
+        let large = weir_pool_policy { size: 300, ..small };
+        let before = on(pool, 0, |p| p.lock().heap_bytes());
+        assert_eq!(weir_pool_reconfigure(pool, &large), WEIR_OK);
+        let after = on(pool, 0, |p| p.lock().heap_bytes());
+        assert!(after > before, "{before} -> {after}");
+        assert_eq!((weir_pool_live(pool), weir_pool_idle(pool)), (2, 1));
+        assert_eq!(weir_pool_give(pool, 9, 2, &mut kept), WEIR_OK);
+        assert!(kept);
+        assert_eq!(weir_pool_take(pool, 3).item, 9);
+        assert_eq!(weir_pool_take(pool, 3).item, 7);
+        assert_eq!(weir_pool_take(pool, 3).kind, WEIR_POOL_TAKEN_MAKE);
+        // Back to the small limits: the store is kept, the items too.
+        assert_eq!(weir_pool_reconfigure(pool, &small), WEIR_OK);
+        assert_eq!(on(pool, 0, |p| p.lock().heap_bytes()), after);
+        assert_eq!(weir_pool_live(pool), 3);
+        assert_eq!(weir_pool_unmade(pool), WEIR_OK);
+        assert_eq!(weir_pool_take(pool, 4).kind, WEIR_POOL_TAKEN_WAIT);
+        let bad = weir_pool_policy { idle: -1, ..large };
+        assert_eq!(
+            weir_pool_reconfigure(pool, &bad),
+            weir_status::of(weir_core::pool::PoolPolicyError::Idle.code())
+        );
+        assert_eq!(
+            weir_pool_reconfigure(std::ptr::null_mut(), &small),
+            weir_status::WEIR_ERR_NULL
+        );
         weir_pool_free(pool);
     }
 }

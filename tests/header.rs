@@ -439,6 +439,7 @@ const INDEX: &[Entry] = &[
                     "weir_pool_read_stats (weir_pool_stats)",
                 ],
             ),
+            ("change", &["weir_pool_reconfigure (copies the limits)"]),
             (
                 "counts",
                 &["weir_pool_start_counting", "weir_pool_read_counts"],

@@ -2264,13 +2264,42 @@ fn pool_never_panics_and_live_is_idle_plus_busy() {
         } else {
             limits
         };
-        let (size, idle_cap) = (used.size, used.idle.min(used.size));
+        let (mut size, mut idle_cap) = (used.size, used.idle.min(used.size));
         let mut clock = Clock::new(&mut rng);
         let mut lent: Vec<usize> = Vec::new();
         let mut next_item = 1usize;
         let mut out = [0usize; 8];
         for _ in 0..60 {
             let now = clock.tick(&mut rng);
+            if rng.one_in(10) {
+                // New limits in place: the items and the totals are kept,
+                // and from here on live stays within the larger of those
+                // live now and the new size; an error changes nothing.
+                let next = hostile_pool_policy(&mut rng);
+                let ptr: *const weir_pool_policy = match rng.below(20) {
+                    0 => null(),
+                    1 => misaligned(&mut odd),
+                    _ => &next,
+                };
+                let (live, idle) = (weir_pool_live(pool), weir_pool_idle(pool));
+                let mut before = weir_pool_stats::default();
+                assert_eq!(weir_pool_read_stats(pool, &mut before), WEIR_OK);
+                let status = sane(weir_pool_reconfigure(pool, ptr), "weir_pool_reconfigure");
+                let mut after = weir_pool_stats::default();
+                assert_eq!(weir_pool_read_stats(pool, &mut after), WEIR_OK);
+                assert_eq!(after, before, "a reconfiguration moved the totals");
+                assert_eq!((weir_pool_live(pool), weir_pool_idle(pool)), (live, idle));
+                if status == WEIR_OK {
+                    let new = if ptr.is_null() {
+                        weir_pool_policy_preset()
+                    } else {
+                        next
+                    };
+                    size = live.max(new.size);
+                    idle_cap = idle.max(new.idle.min(new.size));
+                }
+                calls += 1;
+            }
             match rng.below(9) {
                 0 | 1 => {
                     let taken = weir_pool_take(pool, now);
@@ -2393,6 +2422,7 @@ fn pool_never_panics_and_live_is_idle_plus_busy() {
     assert_eq!(weir_pool_make_ahead(null()), 0);
     assert_eq!(weir_pool_mark_old(null()), 0);
     assert_eq!(weir_pool_made_jittered(null(), 1, 0, 1), WEIR_ERR_NULL);
+    assert_eq!(weir_pool_reconfigure(null_mut(), null()), WEIR_ERR_NULL);
     eprintln!("pool: {calls} calls");
     assert_no_panics("pool");
 }

@@ -822,14 +822,43 @@ fn a_footprint_needs_usable_out_pointers() {
 }
 
 /// Every pool call on both twins with the same arguments: the answers, the
-/// readings and the running totals agree.
-fn pool_twins(heap: *mut weir_pool, placed: *mut weir_pool, seed: u64) {
+/// readings and the running totals agree. Now and then both take new
+/// limits their memory holds (a size up to the first, an idle cap up to
+/// its own), and the placed one is refused limits needing a larger table,
+/// changing nothing.
+fn pool_twins(heap: *mut weir_pool, placed: *mut weir_pool, seed: u64, limits: weir_pool_policy) {
     let mut rng = Rng((seed * 0x2545_f491) | 1);
     let mut now = 0i64;
     let mut lent: Vec<usize> = Vec::new();
     let mut fresh = 1usize;
     for round in 0..4_000 {
         now = rng.step(now) / 64;
+        if round % 400 == 399 {
+            let within = weir_pool_policy {
+                size: 1 + rng.below(limits.size as u64) as i64,
+                idle: rng.below(limits.idle.min(limits.size) as u64 + 1) as i64,
+                keep_ns: rng.below(6_000_000) as i64,
+                ..limits
+            };
+            assert_eq!(weir_pool_reconfigure(heap, &within), WEIR_OK);
+            assert_eq!(weir_pool_reconfigure(placed, &within), WEIR_OK);
+            let larger = weir_pool_policy {
+                size: 2 * limits.size + 1,
+                ..within
+            };
+            let (mut sa, mut sb) = (weir_pool_stats::default(), weir_pool_stats::default());
+            weir_pool_read_stats(placed, &mut sa);
+            let (live, idle) = (weir_pool_live(placed), weir_pool_idle(placed));
+            assert_eq!(
+                weir_pool_reconfigure(placed, &larger),
+                WEIR_ERR_PLACED_TOO_SMALL
+            );
+            weir_pool_read_stats(placed, &mut sb);
+            assert_eq!(
+                (sa, live, idle),
+                (sb, weir_pool_live(placed), weir_pool_idle(placed))
+            );
+        }
         match rng.below(16) {
             0..=4 if lent.len() < 8 => {
                 let (a, b) = (weir_pool_take(heap, now), weir_pool_take(placed, now));
@@ -959,7 +988,7 @@ fn a_placed_pool_answers_as_its_heap_twin() {
             );
             assert_eq!(weir_pool_start_counting(heap), WEIR_OK);
             assert_eq!(weir_pool_start_counting(placed), WEIR_OK);
-            pool_twins(heap, placed, seed * 31 + size as u64);
+            pool_twins(heap, placed, seed * 31 + size as u64, limits);
             weir_pool_free(heap);
             weir_pool_free(placed);
             // Free left the caller's memory alone: the pool still answers.

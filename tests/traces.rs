@@ -3664,6 +3664,205 @@ fn pool_traces(out: &mut Vec<Trace>) {
     }
     weir_pool_free(h);
     out.push(t);
+
+    let mut t = Trace::new(
+        "pool-reconfigure.trace",
+        "pool",
+        "A pool's limits changed in place: refused limits that change nothing,\n\
+         a smaller size and idle cap keeping every item lent and idle (lent\n\
+         first, nothing made until under the size, gives not kept above the\n\
+         cap), a shorter keep judging the idle ones from the next call, a\n\
+         larger size growing the store with every item kept, marks and close\n\
+         kept; then seeded random calls with a change of limits among them.",
+    );
+    let reconfigure = |t: &mut Trace, h: *mut weir_pool, p: weir_pool_policy| {
+        let s = weir_pool_reconfigure(h, &p);
+        t.call(
+            "pool_reconfigure",
+            &[
+                I(p.size),
+                I(p.idle),
+                I(p.keep_ns),
+                I(p.life_ns),
+                F(p.life_jitter),
+                I(p.min_idle),
+                I(p.max_making),
+            ],
+            &[S(s)],
+        );
+    };
+    let four = weir_pool_policy {
+        size: 4,
+        idle: 4,
+        keep_ns: 1_000_000,
+        life_ns: 0,
+        life_jitter: 0.0,
+        min_idle: 0,
+        max_making: 0,
+    };
+    let mut h: *mut weir_pool = std::ptr::null_mut();
+    new(&mut t, &mut h, four);
+    for item in 100..104 {
+        take(&mut t, h, 0);
+        made(&mut t, h, item, 0, None);
+    }
+    give(&mut t, h, 100, 1_000);
+    give(&mut t, h, 101, 2_000);
+    read(&mut t, h, 2_000);
+    t.note("refused limits: size, idle, keep, jitter; nothing changes");
+    for b in [
+        weir_pool_policy { size: 0, ..four },
+        weir_pool_policy { idle: -1, ..four },
+        weir_pool_policy {
+            keep_ns: -1,
+            ..four
+        },
+        weir_pool_policy {
+            life_jitter: f64::NAN,
+            ..four
+        },
+    ] {
+        reconfigure(&mut t, h, b);
+    }
+    read(&mut t, h, 2_000);
+    t.note("size 2, idle 1: all four kept; the idle ones lent, then wait");
+    let two = weir_pool_policy {
+        size: 2,
+        idle: 1,
+        ..four
+    };
+    reconfigure(&mut t, h, two);
+    read(&mut t, h, 3_000);
+    take(&mut t, h, 3_000);
+    take(&mut t, h, 3_000);
+    take(&mut t, h, 3_000);
+    give(&mut t, h, 101, 4_000);
+    give(&mut t, h, 100, 4_000);
+    drop_(&mut t, h, 102);
+    drop_(&mut t, h, 103);
+    read(&mut t, h, 4_000);
+    take(&mut t, h, 5_000);
+    take(&mut t, h, 5_000);
+    made(&mut t, h, 104, 5_000, None);
+    take(&mut t, h, 5_000);
+    give(&mut t, h, 104, 6_000);
+    t.note("a shorter keep judges the idle one from the next call");
+    reconfigure(
+        &mut t,
+        h,
+        weir_pool_policy {
+            keep_ns: 100,
+            ..two
+        },
+    );
+    read(&mut t, h, 6_050);
+    take(&mut t, h, 6_200);
+    read(&mut t, h, 6_200);
+    t.note("size 40: the store grows, every item kept");
+    let forty = weir_pool_policy {
+        size: 40,
+        idle: 40,
+        ..four
+    };
+    reconfigure(&mut t, h, forty);
+    for item in 200..236 {
+        take(&mut t, h, 7_000);
+        made(&mut t, h, item, 7_000, None);
+    }
+    read(&mut t, h, 7_000);
+    for item in (200..236).step_by(2) {
+        give(&mut t, h, item, 8_000);
+    }
+    give(&mut t, h, 101, 8_000);
+    read(&mut t, h, 8_000);
+    t.note("the preset's limits: the 37 live kept above its size 10");
+    reconfigure(&mut t, h, p);
+    read(&mut t, h, 9_000);
+    take(&mut t, h, 9_000);
+    evict(&mut t, h, MAX, 4);
+    read(&mut t, h, MAX);
+    t.note("marks and close are kept across a change");
+    new(&mut t, &mut h, four);
+    take(&mut t, h, 0);
+    made(&mut t, h, 300, 0, None);
+    take(&mut t, h, 0);
+    made(&mut t, h, 301, 0, None);
+    give(&mut t, h, 300, 0);
+    t.call("pool_mark_old", &[], &[I(weir_pool_mark_old(h))]);
+    reconfigure(&mut t, h, two);
+    give(&mut t, h, 301, 1);
+    take(&mut t, h, 1);
+    let mut buf = [0usize; 4];
+    let n = weir_pool_close(h, buf.as_mut_ptr(), 4);
+    list(&mut t, "pool_close", &[U(4)], n, &buf);
+    reconfigure(&mut t, h, four);
+    take(&mut t, h, 2);
+    read(&mut t, h, 2);
+    t.note("seeded random calls, a change of limits among them, each within");
+    t.note("the first limits' table and idle places (as a placed pool holds them)");
+    let mut rng = Rng(36);
+    new(
+        &mut t,
+        &mut h,
+        weir_pool_policy {
+            size: 12,
+            idle: 8,
+            max_making: 2,
+            ..four
+        },
+    );
+    let mut now = 0;
+    let mut busy: Vec<usize> = Vec::new();
+    let mut making = 0;
+    let mut next_item = 1000usize;
+    for _ in 0..400 {
+        now = rng.step(now, 300_000);
+        match rng.below(9) {
+            0 | 1 => {
+                let (kind, item) = take(&mut t, h, now);
+                match kind {
+                    1 | 2 => busy.push(item),
+                    3 => making += 1,
+                    _ => {}
+                }
+            }
+            2 if making > 0 => {
+                making -= 1;
+                if rng.below(6) == 0 {
+                    unmade(&mut t, h);
+                } else {
+                    made(&mut t, h, next_item, now, Some(rng.next()));
+                    busy.push(next_item);
+                    next_item += 1;
+                }
+            }
+            3 | 4 if !busy.is_empty() => {
+                let item = busy.swap_remove(rng.below(busy.len() as u64) as usize);
+                if rng.below(5) == 0 {
+                    drop_(&mut t, h, item);
+                } else {
+                    give(&mut t, h, item, now);
+                }
+            }
+            5 => evict(&mut t, h, now, 2),
+            6 if rng.below(4) == 0 => reconfigure(
+                &mut t,
+                h,
+                weir_pool_policy {
+                    size: 1 + rng.below(12) as i64,
+                    idle: rng.below(9) as i64,
+                    keep_ns: rng.below(3) as i64 * 1_000_000,
+                    life_ns: rng.below(2) as i64 * 5_000_000,
+                    life_jitter: 0.2,
+                    min_idle: rng.below(3) as i64,
+                    max_making: rng.below(3) as i64,
+                },
+            ),
+            _ => read(&mut t, h, now),
+        }
+    }
+    weir_pool_free(h);
+    out.push(t);
 }
 
 // bloom

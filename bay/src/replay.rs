@@ -37,7 +37,7 @@ use weir_core::lease::{Lease, LeasePolicy, LeaseTake};
 use weir_core::limiter::{Limiter, LimiterError};
 use weir_core::partitioned::{Partition, PartitionError, Partitioned, MAX_PARTITIONS};
 use weir_core::period::{Period, PeriodQuota};
-use weir_core::pool::{Pool, PoolPolicy, PoolTaken};
+use weir_core::pool::{Pool, PoolPolicy, PoolPolicyError, PoolSlot, PoolTaken};
 use weir_core::rate::{self, RateError, RateLimit};
 use weir_core::shedder::{
     Criticality, Settled, Shedder, ShedderFront, ShedderPolicy, ShedderPolicyError, ShedderTicket,
@@ -1752,6 +1752,39 @@ pub extern "C" fn bay_pool_new(
     let status = made.as_ref().map_or_else(|e| code_status(e.code()), |_| 0);
     with(|h| h.pool = made.ok());
     answer(&[status])
+}
+
+/// `pool_reconfigure`: status. A pool whose store cannot hold the new
+/// limits moves into a larger one, as a heap pool's
+/// `weir_pool_reconfigure` does.
+#[no_mangle]
+pub extern "C" fn bay_pool_reconfigure(
+    size: i64,
+    idle: i64,
+    keep_ns: i64,
+    life_ns: i64,
+    life_jitter: i64,
+    min_idle: i64,
+    max_making: i64,
+) -> usize {
+    let limits = PoolPolicy {
+        size,
+        idle,
+        keep_ns,
+        life_ns,
+        life_jitter: f64_of(life_jitter),
+        min_idle,
+        max_making,
+    };
+    let r = on_pool(|p| match p.reconfigure(limits) {
+        Err(PoolPolicyError::NoMemory) => {
+            let need = p.store_len_for(limits)?;
+            *p = p.reconfigure_into(limits, vec![PoolSlot::default(); need])?;
+            Ok(())
+        }
+        changed => changed,
+    });
+    answer(&[r.map_or_else(|e| code_status(e.code()), |_| 0)])
 }
 
 /// `pool_take`: the kind (1 ready, 2 stale, 3 make, 4 wait) and the item.

@@ -40,7 +40,7 @@ const OPS = {
     "breaker_reconfigure"],
   shedder: ["shedder_new", "shedder_allow", "shedder_allow_class", "shedder_pass", "shedder_fail", "shedder_flying",
     "shedder_read_stats", "shedder_reconfigure"],
-  pool: ["pool_new", "pool_take", "pool_made", "pool_made_jittered", "pool_unmade", "pool_give", "pool_drop",
+  pool: ["pool_new", "pool_reconfigure", "pool_take", "pool_made", "pool_made_jittered", "pool_unmade", "pool_give", "pool_drop",
     "pool_evict", "pool_close", "pool_mark_old", "pool_make_ahead", "pool_live", "pool_idle", "pool_busy",
     "pool_next_expiry", "pool_read_stats"],
   bloom: ["bloom_new", "bloom_new_gcra", "bloom_allow", "bloom_next"],

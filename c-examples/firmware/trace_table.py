@@ -65,6 +65,7 @@ OPS = [
     # gcra form) under the held limit; a key is compiled to its length and
     # its bytes packed little-endian in whole words (KEYED).
     ("bloom_new", 4), ("bloom_new_gcra", 4), ("bloom_allow", 2), ("bloom_next", 2),
+    ("pool_reconfigure", 7),
 ]
 # The operations with a key argument, and its position.
 KEYED = {"bloom_allow": 1, "bloom_next": 1}
@@ -241,7 +242,12 @@ def main():
         h.write(f"#define TRACE_HANDLES {int(any(t in group for t in HANDLES + BLOOM))}\n")
         # Whether it links the bloom's (an image without its traces leaves
         # them out: the M0's handle image has no flash to spare).
-        h.write(f"#define TRACE_BLOOM {int('bloom' in group)}\n\n")
+        h.write(f"#define TRACE_BLOOM {int('bloom' in group)}\n")
+        # Whether it links weir_pool_reconfigure (its table relaid in place):
+        # only an image with a trace that calls it, since the M0's handle
+        # image, which skips the pool's traces, has no flash for it.
+        used = {code for code, *_ in calls}
+        h.write(f"#define TRACE_POOL_RECONFIGURE {int(CODE['pool_reconfigure'] in used)}\n\n")
         h.write("typedef struct {\n    uint8_t op;\n    uint8_t nargs;\n    uint8_t nouts;\n"
                 "    uint8_t reserved;\n    uint32_t line;\n    uint32_t word;\n} trace_call;\n\n")
         h.write("typedef struct {\n    const char *name;\n    uint32_t first;\n    uint32_t count;\n} trace_file;\n\n")

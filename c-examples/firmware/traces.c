@@ -583,6 +583,24 @@ static uint32_t run_handle(const trace_call *call, const uint64_t *a, const uint
         got[0] = U(st);
         return 1;
     }
+#if TRACE_POOL_RECONFIGURE
+    case OP_pool_reconfigure: {
+        SKIP_UNPLACED(POOL);
+        weir_pool_policy p;
+        __builtin_memset(&p, 0, sizeof p);
+        p.size = I64(a[0]);
+        p.idle = I64(a[1]);
+        p.keep_ns = I64(a[2]);
+        p.life_ns = I64(a[3]);
+        p.life_jitter = as_double(a[4]);
+        p.min_idle = I64(a[5]);
+        p.max_making = I64(a[6]);
+        st = weir_pool_reconfigure(H(POOL, weir_pool), &p);
+        if (grew(POOL, st, want[0])) return SKIPPED;
+        got[0] = U(st);
+        return 1;
+    }
+#endif
     case OP_pool_take: {
         SKIP_UNPLACED(POOL);
         weir_pool_taken t = weir_pool_take(H(POOL, weir_pool), I64(a[0]));

@@ -638,10 +638,26 @@ fn pool(input: &mut Input) {
                     assert_eq!(n, weir_pool_evict(placed, now, b.as_mut_ptr(), cap));
                     assert_eq!(a, b);
                 }
-                _ => match input.u8() % 4 {
+                _ => match input.u8() % 5 {
                     0 => assert_eq!(weir_pool_mark_old(heap), weir_pool_mark_old(placed)),
                     1 => assert_eq!(weir_pool_make_ahead(heap), weir_pool_make_ahead(placed)),
                     2 => assert_eq!(weir_pool_unmade(heap), weir_pool_unmade(placed)),
+                    3 => {
+                        // New limits: the placed twin takes them when its
+                        // memory holds them, and then the heap one answers
+                        // alike; refused, it changed nothing, and the heap
+                        // twin is not asked (it would grow its store).
+                        let next = weir_pool_policy {
+                            size: input.below(80) as i64 - 2,
+                            idle: input.below(50) as i64 - 2,
+                            keep_ns: input.span(),
+                            ..limits
+                        };
+                        let status = weir_pool_reconfigure(placed, &next);
+                        if status != WEIR_ERR_PLACED_TOO_SMALL {
+                            assert_eq!(status, weir_pool_reconfigure(heap, &next));
+                        }
+                    }
                     _ => {
                         let (mut a, mut b) = ([0usize; 2], [0usize; 2]);
                         let n = weir_pool_close(heap, a.as_mut_ptr(), 2);

@@ -1,6 +1,6 @@
 /* Reconfiguring a handle while other threads decide on it: the sliding
  * window, period counter, gate, window, breaker, retry budget, shedder,
- * adaptive limit and lease take their new policy
+ * adaptive limit, lease and pool take their new policy
  * under their own lock (the gate in an atomic word), so each decision
  * racing a change is judged by the old policy or the new one, wholly. Here
  * several threads decide in a loop while one more changes the policy in a
@@ -436,6 +436,68 @@ static void lease_threads(void) {
     }
 }
 
+/* --- the pool: size 2 and size 64 in turn (the first change to 64 moves
+ * the heap pool into a larger store, every later one lays its table out
+ * again in place) while the deciders take, make, give and drop: every call
+ * answers WEIR_OK, no item is lost or found twice, and the pool never holds
+ * more than 64. */
+static void *pool_decide(void *arg) {
+    struct shared *s = arg;
+    for (int i = 0; i < TAKES; i++) {
+        weir_pool_taken t = weir_pool_take(s->handle, i);
+        uintptr_t item = t.item;
+        if (t.kind == WEIR_POOL_TAKEN_MAKE) {
+            item = (uintptr_t)atomic_fetch_add(&s->admitted, 1) + 1;
+            if (weir_pool_made(s->handle, item, i) != WEIR_OK) {
+                atomic_fetch_add(&s->bad, 1);
+                continue;
+            }
+        } else if (t.kind != WEIR_POOL_TAKEN_READY) {
+            continue;
+        }
+        long now_inside = atomic_fetch_add(&s->inside, 1) + 1;
+        long most = atomic_load(&s->most_inside);
+        while (now_inside > most && !atomic_compare_exchange_weak(&s->most_inside, &most, now_inside)) {
+        }
+        atomic_fetch_sub(&s->inside, 1);
+        bool kept = false;
+        weir_status status = i % 7 == 0 ? weir_pool_drop(s->handle, item) : weir_pool_give(s->handle, item, i, &kept);
+        if (status != WEIR_OK) atomic_fetch_add(&s->bad, 1);
+    }
+    return NULL;
+}
+
+static void *pool_change(void *arg) {
+    struct shared *s = arg;
+    weir_pool_policy p = weir_pool_policy_preset();
+    for (int i = 0; !atomic_load(&s->done) || i < 100; i++) {
+        p.size = p.idle = i % 2 ? 2 : 64;
+        if (weir_pool_reconfigure(s->handle, &p) != WEIR_OK) atomic_fetch_add(&s->bad, 1);
+        if (weir_pool_live(s->handle) > 64) atomic_fetch_add(&s->bad, 1);
+    }
+    return NULL;
+}
+
+static void pool_threads(void) {
+    struct shared s;
+    weir_pool_policy p = weir_pool_policy_preset();
+    p.size = p.idle = 2;
+    for (int round = 0; round < ROUNDS; round++) {
+        weir_pool *pool = NULL;
+        CHECK_STATUS(weir_pool_new(&p, &pool), WEIR_OK);
+        reset(&s, pool);
+        race(&s, pool_decide, pool_change);
+        CHECK(atomic_load(&s.most_inside) <= 64);
+        CHECK(weir_pool_busy(pool) == 0);
+        CHECK(weir_pool_live(pool) == weir_pool_idle(pool));
+        CHECK(weir_pool_live(pool) <= 64);
+        weir_pool_stats stats;
+        CHECK_STATUS(weir_pool_read_stats(pool, &stats), WEIR_OK);
+        CHECK(stats.made == (uint64_t)atomic_load(&s.admitted));
+        CHECK(stats.made == (uint64_t)weir_pool_idle(pool) + stats.dropped + stats.refused);
+        weir_pool_free(pool);
+    }
+}
 
 int main(void) {
     sliding_threads();
@@ -447,5 +509,6 @@ int main(void) {
     shedder_threads();
     concurrency_threads();
     lease_threads();
+    pool_threads();
     CHECK_DONE();
 }

@@ -600,6 +600,17 @@ static bool run(call *c, held *h) {
         weir_pool_free(h->pool);
         h->pool = NULL;
         o_status(c, weir_pool_new(&p, &h->pool));
+    } else if (OP("pool_reconfigure")) {
+        weir_pool_policy p;
+        memset(&p, 0, sizeof p);
+        p.size = a_i64(c);
+        p.idle = a_i64(c);
+        p.keep_ns = a_i64(c);
+        p.life_ns = a_i64(c);
+        p.life_jitter = a_f64(c);
+        p.min_idle = a_i64(c);
+        p.max_making = a_i64(c);
+        o_status(c, weir_pool_reconfigure(h->pool, &p));
     } else if (OP("pool_take")) {
         weir_pool_taken t = weir_pool_take(h->pool, a_i64(c));
         o_i64(c, t.kind);

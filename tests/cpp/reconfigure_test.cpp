@@ -88,3 +88,26 @@ TEST(Reconfigure, ALeaseKeepsTheUnitsItHolds) {
     EXPECT_EQ(lease.take(3 * ms, 6).error(), weir::make_error_code(WEIR_ERR_LEASE_COST));
     EXPECT_EQ(lease.take(3 * ms, 5).value().verdict, WEIR_LEASE_GO);
 }
+
+TEST(Reconfigure, APoolKeepsEveryItemAboveASmallerSize) {
+    weir::PoolPolicy limits;                              // the preset: size 10
+    auto pool = weir::Pool::make(limits).value();
+    for (std::uintptr_t item = 1; item <= 3; item++) {
+        pool.take(0);                                     // make
+        pool.made(item, 0);
+    }
+    pool.give(3, ms);                                     // 3 idle, 1 and 2 lent
+    weir::PoolPolicy smaller;
+    smaller.size = 2;
+    EXPECT_FALSE(pool.reconfigure(smaller));
+    EXPECT_EQ(pool.live(), 3);                            // all kept
+    EXPECT_EQ(pool.take(2 * ms).item, 3u);                // the idle one, lent
+    EXPECT_EQ(pool.take(2 * ms).kind, weir::PoolTaken::Kind::wait);
+    EXPECT_FALSE(pool.drop(1));
+    EXPECT_FALSE(pool.drop(2));                           // one live, under 2
+    EXPECT_EQ(pool.take(3 * ms).kind, weir::PoolTaken::Kind::make);
+    weir::PoolPolicy bad;
+    bad.size = 0;
+    EXPECT_EQ(pool.reconfigure(bad), weir::make_error_code(WEIR_ERR_POOL_SIZE));
+    EXPECT_EQ(pool.live(), 2);
+}

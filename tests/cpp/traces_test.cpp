@@ -473,6 +473,16 @@ bool run(call* c, Held& h) {
         p.min_idle = a_i64(c);
         p.max_making = a_i64(c);
         make(c, h.pool, weir::Pool::make(p));
+    } else if (op == "pool_reconfigure") {
+        weir::PoolPolicy p;
+        p.size = a_i64(c);
+        p.idle = a_i64(c);
+        p.keep = nanoseconds(a_i64(c));
+        p.life = nanoseconds(a_i64(c));
+        p.life_jitter = a_f64(c);
+        p.min_idle = a_i64(c);
+        p.max_making = a_i64(c);
+        o_code(c, h.pool->reconfigure(p));
     } else if (op == "pool_take") {
         const weir::PoolTaken t = h.pool->take(a_i64(c));
         o_i64(c, static_cast<std::int64_t>(t.kind));

@@ -28,7 +28,6 @@
 
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
-use core::mem::size_of;
 
 use crate::store::Slots;
 use crate::time::{after, NEVER};
@@ -253,6 +252,9 @@ const LENT: i64 = 1;
 const IDLE: i64 = 2;
 /// Lent before the latest [`Pool::mark_old`]: not kept when it comes back.
 const LENT_OLD: i64 = 3;
+/// Added to a table slot's mark while [`Pool::reconfigure`] moves the
+/// table in place: the entry is not yet in its new place.
+const PENDING: i64 = 4;
 
 /// One slot of a pool's store (see [`crate::store`]): a place in its table
 /// of the resources it knows, or a place on its stack of idle ones. A
@@ -414,6 +416,40 @@ pub struct Pool<#[cfg(feature = "alloc")] S = Vec<PoolSlot>, #[cfg(not(feature =
     counters: PoolStats,
 }
 
+/// The limits as a pool holds them (checked already): each field with its
+/// caps applied, as [`Pool::new_in`] and [`Pool::reconfigure`] set them.
+struct Limits {
+    size: usize,
+    idle_cap: usize,
+    jitter_ns: i64,
+    min_idle: usize,
+    max_making: usize,
+}
+
+impl Limits {
+    fn of(limits: PoolPolicy) -> Limits {
+        // Fits: 0 < size <= 2^24.
+        let size = limits.size as usize;
+        let idle_cap = limits.idle.min(size as i64) as usize;
+        let life_ns = limits.life_ns;
+        // Rounded down and kept below `life_ns` (0 without a life), so a
+        // jittered resource still lives at least 1 ns.
+        let jitter_ns =
+            ((life_ns as f64 * limits.life_jitter) as i64).min(life_ns.saturating_sub(1));
+        let max_making = match limits.max_making {
+            0 => size,
+            m => m.min(size as i64) as usize,
+        };
+        Limits {
+            size,
+            idle_cap,
+            jitter_ns: jitter_ns.max(0),
+            min_idle: limits.min_idle.min(idle_cap as i64) as usize,
+            max_making,
+        }
+    }
+}
+
 #[cfg(feature = "alloc")]
 impl Pool {
     /// An empty pool, every allocation it will ever make done here: one
@@ -451,9 +487,7 @@ impl<S: Slots<PoolSlot>> Pool<S> {
             idle,
             keep_ns,
             life_ns,
-            life_jitter,
-            min_idle,
-            max_making,
+            ..
         } = limits;
         let len = store_len(size, idle);
         let slots = store.as_mut();
@@ -461,25 +495,16 @@ impl<S: Slots<PoolSlot>> Pool<S> {
             return Err(PoolPolicyError::NoMemory);
         }
         slots[..len].fill(PoolSlot::default());
-        // Both fit: 0 < size <= 2^24.
-        let size = size as usize;
-        let idle_cap = idle.min(size as i64) as usize;
-        // Rounded down and kept below `life_ns` (0 without a life), so a
-        // jittered resource still lives at least 1 ns.
-        let jitter_ns = ((life_ns as f64 * life_jitter) as i64).min(life_ns.saturating_sub(1));
-        let max_making = match max_making {
-            0 => size,
-            m => m.min(size as i64) as usize,
-        };
-        let table_len = table_len(size);
+        let limits = Limits::of(limits);
+        let table_len = table_len(limits.size);
         Ok(Pool {
-            size,
-            idle_cap,
+            size: limits.size,
+            idle_cap: limits.idle_cap,
             keep_ns,
             life_ns,
-            jitter_ns: jitter_ns.max(0),
-            min_idle: min_idle.min(idle_cap as i64) as usize,
-            max_making,
+            jitter_ns: limits.jitter_ns,
+            min_idle: limits.min_idle,
+            max_making: limits.max_making,
             store,
             table_len,
             shift: 64 - table_len.trailing_zeros(),
@@ -516,6 +541,180 @@ impl<S: Slots<PoolSlot>> Pool<S> {
             closed: self.closed,
             counters: self.counters,
         }
+    }
+
+    /// The store the pool's slots are in.
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    /// The table's length and the idle places this pool needs to hold
+    /// `limits` with the resources it holds now: the power of two at least
+    /// twice the larger of the new size and the resources live (idle, lent
+    /// and being made), then the larger of the new idle cap and the
+    /// resources idle.
+    fn layout(&self, limits: &Limits) -> (usize, usize) {
+        (
+            table_len(limits.size.max(self.live())),
+            limits.idle_cap.max(self.idle_len),
+        )
+    }
+
+    /// How many slots a store needs for this pool to take `limits` now
+    /// ([`Pool::reconfigure`] in its own store, [`Pool::reconfigure_into`]
+    /// in another): [`store_len`] of the new limits, or more while more
+    /// resources are live or idle than they allow. The limits are checked
+    /// as [`Pool::new`] checks them.
+    pub fn store_len_for(&self, limits: PoolPolicy) -> Result<usize, PoolPolicyError> {
+        let (table, places) = self.layout(&Limits::of(limits.check()?));
+        Ok(table + places)
+    }
+
+    /// Takes new limits in place, in the same store, from the next call on.
+    /// Checked as [`Pool::new`] checks them, and a store with fewer slots
+    /// than [`Pool::store_len_for`] answers is [`PoolPolicyError::NoMemory`]:
+    /// an error changes nothing.
+    ///
+    /// Kept: every resource it holds, idle or lent, with its birth, its idle
+    /// clock and its mark of [`Pool::mark_old`]; the reservations open; the
+    /// newest-first order of the idle ones; the clock, the running totals and
+    /// whether it is closed. More live than the new `size`: none is taken
+    /// away (the caller holds them), and `take` answers `Wait` rather than
+    /// `Make` until fewer than `size` are live; more idle than the new idle
+    /// cap: they stay idle, lent first, and `give` keeps nothing until fewer
+    /// than the cap are idle. The new `keep_ns` and `life_ns` judge every
+    /// resource from its own idle clock and birth from the next call; the
+    /// new `life_jitter` shortens the lives of resources made from then on.
+    /// So across the change the live resources are never more than the
+    /// larger of those live at the change and the new `size`.
+    pub fn reconfigure(&mut self, limits: PoolPolicy) -> Result<(), PoolPolicyError> {
+        let checked = limits.check()?;
+        let held = Limits::of(checked);
+        let (table, places) = self.layout(&held);
+        if self.store.as_ref().len() < table + places {
+            return Err(PoolPolicyError::NoMemory);
+        }
+        if table != self.table_len {
+            self.relay(table);
+        }
+        self.hold(checked, held);
+        Ok(())
+    }
+
+    /// [`Pool::reconfigure`] into another store of at least
+    /// [`Pool::store_len_for`] slots (a larger one, for limits this store
+    /// cannot hold): everything [`Pool::reconfigure`] keeps is moved into
+    /// it. This pool is left as it was. Errors as [`Pool::reconfigure`]'s.
+    pub fn reconfigure_into<T: Slots<PoolSlot>>(
+        &self,
+        limits: PoolPolicy,
+        mut store: T,
+    ) -> Result<Pool<T>, PoolPolicyError> {
+        let checked = limits.check()?;
+        let held = Limits::of(checked);
+        let (table, places) = self.layout(&held);
+        let slots = store.as_mut();
+        if slots.len() < table + places {
+            return Err(PoolPolicyError::NoMemory);
+        }
+        slots[..table].fill(PoolSlot::default());
+        let shift = 64 - table.trailing_zeros();
+        let old = self.store.as_ref();
+        for entry in old[..self.table_len].iter().filter(|e| e.mark != EMPTY) {
+            insert(
+                slots,
+                (table - 1, shift),
+                entry.item,
+                entry.birth,
+                entry.mark,
+            );
+        }
+        let idle = self.table_len..self.table_len + self.idle_len;
+        slots[table..table + self.idle_len].copy_from_slice(&old[idle]);
+        let mut moved = Pool {
+            size: self.size,
+            idle_cap: self.idle_cap,
+            keep_ns: self.keep_ns,
+            life_ns: self.life_ns,
+            jitter_ns: self.jitter_ns,
+            min_idle: self.min_idle,
+            max_making: self.max_making,
+            store,
+            table_len: table,
+            shift,
+            idle_len: self.idle_len,
+            old_idle: self.old_idle,
+            lent: self.lent,
+            reserved: self.reserved,
+            latest: self.latest,
+            closed: self.closed,
+            counters: self.counters,
+        };
+        moved.hold(checked, held);
+        Ok(moved)
+    }
+
+    /// Sets the limits (checked, and as held) in force from the next call.
+    fn hold(&mut self, limits: PoolPolicy, held: Limits) {
+        self.size = held.size;
+        self.idle_cap = held.idle_cap;
+        self.keep_ns = limits.keep_ns;
+        self.life_ns = limits.life_ns;
+        self.jitter_ns = held.jitter_ns;
+        self.min_idle = held.min_idle;
+        self.max_making = held.max_making;
+    }
+
+    /// Lays the table out again at length `table` in the same store, with
+    /// the idle stack after it: every entry to the front, marked
+    /// [`PENDING`]; the idle stack to its new place; then each pending entry
+    /// to the first slot of its probe that is empty or pending, swapping
+    /// with a pending one there, so that an entry once placed never moves
+    /// and every probe that passes it still finds what lies beyond.
+    /// The store holds at least `table` plus the idle places, and `table`
+    /// is more than the entries.
+    fn relay(&mut self, table: usize) {
+        let (old, idle) = (self.table_len, self.idle_len);
+        let slots = self.store.as_mut();
+        let mut entries = 0;
+        for at in 0..old {
+            let entry = slots[at];
+            if entry.mark != EMPTY {
+                slots[entries] = PoolSlot {
+                    mark: entry.mark + PENDING,
+                    ..entry
+                };
+                entries += 1;
+            }
+        }
+        // `entries < table`, so the table's front does not reach the stack.
+        slots.copy_within(old..old + idle, table);
+        slots[entries..table].fill(PoolSlot::default());
+        let (mask, shift) = (table - 1, 64 - table.trailing_zeros());
+        for at in 0..entries {
+            while slots[at].mark > PENDING {
+                let entry = slots[at];
+                let mut to = home(shift, entry.item);
+                while to != at && (EMPTY + 1..=LENT_OLD).contains(&slots[to].mark) {
+                    to = (to + 1) & mask;
+                }
+                let placed = PoolSlot {
+                    mark: entry.mark - PENDING,
+                    ..entry
+                };
+                if to == at {
+                    slots[at] = placed;
+                } else if slots[to].mark == EMPTY {
+                    slots[to] = placed;
+                    slots[at] = PoolSlot::default();
+                } else {
+                    slots[at] = slots[to];
+                    slots[to] = placed;
+                }
+            }
+        }
+        self.table_len = table;
+        self.shift = shift;
     }
 
     /// The table: the store's first `table_len` slots. (The hot paths
@@ -899,7 +1098,7 @@ impl<S: Slots<PoolSlot>> Pool<S> {
         let wanted = self
             .min_idle
             .saturating_sub(ready)
-            .min(self.size - self.live())
+            .min(self.size.saturating_sub(self.live()))
             .min(self.max_making.saturating_sub(self.reserved));
         self.reserved += wanted;
         wanted
@@ -948,11 +1147,11 @@ impl<S: Slots<PoolSlot>> Pool<S> {
         self.counters
     }
 
-    /// The bytes of the slots this pool uses in its store (all it
-    /// allocated at construction, for one that [`Pool::new`] made, and
-    /// never changes): [`store_len`] slots of 24 bytes on 64-bit.
+    /// The bytes of the slots in its store (all it allocated, for one that
+    /// [`Pool::new`] made: [`store_len`] slots of 24 bytes on 64-bit, never
+    /// changed but by [`Pool::reconfigure_into`]).
     pub fn heap_bytes(&self) -> usize {
-        (self.table_len + self.idle_cap) * size_of::<PoolSlot>()
+        core::mem::size_of_val(self.store.as_ref())
     }
 }
 
@@ -1348,7 +1547,7 @@ mod tests {
     fn memory_is_allocated_once() {
         let mut p = pool(10, 10, MINUTE, 0);
         let bytes = p.heap_bytes();
-        assert_eq!(bytes, (10 + 32) * size_of::<PoolSlot>());
+        assert_eq!(bytes, (10 + 32) * core::mem::size_of::<PoolSlot>());
         assert_eq!(store_len(10, 10), 42);
         for round in 0..100 {
             for item in 0..10 {

@@ -13,7 +13,8 @@ mod instants;
 use instants::{now, span};
 use proptest::prelude::*;
 use weir_core::pool::{
-    Pool, PoolMisuse, PoolPolicy, PoolPolicyError, PoolStats, PoolTaken, MAX_SIZE,
+    store_len, Pool, PoolMisuse, PoolPolicy, PoolPolicyError, PoolSlot, PoolStats, PoolTaken,
+    MAX_SIZE,
 };
 
 #[derive(Clone, Copy, Debug)]
@@ -270,6 +271,157 @@ proptest! {
         let made = Pool::new(PoolPolicy { size, idle, keep_ns, life_ns, ..PoolPolicy::PRESET });
         prop_assert_eq!(made.map(|pool| pool.live()).map(drop), expected);
     }
+}
+
+/// New limits, sometimes wrong (the change is then refused).
+fn change() -> impl Strategy<Value = PoolPolicy> {
+    prop_oneof![
+        6 => limits(),
+        1 => limits().prop_map(|l| PoolPolicy { size: 0, ..l }),
+        1 => limits().prop_map(|l| PoolPolicy { keep_ns: -1, ..l }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: runner::cases(256), ..ProptestConfig::default() })]
+
+    /// Across a change of limits: the pool changed in its own store (one
+    /// with room for any layout) and the pool moved into a new store answer
+    /// alike ever after; the live resources are never more than the larger
+    /// of those live at the change and the new size, the idle never more
+    /// than the larger of those idle at the change and the new idle cap,
+    /// and every resource made is held or counted gone. A refused change
+    /// changes nothing: the pool answers and reads as its twin that was
+    /// never asked.
+    #[test]
+    fn a_change_keeps_the_items_within_the_larger_bound(
+        before in limits(),
+        after in change(),
+        ops in prop::collection::vec(op(), 0..80),
+        later in prop::collection::vec(op(), 1..80),
+    ) {
+        let room = 2 * store_len(64, 64);
+        let mut placed = Pool::new_in(before, vec![PoolSlot::default(); room]).unwrap();
+        let mut heap = Pool::new(before).unwrap();
+        let mut twin = Pool::new(before).unwrap();
+        for op in ops {
+            let answer = apply(&mut placed, op);
+            prop_assert_eq!(&answer, &apply(&mut heap, op));
+            prop_assert_eq!(&answer, &apply(&mut twin, op));
+        }
+        let (live_at, idle_at) = (heap.live(), heap.idle());
+        let changed = placed.reconfigure(after);
+        prop_assert_eq!(changed, heap.store_len_for(after).map(drop));
+        if changed.is_err() {
+            prop_assert_eq!(heap.reconfigure(after), changed);
+            for op in later {
+                let answer = apply(&mut placed, op);
+                prop_assert_eq!(&answer, &apply(&mut heap, op));
+                prop_assert_eq!(&answer, &apply(&mut twin, op), "{:?}", op);
+                for at in [i64::MIN, 0, op.now().unwrap_or(0), i64::MAX] {
+                    prop_assert_eq!(readings(&placed, at), readings(&twin, at));
+                }
+            }
+            return Ok(());
+        }
+        let need = heap.store_len_for(after).unwrap();
+        match heap.reconfigure(after) {
+            Ok(()) => {}
+            Err(PoolPolicyError::NoMemory) => {
+                prop_assert!(need > store_len(before.size, before.idle));
+                heap = heap.reconfigure_into(after, vec![PoolSlot::default(); need]).unwrap();
+            }
+            Err(other) => prop_assert!(false, "{:?}", other),
+        }
+        let size = after.size as usize;
+        let idle_cap = after.idle.min(after.size) as usize;
+        for op in later {
+            let answer = apply(&mut placed, op);
+            prop_assert_eq!(&answer, &apply(&mut heap, op), "{:?}", op);
+            prop_assert_eq!(readings(&placed, 0), readings(&heap, 0));
+            let (live, idle, busy) = (heap.live(), heap.idle(), heap.busy());
+            prop_assert_eq!(live, idle + busy);
+            prop_assert!(live <= live_at.max(size), "{:?}: live {} > max({}, {})", op, live, live_at, size);
+            prop_assert!(idle <= idle_at.max(idle_cap), "{:?}: idle {}", op, idle);
+            let c = heap.stats();
+            let gone = c.stale + c.evicted_idle + c.evicted_age + c.dropped + c.refused + c.closed;
+            prop_assert!(c.made >= gone + idle as u64, "{:?}: {:?}", op, c);
+            prop_assert!(c.made <= gone + live as u64, "{:?}: {:?}", op, c);
+        }
+    }
+
+    /// Changed to the limits it has, a pool answers as one never changed.
+    #[test]
+    fn the_same_limits_change_nothing(
+        limits in limits(),
+        ops in prop::collection::vec(op(), 0..80),
+        later in prop::collection::vec(op(), 1..80),
+    ) {
+        let mut changed = Pool::new(limits).unwrap();
+        let mut twin = Pool::new(limits).unwrap();
+        for op in ops {
+            prop_assert_eq!(apply(&mut changed, op), apply(&mut twin, op));
+        }
+        prop_assert_eq!(changed.reconfigure(limits), Ok(()));
+        for op in later {
+            prop_assert_eq!(apply(&mut changed, op), apply(&mut twin, op), "{:?}", op);
+            prop_assert_eq!(readings(&changed, 0), readings(&twin, 0));
+        }
+    }
+}
+
+/// Items lent and idle before a change are the pool's after it: smaller,
+/// the pool keeps them all and makes none until under the new size; larger,
+/// its table moves and finds every one.
+#[test]
+fn a_change_keeps_every_item_lent_and_idle() {
+    let limits = PoolPolicy {
+        size: 6,
+        idle: 6,
+        keep_ns: 0,
+        ..PoolPolicy::PRESET
+    };
+    let mut pool = Pool::new(limits).unwrap();
+    for item in 1..=6 {
+        assert_eq!(pool.take(0), PoolTaken::Make);
+        pool.made(item * 4096, 0).unwrap();
+    }
+    for item in 1..=3 {
+        assert_eq!(pool.give(item * 4096, 1), Ok(true));
+    }
+    let small = PoolPolicy {
+        size: 2,
+        idle: 1,
+        ..limits
+    };
+    assert_eq!(pool.reconfigure(small), Ok(()));
+    assert_eq!((pool.live(), pool.idle()), (6, 3));
+    assert_eq!(pool.take(2), PoolTaken::Ready(3 * 4096));
+    assert_eq!(pool.give(3 * 4096, 3), Ok(false), "three idle, the cap one");
+    assert_eq!(pool.drop_item(4 * 4096), Ok(()));
+    assert_eq!(pool.drop_item(5 * 4096), Ok(()));
+    assert_eq!(pool.give(6 * 4096, 4), Ok(false));
+    assert_eq!((pool.live(), pool.idle()), (2, 2));
+    assert_eq!(pool.take(5), PoolTaken::Ready(2 * 4096));
+    assert_eq!(pool.take(5), PoolTaken::Ready(4096));
+    assert_eq!(pool.take(5), PoolTaken::Wait, "two live, the size two");
+    let large = PoolPolicy {
+        size: 40,
+        idle: 40,
+        ..limits
+    };
+    let need = pool.store_len_for(large).unwrap();
+    assert_eq!(need, store_len(40, 40));
+    assert_eq!(pool.reconfigure(large), Err(PoolPolicyError::NoMemory));
+    let mut pool = pool
+        .reconfigure_into(large, vec![PoolSlot::default(); need])
+        .unwrap();
+    assert_eq!(pool.give(4096, 6), Ok(true));
+    assert_eq!(pool.give(2 * 4096, 6), Ok(true));
+    assert_eq!(pool.give(2 * 4096, 6), Err(PoolMisuse::Idle));
+    assert_eq!(pool.take(7), PoolTaken::Ready(2 * 4096));
+    assert_eq!(pool.take(7), PoolTaken::Ready(4096));
+    assert_eq!(pool.take(7), PoolTaken::Make);
 }
 
 /// A case once wrong, kept as a plain test beside the property.
