@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# about: coverage-guided fuzzing of the C ABI: every cargo-fuzz target for 25 s from its corpus, under AddressSanitizer, one a core side by side
+# about: coverage-guided fuzzing of the C ABI: every cargo-fuzz target for 15 s from its corpus, under AddressSanitizer, one a core side by side
 # tier: full
 # order: 220
 # long: WEIR_FUZZ_SECONDS=3600 (or any number of seconds a target)
@@ -8,7 +8,7 @@
 # needs-cargo-install: cargo-fuzz
 #
 # Coverage-guided fuzzing of the C ABI: every cargo-fuzz target in fuzz/
-# runs for a fixed time (WEIR_FUZZ_SECONDS, default 25) from its committed
+# runs for a fixed time (WEIR_FUZZ_SECONDS, default 15) from its committed
 # corpus, under AddressSanitizer, with overflow checks and debug
 # assertions on. Any crash (a failed model check, a panic, even one weir's
 # guard would catch, or a memory error) fails the run; the input is left in
@@ -27,7 +27,7 @@
 # in the order `cargo fuzz list` gives.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-seconds=${WEIR_FUZZ_SECONDS:-25}
+seconds=${WEIR_FUZZ_SECONDS:-15}
 jobs=${WEIR_FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
 ((jobs >= 1)) || jobs=1
 

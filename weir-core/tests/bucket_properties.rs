@@ -17,6 +17,8 @@
 //!   time (the one documented exception: they write nothing).
 
 mod grid;
+#[path = "support/runner.rs"]
+mod runner;
 
 use grid::{instants, start, step};
 use proptest::prelude::*;
@@ -176,7 +178,7 @@ fn state(bucket: &Bucket) -> String {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: runner::cases(256), ..ProptestConfig::default() })]
 
     #[test]
     fn within_the_bound_and_backwards_never_admits_more(case in case()) {
@@ -363,7 +365,7 @@ fn within(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: runner::cases(256), ..ProptestConfig::default() })]
 
     /// Across a reconfiguration at `c`: takes judged before it keep the old
     /// bound, takes after it the new one, and a stretch across it at most

@@ -12,6 +12,8 @@
 //!   judged exactly as that latest `now`.
 
 mod grid;
+#[path = "support/runner.rs"]
+mod runner;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -101,7 +103,7 @@ fn within_bound(limit: &RateLimit, judged: &[i64]) -> Result<(), TestCaseError> 
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: runner::cases(256), ..ProptestConfig::default() })]
 
     #[test]
     fn within_the_bound_and_backwards_is_judged_as_the_latest((limit, nows) in trace()) {

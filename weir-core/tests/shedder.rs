@@ -20,6 +20,8 @@
 #![cfg(feature = "alloc")]
 
 mod timeline;
+#[path = "support/runner.rs"]
+mod runner;
 
 use proptest::prelude::*;
 use timeline::Step;
@@ -307,7 +309,7 @@ fn run(case: &Case, skip_reads: bool, skip_errors: bool) -> Vec<(usize, Answer)>
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(ProptestConfig::with_cases(runner::cases(256)))]
 
     #[test]
     fn readings_are_pure_and_errors_change_nothing(case in case()) {
