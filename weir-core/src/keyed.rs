@@ -126,6 +126,7 @@ use crate::bloom::BloomLimit;
 use crate::gcra;
 use crate::rate::{self, Word};
 use crate::sip::SipKey;
+use crate::time::NEVER;
 use portable_atomic::AtomicU128;
 
 /// Slots in a bucket.
@@ -366,6 +367,29 @@ impl KeyedShape {
     /// they coincide).
     pub fn candidates(&self, key: &[u8]) -> [usize; CHOICES] {
         self.probe(key).1
+    }
+
+    /// Nanoseconds from `now` until `key` would be allowed one event,
+    /// reading only (it changes no later answer): 0 if it would be now,
+    /// [`NEVER`] for a negative `now`. A key that holds no slot reads as a
+    /// fresh word, 0, whether or not a call for it would find room (a
+    /// reading does not tell an overflow ahead of time).
+    pub fn next<C: SlotCell>(&self, buckets: &[KeyedBucket<C>], now: i64, key: &[u8]) -> i64 {
+        if now < 0 {
+            return NEVER;
+        }
+        let (fingerprint, [b1, b2]) = self.probe(key);
+        let both = [&buckets[b1].0, &buckets[b2].0];
+        let held = both[..if b1 == b2 { 1 } else { CHOICES }]
+            .iter()
+            .flat_map(|bucket| bucket.iter())
+            .map(SlotCell::get)
+            .find(|(tag, _)| *tag == fingerprint);
+        let word = AtomicU64::new(held.map_or(0, |(_, word)| word));
+        match &self.limit {
+            BloomLimit::Gcra(limit) => gcra::next(&word, limit, now),
+            BloomLimit::Window(limit) => rate::next(&word, limit, now),
+        }
     }
 
     /// Whether `key` may have `n` events at `now`, charging them if so:
@@ -734,6 +758,13 @@ impl<S: AsRef<[KeyedBucket]>> Keyed<S> {
         self.decide(now, key, 1).allowed()
     }
 
+    /// Nanoseconds from `now` until `key` would be allowed one event,
+    /// reading only: see [`KeyedShape::next`].
+    #[inline]
+    pub fn next(&self, now: i64, key: &[u8]) -> i64 {
+        self.shape.next(self.buckets.as_ref(), now, key)
+    }
+
     /// How many slots hold a key or a claim (a reading: it changes
     /// nothing). Idle words count until they are replaced.
     pub fn occupied(&self) -> usize {
@@ -824,6 +855,27 @@ mod tests {
             assert_eq!(t.decide(SECOND, b"new", 3), Decision::Refused);
             assert_eq!(t.counters().overflows(), before);
         }
+    }
+
+    #[test]
+    fn next_reads_the_key_s_word_and_changes_nothing() {
+        // 2 a second, bursts of 2: spent at 1 s, one more at 1.5 s.
+        let t = table(2, GcraLimit::new(2.0, 2).unwrap(), Overflow::Refuse);
+        assert_eq!(
+            t.next(SECOND, b"k"),
+            0,
+            "a key without a slot: a fresh word"
+        );
+        assert_eq!(t.decide(SECOND, b"k", 2), Decision::Allowed);
+        assert_eq!(t.next(SECOND, b"k"), SECOND / 2);
+        assert_eq!(t.next(SECOND, b"other"), 0);
+        assert_eq!(t.next(-1, b"k"), NEVER);
+        assert!(!t.allow(SECOND, b"k"), "the reading charged nothing");
+        assert!(t.allow(SECOND + SECOND / 2, b"k"));
+        let w = table(1, RateLimit::new(1.0, 1).unwrap(), Overflow::Refuse);
+        assert!(w.allow(0, b"k"));
+        let wait = w.next(0, b"k");
+        assert!(wait > 0 && !w.allow(wait - 1, b"k") && w.next(wait, b"k") == 0);
     }
 
     #[test]

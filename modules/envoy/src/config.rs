@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use weir_core::bloom::{BloomLimit, MAX_HASHES, MAX_SIZE_LOG2};
 use weir_core::gcra::{GcraError, GcraLimit};
+use weir_core::keyed::{buckets_for, Overflow, BUCKET_BYTES};
 use weir_core::rate::{RateError, RateLimit, MAX_BURST as RATE_MAX_BURST};
 
 /// kind smooth's largest burst: the nginx module's bound, far below the
@@ -15,6 +16,12 @@ use weir_core::rate::{RateError, RateLimit, MAX_BURST as RATE_MAX_BURST};
 pub const MAX_BURST: u64 = 1_000_000;
 /// The smallest `size`: the nginx module's (8 pages of 4 KiB).
 pub const MIN_SIZE: u64 = 32 * 1024;
+/// The largest table: the bloom's largest array (2^32 words of 8 bytes),
+/// 2^28 buckets of 128 bytes.
+pub const MAX_TABLE_BYTES: u64 = 8 << MAX_SIZE_LOG2;
+/// The overflow chance a table sized by `keys` is laid for: at most this
+/// chance that a new key finds no room while that many keys are active.
+pub const TABLE_CHANCE: f64 = 1e-9;
 
 /// The filter_name and per_route_config_name this module answers to.
 pub const FILTER_NAME: &str = "weir_limit";
@@ -26,6 +33,18 @@ pub enum Kind {
     Smooth,
     /// Rate words: a burst, then nothing until the window ends.
     Window,
+}
+
+/// Where a limit's words live (its store), and how many.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Store {
+    /// A bloom array of 2^`size_log2` words, `hashes` of them a key: fixed
+    /// memory, a key now and then refused for another's traffic.
+    Bloom { size_log2: u32, hashes: u32 },
+    /// A keyed table of `buckets` buckets (8 slots of 16 bytes each): a
+    /// word per key, exact while the table does not overflow; `overflow`
+    /// answers a new key that finds no room.
+    Table { buckets: u64, overflow: Overflow },
 }
 
 /// One piece of a key; a key is its pieces' bytes, concatenated.
@@ -67,9 +86,22 @@ struct RawLimit {
     burst: f64,
     #[serde(default)]
     kind: Option<String>,
-    size: Value,
+    #[serde(default)]
+    size: Option<Value>,
     #[serde(default)]
     hashes: Option<f64>,
+    #[serde(default)]
+    table: Option<RawTable>,
+}
+
+/// A limit's `table`: its words in a keyed table instead of a bloom array.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTable {
+    #[serde(default)]
+    keys: Option<Value>,
+    #[serde(default)]
+    overflow: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -112,8 +144,7 @@ pub struct LimitSpec {
     pub rate_number: u64,
     pub per_minute: bool,
     pub burst: u64,
-    pub size_log2: u32,
-    pub hashes: u32,
+    pub store: Store,
     pub limit: BloomLimit,
     /// `RateLimit-Policy`'s value, made once.
     pub policy: String,
@@ -123,14 +154,20 @@ pub struct LimitSpec {
 
 impl LimitSpec {
     /// What an update may not change, if `other` changes it: the words'
-    /// kind, size and hashes, and a smooth limit's tick (a GCRA word is an
-    /// instant in ticks of 2^-shift ns; only rates above 7812500r/s have
-    /// shift above 0). The rate and burst may change: the words stay, each
-    /// config judging them by its own limit. Named with both values.
+    /// kind and store (a bloom array or a table), a bloom's size and
+    /// hashes, a table's size and overflow policy, and a smooth limit's
+    /// tick (a GCRA word is an instant in ticks of 2^-shift ns; only rates
+    /// above 7812500r/s have shift above 0). The rate and burst may change:
+    /// the words stay, each config judging them by its own limit. Named
+    /// with both values.
     pub fn unkept_change(&self, other: &LimitSpec) -> Option<String> {
         let kind = |k: Kind| match k {
             Kind::Smooth => "smooth",
             Kind::Window => "window",
+        };
+        let store = |s: &Store| match s {
+            Store::Bloom { .. } => "bloom array",
+            Store::Table { .. } => "table",
         };
         let tick = |l: &BloomLimit| match l {
             BloomLimit::Gcra(g) => g.parts().2,
@@ -142,13 +179,44 @@ impl LimitSpec {
                 kind(self.kind),
                 kind(other.kind)
             ))
-        } else if self.size_log2 != other.size_log2 {
-            Some(format!(
-                "size (2^{} to 2^{} words)",
-                self.size_log2, other.size_log2
-            ))
-        } else if self.hashes != other.hashes {
-            Some(format!("hashes ({} to {})", self.hashes, other.hashes))
+        } else if let Some(change) = match (&self.store, &other.store) {
+            (
+                Store::Bloom { size_log2, hashes },
+                Store::Bloom {
+                    size_log2: size_log2_to,
+                    hashes: hashes_to,
+                },
+            ) => {
+                if size_log2 != size_log2_to {
+                    Some(format!("size (2^{size_log2} to 2^{size_log2_to} words)"))
+                } else if hashes != hashes_to {
+                    Some(format!("hashes ({hashes} to {hashes_to})"))
+                } else {
+                    None
+                }
+            }
+            (
+                Store::Table { buckets, overflow },
+                Store::Table {
+                    buckets: buckets_to,
+                    overflow: overflow_to,
+                },
+            ) => {
+                if buckets != buckets_to {
+                    Some(format!("table size ({buckets} to {buckets_to} buckets)"))
+                } else if overflow != overflow_to {
+                    Some(format!(
+                        "table overflow ({} to {})",
+                        overflow_name(*overflow),
+                        overflow_name(*overflow_to)
+                    ))
+                } else {
+                    None
+                }
+            }
+            (from, to) => Some(format!("store ({} to {})", store(from), store(to))),
+        } {
+            Some(change)
         } else if tick(&self.limit) != tick(&other.limit) {
             Some(format!(
                 "tick (2^-{} ns to 2^-{} ns: a smooth rate moved across 7812500r/s)",
@@ -272,6 +340,99 @@ fn parse_size(field: &str, v: &Value) -> Result<u64, String> {
     Ok(n)
 }
 
+/// The overflow policy's name in the config.
+pub fn overflow_name(o: Overflow) -> &'static str {
+    match o {
+        Overflow::Refuse => "refuse",
+        Overflow::Admit => "admit",
+        Overflow::Shared => "shared",
+    }
+}
+
+/// A count of keys: a whole number, or one with `k`, `m` or `g` (10^3,
+/// 10^6, 10^9: keys are counted, not bytes).
+fn parse_keys(field: &str, v: &Value) -> Result<u64, String> {
+    let (text, n) = match v {
+        Value::Number(n) => (
+            n.to_string(),
+            n.as_f64()
+                .filter(|f| f.fract() == 0.0 && *f >= 1.0 && *f <= 1e15)
+                .map(|f| f as u64),
+        ),
+        Value::String(s) => {
+            let (digits, unit) = match s.as_bytes().last() {
+                Some(b'k' | b'K') => (&s[..s.len() - 1], 1_000u64),
+                Some(b'm' | b'M') => (&s[..s.len() - 1], 1_000_000),
+                Some(b'g' | b'G') => (&s[..s.len() - 1], 1_000_000_000),
+                _ => (&s[..], 1),
+            };
+            let n = if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+                digits.parse::<u64>().ok().and_then(|n| n.checked_mul(unit))
+            } else {
+                None
+            };
+            (quoted(s), n.filter(|&n| n >= 1))
+        }
+        other => (other.to_string(), None),
+    };
+    n.ok_or_else(|| {
+        bad(
+            field,
+            &text,
+            "expected a number of keys (at least 1), or one with k, m or g",
+        )
+    })
+}
+
+/// A table's buckets: `size` bytes' worth (whole 128-byte buckets), or
+/// enough for `keys` active keys at an overflow chance of at most
+/// [`TABLE_CHANCE`] a new key; at least [`MIN_SIZE`] bytes either way, at
+/// most [`MAX_TABLE_BYTES`].
+fn table_buckets(
+    at: &dyn Fn(&str) -> String,
+    size: Option<&Value>,
+    keys: Option<&Value>,
+) -> Result<u64, String> {
+    let bucket = BUCKET_BYTES as u64;
+    let too_big = |field: &str, text: String| {
+        bad(
+            field,
+            &text,
+            "the table would be over 32g (2^28 buckets of 128 bytes)",
+        )
+    };
+    let buckets = match (size, keys) {
+        (Some(_), Some(k)) => {
+            return Err(bad(
+                &at("table.keys"),
+                k,
+                "a table is sized by keys or by the limit's size, not both",
+            ))
+        }
+        (None, None) => {
+            return Err(format!(
+                "{}: missing: a table is sized by the limit's size or by table.keys",
+                at("size")
+            ))
+        }
+        (Some(v), None) => {
+            let bytes = parse_size(&at("size"), v)?;
+            if bytes > MAX_TABLE_BYTES {
+                return Err(too_big(&at("size"), v.to_string()));
+            }
+            bytes / bucket
+        }
+        (None, Some(v)) => {
+            let keys = parse_keys(&at("table.keys"), v)?;
+            buckets_for(keys, TABLE_CHANCE)
+                .filter(|&b| b <= MAX_TABLE_BYTES / bucket)
+                .ok_or_else(|| too_big(&at("table.keys"), v.to_string()))?
+                .max(MIN_SIZE / bucket)
+        }
+    };
+    Ok(buckets)
+}
+
 /// The words a limit of `size` bytes gets: the largest power of two whose
 /// words fit (8 bytes each), at most 2^MAX_SIZE_LOG2.
 fn size_log2(size: u64) -> u32 {
@@ -385,18 +546,51 @@ fn limit(i: usize, raw: RawLimit) -> Result<LimitSpec, String> {
             "kind window takes a burst of 1..1023",
         ));
     }
-    let hashes = match raw.hashes {
-        None => 3,
-        Some(h) => whole(
-            &at("hashes"),
-            h,
-            1,
-            u64::from(MAX_HASHES),
-            "hashes must be 1..8",
-        )? as u32,
+    let store = match raw.table {
+        None => {
+            let hashes = match raw.hashes {
+                None => 3,
+                Some(h) => whole(
+                    &at("hashes"),
+                    h,
+                    1,
+                    u64::from(MAX_HASHES),
+                    "hashes must be 1..8",
+                )? as u32,
+            };
+            let size = raw.size.as_ref().ok_or_else(|| {
+                format!(
+                    "{}: missing: a bloom array needs its size (or give the limit a table)",
+                    at("size")
+                )
+            })?;
+            let size_log2 = size_log2(parse_size(&at("size"), size)?);
+            Store::Bloom { size_log2, hashes }
+        }
+        Some(table) => {
+            if let Some(h) = raw.hashes {
+                return Err(bad(
+                    &at("hashes"),
+                    &h,
+                    "a table holds one word a key: hashes is the bloom array's",
+                ));
+            }
+            let overflow = match table.overflow.as_deref() {
+                None | Some("refuse") => Overflow::Refuse,
+                Some("admit") => Overflow::Admit,
+                Some("shared") => Overflow::Shared,
+                Some(other) => {
+                    return Err(bad(
+                        &at("table.overflow"),
+                        &quoted(other),
+                        "expected refuse, admit or shared",
+                    ))
+                }
+            };
+            let buckets = table_buckets(&at, raw.size.as_ref(), table.keys.as_ref())?;
+            Store::Table { buckets, overflow }
+        }
     };
-    let size = parse_size(&at("size"), &raw.size)?;
-    let size_log2 = size_log2(size);
 
     let per_s = if per_minute {
         rate_number as f64 / 60.0
@@ -439,8 +633,7 @@ fn limit(i: usize, raw: RawLimit) -> Result<LimitSpec, String> {
         rate_number,
         per_minute,
         burst,
-        size_log2,
-        hashes,
+        store,
         limit,
         policy,
         state_prefix,
@@ -569,10 +762,17 @@ mod tests {
         let l = &c.limits[0];
         assert_eq!(l.key, vec![Part::Header("x-client".into())]);
         assert_eq!(
-            (l.kind, l.rate_number, l.per_minute, l.burst, l.hashes),
-            (Kind::Window, 1, true, 3, 3)
+            (l.kind, l.rate_number, l.per_minute, l.burst),
+            (Kind::Window, 1, true, 3)
         );
-        assert_eq!(l.size_log2, 17); // 1 MiB of 8-byte words
+        // 1 MiB of 8-byte words, 3 a key.
+        assert_eq!(
+            l.store,
+            Store::Bloom {
+                size_log2: 17,
+                hashes: 3
+            }
+        );
         assert_eq!(l.policy, r#""one";q=3;w=180"#);
         assert_eq!(l.state_prefix, r#""one";r=0;t="#);
         assert_eq!(
@@ -737,6 +937,157 @@ mod tests {
         assert_eq!(
             slow.unkept_change(&fast).as_deref(),
             Some("tick (2^-0 ns to 2^-1 ns: a smooth rate moved across 7812500r/s)")
+        );
+    }
+
+    const TABLE: &str = r#"{"name":"t","key":[{"header":"x"}],"rate":"1r/s","burst":3,"table":{"keys":"1m","overflow":"shared"}}"#;
+
+    #[test]
+    fn a_table_is_sized_by_keys_or_by_bytes() {
+        let l = one(TABLE).unwrap().limits.remove(0);
+        // 10^6 keys at an overflow chance of at most 1e-9 a new key: the
+        // core's figure, 203,090 buckets (26 MB).
+        assert_eq!(
+            l.store,
+            Store::Table {
+                buckets: buckets_for(1_000_000, TABLE_CHANCE).unwrap(),
+                overflow: Overflow::Shared
+            }
+        );
+        assert_eq!(
+            l.store,
+            Store::Table {
+                buckets: 203_090,
+                overflow: Overflow::Shared
+            }
+        );
+        assert_eq!(l.kind, Kind::Smooth, "the kind is its own field");
+        let by_size = r#"{"name":"t","key":[{"header":"x"}],"rate":"1r/s","burst":3,"kind":"window","size":"1m","table":{}}"#;
+        let l = one(by_size).unwrap().limits.remove(0);
+        assert_eq!(
+            (l.kind, l.store),
+            (
+                Kind::Window,
+                Store::Table {
+                    buckets: (1 << 20) / 128,
+                    overflow: Overflow::Refuse
+                }
+            )
+        );
+        // A few keys still get the smallest memory, 32k.
+        let few = one(&TABLE.replace("\"1m\"", "10"))
+            .unwrap()
+            .limits
+            .remove(0);
+        assert!(matches!(few.store, Store::Table { buckets: 256, .. }));
+        let k = one(&TABLE.replace("\"1m\"", "\"2k\""))
+            .unwrap()
+            .limits
+            .remove(0);
+        assert_eq!(
+            k.store,
+            Store::Table {
+                buckets: buckets_for(2000, TABLE_CHANCE).unwrap().max(256),
+                overflow: Overflow::Shared
+            }
+        );
+    }
+
+    #[test]
+    fn a_table_s_errors_name_the_field() {
+        let cases = [
+            (
+                TABLE.replace("\"table\"", "\"size\":\"1m\",\"table\""),
+                r#"limits[0].table.keys: invalid "1m": a table is sized by keys or by the limit's size, not both"#,
+            ),
+            (
+                TABLE.replace("\"keys\":\"1m\",", ""),
+                "limits[0].size: missing: a table is sized by the limit's size or by table.keys",
+            ),
+            (
+                TABLE.replace("\"table\"", "\"hashes\":3,\"table\""),
+                "limits[0].hashes: invalid 3: a table holds one word a key: hashes is the bloom array's",
+            ),
+            (
+                TABLE.replace("shared", "spill"),
+                r#"limits[0].table.overflow: invalid "spill": expected refuse, admit or shared"#,
+            ),
+            (
+                TABLE.replace("\"1m\"", "\"lots\""),
+                r#"limits[0].table.keys: invalid "lots": expected a number of keys"#,
+            ),
+            (
+                TABLE.replace("\"1m\"", "0"),
+                "limits[0].table.keys: invalid 0: expected a number of keys",
+            ),
+            (
+                TABLE.replace("\"1m\"", "\"2g\""),
+                r#"limits[0].table.keys: invalid "2g": the table would be over 32g"#,
+            ),
+            (
+                TABLE.replace("\"keys\":\"1m\",", "").replace("\"table\"", "\"size\":\"33g\",\"table\""),
+                r#"limits[0].size: invalid "33g": the table would be over 32g"#,
+            ),
+            (
+                TABLE.replace("\"keys\"", "\"slots\""),
+                "unknown field `slots`",
+            ),
+            (
+                r#"{"name":"b","key":[{"header":"x"}],"rate":"1r/s","burst":3}"#.to_string(),
+                "limits[0].size: missing: a bloom array needs its size (or give the limit a table)",
+            ),
+        ];
+        for (limit, want) in cases {
+            let err = one(&limit).unwrap_err();
+            assert!(err.contains(want), "{limit}: got {err}");
+        }
+    }
+
+    #[test]
+    fn an_update_keeps_a_table_unless_its_store_changes() {
+        let a = one(TABLE).unwrap().limits.remove(0);
+        let rate = one(&TABLE
+            .replace("1r/s", "5r/s")
+            .replace("\"burst\":3", "\"burst\":9"))
+        .unwrap()
+        .limits
+        .remove(0);
+        assert_eq!(
+            a.unkept_change(&rate),
+            None,
+            "the rate and burst may change"
+        );
+        let keys = one(&TABLE.replace("\"1m\"", "\"2m\""))
+            .unwrap()
+            .limits
+            .remove(0);
+        assert_eq!(
+            a.unkept_change(&keys).as_deref(),
+            Some("table size (203090 to 406179 buckets)")
+        );
+        let policy = one(&TABLE.replace("shared", "admit"))
+            .unwrap()
+            .limits
+            .remove(0);
+        assert_eq!(
+            a.unkept_change(&policy).as_deref(),
+            Some("table overflow (shared to admit)")
+        );
+        let bloom = one(&OK.replace("\"kind\":\"window\",", ""))
+            .unwrap()
+            .limits
+            .remove(0);
+        assert_eq!(
+            bloom.unkept_change(&a).as_deref(),
+            Some("store (bloom array to table)")
+        );
+        let window = one(&TABLE.replace("\"table\"", "\"kind\":\"window\",\"table\""))
+            .unwrap()
+            .limits
+            .remove(0);
+        assert_eq!(
+            a.unkept_change(&window).as_deref(),
+            Some("kind (smooth to window)")
         );
     }
 

@@ -30,13 +30,15 @@ use crate::breaker::{
 };
 use crate::config::{self, Apply, Config, LogLevel, RouteConfig, FILTER_NAME};
 use crate::key::{self, Request};
-use crate::limit::{self, Held, Limit, Verdict};
+use crate::limit::{self, Held, Limit, Note, Verdict};
 
 /// Counter ids of one limit, by decision.
 struct Counters {
     allowed: usize,
     refused: usize,
     dry_run_refused: usize,
+    /// A table's limit only: calls its overflow policy answered.
+    overflow: Option<usize>,
 }
 
 /// The tags at the start of each object Envoy holds for the module.
@@ -146,6 +148,12 @@ fn new_config(envoy: ConfigEnvoyPtr, name: &[u8], bytes: &[u8]) -> Result<Filter
             allowed: define_counter(envoy, &format!("weir_limit.{n}.allowed"))?,
             refused: define_counter(envoy, &format!("weir_limit.{n}.refused"))?,
             dry_run_refused: define_counter(envoy, &format!("weir_limit.{n}.dry_run_refused"))?,
+            overflow: match l.spec.store {
+                config::Store::Table { .. } => {
+                    Some(define_counter(envoy, &format!("weir_limit.{n}.overflow"))?)
+                }
+                config::Store::Bloom { .. } => None,
+            },
         });
     }
     Ok(FilterConfig {
@@ -511,7 +519,16 @@ fn request_headers(envoy: FilterEnvoyPtr, fc: &FilterConfig) -> u32 {
 
     let level = fc.config.log_level as u32;
     let mut dry_refused: Vec<usize> = Vec::new();
-    let verdict = limit::judge(held, limit::now(), |i| dry_refused.push(i));
+    let verdict = limit::judge(held, limit::now(), |h, note| match note {
+        Note::DryRefusal => dry_refused.push(h),
+        // Counted at once, whatever the verdict: the table's policy
+        // answered this request's key.
+        Note::Overflow => {
+            if let Some(id) = fc.counters[chosen[h].limit].overflow {
+                count(envoy, id);
+            }
+        }
+    });
     match verdict {
         Verdict::Admit => {
             for (h, a) in chosen.iter().enumerate() {

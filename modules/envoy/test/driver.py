@@ -38,6 +38,10 @@ TMP = tempfile.mkdtemp(prefix="weir-envoy-")
 # 2), in BULK_WORDS words (k = 3).
 BULK_KEYS = int(os.environ.get("WEIR_KEYS", "50000"))
 BULK_WORDS = 1 << 18
+# The same for a keyed table laid for that many keys: none refused.
+TABLE_KEYS = int(os.environ.get("WEIR_KEYS", "10000"))
+# A table of 32k (256 buckets of 8 slots) sent more keys than it has slots.
+FULL_KEYS = 3000
 
 PORT = free_port()
 ADMIN = free_port()
@@ -115,8 +119,14 @@ def per_route(value, name="weir_limit"):
     }
 
 
-def limit(name, burst, rate="1r/m", kind="window", key=None, size="1m", hashes=None):
-    l = {"name": name, "key": key or [{"header": "x-client"}], "rate": rate, "burst": burst, "size": size}
+def limit(name, burst, rate="1r/m", kind="window", key=None, size="1m", hashes=None, table=None):
+    """A limit; with `table`, its words in a keyed table (sized by
+    table's keys unless `size` is given)."""
+    l = {"name": name, "key": key or [{"header": "x-client"}], "rate": rate, "burst": burst}
+    if table is not None:
+        l["table"] = table
+    if size and (table is None or size != "1m"):
+        l["size"] = size
     if kind:
         l["kind"] = kind
     if hashes:
@@ -149,6 +159,9 @@ def routes(extra_route=None, route_filter_name="weir_limit"):
         ("/stat", {"apply": apply("stat", "statdry", dry=("statdry",))}),
         ("/unknown", {"apply": apply("nope")}),
         ("/bulk", {"apply": apply("bulk")}),
+        ("/tab", {"apply": apply("tab")}),
+        ("/tabfull", {"apply": apply("tabfull")}),
+        ("/tabbulk", {"apply": apply("tabbulk")}),
     ]
     out = []
     for path, cfg in table + ([extra_route] if extra_route else []):
@@ -171,7 +184,7 @@ def routes(extra_route=None, route_filter_name="weir_limit"):
     return out
 
 
-def limits(one_burst=3, one_size="1m", one_rate="1r/m", one_kind="window"):
+def limits(one_burst=3, one_size="1m", one_rate="1r/m", one_kind="window", tab=None):
     return [
         limit("one", one_burst, size=one_size, rate=one_rate, kind=one_kind),
         limit("idx", 1, hashes=2),
@@ -188,12 +201,16 @@ def limits(one_burst=3, one_size="1m", one_rate="1r/m", one_kind="window"):
         limit("stat", 2),
         limit("statdry", 1),
         limit("bulk", 2, kind=None, size=f"{BULK_WORDS * 8}"),
+        dict(limit("tab", 2, table={"keys": 1000}), **(tab or {})),
+        limit("tabfull", 2, size="32k", table={"overflow": "refuse"}),
+        limit("tabbulk", 2, kind=None, table={"keys": TABLE_KEYS}),
     ]
 
 
 def filter_config(**kw):
     one = {k[4:]: kw.pop(k) for k in ("one_burst", "one_size", "one_rate", "one_kind") if k in kw}
-    cfg = {"limits": limits(**{"one_" + k: v for k, v in one.items()}), "apply": apply("small")}
+    tab = kw.pop("tab", None)
+    cfg = {"limits": limits(tab=tab, **{"one_" + k: v for k, v in one.items()}), "apply": apply("small")}
     cfg.update(kw)
     return cfg
 
@@ -419,11 +436,54 @@ def main():
     check("counters: stat allowed 2, refused 3; statdry allowed 1, dry-run refused 1", [2, 3, 0, 1, 1, 0], got)
     check("counters: dry allowed 1, dry-run refused 4", [1, 4], [s.get("dynamicmodulescustom.weir_limit.dry.allowed"), s.get("dynamicmodulescustom.weir_limit.dry.dry_run_refused")])
 
+    # ---- a keyed table (limit tab, 1r/m, burst 2, kind window): every key
+    # its own word, so each gets exactly its burst whatever the others send.
+    check("table: a third key's traffic first (tc: burst 2 of 20)", "2 18", counts("/tab", "tc", 20))
+    check("table: key ta gets exactly its burst (2 of 4)", "2 2", counts("/tab", "ta", 4))
+    check("table: key tb gets exactly its burst (2 of 4)", "2 2", counts("/tab", "tb", 4))
+    status, h, _ = request("/tab", {"X-Client": "ta"})
+    retry = h.get("retry-after", "")
+    check("table: the refusal's fields (window of 120 s)", (429, '"tab";q=2;w=120', True), (status, h.get("ratelimit-policy"), retry.isdigit() and 100 <= int(retry) <= 120))
+    s = stats()
+    got = [s.get(f"dynamicmodulescustom.weir_limit.tab.{c}", -1) for c in ("allowed", "refused", "overflow")]
+    check("table: counters allowed 6, refused 23, overflow 0", [6, 23, 0], got)
+    check("a bloom limit has no overflow counter", -1, s.get("dynamicmodulescustom.weir_limit.one.overflow", -1))
+
+    # ---- a full table (32k: 2,048 slots) sent 3,000 keys, each once in
+    # its window: the keys that find room are admitted, the others
+    # overflow and, by overflow: refuse, are refused; each overflow counted.
+    here = os.path.dirname(os.path.abspath(__file__))
+
+    def load(path, n):
+        out = subprocess.run(
+            [sys.executable, os.path.join(here, "load.py"), str(PORT), path, str(n)],
+            capture_output=True, text=True, timeout=600,
+        ).stdout
+        m = re.search(r"ok=(\d+) refused=(\d+) other=0", out)
+        if not m:
+            bad(f"{path}: {out}")
+            return None
+        return int(m.group(1)), int(m.group(2))
+
+    got = load("/tabfull", FULL_KEYS)
+    if got:
+        admitted, refused_n = got
+        overflows = stats().get("dynamicmodulescustom.weir_limit.tabfull.overflow", -1)
+        print(f"     a full table: {admitted} of {FULL_KEYS} keys found room in 2048 slots, {refused_n} overflowed ({overflows} counted)")
+        check("full table: every refusal is an overflow, counted", (True, refused_n), (refused_n > 0 and 1500 <= admitted <= 2048, overflows))
+        # The load's first key found an empty table: still exact.
+        check("full table: a key that found room keeps its word (key-0: 1 more of 2)", "1 1", counts("/tabfull", "key-0", 2))
+
+    # ---- many distinct keys in a table laid for them: not one refused.
+    got = load("/tabbulk", TABLE_KEYS)
+    if got:
+        overflows = stats().get("dynamicmodulescustom.weir_limit.tabbulk.overflow", -1)
+        check(f"{TABLE_KEYS} distinct keys in a table laid for {TABLE_KEYS}: 0 refused, 0 overflows", (TABLE_KEYS, 0, 0), got + (overflows,))
+
     # ---- many distinct keys, each asking half its burst in one window: the
     # false refusals stay under the bloom's bound (the nginx module's test,
     # modules/nginx/test/false_refusals.py: k = 3 words in one line of 8, a
     # word spent by floor(1 / f) = 2 other keys).
-    here = os.path.dirname(os.path.abspath(__file__))
     out = subprocess.run(
         [sys.executable, os.path.join(here, "load.py"), str(PORT), "/bulk", str(BULK_KEYS)],
         capture_output=True, text=True, timeout=600,
@@ -452,6 +512,7 @@ def main():
     check("the update keeps the state (k1 still refused)", "0 2", counts("/a", "k1", 2))
     check("the update keeps the state (k3 fresh)", "3 1", counts("/a", "k3", 4))
     check("the new route shares limit one (k3 refused)", "0 1", counts("/v2", "k3", 1))
+    check("the update keeps a table's state (ta still refused)", "0 1", counts("/tab", "ta", 1))
 
     def refused(name, lst, want):
         mark = len(log_text())
@@ -470,6 +531,13 @@ def main():
     check("after the refused resize, the state is kept", "0 1", counts("/a", "k3", 1))
     refused("a changed tick", listener(dict(filter_config(), limits=[dict(l, rate="8000000r/s") if l["name"] == "smooth" else l for l in limits()])),
             'limit "smooth": an update cannot change a limit\'s tick')
+    refused("a changed table overflow policy", listener(filter_config(tab={"table": {"keys": 1000, "overflow": "admit"}})),
+            'limit "tab": an update cannot change a limit\'s table overflow (refuse to admit)')
+    refused("a changed table size", listener(filter_config(tab={"table": {"keys": 100000}})),
+            'limit "tab": an update cannot change a limit\'s table size (256 to 20309 buckets)')
+    refused("a bloom limit turned into a table", listener(dict(filter_config(), limits=[dict(l, table={}) if l["name"] == "one" else l for l in limits()])),
+            'limit "one": an update cannot change a limit\'s store (bloom array to table)')
+    check("after the refused table changes, its state is kept", "0 1", counts("/tab", "ta", 1))
 
     # ---- an update that changes limit one's rate and burst (1r/m burst 3
     # to 2r/m burst 4) keeps its words, under load: while it lands, 40
@@ -491,7 +559,7 @@ def main():
     for t in threads:
         t.start()
     wait_for(lambda: sum(map(len, load.values())) >= 40, seconds=10)
-    check("a changed rate and burst is accepted", "accepted", update(listener(filter_config(one_burst=4, one_rate="2r/m"))))
+    check("a changed rate and burst is accepted (limits one and tab)", "accepted", update(listener(filter_config(one_burst=4, one_rate="2r/m", tab={"burst": 3, "rate": "2r/m"}))))
     stop_load.set()
     for t in threads:
         t.join(30)
@@ -503,6 +571,7 @@ def main():
     wait_for(lambda: counts("/a", f"probe{next(probes)}", 5) == "4 1", seconds=10)
     check("after: a fresh key gets the new burst (4)", "4 1", counts("/a", "rk2", 5))
     check("after: key rk keeps its 3 of the window, one more of the new 4", "1 2", counts("/a", "rk", 3))
+    check("after: table key ta keeps its 2 of the window, one more of the new 3", "1 1", counts("/tab", "ta", 2))
 
     # ---- bad configs: each rejected with one line naming the field and value.
     def with_limit(**change):
@@ -522,8 +591,11 @@ def main():
         ("unknown key part", with_limit(key=[{"cookie": "x"}]), "limits[0].key[0]: unknown variant `cookie`"),
         ("misspelled field", with_limit(brust=3), "limits[0].brust: unknown field `brust`"),
         ("wrong type", with_limit(burst="three"), 'limits[0].burst: invalid type: string "three", expected f64'),
+        ("a table sized twice", with_limit(table={"keys": 10}), "limits[0].table.keys: invalid 10: a table is sized by keys or by the limit's size, not both"),
+        ("a table with hashes", with_limit(table={}, hashes=2), "limits[0].hashes: invalid 2: a table holds one word a key: hashes is the bloom array's"),
+        ("an unknown overflow policy", with_limit(table={"overflow": "spill"}), 'limits[0].table.overflow: invalid "spill": expected refuse, admit or shared'),
         ("unknown limit applied", listener(dict(filter_config(), apply=apply("nope"))), 'apply[0].limit: invalid "nope": no limit has this name'),
-        ("a limit declared twice", listener(dict(filter_config(), limits=limits() + [limit("one", 3)])), 'limits[15].name: invalid "one": the limit is declared twice'),
+        ("a limit declared twice", listener(dict(filter_config(), limits=limits() + [limit("one", 3)])), f'limits[{len(limits())}].name: invalid "one": the limit is declared twice'),
         ("bad status", listener(dict(filter_config(), status=200)), "status: invalid 200: the status must be 400..599"),
         ("bad log level", listener(dict(filter_config(), log_level="loud")), 'log_level: invalid "loud": expected info, warn or error'),
         ("unknown filter_name", listener(filter_config(), filter_name="other"), 'filter_name: invalid "other": this module\'s filters are "weir_limit" and "weir_breaker"'),
