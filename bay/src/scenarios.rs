@@ -1284,8 +1284,8 @@ knobs! {
 
 /// The keyed table's hash seeds and the bloom's beside it: fixed, and the
 /// copied C's, so that the C replay hashes as the page does.
-const KEYED_SEEDS: (u64, u64) = (0x6b65_7965_64, 0x7461_626c_65);
-const KEYED_BLOOM_SEEDS: (u64, u64) = (0x626c_6f6f_6d, 0x6172_7261_79);
+const KEYED_SEEDS: (u64, u64) = (0x6b_6579_6564, 0x74_6162_6c65);
+const KEYED_BLOOM_SEEDS: (u64, u64) = (0x62_6c6f_6f6d, 0x61_7272_6179);
 
 /// The bloom's size_log2 for a table of `buckets`: the most words (8
 /// bytes each) that fit the table's bytes.
