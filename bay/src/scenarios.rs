@@ -1273,7 +1273,7 @@ knobs! {
         buckets: "buckets" ["buckets"] = 64.0, [1.0, 1024.0, 1.0], None, "weir_keyed_new's buckets: the table holds 8 keys a bucket, in 128 bytes.";
         rate: "limit: rate" ["calls/s"] = 5.0, [0.5, 100.0, 0.5], None, "weir_gcra_limit_new's rate_per_s: each key's own word refills at this rate.";
         burst: "limit: burst" ["calls"] = 5.0, [1.0, 100.0, 1.0], None, "weir_gcra_limit_new's burst: the most one key is let through at once.";
-        overflow: "overflow" {"refuse", "admit", "shared"} = 0.0, [0.0, 2.0, 1.0], None, "weir_keyed_new's overflow: what a key gets when it finds no slot (both its buckets hold 8 active keys): refused, admitted, or decided on one word all such keys share.";
+        overflow: "overflow" {"refuse", "admit", "shared"} = 0.0, [0.0, 2.0, 1.0], None, "weir_keyed_new's overflow: what a key without a slot gets when neither of its two buckets has a free slot or a word at rest: refused, admitted, or decided on one word of the limit that every such key shares.";
         hashes: "bloom: hashes" ["words per key"] = 3.0, [1.0, 8.0, 1.0], None, "The bloom array beside the table (weir_bloom_new_gcra, the same limit) has the table's bytes in 2^n words (rounded down) and this many words per key.";
         keys: "traffic: active keys" ["keys"] = 640.0, [16.0, 2048.0, 16.0], None, "Keys join one by one over the first half of the run, then all keep sending.";
         calls: "traffic: calls a key" ["calls/s"] = 6.0, [0.5, 20.0, 0.5], None, "Each key calls about this many times a second, each gap drawn at random.";
