@@ -213,13 +213,14 @@ impl Column {
 }
 
 /// The kinds of column, each drawn in one colour on every panel (the
-/// palette in web/bay.js). The first twelve are what a column means, each
+/// palette in web/bay.js). The first thirteen are what a column means, each
 /// with a colour of its own: calls let through (`admitted`), refused (or
 /// waited), let through by the probe, a limit or ceiling, held (in flight,
 /// live), idle, offered, retried, a level (a ratio, a CPU reading, a
-/// latency), made, evicted, and what a formula expects; `axis` is an x
-/// axis. The rest tell apart the variants a panel compares (the limiters,
-/// the words, the jitters, the shedder's classes, the partitions), each by
+/// latency), made, evicted, what a formula expects, and calls a keyed
+/// table overflowed; `axis` is an x axis. The rest tell apart the variants
+/// a panel compares (the limiters, the words, the jitters, the shedder's
+/// classes, the partitions, the keyed table and the bloom array), each by
 /// its own colour and dash.
 pub const KINDS: &[&str] = &[
     "admitted",
@@ -234,6 +235,7 @@ pub const KINDS: &[&str] = &[
     "made",
     "evicted",
     "expected",
+    "overflowed",
     "axis",
     "bucket",
     "sliding",
@@ -251,6 +253,8 @@ pub const KINDS: &[&str] = &[
     "CRITICAL_PLUS",
     "partition A",
     "partition B",
+    "keyed table",
+    "bloom array",
 ];
 
 /// One plot of a panel: an x column and the columns drawn against it,

@@ -16,6 +16,7 @@ use weir_core::bucket::Bucket;
 use weir_core::budget::Budget;
 use weir_core::concurrency::{Concurrency, ConcurrencyPolicy, ConcurrencyTicket};
 use weir_core::gcra::{self, GcraLimit};
+use weir_core::keyed::{Decision, Keyed, KeyedShape, Overflow, BUCKET_BYTES, SLOTS};
 use weir_core::partitioned::{Partition, Partitioned};
 use weir_core::period::{Period, PeriodQuota};
 use weir_core::pool::{Pool, PoolPolicy, PoolTaken};
@@ -1265,6 +1266,180 @@ pub fn bloom(k: &BloomKnobs, seed: u64) -> Series {
     s
 }
 
+knobs! {
+    /// The keyed table as active keys crowd it, beside the bloom array of
+    /// the same memory and a lone GCRA word per key.
+    KeyedKnobs {
+        buckets: "buckets" ["buckets"] = 64.0, [1.0, 1024.0, 1.0], None, "weir_keyed_new's buckets: the table holds 8 keys a bucket, in 128 bytes.";
+        rate: "limit: rate" ["calls/s"] = 5.0, [0.5, 100.0, 0.5], None, "weir_gcra_limit_new's rate_per_s: each key's own word refills at this rate.";
+        burst: "limit: burst" ["calls"] = 5.0, [1.0, 100.0, 1.0], None, "weir_gcra_limit_new's burst: the most one key is let through at once.";
+        overflow: "overflow" {"refuse", "admit", "shared"} = 0.0, [0.0, 2.0, 1.0], None, "weir_keyed_new's overflow: what a key without a slot gets when neither of its two buckets has a free slot or a word at rest: refused, admitted, or decided on one word of the limit that every such key shares.";
+        hashes: "bloom: hashes" ["words per key"] = 3.0, [1.0, 8.0, 1.0], None, "The bloom array beside the table (weir_bloom_new_gcra, the same limit) has the table's bytes in 2^n words (rounded down) and this many words per key.";
+        keys: "traffic: active keys" ["keys"] = 640.0, [16.0, 2048.0, 16.0], None, "Keys join one by one over the first half of the run, then all keep sending.";
+        calls: "traffic: calls a key" ["calls/s"] = 6.0, [0.5, 20.0, 0.5], None, "Each key calls about this many times a second, each gap drawn at random.";
+        pause_s: "traffic: watched key pauses" ["s"] = 2.0, [0.0, 10.0, 0.5], None, "One more key, watched, sends as the others do for this long, then pauses as long, in turn (0: it never pauses); a pause long enough lets its word come to rest, and the table may give its slot away.";
+        seconds: "traffic: shown" ["s"] = 60.0, [10.0, 120.0, 1.0], None;
+    }
+}
+
+/// The keyed table's hash seeds and the bloom's beside it: fixed, and the
+/// copied C's, so that the C replay hashes as the page does.
+const KEYED_SEEDS: (u64, u64) = (0x6b_6579_6564, 0x74_6162_6c65);
+const KEYED_BLOOM_SEEDS: (u64, u64) = (0x62_6c6f_6f6d, 0x61_7272_6179);
+
+/// The bloom's size_log2 for a table of `buckets`: the most words (8
+/// bytes each) that fit the table's bytes.
+fn keyed_bloom_log2(buckets: u64) -> u32 {
+    (buckets * (BUCKET_BYTES / 8) as u64).max(1).ilog2()
+}
+
+/// `keys` keys join one by one over the first half of the run (key `i` at
+/// `i × half / keys`), each then calling with gaps drawn at random; the
+/// watched key (number `keys`) calls from 0, in turns of `pause_s` on and
+/// off. Every call goes to the keyed table, to the bloom array of the same
+/// memory and to the key's own lone GCRA word, the exact answer: a
+/// refusal the lone word would not have made is a false refusal, an admit
+/// it would not have made a false admit. Calls in time order (ties by key),
+/// each drawing its next gap as it is made (the watched key's too while it
+/// pauses). One point a second: the wrong decisions and overflows in it,
+/// the keys joined, the slots held and the watched key's admits so far.
+pub fn keyed(k: &KeyedKnobs, seed: u64) -> Series {
+    let Ok(limit) = GcraLimit::new(k.rate, k.burst as i64) else {
+        return invalid("invalid limit");
+    };
+    let overflow = match k.overflow.round() as i64 {
+        0 => Overflow::Refuse,
+        1 => Overflow::Admit,
+        2 => Overflow::Shared,
+        _ => return invalid("invalid overflow policy"),
+    };
+    let buckets = k.buckets.max(0.0) as u64;
+    let Ok(shape) = KeyedShape::new(buckets, limit, overflow, KEYED_SEEDS.0, KEYED_SEEDS.1) else {
+        return invalid("invalid bucket count");
+    };
+    let Ok(table) = Keyed::new(shape) else {
+        return invalid("invalid bucket count");
+    };
+    let size_log2 = keyed_bloom_log2(buckets);
+    let Ok(bloom_shape) = BloomShape::new(
+        size_log2,
+        k.hashes as u32,
+        limit,
+        KEYED_BLOOM_SEEDS.0,
+        KEYED_BLOOM_SEEDS.1,
+    ) else {
+        return invalid("invalid bloom hashes");
+    };
+    let Ok(bloom) = Bloom::new(bloom_shape) else {
+        return invalid("invalid bloom hashes");
+    };
+    let mut rng = Rng::new(seed);
+    let keys = k.keys.max(0.0) as i64;
+    let watched = keys;
+    let end = (k.seconds * S) as i64;
+    let half = end / 2;
+    let pause = (k.pause_s * S) as i64;
+    let mean = S / k.calls.max(1e-3);
+    let lone: Vec<core::sync::atomic::AtomicU64> = (0..=keys)
+        .map(|_| core::sync::atomic::AtomicU64::new(0))
+        .collect();
+    let mut joined = vec![false; keys as usize + 1];
+    let mut due: BinaryHeap<Reverse<(i64, i64)>> = BinaryHeap::new();
+    for i in 0..keys {
+        due.push(Reverse((i * half / keys.max(1), i)));
+    }
+    due.push(Reverse((0, watched)));
+    let mut s = Series::with(&[
+        "t",
+        "overflows",
+        "table false refusals",
+        "bloom false refusals",
+        "table false admits",
+        "bloom false admits",
+        "active keys",
+        "keys held",
+        "slots",
+        "watched key in the table",
+        "watched key on a lone word",
+    ]);
+    let slots = (buckets as usize * SLOTS) as f64;
+    let step = S as i64;
+    let mut edge = step;
+    let (mut active, mut seen_overflows) = (0.0, 0u64);
+    // This second's false refusals and admits (table, bloom); all of them.
+    let (mut bin, mut total) = ([0.0; 4], [0.0; 4]);
+    let (mut in_table, mut on_lone) = (0.0, 0.0);
+    let mut first_overflow = f64::NAN;
+    loop {
+        let next = due.pop().map(|Reverse(e)| e);
+        let now = next.map_or(end, |(at, _)| at.min(end));
+        while edge <= now.min(end) {
+            let overflows = table.counters().overflows();
+            s.push(&[
+                edge as f64 / S,
+                (overflows - seen_overflows) as f64,
+                bin[0],
+                bin[1],
+                bin[2],
+                bin[3],
+                active,
+                table.occupied() as f64,
+                slots,
+                in_table,
+                on_lone,
+            ]);
+            seen_overflows = overflows;
+            bin = [0.0; 4];
+            edge += step;
+        }
+        let Some((now, key)) = next.filter(|&(at, _)| at < end) else {
+            break;
+        };
+        if !joined[key as usize] {
+            joined[key as usize] = true;
+            if key != watched {
+                active += 1.0;
+            }
+        }
+        let sends = key != watched || pause == 0 || (now / pause) % 2 == 0;
+        if sends {
+            let bytes = (key as u64).to_le_bytes();
+            let alone = gcra::allow(&lone[key as usize], &limit, now);
+            let decided = table.decide(now, &bytes, 1);
+            let by_table = decided.allowed();
+            let by_bloom = bloom.allow(now, &bytes);
+            if matches!(decided, Decision::Overflowed(_)) && first_overflow.is_nan() {
+                first_overflow = now as f64 / S;
+            }
+            let wrong = [
+                alone && !by_table,
+                alone && !by_bloom,
+                !alone && by_table,
+                !alone && by_bloom,
+            ];
+            for (at, w) in wrong.into_iter().enumerate() {
+                bin[at] += f64::from(u8::from(w));
+                total[at] += f64::from(u8::from(w));
+            }
+            if key == watched {
+                in_table += f64::from(u8::from(by_table));
+                on_lone += f64::from(u8::from(alone));
+            }
+        }
+        due.push(Reverse((now + rng.gap(mean), key)));
+    }
+    s.notes = vec![
+        ("table bytes", (buckets * BUCKET_BYTES as u64) as f64),
+        ("bloom bytes", (8u64 << size_log2) as f64),
+        ("first overflow (s)", first_overflow),
+        ("table false refusals", total[0]),
+        ("bloom false refusals", total[1]),
+        ("table false admits", total[2]),
+        ("bloom false admits", total[3]),
+    ];
+    s
+}
+
 /// The limiters' constructor calls; `made` is the first status not OK.
 fn limiters_c(k: &LimitersKnobs) -> String {
     format!(
@@ -1299,6 +1474,33 @@ fn bloom_c(k: &BloomKnobs) -> String {
          weir_status made = weir_rate_limit_new(1.0, 1, &word_limit);\n\
          if (made == WEIR_OK) made = weir_bloom_new({}, {}, &word_limit, UINT64_C({:#x}), UINT64_C({:#x}), &bloom);\n",
         k.size_log2 as u32, k.hashes as u32, BLOOM_SEEDS.0, BLOOM_SEEDS.1
+    )
+}
+
+/// The keyed table's calls with the panel's limit and overflow, keyed by
+/// the panel's seeds (choose your own, and keep them secret); then the
+/// bloom array of the same memory the panel compares it with.
+fn keyed_c(k: &KeyedKnobs) -> String {
+    let policy = ["REFUSE", "ADMIT", "SHARED"]
+        .get(k.overflow.round().max(0.0) as usize)
+        .copied()
+        .unwrap_or("REFUSE");
+    let buckets = k.buckets.max(0.0) as u64;
+    format!(
+        "weir_gcra_limit limit;\nweir_keyed *table = NULL;\nweir_bloom *bloom = NULL;\n\
+         weir_status made = weir_gcra_limit_new({:?}, {}, &limit);\n\
+         if (made == WEIR_OK) made = weir_keyed_new({buckets}, &limit, WEIR_KEYED_OVERFLOW_{policy}, UINT64_C({:#x}), UINT64_C({:#x}), &table);\n\
+         /* The bloom array in the table's bytes ({} B), for comparison. */\n\
+         if (made == WEIR_OK) made = weir_bloom_new_gcra({}, {}, &limit, UINT64_C({:#x}), UINT64_C({:#x}), &bloom);\n",
+        k.rate,
+        k.burst as i64,
+        KEYED_SEEDS.0,
+        KEYED_SEEDS.1,
+        buckets * BUCKET_BYTES as u64,
+        keyed_bloom_log2(buckets),
+        k.hashes as u32,
+        KEYED_BLOOM_SEEDS.0,
+        KEYED_BLOOM_SEEDS.1
     )
 }
 
@@ -1542,6 +1744,35 @@ const BLOOM_PLOTS: &[Plot] = &[Plot {
     series: &["measured", "formula"],
 }];
 
+const KEYED_COLUMNS: &[Column] = &[
+    T,
+    Column::count("overflows", "calls/s", "overflowed"),
+    Column::count("table false refusals", "calls/s", "keyed table"),
+    Column::count("bloom false refusals", "calls/s", "bloom array"),
+    Column::count("table false admits", "calls/s", "keyed table"),
+    Column::count("bloom false admits", "calls/s", "bloom array"),
+    Column::count("active keys", "keys", "offered"),
+    Column::count("keys held", "keys", "held"),
+    Column::count("slots", "keys", "limit"),
+    Column::count("watched key in the table", "calls", "keyed table"),
+    Column::count("watched key on a lone word", "calls", "GCRA word"),
+];
+const KEYED_PLOTS: &[Plot] = &[
+    Plot::in_time(
+        "refused for other keys",
+        &["overflows", "table false refusals", "bloom false refusals"],
+    ),
+    Plot::in_time(
+        "let through where a lone word refuses",
+        &["table false admits", "bloom false admits"],
+    ),
+    Plot::in_time("table", &["keys held", "active keys", "slots"]),
+    Plot::in_time(
+        "watched key let through so far",
+        &["watched key in the table", "watched key on a lone word"],
+    ),
+];
+
 macro_rules! scenario {
     ($id:literal, $title:literal, $about:literal, $ty:literal, $preset:literal, $knobs:ident, $f:ident, $columns:expr, $plots:expr) => {
         Scenario {
@@ -1595,4 +1826,6 @@ pub static ALL: &[Scenario] = &[
         BACKOFF_COLUMNS, BACKOFF_PLOTS),
     scenario!("bloom", "Bloom: false refusals", "Fresh keys refused because all their words are spent by others, against the header's (1 − e^(−kN/M))^k.", BloomKnobs, bloom, bloom_c,
         BLOOM_COLUMNS, BLOOM_PLOTS),
+    scenario!("keyed", "Keyed table: exact until it overflows", "Active keys crowd a keyed table: each key's calls decided on a word of its own, so nothing is refused for another key's traffic until a new key finds both its buckets full of active keys; beside it the bloom array of the same memory, and each key's lone GCRA word as the exact answer.", KeyedKnobs, keyed, keyed_c,
+        KEYED_COLUMNS, KEYED_PLOTS),
 ];

@@ -68,6 +68,11 @@ const REPLAYS = {
   // The bloom's size and hashes are in its calls; the program takes them
   // again for the header's formula it prints beside the measured rate.
   bloom: { traffic: ['size_log2', 'hashes', 'keys', 'steps'], columns: ['keys', 'measured', 'formula'] },
+  // The table and the bloom of its memory are in the keyed panel's calls;
+  // the table's overflows and slots come from weir_keyed_read.
+  keyed: { traffic: ['keys', 'calls', 'pause_s', 'seconds'],
+    columns: ['t', 'overflows', 'table false refusals', 'bloom false refusals', 'table false admits', 'bloom false admits',
+      'active keys', 'keys held', 'slots', 'watched key in the table', 'watched key on a lone word'] },
 };
 
 // The readout's rule, restated: a whole number as it is, else four

@@ -70,6 +70,7 @@ const PALETTE = {
   made: { stroke: '#bcbd22', width: 3 },
   evicted: { stroke: '#8c564b', width: 1.5, dash: [6, 3] },
   expected: { stroke: '#555555', width: 1.5, dash: [3, 3] },
+  overflowed: { stroke: '#6a3d9a', width: 4 },
   axis: { stroke: '#000000', width: 1 },
   bucket: { stroke: '#3949ab', width: 4 },
   sliding: { stroke: '#00897b', width: 2, dash: [8, 4] },
@@ -87,6 +88,8 @@ const PALETTE = {
   CRITICAL_PLUS: { stroke: '#c2185b', width: 3.5 },
   'partition A': { stroke: '#3949ab', width: 2.5 },
   'partition B': { stroke: '#f9a825', width: 2.5, dash: [8, 4] },
+  'keyed table': { stroke: '#00897b', width: 2.5 },
+  'bloom array': { stroke: '#f9a825', width: 2, dash: [8, 4] },
 };
 bay.palette = PALETTE;
 
