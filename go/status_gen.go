@@ -284,6 +284,18 @@ const (
 	// ErrGCRALimitInvalid is WEIR_ERR_GCRA_LIMIT_INVALID: A `weir_gcra_limit` whose fields are out of range: not one that
 	// `weir_gcra_limit_new` makes.
 	ErrGCRALimitInvalid Status = 434
+	// ErrKeyedBuckets is WEIR_ERR_KEYED_BUCKETS: A keyed table's bucket count is 0, above WEIR_KEYED_MAX_BUCKETS, or
+	// more than the address space holds.
+	ErrKeyedBuckets Status = 450
+	// ErrKeyedOverflow is WEIR_ERR_KEYED_OVERFLOW: A keyed table's overflow policy names none of the
+	// `WEIR_KEYED_OVERFLOW_*` policies.
+	ErrKeyedOverflow Status = 451
+	// ErrKeyedSizing is WEIR_ERR_KEYED_SIZING: `weir_keyed_buckets_for`: the chance is NaN, not above 0 or above 1,
+	// or the keys would need more than WEIR_KEYED_MAX_BUCKETS.
+	ErrKeyedSizing Status = 452
+	// ErrKeyedCount is WEIR_ERR_KEYED_COUNT: A keyed table's call asked for a count outside 1..=burst, or named a
+	// key longer than any object can be.
+	ErrKeyedCount Status = 453
 	// ErrBudgetMaxTokens is WEIR_ERR_BUDGET_MAX_TOKENS: A retry budget's `max_tokens` is outside 1..1000.
 	ErrBudgetMaxTokens Status = 500
 	// ErrBudgetTokenRatio is WEIR_ERR_BUDGET_TOKEN_RATIO: A retry budget's `token_ratio` is NaN, infinite, or under 0.0005
@@ -441,6 +453,10 @@ var statusCodes = [...]struct {
 	{ErrGCRATooSlow, "WEIR_ERR_GCRA_TOO_SLOW"},
 	{ErrGCRATooFast, "WEIR_ERR_GCRA_TOO_FAST"},
 	{ErrGCRALimitInvalid, "WEIR_ERR_GCRA_LIMIT_INVALID"},
+	{ErrKeyedBuckets, "WEIR_ERR_KEYED_BUCKETS"},
+	{ErrKeyedOverflow, "WEIR_ERR_KEYED_OVERFLOW"},
+	{ErrKeyedSizing, "WEIR_ERR_KEYED_SIZING"},
+	{ErrKeyedCount, "WEIR_ERR_KEYED_COUNT"},
 	{ErrBudgetMaxTokens, "WEIR_ERR_BUDGET_MAX_TOKENS"},
 	{ErrBudgetTokenRatio, "WEIR_ERR_BUDGET_TOKEN_RATIO"},
 	{ErrBudgetTTL, "WEIR_ERR_BUDGET_TTL"},
@@ -779,6 +795,18 @@ func statusMismatches() []string {
 	}
 	if ErrGCRALimitInvalid != C.WEIR_ERR_GCRA_LIMIT_INVALID {
 		bad = append(bad, fmt.Sprintf("ErrGCRALimitInvalid is %d, WEIR_ERR_GCRA_LIMIT_INVALID is %d", ErrGCRALimitInvalid, C.WEIR_ERR_GCRA_LIMIT_INVALID))
+	}
+	if ErrKeyedBuckets != C.WEIR_ERR_KEYED_BUCKETS {
+		bad = append(bad, fmt.Sprintf("ErrKeyedBuckets is %d, WEIR_ERR_KEYED_BUCKETS is %d", ErrKeyedBuckets, C.WEIR_ERR_KEYED_BUCKETS))
+	}
+	if ErrKeyedOverflow != C.WEIR_ERR_KEYED_OVERFLOW {
+		bad = append(bad, fmt.Sprintf("ErrKeyedOverflow is %d, WEIR_ERR_KEYED_OVERFLOW is %d", ErrKeyedOverflow, C.WEIR_ERR_KEYED_OVERFLOW))
+	}
+	if ErrKeyedSizing != C.WEIR_ERR_KEYED_SIZING {
+		bad = append(bad, fmt.Sprintf("ErrKeyedSizing is %d, WEIR_ERR_KEYED_SIZING is %d", ErrKeyedSizing, C.WEIR_ERR_KEYED_SIZING))
+	}
+	if ErrKeyedCount != C.WEIR_ERR_KEYED_COUNT {
+		bad = append(bad, fmt.Sprintf("ErrKeyedCount is %d, WEIR_ERR_KEYED_COUNT is %d", ErrKeyedCount, C.WEIR_ERR_KEYED_COUNT))
 	}
 	if ErrBudgetMaxTokens != C.WEIR_ERR_BUDGET_MAX_TOKENS {
 		bad = append(bad, fmt.Sprintf("ErrBudgetMaxTokens is %d, WEIR_ERR_BUDGET_MAX_TOKENS is %d", ErrBudgetMaxTokens, C.WEIR_ERR_BUDGET_MAX_TOKENS))

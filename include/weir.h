@@ -40,12 +40,12 @@
  *
  * ```
  * weir_status — what a call that can fail reports (WEIR_OK is 0)
- *   section  line 0353
+ *   section  line 0367
  *   reads    weir_status_str, weir_version (WEIR_VERSION)
  *   counts   weir_counts (filled by each read_counts)
  *
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
- *   section  line 0900
+ *   section  line 0931
  *   policy   weir_breaker_policy (for the breaker), weir_breaker_policy_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
  *   placed   weir_breaker_footprint, weir_breaker_init_in
@@ -60,7 +60,7 @@
  *   change   weir_breaker_reconfigure (copies the policy)
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 1298
+ *   section  line 1329
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
  *   placed   weir_shedder_footprint, weir_shedder_init_in
@@ -74,7 +74,7 @@
  *   change   weir_shedder_reconfigure (copies the policy)
  *
  * weir_window — rolling window of sums and counts
- *   section  line 1650
+ *   section  line 1681
  *   make     weir_window_new, weir_window_free
  *   placed   weir_window_footprint, weir_window_init_in
  *   shared   weir_window_shared_footprint, weir_window_init_shared,
@@ -86,7 +86,7 @@
  *   change   weir_window_reconfigure
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1868
+ *   section  line 1899
  *   make     weir_bucket_new, weir_bucket_free
  *   placed   weir_bucket_footprint, weir_bucket_init_in
  *   shared   weir_bucket_shared_footprint, weir_bucket_init_shared,
@@ -97,7 +97,7 @@
  *   change   weir_bucket_reconfigure
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 2135
+ *   section  line 2166
  *   make     weir_sliding_new, weir_sliding_free
  *   placed   weir_sliding_footprint, weir_sliding_init_in
  *   shared   weir_sliding_shared_footprint, weir_sliding_init_shared,
@@ -108,7 +108,7 @@
  *   counts   weir_sliding_start_counting, weir_sliding_read_counts
  *
  * weir_period — fixed-window quota per period
- *   section  line 2328
+ *   section  line 2359
  *   make     weir_period_new, weir_period_free
  *   placed   weir_period_footprint, weir_period_init_in
  *   shared   weir_period_shared_footprint, weir_period_init_shared,
@@ -119,7 +119,7 @@
  *   counts   weir_period_start_counting, weir_period_read_counts
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 2528
+ *   section  line 2559
  *   make     weir_gate_new, weir_gate_free
  *   placed   weir_gate_footprint, weir_gate_init_in
  *   shared   weir_gate_shared_footprint, weir_gate_init_shared,
@@ -130,7 +130,7 @@
  *   counts   weir_gate_start_counting, weir_gate_read_counts
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 2659
+ *   section  line 2690
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy),
@@ -149,7 +149,7 @@
  *   change   weir_concurrency_reconfigure (copies the policy)
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 3008
+ *   section  line 3039
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   placed   weir_budget_footprint, weir_budget_init_in
@@ -161,19 +161,19 @@
  *   change   weir_budget_reconfigure (copies the policy)
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 3268
+ *   section  line 3299
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 3408
+ *   section  line 3439
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 3452
+ *   section  line 3483
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   placed   weir_pool_footprint, weir_pool_init_in,
@@ -188,7 +188,7 @@
  *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 3887
+ *   section  line 3918
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -197,13 +197,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 4067
+ *   section  line 4098
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 4219
+ *   section  line 4250
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -216,12 +216,26 @@
  *            weir_bloom_view_in (a handle over a region)
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
+ * weir_keyed — one exact word per key for millions of keys in fixed memory
+ *   section  line 4615
+ *   make     weir_keyed_new (GCRA words; copies the limit),
+ *            weir_keyed_new_rate, weir_keyed_free
+ *   calls    weir_keyed_allow (keys are not kept),
+ *            weir_keyed_decide (WEIR_KEYED_ALLOWED, ...), weir_keyed_next,
+ *            weir_keyed_read (weir_keyed_reading)
+ *   sizing   weir_keyed_buckets_for, weir_keyed_overflow_chance,
+ *            weir_keyed_lock_free
+ *   placed   weir_keyed_footprint, weir_keyed_init_in (firmware too),
+ *            weir_keyed_init_rate_in
+ *   shared   weir_keyed_shared_footprint, weir_keyed_init_shared,
+ *            weir_keyed_init_shared_rate, weir_keyed_attach
+ *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 4584
+ *   section  line 4961
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 4777
+ *   section  line 5154
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   placed   weir_lease_footprint, weir_lease_init_in
@@ -233,7 +247,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 5052
+ *   section  line 5429
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -247,7 +261,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 5314
+ *   section  line 5691
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -639,6 +653,18 @@ enum weir_status
   /// A `weir_gcra_limit` whose fields are out of range: not one that
   /// `weir_gcra_limit_new` makes.
   WEIR_ERR_GCRA_LIMIT_INVALID = 434,
+  /// A keyed table's bucket count is 0, above WEIR_KEYED_MAX_BUCKETS, or
+  /// more than the address space holds.
+  WEIR_ERR_KEYED_BUCKETS = 450,
+  /// A keyed table's overflow policy names none of the
+  /// `WEIR_KEYED_OVERFLOW_*` policies.
+  WEIR_ERR_KEYED_OVERFLOW = 451,
+  /// `weir_keyed_buckets_for`: the chance is NaN, not above 0 or above 1,
+  /// or the keys would need more than WEIR_KEYED_MAX_BUCKETS.
+  WEIR_ERR_KEYED_SIZING = 452,
+  /// A keyed table's call asked for a count outside 1..=burst, or named a
+  /// key longer than any object can be.
+  WEIR_ERR_KEYED_COUNT = 453,
   /// A retry budget's `max_tokens` is outside 1..1000.
   WEIR_ERR_BUDGET_MAX_TOKENS = 500,
   /// A retry budget's `token_ratio` is NaN, infinite, or under 0.0005
@@ -774,6 +800,11 @@ typedef int32_t weir_status;
 #endif
 
 #if defined(WEIR_HOSTED)
+/// `weir_region_header.kind` of a shared keyed table.
+#define WEIR_REGION_KEYED 10
+#endif
+
+#if defined(WEIR_HOSTED)
 /// How far into a shared region its handle starts: the 256-byte header,
 /// then 64 bytes for the region's robust lock and its recovery counts.
 #define WEIR_REGION_HANDLE_OFFSET 320
@@ -844,7 +875,7 @@ typedef struct WEIR_ALIGN(8) {
   /// What the region holds: WEIR_REGION_BREAKER, WEIR_REGION_SHEDDER,
   /// WEIR_REGION_BUCKET, WEIR_REGION_GATE, WEIR_REGION_PERIOD,
   /// WEIR_REGION_BUDGET, WEIR_REGION_CONCURRENCY, WEIR_REGION_WINDOW,
-  /// WEIR_REGION_SLIDING.
+  /// WEIR_REGION_SLIDING, WEIR_REGION_KEYED.
   uint32_t kind;
   /// The region's bytes, header included: what `weir_X_shared_footprint`
   /// answered for its policy.
@@ -4581,6 +4612,352 @@ weir_status weir_bloom_read_counts(const weir_bloom *bloom, weir_counts *out);
 /** @} */
 
 /* ======================================================================== */
+/** \defgroup keyed weir_keyed — one exact word per key for millions of keys in fixed memory
+ *
+ * \details Its own statuses, besides the general ones (in
+ * `enum weir_status`, the first section):
+ *   WEIR_ERR_KEYED_BUCKETS (450), WEIR_ERR_KEYED_OVERFLOW (451),
+ *   WEIR_ERR_KEYED_SIZING (452), WEIR_ERR_KEYED_COUNT (453).
+ * @{ */
+
+/// A keyed table: one exact limiter word per key, for millions of keys in
+/// fixed memory. Where the bloom array (`weir_bloom`) lets keys share
+/// words, and so now and then refuses a key for another's traffic, this
+/// table gives each key a word of its own, found by the key's
+/// fingerprint, and makes room for a new key only by forgetting an idle
+/// one (a word at rest decides every later call as a fresh one does).
+/// Its words are of one kind, chosen when it is made: GCRA words
+/// (`weir_gcra`, token buckets: `weir_keyed_new`, the default) or rate
+/// words (`weir_rate`, fixed windows: `weir_keyed_new_rate`).
+///
+/// Layout. `buckets` buckets of WEIR_KEYED_SLOTS (8) slots; a slot is 16
+/// bytes (a 63-bit fingerprint and the key's word, one 128-bit atomic), a
+/// bucket 128 bytes, aligned to 128. A key is hashed once with SipHash-1-3
+/// under the caller's 128-bit seed: its fingerprint and two candidate
+/// buckets, 16 candidate slots. A new key takes a free slot or an idle
+/// word in the candidate bucket with more room.
+///
+/// Bounds. Exact per key while nothing overflows: a key's admits are
+/// those of a lone word of the limit given the same calls, at every phase
+/// (for `now`s that do not go back across the table's callers). A new key
+/// overflows when all 16 of its candidates hold active keys: then the
+/// overflow policy answers (WEIR_KEYED_OVERFLOW_REFUSE, _ADMIT, or _SHARED:
+/// one word of the table's limit shared by every overflowing key), counted
+/// in `weir_keyed_reading.overflows`. For N keys active at once in M = 8 ×
+/// buckets slots, a new key overflows with chance about
+/// `weir_keyed_overflow_chance(N, M)`: 2.8e-20 half full, 1.9e-9 at 62 %,
+/// 0.77 % at 80 %. Two keys share a word only when their fingerprints are
+/// equal (chance about N / 2^63 for a new key among N): a collision can
+/// only refuse. Memory: 128 bytes a bucket; 10^6 active keys at an
+/// overflow chance of at most 1e-9 need `weir_keyed_buckets_for(1000000,
+/// 1e-9)` = 203,090 buckets, 26.0 MB, 26 bytes a key. docs/keyed.md has
+/// the derivations.
+///
+/// Lock-free and safe from many threads where the CPU has a 16-byte
+/// compare-and-swap (`weir_keyed_lock_free`: x86_64 with cmpxchg16b,
+/// aarch64); elsewhere each slot update takes a lock from a table in this
+/// program's memory, and the table cannot be shared between processes.
+/// The handle itself is under 200 bytes beside its buckets.
+typedef struct weir_keyed weir_keyed;
+
+/// `weir_keyed_new`'s overflow policy: refuse a call that overflows.
+#define WEIR_KEYED_OVERFLOW_REFUSE 0
+
+/// `weir_keyed_new`'s overflow policy: admit a call that overflows.
+#define WEIR_KEYED_OVERFLOW_ADMIT 1
+
+/// `weir_keyed_new`'s overflow policy: decide a call that overflows on one
+/// word of the table's limit that every overflowing key shares.
+#define WEIR_KEYED_OVERFLOW_SHARED 2
+
+/// `weir_keyed_decide`: the key's own word refused.
+#define WEIR_KEYED_REFUSED 0
+
+/// `weir_keyed_decide`: the key's own word admitted.
+#define WEIR_KEYED_ALLOWED 1
+
+/// `weir_keyed_decide`: the table overflowed and its policy admitted.
+#define WEIR_KEYED_OVERFLOW_ADMITTED 2
+
+/// `weir_keyed_decide`: the table overflowed and its policy refused.
+#define WEIR_KEYED_OVERFLOW_REFUSED 3
+
+/// `weir_keyed_reading.kind` of a table of rate words (`weir_keyed_new_rate`);
+/// the bloom region header's number for the window kind.
+#define WEIR_KEYED_KIND_RATE 1
+
+/// `weir_keyed_reading.kind` of a table of GCRA words (`weir_keyed_new`);
+/// the bloom region header's number for the gcra kind.
+#define WEIR_KEYED_KIND_GCRA 2
+
+/// The slots of a keyed table's bucket.
+#define WEIR_KEYED_SLOTS 8
+
+/// The bytes of a keyed table's bucket, and its alignment.
+#define WEIR_KEYED_BUCKET_BYTES 128
+
+/// The most buckets of a keyed table (2^32, 512 GiB).
+#define WEIR_KEYED_MAX_BUCKETS (1 << 32)
+
+/// What `weir_keyed_read` answers: a keyed table's shape and how full it
+/// is. 40 bytes.
+typedef struct WEIR_ALIGN(8) {
+  /// The table's buckets.
+  uint64_t buckets;
+  /// Its slots: 8 × buckets.
+  uint64_t slots;
+  /// The slots holding a key (or a claim in progress); idle words count
+  /// until a new key replaces them.
+  uint64_t occupied;
+  /// Calls that overflowed since the table was made, whatever the policy
+  /// answered.
+  uint64_t overflows;
+  /// WEIR_KEYED_KIND_GCRA or WEIR_KEYED_KIND_RATE.
+  uint32_t kind;
+  /// WEIR_KEYED_OVERFLOW_REFUSE, _ADMIT or _SHARED.
+  uint32_t overflow_policy;
+} weir_keyed_reading;
+
+#ifdef __cplusplus
+extern "C" {
+#endif // __cplusplus
+
+#if defined(WEIR_HOSTED)
+/// Makes a keyed table of `buckets` buckets (8 slots each) of GCRA words,
+/// each key's limited by `*limit`, a call that finds no room answered by
+/// the `overflow` policy (WEIR_KEYED_OVERFLOW_REFUSE, _ADMIT, _SHARED),
+/// keyed by (`seed0`, `seed1`) — pass secret random values — and writes
+/// it to `*out`. Size it with `weir_keyed_buckets_for`. `WEIR_ERR_NULL` if
+/// `out` or `limit` is NULL; `WEIR_ERR_GCRA_LIMIT_INVALID` for a limit whose
+/// fields are out of range; `WEIR_ERR_KEYED_OVERFLOW` for an unknown
+/// policy; `WEIR_ERR_KEYED_BUCKETS` for 0 buckets, more than
+/// WEIR_KEYED_MAX_BUCKETS, or more than the address space holds;
+/// `WEIR_ERR_NO_MEMORY`. `*out` is written only on success. The limit is
+/// copied. Free it with `weir_keyed_free`.
+weir_status weir_keyed_new(uint64_t buckets,
+                           const weir_gcra_limit *limit,
+                           uint32_t overflow,
+                           uint64_t seed0,
+                           uint64_t seed1,
+                           weir_keyed **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// `weir_keyed_new` with rate words (fixed windows), each key's limited by
+/// `*limit`: `WEIR_ERR_RATE_LIMIT_INVALID` for a limit whose fields are out
+/// of range; otherwise checked and answered as `weir_keyed_new`.
+weir_status weir_keyed_new_rate(uint64_t buckets,
+                                const weir_rate_limit *limit,
+                                uint32_t overflow,
+                                uint64_t seed0,
+                                uint64_t seed1,
+                                weir_keyed **out);
+#endif
+
+/// Frees a keyed table. NULL is accepted and ignored, and so is a placed
+/// or shared table (`weir_keyed_init_in`, `weir_keyed_init_shared`,
+/// `weir_keyed_attach`): its memory is the caller's.
+void weir_keyed_free(weir_keyed *table);
+
+/// Whether the key (`key_len` bytes at `key`) may have one event at `now`,
+/// charging its word if so: `weir_keyed_decide` with n = 1, admitted by
+/// its own word or by the overflow policy. A zero-length key is a key (the
+/// empty one; `key` may then be NULL). The key is hashed during the call
+/// and not kept. Refuses (false) a NULL table, a NULL key of some length
+/// and a negative `now`; a refusal for those changes nothing.
+bool weir_keyed_allow(const weir_keyed *table, int64_t now, const void *key, size_t key_len);
+
+/// Whether the key (`key_len` bytes at `key`) may have `n` events at `now`,
+/// all or nothing, charging its word if so; writes to `*decision` what
+/// decided: WEIR_KEYED_ALLOWED or WEIR_KEYED_REFUSED (the key's own word),
+/// WEIR_KEYED_OVERFLOW_ADMITTED or WEIR_KEYED_OVERFLOW_REFUSED (no room
+/// for a new key: the overflow policy). A key without a slot takes one (a
+/// free one, or one whose word is at rest); a call its word would refuse
+/// whatever it held takes none. `WEIR_ERR_NULL` for a NULL table or
+/// `decision`, or a NULL key of some length; `WEIR_ERR_MISALIGNED`;
+/// `WEIR_ERR_NEGATIVE` for a negative `now`; `WEIR_ERR_KEYED_COUNT` for an
+/// `n` outside 1..=burst or a `key_len` no object can have;
+/// `WEIR_ERR_POISONED`. `*decision` is written only on `WEIR_OK`, and an
+/// error changes nothing.
+weir_status weir_keyed_decide(const weir_keyed *table,
+                              int64_t now,
+                              const void *key,
+                              size_t key_len,
+                              int64_t n,
+                              uint32_t *decision);
+
+/// Writes to `*at` the earliest time, at or after `now`, at which the
+/// key's own word would admit one event: `now` if it would now, INT64_MAX
+/// if never (an instant past the word's clock). Charges nothing and takes
+/// no slot. A key the table does not hold answers `now`, as a fresh word
+/// would; whether it would find a slot or overflow is not foreseen.
+/// `WEIR_ERR_NULL` for a NULL table or `at`, or a NULL key of some length;
+/// `WEIR_ERR_MISALIGNED`; `WEIR_ERR_NEGATIVE` for a negative `now`;
+/// `WEIR_ERR_KEYED_COUNT` for a `key_len` no object can have;
+/// `WEIR_ERR_POISONED`. `*at` is written only on `WEIR_OK`.
+weir_status weir_keyed_next(const weir_keyed *table,
+                            int64_t now,
+                            const void *key,
+                            size_t key_len,
+                            int64_t *at);
+
+/// Writes a keyed table's shape and fill to `*out` (a reading: it changes
+/// nothing). `occupied` scans every slot: a call costs time in proportion
+/// to the table's size (about a millisecond for 26 MB), so read it for a
+/// dashboard, not on every request. `WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`,
+/// `WEIR_ERR_POISONED`; `*out` is written only on `WEIR_OK`.
+weir_status weir_keyed_read(const weir_keyed *table, weir_keyed_reading *out);
+
+/// Writes to `*buckets` the fewest buckets for which a new key overflows a
+/// table holding `keys` active keys with chance at most `chance`
+/// (`weir_keyed_overflow_chance`): 203,090 for 10^6 keys at 1e-9.
+/// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `buckets`;
+/// `WEIR_ERR_KEYED_SIZING` for a `chance` that is NaN, not above 0 or
+/// above 1, or for `keys` that would need more than WEIR_KEYED_MAX_BUCKETS.
+/// Nothing is written on an error.
+weir_status weir_keyed_buckets_for(uint64_t keys, double chance, uint64_t *buckets);
+
+/// The chance that a new key overflows a table of `slots` slots (8 a
+/// bucket) holding `keys` active keys: s_8(keys / B)² with B = slots / 8
+/// buckets, s_i the fraction of buckets holding i or more keys under
+/// two-choice placement (docs/keyed.md). 1 for fewer than 8 slots; NaN
+/// when `keys` or `slots` is NaN, infinite or negative.
+double weir_keyed_overflow_chance(double keys, double slots);
+
+/// Whether a keyed table's slots are the CPU's own 16-byte compare-and-swap
+/// on this machine (x86_64 with cmpxchg16b, aarch64): its calls are then
+/// lock-free and a table may be shared between processes. False elsewhere
+/// (i686, 32-bit Arm, the firmware build): each slot update takes a lock in
+/// this program's memory, and the shared calls answer
+/// `WEIR_ERR_WORDS_NOT_SHAREABLE`.
+bool weir_keyed_lock_free(void);
+
+/// The bytes and the alignment of a keyed table of `buckets` buckets
+/// placed with `weir_keyed_init_in` or `weir_keyed_init_rate_in`, written
+/// to `*bytes` and `*align`: the handle, then its buckets from the next
+/// multiple of 128 bytes (`*align` is WEIR_KEYED_BUCKET_BYTES, 128).
+/// `WEIR_ERR_KEYED_BUCKETS` for a count `weir_keyed_new` refuses,
+/// `WEIR_ERR_TOO_LARGE` when the footprint does not fit the address space,
+/// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bytes` or `align`
+/// pointer; nothing is written on an error.
+weir_status weir_keyed_footprint(uint64_t buckets, size_t *bytes, size_t *align);
+
+/// Lays a keyed table of GCRA words in memory the caller owns, handle and
+/// buckets together (`len` bytes at `mem`, at least the footprint
+/// `weir_keyed_footprint` answers, at a multiple of its alignment, 128),
+/// and writes to `*out` a `weir_keyed *` that every `weir_keyed_*` call
+/// takes as it takes a heap table. The arguments are those of
+/// `weir_keyed_new`. The table is this program's own; to share one between
+/// processes lay it with `weir_keyed_init_shared`. The memory stays the
+/// caller's: `weir_keyed_free` on it does nothing, and `mem` must stay in
+/// place while the table is used. Checked in this order, and nothing is
+/// written on an error: `out` (`WEIR_ERR_NULL`, `WEIR_ERR_MISALIGNED`), the
+/// arguments as `weir_keyed_new` checks them, `WEIR_ERR_TOO_LARGE` for a
+/// footprint beyond the address space, `mem` NULL (`WEIR_ERR_NULL`), `mem`
+/// misaligned (`WEIR_ERR_PLACED_MISALIGNED`), `len` below the footprint
+/// (`WEIR_ERR_PLACED_TOO_SMALL`). The limit is copied.
+weir_status weir_keyed_init_in(void *mem,
+                               size_t len,
+                               uint64_t buckets,
+                               const weir_gcra_limit *limit,
+                               uint32_t overflow,
+                               uint64_t seed0,
+                               uint64_t seed1,
+                               weir_keyed **out);
+
+/// `weir_keyed_init_in` with rate words, each key's limited by `*limit`
+/// (`WEIR_ERR_RATE_LIMIT_INVALID` for a limit whose fields are out of
+/// range); the rest as `weir_keyed_init_in`.
+weir_status weir_keyed_init_rate_in(void *mem,
+                                    size_t len,
+                                    uint64_t buckets,
+                                    const weir_rate_limit *limit,
+                                    uint32_t overflow,
+                                    uint64_t seed0,
+                                    uint64_t seed1,
+                                    weir_keyed **out);
+
+#if defined(WEIR_HOSTED)
+/// The bytes and the alignment of a region holding a keyed table of
+/// `buckets` buckets shared between processes (`weir_keyed_init_shared`),
+/// written to `*bytes` and `*align`: a 256-byte `weir_region_header`, 64
+/// bytes the region keeps for its lock (a keyed table takes none), the
+/// handle, then the buckets from the next multiple of 128 bytes; `*align`
+/// is 128. `WEIR_ERR_KEYED_BUCKETS` for a count `weir_keyed_new` refuses,
+/// `WEIR_ERR_TOO_LARGE`, `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad
+/// pointer, `WEIR_ERR_WORDS_NOT_SHAREABLE` where `weir_keyed_lock_free` is
+/// false. Nothing is written on an error.
+weir_status weir_keyed_shared_footprint(uint64_t buckets, size_t *bytes, size_t *align);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Lays a keyed table of GCRA words that processes share in `mem`, memory
+/// the caller maps `MAP_SHARED`, and writes it to `*out` for this process:
+/// a `weir_region_header` (its kind WEIR_REGION_KEYED; its policy the word
+/// kind and the overflow policy, two uint32_t, then the `weir_gcra_limit`),
+/// then the table (`weir_keyed_shared_footprint` bytes in all, at a
+/// multiple of 128: page-aligned memory from mmap is). Another process
+/// gets its own `weir_keyed *` from `weir_keyed_attach`; every process then
+/// decides on the one table, lock-free, exactly as threads of one process
+/// do: a key's admits across all of them are a lone word's. Its state is
+/// its slots and three counters, each changed by one atomic operation, so
+/// a process killed at any point leaves it whole (a claim it left is
+/// settled by its key's next call). Lay it once, before any process
+/// attaches; laying it again resets it. Checked in this order, nothing
+/// written on an error: `out`, `mem` NULL (`WEIR_ERR_NULL`), misaligned
+/// (`WEIR_ERR_PLACED_MISALIGNED`), `WEIR_ERR_REGION_UNSUPPORTED` off
+/// Linux, `len` short (`WEIR_ERR_PLACED_TOO_SMALL`),
+/// `WEIR_ERR_WORDS_NOT_SHAREABLE` where `weir_keyed_lock_free` is false,
+/// the arguments as `weir_keyed_new` checks them, the region's alignment
+/// (128: `WEIR_ERR_PLACED_MISALIGNED`) and length
+/// (`WEIR_ERR_PLACED_TOO_SMALL`).
+weir_status weir_keyed_init_shared(void *mem,
+                                   size_t len,
+                                   uint64_t buckets,
+                                   const weir_gcra_limit *limit,
+                                   uint32_t overflow,
+                                   uint64_t seed0,
+                                   uint64_t seed1,
+                                   weir_keyed **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// `weir_keyed_init_shared` with rate words, each key's limited by
+/// `*limit` (the header's policy holds the `weir_rate_limit`); checked as
+/// `weir_keyed_init_shared`, the limit as `weir_keyed_new_rate` checks it.
+weir_status weir_keyed_init_shared_rate(void *mem,
+                                        size_t len,
+                                        uint64_t buckets,
+                                        const weir_rate_limit *limit,
+                                        uint32_t overflow,
+                                        uint64_t seed0,
+                                        uint64_t seed1,
+                                        weir_keyed **out);
+#endif
+
+#if defined(WEIR_HOSTED)
+/// Checks the region at `mem` (`len` bytes) that `weir_keyed_init_shared`
+/// or `weir_keyed_init_shared_rate` laid, here or in another process, and
+/// writes its table, for this process, to `*out`. Refused with the
+/// statuses `weir_breaker_attach` lists (`WEIR_ERR_NULL`,
+/// `WEIR_ERR_PLACED_MISALIGNED`, `WEIR_ERR_REGION_SIZE`,
+/// `WEIR_ERR_REGION_FOREIGN`, `WEIR_ERR_REGION_LAYOUT`,
+/// `WEIR_ERR_REGION_KIND`, `WEIR_ERR_REGION_BUILD`,
+/// `WEIR_ERR_REGION_SHAPE`), then `WEIR_ERR_PLACED_MISALIGNED` for a region
+/// not at a multiple of 128 bytes, and `WEIR_ERR_WORDS_NOT_SHAREABLE` first
+/// where `weir_keyed_lock_free` is false; nothing written on an error.
+/// The region must stay mapped while the table is used; `weir_keyed_free`
+/// on it does nothing.
+weir_status weir_keyed_attach(void *mem, size_t len, weir_keyed **out);
+#endif
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif  // __cplusplus
+
+/** @} */
+
+/* ======================================================================== */
 /** \defgroup charge weir_charge — all or nothing over several words, buckets and bloom keys
  *
  * \details Its own statuses, besides the general ones (in
@@ -5472,6 +5849,18 @@ int weir_hosted_only_weir_bloom_view_footprint(void) WEIR_HOSTED_ONLY_(weir_bloo
 #define weir_bloom_view_footprint(...) weir_hosted_only_weir_bloom_view_footprint()
 int weir_hosted_only_weir_bloom_view_in(void) WEIR_HOSTED_ONLY_(weir_bloom_view_in);
 #define weir_bloom_view_in(...) weir_hosted_only_weir_bloom_view_in()
+int weir_hosted_only_weir_keyed_new(void) WEIR_HOSTED_ONLY_(weir_keyed_new);
+#define weir_keyed_new(...) weir_hosted_only_weir_keyed_new()
+int weir_hosted_only_weir_keyed_new_rate(void) WEIR_HOSTED_ONLY_(weir_keyed_new_rate);
+#define weir_keyed_new_rate(...) weir_hosted_only_weir_keyed_new_rate()
+int weir_hosted_only_weir_keyed_shared_footprint(void) WEIR_HOSTED_ONLY_(weir_keyed_shared_footprint);
+#define weir_keyed_shared_footprint(...) weir_hosted_only_weir_keyed_shared_footprint()
+int weir_hosted_only_weir_keyed_init_shared(void) WEIR_HOSTED_ONLY_(weir_keyed_init_shared);
+#define weir_keyed_init_shared(...) weir_hosted_only_weir_keyed_init_shared()
+int weir_hosted_only_weir_keyed_init_shared_rate(void) WEIR_HOSTED_ONLY_(weir_keyed_init_shared_rate);
+#define weir_keyed_init_shared_rate(...) weir_hosted_only_weir_keyed_init_shared_rate()
+int weir_hosted_only_weir_keyed_attach(void) WEIR_HOSTED_ONLY_(weir_keyed_attach);
+#define weir_keyed_attach(...) weir_hosted_only_weir_keyed_attach()
 int weir_hosted_only_weir_charge_all(void) WEIR_HOSTED_ONLY_(weir_charge_all);
 #define weir_charge_all(...) weir_hosted_only_weir_charge_all()
 int weir_hosted_only_weir_lease_new(void) WEIR_HOSTED_ONLY_(weir_lease_new);

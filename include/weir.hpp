@@ -46,6 +46,8 @@
 //   - weir_pool_attach: a pool is never shared between processes (its
 //     items are one process's identities), so the call only ever answers
 //     WEIR_ERR_REGION_POOL; Pool has place() and no attach().
+//   - weir_keyed*: the keyed table (weir_keyed) has no C++ class yet;
+//     C++ programs call its C functions directly until weir::keyed lands.
 #ifndef WEIR_HPP
 #define WEIR_HPP
 

@@ -115,7 +115,7 @@ impl<S> Guarded<S> {
         self.flags.load(Ordering::Relaxed) & PLACED != 0
     }
 
-    fn mark_placed(&self) {
+    pub(crate) fn mark_placed(&self) {
         set_flags(&self.flags, PLACED);
     }
 

@@ -44,6 +44,7 @@ mod firmware;
 pub mod gate;
 pub mod gcra;
 pub(crate) mod guard;
+pub mod keyed;
 pub mod lease;
 pub mod limiter;
 mod lock;

@@ -57,6 +57,8 @@ pub const WEIR_REGION_CONCURRENCY: u32 = 7;
 pub const WEIR_REGION_WINDOW: u32 = 8;
 /// `weir_region_header.kind` of a shared sliding window.
 pub const WEIR_REGION_SLIDING: u32 = 9;
+/// `weir_region_header.kind` of a shared keyed table.
+pub const WEIR_REGION_KEYED: u32 = 10;
 
 /// The header every shared region starts with, 256 bytes, written by a
 /// `weir_X_init_shared` call and checked, field by field, by every
@@ -82,7 +84,7 @@ pub struct weir_region_header {
     /// What the region holds: WEIR_REGION_BREAKER, WEIR_REGION_SHEDDER,
     /// WEIR_REGION_BUCKET, WEIR_REGION_GATE, WEIR_REGION_PERIOD,
     /// WEIR_REGION_BUDGET, WEIR_REGION_CONCURRENCY, WEIR_REGION_WINDOW,
-    /// WEIR_REGION_SLIDING.
+    /// WEIR_REGION_SLIDING, WEIR_REGION_KEYED.
     pub kind: u32,
     /// The region's bytes, header included: what `weir_X_shared_footprint`
     /// answered for its policy.

@@ -312,6 +312,20 @@ pub enum weir_status {
     /// `weir_gcra_limit_new` makes.
     WEIR_ERR_GCRA_LIMIT_INVALID = 434,
 
+    // 450–469: the keyed table.
+    /// A keyed table's bucket count is 0, above WEIR_KEYED_MAX_BUCKETS, or
+    /// more than the address space holds.
+    WEIR_ERR_KEYED_BUCKETS = 450,
+    /// A keyed table's overflow policy names none of the
+    /// `WEIR_KEYED_OVERFLOW_*` policies.
+    WEIR_ERR_KEYED_OVERFLOW = 451,
+    /// `weir_keyed_buckets_for`: the chance is NaN, not above 0 or above 1,
+    /// or the keys would need more than WEIR_KEYED_MAX_BUCKETS.
+    WEIR_ERR_KEYED_SIZING = 452,
+    /// A keyed table's call asked for a count outside 1..=burst, or named a
+    /// key longer than any object can be.
+    WEIR_ERR_KEYED_COUNT = 453,
+
     // 500–549: the retry budget.
     /// A retry budget's `max_tokens` is outside 1..1000.
     WEIR_ERR_BUDGET_MAX_TOKENS = 500,
@@ -493,6 +507,10 @@ const ALL: &[weir_status] = {
         WEIR_ERR_GCRA_TOO_SLOW,
         WEIR_ERR_GCRA_TOO_FAST,
         WEIR_ERR_GCRA_LIMIT_INVALID,
+        WEIR_ERR_KEYED_BUCKETS,
+        WEIR_ERR_KEYED_OVERFLOW,
+        WEIR_ERR_KEYED_SIZING,
+        WEIR_ERR_KEYED_COUNT,
         WEIR_ERR_BUDGET_MAX_TOKENS,
         WEIR_ERR_BUDGET_TOKEN_RATIO,
         WEIR_ERR_BUDGET_TTL,
@@ -705,6 +723,12 @@ impl weir_status {
             WEIR_ERR_GCRA_TOO_SLOW => c"gcra rate too slow: burst / rate outlasts the word's clock",
             WEIR_ERR_GCRA_TOO_FAST => c"gcra rate too fast: above 1.6e10 a second",
             WEIR_ERR_GCRA_LIMIT_INVALID => c"not a weir_gcra_limit made by weir_gcra_limit_new",
+            WEIR_ERR_KEYED_BUCKETS => c"keyed table buckets is 0, above 2^32 or beyond memory",
+            WEIR_ERR_KEYED_OVERFLOW => c"keyed table overflow names no WEIR_KEYED_OVERFLOW_ policy",
+            WEIR_ERR_KEYED_SIZING => {
+                c"keyed sizing: chance outside (0, 1], or more than 2^32 buckets needed"
+            }
+            WEIR_ERR_KEYED_COUNT => c"keyed table n is outside 1..burst, or key_len is absurd",
             WEIR_ERR_BUDGET_MAX_TOKENS => c"budget max_tokens is outside 1..1000",
             WEIR_ERR_BUDGET_TOKEN_RATIO => {
                 c"budget token_ratio is not finite or rounds to under one thousandth"
@@ -776,6 +800,7 @@ mod tests {
         use weir_core::charge::ChargeError;
         use weir_core::concurrency::ConcurrencyError as Co;
         use weir_core::gcra::GcraError as Gc;
+        use weir_core::keyed::KeyedError as Ke;
         use weir_core::lease::LeaseError as Le;
         use weir_core::limiter::{LimiterError as Li, RefundError as Re};
         use weir_core::partitioned::PartitionError as Pa;
@@ -861,6 +886,7 @@ mod tests {
         ] {
             codes.extend([gcra.code(), rate.code()]);
         }
+        codes.extend([Ke::Buckets, Ke::NoMemory, Ke::TooSmall].map(Ke::code));
         codes.extend(
             [
                 Le::Interval,

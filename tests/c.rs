@@ -219,6 +219,7 @@ const ALIGNED_STRUCTS: &[&str] = &[
     "weir_lease_policy",
     "weir_lease_answer",
     "weir_lease_stats",
+    "weir_keyed_reading",
 ];
 
 #[test]

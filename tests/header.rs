@@ -522,6 +522,54 @@ const INDEX: &[Entry] = &[
         ],
     },
     Entry {
+        name: "weir_keyed",
+        what: "one exact word per key for millions of keys in fixed memory",
+        rows: &[
+            (
+                "make",
+                &[
+                    "weir_keyed_new (GCRA words; copies the limit)",
+                    "weir_keyed_new_rate",
+                    "weir_keyed_free",
+                ],
+            ),
+            (
+                "calls",
+                &[
+                    "weir_keyed_allow (keys are not kept)",
+                    "weir_keyed_decide (WEIR_KEYED_ALLOWED, ...)",
+                    "weir_keyed_next",
+                    "weir_keyed_read (weir_keyed_reading)",
+                ],
+            ),
+            (
+                "sizing",
+                &[
+                    "weir_keyed_buckets_for",
+                    "weir_keyed_overflow_chance",
+                    "weir_keyed_lock_free",
+                ],
+            ),
+            (
+                "placed",
+                &[
+                    "weir_keyed_footprint",
+                    "weir_keyed_init_in (firmware too)",
+                    "weir_keyed_init_rate_in",
+                ],
+            ),
+            (
+                "shared",
+                &[
+                    "weir_keyed_shared_footprint",
+                    "weir_keyed_init_shared",
+                    "weir_keyed_init_shared_rate",
+                    "weir_keyed_attach",
+                ],
+            ),
+        ],
+    },
+    Entry {
         name: "weir_charge",
         what: "all or nothing over several words, buckets and bloom keys",
         rows: &[(

@@ -17,6 +17,8 @@ static_assert(alignof(weir_pool_stats) == 8, "weir_pool_stats is 8-aligned");
 static_assert(alignof(weir_rate) == 8, "weir_rate is 8-aligned");
 static_assert(alignof(weir_rate_limit) == 8, "weir_rate_limit is 8-aligned");
 static_assert(alignof(weir_recoveries) == 8, "weir_recoveries is 8-aligned");
+static_assert(alignof(weir_keyed_reading) == 8, "weir_keyed_reading is 8-aligned");
+static_assert(sizeof(weir_keyed_reading) == 40, "weir_keyed_reading is 40 bytes");
 static_assert(alignof(weir_region_header) == 8, "weir_region_header is 8-aligned");
 static_assert(sizeof(weir_region_header) == WEIR_REGION_HEADER_BYTES, "weir_region_header is 256 bytes");
 static_assert(alignof(weir_gcra) == 8, "weir_gcra is 8-aligned");

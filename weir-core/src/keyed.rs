@@ -113,10 +113,11 @@
 //! the table is safe between threads but not lock-free, and could not be
 //! shared with another process.
 //!
-//! # Not yet
+//! # Faces
 //!
-//! This is the core type. The C ABI, C++, Go, the placed and shared
-//! (between processes) forms and the nginx zone are not built yet.
+//! The C library's `weir_keyed` (src/keyed.rs of the C crate) makes a
+//! table on the heap, in the caller's memory, or in a region shared
+//! between processes; see docs/keyed.md for which other faces have it.
 
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
@@ -126,6 +127,7 @@ use crate::bloom::BloomLimit;
 use crate::gcra;
 use crate::rate::{self, Word};
 use crate::sip::SipKey;
+use crate::time::NEVER;
 use portable_atomic::AtomicU128;
 
 /// Slots in a bucket.
@@ -235,6 +237,18 @@ pub enum KeyedError {
     NoMemory,
     /// The store holds fewer buckets than the shape.
     TooSmall,
+}
+
+impl KeyedError {
+    /// The status code (`weir_status`, in include/weir.h) the C library
+    /// answers for this error: one mapping, read by every face.
+    pub const fn code(self) -> i32 {
+        match self {
+            KeyedError::Buckets => 450,
+            KeyedError::NoMemory => 6,
+            KeyedError::TooSmall => 50,
+        }
+    }
 }
 
 /// What one call decided.
@@ -433,6 +447,34 @@ impl KeyedShape {
                 mine = Some((room.at, claim));
             }
             self.settle(&slot, count, fingerprint);
+        }
+    }
+
+    /// Nanoseconds from `now` until `key` would be admitted one event: see
+    /// [`Keyed::next`]. Reads the slots only.
+    pub fn next<C: SlotCell>(&self, buckets: &[KeyedBucket<C>], now: i64, key: &[u8]) -> i64 {
+        if now < 0 {
+            return NEVER;
+        }
+        let (fingerprint, [b1, b2]) = self.probe(key);
+        let candidates = if b1 == b2 { &[b1][..] } else { &[b1, b2][..] };
+        for &b in candidates {
+            for cell in &buckets[b].0 {
+                let (tag, word) = cell.get();
+                if tag == fingerprint {
+                    let word = AtomicU64::new(word);
+                    return match &self.limit {
+                        BloomLimit::Gcra(limit) => gcra::next(&word, limit, now),
+                        BloomLimit::Window(limit) => rate::next(&word, limit, now),
+                    };
+                }
+            }
+        }
+        // No word yet (or only a claim, never charged): a fresh word's.
+        if self.fresh_word_allows(now, 1) {
+            0
+        } else {
+            NEVER
         }
     }
 
@@ -734,6 +776,27 @@ impl<S: AsRef<[KeyedBucket]>> Keyed<S> {
         self.decide(now, key, 1).allowed()
     }
 
+    /// Nanoseconds from `now` until `key` would be admitted one event by
+    /// its own word, without charging anything: 0 if it would be now,
+    /// [`NEVER`] for a negative `now`. A key the table does not hold
+    /// answers 0, as a fresh word would: whether it would find a slot (or
+    /// overflow) is not foreseen. Reads the slots only.
+    pub fn next(&self, now: i64, key: &[u8]) -> i64 {
+        self.shape.next(self.buckets.as_ref(), now, key)
+    }
+
+    /// The store holding the table's buckets.
+    pub fn store(&self) -> &S {
+        &self.buckets
+    }
+
+    /// The store holding the table's buckets, for its one owner (a C
+    /// handle being laid in shared memory turns its pointer into an
+    /// offset).
+    pub fn store_mut(&mut self) -> &mut S {
+        &mut self.buckets
+    }
+
     /// How many slots hold a key or a claim (a reading: it changes
     /// nothing). Idle words count until they are replaced.
     pub fn occupied(&self) -> usize {
@@ -848,5 +911,31 @@ mod tests {
         let b = buckets_for(1_000_000, 1e-9).unwrap();
         assert!(overflow_chance(1e6, (b * 8) as f64) <= 1e-9);
         assert!(overflow_chance(1e6, ((b - 1) * 8) as f64) > 1e-9);
+    }
+
+    #[test]
+    fn next_reads_without_charging() {
+        let limit = GcraLimit::new(1.0, 2).unwrap();
+        let t = table(1, limit, Overflow::Refuse);
+        // Unknown: a fresh word's answer, and nothing is taken.
+        assert_eq!(t.next(SECOND, b"k"), 0);
+        assert_eq!(t.occupied(), 0);
+        assert_eq!(t.next(-1, b"k"), NEVER);
+        assert_eq!(t.decide(SECOND, b"k", 2), Decision::Allowed);
+        // Spent: the next token comes a second later; asking changes
+        // nothing, and the word admits exactly then.
+        for _ in 0..3 {
+            assert_eq!(t.next(SECOND, b"k"), SECOND);
+        }
+        assert!(!t.allow(2 * SECOND - 1, b"k"));
+        assert_eq!(t.next(2 * SECOND - 1, b"k"), 1);
+        assert!(t.allow(2 * SECOND, b"k"));
+        // The rate kind: the window's end.
+        let rate = table(1, RateLimit::new(1.0, 1).unwrap(), Overflow::Refuse);
+        assert!(rate.allow(0, b"r"));
+        let wait = rate.next(0, b"r");
+        assert!(wait > 0 && wait <= SECOND + 512, "{wait}");
+        assert!(!rate.allow(wait - 1, b"r"));
+        assert!(rate.allow(wait, b"r"));
     }
 }
