@@ -416,7 +416,7 @@ check "reload keeps the table (tk1 still refused, tk3 fresh)" "0 2 3 1" "$(count
 # refused_reload NAME WANT: a reload whose error log line says WANT.
 refused_reload() {
     local lines
-    lines=$(wc -l < "$tmp/logs/error.log")
+    lines=$(($(wc -l < "$tmp/logs/error.log") + 1)) # the lines after those there now
     kill -HUP "$master"
     for _ in $(seq 100); do tail -n +"$lines" "$tmp/logs/error.log" | grep "cannot change" >/dev/null && break; sleep 0.1; done
     if tail -n +"$lines" "$tmp/logs/error.log" | grep "$2" >/dev/null; then
