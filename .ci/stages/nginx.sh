@@ -2,7 +2,7 @@
 # about: the nginx module with real traffic on 127.0.0.1: two workers, exact counts, headers, the metrics page, keys in log lines, reloads (a changed rate in place, under load), bad configs refused, 125,000 distinct keys, keyed table zones (each key exactly its burst, 8,000 keys, the overflow policies), the conformance traces on its test build
 # tier: full
 # order: 170
-# long: WEIR_LONG=1 or WEIR_KEYS=1000000 (10^6 distinct keys in 33m)
+# long: WEIR_LONG=1 or WEIR_KEYS=1000000 (10^6 distinct keys in 33m, then in a table of keys=1m)
 # needs-commands: cargo nginx=nginx curl=curl python3=python3 dpkg-buildflags=dpkg-dev make=make cc=gcc
 # needs-apt: nginx-dev
 #
@@ -63,7 +63,7 @@ trap 'stop; rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/html/idx" "$tmp/logs"
 echo hello > "$tmp/html/index.html"
 echo hello > "$tmp/html/idx/index.html"
-for f in a b two two2 dry code inherit srv bulk arg cplx smooth win tree bin mix cnt tab tabw tmix tref tadm tsh; do echo "$f" > "$tmp/html/$f"; done
+for f in a b two two2 dry code inherit srv bulk arg cplx smooth win tree bin mix cnt tab tabw tmix tref tadm tsh tbulk; do echo "$f" > "$tmp/html/$f"; done
 
 # The distinct-key test's zone: 2^words_log2 words, about 4.2 words a key
 # (the load of 10^6 keys in 33m), unless WEIR_WORDS_LOG2 says.
@@ -71,6 +71,9 @@ keys=${WEIR_KEYS:-125000}
 if [ -n "${WEIR_LONG:-}" ]; then keys=${WEIR_KEYS:-1000000}; fi
 words_log2=${WEIR_WORDS_LOG2:-$(python3 -c "import math; print(round(math.log2($keys * 4.194304)))")}
 bulk_mb=$(( (1 << words_log2) * 8 / 1048576 + 1 ))
+# The long form's table zone for as many keys: 26 bytes a key
+# (weir_keyed_buckets_for at 1e-9), 2m for the pool's pages and the counts.
+table_mb=$(( keys * 26 / 1000000 + 2 ))
 
 # write_conf BURST_OF_ZONE_ONE [SIZE_OF_ZONE_ONE [KIND_OF_ZONE_ONE [REST_OF_ZONE_TAB]]]
 write_conf() {
@@ -111,6 +114,7 @@ http {
     weir_limit_zone \$http_x_client zone=tref:32k rate=1r/m burst=1 store=table;
     weir_limit_zone \$http_x_client zone=tadm:32k rate=1r/m burst=1 store=table overflow=admit;
     weir_limit_zone \$http_x_client zone=tsh:32k rate=1r/m burst=1 store=table overflow=shared;
+    weir_limit_zone \$http_x_client zone=tbulk:${table_mb}m rate=1r/m burst=2 store=table keys=$keys;
     server {
         listen 127.0.0.1:$port reuseport;
         root $tmp/html;
@@ -140,6 +144,7 @@ http {
         location = /tref { weir_limit zone=tref; access_log off; }
         location = /tadm { weir_limit zone=tadm; access_log off; }
         location = /tsh { weir_limit zone=tsh; access_log off; }
+        location = /tbulk { weir_limit zone=tbulk; access_log off; }
         location = /health { return 204; }
     }
     server {
@@ -470,6 +475,15 @@ if [ "$total" -ge $((keys * 99 / 100)) ] && [ "$no_n" -le "$limit" ]; then
     ok "$total distinct keys: $no_n false refusals <= $limit"
 else
     bad "distinct keys: [$dist], limit $limit"
+fi
+
+# The long form only (WEIR_LONG=1 or WEIR_KEYS=N): as many distinct keys,
+# the same load, in a table sized keys=N: none refused, no overflow.
+if [ -n "${WEIR_LONG:-}${WEIR_KEYS:-}" ]; then
+    dist=$(timeout 900 python3 modules/nginx/test/distinct.py "$port" /tbulk "$keys" | sed -n 's/^distinct: //p')
+    over=$(python3 modules/nginx/test/metrics.py "$mport" /metrics | awk '$1 == "tbulk" && $2 == "overflows" { print $3 }')
+    echo "     distinct keys in a table (keys=$keys, ${table_mb}m): $dist, $over overflows"
+    check "$keys distinct keys in a table: all admitted, no overflow" "ok=$keys refused=0 other=0 0" "$dist $over"
 fi
 
 stop

@@ -269,7 +269,8 @@ static int64_t ngx_http_weir_now(void) {
  * (modules/nginx/test/replay.py). A request header X-Weir-Test-Msec: N
  * stands in for ngx_current_msec, so a request is judged at N ms on the
  * module's own millisecond clock; weir_limit_zone takes test_seed=K0:K1 (the
- * bloom's SipHash key, decimal) and test_words_log2=N (its size). A release
+ * bloom's or the table's SipHash key, decimal) and test_words_log2=N (the
+ * bloom's size). A release
  * build has none of this: it reads no such header and refuses the two
  * parameters as unknown. */
 static ngx_str_t ngx_http_weir_test_msec = ngx_string("x-weir-test-msec");
