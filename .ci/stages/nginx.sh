@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# about: the nginx module with real traffic on 127.0.0.1: two workers, exact counts, headers, the metrics page, keys in log lines, reloads (a changed rate in place, under load), bad configs refused, 125,000 distinct keys, the conformance traces on its test build
+# about: the nginx module with real traffic on 127.0.0.1: two workers, exact counts, headers, the metrics page, keys in log lines, reloads (a changed rate in place, under load), bad configs refused, 125,000 distinct keys, keyed table zones (each key exactly its burst, 8,000 keys, the overflow policies), the conformance traces on its test build
 # tier: full
 # order: 170
-# long: WEIR_LONG=1 or WEIR_KEYS=1000000 (10^6 distinct keys in 33m)
+# long: WEIR_LONG=1 or WEIR_KEYS=1000000 (10^6 distinct keys in 33m, then in a table of keys=1m)
 # needs-commands: cargo nginx=nginx curl=curl python3=python3 dpkg-buildflags=dpkg-dev make=make cc=gcc
 # needs-apt: nginx-dev
 #
@@ -63,7 +63,7 @@ trap 'stop; rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/html/idx" "$tmp/logs"
 echo hello > "$tmp/html/index.html"
 echo hello > "$tmp/html/idx/index.html"
-for f in a b two two2 dry code inherit srv bulk arg cplx smooth win tree bin mix cnt; do echo "$f" > "$tmp/html/$f"; done
+for f in a b two two2 dry code inherit srv bulk arg cplx smooth win tree bin mix cnt tab tabw tmix tref tadm tsh tbulk; do echo "$f" > "$tmp/html/$f"; done
 
 # The distinct-key test's zone: 2^words_log2 words, about 4.2 words a key
 # (the load of 10^6 keys in 33m), unless WEIR_WORDS_LOG2 says.
@@ -71,8 +71,11 @@ keys=${WEIR_KEYS:-125000}
 if [ -n "${WEIR_LONG:-}" ]; then keys=${WEIR_KEYS:-1000000}; fi
 words_log2=${WEIR_WORDS_LOG2:-$(python3 -c "import math; print(round(math.log2($keys * 4.194304)))")}
 bulk_mb=$(( (1 << words_log2) * 8 / 1048576 + 1 ))
+# The long form's table zone for as many keys: 26 bytes a key
+# (weir_keyed_buckets_for at 1e-9), 2m for the pool's pages and the counts.
+table_mb=$(( keys * 26 / 1000000 + 2 ))
 
-# write_conf BURST_OF_ZONE_ONE [SIZE_OF_ZONE_ONE [KIND_OF_ZONE_ONE]]
+# write_conf BURST_OF_ZONE_ONE [SIZE_OF_ZONE_ONE [KIND_OF_ZONE_ONE [REST_OF_ZONE_TAB]]]
 write_conf() {
     cat > "$tmp/nginx.conf" << EOF
 load_module $so;
@@ -106,6 +109,12 @@ http {
     weir_limit_zone k:\$binary_remote_addr:\$http_x_client zone=mix:1m rate=1r/m burst=1 kind=window;
     weir_limit_zone \$http_x_client zone=cnt:1m rate=1r/m burst=3 kind=window;
     weir_limit_zone \$http_x_client zone=cntdry:1m rate=1r/m burst=1 kind=window;
+    weir_limit_zone \$http_x_client zone=tab:1m rate=1r/m ${4:-burst=3 store=table keys=10k};
+    weir_limit_zone \$http_x_client zone=tabw:1m rate=1r/s burst=3 kind=window store=table;
+    weir_limit_zone \$http_x_client zone=tref:32k rate=1r/m burst=1 store=table;
+    weir_limit_zone \$http_x_client zone=tadm:32k rate=1r/m burst=1 store=table overflow=admit;
+    weir_limit_zone \$http_x_client zone=tsh:32k rate=1r/m burst=1 store=table overflow=shared;
+    weir_limit_zone \$http_x_client zone=tbulk:${table_mb}m rate=1r/m burst=2 store=table keys=$keys;
     server {
         listen 127.0.0.1:$port reuseport;
         root $tmp/html;
@@ -129,6 +138,13 @@ http {
         location = /bin { weir_limit zone=bin; }
         location = /mix { weir_limit zone=mix; }
         location = /cnt { weir_limit zone=cnt; weir_limit zone=cntdry dry_run; }
+        location = /tab { weir_limit zone=tab; }
+        location = /tabw { weir_limit zone=tabw; }
+        location = /tmix { weir_limit zone=tab; weir_limit zone=idx; }
+        location = /tref { weir_limit zone=tref; access_log off; }
+        location = /tadm { weir_limit zone=tadm; access_log off; }
+        location = /tsh { weir_limit zone=tsh; access_log off; }
+        location = /tbulk { weir_limit zone=tbulk; access_log off; }
         location = /health { return 204; }
     }
     server {
@@ -187,6 +203,12 @@ badconf "bad rate unit" 'weir_limit_zone $http_x_client zone=z:1m rate=5r/h burs
 badconf "17 enforced limits in one place" 'weir_limit_zone $http_x_client zone=z:1m rate=1r/s burst=3;' "$(printf 'weir_limit zone=z; %.0s' $(seq 17))" 'at most 16 enforced weir_limit'
 badconf "weir_limit_metrics: unknown format" 'weir_limit_zone $http_x_client zone=z:1m rate=1r/s burst=3;' 'weir_limit zone=z; weir_limit_metrics xml;' 'weir_limit_metrics: invalid "xml"'
 badconf "unknown kind" 'weir_limit_zone $http_x_client zone=z:1m rate=1r/s burst=3 kind=fast;' 'weir_limit zone=z;' 'invalid "kind=fast"'
+badconf "unknown store" 'weir_limit_zone $http_x_client zone=z:1m rate=1r/s burst=3 store=tree;' 'weir_limit zone=z;' 'invalid "store=tree"'
+badconf "unknown overflow policy" 'weir_limit_zone $http_x_client zone=z:1m rate=1r/s burst=3 store=table overflow=drop;' 'weir_limit zone=z;' 'invalid "overflow=drop"'
+badconf "keys= without store=table" 'weir_limit_zone $http_x_client zone=z:1m rate=1r/s burst=3 keys=1000;' 'weir_limit zone=z;' 'invalid "keys=1000": keys= and overflow= are store=table'
+badconf "a table with hashes" 'weir_limit_zone $http_x_client zone=z:1m rate=1r/s burst=3 store=table hashes=2;' 'weir_limit zone=z;' 'invalid "hashes=2": a table'
+badconf "a table too large for its zone" 'weir_limit_zone $http_x_client zone=z:1m rate=1r/s burst=3 store=table keys=1m;' 'weir_limit zone=z;' 'zone "z" is too small for "keys=1m": its table is 203090 buckets'
+badconf "zero keys" 'weir_limit_zone $http_x_client zone=z:1m rate=1r/s burst=3 store=table keys=0;' 'weir_limit zone=z;' 'invalid "keys=0"'
 
 write_conf 3
 out=$(nginx -t -p "$tmp" -c "$tmp/nginx.conf" -e "$tmp/logs/error.log" 2>&1)
@@ -339,6 +361,52 @@ for round in 1 2 3 4 5; do
 done
 check "two limits at once, 5 rounds of 60 concurrent requests: never beyond a limit ($tree_ok admitted of 25)" 0 "$tree_over"
 
+# ---- a zone holding a keyed table (store=table): each key exactly its
+# burst, across both workers; the window word too.
+check "table: key tk1, burst 3 of 10 admitted, across workers" "3 7" "$(counts /tab tk1 10)"
+check "table: key tk2 is independent of tk1" "3 2" "$(counts /tab tk2 5)"
+check "table, kind=window: burst 3 of 4, Retry-After 3" "3 1 3" "$(counts /tabw tw1 4) $(retry_of /tabw tw1)"
+served=$(awk '$2 == "tk1" { print $1 }' "$tmp/logs/weir.log" | sort -u | wc -l)
+if [ "$served" -ge 2 ]; then ok "table: tk1 was served by $served workers"; else bad "table: tk1 served by $served worker(s) only"; fi
+# A table beside a bloom in one place: the table is read first and charged
+# after the bloom, so a refusal by either charges the other nothing.
+check "table and bloom: the tighter (idx, burst 1) applies" "1 2" "$(counts /tmix tm1 3)"
+check "table and bloom: the table was charged once" "2 1" "$(counts /tab tm1 3)"
+check "table and bloom: refused by the table, the bloom is not charged" "3 0 0 1 200" \
+    "$(counts /tab tm2 3) $(counts /tmix tm2 1) $(get /idx/ tm2)"
+# Many keys never refuse one another: 8,000 keys (a table sized keys=10k),
+# each sending its burst of 3 in three passes, then a fourth.
+tab_out=
+for pass in 1 2 3 4; do
+    tab_out="$tab_out $(timeout 120 python3 modules/nginx/test/distinct.py "$port" /tab 8000 | sed -n 's/^distinct: ok=\([0-9]*\) refused=\([0-9]*\).*/\1:\2/p')"
+done
+check "table: 8,000 keys, each admitted exactly its burst of 3, then refused" " 8000:0 8000:0 8000:0 0:8000" "$tab_out"
+# The overflow policy, seen in a tiny table (32k: its slots are read from
+# the counts page) sent 4,000 new keys, one request each at 1r/m: every
+# key past the room overflows. refuse: refused; admit: admitted; shared:
+# one shared word (burst 1) admits the first overflowing key.
+metrics_of() { python3 modules/nginx/test/metrics.py "$mport" /metrics | awk -v z="$1" -v f="$2" '$1 == z && $2 == f { print $3 }'; }
+for zone in tref tadm tsh; do
+    d=$(timeout 120 python3 modules/nginx/test/distinct.py "$port" /$zone 4000 | sed -n 's/^distinct: ok=\([0-9]*\) refused=\([0-9]*\).*/\1 \2/p')
+    eval "${zone}_ok=\${d% *} ${zone}_no=\${d#* } ${zone}_over=\$(metrics_of $zone overflows) ${zone}_slots=\$(metrics_of $zone slots)"
+done
+echo "     tiny tables: $tref_slots slots; overflows refuse $tref_over, admit $tadm_over, shared $tsh_over"
+if [ "$tref_over" -ge $((4000 - tref_slots)) ] && [ "$tref_no" -eq "$tref_over" ] && [ "$tref_ok" -eq $((4000 - tref_over)) ]; then
+    ok "overflow=refuse: the $tref_over overflowing keys refused, the $tref_ok others admitted"
+else
+    bad "overflow=refuse: ok $tref_ok, refused $tref_no, overflows $tref_over, slots $tref_slots"
+fi
+if [ "$tadm_over" -ge $((4000 - tadm_slots)) ] && [ "$tadm_ok $tadm_no" = "4000 0" ]; then
+    ok "overflow=admit: all 4000 admitted, $tadm_over of them by the policy"
+else
+    bad "overflow=admit: ok $tadm_ok, refused $tadm_no, overflows $tadm_over, slots $tadm_slots"
+fi
+if [ "$tsh_over" -ge $((4000 - tsh_slots)) ] && [ "$tsh_no" -eq $((tsh_over - 1)) ]; then
+    ok "overflow=shared: of $tsh_over overflowing keys, the shared word admitted 1"
+else
+    bad "overflow=shared: ok $tsh_ok, refused $tsh_no, overflows $tsh_over, slots $tsh_slots"
+fi
+
 # ---- reload keeps the state; a changed burst applies in place; a changed
 # kind or size is refused loudly (modules/nginx/test/reload.py, below, has
 # the reload under load on the test build).
@@ -349,10 +417,11 @@ if [ "$(workers)" != "$before" ]; then ok "reload: new workers"; else bad "reloa
 check "reload keeps the state (k1 still refused)" "0 2" "$(counts /a k1 2)"
 check "reload keeps the state (k3 fresh)" "3 1" "$(counts /a k3 4)"
 check "reload keeps the counts" "$(grep '^cnt' <<< "$m")" "$(python3 modules/nginx/test/metrics.py "$mport" /metrics | grep '^cnt')"
+check "reload keeps the table (tk1 still refused, tk3 fresh)" "0 2 3 1" "$(counts /tab tk1 2) $(counts /tab tk3 4)"
 # refused_reload NAME WANT: a reload whose error log line says WANT.
 refused_reload() {
     local lines
-    lines=$(wc -l < "$tmp/logs/error.log")
+    lines=$(($(wc -l < "$tmp/logs/error.log") + 1)) # the lines after those there now
     kill -HUP "$master"
     for _ in $(seq 100); do tail -n +"$lines" "$tmp/logs/error.log" | grep "cannot change" >/dev/null && break; sleep 0.1; done
     if tail -n +"$lines" "$tmp/logs/error.log" | grep "$2" >/dev/null; then
@@ -368,6 +437,17 @@ check "the old config keeps serving, its state too" "0 1" "$(counts /a k3 1)"
 check "same workers after the refused reload" "$before" "$(workers)"
 write_conf 3 2m
 refused_reload "a changed size" 'weir_limit_zone "one": a reload cannot change a zone.s size'
+write_conf 3 1m kind=window 'burst=3 hashes=3'
+refused_reload "a table made a bloom" 'weir_limit_zone "tab": a reload cannot change a zone.s store (table to bloom)'
+write_conf 3 1m kind=window 'burst=3 store=table keys=10k overflow=admit'
+refused_reload "a table's changed overflow policy" 'weir_limit_zone "tab": a reload cannot change a table.s overflow policy (refuse to admit)'
+write_conf 3 1m kind=window 'burst=3 store=table keys=20k'
+refused_reload "a table's changed size" 'weir_limit_zone "tab": a reload cannot change a table.s size'
+write_conf 3 1m kind=window 'burst=3 store=table keys=10k kind=window'
+refused_reload "a table's changed kind" 'weir_limit_zone "tab": a reload cannot change a zone.s kind (smooth to window)'
+write_conf 3 1m kind=window 'burst=4 store=table keys=10k'
+refused_reload "a table's changed burst" 'weir_limit_zone "tab": a reload cannot change a table.s rate or burst'
+check "after the refused table reloads, its state is kept" "0 1" "$(counts /tab tk3 1)"
 check "after the refused resize, the state is kept" "0 1" "$(counts /a k3 1)"
 # A burst of 4 where k3 spent 3 of 3: its window keeps its count, one more.
 write_conf 4
@@ -395,6 +475,15 @@ if [ "$total" -ge $((keys * 99 / 100)) ] && [ "$no_n" -le "$limit" ]; then
     ok "$total distinct keys: $no_n false refusals <= $limit"
 else
     bad "distinct keys: [$dist], limit $limit"
+fi
+
+# The long form only (WEIR_LONG=1 or WEIR_KEYS=N): as many distinct keys,
+# the same load, in a table sized keys=N: none refused, no overflow.
+if [ -n "${WEIR_LONG:-}${WEIR_KEYS:-}" ]; then
+    dist=$(timeout 900 python3 modules/nginx/test/distinct.py "$port" /tbulk "$keys" | sed -n 's/^distinct: //p')
+    over=$(python3 modules/nginx/test/metrics.py "$mport" /metrics | awk '$1 == "tbulk" && $2 == "overflows" { print $3 }')
+    echo "     distinct keys in a table (keys=$keys, ${table_mb}m): $dist, $over overflows"
+    check "$keys distinct keys in a table: all admitted, no overflow" "ok=$keys refused=0 other=0 0" "$dist $over"
 fi
 
 stop

@@ -5,7 +5,8 @@
 # limited location is /t, so every case walks the same location tree.
 #   modules/nginx/bench-callgrind.sh [N1] [N2]     (default 1000 3000)
 # Cases: none (no limit); weir_* kind=smooth (the default), weirw_*
-# kind=window, lr_* limit_req; *_ok all allowed (rate=1000000r/s, weir
+# kind=window, weirt_* kind=smooth in a keyed table (store=table, the 1m
+# zone's bytes: about 65,000 slots), lr_* limit_req; *_ok all allowed (rate=1000000r/s, weir
 # burst=1000 against limit_req burst=999 nodelay), *_no all refused
 # (rate=1r/m, burst=1 against nodelay; one key after its first request);
 # "distinct" sends a new key each request.
@@ -87,3 +88,6 @@ run weirw_no fixed "$W rate=1r/m burst=1 kind=window;" "weir_limit zone=w;"
 run lr_no fixed "$L rate=1r/m;" "limit_req zone=l nodelay;"
 run weir_ok distinct "$W rate=1000000r/s burst=1000;" "weir_limit zone=w;"
 run lr_ok distinct "$L rate=1000000r/s;" "limit_req zone=l burst=999 nodelay;"
+run weirt_ok fixed "$W rate=1000000r/s burst=1000 store=table;" "weir_limit zone=w;"
+run weirt_no fixed "$W rate=1r/m burst=1 store=table;" "weir_limit zone=w;"
+run weirt_ok distinct "$W rate=1000000r/s burst=1000 store=table;" "weir_limit zone=w;"

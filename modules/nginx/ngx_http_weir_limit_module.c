@@ -1,7 +1,9 @@
 /* ngx_http_weir_limit_module: limits requests by key across all workers in
- * a fixed-size shared zone holding a weir bloom array (docs/nginx.md).
+ * a fixed-size shared zone holding a weir bloom array or a weir keyed table
+ * (docs/nginx.md).
  *
- *   weir_limit_zone KEY zone=NAME:SIZE rate=RATE burst=N [kind=smooth|window] [hashes=K];
+ *   weir_limit_zone KEY zone=NAME:SIZE rate=RATE burst=N [kind=smooth|window] [hashes=K]
+ *                   [store=bloom|table] [keys=N] [overflow=refuse|admit|shared];
  *   weir_limit zone=NAME [dry_run];
  *   weir_limit_status CODE;
  *   weir_limit_log_level info|notice|warn|error;
@@ -89,6 +91,28 @@ typedef struct {
 } ngx_http_weir_refused_t;
 
 typedef char weir_ngx_header_fits[sizeof(weir_ngx_header_t) <= WEIR_NGX_HEADER ? 1 : -1];
+
+/* A zone holding a keyed table (store=table): the module's 64-byte header
+ * below, then, at `offset` (the table's alignment, at least 64; the slab
+ * pool gives a piece this large whole pages), the table's shared region
+ * laid by weir_keyed_init_shared or weir_keyed_init_shared_rate, then the
+ * counts, on a 64-byte line. A bloom zone's header starts with another
+ * magic, so a reload that swaps the one for the other is refused, never
+ * misread. */
+#define WEIR_NGX_TABLE_MAGIC 0x31746e67726965ULL /* "weirgnt1" */
+typedef struct {
+    uint64_t magic;
+    uint32_t kind;
+    uint32_t overflow; /* WEIR_KEYED_OVERFLOW_* */
+    uint64_t buckets;
+    weir_ngx_limit_t limit;
+    uint32_t burst;
+    uint32_t offset; /* of the table's region, from this header */
+} weir_ngx_table_header_t;
+typedef char weir_ngx_table_header_fits[sizeof(weir_ngx_table_header_t) <= WEIR_NGX_HEADER ? 1 : -1];
+/* keys=N sizes a table for N keys active at once at this chance of
+ * overflow for a new key (weir_keyed_buckets_for). */
+#define WEIR_NGX_TABLE_CHANCE 1e-9
 /* The directive's message says 16. */
 typedef char weir_ngx_max_items_16[WEIR_CHARGE_MAX_ITEMS == 16 ? 1 : -1];
 
@@ -119,6 +143,12 @@ typedef struct {
     ngx_flag_t key_binary;     /* KEY is $binary_remote_addr: logged in hex */
     weir_ngx_counts_t *counts; /* in the zone, once it is laid */
     ngx_flag_t relimited;      /* this config's limit is not the one the words were laid with */
+    ngx_flag_t table;          /* store=table: a keyed table, not a bloom */
+    uint64_t keys;             /* keys=N, or 0: the table is sized by the zone's bytes */
+    uint64_t buckets;          /* keys=N's buckets, then the laid table's */
+    uint32_t overflow;         /* overflow=: WEIR_KEYED_OVERFLOW_* */
+    weir_keyed *keyed;         /* the table's handle, in the zone, once it is laid */
+    weir_ngx_table_header_t *table_header; /* in the zone, once it is laid */
 #if defined(WEIR_TEST_CLOCK)
     uint64_t test_seed[2];     /* test builds: test_seed=K0:K1, else getrandom */
     ngx_uint_t test_seeded;
@@ -239,7 +269,8 @@ static int64_t ngx_http_weir_now(void) {
  * (modules/nginx/test/replay.py). A request header X-Weir-Test-Msec: N
  * stands in for ngx_current_msec, so a request is judged at N ms on the
  * module's own millisecond clock; weir_limit_zone takes test_seed=K0:K1 (the
- * bloom's SipHash key, decimal) and test_words_log2=N (its size). A release
+ * bloom's or the table's SipHash key, decimal) and test_words_log2=N (the
+ * bloom's size). A release
  * build has none of this: it reads no such header and refuses the two
  * parameters as unknown. */
 static ngx_str_t ngx_http_weir_test_msec = ngx_string("x-weir-test-msec");
@@ -388,11 +419,40 @@ static ngx_inline void ngx_http_weir_item(weir_charge_item *item, ngx_http_weir_
     item->cost = 1;
 }
 
+/* ---- the keyed table ---- */
+
+/* The wait of `key` in a table zone at `now` before its next request could
+ * pass (0 if now), without charging. An unknown key answers 0. */
+static int64_t ngx_http_weir_table_wait(ngx_http_weir_zone_t *zone, ngx_str_t *key, int64_t now) {
+    int64_t at;
+    if (weir_keyed_next(zone->keyed, now, key->data, key->len, &at) != WEIR_OK) return INT64_MAX;
+    return at > now ? at - now : 0;
+}
+
+/* Charges `key` in a table zone at `now`: 0 when admitted (by the key's
+ * own word, or by the overflow policy), else the wait in ns (at least 1).
+ * A refusal by the key's own word is remembered: that word only refills
+ * with time. A refusal by the overflow policy is not (a slot may free at
+ * any request); it answers a wait of 1 s, the table's nearest news. */
+static ngx_inline __attribute__((always_inline)) int64_t ngx_http_weir_table_charge(ngx_http_weir_zone_t *zone, ngx_str_t *key, int64_t now) {
+    uint32_t decision;
+    if (weir_keyed_decide(zone->keyed, now, key->data, key->len, 1, &decision) != WEIR_OK)
+        return INT64_MAX; /* refused, never cached */
+    if (decision == WEIR_KEYED_ALLOWED || decision == WEIR_KEYED_OVERFLOW_ADMITTED) return 0;
+    if (decision == WEIR_KEYED_OVERFLOW_REFUSED) return 1000000000;
+    int64_t wait = ngx_http_weir_table_wait(zone, key, now);
+    if (wait == INT64_MAX) return wait;
+    if (wait < 1) wait = 1; /* refused now: whatever frees it is later */
+    ngx_http_weir_refused_keep(zone, key, now, wait);
+    return wait;
+}
+
 /* Charges `key` in `zone` at `now`: 0 when admitted, else the wait in ns
  * (at least 1) until the key would be. */
 static ngx_inline __attribute__((always_inline)) int64_t ngx_http_weir_charge(ngx_http_weir_zone_t *zone, ngx_str_t *key, int64_t now) {
     int64_t wait = ngx_http_weir_refused_wait(zone, key, now);
     if (wait > 0) return wait;
+    if (zone->table) return ngx_http_weir_table_charge(zone, key, now);
     if (!zone->relimited) {
         /* The limit the region's header holds: its own calls, the
          * cheapest path (docs/nginx.md gives both paths' cost). */
@@ -605,6 +665,7 @@ static ngx_int_t ngx_http_weir_handler(ngx_http_request_t *r) {
     weir_charge_item items[WEIR_CHARGE_MAX_ITEMS];
     ngx_uint_t which[WEIR_CHARGE_MAX_ITEMS];
     size_t m = 0;
+    ngx_uint_t tables = 0; /* enforced table zones with a key */
     for (ngx_uint_t i = 0; i < n; i++) {
         if (ngx_http_weir_key(r, limits[i].zone, &keys[i]) != NGX_OK) {
             ngx_http_weir_count(limits[i].zone, WEIR_NGX_ERRORS);
@@ -614,12 +675,25 @@ static ngx_int_t ngx_http_weir_handler(ngx_http_request_t *r) {
         if (keys[i].len == 0 || limits[i].dry_run) continue;
         int64_t wait = ngx_http_weir_refused_wait(limits[i].zone, &keys[i], now);
         if (wait > 0) return ngx_http_weir_refuse(r, lcf, mark, limits[i].zone, &keys[i], wait);
+        if (limits[i].zone->table) {
+            /* A table is read now and charged after the others (below). */
+            wait = ngx_http_weir_table_wait(limits[i].zone, &keys[i], now);
+            if (wait > 0) return ngx_http_weir_refuse(r, lcf, mark, limits[i].zone, &keys[i], wait);
+            tables++;
+            continue;
+        }
         if (m == WEIR_CHARGE_MAX_ITEMS) return NGX_HTTP_INTERNAL_SERVER_ERROR; /* the directive refuses more */
         ngx_http_weir_item(&items[m], limits[i].zone, &keys[i]);
         which[m++] = i;
     }
     weir_charge_result charged;
-    weir_status st = weir_charge_all(items, m, now, &charged);
+    weir_status st = WEIR_OK;
+    if (m > 0) {
+        st = weir_charge_all(items, m, now, &charged);
+    } else {
+        ngx_memzero(&charged, sizeof charged);
+        charged.admitted = 1;
+    }
     if (st != WEIR_OK) {
         ngx_log_error(NGX_LOG_ERR, r->connection->log, 0, "weir_limit: %s", weir_status_str(st));
         for (size_t j = 0; j < m; j++) ngx_http_weir_count(limits[which[j]].zone, WEIR_NGX_ERRORS);
@@ -633,7 +707,21 @@ static ngx_int_t ngx_http_weir_handler(ngx_http_request_t *r) {
         ngx_http_weir_refused_keep(limits[i].zone, &keys[i], now, wait);
         return ngx_http_weir_refuse(r, lcf, mark, limits[i].zone, &keys[i], wait);
     }
+    /* The tables, in order, once the others are charged: each read would
+     * pass above, so a table refuses here only if another worker spent the
+     * key's last room since, or the table overflowed for a new key. The
+     * zones charged before it then keep their charge: a refusal that costs
+     * them, never an admit beyond any limit (docs/nginx.md). */
+    for (ngx_uint_t i = 0; tables > 0 && i < n; i++) {
+        if (keys[i].len == 0 || limits[i].dry_run || !limits[i].zone->table) continue;
+        int64_t wait = ngx_http_weir_table_charge(limits[i].zone, &keys[i], now);
+        if (wait > 0) return ngx_http_weir_refuse(r, lcf, mark, limits[i].zone, &keys[i], wait);
+    }
     for (size_t j = 0; j < m; j++) ngx_http_weir_count(limits[which[j]].zone, WEIR_NGX_ADMITTED);
+    for (ngx_uint_t i = 0; tables > 0 && i < n; i++) {
+        if (keys[i].len != 0 && !limits[i].dry_run && limits[i].zone->table)
+            ngx_http_weir_count(limits[i].zone, WEIR_NGX_ADMITTED);
+    }
     for (ngx_uint_t i = 0; i < n; i++) {
         if (keys[i].len == 0 || !limits[i].dry_run) continue;
         if (ngx_http_weir_charge(limits[i].zone, &keys[i], now) > 0)
@@ -770,6 +858,32 @@ static u_char *ngx_http_weir_prometheus(u_char *p, ngx_http_weir_main_conf_t *mc
         p = ngx_http_weir_quoted(p, &zones[z]->name, 0);
         p = ngx_sprintf(p, "\"} %uL\n", (uint64_t)1 << zones[z]->header->size_log2);
     }
+    ngx_flag_t tables = 0;
+    for (ngx_uint_t z = 0; z < mcf->zones.nelts; z++) tables |= zones[z]->keyed != NULL;
+    if (!tables) return p;
+    weir_keyed_reading reading[1];
+    p = ngx_cpymem(p,
+                   "# HELP weir_limit_zone_slots The slots of a zone's keyed table, one key each.\n"
+                   "# TYPE weir_limit_zone_slots gauge\n",
+                   sizeof "# HELP weir_limit_zone_slots The slots of a zone's keyed table, one key each.\n"
+                          "# TYPE weir_limit_zone_slots gauge\n" - 1);
+    for (ngx_uint_t z = 0; z < mcf->zones.nelts; z++) {
+        if (zones[z]->keyed == NULL || weir_keyed_read(zones[z]->keyed, reading) != WEIR_OK) continue;
+        p = ngx_sprintf(p, "weir_limit_zone_slots{zone=\"");
+        p = ngx_http_weir_quoted(p, &zones[z]->name, 0);
+        p = ngx_sprintf(p, "\"} %uL\n", reading->slots);
+    }
+    p = ngx_cpymem(p,
+                   "# HELP weir_limit_zone_overflows_total Requests of new keys a zone's keyed table had no room for.\n"
+                   "# TYPE weir_limit_zone_overflows_total counter\n",
+                   sizeof "# HELP weir_limit_zone_overflows_total Requests of new keys a zone's keyed table had no room for.\n"
+                          "# TYPE weir_limit_zone_overflows_total counter\n" - 1);
+    for (ngx_uint_t z = 0; z < mcf->zones.nelts; z++) {
+        if (zones[z]->keyed == NULL || weir_keyed_read(zones[z]->keyed, reading) != WEIR_OK) continue;
+        p = ngx_sprintf(p, "weir_limit_zone_overflows_total{zone=\"");
+        p = ngx_http_weir_quoted(p, &zones[z]->name, 0);
+        p = ngx_sprintf(p, "\"} %uL\n", reading->overflows);
+    }
     return p;
 }
 
@@ -785,9 +899,18 @@ static u_char *ngx_http_weir_json(u_char *p, ngx_http_weir_main_conf_t *mcf) {
         p = ngx_cpymem(p, "\":{", 3);
         for (ngx_uint_t d = 0; d < WEIR_NGX_DECISIONS; d++)
             p = ngx_sprintf(p, "\"%s\":%uL,", ngx_http_weir_decision_names[d], n[d]);
-        p = ngx_sprintf(p, "\"words\":%uL,\"burst\":%ui,\"kind\":\"%s\"}",
-                        zones[z]->header ? (uint64_t)1 << zones[z]->header->size_log2 : (uint64_t)0,
-                        zones[z]->burst, zones[z]->kind == WEIR_NGX_WINDOW ? "window" : "smooth");
+        weir_keyed_reading reading;
+        if (zones[z]->table) {
+            if (zones[z]->keyed == NULL || weir_keyed_read(zones[z]->keyed, &reading) != WEIR_OK)
+                ngx_memzero(&reading, sizeof reading);
+            p = ngx_sprintf(p, "\"store\":\"table\",\"slots\":%uL,\"overflows\":%uL,", reading.slots,
+                            reading.overflows);
+        } else {
+            p = ngx_sprintf(p, "\"words\":%uL,",
+                            zones[z]->header ? (uint64_t)1 << zones[z]->header->size_log2 : (uint64_t)0);
+        }
+        p = ngx_sprintf(p, "\"burst\":%ui,\"kind\":\"%s\"}", zones[z]->burst,
+                        zones[z]->kind == WEIR_NGX_WINDOW ? "window" : "smooth");
     }
     return ngx_cpymem(p, "}}\n", 3);
 }
@@ -813,9 +936,9 @@ static ngx_int_t ngx_http_weir_metrics_handler(ngx_http_request_t *r) {
     /* A bound on the page: each zone's lines at most 200 bytes beside its
      * name, which takes at most 6 bytes a byte quoted. */
     ngx_http_weir_zone_t **zones = mcf->zones.elts;
-    size_t size = 512;
+    size_t size = 1024;
     for (ngx_uint_t z = 0; z < mcf->zones.nelts; z++)
-        size += (WEIR_NGX_DECISIONS + 2) * (200 + 6 * zones[z]->name.len);
+        size += (WEIR_NGX_DECISIONS + 4) * (200 + 6 * zones[z]->name.len);
     ngx_buf_t *b = ngx_create_temp_buf(r->pool, size);
     if (b == NULL) return NGX_HTTP_INTERNAL_SERVER_ERROR;
     b->last = json ? ngx_http_weir_json(b->pos, mcf) : ngx_http_weir_prometheus(b->pos, mcf);
@@ -896,10 +1019,47 @@ static const char *ngx_http_weir_kind_name(ngx_uint_t kind) {
     return kind == WEIR_NGX_WINDOW ? "window" : kind == WEIR_NGX_SMOOTH ? "smooth" : "unknown";
 }
 
+/* A size change gives nginx a new zone under the old name: refused (true,
+ * logged) rather than the old zone's state dropped silently. */
+static ngx_flag_t ngx_http_weir_resized(ngx_shm_zone_t *shm_zone, ngx_http_weir_zone_t *zone) {
+    ngx_list_part_t *part = &((ngx_cycle_t *)ngx_cycle)->shared_memory.part;
+    ngx_shm_zone_t *old = part->elts;
+    for (ngx_uint_t i = 0;; i++) {
+        if (i >= part->nelts) {
+            if (part->next == NULL) break;
+            part = part->next;
+            old = part->elts;
+            i = 0;
+        }
+        if (old[i].tag == &ngx_http_weir_limit_module && old[i].shm.name.len == shm_zone->shm.name.len &&
+            ngx_strncmp(old[i].shm.name.data, shm_zone->shm.name.data, shm_zone->shm.name.len) == 0 &&
+            old[i].shm.size != shm_zone->shm.size && ngx_cycle->conf_ctx != NULL && old[i].shm.addr != NULL) {
+            ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0,
+                          "weir_limit_zone \"%V\": a reload cannot change a zone's size (%uz to %uz); "
+                          "rename the zone or restart nginx",
+                          &zone->name, old[i].shm.size, shm_zone->shm.size);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static ngx_int_t ngx_http_weir_init_table_zone(ngx_shm_zone_t *shm_zone, void *data);
+
 static ngx_int_t ngx_http_weir_init_zone(ngx_shm_zone_t *shm_zone, void *data) {
     ngx_http_weir_zone_t *zone = shm_zone->data;
     ngx_slab_pool_t *shpool = (ngx_slab_pool_t *)shm_zone->shm.addr;
     weir_ngx_header_t *h = shpool->data;
+
+    if ((data != NULL || shm_zone->shm.exists) && h != NULL &&
+        ((h->magic == WEIR_NGX_TABLE_MAGIC && !zone->table) || (h->magic == WEIR_NGX_MAGIC && zone->table))) {
+        ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0,
+                      "weir_limit_zone \"%V\": a reload cannot change a zone's store (%s to %s); "
+                      "rename the zone or restart nginx",
+                      &zone->name, zone->table ? "bloom" : "table", zone->table ? "table" : "bloom");
+        return NGX_ERROR;
+    }
+    if (zone->table) return ngx_http_weir_init_table_zone(shm_zone, data);
 
     if (data != NULL || shm_zone->shm.exists) {
         /* A reload (or a zone inherited at a binary upgrade): keep the
@@ -958,27 +1118,7 @@ static ngx_int_t ngx_http_weir_init_zone(ngx_shm_zone_t *shm_zone, void *data) {
         return NGX_OK;
     }
 
-    /* A size change gives nginx a new zone under the old name: refuse it
-     * rather than drop the old zone's state silently. */
-    ngx_list_part_t *part = &((ngx_cycle_t *)ngx_cycle)->shared_memory.part;
-    ngx_shm_zone_t *old = part->elts;
-    for (ngx_uint_t i = 0;; i++) {
-        if (i >= part->nelts) {
-            if (part->next == NULL) break;
-            part = part->next;
-            old = part->elts;
-            i = 0;
-        }
-        if (old[i].tag == &ngx_http_weir_limit_module && old[i].shm.name.len == shm_zone->shm.name.len &&
-            ngx_strncmp(old[i].shm.name.data, shm_zone->shm.name.data, shm_zone->shm.name.len) == 0 &&
-            old[i].shm.size != shm_zone->shm.size && ngx_cycle->conf_ctx != NULL && old[i].shm.addr != NULL) {
-            ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0,
-                          "weir_limit_zone \"%V\": a reload cannot change a zone's size (%uz to %uz); "
-                          "rename the zone or restart nginx",
-                          &zone->name, old[i].shm.size, shm_zone->shm.size);
-            return NGX_ERROR;
-        }
-    }
+    if (ngx_http_weir_resized(shm_zone, zone)) return NGX_ERROR;
 
     /* The most words the slab pool can give in one piece. */
     uint32_t log2 = WEIR_BLOOM_MAX_SIZE_LOG2;
@@ -1043,6 +1183,167 @@ static ngx_int_t ngx_http_weir_init_zone(ngx_shm_zone_t *shm_zone, void *data) {
     return NGX_OK;
 }
 
+static const char *ngx_http_weir_overflow_name(uint32_t overflow) {
+    return overflow == WEIR_KEYED_OVERFLOW_REFUSE  ? "refuse"
+           : overflow == WEIR_KEYED_OVERFLOW_ADMIT ? "admit"
+           : overflow == WEIR_KEYED_OVERFLOW_SHARED ? "shared"
+                                                    : "unknown";
+}
+
+/* The table's place in a piece from the slab pool: its alignment, at
+ * least the module header's 64 bytes. */
+static size_t ngx_http_weir_table_offset(size_t align) {
+    return align > WEIR_NGX_HEADER ? align : WEIR_NGX_HEADER;
+}
+
+/* Where the counts sit after a table of `bytes` at `offset`. */
+static size_t ngx_http_weir_table_counts_at(size_t offset, size_t bytes) {
+    return (offset + bytes + 63) & ~(size_t)63;
+}
+
+/* A zone holding a keyed table (store=table): laid fresh, or, at a reload,
+ * attached, if the reload keeps its shape (kind, overflow policy, buckets,
+ * rate and burst: the table holds its limit in its region, for every
+ * worker). */
+static ngx_int_t ngx_http_weir_init_table_zone(ngx_shm_zone_t *shm_zone, void *data) {
+    ngx_http_weir_zone_t *zone = shm_zone->data;
+    ngx_slab_pool_t *shpool = (ngx_slab_pool_t *)shm_zone->shm.addr;
+    weir_ngx_table_header_t *h = shpool->data;
+    size_t bytes = 0, align = 64;
+    weir_status st;
+
+    if (data != NULL || shm_zone->shm.exists) {
+        weir_keyed *keyed = NULL;
+        if (h == NULL || h->magic != WEIR_NGX_TABLE_MAGIC ||
+            weir_keyed_shared_footprint(h->buckets, &bytes, &align) != WEIR_OK || h->offset < WEIR_NGX_HEADER ||
+            (st = weir_keyed_attach((u_char *)h + h->offset, bytes, &keyed)) != WEIR_OK) {
+            ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0,
+                          "weir_limit_zone \"%V\": the zone handed over does not hold weir's table; "
+                          "rename the zone or restart nginx",
+                          &zone->name);
+            return NGX_ERROR;
+        }
+        if (h->kind != zone->kind) {
+            ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0,
+                          "weir_limit_zone \"%V\": a reload cannot change a zone's kind (%s to %s); "
+                          "rename the zone or restart nginx",
+                          &zone->name, ngx_http_weir_kind_name(h->kind), ngx_http_weir_kind_name(zone->kind));
+            return NGX_ERROR;
+        }
+        if (h->overflow != zone->overflow) {
+            ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0,
+                          "weir_limit_zone \"%V\": a reload cannot change a table's overflow policy (%s to %s); "
+                          "rename the zone or restart nginx",
+                          &zone->name, ngx_http_weir_overflow_name(h->overflow),
+                          ngx_http_weir_overflow_name(zone->overflow));
+            return NGX_ERROR;
+        }
+        if (zone->keys != 0 && h->buckets != zone->buckets) {
+            ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0,
+                          "weir_limit_zone \"%V\": a reload cannot change a table's size (%uL to %uL buckets, "
+                          "keys=%uL); rename the zone or restart nginx",
+                          &zone->name, h->buckets, zone->buckets, zone->keys);
+            return NGX_ERROR;
+        }
+        if (ngx_memcmp(&h->limit, &zone->limit, sizeof h->limit) != 0) {
+            ngx_http_weir_zone_t *running = data;
+            ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0,
+                          "weir_limit_zone \"%V\": a reload cannot change a table's rate or burst (burst %ui "
+                          "to %ui): its words are judged by the limit the table was laid with, in its region; "
+                          "rename the zone or restart nginx",
+                          &zone->name, running ? running->burst : (ngx_uint_t)h->burst, zone->burst);
+            return NGX_ERROR;
+        }
+        zone->keyed = keyed;
+        zone->buckets = h->buckets;
+        zone->table_header = h;
+        zone->counts = (weir_ngx_counts_t *)((u_char *)h + ngx_http_weir_table_counts_at(h->offset, bytes));
+        return NGX_OK;
+    }
+
+    if (ngx_http_weir_resized(shm_zone, zone)) return NGX_ERROR;
+
+    /* keys=N's buckets, or the most that fit the slab pool's free pages
+     * (a fresh pool's are one run: one piece). */
+    size_t avail = (size_t)shpool->pfree << ngx_pagesize_shift;
+    uint64_t buckets = zone->buckets;
+    if (buckets == 0) {
+        buckets = avail / 128;
+        if (buckets > UINT32_MAX) buckets = UINT32_MAX;
+    }
+    h = NULL;
+    size_t offset = 0;
+    while (buckets >= 1) {
+        if (weir_keyed_shared_footprint(buckets, &bytes, &align) == WEIR_OK) {
+            offset = ngx_http_weir_table_offset(align);
+            size_t need = ngx_http_weir_table_counts_at(offset, bytes) + WEIR_NGX_COUNTS_BYTES;
+            if (need <= avail) {
+                h = ngx_slab_alloc(shpool, need);
+                break;
+            }
+        }
+        if (zone->keys != 0) break;
+        buckets -= buckets / 256 + 1;
+    }
+    if (h == NULL) {
+        if (zone->keys != 0) {
+            ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0,
+                          "weir_limit_zone \"%V\": the zone is too small for keys=%uL (a table of %uL buckets, "
+                          "%uz bytes, beside the pool's own pages)",
+                          &zone->name, zone->keys, zone->buckets, bytes);
+        } else {
+            ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0, "weir_limit_zone \"%V\": the zone is too small",
+                          &zone->name);
+        }
+        return NGX_ERROR;
+    }
+    if (((uintptr_t)h + offset) % align != 0) {
+        ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0,
+                      "weir_limit_zone \"%V\": the zone's memory is not aligned for the table", &zone->name);
+        return NGX_ERROR;
+    }
+    ngx_memzero(h, sizeof *h);
+    size_t counts_at = ngx_http_weir_table_counts_at(offset, bytes);
+    ngx_memzero((u_char *)h + counts_at, WEIR_NGX_COUNTS_BYTES);
+    uint64_t seed[2];
+#if defined(WEIR_TEST_CLOCK)
+    if (zone->test_seeded) {
+        seed[0] = zone->test_seed[0];
+        seed[1] = zone->test_seed[1];
+    } else
+#endif
+    if (getrandom(seed, sizeof seed, 0) != (ssize_t)sizeof seed) {
+        ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, ngx_errno, "weir_limit_zone \"%V\": getrandom() failed",
+                      &zone->name);
+        return NGX_ERROR;
+    }
+    weir_keyed *keyed = NULL;
+    void *region = (u_char *)h + offset;
+    st = zone->kind == WEIR_NGX_SMOOTH
+             ? weir_keyed_init_shared(region, bytes, buckets, &zone->limit.gcra, zone->overflow, seed[0], seed[1],
+                                      &keyed)
+             : weir_keyed_init_shared_rate(region, bytes, buckets, &zone->limit.rate, zone->overflow, seed[0],
+                                           seed[1], &keyed);
+    if (st != WEIR_OK) {
+        ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0, "weir_limit_zone \"%V\": %s", &zone->name,
+                      weir_status_str(st));
+        return NGX_ERROR;
+    }
+    h->limit = zone->limit;
+    h->kind = (uint32_t)zone->kind;
+    h->overflow = zone->overflow;
+    h->buckets = buckets;
+    h->burst = (uint32_t)zone->burst;
+    h->offset = (uint32_t)offset;
+    h->magic = WEIR_NGX_TABLE_MAGIC;
+    shpool->data = h;
+    zone->keyed = keyed;
+    zone->buckets = buckets;
+    zone->table_header = h;
+    zone->counts = (weir_ngx_counts_t *)((u_char *)h + counts_at);
+    return NGX_OK;
+}
+
 /* ---- directives ---- */
 
 static char *ngx_http_weir_bad(ngx_conf_t *cf, const char *directive, ngx_str_t *value, const char *why) {
@@ -1061,6 +1362,11 @@ static char *ngx_http_weir_zone_directive(ngx_conf_t *cf, ngx_command_t *cmd, vo
     if (zone == NULL) return NGX_CONF_ERROR;
     zone->hashes = 3;
     zone->kind = WEIR_NGX_SMOOTH;
+    zone->overflow = WEIR_KEYED_OVERFLOW_REFUSE;
+    ngx_str_t *table_arg = NULL;    /* store=table, keys= or overflow=, for a message */
+    ngx_str_t *hashes_arg = NULL;
+    ngx_str_t *keys_arg = NULL;
+    ngx_flag_t bloom_asked = 0;
 
     ngx_http_compile_complex_value_t ccv;
     ngx_memzero(&ccv, sizeof ccv);
@@ -1161,6 +1467,41 @@ static char *ngx_http_weir_zone_directive(ngx_conf_t *cf, ngx_command_t *cmd, vo
             if (k == NGX_ERROR || k < 1 || k > WEIR_BLOOM_MAX_HASHES)
                 return ngx_http_weir_bad(cf, d, v, "hashes must be 1..8");
             zone->hashes = (ngx_uint_t)k;
+            hashes_arg = v;
+        } else if (ngx_strncmp(v->data, "store=", 6) == 0) {
+            ngx_str_t store = {v->len - 6, v->data + 6};
+            if (store.len == 5 && ngx_strncmp(store.data, "table", 5) == 0) {
+                zone->table = 1;
+                table_arg = v;
+            } else if (store.len == 5 && ngx_strncmp(store.data, "bloom", 5) == 0) {
+                bloom_asked = 1;
+            } else {
+                return ngx_http_weir_bad(cf, d, v, "expected store=bloom or store=table");
+            }
+        } else if (ngx_strncmp(v->data, "keys=", 5) == 0) {
+            /* Decimal, with k (10^3) or m (10^6). */
+            size_t len = v->len - 5;
+            u_char *p = v->data + 5;
+            uint64_t scale = 1;
+            if (len > 1 && (p[len - 1] | 0x20) == 'k') scale = 1000, len--;
+            else if (len > 1 && (p[len - 1] | 0x20) == 'm') scale = 1000000, len--;
+            ngx_int_t n = ngx_atoi(p, len);
+            if (n == NGX_ERROR || n < 1 || (uint64_t)n > UINT64_MAX / scale)
+                return ngx_http_weir_bad(cf, d, v, "expected keys=N, N a whole number (k: 1000, m: 1000000)");
+            zone->keys = (uint64_t)n * scale;
+            keys_arg = v;
+        } else if (ngx_strncmp(v->data, "overflow=", 9) == 0) {
+            ngx_str_t o = {v->len - 9, v->data + 9};
+            if (o.len == 6 && ngx_strncmp(o.data, "refuse", 6) == 0) {
+                zone->overflow = WEIR_KEYED_OVERFLOW_REFUSE;
+            } else if (o.len == 5 && ngx_strncmp(o.data, "admit", 5) == 0) {
+                zone->overflow = WEIR_KEYED_OVERFLOW_ADMIT;
+            } else if (o.len == 6 && ngx_strncmp(o.data, "shared", 6) == 0) {
+                zone->overflow = WEIR_KEYED_OVERFLOW_SHARED;
+            } else {
+                return ngx_http_weir_bad(cf, d, v, "expected overflow=refuse, overflow=admit or overflow=shared");
+            }
+            if (table_arg == NULL) table_arg = v;
         } else {
 #if defined(WEIR_TEST_CLOCK)
             ngx_int_t t = ngx_http_weir_test_parameter(zone, v);
@@ -1181,6 +1522,40 @@ static char *ngx_http_weir_zone_directive(ngx_conf_t *cf, ngx_command_t *cmd, vo
     if (burst < 0) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s: \"burst=\" is required", d);
         return NGX_CONF_ERROR;
+    }
+    if (!zone->table && (keys_arg != NULL || table_arg != NULL))
+        return ngx_http_weir_bad(cf, d, keys_arg ? keys_arg : table_arg, "keys= and overflow= are store=table's");
+    if (zone->table && bloom_asked)
+        return ngx_http_weir_bad(cf, d, table_arg, "store= is given twice");
+    if (zone->table && hashes_arg != NULL)
+        return ngx_http_weir_bad(cf, d, hashes_arg, "a table (store=table) gives each key one word: no hashes");
+    if (zone->table && !weir_keyed_lock_free())
+        return ngx_http_weir_bad(cf, d, table_arg,
+                                 "store=table needs a 16-byte compare-and-swap that is the CPU's own (x86_64 "
+                                 "with cmpxchg16b, aarch64) to share a table between workers, and this machine "
+                                 "has none; use the bloom (no store=)");
+    if (zone->table && zone->keys != 0) {
+        uint64_t buckets;
+        size_t bytes, align;
+        weir_status kst = weir_keyed_buckets_for(zone->keys, WEIR_NGX_TABLE_CHANCE, &buckets);
+        if (kst == WEIR_OK) kst = weir_keyed_shared_footprint(buckets, &bytes, &align);
+        if (kst != WEIR_OK) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s: invalid \"%V\": %s", d, keys_arg, weir_status_str(kst));
+            return NGX_CONF_ERROR;
+        }
+        /* The table, its header and counts, and the slab pool's own pages
+         * (its page records, 1/128 of the zone, and a few pages). */
+        size_t need = ngx_http_weir_table_counts_at(ngx_http_weir_table_offset(align), bytes) +
+                      WEIR_NGX_COUNTS_BYTES;
+        size_t with_pool = need + need / 128 + 8 * ngx_pagesize;
+        if (zone->size < with_pool) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "%s: zone \"%V\" is too small for \"%V\": its table is %uL buckets, %uz bytes; "
+                               "give the zone at least %uzk",
+                               d, &zone->name, keys_arg, buckets, bytes, (with_pool + 1023) / 1024);
+            return NGX_CONF_ERROR;
+        }
+        zone->buckets = buckets;
     }
     zone->burst = (ngx_uint_t)burst;
     double per_s = zone->rate_per_minute ? (double)zone->rate_number / 60.0 : (double)zone->rate_number;

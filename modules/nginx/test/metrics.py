@@ -79,11 +79,15 @@ for (name, labels), value in samples.items():
         rows[(labels["zone"], labels["decision"])] = value
     elif name == "weir_limit_zone_words":
         rows[(labels["zone"], "words")] = value
+    elif name == "weir_limit_zone_slots":
+        rows[(labels["zone"], "slots")] = value
+    elif name == "weir_limit_zone_overflows_total":
+        rows[(labels["zone"], "overflows")] = value
     else:
         fail("an unknown metric %s" % name)
 for zone, fields in doc["zones"].items():
     for field, value in fields.items():
-        if field in ("burst", "kind"):
+        if field in ("burst", "kind", "store"):
             continue
         if rows.get((zone, field)) != value:
             fail("%s %s: json %r, prometheus %r" % (zone, field, value, rows.get((zone, field))))
