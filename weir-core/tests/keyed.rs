@@ -152,7 +152,11 @@ fn idle_keys_are_replaced_at_every_phase() {
         let mut now = 5 * SECOND;
         let mut divergences = 0;
         let mut taken = [false; 12];
-        let calls = if runner::through_a_runner() { 20_000 } else { 200_000 };
+        let calls = if runner::through_a_runner() {
+            20_000
+        } else {
+            200_000
+        };
         for _ in 0..calls {
             let key = xorshift(&mut state) % 12;
             let n = match &limit {
@@ -190,7 +194,11 @@ fn idle_keys_are_replaced_at_every_phase() {
 /// how many new keys overflow, against the formula.
 #[test]
 fn overflow_follows_the_formula() {
-    let buckets = if runner::through_a_runner() { 1u64 << 12 } else { 1 << 15 };
+    let buckets = if runner::through_a_runner() {
+        1u64 << 12
+    } else {
+        1 << 15
+    };
     let slots = buckets * SLOTS as u64;
     // An hour a token: every key placed stays active.
     let limit = GcraLimit::new(1.0 / 3600.0, 1).unwrap();

@@ -19,9 +19,9 @@
 //!   changes nothing.
 #![cfg(feature = "alloc")]
 
-mod timeline;
 #[path = "support/runner.rs"]
 mod runner;
+mod timeline;
 
 use proptest::prelude::*;
 use timeline::Step;
