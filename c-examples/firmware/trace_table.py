@@ -66,6 +66,8 @@ OPS = [
     # its bytes packed little-endian in whole words (KEYED).
     ("bloom_new", 4), ("bloom_new_gcra", 4), ("bloom_allow", 2), ("bloom_next", 2),
     ("pool_reconfigure", 7),
+    # The held bloom's new limit: the held rate or GCRA limit.
+    ("bloom_reconfigure", 0), ("bloom_reconfigure_gcra", 0),
 ]
 # The operations with a key argument, and its position.
 KEYED = {"bloom_allow": 1, "bloom_next": 1}
