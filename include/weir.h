@@ -4282,7 +4282,7 @@ int64_t weir_gcra_room(const weir_gcra *gcra, const weir_gcra_limit *limit, int6
 /// Lock-free and safe to use from many threads at once (in the firmware
 /// build, from the main loop and interrupt handlers: each word update takes
 /// the build's critical section). Memory per handle:
-/// 8 × 2^size_log2 bytes of heap (64-byte aligned) plus under 160 bytes.
+/// 8 × 2^size_log2 bytes of heap (64-byte aligned) plus under 200 bytes.
 /// size_log2 is WEIR_BLOOM_MIN_SIZE_LOG2 (3, one line) to
 /// WEIR_BLOOM_MAX_SIZE_LOG2 (32: 32 GiB; 27, 1 GiB, on a 32-bit host),
 /// hashes 1..WEIR_BLOOM_MAX_HASHES (8, a whole line).

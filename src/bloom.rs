@@ -66,7 +66,7 @@ use weir_core::time::NEVER;
 /// Lock-free and safe to use from many threads at once (in the firmware
 /// build, from the main loop and interrupt handlers: each word update takes
 /// the build's critical section). Memory per handle:
-/// 8 × 2^size_log2 bytes of heap (64-byte aligned) plus under 160 bytes.
+/// 8 × 2^size_log2 bytes of heap (64-byte aligned) plus under 200 bytes.
 /// size_log2 is WEIR_BLOOM_MIN_SIZE_LOG2 (3, one line) to
 /// WEIR_BLOOM_MAX_SIZE_LOG2 (32: 32 GiB; 27, 1 GiB, on a 32-bit host),
 /// hashes 1..WEIR_BLOOM_MAX_HASHES (8, a whole line).
@@ -755,9 +755,11 @@ mod tests {
     use super::weir_bloom;
 
     /// The header's figure for the handle itself, beside its words (and a
-    /// view's whole footprint): under 160 bytes.
+    /// view's whole footprint): under 200 bytes (192 on a 64-bit host, 40
+    /// of them the limit a reconfiguration publishes).
     #[test]
-    fn the_handle_is_under_160_bytes() {
-        assert!(core::mem::size_of::<weir_bloom>() < 160);
+    fn the_handle_is_under_200_bytes() {
+        let bytes = core::mem::size_of::<weir_bloom>();
+        assert!(bytes < 200, "{bytes}");
     }
 }

@@ -597,34 +597,38 @@ pub struct Bloom<#[cfg(feature = "alloc")] S = Vec<BloomLine>, #[cfg(not(feature
     /// The shape the array was made with; its limit is the one in force
     /// until the first [`Bloom::reconfigure`].
     shape: BloomShape,
-    /// The limit in force after a reconfiguration.
+    /// The limit in force after a reconfiguration, and whether the array
+    /// is a region's ([`Bloom::attach`]), whose limit is the header's.
     limit: LimitCell,
-    /// Whether the array is a region's ([`Bloom::attach`]), whose limit is
-    /// the header's and not changed here.
-    attached: bool,
     lines: S,
 }
 
 /// The limit a [`Bloom`] decides by once reconfigured, published whole.
 ///
-/// Why this way. A limit is two or three words (a rate limit's interval and
-/// burst; a GCRA limit's per-token ticks, tolerance and tick), more than one
-/// atomic holds, and a decision must read one limit, never the interval of
-/// one and the burst of another. Nor may a decision wait for a
-/// reconfiguration, as the array's decisions are lock-free. So there are two
-/// slots, and a generation `g` (`current`) says which holds the limit in
-/// force: `slots[g % 2]`. A reconfiguration (one at a time: `writer`) fills
-/// the other slot and then publishes `g + 1`; a decision reads `current`,
-/// then its slot's words, then (after an acquire fence) the slot's own
-/// generation, and keeps the words only if that is still `g`. A writer
-/// marks a slot's generation 0 before its release fence and its first word,
-/// so a reader that read any word of a later limit finds the mark (or a
-/// later generation) and reads again: a seqlock whose readers never wait
-/// for a writer, since the slot a writer fills is not the one in force, and
-/// read again only if two reconfigurations complete while they read. Every
-/// field is an atomic, so no read is a data race: the check above is what
-/// makes the words one limit. Generation 0 (never reconfigured) means the
-/// shape's own limit, so an array that is never reconfigured pays one load
+/// Why this way. A limit is two words (a rate limit's interval, then its
+/// fraction and burst; a GCRA limit's per-token ticks and tolerance, its
+/// tick being the array's for good), more than one atomic holds, and a
+/// decision must read one limit, never the interval of one and the burst of
+/// another. Nor may a decision wait for a reconfiguration: the array's
+/// decisions are lock-free, and in the firmware build an interrupt handler
+/// that waited for the main loop's half-written limit would wait forever.
+/// So there are two slots, and `state` holds the generation `g` in force
+/// (the limit in `slots[g % 2]`), a bit set while a reconfiguration writes
+/// (one at a time) and a bit for an array attached to a region. A
+/// reconfiguration to `g + 1` sets its writing bit, then (after a release
+/// fence) fills `slots[(g + 1) % 2]`, the slot *not* in force, then
+/// publishes `g + 1` with the bit clear (a release store). A decision reads
+/// `state` (acquire), the slot of its generation `g`, then (after an
+/// acquire fence) `state` again, and keeps the words only if `state` still
+/// names `g`, or names `g + 1` with the writing bit clear: the slot of `g` is
+/// written only by the reconfiguration to `g + 2`, which sets the writing
+/// bit over `g + 1` before its first word, so a decision that read any word
+/// of it finds that bit, or a later generation, and reads again. A decision
+/// never waits for a writer (the slot being written is not the one in
+/// force) and reads again only if two reconfigurations start while it
+/// reads. Every field is an atomic, so no read is a data race: the check is
+/// what makes the two words one limit. Generation 0 (never reconfigured)
+/// is the shape's own limit, so an array never reconfigured pays one load
 /// and a branch per decision.
 ///
 /// What "in force" means for a decision racing a change: the decision is
@@ -636,68 +640,67 @@ pub struct Bloom<#[cfg(feature = "alloc")] S = Vec<BloomLine>, #[cfg(not(feature
 /// it under the limit that judged it.
 #[derive(Debug)]
 struct LimitCell {
-    /// The generation in force: 0 for the shape's own limit, else
-    /// `slots[current % 2]`'s.
-    current: AtomicU64,
-    /// 1 while a reconfiguration writes a slot.
-    writer: AtomicU64,
-    slots: [LimitSlot; 2],
+    /// `generation << 2 | ATTACHED | WRITING`.
+    state: AtomicU64,
+    /// Each slot's two words (window: interval_ns, interval_frac | burst
+    /// << 32; gcra: per_token, tolerance).
+    slots: [[AtomicU64; 2]; 2],
 }
 
-/// One published limit: its generation (0 while written) and its parts
-/// (window: interval_ns, interval_frac | burst << 32; gcra: per_token,
-/// tolerance, shift).
-#[derive(Debug)]
-struct LimitSlot {
-    generation: AtomicU64,
-    parts: [AtomicU64; 3],
-}
-
-impl LimitSlot {
-    const fn new() -> LimitSlot {
-        LimitSlot {
-            generation: AtomicU64::new(0),
-            parts: [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)],
-        }
-    }
-}
+/// [`LimitCell::state`]'s bit for a reconfiguration writing a slot.
+const WRITING: u64 = 1;
+/// [`LimitCell::state`]'s bit for an array attached to a region.
+const ATTACHED: u64 = 2;
 
 impl LimitCell {
-    const fn new() -> LimitCell {
+    const fn new(attached: bool) -> LimitCell {
         LimitCell {
-            current: AtomicU64::new(0),
-            writer: AtomicU64::new(0),
-            slots: [LimitSlot::new(), LimitSlot::new()],
+            state: AtomicU64::new(if attached { ATTACHED } else { 0 }),
+            slots: [
+                [AtomicU64::new(0), AtomicU64::new(0)],
+                [AtomicU64::new(0), AtomicU64::new(0)],
+            ],
         }
+    }
+
+    fn attached(&self) -> bool {
+        self.state.load(Ordering::Relaxed) & ATTACHED != 0
     }
 
     /// The limit in force if the array was reconfigured (`None`: the
     /// shape's own), as a shape of the same words and keys.
     #[inline(always)]
     fn shape(&self, made: &BloomShape) -> Option<BloomShape> {
-        let generation = self.current.load(Ordering::Acquire);
-        if generation == 0 {
+        let state = self.state.load(Ordering::Acquire);
+        if state >> 2 == 0 {
             return None;
         }
-        Some(self.read(made, generation))
+        Some(self.read(made, state))
     }
 
-    /// The limit of `generation` or of a later one, read whole.
+    /// The limit of `state`'s generation or of a later one, read whole.
     #[inline(never)]
-    fn read(&self, made: &BloomShape, mut generation: u64) -> BloomShape {
+    fn read(&self, made: &BloomShape, mut state: u64) -> BloomShape {
         loop {
+            let generation = state >> 2;
             let slot = &self.slots[(generation % 2) as usize];
-            let [a, b, c] = [0, 1, 2].map(|i| slot.parts[i].load(Ordering::Relaxed));
+            let (a, b) = (
+                slot[0].load(Ordering::Relaxed),
+                slot[1].load(Ordering::Relaxed),
+            );
             crate::atomic::fence(Ordering::Acquire);
-            if slot.generation.load(Ordering::Relaxed) == generation {
+            let again = self.state.load(Ordering::Relaxed);
+            let kept =
+                again >> 2 == generation || (again >> 2 == generation + 1 && again & WRITING == 0);
+            if kept {
                 let limit = match made.limit {
                     BloomLimit::Window(_) => BloomLimit::Window(RateLimit::from_checked_parts(
                         a,
                         b as u32,
                         (b >> 32) as u32,
                     )),
-                    BloomLimit::Gcra(_) => {
-                        BloomLimit::Gcra(GcraLimit::from_checked_parts(a, b as i64, c as u32))
+                    BloomLimit::Gcra(made) => {
+                        BloomLimit::Gcra(GcraLimit::from_checked_parts(a, b as i64, made.parts().2))
                     }
                 };
                 let open_interval = match &limit {
@@ -711,40 +714,48 @@ impl LimitCell {
                 };
             }
             core::hint::spin_loop();
-            generation = self.current.load(Ordering::Acquire);
+            state = self.state.load(Ordering::Acquire);
         }
     }
 
     /// Publishes `limit` (checked, of the array's kind and tick): from the
-    /// next read, it is in force. One writer at a time; a second waits.
+    /// next read, it is in force. One writer at a time; a second waits for
+    /// the first to publish.
     fn publish(&self, limit: &BloomLimit) {
-        while self
-            .writer
-            .compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
-        {
-            core::hint::spin_loop();
+        let mut state = self.state.load(Ordering::Relaxed);
+        loop {
+            if state & WRITING != 0 {
+                core::hint::spin_loop();
+                state = self.state.load(Ordering::Relaxed);
+                continue;
+            }
+            match self.state.compare_exchange_weak(
+                state,
+                state | WRITING,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => break,
+                Err(found) => state = found,
+            }
         }
-        let generation = self.current.load(Ordering::Relaxed) + 1;
-        let slot = &self.slots[(generation % 2) as usize];
-        slot.generation.store(0, Ordering::Relaxed);
         crate::atomic::fence(Ordering::Release);
+        let generation = (state >> 2) + 1;
         let parts = match limit {
             BloomLimit::Window(limit) => {
                 let (interval_ns, frac, burst) = limit.parts();
-                [interval_ns, u64::from(frac) | u64::from(burst) << 32, 0]
+                [interval_ns, u64::from(frac) | u64::from(burst) << 32]
             }
             BloomLimit::Gcra(limit) => {
-                let (per_token, tolerance, shift) = limit.parts();
-                [per_token, tolerance as u64, u64::from(shift)]
+                let (per_token, tolerance, _) = limit.parts();
+                [per_token, tolerance as u64]
             }
         };
-        for (word, part) in slot.parts.iter().zip(parts) {
+        for (word, part) in self.slots[(generation % 2) as usize].iter().zip(parts) {
             word.store(part, Ordering::Relaxed);
         }
-        slot.generation.store(generation, Ordering::Release);
-        self.current.store(generation, Ordering::Release);
-        self.writer.store(0, Ordering::Release);
+        self.state
+            .store(generation << 2 | (state & ATTACHED), Ordering::Release);
     }
 }
 
@@ -759,8 +770,7 @@ impl<'a> Bloom<&'a [BloomLine]> {
         let (shape, lines) = open_in(region)?;
         Ok(Bloom {
             shape,
-            limit: LimitCell::new(),
-            attached: true,
+            limit: LimitCell::new(true),
             lines,
         })
     }
@@ -778,8 +788,7 @@ impl Bloom {
         lines.extend((0..n).map(|_| BloomLine::fresh()));
         Ok(Bloom {
             shape,
-            limit: LimitCell::new(),
-            attached: false,
+            limit: LimitCell::new(false),
             lines,
         })
     }
@@ -803,8 +812,7 @@ impl<S: AsRef<[BloomLine]>> Bloom<S> {
         }
         Ok(Bloom {
             shape,
-            limit: LimitCell::new(),
-            attached: false,
+            limit: LimitCell::new(false),
             lines,
         })
     }
@@ -816,7 +824,6 @@ impl<S: AsRef<[BloomLine]>> Bloom<S> {
         Bloom {
             shape: self.shape,
             limit: self.limit,
-            attached: self.attached,
             lines: rehome(self.lines),
         }
     }
@@ -878,7 +885,7 @@ impl<S: AsRef<[BloomLine]>> Bloom<S> {
     /// [`BloomError::Region`] for an array attached to a region; an error
     /// changes nothing.
     pub fn reconfigure(&self, limit: impl Into<BloomLimit>) -> Result<(), BloomError> {
-        if self.attached {
+        if self.limit.attached() {
             return Err(BloomError::Region);
         }
         let checked = self.shape.try_with_limit(limit)?;
