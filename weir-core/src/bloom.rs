@@ -836,10 +836,10 @@ impl<S: AsRef<[BloomLine]>> Bloom<S> {
 
     /// Gives every word a new limit, in place and at once: from the
     /// publication on, each decision reads the old limit or the new one,
-    /// wholly (see [`LimitCell`] for how), and every word keeps what it
-    /// holds. Safe beside the array's decisions, from any thread; two
-    /// reconfigurations run one after the other. The kind, size, hashes
-    /// and seed never change.
+    /// wholly (two slots and a generation, so a decision never waits for
+    /// the change), and every word keeps what it holds. Safe beside the
+    /// array's decisions, from any thread; two reconfigurations run one
+    /// after the other. The kind, size, hashes and seed never change.
     ///
     /// What a word decided under the old limit means under the new one:
     ///
