@@ -17,6 +17,8 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -43,7 +45,7 @@ const (
 // [CBloom]. Lock-free and safe for many goroutines; Close is not
 // concurrent with use. Keys are read during the call and not kept.
 type Bloom struct {
-	w *BloomWords
+	w atomic.Pointer[BloomWords]
 }
 
 // NewBloom makes a bloom array of rate words with a seed drawn from
@@ -100,7 +102,8 @@ func newBloom(sizeLog2 uint32, lay func(mem []byte) error) (*Bloom, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Bloom{w: w}
+	b := &Bloom{}
+	b.w.Store(w)
 	runtime.SetFinalizer(b, finalize[*Bloom])
 	return b, nil
 }
@@ -114,10 +117,78 @@ func drawSeed() (uint64, uint64) {
 // Close lets the array go (the GC frees its memory). A second Close does
 // nothing; after it every key is refused. Not concurrent with other use.
 func (b *Bloom) Close() error {
-	if b.w != nil {
-		b.w = nil
+	if b.w.Load() != nil {
+		b.w.Store(nil)
 		runtime.SetFinalizer(b, nil)
 	}
+	return nil
+}
+
+// bloomReconfigure holds off a second reconfiguration of one Bloom until
+// the first has published.
+var bloomReconfigure sync.Mutex
+
+// Reconfigure gives every rate word of the array a new limit, in place
+// (weir_bloom_reconfigure, in pure Go): one publication of the array's
+// words with the new limit, so a decision racing it is judged wholly by
+// the old limit or the new one. Each word keeps its window's start and
+// count, read under the new limit: it admits while the count is under the
+// new burst and ends count × the new interval after its start. For a key
+// with one hash, the old limit's admits in [a, c) keep its bound and the
+// new one's in [c, b] keep the new bound (burst' + (b − c) / interval');
+// across any number of changes at most 2 × the largest burst + T / the
+// shortest interval in any T. ErrRateLimitInvalid, ErrBloomKindChange
+// for an array of GCRA words, ErrClosed; an error changes nothing. Safe
+// beside the array's other calls (not Close).
+func (b *Bloom) Reconfigure(limit RateLimit) error {
+	if _, err := RateLimitFromParts(limit.intervalNs, limit.intervalFrac, limit.burst); err != nil {
+		return ErrRateLimitInvalid
+	}
+	return b.publish(false, func(w *BloomWords) error {
+		w.rate = limit
+		return nil
+	})
+}
+
+// ReconfigureGCRA gives every GCRA word of the array a new limit, in place
+// (weir_bloom_reconfigure_gcra, in pure Go): each word keeps its arrival
+// time, so a key's debt carries over as time and is repaid at the new
+// rate. Over judged instants in [a, b] the admits of one word, each worth
+// a token of the limit that judged it, sum to at most (b − a) plus the
+// largest bucket among those limits. ErrGCRALimitInvalid,
+// ErrBloomKindChange for an array of rate words, ErrBloomTickChange for a
+// limit on another tick than the array's (every rate up to 7,812,500 a
+// second has tick 0), ErrClosed; an error changes nothing.
+func (b *Bloom) ReconfigureGCRA(limit GCRALimit) error {
+	if _, err := GCRALimitFromParts(limit.perToken, limit.tolerance, limit.shift); err != nil {
+		return ErrGCRALimitInvalid
+	}
+	return b.publish(true, func(w *BloomWords) error {
+		if w.gcraLimit.shift != limit.shift {
+			return ErrBloomTickChange
+		}
+		w.gcraLimit = limit
+		return nil
+	})
+}
+
+// publish stores a copy of the array's words with set applied: decisions
+// load the copy whole (an atomic pointer), never a mix.
+func (b *Bloom) publish(gcra bool, set func(w *BloomWords) error) error {
+	bloomReconfigure.Lock()
+	defer bloomReconfigure.Unlock()
+	w := b.w.Load()
+	if w == nil {
+		return ErrClosed
+	}
+	if w.gcra != gcra {
+		return ErrBloomKindChange
+	}
+	next := *w
+	if err := set(&next); err != nil {
+		return err
+	}
+	b.w.Store(&next)
 	return nil
 }
 
@@ -129,7 +200,7 @@ func (b *Bloom) AllowString(key string) bool { return b.AllowStringAt(Now(), key
 
 // AllowAt is Allow at now; a negative now is refused.
 func (b *Bloom) AllowAt(now time.Duration, key []byte) bool {
-	w := b.w
+	w := b.w.Load()
 	if w == nil {
 		return false
 	}
@@ -138,7 +209,7 @@ func (b *Bloom) AllowAt(now time.Duration, key []byte) bool {
 
 // AllowStringAt is AllowString at now.
 func (b *Bloom) AllowStringAt(now time.Duration, key string) bool {
-	w := b.w
+	w := b.w.Load()
 	if w == nil {
 		return false
 	}
@@ -148,7 +219,7 @@ func (b *Bloom) AllowStringAt(now time.Duration, key string) bool {
 // Next is how long from now until key would be allowed: 0 if it would
 // now; [Never] after Close or for a negative now. Reads only.
 func (b *Bloom) Next(now time.Duration, key []byte) time.Duration {
-	w := b.w
+	w := b.w.Load()
 	if w == nil {
 		return Never
 	}
@@ -157,7 +228,7 @@ func (b *Bloom) Next(now time.Duration, key []byte) time.Duration {
 
 // NextString is Next for a string key.
 func (b *Bloom) NextString(now time.Duration, key string) time.Duration {
-	w := b.w
+	w := b.w.Load()
 	if w == nil {
 		return Never
 	}
@@ -209,6 +280,33 @@ func (b *CBloom) Close() error {
 		runtime.SetFinalizer(b, nil)
 	}
 	return nil
+}
+
+// Reconfigure gives every rate word of the array a new limit in place
+// (weir_bloom_reconfigure), as [Bloom.Reconfigure] does: each word keeps
+// its window, read under the new limit. ErrRateLimitInvalid,
+// ErrBloomKindChange for an array of GCRA words, ErrClosed. Safe beside
+// the array's other calls (not Close).
+func (b *CBloom) Reconfigure(limit RateLimit) error {
+	if b.p == nil {
+		return ErrClosed
+	}
+	err := check(C.weir_bloom_reconfigure(b.p, limit.c()))
+	runtime.KeepAlive(b)
+	return err
+}
+
+// ReconfigureGCRA gives every GCRA word of the array a new limit in place
+// (weir_bloom_reconfigure_gcra), as [Bloom.ReconfigureGCRA] does: each
+// word keeps its arrival time. ErrGCRALimitInvalid, ErrBloomKindChange,
+// ErrBloomTickChange, ErrClosed.
+func (b *CBloom) ReconfigureGCRA(limit GCRALimit) error {
+	if b.p == nil {
+		return ErrClosed
+	}
+	err := check(C.weir_bloom_reconfigure_gcra(b.p, limit.c()))
+	runtime.KeepAlive(b)
+	return err
 }
 
 // AllowAt reports whether key may have one event at now, charging each of

@@ -119,9 +119,10 @@ const (
 	// list, which an emulator may not keep (qemu-user does not): there
 	// both its init and its attach answer this. Also every
 	// `weir_X_reconfigure` on a shared handle (breaker, window, bucket,
-	// sliding window, period, gate): its policy is its region's, laid once
-	// for every process, so it is not changed in place (lay a new region
-	// for another policy); nothing changed.
+	// sliding window, period, gate, and a bloom array's view of a region,
+	// `weir_bloom_view_in`): its policy is its region's, laid once for
+	// every process, so it is not changed in place (lay a new region for
+	// another policy); nothing changed.
 	ErrRegionUnsupported Status = 68
 	// ErrRegionPool is WEIR_ERR_REGION_POOL: `weir_pool_attach`, always: a pool is placed-only and never shared
 	// between processes, because its items are one process's identities
@@ -273,6 +274,16 @@ const (
 	// ErrBloomLineSize is WEIR_ERR_BLOOM_LINE_SIZE: A memory region holds a bloom array laid out in lines of another size
 	// than 64 bytes.
 	ErrBloomLineSize Status = 418
+	// ErrBloomKindChange is WEIR_ERR_BLOOM_KIND_CHANGE: `weir_bloom_reconfigure` on an array of GCRA words, or
+	// `weir_bloom_reconfigure_gcra` on one of rate words: a word's kind is
+	// chosen when the array is made and never changes (its bits mean
+	// nothing under the other kind); nothing changed.
+	ErrBloomKindChange Status = 419
+	// ErrBloomTickChange is WEIR_ERR_BLOOM_TICK_CHANGE: `weir_bloom_reconfigure_gcra` with a limit on another tick than the
+	// array's (the `shift` of `weir_gcra_limit`): the arrival times its
+	// words hold would be misread; nothing changed. Every rate up to
+	// 7,812,500 a second has tick 0, so two such limits always agree.
+	ErrBloomTickChange Status = 420
 	// ErrGCRABurst is WEIR_ERR_GCRA_BURST: A GCRA limit's burst is outside 1..WEIR_GCRA_MAX_BURST.
 	ErrGCRABurst Status = 430
 	// ErrGCRAZero is WEIR_ERR_GCRA_ZERO: A GCRA limit of zero tokens a second.
@@ -448,6 +459,8 @@ var statusCodes = [...]struct {
 	{ErrBloomTooFewWords, "WEIR_ERR_BLOOM_TOO_FEW_WORDS"},
 	{ErrBloomKind, "WEIR_ERR_BLOOM_KIND"},
 	{ErrBloomLineSize, "WEIR_ERR_BLOOM_LINE_SIZE"},
+	{ErrBloomKindChange, "WEIR_ERR_BLOOM_KIND_CHANGE"},
+	{ErrBloomTickChange, "WEIR_ERR_BLOOM_TICK_CHANGE"},
 	{ErrGCRABurst, "WEIR_ERR_GCRA_BURST"},
 	{ErrGCRAZero, "WEIR_ERR_GCRA_ZERO"},
 	{ErrGCRATooSlow, "WEIR_ERR_GCRA_TOO_SLOW"},
@@ -780,6 +793,12 @@ func statusMismatches() []string {
 	}
 	if ErrBloomLineSize != C.WEIR_ERR_BLOOM_LINE_SIZE {
 		bad = append(bad, fmt.Sprintf("ErrBloomLineSize is %d, WEIR_ERR_BLOOM_LINE_SIZE is %d", ErrBloomLineSize, C.WEIR_ERR_BLOOM_LINE_SIZE))
+	}
+	if ErrBloomKindChange != C.WEIR_ERR_BLOOM_KIND_CHANGE {
+		bad = append(bad, fmt.Sprintf("ErrBloomKindChange is %d, WEIR_ERR_BLOOM_KIND_CHANGE is %d", ErrBloomKindChange, C.WEIR_ERR_BLOOM_KIND_CHANGE))
+	}
+	if ErrBloomTickChange != C.WEIR_ERR_BLOOM_TICK_CHANGE {
+		bad = append(bad, fmt.Sprintf("ErrBloomTickChange is %d, WEIR_ERR_BLOOM_TICK_CHANGE is %d", ErrBloomTickChange, C.WEIR_ERR_BLOOM_TICK_CHANGE))
 	}
 	if ErrGCRABurst != C.WEIR_ERR_GCRA_BURST {
 		bad = append(bad, fmt.Sprintf("ErrGCRABurst is %d, WEIR_ERR_GCRA_BURST is %d", ErrGCRABurst, C.WEIR_ERR_GCRA_BURST))

@@ -97,6 +97,10 @@ func TestTracesWords(t *testing.T) {
 				h.bloom, err = NewGCRABloomSeeded(size, hashes, h.gcraLimit, seed0, seed1)
 			}
 			c.oErr(err)
+		case "bloom_reconfigure":
+			c.oErr(h.bloom.Reconfigure(h.rateLimit))
+		case "bloom_reconfigure_gcra":
+			c.oErr(h.bloom.ReconfigureGCRA(h.gcraLimit))
 		case "bloom_allow":
 			now := c.dur()
 			c.oBool(h.bloom.AllowAt(now, c.key()))

@@ -40,12 +40,12 @@
  *
  * ```
  * weir_status — what a call that can fail reports (WEIR_OK is 0)
- *   section  line 0367
+ *   section  line 0369
  *   reads    weir_status_str, weir_version (WEIR_VERSION)
  *   counts   weir_counts (filled by each read_counts)
  *
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
- *   section  line 0931
+ *   section  line 0944
  *   policy   weir_breaker_policy (for the breaker), weir_breaker_policy_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
  *   placed   weir_breaker_footprint, weir_breaker_init_in
@@ -60,7 +60,7 @@
  *   change   weir_breaker_reconfigure (copies the policy)
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 1329
+ *   section  line 1342
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
  *   placed   weir_shedder_footprint, weir_shedder_init_in
@@ -74,7 +74,7 @@
  *   change   weir_shedder_reconfigure (copies the policy)
  *
  * weir_window — rolling window of sums and counts
- *   section  line 1681
+ *   section  line 1694
  *   make     weir_window_new, weir_window_free
  *   placed   weir_window_footprint, weir_window_init_in
  *   shared   weir_window_shared_footprint, weir_window_init_shared,
@@ -86,7 +86,7 @@
  *   change   weir_window_reconfigure
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1899
+ *   section  line 1912
  *   make     weir_bucket_new, weir_bucket_free
  *   placed   weir_bucket_footprint, weir_bucket_init_in
  *   shared   weir_bucket_shared_footprint, weir_bucket_init_shared,
@@ -97,7 +97,7 @@
  *   change   weir_bucket_reconfigure
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 2166
+ *   section  line 2179
  *   make     weir_sliding_new, weir_sliding_free
  *   placed   weir_sliding_footprint, weir_sliding_init_in
  *   shared   weir_sliding_shared_footprint, weir_sliding_init_shared,
@@ -108,7 +108,7 @@
  *   counts   weir_sliding_start_counting, weir_sliding_read_counts
  *
  * weir_period — fixed-window quota per period
- *   section  line 2359
+ *   section  line 2372
  *   make     weir_period_new, weir_period_free
  *   placed   weir_period_footprint, weir_period_init_in
  *   shared   weir_period_shared_footprint, weir_period_init_shared,
@@ -119,7 +119,7 @@
  *   counts   weir_period_start_counting, weir_period_read_counts
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 2559
+ *   section  line 2572
  *   make     weir_gate_new, weir_gate_free
  *   placed   weir_gate_footprint, weir_gate_init_in
  *   shared   weir_gate_shared_footprint, weir_gate_init_shared,
@@ -130,7 +130,7 @@
  *   counts   weir_gate_start_counting, weir_gate_read_counts
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 2690
+ *   section  line 2703
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy),
@@ -149,7 +149,7 @@
  *   change   weir_concurrency_reconfigure (copies the policy)
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 3039
+ *   section  line 3052
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   placed   weir_budget_footprint, weir_budget_init_in
@@ -161,19 +161,19 @@
  *   change   weir_budget_reconfigure (copies the policy)
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 3299
+ *   section  line 3312
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 3439
+ *   section  line 3452
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 3483
+ *   section  line 3496
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   placed   weir_pool_footprint, weir_pool_init_in,
@@ -188,7 +188,7 @@
  *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 3918
+ *   section  line 3931
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -197,16 +197,18 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 4098
+ *   section  line 4111
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 4250
+ *   section  line 4263
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
+ *   change   weir_bloom_reconfigure (copies the limit),
+ *            weir_bloom_reconfigure_gcra
  *   in place weir_bloom_footprint, weir_bloom_init_in,
  *            weir_bloom_init_gcra_in, weir_bloom_check_in,
  *            weir_bloom_allow_in, weir_bloom_next_in
@@ -217,7 +219,7 @@
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_keyed — one exact word per key for millions of keys in fixed memory
- *   section  line 4615
+ *   section  line 4697
  *   make     weir_keyed_new (GCRA words; copies the limit),
  *            weir_keyed_new_rate, weir_keyed_free
  *   calls    weir_keyed_allow (keys are not kept),
@@ -231,11 +233,11 @@
  *            weir_keyed_init_shared_rate, weir_keyed_attach
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 4961
+ *   section  line 5043
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 5154
+ *   section  line 5236
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   placed   weir_lease_footprint, weir_lease_init_in
@@ -247,7 +249,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 5429
+ *   section  line 5511
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -261,7 +263,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 5691
+ *   section  line 5773
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -488,9 +490,10 @@ enum weir_status
   /// list, which an emulator may not keep (qemu-user does not): there
   /// both its init and its attach answer this. Also every
   /// `weir_X_reconfigure` on a shared handle (breaker, window, bucket,
-  /// sliding window, period, gate): its policy is its region's, laid once
-  /// for every process, so it is not changed in place (lay a new region
-  /// for another policy); nothing changed.
+  /// sliding window, period, gate, and a bloom array's view of a region,
+  /// `weir_bloom_view_in`): its policy is its region's, laid once for
+  /// every process, so it is not changed in place (lay a new region for
+  /// another policy); nothing changed.
   WEIR_ERR_REGION_UNSUPPORTED = 68,
   /// `weir_pool_attach`, always: a pool is placed-only and never shared
   /// between processes, because its items are one process's identities
@@ -642,6 +645,16 @@ enum weir_status
   /// A memory region holds a bloom array laid out in lines of another size
   /// than 64 bytes.
   WEIR_ERR_BLOOM_LINE_SIZE = 418,
+  /// `weir_bloom_reconfigure` on an array of GCRA words, or
+  /// `weir_bloom_reconfigure_gcra` on one of rate words: a word's kind is
+  /// chosen when the array is made and never changes (its bits mean
+  /// nothing under the other kind); nothing changed.
+  WEIR_ERR_BLOOM_KIND_CHANGE = 419,
+  /// `weir_bloom_reconfigure_gcra` with a limit on another tick than the
+  /// array's (the `shift` of `weir_gcra_limit`): the arrival times its
+  /// words hold would be misread; nothing changed. Every rate up to
+  /// 7,812,500 a second has tick 0, so two such limits always agree.
+  WEIR_ERR_BLOOM_TICK_CHANGE = 420,
   /// A GCRA limit's burst is outside 1..WEIR_GCRA_MAX_BURST.
   WEIR_ERR_GCRA_BURST = 430,
   /// A GCRA limit of zero tokens a second.
@@ -4254,7 +4267,8 @@ int64_t weir_gcra_room(const weir_gcra *gcra, const weir_gcra_limit *limit, int6
  *   WEIR_ERR_BLOOM_SIZE (410), WEIR_ERR_BLOOM_HASHES (411),
  *   WEIR_ERR_BLOOM_TOO_SMALL (412), WEIR_ERR_BLOOM_FOREIGN (414),
  *   WEIR_ERR_BLOOM_VERSION (415), WEIR_ERR_BLOOM_TOO_FEW_WORDS (416),
- *   WEIR_ERR_BLOOM_KIND (417), WEIR_ERR_BLOOM_LINE_SIZE (418).
+ *   WEIR_ERR_BLOOM_KIND (417), WEIR_ERR_BLOOM_LINE_SIZE (418),
+ *   WEIR_ERR_BLOOM_KIND_CHANGE (419), WEIR_ERR_BLOOM_TICK_CHANGE (420).
  * @{ */
 
 /// An array of 2^size_log2 one-word limiters for a key space too large to
@@ -4299,13 +4313,20 @@ int64_t weir_gcra_room(const weir_gcra *gcra, const weir_gcra_limit *limit, int6
 /// Lock-free and safe to use from many threads at once (in the firmware
 /// build, from the main loop and interrupt handlers: each word update takes
 /// the build's critical section). Memory per handle:
-/// 8 × 2^size_log2 bytes of heap (64-byte aligned) plus under 160 bytes.
+/// 8 × 2^size_log2 bytes of heap (64-byte aligned) plus under 200 bytes.
 /// size_log2 is WEIR_BLOOM_MIN_SIZE_LOG2 (3, one line) to
 /// WEIR_BLOOM_MAX_SIZE_LOG2 (32: 32 GiB; 27, 1 GiB, on a 32-bit host),
 /// hashes 1..WEIR_BLOOM_MAX_HASHES (8, a whole line).
 /// Made by `weir_bloom_new` or `weir_bloom_new_gcra`, freed by
 /// `weir_bloom_free`; for memory shared between processes see
 /// `weir_bloom_init_in`.
+///
+/// Reconfigured in place: `weir_bloom_reconfigure` (rate words) and
+/// `weir_bloom_reconfigure_gcra` (GCRA words) give every word a new limit in
+/// one publication, each word keeping its window or its arrival time; a
+/// heap or placed array can be reconfigured, a view of a region cannot
+/// (its limit is the region's). The kind, size, hashes and seed never
+/// change.
 ///
 /// Placed with its own words: `weir_bloom_place_in` (or its gcra form) lays
 /// the handle and its lines together in memory the caller owns
@@ -4399,6 +4420,67 @@ bool weir_bloom_allow(const weir_bloom *bloom, int64_t now, const void *key, siz
 /// of its words frees up, 0 if one would now. Reads only. INT64_MAX for a
 /// NULL bloom or key or a negative `now`.
 int64_t weir_bloom_next(const weir_bloom *bloom, int64_t now, const void *key, size_t len);
+
+/// Gives every word of a bloom array of rate words (`weir_bloom_new`,
+/// `weir_bloom_place_in`) the limit `*limit`, in place: the array's next
+/// decisions are judged by it. One publication: a decision racing it reads
+/// the old limit or the new one, wholly, never a mix of the two; safe beside
+/// the array's other calls from any thread (not `weir_bloom_free`), and its
+/// decisions stay lock-free (two reconfigurations of one array run one
+/// after the other). Nothing is written to the words: each keeps its window,
+/// its start and its count, which are read under the new limit. So a window
+/// admits while its count is under the new burst (one that already holds
+/// more admits nothing more) and expires `count × I'` after its start (I'
+/// the new interval, 1 / rate'): a quicker rate ends a spent window sooner,
+/// a slower one later. The size, the hashes, the seed, the counts
+/// (`weir_bloom_read_counts`) and whether it counts are kept.
+///
+/// The bound across a change at c, for a key with one hash (k times it
+/// with k): the decisions judged by the old limit in [a, c) admit at most
+/// burst + floor((c − a) / I), those judged by the new one in [c, b] at
+/// most burst' + floor((b − c) / I') (a window open at the change takes at
+/// most burst' − count more, each pushing its end I' past c); across any
+/// number of changes, at most 2 × the largest burst + floor(T / the
+/// shortest interval) in any T ns. A decision racing the change is judged
+/// wholly by the limit it read, and counts under that limit.
+///
+/// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bloom`;
+/// `WEIR_ERR_REGION_UNSUPPORTED` for a view of a region
+/// (`weir_bloom_view_in`: its limit is the region header's, read by every
+/// process that maps it; lay a new region for another limit);
+/// `WEIR_ERR_POISONED` for a poisoned array; `WEIR_ERR_NULL` for a NULL
+/// `limit`, `WEIR_ERR_RATE_LIMIT_INVALID` for one whose fields are out of
+/// range; `WEIR_ERR_BLOOM_KIND_CHANGE` for an array of GCRA words (see
+/// `weir_bloom_reconfigure_gcra`). An error changes nothing. It counts
+/// nothing. The limit is copied.
+weir_status weir_bloom_reconfigure(weir_bloom *bloom, const weir_rate_limit *limit);
+
+/// `weir_bloom_reconfigure` for an array of GCRA words
+/// (`weir_bloom_new_gcra`, `weir_bloom_place_gcra_in`): every word takes
+/// `*limit` in place, in one publication, keeping its theoretical arrival
+/// time (TAT), an instant on the caller's clock. A key's debt (TAT − now)
+/// carries over as time: it may take again once the debt is at most the
+/// new bucket less a token ((burst' − 1) / rate'), and repays at the new
+/// rate; an idle key (TAT at or before now) is a full bucket under either
+/// limit. The size, hashes, seed and counts are kept.
+///
+/// The bound across any number of changes, for a key with one hash (k times
+/// it with k): each admit moves the TAT to max(TAT, t) plus a token of the
+/// limit that judged it, and only to at most t plus that limit's bucket;
+/// so over judged instants in [a, b], in any order, the admits' tokens,
+/// each worth 1 / rate of the limit that judged it, sum to at most (b − a)
+/// plus the largest bucket (burst / rate) among those limits. Across one
+/// change at c: the old limit's admits in [a, c) keep its bound, burst +
+/// floor((c − a) × rate), the new one's in [c, b] the new one's, burst' +
+/// floor((b − c) × rate') (the debt carried over only lowers it).
+///
+/// Checked as `weir_bloom_reconfigure`, with `WEIR_ERR_GCRA_LIMIT_INVALID`
+/// for a limit whose fields are out of range, `WEIR_ERR_BLOOM_KIND_CHANGE`
+/// for an array of rate words, and `WEIR_ERR_BLOOM_TICK_CHANGE` for a limit
+/// on another tick (its `shift`) than the array's: the stored arrival times
+/// would be misread. Every rate up to 7,812,500 a second has tick 0, so
+/// two such limits always agree. An error changes nothing.
+weir_status weir_bloom_reconfigure_gcra(weir_bloom *bloom, const weir_gcra_limit *limit);
 
 #if defined(WEIR_HOSTED)
 /// The bytes a region for a bloom array of 2^`size_log2` words needs, of

@@ -1285,6 +1285,20 @@ public:
     nanoseconds next(instant now, std::string_view key) const noexcept {
         return nanoseconds(weir_bloom_next(get(), now.ns(), key.data(), key.size()));
     }
+    // A new limit for every word, in one publication (weir_bloom_reconfigure,
+    // weir_bloom_reconfigure_gcra): a racing decision is judged by the old
+    // limit or the new one, whole. Each word keeps its window (start and
+    // count, read under the new burst and interval) or its arrival time (a
+    // key's debt carries over as time). WEIR_ERR_BLOOM_KIND_CHANGE for the
+    // other kind, WEIR_ERR_BLOOM_TICK_CHANGE for a GCRA limit on another
+    // tick, WEIR_ERR_REGION_UNSUPPORTED for a view of a region. An error
+    // changes nothing. Safe beside the other calls. The limit is copied.
+    std::error_code reconfigure(const RateLimit& limit) noexcept {
+        return detail::code(weir_bloom_reconfigure(get(), limit.get()));
+    }
+    std::error_code reconfigure(const GcraLimit& limit) noexcept {
+        return detail::code(weir_bloom_reconfigure_gcra(get(), limit.get()));
+    }
 
     // Counting (weir_bloom_start_counting): off until turned on; counts()
     // answers WEIR_ERR_COUNTS_OFF until then.

@@ -13,7 +13,7 @@ use static_assertions::const_assert_eq;
 
 use crate::counts::{weir_counts, Tally};
 use crate::gcra::{gcra_limit_in, weir_gcra_limit};
-use crate::guard::{decide_counted, decide_or, free_handle, guard_status, on};
+use crate::guard::{decide_counted, decide_or, free_handle, guard_status, on, reconfigure};
 #[cfg(feature = "std")]
 use crate::guard::{guard, new_handle, place_plain, plain_footprint, usable};
 use crate::guard::{place_handle_with, placement, read_counts, start_counting, write_footprint};
@@ -21,7 +21,7 @@ use crate::guard::{Guarded, Handle};
 use crate::rate::{limit_in, weir_rate_limit};
 use crate::slots::Lines;
 use crate::status::weir_status::{self, *};
-use weir_core::bloom::{self, Bloom, BloomError, BloomLine, BloomShape};
+use weir_core::bloom::{self, Bloom, BloomError, BloomLimit, BloomLine, BloomShape};
 use weir_core::time::NEVER;
 
 /// An array of 2^size_log2 one-word limiters for a key space too large to
@@ -66,13 +66,20 @@ use weir_core::time::NEVER;
 /// Lock-free and safe to use from many threads at once (in the firmware
 /// build, from the main loop and interrupt handlers: each word update takes
 /// the build's critical section). Memory per handle:
-/// 8 × 2^size_log2 bytes of heap (64-byte aligned) plus under 160 bytes.
+/// 8 × 2^size_log2 bytes of heap (64-byte aligned) plus under 200 bytes.
 /// size_log2 is WEIR_BLOOM_MIN_SIZE_LOG2 (3, one line) to
 /// WEIR_BLOOM_MAX_SIZE_LOG2 (32: 32 GiB; 27, 1 GiB, on a 32-bit host),
 /// hashes 1..WEIR_BLOOM_MAX_HASHES (8, a whole line).
 /// Made by `weir_bloom_new` or `weir_bloom_new_gcra`, freed by
 /// `weir_bloom_free`; for memory shared between processes see
 /// `weir_bloom_init_in`.
+///
+/// Reconfigured in place: `weir_bloom_reconfigure` (rate words) and
+/// `weir_bloom_reconfigure_gcra` (GCRA words) give every word a new limit in
+/// one publication, each word keeping its window or its arrival time; a
+/// heap or placed array can be reconfigured, a view of a region cannot
+/// (its limit is the region's). The kind, size, hashes and seed never
+/// change.
 ///
 /// Placed with its own words: `weir_bloom_place_in` (or its gcra form) lays
 /// the handle and its lines together in memory the caller owns
@@ -431,7 +438,10 @@ pub extern "C" fn weir_bloom_view_in(
         if !mem.is_null() && view < end && start < view_end {
             return Err(WEIR_ERR_PLACED_OVERLAP);
         }
-        Ok(weir_bloom(Guarded::new(bloom.map_store(Lines::placed))))
+        let view = weir_bloom(Guarded::new(bloom.map_store(Lines::placed)));
+        // Its limit is the region's: `weir_bloom_reconfigure` refuses it.
+        view.0.mark_in_region();
+        Ok(view)
     })
 }
 
@@ -494,6 +504,89 @@ pub extern "C" fn weir_bloom_next(
 ) -> i64 {
     on(bloom, NEVER, |bloom| {
         key_at(key, len).map_or(NEVER, |key| bloom.next(now, key))
+    })
+}
+
+/// Gives every word of a bloom array of rate words (`weir_bloom_new`,
+/// `weir_bloom_place_in`) the limit `*limit`, in place: the array's next
+/// decisions are judged by it. One publication: a decision racing it reads
+/// the old limit or the new one, wholly, never a mix of the two; safe beside
+/// the array's other calls from any thread (not `weir_bloom_free`), and its
+/// decisions stay lock-free (two reconfigurations of one array run one
+/// after the other). Nothing is written to the words: each keeps its window,
+/// its start and its count, which are read under the new limit. So a window
+/// admits while its count is under the new burst (one that already holds
+/// more admits nothing more) and expires `count × I'` after its start (I'
+/// the new interval, 1 / rate'): a quicker rate ends a spent window sooner,
+/// a slower one later. The size, the hashes, the seed, the counts
+/// (`weir_bloom_read_counts`) and whether it counts are kept.
+///
+/// The bound across a change at c, for a key with one hash (k times it
+/// with k): the decisions judged by the old limit in [a, c) admit at most
+/// burst + floor((c − a) / I), those judged by the new one in [c, b] at
+/// most burst' + floor((b − c) / I') (a window open at the change takes at
+/// most burst' − count more, each pushing its end I' past c); across any
+/// number of changes, at most 2 × the largest burst + floor(T / the
+/// shortest interval) in any T ns. A decision racing the change is judged
+/// wholly by the limit it read, and counts under that limit.
+///
+/// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `bloom`;
+/// `WEIR_ERR_REGION_UNSUPPORTED` for a view of a region
+/// (`weir_bloom_view_in`: its limit is the region header's, read by every
+/// process that maps it; lay a new region for another limit);
+/// `WEIR_ERR_POISONED` for a poisoned array; `WEIR_ERR_NULL` for a NULL
+/// `limit`, `WEIR_ERR_RATE_LIMIT_INVALID` for one whose fields are out of
+/// range; `WEIR_ERR_BLOOM_KIND_CHANGE` for an array of GCRA words (see
+/// `weir_bloom_reconfigure_gcra`). An error changes nothing. It counts
+/// nothing. The limit is copied.
+#[no_mangle]
+pub extern "C" fn weir_bloom_reconfigure(
+    bloom: *mut weir_bloom,
+    limit: *const weir_rate_limit,
+) -> weir_status {
+    reconfigure(bloom.cast_const(), |bloom| {
+        let limit = limit_in(limit)?;
+        bloom
+            .reconfigure(BloomLimit::Window(limit))
+            .map_err(bloom_status)
+    })
+}
+
+/// `weir_bloom_reconfigure` for an array of GCRA words
+/// (`weir_bloom_new_gcra`, `weir_bloom_place_gcra_in`): every word takes
+/// `*limit` in place, in one publication, keeping its theoretical arrival
+/// time (TAT), an instant on the caller's clock. A key's debt (TAT − now)
+/// carries over as time: it may take again once the debt is at most the
+/// new bucket less a token ((burst' − 1) / rate'), and repays at the new
+/// rate; an idle key (TAT at or before now) is a full bucket under either
+/// limit. The size, hashes, seed and counts are kept.
+///
+/// The bound across any number of changes, for a key with one hash (k times
+/// it with k): each admit moves the TAT to max(TAT, t) plus a token of the
+/// limit that judged it, and only to at most t plus that limit's bucket;
+/// so over judged instants in [a, b], in any order, the admits' tokens,
+/// each worth 1 / rate of the limit that judged it, sum to at most (b − a)
+/// plus the largest bucket (burst / rate) among those limits. Across one
+/// change at c: the old limit's admits in [a, c) keep its bound, burst +
+/// floor((c − a) × rate), the new one's in [c, b] the new one's, burst' +
+/// floor((b − c) × rate') (the debt carried over only lowers it).
+///
+/// Checked as `weir_bloom_reconfigure`, with `WEIR_ERR_GCRA_LIMIT_INVALID`
+/// for a limit whose fields are out of range, `WEIR_ERR_BLOOM_KIND_CHANGE`
+/// for an array of rate words, and `WEIR_ERR_BLOOM_TICK_CHANGE` for a limit
+/// on another tick (its `shift`) than the array's: the stored arrival times
+/// would be misread. Every rate up to 7,812,500 a second has tick 0, so
+/// two such limits always agree. An error changes nothing.
+#[no_mangle]
+pub extern "C" fn weir_bloom_reconfigure_gcra(
+    bloom: *mut weir_bloom,
+    limit: *const weir_gcra_limit,
+) -> weir_status {
+    reconfigure(bloom.cast_const(), |bloom| {
+        let limit = gcra_limit_in(limit)?;
+        bloom
+            .reconfigure(BloomLimit::Gcra(limit))
+            .map_err(bloom_status)
     })
 }
 
@@ -662,9 +755,11 @@ mod tests {
     use super::weir_bloom;
 
     /// The header's figure for the handle itself, beside its words (and a
-    /// view's whole footprint): under 160 bytes.
+    /// view's whole footprint): under 200 bytes (192 on a 64-bit host, 40
+    /// of them the limit a reconfiguration publishes).
     #[test]
-    fn the_handle_is_under_160_bytes() {
-        assert!(core::mem::size_of::<weir_bloom>() < 160);
+    fn the_handle_is_under_200_bytes() {
+        let bytes = core::mem::size_of::<weir_bloom>();
+        assert!(bytes < 200, "{bytes}");
     }
 }

@@ -181,7 +181,7 @@ fn item_in<'a>(
         WEIR_CHARGE_BLOOM => {
             let bloom = state_of(item.target.cast::<weir_bloom>().cast_const())?;
             ChargeItem::Bloom {
-                shape: bloom.shape(),
+                shape: shape.write(bloom.shape()),
                 lines: bloom.lines(),
                 key: key_at(item.key, item.key_len).ok_or(WEIR_ERR_NULL)?,
                 cost: whole(item.cost)?,

@@ -131,9 +131,10 @@ pub enum weir_status {
     /// list, which an emulator may not keep (qemu-user does not): there
     /// both its init and its attach answer this. Also every
     /// `weir_X_reconfigure` on a shared handle (breaker, window, bucket,
-    /// sliding window, period, gate): its policy is its region's, laid once
-    /// for every process, so it is not changed in place (lay a new region
-    /// for another policy); nothing changed.
+    /// sliding window, period, gate, and a bloom array's view of a region,
+    /// `weir_bloom_view_in`): its policy is its region's, laid once for
+    /// every process, so it is not changed in place (lay a new region for
+    /// another policy); nothing changed.
     WEIR_ERR_REGION_UNSUPPORTED = 68,
     /// `weir_pool_attach`, always: a pool is placed-only and never shared
     /// between processes, because its items are one process's identities
@@ -298,6 +299,16 @@ pub enum weir_status {
     /// A memory region holds a bloom array laid out in lines of another size
     /// than 64 bytes.
     WEIR_ERR_BLOOM_LINE_SIZE = 418,
+    /// `weir_bloom_reconfigure` on an array of GCRA words, or
+    /// `weir_bloom_reconfigure_gcra` on one of rate words: a word's kind is
+    /// chosen when the array is made and never changes (its bits mean
+    /// nothing under the other kind); nothing changed.
+    WEIR_ERR_BLOOM_KIND_CHANGE = 419,
+    /// `weir_bloom_reconfigure_gcra` with a limit on another tick than the
+    /// array's (the `shift` of `weir_gcra_limit`): the arrival times its
+    /// words hold would be misread; nothing changed. Every rate up to
+    /// 7,812,500 a second has tick 0, so two such limits always agree.
+    WEIR_ERR_BLOOM_TICK_CHANGE = 420,
 
     // 430–449: the smooth (GCRA) word.
     /// A GCRA limit's burst is outside 1..WEIR_GCRA_MAX_BURST.
@@ -502,6 +513,8 @@ const ALL: &[weir_status] = {
         WEIR_ERR_BLOOM_TOO_FEW_WORDS,
         WEIR_ERR_BLOOM_KIND,
         WEIR_ERR_BLOOM_LINE_SIZE,
+        WEIR_ERR_BLOOM_KIND_CHANGE,
+        WEIR_ERR_BLOOM_TICK_CHANGE,
         WEIR_ERR_GCRA_BURST,
         WEIR_ERR_GCRA_ZERO,
         WEIR_ERR_GCRA_TOO_SLOW,
@@ -715,6 +728,10 @@ impl weir_status {
             }
             WEIR_ERR_BLOOM_TOO_FEW_WORDS => c"bloom size_log2 is below 3: fewer words than a line",
             WEIR_ERR_BLOOM_KIND => c"memory region holds a bloom array of an unknown word kind",
+            WEIR_ERR_BLOOM_KIND_CHANGE => c"a bloom array's word kind cannot change",
+            WEIR_ERR_BLOOM_TICK_CHANGE => {
+                c"the GCRA limit is on another tick than the bloom array's words"
+            }
             WEIR_ERR_BLOOM_LINE_SIZE => {
                 c"memory region holds a bloom array laid in lines other than 64 bytes"
             }

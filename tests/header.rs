@@ -495,6 +495,13 @@ const INDEX: &[Entry] = &[
                 &["weir_bloom_allow (keys are not kept)", "weir_bloom_next"],
             ),
             (
+                "change",
+                &[
+                    "weir_bloom_reconfigure (copies the limit)",
+                    "weir_bloom_reconfigure_gcra",
+                ],
+            ),
+            (
                 "in place",
                 &[
                     "weir_bloom_footprint",

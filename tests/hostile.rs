@@ -1082,6 +1082,24 @@ fn bloom_never_panics_on_the_heap() {
         let mut clock = Clock::new(&mut rng);
         let keys: Vec<Vec<u8>> = (0..4).map(|_| rng.key()).collect();
         for _ in 0..40 {
+            if rng.one_in(8) {
+                // A new limit of either kind, hostile or NULL: the array's
+                // kind takes it or refuses it with a status, never a panic.
+                let status = if rng.one_in(2) {
+                    let gcra = hostile_gcra_limit(&mut rng);
+                    let ptr: *const weir_gcra_limit = if rng.one_in(20) { null() } else { &gcra };
+                    sane(
+                        weir_bloom_reconfigure_gcra(bloom, ptr),
+                        "weir_bloom_reconfigure_gcra",
+                    )
+                } else {
+                    let limit = hostile_rate_limit(&mut rng);
+                    let ptr: *const weir_rate_limit = if rng.one_in(20) { null() } else { &limit };
+                    sane(weir_bloom_reconfigure(bloom, ptr), "weir_bloom_reconfigure")
+                };
+                assert_ne!(status, WEIR_ERR_PANIC);
+                calls += 1;
+            }
             let now = clock.tick(&mut rng);
             let key = &keys[rng.below(4) as usize];
             let k = key_ptr(key, &mut rng);
@@ -1097,6 +1115,11 @@ fn bloom_never_panics_on_the_heap() {
         }
         weir_bloom_free(bloom);
     }
+    assert_eq!(weir_bloom_reconfigure(null_mut(), null()), WEIR_ERR_NULL);
+    assert_eq!(
+        weir_bloom_reconfigure_gcra(null_mut(), null()),
+        WEIR_ERR_NULL
+    );
     eprintln!("bloom: {calls} calls");
     assert_no_panics("bloom");
 }

@@ -3960,6 +3960,129 @@ fn bloom_traces(out: &mut Vec<Trace>) {
     }
     reset(&mut h);
     out.push(t);
+    bloom_reconfigure_trace(out);
+}
+
+/// A bloom's limit changed in place (`weir_bloom_reconfigure`,
+/// `weir_bloom_reconfigure_gcra`): the words kept under the new limit, the
+/// other kind and another GCRA tick refused; then seeded random keys with
+/// the limit changed among three between calls.
+fn bloom_reconfigure_trace(out: &mut Vec<Trace>) {
+    let mut t = Trace::new(
+        "bloom-reconfigure.trace",
+        "bloom",
+        "A bloom's limit changed in place: rate words keep their windows\n\
+         (start and count, read under the new burst and interval), GCRA words\n\
+         their arrival times (a key's debt carries over); the other kind and\n\
+         another GCRA tick are refused, changing nothing; then seeded random\n\
+         keys with the limit changed between calls.",
+    );
+    let mut r = Rate::new();
+    let mut g = Gcra::new();
+    let mut h: *mut weir_bloom = std::ptr::null_mut();
+    let both = |t: &mut Trace, h: *mut weir_bloom, now: i64, k: &[u8]| {
+        let ok = weir_bloom_allow(h, now, k.as_ptr().cast(), k.len());
+        t.call("bloom_allow", &[I(now), V::Key(k.to_vec())], &[B(ok)]);
+        let n = weir_bloom_next(h, now, k.as_ptr().cast(), k.len());
+        t.call("bloom_next", &[I(now), V::Key(k.to_vec())], &[I(n)]);
+    };
+    let change = |t: &mut Trace, h: *mut weir_bloom, r: &Rate| {
+        let s = weir_bloom_reconfigure(h, &r.limit);
+        t.call("bloom_reconfigure", &[], &[S(s)]);
+    };
+    let change_gcra = |t: &mut Trace, h: *mut weir_bloom, g: &Gcra| {
+        let s = weir_bloom_reconfigure_gcra(h, &g.limit);
+        t.call("bloom_reconfigure_gcra", &[], &[S(s)]);
+    };
+    t.note("rate words: 10/s burst 5, four events, then 20/s burst 3");
+    r.limit_new(&mut t, 10.0, 5);
+    let s = weir_bloom_new(6, 1, &r.limit, 1, 2, &mut h);
+    t.call("bloom_new", &[U(6), U(1), U(1), U(2)], &[S(s)]);
+    for now in 0..4 {
+        both(&mut t, h, now, b"alice");
+    }
+    r.limit_new(&mut t, 20.0, 3);
+    change(&mut t, h, &r);
+    t.note("4 events are past the new burst; the window ends 4 x 50 ms after its start");
+    for now in [4, 100_000_000, 199_999_999, 200_000_000, 200_000_001] {
+        both(&mut t, h, now, b"alice");
+    }
+    both(&mut t, h, 200_000_001, b"bob");
+    t.note("the other kind is refused, and nothing changed");
+    g.limit_new(&mut t, 10.0, 5);
+    change_gcra(&mut t, h, &g);
+    both(&mut t, h, 200_000_002, b"alice");
+    weir_bloom_free(h);
+    h = std::ptr::null_mut();
+
+    t.note("GCRA words: 10/s burst 5 spent at 0, then 2/s burst 1: 0.5 s owed");
+    let s = weir_bloom_new_gcra(6, 2, &g.limit, 3, 4, &mut h);
+    t.call("bloom_new_gcra", &[U(6), U(2), U(3), U(4)], &[S(s)]);
+    for _ in 0..6 {
+        both(&mut t, h, 0, b"alice");
+    }
+    g.limit_new(&mut t, 2.0, 1);
+    change_gcra(&mut t, h, &g);
+    for now in [0, 250_000_000, 499_999_999, 500_000_000, 500_000_000] {
+        both(&mut t, h, now, b"alice");
+    }
+    both(&mut t, h, 500_000_000, b"carol");
+    t.note("back to 10/s burst 5: the debt is read under the larger bucket");
+    g.limit_new(&mut t, 10.0, 5);
+    change_gcra(&mut t, h, &g);
+    for now in [500_000_000, 500_000_000, 600_000_000] {
+        both(&mut t, h, now, b"alice");
+    }
+    t.note("another tick (1e9/s is on a finer one) and the other kind are refused");
+    g.limit_new(&mut t, 1e9, 5);
+    change_gcra(&mut t, h, &g);
+    change(&mut t, h, &r);
+    both(&mut t, h, 600_000_000, b"alice");
+    weir_bloom_free(h);
+    h = std::ptr::null_mut();
+
+    t.note("seeded random keys, the limit changed among three between calls");
+    let mut rng = Rng(36);
+    let rates = [(1000.0, 5), (200.0, 20), (5000.0, 2)];
+    for gcra in [false, true] {
+        let s = if gcra {
+            g.limit_new(&mut t, rates[0].0, rates[0].1);
+            let s = weir_bloom_new_gcra(7, 2, &g.limit, 5, 6, &mut h);
+            t.call("bloom_new_gcra", &[U(7), U(2), U(5), U(6)], &[S(s)]);
+            s
+        } else {
+            r.limit_new(&mut t, rates[0].0, rates[0].1);
+            let s = weir_bloom_new(7, 2, &r.limit, 5, 6, &mut h);
+            t.call("bloom_new", &[U(7), U(2), U(5), U(6)], &[S(s)]);
+            s
+        };
+        assert_eq!(s, weir_status::WEIR_OK);
+        let mut now = 0;
+        for _ in 0..120 {
+            if rng.below(15) == 0 {
+                let (per_s, burst) = rates[rng.below(3) as usize];
+                if gcra {
+                    g.limit_new(&mut t, per_s, burst);
+                    change_gcra(&mut t, h, &g);
+                } else {
+                    r.limit_new(&mut t, per_s, burst);
+                    change(&mut t, h, &r);
+                }
+            }
+            now = rng.step(now, 400_000);
+            let k = format!("client-{}", rng.below(12)).into_bytes();
+            if rng.below(4) == 0 {
+                let n = weir_bloom_next(h, now, k.as_ptr().cast(), k.len());
+                t.call("bloom_next", &[I(now), V::Key(k)], &[I(n)]);
+            } else {
+                let ok = weir_bloom_allow(h, now, k.as_ptr().cast(), k.len());
+                t.call("bloom_allow", &[I(now), V::Key(k)], &[B(ok)]);
+            }
+        }
+        weir_bloom_free(h);
+        h = std::ptr::null_mut();
+    }
+    out.push(t);
 }
 
 // charge

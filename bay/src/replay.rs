@@ -76,6 +76,9 @@ struct Held {
     shedder: Option<Shedder>,
     pool: Option<Pool>,
     bloom: Option<Bloom>,
+    /// The held bloom's shape with the limit in force, for a charge item
+    /// (which borrows it).
+    bloom_shape: Option<BloomShape>,
     lease: Option<Lease>,
     keyed: Option<Keyed>,
     /// Ticket slots: the k-th allow or enter line of a trace writes slot k.
@@ -1953,8 +1956,38 @@ fn gcra_limit_checked(h: &Held) -> Result<GcraLimit, i64> {
 fn bloom_made(shape: Result<BloomShape, i64>) -> usize {
     let made = shape.and_then(|shape| Bloom::new(shape).map_err(|e| code_status(e.code())));
     let status = made.as_ref().map_or_else(|&e| e, |_| 0);
-    with(|h| h.bloom = made.ok());
+    with(|h| {
+        h.bloom_shape = made.as_ref().ok().map(Bloom::shape);
+        h.bloom = made.ok();
+    });
     answer(&[status])
+}
+
+/// A new limit for the held bloom, as `weir_bloom_reconfigure(_gcra)`
+/// answers: the held limit's status if it is invalid, else the core's.
+fn bloom_reconfigured(limit: impl FnOnce(&Held) -> Result<BloomLimit, i64>) -> usize {
+    let status = with(|h| {
+        let limit = limit(h);
+        let bloom = h.bloom.as_ref().ok_or(NULL)?;
+        bloom
+            .reconfigure(limit?)
+            .map_err(|e| code_status(e.code()))?;
+        h.bloom_shape = Some(bloom.shape());
+        Ok(())
+    });
+    answer(&[status.err().unwrap_or(0)])
+}
+
+/// `bloom_reconfigure`: status; the limit is the held rate limit.
+#[no_mangle]
+pub extern "C" fn bay_bloom_reconfigure() -> usize {
+    bloom_reconfigured(|h| rate_limit_checked(h).map(BloomLimit::Window))
+}
+
+/// `bloom_reconfigure_gcra`: status; the limit is the held GCRA limit.
+#[no_mangle]
+pub extern "C" fn bay_bloom_reconfigure_gcra() -> usize {
+    bloom_reconfigured(|h| gcra_limit_checked(h).map(BloomLimit::Gcra))
 }
 
 /// `bloom_new <size_log2> <hashes> <seed0> <seed1>`: status.
@@ -2045,12 +2078,13 @@ fn charge_item<'a>(
         }
         4 => {
             let bloom = h.bloom.as_ref().ok_or(NULL)?;
+            let shape = h.bloom_shape.as_ref().ok_or(NULL)?;
             if key.is_empty() {
                 // The C replay passes an empty key as NULL.
                 return Err(NULL);
             }
             ChargeItem::Bloom {
-                shape: bloom.shape(),
+                shape,
                 lines: bloom.lines(),
                 key,
                 cost: whole(*cost)?,

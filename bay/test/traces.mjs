@@ -43,7 +43,7 @@ const OPS = {
   pool: ["pool_new", "pool_reconfigure", "pool_take", "pool_made", "pool_made_jittered", "pool_unmade", "pool_give", "pool_drop",
     "pool_evict", "pool_close", "pool_mark_old", "pool_make_ahead", "pool_live", "pool_idle", "pool_busy",
     "pool_next_expiry", "pool_read_stats"],
-  bloom: ["bloom_new", "bloom_new_gcra", "bloom_allow", "bloom_next"],
+  bloom: ["bloom_new", "bloom_new_gcra", "bloom_reconfigure", "bloom_reconfigure_gcra", "bloom_allow", "bloom_next"],
   charge: ["charge_all"],
   lease: ["lease_new", "lease_take", "lease_reconfigure", "lease_grant", "lease_release", "lease_unspent", "lease_expires", "lease_cap",
     "lease_read_stats"],

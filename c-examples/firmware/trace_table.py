@@ -72,6 +72,8 @@ OPS = [
     ("keyed_new", 4), ("keyed_new_rate", 4), ("keyed_allow", 2), ("keyed_decide", 3),
     ("keyed_next", 2), ("keyed_read", 0), ("keyed_buckets_for", 2),
     ("keyed_overflow_chance", 2),
+    # The held bloom's new limit: the held rate or GCRA limit.
+    ("bloom_reconfigure", 0), ("bloom_reconfigure_gcra", 0),
 ]
 # The operations with a key argument, and its position.
 KEYED = {"bloom_allow": 1, "bloom_next": 1, "keyed_allow": 1, "keyed_decide": 1,

@@ -776,6 +776,14 @@ static uint32_t run_handle(const trace_call *call, const uint64_t *a, const uint
         got[0] = U(st);
         return 1;
     }
+    case OP_bloom_reconfigure:
+        SKIP_UNPLACED(BLOOM);
+        got[0] = U(weir_bloom_reconfigure(H(BLOOM, weir_bloom), &held.rate_limit));
+        return 1;
+    case OP_bloom_reconfigure_gcra:
+        SKIP_UNPLACED(BLOOM);
+        got[0] = U(weir_bloom_reconfigure_gcra(H(BLOOM, weir_bloom), &held.gcra_limit));
+        return 1;
     case OP_bloom_allow:
         SKIP_UNPLACED(BLOOM);
         got[0] = weir_bloom_allow(H(BLOOM, weir_bloom), I64(a[0]), &a[2], (size_t)a[1]);

@@ -727,6 +727,13 @@ fn bloom_view(input: &mut Input) {
             let next = weir_bloom_next(placed, now, k, 1);
             assert_eq!(weir_bloom_next(heap, now, k, 1), next);
             assert_eq!(weir_bloom_next_in(rmem, region_len, now, k, 1), next);
+            if key[0] == 0 {
+                // A view's limit is its region's: refused, nothing changed.
+                assert_eq!(
+                    weir_bloom_reconfigure(placed, &limit),
+                    WEIR_ERR_REGION_UNSUPPORTED
+                );
+            }
         }
     );
     assert_eq!(weir_bloom_check_in(rmem, region_len), WEIR_OK);
@@ -795,6 +802,28 @@ fn bloom_placed(input: &mut Input) {
                 weir_bloom_allow(heap, now, k, 1),
                 weir_bloom_allow(placed, now, k, 1)
             );
+            if key[0] < 16 {
+                // A new limit of either kind: the twins take it, or refuse
+                // it, alike.
+                let (per_s, burst) = (input.f64(), input.below(6) as i64);
+                if input.bool() {
+                    let mut next = gcra_limit;
+                    if weir_gcra_limit_new(per_s, burst, &mut next) == WEIR_OK {
+                        assert_eq!(
+                            weir_bloom_reconfigure_gcra(heap, &next),
+                            weir_bloom_reconfigure_gcra(placed, &next)
+                        );
+                    }
+                } else {
+                    let mut next = rate_limit;
+                    if weir_rate_limit_new(per_s, burst, &mut next) == WEIR_OK {
+                        assert_eq!(
+                            weir_bloom_reconfigure(heap, &next),
+                            weir_bloom_reconfigure(placed, &next)
+                        );
+                    }
+                }
+            }
         }
     );
 }

@@ -1,7 +1,8 @@
 /* Reconfiguring a handle while other threads decide on it: the sliding
  * window, period counter, gate, window, breaker, retry budget, shedder,
  * adaptive limit, lease and pool take their new policy
- * under their own lock (the gate in an atomic word), so each decision
+ * under their own lock (the gate in an atomic word, the bloom array in one
+ * publication of its limit), so each decision
  * racing a change is judged by the old policy or the new one, wholly. Here
  * several threads decide in a loop while one more changes the policy in a
  * loop, and the answers must stay within the looser of the policies' bounds
@@ -499,6 +500,90 @@ static void pool_threads(void) {
     }
 }
 
+/* --- the bloom array: one key on one word (hashes 1), its limit changed
+ * back and forth between two (GCRA words, then rate words) while the
+ * deciders take at instants drawn from one clock, 10 µs apart, arriving in
+ * any order. Whatever limit judged each take, the header's bound across any
+ * number of changes holds over the whole run of T ns: for GCRA words at
+ * most (T + the largest bucket) / the shortest token; for rate words at
+ * most 2 × the largest burst + T / the shortest interval. Every
+ * reconfiguration answers WEIR_OK, and a decision never sees a torn limit
+ * (ASan, UBSan; TSan through the shared handles' thread test). */
+enum { BLOOM_TAKES = 2000 };
+#define BLOOM_STEP INT64_C(10000)
+
+static atomic_llong bloom_clock;
+static atomic_llong bloom_last;
+
+static void *bloom_decide(void *arg) {
+    struct shared *s = arg;
+    for (int i = 0; i < BLOOM_TAKES; i++) {
+        long long now = atomic_fetch_add(&bloom_clock, BLOOM_STEP);
+        if (weir_bloom_allow(s->handle, now, "key", 3)) atomic_fetch_add(&s->admitted, 1);
+        long long last = atomic_load(&bloom_last);
+        while (now > last && !atomic_compare_exchange_weak(&bloom_last, &last, now)) {
+        }
+        if (weir_bloom_next(s->handle, now, "key", 3) < 0) atomic_fetch_add(&s->bad, 1);
+    }
+    return NULL;
+}
+
+static weir_gcra_limit bloom_gcra[2];
+static weir_rate_limit bloom_rate[2];
+
+static void *bloom_gcra_change(void *arg) {
+    struct shared *s = arg;
+    for (int i = 0; !atomic_load(&s->done) || i < 100; i++) {
+        if (weir_bloom_reconfigure_gcra(s->handle, &bloom_gcra[i % 2]) != WEIR_OK) atomic_fetch_add(&s->bad, 1);
+    }
+    return NULL;
+}
+
+static void *bloom_rate_change(void *arg) {
+    struct shared *s = arg;
+    for (int i = 0; !atomic_load(&s->done) || i < 100; i++) {
+        if (weir_bloom_reconfigure(s->handle, &bloom_rate[i % 2]) != WEIR_OK) atomic_fetch_add(&s->bad, 1);
+    }
+    return NULL;
+}
+
+static void bloom_threads(void) {
+    /* 1000/s burst 5 and 500/s burst 20: tokens of 1 ms and 2 ms, buckets
+     * of 5 ms and 40 ms; windows of 5 × 1 ms and 20 × 2 ms. */
+    CHECK_STATUS(weir_gcra_limit_new(1000.0, 5, &bloom_gcra[0]), WEIR_OK);
+    CHECK_STATUS(weir_gcra_limit_new(500.0, 20, &bloom_gcra[1]), WEIR_OK);
+    CHECK_STATUS(weir_rate_limit_new(1000.0, 5, &bloom_rate[0]), WEIR_OK);
+    CHECK_STATUS(weir_rate_limit_new(500.0, 20, &bloom_rate[1]), WEIR_OK);
+    const long long ms = 1000000;
+    struct shared s;
+    for (int round = 0; round < ROUNDS; round++) {
+        for (int kind = 0; kind < 2; kind++) {
+            weir_bloom *bloom = NULL;
+            if (kind == 0) {
+                CHECK_STATUS(weir_bloom_new_gcra(6, 1, &bloom_gcra[0], 1, 2, &bloom), WEIR_OK);
+            } else {
+                CHECK_STATUS(weir_bloom_new(6, 1, &bloom_rate[0], 1, 2, &bloom), WEIR_OK);
+            }
+            /* The other kind is refused, changing nothing. */
+            CHECK_STATUS(kind == 0 ? weir_bloom_reconfigure(bloom, &bloom_rate[0])
+                                   : weir_bloom_reconfigure_gcra(bloom, &bloom_gcra[0]),
+                         WEIR_ERR_BLOOM_KIND_CHANGE);
+            atomic_store(&bloom_clock, (long long)round * 1000 * ms);
+            atomic_store(&bloom_last, (long long)round * 1000 * ms);
+            long long first = atomic_load(&bloom_clock);
+            reset(&s, bloom);
+            race(&s, bloom_decide, kind == 0 ? bloom_gcra_change : bloom_rate_change);
+            long long span = atomic_load(&bloom_last) - first;
+            long admitted = atomic_load(&s.admitted);
+            long bound = kind == 0 ? (long)((span + 40 * ms) / ms) : (long)(2 * 20 + span / ms);
+            CHECK(admitted <= bound);
+            /* And the words did admit (a token a 2 ms, halved for slack). */
+            CHECK(admitted >= (long)(span / (4 * ms)) - 2);
+            weir_bloom_free(bloom);
+        }
+    }
+}
+
 int main(void) {
     sliding_threads();
     period_threads();
@@ -510,5 +595,6 @@ int main(void) {
     concurrency_threads();
     lease_threads();
     pool_threads();
+    bloom_threads();
     CHECK_DONE();
 }

@@ -680,6 +680,10 @@ static bool run(call *c, held *h) {
                                                       seed1, &h->bloom)
                                     : weir_bloom_new_gcra(size_log2, hashes, &h->gcra_limit,
                                                           seed0, seed1, &h->bloom));
+    } else if (OP("bloom_reconfigure")) {
+        o_status(c, weir_bloom_reconfigure(h->bloom, &h->rate_limit));
+    } else if (OP("bloom_reconfigure_gcra")) {
+        o_status(c, weir_bloom_reconfigure_gcra(h->bloom, &h->gcra_limit));
     } else if (OP("bloom_allow") || OP("bloom_next")) {
         unsigned char key[256];
         int64_t now = a_i64(c);

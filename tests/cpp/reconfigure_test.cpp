@@ -111,3 +111,19 @@ TEST(Reconfigure, APoolKeepsEveryItemAboveASmallerSize) {
     EXPECT_EQ(pool.reconfigure(bad), weir::make_error_code(WEIR_ERR_POOL_SIZE));
     EXPECT_EQ(pool.live(), 2);
 }
+
+TEST(Reconfigure, ABloomKeepsEveryWord) {
+    auto old_limit = weir::GcraLimit::make(10.0, 5).value();
+    auto bloom = weir::Bloom::make_gcra(10, 1, old_limit, 1, 2).value();
+    for (int i = 0; i < 5; i++) EXPECT_TRUE(bloom.allow(0, "k"));   // owes 0.5 s
+    auto slower = weir::GcraLimit::make(2.0, 1).value();
+    EXPECT_FALSE(bloom.reconfigure(slower));
+    EXPECT_FALSE(bloom.allow(0, "k"));                    // the debt carried over
+    EXPECT_EQ(bloom.next(0, "k"), 500ms);
+    EXPECT_TRUE(bloom.allow(500 * ms, "k"));
+    auto window = weir::RateLimit::make(1.0, 1).value();
+    EXPECT_EQ(bloom.reconfigure(window), weir::make_error_code(WEIR_ERR_BLOOM_KIND_CHANGE));
+    auto fast = weir::GcraLimit::make(1e9, 5).value();   // a finer tick
+    EXPECT_EQ(bloom.reconfigure(fast), weir::make_error_code(WEIR_ERR_BLOOM_TICK_CHANGE));
+    EXPECT_FALSE(bloom.allow(500 * ms, "k"));             // still 2/s, burst 1
+}

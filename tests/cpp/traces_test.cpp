@@ -668,6 +668,10 @@ bool run(call* c, Held& h) {
         } else {
             make(c, h.bloom, weir::Bloom::make_gcra(size_log2, hashes, h.gcra_limit.value(), seed0, seed1));
         }
+    } else if (op == "bloom_reconfigure") {
+        o_code(c, h.bloom.value().reconfigure(h.rate_limit.value()));
+    } else if (op == "bloom_reconfigure_gcra") {
+        o_code(c, h.bloom.value().reconfigure(h.gcra_limit.value()));
     } else if (op == "bloom_allow" || op == "bloom_next") {
         const std::int64_t now = a_i64(c);
         unsigned char key[LINE_MAX_LEN];

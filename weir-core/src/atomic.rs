@@ -18,7 +18,7 @@
 //! dependency on every target all the same, for the keyed table's 128-bit
 //! slots: [`crate::keyed`].)
 
-pub use core::sync::atomic::Ordering;
+pub use core::sync::atomic::{fence, Ordering};
 #[cfg(target_has_atomic = "64")]
 pub use core::sync::atomic::{AtomicI64, AtomicU64};
 #[cfg(not(target_has_atomic = "64"))]

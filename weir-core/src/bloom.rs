@@ -55,6 +55,15 @@
 //! keys in 2^24 words (128 MiB) asking half their burst, F = 0.03 %, and
 //! 2.3 % asking all of it.
 //!
+//! # Reconfiguration
+//!
+//! An array's limit can change in place ([`Bloom::reconfigure`]): one
+//! publication that every decision sees whole, old or new, over the same
+//! words, each keeping what it holds (a window its start and count, a GCRA
+//! word its arrival time). Its kind, size, hashes and seed never change.
+//! The method says what a word's state means under the new limit and the
+//! bound across the change.
+//!
 //! # In caller memory
 //!
 //! The same structure can be laid into caller memory ([`init_in`],
@@ -150,6 +159,18 @@ pub enum BloomError {
     Kind,
     /// The header names a line size other than [`LINE_BYTES`].
     LineSize,
+    /// A new limit of the other word kind ([`Bloom::reconfigure`]): a rate
+    /// word's bits read as a GCRA word's (or the reverse) mean nothing.
+    KindChange,
+    /// A new GCRA limit on another tick than the array's
+    /// ([`Bloom::reconfigure`]): an arrival time stored in ticks of
+    /// 2^-shift ns would be misread by 2^(shift' − shift). Every rate up to
+    /// 7,812,500 a second is on tick 0, so two such limits always agree.
+    TickChange,
+    /// [`Bloom::reconfigure`] on an array attached to a region
+    /// ([`Bloom::attach`]): its limit is the region header's, read by every
+    /// process that maps it, and is not changed for one of them.
+    Region,
 }
 
 impl BloomError {
@@ -167,6 +188,9 @@ impl BloomError {
             BloomError::TooFewWords => 416,
             BloomError::Kind => 417,
             BloomError::LineSize => 418,
+            BloomError::KindChange => 419,
+            BloomError::TickChange => 420,
+            BloomError::Region => 68,
         }
     }
 }
@@ -337,13 +361,21 @@ impl BloomShape {
     /// read at another tick stands 2^(shift' − shift) times as far out),
     /// so they need fresh words instead.
     pub fn with_limit(&self, limit: impl Into<BloomLimit>) -> Option<BloomShape> {
+        self.try_with_limit(limit).ok()
+    }
+
+    /// [`BloomShape::with_limit`], naming why a limit is refused:
+    /// [`BloomError::KindChange`] for the other word kind,
+    /// [`BloomError::TickChange`] for a GCRA limit of another tick.
+    pub fn try_with_limit(&self, limit: impl Into<BloomLimit>) -> Result<BloomShape, BloomError> {
         let limit = limit.into();
         let open_interval = match (&self.limit, &limit) {
             (BloomLimit::Window(_), BloomLimit::Window(new)) => new.open_interval(),
             (BloomLimit::Gcra(old), BloomLimit::Gcra(new)) if old.parts().2 == new.parts().2 => 0,
-            _ => return None,
+            (BloomLimit::Gcra(_), BloomLimit::Gcra(_)) => return Err(BloomError::TickChange),
+            _ => return Err(BloomError::KindChange),
         };
-        Some(BloomShape {
+        Ok(BloomShape {
             limit,
             open_interval,
             ..*self
@@ -562,8 +594,169 @@ fn any_of<W>(line: &[W; LINE_WORDS], mut mask: u32, mut allow: impl FnMut(&W) ->
 /// code runs over each store.
 #[derive(Debug)]
 pub struct Bloom<#[cfg(feature = "alloc")] S = Vec<BloomLine>, #[cfg(not(feature = "alloc"))] S> {
+    /// The shape the array was made with; its limit is the one in force
+    /// until the first [`Bloom::reconfigure`].
     shape: BloomShape,
+    /// The limit in force after a reconfiguration, and whether the array
+    /// is a region's ([`Bloom::attach`]), whose limit is the header's.
+    limit: LimitCell,
     lines: S,
+}
+
+/// The limit a [`Bloom`] decides by once reconfigured, published whole.
+///
+/// Why this way. A limit is two words (a rate limit's interval, then its
+/// fraction and burst; a GCRA limit's per-token ticks and tolerance, its
+/// tick being the array's for good), more than one atomic holds, and a
+/// decision must read one limit, never the interval of one and the burst of
+/// another. Nor may a decision wait for a reconfiguration: the array's
+/// decisions are lock-free, and in the firmware build an interrupt handler
+/// that waited for the main loop's half-written limit would wait forever.
+/// So there are two slots, and `state` holds the generation `g` in force
+/// (the limit in `slots[g % 2]`), a bit set while a reconfiguration writes
+/// (one at a time) and a bit for an array attached to a region. A
+/// reconfiguration to `g + 1` sets its writing bit, then (after a release
+/// fence) fills `slots[(g + 1) % 2]`, the slot *not* in force, then
+/// publishes `g + 1` with the bit clear (a release store). A decision reads
+/// `state` (acquire), the slot of its generation `g`, then (after an
+/// acquire fence) `state` again, and keeps the words only if `state` still
+/// names `g`, or names `g + 1` with the writing bit clear: the slot of `g` is
+/// written only by the reconfiguration to `g + 2`, which sets the writing
+/// bit over `g + 1` before its first word, so a decision that read any word
+/// of it finds that bit, or a later generation, and reads again. A decision
+/// never waits for a writer (the slot being written is not the one in
+/// force) and reads again only if two reconfigurations start while it
+/// reads. Every field is an atomic, so no read is a data race: the check is
+/// what makes the two words one limit. Generation 0 (never reconfigured)
+/// is the shape's own limit, so an array never reconfigured pays one load
+/// and a branch per decision.
+///
+/// What "in force" means for a decision racing a change: the decision is
+/// judged wholly by the limit it read, old or new, and commits its word
+/// with one compare-and-swap, which may land just after the change (a
+/// decision is a read of the limit, then of the word, then its write).
+/// Such a decision is an old-limit decision whose write is ordered after
+/// the new limit's first ones; the bounds ([`Bloom::reconfigure`]) count
+/// it under the limit that judged it.
+#[derive(Debug)]
+struct LimitCell {
+    /// `generation << 2 | ATTACHED | WRITING`.
+    state: AtomicU64,
+    /// Each slot's two words (window: interval_ns, interval_frac | burst
+    /// << 32; gcra: per_token, tolerance).
+    slots: [[AtomicU64; 2]; 2],
+}
+
+/// [`LimitCell::state`]'s bit for a reconfiguration writing a slot.
+const WRITING: u64 = 1;
+/// [`LimitCell::state`]'s bit for an array attached to a region.
+const ATTACHED: u64 = 2;
+
+impl LimitCell {
+    const fn new(attached: bool) -> LimitCell {
+        LimitCell {
+            state: AtomicU64::new(if attached { ATTACHED } else { 0 }),
+            slots: [
+                [AtomicU64::new(0), AtomicU64::new(0)],
+                [AtomicU64::new(0), AtomicU64::new(0)],
+            ],
+        }
+    }
+
+    fn attached(&self) -> bool {
+        self.state.load(Ordering::Relaxed) & ATTACHED != 0
+    }
+
+    /// The limit in force if the array was reconfigured (`None`: the
+    /// shape's own), as a shape of the same words and keys.
+    #[inline(always)]
+    fn shape(&self, made: &BloomShape) -> Option<BloomShape> {
+        let state = self.state.load(Ordering::Acquire);
+        if state >> 2 == 0 {
+            return None;
+        }
+        Some(self.read(made, state))
+    }
+
+    /// The limit of `state`'s generation or of a later one, read whole.
+    #[inline(never)]
+    fn read(&self, made: &BloomShape, mut state: u64) -> BloomShape {
+        loop {
+            let generation = state >> 2;
+            let slot = &self.slots[(generation % 2) as usize];
+            let (a, b) = (
+                slot[0].load(Ordering::Relaxed),
+                slot[1].load(Ordering::Relaxed),
+            );
+            crate::atomic::fence(Ordering::Acquire);
+            let again = self.state.load(Ordering::Relaxed);
+            let kept =
+                again >> 2 == generation || (again >> 2 == generation + 1 && again & WRITING == 0);
+            if kept {
+                let limit = match made.limit {
+                    BloomLimit::Window(_) => BloomLimit::Window(RateLimit::from_checked_parts(
+                        a,
+                        b as u32,
+                        (b >> 32) as u32,
+                    )),
+                    BloomLimit::Gcra(made) => {
+                        BloomLimit::Gcra(GcraLimit::from_checked_parts(a, b as i64, made.parts().2))
+                    }
+                };
+                let open_interval = match &limit {
+                    BloomLimit::Window(limit) => limit.open_interval(),
+                    BloomLimit::Gcra(_) => 0,
+                };
+                return BloomShape {
+                    limit,
+                    open_interval,
+                    ..*made
+                };
+            }
+            core::hint::spin_loop();
+            state = self.state.load(Ordering::Acquire);
+        }
+    }
+
+    /// Publishes `limit` (checked, of the array's kind and tick): from the
+    /// next read, it is in force. One writer at a time; a second waits for
+    /// the first to publish.
+    fn publish(&self, limit: &BloomLimit) {
+        let mut state = self.state.load(Ordering::Relaxed);
+        loop {
+            if state & WRITING != 0 {
+                core::hint::spin_loop();
+                state = self.state.load(Ordering::Relaxed);
+                continue;
+            }
+            match self.state.compare_exchange_weak(
+                state,
+                state | WRITING,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => break,
+                Err(found) => state = found,
+            }
+        }
+        crate::atomic::fence(Ordering::Release);
+        let generation = (state >> 2) + 1;
+        let parts = match limit {
+            BloomLimit::Window(limit) => {
+                let (interval_ns, frac, burst) = limit.parts();
+                [interval_ns, u64::from(frac) | u64::from(burst) << 32]
+            }
+            BloomLimit::Gcra(limit) => {
+                let (per_token, tolerance, _) = limit.parts();
+                [per_token, tolerance as u64]
+            }
+        };
+        for (word, part) in self.slots[(generation % 2) as usize].iter().zip(parts) {
+            word.store(part, Ordering::Relaxed);
+        }
+        self.state
+            .store(generation << 2 | (state & ATTACHED), Ordering::Release);
+    }
 }
 
 impl<'a> Bloom<&'a [BloomLine]> {
@@ -575,7 +768,11 @@ impl<'a> Bloom<&'a [BloomLine]> {
     /// again.
     pub fn attach(region: &'a [BloomLine]) -> Result<Bloom<&'a [BloomLine]>, BloomError> {
         let (shape, lines) = open_in(region)?;
-        Ok(Bloom { shape, lines })
+        Ok(Bloom {
+            shape,
+            limit: LimitCell::new(true),
+            lines,
+        })
     }
 }
 
@@ -589,7 +786,11 @@ impl Bloom {
             .try_reserve_exact(n)
             .map_err(|_| BloomError::NoMemory)?;
         lines.extend((0..n).map(|_| BloomLine::fresh()));
-        Ok(Bloom { shape, lines })
+        Ok(Bloom {
+            shape,
+            limit: LimitCell::new(false),
+            lines,
+        })
     }
 }
 
@@ -609,7 +810,11 @@ impl<S: AsRef<[BloomLine]>> Bloom<S> {
                 word.store(0, Ordering::Relaxed);
             }
         }
-        Ok(Bloom { shape, lines })
+        Ok(Bloom {
+            shape,
+            limit: LimitCell::new(false),
+            lines,
+        })
     }
 
     /// The array with its lines moved to another store: `rehome` gets the
@@ -618,13 +823,74 @@ impl<S: AsRef<[BloomLine]>> Bloom<S> {
     pub fn map_store<T: AsRef<[BloomLine]>>(self, rehome: impl FnOnce(S) -> T) -> Bloom<T> {
         Bloom {
             shape: self.shape,
+            limit: self.limit,
             lines: rehome(self.lines),
         }
     }
 
-    /// The array's shape.
-    pub fn shape(&self) -> &BloomShape {
-        &self.shape
+    /// The array's shape, with the limit in force now (the one it was made
+    /// with until a [`Bloom::reconfigure`]).
+    pub fn shape(&self) -> BloomShape {
+        self.limit.shape(&self.shape).unwrap_or(self.shape)
+    }
+
+    /// Gives every word a new limit, in place and at once: from the
+    /// publication on, each decision reads the old limit or the new one,
+    /// wholly (two slots and a generation, so a decision never waits for
+    /// the change), and every word keeps what it holds. Safe beside the
+    /// array's decisions, from any thread; two reconfigurations run one
+    /// after the other. The kind, size, hashes and seed never change.
+    ///
+    /// What a word decided under the old limit means under the new one:
+    ///
+    /// - A **rate word** keeps its window's start and count. The window is
+    ///   read under the new limit: it expires `ceil(count × I')` after its
+    ///   start (I' the new interval), and admits while its count is under
+    ///   the new burst B'. A window that held more than B' events admits
+    ///   nothing more until it expires; a window already past
+    ///   `count × I'` has expired, and the next call opens a fresh one.
+    /// - A **GCRA word** keeps its theoretical arrival time (TAT), an
+    ///   instant: a key's debt (TAT − now) carries over as time. Under the
+    ///   new limit it admits once the debt is at most the new tolerance
+    ///   less a token (`burst' × per_token'` ticks less `per_token'`), and
+    ///   repays at the new rate; a key that was idle (TAT at or before
+    ///   now) is a full bucket under either limit.
+    ///
+    /// The bound across a change at `c`, for one word (a key with one
+    /// hash; with k hashes, k times it), counting each decision under the
+    /// limit that judged it:
+    ///
+    /// - **GCRA**: each admit moves the TAT to `max(TAT, t) + per_token`
+    ///   of the limit that judged it, and only to at most
+    ///   `t + tolerance`. So over judged instants in `[a, b]`, in any order
+    ///   and across any number of changes, the ticks the admits were worth
+    ///   sum to at most `(b − a) × 2^shift + ` the largest tolerance among
+    ///   the limits that judged them. In particular the old limit's admits
+    ///   in `[a, c)` keep its bound, `burst + floor((c − a) × rate)`, the
+    ///   new limit's in `[c, b]` keep the new one, `burst' + floor((b − c)
+    ///   × rate')` (the debt carried over only lowers it), and together
+    ///   `n × per_token + n' × per_token' ≤ (b − a) × 2^shift +
+    ///   tolerance'` when the last admit is the new limit's.
+    /// - **Rate**: the old limit's admits in `[a, c)` keep its bound,
+    ///   `B + floor((c − a) / I)`, and the new limit's in `[c, b]` keep the
+    ///   new one, `B' + floor((b − c) / I')`: a window open at the change
+    ///   takes at most `B' − count` more, each pushing its end `I'` further
+    ///   past `c`. Across any number of changes between limits, a window's
+    ///   events are at most the largest burst and it lasts at least
+    ///   `count × ` the shortest interval, so over any `T` ns at most
+    ///   `2 × max B + floor(T / min I)` are admitted.
+    ///
+    /// [`BloomError::KindChange`] for a limit of the other word kind,
+    /// [`BloomError::TickChange`] for a GCRA limit on another tick,
+    /// [`BloomError::Region`] for an array attached to a region; an error
+    /// changes nothing.
+    pub fn reconfigure(&self, limit: impl Into<BloomLimit>) -> Result<(), BloomError> {
+        if self.limit.attached() {
+            return Err(BloomError::Region);
+        }
+        let checked = self.shape.try_with_limit(limit)?;
+        self.limit.publish(&checked.limit);
+        Ok(())
     }
 
     /// The array's lines, as [`BloomShape::allow`] takes them.
@@ -633,16 +899,22 @@ impl<S: AsRef<[BloomLine]>> Bloom<S> {
         self.lines.as_ref()
     }
 
-    /// See [`BloomShape::allow`].
+    /// See [`BloomShape::allow`], by the limit in force.
     #[inline]
     pub fn allow(&self, now: i64, key: &[u8]) -> bool {
-        self.shape.allow(self.lines.as_ref(), now, key)
+        match self.limit.shape(&self.shape) {
+            None => self.shape.allow(self.lines.as_ref(), now, key),
+            Some(shape) => shape.allow(self.lines.as_ref(), now, key),
+        }
     }
 
-    /// See [`BloomShape::next`].
+    /// See [`BloomShape::next`], by the limit in force.
     #[inline]
     pub fn next(&self, now: i64, key: &[u8]) -> i64 {
-        self.shape.next(self.lines.as_ref(), now, key)
+        match self.limit.shape(&self.shape) {
+            None => self.shape.next(self.lines.as_ref(), now, key),
+            Some(shape) => shape.next(self.lines.as_ref(), now, key),
+        }
     }
 }
 
@@ -796,6 +1068,67 @@ mod tests {
         let fast = BloomShape::new(10, 3, gcra(1e9, 5), 1, 2).unwrap();
         assert!(fast.with_limit(gcra(10.0, 5)).is_none());
         assert_ne!(gcra(1e9, 5).parts().2, gcra(10.0, 5).parts().2);
+    }
+
+    #[test]
+    fn reconfigure_publishes_a_new_limit_over_the_same_words() {
+        // GCRA: the debt carries over, as with_limit reads it.
+        let bloom = Bloom::new(BloomShape::new(10, 3, gcra(10.0, 5), 1, 2).unwrap()).unwrap();
+        for _ in 0..5 {
+            assert!(bloom.allow(0, b"k"));
+        }
+        bloom.reconfigure(gcra(2.0, 1)).unwrap();
+        assert_eq!(bloom.shape().limit(), &BloomLimit::Gcra(gcra(2.0, 1)));
+        assert!(!bloom.allow(0, b"k"));
+        assert_eq!(bloom.next(0, b"k"), SECOND / 2);
+        assert!(bloom.allow(SECOND / 2, b"k"));
+        // Back and forth: each generation's limit, whole.
+        for round in 0..5 {
+            let (old, new) = if round % 2 == 0 {
+                (gcra(2.0, 1), gcra(10.0, 5))
+            } else {
+                (gcra(10.0, 5), gcra(2.0, 1))
+            };
+            assert_eq!(bloom.shape().limit(), &BloomLimit::Gcra(old));
+            bloom.reconfigure(new).unwrap();
+            assert_eq!(bloom.shape().limit(), &BloomLimit::Gcra(new));
+        }
+        // Refusals change nothing.
+        let now = *bloom.shape().limit();
+        assert_eq!(
+            bloom.reconfigure(limit(1.0, 1)),
+            Err(BloomError::KindChange)
+        );
+        assert_eq!(bloom.reconfigure(gcra(1e9, 5)), Err(BloomError::TickChange));
+        assert_eq!(bloom.shape().limit(), &now);
+        // Rate words: the count carries over against the new burst.
+        let bloom = Bloom::new(BloomShape::new(10, 1, limit(10.0, 5), 1, 2).unwrap()).unwrap();
+        for i in 0..4 {
+            assert!(bloom.allow(i, b"k"));
+        }
+        bloom.reconfigure(limit(20.0, 3)).unwrap();
+        assert!(!bloom.allow(4, b"k"), "4 events ≥ the new burst 3");
+        // The window now ends 4 × 50 ms after its start.
+        assert_eq!(bloom.next(4, b"k"), 4 * SECOND / 20 - 4);
+        assert!(bloom.allow(4 * SECOND / 20, b"k"));
+        // A region's array keeps the header's limit.
+        let s = BloomShape::new(4, 2, gcra(1.0, 3), 1, 1).unwrap();
+        let mem = region(3);
+        init_in(&mem, &s).unwrap();
+        let attached = Bloom::attach(&mem).unwrap();
+        assert_eq!(attached.reconfigure(gcra(2.0, 3)), Err(BloomError::Region));
+        assert_eq!(attached.shape(), s);
+    }
+
+    #[test]
+    fn a_reconfigured_array_moved_to_another_store_keeps_its_limit() {
+        let store: [BloomLine; 2] = core::array::from_fn(|_| BloomLine::fresh());
+        let bloom = Bloom::new_in(shape(4, 1, 2, 3), store).unwrap();
+        bloom.reconfigure(limit(1.0, 1)).unwrap();
+        let moved = bloom.map_store(|lines| lines);
+        assert_eq!(moved.shape().limit(), &BloomLimit::Window(limit(1.0, 1)));
+        assert!(moved.allow(0, b"k"));
+        assert!(!moved.allow(0, b"k"));
     }
 
     #[test]

@@ -671,7 +671,7 @@ mod tests {
             let lines = bloom.lines();
             let items = [
                 ChargeItem::Bloom {
-                    shape: bloom.shape(),
+                    shape: &bloom.shape(),
                     lines,
                     key: b"team",
                     cost: 2,

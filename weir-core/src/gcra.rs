@@ -157,6 +157,18 @@ impl GcraLimit {
         }
     }
 
+    /// A limit from parts that [`GcraLimit::parts`] answered, unchecked:
+    /// for a copy of a checked limit kept as plain words (a bloom array's
+    /// reconfigured limit, [`crate::bloom::Bloom::reconfigure`]).
+    #[inline]
+    pub(crate) const fn from_checked_parts(per_token: u64, tolerance: i64, shift: u32) -> Self {
+        GcraLimit {
+            per_token,
+            tolerance,
+            shift,
+        }
+    }
+
     /// The parts: ticks a token is worth, ticks a full word holds, and the
     /// tick as a power of two (a tick is 2^-shift ns).
     pub fn parts(&self) -> (u64, i64, u32) {

@@ -192,6 +192,22 @@ impl RateLimit {
         }
     }
 
+    /// A limit from parts that [`RateLimit::parts`] answered, unchecked:
+    /// for a copy of a checked limit kept as plain words (a bloom array's
+    /// reconfigured limit, [`crate::bloom::Bloom::reconfigure`]).
+    #[inline]
+    pub(crate) const fn from_checked_parts(
+        interval_ns: u64,
+        interval_frac: u32,
+        burst: u32,
+    ) -> RateLimit {
+        RateLimit {
+            interval_ns,
+            interval_frac,
+            burst,
+        }
+    }
+
     /// The parts: whole nanoseconds of the interval, its fraction in
     /// units of 2^-32 ns, and the burst.
     pub fn parts(&self) -> (u64, u32, u32) {

@@ -124,7 +124,7 @@ fn racing_hierarchies_never_pass_a_bound() {
                     cost: 1,
                 },
                 ChargeItem::Bloom {
-                    shape: bloom.shape(),
+                    shape: &bloom.shape(),
                     lines: bloom.lines(),
                     key: users[user],
                     cost: 1,
