@@ -231,11 +231,11 @@
  *            weir_keyed_init_shared_rate, weir_keyed_attach
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 4961
+ *   section  line 4962
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 5154
+ *   section  line 5155
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   placed   weir_lease_footprint, weir_lease_init_in
@@ -247,7 +247,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 5429
+ *   section  line 5430
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -261,7 +261,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 5691
+ *   section  line 5692
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -4820,7 +4820,8 @@ weir_status weir_keyed_buckets_for(uint64_t keys, double chance, uint64_t *bucke
 /// The chance that a new key overflows a table of `slots` slots (8 a
 /// bucket) holding `keys` active keys: s_8(keys / B)² with B = slots / 8
 /// buckets, s_i the fraction of buckets holding i or more keys under
-/// two-choice placement (docs/keyed.md). 1 for fewer than 8 slots; NaN
+/// two-choice placement (docs/keyed.md). 1 for fewer than 8 slots or at
+/// least as many keys as slots; NaN
 /// when `keys` or `slots` is NaN, infinite or negative.
 double weir_keyed_overflow_chance(double keys, double slots);
 
