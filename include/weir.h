@@ -233,11 +233,11 @@
  *            weir_keyed_init_shared_rate, weir_keyed_attach
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 5043
+ *   section  line 5044
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 5236
+ *   section  line 5237
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   placed   weir_lease_footprint, weir_lease_init_in
@@ -249,7 +249,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 5511
+ *   section  line 5512
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -263,7 +263,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 5773
+ *   section  line 5774
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -4779,7 +4779,7 @@ typedef struct weir_keyed weir_keyed;
 #define WEIR_KEYED_BUCKET_BYTES 128
 
 /// The most buckets of a keyed table (2^32, 512 GiB).
-#define WEIR_KEYED_MAX_BUCKETS (1 << 32)
+#define WEIR_KEYED_MAX_BUCKETS 4294967296
 
 /// What `weir_keyed_read` answers: a keyed table's shape and how full it
 /// is. 40 bytes.
@@ -4902,7 +4902,8 @@ weir_status weir_keyed_buckets_for(uint64_t keys, double chance, uint64_t *bucke
 /// The chance that a new key overflows a table of `slots` slots (8 a
 /// bucket) holding `keys` active keys: s_8(keys / B)² with B = slots / 8
 /// buckets, s_i the fraction of buckets holding i or more keys under
-/// two-choice placement (docs/keyed.md). 1 for fewer than 8 slots; NaN
+/// two-choice placement (docs/keyed.md). 1 for fewer than 8 slots or at
+/// least as many keys as slots; NaN
 /// when `keys` or `slots` is NaN, infinite or negative.
 double weir_keyed_overflow_chance(double keys, double slots);
 

@@ -1,8 +1,8 @@
 // weir.hpp — C++17 over weir's C API (weir.h), header-only.
 //
 // - One move-only RAII class per handle in namespace weir (Breaker,
-//   Shedder, Window, Bucket, Sliding, Period, Gate, Pool, Bloom, Budget,
-//   Lease, Concurrency); a
+//   Shedder, Window, Bucket, Sliding, Period, Gate, Pool, Bloom, Keyed,
+//   Budget, Lease, Concurrency); a
 //   moved-from object holds nothing, and every call on it answers what the C
 //   call answers for NULL (a refusal, 0, or WEIR_ERR_NULL). BloomRegion is
 //   the bloom laid in the caller's (shared) memory: a view, not an owner.
@@ -46,8 +46,6 @@
 //   - weir_pool_attach: a pool is never shared between processes (its
 //     items are one process's identities), so the call only ever answers
 //     WEIR_ERR_REGION_POOL; Pool has place() and no attach().
-//   - weir_keyed*: the keyed table (weir_keyed) has no C++ class yet;
-//     C++ programs call its C functions directly until weir::keyed lands.
 #ifndef WEIR_HPP
 #define WEIR_HPP
 
@@ -1421,6 +1419,153 @@ private:
     BloomRegion(void* mem, std::size_t len) noexcept : mem_(mem), len_(len) {}
     void* mem_;
     std::size_t len_;
+};
+
+// ----------------------------------------------------------------- keyed
+
+// One exact word per key for millions of keys in fixed memory (weir_keyed):
+// GCRA words by default, rate words with make_rate. Unlike Bloom, a key is
+// never refused for another's traffic while the table has room; when a
+// new key finds none, the overflow policy answers (see weir_keyed_new).
+class Keyed : public detail::handle<weir_keyed, weir_keyed_free> {
+public:
+    // The overflow policies (WEIR_KEYED_OVERFLOW_*).
+    enum class overflow : std::uint32_t {
+        refuse = WEIR_KEYED_OVERFLOW_REFUSE,
+        admit = WEIR_KEYED_OVERFLOW_ADMIT,
+        shared = WEIR_KEYED_OVERFLOW_SHARED,
+    };
+    // What decided a call (WEIR_KEYED_REFUSED, ...).
+    enum class decision : std::uint32_t {
+        refused = WEIR_KEYED_REFUSED,
+        allowed = WEIR_KEYED_ALLOWED,
+        overflow_admitted = WEIR_KEYED_OVERFLOW_ADMITTED,
+        overflow_refused = WEIR_KEYED_OVERFLOW_REFUSED,
+    };
+    // Whether a decision admitted the call.
+    static constexpr bool admitted(decision d) noexcept {
+        return d == decision::allowed || d == decision::overflow_admitted;
+    }
+
+    // GCRA words, `buckets` buckets of 8 slots (size with buckets_for). The
+    // limit is copied. Pass secret random seeds.
+    static result<Keyed> make(std::uint64_t buckets, const GcraLimit& limit, overflow policy,
+                              std::uint64_t seed0, std::uint64_t seed1) noexcept {
+        weir_keyed* out = nullptr;
+        weir_status status =
+            weir_keyed_new(buckets, limit.get(), static_cast<std::uint32_t>(policy), seed0, seed1, &out);
+        if (status != WEIR_OK) return status;
+        return Keyed(out);
+    }
+    // Rate words (fixed windows).
+    static result<Keyed> make_rate(std::uint64_t buckets, const RateLimit& limit, overflow policy,
+                                   std::uint64_t seed0, std::uint64_t seed1) noexcept {
+        weir_keyed* out = nullptr;
+        weir_status status =
+            weir_keyed_new_rate(buckets, limit.get(), static_cast<std::uint32_t>(policy), seed0, seed1, &out);
+        if (status != WEIR_OK) return status;
+        return Keyed(out);
+    }
+
+    // One event for the key; the key is hashed during the call and not kept.
+    bool allow(instant now, std::string_view key) const noexcept {
+        return weir_keyed_allow(get(), now.ns(), key.data(), key.size());
+    }
+    // `n` events for the key, all or nothing, and what decided.
+    result<decision> decide(instant now, std::string_view key, std::int64_t n = 1) const noexcept {
+        std::uint32_t out = 0;
+        weir_status status = weir_keyed_decide(get(), now.ns(), key.data(), key.size(), n, &out);
+        if (status != WEIR_OK) return status;
+        return static_cast<decision>(out);
+    }
+    // The earliest instant the key's own word would admit one event (`now`
+    // if it would now; INT64_MAX nanoseconds if never). Charges nothing.
+    result<instant> next(instant now, std::string_view key) const noexcept {
+        std::int64_t at = 0;
+        weir_status status = weir_keyed_next(get(), now.ns(), key.data(), key.size(), &at);
+        if (status != WEIR_OK) return status;
+        return instant(at);
+    }
+    // The table's shape and fill; scans every slot.
+    result<weir_keyed_reading> read() const noexcept {
+        weir_keyed_reading out{};
+        weir_status status = weir_keyed_read(get(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+
+    // Sizing: the fewest buckets for `keys` active keys at an overflow
+    // chance of at most `chance` a new key, and that chance.
+    static result<std::uint64_t> buckets_for(std::uint64_t keys, double chance) noexcept {
+        std::uint64_t out = 0;
+        weir_status status = weir_keyed_buckets_for(keys, chance, &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static double overflow_chance(double keys, double slots) noexcept { return weir_keyed_overflow_chance(keys, slots); }
+    // Whether calls are lock-free and a table can be shared between
+    // processes on this machine.
+    static bool lock_free() noexcept { return weir_keyed_lock_free(); }
+
+    // A table placed in the caller's memory (see weir::footprint): answers
+    // as one made by make() or make_rate(). Keep the memory in place while
+    // it is used; the destructor leaves it alone.
+    static result<weir::footprint> footprint(std::uint64_t buckets) noexcept {
+        weir::footprint out{};
+        weir_status status = weir_keyed_footprint(buckets, &out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Keyed> place(void* mem, std::size_t len, std::uint64_t buckets, const GcraLimit& limit,
+                               overflow policy, std::uint64_t seed0, std::uint64_t seed1) noexcept {
+        weir_keyed* out = nullptr;
+        weir_status status = weir_keyed_init_in(mem, len, buckets, limit.get(), static_cast<std::uint32_t>(policy),
+                                                seed0, seed1, &out);
+        if (status != WEIR_OK) return status;
+        return Keyed(out);
+    }
+    static result<Keyed> place_rate(void* mem, std::size_t len, std::uint64_t buckets, const RateLimit& limit,
+                                    overflow policy, std::uint64_t seed0, std::uint64_t seed1) noexcept {
+        weir_keyed* out = nullptr;
+        weir_status status = weir_keyed_init_rate_in(mem, len, buckets, limit.get(),
+                                                     static_cast<std::uint32_t>(policy), seed0, seed1, &out);
+        if (status != WEIR_OK) return status;
+        return Keyed(out);
+    }
+    // Shared between processes (weir_keyed_init_shared, weir_keyed_attach),
+    // in memory mapped MAP_SHARED at a multiple of 128 bytes; destroying
+    // the object leaves the region alone.
+    static result<weir::footprint> shared_footprint(std::uint64_t buckets) noexcept {
+        weir::footprint out{};
+        weir_status status = weir_keyed_shared_footprint(buckets, &out.bytes, &out.align);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+    static result<Keyed> place_shared(void* mem, std::size_t len, std::uint64_t buckets, const GcraLimit& limit,
+                                      overflow policy, std::uint64_t seed0, std::uint64_t seed1) noexcept {
+        weir_keyed* out = nullptr;
+        weir_status status = weir_keyed_init_shared(mem, len, buckets, limit.get(),
+                                                    static_cast<std::uint32_t>(policy), seed0, seed1, &out);
+        if (status != WEIR_OK) return status;
+        return Keyed(out);
+    }
+    static result<Keyed> place_shared_rate(void* mem, std::size_t len, std::uint64_t buckets, const RateLimit& limit,
+                                           overflow policy, std::uint64_t seed0, std::uint64_t seed1) noexcept {
+        weir_keyed* out = nullptr;
+        weir_status status = weir_keyed_init_shared_rate(mem, len, buckets, limit.get(),
+                                                         static_cast<std::uint32_t>(policy), seed0, seed1, &out);
+        if (status != WEIR_OK) return status;
+        return Keyed(out);
+    }
+    static result<Keyed> attach(void* mem, std::size_t len) noexcept {
+        weir_keyed* out = nullptr;
+        weir_status status = weir_keyed_attach(mem, len, &out);
+        if (status != WEIR_OK) return status;
+        return Keyed(out);
+    }
+
+private:
+    explicit Keyed(weir_keyed* table) noexcept : handle(table) {}
 };
 
 // ---------------------------------------------------------------- charge

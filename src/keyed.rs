@@ -104,7 +104,7 @@ pub const WEIR_KEYED_SLOTS: u32 = 8;
 /// The bytes of a keyed table's bucket, and its alignment.
 pub const WEIR_KEYED_BUCKET_BYTES: usize = 128;
 /// The most buckets of a keyed table (2^32, 512 GiB).
-pub const WEIR_KEYED_MAX_BUCKETS: u64 = 1 << 32;
+pub const WEIR_KEYED_MAX_BUCKETS: u64 = 4_294_967_296;
 
 const_assert_eq!(WEIR_KEYED_SLOTS as usize, keyed::SLOTS);
 const_assert_eq!(WEIR_KEYED_BUCKET_BYTES, keyed::BUCKET_BYTES);
@@ -826,7 +826,8 @@ pub extern "C" fn weir_keyed_buckets_for(keys: u64, chance: f64, buckets: *mut u
 /// The chance that a new key overflows a table of `slots` slots (8 a
 /// bucket) holding `keys` active keys: s_8(keys / B)² with B = slots / 8
 /// buckets, s_i the fraction of buckets holding i or more keys under
-/// two-choice placement (docs/keyed.md). 1 for fewer than 8 slots; NaN
+/// two-choice placement (docs/keyed.md). 1 for fewer than 8 slots or at
+/// least as many keys as slots; NaN
 /// when `keys` or `slots` is NaN, infinite or negative.
 #[no_mangle]
 pub extern "C" fn weir_keyed_overflow_chance(keys: f64, slots: f64) -> f64 {

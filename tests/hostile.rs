@@ -43,6 +43,7 @@ use weir::counts::*;
 use weir::deadline::*;
 use weir::gate::*;
 use weir::gcra::*;
+use weir::keyed::*;
 use weir::lease::*;
 use weir::limiter::*;
 use weir::period::*;
@@ -3547,6 +3548,367 @@ impl From<bool> for Answer {
             Answer::Refused
         }
     }
+}
+
+// ---------------------------------------------------------------------------
+// Keyed tables: on the heap, placed, shared, and their sizing.
+
+/// Memory aligned as a keyed table's buckets (128 bytes).
+#[repr(C, align(128))]
+#[derive(Clone, Copy)]
+struct Line128([u64; 16]);
+
+/// `bytes` bytes of zeros, 128-aligned, then `shift` bytes further on.
+fn keyed_memory(lines: &mut Vec<Line128>, bytes: usize, shift: usize) -> *mut c_void {
+    *lines = vec![Line128([0; 16]); bytes / 128 + 3];
+    (lines.as_mut_ptr() as usize + shift) as *mut c_void
+}
+
+/// A bucket count: mostly a few, sometimes 0 or past the maximum (refused),
+/// never a real but costly allocation.
+fn hostile_buckets(rng: &mut Rng) -> u64 {
+    let buckets = rng.u64();
+    if buckets > 64 && buckets <= WEIR_KEYED_MAX_BUCKETS {
+        rng.below(65)
+    } else {
+        buckets
+    }
+}
+
+/// Hostile calls on a table made with `overflow`: every status sane, the
+/// out-values written only on `WEIR_OK`, `next` at or after `now`, a key
+/// whose `next` is `now` never refused by its own word, and the reading in
+/// range.
+fn hostile_keyed_calls(table: *mut weir_keyed, overflow: u32, rng: &mut Rng) -> u64 {
+    let mut calls = 0;
+    let mut clock = Clock::new(rng);
+    if rng.one_in(2) {
+        clock.now = clock.now.saturating_abs();
+    }
+    let keys: Vec<Vec<u8>> = (0..6).map(|_| rng.key()).collect();
+    for _ in 0..40 {
+        let now = clock.tick(rng);
+        let key = &keys[rng.below(6) as usize];
+        let k = key_ptr(key, rng);
+        let len = if rng.one_in(60) {
+            usize::MAX - rng.below(2) as usize
+        } else {
+            key.len()
+        };
+        let n = if rng.one_in(3) {
+            rng.i64()
+        } else {
+            1 + rng.below(4) as i64
+        };
+        let mut at = -7i64;
+        let next = sane(
+            weir_keyed_next(table, now, k, len, &mut at),
+            "weir_keyed_next",
+        );
+        let mut decision = 99u32;
+        let decided = sane(
+            weir_keyed_decide(table, now, k, len, 1, &mut decision),
+            "weir_keyed_decide",
+        );
+        let mut many = 99u32;
+        let decided_n = sane(
+            weir_keyed_decide(table, now, k, len, n, &mut many),
+            "weir_keyed_decide",
+        );
+        let allowed = weir_keyed_allow(table, now, k, len);
+        calls += 4;
+        if next == WEIR_OK {
+            assert!(at >= now, "next {at} before {now}");
+            if at == now && at != i64::MAX {
+                assert_eq!(decided, WEIR_OK);
+                assert_ne!(
+                    decision, WEIR_KEYED_REFUSED,
+                    "next {now} but refused at {now}"
+                );
+            }
+        } else {
+            assert_eq!(at, -7);
+        }
+        for (status, answer) in [(decided, decision), (decided_n, many)] {
+            if status == WEIR_OK {
+                assert!(answer <= WEIR_KEYED_OVERFLOW_REFUSED);
+            } else {
+                assert_eq!(answer, 99);
+            }
+        }
+        if now < 0 || (k.is_null() && len > 0) {
+            assert!(!allowed && next != WEIR_OK && decided != WEIR_OK);
+        }
+        if rng.one_in(8) {
+            let mut reading = weir_keyed_reading::default();
+            assert_eq!(
+                sane(weir_keyed_read(table, &mut reading), "weir_keyed_read"),
+                WEIR_OK
+            );
+            calls += 1;
+            assert_eq!(reading.slots, reading.buckets * 8);
+            assert!(reading.occupied <= reading.slots);
+            assert_eq!(reading.overflow_policy, overflow);
+            assert!([WEIR_KEYED_KIND_RATE, WEIR_KEYED_KIND_GCRA].contains(&reading.kind));
+        }
+    }
+    calls
+}
+
+#[test]
+fn keyed_never_panics_in_any_form() {
+    count_panics();
+    let mut rng = Rng::new(seed(0x6e1ed));
+    let mut lines = Vec::new();
+    let mut odd = [0u64; 8];
+    let mut calls = 0u64;
+    let mut made = [0u64; 3];
+    for _ in 0..rounds(3_000) {
+        let buckets = hostile_buckets(&mut rng);
+        let overflow = if rng.one_in(4) {
+            rng.u32()
+        } else {
+            rng.below(3) as u32
+        };
+        let gcra = hostile_gcra_limit(&mut rng);
+        let rate = hostile_rate_limit(&mut rng);
+        let gcra_ptr: *const weir_gcra_limit = if rng.one_in(20) { null() } else { &gcra };
+        let rate_ptr: *const weir_rate_limit = if rng.one_in(20) { null() } else { &rate };
+        let (seed0, seed1, kind) = (rng.next(), rng.next(), rng.one_in(2));
+        let mut table = null_mut();
+        let form = rng.below(3) as usize;
+        let status = match form {
+            // The heap.
+            0 => {
+                let status = if kind {
+                    sane(
+                        weir_keyed_new(buckets, gcra_ptr, overflow, seed0, seed1, &mut table),
+                        "weir_keyed_new",
+                    )
+                } else {
+                    sane(
+                        weir_keyed_new_rate(buckets, rate_ptr, overflow, seed0, seed1, &mut table),
+                        "weir_keyed_new_rate",
+                    )
+                };
+                if rng.one_in(30) {
+                    sane(
+                        weir_keyed_new(4, gcra_ptr, 0, 1, 2, null_mut()),
+                        "weir_keyed_new",
+                    );
+                }
+                status
+            }
+            // Placed: memory of any length and alignment.
+            1 => {
+                let (mut bytes, mut align) = (0usize, 0usize);
+                let footprint = sane(
+                    weir_keyed_footprint(buckets, &mut bytes, &mut align),
+                    "weir_keyed_footprint",
+                );
+                sane(
+                    weir_keyed_footprint(buckets, misaligned(&mut odd), &mut align),
+                    "weir_keyed_footprint",
+                );
+                let bytes = if footprint == WEIR_OK {
+                    assert_eq!(align, 128);
+                    bytes
+                } else {
+                    rng.below(1 << 14) as usize
+                };
+                let shift = if rng.one_in(5) {
+                    rng.pick(&[1, 8, 64])
+                } else {
+                    0
+                };
+                let mem = if rng.one_in(30) {
+                    null_mut()
+                } else {
+                    keyed_memory(&mut lines, bytes, shift)
+                };
+                let len = placed_len(bytes, &mut rng).min(bytes + 128);
+                let status = if kind {
+                    sane(
+                        weir_keyed_init_in(
+                            mem, len, buckets, gcra_ptr, overflow, seed0, seed1, &mut table,
+                        ),
+                        "weir_keyed_init_in",
+                    )
+                } else {
+                    sane(
+                        weir_keyed_init_rate_in(
+                            mem, len, buckets, rate_ptr, overflow, seed0, seed1, &mut table,
+                        ),
+                        "weir_keyed_init_rate_in",
+                    )
+                };
+                if status == WEIR_OK {
+                    assert!(footprint == WEIR_OK && shift == 0 && len >= bytes);
+                }
+                status
+            }
+            // Shared: laid, attached, then its header spoiled.
+            _ => {
+                let (mut bytes, mut align) = (0usize, 0usize);
+                let footprint = sane(
+                    weir_keyed_shared_footprint(buckets, &mut bytes, &mut align),
+                    "weir_keyed_shared_footprint",
+                );
+                if footprint != WEIR_OK {
+                    calls += 1;
+                    continue;
+                }
+                assert_eq!(align, 128);
+                let shift = if rng.one_in(5) {
+                    rng.pick(&[1, 8, 64])
+                } else {
+                    0
+                };
+                let mem = keyed_memory(&mut lines, bytes, shift);
+                let len = placed_len(bytes, &mut rng).min(bytes + 128);
+                let status = if kind {
+                    sane(
+                        weir_keyed_init_shared(
+                            mem, len, buckets, gcra_ptr, overflow, seed0, seed1, &mut table,
+                        ),
+                        "weir_keyed_init_shared",
+                    )
+                } else {
+                    sane(
+                        weir_keyed_init_shared_rate(
+                            mem, len, buckets, rate_ptr, overflow, seed0, seed1, &mut table,
+                        ),
+                        "weir_keyed_init_shared_rate",
+                    )
+                };
+                calls += 2;
+                if status == WEIR_OK {
+                    assert!(shift == 0 && len >= bytes);
+                    let mut again = null_mut();
+                    assert_eq!(
+                        sane(
+                            weir_keyed_attach(mem, bytes, &mut again),
+                            "weir_keyed_attach"
+                        ),
+                        WEIR_OK
+                    );
+                    assert_eq!(again, table);
+                    calls += hostile_keyed_calls(again, overflow, &mut rng);
+                    made[2] += 1;
+                    // Does nothing: the region is the caller's. (Before the
+                    // bytes below are spoiled: a handle is not to be used
+                    // once its memory has been written over.)
+                    weir_keyed_free(table);
+                    // One header byte changed, then the region cut short,
+                    // then random bytes: each refused, nothing written.
+                    let header = mem.cast::<u8>();
+                    let at = rng.below(WEIR_REGION_HEADER_BYTES as u64) as usize;
+                    let flip = 1 + rng.below(255) as u8;
+                    // SAFETY (test): `at` is inside the region's header.
+                    unsafe { *header.add(at) ^= flip };
+                    let mut refused = null_mut();
+                    assert_ne!(
+                        sane(
+                            weir_keyed_attach(mem, bytes, &mut refused),
+                            "weir_keyed_attach"
+                        ),
+                        WEIR_OK
+                    );
+                    // SAFETY (test): as above, put back.
+                    unsafe { *header.add(at) ^= flip };
+                    let short = rng.below(bytes as u64) as usize;
+                    assert_eq!(
+                        sane(
+                            weir_keyed_attach(mem, short, &mut refused),
+                            "weir_keyed_attach"
+                        ),
+                        WEIR_ERR_REGION_SIZE
+                    );
+                    for word in 0..bytes / 8 {
+                        // SAFETY (test): inside the region's `bytes`.
+                        unsafe { *mem.cast::<u64>().add(word) = rng.next() };
+                    }
+                    assert_ne!(
+                        sane(
+                            weir_keyed_attach(mem, bytes, &mut refused),
+                            "weir_keyed_attach"
+                        ),
+                        WEIR_OK
+                    );
+                    assert!(refused.is_null());
+                    calls += 4;
+                    continue;
+                }
+                assert!(table.is_null());
+                continue;
+            }
+        };
+        calls += 2;
+        if status != WEIR_OK {
+            assert!(table.is_null(), "*out written on {status:?}");
+            continue;
+        }
+        made[form] += 1;
+        calls += hostile_keyed_calls(table, overflow, &mut rng);
+        weir_keyed_free(table);
+    }
+    weir_keyed_free(null_mut());
+    eprintln!("keyed: {calls} calls, made by form {made:?}");
+    if rounds(3_000) >= 1_000 {
+        assert!(made[0] > 0 && made[1] > 0, "a form never made: {made:?}");
+        if weir_keyed_lock_free() {
+            assert!(made[2] > 0, "never laid a shared table: {made:?}");
+        }
+    }
+    assert_no_panics("keyed");
+}
+
+#[test]
+fn keyed_sizing_never_panics_and_answers_a_chance() {
+    count_panics();
+    let mut rng = Rng::new(seed(0x512e));
+    // Each weir_keyed_buckets_for solves the formula some 33 times: a
+    // few dozen rounds, a second or two unoptimised.
+    for _ in 0..rounds(60) {
+        let (keys, slots) = (rng.f64(), rng.f64());
+        let chance = weir_keyed_overflow_chance(keys, slots);
+        let valid = |x: f64| x.is_finite() && x >= 0.0;
+        if valid(keys) && valid(slots) {
+            assert!(
+                (0.0..=1.0).contains(&chance),
+                "{keys} keys, {slots} slots: {chance}"
+            );
+        } else {
+            assert!(chance.is_nan());
+        }
+        let mut buckets = 0xdead;
+        let keys = if rng.one_in(2) {
+            rng.below(1 << 20)
+        } else {
+            rng.u64()
+        };
+        let chance = if rng.one_in(2) { rng.unit() } else { rng.f64() };
+        let status = sane(
+            weir_keyed_buckets_for(keys, chance, &mut buckets),
+            "weir_keyed_buckets_for",
+        );
+        if status == WEIR_OK {
+            assert!((1..=WEIR_KEYED_MAX_BUCKETS).contains(&buckets));
+            let fill = weir_keyed_overflow_chance(keys as f64, buckets as f64 * 8.0);
+            assert!(
+                fill <= chance,
+                "{keys} keys in {buckets}: {fill} > {chance}"
+            );
+        } else {
+            assert_eq!(buckets, 0xdead);
+        }
+        sane(
+            weir_keyed_buckets_for(keys, chance, misaligned(&mut [0; 8])),
+            "weir_keyed_buckets_for",
+        );
+    }
+    let _ = weir_keyed_lock_free();
+    assert_no_panics("keyed sizing");
 }
 
 // ---------------------------------------------------------------------------

@@ -261,18 +261,6 @@ const OPT_OUTS: &[OptOut] = &[
             a keyed table until it is",
     },
     OptOut {
-        face: "hostile sweep",
-        name: "weir_keyed*",
-        reason: "the keyed table's calls join the sweep with its C tests \
-            (tests/c/keyed.c); until then the type's own tests guard them",
-    },
-    OptOut {
-        face: "fuzz targets",
-        name: "weir_keyed*",
-        reason: "the keyed table's fuzz target comes with its C tests; until \
-            then the type's own tests guard its calls",
-    },
-    OptOut {
         face: EVERY_FACE,
         name: "weir_critical_*",
         reason: "weir_critical_enter and weir_critical_exit are the firmware \

@@ -637,11 +637,17 @@ impl<C: SlotCell> Word for HeldWord<'_, C> {
 /// holding `i` or more keys, from `s_i' = s_{i−1}² − s_i²`, `s_0 = 1`
 /// (the limit for large tables, solved by fourth-order Runge–Kutta in 400
 /// steps: within 10^-4 of its value, relatively, for every load up to
-/// full). 1 when `slots` is under one bucket.
+/// full). 1 when `slots` is under one bucket, or when `keys` fill every
+/// slot.
 pub fn overflow_chance(keys: f64, slots: f64) -> f64 {
     let buckets = slots / SLOTS as f64;
     // NaN too.
     if buckets.is_nan() || buckets < 1.0 {
+        return 1.0;
+    }
+    // As many keys as slots (or more): no room for another. (It also keeps
+    // the integration's steps short: at most 8 / 400 buckets' worth.)
+    if keys >= slots {
         return 1.0;
     }
     let load = (keys / buckets).max(0.0);
@@ -929,6 +935,9 @@ mod tests {
         assert!((chance(0.62) / 1.9094e-9 - 1.0).abs() < 1e-3);
         assert!((chance(0.8) / 7.670e-3 - 1.0).abs() < 1e-3);
         assert_eq!(overflow_chance(1.0, 7.0), 1.0);
+        assert_eq!(overflow_chance(8.0, 8.0), 1.0);
+        assert_eq!(overflow_chance(1e300, 1e300), 1.0);
+        assert!(chance(0.999) < 1.0);
         let b = buckets_for(1_000_000, 1e-9).unwrap();
         assert!(overflow_chance(1e6, (b * 8) as f64) <= 1e-9);
         assert!(overflow_chance(1e6, ((b - 1) * 8) as f64) > 1e-9);

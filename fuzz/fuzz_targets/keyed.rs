@@ -1,0 +1,369 @@
+//! A keyed table (`weir_keyed_*`), of either word kind, on the heap, placed
+//! in caller memory or laid in a region and attached, with a few buckets so
+//! that keys replace idle ones and overflow; then a run of calls on a clock
+//! that floods one instant and sometimes goes backwards.
+//!
+//! Checked against a model of one lone word per key (a `weir_gcra` or
+//! `weir_rate` of the same limit, no table): while no call has overflowed
+//! and the clock has not gone back, every decision is the lone word's
+//! (the header's "exact per key"). Throughout: an error writes nothing and
+//! changes nothing, `next` is at or after `now` and a key whose `next` is
+//! `now` is never refused by its own word, an overflow is answered as the
+//! policy says and counted, and the reading stays in range.
+#![no_main]
+
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::ffi::c_void;
+use std::ptr::null_mut;
+
+use libfuzzer_sys::fuzz_target;
+use weir::gcra::*;
+use weir::keyed::*;
+use weir::rate::*;
+use weir::status::weir_status::*;
+use weir_fuzz::{abort_on_panic, skipped, trace, Clock, Input};
+
+/// The keys a run draws from: more than a few buckets hold.
+const KEYS: usize = 48;
+
+/// Memory of exactly `len` bytes, 128-aligned, freed on drop.
+struct Memory {
+    base: *mut u8,
+    layout: Layout,
+}
+
+impl Memory {
+    fn new(len: usize) -> Memory {
+        let layout = Layout::from_size_align(len.max(1), 128).unwrap();
+        // SAFETY: the layout has a non-zero size.
+        let base = unsafe { alloc_zeroed(layout) };
+        assert!(!base.is_null());
+        Memory { base, layout }
+    }
+    fn mem(&self) -> *mut c_void {
+        self.base.cast()
+    }
+}
+
+impl Drop for Memory {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout.
+        unsafe { dealloc(self.base, self.layout) };
+    }
+}
+
+/// One lone word per key, of the table's kind and limit.
+enum Model {
+    Gcra(weir_gcra_limit, Vec<weir_gcra>),
+    Rate(weir_rate_limit, Vec<weir_rate>),
+}
+
+impl Model {
+    /// What the key's lone word answers to `n` events at `now`, charging it.
+    fn decide(&mut self, key: usize, now: i64, n: i64) -> bool {
+        match self {
+            Model::Gcra(limit, words) => weir_gcra_allow_n(&mut words[key], limit, now, n),
+            Model::Rate(limit, words) => n == 1 && weir_rate_allow(&mut words[key], limit, now),
+        }
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    abort_on_panic();
+    let mut input = Input::new(data);
+    if input.one_in(8) {
+        sizing(&mut input);
+        return;
+    }
+    let buckets = match input.u8() % 8 {
+        0 => 0,
+        1 => WEIR_KEYED_MAX_BUCKETS + 1 + input.below(10),
+        _ => 1 + input.below(6),
+    };
+    let overflow = match input.u8() % 8 {
+        0 => input.u32(),
+        policy => u32::from(policy % 3),
+    };
+    let burst = [1i64, 2, 3, 5, 100][input.below(5) as usize];
+    let per_s = [0.5, 1.0, 1000.0, 10000.0][input.below(4) as usize];
+    let gcra = input.even();
+    let mut gcra_limit = weir_gcra_limit {
+        per_token: 0,
+        tolerance: 0,
+        shift: 0,
+        reserved: 0,
+    };
+    let mut rate_limit = weir_rate_limit {
+        interval_ns: 0,
+        interval_frac: 0,
+        burst: 0,
+    };
+    assert_eq!(weir_gcra_limit_new(per_s, burst, &mut gcra_limit), WEIR_OK);
+    assert_eq!(weir_rate_limit_new(per_s, burst, &mut rate_limit), WEIR_OK);
+    let (seed0, seed1) = (input.u64(), input.u64());
+    let form = input.below(3);
+    trace!("{buckets} buckets, overflow {overflow}, burst {burst}, {per_s}/s, gcra {gcra}, form {form}");
+
+    let mut memory = None;
+    let mut table = null_mut();
+    let status = match form {
+        0 if gcra => weir_keyed_new(buckets, &gcra_limit, overflow, seed0, seed1, &mut table),
+        0 => weir_keyed_new_rate(buckets, &rate_limit, overflow, seed0, seed1, &mut table),
+        1 => {
+            let (mut bytes, mut align) = (0, 0);
+            let footprint = weir_keyed_footprint(buckets, &mut bytes, &mut align);
+            if footprint != WEIR_OK {
+                bytes = 4096;
+            }
+            let len = match input.u8() % 4 {
+                0 => bytes.saturating_sub(1 + input.below(200) as usize),
+                _ => bytes,
+            };
+            let region = Memory::new(len);
+            let status = if gcra {
+                let limit = &gcra_limit;
+                weir_keyed_init_in(
+                    region.mem(),
+                    len,
+                    buckets,
+                    limit,
+                    overflow,
+                    seed0,
+                    seed1,
+                    &mut table,
+                )
+            } else {
+                let limit = &rate_limit;
+                weir_keyed_init_rate_in(
+                    region.mem(),
+                    len,
+                    buckets,
+                    limit,
+                    overflow,
+                    seed0,
+                    seed1,
+                    &mut table,
+                )
+            };
+            if status == WEIR_OK {
+                assert!(footprint == WEIR_OK && len >= bytes && align == 128);
+            }
+            memory = Some(region);
+            status
+        }
+        _ => {
+            let (mut bytes, mut align) = (0, 0);
+            let footprint = weir_keyed_shared_footprint(buckets, &mut bytes, &mut align);
+            if footprint != WEIR_OK {
+                if weir_keyed_lock_free() && buckets >= 1 && buckets <= WEIR_KEYED_MAX_BUCKETS {
+                    panic!("no shared footprint for {buckets} buckets: {footprint:?}");
+                }
+                return;
+            }
+            let region = Memory::new(bytes);
+            let status = if gcra {
+                let limit = &gcra_limit;
+                weir_keyed_init_shared(
+                    region.mem(),
+                    bytes,
+                    buckets,
+                    limit,
+                    overflow,
+                    seed0,
+                    seed1,
+                    &mut table,
+                )
+            } else {
+                let limit = &rate_limit;
+                weir_keyed_init_shared_rate(
+                    region.mem(),
+                    bytes,
+                    buckets,
+                    limit,
+                    overflow,
+                    seed0,
+                    seed1,
+                    &mut table,
+                )
+            };
+            if status == WEIR_OK {
+                let mut again = null_mut();
+                assert_eq!(weir_keyed_attach(region.mem(), bytes, &mut again), WEIR_OK);
+                assert_eq!(again, table);
+                let mut short = null_mut();
+                let cut = input.below(bytes as u64) as usize;
+                assert_eq!(
+                    weir_keyed_attach(region.mem(), cut, &mut short),
+                    WEIR_ERR_REGION_SIZE
+                );
+                assert!(short.is_null());
+            }
+            memory = Some(region);
+            status
+        }
+    };
+    trace!("made: {status:?}");
+    if buckets == 0 || buckets > WEIR_KEYED_MAX_BUCKETS {
+        assert_ne!(status, WEIR_OK);
+    }
+    if overflow > WEIR_KEYED_OVERFLOW_SHARED {
+        assert_eq!(status, WEIR_ERR_KEYED_OVERFLOW);
+    }
+    if status != WEIR_OK {
+        assert!(table.is_null());
+        return;
+    }
+    let mut model = if gcra {
+        Model::Gcra(
+            gcra_limit,
+            (0..KEYS).map(|_| weir_gcra { state: 0 }).collect(),
+        )
+    } else {
+        Model::Rate(
+            rate_limit,
+            (0..KEYS).map(|_| weir_rate { state: 0 }).collect(),
+        )
+    };
+    // The model holds while nothing has overflowed and time has not gone
+    // back; `shared` counts the calls the shared word admitted.
+    let mut exact = true;
+    let mut overflows = 0u64;
+    let mut clock = Clock::new(&mut input);
+    let mut latest = i64::MIN;
+    while !input.is_empty() {
+        let now = clock.tick(&mut input);
+        if now < latest {
+            exact = false;
+        }
+        latest = latest.max(now);
+        let key = input.below(KEYS as u64) as usize;
+        let bytes = (key as u64).to_le_bytes();
+        let n = match input.u8() % 8 {
+            0 => input.i64(),
+            1 => 1 + input.below(burst as u64 + 1) as i64,
+            _ => 1,
+        };
+        let mut at = -7;
+        let next = weir_keyed_next(table, now, bytes.as_ptr().cast(), 8, &mut at);
+        let mut decision = 99;
+        let status = if n == 1 && input.even() {
+            // The same call through weir_keyed_allow, which answers only
+            // admitted or not: the overflow count tells which decided.
+            let before = overflow_count(table);
+            let allowed = weir_keyed_allow(table, now, bytes.as_ptr().cast(), 8);
+            let overflowed = overflow_count(table) > before;
+            if now >= 0 {
+                decision = match (overflowed, allowed) {
+                    (false, true) => WEIR_KEYED_ALLOWED,
+                    (false, false) => WEIR_KEYED_REFUSED,
+                    (true, true) => WEIR_KEYED_OVERFLOW_ADMITTED,
+                    (true, false) => WEIR_KEYED_OVERFLOW_REFUSED,
+                };
+                WEIR_OK
+            } else {
+                assert!(!allowed && !overflowed);
+                WEIR_ERR_NEGATIVE
+            }
+        } else {
+            weir_keyed_decide(table, now, bytes.as_ptr().cast(), 8, n, &mut decision)
+        };
+        trace!("key {key} at {now}, n {n}: next {next:?} {at}, {status:?} {decision}");
+        if now < 0 {
+            assert_eq!((next, at), (WEIR_ERR_NEGATIVE, -7));
+            assert_eq!((status, decision), (WEIR_ERR_NEGATIVE, 99));
+            continue;
+        }
+        assert_eq!(next, WEIR_OK);
+        assert!(at >= now);
+        if n < 1 || n > burst {
+            assert_eq!((status, decision), (WEIR_ERR_KEYED_COUNT, 99));
+            continue;
+        }
+        assert_eq!(status, WEIR_OK);
+        if at == now && at != i64::MAX && n == 1 && !skipped("next") {
+            assert_ne!(decision, WEIR_KEYED_REFUSED, "next {at} but refused");
+        }
+        match decision {
+            WEIR_KEYED_ALLOWED | WEIR_KEYED_REFUSED => {}
+            WEIR_KEYED_OVERFLOW_ADMITTED => {
+                assert_ne!(overflow, WEIR_KEYED_OVERFLOW_REFUSE);
+                overflows += 1;
+                exact = false;
+            }
+            WEIR_KEYED_OVERFLOW_REFUSED => {
+                assert_ne!(overflow, WEIR_KEYED_OVERFLOW_ADMIT);
+                overflows += 1;
+                exact = false;
+            }
+            other => panic!("decision {other}"),
+        }
+        let lone = model.decide(key, now, n);
+        let rate_many = !gcra && n > 1;
+        if exact && !rate_many && !skipped("model") {
+            let admitted = decision == WEIR_KEYED_ALLOWED;
+            assert_eq!(
+                admitted, lone,
+                "key {key} at {now}, n {n}: table {decision}, lone word {lone}"
+            );
+        }
+        if rate_many {
+            // The model's rate words take one event a call: it cannot
+            // follow a call of several.
+            exact = false;
+        }
+        if input.one_in(16) {
+            let mut reading = weir_keyed_reading::default();
+            assert_eq!(weir_keyed_read(table, &mut reading), WEIR_OK);
+            assert_eq!(reading.buckets, buckets);
+            assert_eq!(reading.slots, 8 * buckets);
+            assert!(reading.occupied <= reading.slots);
+            assert_eq!(reading.overflows, overflows);
+            assert_eq!(reading.overflow_policy, overflow);
+            let kind = if gcra {
+                WEIR_KEYED_KIND_GCRA
+            } else {
+                WEIR_KEYED_KIND_RATE
+            };
+            assert_eq!(reading.kind, kind);
+        }
+    }
+    weir_keyed_free(table);
+    drop(memory);
+});
+
+/// The calls the table has seen overflow.
+fn overflow_count(table: *const weir_keyed) -> u64 {
+    let mut reading = weir_keyed_reading::default();
+    assert_eq!(weir_keyed_read(table, &mut reading), WEIR_OK);
+    reading.overflows
+}
+
+/// The sizing calls: a chance in [0, 1] (NaN only for a count that is NaN,
+/// infinite or negative), and buckets that meet the chance asked.
+fn sizing(input: &mut Input) {
+    let (keys, slots) = (input.f64(), input.f64());
+    let chance = weir_keyed_overflow_chance(keys, slots);
+    trace!("overflow chance of {keys} keys in {slots} slots: {chance}");
+    let valid = |x: f64| x.is_finite() && x >= 0.0;
+    if valid(keys) && valid(slots) {
+        assert!((0.0..=1.0).contains(&chance));
+    } else {
+        assert!(chance.is_nan());
+    }
+    let keys = input.below(1 << 24);
+    let chance = if input.even() {
+        input.unit()
+    } else {
+        input.f64()
+    };
+    let mut buckets = 0xdead;
+    let status = weir_keyed_buckets_for(keys, chance, &mut buckets);
+    trace!("buckets for {keys} keys at {chance}: {status:?} {buckets}");
+    if status == WEIR_OK {
+        assert!((1..=WEIR_KEYED_MAX_BUCKETS).contains(&buckets));
+        assert!(weir_keyed_overflow_chance(keys as f64, buckets as f64 * 8.0) <= chance);
+    } else {
+        assert_eq!(status, WEIR_ERR_KEYED_SIZING);
+        assert_eq!(buckets, 0xdead);
+    }
+}
