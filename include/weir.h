@@ -4697,7 +4697,7 @@ typedef struct weir_keyed weir_keyed;
 #define WEIR_KEYED_BUCKET_BYTES 128
 
 /// The most buckets of a keyed table (2^32, 512 GiB).
-#define WEIR_KEYED_MAX_BUCKETS (1 << 32)
+#define WEIR_KEYED_MAX_BUCKETS 4294967296
 
 /// What `weir_keyed_read` answers: a keyed table's shape and how full it
 /// is. 40 bytes.
