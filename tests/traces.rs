@@ -22,6 +22,7 @@ use weir::concurrency::*;
 use weir::deadline::*;
 use weir::gate::*;
 use weir::gcra::*;
+use weir::keyed::*;
 use weir::lease::*;
 use weir::limiter::*;
 use weir::period::*;
@@ -4674,6 +4675,417 @@ fn lease_traces(out: &mut Vec<Trace>) {
     out.push(t);
 }
 
+// keyed
+
+/// The held keyed table of a keyed trace, and its calls as trace lines.
+struct Table(*mut weir_keyed);
+
+impl Table {
+    fn drop_held(&mut self) {
+        weir_keyed_free(self.0);
+        self.0 = std::ptr::null_mut();
+    }
+    /// `keyed_new` under the held GCRA limit.
+    fn new_gcra(&mut self, t: &mut Trace, g: &Gcra, buckets: u64, overflow: u32, seed: [u64; 2]) {
+        self.drop_held();
+        let s = weir_keyed_new(buckets, &g.limit, overflow, seed[0], seed[1], &mut self.0);
+        t.call(
+            "keyed_new",
+            &[U(buckets), U(overflow.into()), U(seed[0]), U(seed[1])],
+            &[S(s)],
+        );
+    }
+    /// `keyed_new_rate` under the held rate limit.
+    fn new_rate(&mut self, t: &mut Trace, r: &Rate, buckets: u64, overflow: u32, seed: [u64; 2]) {
+        self.drop_held();
+        let s = weir_keyed_new_rate(buckets, &r.limit, overflow, seed[0], seed[1], &mut self.0);
+        t.call(
+            "keyed_new_rate",
+            &[U(buckets), U(overflow.into()), U(seed[0]), U(seed[1])],
+            &[S(s)],
+        );
+    }
+    fn allow(&mut self, t: &mut Trace, now: i64, k: &[u8]) -> bool {
+        let ok = weir_keyed_allow(self.0, now, k.as_ptr().cast(), k.len());
+        t.call("keyed_allow", &[I(now), V::Key(k.to_vec())], &[B(ok)]);
+        ok
+    }
+    fn decide(&mut self, t: &mut Trace, now: i64, k: &[u8], n: i64) -> (weir_status, u32) {
+        let mut d = 0;
+        let s = weir_keyed_decide(self.0, now, k.as_ptr().cast(), k.len(), n, &mut d);
+        t.call(
+            "keyed_decide",
+            &[I(now), V::Key(k.to_vec()), I(n)],
+            &[S(s), U(d.into())],
+        );
+        (s, d)
+    }
+    fn next(&mut self, t: &mut Trace, now: i64, k: &[u8]) -> i64 {
+        let mut at = 0;
+        let s = weir_keyed_next(self.0, now, k.as_ptr().cast(), k.len(), &mut at);
+        t.call("keyed_next", &[I(now), V::Key(k.to_vec())], &[S(s), I(at)]);
+        at
+    }
+    fn read(&mut self, t: &mut Trace) -> weir_keyed_reading {
+        let mut r = weir_keyed_reading::default();
+        let s = weir_keyed_read(self.0, &mut r);
+        t.call(
+            "keyed_read",
+            &[],
+            &[
+                S(s),
+                U(r.buckets),
+                U(r.slots),
+                U(r.occupied),
+                U(r.overflows),
+                U(r.kind.into()),
+                U(r.overflow_policy.into()),
+            ],
+        );
+        r
+    }
+}
+
+/// Lone words beside a keyed table: what each key's own word answers, for
+/// the generator to check that the table is exact while it has room.
+#[derive(Default)]
+struct Lone(BTreeMap<Vec<u8>, weir_gcra>);
+
+impl Lone {
+    fn allow_n(&mut self, limit: &weir_gcra_limit, now: i64, k: &[u8], n: i64) -> bool {
+        let w = self.0.entry(k.to_vec()).or_insert(weir_gcra { state: 0 });
+        weir_gcra_allow_n(w, limit, now, n)
+    }
+}
+
+fn keyed_traces(out: &mut Vec<Trace>) {
+    let mut t = Trace::new(
+        "keyed-scenarios.trace",
+        "keyed",
+        "The keyed table, GCRA and rate words: its constructors' statuses in\n\
+         the order the header checks them; each key's admits, those of a lone\n\
+         word; the statuses of bad arguments; idle keys replaced at several\n\
+         phases of their words; each overflow policy on a one-bucket table.",
+    );
+    let mut g = Gcra::new();
+    let mut r = Rate::new();
+    let mut h = Table(std::ptr::null_mut());
+    // 10 a second, a burst of 3: a key that made one call at t is at rest
+    // (idle, replaceable) from t + 100 ms.
+    g.limit_new(&mut t, 10.0, 3);
+    t.note("constructors: the overflow policy is checked before the buckets");
+    for (buckets, overflow) in [
+        (0, 0),
+        (WEIR_KEYED_MAX_BUCKETS + 1, 0),
+        (u64::MAX, 1),
+        (4, 3),
+        (4, u32::MAX),
+        (0, 3),
+        (4, 0),
+    ] {
+        h.new_gcra(&mut t, &g, buckets, overflow, [1, 2]);
+    }
+    h.read(&mut t);
+
+    t.note("each key's admits are a lone GCRA word's, n at a time");
+    let mut lone = Lone::default();
+    let keys: [&[u8]; 4] = [b"alice", b"bob", b"carol", b""];
+    let mut rng = Rng(38);
+    let mut now = 0;
+    for i in 0..120 {
+        let k = keys[rng.below(keys.len() as u64) as usize];
+        now += rng.below(60_000_000) as i64;
+        if i % 5 == 4 {
+            h.next(&mut t, now, k);
+            continue;
+        }
+        let n = 1 + rng.below(3) as i64;
+        let (s, d) = h.decide(&mut t, now, k, n);
+        assert_eq!(s, weir_status::WEIR_OK);
+        let want = lone.allow_n(&g.limit, now, k, n);
+        assert_eq!(d, u32::from(want), "key {k:?} at {now}");
+        if !want {
+            let at = h.next(&mut t, now, k);
+            assert_eq!(at, now + weir_gcra_next(&lone.0[k], &g.limit, now));
+        }
+    }
+    h.read(&mut t);
+
+    t.note("bad arguments: n outside 1..=burst, a negative now (checked first)");
+    for (now, n) in [
+        (now, 0),
+        (now, -1),
+        (now, 4),
+        (now, i64::MIN),
+        (-1, 1),
+        (-1, 0),
+    ] {
+        h.decide(&mut t, now, b"alice", n);
+    }
+    h.allow(&mut t, -1, b"alice");
+    h.next(&mut t, -1, b"alice");
+    h.next(&mut t, i64::MIN, b"");
+    t.note("the clock's end");
+    h.allow(&mut t, MAX, b"dave");
+    h.next(&mut t, MAX, b"dave");
+    h.decide(&mut t, MAX, b"dave", 3);
+    h.next(&mut t, MAX - 1, b"dave");
+    h.read(&mut t);
+
+    t.note("idle keys replaced: a one-bucket table (8 candidate slots) filled by");
+    t.note("eight keys charged 20 ms apart; new keys come at the phases around");
+    t.note("their words' rest (charge + 100 ms): a key at rest is replaced, an");
+    t.note("active one never; a replaced key comes back as a fresh one");
+    let fill = |i: u64| format!("held-{i}").into_bytes();
+    for overflow in [
+        WEIR_KEYED_OVERFLOW_REFUSE,
+        WEIR_KEYED_OVERFLOW_ADMIT,
+        WEIR_KEYED_OVERFLOW_SHARED,
+    ] {
+        h.new_gcra(&mut t, &g, 1, overflow, [5, 6]);
+        let base = 1_000_000_000;
+        for i in 0..8 {
+            let (_, d) = h.decide(&mut t, base + i as i64 * 20_000_000, &fill(i), 1);
+            assert_eq!(d, WEIR_KEYED_ALLOWED);
+        }
+        h.read(&mut t);
+        // Key i is at rest from base + 20 ms × i + 100 ms.
+        for (j, at) in [
+            99_999_999i64,
+            100_000_000,
+            100_000_001,
+            119_999_999,
+            120_000_000,
+            150_000_000,
+            150_000_000,
+            200_000_000,
+            239_999_999,
+            240_000_000,
+            240_000_000,
+            240_000_000,
+            400_000_000,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let now = base + at;
+            h.decide(&mut t, now, format!("new-{j}").as_bytes(), 1);
+            h.next(&mut t, now, format!("new-{j}").as_bytes());
+        }
+        h.read(&mut t);
+        for i in 0..8 {
+            h.next(&mut t, base + 400_000_000, &fill(i));
+            h.decide(&mut t, base + 400_000_000, &fill(i), 3);
+        }
+        h.read(&mut t);
+    }
+
+    t.note("each overflow policy: eight keys spend their bursts, then four new");
+    t.note("keys ask while every slot is active; then the slots come to rest");
+    for overflow in [
+        WEIR_KEYED_OVERFLOW_REFUSE,
+        WEIR_KEYED_OVERFLOW_ADMIT,
+        WEIR_KEYED_OVERFLOW_SHARED,
+    ] {
+        h.new_gcra(&mut t, &g, 1, overflow, [7, 8]);
+        for i in 0..8 {
+            h.decide(&mut t, 0, &fill(i), 3);
+        }
+        for now in [0, 1, 2, 100_000_000, 150_000_000] {
+            for j in 0..4u64 {
+                let k = format!("over-{j}").into_bytes();
+                h.decide(&mut t, now, &k, 1);
+            }
+            h.allow(&mut t, now, b"over-0");
+            h.next(&mut t, now, b"over-0");
+            h.decide(&mut t, now, b"over-1", 2);
+        }
+        h.read(&mut t);
+        // Every held key rests from 300 ms.
+        for now in [299_999_999, 300_000_000] {
+            h.decide(&mut t, now, b"over-0", 1);
+            h.decide(&mut t, now, b"over-1", 3);
+        }
+        h.read(&mut t);
+    }
+
+    t.note("rate words: a key's window ends, its slot is replaced");
+    r.limit_new(&mut t, 10.0, 3);
+    for (buckets, overflow) in [(0, 0), (1, 3), (1, WEIR_KEYED_OVERFLOW_REFUSE)] {
+        h.new_rate(&mut t, &r, buckets, overflow, [9, 10]);
+    }
+    for i in 0..8 {
+        h.decide(
+            &mut t,
+            5_000_000 + i as i64 * 40_000_000,
+            &fill(i),
+            1 + (i % 3) as i64,
+        );
+        h.allow(&mut t, 5_000_000 + i as i64 * 40_000_000, &fill(i));
+    }
+    h.read(&mut t);
+    for at in [
+        0i64,
+        299_999_999,
+        300_000_000,
+        300_000_001,
+        340_000_000,
+        400_000_000,
+        599_999_999,
+        600_000_000,
+        900_000_000,
+        1_000_000_000,
+    ] {
+        h.next(&mut t, at, b"late");
+        h.decide(&mut t, at, b"late", 1);
+        h.next(&mut t, at, b"held-0");
+        h.allow(&mut t, at, b"held-0");
+    }
+    for n in [0, 3, 4] {
+        h.decide(&mut t, 2_000_000_000, b"late", n);
+    }
+    h.read(&mut t);
+    h.new_rate(&mut t, &r, 2, WEIR_KEYED_OVERFLOW_SHARED, [9, 10]);
+    for i in 0..24 {
+        h.decide(&mut t, 1000 + i, &fill(i as u64), 2);
+    }
+    h.read(&mut t);
+    h.drop_held();
+    out.push(t);
+
+    {
+        // In a file of its own: a face whose limits are valid by
+        // construction cannot hold an invalid one.
+        let mut t = Trace::new(
+            "keyed-invalid-limits.trace",
+            "keyed",
+            "A keyed table under an invalid limit (memory from another program)\n\
+             is refused, its limit checked before its overflow policy and buckets.",
+        );
+        let mut g = Gcra::new();
+        let mut r = Rate::new();
+        let mut h = Table(std::ptr::null_mut());
+        g.limit_set(&mut t, 0, 0, 0, 0);
+        h.new_gcra(&mut t, &g, 4, 0, [1, 2]);
+        h.new_gcra(&mut t, &g, 0, 3, [1, 2]);
+        g.limit_set(&mut t, 100_000_000, 200_000_000, 0, 1);
+        h.new_gcra(&mut t, &g, 4, 0, [1, 2]);
+        r.limit_set(&mut t, 0, 0, 0);
+        h.new_rate(&mut t, &r, 4, 0, [1, 2]);
+        h.new_rate(&mut t, &r, 0, 3, [1, 2]);
+        h.drop_held();
+        out.push(t);
+    }
+
+    {
+        let mut t = Trace::new(
+            "keyed-sizing.trace",
+            "keyed",
+            "The keyed table's sizing: weir_keyed_buckets_for's buckets and\n\
+             statuses, weir_keyed_overflow_chance's estimates bit for bit (plain\n\
+             IEEE-754 arithmetic, no library function) and its NaNs.",
+        );
+        for (keys, chance) in [
+            (1_000_000u64, 1e-9),
+            (1_000_000, 1e-6),
+            (1_000_000, 0.01),
+            (1_000_000, 1.0),
+            (1000, 0.5),
+            (1, 1e-12),
+            (0, 1e-9),
+            (0, 1.0),
+            (1000, 0.0),
+            (1000, -0.0),
+            (1000, -0.5),
+            (1000, 1.0000000000000002),
+            (1000, f64::NAN),
+            (1000, f64::INFINITY),
+            (1000, f64::MIN_POSITIVE),
+            (u64::MAX, 1e-9),
+            (u64::MAX, 1.0),
+        ] {
+            let mut b = 0;
+            let s = weir_keyed_buckets_for(keys, chance, &mut b);
+            t.call("keyed_buckets_for", &[U(keys), F(chance)], &[S(s), U(b)]);
+        }
+        for (keys, slots) in [
+            (500_000.0, 8_000_000.0),
+            (1_000_000.0, 1_624_720.0),
+            (800_000.0, 1_000_000.0),
+            (64.0, 64.0),
+            (0.0, 64.0),
+            (1.0, 8.0),
+            (1.0, 7.0),
+            (0.0, 0.0),
+            (-1.0, 64.0),
+            (64.0, -1.0),
+            (f64::NAN, 64.0),
+            (64.0, f64::NAN),
+            (f64::INFINITY, 64.0),
+            (64.0, f64::INFINITY),
+            (-0.0, 64.0),
+        ] {
+            let c = weir_keyed_overflow_chance(keys, slots);
+            t.call("keyed_overflow_chance", &[F(keys), F(slots)], &[F(c)]);
+        }
+        out.push(t);
+    }
+
+    let mut t = Trace::new(
+        "keyed-random.trace",
+        "keyed",
+        "Seeded random calls over 300 keys on small tables (16 buckets, 128\n\
+         slots), so that they fill and overflow: GCRA words under each policy,\n\
+         then rate words; allows, decides of 0 to burst + 1 tokens, nexts,\n\
+         readings.",
+    );
+    let mut g = Gcra::new();
+    let mut r = Rate::new();
+    let mut rng = Rng(3838);
+    let key = |i: u64| format!("k{i}").into_bytes();
+    g.limit_new(&mut t, 2.0, 4);
+    r.limit_new(&mut t, 2.0, 4);
+    let mut h = Table(std::ptr::null_mut());
+    let mut now = 0i64;
+    let mut overflows = 0;
+    for part in 0..4u64 {
+        let overflow = (part % 3) as u32;
+        if part < 3 {
+            h.new_gcra(&mut t, &g, 16, overflow, [rng.next(), rng.next()]);
+        } else {
+            h.new_rate(
+                &mut t,
+                &r,
+                16,
+                WEIR_KEYED_OVERFLOW_SHARED,
+                [rng.next(), rng.next()],
+            );
+        }
+        for _ in 0..900 {
+            now = rng.step(now, 100_000);
+            let k = key(rng.below(300));
+            match rng.below(20) {
+                0..=10 => {
+                    h.allow(&mut t, now, &k);
+                }
+                11..=16 => {
+                    h.decide(&mut t, now, &k, rng.below(6) as i64);
+                }
+                17..=18 => {
+                    h.next(&mut t, now, &k);
+                }
+                _ => {
+                    overflows += h.read(&mut t).overflows;
+                }
+            }
+        }
+        overflows += h.read(&mut t).overflows;
+    }
+    assert!(overflows > 100, "the random tables overflow ({overflows})");
+    h.drop_held();
+    out.push(t);
+}
+
 fn all_traces() -> Vec<Trace> {
     let mut out = Vec::new();
     rate_traces(&mut out);
@@ -4695,6 +5107,7 @@ fn all_traces() -> Vec<Trace> {
     bloom_traces(&mut out);
     charge_traces(&mut out);
     lease_traces(&mut out);
+    keyed_traces(&mut out);
     millisecond_traces(&mut out);
     out
 }
@@ -4804,7 +5217,7 @@ fn traces_keep_to_the_format() {
 /// not make the call at all.
 #[test]
 fn traces_call_only_live_handles() {
-    const HANDLES: [&str; 12] = [
+    const HANDLES: [&str; 13] = [
         "bucket",
         "window",
         "sliding",
@@ -4817,17 +5230,21 @@ fn traces_call_only_live_handles() {
         "pool",
         "bloom",
         "lease",
+        "keyed",
     ];
     for t in all_traces() {
         let mut live = BTreeMap::new();
         for (i, line) in t.text.lines().enumerate().skip(1) {
             let op = line.split(' ').next().unwrap();
             let ty = op.split('_').next().unwrap();
-            if line.starts_with('#') || !HANDLES.contains(&ty) {
+            // The keyed table's sizing calls take no table.
+            let pure = op == "keyed_buckets_for" || op == "keyed_overflow_chance";
+            if line.starts_with('#') || !HANDLES.contains(&ty) || pure {
                 continue;
             }
             if op == format!("{ty}_new")
                 || op == "bloom_new_gcra"
+                || op == "keyed_new_rate"
                 || op == "concurrency_new_partitioned"
             {
                 live.insert(ty, line.ends_with(" = 0"));

@@ -26,6 +26,7 @@ typedef struct {
     weir_pool *pool;
     weir_bloom *bloom;
     weir_lease *lease;
+    weir_keyed *keyed;
     /* Ticket slots: the k-th allow or enter line of a file writes slot k. */
     size_t tickets;
     weir_breaker_ticket breaker_tickets[MAX_TICKETS];
@@ -46,6 +47,7 @@ static void drop_all(held *h) {
     weir_pool_free(h->pool);
     weir_bloom_free(h->bloom);
     weir_lease_free(h->lease);
+    weir_keyed_free(h->keyed);
 }
 
 static size_t new_ticket(call *c, held *h) {
@@ -687,6 +689,52 @@ static bool run(call *c, held *h) {
         } else {
             o_i64(c, weir_bloom_next(h->bloom, now, key, n));
         }
+    }
+    /* keyed table */
+    else if (OP("keyed_new") || OP("keyed_new_rate")) {
+        uint64_t buckets = a_u64(c);
+        uint32_t overflow = (uint32_t)a_u64(c);
+        uint64_t seed0 = a_u64(c), seed1 = a_u64(c);
+        weir_keyed_free(h->keyed);
+        h->keyed = NULL;
+        o_status(c, OP("keyed_new") ? weir_keyed_new(buckets, &h->gcra_limit, overflow, seed0,
+                                                      seed1, &h->keyed)
+                                    : weir_keyed_new_rate(buckets, &h->rate_limit, overflow,
+                                                          seed0, seed1, &h->keyed));
+    } else if (OP("keyed_allow") || OP("keyed_decide") || OP("keyed_next")) {
+        unsigned char key[256];
+        int64_t now = a_i64(c);
+        size_t n = a_key(c, key, sizeof key);
+        if (OP("keyed_allow")) {
+            o_bool(c, weir_keyed_allow(h->keyed, now, key, n));
+        } else if (OP("keyed_decide")) {
+            int64_t tokens = a_i64(c);
+            uint32_t d = 0;
+            o_status(c, weir_keyed_decide(h->keyed, now, key, n, tokens, &d));
+            o_u64(c, d);
+        } else {
+            int64_t at = 0;
+            o_status(c, weir_keyed_next(h->keyed, now, key, n, &at));
+            o_i64(c, at);
+        }
+    } else if (OP("keyed_read")) {
+        weir_keyed_reading r;
+        memset(&r, 0, sizeof r);
+        o_status(c, weir_keyed_read(h->keyed, &r));
+        o_u64(c, r.buckets);
+        o_u64(c, r.slots);
+        o_u64(c, r.occupied);
+        o_u64(c, r.overflows);
+        o_u64(c, r.kind);
+        o_u64(c, r.overflow_policy);
+    } else if (OP("keyed_buckets_for")) {
+        uint64_t keys = a_u64(c), b = 0;
+        double chance = a_f64(c);
+        o_status(c, weir_keyed_buckets_for(keys, chance, &b));
+        o_u64(c, b);
+    } else if (OP("keyed_overflow_chance")) {
+        double keys = a_f64(c);
+        o_f64(c, weir_keyed_overflow_chance(keys, a_f64(c)));
     }
     /* charge */
     else if (OP("charge_all")) {
