@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -331,8 +332,8 @@ func keyedTrace(t *testing.T, calls int, gcra bool, seed int64) {
 	r := rand.New(rand.NewSource(seed))
 	zipf := rand.NewZipf(r, 1.2, 1, 60_000)
 	// Rate 2000/s: a word is at rest at most 2 ms after its last charge,
-	// in which about 1,000 calls land; size for 4,000 active keys.
-	buckets, err := KeyedBucketsFor(4000, 1e-9)
+	// in which about 1,000 calls land; size for 2,000 active keys.
+	buckets, err := KeyedBucketsFor(2000, 1e-9)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,11 +408,12 @@ func keyedTrace(t *testing.T, calls int, gcra bool, seed int64) {
 
 // A key's admits are a lone word's, call for call, while keys are
 // forgotten and retaken (more keys pass through than the table has
-// slots), for both kinds of word.
+// slots), for both kinds of word: 60,000 calls a kind (about a second
+// under -race), four seeds of 500,000 with WEIR_LONG=1.
 func TestKeyedIsExactAgainstLoneWords(t *testing.T) {
-	calls := 200_000
-	if testing.Short() {
-		calls = 20_000
+	calls, seeds := 60_000, int64(1)
+	if os.Getenv("WEIR_LONG") == "1" {
+		calls, seeds = 500_000, 4
 	}
 	for _, gcra := range []bool{true, false} {
 		name := "rate"
@@ -419,7 +421,7 @@ func TestKeyedIsExactAgainstLoneWords(t *testing.T) {
 			name = "gcra"
 		}
 		t.Run(name, func(t *testing.T) {
-			for seed := int64(1); seed <= 2; seed++ {
+			for seed := int64(1); seed <= seeds; seed++ {
 				keyedTrace(t, calls, gcra, seed)
 			}
 		})
