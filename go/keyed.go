@@ -26,7 +26,7 @@ const (
 	// KeyedBucketBytes is the bytes of a bucket, and its alignment.
 	KeyedBucketBytes = C.WEIR_KEYED_BUCKET_BYTES
 	// KeyedMaxBuckets is the most buckets a table may have (2^32, 512 GiB).
-	KeyedMaxBuckets = 1 << 32
+	KeyedMaxBuckets = C.WEIR_KEYED_MAX_BUCKETS
 )
 
 // KeyedOverflow is a keyed table's overflow policy: what answers a call
