@@ -25,8 +25,8 @@
 # (firmware-m4, firmware-m0) does not skip in traces/skips.txt into a const
 # table in flash, and c-examples/firmware/traces.c replays it through the
 # library (the handles placed in a static arena) and prints a line per
-# trace, exiting with the number that failed; each core runs two images,
-# the words' traces and the handles'. Closes with "N passed, N failed" over all checks (a trace is one check).
+# trace, exiting with the number that failed; each core runs its images
+# (the words' traces, the handles', the keyed table's). Closes with "N passed, N failed" over all checks (a trace is one check).
 #
 # Needs: rustup targets thumbv7em-none-eabihf and thumbv6m-none-eabi; Debian
 # packages gcc-arm-none-eabi and qemu-system-arm (the install stage's).
@@ -148,16 +148,18 @@ traces() { # name cpu-flags machine library face [group]
     "$lib" -lgcc -o "$out/$name.elf"
   run "$name" "$machine"
 }
-# Two images on the M4, the words' traces and the handles' (with the
-# bloom's), three on the M0 (the bloom's apart): the M0's 256 KiB of flash
-# holds one table with its code, not two, and on the M4 an image of all
-# (2.2 MB) locked up at reset under QEMU's mps2-an386, where images of
-# 1.6 MB run.
+# Three images on the M4, the words' traces, the handles' (with the
+# bloom's) and the keyed table's, four on the M0 (the bloom's apart): the
+# M0's 256 KiB of flash holds one table with its code, not two, and on the
+# M4 an image of all (2.2 MB) locked up at reset under QEMU's mps2-an386,
+# where images of 1.6 MB run.
 traces cortex-m4-traces "$m4" mps2-an386 "$out/m4/libweir.a" firmware-m4 words
 traces cortex-m4-handle-traces "$m4" mps2-an386 "$out/m4/libweir.a" firmware-m4 handles+bloom
+traces cortex-m4-keyed-traces "$m4" mps2-an386 "$out/m4/libweir.a" firmware-m4 keyed
 traces cortex-m0-traces "$m0" microbit "$out/m0/libweir.a" firmware-m0 words
 traces cortex-m0-handle-traces "$m0" microbit "$out/m0/libweir.a" firmware-m0 handles
 traces cortex-m0-bloom-traces "$m0" microbit "$out/m0/libweir.a" firmware-m0 bloom
+traces cortex-m0-keyed-traces "$m0" microbit "$out/m0/libweir.a" firmware-m0 keyed
 
 # How each build locks a word update, read off the linked programs: every
 # build masks interrupts (cpsid, which the example's own code never uses
@@ -219,6 +221,6 @@ for cpu in cortex-m4 cortex-m0; do
     -ffreestanding -DWEIR_FREESTANDING
 done
 
-echo "firmware: $runs_failed of 11 runs failed"
+echo "firmware: $runs_failed of 13 runs failed"
 echo "$passed passed, $failed failed"
 [ "$runs_failed" -eq 0 ] && [ "$failed" -eq 0 ]

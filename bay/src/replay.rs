@@ -24,7 +24,7 @@ use std::cell::RefCell;
 use std::sync::atomic::AtomicU64;
 
 use weir_core::backoff::{Backoff, BackoffJitter};
-use weir_core::bloom::{Bloom, BloomShape};
+use weir_core::bloom::{Bloom, BloomLimit, BloomShape};
 use weir_core::breaker::{Breaker, BreakerPolicy, BreakerPolicyError, BreakerTicket};
 use weir_core::bucket::Bucket;
 use weir_core::budget::Budget;
@@ -33,6 +33,7 @@ use weir_core::concurrency::{Concurrency, ConcurrencyPolicy, ConcurrencyTicket};
 use weir_core::deadline::Deadline;
 use weir_core::gate::Gate;
 use weir_core::gcra::{self, GcraError, GcraLimit};
+use weir_core::keyed::{self, Decision, Keyed, KeyedShape, Overflow};
 use weir_core::lease::{Lease, LeasePolicy, LeaseTake};
 use weir_core::limiter::{Limiter, LimiterError};
 use weir_core::partitioned::{Partition, PartitionError, Partitioned, MAX_PARTITIONS};
@@ -76,6 +77,7 @@ struct Held {
     pool: Option<Pool>,
     bloom: Option<Bloom>,
     lease: Option<Lease>,
+    keyed: Option<Keyed>,
     /// Ticket slots: the k-th allow or enter line of a trace writes slot k.
     tickets: Vec<Ticket>,
 }
@@ -113,6 +115,14 @@ const CHARGE_COST: i64 = 81;
 const BREAKER_REFUSALS: i64 = 333;
 /// `WEIR_ERR_SHEDDER_CLASS`: a class outside the four.
 const SHEDDER_CLASS: i64 = 350;
+/// `WEIR_ERR_NEGATIVE`: a negative `now` where a status is answered.
+const NEGATIVE: i64 = 4;
+/// `WEIR_ERR_KEYED_OVERFLOW`: an overflow policy that names no case.
+const KEYED_OVERFLOW: i64 = 451;
+/// `WEIR_ERR_KEYED_SIZING`: a chance the sizing does not take.
+const KEYED_SIZING: i64 = 452;
+/// `WEIR_ERR_KEYED_COUNT`: a count outside 1..=burst.
+const KEYED_COUNT: i64 = 453;
 
 /// A weir-core error's status.
 fn code_status(code: i32) -> i64 {
@@ -2199,4 +2209,179 @@ pub extern "C" fn bay_lease_read_stats(now: i64) -> usize {
         s.rate_milli as i64,
         s.rtt_ns,
     ])
+}
+
+// The keyed table: one held table, made with the held GCRA limit
+// (`keyed_new`) or rate limit (`keyed_new_rate`), checked in the C
+// calls' order: the limit, the overflow policy, the buckets.
+
+fn keyed_made(
+    limit: Result<BloomLimit, i64>,
+    buckets: i64,
+    overflow: i64,
+    seed0: i64,
+    seed1: i64,
+) -> usize {
+    let made = limit
+        .and_then(|limit| {
+            let overflow = match overflow {
+                0 => Overflow::Refuse,
+                1 => Overflow::Admit,
+                2 => Overflow::Shared,
+                _ => return Err(KEYED_OVERFLOW),
+            };
+            KeyedShape::new(buckets as u64, limit, overflow, seed0 as u64, seed1 as u64)
+                .map_err(|e| code_status(e.code()))
+        })
+        .and_then(|shape| Keyed::new(shape).map_err(|e| code_status(e.code())));
+    let status = made.as_ref().map_or_else(|&e| e, |_| 0);
+    with(|h| h.keyed = made.ok());
+    answer(&[status])
+}
+
+/// `keyed_new <buckets> <overflow> <seed0> <seed1>`: status.
+#[no_mangle]
+pub extern "C" fn bay_keyed_new(buckets: i64, overflow: i64, seed0: i64, seed1: i64) -> usize {
+    let limit = with(|h| gcra_limit_checked(h)).map(BloomLimit::from);
+    keyed_made(limit, buckets, overflow, seed0, seed1)
+}
+
+/// `keyed_new_rate <buckets> <overflow> <seed0> <seed1>`: status.
+#[no_mangle]
+pub extern "C" fn bay_keyed_new_rate(buckets: i64, overflow: i64, seed0: i64, seed1: i64) -> usize {
+    let limit = with(|h| rate_limit_checked(h)).map(BloomLimit::from);
+    keyed_made(limit, buckets, overflow, seed0, seed1)
+}
+
+/// The most tokens one call may ask of a word of `limit`, as the C call
+/// bounds `n`.
+fn keyed_burst(limit: &BloomLimit) -> i64 {
+    match limit {
+        BloomLimit::Gcra(limit) => {
+            let (per_token, tolerance, _) = limit.parts();
+            tolerance / per_token.max(1) as i64
+        }
+        BloomLimit::Window(limit) => i64::from(limit.burst()),
+    }
+}
+
+/// `keyed_allow <now> <key>` (from the input buffer): bool.
+#[no_mangle]
+pub extern "C" fn bay_keyed_allow() -> usize {
+    let mut args = Args::take();
+    let (now, key) = (args.i64(), args.key());
+    let allowed = with(|h| h.keyed.as_ref().is_some_and(|t| t.allow(now, &key)));
+    answer(&[allowed.into()])
+}
+
+/// `keyed_decide <now> <key> <n>` (from the input buffer): status, decision.
+#[no_mangle]
+pub extern "C" fn bay_keyed_decide() -> usize {
+    let mut args = Args::take();
+    let (now, key, n) = (args.i64(), args.key(), args.i64());
+    let Some((status, decision)) = with(|h| {
+        h.keyed.as_ref().map(|t| {
+            if now < 0 {
+                return (NEGATIVE, 0);
+            }
+            if n < 1 || n > keyed_burst(t.shape().limit()) {
+                return (KEYED_COUNT, 0);
+            }
+            let decision = match t.decide(now, &key, n) {
+                Decision::Refused => 0,
+                Decision::Allowed => 1,
+                Decision::Overflowed(true) => 2,
+                Decision::Overflowed(false) => 3,
+            };
+            (0, decision)
+        })
+    }) else {
+        return answer(&[NULL, 0]);
+    };
+    answer(&[status, decision])
+}
+
+/// `keyed_next <now> <key>` (from the input buffer): status, the time.
+#[no_mangle]
+pub extern "C" fn bay_keyed_next() -> usize {
+    let mut args = Args::take();
+    let (now, key) = (args.i64(), args.key());
+    let Some(out) = with(|h| {
+        h.keyed.as_ref().map(|t| {
+            if now < 0 {
+                return [NEGATIVE, 0];
+            }
+            let wait = t.next(now, &key);
+            [
+                0,
+                if wait == NEVER {
+                    NEVER
+                } else {
+                    now.saturating_add(wait)
+                },
+            ]
+        })
+    }) else {
+        return answer(&[NULL, 0]);
+    };
+    answer(&out)
+}
+
+/// `keyed_read`: status, buckets, slots, occupied, overflows, kind, policy.
+#[no_mangle]
+pub extern "C" fn bay_keyed_read() -> usize {
+    let Some(out) = with(|h| {
+        h.keyed.as_ref().map(|t| {
+            let shape = t.shape();
+            let buckets = shape.buckets() as i64;
+            let kind = match shape.limit() {
+                BloomLimit::Window(_) => 1,
+                BloomLimit::Gcra(_) => 2,
+            };
+            let policy = match shape.overflow() {
+                Overflow::Refuse => 0,
+                Overflow::Admit => 1,
+                Overflow::Shared => 2,
+            };
+            [
+                0,
+                buckets,
+                buckets * keyed::SLOTS as i64,
+                t.occupied() as i64,
+                t.counters().overflows() as i64,
+                kind,
+                policy,
+            ]
+        })
+    }) else {
+        return answer(&[NULL, 0, 0, 0, 0, 0, 0]);
+    };
+    answer(&out)
+}
+
+/// `keyed_buckets_for <keys> <chance>`: status, buckets.
+#[no_mangle]
+pub extern "C" fn bay_keyed_buckets_for(keys: i64, chance: i64) -> usize {
+    let chance = f64_of(chance);
+    if chance.is_nan() || chance <= 0.0 || chance > 1.0 {
+        return answer(&[KEYED_SIZING, 0]);
+    }
+    match keyed::buckets_for(keys as u64, chance) {
+        Some(buckets) => answer(&[0, buckets as i64]),
+        None => answer(&[KEYED_SIZING, 0]),
+    }
+}
+
+/// `keyed_overflow_chance <keys> <slots>`: the chance, NaN for keys or
+/// slots NaN, infinite or negative.
+#[no_mangle]
+pub extern "C" fn bay_keyed_overflow_chance(keys: i64, slots: i64) -> usize {
+    let (keys, slots) = (f64_of(keys), f64_of(slots));
+    let valid = |x: f64| x.is_finite() && x >= 0.0;
+    let chance = if valid(keys) && valid(slots) {
+        keyed::overflow_chance(keys, slots)
+    } else {
+        f64::NAN
+    };
+    answer(&[chance.to_bits() as i64])
 }

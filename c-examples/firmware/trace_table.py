@@ -2,7 +2,7 @@
 """Turns the conformance traces (traces/README.md) into a C table that the
 firmware trace runner (c-examples/firmware/traces.c) replays from flash.
 
-    trace_table.py OUT_DIR FACE [words|handles|bloom, or several joined by +]
+    trace_table.py OUT_DIR FACE [words|handles|bloom|keyed, or several joined by +]
 
 Reads every trace under traces/ and the face's lines in traces/skips.txt
 (FACE is firmware-m4 or firmware-m0), and writes OUT_DIR/trace_table.h
@@ -66,9 +66,16 @@ OPS = [
     # its bytes packed little-endian in whole words (KEYED).
     ("bloom_new", 4), ("bloom_new_gcra", 4), ("bloom_allow", 2), ("bloom_next", 2),
     ("pool_reconfigure", 7),
+    # The keyed table, placed with its buckets (`weir_keyed_init_in`, or its
+    # rate form) under the held limit; keys as the bloom's, decide's n after
+    # the key's words. Its sizing calls take no table.
+    ("keyed_new", 4), ("keyed_new_rate", 4), ("keyed_allow", 2), ("keyed_decide", 3),
+    ("keyed_next", 2), ("keyed_read", 0), ("keyed_buckets_for", 2),
+    ("keyed_overflow_chance", 2),
 ]
 # The operations with a key argument, and its position.
-KEYED = {"bloom_allow": 1, "bloom_next": 1}
+KEYED = {"bloom_allow": 1, "bloom_next": 1, "keyed_allow": 1, "keyed_decide": 1,
+         "keyed_next": 1}
 CODE = {name: i for i, (name, _) in enumerate(OPS)}
 ARITY = dict(OPS)
 WORDS = ["rate", "gcra", "limiter", "backoff", "deadline"]
@@ -77,7 +84,9 @@ HANDLES = ["bucket", "window", "sliding", "period", "gate", "budget", "concurren
 # The bloom, placed in the arena as the handles are; a group of its own,
 # so that the M0 can replay it in an image of its own.
 BLOOM = ["bloom"]
-TYPES = WORDS + HANDLES + BLOOM
+# The keyed table, placed too; a group of its own for the same reason.
+KEYED_TABLE = ["keyed"]
+TYPES = WORDS + HANDLES + BLOOM + KEYED_TABLE
 # Ticket slots: the k-th allow or enter of a file writes slot k (traces/
 # README.md). The runner keeps a ring of TICKETS slots per face (RAM: the
 # M0 has 16 KiB in all), so slot k lives in ring entry k % TICKETS; the
@@ -195,14 +204,14 @@ def skips(root, face):
 def main():
     out, face = sys.argv[1], sys.argv[2]
     # An optional third argument keeps some groups of types: "words",
-    # "handles" or "bloom", or several joined by "+" ("handles+bloom"); the
+    # "handles", "bloom" or "keyed", or several joined by "+" ("handles+bloom"); the
     # M0 replays each group in an image of its own, since the tables and
     # codes do not fit its 256 KiB of flash together.
-    groups = {"words": WORDS, "handles": HANDLES, "bloom": BLOOM}
+    groups = {"words": WORDS, "handles": HANDLES, "bloom": BLOOM, "keyed": KEYED_TABLE}
     wanted = sys.argv[3] if len(sys.argv) > 3 else ""
     group = [t for name in wanted.split("+") for t in groups.get(name, [])] if wanted else TYPES
     if wanted and any(name not in groups for name in wanted.split("+")):
-        sys.exit(f"unknown group in {wanted!r}: words, handles or bloom, joined by +")
+        sys.exit(f"unknown group in {wanted!r}: words, handles, bloom or keyed, joined by +")
     ring = TICKETS[face]
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
     tdir = os.path.join(root, "traces")
@@ -239,10 +248,12 @@ def main():
         h.write(f"#define TRACE_ARENA_BYTES {ARENA[face]}\n")
         # Whether the runner links the handle types' calls (an image of the
         # words alone leaves them out, to keep the M0's flash for its table).
-        h.write(f"#define TRACE_HANDLES {int(any(t in group for t in HANDLES + BLOOM))}\n")
+        h.write(f"#define TRACE_HANDLES {int(any(t in group for t in HANDLES + BLOOM + KEYED_TABLE))}\n")
         # Whether it links the bloom's (an image without its traces leaves
         # them out: the M0's handle image has no flash to spare).
-        h.write(f"#define TRACE_BLOOM {int('bloom' in group)}\n")
+        h.write(f"#define TRACE_BLOOM {int('bloom' in group)}\n")        # Whether it links the keyed table's (likewise).
+        h.write(f"#define TRACE_KEYED {int('keyed' in group)}\n")
+
         # Whether it links weir_pool_reconfigure (its table relaid in place):
         # only an image with a trace that calls it, since the M0's handle
         # image, which skips the pool's traces, has no flash for it.

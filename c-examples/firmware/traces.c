@@ -77,7 +77,8 @@ static struct {
 /* The arena every placed handle of a trace lives in, one handle at a time
  * (a trace drives one handle type; a constructor of another type drops the
  * handle before), and the ticket ring. */
-enum kind { NONE, BUCKET, WINDOW, SLIDING, PERIOD, GATE, BUDGET, CONCURRENCY, BREAKER, SHEDDER, POOL, LEASE, BLOOM };
+enum kind { NONE, BUCKET, WINDOW, SLIDING, PERIOD, GATE, BUDGET, CONCURRENCY, BREAKER, SHEDDER, POOL, LEASE, BLOOM,
+            KEYED };
 
 static struct {
     enum kind kind;      /* the type whose handle the arena holds */
@@ -98,8 +99,9 @@ static void reset(void) {
 #define SKIPPED (UINT32_MAX - 1)
 
 #if TRACE_HANDLES
-/* 64-aligned: a placed bloom's lines are. */
-static uint64_t arena[TRACE_ARENA_BYTES / 8] __attribute__((aligned(64)));
+/* 128-aligned: a placed bloom's lines are 64-aligned, a placed keyed
+ * table's buckets 128. */
+static uint64_t arena[TRACE_ARENA_BYTES / 8] __attribute__((aligned(128)));
 static weir_breaker_ticket breaker_tickets[TRACE_TICKETS];
 static weir_shedder_ticket shedder_tickets[TRACE_TICKETS];
 static weir_concurrency_ticket concurrency_tickets[TRACE_TICKETS];
@@ -781,6 +783,66 @@ static uint32_t run_handle(const trace_call *call, const uint64_t *a, const uint
     case OP_bloom_next:
         SKIP_UNPLACED(BLOOM);
         got[0] = U(weir_bloom_next(H(BLOOM, weir_bloom), I64(a[0]), &a[2], (size_t)a[1]));
+        return 1;
+#endif
+#if TRACE_KEYED
+    /* The keyed table: `_new` places one with its buckets under the held
+     * limit (on thumb, with no 16-byte compare-and-swap, its slots are
+     * updated under the build's lock); a key is passed as the bloom's,
+     * and decide's n follows the key's words. */
+    case OP_keyed_new:
+    case OP_keyed_new_rate: {
+        weir_keyed *made = NULL;
+        if (call->op == OP_keyed_new) {
+            st = weir_keyed_init_in(mem, len, a[0], &held.gcra_limit, (uint32_t)a[1], a[2], a[3], &made);
+        } else {
+            st = weir_keyed_init_rate_in(mem, len, a[0], &held.rate_limit, (uint32_t)a[1], a[2], a[3],
+                                         &made);
+        }
+        if (laid(KEYED, st, made, want[0])) return SKIPPED;
+        got[0] = U(st);
+        return 1;
+    }
+    case OP_keyed_allow:
+        SKIP_UNPLACED(KEYED);
+        got[0] = weir_keyed_allow(H(KEYED, weir_keyed), I64(a[0]), &a[2], (size_t)a[1]);
+        return 1;
+    case OP_keyed_decide: {
+        SKIP_UNPLACED(KEYED);
+        uint32_t decision = 0;
+        int64_t n = I64(a[2 + (a[1] + 7) / 8]);
+        got[0] = U(weir_keyed_decide(H(KEYED, weir_keyed), I64(a[0]), &a[2], (size_t)a[1], n, &decision));
+        got[1] = decision;
+        return 2;
+    }
+    case OP_keyed_next: {
+        SKIP_UNPLACED(KEYED);
+        int64_t at = 0;
+        got[0] = U(weir_keyed_next(H(KEYED, weir_keyed), I64(a[0]), &a[2], (size_t)a[1], &at));
+        got[1] = U(at);
+        return 2;
+    }
+    case OP_keyed_read: {
+        SKIP_UNPLACED(KEYED);
+        weir_keyed_reading r;
+        __builtin_memset(&r, 0, sizeof r);
+        got[0] = U(weir_keyed_read(H(KEYED, weir_keyed), &r));
+        got[1] = r.buckets;
+        got[2] = r.slots;
+        got[3] = r.occupied;
+        got[4] = r.overflows;
+        got[5] = r.kind;
+        got[6] = r.overflow_policy;
+        return 7;
+    }
+    case OP_keyed_buckets_for: {
+        uint64_t buckets = 0;
+        got[0] = U(weir_keyed_buckets_for(a[0], as_double(a[1]), &buckets));
+        got[1] = buckets;
+        return 2;
+    }
+    case OP_keyed_overflow_chance:
+        got[0] = of_double(weir_keyed_overflow_chance(as_double(a[0]), as_double(a[1])));
         return 1;
 #endif
     default:
