@@ -24,6 +24,8 @@ func TestDecisionsAllocateNothing(t *testing.T) {
 	defer gb.Close()
 	cb, _ := NewCBloom(10, 3, limit, 1, 2)
 	defer cb.Close()
+	ke, _ := NewKeyed(64, glimit, KeyedOverflowAdmit, 1, 2)
+	defer ke.Close()
 	key := []byte("203.0.113.7:4000")
 	var word uint64
 	now := time.Duration(0)
@@ -37,6 +39,10 @@ func TestDecisionsAllocateNothing(t *testing.T) {
 		"C bloom allow":      func() { cb.AllowAt(now, key) },
 		"C bloom string":     func() { cb.AllowStringAt(now, "203.0.113.7") },
 		"rate word (C)":      func() { RateAllowC(&word, &limit, now) },
+		"keyed allow":        func() { ke.AllowAt(now, key) },
+		"keyed string":       func() { ke.AllowStringAt(now, "203.0.113.7") },
+		"keyed decide":       func() { ke.Decide(now, key, 1) },
+		"keyed next":         func() { ke.Next(now, key) },
 	} {
 		if n := testing.AllocsPerRun(200, func() { now += time.Microsecond; f() }); n != 0 {
 			t.Errorf("%s: %v allocations a call", name, n)

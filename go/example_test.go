@@ -2,6 +2,8 @@ package weir_test
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -81,6 +83,30 @@ func ExampleNewGCRABloom() {
 	// Output:
 	// true true false
 	// 1s true false
+}
+
+// Exact per-client limits in fixed memory: a table sized for the clients
+// active at once, each with a token bucket of its own. Seed it with
+// secret random values; Decide says what decided.
+func ExampleKeyed() {
+	buckets, _ := weir.KeyedBucketsFor(10_000, 1e-9) // 128 bytes a bucket
+	limit, _ := weir.NewGCRALimit(1, 2)              // 1 a second, bursts of 2
+	var seed [16]byte
+	rand.Read(seed[:])
+	k, err := weir.NewKeyed(buckets, limit, weir.KeyedOverflowRefuse,
+		binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:]))
+	if err != nil {
+		panic(err)
+	}
+	defer k.Close()
+	fmt.Println(buckets, k.AllowStringAt(0, "203.0.113.7"), k.AllowStringAt(0, "203.0.113.7"))
+	d, _ := k.DecideString(0, "203.0.113.7", 1)
+	wait, _ := k.NextString(0, "203.0.113.7")
+	other, _ := k.DecideString(0, "198.51.100.23", 2)
+	fmt.Println(d, wait, other)
+	// Output:
+	// 2031 true true
+	// refused 1s allowed
 }
 
 // Every weir_status is an error errors.Is matches.

@@ -359,17 +359,19 @@ func TestUseAfterClose(t *testing.T) {
 func TestFinalizerFreesUnclosedHandles(t *testing.T) {
 	before := finalized.Load()
 	limit, _ := NewRateLimit(1, 1)
+	glimit, _ := NewGCRALimit(1, 1)
 	for i := 0; i < 10; i++ {
 		NewBreaker(nil)
 		NewShedder(nil)
 		NewBucket(1, 1)
 		NewBloom(4, 1, limit)
+		NewKeyed(1, glimit, KeyedOverflowRefuse, 1, 2)
 	}
-	for i := 0; i < 50 && finalized.Load()-before < 40; i++ {
+	for i := 0; i < 50 && finalized.Load()-before < 50; i++ {
 		runtime.GC()
 		time.Sleep(time.Millisecond) // let the finalizer goroutine run; bounded poll
 	}
-	if got := finalized.Load() - before; got < 40 {
-		t.Fatalf("%d of 40 unclosed handles finalized", got)
+	if got := finalized.Load() - before; got < 50 {
+		t.Fatalf("%d of 50 unclosed handles finalized", got)
 	}
 }

@@ -461,3 +461,49 @@ func (l *Concurrency) Recoveries() (recovered, reset uint64, err error) {
 	runtime.KeepAlive(l)
 	return recoveries(status, &out)
 }
+
+// OpenSharedKeyedFile maps path (created if missing) MAP_SHARED as a
+// keyed table of GCRA words that processes share
+// (weir_keyed_init_shared): the first opener lays it with buckets, limit,
+// overflow and the seed; later ones attach to it (weir_keyed_attach;
+// their arguments are not read: the shape, limit, policy and seed are the
+// file's) and every process decides on the one table, lock-free, as
+// goroutines of one process do: a key's admits across all of them are a
+// lone word's while nothing overflows. Pass [MonotonicNow] (the short
+// forms read it for a shared table), or one clock every sharer reads. The
+// table takes no lock, so there is nothing to recover: a process killed
+// mid-call leaves it whole. ErrWordsNotShareable where [KeyedLockFree] is
+// false; the constructor errors of [NewKeyed]; a file that holds another
+// region is refused with a Status (ErrRegionKind, ErrRegionSize, ...).
+// Close unmaps this opener's mapping.
+func OpenSharedKeyedFile(path string, buckets uint64, limit GCRALimit, overflow KeyedOverflow, seed0, seed1 uint64) (*Keyed, error) {
+	return openSharedKeyedFile(path, buckets, func(at unsafe.Pointer, n C.size_t, p **C.weir_keyed) C.weir_status {
+		return C.weir_keyed_init_shared(at, n, C.uint64_t(buckets), limit.c(), C.uint32_t(overflow),
+			C.uint64_t(seed0), C.uint64_t(seed1), p)
+	})
+}
+
+// OpenSharedKeyedRateFile is OpenSharedKeyedFile with rate words
+// (weir_keyed_init_shared_rate) when this call lays the table; an
+// attacher takes the file's kind whichever opener it calls.
+func OpenSharedKeyedRateFile(path string, buckets uint64, limit RateLimit, overflow KeyedOverflow, seed0, seed1 uint64) (*Keyed, error) {
+	return openSharedKeyedFile(path, buckets, func(at unsafe.Pointer, n C.size_t, p **C.weir_keyed) C.weir_status {
+		return C.weir_keyed_init_shared_rate(at, n, C.uint64_t(buckets), limit.c(), C.uint32_t(overflow),
+			C.uint64_t(seed0), C.uint64_t(seed1), p)
+	})
+}
+
+func openSharedKeyedFile(path string, buckets uint64, lay func(at unsafe.Pointer, n C.size_t, p **C.weir_keyed) C.weir_status) (*Keyed, error) {
+	var bytes, align C.size_t
+	if err := check(C.weir_keyed_shared_footprint(C.uint64_t(buckets), &bytes, &align)); err != nil {
+		return nil, err
+	}
+	var p *C.weir_keyed
+	mem, err := openRegionFile(path, bytes,
+		func(at unsafe.Pointer, n C.size_t) C.weir_status { return lay(at, n, &p) },
+		func(at unsafe.Pointer, n C.size_t) C.weir_status { return C.weir_keyed_attach(at, n, &p) })
+	if err != nil {
+		return nil, err
+	}
+	return newKeyed(p, nil, MonotonicNow, func() error { return syscall.Munmap(mem) })
+}

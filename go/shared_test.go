@@ -233,6 +233,36 @@ var sharedCases = []sharedCase{
 		},
 		used: func(h io.Closer) (int64, error) { return h.(*Concurrency).Flying(), nil },
 	},
+	{
+		kind: "keyed",
+		open: func(path string) (io.Closer, error) {
+			// A token every 1,000 s: nothing refills during a test.
+			limit, err := NewGCRALimit(0.001, sharedRoom)
+			if err != nil {
+				return nil, err
+			}
+			return OpenSharedKeyedFile(path, 4, limit, KeyedOverflowRefuse, 11, 12)
+		},
+		step: func(h io.Closer) error {
+			d, err := h.(*Keyed).DecideString(sharedAt, "one key", 1)
+			if err == nil && d != KeyedAllowed {
+				return fmt.Errorf("keyed: %v", d)
+			}
+			return err
+		},
+		// The key's tokens left, spent one by one; a reading first.
+		used: func(h io.Closer) (int64, error) {
+			k := h.(*Keyed)
+			if r, err := k.Read(); err != nil || r.Occupied != 1 || r.Kind != KeyedKindGCRA || r.Buckets != 4 {
+				return 0, fmt.Errorf("keyed reading %+v %v", r, err)
+			}
+			left := int64(0)
+			for k.AllowStringAt(sharedAt, "one key") {
+				left++
+			}
+			return sharedRoom - left, nil
+		},
+	},
 }
 
 // steps makes n calls on h.
@@ -403,5 +433,63 @@ func TestSharedFilesRefuseOtherRegions(t *testing.T) {
 				t.Errorf("%s over %s file changed it", c.kind, bad.name)
 			}
 		}
+	}
+}
+
+// A shared keyed table: an attacher takes the file's kind and shape
+// whatever its own arguments; a refused first opener leaves the file
+// empty for the next; the short forms read MonotonicNow.
+func TestSharedKeyedFile(t *testing.T) {
+	if !KeyedLockFree() {
+		path := filepath.Join(t.TempDir(), "keyed")
+		if _, err := OpenSharedKeyedFile(path, 4, keyedGCRA(t, 1, 1), KeyedOverflowRefuse, 1, 2); !errors.Is(err, ErrWordsNotShareable) {
+			t.Fatalf("a shared table without 16-byte atomics: %v", err)
+		}
+		t.Skip("keyed tables are not shareable here")
+	}
+	path := filepath.Join(t.TempDir(), "keyed")
+	if _, err := OpenSharedKeyedFile(path, 0, keyedGCRA(t, 1, 1), KeyedOverflowRefuse, 1, 2); !errors.Is(err, ErrKeyedBuckets) {
+		t.Fatalf("0 buckets: %v", err)
+	}
+	if _, err := OpenSharedKeyedRateFile(path, 2, keyedRate(t, 1, 1), 5, 1, 2); !errors.Is(err, ErrKeyedOverflow) {
+		t.Fatalf("an unknown policy: %v", err)
+	}
+	if info, err := os.Stat(path); err != nil || info.Size() != 0 {
+		t.Fatalf("a refused lay left the file %v %v", info, err)
+	}
+	a, err := OpenSharedKeyedRateFile(path, 2, keyedRate(t, 0.001, 3), KeyedOverflowShared, 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := OpenSharedKeyedFile(path, 9, keyedGCRA(t, 1, 1), KeyedOverflowRefuse, 3, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	want := KeyedReading{Buckets: 2, Slots: 16, Kind: KeyedKindRate, Overflow: KeyedOverflowShared}
+	if r, err := b.Read(); err != nil || r != want {
+		t.Fatalf("the attacher reads %+v %v, want the file's %+v", r, err, want)
+	}
+	// One window of 3 across both mappings, the attacher's seed unread.
+	got := 0
+	for range 4 {
+		for _, k := range []*Keyed{a, b} {
+			if k.AllowString("one key") {
+				got++
+			}
+		}
+	}
+	if got != 3 {
+		t.Fatalf("two mappings admitted %d, want the window's 3", got)
+	}
+	if wait, err := b.NextString(MonotonicNow(), "one key"); err != nil || wait <= 0 || wait == Never {
+		t.Fatalf("the short forms charged at another clock: Next %v %v", wait, err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !b.AllowString("another key") {
+		t.Fatal("the other mapping after one closed")
 	}
 }

@@ -224,6 +224,7 @@ type cgoHeld struct {
 	bloom     *CBloom
 	backoff   Backoff
 	budget    *Budget
+	keyed     *Keyed
 }
 
 // limiterReading replays one of the three C anchor readings (last_refill,
@@ -292,6 +293,9 @@ func (h *cgoHeld) close() {
 	}
 	if h.budget != nil {
 		h.budget.Close()
+	}
+	if h.keyed != nil {
+		h.keyed.Close()
 	}
 }
 
@@ -800,6 +804,61 @@ func TestTracesCgo(t *testing.T) {
 		case "bloom_next":
 			now := c.dur()
 			c.oDur(h.bloom.Next(now, c.key()))
+		// keyed table (through cgo: Go has no 16-byte compare-and-swap)
+		case "keyed_new", "keyed_new_rate":
+			buckets, overflow, seed0, seed1 := c.u64(), KeyedOverflow(c.u64()), c.u64(), c.u64()
+			if h.keyed != nil {
+				h.keyed.Close()
+			}
+			var err error
+			if c.op == "keyed_new" {
+				h.keyed, err = NewKeyed(buckets, h.gcraLimit, overflow, seed0, seed1)
+			} else {
+				h.keyed, err = NewKeyedRate(buckets, h.rateLimit, overflow, seed0, seed1)
+			}
+			c.oErr(err)
+		case "keyed_allow", "keyed_decide", "keyed_next", "keyed_read":
+			if h.keyed == nil {
+				c.err = "no keyed table (the C replay's NULL table has no Go form)"
+				return true
+			}
+			if c.op == "keyed_read" {
+				r, err := h.keyed.Read()
+				c.oErr(err)
+				for _, v := range []uint64{r.Buckets, r.Slots, r.Occupied, r.Overflows, uint64(r.Kind), uint64(r.Overflow)} {
+					c.oU64(v)
+				}
+				return true
+			}
+			now, key := c.dur(), c.key()
+			switch c.op {
+			case "keyed_allow":
+				c.oBool(h.keyed.AllowAt(now, key))
+			case "keyed_decide":
+				d, err := h.keyed.Decide(now, key, c.i64())
+				c.oErr(err)
+				c.oU64(uint64(d))
+			default:
+				// Go's Next is a wait; C writes the instant (INT64_MAX:
+				// never), and 0 when it writes nothing.
+				wait, err := h.keyed.Next(now, key)
+				c.oErr(err)
+				switch {
+				case err != nil:
+					c.oI64(0)
+				case wait == Never:
+					c.oDur(Never)
+				default:
+					c.oDur(now + wait)
+				}
+			}
+		case "keyed_buckets_for":
+			b, err := KeyedBucketsFor(c.u64(), c.f64())
+			c.oErr(err)
+			c.oU64(b)
+		case "keyed_overflow_chance":
+			keys := c.f64()
+			c.oF64(KeyedOverflowChance(keys, c.f64()))
 		// breaker
 		case "breaker_new":
 			p := BreakerPolicy{K: c.f64(), Floor: c.f64(), Protection: c.f64(), Probe: c.dur(), Size: int32(c.i64())}

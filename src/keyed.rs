@@ -104,7 +104,9 @@ pub const WEIR_KEYED_SLOTS: u32 = 8;
 /// The bytes of a keyed table's bucket, and its alignment.
 pub const WEIR_KEYED_BUCKET_BYTES: usize = 128;
 /// The most buckets of a keyed table (2^32, 512 GiB).
-pub const WEIR_KEYED_MAX_BUCKETS: u64 = 4_294_967_296;
+// Written out: cbindgen copies `1 << 32` into the header as is, an int
+// shift past its width in C.
+pub const WEIR_KEYED_MAX_BUCKETS: u64 = 0x1_0000_0000;
 
 const_assert_eq!(WEIR_KEYED_SLOTS as usize, keyed::SLOTS);
 const_assert_eq!(WEIR_KEYED_BUCKET_BYTES, keyed::BUCKET_BYTES);

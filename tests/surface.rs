@@ -255,10 +255,18 @@ const OPT_OUTS: &[OptOut] = &[
     },
     OptOut {
         face: "Go package",
-        name: "weir_keyed*",
-        reason: "the keyed table's Go face (pure Go where Go can follow its \
-            slot protocol, else cgo) is not built yet: Go programs cannot make \
-            a keyed table until it is",
+        name: "weir_keyed_footprint",
+        reason: PLACED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_keyed_init_in",
+        reason: PLACED_IN_GO,
+    },
+    OptOut {
+        face: "Go package",
+        name: "weir_keyed_init_rate_in",
+        reason: PLACED_IN_GO,
     },
     OptOut {
         face: EVERY_FACE,
