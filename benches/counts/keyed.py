@@ -2,7 +2,7 @@
 """The keyed table's figures for BENCHMARKS.md ("Keyed table"): weir's keyed
 table (weir-core) at 10^6 active keys in its footprint for an overflow
 chance of 10^-9, beside governor's keyed limiter (its default hasher, and
-foldhash) and weir's bloom, all in benches/peers/ as a Rust user builds
+foldhash) and weir's bloom, all in benches/peers/ (src/bin/keyed-peers.rs) as a Rust user builds
 them, counted as benches/counts/counts.py counts (its functions).
 
     python3 benches/counts/keyed.py          prints the section's table
@@ -85,7 +85,7 @@ def main():
     started = time.time()
     counts.run(["cargo", "build", "--release", "--quiet", "--manifest-path", "benches/peers/Cargo.toml",
                 "--target-dir", os.path.join(ROOT, "target", "peers")])
-    peers = os.path.join(PEERS, "weir-peers")
+    peers = os.path.join(PEERS, "keyed-peers")
     n1, n2 = 2000, 22000
     empty = counts.per_iteration(peers, "empty", "empty", n1, n2)["Ir"]
     instr = parallel([lambda c=c, l=l: counts.per_iteration(peers, l, c, n1, n2)["Ir"]

@@ -13,13 +13,10 @@ use std::time::{Duration, Instant};
 
 use governor::clock::{Clock, FakeRelativeClock};
 use governor::middleware::NoOpMiddleware;
-use governor::state::keyed::{DashMapStateStore, DefaultKeyedStateStore};
+use governor::state::keyed::DashMapStateStore;
 use governor::state::{InMemoryState, NotKeyed};
 use governor::{Quota, RateLimiter};
-use weir_core::bloom::{Bloom, BloomShape};
 use weir_core::bucket::Bucket;
-use weir_core::gcra::GcraLimit;
-use weir_core::keyed::{buckets_for, Decision, Keyed as KeyedTable, KeyedShape, Overflow};
 use weir_core::pool::{Pool, PoolPolicy, PoolTaken};
 
 type Direct = RateLimiter<NotKeyed, InMemoryState, FakeRelativeClock, NoOp>;
@@ -30,16 +27,9 @@ type Keyed = RateLimiter<
     NoOp,
 >;
 
-/// governor's keyed limiter as its users build it: `RateLimiter::dashmap`'s
-/// store, with its default hasher (std's SipHash-1-3 `RandomState`).
-type KeyedDefault =
-    RateLimiter<[u8; 16], DefaultKeyedStateStore<[u8; 16]>, FakeRelativeClock, NoOp>;
-
 type NoOp = NoOpMiddleware<<FakeRelativeClock as Clock>::Instant>;
 
 const KEYS: usize = 1_000_000;
-/// The keyed rows' step from one key to the next: prime to `KEYS`.
-const STRIDE: u64 = 618_033;
 
 /// What a case's loop works on.
 enum State {
@@ -49,12 +39,6 @@ enum State {
     Keyed(Keyed, Vec<[u8; 16]>),
     Pool(Pool),
     Bucket(Bucket),
-    /// The keyed rows: each iteration makes its 16-byte key from the
-    /// iteration's index (`key_of`), so that no key array is read.
-    GovernorFast(Keyed),
-    GovernorDefault(KeyedDefault),
-    Table(KeyedTable),
-    Bloom(Bloom),
 }
 
 #[no_mangle]
@@ -132,97 +116,6 @@ fn loop_core_bucket(bucket: &Bucket, n: u64) -> u64 {
     hits
 }
 
-/// The `i`th of the 10^6 keys, made in registers: the keyed rows' loops
-/// call it rather than read a key array, so that their cache misses are the
-/// limiter's own.
-#[inline(always)]
-fn key_of(i: u64) -> [u8; 16] {
-    let mut key = [0; 16];
-    key[..8].copy_from_slice(&i.wrapping_mul(0x9e37_79b9_7f4a_7c15).to_le_bytes());
-    key[8..].copy_from_slice(&(!i).to_le_bytes());
-    key
-}
-
-/// The keyed rows' loop body: key `k` made, decided, `k` advanced by a
-/// stride prime to 10^6, so that a run's keys are spread over the whole
-/// fill (keys placed into an empty table and into a 61 % full one alike),
-/// each key once in 10^6 iterations.
-macro_rules! keyed_loop {
-    ($n:expr, |$key:ident| $decide:expr) => {{
-        let mut hits = 0u64;
-        let mut k = 0u64;
-        for _ in 0..$n {
-            let $key = key_of(k);
-            hits += u64::from($decide);
-            k += STRIDE;
-            if k >= KEYS as u64 {
-                k -= KEYS as u64;
-            }
-        }
-        hits
-    }};
-}
-
-/// The key's making alone: subtracted from nothing, shown beside the keyed
-/// rows (each of them makes its key the same way).
-#[no_mangle]
-#[inline(never)]
-fn loop_keys_only(n: u64) -> u64 {
-    keyed_loop!(n, |key| black_box(&key)[0] != 1)
-}
-
-#[no_mangle]
-#[inline(never)]
-fn loop_governor_keyed_fast(limiter: &Keyed, n: u64) -> u64 {
-    keyed_loop!(n, |key| limiter.check_key(&key).is_ok())
-}
-
-#[no_mangle]
-#[inline(never)]
-fn loop_governor_keyed_default(limiter: &KeyedDefault, n: u64) -> u64 {
-    keyed_loop!(n, |key| limiter.check_key(&key).is_ok())
-}
-
-#[no_mangle]
-#[inline(never)]
-fn loop_core_keyed(table: &KeyedTable, now: i64, n: u64) -> u64 {
-    keyed_loop!(n, |key| table.allow(now, &key))
-}
-
-#[no_mangle]
-#[inline(never)]
-fn loop_core_bloom(bloom: &Bloom, now: i64, n: u64) -> u64 {
-    keyed_loop!(n, |key| bloom.allow(now, &key))
-}
-
-/// The keyed table in the footprint the header gives for 10^6 active keys
-/// at an overflow chance of at most 10^-9 a new key, every key decided once
-/// at 0. Panics if any of them overflowed (a false refusal).
-fn table(limit: GcraLimit) -> KeyedTable {
-    let buckets = buckets_for(KEYS as u64, 1e-9).unwrap();
-    let shape = KeyedShape::new(buckets, limit, Overflow::Refuse, 0x5eed, 0xfeed).unwrap();
-    let table = KeyedTable::new(shape).unwrap();
-    for i in 0..KEYS as u64 {
-        let decided = table.decide(0, &key_of(i), 1);
-        assert!(
-            !matches!(decided, Decision::Overflowed(_)),
-            "key {i} overflowed"
-        );
-    }
-    assert_eq!(table.counters().overflows(), 0);
-    table
-}
-
-/// weir's bloom, k = 3, 2^`size_log2` GCRA words (the keyed table's kind),
-/// every key decided once at 0.
-fn bloom(size_log2: u32, limit: GcraLimit) -> Bloom {
-    let bloom = Bloom::new(BloomShape::new(size_log2, 3, limit, 1, 2).unwrap()).unwrap();
-    for i in 0..KEYS as u64 {
-        bloom.allow(0, &key_of(i));
-    }
-    bloom
-}
-
 fn keys() -> Vec<[u8; 16]> {
     (0..KEYS as u64)
         .map(|i| {
@@ -245,29 +138,6 @@ fn keyed(quota: Quota) -> State {
         let _ = limiter.check_key(key);
     }
     State::Keyed(limiter, keys)
-}
-
-/// governor keyed, fast hasher, every key of `key_of` checked once.
-fn fast(quota: Quota) -> State {
-    let limiter = RateLimiter::dashmap_with_clock_and_hasher(
-        quota,
-        FakeRelativeClock::default(),
-        foldhash::fast::RandomState::default(),
-    );
-    for i in 0..KEYS as u64 {
-        let _ = limiter.check_key(&key_of(i));
-    }
-    State::GovernorFast(limiter)
-}
-
-/// governor keyed, default hasher, every key of `key_of` checked once.
-fn default_hasher(quota: Quota) -> State {
-    let limiter: KeyedDefault =
-        RateLimiter::dashmap_with_clock(quota, FakeRelativeClock::default());
-    for i in 0..KEYS as u64 {
-        let _ = limiter.check_key(&key_of(i));
-    }
-    State::GovernorDefault(limiter)
 }
 
 fn pool(size: usize) -> State {
@@ -294,10 +164,6 @@ fn setup(name: &str) -> Option<(State, Option<bool>)> {
         .unwrap()
         .allow_burst(NonZeroU32::MAX);
     let spent = Quota::per_second(NonZeroU32::MIN);
-    // weir's GCRA words alike: a burst no loop reaches, and one a second
-    // spent by the fill.
-    let open = GcraLimit::new(1e9, 1 << 40).unwrap();
-    let shut = GcraLimit::new(1.0, 1).unwrap();
     Some(match name {
         "empty" => (State::None, None),
         "cas_loop" => (State::Atomic(AtomicU64::new(0)), Some(true)),
@@ -315,15 +181,6 @@ fn setup(name: &str) -> Option<(State, Option<bool>)> {
         }
         "governor_keyed_allow" => (keyed(always), Some(true)),
         "governor_keyed_refuse" => (keyed(spent), Some(false)),
-        "keys_only" => (State::None, None),
-        "governor_keyed_fast_allow" => (fast(always), Some(true)),
-        "governor_keyed_fast_refuse" => (fast(spent), Some(false)),
-        "governor_keyed_default_allow" => (default_hasher(always), Some(true)),
-        "governor_keyed_default_refuse" => (default_hasher(spent), Some(false)),
-        "core_keyed_allow" => (State::Table(table(open)), Some(true)),
-        "core_keyed_refuse" => (State::Table(table(shut)), Some(false)),
-        "core_bloom_allow_2pow22" => (State::Bloom(bloom(22, open)), Some(true)),
-        "core_bloom_allow_2pow20" => (State::Bloom(bloom(20, open)), Some(true)),
         "core_pool_take_give_10" => (pool(10), Some(true)),
         "core_pool_take_give_1e5" => (pool(100_000), Some(true)),
         "core_bucket_allow" => (State::Bucket(Bucket::new(1.0, 1e9, 0).unwrap()), Some(true)),
@@ -347,30 +204,16 @@ const CASES: &[&str] = &[
     "core_pool_take_give_1e5",
     "core_bucket_allow",
     "core_bucket_refuse",
-    "keys_only",
-    "governor_keyed_fast_allow",
-    "governor_keyed_fast_refuse",
-    "governor_keyed_default_allow",
-    "governor_keyed_default_refuse",
-    "core_keyed_allow",
-    "core_keyed_refuse",
-    "core_bloom_allow_2pow22",
-    "core_bloom_allow_2pow20",
 ];
 
-fn run(name: &str, state: &mut State, n: u64) -> u64 {
+fn run(state: &mut State, n: u64) -> u64 {
     match state {
-        State::None if name == "keys_only" => loop_keys_only(n),
         State::None => loop_empty(n),
         State::Atomic(word) => loop_cas_loop(word, n),
         State::Direct(limiter) => loop_governor_direct(limiter, n),
         State::Keyed(limiter, keys) => loop_governor_keyed(limiter, keys, n),
         State::Pool(pool) => loop_core_pool(pool, n),
         State::Bucket(bucket) => loop_core_bucket(bucket, n),
-        State::GovernorFast(limiter) => loop_governor_keyed_fast(limiter, n),
-        State::GovernorDefault(limiter) => loop_governor_keyed_default(limiter, n),
-        State::Table(table) => loop_core_keyed(table, black_box(0), n),
-        State::Bloom(bloom) => loop_core_bloom(bloom, black_box(0), n),
     }
 }
 
@@ -395,7 +238,7 @@ fn main() {
     let mut ns = Vec::new();
     for _ in 0..runs {
         let start = Instant::now();
-        let hits = run(name, &mut state, n);
+        let hits = run(&mut state, n);
         ns.push(start.elapsed().as_secs_f64() * 1e9 / n as f64);
         if let Some(allowing) = expect {
             let wanted = if allowing { n } else { 0 };
