@@ -17,7 +17,7 @@ use governor::state::keyed::DashMapStateStore;
 use governor::state::{InMemoryState, NotKeyed};
 use governor::{Quota, RateLimiter};
 use weir_core::bucket::Bucket;
-use weir_core::pool::{PoolPolicy, Pool, PoolTaken};
+use weir_core::pool::{Pool, PoolPolicy, PoolTaken};
 
 type Direct = RateLimiter<NotKeyed, InMemoryState, FakeRelativeClock, NoOp>;
 type Keyed = RateLimiter<
