@@ -2,8 +2,8 @@
 """The keyed table's figures for BENCHMARKS.md ("Keyed table"): weir's keyed
 table (weir-core) at 10^6 active keys in its footprint for an overflow
 chance of 10^-9, beside governor's keyed limiter (its default hasher, and
-foldhash) and weir's bloom, all in benches/peers/ (src/bin/keyed-peers.rs) as a Rust user builds
-them, counted as benches/counts/counts.py counts (its functions).
+foldhash) and weir's bloom, all in benches/peers/src/bin/keyed-peers.rs
+as a Rust user builds them, counted as benches/counts/counts.py counts (its functions).
 
     python3 benches/counts/keyed.py          prints the section's table
     python3 benches/counts/keyed.py --no-ll  the same without cachegrind

@@ -39,6 +39,7 @@ struct Held {
     std::optional<weir::Limiter> limiter;
     std::optional<weir::Breaker> breaker;
     std::optional<weir::Bloom> bloom;
+    std::optional<weir::Keyed> keyed;
     std::size_t tickets = 0;
     weir_concurrency_ticket concurrency_tickets[MAX_TICKETS] = {};
     weir::ShedderTicket shedder_tickets[MAX_TICKETS];
@@ -682,6 +683,50 @@ bool run(call* c, Held& h) {
         } else {
             o_i64(c, h.bloom.value().next(now, k).count());
         }
+    }
+    // keyed table
+    else if (op == "keyed_new" || op == "keyed_new_rate") {
+        const std::uint64_t buckets = a_u64(c);
+        const auto policy = static_cast<weir::Keyed::overflow>(a_u64(c));
+        const std::uint64_t seed0 = a_u64(c), seed1 = a_u64(c);
+        h.keyed.reset();
+        if (op == "keyed_new") {
+            make(c, h.keyed, weir::Keyed::make(buckets, h.gcra_limit.value(), policy, seed0, seed1));
+        } else {
+            make(c, h.keyed, weir::Keyed::make_rate(buckets, h.rate_limit.value(), policy, seed0, seed1));
+        }
+    } else if (op == "keyed_allow" || op == "keyed_decide" || op == "keyed_next") {
+        const std::int64_t now = a_i64(c);
+        unsigned char key[LINE_MAX_LEN];
+        const std::size_t n = a_key(c, key, sizeof key);
+        const std::string_view k(reinterpret_cast<const char*>(key), n);
+        const weir::Keyed& table = h.keyed.value();
+        if (op == "keyed_allow") {
+            o_bool(c, table.allow(now, k));
+        } else if (op == "keyed_decide") {
+            const auto r = table.decide(now, k, a_i64(c));
+            o_code(c, r.error());
+            o_u64(c, r ? static_cast<std::uint64_t>(*r) : 0);
+        } else {
+            const auto r = table.next(now, k);
+            o_code(c, r.error());
+            o_i64(c, r ? r->ns() : 0);
+        }
+    } else if (op == "keyed_read") {
+        const auto r = h.keyed.value().read();
+        o_code(c, r.error());
+        const weir_keyed_reading x = r ? *r : weir_keyed_reading{};
+        for (std::uint64_t v : {x.buckets, x.slots, x.occupied, x.overflows}) o_u64(c, v);
+        o_u64(c, x.kind);
+        o_u64(c, x.overflow_policy);
+    } else if (op == "keyed_buckets_for") {
+        const std::uint64_t keys = a_u64(c);
+        const auto r = weir::Keyed::buckets_for(keys, a_f64(c));
+        o_code(c, r.error());
+        o_u64(c, r ? *r : 0);
+    } else if (op == "keyed_overflow_chance") {
+        const double keys = a_f64(c);
+        o_f64(c, weir::Keyed::overflow_chance(keys, a_f64(c)));
     } else {
         return false;
     }
