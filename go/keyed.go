@@ -293,18 +293,18 @@ func (k *Keyed) DecideString(now time.Duration, key string, n int64) (KeyedDecis
 // 0 if it would now, [Never] if never. It charges nothing and takes no
 // slot; a key the table does not hold answers 0, as a fresh word would
 // (whether it would find room or overflow is not foreseen). A wait, as
-// [Bloom.Next] and [GCRAWord.NextAt] answer: weir_keyed_next's instant
-// less now. ErrNegative for a negative now, ErrClosed after Close; an
-// error answers Never.
+// [Bloom.Next] and [GCRAWord.NextAt] answer, and as weir_keyed_next
+// writes. ErrNegative for a negative now, ErrClosed after Close; an error
+// answers Never.
 func (k *Keyed) Next(now time.Duration, key []byte) (time.Duration, error) {
 	if k.p == nil {
 		return Never, ErrClosed
 	}
 	p, n := bytesPtr(key)
-	var at C.int64_t
-	err := check(C.weir_keyed_next(k.p, ns(now), p, n, &at))
+	var wait C.int64_t
+	err := check(C.weir_keyed_next(k.p, ns(now), p, n, &wait))
 	runtime.KeepAlive(k)
-	return keyedWait(now, at, err)
+	return keyedWait(wait, err)
 }
 
 // NextString is Next for a string key (not copied).
@@ -313,21 +313,18 @@ func (k *Keyed) NextString(now time.Duration, key string) (time.Duration, error)
 		return Never, ErrClosed
 	}
 	p, n := stringPtr(key)
-	var at C.int64_t
-	err := check(C.weir_keyed_next(k.p, ns(now), p, n, &at))
+	var wait C.int64_t
+	err := check(C.weir_keyed_next(k.p, ns(now), p, n, &wait))
 	runtime.KeepAlive(k)
-	return keyedWait(now, at, err)
+	return keyedWait(wait, err)
 }
 
-// keyedWait turns weir_keyed_next's instant into a wait from now.
-func keyedWait(now time.Duration, at C.int64_t, err error) (time.Duration, error) {
-	switch {
-	case err != nil:
+// keyedWait is weir_keyed_next's wait, or Never with its error.
+func keyedWait(wait C.int64_t, err error) (time.Duration, error) {
+	if err != nil {
 		return Never, err
-	case time.Duration(at) == Never:
-		return Never, nil
 	}
-	return time.Duration(at) - now, nil
+	return time.Duration(wait), nil
 }
 
 // Read answers the table's shape and fill (weir_keyed_read). Occupied

@@ -1478,13 +1478,13 @@ public:
         if (status != WEIR_OK) return status;
         return static_cast<decision>(out);
     }
-    // The earliest instant the key's own word would admit one event (`now`
-    // if it would now; INT64_MAX nanoseconds if never). Charges nothing.
-    result<instant> next(instant now, std::string_view key) const noexcept {
-        std::int64_t at = 0;
-        weir_status status = weir_keyed_next(get(), now.ns(), key.data(), key.size(), &at);
+    // How long from `now` until the key's own word would admit one event
+    // (0 if it would now; INT64_MAX nanoseconds if never). Charges nothing.
+    result<nanoseconds> next(instant now, std::string_view key) const noexcept {
+        std::int64_t wait = 0;
+        weir_status status = weir_keyed_next(get(), now.ns(), key.data(), key.size(), &wait);
         if (status != WEIR_OK) return status;
-        return instant(at);
+        return nanoseconds(wait);
     }
     // The table's shape and fill; scans every slot.
     result<weir_keyed_reading> read() const noexcept {

@@ -730,36 +730,31 @@ pub extern "C" fn weir_keyed_decide(
     })
 }
 
-/// Writes to `*at` the earliest time, at or after `now`, at which the
-/// key's own word would admit one event: `now` if it would now, INT64_MAX
-/// if never (an instant past the word's clock). Charges nothing and takes
-/// no slot. A key the table does not hold answers `now`, as a fresh word
-/// would; whether it would find a slot or overflow is not foreseen.
-/// `WEIR_ERR_NULL` for a NULL table or `at`, or a NULL key of some length;
-/// `WEIR_ERR_MISALIGNED`; `WEIR_ERR_NEGATIVE` for a negative `now`;
-/// `WEIR_ERR_KEYED_COUNT` for a `key_len` no object can have;
-/// `WEIR_ERR_POISONED`. `*at` is written only on `WEIR_OK`.
+/// Writes to `*wait` the nanoseconds from `now` until the key's own word
+/// would admit one event, as every `weir_*_next` answers: 0 if it would
+/// now (what a Retry-After header needs), INT64_MAX if never (an instant
+/// past the word's clock). Charges nothing and takes no slot. A key the
+/// table does not hold answers 0, as a fresh word would; whether it would
+/// find a slot or overflow is not foreseen. `WEIR_ERR_NULL` for a NULL
+/// table or `wait`, or a NULL key of some length; `WEIR_ERR_MISALIGNED`;
+/// `WEIR_ERR_NEGATIVE` for a negative `now`; `WEIR_ERR_KEYED_COUNT` for a
+/// `key_len` no object can have; `WEIR_ERR_POISONED`. `*wait` is written
+/// only on `WEIR_OK`.
 #[no_mangle]
 pub extern "C" fn weir_keyed_next(
     table: *const weir_keyed,
     now: i64,
     key: *const c_void,
     key_len: usize,
-    at: *mut i64,
+    wait: *mut i64,
 ) -> weir_status {
     status_on(table, |table| {
-        usable(at)?;
+        usable(wait)?;
         let key = key_of(key, key_len)?;
         if now < 0 {
             return Err(WEIR_ERR_NEGATIVE);
         }
-        let wait = table.next(now, key);
-        let when = if wait == NEVER {
-            NEVER
-        } else {
-            now.saturating_add(wait)
-        };
-        write_out(at, when)
+        write_out(wait, table.next(now, key))
     })
 }
 
@@ -918,13 +913,13 @@ mod tests {
             assert_eq!(decide(table, 0, b"k", 1), (WEIR_OK, WEIR_KEYED_REFUSED));
             assert_eq!(decide(table, 0, b"k", 3), (WEIR_ERR_KEYED_COUNT, 99));
             assert_eq!(decide(table, -1, b"k", 1), (WEIR_ERR_NEGATIVE, 99));
-            let mut at = 0;
+            let mut wait = 0;
             assert_eq!(
-                weir_keyed_next(table, 0, b"k".as_ptr().cast(), 1, &mut at),
+                weir_keyed_next(table, 0, b"k".as_ptr().cast(), 1, &mut wait),
                 WEIR_OK
             );
-            assert_eq!(at, 1_000_000_000);
-            assert!(weir_keyed_allow(table, at, core::ptr::null(), 0));
+            assert_eq!(wait, 1_000_000_000);
+            assert!(weir_keyed_allow(table, wait, core::ptr::null(), 0));
             let mut reading = weir_keyed_reading::default();
             assert_eq!(weir_keyed_read(table, &mut reading), WEIR_OK);
             assert_eq!(

@@ -4844,10 +4844,10 @@ impl Table {
         (s, d)
     }
     fn next(&mut self, t: &mut Trace, now: i64, k: &[u8]) -> i64 {
-        let mut at = 0;
-        let s = weir_keyed_next(self.0, now, k.as_ptr().cast(), k.len(), &mut at);
-        t.call("keyed_next", &[I(now), V::Key(k.to_vec())], &[S(s), I(at)]);
-        at
+        let mut wait = 0;
+        let s = weir_keyed_next(self.0, now, k.as_ptr().cast(), k.len(), &mut wait);
+        t.call("keyed_next", &[I(now), V::Key(k.to_vec())], &[S(s), I(wait)]);
+        wait
     }
     fn read(&mut self, t: &mut Trace) -> weir_keyed_reading {
         let mut r = weir_keyed_reading::default();
@@ -4928,8 +4928,8 @@ fn keyed_traces(out: &mut Vec<Trace>) {
         let want = lone.allow_n(&g.limit, now, k, n);
         assert_eq!(d, u32::from(want), "key {k:?} at {now}");
         if !want {
-            let at = h.next(&mut t, now, k);
-            assert_eq!(at, now + weir_gcra_next(&lone.0[k], &g.limit, now));
+            let wait = h.next(&mut t, now, k);
+            assert_eq!(wait, weir_gcra_next(&lone.0[k], &g.limit, now));
         }
     }
     h.read(&mut t);

@@ -2335,7 +2335,7 @@ pub extern "C" fn bay_keyed_decide() -> usize {
     answer(&[status, decision])
 }
 
-/// `keyed_next <now> <key>` (from the input buffer): status, the time.
+/// `keyed_next <now> <key>` (from the input buffer): status, the wait.
 #[no_mangle]
 pub extern "C" fn bay_keyed_next() -> usize {
     let mut args = Args::take();
@@ -2345,15 +2345,7 @@ pub extern "C" fn bay_keyed_next() -> usize {
             if now < 0 {
                 return [NEGATIVE, 0];
             }
-            let wait = t.next(now, &key);
-            [
-                0,
-                if wait == NEVER {
-                    NEVER
-                } else {
-                    now.saturating_add(wait)
-                },
-            ]
+            [0, t.next(now, &key)]
         })
     }) else {
         return answer(&[NULL, 0]);

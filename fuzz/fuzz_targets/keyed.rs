@@ -7,8 +7,8 @@
 //! `weir_rate` of the same limit, no table): while no call has overflowed
 //! and the clock has not gone back, every decision is the lone word's
 //! (the header's "exact per key"). Throughout: an error writes nothing and
-//! changes nothing, `next` is at or after `now` and a key whose `next` is
-//! `now` is never refused by its own word, an overflow is answered as the
+//! changes nothing, `next` is a wait of 0 or more and a key whose wait is
+//! 0 is never refused by its own word, an overflow is answered as the
 //! policy says and counted, and the reading stays in range.
 #![no_main]
 
@@ -243,8 +243,8 @@ fuzz_target!(|data: &[u8]| {
             1 => 1 + input.below(burst as u64 + 1) as i64,
             _ => 1,
         };
-        let mut at = -7;
-        let next = weir_keyed_next(table, now, bytes.as_ptr().cast(), 8, &mut at);
+        let mut wait = -7;
+        let next = weir_keyed_next(table, now, bytes.as_ptr().cast(), 8, &mut wait);
         let mut decision = 99;
         let status = if n == 1 && input.even() {
             // The same call through weir_keyed_allow, which answers only
@@ -267,21 +267,21 @@ fuzz_target!(|data: &[u8]| {
         } else {
             weir_keyed_decide(table, now, bytes.as_ptr().cast(), 8, n, &mut decision)
         };
-        trace!("key {key} at {now}, n {n}: next {next:?} {at}, {status:?} {decision}");
+        trace!("key {key} at {now}, n {n}: next {next:?} {wait}, {status:?} {decision}");
         if now < 0 {
-            assert_eq!((next, at), (WEIR_ERR_NEGATIVE, -7));
+            assert_eq!((next, wait), (WEIR_ERR_NEGATIVE, -7));
             assert_eq!((status, decision), (WEIR_ERR_NEGATIVE, 99));
             continue;
         }
         assert_eq!(next, WEIR_OK);
-        assert!(at >= now);
+        assert!(wait >= 0);
         if n < 1 || n > burst {
             assert_eq!((status, decision), (WEIR_ERR_KEYED_COUNT, 99));
             continue;
         }
         assert_eq!(status, WEIR_OK);
-        if at == now && at != i64::MAX && n == 1 && !skipped("next") {
-            assert_ne!(decision, WEIR_KEYED_REFUSED, "next {at} but refused");
+        if wait == 0 && n == 1 && !skipped("next") {
+            assert_ne!(decision, WEIR_KEYED_REFUSED, "no wait but refused");
         }
         match decision {
             WEIR_KEYED_ALLOWED | WEIR_KEYED_REFUSED => {}

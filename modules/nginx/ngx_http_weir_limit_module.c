@@ -424,9 +424,9 @@ static ngx_inline void ngx_http_weir_item(weir_charge_item *item, ngx_http_weir_
 /* The wait of `key` in a table zone at `now` before its next request could
  * pass (0 if now), without charging. An unknown key answers 0. */
 static int64_t ngx_http_weir_table_wait(ngx_http_weir_zone_t *zone, ngx_str_t *key, int64_t now) {
-    int64_t at;
-    if (weir_keyed_next(zone->keyed, now, key->data, key->len, &at) != WEIR_OK) return INT64_MAX;
-    return at > now ? at - now : 0;
+    int64_t wait;
+    if (weir_keyed_next(zone->keyed, now, key->data, key->len, &wait) != WEIR_OK) return INT64_MAX;
+    return wait;
 }
 
 /* Charges `key` in a table zone at `now`: 0 when admitted (by the key's
