@@ -233,11 +233,11 @@
  *            weir_keyed_init_shared_rate, weir_keyed_attach
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 5044
+ *   section  line 5045
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 5237
+ *   section  line 5238
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   placed   weir_lease_footprint, weir_lease_init_in
@@ -249,7 +249,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 5512
+ *   section  line 5513
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -263,7 +263,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 5774
+ *   section  line 5775
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -4868,20 +4868,21 @@ weir_status weir_keyed_decide(const weir_keyed *table,
                               int64_t n,
                               uint32_t *decision);
 
-/// Writes to `*at` the earliest time, at or after `now`, at which the
-/// key's own word would admit one event: `now` if it would now, INT64_MAX
-/// if never (an instant past the word's clock). Charges nothing and takes
-/// no slot. A key the table does not hold answers `now`, as a fresh word
-/// would; whether it would find a slot or overflow is not foreseen.
-/// `WEIR_ERR_NULL` for a NULL table or `at`, or a NULL key of some length;
-/// `WEIR_ERR_MISALIGNED`; `WEIR_ERR_NEGATIVE` for a negative `now`;
-/// `WEIR_ERR_KEYED_COUNT` for a `key_len` no object can have;
-/// `WEIR_ERR_POISONED`. `*at` is written only on `WEIR_OK`.
+/// Writes to `*wait` the nanoseconds from `now` until the key's own word
+/// would admit one event, as every `weir_*_next` answers: 0 if it would
+/// now (what a Retry-After header needs), INT64_MAX if never (an instant
+/// past the word's clock). Charges nothing and takes no slot. A key the
+/// table does not hold answers 0, as a fresh word would; whether it would
+/// find a slot or overflow is not foreseen. `WEIR_ERR_NULL` for a NULL
+/// table or `wait`, or a NULL key of some length; `WEIR_ERR_MISALIGNED`;
+/// `WEIR_ERR_NEGATIVE` for a negative `now`; `WEIR_ERR_KEYED_COUNT` for a
+/// `key_len` no object can have; `WEIR_ERR_POISONED`. `*wait` is written
+/// only on `WEIR_OK`.
 weir_status weir_keyed_next(const weir_keyed *table,
                             int64_t now,
                             const void *key,
                             size_t key_len,
-                            int64_t *at);
+                            int64_t *wait);
 
 /// Writes a keyed table's shape and fill to `*out` (a reading: it changes
 /// nothing). `occupied` scans every slot: a call costs time in proportion
