@@ -26,7 +26,6 @@ use crate::slots::Slots;
 use crate::status::weir_status::{self, *};
 use weir_core::bloom::BloomLimit;
 use weir_core::keyed::{self, Decision, Keyed, KeyedBucket, KeyedError, KeyedShape, Overflow};
-use weir_core::time::NEVER;
 
 /// A keyed table: one exact limiter word per key, for millions of keys in
 /// fixed memory. Where the bloom array (`weir_bloom`) lets keys share

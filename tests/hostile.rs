@@ -3621,10 +3621,7 @@ fn hostile_keyed_calls(table: *mut weir_keyed, overflow: u32, rng: &mut Rng) -> 
             assert!(wait >= 0, "a wait of {wait}");
             if wait == 0 {
                 assert_eq!(decided, WEIR_OK);
-                assert_ne!(
-                    decision, WEIR_KEYED_REFUSED,
-                    "no wait but refused at {now}"
-                );
+                assert_ne!(decision, WEIR_KEYED_REFUSED, "no wait but refused at {now}");
             }
         } else {
             assert_eq!(wait, -7);

@@ -4846,7 +4846,11 @@ impl Table {
     fn next(&mut self, t: &mut Trace, now: i64, k: &[u8]) -> i64 {
         let mut wait = 0;
         let s = weir_keyed_next(self.0, now, k.as_ptr().cast(), k.len(), &mut wait);
-        t.call("keyed_next", &[I(now), V::Key(k.to_vec())], &[S(s), I(wait)]);
+        t.call(
+            "keyed_next",
+            &[I(now), V::Key(k.to_vec())],
+            &[S(s), I(wait)],
+        );
         wait
     }
     fn read(&mut self, t: &mut Trace) -> weir_keyed_reading {
