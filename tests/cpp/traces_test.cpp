@@ -81,7 +81,7 @@ void limiter_made(call* c, Held& h, weir::result<weir::Limiter> r) {
 // A limiter reading: the status, then the value (0 when not written).
 void reading(call* c, weir::result<weir::instant> r) {
     o_code(c, r.error());
-    o_i64(c, r ? r->count() : 0);
+    o_i64(c, r ? r->ns() : 0);
 }
 
 bool run(call* c, Held& h) {
@@ -710,7 +710,7 @@ bool run(call* c, Held& h) {
         } else {
             const auto r = table.next(now, k);
             o_code(c, r.error());
-            o_i64(c, r ? r->ns() : 0);
+            o_i64(c, r ? r->count() : 0);
         }
     } else if (op == "keyed_read") {
         const auto r = h.keyed.value().read();
