@@ -465,7 +465,7 @@ func (l *Concurrency) Recoveries() (recovered, reset uint64, err error) {
 // OpenSharedKeyedFile maps path (created if missing) MAP_SHARED as a
 // keyed table of GCRA words that processes share
 // (weir_keyed_init_shared): the first opener lays it with buckets, limit,
-// overflow and the seed; later ones attach to it (weir_keyed_attach;
+// overflow and the hash keys (seed0, seed1); later ones attach to it (weir_keyed_attach;
 // their arguments are not read: the shape, limit, policy and seed are the
 // file's) and every process decides on the one table, lock-free, as
 // goroutines of one process do: a key's admits across all of them are a

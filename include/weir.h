@@ -4432,7 +4432,7 @@ int64_t weir_bloom_next(const weir_bloom *bloom, int64_t now, const void *key, s
 /// admits while its count is under the new burst (one that already holds
 /// more admits nothing more) and expires `count × I'` after its start (I'
 /// the new interval, 1 / rate'): a quicker rate ends a spent window sooner,
-/// a slower one later. The size, the hashes, the seed, the counts
+/// a slower one later. The size, the hashes, the hash keys, the counts
 /// (`weir_bloom_read_counts`) and whether it counts are kept.
 ///
 /// The bound across a change at c, for a key with one hash (k times it

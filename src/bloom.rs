@@ -518,7 +518,7 @@ pub extern "C" fn weir_bloom_next(
 /// admits while its count is under the new burst (one that already holds
 /// more admits nothing more) and expires `count × I'` after its start (I'
 /// the new interval, 1 / rate'): a quicker rate ends a spent window sooner,
-/// a slower one later. The size, the hashes, the seed, the counts
+/// a slower one later. The size, the hashes, the hash keys, the counts
 /// (`weir_bloom_read_counts`) and whether it counts are kept.
 ///
 /// The bound across a change at c, for a key with one hash (k times it
