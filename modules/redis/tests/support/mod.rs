@@ -116,13 +116,16 @@ impl Conn {
 
     fn read_value(&mut self) -> std::io::Result<Value> {
         let line = self.read_line()?;
+        if line.is_empty() || !line.is_char_boundary(1) {
+            return Err(not_resp(&line));
+        }
         let (kind, rest) = line.split_at(1);
         Ok(match kind {
             "+" => Value::Simple(rest.into()),
             "-" => Value::Error(rest.into()),
-            ":" => Value::Int(rest.parse().expect("integer")),
+            ":" => Value::Int(rest.parse().map_err(|_| not_resp(&line))?),
             "$" => {
-                let len: i64 = rest.parse().expect("length");
+                let len: i64 = rest.parse().map_err(|_| not_resp(&line))?;
                 if len < 0 {
                     Value::Nil
                 } else {
@@ -133,7 +136,7 @@ impl Conn {
                 }
             }
             "*" => {
-                let len: i64 = rest.parse().expect("length");
+                let len: i64 = rest.parse().map_err(|_| not_resp(&line))?;
                 if len < 0 {
                     Value::Nil
                 } else {
@@ -144,9 +147,18 @@ impl Conn {
                     Value::Array(items)
                 }
             }
-            other => panic!("unknown reply type {other:?}"),
+            _ => return Err(not_resp(&line)),
         })
     }
+}
+
+/// The error for a line that is no RESP reply (another kind of server
+/// answered).
+fn not_resp(line: &str) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        format!("not a RESP reply: {line:?}"),
+    )
 }
 
 /// The module to load: `WEIR_REDIS_MODULE`, or else the cdylib this
@@ -196,6 +208,44 @@ pub fn wait_for(what: &str, bound: Duration, mut ready: impl FnMut() -> bool) {
     }
 }
 
+/// What a probe of a starting server's port found.
+enum Probe {
+    /// The server of process `pid` answers PING: it is up.
+    Ready,
+    /// Nothing listens yet, the connection failed (a port another process
+    /// holds for a moment), or the server is still loading its data.
+    NotYet,
+    /// Another redis-server answers there: the one started cannot bind.
+    Taken(String),
+}
+
+/// Whether the server of process `pid` answers on `port`. Its
+/// `process_id` tells it from another test's server that took the port
+/// first, and a connection that fails is not ready, not a failure: a port
+/// free when asked may be held by another process for a moment.
+fn probe(port: u16, pid: u32) -> Probe {
+    let Ok(mut c) = Conn::open(port) else {
+        return Probe::NotYet;
+    };
+    let Ok(Value::Bulk(info)) = c.try_call(&[b"INFO", b"server"]) else {
+        return Probe::NotYet;
+    };
+    let info = String::from_utf8_lossy(&info);
+    let answering = info
+        .lines()
+        .find_map(|l| l.strip_prefix("process_id:"))
+        .and_then(|p| p.trim().parse::<u32>().ok());
+    match answering {
+        Some(other) if other != pid => {
+            Probe::Taken(format!("answered by process {other}, not {pid}"))
+        }
+        Some(_) if c.try_call(&[b"PING"]).ok() == Some(Value::Simple("PONG".into())) => {
+            Probe::Ready
+        }
+        _ => Probe::NotYet,
+    }
+}
+
 /// A running redis-server with the module loaded.
 pub struct Server {
     pub port: u16,
@@ -241,17 +291,21 @@ impl Server {
         replica
     }
 
-    /// Starts redis-server on a free port; if it exits at once (another
-    /// process took the port between the check and the bind), tries
-    /// another port, a few times.
+    /// Starts redis-server on a free port and waits, polling with a
+    /// bound, until it answers PING. A port free when asked can be taken
+    /// before redis-server binds it (another test's server, or another
+    /// process asking for a free port at the same moment): a server that
+    /// exits at once, or a port another process answers on, means a
+    /// fresh try on another port, a few times.
     fn launch(&mut self) {
-        for attempt in 1..=3 {
+        let mut tries = Vec::new();
+        for _ in 0..5 {
             match self.try_launch() {
                 Ok(()) => return,
-                Err(log) if attempt == 3 => panic!("redis-server exited: {log}"),
-                Err(_) => {}
+                Err(why) => tries.push(why),
             }
         }
+        panic!("redis-server did not start: {}", tries.join("\n"));
     }
 
     fn try_launch(&mut self) -> Result<(), String> {
@@ -269,6 +323,11 @@ impl Server {
             .stdin(Stdio::null())
             .stdout(Stdio::from(std::fs::File::create(&log).expect("log")))
             .stderr(Stdio::null());
+        // A cluster node's bus port is its port + 10000 unless given: past
+        // 65535, or taken, for many free ports. One asked for instead.
+        if self.extra.iter().any(|a| a == "--cluster-enabled") {
+            cmd.arg("--cluster-port").arg(free_port().to_string());
+        }
         let mut child = cmd
             .spawn()
             .expect("redis-server runs (apt-get install redis-server)");
@@ -276,19 +335,25 @@ impl Server {
         loop {
             if let Ok(Some(status)) = child.try_wait() {
                 let text = std::fs::read_to_string(&log).unwrap_or_default();
-                return Err(format!("{status}: {text}"));
+                return Err(format!("port {}: {status}: {text}", self.port));
             }
-            let up = Conn::open(self.port)
-                .map(|mut c| c.cmd("PING") == Value::Simple("PONG".into()))
-                .unwrap_or(false);
-            if up {
-                self.child = Some(child);
-                return Ok(());
+            match probe(self.port, child.id()) {
+                Probe::Ready => {
+                    self.child = Some(child);
+                    return Ok(());
+                }
+                Probe::NotYet => {}
+                Probe::Taken(why) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(format!("port {}: {why}", self.port));
+                }
             }
             if start.elapsed() > Duration::from_secs(10) {
                 let _ = child.kill();
                 let _ = child.wait();
-                panic!("redis-server did not answer PING within 10 s");
+                let text = std::fs::read_to_string(&log).unwrap_or_default();
+                panic!("redis-server did not answer PING within 10 s: {text}");
             }
             std::thread::sleep(Duration::from_millis(5));
         }
