@@ -234,11 +234,11 @@
  *   counts   weir_keyed_start_counting, weir_keyed_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 5082
+ *   section  line 5083
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 5275
+ *   section  line 5276
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   placed   weir_lease_footprint, weir_lease_init_in
@@ -250,7 +250,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 5550
+ *   section  line 5551
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -264,7 +264,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 5812
+ *   section  line 5813
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -5065,7 +5065,8 @@ weir_status weir_keyed_start_counting(const weir_keyed *table);
 /// apart, since the table was made. `weir_keyed_next` and `weir_keyed_read`
 /// count nothing. A shared table's counts are the region's: every
 /// process's decisions since one of them started counting, read alike
-/// from any process (laying the region again resets them).
+/// from any process (laying the region again turns counting off and
+/// clears them).
 ///
 /// `WEIR_ERR_COUNTS_OFF` for a table that does not count; `WEIR_ERR_NULL` if
 /// the table or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.

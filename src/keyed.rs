@@ -897,7 +897,8 @@ pub extern "C" fn weir_keyed_start_counting(table: *const weir_keyed) -> weir_st
 /// apart, since the table was made. `weir_keyed_next` and `weir_keyed_read`
 /// count nothing. A shared table's counts are the region's: every
 /// process's decisions since one of them started counting, read alike
-/// from any process (laying the region again resets them).
+/// from any process (laying the region again turns counting off and
+/// clears them).
 ///
 /// `WEIR_ERR_COUNTS_OFF` for a table that does not count; `WEIR_ERR_NULL` if
 /// the table or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
