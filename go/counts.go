@@ -312,3 +312,32 @@ func (l *Lease) ReadCounts() (Counts, error) {
 	runtime.KeepAlive(l)
 	return countsOf(c), err
 }
+
+// StartCounting turns the keyed table's counting on
+// (weir_keyed_start_counting): from now on ReadCounts reports its
+// decisions. Call it right after making it; a second call changes nothing.
+// A shared table's counts are the region's: one opener's call turns
+// counting on for every process. ErrClosed after Close.
+func (k *Keyed) StartCounting() error {
+	if k.p == nil {
+		return ErrClosed
+	}
+	defer runtime.KeepAlive(k)
+	return check(C.weir_keyed_start_counting(k.p))
+}
+
+// ReadCounts is what it decided since StartCounting (weir_keyed_read_counts;
+// what each field counts for it is there): Admitted and Refused by the
+// key's own word or by the overflow policy, Errors for misuse (a negative
+// now, an n outside 1..burst), Units the events admitted. A reading: it
+// changes nothing and scans no slot. ErrCountsOff before StartCounting,
+// ErrClosed after Close.
+func (k *Keyed) ReadCounts() (Counts, error) {
+	if k.p == nil {
+		return Counts{}, ErrClosed
+	}
+	var c C.weir_counts
+	err := check(C.weir_keyed_read_counts(k.p, &c))
+	runtime.KeepAlive(k)
+	return countsOf(c), err
+}

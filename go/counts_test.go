@@ -46,6 +46,29 @@ func TestCounts(t *testing.T) {
 	if c, _ := pl.ReadCounts(); c.Admitted != 1 {
 		t.Fatalf("pool: %+v", c)
 	}
+	// A keyed table: admitted and refused by the key's word, n events a
+	// decide, an n past the burst an error.
+	limit, _ := NewGCRALimit(1, 2)
+	k, err := NewKeyed(4, limit, KeyedOverflowRefuse, 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.ReadCounts(); !errors.Is(err, ErrCountsOff) {
+		t.Fatalf("keyed before StartCounting: %v", err)
+	}
+	if err := k.StartCounting(); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = k.Decide(0, []byte("key"), 2)
+	k.AllowAt(0, []byte("key"))
+	_, _ = k.Decide(0, []byte("key"), 3)
+	if c, err := k.ReadCounts(); err != nil || c != (Counts{Admitted: 1, Refused: 1, Errors: 1, Units: 2}) {
+		t.Fatalf("keyed: %+v %v", c, err)
+	}
+	k.Close()
+	if _, err := k.ReadCounts(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("keyed after Close: %v", err)
+	}
 	pl.Close()
 	if _, err := pl.ReadCounts(); !errors.Is(err, ErrClosed) {
 		t.Fatalf("after Close: %v", err)

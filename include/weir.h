@@ -40,12 +40,12 @@
  *
  * ```
  * weir_status — what a call that can fail reports (WEIR_OK is 0)
- *   section  line 0369
+ *   section  line 0370
  *   reads    weir_status_str, weir_version (WEIR_VERSION)
  *   counts   weir_counts (filled by each read_counts)
  *
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
- *   section  line 0944
+ *   section  line 0945
  *   policy   weir_breaker_policy (for the breaker), weir_breaker_policy_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
  *   placed   weir_breaker_footprint, weir_breaker_init_in
@@ -60,7 +60,7 @@
  *   change   weir_breaker_reconfigure (copies the policy)
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 1342
+ *   section  line 1343
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
  *   placed   weir_shedder_footprint, weir_shedder_init_in
@@ -74,7 +74,7 @@
  *   change   weir_shedder_reconfigure (copies the policy)
  *
  * weir_window — rolling window of sums and counts
- *   section  line 1694
+ *   section  line 1695
  *   make     weir_window_new, weir_window_free
  *   placed   weir_window_footprint, weir_window_init_in
  *   shared   weir_window_shared_footprint, weir_window_init_shared,
@@ -86,7 +86,7 @@
  *   change   weir_window_reconfigure
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1912
+ *   section  line 1913
  *   make     weir_bucket_new, weir_bucket_free
  *   placed   weir_bucket_footprint, weir_bucket_init_in
  *   shared   weir_bucket_shared_footprint, weir_bucket_init_shared,
@@ -97,7 +97,7 @@
  *   change   weir_bucket_reconfigure
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 2179
+ *   section  line 2180
  *   make     weir_sliding_new, weir_sliding_free
  *   placed   weir_sliding_footprint, weir_sliding_init_in
  *   shared   weir_sliding_shared_footprint, weir_sliding_init_shared,
@@ -108,7 +108,7 @@
  *   counts   weir_sliding_start_counting, weir_sliding_read_counts
  *
  * weir_period — fixed-window quota per period
- *   section  line 2372
+ *   section  line 2373
  *   make     weir_period_new, weir_period_free
  *   placed   weir_period_footprint, weir_period_init_in
  *   shared   weir_period_shared_footprint, weir_period_init_shared,
@@ -119,7 +119,7 @@
  *   counts   weir_period_start_counting, weir_period_read_counts
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 2572
+ *   section  line 2573
  *   make     weir_gate_new, weir_gate_free
  *   placed   weir_gate_footprint, weir_gate_init_in
  *   shared   weir_gate_shared_footprint, weir_gate_init_shared,
@@ -130,7 +130,7 @@
  *   counts   weir_gate_start_counting, weir_gate_read_counts
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 2703
+ *   section  line 2704
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy),
@@ -149,7 +149,7 @@
  *   change   weir_concurrency_reconfigure (copies the policy)
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 3052
+ *   section  line 3053
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   placed   weir_budget_footprint, weir_budget_init_in
@@ -161,19 +161,19 @@
  *   change   weir_budget_reconfigure (copies the policy)
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 3312
+ *   section  line 3313
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 3452
+ *   section  line 3453
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 3496
+ *   section  line 3497
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   placed   weir_pool_footprint, weir_pool_init_in,
@@ -188,7 +188,7 @@
  *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 3931
+ *   section  line 3932
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -197,13 +197,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 4111
+ *   section  line 4112
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 4263
+ *   section  line 4264
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -219,7 +219,7 @@
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_keyed — one exact word per key for millions of keys in fixed memory
- *   section  line 4697
+ *   section  line 4698
  *   make     weir_keyed_new (GCRA words; copies the limit),
  *            weir_keyed_new_rate, weir_keyed_free
  *   calls    weir_keyed_allow (keys are not kept),
@@ -231,13 +231,14 @@
  *            weir_keyed_init_rate_in
  *   shared   weir_keyed_shared_footprint, weir_keyed_init_shared,
  *            weir_keyed_init_shared_rate, weir_keyed_attach
+ *   counts   weir_keyed_start_counting, weir_keyed_read_counts
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 5045
+ *   section  line 5083
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 5238
+ *   section  line 5276
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   placed   weir_lease_footprint, weir_lease_init_in
@@ -249,7 +250,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 5513
+ *   section  line 5551
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -263,7 +264,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 5775
+ *   section  line 5813
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -5034,6 +5035,43 @@ weir_status weir_keyed_init_shared_rate(void *mem,
 /// on it does nothing.
 weir_status weir_keyed_attach(void *mem, size_t len, weir_keyed **out);
 #endif
+
+/// Turns counting on for a keyed table: from this call on,
+/// `weir_keyed_read_counts` reports what it decided. Call it right after
+/// `weir_keyed_new` to count everything since the table was made; a second
+/// call changes nothing. Until then the table costs what it did before
+/// counting existed (see `weir_counts` for what counting costs). On a
+/// shared table (`weir_keyed_init_shared`) the counts lie in the region
+/// with the handle, as every shared handle's do: one process's call turns
+/// counting on for every process, and from then on each process's
+/// decisions are counted there. `WEIR_ERR_NULL` for a NULL table,
+/// `WEIR_ERR_MISALIGNED` for one no table can be at, `WEIR_ERR_POISONED`
+/// for a poisoned one.
+weir_status weir_keyed_start_counting(const weir_keyed *table);
+
+/// Writes to `*out` what a keyed table decided since
+/// `weir_keyed_start_counting`. A reading: it changes nothing, and unlike
+/// `weir_keyed_read` it scans no slot. `admitted`: calls let through, by
+/// the key's own word or by the overflow policy (`weir_keyed_allow`
+/// answering true, `weir_keyed_decide` answering WEIR_KEYED_ALLOWED or
+/// WEIR_KEYED_OVERFLOW_ADMITTED); `refused`: calls refused, by the key's
+/// word or by the overflow policy (WEIR_KEYED_REFUSED,
+/// WEIR_KEYED_OVERFLOW_REFUSED); `errors`: allows refused for a NULL key of
+/// some length, a `key_len` no object can have or a negative `now`, and
+/// decides that answered an error status (those, a NULL or misaligned
+/// `decision`, an `n` outside 1..=burst); `units`: the events the admitted
+/// calls took (`n` of a decide, 1 of an allow). An overflow counts as what
+/// its policy decided; `weir_keyed_reading.overflows` counts overflows
+/// apart, since the table was made. `weir_keyed_next` and `weir_keyed_read`
+/// count nothing. A shared table's counts are the region's: every
+/// process's decisions since one of them started counting, read alike
+/// from any process (laying the region again turns counting off and
+/// clears them).
+///
+/// `WEIR_ERR_COUNTS_OFF` for a table that does not count; `WEIR_ERR_NULL` if
+/// the table or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+weir_status weir_keyed_read_counts(const weir_keyed *table, weir_counts *out);
 
 #ifdef __cplusplus
 }  // extern "C"

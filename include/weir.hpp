@@ -1494,6 +1494,17 @@ public:
         return out;
     }
 
+    // Counting (weir_keyed_start_counting): off until turned on; counts()
+    // answers WEIR_ERR_COUNTS_OFF until then. An overflow counts as what its
+    // policy decided; a shared table's counts are the region's.
+    std::error_code start_counting() const noexcept { return detail::code(weir_keyed_start_counting(get())); }
+    result<weir_counts> counts() const noexcept {
+        weir_counts out{};
+        weir_status status = weir_keyed_read_counts(get(), &out);
+        if (status != WEIR_OK) return status;
+        return out;
+    }
+
     // Sizing: the fewest buckets for `keys` active keys at an overflow
     // chance of at most `chance` a new key, and that chance.
     static result<std::uint64_t> buckets_for(std::uint64_t keys, double chance) noexcept {

@@ -9,11 +9,15 @@
 use core::ffi::c_void;
 use static_assertions::const_assert_eq;
 
+use crate::counts::{weir_counts, Tally};
 use crate::gcra::{gcra_limit_in, weir_gcra_limit};
 #[cfg(feature = "std")]
 use crate::guard::new_handle;
 use crate::guard::{
-    free_handle, guard, guard_status, on, place_handle_with, placement, status_on, usable,
+    decide_counted, decide_or, decide_status_counted, decide_status_or, read_counts, start_counting,
+};
+use crate::guard::{
+    free_handle, guard, guard_status, place_handle_with, placement, status_on, usable,
     write_footprint, write_out, Guarded, Handle,
 };
 use crate::rate::{limit_in, weir_rate_limit};
@@ -684,7 +688,8 @@ pub extern "C" fn weir_keyed_allow(
     key: *const c_void,
     key_len: usize,
 ) -> bool {
-    on(table, false, |table| {
+    let counted = move || allow_counted(table, now, key, key_len);
+    decide_or(table, false, counted, move |table| {
         key_of(key, key_len).is_ok_and(|key| table.allow(now, key))
     })
 }
@@ -710,22 +715,9 @@ pub extern "C" fn weir_keyed_decide(
     n: i64,
     decision: *mut u32,
 ) -> weir_status {
-    status_on(table, |table| {
-        usable(decision)?;
-        let key = key_of(key, key_len)?;
-        if now < 0 {
-            return Err(WEIR_ERR_NEGATIVE);
-        }
-        if n < 1 || n > burst_of(table.shape().limit()) {
-            return Err(WEIR_ERR_KEYED_COUNT);
-        }
-        let answer = match table.decide(now, key, n) {
-            Decision::Allowed => WEIR_KEYED_ALLOWED,
-            Decision::Refused => WEIR_KEYED_REFUSED,
-            Decision::Overflowed(true) => WEIR_KEYED_OVERFLOW_ADMITTED,
-            Decision::Overflowed(false) => WEIR_KEYED_OVERFLOW_REFUSED,
-        };
-        write_out(decision, answer)
+    let cold = move || decide_counted_table(table, now, key, key_len, n, decision);
+    decide_status_or(table, cold, move |table| {
+        decide_in(table, now, key, key_len, n, decision, |_| {})
     })
 }
 
@@ -787,6 +779,136 @@ pub extern "C" fn weir_keyed_read(
             },
         )
     })
+}
+
+/// `weir_keyed_decide`'s work; `decided` hears the answer written (the
+/// counting twin counts it; the plain call needs nothing).
+#[inline]
+fn decide_in(
+    table: &Keyed<Slots<KeyedBucket>>,
+    now: i64,
+    key: *const c_void,
+    key_len: usize,
+    n: i64,
+    decision: *mut u32,
+    decided: impl FnOnce(u32),
+) -> Result<(), weir_status> {
+    usable(decision)?;
+    let key = key_of(key, key_len)?;
+    if now < 0 {
+        return Err(WEIR_ERR_NEGATIVE);
+    }
+    if n < 1 || n > burst_of(table.shape().limit()) {
+        return Err(WEIR_ERR_KEYED_COUNT);
+    }
+    let answer = match table.decide(now, key, n) {
+        Decision::Allowed => WEIR_KEYED_ALLOWED,
+        Decision::Refused => WEIR_KEYED_REFUSED,
+        Decision::Overflowed(true) => WEIR_KEYED_OVERFLOW_ADMITTED,
+        Decision::Overflowed(false) => WEIR_KEYED_OVERFLOW_REFUSED,
+    };
+    write_out(decision, answer)?;
+    decided(answer);
+    Ok(())
+}
+
+/// `weir_keyed_allow` on a table that counts (or is poisoned): out of line,
+/// with the allow's own arguments, so that the allow reaches it by a jump
+/// (see `decide_or`). A NULL key of some length, a length no object can
+/// have or a negative `now` is an error.
+#[cold]
+#[inline(never)]
+extern "C" fn allow_counted(
+    table: *const weir_keyed,
+    now: i64,
+    key: *const c_void,
+    key_len: usize,
+) -> bool {
+    let usable = key_of(key, key_len).is_ok() && now >= 0;
+    let counted = move |_: &_, &allowed: &bool| match (allowed, usable) {
+        (true, _) => Tally::Admitted(1.0),
+        (false, true) => Tally::Refused,
+        (false, false) => Tally::Error,
+    };
+    decide_counted(table, false, counted, move |table| {
+        key_of(key, key_len).is_ok_and(|key| table.allow(now, key))
+    })
+}
+
+/// `weir_keyed_decide` on a table that counts (or is poisoned): out of
+/// line, as `allow_counted` is. WEIR_KEYED_ALLOWED and
+/// WEIR_KEYED_OVERFLOW_ADMITTED count as admitted (`n` units), the two
+/// refusals as refused, an error status as an error.
+#[cold]
+#[inline(never)]
+extern "C" fn decide_counted_table(
+    table: *const weir_keyed,
+    now: i64,
+    key: *const c_void,
+    key_len: usize,
+    n: i64,
+    decision: *mut u32,
+) -> weir_status {
+    let admitted = core::cell::Cell::new(false);
+    let counted = |status| match status {
+        WEIR_OK if admitted.get() => Tally::Admitted(n as f64),
+        WEIR_OK => Tally::Refused,
+        _ => Tally::Error,
+    };
+    decide_status_counted(table, counted, |table| {
+        decide_in(table, now, key, key_len, n, decision, |answer| {
+            admitted.set(matches!(
+                answer,
+                WEIR_KEYED_ALLOWED | WEIR_KEYED_OVERFLOW_ADMITTED
+            ))
+        })
+    })
+}
+
+/// Turns counting on for a keyed table: from this call on,
+/// `weir_keyed_read_counts` reports what it decided. Call it right after
+/// `weir_keyed_new` to count everything since the table was made; a second
+/// call changes nothing. Until then the table costs what it did before
+/// counting existed (see `weir_counts` for what counting costs). On a
+/// shared table (`weir_keyed_init_shared`) the counts lie in the region
+/// with the handle, as every shared handle's do: one process's call turns
+/// counting on for every process, and from then on each process's
+/// decisions are counted there. `WEIR_ERR_NULL` for a NULL table,
+/// `WEIR_ERR_MISALIGNED` for one no table can be at, `WEIR_ERR_POISONED`
+/// for a poisoned one.
+#[no_mangle]
+pub extern "C" fn weir_keyed_start_counting(table: *const weir_keyed) -> weir_status {
+    start_counting(table)
+}
+
+/// Writes to `*out` what a keyed table decided since
+/// `weir_keyed_start_counting`. A reading: it changes nothing, and unlike
+/// `weir_keyed_read` it scans no slot. `admitted`: calls let through, by
+/// the key's own word or by the overflow policy (`weir_keyed_allow`
+/// answering true, `weir_keyed_decide` answering WEIR_KEYED_ALLOWED or
+/// WEIR_KEYED_OVERFLOW_ADMITTED); `refused`: calls refused, by the key's
+/// word or by the overflow policy (WEIR_KEYED_REFUSED,
+/// WEIR_KEYED_OVERFLOW_REFUSED); `errors`: allows refused for a NULL key of
+/// some length, a `key_len` no object can have or a negative `now`, and
+/// decides that answered an error status (those, a NULL or misaligned
+/// `decision`, an `n` outside 1..=burst); `units`: the events the admitted
+/// calls took (`n` of a decide, 1 of an allow). An overflow counts as what
+/// its policy decided; `weir_keyed_reading.overflows` counts overflows
+/// apart, since the table was made. `weir_keyed_next` and `weir_keyed_read`
+/// count nothing. A shared table's counts are the region's: every
+/// process's decisions since one of them started counting, read alike
+/// from any process (laying the region again turns counting off and
+/// clears them).
+///
+/// `WEIR_ERR_COUNTS_OFF` for a table that does not count; `WEIR_ERR_NULL` if
+/// the table or `out` is NULL, `WEIR_ERR_MISALIGNED` if either is misaligned.
+/// `*out` is written only on `WEIR_OK`.
+#[no_mangle]
+pub extern "C" fn weir_keyed_read_counts(
+    table: *const weir_keyed,
+    out: *mut weir_counts,
+) -> weir_status {
+    read_counts(table, out)
 }
 
 /// Whether a keyed table's slots are the CPU's own 16-byte compare-and-swap

@@ -574,6 +574,10 @@ const INDEX: &[Entry] = &[
                     "weir_keyed_attach",
                 ],
             ),
+            (
+                "counts",
+                &["weir_keyed_start_counting", "weir_keyed_read_counts"],
+            ),
         ],
     },
     Entry {

@@ -3536,6 +3536,8 @@ fn counts_agree_with_every_answer_and_are_off_until_started() {
     assert_eq!(weir_bucket_start_counting(null()), WEIR_ERR_NULL);
     assert_eq!(weir_bucket_read_counts(null(), &mut out), WEIR_ERR_NULL);
     assert_eq!(weir_bloom_read_counts(null(), &mut out), WEIR_ERR_NULL);
+    assert_eq!(weir_keyed_start_counting(null()), WEIR_ERR_NULL);
+    assert_eq!(weir_keyed_read_counts(null(), &mut out), WEIR_ERR_NULL);
     eprintln!("counts: {calls} calls");
     assert_no_panics("counts");
 }
@@ -3577,10 +3579,19 @@ fn hostile_buckets(rng: &mut Rng) -> u64 {
 
 /// Hostile calls on a table made with `overflow`: every status sane, the
 /// out-values written only on `WEIR_OK`, `next` at or after `now`, a key
-/// whose `next` is `now` never refused by its own word, and the reading in
-/// range.
+/// whose `next` is `now` never refused by its own word, the reading in
+/// range, and the counts (turned on now and then) equal to what the
+/// answers were.
 fn hostile_keyed_calls(table: *mut weir_keyed, overflow: u32, rng: &mut Rng) -> u64 {
     let mut calls = 0;
+    let mut counted = Expected::new();
+    // A decide counts its answer: either admission as `n` units, either
+    // refusal as refused, an error status as an error.
+    let decided_as = |status: weir_status, answer: u32, n: i64| match (status, answer) {
+        (WEIR_OK, WEIR_KEYED_ALLOWED | WEIR_KEYED_OVERFLOW_ADMITTED) => Answer::Admitted(n as f64),
+        (WEIR_OK, _) => Answer::Refused,
+        _ => Answer::Error,
+    };
     let mut clock = Clock::new(rng);
     if rng.one_in(2) {
         clock.now = clock.now.saturating_abs();
@@ -3617,6 +3628,24 @@ fn hostile_keyed_calls(table: *mut weir_keyed, overflow: u32, rng: &mut Rng) -> 
         );
         let allowed = weir_keyed_allow(table, now, k, len);
         calls += 4;
+        counted.saw(decided_as(decided, decision, 1));
+        counted.saw(decided_as(decided_n, many, n));
+        // An allow refused for its arguments (a NULL key of some length, a
+        // length no object can have, a negative `now`) is an error.
+        let misuse = now < 0 || (len > 0 && (k.is_null() || len > isize::MAX as usize));
+        counted.saw(match (allowed, misuse) {
+            (true, _) => Answer::Admitted(1.0),
+            (false, false) => Answer::Refused,
+            (false, true) => Answer::Error,
+        });
+        counted.check(
+            rng,
+            "weir_keyed_start_counting",
+            "weir_keyed_read_counts",
+            || weir_keyed_start_counting(table),
+            |out| weir_keyed_read_counts(table, out),
+        );
+        calls += 1;
         if next == WEIR_OK {
             assert!(wait >= 0, "a wait of {wait}");
             if wait == 0 {

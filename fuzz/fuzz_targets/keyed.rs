@@ -17,6 +17,7 @@ use std::ffi::c_void;
 use std::ptr::null_mut;
 
 use libfuzzer_sys::fuzz_target;
+use weir::counts::weir_counts;
 use weir::gcra::*;
 use weir::keyed::*;
 use weir::rate::*;
@@ -65,6 +66,17 @@ impl Model {
             Model::Gcra(limit, words) => weir_gcra_allow_n(&mut words[key], limit, now, n),
             Model::Rate(limit, words) => n == 1 && weir_rate_allow(&mut words[key], limit, now),
         }
+    }
+}
+
+/// The table's counts: `counted` if it counts, else off.
+fn check_counts(table: *const weir_keyed, counting: bool, counted: weir_counts) {
+    let mut out = weir_counts::default();
+    let status = weir_keyed_read_counts(table, &mut out);
+    if counting {
+        assert_eq!((status, out), (WEIR_OK, counted));
+    } else {
+        assert_eq!(status, WEIR_ERR_COUNTS_OFF);
     }
 }
 
@@ -230,6 +242,14 @@ fuzz_target!(|data: &[u8]| {
     let mut overflows = 0u64;
     let mut clock = Clock::new(&mut input);
     let mut latest = i64::MIN;
+    // Counting on for half the seeds (drawn from a seed, so that the
+    // corpus's inputs read as they did): each answer counted as its text in
+    // weir.h says, checked with every reading and at the end.
+    let counting = seed0 & 1 == 1;
+    if counting {
+        assert_eq!(weir_keyed_start_counting(table), WEIR_OK);
+    }
+    let mut counted = weir_counts::default();
     while !input.is_empty() {
         let now = clock.tick(&mut input);
         if now < latest {
@@ -268,6 +288,14 @@ fuzz_target!(|data: &[u8]| {
             weir_keyed_decide(table, now, bytes.as_ptr().cast(), 8, n, &mut decision)
         };
         trace!("key {key} at {now}, n {n}: next {next:?} {wait}, {status:?} {decision}");
+        match (status, decision) {
+            (WEIR_OK, WEIR_KEYED_ALLOWED | WEIR_KEYED_OVERFLOW_ADMITTED) => {
+                counted.admitted += 1;
+                counted.units += n as f64;
+            }
+            (WEIR_OK, _) => counted.refused += 1,
+            _ => counted.errors += 1,
+        }
         if now < 0 {
             assert_eq!((next, wait), (WEIR_ERR_NEGATIVE, -7));
             assert_eq!((status, decision), (WEIR_ERR_NEGATIVE, 99));
@@ -325,8 +353,10 @@ fuzz_target!(|data: &[u8]| {
                 WEIR_KEYED_KIND_RATE
             };
             assert_eq!(reading.kind, kind);
+            check_counts(table, counting, counted);
         }
     }
+    check_counts(table, counting, counted);
     weir_keyed_free(table);
     drop(memory);
 });

@@ -33,8 +33,9 @@ import (
 
 // Counter is a weir handle that counts: *weir.Bucket, *weir.Window,
 // *weir.Sliding, *weir.Period, *weir.Gate, *weir.Budget,
-// *weir.Concurrency, *weir.Breaker, *weir.Shedder, *weir.Pool[T] and
-// *weir.CBloom all are, once StartCounting has turned counting on.
+// *weir.Concurrency, *weir.Breaker, *weir.Shedder, *weir.Pool[T],
+// *weir.CBloom, *weir.Lease and *weir.Keyed all are, once StartCounting
+// has turned counting on.
 type Counter interface {
 	ReadCounts() (weir.Counts, error)
 }

@@ -2,7 +2,7 @@
  * the three overflow policies, a model check against lone GCRA words (one
  * per key, no table), threads on one table, and forked processes deciding
  * on one table laid in memory mapped MAP_SHARED: a key's admits across
- * them are a lone word's. */
+ * them are a lone word's, and its counts every process's. */
 #define _DEFAULT_SOURCE
 #include <math.h>
 #include <pthread.h>
@@ -179,6 +179,58 @@ static void calls_check_their_arguments(void) {
     weir_keyed_reading reading;
     CHECK_STATUS(weir_keyed_read(NULL, &reading), WEIR_ERR_NULL);
     CHECK_STATUS(weir_keyed_read(table, NULL), WEIR_ERR_NULL);
+    weir_keyed_free(table);
+}
+
+/* Counting: off until started; the key's word and the overflow policy
+ * each count as they decided, `n` units an admitted decide, misuse an
+ * error; next and read count nothing. */
+static void counts_of_a_table(void) {
+    weir_gcra_limit limit = gcra_limit(1.0, BURST);
+    weir_keyed *table = make(1, &limit, WEIR_KEYED_OVERFLOW_SHARED);
+    weir_counts counts = {.admitted = 77};
+    CHECK_STATUS(weir_keyed_read_counts(table, &counts), WEIR_ERR_COUNTS_OFF);
+    CHECK(counts.admitted == 77);
+    CHECK_STATUS(weir_keyed_start_counting(NULL), WEIR_ERR_NULL);
+    CHECK_STATUS(weir_keyed_start_counting(table), WEIR_OK);
+    CHECK_STATUS(weir_keyed_start_counting(table), WEIR_OK); /* changes nothing */
+    /* Eight keys fill the one bucket: 3 events each, then 3 more refused. */
+    for (uint64_t key = 0; key < 8; key++) {
+        CHECK(decide(table, 0, key, 3) == WEIR_KEYED_ALLOWED);
+        CHECK(decide(table, 0, key, 3) == WEIR_KEYED_REFUSED);
+    }
+    /* A ninth overflows onto the shared word (a burst of 5): admitted 5
+     * events, then refused by the policy. */
+    CHECK(decide(table, 0, 8, 5) == WEIR_KEYED_OVERFLOW_ADMITTED);
+    CHECK(decide(table, 0, 8, 1) == WEIR_KEYED_OVERFLOW_REFUSED);
+    uint64_t key = 9;
+    CHECK(!weir_keyed_allow(table, 0, &key, sizeof key)); /* overflow refused */
+    key = 0;
+    CHECK(weir_keyed_allow(table, 2 * SEC, &key, sizeof key));
+    /* Misuse: errors. */
+    uint32_t decision = 99;
+    CHECK_STATUS(weir_keyed_decide(table, -1, &key, sizeof key, 1, &decision), WEIR_ERR_NEGATIVE);
+    CHECK_STATUS(weir_keyed_decide(table, 0, &key, sizeof key, BURST + 1, &decision),
+                 WEIR_ERR_KEYED_COUNT);
+    CHECK_STATUS(weir_keyed_decide(table, 0, NULL, 8, 1, &decision), WEIR_ERR_NULL);
+    CHECK_STATUS(weir_keyed_decide(table, 0, &key, sizeof key, 1, NULL), WEIR_ERR_NULL);
+    CHECK(!weir_keyed_allow(table, -1, &key, sizeof key));
+    CHECK(!weir_keyed_allow(table, 0, NULL, 8));
+    CHECK(!weir_keyed_allow(table, 0, &key, SIZE_MAX));
+    /* Readings count nothing. */
+    int64_t wait = 0;
+    CHECK_STATUS(weir_keyed_next(table, 0, &key, sizeof key, &wait), WEIR_OK);
+    CHECK_STATUS(weir_keyed_next(table, -1, &key, sizeof key, &wait), WEIR_ERR_NEGATIVE);
+    weir_keyed_reading reading = read_table(table);
+    CHECK(reading.overflows == 3);
+    CHECK_STATUS(weir_keyed_read_counts(table, &counts), WEIR_OK);
+    CHECK(counts.admitted == 10 && counts.refused == 10 && counts.errors == 7);
+    CHECK(counts.units == 8 * 3 + 5 + 1);
+    weir_counts again;
+    CHECK_STATUS(weir_keyed_read_counts(table, &again), WEIR_OK);
+    CHECK(again.admitted == counts.admitted && again.errors == counts.errors);
+    CHECK_STATUS(weir_keyed_read_counts(table, NULL), WEIR_ERR_NULL);
+    CHECK_STATUS(weir_keyed_read_counts(NULL, &counts), WEIR_ERR_NULL);
     weir_keyed_free(table);
 }
 
@@ -397,6 +449,9 @@ static void processes_on_one_table(void) {
      * instant: across the processes each key gets what a lone word
      * gives, its whole burst at first, then what a second and a half
      * refills. */
+    /* Counting turned on here lies in the region: every worker's calls
+     * are counted there. */
+    CHECK_STATUS(weir_keyed_start_counting(table), WEIR_OK);
     region_now = 10 * SEC;
     CHECK(fork_workers(WORKERS, attach_and_race, NULL) == (long)KEYS * BURST);
     region_now = 10 * SEC + 3 * SEC / 2;
@@ -408,6 +463,10 @@ static void processes_on_one_table(void) {
     /* The parent's handle is the region's: it sees every key spent. */
     uint64_t key = 3;
     CHECK(!weir_keyed_allow(table, 100 * SEC, &key, sizeof key));
+    weir_counts counts;
+    CHECK_STATUS(weir_keyed_read_counts(table, &counts), WEIR_OK);
+    CHECK(counts.admitted == (uint64_t)KEYS * (2 * BURST + 1) && counts.errors == 0);
+    CHECK(counts.admitted + counts.refused == 3 * (uint64_t)WORKERS * KEYS * 2 * BURST + 1);
 
     /* The rate kind, laid again over the same region. */
     weir_rate_limit rate = rate_limit(1.0, BURST);
@@ -424,6 +483,7 @@ int main(void) {
     constructors_check_their_arguments();
     each_policy_answers_an_overflow();
     calls_check_their_arguments();
+    counts_of_a_table();
     sizing();
     placed_tables();
     matches_lone_words();

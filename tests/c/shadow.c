@@ -2,8 +2,9 @@
  * the candidate policy and counting on, asked beside the real one; only the
  * real answer is enforced, so the shadow refuses no one, and its counts'
  * `refused` are the calls it would have refused. Checked here:
- * - a plain limit (a bucket) is asked on every call, whatever the real one
- *   answered, so it decides the traffic it would have had in charge;
+ * - a plain limit (a bucket, a keyed table) is asked on every call,
+ *   whatever the real one answered, so it decides the traffic it would have
+ *   had in charge; a keyed table's overflows count as its policy decided;
  * - a breaker's and a shedder's shadow is asked only for the calls the real
  *   one let through (only those run, so only those have an outcome to
  *   settle), so it sees exactly those, and the real one answers as it does
@@ -50,6 +51,63 @@ static void bucket_shadow(void) {
     CHECK(r.admitted == 6 && r.refused == 2);
     weir_bucket_free(real);
     weir_bucket_free(shadow);
+}
+
+/* A keyed table's shadow: a smaller, stricter table (one bucket, a burst of
+ * 2, overflows refused) beside the real one (64 buckets, a burst of 5),
+ * asked on every call whatever the real one answered, and a lone twin of
+ * the real one given the same calls. */
+static void keyed_shadow(void) {
+    weir_gcra_limit limit, strict;
+    CHECK_STATUS(weir_gcra_limit_new(5.0, 5, &limit), WEIR_OK);
+    CHECK_STATUS(weir_gcra_limit_new(5.0, 2, &strict), WEIR_OK);
+    weir_keyed *real = NULL, *shadow = NULL, *alone = NULL;
+    CHECK_STATUS(weir_keyed_new(64, &limit, WEIR_KEYED_OVERFLOW_REFUSE, 7, 8, &real), WEIR_OK);
+    CHECK_STATUS(weir_keyed_new(1, &strict, WEIR_KEYED_OVERFLOW_REFUSE, 7, 8, &shadow), WEIR_OK);
+    CHECK_STATUS(weir_keyed_new(64, &limit, WEIR_KEYED_OVERFLOW_REFUSE, 7, 8, &alone), WEIR_OK);
+    CHECK_STATUS(weir_keyed_start_counting(real), WEIR_OK);
+    CHECK_STATUS(weir_keyed_start_counting(shadow), WEIR_OK);
+    uint64_t calls = 0, served = 0;
+    /* Twelve clients at once, six calls each: the real table serves five
+     * of each; the shadow's eight slots hold the first eight clients, two
+     * calls each, and the other four overflow, refused and counted. */
+    for (uint64_t key = 0; key < 12; key++) {
+        for (int call = 0; call < 6; call++) {
+            bool go = weir_keyed_allow(real, 0, &key, sizeof key);
+            CHECK(go == weir_keyed_allow(alone, 0, &key, sizeof key));
+            (void)weir_keyed_allow(shadow, 0, &key, sizeof key); /* never enforced */
+            calls++;
+            served += go;
+        }
+    }
+    weir_counts r, s;
+    CHECK_STATUS(weir_keyed_read_counts(real, &r), WEIR_OK);
+    CHECK_STATUS(weir_keyed_read_counts(shadow, &s), WEIR_OK);
+    CHECK(served == 60 && r.admitted == 60 && r.refused == 12 && r.units == 60.0);
+    CHECK(s.admitted == 16 && s.refused == 56 && s.errors == 0);
+    weir_keyed_reading reading;
+    CHECK_STATUS(weir_keyed_read(shadow, &reading), WEIR_OK);
+    CHECK(reading.overflows == 24);
+    /* Then a stream over the twelve, each a call every 120 ms (over the
+     * 5 a second both allow), the shadow's slots changing hands as words
+     * come to rest. */
+    for (int64_t now = 1000 * MS; now < 6000 * MS; now += 10 * MS) {
+        uint64_t key = (uint64_t)(now / (10 * MS)) % 12;
+        bool go = weir_keyed_allow(real, now, &key, sizeof key);
+        CHECK(go == weir_keyed_allow(alone, now, &key, sizeof key));
+        (void)weir_keyed_allow(shadow, now, &key, sizeof key);
+        calls++;
+        served += go;
+    }
+    CHECK_STATUS(weir_keyed_read_counts(real, &r), WEIR_OK);
+    CHECK_STATUS(weir_keyed_read_counts(shadow, &s), WEIR_OK);
+    CHECK(r.admitted == served && r.admitted + r.refused == calls);
+    /* It was asked every call, and would have refused more of them. */
+    CHECK(s.admitted + s.refused == calls && s.errors == 0);
+    CHECK(s.refused > r.refused && s.admitted < r.admitted);
+    weir_keyed_free(real);
+    weir_keyed_free(shadow);
+    weir_keyed_free(alone);
 }
 
 /* A backend that fails every call, behind a real breaker (the preset), a
@@ -133,6 +191,7 @@ static void shedder_shadow(void) {
 
 int main(void) {
     bucket_shadow();
+    keyed_shadow();
     breaker_shadow();
     shedder_shadow();
     CHECK_DONE();

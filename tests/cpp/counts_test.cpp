@@ -101,4 +101,17 @@ TEST(Counts, EveryHandleCounts) {
     EXPECT_FALSE(bloom.allow(0, "key"));
     EXPECT_EQ(bloom.counts()->admitted, 1u);
     EXPECT_EQ(bloom.counts()->refused, 1u);
+
+    auto gcra = weir::GcraLimit::make(1.0, 2).value();
+    auto table = weir::Keyed::make(4, gcra, weir::Keyed::overflow::refuse, 1, 2).value();
+    EXPECT_EQ(table.counts().error(), weir::make_error_code(WEIR_ERR_COUNTS_OFF));
+    ASSERT_FALSE(table.start_counting());
+    EXPECT_EQ(table.decide(0, "key", 2).value(), weir::Keyed::decision::allowed);
+    EXPECT_FALSE(table.allow(0, "key"));
+    EXPECT_FALSE(table.decide(0, "key", 3));
+    weir_counts k = table.counts().value();
+    EXPECT_EQ(k.admitted, 1u);
+    EXPECT_EQ(k.refused, 1u);
+    EXPECT_EQ(k.errors, 1u);
+    EXPECT_EQ(k.units, 2.0);
 }
