@@ -3595,10 +3595,7 @@ fn hostile_keyed_calls(table: *mut weir_keyed, overflow: u32, rng: &mut Rng) -> 
             let status = if rng.one_in(2) {
                 let gcra = hostile_gcra_limit(rng);
                 let ptr: *const weir_gcra_limit = if rng.one_in(20) { null() } else { &gcra };
-                sane(
-                    weir_keyed_reconfigure(table, ptr),
-                    "weir_keyed_reconfigure",
-                )
+                sane(weir_keyed_reconfigure(table, ptr), "weir_keyed_reconfigure")
             } else {
                 let rate = hostile_rate_limit(rng);
                 let ptr: *const weir_rate_limit = if rng.one_in(20) { null() } else { &rate };
@@ -3882,7 +3879,10 @@ fn keyed_never_panics_in_any_form() {
     let gcra = hostile_gcra_limit(&mut rng);
     let rate = hostile_rate_limit(&mut rng);
     assert_eq!(weir_keyed_reconfigure(null_mut(), &gcra), WEIR_ERR_NULL);
-    assert_eq!(weir_keyed_reconfigure_rate(null_mut(), &rate), WEIR_ERR_NULL);
+    assert_eq!(
+        weir_keyed_reconfigure_rate(null_mut(), &rate),
+        WEIR_ERR_NULL
+    );
     eprintln!("keyed: {calls} calls, made by form {made:?}");
     if rounds(3_000) >= 1_000 {
         assert!(made[0] > 0 && made[1] > 0, "a form never made: {made:?}");

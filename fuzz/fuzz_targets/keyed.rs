@@ -388,8 +388,10 @@ fn reconfigure(table: *mut weir_keyed, input: &mut Input, model: &mut Model, bur
             status
         }
         1 => {
-            // Another tick: 10^8 a second is past tick 0.
-            let (fine, _) = limits(1e8, 3);
+            // Another tick: 10^8 a second is past tick 0 (and past the
+            // rate word's fastest, so a GCRA limit only).
+            let mut fine = gcra;
+            assert_eq!(weir_gcra_limit_new(1e8, 3, &mut fine), WEIR_OK);
             assert_ne!(fine.shift, gcra.shift);
             let status = weir_keyed_reconfigure(table, &fine);
             let expect = if is_gcra {
