@@ -56,7 +56,9 @@
 //!   that replaces the word. A caller whose threads pass `now`s that go
 //!   back in time can find a fresh word where the lone word, having seen a
 //!   later `now`, had less room: the promise is for `now`s that do not go
-//!   back across the table's callers.)
+//!   back across the table's callers.) Across changes of the limit
+//!   ([`Keyed::reconfigure`]) it holds with the same limits given to the
+//!   lone word, but for one case of rate words that the method names.
 //! - **Overflow.** For `N` keys active at once placed in `M` = 8 × `B`
 //!   slots, a new key overflows with chance about [`overflow_chance`]`(N,
 //!   M)` = `s_8(N / B)²`, where `s_i(t)` is the fraction of buckets holding
