@@ -7,6 +7,10 @@ as a Rust user builds them, counted as benches/counts/counts.py counts (its func
 
     python3 benches/counts/keyed.py          prints the section's table
     python3 benches/counts/keyed.py --no-ll  the same without cachegrind
+    python3 benches/counts/keyed.py --quick  the table's and governor keyed's
+        (default hasher) instructions, the table's for a new key each call
+        (core_keyed_new), and the table's last-level misses at LLs of 1, 2
+        and 8 MiB: no times, no memory (a few minutes)
 
 Instructions: callgrind on loop_<case> at two iteration counts, differenced,
 the empty loop subtracted. Every keyed row makes its 16-byte key in the
@@ -81,12 +85,40 @@ def parallel(jobs):
         return list(pool.map(lambda job: job(), jobs))
 
 
+QUICK_CASES = ["keys_only", "governor_keyed_default_allow", "governor_keyed_default_refuse",
+               "core_keyed_allow", "core_keyed_refuse", "core_keyed_new"]
+QUICK_LL = [1 << 20, 2 << 20, 8 << 20]
+
+
+def quick(peers, n1, n2):
+    """--quick: the instruction rows that bind the table's targets and its
+    last-level misses with LLs far smaller than the table, printed as they
+    come."""
+    empty = counts.per_iteration(peers, "empty", "empty", n1, n2)["Ir"]
+    # core_keyed_new: a new key each call (counted only; not in CASES,
+    # whose rows are also timed over 10^6 calls).
+    loops = dict(CASES, core_keyed_new="core_keyed_new")
+    instr = parallel([lambda c=c: counts.per_iteration(peers, loops[c], c, n1, n2)["Ir"]
+                      for c in QUICK_CASES])
+    print("| case | instructions |\n|---|---:|")
+    for case, i in zip(QUICK_CASES, instr):
+        print(f"| `{case}` | {i - empty:.1f} |")
+    found = parallel([lambda ll=ll: ll_misses(peers, "core_keyed", "core_keyed_allow", 20000, 60000, ll)
+                      for ll in QUICK_LL])
+    print("\n| case | " + " | ".join(f"LL {ll >> 20} MiB" for ll in QUICK_LL) + " |")
+    print("|---|" + "---:|" * len(QUICK_LL))
+    print("| `core_keyed_allow` | " + " | ".join(f"{m:.2f}" for m in found) + " |")
+
+
 def main():
     started = time.time()
     counts.run(["cargo", "build", "--release", "--quiet", "--manifest-path", "benches/peers/Cargo.toml",
                 "--target-dir", os.path.join(ROOT, "target", "peers")])
     peers = os.path.join(PEERS, "keyed-peers")
     n1, n2 = 2000, 22000
+    if "--quick" in sys.argv:
+        quick(peers, n1, n2)
+        return
     empty = counts.per_iteration(peers, "empty", "empty", n1, n2)["Ir"]
     instr = parallel([lambda c=c, l=l: counts.per_iteration(peers, l, c, n1, n2)["Ir"]
                       for c, l in CASES.items()])

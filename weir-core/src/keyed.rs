@@ -89,10 +89,13 @@
 //! finds no held slot for its key `K` claims a free or idle slot (one
 //! compare-and-swap of the whole slot from the value it judged), unless it
 //! saw a claim of `K` already, and then settles `K`'s claims: it reads
-//! every candidate; if one is held by `K`, it frees `K`'s claims; else it
-//! frees every claim of `K` above the lowest and turns the lowest into a
-//! held fresh word. Each of those writes is a compare-and-swap from the
-//! value its read saw; then the call starts over, and finds the held slot.
+//! every candidate; if one is held by `K`, it frees `K`'s claims and
+//! charges that slot; else it frees every claim of `K` above the lowest
+//! and turns the lowest into `K`'s held word: a fresh word with the
+//! settling call's own events already charged, so that call is decided
+//! (admitted: a call a fresh word refuses takes no slot and settles
+//! nothing). Each of those writes is a compare-and-swap from the value the
+//! one read saw; when one fails, the call starts over.
 //! Any call for `K` settles any claim of `K`, its own or another's, so no
 //! call waits on another (a claim whose caller stopped is settled by the
 //! key's next call).
@@ -387,6 +390,14 @@ impl<'a, C> Candidates<'a, C> {
         &self.lines[at / LINE % (2 * CHOICES)][at % LINE]
     }
 
+    /// The candidate lines in the key's order: slot `at` is
+    /// `lines()[at / LINE][at % LINE]`. Read line by line, a scan of every
+    /// candidate works out no index.
+    #[inline(always)]
+    fn lines(&self) -> &[&'a [C; LINE]] {
+        &self.lines[..self.count / LINE]
+    }
+
     /// The candidate bucket of the slot numbered `at`: 0 for `b1`, 1 for
     /// `b2`.
     #[inline(always)]
@@ -404,6 +415,20 @@ impl<'a, C> Candidates<'a, C> {
 struct Room {
     at: usize,
     seen: (u64, u64),
+}
+
+/// What a settle did ([`KeyedShape::settle`]).
+#[derive(Clone, Copy)]
+enum Settled {
+    /// It turned the key's lowest claim into the key's word, with the
+    /// settling call's events charged: the call is admitted.
+    Charged,
+    /// A slot held the key already (numbered `.0`, its word `.1` when
+    /// read); the key's claims were freed.
+    Held(usize, u64),
+    /// No claim of the key was left, or a compare-and-swap failed: the
+    /// call starts over.
+    Again,
 }
 
 impl KeyedShape {
@@ -521,11 +546,16 @@ impl KeyedShape {
         n: i64,
         mut scanned: Option<bool>,
     ) -> Decision {
-        let count = candidates.count;
-        let slot = |at: usize| candidates.slot(at);
-        // This call's claim, if it made one: freed (unless it became the
-        // held slot) once the key is held, so that it does not keep a
-        // slot from other keys.
+        // The key's word once held, with this call's events charged. A
+        // call a fresh word refuses (a negative `now`, `n` outside
+        // 1..=burst) every word refuses: it takes no slot and settles
+        // nothing.
+        let Some(fresh) = self.fresh_charge(now, n) else {
+            return Decision::Refused;
+        };
+        // This call's claim while a settle that gave up may have left it:
+        // freed (unless it became the held slot) once the key is found
+        // held, so that it does not keep a slot from other keys.
         let mut mine: Option<(usize, (u64, u64))> = None;
         'over: loop {
             // A slot the key holds, or a claim of it in progress.
@@ -533,13 +563,13 @@ impl KeyedShape {
                 Some(claimed) => claimed,
                 None => {
                     let mut claimed = false;
-                    for at in 0..count {
-                        let (tag, word) = slot(at).get();
+                    for cell in candidates.lines().iter().flat_map(|line| line.iter()) {
+                        let (tag, word) = cell.get();
                         if tag == fingerprint {
                             if let Some((claimed_at, claim)) = mine.take() {
-                                let _ = slot(claimed_at).swap_if(claim, (0, 0));
+                                let _ = candidates.slot(claimed_at).swap_if(claim, (0, 0));
                             }
-                            match self.charge(slot(at), fingerprint, word, now, n) {
+                            match self.charge(cell, fingerprint, word, now, n) {
                                 Some(allowed) => return answer(allowed),
                                 // Forgotten at rest meanwhile: as if never
                                 // there.
@@ -552,10 +582,6 @@ impl KeyedShape {
                 }
             };
             if !claimed {
-                // A call the word refuses whatever it holds takes no slot.
-                if !self.fresh_word_allows(now, n) {
-                    return Decision::Refused;
-                }
                 let Some(room) = self.room(candidates, now) else {
                     // No claim of this call is left: it saw none of the
                     // key's, its own included.
@@ -568,12 +594,26 @@ impl KeyedShape {
                     return Decision::Overflowed(allowed);
                 };
                 let claim = (fingerprint | CLAIM, counters.next_claim());
-                if slot(room.at).swap_if(room.seen, claim).is_err() {
+                if candidates.slot(room.at).swap_if(room.seen, claim).is_err() {
                     continue 'over;
                 }
                 mine = Some((room.at, claim));
             }
-            self.settle(&slot, count, fingerprint);
+            match self.settle(candidates, fingerprint, fresh) {
+                Settled::Charged => return Decision::Allowed,
+                Settled::Held(at, word) => {
+                    // The settle read every candidate after this call's
+                    // claim and freed the key's claims: this call's is
+                    // gone.
+                    mine = None;
+                    if let Some(allowed) =
+                        self.charge(candidates.slot(at), fingerprint, word, now, n)
+                    {
+                        return answer(allowed);
+                    }
+                }
+                Settled::Again => {}
+            }
         }
     }
 
@@ -605,42 +645,68 @@ impl KeyedShape {
         }
     }
 
-    /// Settles the claims of `fingerprint` among the first `count`
-    /// candidates: unless a slot holds the key already, every claim but the
-    /// lowest is freed and the lowest becomes a held fresh word. Any call
-    /// for the key does this, for its own claim or another's, so none waits
-    /// on another. Each step is a compare-and-swap from the value the one
-    /// read saw; when one fails the caller starts over.
+    /// Settles the claims of `fingerprint` among its candidates: unless a
+    /// slot holds the key already, every claim but the lowest is freed and
+    /// the lowest becomes the key's word, `fresh` (a fresh word with the
+    /// settling call's events charged). Any call for the key does this,
+    /// for its own claim or another's, so none waits on another. The
+    /// candidates are all read first, once; each write is then a
+    /// compare-and-swap from the value that read saw, and when one fails
+    /// the caller starts over.
     #[inline]
-    fn settle<'a, C: SlotCell + 'a>(
+    fn settle<C: SlotCell>(
         &self,
-        slot: &impl Fn(usize) -> &'a C,
-        count: usize,
+        candidates: &Candidates<'_, C>,
         fingerprint: u64,
-    ) {
-        let mut seen = [(0, 0); CHOICES * SLOTS];
-        for (at, seen) in seen.iter_mut().enumerate().take(count) {
-            *seen = slot(at).get();
-        }
-        let seen = &seen[..count];
+        fresh: u64,
+    ) -> Settled {
         let claim = fingerprint | CLAIM;
-        if seen.iter().any(|s| s.0 == fingerprint) {
+        // The claims read: bit `at` set for a claim in slot `at`, its
+        // number in `numbers[at]`.
+        let mut claims = 0u32;
+        let mut numbers = [0u64; CHOICES * SLOTS];
+        let mut held = None;
+        for (line, cells) in candidates.lines().iter().enumerate() {
+            for (i, cell) in cells.iter().enumerate() {
+                let (tag, word) = cell.get();
+                let at = line * LINE + i;
+                if tag == claim {
+                    claims |= 1 << at;
+                    numbers[at] = word;
+                } else if tag == fingerprint && held.is_none() {
+                    held = Some((at, word));
+                }
+            }
+        }
+        let free = |at: usize| candidates.slot(at).swap_if((claim, numbers[at]), (0, 0));
+        let mut rest = claims;
+        if let Some((at, word)) = held {
             // Held already: every claim of the key is freed (none was
             // ever charged).
-            for (at, s) in seen.iter().enumerate().filter(|(_, s)| s.0 == claim) {
-                let _ = slot(at).swap_if(*s, (0, 0));
+            while rest != 0 {
+                let _ = free(rest.trailing_zeros() as usize);
+                rest &= rest - 1;
             }
-            return;
+            return Settled::Held(at, word);
         }
-        let Some(lowest) = seen.iter().position(|s| s.0 == claim) else {
-            return;
-        };
-        for (at, s) in seen.iter().enumerate().skip(lowest + 1) {
-            if s.0 == claim && slot(at).swap_if(*s, (0, 0)).is_err() {
-                return;
+        if claims == 0 {
+            return Settled::Again;
+        }
+        let lowest = claims.trailing_zeros() as usize;
+        rest &= rest - 1;
+        while rest != 0 {
+            if free(rest.trailing_zeros() as usize).is_err() {
+                return Settled::Again;
             }
+            rest &= rest - 1;
         }
-        let _ = slot(lowest).swap_if(seen[lowest], (fingerprint, 0));
+        match candidates
+            .slot(lowest)
+            .swap_if((claim, numbers[lowest]), (fingerprint, fresh))
+        {
+            Ok(()) => Settled::Charged,
+            Err(_) => Settled::Again,
+        }
     }
 
     /// The slot to claim among the key's candidates: in the bucket with
@@ -650,16 +716,21 @@ impl KeyedShape {
     #[inline]
     fn room<C: SlotCell>(&self, candidates: &Candidates<'_, C>, now: i64) -> Option<Room> {
         let mut best: [(usize, Option<Room>); CHOICES] = [(0, None); CHOICES];
-        for at in 0..candidates.count {
-            let seen = candidates.slot(at).get();
-            let free = seen.0 == 0;
-            if !free && (seen.0 & CLAIM != 0 || !self.at_rest(seen.1, now)) {
-                continue;
-            }
-            let bucket = &mut best[candidates.bucket(at)];
-            bucket.0 += 1;
-            if bucket.1.is_none() || (free && bucket.1.is_some_and(|r| r.seen.0 != 0)) {
-                bucket.1 = Some(Room { at, seen });
+        for (line, cells) in candidates.lines().iter().enumerate() {
+            let bucket = &mut best[candidates.bucket(line * LINE)];
+            for (i, cell) in cells.iter().enumerate() {
+                let seen = cell.get();
+                let free = seen.0 == 0;
+                if !free && (seen.0 & CLAIM != 0 || !self.at_rest(seen.1, now)) {
+                    continue;
+                }
+                bucket.0 += 1;
+                if bucket.1.is_none() || (free && bucket.1.is_some_and(|r| r.seen.0 != 0)) {
+                    bucket.1 = Some(Room {
+                        at: line * LINE + i,
+                        seen,
+                    });
+                }
             }
         }
         let [(first, a), (second, b)] = best;
@@ -683,7 +754,17 @@ impl KeyedShape {
     /// Whether a fresh word would admit `n` at `now`: false only for calls
     /// every word refuses (a negative `now`, `n` outside 1..=burst).
     fn fresh_word_allows(&self, now: i64, n: i64) -> bool {
-        self.charge_word(&AtomicU64::new(0), now, n)
+        self.fresh_charge(now, n).is_some()
+    }
+
+    /// A fresh word with `n` events at `now` charged, or `None` if a fresh
+    /// word refuses them.
+    #[inline]
+    fn fresh_charge(&self, now: i64, n: i64) -> Option<u64> {
+        match &self.limit {
+            BloomLimit::Gcra(limit) => gcra::take_n(&Fresh, limit, now, n).map(|(_, new)| new),
+            BloomLimit::Window(limit) => rate::take_n(&Fresh, limit, now, n).map(|(_, new)| new),
+        }
     }
 
     /// `n` events at `now` charged to one word, all or nothing.
@@ -766,6 +847,23 @@ impl<C: SlotCell> Word for HeldWord<'_, C> {
                 Err(u64::MAX)
             }
         }
+    }
+}
+
+/// A fresh word (0) that nothing else can charge: its one compare-and-swap
+/// succeeds. [`KeyedShape::fresh_charge`] works out on it the word a new
+/// key's slot takes.
+struct Fresh;
+
+impl Word for Fresh {
+    #[inline(always)]
+    fn get(&self) -> u64 {
+        0
+    }
+
+    #[inline(always)]
+    fn swap_if(&self, current: u64, _new: u64) -> Result<u64, u64> {
+        Ok(current)
     }
 }
 

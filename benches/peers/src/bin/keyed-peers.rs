@@ -192,6 +192,19 @@ fn loop_core_keyed(table: &KeyedTable, now: i64, n: u64) -> u64 {
     keyed_loop!(n, |key| table.allow(now, &key))
 }
 
+/// A new key each call (`key_of` past the 10^6 the table holds, never
+/// decided before): what placing a key costs. Counted only (`keyed.py
+/// --quick`), never timed: a million calls would crowd the table.
+#[no_mangle]
+#[inline(never)]
+fn loop_core_keyed_new(table: &KeyedTable, now: i64, n: u64) -> u64 {
+    let mut hits = 0u64;
+    for i in 0..n {
+        hits += u64::from(table.allow(now, &key_of(KEYS as u64 + i)));
+    }
+    hits
+}
+
 #[no_mangle]
 #[inline(never)]
 fn loop_core_bloom(bloom: &Bloom, now: i64, n: u64) -> u64 {
@@ -325,6 +338,7 @@ fn setup(name: &str) -> Option<(State, Option<bool>)> {
         "governor_keyed_default_refuse" => (default_hasher(spent), Some(false)),
         "core_keyed_allow" => (State::Table(table(open)), Some(true)),
         "core_keyed_refuse" => (State::Table(table(shut)), Some(false)),
+        "core_keyed_new" => (State::Table(table(open)), Some(true)),
         "core_bloom_allow_2pow22" => (State::Bloom(bloom(22, open)), Some(true)),
         "core_bloom_allow_2pow20" => (State::Bloom(bloom(20, open)), Some(true)),
         "core_pool_take_give_10" => (pool(10), Some(true)),
@@ -372,6 +386,9 @@ fn run(name: &str, state: &mut State, n: u64) -> u64 {
         State::Bucket(bucket) => loop_core_bucket(bucket, n),
         State::GovernorFast(limiter) => loop_governor_keyed_fast(limiter, n),
         State::GovernorDefault(limiter) => loop_governor_keyed_default(limiter, n),
+        State::Table(table) if name == "core_keyed_new" => {
+            loop_core_keyed_new(table, black_box(0), n)
+        }
         State::Table(table) => loop_core_keyed(table, black_box(0), n),
         State::Bloom(bloom) => loop_core_bloom(bloom, black_box(0), n),
     }
