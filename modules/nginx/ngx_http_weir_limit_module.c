@@ -1367,9 +1367,11 @@ static ngx_int_t ngx_http_weir_init_table_zone(ngx_shm_zone_t *shm_zone, void *d
 /* At the commit of a cycle: nginx's init_module, which ngx_init_cycle
  * (nginx 1.22) calls in the master once nothing can abandon the cycle any
  * more. Until then a step after a zone's init may still fail it, and nginx
- * then keeps the running config: a later zone's init (a zone whose change
- * this module refuses, or another module's), or opening a new listening
- * socket. A table zone whose rate or burst the reload changed publishes
+ * then keeps the running config: a later zone's init (the zones are
+ * attached in the order they are declared; one whose change this module
+ * refuses, or another module's, as limit_req's refusing a changed key), a
+ * later new zone's allocation, or opening a new listening socket. A table
+ * zone whose rate or burst the reload changed publishes
  * its new limit here, so an abandoned reload publishes nothing.
  *
  * The limit goes into the table's shared region, in one atomic
