@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# about: the nginx module with real traffic on 127.0.0.1: two workers, exact counts, headers, the metrics page, keys in log lines, reloads (a changed rate in place, under load), bad configs refused, 125,000 distinct keys, keyed table zones (each key exactly its burst, 8,000 keys, the overflow policies), the conformance traces on its test build
+# about: the nginx module with real traffic on 127.0.0.1: two workers, exact counts, headers, the metrics page, keys in log lines, reloads (a changed rate in place, under load, bloom and table zones), bad configs refused, 125,000 distinct keys, keyed table zones (each key exactly its burst, 8,000 keys, the overflow policies), the conformance traces on its test build
 # tier: full
 # order: 170
 # long: WEIR_LONG=1 or WEIR_KEYS=1000000 (10^6 distinct keys in 33m, then in a table of keys=1m)
