@@ -32,8 +32,6 @@ Servers on 127.0.0.1 on a free high port, polled with a bound, stopped by
 their pid. Prints a line per check and ends with "N passed, N failed"."""
 
 import http.client
-import os
-import signal
 import socket
 import sys
 import threading
