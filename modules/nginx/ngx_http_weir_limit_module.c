@@ -149,6 +149,10 @@ typedef struct {
     uint32_t overflow;         /* overflow=: WEIR_KEYED_OVERFLOW_* */
     weir_keyed *keyed;         /* the table's handle, in the zone, once it is laid */
     weir_ngx_table_header_t *table_header; /* in the zone, once it is laid */
+    ngx_flag_t publish;        /* a reload changed the table's rate or burst: published at the commit */
+    ngx_uint_t was_rate_number;     /* the running config's rate and burst, for the notice */
+    ngx_uint_t was_rate_per_minute;
+    ngx_uint_t was_burst;
 #if defined(WEIR_TEST_CLOCK)
     uint64_t test_seed[2];     /* test builds: test_seed=K0:K1, else getrandom */
     ngx_uint_t test_seeded;
@@ -191,6 +195,7 @@ enum { WEIR_PASSED = 1, WEIR_REJECTED, WEIR_REJECTED_DRY_RUN };
 
 static ngx_int_t ngx_http_weir_add_variables(ngx_conf_t *cf);
 static ngx_int_t ngx_http_weir_init(ngx_conf_t *cf);
+static ngx_int_t ngx_http_weir_init_module(ngx_cycle_t *cycle);
 static void *ngx_http_weir_create_main_conf(ngx_conf_t *cf);
 static void *ngx_http_weir_create_loc_conf(ngx_conf_t *cf);
 static char *ngx_http_weir_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child);
@@ -231,7 +236,7 @@ ngx_module_t ngx_http_weir_limit_module = {NGX_MODULE_V1,
                                            ngx_http_weir_commands,
                                            NGX_HTTP_MODULE,
                                            NULL,
-                                           NULL,
+                                           ngx_http_weir_init_module,
                                            NULL,
                                            NULL,
                                            NULL,
@@ -1203,8 +1208,11 @@ static size_t ngx_http_weir_table_counts_at(size_t offset, size_t bytes) {
 
 /* A zone holding a keyed table (store=table): laid fresh, or, at a reload,
  * attached, if the reload keeps its shape (kind, overflow policy, buckets,
- * rate and burst: the table holds its limit in its region, for every
- * worker). */
+ * and a smooth table's tick). A changed rate or burst is kept in place, but
+ * not here: the table holds its limit in its region, read by every worker
+ * attached, and this is a step of a cycle nginx may still abandon
+ * (ngx_http_weir_init_module says when it is committed, and publishes it
+ * then). */
 static ngx_int_t ngx_http_weir_init_table_zone(ngx_shm_zone_t *shm_zone, void *data) {
     ngx_http_weir_zone_t *zone = shm_zone->data;
     ngx_slab_pool_t *shpool = (ngx_slab_pool_t *)shm_zone->shm.addr;
@@ -1245,14 +1253,26 @@ static ngx_int_t ngx_http_weir_init_table_zone(ngx_shm_zone_t *shm_zone, void *d
                           &zone->name, h->buckets, zone->buckets, zone->keys);
             return NGX_ERROR;
         }
+        /* A GCRA word is an instant in ticks of 2^-shift ns: at another
+         * tick the same bits would be another instant (the table would
+         * refuse the limit at the commit: WEIR_ERR_KEYED_TICK_CHANGE). */
+        if (zone->kind == WEIR_NGX_SMOOTH && h->limit.gcra.shift != zone->limit.gcra.shift) {
+            ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0,
+                          "weir_limit_zone \"%V\": a reload cannot move a smooth zone's rate across "
+                          "7812500r/s (its words' tick, 2^-%ui ns, would become 2^-%ui ns); "
+                          "rename the zone or restart nginx",
+                          &zone->name, (ngx_uint_t)h->limit.gcra.shift, (ngx_uint_t)zone->limit.gcra.shift);
+            return NGX_ERROR;
+        }
+        /* h->limit is the limit published in the table's region (the one
+         * laid, or the last committed reload's). Another is published at
+         * the commit, not now. */
         if (ngx_memcmp(&h->limit, &zone->limit, sizeof h->limit) != 0) {
             ngx_http_weir_zone_t *running = data;
-            ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0,
-                          "weir_limit_zone \"%V\": a reload cannot change a table's rate or burst (burst %ui "
-                          "to %ui): its words are judged by the limit the table was laid with, in its region; "
-                          "rename the zone or restart nginx",
-                          &zone->name, running ? running->burst : (ngx_uint_t)h->burst, zone->burst);
-            return NGX_ERROR;
+            zone->publish = 1;
+            zone->was_burst = running ? running->burst : (ngx_uint_t)h->burst;
+            zone->was_rate_number = running ? running->rate_number : 0; /* 0: not known */
+            zone->was_rate_per_minute = running ? running->rate_per_minute : 0;
         }
         zone->keyed = keyed;
         zone->buckets = h->buckets;
@@ -1341,6 +1361,65 @@ static ngx_int_t ngx_http_weir_init_table_zone(ngx_shm_zone_t *shm_zone, void *d
     zone->buckets = buckets;
     zone->table_header = h;
     zone->counts = (weir_ngx_counts_t *)((u_char *)h + counts_at);
+    return NGX_OK;
+}
+
+/* At the commit of a cycle: nginx's init_module, which ngx_init_cycle
+ * (nginx 1.22) calls in the master once nothing can abandon the cycle any
+ * more. Until then a step after a zone's init may still fail it, and nginx
+ * then keeps the running config: a later zone's init (the zones are
+ * attached in the order they are declared; one whose change this module
+ * refuses, or another module's, as limit_req's refusing a changed key), a
+ * later new zone's allocation, or opening a new listening socket. A table
+ * zone whose rate or burst the reload changed publishes
+ * its new limit here, so an abandoned reload publishes nothing.
+ *
+ * The limit goes into the table's shared region, in one atomic
+ * publication that every process attached reads at its next decision:
+ * the new workers, and the old config's workers still finishing their
+ * requests too (a bloom zone's words hold no limit, each worker bringing
+ * its own config's: there the old workers keep the old one). The words
+ * keep their state (docs/nginx.md, "A reload that changes a rate or
+ * burst"). The header then holds the published limit, which the next
+ * reload compares. Published in the master, in order: a new worker's
+ * init_process could run after a later reload's commit and publish a
+ * limit no longer current. init_module cannot fail a cycle it is asked
+ * at (nginx exits): a refusal, which init_table_zone's checks leave no
+ * cause for, is logged and the table keeps its limit. */
+static ngx_int_t ngx_http_weir_init_module(ngx_cycle_t *cycle) {
+    ngx_http_weir_main_conf_t *mcf = ngx_http_cycle_get_module_main_conf(cycle, ngx_http_weir_limit_module);
+    if (mcf == NULL) return NGX_OK;
+    ngx_http_weir_zone_t **zones = mcf->zones.elts;
+    for (ngx_uint_t i = 0; i < mcf->zones.nelts; i++) {
+        ngx_http_weir_zone_t *zone = zones[i];
+        if (!zone->table || !zone->publish || zone->keyed == NULL || zone->table_header == NULL) continue;
+        zone->publish = 0;
+        weir_status st = zone->kind == WEIR_NGX_SMOOTH ? weir_keyed_reconfigure(zone->keyed, &zone->limit.gcra)
+                                                       : weir_keyed_reconfigure_rate(zone->keyed, &zone->limit.rate);
+        if (st != WEIR_OK) {
+            ngx_log_error(NGX_LOG_ALERT, cycle->log, 0,
+                          "weir_limit_zone \"%V\": the table refused the new rate and burst (%s): it "
+                          "keeps judging by the old ones (burst %ui); rename the zone or restart nginx",
+                          &zone->name, weir_status_str(st), zone->was_burst);
+            continue;
+        }
+        zone->table_header->limit = zone->limit;
+        zone->table_header->burst = (uint32_t)zone->burst;
+        if (zone->was_rate_number != 0) {
+            ngx_log_error(NGX_LOG_NOTICE, cycle->log, 0,
+                          "weir_limit_zone \"%V\": rate %ui%s to %ui%s, burst %ui to %ui; its words are kept, "
+                          "judged by the new limit in every worker, old ones too",
+                          &zone->name, zone->was_rate_number, zone->was_rate_per_minute ? "r/m" : "r/s",
+                          zone->rate_number, zone->rate_per_minute ? "r/m" : "r/s", zone->was_burst,
+                          zone->burst);
+        } else {
+            ngx_log_error(NGX_LOG_NOTICE, cycle->log, 0,
+                          "weir_limit_zone \"%V\": rate %ui%s, burst %ui to %ui; its words are kept, "
+                          "judged by the new limit in every worker, old ones too",
+                          &zone->name, zone->rate_number, zone->rate_per_minute ? "r/m" : "r/s", zone->was_burst,
+                          zone->burst);
+        }
+    }
     return NGX_OK;
 }
 

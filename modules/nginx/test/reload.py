@@ -125,21 +125,26 @@ def zones(limit, kind_s="smooth", hashes_s=1, size_w="1m", rate_s=None):
 
 
 class Nginx:
-    def __init__(self, so):
+    """A master and two workers; a location /NAME limited by zone NAME for
+    each of `names`."""
+
+    def __init__(self, so, names=("s", "w")):
         self.so = so
+        self.names = names
         self.tmp = tempfile.mkdtemp(prefix="weir-reload-")
         os.chmod(self.tmp, 0o755)
         self.port = free_port()
         self.master = None
         os.makedirs(os.path.join(self.tmp, "logs"))
         os.makedirs(os.path.join(self.tmp, "html"))
-        for name in ("s", "w"):
+        for name in names:
             with open(os.path.join(self.tmp, "html", name), "w", encoding="ascii") as f:
                 f.write("ok\n")
         self.conf = os.path.join(self.tmp, "nginx.conf")
         self.log = os.path.join(self.tmp, "logs", "error.log")
 
     def write(self, zone_lines):
+        locations = "".join(f"        location = /{z} {{ weir_limit zone={z}; }}\n" for z in self.names)
         with open(self.conf, "w", encoding="ascii") as f:
             f.write(f"""load_module {self.so};
 worker_processes 2;
@@ -161,9 +166,7 @@ http {{
         listen 127.0.0.1:{self.port} reuseport;
         root {self.tmp}/html;
         add_header X-Pid $pid always;
-        location = /s {{ weir_limit zone=s; }}
-        location = /w {{ weir_limit zone=w; }}
-        location = /health {{ return 204; }}
+{locations}        location = /health {{ return 204; }}
     }}
 }}
 """)
