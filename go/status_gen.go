@@ -307,6 +307,16 @@ const (
 	// ErrKeyedCount is WEIR_ERR_KEYED_COUNT: A keyed table's call asked for a count outside 1..=burst, or named a
 	// key longer than any object can be.
 	ErrKeyedCount Status = 453
+	// ErrKeyedKindChange is WEIR_ERR_KEYED_KIND_CHANGE: `weir_keyed_reconfigure` on a table of rate words, or
+	// `weir_keyed_reconfigure_rate` on one of GCRA words: a table's word
+	// kind is chosen when it is made and never changes (its words' bits
+	// mean nothing under the other kind); nothing changed.
+	ErrKeyedKindChange Status = 454
+	// ErrKeyedTickChange is WEIR_ERR_KEYED_TICK_CHANGE: `weir_keyed_reconfigure` with a limit on another tick than the
+	// table's (the `shift` of `weir_gcra_limit`): the arrival times its
+	// words hold would be misread; nothing changed. Every rate up to
+	// 7,812,500 a second has tick 0, so two such limits always agree.
+	ErrKeyedTickChange Status = 455
 	// ErrBudgetMaxTokens is WEIR_ERR_BUDGET_MAX_TOKENS: A retry budget's `max_tokens` is outside 1..1000.
 	ErrBudgetMaxTokens Status = 500
 	// ErrBudgetTokenRatio is WEIR_ERR_BUDGET_TOKEN_RATIO: A retry budget's `token_ratio` is NaN, infinite, or under 0.0005
@@ -470,6 +480,8 @@ var statusCodes = [...]struct {
 	{ErrKeyedOverflow, "WEIR_ERR_KEYED_OVERFLOW"},
 	{ErrKeyedSizing, "WEIR_ERR_KEYED_SIZING"},
 	{ErrKeyedCount, "WEIR_ERR_KEYED_COUNT"},
+	{ErrKeyedKindChange, "WEIR_ERR_KEYED_KIND_CHANGE"},
+	{ErrKeyedTickChange, "WEIR_ERR_KEYED_TICK_CHANGE"},
 	{ErrBudgetMaxTokens, "WEIR_ERR_BUDGET_MAX_TOKENS"},
 	{ErrBudgetTokenRatio, "WEIR_ERR_BUDGET_TOKEN_RATIO"},
 	{ErrBudgetTTL, "WEIR_ERR_BUDGET_TTL"},
@@ -826,6 +838,12 @@ func statusMismatches() []string {
 	}
 	if ErrKeyedCount != C.WEIR_ERR_KEYED_COUNT {
 		bad = append(bad, fmt.Sprintf("ErrKeyedCount is %d, WEIR_ERR_KEYED_COUNT is %d", ErrKeyedCount, C.WEIR_ERR_KEYED_COUNT))
+	}
+	if ErrKeyedKindChange != C.WEIR_ERR_KEYED_KIND_CHANGE {
+		bad = append(bad, fmt.Sprintf("ErrKeyedKindChange is %d, WEIR_ERR_KEYED_KIND_CHANGE is %d", ErrKeyedKindChange, C.WEIR_ERR_KEYED_KIND_CHANGE))
+	}
+	if ErrKeyedTickChange != C.WEIR_ERR_KEYED_TICK_CHANGE {
+		bad = append(bad, fmt.Sprintf("ErrKeyedTickChange is %d, WEIR_ERR_KEYED_TICK_CHANGE is %d", ErrKeyedTickChange, C.WEIR_ERR_KEYED_TICK_CHANGE))
 	}
 	if ErrBudgetMaxTokens != C.WEIR_ERR_BUDGET_MAX_TOKENS {
 		bad = append(bad, fmt.Sprintf("ErrBudgetMaxTokens is %d, WEIR_ERR_BUDGET_MAX_TOKENS is %d", ErrBudgetMaxTokens, C.WEIR_ERR_BUDGET_MAX_TOKENS))

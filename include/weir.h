@@ -40,12 +40,12 @@
  *
  * ```
  * weir_status — what a call that can fail reports (WEIR_OK is 0)
- *   section  line 0369
+ *   section  line 0371
  *   reads    weir_status_str, weir_version (WEIR_VERSION)
  *   counts   weir_counts (filled by each read_counts)
  *
  * weir_breaker — circuit breaker: refuses more calls as failures pile up
- *   section  line 0944
+ *   section  line 0956
  *   policy   weir_breaker_policy (for the breaker), weir_breaker_policy_preset
  *   make     weir_breaker_new (copies the policy), weir_breaker_free
  *   placed   weir_breaker_footprint, weir_breaker_init_in
@@ -60,7 +60,7 @@
  *   change   weir_breaker_reconfigure (copies the policy)
  *
  * weir_shedder — load shedder: refuses when the server is both hot and full
- *   section  line 1342
+ *   section  line 1354
  *   policy   weir_shedder_policy (for the shedder), weir_shedder_policy_preset
  *   make     weir_shedder_new (copies the policy), weir_shedder_free
  *   placed   weir_shedder_footprint, weir_shedder_init_in
@@ -74,7 +74,7 @@
  *   change   weir_shedder_reconfigure (copies the policy)
  *
  * weir_window — rolling window of sums and counts
- *   section  line 1694
+ *   section  line 1706
  *   make     weir_window_new, weir_window_free
  *   placed   weir_window_footprint, weir_window_init_in
  *   shared   weir_window_shared_footprint, weir_window_init_shared,
@@ -86,7 +86,7 @@
  *   change   weir_window_reconfigure
  *
  * weir_bucket — token bucket, lock-free
- *   section  line 1912
+ *   section  line 1924
  *   make     weir_bucket_new, weir_bucket_free
  *   placed   weir_bucket_footprint, weir_bucket_init_in
  *   shared   weir_bucket_shared_footprint, weir_bucket_init_shared,
@@ -97,7 +97,7 @@
  *   change   weir_bucket_reconfigure
  *
  * weir_sliding — exact sliding-window quota
- *   section  line 2179
+ *   section  line 2191
  *   make     weir_sliding_new, weir_sliding_free
  *   placed   weir_sliding_footprint, weir_sliding_init_in
  *   shared   weir_sliding_shared_footprint, weir_sliding_init_shared,
@@ -108,7 +108,7 @@
  *   counts   weir_sliding_start_counting, weir_sliding_read_counts
  *
  * weir_period — fixed-window quota per period
- *   section  line 2372
+ *   section  line 2384
  *   make     weir_period_new, weir_period_free
  *   placed   weir_period_footprint, weir_period_init_in
  *   shared   weir_period_shared_footprint, weir_period_init_shared,
@@ -119,7 +119,7 @@
  *   counts   weir_period_start_counting, weir_period_read_counts
  *
  * weir_gate — concurrency ceiling, lock-free
- *   section  line 2572
+ *   section  line 2584
  *   make     weir_gate_new, weir_gate_free
  *   placed   weir_gate_footprint, weir_gate_init_in
  *   shared   weir_gate_shared_footprint, weir_gate_init_shared,
@@ -130,7 +130,7 @@
  *   counts   weir_gate_start_counting, weir_gate_read_counts
  *
  * weir_concurrency — adaptive concurrency limit (Gradient2)
- *   section  line 2703
+ *   section  line 2715
  *   policy   weir_concurrency_policy (for the controller),
  *            weir_concurrency_policy_preset
  *   make     weir_concurrency_new (copies the policy),
@@ -149,7 +149,7 @@
  *   change   weir_concurrency_reconfigure (copies the policy)
  *
  * weir_budget — retry budget: gRPC tokens or Finagle percent
- *   section  line 3052
+ *   section  line 3064
  *   policy   weir_budget_policy (WEIR_BUDGET_*), weir_budget_policy_preset
  *   make     weir_budget_new, weir_budget_free
  *   placed   weir_budget_footprint, weir_budget_init_in
@@ -161,19 +161,19 @@
  *   change   weir_budget_reconfigure (copies the policy)
  *
  * weir_backoff — retry policy, by value (WEIR_BACKOFF_JITTER_*)
- *   section  line 3312
+ *   section  line 3324
  *   policy   weir_backoff (its own), weir_backoff_preset,
  *            weir_backoff_full_jitter, weir_backoff_check
  *   calls    weir_backoff_more, weir_backoff_delay, weir_backoff_ceiling,
  *            weir_backoff_schedule
  *
  * weir_deadline — time budget, by value
- *   section  line 3452
+ *   section  line 3464
  *   make     weir_deadline_start
  *   reads    weir_deadline_expired, weir_deadline_remaining
  *
  * weir_pool — resource-pool bookkeeping (items are uintptr_t)
- *   section  line 3496
+ *   section  line 3508
  *   policy   weir_pool_policy (for the pool), weir_pool_policy_preset
  *   make     weir_pool_new (copies the limits), weir_pool_free
  *   placed   weir_pool_footprint, weir_pool_init_in,
@@ -188,7 +188,7 @@
  *   counts   weir_pool_start_counting, weir_pool_read_counts
  *
  * weir_rate — one-word rate limiter in caller-owned (shared) memory
- *   section  line 3931
+ *   section  line 3943
  *   policy   weir_rate_limit (for the rate word and the bloom),
  *            weir_rate_limit_new
  *   calls    weir_rate_allow
@@ -197,13 +197,13 @@
  *   shared   weir_words_shareable (may words be shared between programs?)
  *
  * weir_gcra — one-word token bucket (GCRA) in caller-owned (shared) memory
- *   section  line 4111
+ *   section  line 4123
  *   policy   weir_gcra_limit, weir_gcra_limit_new
  *   calls    weir_gcra_allow, weir_gcra_allow_n
  *   reads    weir_gcra_next, weir_gcra_room
  *
  * weir_bloom — rate or GCRA words for millions of keys in fixed memory
- *   section  line 4263
+ *   section  line 4275
  *   make     weir_bloom_new (copies the limit), weir_bloom_new_gcra,
  *            weir_bloom_free
  *   calls    weir_bloom_allow (keys are not kept), weir_bloom_next
@@ -219,12 +219,14 @@
  *   counts   weir_bloom_start_counting, weir_bloom_read_counts
  *
  * weir_keyed — one exact word per key for millions of keys in fixed memory
- *   section  line 4697
+ *   section  line 4709
  *   make     weir_keyed_new (GCRA words; copies the limit),
  *            weir_keyed_new_rate, weir_keyed_free
  *   calls    weir_keyed_allow (keys are not kept),
  *            weir_keyed_decide (WEIR_KEYED_ALLOWED, ...), weir_keyed_next,
  *            weir_keyed_read (weir_keyed_reading)
+ *   change   weir_keyed_reconfigure (any form, shared too; copies the limit),
+ *            weir_keyed_reconfigure_rate
  *   sizing   weir_keyed_buckets_for, weir_keyed_overflow_chance,
  *            weir_keyed_lock_free
  *   placed   weir_keyed_footprint, weir_keyed_init_in (firmware too),
@@ -233,11 +235,11 @@
  *            weir_keyed_init_shared_rate, weir_keyed_attach
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 5045
+ *   section  line 5135
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 5238
+ *   section  line 5328
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   placed   weir_lease_footprint, weir_lease_init_in
@@ -249,7 +251,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 5513
+ *   section  line 5603
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -263,7 +265,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 5775
+ *   section  line 5865
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -678,6 +680,16 @@ enum weir_status
   /// A keyed table's call asked for a count outside 1..=burst, or named a
   /// key longer than any object can be.
   WEIR_ERR_KEYED_COUNT = 453,
+  /// `weir_keyed_reconfigure` on a table of rate words, or
+  /// `weir_keyed_reconfigure_rate` on one of GCRA words: a table's word
+  /// kind is chosen when it is made and never changes (its words' bits
+  /// mean nothing under the other kind); nothing changed.
+  WEIR_ERR_KEYED_KIND_CHANGE = 454,
+  /// `weir_keyed_reconfigure` with a limit on another tick than the
+  /// table's (the `shift` of `weir_gcra_limit`): the arrival times its
+  /// words hold would be misread; nothing changed. Every rate up to
+  /// 7,812,500 a second has tick 0, so two such limits always agree.
+  WEIR_ERR_KEYED_TICK_CHANGE = 455,
   /// A retry budget's `max_tokens` is outside 1..1000.
   WEIR_ERR_BUDGET_MAX_TOKENS = 500,
   /// A retry budget's `token_ratio` is NaN, infinite, or under 0.0005
@@ -4699,7 +4711,8 @@ weir_status weir_bloom_read_counts(const weir_bloom *bloom, weir_counts *out);
  * \details Its own statuses, besides the general ones (in
  * `enum weir_status`, the first section):
  *   WEIR_ERR_KEYED_BUCKETS (450), WEIR_ERR_KEYED_OVERFLOW (451),
- *   WEIR_ERR_KEYED_SIZING (452), WEIR_ERR_KEYED_COUNT (453).
+ *   WEIR_ERR_KEYED_SIZING (452), WEIR_ERR_KEYED_COUNT (453),
+ *   WEIR_ERR_KEYED_KIND_CHANGE (454), WEIR_ERR_KEYED_TICK_CHANGE (455).
  * @{ */
 
 /// A keyed table: one exact limiter word per key, for millions of keys in
@@ -4740,6 +4753,13 @@ weir_status weir_bloom_read_counts(const weir_bloom *bloom, weir_counts *out);
 /// aarch64); elsewhere each slot update takes a lock from a table in this
 /// program's memory, and the table cannot be shared between processes.
 /// The handle itself is under 200 bytes beside its buckets.
+///
+/// Reconfigured in place: `weir_keyed_reconfigure` (GCRA words) and
+/// `weir_keyed_reconfigure_rate` (rate words) give every key's word a new
+/// limit in one publication, each word keeping its arrival time or its
+/// window. Heap, placed and shared tables alike: a shared table's limit
+/// lives in its region, so every process attached decides by the new one.
+/// The kind, buckets, overflow policy and seed never change.
 typedef struct weir_keyed weir_keyed;
 
 /// `weir_keyed_new`'s overflow policy: refuse a call that overflows.
@@ -4891,6 +4911,74 @@ weir_status weir_keyed_next(const weir_keyed *table,
 /// `WEIR_ERR_POISONED`; `*out` is written only on `WEIR_OK`.
 weir_status weir_keyed_read(const weir_keyed *table, weir_keyed_reading *out);
 
+/// Gives every key's word of a table of GCRA words (`weir_keyed_new`,
+/// `weir_keyed_init_in`, `weir_keyed_init_shared`) the limit `*limit`, in
+/// place and at once: from this publication on, every call reads the old
+/// limit or the new one, wholly, and never waits for the change (two
+/// slots and a generation); each word keeps its theoretical arrival time
+/// (TAT), an instant on the caller's clock. A key's debt (TAT − now)
+/// carries over as time: it may take again once the debt is at most the
+/// new bucket less a token ((burst' − 1) / rate'), and repays at the new
+/// rate; an idle key (TAT at or before now) is a full bucket under either
+/// limit. Which words are at rest follows the limit in force: a slot is
+/// given to a new key only once its word rests under it (for GCRA words,
+/// TAT at or before now, whatever the limit). The overflow policy's shared
+/// word (WEIR_KEYED_OVERFLOW_SHARED) is judged by the new limit too, and
+/// `weir_keyed_decide` checks its count against the new burst.
+///
+/// The bound across a change at c, for one key (or the shared word): the
+/// old limit's admits in [a, c) keep its bound, burst + floor((c − a) ×
+/// rate), the new limit's in [c, b] keep the new one, burst' + floor((b −
+/// c) × rate') (the debt carried over only lowers it); a stretch across c
+/// admits at most the two together. A call racing the change is judged
+/// wholly by the limit it read, and counts under that limit.
+///
+/// Safe beside decisions on the table from any thread, and, for a shared
+/// table, from any process: unlike other shared handles, which answer
+/// WEIR_ERR_REGION_UNSUPPORTED because their policy is the region's, laid
+/// once, the table's limit is published inside its region, one atomic
+/// publication that every process attached reads (the region header's
+/// policy keeps the limit the table was laid with). Two reconfigurations
+/// run one after the other. The buckets, overflow policy, seed, slots and
+/// counters are kept. It counts nothing. The limit is copied.
+///
+/// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `table`;
+/// `WEIR_ERR_POISONED`; `WEIR_ERR_NULL` for a NULL `limit`,
+/// `WEIR_ERR_GCRA_LIMIT_INVALID` for one whose fields are out of range;
+/// `WEIR_ERR_KEYED_KIND_CHANGE` for a table of rate words (see
+/// `weir_keyed_reconfigure_rate`); `WEIR_ERR_KEYED_TICK_CHANGE` for a
+/// limit on another tick (its `shift`) than the table's: the stored arrival
+/// times would be misread (every rate up to 7,812,500 a second has tick 0,
+/// so two such limits always agree). An error changes nothing.
+weir_status weir_keyed_reconfigure(weir_keyed *table, const weir_gcra_limit *limit);
+
+/// `weir_keyed_reconfigure` for a table of rate words
+/// (`weir_keyed_new_rate`, `weir_keyed_init_rate_in`,
+/// `weir_keyed_init_shared_rate`): every key's word takes `*limit` in
+/// place, in one publication, keeping its window's start and count. The
+/// window is read under the new limit: it admits while its count is under
+/// the new burst, and ends count × I' after its start (I' = 1 / rate', the
+/// new interval), so a quicker rate ends a spent window sooner, a slower
+/// one later; a slot is given to a new key once its window has ended under
+/// the limit in force. A window that held more than the new burst admits
+/// nothing more until it ends.
+///
+/// The bound across a change at c, for one key (or the shared word): the
+/// old limit's admits in [a, c) keep its bound, burst + floor((c − a) /
+/// I), the new limit's in [c, b] keep the new one, burst' + floor((b − c)
+/// / I') (a window open at the change takes at most burst' − count more);
+/// a stretch across c at most the two together. Per key the table stays
+/// exact (a lone word's admits given the same calls and limits), except
+/// that a window forgotten at rest stays fresh where a lone word's spent
+/// window, read under a slower limit, could stand open again: such a key
+/// gets a fresh window's admits, within the new limit's bound.
+///
+/// Checked as `weir_keyed_reconfigure`, with `WEIR_ERR_RATE_LIMIT_INVALID`
+/// for a limit whose fields are out of range and
+/// `WEIR_ERR_KEYED_KIND_CHANGE` for a table of GCRA words. An error
+/// changes nothing.
+weir_status weir_keyed_reconfigure_rate(weir_keyed *table, const weir_rate_limit *limit);
+
 /// Writes to `*buckets` the fewest buckets for which a new key overflows a
 /// table holding `keys` active keys with chance at most `chance`
 /// (`weir_keyed_overflow_chance`): 203,090 for 10^6 keys at 1e-9.
@@ -4986,7 +5074,9 @@ weir_status weir_keyed_shared_footprint(uint64_t buckets, size_t *bytes, size_t 
 /// do: a key's admits across all of them are a lone word's. Its state is
 /// its slots and three counters, each changed by one atomic operation, so
 /// a process killed at any point leaves it whole (a claim it left is
-/// settled by its key's next call). Lay it once, before any process
+/// settled by its key's next call). Its limit changes in place for every
+/// process with `weir_keyed_reconfigure`; the header's policy keeps the
+/// limit it was laid with. Lay it once, before any process
 /// attaches; laying it again resets it. Checked in this order, nothing
 /// written on an error: `out`, `mem` NULL (`WEIR_ERR_NULL`), misaligned
 /// (`WEIR_ERR_PLACED_MISALIGNED`), `WEIR_ERR_REGION_UNSUPPORTED` off

@@ -64,7 +64,14 @@ use weir_core::keyed::{self, Decision, Keyed, KeyedBucket, KeyedError, KeyedShap
 /// compare-and-swap (`weir_keyed_lock_free`: x86_64 with cmpxchg16b,
 /// aarch64); elsewhere each slot update takes a lock from a table in this
 /// program's memory, and the table cannot be shared between processes.
-/// The handle itself is under 200 bytes beside its buckets.
+/// The handle itself is under 256 bytes beside its buckets.
+///
+/// Reconfigured in place: `weir_keyed_reconfigure` (GCRA words) and
+/// `weir_keyed_reconfigure_rate` (rate words) give every key's word a new
+/// limit in one publication, each word keeping its arrival time or its
+/// window. Heap, placed and shared tables alike: a shared table's limit
+/// lives in its region, so every process attached decides by the new one.
+/// The kind, buckets, overflow policy and seed never change.
 pub struct weir_keyed(Guarded<Keyed<Slots<KeyedBucket>>>);
 
 impl Handle for weir_keyed {
@@ -560,7 +567,9 @@ fn lay_in_region(
 /// do: a key's admits across all of them are a lone word's. Its state is
 /// its slots and three counters, each changed by one atomic operation, so
 /// a process killed at any point leaves it whole (a claim it left is
-/// settled by its key's next call). Lay it once, before any process
+/// settled by its key's next call). Its limit changes in place for every
+/// process with `weir_keyed_reconfigure`; the header's policy keeps the
+/// limit it was laid with. Lay it once, before any process
 /// attaches; laying it again resets it. Checked in this order, nothing
 /// written on an error: `out`, `mem` NULL (`WEIR_ERR_NULL`), misaligned
 /// (`WEIR_ERR_PLACED_MISALIGNED`), `WEIR_ERR_REGION_UNSUPPORTED` off
@@ -716,16 +725,106 @@ pub extern "C" fn weir_keyed_decide(
         if now < 0 {
             return Err(WEIR_ERR_NEGATIVE);
         }
-        if n < 1 || n > burst_of(table.shape().limit()) {
+        // One reading of the limit in force judges the whole call, its
+        // count's check included.
+        let shape = table.shape();
+        if n < 1 || n > burst_of(shape.limit()) {
             return Err(WEIR_ERR_KEYED_COUNT);
         }
-        let answer = match table.decide(now, key, n) {
+        let decided = shape.decide(table.store().as_ref(), table.counters(), now, key, n);
+        let answer = match decided {
             Decision::Allowed => WEIR_KEYED_ALLOWED,
             Decision::Refused => WEIR_KEYED_REFUSED,
             Decision::Overflowed(true) => WEIR_KEYED_OVERFLOW_ADMITTED,
             Decision::Overflowed(false) => WEIR_KEYED_OVERFLOW_REFUSED,
         };
         write_out(decision, answer)
+    })
+}
+
+/// Gives every key's word of a table of GCRA words (`weir_keyed_new`,
+/// `weir_keyed_init_in`, `weir_keyed_init_shared`) the limit `*limit`, in
+/// place and at once: from this publication on, every call reads the old
+/// limit or the new one, wholly, and never waits for the change (two
+/// slots and a generation); each word keeps its theoretical arrival time
+/// (TAT), an instant on the caller's clock. A key's debt (TAT − now)
+/// carries over as time: it may take again once the debt is at most the
+/// new bucket less a token ((burst' − 1) / rate'), and repays at the new
+/// rate; an idle key (TAT at or before now) is a full bucket under either
+/// limit. Which words are at rest follows the limit in force: a slot is
+/// given to a new key only once its word rests under it (for GCRA words,
+/// TAT at or before now, whatever the limit). The overflow policy's shared
+/// word (WEIR_KEYED_OVERFLOW_SHARED) is judged by the new limit too, and
+/// `weir_keyed_decide` checks its count against the new burst.
+///
+/// The bound across a change at c, for one key (or the shared word): the
+/// old limit's admits in [a, c) keep its bound, burst + floor((c − a) ×
+/// rate), the new limit's in [c, b] keep the new one, burst' + floor((b −
+/// c) × rate') (the debt carried over only lowers it); a stretch across c
+/// admits at most the two together. A call racing the change is judged
+/// wholly by the limit it read, and counts under that limit.
+///
+/// Safe beside decisions on the table from any thread, and, for a shared
+/// table, from any process: unlike other shared handles, which answer
+/// WEIR_ERR_REGION_UNSUPPORTED because their policy is the region's, laid
+/// once, the table's limit is published inside its region, one atomic
+/// publication that every process attached reads (the region header's
+/// policy keeps the limit the table was laid with). Two reconfigurations
+/// run one after the other. The buckets, overflow policy, seed, slots and
+/// counters are kept. It counts nothing. The limit is copied.
+///
+/// `WEIR_ERR_NULL` or `WEIR_ERR_MISALIGNED` for a bad `table`;
+/// `WEIR_ERR_POISONED`; `WEIR_ERR_NULL` for a NULL `limit`,
+/// `WEIR_ERR_GCRA_LIMIT_INVALID` for one whose fields are out of range;
+/// `WEIR_ERR_KEYED_KIND_CHANGE` for a table of rate words (see
+/// `weir_keyed_reconfigure_rate`); `WEIR_ERR_KEYED_TICK_CHANGE` for a
+/// limit on another tick (its `shift`) than the table's: the stored arrival
+/// times would be misread (every rate up to 7,812,500 a second has tick 0,
+/// so two such limits always agree). An error changes nothing.
+#[no_mangle]
+pub extern "C" fn weir_keyed_reconfigure(
+    table: *mut weir_keyed,
+    limit: *const weir_gcra_limit,
+) -> weir_status {
+    status_on(table.cast_const(), |table| {
+        let limit = gcra_limit_in(limit)?;
+        table.reconfigure(limit).map_err(keyed_status)
+    })
+}
+
+/// `weir_keyed_reconfigure` for a table of rate words
+/// (`weir_keyed_new_rate`, `weir_keyed_init_rate_in`,
+/// `weir_keyed_init_shared_rate`): every key's word takes `*limit` in
+/// place, in one publication, keeping its window's start and count. The
+/// window is read under the new limit: it admits while its count is under
+/// the new burst, and ends count × I' after its start (I' = 1 / rate', the
+/// new interval), so a quicker rate ends a spent window sooner, a slower
+/// one later; a slot is given to a new key once its window has ended under
+/// the limit in force. A window that held more than the new burst admits
+/// nothing more until it ends.
+///
+/// The bound across a change at c, for one key (or the shared word): the
+/// old limit's admits in [a, c) keep its bound, burst + floor((c − a) /
+/// I), the new limit's in [c, b] keep the new one, burst' + floor((b − c)
+/// / I') (a window open at the change takes at most burst' − count more);
+/// a stretch across c at most the two together. Per key the table stays
+/// exact (a lone word's admits given the same calls and limits), except
+/// that a window forgotten at rest stays fresh where a lone word's spent
+/// window, read under a slower limit, could stand open again: such a key
+/// gets a fresh window's admits, within the new limit's bound.
+///
+/// Checked as `weir_keyed_reconfigure`, with `WEIR_ERR_RATE_LIMIT_INVALID`
+/// for a limit whose fields are out of range and
+/// `WEIR_ERR_KEYED_KIND_CHANGE` for a table of GCRA words. An error
+/// changes nothing.
+#[no_mangle]
+pub extern "C" fn weir_keyed_reconfigure_rate(
+    table: *mut weir_keyed,
+    limit: *const weir_rate_limit,
+) -> weir_status {
+    status_on(table.cast_const(), |table| {
+        let limit = limit_in(limit)?;
+        table.reconfigure(limit).map_err(keyed_status)
     })
 }
 
@@ -842,10 +941,11 @@ mod tests {
     use crate::gcra::weir_gcra_limit_new;
 
     /// The header's figure for the handle itself, beside its buckets: under
-    /// 200 bytes.
+    /// 256 bytes (its limit cell included), so that a placed table's
+    /// buckets start at most 256 bytes in.
     #[test]
-    fn the_handle_is_under_200_bytes() {
-        assert!(core::mem::size_of::<weir_keyed>() < 200);
+    fn the_handle_is_under_256_bytes() {
+        assert!(core::mem::size_of::<weir_keyed>() < 256);
     }
 
     fn limit() -> weir_gcra_limit {
@@ -931,6 +1031,56 @@ mod tests {
                     kind: WEIR_KEYED_KIND_GCRA,
                     overflow_policy: WEIR_KEYED_OVERFLOW_REFUSE,
                 }
+            );
+        }
+        // Every form takes a new limit in place, the shared one included;
+        // the other kind's call, another tick and NULL change nothing.
+        let mut faster = core::mem::MaybeUninit::uninit();
+        assert_eq!(weir_gcra_limit_new(2.0, 3, faster.as_mut_ptr()), WEIR_OK);
+        // SAFETY: written on WEIR_OK.
+        let faster = unsafe { faster.assume_init() };
+        let mut rate_limit = core::mem::MaybeUninit::uninit();
+        assert_eq!(
+            crate::rate::weir_rate_limit_new(1.0, 1, rate_limit.as_mut_ptr()),
+            WEIR_OK
+        );
+        // SAFETY: written on WEIR_OK.
+        let rate_limit = unsafe { rate_limit.assume_init() };
+        let mut fine = core::mem::MaybeUninit::uninit();
+        assert_eq!(weir_gcra_limit_new(1e8, 3, fine.as_mut_ptr()), WEIR_OK);
+        // SAFETY: written on WEIR_OK.
+        let fine = unsafe { fine.assume_init() };
+        for &table in &tables {
+            assert_eq!(
+                weir_keyed_reconfigure_rate(table, &rate_limit),
+                WEIR_ERR_KEYED_KIND_CHANGE
+            );
+            assert_eq!(
+                weir_keyed_reconfigure(table, &fine),
+                WEIR_ERR_KEYED_TICK_CHANGE
+            );
+            assert_eq!(
+                weir_keyed_reconfigure(table, core::ptr::null()),
+                WEIR_ERR_NULL
+            );
+            assert_eq!(
+                weir_keyed_reconfigure(core::ptr::null_mut(), &faster),
+                WEIR_ERR_NULL
+            );
+            assert_eq!(
+                decide(table, 2_000_000_000, b"k", 3),
+                (WEIR_ERR_KEYED_COUNT, 99)
+            );
+            assert_eq!(weir_keyed_reconfigure(table, &faster), WEIR_OK);
+            // Burst 3 now; "k" was spent at 1 s (TAT 2 s): its debt
+            // carries over, so at 2 s it has the whole new bucket.
+            assert_eq!(
+                decide(table, 2_000_000_000, b"k", 3),
+                (WEIR_OK, WEIR_KEYED_ALLOWED)
+            );
+            assert_eq!(
+                decide(table, 2_000_000_000, b"k", 1),
+                (WEIR_OK, WEIR_KEYED_REFUSED)
             );
         }
         for table in tables {

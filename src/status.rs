@@ -336,6 +336,16 @@ pub enum weir_status {
     /// A keyed table's call asked for a count outside 1..=burst, or named a
     /// key longer than any object can be.
     WEIR_ERR_KEYED_COUNT = 453,
+    /// `weir_keyed_reconfigure` on a table of rate words, or
+    /// `weir_keyed_reconfigure_rate` on one of GCRA words: a table's word
+    /// kind is chosen when it is made and never changes (its words' bits
+    /// mean nothing under the other kind); nothing changed.
+    WEIR_ERR_KEYED_KIND_CHANGE = 454,
+    /// `weir_keyed_reconfigure` with a limit on another tick than the
+    /// table's (the `shift` of `weir_gcra_limit`): the arrival times its
+    /// words hold would be misread; nothing changed. Every rate up to
+    /// 7,812,500 a second has tick 0, so two such limits always agree.
+    WEIR_ERR_KEYED_TICK_CHANGE = 455,
 
     // 500–549: the retry budget.
     /// A retry budget's `max_tokens` is outside 1..1000.
@@ -524,6 +534,8 @@ const ALL: &[weir_status] = {
         WEIR_ERR_KEYED_OVERFLOW,
         WEIR_ERR_KEYED_SIZING,
         WEIR_ERR_KEYED_COUNT,
+        WEIR_ERR_KEYED_KIND_CHANGE,
+        WEIR_ERR_KEYED_TICK_CHANGE,
         WEIR_ERR_BUDGET_MAX_TOKENS,
         WEIR_ERR_BUDGET_TOKEN_RATIO,
         WEIR_ERR_BUDGET_TTL,
@@ -746,6 +758,10 @@ impl weir_status {
                 c"keyed sizing: chance outside (0, 1], or more than 2^32 buckets needed"
             }
             WEIR_ERR_KEYED_COUNT => c"keyed table n is outside 1..burst, or key_len is absurd",
+            WEIR_ERR_KEYED_KIND_CHANGE => c"a keyed table's word kind cannot change",
+            WEIR_ERR_KEYED_TICK_CHANGE => {
+                c"the GCRA limit is on another tick than the keyed table's words"
+            }
             WEIR_ERR_BUDGET_MAX_TOKENS => c"budget max_tokens is outside 1..1000",
             WEIR_ERR_BUDGET_TOKEN_RATIO => {
                 c"budget token_ratio is not finite or rounds to under one thousandth"
@@ -903,7 +919,16 @@ mod tests {
         ] {
             codes.extend([gcra.code(), rate.code()]);
         }
-        codes.extend([Ke::Buckets, Ke::NoMemory, Ke::TooSmall].map(Ke::code));
+        codes.extend(
+            [
+                Ke::Buckets,
+                Ke::NoMemory,
+                Ke::TooSmall,
+                Ke::KindChange,
+                Ke::TickChange,
+            ]
+            .map(Ke::code),
+        );
         codes.extend(
             [
                 Le::Interval,

@@ -550,6 +550,13 @@ const INDEX: &[Entry] = &[
                 ],
             ),
             (
+                "change",
+                &[
+                    "weir_keyed_reconfigure (any form, shared too; copies the limit)",
+                    "weir_keyed_reconfigure_rate",
+                ],
+            ),
+            (
                 "sizing",
                 &[
                     "weir_keyed_buckets_for",

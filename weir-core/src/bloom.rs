@@ -91,6 +91,7 @@ use crate::atomic::{AtomicU64, Ordering};
 use alloc::vec::Vec;
 
 use crate::gcra::{self, GcraLimit};
+use crate::limit_cell::{self, LimitCell, Refused};
 use crate::rate::{self, RateLimit, Word};
 use crate::sip::SipKey;
 use crate::time::NEVER;
@@ -368,18 +369,25 @@ impl BloomShape {
     /// [`BloomError::KindChange`] for the other word kind,
     /// [`BloomError::TickChange`] for a GCRA limit of another tick.
     pub fn try_with_limit(&self, limit: impl Into<BloomLimit>) -> Result<BloomShape, BloomError> {
-        let limit = limit.into();
-        let open_interval = match (&self.limit, &limit) {
-            (BloomLimit::Window(_), BloomLimit::Window(new)) => new.open_interval(),
-            (BloomLimit::Gcra(old), BloomLimit::Gcra(new)) if old.parts().2 == new.parts().2 => 0,
-            (BloomLimit::Gcra(_), BloomLimit::Gcra(_)) => return Err(BloomError::TickChange),
-            _ => return Err(BloomError::KindChange),
+        match limit_cell::check(&self.limit, limit.into()) {
+            Ok(limit) => Ok(self.judged_by(limit)),
+            Err(Refused::Kind) => Err(BloomError::KindChange),
+            Err(Refused::Tick) => Err(BloomError::TickChange),
+        }
+    }
+
+    /// This shape with `limit` (checked: of its kind and tick) in place of
+    /// its own.
+    fn judged_by(&self, limit: BloomLimit) -> BloomShape {
+        let open_interval = match &limit {
+            BloomLimit::Window(limit) => limit.open_interval(),
+            BloomLimit::Gcra(_) => 0,
         };
-        Ok(BloomShape {
+        BloomShape {
             limit,
             open_interval,
             ..*self
-        })
+        }
     }
 
     /// `key`'s line and its words in that line, as a bit mask of k bits
@@ -597,166 +605,11 @@ pub struct Bloom<#[cfg(feature = "alloc")] S = Vec<BloomLine>, #[cfg(not(feature
     /// The shape the array was made with; its limit is the one in force
     /// until the first [`Bloom::reconfigure`].
     shape: BloomShape,
-    /// The limit in force after a reconfiguration, and whether the array
-    /// is a region's ([`Bloom::attach`]), whose limit is the header's.
+    /// The limit in force after a reconfiguration (fixed for an array
+    /// attached to a region, [`Bloom::attach`], whose limit is the
+    /// header's): see [`crate::limit_cell`].
     limit: LimitCell,
     lines: S,
-}
-
-/// The limit a [`Bloom`] decides by once reconfigured, published whole.
-///
-/// Why this way. A limit is two words (a rate limit's interval, then its
-/// fraction and burst; a GCRA limit's per-token ticks and tolerance, its
-/// tick being the array's for good), more than one atomic holds, and a
-/// decision must read one limit, never the interval of one and the burst of
-/// another. Nor may a decision wait for a reconfiguration: the array's
-/// decisions are lock-free, and in the firmware build an interrupt handler
-/// that waited for the main loop's half-written limit would wait forever.
-/// So there are two slots, and `state` holds the generation `g` in force
-/// (the limit in `slots[g % 2]`), a bit set while a reconfiguration writes
-/// (one at a time) and a bit for an array attached to a region. A
-/// reconfiguration to `g + 1` sets its writing bit, then (after a release
-/// fence) fills `slots[(g + 1) % 2]`, the slot *not* in force, then
-/// publishes `g + 1` with the bit clear (a release store). A decision reads
-/// `state` (acquire), the slot of its generation `g`, then (after an
-/// acquire fence) `state` again, and keeps the words only if `state` still
-/// names `g`, or names `g + 1` with the writing bit clear: the slot of `g` is
-/// written only by the reconfiguration to `g + 2`, which sets the writing
-/// bit over `g + 1` before its first word, so a decision that read any word
-/// of it finds that bit, or a later generation, and reads again. A decision
-/// never waits for a writer (the slot being written is not the one in
-/// force) and reads again only if two reconfigurations start while it
-/// reads. Every field is an atomic, so no read is a data race: the check is
-/// what makes the two words one limit. Generation 0 (never reconfigured)
-/// is the shape's own limit, so an array never reconfigured pays one load
-/// and a branch per decision.
-///
-/// What "in force" means for a decision racing a change: the decision is
-/// judged wholly by the limit it read, old or new, and commits its word
-/// with one compare-and-swap, which may land just after the change (a
-/// decision is a read of the limit, then of the word, then its write).
-/// Such a decision is an old-limit decision whose write is ordered after
-/// the new limit's first ones; the bounds ([`Bloom::reconfigure`]) count
-/// it under the limit that judged it.
-#[derive(Debug)]
-struct LimitCell {
-    /// `generation << 2 | ATTACHED | WRITING`.
-    state: AtomicU64,
-    /// Each slot's two words (window: interval_ns, interval_frac | burst
-    /// << 32; gcra: per_token, tolerance).
-    slots: [[AtomicU64; 2]; 2],
-}
-
-/// [`LimitCell::state`]'s bit for a reconfiguration writing a slot.
-const WRITING: u64 = 1;
-/// [`LimitCell::state`]'s bit for an array attached to a region.
-const ATTACHED: u64 = 2;
-
-impl LimitCell {
-    const fn new(attached: bool) -> LimitCell {
-        LimitCell {
-            state: AtomicU64::new(if attached { ATTACHED } else { 0 }),
-            slots: [
-                [AtomicU64::new(0), AtomicU64::new(0)],
-                [AtomicU64::new(0), AtomicU64::new(0)],
-            ],
-        }
-    }
-
-    fn attached(&self) -> bool {
-        self.state.load(Ordering::Relaxed) & ATTACHED != 0
-    }
-
-    /// The limit in force if the array was reconfigured (`None`: the
-    /// shape's own), as a shape of the same words and keys.
-    #[inline(always)]
-    fn shape(&self, made: &BloomShape) -> Option<BloomShape> {
-        let state = self.state.load(Ordering::Acquire);
-        if state >> 2 == 0 {
-            return None;
-        }
-        Some(self.read(made, state))
-    }
-
-    /// The limit of `state`'s generation or of a later one, read whole.
-    #[inline(never)]
-    fn read(&self, made: &BloomShape, mut state: u64) -> BloomShape {
-        loop {
-            let generation = state >> 2;
-            let slot = &self.slots[(generation % 2) as usize];
-            let (a, b) = (
-                slot[0].load(Ordering::Relaxed),
-                slot[1].load(Ordering::Relaxed),
-            );
-            crate::atomic::fence(Ordering::Acquire);
-            let again = self.state.load(Ordering::Relaxed);
-            let kept =
-                again >> 2 == generation || (again >> 2 == generation + 1 && again & WRITING == 0);
-            if kept {
-                let limit = match made.limit {
-                    BloomLimit::Window(_) => BloomLimit::Window(RateLimit::from_checked_parts(
-                        a,
-                        b as u32,
-                        (b >> 32) as u32,
-                    )),
-                    BloomLimit::Gcra(made) => {
-                        BloomLimit::Gcra(GcraLimit::from_checked_parts(a, b as i64, made.parts().2))
-                    }
-                };
-                let open_interval = match &limit {
-                    BloomLimit::Window(limit) => limit.open_interval(),
-                    BloomLimit::Gcra(_) => 0,
-                };
-                return BloomShape {
-                    limit,
-                    open_interval,
-                    ..*made
-                };
-            }
-            core::hint::spin_loop();
-            state = self.state.load(Ordering::Acquire);
-        }
-    }
-
-    /// Publishes `limit` (checked, of the array's kind and tick): from the
-    /// next read, it is in force. One writer at a time; a second waits for
-    /// the first to publish.
-    fn publish(&self, limit: &BloomLimit) {
-        let mut state = self.state.load(Ordering::Relaxed);
-        loop {
-            if state & WRITING != 0 {
-                core::hint::spin_loop();
-                state = self.state.load(Ordering::Relaxed);
-                continue;
-            }
-            match self.state.compare_exchange_weak(
-                state,
-                state | WRITING,
-                Ordering::Acquire,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => break,
-                Err(found) => state = found,
-            }
-        }
-        crate::atomic::fence(Ordering::Release);
-        let generation = (state >> 2) + 1;
-        let parts = match limit {
-            BloomLimit::Window(limit) => {
-                let (interval_ns, frac, burst) = limit.parts();
-                [interval_ns, u64::from(frac) | u64::from(burst) << 32]
-            }
-            BloomLimit::Gcra(limit) => {
-                let (per_token, tolerance, _) = limit.parts();
-                [per_token, tolerance as u64]
-            }
-        };
-        for (word, part) in self.slots[(generation % 2) as usize].iter().zip(parts) {
-            word.store(part, Ordering::Relaxed);
-        }
-        self.state
-            .store(generation << 2 | (state & ATTACHED), Ordering::Release);
-    }
 }
 
 impl<'a> Bloom<&'a [BloomLine]> {
@@ -770,7 +623,7 @@ impl<'a> Bloom<&'a [BloomLine]> {
         let (shape, lines) = open_in(region)?;
         Ok(Bloom {
             shape,
-            limit: LimitCell::new(true),
+            limit: LimitCell::fixed(),
             lines,
         })
     }
@@ -788,7 +641,7 @@ impl Bloom {
         lines.extend((0..n).map(|_| BloomLine::fresh()));
         Ok(Bloom {
             shape,
-            limit: LimitCell::new(false),
+            limit: LimitCell::new(),
             lines,
         })
     }
@@ -812,7 +665,7 @@ impl<S: AsRef<[BloomLine]>> Bloom<S> {
         }
         Ok(Bloom {
             shape,
-            limit: LimitCell::new(false),
+            limit: LimitCell::new(),
             lines,
         })
     }
@@ -831,7 +684,10 @@ impl<S: AsRef<[BloomLine]>> Bloom<S> {
     /// The array's shape, with the limit in force now (the one it was made
     /// with until a [`Bloom::reconfigure`]).
     pub fn shape(&self) -> BloomShape {
-        self.limit.shape(&self.shape).unwrap_or(self.shape)
+        match self.limit.get(&self.shape.limit) {
+            None => self.shape,
+            Some(limit) => self.shape.judged_by(limit),
+        }
     }
 
     /// Gives every word a new limit, in place and at once: from the
@@ -885,7 +741,7 @@ impl<S: AsRef<[BloomLine]>> Bloom<S> {
     /// [`BloomError::Region`] for an array attached to a region; an error
     /// changes nothing.
     pub fn reconfigure(&self, limit: impl Into<BloomLimit>) -> Result<(), BloomError> {
-        if self.limit.attached() {
+        if self.limit.is_fixed() {
             return Err(BloomError::Region);
         }
         let checked = self.shape.try_with_limit(limit)?;
@@ -902,18 +758,24 @@ impl<S: AsRef<[BloomLine]>> Bloom<S> {
     /// See [`BloomShape::allow`], by the limit in force.
     #[inline]
     pub fn allow(&self, now: i64, key: &[u8]) -> bool {
-        match self.limit.shape(&self.shape) {
+        match self.limit.get(&self.shape.limit) {
             None => self.shape.allow(self.lines.as_ref(), now, key),
-            Some(shape) => shape.allow(self.lines.as_ref(), now, key),
+            Some(limit) => self
+                .shape
+                .judged_by(limit)
+                .allow(self.lines.as_ref(), now, key),
         }
     }
 
     /// See [`BloomShape::next`], by the limit in force.
     #[inline]
     pub fn next(&self, now: i64, key: &[u8]) -> i64 {
-        match self.limit.shape(&self.shape) {
+        match self.limit.get(&self.shape.limit) {
             None => self.shape.next(self.lines.as_ref(), now, key),
-            Some(shape) => shape.next(self.lines.as_ref(), now, key),
+            Some(limit) => self
+                .shape
+                .judged_by(limit)
+                .next(self.lines.as_ref(), now, key),
         }
     }
 }

@@ -112,6 +112,18 @@
 //! makes fail. `weir-core/tests/loom.rs` runs the claim and replacement
 //! races under every interleaving.
 //!
+//! # Changing the limit
+//!
+//! A table's limit can change in place ([`Keyed::reconfigure`]): one
+//! publication that every call sees whole, old or new, over the same
+//! slots, each word keeping what it holds (a window its start and count, a
+//! GCRA word its arrival time), judged from then on by the new limit, as
+//! are the at-rest checks that free a slot and the [`Overflow::Shared`]
+//! word. The cell is the bloom array's, and it lives in the table: a table
+//! shared between processes publishes its new limit to all of them. Its
+//! kind, buckets, policy and seed never change. The method says what a
+//! word's state means under the new limit and the bound across a change.
+//!
 //! # Without a 16-byte compare-and-swap
 //!
 //! The slots are `portable_atomic::AtomicU128`: `cmpxchg16b` on x86_64
@@ -133,6 +145,7 @@ use alloc::vec::Vec;
 use crate::atomic::{AtomicU64, Ordering};
 use crate::bloom::BloomLimit;
 use crate::gcra;
+use crate::limit_cell::{self, LimitCell, Refused};
 use crate::rate::{self, Word};
 use crate::sip::SipKey;
 use crate::time::NEVER;
@@ -247,6 +260,14 @@ pub enum KeyedError {
     NoMemory,
     /// The store holds fewer buckets than the shape.
     TooSmall,
+    /// A new limit of the other word kind ([`Keyed::reconfigure`]): a rate
+    /// word's bits read as a GCRA word's (or the reverse) mean nothing.
+    KindChange,
+    /// A new GCRA limit on another tick (`shift`) than the table's
+    /// ([`Keyed::reconfigure`]): an arrival time stored in ticks of
+    /// 2^-shift ns would be misread by 2^(shift' − shift). Every rate up to
+    /// 7,812,500 a second is on tick 0, so two such limits always agree.
+    TickChange,
 }
 
 impl KeyedError {
@@ -257,6 +278,8 @@ impl KeyedError {
             KeyedError::Buckets => 450,
             KeyedError::NoMemory => 6,
             KeyedError::TooSmall => 50,
+            KeyedError::KindChange => 454,
+            KeyedError::TickChange => 455,
         }
     }
 }
@@ -416,6 +439,12 @@ impl KeyedShape {
     /// The limit every key's word applies, and so the words' kind.
     pub fn limit(&self) -> &BloomLimit {
         &self.limit
+    }
+
+    /// This shape with `limit` (of its kind and tick) in place of its own:
+    /// the same buckets, keys and policy.
+    fn judged_by(&self, limit: BloomLimit) -> KeyedShape {
+        KeyedShape { limit, ..*self }
     }
 
     /// What an overflowing call answers.
@@ -816,7 +845,14 @@ pub fn buckets_for(keys: u64, chance: f64) -> Option<u64> {
 /// borrowed slice) and its counters.
 #[derive(Debug)]
 pub struct Keyed<#[cfg(feature = "alloc")] S = Vec<KeyedBucket>, #[cfg(not(feature = "alloc"))] S> {
+    /// The shape the table was made with; its limit is the one in force
+    /// until the first [`Keyed::reconfigure`].
     shape: KeyedShape,
+    /// The limit in force after a reconfiguration, published whole: two
+    /// slots and a generation (see the bloom's [`crate::bloom::Bloom`],
+    /// whose cell it is). It lives in the table, so a table laid in memory
+    /// shared between processes has it there too.
+    limit: LimitCell,
     buckets: S,
     counters: KeyedCounters,
 }
@@ -833,6 +869,7 @@ impl Keyed {
         buckets.extend((0..n).map(|_| KeyedBucket::fresh()));
         Ok(Keyed {
             shape,
+            limit: LimitCell::new(),
             buckets,
             counters: KeyedCounters::new(),
         })
@@ -856,14 +893,80 @@ impl<S: AsRef<[KeyedBucket]>> Keyed<S> {
         }
         Ok(Keyed {
             shape,
+            limit: LimitCell::new(),
             buckets,
             counters: KeyedCounters::new(),
         })
     }
 
-    /// The table's shape.
-    pub fn shape(&self) -> &KeyedShape {
-        &self.shape
+    /// The table's shape, with the limit in force now (the one it was
+    /// made with until a [`Keyed::reconfigure`]). A call that reads the
+    /// shape and then decides on it ([`KeyedShape::decide`] over
+    /// [`Keyed::store`] and [`Keyed::counters`]) is judged wholly by that
+    /// limit, as [`Keyed::decide`] is by the one it reads.
+    pub fn shape(&self) -> KeyedShape {
+        match self.limit.get(&self.shape.limit) {
+            None => self.shape,
+            Some(limit) => self.shape.judged_by(limit),
+        }
+    }
+
+    /// Gives every key's word a new limit, in place and at once: from the
+    /// publication on, each call reads the old limit or the new one,
+    /// wholly (two slots and a generation, so a call never waits for the
+    /// change), and every word keeps what it holds. Safe beside the
+    /// table's calls, from any thread, and, for a table laid in memory
+    /// shared between processes, from any process: the limit lives in the
+    /// table, so every process attached reads the one publication. Two
+    /// reconfigurations run one after the other. The kind, bucket count,
+    /// overflow policy and seed never change; the counters are kept.
+    ///
+    /// What a word decided under the old limit means under the new one
+    /// (the bloom's rules, [`crate::bloom::Bloom::reconfigure`]):
+    ///
+    /// - A **rate word** keeps its window's start and count. The window is
+    ///   read under the new limit: it expires `ceil(count × I')` after its
+    ///   start (I' the new interval), and admits while its count is under
+    ///   the new burst B'. A window that held more than B' events admits
+    ///   nothing more until it expires.
+    /// - A **GCRA word** keeps its theoretical arrival time (TAT), an
+    ///   instant: a key's debt (TAT − now) carries over as time. Under the
+    ///   new limit it admits once the debt is at most the new tolerance
+    ///   less a token, and repays at the new rate.
+    ///
+    /// Which words are at rest, and so whose slots a new key may take: a
+    /// slot is replaced only once its word rests under the limit in force
+    /// at that call. A GCRA word rests once its TAT is at or before `now`,
+    /// under any limit. A rate word rests once its window has expired under
+    /// the limit in force (`count × I'` after its start): a quicker limit
+    /// frees spent windows sooner, a slower one later. The
+    /// [`Overflow::Shared`] word is judged by the limit in force too.
+    ///
+    /// The bound across a change at `c`, for one key (its word, or the
+    /// shared word for the overflowing keys), counting each call under the
+    /// limit that judged it: the old limit's admits in `[a, c)` keep its
+    /// bound and the new limit's in `[c, b]` keep the new one (GCRA:
+    /// `burst + floor(T × rate)` over `T` ns, the debt carried over only
+    /// lowering the new one; rate: `B + floor(T / I)`, a window open at the
+    /// change taking at most `B' − count` more); a stretch across `c` at
+    /// most the two together. Exactness per key holds across changes as
+    /// before (a key's admits are a lone word's given the same calls and
+    /// the same limits), with one exception: a rate word forgotten at rest
+    /// is fresh for good, where a lone word's spent window read under a
+    /// slower limit later could stand open again; the key then gets a fresh
+    /// window's admits, within the new limit's bound from the change.
+    ///
+    /// [`KeyedError::KindChange`] for a limit of the other word kind,
+    /// [`KeyedError::TickChange`] for a GCRA limit on another tick; an
+    /// error changes nothing.
+    pub fn reconfigure(&self, limit: impl Into<BloomLimit>) -> Result<(), KeyedError> {
+        let limit = match limit_cell::check(&self.shape.limit, limit.into()) {
+            Ok(limit) => limit,
+            Err(Refused::Kind) => return Err(KeyedError::KindChange),
+            Err(Refused::Tick) => return Err(KeyedError::TickChange),
+        };
+        self.limit.publish(&limit);
+        Ok(())
     }
 
     /// The table's counters.
@@ -878,8 +981,15 @@ impl<S: AsRef<[KeyedBucket]>> Keyed<S> {
     /// `now` or an `n` outside 1..=burst is refused and changes nothing.
     #[inline]
     pub fn decide(&self, now: i64, key: &[u8], n: i64) -> Decision {
-        self.shape
-            .decide(self.buckets.as_ref(), &self.counters, now, key, n)
+        let reconfigured;
+        let shape = match self.limit.get(&self.shape.limit) {
+            None => &self.shape,
+            Some(limit) => {
+                reconfigured = self.shape.judged_by(limit);
+                &reconfigured
+            }
+        };
+        shape.decide(self.buckets.as_ref(), &self.counters, now, key, n)
     }
 
     /// Whether `key` may have one event at `now`: [`Keyed::decide`] with
@@ -895,7 +1005,7 @@ impl<S: AsRef<[KeyedBucket]>> Keyed<S> {
     /// answers 0, as a fresh word would: whether it would find a slot (or
     /// overflow) is not foreseen. Reads the slots only.
     pub fn next(&self, now: i64, key: &[u8]) -> i64 {
-        self.shape.next(self.buckets.as_ref(), now, key)
+        self.shape().next(self.buckets.as_ref(), now, key)
     }
 
     /// The store holding the table's buckets.

@@ -37,6 +37,7 @@ pub mod gate;
 pub mod gcra;
 pub mod keyed;
 pub mod lease;
+mod limit_cell;
 pub mod limiter;
 pub mod partitioned;
 pub mod period;
