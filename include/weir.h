@@ -4752,7 +4752,7 @@ weir_status weir_bloom_read_counts(const weir_bloom *bloom, weir_counts *out);
 /// compare-and-swap (`weir_keyed_lock_free`: x86_64 with cmpxchg16b,
 /// aarch64); elsewhere each slot update takes a lock from a table in this
 /// program's memory, and the table cannot be shared between processes.
-/// The handle itself is under 200 bytes beside its buckets.
+/// The handle itself is under 256 bytes beside its buckets.
 ///
 /// Reconfigured in place: `weir_keyed_reconfigure` (GCRA words) and
 /// `weir_keyed_reconfigure_rate` (rate words) give every key's word a new

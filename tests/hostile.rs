@@ -3578,7 +3578,9 @@ fn hostile_buckets(rng: &mut Rng) -> u64 {
 /// Hostile calls on a table made with `overflow`: every status sane, the
 /// out-values written only on `WEIR_OK`, `next` at or after `now`, a key
 /// whose `next` is `now` never refused by its own word, and the reading in
-/// range.
+/// range. Between decisions, now and then, a new limit of either kind,
+/// hostile or NULL: the table's kind takes it or refuses it with a status,
+/// and its kind and policy stay.
 fn hostile_keyed_calls(table: *mut weir_keyed, overflow: u32, rng: &mut Rng) -> u64 {
     let mut calls = 0;
     let mut clock = Clock::new(rng);
@@ -3586,7 +3588,31 @@ fn hostile_keyed_calls(table: *mut weir_keyed, overflow: u32, rng: &mut Rng) -> 
         clock.now = clock.now.saturating_abs();
     }
     let keys: Vec<Vec<u8>> = (0..6).map(|_| rng.key()).collect();
+    let mut before = weir_keyed_reading::default();
+    assert_eq!(weir_keyed_read(table, &mut before), WEIR_OK);
     for _ in 0..40 {
+        if rng.one_in(8) {
+            let status = if rng.one_in(2) {
+                let gcra = hostile_gcra_limit(rng);
+                let ptr: *const weir_gcra_limit = if rng.one_in(20) { null() } else { &gcra };
+                sane(weir_keyed_reconfigure(table, ptr), "weir_keyed_reconfigure")
+            } else {
+                let rate = hostile_rate_limit(rng);
+                let ptr: *const weir_rate_limit = if rng.one_in(20) { null() } else { &rate };
+                sane(
+                    weir_keyed_reconfigure_rate(table, ptr),
+                    "weir_keyed_reconfigure_rate",
+                )
+            };
+            calls += 1;
+            let mut after = weir_keyed_reading::default();
+            assert_eq!(weir_keyed_read(table, &mut after), WEIR_OK);
+            assert_eq!(
+                (after.kind, after.overflow_policy, after.buckets),
+                (before.kind, before.overflow_policy, before.buckets),
+                "a reconfiguration ({status:?}) changed the table's kind or shape"
+            );
+        }
         let now = clock.tick(rng);
         let key = &keys[rng.below(6) as usize];
         let k = key_ptr(key, rng);
@@ -3850,6 +3876,13 @@ fn keyed_never_panics_in_any_form() {
         weir_keyed_free(table);
     }
     weir_keyed_free(null_mut());
+    let gcra = hostile_gcra_limit(&mut rng);
+    let rate = hostile_rate_limit(&mut rng);
+    assert_eq!(weir_keyed_reconfigure(null_mut(), &gcra), WEIR_ERR_NULL);
+    assert_eq!(
+        weir_keyed_reconfigure_rate(null_mut(), &rate),
+        WEIR_ERR_NULL
+    );
     eprintln!("keyed: {calls} calls, made by form {made:?}");
     if rounds(3_000) >= 1_000 {
         assert!(made[0] > 0 && made[1] > 0, "a form never made: {made:?}");

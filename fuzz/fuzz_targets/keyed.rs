@@ -10,6 +10,16 @@
 //! changes nothing, `next` is a wait of 0 or more and a key whose wait is
 //! 0 is never refused by its own word, an overflow is answered as the
 //! policy says and counted, and the reading stays in range.
+//!
+//! Between decisions, in every form alike (heap, placed, shared), the
+//! table now and then takes a new limit in place (`weir_keyed_reconfigure`,
+//! `weir_keyed_reconfigure_rate`): of its kind, which the lone words take
+//! too (each keeps its state, judged by the new limit from then on), of the
+//! other kind or on another tick, refused with its status and changing
+//! nothing. The model follows a rate table across a change only while no
+//! limit's interval is longer than the shortest one in force so far: a
+//! window forgotten at rest stays fresh, where a lone word's read under a
+//! slower limit could stand open again (the header's one exception).
 #![no_main]
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
@@ -25,6 +35,11 @@ use weir_fuzz::{abort_on_panic, skipped, trace, Clock, Input};
 
 /// The keys a run draws from: more than a few buckets hold.
 const KEYS: usize = 48;
+
+/// The bursts and rates a table is made with, or reconfigured to (all on
+/// tick 0).
+const BURSTS: [i64; 5] = [1, 2, 3, 5, 100];
+const RATES: [f64; 4] = [0.5, 1.0, 1000.0, 10000.0];
 
 /// Memory of exactly `len` bytes, 128-aligned, freed on drop.
 struct Memory {
@@ -52,7 +67,7 @@ impl Drop for Memory {
     }
 }
 
-/// One lone word per key, of the table's kind and limit.
+/// One lone word per key, of the table's kind and its limit in force.
 enum Model {
     Gcra(weir_gcra_limit, Vec<weir_gcra>),
     Rate(weir_rate_limit, Vec<weir_rate>),
@@ -66,6 +81,29 @@ impl Model {
             Model::Rate(limit, words) => n == 1 && weir_rate_allow(&mut words[key], limit, now),
         }
     }
+}
+
+/// A limit of `per_s` a second and `burst`, of each kind.
+fn limits(per_s: f64, burst: i64) -> (weir_gcra_limit, weir_rate_limit) {
+    let mut gcra = weir_gcra_limit {
+        per_token: 0,
+        tolerance: 0,
+        shift: 0,
+        reserved: 0,
+    };
+    let mut rate = weir_rate_limit {
+        interval_ns: 0,
+        interval_frac: 0,
+        burst: 0,
+    };
+    assert_eq!(weir_gcra_limit_new(per_s, burst, &mut gcra), WEIR_OK);
+    assert_eq!(weir_rate_limit_new(per_s, burst, &mut rate), WEIR_OK);
+    (gcra, rate)
+}
+
+/// A rate limit's interval, in 2^-32 ns.
+fn interval(limit: &weir_rate_limit) -> u128 {
+    (u128::from(limit.interval_ns) << 32) | u128::from(limit.interval_frac)
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -84,22 +122,10 @@ fuzz_target!(|data: &[u8]| {
         0 => input.u32(),
         policy => u32::from(policy % 3),
     };
-    let burst = [1i64, 2, 3, 5, 100][input.below(5) as usize];
-    let per_s = [0.5, 1.0, 1000.0, 10000.0][input.below(4) as usize];
+    let mut burst = BURSTS[input.below(5) as usize];
+    let per_s = RATES[input.below(4) as usize];
     let gcra = input.even();
-    let mut gcra_limit = weir_gcra_limit {
-        per_token: 0,
-        tolerance: 0,
-        shift: 0,
-        reserved: 0,
-    };
-    let mut rate_limit = weir_rate_limit {
-        interval_ns: 0,
-        interval_frac: 0,
-        burst: 0,
-    };
-    assert_eq!(weir_gcra_limit_new(per_s, burst, &mut gcra_limit), WEIR_OK);
-    assert_eq!(weir_rate_limit_new(per_s, burst, &mut rate_limit), WEIR_OK);
+    let (gcra_limit, rate_limit) = limits(per_s, burst);
     let (seed0, seed1) = (input.u64(), input.u64());
     let form = input.below(3);
     trace!("{buckets} buckets, overflow {overflow}, burst {burst}, {per_s}/s, gcra {gcra}, form {form}");
@@ -230,7 +256,17 @@ fuzz_target!(|data: &[u8]| {
     let mut overflows = 0u64;
     let mut clock = Clock::new(&mut input);
     let mut latest = i64::MIN;
+    let mut shortest = interval(&rate_limit);
     while !input.is_empty() {
+        if input.one_in(12) {
+            reconfigure(table, &mut input, &mut model, &mut burst);
+            if let Model::Rate(limit, _) = &model {
+                if interval(limit) > shortest {
+                    exact = false;
+                }
+                shortest = shortest.min(interval(limit));
+            }
+        }
         let now = clock.tick(&mut input);
         if now < latest {
             exact = false;
@@ -330,6 +366,68 @@ fuzz_target!(|data: &[u8]| {
     weir_keyed_free(table);
     drop(memory);
 });
+
+/// A new limit for `table`, whose lone words are `model`'s: of its kind
+/// (taken by the table and the model, `burst` following), of the other
+/// kind (`WEIR_ERR_KEYED_KIND_CHANGE`), a GCRA limit on another tick
+/// (`WEIR_ERR_KEYED_TICK_CHANGE`), or NULL (`WEIR_ERR_NULL`); an error
+/// changes nothing, as the decisions after it check against the model.
+fn reconfigure(table: *mut weir_keyed, input: &mut Input, model: &mut Model, burst: &mut i64) {
+    let next_burst = BURSTS[input.below(5) as usize];
+    let (gcra, rate) = limits(RATES[input.below(4) as usize], next_burst);
+    let is_gcra = matches!(model, Model::Gcra(..));
+    let status = match input.u8() % 8 {
+        0 => {
+            // Another kind.
+            let status = if is_gcra {
+                weir_keyed_reconfigure_rate(table, &rate)
+            } else {
+                weir_keyed_reconfigure(table, &gcra)
+            };
+            assert_eq!(status, WEIR_ERR_KEYED_KIND_CHANGE);
+            status
+        }
+        1 => {
+            // Another tick: 10^8 a second is past tick 0 (and past the
+            // rate word's fastest, so a GCRA limit only).
+            let mut fine = gcra;
+            assert_eq!(weir_gcra_limit_new(1e8, 3, &mut fine), WEIR_OK);
+            assert_ne!(fine.shift, gcra.shift);
+            let status = weir_keyed_reconfigure(table, &fine);
+            let expect = if is_gcra {
+                WEIR_ERR_KEYED_TICK_CHANGE
+            } else {
+                WEIR_ERR_KEYED_KIND_CHANGE
+            };
+            assert_eq!(status, expect);
+            status
+        }
+        2 => {
+            let status = if is_gcra {
+                weir_keyed_reconfigure(table, std::ptr::null())
+            } else {
+                weir_keyed_reconfigure_rate(table, std::ptr::null())
+            };
+            assert_eq!(status, WEIR_ERR_NULL);
+            status
+        }
+        _ => {
+            match model {
+                Model::Gcra(limit, _) => {
+                    assert_eq!(weir_keyed_reconfigure(table, &gcra), WEIR_OK);
+                    *limit = gcra;
+                }
+                Model::Rate(limit, _) => {
+                    assert_eq!(weir_keyed_reconfigure_rate(table, &rate), WEIR_OK);
+                    *limit = rate;
+                }
+            }
+            *burst = next_burst;
+            WEIR_OK
+        }
+    };
+    trace!("reconfigured to burst {next_burst}: {status:?}");
+}
 
 /// The calls the table has seen overflow.
 fn overflow_count(table: *const weir_keyed) -> u64 {

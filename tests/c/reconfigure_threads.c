@@ -1,8 +1,8 @@
 /* Reconfiguring a handle while other threads decide on it: the sliding
  * window, period counter, gate, window, breaker, retry budget, shedder,
  * adaptive limit, lease and pool take their new policy
- * under their own lock (the gate in an atomic word, the bloom array in one
- * publication of its limit), so each decision
+ * under their own lock (the gate in an atomic word, the bloom array and the
+ * keyed table in one publication of their limit), so each decision
  * racing a change is judged by the old policy or the new one, wholly. Here
  * several threads decide in a loop while one more changes the policy in a
  * loop, and the answers must stay within the looser of the policies' bounds
@@ -11,6 +11,7 @@
  * stage) nothing may read freed or torn memory, as a ring replaced under a
  * decision would. */
 #include <pthread.h>
+#include <stdalign.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -584,6 +585,99 @@ static void bloom_threads(void) {
     }
 }
 
+/* --- the keyed table: one key's word, its limit changed back and forth
+ * between the bloom's two (GCRA words, then rate words) while the deciders
+ * take through weir_keyed_decide at instants drawn from one clock, 10 µs
+ * apart, arriving in any order; heap and placed tables in turn, and a
+ * second key beside it. The header's bound holds over the whole run, as
+ * for the bloom's one word, and every call answers WEIR_OK. */
+static void *keyed_decide(void *arg) {
+    struct shared *s = arg;
+    for (int i = 0; i < BLOOM_TAKES; i++) {
+        long long now = atomic_fetch_add(&bloom_clock, BLOOM_STEP);
+        uint32_t decision = 99;
+        weir_status status = weir_keyed_decide(s->handle, now, "key", 3, 1, &decision);
+        if (status != WEIR_OK) atomic_fetch_add(&s->bad, 1);
+        if (decision == WEIR_KEYED_ALLOWED) atomic_fetch_add(&s->admitted, 1);
+        if (decision != WEIR_KEYED_ALLOWED && decision != WEIR_KEYED_REFUSED) {
+            atomic_fetch_add(&s->bad, 1);
+        }
+        long long last = atomic_load(&bloom_last);
+        while (now > last && !atomic_compare_exchange_weak(&bloom_last, &last, now)) {
+        }
+        int64_t wait = -1;
+        if (weir_keyed_next(s->handle, now, "key", 3, &wait) != WEIR_OK || wait < 0) {
+            atomic_fetch_add(&s->bad, 1);
+        }
+        (void)weir_keyed_allow(s->handle, now, "other", 5);
+    }
+    return NULL;
+}
+
+static void *keyed_gcra_change(void *arg) {
+    struct shared *s = arg;
+    for (int i = 0; !atomic_load(&s->done) || i < 100; i++) {
+        if (weir_keyed_reconfigure(s->handle, &bloom_gcra[i % 2]) != WEIR_OK) atomic_fetch_add(&s->bad, 1);
+    }
+    return NULL;
+}
+
+static void *keyed_rate_change(void *arg) {
+    struct shared *s = arg;
+    for (int i = 0; !atomic_load(&s->done) || i < 100; i++) {
+        if (weir_keyed_reconfigure_rate(s->handle, &bloom_rate[i % 2]) != WEIR_OK) atomic_fetch_add(&s->bad, 1);
+    }
+    return NULL;
+}
+
+static void keyed_threads(void) {
+    /* The bloom's limits, made again so that this test stands alone. */
+    CHECK_STATUS(weir_gcra_limit_new(1000.0, 5, &bloom_gcra[0]), WEIR_OK);
+    CHECK_STATUS(weir_gcra_limit_new(500.0, 20, &bloom_gcra[1]), WEIR_OK);
+    CHECK_STATUS(weir_rate_limit_new(1000.0, 5, &bloom_rate[0]), WEIR_OK);
+    CHECK_STATUS(weir_rate_limit_new(500.0, 20, &bloom_rate[1]), WEIR_OK);
+    const long long ms = 1000000;
+    alignas(128) static unsigned char placed[4096];
+    size_t bytes = 0, align = 0;
+    CHECK_STATUS(weir_keyed_footprint(4, &bytes, &align), WEIR_OK);
+    CHECK(bytes <= sizeof placed && align == 128);
+    struct shared s;
+    for (int round = 0; round < ROUNDS; round++) {
+        for (int kind = 0; kind < 2; kind++) {
+            weir_keyed *table = NULL;
+            int heap = round % 2 == 0;
+            if (kind == 0) {
+                CHECK_STATUS(heap ? weir_keyed_new(4, &bloom_gcra[0], WEIR_KEYED_OVERFLOW_REFUSE, 1, 2, &table)
+                                  : weir_keyed_init_in(placed, bytes, 4, &bloom_gcra[0],
+                                                       WEIR_KEYED_OVERFLOW_REFUSE, 1, 2, &table),
+                             WEIR_OK);
+            } else {
+                CHECK_STATUS(heap ? weir_keyed_new_rate(4, &bloom_rate[0], WEIR_KEYED_OVERFLOW_REFUSE, 1, 2,
+                                                        &table)
+                                  : weir_keyed_init_rate_in(placed, bytes, 4, &bloom_rate[0],
+                                                            WEIR_KEYED_OVERFLOW_REFUSE, 1, 2, &table),
+                             WEIR_OK);
+            }
+            /* The other kind is refused, changing nothing. */
+            CHECK_STATUS(kind == 0 ? weir_keyed_reconfigure_rate(table, &bloom_rate[0])
+                                   : weir_keyed_reconfigure(table, &bloom_gcra[0]),
+                         WEIR_ERR_KEYED_KIND_CHANGE);
+            atomic_store(&bloom_clock, (long long)round * 1000 * ms);
+            atomic_store(&bloom_last, (long long)round * 1000 * ms);
+            long long first = atomic_load(&bloom_clock);
+            reset(&s, table);
+            race(&s, keyed_decide, kind == 0 ? keyed_gcra_change : keyed_rate_change);
+            long long span = atomic_load(&bloom_last) - first;
+            long admitted = atomic_load(&s.admitted);
+            long bound = kind == 0 ? (long)((span + 40 * ms) / ms) : (long)(2 * 20 + span / ms);
+            CHECK(admitted <= bound);
+            /* And the word did admit (a token a 2 ms, halved for slack). */
+            CHECK(admitted >= (long)(span / (4 * ms)) - 2);
+            weir_keyed_free(table);
+        }
+    }
+}
+
 int main(void) {
     sliding_threads();
     period_threads();
@@ -596,5 +690,6 @@ int main(void) {
     lease_threads();
     pool_threads();
     bloom_threads();
+    keyed_threads();
     CHECK_DONE();
 }
