@@ -235,11 +235,11 @@
  *            weir_keyed_init_shared_rate, weir_keyed_attach
  *
  * weir_charge — all or nothing over several words, buckets and bloom keys
- *   section  line 5135
+ *   section  line 5137
  *   calls    weir_charge_all (weir_charge_item, WEIR_CHARGE_*, weir_charge_result)
  *
  * weir_lease — units leased from a fleet limit (WEIR.LEASE), spent locally
- *   section  line 5328
+ *   section  line 5330
  *   policy   weir_lease_policy (for the lease), weir_lease_policy_preset
  *   make     weir_lease_new, weir_lease_free
  *   placed   weir_lease_footprint, weir_lease_init_in
@@ -251,7 +251,7 @@
  *   counts   weir_lease_start_counting, weir_lease_read_counts
  *
  * weir_limiter — embeddable integer quota, by value
- *   section  line 5603
+ *   section  line 5605
  *   make     weir_limiter_bucket, weir_limiter_fixed_window,
  *            weir_limiter_cooldown
  *   calls    weir_limiter_try_consume, weir_limiter_consume,
@@ -265,7 +265,7 @@
  *            weir_limiter_cooldown_end
  *
  * firmware — defined by the SDK, not by weir (sdk-critical-section)
- *   section  line 5865
+ *   section  line 5867
  *   SDK      weir_critical_enter, weir_critical_exit
  * ```
  */
@@ -4734,7 +4734,9 @@ weir_status weir_bloom_read_counts(const weir_bloom *bloom, weir_counts *out);
 ///
 /// Bounds. Exact per key while nothing overflows: a key's admits are
 /// those of a lone word of the limit given the same calls, at every phase
-/// (for `now`s that do not go back across the table's callers). A new key
+/// (for `now`s that do not go back across the table's callers; across a
+/// change of limit, see `weir_keyed_reconfigure_rate` for one exception of
+/// rate words). A new key
 /// overflows when all 16 of its candidates hold active keys: then the
 /// overflow policy answers (WEIR_KEYED_OVERFLOW_REFUSE, _ADMIT, or _SHARED:
 /// one word of the table's limit shared by every overflowing key), counted

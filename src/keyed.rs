@@ -46,7 +46,9 @@ use weir_core::keyed::{self, Decision, Keyed, KeyedBucket, KeyedError, KeyedShap
 ///
 /// Bounds. Exact per key while nothing overflows: a key's admits are
 /// those of a lone word of the limit given the same calls, at every phase
-/// (for `now`s that do not go back across the table's callers). A new key
+/// (for `now`s that do not go back across the table's callers; across a
+/// change of limit, see `weir_keyed_reconfigure_rate` for one exception of
+/// rate words). A new key
 /// overflows when all 16 of its candidates hold active keys: then the
 /// overflow policy answers (WEIR_KEYED_OVERFLOW_REFUSE, _ADMIT, or _SHARED:
 /// one word of the table's limit shared by every overflowing key), counted

@@ -56,7 +56,9 @@
 //!   that replaces the word. A caller whose threads pass `now`s that go
 //!   back in time can find a fresh word where the lone word, having seen a
 //!   later `now`, had less room: the promise is for `now`s that do not go
-//!   back across the table's callers.)
+//!   back across the table's callers.) Across changes of the limit
+//!   ([`Keyed::reconfigure`]) it holds with the same limits given to the
+//!   lone word, but for one case of rate words that the method names.
 //! - **Overflow.** For `N` keys active at once placed in `M` = 8 × `B`
 //!   slots, a new key overflows with chance about [`overflow_chance`]`(N,
 //!   M)` = `s_8(N / B)²`, where `s_i(t)` is the fraction of buckets holding
@@ -1143,6 +1145,56 @@ mod tests {
         assert!(!t.allow(SECOND / 2, b"late"));
         assert!(t.allow(SECOND + 512, b"late"));
         assert!(!t.allow(SECOND + 512, b"late"));
+    }
+
+    #[test]
+    fn a_new_limit_judges_rest_the_shared_word_and_the_shape() {
+        // Rate words, 1 a second, bursts of 1: eight keys fill the one
+        // bucket at 0, their windows ending at 1 s.
+        let t = table(1, RateLimit::new(1.0, 1).unwrap(), Overflow::Refuse);
+        for k in 0u64..8 {
+            assert!(t.allow(0, &k.to_le_bytes()));
+        }
+        assert_eq!(
+            t.decide(SECOND / 2, b"ninth", 1),
+            Decision::Overflowed(false)
+        );
+        // 4 a second: each window ends a quarter second after its start,
+        // so at half a second every word rests and the ninth key has room.
+        t.reconfigure(RateLimit::new(4.0, 1).unwrap()).unwrap();
+        assert_eq!(*t.shape().limit(), RateLimit::new(4.0, 1).unwrap().into());
+        assert_eq!(t.decide(SECOND / 2, b"ninth", 1), Decision::Allowed);
+        assert_eq!(t.counters().overflows(), 1);
+
+        // GCRA words, the shared word: 1 a second, bursts of 2, spent by
+        // the overflowing keys at 1 s (its TAT 3 s); bursts of 4 take two
+        // more at once, the debt of 2 s carried over.
+        let t = table(1, GcraLimit::new(1.0, 2).unwrap(), Overflow::Shared);
+        for k in 0u64..8 {
+            assert_eq!(t.decide(SECOND, &k.to_le_bytes(), 2), Decision::Allowed);
+        }
+        assert_eq!(t.decide(SECOND, b"over", 2), Decision::Overflowed(true));
+        assert_eq!(t.decide(SECOND, b"over", 1), Decision::Overflowed(false));
+        t.reconfigure(GcraLimit::new(1.0, 4).unwrap()).unwrap();
+        assert_eq!(t.decide(SECOND, b"over", 2), Decision::Overflowed(true));
+        assert_eq!(t.decide(SECOND, b"over", 1), Decision::Overflowed(false));
+        // A count above the old burst is the new limit's to take.
+        assert_eq!(t.decide(5 * SECOND, b"0", 4), Decision::Allowed);
+        assert_eq!(t.next(5 * SECOND, b"0"), SECOND);
+
+        // Refused: the other kind, another tick; nothing changes.
+        let before = t.shape();
+        assert_eq!(
+            t.reconfigure(RateLimit::new(1.0, 1).unwrap()),
+            Err(KeyedError::KindChange)
+        );
+        assert_eq!(
+            t.reconfigure(GcraLimit::new(1e9, 2).unwrap()),
+            Err(KeyedError::TickChange)
+        );
+        assert_eq!(t.shape(), before);
+        assert_eq!(KeyedError::KindChange.code(), 454);
+        assert_eq!(KeyedError::TickChange.code(), 455);
     }
 
     #[test]
