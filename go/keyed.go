@@ -213,6 +213,46 @@ func (k *Keyed) Close() error {
 	return nil
 }
 
+// Reconfigure gives every key's GCRA word a new limit, in place and at
+// once (weir_keyed_reconfigure): one publication that every call reads
+// whole, old limit or new, without waiting for it. Each word keeps its
+// arrival time, so a key's debt carries over as time and is repaid at the
+// new rate; whose slot is at rest, and the shared overflow word, follow
+// the new limit. Over judged instants in [a, c) a key keeps the old
+// limit's bound and in [c, b] the new one's (the debt carried over only
+// lowering it). A shared table ([OpenSharedKeyedFile]) takes it too: the
+// limit lives in the file, so every process that opened it decides by the
+// new one. The buckets, policy and seed never change. ErrGCRALimitInvalid,
+// ErrKeyedKindChange for a table of rate words, ErrKeyedTickChange for a
+// limit on another tick than the table's (every rate up to 7,812,500 a
+// second has tick 0), ErrClosed; an error changes nothing. Safe beside the
+// table's other calls (not Close).
+func (k *Keyed) Reconfigure(limit GCRALimit) error {
+	if k.p == nil {
+		return ErrClosed
+	}
+	err := check(C.weir_keyed_reconfigure(k.p, limit.c()))
+	runtime.KeepAlive(k)
+	return err
+}
+
+// ReconfigureRate gives every key's rate word a new limit, in place and at
+// once (weir_keyed_reconfigure_rate), as [Keyed.Reconfigure] does: each
+// word keeps its window's start and count, read under the new limit, so it
+// admits while the count is under the new burst and ends count × the new
+// interval after its start (a slot is at rest once that end has passed).
+// ErrRateLimitInvalid, ErrKeyedKindChange for a table of GCRA words,
+// ErrClosed; an error changes nothing. Safe beside the table's other calls
+// (not Close).
+func (k *Keyed) ReconfigureRate(limit RateLimit) error {
+	if k.p == nil {
+		return ErrClosed
+	}
+	err := check(C.weir_keyed_reconfigure_rate(k.p, limit.c()))
+	runtime.KeepAlive(k)
+	return err
+}
+
 // Allow reports whether key may have one event now, charging its word if
 // so: admitted by its own word or by the overflow policy. Now is [Now]
 // for a table of this process, [MonotonicNow] for a shared one.

@@ -281,7 +281,9 @@ const childSteps = 5
 // TestSharedFilesAreOneHandle opens every shared type's file twice in this
 // process and once in a child process (this test binary run again): the
 // calls through all three land in one state. A shared handle's
-// Reconfigure is refused with ErrRegionUnsupported and changes nothing.
+// Reconfigure is refused with ErrRegionUnsupported and changes nothing
+// (the keyed table, whose limit lives in the file, takes one: see
+// TestSharedKeyedFile).
 func TestSharedFilesAreOneHandle(t *testing.T) {
 	for _, c := range sharedCases {
 		t.Run(c.kind, func(t *testing.T) {
@@ -438,7 +440,8 @@ func TestSharedFilesRefuseOtherRegions(t *testing.T) {
 
 // A shared keyed table: an attacher takes the file's kind and shape
 // whatever its own arguments; a refused first opener leaves the file
-// empty for the next; the short forms read MonotonicNow.
+// empty for the next; the short forms read MonotonicNow; a new limit
+// through one mapping is every mapping's.
 func TestSharedKeyedFile(t *testing.T) {
 	if !KeyedLockFree() {
 		path := filepath.Join(t.TempDir(), "keyed")
@@ -485,6 +488,23 @@ func TestSharedKeyedFile(t *testing.T) {
 	}
 	if wait, err := b.NextString(MonotonicNow(), "one key"); err != nil || wait <= 0 || wait == Never {
 		t.Fatalf("the short forms charged at another clock: Next %v %v", wait, err)
+	}
+	// A new limit through one mapping is the file's: the other mapping's
+	// window, read under it, admits two more.
+	if err := a.ReconfigureRate(keyedRate(t, 0.001, 5)); err != nil {
+		t.Fatal(err)
+	}
+	got = 0
+	for range 3 {
+		if b.AllowString("one key") {
+			got++
+		}
+	}
+	if got != 2 {
+		t.Fatalf("the other mapping admitted %d under the new burst of 5, want 2", got)
+	}
+	if err := b.Reconfigure(keyedGCRA(t, 1, 1)); !errors.Is(err, ErrKeyedKindChange) {
+		t.Fatalf("a shared table of rate words given a GCRA limit: %v", err)
 	}
 	if err := a.Close(); err != nil {
 		t.Fatal(err)

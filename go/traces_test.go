@@ -817,9 +817,17 @@ func TestTracesCgo(t *testing.T) {
 				h.keyed, err = NewKeyedRate(buckets, h.rateLimit, overflow, seed0, seed1)
 			}
 			c.oErr(err)
-		case "keyed_allow", "keyed_decide", "keyed_next", "keyed_read":
+		case "keyed_allow", "keyed_decide", "keyed_next", "keyed_read", "keyed_reconfigure", "keyed_reconfigure_rate":
 			if h.keyed == nil {
 				c.err = "no keyed table (the C replay's NULL table has no Go form)"
+				return true
+			}
+			switch c.op {
+			case "keyed_reconfigure":
+				c.oErr(h.keyed.Reconfigure(h.gcraLimit))
+				return true
+			case "keyed_reconfigure_rate":
+				c.oErr(h.keyed.ReconfigureRate(h.rateLimit))
 				return true
 			}
 			if c.op == "keyed_read" {

@@ -1486,6 +1486,23 @@ public:
         if (status != WEIR_OK) return status;
         return nanoseconds(wait);
     }
+    // A new limit for every key's word, in place and in one publication
+    // (weir_keyed_reconfigure for a table of GCRA words,
+    // weir_keyed_reconfigure_rate for rate words): a racing call is judged
+    // by the old limit or the new one, whole. Each word keeps its arrival
+    // time (a key's debt carries over as time) or its window (start and
+    // count, read under the new burst and interval); which slots are at
+    // rest, and the shared overflow word, follow the new limit. A placed
+    // or shared table takes it too (every process attached reads it).
+    // WEIR_ERR_KEYED_KIND_CHANGE for the other kind,
+    // WEIR_ERR_KEYED_TICK_CHANGE for a GCRA limit on another tick. An error
+    // changes nothing. Safe beside the other calls. The limit is copied.
+    std::error_code reconfigure(const GcraLimit& limit) noexcept {
+        return detail::code(weir_keyed_reconfigure(get(), limit.get()));
+    }
+    std::error_code reconfigure(const RateLimit& limit) noexcept {
+        return detail::code(weir_keyed_reconfigure_rate(get(), limit.get()));
+    }
     // The table's shape and fill; scans every slot.
     result<weir_keyed_reading> read() const noexcept {
         weir_keyed_reading out{};

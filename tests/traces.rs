@@ -4853,6 +4853,18 @@ impl Table {
         );
         wait
     }
+    /// `keyed_reconfigure`: the held GCRA limit for every word.
+    fn reconfigure(&mut self, t: &mut Trace, g: &Gcra) -> weir_status {
+        let s = weir_keyed_reconfigure(self.0, &g.limit);
+        t.call("keyed_reconfigure", &[], &[S(s)]);
+        s
+    }
+    /// `keyed_reconfigure_rate`: the held rate limit for every word.
+    fn reconfigure_rate(&mut self, t: &mut Trace, r: &Rate) -> weir_status {
+        let s = weir_keyed_reconfigure_rate(self.0, &r.limit);
+        t.call("keyed_reconfigure_rate", &[], &[S(s)]);
+        s
+    }
     fn read(&mut self, t: &mut Trace) -> weir_keyed_reading {
         let mut r = weir_keyed_reading::default();
         let s = weir_keyed_read(self.0, &mut r);
@@ -5087,7 +5099,8 @@ fn keyed_traces(out: &mut Vec<Trace>) {
             "keyed-invalid-limits.trace",
             "keyed",
             "A keyed table under an invalid limit (memory from another program)\n\
-             is refused, its limit checked before its overflow policy and buckets.",
+             is refused, its limit checked before its overflow policy and buckets;\n\
+             a table given one in place refuses it and changes nothing.",
         );
         let mut g = Gcra::new();
         let mut r = Rate::new();
@@ -5100,6 +5113,33 @@ fn keyed_traces(out: &mut Vec<Trace>) {
         r.limit_set(&mut t, 0, 0, 0);
         h.new_rate(&mut t, &r, 4, 0, [1, 2]);
         h.new_rate(&mut t, &r, 0, 3, [1, 2]);
+        // 10/s burst 2, then invalid ones in place: refused, the table's
+        // limit kept (the other kind's invalid limit is invalid first).
+        g.limit_set(&mut t, 100_000_000, 200_000_000, 0, 0);
+        h.new_gcra(&mut t, &g, 4, 0, [1, 2]);
+        for (per_token, tolerance, shift, reserved) in [
+            (0, 0, 0, 0),
+            (100_000_000, 200_000_000, 0, 1),
+            (100_000_000, 50_000_000, 0, 0),
+        ] {
+            g.limit_set(&mut t, per_token, tolerance, shift, reserved);
+            h.reconfigure(&mut t, &g);
+        }
+        h.reconfigure_rate(&mut t, &r);
+        for _ in 0..3 {
+            h.decide(&mut t, 0, b"k", 1);
+        }
+        h.decide(&mut t, 0, b"k", 2);
+        r.limit_set(&mut t, 100_000_000, 0, 2);
+        h.new_rate(&mut t, &r, 4, 0, [1, 2]);
+        r.limit_set(&mut t, 0, 0, 3);
+        h.reconfigure_rate(&mut t, &r);
+        r.limit_set(&mut t, 100_000_000, 0, 0);
+        h.reconfigure_rate(&mut t, &r);
+        h.reconfigure(&mut t, &g);
+        for _ in 0..3 {
+            h.decide(&mut t, 0, b"k", 1);
+        }
         h.drop_held();
         out.push(t);
     }
@@ -5209,6 +5249,242 @@ fn keyed_traces(out: &mut Vec<Trace>) {
         overflows += h.read(&mut t).overflows;
     }
     assert!(overflows > 100, "the random tables overflow ({overflows})");
+    h.drop_held();
+    out.push(t);
+    keyed_reconfigure_trace(out);
+}
+
+/// A keyed table's limit changed in place (`weir_keyed_reconfigure`,
+/// `weir_keyed_reconfigure_rate`): every key's word kept under the new
+/// limit, which also judges which slots are at rest and the shared
+/// overflow word; the other kind and another GCRA tick refused; then
+/// seeded random keys with the limit changed between calls, the GCRA
+/// table's answers checked against lone words under the same limits.
+fn keyed_reconfigure_trace(out: &mut Vec<Trace>) {
+    let mut t = Trace::new(
+        "keyed-reconfigure.trace",
+        "keyed",
+        "A keyed table's limit changed in place: GCRA words keep their arrival\n\
+         times (a key's debt carries over), rate words their windows (start and\n\
+         count, read under the new burst and interval); which slots are at rest\n\
+         and the shared overflow word follow the new limit; the other kind and\n\
+         another GCRA tick are refused, changing nothing; then seeded random\n\
+         keys with the limit changed between calls.",
+    );
+    let mut g = Gcra::new();
+    let mut r = Rate::new();
+    let mut h = Table(std::ptr::null_mut());
+    let both = |t: &mut Trace, h: &mut Table, now: i64, k: &[u8]| {
+        h.allow(t, now, k);
+        h.next(t, now, k);
+    };
+    const OK: weir_status = weir_status::WEIR_OK;
+
+    t.note("GCRA words: 10/s burst 5 spent at 0, then 2/s burst 1: 0.5 s owed");
+    g.limit_new(&mut t, 10.0, 5);
+    h.new_gcra(&mut t, &g, 8, WEIR_KEYED_OVERFLOW_REFUSE, [1, 2]);
+    for _ in 0..6 {
+        both(&mut t, &mut h, 0, b"alice");
+    }
+    both(&mut t, &mut h, 0, b"bob");
+    g.limit_new(&mut t, 2.0, 1);
+    assert_eq!(h.reconfigure(&mut t, &g), OK);
+    for now in [0, 250_000_000, 499_999_999, 500_000_000, 500_000_000] {
+        both(&mut t, &mut h, now, b"alice");
+    }
+    t.note("bob's 0.1 s carried over too; n is bounded by the new burst");
+    h.next(&mut t, 0, b"bob");
+    h.decide(&mut t, 100_000_000, b"bob", 2);
+    h.decide(&mut t, 100_000_000, b"bob", 1);
+    both(&mut t, &mut h, 500_000_000, b"carol");
+    h.read(&mut t);
+    t.note("back to 10/s burst 5: the debt is read under the larger bucket");
+    g.limit_new(&mut t, 10.0, 5);
+    assert_eq!(h.reconfigure(&mut t, &g), OK);
+    for now in [500_000_000, 500_000_000, 600_000_000] {
+        both(&mut t, &mut h, now, b"alice");
+    }
+    h.decide(&mut t, 1_000_000_000, b"bob", 5);
+    t.note("another tick (1e9/s is on a finer one) and the other kind are refused,");
+    t.note("and nothing changed");
+    g.limit_new(&mut t, 1e9, 5);
+    assert_eq!(
+        h.reconfigure(&mut t, &g),
+        weir_status::WEIR_ERR_KEYED_TICK_CHANGE
+    );
+    r.limit_new(&mut t, 1.0, 1);
+    assert_eq!(
+        h.reconfigure_rate(&mut t, &r),
+        weir_status::WEIR_ERR_KEYED_KIND_CHANGE
+    );
+    both(&mut t, &mut h, 600_000_000, b"alice");
+    h.decide(&mut t, 1_000_000_000, b"carol", 5);
+    h.read(&mut t);
+
+    t.note("rate words: 10/s burst 5, four events, then 20/s burst 3");
+    r.limit_new(&mut t, 10.0, 5);
+    h.new_rate(&mut t, &r, 8, WEIR_KEYED_OVERFLOW_REFUSE, [3, 4]);
+    for now in 0..4 {
+        both(&mut t, &mut h, now, b"alice");
+    }
+    r.limit_new(&mut t, 20.0, 3);
+    assert_eq!(h.reconfigure_rate(&mut t, &r), OK);
+    t.note("4 events are past the new burst; the window ends 4 x 50 ms after its start");
+    for now in [4, 100_000_000, 199_999_999, 200_000_000, 200_000_001] {
+        both(&mut t, &mut h, now, b"alice");
+    }
+    h.decide(&mut t, 200_000_001, b"alice", 3);
+    h.decide(&mut t, 200_000_001, b"alice", 1);
+    both(&mut t, &mut h, 200_000_001, b"bob");
+    t.note("the other kind is refused, and nothing changed");
+    g.limit_new(&mut t, 10.0, 5);
+    assert_eq!(
+        h.reconfigure(&mut t, &g),
+        weir_status::WEIR_ERR_KEYED_KIND_CHANGE
+    );
+    both(&mut t, &mut h, 200_000_002, b"alice");
+    h.read(&mut t);
+
+    t.note("which slots are at rest follows the limit: a one-bucket table of rate");
+    t.note("words, eight keys one event each at 0 under 10/s (at rest from 100 ms),");
+    t.note("then 1/s (from 1 s): a new key finds no slot at rest until 1 s; then");
+    t.note("100/s (from 10 ms): the spent windows rest at once");
+    let fill = |i: u64| format!("held-{i}").into_bytes();
+    for overflow in [WEIR_KEYED_OVERFLOW_REFUSE, WEIR_KEYED_OVERFLOW_SHARED] {
+        r.limit_new(&mut t, 10.0, 3);
+        h.new_rate(&mut t, &r, 1, overflow, [5, 6]);
+        for i in 0..8 {
+            h.decide(&mut t, 0, &fill(i), 1);
+        }
+        r.limit_new(&mut t, 1.0, 3);
+        assert_eq!(h.reconfigure_rate(&mut t, &r), OK);
+        for (j, now) in [
+            50_000_000,
+            150_000_000,
+            150_000_000,
+            150_000_000,
+            999_999_999,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            h.decide(&mut t, now, format!("new-{j}").as_bytes(), 1);
+        }
+        h.read(&mut t);
+        t.note("1/s burst 5: the slots still active, the shared word's window");
+        t.note("(three events since 50 ms) takes two more");
+        r.limit_new(&mut t, 1.0, 5);
+        assert_eq!(h.reconfigure_rate(&mut t, &r), OK);
+        for j in 0..3 {
+            h.decide(&mut t, 999_999_999, format!("late-{j}").as_bytes(), 1);
+        }
+        h.read(&mut t);
+        r.limit_new(&mut t, 100.0, 3);
+        assert_eq!(h.reconfigure_rate(&mut t, &r), OK);
+        for now in [999_999_999, 1_000_000_000, 1_000_000_000] {
+            h.decide(&mut t, now, b"new-0", 1);
+            h.next(&mut t, now, b"held-1");
+        }
+        h.read(&mut t);
+    }
+
+    t.note("GCRA words rest once their arrival time has passed, under any limit:");
+    t.note("eight keys one token each at 0 under 10/s (at rest from 100 ms)");
+    for overflow in [WEIR_KEYED_OVERFLOW_REFUSE, WEIR_KEYED_OVERFLOW_SHARED] {
+        g.limit_new(&mut t, 10.0, 3);
+        h.new_gcra(&mut t, &g, 1, overflow, [7, 8]);
+        for i in 0..8 {
+            h.decide(&mut t, 0, &fill(i), 1);
+        }
+        g.limit_new(&mut t, 1.0, 2);
+        assert_eq!(h.reconfigure(&mut t, &g), OK);
+        for (j, now) in [50_000_000, 50_000_000, 99_999_999, 100_000_000]
+            .into_iter()
+            .enumerate()
+        {
+            h.decide(&mut t, now, format!("new-{j}").as_bytes(), 2);
+            h.next(&mut t, now, format!("new-{j}").as_bytes());
+        }
+        h.read(&mut t);
+    }
+
+    t.note("seeded random keys, the limit changed among three between calls:");
+    t.note("roomy tables (each GCRA answer checked against a lone word under the");
+    t.note("same limits), then one-bucket tables that overflow");
+    let mut rng = Rng(3636);
+    // Quick limits for the roomy tables; slower ones keep the one-bucket
+    // tables' words active for tens of milliseconds, so that they overflow.
+    let quick = [(1000.0, 5), (200.0, 20), (5000.0, 2)];
+    let slow = [(20.0, 3), (5.0, 5), (100.0, 2)];
+    for (gcra, buckets, overflow, keys, rates) in [
+        (true, 32, WEIR_KEYED_OVERFLOW_REFUSE, 40, quick),
+        (false, 32, WEIR_KEYED_OVERFLOW_REFUSE, 40, quick),
+        (true, 1, WEIR_KEYED_OVERFLOW_SHARED, 24, slow),
+        (false, 1, WEIR_KEYED_OVERFLOW_ADMIT, 24, slow),
+    ] {
+        let (per_s, burst) = rates[0];
+        let mut lone = Lone::default();
+        let check = gcra && buckets > 1;
+        if gcra {
+            g.limit_new(&mut t, per_s, burst);
+            h.new_gcra(&mut t, &g, buckets, overflow, [rng.next(), rng.next()]);
+        } else {
+            r.limit_new(&mut t, per_s, burst);
+            h.new_rate(&mut t, &r, buckets, overflow, [rng.next(), rng.next()]);
+        }
+        let mut burst = burst;
+        let mut now = 0;
+        for _ in 0..220 {
+            if rng.below(15) == 0 {
+                let (per_s, b) = rates[rng.below(3) as usize];
+                burst = b;
+                if gcra {
+                    g.limit_new(&mut t, per_s, b);
+                    assert_eq!(h.reconfigure(&mut t, &g), OK);
+                } else {
+                    r.limit_new(&mut t, per_s, b);
+                    assert_eq!(h.reconfigure_rate(&mut t, &r), OK);
+                }
+            }
+            now = rng.step(now, 400_000);
+            let k = format!("client-{}", rng.below(keys)).into_bytes();
+            match rng.below(4) {
+                0 => {
+                    let wait = h.next(&mut t, now, &k);
+                    if check {
+                        let want = lone
+                            .0
+                            .get(&k)
+                            .map_or(0, |w| weir_gcra_next(w, &g.limit, now));
+                        assert_eq!(wait, want, "key {k:?} at {now}");
+                    }
+                }
+                1 => {
+                    let n = 1 + rng.below(burst as u64 + 1) as i64;
+                    let (s, d) = h.decide(&mut t, now, &k, n);
+                    if check && s == OK {
+                        let want = lone.allow_n(&g.limit, now, &k, n);
+                        assert_eq!(d, u32::from(want), "key {k:?} at {now}");
+                    }
+                }
+                _ => {
+                    let ok = h.allow(&mut t, now, &k);
+                    if check {
+                        assert_eq!(ok, lone.allow_n(&g.limit, now, &k, 1), "key {k:?} at {now}");
+                    }
+                }
+            }
+        }
+        let reading = h.read(&mut t);
+        if buckets > 1 {
+            assert_eq!(reading.overflows, 0, "the roomy table overflowed");
+        } else {
+            assert!(
+                reading.overflows > 0,
+                "the one-bucket table never overflowed"
+            );
+        }
+    }
     h.drop_held();
     out.push(t);
 }

@@ -2287,6 +2287,29 @@ pub extern "C" fn bay_keyed_new_rate(buckets: i64, overflow: i64, seed0: i64, se
     keyed_made(limit, buckets, overflow, seed0, seed1)
 }
 
+/// A new limit for the held table, as `weir_keyed_reconfigure(_rate)`
+/// answers: the held limit's status if it is invalid, else the core's.
+fn keyed_reconfigured(limit: impl FnOnce(&Held) -> Result<BloomLimit, i64>) -> usize {
+    let status = with(|h| {
+        let limit = limit(h);
+        let table = h.keyed.as_ref().ok_or(NULL)?;
+        table.reconfigure(limit?).map_err(|e| code_status(e.code()))
+    });
+    answer(&[status.err().unwrap_or(0)])
+}
+
+/// `keyed_reconfigure`: status; the limit is the held GCRA limit.
+#[no_mangle]
+pub extern "C" fn bay_keyed_reconfigure() -> usize {
+    keyed_reconfigured(|h| gcra_limit_checked(h).map(BloomLimit::from))
+}
+
+/// `keyed_reconfigure_rate`: status; the limit is the held rate limit.
+#[no_mangle]
+pub extern "C" fn bay_keyed_reconfigure_rate() -> usize {
+    keyed_reconfigured(|h| rate_limit_checked(h).map(BloomLimit::from))
+}
+
 /// The most tokens one call may ask of a word of `limit`, as the C call
 /// bounds `n`.
 fn keyed_burst(limit: &BloomLimit) -> i64 {

@@ -47,8 +47,8 @@ const OPS = {
   charge: ["charge_all"],
   lease: ["lease_new", "lease_take", "lease_reconfigure", "lease_grant", "lease_release", "lease_unspent", "lease_expires", "lease_cap",
     "lease_read_stats"],
-  keyed: ["keyed_new", "keyed_new_rate", "keyed_allow", "keyed_decide", "keyed_next", "keyed_read", "keyed_buckets_for",
-    "keyed_overflow_chance"],
+  keyed: ["keyed_new", "keyed_new_rate", "keyed_reconfigure", "keyed_reconfigure_rate", "keyed_allow", "keyed_decide",
+    "keyed_next", "keyed_read", "keyed_buckets_for", "keyed_overflow_chance"],
 };
 
 // A token as the 64-bit pattern the exports take: doubles are written as

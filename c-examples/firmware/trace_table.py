@@ -74,6 +74,8 @@ OPS = [
     ("keyed_overflow_chance", 2),
     # The held bloom's new limit: the held rate or GCRA limit.
     ("bloom_reconfigure", 0), ("bloom_reconfigure_gcra", 0),
+    # The held table's new limit: the held GCRA or rate limit.
+    ("keyed_reconfigure", 0), ("keyed_reconfigure_rate", 0),
 ]
 # The operations with a key argument, and its position.
 KEYED = {"bloom_allow": 1, "bloom_next": 1, "keyed_allow": 1, "keyed_decide": 1,

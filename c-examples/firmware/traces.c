@@ -830,6 +830,14 @@ static uint32_t run_handle(const trace_call *call, const uint64_t *a, const uint
         got[1] = U(at);
         return 2;
     }
+    case OP_keyed_reconfigure:
+        SKIP_UNPLACED(KEYED);
+        got[0] = U(weir_keyed_reconfigure(H(KEYED, weir_keyed), &held.gcra_limit));
+        return 1;
+    case OP_keyed_reconfigure_rate:
+        SKIP_UNPLACED(KEYED);
+        got[0] = U(weir_keyed_reconfigure_rate(H(KEYED, weir_keyed), &held.rate_limit));
+        return 1;
     case OP_keyed_read: {
         SKIP_UNPLACED(KEYED);
         weir_keyed_reading r;

@@ -721,6 +721,10 @@ static bool run(call *c, held *h) {
             o_status(c, weir_keyed_next(h->keyed, now, key, n, &at));
             o_i64(c, at);
         }
+    } else if (OP("keyed_reconfigure")) {
+        o_status(c, weir_keyed_reconfigure(h->keyed, &h->gcra_limit));
+    } else if (OP("keyed_reconfigure_rate")) {
+        o_status(c, weir_keyed_reconfigure_rate(h->keyed, &h->rate_limit));
     } else if (OP("keyed_read")) {
         weir_keyed_reading r;
         memset(&r, 0, sizeof r);

@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "weir.hpp"
 
@@ -126,4 +129,38 @@ TEST(Reconfigure, ABloomKeepsEveryWord) {
     auto fast = weir::GcraLimit::make(1e9, 5).value();   // a finer tick
     EXPECT_EQ(bloom.reconfigure(fast), weir::make_error_code(WEIR_ERR_BLOOM_TICK_CHANGE));
     EXPECT_FALSE(bloom.allow(500 * ms, "k"));             // still 2/s, burst 1
+}
+
+TEST(Reconfigure, AKeyedTableKeepsEveryKeysWord) {
+    using overflow = weir::Keyed::overflow;
+    auto table = weir::Keyed::make(64, weir::GcraLimit::make(10.0, 5).value(), overflow::refuse, 1, 2).value();
+    for (int i = 0; i < 5; i++) EXPECT_TRUE(table.allow(0, "k"));   // owes 0.5 s
+    EXPECT_TRUE(table.allow(0, "other"));
+    EXPECT_FALSE(table.reconfigure(weir::GcraLimit::make(2.0, 1).value()));
+    EXPECT_FALSE(table.allow(0, "k"));                    // the debt carried over
+    EXPECT_EQ(table.next(0, "k").value(), 500ms);
+    EXPECT_EQ(table.next(0, "other").value(), 100ms);     // its 0.1 s of debt, kept as time
+    EXPECT_TRUE(table.allow(500 * ms, "k"));
+    EXPECT_EQ(table.reconfigure(weir::RateLimit::make(1.0, 1).value()),
+              weir::make_error_code(WEIR_ERR_KEYED_KIND_CHANGE));
+    EXPECT_EQ(table.reconfigure(weir::GcraLimit::make(1e9, 5).value()),   // a finer tick
+              weir::make_error_code(WEIR_ERR_KEYED_TICK_CHANGE));
+    EXPECT_FALSE(table.allow(500 * ms, "k"));             // still 2/s, burst 1
+
+    // Rate words, in the caller's memory: a window keeps its start and
+    // count, read under the new burst and interval.
+    auto size = weir::Keyed::footprint(4).value();
+    std::vector<std::max_align_t> memory(size.bytes / sizeof(std::max_align_t) + size.align);
+    void* at = memory.data();
+    std::size_t room = memory.size() * sizeof(std::max_align_t);
+    ASSERT_NE(std::align(size.align, size.bytes, at, room), nullptr);
+    auto placed =
+        weir::Keyed::place_rate(at, room, 4, weir::RateLimit::make(10.0, 5).value(), overflow::refuse, 1, 2).value();
+    for (int i = 0; i < 4; i++) EXPECT_TRUE(placed.allow(i, "k"));
+    EXPECT_FALSE(placed.reconfigure(weir::RateLimit::make(20.0, 3).value()));
+    EXPECT_FALSE(placed.allow(4, "k"));                   // 4 events, the new burst 3
+    EXPECT_EQ(placed.next(4, "k").value(), 200ms - 4ns);  // 4 x 50 ms after its start
+    EXPECT_TRUE(placed.allow(200 * ms, "k"));
+    EXPECT_EQ(placed.reconfigure(weir::GcraLimit::make(1.0, 1).value()),
+              weir::make_error_code(WEIR_ERR_KEYED_KIND_CHANGE));
 }

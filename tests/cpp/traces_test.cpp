@@ -712,6 +712,10 @@ bool run(call* c, Held& h) {
             o_code(c, r.error());
             o_i64(c, r ? r->count() : 0);
         }
+    } else if (op == "keyed_reconfigure") {
+        o_code(c, h.keyed.value().reconfigure(h.gcra_limit.value()));
+    } else if (op == "keyed_reconfigure_rate") {
+        o_code(c, h.keyed.value().reconfigure(h.rate_limit.value()));
     } else if (op == "keyed_read") {
         const auto r = h.keyed.value().read();
         o_code(c, r.error());
