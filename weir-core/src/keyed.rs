@@ -96,6 +96,14 @@
 //! (admitted: a call a fresh word refuses takes no slot and settles
 //! nothing). Each of those writes is a compare-and-swap from the value the
 //! one read saw; when one fails, the call starts over.
+//! The slot to claim is judged, on a call's first pass, from the values
+//! its scan for `K` read (not read again; later passes read afresh). That
+//! snapshot may be stale, which is safe: the claim succeeds only if the
+//! slot still holds the very value judged free or at rest at `now`, and
+//! fails otherwise, the call then starting over; staleness can only make
+//! the two-choice count pick another bucket than a fresh read would, never
+//! let a claim take a slot that is not free or at rest. Whether the scan
+//! saw a claim of `K` was always judged from that first scan.
 //! Any call for `K` settles any claim of `K`, its own or another's, so no
 //! call waits on another (a claim whose caller stopped is settled by the
 //! key's next call).
