@@ -96,6 +96,14 @@
 //! (admitted: a call a fresh word refuses takes no slot and settles
 //! nothing). Each of those writes is a compare-and-swap from the value the
 //! one read saw; when one fails, the call starts over.
+//! The slot to claim is judged, on a call's first pass, from the values
+//! its scan for `K` read (not read again; later passes read afresh). That
+//! snapshot may be stale, which is safe: the claim succeeds only if the
+//! slot still holds the very value judged free or at rest at `now`, and
+//! fails otherwise, the call then starting over; staleness can only make
+//! the two-choice count pick another bucket than a fresh read would, never
+//! let a claim take a slot that is not free or at rest. Whether the scan
+//! saw a claim of `K` was always judged from that first scan.
 //! Any call for `K` settles any claim of `K`, its own or another's, so no
 //! call waits on another (a claim whose caller stopped is settled by the
 //! key's next call).
@@ -516,26 +524,40 @@ impl KeyedShape {
         let (fingerprint, [b1, b2], homes) = self.probe(key);
         let second = (b1 != b2).then(|| &buckets[b2].0);
         let candidates = Candidates::new(&buckets[b1].0, second, homes);
-        // The common case, kept short: the key holds a slot.
+        // The common case, kept short: the key holds a slot. What the scan
+        // reads is kept, so that a new key's room is judged without
+        // reading its candidates again.
         let mut claimed = false;
-        for at in 0..candidates.count {
-            let (tag, word) = candidates.slot(at).get();
-            if tag == fingerprint {
-                return match self.charge(candidates.slot(at), fingerprint, word, now, n) {
-                    Some(allowed) => answer(allowed),
-                    // Forgotten at rest meanwhile: as if never there.
-                    None => self.place(&candidates, counters, fingerprint, now, n, None),
-                };
+        let mut seen = [(0, 0); CHOICES * SLOTS];
+        for (line, cells) in candidates.lines().iter().enumerate() {
+            for (i, cell) in cells.iter().enumerate() {
+                let (tag, word) = cell.get();
+                if tag == fingerprint {
+                    return match self.charge(cell, fingerprint, word, now, n) {
+                        Some(allowed) => answer(allowed),
+                        // Forgotten at rest meanwhile: as if never there.
+                        None => self.place(&candidates, counters, fingerprint, now, n, None),
+                    };
+                }
+                seen[line * LINE + i] = (tag, word);
+                claimed |= tag == fingerprint | CLAIM;
             }
-            claimed |= tag == fingerprint | CLAIM;
         }
-        self.place(&candidates, counters, fingerprint, now, n, Some(claimed))
+        self.place(
+            &candidates,
+            counters,
+            fingerprint,
+            now,
+            n,
+            Some((claimed, &seen)),
+        )
     }
 
     /// [`KeyedShape::decide`] for a key its candidates did not hold when
-    /// last read: `scanned` says whether that read saw a claim of the key,
-    /// or is `None` to read them again. Out of line, so that the common
-    /// case (a key the table holds) stays short.
+    /// last read: `scanned` says whether that read saw a claim of the key
+    /// and what it read in each candidate (numbered as
+    /// [`Candidates::slot`]), or is `None` to read them again. Out of line,
+    /// so that the common case (a key the table holds) stays short.
     #[inline(never)]
     fn place<C: SlotCell>(
         &self,
@@ -544,7 +566,7 @@ impl KeyedShape {
         fingerprint: u64,
         now: i64,
         n: i64,
-        mut scanned: Option<bool>,
+        mut scanned: Option<(bool, &[(u64, u64); CHOICES * SLOTS])>,
     ) -> Decision {
         // The key's word once held, with this call's events charged. A
         // call a fresh word refuses (a negative `now`, `n` outside
@@ -558,9 +580,10 @@ impl KeyedShape {
         // held, so that it does not keep a slot from other keys.
         let mut mine: Option<(usize, (u64, u64))> = None;
         'over: loop {
-            // A slot the key holds, or a claim of it in progress.
-            let claimed = match scanned.take() {
-                Some(claimed) => claimed,
+            // A slot the key holds, or a claim of it in progress; and, on
+            // the first pass only, the values the caller's scan read.
+            let (claimed, snapshot) = match scanned.take() {
+                Some((claimed, seen)) => (claimed, Some(seen)),
                 None => {
                     let mut claimed = false;
                     for cell in candidates.lines().iter().flat_map(|line| line.iter()) {
@@ -578,11 +601,11 @@ impl KeyedShape {
                         }
                         claimed |= tag == fingerprint | CLAIM;
                     }
-                    claimed
+                    (claimed, None)
                 }
             };
             if !claimed {
-                let Some(room) = self.room(candidates, now) else {
+                let Some(room) = self.room(candidates, snapshot, now) else {
                     // No claim of this call is left: it saw none of the
                     // key's, its own included.
                     counters.overflows.fetch_add(1, Ordering::Relaxed);
@@ -712,14 +735,26 @@ impl KeyedShape {
     /// The slot to claim among the key's candidates: in the bucket with
     /// more room (free slots and words at rest at `now`; ties to `b1`), a
     /// free slot before a word at rest, the first in the key's order (its
-    /// home line first). `None` when neither has any.
+    /// home line first). `None` when neither has any. Judged on
+    /// `snapshot` (what a scan read, numbered as [`Candidates::slot`]) when
+    /// given, else on the slots read now. A snapshot may be stale: the
+    /// claim is a compare-and-swap from the value judged, which fails if
+    /// the slot changed since, and the caller then reads afresh.
     #[inline]
-    fn room<C: SlotCell>(&self, candidates: &Candidates<'_, C>, now: i64) -> Option<Room> {
+    fn room<C: SlotCell>(
+        &self,
+        candidates: &Candidates<'_, C>,
+        snapshot: Option<&[(u64, u64); CHOICES * SLOTS]>,
+        now: i64,
+    ) -> Option<Room> {
         let mut best: [(usize, Option<Room>); CHOICES] = [(0, None); CHOICES];
         for (line, cells) in candidates.lines().iter().enumerate() {
             let bucket = &mut best[candidates.bucket(line * LINE)];
             for (i, cell) in cells.iter().enumerate() {
-                let seen = cell.get();
+                let seen = match snapshot {
+                    Some(snapshot) => snapshot[line * LINE + i],
+                    None => cell.get(),
+                };
                 let free = seen.0 == 0;
                 if !free && (seen.0 & CLAIM != 0 || !self.at_rest(seen.1, now)) {
                     continue;
