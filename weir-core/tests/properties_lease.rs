@@ -132,10 +132,16 @@ fn run(f: &Fleet, read: bool) -> Result<Run, TestCaseError> {
     let mut cap = leases[0].cap();
     // The larger cap: what a machine may still hold after a lower one.
     let mut most = cap;
-    // Per machine: the next take, and the ask travelling (sent, want, the
-    // ttl its grant gets).
+    // Per machine: the next take, and the asks travelling (sent, want, the
+    // ttl its grant gets), oldest first: more than one only where the lease
+    // took an earlier one as lost (unanswered for a whole ttl, which a
+    // round trip longer than the ttl makes), whose answer still arrives and
+    // is recorded.
     let mut next: Vec<i64> = f.machines.iter().map(|m| m.0 * 1_000).collect();
-    let mut travelling: Vec<Option<(i64, i64, i64)>> = vec![None; f.machines.len()];
+    let mut travelling: Vec<Vec<(i64, i64, i64)>> = vec![Vec::new(); f.machines.len()];
+    // Per machine: when the ask the lease counts as outstanding was sent.
+    // Any grant answers it, a late one for a lost ask too.
+    let mut outstanding: Vec<Option<i64>> = vec![None; f.machines.len()];
     let mut admits = Vec::new();
     let mut answers = vec![Vec::new(); f.machines.len()];
     for step in 0..f.steps {
@@ -167,22 +173,27 @@ fn run(f: &Fleet, read: bool) -> Result<Run, TestCaseError> {
         // The earliest event: a take, or an ask arriving.
         let (k, now) = (0..f.machines.len())
             .map(|k| {
-                let arrive =
-                    travelling[k].map_or(i64::MAX, |(sent, _, _)| sent + f.machines[k].2 * 1_000);
+                let arrive = travelling[k]
+                    .first()
+                    .map_or(i64::MAX, |(sent, _, _)| sent + f.machines[k].2 * 1_000);
                 (k, next[k].min(arrive))
             })
             .min_by_key(|&(_, t)| t)
             .unwrap();
         let (gap, cost, rtt) = f.machines[k];
-        if let Some((sent, want, ttl)) = travelling[k] {
+        if let Some(&(sent, want, ttl)) = travelling[k].first() {
             if sent + rtt * 1_000 == now {
                 // The store decides halfway along the round trip.
                 let (n, at) = store.lease(sent + rtt * 500, want);
                 leases[k].grant(now, n, sent + ttl, at).unwrap();
-                travelling[k] = None;
+                travelling[k].remove(0);
+                outstanding[k] = None;
                 continue;
             }
         }
+        // A new ask goes only once the outstanding one is answered or lost:
+        // sent a whole ttl (the policy's now) ago.
+        let may_ask = outstanding[k].map_or(true, |sent| now - sent >= policy.ttl_ns);
         let cost = cost.min(cap);
         if read {
             let l = &leases[k];
@@ -194,15 +205,18 @@ fn run(f: &Fleet, read: bool) -> Result<Run, TestCaseError> {
             LeaseTake::Go { ask } => {
                 admits.extend(std::iter::repeat(now).take(cost as usize));
                 if ask > 0 {
-                    prop_assert!(travelling[k].is_none());
+                    prop_assert!(may_ask, "an ask while one is in flight");
                     prop_assert!(leases[k].unspent(now) + ask <= cap, "an ask past the cap");
-                    travelling[k] = Some((now, ask, policy.ttl_ns));
+                    travelling[k].push((now, ask, policy.ttl_ns));
+                    outstanding[k] = Some(now);
                 }
             }
             LeaseTake::Ask { ask } => {
                 prop_assert!(ask >= 1);
+                prop_assert!(may_ask, "an ask while one is in flight");
                 prop_assert!(leases[k].unspent(now) + ask <= cap, "an ask past the cap");
-                travelling[k] = Some((now, ask, policy.ttl_ns));
+                travelling[k].push((now, ask, policy.ttl_ns));
+                outstanding[k] = Some(now);
             }
             LeaseTake::Refuse { retry_after } => {
                 prop_assert!(retry_after >= 1);
@@ -215,7 +229,7 @@ fn run(f: &Fleet, read: bool) -> Result<Run, TestCaseError> {
                 prop_assert!(held_elsewhere <= (leases.len() as i64 - 1) * most);
             }
         }
-        if let Some((_, want, _)) = travelling[k] {
+        if let Some(&(_, want, _)) = travelling[k].last() {
             prop_assert!(leases[k].unspent(now) + want <= most);
         }
         prop_assert!(leases[k].unspent(now) <= most);
