@@ -268,9 +268,10 @@ fuzz_target!(|data: &[u8]| {
     let mut overflows = 0u64;
     let mut clock = Clock::new(&mut input);
     let mut latest = i64::MIN;
-    // Counting on for half the seeds (drawn from a seed, so that the
-    // corpus's inputs read as they did): each answer counted as its text in
-    // weir.h says, checked with every reading and at the end.
+    // Counting on for half the tables (read from the low bit of the first
+    // hash key, so that the corpus's inputs read as they did): each answer
+    // counted as its text in weir.h says, checked with every reading and
+    // at the end.
     let counting = seed0 & 1 == 1;
     if counting {
         assert_eq!(weir_keyed_start_counting(table), WEIR_OK);
